@@ -1,0 +1,48 @@
+# Gantry: two set-up commands, `make run` and `make test`. Everything they need is installed here.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.requirements-installed
+# System packages the stack needs: redis-server (Celery broker, benchmarks), a JRE for Spark.
+APT_PACKAGES := redis-server default-jre-headless
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test setup system venv migrate clean-var bench
+
+run: setup
+	$(PY) manage.py ensure_admin
+	$(PY) manage.py run_embedded
+
+test: setup
+	$(PY) -m pytest -q
+
+setup: system venv migrate
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	@touch $(STAMP)
+
+# Install what is missing, only what is missing (apt-get update once, then install).
+system:
+	@missing=""; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+migrate: venv
+	$(PY) manage.py migrate --noinput -v 0
+
+bench: setup
+	$(PY) bench/broker_bench.py
+	$(PY) bench/allocation_bench.py
+
+clean-var:
+	rm -rf var

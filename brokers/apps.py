@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class BrokersConfig(AppConfig):
+    name = "brokers"
+    verbose_name = "Brokers"

@@ -1,0 +1,125 @@
+"""Messages as producers send them and as the store hands them back.
+
+Properties travel as one string: ``name\\x01value\\x02name\\x01value`` (RocketMQ's
+MessageDecoder.messageProperties2String); the well-known keys are RocketMQ's MessageConst.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+NAME_VALUE_SEPARATOR = "\x01"
+PROPERTY_SEPARATOR = "\x02"
+
+PROPERTY_KEYS = "KEYS"
+PROPERTY_TAGS = "TAGS"
+PROPERTY_WAIT_STORE_MSG_OK = "WAIT"
+PROPERTY_DELAY_TIME_LEVEL = "DELAY"
+PROPERTY_RETRY_TOPIC = "RETRY_TOPIC"
+PROPERTY_REAL_TOPIC = "REAL_TOPIC"
+PROPERTY_REAL_QUEUE_ID = "REAL_QID"
+PROPERTY_TRANSACTION_PREPARED = "TRAN_MSG"
+PROPERTY_PRODUCER_GROUP = "PGROUP"
+PROPERTY_MIN_OFFSET = "MIN_OFFSET"
+PROPERTY_MAX_OFFSET = "MAX_OFFSET"
+PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX = "UNIQ_KEY"
+PROPERTY_ORIGIN_MESSAGE_ID = "ORIGIN_MESSAGE_ID"
+PROPERTY_RECONSUME_TIME = "RECONSUME_TIME"
+PROPERTY_MAX_RECONSUME_TIMES = "MAX_RECONSUME_TIMES"
+PROPERTY_CLUSTER = "CLUSTER"
+PROPERTY_MSG_REGION = "MSG_REGION"
+PROPERTY_TRACE_SWITCH = "TRACE_ON"
+PROPERTY_CONSUME_START_TIMESTAMP = "CONSUME_START_TIME"
+KEY_SEPARATOR = " "
+
+
+def properties_to_string(properties: dict[str, str]) -> str:
+    """Encode properties as Java 4.9.1+ does: no trailing separator, empty values skipped."""
+    return PROPERTY_SEPARATOR.join(
+        f"{k}{NAME_VALUE_SEPARATOR}{v}" for k, v in properties.items() if k and v is not None and v != ""
+    )
+
+
+def string_to_properties(text: str) -> dict[str, str]:
+    """Decode a properties string tolerantly (trailing separators, empty keys or values dropped)."""
+    out: dict[str, str] = {}
+    if not text:
+        return out
+    for item in text.split(PROPERTY_SEPARATOR):
+        pos = item.find(NAME_VALUE_SEPARATOR)
+        if 0 < pos < len(item) - 1:
+            out[item[:pos]] = item[pos + 1 :]
+    return out
+
+
+def tag_hash(tags: str | None) -> int:
+    """Java ``String.hashCode()`` of the tag, sign-extended to a long; 0 without a tag.
+
+    >>> tag_hash("TagA")
+    2598919
+    >>> tag_hash("payment")
+    -786681338
+    """
+    if not tags:
+        return 0
+    h = 0
+    for unit in tags.encode("utf-16-be").hex(" ", 2).split(" "):
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+@dataclass(slots=True)
+class Message:
+    """A message a producer sends: topic, body, and string properties (tags, keys among them)."""
+
+    topic: str
+    body: bytes
+    tags: str | None = None
+    keys: str | list[str] | None = None
+    properties: dict[str, str] = field(default_factory=dict)
+    flag: int = 0
+
+    def all_properties(self) -> dict[str, str]:
+        """The properties to put on the wire: user properties plus TAGS and KEYS."""
+        props = dict(self.properties)
+        if self.tags:
+            props[PROPERTY_TAGS] = self.tags
+        if self.keys:
+            props[PROPERTY_KEYS] = (
+                self.keys if isinstance(self.keys, str) else KEY_SEPARATOR.join(self.keys)
+            )
+        return props
+
+
+@dataclass(slots=True)
+class MessageExt:
+    """A stored message as a record decodes to (see ``brokers.engine.common.message_codec``)."""
+
+    topic: str
+    body: bytes
+    queue_id: int
+    queue_offset: int
+    commit_log_offset: int
+    properties: dict[str, str]
+    flag: int = 0
+    sys_flag: int = 0
+    born_timestamp: int = 0
+    born_host: str = "127.0.0.1:0"
+    store_timestamp: int = 0
+    store_host: str = "127.0.0.1:0"
+    reconsume_times: int = 0
+    prepared_transaction_offset: int = 0
+    body_crc: int = 0
+    store_size: int = 0
+    msg_id: str = ""  # offset message id (upper-case hex of store host + physical offset)
+
+    @property
+    def tags(self) -> str | None:
+        return self.properties.get(PROPERTY_TAGS)
+
+    @property
+    def keys(self) -> str | None:
+        return self.properties.get(PROPERTY_KEYS)
+
+    @property
+    def uniq_key(self) -> str | None:
+        return self.properties.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)

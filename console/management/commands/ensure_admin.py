@@ -1,0 +1,38 @@
+"""Create the first admin account with a generated password when no superuser exists."""
+from __future__ import annotations
+
+import os
+import secrets
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+
+class Command(BaseCommand):
+    help = "Create an admin account with a generated password if none exists, and say how to log in."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--username", default="admin")
+        parser.add_argument("--url", default="http://127.0.0.1:8000/")
+
+    def handle(self, *args, username: str, url: str, **options):
+        User = get_user_model()
+        path = settings.VAR_DIR / "admin-password"
+        existing = User.objects.filter(is_superuser=True).order_by("id").first()
+        if existing is not None:
+            hint = f" (its generated password is in {path})" if path.exists() else ""
+            self.stdout.write(f"Log in at {url} as {existing.get_username()}{hint}.")
+            return
+        password = secrets.token_urlsafe(18)
+        User.objects.create_superuser(username=username, email="", password=password)
+        settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(password + "\n")
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Created admin account. Log in at {url} as {username} with password {password}"
+                f" (saved in {path}, readable only by you)."
+            )
+        )
