@@ -1,0 +1,164 @@
+"""The name server process: NamesrvConfig, NamesrvController and the command-line entry point.
+
+The controller owns a RemotingServer, the RouteInfoManager and the KV config.  A background task
+scans for brokers whose last registration is older than ``broker_channel_expired_s`` every
+``scan_not_active_broker_interval_s`` (time read from the injected clock, so tests drive expiry
+with a ManualClock and millisecond scan intervals); a broker whose connection closes is dropped
+at once by a close listener.  ``python -m brokers.engine namesrv --port 9876`` ends up in
+:func:`main`.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from dataclasses import dataclass
+
+from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
+from brokers.engine.common.constants import DEFAULT_NAMESRV_PORT, MAX_FRAME_SIZE
+from brokers.engine.namesrv.kv_config import KvConfigManager
+from brokers.engine.namesrv.processor import NamesrvProcessor
+from brokers.engine.namesrv.route_info import RemovedBroker, RouteInfoManager
+from brokers.engine.remoting.channel import ChannelContext
+from brokers.engine.remoting.server import RemotingServer
+
+log = logging.getLogger("brokers.engine.namesrv")
+
+
+@dataclass(frozen=True, slots=True)
+class NamesrvConfig:
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_NAMESRV_PORT  # 9876, RocketMQ's; 0 picks an ephemeral port
+    scan_not_active_broker_interval_s: float = 5.0  # Java scans every 10 s; 5 s halves the worst-case lag
+    broker_channel_expired_s: float = 120.0  # RocketMQ BROKER_CHANNEL_EXPIRED_TIME (4 missed registrations)
+    idle_close_s: float = 120.0  # serverChannelMaxIdleTimeSeconds; brokers register every 30 s
+    max_frame_size: int = MAX_FRAME_SIZE
+    order_message_enable: bool = False  # put ORDER_TOPIC_CONFIG layouts in routes as orderTopicConf
+    kv_config_path: str | None = None  # kvConfig.json; None keeps KV config in memory only
+
+
+class NamesrvController:
+    """Wire the route tables to a remoting server; ``await start()`` / ``await stop()``."""
+
+    def __init__(self, config: NamesrvConfig | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.config = config or NamesrvConfig()
+        self.clock = clock
+        self.route_info = RouteInfoManager(self.config.broker_channel_expired_s)
+        self.kv_config = KvConfigManager(self.config.kv_config_path)
+        self.server = RemotingServer(
+            self.config.host,
+            self.config.port,
+            max_frame_size=self.config.max_frame_size,
+            name="namesrv",
+            idle_close_s=self.config.idle_close_s,
+        )
+        self.processor = NamesrvProcessor(self.route_info, self.kv_config, clock, order_message_enable=self.config.order_message_enable)
+        self.processor.register(self.server)
+        self.server.add_close_listener(self._on_channel_closed)
+        self._scan_task: asyncio.Task | None = None
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    @property
+    def address(self) -> str:
+        return self.server.address
+
+    async def start(self) -> None:
+        self.kv_config.load()
+        await self.server.start()
+        self._scan_task = asyncio.get_running_loop().create_task(self._scan_loop())
+        log.info("name server listening on %s", self.address)
+
+    async def stop(self) -> None:
+        if self._scan_task is not None:
+            self._scan_task.cancel()
+            await asyncio.gather(self._scan_task, return_exceptions=True)
+            self._scan_task = None
+        await self.server.stop()
+
+    def scan_not_active_broker(self) -> list[RemovedBroker]:
+        """Run one expiry scan now; close the connections left with no live broker."""
+        removed = self.route_info.scan_not_active_broker(self.clock.monotonic())
+        if removed:
+            still_used = {live.channel_key for live in self.route_info.broker_live_table.values()}
+            for ctx in self.server.channels:
+                if any(r.channel_key == ctx.id for r in removed) and ctx.id not in still_used:
+                    ctx.close()
+            for r in removed:
+                log.warning("broker %s expired: no registration for %.0fs", r.broker_addr, self.config.broker_channel_expired_s)
+        return removed
+
+    async def _scan_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.scan_not_active_broker_interval_s)
+            try:
+                self.scan_not_active_broker()
+            except Exception:
+                log.exception("broker expiry scan failed")
+
+    def _on_channel_closed(self, ctx: ChannelContext) -> None:
+        for removed in self.route_info.on_channel_destroy(ctx.id):
+            log.info("broker %s removed: its connection %s closed", removed.broker_addr, ctx.remote_addr)
+
+
+def _parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m brokers.engine namesrv", description="Run a Gantry name server.")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=DEFAULT_NAMESRV_PORT, help="port (default 9876; 0 = any free port)")
+    parser.add_argument("--scan-interval", type=float, default=5.0, help="seconds between broker expiry scans")
+    parser.add_argument("--expire", type=float, default=120.0, help="seconds without registration before a broker is dropped")
+    parser.add_argument("--idle-close", type=float, default=120.0, help="seconds before an idle connection is closed")
+    parser.add_argument("--kv-config", default=None, help="kvConfig.json path (default: in memory only)")
+    parser.add_argument("--order-message-enable", action="store_true", help="put ORDER_TOPIC_CONFIG in routes")
+    parser.add_argument("--log-level", default="INFO")
+    return parser.parse_args(argv)
+
+
+async def serve(config: NamesrvConfig, stop: asyncio.Event | None = None) -> None:
+    """Run a name server until ``stop`` is set or SIGINT/SIGTERM arrives."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread / platform
+            pass
+    controller = NamesrvController(config)
+    await controller.start()
+    print(f"namesrv ready on {config.host}:{controller.port}", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+        await controller.stop()
+        print("namesrv stopped", flush=True)
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of ``python -m brokers.engine namesrv``; returns the exit status."""
+    args = _parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = NamesrvConfig(
+        host=args.host,
+        port=args.port,
+        scan_not_active_broker_interval_s=args.scan_interval,
+        broker_channel_expired_s=args.expire,
+        idle_close_s=args.idle_close,
+        kv_config_path=args.kv_config,
+        order_message_enable=args.order_message_enable,
+    )
+    try:
+        asyncio.run(serve(config))
+    except OSError as exc:
+        print(f"namesrv failed to start on {config.host}:{config.port}: {exc}", file=sys.stderr, flush=True)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    return 0

@@ -1,0 +1,363 @@
+"""ChannelContext: one TCP connection carrying requests both ways, shared by server and client.
+
+Each connection has one read loop.  A frame that is a response completes the pending
+``invoke`` with the same opaque; a frame that is a request runs its handler in a task of its own
+(a long-polling pull or a slow handler never holds up the other requests on the connection).
+Writes go through a per-connection lock.
+
+Bad input is answered, never stored or dispatched:
+
+- malformed header (bad JSON, truncated binary header): SYSTEM_ERROR with a remark, answered to
+  the opaque recovered from the header bytes (0 when none); the length framing was intact, so the
+  connection keeps serving;
+- frame longer than ``max_frame_size``: only its header is read, the body is skipped in chunks
+  without buffering, and the request is answered SYSTEM_ERROR; the connection keeps serving;
+- header length larger than the frame, or a length below 4: answered, then the connection is
+  closed (the stream is out of step);
+- end of stream in the middle of a frame: the connection just closes.
+
+Unknown request codes get REQUEST_CODE_NOT_SUPPORTED (remark `` request type <code> not
+supported``, as the Java broker writes it); oneway requests never get a reply, and responses with
+an opaque nobody waits for are dropped.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+
+from brokers.engine.common.constants import MAX_FRAME_SIZE
+from brokers.engine.remoting.codes import ResponseCode
+from brokers.engine.remoting.command import (
+    FLAG_ONEWAY,
+    FLAG_RESPONSE,
+    HEADER_WORD,
+    LENGTH_PREFIX,
+    RemotingCommand,
+    next_opaque,
+    salvage_ids,
+)
+from brokers.engine.remoting.errors import (
+    RemotingConnectError,
+    RemotingError,
+    RemotingProtocolError,
+    RemotingSendRequestError,
+    RemotingTimeoutError,
+    RemotingTooLargeError,
+)
+
+log = logging.getLogger("brokers.engine.remoting")
+
+Handler = Callable[["ChannelContext", RemotingCommand], Awaitable["RemotingCommand | None"]]
+CloseListener = Callable[["ChannelContext"], object]
+
+_DISCARD_CHUNK = 64 * 1024  # oversize bodies are skipped this many bytes at a time
+_TLS_HANDSHAKE = 0x16  # first byte of a TLS ClientHello; as a length it would be > 352 MiB
+_channel_ids = itertools.count(1)
+
+
+def format_peer(peer: object) -> str:
+    """Render a socket peer name as RocketMQ's ``ip:port`` (IPv4-mapped IPv6 shown as IPv4)."""
+    if isinstance(peer, tuple) and len(peer) >= 2:
+        host = str(peer[0])
+        if host.startswith("::ffff:") and "." in host:
+            host = host[7:]
+        return f"{host}:{peer[1]}"
+    return str(peer) if peer else "unknown"
+
+
+class ChannelContext:
+    """One connection: send requests on it, answer the peer's requests, close it."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        lookup: Callable[[int], Handler | None],
+        on_closed: Callable[[ChannelContext], None] | None = None,
+        max_frame_size: int = MAX_FRAME_SIZE,
+        name: str = "remoting",
+    ) -> None:
+        self.id = next(_channel_ids)
+        self.name = name
+        self.remote_addr = format_peer(writer.get_extra_info("peername"))
+        self.local_addr = format_peer(writer.get_extra_info("sockname"))
+        self.max_frame_size = max_frame_size
+        self.attributes: dict[str, object] = {}  # owner data (e.g. a client id); never read here
+        self.closed = False
+        self._reader = reader
+        self._writer = writer
+        self._lookup = lookup
+        self._on_closed = on_closed
+        self._write_lock = asyncio.Lock()
+        self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
+        self._tasks: set[asyncio.Task] = set()
+        self._loop = asyncio.get_running_loop()
+        self.last_activity = self._loop.time()
+        self._done = asyncio.Event()
+
+    def __repr__(self) -> str:
+        return f"<ChannelContext #{self.id} {self.name} {self.local_addr}->{self.remote_addr}{' closed' if self.closed else ''}>"
+
+    # -- public API ----------------------------------------------------------------------------
+
+    async def invoke(self, request: RemotingCommand, timeout_s: float = 3.0) -> RemotingCommand:
+        """Send a request on this connection and wait for the response with the same opaque."""
+        if self.closed:
+            raise RemotingConnectError(f"connection to {self.remote_addr} is closed", self.remote_addr)
+        request.flag &= ~(FLAG_RESPONSE | FLAG_ONEWAY)
+        if request.opaque in self._pending:
+            request.opaque = next_opaque()
+        data = request.encode(self.max_frame_size)
+        opaque = request.opaque
+        future: asyncio.Future[RemotingCommand] = self._loop.create_future()
+        self._pending[opaque] = future
+        try:
+            async with asyncio.timeout(timeout_s):
+                await self._write(data)
+                return await future
+        except TimeoutError as exc:
+            if isinstance(exc, RemotingError):
+                raise
+            raise RemotingTimeoutError(
+                f"no response to request code {request.code} (opaque {opaque}) from {self.remote_addr} within {timeout_s}s",
+                self.remote_addr,
+                timeout_s,
+            ) from None
+        finally:
+            self._pending.pop(opaque, None)
+
+    async def invoke_oneway(self, request: RemotingCommand) -> None:
+        """Send a request flagged ONEWAY; nothing is awaited but the write."""
+        if self.closed:
+            raise RemotingConnectError(f"connection to {self.remote_addr} is closed", self.remote_addr)
+        request.mark_oneway()
+        await self._write(request.encode(self.max_frame_size))
+
+    async def write_response(self, response: RemotingCommand) -> bool:
+        """Write a response (e.g. a long-polling pull answered later); False if it could not be sent.
+
+        A response too large for a frame is replaced by SYSTEM_ERROR saying so.
+        """
+        response.mark_response()
+        try:
+            data = response.encode(self.max_frame_size)
+        except RemotingProtocolError as exc:
+            log.warning("%s: cannot send response code %s: %s", self, response.code, exc)
+            data = RemotingCommand(
+                code=ResponseCode.SYSTEM_ERROR, opaque=response.opaque, flag=FLAG_RESPONSE, remark=f"response not sent: {exc}"
+            ).encode()
+        try:
+            await self._write(data)
+            return True
+        except RemotingError as exc:
+            log.debug("%s: response to opaque %s dropped: %s", self, response.opaque, exc)
+            return False
+
+    def close(self) -> None:
+        """Close the connection; pending invokes fail with RemotingConnectError."""
+        if not self.closed:
+            self.closed = True
+            self._writer.close()
+        self._fail_pending()
+
+    async def wait_closed(self) -> None:
+        await self._done.wait()
+
+    @property
+    def in_flight(self) -> int:
+        """Requests from the peer whose handlers are still running."""
+        return len(self._tasks)
+
+    # -- read loop -----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Read frames until the connection ends, then clean up and tell the owner."""
+        try:
+            await self._read_loop()
+        except (ConnectionError, OSError) as exc:
+            log.debug("%s: connection error: %s", self, exc)
+        except asyncio.CancelledError:
+            pass
+        except Exception:  # a bug here must not take the server down with it
+            log.exception("%s: read loop failed", self)
+        finally:
+            self.close()
+            self._done.set()
+            if self._on_closed is not None:
+                try:
+                    self._on_closed(self)
+                except Exception:
+                    log.exception("%s: close callback failed", self)
+
+    async def _read_loop(self) -> None:
+        reader = self._reader
+        first = True
+        while not self.closed:
+            try:
+                prefix = await reader.readexactly(4)
+            except asyncio.IncompleteReadError as exc:
+                if exc.partial:
+                    log.info("%s: connection closed in the middle of a frame length", self)
+                return
+            self.last_activity = self._loop.time()
+            if first and prefix[0] == _TLS_HANDSHAKE and self.max_frame_size < 0x16000000:
+                log.warning("%s: TLS handshake received; only plain TCP is served", self)
+                return
+            first = False
+            (total,) = LENGTH_PREFIX.unpack(prefix)
+            if total < 4:
+                await self._answer_error(None, 0, f"frame length {total} is shorter than the 4-byte header word")
+                return
+            if total > self.max_frame_size:
+                if not await self._skip_oversize(total):
+                    return
+                continue
+            try:
+                data = await reader.readexactly(total)
+            except asyncio.IncompleteReadError:
+                log.info("%s: connection closed in the middle of a %d-byte frame", self, total)
+                return
+            self.last_activity = self._loop.time()
+            try:
+                cmd = RemotingCommand.decode(data)
+            except RemotingProtocolError as exc:
+                await self._answer_error(exc.opaque, exc.flag, str(exc))
+                if exc.fatal:
+                    return
+                continue
+            self._dispatch(cmd)
+
+    async def _skip_oversize(self, total: int) -> bool:
+        """Answer a frame over the limit from its header alone, skipping its body; False = close."""
+        reader = self._reader
+        try:
+            (word,) = HEADER_WORD.unpack(await reader.readexactly(4))
+            header_length = word & 0xFFFFFF
+            if header_length > total - 4 or header_length > self.max_frame_size:
+                await self._answer_error(None, 0, f"header length {header_length} does not fit a frame of {total} bytes")
+                return False
+            header = await reader.readexactly(header_length)
+            remaining = total - 4 - header_length
+            while remaining:
+                chunk = await reader.readexactly(min(_DISCARD_CHUNK, remaining))
+                remaining -= len(chunk)
+                self.last_activity = self._loop.time()
+        except asyncio.IncompleteReadError:
+            log.info("%s: connection closed in the middle of an oversize %d-byte frame", self, total)
+            return False
+        try:
+            head = RemotingCommand.decode_header((word >> 24) & 0xFF, header)
+            opaque, flag, code = head.opaque, head.flag, head.code
+        except RemotingProtocolError:
+            (opaque, flag), code = salvage_ids(header, (word >> 24) & 0xFF), None
+        error = RemotingTooLargeError(total, self.max_frame_size, opaque=opaque, flag=flag)
+        log.warning("%s: %s (request code %s, opaque %s)", self, error, code, opaque)
+        await self._answer_error(opaque, flag, str(error), error)
+        return True
+
+    async def _answer_error(self, opaque: int | None, flag: int, remark: str, error: RemotingError | None = None) -> None:
+        """Answer a frame that could not be decoded: fail our own request, or reply to the peer's."""
+        if flag & FLAG_RESPONSE:
+            future = self._pending.get(opaque) if opaque is not None else None
+            if future is not None and not future.done():
+                future.set_exception(error or RemotingProtocolError(remark, opaque=opaque))
+            else:
+                log.warning("%s: undecodable response dropped: %s", self, remark)
+            return
+        log.warning("%s: bad request frame (opaque %s): %s", self, opaque, remark)
+        if flag & FLAG_ONEWAY:
+            return
+        reply = RemotingCommand(code=ResponseCode.SYSTEM_ERROR, opaque=opaque or 0, flag=FLAG_RESPONSE, remark=remark)
+        await self.write_response(reply)
+
+    def _dispatch(self, cmd: RemotingCommand) -> None:
+        if cmd.is_response:
+            future = self._pending.get(cmd.opaque)
+            if future is not None and not future.done():
+                future.set_result(cmd)
+            else:
+                log.debug("%s: response with unknown opaque %s dropped", self, cmd.opaque)
+            return
+        task = self._loop.create_task(self._serve(cmd))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _serve(self, request: RemotingCommand) -> None:
+        handler = self._lookup(request.code)
+        if handler is None:
+            log.info("%s: request code %s not supported", self, request.code)
+            if request.is_oneway:
+                return
+            response: RemotingCommand | None = request.response(
+                ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {request.code} not supported"
+            )
+        else:
+            try:
+                response = await handler(self, request)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("%s: handler for request code %s failed: %s", self, request.code, exc, exc_info=not isinstance(exc, RemotingError))
+                response = request.response(ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__)
+        if response is None or request.is_oneway:
+            return
+        await self.write_response(response)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    async def _write(self, data: bytes) -> None:
+        if self.closed:
+            raise RemotingSendRequestError(f"connection to {self.remote_addr} is closed", self.remote_addr)
+        async with self._write_lock:
+            try:
+                self._writer.write(data)
+                await self._writer.drain()
+            except (ConnectionError, OSError, RuntimeError) as exc:
+                self.close()
+                raise RemotingSendRequestError(f"write to {self.remote_addr} failed: {exc}", self.remote_addr) from exc
+        self.last_activity = self._loop.time()
+
+    def _fail_pending(self) -> None:
+        for opaque, future in list(self._pending.items()):
+            if not future.done():
+                future.set_exception(
+                    RemotingConnectError(f"connection to {self.remote_addr} closed before the response (opaque {opaque})", self.remote_addr)
+                )
+
+    async def cancel_tasks(self, grace_s: float = 0.0) -> None:
+        """Wait up to ``grace_s`` for running handlers, then cancel the rest (used on shutdown)."""
+        tasks = list(self._tasks)
+        if tasks and grace_s > 0:
+            await asyncio.wait(tasks, timeout=grace_s)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def notify_close_listeners(listeners: list[CloseListener], ctx: ChannelContext) -> None:
+    """Call each close listener (sync or async); one failing does not stop the others."""
+    for listener in listeners:
+        try:
+            result = listener(ctx)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            log.exception("close listener %r failed for %s", listener, ctx)
+
+
+async def idle_watchdog(channels: Callable[[], list[ChannelContext]], idle_close_s: float) -> None:
+    """Close connections that neither read nor wrote for ``idle_close_s`` seconds."""
+    loop = asyncio.get_running_loop()
+    period = min(1.0, max(idle_close_s / 4, 0.01))
+    while True:
+        await asyncio.sleep(period)
+        now = loop.time()
+        for ctx in channels():
+            if not ctx.closed and now - ctx.last_activity >= idle_close_s and not ctx._pending and not ctx._tasks:
+                log.info("%s: idle for %.1fs, closing", ctx, now - ctx.last_activity)
+                ctx.close()

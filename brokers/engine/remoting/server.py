@@ -1,0 +1,145 @@
+"""RemotingServer: an asyncio TCP server speaking the RocketMQ remoting protocol.
+
+Handlers are registered per request code and receive the connection's
+:class:`~brokers.engine.remoting.channel.ChannelContext` with the request.  A handler returns the
+response, or None to answer later with ``ctx.write_response`` (long polling) or not at all
+(oneway requests never get a reply).  A handler exception is answered SYSTEM_ERROR with the
+exception text as remark; a code without a handler (and no default handler) is answered
+REQUEST_CODE_NOT_SUPPORTED.  Connections idle (no read, no write) for ``idle_close_s`` are closed;
+close listeners fire whenever a connection closes, for whatever reason.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from brokers.engine.common.constants import MAX_FRAME_SIZE
+from brokers.engine.remoting.channel import (
+    ChannelContext,
+    CloseListener,
+    Handler,
+    idle_watchdog,
+    notify_close_listeners,
+)
+
+__all__ = ["ChannelContext", "CloseListener", "Handler", "RemotingServer"]
+
+log = logging.getLogger("brokers.engine.remoting")
+
+IDLE_CLOSE_S = 120.0  # RocketMQ serverChannelMaxIdleTimeSeconds
+SHUTDOWN_GRACE_S = 1.0  # how long stop() lets running handlers finish before cancelling them
+
+
+class RemotingServer:
+    """Listen on ``host:port`` (port 0 = an ephemeral port, read back from ``.port``)."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        max_frame_size: int = MAX_FRAME_SIZE,
+        name: str = "remoting",
+        idle_close_s: float | None = IDLE_CLOSE_S,
+    ) -> None:
+        self.host = host
+        self.name = name
+        self.max_frame_size = max_frame_size
+        self.idle_close_s = idle_close_s
+        self._requested_port = port
+        self._port: int | None = None
+        self._processors: dict[int, Handler] = {}
+        self._default: Handler | None = None
+        self._close_listeners: list[CloseListener] = []
+        self._channels: dict[int, ChannelContext] = {}
+        self._server: asyncio.base_events.Server | None = None
+        self._background: set[asyncio.Task] = set()
+        self._watchdog: asyncio.Task | None = None
+
+    # -- configuration -------------------------------------------------------------------------
+
+    def register_processor(self, code: int, handler: Handler) -> None:
+        self._processors[int(code)] = handler
+
+    def register_default_processor(self, handler: Handler) -> None:
+        """Handle every code without its own processor (otherwise REQUEST_CODE_NOT_SUPPORTED)."""
+        self._default = handler
+
+    def add_close_listener(self, listener: CloseListener) -> None:
+        """Call ``listener(ctx)`` (sync or async) after a connection closed."""
+        self._close_listeners.append(listener)
+
+    def _lookup(self, code: int) -> Handler | None:
+        return self._processors.get(code, self._default)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._server is not None:
+            raise RuntimeError(f"{self.name} server already started")
+        self._server = await asyncio.start_server(self._on_connect, self.host, self._requested_port)
+        self._port = self._server.sockets[0].getsockname()[1]
+        if self.idle_close_s:
+            self._watchdog = asyncio.get_running_loop().create_task(
+                idle_watchdog(lambda: list(self._channels.values()), self.idle_close_s)
+            )
+        log.info("%s remoting server listening on %s:%s", self.name, self.host, self._port)
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise RuntimeError(f"{self.name} server not started")
+        return self._port
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def channels(self) -> list[ChannelContext]:
+        """The open connections."""
+        return [ctx for ctx in self._channels.values() if not ctx.closed]
+
+    async def stop(self) -> None:
+        """Stop listening, close every connection, and wait for close listeners to run."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.close()
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            await asyncio.gather(self._watchdog, return_exceptions=True)
+            self._watchdog = None
+        channels = list(self._channels.values())
+        for ctx in channels:
+            ctx.close()
+        await asyncio.gather(*(ctx.cancel_tasks(SHUTDOWN_GRACE_S) for ctx in channels))
+        await asyncio.gather(*(ctx.wait_closed() for ctx in channels))
+        if self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+        try:
+            await asyncio.wait_for(server.wait_closed(), timeout=SHUTDOWN_GRACE_S)
+        except TimeoutError:
+            pass
+        log.info("%s remoting server on port %s stopped", self.name, self._port)
+
+    # -- connections ---------------------------------------------------------------------------
+
+    async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        ctx = ChannelContext(
+            reader, writer, lookup=self._lookup, on_closed=self._on_channel_closed, max_frame_size=self.max_frame_size, name=self.name
+        )
+        if self._server is None:  # stopping
+            ctx.close()
+            return
+        self._channels[ctx.id] = ctx
+        log.debug("%s: connection opened", ctx)
+        await ctx.run()
+
+    def _on_channel_closed(self, ctx: ChannelContext) -> None:
+        self._channels.pop(ctx.id, None)
+        log.debug("%s: connection closed", ctx)
+        if self._close_listeners:
+            task = asyncio.get_running_loop().create_task(notify_close_listeners(list(self._close_listeners), ctx))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
