@@ -1,0 +1,41 @@
+"""``python -m brokers.engine namesrv|broker ...``: run a name server or a broker.
+
+Exit codes: 0 clean stop (or help), 1 could not start, 2 bad arguments.
+"""
+from __future__ import annotations
+
+import sys
+
+USAGE = """usage: python -m brokers.engine {namesrv,broker} [options]
+
+commands:
+  namesrv   run a name server (route registry), e.g.
+              python -m brokers.engine namesrv --port 9876
+  broker    run a broker that registers with name servers, e.g.
+              python -m brokers.engine broker --name broker-a --port 10911 \\
+                  --namesrv 127.0.0.1:9876 --store-dir var/broker-a
+
+Run "python -m brokers.engine <command> --help" for a command's options.
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(USAGE, end="")
+        return 0 if args else 2
+    command, rest = args[0], args[1:]
+    if command == "namesrv":
+        from brokers.engine.namesrv.server import main as namesrv_main
+
+        return namesrv_main(rest)
+    if command == "broker":
+        from brokers.engine.broker.startup import main as broker_main
+
+        return broker_main(rest)
+    print(f"error: unknown command {command!r}\n\n{USAGE}", file=sys.stderr, end="")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

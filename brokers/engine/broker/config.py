@@ -1,0 +1,155 @@
+"""BrokerConfig: everything a broker needs to know at start, frozen.
+
+Built from command-line flags (``python -m brokers.engine broker ...``) or from the console's
+``MQ`` settings dict (:meth:`BrokerConfig.from_dict`). Defaults are RocketMQ 4.9.x's
+``BrokerConfig`` values unless a comment says otherwise.
+"""
+from __future__ import annotations
+
+import dataclasses
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER, MAX_MESSAGE_SIZE
+from brokers.engine.common.perm import PERM_RW
+from brokers.engine.common.validation import InvalidNameError, validate_topic
+from brokers.engine.store.config import StoreConfig
+
+
+class BrokerConfigError(ValueError):
+    """A broker setting is out of range or malformed; the message names the setting."""
+
+
+def parse_namesrv_addrs(value: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
+    """Split RocketMQ's ``host:port;host:port`` list (or take a sequence) and check each entry."""
+    if value is None:
+        return ()
+    items = value.split(";") if isinstance(value, str) else list(value)
+    out: list[str] = []
+    for raw in items:
+        addr = str(raw).strip()
+        if not addr:
+            continue
+        host, sep, port = addr.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise BrokerConfigError(f"name server address {addr!r} is not host:port")
+        out.append(addr)
+    return tuple(out)
+
+
+def _guess_local_ip() -> str:
+    """Pick an address other hosts can reach, the way RocketMQ picks its default brokerIP1."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("10.255.255.255", 1))  # no packet is sent; this only selects a route
+            return s.getsockname()[0]
+    except OSError:
+        return "127.0.0.1"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BrokerConfig:
+    broker_name: str
+    store: StoreConfig
+    cluster_name: str = DEFAULT_CLUSTER
+    broker_id: int = 0  # 0 = master; this tier runs masters only
+    listen_host: str = "127.0.0.1"
+    listen_port: int = DEFAULT_BROKER_PORT  # 0 = ephemeral (tests)
+    broker_ip: str | None = None  # advertised address (RocketMQ brokerIP1); default: listen_host
+    namesrv_addrs: tuple[str, ...] = ()
+    register_interval_s: float = 30.0  # registerNameServerPeriod
+    register_timeout_s: float = 6.0  # registerBrokerTimeoutMills
+    # Off by default, unlike RocketMQ: topics are created on purpose (console/admin), and a
+    # typo in a producer's topic should fail loudly. Turning it on creates TBW102 (perm 7).
+    auto_create_topic_enable: bool = False
+    auto_create_subscription_group: bool = True
+    default_topic_queue_nums: int = 8  # TBW102's queue count
+    client_channel_expired_s: float = 120.0  # a client silent this long is dropped
+    scan_client_interval_s: float = 10.0
+    long_polling_enable: bool = True
+    short_polling_ms: int = 1000  # hold time when long polling is off
+    long_poll_check_interval_s: float = 5.0  # re-check of parked pulls
+    # Clients time a pull out at 30 s; a parked pull is answered by this hold at the latest.
+    max_suspend_ms: int = 20_000
+    consumer_offset_flush_interval_s: float = 5.0
+    notify_consumer_ids_changed_enable: bool = True
+    max_message_size: int = MAX_MESSAGE_SIZE
+    broker_permission: int = PERM_RW
+    region_id: str = "DefaultRegion"  # MSG_REGION in send responses
+    trace_on: bool = True  # TRACE_ON in send responses
+    rebalance_lock_max_live_s: float = 60.0  # rocketmq.broker.rebalance.lockMaxLiveTime
+    client_forward_timeout_s: float = 10.0  # GET_CONSUMER_RUNNING_INFO / CONSUME_MESSAGE_DIRECTLY
+    ha_listen_port: int = 10912  # advertised only (haServerAddr); no replication here
+
+    def __post_init__(self) -> None:
+        for label, name in (("broker name", self.broker_name), ("cluster name", self.cluster_name)):
+            try:
+                validate_topic(name)  # both become topic names registered at start
+            except InvalidNameError as exc:
+                raise BrokerConfigError(f"{label}: {exc}") from None
+        if not isinstance(self.store, StoreConfig):
+            raise BrokerConfigError("store must be a StoreConfig")
+        if not 0 <= self.listen_port <= 65535:
+            raise BrokerConfigError(f"listen port {self.listen_port} is outside 0..65535")
+        if self.broker_id < 0:
+            raise BrokerConfigError(f"broker id {self.broker_id} is negative")
+        if not 1 <= self.default_topic_queue_nums <= 1024:
+            raise BrokerConfigError("default_topic_queue_nums must be within 1..1024")
+        if not 0 <= self.broker_permission <= 7:
+            raise BrokerConfigError("broker_permission must be within 0..7")
+        if self.max_message_size <= 0:
+            raise BrokerConfigError("max_message_size must be positive")
+        for name in ("register_interval_s", "register_timeout_s", "client_channel_expired_s",
+                     "scan_client_interval_s", "long_poll_check_interval_s",
+                     "consumer_offset_flush_interval_s", "rebalance_lock_max_live_s"):
+            if getattr(self, name) <= 0:
+                raise BrokerConfigError(f"{name} must be positive")
+        object.__setattr__(self, "namesrv_addrs", parse_namesrv_addrs(self.namesrv_addrs))
+
+    @property
+    def advertised_ip(self) -> str:
+        """The IP clients and name servers are told (brokerIP1)."""
+        if self.broker_ip:
+            return self.broker_ip
+        if self.listen_host in ("", "0.0.0.0", "::"):
+            return _guess_local_ip()
+        return self.listen_host
+
+    def with_changes(self, **changes: Any) -> BrokerConfig:
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BrokerConfig:
+        """Build from a settings dict with snake_case keys.
+
+        ``store`` may be a StoreConfig or a dict of StoreConfig fields; ``store_dir``,
+        ``flush_disk_type`` and ``commitlog_file_size`` at the top level are accepted as a
+        shorthand. ``namesrv_addrs`` (or ``namesrv_addr``) may be a ``;``-separated string.
+        """
+        data = dict(data)
+        names = {f.name for f in dataclasses.fields(cls)}
+        store = data.pop("store", None)
+        store_fields = {f.name for f in dataclasses.fields(StoreConfig)}
+        store_kwargs: dict[str, Any] = {}
+        if isinstance(store, Mapping):
+            store_kwargs.update(store)
+        for key in list(data):
+            if key in store_fields and key not in names:
+                store_kwargs[key] = data.pop(key)
+        if "namesrv_addr" in data and "namesrv_addrs" not in data:
+            data["namesrv_addrs"] = data.pop("namesrv_addr")
+        unknown = set(data) - names
+        if unknown:
+            raise BrokerConfigError(f"unknown broker settings: {', '.join(sorted(unknown))}")
+        if isinstance(store, StoreConfig):
+            store_config = dataclasses.replace(store, **store_kwargs) if store_kwargs else store
+        else:
+            if "store_dir" not in store_kwargs:
+                raise BrokerConfigError("store_dir is required")
+            store_kwargs.setdefault("max_message_size", data.get("max_message_size", MAX_MESSAGE_SIZE))
+            store_config = StoreConfig(**store_kwargs)
+        if "namesrv_addrs" in data:
+            data["namesrv_addrs"] = parse_namesrv_addrs(data["namesrv_addrs"])
+        return cls(store=store_config, **data)

@@ -1,0 +1,336 @@
+"""BrokerController: wires the store, the config managers, the client registry, long polling,
+the processors and the name-server registration together, and starts and stops them.
+
+Start order: load topics/offsets/groups from ``<store_dir>/config``; listen (port 0 picks an
+ephemeral port; until the store is open every request is answered SYSTEM_BUSY); open the store
+with the advertised host using the real port (it is embedded in every record and message id);
+register the processors; register with every name server; start the timers (re-registration,
+client expiry scan, consumer offset flush, stats sampling, delayed delivery, long-poll re-check).
+
+Stop (idempotent): unregister from the name servers, answer parked pulls, stop listening,
+write the config files, close the store (flush, checkpoint, remove the abort file).
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import logging
+import shutil
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from brokers.engine.broker.broker_stats import BrokerStats
+from brokers.engine.broker.client_manager import ClientManager
+from brokers.engine.broker.config import BrokerConfig
+from brokers.engine.broker.consumer_offset_manager import ConsumerOffsetManager
+from brokers.engine.broker.namesrv_api import BrokerIdentity, BrokerOuterAPI, RegisterResult
+from brokers.engine.broker.processors.admin import AdminBrokerProcessor
+from brokers.engine.broker.processors.client import ClientManageProcessor
+from brokers.engine.broker.processors.offset import ConsumerOffsetProcessor
+from brokers.engine.broker.processors.pull import PullMessageProcessor
+from brokers.engine.broker.processors.query import QueryMessageProcessor
+from brokers.engine.broker.processors.send import SendMessageProcessor
+from brokers.engine.broker.pull_request_hold_service import PullRequestHoldService
+from brokers.engine.broker.rebalance_lock_manager import RebalanceLockManager
+from brokers.engine.broker.schedule_message_service import ScheduleMessageService
+from brokers.engine.broker.subscription_group_manager import SubscriptionGroupManager
+from brokers.engine.broker.topic_config_manager import TopicConfigManager
+from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
+from brokers.engine.common.constants import MQ_VERSION, MQ_VERSION_NAME
+from brokers.engine.remoting.channel import ChannelContext
+from brokers.engine.remoting.codes import ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.server import RemotingServer
+from brokers.engine.store.message_store import MessageStore
+
+log = logging.getLogger("brokers.engine.broker")
+
+STATS_SAMPLE_INTERVAL_S = 1.0
+UNREGISTER_TIMEOUT_S = 2.0
+
+
+class BrokerController:
+    def __init__(self, config: BrokerConfig, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.config = config
+        self.clock = clock
+        self.config_dir = Path(config.store.store_dir) / "config"
+        self.topic_config_manager = TopicConfigManager(config, self.config_dir, clock)
+        self.consumer_offset_manager = ConsumerOffsetManager(self.config_dir)
+        self.subscription_group_manager = SubscriptionGroupManager(
+            self.config_dir, clock, auto_create=config.auto_create_subscription_group
+        )
+        self.client_manager = ClientManager(clock, channel_expired_s=config.client_channel_expired_s, notify_enabled=self._notify_enabled)
+        self.rebalance_lock_manager = RebalanceLockManager(clock, config.rebalance_lock_max_live_s)
+        self.broker_stats = BrokerStats(clock)
+        self.schedule_message_service: ScheduleMessageService | None = ScheduleMessageService(lambda: self.store, self.config_dir, clock)
+        self.pull_message_processor = PullMessageProcessor(self)
+        self.pull_request_hold_service = PullRequestHoldService(
+            execute=self.pull_message_processor.execute_request_when_wakeup,
+            max_offset=lambda topic, queue_id: self.store.get_max_offset_in_queue(topic, queue_id),
+            check_interval_s=config.long_poll_check_interval_s,
+        )
+        self.outer_api = BrokerOuterAPI(config.namesrv_addrs)
+        self.store: MessageStore | None = None
+        self.server: RemotingServer | None = None
+        self.last_register_results: list[RegisterResult] = []
+        self._ready = False
+        self._started = False
+        self._stopped = False
+        self._register_lock: asyncio.Lock | None = None
+        self._timers: list[asyncio.Task] = []
+        self._background: set[asyncio.Task] = set()
+
+    # -- addresses ----------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self.server is None:
+            raise RuntimeError("broker not started")
+        return self.server.port
+
+    @property
+    def addr(self) -> str:
+        """The advertised address (brokerIP1:port) registered with the name servers."""
+        return f"{self.config.advertised_ip}:{self.port}"
+
+    @property
+    def identity(self) -> BrokerIdentity:
+        ip = self.config.advertised_ip
+        return BrokerIdentity(self.config.cluster_name, self.config.broker_name, self.addr, self.config.broker_id, f"{ip}:{self.config.ha_listen_port}")
+
+    @property
+    def ready(self) -> bool:
+        return self._ready
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._started:
+            raise RuntimeError(f"broker {self.config.broker_name} already started")
+        self._started = True
+        self._register_lock = asyncio.Lock()
+        self.config_dir.mkdir(parents=True, exist_ok=True)
+        self.topic_config_manager.load()
+        self.consumer_offset_manager.load()
+        self.subscription_group_manager.load()
+        if self.schedule_message_service is not None:
+            self.schedule_message_service.load()
+        self.topic_config_manager.add_change_listener(lambda tc: self.request_register())
+
+        server = RemotingServer(self.config.listen_host, self.config.listen_port, name=self.config.broker_name)
+        server.register_default_processor(self._default_processor)
+        server.add_close_listener(self.client_manager.do_channel_close_event)
+        self.server = server
+        try:
+            await server.start()
+            store_config = dataclasses.replace(self.config.store, store_host=self.addr)
+            self.store = MessageStore(store_config, clock=self.clock)
+            self.store.open()
+            self.store.add_arrival_listener(self.pull_request_hold_service.notify_message_arriving)
+            for processor in (
+                SendMessageProcessor(self),
+                self.pull_message_processor,
+                ConsumerOffsetProcessor(self),
+                ClientManageProcessor(self),
+                QueryMessageProcessor(self),
+                AdminBrokerProcessor(self),
+            ):
+                processor.register(server)
+            self.pull_request_hold_service.start()
+            if self.schedule_message_service is not None:
+                self.schedule_message_service.start()
+            self._ready = True
+            await self.register_broker_all()
+        except BaseException:
+            await self._shutdown(unregister=False)
+            raise
+        cfg = self.config
+        self._timers = [
+            self._every(cfg.register_interval_s, self.register_broker_all, "register broker"),
+            self._every(cfg.scan_client_interval_s, self.client_manager.scan_not_active_channel, "client expiry scan"),
+            self._every(cfg.consumer_offset_flush_interval_s, self.consumer_offset_manager.persist, "consumer offset flush"),
+            self._every(STATS_SAMPLE_INTERVAL_S, self.broker_stats.sample, "stats sampling"),
+        ]
+        log.info("broker %s (cluster %s) started at %s, store %s", cfg.broker_name, cfg.cluster_name, self.addr, cfg.store.store_dir)
+
+    async def stop(self) -> None:
+        """Shut down cleanly; calling it again (or before start) does nothing."""
+        if not self._started or self._stopped:
+            return
+        await self._shutdown(unregister=True)
+
+    async def _shutdown(self, *, unregister: bool) -> None:
+        self._stopped = True
+        for task in self._timers:
+            task.cancel()
+        await asyncio.gather(*self._timers, return_exceptions=True)
+        self._timers = []
+        for task in list(self._background):  # re-registrations in flight must not follow the unregister
+            task.cancel()
+        if self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+        if unregister and self._ready and self.config.namesrv_addrs:
+            try:
+                await asyncio.wait_for(self.outer_api.unregister_broker_all(self.identity, timeout_s=UNREGISTER_TIMEOUT_S), UNREGISTER_TIMEOUT_S + 1)
+            except Exception as exc:
+                log.warning("unregistering from the name servers failed: %s", exc)
+        if self._ready:
+            await self.pull_request_hold_service.stop()
+        if self.schedule_message_service is not None:
+            await self.schedule_message_service.stop()
+        self._ready = False
+        if self.server is not None:
+            await self.server.stop()
+        await self.client_manager.drain()
+        for what, persist in (
+            ("consumer offsets", lambda: self.consumer_offset_manager.persist(force=True)),
+            ("topics", self.topic_config_manager.persist),
+            ("subscription groups", self.subscription_group_manager.persist),
+        ):
+            try:
+                persist()
+            except OSError as exc:
+                log.error("writing %s at stop failed: %s", what, exc)
+        if self.store is not None:
+            self.store.close()
+        await self.outer_api.close()
+        log.info("broker %s stopped", self.config.broker_name)
+
+    def _every(self, interval_s: float, fn: Callable[[], object], name: str) -> asyncio.Task:
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(interval_s)
+                try:
+                    result = fn()
+                    if inspect.isawaitable(result):
+                        await result
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("%s failed", name)
+
+        return asyncio.get_running_loop().create_task(loop(), name=f"{self.config.broker_name} {name}")
+
+    # -- name servers -------------------------------------------------------------------------
+
+    async def register_broker_all(self, *, oneway: bool = False) -> list[RegisterResult]:
+        """Register (topics included) with every name server; one at a time per broker."""
+        if not self.config.namesrv_addrs or self.server is None or self._register_lock is None or self._stopped:
+            return []
+        async with self._register_lock:
+            wrapper = self.topic_config_manager.build_serialize_wrapper()
+            results = await self.outer_api.register_broker_all(
+                self.identity, wrapper, timeout_s=self.config.register_timeout_s, oneway=oneway
+            )
+        self.last_register_results = results
+        return results
+
+    def request_register(self) -> None:
+        """Re-register soon (after a topic change), without waiting for it."""
+        if not self._ready or self._stopped:
+            return
+        self._spawn(self.register_broker_all())
+
+    def _spawn(self, coro: Awaitable) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # -- helpers for processors ---------------------------------------------------------------
+
+    def _notify_enabled(self, group: str) -> bool:
+        if not self.config.notify_consumer_ids_changed_enable:
+            return False
+        cfg = self.subscription_group_manager.subscription_group_table.get(group)
+        return cfg is None or cfg.notify_consumer_ids_changed_enable
+
+    async def _default_processor(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        if not self._ready:
+            return request.response(ResponseCode.SYSTEM_BUSY, f"[STARTING] broker {self.config.broker_name} is not ready yet, try again shortly")
+        return request.response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {request.code} not supported")
+
+    def runtime_info(self) -> dict[str, str]:
+        """The KVTable of GET_BROKER_RUNTIME_INFO (§4.12)."""
+        table = {
+            "brokerVersionDesc": MQ_VERSION_NAME,
+            "brokerVersion": str(MQ_VERSION),
+            "sendThreadPoolQueueSize": "0",
+            "sendThreadPoolQueueCapacity": "10000",
+            "pullThreadPoolQueueSize": "0",
+            "pullThreadPoolQueueCapacity": "100000",
+            "queryThreadPoolQueueSize": "0",
+            "queryThreadPoolQueueCapacity": "20000",
+            "EndTransactionQueueSize": "0",
+            "EndTransactionThreadPoolQueueCapacity": "100000",
+            "dispatchBehindBytes": "0",
+            "pageCacheLockTimeMills": "0",
+            "sendThreadPoolQueueHeadWaitTimeMills": "0",
+            "pullThreadPoolQueueHeadWaitTimeMills": "0",
+            "queryThreadPoolQueueHeadWaitTimeMills": "0",
+            "startAcceptSendRequestTimeStamp": "0",
+            "remainTransientStoreBufferNumbs": "0",
+            "remainHowManyDataToCommit": "0",
+            "remainHowManyDataToFlush": "0",
+        }
+        table.update(_disk_figures(self.config.store.store_dir))
+        stats = self.broker_stats.runtime_info()
+        table.update(stats)
+        if self.store is not None:
+            try:
+                table.update({k: str(v) for k, v in self.store.runtime_info().items()})
+            except Exception as exc:
+                log.warning("store runtime info failed: %s", exc)
+        for key in [k for k in stats if k.startswith(("msgPutTotal", "msgGetTotal"))] + ["bootTimestamp"]:
+            table[key] = stats[key]  # the broker counts these; the store's figures are its own
+        table.setdefault("earliestMessageTimeStamp", "0")
+        return table
+
+    def config_properties(self) -> dict[str, str]:
+        """Broker and store settings under RocketMQ's property names (GET_BROKER_CONFIG)."""
+        cfg, store = self.config, self.config.store
+        return {
+            "brokerName": cfg.broker_name,
+            "brokerClusterName": cfg.cluster_name,
+            "brokerId": str(cfg.broker_id),
+            "brokerIP1": cfg.advertised_ip,
+            "listenPort": str(self.port if self.server else cfg.listen_port),
+            "namesrvAddr": ";".join(cfg.namesrv_addrs),
+            "brokerPermission": str(cfg.broker_permission),
+            "autoCreateTopicEnable": str(cfg.auto_create_topic_enable).lower(),
+            "autoCreateSubscriptionGroup": str(cfg.auto_create_subscription_group).lower(),
+            "defaultTopicQueueNums": str(cfg.default_topic_queue_nums),
+            "longPollingEnable": str(cfg.long_polling_enable).lower(),
+            "shortPollingTimeMills": str(cfg.short_polling_ms),
+            "notifyConsumerIdsChangedEnable": str(cfg.notify_consumer_ids_changed_enable).lower(),
+            "registerNameServerPeriod": str(int(cfg.register_interval_s * 1000)),
+            "registerBrokerTimeoutMills": str(int(cfg.register_timeout_s * 1000)),
+            "flushConsumerOffsetInterval": str(int(cfg.consumer_offset_flush_interval_s * 1000)),
+            "channelNotActiveInterval": str(int(cfg.client_channel_expired_s * 1000)),
+            "regionId": cfg.region_id,
+            "traceOn": str(cfg.trace_on).lower(),
+            "storePathRootDir": store.store_dir,
+            "flushDiskType": store.flush_disk_type,
+            "mappedFileSizeCommitLog": str(store.commitlog_file_size),
+            "maxMessageSize": str(cfg.max_message_size),
+        }
+
+
+def _disk_figures(path: str) -> dict[str, str]:
+    try:
+        usage = shutil.disk_usage(path)
+    except OSError:
+        return {"commitLogDiskRatio": "0.0", "commitLogDirCapacity": "Total : 0 GiB, Free : 0 GiB."}
+    gib = 1 << 30
+    return {
+        "commitLogDiskRatio": f"{usage.used / usage.total if usage.total else 0.0}",
+        "consumeQueueDiskRatio": f"{usage.used / usage.total if usage.total else 0.0}",
+        "commitLogDirCapacity": f"Total : {usage.total / gib:.2f} GiB, Free : {usage.free / gib:.2f} GiB.",
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m brokers.engine broker ...``; see :mod:`brokers.engine.broker.startup`."""
+    from brokers.engine.broker.startup import main as startup_main
+
+    return startup_main(argv)

@@ -1,0 +1,331 @@
+"""Admin requests served by the broker (protocol reference §2.6): topics, subscription groups,
+offsets, statistics, connections, runtime info, and calls forwarded to clients.
+
+Writes check their whole input before changing anything: topic names follow the naming rule
+and may not be system topics, queue numbers are within 1..MAX_QUEUE_NUMS, perm within 0..7.
+UPDATE_AND_CREATE_TOPIC answers only after the new config is on disk and every name server was
+told (each independently). Bodies keyed by MessageQueue use fastjson's inline-object-key form
+(§4.1), because their readers are Java admin tools.
+"""
+from __future__ import annotations
+
+import logging
+
+from brokers.engine.broker.processors.base import (
+    Processor,
+    RequestError,
+    checked_group,
+    checked_topic,
+    guarded,
+    optional_int,
+    require_int,
+    require_str,
+)
+from brokers.engine.broker.subscription_group_manager import InvalidSubscriptionGroupError, SubscriptionGroupConfig
+from brokers.engine.common import json_compat
+from brokers.engine.common.constants import MAX_QUEUE_NUMS
+from brokers.engine.common.message_codec import parse_offset_msg_id
+from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.topic_config import InvalidTopicConfigError, TopicConfig
+from brokers.engine.common.validation import InvalidNameError
+from brokers.engine.remoting.channel import ChannelContext
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.errors import RemotingError, RemotingTimeoutError
+
+log = logging.getLogger("brokers.engine.broker")
+
+VERSION_CONSUMER_RUNNING_INFO = 62  # MQVersion V3_1_8_SNAPSHOT: clients older cannot answer 307/309
+
+
+def _json_body(value: object) -> bytes:
+    return json_compat.dumps(value).encode("utf-8")
+
+
+class AdminBrokerProcessor(Processor):
+    def register(self, server) -> None:
+        handlers = {
+            RequestCode.UPDATE_AND_CREATE_TOPIC: self.update_and_create_topic,
+            RequestCode.DELETE_TOPIC_IN_BROKER: self.delete_topic,
+            RequestCode.GET_ALL_TOPIC_CONFIG: self.get_all_topic_config,
+            RequestCode.GET_TOPIC_STATS_INFO: self.get_topic_stats_info,
+            RequestCode.GET_CONSUME_STATS: self.get_consume_stats,
+            RequestCode.GET_CONSUMER_CONNECTION_LIST: self.get_consumer_connection_list,
+            RequestCode.GET_PRODUCER_CONNECTION_LIST: self.get_producer_connection_list,
+            RequestCode.GET_BROKER_RUNTIME_INFO: self.get_broker_runtime_info,
+            RequestCode.GET_ALL_CONSUMER_OFFSET: self.get_all_consumer_offset,
+            RequestCode.GET_ALL_DELAY_OFFSET: self.get_all_delay_offset,
+            RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG: self.get_all_subscription_group,
+            RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: self.update_and_create_subscription_group,
+            RequestCode.DELETE_SUBSCRIPTIONGROUP: self.delete_subscription_group,
+            RequestCode.GET_BROKER_CONFIG: self.get_broker_config,
+            RequestCode.QUERY_TOPIC_CONSUME_BY_WHO: self.query_topic_consume_by_who,
+            RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: self.reset_offset,
+            RequestCode.GET_CONSUMER_RUNNING_INFO: self.get_consumer_running_info,
+            RequestCode.CONSUME_MESSAGE_DIRECTLY: self.consume_message_directly,
+        }
+        for code, handler in handlers.items():
+            server.register_processor(code, handler)
+
+    # -- topics -------------------------------------------------------------------------------
+
+    def _user_topic(self, request: RemotingCommand) -> str:
+        topic = checked_topic(require_str(request, "topic"))
+        if self.broker.topic_config_manager.is_system_topic(topic):
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic.")
+        return topic
+
+    @guarded
+    async def update_and_create_topic(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        topic = self._user_topic(request)
+        read = require_int(request, "readQueueNums")
+        write = require_int(request, "writeQueueNums")
+        perm = require_int(request, "perm")
+        for name, value in (("readQueueNums", read), ("writeQueueNums", write)):
+            if not 1 <= value <= MAX_QUEUE_NUMS:
+                raise RequestError(ResponseCode.SYSTEM_ERROR, f"{name} {value} is out of range, it must be within 1..{MAX_QUEUE_NUMS}")
+        if not 0 <= perm <= 7:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"perm {perm} is out of range, it must be within 0..7")
+        filter_type = request.ext("topicFilterType") or "SINGLE_TAG"
+        sys_flag = optional_int(request, "topicSysFlag", 0) or 0
+        tcm = self.broker.topic_config_manager
+        old = tcm.select_topic_config(topic)
+        try:
+            tc = TopicConfig(topic, read, write, perm, filter_type, sys_flag, old.order if old else False).validate()
+        except InvalidTopicConfigError as exc:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
+        tcm.update_topic_config(tc)
+        await self.broker.register_broker_all()
+        return request.response(ResponseCode.SUCCESS)
+
+    @guarded
+    async def delete_topic(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        topic = self._user_topic(request)
+        broker = self.broker
+        broker.topic_config_manager.delete_topic_config(topic)
+        broker.consumer_offset_manager.remove_topic(topic)
+        broker.store.delete_topics({topic})
+        broker.request_register()
+        return request.response(ResponseCode.SUCCESS)
+
+    @guarded
+    async def get_all_topic_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body(self.broker.topic_config_manager.build_serialize_wrapper()))
+
+    @guarded
+    async def get_topic_stats_info(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        topic = checked_topic(require_str(request, "topic"))
+        tc = self.broker.topic_config_manager.select_topic_config(topic)
+        if tc is None:
+            return request.response(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist")
+        store, broker_name = self.broker.store, self.broker.config.broker_name
+        table: dict[MessageQueue, dict] = {}
+        for queue_id in range(tc.write_queue_nums):
+            min_offset = max(store.get_min_offset_in_queue(topic, queue_id), 0)
+            max_offset = max(store.get_max_offset_in_queue(topic, queue_id), 0)
+            last = store.get_message_store_timestamp(topic, queue_id, max_offset - 1) if max_offset > 0 else 0
+            table[MessageQueue(topic, broker_name, queue_id)] = {
+                "lastUpdateTimestamp": max(last, 0),
+                "maxOffset": max_offset,
+                "minOffset": min_offset,
+            }
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body({"offsetTable": table}))
+
+    # -- consumers ----------------------------------------------------------------------------
+
+    @guarded
+    async def get_consume_stats(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        broker = self.broker
+        group = checked_group(require_str(request, "consumerGroup"))
+        topic_arg = request.ext("topic")
+        if topic_arg:
+            topic = checked_topic(topic_arg)
+            if broker.topic_config_manager.select_topic_config(topic) is None:
+                return request.response(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist")
+            topics = [topic]
+        else:
+            topics = sorted(broker.consumer_offset_manager.which_topic_by_consumer(group))
+        group_info = broker.client_manager.get_consumer_group_info(group)
+        table: dict[MessageQueue, dict] = {}
+        for topic in topics:
+            tc = broker.topic_config_manager.select_topic_config(topic)
+            if tc is None:
+                continue
+            if group_info is not None and group_info.subscription_table and topic not in group_info.subscription_table:
+                continue  # the group is online and no longer subscribes the topic
+            for queue_id in range(tc.read_queue_nums):
+                broker_offset = max(broker.store.get_max_offset_in_queue(topic, queue_id), 0)
+                consumer_offset = max(broker.consumer_offset_manager.query_offset(group, topic, queue_id), 0)
+                last = 0
+                if consumer_offset > 0:
+                    last = max(broker.store.get_message_store_timestamp(topic, queue_id, consumer_offset - 1), 0)
+                table[MessageQueue(topic, broker.config.broker_name, queue_id)] = {
+                    "brokerOffset": broker_offset,
+                    "consumerOffset": consumer_offset,
+                    "lastTimestamp": last,
+                }
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body({"consumeTps": 0.0, "offsetTable": table}))
+
+    @guarded
+    async def get_consumer_connection_list(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        group = require_str(request, "consumerGroup")
+        info = self.broker.client_manager.get_consumer_group_info(group)
+        if info is None or not info.channel_info_table:
+            return request.response(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{group}] not online")
+        body = {
+            "connectionSet": [c.to_connection_json() for c in info.all_channels()],
+            "consumeFromWhere": info.consume_from_where,
+            "consumeType": info.consume_type,
+            "messageModel": info.message_model,
+            "subscriptionTable": {t: s.to_json() for t, s in info.subscription_table.items()},
+        }
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body(body))
+
+    @guarded
+    async def get_producer_connection_list(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        group = require_str(request, "producerGroup")
+        connections = self.broker.client_manager.producer_connections(group)
+        if not connections:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"the producer group[{group}] not exist")
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body({"connectionSet": [c.to_connection_json() for c in connections]}))
+
+    @guarded
+    async def query_topic_consume_by_who(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        topic = checked_topic(require_str(request, "topic"))
+        groups = self.broker.client_manager.query_topic_consume_by_who(topic)
+        groups |= self.broker.consumer_offset_manager.which_group_by_topic(topic)
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body({"groupList": sorted(groups)}))
+
+    @guarded
+    async def get_all_consumer_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body(self.broker.consumer_offset_manager.encode()))
+
+    @guarded
+    async def get_all_delay_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        service = self.broker.schedule_message_service
+        table = service.encode() if service is not None else {"offsetTable": {}}
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body(table))
+
+    @guarded
+    async def reset_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        """INVOKE_BROKER_TO_RESET_OFFSET (222): compute per-queue offsets and push them to the group."""
+        broker = self.broker
+        topic = checked_topic(require_str(request, "topic"))
+        group = checked_group(require_str(request, "group"))
+        timestamp = require_int(request, "timestamp")
+        is_force = request.get_bool("isForce")
+        tc = broker.topic_config_manager.select_topic_config(topic)
+        if tc is None:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"[reset-offset] topic not exist: {topic}")
+        table: dict[MessageQueue, int] = {}
+        for queue_id in range(tc.write_queue_nums):
+            committed = broker.consumer_offset_manager.query_offset(group, topic, queue_id)
+            if committed < 0:
+                return request.response(ResponseCode.SYSTEM_ERROR, f"the consumer group[{group}] has no committed offset for {topic}:{queue_id}")
+            if timestamp == -1:
+                target = broker.store.get_max_offset_in_queue(topic, queue_id)
+            else:
+                target = broker.store.get_offset_in_queue_by_time(topic, queue_id, timestamp)
+            target = max(target, 0)
+            table[MessageQueue(topic, broker.config.broker_name, queue_id)] = target if is_force or target < committed else committed
+        info = broker.client_manager.get_consumer_group_info(group)
+        if info is None or not info.channel_info_table:
+            return request.response(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{group}] not online")
+        body = _json_body({"offsetTable": table})
+        header = {"topic": topic, "group": group, "timestamp": timestamp, "isForce": is_force}
+        for member in info.all_channels():
+            push_body = body
+            if member.language == "CPP":
+                push_body = _json_body({"offsetTable": [dict(mq.to_json(), offset=o) for mq, o in table.items()]})
+            push = RemotingCommand.request(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, header, push_body, oneway=True)
+            try:
+                await member.ctx.invoke_oneway(push)
+            except RemotingError as exc:
+                log.info("reset-offset push to %s failed: %s", member.client_id, exc)
+        return request.response(ResponseCode.SUCCESS, None, None, body)
+
+    # -- subscription groups ------------------------------------------------------------------
+
+    @guarded
+    async def get_all_subscription_group(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body(self.broker.subscription_group_manager.encode()))
+
+    @guarded
+    async def update_and_create_subscription_group(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        if not request.body:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, "the subscription group config body is empty")
+        try:
+            cfg = SubscriptionGroupConfig.from_json(json_compat.loads(request.body)).validate()
+        except (ValueError, UnicodeDecodeError, InvalidNameError, InvalidSubscriptionGroupError) as exc:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"the subscription group config is illegal: {exc}") from None
+        self.broker.subscription_group_manager.update_subscription_group_config(cfg)
+        return request.response(ResponseCode.SUCCESS)
+
+    @guarded
+    async def delete_subscription_group(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        group = checked_group(require_str(request, "groupName"))
+        self.broker.subscription_group_manager.delete_subscription_group_config(group)
+        if request.get_bool("removeOffset"):
+            self.broker.consumer_offset_manager.remove_group(group)
+        return request.response(ResponseCode.SUCCESS)
+
+    # -- broker -------------------------------------------------------------------------------
+
+    @guarded
+    async def get_broker_runtime_info(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body({"table": self.broker.runtime_info()}))
+
+    @guarded
+    async def get_broker_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        lines = [f"{k}={v}" for k, v in sorted(self.broker.config_properties().items())]
+        version = json_compat.dumps(self.broker.topic_config_manager.data_version.to_json())
+        return request.response(ResponseCode.SUCCESS, None, {"version": version}, ("\n".join(lines) + "\n").encode("utf-8"))
+
+    # -- forwarded to a client ----------------------------------------------------------------
+
+    def _client(self, group: str, client_id: str):
+        info = self.broker.client_manager.get_consumer_group_info(group)
+        member = info.find_channel(client_id) if info else None
+        if member is None:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"The Consumer <{client_id}> <{group}> not online")
+        if member.version < VERSION_CONSUMER_RUNNING_INFO:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"The Consumer <{client_id}> version <{member.version}> too low to finish, please upgrade it")
+        return member
+
+    async def _forward(self, request: RemotingCommand, member, forward: RemotingCommand) -> RemotingCommand:
+        try:
+            answer = await member.ctx.invoke(forward, self.broker.config.client_forward_timeout_s)
+        except RemotingTimeoutError as exc:
+            return request.response(ResponseCode.CONSUME_MSG_TIMEOUT, f"consumer <{member.client_id}> did not answer in time: {exc}")
+        except RemotingError as exc:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"invoke consumer <{member.client_id}> failed: {exc}")
+        return request.response(answer.code, answer.remark, answer.ext_fields, answer.body)
+
+    @guarded
+    async def get_consumer_running_info(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        group = require_str(request, "consumerGroup")
+        client_id = require_str(request, "clientId")
+        member = self._client(group, client_id)
+        ext = {"consumerGroup": group, "clientId": client_id}
+        if request.ext("jstackEnable") is not None:
+            ext["jstackEnable"] = request.ext("jstackEnable")
+        return await self._forward(request, member, RemotingCommand.request(RequestCode.GET_CONSUMER_RUNNING_INFO, ext))
+
+    @guarded
+    async def consume_message_directly(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        group = require_str(request, "consumerGroup")
+        client_id = require_str(request, "clientId")
+        msg_id = require_str(request, "msgId")
+        try:
+            _, offset = parse_offset_msg_id(msg_id)
+        except ValueError as exc:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"msgId {msg_id!r} is not an offset message id: {exc}") from None
+        record = self.broker.store.look_message_by_offset(offset)
+        if record is None:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"can not find message by the offset, {offset}")
+        member = self._client(group, client_id)
+        ext = {"consumerGroup": group, "clientId": client_id, "msgId": msg_id, "brokerName": self.broker.config.broker_name}
+        return await self._forward(request, member, RemotingCommand.request(RequestCode.CONSUME_MESSAGE_DIRECTLY, ext, record))
+
+
+

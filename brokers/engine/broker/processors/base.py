@@ -1,0 +1,90 @@
+"""Helpers shared by the processors: header parsing with named errors, name checks, replies."""
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+from brokers.engine.common.validation import InvalidNameError, validate_group, validate_topic
+from brokers.engine.remoting.codes import ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.errors import RemotingCommandError
+
+if TYPE_CHECKING:
+    from brokers.engine.broker.controller import BrokerController
+
+
+class RequestError(Exception):
+    """Answer the request with ``code`` and ``remark`` (raised inside handlers)."""
+
+    def __init__(self, code: int, remark: str) -> None:
+        super().__init__(remark)
+        self.code = int(code)
+        self.remark = remark
+
+
+def require_str(request: RemotingCommand, name: str) -> str:
+    try:
+        return request.require_str(name)
+    except RemotingCommandError as exc:
+        raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
+
+
+def require_int(request: RemotingCommand, name: str) -> int:
+    try:
+        return request.require_int(name)
+    except RemotingCommandError as exc:
+        raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
+
+
+def optional_int(request: RemotingCommand, name: str, default: int | None = None) -> int | None:
+    try:
+        return request.get_int(name, default)
+    except RemotingCommandError as exc:
+        raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
+
+
+def checked_topic(topic: str, code: int = ResponseCode.SYSTEM_ERROR) -> str:
+    """Return ``topic`` if it follows the naming rule, else raise RequestError naming the problem."""
+    try:
+        return validate_topic(topic)
+    except InvalidNameError as exc:
+        raise RequestError(code, f"topic name is illegal: {exc}") from None
+
+
+def checked_group(group: str, code: int = ResponseCode.SYSTEM_ERROR) -> str:
+    try:
+        return validate_group(group)
+    except InvalidNameError as exc:
+        raise RequestError(code, f"group name is illegal: {exc}") from None
+
+
+def checked_queue_id(queue_id: int) -> int:
+    if queue_id < 0:
+        raise RequestError(ResponseCode.SYSTEM_ERROR, f"queueId {queue_id} is negative")
+    return queue_id
+
+
+def error_response(request: RemotingCommand, exc: RequestError, ext_fields: dict | None = None) -> RemotingCommand:
+    return request.response(exc.code, exc.remark, ext_fields)
+
+
+class Processor:
+    """Base: keeps the controller; subclasses define ``register``."""
+
+    def __init__(self, broker: BrokerController) -> None:
+        self.broker = broker
+
+    def reply(self, request: RemotingCommand, code: int = ResponseCode.SUCCESS, remark: str | None = None, ext_fields: dict | None = None, body: bytes = b"") -> RemotingCommand:
+        return request.response(code, remark, ext_fields, body)
+
+
+def guarded(handler):
+    """Turn a RequestError raised by ``handler`` into its response (none for oneway requests)."""
+    @functools.wraps(handler)
+    async def wrapper(self, ctx, request: RemotingCommand):
+        try:
+            return await handler(self, ctx, request)
+        except RequestError as exc:
+            return None if request.is_oneway else request.response(exc.code, exc.remark)
+
+    return wrapper

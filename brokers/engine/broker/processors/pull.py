@@ -1,0 +1,163 @@
+"""PULL_MESSAGE (11): read a batch of records from one queue, long-polling when there is none.
+
+Request header (protocol reference §2.3): consumerGroup, topic, queueId, queueOffset,
+maxMsgNums, sysFlag, commitOffset, suspendTimeoutMillis, subscription, subVersion,
+expressionType. sysFlag bits: 0x1 commit ``commitOffset``, 0x2 suspend allowed, 0x4 the
+subscription is in the request (otherwise the one registered by heartbeat is used).
+
+Response header on 0/19/20/21: nextBeginOffset, minOffset, maxOffset, suggestWhichBrokerId
+(always all four). Body (code 0): the raw records concatenated. Store status -> code:
+
+    FOUND -> 0 SUCCESS                       NO_MATCHED_MESSAGE, MESSAGE_WAS_REMOVING -> 20
+    OFFSET_OVERFLOW_ONE, OFFSET_FOUND_NULL -> 19 (long-poll eligible)
+    NO_MESSAGE_IN_QUEUE, NO_MATCHED_LOGIC_QUEUE -> 19 at offset 0 (long-poll eligible), else 21
+    OFFSET_TOO_SMALL, OFFSET_OVERFLOW_BADLY -> 21
+"""
+from __future__ import annotations
+
+import logging
+
+from brokers.engine.broker.heartbeat import EXPRESSION_TAG, build_subscription_data
+from brokers.engine.broker.processors.base import (
+    Processor,
+    RequestError,
+    checked_group,
+    checked_topic,
+    optional_int,
+    require_int,
+    require_str,
+)
+from brokers.engine.broker.pull_request_hold_service import PullRequest
+from brokers.engine.common.perm import is_readable
+from brokers.engine.remoting.channel import ChannelContext
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.store.results import GetMessageStatus
+
+log = logging.getLogger("brokers.engine.broker")
+
+FLAG_COMMIT_OFFSET = 0x1
+FLAG_SUSPEND = 0x2
+FLAG_SUBSCRIPTION = 0x4
+MAX_PULL_MSG_NUMS = 1024  # a sanity bound on maxMsgNums; the store caps bytes on its own
+
+_STATUS_CODES = {
+    GetMessageStatus.FOUND: ResponseCode.SUCCESS,
+    GetMessageStatus.NO_MATCHED_MESSAGE: ResponseCode.PULL_RETRY_IMMEDIATELY,
+    GetMessageStatus.MESSAGE_WAS_REMOVING: ResponseCode.PULL_RETRY_IMMEDIATELY,
+    GetMessageStatus.OFFSET_OVERFLOW_ONE: ResponseCode.PULL_NOT_FOUND,
+    GetMessageStatus.OFFSET_FOUND_NULL: ResponseCode.PULL_NOT_FOUND,
+    GetMessageStatus.OFFSET_TOO_SMALL: ResponseCode.PULL_OFFSET_MOVED,
+    GetMessageStatus.OFFSET_OVERFLOW_BADLY: ResponseCode.PULL_OFFSET_MOVED,
+}
+
+
+class PullMessageProcessor(Processor):
+    def register(self, server) -> None:
+        server.register_processor(RequestCode.PULL_MESSAGE, self.process)
+
+    async def process(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
+        """Serve a pull from a client (long polling allowed)."""
+        return await self._process(ctx, request, broker_allow_suspend=True)
+
+    async def execute_request_when_wakeup(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
+        """Re-run a parked pull; it answers now whatever the store has."""
+        return await self._process(ctx, request, broker_allow_suspend=False)
+
+    async def _process(self, ctx: ChannelContext, request: RemotingCommand, *, broker_allow_suspend: bool) -> RemotingCommand | None:
+        try:
+            return self._pull(ctx, request, broker_allow_suspend)
+        except RequestError as exc:
+            return request.response(exc.code, exc.remark)
+
+    def _pull(self, ctx: ChannelContext, request: RemotingCommand, broker_allow_suspend: bool) -> RemotingCommand | None:
+        broker = self.broker
+        config = broker.config
+        group = checked_group(require_str(request, "consumerGroup"))
+        topic = checked_topic(require_str(request, "topic"))
+        queue_id = require_int(request, "queueId")
+        queue_offset = require_int(request, "queueOffset")
+        max_msg_nums = require_int(request, "maxMsgNums")
+        sys_flag = optional_int(request, "sysFlag", 0) or 0
+        commit_offset = optional_int(request, "commitOffset", -1)
+        suspend_ms = optional_int(request, "suspendTimeoutMillis", 0) or 0
+        sub_version = optional_int(request, "subVersion", 0) or 0
+        has_suspend = bool(sys_flag & FLAG_SUSPEND)
+        has_commit = bool(sys_flag & FLAG_COMMIT_OFFSET)
+        has_subscription = bool(sys_flag & FLAG_SUBSCRIPTION)
+
+        if not is_readable(config.broker_permission):
+            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{config.broker_name}] pulling message is forbidden")
+        group_cfg = broker.subscription_group_manager.find_subscription_group_config(group)
+        if group_cfg is None:
+            raise RequestError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{group}] does not exist")
+        if not group_cfg.consume_enable:
+            raise RequestError(ResponseCode.NO_PERMISSION, f"subscription group no permission, {group}")
+        tc = broker.topic_config_manager.select_topic_config(topic)
+        if tc is None:
+            raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
+        if not is_readable(tc.perm):
+            raise RequestError(ResponseCode.NO_PERMISSION, f"the topic[{topic}] pulling message is forbidden")
+        if queue_id < 0 or queue_id >= tc.read_queue_nums:
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR,
+                f"queueId[{queue_id}] is illegal, topic:[{topic}] topicConfig.readQueueNums:[{tc.read_queue_nums}] consumer:[{ctx.remote_addr}]",
+            )
+        if queue_offset < 0:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"queueOffset {queue_offset} is negative")
+        if max_msg_nums <= 0:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"maxMsgNums {max_msg_nums} must be positive")
+
+        if has_subscription:
+            subscription = build_subscription_data(topic, request.ext("subscription"), request.ext("expressionType"), sub_version)
+        else:
+            group_info = broker.client_manager.get_consumer_group_info(group)
+            if group_info is None:
+                raise RequestError(ResponseCode.SUBSCRIPTION_NOT_EXIST, f"the consumer's group info not exist, group {group}")
+            if not group_cfg.consume_broadcast_enable and group_info.message_model == "BROADCASTING":
+                raise RequestError(ResponseCode.NO_PERMISSION, f"the consumer group[{group}] can not consume by broadcast way")
+            subscription = group_info.subscription_table.get(topic)
+            if subscription is None:
+                raise RequestError(ResponseCode.SUBSCRIPTION_NOT_EXIST, f"the consumer's subscription not exist, group {group} topic {topic}")
+            if subscription.sub_version < sub_version:
+                raise RequestError(ResponseCode.SUBSCRIPTION_NOT_LATEST, f"the consumer's subscription not latest, group {group} topic {topic}")
+        if subscription.expression_type != EXPRESSION_TAG:
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR,
+                f"the broker does not support filtering messages by {subscription.expression_type}, only TAG expressions",
+            )
+        tag_codes = subscription.tag_codes()
+
+        result = broker.store.get_message(group, topic, queue_id, queue_offset, min(max_msg_nums, MAX_PULL_MSG_NUMS), tag_codes)
+        code = _STATUS_CODES.get(result.status)
+        if result.status in (GetMessageStatus.NO_MESSAGE_IN_QUEUE, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE):
+            code = ResponseCode.PULL_NOT_FOUND if queue_offset == 0 else ResponseCode.PULL_OFFSET_MOVED
+        if code is None:
+            code = ResponseCode.SYSTEM_ERROR
+        ext = {
+            "nextBeginOffset": result.next_begin_offset,
+            "minOffset": result.min_offset,
+            "maxOffset": result.max_offset,
+            "suggestWhichBrokerId": 0,  # masters only: always pull from here
+        }
+        if has_commit and commit_offset is not None and commit_offset >= 0 and broker_allow_suspend:
+            broker.consumer_offset_manager.commit_offset(ctx.remote_addr, group, topic, queue_id, commit_offset)
+
+        if code == ResponseCode.SUCCESS:
+            body = b"".join(result.records)
+            broker.broker_stats.inc_get(result.message_count, len(body))
+            return request.response(code, result.status.value, ext, body)
+        if code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend and has_suspend:
+            hold_ms = min(suspend_ms, config.max_suspend_ms) if config.long_polling_enable else config.short_polling_ms
+            if hold_ms > 0:
+                broker.pull_request_hold_service.suspend_pull_request(
+                    PullRequest(ctx, request, topic, queue_id, queue_offset, tag_codes, hold_ms / 1000.0)
+                )
+                return None
+        if code != ResponseCode.SUCCESS:
+            broker.broker_stats.inc_get(0, 0)
+        if code == ResponseCode.SYSTEM_ERROR:
+            return request.response(code, f"store answered {result.status}", ext)
+        if code == ResponseCode.PULL_OFFSET_MOVED:
+            log.info("pull offset moved: group %s %s:%d offset %d -> %d (%s)", group, topic, queue_id, queue_offset, result.next_begin_offset, result.status.value)
+        return request.response(code, result.status.value, ext)

@@ -1,0 +1,343 @@
+"""SEND_MESSAGE (10, V1 header), SEND_MESSAGE_V2 (310, keys a..n), SEND_BATCH_MESSAGE (320).
+
+What the broker does with a send (protocol reference §2.2), in order; the first failing check
+answers and nothing is stored:
+
+1. the broker must be writable (NO_PERMISSION);
+2. the topic must follow the naming rule (SYSTEM_ERROR) and not be a system topic
+   (NO_PERMISSION, "Sending message to topic[X] is forbidden");
+3. the topic must exist; otherwise it is auto-created from ``defaultTopic`` (TBW102) when
+   ``auto_create_topic_enable`` is on, ``%RETRY%`` topics are created with the group's retry
+   queue count, and anything else is TOPIC_NOT_EXIST (17);
+4. the topic must be writable (NO_PERMISSION);
+5. ``queueId`` < 0 picks a random writable queue; ``queueId`` >= max(read, write) queue count is
+   SYSTEM_ERROR (RocketMQ's ``msgCheck``; a queue below the read count stays acceptable so a
+   producer with a route from before a write-queue shrink still lands in a readable queue);
+6. the body must not exceed ``max_message_size`` and the stored properties 32767 bytes
+   (MESSAGE_ILLEGAL, 13); transactional half messages are refused (NO_PERMISSION: no
+   transaction support here);
+7. ``%RETRY%<group>`` sends whose reconsume count reached the maximum go to ``%DLQ%<group>``;
+   ``DELAY`` > 0 parks the message in SCHEDULE_TOPIC_XXXX (the schedule service delivers it).
+
+The stored properties drop ``WAIT`` (still honoured for the flush wait) and gain ``CLUSTER``.
+Every response, errors included, carries ``MSG_REGION`` and ``TRACE_ON``.
+"""
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass
+
+from brokers.engine.broker.processors.base import Processor, RequestError, checked_topic
+from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, MAX_PROPERTIES_SIZE, RETRY_GROUP_TOPIC_PREFIX
+from brokers.engine.common.message import (
+    PROPERTY_CLUSTER,
+    PROPERTY_DELAY_TIME_LEVEL,
+    PROPERTY_MAX_RECONSUME_TIMES,
+    PROPERTY_RECONSUME_TIME,
+    PROPERTY_TRANSACTION_PREPARED,
+    PROPERTY_WAIT_STORE_MSG_OK,
+    properties_to_string,
+    string_to_properties,
+)
+from brokers.engine.common.message_codec import MULTI_TAGS_FLAG, TRANSACTION_PREPARED_TYPE, TRANSACTION_TYPE_MASK, RecordFormatError, iter_batch_body
+from brokers.engine.common.perm import PERM_RW, is_writeable
+from brokers.engine.common.topic_config import TopicConfig
+from brokers.engine.remoting.channel import ChannelContext
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.errors import RemotingCommandError
+from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
+from brokers.engine.store.results import PutMessageResult, PutMessageStatus
+
+log = logging.getLogger("brokers.engine.broker")
+
+# Request version from which the sender's maxReconsumeTimes is honoured (MQVersion V3_4_9).
+VERSION_HONOUR_MAX_RECONSUME = 121
+TOPIC_NOT_EXIST_HINT = "See http://rocketmq.apache.org/docs/faq/ for further details."
+
+# V2 short keys -> V1 field names (SendMessageRequestHeaderV2).
+V2_KEYS = {
+    "a": "producerGroup",
+    "b": "topic",
+    "c": "defaultTopic",
+    "d": "defaultTopicQueueNums",
+    "e": "queueId",
+    "f": "sysFlag",
+    "g": "bornTimestamp",
+    "h": "flag",
+    "i": "properties",
+    "j": "reconsumeTimes",
+    "k": "unitMode",
+    "l": "maxReconsumeTimes",
+    "m": "batch",
+    "n": "bname",
+}
+
+
+@dataclass(slots=True)
+class SendMessageRequestHeader:
+    producer_group: str
+    topic: str
+    default_topic: str
+    default_topic_queue_nums: int
+    queue_id: int
+    sys_flag: int
+    born_timestamp: int
+    flag: int
+    properties: str
+    reconsume_times: int | None
+    unit_mode: bool
+    batch: bool
+    max_reconsume_times: int | None
+
+    @classmethod
+    def parse(cls, request: RemotingCommand) -> SendMessageRequestHeader:
+        """Read the V1 header or the V2 one (short keys, what codes 310/320 normally carry)."""
+        fields = dict(request.ext_fields)
+        if "topic" not in fields and "b" in fields:
+            fields = {V2_KEYS.get(k, k): v for k, v in fields.items()}
+        cmd = RemotingCommand(code=request.code, ext_fields=fields)
+        try:
+            return cls(
+                producer_group=cmd.ext("producerGroup") or "",
+                topic=cmd.ext("topic") or "",
+                default_topic=cmd.ext("defaultTopic") or "",
+                default_topic_queue_nums=cmd.get_int("defaultTopicQueueNums", 4),
+                queue_id=cmd.get_int("queueId", -1),
+                sys_flag=cmd.get_int("sysFlag", 0),
+                born_timestamp=cmd.get_int("bornTimestamp", 0),
+                flag=cmd.get_int("flag", 0),
+                properties=cmd.ext("properties") or "",
+                reconsume_times=cmd.get_int("reconsumeTimes"),
+                unit_mode=cmd.get_bool("unitMode"),
+                batch=cmd.get_bool("batch"),
+                max_reconsume_times=cmd.get_int("maxReconsumeTimes"),
+            )
+        except RemotingCommandError as exc:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
+
+
+_PUT_STATUS_CODES = {
+    PutMessageStatus.PUT_OK: (ResponseCode.SUCCESS, None),
+    PutMessageStatus.FLUSH_DISK_TIMEOUT: (ResponseCode.FLUSH_DISK_TIMEOUT, "stored, but the disk flush did not confirm in time"),
+    PutMessageStatus.CREATE_MAPED_FILE_FAILED: (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken"),
+    PutMessageStatus.MESSAGE_ILLEGAL: (ResponseCode.MESSAGE_ILLEGAL, "the message is illegal, maybe msg body or properties length not matched"),
+    PutMessageStatus.PROPERTIES_SIZE_EXCEEDED: (ResponseCode.MESSAGE_ILLEGAL, "the message properties are longer than 32767 bytes"),
+    PutMessageStatus.SERVICE_NOT_AVAILABLE: (ResponseCode.SERVICE_NOT_AVAILABLE, "service not available now, the store may be shutting down or the disk full"),
+    PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
+}
+
+
+class SendMessageProcessor(Processor):
+    def register(self, server) -> None:
+        for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
+            server.register_processor(code, self.process)
+
+    def _response_ext(self) -> dict[str, str]:
+        return {"MSG_REGION": self.broker.config.region_id, "TRACE_ON": "true" if self.broker.config.trace_on else "false"}
+
+    async def process(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
+        try:
+            header = SendMessageRequestHeader.parse(request)
+            return await self._send(ctx, request, header)
+        except RequestError as exc:
+            log.info("send from %s refused: %s (code %s)", ctx.remote_addr, exc.remark, exc.code)
+            return request.response(exc.code, exc.remark, self._response_ext())
+
+    # -- checks -------------------------------------------------------------------------------
+
+    def _check_topic_name(self, header: SendMessageRequestHeader) -> str:
+        broker = self.broker
+        if not is_writeable(broker.config.broker_permission):
+            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] sending message is forbidden")
+        topic = checked_topic(header.topic)
+        tcm = broker.topic_config_manager
+        if tcm.is_system_topic(topic) and topic not in tcm.broker_system_topics:
+            raise RequestError(ResponseCode.NO_PERMISSION, f"Sending message to topic[{topic}] is forbidden.")
+        return topic
+
+    def _get_or_create_topic(self, ctx: ChannelContext, topic: str, header: SendMessageRequestHeader) -> TopicConfig:
+        """The topic's config, auto-created when allowed; the queue id is checked before anything is created."""
+        broker = self.broker
+        tcm = broker.topic_config_manager
+        tc = tcm.select_topic_config(topic)
+        create = None
+        if tc is None:
+            default_topic = header.default_topic
+            try:
+                checked_topic(default_topic)
+            except RequestError:
+                default_topic = ""
+            tc = tcm.build_auto_create_config(topic, default_topic, header.default_topic_queue_nums)
+            if tc is not None:
+                create = lambda: tcm.create_topic_in_send_message_method(topic, default_topic, header.default_topic_queue_nums)  # noqa: E731
+            elif topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+                group = topic[len(RETRY_GROUP_TOPIC_PREFIX):]
+                group_cfg = broker.subscription_group_manager.find_subscription_group_config(group)
+                if group_cfg is None:
+                    raise RequestError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}")
+                tc = tcm.create_topic_in_send_message_back_method(topic, max(group_cfg.retry_queue_nums, 1), PERM_RW)
+            else:
+                raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please! {TOPIC_NOT_EXIST_HINT}")
+        if not is_writeable(tc.perm):
+            raise RequestError(ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden (perm {tc.perm})")
+        valid_ids = max(tc.write_queue_nums, tc.read_queue_nums)
+        if header.queue_id >= valid_ids:
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR,
+                f"request queueId[{header.queue_id}] is illegal, topic {topic} has {tc.write_queue_nums} write queues "
+                f"({valid_ids} valid ids), producer: {ctx.remote_addr}",
+            )
+        if create is not None:
+            tc = create() or tc
+        return tc
+
+    def _pick_queue(self, tc: TopicConfig, queue_id: int) -> int:
+        if queue_id >= 0:
+            return queue_id
+        if tc.write_queue_nums <= 0:
+            raise RequestError(ResponseCode.NO_PERMISSION, f"topic[{tc.topic_name}] has no write queue")
+        return random.randrange(tc.write_queue_nums)
+
+    def _check_body_size(self, size: int) -> None:
+        limit = self.broker.config.max_message_size
+        if size > limit:
+            raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"the message body size {size} exceeds the maximum of {limit} bytes")
+
+    @staticmethod
+    def _stored_properties(props: dict[str, str], cluster: str) -> tuple[str, bool]:
+        """Return (properties string to store, WAIT flag): WAIT dropped, CLUSTER added."""
+        wait = props.pop(PROPERTY_WAIT_STORE_MSG_OK, "true").strip().lower() != "false"
+        props[PROPERTY_CLUSTER] = cluster
+        text = properties_to_string(props)
+        size = len(text.encode("utf-8"))
+        if size > MAX_PROPERTIES_SIZE:
+            raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"the message properties are {size} bytes, more than the maximum of {MAX_PROPERTIES_SIZE}")
+        return text, wait
+
+    # -- retry / DLQ --------------------------------------------------------------------------
+
+    def _handle_retry_and_dlq(self, request: RemotingCommand, header: SendMessageRequestHeader, tc: TopicConfig, props: dict[str, str]) -> tuple[TopicConfig, int | None]:
+        """For a ``%RETRY%`` send: move it to the DLQ once retries are used up. Returns (topic, queue or None)."""
+        topic = tc.topic_name
+        if not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            return tc, None
+        group = topic[len(RETRY_GROUP_TOPIC_PREFIX):]
+        group_cfg = self.broker.subscription_group_manager.find_subscription_group_config(group)
+        if group_cfg is None:
+            raise RequestError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}")
+        max_times = group_cfg.retry_max_times
+        if request.version >= VERSION_HONOUR_MAX_RECONSUME and header.max_reconsume_times is not None:
+            max_times = header.max_reconsume_times
+        reconsume = header.reconsume_times or 0
+        if reconsume >= max_times:
+            dlq = self.broker.topic_config_manager.create_topic_in_send_message_back_method(DLQ_GROUP_TOPIC_PREFIX + group, 1, PERM_RW)
+            props.pop(PROPERTY_DELAY_TIME_LEVEL, None)
+            log.info("message for %s reached %d reconsume times, moved to %s", topic, reconsume, dlq.topic_name)
+            return dlq, 0
+        return tc, None
+
+    # -- the send -----------------------------------------------------------------------------
+
+    async def _send(self, ctx: ChannelContext, request: RemotingCommand, header: SendMessageRequestHeader) -> RemotingCommand:
+        topic = self._check_topic_name(header)
+        if header.batch:
+            return await self._send_batch(ctx, request, header, topic)
+        broker = self.broker
+        self._check_body_size(len(request.body))
+        props = string_to_properties(header.properties)
+        if props.get(PROPERTY_TRANSACTION_PREPARED, "").lower() == "true" or (header.sys_flag & TRANSACTION_TYPE_MASK) == TRANSACTION_PREPARED_TYPE:
+            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] does not accept transaction messages")
+        _retry_counts_from_properties(header, props)
+        self._stored_properties(dict(props), broker.config.cluster_name)  # size check before any change
+        tc = self._get_or_create_topic(ctx, topic, header)
+        tc, forced_queue = self._handle_retry_and_dlq(request, header, tc, props)
+        queue_id = forced_queue if forced_queue is not None else self._pick_queue(tc, header.queue_id)
+        sys_flag = header.sys_flag
+        if tc.topic_filter_type == "MULTI_TAG":
+            sys_flag |= MULTI_TAGS_FLAG
+        props_text, wait = self._stored_properties(props, broker.config.cluster_name)
+        msg = MessageExtBrokerInner(
+            topic=tc.topic_name,
+            queue_id=queue_id,
+            body=request.body,
+            properties=string_to_properties(props_text),
+            flag=header.flag,
+            sys_flag=sys_flag,
+            born_timestamp=header.born_timestamp,
+            born_host=ctx.remote_addr,
+            reconsume_times=header.reconsume_times or 0,
+            properties_string=props_text,
+            wait_store_msg_ok=wait,
+        )
+        if broker.schedule_message_service is not None:
+            msg = broker.schedule_message_service.transform(msg)
+        result = await broker.store.put_message(msg)
+        return self._put_response(request, result, queue_id)
+
+    async def _send_batch(self, ctx: ChannelContext, request: RemotingCommand, header: SendMessageRequestHeader, topic: str) -> RemotingCommand:
+        broker = self.broker
+        if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch cannot be sent to a retry topic")
+        self._check_body_size(len(request.body))
+        props = string_to_properties(header.properties)
+        if props.get(PROPERTY_TRANSACTION_PREPARED, "").lower() == "true":
+            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] does not accept transaction messages")
+        batch_props_text, wait = self._stored_properties(props, broker.config.cluster_name)
+        batch_props_size = len(batch_props_text.encode("utf-8")) + 1  # appended after a separator
+        count = 0
+        try:
+            for _flag, body, props_text in iter_batch_body(request.body):
+                self._check_body_size(len(body))
+                if string_to_properties(props_text).get(PROPERTY_DELAY_TIME_LEVEL, "0") not in ("", "0"):
+                    raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch message cannot carry a delay level")
+                size = len(props_text.encode("utf-8")) + batch_props_size
+                if size > MAX_PROPERTIES_SIZE:
+                    raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"message {count} of the batch has {size} bytes of properties, more than {MAX_PROPERTIES_SIZE}")
+                count += 1
+        except RecordFormatError as exc:
+            raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"the batch body is malformed: {exc}") from None
+        if count == 0:
+            raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "the batch body holds no message")
+        tc = self._get_or_create_topic(ctx, topic, header)
+        queue_id = self._pick_queue(tc, header.queue_id)
+        sys_flag = header.sys_flag | (MULTI_TAGS_FLAG if tc.topic_filter_type == "MULTI_TAG" else 0)
+        batch = MessageExtBatch(
+            topic=tc.topic_name,
+            queue_id=queue_id,
+            body=request.body,
+            properties=props,
+            sys_flag=sys_flag,
+            born_timestamp=header.born_timestamp,
+            born_host=ctx.remote_addr,
+            reconsume_times=header.reconsume_times or 0,
+            wait_store_msg_ok=wait,
+        )
+        result = await broker.store.put_messages(batch)
+        return self._put_response(request, result, queue_id)
+
+    def _put_response(self, request: RemotingCommand, result: PutMessageResult, queue_id: int) -> RemotingCommand:
+        code, remark = _PUT_STATUS_CODES.get(result.status, (ResponseCode.SYSTEM_ERROR, str(result.status)))
+        ext = self._response_ext()
+        if code in (ResponseCode.SUCCESS, ResponseCode.FLUSH_DISK_TIMEOUT):
+            self.broker.broker_stats.inc_put(max(result.msg_num, 1), result.wrote_bytes)
+            ext.update({"msgId": result.msg_id, "queueId": queue_id, "queueOffset": result.queue_offset})
+        else:
+            self.broker.broker_stats.inc_put_failed()
+            log.warning("store refused a message: %s", result.status)
+        return request.response(code, remark, ext)
+
+
+def _retry_counts_from_properties(header: SendMessageRequestHeader, props: dict[str, str]) -> None:
+    """Take RECONSUME_TIME / MAX_RECONSUME_TIMES properties when the header lacks the counts.
+
+    Java producers move them into header fields ``j``/``l``; some clients only set the properties.
+    """
+    try:
+        if header.reconsume_times is None:
+            header.reconsume_times = int(props.get(PROPERTY_RECONSUME_TIME, "0"))
+        if header.max_reconsume_times is None and PROPERTY_MAX_RECONSUME_TIMES in props:
+            header.max_reconsume_times = int(props[PROPERTY_MAX_RECONSUME_TIMES])
+    except ValueError:
+        raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "RECONSUME_TIME / MAX_RECONSUME_TIMES properties are not numbers") from None

@@ -1,0 +1,117 @@
+"""Command line of the broker: ``python -m brokers.engine broker --name N --store-dir DIR ...``.
+
+Prints one line containing ``ready`` once it listens and has registered; SIGINT/SIGTERM stop
+it cleanly (configs written, store flushed, abort file removed). Exit codes: 0 after a clean
+stop, 2 for bad arguments, 1 when the broker cannot start (port in use, store locked, ...).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+
+from brokers.engine.broker.config import BrokerConfig, BrokerConfigError, parse_namesrv_addrs
+from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
+from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
+
+EXIT_OK = 0
+EXIT_START_FAILED = 1
+EXIT_USAGE = 2
+
+
+def build_arg_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m brokers.engine broker",
+        description="Run a RocketMQ 4.x-compatible broker (master) that registers with the given name servers.",
+    )
+    parser.add_argument("--name", required=True, help="broker name, e.g. broker-a")
+    parser.add_argument("--store-dir", required=True, help="directory of the commit log, queues and config files")
+    parser.add_argument("--port", type=int, default=DEFAULT_BROKER_PORT, help=f"listen port (default {DEFAULT_BROKER_PORT}; 0 = any free port)")
+    parser.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
+    parser.add_argument("--broker-ip", default=None, help="address advertised to clients (default: the listen address)")
+    parser.add_argument(
+        "--namesrv",
+        default=os.environ.get("NAMESRV_ADDR"),
+        help="name servers, HOST:PORT[;HOST:PORT...] (default: $NAMESRV_ADDR)",
+    )
+    parser.add_argument("--cluster", default=DEFAULT_CLUSTER, help=f"cluster name (default {DEFAULT_CLUSTER})")
+    parser.add_argument("--flush", choices=("sync", "async"), default="async", help="disk flush: sync (group commit) or async (default)")
+    parser.add_argument("--auto-create-topic", action="store_true", help="create unknown topics on first send (RocketMQ's TBW102 template)")
+    parser.add_argument("--commitlog-file-size", type=int, default=None, metavar="BYTES", help="commit log segment size (default 1 GiB)")
+    parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="log level (default INFO)")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> BrokerConfig:
+    """Build a BrokerConfig from parsed flags; raises BrokerConfigError/ValueError on bad values."""
+    if not 0 <= args.port <= 65535:
+        raise BrokerConfigError(f"--port {args.port} is outside 0..65535")
+    store_kwargs: dict = {
+        "store_dir": os.path.abspath(args.store_dir),
+        "flush_disk_type": SYNC_FLUSH if args.flush == "sync" else ASYNC_FLUSH,
+    }
+    if args.commitlog_file_size is not None:
+        store_kwargs["commitlog_file_size"] = args.commitlog_file_size
+    return BrokerConfig(
+        broker_name=args.name,
+        cluster_name=args.cluster,
+        listen_host=args.host,
+        listen_port=args.port,
+        broker_ip=args.broker_ip,
+        namesrv_addrs=parse_namesrv_addrs(args.namesrv),
+        auto_create_topic_enable=args.auto_create_topic,
+        store=StoreConfig(**store_kwargs),
+    )
+
+
+async def serve(config: BrokerConfig, *, ready_line: bool = True) -> int:
+    """Run a broker until SIGINT/SIGTERM; return the exit code."""
+    from brokers.engine.broker.controller import BrokerController
+
+    controller = BrokerController(config)
+    try:
+        await controller.start()
+    except Exception as exc:
+        print(f"error: broker {config.broker_name} could not start: {exc}", file=sys.stderr, flush=True)
+        return EXIT_START_FAILED
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):
+            pass
+    registered = [r.namesrv_addr for r in controller.last_register_results if r.ok]
+    if ready_line:
+        print(
+            f"broker {config.broker_name} ready at {controller.addr} (cluster {config.cluster_name}, "
+            f"store {config.store.store_dir}, name servers registered: {', '.join(registered) or 'none'})",
+            flush=True,
+        )
+    try:
+        await stop.wait()
+    finally:
+        await controller.stop()
+    print(f"broker {config.broker_name} stopped", flush=True)
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_arg_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse printed usage or help
+        return EXIT_OK if exc.code in (0, None) else EXIT_USAGE
+    try:
+        config = config_from_args(args)
+    except (BrokerConfigError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return asyncio.run(serve(config))
+    except KeyboardInterrupt:
+        return EXIT_OK
