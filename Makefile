@@ -4,8 +4,6 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
-# System packages the stack needs: redis-server (Celery broker, benchmarks), a JRE for Spark.
-APT_PACKAGES := redis-server default-jre-headless
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test setup system venv migrate clean-var bench
@@ -15,6 +13,7 @@ run: setup
 	$(PY) manage.py run_embedded
 
 test: setup
+	@$(MAKE) --no-print-directory system NEED_BROWSER=1
 	$(PY) -m pytest -q
 
 setup: system venv migrate
@@ -27,11 +26,13 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
-# Install what is missing, only what is missing (apt-get update once, then install).
+# Install what is missing, only what is missing: redis-server (Celery broker, benchmarks), a JRE
+# for Spark, and for the browser tests Debian's chromium (driven by Playwright).
 system:
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
+	if [ -n "$(NEED_BROWSER)" ]; then command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; fi; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \

@@ -1,0 +1,35 @@
+"""``python manage.py mqadmin SUBCOMMAND``: RocketMQ's mqadmin, against the tier's name servers.
+
+Subcommand names and flags are mqadmin's (``-n`` name server address, default
+``settings.MQ["NAMESRV_ADDR"]``); see ``console/mqadmin/subcommands.py``. Bad arguments and
+failures print a clear error and exit non-zero.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from brokers.engine.client.admin import parse_namesrv_addrs
+from console.mqadmin.subcommands import SUBCOMMANDS, Context, run_subcommand
+
+
+class Command(BaseCommand):
+    help = "RocketMQ mqadmin subcommands (clusterList, topicList, updateTopic, ...) against the name servers."
+
+    def add_arguments(self, parser) -> None:
+        sub = parser.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", required=True,
+                                    help=", ".join(SUBCOMMANDS))
+        for name, cmd in SUBCOMMANDS.items():
+            p = sub.add_parser(name, help=cmd.help, description=cmd.help)
+            p.add_argument("-n", "--namesrvAddr", dest="namesrv_addr", default=None,
+                           help="name server address(es), ';'-separated (default: settings.MQ NAMESRV_ADDR)")
+            cmd.add_arguments(p)
+
+    def handle(self, *args, subcommand: str, namesrv_addr: str | None = None, **options) -> None:
+        addr = namesrv_addr or settings.MQ["NAMESRV_ADDR"]
+        try:
+            parse_namesrv_addrs(addr)
+        except ValueError as exc:
+            raise CommandError(f"bad -n: {exc}") from None
+        ctx = Context(addr, float(settings.MQ.get("ADMIN_TIMEOUT_S", 3.0)), self.stdout.write)
+        run_subcommand(subcommand, options, ctx)

@@ -1,0 +1,58 @@
+"""argparse types for the mqadmin flags: each rejects a bad value with a message naming the rule."""
+from __future__ import annotations
+
+import argparse
+
+from brokers.engine.common.validation import validate_group, validate_topic
+
+
+
+def topic_name(value: str) -> str:
+    try:
+        return validate_topic(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"illegal topic name: {exc}") from None
+
+
+def group_name(value: str) -> str:
+    try:
+        return validate_group(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"illegal group name: {exc}") from None
+
+
+def queue_nums(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"queue number {value!r} is not an integer") from None
+    if not 1 <= number <= 1024:
+        raise argparse.ArgumentTypeError(f"queue number {number} is outside 1..1024")
+    return number
+
+
+def perm_value(value: str) -> int:
+    try:
+        perm = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"perm {value!r} is not an integer (2 = W, 4 = R, 6 = RW)") from None
+    if not 0 <= perm <= 7:
+        raise argparse.ArgumentTypeError(f"perm {perm} is outside 0..7 (2 = W, 4 = R, 6 = RW)")
+    return perm
+
+
+def bool_value(value: str) -> bool:
+    text = value.strip().lower()
+    if text not in ("true", "false"):
+        raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+    return text == "true"
+
+
+def non_negative(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{number} is negative")
+    return number

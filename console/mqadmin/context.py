@@ -1,0 +1,39 @@
+"""The context a subcommand runs in: the name server address, the clients (made on first use), output."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property
+
+from brokers.engine.client.admin import BlockingMQAdminClient
+from brokers.engine.client.simple import PullClient, SimpleProducer
+
+
+class Context:
+    """What a subcommand runs with: the name server address, the clients (made on first use), output."""
+
+    def __init__(self, namesrv_addr: str, timeout_s: float, write: Callable[[str], None]) -> None:
+        self.namesrv_addr = namesrv_addr
+        self.timeout_s = timeout_s
+        self.write = write
+        self._closers: list[Callable[[], None]] = []
+
+    @cached_property
+    def admin(self) -> BlockingMQAdminClient:
+        client = BlockingMQAdminClient(self.namesrv_addr, timeout_s=self.timeout_s)
+        self._closers.append(client.close)
+        return client
+
+    def producer(self, group: str) -> SimpleProducer:
+        client = SimpleProducer(self.namesrv_addr, group, timeout_s=self.timeout_s, heartbeat_interval_s=None)
+        self._closers.append(client.close)
+        return client
+
+    def puller(self, group: str) -> PullClient:
+        client = PullClient(self.namesrv_addr, group, timeout_s=self.timeout_s, heartbeat_interval_s=None)
+        self._closers.append(client.close)
+        return client
+
+    def close(self) -> None:
+        for close in reversed(self._closers):
+            close()
+        self._closers.clear()
