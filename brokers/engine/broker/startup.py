@@ -41,6 +41,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--flush", choices=("sync", "async"), default="async", help="disk flush: sync (group commit) or async (default)")
     parser.add_argument("--auto-create-topic", action="store_true", help="create unknown topics on first send (RocketMQ's TBW102 template)")
     parser.add_argument("--commitlog-file-size", type=int, default=None, metavar="BYTES", help="commit log segment size (default 1 GiB)")
+    parser.add_argument("--register-interval", type=float, default=30.0, metavar="SECONDS",
+                        help="seconds between registrations with the name servers (default 30, as RocketMQ)")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="log level (default INFO)")
     return parser
 
@@ -53,6 +55,8 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         "store_dir": os.path.abspath(args.store_dir),
         "flush_disk_type": SYNC_FLUSH if args.flush == "sync" else ASYNC_FLUSH,
     }
+    if not args.register_interval > 0:
+        raise BrokerConfigError(f"--register-interval must be positive, got {args.register_interval}")
     if args.commitlog_file_size is not None:
         store_kwargs["commitlog_file_size"] = args.commitlog_file_size
     return BrokerConfig(
@@ -63,6 +67,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         broker_ip=args.broker_ip,
         namesrv_addrs=parse_namesrv_addrs(args.namesrv),
         auto_create_topic_enable=args.auto_create_topic,
+        register_interval_s=args.register_interval,
         store=StoreConfig(**store_kwargs),
     )
 
