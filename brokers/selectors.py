@@ -31,6 +31,14 @@ class BrokerOverview:
     error: str = ""
 
 
+def _percent(ratio: str) -> str:
+    """Render a 0..1 ratio string as a percentage; pass anything else through."""
+    try:
+        return f"{float(ratio) * 100:.1f} %"
+    except ValueError:
+        return ratio
+
+
 def broker_overview() -> BrokerOverview:
     """Return the live brokers the name servers know, each with its runtime figures.
 
@@ -61,7 +69,7 @@ def broker_overview() -> BrokerOverview:
                 boot_timestamp=rt.get("bootTimestamp", ""),
                 msg_put_total_today=rt.get("msgPutTotalTodayNow", ""),
                 msg_get_total_today=rt.get("msgGetTotalTodayNow", ""),
-                commit_log_disk_ratio=rt.get("commitLogDiskRatio", ""),
+                commit_log_disk_ratio=_percent(rt.get("commitLogDiskRatio", "")),
                 error=error,
             )
         )
