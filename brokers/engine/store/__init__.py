@@ -1,0 +1,26 @@
+"""The broker's store: commit log segments, consume queues, key index, checkpoint, recovery and
+flushing, behind the :class:`MessageStore` facade (see docs/engine-internals.md, ``store``)."""
+from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
+from brokers.engine.store.errors import StoreCorruptionError, StoreError, StoreLockedError, StoreNotOpenError
+from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
+from brokers.engine.store.message_store import MessageStore
+from brokers.engine.store.recovery import RecoveryReport
+from brokers.engine.store.results import GetMessageResult, GetMessageStatus, PutMessageResult, PutMessageStatus
+
+__all__ = [
+    "ASYNC_FLUSH",
+    "SYNC_FLUSH",
+    "GetMessageResult",
+    "GetMessageStatus",
+    "MessageExtBatch",
+    "MessageExtBrokerInner",
+    "MessageStore",
+    "PutMessageResult",
+    "PutMessageStatus",
+    "RecoveryReport",
+    "StoreConfig",
+    "StoreCorruptionError",
+    "StoreError",
+    "StoreLockedError",
+    "StoreNotOpenError",
+]

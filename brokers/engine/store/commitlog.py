@@ -1,0 +1,251 @@
+"""CommitLog: every message of every topic, appended to fixed-size segment files.
+
+Segments are named by their start offset (20 digits) and hold records back to back (layout in
+``brokers.engine.common.message_codec``); a record's PHYSICALOFFSET is the segment start plus its
+position. A record never spans segments: when a record and an 8-byte blank marker do not both
+fit in what is left of a segment, the blank marker (TOTALSIZE = bytes left, MAGICCODE =
+0xCBD43194) claims the rest and the record goes to the start of the next segment (reference §6.2).
+
+Writers hold :attr:`CommitLog.lock` while they reserve space, write and :meth:`advance`; the flush
+thread takes it only to snapshot how far to flush.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import struct
+import threading
+
+from brokers.engine.common.message_codec import (
+    BORNHOST_V6_FLAG,
+    END_FILE_MIN_BLANK_LENGTH,
+    MESSAGE_MAGIC_CODE,
+    write_blank_marker,
+)
+from brokers.engine.store.errors import StoreCorruptionError, StoreError
+from brokers.engine.store.mapped_file import MappedFile, offset_to_file_name, parse_file_name
+
+log = logging.getLogger(__name__)
+
+_PREFIX = struct.Struct(">iI")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_SYSFLAG_POS = 36  # SYSFLAG's position in a record
+_BORN_HOST_POS = 48  # BORNHOST's position; STORETIMESTAMP follows it
+
+
+class CreateMappedFileError(StoreError):
+    """A new segment could not be created (disk full, permissions)."""
+
+
+class RecordTooLargeError(StoreError):
+    """A record (or batch) cannot fit in one segment even when it is empty."""
+
+
+class CommitLog:
+    def __init__(self, directory: str, file_size: int) -> None:
+        self.directory = directory
+        self.file_size = file_size
+        self.lock = threading.Lock()  # the put lock: reserve, write, advance, dispatch
+        self._flush_lock = threading.Lock()  # one flush at a time (flush thread, close, tools)
+        self.files: list[MappedFile] = []
+        self._max_offset = 0  # end of the last record = where the next one goes
+        self._flushed_where = 0
+        self.last_store_timestamp = 0  # store time of the last appended record
+        self.flushed_store_timestamp = 0  # store time of the last record known on disk
+
+    # --- opening and recovery -------------------------------------------------------------
+
+    def load(self) -> None:
+        """Map every segment; check names, sizes and that the segments are contiguous."""
+        os.makedirs(self.directory, exist_ok=True)
+        self.files = []
+        self._max_offset = self._flushed_where = 0
+        starts = []
+        for name in os.listdir(self.directory):
+            start = parse_file_name(name)
+            if start is None:
+                log.warning("ignoring %s in the commit log directory", os.path.join(self.directory, name))
+                continue
+            starts.append(start)
+        starts.sort()
+        for i, start in enumerate(starts):
+            path = os.path.join(self.directory, offset_to_file_name(start))
+            expected = starts[0] + i * self.file_size
+            if start % self.file_size or start != expected:
+                raise StoreCorruptionError(
+                    f"commit log segment {path} does not follow the previous one (expected a "
+                    f"segment starting at {expected} with {self.file_size}-byte segments)",
+                    path=path, offset=expected)
+            if i < len(starts) - 1 and os.path.getsize(path) != self.file_size:
+                raise StoreCorruptionError(
+                    f"commit log segment {path} is {os.path.getsize(path)} bytes, expected "
+                    f"{self.file_size}", path=path, offset=start)
+            mf = MappedFile(path, start, self.file_size, preallocate=True)
+            mf.wrote_position = mf.flushed_position = self.file_size
+            self.files.append(mf)
+        if self.files:
+            self._max_offset = self._flushed_where = self.files[-1].file_end_offset
+
+    def segment_start(self, offset: int) -> int:
+        return offset - offset % self.file_size
+
+    def set_end(self, end: int) -> int:
+        """Make ``end`` the end of the log after recovery: zero what follows it in its segment,
+        delete later segments. Return the number of bytes that were cut off."""
+        cut = 0
+        keep: list[MappedFile] = []
+        for mf in self.files:
+            if mf.file_from_offset >= end:
+                if not mf.is_zero_from(0, 1 << 16):
+                    cut += self.file_size
+                log.warning("deleting commit log segment %s past the recovered end %d", mf.path, end)
+                mf.destroy()
+                continue
+            if mf.file_end_offset > end:
+                cut += mf.zero_from(end - mf.file_from_offset)
+                mf.wrote_position = end - mf.file_from_offset
+            else:
+                mf.wrote_position = self.file_size
+            mf.flushed_position = mf.wrote_position
+            keep.append(mf)
+        self.files = keep
+        self._max_offset = self._flushed_where = end
+        return cut
+
+    def mark_unflushed_from(self, offset: int) -> None:
+        """Have the next flush sync segments from ``offset`` on (after a crash, bytes the dead
+        process left in the page cache may not be on disk yet)."""
+        self._flushed_where = min(self._flushed_where, max(offset, self.min_offset))
+
+    # --- appending ------------------------------------------------------------------------
+
+    @property
+    def max_offset(self) -> int:
+        return self._max_offset
+
+    @property
+    def min_offset(self) -> int:
+        return self.files[0].file_from_offset if self.files else self._max_offset
+
+    @property
+    def flushed_where(self) -> int:
+        return self._flushed_where
+
+    def _create_file(self, start: int) -> MappedFile:
+        path = os.path.join(self.directory, offset_to_file_name(start))
+        try:
+            mf = MappedFile(path, start, self.file_size, create=not os.path.exists(path), preallocate=True)
+        except OSError as exc:
+            raise CreateMappedFileError(f"cannot create commit log segment {path}: {exc}") from exc
+        self.files.append(mf)
+        return mf
+
+    def reserve(self, size: int) -> tuple[MappedFile, int]:
+        """Return (segment, position) where ``size`` bytes of records go; roll over as needed.
+
+        Call with :attr:`lock` held, write the records, then call :meth:`advance`.
+        """
+        fs = self.file_size
+        if size + END_FILE_MIN_BLANK_LENGTH > fs:
+            raise RecordTooLargeError(f"{size} bytes of records do not fit a {fs}-byte segment")
+        off = self._max_offset
+        mf = self.files[-1] if self.files else None
+        if mf is None or off >= mf.file_end_offset:
+            mf = self._create_file(off - off % fs)
+        pos = off - mf.file_from_offset
+        if size + END_FILE_MIN_BLANK_LENGTH > fs - pos:
+            write_blank_marker(mf.mm, pos, fs - pos)
+            mf.wrote_position = fs
+            self._max_offset = mf.file_end_offset
+            mf = self._create_file(self._max_offset)
+            pos = 0
+        return mf, pos
+
+    def advance(self, mf: MappedFile, end_pos: int, store_timestamp: int) -> None:
+        """Publish records written up to ``end_pos`` of ``mf`` (call with :attr:`lock` held)."""
+        mf.wrote_position = end_pos
+        self._max_offset = mf.file_from_offset + end_pos
+        self.last_store_timestamp = store_timestamp
+
+    # --- reading --------------------------------------------------------------------------
+
+    def find_file(self, offset: int) -> MappedFile | None:
+        files = self.files
+        if not files:
+            return None
+        idx = (offset - files[0].file_from_offset) // self.file_size
+        if 0 <= idx < len(files):
+            return files[idx]
+        return None
+
+    def read(self, offset: int, size: int) -> bytes | None:
+        """Return ``size`` bytes at physical ``offset``, or None outside the written log."""
+        if size <= 0 or offset < self.min_offset or offset + size > self._max_offset:
+            return None
+        mf = self.find_file(offset)
+        if mf is None:
+            return None
+        pos = offset - mf.file_from_offset
+        if pos + size > self.file_size:
+            return None
+        try:
+            return mf.mm[pos : pos + size]
+        except ValueError:  # unmapped by close() under us
+            return None
+
+    def read_record(self, offset: int) -> bytes | None:
+        """Return the whole record starting at ``offset``, or None when no record starts there."""
+        head = self.read(offset, 8)
+        if head is None:
+            return None
+        size, magic = _PREFIX.unpack(head)
+        if magic != MESSAGE_MAGIC_CODE or size < 8:
+            return None
+        record = self.read(offset, size)
+        if record is None or _I64.unpack_from(record, 28)[0] != offset:
+            return None
+        return record
+
+    def read_store_timestamp(self, offset: int) -> int:
+        """Return the STORETIMESTAMP of the record at ``offset`` (-1 when unreadable)."""
+        head = self.read(offset, _BORN_HOST_POS + 20 + 8)
+        if head is None:
+            head = self.read(offset, _BORN_HOST_POS + 8 + 8)
+            if head is None:
+                return -1
+        (sys_flag,) = _I32.unpack_from(head, _SYSFLAG_POS)
+        at = _BORN_HOST_POS + (20 if sys_flag & BORNHOST_V6_FLAG else 8)
+        if at + 8 > len(head):
+            return -1
+        return _I64.unpack_from(head, at)[0]
+
+    # --- flushing -------------------------------------------------------------------------
+
+    def flush(self) -> int:
+        """fdatasync every segment written since the last flush; return how many syncs ran."""
+        with self._flush_lock:
+            with self.lock:
+                target = self._max_offset
+                stamp = self.last_store_timestamp
+                start = self._flushed_where
+                files = self.files
+                if target <= start or not files:
+                    return 0
+                first = files[0].file_from_offset
+                lo = max(0, (start - first) // self.file_size)
+                hi = min(len(files) - 1, (target - 1 - first) // self.file_size)
+                dirty = [(mf, mf.wrote_position) for mf in files[lo : hi + 1]]
+            syncs = 0
+            for mf, wrote in dirty:
+                mf.flush()
+                mf.flushed_position = wrote
+                syncs += 1
+            self._flushed_where = target
+            self.flushed_store_timestamp = stamp
+            return syncs
+
+    def close(self) -> None:
+        for mf in self.files:
+            mf.close()
+        self.files = []

@@ -1,0 +1,284 @@
+"""ConsumeQueue: the per (topic, queue id) index of the commit log that consumers read.
+
+Unit *i* (20 bytes) describes logical offset *i*::
+
+    offset size  field
+    0      8     commit log offset of the record
+    8      4     record size (TOTALSIZE)
+    12     8     tag hash code (or the delivery time for SCHEDULE_TOPIC_XXXX)
+
+Files hold ``units_per_file`` units and are named by the byte offset (logical offset x 20) of
+their first unit, 20 digits, under ``consumequeue/<topic>/<queue id>/``. A unit with size 0 is
+unwritten (files are preallocated with zeros); a filler unit (offset 0, size 0x7FFFFFFF) pads a
+queue whose first units are missing and is skipped by readers.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import struct
+import threading
+
+from brokers.engine.store.errors import StoreCorruptionError
+from brokers.engine.store.mapped_file import MappedFile, offset_to_file_name, parse_file_name
+
+log = logging.getLogger(__name__)
+
+CQ_STORE_UNIT_SIZE = 20
+UNIT = struct.Struct(">qiq")
+assert UNIT.size == CQ_STORE_UNIT_SIZE
+FILLER_SIZE = 0x7FFFFFFF  # size field of a filler unit
+
+Unit = tuple[int, int, int]  # (commit log offset, size, tag code)
+
+
+class ConsumeQueue:
+    def __init__(self, topic: str, queue_id: int, directory: str, units_per_file: int) -> None:
+        self.topic = topic
+        self.queue_id = queue_id
+        self.directory = directory
+        self.file_size = units_per_file * CQ_STORE_UNIT_SIZE
+        self.files: list[MappedFile] = []
+        self.max_offset = 0  # logical offset the next unit gets
+        self.min_offset = 0
+        self.max_phys_end = 0  # commit log offset just past the record of the last unit
+        self.damaged = False  # load found bytes after the first unwritten unit
+        self._flushed_offset = 0
+
+    # --- loading --------------------------------------------------------------------------
+
+    def load(self, check_window: int = 0) -> None:
+        """Map the queue's files and find where its units end.
+
+        Units are found by binary search for the first unwritten one. With ``check_window`` > 0
+        (after a crash) that many bytes after it are checked for data, which reveals holes
+        left by lost pages; the queue is then cut at the first unwritten unit and marked damaged.
+        """
+        if not os.path.isdir(self.directory):
+            return
+        starts = sorted(s for s in (parse_file_name(n) for n in os.listdir(self.directory)) if s is not None)
+        for i, start in enumerate(starts):
+            path = os.path.join(self.directory, offset_to_file_name(start))
+            expected = starts[0] + i * self.file_size
+            if start % self.file_size or start != expected:
+                raise StoreCorruptionError(
+                    f"consume queue file {path} does not follow the previous one (expected one "
+                    f"starting at byte offset {expected})", path=path, offset=expected)
+            mf = MappedFile(path, start, self.file_size)
+            mf.wrote_position = mf.flushed_position = self.file_size
+            self.files.append(mf)
+        if not self.files:
+            return
+        self.min_offset = self.files[0].file_from_offset // CQ_STORE_UNIT_SIZE
+        units = self.file_size // CQ_STORE_UNIT_SIZE
+        while (check_window and len(self.files) > 1 and self._first_unwritten(self.files[-1]) == 0
+               and self.files[-1].is_zero_from(0, check_window) and self._unit_size(self.files[-2], units - 1) == 0):
+            # An empty last file after a file that is not full: units were lost at the end of the
+            # previous file, so its end is the queue's end.
+            self.damaged = True
+            self.files.pop().destroy()
+        last = self.files[-1]
+        end = self._first_unwritten(last)
+        if check_window and not last.is_zero_from(end * CQ_STORE_UNIT_SIZE, check_window):
+            # A hole (pages lost in a crash) or garbage: trust only the units before the first
+            # unwritten one; recovery re-dispatches the rest from the commit log.
+            self.damaged = True
+            end = self._first_unwritten_linear(last)
+            last.zero_from(end * CQ_STORE_UNIT_SIZE)
+            log.warning("consume queue %s: bytes after the first unwritten unit %d; cut there",
+                        last.path, end)
+        last.wrote_position = last.flushed_position = end * CQ_STORE_UNIT_SIZE
+        self.max_offset = (last.file_from_offset + last.wrote_position) // CQ_STORE_UNIT_SIZE
+        self._flushed_offset = self.max_offset
+        self._refresh_max_phys_end()
+
+    def _unit_size(self, mf: MappedFile, idx: int) -> int:
+        return struct.unpack_from(">i", mf.mm, idx * CQ_STORE_UNIT_SIZE + 8)[0]
+
+    def _first_unwritten(self, mf: MappedFile) -> int:
+        """Binary search for the first unit with size 0, assuming units are written in order."""
+        lo, hi = 0, self.file_size // CQ_STORE_UNIT_SIZE
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._unit_size(mf, mid) != 0:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def _first_unwritten_linear(self, mf: MappedFile) -> int:
+        for idx, (_phys, size, _tag) in enumerate(UNIT.iter_unpack(mf.mm[: self.file_size])):
+            if size <= 0:
+                return idx
+        return self.file_size // CQ_STORE_UNIT_SIZE
+
+    def _refresh_max_phys_end(self) -> None:
+        self.max_phys_end = 0
+        offset = self.max_offset - 1
+        while offset >= self.min_offset:
+            phys, size, _tag = self.get_unit(offset) or (0, 0, 0)
+            if 0 < size != FILLER_SIZE:
+                self.max_phys_end = phys + size
+                return
+            offset -= 1
+
+    # --- writing --------------------------------------------------------------------------
+
+    def _file_for_append(self, byte_off: int) -> MappedFile:
+        mf = self.files[-1] if self.files else None
+        if mf is not None and byte_off < mf.file_end_offset:
+            return mf
+        start = byte_off - byte_off % self.file_size
+        os.makedirs(self.directory, exist_ok=True)
+        path = os.path.join(self.directory, offset_to_file_name(start))
+        mf = MappedFile(path, start, self.file_size, create=not os.path.exists(path))
+        if not self.files:
+            self.min_offset = start // CQ_STORE_UNIT_SIZE
+            self.max_offset = self.min_offset
+            self._flushed_offset = self.max_offset
+        self.files.append(mf)
+        return mf
+
+    def put(self, phys: int, size: int, tags_code: int) -> None:
+        """Append the unit for logical offset ``max_offset`` (the caller assigned it)."""
+        byte_off = self.max_offset * CQ_STORE_UNIT_SIZE
+        mf = self._file_for_append(byte_off)
+        pos = byte_off - mf.file_from_offset
+        UNIT.pack_into(mf.mm, pos, phys, size, tags_code)
+        mf.wrote_position = pos + CQ_STORE_UNIT_SIZE
+        self.max_offset += 1
+        if size != FILLER_SIZE:
+            self.max_phys_end = phys + size
+
+    def put_recovered(self, phys: int, size: int, tags_code: int, queue_offset: int) -> bool:
+        """Put a unit rebuilt from the commit log at ``queue_offset``; return whether it was written.
+
+        A unit the queue already holds is skipped; a gap (units lost before the recovery
+        window) is padded with filler units so logical offsets stay aligned.
+        """
+        if phys < self.max_phys_end or queue_offset < self.max_offset:
+            return False
+        if queue_offset > self.max_offset:
+            if not self.files:
+                start = (queue_offset * CQ_STORE_UNIT_SIZE) // self.file_size * self.file_size
+                self._file_for_append(start)
+            if queue_offset > self.max_offset:
+                log.warning("consume queue %s-%d: padding logical offsets %d..%d with filler units",
+                            self.topic, self.queue_id, self.max_offset, queue_offset - 1)
+            while self.max_offset < queue_offset:
+                self.put(0, FILLER_SIZE, 0)
+        self.put(phys, size, tags_code)
+        return True
+
+    def truncate_dirty(self, phys_end: int) -> int:
+        """Drop units whose record ends past ``phys_end`` (the recovered commit log end)."""
+        lo, hi = self.min_offset, self.max_offset
+        while lo < hi:  # first unit whose record is (partly) past phys_end
+            mid = (lo + hi) // 2
+            phys, size, _tag = self.get_unit(mid) or (0, 0, 0)
+            if size != FILLER_SIZE and phys + size > phys_end:
+                hi = mid
+            else:
+                lo = mid + 1
+        removed = self.max_offset - lo
+        if removed <= 0:
+            return 0
+        byte_end = lo * CQ_STORE_UNIT_SIZE
+        keep: list[MappedFile] = []
+        for i, mf in enumerate(self.files):
+            if mf.file_from_offset >= byte_end and i > 0:
+                mf.destroy()
+                continue
+            if mf.file_end_offset > byte_end:
+                mf.zero_from(max(0, byte_end - mf.file_from_offset))
+                mf.wrote_position = max(0, byte_end - mf.file_from_offset)
+            mf.flushed_position = mf.wrote_position
+            keep.append(mf)
+        self.files = keep
+        self.max_offset = lo
+        self._flushed_offset = min(self._flushed_offset, lo)
+        self._refresh_max_phys_end()
+        log.warning("consume queue %s-%d: removed %d units past commit log offset %d",
+                    self.topic, self.queue_id, removed, phys_end)
+        return removed
+
+    # --- reading --------------------------------------------------------------------------
+
+    def _locate(self, offset: int) -> tuple[MappedFile, int] | None:
+        files = self.files
+        if not files or offset < self.min_offset or offset >= self.max_offset:
+            return None
+        byte_off = offset * CQ_STORE_UNIT_SIZE
+        idx = (byte_off - files[0].file_from_offset) // self.file_size
+        if not 0 <= idx < len(files):
+            return None
+        mf = files[idx]
+        return mf, byte_off - mf.file_from_offset
+
+    def get_unit(self, offset: int) -> Unit | None:
+        found = self._locate(offset)
+        if found is None:
+            return None
+        mf, pos = found
+        try:
+            return UNIT.unpack_from(mf.mm, pos)
+        except ValueError:  # unmapped under us (topic deleted)
+            return None
+
+    def read_units(self, offset: int, max_units: int) -> list[Unit]:
+        """Return up to ``max_units`` units from ``offset``, never crossing a file boundary."""
+        found = self._locate(offset)
+        if found is None:
+            return []
+        mf, pos = found
+        end = min(pos + max_units * CQ_STORE_UNIT_SIZE,
+                  (self.max_offset * CQ_STORE_UNIT_SIZE) - mf.file_from_offset, self.file_size)
+        try:
+            data = mf.mm[pos:end]
+        except ValueError:
+            return []
+        return list(UNIT.iter_unpack(data))
+
+    def next_file_offset(self, offset: int) -> int:
+        """Return the logical offset where the file after the one holding ``offset`` starts."""
+        units = self.file_size // CQ_STORE_UNIT_SIZE
+        return offset - offset % units + units
+
+    # --- flushing and removal -------------------------------------------------------------
+
+    def flush(self, lock: threading.Lock) -> int:
+        """fdatasync files with units written since the last flush; return the number of syncs."""
+        with lock:
+            target = self.max_offset
+            start = self._flushed_offset
+            if target <= start or not self.files:
+                return 0
+            first = self.files[0].file_from_offset
+            lo = max(0, (start * CQ_STORE_UNIT_SIZE - first) // self.file_size)
+            hi = min(len(self.files) - 1, ((target * CQ_STORE_UNIT_SIZE) - 1 - first) // self.file_size)
+            dirty = [(mf, mf.wrote_position) for mf in self.files[lo : hi + 1]]
+        for mf, wrote in dirty:
+            try:
+                mf.flush()
+            except FileNotFoundError:  # deleted by delete_topics meanwhile
+                return 0
+            mf.flushed_position = wrote
+        self._flushed_offset = target
+        return len(dirty)
+
+    def mark_unflushed(self) -> None:
+        """Have the next flush sync the last file (after a crash it may hold unsynced units)."""
+        if self.files:
+            self._flushed_offset = min(self._flushed_offset,
+                                       self.files[-1].file_from_offset // CQ_STORE_UNIT_SIZE)
+
+    def close(self) -> None:
+        for mf in self.files:
+            mf.close()
+        self.files = []
+
+    def destroy(self) -> None:
+        """Unmap and delete the queue's files and directory."""
+        self.close()
+        shutil.rmtree(self.directory, ignore_errors=True)

@@ -1,0 +1,157 @@
+"""Flush services: put commit log data on disk, synchronously (group commit) or periodically.
+
+SYNC_FLUSH (RocketMQ's ``GroupCommitService``): a writer appends its record, then submits a
+request "flush up to my record's end" and waits. The flush thread takes *all* pending requests,
+issues one ``fdatasync`` per dirty segment (usually one) covering everything appended so far,
+and then completes every request it covered. Writers arriving while a sync runs queue up and
+share the next one, so N concurrent producers cost far fewer than N syncs, and none hears OK
+before its record is on disk. Asyncio futures are completed through their loop (one
+``call_soon_threadsafe`` per loop per commit); ``concurrent.futures`` ones directly.
+
+ASYNC_FLUSH (``FlushRealTimeService``): the thread flushes every ``flush_interval_commitlog_ms``.
+
+A :class:`PeriodicService` runs other periodic work (consume queues, index, checkpoint).
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from typing import Callable
+
+from brokers.engine.store.commitlog import CommitLog
+
+log = logging.getLogger(__name__)
+
+AnyFuture = asyncio.Future | concurrent.futures.Future
+
+
+def _resolve(items: list[tuple[asyncio.Future, bool]]) -> None:
+    for fut, ok in items:
+        if not fut.done():
+            fut.set_result(ok)
+
+
+class FlushCommitLogService:
+    """The commit log flush thread; ``sync=True`` is group commit, else periodic."""
+
+    def __init__(self, commitlog: CommitLog, *, sync: bool, interval_ms: int,
+                 on_flushed: Callable[[], None] | None = None) -> None:
+        self.commitlog = commitlog
+        self.sync = sync
+        self._interval = interval_ms / 1000.0
+        self._on_flushed = on_flushed
+        self._cond = threading.Condition()
+        self._requests: list[tuple[int, AnyFuture, asyncio.AbstractEventLoop | None]] = []
+        self._stopping = False
+        self._thread = threading.Thread(
+            target=self._run, name="GroupCommitService" if sync else "FlushRealTimeService", daemon=True)
+        # Instrumentation (read by tests and runtime_info).
+        self.fsync_count = 0  # fdatasync calls on commit log segments
+        self.commit_count = 0  # flush rounds that synced something
+        self.requests_completed = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def submit(self, next_offset: int, future: AnyFuture, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Ask for the log to be on disk up to ``next_offset``; ``future`` gets True/False.
+
+        Pass ``loop`` for an asyncio future (it is completed through that loop).
+        """
+        with self._cond:
+            if not self._stopping:
+                self._requests.append((next_offset, future, loop))
+                self._cond.notify()
+                return
+        # Shutting down: the thread may be gone, so flush on the caller's thread.
+        self._complete([(next_offset, future, loop)], self._flush())
+
+    def _flush(self) -> int:
+        """Flush what is appended; return the flushed offset, or -1 when the disk failed."""
+        try:
+            synced = self.commitlog.flush()
+        except OSError:
+            log.exception("commit log flush failed")
+            return -1
+        if synced:
+            self.fsync_count += synced
+            self.commit_count += 1
+            if self._on_flushed is not None:
+                self._on_flushed()
+        return self.commitlog.flushed_where
+
+    def _complete(self, requests: list, flushed: int) -> None:
+        self.requests_completed += len(requests)  # before waking anyone who might read it
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future, bool]]] = {}
+        for next_offset, fut, loop in requests:
+            ok = flushed >= next_offset
+            if loop is None:
+                if not fut.done():
+                    try:
+                        fut.set_result(ok)
+                    except concurrent.futures.InvalidStateError:
+                        pass
+            else:
+                by_loop.setdefault(loop, []).append((fut, ok))
+        for loop, items in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_resolve, items)
+            except RuntimeError:  # the loop is closed; nobody is waiting any more
+                pass
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._requests and not self._stopping:
+                    self._cond.wait(self._interval)
+                requests, self._requests = self._requests, []
+                stopping = self._stopping
+            flushed = self._flush()
+            if requests:
+                target = max(r[0] for r in requests)
+                if 0 <= flushed < target:  # appended after our snapshot? one more round
+                    flushed = self._flush()
+                self._complete(requests, flushed)
+            if stopping:
+                with self._cond:
+                    if not self._requests:
+                        return
+
+    def shutdown(self) -> None:
+        """Stop the thread after a last flush; pending requests are completed."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        if self._thread.is_alive():
+            self._thread.join()
+        with self._cond:
+            leftover, self._requests = self._requests, []
+        if leftover:
+            self._complete(leftover, self._flush())
+
+
+class PeriodicService:
+    """Run ``work`` every ``interval_ms`` on a daemon thread, and once more at shutdown."""
+
+    def __init__(self, name: str, interval_ms: int, work: Callable[[], None]) -> None:
+        self._interval = interval_ms / 1000.0
+        self._work = work
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self._work()
+            except Exception:  # keep flushing; the next round may succeed
+                log.exception("%s failed", self._thread.name)
+
+    def shutdown(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()

@@ -1,0 +1,273 @@
+"""IndexService: find messages by key (each KEYS entry and the UNIQ_KEY) within a time range.
+
+An index file (RocketMQ's ``IndexFile``) is a hash table with chained items, named by its
+creation time ``yyyyMMddHHmmssSSS`` (local time)::
+
+    header (40 bytes)
+      0   8  beginTimestamp    store time of the first indexed message
+      8   8  endTimestamp      store time of the last indexed message
+      16  8  beginPhyOffset
+      24  8  endPhyOffset
+      32  4  hashSlotCount     slots in use
+      36  4  indexCount        next item number; starts at 1 (item 0 is unused)
+    slots: max_index_hash_slots x 4-byte item numbers (0 = empty), at offset 40
+    items: max_index_count x 20 bytes, at offset 40 + slots x 4
+      0   4  key hash          |Java hashCode| of "<topic>#<key>" (0 for Integer.MIN_VALUE)
+      4   8  commit log offset
+      12  4  time diff         (store time - beginTimestamp) // 1000, seconds, clamped to [0, 2^31-1]
+      16  4  previous item     in this slot's chain (0 = end)
+
+A slot holds the newest item of its chain, so a lookup walks from newest to oldest. Hits are hash
+hits: :meth:`MessageStore.query_message` re-checks topic and key on the record.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import struct
+import threading
+import time
+from typing import Callable
+
+from brokers.engine.common.message_codec import java_hash_extend
+from brokers.engine.store.mapped_file import MappedFile
+
+log = logging.getLogger(__name__)
+
+INDEX_HEADER_SIZE = 40
+HASH_SLOT_SIZE = 4
+INDEX_ITEM_SIZE = 20
+_HEADER = struct.Struct(">qqqqii")
+assert _HEADER.size == INDEX_HEADER_SIZE
+_ITEM = struct.Struct(">iqii")
+assert _ITEM.size == INDEX_ITEM_SIZE
+_SLOT = struct.Struct(">i")
+_INVALID_INDEX = 0
+_MAX_TIME_DIFF = 0x7FFFFFFF
+
+
+_PREFIX_HASHES: dict[str, int] = {}  # topic -> unsigned hash of "<topic>#"
+
+
+def key_hash(topic: str, key: str) -> int:
+    """Return the index hash of ``<topic>#<key>``: |Java hashCode|, 0 for Integer.MIN_VALUE.
+
+    >>> key_hash("TopicTest", "KEY1")
+    1656969516
+    """
+    prefix = _PREFIX_HASHES.get(topic)
+    if prefix is None:
+        prefix = java_hash_extend(0, topic + "#")
+        if len(_PREFIX_HASHES) < 100_000:
+            _PREFIX_HASHES[topic] = prefix
+    h = java_hash_extend(prefix, key)
+    if h & 0x80000000:
+        h = (1 << 32) - h  # |negative int|; Integer.MIN_VALUE maps to 2**31, i.e. stays negative
+        if h == 1 << 31:
+            return 0
+    return h
+
+
+class IndexFile:
+    def __init__(self, path: str, slots: int, max_count: int, *, create: bool) -> None:
+        self.path = path
+        self.slots = slots
+        self.max_count = max_count
+        size = INDEX_HEADER_SIZE + slots * HASH_SLOT_SIZE + max_count * INDEX_ITEM_SIZE
+        self.mapped = MappedFile(path, 0, size, create=create)
+        self._items_at = INDEX_HEADER_SIZE + slots * HASH_SLOT_SIZE
+        (self.begin_timestamp, self.end_timestamp, self.begin_phy_offset, self.end_phy_offset,
+         self.hash_slot_count, self.index_count) = _HEADER.unpack_from(self.mapped.mm, 0)
+        if self.index_count <= 0:
+            self.index_count = 1
+            self._write_header()
+        self._dirty = create
+
+    def _write_header(self) -> None:
+        _HEADER.pack_into(self.mapped.mm, 0, self.begin_timestamp, self.end_timestamp,
+                          self.begin_phy_offset, self.end_phy_offset, self.hash_slot_count,
+                          self.index_count)
+
+    def is_full(self) -> bool:
+        return self.index_count >= self.max_count
+
+    def put_keys(self, hashes: list[int], phy_offset: int, store_timestamp: int) -> int:
+        """Index one message under each hash; return how many fitted before the file filled."""
+        mm = self.mapped.mm
+        slots = self.slots
+        items_at = self._items_at
+        begin = self.begin_timestamp
+        if begin <= 0:
+            diff = 0
+        else:
+            diff = min(max((store_timestamp - begin) // 1000, 0), _MAX_TIME_DIFF)
+        done = 0
+        for h in hashes:
+            if self.index_count >= self.max_count:
+                break
+            slot_pos = INDEX_HEADER_SIZE + (h % slots) * HASH_SLOT_SIZE
+            (slot_value,) = _SLOT.unpack_from(mm, slot_pos)
+            if slot_value <= _INVALID_INDEX or slot_value > self.index_count:
+                slot_value = _INVALID_INDEX
+            count = self.index_count
+            _ITEM.pack_into(mm, items_at + count * INDEX_ITEM_SIZE, h, phy_offset, diff, slot_value)
+            _SLOT.pack_into(mm, slot_pos, count)
+            if count <= 1:
+                self.begin_phy_offset = phy_offset
+                self.begin_timestamp = store_timestamp
+            if slot_value == _INVALID_INDEX:
+                self.hash_slot_count += 1
+            self.index_count = count + 1
+            self.end_phy_offset = phy_offset
+            self.end_timestamp = store_timestamp
+            done += 1
+        if done:
+            self._write_header()
+            self._dirty = True
+        return done
+
+    def time_matched(self, begin: int, end: int) -> bool:
+        b, e = self.begin_timestamp, self.end_timestamp
+        return (begin < b and end > e) or (b <= begin <= e) or (b <= end <= e)
+
+    def select(self, h: int, begin: int, end: int, max_num: int, out: list[int]) -> None:
+        """Append commit log offsets of items with hash ``h`` stored within [begin, end]."""
+        mm = self.mapped.mm
+        (item,) = _SLOT.unpack_from(mm, INDEX_HEADER_SIZE + (h % self.slots) * HASH_SLOT_SIZE)
+        count = self.index_count
+        if item <= _INVALID_INDEX or item >= count:
+            return
+        seen = 0
+        while len(out) < max_num and seen < count:
+            seen += 1
+            h_read, phy, diff, prev = _ITEM.unpack_from(mm, self._items_at + item * INDEX_ITEM_SIZE)
+            if diff < 0:
+                break
+            t = self.begin_timestamp + diff * 1000
+            if h_read == h and begin <= t <= end:
+                out.append(phy)
+            if prev <= _INVALID_INDEX or prev >= count or prev == item or t < begin:
+                break
+            item = prev
+
+    def clamp(self, phy_end: int) -> None:
+        """After recovery cut the commit log at ``phy_end``, do not claim offsets past it."""
+        if self.end_phy_offset > phy_end:
+            self.end_phy_offset = phy_end
+            self._write_header()
+
+    def mark_dirty(self) -> None:
+        self._dirty = True
+
+    def flush(self) -> bool:
+        if not self._dirty:
+            return False
+        self._dirty = False
+        self.mapped.flush()
+        return True
+
+    def close(self) -> None:
+        self.mapped.close()
+
+    def destroy(self) -> None:
+        self.mapped.destroy()
+
+
+def _time_name(ms: int) -> str:
+    t = time.localtime(ms / 1000)
+    return time.strftime("%Y%m%d%H%M%S", t) + f"{ms % 1000:03d}"
+
+
+class IndexService:
+    """The index files of a store: the newest takes new keys, queries search newest first."""
+
+    def __init__(self, directory: str, slots: int, max_count: int, now_ms: Callable[[], int]) -> None:
+        self.directory = directory
+        self.slots = slots
+        self.max_count = max_count
+        self._now_ms = now_ms
+        self.files: list[IndexFile] = []
+        self.last_indexed_timestamp = 0  # store time of the last message indexed
+
+    def load(self) -> None:
+        os.makedirs(self.directory, exist_ok=True)
+        self.files = []
+        names = sorted(n for n in os.listdir(self.directory) if len(n) == 17 and n.isdigit())
+        for name in names:
+            path = os.path.join(self.directory, name)
+            try:
+                self.files.append(IndexFile(path, self.slots, self.max_count, create=False))
+            except Exception as exc:  # a wrong-sized index file is rebuilt-able data, not fatal
+                log.error("dropping unreadable index file %s: %s", path, exc)
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+        if self.files:
+            self.last_indexed_timestamp = self.files[-1].end_timestamp
+
+    @property
+    def end_phy_offset(self) -> int:
+        """Commit log offset of the last indexed message (-1 when nothing is indexed)."""
+        for f in reversed(self.files):
+            if f.index_count > 1:
+                return f.end_phy_offset
+        return -1
+
+    def _new_file(self) -> IndexFile:
+        ms = self._now_ms()
+        name = _time_name(ms)
+        while os.path.exists(os.path.join(self.directory, name)) or (
+                self.files and name <= os.path.basename(self.files[-1].path)):
+            ms += 1
+            name = _time_name(ms)
+        f = IndexFile(os.path.join(self.directory, name), self.slots, self.max_count, create=True)
+        self.files.append(f)
+        return f
+
+    def build_index(self, hashes: list[int], phy_offset: int, store_timestamp: int) -> None:
+        """Index one message under the given key hashes (see :func:`key_hash`)."""
+        while hashes:
+            f = self.files[-1] if self.files and not self.files[-1].is_full() else self._new_file()
+            done = f.put_keys(hashes, phy_offset, store_timestamp)
+            hashes = hashes[done:]
+        self.last_indexed_timestamp = store_timestamp
+
+    def query(self, topic: str, key: str, max_num: int, begin: int, end: int) -> list[int]:
+        """Return commit log offsets of messages indexed under ``topic#key`` (newest first)."""
+        h = key_hash(topic, key)
+        out: list[int] = []
+        for f in reversed(list(self.files)):
+            if len(out) >= max_num:
+                break
+            if f.index_count <= 1:
+                continue
+            if f.time_matched(begin, end):
+                f.select(h, begin, end, max_num, out)
+            if f.begin_timestamp < begin:
+                break
+        return out
+
+    def truncate(self, phy_end: int) -> None:
+        """Drop index files that start past ``phy_end``; clamp the newest to it."""
+        while self.files and self.files[-1].index_count > 1 and self.files[-1].begin_phy_offset >= phy_end:
+            f = self.files.pop()
+            log.warning("deleting index file %s: it only indexes records past %d", f.path, phy_end)
+            f.destroy()
+        if self.files:
+            self.files[-1].clamp(phy_end)
+
+    def mark_unflushed(self) -> None:
+        """Have the next flush sync the newest file (after a crash it may hold unsynced items)."""
+        if self.files:
+            self.files[-1].mark_dirty()
+
+    def flush(self, lock: threading.Lock) -> int:
+        with lock:
+            files = list(self.files)
+        return sum(1 for f in files if f.flush())
+
+    def close(self) -> None:
+        for f in self.files:
+            f.close()
+        self.files = []

@@ -1,0 +1,277 @@
+"""Appender: the write path of the store (validate, encode into the commit log, dispatch).
+
+Everything that can be computed without the lock (checks, encoded topic/properties/hosts,
+body CRC, index key hashes) is done before taking it; under the lock a put only assigns the
+queue offset, reserves space, packs the record straight into the mapped segment, and writes
+the consume queue unit and index items. TOTALSIZE and MAGICCODE are written after the rest of
+each record, so a process killed mid-write leaves bytes that recovery does not take for a record.
+"""
+from __future__ import annotations
+
+import logging
+import struct
+import time
+import zlib
+from typing import TYPE_CHECKING
+
+from brokers.engine.common.constants import SCHEDULE_TOPIC
+from brokers.engine.common.message import (
+    PROPERTY_KEYS,
+    PROPERTY_SEPARATOR,
+    PROPERTY_TAGS,
+    PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX,
+    properties_to_string,
+    string_to_properties,
+)
+from brokers.engine.common.message_codec import (
+    HOST_V6_SIZE,
+    MAX_PROPERTIES_BYTES,
+    RECORD_FIXED_SIZE_V4,
+    TRANSACTION_PREPARED_TYPE,
+    TRANSACTION_ROLLBACK_TYPE,
+    TRANSACTION_TYPE_MASK,
+    RecordFormatError,
+    body_crc,
+    encode_record_into,
+    host_to_bytes,
+    iter_batch_body,
+    record_size,
+    tags_code,
+    write_record_prefix,
+)
+from brokers.engine.common.validation import InvalidNameError, validate_topic
+from brokers.engine.store.commitlog import CreateMappedFileError, RecordTooLargeError
+from brokers.engine.store.dispatch import (
+    consume_queue_tags_code,
+    goes_to_consume_queue,
+    goes_to_index,
+    index_key_hashes,
+)
+from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
+from brokers.engine.store.results import PutMessageResult, PutMessageStatus
+
+if TYPE_CHECKING:
+    from brokers.engine.store.message_store import MessageStore
+
+log = logging.getLogger(__name__)
+
+Arrival = tuple[str, int, int, int]
+PutOutcome = tuple[PutMessageResult, int, list[Arrival]]  # result, flush target (-1: none), arrivals
+
+
+class Appender:
+    def __init__(self, store: MessageStore) -> None:
+        self._store = store
+        self._topics: dict[str, bytes] = {}  # validated topic name -> UTF-8 bytes
+
+    def _topic_bytes(self, topic: str) -> bytes | None:
+        encoded = self._topics.get(topic)
+        if encoded is None:
+            try:
+                validate_topic(topic)
+            except InvalidNameError:
+                return None
+            encoded = self._topics[topic] = topic.encode("utf-8")
+        return encoded
+
+    def _fail(self, status: PutMessageStatus, why: str = "") -> PutOutcome:
+        self._store.stats.put_message_failed_times += 1
+        if why:
+            log.warning("put rejected (%s): %s", status.name, why)
+        return PutMessageResult(status), -1, []
+
+    def _precheck(self, topic: str, queue_id: int, born_host: str) -> tuple[bytes, bytes] | PutMessageStatus:
+        store = self._store
+        if not store.running or store.healthy_error is not None:
+            return PutMessageStatus.SERVICE_NOT_AVAILABLE
+        topic_b = self._topic_bytes(topic)
+        if topic_b is None or queue_id < 0:
+            return PutMessageStatus.MESSAGE_ILLEGAL
+        try:
+            return topic_b, host_to_bytes(born_host)
+        except (ValueError, TypeError):
+            return PutMessageStatus.MESSAGE_ILLEGAL
+
+    def _dispatch_unit(self, topic: str, queue_id: int, queue_offset: int, phys: int, size: int,
+                       tags: int) -> None:
+        store = self._store
+        q = store.consume_queue(topic, queue_id)
+        assert q is not None  # the topic passed validate_topic
+        if q.max_offset == queue_offset:
+            q.put(phys, size, tags)
+        else:
+            q.put_recovered(phys, size, tags, queue_offset)
+        store.queue_offsets[(topic, queue_id)] = queue_offset + 1
+
+    def _dispatch_failed(self, exc: Exception) -> None:
+        # The record is in the commit log but a queue or the index missed it: stop taking puts
+        # (their offsets would diverge); the next open re-dispatches from the commit log.
+        log.exception("dispatch failed; the store refuses further puts until restarted")
+        self._store.healthy_error = f"dispatch failed: {exc}"
+
+    def _count(self, messages: int, size: int, started: float) -> None:
+        stats = self._store.stats
+        stats.put_message_times_total += messages
+        stats.put_message_size_total += size
+        elapsed = (time.perf_counter() - started) * 1000
+        if elapsed > stats.put_message_entire_time_max_ms:
+            stats.put_message_entire_time_max_ms = elapsed
+
+    def put_one(self, msg: MessageExtBrokerInner) -> PutOutcome:
+        started = time.perf_counter()
+        store = self._store
+        if not store.running or store.healthy_error is not None:
+            return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
+        topic, queue_id, sys_flag = msg.topic, msg.queue_id, msg.sys_flag
+        topic_b = self._topics.get(topic) or self._topic_bytes(topic)
+        if topic_b is None or queue_id < 0:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"topic {topic!r}, queue {queue_id}")
+        try:
+            born_b = host_to_bytes(msg.born_host)
+        except (ValueError, TypeError):
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"born host {msg.born_host!r}")
+        body = msg.body
+        if len(body) > store.config.max_message_size:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"body of {len(body)} bytes")
+        props = msg.properties
+        text = msg.properties_string
+        if text is None:
+            text = properties_to_string(props)
+        props_b = text.encode("utf-8")
+        if len(props_b) > MAX_PROPERTIES_BYTES:
+            return self._fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"{len(props_b)} bytes")
+        tran = sys_flag & TRANSACTION_TYPE_MASK
+        to_cq = tran != TRANSACTION_PREPARED_TYPE and tran != TRANSACTION_ROLLBACK_TYPE
+        hashes = None
+        if tran != TRANSACTION_ROLLBACK_TYPE and (PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX in props
+                                                   or PROPERTY_KEYS in props):
+            hashes = index_key_hashes(topic, props)
+        store_b = store.store_host_bytes
+        size = (RECORD_FIXED_SIZE_V4 + len(body) + len(topic_b) + len(props_b)
+                + (12 if len(born_b) == HOST_V6_SIZE else 0) + (12 if len(store_b) == HOST_V6_SIZE else 0))
+        crc = zlib.crc32(body) & 0x7FFFFFFF
+        tags = msg.tags_code
+        if tags is None and topic != SCHEDULE_TOPIC:
+            tags = tags_code(props.get(PROPERTY_TAGS))
+        cl = store.commitlog
+        arrivals: list[Arrival] = []
+        with cl.lock:
+            if not store.running:
+                return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
+            queue_offset = store.queue_offsets.get((topic, queue_id), 0) if to_cq else 0
+            now = store.clock.now_ms()
+            try:
+                mf, pos = cl.reserve(size)
+            except RecordTooLargeError as exc:
+                return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, str(exc))
+            except CreateMappedFileError as exc:
+                return self._fail(PutMessageStatus.CREATE_MAPED_FILE_FAILED, str(exc))
+            phys = mf.file_from_offset + pos
+            try:
+                encode_record_into(mf.mm, pos, topic_b, queue_id, body, props_b, msg.flag, queue_offset,
+                                   phys, sys_flag, msg.born_timestamp, born_b, now, store_b,
+                                   msg.reconsume_times, msg.prepared_transaction_offset, crc, False)
+            except (struct.error, TypeError, OverflowError) as exc:
+                # A field out of its range; without TOTALSIZE/MAGICCODE the bytes are not a record.
+                return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"cannot encode: {exc}")
+            write_record_prefix(mf.mm, pos, size)
+            cl.advance(mf, pos + size, now)
+            try:
+                if to_cq:
+                    if tags is None or topic == SCHEDULE_TOPIC:
+                        tags = consume_queue_tags_code(topic, props, now, msg.tags_code)
+                    self._dispatch_unit(topic, queue_id, queue_offset, phys, size, tags)
+                    arrivals.append((topic, queue_id, queue_offset + 1, tags))
+                if hashes:
+                    store.index_service.build_index(hashes, phys, now)
+                store.last_dispatch_timestamp = now
+            except Exception as exc:
+                self._dispatch_failed(exc)
+        self._count(1, size, started)
+        msg_id = (store_b + phys.to_bytes(8, "big", signed=True)).hex().upper()
+        return (PutMessageResult(PutMessageStatus.PUT_OK, msg_id, queue_offset, phys, size, 1, now),
+                phys + size, arrivals)
+
+    def put_batch(self, batch: MessageExtBatch) -> PutOutcome:
+        started = time.perf_counter()
+        store = self._store
+        checked = self._precheck(batch.topic, batch.queue_id, batch.born_host)
+        if isinstance(checked, PutMessageStatus):
+            return self._fail(checked)
+        topic_b, born_b = checked
+        try:
+            entries = list(iter_batch_body(batch.body))
+        except RecordFormatError as exc:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"batch body: {exc}")
+        if not entries:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, "empty batch")
+        topic, queue_id, sys_flag = batch.topic, batch.queue_id, batch.sys_flag
+        to_cq = goes_to_consume_queue(sys_flag)
+        to_index = goes_to_index(sys_flag)
+        store_b = store.store_host_bytes
+        born_v6, store_v6 = len(born_b) == HOST_V6_SIZE, len(store_b) == HOST_V6_SIZE
+        batch_text = properties_to_string(batch.properties)
+        items = []
+        total = 0
+        for flag, body, text in entries:
+            if len(body) > store.config.max_message_size:
+                return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"body of {len(body)} bytes")
+            if batch_text:
+                if text and not text.endswith(PROPERTY_SEPARATOR):
+                    text += PROPERTY_SEPARATOR
+                text += batch_text
+            props_b = text.encode("utf-8")
+            if len(props_b) > MAX_PROPERTIES_BYTES:
+                return self._fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"{len(props_b)} bytes")
+            props = string_to_properties(text)
+            size = record_size(len(body), len(topic_b), len(props_b), born_v6, store_v6)
+            items.append((flag, body, props_b, props, size, body_crc(body),
+                          index_key_hashes(topic, props) if to_index else None))
+            total += size
+        cl = store.commitlog
+        arrivals: list[Arrival] = []
+        ids: list[str] = []
+        with cl.lock:
+            if not store.running:
+                return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
+            first_offset = store.queue_offsets.get((topic, queue_id), 0) if to_cq else 0
+            now = store.clock.now_ms()
+            try:
+                mf, pos = cl.reserve(total)
+            except RecordTooLargeError as exc:
+                return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, str(exc))
+            except CreateMappedFileError as exc:
+                return self._fail(PutMessageStatus.CREATE_MAPED_FILE_FAILED, str(exc))
+            mm, base, at = mf.mm, mf.file_from_offset, pos
+            try:
+                for i, (flag, body, props_b, _props, size, crc, _hashes) in enumerate(items):
+                    encode_record_into(mm, at, topic_b, queue_id, body, props_b, flag,
+                                       first_offset + i if to_cq else 0, base + at, sys_flag,
+                                       batch.born_timestamp, born_b, now, store_b, batch.reconsume_times,
+                                       0, crc, False)
+                    ids.append((store_b + (base + at).to_bytes(8, "big", signed=True)).hex().upper())
+                    at += size
+            except (struct.error, TypeError, OverflowError) as exc:
+                return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"cannot encode: {exc}")
+            at = pos
+            for item in items:  # every record is complete: make them visible, in order
+                write_record_prefix(mm, at, item[4])
+                at += item[4]
+            cl.advance(mf, at, now)
+            try:
+                phys = base + pos
+                for i, (_flag, _body, _props_b, props, size, _crc, hashes) in enumerate(items):
+                    if to_cq:
+                        tags = consume_queue_tags_code(topic, props, now)
+                        self._dispatch_unit(topic, queue_id, first_offset + i, phys, size, tags)
+                        arrivals.append((topic, queue_id, first_offset + i + 1, tags))
+                    if hashes:
+                        store.index_service.build_index(hashes, phys, now)
+                    phys += size
+                store.last_dispatch_timestamp = now
+            except Exception as exc:
+                self._dispatch_failed(exc)
+        self._count(len(items), total, started)
+        result = PutMessageResult(PutMessageStatus.PUT_OK, ",".join(ids), first_offset, base + pos,
+                                  total, len(items), now)
+        return result, base + at, arrivals

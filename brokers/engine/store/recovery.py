@@ -1,0 +1,343 @@
+"""Recovery at open: find the true end of the commit log and make the queues and index agree.
+
+Both kinds scan records forward from a start point, checking each one (magic, TOTALSIZE within
+the segment, PHYSICALOFFSET equal to its position, field lengths adding up to TOTALSIZE, a
+non-empty topic, and the body CRC when ``check_crc_on_recover``):
+
+* normal (no ``abort`` file: the last run closed cleanly): from the start of the third-last
+  segment (RocketMQ's recoverNormally);
+* abnormal (``abort`` present: a crash): from the last segment whose first record was stored at
+  least 3 s before the checkpoint's min(physic, logics, index) timestamp, or earlier if a consume
+  queue or the index ends before that (everything later might not have reached them).
+
+The first record that fails the checks ends the log, but only if nothing valid follows it: the
+rest of its segment and all later segments are searched for a record header (magic plus a
+PHYSICALOFFSET matching its position, then the full check). Finding one means the damage is in
+the middle of the log, which recovery must not paper over by truncating acknowledged messages:
+:class:`StoreCorruptionError` names the file and offset. Otherwise it is a torn tail (a record
+cut short, zeros, garbage): the log is cut there, the rest of the segment zeroed and later
+segments deleted.
+
+Then consume queue units and index files pointing past the end are dropped, and a second pass
+over the scanned records re-dispatches every record a consume queue or the index does not hold
+yet. Writers store TOTALSIZE and MAGICCODE last, so a record cut short by a kill never passes
+the checks.
+"""
+from __future__ import annotations
+
+import logging
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
+
+from brokers.engine.common.message import string_to_properties
+from brokers.engine.common.message_codec import (
+    BLANK_MAGIC_CODE,
+    BORNHOST_V6_FLAG,
+    MESSAGE_MAGIC_BYTES,
+    MESSAGE_MAGIC_CODE,
+    RECORD_FIXED_SIZE_V4,
+    STOREHOSTADDRESS_V6_FLAG,
+)
+from brokers.engine.store.checkpoint import StoreCheckpoint
+from brokers.engine.store.commitlog import CommitLog
+from brokers.engine.store.consume_queue import ConsumeQueue
+from brokers.engine.store.dispatch import (
+    consume_queue_tags_code,
+    goes_to_consume_queue,
+    goes_to_index,
+    index_key_hashes,
+)
+from brokers.engine.store.errors import StoreCorruptionError
+from brokers.engine.store.index import IndexService
+
+log = logging.getLogger(__name__)
+
+VALID, BLANK, EMPTY, INVALID = range(4)
+# Store times are not strictly monotonic; RocketMQ backs off 3 s from the checkpoint.
+CHECKPOINT_SAFETY_MS = 3000
+# Both recoveries re-check at least the last three segments, as RocketMQ's recoverNormally does.
+NORMAL_RECOVERY_SEGMENTS = 3
+
+_PREFIX = struct.Struct(">iI")
+_HEAD = struct.Struct(">iIiiiqqiq")  # TOTALSIZE .. BORNTIMESTAMP
+assert _HEAD.size == 48
+_HEADER_V4 = struct.Struct(">iIiiiqqiq8sq8siqi")  # TOTALSIZE .. body length, IPv4 hosts
+assert _HEADER_V4.size == 88
+_I32 = struct.Struct(">i")
+_I16 = struct.Struct(">h")
+_I64 = struct.Struct(">q")
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryReport:
+    abnormal: bool
+    scan_from: int  # commit log offset the scan started at
+    end_offset: int  # recovered end of the commit log
+    records_checked: int
+    torn_tail: bool  # something that was not a record was cut off the end
+    torn_reason: str  # why the first record past the end failed the checks
+    bytes_cleared: int  # bytes zeroed or deleted past the end
+    consume_queue_units_removed: int
+    consume_queue_units_rebuilt: int
+    messages_reindexed: int
+
+
+def check_record(mm, pos: int, file_from: int, file_size: int, check_crc: bool) -> tuple[int, int, str]:
+    """Classify the bytes at ``pos`` of a segment: (VALID|BLANK|EMPTY|INVALID, size, reason)."""
+    if pos == file_size:  # a record filled the segment exactly: nothing to skip
+        return BLANK, 0, ""
+    if pos + 8 > file_size:
+        return INVALID, 0, f"only {file_size - pos} bytes left at the end of the segment"
+    size, magic = _PREFIX.unpack_from(mm, pos)
+    if magic == BLANK_MAGIC_CODE:
+        if size == file_size - pos:
+            return BLANK, size, ""
+        return INVALID, 0, f"end-of-segment marker claims {size} bytes but {file_size - pos} are left"
+    if magic != MESSAGE_MAGIC_CODE:
+        if size == 0 and magic == 0:
+            return EMPTY, 0, "no record (zero bytes)"
+        return INVALID, 0, f"bad magic code 0x{magic:08X}"
+    end = pos + size
+    if size < RECORD_FIXED_SIZE_V4 or end > file_size:
+        return INVALID, 0, f"TOTALSIZE {size} does not fit the segment"
+    # One unpack for the usual IPv4/IPv4 header; IPv6 hosts take the longer way.
+    (_size, _magic, crc, _qid, _flag, _qoff, phys, sys_flag, _born, _bh, _sts, _sh, _rt, _pto,
+     body_len) = _HEADER_V4.unpack_from(mm, pos)
+    if phys != file_from + pos:
+        return INVALID, 0, f"PHYSICALOFFSET field says {phys}"
+    if sys_flag & (BORNHOST_V6_FLAG | STOREHOSTADDRESS_V6_FLAG):
+        at = pos + 48 + (20 if sys_flag & BORNHOST_V6_FLAG else 8) + 8 + (
+            20 if sys_flag & STOREHOSTADDRESS_V6_FLAG else 8) + 12
+        if at + 4 > end:
+            return INVALID, 0, "record shorter than its header"
+        (body_len,) = _I32.unpack_from(mm, at)
+        body_at = at + 4
+    else:
+        body_at = pos + _HEADER_V4.size
+    topic_at = body_at + body_len
+    if body_len < 0 or topic_at + 1 > end:
+        return INVALID, 0, f"body length {body_len} does not fit TOTALSIZE {size}"
+    topic_len = mm[topic_at]
+    props_at = topic_at + 1 + topic_len
+    if topic_len == 0 or props_at + 2 > end:
+        return INVALID, 0, f"topic length {topic_len} does not fit TOTALSIZE {size}"
+    (props_len,) = _I16.unpack_from(mm, props_at)
+    if props_len < 0 or props_at + 2 + props_len != end:
+        return INVALID, 0, f"field lengths do not add up to TOTALSIZE {size}"
+    if mm.find(b"\x00", topic_at + 1, props_at) != -1:
+        return INVALID, 0, "topic contains zero bytes"
+    if props_len and mm[end - 1] == 0:
+        return INVALID, 0, "properties end in a zero byte (cut short)"
+    if check_crc and zlib.crc32(mm[body_at:topic_at]) & 0x7FFFFFFF != crc:
+        return INVALID, 0, "body CRC mismatch"
+    return VALID, size, ""
+
+
+def find_valid_record_after(commitlog: CommitLog, offset: int, check_crc: bool) -> int | None:
+    """Return the physical offset of the first valid record starting at or after ``offset``."""
+    fs = commitlog.file_size
+    for mf in commitlog.files:
+        if mf.file_end_offset <= offset:
+            continue
+        mm = mf.mm
+        for start, stop in mf.data_ranges(max(0, offset - mf.file_from_offset), fs):
+            pos = start
+            while True:
+                hit = mm.find(MESSAGE_MAGIC_BYTES, pos + 4, stop)
+                if hit < 0:
+                    break
+                q = hit - 4
+                if check_record(mm, q, mf.file_from_offset, fs, check_crc)[0] == VALID:
+                    return mf.file_from_offset + q
+                pos = q + 1
+    return None
+
+
+def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool) -> tuple[int, int, int, int, str]:
+    """Check records from ``start``; return (end, records, last record offset, kind, reason).
+
+    ``kind`` is EMPTY or INVALID for what stopped the scan (BLANK when the log ends exactly at
+    a segment boundary). Raises StoreCorruptionError when valid records follow a bad one.
+    """
+    files = commitlog.files
+    fs = commitlog.file_size
+    if not files:
+        return start, 0, -1, EMPTY, ""
+    idx = (start - files[0].file_from_offset) // fs
+    pos = start - files[idx].file_from_offset
+    records = 0
+    last = -1
+    while idx < len(files):
+        mf = files[idx]
+        mm = mf.mm
+        base = mf.file_from_offset
+        while True:
+            kind, size, reason = check_record(mm, pos, base, fs, check_crc)
+            if kind == VALID:
+                last = base + pos
+                pos += size
+                records += 1
+                continue
+            if kind == BLANK:
+                break
+            end = base + pos
+            later = find_valid_record_after(commitlog, end + 1, check_crc)
+            if later is not None:
+                later_file = commitlog.find_file(later)
+                raise StoreCorruptionError(
+                    f"commit log corruption in {mf.path} at physical offset {end} (position "
+                    f"{pos} of the segment): {reason}; a valid record follows at physical offset "
+                    f"{later} in {later_file.path if later_file else '?'}. Refusing to start: this "
+                    "is damage in the middle of the log, not a torn tail. Restore the segment from "
+                    "a replica or backup, or move the damaged segments aside by hand.",
+                    path=mf.path, offset=end)
+            return end, records, last, kind, reason
+        idx += 1
+        pos = 0
+    return files[-1].file_end_offset, records, last, BLANK, ""
+
+
+def choose_scan_start(commitlog: CommitLog, checkpoint: StoreCheckpoint,
+                      queues: Iterable[ConsumeQueue], index: IndexService, abnormal: bool) -> int:
+    """Return the segment start recovery scans from (see the module docstring)."""
+    files = commitlog.files
+    if not files:
+        return commitlog.max_offset
+    first, last = files[0].file_from_offset, files[-1].file_from_offset
+    queues = list(queues)
+    candidates = [files[max(0, len(files) - NORMAL_RECOVERY_SEGMENTS)].file_from_offset]
+    candidates += [commitlog.segment_start(q.max_phys_end) for q in queues if q.damaged]
+    if abnormal:
+        safe = checkpoint.min_timestamp() - CHECKPOINT_SAFETY_MS
+        cp_start = first
+        if safe > 0:
+            for mf in reversed(files):
+                if check_record(mf.mm, 0, mf.file_from_offset, commitlog.file_size, False)[0] != VALID:
+                    continue
+                stamp = commitlog.read_store_timestamp(mf.file_from_offset)
+                if 0 <= stamp <= safe:
+                    cp_start = mf.file_from_offset
+                    break
+        candidates.append(cp_start)
+        ends = [q.max_phys_end for q in queues if q.max_offset > q.min_offset]
+        if ends:
+            candidates.append(commitlog.segment_start(max(ends)))
+        if index.end_phy_offset >= 0:
+            candidates.append(commitlog.segment_start(index.end_phy_offset))
+    return max(first, min(min(candidates), last))
+
+
+def iter_records(commitlog: CommitLog, start: int, end: int) -> Iterator[tuple[object, int, int, int]]:
+    """Yield (map, position, size, physical offset) for the records in [start, end), which a
+    scan has already checked."""
+    offset = start
+    while offset < end:
+        mf = commitlog.find_file(offset)
+        if mf is None:
+            return
+        pos = offset - mf.file_from_offset
+        size, magic = _PREFIX.unpack_from(mf.mm, pos)
+        if magic == BLANK_MAGIC_CODE or pos == mf.file_size:
+            offset = mf.file_end_offset
+            continue
+        if magic != MESSAGE_MAGIC_CODE or size <= 0:  # not a record boundary: nothing to trust
+            log.warning("re-dispatch stopped at commit log offset %d: no record starts there", offset)
+            return
+        yield mf.mm, pos, size, offset
+        offset += size
+
+
+def parse_for_dispatch(mm, pos: int) -> tuple[str, int, int, int, int, str]:
+    """Return (topic, queue id, queue offset, sys flag, store timestamp, properties string)."""
+    _size, _magic, _crc, queue_id, _flag, queue_offset, _phys, sys_flag, _born = _HEAD.unpack_from(mm, pos)
+    at = pos + 48 + (20 if sys_flag & BORNHOST_V6_FLAG else 8)
+    (store_ts,) = _I64.unpack_from(mm, at)
+    at += 8 + (20 if sys_flag & STOREHOSTADDRESS_V6_FLAG else 8) + 12
+    (body_len,) = _I32.unpack_from(mm, at)
+    at += 4 + body_len
+    topic_len = mm[at]
+    topic = mm[at + 1 : at + 1 + topic_len].decode("utf-8", "replace")
+    at += 1 + topic_len
+    (props_len,) = _I16.unpack_from(mm, at)
+    props = mm[at + 2 : at + 2 + props_len].decode("utf-8", "replace")
+    return topic, queue_id, queue_offset, sys_flag, store_ts, props
+
+
+def redispatch(commitlog: CommitLog, start: int, end: int,
+               queue_for: Callable[[str, int, bool], ConsumeQueue | None],
+               index: IndexService) -> tuple[int, int]:
+    """Rebuild missing consume queue units and index entries for records in [start, end).
+
+    ``queue_for(topic, queue_id, create)`` returns the queue (None for an unusable topic name).
+    The index header is written once per message after all its keys, so records up to its
+    endPhyOffset are fully indexed. Returns (units written, messages indexed).
+    """
+    index_end = index.end_phy_offset
+    units = indexed = 0
+    for mm, pos, size, phys in iter_records(commitlog, start, end):
+        topic, queue_id, queue_offset, sys_flag, store_ts, props_text = parse_for_dispatch(mm, pos)
+        cq = None
+        if goes_to_consume_queue(sys_flag):
+            cq = queue_for(topic, queue_id, False)
+            if cq is not None and phys < cq.max_phys_end:
+                cq = None  # the queue already has it
+            elif cq is None:
+                cq = queue_for(topic, queue_id, True)
+        need_index = goes_to_index(sys_flag) and phys > index_end
+        if cq is None and not need_index:
+            continue
+        props = string_to_properties(props_text)
+        if cq is not None:
+            tags = consume_queue_tags_code(topic, props, store_ts)
+            if cq.put_recovered(phys, size, tags, queue_offset):
+                units += 1
+        if need_index:
+            hashes = index_key_hashes(topic, props)
+            if hashes:
+                index.build_index(hashes, phys, store_ts)
+                indexed += 1
+    return units, indexed
+
+
+def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterable[ConsumeQueue],
+            queue_for: Callable[[str, int, bool], ConsumeQueue | None], index: IndexService,
+            abnormal: bool, check_crc: bool) -> RecoveryReport:
+    """Run recovery over loaded parts; see the module docstring."""
+    queues = list(queues)
+    start = choose_scan_start(commitlog, checkpoint, queues, index, abnormal)
+    end, records, last, kind, reason = scan_commitlog(commitlog, start, check_crc)
+    cleared = commitlog.set_end(end)
+    torn = kind == INVALID or cleared > 0
+    if torn:
+        log.warning("commit log: torn tail at physical offset %d (%s); %d bytes cleared",
+                    end, reason or "garbage after the last record", cleared)
+    if last >= 0:
+        commitlog.last_store_timestamp = commitlog.read_store_timestamp(last)
+    else:
+        commitlog.last_store_timestamp = checkpoint.physic_msg_timestamp
+    commitlog.flushed_store_timestamp = commitlog.last_store_timestamp
+    removed = sum(q.truncate_dirty(end) for q in queues)
+    index.truncate(end)
+    if abnormal:  # what the dead process wrote may still be only in the page cache
+        commitlog.mark_unflushed_from(start)
+        for q in queues:
+            q.mark_unflushed()
+        index.mark_unflushed()
+    dispatch_from = start
+    if not abnormal:
+        # After a clean close everything was dispatched; only re-check past the furthest record
+        # any queue or the index holds (a queue or index directory removed by hand, say).
+        cq_end = max((q.max_phys_end for q in queues), default=0)
+        index_end = index.end_phy_offset
+        dispatch_from = max(start, min(cq_end, index_end) if index_end >= 0 else cq_end)
+    units, indexed = redispatch(commitlog, dispatch_from, end, queue_for, index)
+    report = RecoveryReport(
+        abnormal=abnormal, scan_from=start, end_offset=end, records_checked=records,
+        torn_tail=torn, torn_reason=reason if torn else "", bytes_cleared=cleared,
+        consume_queue_units_removed=removed, consume_queue_units_rebuilt=units,
+        messages_reindexed=indexed,
+    )
+    log.info("store recovery: %s", report)
+    return report
