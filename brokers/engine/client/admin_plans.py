@@ -1,0 +1,324 @@
+"""AdminPlans: every admin call the console needs, as a plan (see :mod:`brokers.engine.client.plan`).
+
+Each operation builds its request headers, yields the calls and parses the replies; it never
+does I/O itself, so :class:`~brokers.engine.client.admin.MQAdminClient` (asyncio) and
+:class:`~brokers.engine.client.admin.BlockingMQAdminClient` share it. Illegal topic or group
+names and topic configs are refused before any request leaves, with InvalidNameError /
+InvalidTopicConfigError (ValueError); a non-success answer raises MQBrokerError.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from brokers.engine.client.admin_bodies import (
+    as_dict,
+    decode_offset_msg_id,
+    inflate_bodies,
+    key_matches,
+    load_object,
+    message_queue_from_key,
+    parse_cluster_info,
+    parse_connections,
+    parse_consumer_running_info,
+    parse_kv_table,
+    parse_subscription_table,
+    parse_topic_list,
+    parse_topic_route,
+)
+from brokers.engine.client.admin_types import (
+    ClusterInfo,
+    Connection,
+    ConsumerConnection,
+    ConsumerRunningInfo,
+    ConsumeStats,
+    OffsetWrapper,
+    ProducerConnection,
+    SubscriptionData,
+    TopicOffset,
+    TopicRouteData,
+    TopicStats,
+)
+from brokers.engine.client.errors import CLIENT_ERROR, MQBrokerError, MQClientError
+from brokers.engine.client.plan import Call, Fanout, Plan, Reply, check, first_error
+from brokers.engine.common import message_codec
+from brokers.engine.common.constants import AUTO_CREATE_TOPIC_KEY_TOPIC, RETRY_GROUP_TOPIC_PREFIX
+from brokers.engine.common.message import MessageExt
+from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.topic_config import TopicConfig
+from brokers.engine.common.validation import validate_group, validate_topic
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.errors import RemotingError
+
+__all__ = ["MAX_TIMESTAMP", "ORDER_TOPIC_CONFIG", "AdminPlans"]
+
+MAX_TIMESTAMP = (1 << 63) - 1  # Long.MAX_VALUE, the open end of a QUERY_MESSAGE time range
+ORDER_TOPIC_CONFIG = "ORDER_TOPIC_CONFIG"  # name server KV namespace of order-topic layouts
+
+
+class AdminPlans:
+    """Every admin operation as a plan (see the module docstring); no I/O, no state besides the addresses."""
+
+    def __init__(self, namesrv_addrs: tuple[str, ...]) -> None:
+        self.namesrv_addrs = namesrv_addrs
+
+    # name server reads
+
+    def examine_broker_cluster_info(self) -> Plan[ClusterInfo]:
+        """Return clusters, broker names and broker addresses as the name server holds them."""
+        reply = check((yield Call(RequestCode.GET_BROKER_CLUSTER_INFO)), request_code=RequestCode.GET_BROKER_CLUSTER_INFO)
+        return parse_cluster_info(reply.body)
+
+    def get_all_topic_list(self) -> Plan[list[str]]:
+        """Return every topic the name server routes (system, retry and DLQ topics included), sorted."""
+        reply = check((yield Call(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)), request_code=RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
+        return parse_topic_list(reply.body)
+
+    def get_topics_by_cluster(self, cluster: str) -> Plan[list[str]]:
+        """Return the topics with queues on any broker of ``cluster``, sorted."""
+        reply = check((yield Call(RequestCode.GET_TOPICS_BY_CLUSTER, {"cluster": cluster})), request_code=RequestCode.GET_TOPICS_BY_CLUSTER)
+        return parse_topic_list(reply.body)
+
+    def examine_topic_route_info(self, topic: str) -> Plan[TopicRouteData]:
+        """Return the topic's route; MQBrokerError TOPIC_NOT_EXIST when the name server has none."""
+        validate_topic(topic)
+        reply = check((yield Call(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})), request_code=RequestCode.GET_ROUTEINFO_BY_TOPIC)
+        return parse_topic_route(topic, reply.body)
+
+    def _route_or_none(self, topic: str) -> Plan[TopicRouteData | None]:
+        try:
+            return (yield from self.examine_topic_route_info(topic))
+        except MQBrokerError as exc:
+            if exc.code == ResponseCode.TOPIC_NOT_EXIST:
+                return None
+            raise
+
+    def _group_broker_addrs(self, group: str, topic: str | None = None) -> Plan[list[str]]:
+        """Brokers that may know a group: its retry topic's route, the topic's route, else every master."""
+        addrs: dict[str, None] = {}
+        for t in (RETRY_GROUP_TOPIC_PREFIX + group, topic):
+            if t is None:
+                continue
+            route = yield from self._route_or_none(t)
+            if route is not None:
+                addrs.update((a, None) for a in (b.select_broker_addr() for b in route.broker_datas) if a)
+        if not addrs:
+            info = yield from self.examine_broker_cluster_info()
+            addrs.update((a, None) for a in info.master_addrs())
+        return list(addrs)
+
+    # broker reads
+
+    def get_broker_runtime_info(self, addr: str) -> Plan[dict[str, str]]:
+        """Return the broker's runtime figures (GET_BROKER_RUNTIME_INFO KV table)."""
+        reply = check((yield Call(RequestCode.GET_BROKER_RUNTIME_INFO, addr=addr)), request_code=RequestCode.GET_BROKER_RUNTIME_INFO)
+        return parse_kv_table(reply.body)
+
+    def get_all_topic_config(self, broker_addr: str) -> Plan[dict[str, TopicConfig]]:
+        """Return the broker's topic configs by topic name (its topics.json content)."""
+        reply = check((yield Call(RequestCode.GET_ALL_TOPIC_CONFIG, addr=broker_addr)), request_code=RequestCode.GET_ALL_TOPIC_CONFIG)
+        table = as_dict(load_object(reply.body).get("topicConfigTable"))
+        return {str(name): TopicConfig.from_json(as_dict(cfg)) for name, cfg in sorted(table.items())}
+
+    def examine_topic_stats(self, topic: str) -> Plan[TopicStats]:
+        """Return min/max offset and last update time of every queue of the topic on every broker of its route."""
+        route = yield from self.examine_topic_route_info(topic)
+        calls = tuple(Call(RequestCode.GET_TOPIC_STATS_INFO, {"topic": topic}, addr=a) for a in (b.select_broker_addr() for b in route.broker_datas) if a)
+        replies = yield Fanout(calls)
+        first_error(replies, RequestCode.GET_TOPIC_STATS_INFO)
+        table: dict[MessageQueue, TopicOffset] = {}
+        for reply in replies:
+            for key, value in as_dict(load_object(reply.body).get("offsetTable")).items():
+                v = as_dict(value)
+                table[message_queue_from_key(key)] = TopicOffset(int(v.get("minOffset", 0)), int(v.get("maxOffset", 0)), int(v.get("lastUpdateTimestamp", 0)))
+        return TopicStats(topic, dict(sorted(table.items())))
+
+    def examine_consume_stats(self, group: str, topic: str | None = None) -> Plan[ConsumeStats]:
+        """Return the group's broker offset, consumer offset and last timestamp per queue, and its TPS."""
+        validate_group(group)
+        addrs = yield from self._group_broker_addrs(group, topic)
+        ext: dict[str, object] = {"consumerGroup": group}
+        if topic is not None:
+            ext["topic"] = topic
+        replies = yield Fanout(tuple(Call(RequestCode.GET_CONSUME_STATS, ext, addr=a) for a in addrs))
+        table: dict[MessageQueue, OffsetWrapper] = {}
+        tps = 0.0
+        answered = [r for r in replies if isinstance(r, Reply) and r.code == ResponseCode.SUCCESS]
+        if not answered:
+            first_error(replies, RequestCode.GET_CONSUME_STATS)
+        for reply in answered:
+            obj = load_object(reply.body)
+            tps += float(obj.get("consumeTps", 0) or 0)
+            for key, value in as_dict(obj.get("offsetTable")).items():
+                v = as_dict(value)
+                mq = message_queue_from_key(key)
+                if topic is None or mq.topic == topic:
+                    table[mq] = OffsetWrapper(int(v.get("brokerOffset", 0)), int(v.get("consumerOffset", 0)), int(v.get("lastTimestamp", 0)))
+        return ConsumeStats(group, topic, dict(sorted(table.items())), tps)
+
+    def examine_consumer_connection_info(self, group: str) -> Plan[ConsumerConnection]:
+        """Return the group's live connections and subscriptions, merged over its brokers.
+
+        MQBrokerError CONSUMER_NOT_ONLINE when no broker has a connection of the group.
+        """
+        validate_group(group)
+        addrs = yield from self._group_broker_addrs(group)
+        replies = yield Fanout(tuple(Call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": group}, addr=a) for a in addrs))
+        answered = [r for r in replies if isinstance(r, Reply) and r.code == ResponseCode.SUCCESS]
+        if not answered:
+            errors = [r for r in replies if not (isinstance(r, Reply) and r.code == ResponseCode.CONSUMER_NOT_ONLINE)]
+            first_error(errors, RequestCode.GET_CONSUMER_CONNECTION_LIST)
+            raise MQBrokerError(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group [{group}] not online", request_code=RequestCode.GET_CONSUMER_CONNECTION_LIST)
+        conns: dict[str, Connection] = {}  # one per client id: a client has a connection to each broker
+        subs: dict[str, SubscriptionData] = {}
+        consume_type = message_model = from_where = None
+        for reply in answered:
+            obj = load_object(reply.body)
+            for c in parse_connections(obj):
+                conns.setdefault(c.client_id, c)
+            subs.update(parse_subscription_table(obj.get("subscriptionTable") or {}))
+            consume_type = consume_type or obj.get("consumeType")
+            message_model = message_model or obj.get("messageModel")
+            from_where = from_where or obj.get("consumeFromWhere")
+        return ConsumerConnection(tuple(sorted(conns.values(), key=lambda c: c.client_id)), dict(sorted(subs.items())), consume_type, message_model, from_where)
+
+    def examine_producer_connection_info(self, group: str, topic: str) -> Plan[ProducerConnection]:
+        """Return the producer group's live connections on the brokers of ``topic``."""
+        validate_group(group)
+        route = yield from self.examine_topic_route_info(topic)
+        addrs = [a for a in (b.select_broker_addr() for b in route.broker_datas) if a]
+        replies = yield Fanout(tuple(Call(RequestCode.GET_PRODUCER_CONNECTION_LIST, {"producerGroup": group}, addr=a) for a in addrs))
+        answered = [r for r in replies if isinstance(r, Reply) and r.code == ResponseCode.SUCCESS]
+        if not answered:
+            first_error(replies, RequestCode.GET_PRODUCER_CONNECTION_LIST)
+        conns: dict[str, Connection] = {}
+        for reply in answered:
+            for c in parse_connections(load_object(reply.body)):
+                conns.setdefault(c.client_id, c)
+        return ProducerConnection(tuple(sorted(conns.values(), key=lambda c: c.client_id)))
+
+    def get_consumer_running_info(self, group: str, client_id: str, jstack: bool = False) -> Plan[ConsumerRunningInfo]:
+        """Ask a consumer client, through a broker it is connected to, for its running info."""
+        validate_group(group)
+        addrs = yield from self._group_broker_addrs(group)
+        last: RemotingError | None = None
+        for addr in addrs:
+            try:
+                reply = yield Call(
+                    RequestCode.GET_CONSUMER_RUNNING_INFO,
+                    {"consumerGroup": group, "clientId": client_id, "jstackEnable": jstack},
+                    addr=addr,
+                    timeout_s=12.0,  # the broker waits up to 10 s for the client
+                )
+                check(reply, request_code=RequestCode.GET_CONSUMER_RUNNING_INFO)
+            except RemotingError as exc:
+                last = exc
+                continue
+            return parse_consumer_running_info(reply.body)
+        raise last or MQClientError(CLIENT_ERROR, f"no broker to ask for consumer group {group}")
+
+    def query_message_by_key(self, topic: str, key: str, max_num: int = 32, begin_ts: int = 0, end_ts: int = MAX_TIMESTAMP, *, unique_key: bool = False) -> Plan[list[MessageExt]]:
+        """Return the messages of ``topic`` whose KEYS (or UNIQ_KEY) hold ``key``, from every broker of its route."""
+        route = yield from self.examine_topic_route_info(topic)
+        ext = {"topic": topic, "key": key, "maxNum": max_num, "beginTimestamp": begin_ts, "endTimestamp": end_ts, "_UNIQUE_KEY_QUERY": unique_key}
+        addrs = [a for a in (b.select_broker_addr() for b in route.broker_datas) if a]
+        replies = yield Fanout(tuple(Call(RequestCode.QUERY_MESSAGE, ext, addr=a) for a in addrs))
+        first_error(replies, RequestCode.QUERY_MESSAGE, ResponseCode.QUERY_NOT_FOUND)
+        found: dict[str, MessageExt] = {}
+        for reply in replies:
+            if reply.code == ResponseCode.SUCCESS and reply.body:
+                for msg in inflate_bodies(message_codec.decode_records(reply.body)):
+                    if key_matches(msg, topic, key):
+                        found.setdefault(msg.msg_id or f"{msg.store_host}/{msg.commit_log_offset}", msg)
+        return sorted(found.values(), key=lambda m: (m.store_timestamp, m.msg_id))
+
+    def view_message(self, offset_msg_id: str) -> Plan[MessageExt]:
+        """Return the message of an offset message id, asking the store host encoded in the id."""
+        addr, offset = decode_offset_msg_id(offset_msg_id)
+        reply = check((yield Call(RequestCode.VIEW_MESSAGE_BY_ID, {"offset": offset}, addr=addr)), request_code=RequestCode.VIEW_MESSAGE_BY_ID)
+        records = inflate_bodies(message_codec.decode_records(reply.body))
+        if not records:
+            raise MQBrokerError(ResponseCode.SYSTEM_ERROR, f"empty body for message {offset_msg_id}", addr=addr)
+        return records[0]
+
+    # writes
+
+    def create_or_update_topic(self, broker_addr: str, config: TopicConfig) -> Plan[None]:
+        """Create or update the topic on one broker (which re-registers with the name servers)."""
+        validate_topic(config.topic_name)
+        config.validate()
+        ext = {
+            "topic": config.topic_name,
+            "defaultTopic": AUTO_CREATE_TOPIC_KEY_TOPIC,
+            "readQueueNums": config.read_queue_nums,
+            "writeQueueNums": config.write_queue_nums,
+            "perm": config.perm,
+            "topicFilterType": config.topic_filter_type,
+            "topicSysFlag": config.topic_sys_flag,
+            "order": config.order,
+        }
+        check((yield Call(RequestCode.UPDATE_AND_CREATE_TOPIC, ext, addr=broker_addr)), request_code=RequestCode.UPDATE_AND_CREATE_TOPIC)
+
+    def create_or_update_topic_in_cluster(self, cluster: str, config: TopicConfig) -> Plan[list[str]]:
+        """Create or update the topic on every master of ``cluster``; return their addresses."""
+        validate_topic(config.topic_name)
+        config.validate()
+        info = yield from self.examine_broker_cluster_info()
+        if cluster not in info.clusters:
+            raise MQClientError(CLIENT_ERROR, f"cluster {cluster!r} is not known to the name server (known: {', '.join(sorted(info.clusters)) or 'none'})")
+        addrs = info.master_addrs(cluster)
+        if not addrs:
+            raise MQClientError(CLIENT_ERROR, f"cluster {cluster!r} has no master broker")
+        for addr in addrs:
+            yield from self.create_or_update_topic(addr, config)
+        if config.order:
+            conf = ";".join(f"{name}:{config.write_queue_nums}" for name in sorted(info.clusters[cluster]) if info.broker_datas.get(name) and info.broker_datas[name].master_addr)
+            yield from self.put_kv_config(ORDER_TOPIC_CONFIG, config.topic_name, conf)
+        return addrs
+
+    def put_kv_config(self, namespace: str, key: str, value: str) -> Plan[None]:
+        """Store a KV config entry on every name server."""
+        replies = yield Fanout(tuple(Call(RequestCode.PUT_KV_CONFIG, {"namespace": namespace, "key": key, "value": value}, addr=a) for a in self.namesrv_addrs))
+        first_error(replies, RequestCode.PUT_KV_CONFIG)
+
+    def get_kv_config(self, namespace: str, key: str) -> Plan[str | None]:
+        """Return a name server KV config value, None when absent."""
+        reply = yield Call(RequestCode.GET_KV_CONFIG, {"namespace": namespace, "key": key})
+        if reply.code == ResponseCode.QUERY_NOT_FOUND:
+            return None
+        return check(reply, request_code=RequestCode.GET_KV_CONFIG).ext.get("value")
+
+    def delete_topic(self, topic: str, cluster: str | None = None, broker_addrs: str | Iterable[str] | None = None) -> Plan[list[str]]:
+        """Delete the topic on brokers (those given, the masters of ``cluster``, or those of its route), then on every name server.
+
+        Returns the broker addresses it was deleted on.
+        """
+        validate_topic(topic)
+        if broker_addrs is not None:
+            addrs = [broker_addrs] if isinstance(broker_addrs, str) else list(broker_addrs)
+        elif cluster is not None:
+            info = yield from self.examine_broker_cluster_info()
+            if cluster not in info.clusters:
+                raise MQClientError(CLIENT_ERROR, f"cluster {cluster!r} is not known to the name server")
+            addrs = info.master_addrs(cluster)
+        else:
+            route = yield from self._route_or_none(topic)
+            addrs = [a for a in (b.master_addr for b in route.broker_datas) if a] if route else []
+        replies = yield Fanout(tuple(Call(RequestCode.DELETE_TOPIC_IN_BROKER, {"topic": topic}, addr=a) for a in addrs))
+        first_error(replies, RequestCode.DELETE_TOPIC_IN_BROKER)
+        ext: dict[str, object] = {"topic": topic}
+        if cluster is not None:
+            ext["clusterName"] = cluster
+        replies = yield Fanout(tuple(Call(RequestCode.DELETE_TOPIC_IN_NAMESRV, ext, addr=a) for a in self.namesrv_addrs))
+        if not any(isinstance(r, Reply) and r.code == ResponseCode.SUCCESS for r in replies):
+            first_error(replies, RequestCode.DELETE_TOPIC_IN_NAMESRV)
+        return addrs
+
+    def wipe_write_perm_of_broker(self, namesrv_addr: str, broker_name: str) -> Plan[int]:
+        """Clear the WRITE bit of the broker's queue data on one name server; return the topics touched."""
+        reply = check((yield Call(RequestCode.WIPE_WRITE_PERM_OF_BROKER, {"brokerName": broker_name}, addr=namesrv_addr)), request_code=RequestCode.WIPE_WRITE_PERM_OF_BROKER)
+        return int(reply.ext.get("wipeTopicCount", 0) or 0)
+
+    def add_write_perm_of_broker(self, namesrv_addr: str, broker_name: str) -> Plan[int]:
+        """Give the broker's queue data READ|WRITE on one name server; return the topics touched."""
+        reply = check((yield Call(RequestCode.ADD_WRITE_PERM_OF_BROKER, {"brokerName": broker_name}, addr=namesrv_addr)), request_code=RequestCode.ADD_WRITE_PERM_OF_BROKER)
+        return int(reply.ext.get("addTopicCount", 0) or 0)
