@@ -89,13 +89,7 @@ def parse_topic_route(topic: str, body: bytes) -> TopicRouteData:
     queue_datas = tuple(
         sorted(
             (
-                QueueData(
-                    broker_name=str(q.get("brokerName", "")),
-                    read_queue_nums=int(q.get("readQueueNums", 0)),
-                    write_queue_nums=int(q.get("writeQueueNums", 0)),
-                    perm=int(q.get("perm", 0)),
-                    topic_sys_flag=int(q.get("topicSysFlag", q.get("topicSynFlag", 0)) or 0),
-                )
+                QueueData.from_json(q)
                 for q in map(as_dict, obj.get("queueDatas") or ())
             ),
             key=lambda q: q.broker_name,

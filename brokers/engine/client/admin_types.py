@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from brokers.engine.common.constants import MASTER_ID
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.perm import PERM_READ, PERM_WRITE
+from brokers.engine.common.route import QueueData
 
 __all__ = [
     "BrokerData", "BrokerInfo", "ClusterInfo", "ConsumeStats", "ConsumeStatus", "Connection", "ConsumerConnection",
@@ -72,20 +73,6 @@ class ClusterInfo:
     def cluster_of(self, broker_name: str) -> str | None:
         data = self.broker_datas.get(broker_name)
         return data.cluster if data is not None else None
-
-
-@dataclass(frozen=True, slots=True)
-class QueueData:
-    """A topic's queues and perm on one broker name."""
-
-    broker_name: str
-    read_queue_nums: int
-    write_queue_nums: int
-    perm: int
-    topic_sys_flag: int = 0
-
-    def to_json(self) -> dict:
-        return {"brokerName": self.broker_name, "perm": self.perm, "readQueueNums": self.read_queue_nums, "topicSysFlag": self.topic_sys_flag, "writeQueueNums": self.write_queue_nums}
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,31 +27,10 @@ from dataclasses import dataclass, field, replace
 
 from brokers.engine.common.constants import MASTER_ID
 from brokers.engine.common.perm import PERM_READ, PERM_WRITE
+from brokers.engine.common.route import QueueData
 from brokers.engine.common.topic_config import TopicConfig
 
 BROKER_CHANNEL_EXPIRED_S = 120.0  # RocketMQ BROKER_CHANNEL_EXPIRED_TIME: 4 missed 30 s registrations
-
-
-@dataclass(frozen=True, slots=True)
-class QueueData:
-    """One broker's queues of one topic, as routes report them."""
-
-    broker_name: str
-    read_queue_nums: int
-    write_queue_nums: int
-    perm: int
-    topic_sys_flag: int = 0
-
-    def to_json(self) -> dict:
-        # topicSynFlag is the pre-4.9.0 spelling; older Java clients read only that one.
-        return {
-            "brokerName": self.broker_name,
-            "perm": self.perm,
-            "readQueueNums": self.read_queue_nums,
-            "topicSynFlag": self.topic_sys_flag,
-            "topicSysFlag": self.topic_sys_flag,
-            "writeQueueNums": self.write_queue_nums,
-        }
 
 
 @dataclass(slots=True)
