@@ -51,6 +51,7 @@ class BrokerProcess:
             "--namesrv", namesrv, "--store-dir", str(store_dir), "--flush", "sync",
             "--commitlog-file-size", str(64 * 1024),
         ]
+        self.port = port
         self.proc: subprocess.Popen | None = None
         self.log = store_dir.parent / "broker.log"
 
