@@ -44,6 +44,7 @@ migrate: venv
 bench: setup
 	$(PY) bench/broker_bench.py
 	$(PY) bench/allocation_bench.py
+	$(PY) bench/console_bench.py
 
 clean-var:
 	rm -rf var

@@ -1,13 +1,45 @@
-"""Reads of broker state for the console, through the admin client only."""
+"""Reads of name server and broker state for the overview page and /api/v1/{clusters,brokers}.
+
+One overview costs: one GET_BROKER_CLUSTER_INFO per name server (all at once), one
+GET_BROKER_RUNTIME_INFO per broker (all at once), and one GET_ALL_TOPIC_CONFIG per broker for
+the topic and queue counts, kept TOPIC_COUNT_TTL_S in the cache because topic tables are large
+and change rarely.
+"""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 
+from django.conf import settings
+from django.core.cache import cache
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from brokers import admin_extras
 from brokers.admin_client import get_admin_client
+from brokers.engine.client.admin import ClusterInfo
+from brokers.engine.common.constants import MQ_VERSION, MQ_VERSION_NAME
 from brokers.engine.remoting.errors import RemotingError
+from brokers.models import BrokerSighting
+from console.errors import ServiceError
 
 log = logging.getLogger(__name__)
+
+TOPIC_COUNT_TTL_S = 15  # topic/queue counts per broker: refreshed at most this often
+SIGHTING_WRITE_INTERVAL = timedelta(seconds=5)  # last-seen precision (one write per broker per 5 s)
+GONE_ALERT_WINDOW = timedelta(hours=24)  # a broker seen in this window and gone now raises an alert
+DISK_ALERT_RATIO = 0.85  # commit log disk use above which the overview warns
+
+LIVE, NOT_ANSWERING, EXPIRED = "live", "not answering", "expired"
+
+
+@dataclass(frozen=True)
+class NamesrvRow:
+    addr: str
+    live: bool
+    version: str
+    error: str = ""
 
 
 @dataclass(frozen=True)
@@ -16,18 +48,42 @@ class BrokerRow:
     broker_name: str
     broker_id: int
     addr: str
-    version: str
-    boot_timestamp: str
-    msg_put_total_today: str
-    msg_get_total_today: str
-    commit_log_disk_ratio: str
+    status: str  # live, not answering, expired
+    version: str = ""
+    last_seen: datetime | None = None
+    topics: int | None = None
+    queues: int | None = None  # read queues over all its topics
+    tps_in: float | None = None  # putTps, last 10 s
+    tps_out: float | None = None  # getTransferedTps, last 10 s
+    msg_put_total_today: str = ""
+    msg_get_total_today: str = ""
+    commit_log_disk_ratio: str = ""  # "12.5 %"
+    disk_ratio: float | None = None
+    boot_timestamp: str = ""
     error: str = ""
+
+
+@dataclass(frozen=True)
+class ClusterRow:
+    name: str
+    broker_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Alert:
+    level: str  # error, warning
+    kind: str  # namesrv_down, broker_not_answering, broker_expired, disk_full, store_unhealthy
+    target: str
+    message: str
 
 
 @dataclass(frozen=True)
 class BrokerOverview:
     namesrv_addr: str
+    namesrvs: tuple[NamesrvRow, ...]
+    clusters: tuple[ClusterRow, ...]
     brokers: tuple[BrokerRow, ...]
+    alerts: tuple[Alert, ...]
     error: str = ""
 
 
@@ -39,38 +95,149 @@ def _percent(ratio: str) -> str:
         return ratio
 
 
-def broker_overview() -> BrokerOverview:
-    """Return the live brokers the name servers know, each with its runtime figures.
-
-    A broker that does not answer its runtime query still appears (the name server holds it
-    live), with the error; a name server that does not answer gives an empty list and an error.
-    """
-    client = get_admin_client()
-    namesrv = client.namesrv_addr_string
+def _ratio(value: str) -> float | None:
     try:
-        info = client.examine_broker_cluster_info()
-    except (RemotingError, OSError) as exc:
-        log.warning("cluster info unavailable: %s", exc)
-        return BrokerOverview(namesrv_addr=namesrv, brokers=(), error=f"name server unreachable: {exc}")
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _first_tps(value: str | None) -> float | None:
+    """The first figure of a TPS triple ("12.00 10.50 9.80": last 10 s, 1 min, 10 min)."""
+    try:
+        return float((value or "").split()[0])
+    except (IndexError, ValueError):
+        return None
+
+
+def _version_name(version: int | None) -> str:
+    if version is None:
+        return ""
+    return MQ_VERSION_NAME if version == MQ_VERSION else str(version)
+
+
+def _topic_counts(addrs: list[str]) -> dict[str, tuple[int, int]]:
+    """(topics, read queues) per broker address, from the cache or one batched call."""
+    keys = {addr: f"gantry:broker-topic-counts:{addr}" for addr in addrs}
+    cached = cache.get_many(list(keys.values()))
+    out = {addr: tuple(cached[key]) for addr, key in keys.items() if key in cached}
+    missing = [addr for addr in addrs if addr not in out]
+    if missing:
+        fresh = {}
+        for addr, table in admin_extras.all_topic_configs(missing).items():
+            if isinstance(table, dict):
+                fresh[addr] = (len(table), sum(tc.read_queue_nums for tc in table.values()))
+        cache.set_many({keys[a]: list(v) for a, v in fresh.items()}, TOPIC_COUNT_TTL_S)
+        out.update(fresh)
+    return out  # type: ignore[return-value]
+
+
+def _record_sightings(rows: list[BrokerRow], now: datetime) -> dict[str, BrokerSighting]:
+    """Note when each answering broker was seen; return every sighting by address."""
+    known = {s.addr: s for s in BrokerSighting.objects.all()}
+    for row in rows:
+        if row.status != LIVE:
+            continue
+        seen = known.get(row.addr)
+        if seen is None:
+            known[row.addr] = BrokerSighting.objects.create(
+                addr=row.addr, cluster=row.cluster, broker_name=row.broker_name, broker_id=row.broker_id,
+                first_seen_at=now, last_seen_at=now)
+        elif now - seen.last_seen_at >= SIGHTING_WRITE_INTERVAL or (seen.cluster, seen.broker_name, seen.broker_id) != (row.cluster, row.broker_name, row.broker_id):
+            BrokerSighting.objects.filter(pk=seen.pk).update(
+                last_seen_at=now, cluster=row.cluster, broker_name=row.broker_name, broker_id=row.broker_id)
+            seen.last_seen_at = now
+    return known
+
+
+def _registered_rows(info: ClusterInfo) -> list[BrokerRow]:
+    addrs = [b.addr for b in info.brokers]
+    runtime = admin_extras.runtime_infos(addrs)
+    counts = _topic_counts([a for a in addrs if isinstance(runtime.get(a), dict)])
     rows = []
     for b in sorted(info.brokers, key=lambda b: (b.cluster, b.broker_name, b.broker_id)):
+        rt = runtime.get(b.addr)
+        if not isinstance(rt, dict):
+            rows.append(BrokerRow(b.cluster, b.broker_name, b.broker_id, b.addr, NOT_ANSWERING, error=str(rt)))
+            continue
+        topics, queues = counts.get(b.addr, (None, None))
+        store_healthy = rt.get("storeHealthy", "true")
+        rows.append(BrokerRow(
+            cluster=b.cluster, broker_name=b.broker_name, broker_id=b.broker_id, addr=b.addr, status=LIVE,
+            version=rt.get("brokerVersionDesc", ""), topics=topics, queues=queues,
+            tps_in=_first_tps(rt.get("putTps")), tps_out=_first_tps(rt.get("getTransferedTps")),
+            msg_put_total_today=rt.get("msgPutTotalTodayNow", ""), msg_get_total_today=rt.get("msgGetTotalTodayNow", ""),
+            commit_log_disk_ratio=_percent(rt.get("commitLogDiskRatio", "")), disk_ratio=_ratio(rt.get("commitLogDiskRatio", "")),
+            boot_timestamp=rt.get("bootTimestamp", ""), error="" if store_healthy == "true" else store_healthy,
+        ))
+    return rows
+
+
+def _alerts(namesrvs: list[NamesrvRow], rows: list[BrokerRow]) -> list[Alert]:
+    alerts = [Alert("error", "namesrv_down", n.addr, f"name server {n.addr} does not answer: {n.error}") for n in namesrvs if not n.live]
+    for row in rows:
+        where = f"{row.cluster}/{row.broker_name} ({row.addr})"
+        if row.status == NOT_ANSWERING:
+            alerts.append(Alert("error", "broker_not_answering", row.addr,
+                                f"broker {where} is registered with the name server but does not answer: {row.error}"))
+        elif row.status == EXPIRED:
+            seen = f" (last seen {row.last_seen:%Y-%m-%d %H:%M:%S} UTC)" if row.last_seen else ""
+            alerts.append(Alert("error", "broker_expired", row.addr,
+                                f"broker {where} was registered before and is gone from the name server{seen}"))
+        else:
+            if row.error:
+                alerts.append(Alert("error", "store_unhealthy", row.addr, f"broker {where} store: {row.error}"))
+            if row.disk_ratio is not None and row.disk_ratio >= DISK_ALERT_RATIO:
+                alerts.append(Alert("warning", "disk_full", row.addr, f"broker {where} commit log disk is {row.commit_log_disk_ratio} used"))
+    return alerts
+
+
+def broker_overview() -> BrokerOverview:
+    """Name servers, clusters and brokers (registered, answering or not, and recently gone), with alerts.
+
+    A name server that does not answer is listed down; when none answers, the overview holds no
+    broker and an error. A broker the name server lists that does not answer its runtime query
+    appears "not answering"; a broker the console saw within GONE_ALERT_WINDOW that the name
+    server no longer lists appears "expired".
+    """
+    try:
+        client = get_admin_client()
+    except ServiceError as exc:
+        return BrokerOverview("", (), (), (), (Alert("error", "namesrv_down", "", exc.message),), error=exc.message)
+    namesrv = client.namesrv_addr_string
+    survey = admin_extras.namesrv_survey()
+    namesrvs = [NamesrvRow(a.addr, a.live, _version_name(a.version), a.error) for a in survey.namesrvs]
+    info = survey.cluster_info
+    if info is None:
+        error = "name server unreachable: " + "; ".join(f"{n.addr}: {n.error}" for n in namesrvs)
+        log.warning("cluster info unavailable: %s", error)
+        return BrokerOverview(namesrv, tuple(namesrvs), (), (), tuple(_alerts(namesrvs, [])), error=error)
+    try:
+        rows = _registered_rows(info)
+    except RemotingError as exc:  # a transport failure of the whole fanout
+        return BrokerOverview(namesrv, tuple(namesrvs), (), (), tuple(_alerts(namesrvs, [])), error=str(exc))
+    now = timezone.now()
+    sightings = _record_sightings(rows, now)
+    listed = {r.addr for r in rows}
+    rows = [replace(r, last_seen=sightings[r.addr].last_seen_at) if r.addr in sightings else r for r in rows]
+    for s in sightings.values():
+        if s.addr not in listed and now - s.last_seen_at <= GONE_ALERT_WINDOW:
+            rows.append(BrokerRow(s.cluster, s.broker_name, s.broker_id, s.addr, EXPIRED, last_seen=s.last_seen_at))
+    rows.sort(key=lambda r: (r.cluster, r.broker_name, r.broker_id, r.addr))
+    clusters = tuple(ClusterRow(name, tuple(sorted(names))) for name, names in sorted(info.clusters.items()))
+    alerts = _alerts(namesrvs, rows) + _extra_alerts(info)
+    return BrokerOverview(namesrv, tuple(namesrvs), clusters, tuple(rows), tuple(alerts))
+
+
+def _extra_alerts(info: ClusterInfo) -> list[Alert]:
+    """Alerts of other apps: each dotted path in settings.GANTRY_ALERT_SOURCES names a callable
+    ``(cluster_info) -> iterable of Alert`` (consumer groups with unowned queues, say)."""
+    out: list[Alert] = []
+    for path in getattr(settings, "GANTRY_ALERT_SOURCES", ()):
         try:
-            rt = client.get_broker_runtime_info(b.addr)
-            error = ""
-        except (RemotingError, OSError) as exc:
-            rt, error = {}, str(exc)
-        rows.append(
-            BrokerRow(
-                cluster=b.cluster,
-                broker_name=b.broker_name,
-                broker_id=b.broker_id,
-                addr=b.addr,
-                version=rt.get("brokerVersionDesc", ""),
-                boot_timestamp=rt.get("bootTimestamp", ""),
-                msg_put_total_today=rt.get("msgPutTotalTodayNow", ""),
-                msg_get_total_today=rt.get("msgGetTotalTodayNow", ""),
-                commit_log_disk_ratio=_percent(rt.get("commitLogDiskRatio", "")),
-                error=error,
-            )
-        )
-    return BrokerOverview(namesrv_addr=namesrv, brokers=tuple(rows))
+            out.extend(import_string(path)(info))
+        except (RemotingError, ServiceError) as exc:
+            out.append(Alert("warning", "alert_source_failed", path, f"alerts of {path} unavailable: {exc}"))
+    return out
+
+

@@ -1,7 +1,13 @@
 """Gantry's Django settings, driven by environment variables with safe embedded defaults.
 
 Environment: NAMESRV_ADDR (RocketMQ's variable, ';'-separated), DATABASE_URL, REDIS_URL,
-SPARK_MASTER, SECRET_KEY, DEBUG, ALLOWED_HOSTS, GANTRY_VAR_DIR.
+SPARK_MASTER, SECRET_KEY, DEBUG, ALLOWED_HOSTS, GANTRY_VAR_DIR, GANTRY_HTTPS (serve over HTTPS
+only: secure cookies, HSTS, redirect), CSRF_TRUSTED_ORIGINS (comma-separated, for a proxy in
+front), GANTRY_BEHIND_PROXY (trust X-Forwarded-Proto from it), GANTRY_LOGIN_MAX_FAILURES and
+GANTRY_LOGIN_LOCKOUT_MINUTES (failed-login lockout), GANTRY_MAX_BODY_BYTES (request bodies).
+
+``python manage.py check --deploy`` passes with DEBUG=0, a SECRET_KEY of 50+ characters,
+ALLOWED_HOSTS and GANTRY_HTTPS=1 (tests/console/test_settings.py runs it).
 """
 from __future__ import annotations
 
@@ -49,14 +55,19 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",
     "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from vendored static files, no CDN
     "django_htmx",
     "console",
     "brokers",
+    "topics",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "console.middleware.BodySizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -64,6 +75,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "console.middleware.EngineErrorMiddleware",
 ]
 
 ROOT_URLCONF = "console.urls"
@@ -77,6 +89,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "console.context_processors.gantry_role",
             ],
         },
     },
@@ -89,6 +102,13 @@ DATABASES = {
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -109,6 +129,16 @@ MQ = {
     "ADMIN_TIMEOUT_S": float(os.environ.get("GANTRY_ADMIN_TIMEOUT_S", "3")),
 }
 
+# Console-side figures that are cheap to keep a few seconds (per-broker topic counts on the
+# overview); per process unless REDIS_URL points at a shared cache.
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["REDIS_URL"]}
+        if os.environ.get("REDIS_URL")
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "gantry"}
+    )
+}
+
 REDIS_URL = os.environ.get("REDIS_URL", "")
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
 
@@ -119,16 +149,69 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
 
+# Request bodies larger than this are refused with 413 before anything reads them: API inputs
+# are small JSON documents; a test message body is the largest thing a form sends.
+MAX_BODY_BYTES = int(os.environ.get("GANTRY_MAX_BODY_BYTES", str(256 * 1024)))
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
+
+# Overview alerts beyond the brokers' own: dotted paths of callables (cluster_info) -> [Alert]
+# (brokers.selectors.Alert). Consumer-group alerts plug in here.
+GANTRY_ALERT_SOURCES: list[str] = []
+
+# Failed logins (console and token endpoint), counted per username and client address.
+GANTRY_LOGIN = {
+    "MAX_FAILURES": int(os.environ.get("GANTRY_LOGIN_MAX_FAILURES", "5")),
+    "LOCKOUT_MINUTES": int(os.environ.get("GANTRY_LOGIN_LOCKOUT_MINUTES", "15")),
+}
+
+REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate header makes "no credentials" a 401, not a 403.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "console.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["console.permissions.RolePermission"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PAGINATION_CLASS": "console.rest.Pagination",
+    "PAGE_SIZE": 100,
+    "EXCEPTION_HANDLER": "console.http_errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Gantry management API",
+    "DESCRIPTION": (
+        "Manage a RocketMQ-compatible cluster: brokers, topics, users, API tokens and the audit log. "
+        "Authenticate with `Authorization: Token <token>` (POST /api/v1/auth/token) or a console session."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["console.permissions.RolePermission"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "PREPROCESSING_HOOKS": ["console.schema.document_without_trailing_slash"],
+}
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_AGE = 12 * 3600  # a working day; operators log in again the next morning
+CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+if _env_bool("GANTRY_BEHIND_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page (base.html), not the cookie
 if not DEBUG:
-    SESSION_COOKIE_HTTPONLY = True
-    CSRF_COOKIE_HTTPONLY = False
-    X_FRAME_OPTIONS = "DENY"
-    SECURE_CONTENT_TYPE_NOSNIFF = True
-    SECURE_REFERRER_POLICY = "same-origin"
     if _env_bool("GANTRY_HTTPS", False):
         SESSION_COOKIE_SECURE = True
         CSRF_COOKIE_SECURE = True
         SECURE_SSL_REDIRECT = True
+        SECURE_REDIRECT_EXEMPT = [r"^health$"]  # load balancers probe over plain HTTP
         SECURE_HSTS_SECONDS = 31536000
         SECURE_HSTS_INCLUDE_SUBDOMAINS = True
         SECURE_HSTS_PRELOAD = True

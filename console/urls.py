@@ -1,11 +1,21 @@
+"""The URL map: console pages, /topics/ pages, /api/v1/ (console.api_urls), health."""
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from console import views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("health", views.health, name="health"),
-    path("login/", auth_views.LoginView.as_view(template_name="console/login.html"), name="login"),
+    path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("audit/", views.audit_log, name="audit-log"),
+    path("users/", views.users, name="users"),
+    path("users/<str:username>/change", views.user_change, name="user-change"),
+    path("tokens/", views.tokens, name="tokens"),
+    path("tokens/<int:token_id>/revoke", views.token_revoke, name="token-revoke"),
+    path("topics/", include("topics.urls")),
+    path("api/v1/", include("console.api_urls")),
 ]
+
+handler404 = "console.views.not_found"

@@ -1,21 +1,34 @@
-"""Console pages owned by the project itself: the overview (home) and health."""
+"""Console pages owned by the project itself: overview, health, login, audit log, users, API tokens.
+
+Each view parses, calls one selector or service, and renders; roles are checked by
+``console_page`` (and again by the services).
+"""
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 from brokers.selectors import broker_overview
+from console import selectors, services
+from console.actor import actor_from_request
+from console.errors import ServiceError, show_on_form
+from console.forms import AuditFilterForm, LoginForm, TokenCreateForm, UserChangeForm, UserCreateForm
+from console.permissions import console_page
+from console.roles import Role
+
+PAGE_SIZE = 50
 
 
-@require_GET
-@login_required
+@console_page()
 def home(request: HttpRequest) -> HttpResponse:
-    """Overview: the live brokers, read through the admin client. htmx polls the table."""
+    """Overview: name servers, brokers and alerts, read through the admin client. htmx polls it."""
     context = {"overview": broker_overview()}
     if request.htmx:
-        return render(request, "console/_broker_table.html", context)
+        return render(request, "console/_overview.html", context)
     return render(request, "console/home.html", context)
 
 
@@ -23,3 +36,95 @@ def home(request: HttpRequest) -> HttpResponse:
 def health(request: HttpRequest) -> JsonResponse:
     """Liveness of the web process itself; open to load balancers without login."""
     return JsonResponse({"status": "ok"})
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login page with the failed-login lockout (429 while locked)."""
+
+    template_name = "console/login.html"
+    form_class = LoginForm
+
+    def form_invalid(self, form: LoginForm) -> HttpResponse:
+        response = super().form_invalid(form)
+        if form.locked is not None:
+            response.status_code = 429
+            response["Retry-After"] = str(form.locked.retry_after_s)
+        return response
+
+
+@console_page()
+def audit_log(request: HttpRequest) -> HttpResponse:
+    form = AuditFilterForm(request.GET or None)
+    entries = selectors.audit_list(**form.filters()) if form.is_bound else selectors.audit_list()
+    page = Paginator(entries, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"form": form, "page": page, "query": query.urlencode()}
+    template = "console/_audit_table.html" if request.htmx else "console/audit_log.html"
+    return render(request, template, context)
+
+
+@console_page(methods=("GET", "POST"), read=Role.ADMIN, write=Role.ADMIN)
+def users(request: HttpRequest) -> HttpResponse:
+    form = UserCreateForm(request.POST or None)
+    created = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            created = services.user_create(actor=actor_from_request(request), username=form.cleaned_data["username"],
+                                           role=Role(form.cleaned_data["role"]), password=form.cleaned_data["password"] or None)
+            form = UserCreateForm()
+        except ServiceError as exc:
+            show_on_form(form, exc)
+    return render(request, "console/users.html", {"users": selectors.user_list(), "form": form, "created": created,
+                                                  "roles": Role.choices}, status=_status(request, form))
+
+
+@console_page(methods=("POST",), read=Role.ADMIN, write=Role.ADMIN)
+def user_change(request: HttpRequest, username: str) -> HttpResponse:
+    form = UserChangeForm(request.POST)
+    if form.is_valid() and form.changes():
+        try:
+            services.user_update(actor=actor_from_request(request), username=username, **form.changes())
+            messages.success(request, f"User {username} updated.")
+        except ServiceError as exc:
+            messages.error(request, exc.message)
+    return redirect("users")
+
+
+@console_page(methods=("GET", "POST"), read=Role.ADMIN, write=Role.ADMIN)
+def tokens(request: HttpRequest) -> HttpResponse:
+    usernames = [u.username for u in selectors.user_list() if u.is_active]
+    form = TokenCreateForm(request.POST or None, usernames=usernames)
+    created = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            created = services.api_token_create(actor=actor_from_request(request), **form.cleaned_data)
+            form = TokenCreateForm(usernames=usernames)
+        except ServiceError as exc:
+            show_on_form(form, exc)
+    page = Paginator(selectors.token_list(), PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "console/tokens.html", {"page": page, "form": form, "created": created},
+                  status=_status(request, form))
+
+
+@console_page(methods=("POST",), read=Role.ADMIN, write=Role.ADMIN)
+def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
+    try:
+        info = services.api_token_revoke(actor=actor_from_request(request), token_id=token_id)
+        messages.success(request, f"Token {info.prefix}… of {info.username} revoked.")
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    return redirect("tokens")
+
+
+def _status(request: HttpRequest, form) -> int:
+    return 400 if request.method == "POST" and form.errors else 200
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """404: JSON under /api/ (like every API error), the console's page elsewhere."""
+    from console.http_errors import Problem
+
+    if request.path.startswith("/api/"):
+        return JsonResponse(Problem(404, "not_found", f"no such API endpoint: {request.path}").as_json(), status=404)
+    return render(request, "console/error.html", {"problem": Problem(404, "not_found", "This page does not exist.")}, status=404)

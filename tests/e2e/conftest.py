@@ -36,3 +36,33 @@ def page(browser):
     p = context.new_page()
     yield p
     context.close()
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir():
+    """Where browser tests save screenshots: $GANTRY_ARTIFACTS, else var/test-artifacts/."""
+    from pathlib import Path
+
+    root = Path(os.environ.get("GANTRY_ARTIFACTS") or Path(__file__).resolve().parents[2] / "var" / "test-artifacts")
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@pytest.fixture
+def screenshot(page, artifacts_dir, request):
+    """Return a function that saves a full-page screenshot named after the test and a step."""
+
+    def shoot(step: str):
+        path = artifacts_dir / f"{request.node.name}-{step}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return shoot
+
+
+def log_in(page, base_url: str, username: str, password: str) -> None:
+    page.goto(f"{base_url}/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base_url}/")

@@ -6,7 +6,7 @@ import pytest
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_login_then_overview_lists_brokers(page, live_server, django_user_model, session_cluster, mq_settings) -> None:
+def test_login_then_overview_lists_brokers(page, live_server, django_user_model, session_cluster, mq_settings, screenshot) -> None:
     mq_settings(session_cluster.namesrv_addr)
     django_user_model.objects.create_user(username="operator", password="s3cret-pass-word")
 
@@ -25,3 +25,5 @@ def test_login_then_overview_lists_brokers(page, live_server, django_user_model,
     text = table.inner_text()
     assert "broker-a" in text and "broker-b" in text
     assert session_cluster.broker_addr("broker-a") in text
+    assert page.locator("[data-testid=namesrvs]").inner_text().count("live") == 1
+    screenshot("overview")

@@ -1,4 +1,4 @@
-"""Create the first admin account with a generated password when no superuser exists."""
+"""Create the first admin account (role admin) with a generated password when no superuser exists."""
 from __future__ import annotations
 
 import os
@@ -7,6 +7,9 @@ import secrets
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
+
+from console.models import AccountRole
+from console.roles import Role
 
 
 class Command(BaseCommand):
@@ -25,7 +28,8 @@ class Command(BaseCommand):
             self.stdout.write(f"Log in at {url} as {existing.get_username()}{hint}.")
             return
         password = secrets.token_urlsafe(18)
-        User.objects.create_superuser(username=username, email="", password=password)
+        user = User.objects.create_superuser(username=username, email="", password=password)
+        AccountRole.objects.update_or_create(user=user, defaults={"role": Role.ADMIN})
         settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:

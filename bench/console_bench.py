@@ -1,0 +1,220 @@
+"""Server time of the console's topic list with 2,000 topics on each of two brokers.
+
+The name server and brokers broker-a, broker-b run as subprocesses (`python -m brokers.engine`),
+their topic tables written before start (config/topics.json), so setting up 2,000 topics costs
+nothing. Django runs in this process (SQLite in a temporary directory); each request goes through
+Django's test client, so the time is everything the server does for it: middleware, session,
+the admin calls, filtering, template or serializer, not the network to a browser.
+
+Goal: under 300 ms, with one batched admin call per broker (GET_ALL_TOPIC_CONFIG), never one per
+row. The script counts the admin requests of each page and fails if a list makes more than one
+per broker.
+
+    .venv/bin/python bench/console_bench.py [--topics 2000] [--runs 30]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+BROKERS = ("broker-a", "broker-b")
+CLUSTER = "BenchCluster"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_ready(proc: subprocess.Popen, log: Path, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"process exited early:\n{log.read_text()[-2000:]}")
+        if b"ready" in log.read_bytes():
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"not ready in {timeout_s}s:\n{log.read_text()[-2000:]}")
+
+
+def _write_topics(store_dir: Path, topics: int) -> None:
+    """A broker's config/topics.json holding ``topics`` user topics (8 queues each, perm 6)."""
+    table = {
+        f"Bench_{i:05d}": {"order": False, "perm": 6, "readQueueNums": 8, "topicFilterType": "SINGLE_TAG",
+                           "topicName": f"Bench_{i:05d}", "topicSysFlag": 0, "writeQueueNums": 8}
+        for i in range(topics)
+    }
+    (store_dir / "config").mkdir(parents=True, exist_ok=True)
+    wrapper = {"dataVersion": {"counter": 1, "timestamp": int(time.time() * 1000)}, "topicConfigTable": table}
+    (store_dir / "config" / "topics.json").write_text(json.dumps(wrapper))
+
+
+@contextmanager
+def cluster(tmp: Path, topics: int) -> Iterator[str]:
+    ns_port = _free_port()
+    namesrv = f"127.0.0.1:{ns_port}"
+    procs = []
+    try:
+        argvs = [("namesrv", ["namesrv", "--port", str(ns_port)])]
+        for name in BROKERS:
+            store = tmp / "store" / name
+            _write_topics(store, topics)
+            argvs.append((name, ["broker", "--name", name, "--port", str(_free_port()), "--namesrv", namesrv,
+                                 "--store-dir", str(store), "--cluster", CLUSTER, "--log-level", "WARNING"]))
+        for name, argv in argvs:
+            log = tmp / f"{name}.log"
+            with open(log, "wb") as out:
+                proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+            procs.append(proc)
+            _wait_ready(proc, log)
+        yield namesrv
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+            proc.wait(30)
+
+
+def _setup_django(tmp: Path, namesrv: str) -> None:
+    os.environ.update({
+        "DJANGO_SETTINGS_MODULE": "console.settings", "GANTRY_VAR_DIR": str(tmp / "var"), "NAMESRV_ADDR": namesrv,
+        "DATABASE_URL": f"sqlite:///{tmp / 'console.sqlite3'}", "ALLOWED_HOSTS": "testserver", "DEBUG": "0",
+        "LOG_LEVEL": "WARNING",
+    })
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+
+
+class RequestCounter:
+    """Count the admin requests sent, by request code, through the shared client's driver."""
+
+    def __init__(self) -> None:
+        self.counts: collections.Counter[str] = collections.Counter()
+
+    def install(self) -> None:
+        from brokers.engine.client import driver
+        from brokers.engine.remoting.codes import RequestCode
+
+        counts = self.counts
+        send_on, send = driver._send_on, driver.BlockingDriver._send
+
+        def name(code: int) -> str:
+            try:
+                return RequestCode(code).name
+            except ValueError:
+                return str(code)
+
+        async def counted_send_on(client, call, timeout):
+            counts[name(call.code)] += 1
+            return await send_on(client, call, timeout)
+
+        def counted_send(self, call):
+            counts[name(call.code)] += 1
+            return send(self, call)
+
+        driver._send_on = counted_send_on
+        driver.BlockingDriver._send = counted_send
+
+
+def _wait_routed(topics: int) -> None:
+    from brokers.admin_client import get_admin_client
+
+    last = f"Bench_{topics - 1:05d}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if len(get_admin_client().examine_topic_route_info(last).queue_datas) == len(BROKERS):
+                return
+        except Exception:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{last} not routed to {len(BROKERS)} brokers in 60 s")
+        time.sleep(0.1)
+
+
+def measure(runs: int, topics: int) -> list[dict]:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from console.models import AccountRole
+
+    user = get_user_model().objects.create_user("bench", password="bench-password-123")
+    AccountRole.objects.create(user=user, role="viewer")
+    client = Client()
+    client.force_login(user)
+    counter = RequestCounter()
+    counter.install()
+    scenarios = [
+        ("page /topics/ (first 100 rows)", "/topics/", {}),
+        ("page /topics/?q=Bench_019 (search)", "/topics/", {"q": "Bench_019"}),
+        ("htmx /topics/?type=normal (table fragment)", "/topics/", {"type": "normal", "HTTP_HX_REQUEST": "true"}),
+        ("API /api/v1/topics (page of 100)", "/api/v1/topics", {}),
+        ("API /api/v1/topics?page_size=1000", "/api/v1/topics", {"page_size": "1000"}),
+    ]
+    results = []
+    for label, url, params in scenarios:
+        headers = {k: v for k, v in params.items() if k.startswith("HTTP_")}
+        query = {k: v for k, v in params.items() if not k.startswith("HTTP_")}
+        for _ in range(3):  # warm up: connections, templates
+            response = client.get(url, query, **headers)
+            assert response.status_code == 200, (url, response.status_code, response.content[:500])
+        counter.counts.clear()
+        client.get(url, query, **headers)
+        calls = dict(counter.counts)
+        if calls.get("GET_ALL_TOPIC_CONFIG", 0) > len(BROKERS) or sum(calls.values()) > len(BROKERS) + 2:
+            raise AssertionError(f"{label}: too many admin requests: {calls}")
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            client.get(url, query, **headers)
+            times.append((time.perf_counter() - start) * 1000)
+        times.sort()
+        results.append({"label": label, "median": statistics.median(times), "p95": times[int(len(times) * 0.95) - 1],
+                        "best": times[0], "calls": calls})
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--topics", type=int, default=2000, help="user topics on each broker")
+    parser.add_argument("--runs", type=int, default=30, help="timed requests per scenario")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-console-"))
+    try:
+        with cluster(tmp, args.topics) as namesrv:
+            _setup_django(tmp, namesrv)
+            _wait_routed(args.topics)
+            results = measure(args.runs, args.topics)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.python_implementation()} {platform.python_version()}, "
+          f"{os.cpu_count()} cores; {args.topics} user topics on each of {len(BROKERS)} brokers, {args.runs} runs each")
+    print("| request | median (ms) | p95 (ms) | best (ms) | goal < 300 ms | admin requests per page |")
+    print("|---|---:|---:|---:|:---:|---|")
+    for r in results:
+        calls = ", ".join(f"{k} × {v}" for k, v in sorted(r["calls"].items()))
+        print(f"| {r['label']} | {r['median']:.0f} | {r['p95']:.0f} | {r['best']:.0f} | {'yes' if r['p95'] < 300 else 'no'} | {calls} |")
+    return 0 if all(r["median"] < 300 for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Console forms: login (with the failed-login lockout), users, API tokens, audit filters."""
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import ValidationError
+
+from console import lockout
+from console.actor import client_ip
+from console.roles import Role
+
+
+class LoginForm(AuthenticationForm):
+    """Django's login form, refusing while a lockout is in force and counting failures."""
+
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        "invalid_login": "Your username and password did not match. Please try again.",
+    }
+
+    locked: lockout.LoginLock | None = None
+
+    def clean(self):
+        username = self.cleaned_data.get("username") or ""
+        ip = client_ip(self.request)
+        try:
+            lockout.check_not_locked(username=username, ip=ip)
+        except lockout.LoginLocked as exc:
+            self.locked = exc.lock
+            raise ValidationError(exc.lock.message, code="locked") from None
+        try:
+            cleaned = super().clean()
+        except ValidationError:
+            if username:
+                lock = lockout.record_failure(username=username, ip=ip)
+                if lock is not None:
+                    self.locked = lock
+                    raise ValidationError(lock.message, code="locked") from None
+            raise
+        lockout.clear_failures(username=username, ip=ip)
+        return cleaned
+
+
+class UserCreateForm(forms.Form):
+    username = forms.CharField(max_length=150, strip=False)
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.VIEWER)
+    password = forms.CharField(required=False, strip=False, widget=forms.PasswordInput,
+                               help_text="Leave empty to generate one (shown once).")
+
+
+class UserChangeForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices, required=False)
+    is_active = forms.TypedChoiceField(choices=[("", "-"), ("true", "active"), ("false", "inactive")], required=False,
+                                       coerce=lambda v: v == "true", empty_value=None)
+
+    def changes(self) -> dict:
+        data = self.cleaned_data
+        out = {}
+        if data.get("role"):
+            out["role"] = Role(data["role"])
+        if data.get("is_active") is not None:
+            out["is_active"] = data["is_active"]
+        return out
+
+
+class TokenCreateForm(forms.Form):
+    username = forms.ChoiceField(choices=())
+    name = forms.CharField(max_length=100, required=False)
+
+    def __init__(self, *args, usernames: list[str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["username"].choices = [(u, u) for u in usernames]
+
+
+class AuditFilterForm(forms.Form):
+    actor = forms.CharField(required=False)
+    action = forms.CharField(required=False, help_text="prefix: topic, user.update, …")
+    target = forms.CharField(required=False)
+    result = forms.ChoiceField(choices=[("", "any"), ("ok", "ok"), ("failed", "failed")], required=False)
+    since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+    def filters(self) -> dict:
+        data = self.cleaned_data if self.is_valid() else {}
+        return {
+            "actor": data.get("actor", ""), "action": data.get("action", ""), "target": data.get("target", ""),
+            "result": data.get("result", ""), "since": data.get("since"), "until": data.get("until"),
+        }

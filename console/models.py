@@ -1,0 +1,89 @@
+"""What the console itself owns: roles of users, API tokens, the audit log, failed-login counters.
+
+Broker state is never stored here (DESIGN §1); the broker sightings of the overview live in
+``brokers.models``.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from console.roles import Role
+
+
+class AccountRole(models.Model):
+    """The role of one user (see :mod:`console.roles`)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="gantry_role")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.role})"
+
+
+class ApiToken(models.Model):
+    """An API token for scripts: only its SHA-256 digest is kept; the token is shown once."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16)  # the first characters, to recognise a token in lists
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.CharField(max_length=150)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"
+
+
+class AuditEntry(models.Model):
+    """One change made through the console or the API, or refused while being made.
+
+    Append-only: rows are written by :func:`console.audit.record_audit` and never changed.
+    """
+
+    OK = "ok"
+    FAILED = "failed"
+    RESULTS = [(OK, "ok"), (FAILED, "failed")]
+
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    actor = models.CharField(max_length=150, db_index=True)  # a username, kept if the user goes
+    actor_role = models.CharField(max_length=16, blank=True)
+    source = models.CharField(max_length=16)  # console, api, system
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    action = models.CharField(max_length=64, db_index=True)  # <entity>.<verb>: topic.create
+    target_type = models.CharField(max_length=32)  # topic, group, user, token, ...
+    target = models.CharField(max_length=255, db_index=True)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    result = models.CharField(max_length=8, choices=RESULTS)
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "audit entries"
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.target} {self.result}"
+
+
+class LoginFailure(models.Model):
+    """Failed logins of one username from one client address; a lock once there are too many."""
+
+    username = models.CharField(max_length=150)
+    ip = models.CharField(max_length=45)
+    failures = models.PositiveIntegerField(default=0)
+    last_failure_at = models.DateTimeField(default=timezone.now)
+    locked_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["username", "ip"], name="login_failure_username_ip")]

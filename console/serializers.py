@@ -1,0 +1,120 @@
+"""Serializers of the console's own API: the token endpoint, users, API tokens, the audit log."""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from console.rest import StrictBooleanField, StrictCharField, StrictInputSerializer
+from console.roles import Role
+
+# -- input -----------------------------------------------------------------------------------------
+
+
+class TokenRequestInput(StrictInputSerializer):
+    username = StrictCharField(trim_whitespace=False, max_length=150)
+    password = StrictCharField(trim_whitespace=False, max_length=4096)
+    name = StrictCharField(required=False, allow_blank=True, max_length=100, help_text="a label for the token")
+
+
+class UserCreateInput(StrictInputSerializer):
+    username = StrictCharField(trim_whitespace=False, max_length=150)
+    role = serializers.ChoiceField(choices=Role.choices, default=Role.VIEWER)
+    password = StrictCharField(required=False, trim_whitespace=False, max_length=4096,
+                               help_text="left out: one is generated and returned once")
+
+
+class UserUpdateInput(StrictInputSerializer):
+    role = serializers.ChoiceField(choices=Role.choices, required=False)
+    is_active = StrictBooleanField(required=False)
+
+    def validate(self, attrs: dict) -> dict:
+        if not attrs:
+            raise serializers.ValidationError("nothing to change: give role and/or is_active.")
+        return attrs
+
+
+class TokenCreateInput(StrictInputSerializer):
+    username = StrictCharField(trim_whitespace=False, max_length=150)
+    name = StrictCharField(required=False, allow_blank=True, max_length=100)
+
+
+class TokenListQuery(serializers.Serializer):
+    username = serializers.CharField(required=False)
+    active = serializers.BooleanField(required=False, allow_null=True, default=None)
+
+
+class AuditQuery(serializers.Serializer):
+    actor = serializers.CharField(required=False)
+    action = serializers.CharField(required=False, help_text="a prefix: topic, topic.create, user, token")
+    target = serializers.CharField(required=False, help_text="a part of the target's name")
+    target_type = serializers.CharField(required=False)
+    result = serializers.ChoiceField(choices=["ok", "failed"], required=False)
+    since = serializers.DateTimeField(required=False, help_text="date (YYYY-MM-DD) or ISO 8601 time, inclusive",
+                                      input_formats=["iso-8601", "%Y-%m-%d"])
+    until = serializers.DateTimeField(required=False, help_text="date (YYYY-MM-DD) or ISO 8601 time, inclusive",
+                                      input_formats=["iso-8601", "%Y-%m-%d"])
+    ordering = serializers.ChoiceField(choices=["created_at", "-created_at"], required=False)
+
+    def _date_only(self, name: str) -> bool:
+        raw = self.initial_data.get(name, "") if hasattr(self, "initial_data") else ""
+        return len(raw) == 10 and raw[4] == "-" and raw[7] == "-"
+
+    def validate(self, attrs: dict) -> dict:
+        for name in ("since", "until"):  # a bare date covers the whole day
+            if name in attrs and self._date_only(name):
+                attrs[name] = attrs[name].date()
+        return attrs
+
+
+# -- output ----------------------------------------------------------------------------------------
+
+
+class UserOutput(serializers.Serializer):
+    username = serializers.CharField()
+    role = serializers.ChoiceField(choices=Role.choices)
+    is_active = serializers.BooleanField()
+    date_joined = serializers.DateTimeField()
+    last_login = serializers.DateTimeField(allow_null=True)
+    active_tokens = serializers.IntegerField()
+
+
+class CreatedUserOutput(UserOutput):
+    password = serializers.CharField(allow_null=True, help_text="the generated password: shown this once")
+
+
+class TokenOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    name = serializers.CharField()
+    prefix = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    created_by = serializers.CharField()
+    last_used_at = serializers.DateTimeField(allow_null=True)
+    revoked_at = serializers.DateTimeField(allow_null=True)
+    active = serializers.BooleanField()
+
+
+class CreatedTokenOutput(TokenOutput):
+    token = serializers.CharField(help_text="send as 'Authorization: Token <token>'; shown this once")
+
+
+class WhoAmIOutput(serializers.Serializer):
+    username = serializers.CharField()
+    role = serializers.ChoiceField(choices=Role.choices)
+    auth = serializers.ChoiceField(choices=["session", "token"])
+
+
+class AuditOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    actor = serializers.CharField()
+    actor_role = serializers.CharField()
+    source = serializers.CharField()
+    ip = serializers.CharField(allow_null=True)
+    action = serializers.CharField()
+    target_type = serializers.CharField()
+    target = serializers.CharField()
+    before = serializers.JSONField(allow_null=True)
+    after = serializers.JSONField(allow_null=True)
+    result = serializers.ChoiceField(choices=["ok", "failed"])
+    reason = serializers.CharField()
+

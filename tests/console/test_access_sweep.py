@@ -1,0 +1,93 @@
+"""Every URL the resolver knows, called anonymously and as a viewer: only the allowed list is open.
+
+Anonymous: API URLs answer 401, pages redirect to the login page. Viewer: every method that
+changes something answers 403, and so does reading the admin-only URLs. A new URL is covered
+without touching this file; opening one up means adding it to OPEN below.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+
+pytestmark = pytest.mark.django_db
+
+METHODS = ("get", "post", "put", "patch", "delete")
+# (path regex, methods) open to anyone
+OPEN = [
+    (r"^/health$", set(METHODS)),  # GET only; other methods 405
+    (r"^/login/$", set(METHODS)),
+    (r"^/logout/$", set(METHODS)),
+    (r"^/api/v1/auth/token$", {"post"}),  # username and password in, token out
+]
+TOKEN_ONLY = [r"^/api/v1/auth/token$"]  # the rest of it wants the token itself: a session gets 401
+ADMIN_ONLY = [r"^/users/", r"^/tokens/", r"^/api/v1/users", r"^/api/v1/tokens"]
+OPERATOR_PAGES = [r"^/topics/new$", r"^/topics/[^/]+/edit$"]  # forms that only lead to changes
+SAMPLE = {"name": "SweepTopic", "username": "someone", "pk": "1", "token_id": "1", "format": "json"}
+
+
+def _walk(patterns, prefix: str = ""):
+    for p in patterns:
+        regex = prefix + p.pattern.regex.pattern.lstrip("^")
+        if isinstance(p, URLResolver):
+            yield from _walk(p.url_patterns, regex)
+        elif isinstance(p, URLPattern):
+            yield regex.rstrip("$").replace("\\Z", "")
+
+
+def _concrete(regex: str) -> str:
+    """A URL matching the route regex, with sample values for its parameters."""
+    path = re.sub(r"\(\?P<(\w+)>[^)]*\)", lambda m: SAMPLE.get(m.group(1), "x"), regex)
+    path = re.sub(r"<(?:\w+:)?(\w+)>", lambda m: SAMPLE.get(m.group(1), "x"), path)
+    path = path.replace("/?", "").replace("\\.", ".").replace("\\", "")
+    return "/" + path
+
+
+def all_urls() -> list[str]:
+    urls = sorted({_concrete(r) for r in _walk(get_resolver().url_patterns)})
+    return [u for u in urls if "(" not in u and "." not in u.rsplit("/", 1)[-1]]
+
+
+def _open(url: str, method: str, table) -> bool:
+    return any(re.match(rx, url) and method in methods for rx, methods in table)
+
+
+def test_the_sweep_sees_every_part_of_the_site() -> None:
+    urls = all_urls()
+    for expected in ("/", "/topics/", "/topics/new", "/topics/SweepTopic/", "/audit/", "/users/", "/tokens/",
+                     "/api/v1/topics", "/api/v1/topics/SweepTopic", "/api/v1/topics/SweepTopic/status",
+                     "/api/v1/clusters", "/api/v1/brokers", "/api/v1/audit-log", "/api/v1/users", "/api/v1/schema",
+                     "/api/v1/docs", "/api/v1/auth/token"):
+        assert expected in urls, (expected, urls)
+
+
+@pytest.mark.parametrize("url", all_urls())
+def test_anonymous_gets_401_or_the_login_page(client, url, mq_settings, unused_addr) -> None:
+    mq_settings(unused_addr)  # nothing may reach the cluster anyway
+    for method in METHODS:
+        if _open(url, method, OPEN):
+            continue
+        response = getattr(client, method)(url)
+        if url.startswith("/api/"):
+            assert response.status_code == 401, (method, url, response.status_code)
+        else:
+            assert response.status_code == 302, (method, url, response.status_code)
+            assert response["Location"].startswith("/login/?next="), (method, url)
+
+
+@pytest.mark.parametrize("url", all_urls())
+def test_viewer_may_read_but_not_change(client, make_user, url, mq_settings, unused_addr) -> None:
+    mq_settings(unused_addr)
+    client.force_login(make_user("viewer"))
+    not_for_viewers = any(re.match(rx, url) for rx in ADMIN_ONLY + OPERATOR_PAGES)
+    for method in METHODS:
+        if _open(url, method, OPEN):
+            continue
+        response = getattr(client, method)(url, content_type="application/json")
+        if any(re.match(rx, url) for rx in TOKEN_ONLY):
+            assert response.status_code == 401, (method, url, response.status_code)
+        elif method == "get" and not not_for_viewers:
+            assert response.status_code not in (401, 403), (method, url, response.status_code)
+        else:
+            assert response.status_code == 403, (method, url, response.status_code)

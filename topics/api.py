@@ -1,0 +1,96 @@
+"""/api/v1/topics: the same services and selectors as the console pages, as JSON.
+
+GET list (viewer; ?search=&type=normal,retry,dlq,system&broker=&ordering=&page=&page_size=),
+POST create (operator), GET/PUT/PATCH/DELETE one topic (DELETE ?cluster= or ?broker= for a
+part), GET .../status, .../route, .../consumer-groups, POST .../messages (a test message).
+"""
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status as http_status
+from rest_framework import viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from console.actor import actor_from_request
+from console.rest import order_by, paginated_response, parse_input, query_dict, validated
+from topics import selectors, services
+from topics.serializers import (
+    SentMessageOutput,
+    TestMessageInput,
+    TopicConsumersOutput,
+    TopicCreateInput,
+    TopicDeleteQuery,
+    TopicDeletionOutput,
+    TopicListQuery,
+    TopicOutput,
+    TopicPatchInput,
+    TopicReplaceInput,
+    TopicRouteOutput,
+    TopicStatusOutput,
+)
+
+NAME = OpenApiParameter("name", str, OpenApiParameter.PATH, description="topic name (percent-encode % and |)")
+ORDERING = {"name": lambda t: t.name, "type": lambda t: (t.type, t.name)}
+
+
+@extend_schema(tags=["topics"])
+class TopicViewSet(viewsets.ViewSet):
+    lookup_field = "name"
+    lookup_value_regex = r"[^/]+"
+
+    @extend_schema(parameters=[TopicListQuery], responses=TopicOutput(many=True))
+    def list(self, request: Request) -> Response:
+        q = parse_input(TopicListQuery, query_dict(request))
+        topics = selectors.topic_list(search=q.get("search", ""), types=q.get("type"), broker=q.get("broker"))
+        rows = order_by(topics.rows, q.get("ordering"), ORDERING, "name")
+        return paginated_response(request, self, rows, TopicOutput, {"errors": list(topics.errors)} if topics.errors else None)
+
+    @extend_schema(request=TopicCreateInput, responses={201: TopicOutput})
+    def create(self, request: Request) -> Response:
+        spec = validated(TopicCreateInput, request.data).spec()
+        topic = services.topic_create(actor=actor_from_request(request), spec=spec)
+        return Response(TopicOutput(topic).data, status=http_status.HTTP_201_CREATED)
+
+    @extend_schema(parameters=[NAME], responses=TopicOutput)
+    def retrieve(self, request: Request, name: str) -> Response:
+        return Response(TopicOutput(selectors.topic_detail(name=name)).data)
+
+    @extend_schema(parameters=[NAME], request=TopicReplaceInput, responses=TopicOutput)
+    def update(self, request: Request, name: str) -> Response:
+        spec = validated(TopicReplaceInput, request.data, context={"name": name}).spec(name)
+        return Response(TopicOutput(services.topic_update(actor=actor_from_request(request), spec=spec)).data)
+
+    @extend_schema(parameters=[NAME], request=TopicPatchInput, responses=TopicOutput)
+    def partial_update(self, request: Request, name: str) -> Response:
+        spec = validated(TopicPatchInput, request.data, context={"name": name}).spec(name)
+        return Response(TopicOutput(services.topic_update(actor=actor_from_request(request), spec=spec)).data)
+
+    @extend_schema(parameters=[NAME, TopicDeleteQuery], responses=TopicDeletionOutput)
+    def destroy(self, request: Request, name: str) -> Response:
+        q = parse_input(TopicDeleteQuery, query_dict(request))
+        deletion = services.topic_delete(actor=actor_from_request(request), name=name, cluster=q.get("cluster"), broker=q.get("broker"))
+        return Response(TopicDeletionOutput(deletion).data)
+
+    @extend_schema(parameters=[NAME], responses=TopicStatusOutput)
+    @action(detail=True, methods=["get"])
+    def status(self, request: Request, name: str) -> Response:
+        return Response(TopicStatusOutput(selectors.topic_status(name=name)).data)
+
+    @extend_schema(parameters=[NAME], responses=TopicRouteOutput)
+    @action(detail=True, methods=["get"])
+    def route(self, request: Request, name: str) -> Response:
+        return Response(TopicRouteOutput(selectors.topic_route(name=name)).data)
+
+    @extend_schema(parameters=[NAME], responses=TopicConsumersOutput)
+    @action(detail=True, methods=["get"], url_path="consumer-groups")
+    def consumer_groups(self, request: Request, name: str) -> Response:
+        return Response(TopicConsumersOutput(selectors.topic_consumers(name=name)).data)
+
+    @extend_schema(parameters=[NAME], request=TestMessageInput, responses={201: SentMessageOutput})
+    @action(detail=True, methods=["post"])
+    def messages(self, request: Request, name: str) -> Response:
+        data = parse_input(TestMessageInput, request.data)
+        sent = services.topic_send_test_message(actor=actor_from_request(request), name=name, **data)
+        return Response(SentMessageOutput(sent).data, status=http_status.HTTP_201_CREATED)

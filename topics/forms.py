@@ -1,0 +1,154 @@
+"""The console's topic forms: the same rules (topics.rules) and the same TopicSpec as the API.
+
+Broker mode has one row of fields per broker, named like the API's dotted error paths
+(``brokers.broker-a.read_queue_nums``), so a service's refusal lands under the right field.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django import forms
+
+from topics.rules import (
+    DEFAULT_PERM,
+    DEFAULT_QUEUE_NUMS,
+    PERM_CHOICES,
+    validate_new_topic_name,
+    validate_queue_nums,
+    validate_topic_name,
+)
+from topics.types import TOPIC_TYPES, QueueSpec, TopicDetail, TopicSpec
+
+MODES = (("cluster", "cluster mode: the same counts on every broker of a cluster"),
+         ("broker", "broker mode: counts per broker"))
+
+
+def _count(**kwargs) -> forms.IntegerField:
+    return forms.IntegerField(validators=[validate_queue_nums], widget=forms.NumberInput(attrs={"min": 1, "max": 1024}), **kwargs)
+
+
+def _perm(**kwargs) -> forms.TypedChoiceField:
+    return forms.TypedChoiceField(choices=PERM_CHOICES, coerce=int, **kwargs)
+
+
+@dataclass(frozen=True)
+class BrokerRow:
+    broker_name: str
+    enabled: forms.BoundField
+    read_queue_nums: forms.BoundField
+    write_queue_nums: forms.BoundField
+    perm: forms.BoundField
+
+
+class TopicForm(forms.Form):
+    """Create (``detail=None``) or update a topic, in cluster or broker mode."""
+
+    name = forms.CharField(required=False, strip=False)  # the rule (clean_name) says why a name is refused
+    mode = forms.ChoiceField(choices=MODES, initial="cluster", widget=forms.RadioSelect)
+    cluster = forms.CharField(required=False, widget=forms.Select)
+    read_queue_nums = _count(required=False, initial=DEFAULT_QUEUE_NUMS, label="Read queues")
+    write_queue_nums = _count(required=False, initial=DEFAULT_QUEUE_NUMS, label="Write queues")
+    perm = _perm(required=False, initial=DEFAULT_PERM)
+
+    def __init__(self, *args, clusters: tuple[str, ...], brokers: tuple[str, ...], detail: TopicDetail | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.detail = detail
+        self.broker_names = brokers
+        self.fields["cluster"].widget.choices = [(c, c) for c in clusters]
+        current = {b.broker_name: b for b in detail.brokers} if detail else {}
+        if detail is not None:
+            self.fields["name"].disabled = True
+            self.initial.setdefault("name", detail.name)
+            self.initial.setdefault("mode", "broker")
+        for broker in brokers:
+            cur = current.get(broker)
+            prefix = f"brokers.{broker}"
+            self.fields[f"{prefix}.enabled"] = forms.BooleanField(required=False, initial=cur is not None or detail is None, label=broker)
+            self.fields[f"{prefix}.read_queue_nums"] = _count(required=False, initial=cur.read_queue_nums if cur else DEFAULT_QUEUE_NUMS, label="Read queues")
+            self.fields[f"{prefix}.write_queue_nums"] = _count(required=False, initial=cur.write_queue_nums if cur else DEFAULT_QUEUE_NUMS, label="Write queues")
+            self.fields[f"{prefix}.perm"] = _perm(required=False, initial=cur.perm if cur else DEFAULT_PERM, label="Perm")
+
+    def clean_name(self) -> str:
+        rule = validate_topic_name if self.detail else validate_new_topic_name
+        return rule(self.cleaned_data.get("name") or "")
+
+    @property
+    def cluster_fields(self) -> list[forms.BoundField]:
+        return [self[f] for f in ("cluster", "read_queue_nums", "write_queue_nums", "perm")]
+
+    @property
+    def broker_rows(self) -> list[BrokerRow]:
+        return [BrokerRow(b, *(self[f"brokers.{b}.{f}"] for f in ("enabled", "read_queue_nums", "write_queue_nums", "perm")))
+                for b in self.broker_names]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("mode") == "cluster":
+            if not data.get("cluster"):
+                self.add_error("cluster", "choose a cluster.")
+            for f in ("read_queue_nums", "write_queue_nums", "perm"):
+                if data.get(f) is None and f not in self.errors:
+                    self.add_error(f, "This field is required.")
+        if data.get("mode") == "broker":
+            for f in ("cluster", "read_queue_nums", "write_queue_nums", "perm"):  # hidden in broker mode
+                self.errors.pop(f, None)
+            chosen = [b for b in self.broker_names if data.get(f"brokers.{b}.enabled")]
+            if not chosen:
+                self.add_error(None, "choose at least one broker.")
+            for b in chosen:
+                for f in ("read_queue_nums", "write_queue_nums", "perm"):
+                    if data.get(f"brokers.{b}.{f}") is None and f"brokers.{b}.{f}" not in self.errors:
+                        self.add_error(f"brokers.{b}.{f}", "This field is required.")
+        return data
+
+    def spec(self) -> TopicSpec:
+        data = self.cleaned_data
+        name = self.detail.name if self.detail else data["name"]
+        if data["mode"] == "cluster":
+            return TopicSpec(name=name, cluster=data["cluster"],
+                             queues=QueueSpec(data["read_queue_nums"], data["write_queue_nums"], data["perm"]))
+        brokers = tuple(
+            (b, QueueSpec(data[f"brokers.{b}.read_queue_nums"], data[f"brokers.{b}.write_queue_nums"], data[f"brokers.{b}.perm"]))
+            for b in self.broker_names if data.get(f"brokers.{b}.enabled")
+        )
+        return TopicSpec(name=name, brokers=brokers)
+
+
+class TopicFilterForm(forms.Form):
+    q = forms.CharField(required=False, label="Search")
+    type = forms.ChoiceField(choices=[("", "all types")] + [(t, t) for t in TOPIC_TYPES], required=False)
+
+    def filters(self) -> dict:
+        data = self.cleaned_data if self.is_valid() else {}
+        kind = data.get("type")
+        return {"search": data.get("q", ""), "types": frozenset({kind}) if kind else None}
+
+
+class TopicDeleteForm(forms.Form):
+    scope = forms.ChoiceField(choices=(("all", "everywhere"),), initial="all")
+
+    def __init__(self, *args, detail: TopicDetail, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        choices = [("all", "from every broker")]
+        choices += [(f"cluster:{c}", f"from cluster {c}") for c in detail.clusters]
+        choices += [(f"broker:{b.broker_name}", f"from broker {b.broker_name} only") for b in detail.brokers]
+        self.fields["scope"].choices = choices
+
+    def target(self) -> dict:
+        kind, _, value = self.cleaned_data["scope"].partition(":")
+        return {kind: value} if kind in ("cluster", "broker") else {}
+
+
+class TestMessageForm(forms.Form):
+    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), strip=False, max_length=65536)
+    tags = forms.CharField(required=False, max_length=255)
+    keys = forms.CharField(required=False, max_length=255)
+    broker = forms.ChoiceField(required=False, choices=())
+
+    def __init__(self, *args, brokers: tuple[str, ...], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["broker"].choices = [("", "any broker")] + [(b, b) for b in brokers]
+
+    def message(self) -> dict:
+        data = self.cleaned_data
+        return {"body": data["body"], "tags": data["tags"], "keys": data["keys"], "broker": data["broker"] or None}

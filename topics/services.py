@@ -1,0 +1,235 @@
+"""Topic writes: create, update, delete, send a test message. Each checks the actor's role,
+refuses bad input before anything changes on a broker, writes through the admin client and
+records an audit entry (console.audit).
+
+Cluster mode gives every master of a cluster the same read/write queue counts and perm;
+broker mode gives each named broker its own. A value left out (None) takes, in order: the
+top-level value of the spec, the broker's current value, the default (8 queues, perm 6).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from django.core.exceptions import ValidationError
+
+from brokers import admin_extras
+from brokers.admin_client import get_admin_client
+from brokers.engine.client.admin import ClusterInfo, TopicRouteData
+from brokers.engine.client.simple import SimpleProducer
+from brokers.engine.common.message import Message
+from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.topic_config import TopicConfig
+from console.actor import Actor
+from console.audit import audited
+from console.errors import Conflict, InvalidInput, NotFound
+from console.roles import Role
+from topics import selectors
+from topics.rules import DEFAULT_PERM, DEFAULT_QUEUE_NUMS, validate_new_topic_name
+from topics.types import SYSTEM, BrokerQueues, QueueSpec, SentMessage, TopicDeletion, TopicDetail, TopicSpec
+
+CONSOLE_PRODUCER_GROUP = "GANTRY_CONSOLE_PRODUCER"  # the producer group of test messages
+MAX_TEST_MESSAGE_BYTES = 64 * 1024  # a test message is a probe, not a payload
+
+
+@dataclass(frozen=True)
+class _Target:
+    broker_name: str
+    cluster: str
+    addr: str
+    read_queue_nums: int
+    write_queue_nums: int
+    perm: int
+
+    def config(self, topic: str, sys_flag: int = 0) -> TopicConfig:
+        return TopicConfig(topic, self.read_queue_nums, self.write_queue_nums, self.perm, topic_sys_flag=sys_flag)
+
+    def state(self) -> dict[str, int]:
+        return {"read_queue_nums": self.read_queue_nums, "write_queue_nums": self.write_queue_nums, "perm": self.perm}
+
+
+def _state(brokers: tuple[BrokerQueues, ...] | list[BrokerQueues]) -> dict[str, dict[str, int]]:
+    """The audit form of a topic: broker name -> counts and perm."""
+    return {b.broker_name: {"read_queue_nums": b.read_queue_nums, "write_queue_nums": b.write_queue_nums, "perm": b.perm}
+            for b in sorted(brokers, key=lambda b: b.broker_name)}
+
+
+def _pick(*values: int | None) -> int:
+    return next(v for v in values if v is not None)
+
+
+def _resolve(spec: TopicSpec, info: ClusterInfo, current: dict[str, BrokerQueues]) -> list[_Target]:
+    """The brokers the spec writes to, with the values each gets; InvalidInput for unknown names."""
+    if spec.cluster is not None:
+        if spec.cluster not in info.clusters:
+            known = ", ".join(sorted(info.clusters)) or "none"
+            raise InvalidInput("cluster", f"unknown cluster {spec.cluster!r}; known: {known}.")
+        wanted = [(name, spec.queues, "cluster") for name in sorted(info.clusters[spec.cluster])]
+    else:
+        wanted = [(name, queues, f"brokers.{name}") for name, queues in spec.brokers]
+        if not wanted:  # an update of the brokers the topic is on
+            wanted = [(name, QueueSpec(), "brokers") for name in sorted(current)]
+        if not wanted:
+            raise InvalidInput("brokers", "name a cluster, or at least one broker.")
+    targets = []
+    for name, queues, field in wanted:
+        data = info.broker_datas.get(name)
+        if data is None:
+            known = ", ".join(sorted(info.broker_datas)) or "none"
+            raise InvalidInput(field, f"unknown broker {name!r}; known: {known}.")
+        if not data.master_addr:
+            raise InvalidInput(field, f"broker {name!r} has no master to write to.")
+        cur = current.get(name)
+        targets.append(_Target(
+            name, data.cluster, data.master_addr,
+            _pick(queues.read_queue_nums, spec.queues.read_queue_nums, cur and cur.read_queue_nums, DEFAULT_QUEUE_NUMS),
+            _pick(queues.write_queue_nums, spec.queues.write_queue_nums, cur and cur.write_queue_nums, DEFAULT_QUEUE_NUMS),
+            _pick(queues.perm, spec.queues.perm, cur and cur.perm, DEFAULT_PERM),
+        ))
+    if not targets:
+        raise InvalidInput("cluster", f"cluster {spec.cluster!r} has no broker to write to.")
+    return targets
+
+
+def _route_or_none(name: str) -> TopicRouteData | None:
+    try:
+        return selectors.topic_route_data(name)
+    except NotFound:
+        return None
+
+
+def _write(name: str, targets: list[_Target], sys_flag: int = 0) -> None:
+    """UPDATE_AND_CREATE_TOPIC on each target; each answers once the name servers know."""
+    client = get_admin_client()
+    for t in targets:
+        client.create_or_update_topic(t.addr, t.config(name, sys_flag))
+
+
+def topic_create(*, actor: Actor, spec: TopicSpec) -> TopicDetail:
+    """Create a topic in cluster or broker mode; Conflict (409) when it exists already."""
+    actor.require(Role.OPERATOR)
+    with audited(actor=actor, action="topic.create", target_type="topic", target=spec.name) as note:
+        try:
+            validate_new_topic_name(spec.name)
+        except ValidationError as exc:
+            raise InvalidInput("name", exc.messages[0]) from None
+        info = selectors.cluster_info()
+        if spec.name in selectors.system_topic_names(info):
+            raise InvalidInput("name", f"{spec.name} is a system topic; it cannot be created.")
+        if _route_or_none(spec.name) is not None:
+            raise Conflict(f"topic {spec.name} exists already")
+        targets = _resolve(spec, info, {})
+        note.after = {t.broker_name: t.state() for t in targets}
+        _write(spec.name, targets)
+        detail = selectors.detail_from_route(selectors.topic_route_data(spec.name))
+        note.after = _state(detail.brokers)
+    return detail
+
+
+def topic_update(*, actor: Actor, spec: TopicSpec) -> TopicDetail:
+    """Change queue counts or perm of an existing topic (NotFound, 404, when there is none).
+
+    With neither cluster nor brokers the change applies to every broker the topic is on; a
+    cluster or broker it is not on yet gets it.
+    """
+    actor.require(Role.OPERATOR)
+    with audited(actor=actor, action="topic.update", target_type="topic", target=spec.name) as note:
+        route = selectors.topic_route_data(spec.name)
+        current = selectors.detail_from_route(route)
+        note.before = _state(current.brokers)
+        if current.type == SYSTEM:
+            raise InvalidInput("name", f"{spec.name} is a system topic; it cannot be changed here.")
+        info = selectors.cluster_info()
+        targets = _resolve(spec, info, {b.broker_name: b for b in current.brokers})
+        sys_flag = max((qd.topic_sys_flag for qd in route.queue_datas), default=0)
+        _write(spec.name, targets, sys_flag)
+        detail = selectors.detail_from_route(selectors.topic_route_data(spec.name))
+        note.after = _state(detail.brokers)
+    return detail
+
+
+def topic_delete(*, actor: Actor, name: str, cluster: str | None = None, broker: str | None = None) -> TopicDeletion:
+    """Delete a topic everywhere, from one cluster, or from one broker.
+
+    From one broker: the broker drops it, the name servers drop the route, and the topic's
+    other brokers write their config again, which re-registers their queues (the name server
+    protocol has no "drop one broker's queues" request).
+    """
+    actor.require(Role.OPERATOR)
+    if cluster is not None and broker is not None:
+        raise InvalidInput("broker", "give a cluster or a broker, not both.")
+    with audited(actor=actor, action="topic.delete", target_type="topic", target=name) as note:
+        route = selectors.topic_route_data(name)
+        current = selectors.detail_from_route(route)
+        note.before = _state(current.brokers)
+        info = selectors.cluster_info()
+        if current.type == SYSTEM or name in selectors.system_topic_names(info):
+            raise InvalidInput("name", f"{name} is a system topic; it cannot be deleted.")
+        client = get_admin_client()
+        if broker is not None:
+            deletion = _delete_on_broker(name, broker, current, info)
+        elif cluster is not None:
+            if cluster not in info.clusters:
+                raise InvalidInput("cluster", f"unknown cluster {cluster!r}; known: {', '.join(sorted(info.clusters)) or 'none'}.")
+            names = tuple(b.broker_name for b in current.brokers if b.cluster == cluster)
+            if not names:
+                raise InvalidInput("cluster", f"topic {name} is not on cluster {cluster}.")
+            client.delete_topic(name, cluster=cluster)
+            deletion = TopicDeletion(name, names, f"cluster:{cluster}")
+        else:
+            client.delete_topic(name)
+            deletion = TopicDeletion(name, tuple(b.broker_name for b in current.brokers), "all")
+        rest = [b for b in current.brokers if b.broker_name not in deletion.brokers]
+        note.after = _state(rest)
+    return replace(deletion, remaining=tuple(b.broker_name for b in rest))
+
+
+def _delete_on_broker(name: str, broker: str, current: TopicDetail, info: ClusterInfo) -> TopicDeletion:
+    if broker not in info.broker_datas:
+        raise InvalidInput("broker", f"unknown broker {broker!r}; known: {', '.join(sorted(info.broker_datas)) or 'none'}.")
+    on = {b.broker_name: b for b in current.brokers}
+    if broker not in on:
+        raise InvalidInput("broker", f"topic {name} is not on broker {broker}.")
+    addr = info.broker_datas[broker].master_addr
+    if not addr:
+        raise InvalidInput("broker", f"broker {broker!r} has no master to delete on.")
+    rest = [b for b in current.brokers if b.broker_name != broker]
+    admin_extras.delete_topic_in_broker(addr, name)
+    admin_extras.delete_topic_in_namesrv(name)
+    if rest:
+        _write(name, [_Target(b.broker_name, b.cluster, b.addr, b.read_queue_nums, b.write_queue_nums, b.perm) for b in rest])
+    return TopicDeletion(name, (broker,), f"broker:{broker}")
+
+
+def topic_send_test_message(*, actor: Actor, name: str, body: str, tags: str = "", keys: str = "", broker: str | None = None) -> SentMessage:
+    """Send one message to the topic (on ``broker`` when given) and say where it was stored."""
+    actor.require(Role.OPERATOR)
+    with audited(actor=actor, action="topic.send_test_message", target_type="topic", target=name) as note:
+        payload = body.encode("utf-8")
+        if not payload:
+            raise InvalidInput("body", "the message body is empty.")
+        if len(payload) > MAX_TEST_MESSAGE_BYTES:
+            raise InvalidInput("body", f"a test message may have at most {MAX_TEST_MESSAGE_BYTES} bytes.")
+        route = selectors.topic_route_data(name)
+        client = get_admin_client()
+        producer = SimpleProducer(client.namesrv_addrs, CONSOLE_PRODUCER_GROUP, timeout_s=client.timeout_s,
+                                  remoting=client.driver.remoting, heartbeat_interval_s=None)
+        try:
+            mq = None
+            if broker is not None:
+                mq = _writable_queue(route, broker, producer.fetch_publish_message_queues(name))
+            result = producer.send(Message(name, payload, tags=tags or None, keys=keys or None), mq)
+        finally:
+            producer.close()
+        sent = SentMessage(name, result.msg_id, result.offset_msg_id, result.message_queue.broker_name,
+                           result.message_queue.queue_id, result.queue_offset, result.status.value)
+        note.after = sent
+    return sent
+
+
+def _writable_queue(route: TopicRouteData, broker: str, queues: list[MessageQueue]) -> MessageQueue:
+    if route.broker_data(broker) is None:
+        raise InvalidInput("broker", f"topic {route.topic} is not on broker {broker}.")
+    mine = [q for q in queues if q.broker_name == broker]
+    if not mine:
+        raise InvalidInput("broker", f"broker {broker} has no writable queue of topic {route.topic}.")
+    return mine[0]

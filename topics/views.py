@@ -1,0 +1,110 @@
+"""Topic pages: list (htmx search and filter), create, detail, update, delete, test message.
+
+Each view parses, calls one selector or service, and renders. Writes are plain form posts that
+redirect (each with a real ``action``); the list's filter form also swaps the table with htmx.
+"""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from console.actor import actor_from_request
+from console.errors import ServiceError, show_on_form
+from console.permissions import console_page
+from console.roles import Role
+from topics import selectors, services
+from topics.forms import TestMessageForm, TopicDeleteForm, TopicFilterForm, TopicForm
+
+PAGE_SIZE = 100
+
+
+@console_page()
+def topic_list(request: HttpRequest) -> HttpResponse:
+    form = TopicFilterForm(request.GET or None)
+    topics = selectors.topic_list(**(form.filters() if form.is_bound else {}))
+    page = Paginator(topics.rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"form": form, "topics": topics, "page": page, "rows": topics.table(page.object_list), "query": query.urlencode()}
+    template = "topics/_topic_table.html" if request.htmx else "topics/topic_list.html"
+    return render(request, template, context)
+
+
+def _form_choices() -> dict:
+    info = selectors.cluster_info()
+    return {"clusters": tuple(sorted(info.clusters)), "brokers": tuple(sorted(info.broker_datas))}
+
+
+@console_page(methods=("GET", "POST"), read=Role.OPERATOR)
+def topic_create(request: HttpRequest) -> HttpResponse:
+    form = TopicForm(request.POST or None, **_form_choices())
+    if request.method == "POST" and form.is_valid():
+        try:
+            topic = services.topic_create(actor=actor_from_request(request), spec=form.spec())
+        except ServiceError as exc:
+            show_on_form(form, exc)
+        else:
+            messages.success(request, f"Topic {topic.name} created.")
+            return redirect("topics:detail", name=topic.name)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "topics/topic_form.html", {"form": form, "detail": None}, status=status)
+
+
+@console_page()
+def topic_detail(request: HttpRequest, name: str) -> HttpResponse:
+    detail = selectors.topic_detail(name=name)
+    context = {
+        "detail": detail,
+        "status": selectors.topic_status(name=name),
+        "route": selectors.topic_route(name=name),
+        "consumers": selectors.topic_consumers(name=name),
+        "send_form": TestMessageForm(brokers=tuple(b.broker_name for b in detail.brokers)),
+        "delete_form": TopicDeleteForm(detail=detail),
+    }
+    return render(request, "topics/topic_detail.html", context)
+
+
+@console_page(methods=("GET", "POST"), read=Role.OPERATOR)
+def topic_update(request: HttpRequest, name: str) -> HttpResponse:
+    detail = selectors.topic_detail(name=name)
+    form = TopicForm(request.POST or None, detail=detail, **_form_choices())
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.topic_update(actor=actor_from_request(request), spec=form.spec())
+        except ServiceError as exc:
+            show_on_form(form, exc)
+        else:
+            messages.success(request, f"Topic {name} updated.")
+            return redirect("topics:detail", name=name)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "topics/topic_form.html", {"form": form, "detail": detail}, status=status)
+
+
+@console_page(methods=("POST",))
+def topic_delete(request: HttpRequest, name: str) -> HttpResponse:
+    form = TopicDeleteForm(request.POST, detail=selectors.topic_detail(name=name))
+    if not form.is_valid():
+        messages.error(request, "Choose where to delete the topic from.")
+        return redirect("topics:detail", name=name)
+    deletion = services.topic_delete(actor=actor_from_request(request), name=name, **form.target())
+    messages.success(request, f"Topic {name} deleted from {', '.join(deletion.brokers)}.")
+    if deletion.remaining:
+        return redirect("topics:detail", name=name)
+    return redirect("topics:list")
+
+
+@console_page(methods=("POST",))
+def topic_send(request: HttpRequest, name: str) -> HttpResponse:
+    detail = selectors.topic_detail(name=name)
+    form = TestMessageForm(request.POST, brokers=tuple(b.broker_name for b in detail.brokers))
+    if form.is_valid():
+        try:
+            sent = services.topic_send_test_message(actor=actor_from_request(request), name=name, **form.message())
+            messages.success(request, f"Sent message {sent.msg_id} to {sent.broker_name} queue {sent.queue_id} at offset {sent.queue_offset}.")
+        except ServiceError as exc:
+            messages.error(request, exc.message)
+    else:
+        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+    return redirect("topics:detail", name=name)
