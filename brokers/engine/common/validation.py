@@ -9,7 +9,7 @@ import re
 
 from brokers.engine.common.constants import GROUP_MAX_LENGTH, SYSTEM_TOPICS, TOPIC_MAX_LENGTH
 
-_NAME_RE = re.compile(r"^[%|a-zA-Z0-9_-]+$")
+_NAME_RE = re.compile(r"[%|a-zA-Z0-9_-]+", re.ASCII)
 
 
 class InvalidNameError(ValueError):
@@ -22,7 +22,7 @@ def validate_topic(topic: object) -> str:
         raise InvalidNameError("the topic name is empty")
     if len(topic) > TOPIC_MAX_LENGTH:
         raise InvalidNameError(f"the topic name is longer than {TOPIC_MAX_LENGTH} characters")
-    if not _NAME_RE.match(topic):
+    if not _NAME_RE.fullmatch(topic):
         raise InvalidNameError(
             f"the topic name {topic!r} contains characters other than %|a-zA-Z0-9_-"
         )
@@ -35,7 +35,7 @@ def validate_group(group: object) -> str:
         raise InvalidNameError("the group name is empty")
     if len(group) > GROUP_MAX_LENGTH:
         raise InvalidNameError(f"the group name is longer than {GROUP_MAX_LENGTH} characters")
-    if not _NAME_RE.match(group):
+    if not _NAME_RE.fullmatch(group):
         raise InvalidNameError(
             f"the group name {group!r} contains characters other than %|a-zA-Z0-9_-"
         )
