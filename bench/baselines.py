@@ -32,6 +32,11 @@ class Figure:
         return self.messages / self.seconds if self.seconds else float("inf")
 
 
+def batches_in_flight(inflight: int, batch: int) -> int:
+    """Concurrent batch sends for ``inflight`` concurrent single sends: as many messages in flight."""
+    return max(1, inflight // batch)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -107,17 +112,23 @@ async def _redis_consume(port: int, n: int, count: int) -> float:
     return elapsed
 
 
-def redis_figures(n: int, size: int, batch: int, inflight: int, pull_count: int) -> list[Figure]:
+def redis_figures(n: int, size: int, batch: int, inflight: int, pull_counts: tuple[int, ...]) -> list[Figure]:
+    """Single and pipelined XADD, then XRANGE reads of the pipelined stream, per AOF fsync policy.
+
+    Pipelines of ``batch`` XADDs are sent ``batches_in_flight(inflight, batch)`` at a time, as
+    Gantry's batches are.
+    """
     body = os.urandom(size)
     out = []
     for fsync, durability in (("everysec", "async (AOF everysec)"), ("always", "sync (AOF always)")):
         for b in (1, batch):
             with redis_server(fsync) as port:
-                t = asyncio.run(_redis_produce(port, n, body, b, inflight))
+                t = asyncio.run(_redis_produce(port, n, body, b, inflight if b == 1 else batches_in_flight(inflight, b)))
                 out.append(Figure("redis streams", f"produce {'single' if b == 1 else f'batch {b}'}", durability, n, t))
                 if b == batch:
-                    t = asyncio.run(_redis_consume(port, n, pull_count))
-                    out.append(Figure("redis streams", f"consume (XRANGE count {pull_count})", durability, n, t))
+                    for count in pull_counts:
+                        t = asyncio.run(_redis_consume(port, n, count))
+                        out.append(Figure("redis streams", f"consume (XRANGE count {count})", durability, n, t))
     return out
 
 

@@ -7,6 +7,11 @@ The name server and the broker run as subprocesses (`python -m brokers.engine ..
 broker has a core to itself, as it would in production; the client is this process.
 
     .venv/bin/python bench/broker_bench.py [--messages 50000] [--size 1024] [--batch 32] [--inflight 64]
+                                           [--pull 32] [--extra-pull 256]
+
+Single sends keep ``--inflight`` requests in flight, batches ``--inflight / --batch`` (as many
+messages), on both systems. Consumers read 32 messages per request (RocketMQ's default pull
+batch); ``--extra-pull N`` adds a row per system reading N per request.
 """
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from baselines import Figure, file_append_figures, free_port, redis_figures  # noqa: E402
+from baselines import Figure, batches_in_flight, file_append_figures, free_port, redis_figures  # noqa: E402
 
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
 from brokers.engine.client.simple import AsyncPullClient, AsyncSimpleProducer, PullStatus  # noqa: E402
@@ -129,17 +134,18 @@ async def _consume(namesrv: str, expected: int, max_nums: int) -> float:
     return elapsed
 
 
-def gantry_figures(n: int, size: int, batch: int, inflight: int, pull: int) -> list[Figure]:
+def gantry_figures(n: int, size: int, batch: int, inflight: int, pulls: tuple[int, ...]) -> list[Figure]:
     body = os.urandom(size)
     out = []
     for flush, durability in (("async", "ASYNC_FLUSH"), ("sync", "SYNC_FLUSH (group commit)")):
         with gantry(flush) as namesrv:
             t = asyncio.run(_produce(namesrv, n, body, 1, inflight))
             out.append(Figure("gantry", "produce single", durability, n, t))
-            t = asyncio.run(_produce(namesrv, n, body, batch, max(1, inflight // batch) or 1))
+            t = asyncio.run(_produce(namesrv, n, body, batch, batches_in_flight(inflight, batch)))
             out.append(Figure("gantry", f"produce batch {batch}", durability, n, t))
-            t = asyncio.run(_consume(namesrv, 2 * n + 1, pull))
-            out.append(Figure("gantry", f"consume (pull {pull} per request)", durability, 2 * n + 1, t))
+            for pull in pulls:  # everything produced above (and the connect message), from offset 0
+                t = asyncio.run(_consume(namesrv, 2 * n + 1, pull))
+                out.append(Figure("gantry", f"consume (pull {pull} per request)", durability, 2 * n + 1, t))
     return out
 
 
@@ -150,9 +156,11 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--inflight", type=int, default=64, help="concurrent single sends (batches: inflight/batch)")
     ap.add_argument("--pull", type=int, default=32, help="messages per pull / XRANGE count")
+    ap.add_argument("--extra-pull", type=int, default=0, metavar="N", help="also consume with N messages per pull / XRANGE")
     args = ap.parse_args()
-    figures = gantry_figures(args.messages, args.size, args.batch, args.inflight, args.pull)
-    figures += redis_figures(args.messages, args.size, args.batch, args.inflight, args.pull)
+    pulls = (args.pull, args.extra_pull) if args.extra_pull else (args.pull,)
+    figures = gantry_figures(args.messages, args.size, args.batch, args.inflight, pulls)
+    figures += redis_figures(args.messages, args.size, args.batch, args.inflight, pulls)
     figures += file_append_figures(args.messages, args.size)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}, {args.messages} messages of {args.size} B")

@@ -111,8 +111,11 @@ class AsyncDriver(_DriverBase[RemotingClient]):
     async def run(self, plan: Plan[T]) -> T:
         return await self._drive(plan, self._execute)
 
-    async def invoke(self, call: Call) -> Reply:
-        return await self._drive(self._routed(call), self._send)
+    def invoke(self, call: Call) -> Awaitable[Reply]:
+        """Send one call (to the name servers in turn when it has no address); await the Reply."""
+        if call.addr is not None:  # the common case: no name server rotation to drive
+            return self._send(call)
+        return self._drive(self._routed(call), self._send)
 
     async def _drive(self, plan: Plan[T], execute: Callable[[Any], Awaitable[Any]]) -> T:
         """Feed ``plan`` the outcome of executing each of its steps (a RemotingError is thrown in)."""
@@ -129,10 +132,10 @@ class AsyncDriver(_DriverBase[RemotingClient]):
             except RemotingError as exc:
                 error = exc
 
-    async def _execute(self, step: Call | Fanout) -> Reply | list[Reply | RemotingError]:
+    def _execute(self, step: Call | Fanout) -> Awaitable[Reply | list[Reply | RemotingError]]:
         if isinstance(step, Fanout):
-            return await asyncio.gather(*(self._one_or_error(c) for c in step.calls))
-        return await self.invoke(step)
+            return asyncio.gather(*(self._one_or_error(c) for c in step.calls))
+        return self.invoke(step)
 
     async def _one_or_error(self, call: Call) -> Reply | RemotingError:
         try:
@@ -140,8 +143,8 @@ class AsyncDriver(_DriverBase[RemotingClient]):
         except RemotingError as exc:
             return exc
 
-    async def _send(self, call: Call) -> Reply:
-        return await _send_on(self.remoting, call, self._timeout(call))
+    def _send(self, call: Call) -> Awaitable[Reply]:
+        return _send_on(self.remoting, call, call.timeout_s or self.timeout_s)
 
     async def close(self) -> None:
         if self._owns_remoting:
@@ -158,6 +161,8 @@ class BlockingDriver(_DriverBase[BlockingRemotingClient]):
         return self._drive(plan, self._execute)
 
     def invoke(self, call: Call) -> Reply:
+        if call.addr is not None:
+            return self._send(call)
         return self._drive(self._routed(call), self._send)
 
     def _drive(self, plan: Plan[T], execute: Callable[[Any], Any]) -> T:

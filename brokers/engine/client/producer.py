@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 from brokers.engine.client.driver import DEFAULT_TIMEOUT_S, AsyncDriver, BlockingDriver
 from brokers.engine.client.errors import CLIENT_ERROR, MQBrokerError, MQClientError
@@ -49,6 +49,7 @@ from brokers.engine.common.validation import validate_topic
 from brokers.engine.remoting.blocking import BlockingRemotingClient
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError
 
 __all__ = [
@@ -64,6 +65,10 @@ RETRY_TIMES_WHEN_SEND_FAILED = 2  # extra attempts on another queue (retryTimesW
 NOT_ALLOWED_SEND_TOPICS = frozenset({SCHEDULE_TOPIC, RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC, SELF_TEST_TOPIC, OFFSET_MOVED_EVENT})
 # Send response codes after which another queue is tried (DefaultMQProducerImpl.sendDefaultImpl).
 _RETRY_ON = frozenset({ResponseCode.TOPIC_NOT_EXIST, ResponseCode.SERVICE_NOT_AVAILABLE, ResponseCode.SYSTEM_ERROR, ResponseCode.NO_PERMISSION, ResponseCode.SYSTEM_BUSY})
+
+
+_DEFAULT_TOPIC_QUEUE_NUMS_TEXT = str(DEFAULT_TOPIC_QUEUE_NUMS)
+_WAIT_ONLY = properties_to_string({PROPERTY_WAIT_STORE_MSG_OK: "true"})  # a batch request's own properties
 
 
 class SendStatus(str, Enum):
@@ -91,6 +96,19 @@ class SendResult:
     message_queue: MessageQueue
     queue_offset: int  # of the first message for a batch
     region_id: str = "DefaultRegion"
+
+
+class Outgoing(NamedTuple):
+    """A send ready for the wire: what :meth:`ProducerPlans.prepare` (or ``prepare_batch``) made of the message(s)."""
+
+    code: int  # SEND_MESSAGE_V2 or SEND_BATCH_MESSAGE
+    topic: str
+    properties: str  # the properties string of the request header (UNIQ_KEY and WAIT included)
+    body: bytes  # the message body (maybe compressed), or a batch body
+    sys_flag: int
+    flag: int
+    batch: bool
+    msg_id: str  # the UNIQ_KEY, comma-joined for a batch
 
 
 def _check_sendable(topic: str) -> None:
@@ -132,6 +150,10 @@ class ProducerPlans(ClientPlans):
 
     def _select_queue(self, topic: str, last_broker: str | None) -> Plan[MessageQueue]:
         queues = yield from self.publish_queues(topic)
+        return self._pick_queue(topic, queues, last_broker)
+
+    def _pick_queue(self, topic: str, queues: list[MessageQueue], last_broker: str | None) -> MessageQueue:
+        """Round robin over ``queues``, avoiding the broker of the last failed attempt."""
         if not queues:
             raise MQClientError(CLIENT_ERROR, f"topic {topic!r} has no writable queue")
         start = next(self._send_index)
@@ -142,14 +164,30 @@ class ProducerPlans(ClientPlans):
                     return mq
         return queues[start % len(queues)]
 
+    def cached_target(self, topic: str, mq: MessageQueue | None, last_broker: str | None) -> tuple[MessageQueue, str] | None:
+        """(queue, broker address) for the next attempt from the cached route, without I/O.
+
+        None when the route is not cached (or stale), or the broker has not been told who we
+        are yet: the send plan fetches and registers first.
+        """
+        if mq is None:
+            queues = self.cached_publish_queues(topic)
+            if queues is None:
+                return None
+            mq = self._pick_queue(topic, queues, last_broker)
+        addr = self.cached_broker_addr(topic, mq.broker_name)
+        if addr is None or addr not in self._heartbeated:
+            return None
+        return mq, addr
+
     def _properties(self, msg: Message) -> dict[str, str]:
         """The message's properties, with a fresh UNIQ_KEY unless it has one."""
         props = msg.all_properties()
         props.setdefault(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, self.uniq_ids.next_id())
         return props
 
-    def _prepare(self, msg: Message) -> tuple[dict[str, str], bytes, int]:
-        """Validate a message; return (properties with UNIQ_KEY and WAIT, wire body, sysFlag)."""
+    def prepare(self, msg: Message) -> Outgoing:
+        """Validate one message and encode what goes on the wire (UNIQ_KEY and WAIT added, body compressed)."""
         validate_topic(msg.topic)
         _check_sendable(msg.topic)
         if not msg.body:
@@ -161,73 +199,99 @@ class ProducerPlans(ClientPlans):
         body, sys_flag = bytes(msg.body), 0
         if self.compress_over and len(body) >= self.compress_over:
             body, sys_flag = zlib.compress(body, COMPRESS_LEVEL), message_codec.COMPRESSED_FLAG
-        return props, body, sys_flag
+        return Outgoing(RequestCode.SEND_MESSAGE_V2, msg.topic, properties_to_string(props), body, sys_flag, msg.flag, False,
+                        props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX])
 
-    def send(self, msg: Message, mq: MessageQueue | None = None) -> Plan[SendResult]:
-        """Send one message to ``mq``, or round robin over writable queues (retrying another queue)."""
-        props, body, sys_flag = self._prepare(msg)
-        return (yield from self._send(RequestCode.SEND_MESSAGE_V2, msg.topic, props, body, sys_flag, msg.flag, mq, False, props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX]))
-
-    def send_batch(self, msgs: Sequence[Message], mq: MessageQueue | None = None) -> Plan[SendResult]:
-        """Send messages of one topic in one SEND_BATCH_MESSAGE; they get consecutive queue offsets."""
+    def prepare_batch(self, msgs: Sequence[Message]) -> Outgoing:
+        """Validate messages of one topic and encode them as one SEND_BATCH_MESSAGE body."""
         if not msgs:
             raise MQClientError(CLIENT_ERROR, "the batch is empty")
         topic = msgs[0].topic
-        entries = []
+        validate_topic(topic)
+        if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            raise MQClientError(CLIENT_ERROR, "retry topics and delayed messages cannot be batched")
+        entries: list[bytes] = []
+        ids: list[str] = []
         for m in msgs:
             if m.topic != topic:
                 raise MQClientError(CLIENT_ERROR, "every message of a batch must have the same topic")
-            if topic.startswith(RETRY_GROUP_TOPIC_PREFIX) or m.properties.get(PROPERTY_DELAY_TIME_LEVEL):
+            if m.properties.get(PROPERTY_DELAY_TIME_LEVEL):
                 raise MQClientError(CLIENT_ERROR, "retry topics and delayed messages cannot be batched")
-            validate_topic(m.topic)
             if not m.body:
                 raise MQClientError(CLIENT_ERROR, "a message body in the batch is empty")
             props = self._properties(m)
-            entries.append(message_codec.BatchEntry(m.flag, bytes(m.body), props))
+            ids.append(props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX])
+            entries.append(message_codec.encode_batch_entry(m.flag, bytes(m.body), properties_to_string(props)))
         _check_sendable(topic)
-        body = message_codec.encode_batch_body(entries)
+        body = b"".join(entries)
         if len(body) > MAX_MESSAGE_SIZE:
             raise MQClientError(CLIENT_ERROR, f"the batch is {len(body)} bytes, the limit is {MAX_MESSAGE_SIZE}")
-        msg_id = ",".join(e.properties[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] for e in entries)
-        return (yield from self._send(RequestCode.SEND_BATCH_MESSAGE, topic, {PROPERTY_WAIT_STORE_MSG_OK: "true"}, body, 0, 0, mq, True, msg_id))
+        return Outgoing(RequestCode.SEND_BATCH_MESSAGE, topic, _WAIT_ONLY, body, 0, 0, True, ",".join(ids))
 
-    def _send(self, code: int, topic: str, props: dict[str, str], body: bytes, sys_flag: int, flag: int,
-              mq: MessageQueue | None, batch: bool, msg_id: str) -> Plan[SendResult]:
-        attempts = 1 if mq is not None else 1 + max(0, self.retry_times)
+    def attempts(self, mq: MessageQueue | None) -> int:
+        """One attempt to a given queue; with round robin, 1 + retry_times (another broker each)."""
+        return 1 if mq is not None else 1 + max(0, self.retry_times)
+
+    def send_ext(self, out: Outgoing, target: MessageQueue) -> dict[str, str]:
+        """The SEND_MESSAGE_V2 header (one-letter keys), values already strings as the wire carries them."""
+        return {
+            "a": self.group, "b": out.topic, "c": AUTO_CREATE_TOPIC_KEY_TOPIC, "d": _DEFAULT_TOPIC_QUEUE_NUMS_TEXT,
+            "e": str(target.queue_id), "f": str(out.sys_flag), "g": str(self.clock.now_ms()), "h": str(out.flag),
+            "i": out.properties, "j": "0", "k": "false", "m": "true" if out.batch else "false", "n": target.broker_name,
+        }
+
+    def send_result(self, out: Outgoing, target: MessageQueue, addr: str, code: int, remark: str | None, ext: dict[str, str]) -> SendResult:
+        """The SendResult of a response; MQBrokerError when the broker refused (``retryable`` says whether to try another queue)."""
+        status = _SEND_STATUS.get(code)  # type: ignore[call-overload]
+        if status is None:
+            if code == ResponseCode.TOPIC_NOT_EXIST:
+                self._routes.pop(out.topic, None)
+            raise MQBrokerError(code, remark, request_code=out.code, addr=addr)
+        queue_id = int(ext.get("queueId", target.queue_id))
+        queue = target if queue_id == target.queue_id else MessageQueue(out.topic, target.broker_name, queue_id)
+        return SendResult(status, out.msg_id, ext.get("msgId", ""), queue, int(ext.get("queueOffset", -1)), ext.get("MSG_REGION", "DefaultRegion"))
+
+    def send(self, msg: Message, mq: MessageQueue | None = None) -> Plan[SendResult]:
+        """Send one message to ``mq``, or round robin over writable queues (retrying another queue)."""
+        return (yield from self.deliver(self.prepare(msg), mq))
+
+    def send_batch(self, msgs: Sequence[Message], mq: MessageQueue | None = None) -> Plan[SendResult]:
+        """Send messages of one topic in one SEND_BATCH_MESSAGE; they get consecutive queue offsets."""
+        return (yield from self.deliver(self.prepare_batch(msgs), mq))
+
+    def deliver(self, out: Outgoing, mq: MessageQueue | None, attempts: int | None = None,
+                last_broker: str | None = None) -> Plan[SendResult]:
+        """Send a prepared message: ``attempts`` tries (default :meth:`attempts`), another broker after a failure."""
         last_error: RemotingError | None = None
-        last_broker: str | None = None
-        properties = properties_to_string(props)
-        for _ in range(attempts):
-            target = mq if mq is not None else (yield from self._select_queue(topic, last_broker))
+        for _ in range(self.attempts(mq) if attempts is None else attempts):
+            target = mq if mq is not None else (yield from self._select_queue(out.topic, last_broker))
             last_broker = target.broker_name
-            addr = yield from self.broker_addr(topic, target.broker_name, allow_template=True)
-            yield from self._first_contact(addr)
-            ext: dict[str, object] = {
-                "a": self.group, "b": topic, "c": AUTO_CREATE_TOPIC_KEY_TOPIC, "d": DEFAULT_TOPIC_QUEUE_NUMS,
-                "e": target.queue_id, "f": sys_flag, "g": self.clock.now_ms(), "h": flag, "i": properties,
-                "j": 0, "k": False, "m": batch, "n": target.broker_name,
-            }
+            addr = yield from self.broker_addr(out.topic, target.broker_name, allow_template=True)
+            if addr not in self._heartbeated:
+                yield from self._first_contact(addr)
             try:
-                reply = yield Call(code, ext, body, addr=addr, timeout_s=self.timeout_s)
+                reply = yield Call(out.code, self.send_ext(out, target), out.body, addr=addr, timeout_s=self.timeout_s)
+                return self.send_result(out, target, addr, reply.code, reply.remark, reply.ext)
             except RemotingError as exc:
+                if not retryable(exc):
+                    raise
                 last_error = exc
-                continue
-            status = _SEND_STATUS.get(reply.code)  # type: ignore[call-overload]
-            if status is None:
-                last_error = MQBrokerError(reply.code, reply.remark, request_code=code, addr=addr)
-                if reply.code == ResponseCode.TOPIC_NOT_EXIST:
-                    self._routes.pop(topic, None)
-                if reply.code in _RETRY_ON:
-                    continue
-                raise last_error
-            queue = MessageQueue(topic, target.broker_name, int(reply.ext.get("queueId", target.queue_id)))
-            return SendResult(status, msg_id, reply.ext.get("msgId", ""), queue, int(reply.ext.get("queueOffset", -1)), reply.ext.get("MSG_REGION", "DefaultRegion"))
         assert last_error is not None
         raise last_error
 
 
+def retryable(exc: RemotingError) -> bool:
+    """A send failure after which another queue is tried: no answer, or a refusal in ``_RETRY_ON``."""
+    return not isinstance(exc, MQBrokerError) or exc.code in _RETRY_ON
+
+
 class AsyncSimpleProducer(AsyncFrontEnd):
-    """Asyncio producer; ``send`` may be awaited concurrently from many tasks (pipelined)."""
+    """Asyncio producer; ``send`` may be awaited concurrently from many tasks (pipelined).
+
+    Once a topic's route is cached and its broker registered, a send goes straight to the
+    connection (one request, no plan stepping); before that, and after a failed attempt whose
+    retry needs a route lookup, it runs the send plan.
+    """
 
     def __init__(self, namesrv_addrs: str | Iterable[str], group: str = DEFAULT_PRODUCER_GROUP, *, timeout_s: float = DEFAULT_TIMEOUT_S,
                  remoting: RemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
@@ -241,12 +305,35 @@ class AsyncSimpleProducer(AsyncFrontEnd):
     async def send(self, msg: Message, mq: MessageQueue | None = None) -> SendResult:
         """Send one message; to ``mq`` if given, else round robin over the writable queues."""
         self._start_heartbeats()
-        return await self.driver.run(self.plans.send(msg, mq))
+        return await self._deliver(self.plans.prepare(msg), mq)
 
     async def send_batch(self, msgs: Sequence[Message], mq: MessageQueue | None = None) -> SendResult:
         """Send messages of one topic as one batch (consecutive offsets in one queue)."""
         self._start_heartbeats()
-        return await self.driver.run(self.plans.send_batch(list(msgs), mq))
+        return await self._deliver(self.plans.prepare_batch(list(msgs)), mq)
+
+    async def _deliver(self, out: Outgoing, mq: MessageQueue | None) -> SendResult:
+        plans = self.plans
+        remoting = self.driver.remoting
+        attempts = plans.attempts(mq)
+        last_error: RemotingError | None = None
+        last_broker: str | None = None
+        for attempt in range(attempts):
+            picked = plans.cached_target(out.topic, mq, last_broker)
+            if picked is None:
+                return await self.driver.run(plans.deliver(out, mq, attempts - attempt, last_broker))
+            target, addr = picked
+            last_broker = target.broker_name
+            request = RemotingCommand.request(out.code, plans.send_ext(out, target), out.body)
+            try:
+                response = await remoting.invoke(addr, request, plans.timeout_s)
+                return plans.send_result(out, target, addr, response.code, response.remark, response.ext_fields)
+            except RemotingError as exc:
+                if not retryable(exc):
+                    raise
+                last_error = exc
+        assert last_error is not None
+        raise last_error
 
     async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
         return await self.driver.run(self.plans.publish_queues(topic))

@@ -125,40 +125,53 @@ class PullPlans(ClientPlans):
     def pull(self, mq: MessageQueue, offset: int, max_nums: int = 32, sub_expression: str = SUB_ALL,
              suspend_ms: int = 0, commit_offset: int | None = None) -> Plan[PullResult]:
         """Pull up to ``max_nums`` messages from ``offset``; long-poll up to ``suspend_ms`` when there is none."""
+        addr = yield from self.broker_addr(mq.topic, mq.broker_name)
+        sub, ext, wait = self.pull_request(mq, offset, max_nums, sub_expression, suspend_ms, commit_offset)
+        reply = yield Call(RequestCode.PULL_MESSAGE, ext, addr=addr, timeout_s=wait)
+        return self.pull_result(mq, offset, sub, addr, reply.code, reply.remark, reply.ext, reply.body)
+
+    def pull_request(self, mq: MessageQueue, offset: int, max_nums: int, sub_expression: str, suspend_ms: int,
+                     commit_offset: int | None) -> tuple[SubscriptionData, dict[str, str], float]:
+        """(subscription, PULL_MESSAGE header, seconds to wait for the answer) of one pull."""
         sub = self.subscriptions.get(mq.topic)
         if sub is None or sub.sub_string != (sub_expression.strip() or SUB_ALL):
             sub = build_subscription(mq.topic, sub_expression, self.clock.now_ms())
-        addr = yield from self.broker_addr(mq.topic, mq.broker_name)
         sys_flag = PULL_SYS_FLAG_SUBSCRIPTION
         if suspend_ms > 0:
             sys_flag |= PULL_SYS_FLAG_SUSPEND
         if commit_offset is not None:
             sys_flag |= PULL_SYS_FLAG_COMMIT_OFFSET
-        ext = {
-            "consumerGroup": self.group, "topic": mq.topic, "queueId": mq.queue_id, "queueOffset": offset,
-            "maxMsgNums": max_nums, "sysFlag": sys_flag, "commitOffset": commit_offset if commit_offset is not None else 0,
-            "suspendTimeoutMillis": max(0, suspend_ms), "subscription": sub.sub_string, "subVersion": sub.sub_version,
+        ext = {  # strings already, as the wire carries them
+            "consumerGroup": self.group, "topic": mq.topic, "queueId": str(mq.queue_id), "queueOffset": str(offset),
+            "maxMsgNums": str(max_nums), "sysFlag": str(sys_flag), "commitOffset": str(commit_offset if commit_offset is not None else 0),
+            "suspendTimeoutMillis": str(max(0, suspend_ms)), "subscription": sub.sub_string, "subVersion": str(sub.sub_version),
             "expressionType": sub.expression_type, "bname": mq.broker_name,
         }
         wait = self.timeout_s + (suspend_ms / 1000 if suspend_ms > 0 else 0)  # a parked pull answers by its suspend time
-        reply = yield Call(RequestCode.PULL_MESSAGE, ext, addr=addr, timeout_s=wait)
-        status = _PULL_STATUS.get(reply.code)  # type: ignore[call-overload]
+        return sub, ext, wait
+
+    def pull_result(self, mq: MessageQueue, offset: int, sub: SubscriptionData, addr: str, code: int, remark: str | None,
+                    ext: dict[str, str], body: bytes) -> PullResult:
+        """The PullResult of a PULL_MESSAGE response (records decoded, tags re-filtered); MQBrokerError otherwise."""
+        status = _PULL_STATUS.get(code)  # type: ignore[call-overload]
         if status is None:
-            raise MQBrokerError(reply.code, reply.remark, request_code=RequestCode.PULL_MESSAGE, addr=addr)
-        next_begin = int(reply.ext.get("nextBeginOffset", offset))
-        min_offset = int(reply.ext.get("minOffset", 0))
-        max_offset = int(reply.ext.get("maxOffset", 0))
+            raise MQBrokerError(code, remark, request_code=RequestCode.PULL_MESSAGE, addr=addr)
+        next_begin = int(ext.get("nextBeginOffset", offset))
+        min_offset = int(ext.get("minOffset", 0))
+        max_offset = int(ext.get("maxOffset", 0))
         messages: list[MessageExt] = []
-        if status is PullStatus.FOUND and reply.body:
-            messages = inflate_bodies(message_codec.decode_records(reply.body))
+        if status is PullStatus.FOUND and body:
+            messages = inflate_bodies(message_codec.decode_records(body))
             if sub.tags_set:
                 messages = [m for m in messages if m.tags in sub.tags_set]
+            min_text, max_text = str(min_offset), str(max_offset)
             for m in messages:
-                m.properties[PROPERTY_MIN_OFFSET] = str(min_offset)
-                m.properties[PROPERTY_MAX_OFFSET] = str(max_offset)
+                props = m.properties
+                props[PROPERTY_MIN_OFFSET] = min_text
+                props[PROPERTY_MAX_OFFSET] = max_text
         with self._lock:
             self._progress[mq] = (next_begin, self.clock.now_ms())
-        return PullResult(status, next_begin, min_offset, max_offset, tuple(messages), int(reply.ext.get("suggestWhichBrokerId", 0) or 0))
+        return PullResult(status, next_begin, min_offset, max_offset, tuple(messages), int(ext.get("suggestWhichBrokerId", 0) or 0))
 
     def _queue_call(self, code: int, mq: MessageQueue, **extra: object) -> Plan[Any]:
         addr = yield from self.broker_addr(mq.topic, mq.broker_name)
@@ -262,7 +275,21 @@ class AsyncPullClient(_PullFrontEnd, AsyncFrontEnd):
         self._start_heartbeats()
         return await self.driver.run(self.plans.subscribe(topic, expression))
 
-    pull = async_operation(PullPlans.pull)
+    async def pull(self, mq: MessageQueue, offset: int, max_nums: int = 32, sub_expression: str = SUB_ALL,
+                   suspend_ms: int = 0, commit_offset: int | None = None) -> PullResult:
+        """Pull up to ``max_nums`` messages from ``offset``; long-poll up to ``suspend_ms`` when there is none.
+
+        With the broker's address cached the request goes straight to the connection; otherwise
+        the pull plan looks the route up first.
+        """
+        plans = self.plans
+        addr = plans.cached_broker_addr(mq.topic, mq.broker_name)
+        if addr is None:
+            return await self.driver.run(plans.pull(mq, offset, max_nums, sub_expression, suspend_ms, commit_offset))
+        sub, ext, wait = plans.pull_request(mq, offset, max_nums, sub_expression, suspend_ms, commit_offset)
+        response = await self.driver.remoting.invoke(addr, RemotingCommand.request(RequestCode.PULL_MESSAGE, ext), wait)
+        return plans.pull_result(mq, offset, sub, addr, response.code, response.remark, response.ext_fields, response.body)
+
     fetch_subscribe_message_queues = async_operation(PullPlans.fetch_subscribe_message_queues)
     query_offset = async_operation(PullPlans.query_offset)
     update_offset = async_operation(PullPlans.update_offset)

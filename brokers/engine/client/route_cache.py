@@ -22,6 +22,7 @@ from brokers.engine.client.identity import build_client_id
 from brokers.engine.client.plan import Call, Fanout, Plan
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import AUTO_CREATE_TOPIC_KEY_TOPIC, DEFAULT_TOPIC_QUEUE_NUMS
+from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.validation import validate_group
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
@@ -35,10 +36,11 @@ PROVISIONAL_ROUTE_TTL_S = 1.0  # a template route is refetched soon: the broker 
 
 
 class _RouteEntry:
-    __slots__ = ("route", "fetched", "provisional")
+    __slots__ = ("route", "fetched", "provisional", "publish_queues")
 
     def __init__(self, route: TopicRouteData, fetched: float, provisional: bool = False) -> None:
         self.route, self.fetched, self.provisional = route, fetched, provisional
+        self.publish_queues: list[MessageQueue] | None = None  # route.publish_queues(), computed once
 
 
 class ClientPlans(AdminPlans):
@@ -88,6 +90,31 @@ class ClientPlans(AdminPlans):
         self._routes[topic] = _RouteEntry(route, now, provisional)
         return route
 
+    def _fresh_entry(self, topic: str) -> _RouteEntry | None:
+        entry = self._routes.get(topic)
+        if entry is None:
+            return None
+        ttl = PROVISIONAL_ROUTE_TTL_S if entry.provisional else ROUTE_TTL_S
+        return entry if self.clock.monotonic() - entry.fetched < ttl else None
+
+    def cached_publish_queues(self, topic: str) -> list[MessageQueue] | None:
+        """The writable queues of a cached, fresh route (no I/O); None when the route must be fetched."""
+        entry = self._fresh_entry(topic)
+        if entry is None:
+            return None
+        if entry.publish_queues is None:
+            entry.publish_queues = entry.route.publish_queues()
+        return entry.publish_queues
+
+    def cached_broker_addr(self, topic: str, broker_name: str) -> str | None:
+        """The master address of ``broker_name`` from a cached, fresh route (no I/O), or None."""
+        entry = self._fresh_entry(topic)
+        addr = entry.route.master_addr(broker_name) if entry is not None else None
+        if addr is not None and addr not in self._broker_addrs:
+            with self._lock:
+                self._broker_addrs.add(addr)
+        return addr
+
     def broker_addr(self, topic: str, broker_name: str, *, allow_template: bool = False) -> Plan[str]:
         """The master address of ``broker_name`` for ``topic`` (refreshing the route once if unknown)."""
         route = yield from self.route(topic, allow_template=allow_template)
@@ -97,8 +124,9 @@ class ClientPlans(AdminPlans):
             addr = route.master_addr(broker_name)
         if addr is None:
             raise MQClientError(CLIENT_ERROR, f"broker {broker_name!r} has no master serving topic {topic!r}")
-        with self._lock:
-            self._broker_addrs.add(addr)
+        if addr not in self._broker_addrs:
+            with self._lock:
+                self._broker_addrs.add(addr)
         return addr
 
     def heartbeat_body(self) -> dict[str, Any]:

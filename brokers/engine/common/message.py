@@ -6,6 +6,7 @@ MessageDecoder.messageProperties2String); the well-known keys are RocketMQ's Mes
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import methodcaller
 
 NAME_VALUE_SEPARATOR = "\x01"
 PROPERTY_SEPARATOR = "\x02"
@@ -35,15 +36,32 @@ KEY_SEPARATOR = " "
 def properties_to_string(properties: dict[str, str]) -> str:
     """Encode properties as Java 4.9.1+ does: no trailing separator, empty values skipped."""
     return PROPERTY_SEPARATOR.join(
-        f"{k}{NAME_VALUE_SEPARATOR}{v}" for k, v in properties.items() if k and v is not None and v != ""
+        [f"{k}{NAME_VALUE_SEPARATOR}{v}" for k, v in properties.items() if k and v is not None and v != ""]
     )
 
 
+_split_pair = methodcaller("split", NAME_VALUE_SEPARATOR, 1)
+
+
 def string_to_properties(text: str) -> dict[str, str]:
-    """Decode a properties string tolerantly (trailing separators, empty keys or values dropped)."""
-    out: dict[str, str] = {}
+    """Decode a properties string tolerantly (trailing separators, empty keys or values dropped).
+
+    Well-formed strings (every item ``name\x01value``, none empty) take one pass in C; anything
+    else falls back to checking item by item.
+    """
     if not text:
-        return out
+        return {}
+    try:
+        out = dict(map(_split_pair, text.rstrip(PROPERTY_SEPARATOR).split(PROPERTY_SEPARATOR)))
+    except ValueError:  # an item without a separator
+        return _string_to_properties_tolerant(text)
+    if "" in out or "" in out.values():
+        return _string_to_properties_tolerant(text)
+    return out
+
+
+def _string_to_properties_tolerant(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
     for item in text.split(PROPERTY_SEPARATOR):
         pos = item.find(NAME_VALUE_SEPARATOR)
         if 0 < pos < len(item) - 1:

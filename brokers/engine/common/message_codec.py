@@ -1,5 +1,4 @@
-"""The commit log record layout (RocketMQ's ``CommitLog``/``MessageDecoder``), offset message ids and
-batch bodies.
+"""The commit log record layout (RocketMQ's ``CommitLog``/``MessageDecoder``).
 
 A record is one stored message. Pull, query and view bodies are records concatenated byte for
 byte, so clients decode them with :func:`decode_records`. All integers are big-endian, signed
@@ -27,29 +26,53 @@ shifts everything after it)::
 
     TOTALSIZE = 91 + n + t + p (+ 12 per IPv6 host)
 
-An offset message id is the store host bytes (address + 4-byte port) followed by the 8-byte
-physical offset, rendered as upper-case hex: 32 characters for an IPv4 store host.
+Offset message ids and host bytes live in :mod:`brokers.engine.common.message_id`, batch bodies
+(SEND_BATCH_MESSAGE) in :mod:`brokers.engine.common.batch_body`, Java string hashes in
+:mod:`brokers.engine.common.java_hash`; this module re-exports their names, so
+``from brokers.engine.common.message_codec import ...`` reaches all of them.
 
-A batch body (SEND_BATCH_MESSAGE) is a run of entries::
-
-    4 total size of the entry | 4 magic (0) | 4 body CRC (0) | 4 flag | 4+n body | 2+p properties
+Decoding is the consumer's per-message cost, so :func:`decode_record` unpacks the whole fixed
+header (TOTALSIZE to the body length) with one precompiled struct per host combination and
+looks host texts, topics and message ids up in small caches.
 """
 from __future__ import annotations
 
-import ipaddress
 import struct
-import sys
 import zlib
-from dataclasses import dataclass, field
-from functools import lru_cache
-from operator import mul
-from typing import Iterable, Iterator, Protocol
+from typing import Iterator
 
-from brokers.engine.common.message import (
-    MessageExt,
-    properties_to_string,
-    string_to_properties,
+from brokers.engine.common.batch_body import (  # noqa: F401 (re-exported)
+    MAX_PROPERTIES_BYTES,
+    BatchEntry,
+    decode_batch_body,
+    encode_batch_body,
+    encode_batch_entry,
+    iter_batch_body,
 )
+from brokers.engine.common.errors import RecordFormatError
+from brokers.engine.common.java_hash import java_hash_extend, java_string_hash, tags_code  # noqa: F401 (re-exported)
+from brokers.engine.common.message import MessageExt, properties_to_string, string_to_properties
+from brokers.engine.common.message_id import (  # noqa: F401 (re-exported)
+    HOST_V4_SIZE,
+    HOST_V6_SIZE,
+    bytes_to_host,
+    create_offset_msg_id,
+    host_to_bytes,
+    offset_msg_id_of,
+    parse_offset_msg_id,
+)
+
+__all__ = [
+    "BLANK_MAGIC_CODE", "BORNHOST_V6_FLAG", "COMPRESSED_FLAG", "END_FILE_MIN_BLANK_LENGTH", "HOST_V4_SIZE", "HOST_V6_SIZE",
+    "MAX_PROPERTIES_BYTES", "MAX_TOPIC_BYTES", "MESSAGE_MAGIC_BYTES", "MESSAGE_MAGIC_CODE", "MULTI_TAGS_FLAG",
+    "RECORD_FIXED_SIZE_V4", "STOREHOSTADDRESS_V6_FLAG", "TRANSACTION_COMMIT_TYPE", "TRANSACTION_NOT_TYPE",
+    "TRANSACTION_PREPARED_TYPE", "TRANSACTION_ROLLBACK_TYPE", "TRANSACTION_TYPE_MASK",
+    "BatchEntry", "RecordFormatError", "body_crc", "bytes_to_host", "create_offset_msg_id", "decode_batch_body",
+    "decode_record", "decode_records", "encode_batch_body", "encode_batch_entry", "encode_record", "encode_record_into",
+    "encode_record_tail",
+    "host_to_bytes", "iter_batch_body", "iter_record_spans", "java_hash_extend", "java_string_hash", "offset_msg_id_of",
+    "parse_offset_msg_id", "record_size", "tags_code", "write_blank_marker", "write_record_prefix",
+]
 
 MESSAGE_MAGIC_CODE = 0xDAA320A7  # Java int -626843481; stored as the unsigned bit pattern
 BLANK_MAGIC_CODE = 0xCBD43194  # Java int -875286124; "jump to the next segment"
@@ -66,22 +89,15 @@ TRANSACTION_ROLLBACK_TYPE = 0xC
 TRANSACTION_TYPE_MASK = 0xC
 BORNHOST_V6_FLAG = 0x10
 STOREHOSTADDRESS_V6_FLAG = 0x20
+_V6_FLAGS = BORNHOST_V6_FLAG | STOREHOSTADDRESS_V6_FLAG
 
 MAX_TOPIC_BYTES = 127  # the topic length is one signed byte
-MAX_PROPERTIES_BYTES = 32767  # the properties length is a signed short
 
 # Fixed part of a record with IPv4 hosts: everything but the body, topic and properties bytes.
 RECORD_FIXED_SIZE_V4 = 91
-HOST_V4_SIZE = 8  # 4 address bytes + 4-byte port
-HOST_V6_SIZE = 20  # 16 address bytes + 4-byte port
 
-# Up to and including SYSFLAG and BORNTIMESTAMP: the part every record shares.
-_HEAD = struct.Struct(">iIiiiqqiq")
-assert _HEAD.size == 48
 _PREFIX = struct.Struct(">iI")  # TOTALSIZE, MAGICCODE (also the blank marker)
 assert _PREFIX.size == END_FILE_MIN_BLANK_LENGTH
-_I16 = struct.Struct(">h")
-_I64 = struct.Struct(">q")
 
 
 def _record_struct(born_v6: bool, store_v6: bool) -> struct.Struct:
@@ -99,16 +115,12 @@ def _record_struct(born_v6: bool, store_v6: bool) -> struct.Struct:
 _BODY_HEADERS = tuple(_record_struct(bool(i & 2), bool(i & 1)) for i in range(4))
 assert _BODY_HEADERS[0].size == 88 - 8
 assert _BODY_HEADERS[3].size == 88 + 24 - 8
+# The same with TOTALSIZE and MAGICCODE in front: what decode_record unpacks in one call.
+_RECORD_HEADERS = tuple(struct.Struct(">iI" + h.format[1:]) for h in _BODY_HEADERS)
+assert _RECORD_HEADERS[0].size == 88 and _RECORD_HEADERS[3].size == 88 + 24
 
-_BATCH_ENTRY_HEAD = struct.Struct(">iiiii")  # size, magic, crc, flag, body length
-assert _BATCH_ENTRY_HEAD.size == 20
-
-
-class RecordFormatError(ValueError):
-    """Bytes that do not form a message record (or batch entry); the message says where."""
-
-
-# --- small helpers ----------------------------------------------------------------------------
+_CACHE_MAX = 4096  # distinct topics remembered by decode_record
+_topic_texts: dict[bytes, str] = {}
 
 
 def body_crc(body: bytes | bytearray | memoryview) -> int:
@@ -120,99 +132,11 @@ def body_crc(body: bytes | bytearray | memoryview) -> int:
     return zlib.crc32(body) & 0x7FFFFFFF
 
 
-_POW_TABLE = 256
-# _COEFFS[k] == (31**(k-1), ..., 31, 1) mod 2**32; _POW[k] == 31**k mod 2**32.
-_COEFFS = [tuple(pow(31, k - 1 - i, 1 << 32) for i in range(k)) for k in range(_POW_TABLE + 1)]
-_POW = [pow(31, k, 1 << 32) for k in range(_POW_TABLE + 1)]
-_UTF16_NATIVE = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
-
-
-def java_hash_extend(h: int, text: str) -> int:
-    """Continue an unsigned 32-bit Java string hash ``h`` over ``text``.
-
-    ``java_hash_extend(java_hash_extend(0, a), b)`` equals the hash of ``a + b``, which lets
-    callers cache the hash of a common prefix. Sums code-unit products in C
-    (``sum(map(mul, ...))``) rather than looping in Python.
-    """
-    if text.isascii():
-        units: bytes | memoryview = text.encode("ascii")
-    else:
-        units = memoryview(text.encode(_UTF16_NATIVE)).cast("H")
-    n = len(units)
-    if n <= _POW_TABLE:
-        return (h * _POW[n] + sum(map(mul, units, _COEFFS[n]))) & 0xFFFFFFFF
-    for start in range(0, n, _POW_TABLE):
-        chunk = units[start : start + _POW_TABLE]
-        k = len(chunk)
-        h = (h * _POW[k] + sum(map(mul, chunk, _COEFFS[k]))) & 0xFFFFFFFF
-    return h
-
-
-def java_string_hash(text: str) -> int:
-    """Return Java's ``String.hashCode()`` (UTF-16 code units, 32-bit wrap-around, signed).
-
-    >>> java_string_hash("TagA")
-    2598919
-    >>> java_string_hash("TopicTest#KEY1")
-    -1656969516
-    """
-    h = java_hash_extend(0, text)
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-@lru_cache(maxsize=4096)
-def tags_code(tags: str | None) -> int:
-    """Return the consume-queue tag code: the tag's Java hash sign-extended to a long; 0 without."""
-    return java_string_hash(tags) if tags else 0
-
-
-@lru_cache(maxsize=4096)
-def host_to_bytes(host: str) -> bytes:
-    """Encode ``"ip:port"`` as address bytes + 4-byte port (8 bytes IPv4, 20 bytes IPv6).
-
-    Accepts ``"[::1]:10911"`` and ``"::1:10911"`` (last colon separates the port) and a leading
-    ``/`` as Java prints socket addresses. IPv4-mapped IPv6 addresses become 4-byte IPv4.
-    """
-    text = host.strip().lstrip("/")
-    addr_text, sep, port_text = text.rpartition(":")
-    if not sep:
-        raise ValueError(f"host {host!r} is not 'ip:port'")
-    if addr_text.startswith("[") and addr_text.endswith("]"):
-        addr_text = addr_text[1:-1]
-    try:
-        addr = ipaddress.ip_address(addr_text)
-        port = int(port_text)
-    except ValueError as exc:
-        raise ValueError(f"host {host!r} is not 'ip:port' with a literal IP address") from exc
-    if not 0 <= port <= 0xFFFF:
-        raise ValueError(f"host {host!r} has a port out of range")
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        addr = addr.ipv4_mapped
-    return addr.packed + port.to_bytes(4, "big")
-
-
-def bytes_to_host(data: bytes | bytearray | memoryview) -> str:
-    """Decode address bytes + 4-byte port (8 or 20 bytes) to ``"ip:port"`` (``"[v6]:port"``)."""
-    data = bytes(data)
-    if len(data) == HOST_V4_SIZE:
-        return f"{ipaddress.IPv4Address(data[:4])}:{int.from_bytes(data[4:], 'big', signed=True)}"
-    if len(data) == HOST_V6_SIZE:
-        addr = ipaddress.IPv6Address(data[:16])
-        port = int.from_bytes(data[16:], "big", signed=True)
-        if addr.ipv4_mapped is not None:
-            return f"{addr.ipv4_mapped}:{port}"
-        return f"[{addr.compressed}]:{port}"
-    raise ValueError(f"a host is 8 or 20 bytes, got {len(data)}")
-
-
 def record_size(body_len: int, topic_len: int, properties_len: int, born_v6: bool = False,
                 store_v6: bool = False) -> int:
     """Return TOTALSIZE for the given byte lengths and host kinds."""
     return (RECORD_FIXED_SIZE_V4 + body_len + topic_len + properties_len
             + (12 if born_v6 else 0) + (12 if store_v6 else 0))
-
-
-# --- records ----------------------------------------------------------------------------------
 
 
 def encode_record_into(
@@ -243,27 +167,46 @@ def encode_record_into(
     the caller to write last (:func:`write_record_prefix`), so a torn write never looks like a
     record.
     """
-    born_v6 = len(born_host) == HOST_V6_SIZE
-    store_v6 = len(store_host) == HOST_V6_SIZE
-    if born_v6 or store_v6 or sys_flag & (BORNHOST_V6_FLAG | STOREHOSTADDRESS_V6_FLAG):
-        sys_flag = (sys_flag & ~(BORNHOST_V6_FLAG | STOREHOSTADDRESS_V6_FLAG)) | (
-            BORNHOST_V6_FLAG if born_v6 else 0) | (STOREHOSTADDRESS_V6_FLAG if store_v6 else 0)
-    header = _BODY_HEADERS[(born_v6 << 1) | store_v6]
-    n, t, p = len(body), len(topic), len(properties)
-    size = RECORD_FIXED_SIZE_V4 + n + t + p + (12 if born_v6 else 0) + (12 if store_v6 else 0)
-    header.pack_into(buf, pos + 8, crc, queue_id, flag, queue_offset, physical_offset, sys_flag,
-                     born_timestamp, born_host, store_timestamp, store_host, reconsume_times,
-                     prepared_transaction_offset, n)
-    at = pos + 8 + header.size
-    buf[at : at + n] = body
-    at += n
-    buf[at] = t
-    buf[at + 1 : at + 1 + t] = topic
-    at += 1 + t
-    buf[at : at + 2 + p] = p.to_bytes(2, "big") + properties
+    tail, size = encode_record_tail(topic, queue_id, body, properties, flag, queue_offset, physical_offset, sys_flag,
+                                    born_timestamp, born_host, store_timestamp, store_host, reconsume_times,
+                                    prepared_transaction_offset, crc)
+    buf[pos + 8 : pos + size] = tail
     if write_prefix:
         _PREFIX.pack_into(buf, pos, size, MESSAGE_MAGIC_CODE)
     return size
+
+
+def encode_record_tail(
+    topic: bytes,
+    queue_id: int,
+    body: bytes,
+    properties: bytes,
+    flag: int,
+    queue_offset: int,
+    physical_offset: int,
+    sys_flag: int,
+    born_timestamp: int,
+    born_host: bytes,
+    store_timestamp: int,
+    store_host: bytes,
+    reconsume_times: int,
+    prepared_transaction_offset: int,
+    crc: int,
+) -> tuple[bytes, int]:
+    """Return (the record from BODYCRC on, its TOTALSIZE): everything :func:`write_record_prefix`
+    does not write, from the same already-encoded parts as :func:`encode_record_into`."""
+    born_v6 = len(born_host) == HOST_V6_SIZE
+    store_v6 = len(store_host) == HOST_V6_SIZE
+    if born_v6 or store_v6 or sys_flag & _V6_FLAGS:
+        sys_flag = (sys_flag & ~_V6_FLAGS) | (BORNHOST_V6_FLAG if born_v6 else 0) | (STOREHOSTADDRESS_V6_FLAG if store_v6 else 0)
+    header = _BODY_HEADERS[(born_v6 << 1) | store_v6]
+    n, t, p = len(body), len(topic), len(properties)
+    size = RECORD_FIXED_SIZE_V4 + n + t + p + (12 if born_v6 else 0) + (12 if store_v6 else 0)
+    tail = b"".join((
+        header.pack(crc, queue_id, flag, queue_offset, physical_offset, sys_flag, born_timestamp, born_host,
+                    store_timestamp, store_host, reconsume_times, prepared_transaction_offset, n),
+        body, t.to_bytes(1, "big"), topic, p.to_bytes(2, "big"), properties))
+    return tail, size
 
 
 def write_record_prefix(buf: bytearray | memoryview, pos: int, size: int) -> None:
@@ -315,76 +258,81 @@ def encode_record(
     return bytes(buf)
 
 
+def _topic_text(raw: bytes) -> str:
+    text = _topic_texts.get(raw)
+    if text is None:
+        text = raw.decode("utf-8")
+        if len(_topic_texts) >= _CACHE_MAX:
+            _topic_texts.clear()
+        _topic_texts[raw] = text
+    return text
+
+
 def decode_record(buf: bytes | bytearray | memoryview, pos: int = 0) -> MessageExt:
     """Decode the record at ``buf[pos:]`` into a MessageExt (``msg_id`` = offset message id).
 
     Raises RecordFormatError when the bytes are not a whole message record.
     """
-    end_of_buf = len(buf)
-    if pos + 48 > end_of_buf:
-        raise RecordFormatError(f"truncated record header at position {pos}")
-    (size, magic, crc, queue_id, flag, queue_offset, physical_offset, sys_flag,
-     born_ts) = _HEAD.unpack_from(buf, pos)
+    if type(buf) is not bytes:
+        return _decode_copy(buf, pos)
+    header = _RECORD_HEADERS[0]
+    try:
+        (size, magic, crc, queue_id, flag, queue_offset, physical_offset, sys_flag, born_ts, born_host,
+         store_ts, store_host, reconsume_times, prepared_offset, body_len) = header.unpack_from(buf, pos)
+        if magic == MESSAGE_MAGIC_CODE and sys_flag & _V6_FLAGS:
+            header = _RECORD_HEADERS[(2 if sys_flag & BORNHOST_V6_FLAG else 0) | (1 if sys_flag & STOREHOSTADDRESS_V6_FLAG else 0)]
+            (size, magic, crc, queue_id, flag, queue_offset, physical_offset, sys_flag, born_ts, born_host,
+             store_ts, store_host, reconsume_times, prepared_offset, body_len) = header.unpack_from(buf, pos)
+    except struct.error:
+        raise RecordFormatError(f"truncated record at position {pos}") from None
     if magic != MESSAGE_MAGIC_CODE:
         raise RecordFormatError(f"bad magic code 0x{magic:08X} at position {pos}")
     end = pos + size
-    if size < RECORD_FIXED_SIZE_V4 or end > end_of_buf:
+    if size < RECORD_FIXED_SIZE_V4 or end > len(buf):
         raise RecordFormatError(f"record size {size} at position {pos} does not fit the buffer")
-    at = pos + 48
-    born_len = 16 if sys_flag & BORNHOST_V6_FLAG else 4
-    store_len = 16 if sys_flag & STOREHOSTADDRESS_V6_FLAG else 4
+    at = pos + header.size
+    topic_at = at + body_len
+    if body_len < 0 or topic_at + 3 > end:
+        raise RecordFormatError(f"record at position {pos}: a body of {body_len} bytes does not fit TOTALSIZE {size}")
+    props_at = topic_at + 1 + buf[topic_at]
+    if props_at + 2 > end or buf[props_at] & 0x80 or props_at + 2 + (buf[props_at] << 8 | buf[props_at + 1]) != end:
+        raise RecordFormatError(f"record at position {pos}: field lengths do not add up to TOTALSIZE {size}")
     try:
-        born_host = bytes(buf[at : at + born_len + 4])
-        at += born_len + 4
-        (store_ts,) = _I64.unpack_from(buf, at)
-        at += 8
-        store_host = bytes(buf[at : at + store_len + 4])
-        at += store_len + 4
-        reconsume_times, prepared_offset, body_len = struct.unpack_from(">iqi", buf, at)
-        at += 16
-        body = bytes(buf[at : at + body_len])
-        at += body_len
-        topic_len = buf[at]
-        topic = bytes(buf[at + 1 : at + 1 + topic_len]).decode("utf-8")
-        at += 1 + topic_len
-        (props_len,) = _I16.unpack_from(buf, at)
-        props = bytes(buf[at + 2 : at + 2 + props_len]).decode("utf-8")
-        at += 2 + props_len
-    except (struct.error, IndexError, UnicodeDecodeError) as exc:
-        raise RecordFormatError(f"malformed record at position {pos}: {exc}") from exc
-    if body_len < 0 or props_len < 0 or at != end:
-        raise RecordFormatError(
-            f"record at position {pos}: field lengths add up to {at - pos}, TOTALSIZE says {size}"
-        )
-    return MessageExt(
-        topic=topic,
-        body=body,
-        queue_id=queue_id,
-        queue_offset=queue_offset,
-        commit_log_offset=physical_offset,
-        properties=string_to_properties(props),
-        flag=flag,
-        sys_flag=sys_flag,
-        born_timestamp=born_ts,
-        born_host=bytes_to_host(born_host),
-        store_timestamp=store_ts,
-        store_host=bytes_to_host(store_host),
-        reconsume_times=reconsume_times,
-        prepared_transaction_offset=prepared_offset,
-        body_crc=crc,
-        store_size=size,
-        msg_id=(store_host + physical_offset.to_bytes(8, "big", signed=True)).hex().upper(),
-    )
+        topic = _topic_text(buf[topic_at + 1 : props_at])
+        properties = string_to_properties(buf[props_at + 2 : end].decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RecordFormatError(f"malformed record at position {pos}: {exc}") from None
+    return MessageExt(topic, buf[at:topic_at], queue_id, queue_offset, physical_offset, properties, flag, sys_flag,
+                      born_ts, bytes_to_host(born_host), store_ts, bytes_to_host(store_host), reconsume_times,
+                      prepared_offset, crc, size, offset_msg_id_of(store_host, physical_offset))
+
+
+def _decode_copy(buf: bytearray | memoryview, pos: int) -> MessageExt:
+    """Decode a record of a buffer that is not ``bytes`` (a segment's mmap, a bytearray)."""
+    if pos + END_FILE_MIN_BLANK_LENGTH > len(buf):
+        raise RecordFormatError(f"truncated record header at position {pos}")
+    size, magic = _PREFIX.unpack_from(buf, pos)
+    if magic != MESSAGE_MAGIC_CODE:
+        raise RecordFormatError(f"bad magic code 0x{magic:08X} at position {pos}")
+    if size < RECORD_FIXED_SIZE_V4 or pos + size > len(buf):
+        raise RecordFormatError(f"record size {size} at position {pos} does not fit the buffer")
+    try:
+        return decode_record(bytes(buf[pos : pos + size]))
+    except RecordFormatError as exc:
+        raise RecordFormatError(f"record at position {pos}: {exc}") from None
 
 
 def decode_records(buf: bytes | bytearray | memoryview) -> list[MessageExt]:
     """Decode concatenated records (a pull, query or view body) until the buffer ends."""
+    if type(buf) is not bytes:
+        buf = bytes(buf)
     out: list[MessageExt] = []
+    append = out.append
     pos = 0
     n = len(buf)
     while pos < n:
         msg = decode_record(buf, pos)
-        out.append(msg)
+        append(msg)
         pos += msg.store_size
     return out
 
@@ -401,102 +349,3 @@ def iter_record_spans(buf: bytes | bytearray | memoryview) -> Iterator[tuple[int
             raise RecordFormatError(f"no record at position {pos}")
         yield pos, size
         pos += size
-
-
-# --- offset message ids -----------------------------------------------------------------------
-
-
-def create_offset_msg_id(store_host: str | bytes, physical_offset: int) -> str:
-    """Return the offset message id: store host bytes + 8-byte offset, upper-case hex.
-
-    >>> create_offset_msg_id("192.168.1.10:10911", 123456)
-    'C0A8010A00002A9F000000000001E240'
-    """
-    host_b = host_to_bytes(store_host) if isinstance(store_host, str) else store_host
-    return (host_b + physical_offset.to_bytes(8, "big", signed=True)).hex().upper()
-
-
-def parse_offset_msg_id(msg_id: str) -> tuple[str, int]:
-    """Return (store host ``"ip:port"``, physical offset) from an offset message id.
-
-    32 hex characters mean an IPv4 store host, 56 an IPv6 one; anything else is a ValueError.
-    """
-    text = msg_id.strip()
-    if len(text) not in (32, 56):
-        raise ValueError(f"an offset message id has 32 or 56 hex characters, got {len(text)}")
-    try:
-        raw = bytes.fromhex(text)
-    except ValueError as exc:
-        raise ValueError(f"offset message id {msg_id!r} is not hex") from exc
-    host_len = HOST_V4_SIZE if len(raw) == 16 else HOST_V6_SIZE
-    return bytes_to_host(raw[:host_len]), int.from_bytes(raw[host_len:], "big", signed=True)
-
-
-# --- batch bodies -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class BatchEntry:
-    """One message inside a batch body: flag, body and its own properties."""
-
-    flag: int
-    body: bytes
-    properties: dict[str, str] = field(default_factory=dict)
-
-
-class _BatchMessage(Protocol):
-    flag: int
-    body: bytes
-
-
-def encode_batch_body(messages: Iterable[_BatchMessage]) -> bytes:
-    """Encode messages (Message or BatchEntry) as a SEND_BATCH_MESSAGE body.
-
-    A Message contributes ``all_properties()`` (its TAGS and KEYS included).
-    """
-    out = bytearray()
-    for msg in messages:
-        props = msg.all_properties() if hasattr(msg, "all_properties") else msg.properties  # type: ignore[attr-defined]
-        props_b = properties_to_string(props).encode("utf-8")
-        if len(props_b) > MAX_PROPERTIES_BYTES:
-            raise ValueError(f"properties are {len(props_b)} bytes, the limit is {MAX_PROPERTIES_BYTES}")
-        body = bytes(msg.body)
-        size = _BATCH_ENTRY_HEAD.size + len(body) + 2 + len(props_b)
-        out += _BATCH_ENTRY_HEAD.pack(size, 0, 0, msg.flag, len(body))
-        out += body
-        out += _I16.pack(len(props_b))
-        out += props_b
-    return bytes(out)
-
-
-def iter_batch_body(data: bytes | bytearray | memoryview) -> Iterator[tuple[int, bytes, str]]:
-    """Yield (flag, body, properties string) per entry of a batch body.
-
-    Raises RecordFormatError when an entry's lengths do not add up.
-    """
-    pos = 0
-    n = len(data)
-    while pos < n:
-        if pos + _BATCH_ENTRY_HEAD.size > n:
-            raise RecordFormatError(f"truncated batch entry at position {pos}")
-        size, _magic, _crc, flag, body_len = _BATCH_ENTRY_HEAD.unpack_from(data, pos)
-        at = pos + _BATCH_ENTRY_HEAD.size
-        if body_len < 0 or at + body_len + 2 > n:
-            raise RecordFormatError(f"batch entry at position {pos} has a bad body length {body_len}")
-        body = bytes(data[at : at + body_len])
-        at += body_len
-        (props_len,) = _I16.unpack_from(data, at)
-        at += 2
-        if props_len < 0 or at + props_len > n or at + props_len - pos != size:
-            raise RecordFormatError(f"batch entry at position {pos}: lengths do not add up to {size}")
-        try:
-            props = bytes(data[at : at + props_len]).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise RecordFormatError(f"batch entry at position {pos}: properties are not UTF-8") from exc
-        yield flag, body, props
-        pos += size
-
-
-def decode_batch_body(data: bytes | bytearray | memoryview) -> list[BatchEntry]:
-    """Decode a SEND_BATCH_MESSAGE body into its entries."""
-    return [BatchEntry(flag, body, string_to_properties(props)) for flag, body, props in iter_batch_body(data)]

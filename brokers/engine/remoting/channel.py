@@ -3,7 +3,10 @@
 Each connection has one read loop.  A frame that is a response completes the pending
 ``invoke`` with the same opaque; a frame that is a request runs its handler in a task of its own
 (a long-polling pull or a slow handler never holds up the other requests on the connection).
-Writes go through a per-connection lock.
+
+Writes are coalesced by a :class:`~brokers.engine.remoting.frame_writer.FrameWriter` (a few
+``send`` calls for a burst of pipelined frames); a writer waits only while the peer is not
+reading. Closing the connection first hands the queued frames to the transport.
 
 Bad input is answered, never stored or dispatched:
 
@@ -47,6 +50,7 @@ from brokers.engine.remoting.errors import (
     RemotingTimeoutError,
     RemotingTooLargeError,
 )
+from brokers.engine.remoting.frame_writer import FrameWriter
 
 log = logging.getLogger("brokers.engine.remoting")
 
@@ -90,9 +94,9 @@ class ChannelContext:
         self.closed = False
         self._reader = reader
         self._writer = writer
+        self._frames = FrameWriter(writer, on_written=self._written, on_failed=self._write_failed)
         self._lookup = lookup
         self._on_closed = on_closed
-        self._write_lock = asyncio.Lock()
         self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
         self._tasks: set[asyncio.Task] = set()
         self._loop = asyncio.get_running_loop()
@@ -113,22 +117,28 @@ class ChannelContext:
             request.opaque = next_opaque()
         data = request.encode(self.max_frame_size)
         opaque = request.opaque
-        future: asyncio.Future[RemotingCommand] = self._loop.create_future()
+        loop = self._loop
+        future: asyncio.Future[RemotingCommand] = loop.create_future()
         self._pending[opaque] = future
+        timer = loop.call_at(loop.time() + timeout_s, self._expire, future, request.code, opaque, timeout_s)
         try:
-            async with asyncio.timeout(timeout_s):
-                await self._write(data)
-                return await future
-        except TimeoutError as exc:
-            if isinstance(exc, RemotingError):
-                raise
-            raise RemotingTimeoutError(
-                f"no response to request code {request.code} (opaque {opaque}) from {self.remote_addr} within {timeout_s}s",
+            self._frames.write(data)
+            if self._frames.congested:
+                await asyncio.wait({future, loop.create_task(self._drain_quietly())}, return_when=asyncio.FIRST_COMPLETED)
+            return await future
+        finally:
+            timer.cancel()
+            self._pending.pop(opaque, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # retrieved here or by the await above; never "never retrieved"
+
+    def _expire(self, future: asyncio.Future[RemotingCommand], code: int, opaque: int, timeout_s: float) -> None:
+        if not future.done():
+            future.set_exception(RemotingTimeoutError(
+                f"no response to request code {code} (opaque {opaque}) from {self.remote_addr} within {timeout_s}s",
                 self.remote_addr,
                 timeout_s,
-            ) from None
-        finally:
-            self._pending.pop(opaque, None)
+            ))
 
     async def invoke_oneway(self, request: RemotingCommand) -> None:
         """Send a request flagged ONEWAY; nothing is awaited but the write."""
@@ -158,8 +168,10 @@ class ChannelContext:
             return False
 
     def close(self) -> None:
-        """Close the connection; pending invokes fail with RemotingConnectError."""
+        """Close the connection (after handing queued frames to the transport); pending invokes
+        fail with RemotingConnectError."""
         if not self.closed:
+            self._frames.close()
             self.closed = True
             self._writer.close()
         self._fail_pending()
@@ -203,7 +215,6 @@ class ChannelContext:
                 if exc.partial:
                     log.info("%s: connection closed in the middle of a frame length", self)
                 return
-            self.last_activity = self._loop.time()
             if first and prefix[0] == _TLS_HANDSHAKE and self.max_frame_size < 0x16000000:
                 log.warning("%s: TLS handshake received; only plain TCP is served", self)
                 return
@@ -309,17 +320,34 @@ class ChannelContext:
 
     # -- internals -----------------------------------------------------------------------------
 
+    def _written(self) -> None:
+        self.last_activity = self._loop.time()
+
+    def _write_failed(self, exc: BaseException) -> None:
+        log.debug("%s: write failed: %s", self, exc)
+        self.close()
+
+    async def _drain(self) -> None:
+        """Wait until the peer has read enough of what is queued."""
+        try:
+            await self._frames.drain()
+        except (ConnectionError, OSError, RuntimeError) as exc:
+            self.close()
+            raise RemotingSendRequestError(f"write to {self.remote_addr} failed: {exc}", self.remote_addr) from exc
+
+    async def _drain_quietly(self) -> None:
+        try:
+            await self._drain()
+        except RemotingError:
+            pass  # the connection is closed, which failed every pending invoke
+
     async def _write(self, data: bytes) -> None:
+        """Queue a frame; wait only while the transport's buffer is over its high-water mark."""
         if self.closed:
             raise RemotingSendRequestError(f"connection to {self.remote_addr} is closed", self.remote_addr)
-        async with self._write_lock:
-            try:
-                self._writer.write(data)
-                await self._writer.drain()
-            except (ConnectionError, OSError, RuntimeError) as exc:
-                self.close()
-                raise RemotingSendRequestError(f"write to {self.remote_addr} failed: {exc}", self.remote_addr) from exc
-        self.last_activity = self._loop.time()
+        self._frames.write(data)
+        if self._frames.congested:
+            await self._drain()
 
     def _fail_pending(self) -> None:
         for opaque, future in list(self._pending.items()):

@@ -66,6 +66,9 @@ class RemotingClient:
 
     async def invoke(self, addr: str, request: RemotingCommand, timeout_s: float = DEFAULT_TIMEOUT_S) -> RemotingCommand:
         """Send ``request`` to ``addr`` and return the response; ``timeout_s`` bounds connect and wait."""
+        ctx = self._channels.get(addr)
+        if ctx is not None and not ctx.closed and not self._closed:  # connected: the whole timeout is left
+            return await ctx.invoke(request, timeout_s)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         ctx = await self.get_channel(addr, timeout_s=min(self.connect_timeout_s, timeout_s))

@@ -8,44 +8,39 @@ Frame layout (all integers big-endian)::
     8       header len    header
     8+hl    rest          body (opaque bytes)
 
-JSON header (type 0): ``{"code","extFields","flag","language","opaque","remark",
-"serializeTypeCurrentRPC","version"}``; keys are read in any order, unknown keys ignored, and
-extFields values coerced to strings (non-Java clients send numbers and booleans there).
-
-ROCKETMQ binary header (type 1)::
-
-    short code | byte language | short version | int opaque | int flag |
-    int remarkLen, remark (0 = null) | int extLen, then entries [short keyLen][key][int valLen][val]
-
-A reply uses the serialize type of the request it answers; requests we originate use JSON.
+The header is JSON (type 0) or ROCKETMQ binary (type 1); both are in
+:mod:`brokers.engine.remoting.header_codec`. A reply uses the serialize type of the request it
+answers; requests we originate use JSON.
 """
 from __future__ import annotations
 
 import itertools
-import json
-import re
 import struct
 from dataclasses import dataclass, field
 
 from brokers.engine.common.constants import LANGUAGE, MAX_FRAME_SIZE, MQ_VERSION
 from brokers.engine.remoting.errors import RemotingCommandError, RemotingProtocolError, RemotingTooLargeError
+from brokers.engine.remoting.header_codec import (  # noqa: F401 (re-exported)
+    LANGUAGE_CODES,
+    SERIALIZE_JSON,
+    SERIALIZE_ROCKETMQ,
+    coerce_ext_fields,
+    decode_binary_header,
+    decode_json_header,
+    encode_binary_header,
+    encode_json_header,
+    salvage_ids,
+)
 
 FLAG_RESPONSE = 0x1  # bit 0: the command is a response
 FLAG_ONEWAY = 0x2  # bit 1: the request expects no response
 
-SERIALIZE_JSON = 0
-SERIALIZE_ROCKETMQ = 1
 _SERIALIZE_NAMES = {SERIALIZE_JSON: "JSON", SERIALIZE_ROCKETMQ: "ROCKETMQ"}
-
-# LanguageCode enum in declaration order: the binary header carries the index.
-LANGUAGE_CODES = ("JAVA", "CPP", "DOTNET", "PYTHON", "DELPHI", "ERLANG", "RUBY", "OTHER", "HTTP", "GO", "PHP", "OMS", "RUST")
-_LANGUAGE_INDEX = {name: i for i, name in enumerate(LANGUAGE_CODES)}
 
 LENGTH_PREFIX = struct.Struct(">i")  # total length
 HEADER_WORD = struct.Struct(">i")  # serialize type << 24 | header length
 FRAME_PREFIX = struct.Struct(">ii")  # both words together
-_BINARY_FIXED = struct.Struct(">hbhii")  # code, language, version, opaque, flag
-assert LENGTH_PREFIX.size == 4 and FRAME_PREFIX.size == 8 and _BINARY_FIXED.size == 13
+assert LENGTH_PREFIX.size == 4 and FRAME_PREFIX.size == 8
 _HEADER_LENGTH_MASK = 0xFFFFFF  # header length is 24 bits
 
 _opaque_sequence = itertools.count(1)  # next() on a count is atomic under the GIL
@@ -54,47 +49,6 @@ _opaque_sequence = itertools.count(1)  # next() on a count is atomic under the G
 def next_opaque() -> int:
     """Return a fresh request id: a process-wide sequence, wrapped into the positive int32 range."""
     return next(_opaque_sequence) & 0x7FFFFFFF
-
-
-def _ext_value(value: object) -> str | None:
-    """Coerce one JSON extFields value to the string Java's fastjson would have made of it."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 1e18 else repr(value)
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def _int_field(header: dict, name: str, default: int | None) -> int:
-    value = header.get(name, default)
-    if value is None:
-        raise RemotingProtocolError(f"header field {name!r} is missing")
-    if isinstance(value, bool):
-        return int(value)
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise RemotingProtocolError(f"header field {name!r} is not an integer: {value!r}") from None
-
-
-_OPAQUE_RE = re.compile(rb'"opaque"\s*:\s*"?(-?\d+)')
-_FLAG_RE = re.compile(rb'"flag"\s*:\s*"?(-?\d+)')
-
-
-def salvage_ids(header: bytes, serialize_type: int) -> tuple[int | None, int]:
-    """Recover (opaque, flag) from a header that failed to decode, so the error can be answered."""
-    if serialize_type == SERIALIZE_ROCKETMQ and len(header) >= _BINARY_FIXED.size:
-        _, _, _, opaque, flag = _BINARY_FIXED.unpack_from(header)
-        return opaque, flag
-    match = _OPAQUE_RE.search(header)
-    flag = _FLAG_RE.search(header)
-    return (int(match.group(1)) if match else None), (int(flag.group(1)) if flag else 0)
 
 
 @dataclass
@@ -185,37 +139,12 @@ class RemotingCommand:
     # -- encoding -----------------------------------------------------------------------------
 
     def encode_header(self) -> bytes:
+        """The header bytes in this command's serialize type (see :mod:`~brokers.engine.remoting.header_codec`)."""
+        if self.serialize_type == SERIALIZE_JSON:
+            return encode_json_header(self.code, self.language, self.version, self.opaque, self.flag, self.remark, self.ext_fields)
         if self.serialize_type == SERIALIZE_ROCKETMQ:
-            return self._encode_binary_header()
-        if self.serialize_type != SERIALIZE_JSON:
-            raise RemotingProtocolError(f"unknown serialize type {self.serialize_type}")
-        header: dict[str, object] = {"code": self.code}
-        if self.ext_fields:
-            header["extFields"] = {str(k): v for k, v in self.ext_fields.items() if v is not None}
-        header["flag"] = self.flag
-        header["language"] = self.language
-        header["opaque"] = self.opaque
-        if self.remark is not None:
-            header["remark"] = self.remark
-        header["serializeTypeCurrentRPC"] = "JSON"
-        header["version"] = self.version
-        return json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-    def _encode_binary_header(self) -> bytes:
-        try:
-            parts = [_BINARY_FIXED.pack(self.code, _LANGUAGE_INDEX.get(self.language, _LANGUAGE_INDEX["OTHER"]), self.version, self.opaque, self.flag)]
-        except struct.error as exc:
-            raise RemotingProtocolError(f"command does not fit the binary header: {exc}") from None
-        remark = self.remark.encode("utf-8") if self.remark else b""
-        parts.append(struct.pack(">i", len(remark)) + remark)
-        entries = bytearray()
-        for key, value in self.ext_fields.items():
-            if value is None:
-                continue
-            k, v = str(key).encode("utf-8"), str(value).encode("utf-8")
-            entries += struct.pack(">h", len(k)) + k + struct.pack(">i", len(v)) + v
-        parts.append(struct.pack(">i", len(entries)) + bytes(entries))
-        return b"".join(parts)
+            return encode_binary_header(self.code, self.language, self.version, self.opaque, self.flag, self.remark, self.ext_fields)
+        raise RemotingProtocolError(f"unknown serialize type {self.serialize_type}")
 
     def encode(self, max_frame_size: int | None = None) -> bytes:
         """Return the whole frame, total-length prefix included.
@@ -263,9 +192,9 @@ class RemotingCommand:
         """Decode a header of the given serialize type; the body is attached unchanged."""
         try:
             if serialize_type == SERIALIZE_JSON:
-                cmd = cls._decode_json_header(header)
+                cmd = cls(*decode_json_header(header))
             elif serialize_type == SERIALIZE_ROCKETMQ:
-                cmd = cls._decode_binary_header(header)
+                cmd = cls(*decode_binary_header(header))
             else:
                 raise RemotingProtocolError(f"unknown serialize type {serialize_type}")
         except RemotingProtocolError as exc:
@@ -276,65 +205,6 @@ class RemotingCommand:
         cmd.serialize_type = serialize_type
         return cmd
 
-    @classmethod
-    def _decode_json_header(cls, header: bytes) -> RemotingCommand:
-        try:
-            obj = json.loads(header.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise RemotingProtocolError(f"malformed JSON header: {exc}") from None
-        if not isinstance(obj, dict):
-            raise RemotingProtocolError("malformed JSON header: not an object")
-        ext = obj.get("extFields")
-        if ext is not None and not isinstance(ext, dict):
-            raise RemotingProtocolError("malformed JSON header: extFields is not an object")
-        language = obj.get("language", "JAVA")
-        if isinstance(language, int) and 0 <= language < len(LANGUAGE_CODES):
-            language = LANGUAGE_CODES[language]
-        remark = obj.get("remark")
-        return cls(
-            code=_int_field(obj, "code", None),
-            language=str(language),
-            version=_int_field(obj, "version", 0),
-            opaque=_int_field(obj, "opaque", 0),
-            flag=_int_field(obj, "flag", 0),
-            remark=None if remark is None else str(remark),
-            ext_fields=coerce_ext_fields(ext),
-        )
-
-    @classmethod
-    def _decode_binary_header(cls, header: bytes) -> RemotingCommand:
-        view = memoryview(header)
-        try:
-            code, lang, version, opaque, flag = _BINARY_FIXED.unpack_from(view)
-            pos = _BINARY_FIXED.size
-            (remark_len,) = struct.unpack_from(">i", view, pos)
-            pos += 4
-            remark = _read_utf8(view, pos, remark_len, "remark") if remark_len else None
-            pos += max(remark_len, 0)
-            (ext_len,) = struct.unpack_from(">i", view, pos)
-            pos += 4
-            if ext_len < 0 or pos + ext_len > len(view):
-                raise RemotingProtocolError(f"binary header extFields length {ext_len} overruns the header")
-            ext: dict[str, str] = {}
-            end = pos + ext_len
-            while pos < end:
-                (key_len,) = struct.unpack_from(">h", view, pos)
-                pos += 2
-                key = _read_utf8(view, pos, key_len, "extFields key")
-                pos += key_len
-                (val_len,) = struct.unpack_from(">i", view, pos)
-                pos += 4
-                value = _read_utf8(view, pos, val_len, "extFields value")
-                pos += val_len
-                if pos > end:
-                    raise RemotingProtocolError("binary header extFields entry overruns its block")
-                if val_len:  # length 0 decodes as null, which Java drops
-                    ext[key] = value
-        except struct.error:
-            raise RemotingProtocolError("binary header is truncated") from None
-        name = LANGUAGE_CODES[lang] if 0 <= lang < len(LANGUAGE_CODES) else "OTHER"
-        return cls(code=code, language=name, version=version, opaque=opaque, flag=flag, remark=remark, ext_fields=ext)
-
     def __repr__(self) -> str:
         kind = "response" if self.is_response else ("oneway" if self.is_oneway else "request")
         return (
@@ -342,27 +212,6 @@ class RemotingCommand:
             f"remark={self.remark!r} ext={self.ext_fields!r} body={len(self.body)}B "
             f"{_SERIALIZE_NAMES.get(self.serialize_type, self.serialize_type)})"
         )
-
-
-def _read_utf8(view: memoryview, pos: int, length: int, what: str) -> str:
-    if length < 0 or pos + length > len(view):
-        raise RemotingProtocolError(f"binary header {what} length {length} overruns the header")
-    try:
-        return bytes(view[pos : pos + length]).decode("utf-8")
-    except UnicodeDecodeError:
-        raise RemotingProtocolError(f"binary header {what} is not UTF-8") from None
-
-
-def coerce_ext_fields(ext: dict[str, object] | None) -> dict[str, str]:
-    """Return ext fields as a str -> str map: ints as decimals, bools as true/false, nulls dropped."""
-    if not ext:
-        return {}
-    out: dict[str, str] = {}
-    for key, value in ext.items():
-        text = _ext_value(value)
-        if text is not None:
-            out[str(key)] = text
-    return out
 
 
 def check_frame_length(total: int, max_frame_size: int = MAX_FRAME_SIZE) -> None:

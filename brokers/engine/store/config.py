@@ -34,7 +34,7 @@ class StoreConfig:
     consume_queue_units_per_file: int = 300_000  # 6,000,000-byte consume queue files
     flush_interval_commitlog_ms: int = 500  # flushIntervalCommitLog
     flush_interval_consume_queue_ms: int = 1000  # flushIntervalConsumeQueue
-    sync_flush_timeout_ms: int = 5000  # syncFlushTimeout -> FLUSH_DISK_TIMEOUT
+    sync_flush_timeout_ms: int = 5000  # syncFlushTimeout -> FLUSH_DISK_TIMEOUT (put_message_sync waits this long)
     max_message_size: int = MAX_MESSAGE_SIZE  # maxMessageSize, 4 MiB of body
     store_host: str = "127.0.0.1:10911"  # brokerIP1:listenPort, embedded in every record and msg id
     max_index_hash_slots: int = 5_000_000  # maxHashSlotNum

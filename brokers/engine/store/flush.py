@@ -1,12 +1,18 @@
 """Flush services: put commit log data on disk, synchronously (group commit) or periodically.
 
-SYNC_FLUSH (RocketMQ's ``GroupCommitService``): a writer appends its record, then submits a
-request "flush up to my record's end" and waits. The flush thread takes *all* pending requests,
-issues one ``fdatasync`` per dirty segment (usually one) covering everything appended so far,
-and then completes every request it covered. Writers arriving while a sync runs queue up and
-share the next one, so N concurrent producers cost far fewer than N syncs, and none hears OK
-before its record is on disk. Asyncio futures are completed through their loop (one
-``call_soon_threadsafe`` per loop per commit); ``concurrent.futures`` ones directly.
+SYNC_FLUSH (RocketMQ's ``GroupCommitService``): a writer appends its record, then asks for
+"flush up to my record's end" and waits; nobody hears OK before their record is on disk.
+
+- Writers on an event loop (the broker) are group-committed on that loop's own thread
+  (:meth:`FlushCommitLogService.commit_on_loop`): the puts of one loop turn share one
+  ``fdatasync``, run by a callback at the start of the next turn, as Redis does for
+  ``appendfsync always``. Handing each commit to a thread and back costs two GIL handoffs and a
+  wakeup of the loop, more than the ``fdatasync`` itself; the price is that the loop waits while
+  the disk syncs.
+- Other writers (threads, tools) submit a request to the flush thread, which takes *all* pending
+  requests, issues one ``fdatasync`` per dirty segment (usually one) covering everything
+  appended so far, and then completes every request it covered. Writers arriving while a sync
+  runs queue up and share the next one, so N concurrent producers cost far fewer than N syncs.
 
 ASYNC_FLUSH (``FlushRealTimeService``): the thread flushes every ``flush_interval_commitlog_ms``.
 
@@ -44,6 +50,7 @@ class FlushCommitLogService:
         self._on_flushed = on_flushed
         self._cond = threading.Condition()
         self._requests: list[tuple[int, AnyFuture, asyncio.AbstractEventLoop | None]] = []
+        self._loop_requests: dict[asyncio.AbstractEventLoop, list[tuple[int, asyncio.Future]]] = {}
         self._stopping = False
         self._thread = threading.Thread(
             target=self._run, name="GroupCommitService" if sync else "FlushRealTimeService", daemon=True)
@@ -67,6 +74,32 @@ class FlushCommitLogService:
                 return
         # Shutting down: the thread may be gone, so flush on the caller's thread.
         self._complete([(next_offset, future, loop)], self._flush())
+
+    def commit_on_loop(self, next_offset: int, future: asyncio.Future) -> None:
+        """Complete ``future`` with True once the log is on disk up to ``next_offset`` (False when
+        the disk failed), syncing on the future's own event loop at the start of its next turn;
+        the requests of one turn share the sync."""
+        loop = future.get_loop()
+        with self._cond:
+            pending = self._loop_requests.get(loop)
+            if pending is None:
+                pending = self._loop_requests[loop] = []
+                loop.call_soon(self._commit_loop_requests, loop)
+            pending.append((next_offset, future))
+
+    def _commit_loop_requests(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._cond:
+            requests = self._loop_requests.pop(loop, [])
+        if not requests:
+            return
+        target = max(r[0] for r in requests)
+        flushed = self._flush()
+        if 0 <= flushed < target:  # appended between the snapshot and the sync? one more round
+            flushed = self._flush()
+        self.requests_completed += len(requests)
+        for next_offset, fut in requests:
+            if not fut.done():
+                fut.set_result(flushed >= next_offset)
 
     def _flush(self) -> int:
         """Flush what is appended; return the flushed offset, or -1 when the disk failed."""

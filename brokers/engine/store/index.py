@@ -27,7 +27,7 @@ import os
 import struct
 import threading
 import time
-from typing import Callable
+from typing import Callable, Sequence
 
 from brokers.engine.common.message_codec import java_hash_extend
 from brokers.engine.store.mapped_file import MappedFile
@@ -91,8 +91,9 @@ class IndexFile:
     def is_full(self) -> bool:
         return self.index_count >= self.max_count
 
-    def put_keys(self, hashes: list[int], phy_offset: int, store_timestamp: int) -> int:
-        """Index one message under each hash; return how many fitted before the file filled."""
+    def put_items(self, items: Sequence[tuple[int, int]], store_timestamp: int) -> int:
+        """Index (key hash, commit log offset) pairs stored at ``store_timestamp`` (one header
+        write for all of them); return how many fitted before the file filled."""
         mm = self.mapped.mm
         slots = self.slots
         items_at = self._items_at
@@ -102,7 +103,7 @@ class IndexFile:
         else:
             diff = min(max((store_timestamp - begin) // 1000, 0), _MAX_TIME_DIFF)
         done = 0
-        for h in hashes:
+        for h, phy_offset in items:
             if self.index_count >= self.max_count:
                 break
             slot_pos = INDEX_HEADER_SIZE + (h % slots) * HASH_SLOT_SIZE
@@ -227,10 +228,15 @@ class IndexService:
 
     def build_index(self, hashes: list[int], phy_offset: int, store_timestamp: int) -> None:
         """Index one message under the given key hashes (see :func:`key_hash`)."""
-        while hashes:
+        self.build_index_items([(h, phy_offset) for h in hashes], store_timestamp)
+
+    def build_index_items(self, items: Sequence[tuple[int, int]], store_timestamp: int) -> None:
+        """Index (key hash, commit log offset) pairs of messages stored at ``store_timestamp``
+        (a batch: one call, one header write per index file)."""
+        while items:
             f = self.files[-1] if self.files and not self.files[-1].is_full() else self._new_file()
-            done = f.put_keys(hashes, phy_offset, store_timestamp)
-            hashes = hashes[done:]
+            done = f.put_items(items, store_timestamp)
+            items = items[done:]
         self.last_indexed_timestamp = store_timestamp
 
     def query(self, topic: str, key: str, max_num: int, begin: int, end: int) -> list[int]:

@@ -51,3 +51,6 @@ class MessageExtBatch:
     born_host: str = "127.0.0.1:0"
     reconsume_times: int = 0
     wait_store_msg_ok: bool = True
+    # ``body`` already split into (flag, body, properties string) entries (``iter_batch_body``), when the
+    # caller has; otherwise the store splits it.
+    entries: list[tuple[int, bytes, str]] | None = None

@@ -290,14 +290,11 @@ class MessageStore:
         return self._wait_flush(result, target)
 
     async def _await_flush(self, result: PutMessageResult, target: int) -> PutMessageResult:
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[bool] = loop.create_future()
+        """Wait for the group commit on this loop (see ``flush.py``); FLUSH_DISK_TIMEOUT when the disk failed."""
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         assert self._flush_commitlog is not None
-        self._flush_commitlog.submit(target, fut, loop)
-        try:
-            ok = await asyncio.wait_for(fut, self.config.sync_flush_timeout_ms / 1000.0)
-        except asyncio.TimeoutError:
-            ok = False
+        self._flush_commitlog.commit_on_loop(target, fut)
+        ok = await fut
         return result if ok else replace(result, status=PutMessageStatus.FLUSH_DISK_TIMEOUT)
 
     def _wait_flush(self, result: PutMessageResult, target: int) -> PutMessageResult:

@@ -33,8 +33,10 @@ from brokers.engine.common.message_codec import (
     RecordFormatError,
     body_crc,
     encode_record_into,
+    encode_record_tail,
     host_to_bytes,
     iter_batch_body,
+    offset_msg_id_of,
     record_size,
     tags_code,
     write_record_prefix,
@@ -57,6 +59,7 @@ log = logging.getLogger(__name__)
 
 Arrival = tuple[str, int, int, int]
 PutOutcome = tuple[PutMessageResult, int, list[Arrival]]  # result, flush target (-1: none), arrivals
+_UNPUBLISHED_PREFIX = bytes(8)  # TOTALSIZE and MAGICCODE until write_record_prefix publishes the record
 
 
 class Appender:
@@ -102,6 +105,20 @@ class Appender:
         else:
             q.put_recovered(phys, size, tags, queue_offset)
         store.queue_offsets[(topic, queue_id)] = queue_offset + 1
+
+    def _dispatch_units(self, topic: str, queue_id: int, first_offset: int, units: list[tuple[int, int, int]]) -> None:
+        """:meth:`_dispatch_unit` for consecutive queue offsets from ``first_offset`` (a batch)."""
+        store = self._store
+        q = store.consume_queue(topic, queue_id)
+        assert q is not None  # the topic passed validate_topic
+        if q.max_offset == first_offset:
+            put = q.put
+            for phys, size, tags in units:
+                put(phys, size, tags)
+        else:
+            for i, (phys, size, tags) in enumerate(units):
+                q.put_recovered(phys, size, tags, first_offset + i)
+        store.queue_offsets[(topic, queue_id)] = first_offset + len(units)
 
     def _dispatch_failed(self, exc: Exception) -> None:
         # The record is in the commit log but a queue or the index missed it: stop taking puts
@@ -188,7 +205,7 @@ class Appender:
             except Exception as exc:
                 self._dispatch_failed(exc)
         self._count(1, size, started)
-        msg_id = (store_b + phys.to_bytes(8, "big", signed=True)).hex().upper()
+        msg_id = offset_msg_id_of(store_b, phys)
         return (PutMessageResult(PutMessageStatus.PUT_OK, msg_id, queue_offset, phys, size, 1, now),
                 phys + size, arrivals)
 
@@ -200,7 +217,7 @@ class Appender:
             return self._fail(checked)
         topic_b, born_b = checked
         try:
-            entries = list(iter_batch_body(batch.body))
+            entries = batch.entries if batch.entries is not None else list(iter_batch_body(batch.body))
         except RecordFormatError as exc:
             return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"batch body: {exc}")
         if not entries:
@@ -213,8 +230,9 @@ class Appender:
         batch_text = properties_to_string(batch.properties)
         items = []
         total = 0
+        max_size = store.config.max_message_size
         for flag, body, text in entries:
-            if len(body) > store.config.max_message_size:
+            if len(body) > max_size:
                 return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"body of {len(body)} bytes")
             if batch_text:
                 if text and not text.endswith(PROPERTY_SEPARATOR):
@@ -242,17 +260,21 @@ class Appender:
                 return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, str(exc))
             except CreateMappedFileError as exc:
                 return self._fail(PutMessageStatus.CREATE_MAPED_FILE_FAILED, str(exc))
-            mm, base, at = mf.mm, mf.file_from_offset, pos
+            mm, base = mf.mm, mf.file_from_offset
+            parts = []  # the records with TOTALSIZE and MAGICCODE zero, written in one go
+            phys = base + pos
             try:
                 for i, (flag, body, props_b, _props, size, crc, _hashes) in enumerate(items):
-                    encode_record_into(mm, at, topic_b, queue_id, body, props_b, flag,
-                                       first_offset + i if to_cq else 0, base + at, sys_flag,
-                                       batch.born_timestamp, born_b, now, store_b, batch.reconsume_times,
-                                       0, crc, False)
-                    ids.append((store_b + (base + at).to_bytes(8, "big", signed=True)).hex().upper())
-                    at += size
+                    tail, _size = encode_record_tail(topic_b, queue_id, body, props_b, flag, first_offset + i if to_cq else 0,
+                                                     phys, sys_flag, batch.born_timestamp, born_b, now, store_b,
+                                                     batch.reconsume_times, 0, crc)
+                    parts.append(_UNPUBLISHED_PREFIX)
+                    parts.append(tail)
+                    ids.append(offset_msg_id_of(store_b, phys))
+                    phys += size
             except (struct.error, TypeError, OverflowError) as exc:
                 return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"cannot encode: {exc}")
+            mm[pos : pos + total] = b"".join(parts)
             at = pos
             for item in items:  # every record is complete: make them visible, in order
                 write_record_prefix(mm, at, item[4])
@@ -260,14 +282,20 @@ class Appender:
             cl.advance(mf, at, now)
             try:
                 phys = base + pos
+                index_items: list[tuple[int, int]] = []
+                units = []
                 for i, (_flag, _body, _props_b, props, size, _crc, hashes) in enumerate(items):
                     if to_cq:
                         tags = consume_queue_tags_code(topic, props, now)
-                        self._dispatch_unit(topic, queue_id, first_offset + i, phys, size, tags)
+                        units.append((phys, size, tags))
                         arrivals.append((topic, queue_id, first_offset + i + 1, tags))
                     if hashes:
-                        store.index_service.build_index(hashes, phys, now)
+                        index_items.extend((h, phys) for h in hashes)
                     phys += size
+                if units:
+                    self._dispatch_units(topic, queue_id, first_offset, units)
+                if index_items:
+                    store.index_service.build_index_items(index_items, now)
                 store.last_dispatch_timestamp = now
             except Exception as exc:
                 self._dispatch_failed(exc)

@@ -46,7 +46,6 @@ from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
-from brokers.engine.remoting.errors import RemotingCommandError
 from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
 from brokers.engine.store.results import PutMessageResult, PutMessageStatus
 
@@ -94,28 +93,50 @@ class SendMessageRequestHeader:
     @classmethod
     def parse(cls, request: RemotingCommand) -> SendMessageRequestHeader:
         """Read the V1 header or the V2 one (short keys, what codes 310/320 normally carry)."""
-        fields = dict(request.ext_fields)
-        if "topic" not in fields and "b" in fields:
-            fields = {V2_KEYS.get(k, k): v for k, v in fields.items()}
-        cmd = RemotingCommand(code=request.code, ext_fields=fields)
-        try:
-            return cls(
-                producer_group=cmd.ext("producerGroup") or "",
-                topic=cmd.ext("topic") or "",
-                default_topic=cmd.ext("defaultTopic") or "",
-                default_topic_queue_nums=cmd.get_int("defaultTopicQueueNums", 4),
-                queue_id=cmd.get_int("queueId", -1),
-                sys_flag=cmd.get_int("sysFlag", 0),
-                born_timestamp=cmd.get_int("bornTimestamp", 0),
-                flag=cmd.get_int("flag", 0),
-                properties=cmd.ext("properties") or "",
-                reconsume_times=cmd.get_int("reconsumeTimes"),
-                unit_mode=cmd.get_bool("unitMode"),
-                batch=cmd.get_bool("batch"),
-                max_reconsume_times=cmd.get_int("maxReconsumeTimes"),
-            )
-        except RemotingCommandError as exc:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
+        fields = request.ext_fields
+        # V2 carries the short keys only (Java's broker reads nothing else from it); V1 the names.
+        names = _V2_KEYS_IN_ORDER if "topic" not in fields and "b" in fields else _V1_NAMES_IN_ORDER
+        group, topic, default_topic, queue_nums, queue_id, sys_flag, born, flag, props, reconsume, unit_mode, batch, max_reconsume = map(
+            fields.get, names)
+        return cls(
+            group or "",
+            topic or "",
+            default_topic or "",
+            _int_field("defaultTopicQueueNums", queue_nums, 4),
+            _int_field("queueId", queue_id, -1),
+            _int_field("sysFlag", sys_flag, 0),
+            _int_field("bornTimestamp", born, 0),
+            _int_field("flag", flag, 0),
+            props or "",
+            _int_field("reconsumeTimes", reconsume, None),
+            _bool_field(unit_mode),
+            _bool_field(batch),
+            _int_field("maxReconsumeTimes", max_reconsume, None),
+        )
+
+
+_DELAY_KEY = PROPERTY_DELAY_TIME_LEVEL + "\x01"  # in a properties string that may carry a delay level
+
+# Header keys in SendMessageRequestHeader's field order: V2's short ones, V1's names.
+_V2_KEYS_IN_ORDER = tuple("abcdefghijkml")
+_V1_NAMES_IN_ORDER = tuple(V2_KEYS[short] for short in _V2_KEYS_IN_ORDER)
+# Topics that passed the name and system-topic checks of a send (bounded: names come from clients).
+_SENDABLE_TOPICS_MAX = 10_000
+
+
+def _int_field(name: str, value: str | None, default: int | None) -> int | None:
+    """An optional integer header field ("" counts as absent); SYSTEM_ERROR naming it when malformed."""
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise RequestError(ResponseCode.SYSTEM_ERROR, f"the custom field <{name}> is not an integer: {value!r}") from None
+
+
+def _bool_field(value: str | None) -> bool:
+    """Java's Boolean.parseBoolean: case-insensitive "true", anything else (or absent) false."""
+    return value is not None and value.strip().lower() == "true"
 
 
 _PUT_STATUS_CODES = {
@@ -134,8 +155,13 @@ class SendMessageProcessor(Processor):
         for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
             server.register_processor(code, self.process)
 
+    def __init__(self, broker) -> None:
+        super().__init__(broker)
+        self._sendable_topics: set[str] = set()
+
     def _response_ext(self) -> dict[str, str]:
-        return {"MSG_REGION": self.broker.config.region_id, "TRACE_ON": "true" if self.broker.config.trace_on else "false"}
+        config = self.broker.config
+        return {"MSG_REGION": config.region_id, "TRACE_ON": "true" if config.trace_on else "false"}
 
     async def process(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
         try:
@@ -151,10 +177,16 @@ class SendMessageProcessor(Processor):
         broker = self.broker
         if not is_writeable(broker.config.broker_permission):
             raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] sending message is forbidden")
-        topic = checked_topic(header.topic)
+        topic = header.topic
+        if topic in self._sendable_topics:
+            return topic
+        checked_topic(topic)
         tcm = broker.topic_config_manager
         if tcm.is_system_topic(topic) and topic not in tcm.broker_system_topics:
             raise RequestError(ResponseCode.NO_PERMISSION, f"Sending message to topic[{topic}] is forbidden.")
+        if len(self._sendable_topics) >= _SENDABLE_TOPICS_MAX:
+            self._sendable_topics.clear()
+        self._sendable_topics.add(topic)
         return topic
 
     def _get_or_create_topic(self, ctx: ChannelContext, topic: str, header: SendMessageRequestHeader) -> TopicConfig:
@@ -250,19 +282,20 @@ class SendMessageProcessor(Processor):
         if props.get(PROPERTY_TRANSACTION_PREPARED, "").lower() == "true" or (header.sys_flag & TRANSACTION_TYPE_MASK) == TRANSACTION_PREPARED_TYPE:
             raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] does not accept transaction messages")
         _retry_counts_from_properties(header, props)
-        self._stored_properties(dict(props), broker.config.cluster_name)  # size check before any change
+        props_text, wait = self._stored_properties(props, broker.config.cluster_name)  # size check before any change
         tc = self._get_or_create_topic(ctx, topic, header)
         tc, forced_queue = self._handle_retry_and_dlq(request, header, tc, props)
+        if forced_queue is not None:  # moved to the DLQ: DELAY dropped
+            props_text = properties_to_string(props)
         queue_id = forced_queue if forced_queue is not None else self._pick_queue(tc, header.queue_id)
         sys_flag = header.sys_flag
         if tc.topic_filter_type == "MULTI_TAG":
             sys_flag |= MULTI_TAGS_FLAG
-        props_text, wait = self._stored_properties(props, broker.config.cluster_name)
         msg = MessageExtBrokerInner(
             topic=tc.topic_name,
             queue_id=queue_id,
             body=request.body,
-            properties=string_to_properties(props_text),
+            properties=props,
             flag=header.flag,
             sys_flag=sys_flag,
             born_timestamp=header.born_timestamp,
@@ -286,19 +319,19 @@ class SendMessageProcessor(Processor):
             raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] does not accept transaction messages")
         batch_props_text, wait = self._stored_properties(props, broker.config.cluster_name)
         batch_props_size = len(batch_props_text.encode("utf-8")) + 1  # appended after a separator
-        count = 0
         try:
-            for _flag, body, props_text in iter_batch_body(request.body):
-                self._check_body_size(len(body))
-                if string_to_properties(props_text).get(PROPERTY_DELAY_TIME_LEVEL, "0") not in ("", "0"):
-                    raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch message cannot carry a delay level")
-                size = len(props_text.encode("utf-8")) + batch_props_size
-                if size > MAX_PROPERTIES_SIZE:
-                    raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"message {count} of the batch has {size} bytes of properties, more than {MAX_PROPERTIES_SIZE}")
-                count += 1
+            entries = list(iter_batch_body(request.body))
         except RecordFormatError as exc:
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"the batch body is malformed: {exc}") from None
-        if count == 0:
+        for i, (_flag, body, props_text) in enumerate(entries):
+            self._check_body_size(len(body))
+            if _DELAY_KEY in props_text and string_to_properties(props_text).get(PROPERTY_DELAY_TIME_LEVEL, "0") not in ("", "0"):
+                raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch message cannot carry a delay level")
+            if len(props_text) * 4 + batch_props_size > MAX_PROPERTIES_SIZE:  # might not fit: count the UTF-8 bytes
+                size = len(props_text.encode("utf-8")) + batch_props_size
+                if size > MAX_PROPERTIES_SIZE:
+                    raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"message {i} of the batch has {size} bytes of properties, more than {MAX_PROPERTIES_SIZE}")
+        if not entries:
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "the batch body holds no message")
         tc = self._get_or_create_topic(ctx, topic, header)
         queue_id = self._pick_queue(tc, header.queue_id)
@@ -313,16 +346,19 @@ class SendMessageProcessor(Processor):
             born_host=ctx.remote_addr,
             reconsume_times=header.reconsume_times or 0,
             wait_store_msg_ok=wait,
+            entries=entries,
         )
         result = await broker.store.put_messages(batch)
         return self._put_response(request, result, queue_id)
 
     def _put_response(self, request: RemotingCommand, result: PutMessageResult, queue_id: int) -> RemotingCommand:
-        code, remark = _PUT_STATUS_CODES.get(result.status, (ResponseCode.SYSTEM_ERROR, str(result.status)))
+        code, remark = _PUT_STATUS_CODES.get(result.status) or (ResponseCode.SYSTEM_ERROR, str(result.status))
         ext = self._response_ext()
         if code in (ResponseCode.SUCCESS, ResponseCode.FLUSH_DISK_TIMEOUT):
             self.broker.broker_stats.inc_put(max(result.msg_num, 1), result.wrote_bytes)
-            ext.update({"msgId": result.msg_id, "queueId": queue_id, "queueOffset": result.queue_offset})
+            ext["msgId"] = result.msg_id
+            ext["queueId"] = str(queue_id)
+            ext["queueOffset"] = str(result.queue_offset)
         else:
             self.broker.broker_stats.inc_put_failed()
             log.warning("store refused a message: %s", result.status)
