@@ -1,4 +1,4 @@
-"""Server time of the console's topic list with 2,000 topics on each of two brokers.
+"""Server time of the console's topic list (2,000 topics) and group list (1,000 groups) on two brokers.
 
 The name server and brokers broker-a, broker-b run as subprocesses (`python -m brokers.engine`),
 their topic tables written before start (config/topics.json), so setting up 2,000 topics costs
@@ -6,11 +6,18 @@ nothing. Django runs in this process (SQLite in a temporary directory); each req
 Django's test client, so the time is everything the server does for it: middleware, session,
 the admin calls, filtering, template or serializer, not the network to a browser.
 
-Goal: under 300 ms, with one batched admin call per broker (GET_ALL_TOPIC_CONFIG), never one per
-row. The script counts the admin requests of each page and fails if a list makes more than one
-per broker.
+Goal: under 300 ms, with one batched admin call per broker, never one per row. The script counts
+the admin requests of each page and fails when a list makes more than its budget:
 
-    .venv/bin/python bench/console_bench.py [--topics 2000] [--runs 30]
+- topics: GET_ALL_TOPIC_CONFIG once per broker;
+- groups (1,000 groups, each with offsets on one of --consumed-topics topics, their configs and
+  offsets in subscriptionGroup.json / consumerOffset.json before start):
+  GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_ALL_CONSUMER_OFFSET and GET_BROKER_CONSUME_STATS once per
+  broker; a broker that answers the last with "not supported" (ours, today) costs one
+  GET_TOPIC_STATS_INFO per consumed topic instead; and GET_CONSUMER_CONNECTION_LIST once per
+  group *shown* and broker (RocketMQ 4.x has no request for all groups' connections).
+
+    .venv/bin/python bench/console_bench.py [--topics 2000] [--groups 1000] [--consumed-topics 100] [--runs 30]
 """
 from __future__ import annotations
 
@@ -54,6 +61,20 @@ def _wait_ready(proc: subprocess.Popen, log: Path, timeout_s: float = 60.0) -> N
     raise RuntimeError(f"not ready in {timeout_s}s:\n{log.read_text()[-2000:]}")
 
 
+def _write_groups(store_dir: Path, groups: int, consumed_topics: int) -> None:
+    """config/subscriptionGroup.json and consumerOffset.json: ``groups`` groups, each with committed
+    offsets on the 8 queues of one of the first ``consumed_topics`` topics."""
+    table = {f"BenchGroup_{i:05d}": {"groupName": f"BenchGroup_{i:05d}", "consumeEnable": True, "consumeFromMinEnable": True,
+                                      "consumeBroadcastEnable": True, "retryQueueNums": 1, "retryMaxTimes": 16, "brokerId": 0,
+                                      "whichBrokerWhenConsumeSlowly": 1, "notifyConsumerIdsChangedEnable": True}
+             for i in range(groups)}
+    offsets = {f"Bench_{i % consumed_topics:05d}@BenchGroup_{i:05d}": {str(q): 0 for q in range(8)} for i in range(groups)}
+    (store_dir / "config").mkdir(parents=True, exist_ok=True)
+    version = {"counter": 1, "timestamp": int(time.time() * 1000)}
+    (store_dir / "config" / "subscriptionGroup.json").write_text(json.dumps({"dataVersion": version, "subscriptionGroupTable": table}))
+    (store_dir / "config" / "consumerOffset.json").write_text(json.dumps({"offsetTable": offsets}))
+
+
 def _write_topics(store_dir: Path, topics: int) -> None:
     """A broker's config/topics.json holding ``topics`` user topics (8 queues each, perm 6)."""
     table = {
@@ -67,7 +88,7 @@ def _write_topics(store_dir: Path, topics: int) -> None:
 
 
 @contextmanager
-def cluster(tmp: Path, topics: int) -> Iterator[str]:
+def cluster(tmp: Path, topics: int, groups: int = 0, consumed_topics: int = 100) -> Iterator[str]:
     ns_port = _free_port()
     namesrv = f"127.0.0.1:{ns_port}"
     procs = []
@@ -76,6 +97,8 @@ def cluster(tmp: Path, topics: int) -> Iterator[str]:
         for name in BROKERS:
             store = tmp / "store" / name
             _write_topics(store, topics)
+            if groups:
+                _write_groups(store, groups, consumed_topics)
             argvs.append((name, ["broker", "--name", name, "--port", str(_free_port()), "--namesrv", namesrv,
                                  "--store-dir", str(store), "--cluster", CLUSTER, "--log-level", "WARNING"]))
         for name, argv in argvs:
@@ -151,7 +174,21 @@ def _wait_routed(topics: int) -> None:
         time.sleep(0.1)
 
 
-def measure(runs: int, topics: int) -> list[dict]:
+def _topic_budget(calls: dict) -> bool:
+    return calls.get("GET_ALL_TOPIC_CONFIG", 0) <= len(BROKERS) and sum(calls.values()) <= len(BROKERS) + 2
+
+
+def _group_budget(rows_shown: int, consumed_topics: int):
+    def within(calls: dict) -> bool:
+        per_broker = ("GET_ALL_SUBSCRIPTIONGROUP_CONFIG", "GET_ALL_CONSUMER_OFFSET", "GET_BROKER_CONSUME_STATS")
+        return (all(calls.get(code, 0) <= len(BROKERS) for code in per_broker)
+                and calls.get("GET_TOPIC_STATS_INFO", 0) <= consumed_topics * len(BROKERS)
+                and calls.get("GET_CONSUMER_CONNECTION_LIST", 0) <= rows_shown * len(BROKERS)
+                and calls.get("GET_BROKER_CLUSTER_INFO", 0) <= 2)
+    return within
+
+
+def measure(runs: int, topics: int, groups: int = 0, consumed_topics: int = 100) -> list[dict]:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
@@ -164,14 +201,23 @@ def measure(runs: int, topics: int) -> list[dict]:
     counter = RequestCounter()
     counter.install()
     scenarios = [
-        ("page /topics/ (first 100 rows)", "/topics/", {}),
-        ("page /topics/?q=Bench_019 (search)", "/topics/", {"q": "Bench_019"}),
-        ("htmx /topics/?type=normal (table fragment)", "/topics/", {"type": "normal", "HTTP_HX_REQUEST": "true"}),
-        ("API /api/v1/topics (page of 100)", "/api/v1/topics", {}),
-        ("API /api/v1/topics?page_size=1000", "/api/v1/topics", {"page_size": "1000"}),
+        ("page /topics/ (first 100 rows)", "/topics/", {}, _topic_budget),
+        ("page /topics/?q=Bench_019 (search)", "/topics/", {"q": "Bench_019"}, _topic_budget),
+        ("htmx /topics/?type=normal (table fragment)", "/topics/", {"type": "normal", "HTTP_HX_REQUEST": "true"}, _topic_budget),
+        ("API /api/v1/topics (page of 100)", "/api/v1/topics", {}, _topic_budget),
+        ("API /api/v1/topics?page_size=1000", "/api/v1/topics", {"page_size": "1000"}, _topic_budget),
     ]
+    if groups:
+        scenarios += [
+            ("page /groups/ (first 100 rows)", "/groups/", {}, _group_budget(100, consumed_topics)),
+            ("htmx /groups/?q=BenchGroup_0099 (10 rows)", "/groups/", {"q": "BenchGroup_0099", "HTTP_HX_REQUEST": "true"},
+             _group_budget(10, consumed_topics)),
+            ("API /api/v1/groups?page_size=20", "/api/v1/groups", {"page_size": "20"}, _group_budget(20, consumed_topics)),
+            ("API /api/v1/groups (page of 100)", "/api/v1/groups", {}, _group_budget(100, consumed_topics)),
+            ("API /api/v1/groups?page_size=1000", "/api/v1/groups", {"page_size": "1000"}, _group_budget(1000, consumed_topics)),
+        ]
     results = []
-    for label, url, params in scenarios:
+    for label, url, params, within_budget in scenarios:
         headers = {k: v for k, v in params.items() if k.startswith("HTTP_")}
         query = {k: v for k, v in params.items() if not k.startswith("HTTP_")}
         for _ in range(3):  # warm up: connections, templates
@@ -180,7 +226,7 @@ def measure(runs: int, topics: int) -> list[dict]:
         counter.counts.clear()
         client.get(url, query, **headers)
         calls = dict(counter.counts)
-        if calls.get("GET_ALL_TOPIC_CONFIG", 0) > len(BROKERS) or sum(calls.values()) > len(BROKERS) + 2:
+        if not within_budget(calls):
             raise AssertionError(f"{label}: too many admin requests: {calls}")
         times = []
         for _ in range(runs):
@@ -196,18 +242,21 @@ def measure(runs: int, topics: int) -> list[dict]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--topics", type=int, default=2000, help="user topics on each broker")
+    parser.add_argument("--groups", type=int, default=1000, help="consumer groups on each broker (0: topics only)")
+    parser.add_argument("--consumed-topics", type=int, default=100, help="topics the groups have offsets on")
     parser.add_argument("--runs", type=int, default=30, help="timed requests per scenario")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-console-"))
     try:
-        with cluster(tmp, args.topics) as namesrv:
+        with cluster(tmp, args.topics, args.groups, args.consumed_topics) as namesrv:
             _setup_django(tmp, namesrv)
             _wait_routed(args.topics)
-            results = measure(args.runs, args.topics)
+            results = measure(args.runs, args.topics, args.groups, args.consumed_topics)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} cores; {args.topics} user topics on each of {len(BROKERS)} brokers, {args.runs} runs each")
+          f"{os.cpu_count()} cores; {args.topics} user topics and {args.groups} groups (offsets on {args.consumed_topics} topics) "
+          f"on each of {len(BROKERS)} brokers, {args.runs} runs each")
     print("| request | median (ms) | p95 (ms) | best (ms) | goal < 300 ms | admin requests per page |")
     print("|---|---:|---:|---:|:---:|---|")
     for r in results:

@@ -92,10 +92,16 @@ def query_dict(request: Request) -> dict[str, str]:
 
 
 def paginated_response(request: Request, view: Any, items: Sequence[Any], serializer_class: type[serializers.Serializer],
-                       extra: dict[str, Any] | None = None) -> Response:
-    """One page of ``items`` rendered by ``serializer_class``: ``{"count", "next", "previous", "results"}``."""
+                       extra: dict[str, Any] | None = None, prepare: Callable[[list], list] | None = None) -> Response:
+    """One page of ``items`` rendered by ``serializer_class``: ``{"count", "next", "previous", "results"}``.
+
+    ``prepare`` completes the page's items before they are rendered (details that cost a
+    request per item are read for the page only).
+    """
     paginator = api_settings.DEFAULT_PAGINATION_CLASS()
     page = paginator.paginate_queryset(items, request, view=view)
+    if prepare is not None:
+        page = prepare(page)
     response = paginator.get_paginated_response(serializer_class(page, many=True).data)
     if extra:
         response.data.update(extra)

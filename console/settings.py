@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "console",
     "brokers",
     "topics",
+    "consumers",
 ]
 
 MIDDLEWARE = [
@@ -156,7 +157,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 
 # Overview alerts beyond the brokers' own: dotted paths of callables (cluster_info) -> [Alert]
 # (brokers.selectors.Alert). Consumer-group alerts plug in here.
-GANTRY_ALERT_SOURCES: list[str] = []
+GANTRY_ALERT_SOURCES: list[str] = [
+    "consumers.alerts.unowned_queue_alerts",  # groups with queues no member holds (the live check, cached)
+]
 
 # Failed logins (console and token endpoint), counted per username and client address.
 GANTRY_LOGIN = {

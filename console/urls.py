@@ -15,6 +15,8 @@ urlpatterns = [
     path("tokens/", views.tokens, name="tokens"),
     path("tokens/<int:token_id>/revoke", views.token_revoke, name="token-revoke"),
     path("topics/", include("topics.urls")),
+    path("messages/", include("topics.message_urls")),
+    path("", include("consumers.urls")),
     path("api/v1/", include("console.api_urls")),
 ]
 

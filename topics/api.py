@@ -2,7 +2,8 @@
 
 GET list (viewer; ?search=&type=normal,retry,dlq,system&broker=&ordering=&page=&page_size=),
 POST create (operator), GET/PUT/PATCH/DELETE one topic (DELETE ?cluster= or ?broker= for a
-part), GET .../status, .../route, .../consumer-groups, POST .../messages (a test message).
+part), GET .../status, .../route, .../consumer-groups, POST .../messages (a test message), GET .../shrink
+(where a safe shrink stands) and POST .../shrink (take a step; operator).
 """
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from console.rest import order_by, paginated_response, parse_input, query_dict, 
 from topics import selectors, services
 from topics.serializers import (
     SentMessageOutput,
+    ShrinkInput,
+    ShrinkQuery,
+    ShrinkStatusOutput,
     TestMessageInput,
     TopicConsumersOutput,
     TopicCreateInput,
@@ -94,3 +98,15 @@ class TopicViewSet(viewsets.ViewSet):
         data = parse_input(TestMessageInput, request.data)
         sent = services.topic_send_test_message(actor=actor_from_request(request), name=name, **data)
         return Response(SentMessageOutput(sent).data, status=http_status.HTTP_201_CREATED)
+
+    @extend_schema(methods=["GET"], parameters=[NAME, ShrinkQuery], responses=ShrinkStatusOutput,
+                   description="Where a safe shrink stands: tail queues, each group's offset and lag in them.")
+    @extend_schema(methods=["POST"], parameters=[NAME], request=ShrinkInput, responses=ShrinkStatusOutput,
+                   description="Take a step: write (lower the write queues), then read (once the tail queues are drained).")
+    @action(detail=True, methods=["get", "post"])
+    def shrink(self, request: Request, name: str) -> Response:
+        if request.method == "GET":
+            q = parse_input(ShrinkQuery, query_dict(request))
+            return Response(ShrinkStatusOutput(selectors.topic_shrink_status(name=name, target_queue_nums=q.get("target_queue_nums"))).data)
+        data = parse_input(ShrinkInput, request.data)
+        return Response(ShrinkStatusOutput(services.topic_shrink(actor=actor_from_request(request), name=name, **data)).data)

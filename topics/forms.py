@@ -8,6 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django import forms
+from django.core.exceptions import ValidationError
+
+from console.errors import InvalidInput
+from console.times import parse_time_ms
 
 from topics.rules import (
     DEFAULT_PERM,
@@ -152,3 +156,48 @@ class TestMessageForm(forms.Form):
     def message(self) -> dict:
         data = self.cleaned_data
         return {"body": data["body"], "tags": data["tags"], "keys": data["keys"], "broker": data["broker"] or None}
+
+
+class ShrinkForm(forms.Form):
+    """A safe-shrink step (POST) or the target to plan for (GET)."""
+
+    target_queue_nums = _count(required=True, label="Queues per broker after the shrink")
+    step = forms.ChoiceField(choices=(("write", "lower the write queues"), ("read", "lower the read queues")), required=False)
+
+
+class MessageQueryForm(forms.Form):
+    """Find messages: by key (topic and key), by id, or by store-time range (topic, begin, end)."""
+
+    mode = forms.ChoiceField(choices=(("key", "by key"), ("id", "by message id"), ("time", "by time range")), initial="key",
+                             widget=forms.RadioSelect)
+    topic = forms.CharField(required=False)
+    key = forms.CharField(required=False)
+    msg_id = forms.CharField(required=False, label="Message id")
+    begin = forms.CharField(required=False, label="Stored from", widget=forms.TextInput(attrs={"placeholder": "2024-05-01T12:00:00Z"}))
+    end = forms.CharField(required=False, label="Stored to", widget=forms.TextInput(attrs={"placeholder": "2024-05-01T13:00:00Z"}))
+    page = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+
+    def _time(self, name: str) -> int | None:
+        value = self.cleaned_data.get(name)
+        if not value:
+            return None
+        try:
+            return parse_time_ms(value, name)
+        except InvalidInput as exc:
+            self.add_error(name, exc.fields[name][0])
+            return None
+
+    def clean(self):
+        data = super().clean()
+        mode = data.get("mode")
+        data["begin"], data["end"] = self._time("begin"), self._time("end")
+        needed = {"key": ("topic", "key"), "id": ("msg_id",), "time": ("topic", "begin", "end")}.get(mode, ())
+        for name in needed:
+            if not data.get(name) and name not in self.errors:
+                self.add_error(name, "This field is required.")
+        if mode in ("key", "time") and data.get("topic") and "topic" not in self.errors:
+            try:
+                validate_topic_name(data["topic"])
+            except ValidationError as exc:
+                self.add_error("topic", exc.messages[0])
+        return data

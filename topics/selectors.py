@@ -7,24 +7,37 @@ one call each.
 """
 from __future__ import annotations
 
+import time
+from datetime import datetime
+
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
-from brokers import admin_extras
+from brokers import admin_extras, admin_queues
 from brokers.admin_client import get_admin_client
 from brokers.engine.client.admin import ClusterInfo, MQBrokerError, TopicRouteData
+from brokers.engine.client.simple import TOOLS_CONSUMER_GROUP
 from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
+from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.validation import is_system_topic
 from brokers.engine.remoting.codes import ResponseCode
 from console.errors import InvalidInput, NotFound
-from topics.rules import validate_topic_name
+from topics.rules import validate_queue_nums, validate_topic_name
 from topics.types import (
     DLQ,
     NORMAL,
     RETRY,
+    SHRINK_DONE,
+    SHRINK_PLAN,
+    SHRINK_READ,
+    SHRINK_WRITE,
     SYSTEM,
     BrokerQueues,
     QueueStatus,
     RouteBroker,
+    ShrinkStatus,
+    TailGroup,
+    TailQueue,
     TopicConsumers,
     TopicDetail,
     TopicList,
@@ -172,3 +185,86 @@ def topic_consumers(*, name: str) -> TopicConsumers:
     addrs = [a for a in (b.select_broker_addr() for b in route.broker_datas) if a]
     groups, errors = admin_extras.topic_consumer_groups(name, addrs)
     return TopicConsumers(name, tuple(groups), tuple(errors))
+
+
+# -- safe shrink -----------------------------------------------------------------------------------
+
+
+def shrink_settle_s() -> int:
+    """Seconds to wait after lowering the write queues before the read queues may follow:
+    producers see the new route at their next poll (every 30 s), and may write to the tail
+    queues until then (settings.GANTRY_SHRINK_SETTLE_S, default 35)."""
+    return int(getattr(settings, "GANTRY_SHRINK_SETTLE_S", 35))
+
+
+def _write_lowered_at(name: str, target: int) -> datetime | None:
+    """When the console lowered the topic's write queues to ``target`` (the audit log), if it did."""
+    from console.models import AuditEntry  # the console's own record of the write step
+
+    entries = AuditEntry.objects.filter(action="topic.shrink", target=name, result=AuditEntry.OK).order_by("-created_at")[:20]
+    for entry in entries:
+        after = entry.after or {}
+        if after.get("step") == SHRINK_WRITE and after.get("target_queue_nums") == target:
+            return entry.created_at
+    return None
+
+
+def _shrink_step(brokers: tuple[BrokerQueues, ...], target: int) -> str:
+    if any(b.write_queue_nums > target for b in brokers):
+        return SHRINK_WRITE
+    if any(b.read_queue_nums > target for b in brokers):
+        return SHRINK_READ
+    return SHRINK_DONE
+
+
+def topic_shrink_status(*, name: str, target_queue_nums: int | None = None) -> ShrinkStatus:
+    """Where a shrink of ``name`` to ``target_queue_nums`` stands: per tail queue its offsets,
+    and each consumer group's committed offset and lag in it.
+
+    Without a target, the one under way (write queues already lower than read queues) is
+    shown, else the plan. Costs: the route, QUERY_TOPIC_CONSUME_BY_WHO and
+    GET_ALL_CONSUMER_OFFSET per broker, GET_MIN/MAX_OFFSET per tail queue, and one one-message
+    pull per non-empty tail queue (the time of its last message), each kind all at once.
+    """
+    route = topic_route_data(name)
+    detail = detail_from_route(route)
+    brokers = detail.brokers
+    if target_queue_nums is None:
+        lowered = [b.write_queue_nums for b in brokers if b.write_queue_nums < b.read_queue_nums]
+        if not lowered:
+            return ShrinkStatus(name, None, brokers, SHRINK_PLAN)
+        target_queue_nums = max(lowered)
+    try:
+        validate_queue_nums(target_queue_nums)
+    except ValidationError as exc:
+        raise InvalidInput("target_queue_nums", exc.messages[0]) from None
+    step = _shrink_step(brokers, target_queue_nums)
+    tail = {MessageQueue(name, b.broker_name, i): b.addr for b in brokers if b.addr for i in range(target_queue_nums, b.read_queue_nums)}
+    if not tail:
+        return ShrinkStatus(name, target_queue_nums, brokers, step)
+    addrs = sorted({b.addr for b in brokers if b.addr})
+    groups, errors = admin_extras.topic_consumer_groups(name, addrs)
+    surveys = admin_extras.group_survey(addrs, lag=False)
+    committed: dict[tuple[str, str], dict[int, int]] = {}  # (broker name, group) -> queue id -> offset
+    by_addr = {b.addr: b.broker_name for b in brokers}
+    for addr, survey in surveys.items():
+        if survey.error:
+            errors.append(f"broker {by_addr[addr]} ({addr}) did not answer: {survey.error}")
+        for (topic, group), queues in survey.offsets.items():
+            if topic == name:
+                committed[(by_addr[addr], group)] = queues
+    mins, maxes = admin_queues.min_offsets(tail), admin_queues.max_offsets(tail)
+    last = admin_queues.pull_messages({mq: (tail[mq], maxes[mq] - 1, 1) for mq in tail if maxes[mq] > mins[mq]}, TOOLS_CONSUMER_GROUP)
+    rows = []
+    for mq in sorted(tail):
+        lo, hi = mins[mq], maxes[mq]
+        per_group = []
+        for group in groups:
+            offset = committed.get((mq.broker_name, group), {}).get(mq.queue_id, -1)
+            per_group.append(TailGroup(group, offset, max(hi - max(offset, lo), 0)))
+        stamp = last[mq][-1].store_timestamp if last.get(mq) else 0
+        rows.append(TailQueue(mq.broker_name, mq.queue_id, lo, hi, stamp, tuple(per_group)))
+    lowered_at = _write_lowered_at(name, target_queue_nums)
+    settle_from = max([lowered_at.timestamp() * 1000 if lowered_at else 0] + [q.last_store_timestamp for q in rows])
+    remaining = max(0, int(settle_from / 1000 + shrink_settle_s() - time.time() + 0.999)) if settle_from and step == SHRINK_READ else 0
+    return ShrinkStatus(name, target_queue_nums, brokers, step, tuple(rows), tuple(groups), remaining, lowered_at, tuple(errors))

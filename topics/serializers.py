@@ -15,7 +15,9 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from console.errors import InvalidInput
 from console.rest import StrictCharField, StrictInputSerializer, StrictIntegerField
+from console.times import parse_time_ms
 from topics.rules import (
     DEFAULT_PERM,
     DEFAULT_QUEUE_NUMS,
@@ -214,3 +216,125 @@ class SentMessageOutput(serializers.Serializer):
     queue_id = serializers.IntegerField()
     queue_offset = serializers.IntegerField()
     status = serializers.CharField()
+
+
+# -- safe shrink -----------------------------------------------------------------------------------
+
+
+class ShrinkInput(StrictInputSerializer):
+    target_queue_nums = StrictIntegerField(validators=[validate_queue_nums], help_text="queues per broker after the shrink")
+    step = serializers.ChoiceField(choices=("write", "read"), help_text="write: lower the write queues; read: then the read queues")
+
+
+class ShrinkQuery(serializers.Serializer):
+    target_queue_nums = serializers.IntegerField(required=False, min_value=1, max_value=1024,
+                                                 help_text="the shrink to plan; default: the one under way")
+
+
+class TailGroupOutput(serializers.Serializer):
+    group = serializers.CharField()
+    consumer_offset = serializers.IntegerField(help_text="committed offset; -1 none")
+    lag = serializers.IntegerField()
+
+
+class TailQueueOutput(serializers.Serializer):
+    broker_name = serializers.CharField()
+    queue_id = serializers.IntegerField()
+    min_offset = serializers.IntegerField()
+    max_offset = serializers.IntegerField()
+    last_store_timestamp = serializers.IntegerField(help_text="ms of its last message; 0 when empty")
+    drained = serializers.BooleanField()
+    groups = TailGroupOutput(many=True)
+
+
+class ShrinkStatusOutput(serializers.Serializer):
+    name = serializers.CharField()
+    target_queue_nums = serializers.IntegerField(allow_null=True)
+    step = serializers.ChoiceField(choices=("plan", "write", "read", "done"), help_text="the next step")
+    ready = serializers.BooleanField(help_text="the read step may be taken now")
+    drained = serializers.BooleanField()
+    messages_left = serializers.IntegerField()
+    settle_remaining_s = serializers.IntegerField()
+    write_lowered_at = serializers.DateTimeField(allow_null=True)
+    blockers = serializers.ListField(child=serializers.CharField())
+    groups = serializers.ListField(child=serializers.CharField())
+    brokers = serializers.SerializerMethodField()
+    tail = TailQueueOutput(many=True)
+    errors = serializers.ListField(child=serializers.CharField())
+
+    @extend_schema_field(serializers.DictField(child=BrokerQueuesOutput()))
+    def get_brokers(self, obj) -> dict:
+        return {b.broker_name: _broker_queues(b) for b in obj.brokers}
+
+
+# -- messages --------------------------------------------------------------------------------------
+
+
+class MessageTimeField(serializers.Field):
+    """A time: milliseconds since the epoch or ISO 8601 text (console.times)."""
+
+    def to_internal_value(self, data) -> int:
+        try:
+            return parse_time_ms(data, self.field_name)
+        except InvalidInput as exc:
+            raise serializers.ValidationError(exc.fields[self.field_name][0]) from None
+
+    def to_representation(self, value):
+        return value
+
+
+extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "string", "format": "date-time"}]})(MessageTimeField)
+
+
+class MessageQuery(serializers.Serializer):
+    topic = serializers.CharField(help_text="the topic (RocketMQ's key index is per topic)")
+    key = serializers.CharField(required=False, help_text="by key: KEYS or UNIQ_KEY")
+    begin = MessageTimeField(required=False, help_text="store time from (ms or ISO 8601); by time: required")
+    end = MessageTimeField(required=False, help_text="store time to; by time: required")
+    page = serializers.IntegerField(required=False, min_value=1, default=1)
+    page_size = serializers.IntegerField(required=False, min_value=1, max_value=100, default=20)
+
+    def validate_topic(self, value: str) -> str:
+        return validate_topic_name(value)
+
+    def validate(self, attrs: dict) -> dict:
+        if "key" not in attrs and ("begin" not in attrs or "end" not in attrs):
+            raise serializers.ValidationError({"key": ["give a key, or begin and end (a store-time range)."]})
+        return attrs
+
+
+class MessageIdQuery(serializers.Serializer):
+    topic = serializers.CharField(required=False, help_text="needed for a client-made id (UNIQ_KEY)")
+
+
+class MessageSummaryOutput(serializers.Serializer):
+    msg_id = serializers.CharField(help_text="offset message id")
+    uniq_key = serializers.CharField(allow_null=True, help_text="the client-made id")
+    topic = serializers.CharField()
+    broker_name = serializers.CharField()
+    queue_id = serializers.IntegerField()
+    queue_offset = serializers.IntegerField()
+    tags = serializers.CharField(allow_null=True)
+    keys = serializers.CharField(allow_null=True)
+    store_timestamp = serializers.IntegerField()
+    store_time = serializers.DateTimeField(allow_null=True)
+    born_timestamp = serializers.IntegerField()
+    body_size = serializers.IntegerField()
+
+
+class MessageOutput(MessageSummaryOutput):
+    born_host = serializers.CharField()
+    store_host = serializers.CharField()
+    reconsume_times = serializers.IntegerField()
+    properties = serializers.SerializerMethodField()
+    body_encoding = serializers.ChoiceField(choices=("text", "hex"))
+    body = serializers.SerializerMethodField(help_text="the body as text, or as hex bytes separated by spaces")
+    truncated = serializers.BooleanField(help_text="the body is longer than what is shown (256 KiB)")
+
+    @extend_schema_field(serializers.DictField(child=serializers.CharField()))
+    def get_properties(self, obj) -> dict:
+        return dict(obj.properties)
+
+    def get_body(self, obj) -> str:
+        text = obj.body_text
+        return text if text is not None else obj.body_hex

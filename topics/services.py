@@ -25,7 +25,19 @@ from console.errors import Conflict, InvalidInput, NotFound
 from console.roles import Role
 from topics import selectors
 from topics.rules import DEFAULT_PERM, DEFAULT_QUEUE_NUMS, validate_new_topic_name
-from topics.types import SYSTEM, BrokerQueues, QueueSpec, SentMessage, TopicDeletion, TopicDetail, TopicSpec
+from topics.types import (
+    SHRINK_DONE,
+    SHRINK_STEPS,
+    SHRINK_WRITE,
+    SYSTEM,
+    BrokerQueues,
+    QueueSpec,
+    SentMessage,
+    ShrinkStatus,
+    TopicDeletion,
+    TopicDetail,
+    TopicSpec,
+)
 
 CONSOLE_PRODUCER_GROUP = "GANTRY_CONSOLE_PRODUCER"  # the producer group of test messages
 MAX_TEST_MESSAGE_BYTES = 64 * 1024  # a test message is a probe, not a payload
@@ -233,3 +245,43 @@ def _writable_queue(route: TopicRouteData, broker: str, queues: list[MessageQueu
     if not mine:
         raise InvalidInput("broker", f"broker {broker} has no writable queue of topic {route.topic}.")
     return mine[0]
+
+
+def _shrink_state(status: ShrinkStatus) -> dict:
+    return {"step": status.step, "target_queue_nums": status.target_queue_nums, "brokers": _state(status.brokers)}
+
+
+def topic_shrink(*, actor: Actor, name: str, target_queue_nums: int, step: str) -> ShrinkStatus:
+    """Take a safe-shrink step: ``write`` lowers every broker's write queues to the target (new
+    messages go to the first queues only); ``read`` lowers the read queues once every consumer
+    group has consumed the tail queues to their end and producers had time to see the new route
+    (Conflict, 409, naming what is left, before that). Nothing changes when a step is refused.
+    """
+    actor.require(Role.OPERATOR)
+    with audited(actor=actor, action="topic.shrink", target_type="topic", target=name) as note:
+        if step not in SHRINK_STEPS:
+            raise InvalidInput("step", f"must be one of {', '.join(SHRINK_STEPS)}.")
+        status = selectors.topic_shrink_status(name=name, target_queue_nums=target_queue_nums)
+        note.before = _shrink_state(status)
+        if selectors.topic_type(name) == SYSTEM:
+            raise InvalidInput("name", f"{name} is a system topic; it cannot be changed here.")
+        widest = max(status.brokers, key=lambda b: b.read_queue_nums)
+        if status.step == SHRINK_DONE:
+            raise InvalidInput("target_queue_nums", f"the topic has at most {widest.read_queue_nums} read queues on every broker "
+                                                    f"({widest.broker_name}); give a lower target to shrink it.")
+        if step == SHRINK_WRITE:
+            targets = [b for b in status.brokers if b.write_queue_nums > target_queue_nums]
+            if not targets:
+                note.reason = "the write queues were already lowered"
+            _write(name, [_Target(b.broker_name, b.cluster, b.addr, b.read_queue_nums, target_queue_nums, b.perm) for b in targets])
+        else:
+            if status.step == SHRINK_WRITE:
+                raise Conflict(f"lower the write queues to {target_queue_nums} first (step write); "
+                               "consumers must drain the tail queues after producers stop writing to them")
+            if not status.ready:
+                raise Conflict("the tail queues are not drained yet: " + "; ".join(status.blockers))
+            targets = [b for b in status.brokers if b.read_queue_nums > target_queue_nums]
+            _write(name, [_Target(b.broker_name, b.cluster, b.addr, target_queue_nums, b.write_queue_nums, b.perm) for b in targets])
+        after = selectors.topic_shrink_status(name=name, target_queue_nums=target_queue_nums)
+        note.after = {**_shrink_state(after), "step": step}
+    return after

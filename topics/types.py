@@ -171,3 +171,177 @@ class SentMessage:
     queue_id: int
     queue_offset: int
     status: str
+
+
+# -- safe shrink -----------------------------------------------------------------------------------
+
+SHRINK_PLAN, SHRINK_WRITE, SHRINK_READ, SHRINK_DONE = "plan", "write", "read", "done"
+SHRINK_STEPS = (SHRINK_WRITE, SHRINK_READ)
+
+
+@dataclass(frozen=True)
+class TailGroup:
+    """One consumer group's position in a tail queue."""
+
+    group: str
+    consumer_offset: int  # committed; -1 when none
+    lag: int  # messages it has still to consume there
+
+
+@dataclass(frozen=True)
+class TailQueue:
+    """A queue the shrink takes away: where it stands, and where each group stands in it."""
+
+    broker_name: str
+    queue_id: int
+    min_offset: int
+    max_offset: int
+    last_store_timestamp: int  # ms of its last message; 0 when empty
+    groups: tuple[TailGroup, ...]
+
+    @property
+    def drained(self) -> bool:
+        return all(g.lag == 0 for g in self.groups)
+
+    @property
+    def last_store_time(self) -> datetime | None:
+        return datetime.fromtimestamp(self.last_store_timestamp / 1000, tz=timezone.utc) if self.last_store_timestamp else None
+
+
+@dataclass(frozen=True)
+class ShrinkStatus:
+    """Where a safe shrink of ``name`` to ``target_queue_nums`` queues per broker stands.
+
+    ``step`` is the next thing to do: ``write`` (lower the write queues), ``read`` (once every
+    group drained the tail queues and producers had time to see the new route: lower the read
+    queues), ``done``; ``plan`` when no target is given and none is under way.
+    """
+
+    name: str
+    target_queue_nums: int | None
+    brokers: tuple[BrokerQueues, ...]
+    step: str
+    tail: tuple[TailQueue, ...] = ()
+    groups: tuple[str, ...] = ()
+    settle_remaining_s: int = 0
+    write_lowered_at: datetime | None = None
+    errors: tuple[str, ...] = ()
+
+    @property
+    def drained(self) -> bool:
+        return all(q.drained for q in self.tail)
+
+    @property
+    def messages_left(self) -> int:
+        return sum(g.lag for q in self.tail for g in q.groups)
+
+    @property
+    def ready(self) -> bool:
+        """The read queues may be lowered now without losing a message."""
+        return self.step == SHRINK_READ and self.drained and self.settle_remaining_s == 0 and not self.errors
+
+    @property
+    def blockers(self) -> tuple[str, ...]:
+        """Why the read step must wait, in words."""
+        if self.step != SHRINK_READ:
+            return ()
+        out = [f"group {g.group} has {g.lag} message{'s' if g.lag != 1 else ''} left in {q.broker_name} queue {q.queue_id}"
+               for q in self.tail for g in q.groups if g.lag]
+        if self.settle_remaining_s:
+            out.append(f"producers may still write to the tail queues for {self.settle_remaining_s} s (they refresh routes every 30 s)")
+        out.extend(self.errors)
+        return tuple(out)
+
+
+# -- messages --------------------------------------------------------------------------------------
+
+BODY_SHOWN_BYTES = 256 * 1024  # of a larger body, pages and the API show this much
+
+
+def _is_text(data: bytes) -> str | None:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text if all(ch.isprintable() or ch in "\n\r\t" for ch in text) else None
+
+
+@dataclass(frozen=True)
+class MessageView:
+    """A stored message as the console shows it: where it is, its properties, its body."""
+
+    msg_id: str  # the offset message id (store host + commit log offset)
+    topic: str
+    broker_name: str
+    queue_id: int
+    queue_offset: int
+    born_timestamp: int
+    store_timestamp: int
+    born_host: str
+    store_host: str
+    reconsume_times: int
+    properties: tuple[tuple[str, str], ...]
+    body: bytes
+    body_size: int
+
+    def prop(self, name: str) -> str | None:
+        return dict(self.properties).get(name)
+
+    @property
+    def uniq_key(self) -> str | None:
+        return self.prop("UNIQ_KEY")
+
+    @property
+    def tags(self) -> str | None:
+        return self.prop("TAGS")
+
+    @property
+    def keys(self) -> str | None:
+        return self.prop("KEYS")
+
+    @property
+    def store_time(self) -> datetime | None:
+        return datetime.fromtimestamp(self.store_timestamp / 1000, tz=timezone.utc) if self.store_timestamp > 0 else None
+
+    @property
+    def born_time(self) -> datetime | None:
+        return datetime.fromtimestamp(self.born_timestamp / 1000, tz=timezone.utc) if self.born_timestamp > 0 else None
+
+    @property
+    def truncated(self) -> bool:
+        return len(self.body) < self.body_size
+
+    @property
+    def body_text(self) -> str | None:
+        """The body as text when it is UTF-8 without control characters, else None (show hex)."""
+        return _is_text(self.body)
+
+    @property
+    def body_hex(self) -> str:
+        return self.body.hex(" ")
+
+    @property
+    def body_encoding(self) -> str:
+        return "text" if self.body_text is not None else "hex"
+
+
+@dataclass(frozen=True)
+class MessageList:
+    """Messages found by key, or one page of a topic's messages stored in a time range.
+
+    ``total`` counts the messages the store-time search put in the range (a queue's ends may be
+    off by one where the search lands on a neighbour; the messages listed are exactly in it).
+    """
+
+    topic: str
+    messages: tuple[MessageView, ...]
+    total: int
+    key: str | None = None
+    begin_ms: int = 0
+    end_ms: int = 0
+    page: int = 1
+    page_size: int = 0
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.page_size)) if self.page_size else 1

@@ -15,6 +15,7 @@ urlpatterns = [
     path("<str:name>/edit", views.topic_update, name="update"),
     path("<str:name>/delete", views.topic_delete, name="delete"),
     path("<str:name>/send", views.topic_send, name="send"),
+    path("<str:name>/shrink", views.topic_shrink, name="shrink"),
 ]
 
 router = ApiRouter()

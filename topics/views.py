@@ -1,4 +1,4 @@
-"""Topic pages: list (htmx search and filter), create, detail, update, delete, test message.
+"""Topic pages: list (htmx search and filter), create, detail, update, delete, test message, safe shrink.
 
 Each view parses, calls one selector or service, and renders. Writes are plain form posts that
 redirect (each with a real ``action``); the list's filter form also swaps the table with htmx.
@@ -9,13 +9,14 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 
 from console.actor import actor_from_request
 from console.errors import ServiceError, show_on_form
 from console.permissions import console_page
 from console.roles import Role
 from topics import selectors, services
-from topics.forms import TestMessageForm, TopicDeleteForm, TopicFilterForm, TopicForm
+from topics.forms import ShrinkForm, TestMessageForm, TopicDeleteForm, TopicFilterForm, TopicForm
 
 PAGE_SIZE = 100
 
@@ -108,3 +109,24 @@ def topic_send(request: HttpRequest, name: str) -> HttpResponse:
     else:
         messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
     return redirect("topics:detail", name=name)
+
+
+@console_page(methods=("GET", "POST"))
+def topic_shrink(request: HttpRequest, name: str) -> HttpResponse:
+    """GET: where a shrink stands (htmx refreshes the status); POST: take a step (operator)."""
+    form = ShrinkForm(request.POST if request.method == "POST" else (request.GET or None))
+    target = form.cleaned_data["target_queue_nums"] if form.is_bound and form.is_valid() else None
+    status_code = 200
+    if request.method == "POST" and target is not None:
+        try:
+            services.topic_shrink(actor=actor_from_request(request), name=name, target_queue_nums=target, step=form.cleaned_data["step"])
+            messages.success(request, f"Shrink of {name}: {form.cleaned_data['step']} queues lowered to {target}.")
+            return redirect(f"{reverse('topics:shrink', kwargs={'name': name})}?target_queue_nums={target}")
+        except ServiceError as exc:
+            show_on_form(form, exc)
+            status_code = exc.status
+    elif form.is_bound and form.errors:
+        status_code = 400
+    status = selectors.topic_shrink_status(name=name, target_queue_nums=target)
+    template = "topics/_shrink_status.html" if request.htmx else "topics/shrink.html"
+    return render(request, template, {"form": form, "status": status}, status=status_code)

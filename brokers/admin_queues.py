@@ -1,0 +1,129 @@
+"""Per-queue admin calls the engine's client lacks, batched: every queue of a request at once.
+
+Offsets (by time, min, max, committed; commits of a group), the broker-side reset by time, and
+reading messages without consuming them (PULL_MESSAGE with no offset committed). Each function
+sends one Fanout, whatever the number of queues, on the shared admin client's driver (see
+:mod:`brokers.admin_extras`).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from brokers.admin_extras import _failure, run
+from brokers.engine.client.admin_bodies import as_dict, inflate_bodies, load_object, message_queue_from_key
+from brokers.engine.client.plan import Call, Fanout, Plan, Reply, first_error
+from brokers.engine.common import message_codec
+from brokers.engine.common.message import MessageExt
+from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.errors import RemotingError
+
+
+# -- offsets --------------------------------------------------------------------------------------
+
+
+def _queue_fanout(code: int, queues: dict[MessageQueue, str], extra: dict[str, object]) -> Plan[dict[MessageQueue, Reply | RemotingError]]:
+    mqs = sorted(queues)
+    calls = tuple(Call(code, {"topic": mq.topic, "queueId": mq.queue_id, "bname": mq.broker_name, **extra}, addr=queues[mq]) for mq in mqs)
+    replies = (yield Fanout(calls)) if calls else []
+    return dict(zip(mqs, replies))
+
+
+def _queue_values(code: int, queues: dict[MessageQueue, str], extra: dict[str, object], field: str) -> dict[MessageQueue, int]:
+    out = {}
+    for mq, reply in run(_queue_fanout(code, queues, extra)).items():
+        error = _failure(reply, code)
+        if error is not None:
+            raise error
+        out[mq] = int(reply.ext.get(field, 0) or 0)
+    return out
+
+
+def search_offsets(queues: dict[MessageQueue, str], timestamp_ms: int) -> dict[MessageQueue, int]:
+    """The offset of the message stored at (or nearest to) ``timestamp_ms`` in each queue (queue -> broker address)."""
+    return _queue_values(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, queues, {"timestamp": timestamp_ms}, "offset")
+
+
+def max_offsets(queues: dict[MessageQueue, str]) -> dict[MessageQueue, int]:
+    return _queue_values(RequestCode.GET_MAX_OFFSET, queues, {}, "offset")
+
+
+def min_offsets(queues: dict[MessageQueue, str]) -> dict[MessageQueue, int]:
+    return _queue_values(RequestCode.GET_MIN_OFFSET, queues, {}, "offset")
+
+
+def committed_offsets(group: str, queues: dict[MessageQueue, str]) -> dict[MessageQueue, int]:
+    """The group's committed offset of each queue; -1 where it has none (QUERY_NOT_FOUND)."""
+    out = {}
+    for mq, reply in run(_queue_fanout(RequestCode.QUERY_CONSUMER_OFFSET, queues, {"consumerGroup": group})).items():
+        if isinstance(reply, Reply) and reply.code == ResponseCode.QUERY_NOT_FOUND:
+            out[mq] = -1
+            continue
+        error = _failure(reply, RequestCode.QUERY_CONSUMER_OFFSET)
+        if error is not None:
+            raise error
+        out[mq] = int(reply.ext.get("offset", -1))
+    return out
+
+
+def update_consumer_offsets(group: str, offsets: dict[MessageQueue, int], queues: dict[MessageQueue, str]) -> None:
+    """Commit the group's offset of each queue on its broker (UPDATE_CONSUMER_OFFSET, all at once)."""
+    def plan() -> Plan[list[Reply | RemotingError]]:
+        mqs = sorted(offsets)
+        calls = tuple(Call(RequestCode.UPDATE_CONSUMER_OFFSET, {"consumerGroup": group, "topic": mq.topic, "queueId": mq.queue_id,
+                                                                "commitOffset": offsets[mq], "bname": mq.broker_name}, addr=queues[mq])
+                      for mq in mqs)
+        return (yield Fanout(calls)) if calls else []
+
+    first_error(run(plan()), RequestCode.UPDATE_CONSUMER_OFFSET)
+
+
+def invoke_broker_to_reset_offset(addrs: Iterable[str], topic: str, group: str, timestamp_ms: int, force: bool = True) -> dict[MessageQueue, int]:
+    """INVOKE_BROKER_TO_RESET_OFFSET on each broker: the broker works out each queue's offset at
+    ``timestamp_ms`` and pushes RESET_CONSUMER_CLIENT_OFFSET to every member; returns the offsets."""
+
+    def plan() -> Plan[list[Reply | RemotingError]]:
+        ext = {"topic": topic, "group": group, "timestamp": timestamp_ms, "isForce": force}
+        return (yield Fanout(tuple(Call(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, ext, addr=a) for a in dict.fromkeys(addrs))))
+
+    replies = run(plan())
+    first_error(replies, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET)
+    out: dict[MessageQueue, int] = {}
+    for reply in replies:
+        for key, value in as_dict(load_object(reply.body).get("offsetTable")).items():
+            out[message_queue_from_key(key)] = int(value)
+    return out
+
+
+# -- messages ----------------------------------------------------------------------------------------
+
+PULL_SYS_FLAG_SUBSCRIPTION = 0x4  # the subscription travels in the request: no heartbeat needed
+PULL_BATCH = 32  # messages per PULL_MESSAGE (the broker's in-memory transfer limit)
+
+
+def pull_messages(reads: dict[MessageQueue, tuple[str, int, int]], group: str) -> dict[MessageQueue, list[MessageExt]]:
+    """Read messages without consuming: queue -> (broker address, offset, how many), at most
+    PULL_BATCH each, all queues at once (PULL_MESSAGE, no offset committed)."""
+    mqs = sorted(reads)
+
+    def plan() -> Plan[list[Reply | RemotingError]]:
+        calls = []
+        for mq in mqs:
+            addr, offset, count = reads[mq]
+            calls.append(Call(RequestCode.PULL_MESSAGE, {
+                "consumerGroup": group, "topic": mq.topic, "queueId": mq.queue_id, "queueOffset": offset,
+                "maxMsgNums": min(count, PULL_BATCH), "sysFlag": PULL_SYS_FLAG_SUBSCRIPTION, "commitOffset": 0,
+                "suspendTimeoutMillis": 0, "subscription": "*", "subVersion": 0, "expressionType": "TAG", "bname": mq.broker_name,
+            }, addr=addr))
+        return (yield Fanout(tuple(calls))) if calls else []
+
+    out: dict[MessageQueue, list[MessageExt]] = {}
+    for mq, reply in zip(mqs, run(plan())):
+        if isinstance(reply, Reply) and reply.code in (ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY, ResponseCode.PULL_OFFSET_MOVED):
+            out[mq] = []
+            continue
+        error = _failure(reply, RequestCode.PULL_MESSAGE)
+        if error is not None:
+            raise error
+        out[mq] = inflate_bodies(message_codec.decode_records(reply.body)) if reply.body else []
+    return out

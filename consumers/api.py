@@ -1,0 +1,108 @@
+"""/api/v1/groups and /api/v1/allocation: the same selectors and services as the console pages.
+
+GET groups (?search=&kind=user,system&ordering=&page=&page_size=), GET groups/{name},
+GET groups/{name}/progress (?topic=), GET groups/{name}/reset-offset (?topic=&timestamp=: the
+plan, nothing changes) and POST (apply; operator), GET groups/{name}/allocation (?topic=: the
+live check); POST allocation/preview and allocation/compare (viewers may: they change nothing).
+"""
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from console.actor import actor_from_request
+from console.rest import order_by, paginated_response, parse_input, query_dict
+from console.roles import Role
+from consumers import selectors, services
+from consumers.serializers import (
+    AllocationCompareInput,
+    AllocationOutput,
+    AllocationPreviewInput,
+    CompareOutput,
+    GroupAllocationOutput,
+    GroupDetailOutput,
+    GroupListQuery,
+    GroupProgressOutput,
+    GroupRowOutput,
+    GroupRowsOutput,
+    OffsetResetOutput,
+    ProgressQuery,
+    ResetOffsetInput,
+)
+
+NAME = OpenApiParameter("name", str, OpenApiParameter.PATH, description="consumer group name")
+ORDERING = {"name": lambda g: g.name, "lag": lambda g: (g.lag, g.name), "tps": lambda g: (g.tps or 0.0, g.name)}
+
+
+@extend_schema(tags=["consumer groups"])
+class GroupViewSet(viewsets.ViewSet):
+    lookup_field = "name"
+    lookup_value_regex = r"[^/]+"
+
+    @extend_schema(parameters=[GroupListQuery], responses=GroupRowOutput(many=True))
+    def list(self, request: Request) -> Response:
+        q = parse_input(GroupListQuery, query_dict(request))
+        groups = selectors.group_list(search=q.get("search", ""), kinds=q.get("kind"))
+        rows = order_by(groups.rows, q.get("ordering"), ORDERING, "name")
+        return paginated_response(request, self, rows, GroupRowsOutput, {"errors": list(groups.errors)} if groups.errors else None,
+                                  prepare=lambda page: selectors.with_members(page, groups.masters))
+
+    @extend_schema(parameters=[NAME], responses=GroupDetailOutput)
+    def retrieve(self, request: Request, name: str) -> Response:
+        return Response(GroupDetailOutput(selectors.group_detail(name=name)).data)
+
+    @extend_schema(parameters=[NAME, ProgressQuery], responses=GroupProgressOutput)
+    @action(detail=True, methods=["get"])
+    def progress(self, request: Request, name: str) -> Response:
+        q = parse_input(ProgressQuery, query_dict(request))
+        return Response(GroupProgressOutput(selectors.group_progress(name=name, topic=q.get("topic"))).data)
+
+    @extend_schema(methods=["GET"], parameters=[NAME, ResetOffsetInput], responses=OffsetResetOutput,
+                   description="The plan of a reset: each queue's offset before and after. Nothing changes.")
+    @extend_schema(methods=["POST"], parameters=[NAME], request=ResetOffsetInput, responses=OffsetResetOutput,
+                   description="Reset the group's offsets of a topic to a time (operator).")
+    @action(detail=True, methods=["get", "post"], url_path="reset-offset")
+    def reset_offset(self, request: Request, name: str) -> Response:
+        if request.method == "GET":
+            q = parse_input(ResetOffsetInput, query_dict(request))
+            plan = selectors.group_offset_reset_plan(name=name, topic=q["topic"], timestamp_ms=q["timestamp"])
+            return Response(OffsetResetOutput(plan).data)
+        data = parse_input(ResetOffsetInput, request.data)
+        done = services.group_reset_offset(actor=actor_from_request(request), group=name, topic=data["topic"], timestamp_ms=data["timestamp"])
+        return Response(OffsetResetOutput(done).data)
+
+    @extend_schema(parameters=[NAME, ProgressQuery], responses=GroupAllocationOutput)
+    @action(detail=True, methods=["get"])
+    def allocation(self, request: Request, name: str) -> Response:
+        q = parse_input(ProgressQuery, query_dict(request))
+        checks = selectors.group_live_checks(name=name, topic=q.get("topic"))
+        return Response(GroupAllocationOutput({"group": name, "topics": checks}).data)
+
+
+def _spec(data: dict, strategy: str = "AVG", params: dict | None = None):
+    return selectors.allocation_input(strategy=strategy, params=params or {}, topic=data.get("topic"), queues=data.get("queues"),
+                                      group=data.get("group"), cids=data.get("cids"), current=data.get("current"),
+                                      scenario=data.get("scenario"))
+
+
+@extend_schema(tags=["allocation"])
+class AllocationViewSet(viewsets.ViewSet):
+    """Previews change nothing: viewers may post them."""
+
+    action_roles = {"preview": Role.VIEWER, "compare": Role.VIEWER}
+
+    @extend_schema(request=AllocationPreviewInput, responses=AllocationOutput)
+    @action(detail=False, methods=["post"])
+    def preview(self, request: Request) -> Response:
+        data = parse_input(AllocationPreviewInput, request.data)
+        result = selectors.allocation_preview(spec=_spec(data, data["strategy"], data.get("params")))
+        return Response(AllocationOutput(result).data)
+
+    @extend_schema(request=AllocationCompareInput, responses=CompareOutput)
+    @action(detail=False, methods=["post"])
+    def compare(self, request: Request) -> Response:
+        data = parse_input(AllocationCompareInput, request.data)
+        return Response(CompareOutput(selectors.allocation_compare(spec=_spec(data), params_by_strategy=data.get("params"))).data)

@@ -1,0 +1,155 @@
+"""The console's consumer forms: the same rules (consumers.rules) as the API serializers.
+
+The allocation form is read with GET (it changes nothing, and a page of inputs is a link one
+can share); every field is optional and defaults to a small hypothetical group.
+"""
+from __future__ import annotations
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from console.errors import InvalidInput, show_on_form
+from consumers import rules
+from consumers.allocation import Scenario, strategy_names
+from consumers.types import GROUP_KINDS
+
+DEFAULT_LAYOUT = "broker-a:8, broker-b:8"
+DEFAULT_CLIENTS = "4"
+HYPOTHETICAL_TOPIC = "Preview"  # the topic name of a made-up layout
+MADE_UP_PREFIX = "client-"
+SCENARIO_FIELDS = {"scenario.add_consumers": "add_clients", "scenario.remove_consumers": "remove_clients",
+                   "scenario.brokers_down": "brokers_down", "scenario.queue_counts": "queue_counts"}
+
+
+class GroupFilterForm(forms.Form):
+    q = forms.CharField(required=False, label="Search")
+    kind = forms.ChoiceField(choices=[("", "all groups")] + [(k, k) for k in GROUP_KINDS], required=False)
+
+    def filters(self) -> dict:
+        data = self.cleaned_data if self.is_valid() else {}
+        kind = data.get("kind")
+        return {"search": data.get("q", ""), "kinds": frozenset({kind}) if kind else None}
+
+
+class ResetOffsetForm(forms.Form):
+    topic = forms.ChoiceField(choices=())
+    timestamp = forms.CharField(label="Reset to", help_text="a time (2024-05-01T12:00:00Z, no zone = UTC) or ms since the epoch",
+                                widget=forms.TextInput(attrs={"placeholder": "2024-05-01T12:00:00Z"}))
+
+    def __init__(self, *args, topics: tuple[str, ...], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["topic"].choices = [(t, t) for t in topics]
+
+    def clean_timestamp(self) -> int:
+        try:
+            return rules.parse_time_ms(self.cleaned_data["timestamp"], "timestamp")
+        except InvalidInput as exc:
+            raise ValidationError(exc.fields["timestamp"][0]) from None
+
+
+def _text(label: str, **kwargs) -> forms.CharField:
+    return forms.CharField(required=False, label=label, strip=True, **kwargs)
+
+
+class AllocationForm(forms.Form):
+    """Inputs of the allocation page: queues, clients, strategy and parameters, what-if, view."""
+
+    topic = _text("Live topic", help_text="its readable queues; empty: the layout below")
+    layout = _text("Layout (broker:queues)", initial=DEFAULT_LAYOUT)
+    group = _text("Live group", help_text="its members; empty: the clients below")
+    clients = forms.CharField(required=False, label="Clients", initial=DEFAULT_CLIENTS, widget=forms.Textarea(attrs={"rows": 3}),
+                              help_text="client ids, or a number N for N made-up clients")
+    strategy = forms.ChoiceField(choices=[(n, n) for n in strategy_names()], initial="AVG", required=False)
+    virtual_node_cnt = forms.IntegerField(required=False, min_value=1, max_value=rules.MAX_VIRTUAL_NODES, initial=10, label="Virtual nodes")
+    message_queue_list = _text("CONFIG queues", help_text="broker:queue, e.g. broker-a:0 broker-b:3")
+    consumeridcs = _text("MACHINE_ROOM rooms", help_text="rooms consumed; brokers are named room@broker")
+    inner = forms.ChoiceField(choices=[(n, n) for n in rules.NEARBY_INNER], initial="AVG", required=False, label="NEARBY inner")
+    rooms = _text("NEARBY rooms", help_text="name=room, e.g. broker-a=hz client-1=hz; else the name's prefix before @")
+    add_clients = _text("What-if: add clients")
+    remove_clients = _text("remove clients")
+    brokers_down = _text("brokers down")
+    queue_counts = _text("queue counts", help_text="broker:queues, e.g. broker-a:4")
+    view = forms.ChoiceField(choices=(("grid", "one strategy"), ("compare", "every strategy")), initial="grid", required=False,
+                             widget=forms.RadioSelect)
+
+    def __init__(self, data=None, *args, **kwargs) -> None:
+        if data is not None:  # show the values the page uses for fields left empty
+            data = data.copy()
+            for name, default in (("view", "grid"), ("virtual_node_cnt", "10")):
+                if not data.get(name):
+                    data[name] = default
+        super().__init__(data, *args, **kwargs)
+
+    def value(self, name: str):
+        """A cleaned value, or the field's initial when the form was left empty."""
+        data = self.cleaned_data if hasattr(self, "cleaned_data") else {}
+        value = data.get(name)
+        return value if value not in (None, "") else self.fields[name].initial
+
+    def _params(self, strategy: str, topic: str) -> dict:
+        if strategy == "CONSISTENT_HASH":
+            return {"virtual_node_cnt": self.value("virtual_node_cnt")}
+        if strategy == "CONFIG":  # left empty: the rule says what is missing
+            queues = rules.parse_queue_words(self.value("message_queue_list") or "", topic, "message_queue_list")
+            return {"message_queue_list": queues} if queues else {}
+        if strategy == "MACHINE_ROOM":
+            rooms = rules.split_words(self.value("consumeridcs") or "")
+            return {"consumeridcs": rooms} if rooms else {}
+        if strategy == "MACHINE_ROOM_NEARBY":
+            rooms = rules.parse_rooms(self.value("rooms") or "", "rooms")
+            return {"inner": self.value("inner"), "broker_rooms": rooms, "consumer_rooms": rooms}
+        return {}
+
+    def _scenario(self) -> Scenario | None:
+        add, remove = rules.split_words(self.value("add_clients")), rules.split_words(self.value("remove_clients"))
+        down, counts = rules.split_words(self.value("brokers_down")), rules.parse_counts(self.value("queue_counts") or "", "queue_counts")
+        if not (add or remove or down or counts):
+            return None
+        return Scenario(add_consumers=tuple(add), remove_consumers=tuple(remove), brokers_down=tuple(down), queue_counts=counts)
+
+    def _queues(self, topic: str) -> list[dict]:
+        counts = rules.parse_counts(self.value("layout"), "layout")
+        if not counts:
+            raise InvalidInput("layout", "give at least one broker:queues, e.g. broker-a:8.")
+        return [{"topic": topic, "broker_name": b, "queue_id": i} for b, n in counts.items() for i in range(n)]
+
+    def _cids(self) -> tuple[str, ...]:
+        words = rules.split_words(self.value("clients"))
+        if len(words) == 1 and words[0].isdigit():
+            n = int(words[0])
+            if not 1 <= n <= rules.MAX_CLIENTS:
+                raise InvalidInput("clients", f"from 1 to {rules.MAX_CLIENTS} made-up clients.")
+            return tuple(f"{MADE_UP_PREFIX}{i:0{len(str(n))}d}" for i in range(1, n + 1))
+        return rules.parse_cids(words, "clients")
+
+    def inputs(self) -> dict | None:
+        """The keyword arguments of ``selectors.allocation_input``, or None with the refusal on the form."""
+        if not self.is_valid():
+            return None
+        try:
+            topic = self.value("topic")
+            strategy = self.value("strategy")
+            out: dict = {"strategy": strategy, "scenario": self._scenario()}
+            if topic:
+                out["topic"] = rules.checked_topic(topic)
+            else:
+                out["queues"] = rules.parse_queues(self._queues(HYPOTHETICAL_TOPIC), "layout")
+            if self.value("group"):
+                out["group"] = rules.checked_group(self.value("group"))
+            else:
+                out["cids"] = self._cids()
+            out["params"] = self._params(strategy, topic or HYPOTHETICAL_TOPIC)
+            rules.build_strategy(strategy, out["params"])
+        except InvalidInput as exc:
+            self.refuse(exc)
+            return None
+        return out
+
+    def refuse(self, exc: InvalidInput) -> None:
+        """Show a refusal under the field it names (params.x under x), else at the top."""
+        fields = {}
+        for name, reasons in exc.fields.items():
+            short = SCENARIO_FIELDS.get(name) or (name.split(".")[1] if name.startswith("params.") else name.split(".")[0])
+            fields[short if short in self.fields else name] = reasons
+        exc.fields = fields
+        show_on_form(self, exc)

@@ -1,0 +1,329 @@
+"""Reads of consumer groups: the list, one group, its progress, its live allocation, a reset's plan.
+
+Costs, in admin requests:
+
+- the list: per master broker, GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_ALL_CONSUMER_OFFSET and
+  GET_BROKER_CONSUME_STATS, all brokers at once (a broker that does not serve the last gets one
+  GET_TOPIC_STATS_INFO per consumed topic instead; see ``admin_extras.group_survey_plan``).
+  Members (count, consume type, model, version) cost one GET_CONSUMER_CONNECTION_LIST per
+  group and broker, because RocketMQ 4.x has no request for all groups' connections: callers
+  ask :func:`with_members` for the rows they show only, in one fanout;
+- one group: the list's bulk calls (to know the group), its connections, GET_CONSUME_STATS
+  (as ``mqadmin consumerProgress``), and each member's running info for the queue owners.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+
+from django.core.cache import cache
+
+from brokers import admin_extras, admin_queues
+from brokers.admin_client import get_admin_client
+from brokers.engine.broker.subscription_group_manager import BUILTIN_GROUPS
+from brokers.engine.client.admin import ClusterInfo, ConsumerRunningInfo, MQBrokerError, TopicRouteData
+from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
+from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.remoting.codes import ResponseCode
+from console.errors import InvalidInput, NotFound
+from console.mqadmin.output import version_desc
+from consumers import live, previews
+from consumers.rules import checked_group, checked_topic
+from consumers.types import (
+    CONSUME_TYPES,
+    OFFLINE,
+    ONLINE,
+    SYSTEM,
+    USER,
+    GroupDetail,
+    GroupList,
+    GroupProgress,
+    GroupRow,
+    LiveCheck,
+    Member,
+    OffsetResetPlan,
+    QueueProgress,
+    QueueReset,
+    Subscription,
+)
+from topics import selectors as topic_selectors
+
+TPS_SAMPLE_KEY = "gantry:group-committed"  # {group: total committed offset} and when, for the list's TPS
+TPS_MIN_INTERVAL_S = 1.0  # below this two looks are too close to divide by
+TPS_SAMPLE_TTL_S = 600  # an older sample says nothing about the rate now
+STRATEGY_KEY = "gantry:group-strategy:"  # + group: the strategy the last live check saw
+STRATEGY_TTL_S = 600
+
+
+def group_kind(name: str) -> str:
+    return SYSTEM if name in BUILTIN_GROUPS or name.startswith("CID_RMQ_SYS_") else USER
+
+
+def _masters() -> tuple[ClusterInfo, dict[str, str]]:
+    """The cluster info and master address -> broker name."""
+    info = topic_selectors.cluster_info()
+    return info, {addr: name for addr, (name, _) in topic_selectors.masters(info).items()}
+
+
+# -- the list --------------------------------------------------------------------------------------------
+
+
+def _sampled_tps(committed: dict[str, int]) -> dict[str, float | None]:
+    """Messages consumed per second per group since the previous look (committed offsets moved)."""
+    now = time.time()  # wall clock: the sample is shared by every web process through the cache
+    previous = cache.get(TPS_SAMPLE_KEY)
+    out: dict[str, float | None] = dict.fromkeys(committed)
+    if previous and now - previous["at"] >= TPS_MIN_INTERVAL_S:
+        dt = now - previous["at"]
+        for group, total in committed.items():
+            if group in previous["committed"]:
+                out[group] = max(total - previous["committed"][group], 0) / dt
+    if not previous or now - previous["at"] >= 5 * TPS_MIN_INTERVAL_S:
+        cache.set(TPS_SAMPLE_KEY, {"at": now, "committed": committed}, TPS_SAMPLE_TTL_S)
+    return out
+
+
+def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> GroupList:
+    """Every group any master knows (config or committed offsets), with lag and TPS, filtered.
+
+    ``search`` matches a part of the name (case-insensitive), ``kinds`` keeps user and/or system
+    groups. A broker that does not answer is named in ``errors``.
+    """
+    _, brokers = _masters()
+    surveys = admin_extras.group_survey(brokers)
+    merged: dict[str, dict] = {}
+    errors, sources = [], set()
+
+    def entry(group: str) -> dict:
+        return merged.setdefault(group, {"brokers": set(), "topics": set(), "lag": 0, "tps": 0.0, "enable": True, "committed": 0})
+
+    for addr, survey in surveys.items():
+        if survey.error:
+            errors.append(f"broker {brokers[addr]} ({addr}) did not answer: {survey.error}")
+            continue
+        sources.add(survey.stats_source)
+        for group, cfg in survey.configs.items():
+            e = entry(group)
+            e["brokers"].add(brokers[addr])
+            e["enable"] = e["enable"] and cfg.consume_enable
+        for (topic, group), queues in survey.offsets.items():
+            e = entry(group)
+            e["brokers"].add(brokers[addr])
+            e["topics"].add(topic)
+            e["committed"] += sum(max(o, 0) for o in queues.values())
+        for group, lag in survey.lag.items():
+            entry(group)["lag"] += lag
+        for group, tps in survey.tps.items():
+            entry(group)["tps"] += tps
+    sampled = _sampled_tps({g: e["committed"] for g, e in merged.items()})
+    needle = search.strip().lower()
+    rows = []
+    for name in sorted(merged):
+        kind = group_kind(name)
+        if (needle and needle not in name.lower()) or (kinds and kind not in kinds):
+            continue
+        e = merged[name]
+        tps = e["tps"] if e["tps"] > 0 else sampled.get(name)
+        rows.append(GroupRow(name, kind, tuple(sorted(e["brokers"])), tuple(sorted(e["topics"])), e["lag"], tps, e["enable"]))
+    return GroupList(tuple(rows), len(merged), tuple(sorted(brokers.values())), tuple(errors), tuple(sorted(sources)),
+                     tuple(brokers.items()))
+
+
+def with_members(rows: Sequence[GroupRow], masters: Sequence[tuple[str, str]] = ()) -> list[GroupRow]:
+    """``rows`` with members, consume type, model, version and last seen strategy (one fanout to
+    ``masters``, (address, broker name) pairs: GroupList.masters, else the cluster's)."""
+    if not rows:
+        return []
+    brokers = dict(masters) or _masters()[1]
+    conns = admin_extras.consumer_connections([r.name for r in rows], brokers)
+    strategies = cache.get_many([STRATEGY_KEY + r.name for r in rows])
+    out = []
+    for row in rows:
+        c = conns[row.name]
+        first = c.connections[0] if c.connections else None
+        out.append(replace(row, members=len(c.connections), consume_type=CONSUME_TYPES.get(c.consume_type or "", c.consume_type),
+                           message_model=c.message_model, version=version_desc(first.version) if first else None,
+                           strategy=strategies.get(STRATEGY_KEY + row.name)))
+    return out
+
+
+# -- one group -------------------------------------------------------------------------------------------
+
+
+Committed = dict[tuple[str, str], dict[int, int]]  # (broker name, topic) -> queue id -> committed offset
+
+
+def _require_group(name: str, brokers: dict[str, str]) -> tuple[tuple[str, ...], Committed]:
+    """The broker names that know the group (config or offsets), and its committed offsets."""
+    checked_group(name, "name")
+    known, committed = set(), {}
+    for addr, survey in admin_extras.group_survey(brokers, lag=False).items():
+        if name in survey.configs:
+            known.add(brokers[addr])
+        for (topic, group), queues in survey.offsets.items():
+            if group == name:
+                known.add(brokers[addr])
+                committed[(brokers[addr], topic)] = queues
+    return tuple(sorted(known)), committed
+
+
+def _connections(name: str, brokers: dict[str, str]) -> admin_extras.GroupConnections:
+    return admin_extras.consumer_connections([name], brokers)[name]
+
+
+def _stats(name: str, topic: str | None) -> GroupProgress:
+    try:
+        stats = get_admin_client().examine_consume_stats(name, topic)
+    except MQBrokerError as exc:
+        if exc.code == ResponseCode.TOPIC_NOT_EXIST:
+            raise NotFound(f"topic {topic} does not exist") from None
+        raise
+    queues = tuple(QueueProgress(mq.topic, mq.broker_name, mq.queue_id, w.broker_offset, w.consumer_offset, w.last_timestamp)
+                   for mq, w in stats.items())
+    return GroupProgress(name, topic, queues, stats.consume_tps)
+
+
+def _known_or_online(name: str) -> tuple[tuple[str, ...], admin_extras.GroupConnections, Committed]:
+    """The brokers that know the group, its connections and committed offsets; NotFound when nobody knows it."""
+    _, brokers = _masters()
+    known, committed = _require_group(name, brokers)
+    conns = _connections(name, brokers)
+    if not known and not conns.online:
+        raise NotFound(f"consumer group {name} does not exist")
+    return known, conns, committed
+
+
+def group_progress(*, name: str, topic: str | None = None) -> GroupProgress:
+    """The group's progress per queue, as ``mqadmin consumerProgress -g name [-t topic]`` prints it."""
+    if topic is not None:
+        checked_topic(topic)
+    _known_or_online(name)
+    return _stats(name, topic)
+
+
+def _remember_strategy(group: str, checks: Sequence[LiveCheck]) -> None:
+    names = {m.strategy for c in checks for m in c.members if m.answered and m.strategy != live.UNKNOWN}
+    if names:
+        cache.set(STRATEGY_KEY + group, ", ".join(sorted(names)), STRATEGY_TTL_S)
+
+
+def group_detail(*, name: str) -> GroupDetail:
+    """Members, subscriptions and per-queue progress with each queue's owner (from the members' running info)."""
+    known, conns, _ = _known_or_online(name)
+    progress = _stats(name, None)
+    infos = live.running_infos(name, conns.broker_addrs) if conns.online else {}
+    owners: dict[MessageQueue, str] = {}
+    for cid, answer in sorted(infos.items()):
+        if isinstance(answer, ConsumerRunningInfo):
+            for mq, pq in answer.mq_table.items():
+                if not pq.droped:
+                    owners.setdefault(mq, cid)
+    queues = tuple(replace(q, owner=owners.get(q.queue)) for q in progress.queues)
+    members = tuple(Member(c.client_id, c.client_addr, c.language, version_desc(c.version), conns.broker_addrs.get(c.client_id, ()))
+                    for c in conns.connections)
+    subs = tuple(Subscription(s.topic, s.sub_string, s.expression_type) for s in conns.subscription_table.values())
+    return GroupDetail(
+        name=name, online=conns.online, consume_type=CONSUME_TYPES.get(conns.consume_type or "", conns.consume_type),
+        message_model=conns.message_model, consume_from_where=conns.consume_from_where, members=members,
+        subscriptions=subs, progress=replace(progress, queues=queues), brokers=known,
+        not_answering=tuple(c for c, a in infos.items() if not isinstance(a, ConsumerRunningInfo)), errors=conns.errors,
+    )
+
+
+def group_topics(*, name: str) -> tuple[str, ...]:
+    """The topics the group subscribes or has offsets for (retry topics left out)."""
+    _, conns, _ = _known_or_online(name)
+    topics = set(conns.subscription_table) | {q.topic for q in _stats(name, None).queues}
+    return tuple(sorted(t for t in topics if not t.startswith(RETRY_GROUP_TOPIC_PREFIX)))
+
+
+def _route(topic: str) -> TopicRouteData:
+    return topic_selectors.topic_route_data(checked_topic(topic))
+
+
+def group_live_checks(*, name: str, topic: str | None = None) -> tuple[LiveCheck, ...]:
+    """The live check of each topic the group subscribes (or of ``topic``): who holds which queue."""
+    _, conns, _ = _known_or_online(name)
+    topics = [checked_topic(topic)] if topic is not None else [t for t in conns.subscription_table if not t.startswith(RETRY_GROUP_TOPIC_PREFIX)]
+    infos = live.running_infos(name, conns.broker_addrs) if conns.online else {}
+    checks = []
+    for t in sorted(topics):
+        queues = tuple(_route(t).subscribe_queues())
+        reports = tuple(live.member_report(cid, infos[cid], t) for cid in sorted(infos))
+        checks.append(live.live_check(name, t, queues, reports))
+    _remember_strategy(name, checks)
+    return tuple(checks)
+
+
+def group_member_ids(*, name: str) -> tuple[str, ...]:
+    """The client ids of the group's live members (GET_CONSUMER_CONNECTION_LIST on every master)."""
+    checked_group(name, "group")
+    _, brokers = _masters()
+    return tuple(c.client_id for c in _connections(name, brokers).connections)
+
+
+# -- offset reset ----------------------------------------------------------------------------------------
+
+
+def group_offset_reset_plan(*, name: str, topic: str, timestamp_ms: int) -> OffsetResetPlan:
+    """What resetting the group's offsets of ``topic`` to ``timestamp_ms`` would do, per queue.
+
+    The queues are the topic's write queues on each broker of its route, as RocketMQ's broker
+    resets them; the new offset is the one of the message stored at (or nearest to) the time,
+    forced (it may move forwards or backwards). Nothing changes.
+    """
+    checked_topic(topic)
+    route = _route(topic)
+    _, conns, committed = _known_or_online(name)
+    queues: dict[MessageQueue, str] = {}
+    for qd in route.queue_datas:
+        addr = route.master_addr(qd.broker_name)
+        if addr:
+            queues.update({MessageQueue(topic, qd.broker_name, i): addr for i in range(qd.write_queue_nums)})
+    if not queues:
+        raise InvalidInput("topic", f"topic {topic} has no write queue on a master broker.")
+    targets = admin_queues.search_offsets(queues, timestamp_ms)
+    tops = admin_queues.max_offsets(queues)
+    rows = tuple(QueueReset(mq.broker_name, mq.queue_id, tops[mq], committed.get((mq.broker_name, topic), {}).get(mq.queue_id, -1),
+                            max(targets[mq], 0)) for mq in sorted(queues))
+    mode = ONLINE if conns.online else OFFLINE
+    blocked = ""
+    if mode == ONLINE:
+        missing = [f"{r.broker_name}:{r.queue_id}" for r in rows if r.before < 0]
+        if missing:
+            blocked = (f"the group is online and has no committed offset for queue{'s' if len(missing) > 1 else ''} "
+                       f"{', '.join(missing[:8])}{' …' if len(missing) > 8 else ''} of {topic}; RocketMQ resets the offsets "
+                       "of online members only where they committed one (let them consume first, or stop them)")
+    return OffsetResetPlan(name, topic, timestamp_ms, mode, rows, blocked)
+
+
+def reset_queues(plan: OffsetResetPlan) -> tuple[dict[MessageQueue, str], list[str]]:
+    """The queue -> master address map of a plan, and the master addresses of its brokers."""
+    route = _route(plan.topic)
+    queues = {MessageQueue(plan.topic, q.broker_name, q.queue_id): route.master_addr(q.broker_name) or "" for q in plan.queues}
+    return queues, sorted(set(queues.values()))
+
+
+# -- allocation ------------------------------------------------------------------------------------------
+
+
+def allocation_input(*, strategy: str, params: dict, topic: str | None = None, queues: tuple[MessageQueue, ...] | None = None,
+                     group: str | None = None, cids: tuple[str, ...] | None = None, **rest) -> previews.AllocationInput:
+    """An AllocationInput with live queues (the topic's readable queues) and live members (the group's) resolved."""
+    if topic is not None:
+        queues = tuple(_route(topic).subscribe_queues())
+    if group is not None:
+        cids = group_member_ids(name=group)
+        if not cids:
+            _known_or_online(group)  # NotFound for a group nobody knows; one that is offline has no client
+    return previews.AllocationInput(queues=tuple(queues or ()), cids=tuple(cids or ()), strategy=strategy, params=dict(params or {}),
+                                    topic=topic, group=group, **rest)
+
+
+def allocation_preview(*, spec: previews.AllocationInput) -> previews.PreviewResult:
+    return previews.preview(spec)
+
+
+def allocation_compare(*, spec: previews.AllocationInput, params_by_strategy: dict | None = None) -> previews.CompareResult:
+    return previews.compare(spec, params_by_strategy)

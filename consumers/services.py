@@ -1,0 +1,52 @@
+"""Consumer-group writes: reset offsets by time. Each checks the actor's role, refuses bad input
+before anything changes on a broker, and records an audit entry.
+
+How a reset is done (the same choice as RocketMQ's ``mqadmin resetOffsetByTime``):
+
+- members online: INVOKE_BROKER_TO_RESET_OFFSET (forced) on every broker of the topic; each
+  broker works the offsets out and pushes RESET_CONSUMER_CLIENT_OFFSET to every member, which
+  takes the new position and persists it. A 4.9 broker does not write the offsets itself, so
+  the console also commits them (UPDATE_CONSUMER_OFFSET), and the group's progress shows the
+  reset at once. RocketMQ's broker refuses when a queue has no committed offset; the console
+  refuses first (409), naming the queues.
+- nobody online: the console commits each queue's offset (UPDATE_CONSUMER_OFFSET), as
+  mqadmin's fallback for CONSUMER_NOT_ONLINE does; members read them when they start.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from brokers import admin_queues
+from console.actor import Actor
+from console.audit import audited
+from console.errors import Conflict
+from console.roles import Role
+from consumers import selectors
+from consumers.rules import checked_group
+from consumers.types import ONLINE, OffsetResetPlan, QueueReset
+
+
+def _offsets(queues: tuple[QueueReset, ...], attr: str) -> dict[str, int]:
+    return {f"{q.broker_name}:{q.queue_id}": getattr(q, attr) for q in queues}
+
+
+def group_reset_offset(*, actor: Actor, group: str, topic: str, timestamp_ms: int) -> OffsetResetPlan:
+    """Reset the group's offsets of ``topic`` to the messages stored at ``timestamp_ms``; return what was done."""
+    actor.require(Role.OPERATOR)
+    with audited(actor=actor, action="group.reset_offset", target_type="group", target=group) as note:
+        checked_group(group, "name")
+        plan = selectors.group_offset_reset_plan(name=group, topic=topic, timestamp_ms=timestamp_ms)
+        note.before = {"topic": topic, "timestamp_ms": timestamp_ms, "mode": plan.mode, "offsets": _offsets(plan.queues, "before")}
+        if plan.blocked:
+            raise Conflict(plan.blocked)
+        queues, addrs = selectors.reset_queues(plan)
+        by_key = {(mq.broker_name, mq.queue_id): mq for mq in queues}
+        targets = {by_key[(q.broker_name, q.queue_id)]: q.after for q in plan.queues}
+        if plan.mode == ONLINE:
+            pushed = admin_queues.invoke_broker_to_reset_offset(addrs, topic, group, timestamp_ms, force=True)
+            targets.update({mq: off for mq, off in pushed.items() if mq in targets})
+        admin_queues.update_consumer_offsets(group, targets, queues)
+        now = admin_queues.committed_offsets(group, queues)
+        done = tuple(replace(q, after=now[by_key[(q.broker_name, q.queue_id)]]) for q in plan.queues)
+        note.after = {"topic": topic, "timestamp_ms": timestamp_ms, "mode": plan.mode, "offsets": _offsets(done, "after")}
+    return replace(plan, queues=done, applied=True)

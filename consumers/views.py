@@ -1,0 +1,99 @@
+"""Consumer pages: the group list (htmx filter), a group's detail, reset offsets by time (plan,
+then apply), and the allocation page (grid, every strategy, what-if, live check; htmx).
+
+Each view parses, calls one selector or service, and renders; a page and its htmx swap share
+the ``_partial.html`` template.
+"""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from console.actor import actor_from_request
+from console.errors import InvalidInput, ServiceError, show_on_form
+from console.permissions import console_page
+from consumers import selectors, services
+from consumers.forms import AllocationForm, GroupFilterForm, ResetOffsetForm
+from consumers.grid import build_grid
+
+PAGE_SIZE = 100
+
+
+def _page_or_partial(request: HttpRequest, page: str, partial: str, context: dict, status: int = 200) -> HttpResponse:
+    return render(request, partial if request.htmx else page, context, status=status)
+
+
+@console_page()
+def group_list(request: HttpRequest) -> HttpResponse:
+    form = GroupFilterForm(request.GET or None)
+    groups = selectors.group_list(**(form.filters() if form.is_bound else {}))
+    page = Paginator(groups.rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"form": form, "groups": groups, "page": page, "rows": selectors.with_members(page.object_list, groups.masters), "query": query.urlencode()}
+    return _page_or_partial(request, "consumers/group_list.html", "consumers/_group_table.html", context)
+
+
+@console_page()
+def group_detail(request: HttpRequest, name: str) -> HttpResponse:
+    detail = selectors.group_detail(name=name)
+    return _page_or_partial(request, "consumers/group_detail.html", "consumers/_group_detail.html", {"detail": detail})
+
+
+@console_page(methods=("GET", "POST"))
+def group_reset_offset(request: HttpRequest, name: str) -> HttpResponse:
+    """GET: the form and, once filled in, the plan (nothing changes); POST: apply it (operator)."""
+    topics = selectors.group_topics(name=name)
+    data = request.POST if request.method == "POST" else (request.GET if "topic" in request.GET else None)
+    form = ResetOffsetForm(data, topics=topics)
+    plan, status = None, 200
+    if form.is_bound and form.is_valid():
+        try:
+            if request.method == "POST":
+                done = services.group_reset_offset(actor=actor_from_request(request), group=name, **_reset_args(form))
+                messages.success(request, f"Offsets of {name} on {done.topic} reset ({done.mode}).")
+                return redirect("consumers:detail", name=name)
+            plan = selectors.group_offset_reset_plan(name=name, **_reset_args(form))
+        except ServiceError as exc:
+            show_on_form(form, exc)
+    if form.is_bound and form.errors:
+        status = 400
+    context = {"name": name, "topics": topics, "form": form, "plan": plan}
+    return _page_or_partial(request, "consumers/reset_offset.html", "consumers/_reset_plan.html", context, status)
+
+
+def _reset_args(form: ResetOffsetForm) -> dict:
+    return {"topic": form.cleaned_data["topic"], "timestamp_ms": form.cleaned_data["timestamp"]}
+
+
+@console_page()
+def allocation(request: HttpRequest) -> HttpResponse:
+    form = AllocationForm(request.GET or {})
+    context: dict = {"form": form}
+    inputs = form.inputs()
+    if inputs is not None:
+        try:
+            context.update(_allocation_context(form, inputs))
+        except InvalidInput as exc:
+            form.refuse(exc)
+    status = 400 if form.errors else 200
+    return _page_or_partial(request, "consumers/allocation.html", "consumers/_allocation.html", context, status)
+
+
+def _allocation_context(form: AllocationForm, inputs: dict) -> dict:
+    spec = selectors.allocation_input(**inputs)
+    context: dict = {"spec": spec}
+    if form.value("view") == "compare":
+        comparison = selectors.allocation_compare(spec=spec)
+        context["comparison"] = [(e, build_grid(e.result.preview, e.result.diff, added=e.result.added_cids, removed=e.result.removed_cids)
+                                  if e.result else None) for e in comparison.entries]
+    else:
+        result = selectors.allocation_preview(spec=spec)
+        context["result"] = result
+        context["grid"] = build_grid(result.preview, result.diff, added=result.added_cids, removed=result.removed_cids)
+    if spec.topic and spec.group:
+        context["checks"] = [(c, build_grid(c.check.observed) if c.check else None)
+                             for c in selectors.group_live_checks(name=spec.group, topic=spec.topic)]
+    return context

@@ -1,0 +1,48 @@
+"""/api/v1/messages: find stored messages by key or by store-time range, and read one by id.
+
+GET messages?topic=&key=[&begin=&end=] (by key) or ?topic=&begin=&end=&page=&page_size= (by
+time, in queue order); GET messages/{msg_id}[?topic=] (an offset message id, or a client-made
+id with its topic). Viewers may: nothing is consumed.
+"""
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
+
+from console.rest import parse_input, query_dict
+from topics import messages
+from topics.serializers import MessageIdQuery, MessageOutput, MessageQuery, MessageSummaryOutput
+from topics.types import MessageList
+
+MSG_ID = OpenApiParameter("msg_id", str, OpenApiParameter.PATH, description="offset message id, or UNIQ_KEY with ?topic=")
+
+
+def _page_url(request: Request, found: MessageList, page: int) -> str | None:
+    if found.key is not None or not 1 <= page <= found.pages:
+        return None
+    return replace_query_param(request.build_absolute_uri(), "page", page)
+
+
+@extend_schema(tags=["messages"])
+class MessageViewSet(viewsets.ViewSet):
+    lookup_field = "msg_id"
+    lookup_value_regex = r"[^/]+"
+
+    @extend_schema(parameters=[MessageQuery], responses=MessageSummaryOutput(many=True))
+    def list(self, request: Request) -> Response:
+        q = parse_input(MessageQuery, query_dict(request))
+        if "key" in q:
+            found = messages.message_query_by_key(topic=q["topic"], key=q["key"], begin_ms=q.get("begin"), end_ms=q.get("end"))
+        else:
+            found = messages.message_query_by_time(topic=q["topic"], begin_ms=q["begin"], end_ms=q["end"], page=q["page"], page_size=q["page_size"])
+        return Response({"count": found.total, "next": _page_url(request, found, found.page + 1),
+                         "previous": _page_url(request, found, found.page - 1),
+                         "results": MessageSummaryOutput(found.messages, many=True).data})
+
+    @extend_schema(parameters=[MSG_ID, MessageIdQuery], responses=MessageOutput)
+    def retrieve(self, request: Request, msg_id: str) -> Response:
+        q = parse_input(MessageIdQuery, query_dict(request))
+        return Response(MessageOutput(messages.message_detail(msg_id=msg_id, topic=q.get("topic"))).data)

@@ -1,0 +1,18 @@
+"""Message pages (included under /messages/ as namespace ``messages``) and API routes
+(api_urlpatterns, included under /api/v1/ by console.api_urls)."""
+from django.urls import path
+
+from console.rest import ApiRouter
+from topics import message_views
+from topics.message_api import MessageViewSet
+
+app_name = "messages"
+
+urlpatterns = [
+    path("", message_views.message_query, name="query"),
+    path("<str:msg_id>/", message_views.message_detail, name="detail"),
+]
+
+router = ApiRouter()
+router.register("messages", MessageViewSet, basename="message")
+api_urlpatterns = router.urls

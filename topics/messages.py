@@ -1,0 +1,154 @@
+"""Reads of stored messages: by key, by message id, by topic and store-time range (paged).
+
+- by key: QUERY_MESSAGE on every broker of the topic's route (the key index; KEYS or UNIQ_KEY),
+  at most 64 per broker (the broker's cap), optionally within a store-time range;
+- by id: an offset message id names its broker and commit-log offset (VIEW_MESSAGE_BY_ID to that
+  broker); a client-made id (UNIQ_KEY) needs the topic and goes through the key index;
+- by time: each queue's offsets at the range's ends (SEARCH_OFFSET_BY_TIMESTAMP, all queues at
+  once), then the page's slice of those ranges, queue by queue in queue order, read with
+  PULL_MESSAGE as RocketMQ's tools do (group TOOLS_CONSUMER, no offset committed).
+
+Nothing here consumes: no offset of any group moves.
+"""
+from __future__ import annotations
+
+from brokers import admin_queues
+from brokers.admin_client import get_admin_client
+from brokers.engine.client.admin import MAX_TIMESTAMP, MQBrokerError, MQClientError, TopicRouteData
+from brokers.engine.client.simple import TOOLS_CONSUMER_GROUP
+from brokers.engine.common.message import MessageExt
+from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.remoting.codes import ResponseCode
+from brokers.engine.remoting.errors import RemotingError
+from console.errors import InvalidInput, NotFound
+from topics import selectors
+from topics.types import BODY_SHOWN_BYTES, MessageList, MessageView
+
+MAX_KEY_RESULTS = 64  # QUERY_MESSAGE's cap per broker (maxMsgsNumBatch)
+MAX_PAGE_SIZE = 100
+DEFAULT_PAGE_SIZE = 20
+
+
+def _broker_names() -> dict[str, str]:
+    """Broker address -> broker name, every address of every broker."""
+    info = selectors.cluster_info()
+    return {addr: name for name, data in info.broker_datas.items() for addr in data.broker_addrs.values()}
+
+
+def message_view(msg: MessageExt, names: dict[str, str], broker_name: str | None = None) -> MessageView:
+    return MessageView(
+        msg_id=msg.msg_id, topic=msg.topic, broker_name=broker_name or names.get(msg.store_host, msg.store_host),
+        queue_id=msg.queue_id, queue_offset=msg.queue_offset, born_timestamp=msg.born_timestamp,
+        store_timestamp=msg.store_timestamp, born_host=msg.born_host, store_host=msg.store_host,
+        reconsume_times=msg.reconsume_times, properties=tuple(sorted(msg.properties.items())),
+        body=bytes(msg.body[:BODY_SHOWN_BYTES]), body_size=len(msg.body),
+    )
+
+
+def _range(begin_ms: int | None, end_ms: int | None) -> tuple[int, int]:
+    begin, end = begin_ms or 0, end_ms if end_ms is not None else MAX_TIMESTAMP
+    if end < begin:
+        raise InvalidInput("end", "the end of the time range is before its beginning.")
+    return begin, end
+
+
+def message_query_by_key(*, topic: str, key: str, begin_ms: int | None = None, end_ms: int | None = None) -> MessageList:
+    """Messages of ``topic`` whose KEYS (or UNIQ_KEY) hold ``key``, oldest first."""
+    key = key.strip()
+    if not key:
+        raise InvalidInput("key", "the key is empty.")
+    begin, end = _range(begin_ms, end_ms)
+    selectors.topic_route_data(topic)  # NotFound for an unknown topic
+    found = get_admin_client().query_message_by_key(topic, key, MAX_KEY_RESULTS, begin, end)
+    names = _broker_names()
+    views = tuple(message_view(m, names) for m in found)
+    return MessageList(topic, views, len(views), key=key, begin_ms=begin, end_ms=end if end != MAX_TIMESTAMP else 0)
+
+
+def message_detail(*, msg_id: str, topic: str | None = None) -> MessageView:
+    """The message with this offset message id, or (with ``topic``) this client-made id (UNIQ_KEY)."""
+    msg_id = msg_id.strip()
+    if not msg_id:
+        raise InvalidInput("msg_id", "the message id is empty.")
+    client = get_admin_client()
+    try:
+        msg = client.view_message(msg_id)
+    except MQBrokerError as exc:
+        if exc.code != ResponseCode.SYSTEM_ERROR:
+            raise
+        if topic is None:
+            raise NotFound(f"message {msg_id} not found: {exc.remark or exc}") from None
+    except MQClientError as exc:  # not an offset message id
+        if topic is None:
+            raise InvalidInput("msg_id", f"{exc}; to look up a client-made id (UNIQ_KEY) give its topic too.") from None
+    except RemotingError:  # it decoded to an address where no broker answers: maybe a UNIQ_KEY after all
+        if topic is None:
+            raise
+    else:
+        return message_view(msg, _broker_names())
+    selectors.topic_route_data(topic)
+    found = client.query_message_by_key(topic, msg_id, MAX_KEY_RESULTS, 0, MAX_TIMESTAMP, unique_key=True)
+    if not found:
+        raise NotFound(f"message {msg_id} not found in topic {topic}")
+    return message_view(found[0], _broker_names())
+
+
+def _queues(route: TopicRouteData) -> dict[MessageQueue, str]:
+    """Every queue of the route that may hold messages (read or write), with its master's address."""
+    out = {}
+    for qd in route.queue_datas:
+        addr = route.master_addr(qd.broker_name)
+        if addr:
+            out.update({MessageQueue(route.topic, qd.broker_name, i): addr for i in range(max(qd.read_queue_nums, qd.write_queue_nums))})
+    return out
+
+
+def _read(spans: dict[MessageQueue, tuple[str, int, int]]) -> dict[MessageQueue, list[MessageExt]]:
+    """All messages of each span (queue -> address, first offset, end offset), in pull-sized rounds."""
+    out: dict[MessageQueue, list[MessageExt]] = {mq: [] for mq in spans}
+    todo = dict(spans)
+    while todo:
+        pulled = admin_queues.pull_messages({mq: (addr, lo, hi - lo) for mq, (addr, lo, hi) in todo.items()}, TOOLS_CONSUMER_GROUP)
+        nxt = {}
+        for mq, msgs in pulled.items():
+            addr, lo, hi = todo[mq]
+            msgs = [m for m in msgs if m.queue_offset < hi]
+            out[mq].extend(msgs)
+            if msgs and msgs[-1].queue_offset + 1 < hi:
+                nxt[mq] = (addr, msgs[-1].queue_offset + 1, hi)
+        todo = nxt
+    return out
+
+
+def message_query_by_time(*, topic: str, begin_ms: int, end_ms: int, page: int = 1, page_size: int = DEFAULT_PAGE_SIZE) -> MessageList:
+    """One page of the messages of ``topic`` stored from ``begin_ms`` to ``end_ms``, in queue order."""
+    begin, end = _range(begin_ms, end_ms)
+    if not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise InvalidInput("page_size", f"must be from 1 to {MAX_PAGE_SIZE}.")
+    if page < 1:
+        raise InvalidInput("page", "must be 1 or more.")
+    queues = _queues(selectors.topic_route_data(topic))
+    lows, highs = admin_queues.min_offsets(queues), admin_queues.max_offsets(queues)
+    starts, ends = admin_queues.search_offsets(queues, begin), admin_queues.search_offsets(queues, end)
+    ranges = []
+    for mq in sorted(queues):
+        lo = max(starts[mq], lows[mq])
+        hi = min(ends[mq] + 1, highs[mq])
+        if hi > lo:
+            ranges.append((mq, lo, hi))
+    total = sum(hi - lo for _, lo, hi in ranges)
+    skip, want, spans = (page - 1) * page_size, page_size, {}
+    for mq, lo, hi in ranges:
+        if want <= 0:
+            break
+        if skip >= hi - lo:
+            skip -= hi - lo
+            continue
+        first = lo + skip
+        last = min(hi, first + want)
+        spans[mq] = (queues[mq], first, last)
+        want -= last - first
+        skip = 0
+    views = tuple(message_view(m, {}, mq.broker_name) for mq, msgs in sorted(_read(spans).items())
+                  for m in msgs if begin <= m.store_timestamp <= end)
+    return MessageList(topic, views, total, begin_ms=begin, end_ms=end, page=page, page_size=page_size)
