@@ -1,0 +1,310 @@
+"""End-to-end numbers of the load-balancing clients (Producer, PushConsumer) on loopback.
+
+A name server and two brokers run as subprocesses (``python -m brokers.engine``, ASYNC_FLUSH);
+a topic has 4 queues on each broker (8 in all).
+
+1. Latency at a fixed rate: one Producer sends ``--rate`` messages/s (``send_async``, 256-byte
+   bodies carrying their send time) for ``--seconds``; one PushConsumer in another process
+   reports, per message, store-to-listener time. Reported: send acknowledgement latency and
+   end-to-end latency (send call to listener call), p50 and p99.
+2. Throughput with 1, 2 and 4 consumers: ``--messages`` messages are stored in a fresh topic of
+   8 queues; k consumer processes of a fresh group (FIRST_OFFSET, AVG) start with their listeners
+   held at a gate; once they hold every queue between them (read with GET_CONSUMER_RUNNING_INFO)
+   the gate opens; msgs/s = messages / (last first-time delivery - gate opening).
+
+    .venv/bin/python bench/client_bench.py [--rate 500] [--seconds 10] [--messages 20000]
+
+Every consumer is a process of its own (each has its own GIL, as separate services would).
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from brokers.engine.client import ClientConfig, ConsumeStatus, Message, Producer, PushConsumer  # noqa: E402
+from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
+from brokers.engine.common.topic_config import TopicConfig  # noqa: E402
+
+TOPIC = "ClientBench"
+QUEUES = 4
+BROKERS = ("bench-a", "bench-b")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_ready(proc: subprocess.Popen, log: Path, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"process exited early:\n{log.read_text()[-2000:]}")
+        if b"ready" in log.read_bytes():
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"not ready in {timeout_s}s:\n{log.read_text()[-2000:]}")
+
+
+@contextmanager
+def cluster():
+    tmp = Path(tempfile.mkdtemp(prefix="bench-client-"))
+    ns_port = free_port()
+    namesrv = f"127.0.0.1:{ns_port}"
+    procs = []
+    try:
+        specs = [("namesrv", ["namesrv", "--port", str(ns_port)])]
+        for name in BROKERS:
+            specs.append((name, ["broker", "--name", name, "--port", str(free_port()), "--namesrv", namesrv,
+                                 "--store-dir", str(tmp / name), "--flush", "async", "--log-level", "WARNING"]))
+        for name, argv in specs:
+            log = tmp / f"{name}.log"
+            with open(log, "wb") as out:
+                proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+            procs.append(proc)
+            _wait_ready(proc, log)
+        with BlockingMQAdminClient(namesrv, timeout_s=5.0) as admin:
+            deadline = time.monotonic() + 20
+            while True:
+                info = admin.examine_broker_cluster_info()
+                addrs = info.master_addrs()
+                if len(addrs) == len(BROKERS):
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError("brokers did not register")
+                time.sleep(0.1)
+            for addr in addrs:
+                admin.create_or_update_topic(addr, TopicConfig(TOPIC, QUEUES, QUEUES))
+            while len(admin.examine_topic_route_info(TOPIC).queue_datas) < len(BROKERS):
+                time.sleep(0.05)
+        yield namesrv, tmp
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+            proc.wait(30)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def percentile(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * p))] if values else float("nan")
+
+
+# -- consumer worker (a subprocess) ----------------------------------------------------------------
+
+
+def worker(namesrv: str, group: str, out: str, instance: str, topic: str) -> None:
+    """Consume until SIGTERM; write a line per message: receive time and the body's first word.
+
+    Listeners wait until the file ``<out>.go`` exists (the throughput gate)."""
+    import signal
+
+    fh = open(out, "a", encoding="utf-8")
+    lock = threading.Lock()
+    gate = threading.Event()
+
+    def watch_gate() -> None:
+        while not os.path.exists(out + ".go"):
+            time.sleep(0.005)
+        gate.set()
+
+    threading.Thread(target=watch_gate, daemon=True).start()
+
+    def listener(msgs):
+        gate.wait()
+        now = time.time()
+        with lock:
+            for m in msgs:
+                fh.write(f"{now:.6f} {m.body.split(b' ', 1)[0].decode()}\n")
+            fh.flush()
+        return ConsumeStatus.CONSUME_SUCCESS
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    consumer = PushConsumer(group, namesrv, consume_from_where="CONSUME_FROM_FIRST_OFFSET", instance_name=instance,
+                            client_config=ClientConfig(rebalance_interval_s=2.0))
+    consumer.subscribe(topic)
+    consumer.register_listener(listener)
+    consumer.start()
+    with lock:
+        fh.write("ready\n")
+        fh.flush()
+    stop.wait()
+    consumer.shutdown()
+
+
+def start_workers(namesrv: str, group: str, k: int, tmp: Path, topic: str = TOPIC) -> tuple[list[subprocess.Popen], list[Path]]:
+    procs, outs = [], []
+    for i in range(k):
+        out = tmp / f"{group}-{i}.txt"
+        outs.append(out)
+        procs.append(subprocess.Popen([sys.executable, __file__, "--worker", namesrv, group, str(out), f"{group}-{i}", topic], cwd=ROOT))
+    return procs, outs
+
+
+def wait_ready(outs: list[Path]) -> None:
+    deadline = time.monotonic() + 60
+    while not all(o.exists() and "ready" in o.read_text() for o in outs):
+        if time.monotonic() > deadline:
+            raise RuntimeError("consumers not ready")
+        time.sleep(0.05)
+
+
+def read_lines(outs: list[Path]) -> list[tuple[float, str]]:
+    rows = []
+    for out in outs:
+        if out.exists():
+            for line in out.read_text().splitlines():
+                if line != "ready" and " " in line:
+                    t, sent = line.split(" ", 1)
+                    rows.append((float(t), sent))
+    return rows
+
+
+def stop_workers(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.wait(30)
+
+
+# -- the two measurements --------------------------------------------------------------------------
+
+
+def latency(namesrv: str, tmp: Path, rate: int, seconds: float) -> dict:
+    (tmp / "lat-group-0.txt.go").touch()  # no gate
+    procs, outs = start_workers(namesrv, "lat-group", 1, tmp)
+    try:
+        wait_ready(outs)
+        acks: list[float] = []
+        sent_at: dict[str, float] = {}
+        with Producer("bench-producer", namesrv) as producer:
+            producer.send(Message(TOPIC, b"warmup " + b"x" * 249))  # route and connections outside the timing
+            n = int(rate * seconds)
+            start = time.perf_counter()
+            futures = []
+            for i in range(n):
+                due = start + i / rate
+                delay = due - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
+                key = f"{time.time():.6f}"
+                body = (key + " ").encode().ljust(256, b"x")
+                t0 = time.perf_counter()
+                f = producer.send_async(Message(TOPIC, body))
+                f.add_done_callback(lambda _f, t0=t0: acks.append(time.perf_counter() - t0))
+                futures.append(f)
+                sent_at[key] = float(key)
+            for f in futures:
+                f.result(30)
+            achieved = n / (time.perf_counter() - start)
+        deadline = time.monotonic() + 60
+        while True:
+            rows = [r for r in read_lines(outs) if r[1] in sent_at]
+            if len(rows) >= n or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        e2e = [t - float(sent) for t, sent in rows]
+        return {"rate": rate, "achieved_rate": round(achieved), "messages": n, "received": len(rows),
+                "ack_p50_ms": percentile(acks, 0.5) * 1000, "ack_p99_ms": percentile(acks, 0.99) * 1000,
+                "e2e_p50_ms": percentile(e2e, 0.5) * 1000, "e2e_p99_ms": percentile(e2e, 0.99) * 1000}
+    finally:
+        stop_workers(procs)
+
+
+def create_topic(namesrv: str, topic: str) -> None:
+    with BlockingMQAdminClient(namesrv, timeout_s=5.0) as admin:
+        for addr in admin.examine_broker_cluster_info().master_addrs():
+            admin.create_or_update_topic(addr, TopicConfig(topic, QUEUES, QUEUES))
+        while len(admin.examine_topic_route_info(topic).queue_datas) < len(BROKERS):
+            time.sleep(0.05)
+
+
+def wait_balanced(namesrv: str, group: str, k: int, topic: str) -> None:
+    """Until the k consumers hold the topic's 8 queues between them, each exactly once."""
+    from brokers.engine.client.identity import local_ip
+
+    ids = [f"{local_ip()}@{group}-{i}" for i in range(k)]
+    deadline = time.monotonic() + 60
+    with BlockingMQAdminClient(namesrv, timeout_s=5.0) as admin:
+        while time.monotonic() < deadline:
+            try:
+                held = [mq for cid in ids for mq in admin.get_consumer_running_info(group, cid).mq_table if mq.topic == topic]
+            except Exception:
+                held = []
+            if len(held) == len(BROKERS) * QUEUES and len(set(held)) == len(held):
+                return
+            time.sleep(0.1)
+    raise RuntimeError("consumers did not balance")
+
+
+def throughput(namesrv: str, tmp: Path, k: int, n: int) -> dict:
+    group, topic = f"tput-{k}", f"{TOPIC}{k}"
+    create_topic(namesrv, topic)
+    with Producer("bench-loader", namesrv) as producer:
+        queues = producer.fetch_publish_message_queues(topic)
+        def batch(i: int) -> None:
+            msgs = [Message(topic, (f"{i + j} ").encode().ljust(256, b"x")) for j in range(min(32, n - i))]
+            producer.send_batch(msgs, queues[(i // 32) % len(queues)])
+
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            list(pool.map(batch, range(0, n, 32)))
+    procs, outs = start_workers(namesrv, group, k, tmp, topic)
+    try:
+        wait_ready(outs)
+        wait_balanced(namesrv, group, k, topic)
+        start = time.time()
+        for out in outs:
+            Path(str(out) + ".go").touch()
+        deadline = time.monotonic() + 300
+        while True:
+            rows = read_lines(outs)
+            first_seen: dict[str, float] = {}
+            for t, sent in rows:
+                first_seen[sent] = min(t, first_seen.get(sent, t))
+            if len(first_seen) >= n or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        elapsed = max(first_seen.values()) - start
+        return {"consumers": k, "messages": len(first_seen), "deliveries": len(rows), "seconds": round(elapsed, 3),
+                "msgs_per_s": round(len(first_seen) / elapsed)}
+    finally:
+        stop_workers(procs)
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(*sys.argv[2:7])
+        return
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rate", type=int, default=500)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--messages", type=int, default=20000)
+    args = parser.parse_args()
+    print(f"{platform.node()} {platform.processor() or platform.machine()} cores={os.cpu_count()} python={platform.python_version()}")
+    with cluster() as (namesrv, tmp):
+        lat = latency(namesrv, tmp, args.rate, args.seconds)
+        print(json.dumps(lat))
+        for k in (1, 2, 4):
+            print(json.dumps(throughput(namesrv, tmp, k, args.messages)))
+
+
+if __name__ == "__main__":
+    main()

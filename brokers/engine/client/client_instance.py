@@ -1,0 +1,379 @@
+"""MQClientInstance: what every producer and consumer with one client id shares, as in RocketMQ.
+
+One event loop in a daemon thread, one connection per broker (one RemotingClient), one route
+table, one heartbeat carrying every producer group and consumer subscription, and the timers:
+
+- route poll every ``poll_name_server_interval_s`` for every topic a member uses (a consumer
+  whose subscribed queues changed gets a rebalance at once);
+- HEART_BEAT to every master of those topics every ``heartbeat_broker_interval_s``;
+- rebalance of every consumer every ``rebalance_interval_s``, and at once when a broker sends
+  NOTIFY_CONSUMER_IDS_CHANGED;
+- consumer offsets persisted every ``persist_consumer_offset_interval_s``.
+
+It also answers GET_CONSUMER_RUNNING_INFO for its consumers. :func:`acquire_client_instance`
+returns the instance of a client id (``<ip>@<instance name>``), creating and starting it on first
+use; :meth:`MQClientInstance.release` stops it when its last member leaves. Public client methods
+run coroutines on the instance's loop with :meth:`MQClientInstance.call` (blocking) or
+:meth:`MQClientInstance.submit` (a concurrent future), so they work from any thread.
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Coroutine
+from typing import Any, Protocol, TypeVar
+
+from brokers.engine.client.admin_plans import AdminPlans
+from brokers.engine.client.admin_types import TopicRouteData
+from brokers.engine.client.client_config import ClientConfig
+from brokers.engine.client.driver import AsyncDriver, parse_namesrv_addrs
+from brokers.engine.client.identity import build_client_id
+from brokers.engine.client.plan import Call
+from brokers.engine.common import json_compat
+from brokers.engine.remoting.channel import ChannelContext
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.errors import RemotingError
+
+__all__ = ["CLIENT_INNER_PRODUCER_GROUP", "ClientMember", "ConsumerMember", "MQClientInstance", "acquire_client_instance"]
+
+log = logging.getLogger("brokers.engine.client")
+
+T = TypeVar("T")
+CLIENT_INNER_PRODUCER_GROUP = "CLIENT_INNER_PRODUCER"  # the group of a consumer's own retry sends
+
+
+class ClientMember(Protocol):
+    """A producer or consumer registered with an instance."""
+
+    group: str
+
+    def topics(self) -> set[str]: ...
+
+    def on_route(self, topic: str, route: TopicRouteData) -> bool:
+        """Take a fresh route; return True when the topic's subscribable queues changed."""
+        ...
+
+
+class ConsumerMember(ClientMember, Protocol):
+    def consumer_data(self) -> dict[str, Any]: ...
+
+    async def do_rebalance(self) -> None: ...
+
+    async def persist_offsets(self) -> None: ...
+
+    def running_info_body(self) -> bytes: ...
+
+
+class MQClientInstance:
+    """The shared core of the clients of one client id; see the module docstring."""
+
+    def __init__(self, client_id: str, namesrv_addrs: tuple[str, ...], config: ClientConfig) -> None:
+        self.client_id = client_id
+        self.namesrv_addrs = namesrv_addrs
+        self.config = config
+        self.driver = AsyncDriver(namesrv_addrs, config.api_timeout_s)
+        self.admin_plans = AdminPlans(namesrv_addrs)
+        self.routes: dict[str, TopicRouteData] = {}
+        self.producers: dict[str, ClientMember] = {}
+        self.consumers: dict[str, ConsumerMember] = {}
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run_loop, name=f"mq-client-{client_id}", daemon=True)
+        self._tasks: list[asyncio.Task] = []
+        self._wakeup: asyncio.Event | None = None
+        self._members_lock = threading.Lock()
+        self._refs = 0
+        self._stopped = False
+        remoting = self.driver.remoting
+        remoting.register_processor(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self._on_notify_consumer_ids_changed)
+        remoting.register_processor(RequestCode.GET_CONSUMER_RUNNING_INFO, self._on_get_consumer_running_info)
+
+    # -- loop plumbing ------------------------------------------------------------------------
+
+    def _run_loop(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def _start(self) -> None:
+        self._thread.start()
+        self.call(self._start_timers())
+
+    async def _start_timers(self) -> None:
+        self._wakeup = asyncio.Event()
+        for coro in (self._poll_routes_loop(), self._heartbeat_loop(), self._rebalance_loop(), self._persist_loop()):
+            self._tasks.append(self.loop.create_task(coro))
+
+    def call(self, coro: Coroutine[Any, Any, T], timeout_s: float | None = None) -> T:
+        """Run ``coro`` on the instance's loop and wait for it (from any thread but the loop's)."""
+        if threading.current_thread() is self._thread:
+            coro.close()
+            raise RuntimeError("MQClientInstance.call from its own loop thread would deadlock; await instead")
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result(timeout_s)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Schedule ``coro`` on the loop; return a concurrent future of its result."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    @property
+    def in_loop_thread(self) -> bool:
+        return threading.current_thread() is self._thread
+
+    # -- members ------------------------------------------------------------------------------
+
+    def register_producer(self, member: ClientMember) -> None:
+        with self._members_lock:
+            if member.group in self.producers:
+                raise ValueError(f"producer group {member.group!r} already runs in client {self.client_id}")
+            self.producers[member.group] = member
+
+    def register_consumer(self, member: ConsumerMember) -> None:
+        with self._members_lock:
+            if member.group in self.consumers:
+                raise ValueError(f"consumer group {member.group!r} already runs in client {self.client_id}; give it another instance_name")
+            self.consumers[member.group] = member
+
+    def unregister_producer(self, group: str) -> None:
+        with self._members_lock:
+            self.producers.pop(group, None)
+
+    def unregister_consumer(self, group: str) -> None:
+        with self._members_lock:
+            self.consumers.pop(group, None)
+
+    def release(self) -> None:
+        """Drop one reference; the last one stops the instance (call after unregistering)."""
+        with _registry_lock:
+            self._refs -= 1
+            if self._refs > 0:
+                return
+            _instances.pop(self.client_id, None)
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            self.call(self._stop_all(), timeout_s=10.0)
+        except Exception as exc:  # the loop stops anyway
+            log.warning("client %s did not stop cleanly: %s", self.client_id, exc)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10.0)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+    async def _stop_all(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+        await self.driver.close()
+
+    # -- routes -------------------------------------------------------------------------------
+
+    def _all_topics(self) -> set[str]:
+        with self._members_lock:
+            members: list[ClientMember] = [*self.producers.values(), *self.consumers.values()]
+        topics: set[str] = set()
+        for m in members:
+            topics |= m.topics()
+        return topics
+
+    async def update_topic_route(self, topic: str) -> TopicRouteData | None:
+        """Fetch ``topic``'s route and hand it to every member using the topic; None when unknown."""
+        try:
+            route = await self.driver.run(self.admin_plans.examine_topic_route_info(topic))
+        except RemotingError as exc:
+            log.debug("route of %s not updated: %s", topic, exc)
+            return self.routes.get(topic)
+        self.routes[topic] = route
+        changed = False
+        with self._members_lock:
+            members: list[ClientMember] = [*self.producers.values(), *self.consumers.values()]
+        for m in members:
+            if topic in m.topics():
+                changed = m.on_route(topic, route) or changed
+        if changed:
+            self.rebalance_immediately()
+        return route
+
+    async def _poll_routes_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.poll_name_server_interval_s)
+            for topic in sorted(self._all_topics()):
+                await self.update_topic_route(topic)
+
+    def broker_addrs(self) -> list[str]:
+        """Master addresses of every broker serving a topic some member uses."""
+        addrs: set[str] = set()
+        for topic in self._all_topics():
+            route = self.routes.get(topic)
+            if route is not None:
+                addrs.update(a for a in (b.master_addr for b in route.broker_datas) if a)
+        return sorted(addrs)
+
+    def master_addr(self, broker_name: str) -> str | None:
+        for route in self.routes.values():
+            addr = route.master_addr(broker_name)
+            if addr:
+                return addr
+        return None
+
+    # -- heartbeat ----------------------------------------------------------------------------
+
+    def heartbeat_body(self) -> bytes:
+        with self._members_lock:
+            producers = sorted(self.producers)
+            consumers = list(self.consumers.values())
+        if consumers:
+            producers = sorted({*producers, CLIENT_INNER_PRODUCER_GROUP})
+        data = {
+            "clientID": self.client_id,
+            "consumerDataSet": [c.consumer_data() for c in consumers],
+            "producerDataSet": [{"groupName": g} for g in producers],
+        }
+        return json.dumps(data, separators=(",", ":")).encode()
+
+    async def send_heartbeat_to_all_brokers(self) -> int:
+        """HEART_BEAT to every master of every used topic; return how many answered."""
+        addrs = self.broker_addrs()
+        if not addrs:
+            return 0
+        body = self.heartbeat_body()
+
+        async def one(addr: str) -> bool:
+            try:
+                reply = await self.driver.invoke(Call(RequestCode.HEART_BEAT, body=body, addr=addr))
+                return reply.code == ResponseCode.SUCCESS
+            except RemotingError as exc:
+                log.debug("heartbeat to %s failed: %s", addr, exc)
+                return False
+
+        return sum(await asyncio.gather(*(one(a) for a in addrs)))
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.heartbeat_broker_interval_s)
+            await self.send_heartbeat_to_all_brokers()
+
+    async def unregister_client(self, producer_group: str | None = None, consumer_group: str | None = None) -> None:
+        """UNREGISTER_CLIENT on every broker of the used topics (a clean shutdown)."""
+        ext: dict[str, object] = {"clientID": self.client_id}
+        if producer_group:
+            ext["producerGroup"] = producer_group
+        if consumer_group:
+            ext["consumerGroup"] = consumer_group
+        calls = [self.driver.invoke(Call(RequestCode.UNREGISTER_CLIENT, ext, addr=a)) for a in self.broker_addrs()]
+        for result in await asyncio.gather(*calls, return_exceptions=True):
+            if isinstance(result, BaseException):
+                log.debug("unregister of %s failed: %s", self.client_id, result)
+
+    # -- rebalance and offsets ----------------------------------------------------------------
+
+    def rebalance_immediately(self) -> None:
+        """Wake the rebalance timer now (thread-safe)."""
+        if self._wakeup is None:
+            return
+        if self.in_loop_thread:
+            self._wakeup.set()
+        else:
+            self.loop.call_soon_threadsafe(self._wakeup.set)
+
+    async def _rebalance_loop(self) -> None:
+        assert self._wakeup is not None
+        while True:
+            try:
+                await asyncio.wait_for(self._wakeup.wait(), self.config.rebalance_interval_s)
+            except TimeoutError:
+                pass
+            self._wakeup.clear()
+            await self.do_rebalance()
+
+    async def do_rebalance(self) -> None:
+        with self._members_lock:
+            consumers = list(self.consumers.values())
+        for consumer in consumers:
+            try:
+                await consumer.do_rebalance()
+            except Exception:
+                log.exception("rebalance of group %s failed", consumer.group)
+
+    async def _persist_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.persist_consumer_offset_interval_s)
+            with self._members_lock:
+                consumers = list(self.consumers.values())
+            for consumer in consumers:
+                try:
+                    await consumer.persist_offsets()
+                except Exception:
+                    log.exception("offset persistence of group %s failed", consumer.group)
+
+    async def find_consumer_id_list(self, topic: str, group: str) -> list[str] | None:
+        """GET_CONSUMER_LIST_BY_GROUP on a broker of ``topic`` (another one when it fails); None when none answers."""
+        route = self.routes.get(topic)
+        addrs = [a for a in (b.master_addr for b in route.broker_datas) if a] if route is not None else []
+        random.shuffle(addrs)
+        for addr in addrs:
+            try:
+                reply = await self.driver.invoke(Call(RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": group}, addr=addr))
+            except RemotingError as exc:
+                log.debug("consumer list of %s from %s failed: %s", group, addr, exc)
+                continue
+            if reply.code != ResponseCode.SUCCESS:
+                continue
+            ids = json_compat.loads(reply.body).get("consumerIdList") if reply.body else None
+            if ids:
+                return [str(i) for i in ids]
+        return None
+
+    # -- broker -> client requests ------------------------------------------------------------
+
+    async def _on_notify_consumer_ids_changed(self, ctx: ChannelContext, request: RemotingCommand) -> None:
+        log.info("client %s: consumer ids of group %s changed (from %s)", self.client_id, request.ext_fields.get("consumerGroup"), ctx.remote_addr)
+        self.rebalance_immediately()
+        return None
+
+    async def _on_get_consumer_running_info(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        group = request.ext_fields.get("consumerGroup", "")
+        consumer = self.consumers.get(group)
+        if consumer is None:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer")
+        return request.response(ResponseCode.SUCCESS, body=consumer.running_info_body())
+
+
+_instances: dict[str, MQClientInstance] = {}
+_registry_lock = threading.Lock()
+
+
+def default_instance_name() -> str:
+    """``<pid>#<nanotime>``, as Java 4.9 names a client whose instance name is left DEFAULT (§7.7)."""
+    return f"{os.getpid()}#{time.monotonic_ns()}"
+
+
+def acquire_client_instance(namesrv_addr: str, instance_name: str, config: ClientConfig | None = None) -> MQClientInstance:
+    """The running instance of client id ``<ip>@<instance_name>``, created and started when new.
+
+    Each call takes a reference; give it back with :meth:`MQClientInstance.release`. A second
+    caller's ``config`` is ignored (the first one's timers run the instance), as in RocketMQ.
+    """
+    client_id = build_client_id(instance_name)
+    with _registry_lock:
+        instance = _instances.get(client_id)
+        if instance is None:
+            instance = MQClientInstance(client_id, parse_namesrv_addrs(namesrv_addr), config or ClientConfig())
+            instance._start()
+            _instances[client_id] = instance
+        instance._refs += 1
+        return instance

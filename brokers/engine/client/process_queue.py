@@ -1,0 +1,140 @@
+"""ProcessQueue: a consumer's local state of one queue it holds (RocketMQ's ProcessQueue).
+
+Pulled messages wait here, by queue offset, until their listener call is done. The offset a
+consumer may commit is the lowest offset still here (or one past the highest ever pulled when
+nothing is left), so a committed offset never passes a message still being consumed.
+
+Orderly consumption takes messages in offset order into a "consuming" map and commits them
+together; ``consume_lock`` is held around each listener call so a rebalance can wait for the
+call in progress before it hands the queue over. Thread-safe: the loop thread puts, listener
+threads remove.
+"""
+from __future__ import annotations
+
+import bisect
+import threading
+import time
+
+from brokers.engine.common.message import MessageExt
+
+__all__ = ["ProcessQueue"]
+
+
+class ProcessQueue:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._offsets: list[int] = []  # sorted offsets of the messages held
+        self._msgs: dict[int, MessageExt] = {}
+        self._consuming: dict[int, MessageExt] = {}  # orderly: taken, not yet committed
+        self.queue_offset_max = -1  # highest offset ever put
+        self.msg_size = 0
+        self.dropped = False
+        self.locked = False
+        self.last_lock_timestamp = 0.0  # monotonic
+        self.last_pull_timestamp = time.time()
+        self.last_consume_timestamp = time.time()
+        self.try_unlock_times = 0
+        self.consuming = False  # orderly: a consume task runs or is scheduled
+        self.consume_lock = threading.Lock()
+
+    # -- put / remove (concurrently) ----------------------------------------------------------
+
+    def put_message(self, msgs: list[MessageExt]) -> bool:
+        """Hold pulled messages; return True when an orderly consume task must be started."""
+        with self._lock:
+            for m in msgs:
+                if m.queue_offset in self._msgs:
+                    continue
+                self._msgs[m.queue_offset] = m
+                bisect.insort(self._offsets, m.queue_offset)
+                self.msg_size += len(m.body)
+                if m.queue_offset > self.queue_offset_max:
+                    self.queue_offset_max = m.queue_offset
+            self.last_pull_timestamp = time.time()
+            if self._msgs and not self.consuming:
+                self.consuming = True
+                return True
+            return False
+
+    def remove_message(self, msgs: list[MessageExt]) -> int:
+        """Forget consumed messages; return the offset to commit (-1 when nothing was ever held)."""
+        with self._lock:
+            if self.queue_offset_max < 0:
+                return -1
+            self.last_consume_timestamp = time.time()
+            for m in msgs:
+                if self._msgs.pop(m.queue_offset, None) is not None:
+                    i = bisect.bisect_left(self._offsets, m.queue_offset)
+                    if i < len(self._offsets) and self._offsets[i] == m.queue_offset:
+                        del self._offsets[i]
+                    self.msg_size -= len(m.body)
+            return self._offsets[0] if self._offsets else self.queue_offset_max + 1
+
+    @property
+    def msg_count(self) -> int:
+        return len(self._msgs) + len(self._consuming)
+
+    def offset_range(self) -> tuple[int, int]:
+        """(lowest, highest) offset held, (0, 0) when empty."""
+        with self._lock:
+            keys = sorted([*self._offsets, *self._consuming])
+        return (keys[0], keys[-1]) if keys else (0, 0)
+
+    def next_commit_offset(self) -> int:
+        """The offset a commit now may carry: the lowest held, or one past the highest pulled."""
+        with self._lock:
+            if self._consuming:
+                return min(self._consuming)
+            if self._offsets:
+                return self._offsets[0]
+            return self.queue_offset_max + 1 if self.queue_offset_max >= 0 else -1
+
+    # -- orderly ------------------------------------------------------------------------------
+
+    def take_messages(self, batch_size: int) -> list[MessageExt]:
+        """Move up to ``batch_size`` lowest messages to the consuming map; none left clears ``consuming``."""
+        with self._lock:
+            self.last_consume_timestamp = time.time()
+            taken = []
+            while self._offsets and len(taken) < batch_size:
+                offset = self._offsets.pop(0)
+                m = self._msgs.pop(offset)
+                self._consuming[offset] = m
+                taken.append(m)
+            if not taken:
+                self.consuming = False
+            return taken
+
+    def commit(self) -> int:
+        """Acknowledge the consuming map; return the offset to commit (its highest + 1), or -1."""
+        with self._lock:
+            if not self._consuming:
+                return -1
+            offset = max(self._consuming) + 1
+            self.msg_size -= sum(len(m.body) for m in self._consuming.values())
+            self._consuming.clear()
+            return offset
+
+    def make_message_to_consume_again(self, msgs: list[MessageExt]) -> None:
+        """Put taken messages back for another try (their reconsume count already raised)."""
+        with self._lock:
+            for m in msgs:
+                if self._consuming.pop(m.queue_offset, None) is not None:
+                    self._msgs[m.queue_offset] = m
+                    bisect.insort(self._offsets, m.queue_offset)
+
+    def is_lock_expired(self, lock_max_live_s: float) -> bool:
+        return time.monotonic() - self.last_lock_timestamp > lock_max_live_s
+
+    def info(self, commit_offset: int) -> dict:
+        """ProcessQueueInfo (§4.14) for GET_CONSUMER_RUNNING_INFO."""
+        low, high = self.offset_range()
+        return {
+            "commitOffset": commit_offset, "cachedMsgMinOffset": low, "cachedMsgMaxOffset": high,
+            "cachedMsgCount": self.msg_count, "cachedMsgSizeInMiB": self.msg_size // (1024 * 1024),
+            "transactionMsgMinOffset": 0, "transactionMsgMaxOffset": 0, "transactionMsgCount": 0,
+            "locked": self.locked, "tryUnlockTimes": self.try_unlock_times,
+            "lastLockTimestamp": int((time.time() - (time.monotonic() - self.last_lock_timestamp)) * 1000) if self.last_lock_timestamp else 0,
+            "droped": self.dropped, "lastPullTimestamp": int(self.last_pull_timestamp * 1000),
+            "lastConsumeTimestamp": int(self.last_consume_timestamp * 1000),
+        }
