@@ -72,6 +72,7 @@ class ConsumerConfig:
     consume_timestamp_ms: int | None = None  # CONSUME_FROM_TIMESTAMP start; default now - 30 min
     local_offset_store_dir: str = os.path.join(os.path.expanduser("~"), ".rocketmq_offsets")  # broadcasting offsets
     await_termination_s: float = 5.0  # shutdown waits this long for listener calls in progress
+    reset_offset_wait_s: float = 10.0  # an offset reset waits at most this long for listener calls in progress (Java sleeps 10 s)
 
     def __post_init__(self) -> None:
         if self.pull_batch_size < 1 or self.consume_message_batch_max_size < 1:

@@ -10,7 +10,8 @@ table, one heartbeat carrying every producer group and consumer subscription, an
   NOTIFY_CONSUMER_IDS_CHANGED;
 - consumer offsets persisted every ``persist_consumer_offset_interval_s``.
 
-It also answers GET_CONSUMER_RUNNING_INFO for its consumers. :func:`acquire_client_instance`
+It also answers GET_CONSUMER_RUNNING_INFO for its consumers and applies RESET_CONSUMER_CLIENT_OFFSET
+(an operator's reset by time, pushed by the broker) to its push consumer of the group. :func:`acquire_client_instance`
 returns the instance of a client id (``<ip>@<instance name>``), creating and starting it on first
 use; :meth:`MQClientInstance.release` stops it when its last member leaves. Public client methods
 run coroutines on the instance's loop with :meth:`MQClientInstance.call` (blocking) or
@@ -36,6 +37,7 @@ from brokers.engine.client.driver import AsyncDriver, parse_namesrv_addrs
 from brokers.engine.client.identity import build_client_id
 from brokers.engine.client.plan import Call
 from brokers.engine.common import json_compat
+from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
@@ -93,6 +95,7 @@ class MQClientInstance:
         remoting = self.driver.remoting
         remoting.register_processor(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self._on_notify_consumer_ids_changed)
         remoting.register_processor(RequestCode.GET_CONSUMER_RUNNING_INFO, self._on_get_consumer_running_info)
+        remoting.register_processor(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, self._on_reset_consumer_client_offset)
 
     # -- loop plumbing ------------------------------------------------------------------------
 
@@ -351,6 +354,50 @@ class MQClientInstance:
         if consumer is None:
             return request.response(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer")
         return request.response(ResponseCode.SUCCESS, body=consumer.running_info_body())
+
+    async def _on_reset_consumer_client_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
+        """RESET_CONSUMER_CLIENT_OFFSET (220): ClientRemotingProcessor.resetOffset of RocketMQ 4.x."""
+        topic = str(request.ext_fields.get("topic") or "")
+        group = str(request.ext_fields.get("group") or "")
+        log.info("client %s: reset offsets of group %s, topic %s to timestamp %s (from %s)", self.client_id, group, topic,
+                 request.ext_fields.get("timestamp"), ctx.remote_addr)
+        try:
+            offset_table = parse_reset_offset_body(request.body)
+        except (ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
+            log.warning("client %s: unreadable reset-offset body from %s: %s", self.client_id, ctx.remote_addr, exc)
+            offset_table = None
+        if offset_table is not None and topic and group:
+            await self.reset_offset(topic, group, offset_table)
+        return None if request.is_oneway else request.response(ResponseCode.SUCCESS)
+
+    async def reset_offset(self, topic: str, group: str, offset_table: dict[MessageQueue, int]) -> set[MessageQueue]:
+        """MQClientInstance.resetOffset: reset the push consumer of ``group`` (a pull consumer is left alone,
+        as Java leaves its lite pull consumer), then rebalance at once so its queues are pulled from there."""
+        consumer = self.consumers.get(group)
+        reset = getattr(consumer, "reset_offset", None)
+        if consumer is None or reset is None or getattr(consumer, "consume_type", None) != "CONSUME_PASSIVELY":
+            log.info("client %s: [reset-offset] no push consumer of group %s", self.client_id, group)
+            return set()
+        done: set[MessageQueue] = await reset(topic, offset_table)
+        self.rebalance_immediately()
+        return done
+
+
+def parse_reset_offset_body(body: bytes | None) -> dict[MessageQueue, int]:
+    """ResetOffsetBody (§4.11) ``{"offsetTable":{<MessageQueue>:offset}}``, or the C-style list form."""
+    if not body:
+        return {}
+    data = json_compat.loads(body)
+    table = data.get("offsetTable") if isinstance(data, dict) else None
+    out: dict[MessageQueue, int] = {}
+    if isinstance(table, dict):
+        for key, value in table.items():
+            mq = key if isinstance(key, MessageQueue) else MessageQueue.from_json(json_compat.loads(key) if isinstance(key, str) else key)
+            out[mq] = int(value)
+    elif isinstance(table, list):
+        for item in table:
+            out[MessageQueue.from_json(item)] = int(item["offset"])
+    return out
 
 
 _instances: dict[str, MQClientInstance] = {}

@@ -135,6 +135,13 @@ class ConsumeMessageConcurrentlyService(_ServiceBase):
             self._submit(self._consume, msgs[i:i + size], pq, mq)
 
     def _consume(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue) -> None:
+        pq.begin_consume()  # counted before ``dropped`` is read: an offset reset waits for this call
+        try:
+            self._consume_counted(msgs, pq, mq)
+        finally:
+            pq.end_consume()
+
+    def _consume_counted(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue) -> None:
         if pq.dropped:
             return
         status = self._call_listener(msgs, mq)

@@ -36,6 +36,22 @@ class ProcessQueue:
         self.try_unlock_times = 0
         self.consuming = False  # orderly: a consume task runs or is scheduled
         self.consume_lock = threading.Lock()
+        self._inflight = 0  # concurrently: listener calls begun and not yet done with the offset
+
+    # -- listener calls in progress (concurrently) ---------------------------------------------
+
+    def begin_consume(self) -> None:
+        """A consume task starts (before it looks at ``dropped``), so a reset can wait for it."""
+        with self._lock:
+            self._inflight += 1
+
+    def end_consume(self) -> None:
+        with self._lock:
+            self._inflight -= 1
+
+    @property
+    def inflight_consumes(self) -> int:
+        return self._inflight
 
     # -- put / remove (concurrently) ----------------------------------------------------------
 

@@ -15,6 +15,9 @@ by :class:`~.rebalance.RebalanceImpl` at start, every ``rebalance_interval_s`` a
 says the group changed. Offsets: on the brokers in clustering mode, in a local file in
 broadcasting mode (:mod:`.offset_store`), committed every ``persist_consumer_offset_interval_s``,
 when a queue is dropped and at shutdown (also piggybacked on pulls in clustering mode).
+A broker's RESET_CONSUMER_CLIENT_OFFSET (an operator's reset by time) goes to
+:meth:`PushConsumer.reset_offset`: the queues are dropped, their offsets overwritten and
+persisted, and a rebalance pulls them again from there.
 A clustering consumer also consumes ``%RETRY%<group>``, where messages its listener asked to
 reconsume come back. ``orderly=True`` consumes each queue in order, one listener call at a
 time, holding the brokers' queue locks (LOCK_BATCH_MQ every ``lock_interval_s``). Heartbeats,
@@ -25,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from brokers.engine.client.admin_types import SubscriptionData, TopicRouteData
@@ -99,6 +103,7 @@ class PushConsumer:
         self._pull_tasks: dict[MessageQueue, asyncio.Task] = {}
         self._lock_task: asyncio.Task | None = None
         self._running = False
+        self._paused = False  # suspend(): pull loops idle until resume()
 
     @property
     def clustering(self) -> bool:
@@ -263,6 +268,83 @@ class PushConsumer:
     def client_id(self) -> str:
         return self._running_instance().client_id
 
+    def suspend(self) -> None:
+        """Pause every pull loop (RocketMQ's DefaultMQPushConsumerImpl.suspend); held queues stay held."""
+        self._paused = True
+
+    def resume(self) -> None:
+        self._paused = False
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    async def reset_offset(self, topic: str, offset_table: dict[MessageQueue, int]) -> set[MessageQueue]:
+        """Move this consumer's held queues of ``topic`` found in ``offset_table`` to those offsets.
+
+        RocketMQ 4.x's MQClientInstance.resetOffset: suspend, mark the queues' process queues
+        dropped (their pulls stop, their listener calls in progress commit nothing), wait for
+        those calls, overwrite the offsets (not increase-only), persist them, remove the process
+        queues, resume. The next rebalance takes the queues again from the reset offsets. Queues
+        held by other members are theirs to reset. Returns the queues reset.
+        """
+        if not self._running or self.rebalance is None or self.offset_store is None:
+            return set()
+        rebalance = self.rebalance
+        targets: dict[MessageQueue, ProcessQueue] = {}
+        self.suspend()
+        try:
+            async with rebalance.lock:  # no rebalance while the table changes under it
+                targets = {mq: pq for mq, pq in rebalance.process_queue_table.items() if mq.topic == topic and mq in offset_table}
+                for pq in targets.values():
+                    pq.dropped = True
+                tasks = [t for t in (self._pull_tasks.pop(mq, None) for mq in targets) if t is not None]
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                await self._await_listener_calls(targets.values())
+                for mq, pq in targets.items():
+                    offset = int(offset_table[mq])
+                    try:
+                        await self._reset_queue(mq, pq, offset)
+                    except Exception:
+                        log.exception("reset of %s to offset %d failed (group %s)", mq, offset, self.group)
+                    if rebalance.process_queue_table.get(mq) is pq:
+                        del rebalance.process_queue_table[mq]
+                    log.info("reset-offset of %s: %s to offset %d", self.group, mq, offset)
+        finally:
+            self.resume()
+        return set(targets)
+
+    async def _await_listener_calls(self, pqs: Iterable[ProcessQueue]) -> None:
+        """Wait (at most ``reset_offset_wait_s``) until no listener call of ``pqs`` is in progress."""
+        pqs = list(pqs)
+        deadline = time.monotonic() + self.config.reset_offset_wait_s
+        while any(pq.inflight_consumes > 0 for pq in pqs):
+            if time.monotonic() > deadline:
+                log.warning("reset-offset of %s: listener calls still running after %.1fs", self.group, self.config.reset_offset_wait_s)
+                return
+            await asyncio.sleep(0.01)
+
+    async def _reset_queue(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
+        """Overwrite, persist, forget (and, orderly, unlock) the offset of one dropped queue."""
+        assert self.offset_store is not None and self.rebalance is not None
+        store = self.offset_store
+        if self.orderly and self.clustering:  # the listener call in progress commits under consume_lock: let it finish first
+            got = await asyncio.get_running_loop().run_in_executor(None, pq.consume_lock.acquire, True, self.config.reset_offset_wait_s)
+            try:
+                store.update_offset(mq, offset, False)
+                await store.persist(mq)
+                store.remove_offset(mq)
+                await self.rebalance.unlock_mq(mq)
+            finally:
+                if got:
+                    pq.consume_lock.release()
+            return
+        store.update_offset(mq, offset, False)
+        await store.persist(mq)
+        store.remove_offset(mq)
+
     def assigned_queues(self) -> set[MessageQueue]:
         """The queues held now (the process-queue table's keys)."""
         return set(self.rebalance.process_queue_table) if self.rebalance is not None else set()
@@ -352,6 +434,9 @@ class PushConsumer:
         assert plans is not None and self.offset_store is not None and self.consume_service is not None
         try:
             while self._running and not pq.dropped:
+                if self._paused:
+                    await asyncio.sleep(0.05)
+                    continue
                 if pq.msg_count > config.pull_threshold_for_queue:
                     await asyncio.sleep(config.flow_control_delay_s)
                     continue
