@@ -5,35 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from brokers.engine.client.admin import BlockingMQAdminClient
 from console.models import AuditEntry
 from tests.brokers.engine.client._cluster import create_topic
+from tests.console_fixtures import admin_mq, cluster, operator, viewer  # noqa: F401 (fixtures)
 from tests.consumers._groups import consume, members, send  # noqa: F401 (members is a fixture)
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def cluster(session_cluster, mq_settings, settings):
-    mq_settings(session_cluster.namesrv_addr)
-    settings.GANTRY_SHRINK_SETTLE_S = 0
-    return session_cluster
-
-
-@pytest.fixture
-def admin_mq(cluster):
-    with BlockingMQAdminClient(cluster.namesrv_addr) as client:
-        yield client
-
-
-@pytest.fixture
-def operator(api_client_as):
-    return api_client_as("operator")
-
-
-@pytest.fixture
-def viewer(api_client_as):
-    return api_client_as("viewer")
 
 
 @pytest.fixture
