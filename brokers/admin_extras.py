@@ -9,6 +9,7 @@ for changes again.
 """
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -261,22 +262,43 @@ def _topic_max_offsets(body: bytes) -> dict[int, int]:
             for k, v in as_dict(load_object(body).get("offsetTable")).items()}
 
 
+# A ConsumeStatsList holds one MessageQueue key per queue of every group (8,000 for 1,000 groups):
+# the fast path turns each inline key, as fastjson and json_compat write it (fields sorted), into
+# the string "topic\0brokerName\0queueId" so that the C JSON parser reads the body.
+_INLINE_MQ_KEY = re.compile(rb'\{"brokerName":"([^"\\]*)","queueId":(\d+),"topic":"([^"\\]*)"\}:')
+
+
+def _load_consume_stats_list(body: bytes) -> dict:
+    try:
+        return as_dict(json.loads(_INLINE_MQ_KEY.sub(rb'"\3\\u0000\1\\u0000\2":', body)))
+    except ValueError:
+        return load_object(body)
+
+
+def _queue_of(key: object) -> tuple[str, int]:
+    if isinstance(key, str) and "\0" in key:
+        topic, _, queue_id = key.split("\0")
+        return topic, int(queue_id)
+    mq = message_queue_from_key(key)
+    return mq.topic, mq.queue_id
+
+
 def _broker_consume_stats(addr: str, body: bytes) -> BrokerGroupSurvey:
     """A survey from a ConsumeStatsList body (``[{group: [ConsumeStats, ...]}, ...]``, every
     subscription group of the broker): lag, TPS and, from the offset tables, topics and offsets."""
     lag: dict[str, int] = {}
     tps: dict[str, float] = {}
     offsets: dict[tuple[str, str], dict[int, int]] = {}
-    for entry in load_object(body).get("consumeStatsList") or ():
+    for entry in _load_consume_stats_list(body).get("consumeStatsList") or ():
         for group, stats_list in as_dict(entry).items():
             lag.setdefault(group, 0)
             for stats in map(as_dict, stats_list or ()):
                 tps[group] = tps.get(group, 0.0) + float(stats.get("consumeTps", 0) or 0)
                 for key, value in as_dict(stats.get("offsetTable")).items():
-                    mq, value = message_queue_from_key(key), as_dict(value)
+                    (topic, queue_id), value = _queue_of(key), as_dict(value)
                     consumer_offset = int(value.get("consumerOffset", 0))
                     lag[group] += int(value.get("brokerOffset", 0)) - consumer_offset
-                    offsets.setdefault((mq.topic, group), {})[mq.queue_id] = consumer_offset
+                    offsets.setdefault((topic, group), {})[queue_id] = consumer_offset
     return BrokerGroupSurvey(addr, {g: GroupConfig(g) for g in lag}, offsets, lag, tps, "GET_BROKER_CONSUME_STATS")
 
 
@@ -373,31 +395,64 @@ class GroupConnections:
         return bool(self.connections)
 
 
-def consumer_connections_plan(groups: Iterable[str], addrs: Iterable[str]) -> Plan[dict[str, GroupConnections]]:
-    """GET_CONSUMER_CONNECTION_LIST of each group on each broker, all at once.
+def _connections_by_group(body: bytes) -> dict[str, dict]:
+    """Group -> its ConsumerConnection object, from a GANTRY_GET_ALL_CONSUMER_CONNECTIONS body."""
+    out: dict[str, dict] = {}
+    for entry in load_object(body).get("groups") or ():
+        entry = as_dict(entry)
+        if entry.get("group"):
+            out[str(entry["group"])] = entry
+    return out
 
-    RocketMQ 4.x has no request for every group's connections, so this costs one request per
-    group and broker; callers keep ``groups`` to what they show.
+
+def consumer_connections_plan(groups: Iterable[str], addrs: Iterable[str]) -> Plan[dict[str, GroupConnections]]:
+    """The connections of ``groups`` on each broker, merged per group.
+
+    One GANTRY_GET_ALL_CONSUMER_CONNECTIONS per broker, all at once (a Gantry extension: every
+    online group's ConsumerConnection in one answer; docs/protocol.md). A broker that answers
+    "request code not supported" (Apache RocketMQ 4.x has no request for every group's
+    connections) then gets one GET_CONSUMER_CONNECTION_LIST per group, all at once; callers
+    keep ``groups`` to what they show.
     """
     groups, addrs = tuple(dict.fromkeys(groups)), tuple(dict.fromkeys(addrs))
-    pairs = [(g, a) for g in groups for a in addrs]
-    replies = (yield Fanout(tuple(Call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": g}, addr=a) for g, a in pairs))) if pairs else []
     merged: dict[str, dict] = {g: {"conns": {}, "where": {}, "subs": {}, "errors": [], "meta": {}} for g in groups}
-    for (group, addr), reply in zip(pairs, replies):
+
+    def add(group: str, addr: str, obj: dict) -> None:
         m = merged[group]
-        if isinstance(reply, Reply) and reply.code == ResponseCode.CONSUMER_NOT_ONLINE:
-            continue
-        error = _failure(reply, RequestCode.GET_CONSUMER_CONNECTION_LIST)
-        if error is not None:
-            m["errors"].append(f"{addr}: {error}")
-            continue
-        obj = load_object(reply.body)
         for c in parse_connections(obj):
             m["conns"].setdefault(c.client_id, c)
             m["where"].setdefault(c.client_id, []).append(addr)
         m["subs"].update(parse_subscription_table(obj.get("subscriptionTable") or {}))
         for key in ("consumeType", "messageModel", "consumeFromWhere"):
             m["meta"].setdefault(key, obj.get(key))
+
+    per_group: tuple[str, ...] = ()
+    if groups and addrs:
+        code = RequestCode.GANTRY_GET_ALL_CONSUMER_CONNECTIONS
+        replies = yield Fanout(tuple(Call(code, addr=a) for a in addrs))
+        for addr, reply in zip(addrs, replies):
+            if isinstance(reply, Reply) and reply.code == NOT_SUPPORTED:
+                per_group += (addr,)
+                continue
+            error = _failure(reply, code)
+            if error is not None:
+                for g in groups:
+                    merged[g]["errors"].append(f"{addr}: {error}")
+                continue
+            online = _connections_by_group(reply.body)
+            for g in groups:
+                if g in online:
+                    add(g, addr, online[g])
+    pairs = [(g, a) for g in groups for a in per_group]
+    replies = (yield Fanout(tuple(Call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": g}, addr=a) for g, a in pairs))) if pairs else []
+    for (group, addr), reply in zip(pairs, replies):
+        if isinstance(reply, Reply) and reply.code == ResponseCode.CONSUMER_NOT_ONLINE:
+            continue
+        error = _failure(reply, RequestCode.GET_CONSUMER_CONNECTION_LIST)
+        if error is not None:
+            merged[group]["errors"].append(f"{addr}: {error}")
+            continue
+        add(group, addr, load_object(reply.body))
     return {
         g: GroupConnections(
             g, tuple(m["conns"][c] for c in sorted(m["conns"])), {c: tuple(a) for c, a in sorted(m["where"].items())},

@@ -2,12 +2,14 @@
 
 Costs, in admin requests:
 
-- the list: per master broker, GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_ALL_CONSUMER_OFFSET and
-  GET_BROKER_CONSUME_STATS, all brokers at once (a broker that does not serve the last gets one
-  GET_TOPIC_STATS_INFO per consumed topic instead; see ``admin_extras.group_survey_plan``).
-  Members (count, consume type, model, version) cost one GET_CONSUMER_CONNECTION_LIST per
-  group and broker, because RocketMQ 4.x has no request for all groups' connections: callers
-  ask :func:`with_members` for the rows they show only, in one fanout;
+- the list: per master broker, GET_BROKER_CONSUME_STATS (every group's offsets, lag and TPS),
+  all brokers at once; a broker that does not serve it (answers "request code not supported")
+  is read with GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_ALL_CONSUMER_OFFSET and one
+  GET_TOPIC_STATS_INFO per consumed topic instead (see ``admin_extras.group_survey_plan``).
+  Members (count, consume type, model, version) of the rows shown (:func:`with_members`) cost
+  one GANTRY_GET_ALL_CONSUMER_CONNECTIONS per master (a Gantry extension: every online group's
+  connections), all at once; a broker without it (Apache RocketMQ 4.x) gets one
+  GET_CONSUMER_CONNECTION_LIST per shown group instead;
 - one group: the list's bulk calls (to know the group), its connections, GET_CONSUME_STATS
   (as ``mqadmin consumerProgress``), and each member's running info for the queue owners.
 """
@@ -131,8 +133,9 @@ def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> Grou
 
 
 def with_members(rows: Sequence[GroupRow], masters: Sequence[tuple[str, str]] = ()) -> list[GroupRow]:
-    """``rows`` with members, consume type, model, version and last seen strategy (one fanout to
-    ``masters``, (address, broker name) pairs: GroupList.masters, else the cluster's)."""
+    """``rows`` with members, consume type, model, version and last seen strategy (one
+    GANTRY_GET_ALL_CONSUMER_CONNECTIONS per master of ``masters``, (address, broker name) pairs:
+    GroupList.masters, else the cluster's; per-group calls to brokers without the extension)."""
     if not rows:
         return []
     brokers = dict(masters) or _masters()[1]

@@ -3,7 +3,7 @@ GET_BROKER_CONSUME_STATS per broker where the broker serves it, the bulk tables 
 stats where it answers "not supported", and both bodies' fastjson forms read exactly."""
 from __future__ import annotations
 
-from brokers.admin_extras import _offset_table, _topic_max_offsets, group_survey_plan
+from brokers.admin_extras import _offset_table, _topic_max_offsets, consumer_connections_plan, group_survey_plan
 from brokers.engine.client.plan import Fanout, Reply
 from brokers.engine.common import json_compat
 from brokers.engine.common.message_queue import MessageQueue
@@ -87,3 +87,60 @@ def test_the_fast_readers_agree_with_the_tolerant_one() -> None:
     assert _topic_max_offsets(stats) == {3: 9}
     pretty = b'{"offsetTable":{{"brokerName":"b","queueId":3,"topic":"T"}:{"minOffset":2,"maxOffset":9}}}'  # other key order
     assert _topic_max_offsets(pretty) == {3: 9}
+
+
+def _conn(cid: str) -> dict:
+    return {"clientAddr": f"10.0.0.1:{len(cid)}", "clientId": cid, "language": "JAVA", "version": 413}
+
+
+def test_connections_one_extension_call_per_broker() -> None:
+    gantry = {"brokerAddr": "a:1", "groups": [
+        {"group": "G1", "connectionSet": [_conn("c1")], "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET", "consumeType": "CONSUME_PASSIVELY",
+         "messageModel": "BROADCASTING", "subscriptionTable": {}},
+        {"group": "NotShown", "connectionSet": [_conn("c9")], "consumeType": "CONSUME_ACTIVELY", "messageModel": "CLUSTERING",
+         "subscriptionTable": {}}]}
+    result, asked = run(consumer_connections_plan(["G1", "G2"], ["a:1", "b:2"]), lambda c: reply(c.addr, body=dict(gantry, brokerAddr=c.addr)))
+    assert asked == [[RequestCode.GANTRY_GET_ALL_CONSUMER_CONNECTIONS] * 2]
+    assert set(result) == {"G1", "G2"} and not result["G2"].online
+    g1 = result["G1"]
+    assert [c.client_id for c in g1.connections] == ["c1"] and g1.broker_addrs == {"c1": ("a:1", "b:2")}
+    assert g1.message_model == "BROADCASTING" and g1.consume_type == "CONSUME_PASSIVELY" and g1.errors == ()
+
+
+def test_connections_fall_back_per_group_on_a_broker_without_the_extension() -> None:
+    one = {"connectionSet": [_conn("c2")], "consumeFromWhere": "CONSUME_FROM_FIRST_OFFSET", "consumeType": "CONSUME_ACTIVELY",
+           "messageModel": "CLUSTERING", "subscriptionTable": {}}
+
+    def answer(call):
+        if call.code == RequestCode.GANTRY_GET_ALL_CONSUMER_CONNECTIONS:
+            return reply(call.addr, ResponseCode.REQUEST_CODE_NOT_SUPPORTED if call.addr == "apache:9" else ResponseCode.SYSTEM_ERROR)
+        if call.ext_fields["consumerGroup"] == "G2":
+            return reply(call.addr, ResponseCode.CONSUMER_NOT_ONLINE)
+        return reply(call.addr, body=one)
+
+    result, asked = run(consumer_connections_plan(["G1", "G2"], ["apache:9", "down:1"]), answer)
+    assert asked == [[RequestCode.GANTRY_GET_ALL_CONSUMER_CONNECTIONS] * 2, [RequestCode.GET_CONSUMER_CONNECTION_LIST] * 2]
+    assert [c.client_id for c in result["G1"].connections] == ["c2"] and result["G1"].broker_addrs == {"c2": ("apache:9",)}
+    assert result["G1"].consume_type == "CONSUME_ACTIVELY" and not result["G2"].online
+    assert all(len(result[g].errors) == 1 and result[g].errors[0].startswith("down:1:") for g in ("G1", "G2"))
+
+
+def test_the_consume_stats_list_fast_reader_agrees_with_the_tolerant_one() -> None:
+    import brokers.admin_extras as extras
+    from brokers.engine.client.admin_bodies import load_object
+
+    stats = {"brokerAddr": "a:1", "totalDiff": 9, "consumeStatsList": [
+        {"G-1": [{"consumeTps": 1.5, "offsetTable": {MessageQueue("T_1", "broker-a", q): {"brokerOffset": 10 + q, "consumerOffset": q, "lastTimestamp": 5}
+                                                      for q in range(12)}}]},
+        {"%RETRY%x": []}]}
+    body = json_compat.dumps(stats).encode()
+    fast = extras._broker_consume_stats("a:1", body)
+    original = extras._load_consume_stats_list
+    try:
+        extras._load_consume_stats_list = load_object
+        slow = extras._broker_consume_stats("a:1", body)
+    finally:
+        extras._load_consume_stats_list = original
+    assert fast == slow and fast.offsets[("T_1", "G-1")][11] == 11 and fast.lag["G-1"] == 120
+    odd = body.replace(b'"queueId":3,', b'"queueId": 3,')  # another writer's spacing: the tolerant reader takes it
+    assert extras._broker_consume_stats("a:1", odd) == fast

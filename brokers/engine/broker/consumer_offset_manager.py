@@ -102,6 +102,14 @@ class ConsumerOffsetManager:
     def which_topic_by_consumer(self, group: str) -> set[str]:
         return {t for t, g in map(self.split_key, self.offset_table) if g == group}
 
+    def topics_by_group(self) -> dict[str, set[str]]:
+        """which_topic_by_consumer of every group, in one pass over the table."""
+        out: dict[str, set[str]] = {}
+        for key in self.offset_table:
+            topic, group = self.split_key(key)
+            out.setdefault(group, set()).add(topic)
+        return out
+
     def which_group_by_topic(self, topic: str) -> set[str]:
         return {g for t, g in map(self.split_key, self.offset_table) if t == topic}
 

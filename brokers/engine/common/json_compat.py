@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -236,9 +237,26 @@ def dumps(value: Any, *, pretty: bool = False, sort_keys: bool = True, default: 
     return "".join(out)
 
 
+_encode_str = json.encoder.c_encode_basestring or json.encoder.py_encode_basestring  # json.dumps(s, ensure_ascii=False)
+_int_text = int.__repr__  # what json.dumps writes for ints (IntEnum members included)
+_first = operator.itemgetter(0)
+_NATURAL_ORDER_KEYS = frozenset({str, int, MessageQueue})  # their own order is _sort_key's among keys of one type
+
+
 def _write(value: Any, out: list[str], pretty: bool, depth: int, sort_keys: bool, default: Callable[[Any], Any] | None) -> None:
-    if value is None or isinstance(value, (str, bool, int)):
-        out.append(json.dumps(value, ensure_ascii=False))
+    # scalars written directly: the same text as json.dumps(value, ensure_ascii=False), without its
+    # per-call encoder set-up (bodies of thousands of queues write tens of thousands of them)
+    if isinstance(value, str):
+        out.append(_encode_str(value))
+        return
+    if value is None:
+        out.append("null")
+        return
+    if isinstance(value, bool):
+        out.append("true" if value else "false")
+        return
+    if isinstance(value, int):
+        out.append(_int_text(value))
         return
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -247,8 +265,14 @@ def _write(value: Any, out: list[str], pretty: bool, depth: int, sort_keys: bool
         return
     if isinstance(value, Mapping):
         items = list(value.items())
-        if sort_keys:
-            items.sort(key=lambda kv: _sort_key(kv[0]))
+        if sort_keys and len(items) > 1:
+            if type(items[0][0]) in _NATURAL_ORDER_KEYS:
+                try:  # same order as _sort_key when every key is of one of these types
+                    items.sort(key=_first)
+                except TypeError:  # mixed key types
+                    items.sort(key=lambda kv: _sort_key(kv[0]))
+            else:
+                items.sort(key=lambda kv: _sort_key(kv[0]))
         if not items:
             out.append("{}")
             return
@@ -285,14 +309,17 @@ def _write(value: Any, out: list[str], pretty: bool, depth: int, sort_keys: bool
 
 
 def _write_key(key: Any, out: list[str], pretty: bool, depth: int, sort_keys: bool, default: Callable[[Any], Any] | None) -> None:
-    if isinstance(key, bool):
-        out.append(json.dumps(str(key).lower()))
+    if isinstance(key, str):
+        out.append(_encode_str(key))
+    elif isinstance(key, bool):
+        out.append('"true"' if key else '"false"')
     elif isinstance(key, int):
         out.append(str(key))  # bare, as fastjson writes Integer/Long keys
-    elif isinstance(key, str):
-        out.append(json.dumps(key, ensure_ascii=False))
     elif isinstance(key, MessageQueue):
-        _write(key.to_json(), out, pretty, depth, sort_keys, default)
+        if pretty or not sort_keys:
+            _write(key.to_json(), out, pretty, depth, sort_keys, default)
+        else:  # the same text, written at once: stats bodies hold one such key per queue
+            out.append(f'{{"brokerName":{_encode_str(key.broker_name)},"queueId":{_int_text(key.queue_id)},"topic":{_encode_str(key.topic)}}}')
     elif isinstance(key, tuple) and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in key):
         _write(dict(key), out, pretty, depth, sort_keys, default)  # a key read back by loads()
     else:

@@ -91,6 +91,9 @@ class RequestCode(IntEnum):
     ADD_WRITE_PERM_OF_BROKER = 327
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
+    # Gantry extensions, not in RocketMQ (docs/protocol.md, "Gantry extensions"): numbered far
+    # from RocketMQ's codes; an Apache broker answers them REQUEST_CODE_NOT_SUPPORTED.
+    GANTRY_GET_ALL_CONSUMER_CONNECTIONS = 10_001  # every online group's ConsumerConnection at once
 
 
 class ResponseCode(IntEnum):

@@ -42,6 +42,56 @@ def _json_body(value: object) -> bytes:
     return json_compat.dumps(value).encode("utf-8")
 
 
+def consume_stats_tables(broker, group: str, topics, *, write_queues: bool = False,
+                         order_only: bool = False) -> list[tuple[str, dict[MessageQueue, dict]]]:
+    """Per topic of ``topics``, the group's OffsetWrapper of each queue (brokerOffset,
+    consumerOffset, lastTimestamp), as RocketMQ's ConsumeStats offsetTable holds them.
+
+    Topics without a config are left out, and so are topics an online group no longer subscribes.
+    GET_CONSUME_STATS counts the read queues, GET_BROKER_CONSUME_STATS the write queues
+    (``write_queues``) and, with ``order_only`` (its isOrder), keeps ordered topics only.
+    """
+    group_info = broker.client_manager.get_consumer_group_info(group)
+    broker_name = broker.config.broker_name
+    out: list[tuple[str, dict[MessageQueue, dict]]] = []
+    for topic in topics:
+        tc = broker.topic_config_manager.select_topic_config(topic)
+        if tc is None or (order_only and not tc.order):
+            continue
+        if group_info is not None and group_info.subscription_table and topic not in group_info.subscription_table:
+            continue  # the group is online and no longer subscribes the topic
+        table: dict[MessageQueue, dict] = {}
+        for queue_id in range(tc.write_queue_nums if write_queues else tc.read_queue_nums):
+            broker_offset = max(broker.store.get_max_offset_in_queue(topic, queue_id), 0)
+            consumer_offset = max(broker.consumer_offset_manager.query_offset(group, topic, queue_id), 0)
+            last = 0
+            if consumer_offset > 0:
+                last = max(broker.store.get_message_store_timestamp(topic, queue_id, consumer_offset - 1), 0)
+            table[MessageQueue(topic, broker_name, queue_id)] = {
+                "brokerOffset": broker_offset,
+                "consumerOffset": consumer_offset,
+                "lastTimestamp": last,
+            }
+        out.append((topic, table))
+    return out
+
+
+def consume_stats_json(table: dict[MessageQueue, dict], consume_tps: float = 0.0) -> dict:
+    """RocketMQ's ConsumeStats: the offset table keyed by MessageQueue (inline keys when written)."""
+    return {"consumeTps": consume_tps, "offsetTable": table}
+
+
+def consumer_connection_json(info) -> dict:
+    """RocketMQ's ConsumerConnection body of an online group (GET_CONSUMER_CONNECTION_LIST)."""
+    return {
+        "connectionSet": [c.to_connection_json() for c in info.all_channels()],
+        "consumeFromWhere": info.consume_from_where,
+        "consumeType": info.consume_type,
+        "messageModel": info.message_model,
+        "subscriptionTable": {t: s.to_json() for t, s in info.subscription_table.items()},
+    }
+
+
 class AdminBrokerProcessor(Processor):
     def register(self, server) -> None:
         handlers = {
@@ -145,26 +195,10 @@ class AdminBrokerProcessor(Processor):
             topics = [topic]
         else:
             topics = sorted(broker.consumer_offset_manager.which_topic_by_consumer(group))
-        group_info = broker.client_manager.get_consumer_group_info(group)
         table: dict[MessageQueue, dict] = {}
-        for topic in topics:
-            tc = broker.topic_config_manager.select_topic_config(topic)
-            if tc is None:
-                continue
-            if group_info is not None and group_info.subscription_table and topic not in group_info.subscription_table:
-                continue  # the group is online and no longer subscribes the topic
-            for queue_id in range(tc.read_queue_nums):
-                broker_offset = max(broker.store.get_max_offset_in_queue(topic, queue_id), 0)
-                consumer_offset = max(broker.consumer_offset_manager.query_offset(group, topic, queue_id), 0)
-                last = 0
-                if consumer_offset > 0:
-                    last = max(broker.store.get_message_store_timestamp(topic, queue_id, consumer_offset - 1), 0)
-                table[MessageQueue(topic, broker.config.broker_name, queue_id)] = {
-                    "brokerOffset": broker_offset,
-                    "consumerOffset": consumer_offset,
-                    "lastTimestamp": last,
-                }
-        return request.response(ResponseCode.SUCCESS, None, None, _json_body({"consumeTps": 0.0, "offsetTable": table}))
+        for _, topic_table in consume_stats_tables(broker, group, topics):
+            table.update(topic_table)
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body(consume_stats_json(table)))
 
     @guarded
     async def get_consumer_connection_list(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -172,14 +206,7 @@ class AdminBrokerProcessor(Processor):
         info = self.broker.client_manager.get_consumer_group_info(group)
         if info is None or not info.channel_info_table:
             return request.response(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{group}] not online")
-        body = {
-            "connectionSet": [c.to_connection_json() for c in info.all_channels()],
-            "consumeFromWhere": info.consume_from_where,
-            "consumeType": info.consume_type,
-            "messageModel": info.message_model,
-            "subscriptionTable": {t: s.to_json() for t, s in info.subscription_table.items()},
-        }
-        return request.response(ResponseCode.SUCCESS, None, None, _json_body(body))
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body(consumer_connection_json(info)))
 
     @guarded
     async def get_producer_connection_list(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
