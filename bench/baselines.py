@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -17,6 +16,8 @@ from dataclasses import dataclass
 
 import redis
 import redis.asyncio as aredis
+
+from processes import free_port
 
 
 @dataclass(frozen=True)
@@ -35,12 +36,6 @@ class Figure:
 def batches_in_flight(inflight: int, batch: int) -> int:
     """Concurrent batch sends for ``inflight`` concurrent single sends: as many messages in flight."""
     return max(1, inflight // batch)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager

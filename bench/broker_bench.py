@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from baselines import Figure, batches_in_flight, file_append_figures, free_port, redis_figures  # noqa: E402
+from baselines import Figure, batches_in_flight, file_append_figures, redis_figures  # noqa: E402
+from processes import free_port, wait_ready  # noqa: E402
 
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
 from brokers.engine.client.simple import AsyncPullClient, AsyncSimpleProducer, PullStatus  # noqa: E402
@@ -40,17 +41,6 @@ from brokers.engine.common.topic_config import TopicConfig  # noqa: E402
 
 TOPIC = "BenchTopic"
 QUEUES = 4
-
-
-def _wait_ready(proc: subprocess.Popen, log: Path, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"process exited early:\n{log.read_text()[-2000:]}")
-        if b"ready" in log.read_bytes():
-            return
-        time.sleep(0.05)
-    raise RuntimeError(f"not ready in {timeout_s}s:\n{log.read_text()[-2000:]}")
 
 
 @contextmanager
@@ -70,7 +60,7 @@ def gantry(flush: str):
                                         if name == "broker" else [sys.executable, "-m", "brokers.engine", *argv],
                                         cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
             procs.append(proc)
-            _wait_ready(proc, log)
+            wait_ready(proc, log, 30.0)
         namesrv = f"127.0.0.1:{ns_port}"
         admin = BlockingMQAdminClient(namesrv, timeout_s=5.0)
         admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig(TOPIC, QUEUES, QUEUES))

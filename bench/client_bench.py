@@ -34,7 +34,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from processes import free_port, wait_ready as wait_server_ready  # noqa: E402
 from brokers.engine.client import ClientConfig, ConsumeStatus, Message, Producer, PushConsumer  # noqa: E402
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
 from brokers.engine.common.topic_config import TopicConfig  # noqa: E402
@@ -42,25 +44,6 @@ from brokers.engine.common.topic_config import TopicConfig  # noqa: E402
 TOPIC = "ClientBench"
 QUEUES = 4
 BROKERS = ("bench-a", "bench-b")
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_ready(proc: subprocess.Popen, log: Path, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"process exited early:\n{log.read_text()[-2000:]}")
-        if b"ready" in log.read_bytes():
-            return
-        time.sleep(0.05)
-    raise RuntimeError(f"not ready in {timeout_s}s:\n{log.read_text()[-2000:]}")
 
 
 @contextmanager
@@ -79,7 +62,7 @@ def cluster():
             with open(log, "wb") as out:
                 proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
             procs.append(proc)
-            _wait_ready(proc, log)
+            wait_server_ready(proc, log, 30.0)
         with BlockingMQAdminClient(namesrv, timeout_s=5.0) as admin:
             deadline = time.monotonic() + 20
             while True:

@@ -28,7 +28,6 @@ import json
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,26 +39,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from processes import free_port, wait_ready  # noqa: E402
 
 BROKERS = ("broker-a", "broker-b")
 CLUSTER = "BenchCluster"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_ready(proc: subprocess.Popen, log: Path, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"process exited early:\n{log.read_text()[-2000:]}")
-        if b"ready" in log.read_bytes():
-            return
-        time.sleep(0.05)
-    raise RuntimeError(f"not ready in {timeout_s}s:\n{log.read_text()[-2000:]}")
 
 
 def _write_groups(store_dir: Path, groups: int, consumed_topics: int) -> None:
@@ -90,7 +74,7 @@ def _write_topics(store_dir: Path, topics: int) -> None:
 
 @contextmanager
 def cluster(tmp: Path, topics: int, groups: int = 0, consumed_topics: int = 100) -> Iterator[str]:
-    ns_port = _free_port()
+    ns_port = free_port()
     namesrv = f"127.0.0.1:{ns_port}"
     procs = []
     try:
@@ -100,14 +84,14 @@ def cluster(tmp: Path, topics: int, groups: int = 0, consumed_topics: int = 100)
             _write_topics(store, topics)
             if groups:
                 _write_groups(store, groups, consumed_topics)
-            argvs.append((name, ["broker", "--name", name, "--port", str(_free_port()), "--namesrv", namesrv,
+            argvs.append((name, ["broker", "--name", name, "--port", str(free_port()), "--namesrv", namesrv,
                                  "--store-dir", str(store), "--cluster", CLUSTER, "--log-level", "WARNING"]))
         for name, argv in argvs:
             log = tmp / f"{name}.log"
             with open(log, "wb") as out:
                 proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
             procs.append(proc)
-            _wait_ready(proc, log)
+            wait_ready(proc, log)
         yield namesrv
     finally:
         for proc in reversed(procs):
