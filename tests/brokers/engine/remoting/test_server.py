@@ -44,6 +44,15 @@ async def close_writer(writer: asyncio.StreamWriter) -> None:
     except (ConnectionError, OSError):
         pass
 
+async def assert_still_serving(rec) -> None:
+    """A fresh connection to the recorder's server still gets answers."""
+    client = RemotingClient()
+    try:
+        assert (await client.invoke(rec.addr, RemotingCommand.request(ECHO))).code == 0
+    finally:
+        await client.close()
+
+
 
 class Recorder:
     """A server with a few handlers that record what they saw."""
@@ -313,11 +322,7 @@ def test_header_length_beyond_frame_answered_then_connection_closed():
             await asyncio.sleep(0.05)
             assert len(rec.closed) == 1
             # Other connections are unaffected.
-            client = RemotingClient()
-            try:
-                assert (await client.invoke(rec.addr, RemotingCommand.request(ECHO))).code == 0
-            finally:
-                await client.close()
+            await assert_still_serving(rec)
 
     run(scenario())
 
@@ -336,11 +341,7 @@ def test_truncated_frame_then_close_dispatches_nothing():
                     break
                 await asyncio.sleep(0.01)
             assert rec.closed and rec.seen == []
-            client = RemotingClient()
-            try:
-                assert (await client.invoke(rec.addr, RemotingCommand.request(ECHO))).code == 0
-            finally:
-                await client.close()
+            await assert_still_serving(rec)
 
     run(scenario())
 
