@@ -66,3 +66,9 @@ def show_on_form(form, exc: ServiceError) -> None:
         exc.add_to_form(form)
     else:
         form.add_error(None, exc.message)
+
+
+class QueueUnavailable(Unavailable):
+    """Background work could not be queued: Redis (Celery's broker) does not answer."""
+
+    code = "queue_unavailable"

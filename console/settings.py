@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "brokers",
     "topics",
     "consumers",
+    "analytics",
 ]
 
 MIDDLEWARE = [
@@ -102,6 +103,15 @@ DATABASES = {
         default=f"sqlite:///{VAR_DIR / 'console.sqlite3'}", conn_max_age=60
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The web server, Celery workers and beat share the embedded SQLite file: wait for a lock
+    # instead of failing, let readers run beside a writer (WAL), and take the write lock when a
+    # transaction begins so two processes never deadlock upgrading a read lock.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"}
+    )
+    # Tests use a file, not :memory:, so a real Celery worker process sees the same database.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-console.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -140,8 +150,78 @@ CACHES = {
     )
 }
 
-REDIS_URL = os.environ.get("REDIS_URL", "")
+# Redis: Celery's broker and result backend. Without REDIS_URL, `make run` starts a private
+# redis-server on loopback (GANTRY_REDIS_PORT) with its data under var/redis.
+PRIVATE_REDIS = not os.environ.get("REDIS_URL")
+PRIVATE_REDIS_PORT = int(os.environ.get("GANTRY_REDIS_PORT", "6479"))  # off 6379 so a system redis is left alone
+REDIS_URL = os.environ.get("REDIS_URL") or f"redis://127.0.0.1:{PRIVATE_REDIS_PORT}/0"
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
+
+# -- Celery (console/celery.py reads every CELERY_* name) ------------------------------------------
+# A message a worker took but did not acknowledge (acks_late) goes back to the queue after the
+# visibility timeout: it must exceed every task's hard time limit, or a slow task runs twice.
+CELERY_VISIBILITY_TIMEOUT_S = int(os.environ.get("GANTRY_CELERY_VISIBILITY_TIMEOUT_S", "3600"))
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = REDIS_URL
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_VISIBILITY_TIMEOUT_S,
+    "socket_connect_timeout": 1,  # a request that enqueues must fail fast when Redis is down
+    "socket_timeout": 5,
+}
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"socket_connect_timeout": 1, "socket_timeout": 5}
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 1
+CELERY_REDIS_SOCKET_TIMEOUT = 5
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True  # workers wait for Redis at start
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]  # tasks accept JSON only: no pickle from a shared Redis
+CELERY_TASK_ACKS_LATE = True  # a task killed with its worker is delivered again
+CELERY_TASK_REJECT_ON_WORKER_LOST = True  # ... also when only the pool child dies
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # long tasks: a worker holds one message at a time
+CELERY_TASK_TRACK_STARTED = True
+CELERY_RESULT_EXPIRES = 24 * 3600
+CELERY_TIMEZONE = "UTC"
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+# Spark jobs go to their own queue, served by a worker of concurrency 1 (one job at a time).
+CELERY_TASK_ROUTES = {"analytics.tasks.dashboard_refresh_task": {"queue": "analytics"}}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Hard limits per task (seconds); each stays below the visibility timeout (checked at import).
+GANTRY_TASK_TIME_LIMITS = {
+    "rebalance": min(300, CELERY_VISIBILITY_TIMEOUT_S - 10),
+    "dashboard_refresh": min(3000, CELERY_VISIBILITY_TIMEOUT_S - 10),
+    "short": min(60, CELERY_VISIBILITY_TIMEOUT_S - 5),  # health scan, metrics sampling
+}
+
+# Analytics: the metrics lake and the dashboards (docs/analytics.md).
+GANTRY_ANALYTICS = {
+    "LAKE_DIR": os.environ.get("GANTRY_LAKE_DIR", str(VAR_DIR / "lake")),
+    "SAMPLE_INTERVAL_S": float(os.environ.get("GANTRY_SAMPLE_INTERVAL_S", "10")),
+}
+
+from celery.schedules import crontab  # noqa: E402  (settings stay one flat module)
+
+# The one periodic schedule (celery beat).
+CELERY_BEAT_SCHEDULE = {
+    # Health scan: expired brokers, queues owned twice or by nobody, rising backlogs -> overview alerts;
+    # also fails rebalance jobs whose worker vanished. Cheap (one batched call per broker).
+    "health-scan": {
+        "task": "consumers.tasks.health_scan_task",
+        "schedule": float(os.environ.get("GANTRY_HEALTH_SCAN_S", "30")),
+        "options": {"expires": 25},  # a scan that waited longer than its period is stale: drop it
+    },
+    # Metrics sampling: every queue's max offset and every group's committed offsets into the lake.
+    "metrics-sample": {
+        "task": "analytics.tasks.metrics_sample_task",
+        "schedule": GANTRY_ANALYTICS["SAMPLE_INTERVAL_S"],
+        "options": {"expires": max(1.0, GANTRY_ANALYTICS["SAMPLE_INTERVAL_S"] - 1)},
+    },
+    # Nightly dashboard refresh at 02:00 UTC (the console and API also run it on demand).
+    "dashboard-refresh-nightly": {
+        "task": "analytics.tasks.dashboard_refresh_task",
+        "schedule": crontab(hour=2, minute=0),
+        "kwargs": {"trigger": "nightly"},
+    },
+}
 
 LOGGING = {
     "version": 1,

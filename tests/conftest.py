@@ -105,3 +105,7 @@ def topic_name(request):
 
     base = re.sub(r"[^A-Za-z0-9_-]", "_", request.node.name)[:60]
     return f"T_{base}_{uuid.uuid4().hex[:8]}"
+
+
+# -- Redis and Celery workers (tests/celery_fixtures.py) ---------------------------------------------
+from tests.celery_fixtures import celery_redis, celery_worker, redis_server  # noqa: E402,F401
