@@ -52,6 +52,9 @@ def _failure(reply: Reply | RemotingError, request_code: int) -> RemotingError |
     return None
 
 
+reply_failure = _failure  # for the other admin_* modules
+
+
 # -- name servers ----------------------------------------------------------------------------------
 
 
@@ -120,6 +123,9 @@ def _fanout_to_brokers(code: int, addrs: Iterable[str], ext: dict[str, object] |
         return {}
     replies = yield Fanout(tuple(Call(code, ext, addr=a) for a in addrs))
     return dict(zip(addrs, replies))
+
+
+fanout_to_brokers = _fanout_to_brokers  # for the other admin_* modules
 
 
 def all_topic_configs(addrs: Iterable[str]) -> dict[str, dict[str, TopicConfig] | RemotingError]:

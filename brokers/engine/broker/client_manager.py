@@ -241,9 +241,20 @@ class ClientManager:
 
     # -- notifications ------------------------------------------------------------------------
 
+    def notify_group_now(self, group: str) -> list[str]:
+        """Tell every member of ``group`` to rebalance now, whatever the notify settings say (an
+        operator's explicit request); the client ids told."""
+        group_info = self.consumer_table.get(group)
+        members = [info for info in (group_info.all_channels() if group_info else []) if not info.ctx.closed]
+        self._send_to_members(group, members)
+        return sorted(info.client_id for info in members)
+
     def _notify_consumer_ids_changed(self, group: str, members: list[ClientChannelInfo]) -> None:
         if not members or not self.notify_enabled(group):
             return
+        self._send_to_members(group, members)
+
+    def _send_to_members(self, group: str, members: list[ClientChannelInfo]) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:

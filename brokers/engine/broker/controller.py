@@ -27,6 +27,7 @@ from brokers.engine.broker.consumer_offset_manager import ConsumerOffsetManager
 from brokers.engine.broker.namesrv_api import BrokerIdentity, BrokerOuterAPI, RegisterResult
 from brokers.engine.broker.processors.admin import AdminBrokerProcessor
 from brokers.engine.broker.processors.admin_batch import GroupBatchProcessor
+from brokers.engine.broker.processors.gantry_ext import GantryExtensionProcessor
 from brokers.engine.broker.processors.client import ClientManageProcessor
 from brokers.engine.broker.processors.offset import ConsumerOffsetProcessor
 from brokers.engine.broker.processors.pull import PullMessageProcessor
@@ -137,6 +138,7 @@ class BrokerController:
                 QueryMessageProcessor(self),
                 AdminBrokerProcessor(self),
                 GroupBatchProcessor(self),
+                GantryExtensionProcessor(self),
             ):
                 processor.register(server)
             self.pull_request_hold_service.start()

@@ -94,6 +94,8 @@ class RequestCode(IntEnum):
     # Gantry extensions, not in RocketMQ (docs/protocol.md, "Gantry extensions"): numbered far
     # from RocketMQ's codes; an Apache broker answers them REQUEST_CODE_NOT_SUPPORTED.
     GANTRY_GET_ALL_CONSUMER_CONNECTIONS = 10_001  # every online group's ConsumerConnection at once
+    GANTRY_GET_QUEUE_STATS = 10_002  # every queue's offsets and bytes, every group's committed offsets
+    GANTRY_NOTIFY_CONSUMER_IDS_CHANGED = 10_003  # make the broker tell a group's members to rebalance now
 
 
 class ResponseCode(IntEnum):

@@ -92,6 +92,8 @@ class MessageStore:
         self.store_host_bytes = host_to_bytes(config.store_host)
         # Set by the put path (under the commit log lock).
         self.queue_offsets: dict[tuple[str, int], int] = {}
+        # Record bytes put to each queue since this store opened (for bytes/s; restarts at 0).
+        self.queue_put_bytes: dict[tuple[str, int], int] = {}
         self.last_dispatch_timestamp = 0
         self.healthy_error: str | None = None
 
@@ -403,6 +405,7 @@ class MessageStore:
                 removed = [self._queues.pop(k) for k in keys]
                 for k in keys:
                     self.queue_offsets.pop(k, None)
+                    self.queue_put_bytes.pop(k, None)
                 for q in removed:
                     q.close()
             path = os.path.join(root, topic)

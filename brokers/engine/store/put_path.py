@@ -104,7 +104,9 @@ class Appender:
             q.put(phys, size, tags)
         else:
             q.put_recovered(phys, size, tags, queue_offset)
-        store.queue_offsets[(topic, queue_id)] = queue_offset + 1
+        key = (topic, queue_id)
+        store.queue_offsets[key] = queue_offset + 1
+        store.queue_put_bytes[key] = store.queue_put_bytes.get(key, 0) + size
 
     def _dispatch_units(self, topic: str, queue_id: int, first_offset: int, units: list[tuple[int, int, int]]) -> None:
         """:meth:`_dispatch_unit` for consecutive queue offsets from ``first_offset`` (a batch)."""
@@ -118,7 +120,9 @@ class Appender:
         else:
             for i, (phys, size, tags) in enumerate(units):
                 q.put_recovered(phys, size, tags, first_offset + i)
-        store.queue_offsets[(topic, queue_id)] = first_offset + len(units)
+        key = (topic, queue_id)
+        store.queue_offsets[key] = first_offset + len(units)
+        store.queue_put_bytes[key] = store.queue_put_bytes.get(key, 0) + sum(unit[1] for unit in units)
 
     def _dispatch_failed(self, exc: Exception) -> None:
         # The record is in the commit log but a queue or the index missed it: stop taking puts

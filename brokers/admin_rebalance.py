@@ -1,0 +1,24 @@
+"""Asking brokers to make a group's members rebalance now (Gantry's GANTRY_NOTIFY_CONSUMER_IDS_CHANGED).
+
+Each broker sends NOTIFY_CONSUMER_IDS_CHANGED to the members of the group connected to it, even
+when the group disables those notifications. An Apache RocketMQ broker does not know the request
+and answers REQUEST_CODE_NOT_SUPPORTED: that comes back as the broker's error.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from brokers.admin_extras import fanout_to_brokers, reply_failure, run
+from brokers.engine.client.admin_bodies import as_dict, load_object
+from brokers.engine.remoting.codes import RequestCode
+from brokers.engine.remoting.errors import RemotingError
+
+
+def notify_consumer_ids_changed(group: str, addrs: Iterable[str]) -> dict[str, tuple[str, ...] | RemotingError]:
+    """Broker address -> the client ids it notified, or its error; all brokers at once."""
+    out: dict[str, tuple[str, ...] | RemotingError] = {}
+    code = RequestCode.GANTRY_NOTIFY_CONSUMER_IDS_CHANGED
+    for addr, reply in run(fanout_to_brokers(code, addrs, {"consumerGroup": group})).items():
+        error = reply_failure(reply, code)
+        out[addr] = error if error is not None else tuple(str(c) for c in as_dict(load_object(reply.body)).get("notified") or ())
+    return out

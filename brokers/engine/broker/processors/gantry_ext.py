@@ -1,0 +1,66 @@
+"""Gantry's own admin requests (no RocketMQ 4.x counterpart; an Apache broker answers them
+REQUEST_CODE_NOT_SUPPORTED). See docs/protocol.md, "Gantry extensions".
+
+GANTRY_GET_QUEUE_STATS (10002), no header fields. The metrics sampler's one call per broker:
+every queue of every topic config with its offsets and the record bytes put to it since the
+store opened, and every committed offset of every group, read at one instant::
+
+    {"brokerName": "broker-a", "brokerAddr": "127.0.0.1:10911", "timestamp": 1763820000000,
+     "queues": [{"topic": "orders", "queueId": 0, "minOffset": 0, "maxOffset": 120, "putBytes": 24000}],
+     "offsets": [{"group": "billing", "topic": "orders", "queueId": 0, "offset": 118, "maxOffset": 120}]}
+
+``putBytes`` counts whole stored records (the commitlog record size, RocketMQ's
+``TOPIC_PUT_SIZE`` measure) and restarts at 0 when the broker restarts.
+
+GANTRY_NOTIFY_CONSUMER_IDS_CHANGED (10003), header ``consumerGroup``: send
+NOTIFY_CONSUMER_IDS_CHANGED to every member of the group connected to this broker now, even
+when the group or broker disables those notifications (an operator asked for it). The body is
+``{"consumerGroup": g, "notified": [client ids]}``; a group with no member here notifies nobody.
+"""
+from __future__ import annotations
+
+from brokers.engine.broker.consumer_offset_manager import ConsumerOffsetManager
+from brokers.engine.broker.processors.admin import _json_body
+from brokers.engine.broker.processors.base import Processor, checked_group, guarded, require_str
+from brokers.engine.remoting.channel import ChannelContext
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
+
+
+class GantryExtensionProcessor(Processor):
+    def register(self, server) -> None:
+        server.register_processor(RequestCode.GANTRY_GET_QUEUE_STATS, self.get_queue_stats)
+        server.register_processor(RequestCode.GANTRY_NOTIFY_CONSUMER_IDS_CHANGED, self.notify_consumer_ids_changed)
+
+    @guarded
+    async def get_queue_stats(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        broker = self.broker
+        store = broker.store
+        put_bytes = store.queue_put_bytes
+        queues = []
+        max_offsets: dict[tuple[str, int], int] = {}
+        for topic, cfg in sorted(broker.topic_config_manager.topic_config_table.items()):
+            for queue_id in range(max(cfg.read_queue_nums, cfg.write_queue_nums)):
+                max_offset = store.get_max_offset_in_queue(topic, queue_id)
+                max_offsets[(topic, queue_id)] = max_offset
+                queues.append({"topic": topic, "queueId": queue_id,
+                               "minOffset": store.get_min_offset_in_queue(topic, queue_id),
+                               "maxOffset": max_offset, "putBytes": put_bytes.get((topic, queue_id), 0)})
+        offsets = []
+        for key, table in sorted(broker.consumer_offset_manager.offset_table.items()):
+            topic, group = ConsumerOffsetManager.split_key(key)
+            for queue_id, offset in sorted(table.items()):
+                max_offset = max_offsets.get((topic, queue_id))
+                if max_offset is None:  # offsets of a deleted topic: nothing to measure them against
+                    continue
+                offsets.append({"group": group, "topic": topic, "queueId": queue_id, "offset": offset, "maxOffset": max_offset})
+        body = {"brokerName": broker.config.broker_name, "brokerAddr": broker.addr,
+                "timestamp": broker.clock.now_ms(), "queues": queues, "offsets": offsets}
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body(body))
+
+    @guarded
+    async def notify_consumer_ids_changed(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        group = checked_group(require_str(request, "consumerGroup"))
+        notified = self.broker.client_manager.notify_group_now(group)
+        body = {"consumerGroup": group, "notified": notified}
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body(body))
