@@ -1,16 +1,19 @@
-"""``make run``: the cluster, then the web server, supervised in one foreground process."""
+"""``make run``: Redis, the cluster, Celery (worker, analytics worker, beat), a demo workload and
+the web server, supervised in one foreground process (Ctrl-C stops them in reverse order)."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from console.redis_server import READY_MARKER, redis_argv
 from console.supervisor import ProcessSpec, Supervisor
 
 
 class Command(BaseCommand):
-    help = "Run the embedded Gantry stack (name server, brokers, web) until Ctrl-C."
+    help = "Run the embedded Gantry stack (redis, name server, brokers, celery, demo, web) until Ctrl-C."
 
     def add_arguments(self, parser):
         parser.add_argument("--web", default="127.0.0.1:8000", help="address of the web server")
@@ -18,21 +21,37 @@ class Command(BaseCommand):
         parser.add_argument("--broker", action="append", default=None,
                             help="NAME:PORT, repeatable (default broker-a:10911 broker-b:10921)")
         parser.add_argument("--flush", choices=["sync", "async"], default="async")
+        parser.add_argument("--no-demo", action="store_true", help="do not run the demo workload")
 
-    def handle(self, *args, web: str, namesrv_port: int, broker: list[str] | None, flush: str, **options):
+    def handle(self, *args, web: str, namesrv_port: int, broker: list[str] | None, flush: str, no_demo: bool, **options):
         brokers = broker or ["broker-a:10911", "broker-b:10921"]
         py = sys.executable
         manage = str(settings.BASE_DIR / "manage.py")
+        env = {"NAMESRV_ADDR": f"127.0.0.1:{namesrv_port}", "REDIS_URL": settings.REDIS_URL}
+        celery = [py, "-m", "celery", "-A", "console"]
+        specs = []
+        if settings.PRIVATE_REDIS:  # no REDIS_URL: our own redis-server, data under var/redis
+            specs.append(ProcessSpec("redis", redis_argv(settings.PRIVATE_REDIS_PORT, Path(settings.VAR_DIR) / "redis"),
+                                     ready_marker=READY_MARKER))
         cluster = [py, manage, "run_cluster", "--store-dir", settings.MQ["STORE_DIR"],
                    "--namesrv-port", str(namesrv_port), "--flush", flush]
         for b in brokers:
             cluster += ["--broker", b]
-        specs = [
+        specs += [
             ProcessSpec("cluster", cluster, ready_marker="ready"),
-            ProcessSpec("web", [py, manage, "runserver", web, "--noreload", "--insecure"],
-                        ready_marker="Quit the server",
-                        env={"NAMESRV_ADDR": f"127.0.0.1:{namesrv_port}"}),
+            # rebalance triggers, health scan, metrics sampling
+            ProcessSpec("worker", [*celery, "worker", "-Q", "celery", "-c", "2", "-n", "main@%h", "-l", "INFO",
+                                   "--without-mingle", "--without-gossip"], ready_marker=" ready.", env=env),
+            # Spark dashboard refreshes, one at a time
+            ProcessSpec("analytics", [*celery, "worker", "-Q", "analytics", "-c", "1", "-n", "analytics@%h", "-l", "INFO",
+                                      "--without-mingle", "--without-gossip"], ready_marker=" ready.", env=env),
+            ProcessSpec("beat", [*celery, "beat", "-l", "INFO", "-s", settings.CELERY_BEAT_SCHEDULE_FILENAME],
+                        ready_marker="beat: Starting", env=env),
         ]
+        if not no_demo:
+            specs.append(ProcessSpec("demo", [py, manage, "run_demo"], ready_marker="demo workload running", env=env))
+        specs.append(ProcessSpec("web", [py, manage, "runserver", web, "--noreload", "--insecure"],
+                                 ready_marker="Quit the server", env=env))
         code = Supervisor(specs, out=self.stdout._out).run()
         if code:
             raise CommandError("the embedded stack stopped with an error (see above)")
