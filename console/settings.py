@@ -110,8 +110,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"}
     )
-    # Tests use a file, not :memory:, so a real Celery worker process sees the same database.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-console.sqlite3")}
+    # Tests use a file, not :memory:, so a real Celery worker process sees the same database
+    # (one per test process: concurrent runs must not share it).
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-console-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
