@@ -168,6 +168,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": CELERY_VISIBILITY_TIMEOUT_S,
     "socket_connect_timeout": 1,  # a request that enqueues must fail fast when Redis is down
     "socket_timeout": 5,
+    # look for unacknowledged messages past the visibility timeout every 10 s (kombu's default
+    # scans only every 10th look, so a lost task would wait up to 100 s more)
+    "unacked_restore_interval": 10,
+    "unacked_restore_throttle": 1,
 }
 CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"socket_connect_timeout": 1, "socket_timeout": 5}
 CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 1
@@ -193,6 +197,15 @@ GANTRY_TASK_TIME_LIMITS = {
     "short": min(60, CELERY_VISIBILITY_TIMEOUT_S - 5),  # health scan, metrics sampling
 }
 
+# The health scan (consumers/health.py): a group's backlog is "rising" when it grew at each of the
+# last BACKLOG_SCANS scans by BACKLOG_RISE_MIN messages in all; alerts older than FRESH_SCANS scan
+# periods are not shown (the overview then runs the live check itself).
+GANTRY_HEALTH = {
+    "BACKLOG_SCANS": int(os.environ.get("GANTRY_HEALTH_BACKLOG_SCANS", "3")),
+    "BACKLOG_RISE_MIN": int(os.environ.get("GANTRY_HEALTH_BACKLOG_RISE_MIN", "1000")),
+    "FRESH_SCANS": int(os.environ.get("GANTRY_HEALTH_FRESH_SCANS", "3")),
+}
+
 # Analytics: the metrics lake and the dashboards (docs/analytics.md).
 GANTRY_ANALYTICS = {
     "LAKE_DIR": os.environ.get("GANTRY_LAKE_DIR", str(VAR_DIR / "lake")),
@@ -204,7 +217,7 @@ from celery.schedules import crontab  # noqa: E402  (settings stay one flat modu
 # The one periodic schedule (celery beat).
 CELERY_BEAT_SCHEDULE = {
     # Health scan: expired brokers, queues owned twice or by nobody, rising backlogs -> overview alerts;
-    # also fails rebalance jobs whose worker vanished. Cheap (one batched call per broker).
+    # also fails rebalance jobs whose worker vanished. Batched: a few calls per broker, one running-info per member.
     "health-scan": {
         "task": "consumers.tasks.health_scan_task",
         "schedule": float(os.environ.get("GANTRY_HEALTH_SCAN_S", "30")),
@@ -239,7 +252,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 # Overview alerts beyond the brokers' own: dotted paths of callables (cluster_info) -> [Alert]
 # (brokers.selectors.Alert). Consumer-group alerts plug in here.
 GANTRY_ALERT_SOURCES: list[str] = [
-    "consumers.alerts.unowned_queue_alerts",  # groups with queues no member holds (the live check, cached)
+    "consumers.health.health_scan_alerts",  # the last health scan's group alerts (unowned/shared queues, rising backlog); live check without beat
 ]
 
 # Failed logins (console and token endpoint), counted per username and client address.

@@ -3,20 +3,32 @@
 GET groups (?search=&kind=user,system&ordering=&page=&page_size=), GET groups/{name},
 GET groups/{name}/progress (?topic=), GET groups/{name}/reset-offset (?topic=&timestamp=: the
 plan, nothing changes) and POST (apply; operator), GET groups/{name}/allocation (?topic=: the
-live check); POST allocation/preview and allocation/compare (viewers may: they change nothing).
+live check); POST allocation/preview and allocation/compare (viewers may: they change nothing);
+POST groups/{name}/rebalance, GET/POST rebalance-jobs, GET rebalance-jobs/{id} (shapes in
+consumers/rebalance/serializers.py; docs/rebalance.md).
 """
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import viewsets
+from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from console.actor import actor_from_request
-from console.rest import order_by, paginated_response, parse_input, query_dict
+from console.rest import order_by, paginated_response, parse_input, query_dict, validated
 from console.roles import Role
 from consumers import selectors, services
+from consumers.rebalance import jobs as rebalance_jobs
+from consumers.rebalance import selectors as rebalance_selectors
+from consumers.rebalance.serializers import (
+    RebalanceInput,
+    RebalanceJobDetailOutput,
+    RebalanceJobInput,
+    RebalanceJobOutput,
+    RebalanceJobQuery,
+)
+from consumers.rebalance.types import Triggered
 from consumers.serializers import (
     AllocationCompareInput,
     AllocationOutput,
@@ -37,10 +49,16 @@ NAME = OpenApiParameter("name", str, OpenApiParameter.PATH, description="consume
 ORDERING = {"name": lambda g: g.name, "lag": lambda g: (g.lag, g.name), "tps": lambda g: (g.tps or 0.0, g.name)}
 
 
+def _triggered(t: Triggered) -> Response:
+    """202 for a new job, 200 for the job already active for the scope (same body)."""
+    return Response(RebalanceJobDetailOutput(t.job).data, status=status.HTTP_202_ACCEPTED if t.created else status.HTTP_200_OK)
+
+
 @extend_schema(tags=["consumer groups"])
 class GroupViewSet(viewsets.ViewSet):
     lookup_field = "name"
     lookup_value_regex = r"[^/]+"
+    action_roles = {"rebalance": Role.OPERATOR}
 
     @extend_schema(parameters=[GroupListQuery], responses=GroupRowOutput(many=True))
     def list(self, request: Request) -> Response:
@@ -80,6 +98,39 @@ class GroupViewSet(viewsets.ViewSet):
         q = parse_input(ProgressQuery, query_dict(request))
         checks = selectors.group_live_checks(name=name, topic=q.get("topic"))
         return Response(GroupAllocationOutput({"group": name, "topics": checks}).data)
+
+    @extend_schema(parameters=[NAME], request=RebalanceInput, responses={202: RebalanceJobDetailOutput, 200: RebalanceJobDetailOutput},
+                   description="Rebalance the group (operator): a dry run (default) records the expected movement; "
+                               "dry_run false makes the brokers notify the members and waits for convergence. "
+                               "202 with the new job, 200 with the job already active; 503 queue_unavailable when Redis is down.")
+    @action(detail=True, methods=["post"])
+    def rebalance(self, request: Request, name: str) -> Response:
+        data = parse_input(RebalanceInput, request.data)
+        return _triggered(rebalance_jobs.rebalance_trigger(actor=actor_from_request(request), scope="group", value=name,
+                                                           dry_run=data["dry_run"], timeout_s=data.get("timeout_s")))
+
+
+@extend_schema(tags=["rebalance jobs"])
+class RebalanceJobViewSet(viewsets.ViewSet):
+    """Rebalance triggers as recorded jobs: list (filters), one (with groups and queue rows), create (operator)."""
+
+    lookup_value_regex = r"[0-9]+"
+
+    @extend_schema(parameters=[RebalanceJobQuery], responses=RebalanceJobOutput(many=True))
+    def list(self, request: Request) -> Response:
+        filters = validated(RebalanceJobQuery, query_dict(request)).filters()
+        return paginated_response(request, self, rebalance_selectors.rebalance_job_list(filters=filters), RebalanceJobOutput,
+                                  prepare=rebalance_selectors.job_views)
+
+    @extend_schema(responses=RebalanceJobDetailOutput)
+    def retrieve(self, request: Request, pk: str) -> Response:
+        return Response(RebalanceJobDetailOutput(rebalance_selectors.rebalance_job_get(job_id=int(pk))).data)
+
+    @extend_schema(request=RebalanceJobInput, responses={202: RebalanceJobDetailOutput, 200: RebalanceJobDetailOutput})
+    def create(self, request: Request) -> Response:
+        data = parse_input(RebalanceJobInput, request.data)
+        return _triggered(rebalance_jobs.rebalance_trigger(actor=actor_from_request(request), scope=data["scope"], value=data["value"],
+                                                           dry_run=data["dry_run"], timeout_s=data.get("timeout_s")))
 
 
 def _spec(data: dict, strategy: str = "AVG", params: dict | None = None):

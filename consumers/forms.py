@@ -5,12 +5,15 @@ can share); every field is optional and defaults to a small hypothetical group.
 """
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from django import forms
 from django.core.exceptions import ValidationError
 
 from console.errors import InvalidInput, show_on_form
 from consumers import rules
 from consumers.allocation import Scenario, strategy_names
+from consumers.rebalance.selectors import JobFilter
 from consumers.types import GROUP_KINDS
 
 DEFAULT_LAYOUT = "broker-a:8, broker-b:8"
@@ -153,3 +156,51 @@ class AllocationForm(forms.Form):
             fields[short if short in self.fields else name] = reasons
         exc.fields = fields
         show_on_form(self, exc)
+
+
+# -- rebalance -------------------------------------------------------------------------------------------
+
+REBALANCE_MODES = [("1", "dry run"), ("0", "apply")]
+
+
+class RebalanceForm(forms.Form):
+    """A rebalance trigger from the group page: a dry run unless ``dry_run`` is "0"."""
+
+    dry_run = forms.TypedChoiceField(choices=REBALANCE_MODES, coerce=lambda v: v == "1", required=False, empty_value=True)
+    timeout_s = forms.IntegerField(required=False, min_value=1, max_value=300, label="Timeout (s)",
+                                   widget=forms.NumberInput(attrs={"placeholder": "30"}))
+
+
+class RebalanceFilterForm(forms.Form):
+    """Filters of the rebalance history (read with GET, every field optional)."""
+
+    group = forms.CharField(required=False)
+    topic = forms.CharField(required=False)
+    status = forms.ChoiceField(required=False, choices=[("", "any status")] + [(s, s.replace("_", " ")) for s in
+                                                                                ("queued", "running", "planned", "converged", "not_converged", "failed")])
+    scope = forms.ChoiceField(required=False, choices=[("", "any scope"), ("group", "group"), ("topic", "topic"), ("all", "all")])
+    dry_run = forms.ChoiceField(required=False, label="Kind", choices=[("", "dry runs and applies"), ("false", "applies"), ("true", "dry runs")])
+    since = forms.CharField(required=False, help_text=rules.TIME_HINT, widget=forms.TextInput(attrs={"placeholder": "2024-05-01T00:00:00Z"}))
+    until = forms.CharField(required=False, widget=forms.TextInput(attrs={"placeholder": "2024-05-02T00:00:00Z"}))
+
+    def _clean_time(self, name: str) -> int | None:
+        value = self.cleaned_data.get(name)
+        if not value:
+            return None
+        try:
+            return rules.parse_time_ms(value, name)
+        except InvalidInput as exc:
+            raise ValidationError(exc.fields[name][0]) from None
+
+    def clean_since(self) -> int | None:
+        return self._clean_time("since")
+
+    def clean_until(self) -> int | None:
+        return self._clean_time("until")
+
+    def filters(self) -> JobFilter:
+        d = self.cleaned_data if self.is_valid() else {}
+        when = {k: datetime.fromtimestamp(d[k] / 1000, tz=timezone.utc) if d.get(k) is not None else None for k in ("since", "until")}
+        return JobFilter(group=d.get("group", "").strip(), topic=d.get("topic", "").strip(),
+                         status=frozenset({d["status"]}) if d.get("status") else frozenset(), scope=d.get("scope", ""),
+                         dry_run={"true": True, "false": False}.get(d.get("dry_run", "")), **when)

@@ -4,7 +4,7 @@ from django.urls import path
 
 from console.rest import ApiRouter
 from consumers import views
-from consumers.api import AllocationViewSet, GroupViewSet
+from consumers.api import AllocationViewSet, GroupViewSet, RebalanceJobViewSet
 
 app_name = "consumers"
 
@@ -12,10 +12,14 @@ urlpatterns = [
     path("groups/", views.group_list, name="list"),
     path("groups/<str:name>/", views.group_detail, name="detail"),
     path("groups/<str:name>/reset-offset", views.group_reset_offset, name="reset-offset"),
+    path("groups/<str:name>/rebalance", views.group_rebalance, name="rebalance"),
+    path("rebalance-jobs/", views.rebalance_jobs_page, name="rebalance-jobs"),
+    path("rebalance-jobs/<int:pk>/", views.rebalance_job, name="rebalance-job"),
     path("allocation/", views.allocation, name="allocation"),
 ]
 
 router = ApiRouter()
 router.register("groups", GroupViewSet, basename="group")
 router.register("allocation", AllocationViewSet, basename="allocation")
+router.register("rebalance-jobs", RebalanceJobViewSet, basename="rebalance-job")
 api_urlpatterns = router.urls

@@ -1,5 +1,6 @@
 """Consumer pages: the group list (htmx filter), a group's detail, reset offsets by time (plan,
-then apply), and the allocation page (grid, every strategy, what-if, live check; htmx).
+then apply), the allocation page (grid, every strategy, what-if, live check; htmx), and
+rebalance jobs (trigger from the group page, a job's progress polled by htmx, the history).
 
 Each view parses, calls one selector or service, and renders; a page and its htmx swap share
 the ``_partial.html`` template.
@@ -15,8 +16,10 @@ from console.actor import actor_from_request
 from console.errors import InvalidInput, ServiceError, show_on_form
 from console.permissions import console_page
 from consumers import selectors, services
-from consumers.forms import AllocationForm, GroupFilterForm, ResetOffsetForm
+from consumers.forms import AllocationForm, GroupFilterForm, RebalanceFilterForm, RebalanceForm, ResetOffsetForm
 from consumers.grid import build_grid
+from consumers.rebalance import jobs as rebalance_jobs
+from consumers.rebalance import selectors as rebalance_selectors
 
 PAGE_SIZE = 100
 
@@ -39,7 +42,59 @@ def group_list(request: HttpRequest) -> HttpResponse:
 @console_page()
 def group_detail(request: HttpRequest, name: str) -> HttpResponse:
     detail = selectors.group_detail(name=name)
-    return _page_or_partial(request, "consumers/group_detail.html", "consumers/_group_detail.html", {"detail": detail})
+    context = {"detail": detail}
+    if not request.htmx:  # the 5 s refresh swaps the detail only; the rebalance panel polls on its own
+        context.update(rebalance_form=RebalanceForm(), rebalance_job=rebalance_selectors.latest_group_job(group=name))
+    return _page_or_partial(request, "consumers/group_detail.html", "consumers/_group_detail.html", context)
+
+
+@console_page(methods=("POST",))
+def group_rebalance(request: HttpRequest, name: str) -> HttpResponse:
+    """POST: trigger a rebalance of the group (dry run unless dry_run=0); show the job (htmx) or go to its page."""
+    form = RebalanceForm(request.POST)
+    if form.is_valid():
+        try:
+            triggered = rebalance_jobs.rebalance_trigger(actor=actor_from_request(request), scope="group", value=name,
+                                                         dry_run=form.cleaned_data["dry_run"], timeout_s=form.cleaned_data["timeout_s"])
+        except ServiceError as exc:
+            show_on_form(form, exc)
+            status = exc.status
+        else:
+            if not triggered.created:
+                messages.info(request, f"Job {triggered.job.id} was already {triggered.job.status} for {name}: showing it.")
+            if request.htmx:  # into the panel's job slot: the job card, which polls itself while active
+                job = rebalance_selectors.rebalance_job_get(job_id=triggered.job.id)
+                return render(request, "consumers/_rebalance_result.html", {"form": RebalanceForm(), "job": job, "already": not triggered.created})
+            return redirect("consumers:rebalance-job", pk=triggered.job.id)
+    else:
+        status = 400
+    if request.htmx:
+        return render(request, "consumers/_rebalance_result.html", {"form": form}, status=status)
+    for error in form.non_field_errors():
+        messages.error(request, error)
+    for field in form:
+        for error in field.errors:
+            messages.error(request, f"{field.label}: {error}")
+    return redirect("consumers:detail", name=name)
+
+
+@console_page()
+def rebalance_job(request: HttpRequest, pk: int) -> HttpResponse:
+    """One job: its progress (the fragment polls itself every second while the job is active), then its outcome."""
+    job = rebalance_selectors.rebalance_job_get(job_id=pk)
+    return _page_or_partial(request, "consumers/rebalance_job.html", "consumers/_rebalance_job.html", {"job": job})
+
+
+@console_page()
+def rebalance_jobs_page(request: HttpRequest) -> HttpResponse:
+    """The history of rebalance jobs, filtered; with a group, the queues its jobs moved (flapping shows)."""
+    form = RebalanceFilterForm(request.GET or None)
+    filters = form.filters() if form.is_bound else RebalanceFilterForm().filters()
+    history = rebalance_selectors.rebalance_history(filters=filters)
+    context = {"form": form, "history": history, "group": filters.group, "query": request.GET.urlencode(),
+               "polling": any(j.active for j in history.jobs)}
+    return _page_or_partial(request, "consumers/rebalance_jobs.html", "consumers/_rebalance_table.html", context,
+                            400 if form.is_bound and form.errors else 200)
 
 
 @console_page(methods=("GET", "POST"))

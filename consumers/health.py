@@ -1,0 +1,138 @@
+"""The periodic health scan (Celery beat, "health-scan") and the overview alerts it stores.
+
+One scan:
+
+1. fails rebalance jobs whose worker is gone (expired lease) or that no worker took;
+2. groups with queues held by nobody or by two members: the live check of every online
+   clustering group (:func:`consumers.alerts.unowned_queue_alerts`, whose cache the overview's
+   fallback shares: a page load never repeats a scan);
+3. brokers: the overview's own reading (:func:`brokers.selectors.broker_overview`), which also
+   records when each broker was last seen, so a broker that vanishes while nobody has the
+   console open still shows as expired; its broker alerts are kept in the scan record;
+4. backlog: every group's total lag (one GET_BROKER_CONSUME_STATS per master, all at once),
+   kept per scan; a group whose backlog rose at each of the last BACKLOG_SCANS scans by at
+   least BACKLOG_RISE_MIN messages in all raises "group_backlog_rising".
+
+:func:`health_scan_alerts` is the overview's alert source (``settings.GANTRY_ALERT_SOURCES``):
+the group and backlog alerts of the newest fresh scan. Broker alerts are left out there: the
+overview computes them itself at every load. With no fresh scan (beat not running) it falls back
+to the live check, cached.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from brokers import admin_extras
+from brokers.engine.client.admin import ClusterInfo
+from brokers.engine.remoting.errors import RemotingError
+from brokers.selectors import Alert, broker_overview
+from console.errors import ServiceError
+from consumers import alerts
+from consumers.models import HealthScan
+from consumers.rebalance.jobs import rebalance_jobs_sweep
+from consumers.selectors import USER, group_kind
+from topics import selectors as topic_selectors
+
+log = logging.getLogger(__name__)
+
+SCANS_KEPT = 20  # rows kept: enough for the backlog trend and a look back
+BROKER_KINDS = ("namesrv_down", "broker_not_answering", "broker_expired", "disk_full", "store_unhealthy")
+BACKLOG_RISING = "group_backlog_rising"
+DEFAULTS = {
+    "BACKLOG_SCANS": 3,  # rising = grew at each of this many consecutive scans ...
+    "BACKLOG_RISE_MIN": 1000,  # ... by at least this many messages in all (a busy group's noise stays below)
+    "FRESH_SCANS": 3,  # the overview trusts a scan this many scan periods old, then falls back to the live check
+}
+
+
+def _config(name: str) -> int:
+    return int(getattr(settings, "GANTRY_HEALTH", {}).get(name, DEFAULTS[name]))
+
+
+def _period_s() -> float:
+    entry = getattr(settings, "CELERY_BEAT_SCHEDULE", {}).get("health-scan", {})
+    schedule = entry.get("schedule", 30.0)
+    return float(schedule) if isinstance(schedule, (int, float)) else 30.0
+
+
+def _masters(info: ClusterInfo) -> dict[str, str]:
+    return {addr: name for addr, (name, _) in topic_selectors.masters(info).items()}
+
+
+def group_backlogs(info: ClusterInfo) -> dict[str, int]:
+    """Every user group's total lag over the masters that answered."""
+    totals: dict[str, int] = {}
+    for survey in admin_extras.group_survey(_masters(info)).values():
+        if survey.error:
+            continue
+        for group, lag in survey.lag.items():
+            if group_kind(group) == USER:
+                totals[group] = totals.get(group, 0) + max(int(lag), 0)
+    return totals
+
+
+def rising_backlogs(history: list[dict[str, int]], scans: int | None = None, rise_min: int | None = None) -> list[Alert]:
+    """Alerts for groups whose backlog grew at each of the last ``scans`` scans, by ``rise_min`` in all.
+
+    ``history`` is oldest first, the current scan last. Example, scans=3, rise_min=1000:
+    [100, 400, 900, 1500] rises (+1,400); [100, 900, 800, 2000] does not (it fell once).
+    """
+    scans = _config("BACKLOG_SCANS") if scans is None else scans
+    rise_min = _config("BACKLOG_RISE_MIN") if rise_min is None else rise_min
+    if len(history) < scans + 1:
+        return []
+    window = history[-(scans + 1):]
+    out = []
+    for group in sorted(window[-1]):
+        values = [h.get(group) for h in window]
+        if any(v is None for v in values):
+            continue
+        if all(b > a for a, b in zip(values, values[1:])) and values[-1] - values[0] >= rise_min:
+            out.append(Alert("warning", BACKLOG_RISING, group,
+                             f"consumer group {group}: backlog rose at each of the last {scans} scans, "
+                             f"{values[0]:,} → {values[-1]:,} messages (+{values[-1] - values[0]:,})"))
+    return out
+
+
+def health_scan() -> dict:
+    """Run one scan, store it, prune old ones; a JSON-able summary."""
+    scan = HealthScan.objects.create()
+    failed_jobs = rebalance_jobs_sweep()
+    found: list[Alert] = []
+    backlog: dict[str, int] = {}
+    error = ""
+    try:
+        info = topic_selectors.cluster_info()
+        found.extend(alerts.unowned_queue_alerts(info))
+        found.extend(a for a in broker_overview().alerts if a.kind in BROKER_KINDS)
+        backlog = group_backlogs(info)
+        previous = [s.backlog for s in HealthScan.objects.filter(ok=True, finished_at__isnull=False).exclude(pk=scan.pk)
+                    .order_by("-started_at", "-id")[:_config("BACKLOG_SCANS")]]
+        found.extend(rising_backlogs([*reversed(previous), backlog]))
+    except (RemotingError, ServiceError) as exc:
+        error = getattr(exc, "message", None) or str(exc)
+        log.warning("health scan %s: %s", scan.pk, error)
+    HealthScan.objects.filter(pk=scan.pk).update(finished_at=timezone.now(), ok=not error, error=error,
+                                                 alerts=[asdict(a) for a in found], backlog=backlog, jobs_failed=failed_jobs)
+    stale = HealthScan.objects.order_by("-started_at", "-id").values_list("pk", flat=True)[SCANS_KEPT:]
+    HealthScan.objects.filter(pk__in=list(stale)).delete()
+    return {"scan": scan.pk, "ok": not error, "error": error, "alerts": len(found), "groups": len(backlog), "jobs_failed": failed_jobs}
+
+
+def latest_scan() -> HealthScan | None:
+    """The newest finished scan that is still fresh (FRESH_SCANS scan periods, at least 90 s)."""
+    fresh_after = timezone.now() - timedelta(seconds=max(90.0, _config("FRESH_SCANS") * _period_s()))
+    return HealthScan.objects.filter(ok=True, finished_at__gte=fresh_after).order_by("-finished_at", "-id").first()
+
+
+def health_scan_alerts(info: ClusterInfo) -> list[Alert]:
+    """The overview's consumer-group alerts: the newest fresh scan's, else the live check (cached)."""
+    scan = latest_scan()
+    if scan is None:
+        return alerts.unowned_queue_alerts(info)
+    return [Alert(**a) for a in scan.alerts if a.get("kind") not in BROKER_KINDS]

@@ -1,0 +1,131 @@
+"""What the console keeps of consumer groups: rebalance jobs, their per-group results and queue
+moves, and the health scans' records (alerts and per-group backlog, for "backlog rising").
+
+Broker state is never stored here (DESIGN §1): these rows record what the console asked for
+and what it saw. See docs/rebalance.md for the job states.
+"""
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class RebalanceJob(models.Model):
+    """One rebalance trigger: a group, the groups of a topic, or every online group.
+
+    States: ``queued`` (created, handed to Celery) -> ``running`` (a worker holds its lease) ->
+    ``planned`` (a dry run finished: the expected movement is recorded), ``converged``,
+    ``not_converged`` (the timeout passed first) or ``failed`` (with the reason). ``queued`` and
+    ``running`` are the active states: at most one active job per ``scope_key`` (the database
+    refuses a second, so two triggers racing for one group get one job).
+    """
+
+    QUEUED, RUNNING, PLANNED, CONVERGED, NOT_CONVERGED, FAILED = "queued", "running", "planned", "converged", "not_converged", "failed"
+    STATUSES = (QUEUED, RUNNING, PLANNED, CONVERGED, NOT_CONVERGED, FAILED)
+    ACTIVE = (QUEUED, RUNNING)
+    GROUP, TOPIC, ALL = "group", "topic", "all"
+    SCOPES = (GROUP, TOPIC, ALL)
+
+    requested_by = models.CharField(max_length=150)
+    source = models.CharField(max_length=16, default="console")  # console, api, system
+    scope = models.CharField(max_length=8, choices=[(s, s) for s in SCOPES])
+    scope_value = models.CharField(max_length=255, blank=True, default="")  # the group or topic; "" for all
+    scope_key = models.CharField(max_length=300)  # "apply:group:G", "dry:topic:T", "apply:all"
+    dry_run = models.BooleanField(default=True)
+    status = models.CharField(max_length=16, choices=[(s, s) for s in STATUSES], default=QUEUED, db_index=True)
+    reason = models.TextField(blank=True, default="")
+    progress = models.CharField(max_length=500, blank=True, default="")
+    task_id = models.CharField(max_length=64, blank=True, default="")
+    timeout_s = models.PositiveIntegerField(default=30)
+    attempts = models.PositiveIntegerField(default=0)  # runs of its task (a retry or a redelivery adds one)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)  # a running job whose lease passed lost its worker
+    groups_total = models.PositiveIntegerField(default=0)
+    groups_converged = models.PositiveIntegerField(default=0)
+    queues_moved = models.PositiveIntegerField(default=0)  # dry run: expected to move
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["scope_key"], condition=Q(status__in=("queued", "running")),
+                                    name="consumers_one_active_rebalance_per_scope"),
+        ]
+
+    def __str__(self) -> str:
+        return f"rebalance job {self.pk} {self.scope_key} {self.status}"
+
+    @property
+    def active(self) -> bool:
+        return self.status in self.ACTIVE
+
+
+class RebalanceGroupResult(models.Model):
+    """One group of a job: its strategy, members before and after, and the outcome."""
+
+    PENDING, PLANNED, CONVERGED, NOT_CONVERGED, FAILED, SKIPPED = "pending", "planned", "converged", "not_converged", "failed", "skipped"
+    STATUSES = (PENDING, PLANNED, CONVERGED, NOT_CONVERGED, FAILED, SKIPPED)
+
+    job = models.ForeignKey(RebalanceJob, on_delete=models.CASCADE, related_name="group_results")
+    group = models.CharField(max_length=255, db_index=True)
+    status = models.CharField(max_length=16, choices=[(s, s) for s in STATUSES], default=PENDING)
+    reason = models.TextField(blank=True, default="")
+    strategy = models.CharField(max_length=100, blank=True, default="")
+    expected_known = models.BooleanField(default=False)  # the strategy could be recomputed (AVG, AVG_BY_CIRCLE, CONSISTENT_HASH)
+    members_before = models.JSONField(default=list)
+    members_after = models.JSONField(default=list)
+    notified = models.JSONField(default=dict)  # broker address -> client ids it notified, or the error
+    queues_total = models.PositiveIntegerField(default=0)
+    queues_moved = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["group"]
+        constraints = [models.UniqueConstraint(fields=["job", "group"], name="consumers_one_result_per_job_group")]
+
+
+class RebalanceQueueChange(models.Model):
+    """One queue of a group in a job: who held it before, who should, who holds it after.
+
+    Owners are client ids, several joined by ", " (a queue held twice), "" for nobody; ``moved``
+    is True when the holders after differ from the holders before (for a dry run: when the
+    expected owner differs from the holders now).
+    """
+
+    result = models.ForeignKey(RebalanceGroupResult, on_delete=models.CASCADE, related_name="changes")
+    job = models.ForeignKey(RebalanceJob, on_delete=models.CASCADE, related_name="queue_changes")
+    group = models.CharField(max_length=255, db_index=True)
+    topic = models.CharField(max_length=255)
+    broker_name = models.CharField(max_length=255)
+    queue_id = models.PositiveIntegerField()
+    owner_before = models.CharField(max_length=1000, blank=True, default="")
+    owner_expected = models.CharField(max_length=1000, blank=True, default="")
+    owner_after = models.CharField(max_length=1000, blank=True, default="")
+    moved = models.BooleanField(default=False, db_index=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["topic", "broker_name", "queue_id"]
+
+
+class HealthScan(models.Model):
+    """One run of the periodic health scan: the alerts it raised and each group's backlog.
+
+    The overview reads the alerts of the newest fresh scan (no scanning per page load); "backlog
+    rising" compares ``backlog`` over the last scans. Old rows are pruned by the scan itself.
+    """
+
+    started_at = models.DateTimeField(default=timezone.now, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    ok = models.BooleanField(default=True)
+    error = models.TextField(blank=True, default="")
+    alerts = models.JSONField(default=list)  # [{"level", "kind", "target", "message"}]
+    backlog = models.JSONField(default=dict)  # group -> total lag (messages) at this scan
+    jobs_failed = models.PositiveIntegerField(default=0)  # rebalance jobs found without a worker and failed
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
