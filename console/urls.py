@@ -16,6 +16,7 @@ urlpatterns = [
     path("tokens/<int:token_id>/revoke", views.token_revoke, name="token-revoke"),
     path("topics/", include("topics.urls")),
     path("messages/", include("topics.message_urls")),
+    path("dashboards/", include("analytics.urls")),
     path("", include("consumers.urls")),
     path("api/v1/", include("console.api_urls")),
 ]

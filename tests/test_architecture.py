@@ -9,8 +9,10 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+# Pure packages may import the standard library and libraries such as pyspark (analytics/jobs),
+# never these frameworks.
 FRAMEWORKS = ("django", "rest_framework", "celery", "redis", "django_htmx")
-PURE_PACKAGES = ["brokers/engine", "consumers/allocation"]
+PURE_PACKAGES = ["brokers/engine", "consumers/allocation", "analytics/jobs"]
 
 
 def _imports(path: pathlib.Path) -> set[str]:
@@ -47,10 +49,11 @@ def test_engine_never_imports_the_django_apps() -> None:
 
 
 def test_pure_packages_import_without_django_loaded() -> None:
+    modules = [package.replace("/", ".") for package in PURE_PACKAGES]
     code = (
         "import sys, pkgutil, importlib\n"
-        "import brokers.engine, consumers.allocation\n"
-        "for pkg in (brokers.engine, consumers.allocation):\n"
+        f"pkgs = [importlib.import_module(name) for name in {modules!r}]\n"
+        "for pkg in pkgs:\n"
         "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
         "        if not m.name.endswith('__main__'):\n"
         "            importlib.import_module(m.name)\n"

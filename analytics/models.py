@@ -1,0 +1,142 @@
+"""The dashboards' results and the refresh runs that make them (docs/analytics.md section 3).
+
+The result tables hold what the jobs computed, ready to draw: a dashboard request is one
+indexed range query, never a Spark job. A refresh replaces the windows it recomputed in one
+transaction (analytics.runner), so readers see either the old rows or the new ones.
+
+- :class:`ThroughputPoint` and :class:`BacklogPoint`: one row per (resolution, level, window,
+  key), the columns of the ``throughput`` and ``backlog`` jobs. Keys that do not apply at a
+  level are NULL (``broker`` at topic level), as in the API's JSON.
+- :class:`BacklogTrend` and :class:`Ranking`: the latest trends and top lists, replaced whole
+  by every successful run.
+- :class:`RefreshRun`: one refresh (nightly, console or API), with its progress and heartbeat.
+- :class:`DashboardState`: one row: the last good run, its watermark, and since when the
+  result is stale.
+"""
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+
+class RefreshRun(models.Model):
+    class Trigger(models.TextChoices):
+        NIGHTLY = "nightly"
+        MANUAL = "manual"
+        API = "api"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    trigger = models.CharField(max_length=16, choices=Trigger.choices)
+    requested_by = models.CharField(max_length=150, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.CharField(max_length=200, blank=True)
+    error = models.TextField(blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    rows_read = models.BigIntegerField(null=True, blank=True)
+    window_from = models.DateTimeField(null=True, blank=True)  # first window start this run replaced
+    window_to = models.DateTimeField(null=True, blank=True)  # the run's "now": windows up to here
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["status"], name="analytics_run_status")]
+
+    def __str__(self) -> str:
+        return f"refresh #{self.pk} {self.status}"
+
+
+class DashboardState(models.Model):
+    """The one row (pk 1) saying how current the results are."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    last_good_run = models.ForeignKey(RefreshRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    watermark = models.DateTimeField(null=True, blank=True)  # "now" of the last good run: the next one starts from its hour
+    data_until = models.DateTimeField(null=True, blank=True)  # newest sample the last good run read
+    stale_since = models.DateTimeField(null=True, blank=True)  # start of the first failed run after the last good one
+
+    @classmethod
+    def load(cls, *, for_update: bool = False) -> DashboardState:
+        queryset = cls.objects.select_for_update() if for_update else cls.objects
+        state, _ = queryset.get_or_create(pk=1)
+        return state
+
+
+class ThroughputPoint(models.Model):
+    resolution = models.CharField(max_length=4)  # 1m | 1h
+    level = models.CharField(max_length=8)  # queue | topic | broker
+    window_start = models.DateTimeField()
+    broker = models.CharField(max_length=255, null=True, blank=True)
+    topic = models.CharField(max_length=255, null=True, blank=True)
+    queue_id = models.IntegerField(null=True, blank=True)
+    messages = models.BigIntegerField()
+    msgs_per_s = models.FloatField()
+    bytes_per_s = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["resolution", "level", "window_start"], name="analytics_tp_window"),
+            models.Index(fields=["resolution", "level", "topic", "window_start"], name="analytics_tp_topic"),
+            models.Index(fields=["resolution", "level", "broker", "window_start"], name="analytics_tp_broker"),
+        ]
+
+
+class BacklogPoint(models.Model):
+    resolution = models.CharField(max_length=4)
+    level = models.CharField(max_length=8)  # queue | group
+    window_start = models.DateTimeField()
+    group = models.CharField(max_length=255)
+    topic = models.CharField(max_length=255)
+    broker = models.CharField(max_length=255, null=True, blank=True)
+    queue_id = models.IntegerField(null=True, blank=True)
+    backlog = models.BigIntegerField()
+    consume_rate = models.FloatField(null=True, blank=True)
+    produce_rate = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["resolution", "level", "window_start"], name="analytics_bl_window"),
+            models.Index(fields=["resolution", "level", "group", "window_start"], name="analytics_bl_group"),
+            models.Index(fields=["resolution", "level", "topic", "window_start"], name="analytics_bl_topic"),
+        ]
+
+
+class BacklogTrend(models.Model):
+    group = models.CharField(max_length=255)
+    topic = models.CharField(max_length=255)
+    backlog = models.BigIntegerField()
+    slope_per_s = models.FloatField(null=True, blank=True)
+    trend = models.CharField(max_length=16)  # growing | draining | steady
+    consume_rate = models.FloatField(null=True, blank=True)
+    produce_rate = models.FloatField(null=True, blank=True)
+    time_to_drain_s = models.FloatField(null=True, blank=True)
+    as_of = models.DateTimeField()
+
+    class Meta:
+        ordering = ["group", "topic"]
+        indexes = [models.Index(fields=["group", "topic"], name="analytics_trend_key")]
+
+
+class Ranking(models.Model):
+    class Kind(models.TextChoices):
+        TOPICS = "topics"  # topics by msgs/s over the last hour
+        GROUPS = "groups"  # groups by backlog now
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    rank = models.PositiveIntegerField()
+    name = models.CharField(max_length=255)
+    value = models.FloatField()
+    as_of = models.DateTimeField()
+
+    class Meta:
+        ordering = ["kind", "rank"]
+        indexes = [models.Index(fields=["kind", "rank"], name="analytics_ranking_kind")]

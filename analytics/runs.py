@@ -1,0 +1,205 @@
+"""The life of a dashboard refresh run: opened, started, beating, succeeded or failed, or lost.
+
+A run is ``queued`` when opened (by the console, the API or the nightly beat), ``running`` once a
+worker took it, then ``succeeded`` or ``failed``. Only one run is active at a time:
+:func:`run_open` hands back the active run instead of opening a second one.
+
+While running, the worker writes ``heartbeat_at`` every ``RUN_HEARTBEAT_S`` (a thread, so a long
+Spark stage does not stop it) and with every progress line. A ``running`` run whose heartbeat is
+older than ``RUN_LOST_AFTER_S`` lost its worker (killed, out of memory, host gone): readers
+show it as failed with "worker lost" at once (:func:`run_info`), and the next refresh request or
+run records that (:func:`runs_reap`). A run that fails or is lost after it started marks the
+dashboards stale from its start (``DashboardState.stale_since``) unless they already were; the
+next good run clears it.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.utils import DatabaseError
+from django.utils import timezone as dj_timezone
+
+from analytics.models import DashboardState, RefreshRun
+
+log = logging.getLogger(__name__)
+
+Status = RefreshRun.Status
+DEFAULT_HEARTBEAT_S = 10.0  # a few beats fit in the lost-after period even on a busy database
+DEFAULT_LOST_AFTER_S = 120.0  # twelve missed beats: the worker is gone, not slow
+WORKER_LOST = "worker lost"
+
+
+@dataclass(frozen=True)
+class RefreshRunInfo:
+    id: int
+    trigger: str
+    requested_by: str
+    status: str
+    progress: str
+    error: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    heartbeat_at: datetime | None
+    rows_read: int | None
+    window_from: datetime | None
+    window_to: datetime | None
+    is_new: bool = False  # opened by this request (the API answers 202) rather than already active (200)
+
+    @property
+    def active(self) -> bool:
+        return self.status in RefreshRun.ACTIVE
+
+
+def heartbeat_s() -> float:
+    return float(settings.GANTRY_ANALYTICS.get("RUN_HEARTBEAT_S", DEFAULT_HEARTBEAT_S))
+
+
+def lost_after_s() -> float:
+    return float(settings.GANTRY_ANALYTICS.get("RUN_LOST_AFTER_S", DEFAULT_LOST_AFTER_S))
+
+
+def never_started_after_s() -> float:
+    """A queued run no worker took within this long was lost with its message (Redis flushed, say)."""
+    return float(settings.GANTRY_TASK_TIME_LIMITS["dashboard_refresh"]) + lost_after_s()
+
+
+def _now(now: datetime | None) -> datetime:
+    return now or dj_timezone.now()
+
+
+def _last_sign_of_life(run: RefreshRun) -> datetime:
+    return run.heartbeat_at or run.started_at or run.created_at
+
+
+def lost_reason(run: RefreshRun, *, now: datetime | None = None) -> str | None:
+    """Why an active run counts as lost now, or None while it is alive (or finished)."""
+    now = _now(now)
+    if run.status == Status.RUNNING and _last_sign_of_life(run) < now - timedelta(seconds=lost_after_s()):
+        return f"{WORKER_LOST}: no heartbeat since {_last_sign_of_life(run).astimezone(timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+    if run.status == Status.QUEUED and run.created_at < now - timedelta(seconds=never_started_after_s()):
+        return "never started: no worker took the task"
+    return None
+
+
+def run_info(run: RefreshRun, *, now: datetime | None = None) -> RefreshRunInfo:
+    """The run as the console shows it: a lost run reads as failed even before it is recorded."""
+    info = RefreshRunInfo(
+        id=run.pk, trigger=run.trigger, requested_by=run.requested_by, status=run.status, progress=run.progress,
+        error=run.error, created_at=run.created_at, started_at=run.started_at, finished_at=run.finished_at,
+        heartbeat_at=run.heartbeat_at, rows_read=run.rows_read, window_from=run.window_from, window_to=run.window_to,
+    )
+    reason = lost_reason(run, now=now)
+    if reason is not None:
+        info = replace(info, status=Status.FAILED, error=reason)
+    return info
+
+
+def runs_reap(*, now: datetime | None = None) -> list[int]:
+    """Record lost runs as failed (stale from their start); the ids recorded."""
+    now = _now(now)
+    reaped = []
+    for run in RefreshRun.objects.filter(status__in=RefreshRun.ACTIVE):
+        reason = lost_reason(run, now=now)
+        if reason is not None and run_fail(run.pk, reason, now=now):
+            log.warning("refresh run %s: %s", run.pk, reason)
+            reaped.append(run.pk)
+    return reaped
+
+
+def run_open(*, trigger: str, requested_by: str, now: datetime | None = None) -> tuple[RefreshRun, bool]:
+    """Open a queued run, or return the active one; ``(run, opened)``."""
+    runs_reap(now=now)
+    with transaction.atomic():
+        DashboardState.load(for_update=True)  # one opener at a time (PostgreSQL row lock; SQLite: the write lock)
+        active = RefreshRun.objects.filter(status__in=RefreshRun.ACTIVE).order_by("id").first()
+        if active is not None:
+            return active, False
+        return RefreshRun.objects.create(trigger=trigger, requested_by=requested_by, created_at=_now(now)), True
+
+
+def run_start(run_id: int, *, now: datetime | None = None) -> RefreshRun | None:
+    """Mark the run running (a redelivered running run is taken over); None when it is finished
+    or gone: a redelivered task of a finished run does nothing."""
+    now = _now(now)
+    with transaction.atomic():
+        run = RefreshRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.status not in RefreshRun.ACTIVE:
+            return None
+        if run.status == Status.RUNNING:
+            log.warning("refresh run %s: taken over (its task was delivered again)", run_id)
+        run.status = Status.RUNNING
+        run.started_at = run.started_at or now
+        run.heartbeat_at = now
+        run.progress = "starting"
+        run.error = ""
+        run.save(update_fields=["status", "started_at", "heartbeat_at", "progress", "error"])
+        return run
+
+
+def run_fail(run_id: int, reason: str, *, now: datetime | None = None, stale: bool = True) -> bool:
+    """Record an active run as failed; mark the dashboards stale from its start when it had
+    started (and ``stale``). False when the run was no longer active."""
+    now = _now(now)
+    with transaction.atomic():
+        state = DashboardState.load(for_update=True)
+        run = RefreshRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.status not in RefreshRun.ACTIVE:
+            return False
+        run.status = Status.FAILED
+        run.error = reason[:2000]
+        run.finished_at = now
+        run.save(update_fields=["status", "error", "finished_at"])
+        if stale and run.started_at is not None and state.stale_since is None:
+            state.stale_since = run.started_at
+            state.save(update_fields=["stale_since"])
+    return True
+
+
+class Heartbeat:
+    """Beat for a running run: a thread writes ``heartbeat_at`` every ``interval_s``, and
+    :meth:`progress` writes the progress line (and a beat) from the caller.
+
+    When the caller is inside a database transaction (a test's), beats from another connection
+    would wait on its lock: then only the progress lines beat.
+    """
+
+    def __init__(self, run_id: int, *, interval_s: float | None = None) -> None:
+        self.run_id = run_id
+        self.interval_s = heartbeat_s() if interval_s is None else interval_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Heartbeat:
+        if not connection.in_atomic_block:
+            self._thread = threading.Thread(target=self._run, name=f"refresh-{self.run_id}-heartbeat", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
+
+    def _beat(self, **fields) -> int:
+        return RefreshRun.objects.filter(pk=self.run_id, status=Status.RUNNING).update(heartbeat_at=dj_timezone.now(), **fields)
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(self.interval_s):
+                try:
+                    self._beat()
+                except DatabaseError as exc:  # a locked database: the next beat tries again
+                    log.warning("refresh run %s: heartbeat failed: %s", self.run_id, exc)
+                    connection.close()
+        finally:
+            connection.close()
+
+    def progress(self, text: str) -> None:
+        log.info("refresh run %s: %s", self.run_id, text)
+        self._beat(progress=text[:200])

@@ -1,0 +1,34 @@
+"""Analytics tasks: metrics sampling (beat, every SAMPLE_INTERVAL_S) and the dashboard refresh
+(queue ``analytics``: nightly from beat, on demand from the console and the API).
+
+Thin: JSON arguments in, one service call, a JSON-able summary out. Both are safe to run twice:
+a repeated sample is one more sample; a refresh delivered again after its run finished does
+nothing (analytics.runner.dashboard_refresh), and one delivered again while its run is marked
+running takes the run over (its worker died).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from celery import shared_task
+from django.conf import settings
+
+from analytics import runner, sampler
+
+
+def _limits(name: str, soft_margin_s: int) -> dict:
+    hard = settings.GANTRY_TASK_TIME_LIMITS[name]
+    return {"time_limit": hard, "soft_time_limit": max(1, hard - soft_margin_s)}
+
+
+@shared_task(name="analytics.tasks.metrics_sample_task", acks_late=True, ignore_result=True, **_limits("short", 5))
+def metrics_sample_task() -> dict:
+    """Sample every broker once into the metrics lake."""
+    return asdict(sampler.metrics_sample())
+
+
+@shared_task(name="analytics.tasks.dashboard_refresh_task", acks_late=True, **_limits("dashboard_refresh", 30))
+def dashboard_refresh_task(run_id: int | None = None, trigger: str = "nightly") -> dict:
+    """Run refresh ``run_id``; without one (the nightly beat) open a run unless one is active."""
+    info = runner.dashboard_refresh(run_id=run_id, trigger=trigger)
+    return {"id": info.id, "status": info.status, "error": info.error}

@@ -1,0 +1,208 @@
+"""The dashboard pages through Django's test client: who sees what, the tables behind the charts,
+range switching as an htmx swap, the drill-downs, and "Refresh now" (operators only; queued
+runs poll; the end reloads the charts; a failed run leaves the last result, marked stale; Redis
+down is a message in the page, not a 500)."""
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from tests.analytics._dashboard_data import seed_dashboards
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def as_role(client, make_user):
+    users: dict = {}
+
+    def log_in(role: str):
+        if role not in users:
+            users[role] = make_user(role)
+        client.force_login(users[role])
+        return client
+
+    return log_in
+
+
+@pytest.fixture
+def seeded():
+    return seed_dashboards()
+
+
+def test_anonymous_is_sent_to_log_in(client) -> None:
+    for url in ("/dashboards/", "/dashboards/topics/orders/", "/dashboards/groups/billing/", "/dashboards/refresh"):
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/login/?next="), url
+
+
+def test_viewer_sees_the_overview_but_no_refresh_control(as_role, seeded) -> None:
+    response = as_role("viewer").get("/dashboards/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    # the nav links the dashboards, marked current
+    assert re.search(r'<a href="/dashboards/" class="current">Dashboards</a>', html)
+    # the chart panels name their JSON; the chart library and script are served locally
+    assert 'data-api="/api/v1/dashboards/throughput"' in html and 'data-api="/api/v1/dashboards/backlog"' in html
+    assert "/static/vendor/uplot/uPlot.iife.min.js" in html and "/static/js/dashboards.js" in html
+    assert "//cdn" not in html and "https://" not in html
+    # top lists and trends, linked to the drill-downs
+    assert '<a href="/dashboards/topics/orders/">orders</a>' in html
+    assert '<a href="/dashboards/groups/billing/">billing</a>' in html
+    assert "▲ growing" in html and "▼ draining" in html
+    assert "1 h 4 min" in html  # audit drains in 64 minutes
+    assert 'data-testid="last-refresh"' in html and "never" not in _between(html, 'data-testid="last-refresh">', "</dd>")
+    assert 'data-testid="refresh-now"' not in html
+    assert 'data-testid="stale"' not in html
+
+
+def test_viewer_may_not_refresh(as_role) -> None:
+    response = as_role("viewer").post("/dashboards/refresh", **HTMX)
+    assert response.status_code == 403
+    from analytics.models import RefreshRun
+
+    assert not RefreshRun.objects.exists()
+
+
+def test_operator_sees_the_refresh_control_with_a_real_form_action(as_role, seeded) -> None:
+    html = as_role("operator").get("/dashboards/?range=day").content.decode()
+    form = _between(html, '<form class="refresh-form"', "</form>")
+    assert 'method="post" action="/dashboards/refresh"' in form and 'hx-post="/dashboards/refresh"' in form
+    assert 'name="next" value="/dashboards/?range=day"' in form
+    assert '<button type="submit" data-testid="refresh-now">Refresh now</button>' in form
+
+
+def test_empty_dashboards_say_so(as_role) -> None:
+    html = as_role("viewer").get("/dashboards/").content.decode()
+    assert "No throughput yet." in html and "No backlog yet." in html and "No trends yet" in html
+    assert "No samples yet — the sampler writes every 10 s; run a refresh." in html
+    assert "never" in _between(html, 'data-testid="last-refresh">', "</dd>")
+
+
+def test_range_switch_is_an_htmx_swap_of_the_same_partial(as_role, seeded) -> None:
+    client = as_role("viewer")
+    page = client.get("/dashboards/?range=week").content.decode()
+    fragment = client.get("/dashboards/?range=week", **HTMX).content.decode()
+    assert "<html" not in fragment and fragment.strip().startswith('<div id="dashboard-body"')
+    assert fragment.strip() in page  # the page includes exactly what the swap returns
+    assert 'data-range="week" class="current"' in fragment
+    assert 'data-range="week"' in _between(fragment, 'data-testid="panel-throughput"', ">")
+    for r in ("hour", "day", "week"):  # real links under hx-get
+        assert f'href="/dashboards/?range={r}" hx-get="/dashboards/?range={r}"' in fragment
+    assert client.get("/dashboards/?range=fortnight").status_code == 200  # unknown: the default range
+
+
+def test_topic_drill_down_lists_its_queues(as_role, seeded) -> None:
+    response = as_role("viewer").get("/dashboards/topics/orders/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'data-params="by=queue&amp;topic=orders"' in html
+    rows = re.findall(r'<tr data-queue="([^"]+)">', html)
+    assert rows == ["broker-a:0", "broker-a:1", "broker-b:0", "broker-b:1"]
+    assert "KiB/s" in html
+    assert as_role("viewer").get("/dashboards/topics/nothing-here/").status_code == 200  # no rows: says so
+    assert "No throughput of nothing-here" in as_role("viewer").get("/dashboards/topics/nothing-here/").content.decode()
+
+
+def test_group_drill_down_lists_queues_and_its_trend(as_role, seeded) -> None:
+    html = as_role("viewer").get("/dashboards/groups/billing/").content.decode()
+    assert 'data-params="by=queue&amp;group=billing"' in html
+    rows = re.findall(r'<tr data-queue="([^"]+)">', html)
+    assert rows == ["orders:broker-a:0", "orders:broker-a:1", "orders:broker-b:0", "orders:broker-b:1"]
+    trends = _between(html, 'data-testid="trends"', "</table>")
+    assert "billing" in trends and "audit" not in trends and "never" in trends  # growing: never drains
+
+
+def test_refresh_with_redis_down_is_a_message_not_a_500(as_role, seeded, settings, unused_addr) -> None:
+    settings.REDIS_URL = f"redis://{unused_addr}/0"
+    client = as_role("operator")
+    response = client.post("/dashboards/refresh", {"next": "/dashboards/"}, **HTMX)
+    assert response.status_code == 503
+    html = response.content.decode()
+    assert html.strip().startswith('<div id="refresh-status"')
+    assert re.search(r'data-testid="refresh-error">Redis at 127\.0\.0\.1:\d+ is unreachable', html)
+    assert 'data-testid="refresh-now"' in html  # the control stays, to try again
+    assert 'data-testid="stale"' not in html  # a run that never started does not make the result stale
+
+    response = client.post("/dashboards/refresh", {"next": "/dashboards/?range=day"}, follow=True)  # without JavaScript
+    assert response.redirect_chain == [("/dashboards/?range=day", 302)]
+    assert "is unreachable, background work cannot be queued" in _between(response.content.decode(), 'data-testid="messages"', "</ul>")
+    assert '<a href="/dashboards/topics/orders/">orders</a>' in response.content.decode()  # the last result stays
+
+
+def test_refresh_now_queues_a_run_that_polls_until_it_ends(as_role, seeded, celery_redis) -> None:
+    from analytics.models import RefreshRun
+    from analytics.runs import run_start
+
+    client = as_role("operator")
+    response = client.post("/dashboards/refresh", **HTMX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    run = RefreshRun.objects.get(status="queued")
+    assert f'hx-get="/dashboards/refresh?run={run.pk}" hx-trigger="every 1s"' in html
+    assert 'data-testid="run-status">queued<' in html
+    assert re.search(r'data-testid="refresh-now" disabled', html)
+
+    again = client.post("/dashboards/refresh", **HTMX).content.decode()  # one run at a time
+    assert RefreshRun.objects.count() == 2  # the seeded good run and this one
+    assert f'data-run-id="{run.pk}"' in again
+
+    run_start(run.pk)
+    RefreshRun.objects.filter(pk=run.pk).update(progress="throughput 1m by queue")
+    poll = client.get(f"/dashboards/refresh?run={run.pk}", **HTMX)
+    assert 'hx-trigger="every 1s"' in poll.content.decode() and "HX-Trigger" not in poll
+    assert 'data-testid="run-progress">throughput 1m by queue<' in poll.content.decode()
+
+    RefreshRun.objects.filter(pk=run.pk).update(status="succeeded", progress="done", finished_at=timezone.now())
+    done = client.get(f"/dashboards/refresh?run={run.pk}", **HTMX)
+    assert done["HX-Trigger"] == "dashboards-refreshed"  # the page body reloads its tables and charts
+    assert "hx-trigger" not in done.content.decode()  # polling stops
+    assert 'data-testid="run-status">succeeded<' in done.content.decode()
+    # the page body listens for that event and reloads itself
+    page = client.get("/dashboards/").content.decode()
+    assert 'hx-get="/dashboards/?range=hour" hx-trigger="dashboards-refreshed from:body"' in page
+
+
+def test_refresh_without_javascript_redirects_back_with_a_message(as_role, seeded, celery_redis) -> None:
+    client = as_role("operator")
+    response = client.post("/dashboards/refresh", {"next": "/dashboards/topics/orders/"}, follow=True)
+    assert response.redirect_chain == [("/dashboards/topics/orders/", 302)]
+    assert re.search(r"Dashboard refresh #\d+ queued\.", response.content.decode())
+    response = client.post("/dashboards/refresh", {"next": "https://elsewhere.example/"})
+    assert response["Location"] == "/dashboards/"  # only back to this site
+    assert client.get("/dashboards/refresh")["Location"] == "/dashboards/"
+
+
+def test_a_failed_run_keeps_the_last_result_marked_stale(as_role, seeded) -> None:
+    from analytics.runs import run_fail, run_open, run_start
+
+    run, _ = run_open(trigger="manual", requested_by="operator-user")
+    run_start(run.pk, now=timezone.now() - timedelta(seconds=30))
+    run_fail(run.pk, "Spark: executor lost")
+    html = as_role("viewer").get("/dashboards/").content.decode()
+    badge = _between(html, 'data-testid="stale"', "</span>")
+    assert "stale since" in badge
+    assert 'data-testid="run-error">Spark: executor lost<' in html and "The last good result stays." in html
+    assert '<a href="/dashboards/topics/orders/">orders</a>' in html  # the last good result, not half of a new one
+    assert "hx-trigger=\"every 1s\"" not in html
+
+
+def test_a_run_started_elsewhere_is_followed_by_the_page(as_role, seeded) -> None:
+    from analytics.runs import run_open
+
+    run, _ = run_open(trigger="nightly", requested_by="beat")
+    html = as_role("viewer").get("/dashboards/groups/billing/").content.decode()
+    assert f'hx-get="/dashboards/refresh?run={run.pk}" hx-trigger="every 1s"' in html  # viewers watch it too
+    poll = as_role("viewer").get(f"/dashboards/refresh?run={run.pk}", **HTMX)
+    assert poll.status_code == 200 and 'data-testid="refresh-now"' not in poll.content.decode()
+    assert as_role("viewer").get("/dashboards/refresh?run=999999", **HTMX).status_code == 404
+
+
+def _between(text: str, start: str, end: str) -> str:
+    i = text.index(start)
+    return text[i:text.index(end, i + len(start))]

@@ -1,0 +1,89 @@
+"""The metrics sampler against real brokers: one answer per broker becomes one Parquet file per
+dataset per broker in the hour's partition; a broker that does not answer is only reported."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pyarrow.parquet as pq
+
+from analytics.lake import GROUP_SAMPLES, QUEUE_SAMPLES, SCHEMAS, partition_dir
+from analytics.sampler import metrics_sample
+from brokers.engine.common.message_queue import MessageQueue
+from tests.analytics._lake import lake  # noqa: F401 (a fixture)
+from tests.brokers.engine.client._cluster import create_topic
+from tests.console_fixtures import admin_mq, cluster  # noqa: F401 (fixtures)
+from tests.consumers._groups import members, send  # noqa: F401 (a fixture)
+
+
+def _files(root, dataset):
+    return sorted((root / dataset).rglob("*.parquet"))
+
+
+def _broker_of(path) -> str:
+    """The broker of ``part-<epoch_ms>-<broker>-<uuid8>.parquet``."""
+    return path.stem.split("-", 2)[2].rsplit("-", 1)[0]
+
+
+def test_a_round_writes_every_queue_and_committed_offset_one_file_per_broker_and_dataset(cluster, admin_mq, topic_name, members, lake):
+    create_topic(admin_mq, cluster, topic_name, queues=2)
+    mq = MessageQueue(topic_name, "broker-a", 1)
+    send(cluster, topic_name, 5, mq=mq, body=b"x" * 100)
+    group = "G_" + topic_name[2:]
+    members(group, topic_name, "one").update_offset(mq, 3)
+
+    result = metrics_sample()
+    assert result.brokers == ("broker-a", "broker-b") and result.errors == {}
+    queue_files = _files(lake, QUEUE_SAMPLES)
+    # one answer per broker: one file each, all of its rows at one instant, in that instant's hour
+    assert sorted(_broker_of(f) for f in queue_files) == ["broker-a", "broker-b"]
+    rows = []
+    for f in queue_files:
+        table = pq.read_table(f)
+        assert table.schema.equals(SCHEMAS[QUEUE_SAMPLES], check_metadata=False)
+        [ts] = set(table.column("ts").to_pylist())
+        assert f.name.startswith(f"part-{int(ts.timestamp() * 1000)}-")
+        assert f.parent == partition_dir(lake, QUEUE_SAMPLES, ts)
+        assert f.parent.name == f"hour={ts.astimezone(timezone.utc).hour}" and f.parent.parent.name == f"date={ts:%Y-%m-%d}"
+        rows += table.to_pylist()
+    assert len(rows) == result.queue_rows
+    mine = {(r["broker"], r["queue_id"]): r for r in rows if r["topic"] == topic_name}
+    assert set(mine) == {(b, q) for b in ("broker-a", "broker-b") for q in (0, 1)}
+    assert mine[("broker-a", 1)]["max_offset"] == 5 and mine[("broker-a", 1)]["put_bytes"] > 500
+    assert mine[("broker-a", 0)]["max_offset"] == 0 and mine[("broker-b", 1)]["min_offset"] == 0
+
+    groups = [r for f in _files(lake, GROUP_SAMPLES) for r in pq.read_table(f).to_pylist()]
+    assert len(groups) == result.group_rows and len(_files(lake, GROUP_SAMPLES)) <= 2
+    assert [(r["broker"], r["group"], r["queue_id"], r["committed_offset"], r["max_offset"])
+            for r in groups if r["topic"] == topic_name] == [("broker-a", group, 1, 3, 5)]
+    assert not list(lake.rglob(".*"))  # no temporary file left behind
+
+    again = metrics_sample()
+    assert len(_files(lake, QUEUE_SAMPLES)) == 4 and len(again.files) == len(result.files)
+
+
+def test_a_broker_that_does_not_answer_is_reported_and_the_others_are_written(cluster, unused_addr, lake, caplog):
+    # broker-b hangs or its host is gone: the name server still routes to an address where nothing answers
+    result = metrics_sample(brokers={"broker-a": cluster.broker_addr("broker-a"), "broker-b": unused_addr})
+    assert result.brokers == ("broker-a", "broker-b")
+    assert set(result.errors) == {"broker-b"} and unused_addr in result.errors["broker-b"]
+    assert {_broker_of(f) for f in _files(lake, QUEUE_SAMPLES)} == {"broker-a"}
+    assert result.queue_rows > 0
+    assert "broker broker-b did not answer" in caplog.text
+
+
+def test_partitions_since_lists_the_hours_a_refresh_needs(lake):
+    from analytics.lake import lake_prune, partitions_since, write_samples
+
+    for hour in (22, 23):
+        write_samples(lake, QUEUE_SAMPLES, ts_ms=int(datetime(2026, 11, 21, hour, 30, tzinfo=timezone.utc).timestamp() * 1000),
+                      broker="broker-a", columns={"broker": ["broker-a"], "topic": ["t"], "queue_id": [0], "min_offset": [0],
+                                                  "max_offset": [1], "put_bytes": [None]})
+    write_samples(lake, QUEUE_SAMPLES, ts_ms=int(datetime(2026, 11, 22, 0, 5, tzinfo=timezone.utc).timestamp() * 1000),
+                  broker="broker-a", columns={"broker": ["broker-a"], "topic": ["t"], "queue_id": [0], "min_offset": [0],
+                                              "max_offset": [2], "put_bytes": [10]})
+    since = partitions_since(lake, QUEUE_SAMPLES, datetime(2026, 11, 21, 23, 59, tzinfo=timezone.utc))
+    assert [(p.parent.name, p.name) for p in since] == [("date=2026-11-21", "hour=23"), ("date=2026-11-22", "hour=0")]
+    assert len(partitions_since(lake, QUEUE_SAMPLES, None)) == 3
+    assert partitions_since(lake, GROUP_SAMPLES, None) == []
+    assert lake_prune(lake, before=datetime(2026, 11, 22, 0, 0, tzinfo=timezone.utc)) == 2
+    assert [p.parent.name for p in partitions_since(lake, QUEUE_SAMPLES, None)] == ["date=2026-11-22"]
