@@ -16,6 +16,7 @@ from django.utils import timezone as dj_timezone
 
 from analytics.models import BacklogPoint, BacklogTrend, DashboardState, Ranking, RefreshRun, ThroughputPoint
 from analytics.runs import RefreshRunInfo, run_info
+from brokers.engine.common.validation import is_system_topic
 from console.errors import InvalidInput, NotFound
 
 RANGES = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(days=7)}
@@ -130,8 +131,36 @@ def _series(rows: Iterable[dict], key_fields: tuple[str, ...], label, point) -> 
     return sorted(series.values(), key=lambda s: tuple((v is None, "" if v is None else v) for v in s["key"].values()))
 
 
-def _ranking(kind: str) -> list[dict]:
-    return [{"rank": r.rank, "name": r.name, "value": _num(r.value)} for r in Ranking.objects.filter(kind=kind).order_by("rank")]
+def _ranking(kind: str, hidden: frozenset[str] = frozenset()) -> list[dict]:
+    """The ranking rows with a value, internal topics left out (ranks renumbered)."""
+    rows = [r for r in Ranking.objects.filter(kind=kind).order_by("rank") if r.value and r.name not in hidden]
+    return [{"rank": i, "name": r.name, "value": _num(r.value)} for i, r in enumerate(rows, 1)]
+
+
+REPLY_TOPIC_SUFFIX = "_REPLY_TOPIC"  # RocketMQ makes topics <cluster> and <cluster>_REPLY_TOPIC
+
+
+def internal_topics(topics: Iterable[str], brokers: Iterable[str]) -> frozenset[str]:
+    """The broker's own topics among ``topics``: system topics, the topics named after a broker
+    (RocketMQ's broker-name topic) and a cluster's pair ``<cluster>``/``<cluster>_REPLY_TOPIC``."""
+    names = set(topics)
+    hidden = {t for t in names if is_system_topic(t) or t in set(brokers)}
+    for name in names:
+        if name.endswith(REPLY_TOPIC_SUFFIX) and name[: -len(REPLY_TOPIC_SUFFIX)] in names:
+            hidden |= {name, name[: -len(REPLY_TOPIC_SUFFIX)]}
+    return frozenset(hidden)
+
+
+def _quiet_internal(series: list[dict], hidden: frozenset[str], value_field: str) -> list[dict]:
+    """Leave out the series of internal topics that carried nothing in the range (they would crowd
+    the chart with flat lines); an internal topic with traffic (delayed messages, say) stays."""
+    return [s for s in series if s["key"].get("topic") not in hidden or any(p[value_field] for p in s["points"])]
+
+
+def _hidden_topics() -> frozenset[str]:
+    topics = ThroughputPoint.objects.filter(level="topic").values_list("topic", flat=True).distinct()
+    brokers = ThroughputPoint.objects.filter(level="broker").values_list("broker", flat=True).distinct()
+    return internal_topics(topics, brokers)
 
 
 def _throughput_label(key: dict) -> str:
@@ -165,7 +194,10 @@ def throughput_view(*, range: str, by: str, topic: str | None = None, broker: st
     envelope["series"] = _series(
         rows, ("topic", "broker", "queue_id"), _throughput_label,
         lambda r: {"t": iso(r["window_start"]), "msgs_per_s": _num(r["msgs_per_s"]), "bytes_per_s": _num(r["bytes_per_s"], 1)})
-    envelope["top"] = _ranking(Ranking.Kind.TOPICS)
+    hidden = _hidden_topics()
+    if topic is None:  # a topic asked for by name is shown whatever it is
+        envelope["series"] = _quiet_internal(envelope["series"], hidden, "msgs_per_s")
+    envelope["top"] = _ranking(Ranking.Kind.TOPICS, hidden)
     return envelope
 
 

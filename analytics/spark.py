@@ -42,6 +42,7 @@ def spark_conf() -> dict[str, str]:
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
         "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",  # progress bars garble the worker's log; the run records its own progress
         "spark.sql.shuffle.partitions": str(analytics.get("SHUFFLE_PARTITIONS", DEFAULT_SHUFFLE_PARTITIONS)),
     }
     if master.startswith("local"):

@@ -139,3 +139,26 @@ def test_refresh_answers_503_fast_when_redis_is_down_and_the_run_is_recorded_fai
     assert DashboardState.load().stale_since is None  # a run that never started leaves the result as current as it was
     celery_redis.start()
     assert operator.post(REFRESH).status_code == 202  # the failed run does not block the next
+
+
+def test_internal_topics_are_the_brokers_own() -> None:
+    from analytics.selectors import internal_topics
+
+    topics = ["Orders", "SCHEDULE_TOPIC_XXXX", "broker-a", "DefaultCluster", "DefaultCluster_REPLY_TOPIC",
+              "%RETRY%billing", "Audit_REPLY_TOPIC"]
+    assert internal_topics(topics, ["broker-a", "broker-b"]) == {
+        "SCHEDULE_TOPIC_XXXX", "broker-a", "DefaultCluster", "DefaultCluster_REPLY_TOPIC"}
+
+
+def test_quiet_internal_topics_are_left_out_of_the_topic_chart_and_the_top_list(api_client_as, results):
+    for name, rate in (("SCHEDULE_TOPIC_XXXX", 2.0), ("broker-a", 0.0), ("DefaultCluster", 0.0), ("DefaultCluster_REPLY_TOPIC", 0.0)):
+        ThroughputPoint.objects.create(resolution="1m", level="topic", window_start=_minute(1), topic=name, messages=int(rate * 60), msgs_per_s=rate)
+    ThroughputPoint.objects.create(resolution="1m", level="broker", window_start=_minute(1), broker="broker-a", messages=1, msgs_per_s=1.0)
+    Ranking.objects.create(kind="topics", rank=2, name="SCHEDULE_TOPIC_XXXX", value=2.0, as_of=timezone.now())
+    Ranking.objects.create(kind="topics", rank=3, name="broker-a", value=0.0, as_of=timezone.now())
+    viewer = api_client_as("viewer")
+    body = viewer.get(THROUGHPUT, {"range": "hour", "by": "topic"}).json()
+    assert [s["label"] for s in body["series"]] == ["SCHEDULE_TOPIC_XXXX", "orders"]  # delayed messages flow: it stays
+    assert [t["name"] for t in body["top"]] == ["orders"]
+    asked = viewer.get(THROUGHPUT, {"range": "hour", "by": "topic", "topic": "broker-a"}).json()
+    assert [s["label"] for s in asked["series"]] == ["broker-a"]  # asked for by name: shown
