@@ -42,7 +42,10 @@ def spark_conf() -> dict[str, str]:
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
         "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",  # progress bars garble the worker's log; the run records its own progress
+        "spark.ui.showConsoleProgress": "false",
+        # the jobs' per-queue windows (lag over ts) hold a queue's samples: 8 days at 10 s is ~69k;
+        # past the default 4,096 rows Spark spills them, measured 2x slower (docs/benchmarks.md)
+        "spark.sql.windowExec.buffer.in.memory.threshold": "32768",  # progress bars garble the worker's log; the run records its own progress
         "spark.sql.shuffle.partitions": str(analytics.get("SHUFFLE_PARTITIONS", DEFAULT_SHUFFLE_PARTITIONS)),
     }
     if master.startswith("local"):
