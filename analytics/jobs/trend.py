@@ -33,6 +33,9 @@ from analytics.jobs.windows import epoch_seconds, seconds_since
 DEFAULT_LOOKBACK_S = 600
 # Backlog changes under 0.1 msg/s (6 messages a minute) are noise, not a trend.
 DEFAULT_STEADY_EPSILON = 0.1
+# ... and so are changes under 5 % of the topic's produce rate: a busy group's backlog wobbles by
+# a few batches between samples (a group at 100 msgs/s is "growing" from 5 msgs/s on).
+DEFAULT_STEADY_FRACTION = 0.05
 
 
 def backlog_trend(
@@ -41,13 +44,14 @@ def backlog_trend(
     now: datetime,
     lookback_s: int = DEFAULT_LOOKBACK_S,
     steady_epsilon: float = DEFAULT_STEADY_EPSILON,
+    steady_fraction: float = DEFAULT_STEADY_FRACTION,
 ) -> DataFrame:
     """Return one row per (group, topic) seen in the lookback, with its backlog trend.
 
     Columns: ``group, topic, backlog`` (bigint, the sum of each queue's latest backlog),
     ``slope_per_s`` (double; null when no queue has two samples at different instants),
-    ``trend`` (``growing`` when slope > epsilon, ``draining`` when slope < -epsilon, else
-    ``steady``), ``consume_rate``, ``produce_rate`` (double msgs/s over the lookback, null when no
+    ``trend`` (``growing`` when slope > threshold, ``draining`` when slope < -threshold, else
+    ``steady``; threshold = max(steady_epsilon, steady_fraction * produce_rate)), ``consume_rate``, ``produce_rate`` (double msgs/s over the lookback, null when no
     interval counted) and ``time_to_drain_s`` (double, see the module docstring).
     """
     if lookback_s <= 0:
@@ -82,14 +86,15 @@ def backlog_trend(
     )
 
     slope = F.col("slope_per_s")
+    threshold = F.greatest(F.lit(float(steady_epsilon)), F.coalesce(F.col("produce_rate"), F.lit(0.0)) * float(steady_fraction))
     net_drain = F.col("consume_rate") - F.col("produce_rate")
     return per_group.select(
         "group",
         "topic",
         "backlog",
         slope.cast("double").alias("slope_per_s"),
-        F.when(slope > steady_epsilon, "growing")
-        .when(slope < -steady_epsilon, "draining")
+        F.when(slope > threshold, "growing")
+        .when(slope < -threshold, "draining")
         .otherwise("steady")
         .alias("trend"),
         F.col("consume_rate").cast("double").alias("consume_rate"),
