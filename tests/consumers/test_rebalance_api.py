@@ -82,6 +82,15 @@ def test_redis_down_answers_503_at_once_and_fails_the_job(operator, online, cele
     assert again.status_code == 202 and again.json()["status"] == "queued" and again.json()["id"] != job.pk
 
 
+def test_cluster_down_answers_503_at_once_and_leaves_no_job_behind(operator, mq_settings, unused_addr, celery_redis) -> None:
+    mq_settings(unused_addr)  # nothing listens: the name server is down
+    started = time.monotonic()
+    response = operator.post(url("G_anything"), {"dry_run": False}, format="json")
+    assert time.monotonic() - started < 1.0
+    assert response.status_code == 503 and response.json()["code"] == "namesrv_unreachable"
+    assert not RebalanceJob.objects.filter(status__in=[RebalanceJob.QUEUED, RebalanceJob.RUNNING]).exists()
+
+
 def test_one_active_job_per_scope_and_dry_runs_never_block_applies(operator, online, celery_redis) -> None:
     first = operator.post(url(online), {"dry_run": False, "timeout_s": 20}, format="json")
     assert first.status_code == 202
