@@ -31,7 +31,10 @@ def _wait_for(run_id: int, predicate, timeout_s: float, what: str) -> RefreshRun
 
 def test_a_killed_refresh_leaves_the_last_result_marked_stale_and_the_next_run_fixes_it(spark, lake, settings, celery_worker, api_client_as):
     now = timezone.now()
-    steady_workload(lake, now - timedelta(minutes=10), now, every_s=10)
+    # The first result ends three minutes ago, so the newer samples below fall in later minutes
+    # however fast the runs go (a refresh leaves out samples after its own start).
+    origin = now - timedelta(minutes=13)
+    steady_workload(lake, origin, now - timedelta(minutes=3), every_s=10)
     settings.GANTRY_ANALYTICS = {**settings.GANTRY_ANALYTICS, "SAMPLE_INTERVAL_S": 10.0, "RUN_LOST_AFTER_S": 3.0}
     good = dashboard_refresh(trigger="manual", requested_by="test", spark=spark)
     assert good.status == "succeeded", good.error
@@ -39,7 +42,7 @@ def test_a_killed_refresh_leaves_the_last_result_marked_stale_and_the_next_run_f
     before = viewer.get(THROUGHPUT, {"by": "topic"}).json()
     assert before["series"] and before["state"]["stale_since"] is None
 
-    steady_workload(lake, now + timedelta(seconds=10), now + timedelta(minutes=2), every_s=10, origin=now - timedelta(minutes=10))
+    steady_workload(lake, now - timedelta(minutes=3) + timedelta(seconds=10), now, every_s=10, origin=origin)
     env = {"GANTRY_LAKE_DIR": str(lake), "GANTRY_SAMPLE_INTERVAL_S": "10", "SPARK_MASTER": "local[1]"}
     worker = celery_worker(queues="analytics", env=env)
     answer = operator.post("/api/v1/dashboards/refresh")
