@@ -90,8 +90,11 @@ def rebalance_jobs_page(request: HttpRequest) -> HttpResponse:
     """The history of rebalance jobs, filtered; with a group, the queues its jobs moved (flapping shows)."""
     form = RebalanceFilterForm(request.GET or None)
     filters = form.filters() if form.is_bound else RebalanceFilterForm().filters()
-    history = rebalance_selectors.rebalance_history(filters=filters)
-    context = {"form": form, "history": history, "group": filters.group, "query": request.GET.urlencode(),
+    history = rebalance_selectors.rebalance_history(filters=filters, page_number=request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"form": form, "history": history, "group": filters.group, "query": query.urlencode(),
+               "page": history.page, "polled_query": request.GET.urlencode(),
                "polling": any(j.active for j in history.jobs)}
     return _page_or_partial(request, "consumers/rebalance_jobs.html", "consumers/_rebalance_table.html", context,
                             400 if form.is_bound and form.errors else 200)

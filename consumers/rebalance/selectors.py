@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
 
 from consumers.models import RebalanceJob, RebalanceQueueChange
@@ -81,10 +82,12 @@ def group_moves(*, group: str, filters: JobFilter = JobFilter()) -> tuple[QueueC
     return tuple(records.change_view(r) for r in rows.order_by("-created_at", "-job_id", "topic", "broker_name", "queue_id")[:MOVES_SHOWN])
 
 
-def rebalance_history(*, filters: JobFilter, limit: int = 100) -> JobPage:
-    """The console's history page: the newest ``limit`` jobs and, with a group, its queue moves."""
-    jobs = job_views(rebalance_job_list(filters=filters)[:limit])
-    return JobPage(tuple(jobs), group_moves(group=filters.group, filters=filters) if filters.group else ())
+def rebalance_history(*, filters: JobFilter, page_number: object = 1, per_page: int = 50) -> JobPage:
+    """The console's history page: one page of jobs, newest first, and with a group its queue moves."""
+    rows = rebalance_job_list(filters=filters)
+    page = Paginator(range(rows.count()), per_page).get_page(page_number)
+    jobs = job_views(rows[page.start_index() - 1:page.end_index()]) if page.paginator.count else []
+    return JobPage(tuple(jobs), group_moves(group=filters.group, filters=filters) if filters.group else (), page)
 
 
 def latest_group_job(*, group: str) -> Job | None:

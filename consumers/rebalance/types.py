@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 ACTIVE = ("queued", "running")
 FINISHED = ("planned", "converged", "not_converged", "failed")
@@ -110,3 +111,4 @@ class JobPage:
 
     jobs: tuple[Job, ...]
     moves: tuple[QueueChange, ...] = ()
+    page: Any = None  # a django Page over row numbers (no rows in it), for the pager

@@ -103,3 +103,17 @@ def test_the_history_filters_and_shows_a_groups_moves(as_role) -> None:
     assert client.get("/rebalance-jobs/", {"status": "failed"}).content.decode().count("<tr data-job=") == 1
     assert client.get("/rebalance-jobs/", {"since": "not a time"}).status_code == 400
     assert client.get("/rebalance-jobs/999999/").status_code == 404
+
+
+def test_the_history_pages_through_every_job_keeping_the_filters(as_role) -> None:
+    jobs = [RebalanceJob.objects.create(requested_by="ops", scope="group", scope_value="G1", dry_run=True, status="planned",
+                                        scope_key=f"dry:group:G1#done{i}", timeout_s=25) for i in range(55)]
+    RebalanceJob.objects.create(requested_by="ops", scope="group", scope_value="G2", dry_run=True, status="planned",
+                                scope_key="dry:group:G2#done", timeout_s=25)
+    client = as_role("viewer")
+    first = client.get("/rebalance-jobs/", {"group": "G1"}).content.decode()
+    assert first.count("<tr data-job=") == 50 and f'data-job="{jobs[-1].pk}"' in first  # newest first
+    assert "page 1 of 2" in first and "group=G1&amp;page=2" in first
+    second = client.get("/rebalance-jobs/", {"group": "G1", "page": "2"}, HTTP_HX_REQUEST="true").content.decode()
+    assert second.count("<tr data-job=") == 5 and f'data-job="{jobs[0].pk}"' in second and "page 2 of 2" in second
+    assert client.get("/rebalance-jobs/", {"group": "G1", "page": "99"}).content.decode().count("<tr data-job=") == 5  # the last page
