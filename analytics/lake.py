@@ -17,6 +17,7 @@ directories a refresh needs, so it reads the hours since its watermark and no ot
 """
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import uuid
@@ -27,6 +28,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+log = logging.getLogger(__name__)
 
 QUEUE_SAMPLES = "queue_samples"
 GROUP_SAMPLES = "group_samples"
@@ -157,6 +160,55 @@ def partitions_since(root: Path, dataset: str, since: datetime | None) -> list[P
         return [p.path for p in partitions(root, dataset)]
     hour_start = since.astimezone(timezone.utc).replace(minute=0, second=0, microsecond=0)
     return [p.path for p in partitions(root, dataset) if p.start >= hour_start]
+
+
+def _visible_files(directory: Path) -> list[Path]:
+    return sorted(f for f in directory.iterdir() if f.suffix == ".parquet" and not f.name.startswith((".", "_")))
+
+
+def lake_compact(root: Path, *, before: datetime) -> int:
+    """Merge each closed hour's files (partitions whose hour ends before ``before``) into one file
+    per dataset; how many partitions were merged.
+
+    The sampler writes a file per broker every few seconds (thousands an hour); Spark pays per
+    file, so hours it has done with become one file each. The merged file is written hidden, renamed
+    into place, then the small files are deleted: a crash in between leaves rows twice, which
+    the next compaction removes (it keeps unique rows) and which the jobs ignore meanwhile (a repeated
+    sample is an interval of 0 s, dropped). Run by the refresh task on the ``analytics`` queue, whose
+    single worker never reads the lake at the same time.
+    """
+    merged = 0
+    for dataset in DATASETS:
+        schema = SCHEMAS[dataset]
+        for p in partitions(root, dataset):
+            if p.start + timedelta(hours=1) > before:
+                continue
+            files = _visible_files(p.path)
+            if len(files) < 2:
+                continue
+            try:
+                table = pa.concat_tables(pq.read_table(f, schema=schema) for f in files)
+            except (OSError, ValueError) as exc:  # a damaged file: leave the hour as it is, for a person to look at
+                log.warning("lake: not compacting %s: %s", p.path, exc)
+                continue
+            names = [f.name for f in schema]
+            table = table.group_by(names, use_threads=False).aggregate([]).select(names).sort_by([("ts", "ascending"), ("broker", "ascending")])
+            first_ms = int(table.column("ts")[0].value // 1000) if table.num_rows else 0
+            final = p.path / f"part-{first_ms}-compacted-{uuid.uuid4().hex[:8]}.parquet"
+            tmp = p.path / f".{final.name}.tmp"
+            try:
+                with open(tmp, "wb") as out:
+                    pq.write_table(table.cast(schema), out)
+                    out.flush()
+                    os.fsync(out.fileno())
+                os.replace(tmp, final)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+            for f in files:
+                f.unlink(missing_ok=True)
+            merged += 1
+    return merged
 
 
 def lake_prune(root: Path, *, before: datetime) -> int:

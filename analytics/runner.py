@@ -301,6 +301,7 @@ def dashboard_refresh(*, run_id: int | None = None, trigger: str = RefreshRun.Tr
             run_fail(run_id, f"interrupted: {type(exc).__name__}")
             raise
     _prune_lake(root, as_of)
+    _compact_lake(root, as_of)
     return run_info(RefreshRun.objects.get(pk=run_id))
 
 
@@ -308,6 +309,19 @@ def failure_reason(exc: BaseException) -> str:
     """What a failed run shows: the exception's first line (Spark's carry a JVM stack trace)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return f"{type(exc).__name__}: {lines[0] if lines else 'no message'}"[:500]
+
+
+COMPACT_SETTLE = timedelta(minutes=5)  # an hour is closed once late samples of it can no longer arrive
+
+
+def _compact_lake(root: Path | None, as_of: datetime | None) -> None:
+    try:
+        merged = lake.lake_compact(Path(root) if root is not None else lake.lake_dir(),
+                                   before=(as_of or dj_timezone.now()) - COMPACT_SETTLE)
+        if merged:
+            log.info("lake: merged the files of %s closed hour partitions", merged)
+    except (OSError, ValueError) as exc:  # pyarrow's errors are ValueError/OSError subclasses
+        log.warning("lake: compaction failed: %s", exc)
 
 
 def _prune_lake(root: Path | None, as_of: datetime | None) -> None:

@@ -87,3 +87,38 @@ def test_partitions_since_lists_the_hours_a_refresh_needs(lake):
     assert partitions_since(lake, GROUP_SAMPLES, None) == []
     assert lake_prune(lake, before=datetime(2026, 11, 22, 0, 0, tzinfo=timezone.utc)) == 2
     assert [p.parent.name for p in partitions_since(lake, QUEUE_SAMPLES, None)] == ["date=2026-11-22"]
+
+
+def test_compaction_merges_each_closed_hour_into_one_file_and_keeps_every_row_once(lake):
+    import shutil
+    from datetime import timedelta
+
+    import pyarrow as pa
+
+    from analytics.lake import lake_compact
+    from tests.analytics._lake import sample_round
+
+    closed = datetime(2026, 11, 22, 10, 0, tzinfo=timezone.utc)
+    for i in range(4):
+        for broker in ("broker-a", "broker-b"):
+            sample_round(lake, closed + timedelta(seconds=10 * i), broker, queues=[("orders", 0, 10 * i, 100 * i)],
+                         offsets=[("billing", "orders", 0, 5 * i, 10 * i)])
+    sample_round(lake, closed + timedelta(hours=1, seconds=5), "broker-a", queues=[("orders", 0, 50, 500)])  # the open hour
+    closed_dir = partition_dir(lake, QUEUE_SAMPLES, closed)
+    first = sorted(closed_dir.glob("*.parquet"))[0]
+    shutil.copy(first, closed_dir / first.name.replace("part-", "part-9"))  # a crash after a merge's rename: rows twice
+    (closed_dir / ".part-x.parquet.tmp").write_bytes(b"half")  # a writer's leftover: not data
+
+    def rows(dataset: str, when: datetime) -> list[dict]:
+        directory = partition_dir(lake, dataset, when)
+        tables = [pq.read_table(f) for f in sorted(directory.glob("*.parquet")) if not f.name.startswith(".")]
+        return sorted(pa.concat_tables(tables).to_pylist(), key=lambda r: (r["ts"], r["broker"]))
+
+    before_q, before_g = rows(QUEUE_SAMPLES, closed), rows(GROUP_SAMPLES, closed)
+    assert len(before_q) == 9 and len(before_g) == 8
+    assert lake_compact(lake, before=closed + timedelta(hours=1, minutes=5)) == 2  # both datasets of the closed hour
+    assert [f.name.split("-")[2] for f in closed_dir.glob("*.parquet")] == ["compacted"]
+    assert rows(QUEUE_SAMPLES, closed) == sorted({tuple(r.items()): r for r in before_q}.values(), key=lambda r: (r["ts"], r["broker"]))
+    assert rows(GROUP_SAMPLES, closed) == before_g
+    assert len(list(partition_dir(lake, QUEUE_SAMPLES, closed + timedelta(hours=1)).glob("*.parquet"))) == 1  # open hour untouched
+    assert lake_compact(lake, before=closed + timedelta(hours=1, minutes=5)) == 0  # nothing left to merge
