@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -61,7 +61,7 @@ class RedisHandle:
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory):
-    handle = RedisHandle(_free_port(), tmp_path_factory.mktemp("redis"))
+    handle = RedisHandle(free_port(), tmp_path_factory.mktemp("redis"))
     handle.start()
     yield handle
     handle.stop()

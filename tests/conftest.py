@@ -1,8 +1,6 @@
 """Fixtures shared across the suite: an embedded cluster and pointing Django at it."""
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 
@@ -32,9 +30,9 @@ def mq_settings(settings):
 @pytest.fixture
 def unused_addr() -> str:
     """A loopback address where nothing listens."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"127.0.0.1:{s.getsockname()[1]}"
+    from tests.celery_fixtures import free_port
+
+    return f"127.0.0.1:{free_port()}"
 
 
 def pytest_collection_modifyitems(config, items):
