@@ -64,3 +64,71 @@ def test_pure_packages_import_without_django_loaded() -> None:
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+# -- the import graph: no cycles, no arrow against the rules (tests/architecture_graph.py) ------------
+
+from tests.architecture_graph import (  # noqa: E402
+    Edge,
+    cycles,
+    describe_cycle,
+    import_graph,
+    project_modules,
+    rule_violations,
+)
+
+MAX_MODULE_LINES = 420  # "~400": a module past this is split before it grows further
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    _, edges = import_graph()
+    assert [describe_cycle(c, edges) for c in cycles(edges)] == []
+
+
+def test_no_import_goes_against_the_dependency_rules() -> None:
+    _, edges = import_graph()
+    assert rule_violations(edges) == []
+
+
+def test_the_graph_checks_see_a_cycle_and_a_wrong_way_arrow() -> None:
+    """The checks above can fail: a made-up cycle and made-up wrong-way arrows are reported."""
+    made_up = [
+        Edge("brokers.engine.store.commitlog", "brokers.engine.store.consume_queue", 1, True),
+        Edge("brokers.engine.store.consume_queue", "brokers.engine.store.commitlog", 2, False),
+    ]
+    assert [describe_cycle(c, made_up) for c in cycles(made_up)] == [
+        "brokers.engine.store.commitlog (line 1) <-> brokers.engine.store.consume_queue (line 2) in a cycle of 2: "
+        "brokers.engine.store.commitlog, brokers.engine.store.consume_queue"
+    ]
+    wrong = [
+        Edge("brokers.engine.store.commitlog", "django.conf", 3, True),
+        Edge("console.views", "topics.selectors", 4, True),
+        Edge("consumers.selectors", "topics.views", 5, False),
+        Edge("consumers.allocation.averagely", "brokers.engine.client.producer", 6, True),
+    ]
+    assert len(rule_violations(wrong)) == 4
+
+
+def test_no_module_is_over_about_400_lines() -> None:
+    long = []
+    for name, path in project_modules().items():
+        lines = len(path.read_text().splitlines())
+        if lines > MAX_MODULE_LINES:
+            long.append(f"{name}: {lines} lines")
+    assert long == []
+
+
+def test_no_two_public_engine_modules_define_a_class_of_the_same_name() -> None:
+    seen: dict[str, str] = {}
+    clashes = []
+    for name, path in sorted(project_modules().items()):
+        if not name.startswith("brokers.engine") or any(p.startswith("_") for p in name.split(".")):
+            continue
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                if node.name in seen:
+                    clashes.append(f"{node.name}: {seen[node.name]} and {name}")
+                else:
+                    seen[node.name] = name
+    assert clashes == []
