@@ -21,9 +21,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from brokers.engine.common.message import Message  # noqa: E402
 from brokers.engine.common.message_codec import encode_batch_body  # noqa: E402
 from brokers.engine.store import (  # noqa: E402
+    DefaultMessageStore,
     MessageExtBatch,
     MessageExtBrokerInner,
-    MessageStore,
     StoreConfig,
 )
 
@@ -35,7 +35,7 @@ def _inner(i: int, body: bytes) -> MessageExtBrokerInner:
         born_timestamp=1_700_000_000_000, born_host="10.0.0.5:51000")
 
 
-async def _put(store: MessageStore, n: int, size: int, concurrency: int) -> float:
+async def _put(store: DefaultMessageStore, n: int, size: int, concurrency: int) -> float:
     body = os.urandom(size)
     msgs = [_inner(i, body) for i in range(n)]
     start = time.perf_counter()
@@ -53,7 +53,7 @@ async def _put(store: MessageStore, n: int, size: int, concurrency: int) -> floa
     return n / (time.perf_counter() - start)
 
 
-async def _put_batches(store: MessageStore, n: int, size: int, k: int) -> float:
+async def _put_batches(store: DefaultMessageStore, n: int, size: int, k: int) -> float:
     body = os.urandom(size)
     batches = []
     for b in range(n // k):
@@ -67,7 +67,7 @@ async def _put_batches(store: MessageStore, n: int, size: int, k: int) -> float:
     return (len(batches) * k) / (time.perf_counter() - start)
 
 
-def _get(store: MessageStore) -> float:
+def _get(store: DefaultMessageStore) -> float:
     start = time.perf_counter()
     got = 0
     for q in range(8):
@@ -94,7 +94,7 @@ def main() -> None:
         cfg = StoreConfig(store_dir=root, flush_disk_type="SYNC_FLUSH" if args.sync else "ASYNC_FLUSH",
                           commitlog_file_size=256 << 20, max_index_hash_slots=500_000,
                           max_index_count=2_000_000)
-        with MessageStore(cfg) as store:
+        with DefaultMessageStore(cfg) as store:
             rate = asyncio.run(_put(store, args.messages, args.size, args.concurrency))
             print(f"put_message   {rate:10.0f} msg/s  ({args.size}-byte bodies, "
                   f"{cfg.flush_disk_type}, concurrency {args.concurrency}, "
@@ -103,7 +103,7 @@ def main() -> None:
             print(f"put_messages  {rate:10.0f} msg/s  (batches of {args.batch})")
             print(f"get_message   {_get(store):10.0f} msg/s  (32 per pull)")
         t = time.perf_counter()
-        with MessageStore(cfg) as store:
+        with DefaultMessageStore(cfg) as store:
             print(f"reopen        {time.perf_counter() - t:10.2f} s   ({store.recovery_report.records_checked} records checked)")
     finally:
         shutil.rmtree(root, ignore_errors=True)

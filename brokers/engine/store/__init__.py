@@ -1,6 +1,8 @@
 """The broker's store: commit log segments, consume queues, key index, checkpoint, recovery and
-flushing, behind the :class:`MessageStore` facade (see docs/engine-internals.md, ``store``)."""
+flushing: :class:`DefaultMessageStore` behind the :class:`MessageStore` Protocol the broker uses
+(see docs/engine-internals.md, ``store``)."""
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
+from brokers.engine.store.default_message_store import DefaultMessageStore
 from brokers.engine.store.errors import StoreCorruptionError, StoreError, StoreLockedError, StoreNotOpenError
 from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
 from brokers.engine.store.message_store import MessageStore
@@ -10,6 +12,7 @@ from brokers.engine.store.results import GetMessageResult, GetMessageStatus, Put
 __all__ = [
     "ASYNC_FLUSH",
     "SYNC_FLUSH",
+    "DefaultMessageStore",
     "GetMessageResult",
     "GetMessageStatus",
     "MessageExtBatch",

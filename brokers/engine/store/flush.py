@@ -87,6 +87,22 @@ class FlushCommitLogService:
                 loop.call_soon(self._commit_loop_requests, loop)
             pending.append((next_offset, future))
 
+    async def wait_flushed(self, next_offset: int) -> bool:
+        """Return True once the log is on disk up to ``next_offset``, False when the disk failed
+        (group-committed on the running loop, see :meth:`commit_on_loop`)."""
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self.commit_on_loop(next_offset, fut)
+        return await fut
+
+    def wait_flushed_blocking(self, next_offset: int, timeout_s: float) -> bool:
+        """:meth:`wait_flushed` for a thread without a loop; False after ``timeout_s`` too."""
+        fut: concurrent.futures.Future[bool] = concurrent.futures.Future()
+        self.submit(next_offset, fut)
+        try:
+            return fut.result(timeout_s)
+        except concurrent.futures.TimeoutError:
+            return False
+
     def _commit_loop_requests(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._cond:
             requests = self._loop_requests.pop(loop, [])

@@ -17,6 +17,7 @@ import errno
 import logging
 import mmap
 import os
+import resource
 
 from brokers.engine.store.errors import StoreCorruptionError
 
@@ -51,6 +52,17 @@ def fsync_dir(path: str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def raise_open_file_limit() -> None:
+    """Each mapped file holds a descriptor; lift the soft limit towards the hard one."""
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = 1 << 16 if hard == resource.RLIM_INFINITY else min(hard, 1 << 16)
+        if soft != resource.RLIM_INFINITY and soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    except (ValueError, OSError):  # pragma: no cover - not fatal
+        pass
 
 
 def _allocate(fd: int, size: int) -> None:

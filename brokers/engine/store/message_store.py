@@ -1,461 +1,101 @@
-"""MessageStore: the facade the broker calls (RocketMQ's ``DefaultMessageStore``).
+"""MessageStore: what the broker asks of a store (RocketMQ's ``MessageStore`` interface).
 
-A put appends the record to the commit log and dispatches it at once, under one lock: the
-consume queue unit, the index entries, then the arrival listeners (outside the lock, for long
-polling). Queue offsets are assigned here from a per (topic, queue id) counter recovered from
-the consume queues at open. With SYNC_FLUSH, ``put_message`` answers only after the group
-commit has synced the record (see ``flush.py``).
-
-Thread model: puts and gets normally run on the broker's asyncio thread; the flush threads run
-beside them and take the commit log lock only to snapshot positions. Every public method is safe
-to call from any thread (``put_message_sync`` is for tools and tests without a loop).
+The broker holds its store through this Protocol only, so another store can stand behind it
+(the next one is a replicated store); :class:`~brokers.engine.store.default_message_store.DefaultMessageStore`
+is the local one. Offsets are logical queue offsets unless named ``phy`` (commit log offsets);
+times are store times in epoch milliseconds; ``-1`` means "none" where an int is returned.
 """
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import logging
-import os
-import resource
-import shutil
-import time
-from dataclasses import replace
-from typing import Callable
+from collections.abc import Callable, Mapping
+from typing import Protocol
 
-from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
-from brokers.engine.common.message_codec import host_to_bytes
-from brokers.engine.common.validation import InvalidNameError, validate_topic
-from brokers.engine.store.checkpoint import StoreCheckpoint
-from brokers.engine.store.commitlog import CommitLog
-from brokers.engine.store import message_reader
-from brokers.engine.store.config import StoreConfig
-from brokers.engine.store.consume_queue import ConsumeQueue
-from brokers.engine.store.errors import StoreNotOpenError
-from brokers.engine.store.flush import FlushCommitLogService, PeriodicService
-from brokers.engine.store.index import IndexService
-from brokers.engine.store.lock import StoreLock
-from brokers.engine.store.mapped_file import fsync_dir
 from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
-from brokers.engine.store.put_path import Appender
-from brokers.engine.store.recovery import RecoveryReport, recover
-from brokers.engine.store.results import GetMessageResult, PutMessageResult, PutMessageStatus
-from brokers.engine.store.stats import StoreStats, disk_ratio
-
-log = logging.getLogger(__name__)
+from brokers.engine.store.results import GetMessageResult, PutMessageResult
 
 ArrivalListener = Callable[[str, int, int, int], None]  # (topic, queue id, logic offset, tags code)
 DEFAULT_MAX_TOTAL_BYTES = 256 * 1024  # maxTransferBytesOnMessageInMemory
-# After a crash, this many bytes past the end of each consume queue are checked for stray units
-# (pages written out of order before the crash); more would read megabytes per queue.
-CRASH_CHECK_WINDOW = 1 << 20
-# Prefix of a consume queue directory being deleted; not a legal topic name (has a dot).
-DELETING_PREFIX = ".deleting."
 
 
-def _raise_open_file_limit() -> None:
-    """Each mapped file holds a descriptor; lift the soft limit towards the hard one."""
-    try:
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        want = 1 << 16 if hard == resource.RLIM_INFINITY else min(hard, 1 << 16)
-        if soft != resource.RLIM_INFINITY and soft < want:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
-    except (ValueError, OSError):  # pragma: no cover - not fatal
-        pass
-
-
-class MessageStore:
-    """One broker's store directory (see docs/engine-internals.md, ``store``).
-
-    ``open()`` before use, ``close()`` after (or use it as a context manager). Puts are
-    ``put_message``/``put_messages`` (async) or their ``_sync`` twins; reads are
-    ``get_message``, the offset and time lookups, ``look_message_by_offset`` and
-    ``query_message``. ``recovery_report`` says what the last ``open()`` found.
-    """
-
-    def __init__(self, config: StoreConfig, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.config = config
-        self.clock = clock
-        self._lock_file = StoreLock(config.lock_path, config.abort_path)
-        self._commitlog = CommitLog(config.commitlog_dir, config.commitlog_file_size)
-        self._index = IndexService(config.index_dir, config.max_index_hash_slots,
-                                   config.max_index_count, clock.now_ms)
-        self._queues: dict[tuple[str, int], ConsumeQueue] = {}
-        self._checkpoint: StoreCheckpoint | None = None
-        self._listeners: list[ArrivalListener] = []
-        self._stats = StoreStats(clock.monotonic)
-        self._appender = Appender(self)
-        self._flush_commitlog: FlushCommitLogService | None = None
-        self._flush_logics_service: PeriodicService | None = None
-        self._running = False
-        self._boot_ms = 0
-        self.recovery_report: RecoveryReport | None = None
-        self.store_host_bytes = host_to_bytes(config.store_host)
-        # Set by the put path (under the commit log lock).
-        self.queue_offsets: dict[tuple[str, int], int] = {}
-        # Record bytes put to each queue since this store opened (for bytes/s; restarts at 0).
-        self.queue_put_bytes: dict[tuple[str, int], int] = {}
-        self.last_dispatch_timestamp = 0
-        self.healthy_error: str | None = None
+class MessageStore(Protocol):
+    """The calls the broker makes on its store."""
 
     # --- lifecycle --------------------------------------------------------------------------
 
     def open(self) -> None:
-        """Lock the directory, recover, create the abort file and start the flush threads."""
-        if self._running:
-            return
-        cfg = self.config
-        os.makedirs(cfg.store_dir, exist_ok=True)
-        self._lock_file.acquire()
-        try:
-            self.healthy_error = None
-            self._queues = {}
-            abnormal = self._lock_file.abort_exists()
-            _raise_open_file_limit()
-            self._checkpoint = StoreCheckpoint(cfg.checkpoint_path)
-            self._commitlog.load()
-            self._load_consume_queues(CRASH_CHECK_WINDOW if abnormal else 0)
-            self._index.load()
-            self.recovery_report = recover(
-                commitlog=self._commitlog, checkpoint=self._checkpoint,
-                queues=list(self._queues.values()), queue_for=self.consume_queue,
-                index=self._index, abnormal=abnormal, check_crc=cfg.check_crc_on_recover)
-            self.queue_offsets = {k: q.max_offset for k, q in self._queues.items()}
-            self.last_dispatch_timestamp = self._commitlog.last_store_timestamp
-            self._flush_all()
-            self._lock_file.create_abort()
-        except BaseException:
-            self._close_parts()
-            self._lock_file.release()
-            raise
-        self._flush_commitlog = FlushCommitLogService(
-            self._commitlog, sync=cfg.sync_flush, interval_ms=cfg.flush_interval_commitlog_ms)
-        self._flush_logics_service = PeriodicService(
-            "FlushConsumeQueueService", cfg.flush_interval_consume_queue_ms, self._flush_logics)
-        self._flush_commitlog.start()
-        self._flush_logics_service.start()
-        self._boot_ms = self.clock.now_ms()
-        self._stats.sample()
-        self._running = True
+        """Lock the directory, recover what the last run left, and start taking puts."""
 
     def close(self) -> None:
-        """Flush everything, write the checkpoint, remove the abort file and release the lock."""
-        if not self._lock_file.held:
-            return
-        self._running = False
-        with self._commitlog.lock:  # let a put already past its check finish
-            pass
-        clean = True
-        try:
-            if self._flush_commitlog is not None:
-                self._flush_commitlog.shutdown()
-            if self._flush_logics_service is not None:
-                self._flush_logics_service.shutdown()
-            self._flush_all()
-        except OSError:
-            log.exception("final flush failed; leaving the abort file so the next open recovers")
-            clean = False
-        self._close_parts()
-        if clean and self.healthy_error is None:
-            self._lock_file.remove_abort()
-        self._lock_file.release()
-
-    def __enter__(self) -> MessageStore:
-        self.open()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def _close_parts(self) -> None:
-        for q in self._queues.values():
-            q.close()
-        self._queues = {}
-        self._index.close()
-        self._commitlog.close()
-        if self._checkpoint is not None:
-            self._checkpoint.close()
-
-    def _load_consume_queues(self, check_window: int) -> None:
-        root = self.config.consume_queue_dir
-        os.makedirs(root, exist_ok=True)
-        for topic in sorted(os.listdir(root)):
-            if topic.startswith(DELETING_PREFIX):  # a delete_topics interrupted by a crash
-                shutil.rmtree(os.path.join(root, topic), ignore_errors=True)
-                continue
-            try:
-                validate_topic(topic)
-            except InvalidNameError:
-                log.warning("ignoring consume queue directory %r: not a valid topic name", topic)
-                continue
-            topic_dir = os.path.join(root, topic)
-            if not os.path.isdir(topic_dir):
-                continue
-            for name in os.listdir(topic_dir):
-                if not name.isdigit():
-                    continue
-                q = ConsumeQueue(topic, int(name), os.path.join(topic_dir, name),
-                                 self.config.consume_queue_units_per_file)
-                q.load(check_window)
-                self._queues[(topic, int(name))] = q
-
-    def consume_queue(self, topic: str, queue_id: int, create: bool = True) -> ConsumeQueue | None:
-        """Return the consume queue of (topic, queue id), creating it when asked.
-
-        Returns None for a topic name that fails ``validate_topic`` (never a path from it).
-        """
-        q = self._queues.get((topic, queue_id))
-        if q is not None or not create:
-            return q
-        try:
-            validate_topic(topic)
-        except InvalidNameError:
-            return None
-        if queue_id < 0:
-            return None
-        q = ConsumeQueue(topic, queue_id,
-                         os.path.join(self.config.consume_queue_dir, topic, str(queue_id)),
-                         self.config.consume_queue_units_per_file)
-        self._queues[(topic, queue_id)] = q
-        return q
-
-    def _require_open(self) -> None:
-        if not self._running:
-            raise StoreNotOpenError("the message store is not open")
-
-    # --- flushing ---------------------------------------------------------------------------
-
-    def _flush_logics(self) -> None:
-        """Flush consume queues and index, then record in the checkpoint what is on disk."""
-        lock = self._commitlog.lock
-        with lock:
-            logics_ts = self.last_dispatch_timestamp
-            queues = list(self._queues.values())
-        for q in queues:
-            q.flush(lock)
-        self._index.flush(lock)
-        cp = self._checkpoint
-        if cp is not None:
-            cp.physic_msg_timestamp = self._commitlog.flushed_store_timestamp
-            cp.logics_msg_timestamp = logics_ts
-            cp.index_msg_timestamp = logics_ts
-            cp.flush()
-        self._stats.sample()
-
-    def _flush_all(self) -> None:
-        self._commitlog.flush()
-        self._flush_logics()
+        """Flush everything and release the directory; puts are refused from now on."""
 
     def flush(self) -> None:
-        """Put everything written so far on disk now (commit log, queues, index, checkpoint)."""
-        self._require_open()
-        self._flush_all()
+        """Put everything written so far on disk now."""
 
-    @property
-    def flush_service(self) -> FlushCommitLogService:
-        """The commit log flush service (its counters instrument group commit)."""
-        self._require_open()
-        assert self._flush_commitlog is not None
-        return self._flush_commitlog
+    def add_arrival_listener(self, listener: ArrivalListener) -> None:
+        """Call ``listener(topic, queue_id, logic_offset, tags_code)`` after each dispatch
+        (``logic_offset`` = the message's queue offset + 1), on the putting thread."""
 
     # --- puts -------------------------------------------------------------------------------
 
     async def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
-        """Store one message; with SYNC_FLUSH return after its group commit."""
-        result, target, arrivals = self._appender.put_one(msg)
-        self._notify(arrivals)
-        if target < 0 or not (self.config.sync_flush and msg.wait_store_msg_ok):
-            return result
-        return await self._await_flush(result, target)
+        """Store one message; with SYNC_FLUSH return after it is on disk."""
 
     async def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
-        """Store a batch (consecutive queue offsets); with SYNC_FLUSH return after its flush."""
-        result, target, arrivals = self._appender.put_batch(batch)
-        self._notify(arrivals)
-        if target < 0 or not (self.config.sync_flush and batch.wait_store_msg_ok):
-            return result
-        return await self._await_flush(result, target)
+        """Store a batch under consecutive queue offsets."""
 
     def put_message_sync(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Blocking ``put_message`` for tools and threads without an event loop."""
-        result, target, arrivals = self._appender.put_one(msg)
-        self._notify(arrivals)
-        if target < 0 or not (self.config.sync_flush and msg.wait_store_msg_ok):
-            return result
-        return self._wait_flush(result, target)
 
     def put_messages_sync(self, batch: MessageExtBatch) -> PutMessageResult:
         """Blocking ``put_messages``."""
-        result, target, arrivals = self._appender.put_batch(batch)
-        self._notify(arrivals)
-        if target < 0 or not (self.config.sync_flush and batch.wait_store_msg_ok):
-            return result
-        return self._wait_flush(result, target)
 
-    async def _await_flush(self, result: PutMessageResult, target: int) -> PutMessageResult:
-        """Wait for the group commit on this loop (see ``flush.py``); FLUSH_DISK_TIMEOUT when the disk failed."""
-        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        assert self._flush_commitlog is not None
-        self._flush_commitlog.commit_on_loop(target, fut)
-        ok = await fut
-        return result if ok else replace(result, status=PutMessageStatus.FLUSH_DISK_TIMEOUT)
-
-    def _wait_flush(self, result: PutMessageResult, target: int) -> PutMessageResult:
-        fut: concurrent.futures.Future[bool] = concurrent.futures.Future()
-        assert self._flush_commitlog is not None
-        self._flush_commitlog.submit(target, fut)
-        try:
-            ok = fut.result(self.config.sync_flush_timeout_ms / 1000.0)
-        except concurrent.futures.TimeoutError:
-            ok = False
-        return result if ok else replace(result, status=PutMessageStatus.FLUSH_DISK_TIMEOUT)
-
-    def add_arrival_listener(self, listener: ArrivalListener) -> None:
-        """Call ``listener(topic, queue_id, logic_offset, tags_code)`` after each dispatch.
-
-        ``logic_offset`` is the queue's max offset after the message (its queue offset + 1),
-        as RocketMQ's MessageArrivingListener gets it. Called on the putting thread.
-        """
-        self._listeners.append(listener)
-
-    def _notify(self, arrivals: list[tuple[str, int, int, int]]) -> None:
-        if not arrivals or not self._listeners:
-            return
-        for listener in list(self._listeners):
-            for topic, queue_id, logic_offset, tags in arrivals:
-                try:
-                    listener(topic, queue_id, logic_offset, tags)
-                except Exception:
-                    log.exception("arrival listener failed")
-
-    # --- gets -------------------------------------------------------------------------------
+    # --- gets and lookups -------------------------------------------------------------------
 
     def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
                     tag_codes: set[int] | None = None,
                     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES) -> GetMessageResult:
-        """Read up to ``max_msg_nums`` records of a queue from logical ``offset``.
-
-        ``tag_codes`` None matches every message; otherwise units whose tag hash (as a Java
-        int) is not in the set are skipped and counted in ``next_begin_offset``. Stops before
-        ``max_total_bytes`` (the first record is always returned). Statuses and
-        ``next_begin_offset`` follow RocketMQ's DefaultMessageStore.getMessage on a master
-        (see ``message_reader.read_queue``).
-        """
-        self._require_open()
-        started = time.perf_counter()
-        status, next_begin, min_offset, max_offset, records = message_reader.read_queue(
-            self._commitlog, self._queues.get((topic, queue_id)), offset, max_msg_nums, tag_codes,
-            max_total_bytes)
-        self._stats.count_get(len(records), (time.perf_counter() - started) * 1000)
-        return GetMessageResult(status, next_begin, min_offset, max_offset, records, len(records))
+        """Read up to ``max_msg_nums`` records of a queue from ``offset`` (RocketMQ's getMessage)."""
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
-        """Number of units in the queue = the offset the next message gets (0 if unknown)."""
-        q = self._queues.get((topic, queue_id))
-        return q.max_offset if q is not None else 0
+        """The offset the next message of the queue gets (0 for an unknown queue)."""
 
     def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
-        q = self._queues.get((topic, queue_id))
-        return q.min_offset if q is not None else 0
-
-    def get_message_store_timestamp(self, topic: str, queue_id: int, offset: int) -> int:
-        """Store time of the message at a logical offset, or -1."""
-        return message_reader.store_timestamp(self._commitlog, self._queues.get((topic, queue_id)), offset)
-
-    def get_earliest_message_time(self, topic: str, queue_id: int) -> int:
-        """Store time of the first available message of the queue, or -1."""
-        return message_reader.earliest_time(self._commitlog, self._queues.get((topic, queue_id)))
+        """The first offset still readable in the queue."""
 
     def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
-        """Logical offset of the message stored at ``timestamp``, else the nearer of its two
-        neighbours by store time (the earlier one on a tie); 0 for an unknown or empty queue."""
-        return message_reader.offset_by_time(self._commitlog, self._queues.get((topic, queue_id)), timestamp)
+        """The offset of the message stored at (or nearest to) ``timestamp``."""
+
+    def get_message_store_timestamp(self, topic: str, queue_id: int, offset: int) -> int:
+        """Store time of the message at ``offset``, or -1."""
+
+    def get_earliest_message_time(self, topic: str, queue_id: int) -> int:
+        """Store time of the first readable message of the queue, or -1."""
 
     def look_message_by_offset(self, commit_log_offset: int) -> bytes | None:
-        """Return the raw record starting at a commit log offset, or None."""
-        self._require_open()
-        return self._commitlog.read_record(commit_log_offset)
+        """The raw record starting at a commit log offset, or None."""
 
     def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int) -> list[bytes]:
-        """Return raw records of ``topic`` whose UNIQ_KEY or one of whose KEYS is ``key``,
-        stored within [begin_ts, end_ts], newest first, at most ``max_num``."""
-        self._require_open()
-        return message_reader.query_by_key(self._commitlog, self._index, topic, key, max_num, begin_ts, end_ts)
+        """Raw records of ``topic`` with ``key`` (KEYS or UNIQ_KEY) stored in [begin_ts, end_ts]."""
 
     def index_last_update(self) -> tuple[int, int]:
-        """(store time, commit log offset) of the last indexed message, for QUERY_MESSAGE."""
-        files = self._index.files
-        if not files:
-            return 0, 0
-        return files[-1].end_timestamp, files[-1].end_phy_offset
+        """(store time, commit log offset) of the last indexed message."""
+
+    @property
+    def max_phy_offset(self) -> int:
+        """The commit log offset the next record gets."""
+
+    @property
+    def min_phy_offset(self) -> int:
+        """The first commit log offset still on disk."""
+
+    @property
+    def queue_put_bytes(self) -> Mapping[tuple[str, int], int]:
+        """Record bytes put to each (topic, queue id) since the store opened."""
 
     # --- admin ------------------------------------------------------------------------------
 
     def delete_topics(self, topics: set[str]) -> None:
-        """Remove the consume queues of these topics (their records stay in the commit log)."""
-        self._require_open()
-        root = self.config.consume_queue_dir
-        for topic in topics:
-            try:
-                validate_topic(topic)
-            except InvalidNameError:
-                log.warning("delete_topics: skipping invalid topic name %r", topic)
-                continue
-            with self._commitlog.lock:
-                keys = [k for k in self._queues if k[0] == topic]
-                removed = [self._queues.pop(k) for k in keys]
-                for k in keys:
-                    self.queue_offsets.pop(k, None)
-                    self.queue_put_bytes.pop(k, None)
-                for q in removed:
-                    q.close()
-            path = os.path.join(root, topic)
-            if not os.path.isdir(path):
-                continue
-            # Rename first (atomic), so a crash mid-delete never leaves a queue with holes.
-            doomed = os.path.join(root, f"{DELETING_PREFIX}{topic}.{time.time_ns()}")
-            os.rename(path, doomed)
-            fsync_dir(root)
-            shutil.rmtree(doomed, ignore_errors=True)
-
-    @property
-    def max_phy_offset(self) -> int:
-        return self._commitlog.max_offset
-
-    @property
-    def min_phy_offset(self) -> int:
-        return self._commitlog.min_offset
+        """Remove the consume queues of these topics."""
 
     def runtime_info(self) -> dict[str, str]:
-        """Store keys of GET_BROKER_RUNTIME_INFO (values are strings, as in RocketMQ)."""
-        self._require_open()
-        cl = self._commitlog
-        info = self._stats.runtime_info(self.clock.now_ms() - self._boot_ms)
-        info.update({
-            "bootTimestamp": str(self._boot_ms),
-            "commitLogMaxOffset": str(cl.max_offset),
-            "commitLogMinOffset": str(cl.min_offset),
-            "commitLogDiskRatio": disk_ratio(self.config.commitlog_dir),
-            "consumeQueueDiskRatio": disk_ratio(self.config.consume_queue_dir),
-            "remainHowManyDataToFlush": str(max(0, cl.max_offset - cl.flushed_where)),
-            "earliestMessageTimeStamp": str(cl.read_store_timestamp(cl.min_offset)),
-            "flushDiskType": self.config.flush_disk_type,
-            "commitLogFsyncTimes": str(self._flush_commitlog.fsync_count if self._flush_commitlog else 0),
-            "storeHealthy": "true" if self.healthy_error is None else f"false: {self.healthy_error}",
-        })
-        return info
-
-    @property
-    def stats(self) -> StoreStats:
-        return self._stats
-
-    @property
-    def commitlog(self) -> CommitLog:
-        return self._commitlog
-
-    @property
-    def index_service(self) -> IndexService:
-        return self._index
-
-    @property
-    def running(self) -> bool:
-        return self._running
+        """Store keys of GET_BROKER_RUNTIME_INFO (string values, as in RocketMQ)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from brokers.engine.common.message_codec import decode_records
-from brokers.engine.store import MessageExtBrokerInner, MessageStore, StoreConfig
+from brokers.engine.store import DefaultMessageStore, MessageExtBrokerInner, StoreConfig
 
 SMALL = dict(
     commitlog_file_size=4096,  # a few dozen small records per segment: roll-overs happen
@@ -33,10 +33,10 @@ def inner(topic: str = "TopicTest", queue_id: int = 0, body: bytes = b"hello", *
                                  born_timestamp=1_700_000_000_000, born_host="10.0.0.5:51000", **kw)
 
 
-def crash(store: MessageStore) -> None:
+def crash(store: DefaultMessageStore) -> None:
     """Abandon an open store the way a killed process does: no final checkpoint, the abort file
     stays; written bytes are already in the files (shared maps), and the OS lock is dropped."""
-    store._running = False
+    store._flags.running = False
     store._flush_commitlog.shutdown()
     store._flush_logics_service.shutdown()
     store._close_parts()
@@ -44,7 +44,7 @@ def crash(store: MessageStore) -> None:
     assert os.path.exists(store.config.abort_path)
 
 
-def bodies(store: MessageStore, topic: str = "TopicTest", queue_id: int = 0) -> list[bytes]:
+def bodies(store: DefaultMessageStore, topic: str = "TopicTest", queue_id: int = 0) -> list[bytes]:
     """Every body of a queue, pulled from its min offset to its end."""
     out: list[bytes] = []
     offset = store.get_min_offset_in_queue(topic, queue_id)

@@ -6,7 +6,7 @@ from typing import Callable
 import pytest
 
 from brokers.engine.common.clock import ManualClock
-from brokers.engine.store import MessageStore
+from brokers.engine.store import DefaultMessageStore
 from tests.brokers.engine.store._support import make_config
 
 
@@ -16,12 +16,12 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def open_store(tmp_path, clock) -> Callable[..., MessageStore]:
+def open_store(tmp_path, clock) -> Callable[..., DefaultMessageStore]:
     """Open stores on tmp_path/store; every store still open at the end is closed."""
-    opened: list[MessageStore] = []
+    opened: list[DefaultMessageStore] = []
 
-    def factory(**overrides) -> MessageStore:
-        store = MessageStore(make_config(tmp_path / "store", **overrides), clock=clock)
+    def factory(**overrides) -> DefaultMessageStore:
+        store = DefaultMessageStore(make_config(tmp_path / "store", **overrides), clock=clock)
         store.open()
         opened.append(store)
         return store

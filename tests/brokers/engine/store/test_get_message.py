@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from brokers.engine.common.message_codec import decode_records, tags_code
-from brokers.engine.store import GetMessageStatus, MessageStore
+from brokers.engine.store import DefaultMessageStore, GetMessageStatus
 from tests.brokers.engine.store._support import inner, make_config
 
 TAG_A = tags_code("TagA")
@@ -45,11 +45,11 @@ def test_status_codes_and_next_begin_offset(open_store):
 
 def test_offset_too_small_after_the_first_queue_file_is_gone(tmp_path, clock):
     config = make_config(tmp_path / "s", consume_queue_units_per_file=4)
-    with MessageStore(config, clock=clock) as store:
+    with DefaultMessageStore(config, clock=clock) as store:
         _fill(store, 10)
     qdir = os.path.join(config.consume_queue_dir, "TopicTest", "0")
     os.unlink(os.path.join(qdir, "00000000000000000000"))  # units 0..3 expired
-    with MessageStore(config, clock=clock) as store:
+    with DefaultMessageStore(config, clock=clock) as store:
         assert store.get_min_offset_in_queue("TopicTest", 0) == 4
         r = store.get_message("g", "TopicTest", 0, 1, 32)
         assert (r.status, r.next_begin_offset, r.min_offset, r.max_offset) == (

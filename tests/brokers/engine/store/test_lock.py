@@ -8,23 +8,23 @@ import textwrap
 
 import pytest
 
-from brokers.engine.store import MessageStore, StoreLockedError
+from brokers.engine.store import DefaultMessageStore, StoreLockedError
 from tests.brokers.engine.store._support import make_config
 
 
 def test_a_second_store_on_the_directory_is_refused(tmp_path, clock):
     config = make_config(tmp_path / "s")
-    first = MessageStore(config, clock=clock)
+    first = DefaultMessageStore(config, clock=clock)
     first.open()
     try:
         with pytest.raises(StoreLockedError) as err:
-            MessageStore(config, clock=clock).open()
+            DefaultMessageStore(config, clock=clock).open()
         assert config.lock_path in str(err.value)
         assert os.path.exists(config.abort_path)
     finally:
         first.close()
     assert not os.path.exists(config.abort_path)
-    with MessageStore(config, clock=clock):
+    with DefaultMessageStore(config, clock=clock):
         pass
 
 
@@ -32,8 +32,8 @@ def test_another_process_holding_the_lock_is_detected(tmp_path, clock):
     config = make_config(tmp_path / "s")
     script = textwrap.dedent(f"""
         import sys, time
-        from brokers.engine.store import MessageStore, StoreConfig
-        store = MessageStore(StoreConfig(store_dir={config.store_dir!r}, commitlog_file_size=4096))
+        from brokers.engine.store import DefaultMessageStore, StoreConfig
+        store = DefaultMessageStore(StoreConfig(store_dir={config.store_dir!r}, commitlog_file_size=4096))
         store.open()
         print("open", flush=True)
         time.sleep(60)
@@ -43,9 +43,9 @@ def test_another_process_holding_the_lock_is_detected(tmp_path, clock):
     try:
         assert proc.stdout.readline().strip() == "open"
         with pytest.raises(StoreLockedError, match="in use"):
-            MessageStore(config, clock=clock).open()
+            DefaultMessageStore(config, clock=clock).open()
     finally:
         proc.kill()
         proc.wait()
-    with MessageStore(config, clock=clock) as store:  # the OS dropped the dead process's lock
+    with DefaultMessageStore(config, clock=clock) as store:  # the OS dropped the dead process's lock
         assert store.recovery_report.abnormal

@@ -1,4 +1,4 @@
-"""MessageStore puts: offsets, validation, batches, listeners, special records, admin calls."""
+"""DefaultMessageStore puts: offsets, validation, batches, listeners, special records, admin calls."""
 from __future__ import annotations
 
 import asyncio

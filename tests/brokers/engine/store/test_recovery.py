@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from brokers.engine.common.message_codec import decode_record, decode_records
-from brokers.engine.store import MessageStore, StoreCorruptionError
+from brokers.engine.store import DefaultMessageStore, StoreCorruptionError
 from brokers.engine.store.mapped_file import offset_to_file_name
 from tests.brokers.engine.store._support import bodies, crash, inner, make_config
 
@@ -61,12 +61,12 @@ def config(tmp_path):
 
 
 def test_clean_restart_keeps_everything(config, clock):
-    with MessageStore(config, clock=clock) as store:
+    with DefaultMessageStore(config, clock=clock) as store:
         results = _write(store, 40)
         _write(store, 5, queue_id=1)
         before = _state(store, (0, 1))
     assert not os.path.exists(config.abort_path)
-    with MessageStore(config, clock=clock) as store:
+    with DefaultMessageStore(config, clock=clock) as store:
         report = store.recovery_report
         assert not report.abnormal and not report.torn_tail
         assert report.consume_queue_units_rebuilt == 0 and report.messages_reindexed == 0
@@ -78,7 +78,7 @@ def test_clean_restart_keeps_everything(config, clock):
 @pytest.mark.parametrize("damage", ["cut_file", "cut_record", "zero_tail", "zero_header", "random_tail",
                                     "random_over_last"])
 def test_torn_tail_is_truncated_and_everything_before_survives(config, clock, damage):
-    store = MessageStore(config, clock=clock)
+    store = DefaultMessageStore(config, clock=clock)
     store.open()
     results = _write(store, 30)
     crash(store)
@@ -102,7 +102,7 @@ def test_torn_tail_is_truncated_and_everything_before_survives(config, clock, da
         _patch(config, last.wrote_offset + 10, rnd.randbytes(last.wrote_bytes + 100))
     cut_at = end if damage == "random_tail" else last.wrote_offset
 
-    store = MessageStore(config, clock=clock)
+    store = DefaultMessageStore(config, clock=clock)
     store.open()
     report = store.recovery_report
     assert report.abnormal and report.end_offset == cut_at and store.max_phy_offset == cut_at
@@ -118,16 +118,16 @@ def test_torn_tail_is_truncated_and_everything_before_survives(config, clock, da
     assert r.ok and r.wrote_offset == cut_at and r.queue_offset == len(expected)
     state = _state(store)
     crash(store)
-    with MessageStore(config, clock=clock) as again:
+    with DefaultMessageStore(config, clock=clock) as again:
         assert _state(again) == state
         assert again.recovery_report.end_offset == cut_at + r.wrote_bytes
         assert not again.recovery_report.torn_tail
-    with MessageStore(config, clock=clock) as third:  # and a clean reopen agrees
+    with DefaultMessageStore(config, clock=clock) as third:  # and a clean reopen agrees
         assert _state(third) == state
 
 
 def test_consume_queue_units_missing_for_logged_records_are_rebuilt(config, clock):
-    store = MessageStore(config, clock=clock)
+    store = DefaultMessageStore(config, clock=clock)
     store.open()
     _write(store, 20)
     _write(store, 6, queue_id=1)
@@ -137,7 +137,7 @@ def test_consume_queue_units_missing_for_logged_records_are_rebuilt(config, cloc
     for queue_id, count, lost in ((0, 20, 5), (1, 6, 5)):
         for offset in range(count - lost, count):
             _zero_unit(config, queue_id, offset)
-    with MessageStore(config, clock=clock) as store:
+    with DefaultMessageStore(config, clock=clock) as store:
         assert store.recovery_report.consume_queue_units_rebuilt == 10
         assert bodies(store, "TopicTest", 0) == [b"body-%03d" % i for i in range(20)]
         assert bodies(store, "TopicTest", 1) == [b"body-%03d" % i for i in range(6)]
@@ -145,13 +145,13 @@ def test_consume_queue_units_missing_for_logged_records_are_rebuilt(config, cloc
 
 
 def test_a_lost_queue_directory_and_index_are_rebuilt(config, clock):
-    store = MessageStore(config, clock=clock)
+    store = DefaultMessageStore(config, clock=clock)
     store.open()
     _write(store, 25)
     crash(store)
     shutil.rmtree(config.consume_queue_dir)
     shutil.rmtree(config.index_dir)
-    with MessageStore(config, clock=clock) as store:
+    with DefaultMessageStore(config, clock=clock) as store:
         report = store.recovery_report
         assert report.consume_queue_units_rebuilt == 25 and report.messages_reindexed == 25
         assert bodies(store) == [b"body-%03d" % i for i in range(25)]
@@ -160,7 +160,7 @@ def test_a_lost_queue_directory_and_index_are_rebuilt(config, clock):
 
 
 def test_consume_queue_units_past_the_log_end_are_removed(config, clock):
-    store = MessageStore(config, clock=clock)
+    store = DefaultMessageStore(config, clock=clock)
     store.open()
     results = _write(store, 12)
     crash(store)
@@ -172,7 +172,7 @@ def test_consume_queue_units_past_the_log_end_are_removed(config, clock):
     for later in sorted(os.listdir(config.commitlog_dir)):
         if int(later) > cut:
             os.unlink(os.path.join(config.commitlog_dir, later))
-    with MessageStore(config, clock=clock) as store:
+    with DefaultMessageStore(config, clock=clock) as store:
         assert store.recovery_report.consume_queue_units_removed == 4
         assert store.get_max_offset_in_queue("TopicTest", 0) == 8
         assert bodies(store) == [b"body-%03d" % i for i in range(8)]
@@ -184,7 +184,7 @@ def test_consume_queue_units_past_the_log_end_are_removed(config, clock):
 
 @pytest.mark.parametrize("damage", ["body_byte", "magic", "size"])
 def test_corruption_in_the_middle_stops_the_store(config, clock, damage):
-    store = MessageStore(config, clock=clock)
+    store = DefaultMessageStore(config, clock=clock)
     store.open()
     results = _write(store, 30)
     crash(store)
@@ -199,7 +199,7 @@ def test_corruption_in_the_middle_stops_the_store(config, clock, damage):
     path, _pos = _segment(config, victim.wrote_offset)
     for _ in range(2):  # refuses every time, and changes nothing on disk
         with pytest.raises(StoreCorruptionError) as err:
-            MessageStore(config, clock=clock).open()
+            DefaultMessageStore(config, clock=clock).open()
         assert path in str(err.value) and str(victim.wrote_offset) in str(err.value)
         assert err.value.path == path and err.value.offset == victim.wrote_offset
     assert os.path.getsize(path) == config.commitlog_file_size
@@ -207,25 +207,25 @@ def test_corruption_in_the_middle_stops_the_store(config, clock, damage):
 
 
 def test_corruption_at_a_segment_end_with_valid_segments_after_is_middle_corruption(config, clock):
-    with MessageStore(config, clock=clock) as store:
+    with DefaultMessageStore(config, clock=clock) as store:
         results = _write(store, 30)
     assert len(os.listdir(config.commitlog_dir)) == 3  # a clean open re-checks the last three
     last_in_first = max((r for r in results if r.wrote_offset < config.commitlog_file_size),
                         key=lambda r: r.wrote_offset)
     _patch(config, last_in_first.wrote_offset + 30, b"\xff" * 8)  # clean shutdown, then bit rot
     with pytest.raises(StoreCorruptionError) as err:
-        MessageStore(config, clock=clock).open()
+        DefaultMessageStore(config, clock=clock).open()
     assert err.value.offset == last_in_first.wrote_offset
 
 
 def test_crc_check_can_be_disabled(tmp_path, clock):
     config = make_config(tmp_path / "s", check_crc_on_recover=False)
-    store = MessageStore(config, clock=clock)
+    store = DefaultMessageStore(config, clock=clock)
     store.open()
     results = _write(store, 5)
     crash(store)
     _patch(config, results[2].wrote_offset + 88, b"X")
-    with MessageStore(config, clock=clock) as store:
+    with DefaultMessageStore(config, clock=clock) as store:
         assert store.get_max_offset_in_queue("TopicTest", 0) == 5
 
 
@@ -240,8 +240,8 @@ def test_a_killed_broker_process_recovers_every_acknowledged_message(config):
     """SIGKILL a real writer process mid-stream: every put it reported is there after reopen."""
     script = textwrap.dedent(f"""
         import sys
-        from brokers.engine.store import MessageExtBrokerInner, MessageStore, StoreConfig
-        store = MessageStore(StoreConfig(store_dir={config.store_dir!r}, commitlog_file_size=2048,
+        from brokers.engine.store import DefaultMessageStore, MessageExtBrokerInner, StoreConfig
+        store = DefaultMessageStore(StoreConfig(store_dir={config.store_dir!r}, commitlog_file_size=2048,
                                          consume_queue_units_per_file=16, max_index_hash_slots=64,
                                          max_index_count=200))
         store.open()
@@ -265,7 +265,7 @@ def test_a_killed_broker_process_recovers_every_acknowledged_message(config):
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     assert acked >= 300
-    with MessageStore(config) as store:
+    with DefaultMessageStore(config) as store:
         assert store.recovery_report.abnormal
         got = bodies(store)
         assert len(got) >= acked + 1
@@ -276,29 +276,29 @@ def test_a_killed_broker_process_recovers_every_acknowledged_message(config):
 
 
 def test_a_hole_in_a_consume_queue_after_a_crash_is_rebuilt(config, clock):
-    store = MessageStore(config, clock=clock)
+    store = DefaultMessageStore(config, clock=clock)
     store.open()
     _write(store, 14)
     crash(store)
     for offset in range(5, 9):  # a lost page in the middle; later units made it to disk
         _zero_unit(config, 0, offset)
-    with MessageStore(config, clock=clock) as store:
+    with DefaultMessageStore(config, clock=clock) as store:
         assert store.recovery_report.consume_queue_units_rebuilt == 9
         assert bodies(store) == [b"body-%03d" % i for i in range(14)]
 
 
 def test_an_interrupted_topic_deletion_is_finished_at_open(config, clock):
-    with MessageStore(config, clock=clock) as store:
+    with DefaultMessageStore(config, clock=clock) as store:
         _write(store, 3)
     doomed = os.path.join(config.consume_queue_dir, ".deleting.Old.123")
     os.makedirs(os.path.join(doomed, "0"))
-    with MessageStore(config, clock=clock) as store:
+    with DefaultMessageStore(config, clock=clock) as store:
         assert not os.path.exists(doomed)
         assert store.get_max_offset_in_queue("TopicTest", 0) == 3
 
 
 def test_the_same_store_object_reopens(config, clock):
-    store = MessageStore(config, clock=clock)
+    store = DefaultMessageStore(config, clock=clock)
     store.open()
     _write(store, 5)
     store.close()

@@ -1,19 +1,23 @@
-"""Appender: the write path of the store (validate, encode into the commit log, dispatch).
+"""CommitLogAppender: the write path of the store (validate, encode into the commit log, dispatch);
+RocketMQ's ``CommitLog.putMessage`` with its ``DefaultAppendMessageCallback``.
 
 Everything that can be computed without the lock (checks, encoded topic/properties/hosts,
 body CRC, index key hashes) is done before taking it; under the lock a put only assigns the
 queue offset, reserves space, packs the record straight into the mapped segment, and writes
 the consume queue unit and index items. TOTALSIZE and MAGICCODE are written after the rest of
 each record, so a process killed mid-write leaves bytes that recovery does not take for a record.
+
+The appender owns nothing of the store: it is handed the commit log, the consume queue table
+(for queue offsets), the dispatcher, the running flags, the stats and the clock, and answers each
+put with (result, flush target, arrivals) for the store to wait on and announce.
 """
 from __future__ import annotations
 
 import logging
 import struct
-import time
 import zlib
-from typing import TYPE_CHECKING
 
+from brokers.engine.common.clock import Clock
 from brokers.engine.common.constants import SCHEDULE_TOPIC
 from brokers.engine.common.message import (
     PROPERTY_KEYS,
@@ -42,7 +46,9 @@ from brokers.engine.common.message_codec import (
     write_record_prefix,
 )
 from brokers.engine.common.validation import InvalidNameError, validate_topic
-from brokers.engine.store.commitlog import CreateMappedFileError, RecordTooLargeError
+from brokers.engine.store.commitlog import CommitLog, CreateMappedFileError, RecordTooLargeError
+from brokers.engine.store.commitlog_dispatcher import CommitLogDispatcher
+from brokers.engine.store.consume_queue_table import ConsumeQueueTable
 from brokers.engine.store.dispatch import (
     consume_queue_tags_code,
     goes_to_consume_queue,
@@ -51,9 +57,8 @@ from brokers.engine.store.dispatch import (
 )
 from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
 from brokers.engine.store.results import PutMessageResult, PutMessageStatus
-
-if TYPE_CHECKING:
-    from brokers.engine.store.message_store import MessageStore
+from brokers.engine.store.running_flags import RunningFlags
+from brokers.engine.store.stats import StoreStats
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +67,20 @@ PutOutcome = tuple[PutMessageResult, int, list[Arrival]]  # result, flush target
 _UNPUBLISHED_PREFIX = bytes(8)  # TOTALSIZE and MAGICCODE until write_record_prefix publishes the record
 
 
-class Appender:
-    def __init__(self, store: MessageStore) -> None:
-        self._store = store
+class CommitLogAppender:
+    """Validates, encodes and appends puts to the commit log, then dispatches them."""
+
+    def __init__(self, *, commitlog: CommitLog, queues: ConsumeQueueTable, dispatcher: CommitLogDispatcher,
+                 flags: RunningFlags, stats: StoreStats, clock: Clock, max_message_size: int,
+                 store_host_bytes: bytes) -> None:
+        self._commitlog = commitlog
+        self._queues = queues
+        self._dispatcher = dispatcher
+        self._flags = flags
+        self._stats = stats
+        self._clock = clock
+        self._max_message_size = max_message_size
+        self._store_host_bytes = store_host_bytes
         self._topics: dict[str, bytes] = {}  # validated topic name -> UTF-8 bytes
 
     def _topic_bytes(self, topic: str) -> bytes | None:
@@ -78,14 +94,13 @@ class Appender:
         return encoded
 
     def _fail(self, status: PutMessageStatus, why: str = "") -> PutOutcome:
-        self._store.stats.put_message_failed_times += 1
+        self._stats.put_message_failed_times += 1
         if why:
             log.warning("put rejected (%s): %s", status.name, why)
         return PutMessageResult(status), -1, []
 
     def _precheck(self, topic: str, queue_id: int, born_host: str) -> tuple[bytes, bytes] | PutMessageStatus:
-        store = self._store
-        if not store.running or store.healthy_error is not None:
+        if not self._flags.writeable:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
         topic_b = self._topic_bytes(topic)
         if topic_b is None or queue_id < 0:
@@ -95,53 +110,23 @@ class Appender:
         except (ValueError, TypeError):
             return PutMessageStatus.MESSAGE_ILLEGAL
 
-    def _dispatch_unit(self, topic: str, queue_id: int, queue_offset: int, phys: int, size: int,
-                       tags: int) -> None:
-        store = self._store
-        q = store.consume_queue(topic, queue_id)
-        assert q is not None  # the topic passed validate_topic
-        if q.max_offset == queue_offset:
-            q.put(phys, size, tags)
-        else:
-            q.put_recovered(phys, size, tags, queue_offset)
-        key = (topic, queue_id)
-        store.queue_offsets[key] = queue_offset + 1
-        store.queue_put_bytes[key] = store.queue_put_bytes.get(key, 0) + size
-
-    def _dispatch_units(self, topic: str, queue_id: int, first_offset: int, units: list[tuple[int, int, int]]) -> None:
-        """:meth:`_dispatch_unit` for consecutive queue offsets from ``first_offset`` (a batch)."""
-        store = self._store
-        q = store.consume_queue(topic, queue_id)
-        assert q is not None  # the topic passed validate_topic
-        if q.max_offset == first_offset:
-            put = q.put
-            for phys, size, tags in units:
-                put(phys, size, tags)
-        else:
-            for i, (phys, size, tags) in enumerate(units):
-                q.put_recovered(phys, size, tags, first_offset + i)
-        key = (topic, queue_id)
-        store.queue_offsets[key] = first_offset + len(units)
-        store.queue_put_bytes[key] = store.queue_put_bytes.get(key, 0) + sum(unit[1] for unit in units)
-
     def _dispatch_failed(self, exc: Exception) -> None:
         # The record is in the commit log but a queue or the index missed it: stop taking puts
         # (their offsets would diverge); the next open re-dispatches from the commit log.
         log.exception("dispatch failed; the store refuses further puts until restarted")
-        self._store.healthy_error = f"dispatch failed: {exc}"
+        self._flags.make_unhealthy(f"dispatch failed: {exc}")
 
     def _count(self, messages: int, size: int, started: float) -> None:
-        stats = self._store.stats
+        stats = self._stats
         stats.put_message_times_total += messages
         stats.put_message_size_total += size
-        elapsed = (time.perf_counter() - started) * 1000
+        elapsed = (self._clock.monotonic() - started) * 1000
         if elapsed > stats.put_message_entire_time_max_ms:
             stats.put_message_entire_time_max_ms = elapsed
 
     def put_one(self, msg: MessageExtBrokerInner) -> PutOutcome:
-        started = time.perf_counter()
-        store = self._store
-        if not store.running or store.healthy_error is not None:
+        started = self._clock.monotonic()
+        if not self._flags.writeable:
             return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
         topic, queue_id, sys_flag = msg.topic, msg.queue_id, msg.sys_flag
         topic_b = self._topics.get(topic) or self._topic_bytes(topic)
@@ -152,7 +137,7 @@ class Appender:
         except (ValueError, TypeError):
             return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"born host {msg.born_host!r}")
         body = msg.body
-        if len(body) > store.config.max_message_size:
+        if len(body) > self._max_message_size:
             return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"body of {len(body)} bytes")
         props = msg.properties
         text = msg.properties_string
@@ -167,20 +152,20 @@ class Appender:
         if tran != TRANSACTION_ROLLBACK_TYPE and (PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX in props
                                                    or PROPERTY_KEYS in props):
             hashes = index_key_hashes(topic, props)
-        store_b = store.store_host_bytes
+        store_b = self._store_host_bytes
         size = (RECORD_FIXED_SIZE_V4 + len(body) + len(topic_b) + len(props_b)
                 + (12 if len(born_b) == HOST_V6_SIZE else 0) + (12 if len(store_b) == HOST_V6_SIZE else 0))
         crc = zlib.crc32(body) & 0x7FFFFFFF
         tags = msg.tags_code
         if tags is None and topic != SCHEDULE_TOPIC:
             tags = tags_code(props.get(PROPERTY_TAGS))
-        cl = store.commitlog
+        cl = self._commitlog
         arrivals: list[Arrival] = []
         with cl.lock:
-            if not store.running:
+            if not self._flags.running:
                 return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
-            queue_offset = store.queue_offsets.get((topic, queue_id), 0) if to_cq else 0
-            now = store.clock.now_ms()
+            queue_offset = self._queues.next_queue_offset(topic, queue_id) if to_cq else 0
+            now = self._clock.now_ms()
             try:
                 mf, pos = cl.reserve(size)
             except RecordTooLargeError as exc:
@@ -198,14 +183,14 @@ class Appender:
             write_record_prefix(mf.mm, pos, size)
             cl.advance(mf, pos + size, now)
             try:
+                unit_tags = None
                 if to_cq:
                     if tags is None or topic == SCHEDULE_TOPIC:
                         tags = consume_queue_tags_code(topic, props, now, msg.tags_code)
-                    self._dispatch_unit(topic, queue_id, queue_offset, phys, size, tags)
-                    arrivals.append((topic, queue_id, queue_offset + 1, tags))
-                if hashes:
-                    store.index_service.build_index(hashes, phys, now)
-                store.last_dispatch_timestamp = now
+                    unit_tags = tags
+                self._dispatcher.dispatch(topic, queue_id, queue_offset, phys, size, unit_tags, hashes, now)
+                if unit_tags is not None:
+                    arrivals.append((topic, queue_id, queue_offset + 1, unit_tags))
             except Exception as exc:
                 self._dispatch_failed(exc)
         self._count(1, size, started)
@@ -214,8 +199,7 @@ class Appender:
                 phys + size, arrivals)
 
     def put_batch(self, batch: MessageExtBatch) -> PutOutcome:
-        started = time.perf_counter()
-        store = self._store
+        started = self._clock.monotonic()
         checked = self._precheck(batch.topic, batch.queue_id, batch.born_host)
         if isinstance(checked, PutMessageStatus):
             return self._fail(checked)
@@ -229,12 +213,12 @@ class Appender:
         topic, queue_id, sys_flag = batch.topic, batch.queue_id, batch.sys_flag
         to_cq = goes_to_consume_queue(sys_flag)
         to_index = goes_to_index(sys_flag)
-        store_b = store.store_host_bytes
+        store_b = self._store_host_bytes
         born_v6, store_v6 = len(born_b) == HOST_V6_SIZE, len(store_b) == HOST_V6_SIZE
         batch_text = properties_to_string(batch.properties)
         items = []
         total = 0
-        max_size = store.config.max_message_size
+        max_size = self._max_message_size
         for flag, body, text in entries:
             if len(body) > max_size:
                 return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"body of {len(body)} bytes")
@@ -250,14 +234,14 @@ class Appender:
             items.append((flag, body, props_b, props, size, body_crc(body),
                           index_key_hashes(topic, props) if to_index else None))
             total += size
-        cl = store.commitlog
+        cl = self._commitlog
         arrivals: list[Arrival] = []
         ids: list[str] = []
         with cl.lock:
-            if not store.running:
+            if not self._flags.running:
                 return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
-            first_offset = store.queue_offsets.get((topic, queue_id), 0) if to_cq else 0
-            now = store.clock.now_ms()
+            first_offset = self._queues.next_queue_offset(topic, queue_id) if to_cq else 0
+            now = self._clock.now_ms()
             try:
                 mf, pos = cl.reserve(total)
             except RecordTooLargeError as exc:
@@ -296,11 +280,7 @@ class Appender:
                     if hashes:
                         index_items.extend((h, phys) for h in hashes)
                     phys += size
-                if units:
-                    self._dispatch_units(topic, queue_id, first_offset, units)
-                if index_items:
-                    store.index_service.build_index_items(index_items, now)
-                store.last_dispatch_timestamp = now
+                self._dispatcher.dispatch_batch(topic, queue_id, first_offset, units, index_items, now)
             except Exception as exc:
                 self._dispatch_failed(exc)
         self._count(len(items), total, started)

@@ -1,0 +1,148 @@
+"""ConsumeQueueTable: every consume queue of a store by (topic, queue id), with the next queue
+offset of each (RocketMQ's ``consumeQueueTable`` and the commit log's ``topicQueueTable``).
+
+Layout on disk: ``<consume_queue_dir>/<topic>/<queue id>/`` (see ``consume_queue.py``). A topic
+directory is deleted by renaming it to ``.deleting.<topic>.<unique>`` first (atomic), so a crash
+mid-delete never leaves a queue with holes; ``load()`` finishes such interrupted deletes. The
+prefix has a dot, which no legal topic name has, so it never collides with a queue.
+
+Thread model: the put path and ``delete_topic`` change the table under the commit log lock; the
+readers take a queue with ``get`` (a dict lookup) and read it without the lock.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import uuid
+
+from brokers.engine.common.validation import InvalidNameError, validate_topic
+from brokers.engine.store.consume_queue import ConsumeQueue
+from brokers.engine.store.mapped_file import fsync_dir
+
+log = logging.getLogger(__name__)
+
+DELETING_PREFIX = ".deleting."  # not a legal topic name (has a dot)
+
+QueueKey = tuple[str, int]  # (topic, queue id)
+
+
+class ConsumeQueueTable:
+    """The consume queues under one directory; ``load()`` before use, ``close()`` after."""
+
+    def __init__(self, root: str, units_per_file: int) -> None:
+        self.root = root
+        self._units_per_file = units_per_file
+        self._queues: dict[QueueKey, ConsumeQueue] = {}
+        # The queue offset the next message of each queue gets (written by the put path).
+        self.queue_offsets: dict[QueueKey, int] = {}
+        # Record bytes put to each queue since the store opened (for bytes/s; restarts at 0).
+        self.queue_put_bytes: dict[QueueKey, int] = {}
+
+    def load(self, check_window: int) -> None:
+        """Open every queue directory; ``check_window`` bytes past each end are checked for
+        stray units after a crash. Finishes deletes a crash interrupted; skips bad names."""
+        self._queues = {}
+        os.makedirs(self.root, exist_ok=True)
+        for topic in sorted(os.listdir(self.root)):
+            if topic.startswith(DELETING_PREFIX):  # a delete_topic interrupted by a crash
+                shutil.rmtree(os.path.join(self.root, topic), ignore_errors=True)
+                continue
+            try:
+                validate_topic(topic)
+            except InvalidNameError:
+                log.warning("ignoring consume queue directory %r: not a valid topic name", topic)
+                continue
+            topic_dir = os.path.join(self.root, topic)
+            if not os.path.isdir(topic_dir):
+                continue
+            for name in os.listdir(topic_dir):
+                if not name.isdigit():
+                    continue
+                q = ConsumeQueue(topic, int(name), os.path.join(topic_dir, name), self._units_per_file)
+                q.load(check_window)
+                self._queues[(topic, int(name))] = q
+        self.reset_queue_offsets()
+
+    def reset_queue_offsets(self) -> None:
+        """Take each queue's next offset from its end (after load and recovery)."""
+        self.queue_offsets = {k: q.max_offset for k, q in self._queues.items()}
+
+    def get(self, topic: str, queue_id: int) -> ConsumeQueue | None:
+        return self._queues.get((topic, queue_id))
+
+    def find_or_create(self, topic: str, queue_id: int, create: bool = True) -> ConsumeQueue | None:
+        """Return the queue of (topic, queue id), creating it when asked.
+
+        Returns None for a topic name that fails ``validate_topic`` (never a path from it).
+        """
+        q = self._queues.get((topic, queue_id))
+        if q is not None or not create:
+            return q
+        try:
+            validate_topic(topic)
+        except InvalidNameError:
+            return None
+        if queue_id < 0:
+            return None
+        q = ConsumeQueue(topic, queue_id, os.path.join(self.root, topic, str(queue_id)), self._units_per_file)
+        self._queues[(topic, queue_id)] = q
+        return q
+
+    def queues(self) -> list[ConsumeQueue]:
+        return list(self._queues.values())
+
+    def next_queue_offset(self, topic: str, queue_id: int) -> int:
+        return self.queue_offsets.get((topic, queue_id), 0)
+
+    def put_unit(self, topic: str, queue_id: int, queue_offset: int, phys: int, size: int, tags: int) -> None:
+        """Write the unit of the record at ``phys`` as ``queue_offset`` of its queue."""
+        q = self.find_or_create(topic, queue_id)
+        assert q is not None  # the put path validated the topic
+        if q.max_offset == queue_offset:
+            q.put(phys, size, tags)
+        else:
+            q.put_recovered(phys, size, tags, queue_offset)
+        key = (topic, queue_id)
+        self.queue_offsets[key] = queue_offset + 1
+        self.queue_put_bytes[key] = self.queue_put_bytes.get(key, 0) + size
+
+    def put_units(self, topic: str, queue_id: int, first_offset: int, units: list[tuple[int, int, int]]) -> None:
+        """:meth:`put_unit` for consecutive queue offsets from ``first_offset`` (a batch)."""
+        q = self.find_or_create(topic, queue_id)
+        assert q is not None  # the put path validated the topic
+        if q.max_offset == first_offset:
+            put = q.put
+            for phys, size, tags in units:
+                put(phys, size, tags)
+        else:
+            for i, (phys, size, tags) in enumerate(units):
+                q.put_recovered(phys, size, tags, first_offset + i)
+        key = (topic, queue_id)
+        self.queue_offsets[key] = first_offset + len(units)
+        self.queue_put_bytes[key] = self.queue_put_bytes.get(key, 0) + sum(unit[1] for unit in units)
+
+    def detach_topic(self, topic: str) -> None:
+        """Forget and close the queues of ``topic`` (call under the commit log lock)."""
+        keys = [k for k in self._queues if k[0] == topic]
+        removed = [self._queues.pop(k) for k in keys]
+        for k in keys:
+            self.queue_offsets.pop(k, None)
+            self.queue_put_bytes.pop(k, None)
+        for q in removed:
+            q.close()
+
+    def remove_topic_files(self, topic: str) -> None:
+        """Delete the directory of a detached topic: rename (atomic), fsync the parent, remove."""
+        path = os.path.join(self.root, topic)
+        if not os.path.isdir(path):
+            return
+        doomed = os.path.join(self.root, f"{DELETING_PREFIX}{topic}.{uuid.uuid4().hex}")
+        os.rename(path, doomed)
+        fsync_dir(self.root)
+        shutil.rmtree(doomed, ignore_errors=True)
+
+    def close(self) -> None:
+        for q in self._queues.values():
+            q.close()
+        self._queues = {}
