@@ -9,6 +9,10 @@ client expiry scan, consumer offset flush, stats sampling, delayed delivery, lon
 
 Stop (idempotent): unregister from the name servers, answer parked pulls, stop listening,
 write the config files, close the store (flush, checkpoint, remove the abort file).
+
+The controller is the processors' ``BrokerContext`` (``broker_context.py``); they never import
+this module. It holds the store through the ``MessageStore`` Protocol and builds the local
+``DefaultMessageStore``. ``startup.py`` is the command line that runs one.
 """
 from __future__ import annotations
 
@@ -44,6 +48,7 @@ from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.server import RemotingServer
+from brokers.engine.store.default_message_store import DefaultMessageStore
 from brokers.engine.store.message_store import MessageStore
 
 log = logging.getLogger("brokers.engine.broker")
@@ -53,6 +58,8 @@ UNREGISTER_TIMEOUT_S = 2.0
 
 
 class BrokerController:
+    """One broker: its parts, their start and stop order, and the calls processors make back."""
+
     def __init__(self, config: BrokerConfig, clock: Clock = SYSTEM_CLOCK) -> None:
         self.config = config
         self.clock = clock
@@ -73,7 +80,7 @@ class BrokerController:
             check_interval_s=config.long_poll_check_interval_s,
         )
         self.outer_api = BrokerOuterAPI(config.namesrv_addrs)
-        self.store: MessageStore | None = None
+        self._store: MessageStore | None = None
         self.server: RemotingServer | None = None
         self.last_register_results: list[RegisterResult] = []
         self._ready = False
@@ -102,6 +109,13 @@ class BrokerController:
         return BrokerIdentity(self.config.cluster_name, self.config.broker_name, self.addr, self.config.broker_id, f"{ip}:{self.config.ha_listen_port}")
 
     @property
+    def store(self) -> MessageStore:
+        """The store; open from ``start()`` until ``stop()`` (RuntimeError before start)."""
+        if self._store is None:
+            raise RuntimeError("broker not started")
+        return self._store
+
+    @property
     def ready(self) -> bool:
         return self._ready
 
@@ -127,9 +141,9 @@ class BrokerController:
         try:
             await server.start()
             store_config = dataclasses.replace(self.config.store, store_host=self.addr)
-            self.store = MessageStore(store_config, clock=self.clock)
-            self.store.open()
-            self.store.add_arrival_listener(self.pull_request_hold_service.notify_message_arriving)
+            self._store = DefaultMessageStore(store_config, clock=self.clock)
+            self._store.open()
+            self._store.add_arrival_listener(self.pull_request_hold_service.notify_message_arriving)
             for processor in (
                 SendMessageProcessor(self),
                 self.pull_message_processor,
@@ -196,8 +210,8 @@ class BrokerController:
                 persist()
             except OSError as exc:
                 log.error("writing %s at stop failed: %s", what, exc)
-        if self.store is not None:
-            self.store.close()
+        if self._store is not None:
+            self._store.close()
         await self.outer_api.close()
         log.info("broker %s stopped", self.config.broker_name)
 
@@ -280,9 +294,9 @@ class BrokerController:
         table.update(_disk_figures(self.config.store.store_dir))
         stats = self.broker_stats.runtime_info()
         table.update(stats)
-        if self.store is not None:
+        if self._store is not None:
             try:
-                table.update({k: str(v) for k, v in self.store.runtime_info().items()})
+                table.update({k: str(v) for k, v in self._store.runtime_info().items()})
             except Exception as exc:
                 log.warning("store runtime info failed: %s", exc)
         for key in [k for k in stats if k.startswith(("msgPutTotal", "msgGetTotal"))] + ["bootTimestamp"]:
@@ -332,9 +346,3 @@ def _disk_figures(path: str) -> dict[str, str]:
         "commitLogDirCapacity": f"Total : {usage.total / gib:.2f} GiB, Free : {usage.free / gib:.2f} GiB.",
     }
 
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m brokers.engine broker ...``; see :mod:`brokers.engine.broker.startup`."""
-    from brokers.engine.broker.startup import main as startup_main
-
-    return startup_main(argv)

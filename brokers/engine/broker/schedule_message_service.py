@@ -30,10 +30,12 @@ from brokers.engine.common.message import (
     PROPERTY_REAL_QUEUE_ID,
     PROPERTY_REAL_TOPIC,
     PROPERTY_TRANSACTION_PREPARED,
+    MessageExt,
     properties_to_string,
 )
 from brokers.engine.common.message_codec import RecordFormatError, decode_record
 from brokers.engine.store.message_inner import MessageExtBrokerInner
+from brokers.engine.store.message_store import MessageStore
 from brokers.engine.store.results import GetMessageStatus, PutMessageStatus
 
 log = logging.getLogger("brokers.engine.broker")
@@ -55,7 +57,7 @@ def delay_level_of(properties: dict[str, str]) -> int:
 
 
 class ScheduleMessageService:
-    def __init__(self, store_getter: Callable[[], object], config_dir: Path, clock: Clock, *, poll_interval_s: float = 0.1) -> None:
+    def __init__(self, store_getter: Callable[[], MessageStore], config_dir: Path, clock: Clock, *, poll_interval_s: float = 0.1) -> None:
         self._store = store_getter
         self.path = Path(config_dir) / DELAY_OFFSET_FILE
         self.clock = clock
@@ -173,7 +175,7 @@ class ScheduleMessageService:
             self.offset_table[level] = offset
             self._dirty = True
 
-    async def _deliver(self, store, msg) -> bool:
+    async def _deliver(self, store: MessageStore, msg: MessageExt) -> bool:
         props = dict(msg.properties)
         real_topic = props.get(PROPERTY_REAL_TOPIC)
         try:

@@ -14,6 +14,7 @@ import signal
 import sys
 
 from brokers.engine.broker.config import BrokerConfig, BrokerConfigError, parse_namesrv_addrs
+from brokers.engine.broker.controller import BrokerController
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
 
@@ -74,8 +75,6 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
 
 async def serve(config: BrokerConfig, *, ready_line: bool = True) -> int:
     """Run a broker until SIGINT/SIGTERM; return the exit code."""
-    from brokers.engine.broker.controller import BrokerController
-
     controller = BrokerController(config)
     try:
         await controller.start()

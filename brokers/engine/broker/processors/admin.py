@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+from brokers.engine.broker.broker_context import BrokerContext
 from brokers.engine.broker.processors.base import (
     Processor,
     RequestError,
@@ -42,7 +43,7 @@ def _json_body(value: object) -> bytes:
     return json_compat.dumps(value).encode("utf-8")
 
 
-def consume_stats_tables(broker, group: str, topics, *, write_queues: bool = False,
+def consume_stats_tables(broker: BrokerContext, group: str, topics, *, write_queues: bool = False,
                          order_only: bool = False) -> list[tuple[str, dict[MessageQueue, dict]]]:
     """Per topic of ``topics``, the group's OffsetWrapper of each queue (brokerOffset,
     consumerOffset, lastTimestamp), as RocketMQ's ConsumeStats offsetTable holds them.

@@ -10,7 +10,7 @@ from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingCommandError
 
 if TYPE_CHECKING:
-    from brokers.engine.broker.controller import BrokerController
+    from brokers.engine.broker.broker_context import BrokerContext
 
 
 class RequestError(Exception):
@@ -69,9 +69,9 @@ def error_response(request: RemotingCommand, exc: RequestError, ext_fields: dict
 
 
 class Processor:
-    """Base: keeps the controller; subclasses define ``register``."""
+    """Base: keeps the broker context (never the controller itself); subclasses define ``register``."""
 
-    def __init__(self, broker: BrokerController) -> None:
+    def __init__(self, broker: BrokerContext) -> None:
         self.broker = broker
 
     def reply(self, request: RemotingCommand, code: int = ResponseCode.SUCCESS, remark: str | None = None, ext_fields: dict | None = None, body: bytes = b"") -> RemotingCommand:
