@@ -155,3 +155,22 @@ def test_store_config_rejects_nonsense(tmp_path):
         with pytest.raises(ValueError):
             StoreConfig(store_dir=str(tmp_path), **bad)
     assert StoreConfig(store_dir=str(tmp_path)).commitlog_file_size == 1 << 30
+
+
+def test_a_failed_dispatch_stops_puts_until_reopen_which_redispatches(open_store):
+    # A file where the queue's directory must go: the record reaches the commit log, its
+    # consume queue unit cannot be written.
+    store = open_store()
+    blocker = os.path.join(store.config.consume_queue_dir, "Blocked")
+    with open(blocker, "wb"):
+        pass
+    assert store.put_message_sync(inner(topic="Blocked", body=b"kept")).ok
+    assert store.runtime_info()["storeHealthy"].startswith("false: dispatch failed")
+    assert store.put_message_sync(inner()).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    store.close()
+    assert os.path.exists(store.config.abort_path)  # the next open must recover
+    os.remove(blocker)
+    store = open_store()
+    assert store.runtime_info()["storeHealthy"] == "true"
+    assert bodies(store, "Blocked") == [b"kept"]
+    assert store.put_message_sync(inner()).ok
