@@ -14,7 +14,7 @@ from typing import Any
 
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER, MAX_MESSAGE_SIZE
 from brokers.engine.common.perm import PERM_RW
-from brokers.engine.common.validation import InvalidNameError, validate_topic
+from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.store.config import StoreConfig
 
 

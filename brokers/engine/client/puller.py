@@ -26,7 +26,7 @@ from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import MQ_VERSION_NAME
 from brokers.engine.common.message import PROPERTY_MAX_OFFSET, PROPERTY_MIN_OFFSET, MessageExt, tag_hash
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.common.validation import validate_topic
+from brokers.engine.common.topic_validator import validate_topic
 from brokers.engine.remoting.blocking import BlockingRemotingClient
 from brokers.engine.remoting.channel import ChannelContext, Handler
 from brokers.engine.remoting.client import RemotingClient

@@ -41,7 +41,7 @@ from brokers.engine.common.message_codec import (
     tags_code,
     write_record_prefix,
 )
-from brokers.engine.common.validation import InvalidNameError, validate_topic
+from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.store.commitlog import CreateMappedFileError, RecordTooLargeError
 from brokers.engine.store.dispatch import (
     consume_queue_tags_code,
