@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from brokers.engine.common.constants import MASTER_ID
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.perm import PERM_READ, PERM_WRITE
-from brokers.engine.common.route import QueueData
+from brokers.engine.common.route import BrokerData, QueueData  # re-exported: the one BrokerData
 from brokers.engine.common.subscription import SubscriptionData  # re-exported: the one SubscriptionData
 
 __all__ = [
@@ -19,28 +18,6 @@ __all__ = [
     "ConsumerRunningInfo", "OffsetWrapper", "ProcessQueueInfo", "ProducerConnection", "QueueData", "SubscriptionData",
     "TopicOffset", "TopicRouteData", "TopicStats",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class BrokerData:
-    """A broker name's addresses by broker id (0 = master)."""
-
-    cluster: str
-    broker_name: str
-    broker_addrs: dict[int, str]
-
-    @property
-    def master_addr(self) -> str | None:
-        return self.broker_addrs.get(MASTER_ID)
-
-    def select_broker_addr(self) -> str | None:
-        """The master, else the slave with the lowest id (RocketMQ's selectBrokerAddr)."""
-        if self.master_addr:
-            return self.master_addr
-        return self.broker_addrs[min(self.broker_addrs)] if self.broker_addrs else None
-
-    def to_json(self) -> dict:
-        return {"brokerAddrs": {str(k): v for k, v in sorted(self.broker_addrs.items())}, "brokerName": self.broker_name, "cluster": self.cluster}
 
 
 @dataclass(frozen=True, slots=True)
