@@ -16,7 +16,7 @@ from django.utils import timezone as dj_timezone
 
 from analytics.models import BacklogPoint, BacklogTrend, DashboardState, Ranking, RefreshRun, ThroughputPoint
 from analytics.runs import RefreshRunInfo, run_info
-from brokers.engine.common.validation import is_system_topic
+from brokers.engine.common.topic_validator import is_system_topic
 from console.errors import InvalidInput, NotFound
 
 RANGES = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(days=7)}

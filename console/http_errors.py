@@ -31,7 +31,7 @@ from rest_framework.response import Response
 
 from brokers.engine.client.errors import CLIENT_ERROR, MQClientError
 from brokers.engine.common.topic_config import InvalidTopicConfigError
-from brokers.engine.common.validation import InvalidNameError
+from brokers.engine.common.topic_validator import InvalidNameError
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.errors import RemotingConnectError, RemotingError, RemotingTimeoutError
 from console.errors import InvalidInput, ServiceError

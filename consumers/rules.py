@@ -26,7 +26,7 @@ from typing import Any
 
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.common.validation import InvalidNameError, validate_group, validate_topic
+from brokers.engine.common.topic_validator import InvalidNameError, validate_group, validate_topic
 from console.errors import InvalidInput
 from console.times import TIME_HINT, parse_time_ms  # noqa: F401 (the rule of time input, shared with topics)
 from consumers.allocation import AllocateMessageQueueStrategy, AllocationError, get_strategy, strategy_names

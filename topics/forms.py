@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from django import forms
 from django.core.exceptions import ValidationError
 
+from brokers.engine.common.topic_validator import broker_system_topics
 from console.errors import InvalidInput
 from console.times import parse_time_ms
 
@@ -57,6 +58,7 @@ class TopicForm(forms.Form):
     def __init__(self, *args, clusters: tuple[str, ...], brokers: tuple[str, ...], detail: TopicDetail | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.detail = detail
+        self.cluster_names = clusters
         self.broker_names = brokers
         self.fields["cluster"].widget.choices = [(c, c) for c in clusters]
         current = {b.broker_name: b for b in detail.brokers} if detail else {}
@@ -73,8 +75,10 @@ class TopicForm(forms.Form):
             self.fields[f"{prefix}.perm"] = _perm(required=False, initial=cur.perm if cur else DEFAULT_PERM, label="Perm")
 
     def clean_name(self) -> str:
-        rule = validate_topic_name if self.detail else validate_new_topic_name
-        return rule(self.cleaned_data.get("name") or "")
+        name = self.cleaned_data.get("name") or ""
+        if self.detail:
+            return validate_topic_name(name)
+        return validate_new_topic_name(name, broker_system_topics(self.cluster_names, self.broker_names))
 
     @property
     def cluster_fields(self) -> list[forms.BoundField]:

@@ -19,7 +19,7 @@ from brokers.engine.client.admin import ClusterInfo, MQBrokerError, TopicRouteDa
 from brokers.engine.client.simple import TOOLS_CONSUMER_GROUP
 from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.common.validation import is_system_topic
+from brokers.engine.common.topic_validator import broker_system_topics, is_system_topic
 from brokers.engine.remoting.codes import ResponseCode
 from console.errors import InvalidInput, NotFound
 from topics.rules import validate_queue_nums, validate_topic_name
@@ -57,9 +57,7 @@ def checked_name(name: str) -> str:
 
 def system_topic_names(info: ClusterInfo) -> frozenset[str]:
     """Topics the brokers make for themselves beyond the fixed set: cluster and broker names."""
-    names = set(info.clusters) | set(info.broker_datas)
-    names |= {f"{c}_REPLY_TOPIC" for c in info.clusters}
-    return frozenset(names)
+    return broker_system_topics(info.clusters, info.broker_datas)
 
 
 def topic_type(name: str, broker_system_names: frozenset[str] = frozenset()) -> str:
@@ -67,7 +65,7 @@ def topic_type(name: str, broker_system_names: frozenset[str] = frozenset()) -> 
         return RETRY
     if name.startswith(DLQ_GROUP_TOPIC_PREFIX):
         return DLQ
-    if is_system_topic(name) or name in broker_system_names:
+    if is_system_topic(name, broker_system_names):
         return SYSTEM
     return NORMAL
 
@@ -148,7 +146,7 @@ def detail_from_route(route: TopicRouteData, system_names: frozenset[str] = froz
 def topic_detail(*, name: str) -> TopicDetail:
     """The topic's queue counts and perm on each broker, from its route."""
     route = topic_route_data(name)
-    system_names = frozenset(n for b in route.broker_datas for n in (b.cluster, b.broker_name, f"{b.cluster}_REPLY_TOPIC"))
+    system_names = broker_system_topics({b.cluster for b in route.broker_datas}, {b.broker_name for b in route.broker_datas})
     return detail_from_route(route, system_names)
 
 

@@ -125,8 +125,10 @@ def topic_create(*, actor: Actor, spec: TopicSpec) -> TopicDetail:
         except ValidationError as exc:
             raise InvalidInput("name", exc.messages[0]) from None
         info = selectors.cluster_info()
-        if spec.name in selectors.system_topic_names(info):
-            raise InvalidInput("name", f"{spec.name} is a system topic; it cannot be created.")
+        try:
+            validate_new_topic_name(spec.name, selectors.system_topic_names(info))
+        except ValidationError as exc:
+            raise InvalidInput("name", exc.messages[0]) from None
         if _route_or_none(spec.name) is not None:
             raise Conflict(f"topic {spec.name} exists already")
         targets = _resolve(spec, info, {})

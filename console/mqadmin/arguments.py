@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from brokers.engine.common.validation import validate_group, validate_topic
+from brokers.engine.common.topic_validator import validate_group, validate_topic
 
 
 

@@ -1,6 +1,6 @@
 """The mqadmin subcommands: RocketMQ's names, flags and printouts, over the blocking clients.
 
-Each subcommand validates its arguments (names with ``brokers.engine.common.validation``) before
+Each subcommand validates its arguments (names with ``brokers.engine.common.topic_validator``) before
 any request leaves, and raises CommandError with a readable message for every failure.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_config import TopicConfig
-from brokers.engine.common.validation import validate_user_topic
+from brokers.engine.common.topic_validator import InvalidNameError, broker_system_topics, validate_new_topic
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.errors import RemotingError
 from console.mqadmin import output
@@ -114,8 +114,11 @@ class UpdateTopic(Subcommand):
 
     def run(self, ctx: Context, opts: dict) -> None:
         try:
-            validate_user_topic(opts["topic"])
-        except ValueError as exc:
+            validate_new_topic(opts["topic"])
+            if opts["cluster"]:  # refuse a broker's own names before any broker of the cluster writes
+                info = ctx.admin.examine_broker_cluster_info()
+                validate_new_topic(opts["topic"], broker_system_topics(info.clusters, info.broker_datas))
+        except InvalidNameError as exc:
             raise CommandError(f"illegal topic name: {exc}") from None
         config = TopicConfig(opts["topic"], opts["read_queue_nums"], opts["write_queue_nums"], opts["perm"], order=opts["order"]).validate()
         if opts["broker_addr"]:
@@ -138,8 +141,8 @@ class DeleteTopic(Subcommand):
     def run(self, ctx: Context, opts: dict) -> None:
         topic, cluster = opts["topic"], opts["cluster"]
         try:
-            validate_user_topic(topic)
-        except ValueError as exc:
+            validate_new_topic(topic)
+        except InvalidNameError as exc:
             raise CommandError(f"illegal topic name: {exc}") from None
         ctx.admin.delete_topic(topic, cluster=cluster)
         ctx.write(f"delete topic [{topic}] from cluster [{cluster or 'its brokers'}] success.")

@@ -5,7 +5,7 @@ import pytest
 
 from brokers.engine.client.errors import CLIENT_ERROR, MQBrokerError, MQClientError
 from brokers.engine.common.topic_config import InvalidTopicConfigError
-from brokers.engine.common.validation import InvalidNameError
+from brokers.engine.common.topic_validator import InvalidNameError
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.errors import RemotingConnectError, RemotingProtocolError, RemotingTimeoutError
 from console.errors import Conflict, Forbidden, InvalidInput, NotFound, Unavailable

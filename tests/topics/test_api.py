@@ -230,8 +230,8 @@ BAD_NAMES = [
     ("x" * 128, "at most 127"),
     ("TBW102", "system topic"),
     ("SCHEDULE_TOPIC_XXXX", "system topic"),
-    ("%RETRY%g", "made by the brokers"),
-    ("%DLQ%g", "made by the brokers"),
+    ("CHECKPOINT_TOPIC", "system topic"),
+    ("GantryTestCluster_REPLY_TOPIC", "system topic"),
 ]
 
 

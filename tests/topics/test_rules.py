@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from hypothesis import given
 from hypothesis import strategies as st
 
-from brokers.engine.common.validation import validate_topic
+from brokers.engine.common.topic_validator import validate_topic  # the engine's rule, which this one adapts
 from topics.rules import validate_new_topic_name, validate_perm, validate_queue_nums, validate_topic_name
 
 
@@ -42,11 +42,21 @@ def test_the_rule_never_lets_through_what_the_engine_refuses(name: str) -> None:
     assert name.isascii() and "\n" not in name
 
 
-@pytest.mark.parametrize("name", ["TBW102", "SCHEDULE_TOPIC_XXXX", "rmq_sys_x", "%RETRY%g", "%DLQ%g"])
-def test_reserved_names_cannot_be_created(name: str) -> None:
+@pytest.mark.parametrize("name", ["TBW102", "SCHEDULE_TOPIC_XXXX", "rmq_sys_x", "CHECKPOINT_TOPIC"])
+def test_system_topics_cannot_be_created(name: str) -> None:
     validate_topic_name(name)
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError, match="system topic"):
         validate_new_topic_name(name)
+
+
+@pytest.mark.parametrize("name", ["%RETRY%g", "%DLQ%g"])
+def test_retry_and_dlq_topics_can_be_created_as_with_rocketmq(name: str) -> None:
+    assert validate_new_topic_name(name) == name
+
+
+def test_the_brokers_own_names_cannot_be_created() -> None:
+    with pytest.raises(ValidationError, match="system topic"):
+        validate_new_topic_name("broker-a", {"broker-a"})
 
 
 @pytest.mark.parametrize("value", [0, 1025, -3, "8", 8.0, True, None])

@@ -13,30 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER, MAX_MESSAGE_SIZE
+from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
 from brokers.engine.common.perm import PERM_RW
-from brokers.engine.common.validation import InvalidNameError, validate_topic
+from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.store.config import StoreConfig
 
 
 class BrokerConfigError(ValueError):
     """A broker setting is out of range or malformed; the message names the setting."""
-
-
-def parse_namesrv_addrs(value: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
-    """Split RocketMQ's ``host:port;host:port`` list (or take a sequence) and check each entry."""
-    if value is None:
-        return ()
-    items = value.split(";") if isinstance(value, str) else list(value)
-    out: list[str] = []
-    for raw in items:
-        addr = str(raw).strip()
-        if not addr:
-            continue
-        host, sep, port = addr.rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise BrokerConfigError(f"name server address {addr!r} is not host:port")
-        out.append(addr)
-    return tuple(out)
 
 
 def _guess_local_ip() -> str:
@@ -106,7 +90,10 @@ class BrokerConfig:
                      "consumer_offset_flush_interval_s", "rebalance_lock_max_live_s"):
             if getattr(self, name) <= 0:
                 raise BrokerConfigError(f"{name} must be positive")
-        object.__setattr__(self, "namesrv_addrs", parse_namesrv_addrs(self.namesrv_addrs))
+        try:
+            object.__setattr__(self, "namesrv_addrs", parse_namesrv_addrs(self.namesrv_addrs, required=False))
+        except ValueError as exc:
+            raise BrokerConfigError(str(exc)) from None
 
     @property
     def advertised_ip(self) -> str:
@@ -150,6 +137,4 @@ class BrokerConfig:
                 raise BrokerConfigError("store_dir is required")
             store_kwargs.setdefault("max_message_size", data.get("max_message_size", MAX_MESSAGE_SIZE))
             store_config = StoreConfig(**store_kwargs)
-        if "namesrv_addrs" in data:
-            data["namesrv_addrs"] = parse_namesrv_addrs(data["namesrv_addrs"])
         return cls(store=store_config, **data)

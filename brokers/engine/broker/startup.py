@@ -13,9 +13,10 @@ import os
 import signal
 import sys
 
-from brokers.engine.broker.config import BrokerConfig, BrokerConfigError, parse_namesrv_addrs
+from brokers.engine.broker.config import BrokerConfig, BrokerConfigError
 from brokers.engine.broker.controller import BrokerController
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
+from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
 
 EXIT_OK = 0
@@ -66,7 +67,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         listen_host=args.host,
         listen_port=args.port,
         broker_ip=args.broker_ip,
-        namesrv_addrs=parse_namesrv_addrs(args.namesrv),
+        namesrv_addrs=parse_namesrv_addrs(args.namesrv, required=False),
         auto_create_topic_enable=args.auto_create_topic,
         register_interval_s=args.register_interval,
         store=StoreConfig(**store_kwargs),

@@ -20,7 +20,7 @@ from brokers.engine.broker.config_file import read_json, write_json_atomic
 from brokers.engine.broker.data_version import DataVersion
 from brokers.engine.common.clock import Clock
 from brokers.engine.common.constants import MAX_RECONSUME_TIMES
-from brokers.engine.common.validation import InvalidNameError, validate_group
+from brokers.engine.common.topic_validator import InvalidNameError, validate_group
 
 log = logging.getLogger("brokers.engine.broker")
 

@@ -32,7 +32,7 @@ from brokers.engine.common.constants import (
 )
 from brokers.engine.common.perm import PERM_INHERIT, PERM_READ, PERM_RW, PERM_WRITE, is_inherited
 from brokers.engine.common.topic_config import InvalidTopicConfigError, TopicConfig
-from brokers.engine.common.validation import InvalidNameError, is_system_topic, validate_topic
+from brokers.engine.common.topic_validator import InvalidNameError, broker_system_topics, is_system_topic, validate_topic
 
 log = logging.getLogger("brokers.engine.broker")
 
@@ -52,9 +52,7 @@ class TopicConfigManager:
         self._listeners: list[ChangeListener] = []
         # Topics made at start from the broker's own names are system topics too (Java adds
         # them to TopicValidator's set): admins may neither create nor delete them.
-        self.broker_system_topics = frozenset(
-            {config.cluster_name, config.broker_name, f"{config.cluster_name}_REPLY_TOPIC"}
-        )
+        self.broker_system_topics = broker_system_topics([config.cluster_name], [config.broker_name])
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -112,7 +110,7 @@ class TopicConfigManager:
         return self.topic_config_table.get(topic)
 
     def is_system_topic(self, topic: str) -> bool:
-        return is_system_topic(topic) or topic in self.broker_system_topics
+        return is_system_topic(topic, self.broker_system_topics)
 
     def build_serialize_wrapper(self) -> dict:
         """TopicConfigSerializeWrapper: topics.json content, GET_ALL_TOPIC_CONFIG and registration body."""

@@ -45,7 +45,7 @@ from brokers.engine.common.constants import AUTO_CREATE_TOPIC_KEY_TOPIC, RETRY_G
 from brokers.engine.common.message import MessageExt
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_config import TopicConfig
-from brokers.engine.common.validation import validate_group, validate_topic
+from brokers.engine.common.topic_validator import validate_group, validate_topic
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
 

@@ -8,38 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from brokers.engine.common.constants import MASTER_ID
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.perm import PERM_READ, PERM_WRITE
-from brokers.engine.common.route import QueueData
+from brokers.engine.common.route import BrokerData, QueueData  # re-exported: the one BrokerData
+from brokers.engine.common.subscription import SubscriptionData  # re-exported: the one SubscriptionData
 
 __all__ = [
     "BrokerData", "BrokerInfo", "ClusterInfo", "ConsumeStats", "ConsumeStatus", "Connection", "ConsumerConnection",
     "ConsumerRunningInfo", "OffsetWrapper", "ProcessQueueInfo", "ProducerConnection", "QueueData", "SubscriptionData",
     "TopicOffset", "TopicRouteData", "TopicStats",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class BrokerData:
-    """A broker name's addresses by broker id (0 = master)."""
-
-    cluster: str
-    broker_name: str
-    broker_addrs: dict[int, str]
-
-    @property
-    def master_addr(self) -> str | None:
-        return self.broker_addrs.get(MASTER_ID)
-
-    def select_broker_addr(self) -> str | None:
-        """The master, else the slave with the lowest id (RocketMQ's selectBrokerAddr)."""
-        if self.master_addr:
-            return self.master_addr
-        return self.broker_addrs[min(self.broker_addrs)] if self.broker_addrs else None
-
-    def to_json(self) -> dict:
-        return {"brokerAddrs": {str(k): v for k, v in sorted(self.broker_addrs.items())}, "brokerName": self.broker_name, "cluster": self.cluster}
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,42 +145,6 @@ class ConsumeStats:
     @property
     def diff_total(self) -> int:
         return sum(w.diff for w in self.offset_table.values())
-
-
-@dataclass(frozen=True, slots=True)
-class SubscriptionData:
-    """One topic subscription of a consumer (heartbeat bodies, connection info)."""
-
-    topic: str
-    sub_string: str = "*"
-    tags_set: tuple[str, ...] = ()
-    code_set: tuple[int, ...] = ()
-    sub_version: int = 0
-    expression_type: str = "TAG"
-    class_filter_mode: bool = False
-
-    def to_json(self) -> dict:
-        return {
-            "classFilterMode": self.class_filter_mode,
-            "codeSet": list(self.code_set),
-            "expressionType": self.expression_type,
-            "subString": self.sub_string,
-            "subVersion": self.sub_version,
-            "tagsSet": list(self.tags_set),
-            "topic": self.topic,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict) -> SubscriptionData:
-        return cls(
-            topic=str(data.get("topic", "")),
-            sub_string=str(data.get("subString", "*")),
-            tags_set=tuple(str(t) for t in data.get("tagsSet") or ()),
-            code_set=tuple(int(c) for c in data.get("codeSet") or ()),
-            sub_version=int(data.get("subVersion") or 0),
-            expression_type=str(data.get("expressionType") or "TAG"),
-            class_filter_mode=bool(data.get("classFilterMode", False)),
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,8 @@ there); a consumer takes any object with RocketMQ's ``AllocateMessageQueueStrate
 (:class:`AllocateStrategy`), for example ``consumers.allocation.get_strategy("CONSISTENT_HASH")``.
 When none is given it uses :class:`AllocateMessageQueueAveragely`, RocketMQ's default.
 
-Both lists arrive sorted (queues by topic, broker name, queue id; client ids as strings), as
+Both lists arrive sorted by :func:`~brokers.engine.common.rebalance_order.sort_for_rebalance`
+(queues by topic, broker name, queue id; client ids; strings in Java's UTF-16 order), as
 ``RebalanceImpl.rebalanceByTopic`` sorts them; a strategy never sorts.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.rebalance_order import sort_for_rebalance  # re-exported: the one ordering (Java's)
 
 __all__ = ["AllocateMessageQueueAveragely", "AllocateStrategy", "sort_for_rebalance"]
 
@@ -27,15 +29,6 @@ class AllocateStrategy(Protocol):
 
     def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
                  cid_all: Sequence[str]) -> list[MessageQueue]: ...
-
-
-def sort_for_rebalance(mq_all: Sequence[MessageQueue] | set[MessageQueue], cid_all: Sequence[str]) -> tuple[list[MessageQueue], list[str]]:
-    """Queues and client ids sorted as RocketMQ sorts them (duplicate queues dropped).
-
-    MessageQueue orders by (topic, broker name, queue id); ids sort as strings (equal to Java's
-    UTF-16 order for every id made of characters below U+10000, i.e. every real one).
-    """
-    return sorted(set(mq_all)), sorted(cid_all)
 
 
 class AllocateMessageQueueAveragely:

@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 from brokers.engine.client.plan import Call, Fanout, Plan, Reply
+from brokers.engine.common.namesrv_addr import parse_namesrv_addrs  # re-exported: the clients' one rule
 from brokers.engine.remoting.blocking import BlockingRemotingClient
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.command import RemotingCommand
@@ -30,19 +31,6 @@ __all__ = ["DEFAULT_TIMEOUT_S", "AsyncDriver", "BlockingDriver", "async_operatio
 T = TypeVar("T")
 R = TypeVar("R", RemotingClient, BlockingRemotingClient)
 DEFAULT_TIMEOUT_S = 3.0  # RocketMQ's mqClientApiTimeout
-
-
-def parse_namesrv_addrs(value: str | Iterable[str]) -> tuple[str, ...]:
-    """Accept RocketMQ's ``;``-separated form (commas too) or a list; raise ValueError when empty."""
-    parts = value.replace(",", ";").split(";") if isinstance(value, str) else [p for v in value for p in str(v).replace(",", ";").split(";")]
-    addrs = tuple(dict.fromkeys(p.strip() for p in parts if p.strip()))
-    if not addrs:
-        raise ValueError("no name server address given")
-    for addr in addrs:
-        host, sep, port = addr.rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise ValueError(f"name server address {addr!r} is not host:port")
-    return addrs
 
 
 def _request(call: Call) -> RemotingCommand:

@@ -45,7 +45,7 @@ from brokers.engine.common.message import (
     properties_to_string,
 )
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.common.validation import validate_topic
+from brokers.engine.common.topic_validator import validate_topic
 from brokers.engine.remoting.blocking import BlockingRemotingClient
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode

@@ -15,7 +15,6 @@ from enum import Enum
 from typing import Any
 
 from brokers.engine.client.admin_bodies import inflate_bodies
-from brokers.engine.client.admin_types import SubscriptionData
 from brokers.engine.client.driver import DEFAULT_TIMEOUT_S, AsyncDriver, BlockingDriver, async_operation, blocking_operation
 from brokers.engine.client.errors import MQBrokerError
 from brokers.engine.client.front_end import HEARTBEAT_INTERVAL_S, AsyncFrontEnd, BlockingFrontEnd
@@ -24,9 +23,10 @@ from brokers.engine.client.route_cache import ClientPlans
 from brokers.engine.common import json_compat, message_codec
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import MQ_VERSION_NAME
-from brokers.engine.common.message import PROPERTY_MAX_OFFSET, PROPERTY_MIN_OFFSET, MessageExt, tag_hash
+from brokers.engine.common.message import PROPERTY_MAX_OFFSET, PROPERTY_MIN_OFFSET, MessageExt
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.common.validation import validate_topic
+from brokers.engine.common.subscription import EXPRESSION_TAG, SUB_ALL, SubscriptionData, build_subscription_data
+from brokers.engine.common.topic_validator import validate_topic
 from brokers.engine.remoting.blocking import BlockingRemotingClient
 from brokers.engine.remoting.channel import ChannelContext, Handler
 from brokers.engine.remoting.client import RemotingClient
@@ -43,7 +43,6 @@ TOOLS_CONSUMER_GROUP = "TOOLS_CONSUMER"  # the group RocketMQ's tools pull with;
 PULL_SYS_FLAG_COMMIT_OFFSET = 0x1
 PULL_SYS_FLAG_SUSPEND = 0x2
 PULL_SYS_FLAG_SUBSCRIPTION = 0x4
-SUB_ALL = "*"
 
 
 class PullStatus(str, Enum):
@@ -73,13 +72,7 @@ class PullResult:
 
 def build_subscription(topic: str, expression: str | None, sub_version: int) -> SubscriptionData:
     """A TAG subscription as RocketMQ's FilterAPI builds it: ``*`` has no tags; ``a || b`` two."""
-    text = (expression or "").strip()
-    if not text or text == SUB_ALL:
-        return SubscriptionData(topic, SUB_ALL, (), (), sub_version)
-    tags = tuple(dict.fromkeys(t.strip() for t in text.split("||") if t.strip()))
-    if not tags:
-        return SubscriptionData(topic, SUB_ALL, (), (), sub_version)
-    return SubscriptionData(topic, text, tags, tuple(tag_hash(t) for t in tags), sub_version)
+    return build_subscription_data(topic, expression, EXPRESSION_TAG, sub_version)
 
 
 class PullPlans(ClientPlans):

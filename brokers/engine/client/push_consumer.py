@@ -47,7 +47,7 @@ from brokers.engine.common import json_compat
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import MQ_VERSION_NAME, RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.common.validation import validate_group, validate_topic
+from brokers.engine.common.topic_validator import validate_group, validate_topic
 from brokers.engine.remoting.errors import RemotingError
 
 __all__ = ["PushConsumer", "normalize_consume_from_where", "normalize_message_model"]

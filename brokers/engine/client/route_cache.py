@@ -23,7 +23,7 @@ from brokers.engine.client.plan import Call, Fanout, Plan
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import AUTO_CREATE_TOPIC_KEY_TOPIC, DEFAULT_TOPIC_QUEUE_NUMS
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.common.validation import validate_group
+from brokers.engine.common.topic_validator import validate_group
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
 

@@ -31,22 +31,7 @@ OFFSET_MOVED_EVENT = "OFFSET_MOVED_EVENT"
 RMQ_SYS_TRANS_HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC"
 RMQ_SYS_TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
 RMQ_SYS_TRANS_OP_HALF_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
-# Topics users may not write to or create (RocketMQ's TopicValidator.SYSTEM_TOPIC_SET).
-SYSTEM_TOPICS = frozenset(
-    {
-        AUTO_CREATE_TOPIC_KEY_TOPIC,
-        SCHEDULE_TOPIC,
-        BENCHMARK_TOPIC,
-        OFFSET_MOVED_EVENT,
-        RMQ_SYS_TRANS_HALF_TOPIC,
-        RMQ_SYS_TRACE_TOPIC,
-        RMQ_SYS_TRANS_OP_HALF_TOPIC,
-        SELF_TEST_TOPIC,
-    }
-)
-
-TOPIC_MAX_LENGTH = 127  # the record stores the topic length in one signed byte
-GROUP_MAX_LENGTH = 255
+# The system-topic sets and the name limits live in brokers.engine.common.topic_validator.
 MAX_QUEUE_NUMS = 1024  # upper bound we accept for read/write queue numbers (a setting-free sanity limit)
 MAX_MESSAGE_SIZE = 4 * 1024 * 1024  # broker maxMessageSize, 4 MiB
 MAX_PROPERTIES_SIZE = 32767  # properties length is a signed short in the record

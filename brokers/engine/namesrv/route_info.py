@@ -23,30 +23,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Hashable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from brokers.engine.common.constants import MASTER_ID
 from brokers.engine.common.perm import PERM_READ, PERM_WRITE
-from brokers.engine.common.route import QueueData
+from brokers.engine.common.route import BrokerData, QueueData
 from brokers.engine.common.topic_config import TopicConfig
 
 BROKER_CHANNEL_EXPIRED_S = 120.0  # RocketMQ BROKER_CHANNEL_EXPIRED_TIME: 4 missed 30 s registrations
-
-
-@dataclass(slots=True)
-class BrokerData:
-    """A broker name's addresses by broker id (0 = master) within its cluster."""
-
-    cluster: str
-    broker_name: str
-    broker_addrs: dict[int, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        return {
-            "brokerAddrs": dict(sorted(self.broker_addrs.items())),
-            "brokerName": self.broker_name,
-            "cluster": self.cluster,
-        }
 
 
 @dataclass(slots=True)

@@ -45,7 +45,7 @@ from brokers.engine.common.message_codec import (
     tags_code,
     write_record_prefix,
 )
-from brokers.engine.common.validation import InvalidNameError, validate_topic
+from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.store.commitlog import CommitLog, CreateMappedFileError, RecordTooLargeError
 from brokers.engine.store.commitlog_dispatcher import CommitLogDispatcher
 from brokers.engine.store.consume_queue_table import ConsumeQueueTable

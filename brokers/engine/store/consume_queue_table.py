@@ -16,7 +16,7 @@ import os
 import shutil
 import uuid
 
-from brokers.engine.common.validation import InvalidNameError, validate_topic
+from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.store.consume_queue import ConsumeQueue
 from brokers.engine.store.mapped_file import fsync_dir
 

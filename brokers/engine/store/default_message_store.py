@@ -24,7 +24,7 @@ from dataclasses import replace
 
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message_codec import host_to_bytes
-from brokers.engine.common.validation import InvalidNameError, validate_topic
+from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.store.checkpoint import StoreCheckpoint
 from brokers.engine.store.commitlog import CommitLog
 from brokers.engine.store import message_reader

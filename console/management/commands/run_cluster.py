@@ -22,7 +22,7 @@ from brokers.engine.broker.config import BrokerConfig, BrokerConfigError
 from brokers.engine.broker.controller import BrokerController
 from brokers.engine.client.admin import MQAdminClient
 from brokers.engine.common.constants import DEFAULT_CLUSTER, DEFAULT_NAMESRV_PORT
-from brokers.engine.common.validation import InvalidNameError, validate_topic
+from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.namesrv.server import NamesrvConfig, NamesrvController
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig

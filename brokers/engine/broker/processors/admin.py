@@ -16,6 +16,7 @@ from brokers.engine.broker.processors.base import (
     Processor,
     RequestError,
     checked_group,
+    checked_new_topic,
     checked_topic,
     guarded,
     optional_int,
@@ -28,7 +29,7 @@ from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from brokers.engine.common.message_codec import parse_offset_msg_id
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_config import InvalidTopicConfigError, TopicConfig
-from brokers.engine.common.validation import InvalidNameError
+from brokers.engine.common.topic_validator import InvalidNameError
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
@@ -121,10 +122,7 @@ class AdminBrokerProcessor(Processor):
     # -- topics -------------------------------------------------------------------------------
 
     def _user_topic(self, request: RemotingCommand) -> str:
-        topic = checked_topic(require_str(request, "topic"))
-        if self.broker.topic_config_manager.is_system_topic(topic):
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic.")
-        return topic
+        return checked_new_topic(require_str(request, "topic"), self.broker.topic_config_manager.broker_system_topics)
 
     @guarded
     async def update_and_create_topic(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:

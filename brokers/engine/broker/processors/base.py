@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from brokers.engine.common.validation import InvalidNameError, validate_group, validate_topic
+from brokers.engine.common.topic_validator import InvalidNameError, validate_group, validate_new_topic, validate_topic
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingCommandError
@@ -51,7 +52,16 @@ def checked_topic(topic: str, code: int = ResponseCode.SYSTEM_ERROR) -> str:
         raise RequestError(code, f"topic name is illegal: {exc}") from None
 
 
+def checked_new_topic(topic: str, broker_topics: Iterable[str] = ()) -> str:
+    """Return ``topic`` if an admin may create or delete it (updateTopic's rule), else raise RequestError."""
+    try:
+        return validate_new_topic(topic, broker_topics)
+    except InvalidNameError as exc:
+        raise RequestError(ResponseCode.SYSTEM_ERROR, f"topic name is illegal: {exc}") from None
+
+
 def checked_group(group: str, code: int = ResponseCode.SYSTEM_ERROR) -> str:
+    """Return ``group`` if it follows the naming rule, else raise RequestError naming the problem."""
     try:
         return validate_group(group)
     except InvalidNameError as exc:

@@ -36,7 +36,7 @@ from brokers.engine.common.message import (
 from brokers.engine.common.message_codec import RecordFormatError, decode_record
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.perm import PERM_RW, is_writeable
-from brokers.engine.common.validation import InvalidNameError, validate_topic
+from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand

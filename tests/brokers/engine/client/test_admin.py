@@ -18,7 +18,7 @@ from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.perm import PERM_READ, PERM_WRITE
 from brokers.engine.common.topic_config import TopicConfig
-from brokers.engine.common.validation import InvalidNameError
+from brokers.engine.common.topic_validator import InvalidNameError
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.errors import RemotingConnectError, RemotingError
 from tests.brokers.engine.client._cluster import CLUSTER, create_topic, run_async, wait_for_route
