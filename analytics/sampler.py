@@ -1,7 +1,7 @@
 """The metrics sampler: every queue's max offset and every group's committed offsets, into the lake.
 
 One round is one GANTRY_GET_QUEUE_STATS request per broker, all at once
-(:func:`brokers.admin_stats.broker_stats`); each broker answers at one instant of its own clock,
+(:func:`brokers.gateway.stats.broker_stats`); each broker answers at one instant of its own clock,
 and that instant is the ``ts`` of all its rows. A broker that does not answer is left out of the
 round (logged and returned in ``errors``): the others' rows are still written, and the jobs
 compute rates from whatever consecutive samples a queue has.
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analytics.lake import GROUP_SAMPLES, QUEUE_SAMPLES, lake_dir, write_samples
-from brokers.admin_stats import BrokerStats, broker_stats
+from brokers.gateway.stats import BrokerQueueStats, broker_stats
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ class SampleRound:
     errors: dict[str, str] = field(default_factory=dict)
 
 
-def _queue_columns(stats: BrokerStats) -> dict[str, list]:
+def _queue_columns(stats: BrokerQueueStats) -> dict[str, list]:
     return {
         "broker": [stats.broker_name] * len(stats.queues),
         "topic": [q.topic for q in stats.queues],
@@ -40,7 +40,7 @@ def _queue_columns(stats: BrokerStats) -> dict[str, list]:
     }
 
 
-def _group_columns(stats: BrokerStats) -> dict[str, list]:
+def _group_columns(stats: BrokerQueueStats) -> dict[str, list]:
     return {
         "broker": [stats.broker_name] * len(stats.offsets),
         "group": [o.group for o in stats.offsets],
@@ -64,7 +64,7 @@ def metrics_sample(*, brokers: dict[str, str] | None = None, root: Path | None =
     errors: dict[str, str] = {}
     queue_rows = group_rows = 0
     for name, answer in sorted(answers.items()):
-        if not isinstance(answer, BrokerStats):
+        if not isinstance(answer, BrokerQueueStats):
             errors[name] = str(answer)
             log.warning("metrics sample: broker %s did not answer: %s", name, answer)
             continue

@@ -144,7 +144,7 @@ class RequestCounter:
 
 
 def _wait_routed(topics: int) -> None:
-    from brokers.admin_client import get_admin_client
+    from brokers.gateway.client import get_admin_client
 
     last = f"Bench_{topics - 1:05d}"
     deadline = time.monotonic() + 60

@@ -1,6 +1,6 @@
 """/api/v1/clusters, /api/v1/brokers, /api/v1/namesrvs, /api/v1/alerts: the overview as JSON.
 
-Each is one read of :func:`brokers.selectors.broker_overview` (a name server that does not
+Each is one read of :func:`brokers.gateway.overview.broker_overview` (a name server that does not
 answer makes clusters and brokers a 503; name servers and alerts still answer).
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from rest_framework import viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from brokers.selectors import BrokerOverview, broker_overview
+from brokers.gateway.overview import BrokerOverview, broker_overview
 from brokers.serializers import AlertOutput, BrokerOutput, ClusterOutput, NamesrvOutput
 from console.errors import NamesrvUnreachable, NotFound
 from console.rest import paginated_response

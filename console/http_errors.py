@@ -23,12 +23,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import status as http
 from rest_framework.response import Response
 
+from brokers.engine.client.admin import parse_namesrv_addrs
 from brokers.engine.client.errors import CLIENT_ERROR, MQClientError
 from brokers.engine.common.topic_config import InvalidTopicConfigError
 from brokers.engine.common.topic_validator import InvalidNameError
@@ -65,11 +67,17 @@ class Problem:
         return body
 
 
-def _is_namesrv_failure(exc: RemotingError) -> bool:
-    from brokers.admin_client import configured_namesrv_addrs
+def _configured_namesrv_addrs() -> tuple[str, ...]:
+    """The name servers of ``settings.MQ["NAMESRV_ADDR"]`` (empty when the setting is unusable)."""
+    try:
+        return parse_namesrv_addrs(settings.MQ["NAMESRV_ADDR"])
+    except ValueError:
+        return ()
 
+
+def _is_namesrv_failure(exc: RemotingError) -> bool:
     addr = getattr(exc, "addr", None) or ""
-    return str(exc).startswith("no name server answered") or bool(set(addr.split(";")) & set(configured_namesrv_addrs()))
+    return str(exc).startswith("no name server answered") or bool(set(addr.split(";")) & set(_configured_namesrv_addrs()))
 
 
 def _engine_problem(exc: RemotingError) -> Problem:

@@ -250,7 +250,7 @@ MAX_BODY_BYTES = int(os.environ.get("GANTRY_MAX_BODY_BYTES", str(256 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 
 # Overview alerts beyond the brokers' own: dotted paths of callables (cluster_info) -> [Alert]
-# (brokers.selectors.Alert). Consumer-group alerts plug in here.
+# (brokers.gateway.overview.Alert). Consumer-group alerts plug in here.
 GANTRY_ALERT_SOURCES: list[str] = [
     "consumers.health.health_scan_alerts",  # the last health scan's group alerts (unowned/shared queues, rising backlog); live check without beat
 ]

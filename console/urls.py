@@ -1,11 +1,11 @@
-"""The URL map: console pages, /topics/ pages, /api/v1/ (console.api_urls), health."""
+"""The URL map: the overview (brokers.urls), console pages, /topics/ pages, /api/v1/ (console.api_urls), health."""
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from console import views
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", include("brokers.urls")),
     path("health", views.health, name="health"),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

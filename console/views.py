@@ -1,4 +1,5 @@
-"""Console pages owned by the project itself: overview, health, login, audit log, users, API tokens.
+"""Console pages owned by the project itself: health, login, audit log, users, API tokens (the
+cluster overview at / is the brokers app's, brokers/views.py).
 
 Each view parses, calls one selector or service, and renders; roles are checked by
 ``console_page`` (and again by the services).
@@ -12,7 +13,6 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
-from brokers.selectors import broker_overview
 from console import selectors, services
 from console.actor import actor_from_request
 from console.errors import ServiceError, show_on_form
@@ -21,15 +21,6 @@ from console.permissions import console_page
 from console.roles import Role
 
 PAGE_SIZE = 50
-
-
-@console_page()
-def home(request: HttpRequest) -> HttpResponse:
-    """Overview: name servers, brokers and alerts, read through the admin client. htmx polls it."""
-    context = {"overview": broker_overview()}
-    if request.htmx:
-        return render(request, "console/_overview.html", context)
-    return render(request, "console/home.html", context)
 
 
 @require_GET

@@ -12,12 +12,14 @@ import dataclasses
 
 from django.core.cache import cache
 
-from brokers import admin_extras
-from brokers.admin_client import get_admin_client
 from brokers.engine.client.admin import ClusterInfo, MQBrokerError
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.remoting.codes import ResponseCode
-from brokers.selectors import Alert
+from brokers.gateway.client import get_admin_client, run
+from brokers.gateway.cluster import masters_by_addr
+from brokers.gateway.connections import RUNNING_INFO_TIMEOUT_S, consumer_connections, running_infos_plan
+from brokers.gateway.groups import group_survey
+from brokers.gateway.overview import Alert
 from consumers import live
 from consumers.selectors import STRATEGY_KEY, STRATEGY_TTL_S, USER, group_kind
 from consumers.types import LiveCheck
@@ -27,10 +29,6 @@ CACHE_KEY = "gantry:alerts:consumer-groups:"
 SHOWN_QUEUES = 6  # queues named in one alert
 
 
-def _masters(info: ClusterInfo) -> dict[str, str]:
-    return {data.master_addr: name for name, data in sorted(info.broker_datas.items()) if data.master_addr}
-
-
 def _names(queues) -> str:
     shown = ", ".join(f"{q.broker_name}:{q.queue_id}" for q in list(queues)[:SHOWN_QUEUES])
     return shown + (" …" if len(queues) > SHOWN_QUEUES else "")
@@ -38,16 +36,16 @@ def _names(queues) -> str:
 
 def scan(info: ClusterInfo) -> list[LiveCheck]:
     """The live check of every topic of every online clustering user group."""
-    masters = _masters(info)
+    masters = masters_by_addr(info)
     groups = set()
-    for survey in admin_extras.group_survey(masters, lag=False).values():
+    for survey in group_survey(masters, lag=False).values():
         groups.update(survey.configs)
         groups.update(g for _, g in survey.offsets)
     groups = sorted(g for g in groups if group_kind(g) == USER)
-    conns = {g: c for g, c in admin_extras.consumer_connections(groups, masters).items()
+    conns = {g: c for g, c in consumer_connections(groups, masters).items()
              if c.online and (c.message_model or "CLUSTERING") == "CLUSTERING"}
     targets = {(g, cid): addrs[0] for g, c in conns.items() for cid, addrs in c.broker_addrs.items() if addrs}
-    answers = admin_extras.run(admin_extras.running_infos_plan(targets, admin_extras.RUNNING_INFO_TIMEOUT_S)) if targets else {}
+    answers = run(running_infos_plan(targets, RUNNING_INFO_TIMEOUT_S)) if targets else {}
     client = get_admin_client()
     checks, strategies = [], {}
     for group, c in sorted(conns.items()):
@@ -84,7 +82,7 @@ def _alerts(checks: list[LiveCheck]) -> list[Alert]:
 
 def unowned_queue_alerts(info: ClusterInfo) -> list[Alert]:
     """Alerts for groups whose members leave queues unheld (or hold one twice), from a cached scan."""
-    key = CACHE_KEY + ";".join(sorted(_masters(info)))
+    key = CACHE_KEY + ";".join(sorted(masters_by_addr(info)))
     cached = cache.get(key)
     if cached is None:
         cached = [dataclasses.asdict(a) for a in _alerts(scan(info))]

@@ -6,7 +6,7 @@ One scan:
 2. groups with queues held by nobody or by two members: the live check of every online
    clustering group (:func:`consumers.alerts.unowned_queue_alerts`, whose cache the overview's
    fallback shares: a page load never repeats a scan);
-3. brokers: the overview's own reading (:func:`brokers.selectors.broker_overview`), which also
+3. brokers: the overview's own reading (:func:`brokers.gateway.overview.broker_overview`), which also
    records when each broker was last seen, so a broker that vanishes while nobody has the
    console open still shows as expired; its broker alerts are kept in the scan record;
 4. backlog: every group's total lag (one GET_BROKER_CONSUME_STATS per master, all at once),
@@ -27,16 +27,16 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from brokers import admin_extras
 from brokers.engine.client.admin import ClusterInfo
 from brokers.engine.remoting.errors import RemotingError
-from brokers.selectors import Alert, broker_overview
+from brokers.gateway.cluster import cluster_info, masters_by_addr
+from brokers.gateway.groups import group_survey
+from brokers.gateway.overview import Alert, broker_overview
 from console.errors import ServiceError
 from consumers import alerts
 from consumers.models import HealthScan
 from consumers.rebalance.jobs import rebalance_jobs_sweep
 from consumers.selectors import USER, group_kind
-from topics import selectors as topic_selectors
 
 log = logging.getLogger(__name__)
 
@@ -60,14 +60,10 @@ def _period_s() -> float:
     return float(schedule) if isinstance(schedule, (int, float)) else 30.0
 
 
-def _masters(info: ClusterInfo) -> dict[str, str]:
-    return {addr: name for addr, (name, _) in topic_selectors.masters(info).items()}
-
-
 def group_backlogs(info: ClusterInfo) -> dict[str, int]:
     """Every user group's total lag over the masters that answered."""
     totals: dict[str, int] = {}
-    for survey in admin_extras.group_survey(_masters(info)).values():
+    for survey in group_survey(masters_by_addr(info)).values():
         if survey.error:
             continue
         for group, lag in survey.lag.items():
@@ -107,7 +103,7 @@ def health_scan() -> dict:
     backlog: dict[str, int] = {}
     error = ""
     try:
-        info = topic_selectors.cluster_info()
+        info = cluster_info()
         found.extend(alerts.unowned_queue_alerts(info))
         found.extend(a for a in broker_overview().alerts if a.kind in BROKER_KINDS)
         backlog = group_backlogs(info)

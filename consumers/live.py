@@ -10,10 +10,10 @@ as such and its queues count as unknown, not as unowned.
 """
 from __future__ import annotations
 
-from brokers import admin_extras
 from brokers.engine.client.admin import ConsumerRunningInfo
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.connections import consumer_running_infos
 from consumers.allocation import AllocationError, ObservedMember, check_assignment, get_strategy, strategy_names
 from consumers.types import LiveCheck, MemberReport
 
@@ -55,7 +55,7 @@ def member_report(client_id: str, answer: ConsumerRunningInfo | RemotingError, t
 def running_infos(group: str, broker_addrs: dict[str, tuple[str, ...]]) -> dict[str, ConsumerRunningInfo | RemotingError]:
     """Every member's running info (client id -> the brokers it is connected to), all at once."""
     targets = {cid: addrs[0] for cid, addrs in broker_addrs.items() if addrs}
-    return admin_extras.consumer_running_infos(group, targets)
+    return consumer_running_infos(group, targets)
 
 
 def live_check(group: str, topic: str, queues: tuple[MessageQueue, ...], reports: tuple[MemberReport, ...]) -> LiveCheck:

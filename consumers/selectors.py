@@ -5,7 +5,7 @@ Costs, in admin requests:
 - the list: per master broker, GET_BROKER_CONSUME_STATS (every group's offsets, lag and TPS),
   all brokers at once; a broker that does not serve it (answers "request code not supported")
   is read with GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_ALL_CONSUMER_OFFSET and one
-  GET_TOPIC_STATS_INFO per consumed topic instead (see ``admin_extras.group_survey_plan``).
+  GET_TOPIC_STATS_INFO per consumed topic instead (see ``brokers.gateway.groups.group_survey_plan``).
   Members (count, consume type, model, version) of the rows shown (:func:`with_members`) cost
   one GANTRY_GET_ALL_CONSUMER_CONNECTIONS per master (a Gantry extension: every online group's
   connections), all at once; a broker without it (Apache RocketMQ 4.x) gets one
@@ -21,15 +21,18 @@ from dataclasses import replace
 
 from django.core.cache import cache
 
-from brokers import admin_extras, admin_queues
-from brokers.admin_client import get_admin_client
 from brokers.engine.broker.subscription_group_manager import BUILTIN_GROUPS
 from brokers.engine.client.admin import ClusterInfo, ConsumerRunningInfo, MQBrokerError, TopicRouteData
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.mq_version import version_desc
 from brokers.engine.remoting.codes import ResponseCode
+from brokers.gateway.client import get_admin_client
+from brokers.gateway.cluster import cluster_info, masters_by_addr
+from brokers.gateway.connections import GroupConnections, consumer_connections
+from brokers.gateway.groups import group_survey
+from brokers.gateway.queues import max_offsets, search_offsets
 from console.errors import InvalidInput, NotFound
-from console.mqadmin.output import version_desc
 from consumers import live, previews
 from consumers.rules import checked_group, checked_topic
 from consumers.types import (
@@ -64,8 +67,8 @@ def group_kind(name: str) -> str:
 
 def _masters() -> tuple[ClusterInfo, dict[str, str]]:
     """The cluster info and master address -> broker name."""
-    info = topic_selectors.cluster_info()
-    return info, {addr: name for addr, (name, _) in topic_selectors.masters(info).items()}
+    info = cluster_info()
+    return info, masters_by_addr(info)
 
 
 # -- the list --------------------------------------------------------------------------------------------
@@ -93,7 +96,7 @@ def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> Grou
     groups. A broker that does not answer is named in ``errors``.
     """
     _, brokers = _masters()
-    surveys = admin_extras.group_survey(brokers)
+    surveys = group_survey(brokers)
     merged: dict[str, dict] = {}
     errors, sources = [], set()
 
@@ -139,7 +142,7 @@ def with_members(rows: Sequence[GroupRow], masters: Sequence[tuple[str, str]] = 
     if not rows:
         return []
     brokers = dict(masters) or _masters()[1]
-    conns = admin_extras.consumer_connections([r.name for r in rows], brokers)
+    conns = consumer_connections([r.name for r in rows], brokers)
     strategies = cache.get_many([STRATEGY_KEY + r.name for r in rows])
     out = []
     for row in rows:
@@ -161,7 +164,7 @@ def _require_group(name: str, brokers: dict[str, str]) -> tuple[tuple[str, ...],
     """The broker names that know the group (config or offsets), and its committed offsets."""
     checked_group(name, "name")
     known, committed = set(), {}
-    for addr, survey in admin_extras.group_survey(brokers, lag=False).items():
+    for addr, survey in group_survey(brokers, lag=False).items():
         if name in survey.configs:
             known.add(brokers[addr])
         for (topic, group), queues in survey.offsets.items():
@@ -171,8 +174,8 @@ def _require_group(name: str, brokers: dict[str, str]) -> tuple[tuple[str, ...],
     return tuple(sorted(known)), committed
 
 
-def _connections(name: str, brokers: dict[str, str]) -> admin_extras.GroupConnections:
-    return admin_extras.consumer_connections([name], brokers)[name]
+def _connections(name: str, brokers: dict[str, str]) -> GroupConnections:
+    return consumer_connections([name], brokers)[name]
 
 
 def _stats(name: str, topic: str | None) -> GroupProgress:
@@ -187,7 +190,7 @@ def _stats(name: str, topic: str | None) -> GroupProgress:
     return GroupProgress(name, topic, queues, stats.consume_tps)
 
 
-def _known_or_online(name: str) -> tuple[tuple[str, ...], admin_extras.GroupConnections, Committed]:
+def _known_or_online(name: str) -> tuple[tuple[str, ...], GroupConnections, Committed]:
     """The brokers that know the group, its connections and committed offsets; NotFound when nobody knows it."""
     _, brokers = _masters()
     known, committed = _require_group(name, brokers)
@@ -286,8 +289,8 @@ def group_offset_reset_plan(*, name: str, topic: str, timestamp_ms: int) -> Offs
             queues.update({MessageQueue(topic, qd.broker_name, i): addr for i in range(qd.write_queue_nums)})
     if not queues:
         raise InvalidInput("topic", f"topic {topic} has no write queue on a master broker.")
-    targets = admin_queues.search_offsets(queues, timestamp_ms)
-    tops = admin_queues.max_offsets(queues)
+    targets = search_offsets(queues, timestamp_ms)
+    tops = max_offsets(queues)
     rows = tuple(QueueReset(mq.broker_name, mq.queue_id, tops[mq], committed.get((mq.broker_name, topic), {}).get(mq.queue_id, -1),
                             max(targets[mq], 0)) for mq in sorted(queues))
     mode = ONLINE if conns.online else OFFLINE

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from brokers import admin_queues
+from brokers.gateway.queues import committed_offsets, invoke_broker_to_reset_offset, update_consumer_offsets
 from console.actor import Actor
 from console.audit import audited
 from console.errors import Conflict
@@ -43,10 +43,10 @@ def group_reset_offset(*, actor: Actor, group: str, topic: str, timestamp_ms: in
         by_key = {(mq.broker_name, mq.queue_id): mq for mq in queues}
         targets = {by_key[(q.broker_name, q.queue_id)]: q.after for q in plan.queues}
         if plan.mode == ONLINE:
-            pushed = admin_queues.invoke_broker_to_reset_offset(addrs, topic, group, timestamp_ms, force=True)
+            pushed = invoke_broker_to_reset_offset(addrs, topic, group, timestamp_ms, force=True)
             targets.update({mq: off for mq, off in pushed.items() if mq in targets})
-        admin_queues.update_consumer_offsets(group, targets, queues)
-        now = admin_queues.committed_offsets(group, queues)
+        update_consumer_offsets(group, targets, queues)
+        now = committed_offsets(group, queues)
         done = tuple(replace(q, after=now[by_key[(q.broker_name, q.queue_id)]]) for q in plan.queues)
         note.after = {"topic": topic, "timestamp_ms": timestamp_ms, "mode": plan.mode, "offsets": _offsets(done, "after")}
     return replace(plan, queues=done, applied=True)

@@ -17,7 +17,7 @@ def session_cluster(tmp_path_factory):
 @pytest.fixture
 def mq_settings(settings):
     """Return a function that points the Django side at a name server address."""
-    from brokers.admin_client import reset_admin_client
+    from brokers.gateway.client import reset_admin_client
 
     def point_at(namesrv_addr: str) -> None:
         settings.MQ = {**settings.MQ, "NAMESRV_ADDR": namesrv_addr, "ADMIN_TIMEOUT_S": 2.0}

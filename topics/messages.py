@@ -12,14 +12,14 @@ Nothing here consumes: no offset of any group moves.
 """
 from __future__ import annotations
 
-from brokers import admin_queues
-from brokers.admin_client import get_admin_client
 from brokers.engine.client.admin import MAX_TIMESTAMP, MQBrokerError, MQClientError, TopicRouteData
 from brokers.engine.client.simple import TOOLS_CONSUMER_GROUP
 from brokers.engine.common.message import MessageExt
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.client import get_admin_client
+from brokers.gateway.queues import max_offsets, min_offsets, pull_messages, search_offsets
 from console.errors import InvalidInput, NotFound
 from topics import selectors
 from topics.types import BODY_SHOWN_BYTES, MessageList, MessageView
@@ -108,7 +108,7 @@ def _read(spans: dict[MessageQueue, tuple[str, int, int]]) -> dict[MessageQueue,
     out: dict[MessageQueue, list[MessageExt]] = {mq: [] for mq in spans}
     todo = dict(spans)
     while todo:
-        pulled = admin_queues.pull_messages({mq: (addr, lo, hi - lo) for mq, (addr, lo, hi) in todo.items()}, TOOLS_CONSUMER_GROUP)
+        pulled = pull_messages({mq: (addr, lo, hi - lo) for mq, (addr, lo, hi) in todo.items()}, TOOLS_CONSUMER_GROUP)
         nxt = {}
         for mq, msgs in pulled.items():
             addr, lo, hi = todo[mq]
@@ -128,8 +128,8 @@ def message_query_by_time(*, topic: str, begin_ms: int, end_ms: int, page: int =
     if page < 1:
         raise InvalidInput("page", "must be 1 or more.")
     queues = _queues(selectors.topic_route_data(topic))
-    lows, highs = admin_queues.min_offsets(queues), admin_queues.max_offsets(queues)
-    starts, ends = admin_queues.search_offsets(queues, begin), admin_queues.search_offsets(queues, end)
+    lows, highs = min_offsets(queues), max_offsets(queues)
+    starts, ends = search_offsets(queues, begin), search_offsets(queues, end)
     ranges = []
     for mq in sorted(queues):
         lo = max(starts[mq], lows[mq])

@@ -13,14 +13,17 @@ from datetime import datetime
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
-from brokers import admin_extras, admin_queues
-from brokers.admin_client import get_admin_client
 from brokers.engine.client.admin import ClusterInfo, MQBrokerError, TopicRouteData
 from brokers.engine.client.simple import TOOLS_CONSUMER_GROUP
 from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_validator import broker_system_topics, is_system_topic
 from brokers.engine.remoting.codes import ResponseCode
+from brokers.gateway.client import get_admin_client
+from brokers.gateway.cluster import cluster_info, masters_by_addr
+from brokers.gateway.groups import group_survey
+from brokers.gateway.queues import max_offsets, min_offsets, pull_messages
+from brokers.gateway.topics import all_topic_configs, topic_consumer_groups
 from console.errors import InvalidInput, NotFound
 from topics.rules import validate_queue_nums, validate_topic_name
 from topics.types import (
@@ -70,21 +73,6 @@ def topic_type(name: str, broker_system_names: frozenset[str] = frozenset()) -> 
     return NORMAL
 
 
-def cluster_info() -> ClusterInfo:
-    """The cluster info from the first name server that answers (503 when none does)."""
-    return admin_extras.require_cluster_info(admin_extras.namesrv_survey())
-
-
-def masters(info: ClusterInfo) -> dict[str, tuple[str, str]]:
-    """Master address -> (broker name, cluster), sorted by broker name."""
-    out = {}
-    for name in sorted(info.broker_datas):
-        data = info.broker_datas[name]
-        if data.master_addr:
-            out[data.master_addr] = (name, data.cluster)
-    return out
-
-
 def topic_list(*, search: str = "", types: frozenset[str] | None = None, broker: str | None = None) -> TopicList:
     """Every topic on every master, with its per-broker queue counts; filtered.
 
@@ -93,12 +81,13 @@ def topic_list(*, search: str = "", types: frozenset[str] | None = None, broker:
     answer is left out of the columns and named in ``errors``.
     """
     info = cluster_info()
-    by_addr = masters(info)
-    tables = admin_extras.all_topic_configs(by_addr)
+    by_addr = masters_by_addr(info)
+    tables = all_topic_configs(by_addr)
     system_names = system_topic_names(info)
     per_topic: dict[str, list[BrokerQueues]] = {}
     columns, errors = [], []
-    for addr, (broker_name, cluster) in by_addr.items():
+    for addr, broker_name in by_addr.items():
+        cluster = info.cluster_of(broker_name) or ""
         table = tables.get(addr)
         if not isinstance(table, dict):
             errors.append(f"broker {broker_name} ({addr}) did not answer: {table}")
@@ -181,7 +170,7 @@ def topic_consumers(*, name: str) -> TopicConsumers:
     """The consumer groups of the topic, as the brokers of its route know them."""
     route = topic_route_data(name)
     addrs = [a for a in (b.select_broker_addr() for b in route.broker_datas) if a]
-    groups, errors = admin_extras.topic_consumer_groups(name, addrs)
+    groups, errors = topic_consumer_groups(name, addrs)
     return TopicConsumers(name, tuple(groups), tuple(errors))
 
 
@@ -241,8 +230,8 @@ def topic_shrink_status(*, name: str, target_queue_nums: int | None = None) -> S
     if not tail:
         return ShrinkStatus(name, target_queue_nums, brokers, step)
     addrs = sorted({b.addr for b in brokers if b.addr})
-    groups, errors = admin_extras.topic_consumer_groups(name, addrs)
-    surveys = admin_extras.group_survey(addrs, lag=False)
+    groups, errors = topic_consumer_groups(name, addrs)
+    surveys = group_survey(addrs, lag=False)
     committed: dict[tuple[str, str], dict[int, int]] = {}  # (broker name, group) -> queue id -> offset
     by_addr = {b.addr: b.broker_name for b in brokers}
     for addr, survey in surveys.items():
@@ -251,8 +240,8 @@ def topic_shrink_status(*, name: str, target_queue_nums: int | None = None) -> S
         for (topic, group), queues in survey.offsets.items():
             if topic == name:
                 committed[(by_addr[addr], group)] = queues
-    mins, maxes = admin_queues.min_offsets(tail), admin_queues.max_offsets(tail)
-    last = admin_queues.pull_messages({mq: (tail[mq], maxes[mq] - 1, 1) for mq in tail if maxes[mq] > mins[mq]}, TOOLS_CONSUMER_GROUP)
+    mins, maxes = min_offsets(tail), max_offsets(tail)
+    last = pull_messages({mq: (tail[mq], maxes[mq] - 1, 1) for mq in tail if maxes[mq] > mins[mq]}, TOOLS_CONSUMER_GROUP)
     rows = []
     for mq in sorted(tail):
         lo, hi = mins[mq], maxes[mq]

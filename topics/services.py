@@ -12,13 +12,13 @@ from dataclasses import dataclass, replace
 
 from django.core.exceptions import ValidationError
 
-from brokers import admin_extras
-from brokers.admin_client import get_admin_client
 from brokers.engine.client.admin import ClusterInfo, TopicRouteData
 from brokers.engine.client.simple import SimpleProducer
 from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_config import TopicConfig
+from brokers.gateway.client import get_admin_client
+from brokers.gateway.topics import delete_topic_in_broker, delete_topic_in_namesrv
 from console.actor import Actor
 from console.audit import audited
 from console.errors import Conflict, InvalidInput, NotFound
@@ -207,8 +207,8 @@ def _delete_on_broker(name: str, broker: str, current: TopicDetail, info: Cluste
     if not addr:
         raise InvalidInput("broker", f"broker {broker!r} has no master to delete on.")
     rest = [b for b in current.brokers if b.broker_name != broker]
-    admin_extras.delete_topic_in_broker(addr, name)
-    admin_extras.delete_topic_in_namesrv(name)
+    delete_topic_in_broker(addr, name)
+    delete_topic_in_namesrv(name)
     if rest:
         _write(name, [_Target(b.broker_name, b.cluster, b.addr, b.read_queue_nums, b.write_queue_nums, b.perm) for b in rest])
     return TopicDeletion(name, (broker,), f"broker:{broker}")

@@ -26,12 +26,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from brokers import admin_extras
-from brokers.admin_client import get_admin_client
 from brokers.engine.client.admin import MQBrokerError
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.codes import ResponseCode
+from brokers.gateway.client import get_admin_client
+from brokers.gateway.connections import consumer_connections, consumer_running_infos
 from consumers import live
 from consumers.types import LiveCheck
 
@@ -169,13 +169,13 @@ def _topic_queues(topic: str) -> tuple[MessageQueue, ...] | None:
 
 def observe(group: str, masters: Mapping[str, str], timeout_s: float = POLL_RUNNING_INFO_TIMEOUT_S) -> Observation:
     """Read the group once (``masters``: master address -> broker name)."""
-    conns = admin_extras.consumer_connections([group], masters)[group]
+    conns = consumer_connections([group], masters)[group]
     members = tuple(c.client_id for c in conns.connections)
     addrs = tuple(sorted({a for addrs in conns.broker_addrs.values() for a in addrs}))
     if not members:
         return Observation(group, (), addrs, conns.message_model, (), conns.errors)
     targets = {cid: addrs_[0] for cid, addrs_ in conns.broker_addrs.items() if addrs_}
-    infos = admin_extras.consumer_running_infos(group, targets, timeout_s)
+    infos = consumer_running_infos(group, targets, timeout_s)
     checks = []
     for topic in subscribed_topics(conns.subscription_table):
         queues = _topic_queues(topic)

@@ -22,7 +22,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from brokers import admin_extras
+from brokers.gateway.cluster import masters_by_addr
+from brokers.gateway.connections import consumer_connections
+from brokers.gateway.groups import group_survey
 from console.actor import Actor
 from console.audit import audited
 from console.errors import Conflict, InvalidInput, NotFound, QueueUnavailable
@@ -47,18 +49,19 @@ def scope_key(scope: str, value: str, dry_run: bool) -> str:
 
 
 def cluster_masters() -> dict[str, str]:
-    return {addr: name for addr, (name, _) in topic_selectors.masters(topic_selectors.cluster_info()).items()}
+    """Master address -> broker name of every broker group the name server knows."""
+    return masters_by_addr()
 
 
 def _require_online_group(name: str) -> None:
     """NotFound for a group no broker knows; Conflict for one with no member online or broadcasting."""
     brokers = cluster_masters()
-    conns = admin_extras.consumer_connections([name], brokers)[name]
+    conns = consumer_connections([name], brokers)[name]
     if conns.online:
         if (conns.message_model or "CLUSTERING") != "CLUSTERING":
             raise Conflict(f"consumer group {name} is {conns.message_model}: every member consumes every queue, there is nothing to rebalance")
         return
-    surveys = admin_extras.group_survey(brokers, lag=False).values()
+    surveys = group_survey(brokers, lag=False).values()
     if not any(name in s.configs or any(g == name for _, g in s.offsets) for s in surveys):
         raise NotFound(f"consumer group {name} does not exist")
     raise Conflict(f"no member of consumer group {name} is online: there is nothing to rebalance")

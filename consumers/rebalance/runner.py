@@ -29,10 +29,11 @@ import redis
 from django.db import transaction
 from django.utils import timezone
 
-from brokers import admin_extras
-from brokers.admin_rebalance import notify_consumer_ids_changed
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.connections import consumer_connections
+from brokers.gateway.groups import group_survey
+from brokers.gateway.rebalance import notify_consumer_ids_changed
 from console.queueing import RedisLock
 from consumers.models import RebalanceGroupResult, RebalanceJob, RebalanceQueueChange
 from consumers.rebalance import convergence
@@ -69,11 +70,11 @@ def _key(q) -> tuple[str, str, int]:
 def online_groups(masters: dict[str, str], topic: str | None = None) -> list[str]:
     """The online clustering user groups (subscribing ``topic`` when given), sorted."""
     names: set[str] = set()
-    for survey in admin_extras.group_survey(masters, lag=False).values():
+    for survey in group_survey(masters, lag=False).values():
         names.update(survey.configs)
         names.update(g for _, g in survey.offsets)
     names = {g for g in names if group_kind(g) == USER}
-    conns = admin_extras.consumer_connections(sorted(names), masters)
+    conns = consumer_connections(sorted(names), masters)
     return sorted(g for g, c in conns.items() if c.online and (c.message_model or "CLUSTERING") == "CLUSTERING"
                   and (topic is None or topic in c.subscription_table))
 

@@ -141,7 +141,7 @@ def scenario(session_cluster, tmp_path_factory):
     from django.conf import settings
     from django.test import override_settings
 
-    from brokers.admin_client import reset_admin_client
+    from brokers.gateway.client import reset_admin_client
 
     tag = f"{int(time.time())}"
     s = Scenario(lake=tmp_path_factory.mktemp("e2e-lake"), topic_a=f"E2E_A_{tag}", topic_b=f"E2E_B_{tag}", group=f"E2E_G_{tag}")

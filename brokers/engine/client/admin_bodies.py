@@ -27,11 +27,13 @@ from brokers.engine.client.errors import CLIENT_ERROR, MQClientError
 from brokers.engine.common import json_compat, message_codec
 from brokers.engine.common.message import PROPERTY_KEYS, PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, MessageExt
 from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.topic_config import TopicConfig
 
 __all__ = [
     "as_dict", "decode_offset_msg_id", "inflate_bodies", "key_matches", "load_object", "message_queue_from_key",
-    "parse_broker_data", "parse_cluster_info", "parse_connections", "parse_consumer_running_info", "parse_kv_table",
-    "parse_subscription_table", "parse_topic_list", "parse_topic_route",
+    "parse_broker_data", "parse_cluster_info", "parse_connections", "parse_consumer_running_info", "parse_group_list",
+    "parse_kv_table", "parse_notified_client_ids", "parse_offset_table", "parse_subscription_table",
+    "parse_topic_config_table", "parse_topic_list", "parse_topic_route",
 ]
 
 _COMPRESSION_TYPE_MASK = 0x700  # message sysFlag bits 8-10
@@ -103,6 +105,28 @@ def parse_topic_route(topic: str, body: bytes) -> TopicRouteData:
 
 def parse_topic_list(body: bytes) -> list[str]:
     return sorted(str(t) for t in load_object(body).get("topicList") or ())
+
+
+def parse_topic_config_table(body: bytes) -> dict[str, TopicConfig]:
+    """Topic name -> config of a GET_ALL_TOPIC_CONFIG body (TopicConfigSerializeWrapper), sorted by name."""
+    table = as_dict(load_object(body).get("topicConfigTable"))
+    return {str(name): TopicConfig.from_json(as_dict(cfg)) for name, cfg in sorted(table.items())}
+
+
+def parse_group_list(body: bytes) -> list[str]:
+    """The group names of a GroupList body (QUERY_TOPIC_CONSUME_BY_WHO), as the broker lists them."""
+    return [str(g) for g in load_object(body).get("groupList") or ()]
+
+
+def parse_offset_table(body: bytes) -> dict[MessageQueue, int]:
+    """Queue -> offset of a body ``{"offsetTable": {<MessageQueue>: offset}}`` (ResetOffsetBody,
+    the answer of INVOKE_BROKER_TO_RESET_OFFSET)."""
+    return {message_queue_from_key(key): int(value) for key, value in as_dict(load_object(body).get("offsetTable")).items()}
+
+
+def parse_notified_client_ids(body: bytes) -> tuple[str, ...]:
+    """The client ids a broker notified (Gantry's GANTRY_NOTIFY_CONSUMER_IDS_CHANGED answer ``{"notified": [...]}``)."""
+    return tuple(str(c) for c in load_object(body).get("notified") or ())
 
 
 def parse_kv_table(body: bytes) -> dict[str, str]:

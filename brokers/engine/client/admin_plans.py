@@ -22,6 +22,7 @@ from brokers.engine.client.admin_bodies import (
     parse_consumer_running_info,
     parse_kv_table,
     parse_subscription_table,
+    parse_topic_config_table,
     parse_topic_list,
     parse_topic_route,
 )
@@ -116,8 +117,7 @@ class AdminPlans:
     def get_all_topic_config(self, broker_addr: str) -> Plan[dict[str, TopicConfig]]:
         """Return the broker's topic configs by topic name (its topics.json content)."""
         reply = check((yield Call(RequestCode.GET_ALL_TOPIC_CONFIG, addr=broker_addr)), request_code=RequestCode.GET_ALL_TOPIC_CONFIG)
-        table = as_dict(load_object(reply.body).get("topicConfigTable"))
-        return {str(name): TopicConfig.from_json(as_dict(cfg)) for name, cfg in sorted(table.items())}
+        return parse_topic_config_table(reply.body)
 
     def examine_topic_stats(self, topic: str) -> Plan[TopicStats]:
         """Return min/max offset and last update time of every queue of the topic on every broker of its route."""
@@ -271,7 +271,7 @@ class AdminPlans:
         for addr in addrs:
             yield from self.create_or_update_topic(addr, config)
         if config.order:
-            conf = ";".join(f"{name}:{config.write_queue_nums}" for name in sorted(info.clusters[cluster]) if info.broker_datas.get(name) and info.broker_datas[name].master_addr)
+            conf = ";".join(f"{name}:{config.write_queue_nums}" for name in info.masters(cluster))
             yield from self.put_kv_config(ORDER_TOPIC_CONFIG, config.topic_name, conf)
         return addrs
 

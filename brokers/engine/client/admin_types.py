@@ -38,15 +38,33 @@ class ClusterInfo:
     clusters: dict[str, tuple[str, ...]]  # cluster name -> broker names
     broker_datas: dict[str, BrokerData]  # broker name -> addresses
 
-    def master_addrs(self, cluster: str | None = None) -> list[str]:
-        """Master addresses of one cluster (or of all), sorted by broker name."""
+    def masters(self, cluster: str | None = None) -> dict[str, str]:
+        """Broker name -> master address (broker id 0), of one cluster or of all, sorted by broker
+        name; a broker name without a master is left out. The one broker -> master map of the
+        project: every caller (engine plans, the Django gateway) derives its shape from this."""
         names = self.clusters.get(cluster, ()) if cluster is not None else tuple(self.broker_datas)
-        out = []
+        out = {}
         for name in sorted(names):
             data = self.broker_datas.get(name)
             if data is not None and data.master_addr:
-                out.append(data.master_addr)
+                out[name] = data.master_addr
         return out
+
+    def slaves(self, cluster: str | None = None) -> dict[str, dict[int, str]]:
+        """Broker name -> {broker id >= 1: address}, sorted by broker name then id; a broker name
+        without a slave is left out (RocketMQ's master/slave groups; none today)."""
+        names = self.clusters.get(cluster, ()) if cluster is not None else tuple(self.broker_datas)
+        out = {}
+        for name in sorted(names):
+            data = self.broker_datas.get(name)
+            found = {bid: addr for bid, addr in sorted(data.broker_addrs.items()) if bid != MASTER_ID} if data is not None else {}
+            if found:
+                out[name] = found
+        return out
+
+    def master_addrs(self, cluster: str | None = None) -> list[str]:
+        """Master addresses of one cluster (or of all), sorted by broker name."""
+        return list(self.masters(cluster).values())
 
     def cluster_of(self, broker_name: str) -> str | None:
         data = self.broker_datas.get(broker_name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from brokers.admin_extras import _broker_consume_stats, _connections_by_group
+from brokers.engine.client.admin_group_bodies import parse_connections_by_group, parse_consume_stats_list
 from brokers.engine.common import json_compat
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.client import RemotingClient
@@ -69,7 +69,7 @@ def test_broker_consume_stats_lists_every_group_with_its_topics(cluster):
             assert body["totalDiff"] == (3 - 2) + (1 - 0) + (2 - 2)
 
             # the body is what the console's parser reads
-            survey = _broker_consume_stats(c.broker.addr, response.body)
+            survey = parse_consume_stats_list(c.broker.addr, response.body)
             assert survey.lag["GA"] == 2 and survey.lag["GB"] == 0 and survey.lag["Idle"] == 0
             assert survey.offsets[("T2", "GA")] == {0: 2} and survey.offsets[("T1", "GB")] == {0: 3, 1: 1}
 
@@ -111,7 +111,7 @@ def test_all_consumer_connections_extension(cluster):
             single = json_compat.loads((await c.call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": "RG"})).body)
             assert {k: v for k, v in rg.items() if k != "group"} == single
             # the console reads it per group
-            parsed = _connections_by_group(response.body)
+            parsed = parse_connections_by_group(response.body)
             assert set(parsed) == {"BG", "RG"} and len(parsed["RG"]["connectionSet"]) == 2
 
             await three.close()  # a group whose last member left is not listed

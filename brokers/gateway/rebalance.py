@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from brokers.admin_extras import fanout_to_brokers, reply_failure, run
-from brokers.engine.client.admin_bodies import as_dict, load_object
+from brokers.engine.client.admin_bodies import parse_notified_client_ids
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.client import fanout_to_brokers, reply_failure, run
 
 
 def notify_consumer_ids_changed(group: str, addrs: Iterable[str]) -> dict[str, tuple[str, ...] | RemotingError]:
@@ -20,5 +20,5 @@ def notify_consumer_ids_changed(group: str, addrs: Iterable[str]) -> dict[str, t
     code = RequestCode.GANTRY_NOTIFY_CONSUMER_IDS_CHANGED
     for addr, reply in run(fanout_to_brokers(code, addrs, {"consumerGroup": group})).items():
         error = reply_failure(reply, code)
-        out[addr] = error if error is not None else tuple(str(c) for c in as_dict(load_object(reply.body)).get("notified") or ())
+        out[addr] = error if error is not None else parse_notified_client_ids(reply.body)
     return out

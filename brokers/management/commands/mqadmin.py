@@ -1,7 +1,7 @@
 """``python manage.py mqadmin SUBCOMMAND``: RocketMQ's mqadmin, against the tier's name servers.
 
 Subcommand names and flags are mqadmin's (``-n`` name server address, default
-``settings.MQ["NAMESRV_ADDR"]``); see ``console/mqadmin/subcommands.py``. Bad arguments and
+``settings.MQ["NAMESRV_ADDR"]``); see ``brokers/mqadmin/subcommands.py``. Bad arguments and
 failures print a clear error and exit non-zero.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from brokers.engine.client.admin import parse_namesrv_addrs
-from console.mqadmin.subcommands import SUBCOMMANDS, Context, run_subcommand
+from brokers.mqadmin.subcommands import SUBCOMMANDS, Context, run_subcommand
 
 
 class Command(BaseCommand):

@@ -3,20 +3,20 @@
 Offsets (by time, min, max, committed; commits of a group), the broker-side reset by time, and
 reading messages without consuming them (PULL_MESSAGE with no offset committed). Each function
 sends one Fanout, whatever the number of queues, on the shared admin client's driver (see
-:mod:`brokers.admin_extras`).
+:mod:`brokers.gateway.client`).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from brokers.admin_extras import _failure, run
-from brokers.engine.client.admin_bodies import as_dict, inflate_bodies, load_object, message_queue_from_key
+from brokers.engine.client.admin_bodies import inflate_bodies, parse_offset_table
 from brokers.engine.client.plan import Call, Fanout, Plan, Reply, first_error
 from brokers.engine.common import message_codec
 from brokers.engine.common.message import MessageExt
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.client import reply_failure, run
 
 
 # -- offsets --------------------------------------------------------------------------------------
@@ -32,7 +32,7 @@ def _queue_fanout(code: int, queues: dict[MessageQueue, str], extra: dict[str, o
 def _queue_values(code: int, queues: dict[MessageQueue, str], extra: dict[str, object], field: str) -> dict[MessageQueue, int]:
     out = {}
     for mq, reply in run(_queue_fanout(code, queues, extra)).items():
-        error = _failure(reply, code)
+        error = reply_failure(reply, code)
         if error is not None:
             raise error
         out[mq] = int(reply.ext.get(field, 0) or 0)
@@ -59,7 +59,7 @@ def committed_offsets(group: str, queues: dict[MessageQueue, str]) -> dict[Messa
         if isinstance(reply, Reply) and reply.code == ResponseCode.QUERY_NOT_FOUND:
             out[mq] = -1
             continue
-        error = _failure(reply, RequestCode.QUERY_CONSUMER_OFFSET)
+        error = reply_failure(reply, RequestCode.QUERY_CONSUMER_OFFSET)
         if error is not None:
             raise error
         out[mq] = int(reply.ext.get("offset", -1))
@@ -90,8 +90,7 @@ def invoke_broker_to_reset_offset(addrs: Iterable[str], topic: str, group: str, 
     first_error(replies, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET)
     out: dict[MessageQueue, int] = {}
     for reply in replies:
-        for key, value in as_dict(load_object(reply.body).get("offsetTable")).items():
-            out[message_queue_from_key(key)] = int(value)
+        out.update(parse_offset_table(reply.body))
     return out
 
 
@@ -122,7 +121,7 @@ def pull_messages(reads: dict[MessageQueue, tuple[str, int, int]], group: str) -
         if isinstance(reply, Reply) and reply.code in (ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY, ResponseCode.PULL_OFFSET_MOVED):
             out[mq] = []
             continue
-        error = _failure(reply, RequestCode.PULL_MESSAGE)
+        error = reply_failure(reply, RequestCode.PULL_MESSAGE)
         if error is not None:
             raise error
         out[mq] = inflate_bodies(message_codec.decode_records(reply.body)) if reply.body else []

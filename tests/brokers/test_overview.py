@@ -117,12 +117,12 @@ def test_all_name_servers_down(viewer, admin_client, mq_settings, unused_addr) -
 
 
 def alerts_for_test(info):
-    from brokers.selectors import Alert
+    from brokers.gateway.overview import Alert
 
     return [Alert("warning", "group_unowned", "G1", f"group G1 on {sorted(info.clusters)[0]} has queues no one owns")]
 
 
 def test_other_apps_add_alerts_through_the_setting(viewer, cluster, settings) -> None:
-    settings.GANTRY_ALERT_SOURCES = ["tests.console.test_overview.alerts_for_test"]
+    settings.GANTRY_ALERT_SOURCES = ["tests.brokers.test_overview.alerts_for_test"]
     alerts = viewer.get("/api/v1/alerts").json()["results"]
     assert [(a["kind"], a["target"]) for a in alerts] == [("group_unowned", "G1")]

@@ -159,7 +159,7 @@ class Command(BaseCommand):
             while not stop.is_set():
                 try:
                     info = await admin.examine_broker_cluster_info()
-                    if all(n in info.broker_datas and info.broker_datas[n].master_addr for n in names):
+                    if set(names) <= set(info.masters()):
                         return
                 except RemotingError:
                     pass

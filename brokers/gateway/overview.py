@@ -1,4 +1,5 @@
-"""Reads of name server and broker state for the overview page and /api/v1/{clusters,brokers}.
+"""The cluster overview: name server and broker state for the overview page, /api/v1/{clusters,brokers}
+and the health scan's broker alerts.
 
 One overview costs: one GET_BROKER_CLUSTER_INFO per name server (all at once), one
 GET_BROKER_RUNTIME_INFO per broker (all at once), and one GET_ALL_TOPIC_CONFIG per broker for
@@ -16,11 +17,12 @@ from django.core.cache import cache
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from brokers import admin_extras
-from brokers.admin_client import get_admin_client
 from brokers.engine.client.admin import ClusterInfo
 from brokers.engine.common.constants import MQ_VERSION, MQ_VERSION_NAME
 from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.client import get_admin_client
+from brokers.gateway.cluster import namesrv_survey, runtime_infos
+from brokers.gateway.topics import all_topic_configs
 from brokers.models import BrokerSighting
 from console.errors import ServiceError
 
@@ -124,7 +126,7 @@ def _topic_counts(addrs: list[str]) -> dict[str, tuple[int, int]]:
     missing = [addr for addr in addrs if addr not in out]
     if missing:
         fresh = {}
-        for addr, table in admin_extras.all_topic_configs(missing).items():
+        for addr, table in all_topic_configs(missing).items():
             if isinstance(table, dict):
                 fresh[addr] = (len(table), sum(tc.read_queue_nums for tc in table.values()))
         cache.set_many({keys[a]: list(v) for a, v in fresh.items()}, TOPIC_COUNT_TTL_S)
@@ -152,7 +154,7 @@ def _record_sightings(rows: list[BrokerRow], now: datetime) -> dict[str, BrokerS
 
 def _registered_rows(info: ClusterInfo) -> list[BrokerRow]:
     addrs = [b.addr for b in info.brokers]
-    runtime = admin_extras.runtime_infos(addrs)
+    runtime = runtime_infos(addrs)
     counts = _topic_counts([a for a in addrs if isinstance(runtime.get(a), dict)])
     rows = []
     for b in sorted(info.brokers, key=lambda b: (b.cluster, b.broker_name, b.broker_id)):
@@ -205,7 +207,7 @@ def broker_overview() -> BrokerOverview:
     except ServiceError as exc:
         return BrokerOverview("", (), (), (), (Alert("error", "namesrv_down", "", exc.message),), error=exc.message)
     namesrv = client.namesrv_addr_string
-    survey = admin_extras.namesrv_survey()
+    survey = namesrv_survey()
     namesrvs = [NamesrvRow(a.addr, a.live, _version_name(a.version), a.error) for a in survey.namesrvs]
     info = survey.cluster_info
     if info is None:

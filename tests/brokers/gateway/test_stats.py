@@ -1,14 +1,13 @@
-"""Gantry's broker extensions through the Django-side wrappers, against the session cluster:
-GANTRY_GET_QUEUE_STATS (one request per broker: every queue's offsets and bytes, every group's
-committed offsets) and GANTRY_NOTIFY_CONSUMER_IDS_CHANGED."""
+"""Gantry's GANTRY_GET_QUEUE_STATS through brokers.gateway.stats, against the session cluster: one
+request per broker, every queue's offsets and bytes, every group's committed offsets."""
 from __future__ import annotations
 
 import pytest
 
-from brokers.admin_rebalance import notify_consumer_ids_changed
-from brokers.admin_stats import BrokerStats, broker_stats, master_addrs
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.cluster import masters
+from brokers.gateway.stats import BrokerQueueStats, broker_stats
 from tests.brokers.engine.client._cluster import create_topic
 from tests.console_fixtures import admin_mq, cluster  # noqa: F401 (fixtures)
 from tests.consumers._groups import members, send  # noqa: F401 (a fixture)
@@ -22,9 +21,9 @@ def test_queue_stats_carry_every_queue_and_committed_offset(cluster, admin_mq, t
     member.update_offset(mq, 3)
 
     stats = broker_stats()
-    assert set(stats) == set(cluster.broker_names) == set(master_addrs())
+    assert set(stats) == set(cluster.broker_names) == set(masters())
     a = stats["broker-a"]
-    assert isinstance(a, BrokerStats) and a.addr == cluster.broker_addr("broker-a") and a.timestamp_ms > 0
+    assert isinstance(a, BrokerQueueStats) and a.addr == cluster.broker_addr("broker-a") and a.timestamp_ms > 0
     queues = {(q.topic, q.queue_id): q for q in a.queues}
     assert queues[(topic_name, 1)].max_offset == 5 and queues[(topic_name, 0)].max_offset == 0
     assert queues[(topic_name, 1)].put_bytes > 5 * 100  # whole records: body plus headers and properties
@@ -37,23 +36,5 @@ def test_queue_stats_carry_every_queue_and_committed_offset(cluster, admin_mq, t
 
 def test_an_unreachable_broker_is_reported_and_the_others_still_answer(cluster, unused_addr):
     stats = broker_stats({"broker-a": cluster.broker_addr("broker-a"), "gone": unused_addr})
-    assert isinstance(stats["broker-a"], BrokerStats)
+    assert isinstance(stats["broker-a"], BrokerQueueStats)
     assert isinstance(stats["gone"], RemotingError)
-
-
-def test_notify_reaches_the_members_connected_to_each_broker(cluster, admin_mq, topic_name, members):
-    create_topic(admin_mq, cluster, topic_name, queues=1)
-    group = "G_" + topic_name
-    one, two = members(group, topic_name, "one"), members(group, topic_name, "two")
-    addrs = [cluster.broker_addr(n) for n in cluster.broker_names]
-    told = notify_consumer_ids_changed(group, addrs)
-    assert set(told) == set(addrs)
-    for ids in told.values():
-        assert sorted(ids) == sorted([one.client_id, two.client_id])
-    assert notify_consumer_ids_changed("G_nobody_" + topic_name[2:], addrs) == {a: () for a in addrs}
-
-
-def test_notify_with_an_illegal_group_name_is_refused_by_the_broker(cluster):
-    told = notify_consumer_ids_changed("bad group!", [cluster.broker_addr("broker-a")])
-    error = told[cluster.broker_addr("broker-a")]
-    assert isinstance(error, RemotingError) and "illegal" in str(error)

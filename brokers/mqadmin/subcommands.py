@@ -16,13 +16,14 @@ from brokers.engine.common import json_compat
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.mq_version import version_desc
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.common.topic_validator import InvalidNameError, broker_system_topics, validate_new_topic
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.errors import RemotingError
-from console.mqadmin import output
-from console.mqadmin.arguments import bool_value, group_name, non_negative, perm_value, queue_nums, topic_name
-from console.mqadmin.context import Context
+from brokers.mqadmin import output
+from brokers.mqadmin.arguments import bool_value, group_name, non_negative, perm_value, queue_nums, topic_name
+from brokers.mqadmin.context import Context
 
 MQADMIN_PRODUCER_GROUP = "SELF_TEST_P_GROUP"  # the producer group mqadmin sendMessage uses
 PULL_BATCH = 32  # messages per pull in consumeMessage
@@ -183,7 +184,7 @@ class ConsumerProgress(Subcommand):
             except RemotingError:
                 conn = None
             count = len(conn.connections) if conn else 0
-            version = output.version_desc(conn.connections[0].version) if conn and conn.connections else "OFFLINE"
+            version = version_desc(conn.connections[0].version) if conn and conn.connections else "OFFLINE"
             kind = {"CONSUME_ACTIVELY": "PULL", "CONSUME_PASSIVELY": "PUSH"}.get(conn.consume_type or "", "") if conn else ""
             model = (conn.message_model or "") if conn else ""
             ctx.write(self._ALL_FMT.format(group, count, version, kind, model, f"{stats.consume_tps:.0f}", stats.diff_total))
@@ -198,7 +199,7 @@ class ConsumerConnectionCmd(Subcommand):
     def run(self, ctx: Context, opts: dict) -> None:
         cc = ctx.admin.examine_consumer_connection_info(opts["group"])
         for i, c in enumerate(cc.connections, 1):
-            ctx.write(f"{i:03d}  {c.client_id:<32} {c.client_addr:<22} {c.language:<8} {output.version_desc(c.version)}")
+            ctx.write(f"{i:03d}  {c.client_id:<32} {c.client_addr:<22} {c.language:<8} {version_desc(c.version)}")
         ctx.write("")
         ctx.write("Below is subscription:")
         for i, sub in enumerate(cc.subscription_table.values(), 1):

@@ -1,0 +1,100 @@
+"""Every consumer group of each broker, read in bulk: configs, committed offsets, lag and TPS.
+
+One plan, :func:`group_survey_plan`, one request per broker (all at once) whatever the number of
+groups; the bodies are read by :mod:`brokers.engine.client.admin_group_bodies`.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from brokers.engine.client.admin_group_bodies import (
+    BrokerGroupSurvey,
+    GroupConfig,
+    parse_consume_stats_list,
+    parse_consumer_offset_table,
+    parse_subscription_group_table,
+    parse_topic_max_offsets,
+)
+from brokers.engine.client.plan import Call, Fanout, Plan, Reply
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.gateway.client import reply_failure, run
+
+__all__ = ["BrokerGroupSurvey", "GroupConfig", "group_survey", "group_survey_plan", "lag_from_topic_stats"]
+
+NOT_SUPPORTED = ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+
+
+def lag_from_topic_stats(offsets: dict[tuple[str, str], dict[int, int]], max_offsets: dict[str, dict[int, int]]) -> dict[str, int]:
+    """Each group's lag over the queues of ``max_offsets`` (topic -> queue id -> max offset), a
+    queue without a committed offset counting from 0."""
+    lag: dict[str, int] = {}
+    for (topic, group), committed in offsets.items():
+        total = lag.get(group, 0)
+        for queue_id, top in max_offsets.get(topic, {}).items():  # a page of 1,000 groups runs this 8,000 times
+            offset = committed.get(queue_id, 0)
+            behind = top - offset if offset > 0 else top
+            if behind > 0:
+                total += behind
+        lag[group] = total
+    return lag
+
+
+def _bulk_tables_plan(addrs: tuple[str, ...]) -> Plan[dict[str, BrokerGroupSurvey]]:
+    """GET_ALL_SUBSCRIPTIONGROUP_CONFIG and GET_ALL_CONSUMER_OFFSET of each broker, all at once."""
+    codes = (RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, RequestCode.GET_ALL_CONSUMER_OFFSET)
+    calls = tuple(Call(code, addr=a) for a in addrs for code in codes)
+    replies = (yield Fanout(calls)) if calls else []
+    out: dict[str, BrokerGroupSurvey] = {}
+    for i, addr in enumerate(addrs):
+        groups_reply, offsets_reply = replies[2 * i: 2 * i + 2]
+        error = reply_failure(groups_reply, codes[0]) or reply_failure(offsets_reply, codes[1])
+        if error is not None:
+            out[addr] = BrokerGroupSurvey(addr, {}, {}, {}, {}, error=str(error))
+            continue
+        configs = parse_subscription_group_table(groups_reply.body)
+        out[addr] = BrokerGroupSurvey(addr, configs, parse_consumer_offset_table(offsets_reply.body), {}, {})
+    return out
+
+
+def group_survey_plan(addrs: Iterable[str], lag: bool = True) -> Plan[dict[str, BrokerGroupSurvey]]:
+    """Every group of each broker with its committed offsets and (with ``lag``) its lag and TPS.
+
+    With ``lag``: GET_BROKER_CONSUME_STATS, one request per broker, all at once. A broker that
+    does not serve it ("request code not supported") is read with GET_ALL_SUBSCRIPTIONGROUP_CONFIG
+    and GET_ALL_CONSUMER_OFFSET, plus one GET_TOPIC_STATS_INFO per topic with committed offsets
+    for the queues' max offsets. Without ``lag``: the configs and offset tables only (exact
+    committed offsets, and each group's consumeEnable).
+    """
+    addrs = tuple(dict.fromkeys(addrs))
+    out: dict[str, BrokerGroupSurvey] = {}
+    rest = addrs
+    if lag and addrs:
+        replies = yield Fanout(tuple(Call(RequestCode.GET_BROKER_CONSUME_STATS, {"isOrder": False}, addr=a) for a in addrs))
+        rest = ()
+        for addr, reply in zip(addrs, replies):
+            if isinstance(reply, Reply) and reply.code == ResponseCode.SUCCESS:
+                out[addr] = parse_consume_stats_list(addr, reply.body)
+            elif isinstance(reply, Reply) and reply.code == NOT_SUPPORTED:
+                rest += (addr,)
+            else:
+                out[addr] = BrokerGroupSurvey(addr, {}, {}, {}, {}, error=str(reply_failure(reply, RequestCode.GET_BROKER_CONSUME_STATS)))
+    tables = yield from _bulk_tables_plan(rest)
+    out.update(tables)
+    if not lag:
+        return out
+    fallback = [(addr, t) for addr, survey in tables.items() if not survey.error for t in sorted({topic for topic, _ in survey.offsets})]
+    max_offsets: dict[str, dict[str, dict[int, int]]] = {}
+    if fallback:
+        stats_replies = yield Fanout(tuple(Call(RequestCode.GET_TOPIC_STATS_INFO, {"topic": t}, addr=a) for a, t in fallback))
+        for (addr, topic), reply in zip(fallback, stats_replies):
+            if reply_failure(reply, RequestCode.GET_TOPIC_STATS_INFO) is None:  # else deleted since: nothing to lag behind
+                max_offsets.setdefault(addr, {})[topic] = parse_topic_max_offsets(reply.body)
+    for addr, survey in tables.items():
+        if not survey.error:
+            out[addr] = BrokerGroupSurvey(addr, survey.configs, survey.offsets, lag_from_topic_stats(survey.offsets, max_offsets.get(addr, {})),
+                                          {}, "GET_TOPIC_STATS_INFO")
+    return out
+
+
+def group_survey(addrs: Iterable[str], lag: bool = True) -> dict[str, BrokerGroupSurvey]:
+    return run(group_survey_plan(addrs, lag))

@@ -1,0 +1,65 @@
+"""Topic reads and deletes the engine's admin client does not batch: every broker at once.
+
+Every topic table of every broker (one GET_ALL_TOPIC_CONFIG each, all at once), the groups that
+consume a topic, and deleting a topic on a broker and in every name server.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from brokers.engine.client.admin_bodies import parse_group_list, parse_topic_config_table
+from brokers.engine.client.plan import Call, Fanout, Plan, Reply, check, first_error
+from brokers.engine.common.topic_config import TopicConfig
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.client import fanout_to_brokers, get_admin_client, reply_failure, run
+
+
+def all_topic_configs(addrs: Iterable[str]) -> dict[str, dict[str, TopicConfig] | RemotingError]:
+    """Every broker's topic table (GET_ALL_TOPIC_CONFIG), one request per broker, all at once."""
+    out: dict[str, dict[str, TopicConfig] | RemotingError] = {}
+    for addr, reply in run(fanout_to_brokers(RequestCode.GET_ALL_TOPIC_CONFIG, addrs)).items():
+        error = reply_failure(reply, RequestCode.GET_ALL_TOPIC_CONFIG)
+        out[addr] = error if error is not None else parse_topic_config_table(reply.body)
+    return out
+
+
+def topic_consumer_groups(topic: str, addrs: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The groups that consume ``topic`` (QUERY_TOPIC_CONSUME_BY_WHO on each broker of its route).
+
+    Returns the sorted group names and the errors of brokers that did not answer.
+    """
+    groups: set[str] = set()
+    errors: list[str] = []
+    for addr, reply in run(fanout_to_brokers(RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, addrs, {"topic": topic})).items():
+        error = reply_failure(reply, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO)
+        if error is not None:
+            errors.append(f"{addr}: {error}")
+            continue
+        groups.update(parse_group_list(reply.body))
+    return sorted(groups), errors
+
+
+def delete_topic_in_broker(addr: str, topic: str) -> None:
+    """Delete the topic's config, offsets and queues on one broker (DELETE_TOPIC_IN_BROKER)."""
+
+    def plan() -> Plan[None]:
+        check((yield Call(RequestCode.DELETE_TOPIC_IN_BROKER, {"topic": topic}, addr=addr)),
+              request_code=RequestCode.DELETE_TOPIC_IN_BROKER)
+
+    run(plan())
+
+
+def delete_topic_in_namesrv_plan(namesrv_addrs: Iterable[str], topic: str, cluster: str | None = None) -> Plan[None]:
+    """Drop the topic's route on every name server (only that cluster's brokers' queues when named)."""
+    ext: dict[str, object] = {"topic": topic}
+    if cluster is not None:
+        ext["clusterName"] = cluster
+    replies = yield Fanout(tuple(Call(RequestCode.DELETE_TOPIC_IN_NAMESRV, ext, addr=a) for a in namesrv_addrs))
+    if not any(isinstance(r, Reply) and r.code == ResponseCode.SUCCESS for r in replies):
+        first_error(replies, RequestCode.DELETE_TOPIC_IN_NAMESRV)
+
+
+def delete_topic_in_namesrv(topic: str, cluster: str | None = None) -> None:
+    client = get_admin_client()
+    client.driver.run(delete_topic_in_namesrv_plan(client.namesrv_addrs, topic, cluster))
