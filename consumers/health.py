@@ -30,13 +30,13 @@ from django.utils import timezone
 from brokers import admin_extras
 from brokers.engine.client.admin import ClusterInfo
 from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.topic_routes import cluster_info, masters_by_addr
 from brokers.selectors import Alert, broker_overview
 from console.errors import ServiceError
 from consumers import alerts
 from consumers.models import HealthScan
 from consumers.rebalance.jobs import rebalance_jobs_sweep
 from consumers.selectors import USER, group_kind
-from topics import selectors as topic_selectors
 
 log = logging.getLogger(__name__)
 
@@ -60,14 +60,10 @@ def _period_s() -> float:
     return float(schedule) if isinstance(schedule, (int, float)) else 30.0
 
 
-def _masters(info: ClusterInfo) -> dict[str, str]:
-    return {addr: name for addr, (name, _) in topic_selectors.masters(info).items()}
-
-
 def group_backlogs(info: ClusterInfo) -> dict[str, int]:
     """Every user group's total lag over the masters that answered."""
     totals: dict[str, int] = {}
-    for survey in admin_extras.group_survey(_masters(info)).values():
+    for survey in admin_extras.group_survey(masters_by_addr(info)).values():
         if survey.error:
             continue
         for group, lag in survey.lag.items():
@@ -107,7 +103,7 @@ def health_scan() -> dict:
     backlog: dict[str, int] = {}
     error = ""
     try:
-        info = topic_selectors.cluster_info()
+        info = cluster_info()
         found.extend(alerts.unowned_queue_alerts(info))
         found.extend(a for a in broker_overview().alerts if a.kind in BROKER_KINDS)
         backlog = group_backlogs(info)

@@ -27,9 +27,10 @@ from brokers.engine.broker.subscription_group_manager import BUILTIN_GROUPS
 from brokers.engine.client.admin import ClusterInfo, ConsumerRunningInfo, MQBrokerError, TopicRouteData
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.mq_version import version_desc
 from brokers.engine.remoting.codes import ResponseCode
+from brokers.gateway.topic_routes import cluster_info, masters_by_addr, topic_route_data
 from console.errors import InvalidInput, NotFound
-from console.mqadmin.output import version_desc
 from consumers import live, previews
 from consumers.rules import checked_group, checked_topic
 from consumers.types import (
@@ -49,7 +50,6 @@ from consumers.types import (
     QueueReset,
     Subscription,
 )
-from topics import selectors as topic_selectors
 
 TPS_SAMPLE_KEY = "gantry:group-committed"  # {group: total committed offset} and when, for the list's TPS
 TPS_MIN_INTERVAL_S = 1.0  # below this two looks are too close to divide by
@@ -64,8 +64,8 @@ def group_kind(name: str) -> str:
 
 def _masters() -> tuple[ClusterInfo, dict[str, str]]:
     """The cluster info and master address -> broker name."""
-    info = topic_selectors.cluster_info()
-    return info, {addr: name for addr, (name, _) in topic_selectors.masters(info).items()}
+    info = cluster_info()
+    return info, masters_by_addr(info)
 
 
 # -- the list --------------------------------------------------------------------------------------------
@@ -242,7 +242,7 @@ def group_topics(*, name: str) -> tuple[str, ...]:
 
 
 def _route(topic: str) -> TopicRouteData:
-    return topic_selectors.topic_route_data(checked_topic(topic))
+    return topic_route_data(checked_topic(topic))
 
 
 def group_live_checks(*, name: str, topic: str | None = None) -> tuple[LiveCheck, ...]:

@@ -21,6 +21,7 @@ from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.validation import is_system_topic
 from brokers.engine.remoting.codes import ResponseCode
+from brokers.gateway import topic_routes
 from console.errors import InvalidInput, NotFound
 from topics.rules import validate_queue_nums, validate_topic_name
 from topics.types import (
@@ -126,13 +127,7 @@ def topic_list(*, search: str = "", types: frozenset[str] | None = None, broker:
 
 def topic_route_data(name: str) -> TopicRouteData:
     """The topic's route; NotFound when the name servers have none."""
-    checked_name(name)
-    try:
-        return get_admin_client().examine_topic_route_info(name)
-    except MQBrokerError as exc:
-        if exc.code == ResponseCode.TOPIC_NOT_EXIST:
-            raise NotFound(f"topic {name} does not exist") from None
-        raise
+    return topic_routes.topic_route_data(checked_name(name))
 
 
 def detail_from_route(route: TopicRouteData, system_names: frozenset[str] = frozenset()) -> TopicDetail:

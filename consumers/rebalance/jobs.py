@@ -26,6 +26,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from brokers import admin_extras
+from brokers.gateway.topic_routes import masters_by_addr, topic_route_data
 from console.actor import Actor
 from console.audit import audited
 from console.errors import Conflict, InvalidInput, NotFound, QueueUnavailable
@@ -35,7 +36,6 @@ from consumers.models import RebalanceGroupResult, RebalanceJob
 from consumers.rebalance import records
 from consumers.rebalance.types import Triggered
 from consumers.rules import checked_group, checked_topic
-from topics import selectors as topic_selectors
 
 DEFAULT_TIMEOUT_S = 30  # a group converges in about a second once notified; 30 s covers slow members and retries
 MAX_TIMEOUT_S = 300  # the rebalance task's hard limit (settings.GANTRY_TASK_TIME_LIMITS) caps it again
@@ -51,7 +51,8 @@ def scope_key(scope: str, value: str, dry_run: bool) -> str:
 
 
 def cluster_masters() -> dict[str, str]:
-    return {addr: name for addr, (name, _) in topic_selectors.masters(topic_selectors.cluster_info()).items()}
+    """Master address -> broker name of every broker group the name server knows."""
+    return masters_by_addr()
 
 
 def _require_online_group(name: str) -> None:
@@ -76,7 +77,7 @@ def _checked_scope(scope: str, value: str) -> str:
         _require_online_group(value)
     elif scope == RebalanceJob.TOPIC:
         value = checked_topic(value, "topic")
-        topic_selectors.topic_route_data(value)  # NotFound when the topic does not exist
+        topic_route_data(value)  # NotFound when the topic does not exist
     else:
         value = ""
     return value
