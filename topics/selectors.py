@@ -23,6 +23,7 @@ from brokers.engine.common.validation import is_system_topic
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.gateway import topic_routes
 from console.errors import InvalidInput, NotFound
+from topics.models import ShrinkProgress
 from topics.rules import validate_queue_nums, validate_topic_name
 from topics.types import (
     DLQ,
@@ -193,15 +194,8 @@ def shrink_settle_s() -> int:
 
 
 def _write_lowered_at(name: str, target: int) -> datetime | None:
-    """When the console lowered the topic's write queues to ``target`` (the audit log), if it did."""
-    from console.models import AuditEntry  # the console's own record of the write step
-
-    entries = AuditEntry.objects.filter(action="topic.shrink", target=name, result=AuditEntry.OK).order_by("-created_at")[:20]
-    for entry in entries:
-        after = entry.after or {}
-        if after.get("step") == SHRINK_WRITE and after.get("target_queue_nums") == target:
-            return entry.created_at
-    return None
+    """When the console lowered the topic's write queues to ``target`` (the shrink's progress), if it did."""
+    return ShrinkProgress.objects.filter(topic=name, target_queue_nums=target).values_list("write_lowered_at", flat=True).first()
 
 
 def _shrink_step(brokers: tuple[BrokerQueues, ...], target: int) -> str:
