@@ -6,9 +6,10 @@ One scan:
 2. groups with queues held by nobody or by two members: the live check of every online
    clustering group (:func:`consumers.alerts.unowned_queue_alerts`, whose cache the overview's
    fallback shares: a page load never repeats a scan);
-3. brokers: the overview's own reading (:func:`brokers.gateway.overview.broker_overview`), which also
-   records when each broker was last seen, so a broker that vanishes while nobody has the
-   console open still shows as expired; its broker alerts are kept in the scan record;
+3. brokers: the overview's own reading (:func:`brokers.gateway.overview.broker_overview`, which only
+   reads); the scan records the brokers that answered
+   (:func:`brokers.gateway.sightings.broker_sightings_record`), so a broker that vanishes while
+   nobody has the console open still shows as expired; its broker alerts are kept in the scan record;
 4. backlog: every group's total lag (one GET_BROKER_CONSUME_STATS per master, all at once),
    kept per scan; a group whose backlog rose at each of the last BACKLOG_SCANS scans by at
    least BACKLOG_RISE_MIN messages in all raises "group_backlog_rising".
@@ -31,7 +32,8 @@ from brokers.engine.client.admin import ClusterInfo
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.cluster import cluster_info, masters_by_addr
 from brokers.gateway.groups import group_survey
-from brokers.gateway.overview import Alert, broker_overview
+from brokers.gateway.overview import LIVE, Alert, broker_overview
+from brokers.gateway.sightings import broker_sightings_record
 from console.errors import ServiceError
 from consumers import alerts
 from consumers.models import HealthScan
@@ -105,7 +107,9 @@ def health_scan() -> dict:
     try:
         info = cluster_info()
         found.extend(alerts.unowned_queue_alerts(info))
-        found.extend(a for a in broker_overview().alerts if a.kind in BROKER_KINDS)
+        overview = broker_overview()
+        found.extend(a for a in overview.alerts if a.kind in BROKER_KINDS)
+        broker_sightings_record(brokers=[b for b in overview.brokers if b.status == LIVE])
         backlog = group_backlogs(info)
         previous = [s.backlog for s in HealthScan.objects.filter(ok=True, finished_at__isnull=False).exclude(pk=scan.pk)
                     .order_by("-started_at", "-id")[:_config("BACKLOG_SCANS")]]

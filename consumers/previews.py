@@ -2,31 +2,40 @@
 
 The input (:class:`AllocationInput`) is resolved already: the queues and client ids are lists,
 whether they came from a live topic and group or were made up. :func:`preview` allocates with
-one strategy; with a :class:`~consumers.allocation.Scenario` (clients in or out, brokers down,
-other queue counts) it allocates before and after and diffs them; with ``current`` (what the
-members hold now) it diffs against that. :func:`compare` does the same for every strategy.
-Nothing here does I/O; results are frozen dataclasses over the core's own.
+one strategy (the core's :func:`~consumers.allocation.preview_allocation`); with a
+:class:`~consumers.allocation.Scenario` (clients in or out, brokers down, other queue counts)
+it is the core's :func:`~consumers.allocation.what_if`, and with ``current`` (what the members
+hold now) it diffs against that. :func:`compare` is the core's
+:func:`~consumers.allocation.compare_strategies`. What is left here is the console's part:
+strategy parameters in their JSON form, and the core's errors as :class:`InvalidInput` naming
+the field at fault. Nothing here does I/O; results are frozen dataclasses over the core's own.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from brokers.engine.common.message_queue import MessageQueue
 from console.errors import InvalidInput
 from consumers.allocation import (
     AllocationError,
     AllocationPreview,
+    ComparisonEntry,
     MovementDiff,
     Scenario,
+    ScenarioError,
+    WhatIfResult,
+    compare_strategies,
     movement_diff,
     preview_allocation,
     required_parameters,
-    sort_for_rebalance,
     strategy_names,
+    what_if,
 )
 from consumers.rules import build_strategy, strategy_kwargs
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -77,58 +86,45 @@ class CompareResult:
     entries: tuple[CompareEntry, ...]
 
 
-def apply_scenario(queues: tuple[MessageQueue, ...], cids: tuple[str, ...], scenario: Scenario) -> tuple[tuple[MessageQueue, ...], tuple[str, ...]]:
-    """The queues and clients after ``scenario``; InvalidInput naming the scenario field otherwise.
-
-    Brokers go down first; a new queue count gives the broker queue ids 0..n-1 in each topic
-    of the input (a broker not in the input is added to every topic).
-    """
+def _scenario_checked(call: Callable[[], T]) -> T:
+    """``call()``, a scenario that does not fit the input refused on its own field."""
     try:
-        after_cids = tuple(scenario.apply_to_cids(cids))
-    except AllocationError as exc:
-        raise InvalidInput("scenario.add_consumers" if "add" in str(exc) else "scenario.remove_consumers", str(exc)) from None
-    brokers = {q.broker_name for q in queues}
-    unknown = sorted(set(scenario.brokers_down) - brokers)
-    if unknown:
-        raise InvalidInput("scenario.brokers_down", f"no such broker among the queues: {', '.join(unknown)}.")
-    both = sorted(set(scenario.brokers_down) & set(scenario.queue_counts))
-    if both:
-        raise InvalidInput("scenario.queue_counts", f"brokers both down and resized: {', '.join(both)}.")
-    down = set(scenario.brokers_down) | set(scenario.queue_counts)
-    after = [q for q in queues if q.broker_name not in down]
-    topics = sorted({q.topic for q in queues})
-    if scenario.queue_counts and not topics:
-        raise InvalidInput("scenario.queue_counts", "there is no topic to change queue counts of.")
-    for broker, count in scenario.queue_counts.items():
-        after.extend(MessageQueue(t, broker, i) for t in topics for i in range(count))
-    return tuple(after), after_cids
+        return call()
+    except ScenarioError as exc:
+        raise InvalidInput(f"scenario.{exc.field}", f"{exc}.") from None
 
 
-def _allocate(strategy_name: str, params: Mapping[str, Any], queues, cids, group: str, params_field: str = "params") -> AllocationPreview:
-    strategy = build_strategy(strategy_name, params, params_field=params_field)
-    try:
-        return preview_allocation(queues=queues, cids=cids, strategy=strategy, consumer_group=group)
-    except AllocationError as exc:
-        raise InvalidInput(params_field if params else "strategy", f"{strategy.name}: {exc}") from None
-
-
-def _result(spec: AllocationInput, strategy_name: str, params: Mapping[str, Any], params_field: str = "params") -> PreviewResult:
-    group = spec.group or ""
+def _from_what_if(spec: AllocationInput, result: WhatIfResult) -> PreviewResult:
+    """The core's what-if as the console shows it: ``before`` only when a scenario changed the input."""
+    after = result.after
     if spec.scenario is None:
-        preview = _allocate(strategy_name, params, spec.queues, spec.cids, group, params_field)
-        diff = movement_diff(spec.current, preview.assignment) if spec.current is not None else None
-        return PreviewResult(preview.strategy_name, preview, None, diff)
-    queues, cids = apply_scenario(spec.queues, spec.cids, spec.scenario)
-    before = _allocate(strategy_name, params, spec.queues, spec.cids, group, params_field)
-    after = _allocate(strategy_name, params, queues, cids, group, params_field)
-    start = spec.current if spec.current is not None else before.assignment
-    return PreviewResult(after.strategy_name, after, before, movement_diff(start, after.assignment),
-                         tuple(c for c in cids if c not in spec.cids), tuple(c for c in spec.cids if c not in cids))
+        return PreviewResult(after.strategy_name, after, None, result.diff)
+    return PreviewResult(after.strategy_name, after, result.before, result.diff, result.added_cids, result.removed_cids)
 
 
 def preview(spec: AllocationInput) -> PreviewResult:
     """Allocate ``spec`` with its strategy (and scenario, and diff from ``current``)."""
-    return _result(spec, spec.strategy, spec.params)
+    strategy = build_strategy(spec.strategy, spec.params)
+    group = spec.group or ""
+    try:
+        if spec.scenario is None:
+            result = preview_allocation(queues=spec.queues, cids=spec.cids, strategy=strategy, consumer_group=group)
+            diff = movement_diff(spec.current, result.assignment) if spec.current is not None else None
+            return PreviewResult(result.strategy_name, result, None, diff)
+        return _scenario_checked(lambda: _from_what_if(spec, what_if(
+            layout=spec.queues, cids=spec.cids, strategy=strategy, scenario=spec.scenario, current=spec.current, consumer_group=group)))
+    except InvalidInput:
+        raise
+    except AllocationError as exc:
+        raise InvalidInput("params" if spec.params else "strategy", f"{strategy.name}: {exc}") from None
+
+
+def _entry(spec: AllocationInput, entry: ComparisonEntry) -> CompareEntry:
+    if entry.preview is None:
+        return CompareEntry(entry.name, skipped_reason=entry.skipped_reason)
+    if entry.what_if is None:
+        return CompareEntry(entry.name, PreviewResult(entry.preview.strategy_name, entry.preview))
+    return CompareEntry(entry.name, _from_what_if(spec, entry.what_if))
 
 
 def compare(spec: AllocationInput, params_by_strategy: Mapping[str, Mapping[str, Any]] | None = None) -> CompareResult:
@@ -136,6 +132,7 @@ def compare(spec: AllocationInput, params_by_strategy: Mapping[str, Mapping[str,
 
     ``params_by_strategy`` gives each strategy's JSON parameters by name; ``spec.params`` count
     for ``spec.strategy`` too. Bad parameters are refused (InvalidInput) rather than skipped.
+    The JSON parameters become the core's (``strategy_kwargs``); the core compares.
     """
     given = {name: dict(p) for name, p in (params_by_strategy or {}).items()}
     if spec.params:
@@ -144,18 +141,18 @@ def compare(spec: AllocationInput, params_by_strategy: Mapping[str, Mapping[str,
         if name not in strategy_names():
             raise InvalidInput(f"params.{name}", f"unknown strategy; use one of {', '.join(strategy_names())}.")
         strategy_kwargs(name, params, f"params.{name}")  # refuse bad parameters up front
-    entries = []
+    kwargs, skipped = {}, {}
     for name in strategy_names():
         params = given.get(name, {})
-        missing = [p for p in required_parameters(name) if p not in params and p != "resolver"]
+        missing = [p for p in required_parameters(name) if p not in params and p != "resolver"]  # the console makes the resolver
         if missing:
-            entries.append(CompareEntry(name, skipped_reason=f"needs {', '.join(missing)}"))
+            skipped[name] = f"needs {', '.join(missing)}"
             continue
-        try:
-            entries.append(CompareEntry(name, _result(spec, name, params, f"params.{name}")))
-        except InvalidInput as exc:
-            if exc.fields and any(k.startswith("scenario") for k in exc.fields):
-                raise
-            entries.append(CompareEntry(name, skipped_reason=exc.message))
-    mqs, cids = sort_for_rebalance(spec.queues, spec.cids)
-    return CompareResult(tuple(mqs), tuple(dict.fromkeys(cids)), tuple(entries))
+        kwargs[name] = strategy_kwargs(name, params, f"params.{name}")
+    comparison = _scenario_checked(lambda: compare_strategies(
+        queues=spec.queues, cids=spec.cids, params=kwargs, names=list(kwargs), consumer_group=spec.group or "",
+        scenario=spec.scenario, current=spec.current))
+    found = {e.name: e for e in comparison.entries}
+    entries = tuple(CompareEntry(name, skipped_reason=skipped[name]) if name in skipped else _entry(spec, found[name])
+                    for name in strategy_names())
+    return CompareResult(comparison.queues, comparison.cids, entries)

@@ -15,11 +15,12 @@ Costs, in admin requests:
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+from django.conf import settings
 from django.core.cache import cache
+from django.utils.module_loading import import_string
 
 from brokers.engine.broker.subscription_group_manager import BUILTIN_GROUPS
 from brokers.engine.client.admin import ClusterInfo, ConsumerRunningInfo, MQBrokerError, TopicRouteData
@@ -32,6 +33,7 @@ from brokers.gateway.cluster import cluster_info, masters_by_addr
 from brokers.gateway.connections import GroupConnections, consumer_connections
 from brokers.gateway.groups import group_survey
 from brokers.gateway.queues import max_offsets, search_offsets
+from brokers.gateway.topic_routes import topic_route_data
 from console.errors import InvalidInput, NotFound
 from consumers import live, previews
 from consumers.rules import checked_group, checked_topic
@@ -52,11 +54,7 @@ from consumers.types import (
     QueueReset,
     Subscription,
 )
-from topics import selectors as topic_selectors
 
-TPS_SAMPLE_KEY = "gantry:group-committed"  # {group: total committed offset} and when, for the list's TPS
-TPS_MIN_INTERVAL_S = 1.0  # below this two looks are too close to divide by
-TPS_SAMPLE_TTL_S = 600  # an older sample says nothing about the rate now
 STRATEGY_KEY = "gantry:group-strategy:"  # + group: the strategy the last live check saw
 STRATEGY_TTL_S = 600
 
@@ -74,19 +72,15 @@ def _masters() -> tuple[ClusterInfo, dict[str, str]]:
 # -- the list --------------------------------------------------------------------------------------------
 
 
-def _sampled_tps(committed: dict[str, int]) -> dict[str, float | None]:
-    """Messages consumed per second per group since the previous look (committed offsets moved)."""
-    now = time.time()  # wall clock: the sample is shared by every web process through the cache
-    previous = cache.get(TPS_SAMPLE_KEY)
-    out: dict[str, float | None] = dict.fromkeys(committed)
-    if previous and now - previous["at"] >= TPS_MIN_INTERVAL_S:
-        dt = now - previous["at"]
-        for group, total in committed.items():
-            if group in previous["committed"]:
-                out[group] = max(total - previous["committed"][group], 0) / dt
-    if not previous or now - previous["at"] >= 5 * TPS_MIN_INTERVAL_S:
-        cache.set(TPS_SAMPLE_KEY, {"at": now, "committed": committed}, TPS_SAMPLE_TTL_S)
-    return out
+def sampled_tps() -> dict[str, float]:
+    """Messages consumed per second per group, from the metrics the sampler collects.
+
+    The source is the callable named by ``settings.GANTRY_GROUP_TPS_SOURCE`` (the analytics
+    app's rates over its two newest rounds); with none, or a group it has no rate for, the TPS
+    is unknown. Nothing is written: two page views share no state.
+    """
+    path = getattr(settings, "GANTRY_GROUP_TPS_SOURCE", "")
+    return dict(import_string(path)()) if path else {}
 
 
 def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> GroupList:
@@ -101,7 +95,7 @@ def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> Grou
     errors, sources = [], set()
 
     def entry(group: str) -> dict:
-        return merged.setdefault(group, {"brokers": set(), "topics": set(), "lag": 0, "tps": 0.0, "enable": True, "committed": 0})
+        return merged.setdefault(group, {"brokers": set(), "topics": set(), "lag": 0, "tps": 0.0, "enable": True})
 
     for addr, survey in surveys.items():
         if survey.error:
@@ -112,16 +106,15 @@ def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> Grou
             e = entry(group)
             e["brokers"].add(brokers[addr])
             e["enable"] = e["enable"] and cfg.consume_enable
-        for (topic, group), queues in survey.offsets.items():
+        for topic, group in survey.offsets:
             e = entry(group)
             e["brokers"].add(brokers[addr])
             e["topics"].add(topic)
-            e["committed"] += sum(max(o, 0) for o in queues.values())
         for group, lag in survey.lag.items():
             entry(group)["lag"] += lag
         for group, tps in survey.tps.items():
             entry(group)["tps"] += tps
-    sampled = _sampled_tps({g: e["committed"] for g, e in merged.items()})
+    sampled = sampled_tps()
     needle = search.strip().lower()
     rows = []
     for name in sorted(merged):
@@ -245,7 +238,7 @@ def group_topics(*, name: str) -> tuple[str, ...]:
 
 
 def _route(topic: str) -> TopicRouteData:
-    return topic_selectors.topic_route_data(checked_topic(topic))
+    return topic_route_data(checked_topic(topic))
 
 
 def group_live_checks(*, name: str, topic: str | None = None) -> tuple[LiveCheck, ...]:

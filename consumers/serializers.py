@@ -93,7 +93,7 @@ class GroupRowOutput(serializers.Serializer):
     brokers = serializers.ListField(child=serializers.CharField())
     topics = serializers.ListField(child=serializers.CharField())
     lag = serializers.IntegerField(help_text="messages not consumed yet, over every topic and broker")
-    tps = serializers.FloatField(allow_null=True, help_text="messages consumed per second since the previous look")
+    tps = serializers.FloatField(allow_null=True, help_text="messages consumed per second between the metrics sampler's two newest rounds (null: no data yet)")
     consume_enable = serializers.BooleanField()
     online = serializers.BooleanField()
     members = serializers.IntegerField(allow_null=True)

@@ -40,7 +40,7 @@ class RebalanceTask(Task):
             jobs.rebalance_job_fail(job_id=job_id, reason=describe_failure(exc))
 
 
-@shared_task(bind=True, base=RebalanceTask, name="consumers.tasks.rebalance_job_task", acks_late=True,
+@shared_task(bind=True, base=RebalanceTask, name=jobs.REBALANCE_TASK, acks_late=True,
              time_limit=REBALANCE_LIMIT_S, soft_time_limit=REBALANCE_SOFT_LIMIT_S,
              autoretry_for=TRANSIENT_ERRORS, max_retries=3, retry_backoff=1, retry_backoff_max=5, retry_jitter=False)
 def rebalance_job_task(self, job_id: int) -> str:

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
 from console.rest import parse_input, query_dict
-from topics import messages
+from topics import message_selectors
 from topics.serializers import MessageIdQuery, MessageOutput, MessageQuery, MessageSummaryOutput
 from topics.types import MessageList
 
@@ -35,9 +35,9 @@ class MessageViewSet(viewsets.ViewSet):
     def list(self, request: Request) -> Response:
         q = parse_input(MessageQuery, query_dict(request))
         if "key" in q:
-            found = messages.message_query_by_key(topic=q["topic"], key=q["key"], begin_ms=q.get("begin"), end_ms=q.get("end"))
+            found = message_selectors.message_query_by_key(topic=q["topic"], key=q["key"], begin_ms=q.get("begin"), end_ms=q.get("end"))
         else:
-            found = messages.message_query_by_time(topic=q["topic"], begin_ms=q["begin"], end_ms=q["end"], page=q["page"], page_size=q["page_size"])
+            found = message_selectors.message_query_by_time(topic=q["topic"], begin_ms=q["begin"], end_ms=q["end"], page=q["page"], page_size=q["page_size"])
         return Response({"count": found.total, "next": _page_url(request, found, found.page + 1),
                          "previous": _page_url(request, found, found.page - 1),
                          "results": MessageSummaryOutput(found.messages, many=True).data})
@@ -45,4 +45,4 @@ class MessageViewSet(viewsets.ViewSet):
     @extend_schema(parameters=[MSG_ID, MessageIdQuery], responses=MessageOutput)
     def retrieve(self, request: Request, msg_id: str) -> Response:
         q = parse_input(MessageIdQuery, query_dict(request))
-        return Response(MessageOutput(messages.message_detail(msg_id=msg_id, topic=q.get("topic"))).data)
+        return Response(MessageOutput(message_selectors.message_detail(msg_id=msg_id, topic=q.get("topic"))).data)

@@ -11,7 +11,7 @@ from django.utils.http import urlencode
 
 from console.errors import InvalidInput, NotFound, show_on_form
 from console.permissions import console_page
-from topics import messages
+from topics import message_selectors
 from topics.forms import MessageQueryForm
 
 
@@ -23,15 +23,15 @@ def message_query(request: HttpRequest) -> HttpResponse:
         query = form.cleaned_data
         try:
             if query["mode"] == "id":
-                view = messages.message_detail(msg_id=query["msg_id"], topic=query["topic"] or None)
+                view = message_selectors.message_detail(msg_id=query["msg_id"], topic=query["topic"] or None)
                 target = reverse("messages:detail", kwargs={"msg_id": view.msg_id})
                 if request.htmx:
                     return render(request, "topics/_message_results.html", {"form": form, "found": None, "single": view})
                 return redirect(f"{target}?{urlencode({'topic': view.topic})}")
             if query["mode"] == "key":
-                found = messages.message_query_by_key(topic=query["topic"], key=query["key"], begin_ms=query["begin"], end_ms=query["end"])
+                found = message_selectors.message_query_by_key(topic=query["topic"], key=query["key"], begin_ms=query["begin"], end_ms=query["end"])
             else:
-                found = messages.message_query_by_time(topic=query["topic"], begin_ms=query["begin"], end_ms=query["end"], page=query["page"] or 1)
+                found = message_selectors.message_query_by_time(topic=query["topic"], begin_ms=query["begin"], end_ms=query["end"], page=query["page"] or 1)
         except (InvalidInput, NotFound) as exc:
             show_on_form(form, exc)
     if form.is_bound and form.errors:
@@ -44,5 +44,5 @@ def message_query(request: HttpRequest) -> HttpResponse:
 
 @console_page()
 def message_detail(request: HttpRequest, msg_id: str) -> HttpResponse:
-    view = messages.message_detail(msg_id=msg_id, topic=request.GET.get("topic") or None)
+    view = message_selectors.message_detail(msg_id=msg_id, topic=request.GET.get("topic") or None)
     return render(request, "topics/message_detail.html", {"message": view})

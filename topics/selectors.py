@@ -24,7 +24,9 @@ from brokers.gateway.cluster import cluster_info, masters_by_addr
 from brokers.gateway.groups import group_survey
 from brokers.gateway.queues import max_offsets, min_offsets, pull_messages
 from brokers.gateway.topics import all_topic_configs, topic_consumer_groups
+from brokers.gateway import topic_routes
 from console.errors import InvalidInput, NotFound
+from topics.models import ShrinkProgress
 from topics.rules import validate_queue_nums, validate_topic_name
 from topics.types import (
     DLQ,
@@ -113,13 +115,7 @@ def topic_list(*, search: str = "", types: frozenset[str] | None = None, broker:
 
 def topic_route_data(name: str) -> TopicRouteData:
     """The topic's route; NotFound when the name servers have none."""
-    checked_name(name)
-    try:
-        return get_admin_client().examine_topic_route_info(name)
-    except MQBrokerError as exc:
-        if exc.code == ResponseCode.TOPIC_NOT_EXIST:
-            raise NotFound(f"topic {name} does not exist") from None
-        raise
+    return topic_routes.topic_route_data(checked_name(name))
 
 
 def detail_from_route(route: TopicRouteData, system_names: frozenset[str] = frozenset()) -> TopicDetail:
@@ -185,15 +181,8 @@ def shrink_settle_s() -> int:
 
 
 def _write_lowered_at(name: str, target: int) -> datetime | None:
-    """When the console lowered the topic's write queues to ``target`` (the audit log), if it did."""
-    from console.models import AuditEntry  # the console's own record of the write step
-
-    entries = AuditEntry.objects.filter(action="topic.shrink", target=name, result=AuditEntry.OK).order_by("-created_at")[:20]
-    for entry in entries:
-        after = entry.after or {}
-        if after.get("step") == SHRINK_WRITE and after.get("target_queue_nums") == target:
-            return entry.created_at
-    return None
+    """When the console lowered the topic's write queues to ``target`` (the shrink's progress), if it did."""
+    return ShrinkProgress.objects.filter(topic=name, target_queue_nums=target).values_list("write_lowered_at", flat=True).first()
 
 
 def _shrink_step(brokers: tuple[BrokerQueues, ...], target: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from brokers.engine.client.admin import ClusterInfo, TopicRouteData
 from brokers.engine.client.simple import SimpleProducer
@@ -24,6 +25,7 @@ from console.audit import audited
 from console.errors import Conflict, InvalidInput, NotFound
 from console.roles import Role
 from topics import selectors
+from topics.models import ShrinkProgress
 from topics.rules import DEFAULT_PERM, DEFAULT_QUEUE_NUMS, validate_new_topic_name
 from topics.types import (
     SHRINK_DONE,
@@ -192,6 +194,7 @@ def topic_delete(*, actor: Actor, name: str, cluster: str | None = None, broker:
         else:
             client.delete_topic(name)
             deletion = TopicDeletion(name, tuple(b.broker_name for b in current.brokers), "all")
+            ShrinkProgress.objects.filter(topic=name).delete()  # a topic made again later starts afresh
         rest = [b for b in current.brokers if b.broker_name not in deletion.brokers]
         note.after = _state(rest)
     return replace(deletion, remaining=tuple(b.broker_name for b in rest))
@@ -276,6 +279,8 @@ def topic_shrink(*, actor: Actor, name: str, target_queue_nums: int, step: str) 
             if not targets:
                 note.reason = "the write queues were already lowered"
             _write(name, [_Target(b.broker_name, b.cluster, b.addr, b.read_queue_nums, target_queue_nums, b.perm) for b in targets])
+            ShrinkProgress.objects.update_or_create(topic=name, defaults={
+                "target_queue_nums": target_queue_nums, "write_lowered_at": timezone.now(), "read_lowered_at": None})
         else:
             if status.step == SHRINK_WRITE:
                 raise Conflict(f"lower the write queues to {target_queue_nums} first (step write); "
@@ -284,6 +289,7 @@ def topic_shrink(*, actor: Actor, name: str, target_queue_nums: int, step: str) 
                 raise Conflict("the tail queues are not drained yet: " + "; ".join(status.blockers))
             targets = [b for b in status.brokers if b.read_queue_nums > target_queue_nums]
             _write(name, [_Target(b.broker_name, b.cluster, b.addr, target_queue_nums, b.write_queue_nums, b.perm) for b in targets])
+            ShrinkProgress.objects.filter(topic=name, target_queue_nums=target_queue_nums).update(read_lowered_at=timezone.now())
         after = selectors.topic_shrink_status(name=name, target_queue_nums=target_queue_nums)
         note.after = {**_shrink_state(after), "step": step}
     return after

@@ -29,7 +29,6 @@ from console.errors import ServiceError
 log = logging.getLogger(__name__)
 
 TOPIC_COUNT_TTL_S = 15  # topic/queue counts per broker: refreshed at most this often
-SIGHTING_WRITE_INTERVAL = timedelta(seconds=5)  # last-seen precision (one write per broker per 5 s)
 GONE_ALERT_WINDOW = timedelta(hours=24)  # a broker seen in this window and gone now raises an alert
 DISK_ALERT_RATIO = 0.85  # commit log disk use above which the overview warns
 
@@ -134,24 +133,6 @@ def _topic_counts(addrs: list[str]) -> dict[str, tuple[int, int]]:
     return out  # type: ignore[return-value]
 
 
-def _record_sightings(rows: list[BrokerRow], now: datetime) -> dict[str, BrokerSighting]:
-    """Note when each answering broker was seen; return every sighting by address."""
-    known = {s.addr: s for s in BrokerSighting.objects.all()}
-    for row in rows:
-        if row.status != LIVE:
-            continue
-        seen = known.get(row.addr)
-        if seen is None:
-            known[row.addr] = BrokerSighting.objects.create(
-                addr=row.addr, cluster=row.cluster, broker_name=row.broker_name, broker_id=row.broker_id,
-                first_seen_at=now, last_seen_at=now)
-        elif now - seen.last_seen_at >= SIGHTING_WRITE_INTERVAL or (seen.cluster, seen.broker_name, seen.broker_id) != (row.cluster, row.broker_name, row.broker_id):
-            BrokerSighting.objects.filter(pk=seen.pk).update(
-                last_seen_at=now, cluster=row.cluster, broker_name=row.broker_name, broker_id=row.broker_id)
-            seen.last_seen_at = now
-    return known
-
-
 def _registered_rows(info: ClusterInfo) -> list[BrokerRow]:
     addrs = [b.addr for b in info.brokers]
     runtime = runtime_infos(addrs)
@@ -200,7 +181,8 @@ def broker_overview() -> BrokerOverview:
     A name server that does not answer is listed down; when none answers, the overview holds no
     broker and an error. A broker the name server lists that does not answer its runtime query
     appears "not answering"; a broker the console saw within GONE_ALERT_WINDOW that the name
-    server no longer lists appears "expired".
+    server no longer lists appears "expired". Sightings are read here and recorded by the health
+    scan (:func:`brokers.gateway.sightings.broker_sightings_record`): a page load writes nothing.
     """
     try:
         client = get_admin_client()
@@ -219,9 +201,9 @@ def broker_overview() -> BrokerOverview:
     except RemotingError as exc:  # a transport failure of the whole fanout
         return BrokerOverview(namesrv, tuple(namesrvs), (), (), tuple(_alerts(namesrvs, [])), error=str(exc))
     now = timezone.now()
-    sightings = _record_sightings(rows, now)
+    sightings = {s.addr: s for s in BrokerSighting.objects.all()}  # recorded by the health scan: this read writes nothing
     listed = {r.addr for r in rows}
-    rows = [replace(r, last_seen=sightings[r.addr].last_seen_at) if r.addr in sightings else r for r in rows]
+    rows = [replace(r, last_seen=now) if r.status == LIVE else r for r in rows]  # answering now: seen now
     for s in sightings.values():
         if s.addr not in listed and now - s.last_seen_at <= GONE_ALERT_WINDOW:
             rows.append(BrokerRow(s.cluster, s.broker_name, s.broker_id, s.addr, EXPIRED, last_seen=s.last_seen_at))

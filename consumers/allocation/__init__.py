@@ -11,8 +11,8 @@ client, Celery tasks, the console and operators' scripts can all use it::
     allocate_all(s, mq_all, cid_all)                          # {cid: [MessageQueue, ...]}
 
 Each strategy returns what Apache RocketMQ's Java client returns for the same input, so a
-group mixing Java and Gantry clients never splits. See :mod:`.preview`, :mod:`.what_if` and
-:mod:`.consistency` for the whole-group views the console builds on.
+group mixing Java and Gantry clients never splits. See :mod:`.preview`, :mod:`.what_if`,
+:mod:`.comparison` and :mod:`.consistency` for the whole-group views the console builds on.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from consumers.allocation.averagely import AllocateMessageQueueAveragely
 from consumers.allocation.averagely_by_circle import AllocateMessageQueueAveragelyByCircle
 from consumers.allocation.by_config import AllocateMessageQueueByConfig
 from consumers.allocation.by_machine_room import AllocateMessageQueueByMachineRoom
+from consumers.allocation.comparison import ComparisonEntry, StrategyComparison, compare_strategies
 from consumers.allocation.consistency import (
     AssignmentCheck,
     MemberDeviation,
@@ -34,6 +35,7 @@ from consumers.allocation.consistent_hash import (
 )
 from consumers.allocation.errors import (
     AllocationError,
+    ScenarioError,
     StrategyParameterError,
     UnknownStrategyError,
 )
@@ -41,10 +43,7 @@ from consumers.allocation.layout import BrokerQueues, QueueLayout
 from consumers.allocation.machine_room_nearby import AllocateMachineRoomNearby, MachineRoomResolver
 from consumers.allocation.preview import (
     AllocationPreview,
-    ComparisonEntry,
     QueueOwnership,
-    StrategyComparison,
-    compare_strategies,
     preview_allocation,
 )
 from consumers.allocation.registry import (
@@ -92,6 +91,7 @@ __all__ = [
     "QueueMove",
     "QueueOwnership",
     "Scenario",
+    "ScenarioError",
     "StrategyComparison",
     "StrategyParameterError",
     "UnknownStrategyError",

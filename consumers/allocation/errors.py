@@ -6,7 +6,7 @@ library can still catch it.
 """
 from __future__ import annotations
 
-__all__ = ["AllocationError", "StrategyParameterError", "UnknownStrategyError"]
+__all__ = ["AllocationError", "ScenarioError", "StrategyParameterError", "UnknownStrategyError"]
 
 
 class AllocationError(ValueError):
@@ -19,3 +19,12 @@ class UnknownStrategyError(AllocationError):
 
 class StrategyParameterError(AllocationError):
     """Reject missing, unknown or invalid strategy parameters (a configuration mistake)."""
+
+
+class ScenarioError(AllocationError):
+    """Reject a what-if scenario; ``field`` names the change at fault (``add_consumers``,
+    ``remove_consumers``, ``brokers_down`` or ``queue_counts``) so a form can point at it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field

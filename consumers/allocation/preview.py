@@ -1,9 +1,9 @@
-"""Whole-group allocation preview, and every strategy side by side.
+"""Whole-group allocation preview: what a group *would* consume under one strategy.
 
-The console and the API call these pure functions to show what a group *would* consume:
-:func:`preview_allocation` for one strategy, :func:`compare_strategies` for all of them on
-the same input. Inputs are a queue layout (a :class:`QueueLayout`, live or hypothetical, or a
-plain iterable of :class:`MessageQueue`), client ids (live members or made up) and a strategy.
+The console and the API call :func:`preview_allocation` (and, built on it,
+:func:`~consumers.allocation.comparison.compare_strategies` for every strategy side by side).
+Inputs are a queue layout (a :class:`QueueLayout`, live or hypothetical, or a plain iterable of
+:class:`MessageQueue`), client ids (live members or made up) and a strategy.
 Outputs are frozen dataclasses; their dict fields are fresh per result, so treat them as
 read-only views (``dataclasses.asdict`` works on them).
 """
@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Union
 
 from brokers.engine.common.message_queue import MessageQueue
-from consumers.allocation.errors import AllocationError
 from consumers.allocation.layout import QueueLayout
-from consumers.allocation.registry import get_strategy, strategy_names
 from consumers.allocation.strategy import (
     AllocateMessageQueueStrategy,
     group_allocate,
@@ -25,12 +23,9 @@ from consumers.allocation.strategy import (
 
 __all__ = [
     "AllocationPreview",
-    "ComparisonEntry",
     "QueueOwnership",
     "QueueSource",
-    "StrategyComparison",
     "build_preview",
-    "compare_strategies",
     "preview_allocation",
     "queues_of",
 ]
@@ -157,62 +152,4 @@ def preview_allocation(
         queues=mqs,
         cids=list(dict.fromkeys(cid_list)),
         assignment=assignment,
-    )
-
-
-@dataclass(frozen=True)
-class ComparisonEntry:
-    """One strategy's row of a comparison: a preview, or why there is none."""
-
-    name: str
-    preview: AllocationPreview | None = None
-    skipped_reason: str | None = None
-
-
-@dataclass(frozen=True)
-class StrategyComparison:
-    """Every strategy's preview for the same queues and clients."""
-
-    queues: tuple[MessageQueue, ...]
-    cids: tuple[str, ...]
-    entries: tuple[ComparisonEntry, ...]
-
-    def entry(self, name: str) -> ComparisonEntry:
-        """Return the entry registered as ``name`` (KeyError if absent)."""
-        for e in self.entries:
-            if e.name == name:
-                return e
-        raise KeyError(name)
-
-
-def compare_strategies(
-    *,
-    queues: QueueSource,
-    cids: Iterable[str],
-    params: Mapping[str, Mapping[str, Any]] | None = None,
-    names: Iterable[str] | None = None,
-    consumer_group: str = "",
-) -> StrategyComparison:
-    """Preview the same input under every registered strategy (or under ``names``).
-
-    ``params`` gives each strategy's parameters by registry name, e.g.
-    ``{"CONFIG": {"message_queue_list": [...]}, "MACHINE_ROOM_NEARBY": {"inner": "AVG",
-    "resolver": r}}``. A strategy that cannot be built from them, or whose allocation raises
-    (say a resolver answering no room), gets ``skipped_reason`` instead of a preview.
-    """
-    mqs, cid_list = sort_for_rebalance(queues_of(queues), cids)
-    params = params or {}
-    entries = []
-    for name in names if names is not None else strategy_names():
-        try:
-            strategy = get_strategy(name, **dict(params.get(name, {})))
-            preview = preview_allocation(
-                queues=mqs, cids=cid_list, strategy=strategy, consumer_group=consumer_group
-            )
-        except AllocationError as exc:
-            entries.append(ComparisonEntry(name=name, skipped_reason=str(exc)))
-            continue
-        entries.append(ComparisonEntry(name=name, preview=preview))
-    return StrategyComparison(
-        queues=tuple(mqs), cids=tuple(dict.fromkeys(cid_list)), entries=tuple(entries)
     )

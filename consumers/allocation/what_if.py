@@ -1,7 +1,10 @@
 """What-if: change the group or the topic, re-allocate, and show which queues move.
 
 A :class:`Scenario` adds or removes clients, takes brokers down, or changes brokers' read
-queue counts. :func:`what_if` previews the allocation before and after and diffs them with
+queue counts, of a :class:`QueueLayout` (one topic) or of plain queues (any topics; a new
+count gives the broker queue ids ``0..n-1`` in each of them). A scenario that does not fit its
+input raises :class:`ScenarioError` naming the change at fault. :func:`what_if` previews the
+allocation before and after and diffs them with
 :func:`movement_diff`, which also compares any two assignments (say an observed one against
 the expected one). A queue "moves" when the set of clients holding it changes; the diff tells
 how many change hands, how many are released or picked up, and what each client gains or
@@ -13,9 +16,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from brokers.engine.common.message_queue import MessageQueue
-from consumers.allocation.errors import AllocationError
+from consumers.allocation.errors import ScenarioError
 from consumers.allocation.layout import QueueLayout
-from consumers.allocation.preview import AllocationPreview, preview_allocation
+from consumers.allocation.preview import AllocationPreview, QueueSource, preview_allocation, queues_of
 from consumers.allocation.strategy import AllocateMessageQueueStrategy, sort_message_queues
 
 __all__ = ["MovementDiff", "QueueMove", "Scenario", "WhatIfResult", "movement_diff", "what_if"]
@@ -34,7 +37,7 @@ class Scenario:
         for name in ("add_consumers", "remove_consumers", "brokers_down"):
             value = getattr(self, name)
             if isinstance(value, str):
-                raise AllocationError(f"{name} must be a collection of names, not a string")
+                raise ScenarioError(name, f"{name} must be a collection of names, not a string")
             object.__setattr__(self, name, tuple(value))
         object.__setattr__(self, "queue_counts", dict(self.queue_counts))
 
@@ -43,20 +46,44 @@ class Scenario:
         current = list(dict.fromkeys(cids))
         missing = [c for c in self.remove_consumers if c not in current]
         if missing:
-            raise AllocationError(f"cannot remove clients not in the group: {missing}")
+            raise ScenarioError("remove_consumers", f"cannot remove clients not in the group: {missing}")
         present = [c for c in self.add_consumers if c in current]
         if present or any(not c for c in self.add_consumers):
-            raise AllocationError(f"cannot add empty or present clients: {present or ['']}")
+            raise ScenarioError("add_consumers", f"cannot add empty or present clients: {present or ['']}")
         gone = set(self.remove_consumers)
         return [c for c in current if c not in gone] + list(dict.fromkeys(self.add_consumers))
 
+    def _check_brokers(self, known: Iterable[str], where: str) -> None:
+        unknown = sorted(set(self.brokers_down) - set(known))
+        if unknown:
+            raise ScenarioError("brokers_down", f"no such broker {where}: {', '.join(unknown)}")
+        overlap = sorted(set(self.brokers_down) & set(self.queue_counts))
+        if overlap:
+            raise ScenarioError("queue_counts", f"brokers both down and resized: {', '.join(overlap)}")
+
     def apply_to_layout(self, layout: QueueLayout) -> QueueLayout:
         """Return the layout after the scenario (brokers down first, then new counts)."""
+        self._check_brokers(layout.broker_names, f"in topic {layout.topic}")
         changed = layout.without_brokers(self.brokers_down) if self.brokers_down else layout
-        overlap = set(self.brokers_down) & set(self.queue_counts)
-        if overlap:
-            raise AllocationError(f"brokers both down and resized: {sorted(overlap)}")
         return changed.with_queue_counts(self.queue_counts) if self.queue_counts else changed
+
+    def apply_to_queues(self, queues: Iterable[MessageQueue]) -> tuple[MessageQueue, ...]:
+        """Return plain queues after the scenario: brokers down (or resized) lose their queues,
+        then each resized broker gets ids ``0..n-1`` in every topic of ``queues``."""
+        queues = tuple(queues)
+        self._check_brokers({q.broker_name for q in queues}, "among the queues")
+        topics = sorted({q.topic for q in queues})
+        if self.queue_counts and not topics:
+            raise ScenarioError("queue_counts", "there is no topic to change queue counts of")
+        gone = set(self.brokers_down) | set(self.queue_counts)
+        after = [q for q in queues if q.broker_name not in gone]
+        for broker, count in self.queue_counts.items():
+            after.extend(MessageQueue(t, broker, i) for t in topics for i in range(count))
+        return tuple(after)
+
+    def apply_to(self, source: QueueSource) -> QueueSource:
+        """Return ``source`` (a layout or plain queues) after the scenario, of the same kind."""
+        return self.apply_to_layout(source) if isinstance(source, QueueLayout) else self.apply_to_queues(queues_of(source))
 
 
 @dataclass(frozen=True)
@@ -139,7 +166,8 @@ class WhatIfResult:
     """A scenario's previews before and after, and the movement between them.
 
     ``diff`` starts from ``current`` when :func:`what_if` was given one (what the members
-    hold now), else from ``before``.
+    hold now), else from ``before``. ``added_cids``/``removed_cids`` are the clients the
+    scenario brings in (in its order) and takes out (in the input's order).
     """
 
     scenario: Scenario
@@ -148,11 +176,13 @@ class WhatIfResult:
     diff: MovementDiff
     added_queues: tuple[MessageQueue, ...]
     removed_queues: tuple[MessageQueue, ...]
+    added_cids: tuple[str, ...] = ()
+    removed_cids: tuple[str, ...] = ()
 
 
 def what_if(
     *,
-    layout: QueueLayout,
+    layout: QueueSource,
     cids: Iterable[str],
     strategy: AllocateMessageQueueStrategy,
     scenario: Scenario,
@@ -162,15 +192,20 @@ def what_if(
 ) -> WhatIfResult:
     """Preview ``layout``/``cids`` before and after ``scenario`` and diff the two.
 
-    ``after_strategy`` (default: ``strategy``) previews a strategy switch as well.
+    ``layout`` is a :class:`QueueLayout` or plain queues. The scenario is checked before
+    anything is allocated (:class:`ScenarioError`). ``after_strategy`` (default: ``strategy``)
+    previews a strategy switch as well.
     """
     cid_list = list(cids)
+    layout = layout if isinstance(layout, QueueLayout) else tuple(layout)  # read twice below
+    after_queues = scenario.apply_to(layout)
+    after_cids = scenario.apply_to_cids(cid_list)
     before = preview_allocation(
         queues=layout, cids=cid_list, strategy=strategy, consumer_group=consumer_group
     )
     after = preview_allocation(
-        queues=scenario.apply_to_layout(layout),
-        cids=scenario.apply_to_cids(cid_list),
+        queues=after_queues,
+        cids=after_cids,
         strategy=after_strategy or strategy,
         consumer_group=consumer_group,
     )
@@ -183,4 +218,6 @@ def what_if(
         diff=movement_diff(start, after.assignment),
         added_queues=tuple(mq for mq in after.queues if mq not in old),
         removed_queues=tuple(mq for mq in before.queues if mq not in new),
+        added_cids=tuple(c for c in after_cids if c not in cid_list),
+        removed_cids=tuple(c for c in cid_list if c not in after_cids),
     )

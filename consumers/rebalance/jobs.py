@@ -1,8 +1,10 @@
 """Rebalance jobs: trigger one (the two front doors), finish one, fail the ones whose worker is gone.
 
 A trigger creates the job (``queued``) in its own transaction, then hands ``job_id`` to Celery
-(:func:`console.queueing.submit`, task id = the job's ``task_id``). The database allows one
-active (queued or running) job per scope key, so two triggers racing for one group get one job:
+(:func:`console.queueing.submit`, task id = the job's ``task_id``), naming the task by
+:data:`REBALANCE_TASK`: the task module calls this one, never the other way round. The
+database allows one active (queued or running) job per scope key, so two triggers racing for
+one group get one job:
 the loser answers with the job already active (HTTP 200 instead of 202). When Redis is down
 the submit fails within a second (QueueUnavailable, HTTP 503) and the job is failed with that
 reason at once: nothing stays queued that no worker will ever see.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
+from celery import signature
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -25,6 +28,7 @@ from django.utils import timezone
 from brokers.gateway.cluster import masters_by_addr
 from brokers.gateway.connections import consumer_connections
 from brokers.gateway.groups import group_survey
+from brokers.gateway.topic_routes import topic_route_data
 from console.actor import Actor
 from console.audit import audited
 from console.errors import Conflict, InvalidInput, NotFound, QueueUnavailable
@@ -34,13 +38,13 @@ from consumers.models import RebalanceGroupResult, RebalanceJob
 from consumers.rebalance import records
 from consumers.rebalance.types import Triggered
 from consumers.rules import checked_group, checked_topic
-from topics import selectors as topic_selectors
 
 DEFAULT_TIMEOUT_S = 30  # a group converges in about a second once notified; 30 s covers slow members and retries
 MAX_TIMEOUT_S = 300  # the rebalance task's hard limit (settings.GANTRY_TASK_TIME_LIMITS) caps it again
 LEASE_S = 15  # a running job's lease, renewed every poll (< 3 s apart): a silent worker is lost after this
 QUEUED_MAX_S = 600  # a job no worker took within this is failed (no worker running, or Redis lost the message)
 SCOPES = (RebalanceJob.GROUP, RebalanceJob.TOPIC, RebalanceJob.ALL)
+REBALANCE_TASK = "consumers.tasks.rebalance_job_task"  # the Celery task that runs a job (its registered name)
 
 
 def scope_key(scope: str, value: str, dry_run: bool) -> str:
@@ -75,7 +79,7 @@ def _checked_scope(scope: str, value: str) -> str:
         _require_online_group(value)
     elif scope == RebalanceJob.TOPIC:
         value = checked_topic(value, "topic")
-        topic_selectors.topic_route_data(value)  # NotFound when the topic does not exist
+        topic_route_data(value)  # NotFound when the topic does not exist
     else:
         value = ""
     return value
@@ -125,10 +129,8 @@ def _trigger(actor: Actor, scope: str, value: str, dry_run: bool, timeout_s: int
                 return Triggered(records.job_view(active), False)
     else:
         raise Conflict("another rebalance of this scope was being created; try again")
-    from consumers.tasks import rebalance_job_task  # the task module imports this one
-
     try:
-        submit(rebalance_job_task, kwargs={"job_id": job.pk}, task_id=job.task_id)
+        submit(signature(REBALANCE_TASK), kwargs={"job_id": job.pk}, task_id=job.task_id)
     except QueueUnavailable as exc:
         rebalance_job_fail(job_id=job.pk, reason=exc.message)
         raise

@@ -92,8 +92,12 @@ def test_a_broker_seen_before_and_gone_now_is_expired(viewer, admin_client, clus
     assert "broker-old" in admin_client.get("/").content.decode()
 
 
-def test_live_brokers_are_remembered(viewer, cluster) -> None:
-    viewer.get("/api/v1/brokers")
+def test_live_brokers_are_remembered_by_the_health_scan_not_by_a_read(viewer, cluster) -> None:
+    from consumers.health import health_scan
+
+    assert all(b["last_seen"] is not None for b in viewer.get("/api/v1/brokers").json()["results"])  # answering now
+    assert not BrokerSighting.objects.exists()  # a read writes nothing
+    health_scan()
     assert set(BrokerSighting.objects.values_list("broker_name", flat=True)) >= {"broker-a", "broker-b"}
 
 

@@ -14,6 +14,7 @@ from brokers.engine.client.admin_bodies import load_object
 from brokers.engine.client.plan import Call
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from console.models import AuditEntry
+from tests.analytics._lake import lake  # noqa: F401 (a fixture)
 from tests.consumers._groups import consume, send
 
 pytestmark = pytest.mark.django_db
@@ -231,19 +232,28 @@ def test_reset_unknown_topic_or_group_is_404_and_a_viewer_is_403(operator, viewe
     assert viewer.get(f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": "x"}).status_code == 400
 
 
-def test_list_tps_is_committed_messages_per_second_since_the_previous_look(viewer, cluster, topic, group, members, monkeypatch) -> None:
-    from django.core.cache import cache
+def test_list_tps_is_committed_messages_per_second_between_the_sampler_rounds(viewer, cluster, topic, group, members, lake) -> None:
+    import pyarrow.parquet as pq
 
-    from consumers import selectors
+    from analytics.lake import GROUP_SAMPLES
+    from analytics.sampler import metrics_sample
 
-    cache.delete(selectors.TPS_SAMPLE_KEY)
     send(cluster, topic, 8)
     member = members(group, topic, "tps")
     queues = member.fetch_subscribe_message_queues(topic)
-    member.update_offset(queues[0], 0)  # the group has offsets: it is listed
-    clock = [1_000_000.0]
-    monkeypatch.setattr(selectors.time, "time", lambda: clock[0])
-    assert viewer.get("/api/v1/groups", {"search": group}).json()["results"][0]["tps"] is None  # the first look
+    for mq in queues:
+        member.update_offset(mq, 0)  # the group has offsets on every queue: it is listed, and sampled
+    assert viewer.get("/api/v1/groups", {"search": group}).json()["results"][0]["tps"] is None  # no round yet: no data
+    metrics_sample()
+    assert viewer.get("/api/v1/groups", {"search": group}).json()["results"][0]["tps"] is None  # one round: still none
     consume(member, queues)  # 8 messages committed
-    clock[0] += 4
-    assert viewer.get("/api/v1/groups", {"search": group}).json()["results"][0]["tps"] == 2.0
+    metrics_sample()
+    rounds: dict[str, list[tuple[int, int]]] = {}  # broker -> (round's ms, the group's committed total) per round
+    for path in (lake / GROUP_SAMPLES).rglob("*.parquet"):
+        rows = [r for r in pq.read_table(path).to_pylist() if r["group"] == group]
+        if rows:
+            rounds.setdefault(rows[0]["broker"], []).append((int(rows[0]["ts"].timestamp() * 1000), sum(r["committed_offset"] for r in rows)))
+    pairs = [sorted(r) for r in rounds.values()]
+    assert sum(b[1] - a[1] for a, b in pairs) == 8
+    tps = viewer.get("/api/v1/groups", {"search": group}).json()["results"][0]["tps"]
+    assert tps == pytest.approx(sum((b[1] - a[1]) / ((b[0] - a[0]) / 1000) for a, b in pairs))
