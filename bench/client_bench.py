@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from processes import free_port, wait_ready as wait_server_ready  # noqa: E402
-from brokers.engine.client import ClientConfig, ConsumeStatus, Message, Producer, PushConsumer  # noqa: E402
+from brokers.engine.client import ClientConfig, ConsumeConcurrentlyStatus, Message, Producer, PushConsumer  # noqa: E402
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
 from brokers.engine.common.topic_config import TopicConfig  # noqa: E402
 
@@ -117,7 +117,7 @@ def worker(namesrv: str, group: str, out: str, instance: str, topic: str) -> Non
             for m in msgs:
                 fh.write(f"{now:.6f} {m.body.split(b' ', 1)[0].decode()}\n")
             fh.flush()
-        return ConsumeStatus.CONSUME_SUCCESS
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

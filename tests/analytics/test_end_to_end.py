@@ -23,7 +23,7 @@ import pytest
 
 from analytics.runner import dashboard_refresh
 from analytics.sampler import metrics_sample
-from brokers.engine.client import ClientConfig, ConsumerConfig, ConsumeStatus, Message, Producer, PushConsumer
+from brokers.engine.client import ClientConfig, ConsumerConfig, ConsumeConcurrentlyStatus, Message, Producer, PushConsumer
 from brokers.engine.client.admin import BlockingMQAdminClient
 from tests.brokers.engine.client._cluster import create_topic
 
@@ -105,11 +105,11 @@ class Throttled:
     def __init__(self) -> None:
         self.newest_ms = 0
 
-    def __call__(self, msgs) -> ConsumeStatus:
+    def __call__(self, msgs) -> ConsumeConcurrentlyStatus:
         for m in msgs:
             time.sleep(1 / CONSUME_B)
             self.newest_ms = max(self.newest_ms, m.store_timestamp)
-        return ConsumeStatus.CONSUME_SUCCESS
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
 
 def _consumer(namesrv: str, group: str, topic: str, listener) -> PushConsumer:

@@ -6,7 +6,7 @@ import json
 import time
 from collections.abc import Callable
 
-from brokers.engine.client import ClientConfig, ConsumeStatus, PushConsumer
+from brokers.engine.client import ClientConfig, ConsumeConcurrentlyStatus, PushConsumer
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.blocking import BlockingRemotingClient
@@ -35,7 +35,7 @@ def wait_until(predicate: Callable[[], object], timeout_s: float = 20.0, what: s
 def push_consumer(cluster, group: str, topic: str, instance: str) -> PushConsumer:
     c = PushConsumer(group, cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", instance_name=instance, client_config=QUIET)
     c.subscribe(topic, "*")
-    c.register_listener(lambda msgs: ConsumeStatus.CONSUME_SUCCESS)
+    c.register_listener(lambda msgs: ConsumeConcurrentlyStatus.CONSUME_SUCCESS)
     return c.start()
 
 

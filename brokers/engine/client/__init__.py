@@ -12,38 +12,43 @@ Both are façades over smaller modules, and re-export their names:
 - ``admin_types``: result dataclasses; ``admin_bodies``: parsing response bodies;
   ``admin_plans``: AdminPlans, every admin operation;
 - ``identity``: client id and UNIQ_KEY; ``route_cache``: ClientPlans, the route cache shared by
-  ``producer`` and ``puller``; ``front_end``: heartbeats and lifecycle of their clients.
+  ``producer_plans`` and ``puller``; ``front_end``: heartbeats and lifecycle of their clients;
+- ``producer_plans``: ProducerPlans, the send plans; ``send_result``: SendResult, SendStatus;
+  ``simple_producer``: AsyncSimpleProducer, SimpleProducer; ``puller``: PullPlans and the pull clients.
 
 The load-balancing clients (RocketMQ's DefaultMQProducer / DefaultMQPushConsumer /
 DefaultLitePullConsumer), exported here::
 
-    from brokers.engine.client import Producer, PushConsumer, PullConsumer, ConsumeStatus, Message
+    from brokers.engine.client import Producer, PushConsumer, PullConsumer, ConsumeConcurrentlyStatus, Message
 
-- ``mq_producer``: Producer (sync, async, oneway, batch, ordered sends; retries on another
+- ``producer``: Producer (sync, async, oneway, batch, ordered sends; retries on another
   broker; ``latency_fault_tolerance``: MQFaultStrategy);
-- ``push_consumer``: PushConsumer (clustering or broadcasting, concurrent or orderly);
-  ``pull_consumer``: PullConsumer (subscribe or assign, poll, commit);
+- ``consumer_base``: ConsumerBase, what both consumers share (subscriptions, rebalance, offsets,
+  lifecycle); ``push_consumer``: PushConsumer (clustering or broadcasting, concurrent or
+  orderly); ``pull_consumer``: PullConsumer (subscribe or assign, poll, commit);
 - ``client_instance``: MQClientInstance, shared per client id: loop thread, connections, routes,
-  heartbeats, rebalance and offset timers; ``client_config``: the settings;
+  heartbeats, rebalance and offset timers; ``mq_client_manager``: the instances by client id;
+  ``client_remoting_processor``: the brokers' requests to a client; ``client_config``: the settings;
 - ``rebalance``: RebalanceImpl; ``allocate``: the strategy Protocol and the built-in AVG
   (every RocketMQ strategy lives in ``consumers.allocation``; pass one in);
 - ``process_queue``, ``offset_store`` (remote and local file), ``consume_service`` (concurrently
-  and orderly), ``send_back`` (retry and DLQ), ``listener`` (ReceivedMessage, ConsumeStatus).
+  and orderly, ConsumeCounters), ``send_back`` (retry and DLQ), ``listener`` (ReceivedMessage,
+  ConsumeConcurrentlyStatus, ConsumeOrderlyStatus).
 """
 from __future__ import annotations
 
 from brokers.engine.client.allocate import AllocateMessageQueueAveragely, AllocateStrategy
 from brokers.engine.client.client_config import ClientConfig, ConsumerConfig, ProducerConfig
-from brokers.engine.client.listener import ConsumeStatus, ReceivedMessage
-from brokers.engine.client.mq_producer import Producer, select_message_queue_by_hash
-from brokers.engine.client.producer import SendResult, SendStatus
+from brokers.engine.client.listener import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ReceivedMessage
+from brokers.engine.client.producer import Producer, select_message_queue_by_hash
 from brokers.engine.client.pull_consumer import PullConsumer
 from brokers.engine.client.push_consumer import PushConsumer
+from brokers.engine.client.send_result import SendResult, SendStatus
 from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
 
 __all__ = [
-    "AllocateMessageQueueAveragely", "AllocateStrategy", "ClientConfig", "ConsumeStatus", "ConsumerConfig", "Message",
-    "MessageQueue", "Producer", "ProducerConfig", "PullConsumer", "PushConsumer", "ReceivedMessage", "SendResult",
-    "SendStatus", "select_message_queue_by_hash",
+    "AllocateMessageQueueAveragely", "AllocateStrategy", "ClientConfig", "ConsumeConcurrentlyStatus", "ConsumeOrderlyStatus",
+    "ConsumerConfig", "Message", "MessageQueue", "Producer", "ProducerConfig", "PullConsumer", "PushConsumer", "ReceivedMessage",
+    "SendResult", "SendStatus", "select_message_queue_by_hash",
 ]

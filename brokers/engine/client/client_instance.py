@@ -10,10 +10,11 @@ table, one heartbeat carrying every producer group and consumer subscription, an
   NOTIFY_CONSUMER_IDS_CHANGED;
 - consumer offsets persisted every ``persist_consumer_offset_interval_s``.
 
-It also answers GET_CONSUMER_RUNNING_INFO for its consumers and applies RESET_CONSUMER_CLIENT_OFFSET
-(an operator's reset by time, pushed by the broker) to its push consumer of the group. :func:`acquire_client_instance`
-returns the instance of a client id (``<ip>@<instance name>``), creating and starting it on first
-use; :meth:`MQClientInstance.release` stops it when its last member leaves. Public client methods
+Its :class:`~.client_remoting_processor.ClientRemotingProcessor` answers the brokers' requests
+(GET_CONSUMER_RUNNING_INFO for its consumers, RESET_CONSUMER_CLIENT_OFFSET applied to its push
+consumer of the group by :meth:`MQClientInstance.reset_offset`). :mod:`.mq_client_manager` returns
+the instance of a client id (``<ip>@<instance name>``), creating and starting it on first use;
+:meth:`MQClientInstance.release` stops it when its last member leaves. Public client methods
 run coroutines on the instance's loop with :meth:`MQClientInstance.call` (blocking) or
 :meth:`MQClientInstance.submit` (a concurrent future), so they work from any thread.
 """
@@ -23,27 +24,23 @@ import asyncio
 import concurrent.futures
 import json
 import logging
-import os
 import random
 import threading
-import time
 from collections.abc import Coroutine
 from typing import Any, Protocol, TypeVar
 
 from brokers.engine.client.admin_plans import AdminPlans
 from brokers.engine.client.admin_types import TopicRouteData
 from brokers.engine.client.client_config import ClientConfig
-from brokers.engine.client.driver import AsyncDriver, parse_namesrv_addrs
-from brokers.engine.client.identity import build_client_id
+from brokers.engine.client.client_remoting_processor import ClientRemotingProcessor
+from brokers.engine.client.driver import AsyncDriver
 from brokers.engine.client.plan import Call
 from brokers.engine.common import json_compat
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
-from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError
 
-__all__ = ["CLIENT_INNER_PRODUCER_GROUP", "ClientMember", "ConsumerMember", "MQClientInstance", "acquire_client_instance"]
+__all__ = ["CLIENT_INNER_PRODUCER_GROUP", "ClientMember", "ClientRegistry", "ConsumerMember", "MQClientInstance"]
 
 log = logging.getLogger("brokers.engine.client")
 
@@ -73,10 +70,19 @@ class ConsumerMember(ClientMember, Protocol):
     def running_info_body(self) -> bytes: ...
 
 
+class ClientRegistry(Protocol):
+    """Who hands instances out (:class:`~.mq_client_manager.MQClientManager`) and counts their references."""
+
+    def release(self, instance: MQClientInstance) -> bool:
+        """Drop one reference; True when it was the last."""
+        ...
+
+
 class MQClientInstance:
     """The shared core of the clients of one client id; see the module docstring."""
 
-    def __init__(self, client_id: str, namesrv_addrs: tuple[str, ...], config: ClientConfig) -> None:
+    def __init__(self, client_id: str, namesrv_addrs: tuple[str, ...], config: ClientConfig, *,
+                 registry: ClientRegistry | None = None) -> None:
         self.client_id = client_id
         self.namesrv_addrs = namesrv_addrs
         self.config = config
@@ -90,12 +96,9 @@ class MQClientInstance:
         self._tasks: list[asyncio.Task] = []
         self._wakeup: asyncio.Event | None = None
         self._members_lock = threading.Lock()
-        self._refs = 0
+        self._registry = registry
         self._stopped = False
-        remoting = self.driver.remoting
-        remoting.register_processor(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self._on_notify_consumer_ids_changed)
-        remoting.register_processor(RequestCode.GET_CONSUMER_RUNNING_INFO, self._on_get_consumer_running_info)
-        remoting.register_processor(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, self._on_reset_consumer_client_offset)
+        ClientRemotingProcessor(self).register(self.driver.remoting)
 
     # -- loop plumbing ------------------------------------------------------------------------
 
@@ -156,12 +159,8 @@ class MQClientInstance:
 
     def release(self) -> None:
         """Drop one reference; the last one stops the instance (call after unregistering)."""
-        with _registry_lock:
-            self._refs -= 1
-            if self._refs > 0:
-                return
-            _instances.pop(self.client_id, None)
-        self._shutdown()
+        if self._registry is None or self._registry.release(self):
+            self._shutdown()
 
     def _shutdown(self) -> None:
         if self._stopped:
@@ -341,35 +340,6 @@ class MQClientInstance:
                 return [str(i) for i in ids]
         return None
 
-    # -- broker -> client requests ------------------------------------------------------------
-
-    async def _on_notify_consumer_ids_changed(self, ctx: ChannelContext, request: RemotingCommand) -> None:
-        log.info("client %s: consumer ids of group %s changed (from %s)", self.client_id, request.ext_fields.get("consumerGroup"), ctx.remote_addr)
-        self.rebalance_immediately()
-        return None
-
-    async def _on_get_consumer_running_info(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        group = request.ext_fields.get("consumerGroup", "")
-        consumer = self.consumers.get(group)
-        if consumer is None:
-            return request.response(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer")
-        return request.response(ResponseCode.SUCCESS, body=consumer.running_info_body())
-
-    async def _on_reset_consumer_client_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
-        """RESET_CONSUMER_CLIENT_OFFSET (220): ClientRemotingProcessor.resetOffset of RocketMQ 4.x."""
-        topic = str(request.ext_fields.get("topic") or "")
-        group = str(request.ext_fields.get("group") or "")
-        log.info("client %s: reset offsets of group %s, topic %s to timestamp %s (from %s)", self.client_id, group, topic,
-                 request.ext_fields.get("timestamp"), ctx.remote_addr)
-        try:
-            offset_table = parse_reset_offset_body(request.body)
-        except (ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
-            log.warning("client %s: unreadable reset-offset body from %s: %s", self.client_id, ctx.remote_addr, exc)
-            offset_table = None
-        if offset_table is not None and topic and group:
-            await self.reset_offset(topic, group, offset_table)
-        return None if request.is_oneway else request.response(ResponseCode.SUCCESS)
-
     async def reset_offset(self, topic: str, group: str, offset_table: dict[MessageQueue, int]) -> set[MessageQueue]:
         """MQClientInstance.resetOffset: reset the push consumer of ``group`` (a pull consumer is left alone,
         as Java leaves its lite pull consumer), then rebalance at once so its queues are pulled from there."""
@@ -381,46 +351,3 @@ class MQClientInstance:
         done: set[MessageQueue] = await reset(topic, offset_table)
         self.rebalance_immediately()
         return done
-
-
-def parse_reset_offset_body(body: bytes | None) -> dict[MessageQueue, int]:
-    """ResetOffsetBody (§4.11) ``{"offsetTable":{<MessageQueue>:offset}}``, or the C-style list form."""
-    if not body:
-        return {}
-    data = json_compat.loads(body)
-    table = data.get("offsetTable") if isinstance(data, dict) else None
-    out: dict[MessageQueue, int] = {}
-    if isinstance(table, dict):
-        for key, value in table.items():
-            mq = key if isinstance(key, MessageQueue) else MessageQueue.from_json(json_compat.loads(key) if isinstance(key, str) else key)
-            out[mq] = int(value)
-    elif isinstance(table, list):
-        for item in table:
-            out[MessageQueue.from_json(item)] = int(item["offset"])
-    return out
-
-
-_instances: dict[str, MQClientInstance] = {}
-_registry_lock = threading.Lock()
-
-
-def default_instance_name() -> str:
-    """``<pid>#<nanotime>``, as Java 4.9 names a client whose instance name is left DEFAULT (§7.7)."""
-    return f"{os.getpid()}#{time.monotonic_ns()}"
-
-
-def acquire_client_instance(namesrv_addr: str, instance_name: str, config: ClientConfig | None = None) -> MQClientInstance:
-    """The running instance of client id ``<ip>@<instance_name>``, created and started when new.
-
-    Each call takes a reference; give it back with :meth:`MQClientInstance.release`. A second
-    caller's ``config`` is ignored (the first one's timers run the instance), as in RocketMQ.
-    """
-    client_id = build_client_id(instance_name)
-    with _registry_lock:
-        instance = _instances.get(client_id)
-        if instance is None:
-            instance = MQClientInstance(client_id, parse_namesrv_addrs(namesrv_addr), config or ClientConfig())
-            instance._start()
-            _instances[client_id] = instance
-        instance._refs += 1
-        return instance

@@ -8,39 +8,53 @@
   ``consume_later_delay_s``. The queue's offset then advances to the lowest message still held.
 - :class:`ConsumeMessageOrderlyService`: one task per queue at a time takes messages in offset
   order, holding the queue's ``consume_lock`` around each listener call; in clustering mode only
-  while the broker lock on the queue is held and fresh. RECONSUME_LATER pauses the queue for
+  while the broker lock on the queue is held and fresh. SUSPEND_CURRENT_QUEUE_A_MOMENT (an
+  exception, None) pauses the queue for
   ``suspend_current_queue_time_s`` and retries the same messages; past ``max_reconsume_times``
   they are sent back (the broker puts them in the DLQ) and the queue moves on.
 
-Offsets are never committed for a queue a rebalance dropped, except by the orderly service,
-which commits under ``consume_lock`` so the rebalance (waiting for that lock) persists them
-before it unlocks the queue for its next owner.
+Messages of a queue a rebalance dropped are never handed to the listener (checked when the
+request runs, as RocketMQ's ConsumeRequest checks ``isDropped``), and offsets are never committed
+for such a queue, except by the orderly service, which commits under ``consume_lock`` so the
+rebalance (waiting for that lock) persists them before it unlocks the queue for its next owner.
+:class:`ConsumeCounters` keeps the counts the running info's statusTable reports.
 """
 from __future__ import annotations
 
 import concurrent.futures
 import logging
 import threading
-import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from brokers.engine.client.client_config import ConsumerConfig
 from brokers.engine.client.client_instance import MQClientInstance
-from brokers.engine.client.listener import ConsumeStatus, MessageListener, to_received
+from brokers.engine.client.listener import (
+    ConsumeConcurrentlyStatus,
+    ConsumeOrderlyStatus,
+    MessageListener,
+    concurrently_answer,
+    orderly_answer,
+    to_received,
+)
 from brokers.engine.client.offset_store import OffsetStore
 from brokers.engine.client.process_queue import ProcessQueue
 from brokers.engine.client.send_back import MessageBackSender
+from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message import PROPERTY_CONSUME_START_TIMESTAMP, MessageExt
 from brokers.engine.common.message_queue import MessageQueue
 
-__all__ = ["ConsumeMessageConcurrentlyService", "ConsumeMessageOrderlyService", "ConsumeStats"]
+__all__ = ["ConsumeCounters", "ConsumeMessageConcurrentlyService", "ConsumeMessageOrderlyService"]
 
 log = logging.getLogger("brokers.engine.client")
 
 
-class ConsumeStats:
-    """Counters for the running info's statusTable (thread-safe)."""
+class ConsumeCounters:
+    """Listener calls of one consumer, counted for the running info's statusTable (thread-safe).
+
+    Not RocketMQ's ConsumeStats (a broker's offsets of a group, in ``admin_types``) nor its
+    ConsumeStatus rows: the raw counts those rows would be computed from.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -59,7 +73,7 @@ class ConsumeStats:
 
 class _ServiceBase:
     def __init__(self, instance: MQClientInstance, group: str, listener: MessageListener, config: ConsumerConfig,
-                 offset_store: OffsetStore, back_sender: MessageBackSender, clustering: bool) -> None:
+                 offset_store: OffsetStore, back_sender: MessageBackSender, clustering: bool, clock: Clock = SYSTEM_CLOCK) -> None:
         self.instance = instance
         self.group = group
         self.listener = listener
@@ -67,27 +81,30 @@ class _ServiceBase:
         self.offset_store = offset_store
         self.back_sender = back_sender
         self.clustering = clustering
-        self.stats = ConsumeStats()
+        self.clock = clock
+        self.stats = ConsumeCounters()
         self.executor = concurrent.futures.ThreadPoolExecutor(config.consume_thread_max, thread_name_prefix=f"consume-{group}")
         self._stopped = False
         self._timers: set[threading.Timer] = set()
 
-    def _call_listener(self, msgs: list[MessageExt], mq: MessageQueue) -> ConsumeStatus:
-        now = str(int(time.time() * 1000))
+    def _call_listener(self, msgs: list[MessageExt], mq: MessageQueue) -> bool:
+        """Run the listener on ``msgs``; True when it acknowledged them (an exception or None does not)."""
+        now = str(self.clock.now_ms())
         for m in msgs:
             m.properties[PROPERTY_CONSUME_START_TIMESTAMP] = now
         received = [to_received(m, mq, self.group) for m in msgs]
-        begin = time.monotonic()
+        begin = self.clock.monotonic()
         try:
-            status = self.listener(received)
+            answer = self.listener(received)
         except Exception:
             log.exception("listener of group %s raised on %d message(s) of %s", self.group, len(msgs), mq)
-            status = ConsumeStatus.RECONSUME_LATER
-        if status is None:
-            status = ConsumeStatus.RECONSUME_LATER
-        status = ConsumeStatus(status)
-        self.stats.add(len(msgs), status is ConsumeStatus.CONSUME_SUCCESS, (time.monotonic() - begin) * 1000)
-        return status
+            answer = None
+        ok = self._acknowledged(answer)
+        self.stats.add(len(msgs), ok, (self.clock.monotonic() - begin) * 1000)
+        return ok
+
+    def _acknowledged(self, answer: object) -> bool:
+        raise NotImplementedError
 
     def _run_on_loop(self, coro: Coroutine[Any, Any, Any], timeout_s: float = 30.0) -> Any:
         return self.instance.call(coro, timeout_s)
@@ -129,6 +146,9 @@ class _ServiceBase:
 class ConsumeMessageConcurrentlyService(_ServiceBase):
     orderly = False
 
+    def _acknowledged(self, answer: object) -> bool:
+        return concurrently_answer(answer) is ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
     def submit_consume_request(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch_to_consume: bool) -> None:
         size = self.config.consume_message_batch_max_size
         for i in range(0, len(msgs), size):
@@ -144,11 +164,11 @@ class ConsumeMessageConcurrentlyService(_ServiceBase):
     def _consume_counted(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue) -> None:
         if pq.dropped:
             return
-        status = self._call_listener(msgs, mq)
+        acknowledged = self._call_listener(msgs, mq)
         if pq.dropped:  # the queue moved to another consumer meanwhile: its new owner consumes again
             return
         failed: list[MessageExt] = []
-        if status is ConsumeStatus.RECONSUME_LATER:
+        if not acknowledged:  # RECONSUME_LATER
             if self.clustering:
                 delay = self.config.delay_level_when_next_consume
                 for m in msgs:
@@ -170,6 +190,9 @@ class ConsumeMessageOrderlyService(_ServiceBase):
     orderly = True
     MAX_TIME_CONSUME_CONTINUOUSLY_S = 60.0  # then give other queues the thread
 
+    def _acknowledged(self, answer: object) -> bool:
+        return orderly_answer(answer) is ConsumeOrderlyStatus.SUCCESS
+
     def __init__(self, *args: Any, lock_queue: Callable[[MessageQueue], Coroutine[Any, Any, bool]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._lock_queue = lock_queue
@@ -187,7 +210,7 @@ class ConsumeMessageOrderlyService(_ServiceBase):
         if not self._lock_fresh(pq):
             self._try_lock_later(pq, mq)
             return
-        begin = time.monotonic()
+        begin = self.clock.monotonic()
         while not self._stopped:
             with pq.consume_lock:
                 if pq.dropped:
@@ -198,8 +221,7 @@ class ConsumeMessageOrderlyService(_ServiceBase):
                 msgs = pq.take_messages(self.config.consume_message_batch_max_size)
                 if not msgs:
                     return
-                status = self._call_listener(msgs, mq)
-                if status is ConsumeStatus.CONSUME_SUCCESS:
+                if self._call_listener(msgs, mq):  # SUCCESS
                     offset, go_on = pq.commit(), True
                 else:
                     offset, go_on = self._retry_or_dead_letter(msgs, pq, mq)
@@ -208,7 +230,7 @@ class ConsumeMessageOrderlyService(_ServiceBase):
             if not go_on:
                 self._later(self.config.suspend_current_queue_time_s, lambda: self._consume(pq, mq))
                 return
-            if time.monotonic() - begin > self.MAX_TIME_CONSUME_CONTINUOUSLY_S:
+            if self.clock.monotonic() - begin > self.MAX_TIME_CONSUME_CONTINUOUSLY_S:
                 self._later(0.01, lambda: self._consume(pq, mq))
                 return
 

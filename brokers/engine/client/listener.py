@@ -1,10 +1,14 @@
-"""What a consumer's listener receives and returns: ReceivedMessage and ConsumeStatus.
+"""What a consumer's listener receives and returns: ReceivedMessage and the two answers.
 
-A listener is ``fn(messages: list[ReceivedMessage]) -> ConsumeStatus``, called from the
-consumer's thread pool (it may block). CONSUME_SUCCESS acknowledges the messages;
-RECONSUME_LATER (or an exception, or None) sends them back to ``%RETRY%<group>`` in clustering
-mode, or pauses the queue and retries them in orderly mode (RocketMQ's
-SUSPEND_CURRENT_QUEUE_A_MOMENT, an alias here).
+A listener is ``fn(messages: list[ReceivedMessage]) -> answer``, called from the consumer's
+thread pool (it may block). As in RocketMQ, the answer is a
+:class:`ConsumeConcurrentlyStatus` for a concurrent consumer (CONSUME_SUCCESS acknowledges the
+messages; RECONSUME_LATER sends them back to ``%RETRY%<group>`` in clustering mode) and a
+:class:`ConsumeOrderlyStatus` for an orderly one (SUCCESS commits them;
+SUSPEND_CURRENT_QUEUE_A_MOMENT pauses the queue and retries them). An exception or None counts
+as the failure answer. Python is not Java: a concurrent listener's answer given to an orderly
+consumer (or the other way round) means the same, success or retry (:func:`concurrently_answer`,
+:func:`orderly_answer`), and so does the answer's name as a string.
 
 A message that came back through the retry topic shows its original topic (RocketMQ's
 ``resetRetryAndNamespace``); ``message_queue`` stays the queue it was pulled from.
@@ -19,16 +23,42 @@ from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message import PROPERTY_RETRY_TOPIC, MessageExt
 from brokers.engine.common.message_queue import MessageQueue
 
-__all__ = ["ConsumeStatus", "MessageListener", "ReceivedMessage", "to_received"]
+__all__ = [
+    "ConsumeConcurrentlyStatus", "ConsumeOrderlyStatus", "MessageListener", "ReceivedMessage", "concurrently_answer",
+    "orderly_answer", "to_received",
+]
 
 
-class ConsumeStatus(str, Enum):
-    """A listener's answer (ConsumeConcurrentlyStatus; orderly: ConsumeOrderlyStatus)."""
+class ConsumeConcurrentlyStatus(str, Enum):
+    """A concurrent listener's answer (RocketMQ's ConsumeConcurrentlyStatus)."""
 
     CONSUME_SUCCESS = "CONSUME_SUCCESS"
     RECONSUME_LATER = "RECONSUME_LATER"
-    SUCCESS = "CONSUME_SUCCESS"  # alias: ConsumeOrderlyStatus.SUCCESS
-    SUSPEND_CURRENT_QUEUE_A_MOMENT = "RECONSUME_LATER"  # alias: ConsumeOrderlyStatus's retry
+
+
+class ConsumeOrderlyStatus(str, Enum):
+    """An orderly listener's answer (RocketMQ's ConsumeOrderlyStatus, without the deprecated COMMIT/ROLLBACK)."""
+
+    SUCCESS = "SUCCESS"
+    SUSPEND_CURRENT_QUEUE_A_MOMENT = "SUSPEND_CURRENT_QUEUE_A_MOMENT"
+
+
+_SUCCESS_ANSWERS = frozenset({"CONSUME_SUCCESS", "SUCCESS"})
+
+
+def _succeeded(answer: object) -> bool:
+    """True for either enum's success, by value, so a plain string answer counts too."""
+    return isinstance(answer, str) and str.__str__(answer) in _SUCCESS_ANSWERS
+
+
+def concurrently_answer(answer: object) -> ConsumeConcurrentlyStatus:
+    """A listener's answer as a concurrent consumer reads it: success, or RECONSUME_LATER for anything else."""
+    return ConsumeConcurrentlyStatus.CONSUME_SUCCESS if _succeeded(answer) else ConsumeConcurrentlyStatus.RECONSUME_LATER
+
+
+def orderly_answer(answer: object) -> ConsumeOrderlyStatus:
+    """A listener's answer as an orderly consumer reads it: SUCCESS, or SUSPEND_CURRENT_QUEUE_A_MOMENT for anything else."""
+    return ConsumeOrderlyStatus.SUCCESS if _succeeded(answer) else ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +88,7 @@ class ReceivedMessage:
         return self.message_queue.broker_name
 
 
-MessageListener = Callable[[list[ReceivedMessage]], "ConsumeStatus | None"]
+MessageListener = Callable[[list[ReceivedMessage]], "ConsumeConcurrentlyStatus | ConsumeOrderlyStatus | None"]
 
 
 def original_topic(msg: MessageExt, group: str) -> str:

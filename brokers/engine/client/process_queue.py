@@ -8,20 +8,26 @@ Orderly consumption takes messages in offset order into a "consuming" map and co
 together; ``consume_lock`` is held around each listener call so a rebalance can wait for the
 call in progress before it hands the queue over. Thread-safe: the loop thread puts, listener
 threads remove.
+
+``dropped`` is RocketMQ's ``isDropped()``: set when a rebalance (or an offset reset, or shutdown)
+takes the queue away; from then on nothing is put here and nothing taken from here reaches a
+listener. Times come from the consumer's clock: wall-clock milliseconds for the timestamps the
+running info reports, its monotonic seconds for the age of the broker lock.
 """
 from __future__ import annotations
 
 import bisect
 import threading
-import time
 
+from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message import MessageExt
 
 __all__ = ["ProcessQueue"]
 
 
 class ProcessQueue:
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.clock = clock
         self._lock = threading.Lock()
         self._offsets: list[int] = []  # sorted offsets of the messages held
         self._msgs: dict[int, MessageExt] = {}
@@ -30,9 +36,9 @@ class ProcessQueue:
         self.msg_size = 0
         self.dropped = False
         self.locked = False
-        self.last_lock_timestamp = 0.0  # monotonic
-        self.last_pull_timestamp = time.time()
-        self.last_consume_timestamp = time.time()
+        self.last_lock_timestamp = 0.0  # the clock's monotonic seconds; 0: never locked
+        self.last_pull_timestamp = clock.now_ms()  # wall-clock ms
+        self.last_consume_timestamp = clock.now_ms()
         self.try_unlock_times = 0
         self.consuming = False  # orderly: a consume task runs or is scheduled
         self.consume_lock = threading.Lock()
@@ -56,8 +62,13 @@ class ProcessQueue:
     # -- put / remove (concurrently) ----------------------------------------------------------
 
     def put_message(self, msgs: list[MessageExt]) -> bool:
-        """Hold pulled messages; return True when an orderly consume task must be started."""
+        """Hold pulled messages; return True when an orderly consume task must be started.
+
+        A dropped queue takes nothing (RocketMQ's isDropped()): its messages belong to its next holder.
+        """
         with self._lock:
+            if self.dropped:
+                return False
             for m in msgs:
                 if m.queue_offset in self._msgs:
                     continue
@@ -66,7 +77,7 @@ class ProcessQueue:
                 self.msg_size += len(m.body)
                 if m.queue_offset > self.queue_offset_max:
                     self.queue_offset_max = m.queue_offset
-            self.last_pull_timestamp = time.time()
+            self.last_pull_timestamp = self.clock.now_ms()
             if self._msgs and not self.consuming:
                 self.consuming = True
                 return True
@@ -77,7 +88,7 @@ class ProcessQueue:
         with self._lock:
             if self.queue_offset_max < 0:
                 return -1
-            self.last_consume_timestamp = time.time()
+            self.last_consume_timestamp = self.clock.now_ms()
             for m in msgs:
                 if self._msgs.pop(m.queue_offset, None) is not None:
                     i = bisect.bisect_left(self._offsets, m.queue_offset)
@@ -110,7 +121,7 @@ class ProcessQueue:
     def take_messages(self, batch_size: int) -> list[MessageExt]:
         """Move up to ``batch_size`` lowest messages to the consuming map; none left clears ``consuming``."""
         with self._lock:
-            self.last_consume_timestamp = time.time()
+            self.last_consume_timestamp = self.clock.now_ms()
             taken = []
             while self._offsets and len(taken) < batch_size:
                 offset = self._offsets.pop(0)
@@ -139,8 +150,13 @@ class ProcessQueue:
                     self._msgs[m.queue_offset] = m
                     bisect.insort(self._offsets, m.queue_offset)
 
+    def mark_locked(self) -> None:
+        """The broker granted (or renewed) this client's lock on the queue now."""
+        self.locked = True
+        self.last_lock_timestamp = self.clock.monotonic()
+
     def is_lock_expired(self, lock_max_live_s: float) -> bool:
-        return time.monotonic() - self.last_lock_timestamp > lock_max_live_s
+        return self.clock.monotonic() - self.last_lock_timestamp > lock_max_live_s
 
     def info(self, commit_offset: int) -> dict:
         """ProcessQueueInfo (§4.14) for GET_CONSUMER_RUNNING_INFO."""
@@ -150,7 +166,7 @@ class ProcessQueue:
             "cachedMsgCount": self.msg_count, "cachedMsgSizeInMiB": self.msg_size // (1024 * 1024),
             "transactionMsgMinOffset": 0, "transactionMsgMaxOffset": 0, "transactionMsgCount": 0,
             "locked": self.locked, "tryUnlockTimes": self.try_unlock_times,
-            "lastLockTimestamp": int((time.time() - (time.monotonic() - self.last_lock_timestamp)) * 1000) if self.last_lock_timestamp else 0,
-            "droped": self.dropped, "lastPullTimestamp": int(self.last_pull_timestamp * 1000),
-            "lastConsumeTimestamp": int(self.last_consume_timestamp * 1000),
+            "lastLockTimestamp": self.clock.now_ms() - int((self.clock.monotonic() - self.last_lock_timestamp) * 1000) if self.last_lock_timestamp else 0,
+            "droped": self.dropped, "lastPullTimestamp": self.last_pull_timestamp,
+            "lastConsumeTimestamp": self.last_consume_timestamp,
         }

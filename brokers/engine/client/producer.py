@@ -1,363 +1,271 @@
-"""The simple producer: AsyncSimpleProducer (asyncio, pipelined) and SimpleProducer (blocking).
+"""Producer: RocketMQ's DefaultMQProducer over the wire protocol, with queue selection and retries.
 
-No load balancing beyond RocketMQ's default: route lookup on the name servers (falling back to
-the TBW102 template route for a topic that does not exist yet, so the broker auto-creates it,
-as RocketMQ's producer does), SEND_MESSAGE_V2 with the one-letter header keys,
-SEND_BATCH_MESSAGE with a batch body, a UNIQ_KEY per message (§5.9), zlib for bodies of
-COMPRESS_OVER bytes or more, round robin over the writable queues with retries on a queue of
-another broker. The async producer pipelines: any number of ``send`` calls may be in flight at
-once on one connection per broker.
+::
+
+    producer = Producer("orders-producer", "127.0.0.1:9876")
+    producer.start()
+    result = producer.send(Message("Orders", b"..."))                   # sync: SendResult
+    future = producer.send_async(Message("Orders", b"..."), callback)   # concurrent future
+    producer.send_oneway(Message("Orders", b"..."))                      # no answer awaited
+    producer.send_batch([Message("Orders", b"1"), Message("Orders", b"2")])
+    producer.send(msg, select_message_queue_by_hash, order_id)          # ordered: one queue per key
+    producer.shutdown()
+
+Routes come from the name servers at the first send of a topic and every
+``poll_name_server_interval_s`` (the client instance's timer); sends go to the writable queues of
+brokers with a master. Each attempt takes the next queue round robin, skipping the broker of a
+failed previous attempt; a failed attempt (no answer, or a retryable refusal) is retried up to
+``retry_times_when_send_failed`` times, each time on another broker when there is one. With
+``send_latency_fault_enable``, slow or failing brokers are avoided for a while
+(:mod:`.latency_fault_tolerance`). Ordered sends (a selector) and sends to a given queue make one
+attempt. A message keeps one UNIQ_KEY (its ``msg_id``) across attempts.
+
+Blocking methods may be called from any thread; the work runs on the client instance's loop
+(:mod:`.client_instance`). From asyncio code, ``await asyncio.wrap_future(producer.send_async(m))``.
 """
 from __future__ import annotations
 
-import itertools
-import random
-import zlib
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from enum import Enum
-from typing import Any, NamedTuple
+import concurrent.futures
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
 
-from brokers.engine.client.driver import DEFAULT_TIMEOUT_S, AsyncDriver, BlockingDriver
+from brokers.engine.client.admin_types import TopicRouteData
+from brokers.engine.client.client_config import ClientConfig, ProducerConfig
+from brokers.engine.client.client_instance import MQClientInstance
 from brokers.engine.client.errors import CLIENT_ERROR, MQBrokerError, MQClientError
-from brokers.engine.client.front_end import HEARTBEAT_INTERVAL_S, AsyncFrontEnd, BlockingFrontEnd
 from brokers.engine.client.identity import UniqIdGenerator
-from brokers.engine.client.plan import Call, Plan
-from brokers.engine.client.route_cache import ClientPlans
-from brokers.engine.common import message_codec
+from brokers.engine.client.latency_fault_tolerance import MQFaultStrategy
+from brokers.engine.client.mq_client_manager import acquire_client_instance, default_instance_name
+from brokers.engine.client.plan import Call
+from brokers.engine.client.producer_plans import DEFAULT_PRODUCER_GROUP, ProducerPlans
+from brokers.engine.client.send_result import SendResult
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
-from brokers.engine.common.constants import (
-    AUTO_CREATE_TOPIC_KEY_TOPIC,
-    DEFAULT_TOPIC_QUEUE_NUMS,
-    MAX_MESSAGE_SIZE,
-    OFFSET_MOVED_EVENT,
-    RETRY_GROUP_TOPIC_PREFIX,
-    RMQ_SYS_TRANS_HALF_TOPIC,
-    RMQ_SYS_TRANS_OP_HALF_TOPIC,
-    SCHEDULE_TOPIC,
-    SELF_TEST_TOPIC,
-)
-from brokers.engine.common.message import (
-    PROPERTY_DELAY_TIME_LEVEL,
-    PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX,
-    PROPERTY_WAIT_STORE_MSG_OK,
-    Message,
-    properties_to_string,
-)
+from brokers.engine.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, Message, tag_hash
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.common.topic_validator import validate_topic
-from brokers.engine.remoting.blocking import BlockingRemotingClient
-from brokers.engine.remoting.client import RemotingClient
-from brokers.engine.remoting.codes import RequestCode, ResponseCode
-from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.errors import RemotingError
 
-__all__ = [
-    "COMPRESS_LEVEL", "COMPRESS_OVER", "DEFAULT_PRODUCER_GROUP", "NOT_ALLOWED_SEND_TOPICS", "RETRY_TIMES_WHEN_SEND_FAILED",
-    "AsyncSimpleProducer", "ProducerPlans", "SendResult", "SendStatus", "SimpleProducer",
-]
+__all__ = ["MessageQueueSelector", "Producer", "SendCallback", "select_message_queue_by_hash"]
 
-DEFAULT_PRODUCER_GROUP = "DEFAULT_PRODUCER"  # RocketMQ's MixAll.DEFAULT_PRODUCER_GROUP
-COMPRESS_OVER = 4096  # compressMsgBodyOverHowmuch; bodies this size or larger are zlib-compressed
-COMPRESS_LEVEL = 5  # RocketMQ's default zlib level
-RETRY_TIMES_WHEN_SEND_FAILED = 2  # extra attempts on another queue (retryTimesWhenSendFailed)
-# Topics producers may not send to (RocketMQ's TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET).
-NOT_ALLOWED_SEND_TOPICS = frozenset({SCHEDULE_TOPIC, RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC, SELF_TEST_TOPIC, OFFSET_MOVED_EVENT})
-# Send response codes after which another queue is tried (DefaultMQProducerImpl.sendDefaultImpl).
-_RETRY_ON = frozenset({ResponseCode.TOPIC_NOT_EXIST, ResponseCode.SERVICE_NOT_AVAILABLE, ResponseCode.SYSTEM_ERROR, ResponseCode.NO_PERMISSION, ResponseCode.SYSTEM_BUSY})
+log = logging.getLogger("brokers.engine.client")
+
+MessageQueueSelector = Callable[[list[MessageQueue], Message, Any], MessageQueue]
+SendCallback = Callable[["SendResult | None", "BaseException | None"], None]
+# Send response codes after which another broker is tried (DefaultMQProducerImpl.sendDefaultImpl).
+_RETRY_ON = frozenset({ResponseCode.TOPIC_NOT_EXIST, ResponseCode.SERVICE_NOT_AVAILABLE, ResponseCode.SYSTEM_ERROR,
+                       ResponseCode.NO_PERMISSION, ResponseCode.SYSTEM_BUSY, 204, 205})
 
 
-_DEFAULT_TOPIC_QUEUE_NUMS_TEXT = str(DEFAULT_TOPIC_QUEUE_NUMS)
-_WAIT_ONLY = properties_to_string({PROPERTY_WAIT_STORE_MSG_OK: "true"})  # a batch request's own properties
+def select_message_queue_by_hash(mqs: list[MessageQueue], msg: Message, arg: Any) -> MessageQueue:
+    """RocketMQ's SelectMessageQueueByHash: ``abs(arg.hashCode() % n)`` with Java's String hash of ``str(arg)``."""
+    return mqs[abs(tag_hash(str(arg))) % len(mqs)]
 
 
-class SendStatus(str, Enum):
-    SEND_OK = "SEND_OK"
-    FLUSH_DISK_TIMEOUT = "FLUSH_DISK_TIMEOUT"
-    FLUSH_SLAVE_TIMEOUT = "FLUSH_SLAVE_TIMEOUT"
-    SLAVE_NOT_AVAILABLE = "SLAVE_NOT_AVAILABLE"
-
-
-_SEND_STATUS = {
-    ResponseCode.SUCCESS: SendStatus.SEND_OK,
-    ResponseCode.FLUSH_DISK_TIMEOUT: SendStatus.FLUSH_DISK_TIMEOUT,
-    ResponseCode.FLUSH_SLAVE_TIMEOUT: SendStatus.FLUSH_SLAVE_TIMEOUT,
-    ResponseCode.SLAVE_NOT_AVAILABLE: SendStatus.SLAVE_NOT_AVAILABLE,
-}
-
-
-@dataclass(frozen=True, slots=True)
-class SendResult:
-    """Outcome of a stored send; ``msg_id`` is the UNIQ_KEY (comma-joined for a batch)."""
-
-    status: SendStatus
-    msg_id: str
-    offset_msg_id: str  # store host + commit-log offset; comma-joined for a batch
-    message_queue: MessageQueue
-    queue_offset: int  # of the first message for a batch
-    region_id: str = "DefaultRegion"
-
-
-class Outgoing(NamedTuple):
-    """A send ready for the wire: what :meth:`ProducerPlans.prepare` (or ``prepare_batch``) made of the message(s)."""
-
-    code: int  # SEND_MESSAGE_V2 or SEND_BATCH_MESSAGE
-    topic: str
-    properties: str  # the properties string of the request header (UNIQ_KEY and WAIT included)
-    body: bytes  # the message body (maybe compressed), or a batch body
-    sys_flag: int
-    flag: int
-    batch: bool
-    msg_id: str  # the UNIQ_KEY, comma-joined for a batch
-
-
-def _check_sendable(topic: str) -> None:
-    if topic in NOT_ALLOWED_SEND_TOPICS:
-        raise MQClientError(CLIENT_ERROR, f"sending to topic {topic!r} is not allowed")
-
-
-class ProducerPlans(ClientPlans):
-    """Send plans: queue selection, message checks, compression, retries on another broker."""
-
-    def __init__(self, namesrv_addrs: tuple[str, ...], group: str, *, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED, compress_over: int = COMPRESS_OVER) -> None:
-        super().__init__(namesrv_addrs, group, clock=clock, instance_name=instance_name, timeout_s=timeout_s)
-        self.retry_times = retry_times
-        self.compress_over = compress_over
-        self.uniq_ids = UniqIdGenerator(clock=clock)
-        self._send_index = itertools.count(random.getrandbits(16))
-        self._heartbeated: set[str] = set()
-
-    def heartbeat_body(self) -> dict[str, Any]:
-        return {"clientID": self.client_id, "consumerDataSet": [], "producerDataSet": [{"groupName": self.group}]}
-
-    def _first_contact(self, addr: str) -> Plan[None]:
-        """Register the producer group with a broker the first time we send to it."""
-        with self._lock:
-            if addr in self._heartbeated:
-                return
-            self._heartbeated.add(addr)
-        body = self.encoded_heartbeat()
-        try:
-            yield Call(RequestCode.HEART_BEAT, body=body, addr=addr)
-        except RemotingError:
-            with self._lock:
-                self._heartbeated.discard(addr)
-
-    def publish_queues(self, topic: str) -> Plan[list[MessageQueue]]:
-        route = yield from self.route(topic, allow_template=True)
-        return route.publish_queues()
-
-    def _select_queue(self, topic: str, last_broker: str | None) -> Plan[MessageQueue]:
-        queues = yield from self.publish_queues(topic)
-        return self._pick_queue(topic, queues, last_broker)
-
-    def _pick_queue(self, topic: str, queues: list[MessageQueue], last_broker: str | None) -> MessageQueue:
-        """Round robin over ``queues``, avoiding the broker of the last failed attempt."""
-        if not queues:
-            raise MQClientError(CLIENT_ERROR, f"topic {topic!r} has no writable queue")
-        start = next(self._send_index)
-        if last_broker is not None:
-            for i in range(len(queues)):
-                mq = queues[(start + i) % len(queues)]
-                if mq.broker_name != last_broker:
-                    return mq
-        return queues[start % len(queues)]
-
-    def cached_target(self, topic: str, mq: MessageQueue | None, last_broker: str | None) -> tuple[MessageQueue, str] | None:
-        """(queue, broker address) for the next attempt from the cached route, without I/O.
-
-        None when the route is not cached (or stale), or the broker has not been told who we
-        are yet: the send plan fetches and registers first.
-        """
-        if mq is None:
-            queues = self.cached_publish_queues(topic)
-            if queues is None:
-                return None
-            mq = self._pick_queue(topic, queues, last_broker)
-        addr = self.cached_broker_addr(topic, mq.broker_name)
-        if addr is None or addr not in self._heartbeated:
-            return None
-        return mq, addr
-
-    def _properties(self, msg: Message) -> dict[str, str]:
-        """The message's properties, with a fresh UNIQ_KEY unless it has one."""
-        props = msg.all_properties()
-        props.setdefault(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, self.uniq_ids.next_id())
-        return props
-
-    def prepare(self, msg: Message) -> Outgoing:
-        """Validate one message and encode what goes on the wire (UNIQ_KEY and WAIT added, body compressed)."""
-        validate_topic(msg.topic)
-        _check_sendable(msg.topic)
-        if not msg.body:
-            raise MQClientError(CLIENT_ERROR, "the message body is empty")
-        if len(msg.body) > MAX_MESSAGE_SIZE:
-            raise MQClientError(CLIENT_ERROR, f"the message body is {len(msg.body)} bytes, the limit is {MAX_MESSAGE_SIZE}")
-        props = self._properties(msg)
-        props.setdefault(PROPERTY_WAIT_STORE_MSG_OK, "true")
-        body, sys_flag = bytes(msg.body), 0
-        if self.compress_over and len(body) >= self.compress_over:
-            body, sys_flag = zlib.compress(body, COMPRESS_LEVEL), message_codec.COMPRESSED_FLAG
-        return Outgoing(RequestCode.SEND_MESSAGE_V2, msg.topic, properties_to_string(props), body, sys_flag, msg.flag, False,
-                        props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX])
-
-    def prepare_batch(self, msgs: Sequence[Message]) -> Outgoing:
-        """Validate messages of one topic and encode them as one SEND_BATCH_MESSAGE body."""
-        if not msgs:
-            raise MQClientError(CLIENT_ERROR, "the batch is empty")
-        topic = msgs[0].topic
-        validate_topic(topic)
-        if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
-            raise MQClientError(CLIENT_ERROR, "retry topics and delayed messages cannot be batched")
-        entries: list[bytes] = []
-        ids: list[str] = []
-        for m in msgs:
-            if m.topic != topic:
-                raise MQClientError(CLIENT_ERROR, "every message of a batch must have the same topic")
-            if m.properties.get(PROPERTY_DELAY_TIME_LEVEL):
-                raise MQClientError(CLIENT_ERROR, "retry topics and delayed messages cannot be batched")
-            if not m.body:
-                raise MQClientError(CLIENT_ERROR, "a message body in the batch is empty")
-            props = self._properties(m)
-            ids.append(props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX])
-            entries.append(message_codec.encode_batch_entry(m.flag, bytes(m.body), properties_to_string(props)))
-        _check_sendable(topic)
-        body = b"".join(entries)
-        if len(body) > MAX_MESSAGE_SIZE:
-            raise MQClientError(CLIENT_ERROR, f"the batch is {len(body)} bytes, the limit is {MAX_MESSAGE_SIZE}")
-        return Outgoing(RequestCode.SEND_BATCH_MESSAGE, topic, _WAIT_ONLY, body, 0, 0, True, ",".join(ids))
-
-    def attempts(self, mq: MessageQueue | None) -> int:
-        """One attempt to a given queue; with round robin, 1 + retry_times (another broker each)."""
-        return 1 if mq is not None else 1 + max(0, self.retry_times)
-
-    def send_ext(self, out: Outgoing, target: MessageQueue) -> dict[str, str]:
-        """The SEND_MESSAGE_V2 header (one-letter keys), values already strings as the wire carries them."""
-        return {
-            "a": self.group, "b": out.topic, "c": AUTO_CREATE_TOPIC_KEY_TOPIC, "d": _DEFAULT_TOPIC_QUEUE_NUMS_TEXT,
-            "e": str(target.queue_id), "f": str(out.sys_flag), "g": str(self.clock.now_ms()), "h": str(out.flag),
-            "i": out.properties, "j": "0", "k": "false", "m": "true" if out.batch else "false", "n": target.broker_name,
-        }
-
-    def send_result(self, out: Outgoing, target: MessageQueue, addr: str, code: int, remark: str | None, ext: dict[str, str]) -> SendResult:
-        """The SendResult of a response; MQBrokerError when the broker refused (``retryable`` says whether to try another queue)."""
-        status = _SEND_STATUS.get(code)  # type: ignore[call-overload]
-        if status is None:
-            if code == ResponseCode.TOPIC_NOT_EXIST:
-                self._routes.pop(out.topic, None)
-            raise MQBrokerError(code, remark, request_code=out.code, addr=addr)
-        queue_id = int(ext.get("queueId", target.queue_id))
-        queue = target if queue_id == target.queue_id else MessageQueue(out.topic, target.broker_name, queue_id)
-        return SendResult(status, out.msg_id, ext.get("msgId", ""), queue, int(ext.get("queueOffset", -1)), ext.get("MSG_REGION", "DefaultRegion"))
-
-    def send(self, msg: Message, mq: MessageQueue | None = None) -> Plan[SendResult]:
-        """Send one message to ``mq``, or round robin over writable queues (retrying another queue)."""
-        return (yield from self.deliver(self.prepare(msg), mq))
-
-    def send_batch(self, msgs: Sequence[Message], mq: MessageQueue | None = None) -> Plan[SendResult]:
-        """Send messages of one topic in one SEND_BATCH_MESSAGE; they get consecutive queue offsets."""
-        return (yield from self.deliver(self.prepare_batch(msgs), mq))
-
-    def deliver(self, out: Outgoing, mq: MessageQueue | None, attempts: int | None = None,
-                last_broker: str | None = None) -> Plan[SendResult]:
-        """Send a prepared message: ``attempts`` tries (default :meth:`attempts`), another broker after a failure."""
-        last_error: RemotingError | None = None
-        for _ in range(self.attempts(mq) if attempts is None else attempts):
-            target = mq if mq is not None else (yield from self._select_queue(out.topic, last_broker))
-            last_broker = target.broker_name
-            addr = yield from self.broker_addr(out.topic, target.broker_name, allow_template=True)
-            if addr not in self._heartbeated:
-                yield from self._first_contact(addr)
-            try:
-                reply = yield Call(out.code, self.send_ext(out, target), out.body, addr=addr, timeout_s=self.timeout_s)
-                return self.send_result(out, target, addr, reply.code, reply.remark, reply.ext)
-            except RemotingError as exc:
-                if not retryable(exc):
-                    raise
-                last_error = exc
-        assert last_error is not None
-        raise last_error
-
-
-def retryable(exc: RemotingError) -> bool:
-    """A send failure after which another queue is tried: no answer, or a refusal in ``_RETRY_ON``."""
+def _retryable(exc: RemotingError) -> bool:
     return not isinstance(exc, MQBrokerError) or exc.code in _RETRY_ON
 
 
-class AsyncSimpleProducer(AsyncFrontEnd):
-    """Asyncio producer; ``send`` may be awaited concurrently from many tasks (pipelined).
+class Producer:
+    """Sends messages of one producer group; see the module docstring."""
 
-    Once a topic's route is cached and its broker registered, a send goes straight to the
-    connection (one request, no plan stepping); before that, and after a failed attempt whose
-    retry needs a route lookup, it runs the send plan.
-    """
+    def __init__(self, group: str = DEFAULT_PRODUCER_GROUP, namesrv_addr: str = "127.0.0.1:9876", instance_name: str | None = None, *,
+                 config: ProducerConfig | None = None, client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.group = group
+        self.namesrv_addr = namesrv_addr
+        self.instance_name = instance_name or default_instance_name()
+        self.config = config or ProducerConfig()
+        self.client_config = client_config
+        self.clock = clock
+        self.fault_strategy = MQFaultStrategy(self.config.send_latency_fault_enable, clock)
+        self._uniq = UniqIdGenerator(clock=clock)
+        self._publish: dict[str, list[MessageQueue]] = {}
+        self._instance: MQClientInstance | None = None
+        self._plans: ProducerPlans | None = None
+        self._callbacks: concurrent.futures.ThreadPoolExecutor | None = None
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], group: str = DEFAULT_PRODUCER_GROUP, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 remoting: RemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
-                 retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED, compress_over: int = COMPRESS_OVER,
-                 heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S) -> None:
-        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting)
-        self.plans = ProducerPlans(self.driver.namesrv_addrs, group, clock=clock, instance_name=instance_name,
-                                   timeout_s=timeout_s, retry_times=retry_times, compress_over=compress_over)
-        self._init_async(heartbeat_interval_s)
+    # -- lifecycle ----------------------------------------------------------------------------
 
-    async def send(self, msg: Message, mq: MessageQueue | None = None) -> SendResult:
-        """Send one message; to ``mq`` if given, else round robin over the writable queues."""
-        self._start_heartbeats()
-        return await self._deliver(self.plans.prepare(msg), mq)
+    def start(self) -> Producer:
+        if self._instance is not None:
+            return self
+        instance = acquire_client_instance(self.namesrv_addr, self.instance_name, self.client_config)
+        self._plans = ProducerPlans(instance.namesrv_addrs, self.group, clock=self.clock, instance_name=self.instance_name,
+                                    timeout_s=self.config.send_timeout_s, retry_times=0, compress_over=self.config.compress_over)
+        try:
+            instance.register_producer(self)
+        except ValueError:
+            instance.release()
+            raise
+        self._instance = instance
+        self._callbacks = concurrent.futures.ThreadPoolExecutor(self.config.async_workers, thread_name_prefix=f"producer-{self.group}")
+        return self
 
-    async def send_batch(self, msgs: Sequence[Message], mq: MessageQueue | None = None) -> SendResult:
-        """Send messages of one topic as one batch (consecutive offsets in one queue)."""
-        self._start_heartbeats()
-        return await self._deliver(self.plans.prepare_batch(list(msgs)), mq)
+    def shutdown(self) -> None:
+        instance, self._instance = self._instance, None
+        if instance is None:
+            return
+        instance.unregister_producer(self.group)
+        try:
+            instance.call(instance.unregister_client(producer_group=self.group), timeout_s=10.0)
+        except Exception as exc:
+            log.debug("unregister of producer %s failed: %s", self.group, exc)
+        instance.release()
+        if self._callbacks is not None:
+            self._callbacks.shutdown(wait=True)
 
-    async def _deliver(self, out: Outgoing, mq: MessageQueue | None) -> SendResult:
-        plans = self.plans
-        remoting = self.driver.remoting
-        attempts = plans.attempts(mq)
-        last_error: RemotingError | None = None
+    def __enter__(self) -> Producer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.shutdown()
+
+    @property
+    def client_id(self) -> str:
+        return self._running().client_id
+
+    def _running(self) -> MQClientInstance:
+        if self._instance is None:
+            raise MQClientError(CLIENT_ERROR, f"producer {self.group} is not started")
+        return self._instance
+
+    # -- ClientMember -------------------------------------------------------------------------
+
+    def topics(self) -> set[str]:
+        return set(self._publish)
+
+    def on_route(self, topic: str, route: TopicRouteData) -> bool:
+        queues = route.publish_queues()
+        if queues:
+            self._publish[topic] = queues
+        return False
+
+    # -- public sends -------------------------------------------------------------------------
+
+    def send(self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *,
+             mq: MessageQueue | None = None) -> SendResult:
+        """Send and wait for the broker's answer: round robin with retries, to ``mq``, or to ``selector(mqs, msg, arg)``."""
+        instance = self._running()
+        return instance.call(self.send_coro(msg, selector, arg, mq=mq))
+
+    def send_async(self, msg: Message, callback: SendCallback | None = None, selector: MessageQueueSelector | None = None,
+                   arg: Any = None, *, mq: MessageQueue | None = None) -> concurrent.futures.Future[SendResult]:
+        """Send without waiting; the future (and ``callback(result, error)``, on a callback thread) gets the outcome."""
+        future = self._running().submit(self.send_coro(msg, selector, arg, mq=mq))
+        if callback is not None:
+            executor = self._callbacks
+            assert executor is not None
+
+            def done(f: concurrent.futures.Future[SendResult]) -> None:
+                error = f.exception()
+                executor.submit(_run_callback, callback, None if error else f.result(), error)
+
+            future.add_done_callback(done)
+        return future
+
+    def send_oneway(self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *,
+                    mq: MessageQueue | None = None) -> None:
+        """Send flagged oneway (the broker does not answer); one attempt, failures only logged."""
+        self._running().call(self._send(msg, selector, arg, mq, oneway=True))
+
+    def send_batch(self, msgs: Sequence[Message], mq: MessageQueue | None = None) -> SendResult:
+        """Send messages of one topic as one SEND_BATCH_MESSAGE (consecutive offsets of one queue)."""
+        return self._running().call(self._send(list(msgs), None, None, mq))
+
+    def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
+        return list(self._running().call(self._publish_queues(topic)))
+
+    async def send_coro(self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *,
+                        mq: MessageQueue | None = None) -> SendResult:
+        """The send as a coroutine of the instance's loop (what ``send`` and ``send_async`` run)."""
+        result = await self._send(msg, selector, arg, mq)
+        assert result is not None
+        return result
+
+    # -- the send path ------------------------------------------------------------------------
+
+    def _with_uniq_key(self, msg: Message) -> Message:
+        if msg.properties.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX):
+            return msg
+        return replace(msg, properties={**msg.properties, PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: self._uniq.next_id()})
+
+    async def _publish_queues(self, topic: str, refresh: bool = False) -> list[MessageQueue]:
+        queues = self._publish.get(topic)
+        if queues and not refresh:
+            return queues
+        instance = self._running()
+        self._publish.setdefault(topic, [])  # the instance polls the topic's route from now on
+        await instance.update_topic_route(topic)
+        queues = self._publish.get(topic)
+        if not queues:  # a topic the name server does not know: route it like TBW102 (auto-create)
+            assert self._plans is not None
+            queues = await instance.driver.run(self._plans.publish_queues(topic))
+            self._publish[topic] = list(queues)
+        return queues
+
+    async def _send(self, what: Message | list[Message], selector: MessageQueueSelector | None, arg: Any,
+                    mq: MessageQueue | None, *, oneway: bool = False) -> SendResult | None:
+        plans = self._plans
+        instance = self._running()
+        assert plans is not None
+        batch = what if isinstance(what, list) else None
+        if batch is not None:
+            if not batch:
+                raise MQClientError(CLIENT_ERROR, "the batch is empty")
+            batch = [self._with_uniq_key(m) for m in batch]
+            topic = batch[0].topic
+        else:
+            assert isinstance(what, Message)
+            msg = self._with_uniq_key(what)
+            topic = msg.topic
+        queues = await self._publish_queues(topic)
+        if selector is not None:
+            if not queues:
+                raise MQClientError(CLIENT_ERROR, f"topic {topic!r} has no writable queue")
+            mq = selector(list(queues), msg if batch is None else batch[0], arg)
+        attempts = 1 if (mq is not None or oneway) else 1 + self.config.retry_times_when_send_failed
         last_broker: str | None = None
+        last_error: RemotingError | None = None
         for attempt in range(attempts):
-            picked = plans.cached_target(out.topic, mq, last_broker)
-            if picked is None:
-                return await self.driver.run(plans.deliver(out, mq, attempts - attempt, last_broker))
-            target, addr = picked
+            if mq is not None:
+                target = mq
+            elif not queues:
+                raise MQClientError(CLIENT_ERROR, f"topic {topic!r} has no writable queue")
+            else:
+                target = self.fault_strategy.select_one_message_queue(queues, last_broker)
             last_broker = target.broker_name
-            request = RemotingCommand.request(out.code, plans.send_ext(out, target), out.body)
+            begin = self.clock.monotonic()
             try:
-                response = await remoting.invoke(addr, request, plans.timeout_s)
-                return plans.send_result(out, target, addr, response.code, response.remark, response.ext_fields)
+                if oneway:
+                    await self._send_oneway(plans, instance, msg, target)
+                    return None
+                plan = plans.send_batch(batch, target) if batch is not None else plans.send(msg, target)
+                result = await instance.driver.run(plan)
+                self.fault_strategy.update_fault_item(target.broker_name, int((self.clock.monotonic() - begin) * 1000), False)
+                return result
             except RemotingError as exc:
-                if not retryable(exc):
+                self.fault_strategy.update_fault_item(target.broker_name, int((self.clock.monotonic() - begin) * 1000), True)
+                if oneway:
+                    log.warning("oneway send to %s failed: %s", target, exc)
+                    return None
+                if not _retryable(exc):
                     raise
                 last_error = exc
+                log.info("send to %s failed (attempt %d of %d): %s", target, attempt + 1, attempts, exc)
+                if mq is None and attempt + 1 < attempts:
+                    queues = await self._publish_queues(topic)
         assert last_error is not None
         raise last_error
 
-    async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
-        return await self.driver.run(self.plans.publish_queues(topic))
+    async def _send_oneway(self, plans: ProducerPlans, instance: MQClientInstance, msg: Message, target: MessageQueue) -> None:
+        out = plans.prepare(msg)
+        addr = await instance.driver.run(plans.broker_addr(target.topic, target.broker_name, allow_template=True))
+        await instance.driver.invoke(Call(out.code, plans.send_ext(out, target), out.body, addr=addr, oneway=True))
 
 
-class SimpleProducer(BlockingFrontEnd):
-    """Blocking, thread-safe producer (same behaviour as AsyncSimpleProducer)."""
-
-    def __init__(self, namesrv_addrs: str | Iterable[str], group: str = DEFAULT_PRODUCER_GROUP, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 remoting: BlockingRemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
-                 retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED, compress_over: int = COMPRESS_OVER,
-                 heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S) -> None:
-        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting)
-        self.plans = ProducerPlans(self.driver.namesrv_addrs, group, clock=clock, instance_name=instance_name,
-                                   timeout_s=timeout_s, retry_times=retry_times, compress_over=compress_over)
-        self._init_blocking(heartbeat_interval_s)
-
-    def send(self, msg: Message, mq: MessageQueue | None = None) -> SendResult:
-        self._start_heartbeats()
-        return self.driver.run(self.plans.send(msg, mq))
-
-    def send_batch(self, msgs: Sequence[Message], mq: MessageQueue | None = None) -> SendResult:
-        self._start_heartbeats()
-        return self.driver.run(self.plans.send_batch(list(msgs), mq))
-
-    def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
-        return self.driver.run(self.plans.publish_queues(topic))
+def _run_callback(callback: SendCallback, result: SendResult | None, error: BaseException | None) -> None:
+    try:
+        callback(result, error)
+    except Exception:
+        log.exception("send callback raised")

@@ -12,21 +12,25 @@
 
 ``poll`` pulls every held queue at once, long-polling up to ``timeout_s`` when none has a
 message. Offsets are committed by ``commit`` (to the brokers in clustering mode, to the local
-file in broadcasting mode); a queue a rebalance takes away has its committed offset persisted.
+file in broadcasting mode); a queue a rebalance takes away has its committed offset persisted,
+and what a pull of it still returns is discarded. Subscriptions, rebalance, offsets and the
+lifecycle are :class:`~.consumer_base.ConsumerBase`'s, shared with PushConsumer; a pull consumer
+has no listener, no thread pool and no retry topic.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Iterable
-from typing import Any
 
+from brokers.engine.client.allocate import AllocateStrategy
+from brokers.engine.client.client_config import ClientConfig, ConsumerConfig
+from brokers.engine.client.consumer_base import ConsumerBase
 from brokers.engine.client.listener import ReceivedMessage, to_received
 from brokers.engine.client.offset_store import ReadOffsetType
 from brokers.engine.client.process_queue import ProcessQueue
 from brokers.engine.client.puller import SUB_ALL, PullResult, PullStatus, build_subscription
-from brokers.engine.client.push_consumer import PushConsumer
+from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.errors import RemotingError
 
@@ -35,24 +39,21 @@ __all__ = ["PullConsumer"]
 log = logging.getLogger("brokers.engine.client")
 
 
-def _ignore_listener(msgs: list[ReceivedMessage]) -> None:
-    return None
-
-
-class PullConsumer(PushConsumer):
-    """Pull on demand; shares the push consumer's rebalance, offsets and heartbeats, not its pull loops."""
+class PullConsumer(ConsumerBase):
+    """Pull on demand; see the module docstring."""
 
     consume_type = "CONSUME_ACTIVELY"
 
-    def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", *args: Any, **kwargs: Any) -> None:
-        super().__init__(group, namesrv_addr, *args, **kwargs)
-        self.listener = _ignore_listener
+    def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateStrategy | None = None,
+                 message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
+                 instance_name: str | None = None, *, config: ConsumerConfig | None = None,
+                 client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
+        super().__init__(group, namesrv_addr, strategy, message_model, consume_from_where, instance_name, config=config,
+                         client_config=client_config, clock=clock)
         self._assigned_mode = False
+        self._assigned: set[MessageQueue] = set()
         self._next: dict[MessageQueue, int] = {}  # next offset to pull
         self._consumed: dict[MessageQueue, int] = {}  # offset after the last message poll() returned
-
-    def _all_subscriptions(self) -> dict:
-        return dict(self.subscriptions)  # no retry topic: nothing is sent back
 
     def subscribe(self, topic: str, expression: str = SUB_ALL) -> None:
         if self._assigned_mode:
@@ -78,16 +79,11 @@ class PullConsumer(PushConsumer):
             for topic in {mq.topic for mq in self._assigned} | {mq.topic for mq in self.rebalance.process_queue_table}:
                 await self.rebalance._update_process_queue_table(topic, {mq for mq in self._assigned if mq.topic == topic})
 
-    async def _start_async(self) -> None:
-        instance = self._running_instance()
-        for topic in self._all_subscriptions():
-            await instance.update_topic_route(topic)
-        await instance.send_heartbeat_to_all_brokers()
+    async def _after_start(self) -> None:
         if self._assigned_mode:
             await self._apply_assignment()
         else:
-            assert self.rebalance is not None
-            await self.rebalance.do_rebalance()
+            await super()._after_start()
 
     async def do_rebalance(self) -> None:
         if not self._assigned_mode:
@@ -97,6 +93,7 @@ class PullConsumer(PushConsumer):
         self._next[mq] = next_offset
 
     async def remove_unnecessary_message_queue(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
+        """Forget a queue taken away (a pull of it in flight finds it gone and returns nothing); persist its offset."""
         assert self.offset_store is not None
         self._next.pop(mq, None)
         self._consumed.pop(mq, None)
@@ -111,14 +108,15 @@ class PullConsumer(PushConsumer):
         return self._running_instance().call(self._poll(timeout_s), timeout_s + 30.0)
 
     async def _poll(self, timeout_s: float) -> list[ReceivedMessage]:
-        deadline = time.monotonic() + timeout_s
+        loop = asyncio.get_running_loop()  # a deadline on the clock the waits below run on
+        deadline = loop.time() + timeout_s
         out = await self._pull_all(0)
-        while not out and time.monotonic() < deadline:
+        while not out and loop.time() < deadline:
             if not self._next:
-                await asyncio.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+                await asyncio.sleep(min(0.05, max(0.0, deadline - loop.time())))
                 out = await self._pull_all(0)
                 continue
-            out = await self._pull_all(int((deadline - time.monotonic()) * 1000))
+            out = await self._pull_all(int((deadline - loop.time()) * 1000))
         return out
 
     async def _pull_all(self, suspend_ms: int) -> list[ReceivedMessage]:

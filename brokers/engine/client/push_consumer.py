@@ -4,17 +4,21 @@
 
     consumer = PushConsumer("orders-consumer", "127.0.0.1:9876")        # strategy: AVG by default
     consumer.subscribe("Orders", "TagA || TagB")
-    consumer.register_listener(lambda msgs: ConsumeStatus.CONSUME_SUCCESS)
+    consumer.register_listener(lambda msgs: ConsumeConcurrentlyStatus.CONSUME_SUCCESS)
     consumer.start()
     ...
     consumer.shutdown()
 
-A long-polling pull loop per held queue feeds the queue's ProcessQueue; the consume service
-(:mod:`.consume_service`) runs the listener in a thread pool. Which queues are held is decided
-by :class:`~.rebalance.RebalanceImpl` at start, every ``rebalance_interval_s`` and when a broker
-says the group changed. Offsets: on the brokers in clustering mode, in a local file in
-broadcasting mode (:mod:`.offset_store`), committed every ``persist_consumer_offset_interval_s``,
-when a queue is dropped and at shutdown (also piggybacked on pulls in clustering mode).
+What every consumer has (subscriptions, rebalance, offsets, lifecycle) is :class:`~.consumer_base.ConsumerBase`'s.
+A push consumer adds a long-polling pull loop per held queue, feeding the queue's ProcessQueue,
+and a consume service (:mod:`.consume_service`) running the listener in a thread pool. Offsets
+are also committed when a queue is dropped (and piggybacked on pulls in clustering mode).
+
+A dropped queue is given up at once, as RocketMQ gives up a dropped ProcessQueue: its pull loop
+is cancelled (a pull in flight or parked in a broker's long polling is abandoned), whatever a
+pull of it still returns is discarded, and the consume service hands none of its messages to the
+listener. In orderly mode this is what keeps one consumer per queue.
+
 A broker's RESET_CONSUMER_CLIENT_OFFSET (an operator's reset by time) goes to
 :meth:`PushConsumer.reset_offset`: the queues are dropped, their offsets overwritten and
 persisted, and a rebalance pulls them again from there.
@@ -27,52 +31,30 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Iterable
-from typing import Any
 
-from brokers.engine.client.admin_types import SubscriptionData, TopicRouteData
-from brokers.engine.client.allocate import AllocateMessageQueueAveragely, AllocateStrategy
+from brokers.engine.client.admin_types import SubscriptionData
+from brokers.engine.client.allocate import AllocateStrategy
 from brokers.engine.client.client_config import ClientConfig, ConsumerConfig
-from brokers.engine.client.client_instance import MQClientInstance, acquire_client_instance, default_instance_name
-from brokers.engine.client.consume_service import ConsumeMessageConcurrentlyService, ConsumeMessageOrderlyService
+from brokers.engine.client.client_instance import MQClientInstance
+from brokers.engine.client.consume_service import ConsumeCounters, ConsumeMessageConcurrentlyService, ConsumeMessageOrderlyService
+from brokers.engine.client.consumer_base import ConsumerBase
 from brokers.engine.client.errors import CLIENT_ERROR, MQClientError
 from brokers.engine.client.listener import MessageListener
-from brokers.engine.client.offset_store import LocalFileOffsetStore, RemoteBrokerOffsetStore
 from brokers.engine.client.process_queue import ProcessQueue
-from brokers.engine.client.puller import SUB_ALL, PullPlans, PullStatus, build_subscription
-from brokers.engine.client.rebalance import CONSUME_FROM_WHERE, RebalanceImpl
+from brokers.engine.client.puller import SUB_ALL, PullStatus, build_subscription
 from brokers.engine.client.send_back import MessageBackSender
-from brokers.engine.common import json_compat
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
-from brokers.engine.common.constants import MQ_VERSION_NAME, RETRY_GROUP_TOPIC_PREFIX
+from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.common.topic_validator import validate_group, validate_topic
 from brokers.engine.remoting.errors import RemotingError
 
-__all__ = ["PushConsumer", "normalize_consume_from_where", "normalize_message_model"]
+__all__ = ["PushConsumer"]
 
 log = logging.getLogger("brokers.engine.client")
 
 
-def normalize_message_model(value: str) -> str:
-    model = str(value).upper()
-    if model not in ("CLUSTERING", "BROADCASTING"):
-        raise ValueError(f"message_model must be CLUSTERING or BROADCASTING, not {value!r}")
-    return model
-
-
-def normalize_consume_from_where(value: str) -> str:
-    """Accept RocketMQ's enum names and the short LAST_OFFSET / FIRST_OFFSET / TIMESTAMP."""
-    text = str(value).upper()
-    if not text.startswith("CONSUME_FROM_"):
-        text = "CONSUME_FROM_" + text
-    if text not in CONSUME_FROM_WHERE:
-        raise ValueError(f"unknown consume_from_where {value!r}")
-    return text
-
-
-class PushConsumer:
+class PushConsumer(ConsumerBase):
     """A consumer of one group that pulls for its listener; see the module docstring."""
 
     consume_type = "CONSUME_PASSIVELY"
@@ -81,52 +63,18 @@ class PushConsumer:
                  message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
                  instance_name: str | None = None, *, orderly: bool = False, config: ConsumerConfig | None = None,
                  client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.group = validate_group(group)
-        self.namesrv_addr = namesrv_addr
-        self.strategy: AllocateStrategy = strategy or AllocateMessageQueueAveragely()
-        self.message_model = normalize_message_model(message_model)
-        self.consume_from_where = normalize_consume_from_where(consume_from_where)
-        # Java keeps "DEFAULT" for broadcasting (so the local offset file survives restarts), pid#nanotime otherwise
-        self.instance_name = instance_name or ("DEFAULT" if self.message_model == "BROADCASTING" else default_instance_name())
+        super().__init__(group, namesrv_addr, strategy, message_model, consume_from_where, instance_name, config=config,
+                         client_config=client_config, clock=clock)
         self.orderly = orderly
-        self.config = config or ConsumerConfig()
-        self.client_config = client_config
-        self.clock = clock
-        self.subscriptions: dict[str, SubscriptionData] = {}
         self.listener: MessageListener | None = None
-        self.start_timestamp = 0
-        self._instance: MQClientInstance | None = None
-        self._plans: PullPlans | None = None
-        self.offset_store: RemoteBrokerOffsetStore | LocalFileOffsetStore | None = None
-        self.rebalance: RebalanceImpl | None = None
         self.consume_service: ConsumeMessageConcurrentlyService | ConsumeMessageOrderlyService | None = None
         self._pull_tasks: dict[MessageQueue, asyncio.Task] = {}
         self._lock_task: asyncio.Task | None = None
-        self._running = False
         self._paused = False  # suspend(): pull loops idle until resume()
 
-    @property
-    def clustering(self) -> bool:
-        return self.message_model == "CLUSTERING"
-
-    # -- configuration ------------------------------------------------------------------------
-
-    def subscribe(self, topic: str, expression: str = SUB_ALL) -> None:
-        """Consume ``topic``'s messages matching ``*`` or ``TagA || TagB`` (before start, or while running)."""
-        validate_topic(topic)
-        self.subscriptions[topic] = build_subscription(topic, expression, self.clock.now_ms())
-        if self._instance is not None:
-            self._apply_subscriptions()
-            self._instance.call(self._after_subscription_change())
-
-    def unsubscribe(self, topic: str) -> None:
-        self.subscriptions.pop(topic, None)
-        if self._instance is not None:
-            self._apply_subscriptions()
-            self._instance.call(self._after_subscription_change())
-
     def register_listener(self, listener: MessageListener, *, orderly: bool | None = None) -> None:
-        """Set the listener, ``fn(list[ReceivedMessage]) -> ConsumeStatus``; ``orderly`` switches the mode."""
+        """Set the listener, ``fn(list[ReceivedMessage]) -> ConsumeConcurrentlyStatus`` (orderly: ConsumeOrderlyStatus);
+        ``orderly`` switches the mode."""
         if self._running:
             raise MQClientError(CLIENT_ERROR, "register the listener before start()")
         self.listener = listener
@@ -142,70 +90,23 @@ class PushConsumer:
             subs.setdefault(retry, build_subscription(retry, SUB_ALL, self.start_timestamp or self.clock.now_ms()))
         return subs
 
-    def _apply_subscriptions(self) -> None:
-        subs = self._all_subscriptions()
-        assert self._plans is not None and self.rebalance is not None
-        self._plans.subscriptions = dict(subs)
-        self.rebalance.subscription_inner = dict(subs)
-
-    async def _after_subscription_change(self) -> None:
-        instance = self._running_instance()
-        for topic in self._all_subscriptions():
-            await instance.update_topic_route(topic)
-        await instance.send_heartbeat_to_all_brokers()
-        instance.rebalance_immediately()
-
     # -- lifecycle ----------------------------------------------------------------------------
 
-    def start(self) -> PushConsumer:
-        if self._instance is not None:
-            return self
+    def _check_startable(self) -> None:
         if self.listener is None:
             raise MQClientError(CLIENT_ERROR, "register a listener before start()")
-        if not self.subscriptions:
-            raise MQClientError(CLIENT_ERROR, "subscribe to a topic before start()")
-        self.start_timestamp = self.clock.now_ms()
-        instance = acquire_client_instance(self.namesrv_addr, self.instance_name, self.client_config)
-        self._build(instance)
-        try:
-            instance.register_consumer(self)
-        except ValueError:
-            self.consume_service.shutdown(0)  # type: ignore[union-attr]
-            instance.release()
-            raise
-        self._instance = instance
-        self._running = True
-        instance.call(self._start_async(), timeout_s=60.0)
-        return self
 
-    def _build(self, instance: MQClientInstance) -> None:
-        api_timeout = instance.config.api_timeout_s
-        self._plans = PullPlans(instance.namesrv_addrs, self.group, clock=self.clock, instance_name=self.instance_name,
-                                timeout_s=api_timeout, consume_from_where=self.consume_from_where, message_model=self.message_model)
-        if self.clustering:
-            self.offset_store = RemoteBrokerOffsetStore(instance, self._plans)
-        else:
-            self.offset_store = LocalFileOffsetStore(self.config.local_offset_store_dir, instance.client_id, self.group)
-            self.offset_store.load()
-        self.rebalance = RebalanceImpl(self, instance, self._plans, self.offset_store, group=self.group, strategy=self.strategy,
-                                       clustering=self.clustering, orderly=self.orderly, consume_from_where=self.consume_from_where,
-                                       consume_timestamp_ms=self.config.consume_timestamp_ms)
-        self._apply_subscriptions()
+    def _build_fetching(self, instance: MQClientInstance) -> None:
+        assert self._plans is not None and self.offset_store is not None and self.rebalance is not None and self.listener is not None
         sender = MessageBackSender(instance, self._plans, self.group, self.config.max_reconsume_times)
-        assert self.listener is not None
         args = (instance, self.group, self.listener, self.config, self.offset_store, sender, self.clustering)
         if self.orderly:
-            self.consume_service = ConsumeMessageOrderlyService(*args, lock_queue=self.rebalance.lock_mq)
+            self.consume_service = ConsumeMessageOrderlyService(*args, clock=self.clock, lock_queue=self.rebalance.lock_mq)
         else:
-            self.consume_service = ConsumeMessageConcurrentlyService(*args)
+            self.consume_service = ConsumeMessageConcurrentlyService(*args, clock=self.clock)
 
-    async def _start_async(self) -> None:
-        instance = self._running_instance()
-        for topic in self._all_subscriptions():
-            await instance.update_topic_route(topic)
-        await instance.send_heartbeat_to_all_brokers()
-        assert self.rebalance is not None
-        await self.rebalance.do_rebalance()
+    async def _after_start(self) -> None:
+        await super()._after_start()
         if self.orderly and self.clustering:
             self._lock_task = asyncio.get_running_loop().create_task(self._lock_loop())
 
@@ -215,24 +116,7 @@ class PushConsumer:
             await asyncio.sleep(self.config.lock_interval_s)
             await self.rebalance.lock_all()
 
-    def shutdown(self) -> None:
-        """Stop pulling, let listener calls finish, commit offsets, unlock (orderly), unregister."""
-        instance = self._instance
-        if instance is None:
-            return
-        self._running = False
-        instance.unregister_consumer(self.group)
-        instance.call(self._stop_pulling())
-        assert self.consume_service is not None
-        self.consume_service.shutdown(self.config.await_termination_s)
-        try:
-            instance.call(self._shutdown_async(), timeout_s=30.0)
-        except Exception as exc:
-            log.warning("shutdown of consumer %s incomplete: %s", self.group, exc)
-        self._instance = None
-        instance.release()
-
-    async def _stop_pulling(self) -> None:
+    async def _stop_fetching(self) -> None:
         tasks = list(self._pull_tasks.values())
         if self._lock_task is not None:
             tasks.append(self._lock_task)
@@ -241,32 +125,19 @@ class PushConsumer:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._pull_tasks.clear()
 
-    async def _shutdown_async(self) -> None:
-        assert self.rebalance is not None and self.offset_store is not None
-        instance = self._running_instance()
-        async with self.rebalance.lock:
-            mqs = set(self.rebalance.process_queue_table)
-            await self.offset_store.persist_all(mqs)
-            if self.orderly and self.clustering:
-                await asyncio.gather(*(self.rebalance.unlock_mq(mq) for mq in mqs))
-            for pq in self.rebalance.process_queue_table.values():
-                pq.dropped = True
-        await instance.unregister_client(consumer_group=self.group)
+    def _close_fetching(self, await_termination_s: float) -> None:
+        if self.consume_service is not None:
+            self.consume_service.shutdown(await_termination_s)
 
-    def __enter__(self) -> PushConsumer:
-        return self.start()
+    async def _unlock_held_queues(self, mqs: set[MessageQueue]) -> None:
+        if self.orderly and self.clustering:
+            assert self.rebalance is not None
+            await asyncio.gather(*(self.rebalance.unlock_mq(mq) for mq in mqs))
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.shutdown()
+    def _consume_counters(self) -> ConsumeCounters | None:
+        return self.consume_service.stats if self.consume_service is not None else None
 
-    def _running_instance(self) -> MQClientInstance:
-        if self._instance is None:
-            raise MQClientError(CLIENT_ERROR, f"consumer {self.group} is not started")
-        return self._instance
-
-    @property
-    def client_id(self) -> str:
-        return self._running_instance().client_id
+    # -- suspend / resume, offset reset ---------------------------------------------------------
 
     def suspend(self) -> None:
         """Pause every pull loop (RocketMQ's DefaultMQPushConsumerImpl.suspend); held queues stay held."""
@@ -298,10 +169,7 @@ class PushConsumer:
                 targets = {mq: pq for mq, pq in rebalance.process_queue_table.items() if mq.topic == topic and mq in offset_table}
                 for pq in targets.values():
                     pq.dropped = True
-                tasks = [t for t in (self._pull_tasks.pop(mq, None) for mq in targets) if t is not None]
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+                await self._cancel_pulls(targets)
                 await self._await_listener_calls(targets.values())
                 for mq, pq in targets.items():
                     offset = int(offset_table[mq])
@@ -319,9 +187,10 @@ class PushConsumer:
     async def _await_listener_calls(self, pqs: Iterable[ProcessQueue]) -> None:
         """Wait (at most ``reset_offset_wait_s``) until no listener call of ``pqs`` is in progress."""
         pqs = list(pqs)
-        deadline = time.monotonic() + self.config.reset_offset_wait_s
+        loop = asyncio.get_running_loop()  # a deadline on the clock the sleeps below run on
+        deadline = loop.time() + self.config.reset_offset_wait_s
         while any(pq.inflight_consumes > 0 for pq in pqs):
-            if time.monotonic() > deadline:
+            if loop.time() > deadline:
                 log.warning("reset-offset of %s: listener calls still running after %.1fs", self.group, self.config.reset_offset_wait_s)
                 return
             await asyncio.sleep(0.01)
@@ -345,57 +214,6 @@ class PushConsumer:
         await store.persist(mq)
         store.remove_offset(mq)
 
-    def assigned_queues(self) -> set[MessageQueue]:
-        """The queues held now (the process-queue table's keys)."""
-        return set(self.rebalance.process_queue_table) if self.rebalance is not None else set()
-
-    def committed_offset(self, mq: MessageQueue) -> int:
-        """The offset this consumer would commit for ``mq`` now (-1 when none)."""
-        return self.offset_store.read_from_memory(mq) if self.offset_store is not None else -1
-
-    # -- ClientMember / ConsumerMember --------------------------------------------------------
-
-    def topics(self) -> set[str]:
-        return set(self._all_subscriptions())
-
-    def on_route(self, topic: str, route: TopicRouteData) -> bool:
-        return self.rebalance.on_route(topic, route) if self.rebalance is not None else False
-
-    def consumer_data(self) -> dict[str, Any]:
-        return {
-            "consumeFromWhere": self.consume_from_where, "consumeType": self.consume_type, "groupName": self.group,
-            "messageModel": self.message_model, "subscriptionDataSet": [s.to_json() for s in self._all_subscriptions().values()],
-            "unitMode": False,
-        }
-
-    async def do_rebalance(self) -> None:
-        if self._running and self.rebalance is not None:
-            await self.rebalance.do_rebalance()
-
-    async def persist_offsets(self) -> None:
-        if self.rebalance is not None and self.offset_store is not None:
-            await self.offset_store.persist_all(set(self.rebalance.process_queue_table))
-
-    def running_info_body(self) -> bytes:
-        """ConsumerRunningInfo (§4.14): properties (the strategy among them), subscriptions, held queues."""
-        assert self.rebalance is not None and self.offset_store is not None
-        stats = self.consume_service.stats if self.consume_service is not None else None
-        properties = {
-            "PROP_NAMESERVER_ADDR": self.namesrv_addr, "PROP_CONSUME_TYPE": self.consume_type,
-            "PROP_CONSUMEORDERLY": str(self.orderly).lower(), "PROP_THREADPOOL_CORE_SIZE": str(self.config.consume_thread_min),
-            "PROP_CLIENT_VERSION": MQ_VERSION_NAME, "PROP_CONSUMER_START_TIMESTAMP": str(self.start_timestamp),
-            "allocateMessageQueueStrategy": getattr(self.strategy, "name", type(self.strategy).__name__),
-            "messageModel": self.message_model, "consumeFromWhere": self.consume_from_where,
-            "consumeThreadMin": str(self.config.consume_thread_min), "consumeThreadMax": str(self.config.consume_thread_max),
-            "pullBatchSize": str(self.config.pull_batch_size), "maxReconsumeTimes": str(self.config.max_reconsume_times),
-        }
-        mq_table = {mq: pq.info(self.offset_store.read_from_memory(mq)) for mq, pq in list(self.rebalance.process_queue_table.items())}
-        status_table = {topic: {"pullRT": 0.0, "pullTPS": 0.0, "consumeRT": 0.0, "consumeOKTPS": 0.0, "consumeFailedTPS": 0.0,
-                                "consumeFailedMsgs": stats.failed if stats else 0} for topic in self.subscriptions}
-        info = {"properties": properties, "subscriptionSet": [s.to_json() for s in self._all_subscriptions().values()],
-                "mqTable": mq_table, "statusTable": status_table}
-        return json_compat.dumps(info).encode("utf-8")
-
     # -- RebalanceHost ------------------------------------------------------------------------
 
     def on_queue_added(self, mq: MessageQueue, pq: ProcessQueue, next_offset: int) -> None:
@@ -405,10 +223,9 @@ class PushConsumer:
         self._pull_tasks[mq] = asyncio.get_running_loop().create_task(self._pull_loop(mq, pq, next_offset))
 
     async def remove_unnecessary_message_queue(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
+        """Give up a queue the rebalance took away (``pq`` is already dropped): stop its pulls, commit its offset."""
         assert self.offset_store is not None and self.rebalance is not None
-        task = self._pull_tasks.get(mq)
-        if task is not None and task.done():
-            self._pull_tasks.pop(mq, None)
+        await self._cancel_pulls([mq])
         if self.orderly and self.clustering:
             got = await asyncio.get_running_loop().run_in_executor(None, pq.consume_lock.acquire, True, 1.0)
             if not got:
@@ -424,6 +241,15 @@ class PushConsumer:
         await self.offset_store.persist(mq)
         self.offset_store.remove_offset(mq)
         return True
+
+    async def _cancel_pulls(self, mqs: Iterable[MessageQueue]) -> None:
+        """Cancel the pull loops of dropped queues, with their pull in flight or parked by a broker:
+        the answer of an abandoned pull is never read. (A queue's loop feeds its one process queue:
+        a queue is added again only once its dropped process queue left the table.)"""
+        tasks = [t for t in (self._pull_tasks.pop(mq, None) for mq in mqs) if t is not None and t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     # -- pulling ------------------------------------------------------------------------------
 
@@ -454,9 +280,10 @@ class PushConsumer:
                     log.debug("pull of %s failed: %s", mq, exc)
                     await asyncio.sleep(config.pull_delay_on_error_s)
                     continue
-                if pq.dropped:
+                if pq.dropped or not self._running:  # RocketMQ's isDropped() when the pull returns: the answer is discarded
+                    log.debug("pull of %s returned after the queue was dropped: %d message(s) discarded", mq, len(result.messages))
                     return
-                pq.last_pull_timestamp = time.time()
+                pq.last_pull_timestamp = self.clock.now_ms()
                 next_offset = result.next_begin_offset
                 if result.status is PullStatus.FOUND and result.messages:
                     msgs = list(result.messages)

@@ -8,7 +8,8 @@ Every consumer computes its own share; nobody coordinates. Per subscribed topic 
 2. both sorted as RocketMQ sorts them, then ``strategy.allocate(group, my_id, queues, ids)``
    (BROADCASTING: every queue);
 3. a diff against the process-queue table: a queue no longer ours is marked dropped (its pull
-   stops) and removed after its offset is committed (orderly: after the listener call in progress
+   is abandoned, whatever a pull of it still returns is discarded, none of its messages reaches
+   the listener) and removed after its offset is committed (orderly: after the listener call in progress
    and then the broker unlock); a new queue starts from the committed offset or, when there is
    none, from consume-from-where (LAST_OFFSET: the queue's end, 0 for a retry topic;
    FIRST_OFFSET: 0; TIMESTAMP: the offset at ``consume_timestamp_ms``). Orderly consumers take a
@@ -21,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections import defaultdict
 from typing import Protocol
 
@@ -33,6 +33,7 @@ from brokers.engine.client.plan import Call, check
 from brokers.engine.client.process_queue import ProcessQueue
 from brokers.engine.client.puller import PullPlans
 from brokers.engine.common import json_compat
+from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.codes import RequestCode
@@ -58,7 +59,7 @@ class RebalanceHost(Protocol):
 class RebalanceImpl:
     def __init__(self, host: RebalanceHost, instance: MQClientInstance, plans: PullPlans, offset_store: OffsetStore, *,
                  group: str, strategy: AllocateStrategy, clustering: bool, orderly: bool, consume_from_where: str,
-                 consume_timestamp_ms: int | None = None) -> None:
+                 consume_timestamp_ms: int | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
         self.host = host
         self.instance = instance
         self.plans = plans
@@ -69,6 +70,7 @@ class RebalanceImpl:
         self.orderly = orderly
         self.consume_from_where = consume_from_where
         self.consume_timestamp_ms = consume_timestamp_ms
+        self.clock = clock
         self.subscription_inner: dict[str, SubscriptionData] = {}
         self.topic_subscribe_info: dict[str, set[MessageQueue]] = {}
         self.process_queue_table: dict[MessageQueue, ProcessQueue] = {}
@@ -136,9 +138,9 @@ class RebalanceImpl:
                 if self.orderly and self.clustering:
                     await self.unlock_mq(mq)
                 continue
-            pq = ProcessQueue()
+            pq = ProcessQueue(self.clock)
             if self.orderly and self.clustering:
-                pq.locked, pq.last_lock_timestamp = True, time.monotonic()
+                pq.mark_locked()
             self.process_queue_table[mq] = pq
             self.host.on_queue_added(mq, pq, next_offset)
             changed = True
@@ -167,7 +169,7 @@ class RebalanceImpl:
             if self.consume_from_where == "CONSUME_FROM_TIMESTAMP":
                 if retry:
                     return await driver.run(self.plans.max_offset(mq))
-                ts = self.consume_timestamp_ms or int(time.time() * 1000) - CONSUME_TIMESTAMP_DEFAULT_BACK_MS
+                ts = self.consume_timestamp_ms or self.clock.now_ms() - CONSUME_TIMESTAMP_DEFAULT_BACK_MS
                 return await driver.run(self.plans.search_offset(mq, ts))
             if retry:
                 return 0
@@ -199,9 +201,10 @@ class RebalanceImpl:
             return False
         pq = self.process_queue_table.get(mq)
         if pq is not None:
-            pq.locked = held
             if held:
-                pq.last_lock_timestamp = time.monotonic()
+                pq.mark_locked()
+            else:
+                pq.locked = False
         return held
 
     async def lock_all(self) -> None:
@@ -215,14 +218,14 @@ class RebalanceImpl:
             except RemotingError as exc:
                 log.debug("lock of %d queues on %s failed: %s", len(mqs), broker_name, exc)
                 continue
-            now = time.monotonic()
             for mq in mqs:
                 pq = self.process_queue_table.get(mq)
                 if pq is None:
                     continue
-                pq.locked = mq in held
-                if pq.locked:
-                    pq.last_lock_timestamp = now
+                if mq in held:
+                    pq.mark_locked()
+                else:
+                    pq.locked = False
 
     async def unlock_mq(self, mq: MessageQueue) -> None:
         driver = self.instance.driver

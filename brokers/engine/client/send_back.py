@@ -16,7 +16,7 @@ import random
 from brokers.engine.client.client_instance import CLIENT_INNER_PRODUCER_GROUP, MQClientInstance
 from brokers.engine.client.listener import original_topic
 from brokers.engine.client.plan import Call, check
-from brokers.engine.client.producer import ProducerPlans
+from brokers.engine.client.producer_plans import ProducerPlans
 from brokers.engine.client.puller import PullPlans
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message import (

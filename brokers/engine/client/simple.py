@@ -3,7 +3,7 @@
 No load balancing and no push consumption (the full Producer/PushConsumer is a later issue):
 
 - :class:`AsyncSimpleProducer` / :class:`SimpleProducer` (blocking), in
-  :mod:`brokers.engine.client.producer`: route lookup on the name servers (falling back to the
+  :mod:`brokers.engine.client.simple_producer` (plans in :mod:`~brokers.engine.client.producer_plans`): route lookup on the name servers (falling back to the
   TBW102 template route for a topic that does not exist yet, so the broker auto-creates it, as
   RocketMQ's producer does), SEND_MESSAGE_V2 with the one-letter header keys,
   SEND_BATCH_MESSAGE with a batch body, a UNIQ_KEY per message (§5.9,
@@ -36,17 +36,13 @@ from brokers.engine.client.errors import CLIENT_ERROR, MQBrokerError, MQClientEr
 from brokers.engine.client.front_end import HEARTBEAT_INTERVAL_S, log  # noqa: F401 (re-exported)
 from brokers.engine.client.identity import UniqIdGenerator, build_client_id, local_ip  # noqa: F401 (re-exported)
 from brokers.engine.client.plan import Call, Fanout, Plan, check  # noqa: F401 (re-exported)
-from brokers.engine.client.producer import (  # noqa: F401 (re-exported)
+from brokers.engine.client.producer_plans import (  # noqa: F401 (re-exported)
     COMPRESS_LEVEL,
     COMPRESS_OVER,
     DEFAULT_PRODUCER_GROUP,
     NOT_ALLOWED_SEND_TOPICS,
     RETRY_TIMES_WHEN_SEND_FAILED,
-    AsyncSimpleProducer,
     ProducerPlans,
-    SendResult,
-    SendStatus,
-    SimpleProducer,
 )
 from brokers.engine.client.puller import (  # noqa: F401 (re-exported)
     PULL_SYS_FLAG_COMMIT_OFFSET,
@@ -64,3 +60,5 @@ from brokers.engine.client.puller import (  # noqa: F401 (re-exported)
     build_subscription,
 )
 from brokers.engine.client.route_cache import ROUTE_TTL_S, ClientPlans  # noqa: F401 (re-exported)
+from brokers.engine.client.send_result import SendResult, SendStatus  # noqa: F401 (re-exported)
+from brokers.engine.client.simple_producer import AsyncSimpleProducer, SimpleProducer  # noqa: F401 (re-exported)

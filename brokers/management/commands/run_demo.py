@@ -17,7 +17,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from brokers.engine.client import ConsumeStatus, Message, Producer, PushConsumer
+from brokers.engine.client import ConsumeConcurrentlyStatus, Message, Producer, PushConsumer
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.errors import RemotingError
@@ -27,8 +27,8 @@ TOPICS = {"DemoOrders": 4, "DemoAudit": 2}
 AUDIT_EVERY = 5  # one message in five goes to DemoAudit
 
 
-def _ack(msgs) -> ConsumeStatus:
-    return ConsumeStatus.CONSUME_SUCCESS
+def _ack(msgs) -> ConsumeConcurrentlyStatus:
+    return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
 
 class Command(BaseCommand):

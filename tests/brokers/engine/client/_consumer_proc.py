@@ -13,7 +13,14 @@ import signal
 import threading
 import time
 
-from brokers.engine.client import ClientConfig, ConsumerConfig, ConsumeStatus, PushConsumer, ReceivedMessage
+from brokers.engine.client import (
+    ClientConfig,
+    ConsumeConcurrentlyStatus,
+    ConsumeOrderlyStatus,
+    ConsumerConfig,
+    PushConsumer,
+    ReceivedMessage,
+)
 
 
 def main() -> None:
@@ -31,12 +38,14 @@ def main() -> None:
     out = open(args.out, "a", encoding="utf-8")
     lock = threading.Lock()
 
-    def listener(msgs: list[ReceivedMessage]) -> ConsumeStatus:
+    acknowledged = ConsumeOrderlyStatus.SUCCESS if args.orderly else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    def listener(msgs: list[ReceivedMessage]) -> ConsumeConcurrentlyStatus | ConsumeOrderlyStatus:
         line = {"t": time.time(), "msgs": [[m.broker_name, m.queue_id, m.queue_offset, m.body.decode(), m.reconsume_times] for m in msgs]}
         with lock:
             out.write(json.dumps(line) + "\n")
             out.flush()
-        return ConsumeStatus.CONSUME_SUCCESS
+        return acknowledged
 
     client_config = ClientConfig(rebalance_interval_s=args.interval, heartbeat_broker_interval_s=args.interval,
                                  poll_name_server_interval_s=args.interval, persist_consumer_offset_interval_s=args.persist_interval)

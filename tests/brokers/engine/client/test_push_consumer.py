@@ -9,7 +9,8 @@ import pytest
 
 from brokers.engine.client import (
     ClientConfig,
-    ConsumeStatus,
+    ConsumeConcurrentlyStatus,
+    ConsumeOrderlyStatus,
     ConsumerConfig,
     Message,
     MessageQueue,
@@ -38,19 +39,19 @@ def wait_until(predicate: Callable[[], object], timeout_s: float = 15.0, what: s
 class Collector:
     """A listener that records what it got (thread-safe), optionally answering with ``status_of``."""
 
-    def __init__(self, status_of: Callable[[ReceivedMessage], ConsumeStatus] | None = None) -> None:
+    def __init__(self, status_of: Callable[[ReceivedMessage], ConsumeConcurrentlyStatus] | None = None) -> None:
         self.lock = threading.Lock()
         self.msgs: list[ReceivedMessage] = []
         self.status_of = status_of
 
-    def __call__(self, msgs: list[ReceivedMessage]) -> ConsumeStatus:
+    def __call__(self, msgs: list[ReceivedMessage]) -> ConsumeConcurrentlyStatus:
         with self.lock:
             self.msgs.extend(msgs)
         if self.status_of is not None:
             statuses = {self.status_of(m) for m in msgs}
-            if ConsumeStatus.RECONSUME_LATER in statuses:
-                return ConsumeStatus.RECONSUME_LATER
-        return ConsumeStatus.CONSUME_SUCCESS
+            if ConsumeConcurrentlyStatus.RECONSUME_LATER in statuses:
+                return ConsumeConcurrentlyStatus.RECONSUME_LATER
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
     def bodies(self) -> list[str]:
         with self.lock:
@@ -159,10 +160,10 @@ def test_reconsume_later_retries_then_dead_letters(cluster, admin, producer, top
     create_topic(admin, cluster, topic_name, queues=1)
     group = f"r_{topic_name}"
 
-    def status_of(m: ReceivedMessage) -> ConsumeStatus:
+    def status_of(m: ReceivedMessage) -> ConsumeConcurrentlyStatus:
         if m.body == b"boom":
             raise RuntimeError("listener failure counts as RECONSUME_LATER")
-        return ConsumeStatus.RECONSUME_LATER if m.body == b"poison" else ConsumeStatus.CONSUME_SUCCESS
+        return ConsumeConcurrentlyStatus.RECONSUME_LATER if m.body == b"poison" else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
     got = Collector(status_of)
     config = ConsumerConfig(max_reconsume_times=2, delay_level_when_next_consume=1)  # level 1 = 1 s
@@ -206,13 +207,13 @@ def test_orderly_consumers_keep_per_key_order_across_a_rebalance(cluster, admin,
     events: list[tuple[str, str, int]] = []  # (consumer, key, seq) in global consumption order
 
     def listener_for(name: str):
-        def listener(msgs: list[ReceivedMessage]) -> ConsumeStatus:
+        def listener(msgs: list[ReceivedMessage]) -> ConsumeOrderlyStatus:
             for m in msgs:
                 key, seq = m.body.decode().split(":")
                 with lock:
                     events.append((name, key, int(seq)))
             time.sleep(0.002)  # slow enough that the second consumer joins mid-stream
-            return ConsumeStatus.CONSUME_SUCCESS
+            return ConsumeOrderlyStatus.SUCCESS
         return listener
 
     config = ConsumerConfig(lock_interval_s=0.5, suspend_current_queue_time_s=0.1)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import threading
 import time
 
-from brokers.engine.client import ConsumeStatus, Message, MessageQueue, Producer, PushConsumer, ReceivedMessage
-from brokers.engine.client.client_instance import parse_reset_offset_body
+from brokers.engine.client import ConsumeConcurrentlyStatus, Message, MessageQueue, Producer, PushConsumer, ReceivedMessage
+from brokers.engine.client.client_remoting_processor import ClientRemotingProcessor, parse_reset_offset_body
 from brokers.engine.client.simple import PullClient
 from brokers.engine.common import json_compat
 from brokers.engine.remoting.blocking import BlockingRemotingClient
@@ -30,13 +30,13 @@ class GatedCollector:
         self.gate_after_reset = False
         self.release = threading.Event()
 
-    def __call__(self, msgs: list[ReceivedMessage]) -> ConsumeStatus:
+    def __call__(self, msgs: list[ReceivedMessage]) -> ConsumeConcurrentlyStatus:
         with self.lock:
             self.bodies.extend(m.body.decode() for m in msgs)
             gated = self.gate_after_reset
         if gated:
             self.release.wait(30)
-        return ConsumeStatus.CONSUME_SUCCESS
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
     def snapshot(self) -> list[str]:
         with self.lock:
@@ -120,11 +120,12 @@ def test_reset_request_is_answered_when_not_oneway_and_other_groups_are_untouche
         wait_until(lambda: any(mq.topic == topic_name for mq in c.assigned_queues()), what="queues assigned")
         mq = next(mq for mq in c.assigned_queues() if mq.topic == topic_name)
         instance = c._running_instance()
+        processor = ClientRemotingProcessor(instance)  # what the instance answers the brokers with
         body = json_compat.dumps({"offsetTable": {mq: 0}}).encode()
         # a group this client does not run: nothing happens, the request is still answered
         request = RemotingCommand.request(RequestCode.RESET_CONSUMER_CLIENT_OFFSET,
                                           {"topic": topic_name, "group": "no_such_group", "timestamp": 0, "isForce": True}, body)
-        reply = instance.call(instance._on_reset_consumer_client_offset(_Ctx(), request))
+        reply = instance.call(processor.reset_offset(_Ctx(), request))
         assert reply is not None and reply.code == ResponseCode.SUCCESS
         assert mq in c.assigned_queues()
         # the C-style body (§4.11) is read too
@@ -133,7 +134,7 @@ def test_reset_request_is_answered_when_not_oneway_and_other_groups_are_untouche
         # oneway: no answer
         oneway = RemotingCommand.request(RequestCode.RESET_CONSUMER_CLIENT_OFFSET,
                                          {"topic": topic_name, "group": group, "timestamp": 0, "isForce": True}, body, oneway=True)
-        assert instance.call(instance._on_reset_consumer_client_offset(_Ctx(), oneway)) is None
+        assert instance.call(processor.reset_offset(_Ctx(), oneway)) is None
         wait_until(lambda: mq in c.assigned_queues(), what="queue taken again after the reset")
     finally:
         c.shutdown()
