@@ -1,37 +1,13 @@
-"""Fixtures shared by the analytics tests: one small local Spark session for the whole run."""
+"""Fixtures of the analytics tests (the Spark session is tests/fixtures/spark.py)."""
 from __future__ import annotations
-
-import logging
 
 import pytest
 
 
-@pytest.fixture(scope="session")
-def spark():
-    """One ``local[1]`` SparkSession (UTC, no UI, one shuffle partition), stopped at the end.
-
-    Starting a JVM costs seconds, so every analytics test shares this session; tests must not
-    change its configuration. One core and one shuffle partition keep tiny frames fast.
-    """
-    from pyspark.sql import SparkSession
-
-    # py4j logs at INFO while the interpreter exits, after pytest has closed the captured stream
-    # the console's LOGGING handler writes to; its chatter is noise in test output anyway.
-    logging.getLogger("py4j").setLevel(logging.WARNING)
-    session = (
-        SparkSession.builder.master("local[1]")
-        .appName("gantry-tests")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.default.parallelism", "1")
-        .config("spark.driver.memory", "512m")
-        .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+@pytest.fixture
+def lake(settings, tmp_path):
+    """A lake directory of this test's own, in the settings (samples every 30 s unless a test says)."""
+    root = tmp_path / "lake"
+    settings.GANTRY_ANALYTICS = {**settings.GANTRY_ANALYTICS, "LAKE_DIR": str(root), "SAMPLE_INTERVAL_S": 30.0,
+                                 "RUN_HEARTBEAT_S": 0.5}
+    return root

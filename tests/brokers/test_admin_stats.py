@@ -10,21 +10,20 @@ from brokers.admin_stats import BrokerStats, broker_stats, master_addrs
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.errors import RemotingError
 from tests.brokers.engine.client._cluster import create_topic
-from tests.console_fixtures import admin_mq, cluster  # noqa: F401 (fixtures)
-from tests.consumers._groups import members, send  # noqa: F401 (a fixture)
+from tests.consumers._groups import send
 
 
-def test_queue_stats_carry_every_queue_and_committed_offset(cluster, admin_mq, topic_name, members):
-    create_topic(admin_mq, cluster, topic_name, queues=2)
+def test_queue_stats_carry_every_queue_and_committed_offset(console_cluster, console_admin, topic_name, members):
+    create_topic(console_admin, console_cluster, topic_name, queues=2)
     mq = MessageQueue(topic_name, "broker-a", 1)
-    send(cluster, topic_name, 5, mq=mq, body=b"x" * 100)
+    send(console_cluster, topic_name, 5, mq=mq, body=b"x" * 100)
     member = members("G_" + topic_name, topic_name, "one")
     member.update_offset(mq, 3)
 
     stats = broker_stats()
-    assert set(stats) == set(cluster.broker_names) == set(master_addrs())
+    assert set(stats) == set(console_cluster.broker_names) == set(master_addrs())
     a = stats["broker-a"]
-    assert isinstance(a, BrokerStats) and a.addr == cluster.broker_addr("broker-a") and a.timestamp_ms > 0
+    assert isinstance(a, BrokerStats) and a.addr == console_cluster.broker_addr("broker-a") and a.timestamp_ms > 0
     queues = {(q.topic, q.queue_id): q for q in a.queues}
     assert queues[(topic_name, 1)].max_offset == 5 and queues[(topic_name, 0)].max_offset == 0
     assert queues[(topic_name, 1)].put_bytes > 5 * 100  # whole records: body plus headers and properties
@@ -35,17 +34,17 @@ def test_queue_stats_carry_every_queue_and_committed_offset(cluster, admin_mq, t
     assert b[(topic_name, 1)].max_offset == 0
 
 
-def test_an_unreachable_broker_is_reported_and_the_others_still_answer(cluster, unused_addr):
-    stats = broker_stats({"broker-a": cluster.broker_addr("broker-a"), "gone": unused_addr})
+def test_an_unreachable_broker_is_reported_and_the_others_still_answer(console_cluster, unused_addr):
+    stats = broker_stats({"broker-a": console_cluster.broker_addr("broker-a"), "gone": unused_addr})
     assert isinstance(stats["broker-a"], BrokerStats)
     assert isinstance(stats["gone"], RemotingError)
 
 
-def test_notify_reaches_the_members_connected_to_each_broker(cluster, admin_mq, topic_name, members):
-    create_topic(admin_mq, cluster, topic_name, queues=1)
+def test_notify_reaches_the_members_connected_to_each_broker(console_cluster, console_admin, topic_name, members):
+    create_topic(console_admin, console_cluster, topic_name, queues=1)
     group = "G_" + topic_name
     one, two = members(group, topic_name, "one"), members(group, topic_name, "two")
-    addrs = [cluster.broker_addr(n) for n in cluster.broker_names]
+    addrs = [console_cluster.broker_addr(n) for n in console_cluster.broker_names]
     told = notify_consumer_ids_changed(group, addrs)
     assert set(told) == set(addrs)
     for ids in told.values():
@@ -53,7 +52,7 @@ def test_notify_reaches_the_members_connected_to_each_broker(cluster, admin_mq, 
     assert notify_consumer_ids_changed("G_nobody_" + topic_name[2:], addrs) == {a: () for a in addrs}
 
 
-def test_notify_with_an_illegal_group_name_is_refused_by_the_broker(cluster):
-    told = notify_consumer_ids_changed("bad group!", [cluster.broker_addr("broker-a")])
-    error = told[cluster.broker_addr("broker-a")]
+def test_notify_with_an_illegal_group_name_is_refused_by_the_broker(console_cluster):
+    told = notify_consumer_ids_changed("bad group!", [console_cluster.broker_addr("broker-a")])
+    error = told[console_cluster.broker_addr("broker-a")]
     assert isinstance(error, RemotingError) and "illegal" in str(error)

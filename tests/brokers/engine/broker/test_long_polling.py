@@ -12,9 +12,9 @@ def run(coro, timeout: float = 30.0):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
-def test_parked_pull_answered_when_message_arrives(cluster):
+def test_parked_pull_answered_when_message_arrives(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("LP", read=1, write=1)
             started = time.monotonic()
             pull = asyncio.ensure_future(c.pull("LP", 0, 0, suspend_ms=15000, timeout=20))
@@ -31,9 +31,9 @@ def test_parked_pull_answered_when_message_arrives(cluster):
     run(scenario())
 
 
-def test_parked_pull_with_tag_filter_ignores_other_tags(cluster):
+def test_parked_pull_with_tag_filter_ignores_other_tags(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("LPT", read=1, write=1)
             pull = asyncio.ensure_future(c.pull("LPT", 0, 0, sub="Wanted", suspend_ms=15000, timeout=20))
             await c.eventually(lambda: c.broker.pull_request_hold_service.parked_count == 1)
@@ -48,9 +48,9 @@ def test_parked_pull_with_tag_filter_ignores_other_tags(cluster):
     run(scenario())
 
 
-def test_parked_pull_times_out_with_pull_not_found(cluster):
+def test_parked_pull_times_out_with_pull_not_found(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("LPN", read=1, write=1)
             started = time.monotonic()
             response = await c.pull("LPN", 0, 0, suspend_ms=600, timeout=10)
@@ -62,9 +62,9 @@ def test_parked_pull_times_out_with_pull_not_found(cluster):
     run(scenario())
 
 
-def test_hold_is_capped_and_answered_at_stop(cluster):
+def test_hold_is_capped_and_answered_at_stop(engine_cluster):
     async def scenario():
-        async with cluster(max_suspend_ms=800) as c:
+        async with engine_cluster(max_suspend_ms=800) as c:
             await c.create_topic("CAP", read=1, write=1)
             started = time.monotonic()
             response = await c.pull("CAP", 0, 0, suspend_ms=60_000, timeout=10)
