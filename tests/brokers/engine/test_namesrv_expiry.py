@@ -30,12 +30,12 @@ def _spawn(argv: list[str], log: Path) -> subprocess.Popen:
     return proc
 
 
-def _wait(predicate, timeout_s: float) -> float:
-    start = time.monotonic()
+def _wait(predicate, timeout_s: float) -> None:
+    """Poll until ``predicate()`` holds; fail after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
     while not predicate():
-        assert time.monotonic() - start < timeout_s, "condition not reached in time"
+        assert time.monotonic() < deadline, "condition not reached in time"
         time.sleep(0.05)
-    return time.monotonic() - start
 
 
 def _routed(admin: BlockingMQAdminClient, topic: str) -> bool:
@@ -57,9 +57,10 @@ def test_routes_vanish_after_expiry_and_return_on_registration(tmp_path) -> None
         _wait(lambda: _routed(admin, "ExpiryTopic"), 5)
 
         broker.send_signal(signal.SIGSTOP)
-        # Registrations every 0.3 s kept it alive; frozen, it is gone once 1.5 s have passed.
-        waited = _wait(lambda: not _routed(admin, "ExpiryTopic"), 10)
-        assert waited >= 1.0
+        # Registrations every 0.3 s kept it alive; frozen, it is gone once 1.5 s have passed
+        # (not at once; how long it takes: bench/latency_bench.py).
+        assert _routed(admin, "ExpiryTopic")
+        _wait(lambda: not _routed(admin, "ExpiryTopic"), 10)
         assert admin.examine_broker_cluster_info().brokers == ()
 
         broker.send_signal(signal.SIGCONT)
