@@ -14,7 +14,7 @@ run: setup
 
 test: setup
 	@$(MAKE) --no-print-directory system NEED_BROWSER=1
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist load
 
 setup: system venv migrate
 

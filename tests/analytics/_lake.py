@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-import pytest
-
 from analytics.lake import GROUP_SAMPLES, QUEUE_SAMPLES, write_samples
 
 DAY = datetime(2026, 11, 22, tzinfo=timezone.utc)
@@ -49,11 +47,3 @@ def steady_workload(root, start: datetime, end: datetime, *, every_s: int = 30, 
         when += timedelta(seconds=every_s)
     return rounds
 
-
-@pytest.fixture
-def lake(settings, tmp_path):
-    """A lake directory of this test's own, in the settings (samples every 30 s unless a test says)."""
-    root = tmp_path / "lake"
-    settings.GANTRY_ANALYTICS = {**settings.GANTRY_ANALYTICS, "LAKE_DIR": str(root), "SAMPLE_INTERVAL_S": 30.0,
-                                 "RUN_HEARTBEAT_S": 0.5}
-    return root

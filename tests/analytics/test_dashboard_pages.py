@@ -18,19 +18,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
-def as_role(client, make_user):
-    users: dict = {}
-
-    def log_in(role: str):
-        if role not in users:
-            users[role] = make_user(role)
-        client.force_login(users[role])
-        return client
-
-    return log_in
-
-
-@pytest.fixture
 def seeded():
     return seed_dashboards()
 

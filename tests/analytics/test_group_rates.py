@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from analytics.group_rates import group_consume_tps
-from tests.analytics._lake import at, lake, ms, sample_round  # noqa: F401 (lake is a fixture)
+from tests.analytics._lake import at, ms, sample_round
 
 
 def test_rates_are_offsets_moved_over_the_time_between_the_two_newest_rounds(lake) -> None:

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from analytics.models import RefreshRun
 from analytics.runner import dashboard_refresh
-from tests.analytics._lake import lake, steady_workload  # noqa: F401 (a fixture)
+from tests.analytics._lake import steady_workload
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 

@@ -10,7 +10,7 @@ from analytics import selectors
 from analytics.models import BacklogTrend, DashboardState, Ranking, RefreshRun, ThroughputPoint
 from analytics.runner import dashboard_refresh, refresh_plan
 from analytics.runs import run_open, runs_reap
-from tests.analytics._lake import at, lake, steady_workload  # noqa: F401 (a fixture)
+from tests.analytics._lake import at, steady_workload
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -9,10 +9,8 @@ import pyarrow.parquet as pq
 from analytics.lake import GROUP_SAMPLES, QUEUE_SAMPLES, SCHEMAS, partition_dir
 from analytics.sampler import metrics_sample
 from brokers.engine.common.message_queue import MessageQueue
-from tests.analytics._lake import lake  # noqa: F401 (a fixture)
 from tests.brokers.engine.client._cluster import create_topic
-from tests.console_fixtures import admin_mq, cluster  # noqa: F401 (fixtures)
-from tests.consumers._groups import members, send  # noqa: F401 (a fixture)
+from tests.consumers._groups import send
 
 
 def _files(root, dataset):
@@ -24,10 +22,10 @@ def _broker_of(path) -> str:
     return path.stem.split("-", 2)[2].rsplit("-", 1)[0]
 
 
-def test_a_round_writes_every_queue_and_committed_offset_one_file_per_broker_and_dataset(cluster, admin_mq, topic_name, members, lake):
-    create_topic(admin_mq, cluster, topic_name, queues=2)
+def test_a_round_writes_every_queue_and_committed_offset_one_file_per_broker_and_dataset(console_cluster, console_admin, topic_name, members, lake):
+    create_topic(console_admin, console_cluster, topic_name, queues=2)
     mq = MessageQueue(topic_name, "broker-a", 1)
-    send(cluster, topic_name, 5, mq=mq, body=b"x" * 100)
+    send(console_cluster, topic_name, 5, mq=mq, body=b"x" * 100)
     group = "G_" + topic_name[2:]
     members(group, topic_name, "one").update_offset(mq, 3)
 
@@ -61,9 +59,9 @@ def test_a_round_writes_every_queue_and_committed_offset_one_file_per_broker_and
     assert len(_files(lake, QUEUE_SAMPLES)) == 4 and len(again.files) == len(result.files)
 
 
-def test_a_broker_that_does_not_answer_is_reported_and_the_others_are_written(cluster, unused_addr, lake, caplog):
+def test_a_broker_that_does_not_answer_is_reported_and_the_others_are_written(console_cluster, unused_addr, lake, caplog):
     # broker-b hangs or its host is gone: the name server still routes to an address where nothing answers
-    result = metrics_sample(brokers={"broker-a": cluster.broker_addr("broker-a"), "broker-b": unused_addr})
+    result = metrics_sample(brokers={"broker-a": console_cluster.broker_addr("broker-a"), "broker-b": unused_addr})
     assert result.brokers == ("broker-a", "broker-b")
     assert set(result.errors) == {"broker-b"} and unused_addr in result.errors["broker-b"]
     assert {_broker_of(f) for f in _files(lake, QUEUE_SAMPLES)} == {"broker-a"}

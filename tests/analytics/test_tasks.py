@@ -8,7 +8,6 @@ import time
 import pytest
 
 from analytics.spark import spark_conf
-from tests.console_fixtures import cluster  # noqa: F401 (a fixture)
 
 
 def test_the_beat_schedule_runs_registered_tasks_and_the_refresh_goes_to_the_analytics_queue(settings):
@@ -39,7 +38,7 @@ def test_the_spark_session_is_built_from_settings(settings):
 
 
 @pytest.mark.slow
-def test_a_worker_samples_every_broker_into_the_lake(cluster, celery_worker, tmp_path):
+def test_a_worker_samples_every_broker_into_the_lake(console_cluster, celery_worker, tmp_path):
     from analytics.tasks import metrics_sample_task
 
     lake = tmp_path / "worker-lake"

@@ -16,17 +16,6 @@ from brokers.models import BrokerSighting
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def cluster(session_cluster, mq_settings):
-    mq_settings(session_cluster.namesrv_addr)
-    return session_cluster
-
-
-@pytest.fixture
-def viewer(api_client_as):
-    return api_client_as("viewer")
-
-
 @contextlib.contextmanager
 def ghost_broker(namesrv_addr: str, addr: str):
     """A broker registered with the name server at an address where nothing answers."""
@@ -41,35 +30,35 @@ def ghost_broker(namesrv_addr: str, addr: str):
         client.close()
 
 
-def test_home_shows_name_servers_brokers_and_no_alerts(admin_client, cluster) -> None:
+def test_home_shows_name_servers_brokers_and_no_alerts(admin_client, console_cluster) -> None:
     page = admin_client.get("/").content.decode()
-    assert 'data-testid="namesrvs"' in page and cluster.namesrv_addr in page and "V4_9_8" in page
+    assert 'data-testid="namesrvs"' in page and console_cluster.namesrv_addr in page and "V4_9_8" in page
     for header in ("TPS in", "TPS out", "Topics", "Queues", "Last seen", "Disk used"):
         assert f">{header}</th>" in page
     assert "No alerts." in page
 
 
-def test_api_clusters_brokers_namesrvs_alerts(viewer, cluster) -> None:
+def test_api_clusters_brokers_namesrvs_alerts(viewer, console_cluster) -> None:
     clusters = viewer.get("/api/v1/clusters").json()["results"]
-    assert {"name": cluster.cluster, "broker_names": ["broker-a", "broker-b"]} in clusters
-    assert viewer.get(f"/api/v1/clusters/{cluster.cluster}").json()["broker_names"] == ["broker-a", "broker-b"]
+    assert {"name": console_cluster.cluster, "broker_names": ["broker-a", "broker-b"]} in clusters
+    assert viewer.get(f"/api/v1/clusters/{console_cluster.cluster}").json()["broker_names"] == ["broker-a", "broker-b"]
     assert viewer.get("/api/v1/clusters/NoSuch").status_code == 404
 
-    brokers = viewer.get("/api/v1/brokers", {"cluster": cluster.cluster}).json()["results"]
+    brokers = viewer.get("/api/v1/brokers", {"cluster": console_cluster.cluster}).json()["results"]
     assert [b["broker_name"] for b in brokers] == ["broker-a", "broker-b"]
     for b in brokers:
-        assert b["status"] == "live" and b["addr"] == cluster.broker_addr(b["broker_name"]) and b["version"] == "V4_9_8"
+        assert b["status"] == "live" and b["addr"] == console_cluster.broker_addr(b["broker_name"]) and b["version"] == "V4_9_8"
         assert b["topics"] >= 7 and b["queues"] > 0 and b["tps_in"] >= 0 and b["tps_out"] >= 0
         assert 0 <= b["disk_ratio"] <= 1 and b["last_seen"] is not None
     assert viewer.get("/api/v1/brokers", {"status": "expired"}).json()["count"] == 0
 
     namesrvs = viewer.get("/api/v1/namesrvs").json()["results"]
-    assert namesrvs == [{"addr": cluster.namesrv_addr, "live": True, "version": "V4_9_8", "error": ""}]
+    assert namesrvs == [{"addr": console_cluster.namesrv_addr, "live": True, "version": "V4_9_8", "error": ""}]
     assert viewer.get("/api/v1/alerts").json()["count"] == 0
 
 
-def test_a_registered_broker_that_does_not_answer_is_an_alert(viewer, admin_client, cluster, unused_addr) -> None:
-    with ghost_broker(cluster.namesrv_addr, unused_addr):
+def test_a_registered_broker_that_does_not_answer_is_an_alert(viewer, admin_client, console_cluster, unused_addr) -> None:
+    with ghost_broker(console_cluster.namesrv_addr, unused_addr):
         brokers = viewer.get("/api/v1/brokers", {"cluster": "GhostCluster"}).json()["results"]
         assert [(b["broker_name"], b["status"]) for b in brokers] == [("ghost", "not answering")]
         alerts = viewer.get("/api/v1/alerts").json()["results"]
@@ -78,11 +67,11 @@ def test_a_registered_broker_that_does_not_answer_is_an_alert(viewer, admin_clie
         assert "is registered with the name server but does not answer" in page
 
 
-def test_a_broker_seen_before_and_gone_now_is_expired(viewer, admin_client, cluster) -> None:
+def test_a_broker_seen_before_and_gone_now_is_expired(viewer, admin_client, console_cluster) -> None:
     now = timezone.now()
-    BrokerSighting.objects.create(addr="127.0.0.1:1", cluster=cluster.cluster, broker_name="broker-old", broker_id=0,
+    BrokerSighting.objects.create(addr="127.0.0.1:1", cluster=console_cluster.cluster, broker_name="broker-old", broker_id=0,
                                   first_seen_at=now - timedelta(hours=3), last_seen_at=now - timedelta(minutes=2))
-    BrokerSighting.objects.create(addr="127.0.0.1:2", cluster=cluster.cluster, broker_name="broker-ancient",
+    BrokerSighting.objects.create(addr="127.0.0.1:2", cluster=console_cluster.cluster, broker_name="broker-ancient",
                                   first_seen_at=now - timedelta(days=9), last_seen_at=now - timedelta(days=2))
     expired = viewer.get("/api/v1/brokers", {"status": "expired"}).json()["results"]
     assert [(b["broker_name"], b["addr"]) for b in expired] == [("broker-old", "127.0.0.1:1")]
@@ -92,7 +81,7 @@ def test_a_broker_seen_before_and_gone_now_is_expired(viewer, admin_client, clus
     assert "broker-old" in admin_client.get("/").content.decode()
 
 
-def test_live_brokers_are_remembered_by_the_health_scan_not_by_a_read(viewer, cluster) -> None:
+def test_live_brokers_are_remembered_by_the_health_scan_not_by_a_read(viewer, console_cluster) -> None:
     from consumers.health import health_scan
 
     assert all(b["last_seen"] is not None for b in viewer.get("/api/v1/brokers").json()["results"])  # answering now
@@ -101,10 +90,10 @@ def test_live_brokers_are_remembered_by_the_health_scan_not_by_a_read(viewer, cl
     assert set(BrokerSighting.objects.values_list("broker_name", flat=True)) >= {"broker-a", "broker-b"}
 
 
-def test_one_name_server_down_of_two(viewer, cluster, mq_settings, unused_addr) -> None:
-    mq_settings(f"{cluster.namesrv_addr};{unused_addr}")
+def test_one_name_server_down_of_two(viewer, console_cluster, mq_settings, unused_addr) -> None:
+    mq_settings(f"{console_cluster.namesrv_addr};{unused_addr}")
     namesrvs = {n["addr"]: n["live"] for n in viewer.get("/api/v1/namesrvs").json()["results"]}
-    assert namesrvs == {cluster.namesrv_addr: True, unused_addr: False}
+    assert namesrvs == {console_cluster.namesrv_addr: True, unused_addr: False}
     alerts = viewer.get("/api/v1/alerts").json()["results"]
     assert [(a["kind"], a["target"]) for a in alerts] == [("namesrv_down", unused_addr)]
     assert viewer.get("/api/v1/brokers").json()["count"] >= 2
@@ -126,7 +115,7 @@ def alerts_for_test(info):
     return [Alert("warning", "group_unowned", "G1", f"group G1 on {sorted(info.clusters)[0]} has queues no one owns")]
 
 
-def test_other_apps_add_alerts_through_the_setting(viewer, cluster, settings) -> None:
+def test_other_apps_add_alerts_through_the_setting(viewer, console_cluster, settings) -> None:
     settings.GANTRY_ALERT_SOURCES = ["tests.brokers.test_overview.alerts_for_test"]
     alerts = viewer.get("/api/v1/alerts").json()["results"]
     assert [(a["kind"], a["target"]) for a in alerts] == [("group_unowned", "G1")]

@@ -9,7 +9,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from console.models import ApiToken, AuditEntry, LoginFailure
-from tests.conftest import PASSWORD
+from tests.fixtures.console import PASSWORD
 
 pytestmark = pytest.mark.django_db
 

@@ -1,12 +1,6 @@
-"""Helpers of the consumer-group tests: send messages, make group members, consume.
-
-Members are PullClients that subscribe (their heartbeats make them members of the group) and
-commit offsets with update_offset; they answer GET_CONSUMER_RUNNING_INFO with the queues they
-pulled from.
-"""
+"""Helpers of the consumer-group tests: send messages and consume them as a group member
+(members are made by the ``members`` fixture, tests/fixtures/console.py)."""
 from __future__ import annotations
-
-import pytest
 
 from brokers.engine.client.simple import PullClient, SimpleProducer
 from brokers.engine.common.message import Message
@@ -16,22 +10,6 @@ from brokers.engine.common.message_queue import MessageQueue
 def send(cluster, topic: str, count: int, *, mq: MessageQueue | None = None, keys: str | None = None, body: bytes | None = None) -> list:
     with SimpleProducer(cluster.namesrv_addr, "test_producer", heartbeat_interval_s=None) as producer:
         return [producer.send(Message(topic, body if body is not None else f"m{i}".encode(), keys=keys), mq) for i in range(count)]
-
-
-@pytest.fixture
-def members(cluster):
-    """Return a function making a subscribed member of a group (closed at the end of the test)."""
-    made: list[PullClient] = []
-
-    def make(group: str, topic: str, instance: str, expression: str = "*") -> PullClient:
-        client = PullClient(cluster.namesrv_addr, group, instance_name=instance, heartbeat_interval_s=None)
-        made.append(client)
-        client.subscribe(topic, expression)
-        return client
-
-    yield make
-    for client in made:
-        client.close()
 
 
 def consume(client: PullClient, queues, commit: bool = True) -> None:

@@ -3,27 +3,19 @@ twice), from the live check; the scan is cached, so the overview's 5 s polling d
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 
 from brokers.engine.client import plan
 from brokers.engine.remoting.codes import RequestCode
 from tests.consumers._groups import consume
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 
 def alerts(viewer, target: str) -> list[dict]:
     return [a for a in viewer.get("/api/v1/alerts").json()["results"] if a["target"] == target]
 
 
-def test_a_group_with_queues_no_member_holds_raises_an_alert(viewer, cluster, topic, group, members) -> None:
+def test_a_group_with_queues_no_member_holds_raises_an_alert(viewer, console_cluster, topic, group, members) -> None:
     a, b = members(group, topic, "alert-a"), members(group, topic, "alert-b")
     queues = a.fetch_subscribe_message_queues(topic)
     consume(a, queues[:5], commit=False)
@@ -36,7 +28,7 @@ def test_a_group_with_queues_no_member_holds_raises_an_alert(viewer, cluster, to
     assert f"consumer group {group}" in viewer.get("/api/v1/alerts").content.decode()
 
 
-def test_the_scan_is_cached(viewer, cluster, topic, group, members, monkeypatch) -> None:
+def test_the_scan_is_cached(viewer, console_cluster, topic, group, members, monkeypatch) -> None:
     a = members(group, topic, "cached-a")
     consume(a, a.fetch_subscribe_message_queues(topic)[:1], commit=False)
     assert alerts(viewer, f"{group}/{topic}")
@@ -52,7 +44,7 @@ def test_the_scan_is_cached(viewer, cluster, topic, group, members, monkeypatch)
     assert RequestCode.GET_BROKER_CLUSTER_INFO in asked and RequestCode.GET_CONSUMER_RUNNING_INFO not in asked
 
 
-def test_a_whole_group_raises_nothing(viewer, cluster, topic, group, members) -> None:
+def test_a_whole_group_raises_nothing(viewer, console_cluster, topic, group, members) -> None:
     a = members(group, topic, "whole-a")
     consume(a, a.fetch_subscribe_message_queues(topic), commit=False)
     assert alerts(viewer, f"{group}/{topic}") == []

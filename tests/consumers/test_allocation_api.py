@@ -27,7 +27,7 @@ def keys(queues: list[dict]) -> list[str]:
     return [f"{x['broker_name'][-1]}{x['queue_id']}" for x in queues]
 
 
-def test_preview_of_a_made_up_group_is_the_cores_allocation(viewer, cluster) -> None:
+def test_preview_of_a_made_up_group_is_the_cores_allocation(viewer, console_cluster) -> None:
     response = viewer.post(PREVIEW, {"strategy": "AVG", "queues": QUEUES, "cids": CIDS}, format="json")
     assert response.status_code == 200, response.content
     body = response.json()
@@ -39,19 +39,19 @@ def test_preview_of_a_made_up_group_is_the_cores_allocation(viewer, cluster) -> 
     assert body["balance"] == 1 and body["idle"] == [] and body["unassigned"] == [] and "moved" not in body
 
 
-def test_preview_with_more_clients_than_queues_names_the_idle(viewer, cluster) -> None:
+def test_preview_with_more_clients_than_queues_names_the_idle(viewer, console_cluster) -> None:
     body = viewer.post(PREVIEW, {"strategy": "AVG_BY_CIRCLE", "queues": QUEUES[:2], "cids": ["a", "b", "c"]}, format="json").json()
     assert body["idle"] == ["c"] and body["balance"] == 1
 
 
-def test_config_shares_queues_and_leaves_others_unowned(viewer, cluster) -> None:
+def test_config_shares_queues_and_leaves_others_unowned(viewer, console_cluster) -> None:
     body = viewer.post(PREVIEW, {"strategy": "CONFIG", "params": {"message_queue_list": [QUEUES[0]]}, "queues": QUEUES[:3], "cids": ["a", "b"]},
                        format="json").json()
     assert body["shared"] == [{"queue": QUEUES[0], "cids": ["a", "b"]}]
     assert body["unassigned"] == QUEUES[1:3]
 
 
-def test_consistent_hash_and_nearby_take_their_parameters(viewer, cluster) -> None:
+def test_consistent_hash_and_nearby_take_their_parameters(viewer, console_cluster) -> None:
     body = viewer.post(PREVIEW, {"strategy": "CONSISTENT_HASH", "params": {"virtual_node_cnt": 3}, "queues": QUEUES, "cids": CIDS}, format="json").json()
     expected = allocate_all(get_strategy("CONSISTENT_HASH", virtual_node_cnt=3), [MessageQueue(**x) for x in QUEUES], CIDS)
     assert {c: keys(v) for c, v in body["assignments"].items()} == {c: [f"{m.broker_name[-1]}{m.queue_id}" for m in v] for c, v in expected.items()}
@@ -62,7 +62,7 @@ def test_consistent_hash_and_nearby_take_their_parameters(viewer, cluster) -> No
     assert {c: [x["broker_name"] for x in v] for c, v in body["assignments"].items()} == {"hz@c1": ["hz@b0", "hz@b1"], "sh@c2": ["sh@b0", "sh@b1"]}
 
 
-def test_what_if_with_current_answers_what_moves(viewer, cluster) -> None:
+def test_what_if_with_current_answers_what_moves(viewer, console_cluster) -> None:
     current = {"c0": QUEUES[:5], "c1": QUEUES[5:]}
     body = viewer.post(PREVIEW, {"strategy": "AVG", "queues": QUEUES, "cids": ["c0", "c1", "c2"], "current": current}, format="json").json()
     moved = body["moved"]
@@ -70,7 +70,7 @@ def test_what_if_with_current_answers_what_moves(viewer, cluster) -> None:
     assert keys(moved["gains"]["c2"]) == ["c0", "c1", "c2"] and keys(moved["losses"]["c1"]) == ["c0", "c1", "c2"]
 
 
-def test_what_if_scenario_adds_a_client_and_takes_a_broker_down(viewer, cluster) -> None:
+def test_what_if_scenario_adds_a_client_and_takes_a_broker_down(viewer, console_cluster) -> None:
     body = viewer.post(PREVIEW, {"strategy": "AVG", "queues": QUEUES, "cids": ["c0", "c1", "c2"],
                                  "scenario": {"add_consumers": ["c3"], "brokers_down": ["broker-c"], "queue_counts": {"broker-b": 4}}},
                        format="json").json()
@@ -79,7 +79,7 @@ def test_what_if_scenario_adds_a_client_and_takes_a_broker_down(viewer, cluster)
     assert body["moved"]["queues_released"] == 3 and body["moved"]["queues_picked_up"] == 1  # broker-c gone, b3 new
 
 
-def test_live_topic_and_group(viewer, cluster, topic, group, members) -> None:
+def test_live_topic_and_group(viewer, console_cluster, topic, group, members) -> None:
     a, b = members(group, topic, "live-a"), members(group, topic, "live-b")
     body = viewer.post(PREVIEW, {"strategy": "AVG", "topic": topic, "group": group}, format="json").json()
     assert sorted(body["assignments"]) == sorted([a.client_id, b.client_id])
@@ -88,7 +88,7 @@ def test_live_topic_and_group(viewer, cluster, topic, group, members) -> None:
     assert viewer.post(PREVIEW, {"strategy": "AVG", "topic": topic, "group": "NoSuchGroup_z"}, format="json").status_code == 404
 
 
-def test_compare_every_strategy_side_by_side(viewer, cluster) -> None:
+def test_compare_every_strategy_side_by_side(viewer, console_cluster) -> None:
     body = viewer.post(COMPARE, {"queues": QUEUES, "cids": CIDS, "params": {"CONSISTENT_HASH": {"virtual_node_cnt": 5}}}, format="json").json()
     rows = {r["strategy"]: r for r in body["strategies"]}
     assert list(rows) == ["AVG", "AVG_BY_CIRCLE", "CONFIG", "MACHINE_ROOM", "MACHINE_ROOM_NEARBY", "CONSISTENT_HASH"]
@@ -132,7 +132,7 @@ def test_compare_every_strategy_side_by_side(viewer, cluster) -> None:
     ({"strategy": "AVG", "queues": QUEUES, "cids": CIDS, "scenario": {"explode": True}}, "scenario.explode"),
     ({"strategy": "MACHINE_ROOM_NEARBY", "params": {"inner": "AVG"}, "queues": QUEUES, "cids": CIDS}, "params"),
 ])
-def test_preview_refuses_bad_input_naming_the_field(viewer, cluster, body, field) -> None:
+def test_preview_refuses_bad_input_naming_the_field(viewer, console_cluster, body, field) -> None:
     response = viewer.post(PREVIEW, body, format="json")
     assert response.status_code == 400, response.content
     assert field in response.json()["fields"], response.json()
@@ -143,10 +143,10 @@ def test_preview_refuses_bad_input_naming_the_field(viewer, cluster, body, field
     ({"queues": QUEUES, "cids": CIDS, "params": {"CONFIG": {"message_queue_list": "a0"}}}, "params.CONFIG.message_queue_list"),
     ({"queues": QUEUES, "cids": CIDS, "strategy": "AVG"}, "strategy"),
 ])
-def test_compare_refuses_bad_input(viewer, cluster, body, field) -> None:
+def test_compare_refuses_bad_input(viewer, console_cluster, body, field) -> None:
     response = viewer.post(COMPARE, body, format="json")
     assert response.status_code == 400 and field in response.json()["fields"], response.json()
 
 
-def test_previews_need_credentials(api_client_as, cluster) -> None:
+def test_previews_need_credentials(api_client_as, console_cluster) -> None:
     assert api_client_as(None).post(PREVIEW, {"strategy": "AVG", "queues": QUEUES, "cids": CIDS}, format="json").status_code == 401

@@ -14,7 +14,6 @@ from brokers.engine.client.admin_bodies import load_object
 from brokers.engine.client.plan import Call
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from console.models import AuditEntry
-from tests.analytics._lake import lake  # noqa: F401 (a fixture)
 from tests.consumers._groups import consume, send
 
 pytestmark = pytest.mark.django_db
@@ -31,9 +30,9 @@ def committed(admin_mq, cluster, group: str, topic: str) -> dict:
 
 
 @pytest.fixture
-def live_group(cluster, topic, group, members):
+def group_of_two(console_cluster, topic, group, members):
     """Two members: m1 pulled broker-a's queues, m2 broker-b's first two; 2 messages per queue sent."""
-    send(cluster, topic, 16)
+    send(console_cluster, topic, 16)
     m1, m2 = members(group, topic, "m1"), members(group, topic, "m2")
     queues = m1.fetch_subscribe_message_queues(topic)
     consume(m1, queues[:4])
@@ -44,7 +43,7 @@ def live_group(cluster, topic, group, members):
 # -- list ------------------------------------------------------------------------------------------------
 
 
-def test_list_shows_members_lag_and_topics(viewer, live_group, group, topic) -> None:
+def test_list_shows_members_lag_and_topics(viewer, group_of_two, group, topic) -> None:
     body = viewer.get("/api/v1/groups", {"search": group}).json()
     assert body["count"] == 1
     [row] = body["results"]
@@ -54,7 +53,7 @@ def test_list_shows_members_lag_and_topics(viewer, live_group, group, topic) -> 
     assert row["lag"] == 4  # broker-b queues 2 and 3: two messages each, nothing committed
 
 
-def test_list_filters_kinds_and_orders(viewer, live_group, group) -> None:
+def test_list_filters_kinds_and_orders(viewer, group_of_two, group) -> None:
     system = viewer.get("/api/v1/groups", {"kind": "system", "page_size": 1000}).json()["results"]
     assert "TOOLS_CONSUMER" in {g["name"] for g in system} and all(g["kind"] == "system" for g in system)
     users = viewer.get("/api/v1/groups", {"kind": "user", "ordering": "-lag", "page_size": 1000}).json()["results"]
@@ -62,7 +61,7 @@ def test_list_filters_kinds_and_orders(viewer, live_group, group) -> None:
     assert [g["lag"] for g in users] == sorted((g["lag"] for g in users), reverse=True)
 
 
-def test_list_refuses_bad_filters(viewer, cluster) -> None:
+def test_list_refuses_bad_filters(viewer, console_cluster) -> None:
     response = viewer.get("/api/v1/groups", {"kind": "robots"})
     assert response.status_code == 400 and "kind" in response.json()["fields"]
     response = viewer.get("/api/v1/groups", {"ordering": "colour"})
@@ -72,8 +71,8 @@ def test_list_refuses_bad_filters(viewer, cluster) -> None:
 # -- one group -------------------------------------------------------------------------------------------
 
 
-def test_detail_names_members_subscription_and_queue_owners(viewer, live_group, group, topic) -> None:
-    m1, m2, _ = live_group
+def test_detail_names_members_subscription_and_queue_owners(viewer, group_of_two, group, topic) -> None:
+    m1, m2, _ = group_of_two
     body = viewer.get(f"/api/v1/groups/{group}").json()
     assert body["online"] and [m["client_id"] for m in body["members"]] == sorted([m1.client_id, m2.client_id])
     assert all(m["language"] == "PYTHON" and len(m["brokers"]) == 2 for m in body["members"])
@@ -86,7 +85,7 @@ def test_detail_names_members_subscription_and_queue_owners(viewer, live_group, 
     assert body["not_answering"] == []
 
 
-def test_unknown_group_is_404_and_a_bad_name_400(viewer, cluster) -> None:
+def test_unknown_group_is_404_and_a_bad_name_400(viewer, console_cluster) -> None:
     for url in ("/api/v1/groups/NoSuchGroup_x1", "/api/v1/groups/NoSuchGroup_x1/progress", "/api/v1/groups/NoSuchGroup_x1/allocation"):
         response = viewer.get(url)
         assert response.status_code == 404 and response.json()["code"] == "not_found", url
@@ -94,7 +93,7 @@ def test_unknown_group_is_404_and_a_bad_name_400(viewer, cluster) -> None:
     assert response.status_code == 400 and "name" in response.json()["fields"]
 
 
-def test_progress_per_topic_and_unknown_topic(viewer, live_group, group, topic) -> None:
+def test_progress_per_topic_and_unknown_topic(viewer, group_of_two, group, topic) -> None:
     body = viewer.get(f"/api/v1/groups/{group}/progress", {"topic": topic}).json()
     assert body["topic"] == topic and len(body["queues"]) == 8 and body["diff_total"] == 4
     response = viewer.get(f"/api/v1/groups/{group}/progress", {"topic": "NoSuchTopic_x1"})
@@ -103,7 +102,7 @@ def test_progress_per_topic_and_unknown_topic(viewer, live_group, group, topic) 
     assert response.status_code == 400 and response.json()["fields"] == {"colour": ["unknown field."]}
 
 
-def test_no_credentials_is_401(api_client_as, cluster) -> None:
+def test_no_credentials_is_401(api_client_as, console_cluster) -> None:
     anonymous = api_client_as(None)
     assert anonymous.get("/api/v1/groups").status_code == 401
     assert anonymous.post("/api/v1/groups/G/reset-offset", {}, format="json").status_code == 401
@@ -112,8 +111,8 @@ def test_no_credentials_is_401(api_client_as, cluster) -> None:
 # -- the live check ----------------------------------------------------------------------------------------
 
 
-def test_allocation_names_queues_owned_twice_and_by_nobody(viewer, live_group, group, topic) -> None:
-    m1, m2, queues = live_group
+def test_allocation_names_queues_owned_twice_and_by_nobody(viewer, group_of_two, group, topic) -> None:
+    m1, m2, queues = group_of_two
     consume(m2, queues[:1], commit=False)  # m2 now also holds broker-a queue 0
     [check] = viewer.get(f"/api/v1/groups/{group}/allocation").json()["topics"]
     assert check["topic"] == topic and check["consistent"] is False
@@ -124,7 +123,7 @@ def test_allocation_names_queues_owned_twice_and_by_nobody(viewer, live_group, g
     assert all(m["answered"] and m["strategy"] == "(unknown)" and m["subscription"] == "TAG:*" for m in check["members"])
 
 
-def test_allocation_names_another_subscription_and_members_that_do_not_answer(viewer, cluster, topic, group, members) -> None:
+def test_allocation_names_another_subscription_and_members_that_do_not_answer(viewer, console_cluster, topic, group, members) -> None:
     a = members(group, topic, "sub-a", "*")
     b = members(group, topic, "sub-b", "TagB")
     silent = members(group, topic, "sub-c")
@@ -145,27 +144,27 @@ def test_allocation_names_another_subscription_and_members_that_do_not_answer(vi
 # -- reset offsets by time -----------------------------------------------------------------------------------
 
 
-def test_reset_plan_changes_nothing(viewer, admin_mq, cluster, live_group, group, topic) -> None:
-    before = committed(admin_mq, cluster, group, topic)
+def test_reset_plan_changes_nothing(viewer, console_admin, console_cluster, group_of_two, group, topic) -> None:
+    before = committed(console_admin, console_cluster, group, topic)
     body = viewer.get(f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": "2000-01-01T00:00:00Z"}).json()
     assert body["mode"] == "online" and body["applied"] is False and body["time"] == "2000-01-01T00:00:00Z"
     plan = {(q["broker_name"], q["queue_id"]): (q["before"], q["after"]) for q in body["queues"]}
     assert plan[("broker-a", 0)] == (2, 0) and plan[("broker-b", 3)] == (-1, 0)
     assert "no committed offset" in body["blocked"] and "broker-b:2, broker-b:3" in body["blocked"]
-    assert committed(admin_mq, cluster, group, topic) == before
+    assert committed(console_admin, console_cluster, group, topic) == before
 
 
-def test_reset_online_is_refused_without_a_committed_offset_on_every_queue(operator, admin_mq, cluster, live_group, group, topic) -> None:
-    before = committed(admin_mq, cluster, group, topic)
+def test_reset_online_is_refused_without_a_committed_offset_on_every_queue(operator, console_admin, console_cluster, group_of_two, group, topic) -> None:
+    before = committed(console_admin, console_cluster, group, topic)
     response = operator.post(f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": 0}, format="json")
     assert response.status_code == 409 and "broker-b:2" in response.json()["detail"]
-    assert committed(admin_mq, cluster, group, topic) == before
+    assert committed(console_admin, console_cluster, group, topic) == before
     entry = AuditEntry.objects.get(action="group.reset_offset", target=group)
     assert entry.result == "failed" and "no committed offset" in entry.reason
 
 
-def test_reset_online_pushes_the_offsets_to_every_member(operator, admin_mq, cluster, topic, group, members) -> None:
-    send(cluster, topic, 16)
+def test_reset_online_pushes_the_offsets_to_every_member(operator, console_admin, console_cluster, topic, group, members) -> None:
+    send(console_cluster, topic, 16)
     member = members(group, topic, "resetter")
     consume(member, member.fetch_subscribe_message_queues(topic))
     pushed, arrived = [], threading.Event()
@@ -181,16 +180,16 @@ def test_reset_online_pushes_the_offsets_to_every_member(operator, admin_mq, clu
     assert body["mode"] == "online" and body["applied"] is True
     assert {q["after"] for q in body["queues"]} == {0} and {q["before"] for q in body["queues"]} == {2}
     assert arrived.wait(5) and pushed[0].ext_fields["group"] == group and pushed[0].ext_fields["topic"] == topic
-    assert set(committed(admin_mq, cluster, group, topic).values()) == {0}
+    assert set(committed(console_admin, console_cluster, group, topic).values()) == {0}
     entry = AuditEntry.objects.get(action="group.reset_offset", target=group)
     assert entry.result == "ok" and entry.before["offsets"]["broker-a:0"] == 2 and entry.after["offsets"]["broker-a:0"] == 0
 
 
-def test_reset_offline_writes_each_queue(operator, admin_mq, cluster, topic, group, members) -> None:
-    send(cluster, topic, 8)
+def test_reset_offline_writes_each_queue(operator, console_admin, console_cluster, topic, group, members) -> None:
+    send(console_cluster, topic, 8)
     time.sleep(0.3)
     start = int(time.time() * 1000)  # nearer the second message of each queue than the first (RocketMQ takes the nearer)
-    send(cluster, topic, 8)
+    send(console_cluster, topic, 8)
     member = members(group, topic, "gone-soon")
     queues = member.fetch_subscribe_message_queues(topic)
     for mq in queues[:2]:
@@ -203,7 +202,7 @@ def test_reset_offline_writes_each_queue(operator, admin_mq, cluster, topic, gro
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["mode"] == "offline" and {q["after"] for q in body["queues"]} == {1}
-    assert set(committed(admin_mq, cluster, group, topic).values()) == {1} and len(committed(admin_mq, cluster, group, topic)) == 8
+    assert set(committed(console_admin, console_cluster, group, topic).values()) == {1} and len(committed(console_admin, console_cluster, group, topic)) == 8
 
 
 @pytest.mark.parametrize(("body", "field"), [
@@ -216,15 +215,15 @@ def test_reset_offline_writes_each_queue(operator, admin_mq, cluster, topic, gro
     ({"topic": "T", "timestamp": 0, "force": True}, "force"),
     ({"topic": "bad topic", "timestamp": 0}, "topic"),
 ])
-def test_reset_refuses_bad_input(operator, admin_mq, cluster, live_group, group, topic, body, field) -> None:
-    before = committed(admin_mq, cluster, group, topic)
+def test_reset_refuses_bad_input(operator, console_admin, console_cluster, group_of_two, group, topic, body, field) -> None:
+    before = committed(console_admin, console_cluster, group, topic)
     response = operator.post(f"/api/v1/groups/{group}/reset-offset", body, format="json")
     assert response.status_code == 400, response.content
     assert field in response.json()["fields"], response.json()
-    assert committed(admin_mq, cluster, group, topic) == before
+    assert committed(console_admin, console_cluster, group, topic) == before
 
 
-def test_reset_unknown_topic_or_group_is_404_and_a_viewer_is_403(operator, viewer, live_group, group, topic) -> None:
+def test_reset_unknown_topic_or_group_is_404_and_a_viewer_is_403(operator, viewer, group_of_two, group, topic) -> None:
     assert operator.post(f"/api/v1/groups/{group}/reset-offset", {"topic": "NoSuchTopic_y", "timestamp": 0}, format="json").status_code == 404
     assert operator.post("/api/v1/groups/NoSuchGroup_y/reset-offset", {"topic": topic, "timestamp": 0}, format="json").status_code == 404
     response = viewer.post(f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": 0}, format="json")
@@ -232,13 +231,13 @@ def test_reset_unknown_topic_or_group_is_404_and_a_viewer_is_403(operator, viewe
     assert viewer.get(f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": "x"}).status_code == 400
 
 
-def test_list_tps_is_committed_messages_per_second_between_the_sampler_rounds(viewer, cluster, topic, group, members, lake) -> None:
+def test_list_tps_is_committed_messages_per_second_between_the_sampler_rounds(viewer, console_cluster, topic, group, members, lake) -> None:
     import pyarrow.parquet as pq
 
     from analytics.lake import GROUP_SAMPLES
     from analytics.sampler import metrics_sample
 
-    send(cluster, topic, 8)
+    send(console_cluster, topic, 8)
     member = members(group, topic, "tps")
     queues = member.fetch_subscribe_message_queues(topic)
     for mq in queues:

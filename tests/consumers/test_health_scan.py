@@ -17,21 +17,14 @@ from consumers.models import HealthScan, RebalanceJob
 from consumers.tasks import health_scan_task
 from tests.consumers._groups import consume, send
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 
 def alerts(viewer) -> list[dict]:
     return viewer.get("/api/v1/alerts").json()["results"]
 
 
-def test_the_overview_shows_the_last_scan_without_scanning_again(viewer, cluster, topic, group, members, monkeypatch) -> None:
+def test_the_overview_shows_the_last_scan_without_scanning_again(viewer, console_cluster, topic, group, members, monkeypatch) -> None:
     a = members(group, topic, "scan-a")
     consume(a, a.fetch_subscribe_message_queues(topic)[:3], commit=False)  # 5 of 8 queues held by nobody
     summary = health_scan()
@@ -53,13 +46,13 @@ def test_the_overview_shows_the_last_scan_without_scanning_again(viewer, cluster
     assert RequestCode.GET_CONSUMER_RUNNING_INFO not in asked
 
 
-def test_a_backlog_rising_at_three_scans_in_a_row_raises_an_alert(viewer, cluster, topic, group, members, settings) -> None:
+def test_a_backlog_rising_at_three_scans_in_a_row_raises_an_alert(viewer, console_cluster, topic, group, members, settings) -> None:
     settings.GANTRY_HEALTH = {"BACKLOG_SCANS": 3, "BACKLOG_RISE_MIN": 30}
     a = members(group, topic, "backlog-a")
     for mq in a.fetch_subscribe_message_queues(topic):
         a.update_offset(mq, 0)  # the group is known, at the start of every queue
     for _ in range(4):
-        send(cluster, topic, 12)
+        send(console_cluster, topic, 12)
         health_scan()
     backlog = [s.backlog.get(group) for s in HealthScan.objects.order_by("started_at", "id")]
     assert backlog == [12, 24, 36, 48]
@@ -70,7 +63,7 @@ def test_a_backlog_rising_at_three_scans_in_a_row_raises_an_alert(viewer, cluste
     assert not [x for x in alerts(viewer) if x["kind"] == "group_backlog_rising"]
 
 
-def test_an_expired_broker_is_recorded_by_the_scan_and_shown_once(viewer, cluster) -> None:
+def test_an_expired_broker_is_recorded_by_the_scan_and_shown_once(viewer, console_cluster) -> None:
     BrokerSighting.objects.create(addr="127.0.0.1:1", cluster="Old", broker_name="broker-gone", last_seen_at=timezone.now() - timedelta(minutes=5))
     scan = HealthScan.objects.get(pk=health_scan()["scan"])
     assert [a["target"] for a in scan.alerts if a["kind"] == "broker_expired"] == ["127.0.0.1:1"]
@@ -78,7 +71,7 @@ def test_an_expired_broker_is_recorded_by_the_scan_and_shown_once(viewer, cluste
     assert BrokerSighting.objects.filter(broker_name="broker-a").exists()  # the scan records who it saw
 
 
-def test_the_scan_fails_jobs_whose_worker_vanished_and_keeps_few_scans(cluster) -> None:
+def test_the_scan_fails_jobs_whose_worker_vanished_and_keeps_few_scans(console_cluster) -> None:
     lost = RebalanceJob.objects.create(requested_by="ops", scope="group", scope_value="G", scope_key="apply:group:G", dry_run=False,
                                        status="running", lease_until=timezone.now() - timedelta(seconds=5))
     assert health_scan()["jobs_failed"] == 1
@@ -97,7 +90,7 @@ def test_a_name_server_down_is_a_failed_scan_not_an_exception(mq_settings, unuse
 
 
 @pytest.mark.slow
-def test_the_beat_entry_runs_in_a_worker(celery_worker, cluster) -> None:
+def test_the_beat_entry_runs_in_a_worker(celery_worker, console_cluster) -> None:
     assert settings.CELERY_BEAT_SCHEDULE["health-scan"]["task"] == health_scan_task.name
     celery_worker()
     summary = health_scan_task.delay().get(timeout=60)

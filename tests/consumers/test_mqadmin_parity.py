@@ -18,15 +18,15 @@ def mqadmin(cluster, *args: str) -> str:
     return out.getvalue()
 
 
-def test_consumer_progress_equals_the_api(viewer, cluster, topic, group, members) -> None:
-    send(cluster, topic, 20)
+def test_consumer_progress_equals_the_api(viewer, console_cluster, topic, group, members) -> None:
+    send(console_cluster, topic, 20)
     member = members(group, topic, "parity")
     queues = member.fetch_subscribe_message_queues(topic)
     consume(member, queues[:3])
     member.update_offset(queues[3], 1)
     member.update_offset(queues[4], 0)  # broker-b knows the group too: it reports all its queues
     printed = {}
-    lines = mqadmin(cluster, "consumerProgress", "-g", group).splitlines()
+    lines = mqadmin(console_cluster, "consumerProgress", "-g", group).splitlines()
     for line in lines[1:]:
         cells = line.split()
         if cells and cells[0] == topic:

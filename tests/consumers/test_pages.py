@@ -14,40 +14,28 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def viewer_client(client, make_user):
-    client.force_login(make_user("viewer"))
-    return client
-
-
-@pytest.fixture
-def operator_client(client, make_user):
-    client.force_login(make_user("operator"))
-    return client
-
-
-@pytest.fixture
-def live_group(cluster, topic, group, members):
-    send(cluster, topic, 8)
+def consumed_member(console_cluster, topic, group, members):
+    send(console_cluster, topic, 8)
     member = members(group, topic, "page-member")
     consume(member, member.fetch_subscribe_message_queues(topic))
     return member
 
 
-def test_group_list_page_and_fragment(viewer_client, live_group, group) -> None:
+def test_group_list_page_and_fragment(viewer_client, consumed_member, group) -> None:
     page = viewer_client.get("/groups/", {"q": group}).content.decode()
     assert f'data-group="{group}"' in page and ">1</span>" in page and "PULL" in page and "<html" in page
     fragment = viewer_client.get("/groups/", {"q": group, "kind": "user"}, HTTP_HX_REQUEST="true").content.decode()
     assert "<html" not in fragment and f'data-group="{group}"' in fragment and "1 of " in fragment
 
 
-def test_group_detail_page(viewer_client, live_group, group, topic) -> None:
+def test_group_detail_page(viewer_client, consumed_member, group, topic) -> None:
     page = viewer_client.get(f"/groups/{group}/").content.decode()
-    assert live_group.client_id in page and 'data-testid="progress"' in page and topic in page
+    assert consumed_member.client_id in page and 'data-testid="progress"' in page and topic in page
     assert f"/allocation/?group={group}&amp;topic={topic}" in page
     assert viewer_client.get("/groups/NoSuchGroup_p/").status_code == 404
 
 
-def test_reset_offsets_page_plan_then_apply(operator_client, live_group, group, topic) -> None:
+def test_reset_offsets_page_plan_then_apply(operator_client, consumed_member, group, topic) -> None:
     page = operator_client.get(f"/groups/{group}/reset-offset").content.decode()
     assert f'<option value="{topic}"' in page
     plan = operator_client.get(f"/groups/{group}/reset-offset", {"topic": topic, "timestamp": "1970-01-01T00:00:00Z"},
@@ -60,20 +48,20 @@ def test_reset_offsets_page_plan_then_apply(operator_client, live_group, group, 
     assert refused.status_code == 400 and "is not a time" in refused.content.decode()
 
 
-def test_a_viewer_sees_the_plan_but_may_not_apply(viewer_client, live_group, group, topic) -> None:
+def test_a_viewer_sees_the_plan_but_may_not_apply(viewer_client, consumed_member, group, topic) -> None:
     plan = viewer_client.get(f"/groups/{group}/reset-offset", {"topic": topic, "timestamp": "0"}).content.decode()
     assert 'data-testid="plan-queues"' in plan and "apply-form" not in plan
     assert viewer_client.post(f"/groups/{group}/reset-offset", {"topic": topic, "timestamp": "0"}).status_code == 403
 
 
-def test_allocation_page_of_a_made_up_group(viewer_client, cluster) -> None:
+def test_allocation_page_of_a_made_up_group(viewer_client, console_cluster) -> None:
     page = viewer_client.get("/allocation/").content.decode()
     assert page.count('<tr class="" data-cid="client-') == 4 and page.count('<td class="own') == 16  # 2 x 8 queues, 4 clients
     grid = viewer_client.get("/allocation/", {"layout": "broker-a:32 broker-b:32", "clients": "20"}, HTTP_HX_REQUEST="true").content.decode()
     assert "<html" not in grid and grid.count('data-cid="client-') == 20 and grid.count('<th class="qid') == 64
 
 
-def test_allocation_page_compares_and_shows_a_what_if(viewer_client, cluster) -> None:
+def test_allocation_page_compares_and_shows_a_what_if(viewer_client, console_cluster) -> None:
     page = viewer_client.get("/allocation/", {"view": "compare", "clients": "a b c", "remove_clients": "c"}).content.decode()
     assert page.count('data-strategy="') == 6 and "skipped: needs message_queue_list" in page
     assert page.count('data-testid="mini-grid"') == 3
@@ -90,15 +78,15 @@ def test_allocation_page_compares_and_shows_a_what_if(viewer_client, cluster) ->
     ({"strategy": "CONSISTENT_HASH", "virtual_node_cnt": "0"}, "virtual_node_cnt", "greater than or equal to 1"),
     ({"topic": "bad topic"}, "topic", "allowed characters are"),
 ])
-def test_allocation_page_explains_refusals(viewer_client, cluster, query, field, reason) -> None:
+def test_allocation_page_explains_refusals(viewer_client, console_cluster, query, field, reason) -> None:
     response = viewer_client.get("/allocation/", query, HTTP_HX_REQUEST="true")
     body = response.content.decode()
     assert response.status_code == 400 and f'data-field="{field}"' in body and reason in body, body
 
 
-def test_allocation_page_live_check(viewer_client, live_group, group, topic) -> None:
+def test_allocation_page_live_check(viewer_client, consumed_member, group, topic) -> None:
     page = viewer_client.get("/allocation/", {"topic": topic, "group": group}).content.decode()
-    assert 'data-testid="live-check"' in page and live_group.client_id in page
+    assert 'data-testid="live-check"' in page and consumed_member.client_id in page
     assert "every queue is held exactly once" in page  # the one member pulled every queue
     assert viewer_client.get("/allocation/", {"topic": "NoSuchTopic_q"}).status_code == 404
 

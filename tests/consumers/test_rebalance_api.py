@@ -3,7 +3,6 @@ Redis down, one active job per scope, the history's filters, and jobs whose work
 (A worker runs them in test_rebalance_celery.py.)"""
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 import pytest
@@ -16,18 +15,11 @@ from consumers.rebalance.jobs import rebalance_jobs_sweep, scope_key
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def online(cluster, topic, group, members):
-    """The group with one member online (a subscribed PullClient)."""
-    members(group, topic, "m1")
-    return group
-
-
 def url(group: str) -> str:
     return f"/api/v1/groups/{group}/rebalance"
 
 
-def test_viewers_see_operators_trigger(api_client_as, viewer, cluster) -> None:
+def test_viewers_see_operators_trigger(api_client_as, viewer, console_cluster) -> None:
     anonymous = api_client_as(None)
     assert anonymous.post(url("G"), {}, format="json").status_code == 401
     assert anonymous.get("/api/v1/rebalance-jobs").status_code == 401
@@ -37,7 +29,7 @@ def test_viewers_see_operators_trigger(api_client_as, viewer, cluster) -> None:
     assert viewer.get("/api/v1/rebalance-jobs").status_code == 200
 
 
-def test_bad_input_is_refused_naming_the_field(operator, cluster) -> None:
+def test_bad_input_is_refused_naming_the_field(operator, console_cluster) -> None:
     for body, field in (({"dry_run": "yes"}, "dry_run"), ({"timeout_s": 0}, "timeout_s"), ({"timeout_s": 301}, "timeout_s"),
                         ({"timeout_s": "10"}, "timeout_s"), ({"force": True}, "force")):
         response = operator.post(url("G_any"), body, format="json")
@@ -52,7 +44,7 @@ def test_bad_input_is_refused_naming_the_field(operator, cluster) -> None:
     assert operator.get("/api/v1/rebalance-jobs", {"since": "yesterday"}).json()["fields"].keys() == {"since"}
 
 
-def test_unknown_group_or_topic_is_404_and_an_offline_group_409(operator, cluster, topic, group, members) -> None:
+def test_unknown_group_or_topic_is_404_and_an_offline_group_409(operator, console_cluster, topic, group, members) -> None:
     response = operator.post(url("G_nobody_knows_this"), {}, format="json")
     assert response.status_code == 404 and response.json()["code"] == "not_found"
     response = operator.post("/api/v1/rebalance-jobs", {"scope": "topic", "topic": "T_no_such_topic"}, format="json")
@@ -68,9 +60,7 @@ def test_unknown_group_or_topic_is_404_and_an_offline_group_409(operator, cluste
 
 def test_redis_down_answers_503_at_once_and_fails_the_job(operator, online, celery_redis) -> None:
     celery_redis.stop()
-    started = time.monotonic()
-    response = operator.post(url(online), {"dry_run": False}, format="json")
-    assert time.monotonic() - started < 1.0
+    response = operator.post(url(online), {"dry_run": False}, format="json")  # how fast: bench/latency_bench.py
     assert response.status_code == 503 and response.json()["code"] == "queue_unavailable"
     assert "Redis" in response.json()["detail"] and str(celery_redis.port) in response.json()["detail"]
     job = RebalanceJob.objects.get()
@@ -84,9 +74,7 @@ def test_redis_down_answers_503_at_once_and_fails_the_job(operator, online, cele
 
 def test_cluster_down_answers_503_at_once_and_leaves_no_job_behind(operator, mq_settings, unused_addr, celery_redis) -> None:
     mq_settings(unused_addr)  # nothing listens: the name server is down
-    started = time.monotonic()
-    response = operator.post(url("G_anything"), {"dry_run": False}, format="json")
-    assert time.monotonic() - started < 1.0
+    response = operator.post(url("G_anything"), {"dry_run": False}, format="json")  # how fast: bench/latency_bench.py
     assert response.status_code == 503 and response.json()["code"] == "namesrv_unreachable"
     assert not RebalanceJob.objects.filter(status__in=[RebalanceJob.QUEUED, RebalanceJob.RUNNING]).exists()
 

@@ -12,21 +12,6 @@ from consumers.rebalance.jobs import scope_key
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def as_role(client, make_user):
-    def login(role: str):
-        client.force_login(make_user(role))
-        return client
-
-    return login
-
-
-@pytest.fixture
-def online(cluster, topic, group, members):
-    members(group, topic, "page-member")
-    return group
-
-
 def planned_job(group: str, status: str = "planned", dry_run: bool = True) -> RebalanceJob:
     job = RebalanceJob.objects.create(requested_by="ops", scope="group", scope_value=group, dry_run=dry_run, status=status,
                                       scope_key=scope_key("group", group, dry_run) + ("" if status in ("queued", "running") else "#done"),

@@ -19,10 +19,10 @@ def job(scope: str, value: str, dry_run: bool, timeout_s: int = 15) -> Rebalance
                                        dry_run=dry_run, timeout_s=timeout_s)
 
 
-def test_a_fourth_member_dry_run_then_apply(cluster, celery_redis, topic, group) -> None:
-    members, queues = balanced_group(cluster, group, topic, 3)
+def test_a_fourth_member_dry_run_then_apply(console_cluster, celery_redis, topic, group) -> None:
+    members, queues = balanced_group(console_cluster, group, topic, 3)
     try:
-        members.append(push_consumer(cluster, group, topic, "c4"))
+        members.append(push_consumer(console_cluster, group, topic, "c4"))
         cids = [m.client_id for m in members]
         wait_until(lambda: held(members, topic)[cids[3]], what="the fourth member to take queues")
         before = held(members, topic)
@@ -46,7 +46,7 @@ def test_a_fourth_member_dry_run_then_apply(cluster, celery_redis, topic, group)
         assert applied.queues_moved == moved_between(before, avg(queues, cids))
         assert applied.groups_total == applied.groups_converged == 1 and applied.lease_until is None
         result = applied.group_results.get()
-        assert set(result.notified) == {cluster.broker_addr(b) for b in cluster.broker_names}
+        assert set(result.notified) == {console_cluster.broker_addr(b) for b in console_cluster.broker_names}
         assert all(sorted(ids) == sorted(cids) for ids in result.notified.values())
         moves = result.changes.filter(moved=True)
         assert moves.count() == applied.queues_moved and all(c.owner_after == c.owner_expected for c in result.changes.all())
@@ -60,13 +60,13 @@ def test_a_fourth_member_dry_run_then_apply(cluster, celery_redis, topic, group)
             m.shutdown()
 
 
-def test_a_topic_scope_rebalances_each_group_of_the_topic(cluster, celery_redis, topic, group) -> None:
-    first, queues = balanced_group(cluster, group, topic, 2, prefix="a")
+def test_a_topic_scope_rebalances_each_group_of_the_topic(console_cluster, celery_redis, topic, group) -> None:
+    first, queues = balanced_group(console_cluster, group, topic, 2, prefix="a")
     other = group + "_2"
-    second, _ = balanced_group(cluster, other, topic, 1, prefix="b")
+    second, _ = balanced_group(console_cluster, other, topic, 1, prefix="b")
     try:
-        first.append(push_consumer(cluster, group, topic, "a3"))
-        second.append(push_consumer(cluster, other, topic, "b2"))
+        first.append(push_consumer(console_cluster, group, topic, "a3"))
+        second.append(push_consumer(console_cluster, other, topic, "b2"))
         wait_until(lambda: held(first, topic)[first[2].client_id] and held(second, topic)[second[1].client_id], what="joiners")
         run = job("topic", topic, dry_run=False)
         assert runner.rebalance_job_run(job_id=run.pk, budget_s=20) == "converged"
@@ -79,7 +79,7 @@ def test_a_topic_scope_rebalances_each_group_of_the_topic(cluster, celery_redis,
             m.shutdown()
 
 
-def test_a_broker_without_the_notify_request_fails_the_group_with_a_clear_reason(cluster) -> None:
+def test_a_broker_without_the_notify_request_fails_the_group_with_a_clear_reason(console_cluster) -> None:
     """An Apache RocketMQ broker answers GANTRY_NOTIFY_CONSUMER_IDS_CHANGED with REQUEST_CODE_NOT_SUPPORTED
     (here: a bare remoting server, which answers every request so)."""
     apache = ServerThread()

@@ -9,8 +9,8 @@ import pytest
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.client.simple import PullClient
 from tests.brokers.engine.client._cluster import create_topic
-from tests.conftest import PASSWORD
 from tests.e2e.conftest import log_in
+from tests.fixtures.console import PASSWORD
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -24,7 +24,7 @@ def viewer_page(page, live_server, make_user, session_cluster, mq_settings):
 
 
 @pytest.fixture
-def live_group(session_cluster):
+def subscribed_three(session_cluster):
     """Topic with 32 queues on each broker and a group of three subscribed members."""
     suffix = uuid.uuid4().hex[:6]
     topic, group = f"E2eAlloc_{suffix}", f"E2eAllocGroup_{suffix}"
@@ -42,9 +42,9 @@ def rows(page) -> list[str]:
     return page.locator("[data-testid=alloc-grid] tbody tr").evaluate_all("rows => rows.map(r => r.dataset.cid)")
 
 
-def test_live_group_grid_then_add_a_client_and_see_the_diff(viewer_page, live_server, live_group, screenshot) -> None:
+def test_live_group_grid_then_add_a_client_and_see_the_diff(viewer_page, live_server, subscribed_three, screenshot) -> None:
     page = viewer_page
-    topic, group, clients = live_group
+    topic, group, clients = subscribed_three
     page.click("nav >> text=Groups")
     page.fill("input[name=q]", group)
     page.wait_for_function("document.querySelectorAll('[data-testid=groups] tbody tr').length === 1")

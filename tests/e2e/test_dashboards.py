@@ -10,8 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from tests.analytics._dashboard_data import seed_dashboards
-from tests.analytics.conftest import spark  # noqa: F401 (fixture: one local Spark session)
-from tests.conftest import PASSWORD
+from tests.fixtures.console import PASSWORD
 from tests.e2e.conftest import log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

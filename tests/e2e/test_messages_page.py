@@ -7,7 +7,7 @@ import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient
 from tests.brokers.engine.client._cluster import create_topic
-from tests.conftest import PASSWORD
+from tests.fixtures.console import PASSWORD
 from tests.consumers._groups import send
 from tests.e2e.conftest import log_in
 

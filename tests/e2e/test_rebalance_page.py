@@ -4,41 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import PASSWORD
+from tests.fixtures.console import PASSWORD
 from tests.consumers._rebalance import avg, balanced_group, held, moved_between, push_consumer, wait_until
 from tests.e2e.conftest import log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def topic(admin_mq, cluster, topic_name):
-    from tests.brokers.engine.client._cluster import create_topic
-
-    create_topic(admin_mq, cluster, topic_name, queues=4)
-    return topic_name
-
-
-@pytest.fixture
-def cluster(session_cluster, mq_settings):
-    mq_settings(session_cluster.namesrv_addr)
-    return session_cluster
-
-
-@pytest.fixture
-def admin_mq(cluster):
-    from brokers.engine.client.admin import BlockingMQAdminClient
-
-    with BlockingMQAdminClient(cluster.namesrv_addr) as client:
-        yield client
-
-
-def test_dry_run_then_apply_then_converged(page, live_server, make_user, celery_worker, cluster, topic, screenshot) -> None:
+def test_dry_run_then_apply_then_converged(page, live_server, make_user, celery_worker, console_cluster, topic, screenshot) -> None:
     group = "G_e2e_" + topic[2:40]
     celery_worker()
-    members, queues = balanced_group(cluster, group, topic, 3)
+    members, queues = balanced_group(console_cluster, group, topic, 3)
     try:
-        members.append(push_consumer(cluster, group, topic, "c4"))
+        members.append(push_consumer(console_cluster, group, topic, "c4"))
         cids = [m.client_id for m in members]
         wait_until(lambda: held(members, topic)[cids[3]], what="the fourth member")
         expected = moved_between(held(members, topic), avg(queues, cids))

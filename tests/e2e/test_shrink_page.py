@@ -8,22 +8,15 @@ import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient
 from tests.brokers.engine.client._cluster import create_topic
-from tests.conftest import PASSWORD
-from tests.consumers._groups import consume, members, send  # noqa: F401 (members is a fixture)
+from tests.consumers._groups import consume, send
 from tests.e2e.conftest import log_in
+from tests.fixtures.console import PASSWORD
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def cluster(session_cluster, mq_settings, settings):
-    mq_settings(session_cluster.namesrv_addr)
-    settings.GANTRY_SHRINK_SETTLE_S = 0
-    return session_cluster
-
-
-def test_shrink_a_topic_step_by_step(page, live_server, make_user, cluster, members, screenshot) -> None:
-    session_cluster = cluster
+def test_shrink_a_topic_step_by_step(page, live_server, make_user, console_cluster, members, screenshot) -> None:
+    session_cluster = console_cluster
     topic = f"E2eShrink_{uuid.uuid4().hex[:6]}"
     with BlockingMQAdminClient(session_cluster.namesrv_addr) as admin:
         create_topic(admin, session_cluster, topic, queues=4)

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from tests.conftest import PASSWORD
+from tests.fixtures.console import PASSWORD
 from tests.e2e.conftest import log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -17,28 +17,6 @@ pytestmark = pytest.mark.django_db
 URL = "/api/v1/topics"
 
 
-@pytest.fixture
-def cluster(session_cluster, mq_settings):
-    mq_settings(session_cluster.namesrv_addr)
-    return session_cluster
-
-
-@pytest.fixture
-def admin_mq(cluster):
-    with BlockingMQAdminClient(cluster.namesrv_addr) as client:
-        yield client
-
-
-@pytest.fixture
-def operator(api_client_as):
-    return api_client_as("operator")
-
-
-@pytest.fixture
-def viewer(api_client_as):
-    return api_client_as("viewer")
-
-
 def tables(admin_mq: BlockingMQAdminClient, cluster) -> dict:
     """Every broker's topic table: what must not change when input is refused."""
     return {name: admin_mq.get_all_topic_config(cluster.broker_addr(name)) for name in cluster.broker_names}
@@ -54,26 +32,26 @@ def create(client, cluster, name: str, **extra):
 # -- success -------------------------------------------------------------------------------------
 
 
-def test_create_in_cluster_mode_puts_the_same_counts_on_every_broker(operator, cluster, topic_name, admin_mq) -> None:
-    body = create(operator, cluster, topic_name, read_queue_nums=6, write_queue_nums=4, perm=6)
+def test_create_in_cluster_mode_puts_the_same_counts_on_every_broker(operator, console_cluster, topic_name, console_admin) -> None:
+    body = create(operator, console_cluster, topic_name, read_queue_nums=6, write_queue_nums=4, perm=6)
     assert body["name"] == topic_name and body["type"] == "normal"
     assert set(body["brokers"]) == {"broker-a", "broker-b"}
     for broker in body["brokers"].values():
         assert (broker["read_queue_nums"], broker["write_queue_nums"], broker["perm"]) == (6, 4, 6)
-    for name in cluster.broker_names:
-        tc = admin_mq.get_all_topic_config(cluster.broker_addr(name))[topic_name]
+    for name in console_cluster.broker_names:
+        tc = console_admin.get_all_topic_config(console_cluster.broker_addr(name))[topic_name]
         assert (tc.read_queue_nums, tc.write_queue_nums, tc.perm) == (6, 4, 6)
     entry = AuditEntry.objects.get(action="topic.create", target=topic_name)
     assert entry.actor == "api-operator" and entry.result == "ok" and entry.source == "api"
     assert entry.before is None and entry.after["broker-a"] == {"read_queue_nums": 6, "write_queue_nums": 4, "perm": 6}
 
 
-def test_create_defaults_are_8_queues_and_perm_6(operator, cluster, topic_name) -> None:
-    body = create(operator, cluster, topic_name)
+def test_create_defaults_are_8_queues_and_perm_6(operator, console_cluster, topic_name) -> None:
+    body = create(operator, console_cluster, topic_name)
     assert {(b["read_queue_nums"], b["write_queue_nums"], b["perm"]) for b in body["brokers"].values()} == {(8, 8, 6)}
 
 
-def test_create_in_broker_mode_sets_counts_per_broker(operator, cluster, topic_name, admin_mq) -> None:
+def test_create_in_broker_mode_sets_counts_per_broker(operator, console_cluster, topic_name, console_admin) -> None:
     body = {"name": topic_name, "perm": 6, "brokers": {"broker-a": {"read_queue_nums": 4, "write_queue_nums": 4},
                                                           "broker-b": {"read_queue_nums": 2, "write_queue_nums": 1, "perm": 4}}}
     response = operator.post(URL, body, format="json")
@@ -81,20 +59,20 @@ def test_create_in_broker_mode_sets_counts_per_broker(operator, cluster, topic_n
     brokers = response.json()["brokers"]
     assert (brokers["broker-a"]["read_queue_nums"], brokers["broker-a"]["write_queue_nums"], brokers["broker-a"]["perm"]) == (4, 4, 6)
     assert (brokers["broker-b"]["read_queue_nums"], brokers["broker-b"]["write_queue_nums"], brokers["broker-b"]["perm"]) == (2, 1, 4)
-    route = admin_mq.examine_topic_route_info(topic_name)
+    route = console_admin.examine_topic_route_info(topic_name)
     assert {(q.broker_name, q.read_queue_nums, q.write_queue_nums, q.perm) for q in route.queue_datas} == {
         ("broker-a", 4, 4, 6), ("broker-b", 2, 1, 4)}
 
 
-def test_create_in_broker_mode_on_one_broker_only(operator, cluster, topic_name) -> None:
+def test_create_in_broker_mode_on_one_broker_only(operator, console_cluster, topic_name) -> None:
     response = operator.post(URL, {"name": topic_name, "brokers": {"broker-b": {}}}, format="json")
     assert response.status_code == 201, response.content
     assert list(response.json()["brokers"]) == ["broker-b"]
 
 
-def test_list_search_type_filter_ordering_and_pagination(operator, viewer, cluster, topic_name) -> None:
-    create(operator, cluster, topic_name + "_x")
-    create(operator, cluster, topic_name + "_y")
+def test_list_search_type_filter_ordering_and_pagination(operator, viewer, console_cluster, topic_name) -> None:
+    create(operator, console_cluster, topic_name + "_x")
+    create(operator, console_cluster, topic_name + "_y")
     response = viewer.get(URL, {"search": topic_name.lower(), "ordering": "-name"})
     assert response.status_code == 200
     page = response.json()
@@ -108,18 +86,18 @@ def test_list_search_type_filter_ordering_and_pagination(operator, viewer, clust
 
     system = viewer.get(URL, {"type": "system", "page_size": 1000}).json()["results"]
     names = {t["name"] for t in system}
-    assert {"SCHEDULE_TOPIC_XXXX", "broker-a", cluster.cluster} <= names
+    assert {"SCHEDULE_TOPIC_XXXX", "broker-a", console_cluster.cluster} <= names
     assert all(t["type"] == "system" for t in system)
     normal = viewer.get(URL, {"type": "normal", "page_size": 1000}).json()["results"]
     assert topic_name + "_x" in {t["name"] for t in normal} and not names & {t["name"] for t in normal}
 
 
-def test_list_knows_retry_and_dlq_topics(operator, viewer, cluster, admin_mq, topic_name) -> None:
+def test_list_knows_retry_and_dlq_topics(operator, viewer, console_cluster, console_admin, topic_name) -> None:
     from brokers.engine.common.topic_config import TopicConfig
 
     group = topic_name.replace("T_", "G_")
     for prefix in ("%RETRY%", "%DLQ%"):  # what brokers make for consumer groups
-        admin_mq.create_or_update_topic(cluster.broker_addr("broker-a"), TopicConfig(prefix + group, 1, 1, 6))
+        console_admin.create_or_update_topic(console_cluster.broker_addr("broker-a"), TopicConfig(prefix + group, 1, 1, 6))
     retry = viewer.get(URL, {"type": "retry", "search": group}).json()["results"]
     dlq = viewer.get(URL, {"type": "dlq", "search": group}).json()["results"]
     assert [t["name"] for t in retry] == ["%RETRY%" + group]
@@ -130,8 +108,8 @@ def test_list_knows_retry_and_dlq_topics(operator, viewer, cluster, admin_mq, to
     assert detail.status_code == 200 and detail.json()["type"] == "retry"
 
 
-def test_retrieve_status_route_and_consumer_groups(operator, viewer, cluster, topic_name) -> None:
-    create(operator, cluster, topic_name, read_queue_nums=2, write_queue_nums=2)
+def test_retrieve_status_route_and_consumer_groups(operator, viewer, console_cluster, topic_name) -> None:
+    create(operator, console_cluster, topic_name, read_queue_nums=2, write_queue_nums=2)
     sent = operator.post(f"{URL}/{topic_name}/messages", {"body": "hello", "tags": "t1", "keys": "k1", "broker": "broker-b"}, format="json")
     assert sent.status_code == 201, sent.content
     assert sent.json()["broker_name"] == "broker-b" and sent.json()["status"] == "SEND_OK"
@@ -147,19 +125,19 @@ def test_retrieve_status_route_and_consumer_groups(operator, viewer, cluster, to
 
     route = viewer.get(f"{URL}/{topic_name}/route").json()
     assert {b["broker_name"]: b["addrs"]["0"] for b in route["brokers"]} == {
-        n: cluster.broker_addr(n) for n in ("broker-a", "broker-b")}
+        n: console_cluster.broker_addr(n) for n in ("broker-a", "broker-b")}
 
     group = topic_name.replace("T_", "G_")
-    with PullClient(cluster.namesrv_addr, group, heartbeat_interval_s=None) as consumer:
+    with PullClient(console_cluster.namesrv_addr, group, heartbeat_interval_s=None) as consumer:
         consumer.update_offset(MessageQueue(topic_name, "broker-b", 0), 1)
     groups = viewer.get(f"{URL}/{topic_name}/consumer-groups").json()
     assert groups == {"name": topic_name, "groups": [group], "errors": []}
     assert AuditEntry.objects.filter(action="topic.send_test_message", target=topic_name, result="ok").count() == 1
 
 
-def test_put_replaces_in_cluster_mode(operator, cluster, topic_name) -> None:
-    create(operator, cluster, topic_name, read_queue_nums=2, write_queue_nums=2, perm=4)
-    response = operator.put(f"{URL}/{topic_name}", {"cluster": cluster.cluster, "read_queue_nums": 16}, format="json")
+def test_put_replaces_in_cluster_mode(operator, console_cluster, topic_name) -> None:
+    create(operator, console_cluster, topic_name, read_queue_nums=2, write_queue_nums=2, perm=4)
+    response = operator.put(f"{URL}/{topic_name}", {"cluster": console_cluster.cluster, "read_queue_nums": 16}, format="json")
     assert response.status_code == 200, response.content
     for broker in response.json()["brokers"].values():
         assert (broker["read_queue_nums"], broker["write_queue_nums"], broker["perm"]) == (16, 8, 6)  # the rest: defaults
@@ -167,8 +145,8 @@ def test_put_replaces_in_cluster_mode(operator, cluster, topic_name) -> None:
     assert entry.before["broker-a"]["perm"] == 4 and entry.after["broker-a"]["read_queue_nums"] == 16
 
 
-def test_patch_changes_only_what_is_given(operator, cluster, topic_name) -> None:
-    create(operator, cluster, topic_name, read_queue_nums=3, write_queue_nums=3)
+def test_patch_changes_only_what_is_given(operator, console_cluster, topic_name) -> None:
+    create(operator, console_cluster, topic_name, read_queue_nums=3, write_queue_nums=3)
     response = operator.patch(f"{URL}/{topic_name}", {"perm": 4}, format="json")
     assert response.status_code == 200, response.content
     assert {(b["read_queue_nums"], b["write_queue_nums"], b["perm"]) for b in response.json()["brokers"].values()} == {(3, 3, 4)}
@@ -177,39 +155,39 @@ def test_patch_changes_only_what_is_given(operator, cluster, topic_name) -> None
     assert (brokers["broker-a"]["write_queue_nums"], brokers["broker-b"]["write_queue_nums"]) == (5, 3)
 
 
-def test_patch_in_broker_mode_adds_a_broker(operator, cluster, topic_name) -> None:
+def test_patch_in_broker_mode_adds_a_broker(operator, console_cluster, topic_name) -> None:
     operator.post(URL, {"name": topic_name, "brokers": {"broker-a": {}}}, format="json")
     response = operator.patch(f"{URL}/{topic_name}", {"brokers": {"broker-b": {"read_queue_nums": 2, "write_queue_nums": 2}}}, format="json")
     assert response.status_code == 200, response.content
     assert set(response.json()["brokers"]) == {"broker-a", "broker-b"}
 
 
-def test_delete_everywhere(operator, cluster, topic_name, admin_mq) -> None:
-    create(operator, cluster, topic_name)
+def test_delete_everywhere(operator, console_cluster, topic_name, console_admin) -> None:
+    create(operator, console_cluster, topic_name)
     response = operator.delete(f"{URL}/{topic_name}")
     assert response.status_code == 200
     assert response.json() == {"name": topic_name, "brokers": ["broker-a", "broker-b"], "scope": "all", "remaining": []}
     assert operator.get(f"{URL}/{topic_name}").status_code == 404
-    assert all(topic_name not in t for t in tables(admin_mq, cluster).values())
+    assert all(topic_name not in t for t in tables(console_admin, console_cluster).values())
     assert AuditEntry.objects.get(action="topic.delete", target=topic_name).after == {}
 
 
-def test_delete_from_one_broker_keeps_the_route_of_the_others(operator, cluster, topic_name, admin_mq) -> None:
-    create(operator, cluster, topic_name, read_queue_nums=3, write_queue_nums=3)
+def test_delete_from_one_broker_keeps_the_route_of_the_others(operator, console_cluster, topic_name, console_admin) -> None:
+    create(operator, console_cluster, topic_name, read_queue_nums=3, write_queue_nums=3)
     response = operator.delete(f"{URL}/{topic_name}", QUERY_STRING="broker=broker-a")
     assert response.status_code == 200, response.content
     assert response.json()["remaining"] == ["broker-b"]
     detail = operator.get(f"{URL}/{topic_name}").json()
     assert list(detail["brokers"]) == ["broker-b"] and detail["brokers"]["broker-b"]["read_queue_nums"] == 3
-    assert topic_name not in admin_mq.get_all_topic_config(cluster.broker_addr("broker-a"))
-    assert topic_name in admin_mq.get_all_topic_config(cluster.broker_addr("broker-b"))
+    assert topic_name not in console_admin.get_all_topic_config(console_cluster.broker_addr("broker-a"))
+    assert topic_name in console_admin.get_all_topic_config(console_cluster.broker_addr("broker-b"))
 
 
-def test_delete_from_a_cluster(operator, cluster, topic_name) -> None:
-    create(operator, cluster, topic_name)
-    response = operator.delete(f"{URL}/{topic_name}?cluster={cluster.cluster}")
+def test_delete_from_a_cluster(operator, console_cluster, topic_name) -> None:
+    create(operator, console_cluster, topic_name)
+    response = operator.delete(f"{URL}/{topic_name}?cluster={console_cluster.cluster}")
     assert response.status_code == 200, response.content
-    assert response.json()["scope"] == f"cluster:{cluster.cluster}"
+    assert response.json()["scope"] == f"cluster:{console_cluster.cluster}"
     assert operator.get(f"{URL}/{topic_name}").status_code == 404
 
 
@@ -236,51 +214,51 @@ BAD_NAMES = [
 
 
 @pytest.mark.parametrize(("name", "reason"), BAD_NAMES)
-def test_create_refuses_a_bad_name(operator, cluster, admin_mq, name, reason) -> None:
-    before = tables(admin_mq, cluster)
-    response = operator.post(URL, {"name": name, "cluster": cluster.cluster}, format="json")
+def test_create_refuses_a_bad_name(operator, console_cluster, console_admin, name, reason) -> None:
+    before = tables(console_admin, console_cluster)
+    response = operator.post(URL, {"name": name, "cluster": console_cluster.cluster}, format="json")
     assert response.status_code == 400, response.content
     body = response.json()
     assert body["code"] == "invalid" and list(body["fields"]) == ["name"]
     assert reason.lower() in body["fields"]["name"][0].lower()
-    assert tables(admin_mq, cluster) == before
+    assert tables(console_admin, console_cluster) == before
 
 
 @pytest.mark.parametrize("value", [123, None, ["a"], {"a": 1}, True])
-def test_create_refuses_a_name_of_the_wrong_type(operator, cluster, value) -> None:
-    response = operator.post(URL, {"name": value, "cluster": cluster.cluster}, format="json")
+def test_create_refuses_a_name_of_the_wrong_type(operator, console_cluster, value) -> None:
+    response = operator.post(URL, {"name": value, "cluster": console_cluster.cluster}, format="json")
     assert response.status_code == 400 and "name" in response.json()["fields"]
 
 
 @pytest.mark.parametrize("field", ["read_queue_nums", "write_queue_nums"])
 @pytest.mark.parametrize(("value", "reason"), [(0, "from 1 to 1024"), (1025, "from 1 to 1024"), (-1, "from 1 to 1024"),
                                                 ("8", "integer"), (8.5, "integer"), (8.0, "integer"), (True, "integer"), (None, "null")])
-def test_create_refuses_bad_queue_counts(operator, cluster, admin_mq, topic_name, field, value, reason) -> None:
-    before = tables(admin_mq, cluster)
-    response = operator.post(URL, {"name": topic_name, "cluster": cluster.cluster, field: value}, format="json")
+def test_create_refuses_bad_queue_counts(operator, console_cluster, console_admin, topic_name, field, value, reason) -> None:
+    before = tables(console_admin, console_cluster)
+    response = operator.post(URL, {"name": topic_name, "cluster": console_cluster.cluster, field: value}, format="json")
     assert response.status_code == 400, response.content
     assert reason in response.json()["fields"][field][0]
     response = operator.post(URL, {"name": topic_name, "brokers": {"broker-a": {field: value}}}, format="json")
     assert response.status_code == 400
     assert reason in response.json()["fields"][f"brokers.broker-a.{field}"][0]
-    assert tables(admin_mq, cluster) == before
+    assert tables(console_admin, console_cluster) == before
 
 
 @pytest.mark.parametrize("value", [-1, 8, 100, "6", 6.5])
-def test_create_refuses_perm_outside_0_to_7(operator, cluster, topic_name, value) -> None:
-    response = operator.post(URL, {"name": topic_name, "cluster": cluster.cluster, "perm": value}, format="json")
+def test_create_refuses_perm_outside_0_to_7(operator, console_cluster, topic_name, value) -> None:
+    response = operator.post(URL, {"name": topic_name, "cluster": console_cluster.cluster, "perm": value}, format="json")
     assert response.status_code == 400 and "perm" in response.json()["fields"]
 
 
-def test_create_refuses_an_unknown_cluster_or_broker(operator, cluster, admin_mq, topic_name) -> None:
-    before = tables(admin_mq, cluster)
+def test_create_refuses_an_unknown_cluster_or_broker(operator, console_cluster, console_admin, topic_name) -> None:
+    before = tables(console_admin, console_cluster)
     response = operator.post(URL, {"name": topic_name, "cluster": "NoSuchCluster"}, format="json")
     assert response.status_code == 400
     assert "unknown cluster 'NoSuchCluster'" in response.json()["fields"]["cluster"][0]
     response = operator.post(URL, {"name": topic_name, "brokers": {"broker-a": {}, "broker-zz": {}}}, format="json")
     assert response.status_code == 400
     assert "unknown broker 'broker-zz'" in response.json()["fields"]["brokers.broker-zz"][0]
-    assert tables(admin_mq, cluster) == before  # broker-a was not written either
+    assert tables(console_admin, console_cluster) == before  # broker-a was not written either
     failed = AuditEntry.objects.filter(action="topic.create", target=topic_name, result="failed")
     assert failed.count() == 2 and "unknown" in failed.first().reason
 
@@ -294,14 +272,14 @@ def test_create_refuses_an_unknown_cluster_or_broker(operator, cluster, admin_mq
     {"name": "Ok", "brokers": {"broker-a": 8}},
     {"name": "Ok", "cluster": 5},
 ])
-def test_create_refuses_malformed_bodies(operator, cluster, body) -> None:
+def test_create_refuses_malformed_bodies(operator, console_cluster, body) -> None:
     response = operator.post(URL, body, format="json")
     assert response.status_code == 400, response.content
     assert response.json()["fields"]
 
 
-def test_unknown_fields_are_named(operator, cluster, topic_name) -> None:
-    response = operator.post(URL, {"name": topic_name, "cluster": cluster.cluster, "readQueueNums": 4,
+def test_unknown_fields_are_named(operator, console_cluster, topic_name) -> None:
+    response = operator.post(URL, {"name": topic_name, "cluster": console_cluster.cluster, "readQueueNums": 4,
                                    "brokers_": 1}, format="json")
     assert response.status_code == 400
     assert response.json()["fields"] == {"readQueueNums": ["unknown field."], "brokers_": ["unknown field."]}
@@ -309,7 +287,7 @@ def test_unknown_fields_are_named(operator, cluster, topic_name) -> None:
     assert response.json()["fields"] == {"brokers.broker-a.queues": ["unknown field."]}
 
 
-def test_a_body_that_is_not_an_object_or_not_json(operator, cluster) -> None:
+def test_a_body_that_is_not_an_object_or_not_json(operator, console_cluster) -> None:
     assert operator.post(URL, ["x"], format="json").status_code == 400
     response = operator.generic("POST", URL, "{not json", content_type="application/json")
     assert response.status_code == 400 and response.json()["code"] == "parse_error"
@@ -317,24 +295,24 @@ def test_a_body_that_is_not_an_object_or_not_json(operator, cluster) -> None:
     assert response.status_code == 415
 
 
-def test_an_oversize_body_gets_413(operator, cluster, admin_mq, settings) -> None:
-    before = tables(admin_mq, cluster)
-    body = '{"name": "Big", "cluster": "%s", "pad": "%s"}' % (cluster.cluster, "x" * (settings.MAX_BODY_BYTES + 1))
+def test_an_oversize_body_gets_413(operator, console_cluster, console_admin, settings) -> None:
+    before = tables(console_admin, console_cluster)
+    body = '{"name": "Big", "cluster": "%s", "pad": "%s"}' % (console_cluster.cluster, "x" * (settings.MAX_BODY_BYTES + 1))
     response = operator.generic("POST", URL, body, content_type="application/json")
     assert response.status_code == 413
     assert response.json()["code"] == "too_large"
-    assert tables(admin_mq, cluster) == before
+    assert tables(console_admin, console_cluster) == before
 
 
-def test_create_of_an_existing_topic_is_409(operator, cluster, topic_name) -> None:
-    create(operator, cluster, topic_name)
-    response = operator.post(URL, {"name": topic_name, "cluster": cluster.cluster}, format="json")
+def test_create_of_an_existing_topic_is_409(operator, console_cluster, topic_name) -> None:
+    create(operator, console_cluster, topic_name)
+    response = operator.post(URL, {"name": topic_name, "cluster": console_cluster.cluster}, format="json")
     assert response.status_code == 409 and "exists already" in response.json()["detail"]
 
 
-def test_unknown_topics_are_404(operator, cluster) -> None:
+def test_unknown_topics_are_404(operator, console_cluster) -> None:
     name = "NoSuchTopic_404"
-    for method, path, body in [("get", "", None), ("put", "", {"cluster": cluster.cluster}), ("patch", "", {"perm": 6}),
+    for method, path, body in [("get", "", None), ("put", "", {"cluster": console_cluster.cluster}), ("patch", "", {"perm": 6}),
                                ("delete", "", None), ("get", "/status", None), ("get", "/route", None),
                                ("get", "/consumer-groups", None), ("post", "/messages", {"body": "x"})]:
         response = getattr(operator, method)(f"{URL}/{name}{path}", body, format="json")
@@ -342,9 +320,9 @@ def test_unknown_topics_are_404(operator, cluster) -> None:
         assert response.json()["code"] == "not_found"
 
 
-def test_update_refusals(operator, cluster, admin_mq, topic_name) -> None:
-    create(operator, cluster, topic_name)
-    before = tables(admin_mq, cluster)
+def test_update_refusals(operator, console_cluster, console_admin, topic_name) -> None:
+    create(operator, console_cluster, topic_name)
+    before = tables(console_admin, console_cluster)
     cases = [
         ("put", {"name": "Other"}, "name"),
         ("put", {"read_queue_nums": 4}, "cluster"),
@@ -357,12 +335,12 @@ def test_update_refusals(operator, cluster, admin_mq, topic_name) -> None:
         response = getattr(operator, method)(f"{URL}/{topic_name}", body, format="json")
         assert response.status_code == 400, (body, response.content)
         assert field in response.json()["fields"], (body, response.json())
-    assert tables(admin_mq, cluster) == before
+    assert tables(console_admin, console_cluster) == before
 
 
-def test_delete_refusals(operator, cluster, topic_name, admin_mq) -> None:
+def test_delete_refusals(operator, console_cluster, topic_name, console_admin) -> None:
     operator.post(URL, {"name": topic_name, "brokers": {"broker-a": {}}}, format="json")
-    before = tables(admin_mq, cluster)
+    before = tables(console_admin, console_cluster)
     for query, field in [("broker=nope", "broker"), ("broker=broker-b", "broker"), ("cluster=nope", "cluster"),
                          ("cluster=x&broker=y", "broker"), ("color=red", "color")]:
         response = operator.delete(f"{URL}/{topic_name}?{query}")
@@ -370,11 +348,11 @@ def test_delete_refusals(operator, cluster, topic_name, admin_mq) -> None:
         assert field in response.json()["fields"]
     response = operator.delete(f"{URL}/SCHEDULE_TOPIC_XXXX")
     assert response.status_code == 400 and "system topic" in response.json()["detail"]
-    assert tables(admin_mq, cluster) == before
+    assert tables(console_admin, console_cluster) == before
 
 
-def test_test_message_refusals(operator, cluster, topic_name) -> None:
-    create(operator, cluster, topic_name)
+def test_test_message_refusals(operator, console_cluster, topic_name) -> None:
+    create(operator, console_cluster, topic_name)
     for body, field in [({}, "body"), ({"body": ""}, "body"), ({"body": 5}, "body"), ({"body": "x", "broker": "nope"}, "broker"),
                         ({"body": "x", "extra": 1}, "extra")]:
         response = operator.post(f"{URL}/{topic_name}/messages", body, format="json")
@@ -382,7 +360,7 @@ def test_test_message_refusals(operator, cluster, topic_name) -> None:
         assert field in response.json()["fields"]
 
 
-def test_list_refuses_an_unknown_type_or_ordering(viewer, cluster) -> None:
+def test_list_refuses_an_unknown_type_or_ordering(viewer, console_cluster) -> None:
     assert viewer.get(URL, {"type": "weird"}).json()["fields"]["type"]
     assert viewer.get(URL, {"ordering": "size"}).json()["fields"]["ordering"]
 
@@ -390,32 +368,32 @@ def test_list_refuses_an_unknown_type_or_ordering(viewer, cluster) -> None:
 # -- who may ----------------------------------------------------------------------------------------
 
 
-def test_no_credentials_is_401(api_client_as, cluster) -> None:
+def test_no_credentials_is_401(api_client_as, console_cluster) -> None:
     anonymous = api_client_as(None)
     response = anonymous.get(URL)
     assert response.status_code == 401
     assert response["WWW-Authenticate"] == "Token"
-    assert anonymous.post(URL, {"name": "X", "cluster": cluster.cluster}, format="json").status_code == 401
+    assert anonymous.post(URL, {"name": "X", "cluster": console_cluster.cluster}, format="json").status_code == 401
 
 
-def test_a_bad_token_is_401(api_client_as, cluster) -> None:
+def test_a_bad_token_is_401(api_client_as, console_cluster) -> None:
     client = api_client_as(None)
     client.credentials(HTTP_AUTHORIZATION="Token gty_not-a-real-token")
     assert client.get(URL).status_code == 401
 
 
-def test_viewer_reads_but_may_not_change(viewer, operator, cluster, admin_mq, topic_name) -> None:
-    create(operator, cluster, topic_name)
-    before = tables(admin_mq, cluster)
+def test_viewer_reads_but_may_not_change(viewer, operator, console_cluster, console_admin, topic_name) -> None:
+    create(operator, console_cluster, topic_name)
+    before = tables(console_admin, console_cluster)
     assert viewer.get(f"{URL}/{topic_name}").status_code == 200
-    for method, path, body in [("post", "", {"name": topic_name + "2", "cluster": cluster.cluster}),
-                               ("put", f"/{topic_name}", {"cluster": cluster.cluster}),
+    for method, path, body in [("post", "", {"name": topic_name + "2", "cluster": console_cluster.cluster}),
+                               ("put", f"/{topic_name}", {"cluster": console_cluster.cluster}),
                                ("patch", f"/{topic_name}", {"perm": 4}), ("delete", f"/{topic_name}", None),
                                ("post", f"/{topic_name}/messages", {"body": "x"})]:
         response = getattr(viewer, method)(f"{URL}{path}", body, format="json")
         assert response.status_code == 403, (method, path)
         assert "operator" in response.json()["detail"]
-    assert tables(admin_mq, cluster) == before
+    assert tables(console_admin, console_cluster) == before
 
 
 # -- the cluster down -----------------------------------------------------------------------------

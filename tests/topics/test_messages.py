@@ -14,23 +14,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def cluster(session_cluster, mq_settings):
-    mq_settings(session_cluster.namesrv_addr)
-    return session_cluster
-
-
-@pytest.fixture
-def viewer(api_client_as):
-    return api_client_as("viewer")
-
-
-@pytest.fixture
-def stored(cluster, topic_name):
+def stored(console_cluster, topic_name):
     """12 messages (2 with key order-7, one binary body), and the time range they were stored in."""
-    with BlockingMQAdminClient(cluster.namesrv_addr) as admin:
-        create_topic(admin, cluster, topic_name, queues=2)
+    with BlockingMQAdminClient(console_cluster.namesrv_addr) as admin:
+        create_topic(admin, console_cluster, topic_name, queues=2)
     begin = int(time.time() * 1000) - 1
-    sent = send(cluster, topic_name, 9) + send(cluster, topic_name, 2, keys="order-7") + send(cluster, topic_name, 1, body=b"\x00\xffbin")
+    sent = send(console_cluster, topic_name, 9) + send(console_cluster, topic_name, 2, keys="order-7") + send(console_cluster, topic_name, 1, body=b"\x00\xffbin")
     end = int(time.time() * 1000) + 1
     return topic_name, sent, begin, end
 
@@ -72,7 +61,7 @@ def test_by_time_in_pages(viewer, stored) -> None:
     ({"topic": "bad topic", "key": "k"}, "topic"),
     ({"topic": "T", "begin": 0, "end": 1, "page_size": 1000}, "page_size"),
 ])
-def test_bad_queries_are_400(viewer, cluster, query, field) -> None:
+def test_bad_queries_are_400(viewer, console_cluster, query, field) -> None:
     response = viewer.get("/api/v1/messages", query)
     assert response.status_code == 400 and field in response.json()["fields"], response.json()
 

@@ -12,34 +12,16 @@ from console.models import AuditEntry
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def cluster(session_cluster, mq_settings):
-    mq_settings(session_cluster.namesrv_addr)
-    return session_cluster
-
-
-@pytest.fixture
-def operator_client(client, make_user):
-    client.force_login(make_user("operator"))
-    return client
-
-
-@pytest.fixture
-def viewer_client(client, make_user):
-    client.force_login(make_user("viewer"))
-    return client
-
-
 def cluster_form(c, name: str, **overrides) -> dict:
     data = {"name": name, "mode": "cluster", "cluster": c.cluster, "read_queue_nums": "4", "write_queue_nums": "4", "perm": "6"}
     data.update(overrides)
     return data
 
 
-def test_create_in_cluster_mode_then_see_per_broker_counts(operator_client, cluster, topic_name) -> None:
+def test_create_in_cluster_mode_then_see_per_broker_counts(operator_client, console_cluster, topic_name) -> None:
     page = operator_client.get("/topics/new")
-    assert page.status_code == 200 and cluster.cluster in page.content.decode()
-    response = operator_client.post("/topics/new", cluster_form(cluster, topic_name, read_queue_nums="6"))
+    assert page.status_code == 200 and console_cluster.cluster in page.content.decode()
+    response = operator_client.post("/topics/new", cluster_form(console_cluster, topic_name, read_queue_nums="6"))
     assert response.status_code == 302 and response["Location"] == f"/topics/{topic_name}/"
     detail = operator_client.get(response["Location"]).content.decode()
     assert "Topic " + topic_name + " created." in detail
@@ -50,7 +32,7 @@ def test_create_in_cluster_mode_then_see_per_broker_counts(operator_client, clus
     assert AuditEntry.objects.filter(action="topic.create", target=topic_name, source="console", result="ok").exists()
 
 
-def test_create_in_broker_mode(operator_client, cluster, topic_name) -> None:
+def test_create_in_broker_mode(operator_client, console_cluster, topic_name) -> None:
     data = {"name": topic_name, "mode": "broker",
             "brokers.broker-a.enabled": "on", "brokers.broker-a.read_queue_nums": "3", "brokers.broker-a.write_queue_nums": "2", "brokers.broker-a.perm": "6",
             "brokers.broker-b.read_queue_nums": "8", "brokers.broker-b.write_queue_nums": "8", "brokers.broker-b.perm": "6"}
@@ -63,27 +45,27 @@ def test_create_in_broker_mode(operator_client, cluster, topic_name) -> None:
 
 
 @pytest.mark.parametrize(("name", "reason"), [("a b", "a space at position 2"), ("１２", "U+FF11"), ("TBW102", "system topic")])
-def test_the_form_shows_the_api_message_for_a_bad_name(operator_client, api_client_as, cluster, name, reason) -> None:
-    page = operator_client.post("/topics/new", cluster_form(cluster, name))
+def test_the_form_shows_the_api_message_for_a_bad_name(operator_client, api_client_as, console_cluster, name, reason) -> None:
+    page = operator_client.post("/topics/new", cluster_form(console_cluster, name))
     assert page.status_code == 400
-    api = api_client_as("operator").post("/api/v1/topics", {"name": name, "cluster": cluster.cluster}, format="json")
+    api = api_client_as("operator").post("/api/v1/topics", {"name": name, "cluster": console_cluster.cluster}, format="json")
     message = api.json()["fields"]["name"][0]
     assert reason in message
     assert message.replace("'", "&#x27;") in page.content.decode()
 
 
-def test_the_form_shows_the_api_message_for_an_unknown_cluster_and_bad_counts(operator_client, cluster, topic_name) -> None:
-    page = operator_client.post("/topics/new", cluster_form(cluster, topic_name, cluster="Nope", read_queue_nums="0"))
+def test_the_form_shows_the_api_message_for_an_unknown_cluster_and_bad_counts(operator_client, console_cluster, topic_name) -> None:
+    page = operator_client.post("/topics/new", cluster_form(console_cluster, topic_name, cluster="Nope", read_queue_nums="0"))
     assert page.status_code == 400
     assert "must be from 1 to 1024, got 0." in page.content.decode()
-    page = operator_client.post("/topics/new", cluster_form(cluster, topic_name, cluster="Nope"))
+    page = operator_client.post("/topics/new", cluster_form(console_cluster, topic_name, cluster="Nope"))
     assert "unknown cluster &#x27;Nope&#x27;; known: GantryTestCluster." in page.content.decode()
-    with BlockingMQAdminClient(cluster.namesrv_addr) as admin:
-        assert topic_name not in admin.get_all_topic_config(cluster.broker_addr("broker-a"))
+    with BlockingMQAdminClient(console_cluster.namesrv_addr) as admin:
+        assert topic_name not in admin.get_all_topic_config(console_cluster.broker_addr("broker-a"))
 
 
-def test_list_filters_and_htmx_returns_the_table_only(operator_client, cluster, topic_name) -> None:
-    operator_client.post("/topics/new", cluster_form(cluster, topic_name))
+def test_list_filters_and_htmx_returns_the_table_only(operator_client, console_cluster, topic_name) -> None:
+    operator_client.post("/topics/new", cluster_form(console_cluster, topic_name))
     full = operator_client.get("/topics/", {"q": topic_name})
     assert "<html" in full.content.decode() and topic_name in full.content.decode()
     fragment = operator_client.get("/topics/", {"q": topic_name, "type": "normal"}, HTTP_HX_REQUEST="true").content.decode()
@@ -92,8 +74,8 @@ def test_list_filters_and_htmx_returns_the_table_only(operator_client, cluster, 
     assert "SCHEDULE_TOPIC_XXXX" in system and topic_name not in system
 
 
-def test_edit_delete_and_send_from_the_pages(operator_client, cluster, topic_name) -> None:
-    operator_client.post("/topics/new", cluster_form(cluster, topic_name))
+def test_edit_delete_and_send_from_the_pages(operator_client, console_cluster, topic_name) -> None:
+    operator_client.post("/topics/new", cluster_form(console_cluster, topic_name))
     edit = operator_client.get(f"/topics/{topic_name}/edit")
     assert edit.status_code == 200 and 'name="brokers.broker-a.read_queue_nums"' in edit.content.decode()
     data = {"mode": "broker", "brokers.broker-a.enabled": "on", "brokers.broker-a.read_queue_nums": "5",
@@ -115,26 +97,26 @@ def test_edit_delete_and_send_from_the_pages(operator_client, cluster, topic_nam
     assert operator_client.get(f"/topics/{topic_name}/").status_code == 404
 
 
-def test_viewer_sees_but_may_not_change(viewer_client, make_user, cluster, topic_name, client) -> None:
+def test_viewer_sees_but_may_not_change(viewer_client, make_user, console_cluster, topic_name, client) -> None:
     page = viewer_client.get("/topics/")
     assert page.status_code == 200 and 'data-testid="new-topic"' not in page.content.decode()
     assert viewer_client.get("/topics/new").status_code == 403
-    assert viewer_client.post("/topics/new", cluster_form(cluster, topic_name)).status_code == 403
+    assert viewer_client.post("/topics/new", cluster_form(console_cluster, topic_name)).status_code == 403
     assert viewer_client.post(f"/topics/{topic_name}/delete", {"scope": "all"}).status_code == 403
 
 
-def test_names_from_users_are_escaped(operator_client, cluster) -> None:
+def test_names_from_users_are_escaped(operator_client, console_cluster) -> None:
     evil = "<script>alert(1)</script>"
     listing = operator_client.get("/topics/", {"q": evil}).content.decode()
     assert "<script>alert(1)" not in listing and "&lt;script&gt;" in listing
-    page = operator_client.post("/topics/new", cluster_form(cluster, evil)).content.decode()
+    page = operator_client.post("/topics/new", cluster_form(console_cluster, evil)).content.decode()
     assert "<script>alert(1)" not in page
     missing = operator_client.get("/topics/%3Cb%3Ex/")
     assert missing.status_code == 400 and "<b>x" not in missing.content.decode()
     assert "the topic name contains &#x27;&lt;&#x27; at position 1" in missing.content.decode()
 
 
-def test_unknown_topic_page_is_404(operator_client, cluster) -> None:
+def test_unknown_topic_page_is_404(operator_client, console_cluster) -> None:
     response = operator_client.get("/topics/NoSuchTopicPage/")
     assert response.status_code == 404 and "topic NoSuchTopicPage does not exist" in response.content.decode()
 

@@ -7,17 +7,16 @@ import pytest
 
 from console.models import AuditEntry
 from tests.brokers.engine.client._cluster import create_topic
-from tests.console_fixtures import admin_mq, cluster, operator, viewer  # noqa: F401 (fixtures)
-from tests.consumers._groups import consume, members, send  # noqa: F401 (members is a fixture)
+from tests.consumers._groups import consume, send
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def shrinking(cluster, admin_mq, topic_name, members):
+def shrinking(console_cluster, console_admin, topic_name, members):
     """4 queues per broker, 2 messages in each; a member consumed queues 0 and 1 of each broker."""
-    create_topic(admin_mq, cluster, topic_name, queues=4)
-    send(cluster, topic_name, 16)
+    create_topic(console_admin, console_cluster, topic_name, queues=4)
+    send(console_cluster, topic_name, 16)
     member = members(f"G_{topic_name[2:]}", topic_name, "shrink-member")
     queues = member.fetch_subscribe_message_queues(topic_name)
     consume(member, [q for q in queues if q.queue_id < 2])
@@ -33,7 +32,7 @@ def url(topic: str) -> str:
     return f"/api/v1/topics/{topic}/shrink"
 
 
-def test_a_whole_shrink_without_losing_a_message(operator, viewer, admin_mq, cluster, shrinking) -> None:
+def test_a_whole_shrink_without_losing_a_message(operator, viewer, console_admin, console_cluster, shrinking) -> None:
     topic, member, queues = shrinking
     group = member.group
     plan = viewer.get(url(topic), {"target_queue_nums": 2}).json()
@@ -44,21 +43,21 @@ def test_a_whole_shrink_without_losing_a_message(operator, viewer, admin_mq, clu
 
     response = operator.post(url(topic), {"target_queue_nums": 2, "step": "read"}, format="json")
     assert response.status_code == 409 and "lower the write queues" in response.json()["detail"]
-    assert counts(admin_mq, cluster, topic) == {"broker-a": (4, 4), "broker-b": (4, 4)}
+    assert counts(console_admin, console_cluster, topic) == {"broker-a": (4, 4), "broker-b": (4, 4)}
 
     response = operator.post(url(topic), {"target_queue_nums": 2, "step": "write"}, format="json")
     assert response.status_code == 200, response.content
     status = response.json()
     assert status["step"] == "read" and status["ready"] is False and status["drained"] is False
-    assert counts(admin_mq, cluster, topic) == {"broker-a": (4, 2), "broker-b": (4, 2)}
+    assert counts(console_admin, console_cluster, topic) == {"broker-a": (4, 2), "broker-b": (4, 2)}
     assert any(f"group {group} has 2 messages left in broker-a queue 2" == b for b in status["blockers"])
 
-    send(cluster, topic, 8)  # producers now write to queues 0 and 1 only
+    send(console_cluster, topic, 8)  # producers now write to queues 0 and 1 only
     assert [q["max_offset"] for q in viewer.get(url(topic)).json()["tail"]] == [2, 2, 2, 2]  # the shrink under way, found without a target
 
     response = operator.post(url(topic), {"target_queue_nums": 2, "step": "read"}, format="json")
     assert response.status_code == 409 and "not drained" in response.json()["detail"]
-    assert counts(admin_mq, cluster, topic) == {"broker-a": (4, 2), "broker-b": (4, 2)}
+    assert counts(console_admin, console_cluster, topic) == {"broker-a": (4, 2), "broker-b": (4, 2)}
 
     consume(member, [q for q in queues if q.queue_id >= 2])
     status = viewer.get(url(topic), {"target_queue_nums": 2}).json()
@@ -66,19 +65,19 @@ def test_a_whole_shrink_without_losing_a_message(operator, viewer, admin_mq, clu
     response = operator.post(url(topic), {"target_queue_nums": 2, "step": "read"}, format="json")
     assert response.status_code == 200, response.content
     assert response.json()["step"] == "done" and response.json()["tail"] == []
-    assert counts(admin_mq, cluster, topic) == {"broker-a": (2, 2), "broker-b": (2, 2)}
+    assert counts(console_admin, console_cluster, topic) == {"broker-a": (2, 2), "broker-b": (2, 2)}
     steps = [e.after["step"] for e in AuditEntry.objects.filter(action="topic.shrink", target=topic, result="ok").order_by("id")]
     assert steps == ["write", "read"]
     assert AuditEntry.objects.filter(action="topic.shrink", target=topic, result="failed").count() == 2
 
 
-def test_the_read_step_waits_for_producers_to_see_the_route(operator, admin_mq, cluster, topic_name, settings) -> None:
+def test_the_read_step_waits_for_producers_to_see_the_route(operator, console_admin, console_cluster, topic_name, settings) -> None:
     settings.GANTRY_SHRINK_SETTLE_S = 30
-    create_topic(admin_mq, cluster, topic_name, queues=2)
+    create_topic(console_admin, console_cluster, topic_name, queues=2)
     assert operator.post(url(topic_name), {"target_queue_nums": 1, "step": "write"}, format="json").status_code == 200
     response = operator.post(url(topic_name), {"target_queue_nums": 1, "step": "read"}, format="json")
     assert response.status_code == 409 and "producers may still write" in response.json()["detail"]
-    assert counts(admin_mq, cluster, topic_name) == {"broker-a": (2, 1), "broker-b": (2, 1)}
+    assert counts(console_admin, console_cluster, topic_name) == {"broker-a": (2, 1), "broker-b": (2, 1)}
 
 
 @pytest.mark.parametrize(("body", "field"), [
@@ -89,26 +88,26 @@ def test_the_read_step_waits_for_producers_to_see_the_route(operator, admin_mq, 
     ({"target_queue_nums": 2}, "step"),
     ({"target_queue_nums": 2, "step": "write", "force": True}, "force"),
 ])
-def test_bad_input_is_refused_and_changes_nothing(operator, admin_mq, cluster, topic_name, body, field) -> None:
-    create_topic(admin_mq, cluster, topic_name, queues=4)
+def test_bad_input_is_refused_and_changes_nothing(operator, console_admin, console_cluster, topic_name, body, field) -> None:
+    create_topic(console_admin, console_cluster, topic_name, queues=4)
     response = operator.post(url(topic_name), body, format="json")
     assert response.status_code == 400, response.content
     assert field in response.json()["fields"]
-    assert counts(admin_mq, cluster, topic_name) == {"broker-a": (4, 4), "broker-b": (4, 4)}
+    assert counts(console_admin, console_cluster, topic_name) == {"broker-a": (4, 4), "broker-b": (4, 4)}
 
 
-def test_unknown_topic_viewer_and_anonymous(operator, viewer, api_client_as, admin_mq, cluster, topic_name) -> None:
+def test_unknown_topic_viewer_and_anonymous(operator, viewer, api_client_as, console_admin, console_cluster, topic_name) -> None:
     assert operator.post(url("NoSuchTopic_s"), {"target_queue_nums": 1, "step": "write"}, format="json").status_code == 404
     assert viewer.get(url("NoSuchTopic_s")).status_code == 404
-    create_topic(admin_mq, cluster, topic_name, queues=2)
+    create_topic(console_admin, console_cluster, topic_name, queues=2)
     assert viewer.post(url(topic_name), {"target_queue_nums": 1, "step": "write"}, format="json").status_code == 403
     assert api_client_as(None).get(url(topic_name)).status_code == 401
     assert viewer.get(url(topic_name), {"target_queue_nums": "many"}).status_code == 400
     assert viewer.get(url(topic_name)).json()["step"] == "plan"
-    assert counts(admin_mq, cluster, topic_name) == {"broker-a": (2, 2), "broker-b": (2, 2)}
+    assert counts(console_admin, console_cluster, topic_name) == {"broker-a": (2, 2), "broker-b": (2, 2)}
 
 
-def test_the_shrink_page_takes_both_steps(client, make_user, admin_mq, cluster, shrinking) -> None:
+def test_the_shrink_page_takes_both_steps(client, make_user, console_admin, console_cluster, shrinking) -> None:
     topic, member, queues = shrinking
     client.force_login(make_user("operator"))
     page = client.get(f"/topics/{topic}/shrink", {"target_queue_nums": 2}).content.decode()
@@ -121,11 +120,11 @@ def test_the_shrink_page_takes_both_steps(client, make_user, admin_mq, cluster, 
     assert refused.status_code == 409 and "not drained" in refused.content.decode()
     consume(member, [q for q in queues if q.queue_id >= 2])
     assert client.post(f"/topics/{topic}/shrink", {"target_queue_nums": 2, "step": "read"}).status_code == 302
-    assert counts(admin_mq, cluster, topic) == {"broker-a": (2, 2), "broker-b": (2, 2)}
+    assert counts(console_admin, console_cluster, topic) == {"broker-a": (2, 2), "broker-b": (2, 2)}
 
 
-def test_a_viewer_sees_the_page_but_may_not_step(client, make_user, admin_mq, cluster, topic_name) -> None:
-    create_topic(admin_mq, cluster, topic_name, queues=2)
+def test_a_viewer_sees_the_page_but_may_not_step(client, make_user, console_admin, console_cluster, topic_name) -> None:
+    create_topic(console_admin, console_cluster, topic_name, queues=2)
     client.force_login(make_user("viewer"))
     page = client.get(f"/topics/{topic_name}/shrink", {"target_queue_nums": 1}).content.decode()
     assert "step 1" in page and "lower-write" not in page

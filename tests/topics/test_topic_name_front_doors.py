@@ -17,7 +17,6 @@ from brokers.engine.remoting.blocking import BlockingRemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from tests.brokers.engine.common.topic_names import ACCEPT, BROKERS, CLUSTER, REFUSE, TOPIC_NAMES, Row, row_id
-from tests.console_fixtures import admin_mq, cluster, operator  # noqa: F401 (fixtures)
 from topics.forms import TopicForm
 
 pytestmark = pytest.mark.django_db
@@ -61,16 +60,16 @@ def through_api(client, name: str) -> str:
 
 
 @pytest.mark.parametrize("row", TOPIC_NAMES, ids=row_id)
-def test_every_front_door_agrees_with_rocketmq(row: Row, cluster, operator, admin_mq, remoting) -> None:  # noqa: F811
-    assert cluster.cluster == CLUSTER and tuple(cluster.broker_names) == BROKERS
+def test_every_front_door_agrees_with_rocketmq(row: Row, console_cluster, operator, console_admin, remoting) -> None:  # noqa: F811
+    assert console_cluster.cluster == CLUSTER and tuple(console_cluster.broker_names) == BROKERS
     answers = {
         "form": through_form(row.name),
         "api": through_api(operator, row.name),
-        "mqadmin": through_mqadmin(cluster, row.name),
-        "broker": through_broker(remoting, cluster, row.name),
+        "mqadmin": through_mqadmin(console_cluster, row.name),
+        "broker": through_broker(remoting, console_cluster, row.name),
     }
     try:
         assert answers == dict.fromkeys(answers, row.answer), row.why
     finally:
         if ACCEPT in answers.values():
-            admin_mq.delete_topic(row.name, cluster=CLUSTER)  # leave the shared cluster as it was
+            console_admin.delete_topic(row.name, cluster=CLUSTER)  # leave the shared cluster as it was

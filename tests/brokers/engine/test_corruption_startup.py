@@ -12,7 +12,8 @@ from brokers.engine.common.message_codec import parse_offset_msg_id
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_config import TopicConfig
 from tests.brokers.engine.client._cluster import EmbeddedCluster, wait_for_route
-from tests.brokers.engine.test_crash_recovery import BrokerProcess, _free_port
+from tests.brokers.engine.test_crash_recovery import BrokerProcess
+from tests.fixtures.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -22,7 +23,7 @@ def test_middle_corruption_refuses_to_start_naming_file_and_offset(tmp_path) -> 
     store = tmp_path / "store"
     try:
         namesrv = cluster.namesrv_addr
-        broker = BrokerProcess(store, namesrv, _free_port())
+        broker = BrokerProcess(store, namesrv, free_port())
         broker.start()
         admin = BlockingMQAdminClient(namesrv, timeout_s=5.0)
         producer = SimpleProducer(namesrv, "corruption-producer")

@@ -15,7 +15,6 @@ import asyncio
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,18 +29,13 @@ from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_config import TopicConfig
 from tests.brokers.engine.client._cluster import EmbeddedCluster, wait_for_route
+from tests.fixtures.ports import free_port
 
 ROUNDS = 20
 TOPIC = "CrashTopic"
 QUEUES = 4
 BROKER = "crash-broker"
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class BrokerProcess:
@@ -131,7 +125,7 @@ def test_sigkill_during_sync_flush_writes_loses_no_acknowledged_message(tmp_path
     cluster = EmbeddedCluster(tmp_path / "ns", broker_names=()).start()
     try:
         namesrv = cluster.namesrv_addr
-        broker = BrokerProcess(tmp_path / "store", namesrv, _free_port())
+        broker = BrokerProcess(tmp_path / "store", namesrv, free_port())
         broker.start()
         admin = BlockingMQAdminClient(namesrv, timeout_s=5.0)
         try:

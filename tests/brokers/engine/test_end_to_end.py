@@ -3,23 +3,12 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.client.simple import AsyncPullClient, AsyncSimpleProducer, PullStatus
 from brokers.engine.common.message import Message
 from tests.brokers.engine.client._cluster import create_topic
 
 TOTAL = 10_000
-
-
-@pytest.fixture(scope="module")
-def e2e_cluster(tmp_path_factory):
-    from tests.brokers.engine.client._cluster import EmbeddedCluster
-
-    cluster = EmbeddedCluster(tmp_path_factory.mktemp("e2e")).start()
-    yield cluster
-    cluster.stop()
 
 
 def _message(topic: str, n: int) -> Message:
@@ -68,18 +57,18 @@ async def _consume(namesrv: str, topic: str, queues) -> dict:
         return got
 
 
-def test_ten_thousand_messages_round_trip_in_order_with_metadata(e2e_cluster) -> None:
-    admin = BlockingMQAdminClient(e2e_cluster.namesrv_addr, timeout_s=5.0)
+def test_ten_thousand_messages_round_trip_in_order_with_metadata(module_cluster) -> None:
+    admin = BlockingMQAdminClient(module_cluster.namesrv_addr, timeout_s=5.0)
     try:
-        create_topic(admin, e2e_cluster, "E2E_Orders", queues=4)
+        create_topic(admin, module_cluster, "E2E_Orders", queues=4)
     finally:
         admin.close()
 
-    sent = asyncio.run(_produce(e2e_cluster.namesrv_addr, "E2E_Orders"))
+    sent = asyncio.run(_produce(module_cluster.namesrv_addr, "E2E_Orders"))
     assert sum(len(v) for v in sent.values()) == TOTAL
     assert {mq.broker_name for mq in sent} == {"broker-a", "broker-b"}
 
-    got = asyncio.run(_consume(e2e_cluster.namesrv_addr, "E2E_Orders", list(sent)))
+    got = asyncio.run(_consume(module_cluster.namesrv_addr, "E2E_Orders", list(sent)))
     assert sum(len(v) for v in got.values()) == TOTAL
     for mq, sends in sent.items():
         messages = got[mq]

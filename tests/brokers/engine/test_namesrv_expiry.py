@@ -15,7 +15,7 @@ import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient, MQBrokerError
 from brokers.engine.common.topic_config import TopicConfig
-from tests.brokers.engine.test_crash_recovery import _free_port
+from tests.fixtures.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -30,12 +30,12 @@ def _spawn(argv: list[str], log: Path) -> subprocess.Popen:
     return proc
 
 
-def _wait(predicate, timeout_s: float) -> float:
-    start = time.monotonic()
+def _wait(predicate, timeout_s: float) -> None:
+    """Poll until ``predicate()`` holds; fail after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
     while not predicate():
-        assert time.monotonic() - start < timeout_s, "condition not reached in time"
+        assert time.monotonic() < deadline, "condition not reached in time"
         time.sleep(0.05)
-    return time.monotonic() - start
 
 
 def _routed(admin: BlockingMQAdminClient, topic: str) -> bool:
@@ -47,7 +47,7 @@ def _routed(admin: BlockingMQAdminClient, topic: str) -> bool:
 
 @pytest.mark.slow
 def test_routes_vanish_after_expiry_and_return_on_registration(tmp_path) -> None:
-    ns_port, broker_port = _free_port(), _free_port()
+    ns_port, broker_port = free_port(), free_port()
     namesrv = _spawn(["namesrv", "--port", str(ns_port), "--scan-interval", "0.1", "--expire", "1.5"], tmp_path / "ns.log")
     broker = _spawn(["broker", "--name", "broker-x", "--port", str(broker_port), "--namesrv", f"127.0.0.1:{ns_port}",
                      "--store-dir", str(tmp_path / "store"), "--register-interval", "0.3"], tmp_path / "broker.log")
@@ -57,9 +57,10 @@ def test_routes_vanish_after_expiry_and_return_on_registration(tmp_path) -> None
         _wait(lambda: _routed(admin, "ExpiryTopic"), 5)
 
         broker.send_signal(signal.SIGSTOP)
-        # Registrations every 0.3 s kept it alive; frozen, it is gone once 1.5 s have passed.
-        waited = _wait(lambda: not _routed(admin, "ExpiryTopic"), 10)
-        assert waited >= 1.0
+        # Registrations every 0.3 s kept it alive; frozen, it is gone once 1.5 s have passed
+        # (not at once; how long it takes: bench/latency_bench.py).
+        assert _routed(admin, "ExpiryTopic")
+        _wait(lambda: not _routed(admin, "ExpiryTopic"), 10)
         assert admin.examine_broker_cluster_info().brokers == ()
 
         broker.send_signal(signal.SIGCONT)

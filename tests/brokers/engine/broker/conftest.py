@@ -197,8 +197,9 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster(tmp_path):
-    """Factory: ``async with cluster(**broker_overrides) as c: ...``."""
+def engine_cluster(tmp_path):
+    """A fresh in-process cluster of this test, on its tmp_path. A factory:
+    ``async with engine_cluster(broker_names=..., **broker_overrides) as c: ...``."""
 
     def make(broker_names=("broker-a",), **overrides) -> Cluster:
         return Cluster(tmp_path, broker_names, **overrides)

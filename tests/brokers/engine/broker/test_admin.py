@@ -14,9 +14,9 @@ def run(coro, timeout: float = 30.0):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
-def test_query_message_by_key_and_view_by_offset(cluster):
+def test_query_message_by_key_and_view_by_offset(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("K", read=1, write=1)
             await c.send("K", b"first", keys="order-7 customer-1")
             await c.send("K", b"second", keys="order-8")
@@ -42,9 +42,9 @@ def test_query_message_by_key_and_view_by_offset(cluster):
     run(scenario())
 
 
-def test_topic_stats_and_consume_stats(cluster):
+def test_topic_stats_and_consume_stats(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("ST", read=2, write=2)
             for i in range(3):
                 await c.send("ST", b"x", queue_id=0)
@@ -76,9 +76,9 @@ def test_topic_stats_and_consume_stats(cluster):
     run(scenario())
 
 
-def test_broker_runtime_info(cluster):
+def test_broker_runtime_info(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("R", read=1, write=1)
             await c.send("R", b"1")
             await c.send("R", b"2")
@@ -101,9 +101,9 @@ def test_broker_runtime_info(cluster):
     run(scenario())
 
 
-def test_subscription_groups(cluster):
+def test_subscription_groups(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             body = json.dumps({"groupName": "SG", "consumeEnable": False, "retryQueueNums": 2, "retryMaxTimes": 5}).encode()
             assert (await c.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, None, body)).code == 0
             listing = json_compat.loads((await c.call(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)).body)
@@ -129,11 +129,11 @@ def test_subscription_groups(cluster):
     run(scenario())
 
 
-def test_consumer_running_info_forwarded(cluster):
+def test_consumer_running_info_forwarded(engine_cluster):
     async def scenario():
         from brokers.engine.remoting.client import RemotingClient
 
-        async with cluster() as c:
+        async with engine_cluster() as c:
             client = RemotingClient()
 
             async def answer(ctx, request):

@@ -38,9 +38,9 @@ async def consumer_ids(c, group: str):
     return sorted(json_compat.loads(response.body)["consumerIdList"])
 
 
-def test_membership_and_notifications(cluster):
+def test_membership_and_notifications(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("T")
             none = await consumer_ids(c, "G")
             assert none.code == ResponseCode.SYSTEM_ERROR and "no consumer for this group, G" in none.remark
@@ -83,9 +83,9 @@ def test_membership_and_notifications(cluster):
     run(scenario())
 
 
-def test_producers_registry(cluster):
+def test_producers_registry(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             p = Member("10.0.0.9@p")
             assert (await c.heartbeat(p.client, p.client_id, None, producer_groups=["PG"])).code == 0
             response = await c.call(RequestCode.GET_PRODUCER_CONNECTION_LIST, {"producerGroup": "PG"})
@@ -100,9 +100,9 @@ def test_producers_registry(cluster):
     run(scenario())
 
 
-def test_bad_heartbeats_refused(cluster):
+def test_bad_heartbeats_refused(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             for body, fragment in ((b"", "empty"), (b"{not json", "not JSON"), (b'{"consumerDataSet":[]}', "clientID"),
                                    (json.dumps({"clientID": "x", "consumerDataSet": [{"groupName": "bad group"}]}).encode(), "group name is illegal")):
                 response = await c.call(RequestCode.HEART_BEAT, None, body)
@@ -112,9 +112,9 @@ def test_bad_heartbeats_refused(cluster):
     run(scenario())
 
 
-def test_silent_client_expires_and_group_is_told(cluster):
+def test_silent_client_expires_and_group_is_told(engine_cluster):
     async def scenario():
-        async with cluster(client_channel_expired_s=1.0, scan_client_interval_s=0.1) as c:
+        async with engine_cluster(client_channel_expired_s=1.0, scan_client_interval_s=0.1) as c:
             a, b = Member("a"), Member("b")
             await c.heartbeat(a.client, "a", "E", {"T": "*"})
             await c.heartbeat(b.client, "b", "E", {"T": "*"})
@@ -131,9 +131,9 @@ def test_silent_client_expires_and_group_is_told(cluster):
     run(scenario())
 
 
-def test_pull_uses_heartbeat_subscription(cluster):
+def test_pull_uses_heartbeat_subscription(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("H", read=1, write=1)
             await c.send("H", b"a", tags="A")
             await c.send("H", b"b", tags="B")
@@ -151,9 +151,9 @@ def test_pull_uses_heartbeat_subscription(cluster):
     run(scenario())
 
 
-def test_lock_and_unlock_batch(cluster):
+def test_lock_and_unlock_batch(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             mqs = [MessageQueue("T", "broker-a", i).to_json() for i in range(3)]
 
             async def lock(client_id, queues):
@@ -176,9 +176,9 @@ def test_lock_and_unlock_batch(cluster):
     run(scenario())
 
 
-def test_send_back_retry_with_delay_then_dlq(cluster):
+def test_send_back_retry_with_delay_then_dlq(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("W", read=1, write=1)
             await c.send("W", b"work", tags="job", keys="order-1")
             [msg] = await c.pull_messages("W")
@@ -207,9 +207,9 @@ def test_send_back_retry_with_delay_then_dlq(cluster):
     run(scenario())
 
 
-def test_reset_offset_pushed_to_members(cluster):
+def test_reset_offset_pushed_to_members(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("RS", read=1, write=1)
             for _ in range(3):
                 await c.send("RS", b"x")

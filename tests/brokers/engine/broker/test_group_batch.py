@@ -26,9 +26,9 @@ async def _commit(c, group: str, topic: str, queue_id: int, offset: int) -> None
     assert (await c.call(RequestCode.UPDATE_CONSUMER_OFFSET, ext)).code == 0
 
 
-def test_broker_consume_stats_lists_every_group_with_its_topics(cluster):
+def test_broker_consume_stats_lists_every_group_with_its_topics(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("T1", read=2, write=2)
             await c.create_topic("T2", read=1, write=1)
             for _ in range(3):
@@ -88,9 +88,9 @@ def test_broker_consume_stats_lists_every_group_with_its_topics(cluster):
     run(scenario())
 
 
-def test_all_consumer_connections_extension(cluster):
+def test_all_consumer_connections_extension(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             empty = await c.call(RequestCode.GANTRY_GET_ALL_CONSUMER_CONNECTIONS)
             assert empty.code == ResponseCode.SUCCESS and json_compat.loads(empty.body) == {"brokerAddr": c.broker.addr, "groups": []}
             one, two, three = RemotingClient(), RemotingClient(), RemotingClient()

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 from brokers.engine.common.message_codec import decode_records
 from brokers.engine.remoting.codes import ResponseCode
@@ -12,28 +11,26 @@ def run(coro, timeout: float = 30.0):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
-def test_parked_pull_answered_when_message_arrives(cluster):
+def test_parked_pull_answered_when_message_arrives(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("LP", read=1, write=1)
-            started = time.monotonic()
             pull = asyncio.ensure_future(c.pull("LP", 0, 0, suspend_ms=15000, timeout=20))
             await c.eventually(lambda: c.broker.pull_request_hold_service.parked_count == 1)
             assert not pull.done()
             assert (await c.send("LP", b"wake up", tags="T")).code == 0
-            response = await asyncio.wait_for(pull, 5)
+            response = await asyncio.wait_for(pull, 5)  # held for 15 s unless the message wakes it
             assert response.code == ResponseCode.SUCCESS, response
             assert [m.body for m in decode_records(response.body)] == [b"wake up"]
             assert response.ext("nextBeginOffset") == "1"
-            assert time.monotonic() - started < 5
             assert c.broker.pull_request_hold_service.parked_count == 0
 
     run(scenario())
 
 
-def test_parked_pull_with_tag_filter_ignores_other_tags(cluster):
+def test_parked_pull_with_tag_filter_ignores_other_tags(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("LPT", read=1, write=1)
             pull = asyncio.ensure_future(c.pull("LPT", 0, 0, sub="Wanted", suspend_ms=15000, timeout=20))
             await c.eventually(lambda: c.broker.pull_request_hold_service.parked_count == 1)
@@ -48,28 +45,28 @@ def test_parked_pull_with_tag_filter_ignores_other_tags(cluster):
     run(scenario())
 
 
-def test_parked_pull_times_out_with_pull_not_found(cluster):
+def test_parked_pull_times_out_with_pull_not_found(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("LPN", read=1, write=1)
-            started = time.monotonic()
-            response = await c.pull("LPN", 0, 0, suspend_ms=600, timeout=10)
-            elapsed = time.monotonic() - started
+            pull = asyncio.ensure_future(c.pull("LPN", 0, 0, suspend_ms=1000, timeout=10))
+            await c.eventually(lambda: c.broker.pull_request_hold_service.parked_count == 1)
+            assert not pull.done()  # held, not answered at once (how long: bench/latency_bench.py)
+            response = await asyncio.wait_for(pull, 10)
             assert response.code == ResponseCode.PULL_NOT_FOUND
-            assert 0.5 <= elapsed < 4, elapsed
+            assert c.broker.pull_request_hold_service.parked_count == 0
             assert {"nextBeginOffset", "minOffset", "maxOffset", "suggestWhichBrokerId"} <= set(response.ext_fields)
 
     run(scenario())
 
 
-def test_hold_is_capped_and_answered_at_stop(cluster):
+def test_hold_is_capped_and_answered_at_stop(engine_cluster):
     async def scenario():
-        async with cluster(max_suspend_ms=800) as c:
+        async with engine_cluster(max_suspend_ms=800) as c:
             await c.create_topic("CAP", read=1, write=1)
-            started = time.monotonic()
+            # asks for 60 s, answered within the request's 10 s timeout: the broker's cap applies
             response = await c.pull("CAP", 0, 0, suspend_ms=60_000, timeout=10)
             assert response.code == ResponseCode.PULL_NOT_FOUND
-            assert time.monotonic() - started < 4
             pull = asyncio.ensure_future(c.pull("CAP", 0, 0, suspend_ms=600_000, timeout=10))
             await c.eventually(lambda: c.broker.pull_request_hold_service.parked_count == 1)
             await c.broker.pull_request_hold_service.stop()  # as at broker stop: answer parked pulls

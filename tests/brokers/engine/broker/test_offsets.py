@@ -10,9 +10,9 @@ def run(coro, timeout: float = 30.0):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
-def test_offsets_update_query_persist(cluster):
+def test_offsets_update_query_persist(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("O", read=2, write=2)
             for i in range(3):
                 await c.send("O", f"m{i}".encode(), queue_id=0)
@@ -43,9 +43,9 @@ def test_offsets_update_query_persist(cluster):
     run(scenario())
 
 
-def test_queue_positions(cluster):
+def test_queue_positions(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("Q", read=1, write=1)
             ext = {"topic": "Q", "queueId": 0}
             empty = await c.call(RequestCode.GET_EARLIEST_MSG_STORETIME, ext)

@@ -17,13 +17,13 @@ def _dead_addr() -> str:
         return f"127.0.0.1:{s.getsockname()[1]}"
 
 
-def test_registers_with_every_name_server_even_if_one_is_down(cluster):
+def test_registers_with_every_name_server_even_if_one_is_down(engine_cluster):
     async def scenario():
         second = NamesrvController(NamesrvConfig(port=0))
         await second.start()
         dead = _dead_addr()
         try:
-            c = cluster(broker_names=())
+            c = engine_cluster(broker_names=())
             async with c:
                 addrs = (c.namesrv_addr, dead, f"127.0.0.1:{second.port}")
                 broker = await c.start_broker("broker-a", namesrv_addrs=addrs)

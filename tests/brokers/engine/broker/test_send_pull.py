@@ -14,9 +14,9 @@ def run(coro, timeout: float = 30.0):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
-def test_send_v1_v2_batch_and_pull_back(cluster):
+def test_send_v1_v2_batch_and_pull_back(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             assert (await c.create_topic("T", read=2, write=2)).code == 0
             v1 = await c.send("T", b"one", tags="TagA", keys="k1 k2", props={"color": "red", "WAIT": "true"}, code=RequestCode.SEND_MESSAGE)
             assert v1.code == ResponseCode.SUCCESS, v1
@@ -52,9 +52,9 @@ def test_send_v1_v2_batch_and_pull_back(cluster):
     run(scenario())
 
 
-def test_tag_filtering(cluster):
+def test_tag_filtering(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("F", read=1, write=1)
             for tag in ("TagA", "TagB", "TagC", "TagA", None):
                 assert (await c.send("F", f"{tag}".encode(), tags=tag)).code == 0
@@ -68,9 +68,9 @@ def test_tag_filtering(cluster):
     run(scenario())
 
 
-def test_pull_statuses_carry_all_offsets(cluster):
+def test_pull_statuses_carry_all_offsets(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("P", read=2, write=2)
             empty = await c.pull("P", 0, 0)
             assert empty.code == ResponseCode.PULL_NOT_FOUND
@@ -102,9 +102,9 @@ def test_pull_statuses_carry_all_offsets(cluster):
         ("unknown-topic", ResponseCode.TOPIC_NOT_EXIST, "not exist"),
     ],
 )
-def test_send_refused_topics_store_nothing(cluster, topic, code, fragment):
+def test_send_refused_topics_store_nothing(engine_cluster, topic, code, fragment):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             before = c.broker.store.max_phy_offset
             response = await c.send(topic, b"data")
             assert response.code == code, response
@@ -118,9 +118,9 @@ def test_send_refused_topics_store_nothing(cluster, topic, code, fragment):
     run(scenario())
 
 
-def test_send_bad_sizes_and_queues_store_nothing(cluster):
+def test_send_bad_sizes_and_queues_store_nothing(engine_cluster):
     async def scenario():
-        async with cluster(max_message_size=1024) as c:
+        async with engine_cluster(max_message_size=1024) as c:
             await c.create_topic("S", read=2, write=2)
             big = await c.send("S", b"x" * 1025)
             assert big.code == ResponseCode.MESSAGE_ILLEGAL and "1025" in big.remark
@@ -142,9 +142,9 @@ def test_send_bad_sizes_and_queues_store_nothing(cluster):
     run(scenario())
 
 
-def test_send_to_read_only_topic_and_transaction_refused(cluster):
+def test_send_to_read_only_topic_and_transaction_refused(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("RO", perm=4)
             response = await c.send("RO", b"x")
             assert response.code == ResponseCode.NO_PERMISSION and "RO" in response.remark
@@ -156,13 +156,13 @@ def test_send_to_read_only_topic_and_transaction_refused(cluster):
     run(scenario())
 
 
-def test_auto_create_off_then_on(cluster):
+def test_auto_create_off_then_on(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             response = await c.send("fresh", b"x")
             assert response.code == ResponseCode.TOPIC_NOT_EXIST
             assert "fresh" not in await c.topics()
-        async with cluster(auto_create_topic_enable=True, max_message_size=1000) as c:
+        async with engine_cluster(auto_create_topic_enable=True, max_message_size=1000) as c:
             # Bad sends create nothing, not even with auto-create on.
             assert (await c.send("fresh", b"x" * 1001)).code == ResponseCode.MESSAGE_ILLEGAL
             assert (await c.send("fresh", b"x", queue_id=4)).code == ResponseCode.SYSTEM_ERROR  # 4 queues at most
@@ -182,9 +182,9 @@ def test_auto_create_off_then_on(cluster):
     run(scenario())
 
 
-def test_retry_topic_send_moves_to_dlq_after_max(cluster):
+def test_retry_topic_send_moves_to_dlq_after_max(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             ok = await c.send("%RETRY%g1", b"again", extra={"j": 1, "l": 3})
             assert ok.code == 0, ok
             assert "%RETRY%g1" in await c.topics()

@@ -13,9 +13,9 @@ def run(coro, timeout: float = 30.0):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
-def test_system_topics_created_at_start_without_auto_create(cluster):
+def test_system_topics_created_at_start_without_auto_create(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             topics = await c.topics()
             assert topics["SELF_TEST_TOPIC"]["perm"] == 6
             assert topics["DefaultCluster"]["readQueueNums"] == 16 and topics["DefaultCluster"]["perm"] == 7
@@ -30,9 +30,9 @@ def test_system_topics_created_at_start_without_auto_create(cluster):
     run(scenario())
 
 
-def test_create_update_delete_topic_persist_and_register(cluster):
+def test_create_update_delete_topic_persist_and_register(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             response = await c.create_topic("orders", read=4, write=4, perm=4)
             assert response.code == ResponseCode.SUCCESS, response
             route = await c.route("orders")  # registered before the reply
@@ -79,9 +79,9 @@ def test_create_update_delete_topic_persist_and_register(cluster):
         ("DefaultCluster", "system topic"),
     ],
 )
-def test_create_topic_illegal_names_store_nothing(cluster, topic, fragment):
+def test_create_topic_illegal_names_store_nothing(engine_cluster, topic, fragment):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             before = await c.topics()
             version = c.broker.topic_config_manager.data_version.counter
             response = await c.create_topic(topic)
@@ -107,9 +107,9 @@ def test_create_topic_illegal_names_store_nothing(cluster, topic, fragment):
         ("topicFilterType", "SQL", "topicFilterType"),
     ],
 )
-def test_create_topic_bad_numbers_store_nothing(cluster, field, value, fragment):
+def test_create_topic_bad_numbers_store_nothing(engine_cluster, field, value, fragment):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             response = await c.create_topic("numbers", **{field: value})
             assert response.code == ResponseCode.SYSTEM_ERROR
             assert fragment in response.remark, response.remark
@@ -119,9 +119,9 @@ def test_create_topic_bad_numbers_store_nothing(cluster, field, value, fragment)
     run(scenario())
 
 
-def test_delete_system_topic_refused(cluster):
+def test_delete_system_topic_refused(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             response = await c.call(RequestCode.DELETE_TOPIC_IN_BROKER, {"topic": "SELF_TEST_TOPIC"})
             assert response.code == ResponseCode.SYSTEM_ERROR and "system topic" in response.remark
             assert "SELF_TEST_TOPIC" in await c.topics()
@@ -131,9 +131,9 @@ def test_delete_system_topic_refused(cluster):
     run(scenario())
 
 
-def test_unknown_request_code_answered(cluster):
+def test_unknown_request_code_answered(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             response = await c.call(9999)
             assert response.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
             assert "9999" in response.remark

@@ -24,12 +24,6 @@ from consumers.allocation import get_strategy
 from tests.brokers.engine.client._cluster import EmbeddedCluster, create_topic
 
 
-@pytest.fixture
-def producer(cluster):
-    with Producer("mq_producer_test", cluster.namesrv_addr) as p:
-        yield p
-
-
 def _pull_all(cluster, topic: str) -> list:
     out = []
     with PullClient(cluster.namesrv_addr, heartbeat_interval_s=None) as puller:
@@ -44,18 +38,18 @@ def _pull_all(cluster, topic: str) -> list:
     return out
 
 
-def test_sync_send_returns_id_queue_and_offset(cluster, admin, producer, topic_name):
-    create_topic(admin, cluster, topic_name, queues=2)
+def test_sync_send_returns_id_queue_and_offset(module_cluster, module_admin, producer, topic_name):
+    create_topic(module_admin, module_cluster, topic_name, queues=2)
     results = [producer.send(Message(topic_name, f"m{i}".encode(), tags="T", keys="k")) for i in range(8)]
     assert all(r.status is SendStatus.SEND_OK for r in results)
     assert {r.message_queue for r in results} == {MessageQueue(topic_name, b, q) for b in ("broker-a", "broker-b") for q in range(2)}
     assert sorted(r.queue_offset for r in results) == [0, 0, 0, 0, 1, 1, 1, 1]
-    stored = {m.uniq_key: (mq, m.queue_offset) for mq, m in _pull_all(cluster, topic_name)}
+    stored = {m.uniq_key: (mq, m.queue_offset) for mq, m in _pull_all(module_cluster, topic_name)}
     assert stored == {r.msg_id: (r.message_queue, r.queue_offset) for r in results}
 
 
-def test_async_oneway_and_batch_sends(cluster, admin, producer, topic_name):
-    create_topic(admin, cluster, topic_name, queues=2)
+def test_async_oneway_and_batch_sends(module_cluster, module_admin, producer, topic_name):
+    create_topic(module_admin, module_cluster, topic_name, queues=2)
     called: list = []
     done = threading.Event()
 
@@ -75,17 +69,17 @@ def test_async_oneway_and_batch_sends(cluster, admin, producer, topic_name):
 
     deadline = time.monotonic() + 10
     while True:
-        bodies = sorted(m.body.decode() for _, m in _pull_all(cluster, topic_name))
+        bodies = sorted(m.body.decode() for _, m in _pull_all(module_cluster, topic_name))
         if len(bodies) >= 19 or time.monotonic() > deadline:
             break
         time.sleep(0.05)
     assert bodies == sorted([f"a{i}" for i in range(10)] + [f"o{i}" for i in range(5)] + [f"b{i}" for i in range(4)])
-    offsets = sorted(m.queue_offset for mq, m in _pull_all(cluster, topic_name) if mq == batch.message_queue and m.body.startswith(b"b"))
+    offsets = sorted(m.queue_offset for mq, m in _pull_all(module_cluster, topic_name) if mq == batch.message_queue and m.body.startswith(b"b"))
     assert offsets == list(range(batch.queue_offset, batch.queue_offset + 4))  # one queue, consecutive
 
 
-def test_ordered_send_keeps_each_key_on_one_queue_in_order(cluster, admin, producer, topic_name):
-    create_topic(admin, cluster, topic_name, queues=4)
+def test_ordered_send_keeps_each_key_on_one_queue_in_order(module_cluster, module_admin, producer, topic_name):
+    create_topic(module_admin, module_cluster, topic_name, queues=4)
     queue_of: dict[str, set[MessageQueue]] = {}
     for seq in range(10):
         for key in ("order-1", "order-2", "order-3", "order-42"):
@@ -93,7 +87,7 @@ def test_ordered_send_keeps_each_key_on_one_queue_in_order(cluster, admin, produ
             queue_of.setdefault(key, set()).add(r.message_queue)
     assert all(len(qs) == 1 for qs in queue_of.values())
     by_key: dict[str, list[int]] = {}
-    for _, m in sorted(_pull_all(cluster, topic_name), key=lambda x: (x[0], x[1].queue_offset)):
+    for _, m in sorted(_pull_all(module_cluster, topic_name), key=lambda x: (x[0], x[1].queue_offset)):
         key, seq = m.body.decode().split(":")
         by_key.setdefault(key, []).append(int(seq))
     assert by_key == {k: list(range(10)) for k in queue_of}

@@ -14,7 +14,6 @@ from brokers.engine.client import (
     ConsumerConfig,
     Message,
     MessageQueue,
-    Producer,
     PullConsumer,
     PushConsumer,
     ReceivedMessage,
@@ -58,12 +57,6 @@ class Collector:
             return [m.body.decode() for m in self.msgs]
 
 
-@pytest.fixture
-def producer(cluster):
-    with Producer("push_test_producer", cluster.namesrv_addr) as p:
-        yield p
-
-
 def consumer(cluster, group: str, topic: str, listener, expression: str = "*", **kwargs) -> PushConsumer:
     kwargs.setdefault("consume_from_where", "CONSUME_FROM_FIRST_OFFSET")
     c = PushConsumer(group, cluster.namesrv_addr, client_config=FAST, **kwargs)
@@ -72,11 +65,11 @@ def consumer(cluster, group: str, topic: str, listener, expression: str = "*", *
     return c.start()
 
 
-def test_clustering_consumes_each_message_once_and_commits_offsets(cluster, admin, producer, topic_name):
-    create_topic(admin, cluster, topic_name, queues=2)
+def test_clustering_consumes_each_message_once_and_commits_offsets(module_cluster, module_admin, producer, topic_name):
+    create_topic(module_admin, module_cluster, topic_name, queues=2)
     group = f"g_{topic_name}"
     got = Collector()
-    c = consumer(cluster, group, topic_name, got)
+    c = consumer(module_cluster, group, topic_name, got)
     try:
         assert {mq for mq in c.assigned_queues() if mq.topic == topic_name} == {MessageQueue(topic_name, b, q) for b in ("broker-a", "broker-b") for q in range(2)}
         sent = [f"m{i}" for i in range(40)]
@@ -88,7 +81,7 @@ def test_clustering_consumes_each_message_once_and_commits_offsets(cluster, admi
         assert m.topic == topic_name and m.tags == "TagA" and m.keys == f"k-{m.body.decode()}" and m.properties["p"] == m.body.decode()
         assert len(m.msg_id) == 32 and m.message_queue.topic == topic_name and m.queue_offset >= 0
 
-        info = admin.get_consumer_running_info(group, c.client_id)
+        info = module_admin.get_consumer_running_info(group, c.client_id)
         assert info.properties["allocateMessageQueueStrategy"] == "AVG"
         assert info.properties["PROP_CONSUME_TYPE"] == "CONSUME_PASSIVELY"
         assert {s.topic for s in info.subscriptions} == {topic_name, f"%RETRY%{group}"}
@@ -96,14 +89,14 @@ def test_clustering_consumes_each_message_once_and_commits_offsets(cluster, admi
     finally:
         c.shutdown()
     # shutdown committed every offset and unregistered the client
-    with PullClient(cluster.namesrv_addr, group, heartbeat_interval_s=None) as puller:
+    with PullClient(module_cluster.namesrv_addr, group, heartbeat_interval_s=None) as puller:
         for mq in puller.fetch_subscribe_message_queues(topic_name):
             assert puller.query_offset(mq) == puller.max_offset(mq)
     with pytest.raises(MQBrokerError):
-        admin.examine_consumer_connection_info(group)
+        module_admin.examine_consumer_connection_info(group)
 
     again = Collector()  # a restart resumes from the committed offsets: nothing twice
-    c2 = consumer(cluster, group, topic_name, again)
+    c2 = consumer(module_cluster, group, topic_name, again)
     try:
         producer.send(Message(topic_name, b"after-restart"))
         wait_until(lambda: "after-restart" in again.bodies(), what="the message sent after the restart")
@@ -112,12 +105,12 @@ def test_clustering_consumes_each_message_once_and_commits_offsets(cluster, admi
         c2.shutdown()
 
 
-def test_broadcasting_delivers_every_message_to_every_consumer(cluster, admin, producer, topic_name, tmp_path):
-    create_topic(admin, cluster, topic_name, queues=2)
+def test_broadcasting_delivers_every_message_to_every_consumer(module_cluster, module_admin, producer, topic_name, tmp_path):
+    create_topic(module_admin, module_cluster, topic_name, queues=2)
     group = f"b_{topic_name}"
     collectors = [Collector(), Collector()]
     config = ConsumerConfig(local_offset_store_dir=str(tmp_path))
-    consumers = [consumer(cluster, group, topic_name, col, message_model="BROADCASTING", instance_name=f"bc{i}", config=config)
+    consumers = [consumer(module_cluster, group, topic_name, col, message_model="BROADCASTING", instance_name=f"bc{i}", config=config)
                  for i, col in enumerate(collectors)]
     try:
         sent = [f"m{i}" for i in range(30)]
@@ -137,15 +130,15 @@ def test_broadcasting_delivers_every_message_to_every_consumer(cluster, admin, p
         assert not list(path.parent.glob("*.tmp"))
 
 
-def test_tag_filtering(cluster, admin, producer, topic_name):
-    create_topic(admin, cluster, topic_name, queues=2)
+def test_tag_filtering(module_cluster, module_admin, producer, topic_name):
+    create_topic(module_admin, module_cluster, topic_name, queues=2)
     got = Collector()
-    c = consumer(cluster, f"t_{topic_name}", topic_name, got, "TagA || TagC", config=ConsumerConfig(pull_suspend_ms=500))
+    c = consumer(module_cluster, f"t_{topic_name}", topic_name, got, "TagA || TagC", config=ConsumerConfig(pull_suspend_ms=500))
     try:
         for i in range(30):
             producer.send(Message(topic_name, f"{'ABC'[i % 3]}{i}".encode(), tags=f"Tag{'ABC'[i % 3]}"))
         maxima = {}
-        with PullClient(cluster.namesrv_addr, heartbeat_interval_s=None) as puller:
+        with PullClient(module_cluster.namesrv_addr, heartbeat_interval_s=None) as puller:
             for mq in puller.fetch_subscribe_message_queues(topic_name):
                 maxima[mq] = puller.max_offset(mq)
         # done when the consumer's offsets passed every message, TagB ones included (filtered, not held)
@@ -156,8 +149,8 @@ def test_tag_filtering(cluster, admin, producer, topic_name):
         c.shutdown()
 
 
-def test_reconsume_later_retries_then_dead_letters(cluster, admin, producer, topic_name):
-    create_topic(admin, cluster, topic_name, queues=1)
+def test_reconsume_later_retries_then_dead_letters(module_cluster, module_admin, producer, topic_name):
+    create_topic(module_admin, module_cluster, topic_name, queues=1)
     group = f"r_{topic_name}"
 
     def status_of(m: ReceivedMessage) -> ConsumeConcurrentlyStatus:
@@ -167,7 +160,7 @@ def test_reconsume_later_retries_then_dead_letters(cluster, admin, producer, top
 
     got = Collector(status_of)
     config = ConsumerConfig(max_reconsume_times=2, delay_level_when_next_consume=1)  # level 1 = 1 s
-    c = consumer(cluster, group, topic_name, got, config=config)
+    c = consumer(module_cluster, group, topic_name, got, config=config)
     try:
         for body in (b"ok", b"poison", b"boom"):
             producer.send(Message(topic_name, body, tags="T"))
@@ -176,12 +169,12 @@ def test_reconsume_later_retries_then_dead_letters(cluster, admin, producer, top
         assert [m.reconsume_times for m in poison] == [0, 1, 2]
         assert all(m.topic == topic_name for m in poison)  # the retry topic is hidden
         assert poison[1].message_queue.topic == f"%RETRY%{group}"
-        dlq = PullConsumer(f"dlq_reader_{topic_name}", cluster.namesrv_addr, consume_from_where="FIRST_OFFSET", client_config=FAST)
+        dlq = PullConsumer(f"dlq_reader_{topic_name}", module_cluster.namesrv_addr, consume_from_where="FIRST_OFFSET", client_config=FAST)
         dlq_topic = f"%DLQ%{group}"
 
         def dead() -> list[bytes]:
             try:
-                return sorted(m.body for m in _drain(cluster, dlq_topic))
+                return sorted(m.body for m in _drain(module_cluster, dlq_topic))
             except MQBrokerError:
                 return []
 
@@ -200,8 +193,8 @@ def _drain(cluster, topic: str) -> list:
     return out
 
 
-def test_orderly_consumers_keep_per_key_order_across_a_rebalance(cluster, admin, producer, topic_name):
-    create_topic(admin, cluster, topic_name, queues=4)
+def test_orderly_consumers_keep_per_key_order_across_a_rebalance(module_cluster, module_admin, producer, topic_name):
+    create_topic(module_admin, module_cluster, topic_name, queues=4)
     group = f"o_{topic_name}"
     lock = threading.Lock()
     events: list[tuple[str, str, int]] = []  # (consumer, key, seq) in global consumption order
@@ -219,7 +212,7 @@ def test_orderly_consumers_keep_per_key_order_across_a_rebalance(cluster, admin,
     config = ConsumerConfig(lock_interval_s=0.5, suspend_current_queue_time_s=0.1)
     keys = [f"key{i}" for i in range(16)]
     per_key = 60
-    first = consumer(cluster, group, topic_name, listener_for("first"), orderly=True, instance_name=f"{group}-1", config=config)
+    first = consumer(module_cluster, group, topic_name, listener_for("first"), orderly=True, instance_name=f"{group}-1", config=config)
     second = None
     try:
         def send_all() -> None:
@@ -230,7 +223,7 @@ def test_orderly_consumers_keep_per_key_order_across_a_rebalance(cluster, admin,
         sender = threading.Thread(target=send_all)
         sender.start()
         wait_until(lambda: len(events) >= 100, what="the first consumer to consume")
-        second = consumer(cluster, group, topic_name, listener_for("second"), orderly=True, instance_name=f"{group}-2", config=config)
+        second = consumer(module_cluster, group, topic_name, listener_for("second"), orderly=True, instance_name=f"{group}-2", config=config)
         sender.join(60)
         wait_until(lambda: len({(k, s) for _, k, s in events}) >= len(keys) * per_key, timeout_s=30, what="every message")
         wait_until(lambda: any(n == "second" for n, _, _ in events), what="the second consumer to take queues")
@@ -247,13 +240,13 @@ def test_orderly_consumers_keep_per_key_order_across_a_rebalance(cluster, admin,
     assert handed_over, "no key moved from the first consumer to the second mid-stream"
 
 
-def test_pull_consumer_assign_poll_commit(cluster, admin, producer, topic_name):
-    create_topic(admin, cluster, topic_name, queues=2)
+def test_pull_consumer_assign_poll_commit(module_cluster, module_admin, producer, topic_name):
+    create_topic(module_admin, module_cluster, topic_name, queues=2)
     group = f"p_{topic_name}"
     for i in range(10):
         producer.send(Message(topic_name, f"m{i}".encode()), mq=MessageQueue(topic_name, "broker-a", 0))
     mq = MessageQueue(topic_name, "broker-a", 0)
-    c = PullConsumer(group, cluster.namesrv_addr, consume_from_where="FIRST_OFFSET", client_config=FAST)
+    c = PullConsumer(group, module_cluster.namesrv_addr, consume_from_where="FIRST_OFFSET", client_config=FAST)
     c.assign([mq])
     with c.start():
         assert c.assignment() == {mq}
@@ -266,7 +259,7 @@ def test_pull_consumer_assign_poll_commit(cluster, admin, producer, topic_name):
         assert c.poll(timeout_s=0.3) == []
         c.commit()
         assert c.committed(mq) == 10
-    s = PullConsumer(group + "_sub", cluster.namesrv_addr, consume_from_where="FIRST_OFFSET", client_config=FAST)
+    s = PullConsumer(group + "_sub", module_cluster.namesrv_addr, consume_from_where="FIRST_OFFSET", client_config=FAST)
     s.subscribe(topic_name)
     with s.start():
         assert {q for q in s.assignment()} == {MessageQueue(topic_name, b, q) for b in ("broker-a", "broker-b") for q in range(2)}

@@ -61,36 +61,36 @@ def invoke_reset(cluster, topic: str, group: str, timestamp_ms: int) -> dict[Mes
     return table
 
 
-def test_reset_offset_by_time_makes_the_push_consumer_consume_again(cluster, admin, topic_name):
-    create_topic(admin, cluster, topic_name, queues=2)
+def test_reset_offset_by_time_makes_the_push_consumer_consume_again(module_cluster, module_admin, topic_name):
+    create_topic(module_admin, module_cluster, topic_name, queues=2)
     group = f"g_{topic_name}"
     before_first = int(time.time() * 1000) - 1000
     got = GatedCollector()
-    c = PushConsumer(group, cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_config=FAST)
+    c = PushConsumer(group, module_cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_config=FAST)
     c.subscribe(topic_name)
     c.register_listener(got)
     c.start()
     try:
         sent = [f"m{i}" for i in range(N)]
-        with Producer(f"p_{topic_name}", cluster.namesrv_addr) as producer:
+        with Producer(f"p_{topic_name}", module_cluster.namesrv_addr) as producer:
             for body in sent:
                 producer.send(Message(topic_name, body.encode()))
         wait_until(lambda: len(got.snapshot()) >= N, what=f"{N} messages")
         assert sorted(got.snapshot()) == sorted(sent)
-        wait_until(lambda: all(o == m and m > 0 for o, m in committed(cluster, group, topic_name).values()), what="offsets committed")
-        queues = set(committed(cluster, group, topic_name))
+        wait_until(lambda: all(o == m and m > 0 for o, m in committed(module_cluster, group, topic_name).values()), what="offsets committed")
+        queues = set(committed(module_cluster, group, topic_name))
         assert len(queues) == 4
 
         got.gate_after_reset = True  # hold the re-consumed messages: their offsets stay at the reset point
-        table = invoke_reset(cluster, topic_name, group, before_first)
+        table = invoke_reset(module_cluster, topic_name, group, before_first)
         assert table == {mq: 0 for mq in queues}
 
         wait_until(lambda: len(got.snapshot()) >= N + 4, what="re-consumption after the reset")
         # the committed offsets went back, and the consumer's old (higher) offsets never come back:
         # several persist intervals (0.5 s) and piggybacked pulls later they are still the reset ones
-        wait_until(lambda: all(o == 0 for o, _ in committed(cluster, group, topic_name).values()), what="offsets reset on the brokers")
+        wait_until(lambda: all(o == 0 for o, _ in committed(module_cluster, group, topic_name).values()), what="offsets reset on the brokers")
         time.sleep(2.0)
-        assert all(o == 0 for o, _ in committed(cluster, group, topic_name).values())
+        assert all(o == 0 for o, _ in committed(module_cluster, group, topic_name).values())
         assert all(c.committed_offset(mq) == 0 for mq in queues)
         assert c.assigned_queues() >= queues
 
@@ -98,21 +98,21 @@ def test_reset_offset_by_time_makes_the_push_consumer_consume_again(cluster, adm
         wait_until(lambda: len(got.snapshot()) >= 2 * N, what=f"all {N} messages again")
         again = got.snapshot()[N:]
         assert sorted(again) == sorted(sent)
-        wait_until(lambda: all(o == m for o, m in committed(cluster, group, topic_name).values()), what="offsets committed again")
-        assert all(c.committed_offset(mq) == m for mq, (_, m) in committed(cluster, group, topic_name).items())
+        wait_until(lambda: all(o == m for o, m in committed(module_cluster, group, topic_name).values()), what="offsets committed again")
+        assert all(c.committed_offset(mq) == m for mq, (_, m) in committed(module_cluster, group, topic_name).items())
         time.sleep(1.0)
         assert len(got.snapshot()) == 2 * N  # each message exactly once more
     finally:
         got.release.set()
         c.shutdown()
-    assert all(o == m for o, m in committed(cluster, group, topic_name).values())
+    assert all(o == m for o, m in committed(module_cluster, group, topic_name).values())
 
 
-def test_reset_request_is_answered_when_not_oneway_and_other_groups_are_untouched(cluster, admin, topic_name):
-    create_topic(admin, cluster, topic_name, queues=1)
+def test_reset_request_is_answered_when_not_oneway_and_other_groups_are_untouched(module_cluster, module_admin, topic_name):
+    create_topic(module_admin, module_cluster, topic_name, queues=1)
     group = f"g_{topic_name}"
     got = GatedCollector()
-    c = PushConsumer(group, cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_config=FAST)
+    c = PushConsumer(group, module_cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_config=FAST)
     c.subscribe(topic_name)
     c.register_listener(got)
     c.start()

@@ -138,11 +138,9 @@ def test_slow_handler_does_not_block_the_connection():
             try:
                 slow = asyncio.ensure_future(client.invoke(rec.addr, RemotingCommand.request(SLOW, {"delay": 1.0}), 5.0))
                 await asyncio.sleep(0.05)
-                loop = asyncio.get_running_loop()
-                started = loop.time()
                 fast = await client.invoke(rec.addr, RemotingCommand.request(ECHO, {"v": 1}), 5.0)
-                assert fast.code == 0 and loop.time() - started < 0.5
-                assert not slow.done()
+                assert fast.code == 0
+                assert not slow.done()  # answered while the slow one still waits (latency: bench/latency_bench.py)
                 assert (await slow).code == 0
             finally:
                 await client.close()
