@@ -245,7 +245,7 @@ def _console(tmp: Path, runs: int) -> None:
     from django.contrib.auth import get_user_model
     from rest_framework.test import APIClient
 
-    from brokers.admin_client import reset_admin_client
+    from brokers.gateway.client import reset_admin_client
     from brokers.engine.client.admin import BlockingMQAdminClient
     from brokers.engine.client.simple import PullClient
     from brokers.engine.common.topic_config import TopicConfig

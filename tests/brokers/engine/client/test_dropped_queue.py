@@ -87,15 +87,15 @@ def wait_stable(consumers: list[PushConsumer], queues: set[MessageQueue], topic:
 
 
 @pytest.mark.parametrize("run", range(3))
-def test_a_stable_group_delivers_only_from_the_queues_each_member_holds(cluster, admin, topic_name, run):
-    route = create_topic(admin, cluster, topic_name, queues=4)
+def test_a_stable_group_delivers_only_from_the_queues_each_member_holds(module_cluster, module_admin, topic_name, run):
+    route = create_topic(module_admin, module_cluster, topic_name, queues=4)
     queues = {MessageQueue(topic_name, q.broker_name, i) for q in route.queue_datas for i in range(q.read_queue_nums)}
     group = f"d_{topic_name}"
     recorders = [Recorder(f"m{i}") for i in range(MEMBERS)]
     consumers: list[PushConsumer] = []
     try:
         for recorder in recorders:  # one after another: each join moves queues between the members already there
-            c = PushConsumer(group, cluster.namesrv_addr, instance_name=f"{group}-{recorder.name}")
+            c = PushConsumer(group, module_cluster.namesrv_addr, instance_name=f"{group}-{recorder.name}")
             c.subscribe(topic_name)
             recorder.consumer = c
             c.register_listener(recorder)
@@ -103,7 +103,7 @@ def test_a_stable_group_delivers_only_from_the_queues_each_member_holds(cluster,
         # settled within seconds: the pulls the start-up rebalances abandoned are still parked in the brokers (15 s)
         before = wait_stable(consumers, queues, topic_name)
         sent = [f"m{i}" for i in range(MESSAGES)]
-        with Producer(f"dp_{topic_name}", cluster.namesrv_addr) as producer:
+        with Producer(f"dp_{topic_name}", module_cluster.namesrv_addr) as producer:
             for body in sent:
                 producer.send(Message(topic_name, body.encode()))
         wait_until(lambda: len({b for r in recorders for b in r.bodies()}) >= MESSAGES, 30, "every message delivered")
