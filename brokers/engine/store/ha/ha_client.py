@@ -176,16 +176,16 @@ class HAClient:
         timeout = self.config.housekeeping_interval_ms / 1000.0
         appender = self._appender
         while True:
-            if not self._running.is_set():
-                self.state = "PAUSED"
-                await self._running.wait()
-                self.state = "CONNECTED"
             try:
                 head = await asyncio.wait_for(reader.readexactly(hp.FRAME_HEADER.size), timeout)
             except asyncio.TimeoutError:
                 raise hp.HAProtocolError(f"nothing from the master for {timeout:.0f} s") from None
             offset, size, master_max, master_ts = hp.decode_frame_header(head, MAX_TRANSFER_BATCH_SIZE)
             body = await reader.readexactly(size) if size else b""
+            if not self._running.is_set():  # paused: hold the frame unapplied, report nothing
+                self.state = "PAUSED"
+                await self._running.wait()
+                self.state = "CONNECTED"
             self.master_max_offset, self.master_timestamp = master_max, master_ts
             if not size:
                 if offset != appender.expected_offset:
