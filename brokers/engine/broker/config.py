@@ -17,6 +17,7 @@ from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
 from brokers.engine.common.perm import PERM_RW
 from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.store.config import StoreConfig
+from brokers.engine.store.ha.ha_config import BROKER_ROLES, MASTER_ROLES, SLAVE, HAConfig
 
 
 class BrokerConfigError(ValueError):
@@ -38,7 +39,7 @@ class BrokerConfig:
     broker_name: str
     store: StoreConfig
     cluster_name: str = DEFAULT_CLUSTER
-    broker_id: int = 0  # 0 = master; this tier runs masters only
+    broker_id: int = 0  # 0 = master, >= 1 = a slave of the master of the same broker name
     listen_host: str = "127.0.0.1"
     listen_port: int = DEFAULT_BROKER_PORT  # 0 = ephemeral (tests)
     broker_ip: str | None = None  # advertised address (RocketMQ brokerIP1); default: listen_host
@@ -65,7 +66,19 @@ class BrokerConfig:
     trace_on: bool = True  # TRACE_ON in send responses
     rebalance_lock_max_live_s: float = 60.0  # rocketmq.broker.rebalance.lockMaxLiveTime
     client_forward_timeout_s: float = 10.0  # GET_CONSUMER_RUNNING_INFO / CONSUME_MESSAGE_DIRECTLY
-    ha_listen_port: int = 10912  # advertised only (haServerAddr); no replication here
+    # --- the broker group (RocketMQ's MessageStoreConfig HA settings; store/ha/) ---
+    broker_role: str = "ASYNC_MASTER"  # brokerRole: ASYNC_MASTER | SYNC_MASTER | SLAVE
+    ha_listen_port: int | None = None  # haListenPort; None = listen port + 1 (0 with port 0)
+    ha_master_address: str | None = None  # a slave's master HA host:port; None = from the name servers
+    ha_send_heartbeat_interval_ms: int = 5000  # haSendHeartbeatInterval
+    ha_transfer_batch_size: int = 32 * 1024  # haTransferBatchSize
+    ha_slave_fallbehind_max: int = 256 << 20  # haSlaveFallbehindMax
+    ha_housekeeping_interval_ms: int = 20_000  # haHousekeepingInterval
+    # slaveReadEnable: RocketMQ's default is false (slaves answer pulls PULL_RETRY_IMMEDIATELY
+    # and send consumers to the master); Gantry's slaves serve reads, the point of a slave here.
+    slave_read_enable: bool = True
+    access_message_in_memory_max_ratio: int = 40  # accessMessageInMemoryMaxRatio (% of RAM)
+    slave_synchronize_interval_s: float = 10.0  # SlaveSynchronize: topics, groups, offsets
 
     def __post_init__(self) -> None:
         for label, name in (("broker name", self.broker_name), ("cluster name", self.cluster_name)):
@@ -94,6 +107,44 @@ class BrokerConfig:
             object.__setattr__(self, "namesrv_addrs", parse_namesrv_addrs(self.namesrv_addrs, required=False))
         except ValueError as exc:
             raise BrokerConfigError(str(exc)) from None
+        self._check_group_role()
+
+    def _check_group_role(self) -> None:
+        if self.broker_role not in BROKER_ROLES:
+            raise BrokerConfigError(f"broker_role must be one of {', '.join(BROKER_ROLES)}, got {self.broker_role!r}")
+        if self.broker_role == SLAVE and self.broker_id < 1:
+            raise BrokerConfigError(f"broker_id must be >= 1 for broker_role SLAVE, got {self.broker_id}")
+        if self.broker_role in MASTER_ROLES and self.broker_id != 0:
+            raise BrokerConfigError(f"broker_id must be 0 for broker_role {self.broker_role}, got {self.broker_id} "
+                                    "(a broker with id >= 1 is a slave: broker_role SLAVE)")
+        if self.ha_listen_port is not None and not 0 <= self.ha_listen_port <= 65535:
+            raise BrokerConfigError(f"ha_listen_port {self.ha_listen_port} is outside 0..65535")
+        if self.ha_listen_port is None and self.listen_port == 65535:
+            raise BrokerConfigError("ha_listen_port: the listen port + 1 is past 65535; set ha_listen_port")
+        if not self.slave_synchronize_interval_s > 0:
+            raise BrokerConfigError("slave_synchronize_interval_s must be positive")
+        try:
+            self.ha_config()
+        except ValueError as exc:
+            raise BrokerConfigError(str(exc)) from None
+
+    @property
+    def effective_ha_listen_port(self) -> int:
+        """haListenPort: as set, else the listen port + 1 (RocketMQ's default); 0 (ephemeral) with port 0."""
+        if self.ha_listen_port is not None:
+            return self.ha_listen_port
+        return self.listen_port + 1 if self.listen_port else 0
+
+    def ha_config(self) -> HAConfig:
+        """The store's HA settings (store/ha/ha_config.py) from these broker settings."""
+        return HAConfig(
+            broker_role=self.broker_role, listen_host=self.listen_host,
+            listen_port=self.effective_ha_listen_port, master_address=self.ha_master_address or None,
+            sync_timeout_ms=self.store.sync_flush_timeout_ms,
+            heartbeat_interval_ms=self.ha_send_heartbeat_interval_ms,
+            transfer_batch_size=self.ha_transfer_batch_size, slave_fallbehind_max=self.ha_slave_fallbehind_max,
+            housekeeping_interval_ms=self.ha_housekeeping_interval_ms,
+            access_message_in_memory_max_ratio=self.access_message_in_memory_max_ratio)
 
     @property
     def advertised_ip(self) -> str:

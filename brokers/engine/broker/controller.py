@@ -28,6 +28,7 @@ from brokers.engine.broker.broker_stats import BrokerStats
 from brokers.engine.broker.client_manager import ClientManager
 from brokers.engine.broker.config import BrokerConfig
 from brokers.engine.broker.consumer_offset_manager import ConsumerOffsetManager
+from brokers.engine.broker.group_member import LEARN_MASTER_INTERVAL_S, GroupMember
 from brokers.engine.broker.namesrv_api import BrokerIdentity, BrokerOuterAPI, RegisterResult
 from brokers.engine.broker.processors.admin import AdminBrokerProcessor
 from brokers.engine.broker.processors.admin_batch import GroupBatchProcessor
@@ -48,7 +49,6 @@ from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.server import RemotingServer
-from brokers.engine.store.default_message_store import DefaultMessageStore
 from brokers.engine.store.message_store import MessageStore
 
 log = logging.getLogger("brokers.engine.broker")
@@ -80,6 +80,7 @@ class BrokerController:
             check_interval_s=config.long_poll_check_interval_s,
         )
         self.outer_api = BrokerOuterAPI(config.namesrv_addrs)
+        self.group_member = GroupMember(self, self.outer_api.client)
         self._store: MessageStore | None = None
         self.server: RemotingServer | None = None
         self.last_register_results: list[RegisterResult] = []
@@ -106,7 +107,8 @@ class BrokerController:
     @property
     def identity(self) -> BrokerIdentity:
         ip = self.config.advertised_ip
-        return BrokerIdentity(self.config.cluster_name, self.config.broker_name, self.addr, self.config.broker_id, f"{ip}:{self.config.ha_listen_port}")
+        return BrokerIdentity(self.config.cluster_name, self.config.broker_name, self.addr, self.config.broker_id,
+                              self.group_member.ha_server_addr())
 
     @property
     def store(self) -> MessageStore:
@@ -141,7 +143,7 @@ class BrokerController:
         try:
             await server.start()
             store_config = dataclasses.replace(self.config.store, store_host=self.addr)
-            self._store = DefaultMessageStore(store_config, clock=self.clock)
+            self._store = self.group_member.build_store(store_config)
             self._store.open()
             self._store.add_arrival_listener(self.pull_request_hold_service.notify_message_arriving)
             for processor in (
@@ -156,8 +158,9 @@ class BrokerController:
             ):
                 processor.register(server)
             self.pull_request_hold_service.start()
-            if self.schedule_message_service is not None:
-                self.schedule_message_service.start()
+            await self.group_member.start(server)
+            if self.schedule_message_service is not None and not self.group_member.is_slave:
+                self.schedule_message_service.start()  # a slave delivers no delayed messages (RocketMQ)
             self._ready = True
             await self.register_broker_all()
         except BaseException:
@@ -169,8 +172,10 @@ class BrokerController:
             self._every(cfg.scan_client_interval_s, self.client_manager.scan_not_active_channel, "client expiry scan"),
             self._every(cfg.consumer_offset_flush_interval_s, self.consumer_offset_manager.persist, "consumer offset flush"),
             self._every(STATS_SAMPLE_INTERVAL_S, self.broker_stats.sample, "stats sampling"),
+            self._every(LEARN_MASTER_INTERVAL_S, self.group_member.tick, "broker group"),
         ]
-        log.info("broker %s (cluster %s) started at %s, store %s", cfg.broker_name, cfg.cluster_name, self.addr, cfg.store.store_dir)
+        log.info("broker %s (cluster %s, %s, brokerId %d) started at %s, store %s", cfg.broker_name, cfg.cluster_name,
+                 cfg.broker_role, cfg.broker_id, self.addr, cfg.store.store_dir)
 
     async def stop(self) -> None:
         """Shut down cleanly; calling it again (or before start) does nothing."""
@@ -210,6 +215,7 @@ class BrokerController:
                 persist()
             except OSError as exc:
                 log.error("writing %s at stop failed: %s", what, exc)
+        await self.group_member.stop()
         if self._store is not None:
             self._store.close()
         await self.outer_api.close()
@@ -242,6 +248,7 @@ class BrokerController:
                 self.identity, wrapper, timeout_s=self.config.register_timeout_s, oneway=oneway
             )
         self.last_register_results = results
+        self.group_member.learn_from(results)
         return results
 
     def request_register(self) -> None:

@@ -24,6 +24,8 @@ class RegisterResult:
     namesrv_addr: str
     ok: bool
     detail: str = ""  # remark or error text when not ok; masterAddr when ok
+    master_addr: str = ""  # the answer's masterAddr (a slave learns its master here)
+    ha_server_addr: str = ""  # the answer's haServerAddr: the master's HA address
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +77,8 @@ class BrokerOuterAPI:
             log.warning("name server %s refused registration: code %s %s", addr, response.code, response.remark)
             return RegisterResult(addr, False, f"code {response.code}: {response.remark or ''}")
         log.debug("registered with name server %s", addr)
-        return RegisterResult(addr, True, response.ext("masterAddr") or "")
+        master = response.ext("masterAddr") or ""
+        return RegisterResult(addr, True, master, master, response.ext("haServerAddr") or "")
 
     async def unregister_broker_all(self, identity: BrokerIdentity, *, timeout_s: float = 3.0) -> list[RegisterResult]:
         header = {

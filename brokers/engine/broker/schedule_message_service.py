@@ -200,7 +200,7 @@ class ScheduleMessageService:
             wait_store_msg_ok=False,
         )
         result = await store.put_message(inner)
-        if result.status in (PutMessageStatus.PUT_OK, PutMessageStatus.FLUSH_DISK_TIMEOUT):
+        if result.stored:  # a SYNC_MASTER's slave status still means stored: do not deliver twice
             return True
         log.warning("delivering a scheduled message to %s:%d failed: %s", real_topic, real_queue, result.status)
         return result.status in (PutMessageStatus.MESSAGE_ILLEGAL, PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)

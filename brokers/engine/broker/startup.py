@@ -27,7 +27,7 @@ EXIT_USAGE = 2
 def build_arg_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m brokers.engine broker",
-        description="Run a RocketMQ 4.x-compatible broker (master) that registers with the given name servers.",
+        description="Run a RocketMQ 4.x-compatible broker (a master, or a slave with --broker-id N --role SLAVE) that registers with the given name servers.",
     )
     parser.add_argument("--name", required=True, help="broker name, e.g. broker-a")
     parser.add_argument("--store-dir", required=True, help="directory of the commit log, queues and config files")
@@ -45,6 +45,12 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--commitlog-file-size", type=int, default=None, metavar="BYTES", help="commit log segment size (default 1 GiB)")
     parser.add_argument("--register-interval", type=float, default=30.0, metavar="SECONDS",
                         help="seconds between registrations with the name servers (default 30, as RocketMQ)")
+    parser.add_argument("--broker-id", type=int, default=None, help="0 = master (default), >= 1 = a slave (needs --role SLAVE)")
+    parser.add_argument("--role", choices=("ASYNC_MASTER", "SYNC_MASTER", "SLAVE"), default=None,
+                        help="brokerRole (default ASYNC_MASTER; SLAVE when --broker-id >= 1)")
+    parser.add_argument("--ha-port", type=int, default=None, help="HA listen port (default: --port + 1)")
+    parser.add_argument("--master-ha-addr", default=None, metavar="HOST:PORT",
+                        help="a slave's master HA address (default: learned from the name servers)")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="log level (default INFO)")
     return parser
 
@@ -61,8 +67,14 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         raise BrokerConfigError(f"--register-interval must be positive, got {args.register_interval}")
     if args.commitlog_file_size is not None:
         store_kwargs["commitlog_file_size"] = args.commitlog_file_size
+    broker_id = args.broker_id if args.broker_id is not None else 0
+    role = args.role or ("SLAVE" if broker_id >= 1 else "ASYNC_MASTER")
     return BrokerConfig(
         broker_name=args.name,
+        broker_id=broker_id,
+        broker_role=role,
+        ha_listen_port=args.ha_port,
+        ha_master_address=args.master_ha_addr,
         cluster_name=args.cluster,
         listen_host=args.host,
         listen_port=args.port,
@@ -93,6 +105,7 @@ async def serve(config: BrokerConfig, *, ready_line: bool = True) -> int:
     if ready_line:
         print(
             f"broker {config.broker_name} ready at {controller.addr} (cluster {config.cluster_name}, "
+            f"{config.broker_role} brokerId {config.broker_id}, HA {controller.identity.ha_server_addr}, "
             f"store {config.store.store_dir}, name servers registered: {', '.join(registered) or 'none'})",
             flush=True,
         )

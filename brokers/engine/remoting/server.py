@@ -61,6 +61,10 @@ class RemotingServer:
     def register_processor(self, code: int, handler: Handler) -> None:
         self._processors[int(code)] = handler
 
+    def processor_for(self, code: int) -> Handler | None:
+        """The handler registered for ``code`` (None: the default one answers it)."""
+        return self._processors.get(int(code))
+
     def register_default_processor(self, handler: Handler) -> None:
         """Handle every code without its own processor (otherwise REQUEST_CODE_NOT_SUPPORTED)."""
         self._default = handler

@@ -168,6 +168,28 @@ class CommitLog:
         self._max_offset = mf.file_from_offset + end_pos
         self.last_store_timestamp = store_timestamp
 
+    def append_raw(self, offset: int, data: bytes | memoryview, store_timestamp: int) -> None:
+        """Write bytes copied from a master at ``offset`` = the end of this log (a slave's put
+        path; call with :attr:`lock` held). ``data`` holds whole records or a segment's blank
+        tail and stays within one segment; an empty log may start at any segment boundary."""
+        fs = self.file_size
+        if offset != self._max_offset and not (not self.files and offset % fs == 0):
+            raise StoreError(f"replicated bytes at offset {offset}, but the log ends at {self._max_offset}")
+        mf = self.files[-1] if self.files else None
+        if mf is None or offset >= mf.file_end_offset:
+            if offset % fs:
+                raise StoreError(f"replicated bytes at {offset} do not start a new segment")
+            mf = self._create_file(offset)
+        pos = offset - mf.file_from_offset
+        end = pos + len(data)
+        if end > fs:
+            raise StoreError(f"replicated bytes at {offset} ({len(data)} bytes) cross a segment boundary")
+        mf.mm[pos:end] = data
+        mf.wrote_position = end
+        self._max_offset = offset + len(data)
+        if store_timestamp > 0:
+            self.last_store_timestamp = store_timestamp
+
     # --- reading --------------------------------------------------------------------------
 
     def find_file(self, offset: int) -> MappedFile | None:

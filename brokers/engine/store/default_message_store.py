@@ -35,6 +35,7 @@ from brokers.engine.store.consume_queue import ConsumeQueue
 from brokers.engine.store.consume_queue_table import ConsumeQueueTable
 from brokers.engine.store.errors import StoreNotOpenError
 from brokers.engine.store.flush import FlushCommitLogService, PeriodicService
+from brokers.engine.store.ha.replica_appender import ReplicaAppender
 from brokers.engine.store.index import IndexService
 from brokers.engine.store.lock import StoreLock
 from brokers.engine.store.mapped_file import raise_open_file_limit
@@ -60,6 +61,8 @@ class DefaultMessageStore:
     ``get_message``, the offset and time lookups, ``look_message_by_offset`` and
     ``query_message``. ``recovery_report`` says what the last ``open()`` found.
     """
+
+    broker_role = "ASYNC_MASTER"  # a lone local store; HAMessageStore gives a group member its role
 
     def __init__(self, config: StoreConfig, clock: Clock = SYSTEM_CLOCK) -> None:
         self.config = config
@@ -244,6 +247,12 @@ class DefaultMessageStore:
         assert self._flush_commitlog is not None
         ok = self._flush_commitlog.wait_flushed_blocking(target, self.config.sync_flush_timeout_ms / 1000.0)
         return result if ok else replace(result, status=PutMessageStatus.FLUSH_DISK_TIMEOUT)
+
+    def replica_appender(self, max_pending: int) -> ReplicaAppender:
+        """A slave's put path over this store's parts (see ``ha/replica_appender.py``)."""
+        return ReplicaAppender(commitlog=self._commitlog, dispatcher=self._dispatcher, flags=self._flags,
+                               notify=self._notify, check_crc=self.config.check_crc_on_recover,
+                               max_pending=max_pending)
 
     def add_arrival_listener(self, listener: ArrivalListener) -> None:
         """Call ``listener(topic, queue_id, logic_offset, tags_code)`` after each dispatch.

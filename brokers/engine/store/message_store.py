@@ -20,6 +20,8 @@ DEFAULT_MAX_TOTAL_BYTES = 256 * 1024  # maxTransferBytesOnMessageInMemory
 class MessageStore(Protocol):
     """The calls the broker makes on its store."""
 
+    broker_role: str  # ASYNC_MASTER, SYNC_MASTER or SLAVE (ha/ha_config.py); a lone local store is ASYNC_MASTER
+
     # --- lifecycle --------------------------------------------------------------------------
 
     def open(self) -> None:

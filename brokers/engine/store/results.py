@@ -8,6 +8,8 @@ from enum import Enum
 class PutMessageStatus(Enum):
     PUT_OK = "PUT_OK"
     FLUSH_DISK_TIMEOUT = "FLUSH_DISK_TIMEOUT"  # stored, but the sync flush did not confirm in time
+    FLUSH_SLAVE_TIMEOUT = "FLUSH_SLAVE_TIMEOUT"  # stored on the master; no slave ack within syncFlushTimeout
+    SLAVE_NOT_AVAILABLE = "SLAVE_NOT_AVAILABLE"  # stored on the master; no slave connected (or too far behind)
     CREATE_MAPED_FILE_FAILED = "CREATE_MAPED_FILE_FAILED"  # RocketMQ's spelling
     MESSAGE_ILLEGAL = "MESSAGE_ILLEGAL"
     PROPERTIES_SIZE_EXCEEDED = "PROPERTIES_SIZE_EXCEEDED"
@@ -44,6 +46,11 @@ class PutMessageResult:
     def ok(self) -> bool:
         return self.status is PutMessageStatus.PUT_OK
 
+    @property
+    def stored(self) -> bool:
+        """True when the message is in the store, whatever the flush or the slave said."""
+        return self.status in STORED_STATUSES
+
 
 @dataclass(frozen=True, slots=True)
 class GetMessageResult:
@@ -55,7 +62,14 @@ class GetMessageResult:
     max_offset: int
     records: list[bytes] = field(default_factory=list)
     message_count: int = 0
+    # RocketMQ's suggestPullingFromSlave: what is left to read after this batch is more than
+    # accessMessageInMemoryMaxRatio of the RAM (likely off the page cache); set by HAMessageStore.
+    suggest_pulling_from_slave: bool = False
 
     @property
     def buffer_total_size(self) -> int:
         return sum(len(r) for r in self.records)
+
+
+STORED_STATUSES = frozenset({PutMessageStatus.PUT_OK, PutMessageStatus.FLUSH_DISK_TIMEOUT,
+                             PutMessageStatus.FLUSH_SLAVE_TIMEOUT, PutMessageStatus.SLAVE_NOT_AVAILABLE})

@@ -41,7 +41,7 @@ from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.store.message_inner import MessageExtBrokerInner
-from brokers.engine.store.results import PutMessageStatus
+
 
 log = logging.getLogger("brokers.engine.broker")
 
@@ -206,7 +206,7 @@ class ClientManageProcessor(Processor):
         if broker.schedule_message_service is not None:
             inner = broker.schedule_message_service.transform(inner)
         result = await broker.store.put_message(inner)
-        if result.status in (PutMessageStatus.PUT_OK, PutMessageStatus.FLUSH_DISK_TIMEOUT):
+        if result.stored:  # stored, whatever the flush or a SYNC_MASTER's slave said: no second copy
             broker.broker_stats.inc_put(1, result.wrote_bytes)
             return request.response(ResponseCode.SUCCESS)
         raise RequestError(ResponseCode.SYSTEM_ERROR, f"sending the message back failed: {result.status.value}")

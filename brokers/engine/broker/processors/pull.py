@@ -6,7 +6,7 @@ expressionType. sysFlag bits: 0x1 commit ``commitOffset``, 0x2 suspend allowed, 
 subscription is in the request (otherwise the one registered by heartbeat is used).
 
 Response header on 0/19/20/21: nextBeginOffset, minOffset, maxOffset, suggestWhichBrokerId
-(always all four). Body (code 0): the raw records concatenated. Store status -> code:
+(always all four; the suggestion and a slave's offset rules in ``pull_suggestion.py``). Body (code 0): the raw records concatenated. Store status -> code:
 
     FOUND -> 0 SUCCESS                       NO_MATCHED_MESSAGE, MESSAGE_WAS_REMOVING -> 20
     OFFSET_OVERFLOW_ONE, OFFSET_FOUND_NULL -> 19 (long-poll eligible)
@@ -28,10 +28,12 @@ from brokers.engine.broker.processors.base import (
     require_str,
 )
 from brokers.engine.broker.pull_request_hold_service import PullRequest
+from brokers.engine.broker.pull_suggestion import slave_pull_answer, suggest_which_broker_id
 from brokers.engine.common.perm import is_readable
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.store.ha.ha_config import SLAVE
 from brokers.engine.store.results import GetMessageStatus
 
 log = logging.getLogger("brokers.engine.broker")
@@ -134,11 +136,17 @@ class PullMessageProcessor(Processor):
             code = ResponseCode.PULL_NOT_FOUND if queue_offset == 0 else ResponseCode.PULL_OFFSET_MOVED
         if code is None:
             code = ResponseCode.SYSTEM_ERROR
+        suggest = suggest_which_broker_id(
+            slave_read_enable=config.slave_read_enable, suggest_pulling_from_slave=result.suggest_pulling_from_slave,
+            which_broker_when_consume_slowly=group_cfg.which_broker_when_consume_slowly, group_broker_id=group_cfg.broker_id)
+        next_begin = result.next_begin_offset
+        if broker.store.broker_role == SLAVE:
+            code, next_begin, suggest = slave_pull_answer(code, result.status, queue_offset, next_begin, suggest, group_cfg.broker_id)
         ext = {
-            "nextBeginOffset": result.next_begin_offset,
+            "nextBeginOffset": next_begin,
             "minOffset": result.min_offset,
             "maxOffset": result.max_offset,
-            "suggestWhichBrokerId": 0,  # masters only: always pull from here
+            "suggestWhichBrokerId": suggest,
         }
         if has_commit and commit_offset is not None and commit_offset >= 0 and broker_allow_suspend:
             broker.consumer_offset_manager.commit_offset(ctx.remote_addr, group, topic, queue_id, commit_offset)

@@ -142,10 +142,12 @@ def _bool_field(value: str | None) -> bool:
 _PUT_STATUS_CODES = {
     PutMessageStatus.PUT_OK: (ResponseCode.SUCCESS, None),
     PutMessageStatus.FLUSH_DISK_TIMEOUT: (ResponseCode.FLUSH_DISK_TIMEOUT, "stored, but the disk flush did not confirm in time"),
+    PutMessageStatus.FLUSH_SLAVE_TIMEOUT: (ResponseCode.FLUSH_SLAVE_TIMEOUT, "stored on the master, but no slave acknowledged it in time"),
+    PutMessageStatus.SLAVE_NOT_AVAILABLE: (ResponseCode.SLAVE_NOT_AVAILABLE, "stored on the master, but no slave is available to copy it"),
     PutMessageStatus.CREATE_MAPED_FILE_FAILED: (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken"),
     PutMessageStatus.MESSAGE_ILLEGAL: (ResponseCode.MESSAGE_ILLEGAL, "the message is illegal, maybe msg body or properties length not matched"),
     PutMessageStatus.PROPERTIES_SIZE_EXCEEDED: (ResponseCode.MESSAGE_ILLEGAL, "the message properties are longer than 32767 bytes"),
-    PutMessageStatus.SERVICE_NOT_AVAILABLE: (ResponseCode.SERVICE_NOT_AVAILABLE, "service not available now, the store may be shutting down or the disk full"),
+    PutMessageStatus.SERVICE_NOT_AVAILABLE: (ResponseCode.SERVICE_NOT_AVAILABLE, "service not available now, the store may be shutting down, the disk full, or this broker a slave"),
     PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
 }
 
@@ -354,7 +356,7 @@ class SendMessageProcessor(Processor):
     def _put_response(self, request: RemotingCommand, result: PutMessageResult, queue_id: int) -> RemotingCommand:
         code, remark = _PUT_STATUS_CODES.get(result.status) or (ResponseCode.SYSTEM_ERROR, str(result.status))
         ext = self._response_ext()
-        if code in (ResponseCode.SUCCESS, ResponseCode.FLUSH_DISK_TIMEOUT):
+        if result.stored:  # OK, or stored with a flush/slave status: the client gets the ids (RocketMQ's sendOK)
             self.broker.broker_stats.inc_put(max(result.msg_num, 1), result.wrote_bytes)
             ext["msgId"] = result.msg_id
             ext["queueId"] = str(queue_id)

@@ -1,0 +1,150 @@
+"""SlaveSynchronize: a slave copies its master's configuration every 10 s (RocketMQ's
+``SlaveSynchronize``): topics (GET_ALL_TOPIC_CONFIG, 21), consumer offsets
+(GET_ALL_CONSUMER_OFFSET, 43), delay offsets (GET_ALL_DELAY_OFFSET, 45) and subscription groups
+(GET_ALL_SUBSCRIPTIONGROUP_CONFIG, 201), from the master's broker address (the name servers'
+``masterAddr``, or the one the master gave in the HA welcome).
+
+Topics and groups are replaced wholesale when the master's ``dataVersion`` differs, as RocketMQ
+does; the slave then re-registers so the name servers carry its copy. Delay offsets are taken
+as they are (the slave runs no delayed delivery). Consumer offsets are merged, see
+:func:`merge_consumer_offsets`: RocketMQ 4.x overwrites them, which moves an offset a consumer
+committed on the slave while the master was down backwards once the master (with its older
+value) is back; Gantry does not.
+"""
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from brokers.engine.broker.data_version import DataVersion
+from brokers.engine.broker.subscription_group_manager import SubscriptionGroupConfig
+from brokers.engine.common import json_compat
+from brokers.engine.common.topic_config import TopicConfig
+from brokers.engine.remoting.client import RemotingClient
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
+
+if TYPE_CHECKING:
+    from brokers.engine.broker.broker_context import BrokerContext
+
+log = logging.getLogger("brokers.engine.broker")
+
+OffsetKey = tuple[str, int]  # ("topic@group", queue id)
+
+
+def merge_consumer_offsets(local: dict[str, dict[int, int]], master: dict[str, dict[int, int]],
+                           last_synced: dict[OffsetKey, int]) -> tuple[dict[str, dict[int, int]], dict[OffsetKey, int]]:
+    """Merge the master's consumer offsets into the slave's; return (new table, new last_synced).
+
+    The rule, per (topic@group, queue):
+
+    * if the slave's value differs from what the last sync left there, a consumer committed it
+      on this slave since (the master was unreachable): keep ``max(slave's, master's)`` — a
+      commit made on the slave is never moved backwards by the master's older value;
+    * otherwise take the master's value (so a reset made on the master, even backwards, reaches
+      the slave);
+    * entries only the slave has are kept; entries only the master has are added.
+
+    Once the master's value reaches the slave's commit, the two agree and the entry follows the
+    master again. ``last_synced`` is what this sync leaves, for the next comparison.
+    """
+    merged: dict[str, dict[int, int]] = {key: dict(queues) for key, queues in local.items()}
+    for key, queues in master.items():
+        mine = merged.setdefault(key, {})
+        for qid, offset in queues.items():
+            current = mine.get(qid)
+            if current is None or current == last_synced.get((key, qid)):
+                mine[qid] = offset
+            else:
+                mine[qid] = max(current, offset)
+    synced = {(key, qid): offset for key, queues in merged.items() for qid, offset in queues.items()}
+    return merged, synced
+
+
+class SlaveSynchronize:
+    def __init__(self, broker: BrokerContext, client: RemotingClient, *, timeout_s: float = 3.0) -> None:
+        self.broker = broker
+        self.client = client
+        self.timeout_s = timeout_s
+        self.master_addr = ""
+        self._last_synced_offsets: dict[OffsetKey, int] = {}
+        self.syncs = 0
+
+    async def _get(self, code: int) -> dict | None:
+        response = await self.client.invoke(self.master_addr, RemotingCommand.request(code), self.timeout_s)
+        if response.code != ResponseCode.SUCCESS:
+            log.warning("slave sync: master %s answered code %s to request %s: %s",
+                        self.master_addr, response.code, code, response.remark)
+            return None
+        data = json_compat.loads(response.body) if response.body else {}
+        return data if isinstance(data, dict) else None
+
+    async def sync_all(self) -> bool:
+        """One round of the four copies; False when there is no master to copy from or a copy failed."""
+        addr = self.master_addr
+        if not addr or addr == self.broker.addr:
+            return False
+        ok = True
+        for what, step in (("topic config", self.sync_topic_config), ("consumer offsets", self.sync_consumer_offset),
+                           ("delay offsets", self.sync_delay_offset), ("subscription groups", self.sync_subscription_group)):
+            try:
+                await step()
+            except Exception as exc:
+                ok = False
+                log.warning("slave sync of %s from master %s failed: %s", what, addr, exc or type(exc).__name__)
+        if ok:
+            self.syncs += 1
+        return ok
+
+    async def sync_topic_config(self) -> None:
+        data = await self._get(RequestCode.GET_ALL_TOPIC_CONFIG)
+        if data is None:
+            return
+        version = DataVersion.from_json(data.get("dataVersion"))
+        tcm = self.broker.topic_config_manager
+        if version == tcm.data_version:
+            return
+        table = {name: TopicConfig.from_json(tc) for name, tc in (data.get("topicConfigTable") or {}).items()}
+        tcm.topic_config_table.clear()
+        tcm.topic_config_table.update(table)
+        tcm.data_version = version
+        tcm.persist()
+        self.broker.request_register()
+        log.info("slave sync: topic config copied from master %s (%d topics)", self.master_addr, len(table))
+
+    async def sync_subscription_group(self) -> None:
+        data = await self._get(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        if data is None:
+            return
+        version = DataVersion.from_json(data.get("dataVersion"))
+        sgm = self.broker.subscription_group_manager
+        if version == sgm.data_version:
+            return
+        table = {g: SubscriptionGroupConfig.from_json(c) for g, c in (data.get("subscriptionGroupTable") or {}).items()}
+        sgm.subscription_group_table.clear()
+        sgm.subscription_group_table.update(table)
+        sgm.data_version = version
+        sgm.persist()
+        log.info("slave sync: subscription groups copied from master %s (%d groups)", self.master_addr, len(table))
+
+    async def sync_consumer_offset(self) -> None:
+        data = await self._get(RequestCode.GET_ALL_CONSUMER_OFFSET)
+        if data is None:
+            return
+        master = {str(k): {int(q): int(o) for q, o in (v or {}).items()}
+                  for k, v in (data.get("offsetTable") or {}).items()}
+        com = self.broker.consumer_offset_manager
+        merged, self._last_synced_offsets = merge_consumer_offsets(com.offset_table, master, self._last_synced_offsets)
+        if merged != com.offset_table:
+            com.offset_table = merged
+            com.persist(force=True)
+
+    async def sync_delay_offset(self) -> None:
+        data = await self._get(RequestCode.GET_ALL_DELAY_OFFSET)
+        service = self.broker.schedule_message_service
+        if data is None or service is None:
+            return
+        table = {int(level): int(offset) for level, offset in (data.get("offsetTable") or {}).items()}
+        if table != service.offset_table:
+            service.offset_table = table
+            service.persist(force=True)

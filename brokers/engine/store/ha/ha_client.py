@@ -1,0 +1,210 @@
+"""HAClient: the slave's side of replication (RocketMQ's ``HAClient``), on the broker's loop.
+
+It connects to the master's HA address (given, or learned from the name servers' register
+answer), says hello with its commit log end, and reads the welcome: anything but OK (the peer
+is not a master, speaks another version, holds less than this slave) is logged as a refusal and
+retried after ``reconnect_interval_ms``. Then it reads frames: a frame must start exactly where
+the slave's log (plus the pending partial record) ends, else the connection is dropped and a new
+one restarts from the log's end. Bodies go to the :class:`ReplicaAppender`; under SYNC_FLUSH the
+slave flushes before it reports, so its reports mean "on my disk". It reports its end after
+every append that moved it and every ``heartbeat_interval_ms``; a master silent for
+``housekeeping_interval_ms`` is dropped and reconnected.
+
+``pause()``/``resume()`` stop and restart reading the stream (an operator's or a test's stall;
+the connection stays open, the master's waits time out).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from brokers.engine.common.clock import Clock
+from brokers.engine.store.commitlog import CommitLog
+from brokers.engine.store.ha import ha_protocol as hp
+from brokers.engine.store.ha.ha_config import MAX_TRANSFER_BATCH_SIZE, HAConfig, split_host_port
+from brokers.engine.store.ha.replica_appender import ReplicaAppender, ReplicaStreamError
+
+log = logging.getLogger("brokers.engine.store.ha")
+
+
+class HARefusedError(Exception):
+    """The master answered the hello with a refusal."""
+
+
+class HAClient:
+    def __init__(self, *, commitlog: CommitLog, appender: ReplicaAppender, config: HAConfig, clock: Clock,
+                 master_address: Callable[[], str | None],
+                 wait_flushed: Callable[[int], Awaitable[bool]] | None = None,
+                 on_master: Callable[[str], None] | None = None) -> None:
+        self._commitlog = commitlog
+        self._appender = appender
+        self.config = config
+        self._clock = clock
+        self._master_address = master_address
+        self._wait_flushed = wait_flushed
+        self._on_master = on_master
+        self._task: asyncio.Task | None = None
+        self._running = asyncio.Event()
+        self._running.set()
+        self.state = "CONNECTING"
+        self.connected_to = ""
+        self.master_broker_addr = ""
+        self.master_max_offset = 0
+        self.master_timestamp = 0
+        self.last_refusal = ""
+        self.reported_offset = 0
+        self.sessions = 0
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="HAClient")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+    def pause(self) -> None:
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
+
+    def lag(self) -> tuple[int, int]:
+        """(bytes, ms) behind the master as of the last frame: bytes = master end - own end;
+        ms = master's last store time - store time of the last record appended here."""
+        if not self.connected_to:
+            return -1, -1
+        behind = max(0, self.master_max_offset - self._commitlog.max_offset)
+        if not behind:
+            return 0, 0
+        return behind, max(0, self.master_timestamp - self._appender.last_appended_timestamp)
+
+    def runtime_info(self) -> dict[str, str]:
+        lag_bytes, lag_ms = self.lag()
+        return {
+            "haMasterAddress": self.connected_to or (self._master_address() or ""),
+            "haMasterBrokerAddr": self.master_broker_addr,
+            "haConnectionState": self.state + (f" ({self.last_refusal})" if self.state == "REFUSED" else ""),
+            "haReportedOffset": str(self.reported_offset),
+            "haMasterMaxOffset": str(self.master_max_offset),
+            "haReplicationLagBytes": str(lag_bytes),
+            "haReplicationLagMs": str(lag_ms),
+        }
+
+    async def _run(self) -> None:
+        retry_s = self.config.reconnect_interval_ms / 1000.0
+        last_logged = ""
+        while True:
+            addr = self._master_address()
+            if not addr:
+                self.state = "NO_MASTER_ADDRESS"
+                await asyncio.sleep(retry_s)
+                continue
+            try:
+                await self._session(addr)
+            except asyncio.CancelledError:
+                raise
+            except HARefusedError as exc:
+                self.state, self.last_refusal = "REFUSED", str(exc)
+                if str(exc) != last_logged:
+                    log.error("HA: master %s refused this slave: %s", addr, exc)
+                    last_logged = str(exc)
+            except (ReplicaStreamError, hp.HAProtocolError) as exc:
+                self.state = "RECONNECTING"
+                log.warning("HA: dropping the stream from %s: %s; reconnecting from offset %d",
+                            addr, exc, self._commitlog.max_offset)
+            except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError, ValueError) as exc:
+                self.state = "RECONNECTING"
+                text = f"{type(exc).__name__}: {exc}"
+                if text != last_logged:
+                    log.warning("HA: connection to master %s lost or failed: %s", addr, text)
+                    last_logged = text
+            finally:
+                self.connected_to = ""
+                self._appender.reset()
+            await asyncio.sleep(retry_s)
+
+    async def _session(self, addr: str) -> None:
+        host, port = split_host_port(addr, "master HA address")
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port),
+                                                self.config.connect_timeout_ms / 1000.0)
+        try:
+            await self._handshake(addr, reader, writer)
+            reporter = asyncio.get_running_loop().create_task(self._report_every_heartbeat(writer))
+            try:
+                await self._receive(reader, writer)
+            finally:
+                reporter.cancel()
+                await asyncio.gather(reporter, return_exceptions=True)
+        finally:
+            writer.close()
+
+    async def _handshake(self, addr: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        cl = self._commitlog
+        self._appender.reset()
+        writer.write(hp.encode_hello(cl.max_offset))
+        await writer.drain()
+        timeout = self.config.housekeeping_interval_ms / 1000.0
+        welcome, addr_len = hp.decode_welcome_head(await asyncio.wait_for(reader.readexactly(hp.WELCOME.size), timeout))
+        broker_addr = (await reader.readexactly(addr_len)).decode("utf-8", "replace") if addr_len else ""
+        if welcome.status != hp.STATUS_OK:
+            raise HARefusedError(f"{welcome.status_name}: the broker at {addr} ({broker_addr or 'unknown'}) "
+                                 f"answered with status {welcome.status} (its log ends at {welcome.max_offset}, "
+                                 f"this slave's at {cl.max_offset})")
+        if welcome.version != hp.HA_VERSION:
+            raise HARefusedError(f"the master speaks HA version {welcome.version}, this slave {hp.HA_VERSION}")
+        if welcome.file_size != cl.file_size:
+            raise HARefusedError(f"the master's commit log segments are {welcome.file_size} bytes, this slave's "
+                                 f"{cl.file_size}: set the same commitlog_file_size on both")
+        if welcome.start_offset != self._appender.expected_offset and cl.files:
+            raise hp.HAProtocolError(f"the master starts at {welcome.start_offset}, this slave ends at {cl.max_offset}")
+        self.sessions += 1
+        self.state = "CONNECTED"
+        self.connected_to = addr
+        self.last_refusal = ""
+        self.master_max_offset = welcome.max_offset
+        self.master_broker_addr = broker_addr
+        self.reported_offset = cl.max_offset
+        log.info("HA: replicating from master %s (broker %s) from offset %d; master end %d",
+                 addr, broker_addr or "?", welcome.start_offset, welcome.max_offset)
+        if broker_addr and self._on_master is not None:
+            self._on_master(broker_addr)
+
+    async def _receive(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        timeout = self.config.housekeeping_interval_ms / 1000.0
+        appender = self._appender
+        while True:
+            try:
+                head = await asyncio.wait_for(reader.readexactly(hp.FRAME_HEADER.size), timeout)
+            except asyncio.TimeoutError:
+                raise hp.HAProtocolError(f"nothing from the master for {timeout:.0f} s") from None
+            offset, size, master_max, master_ts = hp.decode_frame_header(head, MAX_TRANSFER_BATCH_SIZE)
+            body = await reader.readexactly(size) if size else b""
+            if not self._running.is_set():  # paused: hold the frame unapplied, report nothing
+                self.state = "PAUSED"
+                await self._running.wait()
+                self.state = "CONNECTED"
+            self.master_max_offset, self.master_timestamp = master_max, master_ts
+            if not size:
+                if offset != appender.expected_offset:
+                    raise ReplicaStreamError(f"heartbeat at offset {offset}, this slave expects {appender.expected_offset}")
+                continue
+            end = appender.append(offset, body)
+            if end > self.reported_offset:
+                if self._wait_flushed is not None and not await self._wait_flushed(end):
+                    raise ReplicaStreamError("the slave's disk flush failed")
+                await self._report(writer, end)
+
+    async def _report(self, writer: asyncio.StreamWriter, offset: int) -> None:
+        writer.write(hp.encode_report(offset))
+        self.reported_offset = offset
+        await writer.drain()
+
+    async def _report_every_heartbeat(self, writer: asyncio.StreamWriter) -> None:
+        interval = self.config.heartbeat_interval_ms / 1000.0
+        while True:
+            await asyncio.sleep(interval)
+            if self._running.is_set():
+                await self._report(writer, self.reported_offset)

@@ -1,0 +1,254 @@
+"""HAMessageStore: the broker's :class:`MessageStore` for a member of a broker group.
+
+It wraps the local :class:`DefaultMessageStore` and adds what the role asks:
+
+* every broker runs an :class:`HAService` on its HA port (a slave's answers NOT_MASTER, so a
+  slave pointed at another slave hears a clear refusal);
+* ``SLAVE``: puts answer SERVICE_NOT_AVAILABLE (RocketMQ's DefaultMessageStore.putMessage on a
+  slave); an :class:`HAClient` copies the master's commit log into the local store;
+* ``SYNC_MASTER``: a put that the client waits for (``WAIT`` true) is answered once a slave has
+  acknowledged up to the end of its record(s), after the local flush under SYNC_FLUSH:
+  SLAVE_NOT_AVAILABLE at once when no slave is connected or the best one is more than
+  ``slave_fallbehind_max`` behind, FLUSH_SLAVE_TIMEOUT after ``sync_timeout_ms``; the message
+  is stored on the master either way;
+* ``ASYNC_MASTER``: puts answer at once, the slaves follow behind;
+* gets carry ``suggest_pulling_from_slave`` (RocketMQ: the bytes left to read after this batch
+  exceed ``access_message_in_memory_max_ratio`` percent of the RAM);
+* ``runtime_info`` adds the role and the HA figures (connections, offsets, lag).
+
+``open()`` opens the local store (blocking, as before); ``start_ha()``/``stop_ha()`` run the HA
+parts on the broker's loop, between ``open()`` and ``close()``.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import struct
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
+from brokers.engine.store.commitlog import CommitLog
+from brokers.engine.store.config import StoreConfig
+from brokers.engine.store.default_message_store import DefaultMessageStore
+from brokers.engine.store.ha.ha_client import HAClient
+from brokers.engine.store.ha.ha_config import SLAVE, SYNC_MASTER, HAConfig
+from brokers.engine.store.ha.ha_service import HAService
+from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
+from brokers.engine.store.message_store import DEFAULT_MAX_TOTAL_BYTES, ArrivalListener
+from brokers.engine.store.results import GetMessageResult, PutMessageResult, PutMessageStatus
+
+log = logging.getLogger("brokers.engine.store.ha")
+
+_I64 = struct.Struct(">q")
+_PHYSICAL_OFFSET_POS = 28  # PHYSICALOFFSET's position in a record
+
+
+def total_physical_memory() -> int:
+    """RAM in bytes (RocketMQ's StoreUtil.TOTAL_PHYSICAL_MEMORY_SIZE); 8 GiB when unknown."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def suggest_pulling_from_slave(max_phy_offset: int, last_pulled_phy_offset: int, memory: int, ratio_percent: int) -> bool:
+    """RocketMQ's rule: more than ``ratio_percent`` % of ``memory`` still to read after the batch."""
+    return max_phy_offset - last_pulled_phy_offset > memory * (ratio_percent / 100.0)
+
+
+class HAMessageStore:
+    """A broker group member's store (see the module docstring)."""
+
+    def __init__(self, config: StoreConfig, ha_config: HAConfig, clock: Clock = SYSTEM_CLOCK, *,
+                 broker_addr: Callable[[], str] = lambda: "",
+                 master_address: Callable[[], str | None] = lambda: None,
+                 on_master: Callable[[str], None] | None = None) -> None:
+        self.config = config
+        self.ha_config = ha_config
+        self.clock = clock
+        self.local = DefaultMessageStore(config, clock)
+        self.broker_role = ha_config.broker_role
+        self._broker_addr = broker_addr
+        self._master_address = master_address
+        self._on_master = on_master
+        self._memory = total_physical_memory()
+        self.ha_service: HAService | None = None
+        self.ha_client: HAClient | None = None
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    def open(self) -> None:
+        self.local.open()
+        self.local.add_arrival_listener(self._on_arrival)
+
+    def close(self) -> None:
+        self.local.close()
+
+    def flush(self) -> None:
+        self.local.flush()
+
+    async def start_ha(self) -> None:
+        """Listen on the HA port; on a slave, start copying from the master."""
+        cl = self.local.commitlog
+        self.ha_service = HAService(commitlog=cl, config=self.ha_config, clock=self.clock,
+                                    role=lambda: self.broker_role, broker_addr=self._broker_addr)
+        await self.ha_service.start()
+        if self.broker_role == SLAVE:
+            wait_flushed = self.local.flush_service.wait_flushed if self.config.sync_flush else None
+            self.ha_client = HAClient(
+                commitlog=cl, appender=self.local.replica_appender(2 * self.config.max_message_size + (1 << 20)),
+                config=self.ha_config, clock=self.clock, master_address=self._master_address_now,
+                wait_flushed=wait_flushed, on_master=self._on_master)
+            self.ha_client.start()
+            log.info("slave store: replicating from %s", self._master_address_now() or "the master the name servers name")
+
+    async def stop_ha(self) -> None:
+        if self.ha_client is not None:
+            await self.ha_client.stop()
+        if self.ha_service is not None:
+            await self.ha_service.stop()
+
+    def _master_address_now(self) -> str | None:
+        return self.ha_config.master_address or self._master_address()
+
+    @property
+    def ha_port(self) -> int:
+        return self.ha_service.port if self.ha_service is not None else 0
+
+    def _on_arrival(self, topic: str, queue_id: int, offset: int, tags: int) -> None:
+        if self.ha_service is not None:
+            self.ha_service.notify_appended()
+
+    def add_arrival_listener(self, listener: ArrivalListener) -> None:
+        self.local.add_arrival_listener(listener)
+
+    # --- puts -------------------------------------------------------------------------------
+
+    def _refuse_on_slave(self) -> PutMessageResult | None:
+        if self.broker_role == SLAVE:
+            self.local.stats.put_message_failed_times += 1
+            return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE)
+        return None
+
+    async def _after_put(self, result: PutMessageResult, wait: bool) -> PutMessageResult:
+        """SYNC_MASTER: wait for a slave's ack of the record(s) (see the module docstring)."""
+        if self.broker_role != SYNC_MASTER or not wait or not result.stored or self.ha_service is None:
+            return result
+        if not self.ha_service.is_slave_ok():
+            return replace(result, status=PutMessageStatus.SLAVE_NOT_AVAILABLE)
+        if not await self.ha_service.wait_for_slave(result.wrote_offset + result.wrote_bytes):
+            log.warning("no slave acknowledged offset %d within %d ms: FLUSH_SLAVE_TIMEOUT",
+                        result.wrote_offset + result.wrote_bytes, self.ha_config.sync_timeout_ms)
+            return replace(result, status=PutMessageStatus.FLUSH_SLAVE_TIMEOUT)
+        return result
+
+    async def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
+        refused = self._refuse_on_slave()
+        if refused is not None:
+            return refused
+        return await self._after_put(await self.local.put_message(msg), msg.wait_store_msg_ok)
+
+    async def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
+        refused = self._refuse_on_slave()
+        if refused is not None:
+            return refused
+        return await self._after_put(await self.local.put_messages(batch), batch.wait_store_msg_ok)
+
+    def put_message_sync(self, msg: MessageExtBrokerInner) -> PutMessageResult:
+        """Blocking put for tools; no slave wait (that needs the broker's loop)."""
+        return self._refuse_on_slave() or self.local.put_message_sync(msg)
+
+    def put_messages_sync(self, batch: MessageExtBatch) -> PutMessageResult:
+        return self._refuse_on_slave() or self.local.put_messages_sync(batch)
+
+    # --- gets -------------------------------------------------------------------------------
+
+    def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
+                    tag_codes: set[int] | None = None,
+                    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES) -> GetMessageResult:
+        result = self.local.get_message(group, topic, queue_id, offset, max_msg_nums, tag_codes, max_total_bytes)
+        if result.records:
+            (last,) = _I64.unpack_from(result.records[-1], _PHYSICAL_OFFSET_POS)
+            if suggest_pulling_from_slave(self.local.max_phy_offset, last, self._memory,
+                                          self.ha_config.access_message_in_memory_max_ratio):
+                result = replace(result, suggest_pulling_from_slave=True)
+        return result
+
+    def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        return self.local.get_max_offset_in_queue(topic, queue_id)
+
+    def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        return self.local.get_min_offset_in_queue(topic, queue_id)
+
+    def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
+        return self.local.get_offset_in_queue_by_time(topic, queue_id, timestamp)
+
+    def get_message_store_timestamp(self, topic: str, queue_id: int, offset: int) -> int:
+        return self.local.get_message_store_timestamp(topic, queue_id, offset)
+
+    def get_earliest_message_time(self, topic: str, queue_id: int) -> int:
+        return self.local.get_earliest_message_time(topic, queue_id)
+
+    def look_message_by_offset(self, commit_log_offset: int) -> bytes | None:
+        return self.local.look_message_by_offset(commit_log_offset)
+
+    def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int) -> list[bytes]:
+        return self.local.query_message(topic, key, max_num, begin_ts, end_ts)
+
+    def index_last_update(self) -> tuple[int, int]:
+        return self.local.index_last_update()
+
+    # --- admin ------------------------------------------------------------------------------
+
+    def delete_topics(self, topics: set[str]) -> None:
+        self.local.delete_topics(topics)
+
+    def runtime_info(self) -> dict[str, str]:
+        info = self.local.runtime_info()
+        info["brokerRole"] = self.broker_role
+        if self.ha_client is not None:
+            info.update(self.ha_client.runtime_info())
+        elif self.ha_service is not None:
+            info.update(self.ha_service.runtime_info())
+        if self.ha_service is not None:
+            info["haServerPort"] = str(self.ha_service.port)
+        return info
+
+    # --- what the broker and tools read of the local store ------------------------------------
+
+    @property
+    def commitlog(self) -> CommitLog:
+        return self.local.commitlog
+
+    @property
+    def max_phy_offset(self) -> int:
+        return self.local.max_phy_offset
+
+    @property
+    def min_phy_offset(self) -> int:
+        return self.local.min_phy_offset
+
+    @property
+    def running(self) -> bool:
+        return self.local.running
+
+    @property
+    def healthy_error(self) -> str | None:
+        return self.local.healthy_error
+
+    @property
+    def recovery_report(self):
+        return self.local.recovery_report
+
+    @property
+    def queue_put_bytes(self) -> Mapping[tuple[str, int], int]:
+        return self.local.queue_put_bytes
+
+    def __getattr__(self, name: str):
+        # Anything else the local store offers (stats, flush_service, consume_queue, ...), so
+        # tools written against DefaultMessageStore keep working through the broker's store.
+        if name == "local":
+            raise AttributeError(name)
+        return getattr(self.local, name)
+

@@ -1,0 +1,282 @@
+"""HAService: the master's side of replication (RocketMQ's ``HAService`` + ``HAConnection``).
+
+Every broker listens on its HA port; framing in ``ha_protocol.py``. A connection that says a
+valid hello to a master gets a welcome and then the commit log from the slave's offset (a slave
+with an empty log: from the master's first retained segment, so it holds everything), in frames
+of at most ``transfer_batch_size`` bytes that never cross a segment, and an empty frame every
+``heartbeat_interval_ms`` when there is nothing to send. The slave's reports feed
+:class:`GroupTransfer` (synchronous double write) and the lag figures. A broker that is not a
+master answers NOT_MASTER and closes; garbage (wrong magic, a report past the master's end or
+going backwards, silence past the housekeeping interval) closes that connection with a log
+line and changes nothing.
+
+Why asyncio on the broker's loop and not threads: the puts, the flush group commit and the
+waiters of a SYNC_MASTER all live on that loop, so a slave's ack resolves its waiters directly
+with no cross-thread handoff (which costs more than the ack itself); sending is a memory copy
+of mapped pages plus a socket write, and under the GIL a thread would not run it in parallel
+anyway.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from brokers.engine.common.clock import Clock
+from brokers.engine.store.commitlog import CommitLog
+from brokers.engine.store.ha import ha_protocol as hp
+from brokers.engine.store.ha.group_transfer import GroupTransfer
+from brokers.engine.store.ha.ha_config import MASTER_ROLES, HAConfig
+
+log = logging.getLogger("brokers.engine.store.ha")
+
+HELLO_TIMEOUT_S = 5.0
+
+
+@dataclass(slots=True)
+class SlaveConnection:
+    """One slave as the master sees it."""
+
+    remote_addr: str
+    start_offset: int
+    acked_offset: int
+    next_transfer: int
+    connected_ms: int
+    last_report_ms: int
+    wakeup: asyncio.Event
+
+
+class HAService:
+    def __init__(self, *, commitlog: CommitLog, config: HAConfig, clock: Clock,
+                 role: Callable[[], str], broker_addr: Callable[[], str]) -> None:
+        self._commitlog = commitlog
+        self.config = config
+        self._clock = clock
+        self._role = role
+        self._broker_addr = broker_addr
+        self.group_transfer = GroupTransfer()
+        self.connections: list[SlaveConnection] = []
+        self._server: asyncio.base_events.Server | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
+        self._tasks: set[asyncio.Task] = set()
+        self.port = 0
+        self.refused = 0  # connections closed for garbage or refused with a status
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._server = await asyncio.start_server(self._on_connect, self.config.listen_host, self.config.listen_port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        log.info("HA service listening on %s:%d (role %s)", self.config.listen_host, self.port, self._role())
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+        self.group_transfer.fail_all()
+
+    # --- what the store asks ----------------------------------------------------------------
+
+    def notify_appended(self) -> None:
+        """New bytes in the commit log: wake the senders (safe from any thread)."""
+        if not self.connections:
+            return
+        if threading.get_ident() == self._loop_thread:
+            self._wake()
+        elif self._loop is not None:
+            try:
+                self._loop.call_soon_threadsafe(self._wake)
+            except RuntimeError:
+                pass
+
+    def _wake(self) -> None:
+        for conn in self.connections:
+            conn.wakeup.set()
+
+    def is_slave_ok(self) -> bool:
+        """A slave is connected and less than ``slave_fallbehind_max`` behind (RocketMQ's isSlaveOK)."""
+        return bool(self.connections) and (
+            self._commitlog.max_offset - self.group_transfer.acked < self.config.slave_fallbehind_max)
+
+    async def wait_for_slave(self, offset: int) -> bool:
+        self.notify_appended()
+        return await self.group_transfer.wait(offset, self.config.sync_timeout_ms / 1000.0)
+
+    def lag(self) -> tuple[int, int]:
+        """(bytes, ms) the best-connected slave is behind: bytes = master end - highest ack;
+        ms = age of the oldest record the slave lacks (now - its store time), 0 when caught up."""
+        cl = self._commitlog
+        if not self.connections:
+            return -1, -1
+        acked = max(c.acked_offset for c in self.connections)
+        behind = max(0, cl.max_offset - acked)
+        if not behind:
+            return 0, 0
+        ts = cl.read_store_timestamp(acked)
+        return behind, max(0, self._clock.now_ms() - ts) if ts > 0 else -1
+
+    def runtime_info(self) -> dict[str, str]:
+        lag_bytes, lag_ms = self.lag()
+        return {
+            "haServerPort": str(self.port),
+            "haConnectionState": "CONNECTED" if self.connections else "NO_SLAVE",
+            "haSlaveCount": str(len(self.connections)),
+            "haSlaves": ";".join(f"{c.remote_addr}@{c.acked_offset}" for c in self.connections),
+            "haPush2SlaveMaxOffset": str(self.group_transfer.acked),
+            "haReplicationLagBytes": str(lag_bytes),
+            "haReplicationLagMs": str(lag_ms),
+            "haSyncWaiting": str(self.group_transfer.waiting),
+            "haSyncTimeouts": str(self.group_transfer.requests_timed_out),
+        }
+
+    # --- connections ------------------------------------------------------------------------
+
+    def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.get_running_loop().create_task(self._serve(reader, writer))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _refuse(self, writer: asyncio.StreamWriter, peer: str, status: int, why: str) -> None:
+        self.refused += 1
+        log.warning("HA: refusing slave %s: %s (%s)", peer, hp.STATUS_NAMES[status], why)
+        try:
+            writer.write(hp.encode_welcome(status, max_offset=self._commitlog.max_offset,
+                                           file_size=self._commitlog.file_size, broker_addr=self._broker_addr()))
+            await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peername = writer.get_extra_info("peername")
+        peer = f"{peername[0]}:{peername[1]}" if peername else "?"
+        conn: SlaveConnection | None = None
+        try:
+            try:
+                hello = hp.decode_hello(await asyncio.wait_for(reader.readexactly(hp.HELLO.size), HELLO_TIMEOUT_S))
+            except hp.HAProtocolError as exc:
+                self.refused += 1
+                log.warning("HA: closing connection from %s: %s", peer, exc)
+                return
+            except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError) as exc:
+                self.refused += 1
+                log.warning("HA: closing connection from %s: no hello (%s)", peer, type(exc).__name__)
+                return
+            conn = await self._welcome(writer, peer, hello)
+            if conn is None:
+                return
+            self.connections.append(conn)
+            log.info("HA: slave %s connected; streaming from offset %d (master end %d)",
+                     peer, conn.start_offset, self._commitlog.max_offset)
+            await self._run_connection(conn, reader, writer)
+        except (ConnectionError, OSError, asyncio.IncompleteReadError) as exc:
+            if conn is not None:
+                log.warning("HA: slave %s disconnected: %s", peer, exc or type(exc).__name__)
+        except hp.HAProtocolError as exc:
+            self.refused += 1
+            log.warning("HA: closing connection from slave %s: %s", peer, exc)
+        finally:
+            if conn is not None and conn in self.connections:
+                self.connections.remove(conn)
+            writer.close()
+
+    async def _welcome(self, writer: asyncio.StreamWriter, peer: str, hello: hp.Hello) -> SlaveConnection | None:
+        cl = self._commitlog
+        if hello.version != hp.HA_VERSION:
+            await self._refuse(writer, peer, hp.STATUS_BAD_VERSION, f"HA version {hello.version}, this broker speaks {hp.HA_VERSION}")
+            return None
+        role = self._role()
+        if role not in MASTER_ROLES:
+            await self._refuse(writer, peer, hp.STATUS_NOT_MASTER, f"this broker's role is {role}")
+            return None
+        master_end = cl.max_offset
+        if hello.max_offset > master_end:
+            await self._refuse(writer, peer, hp.STATUS_OFFSET_AHEAD,
+                               f"the slave holds {hello.max_offset} bytes, this master {master_end}")
+            return None
+        start = hello.max_offset
+        if start == 0:
+            start = cl.min_offset  # a new slave: from the first retained segment
+        elif start < cl.min_offset:
+            await self._refuse(writer, peer, hp.STATUS_OFFSET_GONE,
+                               f"the slave ends at {start}, before this master's first segment {cl.min_offset}")
+            return None
+        writer.write(hp.encode_welcome(hp.STATUS_OK, max_offset=master_end, start_offset=start,
+                                       file_size=cl.file_size, broker_addr=self._broker_addr()))
+        await writer.drain()
+        now = self._clock.now_ms()
+        self.group_transfer.ack(hello.max_offset)
+        return SlaveConnection(peer, start, hello.max_offset, start, now, now, asyncio.Event())
+
+    async def _run_connection(self, conn: SlaveConnection, reader: asyncio.StreamReader,
+                              writer: asyncio.StreamWriter) -> None:
+        tasks = [asyncio.get_running_loop().create_task(self._read_reports(conn, reader)),
+                 asyncio.get_running_loop().create_task(self._transfer(conn, writer))]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for task in done:
+            task.result()  # re-raise what ended the connection
+
+    async def _read_reports(self, conn: SlaveConnection, reader: asyncio.StreamReader) -> None:
+        timeout = self.config.housekeeping_interval_ms / 1000.0
+        while True:
+            try:
+                data = await asyncio.wait_for(reader.readexactly(hp.REPORT.size), timeout)
+            except asyncio.TimeoutError:
+                raise hp.HAProtocolError(f"no report for {timeout:.0f} s") from None
+            offset = hp.decode_report(data)
+            if offset > conn.next_transfer or offset < conn.acked_offset:
+                raise hp.HAProtocolError(
+                    f"report of offset {offset}: sent up to {conn.next_transfer}, acknowledged {conn.acked_offset}")
+            conn.acked_offset = offset
+            conn.last_report_ms = self._clock.now_ms()
+            self.group_transfer.ack(offset)
+
+    async def _transfer(self, conn: SlaveConnection, writer: asyncio.StreamWriter) -> None:
+        cl = self._commitlog
+        cfg = self.config
+        heartbeat_s = cfg.heartbeat_interval_ms / 1000.0
+        loop = asyncio.get_running_loop()
+        last_sent = loop.time()
+        while True:
+            end = cl.max_offset
+            nxt = conn.next_transfer
+            if nxt < end:
+                seg_end = nxt - nxt % cl.file_size + cl.file_size
+                size = min(cfg.transfer_batch_size, end - nxt, seg_end - nxt)
+                data = cl.read(nxt, size)
+                if data is None:
+                    raise hp.HAProtocolError(f"commit log bytes at {nxt} are no longer readable")
+                writer.write(hp.encode_frame_header(nxt, size, end, cl.last_store_timestamp))
+                writer.write(data)
+                conn.next_transfer = nxt + size
+                await writer.drain()
+                last_sent = loop.time()
+                continue
+            idle = loop.time() - last_sent
+            if idle >= heartbeat_s:
+                writer.write(hp.encode_frame_header(nxt, 0, end, cl.last_store_timestamp))
+                await writer.drain()
+                last_sent = loop.time()
+                continue
+            conn.wakeup.clear()
+            if cl.max_offset > nxt:
+                continue
+            try:
+                await asyncio.wait_for(conn.wakeup.wait(), heartbeat_s - idle)
+            except asyncio.TimeoutError:
+                pass
