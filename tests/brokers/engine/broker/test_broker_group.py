@@ -84,9 +84,9 @@ async def produce(c, topic: str, count: int, *, start: int = 0, queues: int = 2)
     return replies
 
 
-def test_sync_master_and_slave_hold_identical_logs_and_queues(cluster):
+def test_sync_master_and_slave_hold_identical_logs_and_queues(engine_cluster):
     async def scenario():
-        async with cluster(broker_role="SYNC_MASTER") as c:
+        async with engine_cluster(broker_role="SYNC_MASTER") as c:
             assert (await c.create_topic("T", read=2, write=2)).code == 0
             await start_slave(c)
             await wait_connected(c)
@@ -115,9 +115,9 @@ def test_sync_master_and_slave_hold_identical_logs_and_queues(cluster):
     run(scenario())
 
 
-def test_slave_catches_up_after_restart_and_serves_reads_with_master_stopped(cluster):
+def test_slave_catches_up_after_restart_and_serves_reads_with_master_stopped(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("T", read=2, write=2)
             await start_slave(c)
             await produce(c, "T", 10)
@@ -147,9 +147,9 @@ def test_slave_catches_up_after_restart_and_serves_reads_with_master_stopped(clu
     run(scenario())
 
 
-def test_sync_master_without_slave_answers_slave_not_available_and_keeps_the_message(cluster):
+def test_sync_master_without_slave_answers_slave_not_available_and_keeps_the_message(engine_cluster):
     async def scenario():
-        async with cluster(broker_role="SYNC_MASTER") as c:
+        async with engine_cluster(broker_role="SYNC_MASTER") as c:
             await c.create_topic("T", read=1, write=1)
             reply = await c.send("T", b"alone")
             assert reply.code == ResponseCode.SLAVE_NOT_AVAILABLE, reply
@@ -159,9 +159,9 @@ def test_sync_master_without_slave_answers_slave_not_available_and_keeps_the_mes
     run(scenario())
 
 
-def test_stalled_slave_gives_flush_slave_timeout_and_the_message_stays_on_the_master(cluster, tmp_path):
+def test_stalled_slave_gives_flush_slave_timeout_and_the_message_stays_on_the_master(engine_cluster, tmp_path):
     async def scenario():
-        async with cluster(broker_role="SYNC_MASTER", store=_store_cfg(tmp_path, sync_flush_timeout_ms=300)) as c:
+        async with engine_cluster(broker_role="SYNC_MASTER", store=_store_cfg(tmp_path, sync_flush_timeout_ms=300)) as c:
             await c.create_topic("T", read=1, write=1)
             slave = await start_slave(c)
             await wait_connected(c)
@@ -183,9 +183,9 @@ def _store_cfg(tmp_path, **kw) -> StoreConfig:
                        max_index_hash_slots=1000, max_index_count=4000, **kw)
 
 
-def test_slave_refuses_sends_and_config_writes(cluster):
+def test_slave_refuses_sends_and_config_writes(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("T", read=1, write=1)
             slave = await start_slave(c)
             await c.eventually(lambda: slave.topic_config_manager.select_topic_config("T") is not None, timeout=10)
@@ -201,9 +201,9 @@ def test_slave_refuses_sends_and_config_writes(cluster):
     run(scenario())
 
 
-def test_garbage_on_the_ha_port_changes_nothing(cluster):
+def test_garbage_on_the_ha_port_changes_nothing(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("T", read=1, write=1)
             await c.send("T", b"one")
             master = c.brokers["broker-a"]
@@ -229,7 +229,7 @@ def test_garbage_on_the_ha_port_changes_nothing(cluster):
     run(scenario())
 
 
-def test_slave_refuses_a_stream_of_garbage_from_a_fake_master(cluster):
+def test_slave_refuses_a_stream_of_garbage_from_a_fake_master(engine_cluster):
     async def fake_master(reader, writer):
         await reader.readexactly(hp.HELLO.size)
         writer.write(hp.encode_welcome(hp.STATUS_OK, max_offset=4096, start_offset=0, file_size=1 << 20, broker_addr="x:1"))
@@ -242,7 +242,7 @@ def test_slave_refuses_a_stream_of_garbage_from_a_fake_master(cluster):
     async def scenario():
         server = await asyncio.start_server(fake_master, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
-        async with cluster() as c:
+        async with engine_cluster() as c:
             slave = await start_slave(c, ha_master_address=f"127.0.0.1:{port}")
             await c.eventually(lambda: slave.store.ha_client.sessions >= 1)
             await c.eventually(lambda: slave.store.ha_client.state != "CONNECTED")
@@ -252,9 +252,9 @@ def test_slave_refuses_a_stream_of_garbage_from_a_fake_master(cluster):
     run(scenario())
 
 
-def test_a_slave_pointed_at_a_slave_is_refused(cluster):
+def test_a_slave_pointed_at_a_slave_is_refused(engine_cluster):
     async def scenario():
-        async with cluster() as c:
+        async with engine_cluster() as c:
             await c.create_topic("T", read=1, write=1)
             await c.send("T", b"one")
             first = await start_slave(c)
