@@ -96,6 +96,8 @@ class RequestCode(IntEnum):
     GANTRY_GET_ALL_CONSUMER_CONNECTIONS = 10_001  # every online group's ConsumerConnection at once
     GANTRY_GET_QUEUE_STATS = 10_002  # every queue's offsets and bytes, every group's committed offsets
     GANTRY_NOTIFY_CONSUMER_IDS_CHANGED = 10_003  # make the broker tell a group's members to rebalance now
+    GANTRY_PROMOTE_SLAVE = 10_004  # make this slave its group's master, online, under a new group epoch
+    GANTRY_GET_MASTERLESS_OFFSETS = 10_005  # offsets a slave took from consumers while it had no master
 
 
 class ResponseCode(IntEnum):
