@@ -93,7 +93,7 @@ def _node(lines: list[_Line], index: int, indent: int) -> tuple[Any, int]:
     return _mapping(lines, index, indent)
 
 
-def _sequence(lines: list[_Line], index: int, indent: int) -> tuple[list[Any], int]:
+def _sequence(lines: list[_Line], index: int, indent: int, *, indentless: bool = False) -> tuple[list[Any], int]:
     items: list[Any] = []
     while index < len(lines) and lines[index].indent == indent and _is_item(lines[index].text):
         line = lines[index]
@@ -114,6 +114,8 @@ def _sequence(lines: list[_Line], index: int, indent: int) -> tuple[list[Any], i
         items.append(value)
     if index < len(lines) and lines[index].indent > indent:
         raise YamlSubsetError(f"line {lines[index].number}: unexpected indentation after a list item")
+    if not indentless and index < len(lines) and lines[index].indent == indent and _split_key(lines[index].text, 0):
+        raise YamlSubsetError(f"line {lines[index].number}: a 'key: value' among list items; expected '- ...'")
     return items, index
 
 
@@ -137,7 +139,7 @@ def _mapping(lines: list[_Line], index: int, indent: int) -> tuple[dict[str, Any
         if following is not None and following.indent > indent:
             result[key], index = _node(lines, index + 1, following.indent)
         elif following is not None and following.indent == indent and _is_item(following.text):
-            result[key], index = _sequence(lines, index + 1, indent)  # a list indented like its key
+            result[key], index = _sequence(lines, index + 1, indent, indentless=True)  # a list indented like its key
         else:
             result[key], index = None, index + 1
     if index < len(lines) and lines[index].indent > indent:
@@ -225,6 +227,8 @@ def _flow_list(text: str, number: int) -> list[str | None]:
         if pos < len(text) and text[pos] == "]":
             pos += 1
             break
+        if pos >= len(text):
+            raise YamlSubsetError(f"line {number}: a flow list [ ... ] must close on its line")
         raise YamlSubsetError(f"line {number}: expected ',' or ']' in a flow list")
     _expect_end(text[pos:], number)
     return items
