@@ -36,14 +36,17 @@ def _java_order(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
-def combine_request_content(ext_fields: Mapping[str, str], body: bytes | None = None) -> bytes:
-    """The bytes a signature covers: sorted ext field values (minus Signature, _UNIQUE_KEY_QUERY), then the body."""
-    values = "".join(
+def _signed_values(ext_fields: Mapping[str, str]) -> bytes:
+    return "".join(
         "" if ext_fields[key] is None else str(ext_fields[key])
         for key in sorted(ext_fields, key=_java_order)
         if key not in _UNSIGNED_FIELDS
-    )
-    return values.encode("utf-8") + (body or b"")
+    ).encode("utf-8")
+
+
+def combine_request_content(ext_fields: Mapping[str, str], body: bytes | None = None) -> bytes:
+    """The bytes a signature covers: sorted ext field values (minus Signature, _UNIQUE_KEY_QUERY), then the body."""
+    return _signed_values(ext_fields) + (body or b"")
 
 
 def calculate_signature(content: bytes, secret_key: str) -> str:
@@ -53,8 +56,14 @@ def calculate_signature(content: bytes, secret_key: str) -> str:
 
 
 def sign(secret_key: str, ext_fields: Mapping[str, str], body: bytes | None = None) -> str:
-    """The signature of a request with these ext fields and body (any Signature already in them is ignored)."""
-    return calculate_signature(combine_request_content(ext_fields, body), secret_key)
+    """The signature of a request with these ext fields and body (any Signature already in them is ignored).
+
+    Same value as ``calculate_signature(combine_request_content(...))``, without copying the body.
+    """
+    mac = hmac.new(secret_key.encode("utf-8"), _signed_values(ext_fields), hashlib.sha1)
+    if body:
+        mac.update(body)
+    return base64.b64encode(mac.digest()).decode("ascii")
 
 
 def verify(secret_key: str, ext_fields: Mapping[str, str], body: bytes | None, signature: str | None) -> bool:

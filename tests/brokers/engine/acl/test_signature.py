@@ -8,7 +8,7 @@ import hmac
 import pytest
 
 from brokers.engine.acl.client_hook import AclClientHook
-from brokers.engine.acl.signature import combine_request_content, sign, verify
+from brokers.engine.acl.signature import calculate_signature, combine_request_content, sign, verify
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.command import RemotingCommand
 
@@ -34,6 +34,11 @@ def test_rocketmq_signer_test_input() -> None:
     digest = hmac.new(b"12345678", b"RocketMQ", hashlib.sha1).digest()
     assert base64.b64encode(digest).decode() == "IUc8rrO/0gDch8CjObLQsW2rsiA="
     assert sign("12345678", {"AccessKey": "RocketMQ"}, b"") == "IUc8rrO/0gDch8CjObLQsW2rsiA="
+
+
+def test_streamed_signature_equals_the_signature_of_the_combined_content() -> None:
+    for body in (b"", None, BODY, bytes(range(256)) * 100):
+        assert sign("12345678", FIELDS, body) == calculate_signature(combine_request_content(FIELDS, body), "12345678")
 
 
 def test_signature_and_unique_key_query_are_not_signed() -> None:
