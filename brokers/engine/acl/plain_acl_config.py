@@ -92,6 +92,8 @@ def parse_plain_acl_text(text: str, source: str = "plain_acl.yml") -> PlainAclCo
         data = load_yaml_subset(text)
     except YamlSubsetError as exc:
         raise AclConfigError(f"{source}: {exc}") from None
+    except RecursionError:
+        raise AclConfigError(f"{source}: nested too deeply") from None
     try:
         return plain_acl_config_from_data(data)
     except AclConfigError as exc:

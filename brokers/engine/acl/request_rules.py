@@ -103,8 +103,17 @@ def _resources(why: str, *needs: FieldNeed, body: BodyNeeds | None = None) -> Re
 def _json_body(request: RemotingCommand, what: str) -> object:
     try:
         return json_compat.loads(request.body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise AclRefused(f"the {what} body is not JSON, so its permissions cannot be checked") from None
+
+
+def _items(value: object, what: str) -> list:
+    """A JSON list from a body (absent: empty); anything else is refused."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise AclRefused(f"{what} in the body is not a list, so its permissions cannot be checked")
+    return value
 
 
 def _send_needs(request: RemotingCommand) -> list[ResourceNeed]:
@@ -124,14 +133,15 @@ def _send_needs(request: RemotingCommand) -> list[ResourceNeed]:
 def _heartbeat_needs(request: RemotingCommand) -> list[ResourceNeed]:
     """SUB on every consumer group of the heartbeat and on every topic it subscribes (producers: none)."""
     data = _json_body(request, "heartbeat")
-    consumers = data.get("consumerDataSet") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        raise AclRefused("the heartbeat body is not a JSON object, so its permissions cannot be checked")
     needs = []
-    for consumer in consumers or ():
+    for consumer in _items(data.get("consumerDataSet"), "consumerDataSet"):
         group = consumer.get("groupName") if isinstance(consumer, dict) else None
         if not isinstance(group, str) or not group:
             raise AclRefused("a heartbeat consumer has no groupName, so its permissions cannot be checked")
         needs.append(ResourceNeed(group_resource(group), Perm.SUB))
-        for subscription in consumer.get("subscriptionDataSet") or ():
+        for subscription in _items(consumer.get("subscriptionDataSet"), "subscriptionDataSet"):
             topic = subscription.get("topic") if isinstance(subscription, dict) else None
             if not isinstance(topic, str) or not topic:
                 raise AclRefused(f"a heartbeat subscription of group {group} has no topic")
@@ -146,7 +156,7 @@ def _lock_needs(request: RemotingCommand) -> list[ResourceNeed]:
     if not isinstance(group, str) or not group:
         raise AclRefused("the lock body names no consumerGroup, so its permissions cannot be checked")
     needs = [ResourceNeed(group_resource(group), Perm.SUB)]
-    for queue in data.get("mqSet") or ():
+    for queue in _items(data.get("mqSet"), "mqSet"):
         topic = queue.get("topic") if isinstance(queue, dict) else None
         if not isinstance(topic, str) or not topic:
             raise AclRefused("a queue in the lock body has no topic")

@@ -87,6 +87,12 @@ def test_errors_name_the_field(text: str, message: str) -> None:
     assert message in str(caught.value)
 
 
+def test_deep_nesting_is_a_config_error() -> None:
+    text = "".join(" " * i + f"k{i}:\n" for i in range(5000))
+    with pytest.raises(AclConfigError, match="nested too deeply"):
+        parse_plain_acl_text(text)
+
+
 def test_seven_character_keys_are_accepted() -> None:
     assert list(parse_plain_acl_text(_account(accessKey="abcdefg", secretKey="1234567")).accounts) == ["abcdefg"]
 

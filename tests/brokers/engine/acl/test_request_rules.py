@@ -131,6 +131,11 @@ def test_send_topics(ext: dict[str, str], expected: list[tuple[str, Perm]]) -> N
         (C.LOCK_BATCH_MQ, {}, {"clientId": "c"}, "names no consumerGroup"),
         (C.LOCK_BATCH_MQ, {}, {"consumerGroup": "G", "mqSet": [{"queueId": 1}]}, "has no topic"),
         (C.LOCK_BATCH_MQ, {}, b"", "lock body is not JSON"),
+        (C.HEART_BEAT, {}, [1, 2], "not a JSON object"),
+        (C.HEART_BEAT, {}, {"consumerDataSet": 7}, "consumerDataSet in the body is not a list"),
+        (C.HEART_BEAT, {}, {"consumerDataSet": [{"groupName": "G", "subscriptionDataSet": "T"}]}, "subscriptionDataSet"),
+        (C.HEART_BEAT, {}, b"[" * 100_000 + b"]" * 100_000, "heartbeat body is not JSON"),
+        (C.LOCK_BATCH_MQ, {}, {"consumerGroup": "G", "mqSet": {"topic": "T"}}, "mqSet in the body is not a list"),
     ],
 )
 def test_unreadable_requests_are_refused(code: C, ext: dict[str, str], body: object, remark: str) -> None:
