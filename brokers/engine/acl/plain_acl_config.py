@@ -1,0 +1,217 @@
+"""PlainAclConfig: RocketMQ 4.x's ``plain_acl.yml`` as frozen dataclasses, read and validated.
+
+The file (RocketMQ's ``distribution/conf/plain_acl.yml`` shape)::
+
+    globalWhiteRemoteAddresses:       peers that pass every check, unsigned (patterns: remote_address.py)
+      - 10.10.103.*
+    accounts:
+      - accessKey: RocketMQ           > 6 characters, unique in the file
+        secretKey: 12345678           > 6 characters
+        whiteRemoteAddress:           peers that pass unsigned with this account's key; empty: none
+        admin: false                  true: may use the admin codes; with no perms, every resource too
+        defaultTopicPerm: DENY        for topics not listed below (absent: DENY, as in RocketMQ)
+        defaultGroupPerm: SUB         for groups not listed below (absent: DENY)
+        topicPerms: [topicA=DENY, topicB=PUB|SUB]
+        groupPerms: [groupA=SUB]      stored under %RETRY%groupA (permission.group_resource)
+    dataVersion: [...]                written by RocketMQ's admin updates; read and ignored
+
+RocketMQ's minimum for both keys is "longer than 6" (``AclConstants.ACCESS_KEY_MIN_LENGTH`` = 6 with a
+``<=`` test in ``PlainPermissionManager``), so 7 characters is the shortest accepted.
+
+Where RocketMQ is lenient Gantry refuses the file, naming the field (``accounts[1].topicPerms[0]: ...``):
+an unknown perm (RocketMQ reads it as DENY), a duplicate accessKey (RocketMQ keeps the first), a topic
+or group listed twice in one account (RocketMQ keeps the last), an unknown key (a typo such as
+``acounts`` would otherwise drop every account), a malformed address pattern.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from brokers.engine.acl.permission import Perm, UnknownPermError, group_resource, parse_perm
+from brokers.engine.acl.remote_address import AddressPatternError, RemoteAddressPattern
+from brokers.engine.acl.yaml_subset import YamlSubsetError, load_yaml_subset
+
+ACCESS_KEY_MIN_LENGTH = 7  # RocketMQ: "length should longer than 6"
+SECRET_KEY_MIN_LENGTH = 7
+
+_TOP_LEVEL_KEYS = frozenset({"globalWhiteRemoteAddresses", "accounts", "dataVersion"})
+_ACCOUNT_KEYS = frozenset(
+    {"accessKey", "secretKey", "whiteRemoteAddress", "admin", "defaultTopicPerm", "defaultGroupPerm", "topicPerms", "groupPerms"}
+)
+
+
+class AclConfigError(ValueError):
+    """The ACL file cannot be used; the message names the file (when known) and the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlainAccessAccount:
+    """One ``accounts`` entry. ``resource_perms`` maps topics and ``%RETRY%<group>`` to their perm."""
+
+    access_key: str
+    secret_key: str = field(repr=False)
+    white_remote_address: RemoteAddressPattern = RemoteAddressPattern("")
+    admin: bool = False
+    default_topic_perm: Perm = Perm.DENY
+    default_group_perm: Perm = Perm.DENY
+    topic_perms: Mapping[str, Perm] = field(default_factory=lambda: MappingProxyType({}))
+    group_perms: Mapping[str, Perm] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def has_resource_perms(self) -> bool:
+        """Whether any topic or group is listed (an admin without entries passes every resource)."""
+        return bool(self.topic_perms or self.group_perms)
+
+    def owned_perm(self, resource: str, *, is_group: bool) -> Perm:
+        """The perm this account holds on a topic or a ``%RETRY%<group>`` resource: its entry, else the default."""
+        if is_group:
+            return self.group_perms.get(resource, self.default_group_perm)
+        return self.topic_perms.get(resource, self.default_topic_perm)
+
+
+@dataclass(frozen=True, slots=True)
+class PlainAclConfig:
+    """The whole file: global white addresses and the accounts by accessKey (in file order)."""
+
+    global_white_remote_addresses: tuple[RemoteAddressPattern, ...] = ()
+    accounts: Mapping[str, PlainAccessAccount] = field(default_factory=lambda: MappingProxyType({}))
+
+    def account(self, access_key: str | None) -> PlainAccessAccount | None:
+        return None if access_key is None else self.accounts.get(access_key)
+
+    def is_globally_white(self, host: str | None) -> bool:
+        return any(pattern.matches(host) for pattern in self.global_white_remote_addresses)
+
+
+def parse_plain_acl_text(text: str, source: str = "plain_acl.yml") -> PlainAclConfig:
+    """Read the file's text; raise AclConfigError naming ``source``, the line or the field."""
+    try:
+        data = load_yaml_subset(text)
+    except YamlSubsetError as exc:
+        raise AclConfigError(f"{source}: {exc}") from None
+    except RecursionError:
+        raise AclConfigError(f"{source}: nested too deeply") from None
+    try:
+        return plain_acl_config_from_data(data)
+    except AclConfigError as exc:
+        raise AclConfigError(f"{source}: {exc}") from None
+
+
+def load_plain_acl_file(path: str) -> PlainAclConfig:
+    """Read and validate the file at ``path`` (UTF-8)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AclConfigError(f"{path}: cannot read the ACL file: {exc}") from None
+    return parse_plain_acl_text(text, source=path)
+
+
+def plain_acl_config_from_data(data: Any) -> PlainAclConfig:
+    """Build the config from parsed YAML (dicts, lists, strings, None); an empty file has no accounts."""
+    if data is None:
+        return PlainAclConfig()
+    if not isinstance(data, dict):
+        raise AclConfigError("the file must be a mapping with globalWhiteRemoteAddresses and accounts")
+    unknown = sorted(set(data) - _TOP_LEVEL_KEYS)
+    if unknown:
+        raise AclConfigError(f"unknown key {unknown[0]!r} (expected globalWhiteRemoteAddresses, accounts)")
+    white = tuple(
+        _pattern(item, f"globalWhiteRemoteAddresses[{i}]")
+        for i, item in enumerate(_list(data.get("globalWhiteRemoteAddresses"), "globalWhiteRemoteAddresses"))
+    )
+    accounts: dict[str, PlainAccessAccount] = {}
+    for i, item in enumerate(_list(data.get("accounts"), "accounts")):
+        account = _account(item, f"accounts[{i}]")
+        if account.access_key in accounts:
+            raise AclConfigError(f"accounts[{i}].accessKey: {account.access_key!r} is already used by another account")
+        accounts[account.access_key] = account
+    return PlainAclConfig(white, MappingProxyType(accounts))
+
+
+def _account(data: Any, where: str) -> PlainAccessAccount:
+    if not isinstance(data, dict):
+        raise AclConfigError(f"{where}: an account must be a mapping (accessKey, secretKey, ...)")
+    unknown = sorted(set(data) - _ACCOUNT_KEYS)
+    if unknown:
+        raise AclConfigError(f"{where}: unknown key {unknown[0]!r}")
+    access_key = _key(data.get("accessKey"), f"{where}.accessKey", ACCESS_KEY_MIN_LENGTH)
+    secret_key = _key(data.get("secretKey"), f"{where}.secretKey", SECRET_KEY_MIN_LENGTH)
+    topic_perms = _resource_perms(data.get("topicPerms"), f"{where}.topicPerms", is_group=False)
+    group_perms = _resource_perms(data.get("groupPerms"), f"{where}.groupPerms", is_group=True)
+    return PlainAccessAccount(
+        access_key=access_key,
+        secret_key=secret_key,
+        white_remote_address=_pattern(data.get("whiteRemoteAddress"), f"{where}.whiteRemoteAddress"),
+        admin=_bool(data.get("admin"), f"{where}.admin"),
+        default_topic_perm=_perm(data.get("defaultTopicPerm"), f"{where}.defaultTopicPerm"),
+        default_group_perm=_perm(data.get("defaultGroupPerm"), f"{where}.defaultGroupPerm"),
+        topic_perms=MappingProxyType(topic_perms),
+        group_perms=MappingProxyType(group_perms),
+    )
+
+
+def _key(value: Any, where: str, minimum: int) -> str:
+    if not isinstance(value, str) or not value:
+        raise AclConfigError(f"{where}: missing")
+    if len(value) < minimum:
+        raise AclConfigError(f"{where}: must be longer than {minimum - 1} characters (RocketMQ's minimum), got {len(value)}")
+    if value != value.strip():
+        raise AclConfigError(f"{where}: must not start or end with spaces")
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise AclConfigError(f"{where}: must be a list")
+    return value
+
+
+def _pattern(value: Any, where: str) -> RemoteAddressPattern:
+    if value is not None and not isinstance(value, str):
+        raise AclConfigError(f"{where}: must be an address pattern, not a {type(value).__name__}")
+    try:
+        return RemoteAddressPattern.parse(value)
+    except AddressPatternError as exc:
+        raise AclConfigError(f"{where}: {exc}") from None
+
+
+def _bool(value: Any, where: str) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise AclConfigError(f"{where}: must be true or false, got {value!r}")
+
+
+def _perm(value: Any, where: str) -> Perm:
+    if value is None:
+        return Perm.DENY  # RocketMQ: parsePermFromString(null) is DENY
+    if not isinstance(value, str):
+        raise AclConfigError(f"{where}: must be PUB, SUB, PUB|SUB or DENY")
+    try:
+        return parse_perm(value)
+    except UnknownPermError as exc:
+        raise AclConfigError(f"{where}: {exc}") from None
+
+
+def _resource_perms(value: Any, where: str, *, is_group: bool) -> dict[str, Perm]:
+    """``name=PERM`` entries; groups keyed by ``%RETRY%<group>``."""
+    perms: dict[str, Perm] = {}
+    for i, item in enumerate(_list(value, where)):
+        entry = f"{where}[{i}]"
+        if not isinstance(item, str) or item.count("=") != 1:
+            raise AclConfigError(f"{entry}: expected 'name=PERM' (for example topicA=SUB), got {item!r}")
+        name, perm_text = (part.strip() for part in item.split("="))
+        if not name:
+            raise AclConfigError(f"{entry}: the {'group' if is_group else 'topic'} name is empty")
+        resource = group_resource(name) if is_group else name
+        if resource in perms:
+            raise AclConfigError(f"{entry}: {name!r} is listed twice")
+        perms[resource] = _perm(perm_text, entry)
+    return perms
