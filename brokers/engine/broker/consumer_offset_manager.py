@@ -10,8 +10,8 @@ sends -1 for 0, Java treats stored negatives as absent), so it removes the entry
 written every ``consumer_offset_flush_interval_s`` when it changed, and on stop.
 
 ``masterless`` (:mod:`.masterless_offsets`) also records each commit a consumer makes while this
-broker is a slave with no connected master, for the master to take back when it returns; it is
-written with the table.
+broker is a slave (it found no reachable master), for the master to take back when it returns;
+it is written with the table.
 """
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ from brokers.engine.broker.client_manager import ClientManager
 from brokers.engine.broker.config import BrokerConfig
 from brokers.engine.broker.consumer_offset_manager import ConsumerOffsetManager
 from brokers.engine.broker.group_member import LEARN_MASTER_INTERVAL_S, GroupMember
-from brokers.engine.broker.masterless_offsets import slave_without_master, take_masterless_offsets
+from brokers.engine.broker.masterless_offsets import takes_masterless_commits, take_masterless_offsets
 from brokers.engine.broker.namesrv_api import BrokerIdentity, BrokerOuterAPI, RegisterResult
 from brokers.engine.broker.processors.admin import AdminBrokerProcessor
 from brokers.engine.broker.processors.admin_batch import GroupBatchProcessor
@@ -161,7 +161,7 @@ class BrokerController:
             ):
                 processor.register(server)
             self.pull_request_hold_service.start()
-            self.consumer_offset_manager.masterless.is_masterless = lambda: slave_without_master(self._store)
+            self.consumer_offset_manager.masterless.is_masterless = lambda: takes_masterless_commits(self._store)
             await self.group_member.start(server)
             self._watch_slaves()
             if self.schedule_message_service is not None and not self.group_member.is_slave:

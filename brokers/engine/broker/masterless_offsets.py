@@ -4,10 +4,12 @@ How Gantry resolves the master's and a slave's offset tables (RocketMQ 4.x only 
 master's table over the slave's, so a commit made on the slave while the master was down is
 overwritten by the master's older value once it is back, and the master never learns it):
 
-* **On the slave** (:class:`MasterlessOffsets`): every UPDATE_CONSUMER_OFFSET a slave takes while
-  its HA link has no connected master is also recorded here, per (``topic@group``, queue), and
-  kept in ``config/masterlessOffsets.json`` (consumerOffset.json's form) so a restart of the
-  slave does not forget it. GANTRY_GET_MASTERLESS_OFFSETS (10005) answers the table.
+* **On the slave** (:class:`MasterlessOffsets`): every UPDATE_CONSUMER_OFFSET a slave takes is
+  also recorded here, per (``topic@group``, queue): a client commits to a slave only when it
+  finds no reachable master (RocketMQ's findBrokerAddressInAdmin), even while the slave's HA
+  link has not noticed yet (a hung master keeps it open for ``haHousekeepingInterval``). The
+  table is kept in ``config/masterlessOffsets.json`` (consumerOffset.json's form) so a restart
+  of the slave does not forget it. GANTRY_GET_MASTERLESS_OFFSETS (10005) answers it.
 * **On the master** (:func:`take_masterless_offsets`): when a slave connects by HA, and once when
   a master starts (before it registers with the name servers, so no consumer reads its stale
   table first), the master asks every slave of its group (their addresses from the name servers'
@@ -81,7 +83,7 @@ def parse_offset_table(data: object) -> OffsetTable:
 
 
 class MasterlessOffsets:
-    """The slave's record of commits it took with no master connected (see the module docstring)."""
+    """The slave's record of the commits consumers made on it (see the module docstring)."""
 
     def __init__(self, config_dir: Path, is_masterless: Callable[[], bool] = lambda: False) -> None:
         self.path = Path(config_dir) / MASTERLESS_OFFSET_FILE
@@ -104,14 +106,14 @@ class MasterlessOffsets:
         return True
 
     def record(self, key: str, queue_id: int, offset: int) -> None:
-        """A consumer committed ``offset``; kept when this broker has no connected master now."""
+        """A consumer committed ``offset`` here; kept while this broker is a slave."""
         if offset < 0 or not self.is_masterless():
             return
         queues = self.table.setdefault(key, {})
         if queues.get(queue_id) != offset:
             if not queues:
-                log.info("no master connected: recording offsets committed here for %s (queue %d at %d) "
-                         "for the master to take back", key, queue_id, offset)
+                log.info("a consumer commits to this slave (no master reachable for it): recording offsets of %s "
+                         "(queue %d at %d) for the master to take back", key, queue_id, offset)
             queues[queue_id] = offset
             self._dirty = True
 
@@ -136,12 +138,9 @@ class MasterlessOffsets:
         return forgotten
 
 
-def slave_without_master(store: object) -> bool:
-    """True for a SLAVE store whose HA client is not connected to a master now."""
-    if getattr(store, "broker_role", None) != "SLAVE":
-        return False
-    client = getattr(store, "ha_client", None)
-    return client is None or getattr(client, "state", "") != "CONNECTED" or not getattr(client, "connected_to", "")
+def takes_masterless_commits(store: object) -> bool:
+    """True while ``store`` is a SLAVE's: a consumer committing here found no reachable master."""
+    return getattr(store, "broker_role", None) == "SLAVE"
 
 
 def merge_masterless(master: OffsetTable, slave: OffsetTable) -> list[tuple[str, int, int, int]]:

@@ -8,8 +8,10 @@ consumers and the producer are Gantry's clients in this process. Checked:
   pulled them from the slave), and the slave holds offsets they committed there;
 * after the master returns, every message whose send was acknowledged is delivered at least once;
 * the group's committed offset of each queue, sampled every 0.2 s the way a consumer reads it
-  (from the master while the name server lists it, else from the slave), never goes backwards,
-  and at the end the master and the slave hold the same offsets, equal to each queue's end.
+  (from the master while the name server lists it, else from the slave), never goes backwards —
+  the master's return included — except at the kill, where the slave may hold what the master
+  had at the slave's last sync (1 s here; printed); at the end the master and the slave hold the
+  same offsets, equal to each queue's end.
 """
 from __future__ import annotations
 
@@ -71,11 +73,13 @@ class Sampler(threading.Thread):
             except Exception:
                 continue
 
-    def backwards(self) -> list[str]:
+    def backwards(self, *, at_the_kill: bool = False) -> list[str]:
+        """Drops between consecutive samples: with ``at_the_kill``, those where the reading moved from
+        the master to the slave (the master died); else every other drop (there must be none)."""
         bad = []
         for q, rows in self.samples.items():
             for (t0, w0, a), (t1, w1, b) in zip(rows, rows[1:]):
-                if b < a:
+                if b < a and ((w0, w1) == ("master", "slave")) == at_the_kill:
                     bad.append(f"queue {q}: {a} ({w0}) -> {b} ({w1})")
         return bad
 
@@ -198,6 +202,11 @@ def test_consumers_read_from_the_slave_while_the_master_is_killed_and_lose_nothi
     print(f"drill 3: consumption resumed from the slave {resumed_s:.1f} s after the SIGKILL; {len(delivered)} deliveries "
           f"of {len(acked)} acknowledged messages ({len(delivered) - len(acked)} duplicates); slave held offsets "
           f"{committed_on_slave}")
+    # The kill itself may show the slave a little behind the dead master (commits the master took
+    # since the slave's last 1 s sync die with it, as in RocketMQ): consumers keep their own
+    # offsets and commit them to the slave next, so this re-delivers and never skips. Everything
+    # else, the master's return included, never goes backwards.
+    print(f"drill 3: offsets read lower at the master->slave switch: {sampler.backwards(at_the_kill=True) or 'none'}")
     assert resumed_s < 30
     assert sampler.backwards() == []
     assert sum(len(v) for v in sampler.samples.values()) > 50

@@ -1,7 +1,7 @@
 """Offsets committed on a slave while its master is away go back to the master when it returns.
 
-The rule (broker/masterless_offsets.py): a slave records the commits it takes with no connected
-master; the returning master asks for them (GANTRY_GET_MASTERLESS_OFFSETS) and keeps
+The rule (broker/masterless_offsets.py): a slave records the commits consumers make on it; the
+returning master asks for them (GANTRY_GET_MASTERLESS_OFFSETS) and keeps
 max(master, slave) per queue; the slave forgets an entry once the master has reached it, or
 the master reset it backwards. Real in-process master and slave, real files.
 """
@@ -24,13 +24,13 @@ def test_merge_keeps_the_higher_offset_per_queue_and_adds_missing_ones():
     assert taken == [("T@cg", 0, 10, 30), ("T@cg", 2, -1, 7), ("U@cg", 0, -1, 3)]
 
 
-def test_slave_records_only_while_masterless_and_forgets_what_the_master_reached(tmp_path):
+def test_slave_records_while_a_slave_and_forgets_what_the_master_reached(tmp_path):
     masterless = [True]
     table = MasterlessOffsets(tmp_path, lambda: masterless[0])
     table.record("T@cg", 0, 30)
     table.record("T@cg", 1, 40)
     masterless[0] = False
-    table.record("T@cg", 2, 99)  # a master is connected: the master gets this one from the consumer
+    table.record("T@cg", 2, 99)  # no longer a slave (promoted): its own table is the master's
     assert table.table == {"T@cg": {0: 30, 1: 40}}
     assert table.persist()
     reloaded = MasterlessOffsets(tmp_path)
@@ -66,7 +66,7 @@ def test_returning_master_takes_back_the_offsets_committed_on_its_slave(engine_c
             await _commit(c, "broker-a", 0, 5)
             await _commit(c, "broker-a", 1, 15)
             await c.eventually(lambda: slave.consumer_offset_manager.query_offset(GROUP, "T", 1) == 15, timeout=10)
-            await _commit(c, SLAVE_KEY, 0, 6)  # while the master is connected: not recorded
+            await _commit(c, SLAVE_KEY, 0, 6)  # a consumer that could not reach the master (master alive): recorded
             master = c.brokers.pop("broker-a")
             port, ha_port = master.port, master.store.ha_port
             await master.stop()
