@@ -8,6 +8,10 @@ The inner keys are **bare** integers (fastjson's form; the file is not standard 
 value is the next offset to consume. A negative commit means "no offset" (a non-Java client
 sends -1 for 0, Java treats stored negatives as absent), so it removes the entry. The table is
 written every ``consumer_offset_flush_interval_s`` when it changed, and on stop.
+
+``masterless`` (:mod:`.masterless_offsets`) also records each commit a consumer makes while this
+broker is a slave (it found no reachable master), for the master to take back when it returns;
+it is written with the table.
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import logging
 from pathlib import Path
 
 from brokers.engine.broker.config_file import read_json, write_json_atomic
+from brokers.engine.broker.masterless_offsets import MasterlessOffsets
 
 log = logging.getLogger("brokers.engine.broker")
 
@@ -27,6 +32,7 @@ class ConsumerOffsetManager:
         self.path = Path(config_dir) / CONSUMER_OFFSET_FILE
         self.offset_table: dict[str, dict[int, int]] = {}
         self._dirty = False
+        self.masterless = MasterlessOffsets(Path(config_dir))
 
     @staticmethod
     def key(topic: str, group: str) -> str:
@@ -40,6 +46,7 @@ class ConsumerOffsetManager:
     # -- persistence --------------------------------------------------------------------------
 
     def load(self) -> None:
+        self.masterless.load()
         data = read_json(self.path)
         self.offset_table = {}
         table = data.get("offsetTable") if isinstance(data, dict) else None
@@ -66,6 +73,7 @@ class ConsumerOffsetManager:
 
     def persist(self, *, force: bool = False) -> bool:
         """Write the file if anything changed since the last write; True when written."""
+        self.masterless.persist(force=force)
         if not (self._dirty or force):
             return False
         self._dirty = False
@@ -91,6 +99,7 @@ class ConsumerOffsetManager:
         if queues.get(queue_id) != offset:
             queues[queue_id] = offset
             self._dirty = True
+        self.masterless.record(key, queue_id, offset)
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:
         """The committed offset, or -1 when there is none."""

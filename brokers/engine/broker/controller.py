@@ -4,7 +4,9 @@ the processors and the name-server registration together, and starts and stops t
 Start order: load topics/offsets/groups from ``<store_dir>/config``; listen (port 0 picks an
 ephemeral port; until the store is open every request is answered SYSTEM_BUSY); open the store
 with the advertised host using the real port (it is embedded in every record and message id);
-register the processors; register with every name server; start the timers (re-registration,
+register the processors; on a master, take back the offsets its slaves took while it was away
+(``masterless_offsets.py``, also whenever a slave connects by HA); register with every name
+server; start the timers (re-registration,
 client expiry scan, consumer offset flush, stats sampling, delayed delivery, long-poll re-check).
 
 Stop (idempotent): unregister from the name servers, answer parked pulls, stop listening,
@@ -29,6 +31,7 @@ from brokers.engine.broker.client_manager import ClientManager
 from brokers.engine.broker.config import BrokerConfig
 from brokers.engine.broker.consumer_offset_manager import ConsumerOffsetManager
 from brokers.engine.broker.group_member import LEARN_MASTER_INTERVAL_S, GroupMember
+from brokers.engine.broker.masterless_offsets import takes_masterless_commits, take_masterless_offsets
 from brokers.engine.broker.namesrv_api import BrokerIdentity, BrokerOuterAPI, RegisterResult
 from brokers.engine.broker.processors.admin import AdminBrokerProcessor
 from brokers.engine.broker.processors.admin_batch import GroupBatchProcessor
@@ -158,10 +161,18 @@ class BrokerController:
             ):
                 processor.register(server)
             self.pull_request_hold_service.start()
+            self.consumer_offset_manager.masterless.is_masterless = lambda: takes_masterless_commits(self._store)
             await self.group_member.start(server)
+            self._watch_slaves()
             if self.schedule_message_service is not None and not self.group_member.is_slave:
                 self.schedule_message_service.start()  # a slave delivers no delayed messages (RocketMQ)
             self._ready = True
+            if not self.group_member.is_slave:  # before consumers can read this master's (maybe stale) offsets
+                try:
+                    await asyncio.wait_for(take_masterless_offsets(self, self.outer_api.client, "master start", retries=0), 5.0)
+                except TimeoutError:
+                    log.warning("the slaves' masterless offsets were not read within 5 s of the start; "
+                                "they are taken when a slave connects by HA")
             await self.register_broker_all()
         except BaseException:
             await self._shutdown(unregister=False)
@@ -256,6 +267,13 @@ class BrokerController:
         if not self._ready or self._stopped:
             return
         self._spawn(self.register_broker_all())
+
+    def _watch_slaves(self) -> None:
+        """On a master: each slave that connects by HA is asked for the offsets it took while masterless."""
+        ha_service = getattr(self._store, "ha_service", None)
+        if ha_service is not None:
+            ha_service.on_slave_connected = lambda peer: self._spawn(
+                take_masterless_offsets(self, self.outer_api.client, f"slave {peer} connected by HA"))
 
     def _spawn(self, coro: Awaitable) -> None:
         task = asyncio.get_running_loop().create_task(coro)

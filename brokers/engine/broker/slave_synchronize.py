@@ -9,7 +9,9 @@ does; the slave then re-registers so the name servers carry its copy. Delay offs
 as they are (the slave runs no delayed delivery). Consumer offsets are merged, see
 :func:`merge_consumer_offsets`: RocketMQ 4.x overwrites them, which moves an offset a consumer
 committed on the slave while the master was down backwards once the master (with its older
-value) is back; Gantry does not.
+value) is back; Gantry does not, and the returning master takes those commits back itself
+(GANTRY_GET_MASTERLESS_OFFSETS, see ``masterless_offsets.py``), so the two tables converge on
+the higher value.
 """
 from __future__ import annotations
 
@@ -134,6 +136,7 @@ class SlaveSynchronize:
         master = {str(k): {int(q): int(o) for q, o in (v or {}).items()}
                   for k, v in (data.get("offsetTable") or {}).items()}
         com = self.broker.consumer_offset_manager
+        com.masterless.forget_confirmed(master)
         merged, self._last_synced_offsets = merge_consumer_offsets(com.offset_table, master, self._last_synced_offsets)
         if merged != com.offset_table:
             com.offset_table = merged

@@ -51,6 +51,10 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ha-port", type=int, default=None, help="HA listen port (default: --port + 1)")
     parser.add_argument("--master-ha-addr", default=None, metavar="HOST:PORT",
                         help="a slave's master HA address (default: learned from the name servers)")
+    parser.add_argument("--sync-flush-timeout-ms", type=int, default=None, metavar="MS",
+                        help="syncFlushTimeout: how long a SYNC_FLUSH put or a SYNC_MASTER send waits (default 5000)")
+    parser.add_argument("--slave-sync-interval", type=float, default=None, metavar="SECONDS",
+                        help="a slave's copy of topics, groups and offsets from its master (default 10, as RocketMQ)")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="log level (default INFO)")
     return parser
 
@@ -67,6 +71,13 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         raise BrokerConfigError(f"--register-interval must be positive, got {args.register_interval}")
     if args.commitlog_file_size is not None:
         store_kwargs["commitlog_file_size"] = args.commitlog_file_size
+    if args.sync_flush_timeout_ms is not None:
+        if args.sync_flush_timeout_ms <= 0:
+            raise BrokerConfigError(f"--sync-flush-timeout-ms must be positive, got {args.sync_flush_timeout_ms}")
+        store_kwargs["sync_flush_timeout_ms"] = args.sync_flush_timeout_ms
+    extra: dict = {}
+    if args.slave_sync_interval is not None:
+        extra["slave_synchronize_interval_s"] = args.slave_sync_interval
     broker_id = args.broker_id if args.broker_id is not None else 0
     role = args.role or ("SLAVE" if broker_id >= 1 else "ASYNC_MASTER")
     return BrokerConfig(
@@ -83,6 +94,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         auto_create_topic_enable=args.auto_create_topic,
         register_interval_s=args.register_interval,
         store=StoreConfig(**store_kwargs),
+        **extra,
     )
 
 

@@ -4,8 +4,10 @@ One event loop in a daemon thread, one connection per broker (one RemotingClient
 table, one heartbeat carrying every producer group and consumer subscription, and the timers:
 
 - route poll every ``poll_name_server_interval_s`` for every topic a member uses (a consumer
-  whose subscribed queues changed gets a rebalance at once);
-- HEART_BEAT to every master of those topics every ``heartbeat_broker_interval_s``;
+  whose subscribed queues changed gets a rebalance at once), every second while a broker name
+  of those routes has no master (its consumers read from a slave) or a member's call failed;
+- HEART_BEAT to every master of those topics every ``heartbeat_broker_interval_s`` (and to
+  their slaves when a consumer runs, so a slave knows the group while the master is gone);
 - rebalance of every consumer every ``rebalance_interval_s``, and at once when a broker sends
   NOTIFY_CONSUMER_IDS_CHANGED;
 - consumer offsets persisted every ``persist_consumer_offset_interval_s``.
@@ -36,6 +38,7 @@ from brokers.engine.client.client_remoting_processor import ClientRemotingProces
 from brokers.engine.client.driver import AsyncDriver
 from brokers.engine.client.plan import Call
 from brokers.engine.common import json_compat
+from brokers.engine.common.constants import MASTER_ID
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
@@ -46,6 +49,8 @@ log = logging.getLogger("brokers.engine.client")
 
 T = TypeVar("T")
 CLIENT_INNER_PRODUCER_GROUP = "CLIENT_INNER_PRODUCER"  # the group of a consumer's own retry sends
+DEGRADED_POLL_S = 1.0  # route poll period while a used broker name has no master (or on request)
+MIN_ROUTE_POLL_GAP_S = 0.5
 
 
 class ClientMember(Protocol):
@@ -95,6 +100,7 @@ class MQClientInstance:
         self._thread = threading.Thread(target=self._run_loop, name=f"mq-client-{client_id}", daemon=True)
         self._tasks: list[asyncio.Task] = []
         self._wakeup: asyncio.Event | None = None
+        self._route_wakeup: asyncio.Event | None = None
         self._members_lock = threading.Lock()
         self._registry = registry
         self._stopped = False
@@ -112,6 +118,7 @@ class MQClientInstance:
 
     async def _start_timers(self) -> None:
         self._wakeup = asyncio.Event()
+        self._route_wakeup = asyncio.Event()
         for coro in (self._poll_routes_loop(), self._heartbeat_loop(), self._rebalance_loop(), self._persist_loop()):
             self._tasks.append(self.loop.create_task(coro))
 
@@ -199,7 +206,12 @@ class MQClientInstance:
         except RemotingError as exc:
             log.debug("route of %s not updated: %s", topic, exc)
             return self.routes.get(topic)
+        old = self.routes.get(topic)
         self.routes[topic] = route
+        if old is not None and old.broker_datas != route.broker_datas and self._wakeup is not None:
+            # a master left or came back: tell the group's brokers who we are now, not in 30 s
+            self._tasks.append(self.loop.create_task(self.send_heartbeat_to_all_brokers()))
+            self._tasks[:] = [t for t in self._tasks if not t.done()]
         changed = False
         with self._members_lock:
             members: list[ClientMember] = [*self.producers.values(), *self.consumers.values()]
@@ -211,18 +223,49 @@ class MQClientInstance:
         return route
 
     async def _poll_routes_loop(self) -> None:
+        """Every ``poll_name_server_interval_s``; every ``DEGRADED_POLL_S`` while a used broker name has
+        no master in its route or a member asked (a failed call), so consumers reading from a slave
+        see their master return within a second or two and move back to it."""
+        assert self._route_wakeup is not None
+        last = self.loop.time()
         while True:
-            await asyncio.sleep(self.config.poll_name_server_interval_s)
+            try:
+                await asyncio.wait_for(self._route_wakeup.wait(), DEGRADED_POLL_S)
+            except TimeoutError:
+                pass
+            asked = self._route_wakeup.is_set()
+            self._route_wakeup.clear()
+            if not (asked or self._degraded() or self.loop.time() - last >= self.config.poll_name_server_interval_s):
+                continue
+            last = self.loop.time()
             for topic in sorted(self._all_topics()):
                 await self.update_topic_route(topic)
+            await asyncio.sleep(MIN_ROUTE_POLL_GAP_S)  # failures asking for a poll do not make a storm
 
-    def broker_addrs(self) -> list[str]:
-        """Master addresses of every broker serving a topic some member uses."""
+    def _degraded(self) -> bool:
+        """True when a route of a used topic lists a broker name without a master."""
+        return any(route is not None and any(not b.master_addr for b in route.broker_datas)
+                   for route in (self.routes.get(t) for t in self._all_topics()))
+
+    def refresh_routes_soon(self, addr: str | None = None) -> None:
+        """Poll the name servers now (thread-safe); members call it when a broker address failed."""
+        if self._route_wakeup is None:
+            return
+        if self.in_loop_thread:
+            self._route_wakeup.set()
+        else:
+            self.loop.call_soon_threadsafe(self._route_wakeup.set)
+
+    def broker_addrs(self, *, slaves: bool = False) -> list[str]:
+        """Addresses of every broker serving a topic some member uses: masters, and with ``slaves``
+        their slaves too (RocketMQ heartbeats a broker group's slaves when the client has consumers)."""
         addrs: set[str] = set()
         for topic in self._all_topics():
             route = self.routes.get(topic)
-            if route is not None:
-                addrs.update(a for a in (b.master_addr for b in route.broker_datas) if a)
+            if route is None:
+                continue
+            for b in route.broker_datas:
+                addrs.update(a for i, a in b.broker_addrs.items() if a and (slaves or i == MASTER_ID))
         return sorted(addrs)
 
     def master_addr(self, broker_name: str) -> str | None:
@@ -248,8 +291,11 @@ class MQClientInstance:
         return json.dumps(data, separators=(",", ":")).encode()
 
     async def send_heartbeat_to_all_brokers(self) -> int:
-        """HEART_BEAT to every master of every used topic; return how many answered."""
-        addrs = self.broker_addrs()
+        """HEART_BEAT to every master of every used topic (and their slaves when a consumer runs);
+        return how many answered."""
+        with self._members_lock:
+            has_consumers = bool(self.consumers)
+        addrs = self.broker_addrs(slaves=has_consumers)
         if not addrs:
             return 0
         body = self.heartbeat_body()
@@ -276,7 +322,7 @@ class MQClientInstance:
             ext["producerGroup"] = producer_group
         if consumer_group:
             ext["consumerGroup"] = consumer_group
-        calls = [self.driver.invoke(Call(RequestCode.UNREGISTER_CLIENT, ext, addr=a)) for a in self.broker_addrs()]
+        calls = [self.driver.invoke(Call(RequestCode.UNREGISTER_CLIENT, ext, addr=a)) for a in self.broker_addrs(slaves=True)]
         for result in await asyncio.gather(*calls, return_exceptions=True):
             if isinstance(result, BaseException):
                 log.debug("unregister of %s failed: %s", self.client_id, result)
@@ -323,10 +369,15 @@ class MQClientInstance:
                     log.exception("offset persistence of group %s failed", consumer.group)
 
     async def find_consumer_id_list(self, topic: str, group: str) -> list[str] | None:
-        """GET_CONSUMER_LIST_BY_GROUP on a broker of ``topic`` (another one when it fails); None when none answers."""
+        """GET_CONSUMER_LIST_BY_GROUP on a broker of ``topic`` (another one when it fails); None when none answers.
+
+        Each broker name is asked at its master, else a slave (RocketMQ's selectBrokerAddr), in a
+        random order of broker names; its slaves are tried after every master."""
         route = self.routes.get(topic)
-        addrs = [a for a in (b.master_addr for b in route.broker_datas) if a] if route is not None else []
-        random.shuffle(addrs)
+        datas = list(route.broker_datas) if route is not None else []
+        random.shuffle(datas)
+        addrs = [a for a in (b.select_broker_addr() for b in datas) if a]
+        addrs += [a for b in datas for i, a in sorted(b.broker_addrs.items()) if a and a not in addrs]
         for addr in addrs:
             try:
                 reply = await self.driver.invoke(Call(RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": group}, addr=addr))

@@ -7,7 +7,9 @@ pull plans, its offset store (on the brokers in clustering mode, in a local file
 mode, :mod:`.offset_store`) and its :class:`~.rebalance.RebalanceImpl`. The base runs the
 lifecycle (``start``: routes, heartbeat, first rebalance; ``shutdown``: stop fetching, commit the
 held queues' offsets, unregister) and answers the client instance as a ConsumerMember (heartbeat
-data, rebalance, offset persistence, running info).
+data, rebalance, offset persistence, running info). Routes the instance polls are handed to the
+pull plans, and a failed broker address makes the instance poll at once, so a consumer follows
+its broker group's master away to a slave and back (:mod:`.broker_addressing`).
 
 What a subclass adds is how it fetches: it is the RebalanceHost (``on_queue_added``,
 ``remove_unnecessary_message_queue``) and may extend the hooks ``_check_startable``,
@@ -154,6 +156,7 @@ class ConsumerBase:
         self._plans = PullPlans(instance.namesrv_addrs, self.group, clock=self.clock, instance_name=self.instance_name,
                                 timeout_s=instance.config.api_timeout_s, consume_from_where=self.consume_from_where,
                                 message_model=self.message_model)
+        self._plans.on_unreachable = instance.refresh_routes_soon  # a dead master: see the route change at once
         if self.clustering:
             self.offset_store = RemoteBrokerOffsetStore(instance, self._plans)
         else:
@@ -253,6 +256,8 @@ class ConsumerBase:
         return set(self._all_subscriptions())
 
     def on_route(self, topic: str, route: TopicRouteData) -> bool:
+        if self._plans is not None:
+            self._plans.put_route(topic, route)  # pulls and offsets address the group by the newest route
         return self.rebalance.on_route(topic, route) if self.rebalance is not None else False
 
     def consumer_data(self) -> dict[str, Any]:

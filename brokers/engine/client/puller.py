@@ -22,7 +22,7 @@ from brokers.engine.client.plan import Call, Plan, check
 from brokers.engine.client.route_cache import ClientPlans
 from brokers.engine.common import json_compat, message_codec
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
-from brokers.engine.common.constants import MQ_VERSION_NAME
+from brokers.engine.common.constants import MASTER_ID, MQ_VERSION_NAME
 from brokers.engine.common.message import PROPERTY_MAX_OFFSET, PROPERTY_MIN_OFFSET, MessageExt
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.subscription import EXPRESSION_TAG, SUB_ALL, SubscriptionData, build_subscription_data
@@ -32,6 +32,7 @@ from brokers.engine.remoting.channel import ChannelContext, Handler
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.errors import RemotingError
 
 __all__ = [
     "PULL_SYS_FLAG_COMMIT_OFFSET", "PULL_SYS_FLAG_SUBSCRIPTION", "PULL_SYS_FLAG_SUSPEND", "SUB_ALL", "TOOLS_CONSUMER_GROUP",
@@ -87,6 +88,7 @@ class PullPlans(ClientPlans):
         self.subscriptions: dict[str, SubscriptionData] = {}
         self.start_timestamp = clock.now_ms()
         self._progress: dict[MessageQueue, tuple[int, int]] = {}  # mq -> (next offset, last pull time)
+        self._pull_from_which_node: dict[MessageQueue, int] = {}  # mq -> suggestWhichBrokerId of its last answer
 
     def heartbeat_body(self) -> dict[str, Any]:
         consumers = []
@@ -107,7 +109,7 @@ class PullPlans(ClientPlans):
         self.subscriptions[topic] = build_subscription(topic, expression, self.clock.now_ms())
         route = yield from self.route(topic)
         with self._lock:
-            self._broker_addrs.update(a for a in (b.master_addr for b in route.broker_datas) if a)
+            self._broker_addrs.update(a for b in route.broker_datas for a in b.broker_addrs.values() if a)  # slaves too
         return (yield from self.heartbeat())
 
     def fetch_subscribe_message_queues(self, topic: str) -> Plan[list[MessageQueue]]:
@@ -115,12 +117,26 @@ class PullPlans(ClientPlans):
         route = yield from self.route(topic, refresh=True)
         return route.subscribe_queues()
 
+    def pull_from_which_node(self, mq: MessageQueue) -> int:
+        """The broker id the last pull answer of ``mq`` suggested (0, the master, before any)."""
+        return self._pull_from_which_node.get(mq, MASTER_ID)
+
     def pull(self, mq: MessageQueue, offset: int, max_nums: int = 32, sub_expression: str = SUB_ALL,
              suspend_ms: int = 0, commit_offset: int | None = None) -> Plan[PullResult]:
-        """Pull up to ``max_nums`` messages from ``offset``; long-poll up to ``suspend_ms`` when there is none."""
-        addr = yield from self.broker_addr(mq.topic, mq.broker_name)
+        """Pull up to ``max_nums`` messages from ``offset``; long-poll up to ``suspend_ms`` when there is none.
+
+        The request goes to the broker id the last answer suggested, else the master, else a slave
+        (see :mod:`.broker_addressing`); a commit offset rides along only to a master, as in RocketMQ.
+        An address that fails is marked unreachable and the error is raised (the caller retries)."""
+        broker_id, addr = yield from self.subscribe_addr(mq.topic, mq.broker_name, self.pull_from_which_node(mq))
+        if broker_id != MASTER_ID:
+            commit_offset = None
         sub, ext, wait = self.pull_request(mq, offset, max_nums, sub_expression, suspend_ms, commit_offset)
-        reply = yield Call(RequestCode.PULL_MESSAGE, ext, addr=addr, timeout_s=wait)
+        try:
+            reply = yield Call(RequestCode.PULL_MESSAGE, ext, addr=addr, timeout_s=wait)
+        except RemotingError:
+            self.mark_unreachable(addr)
+            raise
         return self.pull_result(mq, offset, sub, addr, reply.code, reply.remark, reply.ext, reply.body)
 
     def pull_request(self, mq: MessageQueue, offset: int, max_nums: int, sub_expression: str, suspend_ms: int,
@@ -162,14 +178,25 @@ class PullPlans(ClientPlans):
                 props = m.properties
                 props[PROPERTY_MIN_OFFSET] = min_text
                 props[PROPERTY_MAX_OFFSET] = max_text
+        suggest = int(ext.get("suggestWhichBrokerId", 0) or 0)
         with self._lock:
             self._progress[mq] = (next_begin, self.clock.now_ms())
-        return PullResult(status, next_begin, min_offset, max_offset, tuple(messages), int(ext.get("suggestWhichBrokerId", 0) or 0))
+            self._pull_from_which_node[mq] = suggest
+        return PullResult(status, next_begin, min_offset, max_offset, tuple(messages), suggest)
 
     def _queue_call(self, code: int, mq: MessageQueue, **extra: object) -> Plan[Any]:
-        addr = yield from self.broker_addr(mq.topic, mq.broker_name)
+        """One request about ``mq`` to the master of its broker name, else a slave (findBrokerAddressInAdmin);
+        when that address fails, once more to the group's next reachable address, if there is one."""
         ext: dict[str, object] = {"topic": mq.topic, "queueId": mq.queue_id, "bname": mq.broker_name, **extra}
-        return (yield Call(code, ext, addr=addr))
+        _, addr = yield from self.admin_addr(mq.topic, mq.broker_name)
+        try:
+            return (yield Call(code, ext, addr=addr))
+        except RemotingError:
+            self.mark_unreachable(addr)
+            _, other = yield from self.admin_addr(mq.topic, mq.broker_name)
+            if other == addr:
+                raise
+        return (yield Call(code, ext, addr=other))
 
     def query_offset(self, mq: MessageQueue, group: str | None = None) -> Plan[int]:
         """The group's committed offset of ``mq``; -1 when the broker has none (QUERY_NOT_FOUND)."""
@@ -276,11 +303,17 @@ class AsyncPullClient(_PullFrontEnd, AsyncFrontEnd):
         the pull plan looks the route up first.
         """
         plans = self.plans
-        addr = plans.cached_broker_addr(mq.topic, mq.broker_name)
-        if addr is None:
+        found = plans.cached_subscribe_addr(mq.topic, mq.broker_name, plans.pull_from_which_node(mq))
+        if found is None:
             return await self.driver.run(plans.pull(mq, offset, max_nums, sub_expression, suspend_ms, commit_offset))
-        sub, ext, wait = plans.pull_request(mq, offset, max_nums, sub_expression, suspend_ms, commit_offset)
-        response = await self.driver.remoting.invoke(addr, RemotingCommand.request(RequestCode.PULL_MESSAGE, ext), wait)
+        broker_id, addr = found
+        sub, ext, wait = plans.pull_request(mq, offset, max_nums, sub_expression, suspend_ms,
+                                            commit_offset if broker_id == MASTER_ID else None)
+        try:
+            response = await self.driver.remoting.invoke(addr, RemotingCommand.request(RequestCode.PULL_MESSAGE, ext), wait)
+        except RemotingError:
+            plans.mark_unreachable(addr)
+            raise
         return plans.pull_result(mq, offset, sub, addr, response.code, response.remark, response.ext_fields, response.body)
 
     fetch_subscribe_message_queues = async_operation(PullPlans.fetch_subscribe_message_queues)

@@ -5,6 +5,13 @@ built from the TBW102 template for a topic that does not exist yet); while one c
 a stale route, the others keep using it, and a name server outage leaves the cached route in
 use. Every broker address handed out is remembered as a heartbeat target: HEART_BEAT tells
 those brokers who this client is (and, for a pull client, what it subscribes to).
+
+Sends go to masters (:meth:`ClientPlans.broker_addr`); pulls and offsets may go to a slave
+(:meth:`ClientPlans.subscribe_addr`, :meth:`ClientPlans.admin_addr`, rules in
+:mod:`.broker_addressing`). An address whose call failed is marked unreachable for a few
+seconds (:meth:`ClientPlans.mark_unreachable`); a lookup that finds only unreachable addresses
+refetches the route (at most every ``UNREACHABLE_REFRESH_S``) so a dead master's removal from
+the name servers is seen at once.
 """
 from __future__ import annotations
 
@@ -12,10 +19,12 @@ import json
 import logging
 import threading
 from dataclasses import replace
+from collections.abc import Callable
 from typing import Any
 
 from brokers.engine.client.admin_plans import AdminPlans
 from brokers.engine.client.admin_types import TopicRouteData
+from brokers.engine.client.broker_addressing import UnreachableAddrs, find_broker_address_in_admin, find_broker_address_in_subscribe
 from brokers.engine.client.driver import DEFAULT_TIMEOUT_S
 from brokers.engine.client.errors import CLIENT_ERROR, MQBrokerError, MQClientError
 from brokers.engine.client.identity import build_client_id
@@ -33,6 +42,7 @@ log = logging.getLogger("brokers.engine.client")
 
 ROUTE_TTL_S = 30.0  # RocketMQ pollNameServerInterval: routes older than this are refetched
 PROVISIONAL_ROUTE_TTL_S = 1.0  # a template route is refetched soon: the broker creates the topic on the first send
+UNREACHABLE_REFRESH_S = 1.0  # a route whose chosen address is unreachable is refetched when older than this
 
 
 class _RouteEntry:
@@ -56,6 +66,65 @@ class ClientPlans(AdminPlans):
         self._routes: dict[str, _RouteEntry] = {}
         self._broker_addrs: set[str] = set()  # brokers this client talked to (heartbeat targets)
         self._lock = threading.Lock()
+        self.unreachable = UnreachableAddrs(clock.monotonic)
+        self.on_unreachable: Callable[[str], None] | None = None  # e.g. the client instance's route refresh
+
+    def put_route(self, topic: str, route: TopicRouteData) -> None:
+        """Take a route fetched elsewhere (the client instance's poll) as fresh."""
+        self._routes[topic] = _RouteEntry(route, self.clock.monotonic())
+
+    def mark_unreachable(self, addr: str) -> None:
+        """A call to ``addr`` failed (connection or timeout): prefer the group's other addresses for a while."""
+        self.unreachable.mark(addr)
+        if self.on_unreachable is not None:
+            self.on_unreachable(addr)
+
+    def _remember(self, addr: str) -> str:
+        if addr not in self._broker_addrs:
+            with self._lock:
+                self._broker_addrs.add(addr)
+        return addr
+
+    def _group_addr(self, topic: str, broker_name: str, broker_id: int | None) -> Plan[tuple[int, str]]:
+        """(id, address) of ``broker_name`` by the subscribe rule (``broker_id``) or the admin rule (None)."""
+        def choose(route: TopicRouteData) -> tuple[int, str] | None:
+            data = route.broker_data(broker_name)
+            if broker_id is None:
+                return find_broker_address_in_admin(data, self.unreachable.reachable)
+            return find_broker_address_in_subscribe(data, broker_id, self.unreachable.reachable)
+
+        route = yield from self.route(topic)
+        found = choose(route)
+        entry = self._routes.get(topic)
+        stale = entry is None or self.clock.monotonic() - entry.fetched >= UNREACHABLE_REFRESH_S
+        if found is None or (stale and not self.unreachable.reachable(found[1])):
+            route = yield from self.route(topic, refresh=True)
+            found = choose(route) or found
+        if found is None:
+            raise MQClientError(CLIENT_ERROR, f"broker {broker_name!r} has no address serving topic {topic!r}")
+        self._remember(found[1])
+        return found
+
+    def subscribe_addr(self, topic: str, broker_name: str, broker_id: int) -> Plan[tuple[int, str]]:
+        """(id, address) to pull ``broker_name``'s queues from: ``broker_id`` (the last suggestion), else
+        the master, else any address of the group (RocketMQ's findBrokerAddressInSubscribe)."""
+        return (yield from self._group_addr(topic, broker_name, broker_id))
+
+    def admin_addr(self, topic: str, broker_name: str) -> Plan[tuple[int, str]]:
+        """(id, address) for offsets and queue positions: the master, else any address of the group
+        (RocketMQ's findBrokerAddressInAdmin)."""
+        return (yield from self._group_addr(topic, broker_name, None))
+
+    def cached_subscribe_addr(self, topic: str, broker_name: str, broker_id: int) -> tuple[int, str] | None:
+        """:meth:`subscribe_addr` from a cached, fresh route with a reachable answer (no I/O), or None."""
+        entry = self._fresh_entry(topic)
+        if entry is None:
+            return None
+        found = find_broker_address_in_subscribe(entry.route.broker_data(broker_name), broker_id, self.unreachable.reachable)
+        if found is None or not self.unreachable.reachable(found[1]):
+            return None
+        self._remember(found[1])
+        return found
 
     def route(self, topic: str, *, refresh: bool = False, allow_template: bool = False) -> Plan[TopicRouteData]:
         """The topic's route from the cache, refetched when older than ROUTE_TTL_S or asked to.

@@ -16,6 +16,11 @@ GANTRY_NOTIFY_CONSUMER_IDS_CHANGED (10003), header ``consumerGroup``: send
 NOTIFY_CONSUMER_IDS_CHANGED to every member of the group connected to this broker now, even
 when the group or broker disables those notifications (an operator asked for it). The body is
 ``{"consumerGroup": g, "notified": [client ids]}``; a group with no member here notifies nobody.
+
+GANTRY_GET_MASTERLESS_OFFSETS (10005), no header fields: the consumer offsets this broker took
+while it was a slave with no connected master, ``{"offsetTable": {"topic@group": {queueId:
+offset}}}`` (empty when there are none); its master asks for them when it returns (see
+``broker/masterless_offsets.py``).
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ class GantryExtensionProcessor(Processor):
     def register(self, server) -> None:
         server.register_processor(RequestCode.GANTRY_GET_QUEUE_STATS, self.get_queue_stats)
         server.register_processor(RequestCode.GANTRY_NOTIFY_CONSUMER_IDS_CHANGED, self.notify_consumer_ids_changed)
+        server.register_processor(RequestCode.GANTRY_GET_MASTERLESS_OFFSETS, self.get_masterless_offsets)
 
     @guarded
     async def get_queue_stats(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -63,4 +69,9 @@ class GantryExtensionProcessor(Processor):
         group = checked_group(require_str(request, "consumerGroup"))
         notified = self.broker.client_manager.notify_group_now(group)
         body = {"consumerGroup": group, "notified": notified}
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body(body))
+
+    @guarded
+    async def get_masterless_offsets(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        body = self.broker.consumer_offset_manager.masterless.encode()
         return request.response(ResponseCode.SUCCESS, None, None, _json_body(body))

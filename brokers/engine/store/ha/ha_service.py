@@ -64,6 +64,7 @@ class HAService:
         self._tasks: set[asyncio.Task] = set()
         self.port = 0
         self.refused = 0  # connections closed for garbage or refused with a status
+        self.on_slave_connected: Callable[[str], None] | None = None  # the broker's hook (masterless offsets)
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -178,6 +179,8 @@ class HAService:
             self.connections.append(conn)
             log.info("HA: slave %s connected; streaming from offset %d (master end %d)",
                      peer, conn.start_offset, self._commitlog.max_offset)
+            if self.on_slave_connected is not None:
+                self.on_slave_connected(peer)
             await self._run_connection(conn, reader, writer)
         except (ConnectionError, OSError, asyncio.IncompleteReadError) as exc:
             if conn is not None:
