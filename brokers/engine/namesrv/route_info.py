@@ -16,7 +16,8 @@ topic; topics go away by DELETE_TOPIC_IN_NAMESRV, unregistration, expiry, or the
 connection closing.
 
 Group epochs (Gantry; issue 12's promotion with fencing): ``broker_epoch_table`` keeps the
-highest ``gantryEpoch`` any member of a broker name registered with. A registration as broker
+highest ``gantryEpoch`` a master (broker id 0) of a broker name registered with (a slave's
+epoch proves no newer master, so it sets nothing). A registration as broker
 id 0 with a lower epoch is refused and changes nothing (a stale master: a newer one was
 promoted); one with a higher epoch replaces the master. Epoch 0 is what a RocketMQ 4.x broker
 (no ``gantryEpoch`` field) registers with, so such groups behave exactly as before. The table
@@ -113,8 +114,9 @@ class RouteInfoManager:
             refused = self._check_epoch(broker_name, broker_addr, broker_id, epoch, now)
             if refused is not None:
                 return refused
-            highest = max(epoch, self.broker_epoch_table.get(broker_name, 0))
-            self.broker_epoch_table[broker_name] = highest
+            highest = self.broker_epoch_table.get(broker_name, 0)
+            if broker_id == MASTER_ID and epoch > highest:  # only a master's registration sets the epoch
+                highest = self.broker_epoch_table[broker_name] = epoch
             self.cluster_addr_table.setdefault(cluster_name, set()).add(broker_name)
             broker_data = self.broker_addr_table.get(broker_name)
             register_first = broker_data is None
