@@ -249,6 +249,7 @@ class Drill:
     async def cycle(self, result: DrillResult, cycle_s: float, samples: list, delete_store: bool = True) -> Broker:
         """Produce, kill the master (and its store), promote the slave, start a fresh slave."""
         await asyncio.sleep(cycle_s)
+        await self.wait_caught_up()
         old, slave = self.master, self.slave
         recent = [s for s in samples if s[0] > time.monotonic() - 1.0]
         if recent:
@@ -264,6 +265,17 @@ class Drill:
         self.slave = await self.start_broker(1, "SLAVE", f"127.0.0.1:{slave.ha_port}")
         await self.wait_slave_ready(self.slave)
         return old
+
+    async def wait_caught_up(self, max_lag: int = 1 << 20, timeout_s: float = 30.0) -> None:
+        """Until the fresh slave is within ``max_lag`` bytes of the master (it copies the whole
+        history first); an operator would not lose a master mid-catch-up on purpose either."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            info = await self.runtime_info(self.master.addr)
+            if 0 <= int(info.get("haReplicationLagBytes", "-1")) < max_lag:
+                return
+            await asyncio.sleep(0.1)
+        self.log(f"  the slave is still more than {max_lag} bytes behind after {timeout_s:.0f} s; killing anyway")
 
     async def drain(self) -> Counter:
         seen: Counter = Counter()
