@@ -38,6 +38,7 @@ from brokers.engine.broker.processors.admin_batch import GroupBatchProcessor
 from brokers.engine.broker.processors.gantry_ext import GantryExtensionProcessor
 from brokers.engine.broker.processors.client import ClientManageProcessor
 from brokers.engine.broker.processors.offset import ConsumerOffsetProcessor
+from brokers.engine.broker.processors.promote import PromoteSlaveProcessor
 from brokers.engine.broker.processors.pull import PullMessageProcessor
 from brokers.engine.broker.processors.query import QueryMessageProcessor
 from brokers.engine.broker.processors.send import SendMessageProcessor
@@ -111,7 +112,7 @@ class BrokerController:
     def identity(self) -> BrokerIdentity:
         ip = self.config.advertised_ip
         return BrokerIdentity(self.config.cluster_name, self.config.broker_name, self.addr, self.config.broker_id,
-                              self.group_member.ha_server_addr())
+                              self.group_member.ha_server_addr(), self.group_member.epoch)
 
     @property
     def store(self) -> MessageStore:
@@ -158,6 +159,7 @@ class BrokerController:
                 AdminBrokerProcessor(self),
                 GroupBatchProcessor(self),
                 GantryExtensionProcessor(self),
+                PromoteSlaveProcessor(self, self.group_member),
             ):
                 processor.register(server)
             self.pull_request_hold_service.start()

@@ -2,7 +2,10 @@
 
 Registration goes to **every** name server concurrently and independently: one that is down or
 slow delays nobody else and fails alone (protocol reference §2.5, §7.2). The body is the
-RegisterBrokerBody JSON (§4.4) with its masked CRC32 in the ``bodyCrc32`` header.
+RegisterBrokerBody JSON (§4.4) with its masked CRC32 in the ``bodyCrc32`` header, plus Gantry's
+``gantryEpoch`` (the broker's group epoch). A name server that refuses the registration because
+the epoch is stale (it answers ``gantrySlaveId`` with the refusal) gives a result with
+``stale`` set, the new master's addresses and the id to rejoin with.
 """
 from __future__ import annotations
 
@@ -26,6 +29,9 @@ class RegisterResult:
     detail: str = ""  # remark or error text when not ok; masterAddr when ok
     master_addr: str = ""  # the answer's masterAddr (a slave learns its master here)
     ha_server_addr: str = ""  # the answer's haServerAddr: the master's HA address
+    epoch: int = 0  # the answer's gantryEpoch: the group's highest epoch the name server knows
+    stale: bool = False  # refused: this broker registered as master with a stale epoch
+    slave_id: int = 0  # with stale: the broker id to rejoin the group with
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +41,7 @@ class BrokerIdentity:
     broker_addr: str
     broker_id: int
     ha_server_addr: str
+    epoch: int = 0
 
 
 class BrokerOuterAPI:
@@ -57,6 +64,7 @@ class BrokerOuterAPI:
             "clusterName": identity.cluster_name,
             "haServerAddr": identity.ha_server_addr,
             "brokerId": identity.broker_id,
+            "gantryEpoch": identity.epoch,
             "compressed": False,
             "bodyCrc32": body_crc32(body),
         }
@@ -73,12 +81,19 @@ class BrokerOuterAPI:
         except Exception as exc:
             log.warning("register broker to name server %s failed: %s", addr, exc)
             return RegisterResult(addr, False, str(exc) or type(exc).__name__)
+        try:
+            epoch = response.get_int("gantryEpoch", 0) or 0
+            slave_id = response.get_int("gantrySlaveId", 0) or 0
+        except Exception:
+            epoch, slave_id = 0, 0
+        master = response.ext("masterAddr") or ""
+        ha_addr = response.ext("haServerAddr") or ""
         if response.code != ResponseCode.SUCCESS:
             log.warning("name server %s refused registration: code %s %s", addr, response.code, response.remark)
-            return RegisterResult(addr, False, f"code {response.code}: {response.remark or ''}")
+            return RegisterResult(addr, False, f"code {response.code}: {response.remark or ''}", master, ha_addr,
+                                  epoch, stale=slave_id > 0, slave_id=slave_id)
         log.debug("registered with name server %s", addr)
-        master = response.ext("masterAddr") or ""
-        return RegisterResult(addr, True, master, master, response.ext("haServerAddr") or "")
+        return RegisterResult(addr, True, master, master, ha_addr, epoch)
 
     async def unregister_broker_all(self, identity: BrokerIdentity, *, timeout_s: float = 3.0) -> list[RegisterResult]:
         header = {

@@ -8,11 +8,15 @@
   AdminBrokerProcessor.validateSlave's remark.
 
 The role is read on every request (``store.broker_role``), so a broker whose role changes
-online answers by its new role; while it is not a slave the original handler runs.
+online answers by its new role; while it is not a slave the original handler runs. The guard is
+installed on every group member: a master's sends are refused too (SERVICE_NOT_AVAILABLE with
+the reason) while ``master_refusal()`` says why (not yet confirmed by a name server, or fenced
+as a stale master; ``group_member.py``).
 """
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from brokers.engine.remoting.channel import ChannelContext
@@ -36,8 +40,9 @@ SLAVE_CONFIG_REMARK = "Can't modify topic or subscription group from slave broke
 
 
 class SlaveWriteGuard:
-    def __init__(self, broker: BrokerContext) -> None:
+    def __init__(self, broker: BrokerContext, master_refusal: Callable[[], str | None] = lambda: None) -> None:
         self.broker = broker
+        self.master_refusal = master_refusal
         self.refused = 0
 
     def install(self, server: RemotingServer) -> None:
@@ -49,6 +54,11 @@ class SlaveWriteGuard:
 
     def _guarded(self, handler, answer_code: int, remark: str):
         async def guard(ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
+            if answer_code == ResponseCode.SERVICE_NOT_AVAILABLE and handler is not None:
+                why = self.master_refusal()
+                if why:
+                    self.refused += 1
+                    return None if request.is_oneway else request.response(answer_code, why, self._ext())
             if handler is None and self.broker.store.broker_role != SLAVE:
                 return request.response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {request.code} not supported")
             if handler is None or self.broker.store.broker_role == SLAVE:
@@ -56,9 +66,11 @@ class SlaveWriteGuard:
                 log.debug("slave refused request %s from %s", request.code, ctx.remote_addr)
                 if request.is_oneway:
                     return None
-                broker = self.broker
-                ext = {"MSG_REGION": broker.config.region_id, "TRACE_ON": "true" if broker.config.trace_on else "false"}
-                return request.response(answer_code, remark, ext if answer_code == ResponseCode.SERVICE_NOT_AVAILABLE else None)
+                return request.response(answer_code, remark, self._ext() if answer_code == ResponseCode.SERVICE_NOT_AVAILABLE else None)
             return await handler(ctx, request)
 
         return guard
+
+    def _ext(self) -> dict[str, str]:
+        cfg = self.broker.config
+        return {"MSG_REGION": cfg.region_id, "TRACE_ON": "true" if cfg.trace_on else "false"}

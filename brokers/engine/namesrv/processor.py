@@ -7,6 +7,12 @@ GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206), DELETE_TOPIC_IN_NAMESRV (216), GET_TOP
 102, 219.  Every other code is answered REQUEST_CODE_NOT_SUPPORTED (the 4.9.8 Java name server
 stays silent instead, leaving the caller to time out).
 
+REGISTER_BROKER takes Gantry's optional ``gantryEpoch`` header field (the broker's group epoch)
+and answers ``gantryEpoch`` (the broker name's highest); a broker id 0 registering a lower
+epoch than its group's master is answered SYSTEM_ERROR "stale epoch N < M; the master of NAME
+is now ADDR" with ``masterAddr``, ``haServerAddr``, ``gantryEpoch`` and ``gantrySlaveId`` (the
+id to rejoin the group with) and changes no route (``route_info.py``).
+
 Route and cluster bodies are written as standard JSON (quoted broker-id keys, sorted, non-ASCII
 escaped) whatever the client's version: Java clients read it through fastjson, eval-style
 JavaScript clients through JSON2, and strict JSON parsers (Go, Python) need it.  A missing required header field
@@ -68,6 +74,9 @@ class NamesrvProcessor:
         cluster_name = request.require_str("clusterName")
         ha_server_addr = request.ext("haServerAddr") or ""
         broker_id = request.require_int("brokerId")
+        epoch = request.get_int("gantryEpoch", 0) or 0  # Gantry's group epoch; RocketMQ 4.x brokers send none
+        if epoch < 0:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"gantryEpoch {epoch} is negative")
         crc = request.get_int("bodyCrc32", 0)
         if crc and body_crc32(request.body) != crc:
             return request.response(ResponseCode.SYSTEM_ERROR, "crc32 not match")
@@ -86,8 +95,13 @@ class NamesrvProcessor:
             self.clock.monotonic(),
             body.filter_server_list,
             ctx.remote_addr,
+            epoch,
         )
-        ext = {"haServerAddr": result.ha_server_addr or None, "masterAddr": result.master_addr or None}
+        ext = {"haServerAddr": result.ha_server_addr or None, "masterAddr": result.master_addr or None,
+               "gantryEpoch": result.epoch}
+        if result.refused:
+            ext["gantrySlaveId"] = result.next_slave_id
+            return request.response(ResponseCode.SYSTEM_ERROR, result.refused, ext_fields=ext)
         order_conf = self.kv_config.get_kv_list_by_namespace(ORDER_TOPIC_CONFIG)
         return request.response(ResponseCode.SUCCESS, ext_fields=ext, body=_json_body({"table": order_conf}) if order_conf else b"")
 

@@ -15,6 +15,16 @@ broker's first (RocketMQ's ``isBrokerTopicConfigChanged``).  A re-registration n
 topic; topics go away by DELETE_TOPIC_IN_NAMESRV, unregistration, expiry, or the broker's
 connection closing.
 
+Group epochs (Gantry; issue 12's promotion with fencing): ``broker_epoch_table`` keeps the
+highest ``gantryEpoch`` a master (broker id 0) of a broker name registered with (a slave's
+epoch proves no newer master, so it sets nothing). A registration as broker
+id 0 with a lower epoch is refused and changes nothing (a stale master: a newer one was
+promoted); one with a higher epoch replaces the master. Epoch 0 is what a RocketMQ 4.x broker
+(no ``gantryEpoch`` field) registers with, so such groups behave exactly as before. The table
+lives in memory only: a restarted name server learns the epochs again from the registrations
+(until the new master's next one, it may accept an old master; that master is refused at its
+next registration and steps down then).
+
 Thread safety: the name server calls every method from its event-loop thread; each method also
 holds one ``threading.Lock`` for its whole (non-blocking) body, so tests and tools may call it
 from other threads too.
@@ -48,6 +58,9 @@ class RegisterBrokerResult:
 
     master_addr: str = ""
     ha_server_addr: str = ""
+    refused: str = ""  # non-empty: the registration was refused (a stale epoch) and changed nothing
+    epoch: int = 0  # the broker name's highest group epoch known here
+    next_slave_id: int = 0  # with a refusal: 1 + the highest broker id of the group (where to rejoin)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +82,7 @@ class RouteInfoManager:
         self.cluster_addr_table: dict[str, set[str]] = {}
         self.broker_live_table: dict[str, BrokerLiveInfo] = {}
         self.filter_server_table: dict[str, list[str]] = {}
+        self.broker_epoch_table: dict[str, int] = {}
 
     # -- registration --------------------------------------------------------------------------
 
@@ -84,6 +98,7 @@ class RouteInfoManager:
         now: float,
         filter_server_list: list[str] | None = None,
         remote_addr: str = "",
+        epoch: int = 0,
     ) -> RegisterBrokerResult:
         """Record a broker's (re-)registration at monotonic time ``now``.
 
@@ -96,6 +111,12 @@ class RouteInfoManager:
             data_version = topic_config_wrapper.get("dataVersion")
             configs = [_as_topic_config(c) for c in (topic_config_wrapper.get("topicConfigTable") or {}).values()]
         with self._lock:
+            refused = self._check_epoch(broker_name, broker_addr, broker_id, epoch, now)
+            if refused is not None:
+                return refused
+            highest = self.broker_epoch_table.get(broker_name, 0)
+            if broker_id == MASTER_ID and epoch > highest:  # only a master's registration sets the epoch
+                highest = self.broker_epoch_table[broker_name] = epoch
             self.cluster_addr_table.setdefault(cluster_name, set()).add(broker_name)
             broker_data = self.broker_addr_table.get(broker_name)
             register_first = broker_data is None
@@ -124,8 +145,28 @@ class RouteInfoManager:
                 master_addr = broker_data.broker_addrs.get(MASTER_ID)
                 if master_addr:
                     master_live = self.broker_live_table.get(master_addr)
-                    return RegisterBrokerResult(master_addr, master_live.ha_server_addr if master_live else "")
-            return RegisterBrokerResult()
+                    return RegisterBrokerResult(master_addr, master_live.ha_server_addr if master_live else "", epoch=highest)
+            return RegisterBrokerResult(epoch=highest)
+
+    def _check_epoch(self, broker_name: str, broker_addr: str, broker_id: int, epoch: int,
+                     now: float) -> RegisterBrokerResult | None:
+        """The refusal of a stale master's registration (see the module docstring), else None."""
+        if broker_id != MASTER_ID:
+            return None
+        highest = self.broker_epoch_table.get(broker_name, 0)
+        broker_data = self.broker_addr_table.get(broker_name)
+        addrs = broker_data.broker_addrs if broker_data is not None else {}
+        current = addrs.get(MASTER_ID, "")
+        live = self.broker_live_table.get(current) if current else None
+        if epoch < highest:
+            why = f"stale epoch {epoch} < {highest}; the master of {broker_name} is now {current or 'not registered'}"
+        elif (epoch == highest and epoch > 0 and current and current != broker_addr and live is not None
+              and now - live.last_update_monotonic <= self.broker_channel_expired_s):
+            why = f"epoch {epoch} of {broker_name} is held by its master {current}; a new master needs a higher epoch"
+        else:
+            return None
+        next_id = 1 + max((i for i, a in addrs.items() if a != broker_addr), default=0)
+        return RegisterBrokerResult(current, live.ha_server_addr if live else "", why, highest, next_id)
 
     def _topic_config_changed(self, broker_addr: str, data_version: dict | None) -> bool:
         prev = self.broker_live_table.get(broker_addr)
@@ -310,6 +351,10 @@ class RouteInfoManager:
         with self._lock:
             names = self.cluster_addr_table.get(cluster_name, set())
             return sorted(topic for topic, queue_datas in self.topic_queue_table.items() if names.intersection(queue_datas))
+
+    def broker_epoch(self, broker_name: str) -> int:
+        with self._lock:
+            return self.broker_epoch_table.get(broker_name, 0)
 
     def broker_addrs(self) -> list[str]:
         """Addresses of the brokers currently registered (live)."""

@@ -36,6 +36,7 @@ from brokers.engine.store.consume_queue_table import ConsumeQueueTable
 from brokers.engine.store.errors import StoreNotOpenError
 from brokers.engine.store.flush import FlushCommitLogService, PeriodicService
 from brokers.engine.store.ha.replica_appender import ReplicaAppender
+from brokers.engine.store.ha.tail_truncation import TruncationReport, truncate_tail
 from brokers.engine.store.index import IndexService
 from brokers.engine.store.lock import StoreLock
 from brokers.engine.store.mapped_file import raise_open_file_limit
@@ -253,6 +254,11 @@ class DefaultMessageStore:
         return ReplicaAppender(commitlog=self._commitlog, dispatcher=self._dispatcher, flags=self._flags,
                                notify=self._notify, check_crc=self.config.check_crc_on_recover,
                                max_pending=max_pending)
+
+    def truncate_to(self, offset: int) -> TruncationReport:
+        """Cut the commit log, consume queues and index past ``offset`` (a divergent tail)."""
+        self._require_open()
+        return truncate_tail(self._commitlog, self._queues, self._index, offset)
 
     def add_arrival_listener(self, listener: ArrivalListener) -> None:
         """Call ``listener(topic, queue_id, logic_offset, tags_code)`` after each dispatch.

@@ -10,6 +10,16 @@ slave flushes before it reports, so its reports mean "on my disk". It reports it
 every append that moved it and every ``heartbeat_interval_ms``; a master silent for
 ``housekeeping_interval_ms`` is dropped and reconnected.
 
+Epochs (``epoch_file.py``): the hello carries the slave's epoch. A master whose epoch is lower
+than the slave's is refused (the slave replicates from no stale master). When the master's
+epoch is higher, the slave compares epoch histories (:func:`common_point`); if its log holds
+bytes past the common point (a tail the new master never had: this broker was a master whose
+last writes no slave took, or a slave of one), it cuts commit log, consume queues and index
+there (``truncate``, which logs what it cut) and reconnects from the new end. Once the logs
+agree it adopts the master's history (``adopt_history``). Frames carry the master's epoch (a
+change mid-stream drops the connection) and the group's acknowledged offset (``group_acked``,
+what a promotion must not lose).
+
 ``pause()``/``resume()`` stop and restart reading the stream (an operator's or a test's stall;
 the connection stays open, the master's waits time out).
 """
@@ -22,6 +32,7 @@ from collections.abc import Awaitable, Callable
 from brokers.engine.common.clock import Clock
 from brokers.engine.store.commitlog import CommitLog
 from brokers.engine.store.ha import ha_protocol as hp
+from brokers.engine.store.ha.epoch_file import EpochEntry, common_point
 from brokers.engine.store.ha.ha_config import MAX_TRANSFER_BATCH_SIZE, HAConfig, split_host_port
 from brokers.engine.store.ha.replica_appender import ReplicaAppender, ReplicaStreamError
 
@@ -32,12 +43,28 @@ class HARefusedError(Exception):
     """The master answered the hello with a refusal."""
 
 
+class ReconnectNow(Exception):
+    """The slave cut its divergent tail; start a new session from the new end at once."""
+
+
+History = tuple[EpochEntry, ...]
+
+
 class HAClient:
     def __init__(self, *, commitlog: CommitLog, appender: ReplicaAppender, config: HAConfig, clock: Clock,
                  master_address: Callable[[], str | None],
                  wait_flushed: Callable[[int], Awaitable[bool]] | None = None,
-                 on_master: Callable[[str], None] | None = None) -> None:
+                 on_master: Callable[[str], None] | None = None,
+                 history: Callable[[], History] = lambda: (EpochEntry(0, 0),),
+                 adopt_history: Callable[[History], None] | None = None,
+                 truncate: Callable[[int, str], None] | None = None) -> None:
         self._commitlog = commitlog
+        self._history = history
+        self._adopt_history = adopt_history
+        self._truncate = truncate
+        self.master_epoch = -1
+        self.master_role = ""  # the group master's role as its welcome said (SYNC_MASTER/ASYNC_MASTER)
+        self.group_acked = 0  # the highest offset the group acknowledged, as the master last said
         self._appender = appender
         self.config = config
         self._clock = clock
@@ -89,6 +116,8 @@ class HAClient:
             "haConnectionState": self.state + (f" ({self.last_refusal})" if self.state == "REFUSED" else ""),
             "haReportedOffset": str(self.reported_offset),
             "haMasterMaxOffset": str(self.master_max_offset),
+            "haMasterEpoch": str(self.master_epoch),
+            "haGroupAckedOffset": str(self.group_acked),
             "haReplicationLagBytes": str(lag_bytes),
             "haReplicationLagMs": str(lag_ms),
         }
@@ -106,6 +135,8 @@ class HAClient:
                 await self._session(addr)
             except asyncio.CancelledError:
                 raise
+            except ReconnectNow:
+                continue
             except HARefusedError as exc:
                 self.state, self.last_refusal = "REFUSED", str(exc)
                 if str(exc) != last_logged:
@@ -144,22 +175,51 @@ class HAClient:
     async def _handshake(self, addr: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         cl = self._commitlog
         self._appender.reset()
-        writer.write(hp.encode_hello(cl.max_offset))
+        mine = self._history()
+        writer.write(hp.encode_hello(cl.max_offset, epoch=mine[-1].epoch))
         await writer.drain()
         timeout = self.config.housekeeping_interval_ms / 1000.0
         welcome, addr_len = hp.decode_welcome_head(await asyncio.wait_for(reader.readexactly(hp.WELCOME.size), timeout))
         broker_addr = (await reader.readexactly(addr_len)).decode("utf-8", "replace") if addr_len else ""
-        if welcome.status != hp.STATUS_OK:
-            raise HARefusedError(f"{welcome.status_name}: the broker at {addr} ({broker_addr or 'unknown'}) "
-                                 f"answered with status {welcome.status} (its log ends at {welcome.max_offset}, "
-                                 f"this slave's at {cl.max_offset})")
+        raw = await asyncio.wait_for(reader.readexactly(welcome.n_epochs * hp.EPOCH_ENTRY.size), timeout)
+        theirs = tuple(EpochEntry(e, o) for e, o in hp.decode_history(raw, welcome.n_epochs))
+        who = f"the broker at {addr} ({broker_addr or 'unknown'})"
         if welcome.version != hp.HA_VERSION:
-            raise HARefusedError(f"the master speaks HA version {welcome.version}, this slave {hp.HA_VERSION}")
+            raise HARefusedError(f"{who} speaks HA version {welcome.version}, this slave {hp.HA_VERSION}")
+        if welcome.status == hp.STATUS_STALE_EPOCH:
+            raise HARefusedError(f"STALE_EPOCH: {who} is at epoch {welcome.epoch}, below this slave's "
+                                 f"{mine[-1].epoch}: it is a stale master")
+        if welcome.status in (hp.STATUS_OK, hp.STATUS_OFFSET_AHEAD) and theirs:
+            if welcome.epoch < mine[-1].epoch:
+                raise HARefusedError(f"STALE_EPOCH: {who} is at epoch {welcome.epoch}, below this slave's "
+                                     f"{mine[-1].epoch}; not replicating from a stale master")
+            if theirs[-1].epoch != welcome.epoch:
+                raise hp.HAProtocolError(f"{who} says epoch {welcome.epoch} but its history ends at {theirs[-1]}")
+            point = common_point(mine, cl.max_offset, theirs, welcome.max_offset)
+            if point < cl.max_offset and welcome.epoch > mine[-1].epoch and self._truncate is not None:
+                self._truncate(point, f"the master {addr} ({broker_addr or '?'}) is at epoch {welcome.epoch}; "
+                                      f"this log and its agree up to offset {point}")
+                if cl.max_offset != point:
+                    raise ReplicaStreamError(f"truncating to {point} left the log ending at {cl.max_offset}")
+                if self._adopt_history is not None:
+                    self._adopt_history(tuple(e for e in mine if e.start_offset <= point) or mine[:1])
+                raise ReconnectNow()
+            if point < cl.max_offset and welcome.status == hp.STATUS_OK:
+                raise HARefusedError(f"DIVERGED: this slave's log and that of {who} (both epoch {welcome.epoch} or "
+                                     f"this slave's higher) differ from offset {point}; not appending")
+            if point >= cl.max_offset and welcome.status == hp.STATUS_OK and self._adopt_history is not None:
+                self._adopt_history(theirs)
+        if welcome.status != hp.STATUS_OK:
+            raise HARefusedError(f"{welcome.status_name}: {who} answered with status {welcome.status} (its log ends "
+                                 f"at {welcome.max_offset}, this slave's at {cl.max_offset})")
         if welcome.file_size != cl.file_size:
             raise HARefusedError(f"the master's commit log segments are {welcome.file_size} bytes, this slave's "
                                  f"{cl.file_size}: set the same commitlog_file_size on both")
         if welcome.start_offset != self._appender.expected_offset and cl.files:
             raise hp.HAProtocolError(f"the master starts at {welcome.start_offset}, this slave ends at {cl.max_offset}")
+        self.master_epoch = welcome.epoch
+        self.master_role = welcome.role
+        self.group_acked = max(self.group_acked, welcome.acked)
         self.sessions += 1
         self.state = "CONNECTED"
         self.connected_to = addr
@@ -180,7 +240,11 @@ class HAClient:
                 head = await asyncio.wait_for(reader.readexactly(hp.FRAME_HEADER.size), timeout)
             except asyncio.TimeoutError:
                 raise hp.HAProtocolError(f"nothing from the master for {timeout:.0f} s") from None
-            offset, size, master_max, master_ts = hp.decode_frame_header(head, MAX_TRANSFER_BATCH_SIZE)
+            offset, size, master_max, master_ts, epoch, acked = hp.decode_frame_header(head, MAX_TRANSFER_BATCH_SIZE)
+            if epoch != self.master_epoch:
+                raise hp.HAProtocolError(f"a frame of epoch {epoch} in a stream of epoch {self.master_epoch}")
+            if acked > self.group_acked:
+                self.group_acked = acked
             body = await reader.readexactly(size) if size else b""
             if not self._running.is_set():  # paused: hold the frame unapplied, report nothing
                 self.state = "PAUSED"

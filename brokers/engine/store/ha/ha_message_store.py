@@ -14,7 +14,11 @@ It wraps the local :class:`DefaultMessageStore` and adds what the role asks:
 * ``ASYNC_MASTER``: puts answer at once, the slaves follow behind;
 * gets carry ``suggest_pulling_from_slave`` (RocketMQ: the bytes left to read after this batch
   exceed ``access_message_in_memory_max_ratio`` percent of the RAM);
-* ``runtime_info`` adds the role and the HA figures (connections, offsets, lag).
+* ``runtime_info`` adds the role, the group epoch and the HA figures (connections, offsets, lag);
+* the group epoch history lives in ``<store_dir>/epoch`` (``epoch_file.py``); ``become_master``
+  (a promotion: a new epoch starting at this log's end) and ``become_slave`` (a stale master
+  stepping down) change the role online; a slave whose log diverges from its new master's cuts
+  the tail (``tail_truncation.py``) and logs what it cut.
 
 ``open()`` opens the local store (blocking, as before); ``start_ha()``/``stop_ha()`` run the HA
 parts on the broker's loop, between ``open()`` and ``close()``.
@@ -31,12 +35,14 @@ from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.store.commitlog import CommitLog
 from brokers.engine.store.config import StoreConfig
 from brokers.engine.store.default_message_store import DefaultMessageStore
+from brokers.engine.store.ha.epoch_file import EpochEntry, EpochFile
 from brokers.engine.store.ha.ha_client import HAClient
-from brokers.engine.store.ha.ha_config import SLAVE, SYNC_MASTER, HAConfig
+from brokers.engine.store.ha.ha_config import MASTER_ROLES, SLAVE, SYNC_MASTER, HAConfig
 from brokers.engine.store.ha.ha_service import HAService
 from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
 from brokers.engine.store.message_store import DEFAULT_MAX_TOTAL_BYTES, ArrivalListener
 from brokers.engine.store.results import GetMessageResult, PutMessageResult, PutMessageStatus
+from brokers.engine.store.ha.tail_truncation import TruncationReport
 
 log = logging.getLogger("brokers.engine.store.ha")
 
@@ -63,8 +69,12 @@ class HAMessageStore:
     def __init__(self, config: StoreConfig, ha_config: HAConfig, clock: Clock = SYSTEM_CLOCK, *,
                  broker_addr: Callable[[], str] = lambda: "",
                  master_address: Callable[[], str | None] = lambda: None,
-                 on_master: Callable[[str], None] | None = None) -> None:
+                 on_master: Callable[[str], None] | None = None,
+                 on_stale: Callable[[int], None] | None = None) -> None:
         self.config = config
+        self.epochs = EpochFile(config.store_dir)
+        self._on_stale = on_stale
+        self.last_truncation: TruncationReport | None = None
         self.ha_config = ha_config
         self.clock = clock
         self.local = DefaultMessageStore(config, clock)
@@ -79,6 +89,7 @@ class HAMessageStore:
     # --- lifecycle --------------------------------------------------------------------------
 
     def open(self) -> None:
+        self.epochs.load()  # a malformed file stops the open, before the store is locked
         self.local.open()
         self.local.add_arrival_listener(self._on_arrival)
 
@@ -90,18 +101,62 @@ class HAMessageStore:
 
     async def start_ha(self) -> None:
         """Listen on the HA port; on a slave, start copying from the master."""
-        cl = self.local.commitlog
-        self.ha_service = HAService(commitlog=cl, config=self.ha_config, clock=self.clock,
-                                    role=lambda: self.broker_role, broker_addr=self._broker_addr)
+        self.ha_service = HAService(commitlog=self.local.commitlog, config=self.ha_config, clock=self.clock,
+                                    role=lambda: self.broker_role, broker_addr=self._broker_addr,
+                                    history=self._history_pairs, on_stale=self._on_stale)
         await self.ha_service.start()
         if self.broker_role == SLAVE:
-            wait_flushed = self.local.flush_service.wait_flushed if self.config.sync_flush else None
-            self.ha_client = HAClient(
-                commitlog=cl, appender=self.local.replica_appender(2 * self.config.max_message_size + (1 << 20)),
-                config=self.ha_config, clock=self.clock, master_address=self._master_address_now,
-                wait_flushed=wait_flushed, on_master=self._on_master)
-            self.ha_client.start()
-            log.info("slave store: replicating from %s", self._master_address_now() or "the master the name servers name")
+            self._start_ha_client()
+
+    def _start_ha_client(self) -> None:
+        wait_flushed = self.local.flush_service.wait_flushed if self.config.sync_flush else None
+        self.ha_client = HAClient(
+            commitlog=self.local.commitlog, appender=self.local.replica_appender(2 * self.config.max_message_size + (1 << 20)),
+            config=self.ha_config, clock=self.clock, master_address=self._master_address_now,
+            wait_flushed=wait_flushed, on_master=self._on_master,
+            history=lambda: self.epochs.entries, adopt_history=self.epochs.replace, truncate=self._truncate)
+        self.ha_client.start()
+        log.info("slave store: replicating from %s", self._master_address_now() or "the master the name servers name")
+
+    # --- epochs and changes of role -----------------------------------------------------------
+
+    @property
+    def epoch(self) -> int:
+        return self.epochs.epoch
+
+    def _history_pairs(self) -> tuple[tuple[int, int], ...]:
+        return tuple((e.epoch, e.start_offset) for e in self.epochs.entries)
+
+    def _truncate(self, offset: int, why: str) -> None:
+        report = self.local.truncate_to(offset)
+        self.last_truncation = report
+        log.warning("TRUNCATED divergent tail: %s: %s", why, report)
+
+    async def become_master(self, role: str, epoch: int) -> EpochEntry:
+        """Stop copying, start epoch ``epoch`` at this log's end and take writes as ``role``."""
+        if role not in MASTER_ROLES:
+            raise ValueError(f"a master's role is ASYNC_MASTER or SYNC_MASTER, not {role!r}")
+        if epoch <= self.epochs.epoch:
+            raise ValueError(f"the new epoch {epoch} must be above the current {self.epochs.epoch}")
+        if self.ha_client is not None:
+            await self.ha_client.stop()
+            self.ha_client = None
+        entry = EpochEntry(epoch, self.local.max_phy_offset)
+        self.epochs.begin(entry.epoch, entry.start_offset)
+        self.broker_role = role
+        return entry
+
+    def fence(self) -> None:
+        """Stop taking writes at once (a stale master); ``become_slave`` follows."""
+        self.broker_role = SLAVE
+        if self.ha_service is not None:
+            self.ha_service.drop_connections()
+
+    async def become_slave(self) -> None:
+        """Replicate from the master the broker names (truncating a divergent tail first)."""
+        self.fence()
+        if self.ha_client is None:
+            self._start_ha_client()
 
     async def stop_ha(self) -> None:
         if self.ha_client is not None:
@@ -207,6 +262,7 @@ class HAMessageStore:
     def runtime_info(self) -> dict[str, str]:
         info = self.local.runtime_info()
         info["brokerRole"] = self.broker_role
+        info["groupEpoch"] = str(self.epochs.epoch)
         if self.ha_client is not None:
             info.update(self.ha_client.runtime_info())
         elif self.ha_service is not None:

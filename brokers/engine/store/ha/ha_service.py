@@ -6,7 +6,11 @@ with an empty log: from the master's first retained segment, so it holds everyth
 of at most ``transfer_batch_size`` bytes that never cross a segment, and an empty frame every
 ``heartbeat_interval_ms`` when there is nothing to send. The slave's reports feed
 :class:`GroupTransfer` (synchronous double write) and the lag figures. A broker that is not a
-master answers NOT_MASTER and closes; garbage (wrong magic, a report past the master's end or
+master answers NOT_MASTER and closes. Epochs (``epoch_file.py``): the welcome carries this
+master's epoch and history, every frame its epoch and the group's acknowledged offset; a hello
+with a higher epoch than this master's is answered STALE_EPOCH (this master is stale) and
+``on_stale(epoch)`` is called, so the broker can check with the name servers and step down.
+Garbage (wrong magic, a report past the master's end or
 going backwards, silence past the housekeeping interval) closes that connection with a log
 line and changes nothing.
 
@@ -50,8 +54,12 @@ class SlaveConnection:
 
 class HAService:
     def __init__(self, *, commitlog: CommitLog, config: HAConfig, clock: Clock,
-                 role: Callable[[], str], broker_addr: Callable[[], str]) -> None:
+                 role: Callable[[], str], broker_addr: Callable[[], str],
+                 history: Callable[[], tuple[tuple[int, int], ...]] = lambda: ((0, 0),),
+                 on_stale: Callable[[int], None] | None = None) -> None:
         self._commitlog = commitlog
+        self._history = history
+        self._on_stale = on_stale
         self.config = config
         self._clock = clock
         self._role = role
@@ -88,6 +96,16 @@ class HAService:
         self.group_transfer.fail_all()
 
     # --- what the store asks ----------------------------------------------------------------
+
+    @property
+    def epoch(self) -> int:
+        return self._history()[-1][0]
+
+    def drop_connections(self) -> None:
+        """Close every slave connection now (this broker stops being a master)."""
+        for task in list(self._tasks):
+            task.cancel()
+        self.group_transfer.fail_all()
 
     def notify_appended(self) -> None:
         """New bytes in the commit log: wake the senders (safe from any thread)."""
@@ -152,11 +170,17 @@ class HAService:
         self.refused += 1
         log.warning("HA: refusing slave %s: %s (%s)", peer, hp.STATUS_NAMES[status], why)
         try:
-            writer.write(hp.encode_welcome(status, max_offset=self._commitlog.max_offset,
-                                           file_size=self._commitlog.file_size, broker_addr=self._broker_addr()))
+            writer.write(self._encode_welcome(status))
             await writer.drain()
         except (ConnectionError, OSError):
             pass
+
+    def _encode_welcome(self, status: int, start: int = 0) -> bytes:
+        role = self._role()
+        return hp.encode_welcome(status, max_offset=self._commitlog.max_offset, start_offset=start,
+                                 file_size=self._commitlog.file_size, broker_addr=self._broker_addr(),
+                                 epoch=self.epoch, acked=self.group_transfer.acked,
+                                 role=role if role in MASTER_ROLES else "", history=self._history())
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peername = writer.get_extra_info("peername")
@@ -202,6 +226,13 @@ class HAService:
         if role not in MASTER_ROLES:
             await self._refuse(writer, peer, hp.STATUS_NOT_MASTER, f"this broker's role is {role}")
             return None
+        if hello.epoch > self.epoch:
+            await self._refuse(writer, peer, hp.STATUS_STALE_EPOCH,
+                               f"the slave has seen epoch {hello.epoch}, this master is at epoch {self.epoch}: "
+                               "this broker may be a stale master")
+            if self._on_stale is not None:
+                self._on_stale(hello.epoch)
+            return None
         master_end = cl.max_offset
         if hello.max_offset > master_end:
             await self._refuse(writer, peer, hp.STATUS_OFFSET_AHEAD,
@@ -214,11 +245,11 @@ class HAService:
             await self._refuse(writer, peer, hp.STATUS_OFFSET_GONE,
                                f"the slave ends at {start}, before this master's first segment {cl.min_offset}")
             return None
-        writer.write(hp.encode_welcome(hp.STATUS_OK, max_offset=master_end, start_offset=start,
-                                       file_size=cl.file_size, broker_addr=self._broker_addr()))
+        writer.write(self._encode_welcome(hp.STATUS_OK, start))
         await writer.drain()
         now = self._clock.now_ms()
-        self.group_transfer.ack(hello.max_offset)
+        if hello.epoch == self.epoch:  # same history: its bytes are this master's (else wait for its report)
+            self.group_transfer.ack(hello.max_offset)
         return SlaveConnection(peer, start, hello.max_offset, start, now, now, asyncio.Event())
 
     async def _run_connection(self, conn: SlaveConnection, reader: asyncio.StreamReader,
@@ -252,6 +283,8 @@ class HAService:
     async def _transfer(self, conn: SlaveConnection, writer: asyncio.StreamWriter) -> None:
         cl = self._commitlog
         cfg = self.config
+        epoch = self.epoch
+        acked = self.group_transfer
         heartbeat_s = cfg.heartbeat_interval_ms / 1000.0
         loop = asyncio.get_running_loop()
         last_sent = loop.time()
@@ -264,7 +297,7 @@ class HAService:
                 data = cl.read(nxt, size)
                 if data is None:
                     raise hp.HAProtocolError(f"commit log bytes at {nxt} are no longer readable")
-                writer.write(hp.encode_frame_header(nxt, size, end, cl.last_store_timestamp))
+                writer.write(hp.encode_frame_header(nxt, size, end, cl.last_store_timestamp, epoch, acked.acked))
                 writer.write(data)
                 conn.next_transfer = nxt + size
                 await writer.drain()
@@ -272,7 +305,7 @@ class HAService:
                 continue
             idle = loop.time() - last_sent
             if idle >= heartbeat_s:
-                writer.write(hp.encode_frame_header(nxt, 0, end, cl.last_store_timestamp))
+                writer.write(hp.encode_frame_header(nxt, 0, end, cl.last_store_timestamp, epoch, acked.acked))
                 await writer.drain()
                 last_sent = loop.time()
                 continue

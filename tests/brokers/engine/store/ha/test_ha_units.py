@@ -40,7 +40,7 @@ def test_framing_round_trips_and_rejects_garbage():
     welcome = hp.encode_welcome(hp.STATUS_NOT_MASTER, max_offset=9, file_size=4096, broker_addr="h:1")
     head, n = hp.decode_welcome_head(welcome[: hp.WELCOME.size])
     assert head.status_name == "NOT_MASTER" and welcome[hp.WELCOME.size:] == b"h:1" and n == 3
-    assert hp.decode_frame_header(hp.encode_frame_header(8, 4, 12, 7), 32) == (8, 4, 12, 7)
+    assert hp.decode_frame_header(hp.encode_frame_header(8, 4, 12, 7, 3, 9), 32) == (8, 4, 12, 7, 3, 9)
     for bad in ((8, 40, 100, 0), (-1, 0, 0, 0), (8, 4, 10, 0)):  # past the limit, negative, past the master's end
         with pytest.raises(hp.HAProtocolError):
             hp.decode_frame_header(hp.encode_frame_header(*bad), 32)
