@@ -10,7 +10,7 @@ from console.rest import ApiRouter
 urlpatterns = [
     path("", views.home, name="home"),
     path("brokers/<str:name>/", views.broker_group, name="broker-group"),
-    path("brokers/<str:name>/promote", views.broker_promote, name="broker-promote"),
+    path("brokers/<str:name>/promote", views.broker_promote, name="broker-group-promote"),
     path("promotion-jobs/<int:pk>/", views.promotion_job, name="promotion-job"),
 ]
 

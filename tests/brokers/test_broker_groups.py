@@ -38,7 +38,7 @@ def test_a_group_page_shows_members_and_the_promotion_panel_to_admins(as_role, c
     slave = console_group_cluster.broker_addr(GroupCluster.SLAVE_KEY)
     page = as_role("admin").get("/brokers/broker-a/").content.decode()
     assert 'data-testid="group-members"' in page and 'data-role="SYNC_MASTER"' in page and 'data-role="SLAVE"' in page
-    assert 'data-testid="promote-form"' in page and f"id 1 ({slave})" in page
+    assert 'data-testid="promote-form"' in page and f"id 1 ({slave})" in page and 'action="/brokers/broker-a/promote"' in page
     assert 'data-testid="no-slave"' in as_role("admin").get("/brokers/broker-b/").content.decode()
     viewer_page = as_role("viewer").get("/brokers/broker-a/").content.decode()
     assert 'data-testid="group-members"' in viewer_page and 'data-testid="promote-form"' not in viewer_page
