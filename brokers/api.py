@@ -3,7 +3,7 @@ overview as JSON; POST /api/v1/brokers/{name}/promote and /api/v1/promotion-jobs
 
 Each overview endpoint is one read of :func:`brokers.gateway.overview.broker_overview` (a name
 server that does not answer makes clusters and brokers a 503; name servers and alerts still
-answer). Promotion shapes are in brokers/promotion/serializers.py (docs/broker-groups.md).
+answer). Promotion shapes are in brokers/promotion/serializers.py (docs/promotion-jobs.md).
 """
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ class BrokerSighting(models.Model):
 
 
 class PromotionJob(models.Model):
-    """One promotion of a slave to its group's master (docs/broker-groups.md), run by a Celery task.
+    """One promotion of a slave to its group's master (docs/promotion-jobs.md), run by a Celery task.
 
     States: ``queued`` (created, handed to Celery) -> ``running`` (a worker holds its lease) ->
     ``planned`` (a dry run finished: ``plan`` holds the candidate's answer, ``reason`` why a real

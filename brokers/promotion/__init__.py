@@ -6,5 +6,5 @@
 - :mod:`.snapshots` — the group as JSON (a job's before and after), rows to frozen dataclasses;
 - :mod:`.types` — the frozen dataclasses the pages and the API render.
 
-Job states, the checks and the settings: docs/broker-groups.md.
+Job states, the checks and the settings: docs/promotion-jobs.md.
 """
