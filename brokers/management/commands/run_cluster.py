@@ -10,7 +10,7 @@ free. Slaves learn their master's HA address from the name server, as RocketMQ's
 All servers run in one asyncio loop in this process; each master keeps its store under
 ``<store-dir>/<broker-name>``, a slave under ``<store-dir>/<broker-name>-s<id>``, the name server its
 KV config under ``<store-dir>/namesrv``. A line containing ``ready`` (with every address) is printed
-once every server listens and every broker (slaves too) is registered. SIGINT or SIGTERM stops the
+once every server listens, every broker (slaves too) is registered and every slave is connected to its master. SIGINT or SIGTERM stops the
 slaves, then the masters (flush, abort file removed), then the name server, and the command exits 0.
 """
 from __future__ import annotations
@@ -233,14 +233,25 @@ class Command(BaseCommand):
             while not stop.is_set():
                 try:
                     info = await admin.examine_broker_cluster_info()
-                    if all(bid in getattr(info.broker_datas.get(name), "broker_addrs", {}) for name, bid in members):
+                    if all(bid in getattr(info.broker_datas.get(name), "broker_addrs", {}) for name, bid in members) \
+                            and await self._slaves_connected(admin, info, members):
                         return
                 except RemotingError:
                     pass
                 if asyncio.get_running_loop().time() > deadline:
-                    raise CommandError(f"brokers did not register with the name server within {REGISTER_WAIT_S:.0f}s")
+                    raise CommandError(f"brokers did not register with the name server (and slaves connect) within {REGISTER_WAIT_S:.0f}s")
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(stop.wait(), 0.1)
+
+    @staticmethod
+    async def _slaves_connected(admin: MQAdminClient, info, members: list[tuple[str, int]]) -> bool:
+        """Every master with slaves has them connected (so a SYNC_MASTER's first sends are not SLAVE_NOT_AVAILABLE)."""
+        for name in {n for n, bid in members if bid}:
+            wanted = sum(1 for n, bid in members if n == name and bid)
+            runtime = await admin.get_broker_runtime_info(info.broker_datas[name].broker_addrs[0])
+            if int(runtime.get("haSlaveCount") or 0) < wanted:
+                return False
+        return True
 
     async def _stop_all(self, brokers: list[BrokerController], namesrv: NamesrvController) -> None:
         for controller in reversed(brokers):
