@@ -1,19 +1,29 @@
-"""/api/v1/clusters, /api/v1/brokers, /api/v1/namesrvs, /api/v1/alerts: the overview as JSON.
+"""/api/v1/clusters, /api/v1/brokers, /api/v1/broker-groups, /api/v1/namesrvs, /api/v1/alerts: the
+overview as JSON; POST /api/v1/brokers/{name}/promote and /api/v1/promotion-jobs: promotion jobs.
 
-Each is one read of :func:`brokers.gateway.overview.broker_overview` (a name server that does not
-answer makes clusters and brokers a 503; name servers and alerts still answer).
+Each overview endpoint is one read of :func:`brokers.gateway.overview.broker_overview` (a name
+server that does not answer makes clusters and brokers a 503; name servers and alerts still
+answer). Promotion shapes are in brokers/promotion/serializers.py (docs/promotion-jobs.md).
 """
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import viewsets
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from brokers.gateway.overview import BrokerOverview, broker_overview
-from brokers.serializers import AlertOutput, BrokerOutput, ClusterOutput, NamesrvOutput
+from brokers.gateway.overview import BrokerOverview, broker_group, broker_overview
+from brokers.promotion import jobs as promotion_jobs
+from brokers.promotion import selectors as promotion_selectors
+from brokers.promotion.serializers import PromoteInput, PromotionJobOutput, PromotionJobQuery
+from brokers.serializers import AlertOutput, BrokerGroupOutput, BrokerOutput, ClusterOutput, NamesrvOutput
+from console.actor import actor_from_request
 from console.errors import NamesrvUnreachable, NotFound
-from console.rest import paginated_response
+from console.rest import paginated_response, parse_input, query_dict, validated
+from console.roles import Role
+
+NAME = OpenApiParameter("name", str, OpenApiParameter.PATH, description="broker name (the group's)")
 
 
 def _reachable_overview() -> BrokerOverview:
@@ -42,6 +52,10 @@ class ClusterViewSet(viewsets.ViewSet):
 
 @extend_schema(tags=["cluster"])
 class BrokerViewSet(viewsets.ViewSet):
+    lookup_field = "name"
+    lookup_value_regex = r"[^/]+"
+    action_roles = {"promote": Role.ADMIN}
+
     @extend_schema(
         parameters=[OpenApiParameter("cluster", str, description="only brokers of this cluster"),
                     OpenApiParameter("status", str, description="live, not answering, expired")],
@@ -54,6 +68,52 @@ class BrokerViewSet(viewsets.ViewSet):
         if request.query_params.get("status"):
             rows = tuple(r for r in rows if r.status == request.query_params["status"])
         return paginated_response(request, self, rows, BrokerOutput)
+
+    @extend_schema(parameters=[NAME], request=PromoteInput, responses={202: PromotionJobOutput, 200: PromotionJobOutput},
+                   description="Promote a slave of the group to master (admin), as a job: a dry run (the default) asks the "
+                               "candidate what the promotion would do and lose; dry_run false promotes it. 202 with the new job, "
+                               "200 with the job already active for the group; 400 naming the field, 404 an unknown broker, "
+                               "409 a candidate that is not a live slave, 503 queue_unavailable when Redis is down.")
+    @action(detail=True, methods=["post"])
+    def promote(self, request: Request, name: str) -> Response:
+        data = parse_input(PromoteInput, request.data)
+        triggered = promotion_jobs.promotion_trigger(actor=actor_from_request(request), broker_name=name, broker_id=data["broker_id"],
+                                                     force=data["force"], dry_run=data["dry_run"], role=data.get("role"))
+        return Response(PromotionJobOutput(triggered.job).data,
+                        status=status.HTTP_202_ACCEPTED if triggered.created else status.HTTP_200_OK)
+
+
+@extend_schema(tags=["cluster"])
+class BrokerGroupViewSet(viewsets.ViewSet):
+    """Broker groups: master and slaves of each broker name, with roles, epochs, HA links and lag."""
+
+    lookup_field = "name"
+    lookup_value_regex = r"[^/]+"
+
+    @extend_schema(responses=BrokerGroupOutput(many=True))
+    def list(self, request: Request) -> Response:
+        return paginated_response(request, self, _reachable_overview().groups, BrokerGroupOutput)
+
+    @extend_schema(parameters=[NAME], responses=BrokerGroupOutput)
+    def retrieve(self, request: Request, name: str) -> Response:
+        return Response(BrokerGroupOutput(broker_group(name)).data)
+
+
+@extend_schema(tags=["promotion jobs"])
+class PromotionJobViewSet(viewsets.ViewSet):
+    """Promotions as recorded jobs: list (filters) and one. Create one with POST brokers/{name}/promote."""
+
+    lookup_value_regex = r"[0-9]+"
+
+    @extend_schema(parameters=[PromotionJobQuery], responses=PromotionJobOutput(many=True))
+    def list(self, request: Request) -> Response:
+        filters = validated(PromotionJobQuery, query_dict(request)).filters()
+        return paginated_response(request, self, promotion_selectors.promotion_job_list(**filters), PromotionJobOutput,
+                                  prepare=promotion_selectors.job_views)
+
+    @extend_schema(responses=PromotionJobOutput)
+    def retrieve(self, request: Request, pk: str) -> Response:
+        return Response(PromotionJobOutput(promotion_selectors.promotion_job_get(job_id=int(pk))).data)
 
 
 @extend_schema(tags=["cluster"])

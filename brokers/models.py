@@ -22,3 +22,55 @@ class BrokerSighting(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster}/{self.broker_name}/{self.broker_id} {self.addr}"
+
+
+class PromotionJob(models.Model):
+    """One promotion of a slave to its group's master (docs/promotion-jobs.md), run by a Celery task.
+
+    States: ``queued`` (created, handed to Celery) -> ``running`` (a worker holds its lease) ->
+    ``planned`` (a dry run finished: ``plan`` holds the candidate's answer, ``reason`` why a real
+    run would be refused, if it would), ``promoted`` (the candidate is the master now), ``refused``
+    (the candidate refused the real run and changed nothing: ``reason`` says what would be lost),
+    or ``failed`` (it could not run: unreachable, not supported, the worker lost). ``queued`` and
+    ``running`` are active: at most one active job per ``scope_key`` (``apply:<broker name>`` or
+    ``dry:<broker name>``; the database refuses a second, so two requests racing get one job).
+    ``before`` / ``after`` are the group as the console saw it (each member's role, epoch, HA link,
+    lag) before the request and once the job ended.
+    """
+
+    QUEUED, RUNNING, PLANNED, PROMOTED, REFUSED, FAILED = "queued", "running", "planned", "promoted", "refused", "failed"
+    STATUSES = (QUEUED, RUNNING, PLANNED, PROMOTED, REFUSED, FAILED)
+    ACTIVE = (QUEUED, RUNNING)
+
+    requested_by = models.CharField(max_length=150)
+    source = models.CharField(max_length=16, default="console")  # console, api, system
+    broker_name = models.CharField(max_length=255, db_index=True)
+    broker_id = models.PositiveIntegerField()  # the candidate slave's id
+    candidate_addr = models.CharField(max_length=255)  # where the request goes
+    role = models.CharField(max_length=16, blank=True, default="")  # requested role; "" = the group's master role
+    force = models.BooleanField(default=False)
+    dry_run = models.BooleanField(default=True)
+    scope_key = models.CharField(max_length=300)  # "apply:broker-a", "dry:broker-a"
+    status = models.CharField(max_length=16, choices=[(s, s) for s in STATUSES], default=QUEUED, db_index=True)
+    reason = models.TextField(blank=True, default="")
+    progress = models.CharField(max_length=500, blank=True, default="")
+    task_id = models.CharField(max_length=64, blank=True, default="")
+    attempts = models.PositiveIntegerField(default=0)  # runs of its task (a retry or a redelivery adds one)
+    plan = models.JSONField(default=dict, blank=True)  # the candidate's answer (PROMOTE_CONTRACT.md's JSON)
+    before = models.JSONField(default=dict, blank=True)  # the group before: {"members": [...], "epoch": ...}
+    after = models.JSONField(default=dict, blank=True)  # the group when the job ended
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)  # a running job whose lease passed lost its worker
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["scope_key"], condition=models.Q(status__in=("queued", "running")),
+                                    name="brokers_one_active_promotion_per_group"),
+        ]
+
+    def __str__(self) -> str:
+        return f"promotion job {self.pk} {self.scope_key} id {self.broker_id} {self.status}"

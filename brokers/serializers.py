@@ -1,4 +1,4 @@
-"""Output serializers of /api/v1/{clusters,brokers,namesrvs,alerts} (the overview's dataclasses)."""
+"""Output serializers of /api/v1/{clusters,brokers,broker-groups,namesrvs,alerts} (the overview's dataclasses)."""
 from __future__ import annotations
 
 from rest_framework import serializers
@@ -33,6 +33,21 @@ class BrokerOutput(serializers.Serializer):
     disk_ratio = serializers.FloatField(allow_null=True, help_text="commit log disk used, 0..1")
     boot_timestamp = serializers.CharField()
     error = serializers.CharField()
+    role = serializers.CharField(source="ha.role", allow_null=True, help_text="brokerRole: ASYNC_MASTER, SYNC_MASTER, SLAVE")
+    epoch = serializers.IntegerField(source="ha.epoch", allow_null=True, help_text="the group epoch in its store (null: not reported)")
+    ha_connection = serializers.CharField(source="ha.connection", allow_null=True,
+                                          help_text="haConnectionState: a slave's link to its master, a master's NO_SLAVE/CONNECTED")
+    lag_bytes = serializers.IntegerField(source="ha.lag_bytes", allow_null=True, help_text="replication lag in bytes (null: no link)")
+    lag_s = serializers.FloatField(source="ha.lag_s", allow_null=True, help_text="replication lag in seconds (null: no link)")
+    master_addr = serializers.CharField(source="ha.master_addr", allow_null=True, help_text="a slave's master")
+
+
+class BrokerGroupOutput(serializers.Serializer):
+    cluster = serializers.CharField()
+    broker_name = serializers.CharField()
+    role = serializers.CharField(help_text="the master's role (empty without a master answering)")
+    epoch = serializers.IntegerField(allow_null=True, help_text="the highest group epoch a member reports")
+    members = BrokerOutput(many=True, help_text="master (broker_id 0) first, then the slaves")
 
 
 class AlertOutput(serializers.Serializer):

@@ -1,18 +1,24 @@
-"""Routes of the brokers app: the overview page at / (included by console.urls) and the API
-routes (``api_urlpatterns``, included under /api/v1/ by console.api_urls)."""
+"""Routes of the brokers app: the overview page at /, a broker group's page with its promotion
+panel, promotion jobs' pages (included by console.urls), and the API routes
+(``api_urlpatterns``, included under /api/v1/ by console.api_urls)."""
 from django.urls import path
 
 from brokers import views
-from brokers.api import AlertViewSet, BrokerViewSet, ClusterViewSet, NamesrvViewSet
+from brokers.api import AlertViewSet, BrokerGroupViewSet, BrokerViewSet, ClusterViewSet, NamesrvViewSet, PromotionJobViewSet
 from console.rest import ApiRouter
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("brokers/<str:name>/", views.broker_group, name="broker-group"),
+    path("brokers/<str:name>/promote", views.broker_promote, name="broker-group-promote"),
+    path("promotion-jobs/<int:pk>/", views.promotion_job, name="promotion-job"),
 ]
 
 router = ApiRouter()
 router.register("clusters", ClusterViewSet, basename="cluster")
 router.register("brokers", BrokerViewSet, basename="broker")
+router.register("broker-groups", BrokerGroupViewSet, basename="broker-group")
+router.register("promotion-jobs", PromotionJobViewSet, basename="promotion-job")
 router.register("namesrvs", NamesrvViewSet, basename="namesrv")
 router.register("alerts", AlertViewSet, basename="alert")
 api_urlpatterns = router.urls

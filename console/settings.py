@@ -195,6 +195,7 @@ GANTRY_TASK_TIME_LIMITS = {
     "rebalance": min(300, CELERY_VISIBILITY_TIMEOUT_S - 10),
     "dashboard_refresh": min(3000, CELERY_VISIBILITY_TIMEOUT_S - 10),
     "short": min(60, CELERY_VISIBILITY_TIMEOUT_S - 5),  # health scan, metrics sampling
+    "promotion": min(120, CELERY_VISIBILITY_TIMEOUT_S - 10),  # promote a slave: the call (30 s) and the route's change
 }
 
 # The health scan (consumers/health.py): a group's backlog is "rising" when it grew at each of the
@@ -206,6 +207,14 @@ GANTRY_HEALTH = {
     "FRESH_SCANS": int(os.environ.get("GANTRY_HEALTH_FRESH_SCANS", "3")),
 }
 
+# Broker groups (consumers/health.py): the health scan raises "slave_lagging" when a slave is behind its
+# master by more than either figure. 64 MiB is a quarter of haSlaveFallbehindMax (256 MiB, past which a
+# SYNC_MASTER stops counting the slave and answers SLAVE_NOT_AVAILABLE): the operator hears first. 10 s:
+# steady replication on a LAN stays far below a second, and with ASYNC_MASTER the lag is the window of
+# acknowledged messages a lost master disk takes with it.
+GANTRY_HA_LAG_ALERT_BYTES = int(os.environ.get("GANTRY_HA_LAG_ALERT_BYTES", str(64 << 20)))
+GANTRY_HA_LAG_ALERT_S = float(os.environ.get("GANTRY_HA_LAG_ALERT_S", "10"))
+
 # Analytics: the metrics lake and the dashboards (docs/analytics.md).
 GANTRY_ANALYTICS = {
     "LAKE_DIR": os.environ.get("GANTRY_LAKE_DIR", str(VAR_DIR / "lake")),
@@ -216,7 +225,7 @@ from celery.schedules import crontab  # noqa: E402  (settings stay one flat modu
 
 # The one periodic schedule (celery beat).
 CELERY_BEAT_SCHEDULE = {
-    # Health scan: expired brokers, queues owned twice or by nobody, rising backlogs -> overview alerts;
+    # Health scan: expired brokers, slaves disconnected or lagging, queues owned twice or by nobody, rising backlogs -> overview alerts;
     # also fails rebalance jobs whose worker vanished. Batched: a few calls per broker, one running-info per member.
     "health-scan": {
         "task": "consumers.tasks.health_scan_task",
@@ -295,6 +304,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "PREPROCESSING_HOOKS": ["console.schema.document_without_trailing_slash"],
+    # two "role" fields: a user's role and the role a promoted slave takes (SYNC_MASTER / ASYNC_MASTER)
+    "ENUM_NAME_OVERRIDES": {"RoleEnum": "console.roles.Role", "MasterRoleEnum": "brokers.engine.client.admin_promotion.PROMOTION_ROLES"},
 }
 
 SESSION_COOKIE_HTTPONLY = True

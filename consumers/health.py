@@ -10,14 +10,20 @@ One scan:
    reads); the scan records the brokers that answered
    (:func:`brokers.gateway.sightings.broker_sightings_record`), so a broker that vanishes while
    nobody has the console open still shows as expired; its broker alerts are kept in the scan record;
-4. backlog: every group's total lag (one GET_BROKER_CONSUME_STATS per master, all at once),
+4. broker groups: a live slave whose HA link is not connected, a SYNC_MASTER with no slave
+   connected ("slave_disconnected"), a slave behind its master by more than
+   ``GANTRY_HA_LAG_ALERT_BYTES`` or ``GANTRY_HA_LAG_ALERT_S`` ("slave_lagging"), from the same
+   reading of the overview (:func:`ha_alerts`);
+5. backlog: every group's total lag (one GET_BROKER_CONSUME_STATS per master, all at once),
    kept per scan; a group whose backlog rose at each of the last BACKLOG_SCANS scans by at
    least BACKLOG_RISE_MIN messages in all raises "group_backlog_rising".
 
 :func:`health_scan_alerts` is the overview's alert source (``settings.GANTRY_ALERT_SOURCES``):
-the group and backlog alerts of the newest fresh scan. Broker alerts are left out there: the
-overview computes them itself at every load. With no fresh scan (beat not running) it falls back
-to the live check, cached.
+the group, broker-group and backlog alerts of the newest fresh scan. Broker alerts are left out
+there: the overview computes them itself at every load. With no fresh scan (beat not running) it
+falls back to the live check, cached; replication alerts then wait for the next scan (the alert
+source is handed the cluster info, not the overview's runtime reading, and asking every broker
+again at each page load is what the scan is there to avoid).
 """
 from __future__ import annotations
 
@@ -32,7 +38,8 @@ from brokers.engine.client.admin import ClusterInfo
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.cluster import cluster_info, masters_by_addr
 from brokers.gateway.groups import group_survey
-from brokers.gateway.overview import LIVE, Alert, broker_overview
+from brokers.gateway.overview import LIVE, Alert, BrokerRow, broker_overview
+from brokers.gateway.replication import BrokerGroup
 from brokers.gateway.sightings import broker_sightings_record
 from console.errors import ServiceError
 from consumers import alerts
@@ -45,6 +52,9 @@ log = logging.getLogger(__name__)
 SCANS_KEPT = 20  # rows kept: enough for the backlog trend and a look back
 BROKER_KINDS = ("namesrv_down", "broker_not_answering", "broker_expired", "disk_full", "store_unhealthy")
 BACKLOG_RISING = "group_backlog_rising"
+SLAVE_DISCONNECTED, SLAVE_LAGGING = "slave_disconnected", "slave_lagging"
+DEFAULT_HA_LAG_ALERT_BYTES = 64 << 20  # settings.GANTRY_HA_LAG_ALERT_BYTES (its comment says why)
+DEFAULT_HA_LAG_ALERT_S = 10.0  # settings.GANTRY_HA_LAG_ALERT_S
 DEFAULTS = {
     "BACKLOG_SCANS": 3,  # rising = grew at each of this many consecutive scans ...
     "BACKLOG_RISE_MIN": 1000,  # ... by at least this many messages in all (a busy group's noise stays below)
@@ -97,6 +107,42 @@ def rising_backlogs(history: list[dict[str, int]], scans: int | None = None, ris
     return out
 
 
+def ha_alerts(groups: tuple[BrokerGroup[BrokerRow], ...], *, lag_bytes: int | None = None, lag_s: float | None = None) -> list[Alert]:
+    """Replication alerts of the broker groups (members that answered; one that does not is the
+    overview's ``broker_not_answering`` already).
+
+    - ``slave_disconnected`` (error): a slave whose HA link is not CONNECTED (it copies nothing);
+      a SYNC_MASTER with no slave connected (every send answers SLAVE_NOT_AVAILABLE);
+    - ``slave_lagging`` (warning): a connected slave behind its master by more than ``lag_bytes``
+      or ``lag_s`` (default the settings GANTRY_HA_LAG_ALERT_BYTES / GANTRY_HA_LAG_ALERT_S).
+    """
+    lag_bytes = int(getattr(settings, "GANTRY_HA_LAG_ALERT_BYTES", DEFAULT_HA_LAG_ALERT_BYTES)) if lag_bytes is None else lag_bytes
+    lag_s = float(getattr(settings, "GANTRY_HA_LAG_ALERT_S", DEFAULT_HA_LAG_ALERT_S)) if lag_s is None else lag_s
+    out: list[Alert] = []
+    for group in groups:
+        for m in group.members:
+            if m.status != LIVE or m.ha is None:
+                continue
+            who = f"{group.broker_name} id {m.broker_id} ({m.addr})"
+            if m.ha.is_slave:
+                if not m.ha.connected:
+                    out.append(Alert("error", SLAVE_DISCONNECTED, m.addr,
+                                     f"slave {who} is not replicating: HA link {m.ha.connection or 'unknown'}"
+                                     + (f" (master {m.ha.master_addr})" if m.ha.master_addr else "")))
+                    continue
+                behind = []
+                if m.ha.lag_bytes is not None and m.ha.lag_bytes > lag_bytes:
+                    behind.append(f"{m.ha.lag_bytes:,} bytes (alert above {lag_bytes:,})")
+                if m.ha.lag_s is not None and m.ha.lag_s > lag_s:
+                    behind.append(f"{m.ha.lag_s:.1f} s (alert above {lag_s:g} s)")
+                if behind:
+                    out.append(Alert("warning", SLAVE_LAGGING, m.addr, f"slave {who} lags its master by {' and '.join(behind)}"))
+            elif m.ha.role == "SYNC_MASTER" and m.ha.connection and not m.ha.connected:
+                out.append(Alert("error", SLAVE_DISCONNECTED, m.addr,
+                                 f"SYNC_MASTER {who} has no slave connected ({m.ha.connection}): every send answers SLAVE_NOT_AVAILABLE"))
+    return out
+
+
 def health_scan() -> dict:
     """Run one scan, store it, prune old ones; a JSON-able summary."""
     scan = HealthScan.objects.create()
@@ -109,6 +155,7 @@ def health_scan() -> dict:
         found.extend(alerts.unowned_queue_alerts(info))
         overview = broker_overview()
         found.extend(a for a in overview.alerts if a.kind in BROKER_KINDS)
+        found.extend(ha_alerts(overview.groups))
         broker_sightings_record(brokers=[b for b in overview.brokers if b.status == LIVE])
         backlog = group_backlogs(info)
         previous = [s.backlog for s in HealthScan.objects.filter(ok=True, finished_at__isnull=False).exclude(pk=scan.pk)

@@ -21,10 +21,11 @@ from brokers.engine.client.admin import ClusterInfo
 from brokers.engine.common.constants import MQ_VERSION, MQ_VERSION_NAME
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.client import get_admin_client
-from brokers.gateway.cluster import namesrv_survey, runtime_infos
+from brokers.gateway.cluster import cluster_info, namesrv_survey, runtime_infos
+from brokers.gateway.replication import BrokerGroup, HAState, group_members, ha_state
 from brokers.gateway.topics import all_topic_configs
 from brokers.models import BrokerSighting
-from console.errors import ServiceError
+from console.errors import NotFound, ServiceError
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ class BrokerRow:
     disk_ratio: float | None = None
     boot_timestamp: str = ""
     error: str = ""
+    ha: HAState | None = None  # role, epoch, HA link and lag (None: not answering)
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,11 @@ class BrokerOverview:
     brokers: tuple[BrokerRow, ...]
     alerts: tuple[Alert, ...]
     error: str = ""
+
+    @property
+    def groups(self) -> tuple[BrokerGroup[BrokerRow], ...]:
+        """The brokers as broker groups (master and slaves of each broker name)."""
+        return group_members(self.brokers)
 
 
 def _percent(ratio: str) -> str:
@@ -152,6 +159,7 @@ def _registered_rows(info: ClusterInfo) -> list[BrokerRow]:
             msg_put_total_today=rt.get("msgPutTotalTodayNow", ""), msg_get_total_today=rt.get("msgGetTotalTodayNow", ""),
             commit_log_disk_ratio=_percent(rt.get("commitLogDiskRatio", "")), disk_ratio=_ratio(rt.get("commitLogDiskRatio", "")),
             boot_timestamp=rt.get("bootTimestamp", ""), error="" if store_healthy == "true" else store_healthy,
+            ha=ha_state(rt, b.broker_id),
         ))
     return rows
 
@@ -200,17 +208,33 @@ def broker_overview() -> BrokerOverview:
         rows = _registered_rows(info)
     except RemotingError as exc:  # a transport failure of the whole fanout
         return BrokerOverview(namesrv, tuple(namesrvs), (), (), tuple(_alerts(namesrvs, [])), error=str(exc))
-    now = timezone.now()
-    sightings = {s.addr: s for s in BrokerSighting.objects.all()}  # recorded by the health scan: this read writes nothing
-    listed = {r.addr for r in rows}
-    rows = [replace(r, last_seen=now) if r.status == LIVE else r for r in rows]  # answering now: seen now
-    for s in sightings.values():
-        if s.addr not in listed and now - s.last_seen_at <= GONE_ALERT_WINDOW:
-            rows.append(BrokerRow(s.cluster, s.broker_name, s.broker_id, s.addr, EXPIRED, last_seen=s.last_seen_at))
-    rows.sort(key=lambda r: (r.cluster, r.broker_name, r.broker_id, r.addr))
+    rows = _with_sightings(rows, BrokerSighting.objects.all())
     clusters = tuple(ClusterRow(name, tuple(sorted(names))) for name, names in sorted(info.clusters.items()))
     alerts = _alerts(namesrvs, rows) + _extra_alerts(info)
     return BrokerOverview(namesrv, tuple(namesrvs), clusters, tuple(rows), tuple(alerts))
+
+
+def _with_sightings(rows: list[BrokerRow], sightings) -> list[BrokerRow]:
+    """Rows answering now marked seen now, plus the brokers seen within GONE_ALERT_WINDOW and gone (expired)."""
+    now = timezone.now()
+    listed = {r.addr for r in rows}
+    rows = [replace(r, last_seen=now) if r.status == LIVE else r for r in rows]  # answering now: seen now
+    for s in sightings:  # recorded by the health scan: this read writes nothing
+        if s.addr not in listed and now - s.last_seen_at <= GONE_ALERT_WINDOW:
+            rows.append(BrokerRow(s.cluster, s.broker_name, s.broker_id, s.addr, EXPIRED, last_seen=s.last_seen_at))
+    rows.sort(key=lambda r: (r.cluster, r.broker_name, r.broker_id, r.addr))
+    return rows
+
+
+def broker_group(name: str) -> BrokerGroup[BrokerRow]:
+    """One broker group for its page: the members the name servers list (and recently gone ones), read
+    like the overview's rows (one runtime query per member). NotFound when no name server knows the name."""
+    info = cluster_info()
+    members = tuple(b for b in info.brokers if b.broker_name == name)
+    if not members:
+        raise NotFound(f"broker {name} is not known to the name servers")
+    rows = _with_sightings(_registered_rows(replace(info, brokers=members)), BrokerSighting.objects.filter(broker_name=name))
+    return group_members(rows)[0]
 
 
 def _extra_alerts(info: ClusterInfo) -> list[Alert]:

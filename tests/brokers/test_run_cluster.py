@@ -132,3 +132,81 @@ def test_port_in_use_is_reported(tmp_path):
         result = run_to_exit("--store-dir", str(tmp_path), "--namesrv-port", str(ns_port), "--broker", f"broker-a:{port_a}")
     assert result.returncode == 1
     assert f"broker broker-a: cannot listen on 127.0.0.1:{port_a}" in result.stderr
+
+
+def free_port_pairs(n: int) -> list[int]:
+    """n ports each with its port + 1 free too (a broker's HA port)."""
+    found: list[int] = []
+    while len(found) < n:
+        (port,) = free_ports(1)
+        if port + 1 > 65535 or any(abs(port - p) <= 1 for p in found):
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        found.append(port)
+    return found
+
+
+def test_a_slave_replicates_its_master_which_runs_sync_master(tmp_path):
+    ns_port, port_a, port_b, port_s = free_port_pairs(4)
+    store = tmp_path / "store"
+    proc, lines = start("--store-dir", str(store), "--namesrv-port", str(ns_port), "--broker", f"broker-a:{port_a}",
+                        "--broker", f"broker-b:{port_b}", "--slave", f"broker-a:{port_s}", "--cluster", "GroupTest")
+    try:
+        ready, seen = wait_for(lines, "ready")
+        assert ready is not None, "\n".join(seen)
+        assert f"broker-a 127.0.0.1:{port_a} (GroupTest, SYNC_MASTER)" in ready
+        assert f"broker-a#1 127.0.0.1:{port_s} (GroupTest, SLAVE of broker-a)" in ready
+        assert f"broker-b 127.0.0.1:{port_b} (GroupTest)" in ready
+        namesrv = f"127.0.0.1:{ns_port}"
+        with BlockingMQAdminClient(namesrv) as admin:
+            info = admin.examine_broker_cluster_info()
+            assert info.broker_datas["broker-a"].broker_addrs == {0: f"127.0.0.1:{port_a}", 1: f"127.0.0.1:{port_s}"}
+            assert info.broker_datas["broker-b"].broker_addrs == {0: f"127.0.0.1:{port_b}"}
+            deadline = time.monotonic() + 20
+            while admin.get_broker_runtime_info(f"127.0.0.1:{port_a}").get("haConnectionState") != "CONNECTED":
+                assert time.monotonic() < deadline, "the slave did not connect to broker-a"
+                time.sleep(0.1)
+            assert admin.get_broker_runtime_info(f"127.0.0.1:{port_a}")["brokerRole"] == "SYNC_MASTER"
+            assert admin.get_broker_runtime_info(f"127.0.0.1:{port_s}")["brokerRole"] == "SLAVE"
+            assert admin.get_broker_runtime_info(f"127.0.0.1:{port_b}")["brokerRole"] == "ASYNC_MASTER"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise
+    assert code == 0
+    assert (store / "broker-a-s1" / "commitlog").is_dir() and not (store / "broker-a-s1" / "abort").exists()
+
+
+def test_bad_slave_and_role_flags_exit_non_zero_with_a_clear_message(tmp_path):
+    ns_port, port_a, port_s = free_port_pairs(3)
+    base = ["--store-dir", str(tmp_path), "--namesrv-port", str(ns_port), "--broker", f"broker-a:{port_a}"]
+    cases = [
+        (["--slave", f"broker-c:{port_s}"], "no --broker broker-c"),
+        (["--slave", f"broker-a:{port_a + 1}"], "used twice"),  # broker-a's HA port
+        (["--slave", "broker-a"], "expected NAME:PORT"),
+        (["--role", "broker-a=SLAVE"], "expected NAME=ASYNC_MASTER or NAME=SYNC_MASTER"),
+        (["--role", "broker-c=SYNC_MASTER"], "no --broker broker-c"),
+    ]
+    for args, message in cases:
+        result = run_to_exit(*base, *args)
+        assert result.returncode != 0, args
+        assert message in result.stderr, (args, result.stderr)
+
+
+def test_roles_default_to_sync_master_with_a_slave_unless_told():
+    from brokers.management.commands.run_cluster import parse_broker_specs, parse_roles
+
+    specs = parse_broker_specs(["broker-a:10911", "broker-b:10921"], 9876, ["broker-a:10915", "broker-a:10917"])
+    assert [(s.key, s.port, s.broker_id, s.role, s.store_name) for s in specs] == [
+        ("broker-a", 10911, 0, "SYNC_MASTER", "broker-a"), ("broker-b", 10921, 0, "ASYNC_MASTER", "broker-b"),
+        ("broker-a#1", 10915, 1, "SLAVE", "broker-a-s1"), ("broker-a#2", 10917, 2, "SLAVE", "broker-a-s2")]
+    told = parse_broker_specs(["broker-a:10911"], 9876, ["broker-a:10915"], parse_roles(["broker-a=ASYNC_MASTER"]))
+    assert [s.role for s in told] == ["ASYNC_MASTER", "SLAVE"]

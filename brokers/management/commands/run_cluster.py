@@ -1,10 +1,17 @@
-"""``python manage.py run_cluster``: the embedded composite — one name server and its brokers.
+"""``python manage.py run_cluster``: the embedded composite — one name server, its brokers and their slaves.
 
-All servers run in one asyncio loop in this process; each broker keeps its store under
-``<store-dir>/<broker-name>``, the name server its KV config under ``<store-dir>/namesrv``.
-A line containing ``ready`` (with every address) is printed once every server listens and every
-broker is registered. SIGINT or SIGTERM stops the brokers first (flush, abort file removed),
-then the name server, and the command exits 0.
+``--broker NAME:PORT`` adds a broker group's master (brokerId 0); ``--slave NAME:PORT`` adds a slave
+to the group NAME (repeatable: ids 1, 2, ... in the order given; NAME must be a ``--broker``). A
+master with a slave runs SYNC_MASTER (synchronous double write, the seeds' recommended deployment),
+one without ASYNC_MASTER; ``--role NAME=ASYNC_MASTER|SYNC_MASTER`` says otherwise. Every broker also
+listens on its port + 1 for replication (RocketMQ's haListenPort default), so ports must leave that
+free. Slaves learn their master's HA address from the name server, as RocketMQ's do.
+
+All servers run in one asyncio loop in this process; each master keeps its store under
+``<store-dir>/<broker-name>``, a slave under ``<store-dir>/<broker-name>-s<id>``, the name server its
+KV config under ``<store-dir>/namesrv``. A line containing ``ready`` (with every address) is printed
+once every server listens, every broker (slaves too) is registered and every slave is connected to its master. SIGINT or SIGTERM stops the
+slaves, then the masters (flush, abort file removed), then the name server, and the command exits 0.
 """
 from __future__ import annotations
 
@@ -29,6 +36,7 @@ from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
 from brokers.engine.store.errors import StoreError
 
 DEFAULT_BROKERS = ("broker-a:10911", "broker-b:10921")  # DESIGN.md's embedded layout
+MASTER_ROLES = ("ASYNC_MASTER", "SYNC_MASTER")
 REGISTER_WAIT_S = 15.0  # how long to wait for every broker to appear on the name server
 STOP_TIMEOUT_S = 20.0  # per server; a store flush of a large dirty page cache can take a while
 
@@ -37,28 +45,86 @@ STOP_TIMEOUT_S = 20.0  # per server; a store flush of a large dirty page cache c
 class BrokerSpec:
     name: str
     port: int
+    broker_id: int = 0
+    role: str = "ASYNC_MASTER"
+
+    @property
+    def key(self) -> str:
+        """``broker-a`` for a master, ``broker-a#1`` for its first slave."""
+        return self.name if self.broker_id == 0 else f"{self.name}#{self.broker_id}"
+
+    @property
+    def store_name(self) -> str:
+        return self.name if self.broker_id == 0 else f"{self.name}-s{self.broker_id}"
 
 
-def parse_broker_specs(values: list[str], namesrv_port: int) -> list[BrokerSpec]:
-    """Parse ``NAME:PORT`` flags; CommandError for malformed, duplicate or clashing entries."""
-    specs: list[BrokerSpec] = []
+def _name_port(flag: str, value: str) -> tuple[str, int]:
+    name, sep, port_text = value.strip().rpartition(":")
+    if not sep or not name or not port_text.isdigit():
+        raise CommandError(f"{flag} {value!r}: expected NAME:PORT, e.g. broker-a:10911")
+    try:
+        validate_topic(name)  # a broker name becomes a topic name (RocketMQ registers it as one)
+    except InvalidNameError as exc:
+        raise CommandError(f"{flag} {value!r}: illegal broker name: {exc}") from None
+    port = int(port_text)
+    if not 1 <= port <= 65534:
+        raise CommandError(f"{flag} {value!r}: port {port} is outside 1..65534 (its HA port, port + 1, must be one too)")
+    return name, port
+
+
+def parse_roles(values: list[str]) -> dict[str, str]:
+    """Parse ``NAME=ROLE`` flags (ROLE: ASYNC_MASTER or SYNC_MASTER)."""
+    roles: dict[str, str] = {}
     for value in values:
-        name, sep, port_text = value.strip().rpartition(":")
-        if not sep or not name or not port_text.isdigit():
-            raise CommandError(f"--broker {value!r}: expected NAME:PORT, e.g. broker-a:10911")
-        try:
-            validate_topic(name)  # a broker name becomes a topic name (RocketMQ registers it as one)
-        except InvalidNameError as exc:
-            raise CommandError(f"--broker {value!r}: illegal broker name: {exc}") from None
-        port = int(port_text)
-        if not 1 <= port <= 65535:
-            raise CommandError(f"--broker {value!r}: port {port} is outside 1..65535")
-        if any(s.name == name for s in specs):
+        name, sep, role = value.strip().partition("=")
+        if not sep or not name or role not in MASTER_ROLES:
+            raise CommandError(f"--role {value!r}: expected NAME=ASYNC_MASTER or NAME=SYNC_MASTER, e.g. broker-a=ASYNC_MASTER")
+        roles[name] = role
+    return roles
+
+
+def parse_broker_specs(values: list[str], namesrv_port: int, slaves: list[str] | None = None, roles: dict[str, str] | None = None) -> list[BrokerSpec]:
+    """Parse ``--broker`` and ``--slave`` NAME:PORT flags: the masters, then the slaves (ids 1, 2, ... per
+    name); CommandError for malformed, duplicate or clashing entries (a port, or the HA port + 1 of another)."""
+    masters: list[tuple[str, int]] = []
+    for value in values:
+        name, port = _name_port("--broker", value)
+        if any(n == name for n, _ in masters):
             raise CommandError(f"--broker {value!r}: broker name {name!r} given twice")
-        if any(s.port == port for s in specs) or port == namesrv_port:
-            raise CommandError(f"--broker {value!r}: port {port} is used twice")
-        specs.append(BrokerSpec(name, port))
+        masters.append((name, port))
+    names = [n for n, _ in masters]
+    slave_specs: list[tuple[str, int, int]] = []
+    for value in slaves or ():
+        name, port = _name_port("--slave", value)
+        if name not in names:
+            raise CommandError(f"--slave {value!r}: no --broker {name}: a slave replicates a master of the same name")
+        slave_specs.append((name, port, 1 + sum(1 for n, _, _ in slave_specs if n == name)))
+    roles = roles or {}
+    for name in roles:
+        if name not in names:
+            raise CommandError(f"--role {name}={roles[name]}: no --broker {name}")
+    with_slaves = {n for n, _, _ in slave_specs}
+    specs = [BrokerSpec(n, p, 0, roles.get(n, "SYNC_MASTER" if n in with_slaves else "ASYNC_MASTER")) for n, p in masters]
+    specs += [BrokerSpec(n, p, bid, "SLAVE") for n, p, bid in slave_specs]
+    used: dict[int, str] = {namesrv_port: "the name server"}
+    for spec in specs:
+        flag = "--broker" if spec.broker_id == 0 else "--slave"
+        for port, what in ((spec.port, spec.key), (spec.port + 1, f"{spec.key}'s HA port")):
+            if port in used:
+                raise CommandError(f"{flag} {spec.name}:{spec.port}: port {port} ({what}) is used twice (also {used[port]}); "
+                                   "every broker needs its port and port + 1")
+            used[port] = what
     return specs
+
+
+def _describe(controller: BrokerController) -> str:
+    """A broker in the ready line: ``broker-a 127.0.0.1:10911 (DefaultCluster, SYNC_MASTER)``, a slave as
+    ``broker-a#1 127.0.0.1:10915 (DefaultCluster, SLAVE of broker-a)``, a lone ASYNC_MASTER as before."""
+    cfg = controller.config
+    if cfg.broker_id:
+        return f"{cfg.broker_name}#{cfg.broker_id} {controller.addr} ({cfg.cluster_name}, SLAVE of {cfg.broker_name})"
+    role = "" if cfg.broker_role == "ASYNC_MASTER" else f", {cfg.broker_role}"
+    return f"{cfg.broker_name} {controller.addr} ({cfg.cluster_name}{role})"
 
 
 def check_port_free(host: str, port: int, what: str) -> None:
@@ -78,14 +144,18 @@ class Command(BaseCommand):
         parser.add_argument("--store-dir", default=None, help="root of the brokers' stores (default: settings.MQ STORE_DIR)")
         parser.add_argument("--namesrv-port", type=int, default=DEFAULT_NAMESRV_PORT, help="name server port (default 9876)")
         parser.add_argument("--broker", action="append", default=None, metavar="NAME:PORT",
-                            help=f"a broker, repeatable (default {' '.join(DEFAULT_BROKERS)})")
+                            help=f"a broker group's master, repeatable (default {' '.join(DEFAULT_BROKERS)}); it also listens on PORT + 1 (HA)")
+        parser.add_argument("--slave", action="append", default=None, metavar="NAME:PORT",
+                            help="a slave of the --broker NAME, repeatable (brokerId 1, 2, ... in order); it also listens on PORT + 1")
+        parser.add_argument("--role", action="append", default=None, metavar="NAME=ROLE",
+                            help="a master's role, ASYNC_MASTER or SYNC_MASTER (default: SYNC_MASTER with a slave, else ASYNC_MASTER)")
         parser.add_argument("--cluster", default=DEFAULT_CLUSTER, help=f"cluster name (default {DEFAULT_CLUSTER})")
         parser.add_argument("--flush", choices=["sync", "async"], default=None,
                             help="disk flush: sync (group commit) or async (default: settings.MQ FLUSH_DISK_TYPE)")
         parser.add_argument("--host", default="127.0.0.1", help="address to listen on and advertise (default 127.0.0.1)")
 
     def handle(self, *args, store_dir: str | None, namesrv_port: int, broker: list[str] | None, cluster: str,
-               flush: str | None, host: str, **options) -> None:
+               flush: str | None, host: str, slave: list[str] | None = None, role: list[str] | None = None, **options) -> None:
         store_root = os.path.abspath(store_dir or settings.MQ["STORE_DIR"])
         if not 1 <= namesrv_port <= 65535:
             raise CommandError(f"--namesrv-port {namesrv_port} is outside 1..65535")
@@ -93,11 +163,12 @@ class Command(BaseCommand):
             validate_topic(cluster)
         except InvalidNameError as exc:
             raise CommandError(f"--cluster: illegal cluster name: {exc}") from None
-        specs = parse_broker_specs(broker or list(DEFAULT_BROKERS), namesrv_port)
+        specs = parse_broker_specs(broker or list(DEFAULT_BROKERS), namesrv_port, slave or [], parse_roles(role or []))
         flush_type = {"sync": SYNC_FLUSH, "async": ASYNC_FLUSH}.get(flush or "", settings.MQ.get("FLUSH_DISK_TYPE", ASYNC_FLUSH))
         check_port_free(host, namesrv_port, "name server")
         for spec in specs:
-            check_port_free(host, spec.port, f"broker {spec.name}")
+            check_port_free(host, spec.port, f"broker {spec.key}")
+            check_port_free(host, spec.port + 1, f"broker {spec.key} (HA)")
         try:
             os.makedirs(store_root, exist_ok=True)
         except OSError as exc:
@@ -108,11 +179,14 @@ class Command(BaseCommand):
             broker_configs = [
                 BrokerConfig(
                     broker_name=spec.name,
+                    broker_id=spec.broker_id,
+                    broker_role=spec.role,
                     cluster_name=cluster,
                     listen_host=host,
                     listen_port=spec.port,
                     namesrv_addrs=(namesrv_addr,),
-                    store=StoreConfig(store_dir=os.path.join(store_root, spec.name), flush_disk_type=flush_type, store_host=f"{host}:{spec.port}"),
+                    store=StoreConfig(store_dir=os.path.join(store_root, spec.store_name), flush_disk_type=flush_type,
+                                      store_host=f"{host}:{spec.port}"),
                 )
                 for spec in specs
             ]
@@ -137,9 +211,9 @@ class Command(BaseCommand):
             except (OSError, RuntimeError, ValueError, StoreError) as exc:
                 raise CommandError(f"the cluster failed to start: {exc}") from None
             namesrv_addr = f"{namesrv_config.host}:{namesrv.port}"
-            await self._wait_registered(namesrv_addr, [c.broker_name for c in broker_configs], stop)
+            await self._wait_registered(namesrv_addr, [(c.broker_name, c.broker_id) for c in broker_configs], stop)
             if not stop.is_set():
-                parts = [f"namesrv {namesrv_addr}"] + [f"{c.config.broker_name} {c.addr} ({c.config.cluster_name})" for c in brokers]
+                parts = [f"namesrv {namesrv_addr}"] + [_describe(c) for c in brokers]
                 self.stdout.write("cluster ready: " + "; ".join(parts))
                 self.stdout.flush()
                 await stop.wait()
@@ -152,21 +226,32 @@ class Command(BaseCommand):
         self.stdout.write("cluster stopped")
         self.stdout.flush()
 
-    async def _wait_registered(self, namesrv_addr: str, names: list[str], stop: asyncio.Event) -> None:
-        """Wait until the name server lists every broker (they register while starting)."""
+    async def _wait_registered(self, namesrv_addr: str, members: list[tuple[str, int]], stop: asyncio.Event) -> None:
+        """Wait until the name server lists every broker under its id (they register while starting)."""
         deadline = asyncio.get_running_loop().time() + REGISTER_WAIT_S
         async with MQAdminClient(namesrv_addr, timeout_s=2.0) as admin:
             while not stop.is_set():
                 try:
                     info = await admin.examine_broker_cluster_info()
-                    if set(names) <= set(info.masters()):
+                    if all(bid in getattr(info.broker_datas.get(name), "broker_addrs", {}) for name, bid in members) \
+                            and await self._slaves_connected(admin, info, members):
                         return
                 except RemotingError:
                     pass
                 if asyncio.get_running_loop().time() > deadline:
-                    raise CommandError(f"brokers did not register with the name server within {REGISTER_WAIT_S:.0f}s")
+                    raise CommandError(f"brokers did not register with the name server (and slaves connect) within {REGISTER_WAIT_S:.0f}s")
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(stop.wait(), 0.1)
+
+    @staticmethod
+    async def _slaves_connected(admin: MQAdminClient, info, members: list[tuple[str, int]]) -> bool:
+        """Every master with slaves has them connected (so a SYNC_MASTER's first sends are not SLAVE_NOT_AVAILABLE)."""
+        for name in {n for n, bid in members if bid}:
+            wanted = sum(1 for n, bid in members if n == name and bid)
+            runtime = await admin.get_broker_runtime_info(info.broker_datas[name].broker_addrs[0])
+            if int(runtime.get("haSlaveCount") or 0) < wanted:
+                return False
+        return True
 
     async def _stop_all(self, brokers: list[BrokerController], namesrv: NamesrvController) -> None:
         for controller in reversed(brokers):

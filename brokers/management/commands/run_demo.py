@@ -5,6 +5,12 @@ produces to them at a gently varying rate (about ``--rate`` messages/s in all) a
 two groups: ``demo-billing`` (two members, AVG) keeps up; ``demo-audit`` (one member) takes a
 break of ``--pause`` seconds every ``--cycle`` seconds, so the backlog dashboard shows a backlog
 rising and draining. Prints ``demo workload running`` once producing; Ctrl-C stops it.
+
+Both topics live on every broker group, so in ``make run``'s deployment a send to broker-a (a
+SYNC_MASTER) is answered only once its slave has the message. Every ``--report`` seconds the demo
+prints how its sends were answered per broker (``broker-a SEND_OK 1180, FLUSH_SLAVE_TIMEOUT 2``):
+FLUSH_SLAVE_TIMEOUT and SLAVE_NOT_AVAILABLE there mean broker-a's slave lags or is gone (the
+message is stored on the master either way).
 """
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ import math
 import signal
 import threading
 import time
+from collections import Counter
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -27,6 +34,16 @@ TOPICS = {"DemoOrders": 4, "DemoAudit": 2}
 AUDIT_EVERY = 5  # one message in five goes to DemoAudit
 
 
+def status_report(statuses: Counter[tuple[str, str]]) -> str:
+    """``broker-a SEND_OK 1180, FLUSH_SLAVE_TIMEOUT 2; broker-b SEND_OK 1175`` (SEND_OK first, then by name)."""
+    brokers = sorted({b for b, _ in statuses})
+    parts = []
+    for broker in brokers:
+        counts = sorted(((s, n) for (b, s), n in statuses.items() if b == broker), key=lambda sn: (sn[0] != "SEND_OK", sn[0]))
+        parts.append(f"{broker} " + ", ".join(f"{s} {n}" for s, n in counts))
+    return "; ".join(parts) or "none"
+
+
 def _ack(msgs) -> ConsumeConcurrentlyStatus:
     return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
@@ -38,8 +55,9 @@ class Command(BaseCommand):
         parser.add_argument("--rate", type=float, default=20.0, help="messages per second in all (default 20)")
         parser.add_argument("--cycle", type=float, default=600.0, help="seconds between demo-audit's breaks")
         parser.add_argument("--pause", type=float, default=120.0, help="length of demo-audit's break in seconds")
+        parser.add_argument("--report", type=float, default=60.0, help="seconds between reports of the send statuses per broker")
 
-    def handle(self, *args, rate: float, cycle: float, pause: float, **options):
+    def handle(self, *args, rate: float, cycle: float, pause: float, report: float = 60.0, **options):
         namesrv = settings.MQ["NAMESRV_ADDR"]
         logging.getLogger("brokers.engine.client").setLevel(logging.WARNING)  # every rebalance is news only in tests
         stop = threading.Event()
@@ -52,6 +70,8 @@ class Command(BaseCommand):
         self.stdout.write("demo workload running: DemoOrders -> demo-billing, DemoAudit -> demo-audit")
         self.stdout.flush()
         started = time.monotonic()
+        reported = started
+        statuses: Counter[tuple[str, str]] = Counter()  # (broker name, send status) -> sends since the last report
         sent = 0
         try:
             while not stop.is_set():
@@ -60,10 +80,16 @@ class Command(BaseCommand):
                 current = max(1.0, rate * (1 + 0.3 * math.sin(2 * math.pi * elapsed / 600)))
                 topic_to_send = "DemoAudit" if sent % AUDIT_EVERY == 0 else "DemoOrders"
                 try:
-                    producer.send(Message(topic_to_send, f"demo {sent}".encode(), keys=f"demo-{sent}"))
+                    result = producer.send(Message(topic_to_send, f"demo {sent}".encode(), keys=f"demo-{sent}"))
+                    statuses[(result.message_queue.broker_name, result.status.value)] += 1
                 except RemotingError as exc:
                     self.stderr.write(f"demo send failed: {exc}")
                     stop.wait(1.0)
+                if time.monotonic() - reported >= report:
+                    self.stdout.write("demo sends: " + status_report(statuses))
+                    self.stdout.flush()
+                    statuses.clear()
+                    reported = time.monotonic()
                 sent += 1
                 in_break = (elapsed % cycle) > (cycle - pause)
                 if in_break and audit is not None:

@@ -1,5 +1,6 @@
-"""``make run``: Redis, the cluster, Celery (worker, analytics worker, beat), a demo workload and
-the web server, supervised in one foreground process (Ctrl-C stops them in reverse order)."""
+"""``make run``: Redis, the cluster (broker-a SYNC_MASTER with a slave, broker-b alone), Celery (worker,
+analytics worker, beat), a demo workload and the web server, supervised in one foreground process
+(Ctrl-C stops them in reverse order)."""
 from __future__ import annotations
 
 import sys
@@ -20,11 +21,17 @@ class Command(BaseCommand):
         parser.add_argument("--namesrv-port", type=int, default=9876)
         parser.add_argument("--broker", action="append", default=None,
                             help="NAME:PORT, repeatable (default broker-a:10911 broker-b:10921)")
+        parser.add_argument("--slave", action="append", default=None,
+                            help="NAME:PORT, a slave of --broker NAME, repeatable (default with the default brokers: "
+                                 "broker-a:10915, which makes broker-a a SYNC_MASTER; none with --broker)")
         parser.add_argument("--flush", choices=["sync", "async"], default="async")
         parser.add_argument("--no-demo", action="store_true", help="do not run the demo workload")
 
-    def handle(self, *args, web: str, namesrv_port: int, broker: list[str] | None, flush: str, no_demo: bool, **options):
+    def handle(self, *args, web: str, namesrv_port: int, broker: list[str] | None, flush: str, no_demo: bool,
+               slave: list[str] | None = None, **options):
         brokers = broker or ["broker-a:10911", "broker-b:10921"]
+        # the seeds' recommended deployment: broker-a a SYNC_MASTER with one slave, broker-b alone
+        slaves = slave if slave is not None else ([] if broker else ["broker-a:10915"])
         py = sys.executable
         manage = str(settings.BASE_DIR / "manage.py")
         env = {"NAMESRV_ADDR": f"127.0.0.1:{namesrv_port}", "REDIS_URL": settings.REDIS_URL}
@@ -37,6 +44,8 @@ class Command(BaseCommand):
                    "--namesrv-port", str(namesrv_port), "--flush", flush]
         for b in brokers:
             cluster += ["--broker", b]
+        for s in slaves:
+            cluster += ["--slave", s]
         specs += [
             ProcessSpec("cluster", cluster, ready_marker="ready"),
             # rebalance triggers, health scan, metrics sampling

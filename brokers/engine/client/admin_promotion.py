@@ -1,0 +1,131 @@
+"""Promoting a slave to its group's master: Gantry's GANTRY_PROMOTE_SLAVE (request code 10004), as a plan.
+
+The request goes to the candidate slave itself (PROMOTE_CONTRACT.md, shared by the engine, the
+clients and the console). Its ext fields are strings, as every RocketMQ ext field:
+``brokerName``, ``brokerId`` (both must be the candidate's own), ``force`` and ``dryRun``
+("true" | "false"), and an optional ``role`` (SYNC_MASTER | ASYNC_MASTER; default the role the
+group's master had). A SUCCESS answer carries a JSON body — the plan of a dry run, the result
+of a real run — read into :class:`PromotionResult`. A dry run always answers SUCCESS, with
+``refused`` saying why the real run would be refused; a refused real run answers SYSTEM_ERROR
+with a remark saying what would be lost, and changes nothing.
+
+A broker that does not know the request (an Apache RocketMQ broker, or a Gantry broker older
+than promotion) answers REQUEST_CODE_NOT_SUPPORTED: :func:`promote_slave` raises
+:class:`PromotionNotSupported` then, an MQBrokerError whose text says so and what RocketMQ 4.x
+does instead (restart the slave with brokerId 0 and a master role).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from brokers.engine.client.admin_bodies import load_object
+from brokers.engine.client.errors import MQBrokerError
+from brokers.engine.client.plan import Call, Plan, check
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+
+__all__ = ["PROMOTION_ROLES", "PromotionNotSupported", "PromotionResult", "parse_promotion_result", "promote_slave", "promotion_ext",
+           "promotion_result_from_json"]
+
+PROMOTION_ROLES = ("SYNC_MASTER", "ASYNC_MASTER")  # what a promoted slave may become
+PROMOTE_TIMEOUT_S = 30.0  # a real promotion truncates and re-opens the store's tail: more than an admin call's usual 3 s
+
+
+class PromotionNotSupported(MQBrokerError):
+    """The candidate does not know GANTRY_PROMOTE_SLAVE (REQUEST_CODE_NOT_SUPPORTED)."""
+
+    def _describe(self) -> str:
+        where = f"broker {self.addr}" if self.addr else "the broker"
+        return (f"{where} does not support promotion (GANTRY_PROMOTE_SLAVE, request code {RequestCode.GANTRY_PROMOTE_SLAVE}): "
+                "an Apache RocketMQ broker, or a Gantry broker older than online promotion; "
+                "RocketMQ 4.x promotes a slave by restarting it with brokerId 0 and brokerRole SYNC_MASTER or ASYNC_MASTER")
+
+
+@dataclass(frozen=True, slots=True)
+class PromotionResult:
+    """The candidate's answer: the plan of a dry run, or what a real promotion did."""
+
+    broker_name: str
+    broker_id: int
+    from_role: str
+    to_role: str
+    dry_run: bool
+    promoted: bool
+    epoch: int  # the group epoch the candidate knows now
+    new_epoch: int  # the epoch the promotion raises (or raised) it to
+    max_phy_offset: int  # the candidate's commit log end
+    known_master_max_offset: int  # the master's end, as far as the candidate heard
+    acked_offset: int  # the highest offset the group acknowledged to producers, as far as the candidate knows
+    missing_acked_bytes: int  # acknowledged bytes the candidate lacks (lost if it is promoted)
+    missing_bytes: int  # bytes the master had that the candidate lacks (acknowledged or not)
+    master_reachable: bool
+    would_lose: str  # a sentence
+    refused: str  # empty unless the real run would be (or was) refused
+
+    def to_json(self) -> dict:
+        """The contract's JSON keys (what the console stores and the API shows)."""
+        return {
+            "brokerName": self.broker_name, "brokerId": self.broker_id, "fromRole": self.from_role, "toRole": self.to_role,
+            "dryRun": self.dry_run, "promoted": self.promoted, "epoch": self.epoch, "newEpoch": self.new_epoch,
+            "maxPhyOffset": self.max_phy_offset, "knownMasterMaxOffset": self.known_master_max_offset,
+            "ackedOffset": self.acked_offset, "missingAckedBytes": self.missing_acked_bytes, "missingBytes": self.missing_bytes,
+            "masterReachable": self.master_reachable, "wouldLose": self.would_lose, "refused": self.refused,
+        }
+
+
+def _int(value: object, default: int = 0) -> int:
+    try:
+        return int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return default
+
+
+def _bool(value: object) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+def parse_promotion_result(body: bytes) -> PromotionResult:
+    """The JSON body of a SUCCESS answer to GANTRY_PROMOTE_SLAVE (missing fields read as 0 / "" / false)."""
+    return promotion_result_from_json(load_object(body))
+
+
+def promotion_result_from_json(obj: dict) -> PromotionResult:
+    """The contract's JSON object (as :meth:`PromotionResult.to_json` writes it) back into a result."""
+    return PromotionResult(
+        broker_name=str(obj.get("brokerName", "")), broker_id=_int(obj.get("brokerId")),
+        from_role=str(obj.get("fromRole", "")), to_role=str(obj.get("toRole", "")),
+        dry_run=_bool(obj.get("dryRun")), promoted=_bool(obj.get("promoted")),
+        epoch=_int(obj.get("epoch")), new_epoch=_int(obj.get("newEpoch")),
+        max_phy_offset=_int(obj.get("maxPhyOffset")), known_master_max_offset=_int(obj.get("knownMasterMaxOffset")),
+        acked_offset=_int(obj.get("ackedOffset")), missing_acked_bytes=_int(obj.get("missingAckedBytes")),
+        missing_bytes=_int(obj.get("missingBytes")), master_reachable=_bool(obj.get("masterReachable")),
+        would_lose=str(obj.get("wouldLose") or ""), refused=str(obj.get("refused") or ""),
+    )
+
+
+def promotion_ext(broker_name: str, broker_id: int, *, force: bool = False, dry_run: bool = False, role: str | None = None) -> dict[str, object]:
+    """The request's ext fields; ValueError for a role a master cannot have or a broker id that is not a slave's."""
+    if broker_id < 1:
+        raise ValueError(f"broker id {broker_id} is not a slave's (a slave has id >= 1)")
+    ext: dict[str, object] = {"brokerName": broker_name, "brokerId": str(broker_id),
+                              "force": "true" if force else "false", "dryRun": "true" if dry_run else "false"}
+    if role:
+        if role not in PROMOTION_ROLES:
+            raise ValueError(f"role must be one of {', '.join(PROMOTION_ROLES)}, got {role!r}")
+        ext["role"] = role
+    return ext
+
+
+def promote_slave(addr: str, broker_name: str, broker_id: int, *, force: bool = False, dry_run: bool = False,
+                  role: str | None = None, timeout_s: float = PROMOTE_TIMEOUT_S) -> Plan[PromotionResult]:
+    """Ask the slave at ``addr`` to become its group's master (or, with ``dry_run``, what that would do).
+
+    Raises PromotionNotSupported when the broker does not know the request, and MQBrokerError
+    (SYSTEM_ERROR, the broker's remark) when it refuses a real promotion.
+    """
+    code = RequestCode.GANTRY_PROMOTE_SLAVE
+    ext = promotion_ext(broker_name, broker_id, force=force, dry_run=dry_run, role=role)
+    reply = yield Call(code, ext, addr=addr, timeout_s=timeout_s)
+    if reply.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED:
+        raise PromotionNotSupported(reply.code, reply.remark, request_code=code, addr=reply.addr or addr)
+    check(reply, request_code=code)
+    return parse_promotion_result(reply.body)

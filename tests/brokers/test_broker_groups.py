@@ -1,0 +1,99 @@
+"""Broker groups in the console: the overview's groups (roles, HA links, lag), a group's page with its
+promotion panel, /api/v1/broker-groups, and the health scan's replication alerts (a slave whose
+master is gone; thresholds of lag)."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from brokers.gateway.overview import LIVE, BrokerRow
+from brokers.gateway.replication import HAState, group_members, ha_state
+from consumers.health import SLAVE_DISCONNECTED, SLAVE_LAGGING, ha_alerts, health_scan
+from consumers.models import HealthScan
+from tests.fixtures.cluster import GroupCluster
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_overview_lists_each_group_with_its_master_and_slaves(viewer_client, viewer, console_group_cluster) -> None:
+    master, slave = console_group_cluster.broker_addr("broker-a"), console_group_cluster.broker_addr(GroupCluster.SLAVE_KEY)
+    page = viewer_client.get("/").content.decode()
+    assert 'data-testid="broker-groups"' in page and 'href="/brokers/broker-a/"' in page and 'href="/brokers/broker-b/"' in page
+    groups = viewer.get("/api/v1/broker-groups").json()["results"]
+    assert [(g["broker_name"], g["role"], [m["broker_id"] for m in g["members"]]) for g in groups] == [
+        ("broker-a", "SYNC_MASTER", [0, 1]), ("broker-b", "ASYNC_MASTER", [0])]
+    a_master, a_slave = groups[0]["members"]
+    assert (a_master["addr"], a_master["role"], a_master["ha_connection"]) == (master, "SYNC_MASTER", "CONNECTED")
+    assert (a_slave["addr"], a_slave["role"], a_slave["ha_connection"], a_slave["master_addr"]) == (slave, "SLAVE", "CONNECTED", master)
+    assert a_slave["lag_bytes"] is not None and a_slave["lag_s"] is not None
+    assert groups[1]["members"][0]["ha_connection"] in ("", "NO_SLAVE", None)
+    brokers = viewer.get("/api/v1/brokers").json()["results"]
+    assert [(b["broker_name"], b["broker_id"], b["role"]) for b in brokers] == [
+        ("broker-a", 0, "SYNC_MASTER"), ("broker-a", 1, "SLAVE"), ("broker-b", 0, "ASYNC_MASTER")]
+    assert viewer.get("/api/v1/broker-groups/broker-zz").status_code == 404
+
+
+def test_a_group_page_shows_members_and_the_promotion_panel_to_admins(as_role, console_group_cluster) -> None:
+    slave = console_group_cluster.broker_addr(GroupCluster.SLAVE_KEY)
+    page = as_role("admin").get("/brokers/broker-a/").content.decode()
+    assert 'data-testid="group-members"' in page and 'data-role="SYNC_MASTER"' in page and 'data-role="SLAVE"' in page
+    assert 'data-testid="promote-form"' in page and f"id 1 ({slave})" in page and 'action="/brokers/broker-a/promote"' in page
+    assert 'data-testid="no-slave"' in as_role("admin").get("/brokers/broker-b/").content.decode()
+    viewer_page = as_role("viewer").get("/brokers/broker-a/").content.decode()
+    assert 'data-testid="group-members"' in viewer_page and 'data-testid="promote-form"' not in viewer_page
+    assert as_role("viewer").post("/brokers/broker-a/promote", {"broker_id": "1"}).status_code == 403
+    assert as_role("operator").post("/brokers/broker-a/promote", {"broker_id": "1"}).status_code == 403
+    assert as_role("viewer").get("/brokers/broker-zz/").status_code == 404
+
+
+def test_a_refused_promotion_on_the_page_names_the_reason(as_role, console_group_cluster) -> None:
+    client = as_role("admin")
+    answer = client.post("/brokers/broker-a/promote", {"broker_id": "0", "dry_run": "1"}, HTTP_HX_REQUEST="true")
+    assert answer.status_code == 400 and "id 0 is the master of broker-a" in answer.content.decode()
+
+
+def test_the_health_scan_alerts_when_a_slave_loses_its_master(viewer, make_group_cluster, mq_settings, fresh_cache) -> None:
+    cluster = make_group_cluster()
+    mq_settings(cluster.namesrv_addr)
+    slave = cluster.broker_addr(GroupCluster.SLAVE_KEY)
+    health_scan()
+    assert not [a for a in HealthScan.objects.get().alerts if a["kind"] in (SLAVE_DISCONNECTED, SLAVE_LAGGING)]
+    cluster.run(cluster.brokers.pop("broker-a").stop())
+    deadline = time.monotonic() + 20
+    while True:  # the slave notices its master went away when the HA link breaks
+        scan = HealthScan.objects.get(pk=health_scan()["scan"])
+        found = [a for a in scan.alerts if a["kind"] == SLAVE_DISCONNECTED]
+        if found or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert [a["target"] for a in found] == [slave], scan.alerts
+    assert found[0]["level"] == "error" and f"slave broker-a id 1 ({slave}) is not replicating" in found[0]["message"]
+    shown = [a for a in viewer.get("/api/v1/alerts").json()["results"] if a["kind"] == SLAVE_DISCONNECTED]
+    assert [a["target"] for a in shown] == [slave]  # the overview shows the scan's alert
+
+
+def _row(broker_id: int, role: str, **ha) -> BrokerRow:
+    return BrokerRow("C", "broker-a", broker_id, f"10.0.0.{broker_id + 1}:10911", LIVE, ha=HAState(role=role, **ha))
+
+
+def test_lag_thresholds_and_a_sync_master_without_slave() -> None:
+    groups = group_members([
+        _row(0, "SYNC_MASTER", connection="CONNECTED", slave_count=2),
+        _row(1, "SLAVE", connection="CONNECTED", lag_bytes=2048, lag_ms=500),
+        _row(2, "SLAVE", connection="CONNECTED", lag_bytes=10, lag_ms=12_000),
+    ])
+    alerts = ha_alerts(groups, lag_bytes=1024, lag_s=10)
+    assert [(a.kind, a.target) for a in alerts] == [(SLAVE_LAGGING, "10.0.0.2:10911"), (SLAVE_LAGGING, "10.0.0.3:10911")]
+    assert "2,048 bytes (alert above 1,024)" in alerts[0].message and "12.0 s (alert above 10 s)" in alerts[1].message
+    assert ha_alerts(groups, lag_bytes=4096, lag_s=20) == []
+    lone = group_members([_row(0, "SYNC_MASTER", connection="NO_SLAVE", slave_count=0)])
+    [alert] = ha_alerts(lone, lag_bytes=1024, lag_s=10)
+    assert alert.kind == SLAVE_DISCONNECTED and "SLAVE_NOT_AVAILABLE" in alert.message
+    assert ha_alerts(group_members([_row(0, "ASYNC_MASTER", connection="NO_SLAVE")]), lag_bytes=0, lag_s=0) == []
+
+
+def test_runtime_tables_without_ha_keys_read_by_id() -> None:
+    """An Apache broker (or one before broker groups) says nothing of replication."""
+    assert ha_state({}, 0) == HAState(role="MASTER")
+    assert ha_state({"haReplicationLagBytes": "-1", "haReplicationLagMs": "x", "groupEpoch": "3"}, 1) == HAState(role="SLAVE", epoch=3)
