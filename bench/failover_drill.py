@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from processes import free_port, wait_ready  # noqa: E402
 
-from brokers.engine.client.admin_promote import PromotionRefusedError, promote_slave  # noqa: E402
+from brokers.engine.client.admin_promotion import PromotionRefusedError, promote_slave_async  # noqa: E402
 from brokers.engine.common.message import properties_to_string  # noqa: E402
 from brokers.engine.common.message_codec import decode_records  # noqa: E402
 from brokers.engine.remoting.client import RemotingClient  # noqa: E402
@@ -223,13 +223,13 @@ class Drill:
     async def promote(self, slave: Broker, result: DrillResult, timeout_s: float = 20.0) -> dict:
         deadline = time.monotonic() + timeout_s
         while True:
-            plan = await promote_slave(slave.addr, NAME, 1, dry_run=True)
+            plan = await promote_slave_async(slave.addr, NAME, 1, dry_run=True)
             if not plan.master_reachable or time.monotonic() > deadline:
                 break
             await asyncio.sleep(0.05)  # the slave has not yet seen its master's connection drop
         force = bool(plan.refused) and not plan.master_reachable and self.role == "ASYNC_MASTER"
         try:
-            done = await promote_slave(slave.addr, NAME, 1, force=force)
+            done = await promote_slave_async(slave.addr, NAME, 1, force=force)
         except PromotionRefusedError as exc:
             raise AssertionError(f"promotion refused: {exc}; plan {plan}") from None
         result.forced += force

@@ -9,6 +9,10 @@ of a real run — read into :class:`PromotionResult`. A dry run always answers S
 ``refused`` saying why the real run would be refused; a refused real run answers SYSTEM_ERROR
 with a remark saying what would be lost, and changes nothing.
 
+Every caller goes through the one plan, :func:`promote_slave`: the console's gateway and mqadmin
+run it on the shared blocking admin client; engine tests and benches await
+:func:`promote_slave_async` (an asyncio driver of its own, or the given RemotingClient).
+
 A broker that does not know the request (an Apache RocketMQ broker, or a Gantry broker older
 than promotion) answers REQUEST_CODE_NOT_SUPPORTED: :func:`promote_slave` raises
 :class:`PromotionNotSupported` then, an MQBrokerError whose text says so and what RocketMQ 4.x
@@ -19,12 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from brokers.engine.client.admin_bodies import load_object
+from brokers.engine.client.driver import AsyncDriver
 from brokers.engine.client.errors import MQBrokerError
-from brokers.engine.client.plan import Call, Plan, check
+from brokers.engine.client.plan import Call, Plan
+from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 
-__all__ = ["PROMOTION_ROLES", "PromotionNotSupported", "PromotionResult", "parse_promotion_result", "promote_slave", "promotion_ext",
-           "promotion_result_from_json"]
+__all__ = ["PROMOTION_ROLES", "PromotionNotSupported", "PromotionRefusedError", "PromotionResult", "parse_promotion_result",
+           "promote_slave", "promote_slave_async", "promotion_ext", "promotion_result_from_json"]
 
 PROMOTION_ROLES = ("SYNC_MASTER", "ASYNC_MASTER")  # what a promoted slave may become
 PROMOTE_TIMEOUT_S = 30.0  # a real promotion truncates and re-opens the store's tail: more than an admin call's usual 3 s
@@ -38,6 +44,16 @@ class PromotionNotSupported(MQBrokerError):
         return (f"{where} does not support promotion (GANTRY_PROMOTE_SLAVE, request code {RequestCode.GANTRY_PROMOTE_SLAVE}): "
                 "an Apache RocketMQ broker, or a Gantry broker older than online promotion; "
                 "RocketMQ 4.x promotes a slave by restarting it with brokerId 0 and brokerRole SYNC_MASTER or ASYNC_MASTER")
+
+
+class PromotionRefusedError(MQBrokerError):
+    """The candidate refused the promotion and changed nothing: the remark says why (and what would
+    be lost); ``promotion`` is the plan when the broker sent one with its refusal."""
+
+    def __init__(self, code: int, remark: str | None, *, addr: str | None = None,
+                 promotion: PromotionResult | None = None) -> None:
+        super().__init__(code, remark, request_code=RequestCode.GANTRY_PROMOTE_SLAVE, addr=addr)
+        self.promotion = promotion
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +76,7 @@ class PromotionResult:
     master_reachable: bool
     would_lose: str  # a sentence
     refused: str  # empty unless the real run would be (or was) refused
+    registered_with: tuple[str, ...] = ()  # name servers that confirmed the new master (a real run)
 
     def to_json(self) -> dict:
         """The contract's JSON keys (what the console stores and the API shows)."""
@@ -69,6 +86,7 @@ class PromotionResult:
             "maxPhyOffset": self.max_phy_offset, "knownMasterMaxOffset": self.known_master_max_offset,
             "ackedOffset": self.acked_offset, "missingAckedBytes": self.missing_acked_bytes, "missingBytes": self.missing_bytes,
             "masterReachable": self.master_reachable, "wouldLose": self.would_lose, "refused": self.refused,
+            "registeredWith": list(self.registered_with),
         }
 
 
@@ -99,6 +117,7 @@ def promotion_result_from_json(obj: dict) -> PromotionResult:
         acked_offset=_int(obj.get("ackedOffset")), missing_acked_bytes=_int(obj.get("missingAckedBytes")),
         missing_bytes=_int(obj.get("missingBytes")), master_reachable=_bool(obj.get("masterReachable")),
         would_lose=str(obj.get("wouldLose") or ""), refused=str(obj.get("refused") or ""),
+        registered_with=tuple(str(a) for a in (obj.get("registeredWith") or ()) if isinstance(obj.get("registeredWith"), list)),
     )
 
 
@@ -125,7 +144,29 @@ def promote_slave(addr: str, broker_name: str, broker_id: int, *, force: bool = 
     code = RequestCode.GANTRY_PROMOTE_SLAVE
     ext = promotion_ext(broker_name, broker_id, force=force, dry_run=dry_run, role=role)
     reply = yield Call(code, ext, addr=addr, timeout_s=timeout_s)
+    where = reply.addr or addr
     if reply.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED:
-        raise PromotionNotSupported(reply.code, reply.remark, request_code=code, addr=reply.addr or addr)
-    check(reply, request_code=code)
+        raise PromotionNotSupported(reply.code, reply.remark, request_code=code, addr=where)
+    if reply.code != ResponseCode.SUCCESS:
+        try:
+            plan = parse_promotion_result(reply.body) if reply.body else None
+        except ValueError:
+            plan = None
+        raise PromotionRefusedError(reply.code, reply.remark, addr=where, promotion=plan)
     return parse_promotion_result(reply.body)
+
+
+async def promote_slave_async(addr: str, broker_name: str, broker_id: int, *, force: bool = False, dry_run: bool = False,
+                              role: str | None = None, client: RemotingClient | None = None,
+                              timeout_s: float = PROMOTE_TIMEOUT_S) -> PromotionResult:
+    """:func:`promote_slave` on an asyncio loop (own connection unless ``client`` is given).
+
+    The call is addressed to the candidate, so the driver's name server list is never used: it
+    holds the candidate's address only because a driver needs one.
+    """
+    driver = AsyncDriver(addr, timeout_s, remoting=client)
+    try:
+        return await driver.run(promote_slave(addr, broker_name, broker_id, force=force, dry_run=dry_run,
+                                              role=role, timeout_s=timeout_s))
+    finally:
+        await driver.close()

@@ -9,8 +9,10 @@ import asyncio
 
 import pytest
 
-from brokers.engine.client.admin_promote import PromotionRefusedError, promote_slave
+from brokers.engine.client.admin_promotion import PromotionRefusedError, promote_slave_async
+from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.store.ha import ha_protocol as hp
 from brokers.engine.store.ha.epoch_file import EpochFile
 
@@ -18,6 +20,16 @@ from .conftest import run
 from .test_broker_group import _store, produce, start_slave, wait_caught_up, wait_connected
 
 S1, S2 = "broker-a#1", "broker-a#2"
+
+
+async def raw_promote(addr: str, broker_name: str, broker_id: int) -> RemotingCommand:
+    """GANTRY_PROMOTE_SLAVE as the wire carries it, without the client's own checks."""
+    client = RemotingClient(name="raw-promote")
+    ext = {"brokerName": broker_name, "brokerId": str(broker_id), "force": "false", "dryRun": "false"}
+    try:
+        return await client.invoke(addr, RemotingCommand.request(RequestCode.GANTRY_PROMOTE_SLAVE, ext), 5.0)
+    finally:
+        await client.close()
 
 
 def test_promote_refusals_and_dry_run(engine_cluster):
@@ -29,15 +41,17 @@ def test_promote_refusals_and_dry_run(engine_cluster):
             assert {r.code for r in await produce(c, "T", 10)} == {0}
             await wait_caught_up(c)
             master, slave = c.addr("broker-a"), c.addr(S1)
-            with pytest.raises(PromotionRefusedError, match="broker-a id 0 is not a slave \\(role SYNC_MASTER\\)"):
-                await promote_slave(master, "broker-a", 0)
+            # the client refuses id 0 itself, so ask the master over a raw connection: the broker refuses too
+            refused = await raw_promote(master, "broker-a", 0)
+            assert refused.code == ResponseCode.SYSTEM_ERROR
+            assert "broker-a id 0 is not a slave (role SYNC_MASTER)" in (refused.remark or "")
             with pytest.raises(PromotionRefusedError, match="not broker-b"):
-                await promote_slave(slave, "broker-b", 1)
+                await promote_slave_async(slave, "broker-b", 1)
             with pytest.raises(PromotionRefusedError, match="not id 3"):
-                await promote_slave(slave, "broker-a", 3)
+                await promote_slave_async(slave, "broker-a", 3)
             with pytest.raises(PromotionRefusedError, match="is alive; stop it first or pass force"):
-                await promote_slave(slave, "broker-a", 1)
-            plan = await promote_slave(slave, "broker-a", 1, dry_run=True)
+                await promote_slave_async(slave, "broker-a", 1)
+            plan = await promote_slave_async(slave, "broker-a", 1, dry_run=True)
             assert plan.dry_run and not plan.promoted and plan.master_reachable and "alive" in plan.refused
             assert (plan.to_role, plan.epoch, plan.new_epoch) == ("SYNC_MASTER", 0, 1)
             # the slave knows what the group acknowledged as of the master's last frame
@@ -107,12 +121,12 @@ def test_promotion_repoints_the_other_slave_and_fences_the_returning_master(engi
             old = c.brokers.pop("broker-a")
             old_end, shared = old.store.max_phy_offset, s1.store.max_phy_offset
             await old.stop()
-            plan = await promote_slave(c.addr(S1), "broker-a", 1, dry_run=True)
+            plan = await promote_slave_async(c.addr(S1), "broker-a", 1, dry_run=True)
             # S1's stalled link still counts as up, and it never heard of the tail it lacks
             assert plan.master_reachable and plan.missing_bytes == 0 and "pass force" in plan.refused
             with pytest.raises(PromotionRefusedError, match="is alive"):
-                await promote_slave(c.addr(S1), "broker-a", 1)
-            done = await promote_slave(c.addr(S1), "broker-a", 1, force=True, role="ASYNC_MASTER")
+                await promote_slave_async(c.addr(S1), "broker-a", 1)
+            done = await promote_slave_async(c.addr(S1), "broker-a", 1, force=True, role="ASYNC_MASTER")
             assert done.promoted and done.new_epoch == 1 and done.registered_with == (c.namesrv_addr,)
             assert s1.store.epoch == 1 and s1.config.broker_id == 0 and s1.store.broker_role == "ASYNC_MASTER"
             route = await c.route("T")

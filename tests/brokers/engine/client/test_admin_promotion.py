@@ -57,9 +57,10 @@ def test_the_contracts_json_answer_is_read_whole() -> None:
     assert (result.max_phy_offset, result.known_master_max_offset, result.acked_offset) == (5000, 6234, 6234)
     assert (result.missing_acked_bytes, result.missing_bytes, result.master_reachable) == (1234, 1234, False)
     assert result.refused.startswith("promotion of broker-a id 1 refused") and "5000..6234" in result.would_lose
-    assert result.to_json() == CONTRACT_PLAN and promotion_result_from_json(result.to_json()) == result
+    assert result.to_json() == {**CONTRACT_PLAN, "registeredWith": []} and promotion_result_from_json(result.to_json()) == result
     sparse = parse_promotion_result(b'{"brokerName": "broker-a", "promoted": "true", "registeredWith": ["x"]}')
-    assert sparse.promoted and sparse.epoch == 0 and sparse.refused == ""  # missing fields default, extra ones ignored
+    assert sparse.promoted and sparse.epoch == 0 and sparse.refused == ""  # missing fields default
+    assert sparse.registered_with == ("x",)
 
 
 def test_the_plan_sends_one_call_and_reads_the_answer() -> None:
