@@ -13,6 +13,8 @@ import os
 import signal
 import sys
 
+from brokers.engine.acl.plain_acl_config import AclConfigError
+from brokers.engine.acl.server_acl import add_acl_arguments
 from brokers.engine.broker.config import BrokerConfig, BrokerConfigError
 from brokers.engine.broker.controller import BrokerController
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
@@ -51,6 +53,11 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ha-port", type=int, default=None, help="HA listen port (default: --port + 1)")
     parser.add_argument("--master-ha-addr", default=None, metavar="HOST:PORT",
                         help="a slave's master HA address (default: learned from the name servers)")
+    add_acl_arguments(parser)
+    parser.add_argument("--acl-access-key", default=None, metavar="KEY",
+                        help="account the broker signs its requests to name servers and its master with "
+                             "(default: the ACL file's first admin account)")
+    parser.add_argument("--acl-secret-key", default=None, metavar="SECRET", help="that account's secret key")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="log level (default INFO)")
     return parser
 
@@ -83,14 +90,21 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         auto_create_topic_enable=args.auto_create_topic,
         register_interval_s=args.register_interval,
         store=StoreConfig(**store_kwargs),
+        acl_file=os.path.abspath(args.acl_file) if args.acl_file else None,
+        acl_disabled=args.no_acl,
+        acl_access_key=args.acl_access_key,
+        acl_secret_key=args.acl_secret_key,
     )
 
 
 async def serve(config: BrokerConfig, *, ready_line: bool = True) -> int:
     """Run a broker until SIGINT/SIGTERM; return the exit code."""
-    controller = BrokerController(config)
     try:
+        controller = BrokerController(config)
         await controller.start()
+    except AclConfigError as exc:
+        print(f"error: broker {config.broker_name} refuses to start: {exc}", file=sys.stderr, flush=True)
+        return EXIT_START_FAILED
     except Exception as exc:
         print(f"error: broker {config.broker_name} could not start: {exc}", file=sys.stderr, flush=True)
         return EXIT_START_FAILED
