@@ -6,9 +6,10 @@ need an admin account. The broker signs with, in this order:
 
 1. ``--acl-access-key`` / ``--acl-secret-key`` when given (a broker without an ACL file of its own,
    or one that must not use the file's first admin);
-2. else the first ``admin: true`` account of its own ACL file, read from the config in force, so a
-   changed secret in the file is used from the next request on (the brokers of one cluster share the
-   file, as ``run_cluster --acl-file`` arranges);
+2. else the first ``admin: true`` account of its own ACL file, read from the config in force (the
+   reloader is asked to look at the file first, at most once a second), so a changed secret in the
+   file is used from the next request on (the brokers of one cluster share the file, as
+   ``run_cluster --acl-file`` arranges);
 3. else nothing: requests go unsigned (a name server without ACL takes them).
 
 RocketMQ 4.x brokers sign nothing, since its name servers check nothing; Gantry's name server
@@ -48,6 +49,9 @@ class BrokerCredential:
             return self._fixed
         if self._source is None:
             return None
+        maybe_reload = getattr(self._source, "maybe_reload", None)  # a PlainAclReloader: follow the file
+        if maybe_reload is not None:
+            maybe_reload()
         account = first_admin_account(self._source.config)
         return None if account is None else AclClientHook(account.access_key, account.secret_key, ons_channel=None)
 

@@ -103,3 +103,31 @@ def test_keys_come_in_pairs_and_one_instance_signs_with_one_account(acl_cluster)
             Producer("P2", acl_cluster.namesrv_addr, instance_name="acl-shared", access_key=ADMIN[0], secret_key=ADMIN[1]).start()
     finally:
         first.shutdown()
+
+
+def test_a_slave_registers_and_syncs_from_its_master_signing_with_the_files_admin(tmp_path):
+    from brokers.engine.broker.config import BrokerConfig
+    from brokers.engine.broker.controller import BrokerController
+    from brokers.engine.store.config import StoreConfig
+    from tests.brokers.engine.client._cluster import EmbeddedCluster
+
+    acl_file = str(write_acl(tmp_path / "plain_acl.yml", acl_text()))
+    cluster = EmbeddedCluster(tmp_path / "stores", broker_names=("broker-a",), namesrv_options={"acl_file": acl_file},
+                              acl_file=acl_file, slave_synchronize_interval_s=0.2).start()
+    slave = None
+    try:
+        make_topic(cluster, "AclSlaveTopic")
+        slave = BrokerController(BrokerConfig(
+            broker_name="broker-a", cluster_name=cluster.cluster, broker_id=1, broker_role="SLAVE", listen_port=0,
+            namesrv_addrs=(cluster.namesrv_addr,), acl_file=acl_file, slave_synchronize_interval_s=0.2,
+            store=StoreConfig(str(tmp_path / "slave"), commitlog_file_size=8 << 20, consume_queue_units_per_file=10_000,
+                              max_index_hash_slots=10_000, max_index_count=40_000)))
+        cluster.run(slave.start())
+        wait_until(lambda: "AclSlaveTopic" in slave.topic_config_manager.topic_config_table, what="the slave's topic sync (21)")
+        with BlockingMQAdminClient(cluster.namesrv_addr, access_key=ADMIN[0], secret_key=ADMIN[1]) as admin:
+            wait_until(lambda: 1 in admin.examine_broker_cluster_info().broker_datas["broker-a"].broker_addrs,
+                       what="the slave's registration (103)")
+    finally:
+        if slave is not None:
+            cluster.run(slave.stop())
+        cluster.stop()
