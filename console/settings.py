@@ -4,7 +4,9 @@ Environment: NAMESRV_ADDR (RocketMQ's variable, ';'-separated), DATABASE_URL, RE
 SPARK_MASTER, SECRET_KEY, DEBUG, ALLOWED_HOSTS, GANTRY_VAR_DIR, GANTRY_HTTPS (serve over HTTPS
 only: secure cookies, HSTS, redirect), CSRF_TRUSTED_ORIGINS (comma-separated, for a proxy in
 front), GANTRY_BEHIND_PROXY (trust X-Forwarded-Proto from it), GANTRY_LOGIN_MAX_FAILURES and
-GANTRY_LOGIN_LOCKOUT_MINUTES (failed-login lockout), GANTRY_MAX_BODY_BYTES (request bodies).
+GANTRY_LOGIN_LOCKOUT_MINUTES (failed-login lockout), GANTRY_MAX_BODY_BYTES (request bodies),
+MQ_ACCESS_KEY / MQ_SECRET_KEY (the ACL account the console and Celery sign with), MQ_DEMO_ACCESS_KEY /
+MQ_DEMO_SECRET_KEY (the demo workload's), GANTRY_ACL_FILE (the ACL file `make run` generates).
 
 ``python manage.py check --deploy`` passes with DEBUG=0, a SECRET_KEY of 50+ characters,
 ALLOWED_HOSTS and GANTRY_HTTPS=1 (tests/console/test_settings.py runs it).
@@ -139,6 +141,15 @@ MQ = {
     "FLUSH_DISK_TYPE": os.environ.get("GANTRY_FLUSH", "ASYNC_FLUSH"),
     # Admin calls from web requests must answer fast; a dead name server should not hang a page.
     "ADMIN_TIMEOUT_S": float(os.environ.get("GANTRY_ADMIN_TIMEOUT_S", "3")),
+    # The ACL account the console, Celery and mqadmin sign every request with (RocketMQ's
+    # AccessKey/SecretKey; empty: unsigned). `make run` passes its generated admin account here.
+    "ACCESS_KEY": os.environ.get("MQ_ACCESS_KEY", ""),
+    "SECRET_KEY": os.environ.get("MQ_SECRET_KEY", ""),
+    # The demo workload's producer and consumers (run_demo); empty: ACCESS_KEY / SECRET_KEY.
+    "DEMO_ACCESS_KEY": os.environ.get("MQ_DEMO_ACCESS_KEY", ""),
+    "DEMO_SECRET_KEY": os.environ.get("MQ_DEMO_SECRET_KEY", ""),
+    # The ACL file `make run` generates on first start and runs the cluster with.
+    "ACL_FILE": os.environ.get("GANTRY_ACL_FILE", str(VAR_DIR / "acl" / "plain_acl.yml")),
 }
 
 # Console-side figures that are cheap to keep a few seconds (per-broker topic counts on the

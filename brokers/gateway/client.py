@@ -26,16 +26,18 @@ _client: BlockingMQAdminClient | None = None
 
 
 def get_admin_client() -> BlockingMQAdminClient:
-    """The shared client; Unavailable (503) when NAMESRV_ADDR is not a usable address list."""
+    """The shared client, signing with MQ ACCESS_KEY / SECRET_KEY when set (the ACL); Unavailable (503)
+    when NAMESRV_ADDR is not a usable address list or only one of the two keys is set."""
     global _client
     with _lock:
         if _client is None:
             try:
                 _client = BlockingMQAdminClient(
-                    settings.MQ["NAMESRV_ADDR"], timeout_s=settings.MQ["ADMIN_TIMEOUT_S"]
+                    settings.MQ["NAMESRV_ADDR"], timeout_s=settings.MQ["ADMIN_TIMEOUT_S"],
+                    access_key=settings.MQ.get("ACCESS_KEY") or None, secret_key=settings.MQ.get("SECRET_KEY") or None,
                 )
             except ValueError as exc:
-                raise Unavailable(f"NAMESRV_ADDR is not usable: {exc}") from exc
+                raise Unavailable(f"NAMESRV_ADDR or MQ_ACCESS_KEY/MQ_SECRET_KEY is not usable: {exc}") from exc
         return _client
 
 

@@ -54,13 +54,17 @@ def perm_name(perm: Perm) -> str:
     return "|".join(names) or "NONE"
 
 
+_DENY, _ANY, _PUB_OR_SUB = int(Perm.DENY), int(Perm.ANY), int(Perm.PUB | Perm.SUB)
+
+
 def check_permission(needed: Perm, owned: Perm) -> bool:
     """RocketMQ's ``Permission.checkPermission``: DENY owned refuses; ANY needs PUB or SUB; else a shared bit."""
-    if owned & Perm.DENY:
+    owned_bits, needed_bits = int(owned), int(needed)  # plain ints: IntFlag's operators cost ~1 us each, per request
+    if owned_bits & _DENY:
         return False
-    if needed & Perm.ANY:
-        return bool(owned & (Perm.PUB | Perm.SUB))
-    return bool(needed & owned)
+    if needed_bits & _ANY:
+        return bool(owned_bits & _PUB_OR_SUB)
+    return bool(needed_bits & owned_bits)
 
 
 def group_resource(group: str) -> str:

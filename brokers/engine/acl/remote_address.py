@@ -65,6 +65,8 @@ class RemoteAddressPattern:
         """Whether the peer ``host`` (an IP literal, no port) is covered by this pattern."""
         if self.match_all:
             return True
+        if not self.addresses and not self.ranges:
+            return False  # the empty pattern: nothing to compare, so no address to parse
         peer = peer_address(host)
         if peer is None:
             return False

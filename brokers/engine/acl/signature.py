@@ -29,6 +29,7 @@ ONS_CHANNEL = "OnsChannel"
 UNIQUE_KEY_QUERY = "_UNIQUE_KEY_QUERY"  # MixAll.UNIQUE_MSG_QUERY_FLAG
 
 _UNSIGNED_FIELDS = frozenset({SIGNATURE, UNIQUE_KEY_QUERY})
+ONE_SHOT_MAX_BODY = 64 * 1024  # bodies up to this size are signed in one hmac.digest call (a copy); larger ones in two steps
 
 
 def _java_order(key: str) -> bytes:
@@ -36,12 +37,22 @@ def _java_order(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
+def _signed_keys(ext_fields: Mapping[str, str]) -> list[str]:
+    """The signed keys in Java's order. Code point order is the same as UTF-16 order below U+10000, so
+    plain ``sorted`` serves keys that are all ASCII (``isascii`` is O(1)): every key any client sends."""
+    if "".join(ext_fields).isascii():
+        keys = sorted(ext_fields)
+    else:
+        keys = sorted(ext_fields, key=_java_order)
+    return [key for key in keys if key not in _UNSIGNED_FIELDS]
+
+
 def _signed_values(ext_fields: Mapping[str, str]) -> bytes:
-    return "".join(
-        "" if ext_fields[key] is None else str(ext_fields[key])
-        for key in sorted(ext_fields, key=_java_order)
-        if key not in _UNSIGNED_FIELDS
-    ).encode("utf-8")
+    keys = _signed_keys(ext_fields)
+    try:
+        return "".join([ext_fields[key] for key in keys]).encode("utf-8")  # the common case: every value a str
+    except TypeError:
+        return "".join("" if ext_fields[key] is None else str(ext_fields[key]) for key in keys).encode("utf-8")
 
 
 def combine_request_content(ext_fields: Mapping[str, str], body: bytes | None = None) -> bytes:
@@ -58,12 +69,19 @@ def calculate_signature(content: bytes, secret_key: str) -> str:
 def sign(secret_key: str, ext_fields: Mapping[str, str], body: bytes | None = None) -> str:
     """The signature of a request with these ext fields and body (any Signature already in them is ignored).
 
-    Same value as ``calculate_signature(combine_request_content(...))``, without copying the body.
+    Same value as ``calculate_signature(combine_request_content(...))``; a body over ONE_SHOT_MAX_BODY is
+    not copied.
     """
-    mac = hmac.new(secret_key.encode("utf-8"), _signed_values(ext_fields), hashlib.sha1)
-    if body:
+    key, values = secret_key.encode("utf-8"), _signed_values(ext_fields)
+    if not body:
+        digest = hmac.digest(key, values, "sha1")
+    elif len(body) <= ONE_SHOT_MAX_BODY:  # one C call; copying a small body costs less than an HMAC object
+        digest = hmac.digest(key, values + body, "sha1")
+    else:
+        mac = hmac.new(key, values, hashlib.sha1)
         mac.update(body)
-    return base64.b64encode(mac.digest()).decode("ascii")
+        digest = mac.digest()
+    return base64.b64encode(digest).decode("ascii")
 
 
 def verify(secret_key: str, ext_fields: Mapping[str, str], body: bytes | None, signature: str | None) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER, MAX_MESSAGE_SIZE
@@ -79,6 +79,11 @@ class BrokerConfig:
     slave_read_enable: bool = True
     access_message_in_memory_max_ratio: int = 40  # accessMessageInMemoryMaxRatio (% of RAM)
     slave_synchronize_interval_s: float = 10.0  # SlaveSynchronize: topics, groups, offsets
+    # --- the ACL (acl/server_acl.py, acl/broker_credential.py) ---
+    acl_file: str | None = None  # plain_acl.yml; None: off on loopback, refused elsewhere unless acl_disabled
+    acl_disabled: bool = False  # --no-acl: listen on a non-loopback address with no ACL (logged as a warning)
+    acl_access_key: str | None = None  # what the broker signs with; None: the ACL file's first admin account
+    acl_secret_key: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         for label, name in (("broker name", self.broker_name), ("cluster name", self.cluster_name)):

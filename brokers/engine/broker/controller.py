@@ -1,6 +1,10 @@
 """BrokerController: wires the store, the config managers, the client registry, long polling,
 the processors and the name-server registration together, and starts and stops them.
 
+Before anything: the ACL (``acl/server_acl.py``): an ACL file is loaded, or a non-loopback listen
+address without one refuses to start (unless ``acl_disabled``); every request then passes the
+server's AclGuard first, and the broker signs its own requests (``acl/broker_credential.py``).
+
 Start order: load topics/offsets/groups from ``<store_dir>/config``; listen (port 0 picks an
 ephemeral port; until the store is open every request is answered SYSTEM_BUSY); open the store
 with the advertised host using the real port (it is embedded in every record and message id);
@@ -26,6 +30,8 @@ import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from brokers.engine.acl.broker_credential import BrokerCredential
+from brokers.engine.acl.server_acl import server_acl_guard
 from brokers.engine.broker.broker_stats import BrokerStats
 from brokers.engine.broker.client_manager import ClientManager
 from brokers.engine.broker.config import BrokerConfig
@@ -50,6 +56,7 @@ from brokers.engine.broker.topic_config_manager import TopicConfigManager
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import MQ_VERSION, MQ_VERSION_NAME
 from brokers.engine.remoting.channel import ChannelContext
+from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.server import RemotingServer
@@ -68,6 +75,13 @@ class BrokerController:
         self.config = config
         self.clock = clock
         self.config_dir = Path(config.store.store_dir) / "config"
+        self.acl_guard = server_acl_guard(host=config.listen_host, acl_file=config.acl_file, no_acl=config.acl_disabled,
+                                          name=f"broker {config.broker_name}", clock=clock)  # AclConfigError: do not start
+        acl_source = None if self.acl_guard is None else (self.acl_guard.reloader or self.acl_guard)  # the file, re-read
+        self.credential = BrokerCredential(access_key=config.acl_access_key, secret_key=config.acl_secret_key, acl_source=acl_source)
+        if self.acl_guard is not None and self.credential.access_key is None:
+            log.warning("broker %s: the ACL file has no admin account and no --acl-access-key was given: "
+                        "requests to name servers and the master go unsigned", config.broker_name)
         self.topic_config_manager = TopicConfigManager(config, self.config_dir, clock)
         self.consumer_offset_manager = ConsumerOffsetManager(self.config_dir)
         self.subscription_group_manager = SubscriptionGroupManager(
@@ -83,7 +97,7 @@ class BrokerController:
             max_offset=lambda topic, queue_id: self.store.get_max_offset_in_queue(topic, queue_id),
             check_interval_s=config.long_poll_check_interval_s,
         )
-        self.outer_api = BrokerOuterAPI(config.namesrv_addrs)
+        self.outer_api = BrokerOuterAPI(config.namesrv_addrs, RemotingClient(name="broker-outer", signer=self.credential))
         self.group_member = GroupMember(self, self.outer_api.client)
         self._store: MessageStore | None = None
         self.server: RemotingServer | None = None
@@ -140,7 +154,7 @@ class BrokerController:
             self.schedule_message_service.load()
         self.topic_config_manager.add_change_listener(lambda tc: self.request_register())
 
-        server = RemotingServer(self.config.listen_host, self.config.listen_port, name=self.config.broker_name)
+        server = RemotingServer(self.config.listen_host, self.config.listen_port, name=self.config.broker_name, guard=self.acl_guard)
         server.register_default_processor(self._default_processor)
         server.add_close_listener(self.client_manager.do_channel_close_event)
         self.server = server

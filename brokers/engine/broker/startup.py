@@ -13,6 +13,8 @@ import os
 import signal
 import sys
 
+from brokers.engine.acl.plain_acl_config import AclConfigError
+from brokers.engine.acl.server_acl import add_acl_arguments
 from brokers.engine.broker.config import BrokerConfig, BrokerConfigError
 from brokers.engine.broker.controller import BrokerController
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
@@ -55,6 +57,11 @@ def build_arg_parser() -> argparse.ArgumentParser:
                         help="syncFlushTimeout: how long a SYNC_FLUSH put or a SYNC_MASTER send waits (default 5000)")
     parser.add_argument("--slave-sync-interval", type=float, default=None, metavar="SECONDS",
                         help="a slave's copy of topics, groups and offsets from its master (default 10, as RocketMQ)")
+    add_acl_arguments(parser)
+    parser.add_argument("--acl-access-key", default=None, metavar="KEY",
+                        help="account the broker signs its requests to name servers and its master with "
+                             "(default: the ACL file's first admin account)")
+    parser.add_argument("--acl-secret-key", default=None, metavar="SECRET", help="that account's secret key")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="log level (default INFO)")
     return parser
 
@@ -95,14 +102,21 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         register_interval_s=args.register_interval,
         store=StoreConfig(**store_kwargs),
         **extra,
+        acl_file=os.path.abspath(args.acl_file) if args.acl_file else None,
+        acl_disabled=args.no_acl,
+        acl_access_key=args.acl_access_key,
+        acl_secret_key=args.acl_secret_key,
     )
 
 
 async def serve(config: BrokerConfig, *, ready_line: bool = True) -> int:
     """Run a broker until SIGINT/SIGTERM; return the exit code."""
-    controller = BrokerController(config)
     try:
+        controller = BrokerController(config)
         await controller.start()
+    except AclConfigError as exc:
+        print(f"error: broker {config.broker_name} refuses to start: {exc}", file=sys.stderr, flush=True)
+        return EXIT_START_FAILED
     except Exception as exc:
         print(f"error: broker {config.broker_name} could not start: {exc}", file=sys.stderr, flush=True)
         return EXIT_START_FAILED

@@ -40,6 +40,7 @@ from brokers.engine.client.admin_bodies import (  # noqa: F401 (re-exported)
     parse_topic_list,
     parse_topic_route,
 )
+from brokers.engine.client.credentials import acl_signer
 from brokers.engine.client.admin_plans import MAX_TIMESTAMP, ORDER_TOPIC_CONFIG, AdminPlans  # noqa: F401 (re-exported)
 from brokers.engine.client.admin_types import (  # noqa: F401 (re-exported)
     BrokerData,
@@ -105,8 +106,9 @@ class MQAdminClient(_AdminBase):
     Use it from tasks of one event loop; close it with ``await admin.close()``.
     """
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S, *, remoting: RemotingClient | None = None) -> None:
-        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting)
+    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S, *, remoting: RemotingClient | None = None,
+                 access_key: str | None = None, secret_key: str | None = None) -> None:
+        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key))
         self.plans = AdminPlans(self.driver.namesrv_addrs)
 
     async def close(self) -> None:
@@ -143,8 +145,9 @@ class MQAdminClient(_AdminBase):
 class BlockingMQAdminClient(_AdminBase):
     """Thread-safe blocking admin client for Django and Celery; same operations as MQAdminClient."""
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S, *, remoting: BlockingRemotingClient | None = None) -> None:
-        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting)
+    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S, *,
+                 remoting: BlockingRemotingClient | None = None, access_key: str | None = None, secret_key: str | None = None) -> None:
+        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key))
         self.plans = AdminPlans(self.driver.namesrv_addrs)
 
     def close(self) -> None:

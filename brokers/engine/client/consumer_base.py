@@ -27,6 +27,7 @@ from brokers.engine.client.client_config import ClientConfig, ConsumerConfig
 from brokers.engine.client.client_instance import MQClientInstance
 from brokers.engine.client.consume_service import ConsumeCounters
 from brokers.engine.client.errors import CLIENT_ERROR, MQClientError
+from brokers.engine.client.credentials import acl_signer
 from brokers.engine.client.mq_client_manager import acquire_client_instance, default_instance_name
 from brokers.engine.client.offset_store import LocalFileOffsetStore, RemoteBrokerOffsetStore
 from brokers.engine.client.process_queue import ProcessQueue
@@ -71,8 +72,10 @@ class ConsumerBase:
     def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateStrategy | None = None,
                  message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
                  instance_name: str | None = None, *, config: ConsumerConfig | None = None,
-                 client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
+                 client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
+                 access_key: str | None = None, secret_key: str | None = None) -> None:
         self.group = validate_group(group)
+        self.signer = acl_signer(access_key, secret_key)  # ACL: every request signed with this account
         self.namesrv_addr = namesrv_addr
         self.strategy: AllocateStrategy = strategy or AllocateMessageQueueAveragely()
         self.message_model = normalize_message_model(message_model)
@@ -136,7 +139,7 @@ class ConsumerBase:
         if not self.subscriptions:
             raise MQClientError(CLIENT_ERROR, "subscribe to a topic before start()")
         self.start_timestamp = self.clock.now_ms()
-        instance = acquire_client_instance(self.namesrv_addr, self.instance_name, self.client_config)
+        instance = acquire_client_instance(self.namesrv_addr, self.instance_name, self.client_config, self.signer)
         self._build(instance)
         try:
             instance.register_consumer(self)

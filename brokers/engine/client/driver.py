@@ -8,7 +8,8 @@
 A call without an address goes to the name servers: each is tried in turn, starting from the
 last one that answered, until one answers; when none does, RemotingConnectError names them all.
 :func:`async_operation` and :func:`blocking_operation` turn a plan method into a client method
-that runs it on ``self.driver`` with ``self.plans``.
+that runs it on ``self.driver`` with ``self.plans``. A driver given a ``signer`` (the ACL's
+AclClientHook) builds its remoting client with it, so every request it sends is signed.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from brokers.engine.remoting.blocking import BlockingRemotingClient
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingConnectError, RemotingError
+from brokers.engine.remoting.request_guard import RequestSigner
 
 __all__ = ["DEFAULT_TIMEOUT_S", "AsyncDriver", "BlockingDriver", "async_operation", "blocking_operation", "parse_namesrv_addrs"]
 
@@ -55,7 +57,10 @@ class _DriverBase(Generic[R]):
     addressed Calls sent as they are.
     """
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float, remoting: R | None, make_remoting: Callable[[], R]) -> None:
+    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float, remoting: R | None, make_remoting: Callable[[], R],
+                 signer: RequestSigner | None = None) -> None:
+        if remoting is not None and signer is not None:
+            raise ValueError("a driver given its remoting client signs with that client's signer; give the signer to it")
         self.namesrv_addrs = parse_namesrv_addrs(namesrv_addrs)
         self.timeout_s = timeout_s
         self._preferred = 0  # index of the name server that answered last
@@ -93,8 +98,9 @@ class _DriverBase(Generic[R]):
 class AsyncDriver(_DriverBase[RemotingClient]):
     """Run plans over an asyncio RemotingClient; a Fanout's calls run concurrently."""
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S, remoting: RemotingClient | None = None) -> None:
-        super().__init__(namesrv_addrs, timeout_s, remoting, RemotingClient)
+    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S, remoting: RemotingClient | None = None,
+                 *, signer: RequestSigner | None = None) -> None:
+        super().__init__(namesrv_addrs, timeout_s, remoting, lambda: RemotingClient(signer=signer), signer)
 
     async def run(self, plan: Plan[T]) -> T:
         return await self._drive(plan, self._execute)
@@ -142,8 +148,9 @@ class AsyncDriver(_DriverBase[RemotingClient]):
 class BlockingDriver(_DriverBase[BlockingRemotingClient]):
     """Run plans over a BlockingRemotingClient from any thread; a Fanout runs on its loop at once."""
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S, remoting: BlockingRemotingClient | None = None) -> None:
-        super().__init__(namesrv_addrs, timeout_s, remoting, BlockingRemotingClient)
+    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S,
+                 remoting: BlockingRemotingClient | None = None, *, signer: RequestSigner | None = None) -> None:
+        super().__init__(namesrv_addrs, timeout_s, remoting, lambda: BlockingRemotingClient(signer=signer), signer)
 
     def run(self, plan: Plan[T]) -> T:
         return self._drive(plan, self._execute)

@@ -15,6 +15,7 @@ from brokers.engine.client.client_config import ClientConfig
 from brokers.engine.client.client_instance import MQClientInstance
 from brokers.engine.client.driver import parse_namesrv_addrs
 from brokers.engine.client.identity import build_client_id
+from brokers.engine.remoting.request_guard import RequestSigner
 
 __all__ = ["MQClientManager", "acquire_client_instance", "default_instance_name"]
 
@@ -35,16 +36,23 @@ class MQClientManager:
         self._instances: dict[str, MQClientInstance] = {}
         self._refs: dict[str, int] = {}
 
-    def acquire(self, namesrv_addr: str, instance_name: str, config: ClientConfig | None = None) -> MQClientInstance:
+    def acquire(self, namesrv_addr: str, instance_name: str, config: ClientConfig | None = None,
+                signer: RequestSigner | None = None) -> MQClientInstance:
         """The running instance of client id ``<ip>@<instance_name>``, created and started when new.
 
         A second caller's ``config`` is ignored (the first one's timers run the instance), as in RocketMQ.
+        An instance signs with one account: a second caller with other credentials (``signer``) gets
+        ValueError rather than requests signed by someone else's account.
         """
         client_id = build_client_id(instance_name)
         with self._lock:
             instance = self._instances.get(client_id)
+            if instance is not None and instance.signer != signer:
+                raise ValueError(f"client instance {client_id} already runs with other ACL credentials; "
+                                 "give this client another instance_name")
             if instance is None:
-                instance = MQClientInstance(client_id, parse_namesrv_addrs(namesrv_addr), config or ClientConfig(), registry=self)
+                instance = MQClientInstance(client_id, parse_namesrv_addrs(namesrv_addr), config or ClientConfig(), registry=self,
+                                            signer=signer)
                 instance._start()
                 self._instances[client_id] = instance
             self._refs[client_id] = self._refs.get(client_id, 0) + 1
@@ -66,9 +74,10 @@ class MQClientManager:
 MANAGER = MQClientManager()
 
 
-def acquire_client_instance(namesrv_addr: str, instance_name: str, config: ClientConfig | None = None) -> MQClientInstance:
+def acquire_client_instance(namesrv_addr: str, instance_name: str, config: ClientConfig | None = None,
+                            signer: RequestSigner | None = None) -> MQClientInstance:
     """The process's instance of client id ``<ip>@<instance_name>`` (see :meth:`MQClientManager.acquire`).
 
     Each call takes a reference; give it back with :meth:`MQClientInstance.release`.
     """
-    return MANAGER.acquire(namesrv_addr, instance_name, config)
+    return MANAGER.acquire(namesrv_addr, instance_name, config, signer)

@@ -37,6 +37,7 @@ from brokers.engine.client.client_instance import MQClientInstance
 from brokers.engine.client.errors import CLIENT_ERROR, MQBrokerError, MQClientError
 from brokers.engine.client.identity import UniqIdGenerator
 from brokers.engine.client.latency_fault_tolerance import MQFaultStrategy
+from brokers.engine.client.credentials import acl_signer
 from brokers.engine.client.mq_client_manager import acquire_client_instance, default_instance_name
 from brokers.engine.client.plan import Call
 from brokers.engine.client.producer_plans import DEFAULT_PRODUCER_GROUP, ProducerPlans
@@ -71,8 +72,10 @@ class Producer:
     """Sends messages of one producer group; see the module docstring."""
 
     def __init__(self, group: str = DEFAULT_PRODUCER_GROUP, namesrv_addr: str = "127.0.0.1:9876", instance_name: str | None = None, *,
-                 config: ProducerConfig | None = None, client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
+                 config: ProducerConfig | None = None, client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
+                 access_key: str | None = None, secret_key: str | None = None) -> None:
         self.group = group
+        self.signer = acl_signer(access_key, secret_key)  # ACL: every request signed with this account
         self.namesrv_addr = namesrv_addr
         self.instance_name = instance_name or default_instance_name()
         self.config = config or ProducerConfig()
@@ -90,7 +93,7 @@ class Producer:
     def start(self) -> Producer:
         if self._instance is not None:
             return self
-        instance = acquire_client_instance(self.namesrv_addr, self.instance_name, self.client_config)
+        instance = acquire_client_instance(self.namesrv_addr, self.instance_name, self.client_config, self.signer)
         self._plans = ProducerPlans(instance.namesrv_addrs, self.group, clock=self.clock, instance_name=self.instance_name,
                                     timeout_s=self.config.send_timeout_s, retry_times=0, compress_over=self.config.compress_over)
         try:

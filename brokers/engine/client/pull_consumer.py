@@ -47,9 +47,10 @@ class PullConsumer(ConsumerBase):
     def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateStrategy | None = None,
                  message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
                  instance_name: str | None = None, *, config: ConsumerConfig | None = None,
-                 client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
+                 client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
+                 access_key: str | None = None, secret_key: str | None = None) -> None:
         super().__init__(group, namesrv_addr, strategy, message_model, consume_from_where, instance_name, config=config,
-                         client_config=client_config, clock=clock)
+                         client_config=client_config, clock=clock, access_key=access_key, secret_key=secret_key)
         self._assigned_mode = False
         self._assigned: set[MessageQueue] = set()
         self._next: dict[MessageQueue, int] = {}  # next offset to pull

@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any
 
 from brokers.engine.client.admin_bodies import inflate_bodies
+from brokers.engine.client.credentials import acl_signer
 from brokers.engine.client.driver import DEFAULT_TIMEOUT_S, AsyncDriver, BlockingDriver, async_operation, blocking_operation
 from brokers.engine.client.errors import MQBrokerError
 from brokers.engine.client.front_end import HEARTBEAT_INTERVAL_S, AsyncFrontEnd, BlockingFrontEnd
@@ -285,8 +286,9 @@ class AsyncPullClient(_PullFrontEnd, AsyncFrontEnd):
 
     def __init__(self, namesrv_addrs: str | Iterable[str], group: str = TOOLS_CONSUMER_GROUP, *, timeout_s: float = DEFAULT_TIMEOUT_S,
                  remoting: RemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
-                 heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S) -> None:
-        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting)
+                 heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S, access_key: str | None = None,
+                 secret_key: str | None = None) -> None:
+        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key))
         self._init_plans(self.driver, group, clock, instance_name, timeout_s)
         self._init_async(heartbeat_interval_s)
 
@@ -330,8 +332,9 @@ class PullClient(_PullFrontEnd, BlockingFrontEnd):
 
     def __init__(self, namesrv_addrs: str | Iterable[str], group: str = TOOLS_CONSUMER_GROUP, *, timeout_s: float = DEFAULT_TIMEOUT_S,
                  remoting: BlockingRemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
-                 heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S) -> None:
-        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting)
+                 heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S, access_key: str | None = None,
+                 secret_key: str | None = None) -> None:
+        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key))
         self._init_plans(self.driver, group, clock, instance_name, timeout_s)
         self._init_blocking(heartbeat_interval_s)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from brokers.engine.client.credentials import acl_signer
 from brokers.engine.client.driver import DEFAULT_TIMEOUT_S, AsyncDriver, BlockingDriver
 from brokers.engine.client.front_end import HEARTBEAT_INTERVAL_S, AsyncFrontEnd, BlockingFrontEnd
 from brokers.engine.client.producer_plans import (
@@ -43,8 +44,9 @@ class AsyncSimpleProducer(AsyncFrontEnd):
     def __init__(self, namesrv_addrs: str | Iterable[str], group: str = DEFAULT_PRODUCER_GROUP, *, timeout_s: float = DEFAULT_TIMEOUT_S,
                  remoting: RemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
                  retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED, compress_over: int = COMPRESS_OVER,
-                 heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S) -> None:
-        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting)
+                 heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S, access_key: str | None = None,
+                 secret_key: str | None = None) -> None:
+        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key))
         self.plans = ProducerPlans(self.driver.namesrv_addrs, group, clock=clock, instance_name=instance_name,
                                    timeout_s=timeout_s, retry_times=retry_times, compress_over=compress_over)
         self._init_async(heartbeat_interval_s)
@@ -92,8 +94,9 @@ class SimpleProducer(BlockingFrontEnd):
     def __init__(self, namesrv_addrs: str | Iterable[str], group: str = DEFAULT_PRODUCER_GROUP, *, timeout_s: float = DEFAULT_TIMEOUT_S,
                  remoting: BlockingRemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
                  retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED, compress_over: int = COMPRESS_OVER,
-                 heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S) -> None:
-        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting)
+                 heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S, access_key: str | None = None,
+                 secret_key: str | None = None) -> None:
+        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key))
         self.plans = ProducerPlans(self.driver.namesrv_addrs, group, clock=clock, instance_name=instance_name,
                                    timeout_s=timeout_s, retry_times=retry_times, compress_over=compress_over)
         self._init_blocking(heartbeat_interval_s)

@@ -5,17 +5,21 @@ scans for brokers whose last registration is older than ``broker_channel_expired
 ``scan_not_active_broker_interval_s`` (time read from the injected clock, so tests drive expiry
 with a ManualClock and millisecond scan intervals); a broker whose connection closes is dropped
 at once by a close listener.  ``python -m brokers.engine namesrv --port 9876`` ends up in
-:func:`main`.
+:func:`main`. With ``acl_file`` every request passes the ACL first (``acl/server_acl.py``: a
+non-loopback listen address without a file refuses to start unless ``acl_disabled``).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 from dataclasses import dataclass
 
+from brokers.engine.acl.plain_acl_config import AclConfigError
+from brokers.engine.acl.server_acl import add_acl_arguments, server_acl_guard
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import DEFAULT_NAMESRV_PORT, MAX_FRAME_SIZE
 from brokers.engine.namesrv.kv_config import KvConfigManager
@@ -37,6 +41,8 @@ class NamesrvConfig:
     max_frame_size: int = MAX_FRAME_SIZE
     order_message_enable: bool = False  # put ORDER_TOPIC_CONFIG layouts in routes as orderTopicConf
     kv_config_path: str | None = None  # kvConfig.json; None keeps KV config in memory only
+    acl_file: str | None = None  # plain_acl.yml; None: off on loopback, refused elsewhere unless acl_disabled
+    acl_disabled: bool = False  # --no-acl: listen on a non-loopback address with no ACL (logged as a warning)
 
 
 class NamesrvController:
@@ -47,12 +53,15 @@ class NamesrvController:
         self.clock = clock
         self.route_info = RouteInfoManager(self.config.broker_channel_expired_s)
         self.kv_config = KvConfigManager(self.config.kv_config_path)
+        self.acl_guard = server_acl_guard(host=self.config.host, acl_file=self.config.acl_file,
+                                          no_acl=self.config.acl_disabled, name="namesrv", clock=clock)
         self.server = RemotingServer(
             self.config.host,
             self.config.port,
             max_frame_size=self.config.max_frame_size,
             name="namesrv",
             idle_close_s=self.config.idle_close_s,
+            guard=self.acl_guard,
         )
         self.processor = NamesrvProcessor(self.route_info, self.kv_config, clock, order_message_enable=self.config.order_message_enable)
         self.processor.register(self.server)
@@ -114,6 +123,7 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--idle-close", type=float, default=120.0, help="seconds before an idle connection is closed")
     parser.add_argument("--kv-config", default=None, help="kvConfig.json path (default: in memory only)")
     parser.add_argument("--order-message-enable", action="store_true", help="put ORDER_TOPIC_CONFIG in routes")
+    add_acl_arguments(parser)
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -153,9 +163,14 @@ def main(argv: list[str]) -> int:
         idle_close_s=args.idle_close,
         kv_config_path=args.kv_config,
         order_message_enable=args.order_message_enable,
+        acl_file=os.path.abspath(args.acl_file) if args.acl_file else None,
+        acl_disabled=args.no_acl,
     )
     try:
         asyncio.run(serve(config))
+    except AclConfigError as exc:
+        print(f"namesrv refuses to start on {config.host}:{config.port}: {exc}", file=sys.stderr, flush=True)
+        return 1
     except OSError as exc:
         print(f"namesrv failed to start on {config.host}:{config.port}: {exc}", file=sys.stderr, flush=True)
         return 1

@@ -20,6 +20,7 @@ from brokers.engine.remoting.channel import Handler
 from brokers.engine.remoting.client import CONNECT_TIMEOUT_S, DEFAULT_TIMEOUT_S, RemotingClient
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError, RemotingTimeoutError
+from brokers.engine.remoting.request_guard import RequestSigner
 
 T = TypeVar("T")
 
@@ -35,8 +36,10 @@ class BlockingRemotingClient:
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         max_frame_size: int = MAX_FRAME_SIZE,
         name: str = "blocking-client",
+        signer: RequestSigner | None = None,
     ) -> None:
         self.connect_timeout_s = connect_timeout_s
+        self.signer = signer  # every request is signed by the asyncio client underneath
         self.max_frame_size = max_frame_size
         self.name = name
         self._lock = threading.Lock()
@@ -120,7 +123,8 @@ class BlockingRemotingClient:
             thread = threading.Thread(target=run_loop, name=f"{self.name}-loop", daemon=True)
             thread.start()
             ready.wait()
-            client = RemotingClient(connect_timeout_s=self.connect_timeout_s, max_frame_size=self.max_frame_size, name=self.name)
+            client = RemotingClient(connect_timeout_s=self.connect_timeout_s, max_frame_size=self.max_frame_size, name=self.name,
+                                    signer=self.signer)
             for code, handler in self._processors.items():
                 client.register_processor(code, handler)
             self._loop, self._thread, self._client, self._pid = loop, thread, client, os.getpid()

@@ -19,6 +19,9 @@ Bad input is answered, never stored or dispatched:
   closed (the stream is out of step);
 - end of stream in the middle of a frame: the connection just closes.
 
+A server's :class:`~brokers.engine.remoting.request_guard.RequestGuard` sees each request first;
+a refused one is answered NO_PERMISSION with the guard's remark and nothing else runs.
+
 Unknown request codes get REQUEST_CODE_NOT_SUPPORTED (remark `` request type <code> not
 supported``, as the Java broker writes it); oneway requests never get a reply, and responses with
 an opaque nobody waits for are dropped.
@@ -51,6 +54,7 @@ from brokers.engine.remoting.errors import (
     RemotingTooLargeError,
 )
 from brokers.engine.remoting.frame_writer import FrameWriter
+from brokers.engine.remoting.request_guard import RequestGuard
 
 log = logging.getLogger("brokers.engine.remoting")
 
@@ -84,6 +88,7 @@ class ChannelContext:
         on_closed: Callable[[ChannelContext], None] | None = None,
         max_frame_size: int = MAX_FRAME_SIZE,
         name: str = "remoting",
+        guard: RequestGuard | None = None,
     ) -> None:
         self.id = next(_channel_ids)
         self.name = name
@@ -96,6 +101,7 @@ class ChannelContext:
         self._writer = writer
         self._frames = FrameWriter(writer, on_written=self._written, on_failed=self._write_failed)
         self._lookup = lookup
+        self._guard = guard
         self._on_closed = on_closed
         self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
         self._tasks: set[asyncio.Task] = set()
@@ -298,6 +304,12 @@ class ChannelContext:
         task.add_done_callback(self._tasks.discard)
 
     async def _serve(self, request: RemotingCommand) -> None:
+        if self._guard is not None:
+            remark = self._guard.refusal(request, self.remote_addr)
+            if remark is not None:
+                if not request.is_oneway:
+                    await self.write_response(request.response(ResponseCode.NO_PERMISSION, remark))
+                return
         handler = self._lookup(request.code)
         if handler is None:
             log.info("%s: request code %s not supported", self, request.code)

@@ -6,7 +6,9 @@ timeout raises RemotingTimeoutError (its pending entry is removed), an unreachab
 RemotingConnectError, and calls still waiting when a connection drops fail with
 RemotingConnectError.  Requests the server sends back over the connection
 (NOTIFY_CONSUMER_IDS_CHANGED, GET_CONSUMER_RUNNING_INFO, ...) go to registered processors; others
-are answered REQUEST_CODE_NOT_SUPPORTED unless oneway.
+are answered REQUEST_CODE_NOT_SUPPORTED unless oneway. With a
+:class:`~brokers.engine.remoting.request_guard.RequestSigner` (the ACL's AclClientHook) every
+request is signed right before it is written, each resend again.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from brokers.engine.common.constants import MAX_FRAME_SIZE
 from brokers.engine.remoting.channel import ChannelContext, CloseListener, Handler, idle_watchdog, notify_close_listeners
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingConnectError, RemotingError, RemotingTimeoutError
+from brokers.engine.remoting.request_guard import RequestSigner
 
 log = logging.getLogger("brokers.engine.remoting")
 
@@ -44,8 +47,10 @@ class RemotingClient:
         max_frame_size: int = MAX_FRAME_SIZE,
         idle_close_s: float | None = None,
         name: str = "client",
+        signer: RequestSigner | None = None,
     ) -> None:
         self.connect_timeout_s = connect_timeout_s
+        self.signer = signer
         self.max_frame_size = max_frame_size
         self.idle_close_s = idle_close_s
         self.name = name
@@ -66,6 +71,8 @@ class RemotingClient:
 
     async def invoke(self, addr: str, request: RemotingCommand, timeout_s: float = DEFAULT_TIMEOUT_S) -> RemotingCommand:
         """Send ``request`` to ``addr`` and return the response; ``timeout_s`` bounds connect and wait."""
+        if self.signer is not None:
+            self.signer.sign_request(request)
         ctx = self._channels.get(addr)
         if ctx is not None and not ctx.closed and not self._closed:  # connected: the whole timeout is left
             return await ctx.invoke(request, timeout_s)
@@ -79,6 +86,8 @@ class RemotingClient:
 
     async def invoke_oneway(self, addr: str, request: RemotingCommand, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         """Send ``request`` flagged ONEWAY; returns once it is written."""
+        if self.signer is not None:
+            self.signer.sign_request(request)
         ctx = await self.get_channel(addr, timeout_s=min(self.connect_timeout_s, timeout_s))
         try:
             await asyncio.wait_for(ctx.invoke_oneway(request), timeout_s)

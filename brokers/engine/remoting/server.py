@@ -6,7 +6,9 @@ response, or None to answer later with ``ctx.write_response`` (long polling) or 
 (oneway requests never get a reply).  A handler exception is answered SYSTEM_ERROR with the
 exception text as remark; a code without a handler (and no default handler) is answered
 REQUEST_CODE_NOT_SUPPORTED.  Connections idle (no read, no write) for ``idle_close_s`` are closed;
-close listeners fire whenever a connection closes, for whatever reason.
+close listeners fire whenever a connection closes, for whatever reason. An optional
+:class:`~brokers.engine.remoting.request_guard.RequestGuard` (the ACL) sees every request before
+its handler: a refused request is answered NO_PERMISSION and runs nothing.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from brokers.engine.remoting.channel import (
     idle_watchdog,
     notify_close_listeners,
 )
+from brokers.engine.remoting.request_guard import RequestGuard
 
 __all__ = ["ChannelContext", "CloseListener", "Handler", "RemotingServer"]
 
@@ -41,8 +44,10 @@ class RemotingServer:
         max_frame_size: int = MAX_FRAME_SIZE,
         name: str = "remoting",
         idle_close_s: float | None = IDLE_CLOSE_S,
+        guard: RequestGuard | None = None,
     ) -> None:
         self.host = host
+        self.guard = guard
         self.name = name
         self.max_frame_size = max_frame_size
         self.idle_close_s = idle_close_s
@@ -131,7 +136,8 @@ class RemotingServer:
 
     async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         ctx = ChannelContext(
-            reader, writer, lookup=self._lookup, on_closed=self._on_channel_closed, max_frame_size=self.max_frame_size, name=self.name
+            reader, writer, lookup=self._lookup, on_closed=self._on_channel_closed, max_frame_size=self.max_frame_size, name=self.name,
+            guard=self.guard,
         )
         if self._server is None:  # stopping
             ctx.close()

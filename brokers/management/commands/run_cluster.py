@@ -12,6 +12,11 @@ All servers run in one asyncio loop in this process; each master keeps its store
 KV config under ``<store-dir>/namesrv``. A line containing ``ready`` (with every address) is printed
 once every server listens, every broker (slaves too) is registered and every slave is connected to its master. SIGINT or SIGTERM stops the
 slaves, then the masters (flush, abort file removed), then the name server, and the command exits 0.
+
+``--acl-file PATH`` (RocketMQ's plain_acl.yml) turns the ACL on in every server: each checks every
+request and re-reads the file when it changes, and the brokers sign their registrations with the
+file's first admin account. On a non-loopback ``--host`` the command refuses to start without an
+ACL file unless ``--no-acl`` is given (logged as a warning by every server).
 """
 from __future__ import annotations
 
@@ -25,6 +30,9 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from brokers.engine.acl.broker_credential import first_admin_account
+from brokers.engine.acl.plain_acl_config import AclConfigError, load_plain_acl_file
+from brokers.engine.acl.server_acl import is_loopback_host
 from brokers.engine.broker.config import BrokerConfig, BrokerConfigError
 from brokers.engine.broker.controller import BrokerController
 from brokers.engine.client.admin import MQAdminClient
@@ -153,9 +161,13 @@ class Command(BaseCommand):
         parser.add_argument("--flush", choices=["sync", "async"], default=None,
                             help="disk flush: sync (group commit) or async (default: settings.MQ FLUSH_DISK_TYPE)")
         parser.add_argument("--host", default="127.0.0.1", help="address to listen on and advertise (default 127.0.0.1)")
+        parser.add_argument("--acl-file", default=None, metavar="PATH",
+                            help="RocketMQ plain_acl.yml for every server (re-read when it changes); required on a non-loopback --host")
+        parser.add_argument("--no-acl", action="store_true", help="listen on a non-loopback --host without an ACL (a warning)")
 
     def handle(self, *args, store_dir: str | None, namesrv_port: int, broker: list[str] | None, cluster: str,
-               flush: str | None, host: str, slave: list[str] | None = None, role: list[str] | None = None, **options) -> None:
+               flush: str | None, host: str, slave: list[str] | None = None, role: list[str] | None = None,
+               acl_file: str | None = None, no_acl: bool = False, **options) -> None:
         store_root = os.path.abspath(store_dir or settings.MQ["STORE_DIR"])
         if not 1 <= namesrv_port <= 65535:
             raise CommandError(f"--namesrv-port {namesrv_port} is outside 1..65535")
@@ -165,6 +177,8 @@ class Command(BaseCommand):
             raise CommandError(f"--cluster: illegal cluster name: {exc}") from None
         specs = parse_broker_specs(broker or list(DEFAULT_BROKERS), namesrv_port, slave or [], parse_roles(role or []))
         flush_type = {"sync": SYNC_FLUSH, "async": ASYNC_FLUSH}.get(flush or "", settings.MQ.get("FLUSH_DISK_TYPE", ASYNC_FLUSH))
+        acl_file = os.path.abspath(acl_file) if acl_file else None
+        self._signer_keys = self._check_acl(host, acl_file, no_acl)
         check_port_free(host, namesrv_port, "name server")
         for spec in specs:
             check_port_free(host, spec.port, f"broker {spec.key}")
@@ -173,7 +187,8 @@ class Command(BaseCommand):
             os.makedirs(store_root, exist_ok=True)
         except OSError as exc:
             raise CommandError(f"--store-dir {store_root}: {exc}") from None
-        namesrv_config = NamesrvConfig(host=host, port=namesrv_port, kv_config_path=os.path.join(store_root, "namesrv", "kvConfig.json"))
+        namesrv_config = NamesrvConfig(host=host, port=namesrv_port, kv_config_path=os.path.join(store_root, "namesrv", "kvConfig.json"),
+                                       acl_file=acl_file, acl_disabled=no_acl)
         namesrv_addr = f"{host}:{namesrv_port}"
         try:
             broker_configs = [
@@ -187,6 +202,8 @@ class Command(BaseCommand):
                     namesrv_addrs=(namesrv_addr,),
                     store=StoreConfig(store_dir=os.path.join(store_root, spec.store_name), flush_disk_type=flush_type,
                                       store_host=f"{host}:{spec.port}"),
+                    acl_file=acl_file,
+                    acl_disabled=no_acl,
                 )
                 for spec in specs
             ]
@@ -194,15 +211,34 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         asyncio.run(self._serve(namesrv_config, broker_configs))
 
+    @staticmethod
+    def _check_acl(host: str, acl_file: str | None, no_acl: bool) -> dict[str, str | None]:
+        """Fail before anything listens on a bad ACL choice; the keys the ready check signs with."""
+        if acl_file and no_acl:
+            raise CommandError("give either --acl-file or --no-acl, not both")
+        if not acl_file:
+            if not no_acl and not is_loopback_host(host):
+                raise CommandError(f"--host {host} is not loopback: give --acl-file PATH (RocketMQ's plain_acl.yml), "
+                                   "or --no-acl to accept requests from anyone on the network")
+            return {"access_key": None, "secret_key": None}
+        try:
+            admin = first_admin_account(load_plain_acl_file(acl_file))
+        except AclConfigError as exc:
+            raise CommandError(f"--acl-file: {exc}") from None
+        if admin is None:
+            raise CommandError(f"--acl-file {acl_file}: no account has admin: true, so the brokers cannot register")
+        return {"access_key": admin.access_key, "secret_key": admin.secret_key}
+
     async def _serve(self, namesrv_config: NamesrvConfig, broker_configs: list[BrokerConfig]) -> None:
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        namesrv = NamesrvController(namesrv_config)
+        namesrv: NamesrvController | None = None
         brokers: list[BrokerController] = []
         try:
             try:
+                namesrv = NamesrvController(namesrv_config)
                 await namesrv.start()
                 for config in broker_configs:
                     controller = BrokerController(config)
@@ -229,7 +265,7 @@ class Command(BaseCommand):
     async def _wait_registered(self, namesrv_addr: str, members: list[tuple[str, int]], stop: asyncio.Event) -> None:
         """Wait until the name server lists every broker under its id (they register while starting)."""
         deadline = asyncio.get_running_loop().time() + REGISTER_WAIT_S
-        async with MQAdminClient(namesrv_addr, timeout_s=2.0) as admin:
+        async with MQAdminClient(namesrv_addr, timeout_s=2.0, **self._signer_keys) as admin:
             while not stop.is_set():
                 try:
                     info = await admin.examine_broker_cluster_info()
@@ -253,12 +289,14 @@ class Command(BaseCommand):
                 return False
         return True
 
-    async def _stop_all(self, brokers: list[BrokerController], namesrv: NamesrvController) -> None:
+    async def _stop_all(self, brokers: list[BrokerController], namesrv: NamesrvController | None) -> None:
         for controller in reversed(brokers):
             try:
                 await asyncio.wait_for(controller.stop(), STOP_TIMEOUT_S)
             except Exception as exc:  # keep stopping the others; report
                 self.stderr.write(f"broker {controller.config.broker_name} did not stop cleanly: {exc!r}")
+        if namesrv is None:
+            return
         try:
             await asyncio.wait_for(namesrv.stop(), STOP_TIMEOUT_S)
         except Exception as exc:

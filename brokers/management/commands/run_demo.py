@@ -48,6 +48,14 @@ def _ack(msgs) -> ConsumeConcurrentlyStatus:
     return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
 
+def _demo_keys() -> dict[str, str | None]:
+    """The ACL account of the workload: MQ DEMO_ACCESS_KEY / DEMO_SECRET_KEY, else the console's (both may be empty)."""
+    mq = settings.MQ
+    if mq.get("DEMO_ACCESS_KEY"):
+        return {"access_key": mq["DEMO_ACCESS_KEY"], "secret_key": mq.get("DEMO_SECRET_KEY") or None}
+    return {"access_key": mq.get("ACCESS_KEY") or None, "secret_key": mq.get("SECRET_KEY") or None}
+
+
 class Command(BaseCommand):
     help = "Produce and consume a small demo workload until Ctrl-C."
 
@@ -63,7 +71,7 @@ class Command(BaseCommand):
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         self._create_topics(namesrv)
-        producer = Producer("demo-producer", namesrv)
+        producer = Producer("demo-producer", namesrv, **_demo_keys())
         producer.start()
         billing = [self._consumer("demo-billing", "DemoOrders", namesrv) for _ in range(2)]
         audit: PushConsumer | None = self._consumer("demo-audit", "DemoAudit", namesrv)
@@ -107,7 +115,8 @@ class Command(BaseCommand):
             producer.shutdown()
 
     def _create_topics(self, namesrv: str) -> None:
-        with BlockingMQAdminClient(namesrv) as admin:
+        with BlockingMQAdminClient(namesrv, access_key=settings.MQ.get("ACCESS_KEY") or None,
+                                   secret_key=settings.MQ.get("SECRET_KEY") or None) as admin:
             info = admin.examine_broker_cluster_info()
             for cluster in info.clusters:
                 for topic, queues in TOPICS.items():
@@ -116,7 +125,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _consumer(group: str, topic: str, namesrv: str) -> PushConsumer:
-        consumer = PushConsumer(group, namesrv, strategy=get_strategy("AVG"))
+        consumer = PushConsumer(group, namesrv, strategy=get_strategy("AVG"), **_demo_keys())
         consumer.subscribe(topic, "*")
         consumer.register_listener(_ack)
         consumer.start()

@@ -1,6 +1,11 @@
 """``make run``: Redis, the cluster (broker-a SYNC_MASTER with a slave, broker-b alone), Celery (worker,
 analytics worker, beat), a demo workload and the web server, supervised in one foreground process
-(Ctrl-C stops them in reverse order)."""
+(Ctrl-C stops them in reverse order).
+
+The cluster runs with the ACL on (plain TCP on loopback): on first start an admin and a demo account
+with random secrets are written to ``settings.MQ["ACL_FILE"]`` (``var/acl/plain_acl.yml``, 0600 in a
+0700 directory); the console, Celery and the demo get their keys through MQ_ACCESS_KEY /
+MQ_SECRET_KEY and MQ_DEMO_ACCESS_KEY / MQ_DEMO_SECRET_KEY in their environment."""
 from __future__ import annotations
 
 import sys
@@ -9,6 +14,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from brokers.engine.acl.account_file import ensure_plain_acl_file
+from brokers.engine.acl.plain_acl_config import AclConfigError
 from console.redis_server import READY_MARKER, redis_argv
 from console.supervisor import ProcessSpec, Supervisor
 
@@ -34,14 +41,14 @@ class Command(BaseCommand):
         slaves = slave if slave is not None else ([] if broker else ["broker-a:10915"])
         py = sys.executable
         manage = str(settings.BASE_DIR / "manage.py")
-        env = {"NAMESRV_ADDR": f"127.0.0.1:{namesrv_port}", "REDIS_URL": settings.REDIS_URL}
+        env = {"NAMESRV_ADDR": f"127.0.0.1:{namesrv_port}", "REDIS_URL": settings.REDIS_URL, **self._acl_env()}
         celery = [py, "-m", "celery", "-A", "console"]
         specs = []
         if settings.PRIVATE_REDIS:  # no REDIS_URL: our own redis-server, data under var/redis
             specs.append(ProcessSpec("redis", redis_argv(settings.PRIVATE_REDIS_PORT, Path(settings.VAR_DIR) / "redis"),
                                      ready_marker=READY_MARKER))
         cluster = [py, manage, "run_cluster", "--store-dir", settings.MQ["STORE_DIR"],
-                   "--namesrv-port", str(namesrv_port), "--flush", flush]
+                   "--namesrv-port", str(namesrv_port), "--flush", flush, "--acl-file", settings.MQ["ACL_FILE"]]
         for b in brokers:
             cluster += ["--broker", b]
         for s in slaves:
@@ -64,3 +71,18 @@ class Command(BaseCommand):
         code = Supervisor(specs, out=self.stdout._out).run()
         if code:
             raise CommandError("the embedded stack stopped with an error (see above)")
+
+    def _acl_env(self) -> dict[str, str]:
+        """Generate the ACL file on first start; the keys the console, Celery and the demo sign with."""
+        try:
+            accounts = ensure_plain_acl_file(settings.MQ["ACL_FILE"])
+        except (AclConfigError, OSError) as exc:
+            raise CommandError(f"ACL file: {exc}") from None
+        if accounts.created:
+            self.stdout.write(f"ACL: created {accounts.path} with accounts {accounts.admin_access_key} (admin) "
+                              f"and {accounts.demo_access_key} (demo); secrets are in the file")
+        mq = settings.MQ
+        admin = (mq.get("ACCESS_KEY") or accounts.admin_access_key, mq.get("SECRET_KEY") or accounts.admin_secret_key)
+        demo = (mq.get("DEMO_ACCESS_KEY") or accounts.demo_access_key or admin[0],
+                mq.get("DEMO_SECRET_KEY") or accounts.demo_secret_key or admin[1])
+        return {"MQ_ACCESS_KEY": admin[0], "MQ_SECRET_KEY": admin[1], "MQ_DEMO_ACCESS_KEY": demo[0], "MQ_DEMO_SECRET_KEY": demo[1]}

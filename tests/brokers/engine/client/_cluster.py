@@ -21,9 +21,11 @@ CLUSTER = "GantryTestCluster"
 
 
 class EmbeddedCluster:
-    def __init__(self, root: Path, broker_names: tuple[str, ...] = ("broker-a", "broker-b"), cluster: str = CLUSTER, **broker_options: Any) -> None:
+    def __init__(self, root: Path, broker_names: tuple[str, ...] = ("broker-a", "broker-b"), cluster: str = CLUSTER, *,
+                 namesrv_options: dict[str, Any] | None = None, **broker_options: Any) -> None:
         self.root = root
         self.broker_options = broker_options
+        self.namesrv_options = namesrv_options or {}  # e.g. acl_file
         self.broker_names = broker_names
         self.cluster = cluster
         self.namesrv: NamesrvController | None = None
@@ -48,7 +50,7 @@ class EmbeddedCluster:
         return self
 
     async def _start(self) -> None:
-        self.namesrv = NamesrvController(NamesrvConfig(port=0))
+        self.namesrv = NamesrvController(NamesrvConfig(port=0, **self.namesrv_options))
         await self.namesrv.start()
         for name in self.broker_names:
             store = StoreConfig(
