@@ -23,7 +23,8 @@ class AccountRole(models.Model):
 
 
 class ApiToken(models.Model):
-    """An API token for scripts: only its SHA-256 digest is kept; the token is shown once."""
+    """An API token for scripts: only its SHA-256 digest is kept; the token is shown once; it
+    expires (``expires_at``) and can be revoked before."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100, blank=True)
@@ -33,13 +34,17 @@ class ApiToken(models.Model):
     created_by = models.CharField(max_length=150)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField()  # settings.GANTRY_TOKEN_TTL_DAYS after creation
 
     class Meta:
         ordering = ["-created_at", "-id"]
 
+    def expired(self, now=None) -> bool:
+        return self.expires_at <= (now or timezone.now())
+
     @property
     def is_active(self) -> bool:
-        return self.revoked_at is None
+        return self.revoked_at is None and not self.expired()
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user})"

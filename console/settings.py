@@ -268,6 +268,9 @@ GANTRY_ALERT_SOURCES: list[str] = [
 # (a group left out: no data yet). The analytics app computes it from the metrics sampler's two newest rounds.
 GANTRY_GROUP_TPS_SOURCE = "analytics.group_rates.group_consume_tps"
 
+# API tokens expire this many days after they are created (the tokens page and the API show when).
+GANTRY_TOKEN_TTL_DAYS = int(os.environ.get("GANTRY_TOKEN_TTL_DAYS", "90"))
+
 # Failed logins (console and token endpoint), counted per username and client address.
 GANTRY_LOGIN = {
     "MAX_FAILURES": int(os.environ.get("GANTRY_LOGIN_MAX_FAILURES", "5")),
