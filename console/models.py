@@ -1,4 +1,5 @@
-"""What the console itself owns: roles of users, API tokens, the audit log, failed-login counters.
+"""What the console itself owns: roles of users, API tokens, the audit log (failed-login counters
+are django-axes' AccessAttempt, console.lockout).
 
 Broker state is never stored here (DESIGN §1); the broker sightings of the overview live in
 ``brokers.models``.
@@ -79,16 +80,3 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.target} {self.result}"
-
-
-class LoginFailure(models.Model):
-    """Failed logins of one username from one client address; a lock once there are too many."""
-
-    username = models.CharField(max_length=150)
-    ip = models.CharField(max_length=45)
-    failures = models.PositiveIntegerField(default=0)
-    last_failure_at = models.DateTimeField(default=timezone.now)
-    locked_until = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["username", "ip"], name="login_failure_username_ip")]

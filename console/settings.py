@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from vendored static files, no CDN
     "django_htmx",
+    "axes",  # failed-login lockout (console.lockout); before console so its signal receivers run first
     "console",
     "brokers",
     "topics",
@@ -78,6 +79,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "console.middleware.EngineErrorMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into console.lockout.lockout_response
 ]
 
 ROOT_URLCONF = "console.urls"
@@ -271,11 +273,28 @@ GANTRY_GROUP_TPS_SOURCE = "analytics.group_rates.group_consume_tps"
 # API tokens expire this many days after they are created (the tokens page and the API show when).
 GANTRY_TOKEN_TTL_DAYS = int(os.environ.get("GANTRY_TOKEN_TTL_DAYS", "90"))
 
-# Failed logins (console and token endpoint), counted per username and client address.
+# Failed logins (console and token endpoint), counted per username and client address by django-axes
+# (console.lockout reads GANTRY_LOGIN at each attempt).
 GANTRY_LOGIN = {
     "MAX_FAILURES": int(os.environ.get("GANTRY_LOGIN_MAX_FAILURES", "5")),
     "LOCKOUT_MINUTES": int(os.environ.get("GANTRY_LOGIN_LOCKOUT_MINUTES", "15")),
 }
+# Proxies in front of the web server that append the address they saw to X-Forwarded-For: the client
+# address (lockout, audit log) is the one the outermost of them saw. 0: REMOTE_ADDR is the client.
+GANTRY_TRUSTED_PROXY_COUNT = int(os.environ.get("GANTRY_TRUSTED_PROXY_COUNT", "0"))
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses while a lock is in force
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # one client's failures lock that username from there only
+AXES_FAILURE_LIMIT = "console.lockout.failure_limit"
+AXES_COOLOFF_TIME = "console.lockout.lockout_time"
+AXES_CLIENT_IP_CALLABLE = "console.actor.client_ip"
+AXES_LOCKOUT_CALLABLE = "console.lockout.lockout_response"
+AXES_RESET_ON_SUCCESS = True
+AXES_DISABLE_ACCESS_LOG = True  # logins are in the audit log (console.login_audit)
+AXES_ENABLE_ADMIN = False
+AXES_HTTP_RESPONSE_CODE = 429
 
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header makes "no credentials" a 401, not a 403.
