@@ -17,6 +17,8 @@ from pathlib import Path
 
 import dj_database_url
 
+from console.redis_server import private_redis_url
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("GANTRY_VAR_DIR", BASE_DIR / "var"))
 
@@ -145,20 +147,22 @@ MQ = {
 }
 
 # Console-side figures that are cheap to keep a few seconds (per-broker topic counts on the
-# overview); per process unless REDIS_URL points at a shared cache.
+# overview); per process unless REDIS_URL points at a shared cache. In Redis the values are JSON
+# (console.cache): the Redis Celery shares never holds a pickle the web process would load.
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["REDIS_URL"]}
+        {"BACKEND": "console.cache.JSONRedisCache", "LOCATION": os.environ["REDIS_URL"], "KEY_PREFIX": "gantry-cache"}
         if os.environ.get("REDIS_URL")
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "gantry"}
     )
 }
 
 # Redis: Celery's broker and result backend. Without REDIS_URL, `make run` starts a private
-# redis-server on loopback (GANTRY_REDIS_PORT) with its data under var/redis.
+# redis-server on loopback (GANTRY_REDIS_PORT) with its data under var/redis and a password
+# generated once into var/redis-password (console.redis_server).
 PRIVATE_REDIS = not os.environ.get("REDIS_URL")
 PRIVATE_REDIS_PORT = int(os.environ.get("GANTRY_REDIS_PORT", "6479"))  # off 6379 so a system redis is left alone
-REDIS_URL = os.environ.get("REDIS_URL") or f"redis://127.0.0.1:{PRIVATE_REDIS_PORT}/0"
+REDIS_URL = os.environ.get("REDIS_URL") or private_redis_url(VAR_DIR, PRIVATE_REDIS_PORT)
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
 
 # -- Celery (console/celery.py reads every CELERY_* name) ------------------------------------------
@@ -183,6 +187,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True  # workers wait for Redis at st
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]  # tasks accept JSON only: no pickle from a shared Redis
+CELERY_WORKER_ENABLE_REMOTE_CONTROL = False  # no broadcast commands (shutdown, revoke, pool changes) through Redis
 CELERY_TASK_ACKS_LATE = True  # a task killed with its worker is delivered again
 CELERY_TASK_REJECT_ON_WORKER_LOST = True  # ... also when only the pool child dies
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # long tasks: a worker holds one message at a time

@@ -9,7 +9,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from console.redis_server import READY_MARKER, redis_argv
+from console.redis_server import READY_MARKER, private_redis_password, redis_argv
 from console.supervisor import ProcessSpec, Supervisor
 
 
@@ -37,8 +37,9 @@ class Command(BaseCommand):
         env = {"NAMESRV_ADDR": f"127.0.0.1:{namesrv_port}", "REDIS_URL": settings.REDIS_URL}
         celery = [py, "-m", "celery", "-A", "console"]
         specs = []
-        if settings.PRIVATE_REDIS:  # no REDIS_URL: our own redis-server, data under var/redis
-            specs.append(ProcessSpec("redis", redis_argv(settings.PRIVATE_REDIS_PORT, Path(settings.VAR_DIR) / "redis"),
+        if settings.PRIVATE_REDIS:  # no REDIS_URL: our own redis-server, data under var/redis, password in var/
+            password = private_redis_password(Path(settings.VAR_DIR))
+            specs.append(ProcessSpec("redis", redis_argv(settings.PRIVATE_REDIS_PORT, Path(settings.VAR_DIR) / "redis", password),
                                      ready_marker=READY_MARKER))
         cluster = [py, manage, "run_cluster", "--store-dir", settings.MQ["STORE_DIR"],
                    "--namesrv-port", str(namesrv_port), "--flush", flush]
