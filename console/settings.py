@@ -38,7 +38,7 @@ def _secret_key() -> str:
     try:
         return path.read_text().strip()
     except FileNotFoundError:
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
         key = secrets.token_urlsafe(50)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as fh:

@@ -9,6 +9,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from console.file_modes import secure_var_dir, use_private_umask
 from console.redis_server import READY_MARKER, private_redis_password, redis_argv
 from console.supervisor import ProcessSpec, Supervisor
 
@@ -29,6 +30,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, web: str, namesrv_port: int, broker: list[str] | None, flush: str, no_demo: bool,
                slave: list[str] | None = None, **options):
+        use_private_umask()  # every file the stack creates is for this user only (children inherit it)
+        secure_var_dir(Path(settings.VAR_DIR))
         brokers = broker or ["broker-a:10911", "broker-b:10921"]
         # the seeds' recommended deployment: broker-a a SYNC_MASTER with one slave, broker-b alone
         slaves = slave if slave is not None else ([] if broker else ["broker-a:10915"])
