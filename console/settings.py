@@ -4,7 +4,9 @@ Environment: NAMESRV_ADDR (RocketMQ's variable, ';'-separated), DATABASE_URL, RE
 SPARK_MASTER, SECRET_KEY, DEBUG, ALLOWED_HOSTS, GANTRY_VAR_DIR, GANTRY_HTTPS (serve over HTTPS
 only: secure cookies, HSTS, redirect), CSRF_TRUSTED_ORIGINS (comma-separated, for a proxy in
 front), GANTRY_BEHIND_PROXY (trust X-Forwarded-Proto from it), GANTRY_LOGIN_MAX_FAILURES and
-GANTRY_LOGIN_LOCKOUT_MINUTES (failed-login lockout), GANTRY_MAX_BODY_BYTES (request bodies).
+GANTRY_LOGIN_LOCKOUT_MINUTES (failed-login lockout, django-axes), GANTRY_TRUSTED_PROXY_COUNT (proxies
+whose X-Forwarded-For entry names the client), GANTRY_TOKEN_TTL_DAYS (API token lifetime),
+GANTRY_MAX_BODY_BYTES (request bodies).
 
 ``python manage.py check --deploy`` passes with DEBUG=0, a SECRET_KEY of 50+ characters,
 ALLOWED_HOSTS and GANTRY_HTTPS=1 (tests/console/test_settings.py runs it).
