@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth import authenticate
+from django.contrib.auth.signals import user_logged_in, user_login_failed
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import viewsets
 from rest_framework import status as http_status
@@ -69,19 +70,19 @@ class AuthTokenView(APIView):
     @extend_schema(request=TokenRequestInput, responses={201: CreatedTokenOutput}, auth=[])
     def post(self, request: Request) -> Response:
         data = parse_input(TokenRequestInput, request.data)
-        ip = client_ip(request)
-        try:
-            lockout.check_not_locked(username=data["username"], ip=ip)
-        except lockout.LoginLocked as exc:
-            raise TokenLoginLocked(exc.lock) from None
+        # authenticate(): django-axes refuses while a lock is in force and counts failures (console.lockout)
         user = authenticate(request._request, username=data["username"], password=data["password"])
-        if user is None or role_of(user) is None:
-            lock = lockout.record_failure(username=data["username"], ip=ip)
+        if user is not None and role_of(user) is None:  # a password that is right for an account with no role
+            user_login_failed.send(sender=__name__, credentials={"username": data["username"]}, request=request._request)
+            user = None
+        if user is None:
+            lock = lockout.lock_after_failed_login(request._request, data["username"])
             if lock is not None:
                 raise TokenLoginLocked(lock)
             raise AuthenticationFailed("username or password is wrong")
-        lockout.clear_failures(username=data["username"], ip=ip)
-        actor = Actor(username=user.get_username(), role=role_of(user), source="api", ip=ip)
+        # a token login is a login: axes clears the failures, the audit log records it (console.login_audit)
+        user_logged_in.send(sender=user.__class__, request=request._request, user=user)
+        actor = Actor(username=user.get_username(), role=role_of(user), source="api", ip=client_ip(request))
         created = services.api_token_create(actor=actor, username=user.get_username(), name=data.get("name", ""))
         return Response(_created_token(created), status=http_status.HTTP_201_CREATED)
 

@@ -6,7 +6,7 @@ APP_API_URLS.
 from importlib import import_module
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from console import api
 from console.rest import ApiRouter
@@ -22,7 +22,7 @@ urlpatterns = [
     path("auth/token", api.AuthTokenView.as_view(), name="api-auth-token"),
     path("auth/whoami", api.WhoAmIView.as_view(), name="api-whoami"),
     path("schema", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),  # init script apart: no inline script (CSP)
     *router.urls,
 ]
 for module in APP_API_URLS:

@@ -6,4 +6,6 @@ class ConsoleConfig(AppConfig):
     verbose_name = "Gantry console"
 
     def ready(self) -> None:
-        from console import schema  # noqa: F401  (registers the token scheme with drf-spectacular)
+        from console import login_audit, schema  # noqa: F401  (schema registers the token scheme with drf-spectacular)
+
+        login_audit.connect()  # logins and failed logins in the audit log

@@ -11,6 +11,10 @@ Every service that changes the cluster or the console's users writes one entry, 
             note.after = new_state(...)          # what it is now
         return ...
 
+Who got in and who was turned away is recorded too, without an Actor: :func:`record_access`
+(logins and failed logins, by signal: console.login_audit) and :func:`record_refusal` (requests
+the role checks refuse with 403: console.permissions).
+
 The entry is written when the block ends: ``ok`` when it ended normally, ``failed`` with the
 error's text as the reason when an exception left it (the exception goes on). Call ``audited``
 outside any ``transaction.atomic`` block that may roll back, or the failed entry goes with it.
@@ -25,8 +29,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from console.actor import Actor
+from console.actor import Actor, client_ip
 from console.models import AuditEntry
+from console.roles import role_of
 
 MAX_REASON = 2000  # characters kept of an error's text
 
@@ -70,6 +75,27 @@ def record_audit(
         after=_jsonable(after),
         result=AuditEntry.OK if ok else AuditEntry.FAILED,
         reason=reason[:MAX_REASON],
+    )
+
+
+def record_access(*, username: str, role: str, source: str, ip: str | None, action: str, target_type: str,
+                  target: str, ok: bool, reason: str = "") -> AuditEntry:
+    """Write who got in or was turned away, where no Actor acts: logins, failed logins (``role`` is
+    "" for a username that has none) and requests refused by the role checks. Never a password."""
+    return AuditEntry.objects.create(
+        actor=username[:150], actor_role=role, source=source, ip=ip, action=action, target_type=target_type,
+        target=target[:255], result=AuditEntry.OK if ok else AuditEntry.FAILED, reason=reason[:MAX_REASON],
+    )
+
+
+def record_refusal(request, *, needed: str, reason: str) -> AuditEntry:
+    """Audit a request the role checks refused (a 403): who, from where, which method and path, what it needed."""
+    role = role_of(request.user)
+    return record_access(
+        username=request.user.get_username(), role=role.value if role is not None else "",
+        source="api" if request.path.startswith("/api/") else "console", ip=client_ip(request),
+        action="access.denied", target_type="url", target=f"{request.method} {request.path}", ok=False,
+        reason=f"needs the {needed} role: {reason}",
     )
 
 

@@ -6,12 +6,11 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
 from console import lockout
-from console.actor import client_ip
 from console.roles import Role
 
 
 class LoginForm(AuthenticationForm):
-    """Django's login form, refusing while a lockout is in force and counting failures."""
+    """Django's login form; django-axes (console.lockout) refuses while a lock is in force and counts failures."""
 
     error_messages = {
         **AuthenticationForm.error_messages,
@@ -22,23 +21,14 @@ class LoginForm(AuthenticationForm):
 
     def clean(self):
         username = self.cleaned_data.get("username") or ""
-        ip = client_ip(self.request)
         try:
-            lockout.check_not_locked(username=username, ip=ip)
-        except lockout.LoginLocked as exc:
-            self.locked = exc.lock
-            raise ValidationError(exc.lock.message, code="locked") from None
-        try:
-            cleaned = super().clean()
+            return super().clean()  # authenticate(): axes refuses while locked and counts failures
         except ValidationError:
-            if username:
-                lock = lockout.record_failure(username=username, ip=ip)
-                if lock is not None:
-                    self.locked = lock
-                    raise ValidationError(lock.message, code="locked") from None
+            lock = lockout.lock_after_failed_login(self.request, username) if username else None
+            if lock is not None:
+                self.locked = lock
+                raise ValidationError(lock.message, code="locked") from None
             raise
-        lockout.clear_failures(username=username, ip=ip)
-        return cleaned
 
 
 class UserCreateForm(forms.Form):

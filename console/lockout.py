@@ -1,10 +1,19 @@
-"""Failed-login lockout, for the console login and the API token endpoint alike.
+"""Failed-login lockout, for the console login and the API token endpoint alike, kept by django-axes.
 
-Failures are counted per (username, client address) in the database. After
-``GANTRY_LOGIN["MAX_FAILURES"]`` failures in a row the pair is locked for
-``GANTRY_LOGIN["LOCKOUT_MINUTES"]`` minutes: every attempt is refused, right password or not,
-with a message that says how long. A successful login clears the count; the count also starts
-over once a lock has run out, and when the last failure is older than the lockout time.
+django-axes counts failed logins per (username, client address) in its AccessAttempt table (its
+authentication backend refuses while a lock is in force; its user_login_failed handler counts).
+After ``GANTRY_LOGIN["MAX_FAILURES"]`` failures within ``GANTRY_LOGIN["LOCKOUT_MINUTES"]`` minutes
+the pair is locked for that long after the last attempt: every attempt is refused, right password
+or not, with a message that says how long. A successful login clears the count; failures older
+than the lockout time no longer count.
+
+The client address is :func:`console.actor.client_ip` (REMOTE_ADDR, or the address the trusted
+proxies in front saw: GANTRY_TRUSTED_PROXY_COUNT), the same one the audit log records. So clients
+behind one proxy are told apart, and one client's failures lock only its own attempts at that
+username: other users, and the same user from elsewhere, still log in.
+
+This module holds the policy axes reads at run time (``AXES_FAILURE_LIMIT``, ``AXES_COOLOFF_TIME``,
+``AXES_LOCKOUT_CALLABLE``) and the lock as the two front doors show it.
 """
 from __future__ import annotations
 
@@ -12,12 +21,13 @@ import math
 from dataclasses import dataclass
 from datetime import timedelta
 
+from axes.models import AccessAttempt
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
+from django.db.models import Max
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
-from console.models import LoginFailure
+from console.actor import client_ip
 
 
 @dataclass(frozen=True)
@@ -35,56 +45,37 @@ class LoginLock:
                 f"Login is locked; try again in {minutes} {unit}.")
 
 
-class LoginLocked(Exception):
-    def __init__(self, lock: LoginLock) -> None:
-        super().__init__(lock.message)
-        self.lock = lock
+def failure_limit(request: HttpRequest | None = None, credentials: dict | None = None) -> int:
+    """AXES_FAILURE_LIMIT: failures in a row that lock (settings.GANTRY_LOGIN, read at each attempt)."""
+    return int(settings.GANTRY_LOGIN["MAX_FAILURES"])
 
 
-def _policy() -> tuple[int, timedelta]:
-    conf = settings.GANTRY_LOGIN
-    return int(conf["MAX_FAILURES"]), timedelta(minutes=int(conf["LOCKOUT_MINUTES"]))
+def lockout_time(request: HttpRequest | None = None) -> timedelta:
+    """AXES_COOLOFF_TIME: how long a lock lasts after the last attempt, and how long failures count."""
+    return timedelta(minutes=int(settings.GANTRY_LOGIN["LOCKOUT_MINUTES"]))
 
 
-def _key(username: str) -> str:
-    return (username or "").strip().lower()[:150]
+def lock_after_failed_login(request: HttpRequest, username: str) -> LoginLock | None:
+    """The lock in force after ``authenticate()`` refused ``username`` on this request, or None.
 
-
-def current_lock(*, username: str, ip: str) -> LoginLock | None:
-    """The lock in force for ``username`` from ``ip``, or None."""
-    row = LoginFailure.objects.filter(username=_key(username), ip=ip).first()
-    now = timezone.now()
-    if row is None or row.locked_until is None or row.locked_until <= now:
+    axes marks the request (``axes_locked_out``) when its backend refused because of a lock, or when
+    this failure started one.
+    """
+    if not getattr(request, "axes_locked_out", False):
         return None
-    return LoginLock(username=row.username, retry_after_s=math.ceil((row.locked_until - now).total_seconds()))
+    last = (AccessAttempt.objects.filter(username=username, ip_address=client_ip(request))
+            .aggregate(last=Max("attempt_time"))["last"]) or timezone.now()
+    left = (last + lockout_time() - timezone.now()).total_seconds()
+    return LoginLock(username=username, retry_after_s=max(1, math.ceil(left)))
 
 
-def check_not_locked(*, username: str, ip: str) -> None:
-    """Raise LoginLocked when a lock is in force."""
-    lock = current_lock(username=username, ip=ip)
-    if lock is not None:
-        raise LoginLocked(lock)
-
-
-def record_failure(*, username: str, ip: str) -> LoginLock | None:
-    """Count a failed login; return the lock when this failure started one."""
-    max_failures, lockout = _policy()
-    now = timezone.now()
-    with transaction.atomic():
-        row, _ = LoginFailure.objects.select_for_update().get_or_create(username=_key(username), ip=ip)
-        ran_out = row.locked_until is not None and row.locked_until <= now
-        stale = row.locked_until is None and row.failures and row.last_failure_at < now - lockout
-        if ran_out or stale:  # a lock that ran out, or failures long ago, start the count over
-            row.failures, row.locked_until = 0, None
-            row.save(update_fields=["failures", "locked_until"])
-        LoginFailure.objects.filter(pk=row.pk).update(failures=F("failures") + 1, last_failure_at=now)
-        row.refresh_from_db()
-        if row.failures >= max_failures and row.locked_until is None:
-            row.locked_until = now + lockout
-            row.save(update_fields=["locked_until"])
-            return LoginLock(username=row.username, retry_after_s=int(lockout.total_seconds()))
-    return None
-
-
-def clear_failures(*, username: str, ip: str) -> None:
-    LoginFailure.objects.filter(username=_key(username), ip=ip).delete()
+def lockout_response(request: HttpRequest, original_response: HttpResponse | None = None,
+                     credentials: dict | None = None) -> HttpResponse:
+    """AXES_LOCKOUT_CALLABLE: keep the answer our own doors gave (they say 429 and how long);
+    any other login form (Django's admin site) gets a plain 429."""
+    if original_response is not None and original_response.status_code == 429:
+        return original_response
+    detail = "Too many failed logins for this username from your address. Login is locked; try again later."
+    if request.path.startswith("/api/"):
+        return JsonResponse({"status": 429, "code": "login_locked", "detail": detail}, status=429)
+    return HttpResponse(detail, status=429, content_type="text/plain; charset=utf-8")

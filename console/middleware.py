@@ -1,4 +1,5 @@
-"""Request-wide guards: oversize bodies (413) and engine errors on console pages.
+"""Request-wide guards: oversize bodies (413), the Content-Security-Policy header, and engine
+errors on console pages.
 
 The API's errors go through DRF's exception handler (console.http_errors); pages raise the same
 errors and :class:`EngineErrorMiddleware` renders them with the same status and message, so a
@@ -35,6 +36,22 @@ class BodySizeLimitMiddleware:
                 return JsonResponse(Problem(413, "too_large", detail).as_json(), status=413)
             return HttpResponse(detail, status=413, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+
+class ContentSecurityPolicyMiddleware:
+    """Send settings.CONTENT_SECURITY_POLICY on every response (Django 5.2 has no CSP of its own).
+
+    Scripts and styles come from the console's own static files only: no inline script, handler
+    attribute or ``javascript:`` URL runs, so an HTML injection cannot become script.
+    """
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        response.headers.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
+        return response
 
 
 class EngineErrorMiddleware:

@@ -1,4 +1,5 @@
-"""What the console itself owns: roles of users, API tokens, the audit log, failed-login counters.
+"""What the console itself owns: roles of users, API tokens, the audit log (failed-login counters
+are django-axes' AccessAttempt, console.lockout).
 
 Broker state is never stored here (DESIGN §1); the broker sightings of the overview live in
 ``brokers.models``.
@@ -23,7 +24,8 @@ class AccountRole(models.Model):
 
 
 class ApiToken(models.Model):
-    """An API token for scripts: only its SHA-256 digest is kept; the token is shown once."""
+    """An API token for scripts: only its SHA-256 digest is kept; the token is shown once; it
+    expires (``expires_at``) and can be revoked before."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100, blank=True)
@@ -33,13 +35,17 @@ class ApiToken(models.Model):
     created_by = models.CharField(max_length=150)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField()  # settings.GANTRY_TOKEN_TTL_DAYS after creation
 
     class Meta:
         ordering = ["-created_at", "-id"]
 
+    def expired(self, now=None) -> bool:
+        return self.expires_at <= (now or timezone.now())
+
     @property
     def is_active(self) -> bool:
-        return self.revoked_at is None
+        return self.revoked_at is None and not self.expired()
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user})"
@@ -74,16 +80,3 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.target} {self.result}"
-
-
-class LoginFailure(models.Model):
-    """Failed logins of one username from one client address; a lock once there are too many."""
-
-    username = models.CharField(max_length=150)
-    ip = models.CharField(max_length=45)
-    failures = models.PositiveIntegerField(default=0)
-    last_failure_at = models.DateTimeField(default=timezone.now)
-    locked_until = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["username", "ip"], name="login_failure_username_ip")]

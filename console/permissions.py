@@ -4,7 +4,8 @@ The rule is the same at both: reading needs ``read_role`` (viewer unless said ot
 anything else needs ``write_role`` (operator unless said otherwise); a viewset may name the
 role of single actions in ``action_roles``. Without credentials the API answers 401 and pages
 redirect to the login page; with a role too low both answer 403. Services check again
-(``actor.require``), so a task or a new front door cannot skip the rule.
+(``actor.require``), so a task or a new front door cannot skip the rule. Each 403 of the two
+front doors is written to the audit log (``access.denied``: who, method and path, the role needed).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from console.audit import record_refusal
 from console.roles import Role, role_of
 
 
@@ -39,6 +41,7 @@ class RolePermission(BasePermission):
                                    write=getattr(view, "write_role", Role.OPERATOR))
         if not role.allows(needed):
             self.message = f"this needs the {Role(needed).value} role; you are a {role.value}"
+            record_refusal(request, needed=Role(needed).value, reason=self.message)
             return False
         return True
 
@@ -57,7 +60,9 @@ def console_page(*, methods: Iterable[str] = ("GET",), read: Role = Role.VIEWER,
             role = role_of(request.user)
             needed = required_role(request.method, read=read, write=write)
             if role is None or not role.allows(needed):
-                raise PermissionDenied(f"This page needs the {Role(needed).value} role.")
+                message = f"This page needs the {Role(needed).value} role."
+                record_refusal(request, needed=Role(needed).value, reason=message)
+                raise PermissionDenied(message)
             if request.method not in allowed:
                 return HttpResponseNotAllowed(sorted(allowed))
             return view(request, *args, **kwargs)

@@ -34,10 +34,12 @@ class TokenInfo:
     created_by: str
     last_used_at: datetime | None
     revoked_at: datetime | None
+    expires_at: datetime | None = None
+    expired: bool = False  # expires_at had passed when this was read
 
     @property
     def active(self) -> bool:
-        return self.revoked_at is None
+        return self.revoked_at is None and not self.expired
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ def user_info(user) -> UserInfo:
 
 def _users() -> QuerySet:
     return (get_user_model().objects.select_related("gantry_role")
-            .annotate(active_tokens=Count("api_tokens", filter=Q(api_tokens__revoked_at__isnull=True))))
+            .annotate(active_tokens=Count("api_tokens", filter=_active_tokens("api_tokens__"))))
 
 
 def user_list() -> list[UserInfo]:
@@ -69,7 +69,12 @@ def user_detail(*, username: str) -> UserInfo:
 
 def token_info(token: ApiToken) -> TokenInfo:
     return TokenInfo(token.pk, token.user.get_username(), token.name, token.prefix, token.created_at,
-                     token.created_by, token.last_used_at, token.revoked_at)
+                     token.created_by, token.last_used_at, token.revoked_at, token.expires_at, token.expired())
+
+
+def _active_tokens(prefix: str = "") -> Q:
+    """Tokens neither revoked nor expired (``prefix``: the relation's path, e.g. ``api_tokens__``)."""
+    return Q(**{f"{prefix}revoked_at__isnull": True, f"{prefix}expires_at__gt": timezone.now()})
 
 
 def token_list(*, username: str | None = None, active: bool | None = None) -> RecordSequence[TokenInfo]:
@@ -77,7 +82,7 @@ def token_list(*, username: str | None = None, active: bool | None = None) -> Re
     if username:
         qs = qs.filter(user__username=username)
     if active is not None:
-        qs = qs.filter(revoked_at__isnull=active)
+        qs = qs.filter(_active_tokens()) if active else qs.exclude(_active_tokens())
     return RecordSequence(qs, token_info)
 
 

@@ -90,7 +90,8 @@ class TokenOutput(serializers.Serializer):
     created_by = serializers.CharField()
     last_used_at = serializers.DateTimeField(allow_null=True)
     revoked_at = serializers.DateTimeField(allow_null=True)
-    active = serializers.BooleanField()
+    expires_at = serializers.DateTimeField(help_text="after this the token is refused (401); settings.GANTRY_TOKEN_TTL_DAYS after creation")
+    active = serializers.BooleanField(help_text="neither revoked nor expired")
 
 
 class CreatedTokenOutput(TokenOutput):

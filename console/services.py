@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from console.actor import Actor
 from console.audit import audited
-from console.authentication import SHOWN_PREFIX_CHARS, new_token, token_digest
+from console.authentication import SHOWN_PREFIX_CHARS, new_token, token_digest, token_ttl
 from console.errors import Conflict, Forbidden, InvalidInput, NotFound
 from console.models import AccountRole, ApiToken
 from console.records import CreatedToken, CreatedUser, TokenInfo, UserInfo
@@ -104,10 +104,12 @@ def api_token_create(*, actor: Actor, username: str, name: str = "") -> CreatedT
         if not user.is_active:
             raise InvalidInput("username", f"user {username} is deactivated.")
         token = new_token()
+        now = timezone.now()
         row = ApiToken.objects.create(user=user, name=name, prefix=token[:SHOWN_PREFIX_CHARS],
-                                      digest=token_digest(token), created_by=actor.username)
+                                      digest=token_digest(token), created_by=actor.username, created_at=now,
+                                      expires_at=now + token_ttl())
         info = token_info(row)
-        note.after = {"id": info.id, "name": info.name, "prefix": info.prefix}
+        note.after = {"id": info.id, "name": info.name, "prefix": info.prefix, "expires_at": info.expires_at}
     return CreatedToken(token, info)
 
 

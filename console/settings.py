@@ -4,7 +4,9 @@ Environment: NAMESRV_ADDR (RocketMQ's variable, ';'-separated), DATABASE_URL, RE
 SPARK_MASTER, SECRET_KEY, DEBUG, ALLOWED_HOSTS, GANTRY_VAR_DIR, GANTRY_HTTPS (serve over HTTPS
 only: secure cookies, HSTS, redirect), CSRF_TRUSTED_ORIGINS (comma-separated, for a proxy in
 front), GANTRY_BEHIND_PROXY (trust X-Forwarded-Proto from it), GANTRY_LOGIN_MAX_FAILURES and
-GANTRY_LOGIN_LOCKOUT_MINUTES (failed-login lockout), GANTRY_MAX_BODY_BYTES (request bodies),
+GANTRY_LOGIN_LOCKOUT_MINUTES (failed-login lockout, django-axes), GANTRY_TRUSTED_PROXY_COUNT (proxies
+whose X-Forwarded-For entry names the client), GANTRY_TOKEN_TTL_DAYS (API token lifetime),
+GANTRY_MAX_BODY_BYTES (request bodies),
 MQ_ACCESS_KEY / MQ_SECRET_KEY (the ACL account the console and Celery sign with), MQ_DEMO_ACCESS_KEY /
 MQ_DEMO_SECRET_KEY (the demo workload's), GANTRY_ACL_FILE (the ACL file `make run` generates).
 
@@ -18,6 +20,8 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+
+from console.redis_server import private_redis_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("GANTRY_VAR_DIR", BASE_DIR / "var"))
@@ -38,7 +42,7 @@ def _secret_key() -> str:
     try:
         return path.read_text().strip()
     except FileNotFoundError:
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
         key = secrets.token_urlsafe(50)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as fh:
@@ -62,6 +66,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from vendored static files, no CDN
     "django_htmx",
+    "axes",  # failed-login lockout (console.lockout); before console so its signal receivers run first
     "console",
     "brokers",
     "topics",
@@ -71,6 +76,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "console.middleware.ContentSecurityPolicyMiddleware",
     "console.middleware.BodySizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -80,6 +86,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "console.middleware.EngineErrorMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into console.lockout.lockout_response
 ]
 
 ROOT_URLCONF = "console.urls"
@@ -153,20 +160,22 @@ MQ = {
 }
 
 # Console-side figures that are cheap to keep a few seconds (per-broker topic counts on the
-# overview); per process unless REDIS_URL points at a shared cache.
+# overview); per process unless REDIS_URL points at a shared cache. In Redis the values are JSON
+# (console.cache): the Redis Celery shares never holds a pickle the web process would load.
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["REDIS_URL"]}
+        {"BACKEND": "console.cache.JSONRedisCache", "LOCATION": os.environ["REDIS_URL"], "KEY_PREFIX": "gantry-cache"}
         if os.environ.get("REDIS_URL")
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "gantry"}
     )
 }
 
 # Redis: Celery's broker and result backend. Without REDIS_URL, `make run` starts a private
-# redis-server on loopback (GANTRY_REDIS_PORT) with its data under var/redis.
+# redis-server on loopback (GANTRY_REDIS_PORT) with its data under var/redis and a password
+# generated once into var/redis-password (console.redis_server).
 PRIVATE_REDIS = not os.environ.get("REDIS_URL")
 PRIVATE_REDIS_PORT = int(os.environ.get("GANTRY_REDIS_PORT", "6479"))  # off 6379 so a system redis is left alone
-REDIS_URL = os.environ.get("REDIS_URL") or f"redis://127.0.0.1:{PRIVATE_REDIS_PORT}/0"
+REDIS_URL = os.environ.get("REDIS_URL") or private_redis_url(VAR_DIR, PRIVATE_REDIS_PORT)
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
 
 # -- Celery (console/celery.py reads every CELERY_* name) ------------------------------------------
@@ -191,6 +200,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True  # workers wait for Redis at st
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]  # tasks accept JSON only: no pickle from a shared Redis
+CELERY_WORKER_ENABLE_REMOTE_CONTROL = False  # no broadcast commands (shutdown, revoke, pool changes) through Redis
 CELERY_TASK_ACKS_LATE = True  # a task killed with its worker is delivered again
 CELERY_TASK_REJECT_ON_WORKER_LOST = True  # ... also when only the pool child dies
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # long tasks: a worker holds one message at a time
@@ -279,11 +289,31 @@ GANTRY_ALERT_SOURCES: list[str] = [
 # (a group left out: no data yet). The analytics app computes it from the metrics sampler's two newest rounds.
 GANTRY_GROUP_TPS_SOURCE = "analytics.group_rates.group_consume_tps"
 
-# Failed logins (console and token endpoint), counted per username and client address.
+# API tokens expire this many days after they are created (the tokens page and the API show when).
+GANTRY_TOKEN_TTL_DAYS = int(os.environ.get("GANTRY_TOKEN_TTL_DAYS", "90"))
+
+# Failed logins (console and token endpoint), counted per username and client address by django-axes
+# (console.lockout reads GANTRY_LOGIN at each attempt).
 GANTRY_LOGIN = {
     "MAX_FAILURES": int(os.environ.get("GANTRY_LOGIN_MAX_FAILURES", "5")),
     "LOCKOUT_MINUTES": int(os.environ.get("GANTRY_LOGIN_LOCKOUT_MINUTES", "15")),
 }
+# Proxies in front of the web server that append the address they saw to X-Forwarded-For: the client
+# address (lockout, audit log) is the one the outermost of them saw. 0: REMOTE_ADDR is the client.
+GANTRY_TRUSTED_PROXY_COUNT = int(os.environ.get("GANTRY_TRUSTED_PROXY_COUNT", "0"))
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses while a lock is in force
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # one client's failures lock that username from there only
+AXES_FAILURE_LIMIT = "console.lockout.failure_limit"
+AXES_COOLOFF_TIME = "console.lockout.lockout_time"
+AXES_CLIENT_IP_CALLABLE = "console.actor.client_ip"
+AXES_LOCKOUT_CALLABLE = "console.lockout.lockout_response"
+AXES_RESET_ON_SUCCESS = True
+AXES_DISABLE_ACCESS_LOG = True  # logins are in the audit log (console.login_audit)
+AXES_ENABLE_ADMIN = False
+AXES_HTTP_RESPONSE_CODE = 429
 
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header makes "no credentials" a 401, not a 403.
@@ -292,7 +322,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["console.permissions.RolePermission"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["console.json_parser.BoundedJSONParser"],  # DRF's, with a nesting limit (400)
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PAGINATION_CLASS": "console.rest.Pagination",
     "PAGE_SIZE": 100,
@@ -326,6 +356,11 @@ if _env_bool("GANTRY_BEHIND_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 X_FRAME_OPTIONS = "DENY"
+# Sent on every response (console.middleware): scripts and styles from our own static files only (htmx,
+# uPlot and Swagger UI are vendored); data: images for Swagger UI's icons; no framing, no plugins.
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                           "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; "
+                           "form-action 'self'; frame-ancestors 'none'")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page (base.html), not the cookie

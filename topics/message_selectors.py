@@ -3,7 +3,8 @@
 - by key: QUERY_MESSAGE on every broker of the topic's route (the key index; KEYS or UNIQ_KEY),
   at most 64 per broker (the broker's cap), optionally within a store-time range;
 - by id: an offset message id names its broker and commit-log offset (VIEW_MESSAGE_BY_ID to that
-  broker); a client-made id (UNIQ_KEY) needs the topic and goes through the key index;
+  broker, only when it is a member of this cluster: brokers.gateway.message_ids); a client-made
+  id (UNIQ_KEY) needs the topic and goes through the key index;
 - by time: each queue's offsets at the range's ends (SEARCH_OFFSET_BY_TIMESTAMP, all queues at
   once), then the page's slice of those ranges, queue by queue in queue order, read with
   PULL_MESSAGE as RocketMQ's tools do (group TOOLS_CONSUMER, no offset committed).
@@ -19,6 +20,8 @@ from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.client import get_admin_client
+from brokers.gateway.cluster import broker_names_by_addr
+from brokers.gateway.message_ids import MessageIdNotInCluster, resolve_offset_msg_id, view_message_in_cluster
 from brokers.gateway.queues import max_offsets, min_offsets, pull_messages, search_offsets
 from console.errors import InvalidInput, NotFound
 from topics import selectors
@@ -30,9 +33,8 @@ DEFAULT_PAGE_SIZE = 20
 
 
 def _broker_names() -> dict[str, str]:
-    """Broker address -> broker name, every address of every broker."""
-    info = selectors.cluster_info()
-    return {addr: name for name, data in info.broker_datas.items() for addr in data.broker_addrs.values()}
+    """Broker address -> broker name, every address of every broker (masters and slaves)."""
+    return broker_names_by_addr(selectors.cluster_info())
 
 
 def message_view(msg: MessageExt, names: dict[str, str], broker_name: str | None = None) -> MessageView:
@@ -66,31 +68,39 @@ def message_query_by_key(*, topic: str, key: str, begin_ms: int | None = None, e
 
 
 def message_detail(*, msg_id: str, topic: str | None = None) -> MessageView:
-    """The message with this offset message id, or (with ``topic``) this client-made id (UNIQ_KEY)."""
+    """The message with this offset message id, or (with ``topic``) this client-made id (UNIQ_KEY).
+
+    An offset id is read only from the cluster member it names (brokers.gateway.message_ids): an
+    id naming any other address is "not found" with one generic text, and nothing connects there.
+    """
     msg_id = msg_id.strip()
     if not msg_id:
         raise InvalidInput("msg_id", "the message id is empty.")
-    client = get_admin_client()
+    names = _broker_names()
     try:
-        msg = client.view_message(msg_id)
+        resolved = resolve_offset_msg_id(msg_id, names)
+        msg = view_message_in_cluster(resolved)
     except MQBrokerError as exc:
         if exc.code != ResponseCode.SYSTEM_ERROR:
             raise
         if topic is None:
-            raise NotFound(f"message {msg_id} not found: {exc.remark or exc}") from None
+            raise MessageIdNotInCluster() from None
+    except MessageIdNotInCluster:  # maybe a UNIQ_KEY after all
+        if topic is None:
+            raise
     except MQClientError as exc:  # not an offset message id
         if topic is None:
             raise InvalidInput("msg_id", f"{exc}; to look up a client-made id (UNIQ_KEY) give its topic too.") from None
-    except RemotingError:  # it decoded to an address where no broker answers: maybe a UNIQ_KEY after all
+    except RemotingError:  # a member of the cluster that does not answer: maybe a UNIQ_KEY after all
         if topic is None:
             raise
     else:
-        return message_view(msg, _broker_names())
+        return message_view(msg, names, resolved.broker_name)
     selectors.topic_route_data(topic)
-    found = client.query_message_by_key(topic, msg_id, MAX_KEY_RESULTS, 0, MAX_TIMESTAMP, unique_key=True)
+    found = get_admin_client().query_message_by_key(topic, msg_id, MAX_KEY_RESULTS, 0, MAX_TIMESTAMP, unique_key=True)
     if not found:
         raise NotFound(f"message {msg_id} not found in topic {topic}")
-    return message_view(found[0], _broker_names())
+    return message_view(found[0], names)
 
 
 def _queues(route: TopicRouteData) -> dict[MessageQueue, str]:

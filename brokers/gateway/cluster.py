@@ -2,7 +2,8 @@
 
 :func:`masters` is the broker name -> master address map every Django-side caller uses (built
 once, by :meth:`ClusterInfo.masters`); :func:`masters_by_addr` is the same map turned around for
-the batched reads keyed by address; :func:`slaves` and :func:`broker_groups` are the views the
+the batched reads keyed by address; :func:`broker_names_by_addr` names every member (masters and
+slaves), the only addresses the console ever connects to for a message id; :func:`slaves` and :func:`broker_groups` are the views the
 master/slave broker groups will read. Each takes the ClusterInfo a caller already holds, or
 reads it from the first name server that answers.
 """
@@ -77,6 +78,15 @@ def masters(info: ClusterInfo | None = None) -> dict[str, str]:
 def masters_by_addr(info: ClusterInfo | None = None) -> dict[str, str]:
     """Master address -> broker name, in :func:`masters`' order (the batched reads take addresses)."""
     return {addr: name for name, addr in masters(info).items()}
+
+
+def broker_names_by_addr(info: ClusterInfo | None = None) -> dict[str, str]:
+    """Every address of every broker (masters and slaves) -> its broker name: the brokers of this cluster."""
+    info = cluster_info() if info is None else info
+    out = {addr: name for name, addr in masters(info).items()}
+    for name, members in slaves(info).items():
+        out.update({addr: name for addr in members.values()})
+    return out
 
 
 def slaves(info: ClusterInfo | None = None) -> dict[str, dict[int, str]]:

@@ -8,7 +8,9 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from console.models import ApiToken, AuditEntry, LoginFailure
+from axes.models import AccessAttempt
+
+from console.models import ApiToken, AuditEntry
 from tests.fixtures.console import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -50,9 +52,9 @@ def test_wrong_password_is_401_and_locks_after_repeated_failures(make_user) -> N
     assert response.status_code == 429  # the right password too, while locked
     assert not ApiToken.objects.exists()
 
-    LoginFailure.objects.update(locked_until=timezone.now() - timedelta(seconds=1))
+    AccessAttempt.objects.update(attempt_time=timezone.now() - timedelta(minutes=15, seconds=1))  # the lock ran out
     assert api.post(TOKEN_URL, {"username": "alice", "password": PASSWORD}, format="json").status_code == 201
-    assert not LoginFailure.objects.exists()  # success clears the count
+    assert not AccessAttempt.objects.exists()  # success clears the count
 
 
 def test_lockout_is_per_username_and_address(make_user) -> None:
@@ -114,7 +116,7 @@ def test_console_login_locks_after_repeated_failures(client, make_user) -> None:
     assert page.status_code == 429 and "Login is locked; try again in 15 minutes." in page.content.decode()
     page = client.post("/login/", {"username": "frank", "password": PASSWORD})
     assert page.status_code == 429 and "_auth_user_id" not in client.session
-    LoginFailure.objects.update(locked_until=timezone.now() - timedelta(seconds=1))
+    AccessAttempt.objects.update(attempt_time=timezone.now() - timedelta(minutes=15, seconds=1))  # the lock ran out
     response = client.post("/login/", {"username": "frank", "password": PASSWORD})
     assert response.status_code == 302 and response["Location"] == "/"
 
@@ -150,6 +152,6 @@ def test_old_failures_do_not_count_towards_a_lock(make_user) -> None:
     api = APIClient()
     for _ in range(2):
         api.post(TOKEN_URL, {"username": "hank", "password": "wrong"}, format="json")
-    LoginFailure.objects.update(last_failure_at=timezone.now() - timedelta(minutes=16))
+    AccessAttempt.objects.update(attempt_time=timezone.now() - timedelta(minutes=16))
     assert api.post(TOKEN_URL, {"username": "hank", "password": "wrong"}, format="json").status_code == 401
-    assert LoginFailure.objects.get().failures == 1
+    assert AccessAttempt.objects.get().failures_since_start == 1

@@ -7,6 +7,7 @@ import io
 import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
+from django.test import RequestFactory
 
 from console.roles import Role, role_of
 
@@ -20,10 +21,10 @@ def test_creates_one_admin_with_a_generated_password(settings, tmp_path) -> None
     password = (tmp_path / "admin-password").read_text().strip()
     assert f"with password {password}" in out.getvalue() and len(password) >= 20
     assert (tmp_path / "admin-password").stat().st_mode & 0o777 == 0o600
-    user = authenticate(username="admin", password=password)
+    user = authenticate(RequestFactory().post("/login/"), username="admin", password=password)
     assert user is not None and role_of(user) == Role.ADMIN and user.gantry_role.role == "admin"
 
     out = io.StringIO()
     call_command("ensure_admin", stdout=out)
     assert "Log in at http://127.0.0.1:8000/ as admin" in out.getvalue()
-    assert authenticate(username="admin", password=password) is not None  # unchanged
+    assert authenticate(RequestFactory().post("/login/"), username="admin", password=password) is not None  # unchanged

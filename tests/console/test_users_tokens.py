@@ -144,3 +144,39 @@ def test_users_and_tokens_pages_are_for_admins(client, make_user, role) -> None:
     assert client.post("/users/", {"username": "x", "role": "admin"}).status_code == 403
     nav = client.get("/audit/").content.decode()
     assert 'href="/users/"' not in nav and 'href="/tokens/"' not in nav
+
+
+# -- token expiry (GANTRY_TOKEN_TTL_DAYS) ------------------------------------------------------------
+
+
+def test_tokens_expire_after_the_ttl_shown_in_the_answer_and_the_page(admin_api, admin_page, make_user, settings) -> None:
+    from datetime import datetime, timedelta
+
+    from django.utils import timezone
+    from rest_framework.test import APIClient
+
+    from console.models import ApiToken
+
+    make_user("viewer", username="cron")
+    created = admin_api.post("/api/v1/tokens", {"username": "cron", "name": "default"}, format="json").json()
+    lives = datetime.fromisoformat(created["expires_at"]) - datetime.fromisoformat(created["created_at"])
+    assert lives == timedelta(days=90) and created["active"] is True
+    settings.GANTRY_TOKEN_TTL_DAYS = 7
+    short = admin_api.post("/api/v1/tokens", {"username": "cron", "name": "short"}, format="json").json()
+    assert datetime.fromisoformat(short["expires_at"]) - datetime.fromisoformat(short["created_at"]) == timedelta(days=7)
+    page = admin_page.get("/tokens/").content.decode()
+    expires = ApiToken.objects.get(pk=short["id"]).expires_at
+    assert f'<td data-testid="expires">{timezone.localtime(expires):%Y-%m-%d %H:%M}</td>' in page
+
+    cron = APIClient()
+    cron.credentials(HTTP_AUTHORIZATION=f"Token {short['token']}")
+    assert cron.get("/api/v1/auth/whoami").status_code == 200
+    ApiToken.objects.filter(pk=short["id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    response = cron.get("/api/v1/auth/whoami")
+    assert response.status_code == 401 and response.json()["detail"].startswith("This token expired at ")
+    assert "create a new one" in response.json()["detail"]
+    listed = {t["id"]: t for t in admin_api.get("/api/v1/tokens", {"username": "cron"}).json()["results"]}
+    assert listed[short["id"]]["active"] is False and listed[created["id"]]["active"] is True
+    assert [t["id"] for t in admin_api.get("/api/v1/tokens", {"username": "cron", "active": "true"}).json()["results"]] == [created["id"]]
+    assert admin_api.get("/api/v1/users/cron").json()["active_tokens"] == 1
+    assert "expired" in admin_page.get("/tokens/").content.decode()

@@ -47,14 +47,14 @@ def test_live_group_grid_then_add_a_client_and_see_the_diff(viewer_page, live_se
     topic, group, clients = subscribed_three
     page.click("nav >> text=Groups")
     page.fill("input[name=q]", group)
-    page.wait_for_function("document.querySelectorAll('[data-testid=groups] tbody tr').length === 1")
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=groups] tbody tr').length === 1")
     assert page.locator(f"tr[data-group='{group}'] td").nth(1).inner_text() == "3"  # members online
     screenshot("groups")
     page.click(f"text={group}")
     assert page.locator("[data-testid=members] tbody tr").count() == 3
     screenshot("group")
     page.click("[data-testid=allocation-link]")
-    page.wait_for_function("document.querySelectorAll('[data-testid=alloc-grid] tbody tr').length === 3")
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=alloc-grid] tbody tr').length === 3")
     assert rows(page) == sorted(c.client_id for c in clients)
     assert page.locator("[data-testid=alloc-source]").inner_text().startswith("64 queues of topic")
     assert page.locator("[data-testid=live-check]").is_visible()
@@ -74,7 +74,7 @@ def test_live_group_grid_then_add_a_client_and_see_the_diff(viewer_page, live_se
 def test_a_made_up_64_by_20_grid_and_every_strategy(viewer_page, live_server, screenshot) -> None:
     page = viewer_page
     page.goto(f"{live_server.url}/allocation/?layout=broker-a:32,broker-b:32&clients=20")
-    page.wait_for_function("document.querySelectorAll('[data-testid=alloc-grid] tbody tr').length === 20")
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=alloc-grid] tbody tr').length === 20")
     assert page.locator("[data-testid=alloc-grid] td.own").count() == 64
     grid = page.locator("[data-testid=alloc-grid]").bounding_box()
     assert grid["width"] <= 1400, grid  # 64 columns fit a laptop screen beside the client ids
@@ -83,7 +83,7 @@ def test_a_made_up_64_by_20_grid_and_every_strategy(viewer_page, live_server, sc
 
     page.select_option("select[name=strategy]", "CONSISTENT_HASH")
     page.locator("input[name=virtual_node_cnt]").wait_for(state="visible")
-    page.wait_for_function("document.querySelector('[data-testid=alloc-figures]').innerText.includes('CONSISTENT_HASH')")
+    page.wait_for_function("() => document.querySelector('[data-testid=alloc-figures]').innerText.includes('CONSISTENT_HASH')")
     page.check("input[name=view][value=compare]")
     page.locator("[data-testid=comparison]").wait_for()
     names = page.locator("[data-testid=comparison] tbody tr").evaluate_all("rows => rows.map(r => r.dataset.strategy)")

@@ -43,11 +43,11 @@ def test_shrink_a_topic_step_by_step(page, live_server, make_user, console_clust
         screenshot("waiting")
 
         consume(member, [q for q in queues if q.queue_id >= 2])
-        page.wait_for_function("document.querySelector('[data-testid=shrink-step]').innerText.includes('ready')", timeout=15000)
+        page.wait_for_function("() => document.querySelector('[data-testid=shrink-step]').innerText.includes('ready')", timeout=15000)
         assert page.locator("[data-testid=messages-left]").inner_text() == "0"
         page.on("dialog", lambda d: d.accept())
         page.click("[data-testid=lower-read]")
-        page.wait_for_function("document.querySelector('[data-testid=shrink-step]').innerText === 'done'")
+        page.wait_for_function("() => document.querySelector('[data-testid=shrink-step]').innerText === 'done'")
         cells = page.locator("[data-testid=shrink-brokers] tbody tr").all_inner_texts()
         assert [c.split()[:3] for c in cells] == [["broker-a", "2", "2"], ["broker-b", "2", "2"]]
         screenshot("done")

@@ -49,7 +49,7 @@ def test_create_a_topic_in_cluster_mode(operator_page, live_server, session_clus
     page.click("nav >> text=Topics")
     page.fill("input[name=q]", name)
     page.locator("[data-testid=topics] tbody tr").first.wait_for()
-    page.wait_for_function("document.querySelectorAll('[data-testid=topics] tbody tr').length === 1")
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=topics] tbody tr').length === 1")
     assert page.locator("[data-testid=topics] tbody tr").inner_text().split() == [name, "normal", "6", "4", "RW-", "6", "4", "RW-"]
     screenshot("list")
 

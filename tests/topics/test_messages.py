@@ -91,3 +91,43 @@ def test_message_pages(client, make_user, stored) -> None:
     assert refused.status_code == 400 and 'data-field="key"' in refused.content.decode()
     missing = client.get("/messages/", {"mode": "id", "msg_id": "nope"})
     assert missing.status_code == 400 and "client-made id" in missing.content.decode()
+
+
+# -- message ids name brokers of this cluster only (no connection to an address taken from an id) ------
+
+
+def test_an_id_naming_a_listening_socket_that_is_no_broker_gets_the_generic_error_and_no_connection(viewer, client, make_user, console_cluster) -> None:
+    import socket
+
+    from brokers.engine.common.message_id import create_offset_msg_id
+    from brokers.gateway.message_ids import NOT_IN_CLUSTER
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    closed = socket.create_server(("127.0.0.1", 0))
+    closed_port = closed.getsockname()[1]
+    closed.close()  # nothing listens here: "connection refused" if anyone tried
+    try:
+        probe = create_offset_msg_id(f"127.0.0.1:{listener.getsockname()[1]}", 0)
+        refused = create_offset_msg_id(f"127.0.0.1:{closed_port}", 0)
+        unroutable = create_offset_msg_id("10.255.255.1:10911", 4096)  # a timeout if anyone tried
+        client.force_login(make_user("viewer"))
+        for msg_id in (probe, refused, unroutable):
+            response = viewer.get(f"/api/v1/messages/{msg_id}")
+            assert response.status_code == 404 and response.json()["detail"] == NOT_IN_CLUSTER, response.json()
+            page = client.get(f"/messages/{msg_id}/")
+            assert page.status_code == 404 and NOT_IN_CLUSTER in page.content.decode()
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # no connection ever reached the socket
+    finally:
+        listener.close()
+
+
+def test_an_id_of_a_cluster_broker_past_its_commit_log_gets_the_same_generic_error(viewer, console_cluster) -> None:
+    from brokers.engine.common.message_id import create_offset_msg_id
+    from brokers.gateway.cluster import masters
+    from brokers.gateway.message_ids import NOT_IN_CLUSTER
+
+    addr = next(iter(masters().values()))
+    response = viewer.get(f"/api/v1/messages/{create_offset_msg_id(addr, 1 << 40)}")
+    assert response.status_code == 404 and response.json()["detail"] == NOT_IN_CLUSTER, response.json()

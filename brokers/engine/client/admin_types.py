@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from brokers.engine.common.constants import MASTER_ID
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.perm import PERM_READ, PERM_WRITE
 from brokers.engine.common.route import BrokerData, QueueData  # re-exported: the one BrokerData

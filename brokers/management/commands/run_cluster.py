@@ -42,6 +42,7 @@ from brokers.engine.namesrv.server import NamesrvConfig, NamesrvController
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
 from brokers.engine.store.errors import StoreError
+from console.file_modes import use_private_umask
 
 DEFAULT_BROKERS = ("broker-a:10911", "broker-b:10921")  # DESIGN.md's embedded layout
 MASTER_ROLES = ("ASYNC_MASTER", "SYNC_MASTER")
@@ -169,6 +170,7 @@ class Command(BaseCommand):
                flush: str | None, host: str, slave: list[str] | None = None, role: list[str] | None = None,
                acl_file: str | None = None, no_acl: bool = False, **options) -> None:
         store_root = os.path.abspath(store_dir or settings.MQ["STORE_DIR"])
+        use_private_umask()  # store directories 0700 and their files 0600, now and later
         if not 1 <= namesrv_port <= 65535:
             raise CommandError(f"--namesrv-port {namesrv_port} is outside 1..65535")
         try:

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from console.file_modes import secure_var_dir, use_private_umask
 from console.models import AccountRole
 from console.roles import Role
 
@@ -20,6 +21,8 @@ class Command(BaseCommand):
         parser.add_argument("--url", default="http://127.0.0.1:8000/")
 
     def handle(self, *args, username: str, url: str, **options):
+        use_private_umask()
+        secure_var_dir(settings.VAR_DIR)  # the database migrate made, under the shell's umask
         User = get_user_model()
         path = settings.VAR_DIR / "admin-password"
         existing = User.objects.filter(is_superuser=True).order_by("id").first()

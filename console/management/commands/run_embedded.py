@@ -16,7 +16,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from brokers.engine.acl.account_file import ensure_plain_acl_file
 from brokers.engine.acl.plain_acl_config import AclConfigError
-from console.redis_server import READY_MARKER, redis_argv
+from console.file_modes import secure_var_dir, use_private_umask
+from console.redis_server import READY_MARKER, private_redis_password, redis_argv
 from console.supervisor import ProcessSpec, Supervisor
 
 
@@ -36,6 +37,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, web: str, namesrv_port: int, broker: list[str] | None, flush: str, no_demo: bool,
                slave: list[str] | None = None, **options):
+        use_private_umask()  # every file the stack creates is for this user only (children inherit it)
+        secure_var_dir(Path(settings.VAR_DIR))
         brokers = broker or ["broker-a:10911", "broker-b:10921"]
         # the seeds' recommended deployment: broker-a a SYNC_MASTER with one slave, broker-b alone
         slaves = slave if slave is not None else ([] if broker else ["broker-a:10915"])
@@ -44,8 +47,9 @@ class Command(BaseCommand):
         env = {"NAMESRV_ADDR": f"127.0.0.1:{namesrv_port}", "REDIS_URL": settings.REDIS_URL, **self._acl_env()}
         celery = [py, "-m", "celery", "-A", "console"]
         specs = []
-        if settings.PRIVATE_REDIS:  # no REDIS_URL: our own redis-server, data under var/redis
-            specs.append(ProcessSpec("redis", redis_argv(settings.PRIVATE_REDIS_PORT, Path(settings.VAR_DIR) / "redis"),
+        if settings.PRIVATE_REDIS:  # no REDIS_URL: our own redis-server, data under var/redis, password in var/
+            password = private_redis_password(Path(settings.VAR_DIR))
+            specs.append(ProcessSpec("redis", redis_argv(settings.PRIVATE_REDIS_PORT, Path(settings.VAR_DIR) / "redis", password),
                                      ready_marker=READY_MARKER))
         cluster = [py, manage, "run_cluster", "--store-dir", settings.MQ["STORE_DIR"],
                    "--namesrv-port", str(namesrv_port), "--flush", flush, "--acl-file", settings.MQ["ACL_FILE"]]

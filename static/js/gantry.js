@@ -1,0 +1,21 @@
+// The console's own behaviour that used to sit in inline handlers, which the Content-Security-Policy
+// (script-src 'self') does not run: confirmations before destructive forms, and "Back" links.
+"use strict";
+
+// <form data-confirm="Delete topic T?">: ask before submitting (plain forms and htmx forms alike).
+document.addEventListener("submit", (event) => {
+  const form = event.target.closest("form[data-confirm]");
+  if (form && !window.confirm(form.dataset.confirm)) {
+    event.preventDefault();
+    event.stopImmediatePropagation();
+  }
+}, true);
+
+// <a data-history-back href="/">: go back when there is somewhere to go back to, else follow the link.
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a[data-history-back]");
+  if (link && window.history.length > 1) {
+    event.preventDefault();
+    window.history.back();
+  }
+});
