@@ -10,21 +10,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 from brokers.engine.remoting.limits import limit_log
-
-if TYPE_CHECKING:
-    from brokers.engine.remoting.channel import ChannelContext
 
 __all__ = ["idle_watchdog"]
 
 log = logging.getLogger("brokers.engine.remoting")
 
 
-async def idle_watchdog(channels: Callable[[], list[ChannelContext]], idle_close_s: float | None,
+async def idle_watchdog(channels: Callable[[], list[Any]], idle_close_s: float | None,
                         frame_deadline_s: float | None = None) -> None:
-    """Close connections that neither read nor wrote for ``idle_close_s`` seconds, and those
+    """Close connections (ChannelContexts) that neither read nor wrote for ``idle_close_s`` seconds, and those
     whose frame being read started more than ``frame_deadline_s`` ago (either may be None)."""
     loop = asyncio.get_running_loop()
     period = min(1.0, max(min(idle_close_s or 4.0, frame_deadline_s or 4.0) / 4, 0.01))
