@@ -22,8 +22,10 @@ from brokers.engine.common.subscription import (  # noqa: F401 (SUB_ALL, EXPRESS
     EXPRESSION_SQL92,
     EXPRESSION_TAG,
     SUB_ALL,
+    NO_LIMITS,
     InvalidSubscriptionError,
     SubscriptionData,
+    SubscriptionLimits,
     build_subscription_data,
 )
 
@@ -49,7 +51,7 @@ class HeartbeatData:
     consumers: tuple[ConsumerData, ...] = field(default_factory=tuple)
 
     @classmethod
-    def from_json(cls, data: Any) -> HeartbeatData:
+    def from_json(cls, data: Any, limits: SubscriptionLimits = NO_LIMITS) -> HeartbeatData:
         if not isinstance(data, dict):
             raise InvalidHeartbeatError("the heartbeat body is not a JSON object")
         client_id = data.get("clientID") or data.get("clientId")
@@ -64,7 +66,7 @@ class HeartbeatData:
             if not isinstance(item, dict) or not isinstance(item.get("groupName"), str) or not item["groupName"]:
                 raise InvalidHeartbeatError("a consumerDataSet entry has no groupName")
             try:
-                subs = tuple(SubscriptionData.from_json(s) for s in item.get("subscriptionDataSet") or ())
+                subs = tuple(SubscriptionData.from_json(s, limits) for s in item.get("subscriptionDataSet") or ())
             except InvalidSubscriptionError as exc:
                 raise InvalidHeartbeatError(str(exc)) from None
             consumers.append(

@@ -18,6 +18,7 @@ from brokers.engine.broker.controller import BrokerController
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
+from brokers.engine.remoting.limits import add_limit_arguments, limits_from_args
 
 EXIT_OK = 0
 EXIT_START_FAILED = 1
@@ -55,6 +56,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
                         help="syncFlushTimeout: how long a SYNC_FLUSH put or a SYNC_MASTER send waits (default 5000)")
     parser.add_argument("--slave-sync-interval", type=float, default=None, metavar="SECONDS",
                         help="a slave's copy of topics, groups and offsets from its master (default 10, as RocketMQ)")
+    add_limit_arguments(parser)
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="log level (default INFO)")
     return parser
 
@@ -94,6 +96,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         auto_create_topic_enable=args.auto_create_topic,
         register_interval_s=args.register_interval,
         store=StoreConfig(**store_kwargs),
+        limits=limits_from_args(args),
         **extra,
     )
 

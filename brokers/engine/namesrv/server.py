@@ -22,6 +22,7 @@ from brokers.engine.namesrv.kv_config import KvConfigManager
 from brokers.engine.namesrv.processor import NamesrvProcessor
 from brokers.engine.namesrv.route_info import RemovedBroker, RouteInfoManager
 from brokers.engine.remoting.channel import ChannelContext
+from brokers.engine.remoting.limits import DEFAULT_LIMITS, ConnectionLimits, add_limit_arguments, limits_from_args
 from brokers.engine.remoting.server import RemotingServer
 
 log = logging.getLogger("brokers.engine.namesrv")
@@ -37,6 +38,7 @@ class NamesrvConfig:
     max_frame_size: int = MAX_FRAME_SIZE
     order_message_enable: bool = False  # put ORDER_TOPIC_CONFIG layouts in routes as orderTopicConf
     kv_config_path: str | None = None  # kvConfig.json; None keeps KV config in memory only
+    limits: ConnectionLimits = DEFAULT_LIMITS  # connections, frames, headers (remoting/limits.py)
 
 
 class NamesrvController:
@@ -53,6 +55,7 @@ class NamesrvController:
             max_frame_size=self.config.max_frame_size,
             name="namesrv",
             idle_close_s=self.config.idle_close_s,
+            limits=self.config.limits,
         )
         self.processor = NamesrvProcessor(self.route_info, self.kv_config, clock, order_message_enable=self.config.order_message_enable)
         self.processor.register(self.server)
@@ -114,6 +117,7 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--idle-close", type=float, default=120.0, help="seconds before an idle connection is closed")
     parser.add_argument("--kv-config", default=None, help="kvConfig.json path (default: in memory only)")
     parser.add_argument("--order-message-enable", action="store_true", help="put ORDER_TOPIC_CONFIG in routes")
+    add_limit_arguments(parser)
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -153,6 +157,7 @@ def main(argv: list[str]) -> int:
         idle_close_s=args.idle_close,
         kv_config_path=args.kv_config,
         order_message_enable=args.order_message_enable,
+        limits=limits_from_args(args),
     )
     try:
         asyncio.run(serve(config))

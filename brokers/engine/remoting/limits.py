@@ -19,6 +19,8 @@ count of the refusals it did not log) so a flood cannot flood the log too.
 """
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -26,7 +28,8 @@ from dataclasses import dataclass
 
 from brokers.engine.common.json_depth import json_depth_exceeds
 
-__all__ = ["DEFAULT_LIMITS", "ConnectionLimits", "LimitLog", "header_refusal", "limit_log"]
+__all__ = ["DEFAULT_LIMITS", "ConnectionLimits", "LimitLog", "add_limit_arguments", "header_refusal", "limit_log",
+           "limits_from_args"]
 
 _SERIALIZE_JSON = 0  # header_codec.SERIALIZE_JSON (this module is below the codec)
 
@@ -67,6 +70,22 @@ class ConnectionLimits:
 
 
 DEFAULT_LIMITS = ConnectionLimits()
+LIMIT_FIELDS = frozenset(f.name for f in dataclasses.fields(ConnectionLimits))
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--max-connections``, ``--frame-receive-deadline`` ... (one per ConnectionLimits field)."""
+    group = parser.add_argument_group("limits on the port (defaults are safe for a public port)")
+    for f in dataclasses.fields(ConnectionLimits):
+        flag = "--" + f.name.removesuffix("_s").replace("_", "-")
+        group.add_argument(flag, dest=f"limit_{f.name}", type=type(f.default), default=None,
+                           metavar="SECONDS" if f.name.endswith("_s") else "N", help=f"(default {f.default})")
+
+
+def limits_from_args(args: argparse.Namespace) -> ConnectionLimits:
+    """The limits given by :func:`add_limit_arguments` flags, defaults for the others."""
+    given = {name: getattr(args, f"limit_{name}") for name in LIMIT_FIELDS if getattr(args, f"limit_{name}", None) is not None}
+    return dataclasses.replace(DEFAULT_LIMITS, **given)
 
 
 class LimitLog:
