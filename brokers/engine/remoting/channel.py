@@ -170,7 +170,10 @@ class ChannelContext:
                 code=ResponseCode.SYSTEM_ERROR, opaque=response.opaque, flag=FLAG_RESPONSE, remark=f"response not sent: {exc}"
             ).encode()
         try:
-            await self._write(data)
+            self._queue(data)
+            del data  # the transport holds its own copy; a writer waiting below keeps none
+            if self._frames.congested:
+                await self._drain()
             return True
         except RemotingError as exc:
             log.debug("%s: response to opaque %s dropped: %s", self, response.opaque, exc)
@@ -340,12 +343,17 @@ class ChannelContext:
 
     async def _write(self, data: bytes) -> None:
         """Queue a frame; wait only while the transport's buffer is over its high-water mark."""
+        self._queue(data)
+        del data
+        if self._frames.congested:
+            await self._drain()
+
+    def _queue(self, data: bytes) -> None:
+        """Hand a frame to the writer (RemotingSendRequestError when closed or over the queued-bytes cap)."""
         if self.closed:
             raise RemotingSendRequestError(f"connection to {self.remote_addr} is closed", self.remote_addr)
         self._frames.write(data)
         self._check_queued(len(data))
-        if self._frames.congested:
-            await self._drain()
 
     def _check_queued(self, frame_size: int) -> None:
         """Abort the connection when its unread frames pass the queued-bytes cap (one frame always fits)."""
