@@ -73,7 +73,9 @@ class ClientManageProcessor(Processor):
     @guarded
     async def heart_beat(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         try:
-            data = HeartbeatData.from_json(_parse_json_body(request, "heartbeat"), self.broker.config.subscription_limits)
+            config = self.broker.config
+            data = HeartbeatData.from_json(_parse_json_body(request, "heartbeat"), config.subscription_limits,
+                                           config.max_heartbeat_tags)
         except InvalidHeartbeatError as exc:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"the heartbeat body is malformed: {exc}") from None
         broker = self.broker
