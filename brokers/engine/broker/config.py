@@ -15,7 +15,9 @@ from typing import Any
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER, MAX_MESSAGE_SIZE
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
 from brokers.engine.common.perm import PERM_RW
+from brokers.engine.common.subscription import SubscriptionLimits
 from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
+from brokers.engine.remoting.limits import DEFAULT_LIMITS, LIMIT_FIELDS, ConnectionLimits
 from brokers.engine.store.config import StoreConfig
 from brokers.engine.store.ha.ha_config import BROKER_ROLES, MASTER_ROLES, SLAVE, HAConfig
 
@@ -84,6 +86,24 @@ class BrokerConfig:
     acl_disabled: bool = False  # --no-acl: listen on a non-loopback address with no ACL (logged as a warning)
     acl_access_key: str | None = None  # what the broker signs with; None: the ACL file's first admin account
     acl_secret_key: str | None = field(default=None, repr=False)
+    # --- limits on the port (issue 13); the connection ones are documented in remoting/limits.py ---
+    limits: ConnectionLimits = DEFAULT_LIMITS
+    # Tags in one TAG subscription, and the expression's length: real subscriptions name a
+    # handful; 1024 keeps parsing a pull's or heartbeat's subscription to about a millisecond.
+    max_subscription_tags: int = 1024
+    max_subscription_expression_length: int = 64 * 1024
+    # Tags of all subscriptions of one heartbeat: parsing them stays ~10 ms (a client with 16
+    # groups x 8 topics of 64 tags fits).
+    max_heartbeat_tags: int = 16_384
+    # Bytes of records in one QUERY_MESSAGE answer (RocketMQ caps only the count, 64 x 4 MiB).
+    max_query_message_bytes: int = 4 * 1024 * 1024
+    # Groups one heartbeat may auto-create, and groups in all (auto-created ones stop there;
+    # groups created by the admin protocol are not limited).
+    max_auto_create_groups_per_heartbeat: int = 16
+    max_subscription_groups: int = 10_000
+    # Config file writes (subscription groups) are coalesced over this delay and run in a
+    # thread; each still ends in an atomic, fsynced file.
+    config_flush_delay_s: float = 0.1
 
     def __post_init__(self) -> None:
         for label, name in (("broker name", self.broker_name), ("cluster name", self.cluster_name)):
@@ -103,6 +123,14 @@ class BrokerConfig:
             raise BrokerConfigError("broker_permission must be within 0..7")
         if self.max_message_size <= 0:
             raise BrokerConfigError("max_message_size must be positive")
+        for name in ("max_subscription_tags", "max_subscription_expression_length", "max_heartbeat_tags", "max_query_message_bytes",
+                     "max_auto_create_groups_per_heartbeat", "max_subscription_groups"):
+            if getattr(self, name) < 1:
+                raise BrokerConfigError(f"{name} must be at least 1")
+        if self.config_flush_delay_s < 0:
+            raise BrokerConfigError("config_flush_delay_s must not be negative")
+        if not isinstance(self.limits, ConnectionLimits):
+            raise BrokerConfigError("limits must be a ConnectionLimits")
         for name in ("register_interval_s", "register_timeout_s", "client_channel_expired_s",
                      "scan_client_interval_s", "long_poll_check_interval_s",
                      "consumer_offset_flush_interval_s", "rebalance_lock_max_live_s"):
@@ -152,6 +180,11 @@ class BrokerConfig:
             access_message_in_memory_max_ratio=self.access_message_in_memory_max_ratio)
 
     @property
+    def subscription_limits(self) -> SubscriptionLimits:
+        """The caps a pull's or heartbeat's subscription is parsed under."""
+        return SubscriptionLimits(self.max_subscription_tags, self.max_subscription_expression_length)
+
+    @property
     def advertised_ip(self) -> str:
         """The IP clients and name servers are told (brokerIP1)."""
         if self.broker_ip:
@@ -170,8 +203,18 @@ class BrokerConfig:
         ``store`` may be a StoreConfig or a dict of StoreConfig fields; ``store_dir``,
         ``flush_disk_type`` and ``commitlog_file_size`` at the top level are accepted as a
         shorthand. ``namesrv_addrs`` (or ``namesrv_addr``) may be a ``;``-separated string.
+        ``limits`` may be a ConnectionLimits or a dict of its fields, which are also accepted at
+        the top level (``max_connections``, ``frame_receive_deadline_s``, ...).
         """
         data = dict(data)
+        limits = data.pop("limits", DEFAULT_LIMITS)
+        limit_kwargs = dict(limits) if isinstance(limits, Mapping) else {}
+        limit_kwargs.update({key: data.pop(key) for key in list(data) if key in LIMIT_FIELDS})
+        try:
+            base = limits if isinstance(limits, ConnectionLimits) else DEFAULT_LIMITS
+            data["limits"] = dataclasses.replace(base, **limit_kwargs) if limit_kwargs else base
+        except (TypeError, ValueError) as exc:
+            raise BrokerConfigError(f"limits: {exc}") from None
         names = {f.name for f in dataclasses.fields(cls)}
         store = data.pop("store", None)
         store_fields = {f.name for f in dataclasses.fields(StoreConfig)}

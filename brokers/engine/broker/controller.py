@@ -85,7 +85,8 @@ class BrokerController:
         self.topic_config_manager = TopicConfigManager(config, self.config_dir, clock)
         self.consumer_offset_manager = ConsumerOffsetManager(self.config_dir)
         self.subscription_group_manager = SubscriptionGroupManager(
-            self.config_dir, clock, auto_create=config.auto_create_subscription_group
+            self.config_dir, clock, auto_create=config.auto_create_subscription_group,
+            max_groups=config.max_subscription_groups, flush_delay_s=config.config_flush_delay_s,
         )
         self.client_manager = ClientManager(clock, channel_expired_s=config.client_channel_expired_s, notify_enabled=self._notify_enabled)
         self.rebalance_lock_manager = RebalanceLockManager(clock, config.rebalance_lock_max_live_s)
@@ -154,7 +155,8 @@ class BrokerController:
             self.schedule_message_service.load()
         self.topic_config_manager.add_change_listener(lambda tc: self.request_register())
 
-        server = RemotingServer(self.config.listen_host, self.config.listen_port, name=self.config.broker_name, guard=self.acl_guard)
+        server = RemotingServer(self.config.listen_host, self.config.listen_port, name=self.config.broker_name,
+                                guard=self.acl_guard, limits=self.config.limits)
         server.register_default_processor(self._default_processor)
         server.add_close_listener(self.client_manager.do_channel_close_event)
         self.server = server
@@ -233,6 +235,7 @@ class BrokerController:
         if self.server is not None:
             await self.server.stop()
         await self.client_manager.drain()
+        await self.subscription_group_manager.flusher.wait_idle()  # a write in its thread ends first
         for what, persist in (
             ("consumer offsets", lambda: self.consumer_offset_manager.persist(force=True)),
             ("topics", self.topic_config_manager.persist),

@@ -22,8 +22,10 @@ from brokers.engine.common.subscription import (  # noqa: F401 (SUB_ALL, EXPRESS
     EXPRESSION_SQL92,
     EXPRESSION_TAG,
     SUB_ALL,
+    NO_LIMITS,
     InvalidSubscriptionError,
     SubscriptionData,
+    SubscriptionLimits,
     build_subscription_data,
 )
 
@@ -49,7 +51,9 @@ class HeartbeatData:
     consumers: tuple[ConsumerData, ...] = field(default_factory=tuple)
 
     @classmethod
-    def from_json(cls, data: Any) -> HeartbeatData:
+    def from_json(cls, data: Any, limits: SubscriptionLimits = NO_LIMITS, max_total_tags: int | None = None) -> HeartbeatData:
+        """Read a heartbeat body; ``limits`` caps each subscription, ``max_total_tags`` the tags of
+        all of them (counted before any is parsed: the work of one heartbeat stays bounded)."""
         if not isinstance(data, dict):
             raise InvalidHeartbeatError("the heartbeat body is not a JSON object")
         client_id = data.get("clientID") or data.get("clientId")
@@ -60,11 +64,13 @@ class HeartbeatData:
             if isinstance(item, dict) and isinstance(item.get("groupName"), str) and item["groupName"]:
                 producers.append(item["groupName"])
         consumers = []
+        if max_total_tags is not None:
+            _check_total_tags(data.get("consumerDataSet"), max_total_tags)
         for item in data.get("consumerDataSet") or ():
             if not isinstance(item, dict) or not isinstance(item.get("groupName"), str) or not item["groupName"]:
                 raise InvalidHeartbeatError("a consumerDataSet entry has no groupName")
             try:
-                subs = tuple(SubscriptionData.from_json(s) for s in item.get("subscriptionDataSet") or ())
+                subs = tuple(SubscriptionData.from_json(s, limits) for s in item.get("subscriptionDataSet") or ())
             except InvalidSubscriptionError as exc:
                 raise InvalidHeartbeatError(str(exc)) from None
             consumers.append(
@@ -78,3 +84,16 @@ class HeartbeatData:
                 )
             )
         return cls(client_id, tuple(producers), tuple(consumers))
+
+
+def _check_total_tags(consumer_data_set: Any, max_total_tags: int) -> None:
+    """InvalidHeartbeatError when the subscriptions name more than ``max_total_tags`` tags in all."""
+    total = 0
+    for item in consumer_data_set if isinstance(consumer_data_set, list) else ():
+        subs = item.get("subscriptionDataSet") if isinstance(item, dict) else None
+        for sub in subs if isinstance(subs, list) else ():
+            if isinstance(sub, dict):
+                tags, text = sub.get("tagsSet"), sub.get("subString")
+                total += len(tags) if isinstance(tags, list) and tags else (text.count("||") + 1 if isinstance(text, str) else 1)
+        if total > max_total_tags:
+            raise InvalidHeartbeatError(f"the heartbeat's subscriptions name more than {max_total_tags} tags in all")

@@ -20,6 +20,7 @@ from brokers.engine.broker.controller import BrokerController
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
+from brokers.engine.remoting.limits import add_limit_arguments, limits_from_args
 
 EXIT_OK = 0
 EXIT_START_FAILED = 1
@@ -62,6 +63,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
                         help="account the broker signs its requests to name servers and its master with "
                              "(default: the ACL file's first admin account)")
     parser.add_argument("--acl-secret-key", default=None, metavar="SECRET", help="that account's secret key")
+    add_limit_arguments(parser)
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="log level (default INFO)")
     return parser
 
@@ -101,6 +103,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         auto_create_topic_enable=args.auto_create_topic,
         register_interval_s=args.register_interval,
         store=StoreConfig(**store_kwargs),
+        limits=limits_from_args(args),
         **extra,
         acl_file=os.path.abspath(args.acl_file) if args.acl_file else None,
         acl_disabled=args.no_acl,

@@ -6,7 +6,10 @@ File format (protocol reference §4.13, §6.7)::
 
 Groups are created on their first heartbeat, pull or sendback when
 ``auto_create_subscription_group`` is on (RocketMQ's default); RocketMQ's own tool groups are
-pre-created in memory.
+pre-created in memory. Auto-creation stops at ``max_groups`` groups in all (logged, rate-limited;
+the admin protocol still creates groups past it). Changes are written by a
+:class:`~brokers.engine.broker.config_flusher.ConfigFlusher`: coalesced over ``flush_delay_s`` and
+stored in a thread, so a burst of auto-created groups costs one fsync, off the event loop.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from brokers.engine.broker.config_file import read_json, write_json_atomic
+from brokers.engine.broker.config_flusher import ConfigFlusher
 from brokers.engine.broker.data_version import DataVersion
 from brokers.engine.common.clock import Clock
 from brokers.engine.common.constants import MAX_RECONSUME_TIMES
@@ -108,12 +112,16 @@ class SubscriptionGroupConfig:
 
 
 class SubscriptionGroupManager:
-    def __init__(self, config_dir: Path, clock: Clock, *, auto_create: bool = True) -> None:
+    def __init__(self, config_dir: Path, clock: Clock, *, auto_create: bool = True, max_groups: int | None = None,
+                 flush_delay_s: float = 0.1) -> None:
         self.path = Path(config_dir) / SUBSCRIPTION_GROUP_FILE
         self.clock = clock
         self.auto_create = auto_create
+        self.max_groups = max_groups
         self.subscription_group_table: dict[str, SubscriptionGroupConfig] = {}
         self.data_version = DataVersion()
+        self.flusher = ConfigFlusher(self._snapshot, delay_s=flush_delay_s, name=str(self.path))
+        self._refused_at = float("-inf")  # last "too many groups" log line
 
     def load(self) -> None:
         self.subscription_group_table = {g: SubscriptionGroupConfig(g) for g in BUILTIN_GROUPS}
@@ -130,14 +138,21 @@ class SubscriptionGroupManager:
                 continue
             self.subscription_group_table[cfg.group_name] = cfg
 
-    def encode(self) -> dict:
+    def encode(self, table: dict[str, SubscriptionGroupConfig] | None = None, version: dict | None = None) -> dict:
+        table = self.subscription_group_table if table is None else table
         return {
-            "dataVersion": self.data_version.to_json(),
-            "subscriptionGroupTable": {g: c.to_json() for g, c in sorted(self.subscription_group_table.items())},
+            "dataVersion": version if version is not None else self.data_version.to_json(),
+            "subscriptionGroupTable": {g: c.to_json() for g, c in sorted(table.items())},
         }
 
+    def _snapshot(self):
+        """Copy the table on the loop (its values are frozen); encode and write it in the flusher's thread."""
+        table, version = dict(self.subscription_group_table), self.data_version.to_json()
+        return lambda: write_json_atomic(self.path, self.encode(table, version))
+
     def persist(self) -> None:
-        write_json_atomic(self.path, self.encode())
+        """Write the file now (at shutdown; changes are otherwise written by the flusher)."""
+        self.flusher.flush_now()
 
     def find_subscription_group_config(self, group: str) -> SubscriptionGroupConfig | None:
         """Return the group's config, auto-creating it when allowed; None when unknown."""
@@ -146,6 +161,12 @@ class SubscriptionGroupManager:
             try:
                 validate_group(group)
             except InvalidNameError:
+                return None
+            if self.max_groups is not None and len(self.subscription_group_table) >= self.max_groups:
+                now = self.clock.monotonic()
+                if now - self._refused_at >= 10.0:
+                    self._refused_at = now
+                    log.warning("limit subscription-groups: %d groups exist; group %s not auto-created", len(self.subscription_group_table), group)
                 return None
             cfg = SubscriptionGroupConfig(group)
             self.subscription_group_table[group] = cfg
@@ -169,4 +190,4 @@ class SubscriptionGroupManager:
 
     def _changed(self) -> None:
         self.data_version.next_version(self.clock)
-        self.persist()
+        self.flusher.request()

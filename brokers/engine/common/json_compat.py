@@ -27,12 +27,15 @@ from typing import Any
 
 from brokers.engine.common.message_queue import MessageQueue
 
-__all__ = ["JsonCompatError", "dumps", "dumps_standard", "int_keys", "loads", "to_plain"]
+__all__ = ["MAX_DEPTH", "JsonCompatError", "dumps", "dumps_standard", "int_keys", "loads", "to_plain"]
 
 _MQ_FIELDS = frozenset({"brokerName", "queueId", "topic"})
 _NUMBER_RE = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
 _WHITESPACE = " \t\n\r"
 _END = "\x00"  # what peek() returns past the end; matches no branch of the grammar
+# Nesting the fallback parser accepts: RocketMQ's bodies nest about 6 deep; each level costs two
+# Python frames, so 200 stays far from the interpreter's recursion limit (1000).
+MAX_DEPTH = 200
 
 
 class JsonCompatError(ValueError):
@@ -50,6 +53,8 @@ def loads(text: str | bytes | bytearray) -> Any:
         return json.loads(text)
     except ValueError:
         pass
+    except RecursionError:  # nested deeper than the interpreter allows: no dialect helps
+        raise JsonCompatError("JSON nested too deep") from None
     parser = _Parser(text)
     value = parser.value()
     parser.skip_ws()
@@ -62,6 +67,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.depth = 0
 
     def fail(self, message: str) -> None:
         raise JsonCompatError(f"{message} at position {self.pos}")
@@ -97,11 +103,18 @@ class _Parser:
                 return result
         self.fail("unexpected end of text" if char == _END else "unexpected character")
 
+    def nest(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.fail(f"JSON nested deeper than {MAX_DEPTH}")
+
     def obj(self) -> dict:
         self.expect("{")
+        self.nest()
         out: dict = {}
         if self.peek() == "}":
             self.pos += 1
+            self.depth -= 1
             return out
         while True:
             char = self.peek()
@@ -118,6 +131,7 @@ class _Parser:
             char = self.peek()
             self.pos += 1
             if char == "}":
+                self.depth -= 1
                 return out
             if char != ",":
                 self.pos -= 1
@@ -125,15 +139,18 @@ class _Parser:
 
     def array(self) -> list:
         self.expect("[")
+        self.nest()
         out: list = []
         if self.peek() == "]":
             self.pos += 1
+            self.depth -= 1
             return out
         while True:
             out.append(self.value())
             char = self.peek()
             self.pos += 1
             if char == "]":
+                self.depth -= 1
                 return out
             if char != ",":
                 self.pos -= 1

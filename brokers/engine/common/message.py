@@ -80,9 +80,19 @@ def tag_hash(tags: str | None) -> int:
     if not tags:
         return 0
     h = 0
-    for unit in tags.encode("utf-16-be").hex(" ", 2).split(" "):
-        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    if tags.isascii():  # one UTF-16 unit per byte: iterate the bytes (ints) directly
+        for unit in tags.encode("ascii"):
+            h = (31 * h + unit) & 0xFFFFFFFF
+    else:
+        data = tags.encode("utf-16-be")
+        for unit in _utf16_units(data):
+            h = (31 * h + unit) & 0xFFFFFFFF
     return h - (1 << 32) if h & 0x80000000 else h
+
+
+def _utf16_units(data: bytes) -> list[int]:
+    """The big-endian UTF-16 code units of ``data`` as ints."""
+    return [(data[i] << 8) | data[i + 1] for i in range(0, len(data), 2)]
 
 
 @dataclass(slots=True)

@@ -26,6 +26,7 @@ from brokers.engine.namesrv.kv_config import KvConfigManager
 from brokers.engine.namesrv.processor import NamesrvProcessor
 from brokers.engine.namesrv.route_info import RemovedBroker, RouteInfoManager
 from brokers.engine.remoting.channel import ChannelContext
+from brokers.engine.remoting.limits import DEFAULT_LIMITS, ConnectionLimits, add_limit_arguments, limits_from_args
 from brokers.engine.remoting.server import RemotingServer
 
 log = logging.getLogger("brokers.engine.namesrv")
@@ -43,6 +44,7 @@ class NamesrvConfig:
     kv_config_path: str | None = None  # kvConfig.json; None keeps KV config in memory only
     acl_file: str | None = None  # plain_acl.yml; None: off on loopback, refused elsewhere unless acl_disabled
     acl_disabled: bool = False  # --no-acl: listen on a non-loopback address with no ACL (logged as a warning)
+    limits: ConnectionLimits = DEFAULT_LIMITS  # connections, frames, headers (remoting/limits.py)
 
 
 class NamesrvController:
@@ -62,6 +64,7 @@ class NamesrvController:
             name="namesrv",
             idle_close_s=self.config.idle_close_s,
             guard=self.acl_guard,
+            limits=self.config.limits,
         )
         self.processor = NamesrvProcessor(self.route_info, self.kv_config, clock, order_message_enable=self.config.order_message_enable)
         self.processor.register(self.server)
@@ -124,6 +127,7 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--kv-config", default=None, help="kvConfig.json path (default: in memory only)")
     parser.add_argument("--order-message-enable", action="store_true", help="put ORDER_TOPIC_CONFIG in routes")
     add_acl_arguments(parser)
+    add_limit_arguments(parser)
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -165,6 +169,7 @@ def main(argv: list[str]) -> int:
         order_message_enable=args.order_message_enable,
         acl_file=os.path.abspath(args.acl_file) if args.acl_file else None,
         acl_disabled=args.no_acl,
+        limits=limits_from_args(args),
     )
     try:
         asyncio.run(serve(config))

@@ -21,6 +21,11 @@ Bad input is answered, never stored or dispatched:
 
 A server's :class:`~brokers.engine.remoting.request_guard.RequestGuard` sees each request first;
 a refused one is answered NO_PERMISSION with the guard's remark and nothing else runs.
+A server's connections also enforce its :class:`~brokers.engine.remoting.limits.ConnectionLimits`
+(client connections have none): a frame not complete within the receive deadline closes the
+connection (the :mod:`~brokers.engine.remoting.watchdog` checks); a header over the size cap or
+nested too deep is answered SYSTEM_ERROR undecoded; the read loop pauses while the connection's
+requests in flight are at the cap; unread responses past the queued-bytes cap abort it.
 
 Unknown request codes get REQUEST_CODE_NOT_SUPPORTED (remark `` request type <code> not
 supported``, as the Java broker writes it); oneway requests never get a reply, and responses with
@@ -40,7 +45,6 @@ from brokers.engine.remoting.command import (
     FLAG_ONEWAY,
     FLAG_RESPONSE,
     HEADER_WORD,
-    LENGTH_PREFIX,
     RemotingCommand,
     next_opaque,
     salvage_ids,
@@ -51,18 +55,18 @@ from brokers.engine.remoting.errors import (
     RemotingProtocolError,
     RemotingSendRequestError,
     RemotingTimeoutError,
-    RemotingTooLargeError,
 )
+from brokers.engine.remoting.frame_reader import FrameReader
 from brokers.engine.remoting.frame_writer import FrameWriter
 from brokers.engine.remoting.request_guard import RequestGuard
+from brokers.engine.remoting.limits import ConnectionLimits, header_refusal, limit_log
+from brokers.engine.remoting.watchdog import idle_watchdog  # noqa: F401 (re-exported)
 
 log = logging.getLogger("brokers.engine.remoting")
 
 Handler = Callable[["ChannelContext", RemotingCommand], Awaitable["RemotingCommand | None"]]
 CloseListener = Callable[["ChannelContext"], object]
 
-_DISCARD_CHUNK = 64 * 1024  # oversize bodies are skipped this many bytes at a time
-_TLS_HANDSHAKE = 0x16  # first byte of a TLS ClientHello; as a length it would be > 352 MiB
 _channel_ids = itertools.count(1)
 
 
@@ -89,16 +93,19 @@ class ChannelContext:
         max_frame_size: int = MAX_FRAME_SIZE,
         name: str = "remoting",
         guard: RequestGuard | None = None,
+        limits: ConnectionLimits | None = None,
     ) -> None:
         self.id = next(_channel_ids)
         self.name = name
         self.remote_addr = format_peer(writer.get_extra_info("peername"))
         self.local_addr = format_peer(writer.get_extra_info("sockname"))
         self.max_frame_size = max_frame_size
+        self.limits = limits  # None: a client's connection, no limits
         self.attributes: dict[str, object] = {}  # owner data (e.g. a client id); never read here
         self.closed = False
-        self._reader = reader
         self._writer = writer
+        self._frames_in = FrameReader(reader, max_frame_size=max_frame_size, name=self,
+                                      max_header_size=limits.max_header_size if limits else None)
         self._frames = FrameWriter(writer, on_written=self._written, on_failed=self._write_failed)
         self._lookup = lookup
         self._guard = guard
@@ -129,6 +136,7 @@ class ChannelContext:
         timer = loop.call_at(loop.time() + timeout_s, self._expire, future, request.code, opaque, timeout_s)
         try:
             self._frames.write(data)
+            self._check_queued(len(data))
             if self._frames.congested:
                 await asyncio.wait({future, loop.create_task(self._drain_quietly())}, return_when=asyncio.FIRST_COMPLETED)
             return await future
@@ -167,7 +175,10 @@ class ChannelContext:
                 code=ResponseCode.SYSTEM_ERROR, opaque=response.opaque, flag=FLAG_RESPONSE, remark=f"response not sent: {exc}"
             ).encode()
         try:
-            await self._write(data)
+            self._queue(data)
+            del data  # the transport holds its own copy; a writer waiting below keeps none
+            if self._frames.congested:
+                await self._drain()
             return True
         except RemotingError as exc:
             log.debug("%s: response to opaque %s dropped: %s", self, response.opaque, exc)
@@ -181,6 +192,12 @@ class ChannelContext:
             self.closed = True
             self._writer.close()
         self._fail_pending()
+
+    def abort(self) -> None:
+        """Close at once, dropping queued frames (a peer that does not read must not keep them)."""
+        if not self.closed:
+            self._writer.transport.abort()
+        self.close()
 
     async def wait_closed(self) -> None:
         await self._done.wait()
@@ -212,33 +229,27 @@ class ChannelContext:
                     log.exception("%s: close callback failed", self)
 
     async def _read_loop(self) -> None:
-        reader = self._reader
-        first = True
+        frames = self._frames_in
+        limits = self.limits
         while not self.closed:
             try:
-                prefix = await reader.readexactly(4)
-            except asyncio.IncompleteReadError as exc:
-                if exc.partial:
-                    log.info("%s: connection closed in the middle of a frame length", self)
-                return
-            if first and prefix[0] == _TLS_HANDSHAKE and self.max_frame_size < 0x16000000:
-                log.warning("%s: TLS handshake received; only plain TCP is served", self)
-                return
-            first = False
-            (total,) = LENGTH_PREFIX.unpack(prefix)
-            if total < 4:
-                await self._answer_error(None, 0, f"frame length {total} is shorter than the 4-byte header word")
-                return
-            if total > self.max_frame_size:
-                if not await self._skip_oversize(total):
+                data = await frames.read()
+            except RemotingProtocolError as exc:  # answered; the connection serves on unless fatal
+                await self._answer_error(exc.opaque, exc.flag, str(exc), exc)
+                if exc.fatal:
                     return
                 continue
-            try:
-                data = await reader.readexactly(total)
-            except asyncio.IncompleteReadError:
-                log.info("%s: connection closed in the middle of a %d-byte frame", self, total)
+            if data is None:
                 return
             self.last_activity = self._loop.time()
+            if limits is not None:
+                remark = header_refusal(data, limits)
+                if remark is not None:
+                    (word,) = HEADER_WORD.unpack_from(data)
+                    opaque, flag = salvage_ids(data[4 : 4 + (word & 0xFFFFFF)], (word >> 24) & 0xFF)
+                    limit_log.refused("header", self.remote_addr, "%s: %s; answered SYSTEM_ERROR", self, remark)
+                    await self._answer_error(opaque, flag, remark)
+                    continue
             try:
                 cmd = RemotingCommand.decode(data)
             except RemotingProtocolError as exc:
@@ -247,34 +258,19 @@ class ChannelContext:
                     return
                 continue
             self._dispatch(cmd)
+            if limits is not None and len(self._tasks) >= limits.max_in_flight_per_connection:
+                await self._wait_in_flight_below(limits.max_in_flight_per_connection)
 
-    async def _skip_oversize(self, total: int) -> bool:
-        """Answer a frame over the limit from its header alone, skipping its body; False = close."""
-        reader = self._reader
-        try:
-            (word,) = HEADER_WORD.unpack(await reader.readexactly(4))
-            header_length = word & 0xFFFFFF
-            if header_length > total - 4 or header_length > self.max_frame_size:
-                await self._answer_error(None, 0, f"header length {header_length} does not fit a frame of {total} bytes")
-                return False
-            header = await reader.readexactly(header_length)
-            remaining = total - 4 - header_length
-            while remaining:
-                chunk = await reader.readexactly(min(_DISCARD_CHUNK, remaining))
-                remaining -= len(chunk)
-                self.last_activity = self._loop.time()
-        except asyncio.IncompleteReadError:
-            log.info("%s: connection closed in the middle of an oversize %d-byte frame", self, total)
-            return False
-        try:
-            head = RemotingCommand.decode_header((word >> 24) & 0xFF, header)
-            opaque, flag, code = head.opaque, head.flag, head.code
-        except RemotingProtocolError:
-            (opaque, flag), code = salvage_ids(header, (word >> 24) & 0xFF), None
-        error = RemotingTooLargeError(total, self.max_frame_size, opaque=opaque, flag=flag)
-        log.warning("%s: %s (request code %s, opaque %s)", self, error, code, opaque)
-        await self._answer_error(opaque, flag, str(error), error)
-        return True
+    @property
+    def frame_started_at(self) -> float | None:
+        """Loop time of the first byte of the frame being read; None between frames."""
+        return self._frames_in.frame_started_at
+
+    async def _wait_in_flight_below(self, limit: int) -> None:
+        """Stop reading until fewer than ``limit`` of this connection's requests are running."""
+        limit_log.refused("in-flight", self.remote_addr, "%s: %d requests in flight; reading paused", self, len(self._tasks))
+        while len(self._tasks) >= limit and not self.closed:
+            await asyncio.wait(set(self._tasks), return_when=asyncio.FIRST_COMPLETED)
 
     async def _answer_error(self, opaque: int | None, flag: int, remark: str, error: RemotingError | None = None) -> None:
         """Answer a frame that could not be decoded: fail our own request, or reply to the peer's."""
@@ -285,7 +281,10 @@ class ChannelContext:
             else:
                 log.warning("%s: undecodable response dropped: %s", self, remark)
             return
-        log.warning("%s: bad request frame (opaque %s): %s", self, opaque, remark)
+        if self.limits is not None:
+            limit_log.refused("bad-frame", self.remote_addr, "%s: bad request frame (opaque %s): %s", self, opaque, remark)
+        else:
+            log.warning("%s: bad request frame (opaque %s): %s", self, opaque, remark)
         if flag & FLAG_ONEWAY:
             return
         reply = RemotingCommand(code=ResponseCode.SYSTEM_ERROR, opaque=opaque or 0, flag=FLAG_RESPONSE, remark=remark)
@@ -355,11 +354,29 @@ class ChannelContext:
 
     async def _write(self, data: bytes) -> None:
         """Queue a frame; wait only while the transport's buffer is over its high-water mark."""
+        self._queue(data)
+        del data
+        if self._frames.congested:
+            await self._drain()
+
+    def _queue(self, data: bytes) -> None:
+        """Hand a frame to the writer (RemotingSendRequestError when closed or over the queued-bytes cap)."""
         if self.closed:
             raise RemotingSendRequestError(f"connection to {self.remote_addr} is closed", self.remote_addr)
         self._frames.write(data)
-        if self._frames.congested:
-            await self._drain()
+        self._check_queued(len(data))
+
+    def _check_queued(self, frame_size: int) -> None:
+        """Abort the connection when its unread frames pass the queued-bytes cap (one frame always fits)."""
+        limits = self.limits
+        if limits is None:
+            return
+        queued = self._frames.queued_bytes
+        if queued > limits.max_queued_response_bytes and queued > frame_size:
+            limit_log.refused("queued-bytes", self.remote_addr, "%s: %d bytes of responses unread (cap %d); connection closed",
+                              self, queued, limits.max_queued_response_bytes)
+            self.abort()
+            raise RemotingSendRequestError(f"connection to {self.remote_addr} closed: too many unread responses", self.remote_addr)
 
     def _fail_pending(self) -> None:
         for opaque, future in list(self._pending.items()):
@@ -389,15 +406,3 @@ async def notify_close_listeners(listeners: list[CloseListener], ctx: ChannelCon
         except Exception:
             log.exception("close listener %r failed for %s", listener, ctx)
 
-
-async def idle_watchdog(channels: Callable[[], list[ChannelContext]], idle_close_s: float) -> None:
-    """Close connections that neither read nor wrote for ``idle_close_s`` seconds."""
-    loop = asyncio.get_running_loop()
-    period = min(1.0, max(idle_close_s / 4, 0.01))
-    while True:
-        await asyncio.sleep(period)
-        now = loop.time()
-        for ctx in channels():
-            if not ctx.closed and now - ctx.last_activity >= idle_close_s and not ctx._pending and not ctx._tasks:
-                log.info("%s: idle for %.1fs, closing", ctx, now - ctx.last_activity)
-                ctx.close()

@@ -56,6 +56,11 @@ class FrameWriter:
         """Whether queued and unsent bytes exceed the transport's high-water mark."""
         return self._out_bytes + self._transport.get_write_buffer_size() > self._high_water
 
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes queued here and in the transport, not yet taken by the socket."""
+        return self._out_bytes + self._transport.get_write_buffer_size()
+
     def _end_turn(self) -> None:
         self._turn_started = False
         self.flush()

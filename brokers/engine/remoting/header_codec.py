@@ -85,6 +85,8 @@ def decode_json_header(header: bytes) -> HeaderFields:
         obj = _json_decode(header.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise RemotingProtocolError(f"malformed JSON header: {exc}") from None
+    except RecursionError:  # servers refuse deep headers before decoding; clients land here
+        raise RemotingProtocolError("malformed JSON header: nested too deep") from None
     if not isinstance(obj, dict):
         raise RemotingProtocolError("malformed JSON header: not an object")
     ext = obj.get("extFields")
@@ -115,7 +117,7 @@ def _int_field(header: dict, name: str, default: int | None) -> int:
         return int(value)
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: 1e999 is an infinite float
         raise RemotingProtocolError(f"header field {name!r} is not an integer: {value!r}") from None
 
 

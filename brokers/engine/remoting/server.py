@@ -9,21 +9,28 @@ REQUEST_CODE_NOT_SUPPORTED.  Connections idle (no read, no write) for ``idle_clo
 close listeners fire whenever a connection closes, for whatever reason. An optional
 :class:`~brokers.engine.remoting.request_guard.RequestGuard` (the ACL) sees every request before
 its handler: a refused request is answered NO_PERMISSION and runs nothing.
+
+Every connection is held to the server's :class:`~brokers.engine.remoting.limits.ConnectionLimits`
+(defaults when none are given): a connection over the total or per-address cap is aborted as it
+is accepted, before anything is read from it.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 
 from brokers.engine.common.constants import MAX_FRAME_SIZE
 from brokers.engine.remoting.channel import (
     ChannelContext,
+    format_peer,
     CloseListener,
     Handler,
     idle_watchdog,
     notify_close_listeners,
 )
 from brokers.engine.remoting.request_guard import RequestGuard
+from brokers.engine.remoting.limits import DEFAULT_LIMITS, ConnectionLimits, limit_log
 
 __all__ = ["ChannelContext", "CloseListener", "Handler", "RemotingServer"]
 
@@ -45,7 +52,9 @@ class RemotingServer:
         name: str = "remoting",
         idle_close_s: float | None = IDLE_CLOSE_S,
         guard: RequestGuard | None = None,
+        limits: ConnectionLimits = DEFAULT_LIMITS,
     ) -> None:
+        self.limits = limits
         self.host = host
         self.guard = guard
         self.name = name
@@ -57,6 +66,7 @@ class RemotingServer:
         self._default: Handler | None = None
         self._close_listeners: list[CloseListener] = []
         self._channels: dict[int, ChannelContext] = {}
+        self._per_host: Counter[str] = Counter()  # open connections per remote IP
         self._server: asyncio.base_events.Server | None = None
         self._background: set[asyncio.Task] = set()
         self._watchdog: asyncio.Task | None = None
@@ -88,10 +98,9 @@ class RemotingServer:
             raise RuntimeError(f"{self.name} server already started")
         self._server = await asyncio.start_server(self._on_connect, self.host, self._requested_port)
         self._port = self._server.sockets[0].getsockname()[1]
-        if self.idle_close_s:
-            self._watchdog = asyncio.get_running_loop().create_task(
-                idle_watchdog(lambda: list(self._channels.values()), self.idle_close_s)
-            )
+        self._watchdog = asyncio.get_running_loop().create_task(
+            idle_watchdog(lambda: list(self._channels.values()), self.idle_close_s, self.limits.frame_receive_deadline_s)
+        )
         log.info("%s remoting server listening on %s:%s", self.name, self.host, self._port)
 
     @property
@@ -135,21 +144,48 @@ class RemotingServer:
     # -- connections ---------------------------------------------------------------------------
 
     async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._refuse_connection(writer):
+            return
         ctx = ChannelContext(
             reader, writer, lookup=self._lookup, on_closed=self._on_channel_closed, max_frame_size=self.max_frame_size, name=self.name,
             guard=self.guard,
+            limits=self.limits,
         )
         if self._server is None:  # stopping
             ctx.close()
             return
         self._channels[ctx.id] = ctx
+        self._per_host[_host(ctx.remote_addr)] += 1
         log.debug("%s: connection opened", ctx)
         await ctx.run()
 
+    def _refuse_connection(self, writer: asyncio.StreamWriter) -> bool:
+        """Abort a new connection over the total or per-address cap (True); False lets it in."""
+        limits = self.limits
+        peer = format_peer(writer.get_extra_info("peername"))
+        if len(self._channels) >= limits.max_connections:
+            limit_log.refused("connections", peer, "%s: %d connections open; %s refused", self.name, len(self._channels), peer)
+        elif self._per_host[_host(peer)] >= limits.max_connections_per_address:
+            limit_log.refused("connections-per-address", peer, "%s: %d connections from %s open; %s refused",
+                              self.name, self._per_host[_host(peer)], _host(peer), peer)
+        else:
+            return False
+        writer.transport.abort()
+        return True
+
     def _on_channel_closed(self, ctx: ChannelContext) -> None:
-        self._channels.pop(ctx.id, None)
+        if self._channels.pop(ctx.id, None) is not None:
+            host = _host(ctx.remote_addr)
+            self._per_host[host] -= 1
+            if self._per_host[host] <= 0:
+                del self._per_host[host]
         log.debug("%s: connection closed", ctx)
         if self._close_listeners:
             task = asyncio.get_running_loop().create_task(notify_close_listeners(list(self._close_listeners), ctx))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
+
+
+def _host(addr: str) -> str:
+    """The IP of an ``ip:port`` peer address."""
+    return addr.rsplit(":", 1)[0]

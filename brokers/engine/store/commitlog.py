@@ -16,10 +16,14 @@ import os
 import struct
 import threading
 
+from brokers.engine.common.constants import MAX_MESSAGE_SIZE
 from brokers.engine.common.message_codec import (
     BORNHOST_V6_FLAG,
     END_FILE_MIN_BLANK_LENGTH,
+    MAX_PROPERTIES_BYTES,
+    MAX_TOPIC_BYTES,
     MESSAGE_MAGIC_CODE,
+    RECORD_FIXED_SIZE_V4,
     write_blank_marker,
 )
 from brokers.engine.store.errors import StoreCorruptionError, StoreError
@@ -42,10 +46,18 @@ class RecordTooLargeError(StoreError):
     """A record (or batch) cannot fit in one segment even when it is empty."""
 
 
+def max_record_size(max_message_size: int = MAX_MESSAGE_SIZE) -> int:
+    """The largest record a body of ``max_message_size`` makes (IPv6 hosts, longest topic and properties)."""
+    return RECORD_FIXED_SIZE_V4 + 24 + max_message_size + MAX_TOPIC_BYTES + MAX_PROPERTIES_BYTES
+
+
 class CommitLog:
-    def __init__(self, directory: str, file_size: int) -> None:
+    def __init__(self, directory: str, file_size: int, *, max_message_size: int = MAX_MESSAGE_SIZE) -> None:
         self.directory = directory
         self.file_size = file_size
+        # A size read from disk (a record's own, a consume queue unit's) above this is corruption:
+        # it is refused before that many bytes are copied.
+        self.max_record_size = max_record_size(max(max_message_size, MAX_MESSAGE_SIZE))
         self.lock = threading.Lock()  # the put lock: reserve, write, advance, dispatch
         self._flush_lock = threading.Lock()  # one flush at a time (flush thread, close, tools)
         self.files: list[MappedFile] = []
@@ -222,7 +234,7 @@ class CommitLog:
         if head is None:
             return None
         size, magic = _PREFIX.unpack(head)
-        if magic != MESSAGE_MAGIC_CODE or size < 8:
+        if magic != MESSAGE_MAGIC_CODE or size < 8 or size > self.max_record_size:
             return None
         record = self.read(offset, size)
         if record is None or _I64.unpack_from(record, 28)[0] != offset:

@@ -69,7 +69,7 @@ class DefaultMessageStore:
         self.config = config
         self.clock = clock
         self._lock_file = StoreLock(config.lock_path, config.abort_path)
-        self._commitlog = CommitLog(config.commitlog_dir, config.commitlog_file_size)
+        self._commitlog = CommitLog(config.commitlog_dir, config.commitlog_file_size, max_message_size=config.max_message_size)
         self._index = IndexService(config.index_dir, config.max_index_hash_slots,
                                    config.max_index_count, clock.now_ms)
         self._queues = ConsumeQueueTable(config.consume_queue_dir, config.consume_queue_units_per_file)
@@ -326,11 +326,13 @@ class DefaultMessageStore:
         self._require_open()
         return self._commitlog.read_record(commit_log_offset)
 
-    def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int) -> list[bytes]:
+    def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int,
+                      max_total_bytes: int | None = None) -> list[bytes]:
         """Return raw records of ``topic`` whose UNIQ_KEY or one of whose KEYS is ``key``,
-        stored within [begin_ts, end_ts], newest first, at most ``max_num``."""
+        stored within [begin_ts, end_ts], newest first, at most ``max_num`` and (after the
+        first) ``max_total_bytes``."""
         self._require_open()
-        return message_reader.query_by_key(self._commitlog, self._index, topic, key, max_num, begin_ts, end_ts)
+        return message_reader.query_by_key(self._commitlog, self._index, topic, key, max_num, begin_ts, end_ts, max_total_bytes)
 
     def index_last_update(self) -> tuple[int, int]:
         """(store time, commit log offset) of the last indexed message, for QUERY_MESSAGE."""

@@ -49,6 +49,7 @@ def read_queue(commitlog: CommitLog, q: ConsumeQueue | None, offset: int, max_ms
     records: list[bytes] = []
     total = scanned = 0
     read = commitlog.read
+    max_record_size = commitlog.max_record_size
     for phys, size, tags in units:
         if records and (len(records) >= max_msg_nums or total + size > max_total_bytes):
             break
@@ -57,7 +58,7 @@ def read_queue(commitlog: CommitLog, q: ConsumeQueue | None, offset: int, max_ms
             continue
         if tag_codes is not None and _as_int32(tags) not in tag_codes:
             continue
-        record = read(phys, size)
+        record = read(phys, size) if size <= max_record_size else None  # a unit's size is read from disk too
         if record is None:
             if not records:
                 status = GetMessageStatus.MESSAGE_WAS_REMOVING
@@ -114,10 +115,12 @@ def offset_by_time(commitlog: CommitLog, q: ConsumeQueue | None, timestamp: int)
 
 
 def query_by_key(commitlog: CommitLog, index: IndexService, topic: str, key: str, max_num: int,
-                 begin_ts: int, end_ts: int) -> list[bytes]:
+                 begin_ts: int, end_ts: int, max_total_bytes: int | None = None) -> list[bytes]:
     """Raw records of ``topic`` whose UNIQ_KEY or one of whose KEYS is ``key`` (index hits
-    re-checked on the record, duplicates dropped), newest first, at most ``max_num``."""
+    re-checked on the record, duplicates dropped), newest first, at most ``max_num`` and, past
+    the first record, at most ``max_total_bytes`` in all."""
     out: list[bytes] = []
+    total = 0
     seen: set[int] = set()
     for phys in index.query(topic, key, max(max_num * 4, 64), begin_ts, end_ts):
         if phys in seen:
@@ -134,7 +137,10 @@ def query_by_key(commitlog: CommitLog, index: IndexService, topic: str, key: str
         if msg.topic != topic or (props.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX) != key
                                   and key not in props.get(PROPERTY_KEYS, "").split(KEY_SEPARATOR)):
             continue
+        if out and max_total_bytes is not None and total + len(record) > max_total_bytes:
+            break
         out.append(record)
+        total += len(record)
         if len(out) >= max_num:
             break
     return out

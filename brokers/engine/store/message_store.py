@@ -76,8 +76,10 @@ class MessageStore(Protocol):
     def look_message_by_offset(self, commit_log_offset: int) -> bytes | None:
         """The raw record starting at a commit log offset, or None."""
 
-    def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int) -> list[bytes]:
-        """Raw records of ``topic`` with ``key`` (KEYS or UNIQ_KEY) stored in [begin_ts, end_ts]."""
+    def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int,
+                      max_total_bytes: int | None = None) -> list[bytes]:
+        """Raw records of ``topic`` with ``key`` (KEYS or UNIQ_KEY) stored in [begin_ts, end_ts];
+        at most ``max_total_bytes`` of them (but at least one)."""
 
     def index_last_update(self) -> tuple[int, int]:
         """(store time, commit log offset) of the last indexed message."""

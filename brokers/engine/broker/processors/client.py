@@ -40,6 +40,7 @@ from brokers.engine.common.topic_validator import InvalidNameError, validate_top
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.limits import limit_log
 from brokers.engine.store.message_inner import MessageExtBrokerInner
 
 
@@ -72,7 +73,9 @@ class ClientManageProcessor(Processor):
     @guarded
     async def heart_beat(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         try:
-            data = HeartbeatData.from_json(_parse_json_body(request, "heartbeat"))
+            config = self.broker.config
+            data = HeartbeatData.from_json(_parse_json_body(request, "heartbeat"), config.subscription_limits,
+                                           config.max_heartbeat_tags)
         except InvalidHeartbeatError as exc:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"the heartbeat body is malformed: {exc}") from None
         broker = self.broker
@@ -80,6 +83,7 @@ class ClientManageProcessor(Processor):
             checked_group(consumer.group_name)
         for group in data.producer_groups:
             checked_group(group)
+        self._check_new_groups(data, ctx.remote_addr)
         now = broker.clock.monotonic()
         for consumer in data.consumers:
             group_cfg = broker.subscription_group_manager.find_subscription_group_config(consumer.group_name)
@@ -97,6 +101,18 @@ class ClientManageProcessor(Processor):
             broker.client_manager.register_producer(group, ClientChannelInfo(ctx, data.client_id, request.language, request.version, now))
         ctx.attributes["clientId"] = data.client_id
         return request.response(ResponseCode.SUCCESS)
+
+    def _check_new_groups(self, data: HeartbeatData, peer: str) -> None:
+        """Refuse a heartbeat that would auto-create more groups than one heartbeat may."""
+        sgm, cap = self.broker.subscription_group_manager, self.broker.config.max_auto_create_groups_per_heartbeat
+        if not sgm.auto_create or len(data.consumers) <= cap:
+            return
+        new = {c.group_name for c in data.consumers} - sgm.subscription_group_table.keys()
+        if len(new) > cap:
+            limit_log.refused("groups-per-heartbeat", peer, "heartbeat of %s would auto-create %d groups (cap %d); refused",
+                              data.client_id, len(new), cap)
+            raise RequestError(ResponseCode.SYSTEM_ERROR,
+                               f"the heartbeat would auto-create {len(new)} subscription groups, more than the limit of {cap}")
 
     def _create_retry_topic(self, group: str, queue_nums: int) -> None:
         topic = RETRY_GROUP_TOPIC_PREFIX + group

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 
-from brokers.engine.broker.heartbeat import EXPRESSION_TAG, build_subscription_data
+from brokers.engine.broker.heartbeat import EXPRESSION_TAG, InvalidSubscriptionError, build_subscription_data
 from brokers.engine.broker.processors.base import (
     Processor,
     RequestError,
@@ -111,7 +111,11 @@ class PullMessageProcessor(Processor):
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"maxMsgNums {max_msg_nums} must be positive")
 
         if has_subscription:
-            subscription = build_subscription_data(topic, request.ext("subscription"), request.ext("expressionType"), sub_version)
+            try:
+                subscription = build_subscription_data(topic, request.ext("subscription"), request.ext("expressionType"), sub_version,
+                                                       config.subscription_limits)
+            except InvalidSubscriptionError as exc:
+                raise RequestError(ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"parse the consumer's subscription failed: {exc}") from None
         else:
             group_info = broker.client_manager.get_consumer_group_info(group)
             if group_info is None:

@@ -2,7 +2,9 @@
 
 QUERY_MESSAGE looks ``<topic>#<key>`` up in the index (KEYS entries and UNIQ_KEY); hits are
 hash hits, so the client re-checks keys. ``maxNum`` is capped at 64 (``maxMsgsNumBatch``);
-``_UNIQUE_KEY_QUERY=true`` asks for at most 32. Response: records concatenated, with
+``_UNIQUE_KEY_QUERY=true`` asks for at most 32; past the first record, the answer holds at most
+``max_query_message_bytes`` (4 MiB by default; RocketMQ caps only the count, which allows 64
+records of 4 MiB). Response: records concatenated, with
 ``indexLastUpdateTimestamp``/``indexLastUpdatePhyoffset``, or 22 QUERY_NOT_FOUND.
 """
 from __future__ import annotations
@@ -34,7 +36,8 @@ class QueryMessageProcessor(Processor):
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"maxNum {max_num} must be positive")
         if end < begin:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"endTimestamp {end} is before beginTimestamp {begin}")
-        records = self.broker.store.query_message(topic, key, min(max_num, MAX_MSGS_NUM_BATCH), begin, end)
+        records = self.broker.store.query_message(topic, key, min(max_num, MAX_MSGS_NUM_BATCH), begin, end,
+                                                  self.broker.config.max_query_message_bytes)
         if not records:
             return request.response(ResponseCode.QUERY_NOT_FOUND, "can not find message, maybe time range not correct")
         last_ts, last_phy = self.broker.store.index_last_update()

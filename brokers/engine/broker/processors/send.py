@@ -14,8 +14,12 @@ answers and nothing is stored:
    SYSTEM_ERROR (RocketMQ's ``msgCheck``; a queue below the read count stays acceptable so a
    producer with a route from before a write-queue shrink still lands in a readable queue);
 6. the body must not exceed ``max_message_size`` and the stored properties 32767 bytes
-   (MESSAGE_ILLEGAL, 13); transactional half messages are refused (NO_PERMISSION: no
-   transaction support here);
+   (MESSAGE_ILLEGAL, 13); transaction messages are refused as RocketMQ refuses them with
+   ``rejectTransactionMessage`` set (NO_PERMISSION, "the broker[<ip>] sending transaction
+   message is forbidden"): a ``TRAN_MSG=true`` property (but a retry of one: reconsume times
+   and a delay level both set, as RocketMQ exempts it) or ``sysFlag`` transaction bits PREPARED
+   (0x4) or ROLLBACK (0xC), which the store would keep out of every consume queue, so the
+   message would be answered SEND_OK and never consumed (no transaction support here);
 7. ``%RETRY%<group>`` sends whose reconsume count reached the maximum go to ``%DLQ%<group>``;
    ``DELAY`` > 0 parks the message in SCHEDULE_TOPIC_XXXX (the schedule service delivers it).
 
@@ -40,7 +44,14 @@ from brokers.engine.common.message import (
     properties_to_string,
     string_to_properties,
 )
-from brokers.engine.common.message_codec import MULTI_TAGS_FLAG, TRANSACTION_PREPARED_TYPE, TRANSACTION_TYPE_MASK, RecordFormatError, iter_batch_body
+from brokers.engine.common.message_codec import (
+    MULTI_TAGS_FLAG,
+    TRANSACTION_PREPARED_TYPE,
+    TRANSACTION_ROLLBACK_TYPE,
+    TRANSACTION_TYPE_MASK,
+    RecordFormatError,
+    iter_batch_body,
+)
 from brokers.engine.common.perm import PERM_RW, is_writeable
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.channel import ChannelContext
@@ -234,6 +245,15 @@ class SendMessageProcessor(Processor):
             raise RequestError(ResponseCode.NO_PERMISSION, f"topic[{tc.topic_name}] has no write queue")
         return random.randrange(tc.write_queue_nums)
 
+    def _check_not_transaction(self, header: SendMessageRequestHeader, props: dict[str, str]) -> None:
+        """Refuse a transaction message (see the module docstring, check 6)."""
+        prepared = props.get(PROPERTY_TRANSACTION_PREPARED, "").lower() == "true"
+        if prepared and (header.reconsume_times or 0) > 0 and props.get(PROPERTY_DELAY_TIME_LEVEL, "0") not in ("", "0"):
+            prepared = False  # a retry of a consumed transaction message (clients before 4.6.1)
+        if prepared or (header.sys_flag & TRANSACTION_TYPE_MASK) in (TRANSACTION_PREPARED_TYPE, TRANSACTION_ROLLBACK_TYPE):
+            raise RequestError(ResponseCode.NO_PERMISSION,
+                               f"the broker[{self.broker.config.advertised_ip}] sending transaction message is forbidden")
+
     def _check_body_size(self, size: int) -> None:
         limit = self.broker.config.max_message_size
         if size > limit:
@@ -281,8 +301,7 @@ class SendMessageProcessor(Processor):
         broker = self.broker
         self._check_body_size(len(request.body))
         props = string_to_properties(header.properties)
-        if props.get(PROPERTY_TRANSACTION_PREPARED, "").lower() == "true" or (header.sys_flag & TRANSACTION_TYPE_MASK) == TRANSACTION_PREPARED_TYPE:
-            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] does not accept transaction messages")
+        self._check_not_transaction(header, props)
         _retry_counts_from_properties(header, props)
         props_text, wait = self._stored_properties(props, broker.config.cluster_name)  # size check before any change
         tc = self._get_or_create_topic(ctx, topic, header)
@@ -317,8 +336,7 @@ class SendMessageProcessor(Processor):
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch cannot be sent to a retry topic")
         self._check_body_size(len(request.body))
         props = string_to_properties(header.properties)
-        if props.get(PROPERTY_TRANSACTION_PREPARED, "").lower() == "true":
-            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] does not accept transaction messages")
+        self._check_not_transaction(header, props)
         batch_props_text, wait = self._stored_properties(props, broker.config.cluster_name)
         batch_props_size = len(batch_props_text.encode("utf-8")) + 1  # appended after a separator
         try:

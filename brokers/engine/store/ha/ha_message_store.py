@@ -248,8 +248,9 @@ class HAMessageStore:
     def look_message_by_offset(self, commit_log_offset: int) -> bytes | None:
         return self.local.look_message_by_offset(commit_log_offset)
 
-    def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int) -> list[bytes]:
-        return self.local.query_message(topic, key, max_num, begin_ts, end_ts)
+    def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int,
+                      max_total_bytes: int | None = None) -> list[bytes]:
+        return self.local.query_message(topic, key, max_num, begin_ts, end_ts, max_total_bytes)
 
     def index_last_update(self) -> tuple[int, int]:
         return self.local.index_last_update()

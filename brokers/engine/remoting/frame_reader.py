@@ -1,0 +1,92 @@
+"""FrameReader: whole frames from one connection's StreamReader, checked before they are buffered.
+
+``read()`` returns the next frame without its length prefix (header word, header, body), None at
+the end of the stream, or raises :class:`~brokers.engine.remoting.errors.RemotingProtocolError`
+for a frame to be answered as an error:
+
+- a length below 4: fatal (the stream is out of step);
+- a length over ``max_frame_size``: only the header is read, the body is skipped in chunks
+  without being buffered, and RemotingTooLargeError (not fatal) carries the request's opaque;
+  a header that does not fit the frame, or over ``max_header_size``, is fatal;
+- a first byte 0x16 (a TLS ClientHello; as a length it would be over 352 MiB): end of stream.
+
+``frame_started_at`` is the loop time of a frame's first byte while the frame is being read
+(None between frames), so a watchdog can close a connection whose frame trickles in; the time
+waiting for a frame's first byte is idle time and is not counted.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from brokers.engine.remoting.command import HEADER_WORD, LENGTH_PREFIX, RemotingCommand, salvage_ids
+from brokers.engine.remoting.errors import RemotingProtocolError, RemotingTooLargeError
+
+__all__ = ["FrameReader"]
+
+log = logging.getLogger("brokers.engine.remoting")
+
+_DISCARD_CHUNK = 64 * 1024  # oversize bodies are skipped this many bytes at a time
+_TLS_HANDSHAKE = 0x16  # first byte of a TLS ClientHello
+
+
+class FrameReader:
+    """Read frames of at most ``max_frame_size`` bytes; ``name`` labels the log lines."""
+
+    def __init__(self, reader: asyncio.StreamReader, *, max_frame_size: int, max_header_size: int | None = None,
+                 name: object = "connection") -> None:
+        self._reader = reader
+        self.max_frame_size = max_frame_size
+        self.max_header_size = max_header_size
+        self.name = name
+        self.frame_started_at: float | None = None
+        self._loop = asyncio.get_running_loop()
+        self._first = True
+
+    async def read(self) -> bytes | None:
+        """The next frame (header word onwards), or None when the stream ended; see the module docstring."""
+        reader = self._reader
+        prefix = await reader.read(4)
+        if not prefix:
+            return None
+        self.frame_started_at = self._loop.time()
+        try:
+            if len(prefix) < 4:
+                prefix += await reader.readexactly(4 - len(prefix))
+            if self._first and prefix[0] == _TLS_HANDSHAKE and self.max_frame_size < 0x16000000:
+                log.warning("%s: TLS handshake received; only plain TCP is served", self.name)
+                return None
+            self._first = False
+            (total,) = LENGTH_PREFIX.unpack(prefix)
+            if total < 4:
+                raise RemotingProtocolError(f"frame length {total} is shorter than the 4-byte header word", fatal=True)
+            if total > self.max_frame_size:
+                await self._skip_oversize(total)
+            data = await reader.readexactly(total)
+        except asyncio.IncompleteReadError as exc:
+            log.info("%s: connection closed in the middle of a frame (%d bytes read)", self.name, len(exc.partial))
+            return None
+        self.frame_started_at = None
+        return data
+
+    async def _skip_oversize(self, total: int) -> None:
+        """Read the header of a frame over the limit, skip its body, raise the error to answer."""
+        reader = self._reader
+        (word,) = HEADER_WORD.unpack(await reader.readexactly(4))
+        header_length = word & 0xFFFFFF
+        header_cap = min(total - 4, self.max_frame_size, self.max_header_size or self.max_frame_size)
+        if header_length > header_cap:
+            raise RemotingProtocolError(f"header length {header_length} does not fit a frame of {total} bytes", fatal=True)
+        header = await reader.readexactly(header_length)
+        remaining = total - 4 - header_length
+        while remaining:
+            remaining -= len(await reader.readexactly(min(_DISCARD_CHUNK, remaining)))
+        self.frame_started_at = None
+        try:
+            head = RemotingCommand.decode_header((word >> 24) & 0xFF, header)
+            opaque, flag, code = head.opaque, head.flag, head.code
+        except RemotingProtocolError:
+            (opaque, flag), code = salvage_ids(header, (word >> 24) & 0xFF), None
+        error = RemotingTooLargeError(total, self.max_frame_size, opaque=opaque, flag=flag)
+        log.warning("%s: %s (request code %s, opaque %s)", self.name, error, code, opaque)
+        raise error

@@ -1,0 +1,238 @@
+"""Limits on the broker's port (issue 13): a real broker on loopback, attacked with raw sockets,
+while a producer on its own connection keeps sending. Behaviour is asserted (closed, refused,
+answered, still serving), never a duration."""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import struct
+
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.limits import ConnectionLimits
+from tests.brokers.engine.broker.conftest import run
+
+
+def _fd_count() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise AssertionError(field)
+
+
+async def _closed_by_peer(reader: asyncio.StreamReader, within_s: float = 10.0) -> bool:
+    """True when the peer closed the connection (EOF or reset) before ``within_s``."""
+    try:
+        while True:
+            if not await asyncio.wait_for(reader.read(65536), within_s):
+                return True
+    except TimeoutError:  # before OSError, of which it is a subclass
+        return False
+    except (ConnectionError, OSError):
+        return True
+
+
+async def _send_ok(c, n: int = 3) -> None:
+    for i in range(n):
+        response = await c.send("L", f"m{i}".encode())
+        assert response.code == ResponseCode.SUCCESS, response
+
+
+def _frame(header: bytes, body: bytes = b"") -> bytes:
+    return struct.pack(">ii", 4 + len(header) + len(body), len(header)) + header + body
+
+
+def test_connections_past_the_cap_are_closed_and_fds_stay_bounded(engine_cluster):
+    async def scenario():
+        async with engine_cluster(limits=ConnectionLimits(max_connections=20, max_connections_per_address=20)) as c:
+            await c.create_topic("L", read=1, write=1)
+            await _send_ok(c)  # the producer's connection: 1 of 20
+            baseline = _fd_count()
+            kept = [await asyncio.open_connection("127.0.0.1", c.broker.server.port) for _ in range(19)]
+            flood = [await asyncio.open_connection("127.0.0.1", c.broker.server.port) for _ in range(50)]
+            closed = await asyncio.gather(*(_closed_by_peer(r) for r, _ in flood))
+            assert all(closed), f"{closed.count(False)} of 50 connections past the cap stayed open"
+            assert len(c.broker.server.channels) == 20
+            for _, w in flood:
+                w.close()
+            await asyncio.gather(*(w.wait_closed() for _, w in flood), return_exceptions=True)
+            assert _fd_count() <= baseline + 2 * 19 + 5  # the kept ones, both ends; nothing of the 50
+            await _send_ok(c)
+            for _, w in kept:
+                w.close()
+            await c.eventually(lambda: len(c.broker.server.channels) == 1)
+            kept_again = [await asyncio.open_connection("127.0.0.1", c.broker.server.port) for _ in range(5)]
+            await _send_ok(c)
+            assert len(c.broker.server.channels) == 6  # room again once the others left
+            for _, w in kept_again:
+                w.close()
+
+    run(scenario(), timeout=60)
+
+
+def test_a_frame_trickling_in_is_closed_at_the_deadline(engine_cluster, caplog):
+    async def scenario():
+        async with engine_cluster(limits=ConnectionLimits(frame_receive_deadline_s=2.0)) as c:
+            await c.create_topic("L", read=1, write=1)
+            reader, writer = await asyncio.open_connection("127.0.0.1", c.broker.server.port)
+            frame = _frame(json.dumps({"code": RequestCode.GET_MAX_OFFSET, "opaque": 1, "flag": 0, "language": "JAVA",
+                                       "version": 0, "extFields": {"topic": "L", "queueId": "0"}}).encode())
+            sent = 0
+            closed = False
+            while sent < len(frame):  # one byte a second, as a slow-loris client would
+                try:
+                    writer.write(frame[sent : sent + 1])
+                    await writer.drain()
+                except (ConnectionError, OSError):
+                    closed = True
+                    break
+                sent += 1
+                await _send_ok(c, 1)  # the broker keeps serving the producer meanwhile
+                if await _closed_by_peer(reader, within_s=1.0):
+                    closed = True
+                    break
+            assert closed and sent < len(frame), f"connection still open after {sent} of {len(frame)} bytes"
+            writer.close()
+            await _send_ok(c)
+        assert any("frame-deadline" in r.getMessage() for r in caplog.records)
+
+    run(scenario(), timeout=120)
+
+
+def test_idle_between_frames_is_not_the_frame_deadline(engine_cluster):
+    async def scenario():
+        async with engine_cluster(limits=ConnectionLimits(frame_receive_deadline_s=0.5)) as c:
+            await c.create_topic("L", read=1, write=1)
+            await _send_ok(c)
+            await asyncio.sleep(1.5)  # idle three deadlines long: no frame started, nothing closed
+            await _send_ok(c)
+
+    run(scenario())
+
+
+def test_pipelined_reads_never_read_are_bounded_and_closed(engine_cluster, caplog):
+    async def scenario():
+        async with engine_cluster() as c:  # the default limits
+            await c.create_topic("L", read=1, write=1)
+            body = os.urandom(2048)
+            for _ in range(32):
+                assert (await c.send("L", body)).code == ResponseCode.SUCCESS
+            pull = RemotingCommand.request(RequestCode.PULL_MESSAGE, {
+                "consumerGroup": "cg", "topic": "L", "queueId": 0, "queueOffset": 0, "maxMsgNums": 32,
+                "sysFlag": 4, "commitOffset": 0, "suspendTimeoutMillis": 0, "subVersion": 0,
+                "subscription": "*", "expressionType": "TAG"}).encode()
+            # one 64 KiB answer each: 10k of them unread would be 650 MiB of queued responses
+            reader, writer = await asyncio.open_connection("127.0.0.1", c.broker.server.port, limit=1 << 16)
+            writer.transport.pause_reading()  # never read a byte of the answers
+            rss_before = _status_kib("VmRSS")
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")  # reset VmHWM, the peak RSS, to now
+            for _ in range(10_000):
+                writer.write(pull)
+            await c.eventually(lambda: len(c.broker.server.channels) == 1, timeout=60)  # the reader was closed
+            growth_mib = (_status_kib("VmHWM") - rss_before) / 1024
+            assert growth_mib < 64, f"peak RSS grew {growth_mib:.0f} MiB"
+            writer.transport.abort()
+            await _send_ok(c)
+        assert any("queued-bytes" in r.getMessage() for r in caplog.records)
+
+    run(scenario(), timeout=120)
+
+
+def test_deep_huge_and_overflowing_headers_get_an_error_and_no_traceback(engine_cluster, caplog):
+    caplog.set_level(logging.DEBUG, logger="brokers.engine")
+
+    async def scenario():
+        async with engine_cluster() as c:
+            await c.create_topic("L", read=1, write=1)
+            reader, writer = await asyncio.open_connection("127.0.0.1", c.broker.server.port)
+
+            async def answer() -> RemotingCommand:
+                (total,) = struct.unpack(">i", await reader.readexactly(4))
+                return RemotingCommand.decode(await reader.readexactly(total))
+
+            deep = b'{"code":30,"opaque":71,"flag":0,"extFields":{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+            shallow_but_deep = b'{"code":30,"opaque":72,"flag":0,"extFields":{"a":' + b"[" * 30_000 + b"]" * 30_000 + b"}}"
+            deep_body = json.dumps({"code": RequestCode.HEART_BEAT, "opaque": 73, "flag": 0}).encode()
+            overflow = b'{"code":30,"flag":0,"opaque":1e999}'
+            for header, body, opaque in ((deep, b"", 71), (shallow_but_deep, b"", 72),
+                                         (deep_body, b"[" * 100_000, 73), (overflow, b"", None)):
+                writer.write(_frame(header, body))
+                response = await answer()
+                assert response.is_response and opaque in (None, response.opaque), response
+                assert response.code == ResponseCode.SYSTEM_ERROR, response
+                await _send_ok(c, 1)
+            # the connection still serves a good request after the bad ones
+            writer.write(RemotingCommand(code=RequestCode.GET_MAX_OFFSET, opaque=74, ext_fields={"topic": "L", "queueId": "0"}).encode())
+            good = await answer()
+            assert good.opaque == 74 and good.code == ResponseCode.SUCCESS, good
+            writer.close()
+        tracebacks = [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
+        assert not tracebacks, [r.getMessage() for r in tracebacks]
+
+    run(scenario(), timeout=60)
+
+
+def test_a_pull_or_heartbeat_naming_too_many_tags_is_refused(engine_cluster):
+    async def scenario():
+        async with engine_cluster() as c:
+            await c.create_topic("L", read=1, write=1)
+            many = " || ".join(f"t{i}" for i in range(5000))  # 34 KB: under the header cap
+            response = await c.pull("L", sub=many)
+            assert response.code == ResponseCode.SUBSCRIPTION_PARSE_FAILED and "limit of 1024" in response.remark
+            huge = " || ".join(f"tag{i}" for i in range(100_000))  # 1 MB: over the header cap
+            response = await c.pull("L", sub=huge)
+            assert response.code == ResponseCode.SYSTEM_ERROR and "exceeds the 65536-byte limit" in response.remark
+            beat = await c.heartbeat(c.client, "cid", "G", {"L": huge})  # in the body: counted before parsing
+            assert beat.code == ResponseCode.SYSTEM_ERROR and "more than 16384 tags in all" in beat.remark
+            beat = await c.heartbeat(c.client, "cid", "G", {"L": many})
+            assert beat.code == ResponseCode.SYSTEM_ERROR and "5000 tags, more than the limit of 1024" in beat.remark
+            assert (await c.heartbeat(c.client, "cid", "G", {"L": "a || b"})).code == ResponseCode.SUCCESS
+            await _send_ok(c)
+
+    run(scenario(), timeout=60)
+
+
+def test_auto_created_groups_are_capped_per_heartbeat_and_in_total(engine_cluster):
+    async def scenario():
+        async with engine_cluster(max_auto_create_groups_per_heartbeat=4, max_subscription_groups=12) as c:
+            sgm = c.broker.subscription_group_manager
+            body = {"clientID": "cid", "producerDataSet": [],
+                    "consumerDataSet": [{"groupName": f"g{i}", "subscriptionDataSet": []} for i in range(5)]}
+            refused = await c.call(RequestCode.HEART_BEAT, None, json.dumps(body).encode())
+            assert refused.code == ResponseCode.SYSTEM_ERROR and "more than the limit of 4" in refused.remark
+            assert not {f"g{i}" for i in range(5)} & sgm.subscription_group_table.keys()
+            for start in range(0, 12, 4):
+                body["consumerDataSet"] = [{"groupName": f"g{i}", "subscriptionDataSet": []} for i in range(start, start + 4)]
+                assert (await c.call(RequestCode.HEART_BEAT, None, json.dumps(body).encode())).code == ResponseCode.SUCCESS
+            assert len(sgm.subscription_group_table) == 12  # 7 built-in groups, then 5 auto-created
+            await sgm.flusher.wait_idle()
+            stored = json.loads((sgm.path).read_text())["subscriptionGroupTable"]
+            assert set(stored) == set(sgm.subscription_group_table)  # written, coalesced
+            assert sgm.flusher.writes < 5
+
+    run(scenario(), timeout=60)
+
+
+def test_transaction_sends_are_refused_not_stored(engine_cluster):
+    async def scenario():
+        async with engine_cluster() as c:
+            await c.create_topic("TX", read=1, write=1)
+            for sys_flag in (0x4, 0xC):  # TRANSACTION_PREPARED_TYPE, TRANSACTION_ROLLBACK_TYPE
+                response = await c.send("TX", b"half", extra={"sysFlag": sys_flag})
+                assert response.code == ResponseCode.NO_PERMISSION, response
+                assert response.remark == "the broker[127.0.0.1] sending transaction message is forbidden"
+            response = await c.send("TX", b"half", props={"TRAN_MSG": "true"})
+            assert response.code == ResponseCode.NO_PERMISSION and "sending transaction message is forbidden" in response.remark
+            assert await c.max_offset("TX") == 0
+            assert (await c.send("TX", b"plain")).code == ResponseCode.SUCCESS
+            assert [m.body for m in await c.pull_messages("TX")] == [b"plain"]
+
+    run(scenario())
