@@ -14,7 +14,8 @@ from brokers.engine.acl.account_file import ADMIN_ACCESS_KEY, DEMO_ACCESS_KEY, e
 from brokers.engine.client.admin import BlockingMQAdminClient, MQBrokerError
 from brokers.engine.remoting.codes import ResponseCode
 from tests.brokers.engine.acl._acl_cluster import ADMIN, acl_text, start_acl_cluster, write_acl
-from tests.brokers.test_run_cluster import free_ports, start, wait_for
+from tests.brokers.test_run_cluster import start, wait_for
+from tests.fixtures.ports import free_ports
 
 
 @pytest.fixture(scope="module")

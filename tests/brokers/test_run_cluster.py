@@ -16,20 +16,9 @@ from brokers.engine.client.simple import SimpleProducer
 from brokers.engine.common.message import Message
 from brokers.engine.common.topic_config import TopicConfig
 
+from tests.fixtures.ports import free_ports
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_ports(n: int) -> list[int]:
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def start(*args: str) -> tuple[subprocess.Popen, queue.Queue]:

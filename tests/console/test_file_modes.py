@@ -21,7 +21,7 @@ from brokers.engine.common.message import Message
 from brokers.engine.common.topic_config import TopicConfig
 from console.file_modes import secure_var_dir
 from tests.brokers.engine.client._cluster import wait_for_route
-from tests.fixtures.ports import free_port
+from tests.fixtures.ports import free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
 SHELL_UMASK = 0o022
@@ -64,7 +64,7 @@ def test_the_setup_commands_leave_var_for_its_owner_only(tmp_path) -> None:
 
 def test_run_cluster_stores_are_for_their_owner_only_files_made_later_too(tmp_path) -> None:
     var = tmp_path / "var"
-    namesrv_port, broker_port = free_port(), free_port()
+    namesrv_port, broker_port = free_ports(2)
     proc = subprocess.Popen([sys.executable, "manage.py", "run_cluster", "--store-dir", str(var / "store"),
                              "--namesrv-port", str(namesrv_port), "--broker", f"broker-m:{broker_port}"],
                             cwd=ROOT, env=_env(var), umask=SHELL_UMASK, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -13,7 +13,7 @@ from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_config import TopicConfig
 from tests.brokers.engine.client._cluster import EmbeddedCluster, wait_for_route
 from tests.brokers.engine.test_crash_recovery import BrokerProcess
-from tests.fixtures.ports import free_port
+from tests.fixtures.ports import free_ports
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -23,7 +23,7 @@ def test_middle_corruption_refuses_to_start_naming_file_and_offset(tmp_path) -> 
     store = tmp_path / "store"
     try:
         namesrv = cluster.namesrv_addr
-        broker = BrokerProcess(store, namesrv, free_port())
+        broker = BrokerProcess(store, namesrv, free_ports(1)[0])
         broker.start()
         admin = BlockingMQAdminClient(namesrv, timeout_s=5.0)
         producer = SimpleProducer(namesrv, "corruption-producer")

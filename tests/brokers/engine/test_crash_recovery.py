@@ -29,7 +29,7 @@ from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_config import TopicConfig
 from tests.brokers.engine.client._cluster import EmbeddedCluster, wait_for_route
-from tests.fixtures.ports import free_port
+from tests.fixtures.ports import free_ports
 
 ROUNDS = 20
 TOPIC = "CrashTopic"
@@ -125,7 +125,7 @@ def test_sigkill_during_sync_flush_writes_loses_no_acknowledged_message(tmp_path
     cluster = EmbeddedCluster(tmp_path / "ns", broker_names=()).start()
     try:
         namesrv = cluster.namesrv_addr
-        broker = BrokerProcess(tmp_path / "store", namesrv, free_port())
+        broker = BrokerProcess(tmp_path / "store", namesrv, free_ports(1)[0])
         broker.start()
         admin = BlockingMQAdminClient(namesrv, timeout_s=5.0)
         try:

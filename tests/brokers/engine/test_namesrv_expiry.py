@@ -15,7 +15,7 @@ import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient, MQBrokerError
 from brokers.engine.common.topic_config import TopicConfig
-from tests.fixtures.ports import free_port
+from tests.fixtures.ports import free_ports
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -47,7 +47,7 @@ def _routed(admin: BlockingMQAdminClient, topic: str) -> bool:
 
 @pytest.mark.slow
 def test_routes_vanish_after_expiry_and_return_on_registration(tmp_path) -> None:
-    ns_port, broker_port = free_port(), free_port()
+    ns_port, broker_port = free_ports(2)
     namesrv = _spawn(["namesrv", "--port", str(ns_port), "--scan-interval", "0.1", "--expire", "1.5"], tmp_path / "ns.log")
     broker = _spawn(["broker", "--name", "broker-x", "--port", str(broker_port), "--namesrv", f"127.0.0.1:{ns_port}",
                      "--store-dir", str(tmp_path / "store"), "--register-interval", "0.3"], tmp_path / "broker.log")
