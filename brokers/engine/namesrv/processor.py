@@ -123,7 +123,8 @@ class NamesrvProcessor:
         ext = {"haServerAddr": result.ha_server_addr or None, "masterAddr": result.master_addr or None,
                "gantryEpoch": result.epoch}
         if result.refused:
-            ext["gantrySlaveId"] = result.next_slave_id
+            if result.next_slave_id:  # a stale master: where to rejoin (a hijack refusal names none)
+                ext["gantrySlaveId"] = result.next_slave_id
             return request.response(ResponseCode.SYSTEM_ERROR, result.refused, ext_fields=ext)
         order_conf = self.kv_config.get_kv_list_by_namespace(ORDER_TOPIC_CONFIG)
         return request.response(ResponseCode.SUCCESS, ext_fields=ext, body=_json_body({"table": order_conf}) if order_conf else b"")
