@@ -13,6 +13,14 @@ epoch than its group's master is answered SYSTEM_ERROR "stale epoch N < M; the m
 is now ADDR" with ``masterAddr``, ``haServerAddr``, ``gantryEpoch`` and ``gantrySlaveId`` (the
 id to rejoin the group with) and changes no route (``route_info.py``).
 
+Gantry refuses route hijacks (issue 13; RocketMQ 4.x's name server trusts everyone), each with
+SYSTEM_ERROR and a remark, changing nothing: a registration whose header or body breaks
+``register_body_rules.py`` (names, queue counts, perms, sizes); one whose ``brokerAddr`` is not on
+the connecting peer's host (``broker_address_rule.py``); one claiming an id a live registration
+from another connection holds at another address (``broker_claims.py``; a higher epoch is a
+promotion); and 104/322/205/327/216/100/102 from a connection ``route_write_rule.py`` does not
+let act on the brokers they touch. Route reads are unchanged.
+
 Route and cluster bodies are written as standard JSON (quoted broker-id keys, sorted, non-ASCII
 escaped) whatever the client's version: Java clients read it through fastjson, eval-style
 JavaScript clients through JSON2, and strict JSON parsers (Go, Python) need it.  A missing required header field
@@ -24,13 +32,19 @@ import json
 
 from brokers.engine.common import json_compat
 from brokers.engine.common.clock import Clock
+from brokers.engine.namesrv.broker_address_rule import BrokerAddressRule
 from brokers.engine.namesrv.kv_config import ORDER_TOPIC_CONFIG, KvConfigManager
 from brokers.engine.namesrv.register_body import RegisterBodyError, body_crc32, decode_register_body
+from brokers.engine.namesrv.register_body_rules import check_registration
 from brokers.engine.namesrv.route_info import RouteInfoManager
+from brokers.engine.namesrv.route_write_rule import RouteWriteRule
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.server import RemotingServer
+
+
+MAX_BROKER_ID = 1024  # ids of one broker group: a master (0) and its slaves; RocketMQ sets no bound
 
 
 def _json_body(value: object) -> bytes:
@@ -40,11 +54,14 @@ def _json_body(value: object) -> bytes:
 class NamesrvProcessor:
     """Handlers for every code the name server serves; ``register(server)`` installs them."""
 
-    def __init__(self, route_info: RouteInfoManager, kv_config: KvConfigManager, clock: Clock, *, order_message_enable: bool = False) -> None:
+    def __init__(self, route_info: RouteInfoManager, kv_config: KvConfigManager, clock: Clock, *, order_message_enable: bool = False,
+                 address_rule: BrokerAddressRule | None = None, write_rule: RouteWriteRule | None = None) -> None:
         self.route_info = route_info
         self.kv_config = kv_config
         self.clock = clock
         self.order_message_enable = order_message_enable
+        self.address_rule = address_rule or BrokerAddressRule()
+        self.write_rule = write_rule or RouteWriteRule(route_info, acl_on=False)
 
     def register(self, server: RemotingServer) -> None:
         handlers = {
@@ -77,13 +94,19 @@ class NamesrvProcessor:
         epoch = request.get_int("gantryEpoch", 0) or 0  # Gantry's group epoch; RocketMQ 4.x brokers send none
         if epoch < 0:
             return request.response(ResponseCode.SYSTEM_ERROR, f"gantryEpoch {epoch} is negative")
+        if not 0 <= broker_id <= MAX_BROKER_ID:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"brokerId {broker_id} is not within 0..{MAX_BROKER_ID}")
         crc = request.get_int("bodyCrc32", 0)
         if crc and body_crc32(request.body) != crc:
             return request.response(ResponseCode.SYSTEM_ERROR, "crc32 not match")
         try:
             body = decode_register_body(request.body, request.get_bool("compressed"))
+            check_registration(broker_name, cluster_name, broker_addr, body)
         except RegisterBodyError as exc:
-            return request.response(ResponseCode.SYSTEM_ERROR, str(exc))
+            return request.response(ResponseCode.SYSTEM_ERROR, f"registration of {broker_name[:127]!r} refused: {exc}")
+        refused = self.address_rule.refusal(broker_addr, ctx.remote_addr)
+        if refused:
+            return request.response(ResponseCode.SYSTEM_ERROR, refused)
         result = self.route_info.register_broker(
             cluster_name,
             broker_addr,
@@ -100,22 +123,26 @@ class NamesrvProcessor:
         ext = {"haServerAddr": result.ha_server_addr or None, "masterAddr": result.master_addr or None,
                "gantryEpoch": result.epoch}
         if result.refused:
-            ext["gantrySlaveId"] = result.next_slave_id
+            if result.next_slave_id:  # a stale master: where to rejoin (a hijack refusal names none)
+                ext["gantrySlaveId"] = result.next_slave_id
             return request.response(ResponseCode.SYSTEM_ERROR, result.refused, ext_fields=ext)
         order_conf = self.kv_config.get_kv_list_by_namespace(ORDER_TOPIC_CONFIG)
         return request.response(ResponseCode.SUCCESS, ext_fields=ext, body=_json_body({"table": order_conf}) if order_conf else b"")
 
     async def unregister_broker(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        self.route_info.unregister_broker(
-            request.require_str("clusterName"),
-            request.require_str("brokerAddr"),
-            request.require_str("brokerName"),
-            request.require_int("brokerId"),
-        )
+        cluster_name, broker_addr = request.require_str("clusterName"), request.require_str("brokerAddr")
+        broker_name, broker_id = request.require_str("brokerName"), request.require_int("brokerId")
+        refused = self.write_rule.broker_addr_refusal(request.code, broker_addr, ctx)
+        if refused:
+            return request.response(ResponseCode.SYSTEM_ERROR, refused)
+        self.route_info.unregister_broker(cluster_name, broker_addr, broker_name, broker_id)
         return request.response(ResponseCode.SUCCESS)
 
     async def query_data_version(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         broker_addr = request.require_str("brokerAddr")
+        refused = self.write_rule.broker_addr_refusal(request.code, broker_addr, ctx)
+        if refused:
+            return request.response(ResponseCode.SYSTEM_ERROR, refused)
         try:
             data_version = json_compat.loads(request.body) if request.body else None
         except ValueError as exc:
@@ -151,21 +178,37 @@ class NamesrvProcessor:
         return request.response(ResponseCode.SUCCESS, body=_json_body({"topicList": topics}))
 
     async def delete_topic_in_namesrv(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        self.route_info.delete_topic(request.require_str("topic"), request.ext("clusterName"))
+        topic, cluster_name = request.require_str("topic"), request.ext("clusterName")
+        refused = self.write_rule.broker_names_refusal(request.code, self.route_info.broker_names_of_topic(topic, cluster_name), ctx)
+        if refused:
+            return request.response(ResponseCode.SYSTEM_ERROR, refused)
+        self.route_info.delete_topic(topic, cluster_name)
         return request.response(ResponseCode.SUCCESS)
 
     async def wipe_write_perm_of_broker(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        count = self.route_info.wipe_write_perm_of_broker(request.require_str("brokerName"))
+        broker_name = request.require_str("brokerName")
+        refused = self.write_rule.broker_names_refusal(request.code, [broker_name], ctx)
+        if refused:
+            return request.response(ResponseCode.SYSTEM_ERROR, refused)
+        count = self.route_info.wipe_write_perm_of_broker(broker_name)
         return request.response(ResponseCode.SUCCESS, ext_fields={"wipeTopicCount": count})
 
     async def add_write_perm_of_broker(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        count = self.route_info.add_write_perm_of_broker(request.require_str("brokerName"))
+        broker_name = request.require_str("brokerName")
+        refused = self.write_rule.broker_names_refusal(request.code, [broker_name], ctx)
+        if refused:
+            return request.response(ResponseCode.SYSTEM_ERROR, refused)
+        count = self.route_info.add_write_perm_of_broker(broker_name)
         return request.response(ResponseCode.SUCCESS, ext_fields={"addTopicCount": count})
 
     # -- KV config -----------------------------------------------------------------------------
 
     async def put_kv_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        self.kv_config.put_kv_config(request.require_str("namespace"), request.require_str("key"), request.require_str("value"))
+        namespace, key, value = request.require_str("namespace"), request.require_str("key"), request.require_str("value")
+        refused = self.write_rule.operator_refusal(request.code, ctx)
+        if refused:
+            return request.response(ResponseCode.SYSTEM_ERROR, refused)
+        self.kv_config.put_kv_config(namespace, key, value)
         return request.response(ResponseCode.SUCCESS)
 
     async def get_kv_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -176,7 +219,11 @@ class NamesrvProcessor:
         return request.response(ResponseCode.SUCCESS, ext_fields={"value": value})
 
     async def delete_kv_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        self.kv_config.delete_kv_config(request.require_str("namespace"), request.require_str("key"))
+        namespace, key = request.require_str("namespace"), request.require_str("key")
+        refused = self.write_rule.operator_refusal(request.code, ctx)
+        if refused:
+            return request.response(ResponseCode.SYSTEM_ERROR, refused)
+        self.kv_config.delete_kv_config(namespace, key)
         return request.response(ResponseCode.SUCCESS)
 
     async def get_kv_list_by_namespace(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:

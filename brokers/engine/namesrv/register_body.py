@@ -28,6 +28,7 @@ from brokers.engine.common.topic_config import TopicConfig
 _INT = struct.Struct(">i")
 assert _INT.size == 4
 MAX_DECOMPRESSED_SIZE = 64 * 1024 * 1024  # refuse zlib bombs; 64 MiB is ~500k topics
+MAX_TOPICS_PER_REGISTRATION = 65_536  # a broker with more topics than this is no deployment we serve
 
 
 class RegisterBodyError(ValueError):
@@ -47,10 +48,15 @@ def decode_register_body(body: bytes, compressed: bool = False) -> RegisterBroke
     if not body:
         return RegisterBrokerBody()
     if compressed:
-        return _decode_compressed(body)
+        try:
+            return _decode_compressed(body)
+        except RegisterBodyError:
+            raise
+        except (ValueError, UnicodeDecodeError, RecursionError, TypeError) as exc:  # JSON or text inside the stream
+            raise RegisterBodyError(f"compressed register body is malformed: {exc}") from None
     try:
         data = json_compat.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise RegisterBodyError(f"register body is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise RegisterBodyError("register body is not a JSON object")
@@ -93,15 +99,17 @@ def _decode_compressed(body: bytes) -> RegisterBrokerBody:
         raise RegisterBodyError("compressed register body is truncated")
     (count,) = _INT.unpack_from(raw, pos)
     pos += 4
+    if not 0 <= count <= MAX_TOPICS_PER_REGISTRATION:
+        raise RegisterBodyError(f"the registration lists {count} topics, not within 0..{MAX_TOPICS_PER_REGISTRATION}")
     table: dict[str, dict] = {}
     for _ in range(count):
         parts = chunk().decode("utf-8").split(" ")
         if len(parts) < 5:
-            raise RegisterBodyError(f"topic config text {' '.join(parts)!r} has fewer than 5 fields")
+            raise RegisterBodyError(f"topic config text {' '.join(parts)[:200]!r} has fewer than 5 fields")
         try:
             config = TopicConfig(parts[0], int(parts[1]), int(parts[2]), int(parts[3]), parts[4])
         except ValueError:
-            raise RegisterBodyError(f"topic config text {' '.join(parts)!r} holds a non-integer") from None
+            raise RegisterBodyError(f"topic config text {' '.join(parts)[:200]!r} holds a non-integer") from None
         table[config.topic_name] = config.to_json()
     filters = json_compat.loads(chunk()) if pos < len(raw) else []
     return RegisterBrokerBody({"dataVersion": data_version, "topicConfigTable": table}, [str(f) for f in filters or []])

@@ -23,7 +23,9 @@ promoted); one with a higher epoch replaces the master. Epoch 0 is what a Rocket
 (no ``gantryEpoch`` field) registers with, so such groups behave exactly as before. The table
 lives in memory only: a restarted name server learns the epochs again from the registrations
 (until the new master's next one, it may accept an old master; that master is refused at its
-next registration and steps down then).
+next registration and steps down then). Gantry also refuses a claim on an id that a live
+registration from another connection holds at another address (``broker_claims.py``): the
+last registration does not simply win, as it does in RocketMQ 4.x.
 
 Thread safety: the name server calls every method from its event-loop thread; each method also
 holds one ``threading.Lock`` for its whole (non-blocking) body, so tests and tools may call it
@@ -39,6 +41,7 @@ from brokers.engine.common.constants import MASTER_ID
 from brokers.engine.common.perm import PERM_READ, PERM_WRITE
 from brokers.engine.common.route import BrokerData, QueueData
 from brokers.engine.common.topic_config import TopicConfig
+from brokers.engine.namesrv.broker_claims import live_holder_refusal, stale_epoch_refusal
 
 BROKER_CHANNEL_EXPIRED_S = 120.0  # RocketMQ BROKER_CHANNEL_EXPIRED_TIME: 4 missed 30 s registrations
 
@@ -111,10 +114,16 @@ class RouteInfoManager:
             data_version = topic_config_wrapper.get("dataVersion")
             configs = [_as_topic_config(c) for c in (topic_config_wrapper.get("topicConfigTable") or {}).values()]
         with self._lock:
-            refused = self._check_epoch(broker_name, broker_addr, broker_id, epoch, now)
-            if refused is not None:
-                return refused
             highest = self.broker_epoch_table.get(broker_name, 0)
+            held = self.broker_addr_table.get(broker_name)
+            addrs = dict(held.broker_addrs) if held is not None else {}
+            live, registered = (lambda addr: self._live(addr, now)), self.broker_live_table.get
+            refused = (stale_epoch_refusal(broker_name, broker_addr, broker_id, epoch, highest, addrs, live, registered)
+                       or live_holder_refusal(broker_name, broker_addr, broker_id, epoch, highest, addrs, live, registered,
+                                              channel_key))
+            if refused is not None:
+                return RegisterBrokerResult(refused.master_addr, refused.ha_server_addr, refused.why, highest,
+                                            refused.next_slave_id)
             if broker_id == MASTER_ID and epoch > highest:  # only a master's registration sets the epoch
                 highest = self.broker_epoch_table[broker_name] = epoch
             self.cluster_addr_table.setdefault(cluster_name, set()).add(broker_name)
@@ -148,25 +157,34 @@ class RouteInfoManager:
                     return RegisterBrokerResult(master_addr, master_live.ha_server_addr if master_live else "", epoch=highest)
             return RegisterBrokerResult(epoch=highest)
 
-    def _check_epoch(self, broker_name: str, broker_addr: str, broker_id: int, epoch: int,
-                     now: float) -> RegisterBrokerResult | None:
-        """The refusal of a stale master's registration (see the module docstring), else None."""
-        if broker_id != MASTER_ID:
+    def _live(self, broker_addr: str, now: float) -> BrokerLiveInfo | None:
+        """The live registration at ``broker_addr`` (its connection open, not expired), else None."""
+        live = self.broker_live_table.get(broker_addr)
+        if live is None or now - live.last_update_monotonic > self.broker_channel_expired_s:
             return None
-        highest = self.broker_epoch_table.get(broker_name, 0)
-        broker_data = self.broker_addr_table.get(broker_name)
-        addrs = broker_data.broker_addrs if broker_data is not None else {}
-        current = addrs.get(MASTER_ID, "")
-        live = self.broker_live_table.get(current) if current else None
-        if epoch < highest:
-            why = f"stale epoch {epoch} < {highest}; the master of {broker_name} is now {current or 'not registered'}"
-        elif (epoch == highest and epoch > 0 and current and current != broker_addr and live is not None
-              and now - live.last_update_monotonic <= self.broker_channel_expired_s):
-            why = f"epoch {epoch} of {broker_name} is held by its master {current}; a new master needs a higher epoch"
-        else:
-            return None
-        next_id = 1 + max((i for i, a in addrs.items() if a != broker_addr), default=0)
-        return RegisterBrokerResult(current, live.ha_server_addr if live else "", why, highest, next_id)
+        return live
+
+    def registration_at(self, broker_addr: str) -> BrokerLiveInfo | None:
+        """A copy of the registration holding ``broker_addr`` (live, or expired but not yet scanned), else None."""
+        with self._lock:
+            held = self.broker_live_table.get(broker_addr)
+            return replace(held) if held is not None else None
+
+    def registration_channels_of(self, broker_name: str) -> set[Hashable | None]:
+        """The connections of the broker name's registrations (master and slaves, expired ones too)."""
+        with self._lock:
+            broker_data = self.broker_addr_table.get(broker_name)
+            addrs = broker_data.broker_addrs.values() if broker_data is not None else ()
+            return {held.channel_key for addr in addrs if (held := self.broker_live_table.get(addr)) is not None}
+
+    def broker_names_of_topic(self, topic: str, cluster_name: str | None = None) -> list[str]:
+        """The broker names DELETE_TOPIC_IN_NAMESRV would remove ``topic``'s queues of."""
+        with self._lock:
+            names = sorted(self.topic_queue_table.get(topic, {}))
+            if cluster_name:
+                in_cluster = self.cluster_addr_table.get(cluster_name, set())
+                names = [name for name in names if name in in_cluster]
+            return names
 
     def _topic_config_changed(self, broker_addr: str, data_version: dict | None) -> bool:
         prev = self.broker_live_table.get(broker_addr)

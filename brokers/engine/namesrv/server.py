@@ -6,7 +6,10 @@ scans for brokers whose last registration is older than ``broker_channel_expired
 with a ManualClock and millisecond scan intervals); a broker whose connection closes is dropped
 at once by a close listener.  ``python -m brokers.engine namesrv --port 9876`` ends up in
 :func:`main`. With ``acl_file`` every request passes the ACL first (``acl/server_acl.py``: a
-non-loopback listen address without a file refuses to start unless ``acl_disabled``).
+non-loopback listen address without a file refuses to start unless ``acl_disabled``). The route
+hijack rules (``processor.py``) take two settings: ``broker_host_aliases`` (``--broker-host-alias
+PEER=BROKER``, for brokers behind NAT; ``broker_address_rule.py``) and ``loopback_route_writes``
+(``--strict-route-writes`` turns it off; ``route_write_rule.py``).
 """
 from __future__ import annotations
 
@@ -22,9 +25,11 @@ from brokers.engine.acl.plain_acl_config import AclConfigError
 from brokers.engine.acl.server_acl import add_acl_arguments, server_acl_guard
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import DEFAULT_NAMESRV_PORT, MAX_FRAME_SIZE
+from brokers.engine.namesrv.broker_address_rule import BrokerAddressError, BrokerAddressRule, parse_host_alias
 from brokers.engine.namesrv.kv_config import KvConfigManager
 from brokers.engine.namesrv.processor import NamesrvProcessor
 from brokers.engine.namesrv.route_info import RemovedBroker, RouteInfoManager
+from brokers.engine.namesrv.route_write_rule import RouteWriteRule
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.limits import DEFAULT_LIMITS, ConnectionLimits, add_limit_arguments, limits_from_args
 from brokers.engine.remoting.server import RemotingServer
@@ -45,6 +50,8 @@ class NamesrvConfig:
     acl_file: str | None = None  # plain_acl.yml; None: off on loopback, refused elsewhere unless acl_disabled
     acl_disabled: bool = False  # --no-acl: listen on a non-loopback address with no ACL (logged as a warning)
     limits: ConnectionLimits = DEFAULT_LIMITS  # connections, frames, headers (remoting/limits.py)
+    broker_host_aliases: tuple[str, ...] = ()  # "PEER_HOST=BROKER_HOST": a NATed broker's brokerIP1 (none by default)
+    loopback_route_writes: bool = True  # ACL off: peers on this machine may wipe/add perms, delete routes, write KV
 
 
 class NamesrvController:
@@ -66,7 +73,12 @@ class NamesrvController:
             guard=self.acl_guard,
             limits=self.config.limits,
         )
-        self.processor = NamesrvProcessor(self.route_info, self.kv_config, clock, order_message_enable=self.config.order_message_enable)
+        self.processor = NamesrvProcessor(
+            self.route_info, self.kv_config, clock, order_message_enable=self.config.order_message_enable,
+            address_rule=BrokerAddressRule(self.config.broker_host_aliases),
+            write_rule=RouteWriteRule(self.route_info, acl_on=self.acl_guard is not None,
+                                      loopback_route_writes=self.config.loopback_route_writes),
+        )
         self.processor.register(self.server)
         self.server.add_close_listener(self._on_channel_closed)
         self._scan_task: asyncio.Task | None = None
@@ -117,6 +129,14 @@ class NamesrvController:
             log.info("broker %s removed: its connection %s closed", removed.broker_addr, ctx.remote_addr)
 
 
+def _host_alias(text: str) -> str:
+    try:
+        parse_host_alias(text)
+    except BrokerAddressError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m brokers.engine namesrv", description="Run a Gantry name server.")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -128,6 +148,11 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--order-message-enable", action="store_true", help="put ORDER_TOPIC_CONFIG in routes")
     add_acl_arguments(parser)
     add_limit_arguments(parser)
+    parser.add_argument("--broker-host-alias", action="append", default=[], metavar="PEER=BROKER", type=_host_alias,
+                        help="let registrations connecting from PEER name broker host BROKER (a broker behind NAT); repeatable")
+    parser.add_argument("--strict-route-writes", action="store_true",
+                        help="without the ACL, refuse wipe/add write perm, route deletes and KV writes from peers on this "
+                             "machine too, unless over the connection that registered the broker")
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -170,6 +195,8 @@ def main(argv: list[str]) -> int:
         acl_file=os.path.abspath(args.acl_file) if args.acl_file else None,
         acl_disabled=args.no_acl,
         limits=limits_from_args(args),
+        broker_host_aliases=tuple(args.broker_host_alias),
+        loopback_route_writes=not args.strict_route_writes,
     )
     try:
         asyncio.run(serve(config))
