@@ -6,7 +6,8 @@ scans for brokers whose last registration is older than ``broker_channel_expired
 with a ManualClock and millisecond scan intervals); a broker whose connection closes is dropped
 at once by a close listener.  ``python -m brokers.engine namesrv --port 9876`` ends up in
 :func:`main`. With ``acl_file`` every request passes the ACL first (``acl/server_acl.py``: a
-non-loopback listen address without a file refuses to start unless ``acl_disabled``).
+non-loopback listen address without a file refuses to start unless ``acl_disabled``). With ``tls``
+the port serves TLS per its mode (``remoting/tls.py``; ``--tls-mode``, ``--tls-cert`` ...).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from brokers.engine.namesrv.route_info import RemovedBroker, RouteInfoManager
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.limits import DEFAULT_LIMITS, ConnectionLimits, add_limit_arguments, limits_from_args
 from brokers.engine.remoting.server import RemotingServer
+from brokers.engine.remoting.tls import TlsConfig, TlsConfigError, add_tls_arguments, tls_config_from_args
 
 log = logging.getLogger("brokers.engine.namesrv")
 
@@ -45,6 +47,7 @@ class NamesrvConfig:
     acl_file: str | None = None  # plain_acl.yml; None: off on loopback, refused elsewhere unless acl_disabled
     acl_disabled: bool = False  # --no-acl: listen on a non-loopback address with no ACL (logged as a warning)
     limits: ConnectionLimits = DEFAULT_LIMITS  # connections, frames, headers (remoting/limits.py)
+    tls: TlsConfig | None = None  # remoting/tls.py: the port serves per tls.mode; None: plain TCP
 
 
 class NamesrvController:
@@ -65,6 +68,7 @@ class NamesrvController:
             idle_close_s=self.config.idle_close_s,
             guard=self.acl_guard,
             limits=self.config.limits,
+            tls=self.config.tls,
         )
         self.processor = NamesrvProcessor(self.route_info, self.kv_config, clock, order_message_enable=self.config.order_message_enable)
         self.processor.register(self.server)
@@ -128,6 +132,7 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--order-message-enable", action="store_true", help="put ORDER_TOPIC_CONFIG in routes")
     add_acl_arguments(parser)
     add_limit_arguments(parser)
+    add_tls_arguments(parser)
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -159,6 +164,11 @@ def main(argv: list[str]) -> int:
     """Entry point of ``python -m brokers.engine namesrv``; returns the exit status."""
     args = _parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        tls = tls_config_from_args(args)
+    except TlsConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 2
     config = NamesrvConfig(
         host=args.host,
         port=args.port,
@@ -170,6 +180,7 @@ def main(argv: list[str]) -> int:
         acl_file=os.path.abspath(args.acl_file) if args.acl_file else None,
         acl_disabled=args.no_acl,
         limits=limits_from_args(args),
+        tls=tls,
     )
     try:
         asyncio.run(serve(config))
