@@ -208,8 +208,16 @@ class TlsListener:
         except asyncio.CancelledError:
             conn.close()
             raise
-        except ssl.SSLError as exc:
-            self._refuse(conn, "handshake", "%s: TLS handshake with %s failed: %s", self.name, peer,
-                         getattr(exc, "verify_message", None) or exc.reason or exc)
-        except (OSError, TimeoutError) as exc:
-            self._refuse(conn, "handshake", "%s: TLS handshake with %s failed: %s", self.name, peer, exc or type(exc).__name__)
+        except (OSError, TimeoutError) as exc:  # ssl.SSLError is an OSError
+            self._refuse(conn, "handshake", "%s: TLS handshake with %s failed: %s", self.name, peer, _reason(exc))
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong in a handshake, in a few words (never empty)."""
+    if isinstance(exc, ssl.SSLError):
+        text = getattr(exc, "verify_message", None) or exc.reason
+        if text:
+            return str(text)
+    if isinstance(exc, TimeoutError):
+        return "no handshake within the timeout"
+    return str(exc) or type(exc).__name__
