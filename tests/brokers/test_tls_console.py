@@ -12,7 +12,8 @@ from django.core.management import call_command
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.tls import TlsConfig
-from tests.brokers.test_run_cluster import free_port_pairs, run_to_exit, start, wait_for
+from tests.brokers.test_run_cluster import run_to_exit, start, wait_for
+from tests.fixtures.ports import free_ports
 
 CLUSTER = "TlsConsoleCluster"
 
@@ -20,7 +21,7 @@ CLUSTER = "TlsConsoleCluster"
 @pytest.fixture(scope="module")
 def tls_run_cluster(tmp_path_factory, tls_certs):
     root = tmp_path_factory.mktemp("tls-run-cluster")
-    ns_port, port_a, port_s = free_port_pairs(3)
+    ns_port, port_a, port_s = free_ports(3)
     proc, lines = start("--store-dir", str(root / "store"), "--namesrv-port", str(ns_port), "--cluster", CLUSTER,
                         "--broker", f"broker-a:{port_a}", "--slave", f"broker-a:{port_s}",
                         "--tls-mode", "enforcing", "--tls-cert", tls_certs.server_cert, "--tls-key", tls_certs.server_key,
