@@ -8,7 +8,9 @@ GANTRY_LOGIN_LOCKOUT_MINUTES (failed-login lockout, django-axes), GANTRY_TRUSTED
 whose X-Forwarded-For entry names the client), GANTRY_TOKEN_TTL_DAYS (API token lifetime),
 GANTRY_MAX_BODY_BYTES (request bodies),
 MQ_ACCESS_KEY / MQ_SECRET_KEY (the ACL account the console and Celery sign with), MQ_DEMO_ACCESS_KEY /
-MQ_DEMO_SECRET_KEY (the demo workload's), GANTRY_ACL_FILE (the ACL file `make run` generates).
+MQ_DEMO_SECRET_KEY (the demo workload's), GANTRY_ACL_FILE (the ACL file `make run` generates),
+MQ_TLS_ENABLE / MQ_TLS_CA / MQ_TLS_CERT / MQ_TLS_KEY / MQ_TLS_VERIFY / MQ_TLS_SERVER_NAME (TLS to the
+name servers and brokers, for a cluster run with --tls-mode enforcing or permissive).
 
 ``python manage.py check --deploy`` passes with DEBUG=0, a SECRET_KEY of 50+ characters,
 ALLOWED_HOSTS and GANTRY_HTTPS=1 (tests/console/test_settings.py runs it).
@@ -157,6 +159,17 @@ MQ = {
     "DEMO_SECRET_KEY": os.environ.get("MQ_DEMO_SECRET_KEY", ""),
     # The ACL file `make run` generates on first start and runs the cluster with.
     "ACL_FILE": os.environ.get("GANTRY_ACL_FILE", str(VAR_DIR / "acl" / "plain_acl.yml")),
+    # TLS to the name servers and brokers (brokers/engine/remoting/tls.py) for the console, Celery,
+    # mqadmin and the demo: on with MQ_TLS_ENABLE; TLS_CA is the CA that signed the servers'
+    # certificates (empty: the system's CAs); TLS_CERT / TLS_KEY a client certificate for servers run
+    # with --tls-client-auth; TLS_VERIFY=0 skips the server check (tests only); TLS_SERVER_NAME the
+    # name to check in the servers' certificates (empty: the address dialled, an IP for brokers).
+    "TLS_ENABLE": _env_bool("MQ_TLS_ENABLE", False),
+    "TLS_CA": os.environ.get("MQ_TLS_CA", ""),
+    "TLS_CERT": os.environ.get("MQ_TLS_CERT", ""),
+    "TLS_KEY": os.environ.get("MQ_TLS_KEY", ""),
+    "TLS_VERIFY": _env_bool("MQ_TLS_VERIFY", True),
+    "TLS_SERVER_NAME": os.environ.get("MQ_TLS_SERVER_NAME", ""),
 }
 
 # Console-side figures that are cheap to keep a few seconds (per-broker topic counts on the

@@ -7,6 +7,7 @@ pytest_plugins = [
     "tests.fixtures.celery",
     "tests.fixtures.spark",
     "tests.fixtures.lake",
+    "tests.fixtures.tls",
 ]
 
 

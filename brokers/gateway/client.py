@@ -17,6 +17,7 @@ from django.conf import settings
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.client.plan import Call, Fanout, Plan, Reply, check
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.tls import TlsConfig, tls_config_from_settings
 from console.errors import Unavailable
 
 T = TypeVar("T")
@@ -25,9 +26,19 @@ _lock = threading.Lock()
 _client: BlockingMQAdminClient | None = None
 
 
+def mq_tls() -> TlsConfig | None:
+    """The TLS settings of every client the Django side makes (MQ TLS_ENABLE, TLS_CA, ...); None: plain.
+    ValueError (TlsConfigError) when they name files that do not exist or cannot be loaded."""
+    mq = settings.MQ
+    tls = tls_config_from_settings(mq.get("TLS_ENABLE"), mq.get("TLS_CA"), mq.get("TLS_CERT"), mq.get("TLS_KEY"),
+                                   mq.get("TLS_VERIFY", True), mq.get("TLS_SERVER_NAME"))
+    return tls.check() if tls is not None else None
+
+
 def get_admin_client() -> BlockingMQAdminClient:
-    """The shared client, signing with MQ ACCESS_KEY / SECRET_KEY when set (the ACL); Unavailable (503)
-    when NAMESRV_ADDR is not a usable address list or only one of the two keys is set."""
+    """The shared client, signing with MQ ACCESS_KEY / SECRET_KEY when set (the ACL) and speaking TLS
+    with MQ TLS_ENABLE; Unavailable (503) when NAMESRV_ADDR is not a usable address list, only one of
+    the two keys is set, or the TLS files cannot be loaded."""
     global _client
     with _lock:
         if _client is None:
@@ -35,9 +46,10 @@ def get_admin_client() -> BlockingMQAdminClient:
                 _client = BlockingMQAdminClient(
                     settings.MQ["NAMESRV_ADDR"], timeout_s=settings.MQ["ADMIN_TIMEOUT_S"],
                     access_key=settings.MQ.get("ACCESS_KEY") or None, secret_key=settings.MQ.get("SECRET_KEY") or None,
+                    tls=mq_tls(),
                 )
             except ValueError as exc:
-                raise Unavailable(f"NAMESRV_ADDR or MQ_ACCESS_KEY/MQ_SECRET_KEY is not usable: {exc}") from exc
+                raise Unavailable(f"NAMESRV_ADDR, MQ_ACCESS_KEY/MQ_SECRET_KEY or MQ_TLS_* is not usable: {exc}") from exc
         return _client
 
 

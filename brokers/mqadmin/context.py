@@ -6,32 +6,34 @@ from functools import cached_property
 
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.client.simple import PullClient, SimpleProducer
+from brokers.engine.remoting.tls import TlsConfig
 
 
 class Context:
     """What a subcommand runs with: the name server address, the clients (made on first use), output."""
 
     def __init__(self, namesrv_addr: str, timeout_s: float, write: Callable[[str], None], *,
-                 access_key: str | None = None, secret_key: str | None = None) -> None:
+                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
         self.namesrv_addr = namesrv_addr
         self.keys = {"access_key": access_key or None, "secret_key": secret_key or None}  # the ACL account every client signs with
+        self.tls = tls  # every client speaks TLS when set
         self.timeout_s = timeout_s
         self.write = write
         self._closers: list[Callable[[], None]] = []
 
     @cached_property
     def admin(self) -> BlockingMQAdminClient:
-        client = BlockingMQAdminClient(self.namesrv_addr, timeout_s=self.timeout_s, **self.keys)
+        client = BlockingMQAdminClient(self.namesrv_addr, timeout_s=self.timeout_s, tls=self.tls, **self.keys)
         self._closers.append(client.close)
         return client
 
     def producer(self, group: str) -> SimpleProducer:
-        client = SimpleProducer(self.namesrv_addr, group, timeout_s=self.timeout_s, heartbeat_interval_s=None, **self.keys)
+        client = SimpleProducer(self.namesrv_addr, group, timeout_s=self.timeout_s, heartbeat_interval_s=None, tls=self.tls, **self.keys)
         self._closers.append(client.close)
         return client
 
     def puller(self, group: str) -> PullClient:
-        client = PullClient(self.namesrv_addr, group, timeout_s=self.timeout_s, heartbeat_interval_s=None, **self.keys)
+        client = PullClient(self.namesrv_addr, group, timeout_s=self.timeout_s, heartbeat_interval_s=None, tls=self.tls, **self.keys)
         self._closers.append(client.close)
         return client
 

@@ -18,6 +18,7 @@ from brokers.engine.common.perm import PERM_RW
 from brokers.engine.common.subscription import SubscriptionLimits
 from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.remoting.limits import DEFAULT_LIMITS, LIMIT_FIELDS, ConnectionLimits
+from brokers.engine.remoting.tls import TlsConfig
 from brokers.engine.store.config import StoreConfig
 from brokers.engine.store.ha.ha_config import BROKER_ROLES, MASTER_ROLES, SLAVE, HAConfig
 
@@ -104,6 +105,9 @@ class BrokerConfig:
     # Config file writes (subscription groups) are coalesced over this delay and run in a
     # thread; each still ends in an atomic, fsynced file.
     config_flush_delay_s: float = 0.1
+    # --- TLS (remoting/tls.py): the remoting and HA ports per tls.mode; connections to name servers
+    # and the master speak TLS when tls.outgoing (by default in enforcing mode). None: plain TCP.
+    tls: TlsConfig | None = None
 
     def __post_init__(self) -> None:
         for label, name in (("broker name", self.broker_name), ("cluster name", self.cluster_name)):
@@ -177,7 +181,7 @@ class BrokerConfig:
             heartbeat_interval_ms=self.ha_send_heartbeat_interval_ms,
             transfer_batch_size=self.ha_transfer_batch_size, slave_fallbehind_max=self.ha_slave_fallbehind_max,
             housekeeping_interval_ms=self.ha_housekeeping_interval_ms,
-            access_message_in_memory_max_ratio=self.access_message_in_memory_max_ratio)
+            access_message_in_memory_max_ratio=self.access_message_in_memory_max_ratio, tls=self.tls)
 
     @property
     def subscription_limits(self) -> SubscriptionLimits:

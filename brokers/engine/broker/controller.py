@@ -98,7 +98,8 @@ class BrokerController:
             max_offset=lambda topic, queue_id: self.store.get_max_offset_in_queue(topic, queue_id),
             check_interval_s=config.long_poll_check_interval_s,
         )
-        self.outer_api = BrokerOuterAPI(config.namesrv_addrs, RemotingClient(name="broker-outer", signer=self.credential))
+        self.outer_api = BrokerOuterAPI(config.namesrv_addrs, RemotingClient(name="broker-outer", signer=self.credential,
+                                                                                tls=config.tls))
         self.group_member = GroupMember(self, self.outer_api.client)
         self._store: MessageStore | None = None
         self.server: RemotingServer | None = None
@@ -156,7 +157,7 @@ class BrokerController:
         self.topic_config_manager.add_change_listener(lambda tc: self.request_register())
 
         server = RemotingServer(self.config.listen_host, self.config.listen_port, name=self.config.broker_name,
-                                guard=self.acl_guard, limits=self.config.limits)
+                                guard=self.acl_guard, limits=self.config.limits, tls=self.config.tls)
         server.register_default_processor(self._default_processor)
         server.add_close_listener(self.client_manager.do_channel_close_event)
         self.server = server

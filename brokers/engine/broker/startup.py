@@ -19,6 +19,7 @@ from brokers.engine.broker.config import BrokerConfig, BrokerConfigError
 from brokers.engine.broker.controller import BrokerController
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
+from brokers.engine.remoting.tls import add_tls_arguments, tls_config_from_args
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
 from brokers.engine.remoting.limits import add_limit_arguments, limits_from_args
 
@@ -64,6 +65,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
                              "(default: the ACL file's first admin account)")
     parser.add_argument("--acl-secret-key", default=None, metavar="SECRET", help="that account's secret key")
     add_limit_arguments(parser)
+    add_tls_arguments(parser)
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="log level (default INFO)")
     return parser
 
@@ -109,6 +111,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         acl_disabled=args.no_acl,
         acl_access_key=args.acl_access_key,
         acl_secret_key=args.acl_secret_key,
+        tls=tls_config_from_args(args),
     )
 
 

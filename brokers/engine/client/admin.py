@@ -72,6 +72,7 @@ from brokers.engine.client.errors import CLIENT_ERROR, MQBrokerError, MQClientEr
 from brokers.engine.client.plan import T, Call, Fanout, Plan, Reply, check  # noqa: F401 (re-exported)
 from brokers.engine.remoting.blocking import BlockingRemotingClient
 from brokers.engine.remoting.client import RemotingClient
+from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = [
     "AdminPlans", "AsyncDriver", "BlockingDriver", "BlockingMQAdminClient", "BrokerData", "BrokerInfo", "Call",
@@ -107,8 +108,8 @@ class MQAdminClient(_AdminBase):
     """
 
     def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S, *, remoting: RemotingClient | None = None,
-                 access_key: str | None = None, secret_key: str | None = None) -> None:
-        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key))
+                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
+        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls)
         self.plans = AdminPlans(self.driver.namesrv_addrs)
 
     async def close(self) -> None:
@@ -146,8 +147,9 @@ class BlockingMQAdminClient(_AdminBase):
     """Thread-safe blocking admin client for Django and Celery; same operations as MQAdminClient."""
 
     def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S, *,
-                 remoting: BlockingRemotingClient | None = None, access_key: str | None = None, secret_key: str | None = None) -> None:
-        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key))
+                 remoting: BlockingRemotingClient | None = None, access_key: str | None = None, secret_key: str | None = None,
+                 tls: TlsConfig | None = None) -> None:
+        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls)
         self.plans = AdminPlans(self.driver.namesrv_addrs)
 
     def close(self) -> None:

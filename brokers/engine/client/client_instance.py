@@ -43,6 +43,7 @@ from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.request_guard import RequestSigner
+from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = ["CLIENT_INNER_PRODUCER_GROUP", "ClientMember", "ClientRegistry", "ConsumerMember", "MQClientInstance"]
 
@@ -88,12 +89,14 @@ class MQClientInstance:
     """The shared core of the clients of one client id; see the module docstring."""
 
     def __init__(self, client_id: str, namesrv_addrs: tuple[str, ...], config: ClientConfig, *,
-                 registry: ClientRegistry | None = None, signer: RequestSigner | None = None) -> None:
+                 registry: ClientRegistry | None = None, signer: RequestSigner | None = None,
+                 tls: TlsConfig | None = None) -> None:
         self.client_id = client_id
         self.signer = signer  # signs every request of every member (one account per instance)
+        self.tls = tls  # every connection of every member speaks TLS when set (one setting per instance)
         self.namesrv_addrs = namesrv_addrs
         self.config = config
-        self.driver = AsyncDriver(namesrv_addrs, config.api_timeout_s, signer=signer)
+        self.driver = AsyncDriver(namesrv_addrs, config.api_timeout_s, signer=signer, tls=tls)
         self.admin_plans = AdminPlans(namesrv_addrs)
         self.routes: dict[str, TopicRouteData] = {}
         self.producers: dict[str, ClientMember] = {}

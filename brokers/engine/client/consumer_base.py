@@ -38,6 +38,7 @@ from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import MQ_VERSION_NAME
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_validator import validate_group, validate_topic
+from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = ["ConsumerBase", "normalize_consume_from_where", "normalize_message_model"]
 
@@ -73,9 +74,10 @@ class ConsumerBase:
                  message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
                  instance_name: str | None = None, *, config: ConsumerConfig | None = None,
                  client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None) -> None:
+                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
         self.group = validate_group(group)
         self.signer = acl_signer(access_key, secret_key)  # ACL: every request signed with this account
+        self.tls = tls  # connections of the client instance speak TLS (remoting/tls.py)
         self.namesrv_addr = namesrv_addr
         self.strategy: AllocateStrategy = strategy or AllocateMessageQueueAveragely()
         self.message_model = normalize_message_model(message_model)
@@ -139,7 +141,7 @@ class ConsumerBase:
         if not self.subscriptions:
             raise MQClientError(CLIENT_ERROR, "subscribe to a topic before start()")
         self.start_timestamp = self.clock.now_ms()
-        instance = acquire_client_instance(self.namesrv_addr, self.instance_name, self.client_config, self.signer)
+        instance = acquire_client_instance(self.namesrv_addr, self.instance_name, self.client_config, self.signer, self.tls)
         self._build(instance)
         try:
             instance.register_consumer(self)

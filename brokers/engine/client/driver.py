@@ -9,7 +9,8 @@ A call without an address goes to the name servers: each is tried in turn, start
 last one that answered, until one answers; when none does, RemotingConnectError names them all.
 :func:`async_operation` and :func:`blocking_operation` turn a plan method into a client method
 that runs it on ``self.driver`` with ``self.plans``. A driver given a ``signer`` (the ACL's
-AclClientHook) builds its remoting client with it, so every request it sends is signed.
+AclClientHook) builds its remoting client with it, so every request it sends is signed; one given
+a ``tls`` (:class:`~brokers.engine.remoting.tls.TlsConfig`) builds it speaking TLS.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingConnectError, RemotingError
 from brokers.engine.remoting.request_guard import RequestSigner
+from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = ["DEFAULT_TIMEOUT_S", "AsyncDriver", "BlockingDriver", "async_operation", "blocking_operation", "parse_namesrv_addrs"]
 
@@ -58,9 +60,11 @@ class _DriverBase(Generic[R]):
     """
 
     def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float, remoting: R | None, make_remoting: Callable[[], R],
-                 signer: RequestSigner | None = None) -> None:
+                 signer: RequestSigner | None = None, tls: TlsConfig | None = None) -> None:
         if remoting is not None and signer is not None:
             raise ValueError("a driver given its remoting client signs with that client's signer; give the signer to it")
+        if remoting is not None and tls is not None:
+            raise ValueError("a driver given its remoting client connects as that client does; give tls to it")
         self.namesrv_addrs = parse_namesrv_addrs(namesrv_addrs)
         self.timeout_s = timeout_s
         self._preferred = 0  # index of the name server that answered last
@@ -99,8 +103,8 @@ class AsyncDriver(_DriverBase[RemotingClient]):
     """Run plans over an asyncio RemotingClient; a Fanout's calls run concurrently."""
 
     def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S, remoting: RemotingClient | None = None,
-                 *, signer: RequestSigner | None = None) -> None:
-        super().__init__(namesrv_addrs, timeout_s, remoting, lambda: RemotingClient(signer=signer), signer)
+                 *, signer: RequestSigner | None = None, tls: TlsConfig | None = None) -> None:
+        super().__init__(namesrv_addrs, timeout_s, remoting, lambda: RemotingClient(signer=signer, tls=tls), signer, tls)
 
     async def run(self, plan: Plan[T]) -> T:
         return await self._drive(plan, self._execute)
@@ -149,8 +153,9 @@ class BlockingDriver(_DriverBase[BlockingRemotingClient]):
     """Run plans over a BlockingRemotingClient from any thread; a Fanout runs on its loop at once."""
 
     def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S,
-                 remoting: BlockingRemotingClient | None = None, *, signer: RequestSigner | None = None) -> None:
-        super().__init__(namesrv_addrs, timeout_s, remoting, lambda: BlockingRemotingClient(signer=signer), signer)
+                 remoting: BlockingRemotingClient | None = None, *, signer: RequestSigner | None = None,
+                 tls: TlsConfig | None = None) -> None:
+        super().__init__(namesrv_addrs, timeout_s, remoting, lambda: BlockingRemotingClient(signer=signer, tls=tls), signer, tls)
 
     def run(self, plan: Plan[T]) -> T:
         return self._drive(plan, self._execute)

@@ -16,6 +16,7 @@ from brokers.engine.client.client_instance import MQClientInstance
 from brokers.engine.client.driver import parse_namesrv_addrs
 from brokers.engine.client.identity import build_client_id
 from brokers.engine.remoting.request_guard import RequestSigner
+from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = ["MQClientManager", "acquire_client_instance", "default_instance_name"]
 
@@ -37,7 +38,7 @@ class MQClientManager:
         self._refs: dict[str, int] = {}
 
     def acquire(self, namesrv_addr: str, instance_name: str, config: ClientConfig | None = None,
-                signer: RequestSigner | None = None) -> MQClientInstance:
+                signer: RequestSigner | None = None, tls: TlsConfig | None = None) -> MQClientInstance:
         """The running instance of client id ``<ip>@<instance_name>``, created and started when new.
 
         A second caller's ``config`` is ignored (the first one's timers run the instance), as in RocketMQ.
@@ -50,9 +51,12 @@ class MQClientManager:
             if instance is not None and instance.signer != signer:
                 raise ValueError(f"client instance {client_id} already runs with other ACL credentials; "
                                  "give this client another instance_name")
+            if instance is not None and instance.tls != tls:
+                raise ValueError(f"client instance {client_id} already runs with other TLS settings; "
+                                 "give this client another instance_name")
             if instance is None:
                 instance = MQClientInstance(client_id, parse_namesrv_addrs(namesrv_addr), config or ClientConfig(), registry=self,
-                                            signer=signer)
+                                            signer=signer, tls=tls)
                 instance._start()
                 self._instances[client_id] = instance
             self._refs[client_id] = self._refs.get(client_id, 0) + 1
@@ -75,9 +79,9 @@ MANAGER = MQClientManager()
 
 
 def acquire_client_instance(namesrv_addr: str, instance_name: str, config: ClientConfig | None = None,
-                            signer: RequestSigner | None = None) -> MQClientInstance:
+                            signer: RequestSigner | None = None, tls: TlsConfig | None = None) -> MQClientInstance:
     """The process's instance of client id ``<ip>@<instance_name>`` (see :meth:`MQClientManager.acquire`).
 
     Each call takes a reference; give it back with :meth:`MQClientInstance.release`.
     """
-    return MANAGER.acquire(namesrv_addr, instance_name, config, signer)
+    return MANAGER.acquire(namesrv_addr, instance_name, config, signer, tls)

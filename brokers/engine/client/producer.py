@@ -47,6 +47,7 @@ from brokers.engine.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = ["MessageQueueSelector", "Producer", "SendCallback", "select_message_queue_by_hash"]
 
@@ -73,9 +74,10 @@ class Producer:
 
     def __init__(self, group: str = DEFAULT_PRODUCER_GROUP, namesrv_addr: str = "127.0.0.1:9876", instance_name: str | None = None, *,
                  config: ProducerConfig | None = None, client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None) -> None:
+                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
         self.group = group
         self.signer = acl_signer(access_key, secret_key)  # ACL: every request signed with this account
+        self.tls = tls  # connections of the client instance speak TLS (remoting/tls.py)
         self.namesrv_addr = namesrv_addr
         self.instance_name = instance_name or default_instance_name()
         self.config = config or ProducerConfig()
@@ -93,7 +95,7 @@ class Producer:
     def start(self) -> Producer:
         if self._instance is not None:
             return self
-        instance = acquire_client_instance(self.namesrv_addr, self.instance_name, self.client_config, self.signer)
+        instance = acquire_client_instance(self.namesrv_addr, self.instance_name, self.client_config, self.signer, self.tls)
         self._plans = ProducerPlans(instance.namesrv_addrs, self.group, clock=self.clock, instance_name=self.instance_name,
                                     timeout_s=self.config.send_timeout_s, retry_times=0, compress_over=self.config.compress_over)
         try:

@@ -33,6 +33,7 @@ from brokers.engine.client.puller import SUB_ALL, PullResult, PullStatus, build_
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = ["PullConsumer"]
 
@@ -48,9 +49,9 @@ class PullConsumer(ConsumerBase):
                  message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
                  instance_name: str | None = None, *, config: ConsumerConfig | None = None,
                  client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None) -> None:
+                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
         super().__init__(group, namesrv_addr, strategy, message_model, consume_from_where, instance_name, config=config,
-                         client_config=client_config, clock=clock, access_key=access_key, secret_key=secret_key)
+                         client_config=client_config, clock=clock, access_key=access_key, secret_key=secret_key, tls=tls)
         self._assigned_mode = False
         self._assigned: set[MessageQueue] = set()
         self._next: dict[MessageQueue, int] = {}  # next offset to pull

@@ -34,6 +34,7 @@ from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = [
     "PULL_SYS_FLAG_COMMIT_OFFSET", "PULL_SYS_FLAG_SUBSCRIPTION", "PULL_SYS_FLAG_SUSPEND", "SUB_ALL", "TOOLS_CONSUMER_GROUP",
@@ -287,8 +288,8 @@ class AsyncPullClient(_PullFrontEnd, AsyncFrontEnd):
     def __init__(self, namesrv_addrs: str | Iterable[str], group: str = TOOLS_CONSUMER_GROUP, *, timeout_s: float = DEFAULT_TIMEOUT_S,
                  remoting: RemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
                  heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S, access_key: str | None = None,
-                 secret_key: str | None = None) -> None:
-        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key))
+                 secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
+        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls)
         self._init_plans(self.driver, group, clock, instance_name, timeout_s)
         self._init_async(heartbeat_interval_s)
 
@@ -333,8 +334,8 @@ class PullClient(_PullFrontEnd, BlockingFrontEnd):
     def __init__(self, namesrv_addrs: str | Iterable[str], group: str = TOOLS_CONSUMER_GROUP, *, timeout_s: float = DEFAULT_TIMEOUT_S,
                  remoting: BlockingRemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
                  heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S, access_key: str | None = None,
-                 secret_key: str | None = None) -> None:
-        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key))
+                 secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
+        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls)
         self._init_plans(self.driver, group, clock, instance_name, timeout_s)
         self._init_blocking(heartbeat_interval_s)
 

@@ -48,6 +48,7 @@ from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = ["PushConsumer"]
 
@@ -63,9 +64,9 @@ class PushConsumer(ConsumerBase):
                  message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
                  instance_name: str | None = None, *, orderly: bool = False, config: ConsumerConfig | None = None,
                  client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None) -> None:
+                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
         super().__init__(group, namesrv_addr, strategy, message_model, consume_from_where, instance_name, config=config,
-                         client_config=client_config, clock=clock, access_key=access_key, secret_key=secret_key)
+                         client_config=client_config, clock=clock, access_key=access_key, secret_key=secret_key, tls=tls)
         self.orderly = orderly
         self.listener: MessageListener | None = None
         self.consume_service: ConsumeMessageConcurrentlyService | ConsumeMessageOrderlyService | None = None

@@ -29,6 +29,7 @@ from brokers.engine.remoting.blocking import BlockingRemotingClient
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = ["AsyncSimpleProducer", "SimpleProducer"]
 
@@ -45,8 +46,8 @@ class AsyncSimpleProducer(AsyncFrontEnd):
                  remoting: RemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
                  retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED, compress_over: int = COMPRESS_OVER,
                  heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S, access_key: str | None = None,
-                 secret_key: str | None = None) -> None:
-        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key))
+                 secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
+        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls)
         self.plans = ProducerPlans(self.driver.namesrv_addrs, group, clock=clock, instance_name=instance_name,
                                    timeout_s=timeout_s, retry_times=retry_times, compress_over=compress_over)
         self._init_async(heartbeat_interval_s)
@@ -95,8 +96,8 @@ class SimpleProducer(BlockingFrontEnd):
                  remoting: BlockingRemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
                  retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED, compress_over: int = COMPRESS_OVER,
                  heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S, access_key: str | None = None,
-                 secret_key: str | None = None) -> None:
-        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key))
+                 secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
+        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls)
         self.plans = ProducerPlans(self.driver.namesrv_addrs, group, clock=clock, instance_name=instance_name,
                                    timeout_s=timeout_s, retry_times=retry_times, compress_over=compress_over)
         self._init_blocking(heartbeat_interval_s)

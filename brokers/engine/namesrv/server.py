@@ -10,6 +10,7 @@ non-loopback listen address without a file refuses to start unless ``acl_disable
 hijack rules (``processor.py``) take two settings: ``broker_host_aliases`` (``--broker-host-alias
 PEER=BROKER``, for brokers behind NAT; ``broker_address_rule.py``) and ``loopback_route_writes``
 (``--strict-route-writes`` turns it off; ``route_write_rule.py``).
+With ``tls`` the port serves TLS per its mode (``remoting/tls.py``; ``--tls-mode``, ``--tls-cert`` ...).
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from brokers.engine.namesrv.route_write_rule import RouteWriteRule
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.limits import DEFAULT_LIMITS, ConnectionLimits, add_limit_arguments, limits_from_args
 from brokers.engine.remoting.server import RemotingServer
+from brokers.engine.remoting.tls import TlsConfig, TlsConfigError, add_tls_arguments, tls_config_from_args
 
 log = logging.getLogger("brokers.engine.namesrv")
 
@@ -52,6 +54,7 @@ class NamesrvConfig:
     limits: ConnectionLimits = DEFAULT_LIMITS  # connections, frames, headers (remoting/limits.py)
     broker_host_aliases: tuple[str, ...] = ()  # "PEER_HOST=BROKER_HOST": a NATed broker's brokerIP1 (none by default)
     loopback_route_writes: bool = True  # ACL off: peers on this machine may wipe/add perms, delete routes, write KV
+    tls: TlsConfig | None = None  # remoting/tls.py: the port serves per tls.mode; None: plain TCP
 
 
 class NamesrvController:
@@ -72,6 +75,7 @@ class NamesrvController:
             idle_close_s=self.config.idle_close_s,
             guard=self.acl_guard,
             limits=self.config.limits,
+            tls=self.config.tls,
         )
         self.processor = NamesrvProcessor(
             self.route_info, self.kv_config, clock, order_message_enable=self.config.order_message_enable,
@@ -153,6 +157,7 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--strict-route-writes", action="store_true",
                         help="without the ACL, refuse wipe/add write perm, route deletes and KV writes from peers on this "
                              "machine too, unless over the connection that registered the broker")
+    add_tls_arguments(parser)
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -184,6 +189,11 @@ def main(argv: list[str]) -> int:
     """Entry point of ``python -m brokers.engine namesrv``; returns the exit status."""
     args = _parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        tls = tls_config_from_args(args)
+    except TlsConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 2
     config = NamesrvConfig(
         host=args.host,
         port=args.port,
@@ -197,6 +207,7 @@ def main(argv: list[str]) -> int:
         limits=limits_from_args(args),
         broker_host_aliases=tuple(args.broker_host_alias),
         loopback_route_writes=not args.strict_route_writes,
+        tls=tls,
     )
     try:
         asyncio.run(serve(config))

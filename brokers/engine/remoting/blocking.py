@@ -21,6 +21,7 @@ from brokers.engine.remoting.client import CONNECT_TIMEOUT_S, DEFAULT_TIMEOUT_S,
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError, RemotingTimeoutError
 from brokers.engine.remoting.request_guard import RequestSigner
+from brokers.engine.remoting.tls import TlsConfig
 
 T = TypeVar("T")
 
@@ -37,9 +38,11 @@ class BlockingRemotingClient:
         max_frame_size: int = MAX_FRAME_SIZE,
         name: str = "blocking-client",
         signer: RequestSigner | None = None,
+        tls: TlsConfig | None = None,
     ) -> None:
         self.connect_timeout_s = connect_timeout_s
         self.signer = signer  # every request is signed by the asyncio client underneath
+        self.tls = tls  # connections speak TLS when its outgoing side is on
         self.max_frame_size = max_frame_size
         self.name = name
         self._lock = threading.Lock()
@@ -124,7 +127,7 @@ class BlockingRemotingClient:
             thread.start()
             ready.wait()
             client = RemotingClient(connect_timeout_s=self.connect_timeout_s, max_frame_size=self.max_frame_size, name=self.name,
-                                    signer=self.signer)
+                                    signer=self.signer, tls=self.tls)
             for code, handler in self._processors.items():
                 client.register_processor(code, handler)
             self._loop, self._thread, self._client, self._pid = loop, thread, client, os.getpid()

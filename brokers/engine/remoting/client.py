@@ -8,7 +8,8 @@ RemotingConnectError.  Requests the server sends back over the connection
 (NOTIFY_CONSUMER_IDS_CHANGED, GET_CONSUMER_RUNNING_INFO, ...) go to registered processors; others
 are answered REQUEST_CODE_NOT_SUPPORTED unless oneway. With a
 :class:`~brokers.engine.remoting.request_guard.RequestSigner` (the ACL's AclClientHook) every
-request is signed right before it is written, each resend again.
+request is signed right before it is written, each resend again. With a
+:class:`~brokers.engine.remoting.tls.TlsConfig` whose outgoing side is on, connections speak TLS.
 """
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from brokers.engine.remoting.channel import ChannelContext, CloseListener, Handl
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingConnectError, RemotingError, RemotingTimeoutError
 from brokers.engine.remoting.request_guard import RequestSigner
+from brokers.engine.remoting.tls import TlsConfig
+from brokers.engine.remoting.tls_connect import client_context, open_connection
 
 log = logging.getLogger("brokers.engine.remoting")
 
@@ -48,9 +51,13 @@ class RemotingClient:
         idle_close_s: float | None = None,
         name: str = "client",
         signer: RequestSigner | None = None,
+        tls: TlsConfig | None = None,
     ) -> None:
         self.connect_timeout_s = connect_timeout_s
         self.signer = signer
+        self.tls = tls
+        if tls is not None:
+            client_context(tls)  # a CA or key file that cannot be loaded fails here, not at the first request
         self.max_frame_size = max_frame_size
         self.idle_close_s = idle_close_s
         self.name = name
@@ -127,7 +134,7 @@ class RemotingClient:
         except ValueError as exc:
             raise RemotingConnectError(str(exc), addr) from None
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
+            reader, writer = await open_connection(host, port, self.tls, timeout_s)
         except TimeoutError:
             raise RemotingConnectError(f"connect to {addr} timed out after {timeout_s}s", addr) from None
         except OSError as exc:

@@ -8,11 +8,13 @@ exception text as remark; a code without a handler (and no default handler) is a
 REQUEST_CODE_NOT_SUPPORTED.  Connections idle (no read, no write) for ``idle_close_s`` are closed;
 close listeners fire whenever a connection closes, for whatever reason. An optional
 :class:`~brokers.engine.remoting.request_guard.RequestGuard` (the ACL) sees every request before
-its handler: a refused request is answered NO_PERMISSION and runs nothing.
+its handler: a refused request is answered NO_PERMISSION and runs nothing. With a
+:class:`~brokers.engine.remoting.tls.TlsConfig` the port serves TLS per its mode (``tls_listener.py``).
 
 Every connection is held to the server's :class:`~brokers.engine.remoting.limits.ConnectionLimits`
 (defaults when none are given): a connection over the total or per-address cap is aborted as it
-is accepted, before anything is read from it.
+is accepted, before anything is read from it (with TLS: once its handshake is done; connections
+still in their handshake are capped by the TLS listener).
 """
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ from brokers.engine.remoting.channel import (
 )
 from brokers.engine.remoting.request_guard import RequestGuard
 from brokers.engine.remoting.limits import DEFAULT_LIMITS, ConnectionLimits, limit_log
+from brokers.engine.remoting.tls import TlsConfig
+from brokers.engine.remoting.tls_listener import TlsListener, start_server
 
 __all__ = ["ChannelContext", "CloseListener", "Handler", "RemotingServer"]
 
@@ -53,9 +57,11 @@ class RemotingServer:
         idle_close_s: float | None = IDLE_CLOSE_S,
         guard: RequestGuard | None = None,
         limits: ConnectionLimits = DEFAULT_LIMITS,
+        tls: TlsConfig | None = None,
     ) -> None:
         self.limits = limits
         self.host = host
+        self.tls = tls
         self.guard = guard
         self.name = name
         self.max_frame_size = max_frame_size
@@ -67,7 +73,7 @@ class RemotingServer:
         self._close_listeners: list[CloseListener] = []
         self._channels: dict[int, ChannelContext] = {}
         self._per_host: Counter[str] = Counter()  # open connections per remote IP
-        self._server: asyncio.base_events.Server | None = None
+        self._server: asyncio.base_events.Server | TlsListener | None = None
         self._background: set[asyncio.Task] = set()
         self._watchdog: asyncio.Task | None = None
 
@@ -96,7 +102,7 @@ class RemotingServer:
     async def start(self) -> None:
         if self._server is not None:
             raise RuntimeError(f"{self.name} server already started")
-        self._server = await asyncio.start_server(self._on_connect, self.host, self._requested_port)
+        self._server = await start_server(self._on_connect, self.host, self._requested_port, self.tls, name=self.name)
         self._port = self._server.sockets[0].getsockname()[1]
         self._watchdog = asyncio.get_running_loop().create_task(
             idle_watchdog(lambda: list(self._channels.values()), self.idle_close_s, self.limits.frame_receive_deadline_s)

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from brokers.engine.client.admin import parse_namesrv_addrs
+from brokers.gateway.client import mq_tls
 from brokers.mqadmin.subcommands import SUBCOMMANDS, Context, run_subcommand
 
 
@@ -42,6 +43,10 @@ class Command(BaseCommand):
         secret_key = secret_key or settings.MQ.get("SECRET_KEY") or None
         if bool(access_key) != bool(secret_key):
             raise CommandError("give both -a/--accessKey and -s/--secretKey (or $MQ_ACCESS_KEY and $MQ_SECRET_KEY)")
+        try:
+            tls = mq_tls()
+        except ValueError as exc:
+            raise CommandError(f"MQ_TLS_*: {exc}") from None
         ctx = Context(addr, float(settings.MQ.get("ADMIN_TIMEOUT_S", 3.0)), self.stdout.write,
-                      access_key=access_key, secret_key=secret_key)
+                      access_key=access_key, secret_key=secret_key, tls=tls)
         run_subcommand(subcommand, options, ctx)

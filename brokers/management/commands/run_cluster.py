@@ -17,9 +17,14 @@ slaves, then the masters (flush, abort file removed), then the name server, and 
 request and re-reads the file when it changes, and the brokers sign their registrations with the
 file's first admin account. On a non-loopback ``--host`` the command refuses to start without an
 ACL file unless ``--no-acl`` is given (logged as a warning by every server).
+
+``--tls-mode permissive|enforcing`` with ``--tls-cert``, ``--tls-key`` (and ``--tls-ca``,
+``--tls-client-auth``) serves TLS on every port, HA included (brokers/engine/remoting/tls.py); in
+enforcing mode the brokers' own connections and the ready check speak TLS too.
 """
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import os
@@ -40,6 +45,7 @@ from brokers.engine.common.constants import DEFAULT_CLUSTER, DEFAULT_NAMESRV_POR
 from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.namesrv.server import NamesrvConfig, NamesrvController
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.tls import TlsConfigError, add_tls_arguments, tls_config_from_args
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
 from brokers.engine.store.errors import StoreError
 from console.file_modes import use_private_umask
@@ -47,6 +53,7 @@ from console.file_modes import use_private_umask
 DEFAULT_BROKERS = ("broker-a:10911", "broker-b:10921")  # DESIGN.md's embedded layout
 MASTER_ROLES = ("ASYNC_MASTER", "SYNC_MASTER")
 REGISTER_WAIT_S = 15.0  # how long to wait for every broker to appear on the name server
+TLS_OPTIONS = ("tls_mode", "tls_cert", "tls_key", "tls_ca", "tls_client_auth", "tls_outgoing")
 STOP_TIMEOUT_S = 20.0  # per server; a store flush of a large dirty page cache can take a while
 
 
@@ -165,6 +172,7 @@ class Command(BaseCommand):
         parser.add_argument("--acl-file", default=None, metavar="PATH",
                             help="RocketMQ plain_acl.yml for every server (re-read when it changes); required on a non-loopback --host")
         parser.add_argument("--no-acl", action="store_true", help="listen on a non-loopback --host without an ACL (a warning)")
+        add_tls_arguments(parser)
 
     def handle(self, *args, store_dir: str | None, namesrv_port: int, broker: list[str] | None, cluster: str,
                flush: str | None, host: str, slave: list[str] | None = None, role: list[str] | None = None,
@@ -181,6 +189,10 @@ class Command(BaseCommand):
         flush_type = {"sync": SYNC_FLUSH, "async": ASYNC_FLUSH}.get(flush or "", settings.MQ.get("FLUSH_DISK_TYPE", ASYNC_FLUSH))
         acl_file = os.path.abspath(acl_file) if acl_file else None
         self._signer_keys = self._check_acl(host, acl_file, no_acl)
+        try:
+            self._tls = tls_config_from_args(argparse.Namespace(**{k: options.get(k) for k in TLS_OPTIONS}))
+        except TlsConfigError as exc:
+            raise CommandError(str(exc)) from None
         check_port_free(host, namesrv_port, "name server")
         for spec in specs:
             check_port_free(host, spec.port, f"broker {spec.key}")
@@ -190,7 +202,7 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"--store-dir {store_root}: {exc}") from None
         namesrv_config = NamesrvConfig(host=host, port=namesrv_port, kv_config_path=os.path.join(store_root, "namesrv", "kvConfig.json"),
-                                       acl_file=acl_file, acl_disabled=no_acl)
+                                       acl_file=acl_file, acl_disabled=no_acl, tls=self._tls)
         namesrv_addr = f"{host}:{namesrv_port}"
         try:
             broker_configs = [
@@ -206,6 +218,7 @@ class Command(BaseCommand):
                                       store_host=f"{host}:{spec.port}"),
                     acl_file=acl_file,
                     acl_disabled=no_acl,
+                    tls=self._tls,
                 )
                 for spec in specs
             ]
@@ -267,7 +280,7 @@ class Command(BaseCommand):
     async def _wait_registered(self, namesrv_addr: str, members: list[tuple[str, int]], stop: asyncio.Event) -> None:
         """Wait until the name server lists every broker under its id (they register while starting)."""
         deadline = asyncio.get_running_loop().time() + REGISTER_WAIT_S
-        async with MQAdminClient(namesrv_addr, timeout_s=2.0, **self._signer_keys) as admin:
+        async with MQAdminClient(namesrv_addr, timeout_s=2.0, tls=self._tls, **self._signer_keys) as admin:
             while not stop.is_set():
                 try:
                     info = await admin.examine_broker_cluster_info()

@@ -28,6 +28,7 @@ from brokers.engine.client import ConsumeConcurrentlyStatus, Message, Producer, 
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.client import mq_tls
 from consumers.allocation import get_strategy
 
 TOPICS = {"DemoOrders": 4, "DemoAudit": 2}
@@ -48,12 +49,13 @@ def _ack(msgs) -> ConsumeConcurrentlyStatus:
     return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
 
-def _demo_keys() -> dict[str, str | None]:
-    """The ACL account of the workload: MQ DEMO_ACCESS_KEY / DEMO_SECRET_KEY, else the console's (both may be empty)."""
+def _demo_keys() -> dict[str, object]:
+    """The ACL account of the workload: MQ DEMO_ACCESS_KEY / DEMO_SECRET_KEY, else the console's (both may be
+    empty); and the console's TLS settings (MQ TLS_*)."""
     mq = settings.MQ
     if mq.get("DEMO_ACCESS_KEY"):
-        return {"access_key": mq["DEMO_ACCESS_KEY"], "secret_key": mq.get("DEMO_SECRET_KEY") or None}
-    return {"access_key": mq.get("ACCESS_KEY") or None, "secret_key": mq.get("SECRET_KEY") or None}
+        return {"access_key": mq["DEMO_ACCESS_KEY"], "secret_key": mq.get("DEMO_SECRET_KEY") or None, "tls": mq_tls()}
+    return {"access_key": mq.get("ACCESS_KEY") or None, "secret_key": mq.get("SECRET_KEY") or None, "tls": mq_tls()}
 
 
 class Command(BaseCommand):
@@ -116,7 +118,7 @@ class Command(BaseCommand):
 
     def _create_topics(self, namesrv: str) -> None:
         with BlockingMQAdminClient(namesrv, access_key=settings.MQ.get("ACCESS_KEY") or None,
-                                   secret_key=settings.MQ.get("SECRET_KEY") or None) as admin:
+                                   secret_key=settings.MQ.get("SECRET_KEY") or None, tls=mq_tls()) as admin:
             info = admin.examine_broker_cluster_info()
             for cluster in info.clusters:
                 for topic, queues in TOPICS.items():

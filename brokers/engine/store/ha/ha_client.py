@@ -21,7 +21,8 @@ change mid-stream drops the connection) and the group's acknowledged offset (``g
 what a promotion must not lose).
 
 ``pause()``/``resume()`` stop and restart reading the stream (an operator's or a test's stall;
-the connection stays open, the master's waits time out).
+the connection stays open, the master's waits time out). With ``config.tls`` whose outgoing side
+is on, the connection to the master speaks TLS.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from brokers.engine.common.clock import Clock
+from brokers.engine.remoting.tls_connect import open_connection
 from brokers.engine.store.commitlog import CommitLog
 from brokers.engine.store.ha import ha_protocol as hp
 from brokers.engine.store.ha.epoch_file import EpochEntry, common_point
@@ -159,8 +161,7 @@ class HAClient:
 
     async def _session(self, addr: str) -> None:
         host, port = split_host_port(addr, "master HA address")
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port),
-                                                self.config.connect_timeout_ms / 1000.0)
+        reader, writer = await open_connection(host, port, self.config.tls, self.config.connect_timeout_ms / 1000.0)
         try:
             await self._handshake(addr, reader, writer)
             reporter = asyncio.get_running_loop().create_task(self._report_every_heartbeat(writer))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from brokers.engine.remoting.tls import TlsConfig
+
 ASYNC_MASTER = "ASYNC_MASTER"
 SYNC_MASTER = "SYNC_MASTER"
 SLAVE = "SLAVE"
@@ -40,6 +42,7 @@ class HAConfig:
     connect_timeout_ms: int = 3000
     reconnect_interval_ms: int = 1000  # the slave's pause between connection attempts
     access_message_in_memory_max_ratio: int = 40  # accessMessageInMemoryMaxRatio (percent of RAM)
+    tls: TlsConfig | None = None  # the HA port serves per tls.mode; a slave connects with TLS when tls.outgoing
 
     def __post_init__(self) -> None:
         if self.broker_role not in BROKER_ROLES:

@@ -18,7 +18,7 @@ Why asyncio on the broker's loop and not threads: the puts, the flush group comm
 waiters of a SYNC_MASTER all live on that loop, so a slave's ack resolves its waiters directly
 with no cross-thread handoff (which costs more than the ack itself); sending is a memory copy
 of mapped pages plus a socket write, and under the GIL a thread would not run it in parallel
-anyway.
+anyway. With ``config.tls`` the HA port serves TLS per its mode, as the remoting ports do.
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from brokers.engine.common.clock import Clock
+from brokers.engine.remoting.tls_listener import TlsListener, start_server
 from brokers.engine.store.commitlog import CommitLog
 from brokers.engine.store.ha import ha_protocol as hp
 from brokers.engine.store.ha.group_transfer import GroupTransfer
@@ -66,7 +67,7 @@ class HAService:
         self._broker_addr = broker_addr
         self.group_transfer = GroupTransfer()
         self.connections: list[SlaveConnection] = []
-        self._server: asyncio.base_events.Server | None = None
+        self._server: asyncio.base_events.Server | TlsListener | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
         self._tasks: set[asyncio.Task] = set()
@@ -79,7 +80,8 @@ class HAService:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
-        self._server = await asyncio.start_server(self._on_connect, self.config.listen_host, self.config.listen_port)
+        self._server = await start_server(self._on_connect, self.config.listen_host, self.config.listen_port,
+                                          self.config.tls, name="HA")
         self.port = self._server.sockets[0].getsockname()[1]
         log.info("HA service listening on %s:%d (role %s)", self.config.listen_host, self.port, self._role())
 
