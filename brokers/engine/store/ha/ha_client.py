@@ -38,6 +38,8 @@ from brokers.engine.store.ha.replica_appender import ReplicaAppender, ReplicaStr
 
 log = logging.getLogger("brokers.engine.store.ha")
 
+READ_BURST = 1 << 20  # the most the slave takes from its socket at once (RocketMQ's READ_MAX_BUFFER_SIZE is 4 MiB)
+
 
 class HARefusedError(Exception):
     """The master answered the hello with a refusal."""
@@ -233,33 +235,56 @@ class HAClient:
             self._on_master(broker_addr)
 
     async def _receive(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Read what the socket has (one burst), append every whole frame in it, report the new
+        end once, then dispatch what was appended (see ``replica_appender.py``)."""
         timeout = self.config.housekeeping_interval_ms / 1000.0
         appender = self._appender
+        cl = self._commitlog
+        head_size = hp.FRAME_HEADER.size
+        buf = bytearray()
         while True:
             try:
-                head = await asyncio.wait_for(reader.readexactly(hp.FRAME_HEADER.size), timeout)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(timeout):
+                    data = await reader.read(READ_BURST)
+            except TimeoutError:
                 raise hp.HAProtocolError(f"nothing from the master for {timeout:.0f} s") from None
-            offset, size, master_max, master_ts, epoch, acked = hp.decode_frame_header(head, MAX_TRANSFER_BATCH_SIZE)
-            if epoch != self.master_epoch:
-                raise hp.HAProtocolError(f"a frame of epoch {epoch} in a stream of epoch {self.master_epoch}")
-            if acked > self.group_acked:
-                self.group_acked = acked
-            body = await reader.readexactly(size) if size else b""
-            if not self._running.is_set():  # paused: hold the frame unapplied, report nothing
+            if not data:
+                raise ConnectionResetError("the master closed the HA connection")
+            buf += data
+            if not self._running.is_set():  # paused: hold the bytes unapplied, report nothing
                 self.state = "PAUSED"
                 await self._running.wait()
                 self.state = "CONNECTED"
-            self.master_max_offset, self.master_timestamp = master_max, master_ts
-            if not size:
-                if offset != appender.expected_offset:
-                    raise ReplicaStreamError(f"heartbeat at offset {offset}, this slave expects {appender.expected_offset}")
-                continue
-            end = appender.append(offset, body)
+            used = 0
+            try:
+                while len(buf) - used >= head_size:
+                    offset, size, master_max, master_ts, epoch, acked = hp.decode_frame_header(
+                        buf, MAX_TRANSFER_BATCH_SIZE, used)
+                    if epoch != self.master_epoch:
+                        raise hp.HAProtocolError(f"a frame of epoch {epoch} in a stream of epoch {self.master_epoch}")
+                    if len(buf) - used - head_size < size:
+                        break
+                    if acked > self.group_acked:
+                        self.group_acked = acked
+                    self.master_max_offset, self.master_timestamp = master_max, master_ts
+                    body_at = used + head_size
+                    used = body_at + size
+                    if not size:
+                        if offset != appender.expected_offset:
+                            raise ReplicaStreamError(
+                                f"heartbeat at offset {offset}, this slave expects {appender.expected_offset}")
+                        continue
+                    appender.write(offset, buf[body_at:used])
+            finally:
+                del buf[:used]
+            end = cl.max_offset
             if end > self.reported_offset:
                 if self._wait_flushed is not None and not await self._wait_flushed(end):
                     raise ReplicaStreamError("the slave's disk flush failed")
-                await self._report(writer, end)
+                writer.write(hp.encode_report(end))  # on the wire before the dispatch below
+                self.reported_offset = end
+            appender.dispatch()
+            await writer.drain()
 
     async def _report(self, writer: asyncio.StreamWriter, offset: int) -> None:
         writer.write(hp.encode_report(offset))

@@ -266,19 +266,31 @@ class HAService:
             task.result()  # re-raise what ended the connection
 
     async def _read_reports(self, conn: SlaveConnection, reader: asyncio.StreamReader) -> None:
+        """Take every report the socket holds, check each in order, and ack the last one: one
+        pass over the waiters per read, however many reports queued up meanwhile."""
         timeout = self.config.housekeeping_interval_ms / 1000.0
+        size = hp.REPORT.size
+        buf = b""
         while True:
             try:
-                data = await asyncio.wait_for(reader.readexactly(hp.REPORT.size), timeout)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(timeout):
+                    data = await reader.read(4096)
+            except TimeoutError:
                 raise hp.HAProtocolError(f"no report for {timeout:.0f} s") from None
-            offset = hp.decode_report(data)
-            if offset > conn.next_transfer or offset < conn.acked_offset:
-                raise hp.HAProtocolError(
-                    f"report of offset {offset}: sent up to {conn.next_transfer}, acknowledged {conn.acked_offset}")
-            conn.acked_offset = offset
-            conn.last_report_ms = self._clock.now_ms()
-            self.group_transfer.ack(offset)
+            if not data:
+                raise ConnectionResetError("the slave closed the HA connection")
+            buf += data
+            whole = len(buf) - len(buf) % size
+            for at in range(0, whole, size):
+                offset = hp.decode_report(buf[at : at + size])
+                if offset > conn.next_transfer or offset < conn.acked_offset:
+                    raise hp.HAProtocolError(
+                        f"report of offset {offset}: sent up to {conn.next_transfer}, acknowledged {conn.acked_offset}")
+                conn.acked_offset = offset
+            buf = buf[whole:]
+            if whole:
+                conn.last_report_ms = self._clock.now_ms()
+                self.group_transfer.ack(conn.acked_offset)
 
     async def _transfer(self, conn: SlaveConnection, writer: asyncio.StreamWriter) -> None:
         cl = self._commitlog
@@ -297,8 +309,9 @@ class HAService:
                 data = cl.read(nxt, size)
                 if data is None:
                     raise hp.HAProtocolError(f"commit log bytes at {nxt} are no longer readable")
-                writer.write(hp.encode_frame_header(nxt, size, end, cl.last_store_timestamp, epoch, acked.acked))
-                writer.write(data)
+                # one write (one send) per frame: the header and body joined cost a copy, a second
+                # send costs a system call
+                writer.write(hp.encode_frame_header(nxt, size, end, cl.last_store_timestamp, epoch, acked.acked) + data)
                 conn.next_transfer = nxt + size
                 await writer.drain()
                 last_sent = loop.time()
