@@ -250,10 +250,10 @@ class DefaultMessageStore:
         return result if ok else replace(result, status=PutMessageStatus.FLUSH_DISK_TIMEOUT)
 
     def replica_appender(self, max_pending: int) -> ReplicaAppender:
-        """A slave's put path over this store's parts (see ``ha/replica_appender.py``)."""
+        """A slave's put path over this store's parts (see ``ha/replica_appender.py``: records are
+        checked structurally on the way in, their body CRCs by recovery, as RocketMQ's slave does)."""
         return ReplicaAppender(commitlog=self._commitlog, dispatcher=self._dispatcher, flags=self._flags,
-                               notify=self._notify, check_crc=self.config.check_crc_on_recover,
-                               max_pending=max_pending)
+                               notify=self._notify, check_crc=False, max_pending=max_pending)
 
     def truncate_to(self, offset: int) -> TruncationReport:
         """Cut the commit log, consume queues and index past ``offset`` (a divergent tail)."""

@@ -197,12 +197,15 @@ class ReplicaAppender:
             self._written.append((chunk, base, records))
 
     def dispatch(self) -> None:
-        """Write the consume queue units and index keys of everything appended so far."""
+        """Write the consume queue units and index keys of everything appended so far.
+
+        Consecutive records of one queue stored at one time (a producer's batch on the master)
+        go to the dispatcher as one batch, as the master's put path sent them."""
         if not self._written:
             return
         written, self._written = self._written, []
-        dispatcher = self._dispatcher
         arrivals: list[Arrival] = []
+        run = _Run()
         with self._commitlog.lock:
             for chunk, base, records in written:
                 for pos, size in records:
@@ -213,12 +216,54 @@ class ReplicaAppender:
                     hashes = None
                     if goes_to_index(sys_flag) and (PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX in props or PROPERTY_KEYS in props):
                         hashes = index_key_hashes(topic, props)
-                    try:
-                        dispatcher.dispatch(topic, queue_id, queue_offset, phys, size, tags, hashes, store_ts)
-                    except Exception as exc:
-                        self._flags.make_unhealthy(f"dispatch of a replicated record failed: {exc}")
-                        raise ReplicaStreamError(f"dispatch failed at {phys}: {exc}") from exc
-                    if tags is not None:
-                        arrivals.append((topic, queue_id, queue_offset + 1, tags))
+                    if tags is None or not run.extends(topic, queue_id, queue_offset, store_ts):
+                        self._dispatch_run(run)
+                        run = _Run(topic, queue_id, queue_offset, store_ts)
+                        if tags is None:  # not for a consume queue (a prepared transaction): keys only
+                            self._dispatch_one(topic, queue_id, queue_offset, phys, size, None, hashes, store_ts)
+                            continue
+                    run.units.append((phys, size, tags))
+                    if hashes:
+                        run.index_items.extend((h, phys) for h in hashes)
+                    arrivals.append((topic, queue_id, queue_offset + 1, tags))
+            self._dispatch_run(run)
         if arrivals:
             self._notify(arrivals)
+
+    def _dispatch_run(self, run: _Run) -> None:
+        if not run.units:
+            return
+        try:
+            self._dispatcher.dispatch_batch(run.topic, run.queue_id, run.first_offset, run.units,
+                                            run.index_items, run.store_timestamp)
+        except Exception as exc:
+            self._fail(run.units[0][0], exc)
+
+    def _dispatch_one(self, topic: str, queue_id: int, queue_offset: int, phys: int, size: int,
+                      tags: int | None, hashes: list[int] | None, store_ts: int) -> None:
+        try:
+            self._dispatcher.dispatch(topic, queue_id, queue_offset, phys, size, tags, hashes, store_ts)
+        except Exception as exc:
+            self._fail(phys, exc)
+
+    def _fail(self, phys: int, exc: Exception) -> None:
+        self._flags.make_unhealthy(f"dispatch of a replicated record failed: {exc}")
+        raise ReplicaStreamError(f"dispatch failed at {phys}: {exc}") from exc
+
+
+class _Run:
+    """Consecutive records of one queue with one store time: one ``dispatch_batch``."""
+
+    __slots__ = ("topic", "queue_id", "first_offset", "store_timestamp", "units", "index_items")
+
+    def __init__(self, topic: str = "", queue_id: int = -1, first_offset: int = -1, store_timestamp: int = 0) -> None:
+        self.topic = topic
+        self.queue_id = queue_id
+        self.first_offset = first_offset
+        self.store_timestamp = store_timestamp
+        self.units: list[tuple[int, int, int]] = []
+        self.index_items: list[tuple[int, int]] = []
+
+    def extends(self, topic: str, queue_id: int, queue_offset: int, store_timestamp: int) -> bool:
+        return (bool(self.units) and queue_offset == self.first_offset + len(self.units) and queue_id == self.queue_id
+                and store_timestamp == self.store_timestamp and topic == self.topic)
