@@ -128,9 +128,11 @@ class HAService:
         return bool(self.connections) and (
             self._commitlog.max_offset - self.group_transfer.acked < self.config.slave_fallbehind_max)
 
-    async def wait_for_slave(self, offset: int) -> bool:
+    def wait_for_slave(self, offset: int) -> asyncio.Future[bool]:
+        """True once a slave acknowledged ``offset``, False after ``sync_timeout_ms`` (see
+        :meth:`GroupTransfer.register`)."""
         self.notify_appended()
-        return await self.group_transfer.wait(offset, self.config.sync_timeout_ms / 1000.0)
+        return self.group_transfer.register(offset, self.config.sync_timeout_ms / 1000.0)
 
     def lag(self) -> tuple[int, int]:
         """(bytes, ms) the best-connected slave is behind: bytes = master end - highest ack;
