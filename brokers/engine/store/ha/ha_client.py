@@ -20,8 +20,10 @@ agree it adopts the master's history (``adopt_history``). Frames carry the maste
 change mid-stream drops the connection) and the group's acknowledged offset (``group_acked``,
 what a promotion must not lose).
 
-``pause()``/``resume()`` stop and restart reading the stream (an operator's or a test's stall;
-the connection stays open, the master's waits time out).
+``pause()``/``resume()`` stall and restart the slave (an operator's or a test's stall; the
+master's waits time out): a paused slave applies and reports nothing; on resume it drops what
+arrived meanwhile and starts a new session from its log's end, with whichever broker is master
+by then (bytes a master sent before it died are not applied from a stale connection).
 """
 from __future__ import annotations
 
@@ -46,7 +48,8 @@ class HARefusedError(Exception):
 
 
 class ReconnectNow(Exception):
-    """The slave cut its divergent tail; start a new session from the new end at once."""
+    """Start a new session from the log's end at once (a divergent tail was cut, or the slave
+    was resumed after a pause)."""
 
 
 History = tuple[EpochEntry, ...]
@@ -251,10 +254,10 @@ class HAClient:
             if not data:
                 raise ConnectionResetError("the master closed the HA connection")
             buf += data
-            if not self._running.is_set():  # paused: hold the bytes unapplied, report nothing
+            if not self._running.is_set():  # paused: apply and report nothing until resumed
                 self.state = "PAUSED"
                 await self._running.wait()
-                self.state = "CONNECTED"
+                raise ReconnectNow()  # drop what arrived meanwhile; start again from the log's end
             used = 0
             try:
                 while len(buf) - used >= head_size:
