@@ -50,6 +50,10 @@ class SlaveConnection:
     connected_ms: int
     last_report_ms: int
     wakeup: asyncio.Event
+    writer: asyncio.StreamWriter | None = None
+    idle: bool = False  # its sender waits for new bytes: a put may send them itself (``_push``)
+    last_sent: float = 0.0  # loop time of the last frame (heartbeats fill the silences)
+    epoch: int = 0  # the epoch its frames carry (this master's when the stream started)
 
 
 class HAService:
@@ -121,7 +125,35 @@ class HAService:
 
     def _wake(self) -> None:
         for conn in self.connections:
-            conn.wakeup.set()
+            if conn.idle and conn.writer is not None and not conn.writer.transport.get_write_buffer_size():
+                try:  # now, in the put's own loop step: no wake-up of the sender
+                    self._push(conn, conn.writer)
+                except (hp.HAProtocolError, OSError, RuntimeError):
+                    pass  # the sender meets it again and closes the connection
+            if conn.next_transfer < self._commitlog.max_offset:
+                conn.wakeup.set()
+
+    def _push(self, conn: SlaveConnection, writer: asyncio.StreamWriter) -> None:
+        """Write frames from ``conn.next_transfer`` up to the log's end while the socket takes them."""
+        cl = self._commitlog
+        size_limit = self.config.transfer_batch_size
+        transport = writer.transport
+        while True:
+            nxt, end = conn.next_transfer, cl.max_offset
+            if nxt >= end or transport.is_closing():
+                return
+            seg_end = nxt - nxt % cl.file_size + cl.file_size
+            size = min(size_limit, end - nxt, seg_end - nxt)
+            data = cl.read(nxt, size)
+            if data is None:
+                raise hp.HAProtocolError(f"commit log bytes at {nxt} are no longer readable")
+            # one write (one send) per frame: joining header and body costs a copy, a second send a system call
+            writer.write(hp.encode_frame_header(nxt, size, end, cl.last_store_timestamp, conn.epoch,
+                                                self.group_transfer.acked) + data)
+            conn.next_transfer = nxt + size
+            conn.last_sent = self._loop.time() if self._loop is not None else 0.0
+            if transport.get_write_buffer_size():  # the socket is full: the sender drains it
+                return
 
     def is_slave_ok(self) -> bool:
         """A slave is connected and less than ``slave_fallbehind_max`` behind (RocketMQ's isSlaveOK)."""
@@ -295,39 +327,30 @@ class HAService:
                 self.group_transfer.ack(conn.acked_offset)
 
     async def _transfer(self, conn: SlaveConnection, writer: asyncio.StreamWriter) -> None:
+        """Send the log from ``conn.next_transfer`` on; a put on this loop may send its bytes
+        itself while this waits (``_wake``), which saves a loop turn on the synchronous path."""
         cl = self._commitlog
-        cfg = self.config
-        epoch = self.epoch
-        acked = self.group_transfer
-        heartbeat_s = cfg.heartbeat_interval_ms / 1000.0
+        heartbeat_s = self.config.heartbeat_interval_ms / 1000.0
         loop = asyncio.get_running_loop()
-        last_sent = loop.time()
+        conn.writer, conn.last_sent, conn.epoch = writer, loop.time(), self.epoch
         while True:
-            end = cl.max_offset
-            nxt = conn.next_transfer
-            if nxt < end:
-                seg_end = nxt - nxt % cl.file_size + cl.file_size
-                size = min(cfg.transfer_batch_size, end - nxt, seg_end - nxt)
-                data = cl.read(nxt, size)
-                if data is None:
-                    raise hp.HAProtocolError(f"commit log bytes at {nxt} are no longer readable")
-                # one write (one send) per frame: the header and body joined cost a copy, a second
-                # send costs a system call
-                writer.write(hp.encode_frame_header(nxt, size, end, cl.last_store_timestamp, epoch, acked.acked) + data)
-                conn.next_transfer = nxt + size
+            if conn.next_transfer < cl.max_offset:
+                self._push(conn, writer)
                 await writer.drain()
-                last_sent = loop.time()
                 continue
-            idle = loop.time() - last_sent
+            idle = loop.time() - conn.last_sent
             if idle >= heartbeat_s:
-                writer.write(hp.encode_frame_header(nxt, 0, end, cl.last_store_timestamp, epoch, acked.acked))
+                writer.write(hp.encode_frame_header(conn.next_transfer, 0, cl.max_offset, cl.last_store_timestamp,
+                                                    conn.epoch, self.group_transfer.acked))
                 await writer.drain()
-                last_sent = loop.time()
+                conn.last_sent = loop.time()
                 continue
             conn.wakeup.clear()
-            if cl.max_offset > nxt:
-                continue
+            conn.idle = True
             try:
-                await asyncio.wait_for(conn.wakeup.wait(), heartbeat_s - idle)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(heartbeat_s - idle):
+                    await conn.wakeup.wait()
+            except TimeoutError:
                 pass
+            finally:
+                conn.idle = False
