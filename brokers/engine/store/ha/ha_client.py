@@ -5,10 +5,13 @@ answer), says hello with its commit log end, and reads the welcome: anything but
 is not a master, speaks another version, holds less than this slave) is logged as a refusal and
 retried after ``reconnect_interval_ms``. Then it reads frames: a frame must start exactly where
 the slave's log (plus the pending partial record) ends, else the connection is dropped and a new
-one restarts from the log's end. Bodies go to the :class:`ReplicaAppender`; under SYNC_FLUSH the
-slave flushes before it reports, so its reports mean "on my disk". It reports its end after
-every append that moved it and every ``heartbeat_interval_ms``; a master silent for
-``housekeeping_interval_ms`` is dropped and reconnected.
+one restarts from the log's end. It takes what the socket holds at once (a burst of frames), has
+the :class:`ReplicaAppender` append every whole record in it, reports its new end once, and only
+then dispatches what it appended (RocketMQ's split: the HA client reports after the append, the
+reput service dispatches behind it), so the master's waiters do not wait for the consume queues.
+Under SYNC_FLUSH the slave flushes before it reports, so its reports mean "on my disk". It also
+reports every ``heartbeat_interval_ms``; a master silent for ``housekeeping_interval_ms`` is
+dropped and reconnected.
 
 Epochs (``epoch_file.py``): the hello carries the slave's epoch. A master whose epoch is lower
 than the slave's is refused (the slave replicates from no stale master). When the master's
