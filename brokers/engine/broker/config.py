@@ -74,7 +74,7 @@ class BrokerConfig:
     ha_listen_port: int | None = None  # haListenPort; None = listen port + 1 (0 with port 0)
     ha_master_address: str | None = None  # a slave's master HA host:port; None = from the name servers
     ha_send_heartbeat_interval_ms: int = 5000  # haSendHeartbeatInterval
-    ha_transfer_batch_size: int = 32 * 1024  # haTransferBatchSize
+    ha_transfer_batch_size: int = 256 * 1024  # haTransferBatchSize (RocketMQ: 32 KiB, see ha_config.py)
     ha_slave_fallbehind_max: int = 256 << 20  # haSlaveFallbehindMax
     ha_housekeeping_interval_ms: int = 20_000  # haHousekeepingInterval
     # slaveReadEnable: RocketMQ's default is false (slaves answer pulls PULL_RETRY_IMMEDIATELY

@@ -17,6 +17,7 @@ to call from any thread (``put_message_sync`` is for tools and tests without a l
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Mapping
@@ -212,13 +213,32 @@ class DefaultMessageStore:
 
     async def put_message(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Store one message; with SYNC_FLUSH return after its group commit."""
-        result, target = self._after_put(self._appender.put_one(msg), msg.wait_store_msg_ok)
-        return result if target < 0 else await self._await_flush(result, target)
+        return await self.flushed(*self.put_message_started(msg))
 
     async def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
         """Store a batch (consecutive queue offsets); with SYNC_FLUSH return after its flush."""
-        result, target = self._after_put(self._appender.put_batch(batch), batch.wait_store_msg_ok)
-        return result if target < 0 else await self._await_flush(result, target)
+        return await self.flushed(*self.put_messages_started(batch))
+
+    def put_message_started(self, msg: MessageExtBrokerInner) -> tuple[PutMessageResult, asyncio.Future[bool] | None]:
+        """Store and start the group commit on this loop (``flush.py``) without waiting for it:
+        (result, its future or None); :meth:`flushed` finishes the put. A SYNC_MASTER starts its
+        slave wait in between, so the flush and the slave's ack run at once."""
+        return self._started(*self._after_put(self._appender.put_one(msg), msg.wait_store_msg_ok))
+
+    def put_messages_started(self, batch: MessageExtBatch) -> tuple[PutMessageResult, asyncio.Future[bool] | None]:
+        return self._started(*self._after_put(self._appender.put_batch(batch), batch.wait_store_msg_ok))
+
+    def _started(self, result: PutMessageResult, target: int) -> tuple[PutMessageResult, asyncio.Future[bool] | None]:
+        if target < 0 or self._flush_commitlog is None:
+            return result, None
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._flush_commitlog.commit_on_loop(target, fut)
+        return result, fut
+
+    @staticmethod
+    async def flushed(result: PutMessageResult, flush: asyncio.Future[bool] | None) -> PutMessageResult:
+        """``result`` once ``flush`` (if any) is done; FLUSH_DISK_TIMEOUT when the disk failed."""
+        return result if flush is None or await flush else replace(result, status=PutMessageStatus.FLUSH_DISK_TIMEOUT)
 
     def put_message_sync(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Blocking ``put_message`` for tools and threads without an event loop."""
@@ -234,15 +254,7 @@ class DefaultMessageStore:
         """Announce the arrivals; return the result and the offset to wait for on disk (-1: none)."""
         result, target, arrivals = outcome
         self._notify(arrivals)
-        if target < 0 or not (self.config.sync_flush and wait_store_msg_ok):
-            return result, -1
-        return result, target
-
-    async def _await_flush(self, result: PutMessageResult, target: int) -> PutMessageResult:
-        """Wait for the group commit on this loop (see ``flush.py``); FLUSH_DISK_TIMEOUT when the disk failed."""
-        assert self._flush_commitlog is not None
-        ok = await self._flush_commitlog.wait_flushed(target)
-        return result if ok else replace(result, status=PutMessageStatus.FLUSH_DISK_TIMEOUT)
+        return result, target if target >= 0 and self.config.sync_flush and wait_store_msg_ok else -1
 
     def _wait_flush(self, result: PutMessageResult, target: int) -> PutMessageResult:
         assert self._flush_commitlog is not None
@@ -250,10 +262,10 @@ class DefaultMessageStore:
         return result if ok else replace(result, status=PutMessageStatus.FLUSH_DISK_TIMEOUT)
 
     def replica_appender(self, max_pending: int) -> ReplicaAppender:
-        """A slave's put path over this store's parts (see ``ha/replica_appender.py``)."""
+        """A slave's put path over this store's parts (see ``ha/replica_appender.py``: records are
+        checked structurally on the way in, their body CRCs by recovery, as RocketMQ's slave does)."""
         return ReplicaAppender(commitlog=self._commitlog, dispatcher=self._dispatcher, flags=self._flags,
-                               notify=self._notify, check_crc=self.config.check_crc_on_recover,
-                               max_pending=max_pending)
+                               notify=self._notify, check_crc=False, max_pending=max_pending)
 
     def truncate_to(self, offset: int) -> TruncationReport:
         """Cut the commit log, consume queues and index past ``offset`` (a divergent tail)."""

@@ -16,7 +16,7 @@ import itertools
 
 class GroupTransfer:
     def __init__(self) -> None:
-        self._waiters: list[tuple[int, int, asyncio.Future[bool]]] = []
+        self._waiters: list[tuple[int, int, asyncio.Future[bool], asyncio.TimerHandle | None]] = []
         self._seq = itertools.count()
         self.acked = 0  # the highest offset any slave has acknowledged (push2SlaveMaxOffset)
         self.requests_completed = 0
@@ -24,21 +24,25 @@ class GroupTransfer:
 
     @property
     def waiting(self) -> int:
-        return sum(1 for _o, _s, fut in self._waiters if not fut.done())
+        return sum(1 for _o, _s, fut, _t in self._waiters if not fut.done())
+
+    def register(self, offset: int, timeout_s: float) -> asyncio.Future[bool]:
+        """A future that becomes True once a slave has acknowledged ``offset``, False after
+        ``timeout_s``. Registering is the wait's start: a caller can start other waits (the
+        flush) and await them all, so they run at once rather than one after the other."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[bool] = loop.create_future()
+        if offset <= self.acked:
+            self.requests_completed += 1
+            fut.set_result(True)
+            return fut
+        timer = loop.call_later(timeout_s, self._expire, fut)
+        heapq.heappush(self._waiters, (offset, next(self._seq), fut, timer))
+        return fut
 
     async def wait(self, offset: int, timeout_s: float) -> bool:
         """True once a slave has acknowledged ``offset``; False after ``timeout_s``."""
-        if offset <= self.acked:
-            self.requests_completed += 1
-            return True
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[bool] = loop.create_future()
-        heapq.heappush(self._waiters, (offset, next(self._seq), fut))
-        timer = loop.call_later(timeout_s, self._expire, fut)
-        try:
-            return await fut
-        finally:
-            timer.cancel()
+        return await self.register(offset, timeout_s)
 
     def _expire(self, fut: asyncio.Future[bool]) -> None:
         if not fut.done():
@@ -46,13 +50,16 @@ class GroupTransfer:
             fut.set_result(False)
 
     def ack(self, offset: int) -> None:
-        """A slave holds the log up to ``offset``: release every waiter it covers."""
+        """A slave holds the log up to ``offset``: release every waiter it covers, lowest
+        offset first, in one pass (one wake-up per report however many puts it covers)."""
         if offset <= self.acked:
             return
         self.acked = offset
         waiters = self._waiters
         while waiters and waiters[0][0] <= offset:
-            fut = heapq.heappop(waiters)[2]
+            _offset, _seq, fut, timer = heapq.heappop(waiters)
+            if timer is not None:
+                timer.cancel()
             if not fut.done():
                 self.requests_completed += 1
                 fut.set_result(True)
@@ -60,6 +67,8 @@ class GroupTransfer:
     def fail_all(self) -> None:
         """Answer every waiter False (the master stops or stops being a master)."""
         waiters, self._waiters = self._waiters, []
-        for _offset, _seq, fut in waiters:
+        for _offset, _seq, fut, timer in waiters:
+            if timer is not None:
+                timer.cancel()
             if not fut.done():
                 fut.set_result(False)

@@ -5,10 +5,13 @@ answer), says hello with its commit log end, and reads the welcome: anything but
 is not a master, speaks another version, holds less than this slave) is logged as a refusal and
 retried after ``reconnect_interval_ms``. Then it reads frames: a frame must start exactly where
 the slave's log (plus the pending partial record) ends, else the connection is dropped and a new
-one restarts from the log's end. Bodies go to the :class:`ReplicaAppender`; under SYNC_FLUSH the
-slave flushes before it reports, so its reports mean "on my disk". It reports its end after
-every append that moved it and every ``heartbeat_interval_ms``; a master silent for
-``housekeeping_interval_ms`` is dropped and reconnected.
+one restarts from the log's end. It takes what the socket holds at once (a burst of frames), has
+the :class:`ReplicaAppender` append every whole record in it, reports its new end once, and only
+then dispatches what it appended (RocketMQ's split: the HA client reports after the append, the
+reput service dispatches behind it), so the master's waiters do not wait for the consume queues.
+Under SYNC_FLUSH the slave flushes before it reports, so its reports mean "on my disk". It also
+reports every ``heartbeat_interval_ms``; a master silent for ``housekeeping_interval_ms`` is
+dropped and reconnected.
 
 Epochs (``epoch_file.py``): the hello carries the slave's epoch. A master whose epoch is lower
 than the slave's is refused (the slave replicates from no stale master). When the master's
@@ -20,9 +23,11 @@ agree it adopts the master's history (``adopt_history``). Frames carry the maste
 change mid-stream drops the connection) and the group's acknowledged offset (``group_acked``,
 what a promotion must not lose).
 
-``pause()``/``resume()`` stop and restart reading the stream (an operator's or a test's stall;
-the connection stays open, the master's waits time out). With ``config.tls`` whose outgoing side
-is on, the connection to the master speaks TLS.
+``pause()``/``resume()`` stall and restart the slave (an operator's or a test's stall; the
+master's waits time out): a paused slave applies and reports nothing; on resume it drops what
+arrived meanwhile and starts a new session from its log's end, with whichever broker is master
+by then (bytes a master sent before it died are not applied from a stale connection).
+With ``config.tls`` whose outgoing side is on, the connection to the master speaks TLS.
 """
 from __future__ import annotations
 
@@ -40,13 +45,16 @@ from brokers.engine.store.ha.replica_appender import ReplicaAppender, ReplicaStr
 
 log = logging.getLogger("brokers.engine.store.ha")
 
+READ_BURST = 1 << 20  # the most the slave takes from its socket at once (RocketMQ's READ_MAX_BUFFER_SIZE is 4 MiB)
+
 
 class HARefusedError(Exception):
     """The master answered the hello with a refusal."""
 
 
 class ReconnectNow(Exception):
-    """The slave cut its divergent tail; start a new session from the new end at once."""
+    """Start a new session from the log's end at once (a divergent tail was cut, or the slave
+    was resumed after a pause)."""
 
 
 History = tuple[EpochEntry, ...]
@@ -234,33 +242,56 @@ class HAClient:
             self._on_master(broker_addr)
 
     async def _receive(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Read what the socket has (one burst), append every whole frame in it, report the new
+        end once, then dispatch what was appended (see ``replica_appender.py``)."""
         timeout = self.config.housekeeping_interval_ms / 1000.0
         appender = self._appender
+        cl = self._commitlog
+        head_size = hp.FRAME_HEADER.size
+        buf = bytearray()
         while True:
             try:
-                head = await asyncio.wait_for(reader.readexactly(hp.FRAME_HEADER.size), timeout)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(timeout):
+                    data = await reader.read(READ_BURST)
+            except TimeoutError:
                 raise hp.HAProtocolError(f"nothing from the master for {timeout:.0f} s") from None
-            offset, size, master_max, master_ts, epoch, acked = hp.decode_frame_header(head, MAX_TRANSFER_BATCH_SIZE)
-            if epoch != self.master_epoch:
-                raise hp.HAProtocolError(f"a frame of epoch {epoch} in a stream of epoch {self.master_epoch}")
-            if acked > self.group_acked:
-                self.group_acked = acked
-            body = await reader.readexactly(size) if size else b""
-            if not self._running.is_set():  # paused: hold the frame unapplied, report nothing
+            if not data:
+                raise ConnectionResetError("the master closed the HA connection")
+            buf += data
+            if not self._running.is_set():  # paused: apply and report nothing until resumed
                 self.state = "PAUSED"
                 await self._running.wait()
-                self.state = "CONNECTED"
-            self.master_max_offset, self.master_timestamp = master_max, master_ts
-            if not size:
-                if offset != appender.expected_offset:
-                    raise ReplicaStreamError(f"heartbeat at offset {offset}, this slave expects {appender.expected_offset}")
-                continue
-            end = appender.append(offset, body)
+                raise ReconnectNow()  # drop what arrived meanwhile; start again from the log's end
+            used = 0
+            try:
+                while len(buf) - used >= head_size:
+                    offset, size, master_max, master_ts, epoch, acked = hp.decode_frame_header(
+                        buf, MAX_TRANSFER_BATCH_SIZE, used)
+                    if epoch != self.master_epoch:
+                        raise hp.HAProtocolError(f"a frame of epoch {epoch} in a stream of epoch {self.master_epoch}")
+                    if len(buf) - used - head_size < size:
+                        break
+                    if acked > self.group_acked:
+                        self.group_acked = acked
+                    self.master_max_offset, self.master_timestamp = master_max, master_ts
+                    body_at = used + head_size
+                    used = body_at + size
+                    if not size:
+                        if offset != appender.expected_offset:
+                            raise ReplicaStreamError(
+                                f"heartbeat at offset {offset}, this slave expects {appender.expected_offset}")
+                        continue
+                    appender.write(offset, buf[body_at:used])
+            finally:
+                del buf[:used]
+            end = cl.max_offset
             if end > self.reported_offset:
                 if self._wait_flushed is not None and not await self._wait_flushed(end):
                     raise ReplicaStreamError("the slave's disk flush failed")
-                await self._report(writer, end)
+                writer.write(hp.encode_report(end))  # on the wire before the dispatch below
+                self.reported_offset = end
+            appender.dispatch()
+            await writer.drain()
 
     async def _report(self, writer: asyncio.StreamWriter, offset: int) -> None:
         writer.write(hp.encode_report(offset))

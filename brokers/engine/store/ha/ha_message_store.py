@@ -7,10 +7,10 @@ It wraps the local :class:`DefaultMessageStore` and adds what the role asks:
 * ``SLAVE``: puts answer SERVICE_NOT_AVAILABLE (RocketMQ's DefaultMessageStore.putMessage on a
   slave); an :class:`HAClient` copies the master's commit log into the local store;
 * ``SYNC_MASTER``: a put that the client waits for (``WAIT`` true) is answered once a slave has
-  acknowledged up to the end of its record(s), after the local flush under SYNC_FLUSH:
-  SLAVE_NOT_AVAILABLE at once when no slave is connected or the best one is more than
-  ``slave_fallbehind_max`` behind, FLUSH_SLAVE_TIMEOUT after ``sync_timeout_ms``; the message
-  is stored on the master either way;
+  acknowledged up to the end of its record(s) and, under SYNC_FLUSH, the local group commit
+  has synced them (the two waits run at once): SLAVE_NOT_AVAILABLE (once flushed) when no
+  slave is connected or the best one is more than ``slave_fallbehind_max`` behind,
+  FLUSH_SLAVE_TIMEOUT after ``sync_timeout_ms``; the message is stored on the master either way;
 * ``ASYNC_MASTER``: puts answer at once, the slaves follow behind;
 * gets carry ``suggest_pulling_from_slave`` (RocketMQ: the bytes left to read after this batch
   exceed ``access_message_in_memory_max_ratio`` percent of the RAM);
@@ -25,6 +25,7 @@ parts on the broker's loop, between ``open()`` and ``close()``.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import struct
@@ -186,15 +187,22 @@ class HAMessageStore:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE)
         return None
 
-    async def _after_put(self, result: PutMessageResult, wait: bool) -> PutMessageResult:
-        """SYNC_MASTER: wait for a slave's ack of the record(s) (see the module docstring)."""
+    async def _finish_put(self, result: PutMessageResult, flush: asyncio.Future[bool] | None,
+                          wait: bool) -> PutMessageResult:
+        """Wait for what the put needs: the local group commit (SYNC_FLUSH, already started) and,
+        on a SYNC_MASTER, a slave's ack of the record(s) (see the module docstring). Both waits
+        run at once, as RocketMQ 4.9's ``thenCombine`` of the flush and replica futures; the
+        answer is OK only when both succeeded, and a replica status wins over a flush status."""
         if self.broker_role != SYNC_MASTER or not wait or not result.stored or self.ha_service is None:
-            return result
-        if not self.ha_service.is_slave_ok():
+            return await self.local.flushed(result, flush)
+        end = result.wrote_offset + result.wrote_bytes
+        slave = self.ha_service.wait_for_slave(end) if self.ha_service.is_slave_ok() else None
+        result = await self.local.flushed(result, flush)
+        if slave is None:
             return replace(result, status=PutMessageStatus.SLAVE_NOT_AVAILABLE)
-        if not await self.ha_service.wait_for_slave(result.wrote_offset + result.wrote_bytes):
+        if not await slave:
             log.warning("no slave acknowledged offset %d within %d ms: FLUSH_SLAVE_TIMEOUT",
-                        result.wrote_offset + result.wrote_bytes, self.ha_config.sync_timeout_ms)
+                        end, self.ha_config.sync_timeout_ms)
             return replace(result, status=PutMessageStatus.FLUSH_SLAVE_TIMEOUT)
         return result
 
@@ -202,13 +210,13 @@ class HAMessageStore:
         refused = self._refuse_on_slave()
         if refused is not None:
             return refused
-        return await self._after_put(await self.local.put_message(msg), msg.wait_store_msg_ok)
+        return await self._finish_put(*self.local.put_message_started(msg), msg.wait_store_msg_ok)
 
     async def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
         refused = self._refuse_on_slave()
         if refused is not None:
             return refused
-        return await self._after_put(await self.local.put_messages(batch), batch.wait_store_msg_ok)
+        return await self._finish_put(*self.local.put_messages_started(batch), batch.wait_store_msg_ok)
 
     def put_message_sync(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Blocking put for tools; no slave wait (that needs the broker's loop)."""

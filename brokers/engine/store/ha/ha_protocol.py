@@ -166,9 +166,10 @@ def encode_frame_header(offset: int, size: int, master_max: int, master_ts: int,
     return FRAME_HEADER.pack(offset, size, master_max, master_ts, epoch, acked)
 
 
-def decode_frame_header(data: bytes, max_body: int) -> tuple[int, int, int, int, int, int]:
-    """(offset, size, master_max, master_ts, epoch, acked); HAProtocolError for impossible values."""
-    offset, size, master_max, master_ts, epoch, acked = FRAME_HEADER.unpack(data)
+def decode_frame_header(data: bytes | bytearray, max_body: int, at: int = 0) -> tuple[int, int, int, int, int, int]:
+    """(offset, size, master_max, master_ts, epoch, acked) of the header at ``data[at:]``;
+    HAProtocolError for impossible values."""
+    offset, size, master_max, master_ts, epoch, acked = FRAME_HEADER.unpack_from(data, at)
     if offset < 0 or size < 0 or size > max_body or master_max < offset + size or epoch < 0 or acked < 0:
         raise HAProtocolError(f"impossible frame header: offset {offset}, size {size}, master end {master_max}, "
                               f"epoch {epoch}, acked {acked}")

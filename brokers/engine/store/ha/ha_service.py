@@ -51,6 +51,10 @@ class SlaveConnection:
     connected_ms: int
     last_report_ms: int
     wakeup: asyncio.Event
+    writer: asyncio.StreamWriter | None = None
+    idle: bool = False  # its sender waits for new bytes: a put may send them itself (``_push``)
+    last_sent: float = 0.0  # loop time of the last frame (heartbeats fill the silences)
+    epoch: int = 0  # the epoch its frames carry (this master's when the stream started)
 
 
 class HAService:
@@ -123,16 +127,46 @@ class HAService:
 
     def _wake(self) -> None:
         for conn in self.connections:
-            conn.wakeup.set()
+            if conn.idle and conn.writer is not None and not conn.writer.transport.get_write_buffer_size():
+                try:  # now, in the put's own loop step: no wake-up of the sender
+                    self._push(conn, conn.writer)
+                except (hp.HAProtocolError, OSError, RuntimeError):
+                    pass  # the sender meets it again and closes the connection
+            if conn.next_transfer < self._commitlog.max_offset:
+                conn.wakeup.set()
+
+    def _push(self, conn: SlaveConnection, writer: asyncio.StreamWriter) -> None:
+        """Write frames from ``conn.next_transfer`` up to the log's end while the socket takes them."""
+        cl = self._commitlog
+        size_limit = self.config.transfer_batch_size
+        transport = writer.transport
+        while True:
+            nxt, end = conn.next_transfer, cl.max_offset
+            if nxt >= end or transport.is_closing():
+                return
+            seg_end = nxt - nxt % cl.file_size + cl.file_size
+            size = min(size_limit, end - nxt, seg_end - nxt)
+            data = cl.read(nxt, size)
+            if data is None:
+                raise hp.HAProtocolError(f"commit log bytes at {nxt} are no longer readable")
+            # one write (one send) per frame: joining header and body costs a copy, a second send a system call
+            writer.write(hp.encode_frame_header(nxt, size, end, cl.last_store_timestamp, conn.epoch,
+                                                self.group_transfer.acked) + data)
+            conn.next_transfer = nxt + size
+            conn.last_sent = self._loop.time() if self._loop is not None else 0.0
+            if transport.get_write_buffer_size():  # the socket is full: the sender drains it
+                return
 
     def is_slave_ok(self) -> bool:
         """A slave is connected and less than ``slave_fallbehind_max`` behind (RocketMQ's isSlaveOK)."""
         return bool(self.connections) and (
             self._commitlog.max_offset - self.group_transfer.acked < self.config.slave_fallbehind_max)
 
-    async def wait_for_slave(self, offset: int) -> bool:
+    def wait_for_slave(self, offset: int) -> asyncio.Future[bool]:
+        """True once a slave acknowledged ``offset``, False after ``sync_timeout_ms`` (see
+        :meth:`GroupTransfer.register`)."""
         self.notify_appended()
-        return await self.group_transfer.wait(offset, self.config.sync_timeout_ms / 1000.0)
+        return self.group_transfer.register(offset, self.config.sync_timeout_ms / 1000.0)
 
     def lag(self) -> tuple[int, int]:
         """(bytes, ms) the best-connected slave is behind: bytes = master end - highest ack;
@@ -268,53 +302,57 @@ class HAService:
             task.result()  # re-raise what ended the connection
 
     async def _read_reports(self, conn: SlaveConnection, reader: asyncio.StreamReader) -> None:
+        """Take every report the socket holds, check each in order, and ack the last one: one
+        pass over the waiters per read, however many reports queued up meanwhile."""
         timeout = self.config.housekeeping_interval_ms / 1000.0
+        size = hp.REPORT.size
+        buf = b""
         while True:
             try:
-                data = await asyncio.wait_for(reader.readexactly(hp.REPORT.size), timeout)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(timeout):
+                    data = await reader.read(4096)
+            except TimeoutError:
                 raise hp.HAProtocolError(f"no report for {timeout:.0f} s") from None
-            offset = hp.decode_report(data)
-            if offset > conn.next_transfer or offset < conn.acked_offset:
-                raise hp.HAProtocolError(
-                    f"report of offset {offset}: sent up to {conn.next_transfer}, acknowledged {conn.acked_offset}")
-            conn.acked_offset = offset
-            conn.last_report_ms = self._clock.now_ms()
-            self.group_transfer.ack(offset)
+            if not data:
+                raise ConnectionResetError("the slave closed the HA connection")
+            buf += data
+            whole = len(buf) - len(buf) % size
+            for at in range(0, whole, size):
+                offset = hp.decode_report(buf[at : at + size])
+                if offset > conn.next_transfer or offset < conn.acked_offset:
+                    raise hp.HAProtocolError(
+                        f"report of offset {offset}: sent up to {conn.next_transfer}, acknowledged {conn.acked_offset}")
+                conn.acked_offset = offset
+            buf = buf[whole:]
+            if whole:
+                conn.last_report_ms = self._clock.now_ms()
+                self.group_transfer.ack(conn.acked_offset)
 
     async def _transfer(self, conn: SlaveConnection, writer: asyncio.StreamWriter) -> None:
+        """Send the log from ``conn.next_transfer`` on; a put on this loop may send its bytes
+        itself while this waits (``_wake``), which saves a loop turn on the synchronous path."""
         cl = self._commitlog
-        cfg = self.config
-        epoch = self.epoch
-        acked = self.group_transfer
-        heartbeat_s = cfg.heartbeat_interval_ms / 1000.0
+        heartbeat_s = self.config.heartbeat_interval_ms / 1000.0
         loop = asyncio.get_running_loop()
-        last_sent = loop.time()
+        conn.writer, conn.last_sent, conn.epoch = writer, loop.time(), self.epoch
         while True:
-            end = cl.max_offset
-            nxt = conn.next_transfer
-            if nxt < end:
-                seg_end = nxt - nxt % cl.file_size + cl.file_size
-                size = min(cfg.transfer_batch_size, end - nxt, seg_end - nxt)
-                data = cl.read(nxt, size)
-                if data is None:
-                    raise hp.HAProtocolError(f"commit log bytes at {nxt} are no longer readable")
-                writer.write(hp.encode_frame_header(nxt, size, end, cl.last_store_timestamp, epoch, acked.acked))
-                writer.write(data)
-                conn.next_transfer = nxt + size
+            if conn.next_transfer < cl.max_offset:
+                self._push(conn, writer)
                 await writer.drain()
-                last_sent = loop.time()
                 continue
-            idle = loop.time() - last_sent
+            idle = loop.time() - conn.last_sent
             if idle >= heartbeat_s:
-                writer.write(hp.encode_frame_header(nxt, 0, end, cl.last_store_timestamp, epoch, acked.acked))
+                writer.write(hp.encode_frame_header(conn.next_transfer, 0, cl.max_offset, cl.last_store_timestamp,
+                                                    conn.epoch, self.group_transfer.acked))
                 await writer.drain()
-                last_sent = loop.time()
+                conn.last_sent = loop.time()
                 continue
             conn.wakeup.clear()
-            if cl.max_offset > nxt:
-                continue
+            conn.idle = True
             try:
-                await asyncio.wait_for(conn.wakeup.wait(), heartbeat_s - idle)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(heartbeat_s - idle):
+                    await conn.wakeup.wait()
+            except TimeoutError:
                 pass
+            finally:
+                conn.idle = False

@@ -1,18 +1,35 @@
 """ReplicaAppender: a slave's put path. Raw commit log bytes from the master are appended
-byte-identical at the end of the slave's log and dispatched as the master's put path did.
+byte-identical at the end of the slave's log, then dispatched as the master's put path did.
 
 The stream arrives in frames that may end mid-record, so the appender keeps the incomplete tail
 in memory and writes only whole units: a record, or the blank marker plus the rest of a segment.
 The log therefore always ends on a record boundary, recovery after a slave crash has nothing to
-cut, and the offset a slave reports never covers half a record. Each record is checked as
-recovery checks it (magic, size within the segment, PHYSICALOFFSET equal to its position, field
-lengths, body CRC) before it is written; a unit that fails raises :class:`ReplicaStreamError`
-and nothing of it is kept. The consume queue unit and index keys are derived by the functions
-recovery's re-dispatch uses (``dispatch.py``, ``recovery.parse_for_dispatch``), under the commit
-log lock, then the arrival listeners (long polling) hear of the new messages.
+cut, and the offset a slave reports never covers half a record.
+
+Two steps, as RocketMQ's slave has them (``HAClient`` appends to the commit log and reports its
+max physical offset; ``ReputMessageService`` builds the consume queues and index behind it):
+
+* :meth:`write` checks each unit's structure as recovery does (magic, size within the segment,
+  PHYSICALOFFSET equal to its position, field lengths adding up to TOTALSIZE, a non-empty topic)
+  and appends the whole units to the commit log, one copy per run of units. A unit that fails
+  raises :class:`ReplicaStreamError` and nothing of it is kept. The body CRC is checked only when
+  ``check_crc`` is set: the bytes come over TCP from a master that computed the CRC when it
+  stored them, RocketMQ's slave does not re-check it either, and recovery checks it after a
+  crash (``check_crc_on_recover``). The structural checks stay, so garbage is still refused.
+* :meth:`dispatch` derives the consume queue units and index keys of everything written but not
+  yet dispatched, with the functions recovery's re-dispatch uses (``dispatch.py``,
+  ``recovery.parse_for_dispatch``), under the commit log lock, then tells the arrival listeners
+  (long polling).
+
+The HA client writes a burst of frames, reports the new end to the master, and only then
+dispatches, so a SYNC_MASTER's producers do not wait for the slave's consume queues. Between the
+two steps readers see what was dispatched before (a consume queue never points past the log, so
+nothing half-built is served). :meth:`append` is both steps at once; :meth:`reset` dispatches
+what is left before it forgets the pending tail.
 """
 from __future__ import annotations
 
+import logging
 import struct
 from collections.abc import Callable
 
@@ -33,12 +50,25 @@ from brokers.engine.store.dispatch import (
 from brokers.engine.store.recovery import VALID, check_record, parse_for_dispatch
 from brokers.engine.store.running_flags import RunningFlags
 
+log = logging.getLogger("brokers.engine.store.ha")
+
 _PREFIX = struct.Struct(">iI")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_SYSFLAG_POS = 36
+_BORN_HOST_POS = 48
+_BORNHOST_V6_FLAG = 0x1 << 4
 Arrival = tuple[str, int, int, int]
+Written = tuple[bytes, int, list[tuple[int, int]]]  # (whole units, their first offset, (position, size) of each record)
 
 
 class ReplicaStreamError(Exception):
     """The master's bytes cannot be appended (wrong offset, not a record); reconnect."""
+
+
+def _store_timestamp(buf: bytes | bytearray, pos: int) -> int:
+    (sys_flag,) = _I32.unpack_from(buf, pos + _SYSFLAG_POS)
+    return _I64.unpack_from(buf, pos + _BORN_HOST_POS + (20 if sys_flag & _BORNHOST_V6_FLAG else 8))[0]
 
 
 class ReplicaAppender:
@@ -53,6 +83,7 @@ class ReplicaAppender:
         self._check_crc = check_crc
         self._max_pending = max_pending
         self._pending = bytearray()  # bytes past the log's end that do not make a whole unit yet
+        self._written: list[Written] = []  # appended to the log, not dispatched yet
         self.last_appended_timestamp = commitlog.last_store_timestamp
 
     @property
@@ -64,34 +95,56 @@ class ReplicaAppender:
     def pending_bytes(self) -> int:
         return len(self._pending)
 
-    def reset(self) -> None:
-        """Forget the pending tail (a new connection restarts the stream at the log's end)."""
-        self._pending = bytearray()
+    @property
+    def undispatched_records(self) -> int:
+        """Records in the commit log whose consume queue unit and index keys are not written yet."""
+        return sum(len(records) for _chunk, _base, records in self._written)
 
-    def append(self, offset: int, data: bytes) -> int:
-        """Take a frame's body starting at ``offset``; return the log's end after appending."""
+    def reset(self) -> None:
+        """Dispatch what was written, forget the pending tail (a new connection restarts the
+        stream at the log's end)."""
+        try:
+            self.dispatch()
+        except ReplicaStreamError as exc:  # the store is marked unhealthy; recovery re-dispatches
+            log.error("HA: %s", exc)
+        finally:
+            self._written = []
+            self._pending = bytearray()
+
+    def append(self, offset: int, data: bytes | bytearray) -> int:
+        """:meth:`write` then :meth:`dispatch`; return the log's end."""
+        end = self.write(offset, data)
+        self.dispatch()
+        return end
+
+    def write(self, offset: int, data: bytes | bytearray) -> int:
+        """Take a frame's body starting at ``offset``: append its whole units to the log (not
+        dispatched yet, see :meth:`dispatch`); return the log's end after appending."""
         cl = self._commitlog
         if offset != self.expected_offset and not (cl.max_offset == 0 and not cl.files and not self._pending
                                                    and offset % cl.file_size == 0):
             raise ReplicaStreamError(f"frame at offset {offset}, but this slave expects {self.expected_offset}")
         if not self._flags.writeable:
             raise ReplicaStreamError("the store is closed or unhealthy; not appending")
-        base = offset - len(self._pending) if self._pending else offset
         pending = self._pending
+        base = offset - len(pending)
         pending += data
-        units = self._whole_units(pending, base)
-        if units:
-            self._write(pending, base, units)
-            del pending[: units[-1][0] + units[-1][1]]
+        whole, records = self._whole_units(pending, base)
+        if whole:
+            with memoryview(pending) as view:
+                chunk = bytes(view[:whole])
+            del pending[:whole]
+            self._append_chunk(chunk, base, records)
         if len(pending) > self._max_pending:
-            self.reset()
+            self._pending = bytearray()
             raise ReplicaStreamError(f"{len(pending)} bytes without a whole record: not a commit log stream")
         return cl.max_offset
 
-    def _whole_units(self, buf: bytearray, base: int) -> list[tuple[int, int, bool]]:
-        """(position in ``buf``, size, is a record) of the whole units at the start of ``buf``."""
+    def _whole_units(self, buf: bytearray, base: int) -> tuple[int, list[tuple[int, int]]]:
+        """(bytes of whole units at the start of ``buf``, (position, size) of each record among them)."""
         fs = self._commitlog.file_size
-        units: list[tuple[int, int, bool]] = []
+        records: list[tuple[int, int]] = []
+        check_crc = self._check_crc
         i = 0
         n = len(buf)
         while n - i >= 8:
@@ -103,52 +156,114 @@ class ReplicaAppender:
                     raise ReplicaStreamError(f"blank marker at {phys} claims {size} bytes, the segment has {seg_end - phys}")
                 if n - i < size:
                     break
-                units.append((i, size, False))
             elif magic == MESSAGE_MAGIC_CODE:
                 if size < RECORD_FIXED_SIZE_V4 or phys + size > seg_end:
                     raise ReplicaStreamError(f"record at {phys} claims {size} bytes, which do not fit its segment")
                 if n - i < size:
                     break
-                kind, _size, reason = check_record(buf, i, base, seg_end - base, self._check_crc)
+                kind, _size, reason = check_record(buf, i, base, seg_end - base, check_crc)
                 if kind != VALID:
                     raise ReplicaStreamError(f"record at {phys} fails the checks: {reason}")
-                units.append((i, size, True))
+                records.append((i, size))
             else:
                 raise ReplicaStreamError(f"no record starts at {phys} (magic 0x{magic:08X})")
             i += size
-        return units
+        return i, records
 
-    def _write(self, buf: bytearray, base: int, units: list[tuple[int, int, bool]]) -> None:
+    def _append_chunk(self, chunk: bytes, base: int, records: list[tuple[int, int]]) -> None:
+        """Append whole units, one copy per segment they touch (a blank marker ends a segment)."""
         cl = self._commitlog
-        view = memoryview(buf)
-        arrivals: list[Arrival] = []
+        fs = cl.file_size
+        view = memoryview(chunk)
         try:
-            self._write_locked(cl, buf, view, base, units, arrivals)
+            with cl.lock:
+                at = 0
+                r = 0
+                while at < len(chunk):
+                    phys = base + at
+                    stop = min(len(chunk), phys - phys % fs + fs - base)
+                    last = -1  # the run's last record gives the log its last store time
+                    while r < len(records) and records[r][0] < stop:
+                        last = records[r][0]
+                        r += 1
+                    ts = _store_timestamp(chunk, last) if last >= 0 else 0
+                    cl.append_raw(phys, view[at:stop], ts)
+                    if ts:
+                        self.last_appended_timestamp = ts
+                    at = stop
         finally:
             view.release()
+        if records:
+            self._written.append((chunk, base, records))
+
+    def dispatch(self) -> None:
+        """Write the consume queue units and index keys of everything appended so far.
+
+        Consecutive records of one queue stored at one time (a producer's batch on the master)
+        go to the dispatcher as one batch, as the master's put path sent them."""
+        if not self._written:
+            return
+        written, self._written = self._written, []
+        arrivals: list[Arrival] = []
+        run = _Run()
+        with self._commitlog.lock:
+            for chunk, base, records in written:
+                for pos, size in records:
+                    phys = base + pos
+                    topic, queue_id, queue_offset, sys_flag, store_ts, props_text = parse_for_dispatch(chunk, pos)
+                    props = string_to_properties(props_text)
+                    tags = consume_queue_tags_code(topic, props, store_ts) if goes_to_consume_queue(sys_flag) else None
+                    hashes = None
+                    if goes_to_index(sys_flag) and (PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX in props or PROPERTY_KEYS in props):
+                        hashes = index_key_hashes(topic, props)
+                    if tags is None or not run.extends(topic, queue_id, queue_offset, store_ts):
+                        self._dispatch_run(run)
+                        run = _Run(topic, queue_id, queue_offset, store_ts)
+                        if tags is None:  # not for a consume queue (a prepared transaction): keys only
+                            self._dispatch_one(topic, queue_id, queue_offset, phys, size, None, hashes, store_ts)
+                            continue
+                    run.units.append((phys, size, tags))
+                    if hashes:
+                        run.index_items.extend((h, phys) for h in hashes)
+                    arrivals.append((topic, queue_id, queue_offset + 1, tags))
+            self._dispatch_run(run)
         if arrivals:
             self._notify(arrivals)
 
-    def _write_locked(self, cl: CommitLog, buf: bytearray, view: memoryview, base: int,
-                      units: list[tuple[int, int, bool]], arrivals: list[Arrival]) -> None:
-        with cl.lock:
-            for pos, size, is_record in units:
-                phys = base + pos
-                if not is_record:
-                    cl.append_raw(phys, view[pos : pos + size], 0)
-                    continue
-                topic, queue_id, queue_offset, sys_flag, store_ts, props_text = parse_for_dispatch(buf, pos)
-                cl.append_raw(phys, view[pos : pos + size], store_ts)
-                props = string_to_properties(props_text)
-                tags = consume_queue_tags_code(topic, props, store_ts) if goes_to_consume_queue(sys_flag) else None
-                hashes = None
-                if goes_to_index(sys_flag) and (PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX in props or PROPERTY_KEYS in props):
-                    hashes = index_key_hashes(topic, props)
-                try:
-                    self._dispatcher.dispatch(topic, queue_id, queue_offset, phys, size, tags, hashes, store_ts)
-                except Exception as exc:
-                    self._flags.make_unhealthy(f"dispatch of a replicated record failed: {exc}")
-                    raise ReplicaStreamError(f"dispatch failed at {phys}: {exc}") from exc
-                if tags is not None:
-                    arrivals.append((topic, queue_id, queue_offset + 1, tags))
-                self.last_appended_timestamp = store_ts
+    def _dispatch_run(self, run: _Run) -> None:
+        if not run.units:
+            return
+        try:
+            self._dispatcher.dispatch_batch(run.topic, run.queue_id, run.first_offset, run.units,
+                                            run.index_items, run.store_timestamp)
+        except Exception as exc:
+            self._fail(run.units[0][0], exc)
+
+    def _dispatch_one(self, topic: str, queue_id: int, queue_offset: int, phys: int, size: int,
+                      tags: int | None, hashes: list[int] | None, store_ts: int) -> None:
+        try:
+            self._dispatcher.dispatch(topic, queue_id, queue_offset, phys, size, tags, hashes, store_ts)
+        except Exception as exc:
+            self._fail(phys, exc)
+
+    def _fail(self, phys: int, exc: Exception) -> None:
+        self._flags.make_unhealthy(f"dispatch of a replicated record failed: {exc}")
+        raise ReplicaStreamError(f"dispatch failed at {phys}: {exc}") from exc
+
+
+class _Run:
+    """Consecutive records of one queue with one store time: one ``dispatch_batch``."""
+
+    __slots__ = ("topic", "queue_id", "first_offset", "store_timestamp", "units", "index_items")
+
+    def __init__(self, topic: str = "", queue_id: int = -1, first_offset: int = -1, store_timestamp: int = 0) -> None:
+        self.topic = topic
+        self.queue_id = queue_id
+        self.first_offset = first_offset
+        self.store_timestamp = store_timestamp
+        self.units: list[tuple[int, int, int]] = []
+        self.index_items: list[tuple[int, int]] = []
+
+    def extends(self, topic: str, queue_id: int, queue_offset: int, store_timestamp: int) -> bool:
+        return (bool(self.units) and queue_offset == self.first_offset + len(self.units) and queue_id == self.queue_id
+                and store_timestamp == self.store_timestamp and topic == self.topic)
