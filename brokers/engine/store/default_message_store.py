@@ -46,7 +46,7 @@ from brokers.engine.store.message_store import DEFAULT_MAX_TOTAL_BYTES, ArrivalL
 from brokers.engine.store.recovery import RecoveryReport, recover
 from brokers.engine.store.results import GetMessageResult, PutMessageResult, PutMessageStatus
 from brokers.engine.store.running_flags import RunningFlags
-from brokers.engine.store.stats import StoreStats, disk_ratio
+from brokers.engine.store.stats import StoreStats, store_runtime_info
 
 log = logging.getLogger(__name__)
 
@@ -379,21 +379,9 @@ class DefaultMessageStore:
     def runtime_info(self) -> dict[str, str]:
         """Store keys of GET_BROKER_RUNTIME_INFO (values are strings, as in RocketMQ)."""
         self._require_open()
-        cl = self._commitlog
-        info = self._stats.runtime_info(self.clock.now_ms() - self._boot_ms)
-        info.update({
-            "bootTimestamp": str(self._boot_ms),
-            "commitLogMaxOffset": str(cl.max_offset),
-            "commitLogMinOffset": str(cl.min_offset),
-            "commitLogDiskRatio": disk_ratio(self.config.commitlog_dir),
-            "consumeQueueDiskRatio": disk_ratio(self.config.consume_queue_dir),
-            "remainHowManyDataToFlush": str(max(0, cl.max_offset - cl.flushed_where)),
-            "earliestMessageTimeStamp": str(cl.read_store_timestamp(cl.min_offset)),
-            "flushDiskType": self.config.flush_disk_type,
-            "commitLogFsyncTimes": str(self._flush_commitlog.fsync_count if self._flush_commitlog else 0),
-            "storeHealthy": "true" if self.healthy_error is None else f"false: {self.healthy_error}",
-        })
-        return info
+        return store_runtime_info(
+            self._stats, self._commitlog, self.config, uptime_ms=self.clock.now_ms() - self._boot_ms, boot_ms=self._boot_ms,
+            fsync_count=self._flush_commitlog.fsync_count if self._flush_commitlog else 0, healthy_error=self.healthy_error)
 
     @property
     def stats(self) -> StoreStats:

@@ -10,6 +10,9 @@ import threading
 from collections import deque
 from typing import Callable
 
+from brokers.engine.store.commitlog import CommitLog
+from brokers.engine.store.config import StoreConfig
+
 _HISTORY = 601  # one sample a second: 10 minutes and one
 
 
@@ -103,3 +106,22 @@ def disk_ratio(path: str) -> str:
     except OSError:
         return "-1"
     return repr(usage.used / usage.total) if usage.total else "0.0"
+
+
+def store_runtime_info(stats: StoreStats, commitlog: CommitLog, config: StoreConfig, *, uptime_ms: int, boot_ms: int,
+                       fsync_count: int, healthy_error: str | None) -> dict[str, str]:
+    """The store's keys of GET_BROKER_RUNTIME_INFO (values are strings, as in RocketMQ)."""
+    info = stats.runtime_info(uptime_ms)
+    info.update({
+        "bootTimestamp": str(boot_ms),
+        "commitLogMaxOffset": str(commitlog.max_offset),
+        "commitLogMinOffset": str(commitlog.min_offset),
+        "commitLogDiskRatio": disk_ratio(config.commitlog_dir),
+        "consumeQueueDiskRatio": disk_ratio(config.consume_queue_dir),
+        "remainHowManyDataToFlush": str(max(0, commitlog.max_offset - commitlog.flushed_where)),
+        "earliestMessageTimeStamp": str(commitlog.read_store_timestamp(commitlog.min_offset)),
+        "flushDiskType": config.flush_disk_type,
+        "commitLogFsyncTimes": str(fsync_count),
+        "storeHealthy": "true" if healthy_error is None else f"false: {healthy_error}",
+    })
+    return info
