@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from brokers.engine.client.admin_acl import AclAccount, AclAccounts
+from brokers.engine.client.admin_acl import AclAccount, AclListing
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.acl import acl_brokers, acl_read
 
@@ -38,7 +38,7 @@ class AclOverview:
         return next((a for a in self.accounts if a.access_key == access_key), None)
 
 
-def _same(a: AclAccounts, b: AclAccounts) -> bool:
+def _same(a: AclListing, b: AclListing) -> bool:
     return (a.accounts, a.global_white_remote_addresses) == (b.accounts, b.global_white_remote_addresses)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from brokers.engine.client.admin_acl import (
     AccessConfigChange,
-    AclAccounts,
+    AclListing,
     create_and_update_access_config,
     delete_access_config,
     get_acl_accounts,
@@ -21,7 +21,7 @@ from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.client import run
 from brokers.gateway.cluster import cluster_info
 
-__all__ = ["AccessConfigChange", "AclAccounts", "acl_account_delete", "acl_account_upsert", "acl_brokers",
+__all__ = ["AccessConfigChange", "AclListing", "acl_account_delete", "acl_account_upsert", "acl_brokers",
            "acl_global_white_update", "acl_read"]
 
 
@@ -30,7 +30,7 @@ def acl_brokers(cluster: str | None = None) -> tuple[BrokerInfo, ...]:
     return tuple(b for b in cluster_info().brokers if cluster is None or b.cluster == cluster)
 
 
-def acl_read(addr: str) -> AclAccounts:
+def acl_read(addr: str) -> AclListing:
     """The ACL in force on the broker at ``addr`` (GANTRY_GET_ACL_ACCOUNTS): never a secret."""
     return run(get_acl_accounts(addr))
 

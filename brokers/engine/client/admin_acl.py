@@ -21,7 +21,7 @@ from brokers.engine.client.errors import MQBrokerError
 from brokers.engine.client.plan import Call, Plan, check
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 
-__all__ = ["AccessConfigChange", "AclAccount", "AclAccounts", "AclListingNotSupported", "AclVersionInfo",
+__all__ = ["AccessConfigChange", "AclAccount", "AclListing", "AclListingNotSupported", "AclVersionInfo",
            "create_and_update_access_config", "delete_access_config", "get_acl_accounts", "get_broker_cluster_acl_info",
            "update_global_white_addrs_config"]
 
@@ -61,7 +61,7 @@ class AclVersionInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class AclAccounts:
+class AclListing:
     """GANTRY_GET_ACL_ACCOUNTS's answer: the ACL in force on one broker."""
 
     broker_name: str
@@ -79,7 +79,7 @@ def _strs(value: object) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
-def parse_acl_accounts(body: bytes) -> AclAccounts:
+def parse_acl_accounts(body: bytes) -> AclListing:
     obj = load_object(body)
     version = obj.get("dataVersion") if isinstance(obj.get("dataVersion"), dict) else {}
     accounts = tuple(
@@ -89,7 +89,7 @@ def parse_acl_accounts(body: bytes) -> AclAccounts:
                    topic_perms=_strs(a.get("topicPerms")), group_perms=_strs(a.get("groupPerms")))
         for a in (obj.get("accounts") or []) if isinstance(a, dict)
     )
-    return AclAccounts(broker_name=str(obj.get("brokerName", "")), broker_addr=str(obj.get("brokerAddr", "")),
+    return AclListing(broker_name=str(obj.get("brokerName", "")), broker_addr=str(obj.get("brokerAddr", "")),
                        cluster_name=str(obj.get("clusterName", "")), acl_file=str(obj.get("aclFile", "")),
                        counter=int(version.get("counter") or 0), timestamp=int(version.get("timestamp") or 0),
                        reload_error=str(obj.get("reloadError") or ""),
@@ -132,7 +132,7 @@ def get_broker_cluster_acl_info(addr: str) -> Plan[AclVersionInfo]:
                           timestamp=int(version.get("timestamp") or 0), all_acl_file_version=files if isinstance(files, dict) else {})
 
 
-def get_acl_accounts(addr: str) -> Plan[AclAccounts]:
+def get_acl_accounts(addr: str) -> Plan[AclListing]:
     """GANTRY_GET_ACL_ACCOUNTS (10006): the broker's ACL in force, without secrets."""
     code = RequestCode.GANTRY_GET_ACL_ACCOUNTS
     reply = yield Call(code, addr=addr)
