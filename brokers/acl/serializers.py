@@ -5,7 +5,7 @@ from rest_framework import serializers
 
 from console.rest import StrictBooleanField, StrictCharField, StrictInputSerializer
 
-PERMS = ["DENY", "PUB", "SUB", "PUB|SUB", "SUB|PUB"]
+PERM_HELP = "DENY, PUB, SUB or PUB|SUB (the ACL core checks it: 400 naming the field)"
 
 
 class AccountInputSerializer(StrictInputSerializer):
@@ -14,8 +14,8 @@ class AccountInputSerializer(StrictInputSerializer):
                                  help_text="required to create; on an update, absent or empty keeps the secret")
     white_remote_address = StrictCharField(max_length=255, required=False, allow_blank=True, default="")
     admin = StrictBooleanField(required=False, default=False)
-    default_topic_perm = serializers.ChoiceField(choices=PERMS, required=False, default="DENY")
-    default_group_perm = serializers.ChoiceField(choices=PERMS, required=False, default="DENY")
+    default_topic_perm = StrictCharField(max_length=16, required=False, default="DENY", help_text=PERM_HELP)
+    default_group_perm = StrictCharField(max_length=16, required=False, default="DENY", help_text=PERM_HELP)
     topic_perms = serializers.ListField(child=StrictCharField(max_length=512), required=False, default=list, max_length=1000)
     group_perms = serializers.ListField(child=StrictCharField(max_length=512), required=False, default=list, max_length=1000)
 
