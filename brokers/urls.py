@@ -1,9 +1,11 @@
 """Routes of the brokers app: the overview page at /, a broker group's page with its promotion
-panel, promotion jobs' pages (included by console.urls), and the API routes
+panel, promotion jobs' pages, the Access control page (included by console.urls), and the API routes
 (``api_urlpatterns``, included under /api/v1/ by console.api_urls)."""
 from django.urls import path
 
 from brokers import views
+from brokers.acl import views as acl_views
+from brokers.acl.api import AclAccountViewSet, AclGlobalWhiteView
 from brokers.api import AlertViewSet, BrokerGroupViewSet, BrokerViewSet, ClusterViewSet, NamesrvViewSet, PromotionJobViewSet
 from console.rest import ApiRouter
 
@@ -12,6 +14,10 @@ urlpatterns = [
     path("brokers/<str:name>/", views.broker_group, name="broker-group"),
     path("brokers/<str:name>/promote", views.broker_promote, name="broker-group-promote"),
     path("promotion-jobs/<int:pk>/", views.promotion_job, name="promotion-job"),
+    path("acl/", acl_views.acl_page, name="acl"),
+    path("acl/accounts", acl_views.acl_account_post, name="acl-account"),
+    path("acl/accounts/<str:access_key>/delete", acl_views.acl_account_delete, name="acl-account-delete"),
+    path("acl/global-white-addresses", acl_views.acl_global_white_post, name="acl-global-white"),
 ]
 
 router = ApiRouter()
@@ -21,4 +27,5 @@ router.register("broker-groups", BrokerGroupViewSet, basename="broker-group")
 router.register("promotion-jobs", PromotionJobViewSet, basename="promotion-job")
 router.register("namesrvs", NamesrvViewSet, basename="namesrv")
 router.register("alerts", AlertViewSet, basename="alert")
-api_urlpatterns = router.urls
+router.register("acl/accounts", AclAccountViewSet, basename="acl-account")
+api_urlpatterns = [*router.urls, path("acl/global-white-addresses", AclGlobalWhiteView.as_view(), name="api-acl-global-white")]

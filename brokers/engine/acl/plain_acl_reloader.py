@@ -79,6 +79,12 @@ class PlainAclReloader:
         log.info("ACL file %s reloaded: %d accounts", self.path, len(config.accounts))
         return True
 
+    def reload_now(self) -> bool:
+        """Read the file now, whatever ``min_interval`` says (after this server rewrote it); True when a new config took effect."""
+        self._last_look = float("-inf")
+        self._stat = (-1, -1, -1)  # no stat matches: the file is read
+        return self.maybe_reload()
+
     def _read(self) -> tuple[tuple[int, int, int], bytes]:
         try:
             with open(self.path, "rb") as handle:

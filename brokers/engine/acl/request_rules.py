@@ -261,6 +261,7 @@ _RULES: dict[int, RequestRule] = {
     C.GANTRY_NOTIFY_CONSUMER_IDS_CHANGED: _admin("forces a group to rebalance"),
     C.GANTRY_PROMOTE_SLAVE: _admin("makes a slave the master"),
     C.GANTRY_GET_MASTERLESS_OFFSETS: _admin("offsets a slave took while masterless (broker to broker)"),
+    C.GANTRY_GET_ACL_ACCOUNTS: _admin("who may do what: the ACL's accounts and perms (no secrets)"),
 }
 REQUEST_RULES: Mapping[int, RequestRule] = MappingProxyType(_RULES)
 UNKNOWN_CODE_RULE = _admin("a code this table does not know: admin-only")

@@ -39,6 +39,7 @@ from brokers.engine.broker.consumer_offset_manager import ConsumerOffsetManager
 from brokers.engine.broker.group_member import LEARN_MASTER_INTERVAL_S, GroupMember
 from brokers.engine.broker.masterless_offsets import takes_masterless_commits, take_masterless_offsets
 from brokers.engine.broker.namesrv_api import BrokerIdentity, BrokerOuterAPI, RegisterResult
+from brokers.engine.broker.processors.acl_admin import AclAdminProcessor
 from brokers.engine.broker.processors.admin import AdminBrokerProcessor
 from brokers.engine.broker.processors.admin_batch import GroupBatchProcessor
 from brokers.engine.broker.processors.gantry_ext import GantryExtensionProcessor
@@ -177,6 +178,7 @@ class BrokerController:
                 GroupBatchProcessor(self),
                 GantryExtensionProcessor(self),
                 PromoteSlaveProcessor(self, self.group_member),
+                AclAdminProcessor(self, self.acl_guard),
             ):
                 processor.register(server)
             self.pull_request_hold_service.start()

@@ -98,6 +98,7 @@ class RequestCode(IntEnum):
     GANTRY_NOTIFY_CONSUMER_IDS_CHANGED = 10_003  # make the broker tell a group's members to rebalance now
     GANTRY_PROMOTE_SLAVE = 10_004  # make this slave its group's master, online, under a new group epoch
     GANTRY_GET_MASTERLESS_OFFSETS = 10_005  # offsets a slave took from consumers while it had no master
+    GANTRY_GET_ACL_ACCOUNTS = 10_006  # the ACL in force: accounts and perms WITHOUT secrets, global white addresses
 
 
 class ResponseCode(IntEnum):
