@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from brokers.engine.client.admin_promotion import PromotionResult
-
-ACTIVE = ("queued", "running")
+from console.tracked_jobs import JobTiming
 
 
 @dataclass(frozen=True)
@@ -40,7 +39,7 @@ class GroupState:
 
 
 @dataclass(frozen=True)
-class PromotionJobView:
+class PromotionJobView(JobTiming):
     """A promotion job as the API and the console show it."""
 
     id: int
@@ -63,20 +62,6 @@ class PromotionJobView:
     plan: PromotionResult | None  # the candidate's answer (None before it answered)
     before: GroupState
     after: GroupState
-
-    @property
-    def active(self) -> bool:
-        return self.status in ACTIVE
-
-    @property
-    def status_text(self) -> str:
-        return self.status.replace("_", " ")
-
-    @property
-    def duration_s(self) -> float | None:
-        if self.started_at is None:
-            return None
-        return ((self.finished_at or self.heartbeat_at or self.started_at) - self.started_at).total_seconds()
 
     @property
     def candidate(self) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from console.tracked_jobs import JobTiming
 
-ACTIVE = ("queued", "running")
 FINISHED = ("planned", "converged", "not_converged", "failed")
 
 
@@ -50,7 +50,7 @@ class GroupResult:
 
 
 @dataclass(frozen=True)
-class Job:
+class Job(JobTiming):
     """A rebalance job as the API and the console show it."""
 
     id: int
@@ -72,20 +72,6 @@ class Job:
     groups_converged: int
     queues_moved: int
     groups: tuple[GroupResult, ...] = ()
-
-    @property
-    def active(self) -> bool:
-        return self.status in ACTIVE
-
-    @property
-    def status_text(self) -> str:
-        return self.status.replace("_", " ")
-
-    @property
-    def duration_s(self) -> float | None:
-        if self.started_at is None:
-            return None
-        return ((self.finished_at or self.heartbeat_at or self.started_at) - self.started_at).total_seconds()
 
     @property
     def target(self) -> str:
