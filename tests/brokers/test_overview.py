@@ -119,3 +119,10 @@ def test_other_apps_add_alerts_through_the_setting(viewer, console_cluster, sett
     settings.GANTRY_ALERT_SOURCES = ["tests.brokers.test_overview.alerts_for_test"]
     alerts = viewer.get("/api/v1/alerts").json()["results"]
     assert [(a["kind"], a["target"]) for a in alerts] == [("group_unowned", "G1")]
+
+
+def test_a_lone_async_master_reads_no_slave_not_an_error(admin_client, console_cluster) -> None:
+    """A multi-master deployment without slaves is healthy: its HA link is shown muted, not red."""
+    page = admin_client.get("/").content.decode()
+    assert '<span class="muted">no slave</span>' in page
+    assert '<span class="bad">NO_SLAVE</span>' not in page
