@@ -272,13 +272,15 @@ def rule_for(code: int) -> RequestRule:
     return REQUEST_RULES.get(code, UNKNOWN_CODE_RULE)
 
 
-def required_resources(request: RemotingCommand) -> list[ResourceNeed]:
+def required_resources(request: RemotingCommand, rule: RequestRule | None = None) -> list[ResourceNeed]:
     """The (resource, perm) pairs a request needs; [] for signature-only and admin codes.
 
+    ``rule`` is the request code's row when the caller has already looked it up.
     Raises AclRefused when a required field is missing or the body cannot be read, since then its
     permissions cannot be checked (the broker would refuse such a request anyway).
     """
-    rule = rule_for(request.code)
+    if rule is None:
+        rule = rule_for(request.code)
     needs: list[ResourceNeed] = []
     for need in rule.needs:
         name = request.ext_fields.get(need.field)
