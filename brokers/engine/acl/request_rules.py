@@ -118,15 +118,20 @@ def _items(value: object, what: str) -> list:
 
 def _send_needs(request: RemotingCommand) -> list[ResourceNeed]:
     """PUB on the topic (``topic`` in V1, ``b`` in V2; both if both), SUB on G for a ``%RETRY%G`` topic."""
-    topics = [request.ext_fields[key] for key in ("topic", "b") if request.ext_fields.get(key)]
-    if not topics:
-        raise AclRefused(f"request code {request.code} names no topic, so its permissions cannot be checked")
-    needs = []
-    for topic in topics:
+    ext_fields = request.ext_fields
+    needs: list[ResourceNeed] = []
+    named = False
+    for key in ("topic", "b"):  # every send, so no comprehension frames
+        topic = ext_fields.get(key)
+        if not topic:
+            continue
+        named = True
         if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             needs.append(ResourceNeed(topic, Perm.SUB))  # the retry topic is its group's resource
         elif topic != RMQ_SYS_TRACE_TOPIC:
             needs.append(ResourceNeed(topic, Perm.PUB))
+    if not named:
+        raise AclRefused(f"request code {request.code} names no topic, so its permissions cannot be checked")
     return needs
 
 
