@@ -19,8 +19,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 from binascii import b2a_base64
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
+from operator import itemgetter
+from typing import NamedTuple
 
 ACCESS_KEY = "AccessKey"
 SECRET_KEY = "SecretKey"
@@ -50,11 +52,53 @@ def _signed_keys(ext_fields: Mapping[str, str]) -> list[str]:
 
 
 def _signed_values(ext_fields: Mapping[str, str]) -> bytes:
-    keys = _signed_keys(ext_fields)
+    """The signed ext-field values in Java's key order, concatenated, as UTF-8."""
+    shape = tuple(ext_fields)
+    order = _signed_orders.get(shape)
+    if order is None:
+        order = _signed_order(shape)
     try:  # the common case, every value a str: one join in C, no Python frame per field
-        return "".join(map(ext_fields.__getitem__, keys)).encode("utf-8")
+        return "".join(order.values_of(ext_fields)).encode("utf-8")
     except TypeError:
-        return "".join("" if ext_fields[key] is None else str(ext_fields[key]) for key in keys).encode("utf-8")
+        return "".join("" if ext_fields[key] is None else str(ext_fields[key]) for key in order.keys).encode("utf-8")
+
+
+class _SignedOrder(NamedTuple):
+    """The signed keys of one sequence of ext-field keys, in Java's order, and a getter of their values."""
+
+    keys: list[str]
+    values_of: Callable[[Mapping[str, str]], tuple[str, ...]]
+
+
+_SIGNED_ORDER_LIMIT = 256  # key sequences remembered; a client sends a handful (one per request type)
+_signed_orders: dict[tuple[str, ...], _SignedOrder] = {}
+
+
+def _no_values(ext_fields: Mapping[str, str]) -> tuple[str, ...]:
+    return ()
+
+
+def _signed_order(shape: tuple[str, ...]) -> _SignedOrder:
+    """Sort the signed keys of ``shape`` (the ext-field keys as they came) and remember the order.
+
+    Requests of one type carry the same keys in the same order every time, so the sort and the
+    getter are made once per key sequence and only the values are read per request.
+    """
+    keys = _signed_keys(dict.fromkeys(shape))
+    if not keys:
+        getter = _no_values
+    elif len(keys) == 1:
+        (only,) = keys
+
+        def getter(ext_fields: Mapping[str, str]) -> tuple[str, ...]:  # itemgetter of one key gives no tuple
+            return (ext_fields[only],)
+    else:
+        getter = itemgetter(*keys)  # a tuple of the values in one C call
+    order = _SignedOrder(keys, getter)
+    if len(_signed_orders) >= _SIGNED_ORDER_LIMIT:
+        _signed_orders.clear()
+    _signed_orders[shape] = order
+    return order
 
 
 def combine_request_content(ext_fields: Mapping[str, str], body: bytes | None = None) -> bytes:
@@ -96,16 +140,10 @@ class SigningKey:
     def signature(self, ext_fields: Mapping[str, str], body: bytes | None = None) -> str:
         """Base64 of the request's HmacSHA1, as the ``Signature`` field carries it.
 
-        Written out in one frame (what ``_signed_values`` and :meth:`digest` do): it runs for every
-        request a client sends and every request a broker with the ACL checks.
+        :meth:`digest` written out: this runs for every request a client sends and every request a
+        broker with the ACL checks.
         """
-        keys = sorted(ext_fields.keys() - _UNSIGNED_FIELDS)
-        if not "".join(keys).isascii():
-            keys.sort(key=_java_order)
-        try:  # the common case, every value a str: one join in C, no Python frame per field
-            values = "".join(map(ext_fields.__getitem__, keys)).encode("utf-8")
-        except TypeError:
-            values = "".join("" if ext_fields[key] is None else str(ext_fields[key]) for key in keys).encode("utf-8")
+        values = _signed_values(ext_fields)
         inner = self._inner.copy()
         inner.update(values)
         if body:

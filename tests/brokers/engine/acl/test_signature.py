@@ -8,7 +8,7 @@ import hmac
 import pytest
 
 from brokers.engine.acl.client_hook import AclClientHook
-from brokers.engine.acl.signature import calculate_signature, combine_request_content, sign, verify
+from brokers.engine.acl.signature import SIGNATURE, calculate_signature, combine_request_content, sign, verify
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.command import RemotingCommand
 
@@ -121,3 +121,15 @@ def test_the_precomputed_key_schedule_gives_hmac_sha1_for_every_key_length(secre
     expected = base64.b64encode(hmac.new(secret.encode("utf-8"), content, hashlib.sha1).digest()).decode()
     assert sign(secret, FIELDS, body) == expected == calculate_signature(content, secret)
     assert verify(secret, FIELDS, body, expected)
+
+
+def test_the_remembered_key_order_serves_new_values_and_any_arrival_order() -> None:
+    # the sort is remembered per sequence of keys; each request's own values are signed
+    first = {"b": "one", "AccessKey": "ak", "a": "x"}
+    second = {"b": "two", "AccessKey": "ak", "a": "x"}
+    reordered = {"a": "x", "AccessKey": "ak", "b": "one"}
+    assert combine_request_content(first) == b"akxone"
+    assert combine_request_content(second) == b"akxtwo"
+    assert combine_request_content(reordered) == b"akxone"
+    assert sign("12345678", first) == sign("12345678", reordered) != sign("12345678", second)
+    assert combine_request_content({"only": "v"}) == b"v" and combine_request_content({SIGNATURE: "s"}) == b""
