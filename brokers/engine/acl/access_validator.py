@@ -49,11 +49,13 @@ _CACHE_LIMIT = 4096  # entries per cache; past it the cache starts over (peers a
 class AclValidator:
     """Validate requests against a fixed config or a reloader's current one.
 
-    Two caches spare the per-request work that depends only on the config: the peer's host and whether
-    it is globally white (per peer address), and whether an account holds a perm on a resource (per
-    accessKey, resource and perm). Both start over whenever the config in force is a different object
-    (a reload), so a changed file takes effect for the next request as before. The signature is checked
-    for every request; nothing about it is cached but the secret's HMAC key schedule.
+    Caches spare the per-request work that depends only on the config: the peer's host and whether it
+    is globally white (per peer address); whether an account holds a perm on a resource (per accessKey,
+    resource and perm); and, for codes whose needs follow from ext fields alone (``decided_by``: sends,
+    pulls, offsets), the requests already granted (per accessKey, code and those fields' values). All
+    start over whenever the config in force is a different object (a reload), so a changed file takes
+    effect for the next request as before. Refusals are never remembered. The signature and the admin
+    check run for every request; nothing about the signature is cached but the secret's key schedule.
     """
 
     def __init__(self, source: PlainAclConfig | HasAclConfig) -> None:
@@ -61,6 +63,7 @@ class AclValidator:
         self._cached_for: PlainAclConfig | None = None
         self._peers: dict[object, tuple[str | None, bool]] = {}
         self._granted: dict[tuple[str, str, Perm], bool] = {}
+        self._decided: set[tuple[str | None, ...]] = set()
 
     @property
     def config(self) -> PlainAclConfig:
@@ -73,7 +76,7 @@ class AclValidator:
         """
         config = self._source.config
         if config is not self._cached_for:
-            self._cached_for, self._peers, self._granted = config, {}, {}
+            self._cached_for, self._peers, self._granted, self._decided = config, {}, {}, set()
         peer = self._peers.get(remote_addr)
         if peer is None:
             peer = self._peer(config, remote_addr)
@@ -99,6 +102,11 @@ class AclValidator:
             raise AclRefused(f"request code {_code_name(request.code)} needs an admin account; accessKey {access_key} is not admin")
         if account.admin and not account.has_resource_perms:
             return
+        decided_by = rule.decided_by
+        if decided_by is not None:  # the needs follow from these ext fields: a granted request is remembered
+            decision = (access_key, request.code, *map(ext_fields.get, decided_by))
+            if decision in self._decided:
+                return
         granted = self._granted
         for resource, perm in required_resources(request, rule):
             key = (access_key, resource, perm)
@@ -112,6 +120,10 @@ class AclValidator:
                 raise AclRefused(
                     f"no permission to {perm_name(perm)} on {describe_resource(resource)} for accessKey {access_key}"
                 )
+        if decided_by is not None:
+            if len(self._decided) >= _CACHE_LIMIT:
+                self._decided.clear()
+            self._decided.add(decision)
 
     def _peer(self, config: PlainAclConfig, remote_addr: str | tuple | None) -> tuple[str | None, bool]:
         """The peer's host and whether it is globally white, remembered for the next request."""

@@ -75,6 +75,9 @@ class RequestRule:
     why: str
     needs: tuple[FieldNeed, ...] = ()
     body_needs: BodyNeeds | None = None
+    # The ext fields whose values alone decide the needs (None: the body does too). A validator may
+    # remember a granted request by (accessKey, code, these values) until the ACL is reloaded.
+    decided_by: tuple[str, ...] | None = ()
 
 
 def _topic(field: str, perm: Perm = Perm.SUB, *, optional: bool = False) -> FieldNeed:
@@ -94,7 +97,12 @@ def _admin(why: str) -> RequestRule:
 
 
 def _resources(why: str, *needs: FieldNeed, body: BodyNeeds | None = None) -> RequestRule:
-    return RequestRule(Access.RESOURCE, why, tuple(needs), body)
+    decided_by: tuple[str, ...] | None = tuple(need.field for need in needs)
+    if body is _send_needs:
+        decided_by = SEND_TOPIC_FIELDS  # the "body" needs of a send are read from these ext fields
+    elif body is not None:
+        decided_by = None
+    return RequestRule(Access.RESOURCE, why, tuple(needs), body, decided_by)
 
 
 # -- what the body names (heartbeats, lock requests) and what a send names ------------------------
@@ -116,12 +124,15 @@ def _items(value: object, what: str) -> list:
     return value
 
 
+SEND_TOPIC_FIELDS = ("topic", "b")  # where a send names its topic: V1 header, V2 header
+
+
 def _send_needs(request: RemotingCommand) -> list[ResourceNeed]:
     """PUB on the topic (``topic`` in V1, ``b`` in V2; both if both), SUB on G for a ``%RETRY%G`` topic."""
     ext_fields = request.ext_fields
     needs: list[ResourceNeed] = []
     named = False
-    for key in ("topic", "b"):  # every send, so no comprehension frames
+    for key in SEND_TOPIC_FIELDS:  # every send, so no comprehension frames
         topic = ext_fields.get(key)
         if not topic:
             continue
