@@ -17,14 +17,15 @@ unsigned request costs no body parsing.
 """
 from __future__ import annotations
 
+from hmac import compare_digest
 from typing import Protocol
 
 from brokers.engine.acl.acl_refused import AclRefused
-from brokers.engine.acl.permission import check_permission, describe_resource, is_group_resource, perm_name
+from brokers.engine.acl.permission import Perm, check_permission, describe_resource, is_group_resource, perm_name
 from brokers.engine.acl.plain_acl_config import PlainAclConfig
 from brokers.engine.acl.remote_address import split_host
-from brokers.engine.acl.request_rules import Access, required_resources, rule_for
-from brokers.engine.acl.signature import ACCESS_KEY, SIGNATURE, verify
+from brokers.engine.acl.request_rules import REQUEST_RULES, UNKNOWN_CODE_RULE, Access, required_resources
+from brokers.engine.acl.signature import ACCESS_KEY, SIGNATURE, signing_key
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.command import RemotingCommand
 
@@ -41,11 +42,28 @@ class _Fixed:
         self.config = config
 
 
+_rule_for = REQUEST_RULES.get
+_CACHE_LIMIT = 4096  # entries per cache; past it the cache starts over (peers and resources churn slowly)
+
+
 class AclValidator:
-    """Validate requests against a fixed config or a reloader's current one."""
+    """Validate requests against a fixed config or a reloader's current one.
+
+    Caches spare the per-request work that depends only on the config: the peer's host and whether it
+    is globally white (per peer address); whether an account holds a perm on a resource (per accessKey,
+    resource and perm); and, for codes whose needs follow from ext fields alone (``decided_by``: sends,
+    pulls, offsets), the requests already granted (per accessKey, code and those fields' values). All
+    start over whenever the config in force is a different object (a reload), so a changed file takes
+    effect for the next request as before. Refusals are never remembered. The signature and the admin
+    check run for every request; nothing about the signature is cached but the secret's key schedule.
+    """
 
     def __init__(self, source: PlainAclConfig | HasAclConfig) -> None:
         self._source: HasAclConfig = _Fixed(source) if isinstance(source, PlainAclConfig) else source
+        self._cached_for: PlainAclConfig | None = None
+        self._peers: dict[object, tuple[str | None, bool]] = {}
+        self._granted: dict[tuple[str, str, Perm], bool] = {}
+        self._decided: set[tuple[str | None, ...]] = set()
 
     @property
     def config(self) -> PlainAclConfig:
@@ -57,30 +75,64 @@ class AclValidator:
         ``remote_addr`` is the peer: asyncio's ``(host, port)``, ``host:port``, ``[v6]:port`` or a host.
         """
         config = self._source.config
-        host = split_host(remote_addr)
-        if config.is_globally_white(host):
+        if config is not self._cached_for:
+            self._cached_for, self._peers, self._granted, self._decided = config, {}, {}, set()
+        peer = self._peers.get(remote_addr)
+        if peer is None:
+            peer = self._peer(config, remote_addr)
+        host, globally_white = peer
+        if globally_white:
             return
-        access_key = request.ext_fields.get(ACCESS_KEY)
+        ext_fields = request.ext_fields
+        access_key = ext_fields.get(ACCESS_KEY)
         if not access_key:
             raise AclRefused(f"request code {request.code} is not signed (no AccessKey) and the ACL is on")
-        account = config.account(access_key)
+        account = config.accounts.get(access_key)
         if account is None:
             raise AclRefused(f"unknown accessKey {access_key}")
-        if account.white_remote_address.matches(host):
+        white = account.white_remote_address
+        if white.text and white.matches(host):  # an empty pattern matches nothing
             return
-        if not verify(account.secret_key, request.ext_fields, request.body, request.ext_fields.get(SIGNATURE)):
+        signature = ext_fields.get(SIGNATURE)  # signature.verify, written out: this runs for every request
+        if not signature or not compare_digest(signing_key(account.secret_key).signature(ext_fields, request.body).encode("ascii"),
+                                               signature.encode("utf-8", "replace")):
             raise AclRefused(f"signature mismatch for accessKey {access_key}")
-        rule = rule_for(request.code)
+        rule = _rule_for(request.code, UNKNOWN_CODE_RULE)  # request_rules.rule_for, without its frame
         if rule.access is Access.ADMIN and not account.admin:
             raise AclRefused(f"request code {_code_name(request.code)} needs an admin account; accessKey {access_key} is not admin")
         if account.admin and not account.has_resource_perms:
             return
-        for need in required_resources(request):
-            is_group = is_group_resource(need.resource)
-            if not check_permission(need.perm, account.owned_perm(need.resource, is_group=is_group)):
+        decided_by = rule.decided_by
+        if decided_by is not None:  # the needs follow from these ext fields: a granted request is remembered
+            decision = (access_key, request.code, *map(ext_fields.get, decided_by))
+            if decision in self._decided:
+                return
+        granted = self._granted
+        for resource, perm in required_resources(request, rule):
+            key = (access_key, resource, perm)
+            allowed = granted.get(key)
+            if allowed is None:
+                allowed = check_permission(perm, account.owned_perm(resource, is_group=is_group_resource(resource)))
+                if len(granted) >= _CACHE_LIMIT:
+                    granted.clear()
+                granted[key] = allowed
+            if not allowed:
                 raise AclRefused(
-                    f"no permission to {perm_name(need.perm)} on {describe_resource(need.resource)} for accessKey {access_key}"
+                    f"no permission to {perm_name(perm)} on {describe_resource(resource)} for accessKey {access_key}"
                 )
+        if decided_by is not None:
+            if len(self._decided) >= _CACHE_LIMIT:
+                self._decided.clear()
+            self._decided.add(decision)
+
+    def _peer(self, config: PlainAclConfig, remote_addr: str | tuple | None) -> tuple[str | None, bool]:
+        """The peer's host and whether it is globally white, remembered for the next request."""
+        host = split_host(remote_addr)
+        peer = (host, config.is_globally_white(host))
+        if len(self._peers) >= _CACHE_LIMIT:
+            self._peers.clear()
+        self._peers[remote_addr] = peer
+        return peer
 
 
 def _code_name(code: int) -> str:

@@ -75,6 +75,9 @@ class RequestRule:
     why: str
     needs: tuple[FieldNeed, ...] = ()
     body_needs: BodyNeeds | None = None
+    # The ext fields whose values alone decide the needs (None: the body does too). A validator may
+    # remember a granted request by (accessKey, code, these values) until the ACL is reloaded.
+    decided_by: tuple[str, ...] | None = ()
 
 
 def _topic(field: str, perm: Perm = Perm.SUB, *, optional: bool = False) -> FieldNeed:
@@ -94,7 +97,12 @@ def _admin(why: str) -> RequestRule:
 
 
 def _resources(why: str, *needs: FieldNeed, body: BodyNeeds | None = None) -> RequestRule:
-    return RequestRule(Access.RESOURCE, why, tuple(needs), body)
+    decided_by: tuple[str, ...] | None = tuple(need.field for need in needs)
+    if body is _send_needs:
+        decided_by = SEND_TOPIC_FIELDS  # the "body" needs of a send are read from these ext fields
+    elif body is not None:
+        decided_by = None
+    return RequestRule(Access.RESOURCE, why, tuple(needs), body, decided_by)
 
 
 # -- what the body names (heartbeats, lock requests) and what a send names ------------------------
@@ -116,17 +124,25 @@ def _items(value: object, what: str) -> list:
     return value
 
 
+SEND_TOPIC_FIELDS = ("topic", "b")  # where a send names its topic: V1 header, V2 header
+
+
 def _send_needs(request: RemotingCommand) -> list[ResourceNeed]:
     """PUB on the topic (``topic`` in V1, ``b`` in V2; both if both), SUB on G for a ``%RETRY%G`` topic."""
-    topics = [request.ext_fields[key] for key in ("topic", "b") if request.ext_fields.get(key)]
-    if not topics:
-        raise AclRefused(f"request code {request.code} names no topic, so its permissions cannot be checked")
-    needs = []
-    for topic in topics:
+    ext_fields = request.ext_fields
+    needs: list[ResourceNeed] = []
+    named = False
+    for key in SEND_TOPIC_FIELDS:  # every send, so no comprehension frames
+        topic = ext_fields.get(key)
+        if not topic:
+            continue
+        named = True
         if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             needs.append(ResourceNeed(topic, Perm.SUB))  # the retry topic is its group's resource
         elif topic != RMQ_SYS_TRACE_TOPIC:
             needs.append(ResourceNeed(topic, Perm.PUB))
+    if not named:
+        raise AclRefused(f"request code {request.code} names no topic, so its permissions cannot be checked")
     return needs
 
 
@@ -272,13 +288,15 @@ def rule_for(code: int) -> RequestRule:
     return REQUEST_RULES.get(code, UNKNOWN_CODE_RULE)
 
 
-def required_resources(request: RemotingCommand) -> list[ResourceNeed]:
+def required_resources(request: RemotingCommand, rule: RequestRule | None = None) -> list[ResourceNeed]:
     """The (resource, perm) pairs a request needs; [] for signature-only and admin codes.
 
+    ``rule`` is the request code's row when the caller has already looked it up.
     Raises AclRefused when a required field is missing or the body cannot be read, since then its
     permissions cannot be checked (the broker would refuse such a request anyway).
     """
-    rule = rule_for(request.code)
+    if rule is None:
+        rule = rule_for(request.code)
     needs: list[ResourceNeed] = []
     for need in rule.needs:
         name = request.ext_fields.get(need.field)

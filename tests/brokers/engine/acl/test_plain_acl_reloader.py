@@ -141,3 +141,42 @@ def test_an_account_removed_from_the_file_is_refused_after_the_reload(acl_file: 
     stale = hook.sign_request(RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, {"topic": "t"}))
     with pytest.raises(AclRefused, match="unknown accessKey account1"):
         validator.validate(stale, ("10.0.0.1", 1))
+
+
+def _send(hook: AclClientHook, topic: str) -> RemotingCommand:
+    return hook.sign_request(RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, {"a": "producers", "b": topic}, b"body"))
+
+
+def test_a_changed_perm_takes_effect_after_the_reload_though_the_last_answer_was_remembered(acl_file: pathlib.Path) -> None:
+    _rewrite(acl_file, _acl("account1") + "    topicPerms:\n      - orders=PUB\n")
+    clock = ManualClock()
+    reloader = PlainAclReloader(str(acl_file), clock=clock)
+    validator = AclValidator(reloader)
+    hook = AclClientHook("account1", "secret-account1")
+    for _ in range(2):  # the second answer comes from the validator's memory of the first
+        validator.validate(_send(hook, "orders"), ("10.0.0.1", 1))
+    _rewrite(acl_file, _acl("account1") + "    topicPerms:\n      - orders=DENY\n")
+    clock.advance(1.0)
+    assert reloader.maybe_reload() is True
+    with pytest.raises(AclRefused, match="no permission to PUB on topic orders"):
+        validator.validate(_send(hook, "orders"), ("10.0.0.1", 1))
+    _rewrite(acl_file, _acl("account1") + "    topicPerms:\n      - orders=PUB\n")
+    clock.advance(1.0)
+    assert reloader.maybe_reload() is True
+    validator.validate(_send(hook, "orders"), ("10.0.0.1", 1))
+
+
+def test_a_peer_made_globally_white_by_a_reload_passes_unsigned(acl_file: pathlib.Path) -> None:
+    clock = ManualClock()
+    reloader = PlainAclReloader(str(acl_file), clock=clock)
+    validator = AclValidator(reloader)
+    unsigned = RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, {"a": "producers", "b": "orders"}, b"body")
+    for _ in range(2):
+        with pytest.raises(AclRefused, match="not signed"):
+            validator.validate(unsigned, ("10.0.0.1", 1))
+    _rewrite(acl_file, "globalWhiteRemoteAddresses:\n  - 10.0.0.*\n" + _acl("account1"))
+    clock.advance(1.0)
+    assert reloader.maybe_reload() is True
+    validator.validate(unsigned, ("10.0.0.1", 1))
+    with pytest.raises(AclRefused, match="not signed"):
+        validator.validate(unsigned, ("10.0.1.1", 1))

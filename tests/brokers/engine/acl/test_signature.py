@@ -8,7 +8,7 @@ import hmac
 import pytest
 
 from brokers.engine.acl.client_hook import AclClientHook
-from brokers.engine.acl.signature import calculate_signature, combine_request_content, sign, verify
+from brokers.engine.acl.signature import SIGNATURE, calculate_signature, combine_request_content, sign, verify
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.command import RemotingCommand
 
@@ -111,3 +111,25 @@ def test_signed_request_survives_encoding_round_trips() -> None:
 
 def test_hook_repr_hides_the_secret() -> None:
     assert "12345678" not in repr(AclClientHook("RocketMQ", "12345678"))
+
+
+@pytest.mark.parametrize("secret", ["1234567", "k" * 64, "k" * 65, "long-secret-" * 20, "sécret-ключ-秘密", "\U0001F511" * 17])
+@pytest.mark.parametrize("body", [b"", b"x", bytes(range(256)) * 300])
+def test_the_precomputed_key_schedule_gives_hmac_sha1_for_every_key_length(secret: str, body: bytes) -> None:
+    # keys longer than SHA-1's 64-byte block are hashed first (RFC 2104); the content is signed as one
+    content = combine_request_content(FIELDS, body)
+    expected = base64.b64encode(hmac.new(secret.encode("utf-8"), content, hashlib.sha1).digest()).decode()
+    assert sign(secret, FIELDS, body) == expected == calculate_signature(content, secret)
+    assert verify(secret, FIELDS, body, expected)
+
+
+def test_the_remembered_key_order_serves_new_values_and_any_arrival_order() -> None:
+    # the sort is remembered per sequence of keys; each request's own values are signed
+    first = {"b": "one", "AccessKey": "ak", "a": "x"}
+    second = {"b": "two", "AccessKey": "ak", "a": "x"}
+    reordered = {"a": "x", "AccessKey": "ak", "b": "one"}
+    assert combine_request_content(first) == b"akxone"
+    assert combine_request_content(second) == b"akxtwo"
+    assert combine_request_content(reordered) == b"akxone"
+    assert sign("12345678", first) == sign("12345678", reordered) != sign("12345678", second)
+    assert combine_request_content({"only": "v"}) == b"v" and combine_request_content({SIGNATURE: "s"}) == b""
