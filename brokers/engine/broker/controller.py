@@ -127,7 +127,6 @@ class BrokerController:
 
     @property
     def identity(self) -> BrokerIdentity:
-        ip = self.config.advertised_ip
         return BrokerIdentity(self.config.cluster_name, self.config.broker_name, self.addr, self.config.broker_id,
                               self.group_member.ha_server_addr(), self.group_member.epoch)
 
