@@ -5,6 +5,7 @@ any request leaves, and raises CommandError with a readable message for every fa
 """
 from __future__ import annotations
 
+import abc
 import argparse
 import time
 
@@ -33,15 +34,18 @@ PULL_BATCH = 32  # messages per pull in consumeMessage
 # -- subcommands ----------------------------------------------------------------------------------
 
 
-class Subcommand:
+class Subcommand(abc.ABC):
+    """One mqadmin subcommand: its name, help, arguments and what it runs."""
+
     name = ""
     help = ""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         pass
 
+    @abc.abstractmethod
     def run(self, ctx: Context, opts: dict) -> None:
-        raise NotImplementedError
+        """Run with the parsed options; raise CommandError to exit non-zero with a message."""
 
 
 class ClusterList(Subcommand):
