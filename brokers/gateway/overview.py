@@ -184,12 +184,13 @@ def _alerts(namesrvs: list[NamesrvRow], rows: list[BrokerRow]) -> list[Alert]:
             alerts.append(Alert("error", "broker_expired", row.addr,
                                 f"broker {where} was registered before and is gone from the name server{seen}"))
         else:
-            alerts.extend(_store_alerts(row, where))
+            alerts.extend(broker_store_alerts(row))
     return alerts
 
 
-def _store_alerts(row: BrokerRow, where: str) -> list[Alert]:
+def broker_store_alerts(row: BrokerRow) -> list[Alert]:
     """A live broker's store alerts: unhealthy, not writable (sends refused), disk full or filling up."""
+    where = f"{row.cluster}/{row.broker_name} ({row.addr})"
     alerts = []
     not_writable = row.disk.not_writable_text if row.disk else ""
     same_reason = bool(not_writable) and bool(row.disk.not_writable_reason) and row.disk.not_writable_reason in row.error

@@ -16,20 +16,7 @@ from brokers.gateway.store_disk import (
     format_ratio,
     store_disk,
 )
-
-GIB = 1 << 30
-RETENTION = {  # the keys h14-retention adds, RocketMQ's defaults
-    "fileReservedTime": "72", "deleteWhen": "04", "diskMaxUsedSpaceRatio": "0.75",
-    "diskSpaceCleanForciblyRatio": "0.85", "diskSpaceWarningLevelRatio": "0.9",
-}
-
-
-def table(used_gib: float, total_gib: int = 100, **extra: str) -> dict[str, str]:
-    used = int(used_gib * GIB)
-    return {"diskTotalBytes": str(total_gib * GIB), "diskUsedBytes": str(used), "commitLogDiskRatio": repr(used / (total_gib * GIB)),
-            "commitLogDirCapacity": f"Total : {total_gib} GiB, Free : {total_gib - used_gib:g} GiB.", "diskFull": "false",
-            "storeWritable": "true", "storeHealthy": "true", "earliestMessageTimeStamp": "1714521600000",
-            "lastCleanTimeStamp": "0", "cleanedFilesTotal": "3", **RETENTION, **extra}
+from tests.brokers.gateway._runtime_tables import GIB, table
 
 
 def test_every_contract_key_is_read() -> None:
