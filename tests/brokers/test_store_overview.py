@@ -40,7 +40,7 @@ def row_of(rt: dict[str, str], **fields) -> BrokerRow:
 # -- real brokers --------------------------------------------------------------------------------
 
 def test_api_brokers_carry_the_store_figures_the_brokers_report(viewer, console_cluster, topic) -> None:
-    send(console_cluster, topic, 3)
+    send(console_cluster, topic, 8)  # round robin over its 8 queues: both brokers store some
     brokers = viewer.get("/api/v1/brokers", {"cluster": console_cluster.cluster}).json()["results"]
     raw = runtime_infos([b["addr"] for b in brokers])
     now_ms = time.time() * 1000
