@@ -23,7 +23,8 @@ class RetentionOutput(serializers.Serializer):
 
     file_reserved_time_hours = serializers.FloatField(allow_null=True, help_text="fileReservedTime: hours a commit log file is kept")
     delete_when = serializers.CharField(allow_null=True, help_text='deleteWhen: the hour(s) expired files go, "04" or "03;04"')
-    disk_max_used_space_ratio = serializers.FloatField(allow_null=True, help_text="diskMaxUsedSpaceRatio, 0..1: above it expired files go at any hour")
+    disk_max_used_space_ratio = serializers.FloatField(allow_null=True,
+                                                       help_text="diskMaxUsedSpaceRatio, 0..1: above it expired files go at any hour")
     disk_space_clean_forcibly_ratio = serializers.FloatField(
         allow_null=True, help_text="diskSpaceCleanForciblyRatio, 0..1: above it the oldest files go even if not expired")
     disk_space_warning_level_ratio = serializers.FloatField(
@@ -59,7 +60,8 @@ class BrokerOutput(serializers.Serializer):
     disk_used_bytes = serializers.IntegerField(source="disk.used_bytes", allow_null=True, help_text="bytes used on it")
     disk_used_ratio = serializers.FloatField(source="disk.ratio", allow_null=True, help_text="disk_used_bytes / disk_total_bytes, 0..1")
     disk_state = serializers.ChoiceField(source="disk.state", choices=list(STATES), allow_null=True,
-                                         help_text="ok; cleaning (at or above diskMaxUsedSpaceRatio); cleaning forcibly (at or above "
+                                         help_text="ok; high (at or above 0.85 on a broker reporting no retention settings); "
+                                                   "cleaning (at or above diskMaxUsedSpaceRatio); cleaning forcibly (at or above "
                                                    "diskSpaceCleanForciblyRatio); refusing sends (disk full, or the store not writable)")
     refusing_sends = serializers.BooleanField(source="disk.refusing_sends", allow_null=True,
                                               help_text="the broker refuses sends: disk_full, or store_writable false")

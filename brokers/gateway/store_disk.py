@@ -15,7 +15,8 @@ The keys and their forms are RocketMQ's (values are strings):
 A key the broker does not report reads as None (the page prints "—"). The state a row is in, from
 worst to best: refusing sends (``diskFull`` or not writable), forcible cleaning (usage at or above
 diskSpaceCleanForciblyRatio: the oldest files go even if not expired), cleaning (at or above
-diskMaxUsedSpaceRatio: expired files go at any hour, not only at deleteWhen), ok.
+diskMaxUsedSpaceRatio: expired files go at any hour, not only at deleteWhen), high (a broker that
+reports no retention settings, at or above FALLBACK_WARN_RATIO: nothing is cleaned), ok.
 """
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ from datetime import datetime, timezone
 # Without the broker's own ratios (a broker from before retention) the overview warns here, as it always has.
 FALLBACK_WARN_RATIO = 0.85
 
-OK, CLEANING, CLEANING_FORCIBLY, REFUSING_SENDS = "ok", "cleaning", "cleaning forcibly", "refusing sends"
-STATES = (OK, CLEANING, CLEANING_FORCIBLY, REFUSING_SENDS)
+OK, HIGH, CLEANING, CLEANING_FORCIBLY, REFUSING_SENDS = "ok", "high", "cleaning", "cleaning forcibly", "refusing sends"
+STATES = (OK, HIGH, CLEANING, CLEANING_FORCIBLY, REFUSING_SENDS)
 
 _CAPACITY_RE = re.compile(r"Total\s*:\s*([0-9.]+)\s*GiB\s*,\s*Free\s*:\s*([0-9.]+)\s*GiB", re.I)
 _GIB = 1 << 30
@@ -72,7 +73,7 @@ class StoreDisk:
 
     @property
     def state(self) -> str:
-        """ok, cleaning, cleaning forcibly or refusing sends (see the module's docstring)."""
+        """ok, high, cleaning, cleaning forcibly or refusing sends (see the module's docstring)."""
         if self.refusing_sends:
             return REFUSING_SENDS
         if self.ratio is None:
@@ -81,7 +82,7 @@ class StoreDisk:
         if forcibly is not None and self.ratio >= forcibly:
             return CLEANING_FORCIBLY
         if self.ratio >= self.warn_ratio:
-            return CLEANING
+            return HIGH if self.retention.disk_max_used_space_ratio is None else CLEANING
         return OK
 
     @property
@@ -129,9 +130,9 @@ class StoreDisk:
         if self.state == CLEANING_FORCIBLY:
             return "warning", (f"disk {self.ratio_text} used, at or above diskSpaceCleanForciblyRatio "
                                f"{format_ratio(r.disk_space_clean_forcibly_ratio)}: the oldest files are deleted even if not expired{refuse_at}")
+        if self.state == HIGH:
+            return "warning", f"commit log disk is {self.ratio_text} used"
         if self.state == CLEANING:
-            if r.disk_max_used_space_ratio is None:
-                return "warning", f"commit log disk is {self.ratio_text} used"
             return "warning", (f"disk {self.ratio_text} used, at or above diskMaxUsedSpaceRatio {format_ratio(r.disk_max_used_space_ratio)}: "
                                f"expired files are deleted at any hour{refuse_at}")
         return None

@@ -9,6 +9,7 @@ import pytest
 from brokers.gateway.store_disk import (
     CLEANING,
     CLEANING_FORCIBLY,
+    HIGH,
     OK,
     REFUSING_SENDS,
     RetentionSettings,
@@ -79,7 +80,7 @@ def test_broker_conf_percentages_and_odd_values() -> None:
 
 def test_without_the_brokers_ratios_the_old_threshold_warns() -> None:
     disk = store_disk({"commitLogDiskRatio": "0.86"})
-    assert disk.state == CLEANING and disk.problem() == ("warning", "commit log disk is 86.0 % used")
+    assert disk.state == HIGH and disk.problem() == ("warning", "commit log disk is 86.0 % used")
     assert store_disk({"commitLogDiskRatio": "0.84"}).problem() is None
 
 
