@@ -263,6 +263,17 @@ class IndexService:
         if self.files:
             self.files[-1].clamp(phy_end)
 
+    def retire_expired_file(self, min_phy: int, lock: threading.Lock) -> IndexFile | None:
+        """Drop the oldest file (never the newest) when every message it indexes is gone from the
+        commit log (its end offset below ``min_phy``; RocketMQ's deleteExpiredFile); return it
+        for the caller to unlink and unmap, or None."""
+        with lock:
+            files = self.files
+            if len(files) < 2 or files[0].end_phy_offset >= min_phy:
+                return None
+            self.files = files[1:]  # a new list: a query's snapshot stays consistent
+        return files[0]
+
     def mark_unflushed(self) -> None:
         """Have the next flush sync the newest file (after a crash it may hold unsynced items)."""
         if self.files:
