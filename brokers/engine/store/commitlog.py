@@ -116,6 +116,13 @@ class CommitLog:
             self.files.append(mf)
         if self.files:
             self._max_offset = self._flushed_where = self.files[-1].file_end_offset
+            # Recovery reads the last segment through its map up to just past its data; give those
+            # pages blocks first (on tmpfs reading a hole through a map takes a page, and on a full
+            # volume that is a SIGBUS): on a full disk the open fails with ENOSPC instead.
+            last = self.files[-1]
+            ranges = last.data_ranges(0, self.file_size)
+            last.ensure_allocated(min(self.file_size, (ranges[-1][1] if ranges else 0) + END_FILE_MIN_BLANK_LENGTH),
+                                  self._chunk)
 
     def segment_start(self, offset: int) -> int:
         return offset - offset % self.file_size

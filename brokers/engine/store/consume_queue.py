@@ -102,7 +102,9 @@ class ConsumeQueue:
         self._refresh_max_phys_end()
 
     def _unit_size(self, mf: MappedFile, idx: int) -> int:
-        return struct.unpack_from(">i", mf.mm, idx * CQ_STORE_UNIT_SIZE + 8)[0]
+        # pread, not the map: the probe may land in a hole, and on tmpfs reading a hole through a
+        # shared map takes a page (a SIGBUS when the volume is full).
+        return struct.unpack(">i", mf.handle.pread(4, idx * CQ_STORE_UNIT_SIZE + 8))[0]
 
     def _first_unwritten(self, mf: MappedFile) -> int:
         """Binary search for the first unit with size 0, assuming units are written in order."""
@@ -116,7 +118,7 @@ class ConsumeQueue:
         return lo
 
     def _first_unwritten_linear(self, mf: MappedFile) -> int:
-        for idx, (_phys, size, _tag) in enumerate(UNIT.iter_unpack(mf.mm[: self.file_size])):
+        for idx, (_phys, size, _tag) in enumerate(UNIT.iter_unpack(mf.handle.pread(self.file_size, 0))):
             if size <= 0:
                 return idx
         return self.file_size // CQ_STORE_UNIT_SIZE

@@ -83,14 +83,15 @@ class IndexFile:
         size = INDEX_HEADER_SIZE + slots * HASH_SLOT_SIZE + max_count * INDEX_ITEM_SIZE
         self.mapped = MappedFile(path, 0, size, create=create, io=io)
         self._items_at = INDEX_HEADER_SIZE + slots * HASH_SLOT_SIZE
-        (self.begin_timestamp, self.end_timestamp, self.begin_phy_offset, self.end_phy_offset,
-         self.hash_slot_count, self.index_count) = _HEADER.unpack_from(self.mapped.mm, 0)
+        self.index_count = 0
         if create:
-            try:
-                self.ensure_items(1)  # the header and every slot: written at random places
+            try:  # the header and every slot (written at random places) get blocks before any access:
+                self.ensure_items(1)  # on tmpfs even reading a hole through a map takes a page
             except BaseException:
                 self.mapped.destroy()
                 raise
+        (self.begin_timestamp, self.end_timestamp, self.begin_phy_offset, self.end_phy_offset,
+         self.hash_slot_count, self.index_count) = _HEADER.unpack(self.mapped.handle.pread(INDEX_HEADER_SIZE, 0))
         if self.index_count <= 0:
             self.index_count = 1
             self._write_header()
