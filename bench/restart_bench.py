@@ -58,7 +58,7 @@ class Cluster:
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         self.store_dir = tmp / "store"
-        self.ns_port, self.broker_port = free_port(), free_port()
+        self.ns_port, self.broker_port, self.ha_port = free_port(), free_port(), free_port()
         self.namesrv = f"127.0.0.1:{self.ns_port}"
         self.ns_proc = self._spawn("namesrv", ["namesrv", "--port", str(self.ns_port)])
         wait_ready(self.ns_proc, tmp / "namesrv.log", 30.0)
@@ -73,7 +73,8 @@ class Cluster:
     def start_broker(self) -> float:
         """Start the broker; return the perf_counter time just before Popen."""
         self.starts += 1
-        argv = ["broker", "--name", "restart-broker", "--port", str(self.broker_port), "--namesrv", self.namesrv,
+        argv = ["broker", "--name", "restart-broker", "--port", str(self.broker_port),
+                "--ha-port", str(self.ha_port), "--namesrv", self.namesrv,
                 "--store-dir", str(self.store_dir), "--log-level", "INFO"]
         t0 = time.perf_counter()
         self.broker = self._spawn(f"broker-{self.starts}", argv)
