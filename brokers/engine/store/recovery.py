@@ -374,8 +374,12 @@ def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterab
     index.truncate(end)
     if abnormal:  # what the dead process wrote may still be only in the page cache
         commitlog.mark_unflushed_from(start)
+        # A queue whose units all point before what the checkpoint vouches for was synced
+        # before it was written: only the others are synced again (a few, not thousands).
+        vouched = checkpoint.logics_offset if trusted is not None else -1
         for q in queues:
-            q.mark_unflushed()
+            if q.max_phys_end > vouched or q.damaged:
+                q.mark_unflushed()
         index.mark_unflushed()
     if not abnormal and checkpoint.offsets_known and end != checkpoint.physic_offset:
         log.warning("commit log: the clean shutdown recorded its end at %d, recovery found %d",
