@@ -112,7 +112,8 @@ class DefaultMessageStore:
             self._queues.reset_queue_offsets()
             self._dispatcher.last_dispatch_timestamp = self._commitlog.last_store_timestamp
             self._dispatcher.dispatched_offset = self._commitlog.max_offset
-            self._flush_all()
+            if not abnormal:  # after a crash the flush services sync what recovery marked, soon
+                self._flush_all()
             self._lock_file.create_abort()
         except BaseException:
             self._close_parts()
@@ -179,8 +180,7 @@ class DefaultMessageStore:
     # --- flushing ---------------------------------------------------------------------------
 
     def _flush_logics(self) -> None:
-        """Flush consume queues and index, then record in the checkpoint what is on disk (as
-        store times for RocketMQ, and as commit log offsets for a recovery from mid-segment)."""
+        """Flush consume queues and index, then record in the checkpoint what is on disk (times, offsets)."""
         lock = self._commitlog.lock
         with lock:
             logics_ts = self._dispatcher.last_dispatch_timestamp
