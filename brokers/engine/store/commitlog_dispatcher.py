@@ -5,7 +5,9 @@ queue and to the index, written at once under the commit log lock (RocketMQ's
 The values themselves (tag codes, index key hashes) come from ``dispatch.py``, which recovery
 uses too, so a put and a re-dispatch after a crash derive the same units and entries.
 ``last_dispatch_timestamp`` is the store time of the last record dispatched: the flush of the
-queues records it in the checkpoint as what the queues and the index hold.
+queues records it in the checkpoint as what the queues and the index hold, and
+``dispatched_offset`` (the commit log offset past the last record dispatched) the same as an
+offset, from which recovery after a crash re-dispatches.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ class CommitLogDispatcher:
         self._queues = queues
         self._index = index
         self.last_dispatch_timestamp = 0
+        self.dispatched_offset = 0  # commit log offset just past the last record dispatched
 
     def dispatch(self, topic: str, queue_id: int, queue_offset: int, phys: int, size: int,
                  tags: int | None, hashes: list[int] | None, store_timestamp: int) -> None:
@@ -31,6 +34,7 @@ class CommitLogDispatcher:
         if hashes:
             self._index.build_index(hashes, phys, store_timestamp)
         self.last_dispatch_timestamp = store_timestamp
+        self.dispatched_offset = phys + size
 
     def dispatch_batch(self, topic: str, queue_id: int, first_offset: int, units: list[Unit],
                        index_items: Sequence[tuple[int, int]], store_timestamp: int) -> None:
@@ -40,3 +44,5 @@ class CommitLogDispatcher:
         if index_items:
             self._index.build_index_items(index_items, store_timestamp)
         self.last_dispatch_timestamp = store_timestamp
+        if units:
+            self.dispatched_offset = units[-1][0] + units[-1][1]

@@ -56,12 +56,15 @@ class ConsumeQueue:
 
     # --- loading --------------------------------------------------------------------------
 
-    def load(self, check_window: int = 0) -> None:
+    def load(self, check_window: int = 0, known_end: tuple[int, int] | None = None) -> None:
         """Map the queue's files and find where its units end.
 
-        Units are found by binary search for the first unwritten one. With ``check_window`` > 0
-        (after a crash) that many bytes after it are checked for data, which reveals holes
-        left by lost pages; the queue is then cut at the first unwritten unit and marked damaged.
+        ``known_end`` is (max offset, commit log offset past its last record) as a clean
+        shutdown recorded them: taken after checking the unit before it is written and the one
+        at it is not. Otherwise units are found by binary search for the first unwritten one.
+        With ``check_window`` > 0 (after a crash) that many bytes after it are checked for data,
+        which reveals holes left by lost pages; the queue is then cut at the first unwritten
+        unit and marked damaged.
         """
         if not os.path.isdir(self.directory):
             return
@@ -79,6 +82,8 @@ class ConsumeQueue:
         if not self.files:
             return
         self.min_offset = self.files[0].file_from_offset // CQ_STORE_UNIT_SIZE
+        if known_end is not None and not check_window and self._take_known_end(*known_end):
+            return
         units = self.file_size // CQ_STORE_UNIT_SIZE
         while (check_window and len(self.files) > 1 and self._first_unwritten(self.files[-1]) == 0
                and self.files[-1].is_zero_from(0, check_window) and self._unit_size(self.files[-2], units - 1) == 0):
@@ -100,6 +105,21 @@ class ConsumeQueue:
         self.max_offset = (last.file_from_offset + last.wrote_position) // CQ_STORE_UNIT_SIZE
         self._flushed_offset = self.max_offset
         self._refresh_max_phys_end()
+
+    def _take_known_end(self, max_offset: int, max_phys_end: int) -> bool:
+        last = self.files[-1]
+        byte_end = max_offset * CQ_STORE_UNIT_SIZE
+        pos = byte_end - last.file_from_offset
+        if max_offset < self.min_offset or not 0 <= pos <= self.file_size:
+            return False
+        if pos and self._unit_size(last, pos // CQ_STORE_UNIT_SIZE - 1) == 0:
+            return False
+        if pos < self.file_size and self._unit_size(last, pos // CQ_STORE_UNIT_SIZE) != 0:
+            return False
+        last.wrote_position = last.flushed_position = pos
+        self.max_offset = self._flushed_offset = max_offset
+        self.max_phys_end = max_phys_end
+        return True
 
     def _unit_size(self, mf: MappedFile, idx: int) -> int:
         # pread, not the map: the probe may land in a hole, and on tmpfs reading a hole through a
@@ -220,6 +240,8 @@ class ConsumeQueue:
 
     def truncate_dirty(self, phys_end: int) -> int:
         """Drop units whose record ends past ``phys_end`` (the recovered commit log end)."""
+        if self.max_phys_end <= phys_end:  # units are in commit log order: none is past it
+            return 0
         lo, hi = self.min_offset, self.max_offset
         while lo < hi:  # first unit whose record is (partly) past phys_end
             mid = (lo + hi) // 2

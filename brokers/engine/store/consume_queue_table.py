@@ -6,11 +6,17 @@ directory is deleted by renaming it to ``.deleting.<topic>.<unique>`` first (ato
 mid-delete never leaves a queue with holes; ``load()`` finishes such interrupted deletes. The
 prefix has a dot, which no legal topic name has, so it never collides with a queue.
 
+A clean shutdown records every queue's end in ``<store_dir>/consumequeue_ends.json`` (with the
+commit log end it goes with), so the next clean open takes the ends instead of searching
+thousands of queue files for them; after a crash the file is not used (the ``abort`` file says
+so) and the ends are searched as before.
+
 Thread model: the put path and ``delete_topic`` change the table under the commit log lock; the
 readers take a queue with ``get`` (a dict lookup) and read it without the lock.
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -18,21 +24,45 @@ import uuid
 
 from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.store.consume_queue import ConsumeQueue
-from brokers.engine.store.file_io import OS_FILE_IO, FileIO
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO, write_file_atomically
 
 log = logging.getLogger(__name__)
 
 DELETING_PREFIX = ".deleting."  # not a legal topic name (has a dot)
 
 QueueKey = tuple[str, int]  # (topic, queue id)
+QueueEnds = dict[QueueKey, tuple[int, int]]  # (max offset, commit log offset past its last record)
+QUEUE_ENDS_FILE = "consumequeue_ends.json"  # in the store directory
+
+
+def write_queue_ends(path: str, commitlog_end: int, ends: QueueEnds, io: FileIO = OS_FILE_IO) -> None:
+    """Record the queues' ends at a clean shutdown, for the commit log ending at ``commitlog_end``."""
+    body = {"commitLogOffset": commitlog_end,
+            "queues": [[topic, queue_id, end, phys] for (topic, queue_id), (end, phys) in sorted(ends.items())]}
+    write_file_atomically(io, path, json.dumps(body, separators=(",", ":")).encode("utf-8"), 0o644)
+
+
+def read_queue_ends(path: str, commitlog_end: int) -> QueueEnds | None:
+    """The ends recorded for a commit log ending at ``commitlog_end``; None if there are none
+    (no file, unreadable, or recorded for another end)."""
+    try:
+        with open(path, "rb") as f:
+            body = json.loads(f.read())
+        if body["commitLogOffset"] != commitlog_end:
+            return None
+        return {(str(t), int(q)): (int(end), int(phys)) for t, q, end, phys in body["queues"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 class ConsumeQueueTable:
     """The consume queues under one directory; ``load()`` before use, ``close()`` after."""
 
-    def __init__(self, root: str, units_per_file: int, *, io: FileIO = OS_FILE_IO) -> None:
+    def __init__(self, root: str, units_per_file: int, *, io: FileIO = OS_FILE_IO, ends_path: str | None = None) -> None:
         self.root = root
         self.io = io
+        # Beside the queue directory (in the store directory) unless given.
+        self.ends_path = ends_path or os.path.join(os.path.dirname(os.path.abspath(root)), QUEUE_ENDS_FILE)
         self._units_per_file = units_per_file
         self._queues: dict[QueueKey, ConsumeQueue] = {}
         # The queue offset the next message of each queue gets (written by the put path).
@@ -40,9 +70,12 @@ class ConsumeQueueTable:
         # Record bytes put to each queue since the store opened (for bytes/s; restarts at 0).
         self.queue_put_bytes: dict[QueueKey, int] = {}
 
-    def load(self, check_window: int) -> None:
+    def load(self, check_window: int, clean_end: int = -1) -> None:
         """Open every queue directory; ``check_window`` bytes past each end are checked for
-        stray units after a crash. Finishes deletes a crash interrupted; skips bad names."""
+        stray units after a crash; ``clean_end`` >= 0 is the commit log end a clean shutdown
+        recorded, whose queue ends are taken if recorded. Finishes deletes a crash
+        interrupted; skips bad names."""
+        known_ends = (read_queue_ends(self.ends_path, clean_end) if clean_end >= 0 and self.ends_path else None) or {}
         self._queues = {}
         os.makedirs(self.root, exist_ok=True)
         for topic in sorted(os.listdir(self.root)):
@@ -61,7 +94,7 @@ class ConsumeQueueTable:
                 if not name.isdigit():
                     continue
                 q = ConsumeQueue(topic, int(name), os.path.join(topic_dir, name), self._units_per_file, io=self.io)
-                q.load(check_window)
+                q.load(check_window, known_ends.get((topic, int(name))))
                 self._queues[(topic, int(name))] = q
         self.reset_queue_offsets()
 
@@ -90,6 +123,15 @@ class ConsumeQueueTable:
                          io=self.io)
         self._queues[(topic, queue_id)] = q
         return q
+
+    def ends(self) -> QueueEnds:
+        """Every queue's (max offset, commit log offset past its last record)."""
+        return {k: (q.max_offset, q.max_phys_end) for k, q in self._queues.items() if q.files}
+
+    def record_ends(self, commitlog_end: int) -> None:
+        """At a clean shutdown (queues flushed), record every queue's end for the next open."""
+        if self.ends_path:
+            write_queue_ends(self.ends_path, commitlog_end, self.ends(), self.io)
 
     def queues(self) -> list[ConsumeQueue]:
         return list(self._queues.values())

@@ -110,7 +110,7 @@ class DefaultMessageStore:
             raise_open_file_limit()
             self._checkpoint = StoreCheckpoint(cfg.checkpoint_path, self.file_io)
             self._commitlog.load()
-            self._queues.load(CRASH_CHECK_WINDOW if abnormal else 0)
+            self._queues.load(CRASH_CHECK_WINDOW if abnormal else 0, -1 if abnormal else self._checkpoint.physic_offset)
             self._index.load()
             self.recovery_report = recover(
                 commitlog=self._commitlog, checkpoint=self._checkpoint,
@@ -118,7 +118,9 @@ class DefaultMessageStore:
                 index=self._index, abnormal=abnormal, check_crc=cfg.check_crc_on_recover)
             self._queues.reset_queue_offsets()
             self._dispatcher.last_dispatch_timestamp = self._commitlog.last_store_timestamp
-            self._flush_all()
+            self._dispatcher.dispatched_offset = self._commitlog.max_offset
+            if not abnormal:  # after a crash the flush services sync what recovery marked, soon
+                self._flush_all()
             self._lock_file.create_abort()
         except BaseException:
             self._close_parts()
@@ -150,6 +152,7 @@ class DefaultMessageStore:
                 self._flush_logics_service.shutdown()
             self._retention.shutdown()
             self._flush_all()
+            self._queues.record_ends(self._commitlog.max_offset)
         except OSError:
             log.exception("final flush failed; leaving the abort file so the next open recovers")
             clean = False
@@ -186,10 +189,11 @@ class DefaultMessageStore:
     # --- flushing ---------------------------------------------------------------------------
 
     def _flush_logics(self) -> None:
-        """Flush consume queues and index, then record in the checkpoint what is on disk."""
+        """Flush consume queues and index, then record in the checkpoint what is on disk (times, offsets)."""
         lock = self._commitlog.lock
         with lock:
             logics_ts = self._dispatcher.last_dispatch_timestamp
+            logics_offset = self._dispatcher.dispatched_offset
             queues = self._queues.queues()
         try:
             for q in queues:
@@ -203,6 +207,8 @@ class DefaultMessageStore:
             cp.physic_msg_timestamp = self._commitlog.flushed_store_timestamp
             cp.logics_msg_timestamp = logics_ts
             cp.index_msg_timestamp = logics_ts
+            cp.physic_offset = self._commitlog.flushed_where
+            cp.logics_offset = min(logics_offset, self._dispatcher.dispatched_offset)  # truncate_to lowers it
             cp.flush()
         self._stats.sample()
 
@@ -287,7 +293,11 @@ class DefaultMessageStore:
     def truncate_to(self, offset: int) -> TruncationReport:
         """Cut the commit log, consume queues and index past ``offset`` (a divergent tail)."""
         self._require_open()
-        return truncate_tail(self._commitlog, self._queues, self._index, offset)
+        self._dispatcher.dispatched_offset = min(self._dispatcher.dispatched_offset, offset)  # nothing appends now
+        report = truncate_tail(self._commitlog, self._queues, self._index, offset)
+        if self._checkpoint is not None:  # vouch for nothing past the cut before writing past it
+            self._checkpoint.lower_offsets(offset)
+        return report
 
     def add_arrival_listener(self, listener: ArrivalListener) -> None:
         """Call ``listener(topic, queue_id, logic_offset, tags_code)`` after each dispatch, on the
