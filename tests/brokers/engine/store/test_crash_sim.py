@@ -12,7 +12,7 @@ def test_an_atomic_replace_leaves_the_old_or_the_new_content(crash_recorder, tmp
     rec = crash_recorder()
     path = os.path.join(rec.root, "config", "offsets.json")
     os.makedirs(os.path.dirname(path))
-    versions = [(b"v%d " % i) * (100 + 700 * i) for i in range(6)]  # some span several pages
+    versions = [(b"v%d " % i) * (100 + 700 * i) for i in range(6)]  # some span several blocks
     for i, data in enumerate(versions):
         rec.mark("begin", i)
         write_file_atomically(rec, path, data)
@@ -45,7 +45,7 @@ def test_an_in_place_rewrite_is_caught_torn(crash_recorder):
     torn = [c for c in seen if c not in (b"A" * 6000, b"B" * 6000)]
     assert torn, "the simulator never tore the in-place write"
     assert any(c.startswith(b"B") and c.endswith(b"A") for c in torn)  # a write cut inside
-    assert any(c.startswith(b"A") and c.endswith(b"B") for c in torn)  # pages out of order
+    assert any(c.startswith(b"A") and c.endswith(b"B") for c in torn)  # blocks out of order
 
 
 def test_synced_appends_survive_and_unsynced_ones_may_not(crash_recorder):
