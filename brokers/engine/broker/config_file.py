@@ -15,61 +15,52 @@ from pathlib import Path
 from typing import Any
 
 from brokers.engine.common import json_compat
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 
 log = logging.getLogger("brokers.engine.broker")
 
 
-def fsync_dir(directory: Path) -> None:
-    """Flush a directory entry change (a rename) to disk; a no-op where unsupported."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def write_text_atomic(path: Path | str, text: str, *, keep_backup: bool = True) -> None:
-    """Replace ``path`` with ``text`` atomically (tmp + fsync + rename + fsync dir)."""
+def write_text_atomic(path: Path | str, text: str, *, keep_backup: bool = True, io: FileIO = OS_FILE_IO) -> None:
+    """Replace ``path`` with ``text`` atomically (tmp + fsync + rename + fsync dir), every write
+    through ``io`` (the store's file seam: a full disk raises OSError and leaves ``path`` as it was)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    data = text.encode("utf-8")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+    tmp = str(path.with_name(path.name + ".tmp"))
+    handle = io.open(tmp, create=True, mode=0o644)
+    try:
+        handle.truncate(0)
+        handle.pwrite(text.encode("utf-8"), 0)
+        handle.sync()
+    except BaseException:
+        handle.close()
+        io.unlink(tmp)
+        raise
+    handle.close()
     if keep_backup and path.exists():
-        _keep_backup(path)
-    os.replace(tmp, path)  # the new content takes the name in one step
-    fsync_dir(path.parent)
+        _keep_backup(path, io)
+    io.replace(tmp, str(path))  # the new content takes the name in one step
+    io.sync_dir(str(path.parent))
 
 
-def _keep_backup(path: Path) -> None:
+def _keep_backup(path: Path, io: FileIO) -> None:
     """Make ``<file>.bak`` the current content while ``path`` itself stays in place."""
     bak = path.with_name(path.name + ".bak")
     link = path.with_name(path.name + ".bak.tmp")
     try:
-        try:
-            link.unlink()
-        except FileNotFoundError:
-            pass
+        io.unlink(str(link))
         try:
             os.link(path, link)  # a second name for the old content, no copy
         except OSError:
-            link.write_bytes(path.read_bytes())
-        os.replace(link, bak)
+            write_text_atomic(link, path.read_text(encoding="utf-8"), keep_backup=False, io=io)
+        io.replace(str(link), str(bak))
     except OSError as exc:
         log.warning("cannot keep %s as backup: %s", path, exc)
 
 
-def write_json_atomic(path: Path | str, value: Any, *, pretty: bool = True, keep_backup: bool = True) -> None:
+def write_json_atomic(path: Path | str, value: Any, *, pretty: bool = True, keep_backup: bool = True,
+                      io: FileIO = OS_FILE_IO) -> None:
     """Serialize in fastjson's dialect (pretty: tab-indented, as RocketMQ writes) and store atomically."""
-    write_text_atomic(path, json_compat.dumps(value, pretty=pretty), keep_backup=keep_backup)
+    write_text_atomic(path, json_compat.dumps(value, pretty=pretty), keep_backup=keep_backup, io=io)
 
 
 def read_json(path: Path | str) -> Any | None:

@@ -19,6 +19,7 @@ import logging
 from pathlib import Path
 
 from brokers.engine.broker.config_file import read_json, write_json_atomic
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 from brokers.engine.broker.masterless_offsets import MasterlessOffsets
 
 log = logging.getLogger("brokers.engine.broker")
@@ -28,11 +29,12 @@ TOPIC_GROUP_SEPARATOR = "@"
 
 
 class ConsumerOffsetManager:
-    def __init__(self, config_dir: Path) -> None:
+    def __init__(self, config_dir: Path, *, file_io: FileIO = OS_FILE_IO) -> None:
+        self.file_io = file_io
         self.path = Path(config_dir) / CONSUMER_OFFSET_FILE
         self.offset_table: dict[str, dict[int, int]] = {}
         self._dirty = False
-        self.masterless = MasterlessOffsets(Path(config_dir))
+        self.masterless = MasterlessOffsets(Path(config_dir), file_io=file_io)
 
     @staticmethod
     def key(topic: str, group: str) -> str:
@@ -78,7 +80,7 @@ class ConsumerOffsetManager:
             return False
         self._dirty = False
         try:
-            write_json_atomic(self.path, self.encode())
+            write_json_atomic(self.path, self.encode(), io=self.file_io)
         except OSError:
             self._dirty = True
             raise

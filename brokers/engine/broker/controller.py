@@ -61,6 +61,7 @@ from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.server import RemotingServer
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 from brokers.engine.store.message_store import MessageStore
 
 log = logging.getLogger("brokers.engine.broker")
@@ -72,9 +73,10 @@ UNREGISTER_TIMEOUT_S = 2.0
 class BrokerController:
     """One broker: its parts, their start and stop order, and the calls processors make back."""
 
-    def __init__(self, config: BrokerConfig, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(self, config: BrokerConfig, clock: Clock = SYSTEM_CLOCK, file_io: FileIO = OS_FILE_IO) -> None:
         self.config = config
         self.clock = clock
+        self.file_io = file_io  # every store and config file write goes through it (store/file_io.py)
         self.config_dir = Path(config.store.store_dir) / "config"
         self.acl_guard = server_acl_guard(host=config.listen_host, acl_file=config.acl_file, no_acl=config.acl_disabled,
                                           name=f"broker {config.broker_name}", clock=clock)  # AclConfigError: do not start
@@ -83,16 +85,17 @@ class BrokerController:
         if self.acl_guard is not None and self.credential.access_key is None:
             log.warning("broker %s: the ACL file has no admin account and no --acl-access-key was given: "
                         "requests to name servers and the master go unsigned", config.broker_name)
-        self.topic_config_manager = TopicConfigManager(config, self.config_dir, clock)
-        self.consumer_offset_manager = ConsumerOffsetManager(self.config_dir)
+        self.topic_config_manager = TopicConfigManager(config, self.config_dir, clock, file_io=file_io)
+        self.consumer_offset_manager = ConsumerOffsetManager(self.config_dir, file_io=file_io)
         self.subscription_group_manager = SubscriptionGroupManager(
             self.config_dir, clock, auto_create=config.auto_create_subscription_group,
-            max_groups=config.max_subscription_groups, flush_delay_s=config.config_flush_delay_s,
+            max_groups=config.max_subscription_groups, flush_delay_s=config.config_flush_delay_s, file_io=file_io,
         )
         self.client_manager = ClientManager(clock, channel_expired_s=config.client_channel_expired_s, notify_enabled=self._notify_enabled)
         self.rebalance_lock_manager = RebalanceLockManager(clock, config.rebalance_lock_max_live_s)
         self.broker_stats = BrokerStats(clock)
-        self.schedule_message_service: ScheduleMessageService | None = ScheduleMessageService(lambda: self.store, self.config_dir, clock)
+        self.schedule_message_service: ScheduleMessageService | None = ScheduleMessageService(lambda: self.store, self.config_dir, clock,
+                                                                                                  file_io=file_io)
         self.pull_message_processor = PullMessageProcessor(self)
         self.pull_request_hold_service = PullRequestHoldService(
             execute=self.pull_message_processor.execute_request_when_wakeup,

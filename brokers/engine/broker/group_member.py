@@ -86,7 +86,7 @@ class GroupMember:
 
     def build_store(self, store_config: StoreConfig) -> HAMessageStore:
         self.store = HAMessageStore(store_config, self.config.ha_config(), self.broker.clock,
-                                    broker_addr=lambda: self.broker.addr,
+                                    file_io=self.broker.file_io, broker_addr=lambda: self.broker.addr,
                                     master_address=lambda: self.master_ha_addr or None,
                                     on_master=self._on_master_broker_addr, on_stale=self._on_stale_hello)
         return self.store

@@ -30,6 +30,7 @@ from typing import Protocol
 
 from brokers.engine.broker.config import BrokerConfig
 from brokers.engine.broker.config_file import read_json, write_json_atomic
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 from brokers.engine.common import json_compat
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
@@ -85,7 +86,9 @@ def parse_offset_table(data: object) -> OffsetTable:
 class MasterlessOffsets:
     """The slave's record of the commits consumers made on it (see the module docstring)."""
 
-    def __init__(self, config_dir: Path, is_masterless: Callable[[], bool] = lambda: False) -> None:
+    def __init__(self, config_dir: Path, is_masterless: Callable[[], bool] = lambda: False, *,
+                 file_io: FileIO = OS_FILE_IO) -> None:
+        self.file_io = file_io
         self.path = Path(config_dir) / MASTERLESS_OFFSET_FILE
         self.is_masterless = is_masterless
         self.table: OffsetTable = {}
@@ -102,7 +105,7 @@ class MasterlessOffsets:
         if not (self._dirty or force):
             return False
         self._dirty = False
-        write_json_atomic(self.path, self.encode())
+        write_json_atomic(self.path, self.encode(), io=self.file_io)
         return True
 
     def record(self, key: str, queue_id: int, offset: int) -> None:

@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from brokers.engine.broker.config_file import read_json, write_json_atomic
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 from brokers.engine.common.clock import Clock
 from brokers.engine.common.constants import SCHEDULE_TOPIC
 from brokers.engine.common.message import (
@@ -57,8 +58,10 @@ def delay_level_of(properties: dict[str, str]) -> int:
 
 
 class ScheduleMessageService:
-    def __init__(self, store_getter: Callable[[], MessageStore], config_dir: Path, clock: Clock, *, poll_interval_s: float = 0.1) -> None:
+    def __init__(self, store_getter: Callable[[], MessageStore], config_dir: Path, clock: Clock, *,
+                 poll_interval_s: float = 0.1, file_io: FileIO = OS_FILE_IO) -> None:
         self._store = store_getter
+        self.file_io = file_io
         self.path = Path(config_dir) / DELAY_OFFSET_FILE
         self.clock = clock
         self.poll_interval_s = poll_interval_s
@@ -85,7 +88,7 @@ class ScheduleMessageService:
     def persist(self, *, force: bool = False) -> None:
         if self._dirty or force:
             self._dirty = False
-            write_json_atomic(self.path, self.encode())
+            write_json_atomic(self.path, self.encode(), io=self.file_io)
 
     # -- the send side ------------------------------------------------------------------------
 

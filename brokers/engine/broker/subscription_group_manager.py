@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from brokers.engine.broker.config_file import read_json, write_json_atomic
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 from brokers.engine.broker.config_flusher import ConfigFlusher
 from brokers.engine.broker.data_version import DataVersion
 from brokers.engine.common.clock import Clock
@@ -113,7 +114,8 @@ class SubscriptionGroupConfig:
 
 class SubscriptionGroupManager:
     def __init__(self, config_dir: Path, clock: Clock, *, auto_create: bool = True, max_groups: int | None = None,
-                 flush_delay_s: float = 0.1) -> None:
+                 flush_delay_s: float = 0.1, file_io: FileIO = OS_FILE_IO) -> None:
+        self.file_io = file_io
         self.path = Path(config_dir) / SUBSCRIPTION_GROUP_FILE
         self.clock = clock
         self.auto_create = auto_create
@@ -148,7 +150,7 @@ class SubscriptionGroupManager:
     def _snapshot(self):
         """Copy the table on the loop (its values are frozen); encode and write it in the flusher's thread."""
         table, version = dict(self.subscription_group_table), self.data_version.to_json()
-        return lambda: write_json_atomic(self.path, self.encode(table, version))
+        return lambda: write_json_atomic(self.path, self.encode(table, version), io=self.file_io)
 
     def persist(self) -> None:
         """Write the file now (at shutdown; changes are otherwise written by the flusher)."""

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from brokers.engine.broker.config import BrokerConfig
 from brokers.engine.broker.config_file import read_json, write_json_atomic
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 from brokers.engine.broker.data_version import DataVersion
 from brokers.engine.common.clock import Clock
 from brokers.engine.common.constants import (
@@ -43,8 +44,9 @@ ChangeListener = Callable[[TopicConfig | None], None]
 
 
 class TopicConfigManager:
-    def __init__(self, config: BrokerConfig, config_dir: Path, clock: Clock) -> None:
+    def __init__(self, config: BrokerConfig, config_dir: Path, clock: Clock, *, file_io: FileIO = OS_FILE_IO) -> None:
         self.config = config
+        self.file_io = file_io
         self.path = Path(config_dir) / TOPICS_FILE
         self.clock = clock
         self.topic_config_table: dict[str, TopicConfig] = {}
@@ -102,7 +104,7 @@ class TopicConfigManager:
         return configs
 
     def persist(self) -> None:
-        write_json_atomic(self.path, self.build_serialize_wrapper())
+        write_json_atomic(self.path, self.build_serialize_wrapper(), io=self.file_io)
 
     # -- reads --------------------------------------------------------------------------------
 

@@ -12,13 +12,15 @@ import os
 import threading
 
 from brokers.engine.common import json_compat
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO, write_file_atomically
 
 ORDER_TOPIC_CONFIG = "ORDER_TOPIC_CONFIG"
 
 
 class KvConfigManager:
-    def __init__(self, path: str | None = None) -> None:
+    def __init__(self, path: str | None = None, io: FileIO = OS_FILE_IO) -> None:
         self.path = path
+        self.io = io
         self._lock = threading.Lock()
         self._table: dict[str, dict[str, str]] = {}
 
@@ -58,9 +60,5 @@ class KvConfigManager:
             return
         directory = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(directory, exist_ok=True)
-        tmp = f"{self.path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump({"configTable": self._table}, fh, indent="\t", sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
+        text = json.dumps({"configTable": self._table}, indent="\t", sort_keys=True)
+        write_file_atomically(self.io, self.path, text.encode("utf-8"), 0o644)

@@ -15,27 +15,32 @@ from __future__ import annotations
 import os
 import struct
 
-from brokers.engine.store.mapped_file import fsync_dir
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 
 CHECKPOINT_FILE_SIZE = 4096
 _LAYOUT = struct.Struct(">qqq")
 assert _LAYOUT.size == 24
-_fdatasync = getattr(os, "fdatasync", os.fsync)
 
 
 class StoreCheckpoint:
-    def __init__(self, path: str) -> None:
+    """The checkpoint file, written with ``pwrite`` into blocks allocated when it is opened (a
+    disk filled by someone else later cannot fail or kill a checkpoint write for want of space)."""
+
+    def __init__(self, path: str, io: FileIO = OS_FILE_IO) -> None:
         self.path = path
         existed = os.path.exists(path)
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        if os.fstat(self._fd).st_size < CHECKPOINT_FILE_SIZE:
-            os.ftruncate(self._fd, CHECKPOINT_FILE_SIZE)
-        data = os.pread(self._fd, _LAYOUT.size, 0)
+        self._handle = io.open(path, create=True, mode=0o644)
+        try:
+            self._handle.allocate(CHECKPOINT_FILE_SIZE)
+            data = self._handle.pread(_LAYOUT.size, 0)
+        except BaseException:
+            self._handle.close()
+            raise
         self.physic_msg_timestamp, self.logics_msg_timestamp, self.index_msg_timestamp = (
             _LAYOUT.unpack(data) if len(data) == _LAYOUT.size else (0, 0, 0))
         self._written = data
         if not existed:
-            fsync_dir(os.path.dirname(path) or ".")
+            io.sync_dir(os.path.dirname(path) or ".")
 
     def min_timestamp(self) -> int:
         """Return the store time up to which everything was on disk (0 when unknown)."""
@@ -46,11 +51,9 @@ class StoreCheckpoint:
         data = _LAYOUT.pack(self.physic_msg_timestamp, self.logics_msg_timestamp, self.index_msg_timestamp)
         if data == self._written:
             return
-        os.pwrite(self._fd, data, 0)
-        _fdatasync(self._fd)
+        self._handle.pwrite(data, 0)
+        self._handle.sync()
         self._written = data
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._handle.close()

@@ -11,22 +11,25 @@ thread takes it only to snapshot how far to flush.
 """
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import struct
 import threading
+from collections.abc import Callable
 
 from brokers.engine.common.constants import MAX_MESSAGE_SIZE
 from brokers.engine.common.message_codec import (
+    BLANK_MAGIC_CODE,
     BORNHOST_V6_FLAG,
     END_FILE_MIN_BLANK_LENGTH,
     MAX_PROPERTIES_BYTES,
     MAX_TOPIC_BYTES,
     MESSAGE_MAGIC_CODE,
     RECORD_FIXED_SIZE_V4,
-    write_blank_marker,
 )
 from brokers.engine.store.errors import StoreCorruptionError, StoreError
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 from brokers.engine.store.mapped_file import MappedFile, offset_to_file_name, parse_file_name
 
 log = logging.getLogger(__name__)
@@ -35,11 +38,20 @@ _PREFIX = struct.Struct(">iI")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 _SYSFLAG_POS = 36  # SYSFLAG's position in a record
+# Blocks of a segment are allocated this far ahead of the writes (not the whole segment at once:
+# a 1 GiB first segment would claim 1 GiB of disk on a laptop); a full disk is found at a chunk
+# boundary, before a record is written, and answered with an error.
+ALLOCATE_CHUNK = 4 << 20
 _BORN_HOST_POS = 48  # BORNHOST's position; STORETIMESTAMP follows it
 
 
 class CreateMappedFileError(StoreError):
-    """A new segment could not be created (disk full, permissions)."""
+    """A new segment, or disk space for the next records, could not be had (disk full, permissions)."""
+
+
+class FlushFailedError(StoreError, OSError):
+    """An ``fdatasync`` of the commit log failed (EIO): nothing written since the last good flush
+    can be vouched for, so the log never claims a flush again until the store is reopened."""
 
 
 class RecordTooLargeError(StoreError):
@@ -52,9 +64,14 @@ def max_record_size(max_message_size: int = MAX_MESSAGE_SIZE) -> int:
 
 
 class CommitLog:
-    def __init__(self, directory: str, file_size: int, *, max_message_size: int = MAX_MESSAGE_SIZE) -> None:
+    def __init__(self, directory: str, file_size: int, *, max_message_size: int = MAX_MESSAGE_SIZE,
+                 io: FileIO = OS_FILE_IO, on_flush_failed: Callable[[str], None] | None = None) -> None:
         self.directory = directory
         self.file_size = file_size
+        self.io = io
+        self._chunk = min(file_size, ALLOCATE_CHUNK)
+        self.flush_error: str | None = None  # set by the first failed fdatasync (see FlushFailedError)
+        self._on_flush_failed = on_flush_failed  # told the reason, once
         # A size read from disk (a record's own, a consume queue unit's) above this is corruption:
         # it is refused before that many bytes are copied.
         self.max_record_size = max_record_size(max(max_message_size, MAX_MESSAGE_SIZE))
@@ -73,6 +90,7 @@ class CommitLog:
         os.makedirs(self.directory, exist_ok=True)
         self.files = []
         self._max_offset = self._flushed_where = 0
+        self.flush_error = None
         starts = []
         for name in os.listdir(self.directory):
             start = parse_file_name(name)
@@ -93,7 +111,7 @@ class CommitLog:
                 raise StoreCorruptionError(
                     f"commit log segment {path} is {os.path.getsize(path)} bytes, expected "
                     f"{self.file_size}", path=path, offset=start)
-            mf = MappedFile(path, start, self.file_size, preallocate=True)
+            mf = MappedFile(path, start, self.file_size, io=self.io)
             mf.wrote_position = mf.flushed_position = self.file_size
             self.files.append(mf)
         if self.files:
@@ -147,16 +165,24 @@ class CommitLog:
     def _create_file(self, start: int) -> MappedFile:
         path = os.path.join(self.directory, offset_to_file_name(start))
         try:
-            mf = MappedFile(path, start, self.file_size, create=not os.path.exists(path), preallocate=True)
+            mf = MappedFile(path, start, self.file_size, create=not os.path.exists(path), io=self.io)
         except OSError as exc:
             raise CreateMappedFileError(f"cannot create commit log segment {path}: {exc}") from exc
+        try:
+            mf.ensure_allocated(self._chunk, self._chunk)
+        except OSError as exc:
+            mf.destroy()
+            raise CreateMappedFileError(f"no disk space for commit log segment {path}: {exc}") from exc
         self.files.append(mf)
         return mf
 
     def reserve(self, size: int) -> tuple[MappedFile, int]:
         """Return (segment, position) where ``size`` bytes of records go; roll over as needed.
 
-        Call with :attr:`lock` held, write the records, then call :meth:`advance`.
+        Call with :attr:`lock` held, write the records, then call :meth:`advance`. The bytes
+        returned have their blocks allocated, so writing them cannot fail for want of space;
+        when the disk has none, :class:`CreateMappedFileError` is raised and nothing changed
+        (the next record goes at the same offset once space returns).
         """
         fs = self.file_size
         if size + END_FILE_MIN_BLANK_LENGTH > fs:
@@ -167,11 +193,23 @@ class CommitLog:
             mf = self._create_file(off - off % fs)
         pos = off - mf.file_from_offset
         if size + END_FILE_MIN_BLANK_LENGTH > fs - pos:
-            write_blank_marker(mf.mm, pos, fs - pos)
+            nxt = self._create_file(mf.file_end_offset)  # first: a failure leaves the log as it was
+            try:
+                mf.ensure_allocated(pos + END_FILE_MIN_BLANK_LENGTH, self._chunk)
+                mf.write(pos, _PREFIX.pack(fs - pos, BLANK_MAGIC_CODE))
+            except OSError as exc:
+                self.files.pop()
+                nxt.destroy()
+                raise CreateMappedFileError(f"cannot end commit log segment {mf.path}: {exc}") from exc
             mf.wrote_position = fs
             self._max_offset = mf.file_end_offset
-            mf = self._create_file(self._max_offset)
+            mf = nxt
             pos = 0
+        if pos + size > mf.allocated:
+            try:
+                mf.ensure_allocated(pos + size, self._chunk)
+            except OSError as exc:
+                raise CreateMappedFileError(f"no disk space in commit log segment {mf.path}: {exc}") from exc
         return mf, pos
 
     def advance(self, mf: MappedFile, end_pos: int, store_timestamp: int) -> None:
@@ -196,7 +234,11 @@ class CommitLog:
         end = pos + len(data)
         if end > fs:
             raise StoreError(f"replicated bytes at {offset} ({len(data)} bytes) cross a segment boundary")
-        mf.mm[pos:end] = data
+        try:
+            mf.ensure_allocated(end, self._chunk)
+            mf.write(pos, data)
+        except OSError as exc:
+            raise CreateMappedFileError(f"cannot write replicated bytes at {offset} to {mf.path}: {exc}") from exc
         mf.wrote_position = end
         self._max_offset = offset + len(data)
         if store_timestamp > 0:
@@ -257,8 +299,15 @@ class CommitLog:
     # --- flushing -------------------------------------------------------------------------
 
     def flush(self) -> int:
-        """fdatasync every segment written since the last flush; return how many syncs ran."""
+        """fdatasync every segment written since the last flush; return how many syncs ran.
+
+        Raises :class:`FlushFailedError` when a sync fails, and from then on at every call: the
+        flushed position never moves past what the last good sync covered (after an EIO the
+        kernel may report a later sync of the same lost pages as a success).
+        """
         with self._flush_lock:
+            if self.flush_error is not None:
+                raise FlushFailedError(errno.EIO, self.flush_error)
             with self.lock:
                 target = self._max_offset
                 stamp = self.last_store_timestamp
@@ -272,7 +321,14 @@ class CommitLog:
                 dirty = [(mf, mf.wrote_position) for mf in files[lo : hi + 1]]
             syncs = 0
             for mf, wrote in dirty:
-                mf.flush()
+                try:
+                    mf.flush()
+                except OSError as exc:
+                    self.flush_error = f"fdatasync of {mf.path} failed: {exc}"
+                    log.error("commit log: %s; the flushed position stays at %d", self.flush_error, self._flushed_where)
+                    if self._on_flush_failed is not None:
+                        self._on_flush_failed(self.flush_error)
+                    raise FlushFailedError(errno.EIO, self.flush_error) from exc
                 mf.flushed_position = wrote
                 syncs += 1
             self._flushed_where = target

@@ -3,9 +3,15 @@ RocketMQ's ``CommitLog.putMessage`` with its ``DefaultAppendMessageCallback``.
 
 Everything that can be computed without the lock (checks, encoded topic/properties/hosts,
 body CRC, index key hashes) is done before taking it; under the lock a put only assigns the
-queue offset, reserves space, packs the record straight into the mapped segment, and writes
-the consume queue unit and index items. TOTALSIZE and MAGICCODE are written after the rest of
-each record, so a process killed mid-write leaves bytes that recovery does not take for a record.
+queue offset, makes sure the disk has room for everything it will write (the consume queue unit,
+the index items, the record: :meth:`CommitLog.reserve` and the ``ensure_room`` methods), writes
+the record with ``pwrite``, and writes the consume queue unit and index items. TOTALSIZE and
+MAGICCODE are written after the rest of each record, so a process killed mid-write leaves bytes
+that recovery does not take for a record.
+
+A full disk (ENOSPC) or a failing write answers the put with an error status and changes nothing
+visible: no position moved, no unit points at bytes that are not there, and the next record goes
+at the same offset once space returns.
 
 The appender owns nothing of the store: it is handed the commit log, the consume queue table
 (for queue offsets), the dispatcher, the running flags, the stats and the clock, and answers each
@@ -29,6 +35,7 @@ from brokers.engine.common.message import (
 )
 from brokers.engine.common.message_codec import (
     HOST_V6_SIZE,
+    MESSAGE_MAGIC_CODE,
     MAX_PROPERTIES_BYTES,
     RECORD_FIXED_SIZE_V4,
     TRANSACTION_PREPARED_TYPE,
@@ -36,19 +43,19 @@ from brokers.engine.common.message_codec import (
     TRANSACTION_TYPE_MASK,
     RecordFormatError,
     body_crc,
-    encode_record_into,
     encode_record_tail,
     host_to_bytes,
     iter_batch_body,
     offset_msg_id_of,
     record_size,
     tags_code,
-    write_record_prefix,
 )
 from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.store.commitlog import CommitLog, CreateMappedFileError, RecordTooLargeError
 from brokers.engine.store.commitlog_dispatcher import CommitLogDispatcher
 from brokers.engine.store.consume_queue_table import ConsumeQueueTable
+from brokers.engine.store.index import IndexService
+from brokers.engine.store.mapped_file import MappedFile
 from brokers.engine.store.dispatch import (
     consume_queue_tags_code,
     goes_to_consume_queue,
@@ -64,17 +71,18 @@ log = logging.getLogger(__name__)
 
 Arrival = tuple[str, int, int, int]
 PutOutcome = tuple[PutMessageResult, int, list[Arrival]]  # result, flush target (-1: none), arrivals
-_UNPUBLISHED_PREFIX = bytes(8)  # TOTALSIZE and MAGICCODE until write_record_prefix publishes the record
-
+_UNPUBLISHED_PREFIX = bytes(8)  # TOTALSIZE and MAGICCODE until the record is complete
+_PREFIX = struct.Struct(">iI")
 
 class CommitLogAppender:
     """Validates, encodes and appends puts to the commit log, then dispatches them."""
 
-    def __init__(self, *, commitlog: CommitLog, queues: ConsumeQueueTable, dispatcher: CommitLogDispatcher,
-                 flags: RunningFlags, stats: StoreStats, clock: Clock, max_message_size: int,
-                 store_host_bytes: bytes) -> None:
+    def __init__(self, *, commitlog: CommitLog, queues: ConsumeQueueTable, index: IndexService,
+                 dispatcher: CommitLogDispatcher, flags: RunningFlags, stats: StoreStats, clock: Clock,
+                 max_message_size: int, store_host_bytes: bytes) -> None:
         self._commitlog = commitlog
         self._queues = queues
+        self._index = index
         self._dispatcher = dispatcher
         self._flags = flags
         self._stats = stats
@@ -115,6 +123,24 @@ class CommitLogAppender:
         # (their offsets would diverge); the next open re-dispatches from the commit log.
         log.exception("dispatch failed; the store refuses further puts until restarted")
         self._flags.make_unhealthy(f"dispatch failed: {exc}")
+
+    def _room(self, topic: str, queue_id: int, first_offset: int, units: int, index_items: int,
+              size: int) -> tuple[MappedFile, int] | PutOutcome:
+        """Reserve ``size`` bytes of the commit log and make sure the consume queue and the index
+        have room for ``units`` units and ``index_items`` items: (segment, position), or the
+        failed outcome (a full disk: nothing was written)."""
+        try:
+            if units:
+                self._queues.ensure_room(topic, queue_id, first_offset, units)
+            if index_items:
+                self._index.ensure_room(index_items)
+            return self._commitlog.reserve(size)
+        except RecordTooLargeError as exc:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, str(exc))
+        except CreateMappedFileError as exc:
+            return self._fail(PutMessageStatus.CREATE_MAPED_FILE_FAILED, str(exc))
+        except OSError as exc:  # ENOSPC on a consume queue or index file
+            return self._fail(PutMessageStatus.CREATE_MAPED_FILE_FAILED, f"no room for the dispatch: {exc}")
 
     def _count(self, messages: int, size: int, started: float) -> None:
         stats = self._stats
@@ -166,21 +192,22 @@ class CommitLogAppender:
                 return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
             queue_offset = self._queues.next_queue_offset(topic, queue_id) if to_cq else 0
             now = self._clock.now_ms()
-            try:
-                mf, pos = cl.reserve(size)
-            except RecordTooLargeError as exc:
-                return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, str(exc))
-            except CreateMappedFileError as exc:
-                return self._fail(PutMessageStatus.CREATE_MAPED_FILE_FAILED, str(exc))
+            room = self._room(topic, queue_id, queue_offset, 1 if to_cq else 0, len(hashes) if hashes else 0, size)
+            if len(room) == 3:  # a failed outcome
+                return room
+            mf, pos = room
             phys = mf.file_from_offset + pos
             try:
-                encode_record_into(mf.mm, pos, topic_b, queue_id, body, props_b, msg.flag, queue_offset,
-                                   phys, sys_flag, msg.born_timestamp, born_b, now, store_b,
-                                   msg.reconsume_times, msg.prepared_transaction_offset, crc, False)
+                tail, _size = encode_record_tail(topic_b, queue_id, body, props_b, msg.flag, queue_offset, phys,
+                                                 sys_flag, msg.born_timestamp, born_b, now, store_b,
+                                                 msg.reconsume_times, msg.prepared_transaction_offset, crc)
             except (struct.error, TypeError, OverflowError) as exc:
-                # A field out of its range; without TOTALSIZE/MAGICCODE the bytes are not a record.
                 return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"cannot encode: {exc}")
-            write_record_prefix(mf.mm, pos, size)
+            try:
+                mf.write(pos, _UNPUBLISHED_PREFIX + tail)  # complete, but not a record yet
+                mf.write(pos, _PREFIX.pack(size, MESSAGE_MAGIC_CODE))
+            except OSError as exc:  # nothing published: the next record goes at the same offset
+                return self._fail(PutMessageStatus.UNKNOWN_ERROR, f"writing the commit log failed: {exc}")
             cl.advance(mf, pos + size, now)
             try:
                 unit_tags = None
@@ -242,13 +269,12 @@ class CommitLogAppender:
                 return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
             first_offset = self._queues.next_queue_offset(topic, queue_id) if to_cq else 0
             now = self._clock.now_ms()
-            try:
-                mf, pos = cl.reserve(total)
-            except RecordTooLargeError as exc:
-                return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, str(exc))
-            except CreateMappedFileError as exc:
-                return self._fail(PutMessageStatus.CREATE_MAPED_FILE_FAILED, str(exc))
-            mm, base = mf.mm, mf.file_from_offset
+            n_keys = sum(len(item[6]) for item in items if item[6]) if to_index else 0
+            room = self._room(topic, queue_id, first_offset, len(items) if to_cq else 0, n_keys, total)
+            if len(room) == 3:  # a failed outcome
+                return room
+            mf, pos = room
+            base = mf.file_from_offset
             parts = []  # the records with TOTALSIZE and MAGICCODE zero, written in one go
             phys = base + pos
             try:
@@ -262,11 +288,18 @@ class CommitLogAppender:
                     phys += size
             except (struct.error, TypeError, OverflowError) as exc:
                 return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"cannot encode: {exc}")
-            mm[pos : pos + total] = b"".join(parts)
-            at = pos
-            for item in items:  # every record is complete: make them visible, in order
-                write_record_prefix(mm, at, item[4])
+            data = b"".join(parts)
+            buf = bytearray(data)
+            at = 0
+            for item in items:  # every record complete first, then visible in order (one rewrite)
+                _PREFIX.pack_into(buf, at, item[4], MESSAGE_MAGIC_CODE)
                 at += item[4]
+            try:
+                mf.write(pos, data)
+                mf.write(pos, buf)
+            except OSError as exc:
+                return self._fail(PutMessageStatus.UNKNOWN_ERROR, f"writing the commit log failed: {exc}")
+            at += pos
             cl.advance(mf, at, now)
             try:
                 phys = base + pos

@@ -11,6 +11,10 @@ Files hold ``units_per_file`` units and are named by the byte offset (logical of
 their first unit, 20 digits, under ``consumequeue/<topic>/<queue id>/``. A unit with size 0 is
 unwritten (files are preallocated with zeros); a filler unit (offset 0, size 0x7FFFFFFF) pads a
 queue whose first units are missing and is skipped by readers.
+
+Units are written with ``pwrite`` (never through the read-only map) into blocks allocated ahead
+(:meth:`ConsumeQueue.ensure_room`, called by the put path before the record is written), so a
+full disk fails a put before anything is written instead of leaving a record without its unit.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import struct
 import threading
 
 from brokers.engine.store.errors import StoreCorruptionError
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 from brokers.engine.store.mapped_file import MappedFile, offset_to_file_name, parse_file_name
 
 log = logging.getLogger(__name__)
@@ -29,12 +34,15 @@ CQ_STORE_UNIT_SIZE = 20
 UNIT = struct.Struct(">qiq")
 assert UNIT.size == CQ_STORE_UNIT_SIZE
 FILLER_SIZE = 0x7FFFFFFF  # size field of a filler unit
+ALLOCATE_CHUNK = 64 << 10  # blocks allocated ahead of the units (3,276 units)
 
 Unit = tuple[int, int, int]  # (commit log offset, size, tag code)
 
 
 class ConsumeQueue:
-    def __init__(self, topic: str, queue_id: int, directory: str, units_per_file: int) -> None:
+    def __init__(self, topic: str, queue_id: int, directory: str, units_per_file: int, *,
+                 io: FileIO = OS_FILE_IO) -> None:
+        self.io = io
         self.topic = topic
         self.queue_id = queue_id
         self.directory = directory
@@ -65,7 +73,7 @@ class ConsumeQueue:
                 raise StoreCorruptionError(
                     f"consume queue file {path} does not follow the previous one (expected one "
                     f"starting at byte offset {expected})", path=path, offset=expected)
-            mf = MappedFile(path, start, self.file_size)
+            mf = MappedFile(path, start, self.file_size, io=self.io)
             mf.wrote_position = mf.flushed_position = self.file_size
             self.files.append(mf)
         if not self.files:
@@ -126,30 +134,68 @@ class ConsumeQueue:
     # --- writing --------------------------------------------------------------------------
 
     def _file_for_append(self, byte_off: int) -> MappedFile:
-        mf = self.files[-1] if self.files else None
-        if mf is not None and byte_off < mf.file_end_offset:
-            return mf
+        """The file holding byte offset ``byte_off`` at or past the queue's end, created when new."""
+        files = self.files
+        if files:
+            idx = (byte_off - files[0].file_from_offset) // self.file_size
+            if idx < len(files):
+                return files[idx]
         start = byte_off - byte_off % self.file_size
         os.makedirs(self.directory, exist_ok=True)
         path = os.path.join(self.directory, offset_to_file_name(start))
-        mf = MappedFile(path, start, self.file_size, create=not os.path.exists(path))
-        if not self.files:
+        mf = MappedFile(path, start, self.file_size, create=not os.path.exists(path), io=self.io)
+        if not files:
             self.min_offset = start // CQ_STORE_UNIT_SIZE
             self.max_offset = self.min_offset
             self._flushed_offset = self.max_offset
-        self.files.append(mf)
+        files.append(mf)
         return mf
+
+    def ensure_room(self, offset: int, count: int) -> None:
+        """Have files and allocated blocks for units up to ``offset + count`` (from the queue's
+        end, or from ``offset`` in a queue without files); raise OSError (ENOSPC) when the disk
+        has no room. Then writing those units cannot fail for want of space."""
+        end = (offset + count) * CQ_STORE_UNIT_SIZE
+        if self.files:
+            last = self.files[-1]
+            if end - last.file_from_offset <= last.allocated:
+                return
+        byte_off = (self.max_offset if self.files else offset) * CQ_STORE_UNIT_SIZE
+        while byte_off < end:
+            mf = self._file_for_append(byte_off)
+            stop = min(end, mf.file_end_offset)
+            if stop - mf.file_from_offset > mf.allocated:
+                mf.ensure_allocated(stop - mf.file_from_offset, ALLOCATE_CHUNK)
+            byte_off = stop
 
     def put(self, phys: int, size: int, tags_code: int) -> None:
         """Append the unit for logical offset ``max_offset`` (the caller assigned it)."""
         byte_off = self.max_offset * CQ_STORE_UNIT_SIZE
         mf = self._file_for_append(byte_off)
         pos = byte_off - mf.file_from_offset
-        UNIT.pack_into(mf.mm, pos, phys, size, tags_code)
+        mf.write(pos, UNIT.pack(phys, size, tags_code))
         mf.wrote_position = pos + CQ_STORE_UNIT_SIZE
         self.max_offset += 1
         if size != FILLER_SIZE:
             self.max_phys_end = phys + size
+
+    def put_many(self, units: list[Unit]) -> None:
+        """:meth:`put` for consecutive units (a batch): one write per file they touch."""
+        at = 0
+        while at < len(units):
+            byte_off = self.max_offset * CQ_STORE_UNIT_SIZE
+            mf = self._file_for_append(byte_off)
+            pos = byte_off - mf.file_from_offset
+            n = min(len(units) - at, (self.file_size - pos) // CQ_STORE_UNIT_SIZE)
+            chunk = units[at : at + n]
+            mf.write(pos, b"".join(UNIT.pack(*unit) for unit in chunk))
+            mf.wrote_position = pos + n * CQ_STORE_UNIT_SIZE
+            self.max_offset += n
+            for phys, size, _tags in reversed(chunk):
+                if size != FILLER_SIZE:
+                    self.max_phys_end = phys + size
+                    break
+            at += n
 
     def put_recovered(self, phys: int, size: int, tags_code: int, queue_offset: int) -> bool:
         """Put a unit rebuilt from the commit log at ``queue_offset``; return whether it was written.
@@ -161,8 +207,7 @@ class ConsumeQueue:
             return False
         if queue_offset > self.max_offset:
             if not self.files:
-                start = (queue_offset * CQ_STORE_UNIT_SIZE) // self.file_size * self.file_size
-                self._file_for_append(start)
+                self._file_for_append(queue_offset * CQ_STORE_UNIT_SIZE)
             if queue_offset > self.max_offset:
                 log.warning("consume queue %s-%d: padding logical offsets %d..%d with filler units",
                             self.topic, self.queue_id, self.max_offset, queue_offset - 1)
@@ -281,4 +326,7 @@ class ConsumeQueue:
     def destroy(self) -> None:
         """Unmap and delete the queue's files and directory."""
         self.close()
+        if os.path.isdir(self.directory):
+            for name in os.listdir(self.directory):
+                self.io.unlink(os.path.join(self.directory, name))
         shutil.rmtree(self.directory, ignore_errors=True)

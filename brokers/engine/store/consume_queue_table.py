@@ -18,7 +18,7 @@ import uuid
 
 from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.store.consume_queue import ConsumeQueue
-from brokers.engine.store.mapped_file import fsync_dir
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +30,9 @@ QueueKey = tuple[str, int]  # (topic, queue id)
 class ConsumeQueueTable:
     """The consume queues under one directory; ``load()`` before use, ``close()`` after."""
 
-    def __init__(self, root: str, units_per_file: int) -> None:
+    def __init__(self, root: str, units_per_file: int, *, io: FileIO = OS_FILE_IO) -> None:
         self.root = root
+        self.io = io
         self._units_per_file = units_per_file
         self._queues: dict[QueueKey, ConsumeQueue] = {}
         # The queue offset the next message of each queue gets (written by the put path).
@@ -59,7 +60,7 @@ class ConsumeQueueTable:
             for name in os.listdir(topic_dir):
                 if not name.isdigit():
                     continue
-                q = ConsumeQueue(topic, int(name), os.path.join(topic_dir, name), self._units_per_file)
+                q = ConsumeQueue(topic, int(name), os.path.join(topic_dir, name), self._units_per_file, io=self.io)
                 q.load(check_window)
                 self._queues[(topic, int(name))] = q
         self.reset_queue_offsets()
@@ -85,7 +86,8 @@ class ConsumeQueueTable:
             return None
         if queue_id < 0:
             return None
-        q = ConsumeQueue(topic, queue_id, os.path.join(self.root, topic, str(queue_id)), self._units_per_file)
+        q = ConsumeQueue(topic, queue_id, os.path.join(self.root, topic, str(queue_id)), self._units_per_file,
+                         io=self.io)
         self._queues[(topic, queue_id)] = q
         return q
 
@@ -94,6 +96,13 @@ class ConsumeQueueTable:
 
     def next_queue_offset(self, topic: str, queue_id: int) -> int:
         return self.queue_offsets.get((topic, queue_id), 0)
+
+    def ensure_room(self, topic: str, queue_id: int, first_offset: int, count: int) -> None:
+        """Make sure the queue can take ``count`` units from ``first_offset`` without running out
+        of disk (see :meth:`ConsumeQueue.ensure_room`); raise OSError (ENOSPC) otherwise."""
+        q = self._queues.get((topic, queue_id)) or self.find_or_create(topic, queue_id)
+        if q is not None:
+            q.ensure_room(first_offset, count)
 
     def put_unit(self, topic: str, queue_id: int, queue_offset: int, phys: int, size: int, tags: int) -> None:
         """Write the unit of the record at ``phys`` as ``queue_offset`` of its queue."""
@@ -112,9 +121,7 @@ class ConsumeQueueTable:
         q = self.find_or_create(topic, queue_id)
         assert q is not None  # the put path validated the topic
         if q.max_offset == first_offset:
-            put = q.put
-            for phys, size, tags in units:
-                put(phys, size, tags)
+            q.put_many(units)
         else:
             for i, (phys, size, tags) in enumerate(units):
                 q.put_recovered(phys, size, tags, first_offset + i)
@@ -138,8 +145,8 @@ class ConsumeQueueTable:
         if not os.path.isdir(path):
             return
         doomed = os.path.join(self.root, f"{DELETING_PREFIX}{topic}.{uuid.uuid4().hex}")
-        os.rename(path, doomed)
-        fsync_dir(self.root)
+        self.io.replace(path, doomed)
+        self.io.sync_dir(self.root)
         shutil.rmtree(doomed, ignore_errors=True)
 
     def close(self) -> None:

@@ -35,6 +35,7 @@ from brokers.engine.store.config import StoreConfig
 from brokers.engine.store.consume_queue import ConsumeQueue
 from brokers.engine.store.consume_queue_table import ConsumeQueueTable
 from brokers.engine.store.errors import StoreNotOpenError
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 from brokers.engine.store.flush import FlushCommitLogService, PeriodicService
 from brokers.engine.store.ha.replica_appender import ReplicaAppender
 from brokers.engine.store.ha.tail_truncation import TruncationReport, truncate_tail
@@ -56,7 +57,8 @@ CRASH_CHECK_WINDOW = 1 << 20
 
 
 class DefaultMessageStore:
-    """One broker's store directory (see docs/engine-internals.md, ``store``).
+    """One broker's store directory (see docs/engine-internals.md, ``store``). Every file
+    operation goes through ``file_io`` (``file_io.py``); failures: ``running_flags.py``.
 
     ``open()`` before use, ``close()`` after (or use it as a context manager). Puts are
     ``put_message``/``put_messages`` (async) or their ``_sync`` twins; reads are
@@ -66,21 +68,23 @@ class DefaultMessageStore:
 
     broker_role = "ASYNC_MASTER"  # a lone local store; HAMessageStore gives a group member its role
 
-    def __init__(self, config: StoreConfig, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(self, config: StoreConfig, clock: Clock = SYSTEM_CLOCK, file_io: FileIO = OS_FILE_IO) -> None:
         self.config = config
         self.clock = clock
-        self._lock_file = StoreLock(config.lock_path, config.abort_path)
-        self._commitlog = CommitLog(config.commitlog_dir, config.commitlog_file_size, max_message_size=config.max_message_size)
+        self.file_io = file_io
+        self._flags = RunningFlags()
+        self._lock_file = StoreLock(config.lock_path, config.abort_path, file_io)
+        self._commitlog = CommitLog(config.commitlog_dir, config.commitlog_file_size, max_message_size=config.max_message_size,
+                                    io=file_io, on_flush_failed=self._flags.make_unwritable)
         self._index = IndexService(config.index_dir, config.max_index_hash_slots,
-                                   config.max_index_count, clock.now_ms)
-        self._queues = ConsumeQueueTable(config.consume_queue_dir, config.consume_queue_units_per_file)
+                                   config.max_index_count, clock.now_ms, io=file_io)
+        self._queues = ConsumeQueueTable(config.consume_queue_dir, config.consume_queue_units_per_file, io=file_io)
         self._checkpoint: StoreCheckpoint | None = None
         self._listeners: list[ArrivalListener] = []
         self._stats = StoreStats(clock.monotonic)
-        self._flags = RunningFlags()
         self._dispatcher = CommitLogDispatcher(self._queues, self._index)
         self._appender = CommitLogAppender(
-            commitlog=self._commitlog, queues=self._queues, dispatcher=self._dispatcher, flags=self._flags,
+            commitlog=self._commitlog, queues=self._queues, index=self._index, dispatcher=self._dispatcher, flags=self._flags,
             stats=self._stats, clock=clock, max_message_size=config.max_message_size,
             store_host_bytes=host_to_bytes(config.store_host))
         self._flush_commitlog: FlushCommitLogService | None = None
@@ -98,10 +102,10 @@ class DefaultMessageStore:
         os.makedirs(cfg.store_dir, exist_ok=True)
         self._lock_file.acquire()
         try:
-            self._flags.healthy_error = None
+            self._flags.reset()
             abnormal = self._lock_file.abort_exists()
             raise_open_file_limit()
-            self._checkpoint = StoreCheckpoint(cfg.checkpoint_path)
+            self._checkpoint = StoreCheckpoint(cfg.checkpoint_path, self.file_io)
             self._commitlog.load()
             self._queues.load(CRASH_CHECK_WINDOW if abnormal else 0)
             self._index.load()
@@ -145,7 +149,7 @@ class DefaultMessageStore:
             log.exception("final flush failed; leaving the abort file so the next open recovers")
             clean = False
         self._close_parts()
-        if clean and self._flags.healthy_error is None:
+        if clean and self._flags.healthy_error is None and self._flags.write_error is None:
             self._lock_file.remove_abort()
         self._lock_file.release()
 
@@ -182,11 +186,15 @@ class DefaultMessageStore:
         with lock:
             logics_ts = self._dispatcher.last_dispatch_timestamp
             queues = self._queues.queues()
-        for q in queues:
-            q.flush(lock)
-        self._index.flush(lock)
+        try:
+            for q in queues:
+                q.flush(lock)
+            self._index.flush(lock)
+        except OSError as exc:  # a failed sync: stop puts (running_flags.py)
+            self._flags.make_unwritable(f"consume queue or index flush failed: {exc}")
+            raise
         cp = self._checkpoint
-        if cp is not None:
+        if cp is not None and self._flags.write_error is None:  # after a failed sync it vouches for nothing new
             cp.physic_msg_timestamp = self._commitlog.flushed_store_timestamp
             cp.logics_msg_timestamp = logics_ts
             cp.index_msg_timestamp = logics_ts
@@ -235,10 +243,14 @@ class DefaultMessageStore:
         self._flush_commitlog.commit_on_loop(target, fut)
         return result, fut
 
-    @staticmethod
-    async def flushed(result: PutMessageResult, flush: asyncio.Future[bool] | None) -> PutMessageResult:
-        """``result`` once ``flush`` (if any) is done; FLUSH_DISK_TIMEOUT when the disk failed."""
-        return result if flush is None or await flush else replace(result, status=PutMessageStatus.FLUSH_DISK_TIMEOUT)
+    async def flushed(self, result: PutMessageResult, flush: asyncio.Future[bool] | None) -> PutMessageResult:
+        """``result`` once ``flush`` (if any) is done, else :meth:`_not_flushed`."""
+        return result if flush is None or await flush else self._not_flushed(result)
+
+    def _not_flushed(self, result: PutMessageResult) -> PutMessageResult:
+        """UNKNOWN_ERROR when the sync failed (the record may be lost), else FLUSH_DISK_TIMEOUT."""
+        status = PutMessageStatus.FLUSH_DISK_TIMEOUT if self._flags.write_error is None else PutMessageStatus.UNKNOWN_ERROR
+        return replace(result, status=status)
 
     def put_message_sync(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Blocking ``put_message`` for tools and threads without an event loop."""
@@ -259,7 +271,7 @@ class DefaultMessageStore:
     def _wait_flush(self, result: PutMessageResult, target: int) -> PutMessageResult:
         assert self._flush_commitlog is not None
         ok = self._flush_commitlog.wait_flushed_blocking(target, self.config.sync_flush_timeout_ms / 1000.0)
-        return result if ok else replace(result, status=PutMessageStatus.FLUSH_DISK_TIMEOUT)
+        return result if ok else self._not_flushed(result)
 
     def replica_appender(self, max_pending: int) -> ReplicaAppender:
         """A slave's put path over this store's parts (see ``ha/replica_appender.py``: records are
@@ -273,11 +285,8 @@ class DefaultMessageStore:
         return truncate_tail(self._commitlog, self._queues, self._index, offset)
 
     def add_arrival_listener(self, listener: ArrivalListener) -> None:
-        """Call ``listener(topic, queue_id, logic_offset, tags_code)`` after each dispatch.
-
-        ``logic_offset`` is the queue's max offset after the message (its queue offset + 1),
-        as RocketMQ's MessageArrivingListener gets it. Called on the putting thread.
-        """
+        """Call ``listener(topic, queue_id, logic_offset, tags_code)`` after each dispatch, on the
+        putting thread; ``logic_offset`` is the queue offset + 1 (RocketMQ's MessageArrivingListener)."""
         self._listeners.append(listener)
 
     def _notify(self, arrivals: list[tuple[str, int, int, int]]) -> None:
@@ -381,7 +390,8 @@ class DefaultMessageStore:
         self._require_open()
         return store_runtime_info(
             self._stats, self._commitlog, self.config, uptime_ms=self.clock.now_ms() - self._boot_ms, boot_ms=self._boot_ms,
-            fsync_count=self._flush_commitlog.fsync_count if self._flush_commitlog else 0, healthy_error=self.healthy_error)
+            fsync_count=self._flush_commitlog.fsync_count if self._flush_commitlog else 0, healthy_error=self.healthy_error,
+            write_error=self._flags.write_error)
 
     @property
     def stats(self) -> StoreStats:

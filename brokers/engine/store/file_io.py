@@ -118,12 +118,14 @@ class OSFileHandle:
                 raise
 
     def _zero_fill(self, size: int) -> None:
+        # Rewrite only stretches that read as zeros (holes, or zeros already there): a stretch
+        # holding data has its blocks, and must keep its bytes.
         chunk = bytes(1 << 20)
         have = self.size()
         pos = 0
         while pos < size:
             n = min(len(chunk), size - pos)
-            if pos >= have or self.pread(n, pos) != chunk[:n]:
+            if pos >= have or self.pread(n, pos) == chunk[:n]:
                 self.pwrite(chunk[:n], pos)
             pos += n
 

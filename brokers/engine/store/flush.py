@@ -118,11 +118,11 @@ class FlushCommitLogService:
                 fut.set_result(flushed >= next_offset)
 
     def _flush(self) -> int:
-        """Flush what is appended; return the flushed offset, or -1 when the disk failed."""
+        """Flush what is appended; return the flushed offset, or -1 when the disk failed (then
+        and at every later call: the commit log keeps the first failure, see CommitLog.flush)."""
         try:
             synced = self.commitlog.flush()
-        except OSError:
-            log.exception("commit log flush failed")
+        except OSError:  # logged by the commit log, which tells the store (RunningFlags)
             return -1
         if synced:
             self.fsync_count += synced

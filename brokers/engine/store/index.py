@@ -19,6 +19,11 @@ creation time ``yyyyMMddHHmmssSSS`` (local time)::
 
 A slot holds the newest item of its chain, so a lookup walks from newest to oldest. Hits are hash
 hits: :meth:`MessageStore.query_message` re-checks topic and key on the record.
+
+Writes go through ``pwrite`` (the map is read-only). Slots are written at random places, so the
+header and the whole slot table get their blocks when a file is created; items are allocated a
+chunk ahead (:meth:`IndexService.ensure_room`, called by the put path before the record is
+written): a full disk fails the put before anything is written, never a write into a hole.
 """
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ import time
 from typing import Callable, Sequence
 
 from brokers.engine.common.message_codec import java_hash_extend
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 from brokers.engine.store.mapped_file import MappedFile
 
 log = logging.getLogger(__name__)
@@ -44,6 +50,7 @@ assert _ITEM.size == INDEX_ITEM_SIZE
 _SLOT = struct.Struct(">i")
 _INVALID_INDEX = 0
 _MAX_TIME_DIFF = 0x7FFFFFFF
+ALLOCATE_CHUNK = 256 << 10  # item blocks allocated ahead (13,107 items)
 
 
 _PREFIX_HASHES: dict[str, int] = {}  # topic -> unsigned hash of "<topic>#"
@@ -69,63 +76,84 @@ def key_hash(topic: str, key: str) -> int:
 
 
 class IndexFile:
-    def __init__(self, path: str, slots: int, max_count: int, *, create: bool) -> None:
+    def __init__(self, path: str, slots: int, max_count: int, *, create: bool, io: FileIO = OS_FILE_IO) -> None:
         self.path = path
         self.slots = slots
         self.max_count = max_count
         size = INDEX_HEADER_SIZE + slots * HASH_SLOT_SIZE + max_count * INDEX_ITEM_SIZE
-        self.mapped = MappedFile(path, 0, size, create=create)
+        self.mapped = MappedFile(path, 0, size, create=create, io=io)
         self._items_at = INDEX_HEADER_SIZE + slots * HASH_SLOT_SIZE
         (self.begin_timestamp, self.end_timestamp, self.begin_phy_offset, self.end_phy_offset,
          self.hash_slot_count, self.index_count) = _HEADER.unpack_from(self.mapped.mm, 0)
+        if create:
+            try:
+                self.ensure_items(1)  # the header and every slot: written at random places
+            except BaseException:
+                self.mapped.destroy()
+                raise
         if self.index_count <= 0:
             self.index_count = 1
             self._write_header()
         self._dirty = create
 
+    def ensure_items(self, count: int) -> None:
+        """Have blocks for the header, the slots and items up to number ``count`` (ENOSPC raises)."""
+        self.mapped.ensure_allocated(self._items_at + min(count + 1, self.max_count) * INDEX_ITEM_SIZE,
+                                     ALLOCATE_CHUNK)
+
+    def room_ensured(self, count: int) -> bool:
+        return self._items_at + min(count + 1, self.max_count) * INDEX_ITEM_SIZE <= self.mapped.allocated
+
     def _write_header(self) -> None:
-        _HEADER.pack_into(self.mapped.mm, 0, self.begin_timestamp, self.end_timestamp,
-                          self.begin_phy_offset, self.end_phy_offset, self.hash_slot_count,
-                          self.index_count)
+        self.mapped.write(0, _HEADER.pack(self.begin_timestamp, self.end_timestamp, self.begin_phy_offset,
+                                          self.end_phy_offset, self.hash_slot_count, self.index_count))
 
     def is_full(self) -> bool:
         return self.index_count >= self.max_count
 
     def put_items(self, items: Sequence[tuple[int, int]], store_timestamp: int) -> int:
-        """Index (key hash, commit log offset) pairs stored at ``store_timestamp`` (one header
-        write for all of them); return how many fitted before the file filled."""
+        """Index (key hash, commit log offset) pairs stored at ``store_timestamp``; return how
+        many fitted before the file filled. The items go in one write, then the slots they
+        change, then the header (one write for all of them)."""
         mm = self.mapped.mm
         slots = self.slots
-        items_at = self._items_at
         begin = self.begin_timestamp
         if begin <= 0:
             diff = 0
         else:
             diff = min(max((store_timestamp - begin) // 1000, 0), _MAX_TIME_DIFF)
-        done = 0
+        first = count = self.index_count
+        room = self.max_count - count
+        if room <= 0:
+            return 0
+        if len(items) > room:
+            items = items[:room]
+        new_slots: dict[int, int] = {}  # slot position -> item number written to it
+        packed = []
         for h, phy_offset in items:
-            if self.index_count >= self.max_count:
-                break
             slot_pos = INDEX_HEADER_SIZE + (h % slots) * HASH_SLOT_SIZE
-            (slot_value,) = _SLOT.unpack_from(mm, slot_pos)
-            if slot_value <= _INVALID_INDEX or slot_value > self.index_count:
-                slot_value = _INVALID_INDEX
-            count = self.index_count
-            _ITEM.pack_into(mm, items_at + count * INDEX_ITEM_SIZE, h, phy_offset, diff, slot_value)
-            _SLOT.pack_into(mm, slot_pos, count)
-            if count <= 1:
-                self.begin_phy_offset = phy_offset
-                self.begin_timestamp = store_timestamp
+            slot_value = new_slots.get(slot_pos)
+            if slot_value is None:
+                (slot_value,) = _SLOT.unpack_from(mm, slot_pos)
+                if slot_value <= _INVALID_INDEX or slot_value > count:
+                    slot_value = _INVALID_INDEX
+            packed.append(_ITEM.pack(h, phy_offset, diff, slot_value))
+            new_slots[slot_pos] = count
             if slot_value == _INVALID_INDEX:
                 self.hash_slot_count += 1
-            self.index_count = count + 1
-            self.end_phy_offset = phy_offset
-            self.end_timestamp = store_timestamp
-            done += 1
-        if done:
-            self._write_header()
-            self._dirty = True
-        return done
+            count += 1
+        self.mapped.write(self._items_at + first * INDEX_ITEM_SIZE, b"".join(packed))
+        for slot_pos, item in new_slots.items():
+            self.mapped.write(slot_pos, _SLOT.pack(item))
+        if first <= 1:
+            self.begin_phy_offset = items[0][1]
+            self.begin_timestamp = store_timestamp
+        self.index_count = count
+        self.end_phy_offset = items[-1][1]
+        self.end_timestamp = store_timestamp
+        self._write_header()
+        self._dirty = True
+        return len(items)
 
     def time_matched(self, begin: int, end: int) -> bool:
         b, e = self.begin_timestamp, self.end_timestamp
@@ -182,8 +210,10 @@ def _time_name(ms: int) -> str:
 class IndexService:
     """The index files of a store: the newest takes new keys, queries search newest first."""
 
-    def __init__(self, directory: str, slots: int, max_count: int, now_ms: Callable[[], int]) -> None:
+    def __init__(self, directory: str, slots: int, max_count: int, now_ms: Callable[[], int], *,
+                 io: FileIO = OS_FILE_IO) -> None:
         self.directory = directory
+        self.io = io
         self.slots = slots
         self.max_count = max_count
         self._now_ms = now_ms
@@ -197,11 +227,11 @@ class IndexService:
         for name in names:
             path = os.path.join(self.directory, name)
             try:
-                self.files.append(IndexFile(path, self.slots, self.max_count, create=False))
+                self.files.append(IndexFile(path, self.slots, self.max_count, create=False, io=self.io))
             except Exception as exc:  # a wrong-sized index file is rebuilt-able data, not fatal
                 log.error("dropping unreadable index file %s: %s", path, exc)
                 try:
-                    os.unlink(path)
+                    self.io.unlink(path)
                 except OSError:
                     pass
         if self.files:
@@ -222,9 +252,20 @@ class IndexService:
                 self.files and name <= os.path.basename(self.files[-1].path)):
             ms += 1
             name = _time_name(ms)
-        f = IndexFile(os.path.join(self.directory, name), self.slots, self.max_count, create=True)
+        f = IndexFile(os.path.join(self.directory, name), self.slots, self.max_count, create=True, io=self.io)
         self.files.append(f)
         return f
+
+    def ensure_room(self, count: int) -> None:
+        """Make sure ``count`` more items can be indexed without running out of disk: the
+        newest file's item blocks, or a new file (raise OSError: ENOSPC). A batch that does not
+        fit what is left of the newest file goes whole to a new one."""
+        f = self.files[-1] if self.files else None
+        if f is not None and f.index_count + count <= f.max_count and f.room_ensured(f.index_count + count):
+            return
+        if f is None or f.index_count + count > f.max_count:
+            f = self._new_file()
+        f.ensure_items(f.index_count + count)
 
     def build_index(self, hashes: list[int], phy_offset: int, store_timestamp: int) -> None:
         """Index one message under the given key hashes (see :func:`key_hash`)."""

@@ -13,55 +13,57 @@ import fcntl
 import os
 
 from brokers.engine.store.errors import StoreLockedError
-from brokers.engine.store.mapped_file import fsync_dir
+from brokers.engine.store.file_io import OS_FILE_IO, FileHandle, FileIO
 
 
 class StoreLock:
-    def __init__(self, lock_path: str, abort_path: str) -> None:
+    def __init__(self, lock_path: str, abort_path: str, io: FileIO = OS_FILE_IO) -> None:
         self.lock_path = lock_path
         self.abort_path = abort_path
-        self._fd = -1
+        self._io = io
+        self._handle: FileHandle | None = None
 
     def acquire(self) -> None:
         """Take the directory lock or raise StoreLockedError naming the lock file."""
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        handle = self._io.open(self.lock_path, create=True, mode=0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
-            os.close(fd)
+            holder = handle.pread(64, 0).decode("ascii", "replace").strip()
+            handle.close()
             who = f" (pid {holder})" if holder else ""
             raise StoreLockedError(
                 f"store directory {os.path.dirname(self.lock_path)} is in use by another store"
                 f"{who}: its lock file {self.lock_path} is held") from None
         except BaseException:
-            os.close(fd)
+            handle.close()
             raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-        self._fd = fd
+        try:
+            handle.truncate(0)
+            handle.pwrite(f"{os.getpid()}\n".encode("ascii"), 0)
+        except OSError:  # the pid is for the operator only; a full disk must not stop an open
+            pass
+        self._handle = handle
 
     def release(self) -> None:
-        if self._fd >= 0:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = -1
+        if self._handle is not None:
+            fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
+            self._handle.close()
+            self._handle = None
 
     @property
     def held(self) -> bool:
-        return self._fd >= 0
+        return self._handle is not None
 
     def abort_exists(self) -> bool:
         return os.path.exists(self.abort_path)
 
     def create_abort(self) -> None:
-        with open(self.abort_path, "wb"):
-            pass
-        fsync_dir(os.path.dirname(self.abort_path))
+        self._io.open(self.abort_path, create=True, mode=0o644).close()
+        self._io.sync_dir(os.path.dirname(self.abort_path))
 
     def remove_abort(self) -> None:
-        try:
-            os.unlink(self.abort_path)
-        except FileNotFoundError:
+        if not os.path.exists(self.abort_path):
             return
-        fsync_dir(os.path.dirname(self.abort_path))
+        self._io.unlink(self.abort_path)
+        self._io.sync_dir(os.path.dirname(self.abort_path))

@@ -1,13 +1,18 @@
-"""MappedFile: one fixed-size, memory-mapped store file (a commit log segment, a consume queue
-file, an index file).
+"""MappedFile: one fixed-size store file (a commit log segment, a consume queue file, an index
+file), written with ``pwrite`` and read through a read-only memory map.
 
-Files are sized to their full length when created and mapped shared: bytes written into the
-map are in the page cache at once and survive the process being killed. Commit log segments are
-preallocated (``posix_fallocate``), so a full disk fails at segment creation with ENOSPC instead
-of a SIGBUS on a later write into a sparse hole; consume queue and index files stay sparse
-(thousands of queues x 6 MB would otherwise claim disk they never use). Durability against power
-loss comes from :meth:`MappedFile.flush`, which calls ``fdatasync`` on the file (it drops the
-GIL, unlike ``mmap.flush``, so the asyncio thread keeps running during a sync).
+Every write goes through the file's :class:`~brokers.engine.store.file_io.FileHandle` (the store's
+one seam for file operations, ``file_io.py``); the map is ``PROT_READ``. A map is never written:
+a store into a page over an unallocated block makes the kernel allocate it, and on a full disk
+that is a SIGBUS that kills the process with nothing in the log, where ``pwrite`` answers ENOSPC.
+``pwrite`` and the map share the page cache, so readers see a write at once and it survives the
+process being killed.
+
+Files are sized to their full length when created but their blocks are allocated ahead of the
+writes, a chunk at a time (:meth:`MappedFile.ensure_allocated`), so a full disk is found before a
+record, unit or index item is written, never half-way through one, and a store does not claim
+disk it has not used yet (a 1 GiB segment on a laptop, thousands of 6 MB consume queue files).
+Durability against power loss comes from :meth:`MappedFile.flush` (``fdatasync``).
 
 Segment names are the 20-digit zero-padded start offset (RocketMQ's ``UtilAll.offset2FileName``).
 """
@@ -20,11 +25,11 @@ import os
 import resource
 
 from brokers.engine.store.errors import StoreCorruptionError
+from brokers.engine.store.file_io import OS_FILE_IO, FileHandle, FileIO
 
 log = logging.getLogger(__name__)
 
 FILE_NAME_DIGITS = 20
-_fdatasync = getattr(os, "fdatasync", os.fsync)
 _ZERO_CHUNK = bytes(1 << 20)
 
 
@@ -40,20 +45,6 @@ def parse_file_name(name: str) -> int | None:
     return None
 
 
-def fsync_dir(path: str) -> None:
-    """Make a directory's entries (a created, renamed or removed file) durable."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # some filesystems refuse fsync on directories; nothing more to do
-        pass
-    finally:
-        os.close(fd)
-
-
 def raise_open_file_limit() -> None:
     """Each mapped file holds a descriptor; lift the soft limit towards the hard one."""
     try:
@@ -65,74 +56,75 @@ def raise_open_file_limit() -> None:
         pass
 
 
-def _allocate(fd: int, size: int) -> None:
-    try:
-        os.posix_fallocate(fd, 0, size)
-    except OSError as exc:
-        if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-            os.ftruncate(fd, size)  # filesystem without fallocate: a sparse file will do
-        else:
-            raise
-
-
 class MappedFile:
-    """A file of exactly ``file_size`` bytes mapped read-write.
+    """A file of exactly ``file_size`` bytes, mapped read-only, written with :meth:`write`.
 
     ``wrote_position`` and ``flushed_position`` are owned by the caller (the commit log or
-    consume queue knows where its data ends); this class only maps, syncs and zeroes.
+    consume queue knows where its data ends); this class maps, allocates, writes, syncs and
+    zeroes. ``allocated`` is how far blocks are known to be allocated: ``preallocate`` allocates
+    the whole file at open, otherwise the writer calls :meth:`ensure_allocated` before writing.
     """
 
-    __slots__ = ("path", "file_from_offset", "file_size", "mm", "wrote_position", "flushed_position")
+    __slots__ = ("path", "file_from_offset", "file_size", "mm", "handle", "io", "allocated",
+                 "wrote_position", "flushed_position")
 
     def __init__(self, path: str, file_from_offset: int, file_size: int, *, create: bool = False,
-                 preallocate: bool = False) -> None:
+                 preallocate: bool = False, io: FileIO = OS_FILE_IO) -> None:
         self.path = path
         self.file_from_offset = file_from_offset
         self.file_size = file_size
+        self.io = io
         self.wrote_position = 0
         self.flushed_position = 0
-        flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
-        fd = os.open(path, flags, 0o644)
+        self.allocated = 0
+        handle: FileHandle = io.open(path, create=create, exclusive=create, mode=0o644)
         try:
-            actual = os.fstat(fd).st_size
+            actual = handle.size()
             if actual > file_size:
                 raise StoreCorruptionError(
                     f"{path} is {actual} bytes but files of this kind are {file_size} bytes "
                     "(was the configured file size changed?)", path=path, offset=file_from_offset)
-            if actual < file_size:
+            if preallocate:
+                handle.allocate(file_size)
+                self.allocated = file_size
+            elif actual < file_size:
                 # New file, or a file cut short (a torn tail): the missing part reads as zeros.
-                if preallocate:
-                    _allocate(fd, file_size)
-                else:
-                    os.ftruncate(fd, file_size)
-            self.mm = mmap.mmap(fd, file_size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+                handle.truncate(file_size)
+            self.mm = mmap.mmap(handle.fileno(), file_size, mmap.MAP_SHARED, mmap.PROT_READ)
         except BaseException:
-            os.close(fd)
+            handle.close()
             if create:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+                io.unlink(path)
             raise
-        os.close(fd)
+        self.handle = handle
         if create:
-            fsync_dir(os.path.dirname(path))
+            io.sync_dir(os.path.dirname(path))
 
     @property
     def file_end_offset(self) -> int:
         return self.file_from_offset + self.file_size
 
+    def ensure_allocated(self, end: int, chunk: int) -> None:
+        """Have blocks allocated for bytes [0, ``end``), ``chunk`` bytes ahead at a time; raise
+        OSError (ENOSPC) when the disk cannot give them. Writes up to ``allocated`` then cannot
+        fail for want of space."""
+        if end <= self.allocated:
+            return
+        target = min(self.file_size, max(end, self.allocated + chunk))
+        self.handle.allocate(target)
+        self.allocated = target
+
+    def write(self, pos: int, data: bytes | bytearray | memoryview) -> None:
+        """Write ``data`` at ``pos`` (``pwrite``; visible through the map at once) or raise OSError."""
+        self.handle.pwrite(data, pos)
+
     def flush(self) -> bool:
-        """fdatasync the file (every page dirtied through the map included); return True.
+        """fdatasync the file; return True. Raises OSError (EIO) when the disk failed.
 
         The caller decides whether a sync is needed and updates ``flushed_position`` with the
         position it snapshotted before calling.
         """
-        fd = os.open(self.path, os.O_RDWR)
-        try:
-            _fdatasync(fd)
-        finally:
-            os.close(fd)
+        self.handle.sync()
         return True
 
     def data_ranges(self, start: int, end: int) -> list[tuple[int, int]]:
@@ -148,27 +140,23 @@ class MappedFile:
         seek_hole = getattr(os, "SEEK_HOLE", None)
         if seek_data is None or seek_hole is None:
             return [(start, end)]
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
+        fd = self.handle.fileno()
+        if fd < 0:
             return [(start, end)]
         out: list[tuple[int, int]] = []
-        try:
-            pos = start
-            while pos < end:
-                try:
-                    data = os.lseek(fd, pos, seek_data)
-                except OSError as exc:
-                    if exc.errno == errno.ENXIO:  # no data past pos
-                        break
-                    return [(start, end)]
-                if data >= end:
+        pos = start
+        while pos < end:
+            try:
+                data = os.lseek(fd, pos, seek_data)
+            except OSError as exc:
+                if exc.errno == errno.ENXIO:  # no data past pos
                     break
-                hole = os.lseek(fd, data, seek_hole)
-                out.append((data, min(hole, end)))
-                pos = hole
-        finally:
-            os.close(fd)
+                return [(start, end)]
+            if data >= end:
+                break
+            hole = os.lseek(fd, data, seek_hole)
+            out.append((data, min(hole, end)))
+            pos = hole
         return out
 
     def is_zero_from(self, pos: int, limit: int | None = None) -> bool:
@@ -196,7 +184,7 @@ class MappedFile:
             while start < stop:
                 n = min(len(_ZERO_CHUNK), stop - start)
                 if mm[start : start + n] != _ZERO_CHUNK[:n]:
-                    mm[start : start + n] = _ZERO_CHUNK[:n]
+                    self.handle.pwrite(_ZERO_CHUNK[:n], start)
                     rewritten += n
                 start += n
         return rewritten
@@ -206,14 +194,12 @@ class MappedFile:
             self.mm.close()
         except (BufferError, ValueError):  # pragma: no cover - an export still alive
             log.warning("could not unmap %s cleanly", self.path)
+        self.handle.close()
 
     def destroy(self) -> None:
         """Unmap and delete the file."""
         self.close()
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
+        self.io.unlink(self.path)
 
     def __repr__(self) -> str:
         return f"MappedFile({self.path!r}, from={self.file_from_offset}, wrote={self.wrote_position})"

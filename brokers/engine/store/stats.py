@@ -109,7 +109,8 @@ def disk_ratio(path: str) -> str:
 
 
 def store_runtime_info(stats: StoreStats, commitlog: CommitLog, config: StoreConfig, *, uptime_ms: int, boot_ms: int,
-                       fsync_count: int, healthy_error: str | None) -> dict[str, str]:
+                       fsync_count: int, healthy_error: str | None,
+                       write_error: str | None = None) -> dict[str, str]:
     """The store's keys of GET_BROKER_RUNTIME_INFO (values are strings, as in RocketMQ)."""
     info = stats.runtime_info(uptime_ms)
     info.update({
@@ -123,5 +124,6 @@ def store_runtime_info(stats: StoreStats, commitlog: CommitLog, config: StoreCon
         "flushDiskType": config.flush_disk_type,
         "commitLogFsyncTimes": str(fsync_count),
         "storeHealthy": "true" if healthy_error is None else f"false: {healthy_error}",
+        "storeWritable": "true" if write_error is None else f"false: {write_error}",
     })
     return info

@@ -27,6 +27,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO, write_file_atomically
+
 HEADER = "gantry-epochs 1"
 FILE_NAME = "epoch"
 MAX_ENTRIES = 4096  # far more than any group's changes of master; bounds what a peer may send
@@ -83,7 +85,8 @@ def render(entries: tuple[EpochEntry, ...]) -> str:
 class EpochFile:
     """The history in memory and on disk; every change is written through atomically."""
 
-    def __init__(self, store_dir: str) -> None:
+    def __init__(self, store_dir: str, io: FileIO = OS_FILE_IO) -> None:
+        self.io = io
         self.directory = store_dir
         self.path = os.path.join(store_dir, FILE_NAME)
         self.entries: tuple[EpochEntry, ...] = INITIAL
@@ -121,20 +124,7 @@ class EpochFile:
 
     def _write(self, entries: tuple[EpochEntry, ...]) -> None:
         os.makedirs(self.directory, exist_ok=True)
-        tmp = self.path + ".tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.fchmod(fd, 0o600)
-            os.write(fd, render(entries).encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
-        dir_fd = os.open(self.directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        write_file_atomically(self.io, self.path, render(entries).encode("utf-8"), 0o600)
 
 
 def common_point(mine: tuple[EpochEntry, ...], my_end: int, theirs: tuple[EpochEntry, ...], their_end: int) -> int:

@@ -36,6 +36,7 @@ from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.store.commitlog import CommitLog
 from brokers.engine.store.config import StoreConfig
 from brokers.engine.store.default_message_store import DefaultMessageStore
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 from brokers.engine.store.ha.epoch_file import EpochEntry, EpochFile
 from brokers.engine.store.ha.ha_client import HAClient
 from brokers.engine.store.ha.ha_config import MASTER_ROLES, SLAVE, SYNC_MASTER, HAConfig
@@ -68,17 +69,18 @@ class HAMessageStore:
     """A broker group member's store (see the module docstring)."""
 
     def __init__(self, config: StoreConfig, ha_config: HAConfig, clock: Clock = SYSTEM_CLOCK, *,
+                 file_io: FileIO = OS_FILE_IO,
                  broker_addr: Callable[[], str] = lambda: "",
                  master_address: Callable[[], str | None] = lambda: None,
                  on_master: Callable[[str], None] | None = None,
                  on_stale: Callable[[int], None] | None = None) -> None:
         self.config = config
-        self.epochs = EpochFile(config.store_dir)
+        self.epochs = EpochFile(config.store_dir, file_io)
         self._on_stale = on_stale
         self.last_truncation: TruncationReport | None = None
         self.ha_config = ha_config
         self.clock = clock
-        self.local = DefaultMessageStore(config, clock)
+        self.local = DefaultMessageStore(config, clock, file_io)
         self.broker_role = ha_config.broker_role
         self._broker_addr = broker_addr
         self._master_address = master_address

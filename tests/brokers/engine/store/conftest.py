@@ -7,6 +7,7 @@ import pytest
 
 from brokers.engine.common.clock import ManualClock
 from brokers.engine.store import DefaultMessageStore
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 from tests.brokers.engine.store._support import make_config
 
 
@@ -20,8 +21,8 @@ def open_store(tmp_path, clock) -> Callable[..., DefaultMessageStore]:
     """Open stores on tmp_path/store; every store still open at the end is closed."""
     opened: list[DefaultMessageStore] = []
 
-    def factory(**overrides) -> DefaultMessageStore:
-        store = DefaultMessageStore(make_config(tmp_path / "store", **overrides), clock=clock)
+    def factory(file_io: FileIO = OS_FILE_IO, **overrides) -> DefaultMessageStore:
+        store = DefaultMessageStore(make_config(tmp_path / "store", **overrides), clock=clock, file_io=file_io)
         store.open()
         opened.append(store)
         return store

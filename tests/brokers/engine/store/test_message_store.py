@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 
 from brokers.engine.common.message import Message
@@ -157,19 +158,33 @@ def test_store_config_rejects_nonsense(tmp_path):
     assert StoreConfig(store_dir=str(tmp_path)).commitlog_file_size == 1 << 30
 
 
-def test_a_failed_dispatch_stops_puts_until_reopen_which_redispatches(open_store):
-    # A file where the queue's directory must go: the record reaches the commit log, its
-    # consume queue unit cannot be written.
+def test_a_queue_that_cannot_be_created_refuses_the_put_before_anything_is_written(open_store):
+    # A file where the queue's directory must go: the put path finds it before writing the
+    # record, so nothing reaches the commit log and the next put goes at the same offset.
     store = open_store()
     blocker = os.path.join(store.config.consume_queue_dir, "Blocked")
     with open(blocker, "wb"):
         pass
+    end = store.max_phy_offset
+    assert store.put_message_sync(inner(topic="Blocked", body=b"lost")).status is PutMessageStatus.CREATE_MAPED_FILE_FAILED
+    assert store.max_phy_offset == end
+    assert store.runtime_info()["storeHealthy"] == "true"
+    os.remove(blocker)
+    result = store.put_message_sync(inner(topic="Blocked", body=b"kept"))
+    assert result.ok and result.wrote_offset == end
+    assert bodies(store, "Blocked") == [b"kept"]
+
+
+def test_a_failed_dispatch_stops_puts_until_reopen_which_redispatches(open_store, faulty_io):
+    # The record reaches the commit log, its consume queue unit cannot be written (EIO).
+    store = open_store(file_io=faulty_io)
+    faulty_io.fail("pwrite", errno.EIO, path=os.path.join("consumequeue", "Blocked"))
     assert store.put_message_sync(inner(topic="Blocked", body=b"kept")).ok
     assert store.runtime_info()["storeHealthy"].startswith("false: dispatch failed")
     assert store.put_message_sync(inner()).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
     store.close()
     assert os.path.exists(store.config.abort_path)  # the next open must recover
-    os.remove(blocker)
+    faulty_io.heal()
     store = open_store()
     assert store.runtime_info()["storeHealthy"] == "true"
     assert bodies(store, "Blocked") == [b"kept"]
