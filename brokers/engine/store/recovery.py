@@ -155,11 +155,17 @@ def find_valid_record_after(commitlog: CommitLog, offset: int, check_crc: bool) 
     return None
 
 
-def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool) -> tuple[int, int, int, int, str]:
+def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool,
+                   flushed_timestamp: int | None = None) -> tuple[int, int, int, int, str]:
     """Check records from ``start``; return (end, records, last record offset, kind, reason).
 
     ``kind`` is EMPTY or INVALID for what stopped the scan (BLANK when the log ends exactly at
-    a segment boundary). Raises StoreCorruptionError when valid records follow a bad one.
+    a segment boundary). Raises StoreCorruptionError when valid records follow a bad one, unless
+    ``flushed_timestamp`` (after a crash: the checkpoint's physicMsgTimestamp) shows the bad
+    record comes after everything the last run had flushed: a power cut persists unflushed
+    blocks in any order (a segment's end-of-file marker lost while the next segment's first
+    record reached the disk), so past that point it is a torn tail, never acknowledged (with
+    SYNC_FLUSH) and within what ASYNC_FLUSH may lose.
     """
     files = commitlog.files
     fs = commitlog.file_size
@@ -184,6 +190,10 @@ def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool) -> tuple[i
                 break
             end = base + pos
             later = find_valid_record_after(commitlog, end + 1, check_crc)
+            if later is not None and _unflushed_after(commitlog, last, flushed_timestamp):
+                log.warning("commit log: a bad record at physical offset %d (%s) is followed by valid "
+                            "ones at %d, all after the last flush: a torn tail", end, reason, later)
+                return end, records, last, kind, f"{reason}; unflushed records after it dropped"
             if later is not None:
                 later_file = commitlog.find_file(later)
                 raise StoreCorruptionError(
@@ -197,6 +207,15 @@ def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool) -> tuple[i
         idx += 1
         pos = 0
     return files[-1].file_end_offset, records, last, BLANK, ""
+
+
+def _unflushed_after(commitlog: CommitLog, last: int, flushed_timestamp: int | None) -> bool:
+    """Whether the record at ``last`` (the last valid one before a bad one) was stored at or
+    after the last flushed one, so nothing after it was flushed (store times may repeat; a
+    clock that went back makes this False, the safe answer)."""
+    if flushed_timestamp is None or last < 0:
+        return False
+    return commitlog.read_store_timestamp(last) >= flushed_timestamp
 
 
 def choose_scan_start(commitlog: CommitLog, checkpoint: StoreCheckpoint,
@@ -267,28 +286,33 @@ def parse_for_dispatch(mm, pos: int) -> tuple[str, int, int, int, int, str]:
 
 def redispatch(commitlog: CommitLog, start: int, end: int,
                queue_for: Callable[[str, int, bool], ConsumeQueue | None],
-               index: IndexService) -> tuple[int, int]:
+               index: IndexService, verify: bool = False) -> tuple[int, int]:
     """Rebuild missing consume queue units and index entries for records in [start, end).
 
     ``queue_for(topic, queue_id, create)`` returns the queue (None for an unusable topic name).
     The index header is written once per message after all its keys, so records up to its
-    endPhyOffset are fully indexed. Returns (units written, messages indexed).
+    endPhyOffset are fully indexed. With ``verify`` (after a crash) a unit the queue already
+    holds is checked against its record and rewritten when a power cut lost or tore it.
+    Returns (units written or repaired, messages indexed).
     """
     index_end = index.end_phy_offset
     units = indexed = 0
     for mm, pos, size, phys in iter_records(commitlog, start, end):
         topic, queue_id, queue_offset, sys_flag, store_ts, props_text = parse_for_dispatch(mm, pos)
-        cq = None
+        cq = held = None
         if goes_to_consume_queue(sys_flag):
             cq = queue_for(topic, queue_id, False)
-            if cq is not None and phys < cq.max_phys_end:
-                cq = None  # the queue already has it
+            if cq is not None and (phys < cq.max_phys_end or queue_offset < cq.max_offset):
+                held, cq = (cq if verify else None), None  # the queue already has it
             elif cq is None:
                 cq = queue_for(topic, queue_id, True)
         need_index = goes_to_index(sys_flag) and phys > index_end
-        if cq is None and not need_index:
+        if cq is None and held is None and not need_index:
             continue
         props = string_to_properties(props_text)
+        if held is not None:
+            if held.repair_unit(queue_offset, phys, size, consume_queue_tags_code(topic, props, store_ts)):
+                units += 1
         if cq is not None:
             tags = consume_queue_tags_code(topic, props, store_ts)
             if cq.put_recovered(phys, size, tags, queue_offset):
@@ -307,7 +331,8 @@ def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterab
     """Run recovery over loaded parts; see the module docstring."""
     queues = list(queues)
     start = choose_scan_start(commitlog, checkpoint, queues, index, abnormal)
-    end, records, last, kind, reason = scan_commitlog(commitlog, start, check_crc)
+    end, records, last, kind, reason = scan_commitlog(
+        commitlog, start, check_crc, checkpoint.physic_msg_timestamp if abnormal else None)
     cleared = commitlog.set_end(end)
     torn = kind == INVALID or cleared > 0
     if torn:
@@ -332,7 +357,7 @@ def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterab
         cq_end = max((q.max_phys_end for q in queues), default=0)
         index_end = index.end_phy_offset
         dispatch_from = max(start, min(cq_end, index_end) if index_end >= 0 else cq_end)
-    units, indexed = redispatch(commitlog, dispatch_from, end, queue_for, index)
+    units, indexed = redispatch(commitlog, dispatch_from, end, queue_for, index, verify=abnormal)
     report = RecoveryReport(
         abnormal=abnormal, scan_from=start, end_offset=end, records_checked=records,
         torn_tail=torn, torn_reason=reason if torn else "", bytes_cleared=cleared,
