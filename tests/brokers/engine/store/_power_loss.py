@@ -30,7 +30,8 @@ from brokers.engine.store import DefaultMessageStore, MessageExtBrokerInner, Sto
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH
 from brokers.engine.store.message_inner import MessageExtBatch
 from brokers.engine.store.recovery import RecoveryReport
-from tests.fixtures.crash_sim import CrashState, RecordingFileIO
+from tests.fixtures.crash_sim import RecordingFileIO
+from tests.fixtures.crash_states import CrashState
 
 QUEUES = (("TopicA", 0), ("TopicA", 1), ("TopicB", 0))
 NEVER = 10**9  # ms: the flush threads never wake on their own; the workload flushes by hand

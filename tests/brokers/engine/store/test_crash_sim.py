@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from brokers.engine.store.file_io import write_file_atomically
-from tests.fixtures.crash_sim import crash_states
+from tests.fixtures.crash_states import crash_states
 
 
 def test_an_atomic_replace_leaves_the_old_or_the_new_content(crash_recorder, tmp_path):

@@ -21,7 +21,8 @@ import pytest
 
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH
 from tests.brokers.engine.store._power_loss import StateCheckError, check_state, run_workload
-from tests.fixtures.crash_sim import RecordingFileIO, crash_states
+from tests.fixtures.crash_sim import RecordingFileIO
+from tests.fixtures.crash_states import crash_states
 
 STATES_PER_MODE = 2500  # at least 1,000 per mode are asked for; the sweep takes a few seconds
 SEED = 14
