@@ -161,8 +161,8 @@ def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool,
 
     ``kind`` is EMPTY or INVALID for what stopped the scan (BLANK when the log ends exactly at
     a segment boundary). Raises StoreCorruptionError when valid records follow a bad one, unless
-    ``flushed_timestamp`` (after a crash: the checkpoint's physicMsgTimestamp) shows the bad
-    record comes after everything the last run had flushed: a power cut persists unflushed
+    ``flushed_timestamp`` (after a crash: the checkpoint's physicMsgTimestamp) shows the first of
+    them was stored after everything the last run had flushed: a power cut persists unflushed
     blocks in any order (a segment's end-of-file marker lost while the next segment's first
     record reached the disk), so past that point it is a torn tail, never acknowledged (with
     SYNC_FLUSH) and within what ASYNC_FLUSH may lose.
@@ -190,7 +190,7 @@ def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool,
                 break
             end = base + pos
             later = find_valid_record_after(commitlog, end + 1, check_crc)
-            if later is not None and _unflushed_after(commitlog, last, flushed_timestamp):
+            if later is not None and _unflushed_after(commitlog, later, flushed_timestamp):
                 log.warning("commit log: a bad record at physical offset %d (%s) is followed by valid "
                             "ones at %d, all after the last flush: a torn tail", end, reason, later)
                 return end, records, last, kind, f"{reason}; unflushed records after it dropped"
@@ -209,13 +209,14 @@ def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool,
     return files[-1].file_end_offset, records, last, BLANK, ""
 
 
-def _unflushed_after(commitlog: CommitLog, last: int, flushed_timestamp: int | None) -> bool:
-    """Whether the record at ``last`` (the last valid one before a bad one) was stored at or
-    after the last flushed one, so nothing after it was flushed (store times may repeat; a
-    clock that went back makes this False, the safe answer)."""
-    if flushed_timestamp is None or last < 0:
+def _unflushed_after(commitlog: CommitLog, later: int, flushed_timestamp: int | None) -> bool:
+    """Whether the valid record at ``later`` (the first after a bad one) was stored after the
+    last record the checkpoint vouches was flushed, so it and everything from the bad record on
+    can only be a torn, unflushed tail. Without a checkpoint (0), or a store time that does not
+    say (equal, or a clock that went back), the answer is False: the safe one."""
+    if not flushed_timestamp or later < 0:
         return False
-    return commitlog.read_store_timestamp(last) >= flushed_timestamp
+    return commitlog.read_store_timestamp(later) > flushed_timestamp
 
 
 def choose_scan_start(commitlog: CommitLog, checkpoint: StoreCheckpoint,
