@@ -19,8 +19,13 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from brokers.engine.common.clock import ManualClock
+from brokers.engine.common.message_codec import decode_records
+from brokers.engine.store import DefaultMessageStore, MessageExtBrokerInner
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH
-from tests.brokers.engine.store._power_loss import StateCheckError, check_state, run_workload
+from brokers.engine.store.mapped_file import offset_to_file_name
+from tests.brokers.engine.store._power_loss import START_MS, StateCheckError, check_state, power_config, run_workload
+from tests.brokers.engine.store._support import crash
 from tests.fixtures.crash_sim import RecordingFileIO
 from tests.fixtures.crash_states import crash_states
 
@@ -142,3 +147,55 @@ def test_no_power_cut_state_loses_an_index_entry(mode, sweeps):
     sweep = sweeps(mode)
     assert not sweep.index_misses, (f"{len(sweep.index_misses)} of {sweep.checked} states; the first ones:\n"
                                     + "\n".join(sweep.index_misses[:3]))
+
+
+def test_a_lost_end_of_segment_marker_is_a_torn_tail_not_corruption(tmp_path):
+    """The power cut the sweep found first: a segment's end-of-file marker did not reach the disk
+    while the next segment's first record did. Recovery cuts the log at the marker (the record
+    after it was never flushed) instead of refusing to start."""
+    clock = ManualClock(START_MS)
+    config = power_config(str(tmp_path / "store"), ASYNC_FLUSH)
+    store = DefaultMessageStore(config, clock)
+    store.open()
+    results = []
+    while len(store.commitlog.files) < 2:
+        clock.advance(0.01)
+        results.append(store.put_message_sync(MessageExtBrokerInner(
+            topic="TopicA", queue_id=0, body=b"x" * 100, born_host="10.0.0.5:1")))
+        if len(results) == 3:
+            store.flush()  # the checkpoint vouches for the first three
+    crash(store)
+    in_first = [r for r in results if r.wrote_offset < config.commitlog_file_size]
+    marker_at = in_first[-1].wrote_offset + in_first[-1].wrote_bytes
+    segment = os.path.join(config.commitlog_dir, offset_to_file_name(0))
+    with open(segment, "r+b") as f:  # the marker's block is lost: zeros
+        f.seek(marker_at)
+        f.write(bytes(config.commitlog_file_size - marker_at))
+    with DefaultMessageStore(config, ManualClock(START_MS + 60_000)) as reopened:
+        report = reopened.recovery_report
+        assert report.torn_tail and report.end_offset == marker_at
+        assert reopened.get_max_offset_in_queue("TopicA", 0) == len(in_first)
+        assert [len(reopened.commitlog.files)] == [1]
+
+
+def test_a_lost_consume_queue_unit_before_later_ones_is_repaired(tmp_path):
+    """A unit whose block did not reach the disk while the next consume queue file's did: after
+    the crash recovery rewrites it from its record instead of leaving a hole consumers read."""
+    clock = ManualClock(START_MS)
+    config = power_config(str(tmp_path / "store"), ASYNC_FLUSH)
+    store = DefaultMessageStore(config, clock)
+    store.open()
+    for i in range(6):  # units 0-3 in the first file (4 units a file), 4-5 in the second
+        clock.advance(0.01)
+        store.put_message_sync(MessageExtBrokerInner(topic="TopicA", queue_id=0, body=b"m%d" % i,
+                                                     properties={"TAGS": "T"}, born_host="10.0.0.5:1"))
+    crash(store)
+    first = os.path.join(config.consume_queue_dir, "TopicA", "0", offset_to_file_name(0))
+    with open(first, "r+b") as f:
+        f.seek(3 * 20)
+        f.write(bytes(20))
+    with DefaultMessageStore(config, ManualClock(START_MS + 60_000)) as reopened:
+        assert reopened.recovery_report.consume_queue_units_rebuilt >= 1
+        got = reopened.get_message("g", "TopicA", 0, 0, 32)
+        assert [m.body for m in decode_records(b"".join(got.records))] == [b"m0", b"m1", b"m2", b"m3"]
+        assert reopened.consume_queue("TopicA", 0, create=False).get_unit(3)[1] > 0
