@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from brokers.gateway.store_disk import STATES
+
 
 class NamesrvOutput(serializers.Serializer):
     addr = serializers.CharField()
@@ -14,6 +16,19 @@ class NamesrvOutput(serializers.Serializer):
 class ClusterOutput(serializers.Serializer):
     name = serializers.CharField()
     broker_names = serializers.ListField(child=serializers.CharField())
+
+
+class RetentionOutput(serializers.Serializer):
+    """The broker's retention settings under RocketMQ's names (null: the broker does not report it)."""
+
+    file_reserved_time_hours = serializers.FloatField(allow_null=True, help_text="fileReservedTime: hours a commit log file is kept")
+    delete_when = serializers.CharField(allow_null=True, help_text='deleteWhen: the hour(s) expired files go, "04" or "03;04"')
+    disk_max_used_space_ratio = serializers.FloatField(allow_null=True,
+                                                       help_text="diskMaxUsedSpaceRatio, 0..1: above it expired files go at any hour")
+    disk_space_clean_forcibly_ratio = serializers.FloatField(
+        allow_null=True, help_text="diskSpaceCleanForciblyRatio, 0..1: above it the oldest files go even if not expired")
+    disk_space_warning_level_ratio = serializers.FloatField(
+        allow_null=True, help_text="diskSpaceWarningLevelRatio, 0..1: at or above it the broker refuses sends (disk full)")
 
 
 class BrokerOutput(serializers.Serializer):
@@ -40,6 +55,29 @@ class BrokerOutput(serializers.Serializer):
     lag_bytes = serializers.IntegerField(source="ha.lag_bytes", allow_null=True, help_text="replication lag in bytes (null: no link)")
     lag_s = serializers.FloatField(source="ha.lag_s", allow_null=True, help_text="replication lag in seconds (null: no link)")
     master_addr = serializers.CharField(source="ha.master_addr", allow_null=True, help_text="a slave's master")
+    disk_total_bytes = serializers.IntegerField(source="disk.total_bytes", allow_null=True,
+                                                help_text="size of the commit log's filesystem (diskTotalBytes, else commitLogDirCapacity)")
+    disk_used_bytes = serializers.IntegerField(source="disk.used_bytes", allow_null=True, help_text="bytes used on it")
+    disk_used_ratio = serializers.FloatField(source="disk.ratio", allow_null=True, help_text="disk_used_bytes / disk_total_bytes, 0..1")
+    disk_state = serializers.ChoiceField(source="disk.state", choices=list(STATES), allow_null=True,
+                                         help_text="ok; high (at or above 0.85 on a broker reporting no retention settings); "
+                                                   "cleaning (at or above diskMaxUsedSpaceRatio); cleaning forcibly (at or above "
+                                                   "diskSpaceCleanForciblyRatio); refusing sends (disk full, or the store not writable)")
+    refusing_sends = serializers.BooleanField(source="disk.refusing_sends", allow_null=True,
+                                              help_text="the broker refuses sends: disk_full, or store_writable false")
+    disk_full = serializers.BooleanField(source="disk.disk_full", allow_null=True,
+                                         help_text="diskFull: usage at or above diskSpaceWarningLevelRatio (null: not reported)")
+    store_writable = serializers.BooleanField(source="disk.store_writable", allow_null=True,
+                                              help_text="storeWritable: false after an I/O error until restart (null: not reported)")
+    store_not_writable_reason = serializers.CharField(source="disk.not_writable_reason", allow_null=True)
+    retention = RetentionOutput(source="disk.retention", allow_null=True)
+    earliest_message_timestamp = serializers.IntegerField(source="disk.earliest_message_timestamp", allow_null=True,
+                                                          help_text="store time of the oldest message kept, ms (null: none stored)")
+    earliest_message = serializers.DateTimeField(source="disk.earliest_message", allow_null=True)
+    last_clean_timestamp = serializers.IntegerField(source="disk.last_clean_timestamp", allow_null=True,
+                                                    help_text="when retention last deleted files, ms (null: never, or not reported)")
+    cleaned_files_total = serializers.IntegerField(source="disk.cleaned_files_total", allow_null=True,
+                                                   help_text="commit log files deleted since the broker started")
 
 
 class BrokerGroupOutput(serializers.Serializer):

@@ -55,6 +55,9 @@ def topic_create(request: HttpRequest) -> HttpResponse:
 
 @console_page()
 def topic_detail(request: HttpRequest, name: str) -> HttpResponse:
+    """The topic's queues, groups, offsets and route; the 5 s htmx refresh asks for the queue offsets alone (read live)."""
+    if request.htmx:
+        return render(request, "topics/_queue_status.html", {"status": selectors.topic_status(name=name)})
     detail = selectors.topic_detail(name=name)
     context = {
         "detail": detail,

@@ -13,6 +13,7 @@ read by the engine's client (``brokers/engine/client/admin_*bodies.py``, pure Py
 - :mod:`.queues` per-queue offsets, offset resets, reading messages without consuming;
 - :mod:`.stats` the metrics sampler's per-broker queue and group offsets;
 - :mod:`.rebalance` asking brokers to make a group rebalance now;
+- :mod:`.store_disk` a broker store's disk usage, retention settings and refusals, from its runtime info;
 - :mod:`.overview` the cluster overview (name servers, brokers, sightings, alerts).
 
 Apps import the modules (``from brokers.gateway import cluster``); this package re-exports nothing,

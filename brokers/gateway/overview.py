@@ -23,6 +23,7 @@ from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.client import get_admin_client
 from brokers.gateway.cluster import cluster_info, namesrv_survey, runtime_infos
 from brokers.gateway.replication import BrokerGroup, HAState, group_members, ha_state
+from brokers.gateway.store_disk import StoreDisk, store_disk
 from brokers.gateway.topics import all_topic_configs
 from brokers.models import BrokerSighting
 from console.errors import NotFound, ServiceError
@@ -31,9 +32,9 @@ log = logging.getLogger(__name__)
 
 TOPIC_COUNT_TTL_S = 15  # topic/queue counts per broker: refreshed at most this often
 GONE_ALERT_WINDOW = timedelta(hours=24)  # a broker seen in this window and gone now raises an alert
-DISK_ALERT_RATIO = 0.85  # commit log disk use above which the overview warns
 
 LIVE, NOT_ANSWERING, EXPIRED = "live", "not answering", "expired"
+STORE_ALERT_KINDS = ("disk_full", "store_unhealthy")
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class BrokerRow:
     boot_timestamp: str = ""
     error: str = ""
     ha: HAState | None = None  # role, epoch, HA link and lag (None: not answering)
+    disk: StoreDisk | None = None  # disk usage, retention, oldest message, refusals (None: not answering)
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ class ClusterRow:
 @dataclass(frozen=True)
 class Alert:
     level: str  # error, warning
-    kind: str  # namesrv_down, broker_not_answering, broker_expired, disk_full, store_unhealthy
+    kind: str  # namesrv_down, broker_not_answering, broker_expired, disk_full, store_unhealthy (and other apps' kinds)
     target: str
     message: str
 
@@ -88,6 +90,12 @@ class BrokerOverview:
     brokers: tuple[BrokerRow, ...]
     alerts: tuple[Alert, ...]
     error: str = ""
+
+    @property
+    def store_alerts(self) -> tuple[Alert, ...]:
+        """The alerts of brokers' stores (sends refused, disk filling up, unhealthy): the overview's banner, errors first."""
+        found = [a for a in self.alerts if a.kind in STORE_ALERT_KINDS]
+        return tuple(sorted(found, key=lambda a: a.level != "error"))
 
     @property
     def groups(self) -> tuple[BrokerGroup[BrokerRow], ...]:
@@ -159,7 +167,7 @@ def _registered_rows(info: ClusterInfo) -> list[BrokerRow]:
             msg_put_total_today=rt.get("msgPutTotalTodayNow", ""), msg_get_total_today=rt.get("msgGetTotalTodayNow", ""),
             commit_log_disk_ratio=_percent(rt.get("commitLogDiskRatio", "")), disk_ratio=_ratio(rt.get("commitLogDiskRatio", "")),
             boot_timestamp=rt.get("bootTimestamp", ""), error="" if store_healthy == "true" else store_healthy,
-            ha=ha_state(rt, b.broker_id),
+            ha=ha_state(rt, b.broker_id), disk=store_disk(rt),
         ))
     return rows
 
@@ -176,10 +184,23 @@ def _alerts(namesrvs: list[NamesrvRow], rows: list[BrokerRow]) -> list[Alert]:
             alerts.append(Alert("error", "broker_expired", row.addr,
                                 f"broker {where} was registered before and is gone from the name server{seen}"))
         else:
-            if row.error:
-                alerts.append(Alert("error", "store_unhealthy", row.addr, f"broker {where} store: {row.error}"))
-            if row.disk_ratio is not None and row.disk_ratio >= DISK_ALERT_RATIO:
-                alerts.append(Alert("warning", "disk_full", row.addr, f"broker {where} commit log disk is {row.commit_log_disk_ratio} used"))
+            alerts.extend(broker_store_alerts(row))
+    return alerts
+
+
+def broker_store_alerts(row: BrokerRow) -> list[Alert]:
+    """A live broker's store alerts: unhealthy, not writable (sends refused), disk full or filling up."""
+    where = f"{row.cluster}/{row.broker_name} ({row.addr})"
+    alerts = []
+    not_writable = row.disk.not_writable_text if row.disk else ""
+    same_reason = bool(not_writable) and bool(row.disk.not_writable_reason) and row.disk.not_writable_reason in row.error
+    if row.error and not same_reason:  # storeHealthy false (said once when storeWritable gives the same reason)
+        alerts.append(Alert("error", "store_unhealthy", row.addr, f"broker {where} store: {row.error}"))
+    if not_writable:
+        alerts.append(Alert("error", "store_unhealthy", row.addr, f"broker {where} {not_writable}"))
+    problem = row.disk.problem() if row.disk else None
+    if problem is not None:
+        alerts.append(Alert(problem[0], "disk_full", row.addr, f"broker {where} {problem[1]}"))
     return alerts
 
 

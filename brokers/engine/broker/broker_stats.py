@@ -5,6 +5,10 @@ Totals count messages put and messages handed to consumers since start. ``today 
 ``yesterday morning`` totals roll over at local midnight. Rates come from one sample a second
 (the controller calls :meth:`sample`) over 10 s, 60 s and 600 s windows, rendered like Java's
 ``putTps``: three space-separated figures.
+
+Per consumer group, ``offset_moved`` counts the pulls answered PULL_OFFSET_MOVED because the
+group's offset was below the queue's min offset (retention deleted what it had not read yet;
+RocketMQ's OFFSET_TOO_SMALL) and the messages it skipped, by (group, topic, queue id).
 """
 from __future__ import annotations
 
@@ -16,6 +20,14 @@ from brokers.engine.common.clock import Clock
 
 _WINDOWS_S = (10, 60, 600)
 _MAX_SAMPLES = 601
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetMoved:
+    """Pulls of one group on one queue that found its offset below the min offset, and the messages skipped."""
+
+    times: int
+    skipped: int
 
 
 @dataclass(slots=True)
@@ -43,6 +55,7 @@ class BrokerStats:
         self.put_yesterday_morning = 0
         self.get_yesterday_morning = 0
         self._samples: deque[_Sample] = deque(maxlen=_MAX_SAMPLES)
+        self.offset_moved: dict[tuple[str, str, int], OffsetMoved] = {}
         self.sample()
 
     def _local_day(self) -> tuple[int, int, int]:
@@ -57,6 +70,12 @@ class BrokerStats:
 
     def inc_put_failed(self) -> None:
         self.put_failed_total += 1
+
+    def inc_offset_moved(self, group: str, topic: str, queue_id: int, skipped: int) -> None:
+        """A pull of ``group`` below the queue's min offset moved on by ``skipped`` messages."""
+        key = (group, topic, queue_id)
+        old = self.offset_moved.get(key, OffsetMoved(0, 0))
+        self.offset_moved[key] = OffsetMoved(old.times + 1, old.skipped + max(skipped, 0))
 
     def inc_get(self, messages: int, size: int) -> None:
         if messages:

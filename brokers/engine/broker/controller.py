@@ -49,6 +49,7 @@ from brokers.engine.broker.processors.promote import PromoteSlaveProcessor
 from brokers.engine.broker.processors.pull import PullMessageProcessor
 from brokers.engine.broker.processors.query import QueryMessageProcessor
 from brokers.engine.broker.processors.send import SendMessageProcessor
+from brokers.engine.broker.processors.store_admin import StoreAdminProcessor
 from brokers.engine.broker.pull_request_hold_service import PullRequestHoldService
 from brokers.engine.broker.rebalance_lock_manager import RebalanceLockManager
 from brokers.engine.broker.schedule_message_service import ScheduleMessageService
@@ -63,6 +64,7 @@ from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.server import RemotingServer
 from brokers.engine.store.file_io import OS_FILE_IO, FileIO
 from brokers.engine.store.message_store import MessageStore
+from brokers.engine.store.retention import retention_properties
 
 log = logging.getLogger("brokers.engine.broker")
 
@@ -179,6 +181,7 @@ class BrokerController:
                 AdminBrokerProcessor(self),
                 GroupBatchProcessor(self),
                 GantryExtensionProcessor(self),
+                StoreAdminProcessor(self),
                 PromoteSlaveProcessor(self, self.group_member),
                 AclAdminProcessor(self, self.acl_guard),
             ):
@@ -380,6 +383,7 @@ class BrokerController:
             "flushDiskType": store.flush_disk_type,
             "mappedFileSizeCommitLog": str(store.commitlog_file_size),
             "maxMessageSize": str(cfg.max_message_size),
+            **retention_properties(store),
         }
 
 

@@ -17,6 +17,7 @@ from brokers.engine.acl.plain_acl_config import AclConfigError
 from brokers.engine.acl.server_acl import add_acl_arguments
 from brokers.engine.broker.config import BrokerConfig, BrokerConfigError
 from brokers.engine.broker.controller import BrokerController
+from brokers.engine.broker.retention_arguments import add_retention_arguments, flag_of_error, retention_kwargs
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
 from brokers.engine.remoting.tls import add_tls_arguments, tls_config_from_args
@@ -59,6 +60,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
                         help="syncFlushTimeout: how long a SYNC_FLUSH put or a SYNC_MASTER send waits (default 5000)")
     parser.add_argument("--slave-sync-interval", type=float, default=None, metavar="SECONDS",
                         help="a slave's copy of topics, groups and offsets from its master (default 10, as RocketMQ)")
+    add_retention_arguments(parser)
     add_acl_arguments(parser)
     parser.add_argument("--acl-access-key", default=None, metavar="KEY",
                         help="account the broker signs its requests to name servers and its master with "
@@ -86,6 +88,12 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         if args.sync_flush_timeout_ms <= 0:
             raise BrokerConfigError(f"--sync-flush-timeout-ms must be positive, got {args.sync_flush_timeout_ms}")
         store_kwargs["sync_flush_timeout_ms"] = args.sync_flush_timeout_ms
+    store_kwargs.update(retention_kwargs(args))
+    try:
+        store = StoreConfig(**store_kwargs)
+    except ValueError as exc:
+        flag = flag_of_error(exc)
+        raise BrokerConfigError(f"{flag}: {exc}" if flag else str(exc)) from None
     extra: dict = {}
     if args.slave_sync_interval is not None:
         extra["slave_synchronize_interval_s"] = args.slave_sync_interval
@@ -104,7 +112,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         namesrv_addrs=parse_namesrv_addrs(args.namesrv, required=False),
         auto_create_topic_enable=args.auto_create_topic,
         register_interval_s=args.register_interval,
-        store=StoreConfig(**store_kwargs),
+        store=store,
         limits=limits_from_args(args),
         **extra,
         acl_file=os.path.abspath(args.acl_file) if args.acl_file else None,

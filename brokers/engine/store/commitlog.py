@@ -116,6 +116,13 @@ class CommitLog:
             self.files.append(mf)
         if self.files:
             self._max_offset = self._flushed_where = self.files[-1].file_end_offset
+            # Recovery reads the last segment through its map up to just past its data; give those
+            # pages blocks first (on tmpfs reading a hole through a map takes a page, and on a full
+            # volume that is a SIGBUS): on a full disk the open fails with ENOSPC instead.
+            last = self.files[-1]
+            ranges = last.data_ranges(0, self.file_size)
+            last.ensure_allocated(min(self.file_size, (ranges[-1][1] if ranges else 0) + END_FILE_MIN_BLANK_LENGTH),
+                                  self._chunk)
 
     def segment_start(self, offset: int) -> int:
         return offset - offset % self.file_size
@@ -334,6 +341,32 @@ class CommitLog:
             self._flushed_where = target
             self.flushed_store_timestamp = stamp
             return syncs
+
+    # --- retention (``clean_commitlog_service.py``) ---------------------------------------
+
+    def last_modified_ms(self, mf: MappedFile) -> int:
+        """When ``mf`` (not the newest segment) was last written: the store time of the first
+        record of the segment after it, put by the same append that closed ``mf`` with its blank
+        marker (so the store's clock, not the file's mtime, ages a segment); the file's mtime
+        when that record cannot be read."""
+        stamp = self.read_store_timestamp(mf.file_end_offset)
+        if stamp > 0:
+            return stamp
+        try:
+            return int(os.stat(mf.path).st_mtime * 1000)
+        except OSError:
+            return 0
+
+    def retire_oldest(self, mf: MappedFile) -> bool:
+        """Drop ``mf`` from the log when it is still the oldest segment and not the newest (under
+        :attr:`lock`); the caller unlinks it and unmaps it once no reader holds its map. Readers
+        holding the old list keep reading it; the min offset moves to the next segment."""
+        with self.lock:
+            files = self.files
+            if len(files) < 2 or files[0] is not mf:
+                return False
+            self.files = files[1:]  # a new list: a reader's snapshot stays consistent
+        return True
 
     def close(self) -> None:
         for mf in self.files:

@@ -19,6 +19,7 @@ put with (result, flush target, arrivals) for the store to wait on and announce.
 """
 from __future__ import annotations
 
+import errno
 import logging
 import struct
 import zlib
@@ -142,6 +143,13 @@ class CommitLogAppender:
         except OSError as exc:  # ENOSPC on a consume queue or index file
             return self._fail(PutMessageStatus.CREATE_MAPED_FILE_FAILED, f"no room for the dispatch: {exc}")
 
+    def _write_failed(self, exc: OSError) -> PutOutcome:
+        """A commit log write failed before the record was published: a full disk is answered as
+        one (CREATE_MAPED_FILE_FAILED, as RocketMQ does), any other error as UNKNOWN_ERROR."""
+        status = (PutMessageStatus.CREATE_MAPED_FILE_FAILED if exc.errno in (errno.ENOSPC, errno.EDQUOT)
+                  else PutMessageStatus.UNKNOWN_ERROR)
+        return self._fail(status, f"writing the commit log failed: {exc}")
+
     def _count(self, messages: int, size: int, started: float) -> None:
         stats = self._stats
         stats.put_message_times_total += messages
@@ -207,7 +215,7 @@ class CommitLogAppender:
                 mf.write(pos, _UNPUBLISHED_PREFIX + tail)  # complete, but not a record yet
                 mf.write(pos, _PREFIX.pack(size, MESSAGE_MAGIC_CODE))
             except OSError as exc:  # nothing published: the next record goes at the same offset
-                return self._fail(PutMessageStatus.UNKNOWN_ERROR, f"writing the commit log failed: {exc}")
+                return self._write_failed(exc)
             cl.advance(mf, pos + size, now)
             try:
                 unit_tags = None
@@ -298,7 +306,7 @@ class CommitLogAppender:
                 mf.write(pos, data)
                 mf.write(pos, buf)
             except OSError as exc:
-                return self._fail(PutMessageStatus.UNKNOWN_ERROR, f"writing the commit log failed: {exc}")
+                return self._write_failed(exc)
             at += pos
             cl.advance(mf, at, now)
             try:

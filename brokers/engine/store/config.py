@@ -10,11 +10,13 @@ its reason. The directory layout under ``store_dir`` is RocketMQ's::
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
 from brokers.engine.common.constants import MAX_MESSAGE_SIZE
 from brokers.engine.common.message_codec import host_to_bytes
+from brokers.engine.store.delete_when import DEFAULT_DELETE_WHEN, parse_delete_when
 
 ASYNC_FLUSH = "ASYNC_FLUSH"
 SYNC_FLUSH = "SYNC_FLUSH"
@@ -40,6 +42,16 @@ class StoreConfig:
     max_index_hash_slots: int = 5_000_000  # maxHashSlotNum
     max_index_count: int = 20_000_000  # maxIndexNum (item 0 unused)
     check_crc_on_recover: bool = True  # checkCRCOnRecover
+    # Retention (``retention.py``). RocketMQ keeps the ratios as percentages (75, 85, 90); here they
+    # are fractions, and GET_BROKER_CONFIG prints them RocketMQ's way.
+    file_reserved_time_hours: float = 72  # fileReservedTime: a segment this old (since its last write) is expired
+    delete_when: str = DEFAULT_DELETE_WHEN  # deleteWhen: hour(s) of the local day when expired segments go
+    disk_max_used_space_ratio: float = 0.75  # diskMaxUsedSpaceRatio: above it, expired segments go at any hour
+    disk_space_clean_forcibly_ratio: float = 0.85  # diskSpaceCleanForciblyRatio: above it, the oldest go unexpired
+    disk_space_warning_level_ratio: float = 0.90  # diskSpaceWarningLevelRatio: above it, sends are refused
+    clean_resource_interval_ms: int = 10_000  # cleanResourceInterval: one clean pass this often
+    delete_files_batch_max: int = 10  # deleteFileBatchMax: commit log segments deleted per pass, at most
+    clean_file_forcibly_enable: bool = True  # cleanFileForciblyEnable: above the forcible ratio, ignore expiry
 
     def __post_init__(self) -> None:
         if not self.store_dir:
@@ -56,6 +68,24 @@ class StoreConfig:
         if self.max_index_count < 2:
             raise ValueError("max_index_count must be at least 2 (index item 0 is unused)")
         host_to_bytes(self.store_host)  # raises ValueError unless "ip:port" with a literal IP
+        self._check_retention()
+
+    def _check_retention(self) -> None:
+        """Refuse retention settings RocketMQ would misread, naming the setting (both spellings)."""
+        for name, java in (("disk_max_used_space_ratio", "diskMaxUsedSpaceRatio"),
+                           ("disk_space_clean_forcibly_ratio", "diskSpaceCleanForciblyRatio"),
+                           ("disk_space_warning_level_ratio", "diskSpaceWarningLevelRatio")):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or not 0 <= value <= 1:
+                raise ValueError(f"{java} ({name}) must be a fraction within 0..1 (0.75 = 75 %), got {value!r}")
+        hours = self.file_reserved_time_hours
+        if isinstance(hours, bool) or not isinstance(hours, (int, float)) or not 0 < hours < math.inf:
+            raise ValueError(f"fileReservedTime (file_reserved_time_hours) must be a positive number of hours, got {hours!r}")
+        parse_delete_when(self.delete_when)
+        for name, java in (("clean_resource_interval_ms", "cleanResourceInterval"), ("delete_files_batch_max", "deleteFileBatchMax")):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{java} ({name}) must be a positive integer, got {value!r}")
 
     @property
     def commitlog_dir(self) -> str:

@@ -102,7 +102,9 @@ class ConsumeQueue:
         self._refresh_max_phys_end()
 
     def _unit_size(self, mf: MappedFile, idx: int) -> int:
-        return struct.unpack_from(">i", mf.mm, idx * CQ_STORE_UNIT_SIZE + 8)[0]
+        # pread, not the map: the probe may land in a hole, and on tmpfs reading a hole through a
+        # shared map takes a page (a SIGBUS when the volume is full).
+        return struct.unpack(">i", mf.handle.pread(4, idx * CQ_STORE_UNIT_SIZE + 8))[0]
 
     def _first_unwritten(self, mf: MappedFile) -> int:
         """Binary search for the first unit with size 0, assuming units are written in order."""
@@ -116,7 +118,7 @@ class ConsumeQueue:
         return lo
 
     def _first_unwritten_linear(self, mf: MappedFile) -> int:
-        for idx, (_phys, size, _tag) in enumerate(UNIT.iter_unpack(mf.mm[: self.file_size])):
+        for idx, (_phys, size, _tag) in enumerate(UNIT.iter_unpack(mf.handle.pread(self.file_size, 0))):
             if size <= 0:
                 return idx
         return self.file_size // CQ_STORE_UNIT_SIZE
@@ -334,6 +336,38 @@ class ConsumeQueue:
             mf.flushed_position = wrote
         self._flushed_offset = target
         return len(dirty)
+
+    def retire_expired_file(self, min_phy: int, lock: threading.Lock) -> MappedFile | None:
+        """Drop the first file (never the last) when its last unit's record starts below
+        ``min_phy``, the commit log's new min offset (RocketMQ's deleteExpiredFileByOffset); return
+        it for the caller to unlink and unmap, or None."""
+        with lock:
+            files = self.files
+            if len(files) < 2:
+                return None
+            phys, size, _tag = UNIT.unpack_from(files[0].mm, self.file_size - CQ_STORE_UNIT_SIZE)
+            if phys >= min_phy and size != FILLER_SIZE:
+                return None
+            self.files = files[1:]  # a new list: a reader's snapshot stays consistent
+            self.min_offset = max(self.min_offset, files[1].file_from_offset // CQ_STORE_UNIT_SIZE)
+        return files[0]
+
+    def correct_min_offset(self, min_phy: int, lock: threading.Lock) -> int:
+        """Move ``min_offset`` to the first unit whose record is still in the commit log (at or past
+        ``min_phy``; RocketMQ's correctMinOffset); all of them gone: to ``max_offset``. Return it."""
+        with lock:
+            if self.files:
+                self.min_offset = max(self.min_offset, self.files[0].file_from_offset // CQ_STORE_UNIT_SIZE)
+            lo, hi = self.min_offset, self.max_offset
+            while lo < hi:  # units of one queue are in commit log order; fillers (phys 0) lead
+                mid = (lo + hi) // 2
+                unit = self.get_unit(mid)
+                if unit is not None and unit[0] >= min_phy and unit[1] != FILLER_SIZE:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            self.min_offset = lo
+            return lo
 
     def mark_unflushed(self) -> None:
         """Have the next flush sync the last file (after a crash it may hold unsynced units)."""

@@ -45,6 +45,7 @@ from brokers.engine.store.mapped_file import raise_open_file_limit
 from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
 from brokers.engine.store.message_store import DEFAULT_MAX_TOTAL_BYTES, ArrivalListener
 from brokers.engine.store.recovery import RecoveryReport, recover
+from brokers.engine.store.retention import StoreRetention
 from brokers.engine.store.results import GetMessageResult, PutMessageResult, PutMessageStatus
 from brokers.engine.store.running_flags import RunningFlags
 from brokers.engine.store.stats import StoreStats, store_runtime_info
@@ -87,6 +88,8 @@ class DefaultMessageStore:
             commitlog=self._commitlog, queues=self._queues, index=self._index, dispatcher=self._dispatcher, flags=self._flags,
             stats=self._stats, clock=clock, max_message_size=config.max_message_size,
             store_host_bytes=host_to_bytes(config.store_host))
+        self._retention = StoreRetention(config=config, commitlog=self._commitlog, queues=self._queues, index=self._index,
+                                         flags=self._flags, clock=clock, file_io=file_io)
         self._flush_commitlog: FlushCommitLogService | None = None
         self._flush_logics_service: PeriodicService | None = None
         self._boot_ms = 0
@@ -127,6 +130,7 @@ class DefaultMessageStore:
             "FlushConsumeQueueService", cfg.flush_interval_consume_queue_ms, self._flush_logics)
         self._flush_commitlog.start()
         self._flush_logics_service.start()
+        self._retention.start()
         self._boot_ms = self.clock.now_ms()
         self._stats.sample()
         self._flags.running = True
@@ -144,6 +148,7 @@ class DefaultMessageStore:
                 self._flush_commitlog.shutdown()
             if self._flush_logics_service is not None:
                 self._flush_logics_service.shutdown()
+            self._retention.shutdown()
             self._flush_all()
         except OSError:
             log.exception("final flush failed; leaving the abort file so the next open recovers")
@@ -388,10 +393,14 @@ class DefaultMessageStore:
     def runtime_info(self) -> dict[str, str]:
         """Store keys of GET_BROKER_RUNTIME_INFO (values are strings, as in RocketMQ)."""
         self._require_open()
-        return store_runtime_info(
+        return {**store_runtime_info(
             self._stats, self._commitlog, self.config, uptime_ms=self.clock.now_ms() - self._boot_ms, boot_ms=self._boot_ms,
             fsync_count=self._flush_commitlog.fsync_count if self._flush_commitlog else 0, healthy_error=self.healthy_error,
-            write_error=self._flags.write_error)
+            write_error=self._flags.write_error), **self._retention.runtime_info()}
+
+    @property
+    def retention(self) -> StoreRetention:  # passes now (requests 306, 329), disk usage, the disk-full remark
+        return self._retention
 
     @property
     def stats(self) -> StoreStats:

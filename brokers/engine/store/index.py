@@ -83,14 +83,15 @@ class IndexFile:
         size = INDEX_HEADER_SIZE + slots * HASH_SLOT_SIZE + max_count * INDEX_ITEM_SIZE
         self.mapped = MappedFile(path, 0, size, create=create, io=io)
         self._items_at = INDEX_HEADER_SIZE + slots * HASH_SLOT_SIZE
-        (self.begin_timestamp, self.end_timestamp, self.begin_phy_offset, self.end_phy_offset,
-         self.hash_slot_count, self.index_count) = _HEADER.unpack_from(self.mapped.mm, 0)
+        self.index_count = 0
         if create:
-            try:
-                self.ensure_items(1)  # the header and every slot: written at random places
+            try:  # the header and every slot (written at random places) get blocks before any access:
+                self.ensure_items(1)  # on tmpfs even reading a hole through a map takes a page
             except BaseException:
                 self.mapped.destroy()
                 raise
+        (self.begin_timestamp, self.end_timestamp, self.begin_phy_offset, self.end_phy_offset,
+         self.hash_slot_count, self.index_count) = _HEADER.unpack(self.mapped.handle.pread(INDEX_HEADER_SIZE, 0))
         if self.index_count <= 0:
             self.index_count = 1
             self._write_header()
@@ -303,6 +304,17 @@ class IndexService:
             f.destroy()
         if self.files:
             self.files[-1].clamp(phy_end)
+
+    def retire_expired_file(self, min_phy: int, lock: threading.Lock) -> IndexFile | None:
+        """Drop the oldest file (never the newest) when every message it indexes is gone from the
+        commit log (its end offset below ``min_phy``; RocketMQ's deleteExpiredFile); return it
+        for the caller to unlink and unmap, or None."""
+        with lock:
+            files = self.files
+            if len(files) < 2 or files[0].end_phy_offset >= min_phy:
+                return None
+            self.files = files[1:]  # a new list: a query's snapshot stays consistent
+        return files[0]
 
     def mark_unflushed(self) -> None:
         """Have the next flush sync the newest file (after a crash it may hold unsynced items)."""

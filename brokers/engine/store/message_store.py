@@ -12,6 +12,7 @@ from typing import Protocol
 
 from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
 from brokers.engine.store.results import GetMessageResult, PutMessageResult
+from brokers.engine.store.retention import StoreRetention
 
 ArrivalListener = Callable[[str, int, int, int], None]  # (topic, queue id, logic offset, tags code)
 DEFAULT_MAX_TOTAL_BYTES = 256 * 1024  # maxTransferBytesOnMessageInMemory
@@ -103,3 +104,7 @@ class MessageStore(Protocol):
 
     def runtime_info(self) -> dict[str, str]:
         """Store keys of GET_BROKER_RUNTIME_INFO (string values, as in RocketMQ)."""
+
+    @property
+    def retention(self) -> StoreRetention:
+        """The clean services: a pass now (requests 306 and 329), the disk-full remark's figures."""

@@ -7,10 +7,13 @@ store opened, and every committed offset of every group, read at one instant::
 
     {"brokerName": "broker-a", "brokerAddr": "127.0.0.1:10911", "timestamp": 1763820000000,
      "queues": [{"topic": "orders", "queueId": 0, "minOffset": 0, "maxOffset": 120, "putBytes": 24000}],
-     "offsets": [{"group": "billing", "topic": "orders", "queueId": 0, "offset": 118, "maxOffset": 120}]}
+     "offsets": [{"group": "billing", "topic": "orders", "queueId": 0, "offset": 118, "maxOffset": 120}],
+     "offsetMoved": [{"group": "billing", "topic": "orders", "queueId": 0, "times": 1, "skippedMessages": 40}]}
 
 ``putBytes`` counts whole stored records (the commitlog record size, RocketMQ's
-``TOPIC_PUT_SIZE`` measure) and restarts at 0 when the broker restarts.
+``TOPIC_PUT_SIZE`` measure) and restarts at 0 when the broker restarts. ``offsetMoved`` is the
+group's stats of pulls whose offset retention had deleted (below the queue's min offset, answered
+PULL_OFFSET_MOVED to the min offset) since the broker started.
 
 GANTRY_NOTIFY_CONSUMER_IDS_CHANGED (10003), header ``consumerGroup``: send
 NOTIFY_CONSUMER_IDS_CHANGED to every member of the group connected to this broker now, even
@@ -60,8 +63,10 @@ class GantryExtensionProcessor(Processor):
                 if max_offset is None:  # offsets of a deleted topic: nothing to measure them against
                     continue
                 offsets.append({"group": group, "topic": topic, "queueId": queue_id, "offset": offset, "maxOffset": max_offset})
+        moved = [{"group": g, "topic": t, "queueId": q, "times": m.times, "skippedMessages": m.skipped}
+                 for (g, t, q), m in sorted(broker.broker_stats.offset_moved.items())]
         body = {"brokerName": broker.config.broker_name, "brokerAddr": broker.addr,
-                "timestamp": broker.clock.now_ms(), "queues": queues, "offsets": offsets}
+                "timestamp": broker.clock.now_ms(), "queues": queues, "offsets": offsets, "offsetMoved": moved}
         return request.response(ResponseCode.SUCCESS, None, None, _json_body(body))
 
     @guarded

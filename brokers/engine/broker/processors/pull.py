@@ -170,6 +170,8 @@ class PullMessageProcessor(Processor):
             broker.broker_stats.inc_get(0, 0)
         if code == ResponseCode.SYSTEM_ERROR:
             return request.response(code, f"store answered {result.status}", ext)
+        if code == ResponseCode.PULL_OFFSET_MOVED and result.status is GetMessageStatus.OFFSET_TOO_SMALL:
+            broker.broker_stats.inc_offset_moved(group, topic, queue_id, next_begin - queue_offset)  # retention went past it
         if code == ResponseCode.PULL_OFFSET_MOVED:
             log.info("pull offset moved: group %s %s:%d offset %d -> %d (%s)", group, topic, queue_id, queue_offset, result.next_begin_offset, result.status.value)
         return request.response(code, result.status.value, ext)

@@ -150,6 +150,9 @@ def _bool_field(value: str | None) -> bool:
     return value is not None and value.strip().lower() == "true"
 
 
+# SendMessageProcessor's remark, with its diskUtil() figures (CL/CQ/INDEX used ratios) filled in.
+SERVICE_NOT_AVAILABLE_REMARK = ("service not available now. It may be caused by one of the following reasons: the broker's disk "
+                                "is full [{disk_util}], messages are put to the slave, message store has been shut down, etc.")
 _PUT_STATUS_CODES = {
     PutMessageStatus.PUT_OK: (ResponseCode.SUCCESS, None),
     PutMessageStatus.FLUSH_DISK_TIMEOUT: (ResponseCode.FLUSH_DISK_TIMEOUT, "stored, but the disk flush did not confirm in time"),
@@ -158,7 +161,7 @@ _PUT_STATUS_CODES = {
     PutMessageStatus.CREATE_MAPED_FILE_FAILED: (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken"),
     PutMessageStatus.MESSAGE_ILLEGAL: (ResponseCode.MESSAGE_ILLEGAL, "the message is illegal, maybe msg body or properties length not matched"),
     PutMessageStatus.PROPERTIES_SIZE_EXCEEDED: (ResponseCode.MESSAGE_ILLEGAL, "the message properties are longer than 32767 bytes"),
-    PutMessageStatus.SERVICE_NOT_AVAILABLE: (ResponseCode.SERVICE_NOT_AVAILABLE, "service not available now, the store may be shutting down, the disk full, or this broker a slave"),
+    PutMessageStatus.SERVICE_NOT_AVAILABLE: (ResponseCode.SERVICE_NOT_AVAILABLE, SERVICE_NOT_AVAILABLE_REMARK),
     PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
 }
 
@@ -373,6 +376,8 @@ class SendMessageProcessor(Processor):
 
     def _put_response(self, request: RemotingCommand, result: PutMessageResult, queue_id: int) -> RemotingCommand:
         code, remark = _PUT_STATUS_CODES.get(result.status) or (ResponseCode.SYSTEM_ERROR, str(result.status))
+        if result.status is PutMessageStatus.SERVICE_NOT_AVAILABLE:
+            remark = remark.format(disk_util=self.broker.store.retention.disk_util())
         ext = self._response_ext()
         if result.stored:  # OK, or stored with a flush/slave status: the client gets the ids (RocketMQ's sendOK)
             self.broker.broker_stats.inc_put(max(result.msg_num, 1), result.wrote_bytes)

@@ -44,6 +44,7 @@ from brokers.engine.store.ha.ha_service import HAService
 from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
 from brokers.engine.store.message_store import DEFAULT_MAX_TOTAL_BYTES, ArrivalListener
 from brokers.engine.store.results import GetMessageResult, PutMessageResult, PutMessageStatus
+from brokers.engine.store.retention import StoreRetention
 from brokers.engine.store.ha.tail_truncation import TruncationReport
 
 log = logging.getLogger("brokers.engine.store.ha")
@@ -311,6 +312,10 @@ class HAMessageStore:
     @property
     def queue_put_bytes(self) -> Mapping[tuple[str, int], int]:
         return self.local.queue_put_bytes
+
+    @property
+    def retention(self) -> StoreRetention:
+        return self.local.retention
 
     def __getattr__(self, name: str):
         # Anything else the local store offers (stats, flush_service, consume_queue, ...), so

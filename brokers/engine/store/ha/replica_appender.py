@@ -124,7 +124,7 @@ class ReplicaAppender:
         if offset != self.expected_offset and not (cl.max_offset == 0 and not cl.files and not self._pending
                                                    and offset % cl.file_size == 0):
             raise ReplicaStreamError(f"frame at offset {offset}, but this slave expects {self.expected_offset}")
-        if not self._flags.writeable:
+        if not self._flags.replica_writeable:  # a full disk does not stop a slave (RocketMQ)
             raise ReplicaStreamError("the store is closed or unhealthy; not appending")
         pending = self._pending
         base = offset - len(pending)
