@@ -14,13 +14,16 @@ The first record that fails the checks ends the log, but only if nothing valid f
 rest of its segment and all later segments are searched for a record header (magic plus a
 PHYSICALOFFSET matching its position, then the full check). Finding one means the damage is in
 the middle of the log, which recovery must not paper over by truncating acknowledged messages:
-:class:`StoreCorruptionError` names the file and offset. Otherwise it is a torn tail (a record
-cut short, zeros, garbage): the log is cut there, the rest of the segment zeroed and later
-segments deleted.
+:class:`StoreCorruptionError` names the file and offset. (Except after a crash when the valid
+record was stored after the last one the checkpoint vouches was flushed: a power cut persists
+unflushed blocks in any order, so that is the unflushed tail.) Otherwise it is a torn tail (a
+record cut short, zeros, garbage): the log is cut there, the rest of the segment zeroed and
+later segments deleted.
 
-Then consume queue units and index files pointing past the end are dropped, and a second pass
-over the scanned records re-dispatches every record a consume queue or the index does not hold
-yet. Writers store TOTALSIZE and MAGICCODE last, so a record cut short by a kill never passes
+Then consume queue units and index files pointing past the end (or unwritten) are dropped, and
+a second pass over the scanned records re-dispatches every record a consume queue or the index
+does not hold yet; after a crash it also checks each unit a queue holds against its record and
+rewrites one a power cut lost or tore. Writers store TOTALSIZE and MAGICCODE last, so a record cut short by a kill never passes
 the checks.
 """
 from __future__ import annotations
