@@ -8,6 +8,7 @@ pytest_plugins = [
     "tests.fixtures.spark",
     "tests.fixtures.lake",
     "tests.fixtures.tls",
+    "tests.fixtures.crash_sim",
     "tests.fixtures.disk_volume",
     "tests.fixtures.faulty_io",
 ]

@@ -219,6 +219,24 @@ class ConsumeQueue:
                     break
             at += n
 
+    def repair_unit(self, offset: int, phys: int, size: int, tags_code: int) -> bool:
+        """Make unit ``offset`` (which the queue holds) say (phys, size, tags); return whether it
+        had to be rewritten. After a power cut a unit the queue holds may be zeros or torn (its
+        block did not reach the disk while later ones did); recovery checks each against its
+        record and repairs it here."""
+        found = self._locate(offset)
+        if found is None:
+            return False
+        mf, pos = found
+        unit = (phys, size, tags_code)
+        if UNIT.unpack_from(mf.mm, pos) == unit:
+            return False
+        mf.write(pos, UNIT.pack(*unit))
+        self._flushed_offset = min(self._flushed_offset, offset)
+        if offset == self.max_offset - 1:
+            self._refresh_max_phys_end()
+        return True
+
     def put_recovered(self, phys: int, size: int, tags_code: int, queue_offset: int) -> bool:
         """Put a unit rebuilt from the commit log at ``queue_offset``; return whether it was written.
 
@@ -238,15 +256,22 @@ class ConsumeQueue:
         self.put(phys, size, tags_code)
         return True
 
-    def truncate_dirty(self, phys_end: int) -> int:
-        """Drop units whose record ends past ``phys_end`` (the recovered commit log end)."""
-        if self.max_phys_end <= phys_end:  # units are in commit log order: none is past it
+    def truncate_dirty(self, phys_end: int, *, holes_possible: bool = True) -> int:
+        """Drop units whose record ends past ``phys_end`` (the recovered commit log end).
+
+        An unwritten unit (zeros, or a unit torn before its size) counts as past the end: after
+        a power cut the queue may hold one before units whose blocks did reach the disk, and
+        whatever is cut at or after it is rebuilt from the commit log by recovery. After a clean
+        stop (``holes_possible`` False) a queue whose last unit ends within ``phys_end`` is kept
+        as it is without searching it.
+        """
+        if self.max_phys_end <= phys_end and not holes_possible:  # a clean stop: nothing past it
             return 0
         lo, hi = self.min_offset, self.max_offset
-        while lo < hi:  # first unit whose record is (partly) past phys_end
+        while lo < hi:  # first unit whose record is (partly) past phys_end, or unwritten
             mid = (lo + hi) // 2
             phys, size, _tag = self.get_unit(mid) or (0, 0, 0)
-            if size != FILLER_SIZE and phys + size > phys_end:
+            if size != FILLER_SIZE and (size <= 0 or phys + size > phys_end):
                 hi = mid
             else:
                 lo = mid + 1

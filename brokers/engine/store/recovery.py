@@ -23,14 +23,17 @@ The first record that fails the checks ends the log, but only if nothing valid f
 rest of its segment and all later segments are searched for a record header (magic plus a
 PHYSICALOFFSET matching its position, then the full check). Finding one means the damage is in
 the middle of the log, which recovery must not paper over by truncating acknowledged messages:
-:class:`StoreCorruptionError` names the file and offset. Otherwise it is a torn tail (a record
-cut short, zeros, garbage): the log is cut there, the rest of the segment zeroed and later
-segments deleted. Damage before the scan start is not looked for (it was synced and checked
-when it was the tail); the window keeps finding damage close to the end.
+:class:`StoreCorruptionError` names the file and offset. (Except after a crash when the bad
+record lies past what the checkpoint vouches was flushed: a power cut persists unflushed blocks
+in any order, so that is the unflushed tail.) Otherwise it is a torn tail (a record cut short,
+zeros, garbage): the log is cut there, the rest of the segment zeroed and later segments deleted.
+Damage before the scan start is not looked for (it was synced and checked when it was the
+tail); the window keeps finding damage close to the end.
 
-Then consume queue units and index files pointing past the end are dropped, and a second pass
-over the scanned records re-dispatches every record a consume queue or the index does not hold
-yet. Writers store TOTALSIZE and MAGICCODE last, so a record cut short by a kill never passes
+Then consume queue units and index files pointing past the end (or unwritten) are dropped, and
+a second pass over the scanned records re-dispatches every record a consume queue or the index
+does not hold yet; after a crash it also checks each unit a queue holds against its record and
+rewrites one a power cut lost or tore. Writers store TOTALSIZE and MAGICCODE last, so a record cut short by a kill never passes
 the checks.
 """
 from __future__ import annotations
@@ -175,11 +178,16 @@ def find_valid_record_after(commitlog: CommitLog, offset: int, check_crc: bool,
 
 
 def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool,
-                   clean_end: int = -1) -> tuple[int, int, int, int, str]:
+                   clean_end: int = -1, flushed: tuple[int, int] | None = None) -> tuple[int, int, int, int, str]:
     """Check records from ``start``; return (end, records, last record offset, kind, reason).
 
     ``kind`` is EMPTY or INVALID for what stopped the scan (BLANK when the log ends exactly at
-    a segment boundary). Raises StoreCorruptionError when valid records follow a bad one.
+    a segment boundary). Raises StoreCorruptionError when valid records follow a bad one, unless
+    ``flushed`` (after a crash: the checkpoint's flushed commit log offset, -1 when unknown, and
+    its physicMsgTimestamp) shows the bad record lies past everything the last run had flushed:
+    a power cut persists unflushed blocks in any order (a segment's end-of-file marker lost while
+    the next segment's first record reached the disk), so past that point it is a torn tail,
+    never acknowledged (with SYNC_FLUSH) and within what ASYNC_FLUSH may lose.
     Zeros exactly at ``clean_end`` (the end a clean shutdown recorded: nothing was written past
     it) end the log without searching the rest of the segment for records.
     """
@@ -208,6 +216,10 @@ def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool,
             if kind == EMPTY and end == clean_end:
                 return end, records, last, kind, reason
             later = find_valid_record_after(commitlog, end + 1, check_crc)
+            if later is not None and _unflushed_after(commitlog, end, later, flushed):
+                log.warning("commit log: a bad record at physical offset %d (%s) is followed by valid "
+                            "ones at %d, all after the last flush: a torn tail", end, reason, later)
+                return end, records, last, kind, f"{reason}; unflushed records after it dropped"
             if later is not None:
                 later_file = commitlog.find_file(later)
                 raise StoreCorruptionError(
@@ -246,6 +258,24 @@ def checkpoint_scan_start(commitlog: CommitLog, checkpoint: StoreCheckpoint, que
     # lengths and CRC): a record boundary, as the scan from it re-checks.
     found = find_valid_record_after(commitlog, want, check_crc, until=vouched + 1)
     return found if found is not None else segment
+
+
+def _unflushed_after(commitlog: CommitLog, bad: int, later: int, flushed: tuple[int, int] | None) -> bool:
+    """Whether the bad record at ``bad`` (followed by a valid one at ``later``) lies past what the
+    checkpoint vouches was flushed, so everything from it on can only be a torn, unflushed tail.
+
+    With a recorded flushed offset: ``bad`` at or past it. Without one, the store times: the
+    record at ``later`` stored after the checkpoint's physicMsgTimestamp. Without a checkpoint
+    (0), or a store time that does not say (equal, or a clock that went back), the answer is
+    False: the safe one."""
+    if flushed is None or later < 0:
+        return False
+    flushed_offset, flushed_timestamp = flushed
+    if flushed_offset >= 0:
+        return bad >= flushed_offset
+    if not flushed_timestamp:
+        return False
+    return commitlog.read_store_timestamp(later) > flushed_timestamp
 
 
 def choose_scan_start(commitlog: CommitLog, checkpoint: StoreCheckpoint,
@@ -317,28 +347,33 @@ def parse_for_dispatch(mm, pos: int) -> tuple[str, int, int, int, int, str]:
 
 def redispatch(commitlog: CommitLog, start: int, end: int,
                queue_for: Callable[[str, int, bool], ConsumeQueue | None],
-               index: IndexService) -> tuple[int, int]:
+               index: IndexService, verify: bool = False) -> tuple[int, int]:
     """Rebuild missing consume queue units and index entries for records in [start, end).
 
     ``queue_for(topic, queue_id, create)`` returns the queue (None for an unusable topic name).
     The index header is written once per message after all its keys, so records up to its
-    endPhyOffset are fully indexed. Returns (units written, messages indexed).
+    endPhyOffset are fully indexed. With ``verify`` (after a crash) a unit the queue already
+    holds is checked against its record and rewritten when a power cut lost or tore it.
+    Returns (units written or repaired, messages indexed).
     """
     index_end = index.end_phy_offset
     units = indexed = 0
     for mm, pos, size, phys in iter_records(commitlog, start, end):
         topic, queue_id, queue_offset, sys_flag, store_ts, props_text = parse_for_dispatch(mm, pos)
-        cq = None
+        cq = held = None
         if goes_to_consume_queue(sys_flag):
             cq = queue_for(topic, queue_id, False)
-            if cq is not None and phys < cq.max_phys_end:
-                cq = None  # the queue already has it
+            if cq is not None and (phys < cq.max_phys_end or queue_offset < cq.max_offset):
+                held, cq = (cq if verify else None), None  # the queue already has it
             elif cq is None:
                 cq = queue_for(topic, queue_id, True)
         need_index = goes_to_index(sys_flag) and phys > index_end
-        if cq is None and not need_index:
+        if cq is None and held is None and not need_index:
             continue
         props = string_to_properties(props_text)
+        if held is not None:
+            if held.repair_unit(queue_offset, phys, size, consume_queue_tags_code(topic, props, store_ts)):
+                units += 1
         if cq is not None:
             tags = consume_queue_tags_code(topic, props, store_ts)
             if cq.put_recovered(phys, size, tags, queue_offset):
@@ -359,7 +394,8 @@ def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterab
     trusted = checkpoint_scan_start(commitlog, checkpoint, queues, check_crc)
     start = trusted if trusted is not None else choose_scan_start(commitlog, checkpoint, queues, index, abnormal)
     clean_end = checkpoint.physic_offset if not abnormal and checkpoint.offsets_known else -1
-    end, records, last, kind, reason = scan_commitlog(commitlog, start, check_crc, clean_end)
+    flushed = (checkpoint.physic_offset, checkpoint.physic_msg_timestamp) if abnormal else None
+    end, records, last, kind, reason = scan_commitlog(commitlog, start, check_crc, clean_end, flushed)
     cleared = commitlog.set_end(end)
     torn = kind == INVALID or cleared > 0
     if torn:
@@ -370,7 +406,7 @@ def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterab
     else:
         commitlog.last_store_timestamp = checkpoint.physic_msg_timestamp
     commitlog.flushed_store_timestamp = commitlog.last_store_timestamp
-    removed = sum(q.truncate_dirty(end) for q in queues)
+    removed = sum(q.truncate_dirty(end, holes_possible=abnormal) for q in queues)
     index.truncate(end)
     if abnormal:  # what the dead process wrote may still be only in the page cache
         commitlog.mark_unflushed_from(start)
@@ -391,7 +427,7 @@ def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterab
         cq_end = max((q.max_phys_end for q in queues), default=0)
         index_end = index.end_phy_offset
         dispatch_from = max(start, min(cq_end, index_end) if index_end >= 0 else cq_end)
-    units, indexed = redispatch(commitlog, dispatch_from, end, queue_for, index)
+    units, indexed = redispatch(commitlog, dispatch_from, end, queue_for, index, verify=abnormal)
     report = RecoveryReport(
         abnormal=abnormal, scan_from=start, end_offset=end, records_checked=records,
         torn_tail=torn, torn_reason=reason if torn else "", bytes_cleared=cleared,
