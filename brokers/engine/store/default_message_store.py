@@ -41,6 +41,7 @@ from brokers.engine.store.ha.replica_appender import ReplicaAppender
 from brokers.engine.store.ha.tail_truncation import TruncationReport, truncate_tail
 from brokers.engine.store.index import IndexService
 from brokers.engine.store.lock import StoreLock
+from brokers.engine.store.logics_flush import flush_logics
 from brokers.engine.store.mapped_file import raise_open_file_limit
 from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
 from brokers.engine.store.message_store import DEFAULT_MAX_TOTAL_BYTES, ArrivalListener
@@ -176,10 +177,8 @@ class DefaultMessageStore:
             self._checkpoint.close()
 
     def consume_queue(self, topic: str, queue_id: int, create: bool = True) -> ConsumeQueue | None:
-        """Return the consume queue of (topic, queue id), creating it when asked.
-
-        Returns None for a topic name that fails ``validate_topic`` (never a path from it).
-        """
+        """The consume queue of (topic, queue id), created when asked; None for a topic name that
+        fails ``validate_topic`` (never a path from it)."""
         return self._queues.find_or_create(topic, queue_id, create)
 
     def _require_open(self) -> None:
@@ -189,28 +188,9 @@ class DefaultMessageStore:
     # --- flushing ---------------------------------------------------------------------------
 
     def _flush_logics(self) -> None:
-        """Flush consume queues and index, then record in the checkpoint what is on disk (times, offsets)."""
-        lock = self._commitlog.lock
-        with lock:
-            logics_ts = self._dispatcher.last_dispatch_timestamp
-            logics_offset = self._dispatcher.dispatched_offset
-            queues = self._queues.queues()
-        try:
-            for q in queues:
-                q.flush(lock)
-            self._index.flush(lock)
-        except OSError as exc:  # a failed sync: stop puts (running_flags.py)
-            self._flags.make_unwritable(f"consume queue or index flush failed: {exc}")
-            raise
-        cp = self._checkpoint
-        if cp is not None and self._flags.write_error is None:  # after a failed sync it vouches for nothing new
-            cp.physic_msg_timestamp = self._commitlog.flushed_store_timestamp
-            cp.logics_msg_timestamp = logics_ts
-            cp.index_msg_timestamp = logics_ts
-            cp.physic_offset = self._commitlog.flushed_where
-            cp.logics_offset = min(logics_offset, self._dispatcher.dispatched_offset)  # truncate_to lowers it
-            cp.flush()
-        self._stats.sample()
+        """Flush consume queues and index, then record in the checkpoint what is on disk (logics_flush.py)."""
+        flush_logics(commitlog=self._commitlog, dispatcher=self._dispatcher, queues=self._queues.queues,
+                     index=self._index, flags=self._flags, checkpoint=self._checkpoint, stats=self._stats)
 
     def _flush_all(self) -> None:
         self._commitlog.flush()

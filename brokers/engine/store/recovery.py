@@ -24,7 +24,7 @@ rest of its segment and all later segments are searched for a record header (mag
 PHYSICALOFFSET matching its position, then the full check). Finding one means the damage is in
 the middle of the log, which recovery must not paper over by truncating acknowledged messages:
 :class:`StoreCorruptionError` names the file and offset. (Except after a crash when the bad
-record lies past what the checkpoint vouches was flushed: a power cut persists unflushed blocks
+record is followed by records stored after what the checkpoint vouches was flushed: a power cut persists unflushed blocks
 in any order, so that is the unflushed tail.) Otherwise it is a torn tail (a record cut short,
 zeros, garbage): the log is cut there, the rest of the segment zeroed and later segments deleted.
 Damage before the scan start is not looked for (it was synced and checked when it was the
@@ -39,20 +39,11 @@ the checks.
 from __future__ import annotations
 
 import logging
-import struct
-import zlib
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 from brokers.engine.common.message import string_to_properties
-from brokers.engine.common.message_codec import (
-    BLANK_MAGIC_CODE,
-    BORNHOST_V6_FLAG,
-    MESSAGE_MAGIC_BYTES,
-    MESSAGE_MAGIC_CODE,
-    RECORD_FIXED_SIZE_V4,
-    STOREHOSTADDRESS_V6_FLAG,
-)
+from brokers.engine.common.message_codec import MESSAGE_MAGIC_BYTES
 from brokers.engine.store.checkpoint import StoreCheckpoint
 from brokers.engine.store.commitlog import CommitLog
 from brokers.engine.store.consume_queue import ConsumeQueue
@@ -64,10 +55,10 @@ from brokers.engine.store.dispatch import (
 )
 from brokers.engine.store.errors import StoreCorruptionError
 from brokers.engine.store.index import IndexService
+from brokers.engine.store.record_check import BLANK, EMPTY, INVALID, VALID, check_record, iter_records, parse_for_dispatch
 
 log = logging.getLogger(__name__)
 
-VALID, BLANK, EMPTY, INVALID = range(4)
 # Store times are not strictly monotonic; RocketMQ backs off 3 s from the checkpoint.
 CHECKPOINT_SAFETY_MS = 3000
 # Both recoveries re-check at least the last three segments, as RocketMQ's recoverNormally does.
@@ -76,14 +67,6 @@ NORMAL_RECOVERY_SEGMENTS = 3
 # still found, for a fixed cost (about 4,000 records of 1 KB, tens of milliseconds).
 RECHECK_WINDOW = 4 << 20
 
-_PREFIX = struct.Struct(">iI")
-_HEAD = struct.Struct(">iIiiiqqiq")  # TOTALSIZE .. BORNTIMESTAMP
-assert _HEAD.size == 48
-_HEADER_V4 = struct.Struct(">iIiiiqqiq8sq8siqi")  # TOTALSIZE .. body length, IPv4 hosts
-assert _HEADER_V4.size == 88
-_I32 = struct.Struct(">i")
-_I16 = struct.Struct(">h")
-_I64 = struct.Struct(">q")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,57 +82,6 @@ class RecoveryReport:
     consume_queue_units_rebuilt: int
     messages_reindexed: int
     vouched_offset: int = -1  # where the checkpoint said everything was on disk (-1: it did not say)
-
-
-def check_record(mm, pos: int, file_from: int, file_size: int, check_crc: bool) -> tuple[int, int, str]:
-    """Classify the bytes at ``pos`` of a segment: (VALID|BLANK|EMPTY|INVALID, size, reason)."""
-    if pos == file_size:  # a record filled the segment exactly: nothing to skip
-        return BLANK, 0, ""
-    if pos + 8 > file_size:
-        return INVALID, 0, f"only {file_size - pos} bytes left at the end of the segment"
-    size, magic = _PREFIX.unpack_from(mm, pos)
-    if magic == BLANK_MAGIC_CODE:
-        if size == file_size - pos:
-            return BLANK, size, ""
-        return INVALID, 0, f"end-of-segment marker claims {size} bytes but {file_size - pos} are left"
-    if magic != MESSAGE_MAGIC_CODE:
-        if size == 0 and magic == 0:
-            return EMPTY, 0, "no record (zero bytes)"
-        return INVALID, 0, f"bad magic code 0x{magic:08X}"
-    end = pos + size
-    if size < RECORD_FIXED_SIZE_V4 or end > file_size:
-        return INVALID, 0, f"TOTALSIZE {size} does not fit the segment"
-    # One unpack for the usual IPv4/IPv4 header; IPv6 hosts take the longer way.
-    (_size, _magic, crc, _qid, _flag, _qoff, phys, sys_flag, _born, _bh, _sts, _sh, _rt, _pto,
-     body_len) = _HEADER_V4.unpack_from(mm, pos)
-    if phys != file_from + pos:
-        return INVALID, 0, f"PHYSICALOFFSET field says {phys}"
-    if sys_flag & (BORNHOST_V6_FLAG | STOREHOSTADDRESS_V6_FLAG):
-        at = pos + 48 + (20 if sys_flag & BORNHOST_V6_FLAG else 8) + 8 + (
-            20 if sys_flag & STOREHOSTADDRESS_V6_FLAG else 8) + 12
-        if at + 4 > end:
-            return INVALID, 0, "record shorter than its header"
-        (body_len,) = _I32.unpack_from(mm, at)
-        body_at = at + 4
-    else:
-        body_at = pos + _HEADER_V4.size
-    topic_at = body_at + body_len
-    if body_len < 0 or topic_at + 1 > end:
-        return INVALID, 0, f"body length {body_len} does not fit TOTALSIZE {size}"
-    topic_len = mm[topic_at]
-    props_at = topic_at + 1 + topic_len
-    if topic_len == 0 or props_at + 2 > end:
-        return INVALID, 0, f"topic length {topic_len} does not fit TOTALSIZE {size}"
-    (props_len,) = _I16.unpack_from(mm, props_at)
-    if props_len < 0 or props_at + 2 + props_len != end:
-        return INVALID, 0, f"field lengths do not add up to TOTALSIZE {size}"
-    if mm.find(b"\x00", topic_at + 1, props_at) != -1:
-        return INVALID, 0, "topic contains zero bytes"
-    if props_len and mm[end - 1] == 0:
-        return INVALID, 0, "properties end in a zero byte (cut short)"
-    if check_crc and zlib.crc32(mm[body_at:topic_at]) & 0x7FFFFFFF != crc:
-        return INVALID, 0, "body CRC mismatch"
-    return VALID, size, ""
 
 
 def find_valid_record_after(commitlog: CommitLog, offset: int, check_crc: bool,
@@ -178,13 +110,13 @@ def find_valid_record_after(commitlog: CommitLog, offset: int, check_crc: bool,
 
 
 def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool,
-                   clean_end: int = -1, flushed: tuple[int, int] | None = None) -> tuple[int, int, int, int, str]:
+                   clean_end: int = -1, flushed_timestamp: int | None = None) -> tuple[int, int, int, int, str]:
     """Check records from ``start``; return (end, records, last record offset, kind, reason).
 
     ``kind`` is EMPTY or INVALID for what stopped the scan (BLANK when the log ends exactly at
     a segment boundary). Raises StoreCorruptionError when valid records follow a bad one, unless
-    ``flushed`` (after a crash: the checkpoint's flushed commit log offset, -1 when unknown, and
-    its physicMsgTimestamp) shows the bad record lies past everything the last run had flushed:
+    ``flushed_timestamp`` (after a crash: the checkpoint's physicMsgTimestamp) shows the first
+    valid record after it was stored after everything the last run had flushed:
     a power cut persists unflushed blocks in any order (a segment's end-of-file marker lost while
     the next segment's first record reached the disk), so past that point it is a torn tail,
     never acknowledged (with SYNC_FLUSH) and within what ASYNC_FLUSH may lose.
@@ -216,7 +148,7 @@ def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool,
             if kind == EMPTY and end == clean_end:
                 return end, records, last, kind, reason
             later = find_valid_record_after(commitlog, end + 1, check_crc)
-            if later is not None and _unflushed_after(commitlog, end, later, flushed):
+            if later is not None and _unflushed_after(commitlog, later, flushed_timestamp):
                 log.warning("commit log: a bad record at physical offset %d (%s) is followed by valid "
                             "ones at %d, all after the last flush: a torn tail", end, reason, later)
                 return end, records, last, kind, f"{reason}; unflushed records after it dropped"
@@ -260,20 +192,14 @@ def checkpoint_scan_start(commitlog: CommitLog, checkpoint: StoreCheckpoint, que
     return found if found is not None else segment
 
 
-def _unflushed_after(commitlog: CommitLog, bad: int, later: int, flushed: tuple[int, int] | None) -> bool:
-    """Whether the bad record at ``bad`` (followed by a valid one at ``later``) lies past what the
-    checkpoint vouches was flushed, so everything from it on can only be a torn, unflushed tail.
-
-    With a recorded flushed offset: ``bad`` at or past it. Without one, the store times: the
-    record at ``later`` stored after the checkpoint's physicMsgTimestamp. Without a checkpoint
-    (0), or a store time that does not say (equal, or a clock that went back), the answer is
-    False: the safe one."""
-    if flushed is None or later < 0:
-        return False
-    flushed_offset, flushed_timestamp = flushed
-    if flushed_offset >= 0:
-        return bad >= flushed_offset
-    if not flushed_timestamp:
+def _unflushed_after(commitlog: CommitLog, later: int, flushed_timestamp: int | None) -> bool:
+    """Whether the valid record at ``later`` (the first after a bad one) was stored after the
+    last record the checkpoint vouches was flushed, so it and everything from the bad record on
+    can only be a torn, unflushed tail. Without a checkpoint (0), or a store time that does not
+    say (equal, or a clock that went back), the answer is False: the safe one. (Not the recorded
+    flushed offset: the checkpoint lags the flush, and damage the page cache survived — a kill,
+    not a power cut — must still be refused.)"""
+    if not flushed_timestamp or later < 0:
         return False
     return commitlog.read_store_timestamp(later) > flushed_timestamp
 
@@ -307,42 +233,6 @@ def choose_scan_start(commitlog: CommitLog, checkpoint: StoreCheckpoint,
         if index.end_phy_offset >= 0:
             candidates.append(commitlog.segment_start(index.end_phy_offset))
     return max(first, min(min(candidates), last))
-
-
-def iter_records(commitlog: CommitLog, start: int, end: int) -> Iterator[tuple[object, int, int, int]]:
-    """Yield (map, position, size, physical offset) for the records in [start, end), which a
-    scan has already checked."""
-    offset = start
-    while offset < end:
-        mf = commitlog.find_file(offset)
-        if mf is None:
-            return
-        pos = offset - mf.file_from_offset
-        size, magic = _PREFIX.unpack_from(mf.mm, pos)
-        if magic == BLANK_MAGIC_CODE or pos == mf.file_size:
-            offset = mf.file_end_offset
-            continue
-        if magic != MESSAGE_MAGIC_CODE or size <= 0:  # not a record boundary: nothing to trust
-            log.warning("re-dispatch stopped at commit log offset %d: no record starts there", offset)
-            return
-        yield mf.mm, pos, size, offset
-        offset += size
-
-
-def parse_for_dispatch(mm, pos: int) -> tuple[str, int, int, int, int, str]:
-    """Return (topic, queue id, queue offset, sys flag, store timestamp, properties string)."""
-    _size, _magic, _crc, queue_id, _flag, queue_offset, _phys, sys_flag, _born = _HEAD.unpack_from(mm, pos)
-    at = pos + 48 + (20 if sys_flag & BORNHOST_V6_FLAG else 8)
-    (store_ts,) = _I64.unpack_from(mm, at)
-    at += 8 + (20 if sys_flag & STOREHOSTADDRESS_V6_FLAG else 8) + 12
-    (body_len,) = _I32.unpack_from(mm, at)
-    at += 4 + body_len
-    topic_len = mm[at]
-    topic = mm[at + 1 : at + 1 + topic_len].decode("utf-8", "replace")
-    at += 1 + topic_len
-    (props_len,) = _I16.unpack_from(mm, at)
-    props = mm[at + 2 : at + 2 + props_len].decode("utf-8", "replace")
-    return topic, queue_id, queue_offset, sys_flag, store_ts, props
 
 
 def redispatch(commitlog: CommitLog, start: int, end: int,
@@ -394,7 +284,7 @@ def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterab
     trusted = checkpoint_scan_start(commitlog, checkpoint, queues, check_crc)
     start = trusted if trusted is not None else choose_scan_start(commitlog, checkpoint, queues, index, abnormal)
     clean_end = checkpoint.physic_offset if not abnormal and checkpoint.offsets_known else -1
-    flushed = (checkpoint.physic_offset, checkpoint.physic_msg_timestamp) if abnormal else None
+    flushed = checkpoint.physic_msg_timestamp if abnormal else None
     end, records, last, kind, reason = scan_commitlog(commitlog, start, check_crc, clean_end, flushed)
     cleared = commitlog.set_end(end)
     torn = kind == INVALID or cleared > 0

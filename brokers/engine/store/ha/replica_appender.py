@@ -47,7 +47,7 @@ from brokers.engine.store.dispatch import (
     goes_to_index,
     index_key_hashes,
 )
-from brokers.engine.store.recovery import VALID, check_record, parse_for_dispatch
+from brokers.engine.store.record_check import VALID, check_record, parse_for_dispatch
 from brokers.engine.store.running_flags import RunningFlags
 
 log = logging.getLogger("brokers.engine.store.ha")
