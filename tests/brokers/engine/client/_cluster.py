@@ -22,8 +22,10 @@ CLUSTER = "GantryTestCluster"
 
 class EmbeddedCluster:
     def __init__(self, root: Path, broker_names: tuple[str, ...] = ("broker-a", "broker-b"), cluster: str = CLUSTER, *,
-                 namesrv_options: dict[str, Any] | None = None, **broker_options: Any) -> None:
+                 namesrv_options: dict[str, Any] | None = None, store_options: dict[str, Any] | None = None,
+                 **broker_options: Any) -> None:
         self.root = root
+        self.store_options = store_options or {}  # StoreConfig fields over the small test sizes below
         self.broker_options = broker_options
         self.namesrv_options = namesrv_options or {}  # e.g. acl_file
         self.broker_names = broker_names
@@ -53,13 +55,14 @@ class EmbeddedCluster:
         self.namesrv = NamesrvController(NamesrvConfig(port=0, **self.namesrv_options))
         await self.namesrv.start()
         for name in self.broker_names:
-            store = StoreConfig(
-                store_dir=str(self.root / name),
-                commitlog_file_size=8 << 20,
-                consume_queue_units_per_file=10_000,
-                max_index_hash_slots=10_000,
-                max_index_count=40_000,
-            )
+            store = StoreConfig(**{
+                "store_dir": str(self.root / name),
+                "commitlog_file_size": 8 << 20,
+                "consume_queue_units_per_file": 10_000,
+                "max_index_hash_slots": 10_000,
+                "max_index_count": 40_000,
+                **self.store_options,
+            })
             config = BrokerConfig(
                 broker_name=name, cluster_name=self.cluster, listen_port=0, namesrv_addrs=(self.namesrv_addr,), store=store, **self.broker_options
             )
