@@ -8,6 +8,8 @@ atomically (tmp + fsync + rename + fsync of the directory, as ``config_file`` do
 A change made while a write runs is written by one more write after it. Durability is kept:
 every change ends up on disk, ``delay_s`` plus one write later at most; :meth:`flush_now`
 writes synchronously (at shutdown, or without a running loop, where ``request`` writes at once).
+A write that fails (a full disk) is logged and remembered: :meth:`ConfigFlusher.retry` (the
+controller calls it every few seconds) writes again until one succeeds.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ class ConfigFlusher:
         self._task: asyncio.Task | None = None
         self._dirty = False
         self.writes = 0  # files written, for tests and stats
+        self.write_failed = False  # the last write failed; retry() writes again
 
     def request(self) -> None:
         """Note a change: write it soon (at once when no event loop runs in this thread)."""
@@ -56,14 +59,28 @@ class ConfigFlusher:
             write = self._snapshot()
             try:
                 await asyncio.to_thread(self._write, write)
+            except OSError as exc:
+                if not self.write_failed:
+                    log.error("%s: writing the config file failed: %s; the write is retried", self.name, exc)
+                self.write_failed = True
+                return
             except Exception:
-                log.exception("%s: writing the config file failed; retried on the next change", self.name)
+                log.exception("%s: writing the config file failed; the write is retried", self.name)
+                self.write_failed = True
                 return
 
     def _write(self, write: Callable[[], None]) -> None:
         with self._lock:
             write()
             self.writes += 1
+            if self.write_failed:
+                log.info("%s: written after an earlier failure", self.name)
+            self.write_failed = False
+
+    def retry(self) -> None:
+        """Write again if the last write failed (a full disk); nothing otherwise."""
+        if self.write_failed:
+            self.request()
 
     def flush_now(self) -> None:
         """Write the current state synchronously (a running thread write finishes first)."""

@@ -208,6 +208,7 @@ class BrokerController:
             self._every(cfg.register_interval_s, self.register_broker_all, "register broker"),
             self._every(cfg.scan_client_interval_s, self.client_manager.scan_not_active_channel, "client expiry scan"),
             self._every(cfg.consumer_offset_flush_interval_s, self.consumer_offset_manager.persist, "consumer offset flush"),
+            self._every(cfg.consumer_offset_flush_interval_s, self._retry_config_writes, "config file retry"),
             self._every(STATS_SAMPLE_INTERVAL_S, self.broker_stats.sample, "stats sampling"),
             self._every(LEARN_MASTER_INTERVAL_S, self.group_member.tick, "broker group"),
         ]
@@ -258,6 +259,11 @@ class BrokerController:
             self._store.close()
         await self.outer_api.close()
         log.info("broker %s stopped", self.config.broker_name)
+
+    def _retry_config_writes(self) -> None:
+        """Write topics.json and subscriptionGroup.json again if a write failed (a full disk)."""
+        self.topic_config_manager.retry_persist()
+        self.subscription_group_manager.flusher.retry()
 
     def _every(self, interval_s: float, fn: Callable[[], object], name: str) -> asyncio.Task:
         async def loop() -> None:

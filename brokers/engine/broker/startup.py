@@ -48,6 +48,12 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--flush", choices=("sync", "async"), default="async", help="disk flush: sync (group commit) or async (default)")
     parser.add_argument("--auto-create-topic", action="store_true", help="create unknown topics on first send (RocketMQ's TBW102 template)")
     parser.add_argument("--commitlog-file-size", type=int, default=None, metavar="BYTES", help="commit log segment size (default 1 GiB)")
+    parser.add_argument("--consume-queue-units-per-file", type=int, default=None, metavar="N",
+                        help="units (20 bytes each) per consume queue file [mappedFileSizeConsumeQueue / 20] (default 300000)")
+    parser.add_argument("--max-index-hash-slots", type=int, default=None, metavar="N",
+                        help="hash slots per index file [maxHashSlotNum] (default 5000000)")
+    parser.add_argument("--max-index-count", type=int, default=None, metavar="N",
+                        help="items per index file [maxIndexNum] (default 20000000)")
     parser.add_argument("--register-interval", type=float, default=30.0, metavar="SECONDS",
                         help="seconds between registrations with the name servers (default 30, as RocketMQ)")
     parser.add_argument("--broker-id", type=int, default=None, help="0 = master (default), >= 1 = a slave (needs --role SLAVE)")
@@ -82,8 +88,9 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
     }
     if not args.register_interval > 0:
         raise BrokerConfigError(f"--register-interval must be positive, got {args.register_interval}")
-    if args.commitlog_file_size is not None:
-        store_kwargs["commitlog_file_size"] = args.commitlog_file_size
+    for name in ("commitlog_file_size", "consume_queue_units_per_file", "max_index_hash_slots", "max_index_count"):
+        if getattr(args, name) is not None:
+            store_kwargs[name] = getattr(args, name)
     if args.sync_flush_timeout_ms is not None:
         if args.sync_flush_timeout_ms <= 0:
             raise BrokerConfigError(f"--sync-flush-timeout-ms must be positive, got {args.sync_flush_timeout_ms}")

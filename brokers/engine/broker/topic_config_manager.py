@@ -11,6 +11,12 @@ the transaction half/op topics, ``<cluster>_REPLY_TOPIC``, and TBW102 (perm 7, t
 automatic topic creation, §7.6) only when ``auto_create_topic_enable`` is on. Every change bumps
 the DataVersion, is written to disk at once, and tells the change listeners (the controller
 re-registers with the name servers).
+
+A write that fails (a full disk: ENOSPC) is logged, not raised, as RocketMQ's
+``ConfigManager.persist`` does: the change stays in memory and takes effect (a send that
+auto-created its topic goes on to the store, which answers for itself), and the controller calls
+:meth:`TopicConfigManager.retry_persist` every few seconds until the file is written (and writes
+it at a clean stop). The old file stays whole meanwhile (``write_json_atomic``).
 """
 from __future__ import annotations
 
@@ -52,6 +58,7 @@ class TopicConfigManager:
         self.topic_config_table: dict[str, TopicConfig] = {}
         self.data_version = DataVersion()
         self._listeners: list[ChangeListener] = []
+        self.persist_pending = False  # a change is not on disk yet (its write failed)
         # Topics made at start from the broker's own names are system topics too (Java adds
         # them to TopicValidator's set): admins may neither create nor delete them.
         self.broker_system_topics = broker_system_topics([config.cluster_name], [config.broker_name])
@@ -81,7 +88,7 @@ class TopicConfigManager:
             # A leftover template must not invite producers to auto-create (§7.6).
             self.topic_config_table[AUTO_CREATE_TOPIC_KEY_TOPIC] = template.with_changes(perm=template.perm & ~PERM_INHERIT)
         self.data_version.next_version(self.clock)
-        self.persist()
+        self._persist_or_retry_later()
 
     def _auto_create_template(self) -> TopicConfig:
         n = self.config.default_topic_queue_nums
@@ -104,7 +111,26 @@ class TopicConfigManager:
         return configs
 
     def persist(self) -> None:
+        """Write topics.json now; raises OSError (a full disk) and leaves the old file whole."""
         write_json_atomic(self.path, self.build_serialize_wrapper(), io=self.file_io)
+        self.persist_pending = False
+
+    def _persist_or_retry_later(self) -> None:
+        try:
+            self.persist()
+        except OSError as exc:
+            if not self.persist_pending:
+                log.error("writing %s failed: %s; the topic table stays in memory and the write is retried", self.path, exc)
+            self.persist_pending = True
+
+    def retry_persist(self) -> bool:
+        """Write topics.json if a change's write failed earlier; True when it is on disk now."""
+        if not self.persist_pending:
+            return False
+        self._persist_or_retry_later()
+        if not self.persist_pending:
+            log.info("%s written after an earlier failure", self.path)
+        return not self.persist_pending
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -128,7 +154,7 @@ class TopicConfigManager:
 
     def _changed(self, tc: TopicConfig | None, *, notify: bool = True) -> None:
         self.data_version.next_version(self.clock)
-        self.persist()
+        self._persist_or_retry_later()
         if notify:
             for listener in self._listeners:
                 try:

@@ -130,9 +130,11 @@ class CommitLogAppender:
         """Reserve ``size`` bytes of the commit log and make sure the consume queue and the index
         have room for ``units`` units and ``index_items`` items: (segment, position), or the
         failed outcome (a full disk: nothing was written)."""
+        where = f"consume queue {topic}/{queue_id}"
         try:
             if units:
                 self._queues.ensure_room(topic, queue_id, first_offset, units)
+            where = "index"
             if index_items:
                 self._index.ensure_room(index_items)
             return self._commitlog.reserve(size)
@@ -141,7 +143,7 @@ class CommitLogAppender:
         except CreateMappedFileError as exc:
             return self._fail(PutMessageStatus.CREATE_MAPED_FILE_FAILED, str(exc))
         except OSError as exc:  # ENOSPC on a consume queue or index file
-            return self._fail(PutMessageStatus.CREATE_MAPED_FILE_FAILED, f"no room for the dispatch: {exc}")
+            return self._fail(PutMessageStatus.CREATE_MAPED_FILE_FAILED, f"no room in the {where}: {exc}")
 
     def _write_failed(self, exc: OSError) -> PutOutcome:
         """A commit log write failed before the record was published: a full disk is answered as

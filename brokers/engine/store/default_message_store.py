@@ -155,7 +155,7 @@ class DefaultMessageStore:
             self._flush_all()
             self._queues.record_ends(self._commitlog.max_offset)
         except OSError:
-            log.exception("final flush failed; leaving the abort file so the next open recovers")
+            log.exception("final flush or queue ends record failed; leaving the abort file so the next open recovers")
             clean = False
         self._close_parts()
         if clean and self._flags.healthy_error is None and self._flags.write_error is None:

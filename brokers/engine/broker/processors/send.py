@@ -153,16 +153,22 @@ def _bool_field(value: str | None) -> bool:
 # SendMessageProcessor's remark, with its diskUtil() figures (CL/CQ/INDEX used ratios) filled in.
 SERVICE_NOT_AVAILABLE_REMARK = ("service not available now. It may be caused by one of the following reasons: the broker's disk "
                                 "is full [{disk_util}], messages are put to the slave, message store has been shut down, etc.")
+# A commit log write or a SYNC_FLUSH fdatasync failed with an I/O error (not a full disk): the
+# message may be in the page cache but not on disk, and the store cannot vouch for it (after a
+# failed fdatasync it refuses writes until restarted; running_flags.py). RocketMQ answers a bare
+# "UNKNOWN_ERROR"; this says what the producer must assume.
+UNKNOWN_ERROR_REMARK = ("the disk failed to write or flush the message (I/O error), so the store cannot vouch for it: "
+                        "it may be lost, send it again once the broker's disk is checked.")
 _PUT_STATUS_CODES = {
     PutMessageStatus.PUT_OK: (ResponseCode.SUCCESS, None),
     PutMessageStatus.FLUSH_DISK_TIMEOUT: (ResponseCode.FLUSH_DISK_TIMEOUT, "stored, but the disk flush did not confirm in time"),
     PutMessageStatus.FLUSH_SLAVE_TIMEOUT: (ResponseCode.FLUSH_SLAVE_TIMEOUT, "stored on the master, but no slave acknowledged it in time"),
     PutMessageStatus.SLAVE_NOT_AVAILABLE: (ResponseCode.SLAVE_NOT_AVAILABLE, "stored on the master, but no slave is available to copy it"),
-    PutMessageStatus.CREATE_MAPED_FILE_FAILED: (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken"),
+    PutMessageStatus.CREATE_MAPED_FILE_FAILED: (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
     PutMessageStatus.MESSAGE_ILLEGAL: (ResponseCode.MESSAGE_ILLEGAL, "the message is illegal, maybe msg body or properties length not matched"),
     PutMessageStatus.PROPERTIES_SIZE_EXCEEDED: (ResponseCode.MESSAGE_ILLEGAL, "the message properties are longer than 32767 bytes"),
     PutMessageStatus.SERVICE_NOT_AVAILABLE: (ResponseCode.SERVICE_NOT_AVAILABLE, SERVICE_NOT_AVAILABLE_REMARK),
-    PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
+    PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, UNKNOWN_ERROR_REMARK),
 }
 
 

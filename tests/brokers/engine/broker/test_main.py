@@ -36,6 +36,10 @@ def test_usage_and_bad_arguments(capsys, tmp_path):
     assert broker_main(["--name", "b", "--store-dir", str(tmp_path), "--port", "70000"]) == 2
     assert broker_main(["--name", "b", "--store-dir", str(tmp_path), "--commitlog-file-size", "10"]) == 2
     assert "commitlog_file_size" in capsys.readouterr().err
+    assert broker_main(["--name", "b", "--store-dir", str(tmp_path), "--max-index-count", "1"]) == 2
+    assert "max_index_count" in capsys.readouterr().err
+    assert broker_main(["--name", "b", "--store-dir", str(tmp_path), "--consume-queue-units-per-file", "0"]) == 2
+    assert "consume_queue_units_per_file" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())  # nothing was created
 
 
