@@ -19,7 +19,7 @@ from brokers.engine.common.message_codec import (
     TRANSACTION_TYPE_MASK,
     tags_code,
 )
-from brokers.engine.store.index import key_hash
+from brokers.engine.store.index_file import key_hash
 
 # messageDelayLevel "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h" (reference §7.5).
 DELAY_LEVELS_MS = (

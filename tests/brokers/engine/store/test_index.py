@@ -5,7 +5,7 @@ import os
 import struct
 
 from brokers.engine.common.message_codec import decode_record
-from brokers.engine.store.index import INDEX_HEADER_SIZE, key_hash
+from brokers.engine.store.index_file import INDEX_HEADER_SIZE, IndexFile, key_hash
 from tests.brokers.engine.store._support import inner
 
 FOREVER = 2**62
@@ -69,3 +69,57 @@ def test_hash_collisions_are_filtered_by_the_record(open_store):
         store.put_message_sync(inner(keys=f"key-{i}"))
     assert _keys(store.query_message("TopicTest", "key-7", 10, 0, FOREVER)) == ["key-7"]
     assert store.query_message("TopicTest", "key-70", 10, 0, FOREVER) == []
+
+
+def _header_on_disk(path):
+    with open(path, "rb") as f:
+        return struct.unpack(">qqqqii", f.read(INDEX_HEADER_SIZE))
+
+
+def test_a_put_writes_its_items_and_the_flush_its_slots_and_header(tmp_path):
+    """Until a flush the disk has the items only (a cut then leaves a header counting nothing
+    unsynced); lookups see the new keys at once; the flush writes slots and header."""
+    path = str(tmp_path / "20240101000000000")
+    f = IndexFile(path, 7, 20, create=True)
+    f.flush()
+    h = key_hash("TopicTest", "k")
+    assert f.put_items([(h, 100), (h, 200)], 1_700_000_000_000) == 2
+    out: list[int] = []
+    f.select(h, 0, FOREVER, 10, out)
+    assert out == [200, 100]
+    assert _header_on_disk(path)[5] == 1  # indexCount on disk: nothing yet
+    assert f.flush() and not f.flush()
+    begin_ts, end_ts, begin_phy, end_phy, _used, count = _header_on_disk(path)
+    assert (begin_phy, end_phy, count) == (100, 200, 3) and begin_ts == end_ts == 1_700_000_000_000
+    f.close()
+    reopened = IndexFile(path, 7, 20, create=False)
+    out = []
+    reopened.select(h, 0, FOREVER, 10, out)
+    assert out == [200, 100] and reopened.end_phy_offset == 200
+    reopened.close()
+
+
+def test_slots_written_by_a_flush_cut_before_its_header_are_repaired(tmp_path):
+    """A cut after a flush wrote (and synced) the slots but not the header: the slots point
+    past the count on disk; the repair after the crash points them at the older chain, so
+    re-indexing over those item numbers hides nothing."""
+    path = str(tmp_path / "20240101000000000")
+    f = IndexFile(path, 7, 20, create=True)
+    a, b = key_hash("TopicTest", "a"), key_hash("TopicTest", "b")
+    f.put_items([(a, 100), (b, 100)], 1_700_000_000_000)
+    f.flush()  # on disk: items 1-2, their slots, count 3
+    f.put_items([(a, 300), (b, 300)], 1_700_000_000_000)
+    f.mapped.flush()
+    f._write_slots(dict(f._pending))  # flush steps (1) and (2), then the cut: no header
+    f.mapped.flush()
+    f.close()
+    reopened = IndexFile(path, 7, 20, create=False)
+    assert reopened.index_count == 3 and reopened.end_phy_offset == 100
+    assert reopened.repair_slots() == len({a % 7, b % 7})
+    reopened.put_items([(b, 300)], 1_700_000_000_000)  # recovery re-indexes over item 3
+    for key, want in ((a, [100]), (b, [300, 100])):
+        out: list[int] = []
+        reopened.select(key, 0, FOREVER, 10, out)
+        assert out == want
+    assert reopened.repair_slots() == 0
+    reopened.close()

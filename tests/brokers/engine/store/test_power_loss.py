@@ -137,11 +137,6 @@ def test_every_power_cut_state_recovers(mode, sweeps):
                                 + "\n".join(sweep.failures[:5]))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known gap: after a power cut an index file's header (count, endPhyOffset) and hash slots can "
-    "reach the disk while the blocks of the items they point at do not; recovery trusts the header, "
-    "so it never re-indexes those messages and a slot pointing at a lost item also hides the older "
-    "items chained behind it. The messages themselves are intact and pulled normally."))
 @pytest.mark.parametrize("mode", [SYNC_FLUSH, ASYNC_FLUSH])
 def test_no_power_cut_state_loses_an_index_entry(mode, sweeps):
     sweep = sweeps(mode)
