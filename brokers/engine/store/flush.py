@@ -182,7 +182,8 @@ class FlushCommitLogService:
 
 
 class PeriodicService:
-    """Run ``work`` every ``interval_ms`` on a daemon thread, and once more at shutdown."""
+    """Run ``work`` every ``interval_ms`` on a daemon thread until ``shutdown`` (which does not run it
+    again: the store's ``close`` runs its final flush itself, after every service stopped)."""
 
     def __init__(self, name: str, interval_ms: int, work: Callable[[], None]) -> None:
         self._interval = interval_ms / 1000.0
