@@ -237,14 +237,15 @@ def choose_scan_start(commitlog: CommitLog, checkpoint: StoreCheckpoint,
 
 def redispatch(commitlog: CommitLog, start: int, end: int,
                queue_for: Callable[[str, int, bool], ConsumeQueue | None],
-               index: IndexService, verify: bool = False) -> tuple[int, int]:
+               index: IndexService, verify: bool = False, verify_from: int = -1) -> tuple[int, int]:
     """Rebuild missing consume queue units and index entries for records in [start, end).
 
     ``queue_for(topic, queue_id, create)`` returns the queue (None for an unusable topic name).
     The index header is written once per message after all its keys, so records up to its
     endPhyOffset are fully indexed. With ``verify`` (after a crash) a unit the queue already
-    holds is checked against its record and rewritten when a power cut lost or tore it.
-    Returns (units written or repaired, messages indexed).
+    holds is checked against its record and rewritten when a power cut lost or tore it, for
+    records at or past ``verify_from`` (units of earlier ones were synced before the checkpoint
+    vouched for them). Returns (units written or repaired, messages indexed).
     """
     index_end = index.end_phy_offset
     units = indexed = 0
@@ -254,7 +255,7 @@ def redispatch(commitlog: CommitLog, start: int, end: int,
         if goes_to_consume_queue(sys_flag):
             cq = queue_for(topic, queue_id, False)
             if cq is not None and (phys < cq.max_phys_end or queue_offset < cq.max_offset):
-                held, cq = (cq if verify else None), None  # the queue already has it
+                held, cq = (cq if verify and phys >= verify_from else None), None  # the queue already has it
             elif cq is None:
                 cq = queue_for(topic, queue_id, True)
         need_index = goes_to_index(sys_flag) and phys > index_end
@@ -296,13 +297,14 @@ def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterab
     else:
         commitlog.last_store_timestamp = checkpoint.physic_msg_timestamp
     commitlog.flushed_store_timestamp = commitlog.last_store_timestamp
-    removed = sum(q.truncate_dirty(end, holes_possible=abnormal) for q in queues)
+    # A queue whose units all point before what the checkpoint vouches for was synced before it
+    # was written: after a crash only the others may hold holes, and are synced again.
+    vouched = checkpoint.logics_offset if abnormal and trusted is not None else -1
+    removed = sum(q.truncate_dirty(end, holes_possible=abnormal and (q.max_phys_end > vouched or q.damaged))
+                  for q in queues)
     index.truncate(end)
     if abnormal:  # what the dead process wrote may still be only in the page cache
         commitlog.mark_unflushed_from(start)
-        # A queue whose units all point before what the checkpoint vouches for was synced
-        # before it was written: only the others are synced again (a few, not thousands).
-        vouched = checkpoint.logics_offset if trusted is not None else -1
         for q in queues:
             if q.max_phys_end > vouched or q.damaged:
                 q.mark_unflushed()
@@ -317,7 +319,7 @@ def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterab
         cq_end = max((q.max_phys_end for q in queues), default=0)
         index_end = index.end_phy_offset
         dispatch_from = max(start, min(cq_end, index_end) if index_end >= 0 else cq_end)
-    units, indexed = redispatch(commitlog, dispatch_from, end, queue_for, index, verify=abnormal)
+    units, indexed = redispatch(commitlog, dispatch_from, end, queue_for, index, verify=abnormal, verify_from=vouched)
     report = RecoveryReport(
         abnormal=abnormal, scan_from=start, end_offset=end, records_checked=records,
         torn_tail=torn, torn_reason=reason if torn else "", bytes_cleared=cleared,
