@@ -383,6 +383,10 @@ class ConsumeQueue:
             if self.files:
                 self.min_offset = max(self.min_offset, self.files[0].file_from_offset // CQ_STORE_UNIT_SIZE)
             lo, hi = self.min_offset, self.max_offset
+            if lo < hi:  # the usual case, nothing of this queue deleted: one read, no search
+                first = self.get_unit(lo)
+                if first is not None and first[0] >= min_phy and first[1] != FILLER_SIZE:
+                    return lo
             while lo < hi:  # units of one queue are in commit log order; fillers (phys 0) lead
                 mid = (lo + hi) // 2
                 unit = self.get_unit(mid)
