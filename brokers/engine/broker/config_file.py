@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from brokers.engine.common import json_compat
-from brokers.engine.store.file_io import OS_FILE_IO, FileIO
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO, makedirs_private
 
 log = logging.getLogger("brokers.engine.broker")
 
@@ -24,9 +24,9 @@ def write_text_atomic(path: Path | str, text: str, *, keep_backup: bool = True, 
     """Replace ``path`` with ``text`` atomically (tmp + fsync + rename + fsync dir), every write
     through ``io`` (the store's file seam: a full disk raises OSError and leaves ``path`` as it was)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    makedirs_private(str(path.parent))
     tmp = str(path.with_name(path.name + ".tmp"))
-    handle = io.open(tmp, create=True, mode=0o644)
+    handle = io.open(tmp, create=True, mode=0o600)
     try:
         handle.truncate(0)
         handle.pwrite(text.encode("utf-8"), 0)

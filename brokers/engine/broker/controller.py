@@ -62,7 +62,7 @@ from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.server import RemotingServer
-from brokers.engine.store.file_io import OS_FILE_IO, FileIO
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO, makedirs_private
 from brokers.engine.store.message_store import MessageStore
 from brokers.engine.store.retention import retention_properties
 
@@ -153,7 +153,7 @@ class BrokerController:
             raise RuntimeError(f"broker {self.config.broker_name} already started")
         self._started = True
         self._register_lock = asyncio.Lock()
-        self.config_dir.mkdir(parents=True, exist_ok=True)
+        makedirs_private(str(self.config_dir))
         self.topic_config_manager.load()
         self.consumer_offset_manager.load()
         self.subscription_group_manager.load()

@@ -164,7 +164,7 @@ class LocalFileOffsetStore(_MemoryTable):
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` so a crash leaves the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as fh:
         fh.write(data)

@@ -12,7 +12,7 @@ import os
 import threading
 
 from brokers.engine.common import json_compat
-from brokers.engine.store.file_io import OS_FILE_IO, FileIO, write_file_atomically
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO, makedirs_private, write_file_atomically
 
 ORDER_TOPIC_CONFIG = "ORDER_TOPIC_CONFIG"
 
@@ -59,6 +59,6 @@ class KvConfigManager:
         if not self.path:
             return
         directory = os.path.dirname(os.path.abspath(self.path))
-        os.makedirs(directory, exist_ok=True)
+        makedirs_private(directory)
         text = json.dumps({"configTable": self._table}, indent="\t", sort_keys=True)
-        write_file_atomically(self.io, self.path, text.encode("utf-8"), 0o644)
+        write_file_atomically(self.io, self.path, text.encode("utf-8"), 0o600)

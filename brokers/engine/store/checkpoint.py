@@ -44,7 +44,7 @@ class StoreCheckpoint:
     def __init__(self, path: str, io: FileIO = OS_FILE_IO) -> None:
         self.path = path
         existed = os.path.exists(path)
-        self._handle = io.open(path, create=True, mode=0o644)
+        self._handle = io.open(path, create=True, mode=0o600)
         try:
             self._handle.allocate(CHECKPOINT_FILE_SIZE)
             data = self._handle.pread(_USED, 0)

@@ -29,7 +29,7 @@ from brokers.engine.common.message_codec import (
     RECORD_FIXED_SIZE_V4,
 )
 from brokers.engine.store.errors import StoreCorruptionError, StoreError
-from brokers.engine.store.file_io import OS_FILE_IO, FileIO
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO, makedirs_private
 from brokers.engine.store.mapped_file import MappedFile, offset_to_file_name, parse_file_name
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ class CommitLog:
 
     def load(self) -> None:
         """Map every segment; check names, sizes and that the segments are contiguous."""
-        os.makedirs(self.directory, exist_ok=True)
+        makedirs_private(self.directory)
         self.files = []
         self._max_offset = self._flushed_where = 0
         self.flush_error = None

@@ -25,7 +25,7 @@ import struct
 import threading
 
 from brokers.engine.store.errors import StoreCorruptionError
-from brokers.engine.store.file_io import OS_FILE_IO, FileIO
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO, makedirs_private
 from brokers.engine.store.mapped_file import MappedFile, offset_to_file_name, parse_file_name
 
 log = logging.getLogger(__name__)
@@ -163,7 +163,7 @@ class ConsumeQueue:
             if idx < len(files):
                 return files[idx]
         start = byte_off - byte_off % self.file_size
-        os.makedirs(self.directory, exist_ok=True)
+        makedirs_private(self.directory)
         path = os.path.join(self.directory, offset_to_file_name(start))
         mf = MappedFile(path, start, self.file_size, create=not os.path.exists(path), io=self.io)
         if not files:

@@ -24,7 +24,7 @@ import uuid
 
 from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
 from brokers.engine.store.consume_queue import ConsumeQueue
-from brokers.engine.store.file_io import OS_FILE_IO, FileIO, write_file_atomically
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO, makedirs_private, write_file_atomically
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def write_queue_ends(path: str, commitlog_end: int, ends: QueueEnds, io: FileIO 
     """Record the queues' ends at a clean shutdown, for the commit log ending at ``commitlog_end``."""
     body = {"commitLogOffset": commitlog_end,
             "queues": [[topic, queue_id, end, phys] for (topic, queue_id), (end, phys) in sorted(ends.items())]}
-    write_file_atomically(io, path, json.dumps(body, separators=(",", ":")).encode("utf-8"), 0o644)
+    write_file_atomically(io, path, json.dumps(body, separators=(",", ":")).encode("utf-8"), 0o600)
 
 
 def read_queue_ends(path: str, commitlog_end: int) -> QueueEnds | None:
@@ -77,7 +77,7 @@ class ConsumeQueueTable:
         interrupted; skips bad names."""
         known_ends = (read_queue_ends(self.ends_path, clean_end) if clean_end >= 0 and self.ends_path else None) or {}
         self._queues = {}
-        os.makedirs(self.root, exist_ok=True)
+        makedirs_private(self.root)
         for topic in sorted(os.listdir(self.root)):
             if topic.startswith(DELETING_PREFIX):  # a delete_topic interrupted by a crash
                 shutil.rmtree(os.path.join(self.root, topic), ignore_errors=True)

@@ -35,7 +35,7 @@ from brokers.engine.store.config import StoreConfig
 from brokers.engine.store.consume_queue import ConsumeQueue
 from brokers.engine.store.consume_queue_table import ConsumeQueueTable
 from brokers.engine.store.errors import StoreNotOpenError
-from brokers.engine.store.file_io import OS_FILE_IO, FileIO
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO, makedirs_private
 from brokers.engine.store.flush import FlushCommitLogService, PeriodicService
 from brokers.engine.store.ha.replica_appender import ReplicaAppender
 from brokers.engine.store.ha.tail_truncation import TruncationReport, truncate_tail
@@ -103,7 +103,7 @@ class DefaultMessageStore:
         if self._flags.running:
             return
         cfg = self.config
-        os.makedirs(cfg.store_dir, exist_ok=True)
+        makedirs_private(cfg.store_dir)
         self._lock_file.acquire()
         try:
             self._flags.reset()

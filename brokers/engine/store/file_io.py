@@ -197,3 +197,20 @@ def write_file_atomically(io: FileIO, path: str, data: bytes, mode: int = 0o600)
     handle.close()
     io.replace(tmp, path)
     io.sync_dir(os.path.dirname(path))
+
+
+def makedirs_private(path: str) -> None:
+    """``os.makedirs`` with every directory it creates 0700, parents included (``os.makedirs``'s
+    ``mode`` applies to the last one only); existing directories are left as they are."""
+    missing: list[str] = []
+    while path and not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass

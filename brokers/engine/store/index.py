@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Callable, Sequence
 
-from brokers.engine.store.file_io import OS_FILE_IO, FileIO
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO, makedirs_private
 from brokers.engine.store.index_file import IndexFile, key_hash
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ class IndexService:
         self.last_indexed_timestamp = 0  # store time of the last message indexed
 
     def load(self) -> None:
-        os.makedirs(self.directory, exist_ok=True)
+        makedirs_private(self.directory)
         self.files = []
         names = sorted(n for n in os.listdir(self.directory) if len(n) == 17 and n.isdigit())
         for name in names:

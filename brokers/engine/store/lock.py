@@ -25,7 +25,7 @@ class StoreLock:
 
     def acquire(self) -> None:
         """Take the directory lock or raise StoreLockedError naming the lock file."""
-        handle = self._io.open(self.lock_path, create=True, mode=0o644)
+        handle = self._io.open(self.lock_path, create=True, mode=0o600)
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -59,7 +59,7 @@ class StoreLock:
         return os.path.exists(self.abort_path)
 
     def create_abort(self) -> None:
-        self._io.open(self.abort_path, create=True, mode=0o644).close()
+        self._io.open(self.abort_path, create=True, mode=0o600).close()
         self._io.sync_dir(os.path.dirname(self.abort_path))
 
     def remove_abort(self) -> None:

@@ -77,7 +77,7 @@ class MappedFile:
         self.wrote_position = 0
         self.flushed_position = 0
         self.allocated = 0
-        handle: FileHandle = io.open(path, create=create, exclusive=create, mode=0o644)
+        handle: FileHandle = io.open(path, create=create, exclusive=create, mode=0o600)
         try:
             actual = handle.size()
             if actual > file_size:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from brokers.engine.store.file_io import OS_FILE_IO, FileIO, write_file_atomically
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO, makedirs_private, write_file_atomically
 
 HEADER = "gantry-epochs 1"
 FILE_NAME = "epoch"
@@ -123,7 +123,7 @@ class EpochFile:
         self.replace(kept + (EpochEntry(epoch, start_offset),))
 
     def _write(self, entries: tuple[EpochEntry, ...]) -> None:
-        os.makedirs(self.directory, exist_ok=True)
+        makedirs_private(self.directory)
         write_file_atomically(self.io, self.path, render(entries).encode("utf-8"), 0o600)
 
 
