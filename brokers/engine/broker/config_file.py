@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from brokers.engine.common import json_compat
-from brokers.engine.store.file_io import OS_FILE_IO, FileIO, makedirs_private
+from brokers.engine.store.file_io import OS_FILE_IO, FileIO, makedirs_private, write_file_atomically
 
 log = logging.getLogger("brokers.engine.broker")
 
@@ -25,21 +25,8 @@ def write_text_atomic(path: Path | str, text: str, *, keep_backup: bool = True, 
     through ``io`` (the store's file seam: a full disk raises OSError and leaves ``path`` as it was)."""
     path = Path(path)
     makedirs_private(str(path.parent))
-    tmp = str(path.with_name(path.name + ".tmp"))
-    handle = io.open(tmp, create=True, mode=0o600)
-    try:
-        handle.truncate(0)
-        handle.pwrite(text.encode("utf-8"), 0)
-        handle.sync()
-    except BaseException:
-        handle.close()
-        io.unlink(tmp)
-        raise
-    handle.close()
-    if keep_backup and path.exists():
-        _keep_backup(path, io)
-    io.replace(tmp, str(path))  # the new content takes the name in one step
-    io.sync_dir(str(path.parent))
+    backup = (lambda: _keep_backup(path, io)) if keep_backup and path.exists() else None
+    write_file_atomically(io, str(path), text.encode("utf-8"), before_replace=backup)
 
 
 def _keep_backup(path: Path, io: FileIO) -> None:

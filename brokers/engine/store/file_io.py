@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Protocol
+from typing import Callable, Protocol
 
 _fdatasync = getattr(os, "fdatasync", os.fsync)
 
@@ -178,11 +178,13 @@ class OSFileIO:
 OS_FILE_IO: FileIO = OSFileIO()
 
 
-def write_file_atomically(io: FileIO, path: str, data: bytes, mode: int = 0o600) -> None:
+def write_file_atomically(io: FileIO, path: str, data: bytes, mode: int = 0o600, *,
+                          before_replace: Callable[[], None] | None = None) -> None:
     """Replace ``path``'s content with ``data`` so a crash leaves the old or the new content.
 
-    Writes a temp file beside it, syncs it, renames it over ``path`` and syncs the directory.
-    On an error (ENOSPC, EIO) the temp file is removed and ``path`` is untouched.
+    Writes a temp file beside it, syncs it, (calls ``before_replace``: the broker keeps a backup
+    of the old content there,) renames it over ``path`` and syncs the directory. On an error
+    (ENOSPC, EIO) the temp file is removed and ``path`` is untouched.
     """
     tmp = f"{path}.tmp"
     handle = io.open(tmp, create=True, mode=mode)
@@ -195,6 +197,8 @@ def write_file_atomically(io: FileIO, path: str, data: bytes, mode: int = 0o600)
         io.unlink(tmp)
         raise
     handle.close()
+    if before_replace is not None:
+        before_replace()
     io.replace(tmp, path)
     io.sync_dir(os.path.dirname(path))
 

@@ -26,7 +26,6 @@ Needs root to mount a tmpfs; skipped with the reason otherwise.
 from __future__ import annotations
 
 import asyncio
-import errno
 import os
 import re
 import signal
@@ -46,7 +45,7 @@ from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.codes import ResponseCode
-from tests.fixtures.disk_volume import SmallVolume
+from tests.fixtures.disk_volume import SmallVolume, fill_disk
 from tests.fixtures.ports import free_ports
 
 REPO = Path(__file__).resolve().parents[4]
@@ -100,19 +99,6 @@ def volume(tmp_path):
         yield vol
     finally:
         vol.unmount()
-
-
-def fill_disk(path: Path) -> Path:
-    """Write a filler file with plain writes until the filesystem answers ENOSPC."""
-    filler = path / "filler"
-    chunk = b"\xaa" * 4096
-    with open(filler, "wb", buffering=0) as f:
-        while True:
-            try:
-                f.write(chunk)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-                return filler
 
 
 class BrokerProcess:

@@ -9,13 +9,13 @@ Needs root to mount a tmpfs; skipped with the reason otherwise.
 """
 from __future__ import annotations
 
-import errno
 import os
 import subprocess
 
 import pytest
 
 from brokers.engine.store import DefaultMessageStore, PutMessageStatus
+from tests.fixtures.disk_volume import fill_disk
 from tests.brokers.engine.store._support import bodies, inner, make_config
 
 TMPFS_BYTES = 8 << 20
@@ -34,19 +34,6 @@ def tmpfs(tmp_path):
         yield mount_point
     finally:
         subprocess.run(["umount", "-l", str(mount_point)], capture_output=True)
-
-
-def fill_disk(path) -> str:
-    """Write a filler file until the filesystem is full; return its path."""
-    filler = os.path.join(path, "filler")
-    chunk = b"\xaa" * 4096
-    with open(filler, "wb", buffering=0) as f:
-        while True:
-            try:
-                f.write(chunk)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-                return filler
 
 
 @pytest.mark.parametrize("kind", ["commitlog", "consumequeue", "index", "checkpoint"])
