@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from console.admin_account import DEFAULT_URL, login_line, password_path
 from console.file_modes import secure_var_dir, use_private_umask
 from console.models import AccountRole
 from console.roles import Role
@@ -18,17 +19,16 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--username", default="admin")
-        parser.add_argument("--url", default="http://127.0.0.1:8000/")
+        parser.add_argument("--url", default=DEFAULT_URL)
 
     def handle(self, *args, username: str, url: str, **options):
         use_private_umask()
         secure_var_dir(settings.VAR_DIR)  # the database migrate made, under the shell's umask
         User = get_user_model()
-        path = settings.VAR_DIR / "admin-password"
-        existing = User.objects.filter(is_superuser=True).order_by("id").first()
-        if existing is not None:
-            hint = f" (its generated password is in {path})" if path.exists() else ""
-            self.stdout.write(f"Log in at {url} as {existing.get_username()}{hint}.")
+        path = password_path()
+        line = login_line(url)
+        if line is not None:
+            self.stdout.write(line)
             return
         password = secrets.token_urlsafe(18)
         user = User.objects.create_superuser(username=username, email="", password=password)

@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from brokers.engine.acl.account_file import ensure_plain_acl_file
 from brokers.engine.acl.plain_acl_config import AclConfigError
 from console.file_modes import secure_var_dir, use_private_umask
+from console.admin_account import login_line
 from console.redis_server import READY_MARKER, private_redis_password, redis_argv
 from console.supervisor import ProcessSpec, Supervisor
 
@@ -34,9 +35,12 @@ class Command(BaseCommand):
                                  "broker-a:10915, which makes broker-a a SYNC_MASTER; none with --broker)")
         parser.add_argument("--flush", choices=["sync", "async"], default="async")
         parser.add_argument("--no-demo", action="store_true", help="do not run the demo workload")
+        parser.add_argument("--verbose", action="store_true",
+                            help="echo every line of every service (default: var/log/<name>.log gets them, the "
+                                 "terminal only warnings, errors and how to log in)")
 
     def handle(self, *args, web: str, namesrv_port: int, broker: list[str] | None, flush: str, no_demo: bool,
-               slave: list[str] | None = None, **options):
+               slave: list[str] | None = None, verbose: bool = False, **options):
         use_private_umask()  # every file the stack creates is for this user only (children inherit it)
         secure_var_dir(Path(settings.VAR_DIR))
         brokers = broker or ["broker-a:10911", "broker-b:10921"]
@@ -72,7 +76,11 @@ class Command(BaseCommand):
             specs.append(ProcessSpec("demo", [py, manage, "run_demo"], ready_marker="demo workload running", env=env))
         specs.append(ProcessSpec("web", [py, manage, "runserver", web, "--noreload", "--insecure"],
                                  ready_marker="Quit the server", env=env))
-        code = Supervisor(specs, out=self.stdout._out).run()
+        url = f"http://{web}/"
+        ready = ["", f"Gantry is running: open {url}", login_line(url) or "No admin account yet: run `python manage.py ensure_admin`.",
+                 "Ctrl-C stops everything."]
+        code = Supervisor(specs, out=self.stdout._out, log_dir=Path(settings.VAR_DIR) / "log", verbose=verbose,
+                          ready_message=ready).run()
         if code:
             raise CommandError("the embedded stack stopped with an error (see above)")
 
