@@ -11,19 +11,21 @@ import cProfile
 import io
 import pstats
 import threading
+import time
 from pathlib import Path
 
 
 class ThreadProfiles:
-    def __init__(self) -> None:
+    def __init__(self, clock: str = "wall") -> None:
+        self.timer = time.thread_time if clock == "cpu" else None
         self.profiles: list[cProfile.Profile] = []
         self._orig_run = threading.Thread.run
 
     def __enter__(self) -> ThreadProfiles:
-        profiles, orig_run = self.profiles, self._orig_run
+        profiles, orig_run, self_ = self.profiles, self._orig_run, self
 
         def run(thread: threading.Thread) -> None:
-            prof = cProfile.Profile()
+            prof = self_.new()
             profiles.append(prof)
             prof.enable()
             try:
@@ -32,9 +34,12 @@ class ThreadProfiles:
                 prof.disable()
 
         threading.Thread.run = run  # type: ignore[method-assign]
-        self._main = cProfile.Profile()
+        self._main = self.new()
         self._main.enable()
         return self
+
+    def new(self) -> cProfile.Profile:
+        return cProfile.Profile(self.timer) if self.timer else cProfile.Profile()
 
     def __exit__(self, *exc: object) -> None:
         self._main.disable()

@@ -1,8 +1,8 @@
 """A name server and one broker (ASYNC_FLUSH) as subprocesses for bench/user_api_bench.py, with
 the topics created (8 queues each), and the CPU time of a process read from /proc.
 
-``broker_profile`` runs the broker under cProfile (``python -m cProfile -o FILE -m brokers.engine
-broker ...``): the broker stops on SIGTERM by returning from its main, so the profile is written.
+``broker_profile`` runs the broker under cProfile (bench/profiled_main.py, ``profile_clock`` wall
+or cpu): the broker stops on SIGTERM by returning from its main, so the profile is written.
 """
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ def cpu_seconds(pid: int) -> float:
 
 
 @contextmanager
-def gantry_cluster(topics: tuple[str, ...], broker_profile: Path | None = None) -> Iterator[tuple[str, int]]:
+def gantry_cluster(topics: tuple[str, ...], broker_profile: Path | None = None,
+                   profile_clock: str = "wall") -> Iterator[tuple[str, int]]:
     """Yield (name server address, broker pid) with ``topics`` routable."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-userapi-"))
     ns_port, broker_port = free_port(), free_port()
@@ -43,9 +44,9 @@ def gantry_cluster(topics: tuple[str, ...], broker_profile: Path | None = None) 
     try:
         broker_argv = ["broker", "--name", "userbench-broker", "--port", str(broker_port), "--namesrv", namesrv,
                        "--store-dir", str(tmp / "store"), "--flush", "async", "--log-level", "WARNING"]
-        runner = ["-m", "cProfile", "-o", str(broker_profile)] if broker_profile else []
+        runner = [str(ROOT / "bench" / "profiled_main.py"), str(broker_profile), profile_clock] if broker_profile else ["-m"]
         for name, argv in (("namesrv", [sys.executable, "-m", "brokers.engine", "namesrv", "--port", str(ns_port)]),
-                           ("broker", [sys.executable, *runner, "-m", "brokers.engine", *broker_argv])):
+                           ("broker", [sys.executable, *runner, "brokers.engine", *broker_argv])):
             log = tmp / f"{name}.log"
             with open(log, "wb") as out:
                 proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
