@@ -42,7 +42,9 @@ migrate: venv
 	$(PY) manage.py migrate --noinput -v 0
 
 bench: setup
+	$(PY) -m pip install --quiet -r bench/requirements.txt
 	$(PY) bench/broker_bench.py
+	$(PY) bench/user_api_bench.py
 	$(PY) bench/allocation_bench.py
 	$(PY) bench/console_bench.py
 

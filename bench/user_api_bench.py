@@ -1,0 +1,404 @@
+"""What a user calls: Gantry's public clients against redis-py + hiredis, row by row (issue #15).
+
+The public API exactly as the README shows it (``from brokers.engine.client import Producer,
+PushConsumer, Message``) against redis-py in the configuration users install (``redis[hiredis]``),
+on one machine, in one run:
+
+1. ``Producer.send`` of 1 KB, one call after another  vs  ``XADD`` one after another;
+2. ``Producer.send_batch`` of 32, one after another  vs  a pipeline of 32 ``XADD``s, one after another;
+3. a public asyncio producer, 64 sends in flight  vs  ``redis.asyncio`` + hiredis, 64 ``XADD``s in
+   flight (the hook: runs when ``brokers.engine.client.AsyncProducer`` is importable, else prints
+   a note and measures the Redis side alone);
+4. ``PushConsumer`` delivery to a listener, 8 queues, one process (32 per pull, one message per
+   listener call, the defaults)  vs  ``XREADGROUP`` of 32 + a call per message + ``XACK``.
+
+The name server and the broker run as subprocesses (ASYNC_FLUSH), redis-server privately with AOF
+``everysec`` (bench/baselines.py); the clients are this process. Each row runs three times,
+alternating which system goes first; each run lasts ``--seconds`` (send rows) or delivers
+``--consume-messages`` (row 4). Printed: /proc/loadavg before every run, then a markdown table of
+medians with min-max, the ratio Gantry / Redis (per-run ratios' median and spread), and CPU per
+message of the server process (/proc/<pid>/stat) and of this client process (os.times).
+
+    .venv/bin/python bench/user_api_bench.py [--seconds 2.5] [--size 1024] [--runs 3]
+                                             [--consume-messages 50000] [--profile DIR]
+
+``--profile DIR`` instead runs row 1's Gantry side once for ``--seconds`` with the broker under
+cProfile (its main thread: the event loop) and this client under cProfile (every thread, the
+client's loop thread included), timed by each thread's CPU clock (``--profile-clock wall``: wall time), writes DIR/broker.prof and DIR/client.prof, and prints the top
+functions of each by tottime (bench/profiling.py).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import os
+import platform
+import statistics
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import redis  # noqa: E402
+import redis.asyncio as aredis  # noqa: E402
+import redis.utils  # noqa: E402
+
+from baselines import redis_server  # noqa: E402
+from profiling import ThreadProfiles, print_top  # noqa: E402
+from user_api_cluster import QUEUES, cpu_seconds, gantry_cluster  # noqa: E402
+
+from brokers.engine.client import ConsumeConcurrentlyStatus, Message, Producer, PushConsumer  # noqa: E402
+
+try:  # the public asyncio producer of issue #15, built in parallel; the row is skipped without it
+    from brokers.engine.client import AsyncProducer  # type: ignore[attr-defined]  # noqa: E402
+except ImportError:
+    AsyncProducer = None
+
+SEND_TOPIC = "UserBenchSend"
+CONSUME_TOPIC = "UserBenchConsume"
+STREAM = "userbench"
+BATCH = 32
+INFLIGHT = 64
+
+
+@dataclass(frozen=True)
+class Run:
+    """One timed run of one system: messages, seconds, CPU seconds of server and client."""
+
+    messages: int
+    seconds: float
+    server_cpu: float
+    client_cpu: float
+    load: str
+
+    @property
+    def rate(self) -> float:
+        return self.messages / self.seconds
+
+
+@dataclass
+class Row:
+    name: str
+    goal: str
+    gantry: list[Run] = field(default_factory=list)
+    redis: list[Run] = field(default_factory=list)
+    note: str = ""
+
+
+def loadavg() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def timed(server_pid: int, fn: Callable[[], int]) -> Run:
+    """Run ``fn`` (returns messages done) with the load before it and both CPU deltas around it."""
+    load = loadavg()
+    s0, c0 = cpu_seconds(server_pid), _own_cpu()
+    t0 = time.perf_counter()
+    n = fn()
+    seconds = time.perf_counter() - t0
+    return Run(n, seconds, cpu_seconds(server_pid) - s0, _own_cpu() - c0, load)
+
+
+def _own_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+# -- the Gantry side (the public API as the README shows it) -----------------------------------------
+
+
+def gantry_send(producer: Producer, body: bytes, seconds: float) -> Callable[[], int]:
+    def go() -> int:
+        n, deadline = 0, time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            producer.send(Message(SEND_TOPIC, body))
+            n += 1
+        return n
+    return go
+
+
+def gantry_send_batch(producer: Producer, body: bytes, seconds: float) -> Callable[[], int]:
+    def go() -> int:
+        n, deadline = 0, time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            producer.send_batch([Message(SEND_TOPIC, body) for _ in range(BATCH)])
+            n += BATCH
+        return n
+    return go
+
+
+async def _maybe_await(value: object) -> object:
+    return await value if inspect.isawaitable(value) else value
+
+
+def gantry_async_send(namesrv: str, body: bytes, seconds: float) -> Callable[[], int]:
+    """HOOK for the public asyncio producer (issue #15, row 3): 64 sends in flight for ``seconds``.
+
+    Assumes ``AsyncProducer(group, namesrv_addr)`` with ``start()`` / ``shutdown()`` (awaited if
+    they are coroutines) and ``await send(Message)``; adjust here when its API lands."""
+    async def run() -> int:
+        producer = AsyncProducer("userbench-async", namesrv)
+        await _maybe_await(producer.start())
+        try:
+            await producer.send(Message(SEND_TOPIC, body))  # route and connection outside the count
+            count, deadline = [0], time.perf_counter() + seconds
+
+            async def worker() -> None:
+                while time.perf_counter() < deadline:
+                    await producer.send(Message(SEND_TOPIC, body))
+                    count[0] += 1
+            await asyncio.gather(*(worker() for _ in range(INFLIGHT)))
+            return count[0]
+        finally:
+            await _maybe_await(producer.shutdown())
+    return lambda: asyncio.run(run())
+
+
+def gantry_push(broker_pid: int, namesrv: str, expected: int, run_no: int) -> Run:
+    """A fresh group from the first offset; timed from ``start()`` to the ``expected``-th delivery.
+
+    The shutdown (offsets persisted, connections closed) comes after the timing, so that it does
+    not run into the next measurement."""
+    lock, done, seen = threading.Lock(), threading.Event(), [0]
+
+    def listener(msgs) -> ConsumeConcurrentlyStatus:
+        with lock:
+            seen[0] += len(msgs)
+            if seen[0] >= expected:
+                done.set()
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    consumer = PushConsumer(f"userbench-push-{run_no}-{os.getpid()}", namesrv, consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+    consumer.subscribe(CONSUME_TOPIC)
+    consumer.register_listener(listener)
+
+    def go() -> int:
+        consumer.start()
+        if not done.wait(300):
+            raise RuntimeError(f"PushConsumer delivered {seen[0]} of {expected}")
+        return seen[0]
+    try:
+        return timed(broker_pid, go)
+    finally:
+        consumer.shutdown()
+
+
+# -- the Redis side (redis-py + hiredis) ---------------------------------------------------------------
+
+
+def redis_send(client: redis.Redis, body: bytes, seconds: float) -> Callable[[], int]:
+    def go() -> int:
+        n, deadline = 0, time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            client.xadd(STREAM, {"body": body})
+            n += 1
+        return n
+    return go
+
+
+def redis_pipeline(client: redis.Redis, body: bytes, seconds: float) -> Callable[[], int]:
+    def go() -> int:
+        n, deadline = 0, time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            pipe = client.pipeline(transaction=False)
+            for _ in range(BATCH):
+                pipe.xadd(STREAM, {"body": body})
+            pipe.execute()
+            n += BATCH
+        return n
+    return go
+
+
+def redis_async_send(port: int, body: bytes, seconds: float) -> Callable[[], int]:
+    async def run() -> int:
+        client = aredis.Redis(port=port, max_connections=INFLIGHT)
+        await client.ping()
+        count, deadline = [0], time.perf_counter() + seconds
+
+        async def worker() -> None:
+            while time.perf_counter() < deadline:
+                await client.xadd(STREAM, {"body": body})
+                count[0] += 1
+        try:
+            await asyncio.gather(*(worker() for _ in range(INFLIGHT)))
+        finally:
+            await client.aclose()
+        return count[0]
+    return lambda: asyncio.run(run())
+
+
+def redis_consume(client: redis.Redis, stream: str, expected: int, run_no: int) -> Callable[[], int]:
+    def listener(fields: dict) -> None:  # what a user's handler is handed, once per message
+        return None
+
+    def go() -> int:
+        group = f"userbench-{run_no}-{os.getpid()}"
+        client.xgroup_create(stream, group, id="0")
+        got = 0
+        while got < expected:
+            resp = client.xreadgroup(group, "c1", {stream: ">"}, count=BATCH)
+            if not resp:
+                break
+            ids = []
+            for _, entries in resp:
+                for entry_id, fields in entries:
+                    listener(fields)
+                    ids.append(entry_id)
+            client.xack(stream, group, *ids)
+            got += len(ids)
+        return got
+    return go
+
+
+# -- the table ---------------------------------------------------------------------------------------------
+
+
+def _med(values: list[float]) -> str:
+    return f"{statistics.median(values):,.0f} ({min(values):,.0f}–{max(values):,.0f})"
+
+
+def _ratio(row: Row) -> str:
+    ratios = [g.rate / r.rate for g, r in zip(row.gantry, row.redis)]
+    return f"**{statistics.median(ratios):.2f}×** ({min(ratios):.2f}–{max(ratios):.2f})"
+
+
+def _cpu_us(runs: list[Run], which: str) -> str:
+    return f"{statistics.median([getattr(r, which) / r.messages * 1e6 for r in runs]):.0f}"
+
+
+def print_table(rows: list[Row], args: argparse.Namespace) -> None:
+    print(f"\n# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, Python "
+          f"{platform.python_version()}, redis-py {redis.__version__} (hiredis {redis.utils.HIREDIS_AVAILABLE}), "
+          f"{args.size} B, {args.runs} runs, {args.seconds} s per send run, {args.consume_messages} per consume run\n")
+    print("| row | goal | Gantry msgs/s, median (min–max) | Redis msgs/s, median (min–max) | Gantry / Redis | "
+          "CPU µs/msg broker · client | CPU µs/msg redis-server · client |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for row in rows:
+        if row.gantry and row.redis:
+            print(f"| {row.name} | {row.goal} | {_med([r.rate for r in row.gantry])} | {_med([r.rate for r in row.redis])} | "
+                  f"{_ratio(row)} | {_cpu_us(row.gantry, 'server_cpu')} · {_cpu_us(row.gantry, 'client_cpu')} | "
+                  f"{_cpu_us(row.redis, 'server_cpu')} · {_cpu_us(row.redis, 'client_cpu')} |")
+        else:
+            print(f"| {row.name} | {row.goal} | {row.note or 'skipped'} | {_med([r.rate for r in row.redis])} | – | – | "
+                  f"{_cpu_us(row.redis, 'server_cpu')} · {_cpu_us(row.redis, 'client_cpu')} |")
+    print("\nLoad (/proc/loadavg 1/5/15 min) before each run, Gantry · Redis:")
+    for row in rows:
+        pairs = [f"{g.load} · {r.load}" for g, r in zip(row.gantry, row.redis)] or [f"– · {r.load}" for r in row.redis]
+        print(f"- {row.name}: " + " | ".join(pairs))
+
+
+# -- main ----------------------------------------------------------------------------------------------------
+
+
+def alternate(row: Row, runs: int, gantry: Callable[[int], Run] | None, other: Callable[[int], Run]) -> None:
+    for i in range(runs):
+        order = ("g", "r") if i % 2 == 0 else ("r", "g")
+        for side in order:
+            if side == "g" and gantry is not None:
+                row.gantry.append(gantry(i))
+                print(f"  {row.name} run {i + 1} gantry: {row.gantry[-1].rate:,.0f} msgs/s (load {row.gantry[-1].load})", flush=True)
+            elif side == "r":
+                row.redis.append(other(i))
+                print(f"  {row.name} run {i + 1} redis:  {row.redis[-1].rate:,.0f} msgs/s (load {row.redis[-1].load})", flush=True)
+
+
+def bench(args: argparse.Namespace) -> list[Row]:
+    if not redis.utils.HIREDIS_AVAILABLE:
+        raise SystemExit("hiredis is not installed: .venv/bin/pip install -r bench/requirements.txt")
+    body = os.urandom(args.size)
+    rows = []
+    with gantry_cluster((SEND_TOPIC, CONSUME_TOPIC)) as (namesrv, broker_pid), redis_server("everysec") as port:
+        client = redis.Redis(port=port)
+        redis_pid = int(client.info("server")["process_id"])
+        parser = type(client.connection_pool.get_connection()._parser).__name__
+        print(f"redis-py parser: {parser}", flush=True)
+
+        def fresh_stream() -> None:  # outside the timing: the stream does not grow run after run
+            client.delete(STREAM)
+
+        with Producer("userbench-producer", namesrv) as producer:
+            producer.send(Message(SEND_TOPIC, body))  # route and connection outside the timing
+            producer.send_batch([Message(SEND_TOPIC, body) for _ in range(BATCH)])
+
+            row = Row("`Producer.send`, one after another, 1 KB  vs  `XADD`", "≥ 1.5×")
+            alternate(row, args.runs, lambda i: timed(broker_pid, gantry_send(producer, body, args.seconds)),
+                      lambda i: (fresh_stream(), timed(redis_pid, redis_send(client, body, args.seconds)))[1])
+            rows.append(row)
+
+            row = Row("`Producer.send_batch` of 32, one after another  vs  pipeline of 32 `XADD`", "≥ 2×")
+            alternate(row, args.runs, lambda i: timed(broker_pid, gantry_send_batch(producer, body, args.seconds)),
+                      lambda i: (fresh_stream(), timed(redis_pid, redis_pipeline(client, body, args.seconds)))[1])
+            rows.append(row)
+
+            # the consume row's data, outside the timing: the same messages in both systems
+            for i in range(0, args.consume_messages, BATCH):
+                producer.send_batch([Message(CONSUME_TOPIC, body) for _ in range(min(BATCH, args.consume_messages - i))])
+        fresh_stream()
+        for i in range(0, args.consume_messages, 1000):
+            pipe = client.pipeline(transaction=False)
+            for _ in range(min(1000, args.consume_messages - i)):
+                pipe.xadd("userbench-consume", {"body": body})
+            pipe.execute()
+
+        row = Row("asyncio producer, 64 in flight, 1 KB  vs  `redis.asyncio` `XADD`, 64 in flight", "≥ 2×")
+        if AsyncProducer is None:
+            row.note = "not offered (no `AsyncProducer` in `brokers.engine.client`)"
+            print("NOTE: brokers.engine.client.AsyncProducer is not importable: asyncio row measures Redis only", flush=True)
+            gantry_async = None
+        else:
+            gantry_async = lambda i: timed(broker_pid, gantry_async_send(namesrv, body, args.seconds))  # noqa: E731
+        alternate(row, args.runs, gantry_async,
+                  lambda i: (fresh_stream(), timed(redis_pid, redis_async_send(port, body, args.seconds)))[1])
+        rows.append(row)
+
+        row = Row(f"`PushConsumer` to a listener, {QUEUES} queues, one process  vs  `XREADGROUP` 32 + `XACK`", "≥ 2×")
+        alternate(row, args.runs, lambda i: gantry_push(broker_pid, namesrv, args.consume_messages, i),
+                  lambda i: timed(redis_pid, redis_consume(client, "userbench-consume", args.consume_messages, i)))
+        rows.append(row)
+        client.close()
+    return rows
+
+
+def profile(args: argparse.Namespace) -> None:
+    out = Path(args.profile).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    body = os.urandom(args.size)
+    profiles = ThreadProfiles(args.profile_clock)
+    with gantry_cluster((SEND_TOPIC,), broker_profile=out / "broker.prof", profile_clock=args.profile_clock) as (namesrv, _pid):
+        with profiles:  # every thread started from here on (the client's loop thread) and this one
+            with Producer("userbench-producer", namesrv) as producer:
+                producer.send(Message(SEND_TOPIC, body))
+                n = gantry_send(producer, body, args.seconds)()
+    profiles.dump(out / "client.prof")
+    print(f"{n} sends profiled")
+    print_top(out / "broker.prof", f"broker (main thread: the event loop), {n} sends, {args.profile_clock} clock", args.top)
+    print_top(out / "client.prof", f"client (this process, every thread), {n} sends, {args.profile_clock} clock", args.top)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=2.5, help="length of each send run")
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--consume-messages", type=int, default=50_000)
+    ap.add_argument("--profile", metavar="DIR", help="profile row 1's Gantry side instead (see above)")
+    ap.add_argument("--profile-clock", choices=("wall", "cpu"), default="cpu",
+                    help="cpu: time.thread_time (waits count for nothing); wall: cProfile's default")
+    ap.add_argument("--top", type=int, default=15, help="functions printed per profile")
+    args = ap.parse_args()
+    if args.profile:
+        profile(args)
+        return 0
+    print_table(bench(args), args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
