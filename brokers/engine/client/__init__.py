@@ -59,4 +59,3 @@ __all__ = [
     "SendResult", "SendStatus", "select_message_queue_by_hash",
 ]
 __all__ += ["AsyncProducer", "AsyncPushConsumer", "ConsumeConcurrentlyContext"]  # asyncio, on the caller's loop
-
