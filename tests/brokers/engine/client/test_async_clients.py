@@ -74,8 +74,12 @@ def test_round_trip_on_the_callers_loop(module_cluster, module_admin, topic_name
             assert threading.active_count() == threads_before  # no client thread: sends are awaited here
             result = await producer.send(Message(topic_name, b"hello", tags="TagA", keys="k1", properties={"p": "v"}))
             assert result.status is SendStatus.SEND_OK and len(result.msg_id) == 32 and result.message_queue.topic == topic_name
-            async with async_consumer(module_cluster, f"g_{topic_name}", topic_name, got):
+            async with async_consumer(module_cluster, f"g_{topic_name}", topic_name, got) as consumer:
                 await wait_for(lambda: got.bodies() == ["hello"], what="the message")
+                # the broker's GET_CONSUMER_RUNNING_INFO is answered from this loop (the admin blocks in a thread)
+                info = await asyncio.to_thread(module_admin.get_consumer_running_info, f"g_{topic_name}", consumer.client_id)
+                assert info.properties["PROP_CONSUME_TYPE"] == "CONSUME_PASSIVELY"
+                assert {s.topic for s in info.subscriptions} == {topic_name, f"%RETRY%g_{topic_name}"}
         m = got.msgs[0]
         assert (m.topic, m.tags, m.keys, m.properties["p"], m.msg_id) == (topic_name, "TagA", "k1", "v", result.msg_id)
         assert m.message_queue == result.message_queue and m.queue_offset == result.queue_offset
