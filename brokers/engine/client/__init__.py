@@ -29,6 +29,9 @@ DefaultLitePullConsumer), exported here::
 - ``client_instance``: MQClientInstance, shared per client id: loop thread, connections, routes,
   heartbeats, rebalance and offset timers; ``mq_client_manager``: the instances by client id;
   ``client_remoting_processor``: the brokers' requests to a client; ``client_config``: the settings;
+- ``async_producer``: AsyncProducer and ``async_push_consumer``: AsyncPushConsumer (coroutine
+  listener, ``async_consume_service``), the same clients for asyncio code, awaited on the caller's
+  loop (``loop_client_instance``: a client instance without a thread of its own);
 - ``rebalance``: RebalanceImpl; ``allocate``: the strategy Protocol and the built-in AVG
   (every RocketMQ strategy lives in ``consumers.allocation``; pass one in);
 - ``process_queue``, ``offset_store`` (remote and local file), ``consume_service`` (concurrently
@@ -38,6 +41,9 @@ DefaultLitePullConsumer), exported here::
 from __future__ import annotations
 
 from brokers.engine.client.allocate import AllocateMessageQueueAveragely, AllocateStrategy
+from brokers.engine.client.async_consume_service import ConsumeConcurrentlyContext
+from brokers.engine.client.async_producer import AsyncProducer
+from brokers.engine.client.async_push_consumer import AsyncPushConsumer
 from brokers.engine.client.client_config import ClientConfig, ConsumerConfig, ProducerConfig
 from brokers.engine.client.listener import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ReceivedMessage
 from brokers.engine.client.producer import Producer, select_message_queue_by_hash
@@ -52,3 +58,4 @@ __all__ = [
     "ConsumerConfig", "Message", "MessageQueue", "Producer", "ProducerConfig", "PullConsumer", "PushConsumer", "ReceivedMessage",
     "SendResult", "SendStatus", "select_message_queue_by_hash",
 ]
+__all__ += ["AsyncProducer", "AsyncPushConsumer", "ConsumeConcurrentlyContext"]  # asyncio, on the caller's loop

@@ -90,7 +90,7 @@ class MQClientInstance:
 
     def __init__(self, client_id: str, namesrv_addrs: tuple[str, ...], config: ClientConfig, *,
                  registry: ClientRegistry | None = None, signer: RequestSigner | None = None,
-                 tls: TlsConfig | None = None) -> None:
+                 tls: TlsConfig | None = None, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self.client_id = client_id
         self.signer = signer  # signs every request of every member (one account per instance)
         self.tls = tls  # every connection of every member speaks TLS when set (one setting per instance)
@@ -101,8 +101,8 @@ class MQClientInstance:
         self.routes: dict[str, TopicRouteData] = {}
         self.producers: dict[str, ClientMember] = {}
         self.consumers: dict[str, ConsumerMember] = {}
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run_loop, name=f"mq-client-{client_id}", daemon=True)
+        self.loop = loop or asyncio.new_event_loop()  # given: the caller's loop, no thread (.loop_client_instance)
+        self._thread = None if loop else threading.Thread(target=self._run_loop, name=f"mq-client-{client_id}", daemon=True)
         self._tasks: list[asyncio.Task] = []
         self._wakeup: asyncio.Event | None = None
         self._route_wakeup: asyncio.Event | None = None
@@ -129,7 +129,7 @@ class MQClientInstance:
 
     def call(self, coro: Coroutine[Any, Any, T], timeout_s: float | None = None) -> T:
         """Run ``coro`` on the instance's loop and wait for it (from any thread but the loop's)."""
-        if threading.current_thread() is self._thread:
+        if self.in_loop_thread:
             coro.close()
             raise RuntimeError("MQClientInstance.call from its own loop thread would deadlock; await instead")
         future = asyncio.run_coroutine_threadsafe(coro, self.loop)
