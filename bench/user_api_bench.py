@@ -6,9 +6,8 @@ on one machine, in one run:
 
 1. ``Producer.send`` of 1 KB, one call after another  vs  ``XADD`` one after another;
 2. ``Producer.send_batch`` of 32, one after another  vs  a pipeline of 32 ``XADD``s, one after another;
-3. a public asyncio producer, 64 sends in flight  vs  ``redis.asyncio`` + hiredis, 64 ``XADD``s in
-   flight (the hook: runs when ``brokers.engine.client.AsyncProducer`` is importable, else prints
-   a note and measures the Redis side alone);
+3. the public asyncio ``AsyncProducer``, 64 sends in flight  vs  ``redis.asyncio`` + hiredis, 64
+   ``XADD``s in flight;
 4. ``PushConsumer`` delivery to a listener, 8 queues, one process (32 per pull, one message per
    listener call, the defaults)  vs  ``XREADGROUP`` of 32 + a call per message + ``XACK``.
 
@@ -31,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import inspect
 import os
 import platform
 import statistics
@@ -54,12 +52,7 @@ from baselines import redis_server  # noqa: E402
 from profiling import ThreadProfiles, print_top  # noqa: E402
 from user_api_cluster import QUEUES, cpu_seconds, gantry_cluster  # noqa: E402
 
-from brokers.engine.client import ConsumeConcurrentlyStatus, Message, Producer, PushConsumer  # noqa: E402
-
-try:  # the public asyncio producer of issue #15, built in parallel; the row is skipped without it
-    from brokers.engine.client import AsyncProducer  # type: ignore[attr-defined]  # noqa: E402
-except ImportError:
-    AsyncProducer = None
+from brokers.engine.client import AsyncProducer, ConsumeConcurrentlyStatus, Message, Producer, PushConsumer  # noqa: E402
 
 SEND_TOPIC = "UserBenchSend"
 CONSUME_TOPIC = "UserBenchConsume"
@@ -134,18 +127,12 @@ def gantry_send_batch(producer: Producer, body: bytes, seconds: float) -> Callab
     return go
 
 
-async def _maybe_await(value: object) -> object:
-    return await value if inspect.isawaitable(value) else value
-
-
 def gantry_async_send(namesrv: str, body: bytes, seconds: float) -> Callable[[], int]:
-    """HOOK for the public asyncio producer (issue #15, row 3): 64 sends in flight for ``seconds``.
-
-    Assumes ``AsyncProducer(group, namesrv_addr)`` with ``start()`` / ``shutdown()`` (awaited if
-    they are coroutines) and ``await send(Message)``; adjust here when its API lands."""
+    """The public asyncio producer (issue #15, row 3): 64 sends in flight for ``seconds``, with
+    ``AsyncProducer``'s documented API (``await start()``, ``await send(msg)``, ``await stop()``)."""
     async def run() -> int:
         producer = AsyncProducer("userbench-async", namesrv)
-        await _maybe_await(producer.start())
+        await producer.start()
         try:
             await producer.send(Message(SEND_TOPIC, body))  # route and connection outside the count
             count, deadline = [0], time.perf_counter() + seconds
@@ -157,7 +144,7 @@ def gantry_async_send(namesrv: str, body: bytes, seconds: float) -> Callable[[],
             await asyncio.gather(*(worker() for _ in range(INFLIGHT)))
             return count[0]
         finally:
-            await _maybe_await(producer.shutdown())
+            await producer.stop()
     return lambda: asyncio.run(run())
 
 
@@ -348,13 +335,7 @@ def bench(args: argparse.Namespace) -> list[Row]:
             pipe.execute()
 
         row = Row("asyncio producer, 64 in flight, 1 KB  vs  `redis.asyncio` `XADD`, 64 in flight", "≥ 2×")
-        if AsyncProducer is None:
-            row.note = "not offered (no `AsyncProducer` in `brokers.engine.client`)"
-            print("NOTE: brokers.engine.client.AsyncProducer is not importable: asyncio row measures Redis only", flush=True)
-            gantry_async = None
-        else:
-            gantry_async = lambda i: timed(broker_pid, gantry_async_send(namesrv, body, args.seconds))  # noqa: E731
-        alternate(row, args.runs, gantry_async,
+        alternate(row, args.runs, lambda i: timed(broker_pid, gantry_async_send(namesrv, body, args.seconds)),
                   lambda i: (fresh_stream(), timed(redis_pid, redis_async_send(port, body, args.seconds)))[1])
         rows.append(row)
 
