@@ -189,3 +189,38 @@ def test_direct_sends_are_signed_and_refusals_match_the_loop_path(tmp_path):
         assert [(kind, code) for kind, code, _ in refusals[True]] == [(MQBrokerError, ResponseCode.NO_PERMISSION)] * 2
     finally:
         cluster.stop()
+
+
+def test_direct_connections_speak_tls_and_fail_as_the_asyncio_client_does(tmp_path, tls_certs, topic_name):
+    from brokers.engine.client.direct_connection import DirectConnections
+    from brokers.engine.remoting.blocking import BlockingRemotingClient
+    from brokers.engine.remoting.codes import RequestCode
+    from brokers.engine.remoting.command import RemotingCommand
+    from brokers.engine.remoting.tls import TlsConfig
+    from tests.brokers.engine.client._cluster import EmbeddedCluster
+
+    server = TlsConfig(mode="enforcing", cert_file=tls_certs.server_cert, key_file=tls_certs.server_key, ca_file=tls_certs.ca)
+    cluster = EmbeddedCluster(tmp_path, ("broker-a",), namesrv_options={"tls": server}, tls=server).start()
+    try:
+        addr = cluster.broker_addr("broker-a")
+        trusted, other = TlsConfig.client(ca_file=tls_certs.ca), TlsConfig.client(ca_file=tls_certs.other_ca)
+        direct = DirectConnections(tls=trusted)
+        try:
+            reply = direct.invoke(addr, RemotingCommand.request(RequestCode.GET_BROKER_RUNTIME_INFO), 5.0)
+            assert reply.code == ResponseCode.SUCCESS and reply.body
+        finally:
+            direct.close()
+        for tls in (other, None):  # a CA that did not sign the broker's certificate; plain TCP to a TLS-only broker
+            errors = []
+            for client in (DirectConnections(tls=tls), BlockingRemotingClient(tls=tls)):
+                try:
+                    with pytest.raises(RemotingError) as caught:
+                        client.invoke(addr, RemotingCommand.request(RequestCode.GET_BROKER_RUNTIME_INFO), 3.0)
+                    errors.append(caught.value)
+                finally:
+                    client.close()
+            assert type(errors[0]) is type(errors[1])
+            if tls is other:
+                assert str(errors[0]) == str(errors[1]) and "failed verification" in str(errors[0])
+    finally:
+        cluster.stop()
