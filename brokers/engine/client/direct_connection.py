@@ -13,12 +13,17 @@ before they are encoded, over TLS with the same (cached) SSL context when the
 :class:`~brokers.engine.remoting.tls.TlsConfig` says so. The errors are the asyncio client's too:
 RemotingConnectError when the broker cannot be reached or the connection drops before the answer,
 RemotingTimeoutError when no answer comes within the timeout (connecting included); a connection
-that failed either way is closed, never reused. A request the broker sends over the connection
-(these connections never heartbeat, so brokers have no reason to) is dropped unanswered.
+that failed either way is closed, never reused. A pooled connection the broker closed meanwhile
+(brokers close connections idle for two minutes) is noticed before a request is written on it, and
+a new one is opened instead: an idle spell never costs a failed attempt. A request the broker
+sends over the connection (these connections never heartbeat, so brokers have no reason to) is
+dropped unanswered. A forked child does not use its parent's connections; it opens its own.
 """
 from __future__ import annotations
 
 import logging
+import os
+import select
 import socket
 import ssl
 import threading
@@ -121,6 +126,13 @@ class DirectConnection:
                 raise ConnectionResetError("the peer closed the connection")
             buf += chunk
 
+    def closed_by_peer(self) -> bool:
+        """True when the idle socket is readable: the peer closed it (or sent what nobody asked for)."""
+        try:
+            return bool(select.select((self.sock,), (), (), 0)[0])
+        except (OSError, ValueError):
+            return True
+
     def close(self) -> None:
         try:
             self.sock.close()
@@ -140,6 +152,7 @@ class DirectConnections:
         self._idle: dict[str, list[DirectConnection]] = {}
         self._lock = threading.Lock()
         self._closed = False
+        self._pid = os.getpid()
 
     def invoke(self, addr: str, request: RemotingCommand, timeout_s: float) -> RemotingCommand:
         """Send ``request`` to ``addr`` on an idle (or new) connection; ``timeout_s`` bounds connect and wait."""
@@ -147,10 +160,10 @@ class DirectConnections:
             raise RemotingConnectError("client is closed", addr)
         if self.signer is not None:
             self.signer.sign_request(request)
-        try:
-            conn = self._idle[addr].pop()
+        conn = self._idle_connection(addr)
+        if conn is not None:
             remaining = timeout_s
-        except (KeyError, IndexError):
+        else:
             begin = time.monotonic()
             conn = DirectConnection.open(addr, self.tls, min(self.connect_timeout_s, timeout_s))
             remaining = timeout_s - (time.monotonic() - begin)
@@ -164,6 +177,26 @@ class DirectConnections:
             raise
         self._put_back(conn)
         return response
+
+    def _idle_connection(self, addr: str) -> DirectConnection | None:
+        """A pooled connection to ``addr`` the broker has not closed, or None."""
+        if self._pid != os.getpid():  # a forked child: the parent's sockets are not ours to talk on
+            with self._lock:
+                stale = [c for idle in self._idle.values() for c in idle]
+                self._idle, self._pid = {}, os.getpid()
+            for c in stale:
+                c.close()
+        idle = self._idle.get(addr)
+        while idle:
+            try:
+                conn = idle.pop()
+            except IndexError:  # another thread took the last one
+                return None
+            if not conn.closed_by_peer():
+                return conn
+            log.debug("direct connection to %s was closed by the peer; opening another", addr)
+            conn.close()
+        return None
 
     def _put_back(self, conn: DirectConnection) -> None:
         with self._lock:

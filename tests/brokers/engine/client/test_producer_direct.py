@@ -224,3 +224,36 @@ def test_direct_connections_speak_tls_and_fail_as_the_asyncio_client_does(tmp_pa
                 assert str(errors[0]) == str(errors[1]) and "failed verification" in str(errors[0])
     finally:
         cluster.stop()
+
+
+def test_a_pooled_connection_the_broker_closed_costs_no_failed_attempt(module_cluster, module_admin, topic_name):
+    """Brokers close idle connections (two minutes); the next send opens a new one, even a one-attempt send to a queue."""
+    import time
+
+    create_topic(module_admin, module_cluster, topic_name, queues=2)
+    producer = _producer(module_cluster, "direct_idle_closed", True, retry_times_when_send_failed=0)
+    try:
+        mq = MessageQueue(topic_name, "broker-a", 0)
+        assert producer.send(Message(topic_name, b"first"), mq=mq).status is SendStatus.SEND_OK
+        direct = producer._direct
+        assert direct is not None
+        pooled = [c for c in direct._idle[module_cluster.broker_addr("broker-a")]]
+        ours = {"%s:%d" % c.sock.getsockname()[:2] for c in pooled}
+        server = module_cluster.brokers["broker-a"].server
+
+        async def close_ours() -> int:
+            victims = [ctx for ctx in server.channels if ctx.remote_addr in ours]
+            for ctx in victims:
+                ctx.close()
+            return len(victims)
+
+        assert module_cluster.run(close_ours()) == len(pooled) >= 1
+        deadline = time.monotonic() + 5
+        while not all(c.closed_by_peer() for c in pooled) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        second = producer.send(Message(topic_name, b"second"), mq=mq)
+        batch = producer.send_batch([Message(topic_name, b"third")], mq=mq)
+        assert (second.status, batch.status) == (SendStatus.SEND_OK, SendStatus.SEND_OK)
+        assert all(c.sock.fileno() == -1 for c in pooled)  # dropped, not reused
+    finally:
+        producer.shutdown()
