@@ -43,6 +43,9 @@ class ProducerConfig:
     send_latency_fault_enable: bool = False  # avoid brokers whose sends were slow or failed (MQFaultStrategy)
     compress_over: int = 4096  # compressMsgBodyOverHowmuch
     async_workers: int = 4  # threads running send callbacks
+    # send / send_batch talk to the broker from the caller's thread on connections of their own
+    # (direct_connection.py) rather than through the client instance's loop thread; False: the loop
+    direct_send: bool = True
 
     def __post_init__(self) -> None:
         if self.retry_times_when_send_failed < 0:

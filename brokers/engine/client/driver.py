@@ -107,7 +107,7 @@ class AsyncDriver(_DriverBase[RemotingClient]):
         super().__init__(namesrv_addrs, timeout_s, remoting, lambda: RemotingClient(signer=signer, tls=tls), signer, tls)
 
     async def run(self, plan: Plan[T]) -> T:
-        return await self._drive(plan, self._execute)
+        return await self._drive(plan, self.execute)
 
     def invoke(self, call: Call) -> Awaitable[Reply]:
         """Send one call (to the name servers in turn when it has no address); await the Reply."""
@@ -130,7 +130,8 @@ class AsyncDriver(_DriverBase[RemotingClient]):
             except RemotingError as exc:
                 error = exc
 
-    def _execute(self, step: Call | Fanout) -> Awaitable[Reply | list[Reply | RemotingError]]:
+    def execute(self, step: Call | Fanout) -> Awaitable[Reply | list[Reply | RemotingError]]:
+        """Send one step of a plan: a Call (its Reply), or a Fanout's calls together (a Reply or RemotingError each)."""
         if isinstance(step, Fanout):
             return asyncio.gather(*(self._one_or_error(c) for c in step.calls))
         return self.invoke(step)

@@ -20,16 +20,21 @@ failed previous attempt; a failed attempt (no answer, or a retryable refusal) is
 (:mod:`.latency_fault_tolerance`). Ordered sends (a selector) and sends to a given queue make one
 attempt. A message keeps one UNIQ_KEY (its ``msg_id``) across attempts.
 
-Blocking methods may be called from any thread; the work runs on the client instance's loop
-(:mod:`.client_instance`). From asyncio code, ``await asyncio.wrap_future(producer.send_async(m))``.
+Blocking methods may be called from any thread. ``send`` and ``send_batch`` do the request and
+its answer in the calling thread, on connections of the producer's own (:mod:`.direct_connection`;
+``ProducerConfig.direct_send``), with the same queue selection, fault avoidance, retries,
+results and errors: handing each send to the client instance's loop thread and waiting for it
+cost two thread wake-ups per send. Route lookups and the first HEART_BEAT to a broker still run on
+the instance's loop (:mod:`.client_instance`), as do the other methods. From asyncio code,
+``await asyncio.wrap_future(producer.send_async(m))``.
 """
 from __future__ import annotations
 
 import concurrent.futures
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from brokers.engine.client.admin_types import TopicRouteData
 from brokers.engine.client.client_config import ClientConfig, ProducerConfig
@@ -38,26 +43,30 @@ from brokers.engine.client.errors import CLIENT_ERROR, MQBrokerError, MQClientEr
 from brokers.engine.client.identity import UniqIdGenerator
 from brokers.engine.client.latency_fault_tolerance import MQFaultStrategy
 from brokers.engine.client.credentials import acl_signer
+from brokers.engine.client.direct_connection import DirectConnections
 from brokers.engine.client.mq_client_manager import acquire_client_instance, default_instance_name
-from brokers.engine.client.plan import Call
+from brokers.engine.client.plan import Call, Plan, Reply
 from brokers.engine.client.producer_plans import DEFAULT_PRODUCER_GROUP, ProducerPlans
 from brokers.engine.client.send_result import SendResult
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, Message, tag_hash
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.remoting.codes import ResponseCode
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = ["MessageQueueSelector", "Producer", "SendCallback", "select_message_queue_by_hash"]
 
 log = logging.getLogger("brokers.engine.client")
+T = TypeVar("T")
 
 MessageQueueSelector = Callable[[list[MessageQueue], Message, Any], MessageQueue]
 SendCallback = Callable[["SendResult | None", "BaseException | None"], None]
 # Send response codes after which another broker is tried (DefaultMQProducerImpl.sendDefaultImpl).
 _RETRY_ON = frozenset({ResponseCode.TOPIC_NOT_EXIST, ResponseCode.SERVICE_NOT_AVAILABLE, ResponseCode.SYSTEM_ERROR,
                        ResponseCode.NO_PERMISSION, ResponseCode.SYSTEM_BUSY, 204, 205})
+_DIRECT_CODES = frozenset({RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE})  # sent from the caller's thread
 
 
 def select_message_queue_by_hash(mqs: list[MessageQueue], msg: Message, arg: Any) -> MessageQueue:
@@ -89,6 +98,7 @@ class Producer:
         self._instance: MQClientInstance | None = None
         self._plans: ProducerPlans | None = None
         self._callbacks: concurrent.futures.ThreadPoolExecutor | None = None
+        self._direct: DirectConnections | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -104,6 +114,8 @@ class Producer:
             instance.release()
             raise
         self._instance = instance
+        if self.config.direct_send:  # the instance's account and TLS, as its own connections have
+            self._direct = DirectConnections(signer=instance.signer, tls=instance.tls)
         self._callbacks = concurrent.futures.ThreadPoolExecutor(self.config.async_workers, thread_name_prefix=f"producer-{self.group}")
         return self
 
@@ -117,6 +129,9 @@ class Producer:
         except Exception as exc:
             log.debug("unregister of producer %s failed: %s", self.group, exc)
         instance.release()
+        direct, self._direct = self._direct, None
+        if direct is not None:
+            direct.close()
         if self._callbacks is not None:
             self._callbacks.shutdown(wait=True)
 
@@ -152,7 +167,12 @@ class Producer:
              mq: MessageQueue | None = None) -> SendResult:
         """Send and wait for the broker's answer: round robin with retries, to ``mq``, or to ``selector(mqs, msg, arg)``."""
         instance = self._running()
-        return instance.call(self.send_coro(msg, selector, arg, mq=mq))
+        direct = self._direct
+        if direct is None or instance.in_loop_thread:
+            return instance.call(self.send_coro(msg, selector, arg, mq=mq))
+        result = self._send_direct(instance, direct, msg, selector, arg, mq)
+        assert result is not None
+        return result
 
     def send_async(self, msg: Message, callback: SendCallback | None = None, selector: MessageQueueSelector | None = None,
                    arg: Any = None, *, mq: MessageQueue | None = None) -> concurrent.futures.Future[SendResult]:
@@ -176,7 +196,13 @@ class Producer:
 
     def send_batch(self, msgs: Sequence[Message], mq: MessageQueue | None = None) -> SendResult:
         """Send messages of one topic as one SEND_BATCH_MESSAGE (consecutive offsets of one queue)."""
-        return self._running().call(self._send(list(msgs), None, None, mq))
+        instance = self._running()
+        direct = self._direct
+        if direct is None or instance.in_loop_thread:
+            return instance.call(self._send(list(msgs), None, None, mq))
+        result = self._send_direct(instance, direct, list(msgs), None, None, mq)
+        assert result is not None
+        return result
 
     def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
         return list(self._running().call(self._publish_queues(topic)))
@@ -193,7 +219,10 @@ class Producer:
     def _with_uniq_key(self, msg: Message) -> Message:
         if msg.properties.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX):
             return msg
-        return replace(msg, properties={**msg.properties, PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: self._uniq.next_id()})
+        properties = {**msg.properties, PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: self._uniq.next_id()}
+        if type(msg) is Message:  # a copy without dataclasses.replace's field walk (a third of a batch's client time)
+            return Message(msg.topic, msg.body, msg.tags, msg.keys, properties, msg.flag)
+        return replace(msg, properties=properties)
 
     async def _publish_queues(self, topic: str, refresh: bool = False) -> list[MessageQueue]:
         queues = self._publish.get(topic)
@@ -214,21 +243,9 @@ class Producer:
         plans = self._plans
         instance = self._running()
         assert plans is not None
-        batch = what if isinstance(what, list) else None
-        if batch is not None:
-            if not batch:
-                raise MQClientError(CLIENT_ERROR, "the batch is empty")
-            batch = [self._with_uniq_key(m) for m in batch]
-            topic = batch[0].topic
-        else:
-            assert isinstance(what, Message)
-            msg = self._with_uniq_key(what)
-            topic = msg.topic
+        msg, batch, topic = self._keyed(what)
         queues = await self._publish_queues(topic)
-        if selector is not None:
-            if not queues:
-                raise MQClientError(CLIENT_ERROR, f"topic {topic!r} has no writable queue")
-            mq = selector(list(queues), msg if batch is None else batch[0], arg)
+        mq = self._selected(queues, msg, batch, topic, selector, arg, mq)
         attempts = 1 if (mq is not None or oneway) else 1 + self.config.retry_times_when_send_failed
         last_broker: str | None = None
         last_error: RemotingError | None = None
@@ -263,10 +280,93 @@ class Producer:
         assert last_error is not None
         raise last_error
 
+    def _keyed(self, what: Message | list[Message]) -> tuple[Message, list[Message] | None, str]:
+        """(message, batch or None, topic), every message with its UNIQ_KEY; a batch's first message stands for it."""
+        if isinstance(what, list):
+            if not what:
+                raise MQClientError(CLIENT_ERROR, "the batch is empty")
+            batch = [self._with_uniq_key(m) for m in what]
+            return batch[0], batch, batch[0].topic
+        msg = self._with_uniq_key(what)
+        return msg, None, msg.topic
+
+    @staticmethod
+    def _selected(queues: list[MessageQueue], msg: Message, batch: list[Message] | None, topic: str,
+                  selector: MessageQueueSelector | None, arg: Any, mq: MessageQueue | None) -> MessageQueue | None:
+        """The queue a selector picks (None without one: ``mq``, or round robin)."""
+        if selector is None:
+            return mq
+        if not queues:
+            raise MQClientError(CLIENT_ERROR, f"topic {topic!r} has no writable queue")
+        return selector(list(queues), msg if batch is None else batch[0], arg)
+
+    # -- the send path from the caller's thread ---------------------------------------------------
+
+    def _send_direct(self, instance: MQClientInstance, direct: DirectConnections, what: Message | list[Message],
+                     selector: MessageQueueSelector | None, arg: Any, mq: MessageQueue | None) -> SendResult:
+        """:meth:`_send` run in the calling thread: the send requests on ``direct``, route lookups on the loop."""
+        plans = self._plans
+        assert plans is not None
+        msg, batch, topic = self._keyed(what)
+        queues = self._publish.get(topic) or instance.call(self._publish_queues(topic))
+        mq = self._selected(queues, msg, batch, topic, selector, arg, mq)
+        attempts = 1 if mq is not None else 1 + self.config.retry_times_when_send_failed
+        last_broker: str | None = None
+        last_error: RemotingError | None = None
+        for attempt in range(attempts):
+            if mq is not None:
+                target = mq
+            elif not queues:
+                raise MQClientError(CLIENT_ERROR, f"topic {topic!r} has no writable queue")
+            else:
+                target = self.fault_strategy.select_one_message_queue(queues, last_broker)
+            last_broker = target.broker_name
+            begin = self.clock.monotonic()
+            try:
+                plan = plans.send_batch(batch, target) if batch is not None else plans.send(msg, target)
+                result = self._run_direct(instance, direct, plan)
+                self.fault_strategy.update_fault_item(target.broker_name, int((self.clock.monotonic() - begin) * 1000), False)
+                return result
+            except RemotingError as exc:
+                self.fault_strategy.update_fault_item(target.broker_name, int((self.clock.monotonic() - begin) * 1000), True)
+                if not _retryable(exc):
+                    raise
+                last_error = exc
+                log.info("send to %s failed (attempt %d of %d): %s", target, attempt + 1, attempts, exc)
+                if mq is None and attempt + 1 < attempts:
+                    queues = self._publish.get(topic) or instance.call(self._publish_queues(topic))
+        assert last_error is not None
+        raise last_error
+
+    @staticmethod
+    def _run_direct(instance: MQClientInstance, direct: DirectConnections, plan: Plan[SendResult]) -> SendResult:
+        """Drive a send plan: its send request on ``direct``, any other step (route, HEART_BEAT) on the instance's loop."""
+        value: Any = None
+        error: BaseException | None = None
+        driver = instance.driver
+        while True:
+            try:
+                step = plan.throw(error) if error is not None else plan.send(value)
+            except StopIteration as stop:
+                return stop.value
+            value, error = None, None
+            try:
+                if isinstance(step, Call) and step.code in _DIRECT_CODES and step.addr is not None and not step.oneway:
+                    request = RemotingCommand.request(step.code, step.ext_fields, step.body)
+                    value = Reply(step.addr, direct.invoke(step.addr, request, step.timeout_s or driver.timeout_s))
+                else:
+                    value = instance.call(_on_loop(driver.execute(step)))
+            except RemotingError as exc:
+                error = exc
+
     async def _send_oneway(self, plans: ProducerPlans, instance: MQClientInstance, msg: Message, target: MessageQueue) -> None:
         out = plans.prepare(msg)
         addr = await instance.driver.run(plans.broker_addr(target.topic, target.broker_name, allow_template=True))
         await instance.driver.invoke(Call(out.code, plans.send_ext(out, target), out.body, addr=addr, oneway=True))
+
+
+async def _on_loop(step: Awaitable[T]) -> T:
+    return await step
 
 
 def _run_callback(callback: SendCallback, result: SendResult | None, error: BaseException | None) -> None:

@@ -160,7 +160,8 @@ class ProducerPlans(ClientPlans):
     def _properties(self, msg: Message) -> dict[str, str]:
         """The message's properties, with a fresh UNIQ_KEY unless it has one."""
         props = msg.all_properties()
-        props.setdefault(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, self.uniq_ids.next_id())
+        if PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX not in props:  # setdefault would make (and waste) an id every time
+            props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = self.uniq_ids.next_id()
         return props
 
     def prepare(self, msg: Message) -> Outgoing:
