@@ -28,6 +28,12 @@ class ReadQueueCut:
     read_to: int
     messages: int
 
+    @property
+    def queues(self) -> str:
+        """``queue 3`` or ``queues 2-5``: the queue ids taken away."""
+        last = self.read_from - 1
+        return f"queue {last}" if last == self.read_to else f"queues {self.read_to}-{last}"
+
 
 @dataclass(frozen=True)
 class UnreachableMessages:
@@ -57,9 +63,7 @@ class UnreachableMessages:
 
     def summary(self) -> str:
         """``broker-a: 2 (queues 2-3), broker-b: 1 (queue 3)``."""
-        def queues(c: ReadQueueCut) -> str:
-            return f"queue {c.read_to}" if c.read_from - c.read_to == 1 else f"queues {c.read_to}-{c.read_from - 1}"
-        return ", ".join(f"{c.broker_name}: {c.messages} ({queues(c)})" for c in self.hiding)
+        return ", ".join(f"{c.broker_name}: {c.messages} ({c.queues})" for c in self.hiding)
 
 
 def _plural(n: int) -> str:
@@ -76,6 +80,7 @@ class UnconfirmedUnreachable(InvalidInput):
                   f"let consumers drain the tail queues, or give {CONFIRM_FIELD} = {hidden.total} to hide them anyway.")
         super().__init__(CONFIRM_FIELD, reason)
         self.hidden = hidden
+        self.confirmed = confirmed
 
 
 def unreachable_messages(topic: str, cuts: list[tuple[str, str, int, int]]) -> UnreachableMessages:
