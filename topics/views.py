@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from console.actor import actor_from_request
-from console.errors import ServiceError, show_on_form
+from console.errors import InvalidInput, ServiceError, show_on_form
 from console.permissions import console_page
 from console.roles import Role
 from topics import selectors, services
@@ -134,6 +134,12 @@ def topic_shrink(request: HttpRequest, name: str) -> HttpResponse:
             status_code = exc.status
     elif form.is_bound and form.errors:
         status_code = 400
-    status = selectors.topic_shrink_status(name=name, target_queue_nums=target)
+    try:
+        status = selectors.topic_shrink_status(name=name, target_queue_nums=target)
+    except InvalidInput as exc:  # a target that takes no queue away: say so (once), show the plan
+        if not form.errors:
+            show_on_form(form, exc)
+        status_code = exc.status
+        status = selectors.topic_shrink_status(name=name)
     template = "topics/_shrink_status.html" if request.htmx else "topics/shrink.html"
     return render(request, template, {"form": form, "status": status}, status=status_code)
