@@ -160,7 +160,8 @@ def topic_update(*, actor: Actor, spec: TopicSpec, confirm_unreachable_messages:
         info = selectors.cluster_info()
         on = {b.broker_name: b for b in current.brokers}
         targets = _resolve(spec, info, on)
-        hidden = unreachable_messages(spec.name, [(t.broker_name, t.addr, on[t.broker_name].read_queue_nums, t.read_queue_nums)
+        hidden = unreachable_messages(spec.name, [(t.broker_name, t.addr, on[t.broker_name].read_queue_nums, t.read_queue_nums,
+                                                   t.write_queue_nums)
                                                   for t in targets if t.broker_name in on])
         check_confirmed(hidden, confirm_unreachable_messages)
         if hidden.total:

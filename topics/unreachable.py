@@ -27,6 +27,11 @@ class ReadQueueCut:
     read_from: int
     read_to: int
     messages: int
+    write_to: int = 0  # the write queues after the edit: above read_to, producers keep filling hidden queues
+
+    @property
+    def keeps_writing(self) -> bool:
+        return self.write_to > self.read_to
 
     @property
     def queues(self) -> str:
@@ -65,6 +70,11 @@ class UnreachableMessages:
         """``broker-a: 2 (queues 2-3), broker-b: 1 (queue 3)``."""
         return ", ".join(f"{c.broker_name}: {c.messages} ({c.queues})" for c in self.hiding)
 
+    @property
+    def still_written(self) -> tuple[ReadQueueCut, ...]:
+        """Brokers whose producers would go on writing to queues no consumer reads."""
+        return tuple(c for c in self.hiding if c.keeps_writing)
+
 
 def _plural(n: int) -> str:
     return f"{n} message{'s' if n != 1 else ''}"
@@ -78,23 +88,27 @@ class UnconfirmedUnreachable(InvalidInput):
         reason = (f"{said}lowering the read queues makes {_plural(hidden.total)} unreachable for every consumer "
                   f"({hidden.summary()}). Use safe shrink ({hidden.shrink_url}) to lower the write queues first and "
                   f"let consumers drain the tail queues, or give {CONFIRM_FIELD} = {hidden.total} to hide them anyway.")
+        if hidden.still_written:
+            reason += (" Producers would also go on writing to hidden queues (write queues above read queues on "
+                       + ", ".join(c.broker_name for c in hidden.still_written) + ").")
         super().__init__(CONFIRM_FIELD, reason)
         self.hidden = hidden
         self.confirmed = confirmed
 
 
-def unreachable_messages(topic: str, cuts: list[tuple[str, str, int, int]]) -> UnreachableMessages:
+def unreachable_messages(topic: str, cuts: list[tuple[str, str, int, int, int]]) -> UnreachableMessages:
     """Count, live from the brokers, the messages each (broker name, master addr, read now, read
-    after) would hide: one GET_MIN_OFFSET and one GET_MAX_OFFSET per queue taken away, all at once."""
-    tail = {MessageQueue(topic, broker, i): addr for broker, addr, now, after in cuts if after < now for i in range(after, now)}
+    after, write after) would hide: one GET_MIN_OFFSET and one GET_MAX_OFFSET per queue taken
+    away, all at once."""
+    tail = {MessageQueue(topic, broker, i): addr for broker, addr, now, after, _w in cuts if after < now for i in range(after, now)}
     if not tail:
         return UnreachableMessages(topic, ())
     lows, highs = min_offsets(tail), max_offsets(tail)
     out = []
-    for broker, _addr, now, after in cuts:
+    for broker, _addr, now, after, write in cuts:
         if after < now:
             hidden = sum(max(highs[mq] - lows[mq], 0) for mq in tail if mq.broker_name == broker)
-            out.append(ReadQueueCut(broker, now, after, hidden))
+            out.append(ReadQueueCut(broker, now, after, hidden, write))
     return UnreachableMessages(topic, tuple(out))
 
 

@@ -45,7 +45,7 @@ def test_lowering_read_queues_that_hold_messages_needs_the_count(page, live_serv
     warning.wait_for(timeout=5000)
     assert page.locator("[data-testid=unreachable-count]").inner_text() == "1"
     assert page.locator("[data-testid=unreachable-brokers] li").all_inner_texts() == [
-        "broker-a: 1 message in queues 2-5 (read queues 6 → 2)"]
+        "broker-a: 1 message in queues 2-5 (read queues 6 → 2); with 6 write queues, producers would go on writing to these hidden queues"]
     assert page.locator("[data-testid=safe-shrink-link]").get_attribute("href") == f"/topics/{topic}/shrink?target_queue_nums=2"
     screenshot("refused")
 

@@ -38,6 +38,7 @@ def test_patch_lowering_read_queues_is_refused_naming_the_count(operator, consol
     assert response.status_code == 400, response.content
     reason = response.json()["fields"]["confirm_unreachable_messages"][0]
     assert "3 messages" in reason and "broker-a" in reason and "shrink" in reason, reason
+    assert "go on writing to hidden queues (write queues above read queues on broker-a)" in reason
     assert counts(console_admin, console_cluster, topic) == {"broker-a": (4, 4), "broker-b": (4, 4)}
     failed = AuditEntry.objects.get(action="topic.update", target=topic)
     assert failed.result == "failed" and "3 messages" in failed.reason
@@ -62,6 +63,7 @@ def test_put_in_cluster_mode_counts_every_broker(operator, console_admin, consol
     assert response.status_code == 400, response.content
     reason = response.json()["fields"]["confirm_unreachable_messages"][0]
     assert "3 messages" in reason and "broker-a: 2" in reason and "broker-b: 1" in reason, reason
+    assert "go on writing" not in reason  # read and write go down together
     assert counts(console_admin, console_cluster, topic) == {"broker-a": (4, 4), "broker-b": (4, 4)}
     response = operator.put(f"{URL}/{topic}", {**body, "confirm_unreachable_messages": 3}, format="json")
     assert response.status_code == 200, response.content
