@@ -34,6 +34,7 @@ from topics.serializers import (
     TopicRouteOutput,
     TopicStatusOutput,
 )
+from topics.unreachable import CONFIRM_FIELD
 
 NAME = OpenApiParameter("name", str, OpenApiParameter.PATH, description="topic name (percent-encode % and |)")
 ORDERING = {"name": lambda t: t.name, "type": lambda t: (t.type, t.name)}
@@ -63,13 +64,15 @@ class TopicViewSet(viewsets.ViewSet):
 
     @extend_schema(parameters=[NAME], request=TopicReplaceInput, responses=TopicOutput)
     def update(self, request: Request, name: str) -> Response:
-        spec = validated(TopicReplaceInput, request.data, context={"name": name}).spec(name)
-        return Response(TopicOutput(services.topic_update(actor=actor_from_request(request), spec=spec)).data)
+        data = validated(TopicReplaceInput, request.data, context={"name": name})
+        return Response(TopicOutput(services.topic_update(actor=actor_from_request(request), spec=data.spec(name),
+                                                          confirm_unreachable_messages=data.validated_data.get(CONFIRM_FIELD))).data)
 
     @extend_schema(parameters=[NAME], request=TopicPatchInput, responses=TopicOutput)
     def partial_update(self, request: Request, name: str) -> Response:
-        spec = validated(TopicPatchInput, request.data, context={"name": name}).spec(name)
-        return Response(TopicOutput(services.topic_update(actor=actor_from_request(request), spec=spec)).data)
+        data = validated(TopicPatchInput, request.data, context={"name": name})
+        return Response(TopicOutput(services.topic_update(actor=actor_from_request(request), spec=data.spec(name),
+                                                          confirm_unreachable_messages=data.validated_data.get(CONFIRM_FIELD))).data)
 
     @extend_schema(parameters=[NAME, TopicDeleteQuery], responses=TopicDeletionOutput)
     def destroy(self, request: Request, name: str) -> Response:

@@ -54,6 +54,9 @@ class TopicForm(forms.Form):
     read_queue_nums = _count(required=False, initial=DEFAULT_QUEUE_NUMS, label="Read queues")
     write_queue_nums = _count(required=False, initial=DEFAULT_QUEUE_NUMS, label="Write queues")
     perm = _perm(required=False, initial=DEFAULT_PERM)
+    confirm_unreachable_messages = forms.IntegerField(
+        required=False, min_value=0, label="Messages to make unreachable",
+        widget=forms.NumberInput(attrs={"min": 0, "autocomplete": "off", "data-testid": "confirm-count"}))
 
     def __init__(self, *args, clusters: tuple[str, ...], brokers: tuple[str, ...], detail: TopicDetail | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -62,7 +65,9 @@ class TopicForm(forms.Form):
         self.broker_names = brokers
         self.fields["cluster"].widget.choices = [(c, c) for c in clusters]
         current = {b.broker_name: b for b in detail.brokers} if detail else {}
-        if detail is not None:
+        if detail is None:
+            del self.fields["confirm_unreachable_messages"]  # a new topic hides nothing
+        else:
             self.fields["name"].disabled = True
             self.initial.setdefault("name", detail.name)
             self.initial.setdefault("mode", "broker")
@@ -108,6 +113,10 @@ class TopicForm(forms.Form):
                     if data.get(f"brokers.{b}.{f}") is None and f"brokers.{b}.{f}" not in self.errors:
                         self.add_error(f"brokers.{b}.{f}", "This field is required.")
         return data
+
+    def confirmed_count(self) -> int | None:
+        """The count of hidden messages the operator typed to confirm an edit, if any."""
+        return self.cleaned_data.get("confirm_unreachable_messages")
 
     def spec(self) -> TopicSpec:
         data = self.cleaned_data

@@ -198,7 +198,8 @@ def topic_shrink_status(*, name: str, target_queue_nums: int | None = None) -> S
     and each consumer group's committed offset and lag in it.
 
     Without a target, the one under way (write queues already lower than read queues) is
-    shown, else the plan. Costs: the route, QUERY_TOPIC_CONSUME_BY_WHO and
+    shown, else the plan. A target that takes no queue away is refused (InvalidInput) unless a
+    shrink to it was taken here (then it is ``done``). Costs: the route, QUERY_TOPIC_CONSUME_BY_WHO and
     GET_ALL_CONSUMER_OFFSET per broker, GET_MIN/MAX_OFFSET per tail queue, and one one-message
     pull per non-empty tail queue (the time of its last message), each kind all at once.
     """
@@ -215,6 +216,11 @@ def topic_shrink_status(*, name: str, target_queue_nums: int | None = None) -> S
     except ValidationError as exc:
         raise InvalidInput("target_queue_nums", exc.messages[0]) from None
     step = _shrink_step(brokers, target_queue_nums)
+    if step == SHRINK_DONE and not ShrinkProgress.objects.filter(topic=name, target_queue_nums=target_queue_nums).exists():
+        widest = max(brokers, key=lambda b: max(b.read_queue_nums, b.write_queue_nums))
+        most = max(widest.read_queue_nums, widest.write_queue_nums)
+        raise InvalidInput("target_queue_nums", f"the topic has at most {most} queues per broker ({widest.broker_name}): "
+                                                f"a shrink to {target_queue_nums} takes none away; give a target below {most}.")
     tail = {MessageQueue(name, b.broker_name, i): b.addr for b in brokers if b.addr for i in range(target_queue_nums, b.read_queue_nums)}
     if not tail:
         return ShrinkStatus(name, target_queue_nums, brokers, step)

@@ -81,6 +81,9 @@ class TopicReplaceInput(TopicWriteInput):
     """PUT: the whole topic (values left out take the defaults); ``name``, if given, must match the URL."""
 
     name = StrictCharField(trim_whitespace=False, allow_blank=True, required=False)
+    confirm_unreachable_messages = StrictIntegerField(
+        required=False, min_value=0,
+        help_text="lowering read queues that hold messages hides them from consumers: refused unless this equals their count")
 
     def validate(self, attrs: dict) -> dict:
         url_name = self.context.get("name")
@@ -96,7 +99,7 @@ class TopicPatchInput(TopicReplaceInput):
     fill_defaults = False
 
     def validate(self, attrs: dict) -> dict:
-        if not set(attrs) - {"name"}:
+        if not set(attrs) - {"name", "confirm_unreachable_messages"}:
             raise serializers.ValidationError("nothing to change: give read_queue_nums, write_queue_nums, perm, cluster or brokers.")
         return super().validate(attrs)
 

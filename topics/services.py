@@ -40,6 +40,7 @@ from topics.types import (
     TopicDetail,
     TopicSpec,
 )
+from topics.unreachable import check_confirmed, unreachable_messages
 
 CONSOLE_PRODUCER_GROUP = "GANTRY_CONSOLE_PRODUCER"  # the producer group of test messages
 MAX_TEST_MESSAGE_BYTES = 64 * 1024  # a test message is a probe, not a payload
@@ -141,11 +142,13 @@ def topic_create(*, actor: Actor, spec: TopicSpec) -> TopicDetail:
     return detail
 
 
-def topic_update(*, actor: Actor, spec: TopicSpec) -> TopicDetail:
+def topic_update(*, actor: Actor, spec: TopicSpec, confirm_unreachable_messages: int | None = None) -> TopicDetail:
     """Change queue counts or perm of an existing topic (NotFound, 404, when there is none).
 
     With neither cluster nor brokers the change applies to every broker the topic is on; a
-    cluster or broker it is not on yet gets it.
+    cluster or broker it is not on yet gets it. Lowering read queues that hold messages hides
+    them from every consumer: refused (UnconfirmedUnreachable, naming the count per broker and
+    safe shrink) unless ``confirm_unreachable_messages`` equals that count, read live just now.
     """
     actor.require(Role.OPERATOR)
     with audited(actor=actor, action="topic.update", target_type="topic", target=spec.name) as note:
@@ -155,7 +158,14 @@ def topic_update(*, actor: Actor, spec: TopicSpec) -> TopicDetail:
         if current.type == SYSTEM:
             raise InvalidInput("name", f"{spec.name} is a system topic; it cannot be changed here.")
         info = selectors.cluster_info()
-        targets = _resolve(spec, info, {b.broker_name: b for b in current.brokers})
+        on = {b.broker_name: b for b in current.brokers}
+        targets = _resolve(spec, info, on)
+        hidden = unreachable_messages(spec.name, [(t.broker_name, t.addr, on[t.broker_name].read_queue_nums, t.read_queue_nums,
+                                                   t.write_queue_nums)
+                                                  for t in targets if t.broker_name in on])
+        check_confirmed(hidden, confirm_unreachable_messages)
+        if hidden.total:
+            note.reason = f"confirmed: {hidden.total} message{'s' if hidden.total != 1 else ''} made unreachable ({hidden.summary()})"
         sys_flag = max((qd.topic_sys_flag for qd in route.queue_datas), default=0)
         _write(spec.name, targets, sys_flag)
         detail = selectors.detail_from_route(selectors.topic_route_data(spec.name))

@@ -12,11 +12,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from console.actor import actor_from_request
-from console.errors import ServiceError, show_on_form
+from console.errors import InvalidInput, ServiceError, show_on_form
 from console.permissions import console_page
 from console.roles import Role
 from topics import selectors, services
 from topics.forms import ShrinkForm, TestMessageForm, TopicDeleteForm, TopicFilterForm, TopicForm
+from topics.unreachable import UnconfirmedUnreachable
 
 PAGE_SIZE = 100
 
@@ -74,16 +75,19 @@ def topic_detail(request: HttpRequest, name: str) -> HttpResponse:
 def topic_update(request: HttpRequest, name: str) -> HttpResponse:
     detail = selectors.topic_detail(name=name)
     form = TopicForm(request.POST or None, detail=detail, **_form_choices())
+    hidden, confirmed = None, None
     if request.method == "POST" and form.is_valid():
         try:
-            services.topic_update(actor=actor_from_request(request), spec=form.spec())
+            services.topic_update(actor=actor_from_request(request), spec=form.spec(), confirm_unreachable_messages=form.confirmed_count())
+        except UnconfirmedUnreachable as exc:
+            hidden, confirmed = exc.hidden, exc.confirmed  # the page names the count per broker, links to safe shrink, asks for the count
         except ServiceError as exc:
             show_on_form(form, exc)
         else:
             messages.success(request, f"Topic {name} updated.")
             return redirect("topics:detail", name=name)
     status = 400 if request.method == "POST" else 200
-    return render(request, "topics/topic_form.html", {"form": form, "detail": detail}, status=status)
+    return render(request, "topics/topic_form.html", {"form": form, "detail": detail, "hidden": hidden, "confirmed": confirmed}, status=status)
 
 
 @console_page(methods=("POST",))
@@ -130,6 +134,12 @@ def topic_shrink(request: HttpRequest, name: str) -> HttpResponse:
             status_code = exc.status
     elif form.is_bound and form.errors:
         status_code = 400
-    status = selectors.topic_shrink_status(name=name, target_queue_nums=target)
+    try:
+        status = selectors.topic_shrink_status(name=name, target_queue_nums=target)
+    except InvalidInput as exc:  # a target that takes no queue away: say so (once), show the plan
+        if not form.errors:
+            show_on_form(form, exc)
+        status_code = exc.status
+        status = selectors.topic_shrink_status(name=name)
     template = "topics/_shrink_status.html" if request.htmx else "topics/shrink.html"
     return render(request, template, {"form": form, "status": status}, status=status_code)

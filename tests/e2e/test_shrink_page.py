@@ -53,3 +53,19 @@ def test_shrink_a_topic_step_by_step(page, live_server, make_user, console_clust
         screenshot("done")
         tables = {b: admin.get_all_topic_config(session_cluster.broker_addr(b))[topic] for b in session_cluster.broker_names}
         assert {(t.read_queue_nums, t.write_queue_nums) for t in tables.values()} == {(2, 2)}
+
+
+def test_a_shrink_that_takes_no_queue_away_is_explained(page, live_server, make_user, console_cluster, screenshot) -> None:
+    """Issue 16 item 7: a 4-queue topic read "Shrink to 8 queues per broker: done"."""
+    topic = f"E2eNoShrink_{uuid.uuid4().hex[:6]}"
+    with BlockingMQAdminClient(console_cluster.namesrv_addr) as admin:
+        create_topic(admin, console_cluster, topic, queues=4)
+    make_user("operator", username="ops", password=PASSWORD)
+    log_in(page, live_server.url, "ops", PASSWORD)
+    page.goto(f"{live_server.url}/topics/{topic}/shrink")
+    page.fill("input[name=target_queue_nums]", "8")
+    page.click("[data-testid=plan-form] button")
+    error = page.locator("[data-field=target_queue_nums]")
+    assert "at most 4 queues per broker" in error.inner_text() and "below 4" in error.inner_text()
+    assert page.locator("[data-testid=shrink-step]").inner_text() == "Give the number of queues per broker the topic should keep."
+    screenshot("refused")

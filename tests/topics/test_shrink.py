@@ -129,3 +129,18 @@ def test_a_viewer_sees_the_page_but_may_not_step(client, make_user, console_admi
     page = client.get(f"/topics/{topic_name}/shrink", {"target_queue_nums": 1}).content.decode()
     assert "step 1" in page and "lower-write" not in page
     assert client.post(f"/topics/{topic_name}/shrink", {"target_queue_nums": 1, "step": "write"}).status_code == 403
+
+
+def test_a_target_with_nothing_to_take_away_is_refused_not_done(viewer, client, make_user, console_admin, console_cluster, topic_name) -> None:
+    """Issue 16 item 7: "Shrink to 8 queues per broker: done" was shown for a 4-queue topic."""
+    create_topic(console_admin, console_cluster, topic_name, queues=4)
+    for target in (8, 4):
+        response = viewer.get(url(topic_name), {"target_queue_nums": target})
+        assert response.status_code == 400, response.content
+        reason = response.json()["fields"]["target_queue_nums"][0]
+        assert "at most 4 queues per broker" in reason and "below 4" in reason, reason
+    client.force_login(make_user("viewer"))
+    page = client.get(f"/topics/{topic_name}/shrink", {"target_queue_nums": 8})
+    text = page.content.decode()
+    assert page.status_code == 400 and "at most 4 queues per broker" in text and "per broker:" not in text
+    assert viewer.get(url(topic_name), {"target_queue_nums": 3}).json()["step"] == "write"
