@@ -171,7 +171,8 @@ def scenario(session_cluster, tmp_path_factory):
                 _wait(lambda: listener.newest_ms / 1000 > time.time() - 1.5, 120, "the restarted consumer to catch up")
                 s.drained_at = utcnow()
                 # a whole minute of production with a sample margin on both sides, and the drain sampled
-                minute = _next_minute(s.produce_from + timedelta(seconds=SAMPLE_S + 1))
+                # (the same margin as the whole-minute filter of the throughput test: 2 samples)
+                minute = _next_minute(s.produce_from + timedelta(seconds=2 * SAMPLE_S))
                 _sleep_until(max(s.drained_at + timedelta(seconds=4 * SAMPLE_S), minute + timedelta(seconds=60 + 2 * SAMPLE_S)))
             finally:
                 for p in paced:
