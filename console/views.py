@@ -46,13 +46,13 @@ class LoginView(auth_views.LoginView):
 @console_page()
 def audit_log(request: HttpRequest) -> HttpResponse:
     form = AuditFilterForm(request.GET or None)
-    entries = selectors.audit_list(**form.filters()) if form.is_bound else selectors.audit_list()
+    entries = () if form.refused else selectors.audit_list(**form.filters())
     page = Paginator(entries, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {"form": form, "page": page, "query": query.urlencode()}
     template = "console/_audit_table.html" if request.htmx else "console/audit_log.html"
-    return render(request, template, context)
+    return render(request, template, context, status=form.status)
 
 
 @console_page(methods=("GET", "POST"), read=Role.ADMIN, write=Role.ADMIN)
