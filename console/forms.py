@@ -43,6 +43,12 @@ class UserChangeForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices, required=False)
     is_active = forms.TypedChoiceField(choices=[("", "-"), ("true", "active"), ("false", "inactive")], required=False,
                                        coerce=lambda v: v == "true", empty_value=None)
+    confirm = forms.BooleanField(required=False, help_text="deactivating asks first: the confirm page sends confirm=yes")
+
+    def needs_confirmation(self) -> bool:
+        """Deactivating signs the user out of the console and stops its tokens: asked for without
+        ``confirm``, the console shows a confirm page and changes nothing."""
+        return self.changes().get("is_active") is False and not self.cleaned_data.get("confirm")
 
     def changes(self) -> dict:
         data = self.cleaned_data

@@ -73,6 +73,12 @@ def users(request: HttpRequest) -> HttpResponse:
 @console_page(methods=("POST",), read=Role.ADMIN, write=Role.ADMIN)
 def user_change(request: HttpRequest, username: str) -> HttpResponse:
     form = UserChangeForm(request.POST)
+    if form.is_valid() and form.needs_confirmation():
+        user = next((u for u in selectors.user_list() if u.username == username), None)
+        if user is None:
+            messages.error(request, f"unknown user {username}.")
+            return redirect("users")
+        return render(request, "console/user_deactivate.html", {"user": user})
     if form.is_valid() and form.changes():
         try:
             services.user_update(actor=actor_from_request(request), username=username, **form.changes())
