@@ -78,7 +78,7 @@ def user_change(request: HttpRequest, username: str) -> HttpResponse:
         if user is None:
             messages.error(request, f"unknown user {username}.")
             return redirect("users")
-        return render(request, "console/user_deactivate.html", {"user": user})
+        return render(request, "console/user_deactivate.html", {"target": user})
     if form.is_valid() and form.changes():
         try:
             services.user_update(actor=actor_from_request(request), username=username, **form.changes())
