@@ -6,6 +6,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from analytics.selectors import BACKLOG_BY, DEFAULT_RESOLUTION, RANGES, RESOLUTION_SECONDS, THROUGHPUT_BY
+from console.query_filters import ChoiceFilterField
 from console.rest import StrictInputSerializer
 
 _RANGE_HELP = "hour (last 60 min), day (24 h) or week (7 days), ending now"
@@ -13,19 +14,19 @@ _RESOLUTION_HELP = "1m or 1h; default " + ", ".join(f"{r}: {res}" for r, res in 
 
 
 class ThroughputQuery(StrictInputSerializer):
-    range = serializers.ChoiceField(choices=list(RANGES), default="hour", help_text=_RANGE_HELP)
-    by = serializers.ChoiceField(choices=list(THROUGHPUT_BY), default="topic")
+    range = ChoiceFilterField(choices=list(RANGES), default="hour", help_text=_RANGE_HELP)
+    by = ChoiceFilterField(choices=list(THROUGHPUT_BY), default="topic")
     topic = serializers.CharField(required=False, allow_blank=True, help_text="only this topic (by=topic or by=queue)")
     broker = serializers.CharField(required=False, allow_blank=True, help_text="only this broker (by=broker or by=queue)")
-    resolution = serializers.ChoiceField(choices=list(RESOLUTION_SECONDS), required=False, help_text=_RESOLUTION_HELP)
+    resolution = ChoiceFilterField(choices=list(RESOLUTION_SECONDS), required=False, help_text=_RESOLUTION_HELP)
 
 
 class BacklogQuery(StrictInputSerializer):
-    range = serializers.ChoiceField(choices=list(RANGES), default="hour", help_text=_RANGE_HELP)
-    by = serializers.ChoiceField(choices=list(BACKLOG_BY), default="group")
+    range = ChoiceFilterField(choices=list(RANGES), default="hour", help_text=_RANGE_HELP)
+    by = ChoiceFilterField(choices=list(BACKLOG_BY), default="group")
     group = serializers.CharField(required=False, allow_blank=True, help_text="only this consumer group")
     topic = serializers.CharField(required=False, allow_blank=True, help_text="only this topic")
-    resolution = serializers.ChoiceField(choices=list(RESOLUTION_SECONDS), required=False, help_text=_RESOLUTION_HELP)
+    resolution = ChoiceFilterField(choices=list(RESOLUTION_SECONDS), required=False, help_text=_RESOLUTION_HELP)
 
 
 class RefreshInput(StrictInputSerializer):
@@ -37,9 +38,9 @@ class RefreshInput(StrictInputSerializer):
 
 class RefreshRunOutput(serializers.Serializer):
     id = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=["queued", "running", "succeeded", "failed"])
+    status = ChoiceFilterField(choices=["queued", "running", "succeeded", "failed"])
     progress = serializers.CharField()
-    trigger = serializers.ChoiceField(choices=["nightly", "manual", "api"])
+    trigger = ChoiceFilterField(choices=["nightly", "manual", "api"])
     requested_by = serializers.CharField()
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
@@ -123,7 +124,7 @@ class TrendOutput(serializers.Serializer):
     group = serializers.CharField()
     topic = serializers.CharField()
     backlog = serializers.IntegerField()
-    trend = serializers.ChoiceField(choices=["growing", "draining", "steady"])
+    trend = ChoiceFilterField(choices=["growing", "draining", "steady"])
     slope_per_s = serializers.FloatField(allow_null=True)
     consume_rate = serializers.FloatField(allow_null=True)
     produce_rate = serializers.FloatField(allow_null=True)

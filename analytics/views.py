@@ -15,20 +15,27 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 
 from analytics import selectors, services
+from analytics.forms import RANGES, RangeForm
 from analytics.models import RefreshRun
 from analytics.series_table import series_rows
 from console.actor import actor_from_request
 from console.errors import ServiceError
 from console.permissions import console_page
 
-RANGES = tuple(selectors.RANGES)  # hour, day, week; the first is the default
 ACTIVE = tuple(str(status) for status in RefreshRun.ACTIVE)
 REFRESHED_EVENT = "dashboards-refreshed"  # htmx event: the page body reloads its tables and charts
 
 
-def _range(request: HttpRequest) -> str:
-    value = request.GET.get("range", RANGES[0])
-    return value if value in RANGES else RANGES[0]
+def _range(request: HttpRequest) -> RangeForm:
+    """The ``?range=`` filter; a page answers :func:`_range_refused` when it is refused."""
+    return RangeForm(request.GET or None)
+
+
+def _range_refused(request: HttpRequest, form: RangeForm) -> HttpResponse:
+    """400 with the error naming the range and the accepted ones, and no charts (never the default range's)."""
+    context = {"form": form, "range": "", "ranges": RANGES}
+    template = "analytics/_range_refused.html" if request.htmx else "analytics/range_refused.html"
+    return render(request, template, context, status=form.status)
 
 
 def _page_or_partial(request: HttpRequest, page: str, partial: str, context: dict) -> HttpResponse:
@@ -37,7 +44,10 @@ def _page_or_partial(request: HttpRequest, page: str, partial: str, context: dic
 
 @console_page()
 def overview(request: HttpRequest) -> HttpResponse:
-    range_ = _range(request)
+    form = _range(request)
+    if form.refused:
+        return _range_refused(request, form)
+    range_ = form.filters()
     throughput = selectors.throughput_view(range=range_, by="topic")
     backlog = selectors.backlog_view(range=range_, by="group")
     context = {"range": range_, "ranges": RANGES, "throughput": throughput, "backlog": backlog,
@@ -47,7 +57,10 @@ def overview(request: HttpRequest) -> HttpResponse:
 
 @console_page()
 def topic(request: HttpRequest, topic: str) -> HttpResponse:
-    range_ = _range(request)
+    form = _range(request)
+    if form.refused:
+        return _range_refused(request, form)
+    range_ = form.filters()
     throughput = selectors.throughput_view(range=range_, by="queue", topic=topic)
     context = {"range": range_, "ranges": RANGES, "topic": topic, "throughput": throughput,
                "chart_params": urlencode({"by": "queue", "topic": topic}), **_refresh_context(throughput["state"]),
@@ -57,7 +70,10 @@ def topic(request: HttpRequest, topic: str) -> HttpResponse:
 
 @console_page()
 def group(request: HttpRequest, group: str) -> HttpResponse:
-    range_ = _range(request)
+    form = _range(request)
+    if form.refused:
+        return _range_refused(request, form)
+    range_ = form.filters()
     backlog = selectors.backlog_view(range=range_, by="queue", group=group)
     context = {"range": range_, "ranges": RANGES, "group": group, "backlog": backlog,
                "chart_params": urlencode({"by": "queue", "group": group}), **_refresh_context(backlog["state"]),

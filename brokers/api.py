@@ -17,7 +17,7 @@ from brokers.gateway.overview import BrokerOverview, broker_group, broker_overvi
 from brokers.promotion import jobs as promotion_jobs
 from brokers.promotion import selectors as promotion_selectors
 from brokers.promotion.serializers import PromoteInput, PromotionJobOutput, PromotionJobQuery
-from brokers.serializers import AlertOutput, BrokerGroupOutput, BrokerOutput, ClusterOutput, NamesrvOutput
+from brokers.serializers import AlertOutput, BrokerGroupOutput, BrokerListQuery, BrokerOutput, ClusterOutput, NamesrvOutput
 from console.actor import actor_from_request
 from console.errors import NamesrvUnreachable, NotFound
 from console.rest import paginated_response, parse_input, query_dict, validated
@@ -56,17 +56,14 @@ class BrokerViewSet(viewsets.ViewSet):
     lookup_value_regex = r"[^/]+"
     action_roles = {"promote": Role.ADMIN}
 
-    @extend_schema(
-        parameters=[OpenApiParameter("cluster", str, description="only brokers of this cluster"),
-                    OpenApiParameter("status", str, description="live, not answering, expired")],
-        responses=BrokerOutput(many=True),
-    )
+    @extend_schema(parameters=[BrokerListQuery], responses=BrokerOutput(many=True))
     def list(self, request: Request) -> Response:
+        q = parse_input(BrokerListQuery, query_dict(request))
         rows = _reachable_overview().brokers
-        if request.query_params.get("cluster"):
-            rows = tuple(r for r in rows if r.cluster == request.query_params["cluster"])
-        if request.query_params.get("status"):
-            rows = tuple(r for r in rows if r.status == request.query_params["status"])
+        if q.get("cluster"):
+            rows = tuple(r for r in rows if r.cluster == q["cluster"])
+        if q.get("status"):
+            rows = tuple(r for r in rows if r.status == q["status"])
         return paginated_response(request, self, rows, BrokerOutput)
 
     @extend_schema(parameters=[NAME], request=PromoteInput, responses={202: PromotionJobOutput, 200: PromotionJobOutput},

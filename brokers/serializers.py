@@ -3,7 +3,14 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from brokers.gateway.overview import EXPIRED, LIVE, NOT_ANSWERING
 from brokers.gateway.store_disk import STATES
+from console.query_filters import ChoiceFilterField
+
+
+class BrokerListQuery(serializers.Serializer):
+    cluster = serializers.CharField(required=False, help_text="only brokers of this cluster")
+    status = ChoiceFilterField(choices=(LIVE, NOT_ANSWERING, EXPIRED), required=False)
 
 
 class NamesrvOutput(serializers.Serializer):

@@ -6,6 +6,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
 from console import lockout
+from console.query_filters import ChoiceFilter, DateFilter, FilterForm
 from console.roles import Role
 
 
@@ -42,6 +43,12 @@ class UserChangeForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices, required=False)
     is_active = forms.TypedChoiceField(choices=[("", "-"), ("true", "active"), ("false", "inactive")], required=False,
                                        coerce=lambda v: v == "true", empty_value=None)
+    confirm = forms.BooleanField(required=False, help_text="deactivating asks first: the confirm page sends confirm=yes")
+
+    def needs_confirmation(self) -> bool:
+        """Deactivating signs the user out of the console and stops its tokens: asked for without
+        ``confirm``, the console shows a confirm page and changes nothing."""
+        return self.changes().get("is_active") is False and not self.cleaned_data.get("confirm")
 
     def changes(self) -> dict:
         data = self.cleaned_data
@@ -62,16 +69,15 @@ class TokenCreateForm(forms.Form):
         self.fields["username"].choices = [(u, u) for u in usernames]
 
 
-class AuditFilterForm(forms.Form):
+class AuditFilterForm(FilterForm):
     actor = forms.CharField(required=False)
     action = forms.CharField(required=False, help_text="prefix: topic, user.update, …")
     target = forms.CharField(required=False)
-    result = forms.ChoiceField(choices=[("", "any"), ("ok", "ok"), ("failed", "failed")], required=False)
-    since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    result = ChoiceFilter(choices=[("", "any"), ("ok", "ok"), ("failed", "failed")])
+    since = DateFilter()
+    until = DateFilter()
 
-    def filters(self) -> dict:
-        data = self.cleaned_data if self.is_valid() else {}
+    def filters_from(self, data: dict) -> dict:
         return {
             "actor": data.get("actor", ""), "action": data.get("action", ""), "target": data.get("target", ""),
             "result": data.get("result", ""), "since": data.get("since"), "until": data.get("until"),

@@ -65,13 +65,42 @@ class AuditRecord:
     reason: str
 
     @property
-    def before_text(self) -> str:
-        return _json_text(self.before)
+    def before_items(self) -> tuple[AuditItem, ...]:
+        """``before`` as readable ``key: value`` lines (the audit page's list), changed keys marked."""
+        return _items(self.before, self.after)
 
     @property
-    def after_text(self) -> str:
-        return _json_text(self.after)
+    def after_items(self) -> tuple[AuditItem, ...]:
+        return _items(self.after, self.before)
 
 
-def _json_text(value: Any) -> str:
-    return "" if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
+@dataclass(frozen=True)
+class AuditItem:
+    """One line of an audit entry's before or after: ``key: value``; ``changed`` when the other side differs."""
+
+    key: str
+    value: str
+    changed: bool = False
+
+
+def _items(value: Any, other: Any) -> tuple[AuditItem, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        return (AuditItem("", _value_text(value), value != other),)
+    others = other if isinstance(other, dict) else {}
+    return tuple(AuditItem(str(k), _value_text(v), isinstance(other, dict) and (k not in others or others[k] != v))
+                 for k, v in sorted(value.items(), key=lambda kv: str(kv[0])))
+
+
+def _value_text(value: Any) -> str:
+    """A value as an operator reads it: text as is, lists comma-separated, nested objects ``k=v``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, list | tuple):
+        return ", ".join(_value_text(v) for v in value) if value else "(none)"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_value_text(v)}" for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))) or "(empty)"
+    return str(value)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from console.query_filters import ChoiceFilterField
 from console.rest import StrictBooleanField, StrictCharField, StrictInputSerializer
 from console.roles import Role
 
@@ -47,12 +48,12 @@ class AuditQuery(serializers.Serializer):
     action = serializers.CharField(required=False, help_text="a prefix: topic, topic.create, user, token")
     target = serializers.CharField(required=False, help_text="a part of the target's name")
     target_type = serializers.CharField(required=False)
-    result = serializers.ChoiceField(choices=["ok", "failed"], required=False)
+    result = ChoiceFilterField(choices=["ok", "failed"], required=False)
     since = serializers.DateTimeField(required=False, help_text="date (YYYY-MM-DD) or ISO 8601 time, inclusive",
                                       input_formats=["iso-8601", "%Y-%m-%d"])
     until = serializers.DateTimeField(required=False, help_text="date (YYYY-MM-DD) or ISO 8601 time, inclusive",
                                       input_formats=["iso-8601", "%Y-%m-%d"])
-    ordering = serializers.ChoiceField(choices=["created_at", "-created_at"], required=False)
+    ordering = ChoiceFilterField(choices=["created_at", "-created_at"], required=False)
 
     def _date_only(self, name: str) -> bool:
         raw = self.initial_data.get(name, "") if hasattr(self, "initial_data") else ""

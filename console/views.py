@@ -46,13 +46,13 @@ class LoginView(auth_views.LoginView):
 @console_page()
 def audit_log(request: HttpRequest) -> HttpResponse:
     form = AuditFilterForm(request.GET or None)
-    entries = selectors.audit_list(**form.filters()) if form.is_bound else selectors.audit_list()
+    entries = () if form.refused else selectors.audit_list(**form.filters())
     page = Paginator(entries, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {"form": form, "page": page, "query": query.urlencode()}
     template = "console/_audit_table.html" if request.htmx else "console/audit_log.html"
-    return render(request, template, context)
+    return render(request, template, context, status=form.status)
 
 
 @console_page(methods=("GET", "POST"), read=Role.ADMIN, write=Role.ADMIN)
@@ -73,6 +73,12 @@ def users(request: HttpRequest) -> HttpResponse:
 @console_page(methods=("POST",), read=Role.ADMIN, write=Role.ADMIN)
 def user_change(request: HttpRequest, username: str) -> HttpResponse:
     form = UserChangeForm(request.POST)
+    if form.is_valid() and form.needs_confirmation():
+        user = next((u for u in selectors.user_list() if u.username == username), None)
+        if user is None:
+            messages.error(request, f"unknown user {username}.")
+            return redirect("users")
+        return render(request, "console/user_deactivate.html", {"target": user})
     if form.is_valid() and form.changes():
         try:
             services.user_update(actor=actor_from_request(request), username=username, **form.changes())

@@ -11,6 +11,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from console.errors import InvalidInput, show_on_form
+from console.query_filters import ChoiceFilter, FilterForm
 from consumers import rules
 from consumers.allocation import Scenario, strategy_names
 from consumers.rebalance.selectors import JobFilter
@@ -24,12 +25,11 @@ SCENARIO_FIELDS = {"scenario.add_consumers": "add_clients", "scenario.remove_con
                    "scenario.brokers_down": "brokers_down", "scenario.queue_counts": "queue_counts"}
 
 
-class GroupFilterForm(forms.Form):
+class GroupFilterForm(FilterForm):
     q = forms.CharField(required=False, label="Search")
-    kind = forms.ChoiceField(choices=[("", "all groups")] + [(k, k) for k in GROUP_KINDS], required=False)
+    kind = ChoiceFilter(choices=[("", "all groups")] + [(k, k) for k in GROUP_KINDS])
 
-    def filters(self) -> dict:
-        data = self.cleaned_data if self.is_valid() else {}
+    def filters_from(self, data: dict) -> dict:
         kind = data.get("kind")
         return {"search": data.get("q", ""), "kinds": frozenset({kind}) if kind else None}
 
@@ -171,15 +171,15 @@ class RebalanceForm(forms.Form):
                                    widget=forms.NumberInput(attrs={"placeholder": "30"}))
 
 
-class RebalanceFilterForm(forms.Form):
+class RebalanceFilterForm(FilterForm):
     """Filters of the rebalance history (read with GET, every field optional)."""
 
     group = forms.CharField(required=False)
     topic = forms.CharField(required=False)
-    status = forms.ChoiceField(required=False, choices=[("", "any status")] + [(s, s.replace("_", " ")) for s in
-                                                                                ("queued", "running", "planned", "converged", "not_converged", "failed")])
-    scope = forms.ChoiceField(required=False, choices=[("", "any scope"), ("group", "group"), ("topic", "topic"), ("all", "all")])
-    dry_run = forms.ChoiceField(required=False, label="Kind", choices=[("", "dry runs and applies"), ("false", "applies"), ("true", "dry runs")])
+    status = ChoiceFilter(choices=[("", "any status")] + [(s, s.replace("_", " ")) for s in
+                                                          ("queued", "running", "planned", "converged", "not_converged", "failed")])
+    scope = ChoiceFilter(choices=[("", "any scope"), ("group", "group"), ("topic", "topic"), ("all", "all")])
+    dry_run = ChoiceFilter(label="Kind", choices=[("", "dry runs and applies"), ("false", "applies"), ("true", "dry runs")])
     since = forms.CharField(required=False, help_text=rules.TIME_HINT, widget=forms.TextInput(attrs={"placeholder": "2024-05-01T00:00:00Z"}))
     until = forms.CharField(required=False, widget=forms.TextInput(attrs={"placeholder": "2024-05-02T00:00:00Z"}))
 
@@ -198,8 +198,7 @@ class RebalanceFilterForm(forms.Form):
     def clean_until(self) -> int | None:
         return self._clean_time("until")
 
-    def filters(self) -> JobFilter:
-        d = self.cleaned_data if self.is_valid() else {}
+    def filters_from(self, d: dict) -> JobFilter:
         when = {k: datetime.fromtimestamp(d[k] / 1000, tz=timezone.utc) if d.get(k) is not None else None for k in ("since", "until")}
         return JobFilter(group=d.get("group", "").strip(), topic=d.get("topic", "").strip(),
                          status=frozenset({d["status"]}) if d.get("status") else frozenset(), scope=d.get("scope", ""),

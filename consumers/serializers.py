@@ -18,6 +18,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from console.errors import InvalidInput
+from console.query_filters import ChoiceSetField
 from console.rest import StrictCharField, StrictInputSerializer, StrictIntegerField
 from consumers import rules
 from consumers.allocation import AllocationPreview, MovementDiff, Scenario
@@ -67,15 +68,8 @@ def queue_key(mq) -> str:
 
 class GroupListQuery(serializers.Serializer):
     search = serializers.CharField(required=False, allow_blank=True)
-    kind = serializers.CharField(required=False, help_text=f"comma-separated: {', '.join(GROUP_KINDS)}")
+    kind = ChoiceSetField(choices=GROUP_KINDS, required=False)
     ordering = serializers.CharField(required=False, help_text="name, lag, tps (prefix - for descending)")
-
-    def validate_kind(self, value: str) -> frozenset[str]:
-        kinds = frozenset(k.strip() for k in value.split(",") if k.strip())
-        unknown = sorted(kinds - set(GROUP_KINDS))
-        if unknown:
-            raise serializers.ValidationError(f"unknown kind {', '.join(unknown)}; use {', '.join(GROUP_KINDS)}.")
-        return kinds
 
 
 class ProgressQuery(StrictInputSerializer):

@@ -7,6 +7,8 @@ the ``_partial.html`` template.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -20,6 +22,7 @@ from consumers.forms import AllocationForm, GroupFilterForm, RebalanceFilterForm
 from consumers.grid import build_grid
 from consumers.rebalance import jobs as rebalance_jobs
 from consumers.rebalance import selectors as rebalance_selectors
+from consumers.rebalance.types import JobPage
 
 PAGE_SIZE = 100
 
@@ -31,12 +34,14 @@ def _page_or_partial(request: HttpRequest, page: str, partial: str, context: dic
 @console_page()
 def group_list(request: HttpRequest) -> HttpResponse:
     form = GroupFilterForm(request.GET or None)
-    groups = selectors.group_list(**(form.filters() if form.is_bound else {}))
+    groups = selectors.group_list(**({} if form.refused else form.filters()))
+    if form.refused:  # a refused filter lists nothing (console.query_filters)
+        groups = replace(groups, rows=())
     page = Paginator(groups.rows, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {"form": form, "groups": groups, "page": page, "rows": selectors.with_members(page.object_list, groups.masters), "query": query.urlencode()}
-    return _page_or_partial(request, "consumers/group_list.html", "consumers/_group_table.html", context)
+    return _page_or_partial(request, "consumers/group_list.html", "consumers/_group_table.html", context, form.status)
 
 
 @console_page()
@@ -89,15 +94,18 @@ def rebalance_job(request: HttpRequest, pk: int) -> HttpResponse:
 def rebalance_jobs_page(request: HttpRequest) -> HttpResponse:
     """The history of rebalance jobs, filtered; with a group, the queues its jobs moved (flapping shows)."""
     form = RebalanceFilterForm(request.GET or None)
-    filters = form.filters() if form.is_bound else RebalanceFilterForm().filters()
-    history = rebalance_selectors.rebalance_history(filters=filters, page_number=request.GET.get("page"))
+    filters = RebalanceFilterForm().filters() if form.refused else form.filters()
+    if form.refused:  # a refused filter lists nothing (console.query_filters)
+        history = JobPage((), (), Paginator((), 1).get_page(1))
+    else:
+        history = rebalance_selectors.rebalance_history(filters=filters, page_number=request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {"form": form, "history": history, "group": filters.group, "query": query.urlencode(),
                "page": history.page, "polled_query": request.GET.urlencode(),
                "polling": any(j.active for j in history.jobs)}
     return _page_or_partial(request, "consumers/rebalance_jobs.html", "consumers/_rebalance_table.html", context,
-                            400 if form.is_bound and form.errors else 200)
+                            form.status)
 
 
 @console_page(methods=("GET", "POST"))

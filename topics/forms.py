@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 
 from brokers.engine.common.topic_validator import broker_system_topics
 from console.errors import InvalidInput
+from console.query_filters import ChoiceFilter, FilterForm
 from console.times import parse_time_ms
 
 from topics.rules import (
@@ -131,12 +132,11 @@ class TopicForm(forms.Form):
         return TopicSpec(name=name, brokers=brokers)
 
 
-class TopicFilterForm(forms.Form):
+class TopicFilterForm(FilterForm):
     q = forms.CharField(required=False, label="Search")
-    type = forms.ChoiceField(choices=[("", "all types")] + [(t, t) for t in TOPIC_TYPES], required=False)
+    type = ChoiceFilter(choices=[("", "all types")] + [(t, t) for t in TOPIC_TYPES])
 
-    def filters(self) -> dict:
-        data = self.cleaned_data if self.is_valid() else {}
+    def filters_from(self, data: dict) -> dict:
         kind = data.get("type")
         return {"search": data.get("q", ""), "types": frozenset({kind}) if kind else None}
 

@@ -16,6 +16,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from console.errors import InvalidInput
+from console.query_filters import ChoiceSetField
 from console.rest import StrictCharField, StrictInputSerializer, StrictIntegerField
 from console.times import parse_time_ms
 from topics.rules import (
@@ -118,16 +119,9 @@ class TopicDeleteQuery(StrictInputSerializer):
 
 class TopicListQuery(serializers.Serializer):
     search = serializers.CharField(required=False, allow_blank=True, trim_whitespace=True)
-    type = serializers.CharField(required=False, help_text=f"comma-separated: {', '.join(TOPIC_TYPES)}")
+    type = ChoiceSetField(choices=TOPIC_TYPES, required=False)
     broker = serializers.CharField(required=False)
     ordering = serializers.CharField(required=False, help_text="name, type (prefix - for descending)")
-
-    def validate_type(self, value: str) -> frozenset[str]:
-        types = frozenset(t.strip() for t in value.split(",") if t.strip())
-        unknown = sorted(types - set(TOPIC_TYPES))
-        if unknown:
-            raise serializers.ValidationError(f"unknown type {', '.join(unknown)}; use {', '.join(TOPIC_TYPES)}.")
-        return types
 
 
 # -- output ----------------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ redirect (each with a real ``action``); the list's filter form also swaps the ta
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -25,13 +27,15 @@ PAGE_SIZE = 100
 @console_page()
 def topic_list(request: HttpRequest) -> HttpResponse:
     form = TopicFilterForm(request.GET or None)
-    topics = selectors.topic_list(**(form.filters() if form.is_bound else {}))
+    topics = selectors.topic_list(**({} if form.refused else form.filters()))
+    if form.refused:  # a refused filter lists nothing (console.query_filters)
+        topics = replace(topics, rows=())
     page = Paginator(topics.rows, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {"form": form, "topics": topics, "page": page, "rows": topics.table(page.object_list), "query": query.urlencode()}
     template = "topics/_topic_table.html" if request.htmx else "topics/topic_list.html"
-    return render(request, template, context)
+    return render(request, template, context, status=form.status)
 
 
 def _form_choices() -> dict:

@@ -14,6 +14,7 @@ from rest_framework import serializers
 
 from brokers.engine.client.admin_promotion import PROMOTION_ROLES
 from brokers.models import PromotionJob
+from console.query_filters import ChoiceFilterField, ChoiceSetField
 from console.rest import StrictBooleanField, StrictCharField, StrictInputSerializer, StrictIntegerField
 
 
@@ -28,17 +29,10 @@ class PromoteInput(StrictInputSerializer):
 
 class PromotionJobQuery(StrictInputSerializer):
     broker = StrictCharField(required=False, help_text="jobs of this broker group")
-    status = StrictCharField(required=False, help_text=f"comma-separated: {', '.join(PromotionJob.STATUSES)}")
-    dry_run = serializers.ChoiceField(choices=("true", "false"), required=False)
+    status = ChoiceSetField(choices=PromotionJob.STATUSES, required=False)
+    dry_run = ChoiceFilterField(choices=("true", "false"), required=False)
     page = serializers.IntegerField(required=False, min_value=1)
     page_size = serializers.IntegerField(required=False, min_value=1)
-
-    def validate_status(self, value: str) -> frozenset[str]:
-        statuses = frozenset(s.strip() for s in value.split(",") if s.strip())
-        unknown = sorted(statuses - set(PromotionJob.STATUSES))
-        if unknown:
-            raise serializers.ValidationError(f"unknown status {', '.join(unknown)}; use {', '.join(PromotionJob.STATUSES)}.")
-        return statuses
 
     def filters(self) -> dict:
         d = self.validated_data

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 
 from rest_framework import serializers
 
+from console.query_filters import ChoiceFilterField, ChoiceSetField
 from console.rest import StrictBooleanField, StrictCharField, StrictInputSerializer, StrictIntegerField
 from consumers.models import RebalanceJob
 from consumers.rebalance.jobs import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
@@ -51,21 +52,14 @@ def _ms_to_datetime(ms: int) -> datetime:
 class RebalanceJobQuery(StrictInputSerializer):
     group = StrictCharField(required=False, help_text="jobs that included this group")
     topic = StrictCharField(required=False, help_text="topic jobs of this topic, and jobs that moved its queues")
-    status = StrictCharField(required=False, help_text=f"comma-separated: {', '.join(RebalanceJob.STATUSES)}")
-    scope = serializers.ChoiceField(choices=RebalanceJob.SCOPES, required=False)
-    dry_run = serializers.ChoiceField(choices=("true", "false"), required=False)
+    status = ChoiceSetField(choices=RebalanceJob.STATUSES, required=False)
+    scope = ChoiceFilterField(choices=RebalanceJob.SCOPES, required=False)
+    dry_run = ChoiceFilterField(choices=("true", "false"), required=False)
     since = TimeField(required=False, help_text="created at or after (ms or ISO 8601)")
     until = TimeField(required=False, help_text="created before (ms or ISO 8601)")
     requested_by = StrictCharField(required=False)
     page = serializers.IntegerField(required=False, min_value=1)
     page_size = serializers.IntegerField(required=False, min_value=1)
-
-    def validate_status(self, value: str) -> frozenset[str]:
-        statuses = frozenset(s.strip() for s in value.split(",") if s.strip())
-        unknown = sorted(statuses - set(RebalanceJob.STATUSES))
-        if unknown:
-            raise serializers.ValidationError(f"unknown status {', '.join(unknown)}; use {', '.join(RebalanceJob.STATUSES)}.")
-        return statuses
 
     def filters(self) -> JobFilter:
         d = self.validated_data

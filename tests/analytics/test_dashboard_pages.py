@@ -81,7 +81,8 @@ def test_range_switch_is_an_htmx_swap_of_the_same_partial(as_role, seeded) -> No
     assert 'data-range="week"' in _between(fragment, 'data-testid="panel-throughput"', ">")
     for r in ("hour", "day", "week"):  # real links under hx-get
         assert f'href="/dashboards/?range={r}" hx-get="/dashboards/?range={r}"' in fragment
-    assert client.get("/dashboards/?range=fortnight").status_code == 200  # unknown: the default range
+    refused = client.get("/dashboards/?range=fortnight")  # unknown: refused (console.query_filters), not the default range
+    assert refused.status_code == 400 and 'data-field="range"' in refused.content.decode()
 
 
 def test_topic_drill_down_lists_its_queues(as_role, seeded) -> None:

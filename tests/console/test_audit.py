@@ -97,3 +97,16 @@ def test_audit_page_lists_filters_and_escapes(client, make_user) -> None:
     assert "<img src=x" not in page and "&lt;img src=x" in page and "<script>x" not in page
     fragment = client.get("/audit/", {"actor": "bob"}, HTTP_HX_REQUEST="true").content.decode()
     assert "<html" not in fragment and "Payments" in fragment and "Orders" not in fragment
+
+
+def test_audit_page_shows_before_and_after_as_key_value_lines(client, make_user) -> None:
+    with audited(actor=ALICE, action="topic.update", target_type="topic", target="Orders",
+                 before={"perm": 6, "read_queue_nums": 4, "brokers": ["broker-a", "broker-b"]}) as note:
+        note.after = {"perm": 4, "read_queue_nums": 4, "brokers": ["broker-a", "broker-b"]}
+    client.force_login(make_user("viewer"))
+    page = client.get("/audit/").content.decode()
+    assert "&quot;perm&quot;" not in page and '{"perm"' not in page  # no raw JSON
+    assert '<dl class="kv" data-testid="audit-before">' in page and '<dl class="kv" data-testid="audit-after">' in page
+    assert '<dt class="changed">perm</dt><dd class="changed">6</dd>' in page  # the change stands out
+    assert '<dt class="changed">perm</dt><dd class="changed">4</dd>' in page
+    assert '<dt>read_queue_nums</dt><dd class="">4</dd>' in page and "<dd class=\"\">broker-a, broker-b</dd>" in page

@@ -111,11 +111,32 @@ def test_users_page_creates_sets_role_and_deactivates(admin_page) -> None:
     nina = get_user_model().objects.get(username="nina")
     assert role_of(nina) == Role.OPERATOR
     admin_page.post("/users/nina/change", {"role": "admin"})
-    admin_page.post("/users/nina/change", {"is_active": "false"})
+    admin_page.post("/users/nina/change", {"is_active": "false", "confirm": "yes"})
     nina.refresh_from_db()
     assert not nina.is_active and nina.gantry_role.role == "admin"
     page = admin_page.post("/users/", {"username": "nina", "role": "viewer"})
     assert page.status_code == 400 and "user nina exists already" in page.content.decode()
+
+
+def test_deactivate_asks_first_and_changes_nothing_until_confirmed(admin_page, make_user) -> None:
+    from console.models import AuditEntry
+
+    nina = make_user("operator", username="nina")
+    asked = admin_page.post("/users/nina/change", {"is_active": "false"})
+    text = asked.content.decode()
+    assert asked.status_code == 200 and 'data-testid="confirm-deactivate"' in text and "Deactivate nina?" in text
+    assert 'name="confirm" value="yes"' in text and 'href="/users/"' in text  # confirm, or cancel back to the list
+    nina.refresh_from_db()
+    assert nina.is_active and not AuditEntry.objects.filter(action="user.update", target="nina").exists()
+    done = admin_page.post("/users/nina/change", {"is_active": "false", "confirm": "yes"})
+    assert done.status_code == 302
+    nina.refresh_from_db()
+    assert not nina.is_active
+    entry = AuditEntry.objects.get(action="user.update", target="nina")
+    assert entry.result == "ok" and entry.actor == "boss"
+    again = admin_page.post("/users/nina/change", {"is_active": "true"})  # activating needs no confirmation
+    nina.refresh_from_db()
+    assert again.status_code == 302 and nina.is_active
 
 
 def test_tokens_page_shows_a_new_token_once_and_revokes(admin_page) -> None:
