@@ -12,7 +12,8 @@ the admin requests of each page and fails when a list makes more than its budget
 - topics: GET_ALL_TOPIC_CONFIG once per broker;
 - groups (1,000 groups, each with offsets on one of --consumed-topics topics, their configs and
   offsets in subscriptionGroup.json / consumerOffset.json before start): GET_BROKER_CONSUME_STATS
-  (every group's offsets and lag) and GANTRY_GET_ALL_CONSUMER_CONNECTIONS (Gantry's extension:
+  (every group's offsets, lag and TPS), GET_ALL_SUBSCRIPTIONGROUP_CONFIG (every group's
+  consumeEnable) and GANTRY_GET_ALL_CONSUMER_CONNECTIONS (Gantry's extension:
   every online group's members) once per broker, whatever the number of rows shown, plus at most
   two GET_BROKER_CLUSTER_INFO, and nothing else. (Against Apache RocketMQ brokers, which answer
   the extension "not supported", the console falls back to GET_CONSUMER_CONNECTION_LIST per group
@@ -163,11 +164,12 @@ def _topic_budget(calls: dict) -> bool:
     return calls.get("GET_ALL_TOPIC_CONFIG", 0) <= len(BROKERS) and sum(calls.values()) <= len(BROKERS) + 2
 
 
-GROUP_LIST_CALLS = ("GET_BROKER_CONSUME_STATS", "GANTRY_GET_ALL_CONSUMER_CONNECTIONS")
+GROUP_LIST_CALLS = ("GET_BROKER_CONSUME_STATS", "GET_ALL_SUBSCRIPTIONGROUP_CONFIG", "GANTRY_GET_ALL_CONSUMER_CONNECTIONS")
 
 
 def _group_budget(calls: dict) -> bool:
-    """One GET_BROKER_CONSUME_STATS and one GANTRY_GET_ALL_CONSUMER_CONNECTIONS per broker, at most two
+    """One GET_BROKER_CONSUME_STATS, one GET_ALL_SUBSCRIPTIONGROUP_CONFIG and one
+    GANTRY_GET_ALL_CONSUMER_CONNECTIONS per broker, at most two
     GET_BROKER_CLUSTER_INFO, nothing else (no fallback: the bench's brokers serve both)."""
     return (all(calls.get(code, 0) <= len(BROKERS) for code in GROUP_LIST_CALLS)
             and calls.get("GET_BROKER_CLUSTER_INFO", 0) <= 2

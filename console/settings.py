@@ -298,10 +298,6 @@ GANTRY_ALERT_SOURCES: list[str] = [
     "consumers.health.health_scan_alerts",  # the last health scan's group alerts (unowned/shared queues, rising backlog); live check without beat
 ]
 
-# The group list's consume TPS where the brokers give none: a dotted path of a callable () -> {group: msgs/s}
-# (a group left out: no data yet). The analytics app computes it from the metrics sampler's two newest rounds.
-GANTRY_GROUP_TPS_SOURCE = "analytics.group_rates.group_consume_tps"
-
 # API tokens expire this many days after they are created (the tokens page and the API show when).
 GANTRY_TOKEN_TTL_DAYS = int(os.environ.get("GANTRY_TOKEN_TTL_DAYS", "90"))
 

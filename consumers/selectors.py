@@ -2,8 +2,8 @@
 
 Costs, in admin requests:
 
-- the list: per master broker, GET_BROKER_CONSUME_STATS (every group's offsets, lag and TPS),
-  all brokers at once; a broker that does not serve it (answers "request code not supported")
+- the list: per master broker, GET_BROKER_CONSUME_STATS (every group's offsets, lag and TPS)
+  and GET_ALL_SUBSCRIPTIONGROUP_CONFIG (consumeEnable), all brokers at once; a broker that does not serve it (answers "request code not supported")
   is read with GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_ALL_CONSUMER_OFFSET and one
   GET_TOPIC_STATS_INFO per consumed topic instead (see ``brokers.gateway.groups.group_survey_plan``).
   Members (count, consume type, model, version) of the rows shown (:func:`with_members`) cost
@@ -18,9 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from django.conf import settings
 from django.core.cache import cache
-from django.utils.module_loading import import_string
 
 from brokers.engine.broker.subscription_group_manager import BUILTIN_GROUPS
 from brokers.engine.client.admin import ClusterInfo, ConsumerRunningInfo, MQBrokerError, TopicRouteData
@@ -72,19 +70,13 @@ def _masters() -> tuple[ClusterInfo, dict[str, str]]:
 # -- the list --------------------------------------------------------------------------------------------
 
 
-def sampled_tps() -> dict[str, float]:
-    """Messages consumed per second per group, from the metrics the sampler collects.
-
-    The source is the callable named by ``settings.GANTRY_GROUP_TPS_SOURCE`` (the analytics
-    app's rates over its two newest rounds); with none, or a group it has no rate for, the TPS
-    is unknown. Nothing is written: two page views share no state.
-    """
-    path = getattr(settings, "GANTRY_GROUP_TPS_SOURCE", "")
-    return dict(import_string(path)()) if path else {}
-
-
 def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> GroupList:
-    """Every group any master knows (config or committed offsets), with lag and TPS, filtered.
+    """Every group any master knows (config or committed offsets), with lag, TPS and consumeEnable, filtered.
+
+    The TPS is the brokers' ``consumeTps`` (messages pulled per second over the last minute), the
+    figure GET_CONSUME_STATS gives the group page, its progress API and ``mqadmin consumerProgress``;
+    unknown (None) when no broker of the group answers GET_BROKER_CONSUME_STATS. consumeEnable is
+    false when any broker's subscription group config says so.
 
     ``search`` matches a part of the name (case-insensitive), ``kinds`` keeps user and/or system
     groups. A broker that does not answer is named in ``errors``.
@@ -95,7 +87,7 @@ def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> Grou
     errors, sources = [], set()
 
     def entry(group: str) -> dict:
-        return merged.setdefault(group, {"brokers": set(), "topics": set(), "lag": 0, "tps": 0.0, "enable": True})
+        return merged.setdefault(group, {"brokers": set(), "topics": set(), "lag": 0, "tps": None, "enable": True})
 
     for addr, survey in surveys.items():
         if survey.error:
@@ -112,9 +104,10 @@ def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> Grou
             e["topics"].add(topic)
         for group, lag in survey.lag.items():
             entry(group)["lag"] += lag
-        for group, tps in survey.tps.items():
-            entry(group)["tps"] += tps
-    sampled = sampled_tps()
+        if survey.stats_source == "GET_BROKER_CONSUME_STATS":  # the brokers' consumeTps, as GET_CONSUME_STATS gives it
+            for group in survey.lag:
+                e = entry(group)
+                e["tps"] = (e["tps"] or 0.0) + survey.tps.get(group, 0.0)
     needle = search.strip().lower()
     rows = []
     for name in sorted(merged):
@@ -122,8 +115,7 @@ def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> Grou
         if (needle and needle not in name.lower()) or (kinds and kind not in kinds):
             continue
         e = merged[name]
-        tps = e["tps"] if e["tps"] > 0 else sampled.get(name)
-        rows.append(GroupRow(name, kind, tuple(sorted(e["brokers"])), tuple(sorted(e["topics"])), e["lag"], tps, e["enable"]))
+        rows.append(GroupRow(name, kind, tuple(sorted(e["brokers"])), tuple(sorted(e["topics"])), e["lag"], e["tps"], e["enable"]))
     return GroupList(tuple(rows), len(merged), tuple(sorted(brokers.values())), tuple(errors), tuple(sorted(sources)),
                      tuple(brokers.items()))
 

@@ -87,7 +87,7 @@ class GroupRowOutput(serializers.Serializer):
     brokers = serializers.ListField(child=serializers.CharField())
     topics = serializers.ListField(child=serializers.CharField())
     lag = serializers.IntegerField(help_text="messages not consumed yet, over every topic and broker")
-    tps = serializers.FloatField(allow_null=True, help_text="messages consumed per second between the metrics sampler's two newest rounds (null: no data yet)")
+    tps = serializers.FloatField(allow_null=True, help_text="the brokers' consumeTps, as the progress API's consume_tps: messages pulled per second over the last minute (null: no broker gave it)")
     consume_enable = serializers.BooleanField()
     online = serializers.BooleanField()
     members = serializers.IntegerField(allow_null=True)

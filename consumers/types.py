@@ -31,7 +31,7 @@ class GroupRow:
     brokers: tuple[str, ...]  # broker names that know the group
     topics: tuple[str, ...]  # topics it has committed offsets for
     lag: int
-    tps: float | None  # messages consumed per second between the sampler's two newest rounds (None: no data yet)
+    tps: float | None  # the brokers' consumeTps: messages pulled per second over the last minute (None: no broker gave it)
     consume_enable: bool = True
     members: int | None = None
     consume_type: str | None = None  # PUSH, PULL

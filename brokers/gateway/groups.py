@@ -6,6 +6,7 @@ groups; the bodies are read by :mod:`brokers.engine.client.admin_group_bodies`.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from brokers.engine.client.admin_group_bodies import (
     BrokerGroupSurvey,
@@ -39,14 +40,17 @@ def lag_from_topic_stats(offsets: dict[tuple[str, str], dict[int, int]], max_off
     return lag
 
 
-def _bulk_tables_plan(addrs: tuple[str, ...]) -> Plan[dict[str, BrokerGroupSurvey]]:
-    """GET_ALL_SUBSCRIPTIONGROUP_CONFIG and GET_ALL_CONSUMER_OFFSET of each broker, all at once."""
+def _bulk_tables_plan(addrs: tuple[str, ...], groups_replies: dict[str, object] | None = None) -> Plan[dict[str, BrokerGroupSurvey]]:
+    """GET_ALL_SUBSCRIPTIONGROUP_CONFIG and GET_ALL_CONSUMER_OFFSET of each broker, all at once
+    (the former only where ``groups_replies`` holds no answer of it yet)."""
+    have = dict(groups_replies or {})
     codes = (RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, RequestCode.GET_ALL_CONSUMER_OFFSET)
-    calls = tuple(Call(code, addr=a) for a in addrs for code in codes)
-    replies = (yield Fanout(calls)) if calls else []
+    calls = tuple(Call(code, addr=a) for a in addrs for code in codes if a not in have or code != codes[0])
+    replies = iter((yield Fanout(calls)) if calls else [])
     out: dict[str, BrokerGroupSurvey] = {}
-    for i, addr in enumerate(addrs):
-        groups_reply, offsets_reply = replies[2 * i: 2 * i + 2]
+    for addr in addrs:
+        groups_reply = have[addr] if addr in have else next(replies)
+        offsets_reply = next(replies)
         error = reply_failure(groups_reply, codes[0]) or reply_failure(offsets_reply, codes[1])
         if error is not None:
             out[addr] = BrokerGroupSurvey(addr, {}, {}, {}, {}, error=str(error))
@@ -59,26 +63,36 @@ def _bulk_tables_plan(addrs: tuple[str, ...]) -> Plan[dict[str, BrokerGroupSurve
 def group_survey_plan(addrs: Iterable[str], lag: bool = True) -> Plan[dict[str, BrokerGroupSurvey]]:
     """Every group of each broker with its committed offsets and (with ``lag``) its lag and TPS.
 
-    With ``lag``: GET_BROKER_CONSUME_STATS, one request per broker, all at once. A broker that
-    does not serve it ("request code not supported") is read with GET_ALL_SUBSCRIPTIONGROUP_CONFIG
-    and GET_ALL_CONSUMER_OFFSET, plus one GET_TOPIC_STATS_INFO per topic with committed offsets
+    With ``lag``: GET_BROKER_CONSUME_STATS and GET_ALL_SUBSCRIPTIONGROUP_CONFIG (the former names
+    the groups only; their consumeEnable is in the latter), per broker, all at once. A broker that
+    does not serve it ("request code not supported") is read with the GET_ALL_SUBSCRIPTIONGROUP_CONFIG
+    it answered and GET_ALL_CONSUMER_OFFSET, plus one GET_TOPIC_STATS_INFO per topic with committed offsets
     for the queues' max offsets. Without ``lag``: the configs and offset tables only (exact
     committed offsets, and each group's consumeEnable).
     """
     addrs = tuple(dict.fromkeys(addrs))
     out: dict[str, BrokerGroupSurvey] = {}
     rest = addrs
+    groups_replies: dict[str, object] = {}
     if lag and addrs:
-        replies = yield Fanout(tuple(Call(RequestCode.GET_BROKER_CONSUME_STATS, {"isOrder": False}, addr=a) for a in addrs))
+        codes = (RequestCode.GET_BROKER_CONSUME_STATS, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        replies = yield Fanout(tuple(Call(code, {"isOrder": False} if code == codes[0] else None, addr=a) for a in addrs for code in codes))
         rest = ()
-        for addr, reply in zip(addrs, replies):
+        for i, addr in enumerate(addrs):
+            reply, groups_reply = replies[2 * i: 2 * i + 2]
+            groups_replies[addr] = groups_reply
             if isinstance(reply, Reply) and reply.code == ResponseCode.SUCCESS:
-                out[addr] = parse_consume_stats_list(addr, reply.body)
+                error = reply_failure(groups_reply, codes[1])
+                if error is not None:
+                    out[addr] = BrokerGroupSurvey(addr, {}, {}, {}, {}, error=str(error))
+                    continue
+                survey = parse_consume_stats_list(addr, reply.body)  # names the groups, with default configs
+                out[addr] = replace(survey, configs=survey.configs | parse_subscription_group_table(groups_reply.body))
             elif isinstance(reply, Reply) and reply.code == NOT_SUPPORTED:
                 rest += (addr,)
             else:
                 out[addr] = BrokerGroupSurvey(addr, {}, {}, {}, {}, error=str(reply_failure(reply, RequestCode.GET_BROKER_CONSUME_STATS)))
-    tables = yield from _bulk_tables_plan(rest)
+    tables = yield from _bulk_tables_plan(rest, groups_replies)
     out.update(tables)
     if not lag:
         return out

@@ -169,6 +169,10 @@ class ConsumerProgress(Subcommand):
         if opts["group"] is None:
             return self._all_groups(ctx)
         stats = ctx.admin.examine_consume_stats(opts["group"], opts["topic"])
+        if not stats.offset_table:  # RocketMQ's admin refuses an empty table (CONSUMER_NOT_ONLINE), naming no group
+            where = f" on topic [{opts['topic']}]" if opts["topic"] else ""
+            raise CommandError(f"consumer group [{opts['group']}]{where}: not found the consumer group consume stats, because "
+                               "return offset table is empty, maybe the consumer not consume any message")
         ctx.write(self._FMT.format("#Topic", "#Broker Name", "#QID", "#Broker Offset", "#Consumer Offset", "#Diff", "#LastTime"))
         for mq, w in stats.items():
             ctx.write(self._FMT.format(mq.topic, mq.broker_name, mq.queue_id, w.broker_offset, w.consumer_offset, w.diff, output.date_time(w.last_timestamp)))

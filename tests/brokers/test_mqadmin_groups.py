@@ -48,3 +48,8 @@ def test_promote_slave_dry_run_prints_the_plan(group_cluster) -> None:
     lines = dict(line.split(None, 1) for line in out.splitlines() if line and not line.startswith("dry run"))
     assert lines["brokerName"] == "broker-a" and lines["fromRole"] == "SLAVE" and lines["dryRun"] == "true"
     assert "dry run: the promotion of broker-a id 1" in out and "alive" in out  # its master runs: a real run is refused
+
+
+def test_consumer_progress_of_an_unknown_group_is_an_error_naming_it(session_cluster) -> None:
+    with pytest.raises(CommandError, match=r"consumer group \[NoSuchGroup_q\]: not found the consumer group consume stats"):
+        mqadmin(session_cluster, "consumerProgress", "-g", "NoSuchGroup_q")

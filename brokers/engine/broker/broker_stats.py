@@ -8,7 +8,8 @@ Totals count messages put and messages handed to consumers since start. ``today 
 
 Per consumer group, ``offset_moved`` counts the pulls answered PULL_OFFSET_MOVED because the
 group's offset was below the queue's min offset (retention deleted what it had not read yet;
-RocketMQ's OFFSET_TOO_SMALL) and the messages it skipped, by (group, topic, queue id).
+RocketMQ's OFFSET_TOO_SMALL) and the messages it skipped, by (group, topic, queue id); ``group_get``
+counts the messages each group pulled per topic, for its consume TPS (:mod:`.group_get_stats`).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
+from brokers.engine.broker.group_get_stats import GroupGetStats
 from brokers.engine.common.clock import Clock
 
 _WINDOWS_S = (10, 60, 600)
@@ -56,6 +58,7 @@ class BrokerStats:
         self.get_yesterday_morning = 0
         self._samples: deque[_Sample] = deque(maxlen=_MAX_SAMPLES)
         self.offset_moved: dict[tuple[str, str, int], OffsetMoved] = {}
+        self.group_get = GroupGetStats(clock)  # per group and topic: the consumeTps of ConsumeStats
         self.sample()
 
     def _local_day(self) -> tuple[int, int, int]:
@@ -93,6 +96,7 @@ class BrokerStats:
             self.put_yesterday_morning, self.get_yesterday_morning = self.put_today_morning, self.get_today_morning
             self.put_today_morning, self.get_today_morning = self.put_total, self.get_total
         self._samples.append(_Sample(self.clock.monotonic(), self.put_total, self.get_total, self.get_size_total))
+        self.group_get.sample()
 
     # -- rates --------------------------------------------------------------------------------
 

@@ -46,8 +46,9 @@ class BrokerGroupSurvey:
 
     ``lag`` and ``tps`` per group come from GET_BROKER_CONSUME_STATS (RocketMQ's
     ``brokerConsumeStats``: every group's consume stats in one answer) when the broker serves
-    it (``stats_source`` "GET_BROKER_CONSUME_STATS"; ``configs`` then hold defaults, as that
-    answer names the groups only); a broker that answers "request code not supported" gets them
+    it (``stats_source`` "GET_BROKER_CONSUME_STATS"; :func:`parse_consume_stats_list` gives default
+    ``configs``, as that answer names the groups only, and the survey plan fills them from
+    GET_ALL_SUBSCRIPTIONGROUP_CONFIG); a broker that answers "request code not supported" gets them
     from its offset table and one GET_TOPIC_STATS_INFO per topic that has committed offsets
     ("GET_TOPIC_STATS_INFO"). Either way over the topic's write queues, as RocketMQ counts them,
     a queue without a committed offset counting from 0.

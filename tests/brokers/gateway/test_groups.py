@@ -16,11 +16,13 @@ def test_one_request_per_broker_where_brokers_serve_broker_consume_stats() -> No
         {"G1": [{"consumeTps": 2.5, "offsetTable": {MQ: {"brokerOffset": 10, "consumerOffset": 3, "lastTimestamp": 0},
                                                       MessageQueue("Orders", "broker-a", 1): {"brokerOffset": 4, "consumerOffset": 4, "lastTimestamp": 0}}}]},
         {"Idle": []}]}
-    result, asked = run(group_survey_plan(["a:1"]), lambda c: reply(c.addr, body=stats))
-    assert asked == [[RequestCode.GET_BROKER_CONSUME_STATS]]
+    groups = {"dataVersion": {}, "subscriptionGroupTable": {"G1": {"groupName": "G1", "consumeEnable": False}, "Idle": {"groupName": "Idle"}}}
+    result, asked = run(group_survey_plan(["a:1"]), lambda c: reply(c.addr, body=stats if c.code == RequestCode.GET_BROKER_CONSUME_STATS else groups))
+    assert asked == [[RequestCode.GET_BROKER_CONSUME_STATS, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG]]  # the configs: consumeEnable
     survey = result["a:1"]
     assert survey.stats_source == "GET_BROKER_CONSUME_STATS" and survey.lag == {"G1": 7, "Idle": 0} and survey.tps == {"G1": 2.5}
     assert survey.offsets == {("Orders", "G1"): {0: 3, 1: 4}} and set(survey.configs) == {"G1", "Idle"}
+    assert survey.configs["G1"].consume_enable is False and survey.configs["Idle"].consume_enable is True
 
 
 def test_a_broker_without_it_is_read_from_its_tables_and_topic_stats() -> None:
@@ -38,8 +40,8 @@ def test_a_broker_without_it_is_read_from_its_tables_and_topic_stats() -> None:
         return reply(call.addr, body=bodies[call.code])
 
     result, asked = run(group_survey_plan(["a:1"]), answer)
-    assert asked == [[RequestCode.GET_BROKER_CONSUME_STATS],
-                     [RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, RequestCode.GET_ALL_CONSUMER_OFFSET],
+    assert asked == [[RequestCode.GET_BROKER_CONSUME_STATS, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG],
+                     [RequestCode.GET_ALL_CONSUMER_OFFSET],  # the configs were answered already
                      [RequestCode.GET_TOPIC_STATS_INFO]]
     survey = result["a:1"]
     assert survey.stats_source == "GET_TOPIC_STATS_INFO" and survey.lag == {"G1": 7 + 0 + 5}  # queue 2: nothing committed

@@ -195,9 +195,11 @@ class AdminBrokerProcessor(Processor):
         else:
             topics = sorted(broker.consumer_offset_manager.which_topic_by_consumer(group))
         table: dict[MessageQueue, dict] = {}
-        for _, topic_table in consume_stats_tables(broker, group, topics):
+        tps = 0.0
+        for topic, topic_table in consume_stats_tables(broker, group, topics):
             table.update(topic_table)
-        return request.response(ResponseCode.SUCCESS, None, None, _json_body(consume_stats_json(table)))
+            tps += broker.broker_stats.group_get.tps(group, topic)
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body(consume_stats_json(table, tps)))
 
     @guarded
     async def get_consumer_connection_list(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:

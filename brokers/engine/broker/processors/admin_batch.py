@@ -38,10 +38,10 @@ class GroupBatchProcessor(Processor):
         total_diff = 0
         for group in sorted(broker.subscription_group_manager.subscription_group_table):
             per_topic = []
-            for _, table in consume_stats_tables(broker, group, sorted(topics_by_group.get(group, ())),
-                                                 write_queues=True, order_only=is_order):
+            for topic, table in consume_stats_tables(broker, group, sorted(topics_by_group.get(group, ())),
+                                                     write_queues=True, order_only=is_order):
                 total_diff += sum(w["brokerOffset"] - w["consumerOffset"] for w in table.values())
-                per_topic.append(consume_stats_json(table))
+                per_topic.append(consume_stats_json(table, broker.broker_stats.group_get.tps(group, topic)))
             stats_list.append({group: per_topic})
         body = {"brokerAddr": broker.addr, "consumeStatsList": stats_list, "totalDiff": total_diff}
         return request.response(ResponseCode.SUCCESS, None, None, _json_body(body))

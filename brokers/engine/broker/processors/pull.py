@@ -158,6 +158,7 @@ class PullMessageProcessor(Processor):
         if code == ResponseCode.SUCCESS:
             body = b"".join(result.records)
             broker.broker_stats.inc_get(result.message_count, len(body))
+            broker.broker_stats.group_get.inc(group, topic, result.message_count)
             return request.response(code, result.status.value, ext, body)
         if code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend and has_suspend:
             hold_ms = min(suspend_ms, config.max_suspend_ms) if config.long_polling_enable else config.short_polling_ms
