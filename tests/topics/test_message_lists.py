@@ -91,6 +91,8 @@ def test_uniq_key_and_offset_id_find_the_same_message(viewer, client, make_user,
         assert client.get(found["Location"]).content.decode().count('data-encoding="text">m3</pre>') == 1
     unnamed = client.get("/messages/", {"mode": "id", "msg_id": sent[3].msg_id})
     assert unnamed.status_code == 400 and 'data-field="topic"' in unnamed.content.decode()
+    assert client.get(f"/messages/{sent[3].msg_id}/").status_code == 400
+    assert 'data-encoding="text">m3</pre>' in client.get(f"/messages/{sent[3].msg_id}/", {"topic": topic}).content.decode()
     listed = client.get("/messages/", {"mode": "key", "topic": topic, "key": sent[3].msg_id}).content.decode()
     assert sent[3].msg_id in listed and sent[3].offset_msg_id in listed  # the list shows both ids
 
