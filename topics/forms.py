@@ -178,6 +178,9 @@ class ShrinkForm(forms.Form):
     step = forms.ChoiceField(choices=(("write", "lower the write queues"), ("read", "lower the read queues")), required=False)
 
 
+PAGE_SIZES = (20, 50, 100)  # by time range: messages per page the form offers
+
+
 class MessageQueryForm(forms.Form):
     """Find messages: by key (topic and key), by id, or by store-time range (topic, begin, end)."""
 
@@ -189,6 +192,8 @@ class MessageQueryForm(forms.Form):
     begin = forms.CharField(required=False, label="Stored from", widget=forms.TextInput(attrs={"placeholder": "2024-05-01T12:00:00Z"}))
     end = forms.CharField(required=False, label="Stored to", widget=forms.TextInput(attrs={"placeholder": "2024-05-01T13:00:00Z"}))
     page = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    page_size = forms.TypedChoiceField(required=False, coerce=int, empty_value=PAGE_SIZES[0], label="Per page",
+                                       choices=[(n, n) for n in PAGE_SIZES])
 
     def _time(self, name: str) -> int | None:
         value = self.cleaned_data.get(name)

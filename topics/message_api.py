@@ -1,8 +1,8 @@
 """/api/v1/messages: find stored messages by key or by store-time range, and read one by id.
 
 GET messages?topic=&key=[&begin=&end=] (by key) or ?topic=&begin=&end=&page=&page_size= (by
-time, in queue order); GET messages/{msg_id}[?topic=] (an offset message id, or a client-made
-id with its topic). Viewers may: nothing is consumed.
+time); both newest first. GET messages/{msg_id}[?topic=] (an offset message id, or a client-made
+id, UNIQ_KEY, with its topic). Viewers may: nothing is consumed.
 """
 from __future__ import annotations
 

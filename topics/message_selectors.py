@@ -6,12 +6,17 @@
   broker, only when it is a member of this cluster: brokers.gateway.message_ids); a client-made
   id (UNIQ_KEY) needs the topic and goes through the key index;
 - by time: each queue's offsets at the range's ends (SEARCH_OFFSET_BY_TIMESTAMP, all queues at
-  once), then the page's slice of those ranges, queue by queue in queue order, read with
-  PULL_MESSAGE as RocketMQ's tools do (group TOOLS_CONSUMER, no offset committed).
+  once), then the newest ``page * page_size`` of each queue's range (store times grow along a
+  queue), read with PULL_MESSAGE as RocketMQ's tools do (group TOOLS_CONSUMER, no offset
+  committed), merged by store time and sliced to the page.
+
+Results are newest first (by store time), by key and by time alike, as rocketmq-dashboard lists them.
 
 Nothing here consumes: no offset of any group moves.
 """
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from brokers.engine.client.admin import MAX_TIMESTAMP, MQBrokerError, MQClientError, TopicRouteData
 from brokers.engine.client.simple import TOOLS_CONSUMER_GROUP
@@ -47,6 +52,11 @@ def message_view(msg: MessageExt, names: dict[str, str], broker_name: str | None
     )
 
 
+def newest_first(views: Iterable[MessageView]) -> tuple[MessageView, ...]:
+    """By store time, newest first; ties (same millisecond) in a fixed order: broker, queue, offset."""
+    return tuple(sorted(views, key=lambda v: (-v.store_timestamp, v.broker_name, v.queue_id, -v.queue_offset)))
+
+
 def _range(begin_ms: int | None, end_ms: int | None) -> tuple[int, int]:
     begin, end = begin_ms or 0, end_ms if end_ms is not None else MAX_TIMESTAMP
     if end < begin:
@@ -55,7 +65,7 @@ def _range(begin_ms: int | None, end_ms: int | None) -> tuple[int, int]:
 
 
 def message_query_by_key(*, topic: str, key: str, begin_ms: int | None = None, end_ms: int | None = None) -> MessageList:
-    """Messages of ``topic`` whose KEYS (or UNIQ_KEY) hold ``key``, oldest first."""
+    """Messages of ``topic`` whose KEYS (or UNIQ_KEY) hold ``key``, newest first."""
     key = key.strip()
     if not key:
         raise InvalidInput("key", "the key is empty.")
@@ -63,8 +73,13 @@ def message_query_by_key(*, topic: str, key: str, begin_ms: int | None = None, e
     selectors.topic_route_data(topic)  # NotFound for an unknown topic
     found = get_admin_client().query_message_by_key(topic, key, MAX_KEY_RESULTS, begin, end)
     names = _broker_names()
-    views = tuple(message_view(m, names) for m in found)
+    views = newest_first(message_view(m, names) for m in found)
     return MessageList(topic, views, len(views), key=key, begin_ms=begin, end_ms=end if end != MAX_TIMESTAMP else 0)
+
+
+def _looks_like_uniq_key(msg_id: str) -> bool:
+    """32 hexadecimal digits, as RocketMQ's clients make them (and as an offset id of an IPv4 host is)."""
+    return len(msg_id) == 32 and all(c in "0123456789abcdefABCDEF" for c in msg_id)
 
 
 def message_detail(*, msg_id: str, topic: str | None = None) -> MessageView:
@@ -88,9 +103,13 @@ def message_detail(*, msg_id: str, topic: str | None = None) -> MessageView:
     except MessageIdNotInCluster:  # maybe a UNIQ_KEY after all
         if topic is None:
             raise
-    except MQClientError as exc:  # not an offset message id
+    except MQClientError:  # not an offset message id (a UNIQ_KEY decodes to a port or offset out of range)
         if topic is None:
-            raise InvalidInput("msg_id", f"{exc}; to look up a client-made id (UNIQ_KEY) give its topic too.") from None
+            if _looks_like_uniq_key(msg_id):
+                raise InvalidInput("topic", f"{msg_id} is not an offset message id; as a client-made id (UNIQ_KEY) it is "
+                                   "looked up in its topic's key index: give the topic too.") from None
+            raise InvalidInput("msg_id", f"{msg_id!r} is neither an offset message id nor a client-made id (UNIQ_KEY): "
+                               "both are 32 hexadecimal digits.") from None
     except RemotingError:  # a member of the cluster that does not answer: maybe a UNIQ_KEY after all
         if topic is None:
             raise
@@ -131,7 +150,11 @@ def _read(spans: dict[MessageQueue, tuple[str, int, int]]) -> dict[MessageQueue,
 
 
 def message_query_by_time(*, topic: str, begin_ms: int, end_ms: int, page: int = 1, page_size: int = DEFAULT_PAGE_SIZE) -> MessageList:
-    """One page of the messages of ``topic`` stored from ``begin_ms`` to ``end_ms``, in queue order."""
+    """One page of the messages of ``topic`` stored from ``begin_ms`` to ``end_ms``, newest first.
+
+    Page ``p`` needs at most the newest ``p * page_size`` messages of each queue's range (plus one
+    at each end: the store-time search may land on a neighbour), so that is what is read.
+    """
     begin, end = _range(begin_ms, end_ms)
     if not 1 <= page_size <= MAX_PAGE_SIZE:
         raise InvalidInput("page_size", f"must be from 1 to {MAX_PAGE_SIZE}.")
@@ -140,25 +163,15 @@ def message_query_by_time(*, topic: str, begin_ms: int, end_ms: int, page: int =
     queues = _queues(selectors.topic_route_data(topic))
     lows, highs = min_offsets(queues), max_offsets(queues)
     starts, ends = search_offsets(queues, begin), search_offsets(queues, end)
-    ranges = []
+    newest = page * page_size + 2
+    total, spans = 0, {}
     for mq in sorted(queues):
         lo = max(starts[mq], lows[mq])
         hi = min(ends[mq] + 1, highs[mq])
         if hi > lo:
-            ranges.append((mq, lo, hi))
-    total = sum(hi - lo for _, lo, hi in ranges)
-    skip, want, spans = (page - 1) * page_size, page_size, {}
-    for mq, lo, hi in ranges:
-        if want <= 0:
-            break
-        if skip >= hi - lo:
-            skip -= hi - lo
-            continue
-        first = lo + skip
-        last = min(hi, first + want)
-        spans[mq] = (queues[mq], first, last)
-        want -= last - first
-        skip = 0
-    views = tuple(message_view(m, {}, mq.broker_name) for mq, msgs in sorted(_read(spans).items())
-                  for m in msgs if begin <= m.store_timestamp <= end)
-    return MessageList(topic, views, total, begin_ms=begin, end_ms=end, page=page, page_size=page_size)
+            total += hi - lo
+            spans[mq] = (queues[mq], max(lo, hi - newest), hi)
+    views = newest_first(message_view(m, {}, mq.broker_name) for mq, msgs in _read(spans).items()
+                         for m in msgs if begin <= m.store_timestamp <= end)
+    shown = views[(page - 1) * page_size:page * page_size]
+    return MessageList(topic, shown, total, begin_ms=begin, end_ms=end, page=page, page_size=page_size)

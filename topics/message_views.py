@@ -31,7 +31,8 @@ def message_query(request: HttpRequest) -> HttpResponse:
             if query["mode"] == "key":
                 found = message_selectors.message_query_by_key(topic=query["topic"], key=query["key"], begin_ms=query["begin"], end_ms=query["end"])
             else:
-                found = message_selectors.message_query_by_time(topic=query["topic"], begin_ms=query["begin"], end_ms=query["end"], page=query["page"] or 1)
+                found = message_selectors.message_query_by_time(topic=query["topic"], begin_ms=query["begin"], end_ms=query["end"], page=query["page"] or 1,
+                                                                  page_size=query["page_size"])
         except (InvalidInput, NotFound) as exc:
             show_on_form(form, exc)
     if form.is_bound and form.errors:

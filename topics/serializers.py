@@ -289,7 +289,8 @@ class MessageQuery(serializers.Serializer):
     begin = MessageTimeField(required=False, help_text="store time from (ms or ISO 8601); by time: required")
     end = MessageTimeField(required=False, help_text="store time to; by time: required")
     page = serializers.IntegerField(required=False, min_value=1, default=1)
-    page_size = serializers.IntegerField(required=False, min_value=1, max_value=100, default=20)
+    page_size = serializers.IntegerField(required=False, min_value=1, max_value=100, default=20,
+                                         help_text="by time: messages per page, newest first")
 
     def validate_topic(self, value: str) -> str:
         return validate_topic_name(value)
@@ -317,6 +318,7 @@ class MessageSummaryOutput(serializers.Serializer):
     store_time = serializers.DateTimeField(allow_null=True)
     born_timestamp = serializers.IntegerField()
     body_size = serializers.IntegerField()
+    body_preview = serializers.CharField(help_text='the first 80 characters of the body as UTF-8 text, or "binary, N bytes"')
 
 
 class MessageOutput(MessageSummaryOutput):

@@ -266,6 +266,22 @@ def _is_text(data: bytes) -> str | None:
     return text if all(ch.isprintable() or ch in "\n\r\t" for ch in text) else None
 
 
+PREVIEW_CHARS = 80  # of a body, result lists show this much
+
+
+def body_preview(body: bytes, size: int) -> str:
+    """The first PREVIEW_CHARS characters of a body decoded as UTF-8 (bad bytes as U+FFFD), on one
+    line; "binary, N bytes" when it holds control characters (not text at all)."""
+    head = body[:PREVIEW_CHARS * 4]
+    text = head.decode("utf-8", errors="replace")
+    if len(head) < len(body):
+        text = text.rstrip("\ufffd")  # a character cut at the end of the head, not a bad byte
+    if any(not ch.isprintable() and ch not in "\n\r\t" for ch in text):
+        return f"binary, {size} byte{'s' if size != 1 else ''}"
+    line = " ".join(text.split())
+    return line if len(line) <= PREVIEW_CHARS and len(head) == len(body) else line[:PREVIEW_CHARS] + "\u2026"
+
+
 @dataclass(frozen=True)
 class MessageView:
     """A stored message as the console shows it: where it is, its properties, its body."""
@@ -315,6 +331,11 @@ class MessageView:
     def body_text(self) -> str | None:
         """The body as text when it is UTF-8 without control characters, else None (show hex)."""
         return _is_text(self.body)
+
+    @property
+    def body_preview(self) -> str:
+        """One line for result lists: the body's start as text, or "binary, N bytes"."""
+        return body_preview(self.body, self.body_size)
 
     @property
     def body_hex(self) -> str:

@@ -12,6 +12,8 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.http import urlencode
 
 from console.actor import actor_from_request
 from console.errors import InvalidInput, ServiceError, show_on_form
@@ -114,7 +116,11 @@ def topic_send(request: HttpRequest, name: str) -> HttpResponse:
     if form.is_valid():
         try:
             sent = services.topic_send_test_message(actor=actor_from_request(request), name=name, **form.message())
-            messages.success(request, f"Sent message {sent.msg_id} to {sent.broker_name} queue {sent.queue_id} at offset {sent.queue_offset}.")
+            find = f"{reverse('messages:query')}?{urlencode({'mode': 'id', 'topic': name, 'msg_id': sent.msg_id})}"
+            messages.success(request, format_html(
+                'Sent message {} to {} queue {} at offset {}: client id (UNIQ_KEY) <code data-testid="sent-uniq-key">{}</code>, '
+                'offset message id <code data-testid="sent-offset-id">{}</code>. <a href="{}" data-testid="find-sent">Find it</a>',
+                sent.msg_id, sent.broker_name, sent.queue_id, sent.queue_offset, sent.msg_id, sent.offset_msg_id, find))
         except ServiceError as exc:
             messages.error(request, exc.message)
     else:
