@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from brokers.engine.client.client_config import ConsumerConfig
-from brokers.engine.client.consume_service import ConsumeCounters
+from brokers.engine.client.consume_service import ConsumeCounters, settle_consumed
 from brokers.engine.client.listener import ConsumeConcurrentlyStatus, ReceivedMessage, concurrently_answer, to_received
 from brokers.engine.client.offset_store import OffsetStore
 from brokers.engine.client.process_queue import ProcessQueue
@@ -115,10 +115,7 @@ class AsyncConsumeConcurrentlyService:
                         failed.append(m)
             else:
                 log.warning("BROADCASTING consumer of %s dropped %d message(s) it asked to reconsume", self.group, len(to_reconsume))
-        done = [m for m in msgs if m not in failed] if failed else msgs
-        offset = pq.remove_message(done)
-        if offset >= 0 and not pq.dropped:
-            self.offset_store.update_offset(mq, offset, True)
+        settle_consumed(pq, mq, msgs, failed, self.offset_store)
         if failed:
             self._spawn(self._consume_later(failed, pq, mq), self._later)
 

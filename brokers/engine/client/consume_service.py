@@ -49,6 +49,16 @@ __all__ = ["ConsumeCounters", "ConsumeMessageConcurrentlyService", "ConsumeMessa
 log = logging.getLogger("brokers.engine.client")
 
 
+def settle_consumed(pq: ProcessQueue, mq: MessageQueue, msgs: list[MessageExt], failed: list[MessageExt],
+                    offset_store: OffsetStore) -> None:
+    """Take ``msgs`` but ``failed`` (consumed again later) out of ``pq`` and move the queue's offset
+    to the smallest one still held, unless the queue moved to another consumer meanwhile."""
+    done = [m for m in msgs if m not in failed] if failed else msgs
+    offset = pq.remove_message(done)
+    if offset >= 0 and not pq.dropped:
+        offset_store.update_offset(mq, offset, True)
+
+
 class ConsumeCounters:
     """Listener calls of one consumer, counted for the running info's statusTable (thread-safe).
 
@@ -178,10 +188,7 @@ class ConsumeMessageConcurrentlyService(_ServiceBase):
                         failed.append(m)
             else:
                 log.warning("BROADCASTING consumer of %s dropped %d message(s) it asked to reconsume", self.group, len(msgs))
-        acked = [m for m in msgs if m not in failed] if failed else msgs
-        offset = pq.remove_message(acked)
-        if offset >= 0 and not pq.dropped:
-            self.offset_store.update_offset(mq, offset, True)
+        settle_consumed(pq, mq, msgs, failed, self.offset_store)
         if failed:
             self._later(self.config.consume_later_delay_s, lambda: self._consume(failed, pq, mq))
 

@@ -250,12 +250,7 @@ class Producer:
         last_broker: str | None = None
         last_error: RemotingError | None = None
         for attempt in range(attempts):
-            if mq is not None:
-                target = mq
-            elif not queues:
-                raise MQClientError(CLIENT_ERROR, f"topic {topic!r} has no writable queue")
-            else:
-                target = self.fault_strategy.select_one_message_queue(queues, last_broker)
+            target = self._target(queues, mq, last_broker, topic)
             last_broker = target.broker_name
             begin = self.clock.monotonic()
             try:
@@ -264,10 +259,10 @@ class Producer:
                     return None
                 plan = plans.send_batch(batch, target) if batch is not None else plans.send(msg, target)
                 result = await instance.driver.run(plan)
-                self.fault_strategy.update_fault_item(target.broker_name, int((self.clock.monotonic() - begin) * 1000), False)
+                self._record_latency(target, begin, failed=False)
                 return result
             except RemotingError as exc:
-                self.fault_strategy.update_fault_item(target.broker_name, int((self.clock.monotonic() - begin) * 1000), True)
+                self._record_latency(target, begin, failed=True)
                 if oneway:
                     log.warning("oneway send to %s failed: %s", target, exc)
                     return None
@@ -289,6 +284,19 @@ class Producer:
             return batch[0], batch, batch[0].topic
         msg = self._with_uniq_key(what)
         return msg, None, msg.topic
+
+    def _target(self, queues: list[MessageQueue], mq: MessageQueue | None, last_broker: str | None,
+                topic: str) -> MessageQueue:
+        """The queue of one attempt: ``mq`` when given, else fault-avoiding round robin (another broker than the last)."""
+        if mq is not None:
+            return mq
+        if not queues:
+            raise MQClientError(CLIENT_ERROR, f"topic {topic!r} has no writable queue")
+        return self.fault_strategy.select_one_message_queue(queues, last_broker)
+
+    def _record_latency(self, target: MessageQueue, begin: float, *, failed: bool) -> None:
+        """Tell the fault strategy how long an attempt on ``target``'s broker took and whether it failed."""
+        self.fault_strategy.update_fault_item(target.broker_name, int((self.clock.monotonic() - begin) * 1000), failed)
 
     @staticmethod
     def _selected(queues: list[MessageQueue], msg: Message, batch: list[Message] | None, topic: str,
@@ -314,21 +322,16 @@ class Producer:
         last_broker: str | None = None
         last_error: RemotingError | None = None
         for attempt in range(attempts):
-            if mq is not None:
-                target = mq
-            elif not queues:
-                raise MQClientError(CLIENT_ERROR, f"topic {topic!r} has no writable queue")
-            else:
-                target = self.fault_strategy.select_one_message_queue(queues, last_broker)
+            target = self._target(queues, mq, last_broker, topic)
             last_broker = target.broker_name
             begin = self.clock.monotonic()
             try:
                 plan = plans.send_batch(batch, target) if batch is not None else plans.send(msg, target)
                 result = self._run_direct(instance, direct, plan)
-                self.fault_strategy.update_fault_item(target.broker_name, int((self.clock.monotonic() - begin) * 1000), False)
+                self._record_latency(target, begin, failed=False)
                 return result
             except RemotingError as exc:
-                self.fault_strategy.update_fault_item(target.broker_name, int((self.clock.monotonic() - begin) * 1000), True)
+                self._record_latency(target, begin, failed=True)
                 if not _retryable(exc):
                     raise
                 last_error = exc
