@@ -44,7 +44,7 @@ from consumers.allocation.strategy import (
     unique_cids,
 )
 
-__all__ = ["AllocateMessageQueueConsistentHash", "ConsistentHashRouter", "md5_hash"]
+__all__ = ["AllocateMessageQueueConsistentHash", "ConsistentHashRouter", "md5_hash", "md5_hashes"]
 
 HashFunction = Callable[[str], int]
 
@@ -66,6 +66,17 @@ def md5_hash(key: str, _md5=hashlib.md5) -> int:
     return int(_md5(data).hexdigest()[:8], 16)
 
 
+def md5_hashes(keys: Iterable[str], _md5=hashlib.md5, _from_bytes=int.from_bytes) -> list[int]:
+    """Return :func:`md5_hash` of each key, in one tight loop (whole-group rings hash 10,000s).
+
+    The first four digest bytes read big-endian are the same unsigned int the hex digits give.
+    """
+    try:
+        return [_from_bytes(_md5(key.encode()).digest()[:4], "big") for key in keys]
+    except UnicodeEncodeError:  # rare: a lone surrogate somewhere; hash key by key
+        return [md5_hash(key) for key in keys]
+
+
 class ConsistentHashRouter:
     """A hash ring of client ids, built exactly as RocketMQ's ``ConsistentHashRouter``."""
 
@@ -81,10 +92,11 @@ class ConsistentHashRouter:
         cid_list = list(cids)
         ring: dict[int, str] = {}
         if len(set(cid_list)) == len(cid_list):
-            # Distinct clients: every batch is numbered from 0, later puts win collisions.
-            for cid in cid_list:
-                for i in range(virtual_node_cnt):
-                    ring[hash_function(f"{cid}-{i}")] = cid
+            # Distinct clients: every batch is numbered from 0, later puts win collisions
+            # (dict(zip()) keeps the last owner of a repeated point, as TreeMap.put does).
+            keys = [f"{cid}-{i}" for cid in cid_list for i in range(virtual_node_cnt)]
+            owners = [cid for cid in cid_list for _ in range(virtual_node_cnt)]
+            ring = dict(zip(self._hash_all(keys), owners))
         else:
             replicas: dict[str, int] = {}  # points each client holds on the ring right now
             for cid in cid_list:
@@ -111,15 +123,16 @@ class ConsistentHashRouter:
 
     def route_nodes(self, object_keys: Iterable[str]) -> list[str | None]:
         """Return :meth:`route_node` for each key (one tight loop for whole-group use)."""
-        points, owners, hash_function = self._points, self._owners, self._hash
+        points = self._points
         if not points:
             return [None for _ in object_keys]
-        last = len(points)
-        owners_out = []
-        for key in object_keys:
-            slot = bisect_left(points, hash_function(key))
-            owners_out.append(owners[slot if slot < last else 0])
-        return owners_out
+        wrapped = self._owners + self._owners[:1]  # past the highest point: the lowest's owner
+        return [wrapped[bisect_left(points, h)] for h in self._hash_all(object_keys)]
+
+    def _hash_all(self, keys: Iterable[str]) -> list[int]:
+        if self._hash is md5_hash:
+            return md5_hashes(keys)
+        return [self._hash(key) for key in keys]
 
 
 class AllocateMessageQueueConsistentHash:
