@@ -1,6 +1,7 @@
 """``python -m brokers.engine namesrv|broker ...``: run a name server or a broker.
 
-Exit codes: 0 clean stop (or help), 1 could not start, 2 bad arguments.
+Exit codes: 0 clean stop (or help), 1 could not start (also: the servers are not installed, as
+in the gantry-client wheel, which ships the clients only), 2 bad arguments.
 """
 from __future__ import annotations
 
@@ -25,14 +26,19 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE, end="")
         return 0 if args else 2
     command, rest = args[0], args[1:]
-    if command == "namesrv":
-        from brokers.engine.namesrv.server import main as namesrv_main
-
-        return namesrv_main(rest)
-    if command == "broker":
-        from brokers.engine.broker.startup import main as broker_main
-
-        return broker_main(rest)
+    if command in ("namesrv", "broker"):
+        try:
+            if command == "namesrv":
+                from brokers.engine.namesrv.server import main as run
+            else:
+                from brokers.engine.broker.startup import main as run
+        except ModuleNotFoundError as exc:  # the gantry-client wheel ships the clients, not the servers
+            if not (exc.name or "").startswith(f"brokers.engine.{command}"):
+                raise
+            print(f"error: the {command} is not installed here (the gantry-client package holds the clients "
+                  "only); run it from a Gantry checkout", file=sys.stderr)
+            return 1
+        return run(rest)
     print(f"error: unknown command {command!r}\n\n{USAGE}", file=sys.stderr, end="")
     return 2
 
