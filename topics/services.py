@@ -40,7 +40,7 @@ from topics.types import (
     TopicDetail,
     TopicSpec,
 )
-from topics.unreachable import check_confirmed, unreachable_messages
+from topics.unreachable import QueueEdit, check_confirmed, unreachable_messages
 
 CONSOLE_PRODUCER_GROUP = "GANTRY_CONSOLE_PRODUCER"  # the producer group of test messages
 MAX_TEST_MESSAGE_BYTES = 64 * 1024  # a test message is a probe, not a payload
@@ -160,8 +160,8 @@ def topic_update(*, actor: Actor, spec: TopicSpec, confirm_unreachable_messages:
         info = selectors.cluster_info()
         on = {b.broker_name: b for b in current.brokers}
         targets = _resolve(spec, info, on)
-        hidden = unreachable_messages(spec.name, [(t.broker_name, t.addr, on[t.broker_name].read_queue_nums, t.read_queue_nums,
-                                                   t.write_queue_nums)
+        hidden = unreachable_messages(spec.name, [QueueEdit(t.broker_name, t.addr, on[t.broker_name].read_queue_nums, t.read_queue_nums,
+                                                            t.write_queue_nums, on[t.broker_name].perm, t.perm)
                                                   for t in targets if t.broker_name in on])
         check_confirmed(hidden, confirm_unreachable_messages)
         if hidden.total:

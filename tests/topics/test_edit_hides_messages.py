@@ -87,3 +87,21 @@ def test_lowering_write_queues_only_or_empty_tail_queues_passes(operator, consol
 def test_the_confirmation_field_is_a_count(operator, console_cluster, four_queues) -> None:
     response = operator.patch(f"{URL}/{four_queues}", {"read_queue_nums": 4, "confirm_unreachable_messages": "three"}, format="json")
     assert response.status_code == 400 and "confirm_unreachable_messages" in response.json()["fields"]
+
+
+def test_taking_the_read_permission_away_is_refused_naming_the_count(operator, console_admin, console_cluster, four_queues) -> None:
+    """perm 2 (-W-) hides every queue of the broker from consumers, like read queues lowered to 0."""
+    topic = four_queues
+    perms = lambda: {b: tc.perm for b in console_cluster.broker_names  # noqa: E731
+                     for name, tc in console_admin.get_all_topic_config(console_cluster.broker_addr(b)).items() if name == topic}
+    response = operator.patch(f"{URL}/{topic}", {"brokers": {"broker-b": {"perm": 2}}}, format="json")
+    assert response.status_code == 400, response.content
+    reason = response.json()["fields"]["confirm_unreachable_messages"][0]
+    assert "taking the read permission away makes 2 messages unreachable" in reason, reason
+    assert "broker-b: 2 (queues 0-3, no read permission)" in reason and "R--" in reason and "shrink" not in reason
+    assert perms() == {"broker-a": 6, "broker-b": 6}
+    assert operator.patch(f"{URL}/{topic}", {"brokers": {"broker-b": {"perm": 4}}}, format="json").status_code == 200  # R--: hides nothing
+    done = operator.patch(f"{URL}/{topic}", {"brokers": {"broker-b": {"perm": 2}}, "confirm_unreachable_messages": 2}, format="json")
+    assert done.status_code == 200, done.content
+    assert perms() == {"broker-a": 6, "broker-b": 2}
+    assert "no read permission" in AuditEntry.objects.filter(action="topic.update", target=topic, result="ok").latest("id").reason
