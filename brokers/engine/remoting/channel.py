@@ -49,6 +49,7 @@ from brokers.engine.remoting.command import (
     next_opaque,
     salvage_ids,
 )
+from brokers.engine.remoting.eager_start import start_eagerly
 from brokers.engine.remoting.errors import (
     RemotingConnectError,
     RemotingError,
@@ -298,7 +299,16 @@ class ChannelContext:
             else:
                 log.debug("%s: response with unknown opaque %s dropped", self, cmd.opaque)
             return
-        task = self._loop.create_task(self._serve(cmd))
+        # Start the handler at once: most requests (a send to an ASYNC_FLUSH store, a heartbeat)
+        # finish without ever waiting, and then cost no task and no extra turn of the loop. One
+        # that waits (a long-polling pull, a synchronous flush or double write) goes on in a task.
+        try:
+            task = start_eagerly(self._loop, self._serve(cmd))
+        except Exception:  # _serve answers its handler's failures; this is a bug in it
+            log.exception("%s: request code %s failed", self, cmd.code)
+            return
+        if task is None:
+            return
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

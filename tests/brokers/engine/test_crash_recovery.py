@@ -80,7 +80,7 @@ def _body(round_no: int, n: int) -> bytes:
 async def _write_until_killed(namesrv: str, broker: BrokerProcess, round_no: int, acked: dict, attempted: set) -> None:
     """16 senders write until the broker is SIGKILLed at a random moment."""
     counter = iter(range(10**9))
-    killed = asyncio.Event()
+    killed, first_ack = asyncio.Event(), asyncio.Event()
     async with AsyncSimpleProducer(namesrv, "crash-producer", timeout_s=3.0) as producer:
         queues = [MessageQueue(TOPIC, BROKER, q) for q in range(QUEUES)]
 
@@ -94,8 +94,12 @@ async def _write_until_killed(namesrv: str, broker: BrokerProcess, round_no: int
                 except Exception:
                     continue  # not acknowledged: may or may not be stored, but never half
                 acked[(result.message_queue.queue_id, result.queue_offset)] = body
+                first_ack.set()
 
         async def killer() -> None:
+            # The kill comes at a random moment of the writing, which starts with the first
+            # acknowledgement (a loaded machine may take longer than the delay to get there).
+            await asyncio.wait_for(first_ack.wait(), 30)
             await asyncio.sleep(random.uniform(0.15, 0.6))
             broker.kill()
             killed.set()

@@ -447,3 +447,39 @@ def test_stop_closes_connections_and_fails_waiting_calls():
             await client.close()
 
     run(scenario())
+
+
+def test_waiting_handler_runs_on_in_a_task_and_a_stop_cancels_it_at_its_await():
+    """A handler is started at once; one that waits goes on in a task (counted in flight), and a
+    stop's cancellation reaches it at its await, so its cleanup runs."""
+    async def scenario():
+        rec = Recorder()
+        entered, cleaned_up = asyncio.Event(), asyncio.Event()
+
+        async def parked(ctx, request):
+            entered.set()
+            try:
+                await asyncio.sleep(60)
+            finally:
+                cleaned_up.set()
+
+        rec.server.register_processor(LATER + 1, parked)
+        await rec.server.start()
+        client = RemotingClient()
+        try:
+            assert (await client.invoke(rec.addr, RemotingCommand.request(ECHO, {"v": 1}))).code == 0
+            (ctx,) = rec.server.channels
+            assert ctx.in_flight == 0  # answered without waiting: no task left behind
+            waiting = asyncio.ensure_future(client.invoke(rec.addr, RemotingCommand.request(LATER + 1), 10.0))
+            await asyncio.wait_for(entered.wait(), 5)
+            assert ctx.in_flight == 1
+            slow = await client.invoke(rec.addr, RemotingCommand.request(SLOW, {"delay": 0.05, "v": 7}), 5.0)
+            assert slow.ext("v") == "7"  # a handler that slept and woke in its task still answers
+            await rec.server.stop()
+            assert cleaned_up.is_set()
+            with pytest.raises(RemotingConnectError):
+                await waiting
+        finally:
+            await client.close()
+
+    run(scenario())
