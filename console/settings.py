@@ -78,6 +78,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "console.metrics.RequestMetricsMiddleware",  # /metrics: requests and their time per view
     "console.middleware.ContentSecurityPolicyMiddleware",
     "console.middleware.BodySizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

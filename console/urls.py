@@ -2,11 +2,12 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from console import views
+from console import metrics, views
 
 urlpatterns = [
     path("", include("brokers.urls")),
     path("health", views.health, name="health"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("audit/", views.audit_log, name="audit-log"),

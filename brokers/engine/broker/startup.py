@@ -20,6 +20,7 @@ from brokers.engine.broker.controller import BrokerController
 from brokers.engine.broker.retention_arguments import add_retention_arguments, flag_of_error, retention_kwargs
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
+from brokers.engine.metrics.metrics_endpoint import MetricsConfigError, MetricsEndpoint, add_metrics_arguments, metrics_endpoint_from_args
 from brokers.engine.remoting.tls import add_tls_arguments, tls_config_from_args
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
 from brokers.engine.remoting.limits import add_limit_arguments, limits_from_args
@@ -74,6 +75,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--acl-secret-key", default=None, metavar="SECRET", help="that account's secret key")
     add_limit_arguments(parser)
     add_tls_arguments(parser)
+    add_metrics_arguments(parser)
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="log level (default INFO)")
     return parser
 
@@ -130,11 +132,18 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
     )
 
 
-async def serve(config: BrokerConfig, *, ready_line: bool = True) -> int:
-    """Run a broker until SIGINT/SIGTERM; return the exit code."""
+async def serve(config: BrokerConfig, *, ready_line: bool = True, metrics: MetricsEndpoint | None = None) -> int:
+    """Run a broker (and its ``/metrics`` when ``metrics`` is given) until SIGINT/SIGTERM; return the exit code."""
+    metrics_server = None
     try:
         controller = BrokerController(config)
         await controller.start()
+        if metrics is not None:
+            metrics_server = _start_metrics(controller, metrics)
+    except MetricsConfigError as exc:
+        await controller.stop()
+        print(f"error: broker {config.broker_name} could not start: {exc}", file=sys.stderr, flush=True)
+        return EXIT_START_FAILED
     except AclConfigError as exc:
         print(f"error: broker {config.broker_name} refuses to start: {exc}", file=sys.stderr, flush=True)
         return EXIT_START_FAILED
@@ -159,9 +168,21 @@ async def serve(config: BrokerConfig, *, ready_line: bool = True) -> int:
     try:
         await stop.wait()
     finally:
+        if metrics_server is not None:
+            metrics_server.close()
         await controller.stop()
     print(f"broker {config.broker_name} stopped", flush=True)
     return EXIT_OK
+
+
+def _start_metrics(controller: BrokerController, endpoint: MetricsEndpoint):
+    """The broker's ``/metrics`` on its own thread (``brokers/engine/metrics/``); MetricsConfigError if it cannot listen."""
+    from brokers.engine.metrics.broker_collector import BrokerCollector
+    from brokers.engine.metrics.metrics_endpoint import MetricsServer
+
+    server = MetricsServer(endpoint, BrokerCollector(controller, asyncio.get_running_loop()))
+    print(f"broker {controller.config.broker_name} metrics at {endpoint.url}", flush=True)
+    return server
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,11 +193,12 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK if exc.code in (0, None) else EXIT_USAGE
     try:
         config = config_from_args(args)
+        metrics = metrics_endpoint_from_args(args)
     except (BrokerConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        return asyncio.run(serve(config))
+        return asyncio.run(serve(config, metrics=metrics))
     except KeyboardInterrupt:
         return EXIT_OK

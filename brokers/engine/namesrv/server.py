@@ -26,6 +26,7 @@ from brokers.engine.acl.plain_acl_config import AclConfigError
 from brokers.engine.acl.server_acl import add_acl_arguments, server_acl_guard
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import DEFAULT_NAMESRV_PORT, MAX_FRAME_SIZE
+from brokers.engine.metrics.metrics_endpoint import MetricsConfigError, MetricsEndpoint, add_metrics_arguments, metrics_endpoint_from_args
 from brokers.engine.namesrv.broker_address_rule import BrokerAddressError, BrokerAddressRule, parse_host_alias
 from brokers.engine.namesrv.kv_config import KvConfigManager
 from brokers.engine.namesrv.processor import NamesrvProcessor
@@ -158,12 +159,13 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
                         help="without the ACL, refuse wipe/add write perm, route deletes and KV writes from peers on this "
                              "machine too, unless over the connection that registered the broker")
     add_tls_arguments(parser)
+    add_metrics_arguments(parser)
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
 
-async def serve(config: NamesrvConfig, stop: asyncio.Event | None = None) -> None:
-    """Run a name server until ``stop`` is set or SIGINT/SIGTERM arrives."""
+async def serve(config: NamesrvConfig, stop: asyncio.Event | None = None, metrics: MetricsEndpoint | None = None) -> None:
+    """Run a name server (and its ``/metrics`` when ``metrics`` is given) until ``stop`` is set or SIGINT/SIGTERM arrives."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     installed = []
@@ -175,12 +177,25 @@ async def serve(config: NamesrvConfig, stop: asyncio.Event | None = None) -> Non
             pass
     controller = NamesrvController(config)
     await controller.start()
+    metrics_server = None
+    if metrics is not None:
+        from brokers.engine.metrics.metrics_endpoint import MetricsServer
+        from brokers.engine.metrics.namesrv_collector import NamesrvCollector
+
+        try:
+            metrics_server = MetricsServer(metrics, NamesrvCollector(controller, loop))
+        except MetricsConfigError:
+            await controller.stop()
+            raise
+        print(f"namesrv metrics at {metrics.url}", flush=True)
     print(f"namesrv ready on {config.host}:{controller.port}", flush=True)
     try:
         await stop.wait()
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
+        if metrics_server is not None:
+            metrics_server.close()
         await controller.stop()
         print("namesrv stopped", flush=True)
 
@@ -191,7 +206,8 @@ def main(argv: list[str]) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         tls = tls_config_from_args(args)
-    except TlsConfigError as exc:
+        metrics = metrics_endpoint_from_args(args)
+    except (TlsConfigError, MetricsConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 2
     config = NamesrvConfig(
@@ -210,7 +226,10 @@ def main(argv: list[str]) -> int:
         tls=tls,
     )
     try:
-        asyncio.run(serve(config))
+        asyncio.run(serve(config, metrics=metrics))
+    except MetricsConfigError as exc:
+        print(f"namesrv failed to start: {exc}", file=sys.stderr, flush=True)
+        return 1
     except AclConfigError as exc:
         print(f"namesrv refuses to start on {config.host}:{config.port}: {exc}", file=sys.stderr, flush=True)
         return 1

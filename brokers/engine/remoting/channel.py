@@ -61,6 +61,7 @@ from brokers.engine.remoting.frame_reader import FrameReader
 from brokers.engine.remoting.frame_writer import FrameWriter
 from brokers.engine.remoting.request_guard import RequestGuard
 from brokers.engine.remoting.limits import ConnectionLimits, header_refusal, limit_log
+from brokers.engine.remoting.request_stats import ACL_REFUSAL, request_stats
 from brokers.engine.remoting.watchdog import idle_watchdog  # noqa: F401 (re-exported)
 
 log = logging.getLogger("brokers.engine.remoting")
@@ -316,6 +317,7 @@ class ChannelContext:
         if self._guard is not None:
             remark = self._guard.refusal(request, self.remote_addr)
             if remark is not None:
+                request_stats.refused(ACL_REFUSAL)
                 if not request.is_oneway:
                     await self.write_response(request.response(ResponseCode.NO_PERMISSION, remark))
                 return
@@ -328,6 +330,7 @@ class ChannelContext:
                 ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {request.code} not supported"
             )
         else:
+            started = self._loop.time()
             try:
                 response = await handler(self, request)
             except asyncio.CancelledError:
@@ -335,6 +338,7 @@ class ChannelContext:
             except Exception as exc:
                 log.warning("%s: handler for request code %s failed: %s", self, request.code, exc, exc_info=not isinstance(exc, RemotingError))
                 response = request.response(ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__)
+            request_stats.observe(request.code, self._loop.time() - started)
         if response is None or request.is_oneway:
             return
         await self.write_response(response)

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from brokers.engine.common.json_depth import json_depth_exceeds
+from brokers.engine.remoting.request_stats import request_stats
 
 __all__ = ["DEFAULT_LIMITS", "ConnectionLimits", "LimitLog", "add_limit_arguments", "header_refusal", "limit_log",
            "limits_from_args"]
@@ -103,7 +104,9 @@ class LimitLog:
         self._last: dict[tuple[str, str], tuple[float, int]] = {}  # key -> (logged at, suppressed since)
 
     def refused(self, limit: str, peer: str, message: str, *args: object) -> bool:
-        """Log ``message % args`` (prefixed with the limit's name) unless logged recently; True if logged."""
+        """Log ``message % args`` (prefixed with the limit's name) unless logged recently; True if logged.
+        Every refusal is counted (``request_stats``, for ``/metrics``), logged or not."""
+        request_stats.refused(limit)
         host = peer.rsplit(":", 1)[0]
         key = (limit, host)
         now = self._clock()

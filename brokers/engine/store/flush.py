@@ -24,8 +24,10 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
+import time
 from typing import Callable
 
+from brokers.engine.common.latency_histogram import LatencyHistogram
 from brokers.engine.store.commitlog import CommitLog
 
 log = logging.getLogger(__name__)
@@ -58,6 +60,7 @@ class FlushCommitLogService:
         self.fsync_count = 0  # fdatasync calls on commit log segments
         self.commit_count = 0  # flush rounds that synced something
         self.requests_completed = 0
+        self.flush_latency = LatencyHistogram()  # seconds per flush round that synced something (/metrics)
 
     def start(self) -> None:
         self._thread.start()
@@ -120,11 +123,13 @@ class FlushCommitLogService:
     def _flush(self) -> int:
         """Flush what is appended; return the flushed offset, or -1 when the disk failed (then
         and at every later call: the commit log keeps the first failure, see CommitLog.flush)."""
+        started = time.monotonic()
         try:
             synced = self.commitlog.flush()
         except OSError:  # logged by the commit log, which tells the store (RunningFlags)
             return -1
         if synced:
+            self.flush_latency.observe(time.monotonic() - started)
             self.fsync_count += synced
             self.commit_count += 1
             if self._on_flushed is not None:
