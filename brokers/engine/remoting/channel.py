@@ -34,7 +34,6 @@ an opaque nobody waits for are dropped.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
@@ -67,7 +66,6 @@ from brokers.engine.remoting.watchdog import idle_watchdog  # noqa: F401 (re-exp
 log = logging.getLogger("brokers.engine.remoting")
 
 Handler = Callable[["ChannelContext", RemotingCommand], Awaitable["RemotingCommand | None"]]
-CloseListener = Callable[["ChannelContext"], object]
 
 _channel_ids = itertools.count(1)
 
@@ -408,15 +406,3 @@ class ChannelContext:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-
-
-async def notify_close_listeners(listeners: list[CloseListener], ctx: ChannelContext) -> None:
-    """Call each close listener (sync or async); one failing does not stop the others."""
-    for listener in listeners:
-        try:
-            result = listener(ctx)
-            if inspect.isawaitable(result):
-                await result
-        except Exception:
-            log.exception("close listener %r failed for %s", listener, ctx)
-

@@ -17,7 +17,8 @@ import asyncio
 import logging
 
 from brokers.engine.common.constants import MAX_FRAME_SIZE
-from brokers.engine.remoting.channel import ChannelContext, CloseListener, Handler, idle_watchdog, notify_close_listeners
+from brokers.engine.remoting.channel import ChannelContext, Handler, idle_watchdog
+from brokers.engine.remoting.close_listeners import CloseListener, notify_close_listeners
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingConnectError, RemotingError, RemotingTimeoutError
 from brokers.engine.remoting.request_guard import RequestSigner

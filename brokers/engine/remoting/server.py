@@ -23,14 +23,8 @@ import logging
 from collections import Counter
 
 from brokers.engine.common.constants import MAX_FRAME_SIZE
-from brokers.engine.remoting.channel import (
-    ChannelContext,
-    format_peer,
-    CloseListener,
-    Handler,
-    idle_watchdog,
-    notify_close_listeners,
-)
+from brokers.engine.remoting.channel import ChannelContext, Handler, format_peer, idle_watchdog
+from brokers.engine.remoting.close_listeners import CloseListener, notify_close_listeners
 from brokers.engine.remoting.request_guard import RequestGuard
 from brokers.engine.remoting.limits import DEFAULT_LIMITS, ConnectionLimits, limit_log
 from brokers.engine.remoting.tls import TlsConfig
