@@ -23,6 +23,7 @@ from pathlib import Path
 
 import dj_database_url
 
+from console.log_format import logging_config
 from console.redis_server import private_redis_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -77,7 +78,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "console.request_id.RequestIdMiddleware",  # first: everything after logs and audits with the request's id
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files from STATIC_ROOT (collectstatic), hashed names
     "console.middleware.ContentSecurityPolicyMiddleware",
     "console.middleware.BodySizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -141,6 +144,13 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
+# WhiteNoise serves STATIC_ROOT from the web process: hashed names (cached for a year) and gzip copies,
+# written by `manage.py collectstatic`, which `make run` runs before starting gunicorn. Tests render
+# with Django's plain storage (tests/fixtures/console.py), the production-server test collects for real.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
 
 # The engine's part: one namespaced dict. The engine never reads Django settings; the
 # Django side builds the engine's frozen config objects from this.
@@ -280,12 +290,11 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-}
+# One line layout for every process (console.log_format): GANTRY_LOG_FORMAT=text (default) or json
+# (JSON lines); LOG_LEVEL; each record carries the request id (console.request_id). Celery workers and
+# beat use it too (console.celery), not Celery's own.
+LOGGING = logging_config()
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # Request bodies larger than this are refused with 413 before anything reads them: API inputs
 # are small JSON documents; a test message body is the largest thing a form sends.
@@ -378,7 +387,7 @@ if not DEBUG:
         SESSION_COOKIE_SECURE = True
         CSRF_COOKIE_SECURE = True
         SECURE_SSL_REDIRECT = True
-        SECURE_REDIRECT_EXEMPT = [r"^health$"]  # load balancers probe over plain HTTP
+        SECURE_REDIRECT_EXEMPT = [r"^health$", r"^healthz$", r"^readyz$"]  # load balancers probe over plain HTTP
         SECURE_HSTS_SECONDS = 31536000
         SECURE_HSTS_INCLUDE_SUBDOMAINS = True
         SECURE_HSTS_PRELOAD = True

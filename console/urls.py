@@ -7,6 +7,8 @@ from console import views
 urlpatterns = [
     path("", include("brokers.urls")),
     path("health", views.health, name="health"),
+    path("healthz", views.healthz, name="healthz"),  # liveness (load balancers; console.views)
+    path("readyz", views.readyz, name="readyz"),  # readiness: the database answers
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("audit/", views.audit_log, name="audit-log"),
