@@ -24,6 +24,11 @@ from console.redis_server import READY_MARKER, private_redis_password, redis_arg
 from console.supervisor import ProcessSpec, Supervisor
 
 
+def web_server_argv(bind: str) -> list[str]:
+    """The production web server serving the console on ``bind`` (host:port): gunicorn with console/gunicorn_conf.py."""
+    return [sys.executable, "-m", "gunicorn", "-c", "python:console.gunicorn_conf", "--bind", bind, "console.wsgi"]
+
+
 class Command(BaseCommand):
     help = "Run the embedded Gantry stack (redis, name server, brokers, celery, demo, web) until Ctrl-C."
 
@@ -79,8 +84,7 @@ class Command(BaseCommand):
         if not no_demo:
             specs.append(ProcessSpec("demo", [py, manage, "run_demo"], ready_marker="demo workload running", env=env))
         # the production web server: gunicorn (console/gunicorn_conf.py), static files by WhiteNoise
-        specs.append(ProcessSpec("web", [py, "-m", "gunicorn", "-c", "python:console.gunicorn_conf", "--bind", web,
-                                         "console.wsgi"], ready_marker="Booting worker", env=env))
+        specs.append(ProcessSpec("web", web_server_argv(web), ready_marker="Booting worker", env=env))
         url = f"http://{web}/"
         ready = ["", f"Gantry is running: open {url}", login_line(url) or "No admin account yet: run `python manage.py ensure_admin`.",
                  "Ctrl-C stops everything."]
