@@ -81,9 +81,9 @@ class JsonFormatter(_Stamped):
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 
-def log_format() -> str:
-    """``GANTRY_LOG_FORMAT``: text or json (anything else is refused at start, naming the setting)."""
-    value = os.environ.get("GANTRY_LOG_FORMAT", "text").strip().lower() or "text"
+def log_format(value: str | None = None) -> str:
+    """``value`` or ``GANTRY_LOG_FORMAT``: text or json (anything else is refused at start, naming the setting)."""
+    value = (value if value is not None else os.environ.get("GANTRY_LOG_FORMAT", "text")).strip().lower() or "text"
     if value not in FORMATS:
         raise ValueError(f"GANTRY_LOG_FORMAT must be one of {', '.join(FORMATS)}, not {value!r}")
     return value
@@ -91,7 +91,7 @@ def log_format() -> str:
 
 def logging_config(*, level: str | None = None, fmt: str | None = None, extra_loggers: dict | None = None) -> dict:
     """The ``logging.config.dictConfig`` dict every process uses: the root logger to stderr in one layout."""
-    formatter = JsonFormatter if (fmt or log_format()) == "json" else TextFormatter
+    formatter = JsonFormatter if log_format(fmt) == "json" else TextFormatter
     return {
         "version": 1,
         "disable_existing_loggers": False,

@@ -144,9 +144,8 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
-# WhiteNoise serves STATIC_ROOT from the web process: hashed names (cached for a year) and gzip copies,
-# written by `manage.py collectstatic`, which `make run` runs before starting gunicorn. Tests render
-# with Django's plain storage (tests/fixtures/console.py), the production-server test collects for real.
+# WhiteNoise serves STATIC_ROOT: hashed names (cached a year) and gzip copies written by collectstatic (make run
+# runs it before gunicorn; tests render with the plain storage: tests/fixtures/console.py).
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
@@ -290,10 +289,9 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# One line layout for every process (console.log_format): GANTRY_LOG_FORMAT=text (default) or json
-# (JSON lines); LOG_LEVEL; each record carries the request id (console.request_id). Celery workers and
-# beat use it too (console.celery), not Celery's own.
-LOGGING = logging_config()
+# One line layout for every process, Celery's too (console.log_format, console.celery), with the request id
+GANTRY_LOG_FORMAT = os.environ.get("GANTRY_LOG_FORMAT", "text")  # text, or json: JSON lines for a log shipper
+LOGGING = logging_config(fmt=GANTRY_LOG_FORMAT, level=os.environ.get("LOG_LEVEL", "INFO"))
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # Request bodies larger than this are refused with 413 before anything reads them: API inputs
