@@ -68,7 +68,8 @@ def test_gunicorn_serves_a_page_with_hashed_css_and_js_from_whitenoise(productio
     for u, response in static.items():
         assert response.status == 200, u
         assert "immutable" in response.headers["cache-control"], u  # WhiteNoise's answer for a hashed file
-    assert "system-ui" in page.evaluate("getComputedStyle(document.body).fontFamily")  # gantry.css applied
+    assert "system-ui" in page.evaluate("() => getComputedStyle(document.body).fontFamily")  # gantry.css applied
+    assert page.evaluate("() => typeof window.htmx") == "object"  # the scripts ran
 
     # the API docs' vendored Swagger UI (drf-spectacular-sidecar) is collected and served the same way
     manifest = json.loads((var_dir / "static" / "staticfiles.json").read_text())["paths"]
