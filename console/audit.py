@@ -15,6 +15,9 @@ Who got in and who was turned away is recorded too, without an Actor: :func:`rec
 (logins and failed logins, by signal: console.login_audit) and :func:`record_refusal` (requests
 the role checks refuse with 403: console.permissions).
 
+Each entry names the web request that made it (``request_id``, console.request_id; empty for a
+change made by a task or a command outside any request).
+
 The entry is written when the block ends: ``ok`` when it ended normally, ``failed`` with the
 error's text as the reason when an exception left it (the exception goes on). Call ``audited``
 outside any ``transaction.atomic`` block that may roll back, or the failed entry goes with it.
@@ -31,6 +34,7 @@ from typing import Any
 
 from console.actor import Actor, client_ip
 from console.models import AuditEntry
+from console.request_id import current_request_id
 from console.roles import role_of
 
 MAX_REASON = 2000  # characters kept of an error's text
@@ -75,6 +79,7 @@ def record_audit(
         after=_jsonable(after),
         result=AuditEntry.OK if ok else AuditEntry.FAILED,
         reason=reason[:MAX_REASON],
+        request_id=current_request_id() or "",
     )
 
 
@@ -85,6 +90,7 @@ def record_access(*, username: str, role: str, source: str, ip: str | None, acti
     return AuditEntry.objects.create(
         actor=username[:150], actor_role=role, source=source, ip=ip, action=action, target_type=target_type,
         target=target[:255], result=AuditEntry.OK if ok else AuditEntry.FAILED, reason=reason[:MAX_REASON],
+        request_id=current_request_id() or "",
     )
 
 

@@ -73,6 +73,8 @@ class AuditEntry(models.Model):
     after = models.JSONField(null=True, blank=True)
     result = models.CharField(max_length=8, choices=RESULTS)
     reason = models.TextField(blank=True)
+    # the web request that made the change (console.request_id; its X-Request-ID answer and log lines)
+    request_id = models.CharField(max_length=64, blank=True, db_index=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -19,6 +19,7 @@ import redis
 from django.conf import settings
 
 from console.errors import QueueUnavailable
+from console.request_id import CELERY_HEADER, current_request_id
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,10 @@ def check_redis() -> None:
 def submit(task, *, kwargs: dict, task_id: str | None = None, queue: str | None = None) -> str:
     """Queue ``task`` with JSON ``kwargs``; its task id. Fast failure when Redis is down."""
     check_redis()
-    options = {"retry": False}
+    options: dict = {"retry": False}
+    rid = current_request_id()
+    if rid:  # the task's log lines carry the id of the request that queued it (console.celery)
+        options["headers"] = {CELERY_HEADER: rid}
     if task_id:
         options["task_id"] = task_id
     if queue:

@@ -63,6 +63,7 @@ class AuditRecord:
     after: Any
     result: str
     reason: str
+    request_id: str = ""  # the web request that made it (console.request_id)
 
     @property
     def before_items(self) -> tuple[AuditItem, ...]:

@@ -89,7 +89,7 @@ def token_list(*, username: str | None = None, active: bool | None = None) -> Re
 def audit_record(entry: AuditEntry) -> AuditRecord:
     return AuditRecord(entry.pk, entry.created_at, entry.actor, entry.actor_role, entry.source, entry.ip,
                        entry.action, entry.target_type, entry.target, entry.before, entry.after,
-                       entry.result, entry.reason)
+                       entry.result, entry.reason, entry.request_id)
 
 
 def _day_bound(value: date | datetime, end: bool) -> datetime:
@@ -128,3 +128,25 @@ def audit_list(
         qs = qs.filter(created_at__lte=_day_bound(until, end=True))
     qs = qs.order_by("created_at", "id") if oldest_first else qs.order_by("-created_at", "-id")
     return RecordSequence(qs, audit_record)
+
+
+def dependencies_ready() -> dict[str, bool]:
+    """Whether each dependency a web request needs answers now: ``{"database": True}`` (the readiness probe).
+
+    The database: a connection (re)opened if it was lost, and ``SELECT 1``. Redis is not asked: only
+    requests that queue work need it, and they answer 503 themselves when it is down (console.queueing)."""
+    return {"database": _database_answers()}
+
+
+def _database_answers() -> bool:
+    from django.db import DatabaseError, connection
+
+    try:
+        connection.ensure_connection()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except DatabaseError:
+        connection.close_if_unusable_or_obsolete()
+        return False
+    return True

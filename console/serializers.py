@@ -119,4 +119,5 @@ class AuditOutput(serializers.Serializer):
     after = serializers.JSONField(allow_null=True)
     result = serializers.ChoiceField(choices=["ok", "failed"])
     reason = serializers.CharField()
+    request_id = serializers.CharField(allow_blank=True, help_text="the web request that made the change (its X-Request-ID)")
 

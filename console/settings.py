@@ -23,6 +23,7 @@ from pathlib import Path
 
 import dj_database_url
 
+from console.log_format import logging_config
 from console.redis_server import private_redis_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -77,7 +78,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "console.request_id.RequestIdMiddleware",  # first: everything after logs and audits with the request's id
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files from STATIC_ROOT (collectstatic), hashed names
     "console.metrics.RequestMetricsMiddleware",  # /metrics: requests and their time per view
     "console.middleware.ContentSecurityPolicyMiddleware",
     "console.middleware.BodySizeLimitMiddleware",
@@ -142,6 +145,12 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
+# WhiteNoise serves STATIC_ROOT: hashed names (cached a year) and gzip copies written by collectstatic (make run
+# runs it before gunicorn; tests render with the plain storage: tests/fixtures/console.py).
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
 
 # The engine's part: one namespaced dict. The engine never reads Django settings; the
 # Django side builds the engine's frozen config objects from this.
@@ -281,12 +290,10 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-}
+# One line layout for every process, Celery's too (console.log_format, console.celery), with the request id
+GANTRY_LOG_FORMAT = os.environ.get("GANTRY_LOG_FORMAT", "text")  # text, or json: JSON lines for a log shipper
+LOGGING = logging_config(fmt=GANTRY_LOG_FORMAT, level=os.environ.get("LOG_LEVEL", "INFO"))
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # Request bodies larger than this are refused with 413 before anything reads them: API inputs
 # are small JSON documents; a test message body is the largest thing a form sends.
@@ -379,7 +386,7 @@ if not DEBUG:
         SESSION_COOKIE_SECURE = True
         CSRF_COOKIE_SECURE = True
         SECURE_SSL_REDIRECT = True
-        SECURE_REDIRECT_EXEMPT = [r"^health$"]  # load balancers probe over plain HTTP
+        SECURE_REDIRECT_EXEMPT = [r"^health$", r"^healthz$", r"^readyz$"]  # load balancers probe over plain HTTP
         SECURE_HSTS_SECONDS = 31536000
         SECURE_HSTS_INCLUDE_SUBDOMAINS = True
         SECURE_HSTS_PRELOAD = True

@@ -82,7 +82,8 @@ class Supervisor:
 
     def _spawn(self, spec: ProcessSpec) -> subprocess.Popen:
         self._open_log(spec.name)
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **spec.env}
+        # GANTRY_PROCESS_NAME: the service's name in its log lines (console.log_format)
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "GANTRY_PROCESS_NAME": spec.name, **spec.env}
         proc = subprocess.Popen(
             spec.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
             start_new_session=True,  # Ctrl-C reaches only us; we stop children in order

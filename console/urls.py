@@ -8,6 +8,8 @@ urlpatterns = [
     path("", include("brokers.urls")),
     path("health", views.health, name="health"),
     path("metrics", metrics.metrics, name="metrics"),
+    path("healthz", views.healthz, name="healthz"),  # liveness (load balancers; console.views)
+    path("readyz", views.readyz, name="readyz"),  # readiness: the database answers
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("audit/", views.audit_log, name="audit-log"),

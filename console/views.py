@@ -29,6 +29,23 @@ def health(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok"})
 
 
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    """Liveness for a load balancer or orchestrator: the process answers. Touches nothing else (a
+    database outage must not get healthy web processes restarted); no login, nothing revealed."""
+    return JsonResponse({"status": "ok"})
+
+
+@require_GET
+def readyz(request: HttpRequest) -> JsonResponse:
+    """Readiness: 200 when every dependency a request needs answers, else 503 naming the ones that did
+    not (``{"status": "unavailable", "failed": ["database"]}``). No login; no addresses, no error text."""
+    failed = [name for name, ready in selectors.dependencies_ready().items() if not ready]
+    if failed:
+        return JsonResponse({"status": "unavailable", "failed": failed}, status=503)
+    return JsonResponse({"status": "ok", "failed": []})
+
+
 class LoginView(auth_views.LoginView):
     """Django's login page with the failed-login lockout (429 while locked)."""
 

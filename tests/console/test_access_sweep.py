@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 METHODS = ("get", "post", "put", "patch", "delete")
 # (path regex, methods) open to anyone
 OPEN = [
-    (r"^/health$", set(METHODS)),  # GET only; other methods 405
+    (r"^/(health|healthz|readyz)$", set(METHODS)),  # probes: GET only; other methods 405
     (r"^/login/$", set(METHODS)),
     (r"^/logout/$", set(METHODS)),
     (r"^/api/v1/auth/token$", {"post"}),  # username and password in, token out

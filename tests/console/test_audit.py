@@ -76,7 +76,7 @@ def test_api_filters_by_actor_action_target_result_and_date(api_client_as) -> No
     assert page["count"] >= 4 and len(page["results"]) == 2 and page["next"]
     entry = api.get("/api/v1/audit-log", {"result": "failed"}).json()["results"][0]
     assert set(entry) == {"id", "created_at", "actor", "actor_role", "source", "ip", "action", "target_type", "target",
-                          "before", "after", "result", "reason"}
+                          "before", "after", "result", "reason", "request_id"}
     for bad in ({"since": "yesterday"}, {"result": "maybe"}, {"ordering": "actor"}):
         assert api.get("/api/v1/audit-log", bad).status_code == 400
 

@@ -5,6 +5,7 @@ import pytest
 
 from console.errors import QueueUnavailable
 from console.queueing import RedisLock, check_redis, submit
+from console.request_id import request_id_scope
 from console.tasks import ping_task
 
 pytestmark = pytest.mark.slow
@@ -14,6 +15,15 @@ def test_a_real_worker_answers_a_task(celery_worker):
     celery_worker()
     result = ping_task.delay()
     assert result.get(timeout=30)["pong"] is True
+
+
+def test_a_task_queued_by_a_request_logs_with_its_request_id(celery_worker):
+    worker = celery_worker()
+    with request_id_scope("req-celery-0001"):  # as console.request_id's middleware sets it for a web request
+        result = ping_task.AsyncResult(submit(ping_task, kwargs={}))
+    assert result.get(timeout=30)["request_id"] == "req-celery-0001"
+    assert any("console.tasks req=req-celery-0001 pong" in line for line in worker.log().splitlines())
+    assert ping_task.delay().get(timeout=30)["request_id"] is None  # outside a request: none
 
 
 def test_submit_fails_fast_with_a_clear_reason_when_redis_is_down(celery_redis):

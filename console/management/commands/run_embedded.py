@@ -1,5 +1,6 @@
 """``make run``: Redis, the cluster (broker-a SYNC_MASTER with a slave, broker-b alone), Celery (worker,
-analytics worker, beat), a demo workload and the web server, supervised in one foreground process
+analytics worker, beat), a demo workload and the web server (gunicorn, after ``collectstatic``: WhiteNoise
+serves the static files under hashed names, as in production), supervised in one foreground process
 (Ctrl-C stops them in reverse order).
 
 The cluster runs with the ACL on (plain TCP on loopback): on first start an admin and a demo account
@@ -12,6 +13,7 @@ import sys
 from pathlib import Path
 
 from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from brokers.engine.acl.account_file import ensure_plain_acl_file
@@ -20,6 +22,11 @@ from console.file_modes import secure_var_dir, use_private_umask
 from console.admin_account import login_line
 from console.redis_server import READY_MARKER, private_redis_password, redis_argv
 from console.supervisor import ProcessSpec, Supervisor
+
+
+def web_server_argv(bind: str) -> list[str]:
+    """The production web server serving the console on ``bind`` (host:port): gunicorn with console/gunicorn_conf.py."""
+    return [sys.executable, "-m", "gunicorn", "-c", "python:console.gunicorn_conf", "--bind", bind, "console.wsgi"]
 
 
 class Command(BaseCommand):
@@ -43,6 +50,8 @@ class Command(BaseCommand):
                slave: list[str] | None = None, verbose: bool = False, **options):
         use_private_umask()  # every file the stack creates is for this user only (children inherit it)
         secure_var_dir(Path(settings.VAR_DIR))
+        # hashed, compressed copies of the static files under STATIC_ROOT for WhiteNoise (only changed files are copied)
+        call_command("collectstatic", interactive=False, verbosity=0)
         brokers = broker or ["broker-a:10911", "broker-b:10921"]
         # the seeds' recommended deployment: broker-a a SYNC_MASTER with one slave, broker-b alone
         slaves = slave if slave is not None else ([] if broker else ["broker-a:10915"])
@@ -74,8 +83,8 @@ class Command(BaseCommand):
         ]
         if not no_demo:
             specs.append(ProcessSpec("demo", [py, manage, "run_demo"], ready_marker="demo workload running", env=env))
-        specs.append(ProcessSpec("web", [py, manage, "runserver", web, "--noreload", "--insecure"],
-                                 ready_marker="Quit the server", env=env))
+        # the production web server: gunicorn (console/gunicorn_conf.py), static files by WhiteNoise
+        specs.append(ProcessSpec("web", web_server_argv(web), ready_marker="Booting worker", env=env))
         url = f"http://{web}/"
         ready = ["", f"Gantry is running: open {url}", login_line(url) or "No admin account yet: run `python manage.py ensure_admin`.",
                  "Ctrl-C stops everything."]
