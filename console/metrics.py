@@ -19,6 +19,7 @@ from typing import Callable
 from django.http import HttpRequest, HttpResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
+from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import api_view, permission_classes
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
@@ -66,6 +67,7 @@ class ReadMetrics(BasePermission):
         return bool(request.user and request.user.is_authenticated and request.method in SAFE_METHODS)
 
 
+@extend_schema(exclude=True)  # Prometheus text, not part of the JSON API
 @api_view(["GET"])
 @permission_classes([ReadMetrics])
 def metrics(request) -> HttpResponse:
