@@ -1,15 +1,17 @@
 """The settings reference: every environment variable console/settings.py reads, found in its source.
 
 Read from the code, not kept by hand, so the table cannot drift: the syntax tree of the settings
-module is searched for the ways it reads the environment (``os.environ.get("X", default)``,
-``os.environ["X"]``, ``_env_bool("X", default)``, ``dj_database_url.config(default=...)``, which reads
-``DATABASE_URL``). For each variable the reference names the setting it feeds (the assigned name,
+module is searched for the ways it reads the environment: ``os.environ.get("X", default)``,
+``os.environ["X"]``, a helper of the module that reads the variable its first argument names (like
+``_env_bool("X", default)``), and ``dj_database_url.config(default=...)``, which reads
+``DATABASE_URL``. For each variable the reference names the setting it feeds (the assigned name,
 ``MQ["STORE_DIR"]`` for a dict entry, the names an ``if`` on it sets), its default (the expression
 as written) and its meaning: the comment on the line, else the comment block right above the
 statement (inside a dict literal: above the first of its run of entries), else the variable's
 parenthesis in the module docstring (``GANTRY_HTTPS (serve over HTTPS only: ...)``), else the
-comment above the whole statement (a dict) or the docstring of the function that reads it. ``python manage.py settings_reference`` writes
-docs/settings.md; tests/console/test_settings_reference.py fails when that file differs.
+comment above the whole statement (a dict) or the docstring of the function that reads it.
+``python manage.py settings_reference`` writes docs/settings.md; tests/console/test_settings_reference.py
+fails when that file differs.
 """
 from __future__ import annotations
 
@@ -75,6 +77,11 @@ class _Finder:
         self.found: dict[str, dict] = {}
         self.helpers = {node.name: node for node in self.tree.body if isinstance(node, ast.FunctionDef)}
         self.helper_users = self._helper_users()
+        # helpers that read the variable their first argument names, like _env_bool("DEBUG", False)
+        self.readers = {"os.environ.get", "os.getenv"} | {
+            name for name, node in self.helpers.items()
+            if any(isinstance(call, ast.Call) and _dotted(call.func) in ("os.environ.get", "os.getenv") and call.args
+                   and isinstance(call.args[0], ast.Name) for call in ast.walk(node))}
 
     def _helper_users(self) -> dict[str, list[str]]:
         """Function name -> the top-level names assigned from a call of it (``SECRET_KEY = _secret_key()``)."""
@@ -100,7 +107,7 @@ class _Finder:
     def _read(self, node: ast.AST, parents: dict[ast.AST, ast.AST]) -> _Read | None:
         if isinstance(node, ast.Call):
             name = _dotted(node.func)
-            if name in ("os.environ.get", "os.getenv", "_env_bool") and node.args and _is_str(node.args[0]):
+            if name in self.readers and node.args and _is_str(node.args[0]):
                 default = self._segment(node.args[1]) if len(node.args) > 1 else None
                 parent = parents.get(node)
                 if default is None and isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or) \
