@@ -27,7 +27,7 @@ from console.log_format import logging_config
 from console.redis_server import private_redis_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("GANTRY_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR = Path(os.environ.get("GANTRY_VAR_DIR", BASE_DIR / "var"))  # what the processes of this host write: database, stores, lake, logs, keys
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -54,8 +54,8 @@ def _secret_key() -> str:
 
 
 SECRET_KEY = _secret_key()
-DEBUG = _env_bool("DEBUG", False)
-ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
+DEBUG = _env_bool("DEBUG", False)  # Django's debug pages; never in production
+ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]  # comma-separated names the console answers to
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -114,7 +114,7 @@ TEMPLATES = [
 WSGI_APPLICATION = "console.wsgi.application"
 
 DATABASES = {
-    "default": dj_database_url.config(
+    "default": dj_database_url.config(  # the console's database: sqlite:///PATH or postgres://USER:PASSWORD@HOST/NAME
         default=f"sqlite:///{VAR_DIR / 'console.sqlite3'}", conn_max_age=60
     )
 }
@@ -156,8 +156,8 @@ STORAGES = {
 # Django side builds the engine's frozen config objects from this.
 MQ = {
     "NAMESRV_ADDR": os.environ.get("NAMESRV_ADDR", "127.0.0.1:9876"),
-    "STORE_DIR": os.environ.get("GANTRY_STORE_DIR", str(VAR_DIR / "store")),
-    "FLUSH_DISK_TYPE": os.environ.get("GANTRY_FLUSH", "ASYNC_FLUSH"),
+    "STORE_DIR": os.environ.get("GANTRY_STORE_DIR", str(VAR_DIR / "store")),  # run_cluster's store root: a directory per broker
+    "FLUSH_DISK_TYPE": os.environ.get("GANTRY_FLUSH", "ASYNC_FLUSH"),  # run_cluster's flushDiskType without --flush: ASYNC_FLUSH or SYNC_FLUSH
     # Admin calls from web requests must answer fast; a dead name server should not hang a page.
     "ADMIN_TIMEOUT_S": float(os.environ.get("GANTRY_ADMIN_TIMEOUT_S", "3")),
     # The ACL account the console, Celery and mqadmin sign every request with (RocketMQ's
@@ -199,7 +199,7 @@ CACHES = {
 PRIVATE_REDIS = not os.environ.get("REDIS_URL")
 PRIVATE_REDIS_PORT = int(os.environ.get("GANTRY_REDIS_PORT", "6479"))  # off 6379 so a system redis is left alone
 REDIS_URL = os.environ.get("REDIS_URL") or private_redis_url(VAR_DIR, PRIVATE_REDIS_PORT)
-SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
+SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")  # where dashboard refreshes run: local[*] or spark://HOST:7077 (docs/analytics.md)
 
 # -- Celery (console/celery.py reads every CELERY_* name) ------------------------------------------
 # A message a worker took but did not acknowledge (acks_late) goes back to the queue after the
@@ -257,12 +257,12 @@ GANTRY_HEALTH = {
 # steady replication on a LAN stays far below a second, and with ASYNC_MASTER the lag is the window of
 # acknowledged messages a lost master disk takes with it.
 GANTRY_HA_LAG_ALERT_BYTES = int(os.environ.get("GANTRY_HA_LAG_ALERT_BYTES", str(64 << 20)))
-GANTRY_HA_LAG_ALERT_S = float(os.environ.get("GANTRY_HA_LAG_ALERT_S", "10"))
+GANTRY_HA_LAG_ALERT_S = float(os.environ.get("GANTRY_HA_LAG_ALERT_S", "10"))  # the same alert by seconds behind
 
 # Analytics: the metrics lake and the dashboards (docs/analytics.md).
 GANTRY_ANALYTICS = {
-    "LAKE_DIR": os.environ.get("GANTRY_LAKE_DIR", str(VAR_DIR / "lake")),
-    "SAMPLE_INTERVAL_S": float(os.environ.get("GANTRY_SAMPLE_INTERVAL_S", "10")),
+    "LAKE_DIR": os.environ.get("GANTRY_LAKE_DIR", str(VAR_DIR / "lake")),  # the metrics lake; with several hosts a path all of them mount
+    "SAMPLE_INTERVAL_S": float(os.environ.get("GANTRY_SAMPLE_INTERVAL_S", "10")),  # seconds between metrics samples (beat)
 }
 
 from celery.schedules import crontab  # noqa: E402  (settings stay one flat module)
@@ -292,7 +292,7 @@ CELERY_BEAT_SCHEDULE = {
 
 # One line layout for every process, Celery's too (console.log_format, console.celery), with the request id
 GANTRY_LOG_FORMAT = os.environ.get("GANTRY_LOG_FORMAT", "text")  # text, or json: JSON lines for a log shipper
-LOGGING = logging_config(fmt=GANTRY_LOG_FORMAT, level=os.environ.get("LOG_LEVEL", "INFO"))
+LOGGING = logging_config(fmt=GANTRY_LOG_FORMAT, level=os.environ.get("LOG_LEVEL", "INFO"))  # LOG_LEVEL: DEBUG, INFO, WARNING or ERROR
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # Request bodies larger than this are refused with 413 before anything reads them: API inputs
