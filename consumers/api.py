@@ -1,7 +1,7 @@
 """/api/v1/groups and /api/v1/allocation: the same selectors and services as the console pages.
 
 GET groups (?search=&kind=user,system&ordering=&page=&page_size=), GET groups/{name},
-GET groups/{name}/progress (?topic=), GET groups/{name}/reset-offset (?topic=&timestamp=: the
+GET groups/{name}/progress (?topic=), GET groups/{name}/reset-offset (?topic=&to=&timestamp=: the
 plan, nothing changes) and POST (apply; operator), GET groups/{name}/allocation (?topic=: the
 live check); POST allocation/preview and allocation/compare (viewers may: they change nothing);
 POST groups/{name}/rebalance, GET/POST rebalance-jobs, GET rebalance-jobs/{id} (shapes in
@@ -81,15 +81,16 @@ class GroupViewSet(viewsets.ViewSet):
     @extend_schema(methods=["GET"], parameters=[NAME, ResetOffsetInput], responses=OffsetResetOutput,
                    description="The plan of a reset: each queue's offset before and after. Nothing changes.")
     @extend_schema(methods=["POST"], parameters=[NAME], request=ResetOffsetInput, responses=OffsetResetOutput,
-                   description="Reset the group's offsets of a topic to a time (operator).")
+                   description="Reset the group's offsets of a topic (operator): to a time, now, the earliest or latest offset, "
+                               "or one queue's offset (offline groups).")
     @action(detail=True, methods=["get", "post"], url_path="reset-offset")
     def reset_offset(self, request: Request, name: str) -> Response:
         if request.method == "GET":
             q = parse_input(ResetOffsetInput, query_dict(request))
-            plan = selectors.group_offset_reset_plan(name=name, topic=q["topic"], timestamp_ms=q["timestamp"])
+            plan = selectors.group_offset_reset_plan(name=name, topic=q["topic"], target=q["target"])
             return Response(OffsetResetOutput(plan).data)
         data = parse_input(ResetOffsetInput, request.data)
-        done = services.group_reset_offset(actor=actor_from_request(request), group=name, topic=data["topic"], timestamp_ms=data["timestamp"])
+        done = services.group_reset_offset(actor=actor_from_request(request), group=name, topic=data["topic"], target=data["target"])
         return Response(OffsetResetOutput(done).data)
 
     @extend_schema(parameters=[NAME, ProgressQuery], responses=GroupAllocationOutput)

@@ -15,6 +15,7 @@ from console.query_filters import ChoiceFilter, FilterForm
 from consumers import rules
 from consumers.allocation import Scenario, strategy_names
 from consumers.rebalance.selectors import JobFilter
+from consumers.reset_target import RESET_TO_LABELS, reset_target
 from consumers.types import GROUP_KINDS
 
 DEFAULT_LAYOUT = "broker-a:8, broker-b:8"
@@ -35,19 +36,33 @@ class GroupFilterForm(FilterForm):
 
 
 class ResetOffsetForm(forms.Form):
-    topic = forms.ChoiceField(choices=())
-    timestamp = forms.CharField(label="Reset to", help_text="a time (2024-05-01T12:00:00Z, no zone = UTC) or ms since the epoch",
-                                widget=forms.TextInput(attrs={"placeholder": "2024-05-01T12:00:00Z"}))
+    """The reset page: a topic and where to (consumers.reset_target: the same rule as the API)."""
 
-    def __init__(self, *args, topics: tuple[str, ...], **kwargs) -> None:
+    topic = forms.ChoiceField(choices=())
+    to = forms.ChoiceField(label="Reset to", choices=list(RESET_TO_LABELS.items()), initial="time", required=False,
+                           widget=forms.RadioSelect)
+    timestamp = forms.CharField(label="Time", required=False, help_text="a time (2024-05-01T12:00:00Z, no zone = UTC) or ms since the epoch",
+                                widget=forms.TextInput(attrs={"placeholder": "2024-05-01T12:00:00Z"}))
+    broker = forms.ChoiceField(label="Broker", choices=(), required=False)
+    queue_id = forms.CharField(label="Queue", required=False, widget=forms.TextInput(attrs={"inputmode": "numeric", "size": 4}))
+    offset = forms.CharField(label="Offset", required=False, widget=forms.TextInput(attrs={"inputmode": "numeric", "size": 12}))
+
+    def __init__(self, *args, topics: tuple[str, ...], brokers: tuple[str, ...] = (), **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["topic"].choices = [(t, t) for t in topics]
+        self.fields["broker"].choices = [("", "—")] + [(b, b) for b in brokers]
 
-    def clean_timestamp(self) -> int:
+    def clean(self) -> dict:
+        data = super().clean()
+        if self.errors:
+            return data
         try:
-            return rules.parse_time_ms(self.cleaned_data["timestamp"], "timestamp")
+            data["target"] = reset_target(data.get("to"), timestamp=data.get("timestamp"), broker=data.get("broker"),
+                                          queue_id=data.get("queue_id"), offset=data.get("offset"))
         except InvalidInput as exc:
-            raise ValidationError(exc.fields["timestamp"][0]) from None
+            for name, reasons in exc.fields.items():
+                self.add_error(name if name in self.fields else None, reasons[0])
+        return data
 
 
 def _text(label: str, **kwargs) -> forms.CharField:

@@ -30,10 +30,11 @@ from brokers.gateway.client import get_admin_client
 from brokers.gateway.cluster import cluster_info, masters_by_addr
 from brokers.gateway.connections import GroupConnections, consumer_connections
 from brokers.gateway.groups import group_survey
-from brokers.gateway.queues import max_offsets, search_offsets
+from brokers.gateway.queues import max_offsets, min_offsets, search_offsets
 from brokers.gateway.topic_routes import topic_route_data
 from console.errors import InvalidInput, NotFound
 from consumers import live, previews
+from consumers.reset_target import ResetTarget
 from consumers.rules import checked_group, checked_topic
 from consumers.types import (
     CONSUME_TYPES,
@@ -222,6 +223,11 @@ def group_detail(*, name: str) -> GroupDetail:
     )
 
 
+def master_broker_names() -> tuple[str, ...]:
+    """The brokers with a master, by name (the reset page's choice of a queue's broker)."""
+    return tuple(sorted(set(_masters()[1].values())))
+
+
 def group_topics(*, name: str) -> tuple[str, ...]:
     """The topics the group subscribes or has offsets for (retry topics left out)."""
     _, conns, _ = _known_or_online(name)
@@ -257,12 +263,13 @@ def group_member_ids(*, name: str) -> tuple[str, ...]:
 # -- offset reset ----------------------------------------------------------------------------------------
 
 
-def group_offset_reset_plan(*, name: str, topic: str, timestamp_ms: int) -> OffsetResetPlan:
-    """What resetting the group's offsets of ``topic`` to ``timestamp_ms`` would do, per queue.
+def group_offset_reset_plan(*, name: str, topic: str, target: ResetTarget) -> OffsetResetPlan:
+    """What resetting the group's offsets of ``topic`` to ``target`` would do, per queue.
 
     The queues are the topic's write queues on each broker of its route, as RocketMQ's broker
-    resets them; the new offset is the one of the message stored at (or nearest to) the time,
-    forced (it may move forwards or backwards). Nothing changes.
+    resets them; the new offset is, per target, the one of the message stored at (or nearest to)
+    the time (time, now; earliest: the min offset), the max offset (latest), forced (it may move
+    forwards or backwards); a reset to one queue's offset plans that queue alone. Nothing changes.
     """
     checked_topic(topic)
     route = _route(topic)
@@ -274,19 +281,42 @@ def group_offset_reset_plan(*, name: str, topic: str, timestamp_ms: int) -> Offs
             queues.update({MessageQueue(topic, qd.broker_name, i): addr for i in range(qd.write_queue_nums)})
     if not queues:
         raise InvalidInput("topic", f"topic {topic} has no write queue on a master broker.")
-    targets = search_offsets(queues, timestamp_ms)
+    if target.to == "offset":
+        queues, targets = _one_queue(topic, queues, target)
+    else:
+        targets = max_offsets(queues) if target.to == "latest" else search_offsets(queues, target.broker_timestamp)
     tops = max_offsets(queues)
     rows = tuple(QueueReset(mq.broker_name, mq.queue_id, tops[mq], committed.get((mq.broker_name, topic), {}).get(mq.queue_id, -1),
                             max(targets[mq], 0)) for mq in sorted(queues))
     mode = ONLINE if conns.online else OFFLINE
     blocked = ""
-    if mode == ONLINE:
+    if mode == ONLINE and target.to == "offset":
+        blocked = ("the group is online: its members keep their own offset of each queue they hold and would write it back; "
+                   "stop them to set one queue's offset, or reset every queue (to a time, now, earliest or latest)")
+    elif mode == ONLINE:
         missing = [f"{r.broker_name}:{r.queue_id}" for r in rows if r.before < 0]
         if missing:
             blocked = (f"the group is online and has no committed offset for queue{'s' if len(missing) > 1 else ''} "
                        f"{', '.join(missing[:8])}{' …' if len(missing) > 8 else ''} of {topic}; RocketMQ resets the offsets "
                        "of online members only where they committed one (let them consume first, or stop them)")
-    return OffsetResetPlan(name, topic, timestamp_ms, mode, rows, blocked)
+    return OffsetResetPlan(name, topic, target, mode, rows, blocked)
+
+
+def _one_queue(topic: str, queues: dict[MessageQueue, str], target: ResetTarget) -> tuple[dict[MessageQueue, str], dict[MessageQueue, int]]:
+    """The one queue of a reset to an offset, checked against the route and the queue's offsets."""
+    brokers = sorted({mq.broker_name for mq in queues})
+    if target.broker_name not in brokers:
+        raise InvalidInput("broker", f"{topic} has no write queue on broker {target.broker_name!r}; its brokers: {', '.join(brokers)}.")
+    mq = MessageQueue(topic, target.broker_name, target.queue_id)
+    if mq not in queues:
+        count = sum(1 for q in queues if q.broker_name == target.broker_name)
+        raise InvalidInput("queue_id", f"{target.broker_name} has queues 0-{count - 1} of {topic}, not {target.queue_id}.")
+    one = {mq: queues[mq]}
+    low, high = min_offsets(one)[mq], max_offsets(one)[mq]
+    if not low <= target.offset <= high:
+        raise InvalidInput("offset", f"{target.broker_name} queue {target.queue_id} of {topic} holds offsets {low} to {high} "
+                                     f"(the max offset is the next message's); {target.offset} is outside.")
+    return one, {mq: target.offset}
 
 
 def reset_queues(plan: OffsetResetPlan) -> tuple[dict[MessageQueue, str], list[str]]:

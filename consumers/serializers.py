@@ -23,6 +23,7 @@ from console.rest import StrictCharField, StrictInputSerializer, StrictIntegerFi
 from consumers import rules
 from consumers.allocation import AllocationPreview, MovementDiff, Scenario
 from consumers.previews import CompareResult, PreviewResult
+from consumers.reset_target import RESET_TO, reset_target
 from consumers.types import GROUP_KINDS
 
 # -- pieces ----------------------------------------------------------------------------------------------
@@ -76,9 +77,35 @@ class ProgressQuery(StrictInputSerializer):
     topic = StrictCharField(required=False, help_text="only this topic")
 
 
+@extend_schema_field({"type": "integer", "minimum": 0, "maximum": 2**63 - 1})
+class WholeNumberField(serializers.Field):
+    """A whole number 0 or more, as a JSON integer or (query strings) digits; checked by reset_target."""
+
+    def to_internal_value(self, data):
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
 class ResetOffsetInput(StrictInputSerializer):
+    """Where to reset: ``to`` time (default; with ``timestamp``), now, earliest, latest, or offset (one
+    queue: ``broker``, ``queue_id``, ``offset``). The validated data carry ``target`` (a ResetTarget)."""
+
     topic = StrictCharField()
-    timestamp = TimeField(help_text="reset to the messages stored at this time")
+    to = serializers.ChoiceField(choices=RESET_TO, required=False, help_text="where the offsets go; default time")
+    timestamp = TimeField(required=False, help_text="to=time: reset to the messages stored at this time")
+    broker = StrictCharField(required=False, help_text="to=offset: the queue's broker")
+    queue_id = WholeNumberField(required=False, help_text="to=offset: the queue's id")
+    offset = WholeNumberField(required=False, help_text="to=offset: the queue's new offset (min to max offset)")
+
+    def validate(self, attrs: dict) -> dict:
+        try:
+            target = reset_target(attrs.get("to"), timestamp=attrs.get("timestamp"), broker=attrs.get("broker"),
+                                  queue_id=attrs.get("queue_id"), offset=attrs.get("offset"))
+        except InvalidInput as exc:
+            raise serializers.ValidationError(exc.fields) from None
+        return {"topic": attrs["topic"], "target": target}
 
 
 class GroupRowOutput(serializers.Serializer):
@@ -167,8 +194,10 @@ class QueueResetOutput(serializers.Serializer):
 class OffsetResetOutput(serializers.Serializer):
     group = serializers.CharField()
     topic = serializers.CharField()
-    timestamp_ms = serializers.IntegerField()
-    time = serializers.DateTimeField()
+    to = serializers.ChoiceField(choices=RESET_TO, source="target.to")
+    target = serializers.CharField(source="target.label", help_text="where the offsets go, in words")
+    timestamp_ms = serializers.IntegerField(allow_null=True, help_text="to=time or now: the time reset to; else null")
+    time = serializers.DateTimeField(allow_null=True)
     mode = serializers.ChoiceField(choices=("online", "offline"))
     applied = serializers.BooleanField()
     blocked = serializers.CharField(help_text="why it cannot be applied now; empty when it can")

@@ -1,4 +1,4 @@
-"""Consumer-group writes: reset offsets by time. Each checks the actor's role, refuses bad input
+"""Consumer-group writes: reset offsets (to a time, now, earliest, latest or one queue's offset). Each checks the actor's role, refuses bad input
 before anything changes on a broker, and records an audit entry.
 
 How a reset is done (the same choice as RocketMQ's ``mqadmin resetOffsetByTime``):
@@ -22,6 +22,7 @@ from console.audit import audited
 from console.errors import Conflict
 from console.roles import Role
 from consumers import selectors
+from consumers.reset_target import ResetTarget
 from consumers.rules import checked_group
 from consumers.types import ONLINE, OffsetResetPlan, QueueReset
 
@@ -30,23 +31,24 @@ def _offsets(queues: tuple[QueueReset, ...], attr: str) -> dict[str, int]:
     return {f"{q.broker_name}:{q.queue_id}": getattr(q, attr) for q in queues}
 
 
-def group_reset_offset(*, actor: Actor, group: str, topic: str, timestamp_ms: int) -> OffsetResetPlan:
-    """Reset the group's offsets of ``topic`` to the messages stored at ``timestamp_ms``; return what was done."""
+def group_reset_offset(*, actor: Actor, group: str, topic: str, target: ResetTarget) -> OffsetResetPlan:
+    """Reset the group's offsets of ``topic`` to ``target`` (consumers.reset_target); return what was done."""
     actor.require(Role.OPERATOR)
     with audited(actor=actor, action="group.reset_offset", target_type="group", target=group) as note:
         checked_group(group, "name")
-        plan = selectors.group_offset_reset_plan(name=group, topic=topic, timestamp_ms=timestamp_ms)
-        note.before = {"topic": topic, "timestamp_ms": timestamp_ms, "mode": plan.mode, "offsets": _offsets(plan.queues, "before")}
+        plan = selectors.group_offset_reset_plan(name=group, topic=topic, target=target)
+        asked = {"topic": topic, **target.fields(), "target": target.label(), "mode": plan.mode}
+        note.before = {**asked, "offsets": _offsets(plan.queues, "before")}
         if plan.blocked:
             raise Conflict(plan.blocked)
         queues, addrs = selectors.reset_queues(plan)
         by_key = {(mq.broker_name, mq.queue_id): mq for mq in queues}
         targets = {by_key[(q.broker_name, q.queue_id)]: q.after for q in plan.queues}
-        if plan.mode == ONLINE:
-            pushed = invoke_broker_to_reset_offset(addrs, topic, group, timestamp_ms, force=True)
+        if plan.mode == ONLINE:  # never to one queue's offset: the plan blocks that
+            pushed = invoke_broker_to_reset_offset(addrs, topic, group, target.broker_timestamp, force=True)
             targets.update({mq: off for mq, off in pushed.items() if mq in targets})
         update_consumer_offsets(group, targets, queues)
         now = committed_offsets(group, queues)
         done = tuple(replace(q, after=now[by_key[(q.broker_name, q.queue_id)]]) for q in plan.queues)
-        note.after = {"topic": topic, "timestamp_ms": timestamp_ms, "mode": plan.mode, "offsets": _offsets(done, "after")}
+        note.after = {**asked, "offsets": _offsets(done, "after")}
     return replace(plan, queues=done, applied=True)

@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 
 from brokers.engine.common.message_queue import MessageQueue
 from consumers.allocation import AssignmentCheck
+from consumers.reset_target import ResetTarget
 
 USER, SYSTEM = "user", "system"
 GROUP_KINDS = (USER, SYSTEM)
@@ -156,7 +157,7 @@ class QueueReset:
 
 @dataclass(frozen=True)
 class OffsetResetPlan:
-    """What a reset to ``timestamp_ms`` does, queue by queue, and how.
+    """What a reset to ``target`` (consumers.reset_target) does, queue by queue, and how.
 
     ``mode`` online: members are connected, the brokers push the new offsets to them
     (INVOKE_BROKER_TO_RESET_OFFSET; RocketMQ needs a committed offset on every queue for that,
@@ -166,15 +167,20 @@ class OffsetResetPlan:
 
     group: str
     topic: str
-    timestamp_ms: int
+    target: ResetTarget
     mode: str
     queues: tuple[QueueReset, ...]
     blocked: str = ""
     applied: bool = False
 
     @property
-    def time(self) -> datetime:
-        return datetime.fromtimestamp(self.timestamp_ms / 1000, tz=timezone.utc)
+    def timestamp_ms(self) -> int | None:
+        """The time reset to (time, now); None for earliest, latest and one queue's offset."""
+        return self.target.timestamp_ms
+
+    @property
+    def time(self) -> datetime | None:
+        return self.target.time
 
 
 # -- the live check --------------------------------------------------------------------------------------

@@ -113,13 +113,13 @@ def group_reset_offset(request: HttpRequest, name: str) -> HttpResponse:
     """GET: the form and, once filled in, the plan (nothing changes); POST: apply it (operator)."""
     topics = selectors.group_topics(name=name)
     data = request.POST if request.method == "POST" else (request.GET if "topic" in request.GET else None)
-    form = ResetOffsetForm(data, topics=topics)
+    form = ResetOffsetForm(data, topics=topics, brokers=selectors.master_broker_names() if topics else ())
     plan, status = None, 200
     if form.is_bound and form.is_valid():
         try:
             if request.method == "POST":
                 done = services.group_reset_offset(actor=actor_from_request(request), group=name, **_reset_args(form))
-                messages.success(request, f"Offsets of {name} on {done.topic} reset ({done.mode}).")
+                messages.success(request, f"Offsets of {name} on {done.topic} reset to {done.target.label()} ({done.mode}).")
                 return redirect("consumers:detail", name=name)
             plan = selectors.group_offset_reset_plan(name=name, **_reset_args(form))
         except ServiceError as exc:
@@ -131,7 +131,7 @@ def group_reset_offset(request: HttpRequest, name: str) -> HttpResponse:
 
 
 def _reset_args(form: ResetOffsetForm) -> dict:
-    return {"topic": form.cleaned_data["topic"], "timestamp_ms": form.cleaned_data["timestamp"]}
+    return {"topic": form.cleaned_data["topic"], "target": form.cleaned_data["target"]}
 
 
 @console_page()

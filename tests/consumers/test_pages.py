@@ -48,6 +48,22 @@ def test_reset_offsets_page_plan_then_apply(operator_client, consumed_member, gr
     assert refused.status_code == 400 and "is not a time" in refused.content.decode()
 
 
+def test_reset_offsets_page_offers_each_target_and_applies_latest(operator_client, consumed_member, group, topic) -> None:
+    page = operator_client.get(f"/groups/{group}/reset-offset").content.decode()
+    for choice in ("time", "now", "earliest", "latest", "offset"):
+        assert f'value="{choice}"' in page
+    assert '<option value="broker-a">' in page  # one queue's offset: the broker to pick
+    plan = operator_client.get(f"/groups/{group}/reset-offset", {"topic": topic, "to": "latest"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "the latest offset" in plan and '<input type="hidden" name="to" value="latest">' in plan
+    assert '<input type="hidden" name="timestamp"' not in plan
+    response = operator_client.post(f"/groups/{group}/reset-offset", {"topic": topic, "to": "latest"})
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    entry = AuditEntry.objects.filter(action="group.reset_offset", target=group, result="ok").latest("id")
+    assert entry.before["to"] == "latest"
+    refused = operator_client.post(f"/groups/{group}/reset-offset", {"topic": topic, "to": "offset", "broker": "broker-a", "queue_id": "x"})
+    assert refused.status_code == 400 and "whole number" in refused.content.decode()
+
+
 def test_a_viewer_sees_the_plan_but_may_not_apply(viewer_client, consumed_member, group, topic) -> None:
     plan = viewer_client.get(f"/groups/{group}/reset-offset", {"topic": topic, "timestamp": "0"}).content.decode()
     assert 'data-testid="plan-queues"' in plan and "apply-form" not in plan
