@@ -354,6 +354,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "PREPROCESSING_HOOKS": ["console.schema.document_without_trailing_slash"],
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "console.schema.describe_name_parameters"],
     # two "role" fields: a user's role and the role a promoted slave takes (SYNC_MASTER / ASYNC_MASTER)
     "ENUM_NAME_OVERRIDES": {"RoleEnum": "console.roles.Role", "MasterRoleEnum": "brokers.engine.client.admin_promotion.PROMOTION_ROLES"},
 }
