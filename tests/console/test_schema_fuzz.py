@@ -11,16 +11,26 @@ Everything runs in the test's database transaction, rolled back at the end.
 """
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 from contextlib import contextmanager
 
 import pytest
 
-from console.schema_examples import EXAMPLE_CLUSTER, EXAMPLE_GROUP, EXAMPLE_TOPIC
+from console.schema_examples import EXAMPLE_BROKER, EXAMPLE_CLUSTER, EXAMPLE_GROUP, EXAMPLE_TOPIC
 
 pytestmark = pytest.mark.django_db
 
-FUZZ_EXAMPLES = 6  # generated requests per operation (the schema's examples come on top)
+FUZZ_EXAMPLES = 6  # generated requests per operation
+LOGIN = ("fuzz-login", "fuzz-login-password-1")  # a user POST auth/token may log in as
+
+# Values that name something which must exist, put into the query or body wherever the generated request
+# has that field (the schema gives their format and an example; existence is the fixture's): field -> value.
+EXISTING_FIELDS = {"topic": EXAMPLE_TOPIC, "group": EXAMPLE_GROUP, "cluster": EXAMPLE_CLUSTER, "broker": EXAMPLE_BROKER}
+EXISTING_QUERY = {"page": 1}  # a page that exists (a later one is a 404)
+# ... and per operation, for fields whose meaning differs between operations
+EXISTING_BODY = {"POST /api/v1/tokens": {"username": "fuzz-target"},
+                 "POST /api/v1/auth/token": {"username": LOGIN[0], "password": LOGIN[1]}}
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +66,8 @@ def fuzz_cluster(quickstart_cluster, mq_settings, celery_redis, settings):
     member = PullClient(quickstart_cluster.namesrv_addr, EXAMPLE_GROUP, instance_name="fuzz-1", heartbeat_interval_s=None,
                         access_key=ADMIN[0], secret_key=ADMIN[1])
     member.subscribe(EXAMPLE_TOPIC, "*")
+    for mq in member.fetch_subscribe_message_queues(EXAMPLE_TOPIC):  # committed offsets: a reset of the online group applies
+        member.update_offset(mq, 0)
     yield quickstart_cluster
     member.close()
 
@@ -109,6 +121,15 @@ def _existing_things(auth: dict, cluster) -> dict:
             create_topic(admin, cluster, name, queues=1)
         return name
 
+    def throwaway_account() -> str:
+        from brokers.acl.services import AccountInput, acl_account_save
+        from console.actor import Actor
+        from console.roles import Role
+
+        access_key = f"fuzzthrowaway{next(counter)}"  # through the service: the test client would close the test's database
+        acl_account_save(actor=Actor("fuzz-schema", Role.ADMIN, "api"), data=AccountInput(access_key, "fuzz-secret-1"), create=True)
+        return access_key
+
     def throwaway_token() -> int:
         from console.actor import Actor
         from console.models import ApiToken
@@ -118,30 +139,56 @@ def _existing_things(auth: dict, cluster) -> dict:
         api_token_create(actor=Actor("fuzz-schema", Role.ADMIN, "api"), username="fuzz-target")
         return ApiToken.objects.filter(user__username="fuzz-target").latest("id").id
 
+    from brokers.models import PromotionJob
+
+    promotion = PromotionJob.objects.create(requested_by="fuzz-schema", broker_name="broker-a", broker_id=1,
+                                            candidate_addr="127.0.0.1:1", scope_key="dry:broker-a", status=PromotionJob.PLANNED)
     topic, group = EXAMPLE_TOPIC, EXAMPLE_GROUP
     things = {("/topics/{name}" + tail, "name"): topic for tail in ("", "/consumer-groups", "/messages", "/route", "/shrink", "/status")}
     things |= {("/groups/{name}" + tail, "name"): group for tail in ("", "/allocation", "/progress", "/rebalance", "/reset-offset")}
     things |= {("/brokers/{name}/promote", "name"): "broker-a", ("/broker-groups/{name}", "name"): "broker-a",
                ("/clusters/{name}", "name"): EXAMPLE_CLUSTER, ("/acl/accounts/{access_key}", "access_key"): DEMO[0],
-               ("/users/{username}", "username"): "fuzz-target", ("/rebalance-jobs/{id}", "id"): str(rebalance.get("id")),
-               ("/dashboards/refresh-runs/{id}", "id"): refresh.get("id"), ("/messages/{msg_id}", "msg_id"): sent.get("msg_id"),
+               ("/users/{username}", "username"): "fuzz-patched", ("/rebalance-jobs/{id}", "id"): str(rebalance.get("id")),
+               ("/dashboards/refresh-runs/{id}", "id"): refresh.get("id"), ("/messages/{msg_id}", "msg_id"): sent.get("offset_msg_id"),
+               ("/promotion-jobs/{id}", "id"): str(promotion.id),
                ("/tokens/{id}", "id"): throwaway_token}
     things = {("/api/v1" + path, name): value for (path, name), value in things.items()}
     things[("/api/v1/topics/{name}", "name", "DELETE")] = throwaway_topic
+    things[("/api/v1/acl/accounts/{access_key}", "access_key", "DELETE")] = throwaway_account
     return things
 
 
-@pytest.mark.xfail(strict=False, reason="issue 17 item 8 unfinished: the schema does not yet document 400/401/404/409 "
-                   "bodies, the query enums and the body rules (see the printed per-operation refusal report)")
 def test_every_operation_answers_below_500_in_the_schema_and_mostly_accepts_valid_input(
         fuzz_cluster, make_user) -> None:
     import schemathesis
 
     auth = {"Authorization": f"Token {_admin_token(make_user, 'fuzz-schema')}"}
-    make_user("operator", username="fuzz-target")
+    make_user("operator", username="fuzz-target")  # gets tokens (POST tokens, DELETE tokens/{id})
+    make_user("operator", username="fuzz-patched")  # PATCH users/{username} may deactivate it
+    make_user("viewer", username=LOGIN[0], password=LOGIN[1])
     existing = _existing_things(auth, fuzz_cluster)
     with wsgi_app() as app:
         _fuzz(schemathesis.openapi.from_wsgi("/api/v1/schema?format=json", app, headers=auth), existing, make_user)
+
+
+def _existing_fields(case, label: str) -> None:
+    """Put things the fixture holds into the generated query and body where they name something that must exist:
+    EXISTING_FIELDS and EXISTING_BODY, broker names as the keys of a topic's ``brokers``, and the URL's topic as
+    the ``name`` a PUT or PATCH of a topic may repeat."""
+    for name in case.query or {}:
+        if name in EXISTING_FIELDS or name in EXISTING_QUERY:
+            case.query[name] = EXISTING_FIELDS.get(name, EXISTING_QUERY.get(name))
+    if not isinstance(case.body, dict):
+        return
+    for name in case.body:
+        if name in EXISTING_FIELDS and isinstance(case.body[name], str):
+            case.body[name] = EXISTING_FIELDS[name]
+    case.body.update({k: v for k, v in EXISTING_BODY.get(label, {}).items() if k in case.body})
+    if isinstance(case.body.get("brokers"), dict):
+        brokers = ("broker-a", "broker-b")
+        case.body["brokers"] = {brokers[i % 2]: v for i, v in enumerate(case.body["brokers"].values())}
+    if "name" in case.body and label.startswith(("PUT /api/v1/topics/", "PATCH /api/v1/topics/")):
+        case.body["name"] = case.path_parameters["name"]
 
 
 def _fuzz(schema, existing: dict, make_user) -> None:
@@ -157,10 +204,13 @@ def _fuzz(schema, existing: dict, make_user) -> None:
 
     # deletes last, so what they remove is not missed by the operations after them
     operations.sort(key=lambda op: op.method.upper() == "DELETE")
+    tokens = itertools.count()
     for n, operation in enumerate(operations):
         label = f"{operation.method.upper()} {operation.path}"
         # an admin of the operation's own: DELETE auth/token revokes the caller's token, PATCH users/{username} may demote it
         auth = {"Authorization": f"Token {_admin_token(make_user, f'fuzz-admin-{n}')}"}
+
+        fresh_auth = label == "DELETE /api/v1/auth/token"  # revokes the token it is called with
 
         @settings(max_examples=FUZZ_EXAMPLES, derandomize=True, database=None, deadline=None,
                   suppress_health_check=list(HealthCheck))
@@ -170,7 +220,9 @@ def _fuzz(schema, existing: dict, make_user) -> None:
                 value = existing.get((operation.path, name, operation.method.upper()), existing.get((operation.path, name)))
                 if value is not None:
                     case.path_parameters[name] = value() if callable(value) else value
-            response = case.call(headers=auth)
+            _existing_fields(case, label)
+            headers = {"Authorization": f"Token {_admin_token(make_user, f'fuzz-admin-{n}-{next(tokens)}')}"} if fresh_auth else auth
+            response = case.call(headers=headers)
             if 400 <= response.status_code < 500 and label not in first_refusal:
                 first_refusal[label] = response.text[:300]
             statuses[label][response.status_code] += 1
