@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 import re
 
-from drf_spectacular.utils import OpenApiParameter
 from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import is_list_serializer
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework.settings import api_settings
 
 

@@ -16,9 +16,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from console.actor import actor_from_request
-from console.schema import ordering_parameter
 from console.rest import order_by, paginated_response, parse_input, query_dict, validated
 from console.roles import Role
+from console.schema import ordering_parameter
 from consumers import selectors, services
 from consumers.rebalance import jobs as rebalance_jobs
 from consumers.rebalance import selectors as rebalance_selectors

@@ -19,9 +19,10 @@ from rest_framework import serializers
 
 from console.errors import InvalidInput
 from console.query_filters import ChoiceSetField
-from console.times import TIME_SCHEMA
 from console.rest import StrictCharField, StrictInputSerializer, StrictIntegerField
+from console.times import TIME_SCHEMA
 from consumers import rules
+from consumers.allocation_schema import allocation_rules, params_schema
 from consumers.allocation import AllocationPreview, MovementDiff, Scenario
 from consumers.previews import CompareResult, PreviewResult
 from consumers.types import GROUP_KINDS
@@ -185,34 +186,8 @@ class ScenarioInput(StrictInputSerializer):
     queue_counts = serializers.DictField(child=StrictIntegerField(min_value=0, max_value=1024), required=False, default=dict)
 
 
-def _queue_schema() -> dict:
-    """A queue object as rules.parse_queue reads it."""
-    from console.schema_examples import TOPIC_NAME_PATTERN
-
-    return {"type": "object", "additionalProperties": False, "required": ["topic", "broker_name", "queue_id"],
-            "properties": {"topic": {"type": "string", "pattern": TOPIC_NAME_PATTERN},
-                           "broker_name": {"type": "string", "pattern": r"\S"},
-                           "queue_id": {"type": "integer", "minimum": 0, "maximum": rules.MAX_QUEUE_NUMS - 1}}}
-
-
-def _params_schema(name: str) -> dict:
-    """The parameters strategy ``name`` takes (rules.PARAMS): an object of those keys only."""
-    return {"type": "object", "additionalProperties": False, "properties": {p: {} for p in rules.PARAMS[name]}}
-
-
-def _allocation_rules() -> dict:
-    """What AllocationInputBase.validate enforces, as JSON schema (rules.parse_queues, parse_cids, parse_assignment)."""
-    queues = {"type": "array", "minItems": 1, "maxItems": rules.MAX_QUEUES, "items": _queue_schema()}
-    return {"allOf": [{"oneOf": [{"required": ["topic"]}, {"required": ["queues"]}]},
-                      {"oneOf": [{"required": ["group"]}, {"required": ["cids"]}]}],
-            "properties": {"queues": queues,
-                           "cids": {"type": "array", "minItems": 1, "maxItems": rules.MAX_CLIENTS, "items": {"type": "string", "pattern": r"\S"}},
-                           "current": {"type": "object", "maxProperties": rules.MAX_CLIENTS,
-                                       "additionalProperties": {**queues, "minItems": 0}}}}
-
-
 class AllocationInputBase(StrictInputSerializer):
-    schema_rules = _allocation_rules()
+    schema_rules = allocation_rules()
 
     topic = StrictCharField(required=False, help_text="a live topic: its readable queues")
     queues = serializers.ListField(child=serializers.JSONField(), required=False, help_text="or queues: [{topic, broker_name, queue_id}]")
@@ -251,8 +226,8 @@ class AllocationInputBase(StrictInputSerializer):
 
 
 class AllocationPreviewInput(AllocationInputBase):
-    schema_rules = {**_allocation_rules(), "oneOf": [  # each strategy with the parameters it takes
-        {"properties": {"strategy": {"enum": [name]}, "params": _params_schema(name)}} for name in rules.PARAMS]}
+    schema_rules = {**allocation_rules(), "oneOf": [  # each strategy with the parameters it takes
+        {"properties": {"strategy": {"enum": [name]}, "params": params_schema(name)}} for name in rules.PARAMS]}
 
     strategy = StrictCharField(help_text="AVG, AVG_BY_CIRCLE, CONFIG, MACHINE_ROOM, MACHINE_ROOM_NEARBY, CONSISTENT_HASH")
     params = serializers.JSONField(required=False, default=dict, help_text="the strategy's parameters")
@@ -262,9 +237,9 @@ class AllocationPreviewInput(AllocationInputBase):
 
 
 class AllocationCompareInput(AllocationInputBase):
-    schema_rules = {**_allocation_rules(), "properties": {
-        **_allocation_rules()["properties"],
-        "params": {"type": "object", "additionalProperties": False, "properties": {name: _params_schema(name) for name in rules.PARAMS}}}}
+    schema_rules = {**allocation_rules(), "properties": {
+        **allocation_rules()["properties"],
+        "params": {"type": "object", "additionalProperties": False, "properties": {name: params_schema(name) for name in rules.PARAMS}}}}
 
     params = serializers.JSONField(required=False, default=dict, help_text="{strategy name: its parameters}")
 

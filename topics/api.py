@@ -15,8 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from console.actor import actor_from_request
-from console.schema import ordering_parameter
 from console.rest import order_by, paginated_response, parse_input, query_dict, validated
+from console.schema import ordering_parameter
 from topics import selectors, services
 from topics.serializers import (
     SentMessageOutput,

@@ -1,12 +1,14 @@
 """Fuzz /api/v1 from its own OpenAPI schema (schemathesis) as an admin, in process through Django's WSGI app.
 
-Every operation gets a few derandomized schema-valid requests (FUZZ_EXAMPLES, plus the schema's own
-examples) against a cluster of this module's own that holds the things the schema's examples name
-(topic ``TopicTest``, group ``please_rename_unique_group_name``, broker ``broker-a``, cluster
-``DefaultCluster``) and a private Redis with no Celery worker, so jobs the fuzz starts stay queued.
-Every answer must be below 500 and match the schema (status documented, body of the documented
-shape). The measurement: per operation, the share of requests refused with a 4xx; fewer than a
-tenth of the operations may refuse most (more than half) of what the schema calls valid.
+Every operation gets FUZZ_EXAMPLES derandomized schema-valid requests against a cluster of this module's
+own that holds the things the schema's examples name (topic ``TopicTest``, group
+``please_rename_unique_group_name`` with a live member and committed offsets, broker ``broker-a``,
+cluster ``DefaultCluster``) and a private Redis with no Celery worker, so jobs the fuzz starts stay
+queued. The schema gives formats, not existence: where a generated path parameter, query parameter or
+body field names something that must exist, the fuzz puts in a thing the fixture holds (a throwaway one
+for a DELETE). Every answer must be below 500 and match the schema (status documented, body of the
+documented shape). The measurement: per operation, the share of requests refused with a 4xx; fewer than
+a tenth of the operations may refuse most (more than half) of what the schema calls valid.
 Everything runs in the test's database transaction, rolled back at the end.
 """
 from __future__ import annotations
