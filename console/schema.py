@@ -156,13 +156,19 @@ class ChoiceSetFieldExtension(OpenApiSerializerFieldExtension):
 
 def document_errors(result, generator, request, public):
     """Postprocessing hook: every operation may answer the API's error body with 400, 401, 403, 404, 409,
-    502 and 503 (console.http_errors maps every known error to one of them); one shared ``Problem`` component."""
+    502 and 503 (console.http_errors maps every known error to one of them), one with a body 413 and the
+    login 429; one shared ``Problem`` component."""
     result.setdefault("components", {}).setdefault("schemas", {})["Problem"] = PROBLEM_SCHEMA
     problem = {"application/json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
             responses = operation.setdefault("responses", {})
-            for status, description in ERROR_RESPONSES.items():
+            errors = dict(ERROR_RESPONSES)
+            if "requestBody" in operation:
+                errors["413"] = "the body is larger than settings.MAX_BODY_BYTES (console.middleware)"
+            if operation.get("operationId", "").startswith("auth_token_create"):
+                errors["429"] = "too many failed logins for this username and address: locked for a while (console.lockout)"
+            for status, description in errors.items():
                 responses.setdefault(status, {"description": description, "content": problem})
     return result
 

@@ -22,7 +22,7 @@ from console.query_filters import ChoiceSetField
 from console.rest import StrictCharField, StrictInputSerializer, StrictIntegerField
 from console.times import TIME_SCHEMA
 from consumers import rules
-from consumers.allocation_schema import allocation_rules, params_schema
+from consumers.allocation_schema import allocation_rules, params_schema, strategy_branch
 from consumers.allocation import AllocationPreview, MovementDiff, Scenario
 from consumers.previews import CompareResult, PreviewResult
 from consumers.types import GROUP_KINDS
@@ -227,7 +227,7 @@ class AllocationInputBase(StrictInputSerializer):
 
 class AllocationPreviewInput(AllocationInputBase):
     schema_rules = {**allocation_rules(), "oneOf": [  # each strategy with the parameters it takes
-        {"properties": {"strategy": {"enum": [name]}, "params": params_schema(name)}} for name in rules.PARAMS]}
+        strategy_branch(name) for name in rules.PARAMS]}
 
     strategy = StrictCharField(help_text="AVG, AVG_BY_CIRCLE, CONFIG, MACHINE_ROOM, MACHINE_ROOM_NEARBY, CONSISTENT_HASH")
     params = serializers.JSONField(required=False, default=dict, help_text="the strategy's parameters")
