@@ -86,7 +86,7 @@ class AuthTokenView(APIView):
         created = services.api_token_create(actor=actor, username=user.get_username(), name=data.get("name", ""))
         return Response(_created_token(created), status=http_status.HTTP_201_CREATED)
 
-    @extend_schema(request=None, responses=TokenOutput)
+    @extend_schema(request=None, responses={200: TokenOutput})
     def delete(self, request: Request) -> Response:
         if not isinstance(request.auth, ApiToken):
             raise AuthenticationFailed("authenticate with the token to revoke ('Authorization: Token <token>')")
@@ -145,7 +145,7 @@ class TokenViewSet(viewsets.ViewSet):
         created = services.api_token_create(actor=actor_from_request(request), **data)
         return Response(_created_token(created), status=http_status.HTTP_201_CREATED)
 
-    @extend_schema(parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)], responses=TokenOutput)
+    @extend_schema(parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)], responses={200: TokenOutput})
     def destroy(self, request: Request, pk: str) -> Response:
         try:
             token_id = int(pk)

@@ -16,7 +16,18 @@ class TokenRequestInput(StrictInputSerializer):
     name = StrictCharField(required=False, allow_blank=True, max_length=100, help_text="a label for the token")
 
 
+def _password_min_length() -> int:
+    """The MinimumLengthValidator's length in AUTH_PASSWORD_VALIDATORS (Django's default 8 without one)."""
+    from django.conf import settings
+
+    return next((v.get("OPTIONS", {}).get("min_length", 8) for v in settings.AUTH_PASSWORD_VALIDATORS
+                 if v["NAME"].endswith(".MinimumLengthValidator")), 1)
+
+
 class UserCreateInput(StrictInputSerializer):
+    # what user_create checks: Django's username validator (its ASCII part) and the password's minimum length
+    schema_rules = {"properties": {"username": {"pattern": r"^[\w.@+-]{1,150}$"}, "password": {"minLength": _password_min_length()}}}
+
     username = StrictCharField(trim_whitespace=False, max_length=150)
     role = serializers.ChoiceField(choices=Role.choices, default=Role.VIEWER)
     password = StrictCharField(required=False, trim_whitespace=False, max_length=4096,
@@ -24,6 +35,8 @@ class UserCreateInput(StrictInputSerializer):
 
 
 class UserUpdateInput(StrictInputSerializer):
+    schema_rules = {"minProperties": 1}  # validate(): something to change
+
     role = serializers.ChoiceField(choices=Role.choices, required=False)
     is_active = StrictBooleanField(required=False)
 

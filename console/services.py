@@ -51,6 +51,7 @@ def user_create(*, actor: Actor, username: str, role: Role, password: str | None
     actor.require(Role.ADMIN)
     with audited(actor=actor, action="user.create", target_type="user", target=username) as note:
         User = get_user_model()
+        username = User.normalize_username(username)  # as create_user stores it (NFKC), so the answer finds the user
         try:
             User.username_validator(username)
         except ValidationError as exc:

@@ -344,7 +344,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "console.rest.Pagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "console.http_errors.api_exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "console.schema.ApiAutoSchema",  # says what strict inputs refuse
 }
 
 SPECTACULAR_SETTINGS = {
@@ -362,8 +362,12 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "PREPROCESSING_HOOKS": ["console.schema.document_without_trailing_slash"],
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "console.schema.apply_schema_rules",
+                            "console.schema.describe_name_parameters",
+                            "console.schema.document_errors"],
     # two "role" fields: a user's role and the role a promoted slave takes (SYNC_MASTER / ASYNC_MASTER)
-    "ENUM_NAME_OVERRIDES": {"RoleEnum": "console.roles.Role", "MasterRoleEnum": "brokers.engine.client.admin_promotion.PROMOTION_ROLES"},
+    "ENUM_NAME_OVERRIDES": {"RoleEnum": "console.roles.Role", "MasterRoleEnum": "brokers.engine.client.admin_promotion.PROMOTION_ROLES",
+                            "AclPermEnum": "brokers.acl.serializers.PERMS"},
 }
 
 SESSION_COOKIE_HTTPONLY = True

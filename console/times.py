@@ -12,6 +12,10 @@ from datetime import datetime, timezone
 from console.errors import InvalidInput
 
 _MS_RE = re.compile(r"-?\d{1,16}")
+MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
+# what parse_time_ms accepts, for the OpenAPI schema: ms in range, or an RFC 3339 time of years well inside it
+TIME_SCHEMA = {"oneOf": [{"type": "integer", "minimum": 0, "maximum": MAX_MS, "description": "ms since the epoch"},
+                         {"type": "string", "format": "date-time", "pattern": r"^(19[89]\d|[2-8]\d{3})-"}]}
 TIME_HINT = "give an ISO 8601 time (2024-05-01T12:00:00Z; no zone means UTC) or milliseconds since the epoch"
 
 
@@ -34,6 +38,6 @@ def parse_time_ms(value: object, field_name: str) -> int:
         ms = int(when.timestamp() * 1000)
     else:
         raise InvalidInput(field_name, f"{value!r} is not a time; {TIME_HINT}.")
-    if not 0 <= ms <= 253402300799999:  # 9999-12-31T23:59:59.999Z
+    if not 0 <= ms <= MAX_MS:
         raise InvalidInput(field_name, f"{value!r} is out of range; {TIME_HINT}.")
     return ms

@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from console.actor import actor_from_request
 from console.rest import order_by, paginated_response, parse_input, query_dict, validated
 from console.roles import Role
+from console.schema import ordering_parameter
 from consumers import selectors, services
 from consumers.rebalance import jobs as rebalance_jobs
 from consumers.rebalance import selectors as rebalance_selectors
@@ -60,7 +61,7 @@ class GroupViewSet(viewsets.ViewSet):
     lookup_value_regex = r"[^/]+"
     action_roles = {"rebalance": Role.OPERATOR}
 
-    @extend_schema(parameters=[GroupListQuery], responses=GroupRowOutput(many=True))
+    @extend_schema(parameters=[GroupListQuery, ordering_parameter(ORDERING, "name")], responses=GroupRowOutput(many=True))
     def list(self, request: Request) -> Response:
         q = parse_input(GroupListQuery, query_dict(request))
         groups = selectors.group_list(search=q.get("search", ""), kinds=q.get("kind"))

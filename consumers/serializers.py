@@ -20,7 +20,9 @@ from rest_framework import serializers
 from console.errors import InvalidInput
 from console.query_filters import ChoiceSetField
 from console.rest import StrictCharField, StrictInputSerializer, StrictIntegerField
+from console.times import TIME_SCHEMA
 from consumers import rules
+from consumers.allocation_schema import allocation_rules, params_schema, strategy_branch
 from consumers.allocation import AllocationPreview, MovementDiff, Scenario
 from consumers.previews import CompareResult, PreviewResult
 from consumers.reset_target import RESET_TO, reset_target
@@ -46,8 +48,7 @@ class TimeField(serializers.Field):
         return value
 
 
-extend_schema_field({"oneOf": [{"type": "integer", "description": "ms since the epoch"},
-                               {"type": "string", "format": "date-time"}]})(TimeField)
+extend_schema_field(TIME_SCHEMA)(TimeField)
 
 
 class QueueSerializer(serializers.Serializer):
@@ -215,6 +216,8 @@ class ScenarioInput(StrictInputSerializer):
 
 
 class AllocationInputBase(StrictInputSerializer):
+    schema_rules = allocation_rules()
+
     topic = StrictCharField(required=False, help_text="a live topic: its readable queues")
     queues = serializers.ListField(child=serializers.JSONField(), required=False, help_text="or queues: [{topic, broker_name, queue_id}]")
     group = StrictCharField(required=False, help_text="a live group: its members' client ids")
@@ -252,6 +255,9 @@ class AllocationInputBase(StrictInputSerializer):
 
 
 class AllocationPreviewInput(AllocationInputBase):
+    schema_rules = {**allocation_rules(), "oneOf": [  # each strategy with the parameters it takes
+        strategy_branch(name) for name in rules.PARAMS]}
+
     strategy = StrictCharField(help_text="AVG, AVG_BY_CIRCLE, CONFIG, MACHINE_ROOM, MACHINE_ROOM_NEARBY, CONSISTENT_HASH")
     params = serializers.JSONField(required=False, default=dict, help_text="the strategy's parameters")
 
@@ -260,6 +266,10 @@ class AllocationPreviewInput(AllocationInputBase):
 
 
 class AllocationCompareInput(AllocationInputBase):
+    schema_rules = {**allocation_rules(), "properties": {
+        **allocation_rules()["properties"],
+        "params": {"type": "object", "additionalProperties": False, "properties": {name: params_schema(name) for name in rules.PARAMS}}}}
+
     params = serializers.JSONField(required=False, default=dict, help_text="{strategy name: its parameters}")
 
     def check_strategy(self, attrs: dict) -> None:
@@ -341,6 +351,12 @@ class AllocationOutput(serializers.Serializer):
 
 class CompareEntryOutput(AllocationOutput):
     skipped = serializers.CharField(allow_null=True, help_text="why this strategy has no preview")
+
+    def get_fields(self) -> dict:
+        fields = super().get_fields()
+        for name, field in fields.items():  # a skipped strategy has only its name and why (the schema says so)
+            field.required = name in ("strategy", "skipped")
+        return fields
 
 
 class CompareOutput(serializers.Serializer):

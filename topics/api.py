@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from console.actor import actor_from_request
 from console.rest import order_by, paginated_response, parse_input, query_dict, validated
+from console.schema import ordering_parameter
 from topics import selectors, services
 from topics.serializers import (
     SentMessageOutput,
@@ -45,7 +46,7 @@ class TopicViewSet(viewsets.ViewSet):
     lookup_field = "name"
     lookup_value_regex = r"[^/]+"
 
-    @extend_schema(parameters=[TopicListQuery], responses=TopicOutput(many=True))
+    @extend_schema(parameters=[TopicListQuery, ordering_parameter(ORDERING, "name")], responses=TopicOutput(many=True))
     def list(self, request: Request) -> Response:
         q = parse_input(TopicListQuery, query_dict(request))
         topics = selectors.topic_list(search=q.get("search", ""), types=q.get("type"), broker=q.get("broker"))
@@ -74,7 +75,7 @@ class TopicViewSet(viewsets.ViewSet):
         return Response(TopicOutput(services.topic_update(actor=actor_from_request(request), spec=data.spec(name),
                                                           confirm_unreachable_messages=data.validated_data.get(CONFIRM_FIELD))).data)
 
-    @extend_schema(parameters=[NAME, TopicDeleteQuery], responses=TopicDeletionOutput)
+    @extend_schema(parameters=[NAME, TopicDeleteQuery], responses={200: TopicDeletionOutput})
     def destroy(self, request: Request, name: str) -> Response:
         q = parse_input(TopicDeleteQuery, query_dict(request))
         deletion = services.topic_delete(actor=actor_from_request(request), name=name, cluster=q.get("cluster"), broker=q.get("broker"))

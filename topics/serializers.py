@@ -17,8 +17,10 @@ from rest_framework import serializers
 
 from console.errors import InvalidInput
 from console.query_filters import ChoiceSetField
+from console.schema_examples import TOPIC_NAME_PATTERN
 from console.rest import StrictCharField, StrictInputSerializer, StrictIntegerField
-from console.times import parse_time_ms
+from console.times import TIME_SCHEMA, parse_time_ms
+from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from topics.rules import (
     DEFAULT_PERM,
     DEFAULT_QUEUE_NUMS,
@@ -36,7 +38,13 @@ def _count_field() -> StrictIntegerField:
     return StrictIntegerField(required=False, validators=[validate_queue_nums], help_text="1..1024, default 8")
 
 
+_COUNT_RANGE = {"minimum": 1, "maximum": MAX_QUEUE_NUMS}  # validate_queue_nums
+
+
 class QueueCountsInput(StrictInputSerializer):
+    schema_rules = {"properties": {"read_queue_nums": _COUNT_RANGE, "write_queue_nums": _COUNT_RANGE,
+                                   "perm": {"minimum": 0, "maximum": 7}}}
+
     read_queue_nums = _count_field()
     write_queue_nums = _count_field()
     perm = StrictIntegerField(required=False, validators=[validate_perm], help_text="0..7: 4 read, 2 write, 6 both (default)")
@@ -51,6 +59,9 @@ class TopicWriteInput(QueueCountsInput):
                                     help_text="broker mode: broker name -> counts and perm")
 
     require_target = True  # cluster or brokers must be given
+    schema_rules = {"oneOf": [{"required": ["cluster"]}, {"required": ["brokers"]}],
+                    "properties": {**QueueCountsInput.schema_rules["properties"], "brokers": {"minProperties": 1},
+                                   "name": {"pattern": TOPIC_NAME_PATTERN}}}
     fill_defaults = True  # values left out take the defaults (create, PUT); PATCH keeps current ones
     name_rule = staticmethod(validate_topic_name)
 
@@ -98,6 +109,9 @@ class TopicPatchInput(TopicReplaceInput):
 
     require_target = False
     fill_defaults = False
+    schema_rules = {"not": {"required": ["cluster", "brokers"]},
+                    "anyOf": [{"required": [f]} for f in ("read_queue_nums", "write_queue_nums", "perm", "cluster", "brokers")],
+                    "properties": TopicWriteInput.schema_rules["properties"]}
 
     def validate(self, attrs: dict) -> dict:
         if not set(attrs) - {"name", "confirm_unreachable_messages"}:
@@ -219,6 +233,8 @@ class SentMessageOutput(serializers.Serializer):
 
 
 class ShrinkInput(StrictInputSerializer):
+    schema_rules = {"properties": {"target_queue_nums": _COUNT_RANGE}}
+
     target_queue_nums = StrictIntegerField(validators=[validate_queue_nums], help_text="queues per broker after the shrink")
     step = serializers.ChoiceField(choices=("write", "read"), help_text="write: lower the write queues; read: then the read queues")
 
@@ -280,7 +296,7 @@ class MessageTimeField(serializers.Field):
         return value
 
 
-extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "string", "format": "date-time"}]})(MessageTimeField)
+extend_schema_field(TIME_SCHEMA)(MessageTimeField)
 
 
 class MessageQuery(serializers.Serializer):

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from brokers.engine.client.admin_acl import AclAccount, AclListing
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.acl import acl_brokers, acl_read
+from console.errors import InvalidInput
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,17 @@ def _same(a: AclListing, b: AclListing) -> bool:
 
 
 def acl_overview(*, cluster: str | None = None) -> AclOverview:
-    """Read every broker's ACL (masters before slaves); never raises for a broker that does not answer."""
+    """Read every broker's ACL (masters before slaves); never raises for a broker that does not answer.
+
+    A ``cluster`` the name servers do not know is the caller's mistake (InvalidInput naming the field),
+    not an unavailable ACL."""
     try:
         brokers = sorted(acl_brokers(cluster), key=lambda b: (b.broker_id != 0, b.cluster, b.broker_name, b.broker_id))
+        known = sorted({b.cluster for b in acl_brokers()}) if cluster is not None and not brokers else ()
     except RemotingError as exc:
         return AclOverview((), (), (), True, "", f"no name server answered: {exc}")
+    if cluster is not None and not brokers and known:
+        raise InvalidInput("cluster", f"unknown cluster {cluster!r}; known: {', '.join(known)}.")
     rows, listings = [], []
     for broker in brokers:
         try:

@@ -30,6 +30,12 @@ class RebalanceInput(StrictInputSerializer):
 
 
 class RebalanceJobInput(RebalanceInput):
+    schema_rules = {"oneOf": [  # what validate() enforces: the scope's own name field, and no other
+        {"properties": {"scope": {"enum": ["group"]}}, "required": ["group"], "not": {"required": ["topic"]}},
+        {"properties": {"scope": {"enum": ["topic"]}}, "required": ["topic"], "not": {"required": ["group"]}},
+        {"properties": {"scope": {"enum": ["all"]}}, "not": {"anyOf": [{"required": ["group"]}, {"required": ["topic"]}]}},
+    ]}
+
     scope = serializers.ChoiceField(choices=RebalanceJob.SCOPES)
     group = StrictCharField(required=False, help_text="scope group: the group")
     topic = StrictCharField(required=False, help_text="scope topic: the groups subscribing this topic")

@@ -39,6 +39,15 @@ def test_viewer_reads_accounts_without_secrets(console_acl_cluster, viewer, view
     assert 'href="/acl/"' in text  # the nav link
 
 
+def test_an_unknown_cluster_is_a_400_naming_the_field_not_an_unavailable_acl(console_acl_cluster, viewer, admin_api):
+    answer = viewer.get("/api/v1/acl/accounts", {"cluster": "NoSuchCluster"})
+    assert answer.status_code == 400, answer.content
+    assert "unknown cluster 'NoSuchCluster'" in answer.json()["fields"]["cluster"][0]
+    refused = admin_api.post("/api/v1/acl/accounts?cluster=NoSuchCluster", {"access_key": key(), "secret_key": "long-enough-1"},
+                             format="json")
+    assert refused.status_code == 400 and "cluster" in refused.json()["fields"]
+
+
 def test_admin_creates_updates_and_deletes_an_account_on_every_broker_audited(console_acl_cluster, admin_api):
     name = key()
     secret = "created-secret-1"

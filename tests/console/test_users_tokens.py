@@ -52,6 +52,14 @@ def test_user_input_is_checked(admin_api) -> None:
     assert admin_api.patch("/api/v1/users/nobody", {"role": "admin"}, format="json").status_code == 404
 
 
+def test_a_username_is_created_as_django_stores_it(admin_api) -> None:
+    """Django stores usernames NFKC-normalized ("\ufb01" is "fi"): the answer names the stored user, not a 404."""
+    response = admin_api.post("/api/v1/users", {"username": "\ufb01ona"}, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["username"] == "fiona"
+    assert admin_api.get("/api/v1/users/fiona").status_code == 200
+
+
 def test_the_last_admin_cannot_be_demoted_or_deactivated(admin_api) -> None:
     for body in ({"role": "operator"}, {"is_active": False}):
         response = admin_api.patch("/api/v1/users/api-admin", body, format="json")
