@@ -89,7 +89,9 @@ def print_analytics(out: Path) -> None:
         print("\nrow 14: no results (a step failed)")
         return
     full, inc = json.loads(full_path.read_text()), json.loads(inc_path.read_text())
-    print(f"\nrow 14 (lake {full['lake']}, {full['lake_rows']}):\n")
+    rows = full["lake_rows"]
+    print(f"\nrow 14 (lake {full['lake']}: {rows['queue_samples']:,} queue_samples, {rows['group_samples']:,} group_samples "
+          f"rows; incremental: +1 %):\n")
     print("| job | Spark s | DuckDB s | Spark / DuckDB (goal ≤ 3×) | incremental s | full s | incremental / full (goal ≤ 3 %) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for slug, job in full["jobs"].items():
