@@ -41,12 +41,10 @@ system:
 migrate: venv
 	$(PY) manage.py migrate --noinput -v 0
 
+# Every row of issue 15 (docs/benchmarks.md); BENCH_QUICK=1: small parameters, a smoke test.
 bench: setup
 	$(PY) -m pip install --quiet -r bench/requirements.txt
-	$(PY) bench/broker_bench.py
-	$(PY) bench/user_api_bench.py
-	$(PY) bench/allocation_bench.py
-	$(PY) bench/console_bench.py
+	$(PY) bench/run_all.py $(if $(BENCH_QUICK),--quick)
 
 clean-var:
 	rm -rf var

@@ -3,16 +3,20 @@
 A name server and two brokers run as subprocesses (``python -m brokers.engine``, ASYNC_FLUSH);
 a topic has 4 queues on each broker (8 in all).
 
-1. Latency at a fixed rate: one Producer sends ``--rate`` messages/s (``send_async``, 256-byte
-   bodies carrying their send time) for ``--seconds``; one PushConsumer in another process
-   reports, per message, store-to-listener time. Reported: send acknowledgement latency and
-   end-to-end latency (send call to listener call), p50 and p99.
-2. Throughput with 1, 2 and 4 consumers: ``--messages`` messages are stored in a fresh topic of
-   8 queues; k consumer processes of a fresh group (FIRST_OFFSET, AVG) start with their listeners
-   held at a gate; once they hold every queue between them (read with GET_CONSUMER_RUNNING_INFO)
-   the gate opens; msgs/s = messages / (last first-time delivery - gate opening).
+1. Latency at fixed rates (issue 15's row "end-to-end latency, Gantry Producer -> PushConsumer,
+   1 KB, at 1,000 and 5,000 msgs/s"): for each rate of ``--rates``, on a fresh topic, one Producer
+   sends that many messages/s (``send_async``, ``--size``-byte bodies carrying their send time)
+   for ``--seconds``; one PushConsumer in another process records, per message, the time its
+   listener got it. Reported per rate: /proc/loadavg before it, the achieved rate, send
+   acknowledgement latency and end-to-end latency (send call to listener call), p50, p99, p999.
+2. Throughput with 1, 2 and 4 consumers (skipped with ``--latency-only``): ``--messages`` messages
+   are stored in a fresh topic of 8 queues; k consumer processes of a fresh group (FIRST_OFFSET,
+   AVG) start with their listeners held at a gate; once they hold every queue between them (read
+   with GET_CONSUMER_RUNNING_INFO) the gate opens; msgs/s = messages / (last first-time delivery -
+   gate opening).
 
-    .venv/bin/python bench/client_bench.py [--rate 500] [--seconds 10] [--messages 20000]
+    .venv/bin/python bench/client_bench.py [--rates 1000,5000] [--size 1024] [--seconds 10]
+                                           [--messages 20000] [--latency-only]
 
 Every consumer is a process of its own (each has its own GIL, as separate services would).
 """
@@ -36,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from bench_common import loadavg  # noqa: E402
 from processes import free_port, wait_ready as wait_server_ready  # noqa: E402
 from brokers.engine.client import ClientConfig, ConsumeConcurrentlyStatus, Message, Producer, PushConsumer  # noqa: E402
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
@@ -64,7 +69,7 @@ def cluster():
             procs.append(proc)
             wait_server_ready(proc, log, 30.0)
         with BlockingMQAdminClient(namesrv, timeout_s=5.0) as admin:
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + 60  # a loaded machine registers slowly
             while True:
                 info = admin.examine_broker_cluster_info()
                 addrs = info.master_addrs()
@@ -171,16 +176,21 @@ def stop_workers(procs: list[subprocess.Popen]) -> None:
 # -- the two measurements --------------------------------------------------------------------------
 
 
-def latency(namesrv: str, tmp: Path, rate: int, seconds: float) -> dict:
-    (tmp / "lat-group-0.txt.go").touch()  # no gate
-    procs, outs = start_workers(namesrv, "lat-group", 1, tmp)
+def latency(namesrv: str, tmp: Path, rate: int, seconds: float, size: int) -> dict:
+    """One rate on a fresh topic and group: the send-ack and end-to-end latencies."""
+    topic = f"{TOPIC}Lat{rate}"
+    group = f"lat-{rate}"
+    create_topic(namesrv, topic)
+    (tmp / f"{group}-0.txt.go").touch()  # no gate
+    procs, outs = start_workers(namesrv, group, 1, tmp, topic)
     try:
         wait_ready(outs)
         acks: list[float] = []
         sent_at: dict[str, float] = {}
         with Producer("bench-producer", namesrv) as producer:
-            producer.send(Message(TOPIC, b"warmup " + b"x" * 249))  # route and connections outside the timing
+            producer.send(Message(topic, b"warmup ".ljust(size, b"x")))  # route and connections outside the timing
             n = int(rate * seconds)
+            load = loadavg()
             start = time.perf_counter()
             futures = []
             for i in range(n):
@@ -188,13 +198,14 @@ def latency(namesrv: str, tmp: Path, rate: int, seconds: float) -> dict:
                 delay = due - time.perf_counter()
                 if delay > 0:
                     time.sleep(delay)
-                key = f"{time.time():.6f}"
-                body = (key + " ").encode().ljust(256, b"x")
+                now = time.time()
+                key = f"{i}@{now:.6f}"
+                body = (key + " ").encode().ljust(size, b"x")
                 t0 = time.perf_counter()
-                f = producer.send_async(Message(TOPIC, body))
+                f = producer.send_async(Message(topic, body))
                 f.add_done_callback(lambda _f, t0=t0: acks.append(time.perf_counter() - t0))
                 futures.append(f)
-                sent_at[key] = float(key)
+                sent_at[key] = now
             for f in futures:
                 f.result(30)
             achieved = n / (time.perf_counter() - start)
@@ -204,12 +215,25 @@ def latency(namesrv: str, tmp: Path, rate: int, seconds: float) -> dict:
             if len(rows) >= n or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
-        e2e = [t - float(sent) for t, sent in rows]
-        return {"rate": rate, "achieved_rate": round(achieved), "messages": n, "received": len(rows),
-                "ack_p50_ms": percentile(acks, 0.5) * 1000, "ack_p99_ms": percentile(acks, 0.99) * 1000,
-                "e2e_p50_ms": percentile(e2e, 0.5) * 1000, "e2e_p99_ms": percentile(e2e, 0.99) * 1000}
+        e2e = [t - sent_at[sent] for t, sent in rows]
+        out = {"rate": rate, "size": size, "load_before": load, "achieved_rate": round(achieved), "messages": n,
+               "received": len(rows)}
+        for name, values in (("ack", acks), ("e2e", e2e)):
+            for label, p in (("p50", 0.5), ("p99", 0.99), ("p999", 0.999)):
+                out[f"{name}_{label}_ms"] = round(percentile(values, p) * 1000, 3)
+        return out
     finally:
         stop_workers(procs)
+
+
+def print_latency_table(results: list[dict]) -> None:
+    print("\n| rate msgs/s (achieved) | size | load before | received | e2e p50 ms | e2e p99 ms | e2e p999 ms | "
+          "ack p50 ms | ack p99 ms | ack p999 ms |")
+    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in results:
+        print(f"| {r['rate']:,} ({r['achieved_rate']:,}) | {r['size']} B | {r['load_before']} | {r['received']:,} of {r['messages']:,} | "
+              f"{r['e2e_p50_ms']:.2f} | {r['e2e_p99_ms']:.2f} | {r['e2e_p999_ms']:.2f} | "
+              f"{r['ack_p50_ms']:.2f} | {r['ack_p99_ms']:.2f} | {r['ack_p999_ms']:.2f} |")
 
 
 def create_topic(namesrv: str, topic: str) -> None:
@@ -276,18 +300,25 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         worker(*sys.argv[2:7])
         return
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rate", type=int, default=500)
-    parser.add_argument("--seconds", type=float, default=10.0)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rates", default="1000,5000", help="comma-separated send rates of the latency phase, msgs/s")
+    parser.add_argument("--rate", type=int, help="a single rate (same as --rates N)")
+    parser.add_argument("--size", type=int, default=1024, help="body size of the latency phase, bytes")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of each rate's send")
     parser.add_argument("--messages", type=int, default=20000)
+    parser.add_argument("--latency-only", action="store_true", help="only the latency phase")
     args = parser.parse_args()
+    rates = [args.rate] if args.rate else [int(r) for r in args.rates.split(",") if r.strip()]
     print(f"{platform.node()} {platform.processor() or platform.machine()} cores={os.cpu_count()} python={platform.python_version()}")
     with cluster() as (namesrv, tmp):
-        lat = latency(namesrv, tmp, args.rate, args.seconds)
-        print(json.dumps(lat))
-        for k in (1, 2, 4):
-            print(json.dumps(throughput(namesrv, tmp, k, args.messages)))
-
+        results = []
+        for rate in rates:
+            results.append(latency(namesrv, tmp, rate, args.seconds, args.size))
+            print(json.dumps(results[-1]), flush=True)
+        print_latency_table(results)
+        if not args.latency_only:
+            for k in (1, 2, 4):
+                print(json.dumps(throughput(namesrv, tmp, k, args.messages)), flush=True)
 
 if __name__ == "__main__":
     main()

@@ -233,7 +233,10 @@ def main() -> int:
     parser.add_argument("--groups", type=int, default=1000, help="consumer groups on each broker (0: topics only)")
     parser.add_argument("--consumed-topics", type=int, default=100, help="topics the groups have offsets on")
     parser.add_argument("--runs", type=int, default=30, help="timed requests per scenario")
+    parser.add_argument("--goal-ms", type=float, default=300.0,
+                        help="the goal column's p95 bound (issue 15's row for /api/v1/groups?page_size=1000: 200)")
     args = parser.parse_args()
+    load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     tmp = Path(tempfile.mkdtemp(prefix="bench-console-"))
     try:
         with cluster(tmp, args.topics, args.groups, args.consumed_topics) as namesrv:
@@ -244,12 +247,12 @@ def main() -> int:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.python_implementation()} {platform.python_version()}, "
           f"{os.cpu_count()} cores; {args.topics} user topics and {args.groups} groups (offsets on {args.consumed_topics} topics) "
-          f"on each of {len(BROKERS)} brokers, {args.runs} runs each")
-    print("| request | median (ms) | p95 (ms) | best (ms) | goal < 300 ms | admin requests per page |")
+          f"on each of {len(BROKERS)} brokers, {args.runs} runs each, /proc/loadavg before: {load}")
+    print(f"| request | median (ms) | p95 (ms) | best (ms) | goal p95 ≤ {args.goal_ms:.0f} ms | admin requests per page |")
     print("|---|---:|---:|---:|:---:|---|")
     for r in results:
         calls = ", ".join(f"{k} × {v}" for k, v in sorted(r["calls"].items()))
-        print(f"| {r['label']} | {r['median']:.0f} | {r['p95']:.0f} | {r['best']:.0f} | {'yes' if r['p95'] < 300 else 'no'} | {calls} |")
+        print(f"| {r['label']} | {r['median']:.0f} | {r['p95']:.0f} | {r['best']:.0f} | {'yes' if r['p95'] <= args.goal_ms else 'no'} | {calls} |")
     return 0 if all(r["median"] < 300 for r in results) else 1
 
 

@@ -31,12 +31,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import platform
-import statistics
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -46,11 +43,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import redis  # noqa: E402
 import redis.asyncio as aredis  # noqa: E402
-import redis.utils  # noqa: E402
 
 from baselines import redis_server  # noqa: E402
+from bench_common import Row, Run, alternate, machine_header, print_loads, require_hiredis, timed  # noqa: E402
+from bench_common import print_table as common_table  # noqa: E402
 from profiling import ThreadProfiles, print_top  # noqa: E402
-from user_api_cluster import QUEUES, cpu_seconds, gantry_cluster  # noqa: E402
+from user_api_cluster import QUEUES, gantry_cluster  # noqa: E402
 
 from brokers.engine.client import AsyncProducer, ConsumeConcurrentlyStatus, Message, Producer, PushConsumer  # noqa: E402
 
@@ -59,49 +57,6 @@ CONSUME_TOPIC = "UserBenchConsume"
 STREAM = "userbench"
 BATCH = 32
 INFLIGHT = 64
-
-
-@dataclass(frozen=True)
-class Run:
-    """One timed run of one system: messages, seconds, CPU seconds of server and client."""
-
-    messages: int
-    seconds: float
-    server_cpu: float
-    client_cpu: float
-    load: str
-
-    @property
-    def rate(self) -> float:
-        return self.messages / self.seconds
-
-
-@dataclass
-class Row:
-    name: str
-    goal: str
-    gantry: list[Run] = field(default_factory=list)
-    redis: list[Run] = field(default_factory=list)
-    note: str = ""
-
-
-def loadavg() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-
-def timed(server_pid: int, fn: Callable[[], int]) -> Run:
-    """Run ``fn`` (returns messages done) with the load before it and both CPU deltas around it."""
-    load = loadavg()
-    s0, c0 = cpu_seconds(server_pid), _own_cpu()
-    t0 = time.perf_counter()
-    n = fn()
-    seconds = time.perf_counter() - t0
-    return Run(n, seconds, cpu_seconds(server_pid) - s0, _own_cpu() - c0, load)
-
-
-def _own_cpu() -> float:
-    t = os.times()
-    return t.user + t.system
 
 
 # -- the Gantry side (the public API as the README shows it) -----------------------------------------
@@ -247,58 +202,18 @@ def redis_consume(client: redis.Redis, stream: str, expected: int, run_no: int) 
 # -- the table ---------------------------------------------------------------------------------------------
 
 
-def _med(values: list[float]) -> str:
-    return f"{statistics.median(values):,.0f} ({min(values):,.0f}–{max(values):,.0f})"
-
-
-def _ratio(row: Row) -> str:
-    ratios = [g.rate / r.rate for g, r in zip(row.gantry, row.redis)]
-    return f"**{statistics.median(ratios):.2f}×** ({min(ratios):.2f}–{max(ratios):.2f})"
-
-
-def _cpu_us(runs: list[Run], which: str) -> str:
-    return f"{statistics.median([getattr(r, which) / r.messages * 1e6 for r in runs]):.0f}"
-
-
 def print_table(rows: list[Row], args: argparse.Namespace) -> None:
-    print(f"\n# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, redis-py {redis.__version__} (hiredis {redis.utils.HIREDIS_AVAILABLE}), "
-          f"{args.size} B, {args.runs} runs, {args.seconds} s per send run, {args.consume_messages} per consume run\n")
-    print("| row | goal | Gantry msgs/s, median (min–max) | Redis msgs/s, median (min–max) | Gantry / Redis | "
-          "CPU µs/msg broker · client | CPU µs/msg redis-server · client |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-    for row in rows:
-        if row.gantry and row.redis:
-            print(f"| {row.name} | {row.goal} | {_med([r.rate for r in row.gantry])} | {_med([r.rate for r in row.redis])} | "
-                  f"{_ratio(row)} | {_cpu_us(row.gantry, 'server_cpu')} · {_cpu_us(row.gantry, 'client_cpu')} | "
-                  f"{_cpu_us(row.redis, 'server_cpu')} · {_cpu_us(row.redis, 'client_cpu')} |")
-        else:
-            print(f"| {row.name} | {row.goal} | {row.note or 'skipped'} | {_med([r.rate for r in row.redis])} | – | – | "
-                  f"{_cpu_us(row.redis, 'server_cpu')} · {_cpu_us(row.redis, 'client_cpu')} |")
-    print("\nLoad (/proc/loadavg 1/5/15 min) before each run, Gantry · Redis:")
-    for row in rows:
-        pairs = [f"{g.load} · {r.load}" for g, r in zip(row.gantry, row.redis)] or [f"– · {r.load}" for r in row.redis]
-        print(f"- {row.name}: " + " | ".join(pairs))
+    print("\n" + machine_header(f"{require_hiredis()}, {args.size} B, {args.runs} runs, {args.seconds} s per send run, "
+                                f"{args.consume_messages} per consume run") + "\n")
+    common_table(rows)
+    print_loads(rows)
 
 
 # -- main ----------------------------------------------------------------------------------------------------
 
 
-def alternate(row: Row, runs: int, gantry: Callable[[int], Run] | None, other: Callable[[int], Run]) -> None:
-    for i in range(runs):
-        order = ("g", "r") if i % 2 == 0 else ("r", "g")
-        for side in order:
-            if side == "g" and gantry is not None:
-                row.gantry.append(gantry(i))
-                print(f"  {row.name} run {i + 1} gantry: {row.gantry[-1].rate:,.0f} msgs/s (load {row.gantry[-1].load})", flush=True)
-            elif side == "r":
-                row.redis.append(other(i))
-                print(f"  {row.name} run {i + 1} redis:  {row.redis[-1].rate:,.0f} msgs/s (load {row.redis[-1].load})", flush=True)
-
-
 def bench(args: argparse.Namespace) -> list[Row]:
-    if not redis.utils.HIREDIS_AVAILABLE:
-        raise SystemExit("hiredis is not installed: .venv/bin/pip install -r bench/requirements.txt")
+    require_hiredis()
     body = os.urandom(args.size)
     rows = []
     with gantry_cluster((SEND_TOPIC, CONSUME_TOPIC)) as (namesrv, broker_pid), redis_server("everysec") as port:

@@ -1,5 +1,6 @@
-"""A name server and one broker (ASYNC_FLUSH) as subprocesses for bench/user_api_bench.py, with
-the topics created (8 queues each), and the CPU time of a process read from /proc.
+"""A name server and one broker (ASYNC_FLUSH unless told) as subprocesses for the issue-15 benches
+(bench/user_api_bench.py, bench/broker_bench.py), with the topics created (8 queues each unless
+told).
 
 ``broker_profile`` runs the broker under cProfile (bench/profiled_main.py, ``profile_clock`` wall
 or cpu): the broker stops on SIGTERM by returning from its main, so the profile is written.
@@ -23,19 +24,12 @@ from brokers.engine.common.topic_config import TopicConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 QUEUES = 8
-_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (every thread), from /proc/<pid>/stat."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
 @contextmanager
 def gantry_cluster(topics: tuple[str, ...], broker_profile: Path | None = None,
-                   profile_clock: str = "wall") -> Iterator[tuple[str, int]]:
-    """Yield (name server address, broker pid) with ``topics`` routable."""
+                   profile_clock: str = "wall", flush: str = "async", queues: int = QUEUES) -> Iterator[tuple[str, int]]:
+    """Yield (name server address, broker pid) with ``topics`` routable; ``flush`` async or sync."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-userapi-"))
     ns_port, broker_port = free_port(), free_port()
     namesrv = f"127.0.0.1:{ns_port}"
@@ -43,7 +37,7 @@ def gantry_cluster(topics: tuple[str, ...], broker_profile: Path | None = None,
     procs = []
     try:
         broker_argv = ["broker", "--name", "userbench-broker", "--port", str(broker_port), "--namesrv", namesrv,
-                       "--store-dir", str(tmp / "store"), "--flush", "async", "--log-level", "WARNING"]
+                       "--store-dir", str(tmp / "store"), "--flush", flush, "--log-level", "WARNING"]
         runner = [str(ROOT / "bench" / "profiled_main.py"), str(broker_profile), profile_clock] if broker_profile else ["-m"]
         for name, argv in (("namesrv", [sys.executable, "-m", "brokers.engine", "namesrv", "--port", str(ns_port)]),
                            ("broker", [sys.executable, *runner, "brokers.engine", *broker_argv])):
@@ -54,7 +48,7 @@ def gantry_cluster(topics: tuple[str, ...], broker_profile: Path | None = None,
             wait_ready(proc, log, 30.0)
         with BlockingMQAdminClient(namesrv, timeout_s=5.0) as admin:
             for topic in topics:
-                admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig(topic, QUEUES, QUEUES))
+                admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig(topic, queues, queues))
             deadline = time.monotonic() + 10
             for topic in topics:
                 while True:
