@@ -22,7 +22,7 @@ RESET_TO_LABELS = {
     "now": "now (the message stored nearest to now, per queue, as mqadmin resetOffsetByTime -s now)",
     "earliest": "the earliest offset (consume every stored message again)",
     "latest": "the latest offset (skip the backlog)",
-    "offset": "one queue's offset",
+    "offset": "one queue's offset",  # online members get it pushed by that queue's broker (RocketMQ 5's queueId/offset)
 }
 RESET_TO = tuple(RESET_TO_LABELS)
 LATEST_TIMESTAMP = -1  # what RocketMQ's broker reads as "every queue's max offset"

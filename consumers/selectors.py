@@ -290,10 +290,7 @@ def group_offset_reset_plan(*, name: str, topic: str, target: ResetTarget) -> Of
                             max(targets[mq], 0)) for mq in sorted(queues))
     mode = ONLINE if conns.online else OFFLINE
     blocked = ""
-    if mode == ONLINE and target.to == "offset":
-        blocked = ("the group is online: its members keep their own offset of each queue they hold and would write it back; "
-                   "stop them to set one queue's offset, or reset every queue (to a time, now, earliest or latest)")
-    elif mode == ONLINE:
+    if mode == ONLINE:
         missing = [f"{r.broker_name}:{r.queue_id}" for r in rows if r.before < 0]
         if missing:
             blocked = (f"the group is online and has no committed offset for queue{'s' if len(missing) > 1 else ''} "

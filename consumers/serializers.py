@@ -93,6 +93,15 @@ class ResetOffsetInput(StrictInputSerializer):
     """Where to reset: ``to`` time (default; with ``timestamp``), now, earliest, latest, or offset (one
     queue: ``broker``, ``queue_id``, ``offset``). The validated data carry ``target`` (a ResetTarget)."""
 
+    _QUEUE_FIELDS = ("broker", "queue_id", "offset")
+    schema_rules = {"oneOf": [  # the combinations reset_target accepts
+        {"required": ["timestamp"], "properties": {"to": {"enum": ["time"]}},
+         "not": {"anyOf": [{"required": [f]} for f in _QUEUE_FIELDS]}},
+        {"required": ["to"], "properties": {"to": {"enum": ["now", "earliest", "latest"]}},
+         "not": {"anyOf": [{"required": [f]} for f in ("timestamp", *_QUEUE_FIELDS)]}},
+        {"required": ["to", *_QUEUE_FIELDS], "properties": {"to": {"enum": ["offset"]}}, "not": {"required": ["timestamp"]}},
+    ]}
+
     topic = StrictCharField()
     to = serializers.ChoiceField(choices=RESET_TO, required=False, help_text="where the offsets go; default time")
     timestamp = TimeField(required=False, help_text="to=time: reset to the messages stored at this time")

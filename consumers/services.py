@@ -22,7 +22,7 @@ from console.audit import audited
 from console.errors import Conflict
 from console.roles import Role
 from consumers import selectors
-from consumers.reset_target import ResetTarget
+from consumers.reset_target import LATEST_TIMESTAMP, ResetTarget
 from consumers.rules import checked_group
 from consumers.types import ONLINE, OffsetResetPlan, QueueReset
 
@@ -44,7 +44,11 @@ def group_reset_offset(*, actor: Actor, group: str, topic: str, target: ResetTar
         queues, addrs = selectors.reset_queues(plan)
         by_key = {(mq.broker_name, mq.queue_id): mq for mq in queues}
         targets = {by_key[(q.broker_name, q.queue_id)]: q.after for q in plan.queues}
-        if plan.mode == ONLINE:  # never to one queue's offset: the plan blocks that
+        if plan.mode == ONLINE and target.to == "offset":  # that queue's broker pushes it to the members
+            pushed = invoke_broker_to_reset_offset(addrs, topic, group, LATEST_TIMESTAMP, force=True,
+                                                   one_queue=(target.queue_id, target.offset))
+            targets.update({mq: off for mq, off in pushed.items() if mq in targets})
+        elif plan.mode == ONLINE:
             pushed = invoke_broker_to_reset_offset(addrs, topic, group, target.broker_timestamp, force=True)
             targets.update({mq: off for mq, off in pushed.items() if mq in targets})
         update_consumer_offsets(group, targets, queues)

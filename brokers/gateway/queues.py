@@ -78,12 +78,17 @@ def update_consumer_offsets(group: str, offsets: dict[MessageQueue, int], queues
     first_error(run(plan()), RequestCode.UPDATE_CONSUMER_OFFSET)
 
 
-def invoke_broker_to_reset_offset(addrs: Iterable[str], topic: str, group: str, timestamp_ms: int, force: bool = True) -> dict[MessageQueue, int]:
+def invoke_broker_to_reset_offset(addrs: Iterable[str], topic: str, group: str, timestamp_ms: int, force: bool = True,
+                                  one_queue: tuple[int, int] | None = None) -> dict[MessageQueue, int]:
     """INVOKE_BROKER_TO_RESET_OFFSET on each broker: the broker works out each queue's offset at
-    ``timestamp_ms`` and pushes RESET_CONSUMER_CLIENT_OFFSET to every member; returns the offsets."""
+    ``timestamp_ms`` (-1: the max offset), or sets ``one_queue`` = (queue id, offset) alone
+    (RocketMQ 5's queueId/offset), and pushes RESET_CONSUMER_CLIENT_OFFSET to every member;
+    returns the offsets."""
 
     def plan() -> Plan[list[Reply | RemotingError]]:
         ext = {"topic": topic, "group": group, "timestamp": timestamp_ms, "isForce": force}
+        if one_queue is not None:
+            ext.update(queueId=one_queue[0], offset=one_queue[1])
         return (yield Fanout(tuple(Call(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, ext, addr=a) for a in dict.fromkeys(addrs))))
 
     replies = run(plan())

@@ -32,7 +32,9 @@ EXISTING_FIELDS = {"topic": EXAMPLE_TOPIC, "group": EXAMPLE_GROUP, "cluster": EX
 EXISTING_QUERY = {"page": 1}  # a page that exists (a later one is a 404)
 # ... and per operation, for fields whose meaning differs between operations
 EXISTING_BODY = {"POST /api/v1/tokens": {"username": "fuzz-target"},
-                 "POST /api/v1/auth/token": {"username": LOGIN[0], "password": LOGIN[1]}}
+                 "POST /api/v1/auth/token": {"username": LOGIN[0], "password": LOGIN[1]},
+                 # a reset to one queue's offset: a queue of TopicTest on broker-a, and an offset it holds
+                 "POST /api/v1/groups/{name}/reset-offset": {"queue_id": 0, "offset": 0}}
 
 
 @pytest.fixture(scope="module")

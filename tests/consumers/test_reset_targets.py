@@ -3,9 +3,13 @@
 each refusal names its field and changes nothing."""
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
+
+from brokers.engine.client.admin_bodies import load_object
+from brokers.engine.remoting.codes import RequestCode
 
 from console.models import AuditEntry
 from tests.consumers._groups import consume, send
@@ -63,14 +67,28 @@ def test_one_queues_offset_sets_that_queue_only(operator, console_admin, console
     assert offsets[("broker-b", 2)] == 0 and {v for k, v in offsets.items() if k != ("broker-b", 2)} == {1}
 
 
-def test_one_queues_offset_is_refused_while_the_group_is_online(operator, console_admin, console_cluster, topic, group, members) -> None:
-    send(console_cluster, topic, 8)
+def test_one_queues_offset_of_an_online_group_is_pushed_by_that_queues_broker(operator, console_admin, console_cluster, topic, group, members) -> None:
+    """RocketMQ 5's queueId/offset of INVOKE_BROKER_TO_RESET_OFFSET: the broker pushes a table of that one queue."""
+    send(console_cluster, topic, 16)
     member = members(group, topic, "online")
     consume(member, member.fetch_subscribe_message_queues(topic))
+    pushed, arrived = [], threading.Event()
+
+    async def on_reset(ctx, request):
+        pushed.append(request)
+        arrived.set()
+
+    member.driver.remoting.register_processor(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, on_reset)
     before = committed(console_admin, console_cluster, group, topic)
-    response = reset(operator, group, topic=topic, to="offset", broker="broker-a", queue_id=0, offset=0)
-    assert response.status_code == 409 and "online" in response.json()["detail"], response.content
-    assert committed(console_admin, console_cluster, group, topic) == before
+    response = reset(operator, group, topic=topic, to="offset", broker="broker-b", queue_id=1, offset=0)
+    assert response.status_code == 200, response.content
+    assert response.json()["mode"] == "online"
+    assert arrived.wait(5) and pushed[0].ext_fields["group"] == group
+    table = load_object(pushed[0].body)["offsetTable"]
+    assert len(table) == 1 and list(table.values()) == [0]
+    after = committed(console_admin, console_cluster, group, topic)
+    assert after[("broker-b", 1)] == 0 and {k: v for k, v in after.items() if k != ("broker-b", 1)} == {
+        k: v for k, v in before.items() if k != ("broker-b", 1)}
 
 
 @pytest.mark.parametrize(("body", "field", "says"), [

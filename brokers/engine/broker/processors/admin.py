@@ -236,24 +236,38 @@ class AdminBrokerProcessor(Processor):
 
     @guarded
     async def reset_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        """INVOKE_BROKER_TO_RESET_OFFSET (222): compute per-queue offsets and push them to the group."""
+        """INVOKE_BROKER_TO_RESET_OFFSET (222): compute per-queue offsets and push them to the group.
+
+        Every write queue to ``timestamp`` (-1: each queue's max offset), or, with RocketMQ 5's
+        ``queueId`` (default -1: all), that one queue, to ``offset`` when given (within the
+        queue's min..max offset), else by the timestamp.
+        """
         broker = self.broker
         topic = checked_topic(require_str(request, "topic"))
         group = checked_group(require_str(request, "group"))
         timestamp = require_int(request, "timestamp")
         is_force = request.get_bool("isForce")
+        one_queue, offset = request.get_int("queueId", -1), request.get_int("offset", None)
         tc = broker.topic_config_manager.select_topic_config(topic)
         if tc is None:
             return request.response(ResponseCode.SYSTEM_ERROR, f"[reset-offset] topic not exist: {topic}")
+        if one_queue >= tc.write_queue_nums:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"[reset-offset] {topic} has {tc.write_queue_nums} write queues, no queue {one_queue}")
+        store = broker.store
+        if one_queue >= 0 and offset is not None and offset >= 0 and not (
+                store.get_min_offset_in_queue(topic, one_queue) <= offset <= store.get_max_offset_in_queue(topic, one_queue)):
+            return request.response(ResponseCode.SYSTEM_ERROR, f"[reset-offset] offset {offset} is outside {topic}:{one_queue}'s offsets")
         table: dict[MessageQueue, int] = {}
-        for queue_id in range(tc.write_queue_nums):
+        for queue_id in (range(tc.write_queue_nums) if one_queue < 0 else (one_queue,)):
             committed = broker.consumer_offset_manager.query_offset(group, topic, queue_id)
             if committed < 0:
                 return request.response(ResponseCode.SYSTEM_ERROR, f"the consumer group[{group}] has no committed offset for {topic}:{queue_id}")
-            if timestamp == -1:
-                target = broker.store.get_max_offset_in_queue(topic, queue_id)
+            if one_queue >= 0 and offset is not None and offset >= 0:
+                target = offset
+            elif timestamp == -1:
+                target = store.get_max_offset_in_queue(topic, queue_id)
             else:
-                target = broker.store.get_offset_in_queue_by_time(topic, queue_id, timestamp)
+                target = store.get_offset_in_queue_by_time(topic, queue_id, timestamp)
             target = max(target, 0)
             table[MessageQueue(topic, broker.config.broker_name, queue_id)] = target if is_force or target < committed else committed
         info = broker.client_manager.get_consumer_group_info(group)
