@@ -30,6 +30,7 @@ from consumers.rebalance.serializers import (
     RebalanceJobQuery,
 )
 from consumers.rebalance.types import Triggered
+from consumers.reset_serializers import OffsetResetOutput, ResetOffsetInput
 from consumers.serializers import (
     AllocationCompareInput,
     AllocationOutput,
@@ -41,9 +42,7 @@ from consumers.serializers import (
     GroupProgressOutput,
     GroupRowOutput,
     GroupRowsOutput,
-    OffsetResetOutput,
     ProgressQuery,
-    ResetOffsetInput,
 )
 
 NAME = OpenApiParameter("name", str, OpenApiParameter.PATH, description="consumer group name")
