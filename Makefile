@@ -15,7 +15,7 @@ run: setup
 test: setup
 	@$(MAKE) --no-print-directory system NEED_BROWSER=1 NEED_POSTGRES=1
 	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist load
-	GANTRY_TEST_DB=postgres $(PY) -m pytest -q -n auto --maxprocesses 4 --dist load  # the DB-touching tests again, on PostgreSQL
+	GANTRY_TEST_DB=postgres $(PY) -m pytest -q -n auto --maxprocesses 4 --dist load -m "not e2e"  # the DB-touching tests again, on PostgreSQL (browser tests: SQLite only)
 
 setup: system venv migrate
 
