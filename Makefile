@@ -13,8 +13,9 @@ run: setup
 	$(PY) manage.py run_embedded
 
 test: setup
-	@$(MAKE) --no-print-directory system NEED_BROWSER=1
+	@$(MAKE) --no-print-directory system NEED_BROWSER=1 NEED_POSTGRES=1
 	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist load
+	GANTRY_TEST_DB=postgres $(PY) -m pytest -q -n auto --maxprocesses 4 --dist load -m "not e2e"  # the DB-touching tests again, on PostgreSQL (browser tests: SQLite only)
 
 setup: system venv migrate
 
@@ -27,12 +28,14 @@ $(STAMP): requirements.txt
 	@touch $(STAMP)
 
 # Install what is missing, only what is missing: redis-server (Celery broker, benchmarks), a JRE
-# for Spark, and for the browser tests Debian's chromium (driven by Playwright).
+# for Spark, and for the tests Debian's chromium (driven by Playwright) and postgresql (the suite's
+# PostgreSQL run starts private servers from its initdb/postgres, in /usr/lib/postgresql/N/bin).
 system:
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
 	if [ -n "$(NEED_BROWSER)" ]; then command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; fi; \
+	if [ -n "$(NEED_POSTGRES)" ]; then command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; fi; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \

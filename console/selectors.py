@@ -109,13 +109,14 @@ def audit_list(
     until: date | datetime | None = None,
     oldest_first: bool = False,
 ) -> RecordSequence[AuditRecord]:
-    """Audit entries, newest first: ``actor`` exact, ``action`` a prefix (``topic`` or
-    ``topic.create``), ``target`` a part of the name, ``since``/``until`` dates (inclusive) or times."""
+    """Audit entries, newest first: ``actor`` exact, ``action`` a prefix (``topic`` or ``topic.create``),
+    ``target`` a part of the name (all three ignore case, on SQLite and PostgreSQL alike),
+    ``since``/``until`` dates (inclusive) or times."""
     qs = AuditEntry.objects.all()
     if actor:
         qs = qs.filter(actor__iexact=actor)
     if action:
-        qs = qs.filter(action__startswith=action)
+        qs = qs.filter(action__istartswith=action)  # case-insensitive on PostgreSQL too, as SQLite's LIKE is
     if target:
         qs = qs.filter(target__icontains=target)
     if target_type:

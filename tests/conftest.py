@@ -5,6 +5,7 @@ pytest_plugins = [
     "tests.fixtures.cluster",
     "tests.fixtures.console",
     "tests.fixtures.celery",
+    "tests.fixtures.postgres",
     "tests.fixtures.spark",
     "tests.fixtures.lake",
     "tests.fixtures.tls",

@@ -83,7 +83,9 @@ def _take(job_id: int) -> RebalanceJob | None:
     """Mark the job running (a redelivery takes it over); None when it finished already."""
     now = timezone.now()
     with transaction.atomic():
-        job = RebalanceJob.objects.filter(pk=job_id).first()
+        # the row lock serializes two deliveries of the task and a sweep failing the job (PostgreSQL;
+        # SQLite's IMMEDIATE transaction holds the database's write lock already)
+        job = RebalanceJob.objects.select_for_update().filter(pk=job_id).first()
         if job is None or job.status not in RebalanceJob.ACTIVE:
             return None
         job.attempts += 1

@@ -66,6 +66,8 @@ def test_api_filters_by_actor_action_target_result_and_date(api_client_as) -> No
     assert names(actor="bob") == [("bob", "user.update", "carol"), ("bob", "topic.create", "Payments")]
     assert names(action="topic.create") == [("alice", "topic.create", "Orders"), ("bob", "topic.create", "Payments")]
     assert names(action="user") == [("bob", "user.update", "carol")]
+    # any case, on SQLite and PostgreSQL alike (SQLite's LIKE ignores ASCII case, PostgreSQL's does not)
+    assert names(action="User.") == names(actor="BOB", target="CAR") == [("bob", "user.update", "carol")]
     assert names(target="pay") == [("bob", "topic.create", "Payments")]
     assert names(result="failed") == [("alice", "topic.delete", "Orders")]
     today = timezone.now().date()
