@@ -7,7 +7,6 @@ batching and concurrency, so the comparison is like for like.
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import subprocess
 import tempfile
