@@ -140,6 +140,7 @@ def dependencies_ready() -> dict[str, bool]:
 
 
 def _database_answers() -> bool:
+    from django.core.exceptions import ImproperlyConfigured
     from django.db import DatabaseError, connection
 
     try:
@@ -147,7 +148,7 @@ def _database_answers() -> bool:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchone()
-    except DatabaseError:
+    except (DatabaseError, ImproperlyConfigured):  # unreachable, or a setting the backend refuses: not ready either way
         connection.close_if_unusable_or_obsolete()
         return False
     return True

@@ -18,7 +18,9 @@ def test_readyz_is_ready_with_the_database_and_names_it_when_unreachable(client,
 
     original = connection.settings_dict["NAME"]
     connection.close()
-    connection.settings_dict["NAME"] = str(tmp_path / "no-such-dir" / "console.sqlite3")  # a database that cannot open
+    # a database that cannot open: a file in a missing directory (SQLite), a database nobody created (PostgreSQL)
+    connection.settings_dict["NAME"] = (str(tmp_path / "no-such-dir" / "console.sqlite3") if connection.vendor == "sqlite"
+                                        else "gantry_no_such_database")
     try:
         response = client.get("/readyz")
     finally:
