@@ -19,8 +19,10 @@ from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_validator import broker_system_topics, is_system_topic
 from brokers.engine.remoting.codes import ResponseCode
+from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.client import get_admin_client
 from brokers.gateway.cluster import cluster_info, masters_by_addr
+from brokers.gateway.connections import consumer_connections
 from brokers.gateway.groups import group_survey
 from brokers.gateway.queues import max_offsets, min_offsets, pull_messages
 from brokers.gateway.topics import all_topic_configs, topic_consumer_groups
@@ -43,6 +45,7 @@ from topics.types import (
     ShrinkStatus,
     TailGroup,
     TailQueue,
+    TopicConsumerRow,
     TopicConsumers,
     TopicDetail,
     TopicList,
@@ -162,12 +165,30 @@ def topic_status(*, name: str) -> TopicStatus:
     return TopicStatus(name, queues)
 
 
+LAG_GROUPS_MAX = 20  # groups whose lag one topic page asks for (each is one GET_CONSUME_STATS per broker)
+
+
 def topic_consumers(*, name: str) -> TopicConsumers:
-    """The consumer groups of the topic, as the brokers of its route know them."""
+    """The consumer groups of the topic, as the brokers of its route know them, each with its online
+    members (one connection survey per broker) and, for the first LAG_GROUPS_MAX, its lag and consume
+    TPS in this topic (GET_CONSUME_STATS, as ``mqadmin consumerProgress -t``)."""
     route = topic_route_data(name)
     addrs = [a for a in (b.select_broker_addr() for b in route.broker_datas) if a]
     groups, errors = topic_consumer_groups(name, addrs)
-    return TopicConsumers(name, tuple(groups), tuple(errors))
+    conns = consumer_connections(groups, addrs) if groups else {}
+    rows = []
+    for i, group in enumerate(groups):
+        members = len(conns[group].connections) if group in conns else None
+        if i >= LAG_GROUPS_MAX:
+            rows.append(TopicConsumerRow(group, members, None, None, f"lag shown for the first {LAG_GROUPS_MAX} groups only"))
+            continue
+        try:
+            stats = get_admin_client().examine_consume_stats(group, name)
+        except (MQBrokerError, RemotingError) as exc:
+            rows.append(TopicConsumerRow(group, members, None, None, f"no progress: {exc}"))
+            continue
+        rows.append(TopicConsumerRow(group, members, stats.diff_total, stats.consume_tps))  # consumerProgress's Diff Total
+    return TopicConsumers(name, tuple(groups), tuple(errors), tuple(rows))
 
 
 # -- safe shrink -----------------------------------------------------------------------------------

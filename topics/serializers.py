@@ -206,10 +206,19 @@ class TopicRouteOutput(serializers.Serializer):
     order_topic_conf = serializers.CharField(allow_null=True)
 
 
+class TopicConsumerRowOutput(serializers.Serializer):
+    group = serializers.CharField()
+    members = serializers.IntegerField(allow_null=True, help_text="online members (clients connected); null: not known")
+    lag = serializers.IntegerField(allow_null=True, help_text="messages of this topic not consumed yet by the group; null: not asked or no answer")
+    tps = serializers.FloatField(allow_null=True, help_text="the brokers' consumeTps of the group in this topic")
+    error = serializers.CharField(help_text="why lag or TPS is missing; empty when shown")
+
+
 class TopicConsumersOutput(serializers.Serializer):
     name = serializers.CharField()
     groups = serializers.ListField(child=serializers.CharField())
     errors = serializers.ListField(child=serializers.CharField())
+    rows = TopicConsumerRowOutput(many=True, help_text="per group: online members, lag and consume TPS in this topic")
 
 
 class TopicDeletionOutput(serializers.Serializer):

@@ -152,6 +152,19 @@ class TopicConsumers:
     name: str
     groups: tuple[str, ...]
     errors: tuple[str, ...] = ()
+    rows: tuple[TopicConsumerRow, ...] = ()  # per group: members, lag and TPS in this topic
+
+
+@dataclass(frozen=True)
+class TopicConsumerRow:
+    """One group consuming the topic: its online members, and its lag and consume TPS in this topic
+    (``mqadmin consumerProgress -g group -t topic``); None where it was not asked or not answered."""
+
+    group: str
+    members: int | None
+    lag: int | None
+    tps: float | None
+    error: str = ""
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,11 @@ import re
 import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient
+from brokers.engine.client.simple import PullClient
+from brokers.engine.common.message_queue import MessageQueue
 from console.models import AuditEntry
+from tests.brokers.engine.client._cluster import create_topic
+from tests.consumers._groups import send
 
 pytestmark = pytest.mark.django_db
 
@@ -127,3 +131,16 @@ def test_cluster_down_is_a_503_page_not_a_500(operator_client, mq_settings, unus
     assert response.status_code == 503
     assert "name server unreachable" in response.content.decode() and unused_addr in response.content.decode()
     assert operator_client.get("/topics/new").status_code == 503
+
+
+def test_detail_page_lists_each_consumer_group_with_its_lag(operator_client, console_cluster, topic_name, console_admin) -> None:
+    """Issue 16: per-topic consumers with lag, as rocketmq-dashboard's topic "consumer manage" shows them."""
+    create_topic(console_admin, console_cluster, topic_name, queues=2)
+    send(console_cluster, topic_name, 5, mq=MessageQueue(topic_name, "broker-a", 0))
+    group = topic_name.replace("T_", "G_")
+    with PullClient(console_cluster.namesrv_addr, group, heartbeat_interval_s=None) as consumer:
+        consumer.update_offset(MessageQueue(topic_name, "broker-a", 0), 2)
+    page = operator_client.get(f"/topics/{topic_name}/").content.decode()
+    row = re.search(rf'<tr data-group="{group}">(.*?)</tr>', page, re.S)
+    assert row, page
+    assert re.search(r'data-testid="lag">3<', row.group(1)), row.group(1)  # 5 sent, 2 consumed
