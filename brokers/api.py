@@ -13,11 +13,12 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from brokers.gateway.broker_config import group_configs
 from brokers.gateway.overview import BrokerOverview, broker_group, broker_overview
 from brokers.promotion import jobs as promotion_jobs
 from brokers.promotion import selectors as promotion_selectors
 from brokers.promotion.serializers import PromoteInput, PromotionJobOutput, PromotionJobQuery
-from brokers.serializers import AlertOutput, BrokerGroupOutput, BrokerListQuery, BrokerOutput, ClusterOutput, NamesrvOutput
+from brokers.serializers import AlertOutput, BrokerGroupConfigOutput, BrokerGroupOutput, BrokerListQuery, BrokerOutput, ClusterOutput, NamesrvOutput
 from console.actor import actor_from_request
 from console.errors import NamesrvUnreachable, NotFound
 from console.rest import paginated_response, parse_input, query_dict, validated
@@ -94,6 +95,13 @@ class BrokerGroupViewSet(viewsets.ViewSet):
     @extend_schema(parameters=[NAME], responses=BrokerGroupOutput)
     def retrieve(self, request: Request, name: str) -> Response:
         return Response(BrokerGroupOutput(broker_group(name)).data)
+
+    @extend_schema(parameters=[NAME], responses=BrokerGroupConfigOutput,
+                   description="Each member's configuration as it reports it (GET_BROKER_CONFIG, mqadmin getBrokerConfig); read only.")
+    @action(detail=True, methods=["get"])
+    def config(self, request: Request, name: str) -> Response:
+        group = broker_group(name)
+        return Response(BrokerGroupConfigOutput({"broker_name": name, "members": group_configs(group.members)}).data)
 
 
 @extend_schema(tags=["promotion jobs"])

@@ -95,6 +95,21 @@ class BrokerGroupOutput(serializers.Serializer):
     members = BrokerOutput(many=True, help_text="master (broker_id 0) first, then the slaves")
 
 
+class MemberConfigOutput(serializers.Serializer):
+    broker_id = serializers.IntegerField()
+    addr = serializers.CharField()
+    properties = serializers.SerializerMethodField(help_text="the broker's settings under RocketMQ's property names")
+    error = serializers.CharField(help_text="why there are no properties; empty when it answered")
+
+    def get_properties(self, obj) -> dict[str, str]:
+        return dict(obj.properties)
+
+
+class BrokerGroupConfigOutput(serializers.Serializer):
+    broker_name = serializers.CharField()
+    members = MemberConfigOutput(many=True, help_text="GET_BROKER_CONFIG of each member, master first (read only)")
+
+
 class AlertOutput(serializers.Serializer):
     level = serializers.ChoiceField(choices=["error", "warning"])
     kind = serializers.CharField()

@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from brokers.forms import PromoteForm
+from brokers.gateway.broker_config import group_configs
 from brokers.gateway.overview import broker_group as read_broker_group
 from brokers.gateway.overview import broker_overview
 from brokers.promotion import jobs as promotion_jobs
@@ -33,7 +34,8 @@ def broker_group(request: HttpRequest, name: str) -> HttpResponse:
     context = {"group": group, "name": name}
     if request.htmx:  # the 5 s refresh swaps the members only; the promotion panel polls on its own
         return render(request, "brokers/_broker_group.html", context)
-    context.update(promote_form=PromoteForm.for_group(group), promotion_job=promotion_selectors.latest_group_job(broker_name=name))
+    context.update(promote_form=PromoteForm.for_group(group), promotion_job=promotion_selectors.latest_group_job(broker_name=name),
+                   configs=group_configs(group.members))
     return render(request, "brokers/broker_group.html", context)
 
 

@@ -47,6 +47,20 @@ def test_a_group_page_shows_members_and_the_promotion_panel_to_admins(as_role, c
     assert as_role("viewer").get("/brokers/broker-zz/").status_code == 404
 
 
+def test_each_members_configuration_is_shown_read_only(viewer, viewer_client, console_group_cluster) -> None:
+    """Issue 16: a broker config view (GET_BROKER_CONFIG, as mqadmin getBrokerConfig), per member."""
+    master, slave = console_group_cluster.broker_addr("broker-a"), console_group_cluster.broker_addr(GroupCluster.SLAVE_KEY)
+    body = viewer.get("/api/v1/broker-groups/broker-a/config").json()
+    members = {m["broker_id"]: m for m in body["members"]}
+    assert body["broker_name"] == "broker-a" and set(members) == {0, 1}
+    assert members[0]["addr"] == master and members[0]["error"] == "" and members[0]["properties"]["brokerName"] == "broker-a"
+    assert members[0]["properties"]["brokerId"] == "0" and members[1]["properties"]["brokerId"] == "1" and members[1]["addr"] == slave
+    assert members[0]["properties"]["flushDiskType"] in ("ASYNC_FLUSH", "SYNC_FLUSH")
+    page = viewer_client.get("/brokers/broker-a/").content.decode()
+    assert 'data-testid="broker-config"' in page and "<code>brokerClusterName</code>" in page and 'data-member="1"' in page
+    assert viewer.get("/api/v1/broker-groups/broker-zz/config").status_code == 404
+
+
 def test_a_refused_promotion_on_the_page_names_the_reason(as_role, console_group_cluster) -> None:
     client = as_role("admin")
     answer = client.post("/brokers/broker-a/promote", {"broker_id": "0", "dry_run": "1"}, HTTP_HX_REQUEST="true")

@@ -151,6 +151,7 @@ def _existing_things(auth: dict, cluster) -> dict:
     things = {("/topics/{name}" + tail, "name"): topic for tail in ("", "/consumer-groups", "/messages", "/route", "/shrink", "/status")}
     things |= {("/groups/{name}" + tail, "name"): group for tail in ("", "/allocation", "/progress", "/rebalance", "/reset-offset")}
     things |= {("/brokers/{name}/promote", "name"): "broker-a", ("/broker-groups/{name}", "name"): "broker-a",
+               ("/broker-groups/{name}/config", "name"): "broker-a",
                ("/clusters/{name}", "name"): EXAMPLE_CLUSTER, ("/acl/accounts/{access_key}", "access_key"): DEMO[0],
                ("/users/{username}", "username"): "fuzz-patched", ("/rebalance-jobs/{id}", "id"): str(rebalance.get("id")),
                ("/dashboards/refresh-runs/{id}", "id"): refresh.get("id"), ("/messages/{msg_id}", "msg_id"): sent.get("offset_msg_id"),
