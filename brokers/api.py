@@ -14,11 +14,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from brokers.gateway.broker_config import group_configs
+from brokers.gateway.producers import all_producer_groups
 from brokers.gateway.overview import BrokerOverview, broker_group, broker_overview
 from brokers.promotion import jobs as promotion_jobs
 from brokers.promotion import selectors as promotion_selectors
 from brokers.promotion.serializers import PromoteInput, PromotionJobOutput, PromotionJobQuery
-from brokers.serializers import AlertOutput, BrokerGroupConfigOutput, BrokerGroupOutput, BrokerListQuery, BrokerOutput, ClusterOutput, NamesrvOutput
+from brokers.serializers import AlertOutput, BrokerGroupConfigOutput, ProducerGroupsOutput, BrokerGroupOutput, BrokerListQuery, BrokerOutput, ClusterOutput, NamesrvOutput
 from console.actor import actor_from_request
 from console.errors import NamesrvUnreachable, NotFound
 from console.rest import paginated_response, parse_input, query_dict, validated
@@ -133,3 +134,13 @@ class AlertViewSet(viewsets.ViewSet):
     @extend_schema(responses=AlertOutput(many=True))
     def list(self, request: Request) -> Response:
         return paginated_response(request, self, broker_overview().alerts, AlertOutput)
+
+
+@extend_schema(tags=["producers"])
+class ProducerViewSet(viewsets.ViewSet):
+    """Producer groups and their connected clients, as the masters know them from heartbeats."""
+
+    @extend_schema(responses=ProducerGroupsOutput,
+                   description="Every producer group with its clients (GET_ALL_PRODUCER_INFO on each master, merged).")
+    def list(self, request: Request) -> Response:
+        return Response(ProducerGroupsOutput(all_producer_groups()).data)

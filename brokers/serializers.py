@@ -110,6 +110,25 @@ class BrokerGroupConfigOutput(serializers.Serializer):
     members = MemberConfigOutput(many=True, help_text="GET_BROKER_CONFIG of each member, master first (read only)")
 
 
+class ProducerClientOutput(serializers.Serializer):
+    client_id = serializers.CharField()
+    addr = serializers.CharField(help_text="ip:port as the broker sees it")
+    language = serializers.CharField()
+    version = serializers.IntegerField()
+    last_heartbeat_ms = serializers.IntegerField(help_text="when a broker last heard from it (ms since the epoch)")
+    brokers = serializers.ListField(child=serializers.CharField(), help_text="master addresses it is connected to")
+
+
+class ProducerGroupOutput(serializers.Serializer):
+    group = serializers.CharField()
+    clients = ProducerClientOutput(many=True)
+
+
+class ProducerGroupsOutput(serializers.Serializer):
+    groups = ProducerGroupOutput(many=True)
+    errors = serializers.ListField(child=serializers.CharField(), help_text="brokers that did not answer")
+
+
 class AlertOutput(serializers.Serializer):
     level = serializers.ChoiceField(choices=["error", "warning"])
     kind = serializers.CharField()

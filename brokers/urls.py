@@ -6,7 +6,8 @@ from django.urls import path
 from brokers import views
 from brokers.acl import views as acl_views
 from brokers.acl.api import AclAccountViewSet, AclGlobalWhiteView
-from brokers.api import AlertViewSet, BrokerGroupViewSet, BrokerViewSet, ClusterViewSet, NamesrvViewSet, PromotionJobViewSet
+from brokers.api import (AlertViewSet, BrokerGroupViewSet, BrokerViewSet, ClusterViewSet, NamesrvViewSet, ProducerViewSet,
+                         PromotionJobViewSet)
 from console.rest import ApiRouter
 
 urlpatterns = [
@@ -14,6 +15,7 @@ urlpatterns = [
     path("brokers/<str:name>/", views.broker_group, name="broker-group"),
     path("brokers/<str:name>/promote", views.broker_promote, name="broker-group-promote"),
     path("promotion-jobs/<int:pk>/", views.promotion_job, name="promotion-job"),
+    path("producers/", views.producers, name="producers"),
     path("acl/", acl_views.acl_page, name="acl"),
     path("acl/accounts", acl_views.acl_account_post, name="acl-account"),
     path("acl/accounts/<str:access_key>/delete", acl_views.acl_account_delete, name="acl-account-delete"),
@@ -27,5 +29,6 @@ router.register("broker-groups", BrokerGroupViewSet, basename="broker-group")
 router.register("promotion-jobs", PromotionJobViewSet, basename="promotion-job")
 router.register("namesrvs", NamesrvViewSet, basename="namesrv")
 router.register("alerts", AlertViewSet, basename="alert")
+router.register("producers", ProducerViewSet, basename="producer")
 router.register("acl/accounts", AclAccountViewSet, basename="acl-account")
 api_urlpatterns = [*router.urls, path("acl/global-white-addresses", AclGlobalWhiteView.as_view(), name="api-acl-global-white")]

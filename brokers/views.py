@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 
 from brokers.forms import PromoteForm
 from brokers.gateway.broker_config import group_configs
+from brokers.gateway.producers import all_producer_groups
 from brokers.gateway.overview import broker_group as read_broker_group
 from brokers.gateway.overview import broker_overview
 from brokers.promotion import jobs as promotion_jobs
@@ -79,3 +80,9 @@ def promotion_job(request: HttpRequest, pk: int) -> HttpResponse:
     """One promotion job: its progress (the card polls itself every second while active), then its outcome."""
     job = promotion_selectors.promotion_job_get(job_id=pk)
     return render(request, "brokers/_promotion_job.html" if request.htmx else "brokers/promotion_job.html", {"job": job})
+
+
+@console_page()
+def producers(request: HttpRequest) -> HttpResponse:
+    """Producer groups and their connected clients (the masters' heartbeat tables)."""
+    return render(request, "brokers/producers.html", {"producers": all_producer_groups()})

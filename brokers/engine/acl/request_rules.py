@@ -232,6 +232,7 @@ _RULES: dict[int, RequestRule] = {
     C.GET_TOPIC_STATS_INFO: _resources("a topic's queue offsets: SUB on the topic", _topic("topic")),
     C.GET_CONSUMER_CONNECTION_LIST: _resources("a group's clients: SUB on the group", _group("consumerGroup")),
     C.GET_PRODUCER_CONNECTION_LIST: _admin("a producer group's clients; producer groups are no ACL resource"),
+    C.GET_ALL_PRODUCER_INFO: _admin("every producer group's clients"),
     C.WIPE_WRITE_PERM_OF_BROKER: _admin("route write"),
     C.GET_ALL_TOPIC_LIST_FROM_NAMESERVER: _admin("every topic name (admin tools)"),
     C.DELETE_SUBSCRIPTIONGROUP: _admin("deletes a group and maybe its offsets"),

@@ -104,6 +104,7 @@ class AdminBrokerProcessor(Processor):
             RequestCode.GET_CONSUME_STATS: self.get_consume_stats,
             RequestCode.GET_CONSUMER_CONNECTION_LIST: self.get_consumer_connection_list,
             RequestCode.GET_PRODUCER_CONNECTION_LIST: self.get_producer_connection_list,
+            RequestCode.GET_ALL_PRODUCER_INFO: self.get_all_producer_info,
             RequestCode.GET_BROKER_RUNTIME_INFO: self.get_broker_runtime_info,
             RequestCode.GET_ALL_CONSUMER_OFFSET: self.get_all_consumer_offset,
             RequestCode.GET_ALL_DELAY_OFFSET: self.get_all_delay_offset,
@@ -216,6 +217,16 @@ class AdminBrokerProcessor(Processor):
         if not connections:
             return request.response(ResponseCode.SYSTEM_ERROR, f"the producer group[{group}] not exist")
         return request.response(ResponseCode.SUCCESS, None, None, _json_body({"connectionSet": [c.to_connection_json() for c in connections]}))
+
+    @guarded
+    async def get_all_producer_info(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        """GET_ALL_PRODUCER_INFO (328, RocketMQ 5's ProducerTableInfo): every producer group and its clients."""
+        manager = self.broker.client_manager
+        now_ms, now = manager.clock.now_ms(), manager.clock.monotonic()
+        data = {group: [{"clientId": i.client_id, "remoteIP": i.client_addr, "language": i.language, "version": i.version,
+                         "lastUpdateTimestamp": now_ms - int((now - i.last_update) * 1000)} for i in members.values()]
+                for group, members in sorted(manager.producer_table.items())}
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body({"data": data}))
 
     @guarded
     async def query_topic_consume_by_who(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
