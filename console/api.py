@@ -1,11 +1,12 @@
-"""The console's own API: /api/v1/auth/token, /api/v1/auth/whoami, /api/v1/users (admin),
-/api/v1/tokens (admin), /api/v1/audit-log (viewer)."""
+"""The console's own API: /api/v1/auth/token, /api/v1/auth/whoami, /api/v1/auth/password (one's own),
+/api/v1/users (admin; /users/{username}/password sets another's), /api/v1/tokens (admin), /api/v1/audit-log (viewer)."""
 from __future__ import annotations
 
-from django.contrib.auth import authenticate
+from django.contrib.auth import authenticate, update_session_auth_hash
 from django.contrib.auth.signals import user_logged_in, user_login_failed
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import viewsets
+from rest_framework.decorators import action
 from rest_framework import status as http_status
 from rest_framework.exceptions import AuthenticationFailed, Throttled
 from rest_framework.permissions import AllowAny
@@ -13,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from console import lockout, selectors, services
+from console import lockout, passwords, selectors, services
 from console.actor import Actor, actor_from_request, client_ip
 from console.authentication import ApiTokenAuthentication
 from console.errors import InvalidInput
@@ -25,6 +26,9 @@ from console.serializers import (
     AuditQuery,
     CreatedTokenOutput,
     CreatedUserOutput,
+    PasswordChangedOutput,
+    PasswordChangeInput,
+    PasswordResetInput,
     TokenCreateInput,
     TokenListQuery,
     TokenOutput,
@@ -102,6 +106,24 @@ class WhoAmIView(APIView):
         return Response({"username": request.user.get_username(), "role": role_of(request.user), "auth": auth})
 
 
+@extend_schema(tags=["auth"])
+class PasswordChangeView(APIView):
+    """POST: change the caller's own password (the current one first). The caller's other console
+    sessions end; a browser session that calls this stays signed in; API tokens keep working."""
+
+    write_role = Role.VIEWER  # every signed-in user may change its own
+
+    @extend_schema(request=PasswordChangeInput, responses={200: PasswordChangedOutput})
+    def post(self, request: Request) -> Response:
+        data = parse_input(PasswordChangeInput, request.data)
+        passwords.password_change(actor=actor_from_request(request), **data)
+        if not isinstance(request.auth, ApiToken):  # a session: keep this one signed in
+            request.user.refresh_from_db()
+            update_session_auth_hash(request._request, request.user)
+        return Response({"username": request.user.get_username(),
+                         "detail": "password changed; your other console sessions are signed out, API tokens keep working"})
+
+
 @extend_schema(tags=["users"])
 class UserViewSet(viewsets.ViewSet):
     read_role = Role.ADMIN
@@ -127,6 +149,18 @@ class UserViewSet(viewsets.ViewSet):
     def partial_update(self, request: Request, username: str) -> Response:
         data = parse_input(UserUpdateInput, request.data)
         return Response(UserOutput(services.user_update(actor=actor_from_request(request), username=username, **data)).data)
+
+    @extend_schema(request=PasswordResetInput, responses={200: PasswordChangedOutput})
+    @action(detail=True, methods=["post"])
+    def password(self, request: Request, username: str) -> Response:
+        """Set another user's password (admin); its console sessions end, its API tokens keep working."""
+        data = parse_input(PasswordResetInput, request.data)
+        passwords.password_reset(actor=actor_from_request(request), username=username, **data)
+        if username == request.user.get_username() and not isinstance(request.auth, ApiToken):
+            request.user.refresh_from_db()
+            update_session_auth_hash(request._request, request.user)
+        return Response({"username": username, "detail": "password set; the user's console sessions are signed out, "
+                                                         "API tokens keep working"})
 
 
 @extend_schema(tags=["users"])

@@ -21,6 +21,7 @@ router.register("audit-log", api.AuditLogViewSet, basename="audit-log")
 urlpatterns = [
     path("auth/token", api.AuthTokenView.as_view(), name="api-auth-token"),
     path("auth/whoami", api.WhoAmIView.as_view(), name="api-whoami"),
+    path("auth/password", api.PasswordChangeView.as_view(), name="api-password"),
     path("schema", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),  # init script apart: no inline script (CSP)
     *router.urls,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
@@ -37,6 +38,29 @@ class UserCreateForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices, initial=Role.VIEWER)
     password = forms.CharField(required=False, strip=False, widget=forms.PasswordInput,
                                help_text="Leave empty to generate one (shown once).")
+
+
+def _password(label: str, autocomplete: str, **kwargs) -> forms.CharField:
+    return forms.CharField(label=label, strip=False, max_length=4096,
+                           widget=forms.PasswordInput(attrs={"autocomplete": autocomplete}), **kwargs)
+
+
+class PasswordChangeForm(forms.Form):
+    """A user's own password: the current one, then the new one twice (console.passwords checks them)."""
+
+    current_password = _password("Current password", "current-password")
+    new_password = _password("New password", "new-password", help_text="")
+    new_password2 = _password("New password again", "new-password")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["new_password"].help_text = " ".join(password_validation.password_validators_help_texts())
+
+
+class PasswordResetForm(forms.Form):
+    """An admin sets another user's password (users page)."""
+
+    new_password = _password("New password", "new-password")
 
 
 class UserChangeForm(forms.Form):

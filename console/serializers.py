@@ -46,6 +46,27 @@ class UserUpdateInput(StrictInputSerializer):
         return attrs
 
 
+class PasswordChangeInput(StrictInputSerializer):
+    schema_rules = {"properties": {"new_password": {"minLength": _password_min_length()}}}
+
+    current_password = StrictCharField(trim_whitespace=False, max_length=4096, help_text="the password you sign in with now")
+    new_password = StrictCharField(trim_whitespace=False, max_length=4096,
+                                   help_text="checked by the console's password validators (length, not common, not all digits, "
+                                             "not like the username)")
+
+
+class PasswordResetInput(StrictInputSerializer):
+    schema_rules = {"properties": {"new_password": {"minLength": _password_min_length()}}}
+
+    new_password = StrictCharField(trim_whitespace=False, max_length=4096,
+                                   help_text="the user's new password, checked by the console's password validators")
+
+
+class PasswordChangedOutput(serializers.Serializer):
+    username = serializers.CharField()
+    detail = serializers.CharField(help_text="what the change ended: the user's console sessions (API tokens keep working)")
+
+
 class TokenCreateInput(StrictInputSerializer):
     username = StrictCharField(trim_whitespace=False, max_length=150)
     name = StrictCharField(required=False, allow_blank=True, max_length=100)

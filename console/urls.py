@@ -15,6 +15,8 @@ urlpatterns = [
     path("audit/", views.audit_log, name="audit-log"),
     path("users/", views.users, name="users"),
     path("users/<str:username>/change", views.user_change, name="user-change"),
+    path("users/<str:username>/password", views.user_password, name="user-set-password"),
+    path("account/password/", views.password_change, name="password-change"),
     path("tokens/", views.tokens, name="tokens"),
     path("tokens/<int:token_id>/revoke", views.token_revoke, name="token-revoke"),
     path("topics/", include("topics.urls")),

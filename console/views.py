@@ -7,16 +7,25 @@ Each view parses, calls one selector or service, and renders; roles are checked 
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.auth import update_session_auth_hash
 from django.contrib.auth import views as auth_views
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
-from console import selectors, services
+from console import passwords, selectors, services
 from console.actor import actor_from_request
 from console.errors import ServiceError, show_on_form
-from console.forms import AuditFilterForm, LoginForm, TokenCreateForm, UserChangeForm, UserCreateForm
+from console.forms import (
+    AuditFilterForm,
+    LoginForm,
+    PasswordChangeForm,
+    PasswordResetForm,
+    TokenCreateForm,
+    UserChangeForm,
+    UserCreateForm,
+)
 from console.permissions import console_page
 from console.roles import Role
 
@@ -103,6 +112,52 @@ def user_change(request: HttpRequest, username: str) -> HttpResponse:
         except ServiceError as exc:
             messages.error(request, exc.message)
     return redirect("users")
+
+
+@console_page(methods=("POST",), read=Role.ADMIN, write=Role.ADMIN)
+def user_password(request: HttpRequest, username: str) -> HttpResponse:
+    """An admin sets ``username``'s password (its console sessions end; its API tokens stay)."""
+    form = PasswordResetForm(request.POST)
+    if not form.is_valid():
+        for name, errors in form.errors.items():
+            messages.error(request, f"Password of {username} not set: {form.fields[name].label if name in form.fields else name}: {errors[0]}")
+        return redirect("users")
+    try:
+        passwords.password_reset(actor=actor_from_request(request), username=username, **form.cleaned_data)
+    except ServiceError as exc:
+        messages.error(request, f"Password of {username} not set: {_field_reason(exc, form)}")
+        return redirect("users")
+    if username == request.user.get_username():  # an admin setting its own: this session stays signed in
+        request.user.refresh_from_db()
+        update_session_auth_hash(request, request.user)
+    messages.success(request, f"Password of {username} set; its console sessions are signed out (API tokens keep working).")
+    return redirect("users")
+
+
+@console_page(methods=("GET", "POST"), read=Role.VIEWER, write=Role.VIEWER)
+def password_change(request: HttpRequest) -> HttpResponse:
+    """Any signed-in user changes its own password; its other sessions end, this one stays."""
+    form = PasswordChangeForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            passwords.password_change(actor=actor_from_request(request), **form.cleaned_data)
+        except ServiceError as exc:
+            show_on_form(form, exc)
+        else:
+            request.user.refresh_from_db()
+            update_session_auth_hash(request, request.user)
+            messages.success(request, "Your password is changed; your other console sessions are signed out.")
+            return redirect("password-change")
+    return render(request, "console/password_change.html", {"form": form}, status=_status(request, form))
+
+
+def _field_reason(exc: ServiceError, form) -> str:
+    """A refusal as one line naming the form's field ("New password: ...")."""
+    fields = getattr(exc, "fields", None)
+    if not fields:
+        return exc.message
+    name, reasons = next(iter(fields.items()))
+    return f"{form.fields[name].label if name in form.fields else name}: {reasons[0]}"
 
 
 @console_page(methods=("GET", "POST"), read=Role.ADMIN, write=Role.ADMIN)

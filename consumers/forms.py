@@ -23,7 +23,8 @@ DEFAULT_CLIENTS = "4"
 HYPOTHETICAL_TOPIC = "Preview"  # the topic name of a made-up layout
 MADE_UP_PREFIX = "client-"
 SCENARIO_FIELDS = {"scenario.add_consumers": "add_clients", "scenario.remove_consumers": "remove_clients",
-                   "scenario.brokers_down": "brokers_down", "scenario.queue_counts": "queue_counts"}
+                   "scenario.brokers_down": "brokers_down", "scenario.queue_counts": "queue_counts",
+                   "params.broker_rooms": "rooms", "params.consumer_rooms": "rooms"}
 
 
 class GroupFilterForm(FilterForm):
@@ -72,21 +73,28 @@ def _text(label: str, **kwargs) -> forms.CharField:
 class AllocationForm(forms.Form):
     """Inputs of the allocation page: queues, clients, strategy and parameters, what-if, view."""
 
-    topic = _text("Live topic", help_text="its readable queues; empty: the layout below")
-    layout = _text("Layout (broker:queues)", initial=DEFAULT_LAYOUT)
-    group = _text("Live group", help_text="its members; empty: the clients below")
+    topic = _text("Live topic", help_text="a topic's name, e.g. TopicTest: its readable queues; empty: the layout below")
+    layout = _text("Layout (broker:queues)", initial=DEFAULT_LAYOUT,
+                   help_text="broker:queues, separated by spaces or commas, e.g. broker-a:8 broker-b:8")
+    group = _text("Live group", help_text="a consumer group's name: its members online; empty: the clients below")
     clients = forms.CharField(required=False, label="Clients", initial=DEFAULT_CLIENTS, widget=forms.Textarea(attrs={"rows": 3}),
-                              help_text="client ids, or a number N for N made-up clients")
-    strategy = forms.ChoiceField(choices=[(n, n) for n in strategy_names()], initial="AVG", required=False)
-    virtual_node_cnt = forms.IntegerField(required=False, min_value=1, max_value=rules.MAX_VIRTUAL_NODES, initial=10, label="Virtual nodes")
-    message_queue_list = _text("CONFIG queues", help_text="broker:queue, e.g. broker-a:0 broker-b:3")
-    consumeridcs = _text("MACHINE_ROOM rooms", help_text="rooms consumed; brokers are named room@broker")
-    inner = forms.ChoiceField(choices=[(n, n) for n in rules.NEARBY_INNER], initial="AVG", required=False, label="NEARBY inner")
-    rooms = _text("NEARBY rooms", help_text="name=room, e.g. broker-a=hz client-1=hz; else the name's prefix before @")
-    add_clients = _text("What-if: add clients")
-    remove_clients = _text("remove clients")
-    brokers_down = _text("brokers down")
-    queue_counts = _text("queue counts", help_text="broker:queues, e.g. broker-a:4")
+                              help_text="client ids separated by spaces or new lines (e.g. 10.0.0.1@worker-1 10.0.0.2@worker-2), "
+                                        "or a number N for N made-up clients")
+    strategy = forms.ChoiceField(choices=[(n, n) for n in strategy_names()], initial="AVG", required=False,
+                                 help_text="RocketMQ's allocation strategy the clients use")
+    virtual_node_cnt = forms.IntegerField(required=False, min_value=1, max_value=rules.MAX_VIRTUAL_NODES, initial=10, label="Virtual nodes",
+                                          help_text=f"ring points per client, 1 to {rules.MAX_VIRTUAL_NODES} (RocketMQ's default: 10)")
+    message_queue_list = _text("CONFIG queues", help_text="the queues every client consumes, broker:queue, e.g. broker-a:0 broker-b:3")
+    consumeridcs = _text("MACHINE_ROOM rooms", help_text="the machine rooms consumed, e.g. hz sh; "
+                                                         "a broker named hz@broker-a is in room hz")
+    inner = forms.ChoiceField(choices=[(n, n) for n in rules.NEARBY_INNER], initial="AVG", required=False, label="NEARBY inner",
+                              help_text="the strategy used inside each machine room")
+    rooms = _text("NEARBY rooms", help_text="where each broker and client runs, name=room, e.g. broker-a=hz broker-b=sh client-1=hz; "
+                                            "names left out use their prefix before @ (hz@broker-a is in hz)")
+    add_clients = _text("What-if: add clients", help_text="client ids that join, e.g. client-9 10.0.0.9@worker-9")
+    remove_clients = _text("remove clients", help_text="client ids that leave, e.g. client-1")
+    brokers_down = _text("brokers down", help_text="broker names whose queues go away, e.g. broker-b")
+    queue_counts = _text("queue counts", help_text="a broker's new number of queues, broker:queues, e.g. broker-a:4")
     view = forms.ChoiceField(choices=(("grid", "one strategy"), ("compare", "every strategy")), initial="grid", required=False,
                              widget=forms.RadioSelect)
 
@@ -97,6 +105,9 @@ class AllocationForm(forms.Form):
                 if not data.get(name):
                     data[name] = default
         super().__init__(data, *args, **kwargs)
+        for name, f in self.fields.items():  # the page shows each hint beside its field (templates/consumers/_alloc_field.html)
+            if f.help_text:
+                f.widget.attrs["aria-describedby"] = f"hint-{name}"
 
     def value(self, name: str):
         """A cleaned value, or the field's initial when the form was left empty."""
@@ -165,6 +176,8 @@ class AllocationForm(forms.Form):
 
     def refuse(self, exc: InvalidInput) -> None:
         """Show a refusal under the field it names (params.x under x), else at the top."""
+        if isinstance(exc, rules.MissingRooms):  # the form has one rooms field, name=room words
+            exc.fields = {"params.broker_rooms": [exc.form_message()]}
         fields = {}
         for name, reasons in exc.fields.items():
             short = SCENARIO_FIELDS.get(name) or (name.split(".")[1] if name.startswith("params.") else name.split(".")[0])

@@ -7,6 +7,7 @@ template only loops; 64 queues x 20 clients is 1,280 cells.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -25,6 +26,21 @@ class GridGroup:
 
     label: str
     span: int
+
+    def _fits(self, cell_px: float, char_px: float) -> bool:
+        """Whether the label's longest piece (it wraps after - _ . @ and spaces) fits across its columns."""
+        longest = max((len(w) for w in re.split(r"(?<=[-_.@ ·])", self.label) if w), default=0)
+        return longest * char_px + 4 <= self.span * cell_px
+
+    @property
+    def narrow(self) -> bool:
+        """Too few columns for the name even wrapped: the header turns it upright (full grid: 15 px cells, 11 px text)."""
+        return not self._fits(16, 6.6)
+
+    @property
+    def narrow_mini(self) -> bool:
+        """The same for a mini grid (5 px cells, 9 px text)."""
+        return not self._fits(6, 5.4)
 
 
 @dataclass(frozen=True)

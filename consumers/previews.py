@@ -33,7 +33,7 @@ from consumers.allocation import (
     strategy_names,
     what_if,
 )
-from consumers.rules import build_strategy, strategy_kwargs
+from consumers.rules import MissingRooms, build_strategy, check_nearby_rooms, strategy_kwargs
 
 T = TypeVar("T")
 
@@ -102,9 +102,17 @@ def _from_what_if(spec: AllocationInput, result: WhatIfResult) -> PreviewResult:
     return PreviewResult(after.strategy_name, after, result.before, result.diff, result.added_cids, result.removed_cids)
 
 
+def _check_rooms(spec: AllocationInput, name: str, params: Mapping[str, Any], field_name: str) -> None:
+    """MACHINE_ROOM_NEARBY needs a room for every broker and client, the scenario's newcomers too."""
+    if name == "MACHINE_ROOM_NEARBY":
+        added = spec.scenario.add_consumers if spec.scenario else ()
+        check_nearby_rooms(params, spec.queues, (*spec.cids, *added), field_name)
+
+
 def preview(spec: AllocationInput) -> PreviewResult:
     """Allocate ``spec`` with its strategy (and scenario, and diff from ``current``)."""
     strategy = build_strategy(spec.strategy, spec.params)
+    _check_rooms(spec, spec.strategy, spec.params, "params")
     group = spec.group or ""
     try:
         if spec.scenario is None:
@@ -149,6 +157,11 @@ def compare(spec: AllocationInput, params_by_strategy: Mapping[str, Mapping[str,
             skipped[name] = f"needs {', '.join(missing)}"
             continue
         kwargs[name] = strategy_kwargs(name, params, f"params.{name}")
+        try:
+            _check_rooms(spec, name, params, f"params.{name}")
+        except MissingRooms as exc:
+            skipped[name] = f"{exc.summary()} (rooms: broker_rooms and consumer_rooms, or names like hz@broker-a)"
+            del kwargs[name]
     comparison = _scenario_checked(lambda: compare_strategies(
         queues=spec.queues, cids=spec.cids, params=kwargs, names=list(kwargs), consumer_group=spec.group or "",
         scenario=spec.scenario, current=spec.current))

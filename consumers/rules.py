@@ -187,6 +187,56 @@ class RoomResolver:
         return self.consumer_rooms.get(cid) or self._prefix(cid)
 
 
+MAX_NAMED = 4  # names listed in a refusal before "and N more"
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(names[:MAX_NAMED])
+    return f"{shown} and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else shown
+
+
+class MissingRooms(InvalidInput):
+    """MACHINE_ROOM_NEARBY cannot tell where some brokers or clients run (the core's
+    "Machine room is null for mq ...", said in an operator's words and naming the field to fill)."""
+
+    def __init__(self, field_name: str, brokers: list[str], cids: list[str]) -> None:
+        self.brokers, self.cids = brokers, cids
+        if brokers:
+            name, example = f"{field_name}.broker_rooms", f'{{"{brokers[0]}": "hz"}}'
+        else:
+            name, example = f"{field_name}.consumer_rooms", f'{{"{cids[0]}": "hz"}}'
+        super().__init__(name, f"{self.summary()}: give each its machine room here, e.g. {example}, "
+                               f"or name it with its room before {DEFAULT_SEPARATOR} (hz{DEFAULT_SEPARATOR}{(brokers or cids)[0]}).")
+
+    def summary(self) -> str:
+        parts = []
+        if self.brokers:
+            parts.append(f"broker{'s' if len(self.brokers) > 1 else ''} {_names(self.brokers)}")
+        if self.cids:
+            parts.append(f"client{'s' if len(self.cids) > 1 else ''} {_names(self.cids)}")
+        return f"MACHINE_ROOM_NEARBY does not know the machine room of {' and '.join(parts)}"
+
+    def form_message(self) -> str:
+        """The same refusal for the console form's one rooms field (name=room words)."""
+        first = (self.brokers or self.cids)[0]
+        return (f"{self.summary()}. Type where each runs as name=room, e.g. {first}=hz, "
+                f"or name it with its room before {DEFAULT_SEPARATOR} (hz{DEFAULT_SEPARATOR}{first}).")
+
+
+def check_nearby_rooms(params: Mapping[str, Any], queues: tuple[MessageQueue, ...], cids: tuple[str, ...],
+                       field_name: str = "params") -> None:
+    """Refuse (:class:`MissingRooms`) MACHINE_ROOM_NEARBY parameters that leave a broker or a
+    client of the input without a room, before the core would fail on the first one."""
+    resolver = RoomResolver(_string_map(params.get("broker_rooms", {}), f"{field_name}.broker_rooms"),
+                            _string_map(params.get("consumer_rooms", {}), f"{field_name}.consumer_rooms"),
+                            params.get("separator", DEFAULT_SEPARATOR))
+    brokers = [b for b in dict.fromkeys(q.broker_name for q in queues)
+               if not resolver.broker_deploy_in(MessageQueue("", b, 0))]
+    missing_cids = [c for c in dict.fromkeys(cids) if not resolver.consumer_deploy_in(c)]
+    if brokers or missing_cids:
+        raise MissingRooms(field_name, brokers, missing_cids)
+
+
 def checked_strategy_name(name: object, field_name: str = "strategy") -> str:
     if not isinstance(name, str) or name not in strategy_names():
         raise InvalidInput(field_name, f"unknown strategy {name!r}; use one of {', '.join(strategy_names())}.")

@@ -25,7 +25,9 @@ OPEN = [
 TOKEN_ONLY = [r"^/api/v1/auth/token$"]  # the rest of it wants the token itself: a session gets 401
 ADMIN_ONLY = [r"^/users/", r"^/tokens/", r"^/api/v1/users", r"^/api/v1/tokens"]
 OPERATOR_PAGES = [r"^/topics/new$", r"^/topics/[^/]+/edit$"]  # forms that only lead to changes
-VIEWER_POSTS = [r"^/api/v1/allocation/(preview|compare)$"]  # POSTs that change nothing (previews): viewers may
+VIEWER_POSTS = [r"^/api/v1/allocation/(preview|compare)$",  # POSTs that change nothing (previews): viewers may
+                r"^/api/v1/auth/password$", r"^/account/password/$"]  # and a user's own password (console.passwords)
+SELF_SERVICE = [r"^/api/v1/auth/password$", r"^/account/password/$"]  # every role may write here: other methods are 405
 SAMPLE = {"name": "SweepTopic", "username": "someone", "pk": "1", "token_id": "1", "format": "json", "msg_id": "SweepMsg"}
 
 
@@ -95,5 +97,7 @@ def test_viewer_may_read_but_not_change(client, make_user, url, mq_settings, unu
             assert response.status_code == 401, (method, url, response.status_code)
         elif (method == "get" and not not_for_viewers) or (method == "post" and any(re.match(rx, url) for rx in VIEWER_POSTS)):
             assert response.status_code not in (401, 403), (method, url, response.status_code)
+        elif any(re.match(rx, url) for rx in SELF_SERVICE):
+            assert response.status_code == 405, (method, url, response.status_code)
         else:
             assert response.status_code == 403, (method, url, response.status_code)

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 import pytest
 
 from console.schema_examples import EXAMPLE_BROKER, EXAMPLE_CLUSTER, EXAMPLE_GROUP, EXAMPLE_TOPIC
+from tests.fixtures.console import PASSWORD
 
 pytestmark = pytest.mark.django_db
 
@@ -33,6 +34,8 @@ EXISTING_QUERY = {"page": 1}  # a page that exists (a later one is a 404)
 # ... and per operation, for fields whose meaning differs between operations
 EXISTING_BODY = {"POST /api/v1/tokens": {"username": "fuzz-target"},
                  "POST /api/v1/auth/token": {"username": LOGIN[0], "password": LOGIN[1]},
+                 # the caller's own password: each request comes from a fresh admin (make_user's password)
+                 "POST /api/v1/auth/password": {"current_password": PASSWORD},
                  # a reset to one queue's offset: a queue of TopicTest on broker-a, and an offset it holds
                  "POST /api/v1/groups/{name}/reset-offset": {"queue_id": 0, "offset": 0}}
 
@@ -153,7 +156,7 @@ def _existing_things(auth: dict, cluster) -> dict:
     things |= {("/brokers/{name}/promote", "name"): "broker-a", ("/broker-groups/{name}", "name"): "broker-a",
                ("/broker-groups/{name}/config", "name"): "broker-a",
                ("/clusters/{name}", "name"): EXAMPLE_CLUSTER, ("/acl/accounts/{access_key}", "access_key"): DEMO[0],
-               ("/users/{username}", "username"): "fuzz-patched", ("/rebalance-jobs/{id}", "id"): str(rebalance.get("id")),
+               ("/users/{username}", "username"): "fuzz-patched", ("/users/{username}/password", "username"): "fuzz-patched", ("/rebalance-jobs/{id}", "id"): str(rebalance.get("id")),
                ("/dashboards/refresh-runs/{id}", "id"): refresh.get("id"), ("/messages/{msg_id}", "msg_id"): sent.get("offset_msg_id"),
                ("/promotion-jobs/{id}", "id"): str(promotion.id),
                ("/tokens/{id}", "id"): throwaway_token}
@@ -215,7 +218,8 @@ def _fuzz(schema, existing: dict, make_user) -> None:
         # an admin of the operation's own: DELETE auth/token revokes the caller's token, PATCH users/{username} may demote it
         auth = {"Authorization": f"Token {_admin_token(make_user, f'fuzz-admin-{n}')}"}
 
-        fresh_auth = label == "DELETE /api/v1/auth/token"  # revokes the token it is called with
+        # DELETE auth/token revokes the token it is called with; POST auth/password changes the caller's password
+        fresh_auth = label in ("DELETE /api/v1/auth/token", "POST /api/v1/auth/password")
 
         @settings(max_examples=FUZZ_EXAMPLES, derandomize=True, database=None, deadline=None,
                   suppress_health_check=list(HealthCheck))

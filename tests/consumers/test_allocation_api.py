@@ -130,7 +130,9 @@ def test_compare_every_strategy_side_by_side(viewer, console_cluster) -> None:
     ({"strategy": "AVG", "queues": QUEUES, "cids": CIDS, "scenario": {"brokers_down": ["broker-z"]}}, "scenario.brokers_down"),
     ({"strategy": "AVG", "queues": QUEUES, "cids": CIDS, "scenario": {"queue_counts": {"broker-a": -1}}}, "scenario.queue_counts.broker-a"),
     ({"strategy": "AVG", "queues": QUEUES, "cids": CIDS, "scenario": {"explode": True}}, "scenario.explode"),
-    ({"strategy": "MACHINE_ROOM_NEARBY", "params": {"inner": "AVG"}, "queues": QUEUES, "cids": CIDS}, "params"),
+    ({"strategy": "MACHINE_ROOM_NEARBY", "params": {"inner": "AVG"}, "queues": QUEUES, "cids": CIDS}, "params.broker_rooms"),
+    ({"strategy": "MACHINE_ROOM_NEARBY", "params": {"inner": "AVG", "broker_rooms": {"broker-a": "hz", "broker-b": "hz", "broker-c": "sh"}},
+      "queues": QUEUES, "cids": CIDS}, "params.consumer_rooms"),
 ])
 def test_preview_refuses_bad_input_naming_the_field(viewer, console_cluster, body, field) -> None:
     response = viewer.post(PREVIEW, body, format="json")
@@ -150,3 +152,11 @@ def test_compare_refuses_bad_input(viewer, console_cluster, body, field) -> None
 
 def test_previews_need_credentials(api_client_as, console_cluster) -> None:
     assert api_client_as(None).post(PREVIEW, {"strategy": "AVG", "queues": QUEUES, "cids": CIDS}, format="json").status_code == 401
+
+
+def test_a_nearby_refusal_says_which_brokers_have_no_room_not_a_java_exception(viewer, console_cluster) -> None:
+    body = viewer.post(PREVIEW, {"strategy": "MACHINE_ROOM_NEARBY", "params": {"inner": "AVG", "broker_rooms": {"broker-a": "hz"}},
+                                 "queues": QUEUES, "cids": ["hz@c1"]}, format="json").json()
+    reason = body["fields"]["params.broker_rooms"][0]
+    assert reason.startswith("MACHINE_ROOM_NEARBY does not know the machine room of brokers broker-b, broker-c"), reason
+    assert '{"broker-b": "hz"}' in reason and "MessageQueue" not in reason and "null" not in reason

@@ -112,3 +112,43 @@ def test_pages_answer_503_when_the_cluster_is_down(viewer_client, mq_settings, u
     for url in ("/groups/", "/groups/G/", "/allocation/?topic=T"):
         response = viewer_client.get(url)
         assert response.status_code == 503 and "name server unreachable" in response.content.decode(), url
+
+
+def test_allocation_page_shows_each_fields_format_hint(viewer_client, console_cluster) -> None:
+    page = viewer_client.get("/allocation/").content.decode()
+    for name, example in (("layout", "broker-a:8 broker-b:8"), ("clients", "a number N"), ("consumeridcs", "hz@broker-a"),
+                          ("message_queue_list", "broker-a:0 broker-b:3"), ("rooms", "broker-a=hz"),
+                          ("add_clients", "client-9"), ("remove_clients", "client-1"), ("brokers_down", "broker-b"),
+                          ("queue_counts", "broker-a:4"), ("virtual_node_cnt", "1 to 1000")):
+        hint = re.search(rf'<small class="hint" id="hint-{name}"[^>]*>([^<]*)</small>', page)
+        assert hint and example in hint.group(1), name
+        assert f'aria-describedby="hint-{name}"' in page, name
+
+
+def test_a_nearby_refusal_names_the_rooms_field_in_an_operators_words(viewer_client, console_cluster) -> None:
+    response = viewer_client.get("/allocation/", {"strategy": "MACHINE_ROOM_NEARBY", "clients": "hz@c1 c2"}, HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 400 and 'data-field="rooms"' in body, body
+    assert "does not know the machine room of brokers broker-a, broker-b and client c2" in body
+    assert "broker-a=hz" in body and "MessageQueue" not in body and "is null" not in body
+    ok = viewer_client.get("/allocation/", {"strategy": "MACHINE_ROOM_NEARBY", "clients": "hz@c1 c2",
+                                            "rooms": "broker-a=hz broker-b=sh c2=sh"}, HTTP_HX_REQUEST="true")
+    assert ok.status_code == 200 and "MACHINE_ROOM_NEARBY-AVG" in ok.content.decode()
+
+
+def _diff(page: str) -> dict[str, int]:
+    return {k: int(v) for k, v in re.findall(r'data-testid="(changed|moved|released|picked-up)">(\d+)<', page)}
+
+
+@pytest.mark.parametrize(("what_if", "expected"), [
+    ({"add_clients": "c"}, {"moved": 7, "released": 0, "picked-up": 0}),  # AVG keeps ranges: 8+8 -> 6+5+5 moves 7
+    ({"brokers_down": "broker-b"}, {"released": 8, "picked-up": 0}),  # broker-b's 8 queues: nobody consumes them
+    ({"queue_counts": "broker-a:10"}, {"picked-up": 2, "released": 0}),  # 2 new queues of broker-a
+])
+def test_the_what_if_figures_add_up_and_say_which_kind_of_change(viewer_client, console_cluster, what_if, expected) -> None:
+    page = viewer_client.get("/allocation/", {"clients": "a b", **what_if}).content.decode()
+    figures = _diff(page)
+    assert {k: figures[k] for k in expected} == expected, figures
+    assert figures["changed"] == figures["moved"] + figures["released"] + figures["picked-up"]
+    assert "move to another client" in page and "no longer consumed" in page and "newly consumed" in page
+    assert "change hands" not in page

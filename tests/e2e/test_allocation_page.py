@@ -103,3 +103,40 @@ def test_a_refused_input_is_explained_without_a_reload(viewer_page, live_server,
     page.locator("[data-testid=alloc-grid]").wait_for()
     assert page.locator("[data-testid=alloc-grid] td.shared").count() == 8  # 4 clients x 2 configured queues
     screenshot("config")
+
+
+def test_hints_rooms_refusal_readable_brokers_and_what_if_figures_at_1280(viewer_page, live_server, screenshot) -> None:
+    page = viewer_page
+    page.set_viewport_size({"width": 1280, "height": 900})
+    brokers = ["broker-a", "broker-b", "hz@broker-long-name-c"]
+    page.goto(f"{live_server.url}/allocation/?layout=broker-a:2,broker-b:8,hz@broker-long-name-c:1&clients=3")
+    page.locator("[data-testid=alloc-grid]").wait_for()
+    assert "broker-a:8 broker-b:8" in page.locator("[data-testid=hint-layout]").inner_text()
+    for name in ("topic", "group", "clients", "add_clients", "remove_clients", "brokers_down", "queue_counts"):
+        assert page.locator(f"[data-testid=hint-{name}]").is_visible(), name
+    headers = page.locator("[data-testid=alloc-grid] th.broker")
+    assert headers.evaluate_all("hs => hs.map(h => h.title)") == brokers
+    assert [t.replace("\n", "") for t in headers.all_inner_texts()] == brokers  # whole names, wrapped at most
+    inside = headers.evaluate_all("""hs => hs.map(h => { const o = h.getBoundingClientRect(), i = h.firstElementChild.getBoundingClientRect();
+        return [i.left >= o.left - 1 && i.right <= o.right + 1 && i.top >= o.top - 1 && i.bottom <= o.bottom + 1, o.width, o.height, i.width, i.height]; })""")
+    assert all(row[0] for row in inside), inside  # each name drawn within its own columns
+    screenshot("brokers")
+
+    page.select_option("select[name=strategy]", "MACHINE_ROOM_NEARBY")
+    assert page.locator("[data-testid=hint-rooms]").is_visible()
+    page.locator("[data-testid=alloc-errors]").wait_for()
+    error = page.locator("[data-testid=alloc-errors] li[data-field=rooms]").inner_text()
+    assert "does not know the machine room of brokers broker-a, broker-b and clients" in error and "broker-a=hz" in error
+    assert "MessageQueue" not in error
+    screenshot("rooms-refused")
+    page.fill("input[name=rooms]", "broker-a=hz broker-b=hz client-1=hz client-2=hz client-3=sh")
+    page.wait_for_function("() => document.querySelector('[data-testid=alloc-figures]')?.innerText.includes('MACHINE_ROOM_NEARBY-AVG')")
+
+    page.select_option("select[name=strategy]", "AVG")
+    page.fill("input[name=brokers_down]", "broker-b")
+    page.locator("[data-testid=released]").wait_for()
+    diff = page.locator("[data-testid=diff]").inner_text()
+    assert "8 no longer consumed" in diff and "held before, by nobody after" in diff and "change hands" not in diff
+    figures = [int(page.locator(f"[data-testid={k}]").inner_text()) for k in ("changed", "moved", "released", "picked-up")]
+    assert figures[0] == sum(figures[1:])
+    screenshot("what-if")
