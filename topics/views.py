@@ -62,7 +62,10 @@ def topic_create(request: HttpRequest) -> HttpResponse:
 
 @console_page()
 def topic_detail(request: HttpRequest, name: str) -> HttpResponse:
-    """The topic's queues, groups, offsets and route; the 5 s htmx refresh asks for the queue offsets alone (read live)."""
+    """The topic's queues, groups, offsets and route; the 5 s htmx refresh asks for the queue offsets alone (read live),
+    the 10 s one (``?part=consumers``) for the consumer groups with their lag and TPS."""
+    if request.htmx and request.GET.get("part") == "consumers":  # the consumer groups' 10 s refresh
+        return render(request, "topics/_topic_consumers.html", {"consumers": selectors.topic_consumers(name=name)})
     if request.htmx:
         return render(request, "topics/_queue_status.html", {"status": selectors.topic_status(name=name)})
     detail = selectors.topic_detail(name=name)

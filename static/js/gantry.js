@@ -19,3 +19,16 @@ document.addEventListener("click", (event) => {
     window.history.back();
   }
 });
+
+// <div data-live hx-trigger="every 10s, live:visible">: a live refresh that pauses while the tab is hidden
+// (no request every few seconds from a tab nobody looks at) and catches up as soon as it is shown again.
+document.addEventListener("htmx:beforeRequest", (event) => {
+  if (document.hidden && event.detail.elt.hasAttribute("data-live")) {
+    event.preventDefault();
+  }
+});
+document.addEventListener("visibilitychange", () => {
+  if (!document.hidden && window.htmx) {
+    document.querySelectorAll("[data-live]").forEach((element) => window.htmx.trigger(element, "live:visible"));
+  }
+});

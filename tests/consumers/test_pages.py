@@ -26,6 +26,9 @@ def test_group_list_page_and_fragment(viewer_client, consumed_member, group) -> 
     assert f'data-group="{group}"' in page and ">1</span>" in page and "PULL" in page and "<html" in page
     fragment = viewer_client.get("/groups/", {"q": group, "kind": "user"}, HTTP_HX_REQUEST="true").content.decode()
     assert "<html" not in fragment and f'data-group="{group}"' in fragment and "1 of " in fragment
+    # the table refreshes itself (lag, TPS) with the filter and page it shows, paused while the tab is hidden
+    assert f'hx-get="/groups/?q={group}&amp;kind=user&amp;page=1" hx-trigger="every 10s, live:visible"' in fragment
+    assert 'data-live data-testid="group-table-live"' in fragment
 
 
 def test_group_detail_page(viewer_client, consumed_member, group, topic) -> None:

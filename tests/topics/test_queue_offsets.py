@@ -21,7 +21,7 @@ def offsets(html: str) -> dict[str, tuple[int, int]]:
 
 def test_the_queue_offsets_refresh_live(viewer_client, console_cluster, topic) -> None:
     page = viewer_client.get(f"/topics/{topic}/").content.decode()
-    assert f'id="queue-status" hx-get="/topics/{topic}/" hx-trigger="every 5s"' in page
+    assert f'id="queue-status" hx-get="/topics/{topic}/" hx-trigger="every 5s, live:visible"' in page
     assert offsets(page) == {f"{b}:{q}": (0, 0) for b in ("broker-a", "broker-b") for q in range(4)}
 
     send(console_cluster, topic, 3, mq=MessageQueue(topic, "broker-b", 2))
