@@ -18,7 +18,9 @@ from console.actor import actor_from_request
 from console.rest import order_by, paginated_response, parse_input, query_dict, validated
 from console.schema import ordering_parameter
 from topics import selectors, services
+from topics.message_selectors import message_tail
 from topics.serializers import (
+    MessageSummaryOutput,
     SentMessageOutput,
     ShrinkInput,
     ShrinkQuery,
@@ -33,6 +35,7 @@ from topics.serializers import (
     TopicPatchInput,
     TopicReplaceInput,
     TopicRouteOutput,
+    TailQuery,
     TopicStatusOutput,
 )
 from topics.unreachable import CONFIRM_FIELD
@@ -95,6 +98,13 @@ class TopicViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["get"], url_path="consumer-groups")
     def consumer_groups(self, request: Request, name: str) -> Response:
         return Response(TopicConsumersOutput(selectors.topic_consumers(name=name)).data)
+
+    @extend_schema(parameters=[NAME, TailQuery], responses=MessageSummaryOutput(many=True),
+                   description="The topic's newest messages over all its queues, newest first (a live tail; nothing consumed).")
+    @action(detail=True, methods=["get"])
+    def tail(self, request: Request, name: str) -> Response:
+        q = parse_input(TailQuery, query_dict(request))
+        return Response(MessageSummaryOutput(message_tail(topic=name, count=q["count"]).messages, many=True).data)
 
     @extend_schema(parameters=[NAME], request=TestMessageInput, responses={201: SentMessageOutput})
     @action(detail=True, methods=["post"])

@@ -175,3 +175,19 @@ def message_query_by_time(*, topic: str, begin_ms: int, end_ms: int, page: int =
                          for m in msgs if begin <= m.store_timestamp <= end)
     shown = views[(page - 1) * page_size:page * page_size]
     return MessageList(topic, shown, total, begin_ms=begin, end_ms=end, page=page, page_size=page_size)
+
+
+TAIL_MAX = 50  # messages one live tail shows (and reads per queue at most)
+
+
+def message_tail(*, topic: str, count: int = DEFAULT_PAGE_SIZE) -> MessageList:
+    """The topic's ``count`` newest messages over all its queues, newest first (the topic page's live
+    tail): each queue's newest ``count`` at most, read as the time search reads (nothing consumed)."""
+    if not 1 <= count <= TAIL_MAX:
+        raise InvalidInput("count", f"must be from 1 to {TAIL_MAX}.")
+    queues = _queues(selectors.topic_route_data(topic))
+    lows, highs = min_offsets(queues), max_offsets(queues)
+    spans = {mq: (queues[mq], max(lows[mq], highs[mq] - count), highs[mq]) for mq in sorted(queues) if highs[mq] > lows[mq]}
+    views = newest_first(message_view(m, {}, mq.broker_name) for mq, msgs in _read(spans).items() for m in msgs)
+    total = sum(highs[mq] - lows[mq] for mq in queues)
+    return MessageList(topic, views[:count], total, page_size=count)

@@ -326,6 +326,10 @@ class MessageQuery(serializers.Serializer):
         return attrs
 
 
+class TailQuery(StrictInputSerializer):
+    count = serializers.IntegerField(required=False, min_value=1, max_value=50, default=20, help_text="how many of the newest messages")
+
+
 class MessageIdQuery(serializers.Serializer):
     topic = serializers.CharField(required=False, help_text="needed for a client-made id (UNIQ_KEY)")
 

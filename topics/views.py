@@ -20,6 +20,7 @@ from console.errors import InvalidInput, ServiceError, show_on_form
 from console.permissions import console_page
 from console.roles import Role
 from topics import selectors, services
+from topics.message_selectors import message_tail
 from topics.forms import ShrinkForm, TestMessageForm, TopicDeleteForm, TopicFilterForm, TopicForm
 from topics.unreachable import UnconfirmedUnreachable
 
@@ -63,9 +64,12 @@ def topic_create(request: HttpRequest) -> HttpResponse:
 @console_page()
 def topic_detail(request: HttpRequest, name: str) -> HttpResponse:
     """The topic's queues, groups, offsets and route; the 5 s htmx refresh asks for the queue offsets alone (read live),
-    the 10 s one (``?part=consumers``) for the consumer groups with their lag and TPS."""
+    the 10 s one (``?part=consumers``) for the consumer groups with their lag and TPS, and the live tail
+    (``?part=tail``, every 5 s) for the newest messages."""
     if request.htmx and request.GET.get("part") == "consumers":  # the consumer groups' 10 s refresh
         return render(request, "topics/_topic_consumers.html", {"consumers": selectors.topic_consumers(name=name)})
+    if request.htmx and request.GET.get("part") == "tail":  # the live tail's 5 s refresh
+        return render(request, "topics/_message_results.html", {"found": message_tail(topic=name), "tail": True})
     if request.htmx:
         return render(request, "topics/_queue_status.html", {"status": selectors.topic_status(name=name)})
     detail = selectors.topic_detail(name=name)

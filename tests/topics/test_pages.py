@@ -144,3 +144,19 @@ def test_detail_page_lists_each_consumer_group_with_its_lag(operator_client, con
     row = re.search(rf'<tr data-group="{group}">(.*?)</tr>', page, re.S)
     assert row, page
     assert re.search(r'data-testid="lag">3<', row.group(1)), row.group(1)  # 5 sent, 2 consumed
+
+
+def test_the_live_tail_lists_the_newest_messages_first(operator_client, viewer, console_cluster, topic_name, console_admin) -> None:
+    """Issue 16: a live tail of a topic's newest messages (page fragment and API), nothing consumed."""
+    create_topic(console_admin, console_cluster, topic_name, queues=2)
+    send(console_cluster, topic_name, 3, mq=MessageQueue(topic_name, "broker-a", 0))
+    send(console_cluster, topic_name, 2, mq=MessageQueue(topic_name, "broker-b", 1))
+    page = operator_client.get(f"/topics/{topic_name}/").content.decode()
+    assert 'data-testid="live-tail"' in page and "part=tail" in page
+    tail = operator_client.get(f"/topics/{topic_name}/", {"part": "tail"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in tail and "the 5 newest of 5 stored" in tail
+    newest = viewer.get(f"/api/v1/topics/{topic_name}/tail", {"count": 2}).json()
+    assert [m["store_timestamp"] for m in newest] == sorted((m["store_timestamp"] for m in newest), reverse=True) and len(newest) == 2
+    assert newest[0]["broker_name"] == "broker-b" or newest[0]["store_timestamp"] == newest[1]["store_timestamp"]  # sent last
+    refused = viewer.get(f"/api/v1/topics/{topic_name}/tail", {"count": 51})
+    assert refused.status_code == 400 and "count" in refused.json()["fields"]
