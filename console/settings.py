@@ -292,7 +292,8 @@ CELERY_BEAT_SCHEDULE = {
 
 # One line layout for every process, Celery's too (console.log_format, console.celery), with the request id
 GANTRY_LOG_FORMAT = os.environ.get("GANTRY_LOG_FORMAT", "text")  # text, or json: JSON lines for a log shipper
-LOGGING = logging_config(fmt=GANTRY_LOG_FORMAT, level=os.environ.get("LOG_LEVEL", "INFO"))  # LOG_LEVEL: DEBUG, INFO, WARNING or ERROR
+LOGGING = logging_config(fmt=GANTRY_LOG_FORMAT, level=os.environ.get("LOG_LEVEL", "INFO"),  # LOG_LEVEL: DEBUG, INFO, WARNING or ERROR
+                         extra_loggers={"axes.apps": {"level": "WARNING"}})  # its start-up banner on every manage.py command
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # Request bodies larger than this are refused with 413 before anything reads them: API inputs
