@@ -36,7 +36,7 @@ from django.utils import timezone as dj_timezone
 
 from analytics import lake
 from analytics.models import BacklogPoint, BacklogTrend, DashboardState, Ranking, RefreshRun, ThroughputPoint
-from analytics.runs import Heartbeat, RefreshRunInfo, run_fail, run_info, run_open, run_start
+from analytics.runs import Heartbeat, RefreshRunInfo, run_fail, run_info, run_open, run_start, runs_prune
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -302,6 +302,7 @@ def dashboard_refresh(*, run_id: int | None = None, trigger: str = RefreshRun.Tr
             raise
     _prune_lake(root, as_of)
     _compact_lake(root, as_of)
+    runs_prune()
     return run_info(RefreshRun.objects.get(pk=run_id))
 
 
