@@ -312,7 +312,7 @@ def failure_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0] if lines else 'no message'}"[:500]
 
 
-COMPACT_SETTLE = timedelta(minutes=5)  # an hour is closed once late samples of it can no longer arrive
+COMPACT_SETTLE = timedelta(minutes=5)  # samples older than this have all arrived: their files are merged
 
 
 def _compact_lake(root: Path | None, as_of: datetime | None) -> None:
@@ -320,7 +320,7 @@ def _compact_lake(root: Path | None, as_of: datetime | None) -> None:
         merged = lake.lake_compact(Path(root) if root is not None else lake.lake_dir(),
                                    before=(as_of or dj_timezone.now()) - COMPACT_SETTLE)
         if merged:
-            log.info("lake: merged the files of %s closed hour partitions", merged)
+            log.info("lake: merged the files of %s hour partitions", merged)
     except (OSError, ValueError) as exc:  # pyarrow's errors are ValueError/OSError subclasses
         log.warning("lake: compaction failed: %s", exc)
 
