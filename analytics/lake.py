@@ -174,6 +174,18 @@ def _file_ms(path: Path) -> int | None:
         return None
 
 
+def newest_sample(root: Path) -> datetime | None:
+    """The time of the newest sample file in the lake (from the names in the newest partitions), or None."""
+    newest: int | None = None
+    for dataset in DATASETS:
+        for p in reversed(partitions(root, dataset)):
+            stamps = [ms for ms in (_file_ms(f) for f in _visible_files(p.path)) if ms is not None]
+            if stamps:
+                newest = max(newest or 0, max(stamps))
+                break
+    return None if newest is None else utc_from_ms(newest)
+
+
 def lake_compact(root: Path, *, before: datetime) -> int:
     """Merge each closed hour's files (partitions whose hour ends before ``before``) into one file
     per dataset, and in the open hour the files of samples taken before ``before``; how many

@@ -35,5 +35,7 @@ def metrics_sample_task() -> dict:
 def dashboard_refresh_task(run_id: int | None = None, trigger: str = "nightly") -> dict:
     """Run refresh ``run_id``; without one (beat: ``live`` every minute, ``nightly``) open a run for
     ``trigger`` unless one is active, in which case this run is skipped (the active one covers it)."""
+    if run_id is None and trigger == "live" and not runner.new_samples():
+        return {"id": None, "status": "skipped", "error": "", "reason": "no samples since the last refresh"}
     info = runner.dashboard_refresh(run_id=run_id, trigger=trigger)
     return {"id": info.id, "status": info.status, "error": info.error}

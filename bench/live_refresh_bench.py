@@ -52,6 +52,11 @@ def _tree_cpu_s(root_pid: int) -> float:
     return sum(times.get(pid, 0.0) for pid in wanted)
 
 
+def _own_cpu_s() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
 def _round(root: Path, when: datetime, args, counters: dict) -> None:
     from analytics.lake import GROUP_SAMPLES, QUEUE_SAMPLES, write_samples
 
@@ -123,7 +128,7 @@ def main() -> None:
     first = dashboard_refresh(trigger="live", as_of=now + timedelta(seconds=1))
     print(f"first refresh (backfill + Spark start): {_tree_cpu_s(me) - cpu0:6.2f} s CPU, {time.monotonic() - wall0:6.2f} s wall, "
           f"{first.rows_read} samples read, {first.status}", flush=True)
-    cpus, walls = [], []
+    cpus, walls, pys = [], [], []
     as_of = now
     for i in range(args.runs):
         target = as_of + timedelta(seconds=args.every_s)
@@ -131,12 +136,14 @@ def main() -> None:
             _round(lake, when, args, counters)
             when += step
         as_of = target
-        cpu0, wall0 = _tree_cpu_s(me), time.monotonic()
+        cpu0, py0, wall0 = _tree_cpu_s(me), _own_cpu_s(), time.monotonic()
         run = dashboard_refresh(trigger="live", as_of=as_of + timedelta(seconds=1))
         cpus.append(_tree_cpu_s(me) - cpu0)
+        pys.append(_own_cpu_s() - py0)
         walls.append(time.monotonic() - wall0)
         assert run.status == "succeeded", run.error
-        print(f"live run {i + 1:2d}: {cpus[-1]:5.2f} s CPU, {walls[-1]:5.2f} s wall, {run.rows_read} samples read", flush=True)
+        print(f"live run {i + 1:2d}: {cpus[-1]:5.2f} s CPU (Python {pys[-1]:5.2f}, JVM {cpus[-1] - pys[-1]:5.2f}), "
+              f"{walls[-1]:5.2f} s wall, {run.rows_read} samples read", flush=True)
     per_run = sum(cpus) / len(cpus)
     runs_per_hour = 3600 / args.every_s
     print(f"mean per live run: {per_run:.2f} s CPU, {sum(walls) / len(walls):.2f} s wall; "

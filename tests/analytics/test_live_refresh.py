@@ -48,6 +48,21 @@ def test_a_live_refresh_is_skipped_while_another_refresh_is_active(settings) -> 
 
 
 @pytest.mark.django_db
+def test_a_live_refresh_without_new_samples_is_skipped(settings, lake) -> None:
+    from analytics.runner import new_samples
+    from tests.analytics._lake import sample_round
+
+    last = datetime(2026, 11, 22, 14, 0, 10, tzinfo=timezone.utc)
+    sample_round(lake, last, "broker-a", queues=[("orders", 0, 10, 100)])
+    assert new_samples()  # never refreshed
+    DashboardState.objects.update_or_create(pk=1, defaults={"data_until": last})
+    assert _beat(settings) == {"id": None, "status": "skipped", "error": "", "reason": "no samples since the last refresh"}
+    assert not RefreshRun.objects.exists()
+    sample_round(lake, last + timedelta(seconds=10), "broker-a", queues=[("orders", 0, 20, 200)])
+    assert new_samples()
+
+
+@pytest.mark.django_db
 def test_old_live_runs_are_pruned_but_not_the_last_good_one_nor_failures() -> None:
     now = datetime.now(timezone.utc)
     old = now - LIVE_RUNS_KEPT - timedelta(minutes=5)
