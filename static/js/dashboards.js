@@ -303,7 +303,7 @@
       }}].concat(data.columns.map(function (c, i) {
           var color = PALETTE[i % PALETTE.length];
           return {label: c.label, stroke: color, width: 1.75, fill: data.columns.length === 1 ? color + "1a" : undefined,
-                  points: {size: 4}, spanGaps: false,
+                  points: {size: data.xs.length <= 2 ? 9 : 4}, spanGaps: false,  // one or two points: dots one can see
                   value: function (u, v, s, idx) { return withUnit(spec, idx == null ? c.latest : v); }};
         }))
     };
