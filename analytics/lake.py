@@ -166,9 +166,33 @@ def _visible_files(directory: Path) -> list[Path]:
     return sorted(f for f in directory.iterdir() if f.suffix == ".parquet" and not f.name.startswith((".", "_")))
 
 
+def _file_ms(path: Path) -> int | None:
+    """The sample time in a file's name (``part-<epoch_ms>-...``; a merged file: its first row's)."""
+    try:
+        return int(path.name.split("-")[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def newest_sample(root: Path) -> datetime | None:
+    """The time of the newest sample file in the lake (from the names in the newest partitions), or None."""
+    newest: int | None = None
+    for dataset in DATASETS:
+        for p in reversed(partitions(root, dataset)):
+            stamps = [ms for ms in (_file_ms(f) for f in _visible_files(p.path)) if ms is not None]
+            if stamps:
+                newest = max(newest or 0, max(stamps))
+                break
+    return None if newest is None else utc_from_ms(newest)
+
+
 def lake_compact(root: Path, *, before: datetime) -> int:
     """Merge each closed hour's files (partitions whose hour ends before ``before``) into one file
-    per dataset; how many partitions were merged.
+    per dataset, and in the open hour the files of samples taken before ``before``; how many
+    partitions were merged.
+
+    The open hour matters since the live refresh (every minute) reads it every time: merged up to
+    a few minutes ago, it is a couple of files instead of one per broker every 10 s.
 
     The sampler writes a file per broker every few seconds (thousands an hour); Spark pays per
     file, so hours it has done with become one file each. The merged file is written hidden, renamed
@@ -178,12 +202,15 @@ def lake_compact(root: Path, *, before: datetime) -> int:
     single worker never reads the lake at the same time.
     """
     merged = 0
+    before_ms = int(before.timestamp() * 1000)
     for dataset in DATASETS:
         schema = SCHEMAS[dataset]
         for p in partitions(root, dataset):
-            if p.start + timedelta(hours=1) > before:
+            if p.start >= before:
                 continue
             files = _visible_files(p.path)
+            if p.start + timedelta(hours=1) > before:  # the open hour: only samples old enough to have all arrived
+                files = [f for f in files if (_file_ms(f) or before_ms) < before_ms]
             if len(files) < 2:
                 continue
             try:

@@ -24,6 +24,7 @@ class RefreshRun(models.Model):
         NIGHTLY = "nightly"
         MANUAL = "manual"
         API = "api"
+        LIVE = "live"  # beat, every LIVE_REFRESH_S: the windows with new samples (docs/analytics.md)
 
     class Status(models.TextChoices):
         QUEUED = "queued"

@@ -1,8 +1,9 @@
 """The dashboard refresh: metrics lake -> jobs -> result rows, replacing windows atomically.
 
 **Incremental.** The last good run left a watermark (its "now"). The next run recomputes the
-windows from the start of the watermark's hour on (``emit_from``: the hour and the minutes in it
-were partial then, and samples written late land there), and reads the lake from one sample
+hour windows from the start of the watermark's hour on (``emit_from``: that hour was partial
+then) and the minute windows from :data:`LATE_SAMPLES` before the watermark on (samples written
+late land there; older minutes are final), and reads the lake from one sample
 margin (two sample intervals) before that, so the first recomputed window's first interval has
 the sample before it. It also reads as far back as the top list (the last hour) and the backlog
 trend (its lookback) need. Only the partition directories since then are listed and read
@@ -36,7 +37,7 @@ from django.utils import timezone as dj_timezone
 
 from analytics import lake
 from analytics.models import BacklogPoint, BacklogTrend, DashboardState, Ranking, RefreshRun, ThroughputPoint
-from analytics.runs import Heartbeat, RefreshRunInfo, run_fail, run_info, run_open, run_start
+from analytics.runs import Heartbeat, RefreshRunInfo, run_fail, run_info, run_open, run_start, runs_prune
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -52,6 +53,10 @@ RETAIN = {"1m": timedelta(days=1, hours=1), "1h": timedelta(days=8)}
 THROUGHPUT_LEVELS = ("queue", "topic", "broker")
 BACKLOG_LEVELS = ("queue", "group")
 TOP_WINDOW = HOUR  # the top topics are the last hour's
+# A sample arrives at most this late (a broker's clock behind, a slow sampler round): minute windows
+# that ended this long before the last good run are not recomputed (hour windows always are, from
+# the start of that run's hour).
+LATE_SAMPLES = timedelta(minutes=5)
 DEFAULT_TREND_LOOKBACK_S = 600
 DEFAULT_TOP_N = 10
 DEFAULT_LAKE_RETENTION_DAYS = 14  # raw samples kept for recomputation; the dashboards need 8 days
@@ -89,10 +94,16 @@ def refresh_plan(*, as_of: datetime, watermark: datetime | None, sample_interval
     ...                  watermark=datetime(2026, 11, 22, 14, 5, tzinfo=timezone.utc), sample_interval_s=10)
     >>> p.emit_from["1h"].isoformat(), p.emit_from["1m"].isoformat(), p.read_from.isoformat()
     ('2026-11-22T14:00:00+00:00', '2026-11-22T14:00:00+00:00', '2026-11-22T13:19:40+00:00')
+    >>> live = refresh_plan(as_of=datetime(2026, 11, 22, 14, 21, tzinfo=timezone.utc),
+    ...                     watermark=datetime(2026, 11, 22, 14, 20, 1, tzinfo=timezone.utc), sample_interval_s=10)
+    >>> live.emit_from["1h"].isoformat(), live.emit_from["1m"].isoformat()
+    ('2026-11-22T14:00:00+00:00', '2026-11-22T14:15:00+00:00')
     """
     base = as_of - BACKFILL if watermark is None else min(watermark, as_of)
     base = _floor(base, 3600)
     emit_from = {"1h": base, "1m": max(base, _floor(as_of - RETAIN["1m"], 60))}
+    if watermark is not None:  # minutes settled LATE_SAMPLES before the last run are final: the live run's minutes are few
+        emit_from["1m"] = max(emit_from["1m"], _floor(min(watermark, as_of) - LATE_SAMPLES, 60))
     needed = min(base, _floor(as_of, 60) - TOP_WINDOW, as_of - timedelta(seconds=trend_lookback_s))
     read_from = needed - timedelta(seconds=2 * sample_interval_s)
     return RefreshPlan(as_of=as_of, emit_from=emit_from, read_from=read_from, trend_lookback_s=trend_lookback_s)
@@ -302,7 +313,20 @@ def dashboard_refresh(*, run_id: int | None = None, trigger: str = RefreshRun.Tr
             raise
     _prune_lake(root, as_of)
     _compact_lake(root, as_of)
+    runs_prune()
     return run_info(RefreshRun.objects.get(pk=run_id))
+
+
+def new_samples(root: Path | None = None) -> bool:
+    """Whether the lake holds a sample newer than the last good run read (a live run has work)."""
+    state = DashboardState.objects.filter(pk=1).first()
+    if state is None or state.data_until is None or state.stale_since is not None:
+        return True
+    try:
+        newest = lake.newest_sample(Path(root) if root is not None else lake.lake_dir())
+    except OSError:
+        return True  # let the run find out and say so
+    return newest is not None and newest > state.data_until
 
 
 def failure_reason(exc: BaseException) -> str:
@@ -311,7 +335,7 @@ def failure_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0] if lines else 'no message'}"[:500]
 
 
-COMPACT_SETTLE = timedelta(minutes=5)  # an hour is closed once late samples of it can no longer arrive
+COMPACT_SETTLE = timedelta(minutes=5)  # samples older than this have all arrived: their files are merged
 
 
 def _compact_lake(root: Path | None, as_of: datetime | None) -> None:
@@ -319,7 +343,7 @@ def _compact_lake(root: Path | None, as_of: datetime | None) -> None:
         merged = lake.lake_compact(Path(root) if root is not None else lake.lake_dir(),
                                    before=(as_of or dj_timezone.now()) - COMPACT_SETTLE)
         if merged:
-            log.info("lake: merged the files of %s closed hour partitions", merged)
+            log.info("lake: merged the files of %s hour partitions", merged)
     except (OSError, ValueError) as exc:  # pyarrow's errors are ValueError/OSError subclasses
         log.warning("lake: compaction failed: %s", exc)
 

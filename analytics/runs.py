@@ -203,3 +203,19 @@ class Heartbeat:
     def progress(self, text: str) -> None:
         log.info("refresh run %s: %s", self.run_id, text)
         self._beat(progress=text[:200])
+
+
+LIVE_RUNS_KEPT = timedelta(hours=6)  # a live run a minute: the history keeps its last hours, the rest is noise
+
+
+def runs_prune(*, now: datetime | None = None) -> int:
+    """Delete the succeeded ``live`` runs finished more than :data:`LIVE_RUNS_KEPT` ago (beat
+    opens one a minute), never the last good run; how many were deleted. Failed runs stay."""
+    now = _now(now)
+    state = DashboardState.objects.filter(pk=1).first()
+    old = RefreshRun.objects.filter(trigger=RefreshRun.Trigger.LIVE, status=Status.SUCCEEDED,
+                                    finished_at__lt=now - LIVE_RUNS_KEPT)
+    if state is not None and state.last_good_run_id is not None:
+        old = old.exclude(pk=state.last_good_run_id)
+    deleted, _ = old.delete()
+    return deleted

@@ -40,7 +40,7 @@ class RefreshRunOutput(serializers.Serializer):
     id = serializers.IntegerField()
     status = ChoiceFilterField(choices=["queued", "running", "succeeded", "failed"])
     progress = serializers.CharField()
-    trigger = ChoiceFilterField(choices=["nightly", "manual", "api"])
+    trigger = ChoiceFilterField(choices=["nightly", "manual", "api", "live"])
     requested_by = serializers.CharField()
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)

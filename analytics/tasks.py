@@ -1,5 +1,6 @@
 """Analytics tasks: metrics sampling (beat, every SAMPLE_INTERVAL_S) and the dashboard refresh
-(queue ``analytics``: nightly from beat, on demand from the console and the API).
+(queue ``analytics``: incremental every ``LIVE_REFRESH_S`` and in full nightly from beat, on demand
+from the console and the API).
 
 Thin: JSON arguments in, one service call, a JSON-able summary out. Both are safe to run twice:
 a repeated sample is one more sample; a refresh delivered again after its run finished does
@@ -32,6 +33,9 @@ def metrics_sample_task() -> dict:
 
 @shared_task(name="analytics.tasks.dashboard_refresh_task", acks_late=True, **_limits("dashboard_refresh", 30))
 def dashboard_refresh_task(run_id: int | None = None, trigger: str = "nightly") -> dict:
-    """Run refresh ``run_id``; without one (the nightly beat) open a run unless one is active."""
+    """Run refresh ``run_id``; without one (beat: ``live`` every minute, ``nightly``) open a run for
+    ``trigger`` unless one is active, in which case this run is skipped (the active one covers it)."""
+    if run_id is None and trigger == "live" and not runner.new_samples():
+        return {"id": None, "status": "skipped", "error": "", "reason": "no samples since the last refresh"}
     info = runner.dashboard_refresh(run_id=run_id, trigger=trigger)
     return {"id": info.id, "status": info.status, "error": info.error}

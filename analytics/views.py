@@ -23,6 +23,7 @@ from console.errors import ServiceError
 from console.permissions import console_page
 
 ACTIVE = tuple(str(status) for status in RefreshRun.ACTIVE)
+LIVE_POLL_S = 15  # between runs the page asks this often whether a newer result exists (beat refreshes every minute)
 REFRESHED_EVENT = "dashboards-refreshed"  # htmx event: the page body reloads its tables and charts
 
 
@@ -98,6 +99,8 @@ def refresh(request: HttpRequest) -> HttpResponse:
     response = _refresh_fragment(request, run=run)
     if run is not None and _status(run) not in ACTIVE:
         response["HX-Trigger"] = REFRESHED_EVENT  # the poll that sees the end: reload the charts
+    elif "seen" in request.GET and (selectors.dashboard_state()["last_refresh_at"] or "") != request.GET["seen"]:
+        response["HX-Trigger"] = REFRESHED_EVENT  # a newer result (beat's live refresh) than the page shows
     return response
 
 
@@ -124,7 +127,8 @@ def _refresh_context(state, *, run=None, error: str | None = None) -> dict:
     """What ``_refresh.html`` shows: the state, the run (given, else the state's latest), an error."""
     if run is None:
         run = _field(state, "run")
-    return {"state": state, "run": run, "run_active": run is not None and _status(run) in ACTIVE, "error": error}
+    return {"state": state, "run": run, "run_active": run is not None and _status(run) in ACTIVE, "error": error,
+            "live_poll_s": LIVE_POLL_S}
 
 
 def _next(request: HttpRequest) -> str:

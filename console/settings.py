@@ -263,6 +263,7 @@ GANTRY_HA_LAG_ALERT_S = float(os.environ.get("GANTRY_HA_LAG_ALERT_S", "10"))  # 
 GANTRY_ANALYTICS = {
     "LAKE_DIR": os.environ.get("GANTRY_LAKE_DIR", str(VAR_DIR / "lake")),  # the metrics lake; with several hosts a path all of them mount
     "SAMPLE_INTERVAL_S": float(os.environ.get("GANTRY_SAMPLE_INTERVAL_S", "10")),  # seconds between metrics samples (beat)
+    "LIVE_REFRESH_S": float(os.environ.get("GANTRY_LIVE_REFRESH_S", "60")),  # beat's incremental dashboard refresh; 0: nightly only
 }
 
 from celery.schedules import crontab  # noqa: E402  (settings stay one flat module)
@@ -289,6 +290,15 @@ CELERY_BEAT_SCHEDULE = {
         "kwargs": {"trigger": "nightly"},
     },
 }
+if GANTRY_ANALYTICS["LIVE_REFRESH_S"] > 0:
+    # Live dashboards: an incremental refresh (the windows with new samples) every minute; skipped
+    # while another refresh is queued or running; dropped when it waited a whole period (a full run).
+    CELERY_BEAT_SCHEDULE["dashboard-refresh-live"] = {
+        "task": "analytics.tasks.dashboard_refresh_task",
+        "schedule": GANTRY_ANALYTICS["LIVE_REFRESH_S"],
+        "kwargs": {"trigger": "live"},
+        "options": {"expires": max(1.0, GANTRY_ANALYTICS["LIVE_REFRESH_S"] - 5)},
+    }
 
 # One line layout for every process, Celery's too (console.log_format, console.celery), with the request id
 GANTRY_LOG_FORMAT = os.environ.get("GANTRY_LOG_FORMAT", "text")  # text, or json: JSON lines for a log shipper

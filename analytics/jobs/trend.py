@@ -14,9 +14,13 @@ Worked example, ``now = 14:10:00``, ``lookback_s = 600``, ``steady_epsilon = 0.1
     queue 1 backlog   50,  40,  30   slope -10/300 s = -0.0333/s
     total            150, 190, 230   slope 0.1333/s > 0.1  -> "growing", backlog 230
 
-``time_to_drain_s`` is ``backlog / (consume_rate - produce_rate)`` when the group consumes faster
-than its topic is produced to and has a backlog; 0 when the backlog is 0; null when it is not
-draining. The rates are the lookback's, computed as ``backlog`` computes them.
+The trend must be a real change (analytics.jobs.trend_rule states the rule): over the 10 minutes
+the fit adds up to +80 messages (0.1333/s x 600 s), above the minimum change (20) and 10 % of the
+backlog, so "growing" stands; a backlog of 0 -> 4 would be steady however steep.
+
+``time_to_drain_s`` is 0 when the backlog is 0; ``backlog / (consume_rate - produce_rate)`` when the
+group consumes faster than its topic is produced to; else ``backlog / -slope`` when the backlog
+is draining; else null (not draining). The rates are the lookback's, computed as ``backlog`` does.
 """
 from __future__ import annotations
 
@@ -27,15 +31,19 @@ from pyspark.sql import functions as F
 
 from analytics.jobs.backlog import group_intervals, rate
 from analytics.jobs.schema import GROUP_QUEUE_KEY, TREND_COLUMNS
+from analytics.jobs.trend_rule import (
+    DEFAULT_MIN_CHANGE,
+    DEFAULT_MIN_RELATIVE_CHANGE,
+    DEFAULT_STEADY_EPSILON,
+    DEFAULT_STEADY_FRACTION,
+    DRAINING,
+    GROWING,
+    STEADY,
+)
 from analytics.jobs.windows import epoch_seconds, seconds_since
 
 # Ten minutes: 60 samples at the default 10 s interval, enough to see through a rebalance.
 DEFAULT_LOOKBACK_S = 600
-# Backlog changes under 0.1 msg/s (6 messages a minute) are noise, not a trend.
-DEFAULT_STEADY_EPSILON = 0.1
-# ... and so are changes under 5 % of the topic's produce rate: a busy group's backlog wobbles by
-# a few batches between samples (a group at 100 msgs/s is "growing" from 5 msgs/s on).
-DEFAULT_STEADY_FRACTION = 0.05
 
 
 def backlog_trend(
@@ -45,13 +53,15 @@ def backlog_trend(
     lookback_s: int = DEFAULT_LOOKBACK_S,
     steady_epsilon: float = DEFAULT_STEADY_EPSILON,
     steady_fraction: float = DEFAULT_STEADY_FRACTION,
+    min_change: float = DEFAULT_MIN_CHANGE,
+    min_relative_change: float = DEFAULT_MIN_RELATIVE_CHANGE,
 ) -> DataFrame:
     """Return one row per (group, topic) seen in the lookback, with its backlog trend.
 
     Columns: ``group, topic, backlog`` (bigint, the sum of each queue's latest backlog),
     ``slope_per_s`` (double; null when no queue has two samples at different instants),
-    ``trend`` (``growing`` when slope > threshold, ``draining`` when slope < -threshold, else
-    ``steady``; threshold = max(steady_epsilon, steady_fraction * produce_rate)), ``consume_rate``, ``produce_rate`` (double msgs/s over the lookback, null when no
+    ``trend`` (``growing`` / ``draining`` / ``steady`` by :func:`analytics.jobs.trend_rule.trend_of`:
+    past the noise threshold and a real change), ``consume_rate``, ``produce_rate`` (double msgs/s over the lookback, null when no
     interval counted) and ``time_to_drain_s`` (double, see the module docstring).
     """
     if lookback_s <= 0:
@@ -66,6 +76,7 @@ def backlog_trend(
         F.max_by("backlog", "ts").alias("backlog"),
         F.covar_pop("_x", "_y").alias("_covar"),
         F.var_pop("_x").alias("_var"),
+        (F.max("_x") - F.min("_x")).alias("_span"),
         F.sum("consumed").alias("_consumed"),
         F.sum("produced").alias("_produced"),
         F.sum("dt_s").alias("_dt_s"),
@@ -75,32 +86,39 @@ def backlog_trend(
         "topic",
         "backlog",
         F.when(F.col("_var") > 0, F.col("_covar") / F.col("_var")).alias("slope_per_s"),
+        F.when(F.col("_var") > 0, F.col("_covar") / F.col("_var") * F.col("_span")).alias("_change"),
         rate("_consumed", "_dt_s").alias("consume_rate"),
         rate("_produced", "_dt_s").alias("produce_rate"),
     )
     per_group = per_queue.groupBy("group", "topic").agg(
         F.sum("backlog").cast("bigint").alias("backlog"),
         F.sum("slope_per_s").alias("slope_per_s"),
+        F.sum("_change").alias("_change"),
         F.sum("consume_rate").alias("consume_rate"),
         F.sum("produce_rate").alias("produce_rate"),
     )
 
     slope = F.col("slope_per_s")
     threshold = F.greatest(F.lit(float(steady_epsilon)), F.coalesce(F.col("produce_rate"), F.lit(0.0)) * float(steady_fraction))
+    change = F.col("_change")
+    reference = F.greatest(F.col("backlog").cast("double"), F.col("backlog") - change)
+    real = (F.abs(change) >= float(min_change)) & (F.abs(change) >= float(min_relative_change) * reference)
     net_drain = F.col("consume_rate") - F.col("produce_rate")
-    return per_group.select(
+    with_trend = per_group.withColumn(
+        "trend",
+        F.when(real & (slope > threshold), GROWING).when(real & (slope < -threshold), DRAINING).otherwise(STEADY),
+    )
+    return with_trend.select(
         "group",
         "topic",
         "backlog",
         slope.cast("double").alias("slope_per_s"),
-        F.when(slope > threshold, "growing")
-        .when(slope < -threshold, "draining")
-        .otherwise("steady")
-        .alias("trend"),
+        "trend",
         F.col("consume_rate").cast("double").alias("consume_rate"),
         F.col("produce_rate").cast("double").alias("produce_rate"),
         F.when(F.col("backlog") == 0, F.lit(0.0))
         .when(net_drain > 0, F.col("backlog") / net_drain)
+        .when((F.col("trend") == DRAINING) & (slope < 0), F.col("backlog") / -slope)
         .cast("double")
         .alias("time_to_drain_s"),
     ).select(*TREND_COLUMNS)

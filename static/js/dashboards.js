@@ -18,7 +18,11 @@
   var MAX_SERIES = 12; // the largest (by peak) are drawn; the note says how many were left out
   var PALETTE = ["#2f5bd3", "#e8590c", "#12b76a", "#c11574", "#0e9384", "#f79009",
                  "#7a5af8", "#b42318", "#475467", "#66c61c", "#dd2590", "#155eef"];
-  var EMPTY_TEXT = "No samples yet — the sampler writes every 10 s; run a refresh.";
+  var EMPTY_TEXT = "No samples yet — the sampler writes every 10 s and the dashboards refresh every minute.";
+  // Counts (backlog) tick at whole numbers only: 1, 2, 5, 10, ... (never 0.2, which would print as "0").
+  var COUNT_INCRS = [];
+  for (var p10 = 1; p10 <= 1e12; p10 *= 10) [1, 2, 5].forEach(function (m) { COUNT_INCRS.push(m * p10); });
+  var STEP_S = {"1m": 60, "1h": 3600};
   // Byte rates tick at powers of two (64 KiB/s, 128 KiB/s, ...), not at 48.8 KiB/s.
   var BYTE_INCRS = [];
   [1, 1024, 1048576, 1073741824].forEach(function (unit) {
@@ -29,7 +33,7 @@
     // label: in texts; axis: the y axis' title (bytes carry their unit on every tick); unit: after legend values
     msgs_per_s: {label: "msgs/s", axis: "msgs/s", unit: "msgs/s", title: "Messages per second", fmt: fmtRate},
     bytes_per_s: {label: "bytes/s", axis: "", unit: "", title: "Bytes per second", fmt: fmtBytes, incrs: BYTE_INCRS},
-    backlog: {label: "messages", axis: "messages", unit: "msgs", title: "Backlog (messages)", fmt: fmtCount},
+    backlog: {label: "messages", axis: "messages", unit: "msgs", title: "Backlog (messages)", fmt: fmtCount, incrs: COUNT_INCRS},
     consume_rate: {label: "msgs/s consumed", axis: "msgs/s consumed", unit: "msgs/s", title: "Consume rate", fmt: fmtRate},
     produce_rate: {label: "msgs/s produced", axis: "msgs/s produced", unit: "msgs/s", title: "Produce rate", fmt: fmtRate}
   };
@@ -92,6 +96,31 @@
   }
 
   function parseTime(iso) { return iso ? new Date(iso) : null; }
+
+  /**
+   * The x scale (seconds): the envelope's range [from, to], widened to the data; never uPlot's
+   * own guess, which pads a single point by its order of magnitude (an axis across years).
+   * Without a range and with one time, one resolution step either side of it.
+   */
+  function xRange(from, to, xs, stepS) {
+    var lo = isNaN(from) ? null : from, hi = isNaN(to) ? null : to;
+    if (xs.length) {
+      lo = lo == null ? xs[0] : Math.min(lo, xs[0]);
+      hi = hi == null ? xs[xs.length - 1] : Math.max(hi, xs[xs.length - 1]);
+    }
+    if (lo == null || hi == null) return [0, 1];
+    if (hi - lo < 1) { lo -= stepS || 60; hi += stepS || 60; }
+    return [lo, hi];
+  }
+
+  /** The y scale: from 0 to a tenth above the peak; at least 0..1 (so a flat 0 has an axis). */
+  function yRange(max) { return [0, max > 0 ? max * 1.1 : 1]; }
+
+  /** Tick labels; a label equal to the one before it is left blank (no "1 1 1 0 0 0"). */
+  function tickLabels(splits, fmt) {
+    var labels = splits.map(function (v) { return fmt(v); });
+    return labels.map(function (l, i) { return i > 0 && l === labels[i - 1] ? "" : l; });
+  }
 
   // -- the data: §4 series -> uPlot's aligned columns ------------------------------------------------
 
@@ -245,6 +274,9 @@
     var box = part(panel, "chart");
     var from = Date.parse(envelope.from) / 1000, to = Date.parse(envelope.to) / 1000;
     var withDay = envelope.range !== "hour";
+    var stepS = STEP_S[envelope.resolution] || 60;
+    var entry = charts.get(panel) || {};
+    charts.set(panel, entry);
     var opts = {
       width: Math.max(box.clientWidth, 300),
       height: 260,
@@ -252,16 +284,17 @@
       cursor: {points: {size: 7}},
       legend: {live: true},
       scales: {
-        x: {time: true, range: function (u, min, max) {
-          return [isNaN(from) ? min : Math.min(from, min), isNaN(to) ? max : Math.max(to, max)];
-        }},
-        y: {range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; }}
+        x: {time: true, range: function () { return xRange(from, to, data.xs, stepS); }},
+        y: {range: function (u, min, max) { return yRange(max); }}
       },
       axes: [
         {stroke: "#475467", grid: {stroke: "#eef1f6"}, ticks: {stroke: "#d9dee7"}, space: 64, size: withDay ? 52 : 40,
-         values: function (u, splits) { return splits.map(function (s, i) { return timeTick(s, i, withDay); }); }},
+         values: function (u, splits) {
+           entry.xLabels = splits.map(function (s, i) { return timeTick(s, i, withDay); });
+           return entry.xLabels;
+         }},
         {stroke: "#475467", grid: {stroke: "#eef1f6"}, ticks: {stroke: "#d9dee7"}, label: spec.axis, labelSize: spec.axis ? 18 : 0,
-         incrs: spec.incrs, size: axisSize, values: function (u, splits) { return splits.map(spec.fmt); }}
+         incrs: spec.incrs, size: axisSize, values: function (u, splits) { entry.yLabels = tickLabels(splits, spec.fmt); return entry.yLabels; }}
       ],
       // Away from the chart the legend shows the latest values; under the cursor, the cursor's.
       series: [{label: "UTC", value: function (u, v, s, idx) {
@@ -270,12 +303,11 @@
       }}].concat(data.columns.map(function (c, i) {
           var color = PALETTE[i % PALETTE.length];
           return {label: c.label, stroke: color, width: 1.75, fill: data.columns.length === 1 ? color + "1a" : undefined,
-                  points: {size: 4}, spanGaps: false,
+                  points: {size: data.xs.length <= 2 ? 9 : 4}, spanGaps: false,  // one or two points: dots one can see
                   value: function (u, v, s, idx) { return withUnit(spec, idx == null ? c.latest : v); }};
         }))
     };
     var plot = new uPlot(opts, [data.xs].concat(data.columns.map(function (c) { return c.values; })), box);
-    var entry = charts.get(panel) || {};
     entry.plot = plot;
     if (window.ResizeObserver) {
       entry.observer = new ResizeObserver(function () {
@@ -362,6 +394,16 @@
 
   document.addEventListener("DOMContentLoaded", scan);
   document.addEventListener("htmx:afterSettle", scan);
+  /** What a panel's chart shows: its x scale (seconds), the axes' tick labels, its points (for tests). */
+  function plotInfo(panel) {
+    var entry = charts.get(panel);
+    if (!entry || !entry.plot) return null;
+    var u = entry.plot;
+    return {xMin: u.scales.x.min, xMax: u.scales.x.max, yMin: u.scales.y.min, yMax: u.scales.y.max,
+            xLabels: (entry.xLabels || []).slice(), yLabels: (entry.yLabels || []).slice(), points: u.data[0].length};
+  }
+
   window.gantryDashboards = {reload: function () { charts.forEach(function (_, panel) { load(panel); }); }, scan: scan,
+                             plotInfo: plotInfo, scales: {x: xRange, y: yRange, ticks: tickLabels},
                              formats: {rate: fmtRate, bytes: fmtBytes, count: fmtCount}};
 })();

@@ -67,7 +67,7 @@ def test_operator_sees_the_refresh_control_with_a_real_form_action(as_role, seed
 def test_empty_dashboards_say_so(as_role) -> None:
     html = as_role("viewer").get("/dashboards/").content.decode()
     assert "No throughput yet." in html and "No backlog yet." in html and "No trends yet" in html
-    assert "No samples yet — the sampler writes every 10 s; run a refresh." in html
+    assert "No samples yet — the sampler writes every 10 s and the dashboards refresh every minute." in html
     assert "never" in _between(html, 'data-testid="last-refresh">', "</dd>")
 
 
@@ -103,7 +103,7 @@ def test_group_drill_down_lists_queues_and_its_trend(as_role, seeded) -> None:
     rows = re.findall(r'<tr data-queue="([^"]+)">', html)
     assert rows == ["orders:broker-a:0", "orders:broker-a:1", "orders:broker-b:0", "orders:broker-b:1"]
     trends = _between(html, 'data-testid="trends"', "</table>")
-    assert "billing" in trends and "audit" not in trends and "never" in trends  # growing: never drains
+    assert "billing" in trends and "audit" not in trends and "not draining" in trends  # growing: not draining
 
 
 def test_refresh_with_redis_down_is_a_message_not_a_500(as_role, seeded, settings, unused_addr) -> None:
@@ -149,7 +149,8 @@ def test_refresh_now_queues_a_run_that_polls_until_it_ends(as_role, seeded, cele
     RefreshRun.objects.filter(pk=run.pk).update(status="succeeded", progress="done", finished_at=timezone.now())
     done = client.get(f"/dashboards/refresh?run={run.pk}", **HTMX)
     assert done["HX-Trigger"] == "dashboards-refreshed"  # the page body reloads its tables and charts
-    assert "hx-trigger" not in done.content.decode()  # polling stops
+    assert 'hx-trigger="every 1s"' not in done.content.decode()  # the run's polling stops; the slow live poll goes on
+    assert "?seen=" in done.content.decode()
     assert 'data-testid="run-status">succeeded<' in done.content.decode()
     # the page body listens for that event and reloads itself
     page = client.get("/dashboards/").content.decode()
@@ -194,3 +195,37 @@ def test_a_run_started_elsewhere_is_followed_by_the_page(as_role, seeded) -> Non
 def _between(text: str, start: str, end: str) -> str:
     i = text.index(start)
     return text[i:text.index(end, i + len(start))]
+
+
+def test_time_to_drain_reads_nothing_to_drain_an_estimate_or_not_draining(as_role, seeded) -> None:
+    from analytics.models import BacklogTrend
+
+    now = seeded["now"]
+    BacklogTrend.objects.bulk_create([  # as the job leaves them (analytics.jobs.trend_rule)
+        BacklogTrend(group="healthy", topic="orders", backlog=0, slope_per_s=0.0, trend="steady", consume_rate=50.0,
+                     produce_rate=50.0, time_to_drain_s=0.0, as_of=now),
+        BacklogTrend(group="inflight", topic="orders", backlog=4, slope_per_s=0.2, trend="steady", consume_rate=50.0,
+                     produce_rate=50.0, time_to_drain_s=None, as_of=now),
+    ])
+    html = as_role("viewer").get("/dashboards/").content.decode()
+    row = {g: _between(html, f'<tr data-group="{g}"', "</tr>") for g in ("healthy", "inflight", "audit")}
+    assert "nothing to drain" in row["healthy"] and "never" not in row["healthy"]
+    assert "not draining" in row["inflight"] and "growing" not in row["inflight"] and ">steady<" in row["inflight"]
+    assert "1 h 4 min" in row["audit"]  # shrinking: an estimate
+
+
+def test_between_runs_the_page_polls_for_a_newer_result(as_role, seeded) -> None:
+    from analytics.models import DashboardState, RefreshRun
+
+    client = as_role("viewer")
+    html = client.get("/dashboards/").content.decode()
+    seen = re.search(r'hx-get="/dashboards/refresh\?seen=([^"]+)" hx-trigger="every (\d+)s \[document.visibilityState', html)
+    assert seen, _between(html, '<div id="refresh-status"', ">")
+    same = client.get(f"/dashboards/refresh?seen={seen.group(1)}", **HTMX)
+    assert same.status_code == 200 and "HX-Trigger" not in same  # nothing new: the charts stay
+    # beat's live refresh finished meanwhile: the next poll reloads the charts
+    newer = RefreshRun.objects.create(trigger="live", requested_by="beat", status="succeeded", finished_at=timezone.now())
+    DashboardState.objects.filter(pk=1).update(last_good_run=newer)
+    answer = client.get(f"/dashboards/refresh?seen={seen.group(1)}", **HTMX)
+    assert answer["HX-Trigger"] == "dashboards-refreshed"
+    assert "seen=" + newer.finished_at.strftime("%Y-%m-%dT%H") in answer.content.decode().replace("%3A", ":")

@@ -120,3 +120,22 @@ def test_compaction_merges_each_closed_hour_into_one_file_and_keeps_every_row_on
     assert rows(GROUP_SAMPLES, closed) == before_g
     assert len(list(partition_dir(lake, QUEUE_SAMPLES, closed + timedelta(hours=1)).glob("*.parquet"))) == 1  # open hour untouched
     assert lake_compact(lake, before=closed + timedelta(hours=1, minutes=5)) == 0  # nothing left to merge
+
+
+def test_compaction_merges_the_open_hour_up_to_the_settled_samples(lake):
+    """The live refresh reads the open hour every minute: its settled files are merged, the newest left."""
+    from datetime import timedelta
+
+    from analytics.lake import lake_compact
+    from tests.analytics._lake import sample_round
+
+    hour = datetime(2026, 11, 22, 14, 0, tzinfo=timezone.utc)
+    for i in range(12):  # 14:00:00 .. 14:01:50
+        sample_round(lake, hour + timedelta(seconds=10 * i), "broker-a", queues=[("orders", 0, 10 * i, 100 * i)])
+    directory = partition_dir(lake, QUEUE_SAMPLES, hour)
+    assert lake_compact(lake, before=hour + timedelta(minutes=1)) == 1
+    names = sorted(f.name for f in directory.glob("*.parquet"))
+    assert len(names) == 7 and sum("-compacted-" in n for n in names) == 1  # 14:00:00-14:00:50 merged, 6 newer left
+    assert lake_compact(lake, before=hour + timedelta(minutes=2)) == 1  # a minute later: the merged file and the rest
+    [merged] = directory.glob("*.parquet")
+    assert [r["max_offset"] for r in pq.read_table(merged).to_pylist()] == [10 * i for i in range(12)]

@@ -31,6 +31,10 @@ SAMPLES = [
     *samples_of("steady", 0, [("14:10:10", 0, 99_999)]),  # after now
     # lonely: a single sample in the lookback.
     *samples_of("lonely", 0, [("14:07", 10, 15)]),
+    # blip: 0 -> 4 in the last 20 s, 0.2/s: steep, but a batch in flight, not a trend.
+    *samples_of("blip", 0, [("14:09:40", 100, 100), ("14:09:50", 100, 102), ("14:10", 100, 104)]),
+    # idle: no backlog at all: nothing to drain.
+    *samples_of("idle", 0, [("14:00", 50, 50), ("14:10", 50, 50)]),
 ]
 
 EXPECTED = [
@@ -39,6 +43,8 @@ EXPECTED = [
     ("reports", "orders", 300, -1.0, "draining", 1.1, 0.1, 300.0),
     ("steady", "orders", 10, 0.0, "steady", 200 / 600, 200 / 600, None),
     ("lonely", "orders", 5, None, "steady", None, None, None),
+    ("blip", "orders", 4, 0.2, "steady", 0.0, 0.2, None),
+    ("idle", "orders", 0, 0.0, "steady", 0.0, 0.0, 0.0),
 ]
 
 
