@@ -38,7 +38,7 @@ class SubscriptionGroupForm(forms.Form):
 
     def __init__(self, *args, clusters: tuple[str, ...], brokers: tuple[str, ...], group: SubscriptionGroup | None = None, **kwargs) -> None:
         self.group = group
-        if group is not None and group.brokers and "data" not in kwargs and not args:
+        if group is not None and group.brokers:  # a bound form ignores it
             kwargs["initial"] = {**group.brokers[0].settings(), "name": group.name, "where": EVERYWHERE}
         super().__init__(*args, **kwargs)
         for name, (_, help_text) in SETTINGS.items():
