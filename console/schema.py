@@ -39,6 +39,7 @@ def describe_name_parameters(result, generator, request, public):
     )
 
     kinds = {"/api/v1/topics/": (TOPIC_NAME_PATTERN, EXAMPLE_TOPIC), "/api/v1/groups/": (GROUP_NAME_PATTERN, EXAMPLE_GROUP),
+             "/api/v1/subscription-groups/": (GROUP_NAME_PATTERN, EXAMPLE_GROUP),
              "/api/v1/brokers/": (None, EXAMPLE_BROKER), "/api/v1/broker-groups/": (None, EXAMPLE_BROKER),
              "/api/v1/clusters/": (None, EXAMPLE_CLUSTER)}
     named = {"topic": (TOPIC_NAME_PATTERN, EXAMPLE_TOPIC), "group": (GROUP_NAME_PATTERN, EXAMPLE_GROUP),

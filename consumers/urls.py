@@ -3,8 +3,9 @@ and API routes (api_urlpatterns, included under /api/v1/ by console.api_urls).""
 from django.urls import path
 
 from console.rest import ApiRouter
-from consumers import views
+from consumers import subscription_group_views, views
 from consumers.api import AllocationViewSet, GroupViewSet, RebalanceJobViewSet
+from consumers.subscription_group_api import SubscriptionGroupViewSet
 
 app_name = "consumers"
 
@@ -16,10 +17,15 @@ urlpatterns = [
     path("rebalance-jobs/", views.rebalance_jobs_page, name="rebalance-jobs"),
     path("rebalance-jobs/<int:pk>/", views.rebalance_job, name="rebalance-job"),
     path("allocation/", views.allocation, name="allocation"),
+    path("subscription-groups/", subscription_group_views.subscription_group_list, name="subscription-groups"),
+    path("subscription-groups/new", subscription_group_views.subscription_group_create, name="subscription-group-create"),
+    path("subscription-groups/<str:name>/edit", subscription_group_views.subscription_group_update, name="subscription-group-update"),
+    path("subscription-groups/<str:name>/delete", subscription_group_views.subscription_group_delete, name="subscription-group-delete"),
 ]
 
 router = ApiRouter()
 router.register("groups", GroupViewSet, basename="group")
 router.register("allocation", AllocationViewSet, basename="allocation")
 router.register("rebalance-jobs", RebalanceJobViewSet, basename="rebalance-job")
+router.register("subscription-groups", SubscriptionGroupViewSet, basename="subscription-group")
 api_urlpatterns = router.urls

@@ -27,6 +27,7 @@ from brokers.mqadmin.arguments import bool_value, group_name, non_negative, perm
 from brokers.mqadmin.context import Context
 from brokers.mqadmin.gantry_subcommands import GANTRY_SUBCOMMANDS
 from brokers.mqadmin.store_subcommands import STORE_SUBCOMMANDS
+from brokers.mqadmin.subgroup_subcommands import SUBGROUP_SUBCOMMANDS
 
 MQADMIN_PRODUCER_GROUP = "SELF_TEST_P_GROUP"  # the producer group mqadmin sendMessage uses
 PULL_BATCH = 32  # messages per pull in consumeMessage
@@ -347,7 +348,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     cmd.name: cmd
     for cmd in (
         ClusterList(), TopicList(), TopicRoute(), TopicStatus(), UpdateTopic(), DeleteTopic(), ConsumerProgress(),
-        ConsumerConnectionCmd(), QueryMsgByKey(), QueryMsgById(), SendMessage(), ConsumeMessage(), *STORE_SUBCOMMANDS, *GANTRY_SUBCOMMANDS,
+        ConsumerConnectionCmd(), QueryMsgByKey(), QueryMsgById(), SendMessage(), ConsumeMessage(), *STORE_SUBCOMMANDS, *SUBGROUP_SUBCOMMANDS,
+        *GANTRY_SUBCOMMANDS,
     )
 }
 

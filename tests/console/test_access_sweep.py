@@ -24,7 +24,8 @@ OPEN = [
 ]
 TOKEN_ONLY = [r"^/api/v1/auth/token$"]  # the rest of it wants the token itself: a session gets 401
 ADMIN_ONLY = [r"^/users/", r"^/tokens/", r"^/api/v1/users", r"^/api/v1/tokens"]
-OPERATOR_PAGES = [r"^/topics/new$", r"^/topics/[^/]+/edit$"]  # forms that only lead to changes
+OPERATOR_PAGES = [r"^/topics/new$", r"^/topics/[^/]+/edit$",
+                  r"^/subscription-groups/new$", r"^/subscription-groups/[^/]+/(edit|delete)$"]  # forms that only lead to changes
 VIEWER_POSTS = [r"^/api/v1/allocation/(preview|compare)$",  # POSTs that change nothing (previews): viewers may
                 r"^/api/v1/auth/password$", r"^/account/password/$"]  # and a user's own password (console.passwords)
 SELF_SERVICE = [r"^/api/v1/auth/password$", r"^/account/password/$"]  # every role may write here: other methods are 405

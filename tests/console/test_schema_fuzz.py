@@ -128,6 +128,15 @@ def _existing_things(auth: dict, cluster) -> dict:
             create_topic(admin, cluster, name, queues=1)
         return name
 
+    def throwaway_subscription_group() -> str:
+        from console.actor import Actor
+        from console.roles import Role
+        from consumers.subscription_group_services import SubscriptionGroupSpec, subscription_group_create
+
+        name = f"FuzzThrowawayGroup{next(counter)}"  # through the service, as throwaway_account
+        subscription_group_create(actor=Actor("fuzz-schema", Role.ADMIN, "api"), spec=SubscriptionGroupSpec(name, cluster=EXAMPLE_CLUSTER))
+        return name
+
     def throwaway_account() -> str:
         from brokers.acl.services import AccountInput, acl_account_save
         from console.actor import Actor
@@ -153,6 +162,7 @@ def _existing_things(auth: dict, cluster) -> dict:
     topic, group = EXAMPLE_TOPIC, EXAMPLE_GROUP
     things = {("/topics/{name}" + tail, "name"): topic for tail in ("", "/consumer-groups", "/messages", "/route", "/shrink", "/status")}
     things |= {("/groups/{name}" + tail, "name"): group for tail in ("", "/allocation", "/progress", "/rebalance", "/reset-offset")}
+    things[("/subscription-groups/{name}", "name")] = group
     things |= {("/brokers/{name}/promote", "name"): "broker-a", ("/broker-groups/{name}", "name"): "broker-a",
                ("/broker-groups/{name}/config", "name"): "broker-a",
                ("/clusters/{name}", "name"): EXAMPLE_CLUSTER, ("/acl/accounts/{access_key}", "access_key"): DEMO[0],
@@ -163,6 +173,7 @@ def _existing_things(auth: dict, cluster) -> dict:
     things = {("/api/v1" + path, name): value for (path, name), value in things.items()}
     things[("/api/v1/topics/{name}", "name", "DELETE")] = throwaway_topic
     things[("/api/v1/acl/accounts/{access_key}", "access_key", "DELETE")] = throwaway_account
+    things[("/api/v1/subscription-groups/{name}", "name", "DELETE")] = throwaway_subscription_group
     return things
 
 

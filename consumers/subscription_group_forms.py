@@ -1,0 +1,80 @@
+"""Console forms of subscription groups: create / edit (every setting, with its help) and delete.
+
+Where to write is one choice: every master of a cluster, one broker, or (edit, delete) every
+broker that holds the group. The settings' help and ranges come from
+:mod:`consumers.subscription_group_selectors`; the services check them again.
+"""
+from __future__ import annotations
+
+from django import forms
+
+from consumers.subscription_group_selectors import BOOL_SETTINGS, DEFAULTS, RANGES, SETTINGS, SubscriptionGroup
+from consumers.subscription_group_services import SubscriptionGroupSpec
+
+EVERYWHERE = "all"
+
+
+def _where_choices(clusters: tuple[str, ...], brokers: tuple[str, ...], everywhere: str | None) -> list[tuple[str, str]]:
+    choices = [(EVERYWHERE, everywhere)] if everywhere else []
+    choices += [(f"cluster:{c}", f"every master of cluster {c}") for c in clusters]
+    choices += [(f"broker:{b}", f"broker {b} only") for b in brokers]
+    return choices
+
+
+def _target(value: str) -> dict[str, str]:
+    kind, _, name = value.partition(":")
+    return {kind: name} if kind in ("cluster", "broker") else {}
+
+
+def _label(name: str) -> str:
+    return SETTINGS[name][0]
+
+
+class SubscriptionGroupForm(forms.Form):
+    """Create (``group`` None) or edit a group; every setting shown with RocketMQ's name and what it does."""
+
+    name = forms.CharField(max_length=255, strip=False, help_text="The consumer group's name (letters, digits, - _ % |).")
+    where = forms.ChoiceField(label="Write to")
+
+    def __init__(self, *args, clusters: tuple[str, ...], brokers: tuple[str, ...], group: SubscriptionGroup | None = None, **kwargs) -> None:
+        self.group = group
+        if group is not None and group.brokers:  # a bound form ignores it
+            kwargs["initial"] = {**group.brokers[0].settings(), "name": group.name, "where": EVERYWHERE}
+        super().__init__(*args, **kwargs)
+        for name, (_, help_text) in SETTINGS.items():
+            if name in BOOL_SETTINGS:
+                self.fields[name] = forms.BooleanField(required=False, label=_label(name), help_text=help_text,
+                                                       initial=self.initial.get(name, True))
+            else:
+                low, high = RANGES[name]
+                self.fields[name] = forms.IntegerField(label=_label(name), help_text=help_text, min_value=low, max_value=high,
+                                                       initial=self.initial.get(name, getattr(DEFAULTS, name)))
+        everywhere = f"every broker that holds it ({', '.join(group.broker_names)})" if group is not None else None
+        self.fields["where"].choices = _where_choices(clusters, brokers, everywhere)
+        if group is not None:
+            self.fields["name"].disabled = True
+            self.fields["name"].initial = group.name
+
+    @property
+    def setting_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in SETTINGS]
+
+    def spec(self) -> SubscriptionGroupSpec:
+        data = self.cleaned_data
+        name = self.group.name if self.group is not None else data["name"]
+        return SubscriptionGroupSpec(name, settings={k: data[k] for k in SETTINGS}, replace=True, **_target(data["where"]))
+
+
+class SubscriptionGroupDeleteForm(forms.Form):
+    where = forms.ChoiceField(label="Delete from")
+    remove_offsets = forms.BooleanField(required=False, label="Also remove its committed offsets",
+                                        help_text="Members that come back then start from their consume-from-where setting, "
+                                                  "not where they left off.")
+
+    def __init__(self, *args, group: SubscriptionGroup, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        clusters = tuple(sorted({b.cluster for b in group.brokers}))
+        self.fields["where"].choices = _where_choices(clusters, group.broker_names, f"every broker ({', '.join(group.broker_names)})")
+
+    def target(self) -> dict:
+        return {**_target(self.cleaned_data["where"]), "remove_offsets": self.cleaned_data["remove_offsets"]}
