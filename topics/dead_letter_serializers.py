@@ -17,6 +17,8 @@ class DeadLetterExportQuery(StrictInputSerializer):
     end = MessageTimeField(required=False, help_text="moved to the DLQ until; default: now")
     limit = serializers.IntegerField(required=False, min_value=1, max_value=MAX_EXPORT, default=MAX_EXPORT,
                                      help_text=f"dead letters at most (at most {MAX_EXPORT:,})")
+    format = serializers.ChoiceField(choices=("json", "ndjson"), required=False,
+                                     help_text="DRF's format override: the export is JSON lines either way; errors are JSON (json) or one JSON line")
 
 
 class DeadLetterResendInput(StrictInputSerializer):
