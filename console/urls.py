@@ -23,6 +23,7 @@ urlpatterns = [
     path("messages/", include("topics.message_urls")),
     path("dashboards/", include("analytics.urls")),
     path("", include("consumers.urls")),
+    path("", include("topics.dead_letter_urls")),  # /groups/<name>/dlq/
     path("api/v1/", include("console.api_urls")),
 ]
 

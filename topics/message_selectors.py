@@ -122,7 +122,7 @@ def message_detail(*, msg_id: str, topic: str | None = None) -> MessageView:
     return message_view(found[0], names)
 
 
-def _queues(route: TopicRouteData) -> dict[MessageQueue, str]:
+def topic_queues(route: TopicRouteData) -> dict[MessageQueue, str]:
     """Every queue of the route that may hold messages (read or write), with its master's address."""
     out = {}
     for qd in route.queue_datas:
@@ -132,7 +132,7 @@ def _queues(route: TopicRouteData) -> dict[MessageQueue, str]:
     return out
 
 
-def _read(spans: dict[MessageQueue, tuple[str, int, int]]) -> dict[MessageQueue, list[MessageExt]]:
+def read_spans(spans: dict[MessageQueue, tuple[str, int, int]]) -> dict[MessageQueue, list[MessageExt]]:
     """All messages of each span (queue -> address, first offset, end offset), in pull-sized rounds."""
     out: dict[MessageQueue, list[MessageExt]] = {mq: [] for mq in spans}
     todo = dict(spans)
@@ -160,7 +160,7 @@ def message_query_by_time(*, topic: str, begin_ms: int, end_ms: int, page: int =
         raise InvalidInput("page_size", f"must be from 1 to {MAX_PAGE_SIZE}.")
     if page < 1:
         raise InvalidInput("page", "must be 1 or more.")
-    queues = _queues(selectors.topic_route_data(topic))
+    queues = topic_queues(selectors.topic_route_data(topic))
     lows, highs = min_offsets(queues), max_offsets(queues)
     starts, ends = search_offsets(queues, begin), search_offsets(queues, end)
     newest = page * page_size + 2
@@ -171,7 +171,7 @@ def message_query_by_time(*, topic: str, begin_ms: int, end_ms: int, page: int =
         if hi > lo:
             total += hi - lo
             spans[mq] = (queues[mq], max(lo, hi - newest), hi)
-    views = newest_first(message_view(m, {}, mq.broker_name) for mq, msgs in _read(spans).items()
+    views = newest_first(message_view(m, {}, mq.broker_name) for mq, msgs in read_spans(spans).items()
                          for m in msgs if begin <= m.store_timestamp <= end)
     shown = views[(page - 1) * page_size:page * page_size]
     return MessageList(topic, shown, total, begin_ms=begin, end_ms=end, page=page, page_size=page_size)
@@ -185,9 +185,9 @@ def message_tail(*, topic: str, count: int = DEFAULT_PAGE_SIZE) -> MessageList:
     tail): each queue's newest ``count`` at most, read as the time search reads (nothing consumed)."""
     if not 1 <= count <= TAIL_MAX:
         raise InvalidInput("count", f"must be from 1 to {TAIL_MAX}.")
-    queues = _queues(selectors.topic_route_data(topic))
+    queues = topic_queues(selectors.topic_route_data(topic))
     lows, highs = min_offsets(queues), max_offsets(queues)
     spans = {mq: (queues[mq], max(lows[mq], highs[mq] - count), highs[mq]) for mq in sorted(queues) if highs[mq] > lows[mq]}
-    views = newest_first(message_view(m, {}, mq.broker_name) for mq, msgs in _read(spans).items() for m in msgs)
+    views = newest_first(message_view(m, {}, mq.broker_name) for mq, msgs in read_spans(spans).items() for m in msgs)
     total = sum(highs[mq] - lows[mq] for mq in queues)
     return MessageList(topic, views[:count], total, page_size=count)

@@ -38,6 +38,8 @@ EXISTING_BODY = {"POST /api/v1/tokens": {"username": "fuzz-target"},
                  "POST /api/v1/auth/password": {"current_password": PASSWORD},
                  # a reset to one queue's offset: a queue of TopicTest on broker-a, and an offset it holds
                  "POST /api/v1/groups/{name}/reset-offset": {"queue_id": 0, "offset": 0}}
+# ... and body fields naming things the fixture makes (_existing_things fills it): a dead letter's id for a resend
+MADE_BODY: dict[str, dict] = {}
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +163,8 @@ def _existing_things(auth: dict, cluster) -> dict:
                                             candidate_addr="127.0.0.1:1", scope_key="dry:broker-a", status=PromotionJob.PLANNED)
     topic, group = EXAMPLE_TOPIC, EXAMPLE_GROUP
     things = {("/topics/{name}" + tail, "name"): topic for tail in ("", "/consumer-groups", "/messages", "/route", "/shrink", "/status")}
-    things |= {("/groups/{name}" + tail, "name"): group for tail in ("", "/allocation", "/progress", "/rebalance", "/reset-offset")}
+    things |= {("/groups/{name}" + tail, "name"): group for tail in ("", "/allocation", "/progress", "/rebalance", "/reset-offset",
+                                                                     "/dlq", "/dlq/resend", "/dlq/export")}
     things[("/subscription-groups/{name}", "name")] = group
     things |= {("/brokers/{name}/promote", "name"): "broker-a", ("/broker-groups/{name}", "name"): "broker-a",
                ("/broker-groups/{name}/config", "name"): "broker-a",
@@ -171,10 +174,28 @@ def _existing_things(auth: dict, cluster) -> dict:
                ("/promotion-jobs/{id}", "id"): str(promotion.id),
                ("/tokens/{id}", "id"): throwaway_token}
     things = {("/api/v1" + path, name): value for (path, name), value in things.items()}
+    # a dead letter of the examples' group, as the broker would have moved it there, for a resend to find
+    MADE_BODY["POST /api/v1/groups/{name}/dlq/resend"] = {"msg_ids": [_dead_letter(cluster, group, sent.get("msg_id"))]}
     things[("/api/v1/topics/{name}", "name", "DELETE")] = throwaway_topic
     things[("/api/v1/acl/accounts/{access_key}", "access_key", "DELETE")] = throwaway_account
     things[("/api/v1/subscription-groups/{name}", "name", "DELETE")] = throwaway_subscription_group
     return things
+
+
+def _dead_letter(cluster, group: str, origin_msg_id: str | None) -> str:
+    """Put one message into ``%DLQ%<group>`` with the properties the broker's sendback sets; its offset message id."""
+    from brokers.engine.client.admin import BlockingMQAdminClient
+    from brokers.engine.client.simple import SimpleProducer
+    from brokers.engine.common.message import Message
+    from tests.brokers.engine.acl._acl_cluster import ADMIN
+    from tests.brokers.engine.client._cluster import create_topic
+
+    dlq = f"%DLQ%{group}"
+    with BlockingMQAdminClient(cluster.namesrv_addr, access_key=ADMIN[0], secret_key=ADMIN[1]) as admin:
+        create_topic(admin, cluster, dlq, queues=1)
+    with SimpleProducer(cluster.namesrv_addr, "fuzz_dlq", heartbeat_interval_s=None, access_key=ADMIN[0], secret_key=ADMIN[1]) as producer:
+        props = {"RETRY_TOPIC": EXAMPLE_TOPIC, "ORIGIN_MESSAGE_ID": origin_msg_id or "0" * 32}
+        return producer.send(Message(dlq, b"failed three times", properties=props)).offset_msg_id
 
 
 def test_every_operation_answers_below_500_in_the_schema_and_mostly_accepts_valid_input(
@@ -203,6 +224,7 @@ def _existing_fields(case, label: str) -> None:
         if name in EXISTING_FIELDS and isinstance(case.body[name], str):
             case.body[name] = EXISTING_FIELDS[name]
     case.body.update({k: v for k, v in EXISTING_BODY.get(label, {}).items() if k in case.body})
+    case.body.update({k: v for k, v in MADE_BODY.get(label, {}).items() if k in case.body})
     if isinstance(case.body.get("brokers"), dict):
         brokers = ("broker-a", "broker-b")
         case.body["brokers"] = {brokers[i % 2]: v for i, v in enumerate(case.body["brokers"].values())}
