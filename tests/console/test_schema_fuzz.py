@@ -24,7 +24,7 @@ from tests.fixtures.console import PASSWORD
 
 pytestmark = pytest.mark.django_db
 
-FUZZ_EXAMPLES = 6  # generated requests per operation
+FUZZ_EXAMPLES = 12  # generated requests per operation
 LOGIN = ("fuzz-login", "fuzz-login-password-1")  # a user POST auth/token may log in as
 
 # Values that name something which must exist, put into the query or body wherever the generated request
