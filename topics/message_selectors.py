@@ -123,12 +123,17 @@ def message_detail(*, msg_id: str, topic: str | None = None) -> MessageView:
 
 
 def topic_queues(route: TopicRouteData) -> dict[MessageQueue, str]:
-    """Every queue of the route that may hold messages (read or write), with its master's address."""
+    """Every readable queue of the route (ids below each broker's read queue count), with its master's address.
+
+    A broker refuses to pull a queue id at or above its read queue count ("queueId[…] is illegal"), so
+    messages in write-only queues (write queues above read queues) cannot be read here — as for any
+    consumer: the topic pages warn of such hidden queues (topics.unreachable).
+    """
     out = {}
     for qd in route.queue_datas:
         addr = route.master_addr(qd.broker_name)
         if addr:
-            out.update({MessageQueue(route.topic, qd.broker_name, i): addr for i in range(max(qd.read_queue_nums, qd.write_queue_nums))})
+            out.update({MessageQueue(route.topic, qd.broker_name, i): addr for i in range(qd.read_queue_nums)})
     return out
 
 

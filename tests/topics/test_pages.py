@@ -9,6 +9,7 @@ import pytest
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.client.simple import PullClient
 from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.topic_config import TopicConfig
 from console.models import AuditEntry
 from tests.brokers.engine.client._cluster import create_topic
 from tests.consumers._groups import send
@@ -160,3 +161,15 @@ def test_the_live_tail_lists_the_newest_messages_first(operator_client, viewer, 
     assert newest[0]["broker_name"] == "broker-b" or newest[0]["store_timestamp"] == newest[1]["store_timestamp"]  # sent last
     refused = viewer.get(f"/api/v1/topics/{topic_name}/tail", {"count": 51})
     assert refused.status_code == 400 and "count" in refused.json()["fields"]
+
+
+def test_the_tail_and_the_time_search_skip_write_only_queues(viewer, console_cluster, topic_name, console_admin) -> None:
+    """A broker refuses to pull a queue id at or above its read queue count: the reads stay below it (was a 502)."""
+    create_topic(console_admin, console_cluster, topic_name, queues=4)
+    send(console_cluster, topic_name, 1, mq=MessageQueue(topic_name, "broker-a", 0))
+    send(console_cluster, topic_name, 1, mq=MessageQueue(topic_name, "broker-a", 3))
+    for broker in console_cluster.broker_names:
+        console_admin.create_or_update_topic(console_cluster.broker_addr(broker), TopicConfig(topic_name, 2, 4))
+    response = viewer.get(f"/api/v1/topics/{topic_name}/tail")
+    assert response.status_code == 200, response.content
+    assert [(m["broker_name"], m["queue_id"]) for m in response.json()] == [("broker-a", 0)]
