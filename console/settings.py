@@ -259,6 +259,19 @@ GANTRY_HEALTH = {
 GANTRY_HA_LAG_ALERT_BYTES = int(os.environ.get("GANTRY_HA_LAG_ALERT_BYTES", str(64 << 20)))
 GANTRY_HA_LAG_ALERT_S = float(os.environ.get("GANTRY_HA_LAG_ALERT_S", "10"))  # the same alert by seconds behind
 
+# Alert rules (consumers/alert_rules.py, docs/alerts.md): webhooks to loopback, private or link-local
+# addresses are refused (server-side request forgery) unless this is on (a chat server inside the network).
+GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = _env_bool("GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE", False)
+GANTRY_ALERT_REPEAT_MINUTES = int(os.environ.get("GANTRY_ALERT_REPEAT_MINUTES", "60"))  # reminder of an unacknowledged firing alert; 0 = never
+# Alert e-mail through Django's mail settings (SMTP).
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")  # secret
+EMAIL_USE_TLS = _env_bool("EMAIL_USE_TLS", False)  # STARTTLS
+EMAIL_TIMEOUT = 10  # seconds: the health scan waits no longer for the mail server
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "gantry@localhost")  # the sender of alert e-mail
+
 # Analytics: the metrics lake and the dashboards (docs/analytics.md).
 GANTRY_ANALYTICS = {
     "LAKE_DIR": os.environ.get("GANTRY_LAKE_DIR", str(VAR_DIR / "lake")),  # the metrics lake; with several hosts a path all of them mount

@@ -3,7 +3,8 @@ and API routes (api_urlpatterns, included under /api/v1/ by console.api_urls).""
 from django.urls import path
 
 from console.rest import ApiRouter
-from consumers import views
+from consumers import alert_views, views
+from consumers.alert_api import AlertEventViewSet, AlertRuleViewSet
 from consumers.api import AllocationViewSet, GroupViewSet, RebalanceJobViewSet
 
 app_name = "consumers"
@@ -16,10 +17,15 @@ urlpatterns = [
     path("rebalance-jobs/", views.rebalance_jobs_page, name="rebalance-jobs"),
     path("rebalance-jobs/<int:pk>/", views.rebalance_job, name="rebalance-job"),
     path("allocation/", views.allocation, name="allocation"),
+    path("alerts/", alert_views.alert_rules_page, name="alert-rules"),
+    path("alerts/rules/<int:pk>/", alert_views.alert_rule_page, name="alert-rule"),
+    path("alerts/events/", alert_views.alert_events_page, name="alert-events"),
 ]
 
 router = ApiRouter()
 router.register("groups", GroupViewSet, basename="group")
 router.register("allocation", AllocationViewSet, basename="allocation")
 router.register("rebalance-jobs", RebalanceJobViewSet, basename="rebalance-job")
+router.register("alert-rules", AlertRuleViewSet, basename="alert-rule")
+router.register("alert-events", AlertEventViewSet, basename="alert-event")
 api_urlpatterns = router.urls
