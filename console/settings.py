@@ -263,10 +263,9 @@ GANTRY_HA_LAG_ALERT_S = float(os.environ.get("GANTRY_HA_LAG_ALERT_S", "10"))  # 
 # addresses are refused (server-side request forgery) unless this is on (a chat server inside the network).
 GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = _env_bool("GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE", False)
 GANTRY_ALERT_REPEAT_MINUTES = int(os.environ.get("GANTRY_ALERT_REPEAT_MINUTES", "60"))  # reminder of an unacknowledged firing alert; 0 = never
-# Alert e-mail through Django's mail settings (SMTP).
-EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
-EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
-EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")  # the SMTP server alert e-mail goes through
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))  # its port
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")  # its login (empty: none)
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")  # secret
 EMAIL_USE_TLS = _env_bool("EMAIL_USE_TLS", False)  # STARTTLS
 EMAIL_TIMEOUT = 10  # seconds: the health scan waits no longer for the mail server
@@ -380,7 +379,7 @@ SPECTACULAR_SETTINGS = {
                             "console.schema.document_errors"],
     # two "role" fields: a user's role and the role a promoted slave takes (SYNC_MASTER / ASYNC_MASTER)
     "ENUM_NAME_OVERRIDES": {"RoleEnum": "console.roles.Role", "MasterRoleEnum": "brokers.engine.client.admin_promotion.PROMOTION_ROLES",
-                            "AclPermEnum": "brokers.acl.serializers.PERMS"},
+                            "AclPermEnum": "brokers.acl.serializers.PERMS", "AlertKindEnum": "consumers.alert_models.KINDS"},
 }
 
 SESSION_COOKIE_HTTPONLY = True

@@ -58,7 +58,7 @@ class AlertRuleViewSet(viewsets.ViewSet):
         rule = alert_services.alert_rule_save(actor=actor_from_request(request), data=_rule_input(data), rule_id=rule_id)
         return Response(AlertRuleOutput(rule).data)
 
-    @extend_schema(parameters=[ID], responses=AlertRuleOutput, description="Delete the rule; its events stay in the history.")
+    @extend_schema(parameters=[ID], responses={200: AlertRuleOutput}, description="Delete the rule; its events stay in the history.")
     def destroy(self, request: Request, pk: str) -> Response:
         return Response(AlertRuleOutput(alert_services.alert_rule_delete(actor=actor_from_request(request), rule_id=_id(pk))).data)
 
