@@ -147,3 +147,36 @@ def test_viewers_read_rules_and_operators_change_them(viewer, operator) -> None:
     assert operator.delete(f"/api/v1/alert-rules/{rule['id']}").status_code == 200
     assert [e.action for e in AuditEntry.objects.filter(target_type="alert_rule").order_by("id")] == \
            ["alert_rule.create", "alert_rule.update", "alert_rule.delete"]
+
+
+def test_no_consumer_online_and_a_growing_dlq_fire_and_resolve(operator, console_cluster, console_admin, topic, group, members,
+                                                                 webhook_receiver) -> None:
+    from tests.brokers.engine.client._cluster import create_topic
+
+    dlq = f"%DLQ%{group}"
+    create_topic(console_admin, console_cluster, dlq, queues=1)
+    for body in ({"name": "nobody", "kind": "no_consumer_online", "target": group},
+                 {"name": "dlq", "kind": "dlq_growing", "target": group}):
+        assert operator.post("/api/v1/alert-rules", {**body, "webhook_url": webhook_receiver.url}, format="json").status_code == 201
+    scan()  # nobody online; the DLQ's first count (nothing to compare yet)
+    assert [(b["rule"], b["state"]) for b in webhook_receiver.bodies()] == [("nobody", "firing")]
+    members(group, topic, "back-online")
+    send(console_cluster, dlq, 3)
+    scan()
+    got = sorted((b["rule"], b["state"], b["value"]) for b in webhook_receiver.bodies())
+    assert got == [("dlq", "firing", 3), ("nobody", "resolved", 1)]
+    scan()  # the DLQ stopped growing
+    assert [(b["rule"], b["state"]) for b in webhook_receiver.bodies()] == [("dlq", "resolved")]
+
+
+def test_console_pages_answer_bad_input_with_the_field_and_roles(as_role) -> None:
+    viewer_client = as_role("viewer")
+    assert viewer_client.get("/alerts/").status_code == 200 and viewer_client.get("/alerts/events/?state=bogus").status_code == 400
+    assert viewer_client.post("/alerts/", {"name": "x"}).status_code == 403
+    operator_client = as_role("operator")
+    refused = operator_client.post("/alerts/", {"name": "x", "kind": "disk_above", "threshold": "7", "for_minutes": "0",
+                                                "emails": "ops@example.com"})
+    assert refused.status_code == 400 and "the disk ratio must be between 0 and 1" in refused.content.decode()
+    assert operator_client.get("/alerts/rules/999999/").status_code == 404
+    assert operator_client.post("/alerts/events/", {"event": "abc"}).status_code == 302
+    assert not AlertRule.objects.exists()
