@@ -12,10 +12,14 @@ resolves (one ``resolved`` event, notified). A silenced rule still records its e
 nothing. While a rule fires, a reminder goes out every ``GANTRY_ALERT_REPEAT_MINUTES`` (default 60,
 0 = never) until its event is acknowledged or the rule silenced. ``dlq_growing`` compares the DLQ's
 message count with the count ``for_minutes`` ago (0: the previous scan) and fires at once.
+
+A scan first decides every rule's step, then sends all notifications at once (DELIVERY_THREADS; no
+database work in those threads), then records the events with what each channel answered.
 """
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 
@@ -44,6 +48,7 @@ from consumers.alert_models import (
 log = logging.getLogger(__name__)
 DEFAULT_REPEAT_MINUTES = 60
 MAX_SAMPLES = 200
+DELIVERY_THREADS = 8  # notifications sent at once: with 3 s timeouts, two tries, a scan's deliveries stay well inside its limit
 
 
 @dataclass(frozen=True)
@@ -153,52 +158,84 @@ def _notice(rule: AlertRule, state: str, reading: Reading, now: datetime) -> Not
                   threshold=rule.threshold, message=reading.message, at=now.isoformat())
 
 
-def _send(rule: AlertRule, notice: Notice) -> list[dict]:
-    return [asdict(d) for d in deliver(notice, webhook_url=rule.webhook_url, emails=list(rule.emails))]
+@dataclass(frozen=True)
+class Step:
+    """What one reading does to one rule: the state written, and the event or reminder it sends."""
+
+    rule: AlertRule
+    reading: Reading
+    changes: dict
+    state: str = ""  # FIRING or RESOLVED: a new event
+    reminder: AlertEvent | None = None  # the firing event a reminder goes out for
+    silent: bool = False
+
+    @property
+    def sends(self) -> bool:
+        return not self.silent and (bool(self.state) or self.reminder is not None)
 
 
-def _event(rule: AlertRule, state: str, reading: Reading, now: datetime) -> AlertEvent:
-    silent = rule.silenced(now)
-    delivery = [] if silent else _send(rule, _notice(rule, state, reading, now))
-    if silent:
-        delivery = [{"channel": "-", "to": "", "ok": True, "detail": f"silenced until {rule.silenced_until.isoformat()}", "attempts": 0}]
-    return AlertEvent.objects.create(rule=rule, rule_name=rule.name, kind=rule.kind, target=rule.target, state=state,
-                                     value=reading.value, message=reading.message, created_at=now,
-                                     notified=not silent and bool(delivery), delivery=delivery)
-
-
-def _remind(rule: AlertRule, reading: Reading, now: datetime) -> None:
+def _reminder_due(rule: AlertRule, now: datetime) -> AlertEvent | None:
     repeat = int(getattr(settings, "GANTRY_ALERT_REPEAT_MINUTES", DEFAULT_REPEAT_MINUTES))
     event = rule.events.filter(state=FIRING).order_by("-created_at", "-id").first()
-    if not repeat or event is None or event.acked_at or rule.silenced(now):
-        return
+    if not repeat or event is None or event.acked_at:
+        return None
     sent = [d for d in event.delivery if d.get("at")] or [{"at": event.created_at.isoformat()}]
-    if now - datetime.fromisoformat(sent[-1]["at"]) < timedelta(minutes=repeat):
-        return
-    done = [{**d, "at": now.isoformat(), "reminder": True} for d in _send(rule, _notice(rule, FIRING, reading, now))]
-    AlertEvent.objects.filter(pk=event.pk).update(delivery=[*event.delivery, *done])
+    return event if now - datetime.fromisoformat(sent[-1]["at"]) >= timedelta(minutes=repeat) else None
 
 
-def evaluate_rule(rule: AlertRule, reading: Reading, now: datetime) -> AlertEvent | None:
-    """Move one rule's state on by one reading; the event written, if any."""
+def step(rule: AlertRule, reading: Reading, now: datetime) -> Step:
+    """Where one reading moves the rule (nothing sent or written yet)."""
     changes: dict = {"last_value": reading.value, "last_evaluated_at": now}
-    event = None
+    silent = rule.silenced(now)
     if reading.holds:
         since = rule.pending_since or now
         changes["pending_since"] = since
         due = rule.kind == DLQ_GROWING or now - since >= timedelta(minutes=rule.for_minutes)
         if not rule.firing and due:
             changes["firing"] = True
-            event = _event(rule, FIRING, reading, now)
-        elif rule.firing:
-            _remind(rule, reading, now)
-    else:
-        changes["pending_since"] = None
-        if rule.firing:
-            changes["firing"] = False
-            event = _event(rule, RESOLVED, reading, now)
-    AlertRule.objects.filter(pk=rule.pk).update(**changes)
-    return event
+            return Step(rule, reading, changes, FIRING, silent=silent)
+        if rule.firing and not silent:
+            return Step(rule, reading, changes, reminder=_reminder_due(rule, now))
+        return Step(rule, reading, changes)
+    changes["pending_since"] = None
+    if rule.firing:
+        changes["firing"] = False
+        return Step(rule, reading, changes, RESOLVED, silent=silent)
+    return Step(rule, reading, changes)
+
+
+def _deliveries(steps: list[Step], now: datetime) -> list[list[dict]]:
+    """Send what the steps send, DELIVERY_THREADS at a time (a dead webhook costs its timeouts once, not per rule)."""
+    def send(s: Step) -> list[dict]:
+        if not s.sends:
+            return []
+        notice = _notice(s.rule, s.state or FIRING, s.reading, now)
+        return [asdict(d) for d in deliver(notice, webhook_url=s.rule.webhook_url, emails=list(s.rule.emails))]
+
+    with ThreadPoolExecutor(max_workers=DELIVERY_THREADS) as pool:
+        return list(pool.map(send, steps))
+
+
+def _record(s: Step, delivery: list[dict], now: datetime) -> AlertEvent | None:
+    AlertRule.objects.filter(pk=s.rule.pk).update(**s.changes)
+    if s.reminder is not None:
+        done = [{**d, "at": now.isoformat(), "reminder": True} for d in delivery]
+        AlertEvent.objects.filter(pk=s.reminder.pk).update(delivery=[*s.reminder.delivery, *done])
+        return None
+    if not s.state:
+        return None
+    if s.silent:
+        until = s.rule.silenced_until.isoformat() if s.rule.silenced_until else ""
+        delivery = [{"channel": "-", "to": "", "ok": True, "detail": f"silenced until {until}", "attempts": 0}]
+    return AlertEvent.objects.create(rule=s.rule, rule_name=s.rule.name, kind=s.rule.kind, target=s.rule.target, state=s.state,
+                                     value=s.reading.value, message=s.reading.message, created_at=now,
+                                     notified=not s.silent and bool(delivery), delivery=delivery)
+
+
+def evaluate_rule(rule: AlertRule, reading: Reading, now: datetime) -> AlertEvent | None:
+    """Move one rule's state on by one reading, notify, record; the event written, if any."""
+    s = step(rule, reading, now)
+    return _record(s, _deliveries([s], now)[0], now)
 
 
 def evaluate_rules(facts: ScanFacts, now: datetime | None = None) -> int:
@@ -211,7 +248,7 @@ def evaluate_rules(facts: ScanFacts, now: datetime | None = None) -> int:
         extra.online = _online_counts(watched, facts)
     if any(r.kind == DLQ_GROWING for r in rules):
         extra.dlq = _dlq_counts(facts)
-    written = 0
+    steps = []
     for rule in rules:
         reading = read(rule, facts, extra, now)
         if reading is None:
@@ -221,5 +258,6 @@ def evaluate_rules(facts: ScanFacts, now: datetime | None = None) -> int:
             keep_s = max(rule.for_minutes * 60, 1)
             samples = [s for s in rule.samples if now.timestamp() - s[0] <= keep_s] if rule.for_minutes else []
             AlertRule.objects.filter(pk=rule.pk).update(samples=[*samples, [now.timestamp(), count]][-MAX_SAMPLES:])
-        written += evaluate_rule(rule, reading, now) is not None
-    return written
+        steps.append(step(rule, reading, now))
+    deliveries = _deliveries(steps, now) if any(s.sends for s in steps) else [[] for _ in steps]
+    return sum(_record(s, d, now) is not None for s, d in zip(steps, deliveries))
