@@ -259,6 +259,18 @@ GANTRY_HEALTH = {
 GANTRY_HA_LAG_ALERT_BYTES = int(os.environ.get("GANTRY_HA_LAG_ALERT_BYTES", str(64 << 20)))
 GANTRY_HA_LAG_ALERT_S = float(os.environ.get("GANTRY_HA_LAG_ALERT_S", "10"))  # the same alert by seconds behind
 
+# Alert rules (consumers/alert_rules.py, docs/alerts.md): webhooks to loopback, private or link-local
+# addresses are refused (server-side request forgery) unless this is on (a chat server inside the network).
+GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = _env_bool("GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE", False)
+GANTRY_ALERT_REPEAT_MINUTES = int(os.environ.get("GANTRY_ALERT_REPEAT_MINUTES", "60"))  # reminder of an unacknowledged firing alert; 0 = never
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")  # the SMTP server alert e-mail goes through
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))  # its port
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")  # its login (empty: none)
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")  # secret
+EMAIL_USE_TLS = _env_bool("EMAIL_USE_TLS", False)  # STARTTLS
+EMAIL_TIMEOUT = 10  # seconds: the health scan waits no longer for the mail server
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "gantry@localhost")  # the sender of alert e-mail
+
 # Analytics: the metrics lake and the dashboards (docs/analytics.md).
 GANTRY_ANALYTICS = {
     "LAKE_DIR": os.environ.get("GANTRY_LAKE_DIR", str(VAR_DIR / "lake")),  # the metrics lake; with several hosts a path all of them mount
@@ -343,43 +355,8 @@ AXES_DISABLE_ACCESS_LOG = True  # logins are in the audit log (console.login_aud
 AXES_ENABLE_ADMIN = False
 AXES_HTTP_RESPONSE_CODE = 429
 
-REST_FRAMEWORK = {
-    # Token first: its WWW-Authenticate header makes "no credentials" a 401, not a 403.
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "console.authentication.ApiTokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
-    ],
-    "DEFAULT_PERMISSION_CLASSES": ["console.permissions.RolePermission"],
-    "DEFAULT_PARSER_CLASSES": ["console.json_parser.BoundedJSONParser"],  # DRF's, with a nesting limit (400)
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PAGINATION_CLASS": "console.rest.Pagination",
-    "PAGE_SIZE": 100,
-    "EXCEPTION_HANDLER": "console.http_errors.api_exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "console.schema.ApiAutoSchema",  # says what strict inputs refuse
-}
-
-SPECTACULAR_SETTINGS = {
-    "TITLE": "Gantry management API",
-    "DESCRIPTION": (
-        "Manage a RocketMQ-compatible cluster: brokers, topics, users, API tokens and the audit log. "
-        "Authenticate with `Authorization: Token <token>` (POST /api/v1/auth/token) or a console session."
-    ),
-    "VERSION": "1",
-    "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["console.permissions.RolePermission"],
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    "COMPONENT_SPLIT_REQUEST": True,
-    "SCHEMA_PATH_PREFIX": r"/api/v1",
-    "PREPROCESSING_HOOKS": ["console.schema.document_without_trailing_slash"],
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "console.schema.apply_schema_rules",
-                            "console.schema.describe_name_parameters",
-                            "console.schema.document_errors"],
-    # two "role" fields: a user's role and the role a promoted slave takes (SYNC_MASTER / ASYNC_MASTER)
-    "ENUM_NAME_OVERRIDES": {"RoleEnum": "console.roles.Role", "MasterRoleEnum": "brokers.engine.client.admin_promotion.PROMOTION_ROLES",
-                            "AclPermEnum": "brokers.acl.serializers.PERMS"},
-}
+# DRF and drf-spectacular (the OpenAPI schema): fixed, no environment variables (console/api_settings.py)
+from console.api_settings import REST_FRAMEWORK, SPECTACULAR_SETTINGS  # noqa: E402
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_AGE = 12 * 3600  # a working day; operators log in again the next morning

@@ -16,7 +16,8 @@ One scan:
    reading of the overview (:func:`ha_alerts`);
 5. backlog: every group's total lag (one GET_BROKER_CONSUME_STATS per master, all at once),
    kept per scan; a group whose backlog rose at each of the last BACKLOG_SCANS scans by at
-   least BACKLOG_RISE_MIN messages in all raises "group_backlog_rising".
+   least BACKLOG_RISE_MIN messages in all raises "group_backlog_rising";
+6. the operators' alert rules (consumers.alert_rules) are evaluated over what the scan read.
 
 :func:`health_scan_alerts` is the overview's alert source (``settings.GANTRY_ALERT_SOURCES``):
 the group, broker-group and backlog alerts of the newest fresh scan. Broker alerts are left out
@@ -27,6 +28,7 @@ again at each page load is what the scan is there to avoid).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import asdict
 from datetime import timedelta
@@ -42,7 +44,7 @@ from brokers.gateway.overview import LIVE, Alert, BrokerRow, broker_overview
 from brokers.gateway.replication import BrokerGroup
 from brokers.gateway.sightings import broker_sightings_record
 from console.errors import ServiceError
-from consumers import alerts
+from consumers import alert_rules, alerts
 from consumers.models import HealthScan
 from consumers.rebalance.jobs import rebalance_jobs_sweep
 from consumers.selectors import USER, group_kind
@@ -150,6 +152,7 @@ def health_scan() -> dict:
     found: list[Alert] = []
     backlog: dict[str, int] = {}
     error = ""
+    facts = alert_rules.ScanFacts()
     try:
         info = cluster_info()
         found.extend(alerts.unowned_queue_alerts(info))
@@ -157,7 +160,9 @@ def health_scan() -> dict:
         found.extend(a for a in overview.alerts if a.kind in BROKER_KINDS)
         found.extend(ha_alerts(overview.groups))
         broker_sightings_record(brokers=[b for b in overview.brokers if b.status == LIVE])
+        facts = alert_rules.ScanFacts(brokers=overview.brokers, masters=info.masters())
         backlog = group_backlogs(info)
+        facts = dataclasses.replace(facts, backlog=backlog)
         previous = [s.backlog for s in HealthScan.objects.filter(ok=True, finished_at__isnull=False).exclude(pk=scan.pk)
                     .order_by("-started_at", "-id")[:_config("BACKLOG_SCANS")]]
         found.extend(rising_backlogs([*reversed(previous), backlog]))
@@ -168,7 +173,8 @@ def health_scan() -> dict:
                                                  alerts=[asdict(a) for a in found], backlog=backlog, jobs_failed=failed_jobs)
     stale = HealthScan.objects.order_by("-started_at", "-id").values_list("pk", flat=True)[SCANS_KEPT:]
     HealthScan.objects.filter(pk__in=list(stale)).delete()
-    return {"scan": scan.pk, "ok": not error, "error": error, "alerts": len(found), "groups": len(backlog), "jobs_failed": failed_jobs}
+    events = alert_rules.evaluate_rules(facts)
+    return {"alert_events": events, "scan": scan.pk, "ok": not error, "error": error, "alerts": len(found), "groups": len(backlog), "jobs_failed": failed_jobs}
 
 
 def latest_scan() -> HealthScan | None:

@@ -129,3 +129,6 @@ class HealthScan(models.Model):
 
     class Meta:
         ordering = ["-started_at", "-id"]
+
+
+from consumers.alert_models import AlertEvent, AlertRule  # noqa: E402,F401  (registered with this app)

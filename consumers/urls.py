@@ -3,7 +3,8 @@ and API routes (api_urlpatterns, included under /api/v1/ by console.api_urls).""
 from django.urls import path
 
 from console.rest import ApiRouter
-from consumers import subscription_group_views, views
+from consumers import alert_views, subscription_group_views, views
+from consumers.alert_api import AlertEventViewSet, AlertRuleViewSet
 from consumers.api import AllocationViewSet, GroupViewSet, RebalanceJobViewSet
 from consumers.subscription_group_api import SubscriptionGroupViewSet
 
@@ -21,6 +22,9 @@ urlpatterns = [
     path("subscription-groups/new", subscription_group_views.subscription_group_create, name="subscription-group-create"),
     path("subscription-groups/<str:name>/edit", subscription_group_views.subscription_group_update, name="subscription-group-update"),
     path("subscription-groups/<str:name>/delete", subscription_group_views.subscription_group_delete, name="subscription-group-delete"),
+    path("alerts/", alert_views.alert_rules_page, name="alert-rules"),
+    path("alerts/rules/<int:pk>/", alert_views.alert_rule_page, name="alert-rule"),
+    path("alerts/events/", alert_views.alert_events_page, name="alert-events"),
 ]
 
 router = ApiRouter()
@@ -28,4 +32,6 @@ router.register("groups", GroupViewSet, basename="group")
 router.register("allocation", AllocationViewSet, basename="allocation")
 router.register("rebalance-jobs", RebalanceJobViewSet, basename="rebalance-job")
 router.register("subscription-groups", SubscriptionGroupViewSet, basename="subscription-group")
+router.register("alert-rules", AlertRuleViewSet, basename="alert-rule")
+router.register("alert-events", AlertEventViewSet, basename="alert-event")
 api_urlpatterns = router.urls

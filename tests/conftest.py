@@ -12,6 +12,7 @@ pytest_plugins = [
     "tests.fixtures.crash_sim",
     "tests.fixtures.disk_volume",
     "tests.fixtures.faulty_io",
+    "tests.fixtures.webhook",
 ]
 
 

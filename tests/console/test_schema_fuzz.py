@@ -29,7 +29,9 @@ LOGIN = ("fuzz-login", "fuzz-login-password-1")  # a user POST auth/token may lo
 
 # Values that name something which must exist, put into the query or body wherever the generated request
 # has that field (the schema gives their format and an example; existence is the fixture's): field -> value.
-EXISTING_FIELDS = {"topic": EXAMPLE_TOPIC, "group": EXAMPLE_GROUP, "cluster": EXAMPLE_CLUSTER, "broker": EXAMPLE_BROKER}
+EXISTING_FIELDS = {"topic": EXAMPLE_TOPIC, "group": EXAMPLE_GROUP, "cluster": EXAMPLE_CLUSTER, "broker": EXAMPLE_BROKER,
+                   # alert webhooks: a loopback port nobody listens on (allowed by fuzz_cluster; no scan runs, nothing is sent)
+                   "webhook_url": "http://127.0.0.1:9/gantry-fuzz"}
 EXISTING_QUERY = {"page": 1}  # a page that exists (a later one is a 404)
 # ... and per operation, for fields whose meaning differs between operations
 EXISTING_BODY = {"POST /api/v1/tokens": {"username": "fuzz-target"},
@@ -72,6 +74,7 @@ def fuzz_cluster(quickstart_cluster, mq_settings, celery_redis, settings):
     settings.MQ = {**settings.MQ, "ACCESS_KEY": ADMIN[0], "SECRET_KEY": ADMIN[1]}
     reset_admin_client()
     settings.GANTRY_SHRINK_SETTLE_S = 0
+    settings.GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = True  # EXISTING_FIELDS' webhook_url: loopback, never a real outbound call
     member = PullClient(quickstart_cluster.namesrv_addr, EXAMPLE_GROUP, instance_name="fuzz-1", heartbeat_interval_s=None,
                         access_key=ADMIN[0], secret_key=ADMIN[1])
     member.subscribe(EXAMPLE_TOPIC, "*")
@@ -161,6 +164,13 @@ def _existing_things(auth: dict, cluster) -> dict:
 
     promotion = PromotionJob.objects.create(requested_by="fuzz-schema", broker_name="broker-a", broker_id=1,
                                             candidate_addr="127.0.0.1:1", scope_key="dry:broker-a", status=PromotionJob.PLANNED)
+    from consumers.alert_models import AlertEvent, AlertRule
+
+    def alert_rule() -> AlertRule:
+        return AlertRule.objects.create(name="fuzz", kind="lag_above", target=EXAMPLE_GROUP, emails=["ops@example.com"])
+
+    rule = alert_rule()
+    event = AlertEvent.objects.create(rule=rule, rule_name=rule.name, kind=rule.kind, target=rule.target, state="firing", message="fuzz")
     topic, group = EXAMPLE_TOPIC, EXAMPLE_GROUP
     things = {("/topics/{name}" + tail, "name"): topic for tail in ("", "/consumer-groups", "/messages", "/route", "/shrink", "/status")}
     things |= {("/groups/{name}" + tail, "name"): group for tail in ("", "/allocation", "/progress", "/rebalance", "/reset-offset",
@@ -172,13 +182,16 @@ def _existing_things(auth: dict, cluster) -> dict:
                ("/users/{username}", "username"): "fuzz-patched", ("/users/{username}/password", "username"): "fuzz-patched", ("/rebalance-jobs/{id}", "id"): str(rebalance.get("id")),
                ("/dashboards/refresh-runs/{id}", "id"): refresh.get("id"), ("/messages/{msg_id}", "msg_id"): sent.get("offset_msg_id"),
                ("/promotion-jobs/{id}", "id"): str(promotion.id),
-               ("/tokens/{id}", "id"): throwaway_token}
+               ("/tokens/{id}", "id"): throwaway_token,
+               ("/alert-rules/{id}", "id"): str(rule.id), ("/alert-rules/{id}/silence", "id"): str(rule.id),
+               ("/alert-events/{id}", "id"): str(event.id), ("/alert-events/{id}/acknowledge", "id"): str(event.id)}
     things = {("/api/v1" + path, name): value for (path, name), value in things.items()}
     # a dead letter of the examples' group, as the broker would have moved it there, for a resend to find
     MADE_BODY["POST /api/v1/groups/{name}/dlq/resend"] = {"msg_ids": [_dead_letter(cluster, group, sent.get("msg_id"))]}
     things[("/api/v1/topics/{name}", "name", "DELETE")] = throwaway_topic
     things[("/api/v1/acl/accounts/{access_key}", "access_key", "DELETE")] = throwaway_account
     things[("/api/v1/subscription-groups/{name}", "name", "DELETE")] = throwaway_subscription_group
+    things[("/api/v1/alert-rules/{id}", "id", "DELETE")] = lambda: str(alert_rule().id)
     return things
 
 

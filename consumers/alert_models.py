@@ -1,0 +1,72 @@
+"""Alert rules and their history: what an operator asked to be told about, and what was sent.
+
+A rule watches one condition of one group, topic or broker (``kind``, ``target``, ``threshold``),
+evaluated by every health scan (consumers.alert_rules); the evaluation state lives on the rule
+(``pending_since``: the condition holds since then; ``firing``) so "for T minutes" survives between
+scans and a restart. Each change of state writes an :class:`AlertEvent` with the delivery results.
+"""
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+LAG_ABOVE = "lag_above"
+NO_CONSUMER_ONLINE = "no_consumer_online"
+DLQ_GROWING = "dlq_growing"
+BROKER_EXPIRED = "broker_expired"
+DISK_ABOVE = "disk_above"
+KINDS = (LAG_ABOVE, NO_CONSUMER_ONLINE, DLQ_GROWING, BROKER_EXPIRED, DISK_ABOVE)
+FIRING, RESOLVED = "firing", "resolved"
+
+
+class AlertRule(models.Model):
+    """One rule: condition, how long it must hold, where to send, and its evaluation state."""
+
+    name = models.CharField(max_length=100)  # a label; rules are named by id
+    kind = models.CharField(max_length=32, choices=[(k, k) for k in KINDS])
+    target = models.CharField(max_length=255, blank=True, default="")  # group, or broker name ("" = any broker)
+    threshold = models.FloatField(default=0)  # messages (lag, DLQ rise) or a ratio 0..1 (disk)
+    for_minutes = models.PositiveIntegerField(default=0)  # the condition must hold this long before it fires
+    webhook_url = models.CharField(max_length=2000, blank=True, default="")
+    emails = models.JSONField(default=list)  # addresses
+    enabled = models.BooleanField(default=True)
+    silenced_until = models.DateTimeField(null=True, blank=True)  # no notification before then
+    silenced_by = models.CharField(max_length=150, blank=True, default="")
+    created_by = models.CharField(max_length=150, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    # evaluation state (written by the health scan only)
+    pending_since = models.DateTimeField(null=True, blank=True)
+    firing = models.BooleanField(default=False)
+    last_value = models.FloatField(null=True, blank=True)
+    last_evaluated_at = models.DateTimeField(null=True, blank=True)
+    samples = models.JSONField(default=list)  # dlq_growing: [[epoch seconds, messages], ...] over its window
+
+    class Meta:
+        ordering = ["name"]
+
+    def silenced(self, now=None) -> bool:
+        return self.silenced_until is not None and self.silenced_until > (now or timezone.now())
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AlertEvent(models.Model):
+    """A rule started firing or resolved: when, why, and what each channel answered."""
+
+    rule = models.ForeignKey(AlertRule, on_delete=models.SET_NULL, null=True, blank=True, related_name="events")
+    rule_name = models.CharField(max_length=100)  # kept when the rule is deleted
+    kind = models.CharField(max_length=32)
+    target = models.CharField(max_length=255, blank=True, default="")
+    state = models.CharField(max_length=16, choices=[(FIRING, FIRING), (RESOLVED, RESOLVED)], db_index=True)
+    value = models.FloatField(null=True, blank=True)
+    message = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    notified = models.BooleanField(default=False)  # False: silenced, acknowledged or no channel
+    delivery = models.JSONField(default=list)  # [{"channel", "to", "ok", "detail", "attempts"}]
+    acked_by = models.CharField(max_length=150, blank=True, default="")
+    acked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]

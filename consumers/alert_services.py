@@ -1,0 +1,179 @@
+"""Alert rules and events as the console and the API change them: create, update, delete, silence,
+acknowledge (operator; audited). Every refusal names the field and changes nothing."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.utils import timezone
+
+from brokers.engine.common.topic_validator import InvalidNameError, validate_group
+from console.actor import Actor
+from console.audit import audited
+from console.errors import InvalidInput, NotFound
+from console.roles import Role
+from consumers.alert_delivery import webhook_url_check
+from consumers.alert_models import (
+    BROKER_EXPIRED,
+    DISK_ABOVE,
+    DLQ_GROWING,
+    FIRING,
+    KINDS,
+    LAG_ABOVE,
+    NO_CONSUMER_ONLINE,
+    AlertEvent,
+    AlertRule,
+)
+
+GROUP_KINDS = (LAG_ABOVE, NO_CONSUMER_ONLINE, DLQ_GROWING)
+BROKER_KINDS = (BROKER_EXPIRED, DISK_ABOVE)
+MAX_FOR_MINUTES = 10080  # a week
+MAX_SILENCE_MINUTES = 43200  # thirty days
+MAX_EMAILS = 20
+MAX_THRESHOLD = 1e12
+
+
+@dataclass(frozen=True)
+class RuleInput:
+    name: str
+    kind: str
+    target: str = ""
+    threshold: float = 0.0
+    for_minutes: int = 0
+    webhook_url: str = ""
+    emails: tuple[str, ...] = ()
+    enabled: bool = True
+
+
+def rule_snapshot(rule: AlertRule) -> dict:
+    return {"name": rule.name, "kind": rule.kind, "target": rule.target, "threshold": rule.threshold, "for_minutes": rule.for_minutes,
+            "webhook_url": rule.webhook_url, "emails": list(rule.emails), "enabled": rule.enabled,
+            "silenced_until": rule.silenced_until.isoformat() if rule.silenced_until else None}
+
+
+def rule_input_check(data: RuleInput) -> RuleInput:
+    """The input, normalised; InvalidInput naming the first field that is wrong."""
+    name = data.name.strip()
+    if not name or len(name) > 100:
+        raise InvalidInput("name", "must be 1 to 100 characters.")
+    if data.kind not in KINDS:
+        raise InvalidInput("kind", f"must be one of {', '.join(KINDS)}.")
+    target = data.target.strip()
+    if data.kind in GROUP_KINDS:
+        try:
+            validate_group(target)
+        except InvalidNameError as exc:
+            raise InvalidInput("target", f"a consumer group is needed: {exc}.") from None
+    elif target:
+        try:
+            validate_group(target)  # a broker name follows the same characters
+        except InvalidNameError as exc:
+            raise InvalidInput("target", f"a broker name, or empty for every broker: {str(exc).replace('group', 'broker')}.") from None
+    threshold = float(data.threshold)
+    if data.kind == DISK_ABOVE and not 0 < threshold < 1:
+        raise InvalidInput("threshold", "the disk ratio must be between 0 and 1 (0.85 = 85 % used).")
+    if data.kind != DISK_ABOVE and not 0 <= threshold <= MAX_THRESHOLD:
+        raise InvalidInput("threshold", f"must be a number of messages from 0 to {MAX_THRESHOLD:.0e}.")
+    if not 0 <= data.for_minutes <= MAX_FOR_MINUTES:
+        raise InvalidInput("for_minutes", f"must be from 0 to {MAX_FOR_MINUTES} minutes.")
+    url = webhook_url_check(data.webhook_url)
+    emails = tuple(dict.fromkeys(e.strip() for e in data.emails if e.strip()))
+    if len(emails) > MAX_EMAILS:
+        raise InvalidInput("emails", f"at most {MAX_EMAILS} addresses.")
+    for address in emails:
+        try:
+            validate_email(address)
+        except ValidationError:
+            raise InvalidInput("emails", f"{address!r} is not an e-mail address.") from None
+    if not url and not emails:
+        raise InvalidInput("webhook_url", "give a webhook URL or at least one e-mail address: a rule must reach someone.")
+    return RuleInput(name=name, kind=data.kind, target=target, threshold=threshold, for_minutes=data.for_minutes,
+                     webhook_url=url, emails=emails, enabled=data.enabled)
+
+
+def alert_rule_get(*, rule_id: int) -> AlertRule:
+    try:
+        return AlertRule.objects.get(pk=rule_id)
+    except AlertRule.DoesNotExist:
+        raise NotFound(f"alert rule {rule_id} does not exist") from None
+
+
+def alert_rule_save(*, actor: Actor, data: RuleInput, rule_id: int | None = None) -> AlertRule:
+    """Create (rule_id None) or replace a rule. A changed condition starts its evaluation afresh."""
+    actor.require(Role.OPERATOR)
+    rule = alert_rule_get(rule_id=rule_id) if rule_id is not None else None
+    action = "alert_rule.create" if rule is None else "alert_rule.update"
+    with audited(actor=actor, action=action, target_type="alert_rule", target=data.name,
+                 before=rule_snapshot(rule) if rule else None) as note:
+        data = rule_input_check(data)
+        fields = {"name": data.name, "kind": data.kind, "target": data.target, "threshold": data.threshold,
+                  "for_minutes": data.for_minutes, "webhook_url": data.webhook_url, "emails": list(data.emails),
+                  "enabled": data.enabled, "updated_at": timezone.now()}
+        if rule is None:
+            rule = AlertRule.objects.create(created_by=actor.username, **fields)
+        else:
+            condition = (rule.kind, rule.target, rule.threshold) != (data.kind, data.target, data.threshold)
+            for key, value in fields.items():
+                setattr(rule, key, value)
+            if condition:  # evaluated afresh; a firing alert of the old condition is left in the history
+                rule.pending_since, rule.firing, rule.samples = None, False, []
+            rule.save()
+        note.after = rule_snapshot(rule)
+    return rule
+
+
+def alert_rule_delete(*, actor: Actor, rule_id: int) -> AlertRule:
+    actor.require(Role.OPERATOR)
+    rule = alert_rule_get(rule_id=rule_id)
+    with audited(actor=actor, action="alert_rule.delete", target_type="alert_rule", target=rule.name, before=rule_snapshot(rule)):
+        rule.delete()
+    rule.id = rule_id
+    return rule
+
+
+def alert_rule_silence(*, actor: Actor, rule_id: int, minutes: int) -> AlertRule:
+    """Silence a rule for ``minutes`` (0 ends a silence): its events are still recorded, nothing is sent."""
+    actor.require(Role.OPERATOR)
+    if not 0 <= minutes <= MAX_SILENCE_MINUTES:
+        raise InvalidInput("minutes", f"must be from 0 (end the silence) to {MAX_SILENCE_MINUTES} (thirty days).")
+    rule = alert_rule_get(rule_id=rule_id)
+    with audited(actor=actor, action="alert_rule.silence", target_type="alert_rule", target=rule.name,
+                 before={"silenced_until": rule.silenced_until}) as note:
+        until: datetime | None = timezone.now() + timedelta(minutes=minutes) if minutes else None
+        rule.silenced_until, rule.silenced_by = until, actor.username if until else ""
+        rule.save(update_fields=["silenced_until", "silenced_by"])
+        note.after = {"silenced_until": until}
+    return rule
+
+
+def alert_event_get(*, event_id: int) -> AlertEvent:
+    try:
+        return AlertEvent.objects.get(pk=event_id)
+    except AlertEvent.DoesNotExist:
+        raise NotFound(f"alert event {event_id} does not exist") from None
+
+
+def alert_event_acknowledge(*, actor: Actor, event_id: int) -> AlertEvent:
+    """Acknowledge a firing event: someone is on it, no reminders. Acknowledging twice keeps the first."""
+    actor.require(Role.OPERATOR)
+    event = alert_event_get(event_id=event_id)
+    if event.state != FIRING:
+        raise InvalidInput("id", f"event {event_id} is a {event.state} event; only a firing one is acknowledged.")
+    with audited(actor=actor, action="alert_event.acknowledge", target_type="alert_event",
+                 target=f"{event.rule_name} #{event.pk}", before={"acked_by": event.acked_by}) as note:
+        if not event.acked_at:
+            event.acked_by, event.acked_at = actor.username, timezone.now()
+            event.save(update_fields=["acked_by", "acked_at"])
+        note.after = {"acked_by": event.acked_by, "acked_at": event.acked_at}
+    return event
+
+
+def alert_event_list(*, rule_id: int | None = None, state: str = "") -> list[AlertEvent]:
+    events = AlertEvent.objects.all()
+    if rule_id is not None:
+        events = events.filter(rule_id=rule_id)
+    if state:
+        events = events.filter(state=state)
+    return list(events[:1000])

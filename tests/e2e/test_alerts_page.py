@@ -1,0 +1,54 @@
+"""Alert rules in a browser (issue 16: alerts that reach people): an operator creates a lag rule on the
+alerts page (a webhook to a private address is refused on its field first), the next health scan fires it
+(the webhook server receives it), the history shows the event, and "Silence rule" silences it."""
+from __future__ import annotations
+
+import pytest
+
+from consumers.health import health_scan
+from tests.consumers._groups import send
+from tests.e2e.conftest import log_in
+from tests.fixtures.console import PASSWORD
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def test_create_a_rule_see_it_fire_and_silence_it(page, live_server, make_user, console_cluster, topic, group, members,
+                                                   webhook_receiver, settings, screenshot) -> None:
+    a = members(group, topic, "alert-page-a")
+    for mq in a.fetch_subscribe_message_queues(topic):
+        a.update_offset(mq, 0)
+    make_user("operator", username="olga", password=PASSWORD)
+    log_in(page, live_server.url, "olga", PASSWORD)
+    page.click("nav >> text=Alerts")
+    form = page.locator("[data-testid=alert-rule-form]")
+    form.locator("input[name=name]").fill("orders lag")
+    form.locator("select[name=kind]").select_option("lag_above")
+    form.locator("input[name=target]").fill(group)
+    form.locator("input[name=threshold]").fill("10")
+    settings.GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = False
+    form.locator("input[name=webhook_url]").fill("http://10.0.0.7/hooks")
+    form.locator("button[type=submit]").click()
+    page.locator("[data-testid=error-webhook_url]", has_text="loopback, private or reserved").wait_for()
+    screenshot("refused")
+
+    settings.GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = True
+    page.locator("[data-testid=alert-rule-form] input[name=webhook_url]").fill(webhook_receiver.url)
+    page.locator("[data-testid=alert-rule-form] button[type=submit]").click()
+    page.locator("[data-testid=messages]", has_text="Alert rule orders lag created").wait_for()
+
+    send(console_cluster, topic, 12)
+    health_scan()
+    [body] = webhook_receiver.bodies()
+    assert body["state"] == "firing" and body["target"] == group
+
+    page.click("[data-testid=history-link]")
+    row = page.locator("[data-testid=alert-events] tr[data-state=firing]", has_text="orders lag")
+    assert "lag 12 messages" in row.inner_text() and "HTTP 200" in row.inner_text()
+    screenshot("fired")
+    row.locator("select[name=minutes]").select_option("60")
+    row.locator("button", has_text="Silence rule").click()
+    page.locator("[data-testid=messages]", has_text="Alert rule orders lag silenced until").wait_for()
+    page.click("nav >> text=Alerts")
+    assert "olga" in page.locator("[data-testid='silenced-orders lag']").inner_text()
+    screenshot("silenced")
