@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from django.core.cache import cache
 
-from brokers.engine.broker.subscription_group_manager import BUILTIN_GROUPS
+from brokers.engine.common.subscription_group_config import BUILTIN_GROUPS
 from brokers.engine.client.admin import ClusterInfo, ConsumerRunningInfo, MQBrokerError, TopicRouteData
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue

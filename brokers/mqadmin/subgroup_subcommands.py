@@ -20,7 +20,7 @@ from brokers.engine.client.admin_subscription_groups import (
     delete_subscription_group,
     update_subscription_group,
 )
-from brokers.engine.broker.subscription_group_manager import InvalidSubscriptionGroupError
+from brokers.engine.common.subscription_group_config import InvalidSubscriptionGroupError
 from brokers.engine.common import json_compat
 from brokers.mqadmin.arguments import bool_value, group_name
 from brokers.mqadmin.context import Context

@@ -19,7 +19,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from brokers.engine.broker.data_version import DataVersion
-from brokers.engine.broker.subscription_group_manager import SubscriptionGroupConfig
+from brokers.engine.common.subscription_group_config import SubscriptionGroupConfig
 from brokers.engine.common import json_compat
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.client import RemotingClient

@@ -16,7 +16,7 @@ cluster). The config is checked (:meth:`SubscriptionGroupConfig.validate`) befor
 """
 from __future__ import annotations
 
-from brokers.engine.broker.subscription_group_manager import InvalidSubscriptionGroupError, SubscriptionGroupConfig
+from brokers.engine.common.subscription_group_config import InvalidSubscriptionGroupError, SubscriptionGroupConfig
 from brokers.engine.client.admin_bodies import as_dict, load_object
 from brokers.engine.client.plan import Call, Plan, check
 from brokers.engine.common import json_compat

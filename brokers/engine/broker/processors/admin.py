@@ -23,7 +23,7 @@ from brokers.engine.broker.processors.base import (
     require_int,
     require_str,
 )
-from brokers.engine.broker.subscription_group_manager import InvalidSubscriptionGroupError, SubscriptionGroupConfig
+from brokers.engine.common.subscription_group_config import InvalidSubscriptionGroupError, SubscriptionGroupConfig
 from brokers.engine.common import json_compat
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from brokers.engine.common.message_codec import parse_offset_msg_id
