@@ -111,6 +111,7 @@ def _setup_django(tmp: Path, namesrv: str) -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
+    call_command("collectstatic", interactive=False, verbosity=0)  # as make run: pages link hashed static names
 
 
 class RequestCounter:
