@@ -16,6 +16,12 @@
   "use strict";
 
   var MAX_SERIES = 12; // the largest (by peak) are drawn; the note says how many were left out
+  // The axes take the page's colours (gantry.css's variables), so a dark system setting gets dark charts.
+  function themeColours() {
+    var css = getComputedStyle(document.documentElement);
+    function v(name, fallback) { return (css.getPropertyValue(name) || "").trim() || fallback; }
+    return {axis: v("--muted", "#475467"), grid: v("--surface-2", "#eef1f6"), tick: v("--line", "#d9dee7")};
+  }
   var PALETTE = ["#2f5bd3", "#e8590c", "#12b76a", "#c11574", "#0e9384", "#f79009",
                  "#7a5af8", "#b42318", "#475467", "#66c61c", "#dd2590", "#155eef"];
   var EMPTY_TEXT = "No samples yet — the sampler writes every 10 s and the dashboards refresh every minute.";
@@ -277,6 +283,7 @@
     var stepS = STEP_S[envelope.resolution] || 60;
     var entry = charts.get(panel) || {};
     charts.set(panel, entry);
+    var ink = themeColours();
     var opts = {
       width: Math.max(box.clientWidth, 300),
       height: 260,
@@ -288,12 +295,12 @@
         y: {range: function (u, min, max) { return yRange(max); }}
       },
       axes: [
-        {stroke: "#475467", grid: {stroke: "#eef1f6"}, ticks: {stroke: "#d9dee7"}, space: 64, size: withDay ? 52 : 40,
+        {stroke: ink.axis, grid: {stroke: ink.grid}, ticks: {stroke: ink.tick}, space: 64, size: withDay ? 52 : 40,
          values: function (u, splits) {
            entry.xLabels = splits.map(function (s, i) { return timeTick(s, i, withDay); });
            return entry.xLabels;
          }},
-        {stroke: "#475467", grid: {stroke: "#eef1f6"}, ticks: {stroke: "#d9dee7"}, label: spec.axis, labelSize: spec.axis ? 18 : 0,
+        {stroke: ink.axis, grid: {stroke: ink.grid}, ticks: {stroke: ink.tick}, label: spec.axis, labelSize: spec.axis ? 18 : 0,
          incrs: spec.incrs, size: axisSize, values: function (u, splits) { entry.yLabels = tickLabels(splits, spec.fmt); return entry.yLabels; }}
       ],
       // Away from the chart the legend shows the latest values; under the cursor, the cursor's.
