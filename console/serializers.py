@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from console.advice import KINDS
 from console.query_filters import ChoiceFilterField
 from console.rest import StrictBooleanField, StrictCharField, StrictInputSerializer
 from console.roles import Role
@@ -155,3 +156,18 @@ class AuditOutput(serializers.Serializer):
     reason = serializers.CharField()
     request_id = serializers.CharField(allow_blank=True, help_text="the web request that made the change (its X-Request-ID)")
 
+
+class AdviceOutput(serializers.Serializer):
+    """One finding of the queue-count advisor (console/advice.py)."""
+
+    kind = serializers.ChoiceField(choices=list(KINDS))
+    severity = serializers.ChoiceField(choices=["warning", "info"])
+    subject = serializers.CharField(help_text="the broker, queue, topic or group the finding is about")
+    finding = serializers.CharField()
+    suggestion = serializers.CharField(help_text="the change it suggests")
+    action = serializers.ChoiceField(choices=["edit", "shrink", ""], help_text="the console page that makes the change: topic edit, safe shrink, none")
+
+
+class AdviceListOutput(serializers.Serializer):
+    name = serializers.CharField(help_text="the topic or group")
+    advice = AdviceOutput(many=True, help_text="every finding, most serious first; empty: nothing to change")

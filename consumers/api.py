@@ -19,7 +19,9 @@ from console.actor import actor_from_request
 from console.rest import order_by, paginated_response, parse_input, query_dict, validated
 from console.roles import Role
 from console.schema import ordering_parameter
+from console.serializers import AdviceListOutput
 from consumers import selectors, services
+from consumers.advisor import group_advice
 from consumers.rebalance import jobs as rebalance_jobs
 from consumers.rebalance import selectors as rebalance_selectors
 from consumers.rebalance.serializers import (
@@ -71,6 +73,12 @@ class GroupViewSet(viewsets.ViewSet):
     @extend_schema(parameters=[NAME], responses=GroupDetailOutput)
     def retrieve(self, request: Request, name: str) -> Response:
         return Response(GroupDetailOutput(selectors.group_detail(name=name)).data)
+
+    @extend_schema(parameters=[NAME], responses=AdviceListOutput)
+    @action(detail=True, methods=["get"])
+    def advice(self, request: Request, name: str) -> Response:
+        """The queue-count advisor's findings about the group (idle members, unowned queues, lag on one queue)."""
+        return Response(AdviceListOutput({"name": name, "advice": group_advice(selectors.group_detail(name=name))}).data)
 
     @extend_schema(parameters=[NAME, ProgressQuery], responses=GroupProgressOutput)
     @action(detail=True, methods=["get"])

@@ -18,6 +18,7 @@ from console.actor import actor_from_request
 from console.errors import InvalidInput, ServiceError, show_on_form
 from console.permissions import console_page
 from consumers import selectors, services
+from consumers.advisor import group_advice
 from consumers.forms import AllocationForm, GroupFilterForm, RebalanceFilterForm, RebalanceForm, ResetOffsetForm
 from consumers.grid import build_grid
 from consumers.rebalance import jobs as rebalance_jobs
@@ -47,7 +48,7 @@ def group_list(request: HttpRequest) -> HttpResponse:
 @console_page()
 def group_detail(request: HttpRequest, name: str) -> HttpResponse:
     detail = selectors.group_detail(name=name)
-    context = {"detail": detail}
+    context = {"detail": detail, "advice": group_advice(detail)}
     if not request.htmx:  # the 5 s refresh swaps the detail only; the rebalance panel polls on its own
         context.update(rebalance_form=RebalanceForm(), rebalance_job=rebalance_selectors.latest_group_job(group=name))
     return _page_or_partial(request, "consumers/group_detail.html", "consumers/_group_detail.html", context)

@@ -2,7 +2,7 @@
 
 GET list (viewer; ?search=&type=normal,retry,dlq,system&broker=&ordering=&page=&page_size=),
 POST create (operator), GET/PUT/PATCH/DELETE one topic (DELETE ?cluster= or ?broker= for a
-part), GET .../status, .../route, .../consumer-groups, POST .../messages (a test message), GET .../shrink
+part), GET .../status, .../route, .../consumer-groups, .../advice (the queue-count advisor), POST .../messages (a test message), GET .../shrink
 (where a safe shrink stands) and POST .../shrink (take a step; operator).
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from console.actor import actor_from_request
 from console.rest import order_by, paginated_response, parse_input, query_dict, validated
 from console.schema import ordering_parameter
+from console.serializers import AdviceListOutput
 from topics import selectors, services
 from topics.message_selectors import message_tail
 from topics.serializers import (
@@ -93,6 +94,13 @@ class TopicViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["get"])
     def route(self, request: Request, name: str) -> Response:
         return Response(TopicRouteOutput(selectors.topic_route(name=name)).data)
+
+    @extend_schema(parameters=[NAME], responses=AdviceListOutput)
+    @action(detail=True, methods=["get"])
+    def advice(self, request: Request, name: str) -> Response:
+        """The queue-count advisor's findings about the topic (read/write mismatch, idle consumers, hot brokers,
+        skewed queues), each with the change it suggests."""
+        return Response(AdviceListOutput({"name": name, "advice": selectors.topic_advice(name=name)}).data)
 
     @extend_schema(parameters=[NAME], responses=TopicConsumersOutput)
     @action(detail=True, methods=["get"], url_path="consumer-groups")

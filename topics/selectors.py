@@ -28,6 +28,8 @@ from brokers.gateway.queues import max_offsets, min_offsets, pull_messages
 from brokers.gateway.topics import all_topic_configs, topic_consumer_groups
 from brokers.gateway import topic_routes
 from console.errors import InvalidInput, NotFound
+from console.advice import Advice
+from topics import advisor
 from topics.models import ShrinkProgress
 from topics.rules import validate_queue_nums, validate_topic_name
 from topics.types import (
@@ -189,6 +191,12 @@ def topic_consumers(*, name: str) -> TopicConsumers:
             continue
         rows.append(TopicConsumerRow(group, members, stats.diff_total, stats.consume_tps))  # consumerProgress's Diff Total
     return TopicConsumers(name, tuple(groups), tuple(errors), tuple(rows))
+
+
+def topic_advice(*, name: str) -> tuple[Advice, ...]:
+    """The queue-count advisor's findings about the topic (topics/advisor.py), from its route, its queues'
+    offsets and the groups consuming it."""
+    return advisor.topic_advice(topic_detail(name=name), topic_status(name=name), topic_consumers(name=name))
 
 
 # -- safe shrink -----------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from console.errors import InvalidInput, ServiceError, show_on_form
 from console.permissions import console_page
 from console.roles import Role
 from topics import selectors, services
+from topics.advisor import topic_advice
 from topics.message_selectors import message_tail
 from topics.forms import ShrinkForm, TestMessageForm, TopicDeleteForm, TopicFilterForm, TopicForm
 from topics.unreachable import UnconfirmedUnreachable
@@ -73,11 +74,13 @@ def topic_detail(request: HttpRequest, name: str) -> HttpResponse:
     if request.htmx:
         return render(request, "topics/_queue_status.html", {"status": selectors.topic_status(name=name)})
     detail = selectors.topic_detail(name=name)
+    status, consumers = selectors.topic_status(name=name), selectors.topic_consumers(name=name)
     context = {
         "detail": detail,
-        "status": selectors.topic_status(name=name),
+        "status": status,
         "route": selectors.topic_route(name=name),
-        "consumers": selectors.topic_consumers(name=name),
+        "consumers": consumers,
+        "advice": topic_advice(detail, status, consumers),
         "send_form": TestMessageForm(brokers=tuple(b.broker_name for b in detail.brokers)),
         "delete_form": TopicDeleteForm(detail=detail),
     }

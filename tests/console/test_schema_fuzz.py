@@ -172,8 +172,8 @@ def _existing_things(auth: dict, cluster) -> dict:
     rule = alert_rule()
     event = AlertEvent.objects.create(rule=rule, rule_name=rule.name, kind=rule.kind, target=rule.target, state="firing", message="fuzz")
     topic, group = EXAMPLE_TOPIC, EXAMPLE_GROUP
-    things = {("/topics/{name}" + tail, "name"): topic for tail in ("", "/consumer-groups", "/messages", "/route", "/shrink", "/status")}
-    things |= {("/groups/{name}" + tail, "name"): group for tail in ("", "/allocation", "/progress", "/rebalance", "/reset-offset",
+    things = {("/topics/{name}" + tail, "name"): topic for tail in ("", "/advice", "/consumer-groups", "/messages", "/route", "/shrink", "/status")}
+    things |= {("/groups/{name}" + tail, "name"): group for tail in ("", "/advice", "/allocation", "/progress", "/rebalance", "/reset-offset",
                                                                      "/dlq", "/dlq/resend", "/dlq/export")}
     things[("/subscription-groups/{name}", "name")] = group
     things |= {("/brokers/{name}/promote", "name"): "broker-a", ("/broker-groups/{name}", "name"): "broker-a",
