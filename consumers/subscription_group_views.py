@@ -37,35 +37,31 @@ def subscription_group_list(request: HttpRequest) -> HttpResponse:
     return render(request, template, context, status=form.status)
 
 
-@console_page(methods=("GET", "POST"), read=Role.OPERATOR)
-def subscription_group_create(request: HttpRequest) -> HttpResponse:
-    form = SubscriptionGroupForm(request.POST or None, **_choices())
+def _save_form(request: HttpRequest, group, save, done) -> HttpResponse:
+    """The create and edit pages: the form (from ``group``'s settings when editing); on a valid POST ``save`` runs
+    (a service taking actor and spec), then the list with ``done(saved)`` and where; a refusal is shown on the form (400)."""
+    form = SubscriptionGroupForm(request.POST or None, group=group, **_choices())
     if request.method == "POST" and form.is_valid():
         try:
-            group = services.subscription_group_create(actor=actor_from_request(request), spec=form.spec())
+            saved = save(actor=actor_from_request(request), spec=form.spec())
         except ServiceError as exc:
             show_on_form(form, exc)
         else:
-            messages.success(request, f"Subscription group {group.name} created on {', '.join(group.broker_names)}.")
+            messages.success(request, f"{done(saved)} on {', '.join(saved.broker_names)}.")
             return redirect("consumers:subscription-groups")
     status = 400 if request.method == "POST" else 200
-    return render(request, "consumers/subscription_group_form.html", {"form": form, "group": None}, status=status)
+    return render(request, "consumers/subscription_group_form.html", {"form": form, "group": group}, status=status)
+
+
+@console_page(methods=("GET", "POST"), read=Role.OPERATOR)
+def subscription_group_create(request: HttpRequest) -> HttpResponse:
+    return _save_form(request, None, services.subscription_group_create, lambda saved: f"Subscription group {saved.name} created")
 
 
 @console_page(methods=("GET", "POST"), read=Role.OPERATOR)
 def subscription_group_update(request: HttpRequest, name: str) -> HttpResponse:
     group = selectors.subscription_group_get(name=name)
-    form = SubscriptionGroupForm(request.POST or None, group=group, **_choices())
-    if request.method == "POST" and form.is_valid():
-        try:
-            group = services.subscription_group_update(actor=actor_from_request(request), spec=form.spec())
-        except ServiceError as exc:
-            show_on_form(form, exc)
-        else:
-            messages.success(request, f"Subscription group {name} saved on {', '.join(group.broker_names)}.")
-            return redirect("consumers:subscription-groups")
-    status = 400 if request.method == "POST" else 200
-    return render(request, "consumers/subscription_group_form.html", {"form": form, "group": group}, status=status)
+    return _save_form(request, group, services.subscription_group_update, lambda saved: f"Subscription group {name} saved")
 
 
 @console_page(methods=("GET", "POST"), read=Role.OPERATOR)
