@@ -18,3 +18,23 @@ def consume(client: PullClient, queues, commit: bool = True) -> None:
         result = client.pull(mq, 0)
         if commit:
             client.update_offset(mq, result.next_begin_offset)
+
+
+def member_recording_resets(cluster, members, group: str, topic: str, instance: str):
+    """An online member of ``group`` holding every queue of ``topic`` (16 messages sent and consumed) that records
+    the RESET_CONSUMER_CLIENT_OFFSET pushes it gets: (member, the pushed requests, an Event set on the first)."""
+    import threading
+
+    from brokers.engine.remoting.codes import RequestCode
+
+    send(cluster, topic, 16)
+    member = members(group, topic, instance)
+    consume(member, member.fetch_subscribe_message_queues(topic))
+    pushed, arrived = [], threading.Event()
+
+    async def on_reset(ctx, request):
+        pushed.append(request)
+        arrived.set()
+
+    member.driver.remoting.register_processor(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, on_reset)
+    return member, pushed, arrived

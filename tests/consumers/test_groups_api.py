@@ -5,7 +5,6 @@ Refused resets change nothing: the tests compare the group's committed offsets b
 """
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -14,7 +13,7 @@ from brokers.engine.client.admin_bodies import load_object
 from brokers.engine.client.plan import Call
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from console.models import AuditEntry
-from tests.consumers._groups import consume, send
+from tests.consumers._groups import consume, member_recording_resets, send
 
 pytestmark = pytest.mark.django_db
 
@@ -164,16 +163,7 @@ def test_reset_online_is_refused_without_a_committed_offset_on_every_queue(opera
 
 
 def test_reset_online_pushes_the_offsets_to_every_member(operator, console_admin, console_cluster, topic, group, members) -> None:
-    send(console_cluster, topic, 16)
-    member = members(group, topic, "resetter")
-    consume(member, member.fetch_subscribe_message_queues(topic))
-    pushed, arrived = [], threading.Event()
-
-    async def on_reset(ctx, request):
-        pushed.append(request)
-        arrived.set()
-
-    member.driver.remoting.register_processor(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, on_reset)
+    member, pushed, arrived = member_recording_resets(console_cluster, members, group, topic, "resetter")
     response = operator.post(f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": "1970-01-01T00:00:00Z"}, format="json")
     assert response.status_code == 200, response.content
     body = response.json()

@@ -3,16 +3,14 @@
 each refusal names its field and changes nothing."""
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
 
 from brokers.engine.client.admin_bodies import load_object
-from brokers.engine.remoting.codes import RequestCode
 
 from console.models import AuditEntry
-from tests.consumers._groups import consume, send
+from tests.consumers._groups import member_recording_resets, send
 from tests.consumers.test_groups_api import committed
 
 pytestmark = pytest.mark.django_db
@@ -69,16 +67,7 @@ def test_one_queues_offset_sets_that_queue_only(operator, console_admin, console
 
 def test_one_queues_offset_of_an_online_group_is_pushed_by_that_queues_broker(operator, console_admin, console_cluster, topic, group, members) -> None:
     """RocketMQ 5's queueId/offset of INVOKE_BROKER_TO_RESET_OFFSET: the broker pushes a table of that one queue."""
-    send(console_cluster, topic, 16)
-    member = members(group, topic, "online")
-    consume(member, member.fetch_subscribe_message_queues(topic))
-    pushed, arrived = [], threading.Event()
-
-    async def on_reset(ctx, request):
-        pushed.append(request)
-        arrived.set()
-
-    member.driver.remoting.register_processor(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, on_reset)
+    member, pushed, arrived = member_recording_resets(console_cluster, members, group, topic, "online")
     before = committed(console_admin, console_cluster, group, topic)
     response = reset(operator, group, topic=topic, to="offset", broker="broker-b", queue_id=1, offset=0)
     assert response.status_code == 200, response.content
