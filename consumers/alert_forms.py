@@ -9,7 +9,8 @@ from consumers.alert_models import KINDS, AlertRule
 from consumers.alert_services import MAX_FOR_MINUTES, RuleInput
 
 KIND_LABELS = {"lag_above": "Lag above N messages", "no_consumer_online": "No consumer online",
-               "dlq_growing": "DLQ growing by more than N", "broker_expired": "Broker expired",
+               "dlq_growing": "DLQ growing by more than N",
+               "topic_lag_above": "Topic: consumers' lag above N messages", "topic_no_consumer_online": "Topic: no consumer online", "broker_expired": "Broker expired",
                "disk_above": "Disk used above a ratio"}
 SILENCE_CHOICES = [(15, "15 min"), (60, "1 hour"), (240, "4 hours"), (1440, "1 day"), (10080, "1 week")]
 
@@ -18,7 +19,7 @@ class AlertRuleForm(forms.Form):
     name = forms.CharField(max_length=100)
     kind = forms.ChoiceField(choices=[(k, KIND_LABELS[k]) for k in KINDS])
     target = forms.CharField(max_length=255, required=False,
-                             help_text="a consumer group; for broker rules a broker name, or empty for every broker")
+                             help_text="a consumer group; for topic rules a topic; for broker rules a broker name, or empty for every broker")
     threshold = forms.FloatField(required=False, initial=0, help_text="messages; for disk a ratio, 0.85 = 85 % used")
     for_minutes = forms.IntegerField(min_value=0, max_value=MAX_FOR_MINUTES, initial=0, label="For minutes",
                                      help_text="how long the condition must hold before it fires (DLQ: the window)")

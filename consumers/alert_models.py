@@ -15,7 +15,9 @@ NO_CONSUMER_ONLINE = "no_consumer_online"
 DLQ_GROWING = "dlq_growing"
 BROKER_EXPIRED = "broker_expired"
 DISK_ABOVE = "disk_above"
-KINDS = (LAG_ABOVE, NO_CONSUMER_ONLINE, DLQ_GROWING, BROKER_EXPIRED, DISK_ABOVE)
+TOPIC_LAG_ABOVE = "topic_lag_above"  # every group consuming the topic, their lag on it summed
+TOPIC_NO_CONSUMER_ONLINE = "topic_no_consumer_online"  # no online member of any group subscribes to the topic
+KINDS = (LAG_ABOVE, NO_CONSUMER_ONLINE, DLQ_GROWING, TOPIC_LAG_ABOVE, TOPIC_NO_CONSUMER_ONLINE, BROKER_EXPIRED, DISK_ABOVE)
 FIRING, RESOLVED = "firing", "resolved"
 
 
@@ -24,7 +26,7 @@ class AlertRule(models.Model):
 
     name = models.CharField(max_length=100)  # a label; rules are named by id
     kind = models.CharField(max_length=32, choices=[(k, k) for k in KINDS])
-    target = models.CharField(max_length=255, blank=True, default="")  # group, or broker name ("" = any broker)
+    target = models.CharField(max_length=255, blank=True, default="")  # group, topic, or broker name ("" = any broker)
     threshold = models.FloatField(default=0)  # messages (lag, DLQ rise) or a ratio 0..1 (disk)
     for_minutes = models.PositiveIntegerField(default=0)  # the condition must hold this long before it fires
     webhook_url = models.CharField(max_length=2000, blank=True, default="")

@@ -3,7 +3,8 @@
 The scan hands over what it already read (:class:`ScanFacts`: every group's backlog, the overview's
 broker rows with their disk ratio and expired brokers, the masters); only rules that need more ask for
 it, once per scan for all such rules: the consumer connections of the watched groups
-(``no_consumer_online``) and the DLQ topics' offsets (``dlq_growing``, one GANTRY_GET_QUEUE_STATS per
+(``no_consumer_online``; for ``topic_no_consumer_online`` those of the groups consuming the topic,
+read in the same way) and the DLQ topics' offsets (``dlq_growing``, one GANTRY_GET_QUEUE_STATS per
 master). A reading that could not be made leaves the rule as it was.
 
 State per rule (consumers.alert_models.AlertRule): the condition holds since ``pending_since``; once it
@@ -41,6 +42,8 @@ from consumers.alert_models import (
     LAG_ABOVE,
     NO_CONSUMER_ONLINE,
     RESOLVED,
+    TOPIC_LAG_ABOVE,
+    TOPIC_NO_CONSUMER_ONLINE,
     AlertEvent,
     AlertRule,
 )
@@ -56,6 +59,7 @@ class ScanFacts:
     """What one health scan read; ``None`` where the scan could not read it."""
 
     backlog: dict[str, int] | None = None  # group -> total lag
+    topic_backlog: dict[str, dict[str, int]] | None = None  # topic -> group consuming it -> its lag there
     brokers: tuple[BrokerRow, ...] | None = None
     masters: dict[str, str] | None = None  # broker name -> master address
 
@@ -72,6 +76,7 @@ class _Extra:
     """Reads made for the rules that need them, once per scan (None: failed)."""
 
     online: dict[str, int] | None = None
+    topic_online: dict[str, list[str]] | None = None  # topic -> groups with an online member subscribed to it
     dlq: dict[str, int] | None = None
     asked: set = field(default_factory=set)
 
@@ -85,6 +90,20 @@ def _online_counts(groups: list[str], facts: ScanFacts) -> dict[str, int] | None
         log.warning("alert rules: consumer connections: %s", exc)
         return None
     return {g: len(conns[g].connections) if g in conns else 0 for g in groups}
+
+
+def _topic_online(topics: list[str], facts: ScanFacts) -> dict[str, list[str]] | None:
+    """Topic -> the groups with an online member subscribed to it, over every user group the scan saw
+    (a new group may have no committed offset yet) -- one batched connections read for all of them."""
+    if facts.masters is None or facts.topic_backlog is None or facts.backlog is None:
+        return None
+    groups = sorted({*facts.backlog, *(g for t in topics for g in facts.topic_backlog.get(t, {}))})
+    try:
+        conns = consumer_connections(groups, list(facts.masters.values())) if groups else {}
+    except (RemotingError, ServiceError) as exc:
+        log.warning("alert rules: consumer connections: %s", exc)
+        return None
+    return {t: [g for g in groups if g in conns and conns[g].online and t in conns[g].subscription_table] for t in topics}
 
 
 def _dlq_counts(facts: ScanFacts) -> dict[str, int] | None:
@@ -123,6 +142,20 @@ def read(rule: AlertRule, facts: ScanFacts, extra: _Extra, now: datetime) -> Rea
         if online is None:
             return None
         return Reading(online == 0, online, f"consumer group {t}: " + ("no consumer online" if online == 0 else f"{online} consumer(s) online"))
+    if rule.kind == TOPIC_LAG_ABOVE:
+        if facts.topic_backlog is None:
+            return None
+        per_group = facts.topic_backlog.get(t, {})
+        lag = sum(per_group.values())
+        worst = ", ".join(f"{g} {v:,}" for g, v in sorted(per_group.items(), key=lambda kv: -kv[1])[:3] if v)
+        return Reading(lag > n, lag, f"topic {t}: consumers are {lag:,} messages behind" + (f" ({worst})" if worst else "")
+                       + f" (alert above {n:,.0f})")
+    if rule.kind == TOPIC_NO_CONSUMER_ONLINE:
+        online = None if extra.topic_online is None else extra.topic_online.get(t)
+        if online is None:
+            return None
+        return Reading(not online, len(online), f"topic {t}: " + (f"consumed online by {', '.join(online)}" if online
+                                                                   else "no consumer online subscribes to it"))
     if rule.kind == DLQ_GROWING:
         if extra.dlq is None:
             return None
@@ -246,6 +279,9 @@ def evaluate_rules(facts: ScanFacts, now: datetime | None = None) -> int:
     watched = sorted({r.target for r in rules if r.kind == NO_CONSUMER_ONLINE and r.target})
     if watched:
         extra.online = _online_counts(watched, facts)
+    watched_topics = sorted({r.target for r in rules if r.kind == TOPIC_NO_CONSUMER_ONLINE and r.target})
+    if watched_topics:
+        extra.topic_online = _topic_online(watched_topics, facts)
     if any(r.kind == DLQ_GROWING for r in rules):
         extra.dlq = _dlq_counts(facts)
     steps = []

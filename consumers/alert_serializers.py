@@ -23,7 +23,7 @@ class StrictFloatField(serializers.FloatField):
 
 
 class AlertRuleInput(StrictInputSerializer):
-    """A rule: ``kind`` of condition on ``target`` (a consumer group; for broker kinds a broker name or
+    """A rule: ``kind`` of condition on ``target`` (a consumer group; for topic kinds a topic; for broker kinds a broker name or
     empty for every broker), ``threshold`` (messages; disk_above: the used ratio 0..1), held ``for_minutes``
     before it fires, sent to ``webhook_url`` and/or ``emails`` (one at least)."""
 

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.utils import timezone
 
-from brokers.engine.common.topic_validator import InvalidNameError, validate_group
+from brokers.engine.common.topic_validator import InvalidNameError, validate_group, validate_topic
 from console.actor import Actor
 from console.audit import audited
 from console.errors import InvalidInput, NotFound
@@ -23,11 +23,14 @@ from consumers.alert_models import (
     KINDS,
     LAG_ABOVE,
     NO_CONSUMER_ONLINE,
+    TOPIC_LAG_ABOVE,
+    TOPIC_NO_CONSUMER_ONLINE,
     AlertEvent,
     AlertRule,
 )
 
 GROUP_KINDS = (LAG_ABOVE, NO_CONSUMER_ONLINE, DLQ_GROWING)
+TOPIC_KINDS = (TOPIC_LAG_ABOVE, TOPIC_NO_CONSUMER_ONLINE)
 BROKER_KINDS = (BROKER_EXPIRED, DISK_ABOVE)
 MAX_FOR_MINUTES = 10080  # a week
 MAX_SILENCE_MINUTES = 43200  # thirty days
@@ -66,6 +69,11 @@ def rule_input_check(data: RuleInput) -> RuleInput:
             validate_group(target)
         except InvalidNameError as exc:
             raise InvalidInput("target", f"a consumer group is needed: {exc}.") from None
+    elif data.kind in TOPIC_KINDS:
+        try:
+            validate_topic(target)
+        except InvalidNameError as exc:
+            raise InvalidInput("target", f"a topic is needed: {exc}.") from None
     elif target:
         try:
             validate_group(target)  # a broker name follows the same characters

@@ -74,16 +74,22 @@ def _period_s() -> float:
     return float(schedule) if isinstance(schedule, (int, float)) else 30.0
 
 
-def group_backlogs(info: ClusterInfo) -> dict[str, int]:
-    """Every user group's total lag over the masters that answered."""
+def group_backlogs(info: ClusterInfo) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """Every user group's total lag over the masters that answered, and every topic's lag per user
+    group consuming it (topic -> group -> lag; a group with committed offsets on a topic consumes it)."""
     totals: dict[str, int] = {}
+    topics: dict[str, dict[str, int]] = {}
     for survey in group_survey(masters_by_addr(info)).values():
         if survey.error:
             continue
         for group, lag in survey.lag.items():
             if group_kind(group) == USER:
                 totals[group] = totals.get(group, 0) + max(int(lag), 0)
-    return totals
+        for (topic, group), lag in survey.topic_lag.items():
+            if group_kind(group) == USER:
+                per_group = topics.setdefault(topic, {})
+                per_group[group] = per_group.get(group, 0) + max(int(lag), 0)
+    return totals, topics
 
 
 def rising_backlogs(history: list[dict[str, int]], scans: int | None = None, rise_min: int | None = None) -> list[Alert]:
@@ -161,8 +167,8 @@ def health_scan() -> dict:
         found.extend(ha_alerts(overview.groups))
         broker_sightings_record(brokers=[b for b in overview.brokers if b.status == LIVE])
         facts = alert_rules.ScanFacts(brokers=overview.brokers, masters=info.masters())
-        backlog = group_backlogs(info)
-        facts = dataclasses.replace(facts, backlog=backlog)
+        backlog, topic_backlog = group_backlogs(info)
+        facts = dataclasses.replace(facts, backlog=backlog, topic_backlog=topic_backlog)
         previous = [s.backlog for s in HealthScan.objects.filter(ok=True, finished_at__isnull=False).exclude(pk=scan.pk)
                     .order_by("-started_at", "-id")[:_config("BACKLOG_SCANS")]]
         found.extend(rising_backlogs([*reversed(previous), backlog]))

@@ -120,6 +120,7 @@ def test_a_redirecting_webhook_is_not_followed_and_the_failure_is_recorded(webho
     ({"kind": "lag_above", "target": "g", "webhook_url": "http://169.254.169.254/latest"}, "webhook_url", "loopback, private or reserved"),
     ({"kind": "lag_above", "target": "g"}, "webhook_url", "must reach someone"),
     ({"kind": "lag_above", "target": "", "emails": ["a@example.com"]}, "target", "consumer group"),
+    ({"kind": "topic_lag_above", "target": "", "emails": ["a@example.com"]}, "target", "a topic is needed"),
     ({"kind": "disk_above", "threshold": 5, "emails": ["a@example.com"]}, "threshold", "between 0 and 1"),
     ({"kind": "lag_above", "target": "g", "emails": ["not-an-address"]}, "emails", "valid email"),
     ({"kind": "lag_above", "target": "g", "emails": ["a@example.com"], "for_minutes": -1}, "for_minutes", "greater than or equal"),
@@ -167,6 +168,27 @@ def test_no_consumer_online_and_a_growing_dlq_fire_and_resolve(operator, console
     assert got == [("dlq", "firing", 3), ("nobody", "resolved", 1)]
     scan()  # the DLQ stopped growing
     assert [(b["rule"], b["state"]) for b in webhook_receiver.bodies()] == [("dlq", "resolved")]
+
+
+def test_topic_rules_fire_on_the_lag_of_every_group_reading_the_topic_and_when_nobody_subscribes(
+        operator, console_cluster, topic, group, members, webhook_receiver) -> None:
+    for body in ({"name": "topic lag", "kind": "topic_lag_above", "target": topic, "threshold": 5},
+                 {"name": "topic unread", "kind": "topic_no_consumer_online", "target": topic}):
+        assert operator.post("/api/v1/alert-rules", {**body, "webhook_url": webhook_receiver.url}, format="json").status_code == 201
+    scan()  # no group reads the topic: nobody online for it, and no lag to sum
+    assert [(b["rule"], b["state"]) for b in webhook_receiver.bodies()] == [("topic unread", "firing")]
+    a = members(group, topic, "topic-a")
+    for mq in a.fetch_subscribe_message_queues(topic):
+        a.update_offset(mq, 0)
+    send(console_cluster, topic, 7)
+    scan()
+    got = {b["rule"]: b for b in webhook_receiver.bodies()}
+    assert (got["topic lag"]["state"], got["topic lag"]["value"]) == ("firing", 7)
+    assert f"topic {topic}: consumers are 7 messages behind ({group} 7)" in got["topic lag"]["text"]
+    assert (got["topic unread"]["state"], got["topic unread"]["value"]) == ("resolved", 1)
+    consume(a, a.fetch_subscribe_message_queues(topic))
+    scan()
+    assert [(b["rule"], b["state"], b["value"]) for b in webhook_receiver.bodies()] == [("topic lag", "resolved", 0)]
 
 
 def test_console_pages_answer_bad_input_with_the_field_and_roles(as_role) -> None:

@@ -52,3 +52,31 @@ def test_create_a_rule_see_it_fire_and_silence_it(page, live_server, make_user, 
     page.click("nav >> text=Alerts")
     assert "olga" in page.locator("[data-testid='silenced-orders lag']").inner_text()
     screenshot("silenced")
+
+
+def test_a_topic_rule_made_on_the_page_fires_on_the_topic_s_lag(page, live_server, make_user, console_cluster, topic, group,
+                                                                 members, webhook_receiver, settings, screenshot) -> None:
+    a = members(group, topic, "alert-topic-a")
+    for mq in a.fetch_subscribe_message_queues(topic):
+        a.update_offset(mq, 0)
+    settings.GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = True
+    make_user("operator", username="otto", password=PASSWORD)
+    log_in(page, live_server.url, "otto", PASSWORD)
+    page.click("nav >> text=Alerts")
+    form = page.locator("[data-testid=alert-rule-form]")
+    form.locator("input[name=name]").fill("orders topic lag")
+    form.locator("select[name=kind]").select_option("topic_lag_above")
+    form.locator("input[name=target]").fill(topic)
+    form.locator("input[name=threshold]").fill("5")
+    form.locator("input[name=webhook_url]").fill(webhook_receiver.url)
+    form.locator("button[type=submit]").click()
+    page.locator("[data-testid=messages]", has_text="Alert rule orders topic lag created").wait_for()
+
+    send(console_cluster, topic, 6)
+    health_scan()
+    [body] = webhook_receiver.bodies()
+    assert body["state"] == "firing" and body["target"] == topic and body["value"] == 6
+    page.click("[data-testid=history-link]")
+    row = page.locator("[data-testid=alert-events] tr[data-state=firing]", has_text="orders topic lag")
+    assert f"topic {topic}: consumers are 6 messages behind ({group} 6)" in row.inner_text()
+    screenshot("topic-rule-fired")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from brokers.engine.client.admin_bodies import as_dict, load_object, message_queue_from_key
 
@@ -61,6 +61,7 @@ class BrokerGroupSurvey:
     tps: dict[str, float]
     stats_source: str = ""
     error: str = ""
+    topic_lag: dict[tuple[str, str], int] = field(default_factory=dict)  # (topic, group) -> lag on that topic
 
 
 def _group_config(name: str, cfg: dict) -> GroupConfig:
@@ -140,6 +141,7 @@ def parse_consume_stats_list(addr: str, body: bytes) -> BrokerGroupSurvey:
     lag: dict[str, int] = {}
     tps: dict[str, float] = {}
     offsets: dict[tuple[str, str], dict[int, int]] = {}
+    topic_lag: dict[tuple[str, str], int] = {}
     for entry in _load_consume_stats_list(body).get("consumeStatsList") or ():
         for group, stats_list in as_dict(entry).items():
             lag.setdefault(group, 0)
@@ -148,9 +150,11 @@ def parse_consume_stats_list(addr: str, body: bytes) -> BrokerGroupSurvey:
                 for key, value in as_dict(stats.get("offsetTable")).items():
                     (topic, queue_id), value = _queue_of(key), as_dict(value)
                     consumer_offset = int(value.get("consumerOffset", 0))
-                    lag[group] += int(value.get("brokerOffset", 0)) - consumer_offset
+                    behind = int(value.get("brokerOffset", 0)) - consumer_offset
+                    lag[group] += behind
+                    topic_lag[(topic, group)] = topic_lag.get((topic, group), 0) + behind
                     offsets.setdefault((topic, group), {})[queue_id] = consumer_offset
-    return BrokerGroupSurvey(addr, {g: GroupConfig(g) for g in lag}, offsets, lag, tps, "GET_BROKER_CONSUME_STATS")
+    return BrokerGroupSurvey(addr, {g: GroupConfig(g) for g in lag}, offsets, lag, tps, "GET_BROKER_CONSUME_STATS", topic_lag=topic_lag)
 
 
 def parse_connections_by_group(body: bytes) -> dict[str, dict]:

@@ -22,6 +22,7 @@ def test_one_request_per_broker_where_brokers_serve_broker_consume_stats() -> No
     survey = result["a:1"]
     assert survey.stats_source == "GET_BROKER_CONSUME_STATS" and survey.lag == {"G1": 7, "Idle": 0} and survey.tps == {"G1": 2.5}
     assert survey.offsets == {("Orders", "G1"): {0: 3, 1: 4}} and set(survey.configs) == {"G1", "Idle"}
+    assert survey.topic_lag == {("Orders", "G1"): 7}  # the topic alert rules' reading
     assert survey.configs["G1"].consume_enable is False and survey.configs["Idle"].consume_enable is True
 
 
@@ -45,6 +46,7 @@ def test_a_broker_without_it_is_read_from_its_tables_and_topic_stats() -> None:
                      [RequestCode.GET_TOPIC_STATS_INFO]]
     survey = result["a:1"]
     assert survey.stats_source == "GET_TOPIC_STATS_INFO" and survey.lag == {"G1": 7 + 0 + 5}  # queue 2: nothing committed
+    assert survey.topic_lag == {("Orders", "G1"): 12}
     assert survey.configs["G1"].consume_enable is False and "New" in survey.configs
 
 
