@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from brokers.engine.client.admin import MAX_TIMESTAMP
 from brokers.engine.client.simple import TOOLS_CONSUMER_GROUP
-from brokers.engine.common.message import PROPERTY_ORIGIN_MESSAGE_ID, PROPERTY_RETRY_TOPIC, MessageExt
+from brokers.engine.common.message import PROPERTY_LAST_ERROR, PROPERTY_ORIGIN_MESSAGE_ID, PROPERTY_RETRY_TOPIC, MessageExt
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group
 from brokers.engine.remoting.errors import RemotingError
@@ -57,7 +57,7 @@ def export_record(group: str, broker_name: str, msg: MessageExt) -> dict:
     return {
         "msg_id": msg.msg_id, "group": group, "topic": msg.topic, "original_topic": props.get(PROPERTY_RETRY_TOPIC),
         "origin_msg_id": props.get(PROPERTY_ORIGIN_MESSAGE_ID), "reconsume_times": msg.reconsume_times,
-        "broker_name": broker_name, "queue_id": msg.queue_id, "queue_offset": msg.queue_offset,
+        "last_error": props.get(PROPERTY_LAST_ERROR), "broker_name": broker_name, "queue_id": msg.queue_id, "queue_offset": msg.queue_offset,
         "store_timestamp": msg.store_timestamp, "born_timestamp": msg.born_timestamp, "born_host": msg.born_host,
         "tags": msg.tags, "keys": msg.keys, "properties": props, "body_size": len(msg.body),
         "body_encoding": encoding, "body": body,

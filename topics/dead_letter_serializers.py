@@ -33,6 +33,8 @@ class DeadLetterOutput(serializers.Serializer):
     original_topic = serializers.CharField(allow_null=True, help_text="RETRY_TOPIC: where the message was first sent")
     origin_msg_id = serializers.CharField(allow_null=True, help_text="ORIGIN_MESSAGE_ID: the original's client-made id")
     reconsume_times = serializers.IntegerField(help_text="deliveries to the group before it was moved to the DLQ")
+    last_error = serializers.CharField(allow_null=True, help_text="why the consumer sent it back the last time (GANTRY_LAST_ERROR: "
+                                                                  "Gantry's consumers record their listener's exception; null from other clients)")
     moved_at = serializers.DateTimeField(allow_null=True, help_text="store time in the DLQ")
     message = MessageSummaryOutput()
 
@@ -46,7 +48,7 @@ class DeadLetterPageOutput(serializers.Serializer):
     page = serializers.IntegerField()
     pages = serializers.IntegerField()
     page_size = serializers.IntegerField()
-    last_error = serializers.SerializerMethodField(help_text="why no error is shown: RocketMQ stores none")
+    last_error = serializers.SerializerMethodField(help_text="where each result's last_error comes from, and why it may be null")
     results = DeadLetterOutput(source="letters", many=True)
 
     def get_last_error(self, page) -> str:

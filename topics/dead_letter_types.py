@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
-from brokers.engine.common.message import PROPERTY_ORIGIN_MESSAGE_ID, PROPERTY_RETRY_TOPIC
+from brokers.engine.common.message import PROPERTY_LAST_ERROR, PROPERTY_ORIGIN_MESSAGE_ID, PROPERTY_RETRY_TOPIC
 from topics.types import MessageView
 
 MAX_RESEND = 100  # dead letters one resend takes: one confirmation, one audit entry, a bounded answer
 MAX_EXPORT = 10_000  # dead letters one export streams at most (the download says when it stopped there)
 PROPERTY_DLQ_RESENT_FROM = "DLQ_RESENT_FROM"  # on a resent copy: the offset message id of the dead letter it copies
-NO_REASON_STORED = ("RocketMQ stores no consumer error with a dead letter (the listener's exception never reaches "
-                    "the broker); shown is what is stored: reconsume times and when it was moved.")
+NO_REASON_STORED = ("Gantry's consumers send their listener's exception with the message they send back, and the broker "
+                    "keeps it (GANTRY_LAST_ERROR); RocketMQ's clients send none, so their dead letters show none.")
 
 
 def dlq_topic(group: str) -> str:
@@ -52,6 +52,10 @@ class DeadLetter:
     @property
     def origin_msg_id(self) -> str | None:
         return self.message.prop(PROPERTY_ORIGIN_MESSAGE_ID)
+
+    @property
+    def last_error(self) -> str | None:
+        return self.message.prop(PROPERTY_LAST_ERROR)
 
     @property
     def reconsume_times(self) -> int:

@@ -21,7 +21,8 @@ def test_browse_select_and_resend_dead_letters(page, live_server, make_user, ses
     mq_settings(session_cluster.namesrv_addr)
     topic, group = f"E2eDlq_{uuid.uuid4().hex[:6]}", f"E2eDlqGroup_{uuid.uuid4().hex[:6]}"
     create_topic(console_admin, session_cluster, topic, queues=1)
-    make_dead_letters(session_cluster, group, topic, [Message(topic, f"payment {i} declined".encode(), keys=f"pay-{i}") for i in range(3)])
+    make_dead_letters(session_cluster, group, topic, [Message(topic, f"payment {i} declined".encode(), keys=f"pay-{i}") for i in range(3)],
+                      raise_for="declined")
     wait_until(lambda: dead_letter_page(group=group).total >= 3, what="three dead letters")
     make_user("operator", username="oncall", password=PASSWORD)
     log_in(page, live_server.url, "oncall", PASSWORD)
@@ -32,8 +33,10 @@ def test_browse_select_and_resend_dead_letters(page, live_server, make_user, ses
     rows.first.wait_for()
     assert rows.count() == 3
     texts = rows.all_inner_texts()
-    assert all(topic in t and "not stored" in t for t in texts) and "payment 2 declined" in "".join(texts)
-    assert "stores no consumer error" in page.locator("[data-testid=dlq-explained]").inner_text()
+    assert all(topic in t for t in texts) and "payment 2 declined" in "".join(texts)
+    errors = page.locator("[data-testid=last-error]").all_inner_texts()  # the listener's exception, kept by the broker
+    assert sorted(errors) == [f"RuntimeError: payment {i} declined (card issuer said no)" for i in range(3)]
+    assert "GANTRY_LAST_ERROR" in page.locator("[data-testid=dlq-explained]").inner_text()
     screenshot("dead-letters")
 
     picked = [rows.nth(i).locator("input[name=msg_ids]").get_attribute("value") for i in (0, 2)]

@@ -23,8 +23,10 @@ def wait_until(predicate, timeout_s: float = 20.0, what: str = "condition"):
     return value
 
 
-def make_dead_letters(cluster, group: str, topic: str, messages: list[Message]) -> list:
-    """Send ``messages`` to ``topic`` and let ``group`` fail each once: they end in its DLQ. Returns the send results."""
+def make_dead_letters(cluster, group: str, topic: str, messages: list[Message], raise_for: str = "") -> list:
+    """Send ``messages`` to ``topic`` and let ``group`` fail each once: they end in its DLQ. The listener
+    raises ``RuntimeError(f"{body} (…)")`` for a message whose body contains ``raise_for`` (when given), and
+    answers RECONSUME_LATER for the others. Returns the send results."""
     with SimpleProducer(cluster.namesrv_addr, "test_producer", heartbeat_interval_s=None) as producer:
         sent = [producer.send(m) for m in messages]
     failed: set[str] = set()
@@ -33,6 +35,9 @@ def make_dead_letters(cluster, group: str, topic: str, messages: list[Message]) 
     def fail(msgs) -> ConsumeConcurrentlyStatus:
         with lock:
             failed.update(m.msg_id for m in msgs)
+        for m in msgs:
+            if raise_for and raise_for.encode() in m.body:
+                raise RuntimeError(f"{m.body.decode()} (card issuer said no)")
         return ConsumeConcurrentlyStatus.RECONSUME_LATER
 
     consumer = PushConsumer(group, cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_config=FAST,

@@ -32,8 +32,9 @@ def dead(console_cluster, topic, group):
 def test_list_shows_original_topic_id_and_reconsume_times_newest_first(viewer, dead, topic, group) -> None:
     body = viewer.get(f"/api/v1/groups/{group}/dlq").json()
     assert body["exists"] and body["count"] == 3 and body["dlq_topic"] == f"%DLQ%{group}" and body["retry_topic"] == f"%RETRY%{group}"
-    assert "stores no consumer error" in body["last_error"]
+    assert "RocketMQ's clients send none" in body["last_error"]
     rows = body["results"]
+    assert {r["last_error"] for r in rows} == {"the listener answered RECONSUME_LATER"}  # kept by the broker from the send-back
     assert {r["original_topic"] for r in rows} == {topic}
     assert {r["origin_msg_id"] for r in rows} == {s.msg_id for s in dead}
     assert all(r["reconsume_times"] == 1 for r in rows)
@@ -98,6 +99,7 @@ def test_export_streams_json_lines_with_whole_bodies(viewer, dead, group, topic)
     by_key = {line["keys"]: line for line in lines}
     assert by_key["order-1"]["body_encoding"] == "text" and by_key["order-1"]["body"] == "order 1 failed"
     assert by_key["order-1"]["properties"]["tenant"] == "acme" and by_key["order-1"]["reconsume_times"] == 1
+    assert by_key["order-1"]["last_error"] == "the listener answered RECONSUME_LATER"
     assert by_key["order-3"]["body_encoding"] == "base64" and base64.b64decode(by_key["order-3"]["body"]) == b"\x00\xffbin"
 
     capped = b"".join(viewer.get(f"/api/v1/groups/{group}/dlq/export", {"limit": 2}).streaming_content).splitlines()
@@ -111,7 +113,7 @@ def test_export_streams_json_lines_with_whole_bodies(viewer, dead, group, topic)
 
 def test_pages_list_resend_and_refuse(viewer_client, as_role, dead, group, topic) -> None:
     page = viewer_client.get(f"/groups/{group}/dlq/").content.decode()
-    assert page.count('name="msg_ids"') == 0 and "stores no consumer error" in page and f"%RETRY%{group}" in page
+    assert page.count('name="msg_ids"') == 0 and "RocketMQ&#x27;s clients send none" in page and f"%RETRY%{group}" in page
     assert "order 1 failed" in page and topic in page
     topics = viewer_client.get("/topics/", {"type": "dlq"}).content.decode()
     assert f'href="/groups/{group}/dlq/"' in topics

@@ -22,7 +22,7 @@ from typing import Any
 
 from brokers.engine.client.client_config import ConsumerConfig
 from brokers.engine.client.consume_service import ConsumeCounters, settle_consumed
-from brokers.engine.client.listener import ConsumeConcurrentlyStatus, ReceivedMessage, concurrently_answer, to_received
+from brokers.engine.client.listener import ConsumeConcurrentlyStatus, ReceivedMessage, concurrently_answer, note_failure, to_received
 from brokers.engine.client.offset_store import OffsetStore
 from brokers.engine.client.process_queue import ProcessQueue
 from brokers.engine.client.send_back import MessageBackSender
@@ -130,12 +130,15 @@ class AsyncConsumeConcurrentlyService:
             m.properties[PROPERTY_CONSUME_START_TIMESTAMP] = now
         received = [to_received(m, mq, self.group) for m in msgs]
         begin = self.clock.monotonic()
+        error: Exception | None = None
         try:
             answer = await self.listener(received, context)
-        except Exception:
+        except Exception as exc:
             log.exception("listener of group %s raised on %d message(s) of %s", self.group, len(msgs), mq)
-            answer = None
+            answer, error = None, exc
         ok = concurrently_answer(answer) is ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+        if not ok:
+            note_failure(msgs, answer, error)
         self.stats.add(len(msgs), ok, (self.clock.monotonic() - begin) * 1000)
         return ok
 

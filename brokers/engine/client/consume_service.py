@@ -34,6 +34,7 @@ from brokers.engine.client.listener import (
     ConsumeOrderlyStatus,
     MessageListener,
     concurrently_answer,
+    note_failure,
     orderly_answer,
     to_received,
 )
@@ -104,12 +105,15 @@ class _ServiceBase:
             m.properties[PROPERTY_CONSUME_START_TIMESTAMP] = now
         received = [to_received(m, mq, self.group) for m in msgs]
         begin = self.clock.monotonic()
+        error: Exception | None = None
         try:
             answer = self.listener(received)
-        except Exception:
+        except Exception as exc:
             log.exception("listener of group %s raised on %d message(s) of %s", self.group, len(msgs), mq)
-            answer = None
+            answer, error = None, exc
         ok = self._acknowledged(answer)
+        if not ok:
+            note_failure(msgs, answer, error)
         self.stats.add(len(msgs), ok, (self.clock.monotonic() - begin) * 1000)
         return ok
 

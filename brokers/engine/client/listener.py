@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
-from brokers.engine.common.message import PROPERTY_RETRY_TOPIC, MessageExt
+from brokers.engine.common.message import PROPERTY_LAST_ERROR, PROPERTY_RETRY_TOPIC, MessageExt, last_error_text
 from brokers.engine.common.message_queue import MessageQueue
 
 __all__ = [
@@ -89,6 +89,15 @@ class ReceivedMessage:
 
 
 MessageListener = Callable[[list[ReceivedMessage]], "ConsumeConcurrentlyStatus | ConsumeOrderlyStatus | None"]
+
+
+def note_failure(msgs: list[MessageExt], answer: object, error: BaseException | None) -> None:
+    """Record on each message why its listener did not acknowledge it (the exception, else the
+    answer): the send-back carries it to the broker, which keeps it with the retry and the dead letter."""
+    why = f"{type(error).__name__}: {error}" if error is not None else f"the listener answered {getattr(answer, 'value', answer)!s}"
+    text = last_error_text(why)
+    for m in msgs:
+        m.properties[PROPERTY_LAST_ERROR] = text
 
 
 def original_topic(msg: MessageExt, group: str) -> str:

@@ -21,6 +21,7 @@ from brokers.engine.client.puller import PullPlans
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message import (
     PROPERTY_DELAY_TIME_LEVEL,
+    PROPERTY_LAST_ERROR,
     PROPERTY_MAX_RECONSUME_TIMES,
     PROPERTY_ORIGIN_MESSAGE_ID,
     PROPERTY_RECONSUME_TIME,
@@ -57,6 +58,8 @@ class MessageBackSender:
             "originMsgId": msg.uniq_key or msg.msg_id, "originTopic": original_topic(msg, self.group),
             "unitMode": "false", "maxReconsumeTimes": self.max_reconsume_times, "bname": mq.broker_name,
         }
+        if msg.properties.get(PROPERTY_LAST_ERROR):  # a Gantry field: RocketMQ's brokers ignore it
+            ext["lastError"] = msg.properties[PROPERTY_LAST_ERROR]
         try:
             addr = await driver.run(self.plans.broker_addr(mq.topic, mq.broker_name))
             check(await driver.invoke(Call(RequestCode.CONSUMER_SEND_MSG_BACK, ext, addr=addr)), request_code=RequestCode.CONSUMER_SEND_MSG_BACK)

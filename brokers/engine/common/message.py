@@ -30,6 +30,15 @@ PROPERTY_CLUSTER = "CLUSTER"
 PROPERTY_MSG_REGION = "MSG_REGION"
 PROPERTY_TRACE_SWITCH = "TRACE_ON"
 PROPERTY_CONSUME_START_TIMESTAMP = "CONSUME_START_TIME"
+PROPERTY_LAST_ERROR = "GANTRY_LAST_ERROR"  # Gantry: why the consumer sent the message back (its listener's exception)
+MAX_LAST_ERROR = 512  # characters kept of it
+
+
+def last_error_text(text: str) -> str:
+    """``text`` fit for a property value: control characters (the property separators among them)
+    become spaces, at most MAX_LAST_ERROR characters."""
+    clean = "".join(" " if ord(c) < 32 or ord(c) == 127 else c for c in text[:MAX_LAST_ERROR * 2])
+    return clean.strip()[:MAX_LAST_ERROR]
 KEY_SEPARATOR = " "
 
 

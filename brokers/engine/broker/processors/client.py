@@ -30,7 +30,9 @@ from brokers.engine.common.message import (
     PROPERTY_DELAY_TIME_LEVEL,
     PROPERTY_ORIGIN_MESSAGE_ID,
     PROPERTY_RETRY_TOPIC,
+    PROPERTY_LAST_ERROR,
     PROPERTY_WAIT_STORE_MSG_OK,
+    last_error_text,
     properties_to_string,
 )
 from brokers.engine.common.message_codec import RecordFormatError, decode_record
@@ -206,6 +208,9 @@ class ClientManageProcessor(Processor):
             level = delay_level if delay_level > 0 else 3 + msg.reconsume_times
             props[PROPERTY_DELAY_TIME_LEVEL] = str(min(level, MAX_DELAY_LEVEL))
         props[PROPERTY_ORIGIN_MESSAGE_ID] = props.get(PROPERTY_ORIGIN_MESSAGE_ID) or origin_msg_id or msg.msg_id
+        last_error = last_error_text(request.ext("lastError") or "")  # Gantry's consumers say why (a field RocketMQ's lack)
+        if last_error:
+            props[PROPERTY_LAST_ERROR] = last_error
         text = properties_to_string(props)
         inner = MessageExtBrokerInner(
             topic=topic,

@@ -193,13 +193,16 @@ def test_send_back_retry_with_delay_then_dlq(engine_cluster):
             assert retry.properties["RETRY_TOPIC"] == "W"
             assert retry.properties["ORIGIN_MESSAGE_ID"] == msg.msg_id
             assert retry.tags == "job" and "DELAY" not in retry.properties
+            assert "GANTRY_LAST_ERROR" not in retry.properties  # a RocketMQ client sends no lastError
 
             retry_back = dict(ext, offset=retry.commit_log_offset)
-            second = await c.call(RequestCode.CONSUMER_SEND_MSG_BACK, dict(retry_back, delayLevel=-1))
+            why = "ValueError: bad\x01row\x02" + "x" * 1000  # Gantry's consumer says why; separators must not break the properties
+            second = await c.call(RequestCode.CONSUMER_SEND_MSG_BACK, dict(retry_back, delayLevel=-1, lastError=why))
             assert second.code == 0
             [dead] = await c.pull_messages("%DLQ%RG")
             assert dead.body == b"work" and dead.reconsume_times == 2
-            assert dead.properties["ORIGIN_MESSAGE_ID"] == msg.msg_id
+            assert dead.properties["ORIGIN_MESSAGE_ID"] == msg.msg_id and dead.tags == "job"
+            assert dead.properties["GANTRY_LAST_ERROR"] == ("ValueError: bad row " + "x" * 1000)[:512]
 
             lost = await c.call(RequestCode.CONSUMER_SEND_MSG_BACK, dict(ext, offset=10**9))
             assert lost.code == ResponseCode.SYSTEM_ERROR and "look message by offset failed" in lost.remark
