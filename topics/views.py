@@ -65,16 +65,19 @@ def topic_create(request: HttpRequest) -> HttpResponse:
 @console_page()
 def topic_detail(request: HttpRequest, name: str) -> HttpResponse:
     """The topic's queues, groups, offsets and route; the 5 s htmx refresh asks for the queue offsets alone (read live),
-    the 10 s one (``?part=consumers``) for the consumer groups with their lag and TPS, and the live tail
-    (``?part=tail``, every 5 s) for the newest messages."""
+    the 10 s one (``?part=consumers``) for the consumer groups with their lag and TPS, the live tail
+    (``?part=tail``, every 5 s) for the newest messages, and the advisor's (``?part=advice``, every 30 s: it
+    reads the topic, its queues and its groups again)."""
     if request.htmx and request.GET.get("part") == "consumers":  # the consumer groups' 10 s refresh
         return render(request, "topics/_topic_consumers.html", {"consumers": selectors.topic_consumers(name=name)})
     if request.htmx and request.GET.get("part") == "tail":  # the live tail's 5 s refresh
         return render(request, "topics/_message_results.html", {"found": message_tail(topic=name), "tail": True})
-    if request.htmx:
+    if request.htmx and request.GET.get("part") != "advice":
         return render(request, "topics/_queue_status.html", {"status": selectors.topic_status(name=name)})
     detail = selectors.topic_detail(name=name)
     status, consumers = selectors.topic_status(name=name), selectors.topic_consumers(name=name)
+    if request.htmx:  # the advisor's refresh
+        return render(request, "console/_advice.html", {"advice": topic_advice(detail, status, consumers), "topic": name})
     context = {
         "detail": detail,
         "status": status,

@@ -50,6 +50,12 @@ def test_the_advisor_points_to_the_edit_that_fixes_a_topic(page, live_server, ma
 
     page.goto(f"{live_server.url}/topics/{balanced}/")
     assert "Nothing to change" in page.locator("[data-testid=advice-none]").inner_text()
+    with BlockingMQAdminClient(session_cluster.namesrv_addr) as admin:  # changed elsewhere while the page is open
+        admin.create_or_update_topic_in_cluster(session_cluster.cluster, TopicConfig(balanced, 2, 3))
+    page.evaluate("document.querySelectorAll('#topic-advice').forEach((e) => htmx.trigger(e, 'live:visible'))")  # as when the tab shows again
+    page.locator("[data-testid=advice-write-not-readable]").first.wait_for()  # in place, no reload
+    with BlockingMQAdminClient(session_cluster.namesrv_addr) as admin:
+        admin.create_or_update_topic_in_cluster(session_cluster.cluster, TopicConfig(balanced, 2, 2))
 
     group = f"GE2eAdvice_{uuid.uuid4().hex[:6]}"
     send(session_cluster, balanced, 1000, mq=MessageQueue(balanced, "broker-a", 0))
