@@ -13,21 +13,29 @@ from tests.fixtures.console import PASSWORD
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_create_a_rule_see_it_fire_and_silence_it(page, live_server, make_user, console_cluster, topic, group, members,
-                                                   webhook_receiver, settings, screenshot) -> None:
-    a = members(group, topic, "alert-page-a")
+def open_rule_form(page, live_server, members, group, topic, username, *, name, kind, target, threshold, webhook_url):
+    """Start a member of ``group`` on ``topic`` at offset 0, log in as operator ``username`` and fill the
+    alerts page's rule form (not submitted); the form."""
+    a = members(group, topic, f"alert-{username}")
     for mq in a.fetch_subscribe_message_queues(topic):
         a.update_offset(mq, 0)
-    make_user("operator", username="olga", password=PASSWORD)
-    log_in(page, live_server.url, "olga", PASSWORD)
+    log_in(page, live_server.url, username, PASSWORD)
     page.click("nav >> text=Alerts")
     form = page.locator("[data-testid=alert-rule-form]")
-    form.locator("input[name=name]").fill("orders lag")
-    form.locator("select[name=kind]").select_option("lag_above")
-    form.locator("input[name=target]").fill(group)
-    form.locator("input[name=threshold]").fill("10")
+    form.locator("input[name=name]").fill(name)
+    form.locator("select[name=kind]").select_option(kind)
+    form.locator("input[name=target]").fill(target)
+    form.locator("input[name=threshold]").fill(threshold)
+    form.locator("input[name=webhook_url]").fill(webhook_url)
+    return form
+
+
+def test_create_a_rule_see_it_fire_and_silence_it(page, live_server, make_user, console_cluster, topic, group, members,
+                                                   webhook_receiver, settings, screenshot) -> None:
+    make_user("operator", username="olga", password=PASSWORD)
+    form = open_rule_form(page, live_server, members, group, topic, "olga", name="orders lag", kind="lag_above", target=group,
+                          threshold="10", webhook_url="http://10.0.0.7/hooks")
     settings.GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = False
-    form.locator("input[name=webhook_url]").fill("http://10.0.0.7/hooks")
     form.locator("button[type=submit]").click()
     page.locator("[data-testid=error-webhook_url]", has_text="loopback, private or reserved").wait_for()
     screenshot("refused")
@@ -56,19 +64,10 @@ def test_create_a_rule_see_it_fire_and_silence_it(page, live_server, make_user, 
 
 def test_a_topic_rule_made_on_the_page_fires_on_the_topic_s_lag(page, live_server, make_user, console_cluster, topic, group,
                                                                  members, webhook_receiver, settings, screenshot) -> None:
-    a = members(group, topic, "alert-topic-a")
-    for mq in a.fetch_subscribe_message_queues(topic):
-        a.update_offset(mq, 0)
     settings.GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = True
     make_user("operator", username="otto", password=PASSWORD)
-    log_in(page, live_server.url, "otto", PASSWORD)
-    page.click("nav >> text=Alerts")
-    form = page.locator("[data-testid=alert-rule-form]")
-    form.locator("input[name=name]").fill("orders topic lag")
-    form.locator("select[name=kind]").select_option("topic_lag_above")
-    form.locator("input[name=target]").fill(topic)
-    form.locator("input[name=threshold]").fill("5")
-    form.locator("input[name=webhook_url]").fill(webhook_receiver.url)
+    form = open_rule_form(page, live_server, members, group, topic, "otto", name="orders topic lag", kind="topic_lag_above",
+                          target=topic, threshold="5", webhook_url=webhook_receiver.url)
     form.locator("button[type=submit]").click()
     page.locator("[data-testid=messages]", has_text="Alert rule orders topic lag created").wait_for()
 
