@@ -52,7 +52,16 @@ def account_preferences(request: HttpRequest) -> HttpResponse:
             request.session[preferences.SESSION_LANGUAGE] = pref.language
             with translation.override(pref.language or translation.get_language()):  # said in the language chosen
                 messages.success(request, translation.gettext("Your preferences are saved."))
-            return redirect("password-change")
+            response = redirect("password-change")
+            if pref.language:  # the language cookie (LocaleMiddleware) agrees with the choice, or goes with it
+                response.set_cookie(settings.LANGUAGE_COOKIE_NAME, pref.language, max_age=settings.LANGUAGE_COOKIE_AGE,
+                                    path=settings.LANGUAGE_COOKIE_PATH, domain=settings.LANGUAGE_COOKIE_DOMAIN,
+                                    secure=settings.LANGUAGE_COOKIE_SECURE, httponly=settings.LANGUAGE_COOKIE_HTTPONLY,
+                                    samesite=settings.LANGUAGE_COOKIE_SAMESITE)
+            else:
+                response.delete_cookie(settings.LANGUAGE_COOKIE_NAME, path=settings.LANGUAGE_COOKIE_PATH,
+                                       domain=settings.LANGUAGE_COOKIE_DOMAIN)
+            return response
     return render(request, "console/password_change.html", account_context(request, pref_form=form), status=400)
 
 

@@ -102,6 +102,15 @@ def test_the_switcher_remembers_the_choice_per_session_and_per_user(make_user) -
     assert "Audit log" in page.get("/audit/").content.decode() and saved("otto") == ("", "en")
 
 
+def test_clearing_the_language_on_the_account_page_goes_back_to_the_browsers(make_user) -> None:
+    make_user("viewer", username="vera")
+    page = signed_in("vera", HTTP_ACCEPT_LANGUAGE="en-US")
+    page.post("/i18n/language/", {"language": "zh-hans", "next": "/audit/"})
+    assert "审计日志" in page.get("/audit/").content.decode()
+    page.post("/account/preferences/", {"time_zone": "", "language": ""})
+    assert "Audit log" in page.get("/audit/").content.decode() and saved("vera") == ("", "")
+
+
 def test_the_switcher_works_before_login_for_the_session() -> None:
     visitor = Client(HTTP_ACCEPT_LANGUAGE="en")
     visitor.get("/login/")
