@@ -28,13 +28,15 @@ $(STAMP): requirements.txt
 	@touch $(STAMP)
 
 # Install what is missing, only what is missing: redis-server (Celery broker, benchmarks), a JRE
-# for Spark, and for the tests Debian's chromium (driven by Playwright) and postgresql (the suite's
+# for Spark, and for the tests Debian's chromium (driven by Playwright) with a Chinese font (fonts-wqy-zenhei: the
+# Chinese pages' screenshots show characters, not boxes) and postgresql (the suite's
 # PostgreSQL run starts private servers from its initdb/postgres, in /usr/lib/postgresql/N/bin).
 system:
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
 	if [ -n "$(NEED_BROWSER)" ]; then command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; fi; \
+	if [ -n "$(NEED_BROWSER)" ]; then fc-list :lang=zh 2>/dev/null | grep -q . || missing="$$missing fonts-wqy-zenhei"; fi; \
 	if [ -n "$(NEED_POSTGRES)" ]; then command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; fi; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages:$$missing"; \

@@ -5,6 +5,7 @@ from django import forms
 from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
 from console import lockout
 from console.query_filters import ChoiceFilter, DateFilter, FilterForm
@@ -16,7 +17,7 @@ class LoginForm(AuthenticationForm):
 
     error_messages = {
         **AuthenticationForm.error_messages,
-        "invalid_login": "Your username and password did not match. Please try again.",
+        "invalid_login": _("Your username and password did not match. Please try again."),
     }
 
     locked: lockout.LoginLock | None = None

@@ -82,3 +82,18 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.target} {self.result}"
+
+
+class UserPreference(models.Model):
+    """One user's display choices: the time zone pages show times in and the console's language.
+
+    Empty means "not chosen": times in UTC, the language from the session, cookie or the browser's
+    Accept-Language (console.preferences). Storage and the REST API stay UTC whatever is chosen.
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="gantry_preference")
+    time_zone = models.CharField(max_length=64, blank=True)  # an IANA name (zoneinfo): Asia/Shanghai
+    language = models.CharField(max_length=16, blank=True)  # a code of settings.LANGUAGES: en, zh-hans
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.time_zone or 'UTC'}, {self.language or 'browser'})"

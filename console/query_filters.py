@@ -20,9 +20,10 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext, gettext_noop
 from rest_framework import serializers
 
-DATE_FORMAT_HINT = "a date as YYYY-MM-DD"
+DATE_FORMAT_HINT = gettext_noop("a date as YYYY-MM-DD")
 
 
 def choice_error(values: Iterable[str], choices: Sequence[str]) -> str:
@@ -100,7 +101,8 @@ class DateFilter(forms.DateField):
         try:
             return super().to_python(value)
         except ValidationError:
-            raise ValidationError(f"{str(value)!r} is not accepted; give {DATE_FORMAT_HINT}.", code="invalid") from None
+            raise ValidationError(gettext("%(value)s is not accepted; give %(hint)s.") % {"value": repr(str(value)), "hint": gettext(DATE_FORMAT_HINT)},
+                                  code="invalid") from None
 
 
 class FilterForm(forms.Form):

@@ -85,9 +85,11 @@ MIDDLEWARE = [
     "console.middleware.ContentSecurityPolicyMiddleware",
     "console.middleware.BodySizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",  # after sessions, before common: the language cookie or Accept-Language
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "console.preferences.PreferenceMiddleware",  # the user's time zone and language for pages; /api/ stays UTC, English
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -108,6 +110,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "console.context_processors.gantry_role",
             ],
+            "builtins": ["django.templatetags.i18n", "console.templatetags.local_time"],  # {% translate %}; {{ t|local_time }}
         },
     },
 ]
@@ -137,7 +140,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The console's languages (a user picks one in the header; a new visitor gets the browser's): English and
+# Simplified Chinese, translated in locale/ (docs/i18n.md). Times are stored and served by the API in UTC.
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -2,7 +2,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from console import metrics, views
+from console import metrics, preference_views, views
 
 urlpatterns = [
     path("", include("brokers.urls")),
@@ -17,6 +17,8 @@ urlpatterns = [
     path("users/<str:username>/change", views.user_change, name="user-change"),
     path("users/<str:username>/password", views.user_password, name="user-set-password"),
     path("account/password/", views.password_change, name="password-change"),
+    path("account/preferences/", preference_views.account_preferences, name="account-preferences"),
+    path("i18n/language/", preference_views.language_switch, name="set-language"),  # the header's switcher
     path("tokens/", views.tokens, name="tokens"),
     path("tokens/<int:token_id>/revoke", views.token_revoke, name="token-revoke"),
     path("topics/", include("topics.urls")),

@@ -27,6 +27,7 @@ from console.forms import (
     UserCreateForm,
 )
 from console.permissions import console_page
+from console.preference_views import account_context
 from console.roles import Role
 
 PAGE_SIZE = 50
@@ -148,7 +149,7 @@ def password_change(request: HttpRequest) -> HttpResponse:
             update_session_auth_hash(request, request.user)
             messages.success(request, "Your password is changed; your other console sessions are signed out.")
             return redirect("password-change")
-    return render(request, "console/password_change.html", {"form": form}, status=_status(request, form))
+    return render(request, "console/password_change.html", account_context(request, form=form), status=_status(request, form))
 
 
 def _field_reason(exc: ServiceError, form) -> str:

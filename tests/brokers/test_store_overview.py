@@ -62,7 +62,7 @@ def test_the_overview_page_has_the_store_table(admin_client, console_cluster) ->
     page = admin_client.get("/").content.decode()
     assert 'data-testid="store-disk"' in page
     for header in ("fileReservedTime", "deleteWhen", "diskMaxUsedSpaceRatio", "diskSpaceCleanForciblyRatio",
-                   "diskSpaceWarningLevelRatio", "Oldest message (UTC)", "Files cleaned"):
+                   "diskSpaceWarningLevelRatio", "Oldest message", "Files cleaned"):
         assert f">{header}</th>" in page, header
     for name in ("broker-a", "broker-b"):
         assert f'<tr data-broker="{name}" data-broker-id="0"' in page
