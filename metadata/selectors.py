@@ -59,6 +59,11 @@ class FieldChange:
     before: Any  # None: the broker does not hold the object yet
     after: Any
 
+    @property
+    def shown(self) -> tuple[str, str]:
+        """Before and after as the JSON document writes them (true, not True)."""
+        return json.dumps(self.before), json.dumps(self.after)
+
 
 @dataclass(frozen=True)
 class Write:
@@ -206,9 +211,10 @@ def _change(kind: str, name: str, tables: dict[str, dict], changes: list, notes:
     return ObjectChange(kind, name, action, tuple(changes), tuple(notes), tuple(writes))
 
 
-def _plan_id(target: str, objects: list[ObjectChange]) -> str:
-    """A digest of every write and the state it starts from: the same dry run gives the same id."""
-    state = [[target, o.kind, o.name, [[c.broker, c.field, c.before, c.after] for c in o.changes]] for o in objects]
+def _plan_id(objects: list[ObjectChange]) -> str:
+    """A digest of every write (each change names its broker) and the state it starts from: the same dry run
+    gives the same id, and any change of the brokers' state in between a different one."""
+    state = [[o.kind, o.name, o.action, [[c.broker, c.field, c.before, c.after] for c in o.changes]] for o in objects]
     return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -224,4 +230,4 @@ def metadata_plan(*, document: MetadataDocument, scope: Scope) -> ImportPlan:
             objects.append(_topic_change(topic, scope, topic_tables))
     objects.extend(_group_change(group, scope, group_tables) for group in document.groups)
     return ImportPlan(scope.label, tuple(m.broker_name for m in scope.masters), tuple(objects), tuple(skipped),
-                      _plan_id(scope.label, objects))
+                      _plan_id(objects))

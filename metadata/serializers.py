@@ -12,14 +12,43 @@ from rest_framework import serializers
 
 from console.errors import InvalidInput
 from console.rest import StrictCharField, StrictInputSerializer
-from metadata.document import GROUPS, MAX_DOCUMENT_BYTES, TOPICS, MetadataDocument, parse_document
+from brokers.engine.common.constants import MAX_QUEUE_NUMS
+from console.schema_examples import GROUP_NAME_PATTERN, TOPIC_NAME_PATTERN
+from metadata.document import (
+    FILTER_TYPES,
+    GROUP_BOOLS,
+    GROUP_RANGES,
+    GROUPS,
+    MAX_DOCUMENT_BYTES,
+    MAX_OBJECTS,
+    TOPICS,
+    MetadataDocument,
+    parse_document,
+)
 
 _TARGET = {"cluster": "every master of this cluster", "broker": "this broker (its master) only"}
+_INT = {"type": "integer"}
+_BOOL = {"type": "boolean"}
+_TOPIC_SCHEMA = {  # topicName (the key again) is accepted too; it is left out here so a generated entry cannot contradict its key
+    "type": "object", "additionalProperties": False,
+    "properties": {"readQueueNums": {**_INT, "minimum": 1, "maximum": MAX_QUEUE_NUMS},
+                   "writeQueueNums": {**_INT, "minimum": 1, "maximum": MAX_QUEUE_NUMS},
+                   "perm": {**_INT, "minimum": 0, "maximum": 7}, "topicFilterType": {"enum": list(FILTER_TYPES)},
+                   "topicSysFlag": {**_INT, "minimum": 0, "maximum": 2**31 - 1}, "order": _BOOL},
+}
+_GROUP_SCHEMA = {  # groupName likewise
+    "type": "object", "additionalProperties": False,
+    "properties": {**{p: _BOOL for p in GROUP_BOOLS}, **{p: {**_INT, "minimum": lo, "maximum": hi} for p, (lo, hi) in GROUP_RANGES.items()}},
+}
 _DOCUMENT_SCHEMA = {
-    "type": "object", "description": "RocketMQ's exportMetadata JSON (topicConfigTable, subscriptionGroupTable, exportTime)",
-    "properties": {TOPICS: {"type": "object", "additionalProperties": {"type": "object"}},
-                   GROUPS: {"type": "object", "additionalProperties": {"type": "object"}},
-                   "exportTime": {"type": "integer"}},
+    "type": "object", "description": "RocketMQ's exportMetadata JSON: topicConfigTable and/or subscriptionGroupTable (name -> "
+                                     "definition, RocketMQ's property names), exportTime; other keys are ignored",
+    "anyOf": [{"required": [TOPICS]}, {"required": [GROUPS]}],
+    "properties": {TOPICS: {"type": "object", "maxProperties": MAX_OBJECTS, "patternProperties": {TOPIC_NAME_PATTERN: _TOPIC_SCHEMA},
+                            "additionalProperties": False},
+                   GROUPS: {"type": "object", "maxProperties": MAX_OBJECTS, "patternProperties": {GROUP_NAME_PATTERN: _GROUP_SCHEMA},
+                            "additionalProperties": False},
+                   "exportTime": {**_INT, "minimum": 0}},
 }
 
 
