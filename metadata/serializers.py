@@ -44,10 +44,10 @@ _DOCUMENT_SCHEMA = {
     "type": "object", "description": "RocketMQ's exportMetadata JSON: topicConfigTable and/or subscriptionGroupTable (name -> "
                                      "definition, RocketMQ's property names), exportTime; other keys are ignored",
     "anyOf": [{"required": [TOPICS]}, {"required": [GROUPS]}],
-    "properties": {TOPICS: {"type": "object", "maxProperties": MAX_OBJECTS, "patternProperties": {TOPIC_NAME_PATTERN: _TOPIC_SCHEMA},
-                            "additionalProperties": False},
-                   GROUPS: {"type": "object", "maxProperties": MAX_OBJECTS, "patternProperties": {GROUP_NAME_PATTERN: _GROUP_SCHEMA},
-                            "additionalProperties": False},
+    "properties": {TOPICS: {"type": "object", "maxProperties": MAX_OBJECTS, "additionalProperties": _TOPIC_SCHEMA,
+                            "description": f"topic name (pattern {TOPIC_NAME_PATTERN}) -> its definition"},
+                   GROUPS: {"type": "object", "maxProperties": MAX_OBJECTS, "additionalProperties": _GROUP_SCHEMA,
+                            "description": f"group name (pattern {GROUP_NAME_PATTERN}) -> its definition"},
                    "exportTime": {**_INT, "minimum": 0}},
 }
 
