@@ -54,6 +54,7 @@ def test_export_dry_run_and_apply(page, live_server, make_user, session_cluster,
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("[data-testid=apply-button]")
     page.wait_for_selector("text=Applied to")
+    assert page.locator("[data-testid=plan-counts]").inner_text() == "2 created, 0 updated, 0 unchanged."
     assert page.locator(f"tr[data-object='topic:{topic}']").get_attribute("data-action") == "create"
     screenshot("applied")
 
