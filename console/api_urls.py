@@ -11,7 +11,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from console import api
 from console.rest import ApiRouter
 
-APP_API_URLS = ["brokers.urls", "topics.urls", "topics.message_urls", "consumers.urls", "topics.dead_letter_urls", "analytics.api_urls"]
+APP_API_URLS = ["brokers.urls", "topics.urls", "topics.message_urls", "consumers.urls", "topics.dead_letter_urls", "analytics.api_urls", "metadata.urls"]
 
 router = ApiRouter()
 router.register("users", api.UserViewSet, basename="user")

@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "topics",
     "consumers",
     "analytics",
+    "metadata",  # exportMetadata JSON: export, dry-run and apply an import
 ]
 
 MIDDLEWARE = [

@@ -26,6 +26,7 @@ urlpatterns = [
     path("dashboards/", include("analytics.urls")),
     path("", include("consumers.urls")),
     path("", include("topics.dead_letter_urls")),  # /groups/<name>/dlq/
+    path("", include("metadata.urls")),  # /metadata/
     path("api/v1/", include("console.api_urls")),
 ]
 

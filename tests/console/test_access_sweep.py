@@ -27,6 +27,7 @@ ADMIN_ONLY = [r"^/users/", r"^/tokens/", r"^/api/v1/users", r"^/api/v1/tokens"]
 OPERATOR_PAGES = [r"^/topics/new$", r"^/topics/[^/]+/edit$",
                   r"^/subscription-groups/new$", r"^/subscription-groups/[^/]+/(edit|delete)$"]  # forms that only lead to changes
 VIEWER_POSTS = [r"^/api/v1/allocation/(preview|compare)$",  # POSTs that change nothing (previews): viewers may
+                r"^/api/v1/metadata/dry-run$",  # an import's dry run writes nothing
                 r"^/api/v1/auth/password$", r"^/account/password/$"]  # and a user's own password (console.passwords)
 SELF_SERVICE = [r"^/api/v1/auth/password$", r"^/account/password/$"]  # every role may write here: other methods are 405
 SAMPLE = {"name": "SweepTopic", "username": "someone", "pk": "1", "token_id": "1", "format": "json", "msg_id": "SweepMsg"}

@@ -188,11 +188,28 @@ def _existing_things(auth: dict, cluster) -> dict:
     things = {("/api/v1" + path, name): value for (path, name), value in things.items()}
     # a dead letter of the examples' group, as the broker would have moved it there, for a resend to find
     MADE_BODY["POST /api/v1/groups/{name}/dlq/resend"] = {"msg_ids": [_dead_letter(cluster, group, sent.get("msg_id"))]}
+    # an import of a topic as it stands, and its dry run's plan_id (nothing to write, whatever the target)
+    # (OpenAPI 3.0 cannot give a pattern for an object's keys: the dry run gets the same document, with names that exist)
+    MADE_BODY["POST /api/v1/metadata/apply"] = _metadata_import(client, cluster)
+    MADE_BODY["POST /api/v1/metadata/dry-run"] = {"metadata": MADE_BODY["POST /api/v1/metadata/apply"]["metadata"]}
     things[("/api/v1/topics/{name}", "name", "DELETE")] = throwaway_topic
     things[("/api/v1/acl/accounts/{access_key}", "access_key", "DELETE")] = throwaway_account
     things[("/api/v1/subscription-groups/{name}", "name", "DELETE")] = throwaway_subscription_group
     things[("/api/v1/alert-rules/{id}", "id", "DELETE")] = lambda: str(alert_rule().id)
     return things
+
+
+def _metadata_import(client, cluster) -> dict:
+    """A metadata document of a topic of its own (nobody else changes it) and the plan_id of its dry run."""
+    from brokers.engine.client.admin import BlockingMQAdminClient
+    from tests.brokers.engine.acl._acl_cluster import ADMIN
+    from tests.brokers.engine.client._cluster import create_topic
+
+    with BlockingMQAdminClient(cluster.namesrv_addr, access_key=ADMIN[0], secret_key=ADMIN[1]) as admin:
+        create_topic(admin, cluster, "FuzzMetadataTopic", queues=2)
+    exported = client.get("/api/v1/metadata/export").json()["topicConfigTable"]
+    document = {"topicConfigTable": {"FuzzMetadataTopic": exported["FuzzMetadataTopic"]}}
+    return {"metadata": document, "plan_id": client.post("/api/v1/metadata/dry-run", {"metadata": document}, format="json").json()["plan_id"]}
 
 
 def _dead_letter(cluster, group: str, origin_msg_id: str | None) -> str:

@@ -1,0 +1,54 @@
+"""The metadata page's forms: export (scope, special topics), import (upload a file, pick the target), apply.
+
+A scope is one choice value: ``cluster:<name>``, ``broker:<name>`` or empty (every cluster, export only).
+"""
+from __future__ import annotations
+
+from django import forms
+
+from metadata.document import MAX_DOCUMENT_BYTES
+
+
+def scope_choices(clusters: tuple[str, ...], brokers: tuple[str, ...], every: bool) -> list[tuple[str, str]]:
+    head = [("", "every cluster")] if every else []
+    return head + [(f"cluster:{c}", f"cluster {c} (every master)") for c in clusters] + [(f"broker:{b}", f"broker {b} only") for b in brokers]
+
+
+def scope_kwargs(value: str) -> dict[str, str]:
+    """``cluster:x`` -> {"cluster": "x"}; ``broker:y`` -> {"broker": "y"}; empty -> {}."""
+    kind, _, name = value.partition(":")
+    return {kind: name} if kind in ("cluster", "broker") and name else {}
+
+
+class _Scoped(forms.Form):
+    every = False
+
+    def __init__(self, *args, clusters: tuple[str, ...] = (), brokers: tuple[str, ...] = (), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["scope"].choices = scope_choices(clusters, brokers, self.every)
+        if not self.every and clusters:
+            self.fields["scope"].initial = f"cluster:{clusters[0]}"
+
+
+class MetadataExportForm(_Scoped):
+    every = True
+    scope = forms.ChoiceField(required=False, label="From")
+    include_special = forms.BooleanField(required=False, label="Also retry and DLQ topics")
+
+
+class MetadataImportForm(_Scoped):
+    file = forms.FileField(label="exportMetadata JSON file",
+                           help_text=f"RocketMQ's mqadmin exportMetadata output or this console's export (at most {MAX_DOCUMENT_BYTES // 1024} KiB).")
+    scope = forms.ChoiceField(label="Into")
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > MAX_DOCUMENT_BYTES:
+            raise forms.ValidationError(f"the file is {upload.size} bytes; the limit is {MAX_DOCUMENT_BYTES} bytes.")
+        return upload.read()
+
+
+class MetadataApplyForm(_Scoped):
+    scope = forms.ChoiceField()
+    document = forms.CharField(widget=forms.Textarea(attrs={"hidden": "hidden"}), max_length=MAX_DOCUMENT_BYTES)
+    plan_id = forms.CharField(max_length=64)
