@@ -21,6 +21,7 @@ OPEN = [
     (r"^/login/$", set(METHODS)),
     (r"^/logout/$", set(METHODS)),
     (r"^/api/v1/auth/token$", {"post"}),  # username and password in, token out
+    (r"^/i18n/language/$", set(METHODS)),  # the language switch, before login too (POST only; tests/console/test_preferences.py)
 ]
 TOKEN_ONLY = [r"^/api/v1/auth/token$"]  # the rest of it wants the token itself: a session gets 401
 ADMIN_ONLY = [r"^/users/", r"^/tokens/", r"^/api/v1/users", r"^/api/v1/tokens"]
@@ -28,8 +29,9 @@ OPERATOR_PAGES = [r"^/topics/new$", r"^/topics/[^/]+/edit$",
                   r"^/subscription-groups/new$", r"^/subscription-groups/[^/]+/(edit|delete)$"]  # forms that only lead to changes
 VIEWER_POSTS = [r"^/api/v1/allocation/(preview|compare)$",  # POSTs that change nothing (previews): viewers may
                 r"^/api/v1/metadata/dry-run$",  # an import's dry run writes nothing
-                r"^/api/v1/auth/password$", r"^/account/password/$"]  # and a user's own password (console.passwords)
-SELF_SERVICE = [r"^/api/v1/auth/password$", r"^/account/password/$"]  # every role may write here: other methods are 405
+                r"^/api/v1/auth/password$", r"^/account/password/$",  # and a user's own password (console.passwords)
+                r"^/account/preferences/$"]  # and own time zone and language (console.preferences)
+SELF_SERVICE = [r"^/api/v1/auth/password$", r"^/account/password/$", r"^/account/preferences/$"]  # every role may write here: other methods are 405
 SAMPLE = {"name": "SweepTopic", "username": "someone", "pk": "1", "token_id": "1", "format": "json", "msg_id": "SweepMsg"}
 
 
