@@ -108,6 +108,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "console.context_processors.gantry_role",
+                "brokers.context_processors.namesrv_switcher",  # the header's cluster switcher
             ],
         },
     },

@@ -65,6 +65,14 @@ def get_admin_client() -> BlockingMQAdminClient:
         return client
 
 
+def forget_admin_client(name: str) -> None:
+    """Close the client of set ``name`` (edited or removed: the next call builds one from what it is now)."""
+    with _lock:
+        built = _clients.pop(name, None)
+    if built is not None:
+        built[1].close()
+
+
 def reset_admin_client() -> None:
     """Drop every shared client (tests that point NAMESRV_ADDR elsewhere call this)."""
     with _lock:
