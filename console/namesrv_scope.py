@@ -13,6 +13,7 @@ import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+PARAM = "namesrv_set"  # the query parameter any page or API call takes (brokers.namesrv_set_scope reads it)
 CELERY_HEADER = "gantry_namesrv_set"  # the Celery message header that carries the set's name to a task
 DEFAULT = "default"  # the name of settings.MQ's tier
 

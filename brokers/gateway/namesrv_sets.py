@@ -22,12 +22,11 @@ from django.conf import settings
 
 from brokers.models import NamesrvSet
 from console import namesrv_scope
-from console.namesrv_scope import CELERY_HEADER, DEFAULT, scope
+from console.namesrv_scope import CELERY_HEADER, DEFAULT, PARAM, scope
 
 __all__ = ["CELERY_HEADER", "DEFAULT", "NAME_RE", "PARAM", "SESSION_KEY", "Missing", "NamesrvTarget", "cache_prefix",
            "configured", "current", "current_name", "default_target", "is_default", "lookup", "scope"]
 
-PARAM = "namesrv_set"  # the query parameter every page and API call takes
 SESSION_KEY = "gantry_namesrv_set"  # the console session's choice
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # safe in a URL, a header and a cache key
 
