@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from brokers.namesrv_sets import services
 from brokers.namesrv_sets.serializers import NamesrvSetInputSerializer, NamesrvSetOutput, NamesrvSetUpdateSerializer
 from console.actor import actor_from_request
-from console.rest import parse_input
+from console.rest import paginated_response, parse_input
 from console.roles import Role
 
 
@@ -29,7 +29,7 @@ class NamesrvSetViewSet(viewsets.ViewSet):
 
     @extend_schema(responses=NamesrvSetOutput(many=True))
     def list(self, request: Request) -> Response:
-        return Response(NamesrvSetOutput(services.namesrv_set_list(), many=True).data)
+        return paginated_response(request, self, services.namesrv_set_list(), NamesrvSetOutput)
 
     @extend_schema(responses=NamesrvSetOutput)
     def retrieve(self, request: Request, name: str) -> Response:

@@ -7,7 +7,8 @@ from brokers.namesrv_sets.services import MAX_POSITION
 from console.rest import StrictBooleanField, StrictCharField, StrictInputSerializer, StrictIntegerField
 
 _NAME = "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
-_ADDRS = r"^\s*[^\s;,]+:\d{1,5}\s*(;\s*[^\s;,]+:\d{1,5}\s*)*;?\s*$"
+_PORT = r"([1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])"  # 1 to 65535
+_ADDRS = rf"^[^\s;,]+:{_PORT}(;[^\s;,]+:{_PORT})*$"  # host:port;host:port (the service also takes spaces and a trailing ;)
 
 
 class NamesrvSetUpdateSerializer(StrictInputSerializer):

@@ -98,7 +98,7 @@ def test_only_admins_change_the_sets_and_secrets_never_come_back(console_cluster
     assert made.status_code == 201 and made.json()["has_secret_key"] is True
     assert made.json()["namesrv_addr"] == second_session_cluster.namesrv_addr  # normalised
     listed = admin_api.get("/api/v1/namesrv-sets")
-    assert [s["name"] for s in listed.json()] == ["default", "second"] and listed.json()[0]["default"] is True
+    assert [s["name"] for s in listed.json()["results"]] == ["default", "second"] and listed.json()["results"][0]["default"] is True
     edited = admin_api.put("/api/v1/namesrv-sets/second", {"namesrv_addr": second_session_cluster.namesrv_addr,
                                                            "access_key": "RocketMQ2", "position": 1}, format="json")
     assert edited.status_code == 200 and edited.json()["has_secret_key"] is True  # empty secret: kept
