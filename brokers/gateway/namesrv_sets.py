@@ -25,7 +25,7 @@ from console import namesrv_scope
 from console.namesrv_scope import CELERY_HEADER, DEFAULT, PARAM, scope
 
 __all__ = ["CELERY_HEADER", "DEFAULT", "NAME_RE", "PARAM", "SESSION_KEY", "Missing", "NamesrvTarget", "cache_prefix",
-           "configured", "current", "current_name", "default_target", "is_default", "lookup", "scope"]
+           "current", "current_name", "default_target", "is_default", "lookup", "scope"]
 
 SESSION_KEY = "gantry_namesrv_set"  # the console session's choice
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # safe in a URL, a header and a cache key
@@ -63,11 +63,6 @@ def default_target() -> NamesrvTarget:
 
 def _target(row: NamesrvSet) -> NamesrvTarget:
     return NamesrvTarget(row.name, row.namesrv_addr, row.access_key, row.secret_key, row.tls, float(settings.MQ["ADMIN_TIMEOUT_S"]))
-
-
-def configured() -> tuple[NamesrvTarget, ...]:
-    """Every set, ``default`` first, then the admin's in their order."""
-    return (default_target(), *(_target(row) for row in NamesrvSet.objects.all()))
 
 
 def lookup(name: str) -> NamesrvTarget | None:
