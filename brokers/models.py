@@ -74,3 +74,26 @@ class PromotionJob(models.Model):
 
     def __str__(self) -> str:
         return f"promotion job {self.pk} {self.scope_key} id {self.broker_id} {self.status}"
+
+
+class NamesrvSet(models.Model):
+    """A tier an admin added to the console: its name server list and how to talk to it (docs/clusters.md).
+
+    The tier of ``settings.MQ`` (NAMESRV_ADDR, MQ_ACCESS_KEY ...) is always there, first, as
+    ``default``; these rows follow it in ``position`` order. ``secret_key`` is never shown back.
+    """
+
+    name = models.CharField(max_length=64, unique=True)
+    namesrv_addr = models.CharField(max_length=1000)  # host:port;host:port, as NAMESRV_ADDR
+    access_key = models.CharField(max_length=255, blank=True, default="")  # the ACL account to sign with ("": unsigned)
+    secret_key = models.CharField(max_length=255, blank=True, default="")
+    tls = models.BooleanField(default=False)  # TLS with settings.MQ's TLS_CA / TLS_CERT / TLS_KEY / TLS_VERIFY
+    position = models.PositiveIntegerField(default=0)  # the order in the switcher, after ``default``
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return f"name-server set {self.name} {self.namesrv_addr}"

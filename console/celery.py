@@ -13,7 +13,7 @@ import os
 
 from celery import Celery, signals
 
-from console import request_id
+from console import namesrv_scope, request_id
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
@@ -35,6 +35,7 @@ def _enter_request_id(task=None, **_: object) -> None:
     """The id of the web request that queued this task (console.queueing.submit) is current while it runs."""
     if task is not None:
         task.request.gantry_request_id_token = request_id.begin(getattr(task.request, request_id.CELERY_HEADER, None))
+        _enter_namesrv_set(task)
 
 
 @signals.task_postrun.connect
@@ -42,3 +43,13 @@ def _leave_request_id(task=None, **_: object) -> None:
     token = getattr(task.request, "gantry_request_id_token", None) if task is not None else None
     if token is not None:
         request_id.end(token)
+    set_token = getattr(task.request, "gantry_namesrv_set_token", None) if task is not None else None
+    if set_token is not None:
+        namesrv_scope.end(set_token)
+
+
+def _enter_namesrv_set(task) -> None:
+    """The name of the name-server set the task was queued under (console.queueing.submit) is current
+    while it runs; the gateway resolves it on first use, and one removed since makes the task's calls
+    fail (Unavailable) rather than run against another tier."""
+    task.request.gantry_namesrv_set_token = namesrv_scope.begin(getattr(task.request, namesrv_scope.CELERY_HEADER, None) or None)

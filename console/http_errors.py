@@ -36,6 +36,7 @@ from brokers.engine.common.topic_config import InvalidTopicConfigError
 from brokers.engine.common.topic_validator import InvalidNameError
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.errors import RemotingConnectError, RemotingError, RemotingTimeoutError
+from console import namesrv_scope
 from console.errors import InvalidInput, ServiceError
 
 log = logging.getLogger(__name__)
@@ -68,9 +69,10 @@ class Problem:
 
 
 def _configured_namesrv_addrs() -> tuple[str, ...]:
-    """The name servers of ``settings.MQ["NAMESRV_ADDR"]`` (empty when the setting is unusable)."""
+    """The name servers of the current name-server set (console.namesrv_scope; settings.MQ["NAMESRV_ADDR"]
+    for ``default``), empty when the setting is unusable."""
     try:
-        return parse_namesrv_addrs(settings.MQ["NAMESRV_ADDR"])
+        return parse_namesrv_addrs(getattr(namesrv_scope.get(), "namesrv_addr", None) or settings.MQ["NAMESRV_ADDR"])
     except ValueError:
         return ()
 

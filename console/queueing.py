@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import redis
 from django.conf import settings
 
+from console import namesrv_scope
 from console.errors import QueueUnavailable
 from console.request_id import CELERY_HEADER, current_request_id
 
@@ -50,12 +51,18 @@ def check_redis() -> None:
 
 
 def submit(task, *, kwargs: dict, task_id: str | None = None, queue: str | None = None) -> str:
-    """Queue ``task`` with JSON ``kwargs``; its task id. Fast failure when Redis is down."""
+    """Queue ``task`` with JSON ``kwargs``; its task id. Fast failure when Redis is down. The task carries
+    the request id and the current name-server set's name (console.namesrv_scope) in its headers."""
     check_redis()
     options: dict = {"retry": False}
+    headers: dict[str, str] = {}
     rid = current_request_id()
     if rid:  # the task's log lines carry the id of the request that queued it (console.celery)
-        options["headers"] = {CELERY_HEADER: rid}
+        headers[CELERY_HEADER] = rid
+    if namesrv_scope.current_name() != namesrv_scope.DEFAULT:  # the task runs against the tier it was queued under
+        headers[namesrv_scope.CELERY_HEADER] = namesrv_scope.current_name()
+    if headers:
+        options["headers"] = headers
     if task_id:
         options["task_id"] = task_id
     if queue:

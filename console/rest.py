@@ -15,6 +15,8 @@ from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 from rest_framework.settings import api_settings
 
+from console import namesrv_scope
+
 T = TypeVar("T")
 
 
@@ -87,8 +89,9 @@ def parse_input(serializer_class: type[serializers.Serializer], data: Any, **kwa
 
 
 def query_dict(request: Request) -> dict[str, str]:
-    """The query string as a plain dict (last value of a repeated key)."""
-    return {key: request.query_params.get(key) for key in request.query_params}
+    """The query string as a plain dict (last value of a repeated key), without ``namesrv_set`` (the
+    tier the call runs against: brokers.namesrv_set_scope's, never a view's input)."""
+    return {key: request.query_params.get(key) for key in request.query_params if key != namesrv_scope.PARAM}
 
 
 def paginated_response(request: Request, view: Any, items: Sequence[Any], serializer_class: type[serializers.Serializer],

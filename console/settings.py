@@ -91,6 +91,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "console.preferences.PreferenceMiddleware",  # the user's time zone and language for pages; /api/ stays UTC, English
+    "brokers.namesrv_set_scope.NamesrvSetMiddleware",  # ?namesrv_set= / the session's choice: the tier this request talks to
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -110,6 +111,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "console.context_processors.gantry_role",
+                "brokers.context_processors.namesrv_switcher",  # the header's cluster switcher
             ],
             "builtins": ["django.templatetags.i18n", "console.templatetags.local_time"],  # {% translate %}; {{ t|local_time }}
         },

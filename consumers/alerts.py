@@ -21,7 +21,7 @@ from brokers.gateway.connections import RUNNING_INFO_TIMEOUT_S, consumer_connect
 from brokers.gateway.groups import group_survey
 from brokers.gateway.overview import Alert
 from consumers import live
-from consumers.selectors import STRATEGY_KEY, STRATEGY_TTL_S, USER, group_kind
+from consumers.selectors import STRATEGY_TTL_S, USER, group_kind, strategy_key
 from consumers.types import LiveCheck
 
 SCAN_TTL_S = 60  # a group's members are asked at most once a minute by the overview
@@ -61,7 +61,7 @@ def scan(info: ClusterInfo) -> list[LiveCheck]:
             checks.append(check)
             names = sorted({m.strategy for m in check.members if m.answered and m.strategy != live.UNKNOWN})
             if names:
-                strategies[STRATEGY_KEY + group] = ", ".join(names)
+                strategies[strategy_key(group)] = ", ".join(names)
     cache.set_many(strategies, STRATEGY_TTL_S)
     return checks
 

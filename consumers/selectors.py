@@ -26,6 +26,7 @@ from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.mq_version import version_desc
 from brokers.engine.remoting.codes import ResponseCode
+from brokers.gateway import namesrv_sets
 from brokers.gateway.client import get_admin_client
 from brokers.gateway.cluster import cluster_info, masters_by_addr
 from brokers.gateway.connections import GroupConnections, consumer_connections
@@ -54,7 +55,12 @@ from consumers.types import (
     Subscription,
 )
 
-STRATEGY_KEY = "gantry:group-strategy:"  # + group: the strategy the last live check saw
+STRATEGY_KEY = "gantry:group-strategy:"  # + group: the strategy the last live check saw (strategy_key: per tier)
+
+
+def strategy_key(group: str) -> str:
+    """The cache key of ``group``'s last seen strategy in the current name-server set (groups repeat across tiers)."""
+    return namesrv_sets.cache_prefix() + STRATEGY_KEY + group
 STRATEGY_TTL_S = 600
 
 
@@ -129,14 +135,14 @@ def with_members(rows: Sequence[GroupRow], masters: Sequence[tuple[str, str]] = 
         return []
     brokers = dict(masters) or _masters()[1]
     conns = consumer_connections([r.name for r in rows], brokers)
-    strategies = cache.get_many([STRATEGY_KEY + r.name for r in rows])
+    strategies = cache.get_many([strategy_key(r.name) for r in rows])
     out = []
     for row in rows:
         c = conns[row.name]
         first = c.connections[0] if c.connections else None
         out.append(replace(row, members=len(c.connections), consume_type=CONSUME_TYPES.get(c.consume_type or "", c.consume_type),
                            message_model=c.message_model, version=version_desc(first.version) if first else None,
-                           strategy=strategies.get(STRATEGY_KEY + row.name)))
+                           strategy=strategies.get(strategy_key(row.name))))
     return out
 
 
@@ -197,7 +203,7 @@ def group_progress(*, name: str, topic: str | None = None) -> GroupProgress:
 def _remember_strategy(group: str, checks: Sequence[LiveCheck]) -> None:
     names = {m.strategy for c in checks for m in c.members if m.answered and m.strategy != live.UNKNOWN}
     if names:
-        cache.set(STRATEGY_KEY + group, ", ".join(sorted(names)), STRATEGY_TTL_S)
+        cache.set(strategy_key(group), ", ".join(sorted(names)), STRATEGY_TTL_S)
 
 
 def group_detail(*, name: str) -> GroupDetail:

@@ -1,7 +1,7 @@
 """The one admin client the Django side (views, services, tasks) talks to the tier through.
 
-Built lazily from ``settings.MQ`` on first use (no I/O at import time), shared by threads: the
-blocking client is thread-safe. :func:`run` runs a plan (:mod:`brokers.engine.client.plan`) on
+One per name-server set (brokers.gateway.namesrv_sets: ``default`` is settings.MQ's), built lazily on
+first use (no I/O at import time), shared by threads: the blocking client is thread-safe. :func:`run` runs a plan (:mod:`brokers.engine.client.plan`) on
 its driver, so every gateway call shares connections, timeouts and name-server fail-over;
 :func:`fanout_to_brokers` and :func:`reply_failure` are the two pieces the gateway's batched
 plans are written with.
@@ -18,48 +18,67 @@ from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.client.plan import Call, Fanout, Plan, Reply, check
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.tls import TlsConfig, tls_config_from_settings
+from brokers.gateway import namesrv_sets
+from brokers.gateway.namesrv_sets import NamesrvTarget
 from console.errors import Unavailable
 
 T = TypeVar("T")
 
 _lock = threading.Lock()
-_client: BlockingMQAdminClient | None = None
+_clients: dict[str, tuple[NamesrvTarget, BlockingMQAdminClient]] = {}  # set name -> (what it was built for, client)
 
 
-def mq_tls() -> TlsConfig | None:
+def mq_tls(enable: bool | None = None) -> TlsConfig | None:
     """The TLS settings of every client the Django side makes (MQ TLS_ENABLE, TLS_CA, ...); None: plain.
-    ValueError (TlsConfigError) when they name files that do not exist or cannot be loaded."""
+    ``enable`` overrides TLS_ENABLE (a name-server set's own TLS flag). ValueError (TlsConfigError)
+    when they name files that do not exist or cannot be loaded."""
     mq = settings.MQ
-    tls = tls_config_from_settings(mq.get("TLS_ENABLE"), mq.get("TLS_CA"), mq.get("TLS_CERT"), mq.get("TLS_KEY"),
-                                   mq.get("TLS_VERIFY", True), mq.get("TLS_SERVER_NAME"))
+    tls = tls_config_from_settings(mq.get("TLS_ENABLE") if enable is None else enable, mq.get("TLS_CA"), mq.get("TLS_CERT"),
+                                   mq.get("TLS_KEY"), mq.get("TLS_VERIFY", True), mq.get("TLS_SERVER_NAME"))
     return tls.check() if tls is not None else None
 
 
 def get_admin_client() -> BlockingMQAdminClient:
-    """The shared client, signing with MQ ACCESS_KEY / SECRET_KEY when set (the ACL) and speaking TLS
-    with MQ TLS_ENABLE; Unavailable (503) when NAMESRV_ADDR is not a usable address list, only one of
-    the two keys is set, or the TLS files cannot be loaded."""
-    global _client
+    """The current name-server set's client (brokers.gateway.namesrv_sets; settings.MQ's outside a
+    request or task that chose another), one per set, shared by threads: it signs with the set's
+    ACCESS_KEY / SECRET_KEY when set (the ACL) and speaks TLS with its TLS flag. Unavailable (503) when
+    the address list is not usable, only one of the two keys is set, the TLS files cannot be loaded,
+    or the set a task was queued under has been removed."""
+    target = namesrv_sets.current()
+    if isinstance(target, namesrv_sets.Missing):
+        raise Unavailable(f"name-server set {target.name!r} is no longer configured; nothing was run on another")
     with _lock:
-        if _client is None:
-            try:
-                _client = BlockingMQAdminClient(
-                    settings.MQ["NAMESRV_ADDR"], timeout_s=settings.MQ["ADMIN_TIMEOUT_S"],
-                    access_key=settings.MQ.get("ACCESS_KEY") or None, secret_key=settings.MQ.get("SECRET_KEY") or None,
-                    tls=mq_tls(),
-                )
-            except ValueError as exc:
-                raise Unavailable(f"NAMESRV_ADDR, MQ_ACCESS_KEY/MQ_SECRET_KEY or MQ_TLS_* is not usable: {exc}") from exc
-        return _client
+        built = _clients.get(target.name)
+        if built is not None and built[0] == target:
+            return built[1]
+        try:
+            client = BlockingMQAdminClient(
+                target.namesrv_addr, timeout_s=target.timeout_s, access_key=target.access_key or None,
+                secret_key=target.secret_key or None, tls=mq_tls(target.tls),
+            )
+        except ValueError as exc:
+            what = "NAMESRV_ADDR, MQ_ACCESS_KEY/MQ_SECRET_KEY or MQ_TLS_*" if target.is_default else f"name-server set {target.name!r}"
+            raise Unavailable(f"{what} is not usable: {exc}") from exc
+        if built is not None:  # its set was edited: the old client goes
+            built[1].close()
+        _clients[target.name] = (target, client)
+        return client
+
+
+def forget_admin_client(name: str) -> None:
+    """Close the client of set ``name`` (edited or removed: the next call builds one from what it is now)."""
+    with _lock:
+        built = _clients.pop(name, None)
+    if built is not None:
+        built[1].close()
 
 
 def reset_admin_client() -> None:
-    """Drop the shared client (tests that point NAMESRV_ADDR elsewhere call this)."""
-    global _client
+    """Drop every shared client (tests that point NAMESRV_ADDR elsewhere call this)."""
     with _lock:
-        if _client is not None:
-            _client.close()
-        _client = None
+        for _, client in _clients.values():
+            client.close()
+        _clients.clear()
 
 
 def run(plan: Plan[T]) -> T:

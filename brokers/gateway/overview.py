@@ -20,6 +20,7 @@ from django.utils.module_loading import import_string
 from brokers.engine.client.admin import ClusterInfo
 from brokers.engine.common.constants import MQ_VERSION, MQ_VERSION_NAME
 from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway import namesrv_sets
 from brokers.gateway.client import get_admin_client
 from brokers.gateway.cluster import cluster_info, namesrv_survey, runtime_infos
 from brokers.gateway.replication import BrokerGroup, HAState, group_members, ha_state
@@ -229,7 +230,7 @@ def broker_overview() -> BrokerOverview:
         rows = _registered_rows(info)
     except RemotingError as exc:  # a transport failure of the whole fanout
         return BrokerOverview(namesrv, tuple(namesrvs), (), (), tuple(_alerts(namesrvs, [])), error=str(exc))
-    rows = _with_sightings(rows, BrokerSighting.objects.all())
+    rows = _with_sightings(rows, _sightings(BrokerSighting.objects.all()))
     clusters = tuple(ClusterRow(name, tuple(sorted(names))) for name, names in sorted(info.clusters.items()))
     alerts = _alerts(namesrvs, rows) + _extra_alerts(info)
     return BrokerOverview(namesrv, tuple(namesrvs), clusters, tuple(rows), tuple(alerts))
@@ -247,6 +248,11 @@ def _with_sightings(rows: list[BrokerRow], sightings) -> list[BrokerRow]:
     return rows
 
 
+def _sightings(rows):
+    """The sightings that belong to the current tier: the health scan records ``default``'s only."""
+    return rows if namesrv_sets.is_default() else BrokerSighting.objects.none()
+
+
 def broker_group(name: str) -> BrokerGroup[BrokerRow]:
     """One broker group for its page: the members the name servers list (and recently gone ones), read
     like the overview's rows (one runtime query per member). NotFound when no name server knows the name."""
@@ -254,7 +260,7 @@ def broker_group(name: str) -> BrokerGroup[BrokerRow]:
     members = tuple(b for b in info.brokers if b.broker_name == name)
     if not members:
         raise NotFound(f"broker {name} is not known to the name servers")
-    rows = _with_sightings(_registered_rows(replace(info, brokers=members)), BrokerSighting.objects.filter(broker_name=name))
+    rows = _with_sightings(_registered_rows(replace(info, brokers=members)), _sightings(BrokerSighting.objects.filter(broker_name=name)))
     return group_members(rows)[0]
 
 

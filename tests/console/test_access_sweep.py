@@ -24,7 +24,7 @@ OPEN = [
     (r"^/i18n/language/$", set(METHODS)),  # the language switch, before login too (POST only; tests/console/test_preferences.py)
 ]
 TOKEN_ONLY = [r"^/api/v1/auth/token$"]  # the rest of it wants the token itself: a session gets 401
-ADMIN_ONLY = [r"^/users/", r"^/tokens/", r"^/api/v1/users", r"^/api/v1/tokens"]
+ADMIN_ONLY = [r"^/users/", r"^/tokens/", r"^/api/v1/users", r"^/api/v1/tokens", r"^/namesrv-sets/"]  # /namesrv-sets/: the Clusters page
 OPERATOR_PAGES = [r"^/topics/new$", r"^/topics/[^/]+/edit$",
                   r"^/subscription-groups/new$", r"^/subscription-groups/[^/]+/(edit|delete)$"]  # forms that only lead to changes
 VIEWER_POSTS = [r"^/api/v1/allocation/(preview|compare)$",  # POSTs that change nothing (previews): viewers may

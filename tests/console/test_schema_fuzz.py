@@ -170,6 +170,12 @@ def _existing_things(auth: dict, cluster) -> dict:
         return AlertRule.objects.create(name="fuzz", kind="lag_above", target=EXAMPLE_GROUP, emails=["ops@example.com"])
 
     rule = alert_rule()
+    from brokers.models import NamesrvSet
+
+    NamesrvSet.objects.create(name="fuzz-set", namesrv_addr=cluster.namesrv_addr)
+
+    def throwaway_namesrv_set() -> str:
+        return NamesrvSet.objects.create(name=f"fuzz-throwaway-{next(counter)}", namesrv_addr=cluster.namesrv_addr).name
     event = AlertEvent.objects.create(rule=rule, rule_name=rule.name, kind=rule.kind, target=rule.target, state="firing", message="fuzz")
     topic, group = EXAMPLE_TOPIC, EXAMPLE_GROUP
     things = {("/topics/{name}" + tail, "name"): topic for tail in ("", "/advice", "/consumer-groups", "/messages", "/route", "/shrink", "/status")}
@@ -182,7 +188,7 @@ def _existing_things(auth: dict, cluster) -> dict:
                ("/users/{username}", "username"): "fuzz-patched", ("/users/{username}/password", "username"): "fuzz-patched", ("/rebalance-jobs/{id}", "id"): str(rebalance.get("id")),
                ("/dashboards/refresh-runs/{id}", "id"): refresh.get("id"), ("/messages/{msg_id}", "msg_id"): sent.get("offset_msg_id"),
                ("/promotion-jobs/{id}", "id"): str(promotion.id),
-               ("/tokens/{id}", "id"): throwaway_token,
+               ("/tokens/{id}", "id"): throwaway_token, ("/namesrv-sets/{name}", "name"): "fuzz-set",
                ("/alert-rules/{id}", "id"): str(rule.id), ("/alert-rules/{id}/silence", "id"): str(rule.id),
                ("/alert-events/{id}", "id"): str(event.id), ("/alert-events/{id}/acknowledge", "id"): str(event.id)}
     things = {("/api/v1" + path, name): value for (path, name), value in things.items()}
@@ -196,6 +202,7 @@ def _existing_things(auth: dict, cluster) -> dict:
     things[("/api/v1/acl/accounts/{access_key}", "access_key", "DELETE")] = throwaway_account
     things[("/api/v1/subscription-groups/{name}", "name", "DELETE")] = throwaway_subscription_group
     things[("/api/v1/alert-rules/{id}", "id", "DELETE")] = lambda: str(alert_rule().id)
+    things[("/api/v1/namesrv-sets/{name}", "name", "DELETE")] = throwaway_namesrv_set
     return things
 
 
