@@ -26,3 +26,15 @@ def test_every_entry_is_translated_and_keeps_its_placeholders() -> None:
     for entry in po:
         for placeholder in ("%(name)s", "%(code)s", "%(codes)s", "%(value)s", "%(hint)s", "%(number)s", "%(pages)s", "%(shown)s", "%(total)s"):
             assert entry.msgid.count(placeholder) == entry.msgstr.count(placeholder), entry.msgid
+
+
+def test_every_string_a_template_marks_for_translation_is_in_the_catalogue() -> None:
+    """A `{% translate "…" %}` added to a template without a catalogue entry would stay English in Chinese."""
+    import re
+
+    marked = re.compile(r"""{%\s*(?:translate|trans)\s+(["'])(.*?)\1""")
+    known = {entry.msgid for entry in polib.pofile(str(CATALOGUE / "django.po"))}
+    missing = sorted({(str(path.relative_to(settings.BASE_DIR)), m.group(2))
+                      for path in (Path(settings.BASE_DIR) / "templates").rglob("*.html")
+                      for m in marked.finditer(path.read_text(encoding="utf-8")) if m.group(2) not in known})
+    assert not missing, missing
