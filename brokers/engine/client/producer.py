@@ -48,6 +48,8 @@ from brokers.engine.client.mq_client_manager import acquire_client_instance, def
 from brokers.engine.client.plan import Call, Plan, Reply
 from brokers.engine.client.producer_plans import DEFAULT_PRODUCER_GROUP, ProducerPlans
 from brokers.engine.client.send_result import SendResult
+from brokers.engine.client.trace_dispatcher import new_tracer
+from brokers.engine.client.trace_hooks import trace_pub
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, Message, tag_hash
 from brokers.engine.common.message_queue import MessageQueue
@@ -83,8 +85,11 @@ class Producer:
 
     def __init__(self, group: str = DEFAULT_PRODUCER_GROUP, namesrv_addr: str = "127.0.0.1:9876", instance_name: str | None = None, *,
                  config: ProducerConfig | None = None, client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
+                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None,
+                 trace_enabled: bool = False, trace_topic: str | None = None) -> None:
         self.group = group
+        # Message trace (trace_dispatcher.py): Pub records of stored sends, sent in the background.
+        self.tracer = new_tracer(trace_enabled, trace_topic, group, namesrv_addr, access_key, secret_key, tls)
         self.signer = acl_signer(access_key, secret_key)  # ACL: every request signed with this account
         self.tls = tls  # connections of the client instance speak TLS (remoting/tls.py)
         self.namesrv_addr = namesrv_addr
@@ -117,12 +122,16 @@ class Producer:
         if self.config.direct_send:  # the instance's account and TLS, as its own connections have
             self._direct = DirectConnections(signer=instance.signer, tls=instance.tls)
         self._callbacks = concurrent.futures.ThreadPoolExecutor(self.config.async_workers, thread_name_prefix=f"producer-{self.group}")
+        if self.tracer is not None:
+            self.tracer.start()
         return self
 
     def shutdown(self) -> None:
         instance, self._instance = self._instance, None
         if instance is None:
             return
+        if self.tracer is not None:
+            self.tracer.shutdown()
         instance.unregister_producer(self.group)
         try:
             instance.call(instance.unregister_client(producer_group=self.group), timeout_s=10.0)
@@ -260,6 +269,7 @@ class Producer:
                 plan = plans.send_batch(batch, target) if batch is not None else plans.send(msg, target)
                 result = await instance.driver.run(plan)
                 self._record_latency(target, begin, failed=False)
+                self._trace(msg, batch, result, begin)
                 return result
             except RemotingError as exc:
                 self._record_latency(target, begin, failed=True)
@@ -298,6 +308,12 @@ class Producer:
         """Tell the fault strategy how long an attempt on ``target``'s broker took and whether it failed."""
         self.fault_strategy.update_fault_item(target.broker_name, int((self.clock.monotonic() - begin) * 1000), failed)
 
+    def _trace(self, msg: Message, batch: list[Message] | None, result: SendResult, begin: float) -> None:
+        """Queue the Pub trace record of a stored single send (tracing on; batches are not traced, as in RocketMQ)."""
+        if self.tracer is not None and batch is None:
+            cost_ms = int((self.clock.monotonic() - begin) * 1000)
+            trace_pub(self.tracer, self.group, msg, result, self.clock.now_ms() - cost_ms, cost_ms)
+
     @staticmethod
     def _selected(queues: list[MessageQueue], msg: Message, batch: list[Message] | None, topic: str,
                   selector: MessageQueueSelector | None, arg: Any, mq: MessageQueue | None) -> MessageQueue | None:
@@ -329,6 +345,7 @@ class Producer:
                 plan = plans.send_batch(batch, target) if batch is not None else plans.send(msg, target)
                 result = self._run_direct(instance, direct, plan)
                 self._record_latency(target, begin, failed=False)
+                self._trace(msg, batch, result, begin)
                 return result
             except RemotingError as exc:
                 self._record_latency(target, begin, failed=True)
