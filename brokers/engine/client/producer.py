@@ -58,7 +58,7 @@ from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.tls import TlsConfig
 
-__all__ = ["MessageQueueSelector", "Producer", "SendCallback", "select_message_queue_by_hash"]
+__all__ = ["MessageQueueSelector", "Producer", "SendCallback", "select_message_queue_by_hash", "trace_sender_factory"]
 
 log = logging.getLogger("brokers.engine.client")
 T = TypeVar("T")
@@ -76,6 +76,13 @@ def select_message_queue_by_hash(mqs: list[MessageQueue], msg: Message, arg: Any
     return mqs[abs(tag_hash(str(arg))) % len(mqs)]
 
 
+def trace_sender_factory(namesrv_addr: str, access_key: str | None, secret_key: str | None,
+                         tls: TlsConfig | None) -> Callable[[str], Producer]:
+    """How a traced client's dispatcher makes its trace producer: same name servers, account and TLS."""
+    return lambda group: Producer(group, namesrv_addr, instance_name=f"trace-{group}", access_key=access_key,
+                                  secret_key=secret_key, tls=tls).start()
+
+
 def _retryable(exc: RemotingError) -> bool:
     return not isinstance(exc, MQBrokerError) or exc.code in _RETRY_ON
 
@@ -89,7 +96,7 @@ class Producer:
                  trace_enabled: bool = False, trace_topic: str | None = None) -> None:
         self.group = group
         # Message trace (trace_dispatcher.py): Pub records of stored sends, sent in the background.
-        self.tracer = new_tracer(trace_enabled, trace_topic, group, namesrv_addr, access_key, secret_key, tls)
+        self.tracer = new_tracer(trace_enabled, trace_topic, group, trace_sender_factory(namesrv_addr, access_key, secret_key, tls))
         self.signer = acl_signer(access_key, secret_key)  # ACL: every request signed with this account
         self.tls = tls  # connections of the client instance speak TLS (remoting/tls.py)
         self.namesrv_addr = namesrv_addr

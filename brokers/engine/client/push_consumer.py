@@ -42,6 +42,7 @@ from brokers.engine.client.consumer_base import ConsumerBase
 from brokers.engine.client.errors import CLIENT_ERROR, MQClientError
 from brokers.engine.client.listener import MessageListener
 from brokers.engine.client.process_queue import ProcessQueue
+from brokers.engine.client.producer import trace_sender_factory
 from brokers.engine.client.puller import SUB_ALL, PullStatus, build_subscription
 from brokers.engine.client.send_back import MessageBackSender
 from brokers.engine.client.trace_dispatcher import new_tracer
@@ -70,7 +71,7 @@ class PushConsumer(ConsumerBase):
         super().__init__(group, namesrv_addr, strategy, message_model, consume_from_where, instance_name, config=config,
                          client_config=client_config, clock=clock, access_key=access_key, secret_key=secret_key, tls=tls)
         # Message trace (trace_dispatcher.py): SubBefore/SubAfter records of listener calls, sent in the background.
-        self.tracer = new_tracer(trace_enabled, trace_topic, group, namesrv_addr, access_key, secret_key, tls)
+        self.tracer = new_tracer(trace_enabled, trace_topic, group, trace_sender_factory(namesrv_addr, access_key, secret_key, tls))
         self.orderly = orderly
         self.listener: MessageListener | None = None
         self.consume_service: ConsumeMessageConcurrentlyService | ConsumeMessageOrderlyService | None = None

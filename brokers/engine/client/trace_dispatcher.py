@@ -5,7 +5,8 @@ which only puts it on a bounded queue: it never blocks, never raises, and a reco
 full is dropped and counted (:attr:`TraceDispatcher.dropped`). A daemon thread takes up to ``batch_size``
 records (or what arrived within ``flush_interval_s``), joins them into trace messages of at most
 ``max_body_bytes`` in RocketMQ's format (:mod:`brokers.engine.common.trace_data`), and sends them with
-its own producer (group ``_INNER_TRACE_PRODUCER-<group>``, its own client instance) to the trace topic,
+its own producer (group ``_INNER_TRACE_PRODUCER-<group>``, its own client instance, signing and speaking
+TLS as the traced client does) to the trace topic,
 keyed by the traced messages' ids and keys. A failed send is logged and counted (:attr:`send_failures`);
 the traced send or consume never notices. :meth:`shutdown` sends what is queued (up to ``timeout_s``).
 """
@@ -14,15 +15,25 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Protocol
 
 from brokers.engine.common.constants import RMQ_SYS_TRACE_TOPIC
 from brokers.engine.common.message import KEY_SEPARATOR, Message
 from brokers.engine.common.trace_data import TraceRecord, encode_record, trace_keys
 
-if TYPE_CHECKING:
-    from brokers.engine.client.producer import Producer
+
+
+class TraceSender(Protocol):
+    """What sends the trace messages: a started Producer of the trace group (see producer.trace_sender_factory)."""
+
+    def send(self, msg: Message) -> object: ...
+
+    def shutdown(self) -> None: ...
+
+
+SenderFactory = Callable[[str], TraceSender]  # trace producer group -> a started sender
 
 __all__ = ["TraceConfig", "TraceDispatcher", "TRACE_PRODUCER_GROUP_PREFIX", "new_tracer"]
 
@@ -42,18 +53,17 @@ class TraceConfig:
 class TraceDispatcher:
     """Batches trace records and sends them in the background; see the module docstring."""
 
-    def __init__(self, group: str, namesrv_addr: str, config: TraceConfig | None = None, **producer_kwargs: Any) -> None:
+    def __init__(self, group: str, make_sender: SenderFactory, config: TraceConfig | None = None) -> None:
         self.group = group
-        self.namesrv_addr = namesrv_addr
+        self.make_sender = make_sender  # made at the first trace message, in the dispatcher's thread
         self.config = config or TraceConfig()
-        self.producer_kwargs = producer_kwargs  # access_key / secret_key / tls of the traced client
         self.dropped = 0
         self.sent_records = 0
         self.send_failures = 0
         self._queue: queue.Queue[TraceRecord] = queue.Queue(self.config.queue_size)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._producer: Producer | None = None
+        self._producer: TraceSender | None = None
 
     def start(self) -> TraceDispatcher:
         if self._thread is None:
@@ -131,22 +141,16 @@ class TraceDispatcher:
             self.send_failures += 1
             log.warning("sending %d trace record(s) to %s failed: %s", len(records), self.config.topic, exc)
 
-    def _trace_producer(self) -> Producer:
+    def _trace_producer(self) -> TraceSender:
         if self._producer is None:
-            from brokers.engine.client.producer import Producer  # the producer module imports this one
-
-            self._producer = Producer(TRACE_PRODUCER_GROUP_PREFIX + self.group, self.namesrv_addr,
-                                      instance_name=f"trace-{self.group}", **self.producer_kwargs).start()
+            self._producer = self.make_sender(TRACE_PRODUCER_GROUP_PREFIX + self.group)
         return self._producer
 
 
-def new_tracer(enabled: bool, topic: str | None, group: str, namesrv_addr: str, access_key: str | None = None,
-               secret_key: str | None = None, tls: Any = None) -> TraceDispatcher | None:
-    """The dispatcher of a client made with ``trace_enabled=True`` (None when tracing is off).
 
-    ``topic`` names the trace topic (default ``RMQ_SYS_TRACE_TOPIC``); the trace producer signs and
-    speaks TLS as the traced client does."""
+def new_tracer(enabled: bool, topic: str | None, group: str, make_sender: SenderFactory) -> TraceDispatcher | None:
+    """The dispatcher of a client made with ``trace_enabled=True`` (None when tracing is off);
+    ``topic`` names the trace topic (default ``RMQ_SYS_TRACE_TOPIC``)."""
     if not enabled:
         return None
-    return TraceDispatcher(group, namesrv_addr, TraceConfig(topic=topic or RMQ_SYS_TRACE_TOPIC),
-                           access_key=access_key, secret_key=secret_key, tls=tls)
+    return TraceDispatcher(group, make_sender, TraceConfig(topic=topic or RMQ_SYS_TRACE_TOPIC))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import uuid
 
 from brokers.engine.client import Producer
-from brokers.engine.client.admin import MAX_TIMESTAMP, BlockingMQAdminClient
+from brokers.engine.client.admin import MAX_TIMESTAMP
+from brokers.engine.client.producer import trace_sender_factory
 from brokers.engine.client.trace_dispatcher import TraceConfig, TraceDispatcher
 from brokers.engine.common.constants import RMQ_SYS_TRACE_TOPIC
 from brokers.engine.common.message import Message
@@ -31,7 +32,7 @@ def test_producer_and_push_consumer_trace_a_message(module_cluster, module_admin
 
 
 def test_a_full_queue_drops_records_and_never_blocks(module_cluster) -> None:
-    dispatcher = TraceDispatcher("never-started", module_cluster.namesrv_addr, TraceConfig(queue_size=3))
+    dispatcher = TraceDispatcher("never-started", trace_sender_factory(module_cluster.namesrv_addr, None, None, None), TraceConfig(queue_size=3))
     for i in range(10):  # the thread is not started: nothing drains the queue
         dispatcher.offer(TraceRecord("SubBefore", f"ID{i}", 1, group="g", request_id="r"))
     assert dispatcher.dropped == 7
