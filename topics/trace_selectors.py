@@ -18,6 +18,7 @@ from brokers.engine.client.admin import MAX_TIMESTAMP
 from brokers.engine.common.constants import RMQ_SYS_TRACE_TOPIC
 from brokers.engine.common.trace_data import TraceRecord, decode_trace_data
 from brokers.gateway.client import get_admin_client
+from brokers.gateway.cluster import broker_names_by_addr
 from console.errors import InvalidInput
 from topics import selectors
 
@@ -40,6 +41,7 @@ class TraceEvent:
     record: TraceRecord
     client_host: str  # the record's own clientHost (5.x clients), else the trace message's born host
     trace_store_timestamp: int
+    broker_name: str = ""  # the broker at the record's store host, when it is a member of this cluster
 
     @property
     def at(self) -> datetime | None:
@@ -129,7 +131,8 @@ def message_trace(*, msg_id: str, trace_topic: str = RMQ_SYS_TRACE_TOPIC) -> Mes
     subs: list[TraceEvent] = []
     others: list[TraceEvent] = []
     skipped = 0
-    seen: set[tuple] = set()
+    seen: set[TraceRecord] = set()
+    names = broker_names_by_addr(selectors.cluster_info()) if found else {}
     for msg in found:
         decoded = decode_trace_data(bytes(msg.body))
         skipped += decoded.skipped
@@ -137,7 +140,8 @@ def message_trace(*, msg_id: str, trace_topic: str = RMQ_SYS_TRACE_TOPIC) -> Mes
             if not _about(record, wanted) or record in seen:  # a broker group's slave may answer the same record
                 continue
             seen.add(record)
-            ev = TraceEvent(record, record.client_host or msg.born_host.rsplit(":", 1)[0], msg.store_timestamp)
+            ev = TraceEvent(record, record.client_host or msg.born_host.rsplit(":", 1)[0], msg.store_timestamp,
+                            names.get(record.store_host, ""))
             {"Pub": pubs, "SubBefore": subs, "SubAfter": subs}.get(record.trace_type, others).append(ev)
     pubs.sort(key=lambda e: e.record.timestamp_ms or 0)
     return MessageTrace(wanted, topic, tuple(pubs), _pair(subs), tuple(others), len(found), skipped)

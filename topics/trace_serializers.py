@@ -35,6 +35,7 @@ class TraceRecordOutput(serializers.Serializer):
 
 class PublishOutput(serializers.Serializer):
     client_host = serializers.CharField(help_text="the sending client's host")
+    broker_name = serializers.CharField(allow_blank=True, help_text="the broker at the record's store host ('' when not in this cluster)")
     record = TraceRecordOutput()
 
 

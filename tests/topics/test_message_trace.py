@@ -20,6 +20,7 @@ def test_gantry_producer_and_consumer_trace_shows_in_api_and_page(viewer, viewer
     assert pub["record"] == {**pub["record"], "trace_type": "Pub", "group": f"{group}-producer", "topic": topic, "keys": "order-42",
                              "tags": "Paid", "success": True, "msg_type_name": "Normal_Msg"}
     assert pub["record"]["store_host"] and pub["record"]["offset_msg_id"] and pub["client_host"]
+    assert pub["broker_name"] in console_cluster.broker_names
     (consumed,) = body["consumed"]
     assert (consumed["group"], consumed["status"]) == (group, "success")
     assert consumed["before"]["retry_times"] == 0 and consumed["after"]["context_name"] == "SUCCESS"
