@@ -48,3 +48,34 @@ def test_a_missing_trace_topic_costs_the_traces_not_the_sends(module_cluster, mo
         from tests.topics._dead_letters import wait_until
         wait_until(lambda: tracer.send_failures >= 1, what="the trace send failed")
     assert all(r.offset_msg_id for r in results) and tracer.sent_records == 0
+
+
+def test_asyncio_clients_trace_too(module_cluster, module_admin) -> None:
+    import asyncio
+
+    from brokers.engine.client import AsyncProducer, AsyncPushConsumer, ConsumeConcurrentlyStatus
+    from tests.topics._dead_letters import FAST, wait_until
+    from tests.topics._traces import trace_types
+
+    topic, group = f"Traced_{uuid.uuid4().hex[:6]}", f"TracedAsync_{uuid.uuid4().hex[:6]}"
+    create_topic(module_admin, module_cluster, topic, queues=1)
+
+    async def scenario() -> str:
+        got = asyncio.Event()
+
+        async def listener(msgs, context) -> ConsumeConcurrentlyStatus:
+            got.set()
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+        consumer = AsyncPushConsumer(group, module_cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+                                     client_config=FAST, trace_enabled=True)
+        consumer.subscribe(topic, "*")
+        consumer.register_listener(listener)
+        async with AsyncProducer(f"{group}-producer", module_cluster.namesrv_addr, trace_enabled=True) as producer, consumer:
+            msg_id = (await producer.send(Message(topic, b"async"))).msg_id
+            await asyncio.wait_for(got.wait(), 20)
+            await asyncio.to_thread(wait_until, lambda: trace_types(module_cluster, msg_id) >= {"Pub", "SubBefore", "SubAfter"},
+                                    20.0, "async Pub and Sub records")
+        return msg_id
+
+    assert asyncio.run(scenario())
