@@ -2,9 +2,10 @@
 message id, and a dispatcher that cannot keep up drops records instead of slowing the sender."""
 from __future__ import annotations
 
+import asyncio
 import uuid
 
-from brokers.engine.client import Producer
+from brokers.engine.client import AsyncProducer, AsyncPushConsumer, ConsumeConcurrentlyStatus, Producer
 from brokers.engine.client.admin import MAX_TIMESTAMP
 from brokers.engine.client.producer import trace_sender_factory
 from brokers.engine.client.trace_dispatcher import TraceConfig, TraceDispatcher
@@ -12,7 +13,8 @@ from brokers.engine.common.constants import RMQ_SYS_TRACE_TOPIC
 from brokers.engine.common.message import Message
 from brokers.engine.common.trace_data import TraceRecord, decode_trace_data
 from tests.brokers.engine.client._cluster import create_topic
-from tests.topics._traces import traced_round_trip
+from tests.topics._dead_letters import FAST, wait_until
+from tests.topics._traces import trace_types, traced_round_trip
 
 
 def test_producer_and_push_consumer_trace_a_message(module_cluster, module_admin) -> None:
@@ -45,18 +47,11 @@ def test_a_missing_trace_topic_costs_the_traces_not_the_sends(module_cluster, mo
         results = [producer.send(Message(topic, b"x")) for _ in range(3)]
         tracer = producer.tracer
         assert tracer is not None
-        from tests.topics._dead_letters import wait_until
         wait_until(lambda: tracer.send_failures >= 1, what="the trace send failed")
     assert all(r.offset_msg_id for r in results) and tracer.sent_records == 0
 
 
 def test_asyncio_clients_trace_too(module_cluster, module_admin) -> None:
-    import asyncio
-
-    from brokers.engine.client import AsyncProducer, AsyncPushConsumer, ConsumeConcurrentlyStatus
-    from tests.topics._dead_letters import FAST, wait_until
-    from tests.topics._traces import trace_types
-
     topic, group = f"Traced_{uuid.uuid4().hex[:6]}", f"TracedAsync_{uuid.uuid4().hex[:6]}"
     create_topic(module_admin, module_cluster, topic, queues=1)
 
