@@ -8,6 +8,7 @@ import uuid
 from brokers.engine.client import AsyncProducer, AsyncPushConsumer, ConsumeConcurrentlyStatus, Producer
 from brokers.engine.client.admin import MAX_TIMESTAMP
 from brokers.engine.client.producer import trace_sender_factory
+from brokers.engine.client.simple import SimpleProducer
 from brokers.engine.client.trace_dispatcher import TraceConfig, TraceDispatcher
 from brokers.engine.common.constants import RMQ_SYS_TRACE_TOPIC
 from brokers.engine.common.message import Message
@@ -74,3 +75,11 @@ def test_asyncio_clients_trace_too(module_cluster, module_admin) -> None:
         return msg_id
 
     assert asyncio.run(scenario())
+
+
+def test_simple_producer_traces_its_sends(module_cluster, module_admin) -> None:
+    topic = f"Traced_{uuid.uuid4().hex[:6]}"
+    create_topic(module_admin, module_cluster, topic, queues=1)
+    with SimpleProducer(module_cluster.namesrv_addr, "simple-traced", heartbeat_interval_s=None, trace_enabled=True) as producer:
+        msg_id = producer.send(Message(topic, b"simple", keys="simple-1")).msg_id
+    wait_until(lambda: "Pub" in trace_types(module_cluster, msg_id), what="the simple producer's Pub")
