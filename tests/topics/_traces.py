@@ -20,9 +20,11 @@ def trace_types(cluster, msg_id: str) -> set[str]:
     return {r.trace_type for m in found for r in decode_trace_data(bytes(m.body)).records if r.msg_id == msg_id}
 
 
-def traced_round_trip(cluster, topic: str, group: str, body: bytes = b"order 42 paid", keys: str = "order-42") -> str:
-    """Send one message with a tracing Producer, consume it with a tracing PushConsumer, and wait until
-    the trace topic holds its Pub, SubBefore and SubAfter. Returns the message id (UNIQ_KEY)."""
+def traced_round_trip(cluster, topic: str, group: str, body: bytes = b"order 42 paid", keys: str = "order-42",
+                      producer_group: str | None = None) -> str:
+    """Send one message with a tracing Producer (group ``<group>-producer`` by default), consume it with a
+    tracing PushConsumer, and wait until the trace topic holds its Pub, SubBefore and SubAfter.
+    Returns the message id (UNIQ_KEY)."""
     got = threading.Event()
 
     def listener(msgs) -> ConsumeConcurrentlyStatus:
@@ -35,7 +37,7 @@ def traced_round_trip(cluster, topic: str, group: str, body: bytes = b"order 42 
     consumer.register_listener(listener)
     consumer.start()
     try:
-        with Producer(f"{group}-producer", cluster.namesrv_addr, instance_name=f"trace-p-{group}", trace_enabled=True) as producer:
+        with Producer(producer_group or f"{group}-producer", cluster.namesrv_addr, instance_name=f"trace-p-{group}", trace_enabled=True) as producer:
             msg_id = producer.send(Message(topic, body, tags="Paid", keys=keys)).msg_id
             wait_until(got.is_set, what="the consumer got the message")
             wait_until(lambda: trace_types(cluster, msg_id) >= {"Pub", "SubBefore", "SubAfter"}, what="Pub, SubBefore and SubAfter traced")

@@ -31,7 +31,9 @@ the instance's loop (:mod:`.client_instance`), as do the other methods. From asy
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 import logging
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -68,6 +70,7 @@ SendCallback = Callable[["SendResult | None", "BaseException | None"], None]
 # Send response codes after which another broker is tried (DefaultMQProducerImpl.sendDefaultImpl).
 _RETRY_ON = frozenset({ResponseCode.TOPIC_NOT_EXIST, ResponseCode.SERVICE_NOT_AVAILABLE, ResponseCode.SYSTEM_ERROR,
                        ResponseCode.NO_PERMISSION, ResponseCode.SYSTEM_BUSY, 204, 205})
+_trace_instances = itertools.count(1)  # trace producers' instance names
 _DIRECT_CODES = frozenset({RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE})  # sent from the caller's thread
 
 
@@ -79,8 +82,10 @@ def select_message_queue_by_hash(mqs: list[MessageQueue], msg: Message, arg: Any
 def trace_sender_factory(namesrv_addr: str, access_key: str | None, secret_key: str | None,
                          tls: TlsConfig | None) -> Callable[[str], Producer]:
     """How a traced client's dispatcher makes its trace producer: same name servers, account and TLS."""
-    return lambda group: Producer(group, namesrv_addr, instance_name=f"trace-{group}", access_key=access_key,
-                                  secret_key=secret_key, tls=tls).start()
+    # An instance of its own per trace producer: a producer and a consumer of one name may both trace,
+    # and one client instance takes a producer group once.
+    return lambda group: Producer(group, namesrv_addr, instance_name=f"trace-{os.getpid()}-{next(_trace_instances)}",
+                                  access_key=access_key, secret_key=secret_key, tls=tls).start()
 
 
 def _retryable(exc: RemotingError) -> bool:

@@ -67,6 +67,7 @@ class TraceDispatcher:
 
     def start(self) -> TraceDispatcher:
         if self._thread is None:
+            self._stop.clear()  # a client started again after a shutdown
             self._thread = threading.Thread(target=self._run, name=f"trace-{self.group}", daemon=True)
             self._thread.start()
         return self

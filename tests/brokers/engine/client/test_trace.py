@@ -83,3 +83,10 @@ def test_simple_producer_traces_its_sends(module_cluster, module_admin) -> None:
     with SimpleProducer(module_cluster.namesrv_addr, "simple-traced", heartbeat_interval_s=None, trace_enabled=True) as producer:
         msg_id = producer.send(Message(topic, b"simple", keys="simple-1")).msg_id
     wait_until(lambda: "Pub" in trace_types(module_cluster, msg_id), what="the simple producer's Pub")
+
+
+def test_a_producer_and_consumer_of_one_name_both_trace(module_cluster, module_admin) -> None:
+    topic, name = f"Traced_{uuid.uuid4().hex[:6]}", f"same_{uuid.uuid4().hex[:6]}"
+    create_topic(module_admin, module_cluster, topic, queues=1)
+    msg_id = traced_round_trip(module_cluster, topic, name, producer_group=name)
+    assert trace_types(module_cluster, msg_id) == {"Pub", "SubBefore", "SubAfter"}
