@@ -16,11 +16,13 @@ from datetime import datetime, timezone
 
 from brokers.engine.client.admin import MAX_TIMESTAMP
 from brokers.engine.common.constants import RMQ_SYS_TRACE_TOPIC
+from brokers.engine.common.message_id import parse_offset_msg_id
 from brokers.engine.common.trace_data import TraceRecord, decode_trace_data
 from brokers.gateway.client import get_admin_client
 from brokers.gateway.cluster import broker_names_by_addr
-from console.errors import InvalidInput
-from topics import selectors
+from brokers.engine.remoting.errors import RemotingError
+from console.errors import InvalidInput, ServiceError
+from topics import message_selectors, selectors
 
 MAX_TRACE_MESSAGES = 64  # trace messages read per broker (QUERY_MESSAGE's cap)
 MAX_ID_CHARS = 128
@@ -118,8 +120,19 @@ def _pair(subs: list[TraceEvent]) -> tuple[ConsumeAttempt, ...]:
     return tuple(sorted(out, key=lambda a: (a.group, (a.before or a.after).timestamp_ms or 0)))  # type: ignore[union-attr]
 
 
+def _uniq_key_of_offset_id(msg_id: str) -> str | None:
+    """The UNIQ_KEY of the stored message with this offset message id (None when it is none, or not here)."""
+    try:
+        parse_offset_msg_id(msg_id)
+        view = message_selectors.message_detail(msg_id=msg_id)
+    except (ValueError, ServiceError, RemotingError):
+        return None
+    return view.uniq_key if view.uniq_key and view.uniq_key != msg_id else None
+
+
 def message_trace(*, msg_id: str, trace_topic: str = RMQ_SYS_TRACE_TOPIC) -> MessageTrace:
-    """The trace of the message with this id (UNIQ_KEY, offset id) or key; NotFound for an unknown trace topic."""
+    """The trace of the message with this id (UNIQ_KEY, or an offset id of a message stored here) or key;
+    NotFound for an unknown trace topic."""
     wanted = _checked_id(msg_id)
     topic = (trace_topic or RMQ_SYS_TRACE_TOPIC).strip()
     try:
@@ -127,6 +140,10 @@ def message_trace(*, msg_id: str, trace_topic: str = RMQ_SYS_TRACE_TOPIC) -> Mes
     except InvalidInput as exc:
         raise InvalidInput("trace_topic", exc.fields.get("name", ["not a topic name."])[0]) from None
     found = get_admin_client().query_message_by_key(topic, wanted, MAX_TRACE_MESSAGES, 0, MAX_TIMESTAMP)
+    uniq_key = _uniq_key_of_offset_id(wanted) if not found else None
+    if uniq_key:  # an offset message id: traces are keyed by the client-made id the message carries
+        wanted = uniq_key
+        found = get_admin_client().query_message_by_key(topic, wanted, MAX_TRACE_MESSAGES, 0, MAX_TIMESTAMP)
     pubs: list[TraceEvent] = []
     subs: list[TraceEvent] = []
     others: list[TraceEvent] = []

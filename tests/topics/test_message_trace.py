@@ -24,8 +24,10 @@ def test_gantry_producer_and_consumer_trace_shows_in_api_and_page(viewer, viewer
     (consumed,) = body["consumed"]
     assert (consumed["group"], consumed["status"]) == (group, "success")
     assert consumed["before"]["retry_times"] == 0 and consumed["after"]["context_name"] == "SUCCESS"
-    # by key as well: a trace message carries the message's keys
+    # by key as well (a trace message carries the message's keys), and by the offset id the message detail shows
     assert viewer.get("/api/v1/messages/order-42/trace").json()["found"]
+    by_offset_id = viewer.get(f"/api/v1/messages/{pub['record']['offset_msg_id']}/trace").json()
+    assert by_offset_id["msg_id"] == msg_id and by_offset_id["published"] == body["published"]
 
     page = viewer_client.get("/messages/trace/", {"msg_id": msg_id})
     html = page.content.decode()
