@@ -2,12 +2,14 @@
 
 GET messages?topic=&key=[&begin=&end=] (by key) or ?topic=&begin=&end=&page=&page_size= (by
 time); both newest first. GET messages/{msg_id}[?topic=] (an offset message id, or a client-made
-id, UNIQ_KEY, with its topic). Viewers may: nothing is consumed.
+id, UNIQ_KEY, with its topic). GET messages/{msg_id}/trace[?trace_topic=] (the message's trace:
+topics.trace_selectors; {msg_id} may be a key too). Viewers may: nothing is consumed.
 """
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import viewsets
+from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
@@ -15,6 +17,8 @@ from rest_framework.utils.urls import replace_query_param
 from console.rest import parse_input, query_dict
 from topics import message_selectors
 from topics.serializers import MessageIdQuery, MessageOutput, MessageQuery, MessageSummaryOutput
+from topics.trace_selectors import message_trace
+from topics.trace_serializers import MessageTraceOutput, TraceQuery
 from topics.types import MessageList
 
 MSG_ID = OpenApiParameter("msg_id", str, OpenApiParameter.PATH, description="offset message id, or UNIQ_KEY with ?topic=")
@@ -46,3 +50,11 @@ class MessageViewSet(viewsets.ViewSet):
     def retrieve(self, request: Request, msg_id: str) -> Response:
         q = parse_input(MessageIdQuery, query_dict(request))
         return Response(MessageOutput(message_selectors.message_detail(msg_id=msg_id, topic=q.get("topic"))).data)
+
+    @extend_schema(parameters=[OpenApiParameter("msg_id", str, OpenApiParameter.PATH, description="message id (UNIQ_KEY) or key"),
+                               TraceQuery], responses=MessageTraceOutput)
+    @action(detail=True, methods=["get"])
+    def trace(self, request: Request, msg_id: str) -> Response:
+        """The message's trace: who sent it, where it was stored, which consumers got it, result and cost."""
+        q = parse_input(TraceQuery, query_dict(request))
+        return Response(MessageTraceOutput(message_trace(msg_id=msg_id, trace_topic=q["trace_topic"])).data)

@@ -3,13 +3,14 @@
 from django.urls import path
 
 from console.rest import ApiRouter
-from topics import message_views
+from topics import message_views, trace_views
 from topics.message_api import MessageViewSet
 
 app_name = "messages"
 
 urlpatterns = [
     path("", message_views.message_query, name="query"),
+    path("trace/", trace_views.trace_page, name="trace"),  # before the detail: "trace" is no message id
     path("<str:msg_id>/", message_views.message_detail, name="detail"),
 ]
 

@@ -186,7 +186,7 @@ def _existing_things(auth: dict, cluster) -> dict:
                ("/broker-groups/{name}/config", "name"): "broker-a",
                ("/clusters/{name}", "name"): EXAMPLE_CLUSTER, ("/acl/accounts/{access_key}", "access_key"): DEMO[0],
                ("/users/{username}", "username"): "fuzz-patched", ("/users/{username}/password", "username"): "fuzz-patched", ("/rebalance-jobs/{id}", "id"): str(rebalance.get("id")),
-               ("/dashboards/refresh-runs/{id}", "id"): refresh.get("id"), ("/messages/{msg_id}", "msg_id"): sent.get("offset_msg_id"),
+               ("/dashboards/refresh-runs/{id}", "id"): refresh.get("id"), ("/messages/{msg_id}", "msg_id"): sent.get("offset_msg_id"), ("/messages/{msg_id}/trace", "msg_id"): sent.get("msg_id"),
                ("/promotion-jobs/{id}", "id"): str(promotion.id),
                ("/tokens/{id}", "id"): throwaway_token, ("/namesrv-sets/{name}", "name"): "fuzz-set",
                ("/alert-rules/{id}", "id"): str(rule.id), ("/alert-rules/{id}/silence", "id"): str(rule.id),

@@ -67,6 +67,10 @@ class BrokerConfig:
     broker_permission: int = PERM_RW
     region_id: str = "DefaultRegion"  # MSG_REGION in send responses
     trace_on: bool = True  # TRACE_ON in send responses
+    # traceTopicEnable: create the trace topic at start. RocketMQ's default is false, but there topics are
+    # auto-created; Gantry's auto-create is off, so without this no client's trace could be written.
+    trace_topic_enable: bool = True
+    msg_trace_topic_name: str = "RMQ_SYS_TRACE_TOPIC"  # msgTraceTopicName
     rebalance_lock_max_live_s: float = 60.0  # rocketmq.broker.rebalance.lockMaxLiveTime
     client_forward_timeout_s: float = 10.0  # GET_CONSUMER_RUNNING_INFO / CONSUME_MESSAGE_DIRECTLY
     # --- the broker group (RocketMQ's MessageStoreConfig HA settings; store/ha/) ---

@@ -385,6 +385,8 @@ class BrokerController:
             "channelNotActiveInterval": str(int(cfg.client_channel_expired_s * 1000)),
             "regionId": cfg.region_id,
             "traceOn": str(cfg.trace_on).lower(),
+            "traceTopicEnable": str(cfg.trace_topic_enable).lower(),
+            "msgTraceTopicName": cfg.msg_trace_topic_name,
             "storePathRootDir": store.store_dir,
             "flushDiskType": store.flush_disk_type,
             "mappedFileSizeCommitLog": str(store.commitlog_file_size),

@@ -7,7 +7,7 @@ File format (RocketMQ's TopicConfigSerializeWrapper, protocol reference §6.7)::
 
 At start the broker's own topics are created (§6.8): SELF_TEST_TOPIC, the cluster-name and
 broker-name topics, OFFSET_MOVED_EVENT, SCHEDULE_TOPIC_XXXX (18 queues, one per delay level),
-the transaction half/op topics, ``<cluster>_REPLY_TOPIC``, and TBW102 (perm 7, the template of
+the transaction half/op topics, ``<cluster>_REPLY_TOPIC``, RMQ_SYS_TRACE_TOPIC (``trace_topic_enable``), and TBW102 (perm 7, the template of
 automatic topic creation, §7.6) only when ``auto_create_topic_enable`` is on. Every change bumps
 the DataVersion, is written to disk at once, and tells the change listeners (the controller
 re-registers with the name servers).
@@ -106,6 +106,9 @@ class TopicConfigManager:
             TopicConfig(RMQ_SYS_TRANS_OP_HALF_TOPIC, 1, 1, PERM_RW),
             TopicConfig(f"{cluster}_REPLY_TOPIC", 1, 1, PERM_RW),
         ]
+        if self.config.trace_topic_enable and self.config.msg_trace_topic_name:
+            # traceTopicEnable: message trace records (one queue, as RocketMQ's TopicConfigManager makes it)
+            configs.append(TopicConfig(self.config.msg_trace_topic_name, 1, 1, PERM_RW))
         if self.config.auto_create_topic_enable:
             configs.append(self._auto_create_template())
         return configs

@@ -26,6 +26,8 @@ from brokers.engine.client.listener import ConsumeConcurrentlyStatus, ReceivedMe
 from brokers.engine.client.offset_store import OffsetStore
 from brokers.engine.client.process_queue import ProcessQueue
 from brokers.engine.client.send_back import MessageBackSender
+from brokers.engine.client.trace_dispatcher import TraceDispatcher
+from brokers.engine.client.trace_hooks import trace_sub_after, trace_sub_before
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message import PROPERTY_CONSUME_START_TIMESTAMP, MessageExt
 from brokers.engine.common.message_queue import MessageQueue
@@ -55,6 +57,7 @@ AsyncMessageListener = Callable[[list[ReceivedMessage], ConsumeConcurrentlyConte
 
 
 class AsyncConsumeConcurrentlyService:
+    tracer: TraceDispatcher | None = None  # message trace: SubBefore/SubAfter records (trace_hooks.py)
     """Listener calls as tasks of the running loop; see the module docstring."""
 
     orderly = False
@@ -129,6 +132,7 @@ class AsyncConsumeConcurrentlyService:
         for m in msgs:
             m.properties[PROPERTY_CONSUME_START_TIMESTAMP] = now
         received = [to_received(m, mq, self.group) for m in msgs]
+        request_id = trace_sub_before(self.tracer, self.group, msgs, self.clock.now_ms())
         begin = self.clock.monotonic()
         error: Exception | None = None
         try:
@@ -139,7 +143,9 @@ class AsyncConsumeConcurrentlyService:
         ok = concurrently_answer(answer) is ConsumeConcurrentlyStatus.CONSUME_SUCCESS
         if not ok:
             note_failure(msgs, answer, error)
-        self.stats.add(len(msgs), ok, (self.clock.monotonic() - begin) * 1000)
+        elapsed_ms = (self.clock.monotonic() - begin) * 1000
+        self.stats.add(len(msgs), ok, elapsed_ms)
+        trace_sub_after(self.tracer, self.group, msgs, request_id, self.clock.now_ms(), elapsed_ms, ok, error is not None)
         return ok
 
     async def stop(self, await_termination_s: float) -> None:

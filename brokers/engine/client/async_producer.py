@@ -46,14 +46,16 @@ class AsyncProducer:
 
     The arguments are the blocking Producer's: ``access_key``/``secret_key`` sign every request
     (ACL), ``tls`` makes every connection speak TLS, ``config`` sets timeouts, retries and
-    fault avoidance, ``client_config`` the instance's timers.
+    fault avoidance, ``client_config`` the instance's timers, ``trace_enabled``/``trace_topic`` message trace.
     """
 
     def __init__(self, group: str = DEFAULT_PRODUCER_GROUP, namesrv_addr: str = "127.0.0.1:9876", instance_name: str | None = None, *,
                  config: ProducerConfig | None = None, client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
+                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None,
+                 trace_enabled: bool = False, trace_topic: str | None = None) -> None:
         self._producer = Producer(group, namesrv_addr, instance_name, config=config, client_config=client_config, clock=clock,
-                                  access_key=access_key, secret_key=secret_key, tls=tls)
+                                  access_key=access_key, secret_key=secret_key, tls=tls, trace_enabled=trace_enabled,
+                                  trace_topic=trace_topic)
         self._instance: LoopClientInstance | None = None
 
     @property
@@ -83,6 +85,8 @@ class AsyncProducer:
         instance.register_producer(p)
         p._instance = instance
         self._instance = instance
+        if p.tracer is not None:
+            p.tracer.start()
         return self
 
     async def stop(self) -> None:
@@ -97,6 +101,8 @@ class AsyncProducer:
         except Exception as exc:
             log.debug("unregister of producer %s failed: %s", p.group, exc)
         p._instance = None
+        if p.tracer is not None:  # joins the dispatcher's thread: off the loop
+            await asyncio.to_thread(p.tracer.shutdown)
         await instance.stop()
 
     async def __aenter__(self) -> AsyncProducer:

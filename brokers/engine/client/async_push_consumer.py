@@ -61,6 +61,9 @@ class _LoopPushConsumer(PushConsumer):
         sender = MessageBackSender(instance, self._plans, self.group, self.config.max_reconsume_times)
         self.consume_service = AsyncConsumeConcurrentlyService(  # type: ignore[assignment]
             self.group, self.async_listener, self.config, self.offset_store, sender, self.clustering, clock=self.clock)
+        self.consume_service.tracer = self.tracer
+        if self.tracer is not None:
+            self.tracer.start()
 
     def _close_fetching(self, await_termination_s: float) -> None:
         """Nothing to do without threads (``stop_on_loop`` awaits the consume service)."""
@@ -88,6 +91,8 @@ class _LoopPushConsumer(PushConsumer):
         service = self.consume_service
         if isinstance(service, AsyncConsumeConcurrentlyService):
             await service.stop(self.config.await_termination_s)
+        if self.tracer is not None:  # joins the dispatcher's thread: off the loop
+            await asyncio.to_thread(self.tracer.shutdown)
         try:
             await asyncio.wait_for(self._shutdown_async(), 30.0)
         except Exception as exc:
@@ -98,17 +103,18 @@ class _LoopPushConsumer(PushConsumer):
 class AsyncPushConsumer:
     """A consumer of one group awaiting a coroutine listener; see the module docstring.
 
-    The arguments are the blocking PushConsumer's (without ``orderly``).
+    The arguments are the blocking PushConsumer's (without ``orderly``), ``trace_enabled``/``trace_topic`` included.
     """
 
     def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateStrategy | None = None,
                  message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
                  instance_name: str | None = None, *, config: ConsumerConfig | None = None,
                  client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
+                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None,
+                 trace_enabled: bool = False, trace_topic: str | None = None) -> None:
         self._consumer = _LoopPushConsumer(group, namesrv_addr, strategy, message_model, consume_from_where, instance_name,
                                            config=config, client_config=client_config, clock=clock, access_key=access_key,
-                                           secret_key=secret_key, tls=tls)
+                                           secret_key=secret_key, tls=tls, trace_enabled=trace_enabled, trace_topic=trace_topic)
         self._instance: LoopClientInstance | None = None
 
     @property

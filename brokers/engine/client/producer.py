@@ -31,7 +31,9 @@ the instance's loop (:mod:`.client_instance`), as do the other methods. From asy
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 import logging
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -48,6 +50,8 @@ from brokers.engine.client.mq_client_manager import acquire_client_instance, def
 from brokers.engine.client.plan import Call, Plan, Reply
 from brokers.engine.client.producer_plans import DEFAULT_PRODUCER_GROUP, ProducerPlans
 from brokers.engine.client.send_result import SendResult
+from brokers.engine.client.trace_dispatcher import new_tracer
+from brokers.engine.client.trace_hooks import trace_pub
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, Message, tag_hash
 from brokers.engine.common.message_queue import MessageQueue
@@ -56,7 +60,7 @@ from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.tls import TlsConfig
 
-__all__ = ["MessageQueueSelector", "Producer", "SendCallback", "select_message_queue_by_hash"]
+__all__ = ["MessageQueueSelector", "Producer", "SendCallback", "select_message_queue_by_hash", "trace_sender_factory"]
 
 log = logging.getLogger("brokers.engine.client")
 T = TypeVar("T")
@@ -66,12 +70,22 @@ SendCallback = Callable[["SendResult | None", "BaseException | None"], None]
 # Send response codes after which another broker is tried (DefaultMQProducerImpl.sendDefaultImpl).
 _RETRY_ON = frozenset({ResponseCode.TOPIC_NOT_EXIST, ResponseCode.SERVICE_NOT_AVAILABLE, ResponseCode.SYSTEM_ERROR,
                        ResponseCode.NO_PERMISSION, ResponseCode.SYSTEM_BUSY, 204, 205})
+_trace_instances = itertools.count(1)  # trace producers' instance names
 _DIRECT_CODES = frozenset({RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE})  # sent from the caller's thread
 
 
 def select_message_queue_by_hash(mqs: list[MessageQueue], msg: Message, arg: Any) -> MessageQueue:
     """RocketMQ's SelectMessageQueueByHash: ``abs(arg.hashCode() % n)`` with Java's String hash of ``str(arg)``."""
     return mqs[abs(tag_hash(str(arg))) % len(mqs)]
+
+
+def trace_sender_factory(namesrv_addr: str, access_key: str | None, secret_key: str | None,
+                         tls: TlsConfig | None) -> Callable[[str], Producer]:
+    """How a traced client's dispatcher makes its trace producer: same name servers, account and TLS."""
+    # An instance of its own per trace producer: a producer and a consumer of one name may both trace,
+    # and one client instance takes a producer group once.
+    return lambda group: Producer(group, namesrv_addr, instance_name=f"trace-{os.getpid()}-{next(_trace_instances)}",
+                                  access_key=access_key, secret_key=secret_key, tls=tls).start()
 
 
 def _retryable(exc: RemotingError) -> bool:
@@ -83,8 +97,11 @@ class Producer:
 
     def __init__(self, group: str = DEFAULT_PRODUCER_GROUP, namesrv_addr: str = "127.0.0.1:9876", instance_name: str | None = None, *,
                  config: ProducerConfig | None = None, client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
+                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None,
+                 trace_enabled: bool = False, trace_topic: str | None = None) -> None:
         self.group = group
+        # Message trace (trace_dispatcher.py): Pub records of stored sends, sent in the background.
+        self.tracer = new_tracer(trace_enabled, trace_topic, group, trace_sender_factory(namesrv_addr, access_key, secret_key, tls))
         self.signer = acl_signer(access_key, secret_key)  # ACL: every request signed with this account
         self.tls = tls  # connections of the client instance speak TLS (remoting/tls.py)
         self.namesrv_addr = namesrv_addr
@@ -117,12 +134,16 @@ class Producer:
         if self.config.direct_send:  # the instance's account and TLS, as its own connections have
             self._direct = DirectConnections(signer=instance.signer, tls=instance.tls)
         self._callbacks = concurrent.futures.ThreadPoolExecutor(self.config.async_workers, thread_name_prefix=f"producer-{self.group}")
+        if self.tracer is not None:
+            self.tracer.start()
         return self
 
     def shutdown(self) -> None:
         instance, self._instance = self._instance, None
         if instance is None:
             return
+        if self.tracer is not None:
+            self.tracer.shutdown()
         instance.unregister_producer(self.group)
         try:
             instance.call(instance.unregister_client(producer_group=self.group), timeout_s=10.0)
@@ -260,6 +281,7 @@ class Producer:
                 plan = plans.send_batch(batch, target) if batch is not None else plans.send(msg, target)
                 result = await instance.driver.run(plan)
                 self._record_latency(target, begin, failed=False)
+                self._trace(msg, batch, result, begin)
                 return result
             except RemotingError as exc:
                 self._record_latency(target, begin, failed=True)
@@ -298,6 +320,12 @@ class Producer:
         """Tell the fault strategy how long an attempt on ``target``'s broker took and whether it failed."""
         self.fault_strategy.update_fault_item(target.broker_name, int((self.clock.monotonic() - begin) * 1000), failed)
 
+    def _trace(self, msg: Message, batch: list[Message] | None, result: SendResult, begin: float) -> None:
+        """Queue the Pub trace record of a stored single send (tracing on; batches are not traced, as in RocketMQ)."""
+        if self.tracer is not None and batch is None:
+            cost_ms = int((self.clock.monotonic() - begin) * 1000)
+            trace_pub(self.tracer, self.group, msg, result, self.clock.now_ms() - cost_ms, cost_ms)
+
     @staticmethod
     def _selected(queues: list[MessageQueue], msg: Message, batch: list[Message] | None, topic: str,
                   selector: MessageQueueSelector | None, arg: Any, mq: MessageQueue | None) -> MessageQueue | None:
@@ -329,6 +357,7 @@ class Producer:
                 plan = plans.send_batch(batch, target) if batch is not None else plans.send(msg, target)
                 result = self._run_direct(instance, direct, plan)
                 self._record_latency(target, begin, failed=False)
+                self._trace(msg, batch, result, begin)
                 return result
             except RemotingError as exc:
                 self._record_latency(target, begin, failed=True)

@@ -42,8 +42,10 @@ from brokers.engine.client.consumer_base import ConsumerBase
 from brokers.engine.client.errors import CLIENT_ERROR, MQClientError
 from brokers.engine.client.listener import MessageListener
 from brokers.engine.client.process_queue import ProcessQueue
+from brokers.engine.client.producer import trace_sender_factory
 from brokers.engine.client.puller import SUB_ALL, PullStatus, build_subscription
 from brokers.engine.client.send_back import MessageBackSender
+from brokers.engine.client.trace_dispatcher import new_tracer
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
@@ -64,9 +66,12 @@ class PushConsumer(ConsumerBase):
                  message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
                  instance_name: str | None = None, *, orderly: bool = False, config: ConsumerConfig | None = None,
                  client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
+                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None,
+                 trace_enabled: bool = False, trace_topic: str | None = None) -> None:
         super().__init__(group, namesrv_addr, strategy, message_model, consume_from_where, instance_name, config=config,
                          client_config=client_config, clock=clock, access_key=access_key, secret_key=secret_key, tls=tls)
+        # Message trace (trace_dispatcher.py): SubBefore/SubAfter records of listener calls, sent in the background.
+        self.tracer = new_tracer(trace_enabled, trace_topic, group, trace_sender_factory(namesrv_addr, access_key, secret_key, tls))
         self.orderly = orderly
         self.listener: MessageListener | None = None
         self.consume_service: ConsumeMessageConcurrentlyService | ConsumeMessageOrderlyService | None = None
@@ -106,6 +111,9 @@ class PushConsumer(ConsumerBase):
             self.consume_service = ConsumeMessageOrderlyService(*args, clock=self.clock, lock_queue=self.rebalance.lock_mq)
         else:
             self.consume_service = ConsumeMessageConcurrentlyService(*args, clock=self.clock)
+        self.consume_service.tracer = self.tracer
+        if self.tracer is not None:
+            self.tracer.start()
 
     async def _after_start(self) -> None:
         await super()._after_start()
@@ -130,6 +138,8 @@ class PushConsumer(ConsumerBase):
     def _close_fetching(self, await_termination_s: float) -> None:
         if self.consume_service is not None:
             self.consume_service.shutdown(await_termination_s)
+        if self.tracer is not None:
+            self.tracer.shutdown()
 
     async def _unlock_held_queues(self, mqs: set[MessageQueue]) -> None:
         if self.orderly and self.clustering:

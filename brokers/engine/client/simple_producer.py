@@ -4,10 +4,12 @@ Both run :class:`~.producer_plans.ProducerPlans` as they are: route lookup on th
 round robin over the writable queues with retries on a queue of another broker. The async
 producer pipelines: any number of ``send`` calls may be in flight at once on one connection per
 broker. For RocketMQ's load balancing (latency fault tolerance, ordered sends), use
-:class:`~.producer.Producer`.
+:class:`~.producer.Producer`. ``trace_enabled=True`` records a Pub trace record per stored single
+send, sent in the background (trace_dispatcher.py); ``close()`` sends what is queued.
 """
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
 
 from brokers.engine.client.credentials import acl_signer
@@ -21,7 +23,10 @@ from brokers.engine.client.producer_plans import (
     ProducerPlans,
     retryable,
 )
+from brokers.engine.client.producer import trace_sender_factory
 from brokers.engine.client.send_result import SendResult
+from brokers.engine.client.trace_dispatcher import TraceDispatcher, new_tracer
+from brokers.engine.client.trace_hooks import trace_pub
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
@@ -32,6 +37,19 @@ from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = ["AsyncSimpleProducer", "SimpleProducer"]
+
+
+def _tracer(enabled: bool, topic: str | None, group: str, namesrv_addrs: Iterable[str], access_key: str | None,
+            secret_key: str | None, tls: TlsConfig | None) -> TraceDispatcher | None:
+    tracer = new_tracer(enabled, topic, group, trace_sender_factory(";".join(namesrv_addrs), access_key, secret_key, tls))
+    return tracer.start() if tracer is not None else None
+
+
+def _traced(tracer: TraceDispatcher | None, group: str, msg: Message, result: SendResult, clock: Clock, begin: float) -> SendResult:
+    if tracer is not None:
+        cost_ms = int((clock.monotonic() - begin) * 1000)
+        trace_pub(tracer, group, msg, result, clock.now_ms() - cost_ms, cost_ms)
+    return result
 
 
 class AsyncSimpleProducer(AsyncFrontEnd):
@@ -46,16 +64,20 @@ class AsyncSimpleProducer(AsyncFrontEnd):
                  remoting: RemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
                  retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED, compress_over: int = COMPRESS_OVER,
                  heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S, access_key: str | None = None,
-                 secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
+                 secret_key: str | None = None, tls: TlsConfig | None = None, trace_enabled: bool = False,
+                 trace_topic: str | None = None) -> None:
         self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls)
         self.plans = ProducerPlans(self.driver.namesrv_addrs, group, clock=clock, instance_name=instance_name,
                                    timeout_s=timeout_s, retry_times=retry_times, compress_over=compress_over)
+        self.clock = clock
+        self.tracer = _tracer(trace_enabled, trace_topic, group, self.driver.namesrv_addrs, access_key, secret_key, tls)
         self._init_async(heartbeat_interval_s)
 
     async def send(self, msg: Message, mq: MessageQueue | None = None) -> SendResult:
         """Send one message; to ``mq`` if given, else round robin over the writable queues."""
         self._start_heartbeats()
-        return await self._deliver(self.plans.prepare(msg), mq)
+        begin = self.clock.monotonic()
+        return _traced(self.tracer, self.plans.group, msg, await self._deliver(self.plans.prepare(msg), mq), self.clock, begin)
 
     async def send_batch(self, msgs: Sequence[Message], mq: MessageQueue | None = None) -> SendResult:
         """Send messages of one topic as one batch (consecutive offsets in one queue)."""
@@ -88,6 +110,11 @@ class AsyncSimpleProducer(AsyncFrontEnd):
     async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
         return await self.driver.run(self.plans.publish_queues(topic))
 
+    async def close(self) -> None:
+        if self.tracer is not None:  # joins the dispatcher's thread: off the loop
+            await asyncio.to_thread(self.tracer.shutdown)
+        await super().close()
+
 
 class SimpleProducer(BlockingFrontEnd):
     """Blocking, thread-safe producer (same behaviour as AsyncSimpleProducer)."""
@@ -96,15 +123,19 @@ class SimpleProducer(BlockingFrontEnd):
                  remoting: BlockingRemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
                  retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED, compress_over: int = COMPRESS_OVER,
                  heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S, access_key: str | None = None,
-                 secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
+                 secret_key: str | None = None, tls: TlsConfig | None = None, trace_enabled: bool = False,
+                 trace_topic: str | None = None) -> None:
         self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls)
         self.plans = ProducerPlans(self.driver.namesrv_addrs, group, clock=clock, instance_name=instance_name,
                                    timeout_s=timeout_s, retry_times=retry_times, compress_over=compress_over)
+        self.clock = clock
+        self.tracer = _tracer(trace_enabled, trace_topic, group, self.driver.namesrv_addrs, access_key, secret_key, tls)
         self._init_blocking(heartbeat_interval_s)
 
     def send(self, msg: Message, mq: MessageQueue | None = None) -> SendResult:
         self._start_heartbeats()
-        return self.driver.run(self.plans.send(msg, mq))
+        begin = self.clock.monotonic()
+        return _traced(self.tracer, self.plans.group, msg, self.driver.run(self.plans.send(msg, mq)), self.clock, begin)
 
     def send_batch(self, msgs: Sequence[Message], mq: MessageQueue | None = None) -> SendResult:
         self._start_heartbeats()
@@ -112,3 +143,8 @@ class SimpleProducer(BlockingFrontEnd):
 
     def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
         return self.driver.run(self.plans.publish_queues(topic))
+
+    def close(self) -> None:
+        if self.tracer is not None:
+            self.tracer.shutdown()
+        super().close()

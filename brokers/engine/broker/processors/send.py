@@ -4,7 +4,7 @@ What the broker does with a send (protocol reference §2.2), in order; the first
 answers and nothing is stored:
 
 1. the broker must be writable (NO_PERMISSION);
-2. the topic must follow the naming rule (SYSTEM_ERROR) and not be a system topic
+2. the topic must follow the naming rule (SYSTEM_ERROR) and not be a system topic but RMQ_SYS_TRACE_TOPIC
    (NO_PERMISSION, "Sending message to topic[X] is forbidden");
 3. the topic must exist; otherwise it is auto-created from ``defaultTopic`` (TBW102) when
    ``auto_create_topic_enable`` is on, ``%RETRY%`` topics are created with the group's retry
@@ -33,7 +33,7 @@ import random
 from dataclasses import dataclass
 
 from brokers.engine.broker.processors.base import Processor, RequestError, checked_topic
-from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, MAX_PROPERTIES_SIZE, RETRY_GROUP_TOPIC_PREFIX
+from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, MAX_PROPERTIES_SIZE, RETRY_GROUP_TOPIC_PREFIX, RMQ_SYS_TRACE_TOPIC
 from brokers.engine.common.message import (
     PROPERTY_CLUSTER,
     PROPERTY_DELAY_TIME_LEVEL,
@@ -204,7 +204,8 @@ class SendMessageProcessor(Processor):
             return topic
         checked_topic(topic)
         tcm = broker.topic_config_manager
-        if tcm.is_system_topic(topic) and topic not in tcm.broker_system_topics:
+        # every client may write message traces (RocketMQ forbids only its NOT_ALLOWED_SEND set)
+        if tcm.is_system_topic(topic) and topic not in tcm.broker_system_topics and topic != RMQ_SYS_TRACE_TOPIC:
             raise RequestError(ResponseCode.NO_PERMISSION, f"Sending message to topic[{topic}] is forbidden.")
         if len(self._sendable_topics) >= _SENDABLE_TOPICS_MAX:
             self._sendable_topics.clear()
