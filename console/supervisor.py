@@ -27,6 +27,8 @@ from pathlib import Path
 # A line worth a person's attention while everything runs: a log record at WARNING or above, a
 # traceback, or an error a tool printed.
 NOTEWORTHY = re.compile(r"\b(WARNING|ERROR|CRITICAL|FATAL)\b|Traceback \(most recent call last\)|\b[Ee]rror: ")
+# ... except the JVM's notice at every Spark start (harmless; still in var/log/analytics.log).
+KNOWN_NOISE = re.compile(r"WARNING: Using incubator modules")
 TAIL_LINES = 20  # lines of a dead child shown on the terminal
 
 
@@ -70,7 +72,7 @@ class Supervisor:
             log.write(line + "\n")
             log.flush()
         self._tails.setdefault(name, collections.deque(maxlen=TAIL_LINES)).append(line)
-        if self.verbose or NOTEWORTHY.search(line):
+        if self.verbose or (NOTEWORTHY.search(line) and not KNOWN_NOISE.search(line)):
             self._echo(name, line)
 
     def _open_log(self, name: str) -> None:

@@ -73,7 +73,7 @@ class Command(BaseCommand):
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         self._create_topics(namesrv)
-        producer = Producer("demo-producer", namesrv, **_demo_keys())
+        producer = Producer("demo-producer", namesrv, trace_enabled=True, **_demo_keys())  # message trace on: the trace page has paths to show
         producer.start()
         billing = [self._consumer("demo-billing", "DemoOrders", namesrv) for _ in range(2)]
         audit: PushConsumer | None = self._consumer("demo-audit", "DemoAudit", namesrv)
@@ -127,7 +127,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _consumer(group: str, topic: str, namesrv: str) -> PushConsumer:
-        consumer = PushConsumer(group, namesrv, strategy=get_strategy("AVG"), **_demo_keys())
+        consumer = PushConsumer(group, namesrv, strategy=get_strategy("AVG"), trace_enabled=True, **_demo_keys())
         consumer.subscribe(topic, "*")
         consumer.register_listener(_ack)
         consumer.start()
