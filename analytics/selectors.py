@@ -17,6 +17,7 @@ from django.utils import timezone as dj_timezone
 from analytics.models import BacklogPoint, BacklogTrend, DashboardState, Ranking, RefreshRun, ThroughputPoint
 from analytics.runs import RefreshRunInfo, run_info
 from brokers.engine.common.topic_validator import is_system_topic
+from console import namesrv_scope
 from console.errors import InvalidInput, NotFound
 
 RANGES = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(days=7)}
@@ -113,9 +114,25 @@ def _filter(field: str, value: str | None, *, by: str, allowed_by: tuple[str, ..
     return value
 
 
+SAMPLED_SET = namesrv_scope.DEFAULT  # the samplers and the lake watch settings.MQ's tier only (docs/clusters.md)
+
+
+def coverage() -> dict[str, Any]:
+    """Which tier the dashboards' figures are of, and a note when it is not the current one.
+
+    ``{"namesrv_set": "default", "covers_current_set": bool, "note": str}``: on another set's pages the
+    figures are still ``default``'s, and the page and the API say so instead of passing them off as that tier's.
+    """
+    current = namesrv_scope.current_name()
+    covers = current == SAMPLED_SET
+    note = "" if covers else (f"Dashboards cover the {SAMPLED_SET} cluster only: these figures are not of {current}, "
+                              f"whose topics and groups are not sampled.")
+    return {"namesrv_set": SAMPLED_SET, "covers_current_set": covers, "note": note}
+
+
 def _envelope(range_: str, resolution: str, by: str, start: datetime, end: datetime, now: datetime) -> dict[str, Any]:
     return {"range": range_, "resolution": resolution, "by": by, "from": iso(start), "to": iso(end),
-            "state": dashboard_state(now=now), "series": []}
+            "state": dashboard_state(now=now), "coverage": coverage(), "series": []}
 
 
 def _series(rows: Iterable[dict], key_fields: tuple[str, ...], label, point) -> list[dict]:

@@ -83,7 +83,14 @@ class ThroughputSeriesOutput(serializers.Serializer):
     points = ThroughputPointOutput(many=True)
 
 
+class CoverageOutput(serializers.Serializer):
+    namesrv_set = serializers.CharField(help_text="the name-server set (cluster) the figures are of: the samplers watch default only")
+    covers_current_set = serializers.BooleanField(help_text="false when the request's set is another one: these are not its figures")
+    note = serializers.CharField(help_text="what a page shows when covers_current_set is false; empty otherwise")
+
+
 class _EnvelopeOutput(serializers.Serializer):
+    coverage = CoverageOutput()
     range = serializers.CharField()
     resolution = serializers.CharField()
     by = serializers.CharField()

@@ -40,6 +40,7 @@ def _range_refused(request: HttpRequest, form: RangeForm) -> HttpResponse:
 
 
 def _page_or_partial(request: HttpRequest, page: str, partial: str, context: dict) -> HttpResponse:
+    context["coverage"] = selectors.coverage()  # another set's pages say whose figures these are (analytics/_coverage.html)
     return render(request, partial if request.htmx else page, context)
 
 

@@ -10,7 +10,8 @@ from django.utils import timezone
 
 
 class BrokerSighting(models.Model):
-    addr = models.CharField(max_length=255, unique=True)
+    namesrv_set = models.CharField(max_length=64, default="default", db_index=True)  # the tier it was seen in (docs/clusters.md)
+    addr = models.CharField(max_length=255)
     cluster = models.CharField(max_length=255)
     broker_name = models.CharField(max_length=255)
     broker_id = models.IntegerField(default=0)
@@ -19,6 +20,7 @@ class BrokerSighting(models.Model):
 
     class Meta:
         ordering = ["cluster", "broker_name", "broker_id"]
+        constraints = [models.UniqueConstraint(fields=["namesrv_set", "addr"], name="brokers_one_sighting_per_set_addr")]
 
     def __str__(self) -> str:
         return f"{self.cluster}/{self.broker_name}/{self.broker_id} {self.addr}"
@@ -50,7 +52,8 @@ class PromotionJob(models.Model):
     role = models.CharField(max_length=16, blank=True, default="")  # requested role; "" = the group's master role
     force = models.BooleanField(default=False)
     dry_run = models.BooleanField(default=True)
-    scope_key = models.CharField(max_length=300)  # "apply:broker-a", "dry:broker-a"
+    namesrv_set = models.CharField(max_length=64, default="default", db_index=True)  # the tier it runs against
+    scope_key = models.CharField(max_length=300)  # "apply:broker-a", "dry:broker-a" (one active per set and key)
     status = models.CharField(max_length=16, choices=[(s, s) for s in STATUSES], default=QUEUED, db_index=True)
     reason = models.TextField(blank=True, default="")
     progress = models.CharField(max_length=500, blank=True, default="")
@@ -68,8 +71,8 @@ class PromotionJob(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["scope_key"], condition=models.Q(status__in=("queued", "running")),
-                                    name="brokers_one_active_promotion_per_group"),
+            models.UniqueConstraint(fields=["namesrv_set", "scope_key"], condition=models.Q(status__in=("queued", "running")),
+                                    name="brokers_one_active_promotion_per_set_group"),
         ]
 
     def __str__(self) -> str:

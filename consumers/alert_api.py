@@ -27,7 +27,8 @@ def _id(pk: str) -> int:
 def _rule_input(data: dict) -> alert_services.RuleInput:
     return alert_services.RuleInput(name=data["name"] or f"{data['kind']} {data['target']}".strip(), kind=data["kind"],
                                     target=data["target"], threshold=data["threshold"], for_minutes=data["for_minutes"],
-                                    webhook_url=data["webhook_url"], emails=tuple(data["emails"]), enabled=data["enabled"])
+                                    webhook_url=data["webhook_url"], emails=tuple(data["emails"]), enabled=data["enabled"],
+                                    namesrv_set=data.get("namesrv_set"))
 
 
 @extend_schema(tags=["alerts"])

@@ -44,7 +44,7 @@ class Delivery:
 
 @dataclass(frozen=True)
 class Notice:
-    """What is sent: the rule, the condition and its state."""
+    """What is sent: the rule, the condition and its state, and the name-server set (tier) it watches."""
 
     rule: str
     kind: str
@@ -54,11 +54,17 @@ class Notice:
     threshold: float
     message: str
     at: str
+    namesrv_set: str = "default"
+
+    @property
+    def tag(self) -> str:
+        """``[Gantry]`` for the default tier, ``[Gantry staging]`` for an added set: a reader knows which cluster."""
+        return "[Gantry]" if self.namesrv_set == "default" else f"[Gantry {self.namesrv_set}]"
 
     @property
     def text(self) -> str:
         mark = ":red_circle:" if self.state == "firing" else ":white_check_mark:"
-        return f"{mark} [Gantry] {self.rule} {self.state}: {self.message}"
+        return f"{mark} {self.tag} {self.rule} {self.state}: {self.message}"
 
 
 def _allow_private() -> bool:
@@ -157,8 +163,8 @@ def post_webhook(url: str, notice: Notice) -> Delivery:
 def send_email(addresses: list[str], notice: Notice) -> Delivery:
     to = ", ".join(addresses)
     try:
-        send_mail(subject=f"[Gantry] {notice.rule} {notice.state}: {notice.target or notice.kind}",
-                  message=f"{notice.message}\n\nrule {notice.rule} ({notice.kind}), {notice.state} at {notice.at}",
+        send_mail(subject=f"{notice.tag} {notice.rule} {notice.state}: {notice.target or notice.kind}",
+                  message=f"{notice.message}\n\nrule {notice.rule} ({notice.kind}) of name-server set {notice.namesrv_set}, {notice.state} at {notice.at}",
                   from_email=None, recipient_list=addresses, fail_silently=False)
     except Exception as exc:  # noqa: BLE001 - any mail backend error is recorded on the event, never raised in the scan
         return Delivery("email", to, False, f"{type(exc).__name__}: {exc}")

@@ -5,6 +5,7 @@ import re
 
 from django import forms
 
+from brokers.gateway import namesrv_sets
 from consumers.alert_models import KINDS, AlertRule
 from consumers.alert_services import MAX_FOR_MINUTES, RuleInput
 
@@ -27,10 +28,17 @@ class AlertRuleForm(forms.Form):
                                   help_text="receives JSON with a text field (Slack, Mattermost)")
     emails = forms.CharField(required=False, label="E-mail addresses", help_text="comma or space separated")
     enabled = forms.BooleanField(required=False, initial=True)
+    namesrv_set = forms.ChoiceField(label="Cluster", help_text="the name-server set whose health scan evaluates the rule")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["namesrv_set"]
+        field.choices = [(t.name, t.name) for t in namesrv_sets.configured()]
+        field.initial = self.initial.get("namesrv_set") or namesrv_sets.current_name()
 
     @classmethod
     def of(cls, rule: AlertRule) -> AlertRuleForm:
-        return cls(initial={"name": rule.name, "kind": rule.kind, "target": rule.target, "threshold": rule.threshold,
+        return cls(initial={"namesrv_set": rule.namesrv_set, "name": rule.name, "kind": rule.kind, "target": rule.target, "threshold": rule.threshold,
                             "for_minutes": rule.for_minutes, "webhook_url": rule.webhook_url,
                             "emails": ", ".join(rule.emails), "enabled": rule.enabled})
 
@@ -38,7 +46,8 @@ class AlertRuleForm(forms.Form):
         d = self.cleaned_data
         return RuleInput(name=d["name"], kind=d["kind"], target=d["target"], threshold=d["threshold"] or 0.0,
                          for_minutes=d["for_minutes"], webhook_url=d["webhook_url"],
-                         emails=tuple(e for e in re.split(r"[,;\s]+", d["emails"]) if e), enabled=d["enabled"])
+                         emails=tuple(e for e in re.split(r"[,;\s]+", d["emails"]) if e), enabled=d["enabled"],
+                         namesrv_set=d["namesrv_set"])
 
 
 class SilenceForm(forms.Form):

@@ -27,6 +27,7 @@ class AlertRule(models.Model):
     name = models.CharField(max_length=100)  # a label; rules are named by id
     kind = models.CharField(max_length=32, choices=[(k, k) for k in KINDS])
     target = models.CharField(max_length=255, blank=True, default="")  # group, topic, or broker name ("" = any broker)
+    namesrv_set = models.CharField(max_length=64, default="default", db_index=True)  # the tier whose scan evaluates it
     threshold = models.FloatField(default=0)  # messages (lag, DLQ rise) or a ratio 0..1 (disk)
     for_minutes = models.PositiveIntegerField(default=0)  # the condition must hold this long before it fires
     webhook_url = models.CharField(max_length=2000, blank=True, default="")

@@ -14,7 +14,8 @@ nothing. While a rule fires, a reminder goes out every ``GANTRY_ALERT_REPEAT_MIN
 0 = never) until its event is acknowledged or the rule silenced. ``dlq_growing`` compares the DLQ's
 message count with the count ``for_minutes`` ago (0: the previous scan) and fires at once.
 
-A scan first decides every rule's step, then sends all notifications at once (DELIVERY_THREADS; no
+Each rule belongs to one name-server set (``namesrv_set``): the scan of that set evaluates it, its
+notifications name the set. A scan first decides every rule's step, then sends all notifications at once (DELIVERY_THREADS; no
 database work in those threads), then records the events with what each channel answered.
 """
 from __future__ import annotations
@@ -32,6 +33,7 @@ from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.connections import consumer_connections
 from brokers.gateway.overview import EXPIRED, LIVE, BrokerRow
 from brokers.gateway.stats import broker_stats
+from console import namesrv_scope
 from console.errors import ServiceError
 from consumers.alert_delivery import Notice, deliver
 from consumers.alert_models import (
@@ -188,7 +190,7 @@ def read(rule: AlertRule, facts: ScanFacts, extra: _Extra, now: datetime) -> Rea
 
 def _notice(rule: AlertRule, state: str, reading: Reading, now: datetime) -> Notice:
     return Notice(rule=rule.name, kind=rule.kind, target=rule.target, state=state, value=reading.value,
-                  threshold=rule.threshold, message=reading.message, at=now.isoformat())
+                  threshold=rule.threshold, message=reading.message, at=now.isoformat(), namesrv_set=rule.namesrv_set)
 
 
 @dataclass(frozen=True)
@@ -272,9 +274,9 @@ def evaluate_rule(rule: AlertRule, reading: Reading, now: datetime) -> AlertEven
 
 
 def evaluate_rules(facts: ScanFacts, now: datetime | None = None) -> int:
-    """Evaluate every enabled rule against one scan's facts; the number of events written."""
+    """Evaluate every enabled rule of the current name-server set against its scan's facts; the number of events written."""
     now = now or timezone.now()
-    rules = list(AlertRule.objects.filter(enabled=True))
+    rules = list(AlertRule.objects.filter(enabled=True, namesrv_set=namesrv_scope.current_name()))
     extra = _Extra()
     watched = sorted({r.target for r in rules if r.kind == NO_CONSUMER_ONLINE and r.target})
     if watched:

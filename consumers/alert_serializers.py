@@ -48,6 +48,8 @@ class AlertRuleInput(StrictInputSerializer):
     webhook_url = StrictCharField(max_length=2000, required=False, allow_blank=True, default="")
     emails = serializers.ListField(child=serializers.EmailField(), required=False, default=list, max_length=MAX_EMAILS)
     enabled = StrictBooleanField(required=False, default=True)
+    namesrv_set = StrictCharField(max_length=64, required=False,
+                                  help_text="the name-server set (cluster) whose health scan evaluates the rule; default: the request's set")
 
 
 class SilenceInput(StrictInputSerializer):
@@ -57,6 +59,7 @@ class SilenceInput(StrictInputSerializer):
 class AlertRuleOutput(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
+    namesrv_set = serializers.CharField()
     kind = serializers.ChoiceField(choices=KINDS)
     target = serializers.CharField()
     threshold = serializers.FloatField()

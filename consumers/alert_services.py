@@ -2,7 +2,7 @@
 acknowledge (operator; audited). Every refusal names the field and changes nothing."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
@@ -10,6 +10,7 @@ from django.core.validators import validate_email
 from django.utils import timezone
 
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group, validate_topic
+from brokers.gateway import namesrv_sets
 from console.actor import Actor
 from console.audit import audited
 from console.errors import InvalidInput, NotFound
@@ -48,10 +49,11 @@ class RuleInput:
     webhook_url: str = ""
     emails: tuple[str, ...] = ()
     enabled: bool = True
+    namesrv_set: str | None = None  # the set whose scan evaluates it; None: the request's current set
 
 
 def rule_snapshot(rule: AlertRule) -> dict:
-    return {"name": rule.name, "kind": rule.kind, "target": rule.target, "threshold": rule.threshold, "for_minutes": rule.for_minutes,
+    return {"name": rule.name, "namesrv_set": rule.namesrv_set, "kind": rule.kind, "target": rule.target, "threshold": rule.threshold, "for_minutes": rule.for_minutes,
             "webhook_url": rule.webhook_url, "emails": list(rule.emails), "enabled": rule.enabled,
             "silenced_until": rule.silenced_until.isoformat() if rule.silenced_until else None}
 
@@ -97,8 +99,11 @@ def rule_input_check(data: RuleInput) -> RuleInput:
             raise InvalidInput("emails", f"{address!r} is not an e-mail address.") from None
     if not url and not emails:
         raise InvalidInput("webhook_url", "give a webhook URL or at least one e-mail address: a rule must reach someone.")
+    tier = namesrv_sets.current_name() if data.namesrv_set is None else data.namesrv_set
+    if namesrv_sets.lookup(tier) is None:
+        raise InvalidInput("namesrv_set", f"{tier!r} is not a configured name-server set (see /api/v1/namesrv-sets).")
     return RuleInput(name=name, kind=data.kind, target=target, threshold=threshold, for_minutes=data.for_minutes,
-                     webhook_url=url, emails=emails, enabled=data.enabled)
+                     webhook_url=url, emails=emails, enabled=data.enabled, namesrv_set=tier)
 
 
 def alert_rule_get(*, rule_id: int) -> AlertRule:
@@ -115,14 +120,16 @@ def alert_rule_save(*, actor: Actor, data: RuleInput, rule_id: int | None = None
     action = "alert_rule.create" if rule is None else "alert_rule.update"
     with audited(actor=actor, action=action, target_type="alert_rule", target=data.name,
                  before=rule_snapshot(rule) if rule else None) as note:
+        if rule is not None and data.namesrv_set is None:  # an edit that does not name a set keeps the rule's
+            data = replace(data, namesrv_set=rule.namesrv_set)
         data = rule_input_check(data)
-        fields = {"name": data.name, "kind": data.kind, "target": data.target, "threshold": data.threshold,
+        fields = {"name": data.name, "namesrv_set": data.namesrv_set, "kind": data.kind, "target": data.target, "threshold": data.threshold,
                   "for_minutes": data.for_minutes, "webhook_url": data.webhook_url, "emails": list(data.emails),
                   "enabled": data.enabled, "updated_at": timezone.now()}
         if rule is None:
             rule = AlertRule.objects.create(created_by=actor.username, **fields)
         else:
-            condition = (rule.kind, rule.target, rule.threshold) != (data.kind, data.target, data.threshold)
+            condition = (rule.namesrv_set, rule.kind, rule.target, rule.threshold) != (data.namesrv_set, data.kind, data.target, data.threshold)
             for key, value in fields.items():
                 setattr(rule, key, value)
             if condition:  # evaluated afresh; a firing alert of the old condition is left in the history

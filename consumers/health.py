@@ -19,6 +19,11 @@ One scan:
    least BACKLOG_RISE_MIN messages in all raises "group_backlog_rising";
 6. the operators' alert rules (consumers.alert_rules) are evaluated over what the scan read.
 
+Beat runs :func:`health_scan_all`: one scan per configured name-server set (``default`` first), each
+inside that set's scope (docs/clusters.md), so its reads go to that tier and its rows (the scan, the
+sightings) carry the set's name; a set whose scan fails does not stop the others. The overview of a
+set reads that set's scans only.
+
 :func:`health_scan_alerts` is the overview's alert source (``settings.GANTRY_ALERT_SOURCES``):
 the group, broker-group and backlog alerts of the newest fresh scan. Broker alerts are left out
 there: the overview computes them itself at every load. With no fresh scan (beat not running) it
@@ -38,6 +43,7 @@ from django.utils import timezone
 
 from brokers.engine.client.admin import ClusterInfo
 from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway import namesrv_sets
 from brokers.gateway.cluster import cluster_info, masters_by_addr
 from brokers.gateway.groups import group_survey
 from brokers.gateway.overview import LIVE, Alert, BrokerRow, broker_overview
@@ -45,7 +51,7 @@ from brokers.gateway.replication import BrokerGroup
 from brokers.gateway.sightings import broker_sightings_record
 from console.errors import ServiceError
 from consumers import alert_rules, alerts
-from consumers.models import HealthScan
+from consumers.models import HealthScan, RebalanceJob
 from consumers.rebalance.jobs import rebalance_jobs_sweep
 from consumers.selectors import USER, group_kind
 
@@ -152,9 +158,10 @@ def ha_alerts(groups: tuple[BrokerGroup[BrokerRow], ...], *, lag_bytes: int | No
 
 
 def health_scan() -> dict:
-    """Run one scan, store it, prune old ones; a JSON-able summary."""
-    scan = HealthScan.objects.create()
-    failed_jobs = rebalance_jobs_sweep()
+    """Run one scan of the current set, store it, prune its old ones; a JSON-able summary."""
+    tier = namesrv_sets.current_name()
+    scan = HealthScan.objects.create(namesrv_set=tier)
+    failed_jobs = rebalance_jobs_sweep(jobs=RebalanceJob.objects.filter(namesrv_set=tier))
     found: list[Alert] = []
     backlog: dict[str, int] = {}
     error = ""
@@ -169,7 +176,7 @@ def health_scan() -> dict:
         facts = alert_rules.ScanFacts(brokers=overview.brokers, masters=info.masters())
         backlog, topic_backlog = group_backlogs(info)
         facts = dataclasses.replace(facts, backlog=backlog, topic_backlog=topic_backlog)
-        previous = [s.backlog for s in HealthScan.objects.filter(ok=True, finished_at__isnull=False).exclude(pk=scan.pk)
+        previous = [s.backlog for s in HealthScan.objects.filter(namesrv_set=tier, ok=True, finished_at__isnull=False).exclude(pk=scan.pk)
                     .order_by("-started_at", "-id")[:_config("BACKLOG_SCANS")]]
         found.extend(rising_backlogs([*reversed(previous), backlog]))
     except (RemotingError, ServiceError) as exc:
@@ -177,16 +184,29 @@ def health_scan() -> dict:
         log.warning("health scan %s: %s", scan.pk, error)
     HealthScan.objects.filter(pk=scan.pk).update(finished_at=timezone.now(), ok=not error, error=error,
                                                  alerts=[asdict(a) for a in found], backlog=backlog, jobs_failed=failed_jobs)
-    stale = HealthScan.objects.order_by("-started_at", "-id").values_list("pk", flat=True)[SCANS_KEPT:]
+    stale = HealthScan.objects.filter(namesrv_set=tier).order_by("-started_at", "-id").values_list("pk", flat=True)[SCANS_KEPT:]
     HealthScan.objects.filter(pk__in=list(stale)).delete()
     events = alert_rules.evaluate_rules(facts)
-    return {"alert_events": events, "scan": scan.pk, "ok": not error, "error": error, "alerts": len(found), "groups": len(backlog), "jobs_failed": failed_jobs}
+    return {"namesrv_set": tier, "alert_events": events, "scan": scan.pk, "ok": not error, "error": error, "alerts": len(found), "groups": len(backlog), "jobs_failed": failed_jobs}
+
+
+def health_scan_all() -> list[dict]:
+    """One scan per configured set, each in its scope; a set that fails is logged and reported, the others still run."""
+    out = []
+    for target in namesrv_sets.configured():
+        with namesrv_sets.scope(target):
+            try:
+                out.append(health_scan())
+            except Exception as exc:  # noqa: BLE001 -- one tier's failure (a database or programming error) must not starve the rest
+                log.exception("health scan of name-server set %s failed", target.name)
+                out.append({"namesrv_set": target.name, "ok": False, "error": f"{type(exc).__name__}: {exc}"})
+    return out
 
 
 def latest_scan() -> HealthScan | None:
-    """The newest finished scan that is still fresh (FRESH_SCANS scan periods, at least 90 s)."""
+    """The current set's newest finished scan that is still fresh (FRESH_SCANS scan periods, at least 90 s)."""
     fresh_after = timezone.now() - timedelta(seconds=max(90.0, _config("FRESH_SCANS") * _period_s()))
-    return HealthScan.objects.filter(ok=True, finished_at__gte=fresh_after).order_by("-finished_at", "-id").first()
+    return HealthScan.objects.filter(namesrv_set=namesrv_sets.current_name(), ok=True, finished_at__gte=fresh_after).order_by("-finished_at", "-id").first()
 
 
 def health_scan_alerts(info: ClusterInfo) -> list[Alert]:

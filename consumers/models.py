@@ -31,7 +31,8 @@ class RebalanceJob(models.Model):
     source = models.CharField(max_length=16, default="console")  # console, api, system
     scope = models.CharField(max_length=8, choices=[(s, s) for s in SCOPES])
     scope_value = models.CharField(max_length=255, blank=True, default="")  # the group or topic; "" for all
-    scope_key = models.CharField(max_length=300)  # "apply:group:G", "dry:topic:T", "apply:all"
+    namesrv_set = models.CharField(max_length=64, default="default", db_index=True)  # the tier it runs against
+    scope_key = models.CharField(max_length=300)  # "apply:group:G", "dry:topic:T", "apply:all" (one active per set and key)
     dry_run = models.BooleanField(default=True)
     status = models.CharField(max_length=16, choices=[(s, s) for s in STATUSES], default=QUEUED, db_index=True)
     reason = models.TextField(blank=True, default="")
@@ -51,8 +52,8 @@ class RebalanceJob(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["scope_key"], condition=Q(status__in=("queued", "running")),
-                                    name="consumers_one_active_rebalance_per_scope"),
+            models.UniqueConstraint(fields=["namesrv_set", "scope_key"], condition=Q(status__in=("queued", "running")),
+                                    name="consumers_one_active_rebalance_per_set_scope"),
         ]
 
     def __str__(self) -> str:
@@ -119,6 +120,7 @@ class HealthScan(models.Model):
     rising" compares ``backlog`` over the last scans. Old rows are pruned by the scan itself.
     """
 
+    namesrv_set = models.CharField(max_length=64, default="default", db_index=True)  # the tier scanned (one scan per set)
     started_at = models.DateTimeField(default=timezone.now, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     ok = models.BooleanField(default=True)

@@ -54,5 +54,5 @@ def rebalance_job_task(self, job_id: int) -> str:
 
 @shared_task(name="consumers.tasks.health_scan_task", acks_late=True, time_limit=SHORT_LIMIT_S, soft_time_limit=SHORT_SOFT_LIMIT_S)
 def health_scan_task() -> dict:
-    """The periodic health scan (CELERY_BEAT_SCHEDULE "health-scan"): alerts for the overview."""
-    return health.health_scan()
+    """The periodic health scan (CELERY_BEAT_SCHEDULE "health-scan"): one scan per name-server set, alerts for the overview."""
+    return {"scans": health.health_scan_all()}

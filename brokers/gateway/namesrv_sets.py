@@ -25,7 +25,7 @@ from console import namesrv_scope
 from console.namesrv_scope import CELERY_HEADER, DEFAULT, PARAM, scope
 
 __all__ = ["CELERY_HEADER", "DEFAULT", "NAME_RE", "PARAM", "SESSION_KEY", "Missing", "NamesrvTarget", "cache_prefix",
-           "current", "current_name", "default_target", "is_default", "lookup", "scope"]
+           "configured", "current", "current_name", "default_target", "is_default", "lookup", "scope"]
 
 SESSION_KEY = "gantry_namesrv_set"  # the console session's choice
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # safe in a URL, a header and a cache key
@@ -73,6 +73,11 @@ def lookup(name: str) -> NamesrvTarget | None:
     return _target(row) if row is not None else None
 
 
+def configured() -> list[NamesrvTarget]:
+    """Every set the console knows, ``default`` first then the added ones in order (the health scan runs one per set)."""
+    return [default_target(), *(_target(row) for row in NamesrvSet.objects.all())]
+
+
 def current() -> NamesrvTarget | Missing:
     """The set this request or task runs against (``default`` outside any)."""
     chosen = namesrv_scope.get()
@@ -89,7 +94,7 @@ def current_name() -> str:
 
 
 def is_default() -> bool:
-    """True when the current set is settings.MQ's (the health scan, sightings and samplers watch that one)."""
+    """True when the current set is settings.MQ's (the dashboards' samplers watch that one only)."""
     return current_name() == DEFAULT
 
 

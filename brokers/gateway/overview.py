@@ -249,8 +249,8 @@ def _with_sightings(rows: list[BrokerRow], sightings) -> list[BrokerRow]:
 
 
 def _sightings(rows):
-    """The sightings that belong to the current tier: the health scan records ``default``'s only."""
-    return rows if namesrv_sets.is_default() else BrokerSighting.objects.none()
+    """The sightings that belong to the current tier (the health scan records each set's under its name)."""
+    return rows.filter(namesrv_set=namesrv_sets.current_name())
 
 
 def broker_group(name: str) -> BrokerGroup[BrokerRow]:

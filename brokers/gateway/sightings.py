@@ -2,8 +2,8 @@
 
 The name server forgets a broker that stops heartbeating, and its protocol does not expose
 heartbeat times; :class:`brokers.models.BrokerSighting` rows remember each broker the console
-saw answering. The periodic health scan (``consumers.health``, every 30 s) records them from its
-reading of the overview; the overview and the API only read them, so a page load writes nothing
+saw answering, each under the name-server set (tier) it answered in. The periodic health scan
+(``consumers.health``, every 30 s, one scan per set) records them from its reading of the overview; the overview and the API only read them, so a page load writes nothing
 and a broker that vanishes while nobody has the console open still shows as expired.
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Protocol
 from django.utils import timezone
 
 from brokers.models import BrokerSighting
+from console import namesrv_scope
 
 __all__ = ["SeenBroker", "broker_sightings_record"]
 
@@ -29,18 +30,19 @@ class SeenBroker(Protocol):
 
 
 def broker_sightings_record(*, brokers: Iterable[SeenBroker], now: datetime | None = None) -> int:
-    """Note that each of ``brokers`` answered at ``now`` (default: now); how many rows were written.
+    """Note that each of ``brokers`` of the current set answered at ``now`` (default: now); how many rows were written.
 
     A broker seen for the first time gets ``first_seen_at`` too; one seen before keeps it, and
     takes its current cluster, name and id (a broker restarted under another name keeps its row).
     """
     now = now or timezone.now()
-    known = {s.addr: s for s in BrokerSighting.objects.all()}
+    tier = namesrv_scope.current_name()
+    known = {s.addr: s for s in BrokerSighting.objects.filter(namesrv_set=tier)}
     written = 0
     for b in brokers:
         seen = known.get(b.addr)
         if seen is None:
-            known[b.addr] = BrokerSighting.objects.create(addr=b.addr, cluster=b.cluster, broker_name=b.broker_name,
+            known[b.addr] = BrokerSighting.objects.create(namesrv_set=tier, addr=b.addr, cluster=b.cluster, broker_name=b.broker_name,
                                                           broker_id=b.broker_id, first_seen_at=now, last_seen_at=now)
         else:
             BrokerSighting.objects.filter(pk=seen.pk).update(last_seen_at=now, cluster=b.cluster, broker_name=b.broker_name,

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from brokers.engine.client.admin_promotion import PROMOTION_ROLES
 from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
+from brokers.gateway import namesrv_sets
 from brokers.gateway.overview import LIVE, BrokerRow, broker_group
 from brokers.models import PromotionJob
 from brokers.promotion.snapshots import group_json, job_view
@@ -109,18 +110,18 @@ def promotion_trigger(*, actor: Actor, broker_name: str, broker_id: int, force: 
 
 
 def _trigger(actor: Actor, broker_name: str, broker_id: int, addr: str, force: bool, dry_run: bool, role: str, before: dict) -> Triggered:
-    key = scope_key(broker_name, dry_run)
-    promotion_jobs_sweep(jobs=PromotionJob.objects.filter(scope_key=key))  # an active job whose worker vanished no longer blocks
+    key, tier = scope_key(broker_name, dry_run), namesrv_sets.current_name()  # one active job per set and key
+    promotion_jobs_sweep(jobs=PromotionJob.objects.filter(namesrv_set=tier, scope_key=key))  # an active job whose worker vanished no longer blocks
     for _ in range(3):  # create, or find the active one; retried when the active one finished in between
         try:
             with transaction.atomic():
                 job = PromotionJob.objects.create(
                     requested_by=actor.username, source=actor.source, broker_name=broker_name, broker_id=broker_id,
-                    candidate_addr=addr, role=role, force=force, dry_run=dry_run, scope_key=key, before=before,
+                    candidate_addr=addr, role=role, force=force, dry_run=dry_run, namesrv_set=tier, scope_key=key, before=before,
                     task_id=str(uuid.uuid4()))
             break
         except IntegrityError:
-            active = PromotionJob.objects.filter(scope_key=key, status__in=PromotionJob.ACTIVE).first()
+            active = PromotionJob.objects.filter(namesrv_set=tier, scope_key=key, status__in=PromotionJob.ACTIVE).first()
             if active is not None:
                 return Triggered(job_view(active), False)
     else:

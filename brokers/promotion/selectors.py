@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from django.db.models import QuerySet
 
+from brokers.gateway import namesrv_sets
 from brokers.models import PromotionJob
 from brokers.promotion.jobs import job_or_404, promotion_jobs_sweep
 from brokers.promotion.snapshots import job_view
@@ -24,7 +25,7 @@ def promotion_job_get(*, job_id: int) -> PromotionJobView:
 def promotion_job_list(*, broker_name: str = "", statuses: frozenset[str] = frozenset(), dry_run: bool | None = None) -> QuerySet[PromotionJob]:
     """The jobs matching the filters, newest first, as a lazy queryset (callers paginate, then :func:`job_views`)."""
     promotion_jobs_sweep(jobs=PromotionJob.objects.filter(status__in=PromotionJob.ACTIVE))
-    jobs = PromotionJob.objects.all()
+    jobs = PromotionJob.objects.filter(namesrv_set=namesrv_sets.current_name())  # the current set's jobs only
     if broker_name:
         jobs = jobs.filter(broker_name=broker_name)
     if statuses:
@@ -40,7 +41,7 @@ def job_views(rows: Iterable[PromotionJob]) -> list[PromotionJobView]:
 
 def latest_group_job(*, broker_name: str) -> PromotionJobView | None:
     """The group's newest job (its page's promotion panel)."""
-    row = PromotionJob.objects.filter(broker_name=broker_name).first()
+    row = PromotionJob.objects.filter(namesrv_set=namesrv_sets.current_name(), broker_name=broker_name).first()
     if row is None:
         return None
     promotion_jobs_sweep(jobs=PromotionJob.objects.filter(pk=row.pk))

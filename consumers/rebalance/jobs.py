@@ -25,6 +25,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from brokers.gateway import namesrv_sets
 from brokers.gateway.cluster import masters_by_addr
 from brokers.gateway.connections import consumer_connections
 from brokers.gateway.groups import group_survey
@@ -115,16 +116,16 @@ def rebalance_trigger(*, actor: Actor, scope: str, value: str = "", dry_run: boo
 
 
 def _trigger(actor: Actor, scope: str, value: str, dry_run: bool, timeout_s: int) -> Triggered:
-    key = scope_key(scope, value, dry_run)
-    rebalance_jobs_sweep(jobs=RebalanceJob.objects.filter(scope_key=key))  # an active job whose worker vanished no longer blocks
+    key, tier = scope_key(scope, value, dry_run), namesrv_sets.current_name()  # one active job per set and key
+    rebalance_jobs_sweep(jobs=RebalanceJob.objects.filter(namesrv_set=tier, scope_key=key))  # an active job whose worker vanished no longer blocks
     for _ in range(3):  # create, or find the active one; retried when the active one finished in between
         try:
             with transaction.atomic():
                 job = RebalanceJob.objects.create(requested_by=actor.username, source=actor.source, scope=scope, scope_value=value,
-                                                  scope_key=key, dry_run=dry_run, timeout_s=timeout_s, task_id=str(uuid.uuid4()))
+                                                  namesrv_set=tier, scope_key=key, dry_run=dry_run, timeout_s=timeout_s, task_id=str(uuid.uuid4()))
             break
         except IntegrityError:
-            active = RebalanceJob.objects.filter(scope_key=key, status__in=RebalanceJob.ACTIVE).first()
+            active = RebalanceJob.objects.filter(namesrv_set=tier, scope_key=key, status__in=RebalanceJob.ACTIVE).first()
             if active is not None:
                 return Triggered(records.job_view(active), False)
     else:

@@ -13,6 +13,7 @@ from datetime import datetime
 from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
 
+from brokers.gateway import namesrv_sets
 from consumers.models import RebalanceJob, RebalanceQueueChange
 from consumers.rebalance import records
 from consumers.rebalance.jobs import job_or_404, rebalance_jobs_sweep
@@ -40,7 +41,7 @@ def rebalance_job_get(*, job_id: int) -> Job:
 
 
 def _filtered(f: JobFilter) -> QuerySet[RebalanceJob]:
-    jobs = RebalanceJob.objects.all()
+    jobs = RebalanceJob.objects.filter(namesrv_set=namesrv_sets.current_name())  # the current set's jobs only
     if f.group:
         jobs = jobs.filter(Q(scope=RebalanceJob.GROUP, scope_value=f.group) | Q(group_results__group=f.group))
     if f.topic:
@@ -74,7 +75,7 @@ def job_views(rows: Iterable[RebalanceJob]) -> list[Job]:
 def group_moves(*, group: str, filters: JobFilter = JobFilter()) -> tuple[QueueChange, ...]:
     """The queues a group's applied jobs moved, newest first: the same queue moving back and
     forth between jobs is a flapping group."""
-    rows = RebalanceQueueChange.objects.filter(group=group, moved=True, job__dry_run=False)
+    rows = RebalanceQueueChange.objects.filter(group=group, moved=True, job__dry_run=False, job__namesrv_set=namesrv_sets.current_name())
     if filters.since is not None:
         rows = rows.filter(created_at__gte=filters.since)
     if filters.until is not None:
@@ -92,7 +93,7 @@ def rebalance_history(*, filters: JobFilter, page_number: object = 1, per_page: 
 
 def latest_group_job(*, group: str) -> Job | None:
     """The group's newest own job, with its queue rows (the group page's rebalance panel)."""
-    row = RebalanceJob.objects.filter(scope=RebalanceJob.GROUP, scope_value=group).first()
+    row = RebalanceJob.objects.filter(namesrv_set=namesrv_sets.current_name(), scope=RebalanceJob.GROUP, scope_value=group).first()
     if row is None:
         return None
     rebalance_jobs_sweep(jobs=RebalanceJob.objects.filter(pk=row.pk))

@@ -93,5 +93,5 @@ def test_a_name_server_down_is_a_failed_scan_not_an_exception(mq_settings, unuse
 def test_the_beat_entry_runs_in_a_worker(celery_worker, console_cluster) -> None:
     assert settings.CELERY_BEAT_SCHEDULE["health-scan"]["task"] == health_scan_task.name
     celery_worker()
-    summary = health_scan_task.delay().get(timeout=60)
-    assert summary["ok"] is True and HealthScan.objects.filter(pk=summary["scan"]).exists()
+    [summary] = health_scan_task.delay().get(timeout=60)["scans"]
+    assert summary["ok"] is True and summary["namesrv_set"] == "default" and HealthScan.objects.filter(pk=summary["scan"]).exists()
