@@ -57,7 +57,7 @@ def test_anonymous_callers_get_401_and_viewers_may_read_but_not_refresh(api_clie
 
 def test_throughput_json_is_the_documented_envelope(api_client_as, results):
     body = api_client_as("viewer").get(THROUGHPUT, {"range": "hour", "by": "topic"}).json()
-    assert set(body) == {"range", "resolution", "by", "from", "to", "state", "series", "top"}
+    assert set(body) == {"range", "resolution", "by", "from", "to", "state", "coverage", "series", "top"}
     assert (body["range"], body["resolution"], body["by"]) == ("hour", "1m", "topic")
     assert body["from"].endswith("Z") and body["to"].endswith("Z")
     [series] = body["series"]
@@ -84,7 +84,7 @@ def test_throughput_by_queue_filters_by_topic_and_broker(api_client_as, results)
 
 def test_backlog_json_has_points_trends_and_top(api_client_as, results):
     body = api_client_as("viewer").get(BACKLOG, {"range": "hour", "by": "group", "group": "billing"}).json()
-    assert set(body) == {"range", "resolution", "by", "from", "to", "state", "series", "trends", "top"}
+    assert set(body) == {"range", "resolution", "by", "from", "to", "state", "coverage", "series", "trends", "top"}
     [series] = body["series"]
     assert series["key"] == {"group": "billing", "topic": "orders", "broker": None, "queue_id": None}
     assert series["points"][-1] == {"t": _minute(1).strftime("%Y-%m-%dT%H:%M:%SZ"), "backlog": 120, "consume_rate": 119.5,

@@ -229,3 +229,21 @@ def test_between_runs_the_page_polls_for_a_newer_result(as_role, seeded) -> None
     answer = client.get(f"/dashboards/refresh?seen={seen.group(1)}", **HTMX)
     assert answer["HX-Trigger"] == "dashboards-refreshed"
     assert "seen=" + newer.finished_at.strftime("%Y-%m-%dT%H") in answer.content.decode().replace("%3A", ":")
+
+
+def test_another_sets_pages_and_api_say_the_dashboards_cover_default(as_role, viewer, seeded) -> None:
+    """The samplers watch the default cluster only: on another set the figures are still default's, and
+    the pages and the API say so (docs/clusters.md) instead of passing them off as that tier's."""
+    from brokers.models import NamesrvSet
+
+    NamesrvSet.objects.create(name="second", namesrv_addr="127.0.0.1:9")
+    page = as_role("viewer")
+    for url in ("/dashboards/", "/dashboards/topics/orders/", "/dashboards/groups/billing/"):
+        assert b'data-testid="dashboards-coverage"' not in page.get(url + "?namesrv_set=default").content, url
+        html = page.get(url + "?namesrv_set=second").content.decode()
+        assert 'data-testid="dashboards-coverage"' in html and "cover the default cluster only" in html, url
+    for kind in ("throughput", "backlog"):
+        assert viewer.get(f"/api/v1/dashboards/{kind}?range=hour").json()["coverage"] == {
+            "namesrv_set": "default", "covers_current_set": True, "note": ""}
+        other = viewer.get(f"/api/v1/dashboards/{kind}?range=hour&namesrv_set=second").json()["coverage"]
+        assert other["namesrv_set"] == "default" and other["covers_current_set"] is False and "second" in other["note"]
