@@ -28,7 +28,8 @@ class AlertRuleForm(forms.Form):
                                   help_text="receives JSON with a text field (Slack, Mattermost)")
     emails = forms.CharField(required=False, label="E-mail addresses", help_text="comma or space separated")
     enabled = forms.BooleanField(required=False, initial=True)
-    namesrv_set = forms.ChoiceField(label="Cluster", help_text="the name-server set whose health scan evaluates the rule")
+    namesrv_set = forms.ChoiceField(label="Cluster", required=False,
+                                    help_text="the name-server set whose health scan evaluates the rule")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -47,7 +48,7 @@ class AlertRuleForm(forms.Form):
         return RuleInput(name=d["name"], kind=d["kind"], target=d["target"], threshold=d["threshold"] or 0.0,
                          for_minutes=d["for_minutes"], webhook_url=d["webhook_url"],
                          emails=tuple(e for e in re.split(r"[,;\s]+", d["emails"]) if e), enabled=d["enabled"],
-                         namesrv_set=d["namesrv_set"])
+                         namesrv_set=d["namesrv_set"] or None)  # none chosen: the current set (an edit: the rule's)
 
 
 class SilenceForm(forms.Form):

@@ -69,14 +69,14 @@ def test_an_unknown_set_is_refused_naming_the_parameter(console_cluster, viewer,
 def test_the_console_session_keeps_the_chosen_set(two_tiers, admin_api, viewer_client, second_session_cluster) -> None:
     a, b = two_tiers
     _add_second(admin_api, second_session_cluster)
-    assert a.encode() in viewer_client.get("/topics/?search=" + a[:-2]).content
-    switched = viewer_client.get("/topics/?namesrv_set=second&search=" + b[:-2])
+    assert a.encode() in viewer_client.get("/topics/?q=" + a[:-2]).content
+    switched = viewer_client.get("/topics/?namesrv_set=second&q=" + b[:-2])
     assert switched.status_code == 200 and b.encode() in switched.content and a.encode() not in switched.content
     assert b'<option value="second" selected>' in switched.content  # the header's switcher shows the choice
-    later = viewer_client.get("/topics/?search=" + b[:-2])  # no parameter: the session's choice
+    later = viewer_client.get("/topics/?q=" + b[:-2])  # no parameter: the session's choice
     assert b.encode() in later.content and a.encode() not in later.content
     NamesrvSet.objects.filter(name="second").delete()  # removed since: back to default
-    assert a.encode() in viewer_client.get("/topics/?search=" + a[:-2]).content
+    assert a.encode() in viewer_client.get("/topics/?q=" + a[:-2]).content
 
 
 def test_only_admins_change_the_sets_and_secrets_never_come_back(console_cluster, admin_api, api_client_as, second_session_cluster) -> None:
