@@ -83,6 +83,7 @@ class GroupStateOutput(serializers.Serializer):
 class PromotionJobOutput(serializers.Serializer):
     id = serializers.IntegerField()
     url = serializers.SerializerMethodField()
+    namesrv_set = serializers.CharField(help_text="the name-server set (cluster) the job runs against")
     requested_by = serializers.CharField()
     source = serializers.CharField()
     broker_name = serializers.CharField()

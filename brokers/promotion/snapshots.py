@@ -44,5 +44,5 @@ def job_view(row: PromotionJob) -> PromotionJobView:
         reason=row.reason, progress=row.progress, attempts=row.attempts, created_at=row.created_at, started_at=row.started_at,
         finished_at=row.finished_at, heartbeat_at=row.heartbeat_at,
         plan=promotion_result_from_json(row.plan) if row.plan else None,
-        before=group_state(row.before), after=group_state(row.after),
+        before=group_state(row.before), after=group_state(row.after), namesrv_set=row.namesrv_set,
     )

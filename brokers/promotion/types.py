@@ -62,6 +62,7 @@ class PromotionJobView(JobTiming):
     plan: PromotionResult | None  # the candidate's answer (None before it answered)
     before: GroupState
     after: GroupState
+    namesrv_set: str = "default"  # the tier it runs against (docs/clusters.md)
 
     @property
     def candidate(self) -> str:

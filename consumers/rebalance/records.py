@@ -29,5 +29,5 @@ def job_view(row: RebalanceJob, groups: bool = False) -> Job:
         dry_run=row.dry_run, status=row.status, reason=row.reason, progress=row.progress, timeout_s=row.timeout_s,
         attempts=row.attempts, created_at=row.created_at, started_at=row.started_at, finished_at=row.finished_at,
         heartbeat_at=row.heartbeat_at, groups_total=row.groups_total, groups_converged=row.groups_converged,
-        queues_moved=row.queues_moved, groups=results,
+        queues_moved=row.queues_moved, groups=results, namesrv_set=row.namesrv_set,
     )

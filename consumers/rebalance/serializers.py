@@ -102,6 +102,7 @@ class GroupResultOutput(serializers.Serializer):
 class RebalanceJobOutput(serializers.Serializer):
     id = serializers.IntegerField()
     url = serializers.SerializerMethodField()
+    namesrv_set = serializers.CharField(help_text="the name-server set (cluster) the job runs against")
     requested_by = serializers.CharField()
     source = serializers.CharField()
     scope = serializers.CharField()

@@ -72,6 +72,7 @@ class Job(JobTiming):
     groups_converged: int
     queues_moved: int
     groups: tuple[GroupResult, ...] = ()
+    namesrv_set: str = "default"  # the tier it runs against (docs/clusters.md)
 
     @property
     def target(self) -> str:

@@ -94,6 +94,7 @@ def test_jobs_are_listed_per_set_and_one_active_job_per_key_is_per_set(operator,
     def listed(path: str, query: str = "") -> list[int]:
         answer = operator.get(f"/api/v1/{path}{query}")
         assert answer.status_code == 200, answer.content
+        assert {row["namesrv_set"] for row in answer.json()["results"]} == {"second" if query else "default"}
         return [row["id"] for row in answer.json()["results"]]
 
     assert listed("rebalance-jobs") == [RebalanceJob.objects.get(namesrv_set="default").pk]
