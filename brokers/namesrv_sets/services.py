@@ -15,7 +15,7 @@ from django.utils import timezone
 from brokers.engine.common.namesrv_addr import InvalidNamesrvAddrError, parse_namesrv_addrs
 from brokers.gateway.client import forget_admin_client
 from brokers.gateway.namesrv_sets import DEFAULT, NAME_RE, default_target
-from brokers.models import NamesrvSet
+from brokers.models import BrokerSighting, NamesrvSet
 from console.actor import Actor
 from console.audit import audited
 from console.errors import InvalidInput, NotFound
@@ -129,10 +129,13 @@ def namesrv_set_update(*, actor: Actor, name: str, data: NamesrvSetInput) -> Nam
 
 
 def namesrv_set_delete(*, actor: Actor, name: str) -> None:
-    """Remove a set; sessions on it fall back to ``default``, tasks queued under it fail rather than run elsewhere."""
+    """Remove a set; sessions on it fall back to ``default``, tasks queued under it fail rather than run elsewhere.
+    Its broker sightings go with it (a set added later under the same name starts with none); its alert rules,
+    scans and jobs stay as history (the rules are evaluated again only if a set of that name comes back)."""
     actor.require(Role.ADMIN)
     with audited(actor=actor, action="namesrv_set.delete", target_type="namesrv_set", target=name[:255]) as note:
         row = _row(name)
         note.before = _view(row)
         row.delete()
+        BrokerSighting.objects.filter(namesrv_set=name).delete()
         forget_admin_client(name)

@@ -29,7 +29,8 @@ def _rule(operator, group: str, url: str, **extra) -> dict:
 
 
 def test_each_set_is_scanned_in_its_scope_and_its_rules_fire_from_its_own_lag(
-        operator, viewer, console_cluster, second_session_cluster, unused_addr, topic_name, group, webhook_receiver) -> None:
+        operator, viewer, api_client_as, console_cluster, second_session_cluster, unused_addr, topic_name, group, webhook_receiver) -> None:
+    admin_api = api_client_as("admin")
     NamesrvSet.objects.create(name="down", namesrv_addr=unused_addr, position=1)  # a tier that does not answer
     NamesrvSet.objects.create(name="second", namesrv_addr=second_session_cluster.namesrv_addr, position=2)
     with BlockingMQAdminClient(second_session_cluster.namesrv_addr) as admin:
@@ -65,6 +66,10 @@ def test_each_set_is_scanned_in_its_scope_and_its_rules_fire_from_its_own_lag(
     with namesrv_sets.scope(namesrv_sets.lookup("second")):  # the overview of a set reads that set's scan only
         assert health.latest_scan().namesrv_set == "second"
     assert health.latest_scan().namesrv_set == "default"
+
+    assert admin_api.delete("/api/v1/namesrv-sets/second").status_code == 204  # a removed set's sightings go with it
+    assert not BrokerSighting.objects.filter(namesrv_set="second").exists() and BrokerSighting.objects.filter(namesrv_set="default").exists()
+    assert [s["namesrv_set"] for s in health_scan_task()["scans"]] == ["default", "down"]  # and beat no longer scans it
 
 
 def test_a_rule_names_a_configured_set_or_is_refused_naming_the_field(operator, console_cluster, second_session_cluster,
