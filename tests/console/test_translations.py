@@ -42,7 +42,7 @@ def test_every_string_a_template_marks_for_translation_is_in_the_catalogue() -> 
 
     from django.utils.translation.template import templatize
 
-    call = re.compile(r"\bgettext\((u'(?:[^'\\]|\\.)*')\)")
+    call = re.compile(r"""\bgettext\((u(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"))\)""")  # repr() quotes either way
     known = {entry.msgid for entry in polib.pofile(str(CATALOGUE / "django.po"))}
     missing = sorted({(str(path.relative_to(settings.BASE_DIR)), msgid)
                       for path in (Path(settings.BASE_DIR) / "templates").rglob("*.html")
@@ -50,3 +50,23 @@ def test_every_string_a_template_marks_for_translation_is_in_the_catalogue() -> 
                           templatize(path.read_text(encoding="utf-8"), origin=str(path))))
                       if msgid not in known})
     assert not missing, missing
+
+
+def test_every_string_python_marks_for_translation_is_in_the_catalogue() -> None:
+    """`_("…")` / `gettext("…")` in a form or view (labels, help texts, choices) without a catalogue entry would stay
+    English in Chinese."""
+    import ast
+
+    marks = {"_", "gettext", "gettext_lazy", "pgettext", "pgettext_lazy"}
+    known = {entry.msgid for entry in polib.pofile(str(CATALOGUE / "django.po"))}
+    base = Path(settings.BASE_DIR)
+    missing = set()
+    for path in base.rglob("*.py"):
+        if path.relative_to(base).parts[0] in {".venv", "var", "tests", "bench", "node_modules"}:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in marks and node.args
+                    and isinstance(node.args[-1], ast.Constant) and isinstance(node.args[-1].value, str)
+                    and node.args[-1].value not in known):
+                missing.add((str(path.relative_to(base)), node.args[-1].value))
+    assert not missing, sorted(missing)
