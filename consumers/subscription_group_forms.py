@@ -44,11 +44,11 @@ class SubscriptionGroupForm(forms.Form):
         super().__init__(*args, **kwargs)
         for name, (_label_text, help_text) in SETTINGS.items():
             if name in BOOL_SETTINGS:
-                self.fields[name] = forms.BooleanField(required=False, label=_label(name), help_text=help_text,
+                self.fields[name] = forms.BooleanField(required=False, label=_label(name), help_text=_(help_text),
                                                        initial=self.initial.get(name, True))
             else:
                 low, high = RANGES[name]
-                self.fields[name] = forms.IntegerField(label=_label(name), help_text=help_text, min_value=low, max_value=high,
+                self.fields[name] = forms.IntegerField(label=_label(name), help_text=_(help_text), min_value=low, max_value=high,
                                                        initial=self.initial.get(name, getattr(DEFAULTS, name)))
         everywhere = (_("every broker that holds it (%(names)s)") % {"names": ", ".join(group.broker_names)}) if group is not None else None
         self.fields["where"].choices = _where_choices(clusters, brokers, everywhere)
