@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from console.errors import InvalidInput, show_on_form
 from console.query_filters import ChoiceFilter, FilterForm
+from console.tracked_jobs import STATUS_TEXTS
 from consumers import rules
 from consumers.allocation import Scenario, strategy_names
 from consumers.rebalance.selectors import JobFilter
@@ -206,7 +207,7 @@ class RebalanceFilterForm(FilterForm):
 
     group = forms.CharField(label=_("Group"), required=False)
     topic = forms.CharField(label=_("Topic"), required=False)
-    status = ChoiceFilter(label=_("Status"), choices=[("", _("any status"))] + [(s, s.replace("_", " ")) for s in
+    status = ChoiceFilter(label=_("Status"), choices=[("", _("any status"))] + [(s, _(STATUS_TEXTS[s])) for s in
                                                           ("queued", "running", "planned", "converged", "not_converged", "failed")])
     scope = ChoiceFilter(label=_("Scope"), choices=[("", _("any scope")), ("group", _("group")), ("topic", _("topic")), ("all", _("all"))])
     dry_run = ChoiceFilter(label=_("Kind"), choices=[("", _("dry runs and applies")), ("false", _("applies")), ("true", _("dry runs"))])
