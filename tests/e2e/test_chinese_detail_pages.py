@@ -46,8 +46,9 @@ def test_detail_pages_in_chinese(page, live_server, make_user, topic, group, mem
 
     page.goto(f"{live_server.url}/groups/{group}/dlq/")
     headings = chinese_headings(page)
-    assert headings[0].startswith("死信") and "导出" in headings
+    assert headings[0].endswith("死信") and "导出" in headings
     assert "该消费组还没有" in page.locator("[data-testid=dead-letters]").inner_text()
+    assert "Gantry 的消费者" in page.locator("[data-testid=dlq-explained]").inner_text()
     screenshot("dead-letters")
 
     page.goto(f"{live_server.url}/alerts/")
