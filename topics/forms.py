@@ -55,7 +55,7 @@ class TopicForm(forms.Form):
     cluster = forms.CharField(label=_("Cluster"), required=False, widget=forms.Select)
     read_queue_nums = _count(required=False, initial=DEFAULT_QUEUE_NUMS, label=_("Read queues"))
     write_queue_nums = _count(required=False, initial=DEFAULT_QUEUE_NUMS, label=_("Write queues"))
-    perm = _perm(required=False, initial=DEFAULT_PERM)
+    perm = _perm(required=False, initial=DEFAULT_PERM, label=_("Perm"))
     confirm_unreachable_messages = forms.IntegerField(
         required=False, min_value=0, label=_("Messages to make unreachable"),
         widget=forms.NumberInput(attrs={"min": 0, "autocomplete": "off", "data-testid": "confirm-count"}))
