@@ -51,3 +51,17 @@ def test_no_heading_of_the_chinese_pages_is_left_in_english(make_user) -> None:
     for path in ("/alerts/", "/alerts/events/", "/users/", "/tokens/", "/audit/", "/namesrv-sets/", "/no-such-page/"):
         for heading in headings(page_text(path, "zh-CN")):
             assert not re.search(r"\b(?!API\b|TLS\b)[A-Z][a-z]+ ?[a-z]*", heading), (path, heading)
+
+
+@pytest.mark.parametrize(("path", "allowed"), [
+    ("/alerts/", {"Broker", "Webhook", "URL", "JSON", "text", "Slack", "Mattermost", "webhook"}),
+    ("/alerts/events/", set()),
+    ("/tokens/", {"API", "ID"}),
+    ("/account/password/", {"API", "UTC", "IANA", "Asia", "Shanghai", "REST", "Gantry"}),
+])
+def test_a_whole_chinese_page_has_no_english_words_but_names(make_user, path, allowed) -> None:
+    make_user("admin", username="ada")
+    main = re.search(r"<main.*?</main>", page_text(path, "zh-CN"), re.S).group(0)
+    text = re.sub(r"<script.*?</script>|<option[^>]*>[^<]*</option>|<code[^>]*>.*?</code>|<[^>]+>", " ", main, flags=re.S)
+    english = set(re.findall(r"[A-Za-z]{2,}", text)) - allowed - {"ada"}
+    assert not english, (path, sorted(english))
