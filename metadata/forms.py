@@ -48,7 +48,7 @@ class MetadataImportForm(_Scoped):
     def clean_file(self):
         upload = self.cleaned_data["file"]
         if upload.size > MAX_DOCUMENT_BYTES:
-            raise forms.ValidationError(f"the file is {upload.size} bytes; the limit is {MAX_DOCUMENT_BYTES} bytes.")
+            raise forms.ValidationError(_("the file is %(size)s bytes; the limit is %(limit)s bytes.") % {"size": upload.size, "limit": MAX_DOCUMENT_BYTES})
         return upload.read()
 
 

@@ -100,20 +100,20 @@ class TopicForm(forms.Form):
         data = super().clean()
         if data.get("mode") == "cluster":
             if not data.get("cluster"):
-                self.add_error("cluster", "choose a cluster.")
+                self.add_error("cluster", _("choose a cluster."))
             for f in ("read_queue_nums", "write_queue_nums", "perm"):
                 if data.get(f) is None and f not in self.errors:
-                    self.add_error(f, "This field is required.")
+                    self.add_error(f, _("This field is required."))
         if data.get("mode") == "broker":
             for f in ("cluster", "read_queue_nums", "write_queue_nums", "perm"):  # hidden in broker mode
                 self.errors.pop(f, None)
             chosen = [b for b in self.broker_names if data.get(f"brokers.{b}.enabled")]
             if not chosen:
-                self.add_error(None, "choose at least one broker.")
+                self.add_error(None, _("choose at least one broker."))
             for b in chosen:
                 for f in ("read_queue_nums", "write_queue_nums", "perm"):
                     if data.get(f"brokers.{b}.{f}") is None and f"brokers.{b}.{f}" not in self.errors:
-                        self.add_error(f"brokers.{b}.{f}", "This field is required.")
+                        self.add_error(f"brokers.{b}.{f}", _("This field is required."))
         return data
 
     def confirmed_count(self) -> int | None:
@@ -213,7 +213,7 @@ class MessageQueryForm(forms.Form):
         needed = {"key": ("topic", "key"), "id": ("msg_id",), "time": ("topic", "begin", "end")}.get(mode, ())
         for name in needed:
             if not data.get(name) and name not in self.errors:
-                self.add_error(name, "This field is required.")
+                self.add_error(name, _("This field is required."))
         if mode in ("key", "time") and data.get("topic") and "topic" not in self.errors:
             try:
                 validate_topic_name(data["topic"])
