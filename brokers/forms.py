@@ -2,20 +2,21 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from brokers.engine.client.admin_promotion import PROMOTION_ROLES
 
-MODES = (("1", "dry run"), ("0", "apply"))
+MODES = (("1", _("dry run")), ("0", _("apply")))
 
 
 class PromoteForm(forms.Form):
     """Promote a slave: a dry run unless ``dry_run`` is "0"; ``broker_id`` one of the group's slaves."""
 
-    broker_id = forms.TypedChoiceField(coerce=int, label="Slave", choices=())
-    force = forms.BooleanField(required=False, label="Force",
-                               help_text="promote even if it lacks acknowledged data or its master is alive")
-    role = forms.ChoiceField(required=False, label="Role", choices=[("", "as the master was")] + [(r, r) for r in PROMOTION_ROLES])
-    dry_run = forms.TypedChoiceField(choices=MODES, coerce=lambda v: v == "1", required=False, empty_value=True)
+    broker_id = forms.TypedChoiceField(coerce=int, label=_("Slave"), choices=())
+    force = forms.BooleanField(required=False, label=_("Force"),
+                               help_text=_("promote even if it lacks acknowledged data or its master is alive"))
+    role = forms.ChoiceField(required=False, label=_("Role"), choices=[("", _("as the master was"))] + [(r, r) for r in PROMOTION_ROLES])
+    dry_run = forms.TypedChoiceField(label=_("Dry run"), choices=MODES, coerce=lambda v: v == "1", required=False, empty_value=True)
 
     def __init__(self, *args, slaves: tuple[tuple[int, str], ...] = (), **kwargs) -> None:
         super().__init__(*args, **kwargs)

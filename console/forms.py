@@ -12,6 +12,15 @@ from console.query_filters import ChoiceFilter, DateFilter, FilterForm
 from console.roles import Role
 
 
+ROLE_LABELS = {Role.VIEWER: _("viewer: read"), Role.OPERATOR: _("operator: topics, groups, offsets, rebalance"),
+               Role.ADMIN: _("admin: users and API tokens")}
+
+
+def role_choices() -> list[tuple[str, str]]:
+    """Role.choices with labels in the page's language (the model and the API keep Role's English ones)."""
+    return [(value, ROLE_LABELS.get(value, label)) for value, label in Role.choices]
+
+
 class LoginForm(AuthenticationForm):
     """Django's login form; django-axes (console.lockout) refuses while a lock is in force and counts failures."""
 
@@ -35,10 +44,10 @@ class LoginForm(AuthenticationForm):
 
 
 class UserCreateForm(forms.Form):
-    username = forms.CharField(max_length=150, strip=False)
-    role = forms.ChoiceField(choices=Role.choices, initial=Role.VIEWER)
-    password = forms.CharField(required=False, strip=False, widget=forms.PasswordInput,
-                               help_text="Leave empty to generate one (shown once).")
+    username = forms.CharField(label=_("Username"), max_length=150, strip=False)
+    role = forms.ChoiceField(label=_("Role"), choices=role_choices, initial=Role.VIEWER)
+    password = forms.CharField(label=_("Password"), required=False, strip=False, widget=forms.PasswordInput,
+                               help_text=_("Leave empty to generate one (shown once)."))
 
 
 def _password(label: str, autocomplete: str, **kwargs) -> forms.CharField:
@@ -49,9 +58,9 @@ def _password(label: str, autocomplete: str, **kwargs) -> forms.CharField:
 class PasswordChangeForm(forms.Form):
     """A user's own password: the current one, then the new one twice (console.passwords checks them)."""
 
-    current_password = _password("Current password", "current-password")
-    new_password = _password("New password", "new-password", help_text="")
-    new_password2 = _password("New password again", "new-password")
+    current_password = _password(_("Current password"), "current-password")
+    new_password = _password(_("New password"), "new-password", help_text="")
+    new_password2 = _password(_("New password again"), "new-password")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -61,14 +70,14 @@ class PasswordChangeForm(forms.Form):
 class PasswordResetForm(forms.Form):
     """An admin sets another user's password (users page)."""
 
-    new_password = _password("New password", "new-password")
+    new_password = _password(_("New password"), "new-password")
 
 
 class UserChangeForm(forms.Form):
-    role = forms.ChoiceField(choices=Role.choices, required=False)
-    is_active = forms.TypedChoiceField(choices=[("", "-"), ("true", "active"), ("false", "inactive")], required=False,
+    role = forms.ChoiceField(label=_("Role"), choices=role_choices, required=False)
+    is_active = forms.TypedChoiceField(label=_("Is active"), choices=[("", "-"), ("true", _("active")), ("false", _("inactive"))], required=False,
                                        coerce=lambda v: v == "true", empty_value=None)
-    confirm = forms.BooleanField(required=False, help_text="deactivating asks first: the confirm page sends confirm=yes")
+    confirm = forms.BooleanField(label=_("Confirm"), required=False, help_text=_("deactivating asks first: the confirm page sends confirm=yes"))
 
     def needs_confirmation(self) -> bool:
         """Deactivating signs the user out of the console and stops its tokens: asked for without
@@ -86,8 +95,8 @@ class UserChangeForm(forms.Form):
 
 
 class TokenCreateForm(forms.Form):
-    username = forms.ChoiceField(choices=())
-    name = forms.CharField(max_length=100, required=False)
+    username = forms.ChoiceField(label=_("Username"), choices=())
+    name = forms.CharField(label=_("Name"), max_length=100, required=False)
 
     def __init__(self, *args, usernames: list[str], **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -95,12 +104,12 @@ class TokenCreateForm(forms.Form):
 
 
 class AuditFilterForm(FilterForm):
-    actor = forms.CharField(required=False)
-    action = forms.CharField(required=False, help_text="prefix: topic, user.update, …")
-    target = forms.CharField(required=False)
-    result = ChoiceFilter(choices=[("", "any"), ("ok", "ok"), ("failed", "failed")])
-    since = DateFilter()
-    until = DateFilter()
+    actor = forms.CharField(label=_("Actor"), required=False)
+    action = forms.CharField(label=_("Action"), required=False, help_text=_("prefix: topic, user.update, …"))
+    target = forms.CharField(label=_("Target"), required=False)
+    result = ChoiceFilter(label=_("Result"), choices=[("", _("any")), ("ok", _("ok")), ("failed", _("failed"))])
+    since = DateFilter(label=_("Since"))
+    until = DateFilter(label=_("Until"))
 
     def filters_from(self, data: dict) -> dict:
         return {

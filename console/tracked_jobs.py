@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.utils.translation import gettext, gettext_noop
+
 ACTIVE = ("queued", "running")  # the states a job can still leave
+STATUS_TEXTS = {  # the status as a page shows it, in the page's language (the API keeps the status itself)
+    "queued": gettext_noop("queued"), "running": gettext_noop("running"), "planned": gettext_noop("planned"),
+    "converged": gettext_noop("converged"), "not_converged": gettext_noop("not converged"), "promoted": gettext_noop("promoted"),
+    "refused": gettext_noop("refused"), "failed": gettext_noop("failed"), "pending": gettext_noop("pending"),
+    "skipped": gettext_noop("skipped"),
+}
 
 
 class JobTiming:
@@ -25,7 +33,7 @@ class JobTiming:
 
     @property
     def status_text(self) -> str:
-        return self.status.replace("_", " ")
+        return gettext(STATUS_TEXTS[self.status]) if self.status in STATUS_TEXTS else self.status.replace("_", " ")
 
     @property
     def duration_s(self) -> float | None:

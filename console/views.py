@@ -12,6 +12,7 @@ from django.contrib.auth import views as auth_views
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET
 
 from console import passwords, selectors, services
@@ -25,6 +26,7 @@ from console.forms import (
     TokenCreateForm,
     UserChangeForm,
     UserCreateForm,
+    role_choices,
 )
 from console.permissions import console_page
 from console.preference_views import account_context
@@ -94,7 +96,7 @@ def users(request: HttpRequest) -> HttpResponse:
         except ServiceError as exc:
             show_on_form(form, exc)
     return render(request, "console/users.html", {"users": selectors.user_list(), "form": form, "created": created,
-                                                  "roles": Role.choices}, status=_status(request, form))
+                                                  "roles": role_choices()}, status=_status(request, form))
 
 
 @console_page(methods=("POST",), read=Role.ADMIN, write=Role.ADMIN)
@@ -197,4 +199,4 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
     if request.path.startswith("/api/"):
         return JsonResponse(Problem(404, "not_found", f"no such API endpoint: {request.path}").as_json(), status=404)
-    return render(request, "console/error.html", {"problem": Problem(404, "not_found", "This page does not exist.")}, status=404)
+    return render(request, "console/error.html", {"problem": Problem(404, "not_found", gettext("This page does not exist."))}, status=404)

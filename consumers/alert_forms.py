@@ -4,32 +4,33 @@ from __future__ import annotations
 import re
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from brokers.gateway import namesrv_sets
 from consumers.alert_models import KINDS, AlertRule
 from consumers.alert_services import MAX_FOR_MINUTES, RuleInput
 
-KIND_LABELS = {"lag_above": "Lag above N messages", "no_consumer_online": "No consumer online",
-               "dlq_growing": "DLQ growing by more than N",
-               "topic_lag_above": "Topic: consumers' lag above N messages", "topic_no_consumer_online": "Topic: no consumer online", "broker_expired": "Broker expired",
-               "disk_above": "Disk used above a ratio"}
-SILENCE_CHOICES = [(15, "15 min"), (60, "1 hour"), (240, "4 hours"), (1440, "1 day"), (10080, "1 week")]
+KIND_LABELS = {"lag_above": _("Lag above N messages"), "no_consumer_online": _("No consumer online"),
+               "dlq_growing": _("DLQ growing by more than N"),
+               "topic_lag_above": _("Topic: consumers' lag above N messages"), "topic_no_consumer_online": _("Topic: no consumer online"), "broker_expired": _("Broker expired"),
+               "disk_above": _("Disk used above a ratio")}
+SILENCE_CHOICES = [(15, _("15 min")), (60, _("1 hour")), (240, _("4 hours")), (1440, _("1 day")), (10080, _("1 week"))]
 
 
 class AlertRuleForm(forms.Form):
-    name = forms.CharField(max_length=100)
-    kind = forms.ChoiceField(choices=[(k, KIND_LABELS[k]) for k in KINDS])
-    target = forms.CharField(max_length=255, required=False,
-                             help_text="a consumer group; for topic rules a topic; for broker rules a broker name, or empty for every broker")
-    threshold = forms.FloatField(required=False, initial=0, help_text="messages; for disk a ratio, 0.85 = 85 % used")
-    for_minutes = forms.IntegerField(min_value=0, max_value=MAX_FOR_MINUTES, initial=0, label="For minutes",
-                                     help_text="how long the condition must hold before it fires (DLQ: the window)")
-    webhook_url = forms.CharField(max_length=2000, required=False, label="Webhook URL",
-                                  help_text="receives JSON with a text field (Slack, Mattermost)")
-    emails = forms.CharField(required=False, label="E-mail addresses", help_text="comma or space separated")
-    enabled = forms.BooleanField(required=False, initial=True)
-    namesrv_set = forms.ChoiceField(label="Cluster", required=False,
-                                    help_text="the name-server set whose health scan evaluates the rule")
+    name = forms.CharField(label=_("Name"), max_length=100)
+    kind = forms.ChoiceField(label=_("Kind"), choices=[(k, KIND_LABELS[k]) for k in KINDS])
+    target = forms.CharField(label=_("Target"), max_length=255, required=False,
+                             help_text=_("a consumer group; for topic rules a topic; for broker rules a broker name, or empty for every broker"))
+    threshold = forms.FloatField(label=_("Threshold"), required=False, initial=0, help_text=_("messages; for disk a ratio, 0.85 = 85 % used"))
+    for_minutes = forms.IntegerField(min_value=0, max_value=MAX_FOR_MINUTES, initial=0, label=_("For minutes"),
+                                     help_text=_("how long the condition must hold before it fires (DLQ: the window)"))
+    webhook_url = forms.CharField(max_length=2000, required=False, label=_("Webhook URL"),
+                                  help_text=_("receives JSON with a text field (Slack, Mattermost)"))
+    emails = forms.CharField(required=False, label=_("E-mail addresses"), help_text=_("comma or space separated"))
+    enabled = forms.BooleanField(label=_("Enabled"), required=False, initial=True)
+    namesrv_set = forms.ChoiceField(label=_("Cluster"), required=False,
+                                    help_text=_("the name-server set whose health scan evaluates the rule"))
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -52,4 +53,4 @@ class AlertRuleForm(forms.Form):
 
 
 class SilenceForm(forms.Form):
-    minutes = forms.TypedChoiceField(choices=[(0, "end silence"), *SILENCE_CHOICES], coerce=int)
+    minutes = forms.TypedChoiceField(label=_("Minutes"), choices=[(0, _("end silence")), *SILENCE_CHOICES], coerce=int)

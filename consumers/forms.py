@@ -9,9 +9,12 @@ from datetime import datetime, timezone
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from console.errors import InvalidInput, show_on_form
 from console.query_filters import ChoiceFilter, FilterForm
+from console.tracked_jobs import STATUS_TEXTS
 from consumers import rules
 from consumers.allocation import Scenario, strategy_names
 from consumers.rebalance.selectors import JobFilter
@@ -28,8 +31,8 @@ SCENARIO_FIELDS = {"scenario.add_consumers": "add_clients", "scenario.remove_con
 
 
 class GroupFilterForm(FilterForm):
-    q = forms.CharField(required=False, label="Search")
-    kind = ChoiceFilter(choices=[("", "all groups")] + [(k, k) for k in GROUP_KINDS])
+    q = forms.CharField(required=False, label=_("Search"))
+    kind = ChoiceFilter(label=_("Kind"), choices=[("", _("all groups"))] + [(k, k) for k in GROUP_KINDS])
 
     def filters_from(self, data: dict) -> dict:
         kind = data.get("kind")
@@ -39,14 +42,14 @@ class GroupFilterForm(FilterForm):
 class ResetOffsetForm(forms.Form):
     """The reset page: a topic and where to (consumers.reset_target: the same rule as the API)."""
 
-    topic = forms.ChoiceField(choices=())
-    to = forms.ChoiceField(label="Reset to", choices=list(RESET_TO_LABELS.items()), initial="time", required=False,
+    topic = forms.ChoiceField(label=_("Topic"), choices=())
+    to = forms.ChoiceField(label=_("Reset to"), choices=list(RESET_TO_LABELS.items()), initial="time", required=False,
                            widget=forms.RadioSelect)
-    timestamp = forms.CharField(label="Time", required=False, help_text="a time (2024-05-01T12:00:00Z, no zone = UTC) or ms since the epoch",
+    timestamp = forms.CharField(label=_("Time"), required=False, help_text=_("a time (2024-05-01T12:00:00Z, no zone = UTC) or ms since the epoch"),
                                 widget=forms.TextInput(attrs={"placeholder": "2024-05-01T12:00:00Z"}))
-    broker = forms.ChoiceField(label="Broker", choices=(), required=False)
-    queue_id = forms.CharField(label="Queue", required=False, widget=forms.TextInput(attrs={"inputmode": "numeric", "size": 4}))
-    offset = forms.CharField(label="Offset", required=False, widget=forms.TextInput(attrs={"inputmode": "numeric", "size": 12}))
+    broker = forms.ChoiceField(label=_("Broker"), choices=(), required=False)
+    queue_id = forms.CharField(label=_("Queue"), required=False, widget=forms.TextInput(attrs={"inputmode": "numeric", "size": 4}))
+    offset = forms.CharField(label=_("Offset"), required=False, widget=forms.TextInput(attrs={"inputmode": "numeric", "size": 12}))
 
     def __init__(self, *args, topics: tuple[str, ...], brokers: tuple[str, ...] = (), **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -73,29 +76,29 @@ def _text(label: str, **kwargs) -> forms.CharField:
 class AllocationForm(forms.Form):
     """Inputs of the allocation page: queues, clients, strategy and parameters, what-if, view."""
 
-    topic = _text("Live topic", help_text="a topic's name, e.g. TopicTest: its readable queues; empty: the layout below")
-    layout = _text("Layout (broker:queues)", initial=DEFAULT_LAYOUT,
-                   help_text="broker:queues, separated by spaces or commas, e.g. broker-a:8 broker-b:8")
-    group = _text("Live group", help_text="a consumer group's name: its members online; empty: the clients below")
-    clients = forms.CharField(required=False, label="Clients", initial=DEFAULT_CLIENTS, widget=forms.Textarea(attrs={"rows": 3}),
-                              help_text="client ids separated by spaces or new lines (e.g. 10.0.0.1@worker-1 10.0.0.2@worker-2), "
-                                        "or a number N for N made-up clients")
-    strategy = forms.ChoiceField(choices=[(n, n) for n in strategy_names()], initial="AVG", required=False,
-                                 help_text="RocketMQ's allocation strategy the clients use")
-    virtual_node_cnt = forms.IntegerField(required=False, min_value=1, max_value=rules.MAX_VIRTUAL_NODES, initial=10, label="Virtual nodes",
-                                          help_text=f"ring points per client, 1 to {rules.MAX_VIRTUAL_NODES} (RocketMQ's default: 10)")
-    message_queue_list = _text("CONFIG queues", help_text="the queues every client consumes, broker:queue, e.g. broker-a:0 broker-b:3")
-    consumeridcs = _text("MACHINE_ROOM rooms", help_text="the machine rooms consumed, e.g. hz sh; "
-                                                         "a broker named hz@broker-a is in room hz")
-    inner = forms.ChoiceField(choices=[(n, n) for n in rules.NEARBY_INNER], initial="AVG", required=False, label="NEARBY inner",
-                              help_text="the strategy used inside each machine room")
-    rooms = _text("NEARBY rooms", help_text="where each broker and client runs, name=room, e.g. broker-a=hz broker-b=sh client-1=hz; "
-                                            "names left out use their prefix before @ (hz@broker-a is in hz)")
-    add_clients = _text("What-if: add clients", help_text="client ids that join, e.g. client-9 10.0.0.9@worker-9")
-    remove_clients = _text("remove clients", help_text="client ids that leave, e.g. client-1")
-    brokers_down = _text("brokers down", help_text="broker names whose queues go away, e.g. broker-b")
-    queue_counts = _text("queue counts", help_text="a broker's new number of queues, broker:queues, e.g. broker-a:4")
-    view = forms.ChoiceField(choices=(("grid", "one strategy"), ("compare", "every strategy")), initial="grid", required=False,
+    topic = _text(_("Live topic"), help_text=_("a topic's name, e.g. TopicTest: its readable queues; empty: the layout below"))
+    layout = _text(_("Layout (broker:queues)"), initial=DEFAULT_LAYOUT,
+                   help_text=_("broker:queues, separated by spaces or commas, e.g. broker-a:8 broker-b:8"))
+    group = _text(_("Live group"), help_text=_("a consumer group's name: its members online; empty: the clients below"))
+    clients = forms.CharField(required=False, label=_("Clients"), initial=DEFAULT_CLIENTS, widget=forms.Textarea(attrs={"rows": 3}),
+                              help_text=_("client ids separated by spaces or new lines (e.g. 10.0.0.1@worker-1 10.0.0.2@worker-2), "
+                                        "or a number N for N made-up clients"))
+    strategy = forms.ChoiceField(label=_("Strategy"), choices=[(n, n) for n in strategy_names()], initial="AVG", required=False,
+                                 help_text=_("RocketMQ's allocation strategy the clients use"))
+    virtual_node_cnt = forms.IntegerField(required=False, min_value=1, max_value=rules.MAX_VIRTUAL_NODES, initial=10, label=_("Virtual nodes"),
+                                          help_text=format_lazy(_("ring points per client, 1 to {most} (RocketMQ's default: 10)"), most=rules.MAX_VIRTUAL_NODES))
+    message_queue_list = _text(_("CONFIG queues"), help_text=_("the queues every client consumes, broker:queue, e.g. broker-a:0 broker-b:3"))
+    consumeridcs = _text(_("MACHINE_ROOM rooms"), help_text=_("the machine rooms consumed, e.g. hz sh; "
+                                                         "a broker named hz@broker-a is in room hz"))
+    inner = forms.ChoiceField(choices=[(n, n) for n in rules.NEARBY_INNER], initial="AVG", required=False, label=_("NEARBY inner"),
+                              help_text=_("the strategy used inside each machine room"))
+    rooms = _text(_("NEARBY rooms"), help_text=_("where each broker and client runs, name=room, e.g. broker-a=hz broker-b=sh client-1=hz; "
+                                            "names left out use their prefix before @ (hz@broker-a is in hz)"))
+    add_clients = _text(_("What-if: add clients"), help_text=_("client ids that join, e.g. client-9 10.0.0.9@worker-9"))
+    remove_clients = _text(_("remove clients"), help_text=_("client ids that leave, e.g. client-1"))
+    brokers_down = _text(_("brokers down"), help_text=_("broker names whose queues go away, e.g. broker-b"))
+    queue_counts = _text(_("queue counts"), help_text=_("a broker's new number of queues, broker:queues, e.g. broker-a:4"))
+    view = forms.ChoiceField(label=_("View"), choices=(("grid", _("one strategy")), ("compare", _("every strategy"))), initial="grid", required=False,
                              widget=forms.RadioSelect)
 
     def __init__(self, data=None, *args, **kwargs) -> None:
@@ -188,28 +191,28 @@ class AllocationForm(forms.Form):
 
 # -- rebalance -------------------------------------------------------------------------------------------
 
-REBALANCE_MODES = [("1", "dry run"), ("0", "apply")]
+REBALANCE_MODES = [("1", _("dry run")), ("0", _("apply"))]
 
 
 class RebalanceForm(forms.Form):
     """A rebalance trigger from the group page: a dry run unless ``dry_run`` is "0"."""
 
-    dry_run = forms.TypedChoiceField(choices=REBALANCE_MODES, coerce=lambda v: v == "1", required=False, empty_value=True)
-    timeout_s = forms.IntegerField(required=False, min_value=1, max_value=300, label="Timeout (s)",
+    dry_run = forms.TypedChoiceField(label=_("Dry run"), choices=REBALANCE_MODES, coerce=lambda v: v == "1", required=False, empty_value=True)
+    timeout_s = forms.IntegerField(required=False, min_value=1, max_value=300, label=_("Timeout (s)"),
                                    widget=forms.NumberInput(attrs={"placeholder": "30"}))
 
 
 class RebalanceFilterForm(FilterForm):
     """Filters of the rebalance history (read with GET, every field optional)."""
 
-    group = forms.CharField(required=False)
-    topic = forms.CharField(required=False)
-    status = ChoiceFilter(choices=[("", "any status")] + [(s, s.replace("_", " ")) for s in
+    group = forms.CharField(label=_("Group"), required=False)
+    topic = forms.CharField(label=_("Topic"), required=False)
+    status = ChoiceFilter(label=_("Status"), choices=[("", _("any status"))] + [(s, _(STATUS_TEXTS[s])) for s in
                                                           ("queued", "running", "planned", "converged", "not_converged", "failed")])
-    scope = ChoiceFilter(choices=[("", "any scope"), ("group", "group"), ("topic", "topic"), ("all", "all")])
-    dry_run = ChoiceFilter(label="Kind", choices=[("", "dry runs and applies"), ("false", "applies"), ("true", "dry runs")])
-    since = forms.CharField(required=False, help_text=rules.TIME_HINT, widget=forms.TextInput(attrs={"placeholder": "2024-05-01T00:00:00Z"}))
-    until = forms.CharField(required=False, widget=forms.TextInput(attrs={"placeholder": "2024-05-02T00:00:00Z"}))
+    scope = ChoiceFilter(label=_("Scope"), choices=[("", _("any scope")), ("group", _("group")), ("topic", _("topic")), ("all", _("all"))])
+    dry_run = ChoiceFilter(label=_("Kind"), choices=[("", _("dry runs and applies")), ("false", _("applies")), ("true", _("dry runs"))])
+    since = forms.CharField(label=_("Since"), required=False, help_text=rules.TIME_HINT, widget=forms.TextInput(attrs={"placeholder": "2024-05-01T00:00:00Z"}))
+    until = forms.CharField(label=_("Until"), required=False, widget=forms.TextInput(attrs={"placeholder": "2024-05-02T00:00:00Z"}))
 
     def _clean_time(self, name: str) -> int | None:
         value = self.cleaned_data.get(name)

@@ -12,17 +12,19 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from django.utils.translation import gettext_lazy as _
+
 from console.errors import InvalidInput
 from console.times import parse_time_ms
 
 __all__ = ["RESET_TO", "RESET_TO_LABELS", "LATEST_TIMESTAMP", "ResetTarget", "reset_target"]
 
 RESET_TO_LABELS = {
-    "time": "a time",
-    "now": "now (the message stored nearest to now, per queue, as mqadmin resetOffsetByTime -s now)",
-    "earliest": "the earliest offset (consume every stored message again)",
-    "latest": "the latest offset (skip the backlog)",
-    "offset": "one queue's offset",  # online members get it pushed by that queue's broker (RocketMQ 5's queueId/offset)
+    "time": _("a time"),
+    "now": _("now (the message stored nearest to now, per queue, as mqadmin resetOffsetByTime -s now)"),
+    "earliest": _("the earliest offset (consume every stored message again)"),
+    "latest": _("the latest offset (skip the backlog)"),
+    "offset": _("one queue's offset"),  # online members get it pushed by that queue's broker (RocketMQ 5's queueId/offset)
 }
 RESET_TO = tuple(RESET_TO_LABELS)
 LATEST_TIMESTAMP = -1  # what RocketMQ's broker reads as "every queue's max offset"

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from django.utils.translation import gettext_noop
+
 from brokers.engine.client.admin_types import ClusterInfo
 from brokers.gateway.cluster import cluster_info
 from brokers.gateway.subscription_groups import SubscriptionGroupConfig, all_subscription_group_configs
@@ -20,18 +22,19 @@ from console.errors import NotFound
 from consumers.rules import checked_group
 from consumers.selectors import group_kind
 
-# console name -> (RocketMQ's name, help text); the order of the form and the table
+# console name -> (RocketMQ's name, help text); the order of the form and the table. The help stays English in
+# the API; gettext_noop marks it for the catalogue, and the form translates it (subscription_group_forms).
 SETTINGS: dict[str, tuple[str, str]] = {
-    "consume_enable": ("consumeEnable", "Members may pull messages; off stops consumption on this broker (messages wait)."),
-    "consume_from_min_enable": ("consumeFromMinEnable", "A new group starts at the queue's minimum offset rather than its end."),
-    "consume_broadcast_enable": ("consumeBroadcastEnable", "Broadcasting consumers of the group may consume."),
-    "retry_queue_nums": ("retryQueueNums", "Queues of the group's retry topic %RETRY%<group> (0..1024)."),
-    "retry_max_times": ("retryMaxTimes", "Redeliveries before a message goes to %DLQ%<group> (-1..10000; -1: never retried)."),
-    "broker_id": ("brokerId", "The broker id members pull from: 0 the master, 1.. a slave (0..1024)."),
+    "consume_enable": ("consumeEnable", gettext_noop("Members may pull messages; off stops consumption on this broker (messages wait).")),
+    "consume_from_min_enable": ("consumeFromMinEnable", gettext_noop("A new group starts at the queue's minimum offset rather than its end.")),
+    "consume_broadcast_enable": ("consumeBroadcastEnable", gettext_noop("Broadcasting consumers of the group may consume.")),
+    "retry_queue_nums": ("retryQueueNums", gettext_noop("Queues of the group's retry topic %RETRY%<group> (0..1024).")),
+    "retry_max_times": ("retryMaxTimes", gettext_noop("Redeliveries before a message goes to %DLQ%<group> (-1..10000; -1: never retried).")),
+    "broker_id": ("brokerId", gettext_noop("The broker id members pull from: 0 the master, 1.. a slave (0..1024).")),
     "which_broker_when_consume_slowly": ("whichBrokerWhenConsumeSlowly",
-                                         "The broker id members pull from while they lag far behind (0..1024; RocketMQ: 1)."),
+                                         gettext_noop("The broker id members pull from while they lag far behind (0..1024; RocketMQ: 1).")),
     "notify_consumer_ids_changed_enable": ("notifyConsumerIdsChangedEnable",
-                                           "The broker tells members when one joins or leaves, so they rebalance at once."),
+                                           gettext_noop("The broker tells members when one joins or leaves, so they rebalance at once.")),
 }
 BOOL_SETTINGS = tuple(k for k in SETTINGS if k.endswith("_enable"))
 RANGES: dict[str, tuple[int, int]] = {  # what the console accepts; the broker's own check is looser for the ids

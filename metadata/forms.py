@@ -5,13 +5,16 @@ A scope is one choice value: ``cluster:<name>``, ``broker:<name>`` or empty (eve
 from __future__ import annotations
 
 from django import forms
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from metadata.document import MAX_DOCUMENT_BYTES
 
 
 def scope_choices(clusters: tuple[str, ...], brokers: tuple[str, ...], every: bool) -> list[tuple[str, str]]:
-    head = [("", "every cluster")] if every else []
-    return head + [(f"cluster:{c}", f"cluster {c} (every master)") for c in clusters] + [(f"broker:{b}", f"broker {b} only") for b in brokers]
+    head = [("", _("every cluster"))] if every else []
+    return head + [(f"cluster:{c}", _("cluster %(name)s (every master)") % {"name": c}) for c in clusters] + [
+        (f"broker:{b}", _("broker %(name)s only") % {"name": b}) for b in brokers]
 
 
 def scope_kwargs(value: str) -> dict[str, str]:
@@ -32,23 +35,24 @@ class _Scoped(forms.Form):
 
 class MetadataExportForm(_Scoped):
     every = True
-    scope = forms.ChoiceField(required=False, label="From")
-    include_special = forms.BooleanField(required=False, label="Also retry and DLQ topics")
+    scope = forms.ChoiceField(required=False, label=_("From"))
+    include_special = forms.BooleanField(required=False, label=_("Also retry and DLQ topics"))
 
 
 class MetadataImportForm(_Scoped):
-    file = forms.FileField(label="exportMetadata JSON file",
-                           help_text=f"RocketMQ's mqadmin exportMetadata output or this console's export (at most {MAX_DOCUMENT_BYTES // 1024} KiB).")
-    scope = forms.ChoiceField(label="Into")
+    file = forms.FileField(label=_("exportMetadata JSON file"),
+                           help_text=format_lazy(_("RocketMQ's mqadmin exportMetadata output or this console's export (at most {kib} KiB)."),
+                                                 kib=MAX_DOCUMENT_BYTES // 1024))
+    scope = forms.ChoiceField(label=_("Into"))
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
         if upload.size > MAX_DOCUMENT_BYTES:
-            raise forms.ValidationError(f"the file is {upload.size} bytes; the limit is {MAX_DOCUMENT_BYTES} bytes.")
+            raise forms.ValidationError(_("the file is %(size)s bytes; the limit is %(limit)s bytes.") % {"size": upload.size, "limit": MAX_DOCUMENT_BYTES})
         return upload.read()
 
 
 class MetadataApplyForm(_Scoped):
-    scope = forms.ChoiceField()
-    document = forms.CharField(widget=forms.Textarea(attrs={"hidden": "hidden"}), max_length=MAX_DOCUMENT_BYTES)
-    plan_id = forms.CharField(max_length=64)
+    scope = forms.ChoiceField(label=_("Scope"))
+    document = forms.CharField(label=_("Document"), widget=forms.Textarea(attrs={"hidden": "hidden"}), max_length=MAX_DOCUMENT_BYTES)
+    plan_id = forms.CharField(label=_("Plan id"), max_length=64)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from console.errors import InvalidInput
 from console.times import parse_time_ms
@@ -9,8 +10,8 @@ from topics.dead_letter_types import MAX_EXPORT
 
 
 class DeadLetterPageForm(forms.Form):
-    page = forms.IntegerField(required=False, min_value=1)
-    page_size = forms.IntegerField(required=False, min_value=1, max_value=100)
+    page = forms.IntegerField(label=_("Page"), required=False, min_value=1)
+    page_size = forms.IntegerField(label=_("Page size"), required=False, min_value=1, max_value=100)
 
 
 class _TimeField(forms.CharField):
@@ -27,7 +28,7 @@ class _TimeField(forms.CharField):
 
 
 class DeadLetterExportForm(forms.Form):
-    begin = _TimeField(required=False, label="Moved from")
-    end = _TimeField(required=False, label="Moved until")
-    limit = forms.IntegerField(required=False, min_value=1, max_value=MAX_EXPORT, label="At most",
+    begin = _TimeField(required=False, label=_("Moved from"))
+    end = _TimeField(required=False, label=_("Moved until"))
+    limit = forms.IntegerField(required=False, min_value=1, max_value=MAX_EXPORT, label=_("At most"),
                                widget=forms.NumberInput(attrs={"placeholder": f"{MAX_EXPORT}"}))

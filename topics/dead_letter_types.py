@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.utils.translation import gettext_noop
+
 from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message import PROPERTY_LAST_ERROR, PROPERTY_ORIGIN_MESSAGE_ID, PROPERTY_RETRY_TOPIC
 from topics.types import MessageView
@@ -23,8 +25,8 @@ from topics.types import MessageView
 MAX_RESEND = 100  # dead letters one resend takes: one confirmation, one audit entry, a bounded answer
 MAX_EXPORT = 10_000  # dead letters one export streams at most (the download says when it stopped there)
 PROPERTY_DLQ_RESENT_FROM = "DLQ_RESENT_FROM"  # on a resent copy: the offset message id of the dead letter it copies
-NO_REASON_STORED = ("Gantry's consumers send their listener's exception with the message they send back, and the broker "
-                    "keeps it (GANTRY_LAST_ERROR); RocketMQ's clients send none, so their dead letters show none.")
+NO_REASON_STORED = gettext_noop("Gantry's consumers send their listener's exception with the message they send back, and the broker "
+                                "keeps it (GANTRY_LAST_ERROR); RocketMQ's clients send none, so their dead letters show none.")  # the page translates it
 
 
 def dlq_topic(group: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext
 
 from console.actor import actor_from_request
 from console.errors import InvalidInput, ServiceError
@@ -18,7 +19,7 @@ from topics.message_selectors import DEFAULT_PAGE_SIZE
 
 
 def _page(request: HttpRequest, name: str, *, page: int = 1, page_size: int = DEFAULT_PAGE_SIZE, status: int = 200, **extra) -> HttpResponse:
-    context = {"name": name, "letters": dead_letter_page(group=name, page=page, page_size=page_size), "no_reason": NO_REASON_STORED,
+    context = {"name": name, "letters": dead_letter_page(group=name, page=page, page_size=page_size), "no_reason": gettext(NO_REASON_STORED),
                "max_resend": MAX_RESEND, "max_export": MAX_EXPORT, "export_form": extra.pop("export_form", DeadLetterExportForm()), **extra}
     return render(request, "topics/dead_letters.html", context, status=status)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
 from brokers.engine.common.topic_validator import broker_system_topics
 from console.errors import InvalidInput
@@ -25,8 +26,8 @@ from topics.rules import (
 )
 from topics.types import TOPIC_TYPES, QueueSpec, TopicDetail, TopicSpec
 
-MODES = (("cluster", "cluster mode: the same counts on every broker of a cluster"),
-         ("broker", "broker mode: counts per broker"))
+MODES = (("cluster", _("cluster mode: the same counts on every broker of a cluster")),
+         ("broker", _("broker mode: counts per broker")))
 
 
 def _count(**kwargs) -> forms.IntegerField:
@@ -49,14 +50,14 @@ class BrokerRow:
 class TopicForm(forms.Form):
     """Create (``detail=None``) or update a topic, in cluster or broker mode."""
 
-    name = forms.CharField(required=False, strip=False)  # the rule (clean_name) says why a name is refused
-    mode = forms.ChoiceField(choices=MODES, initial="cluster", widget=forms.RadioSelect)
-    cluster = forms.CharField(required=False, widget=forms.Select)
-    read_queue_nums = _count(required=False, initial=DEFAULT_QUEUE_NUMS, label="Read queues")
-    write_queue_nums = _count(required=False, initial=DEFAULT_QUEUE_NUMS, label="Write queues")
-    perm = _perm(required=False, initial=DEFAULT_PERM)
+    name = forms.CharField(label=_("Name"), required=False, strip=False)  # the rule (clean_name) says why a name is refused
+    mode = forms.ChoiceField(label=_("Mode"), choices=MODES, initial="cluster", widget=forms.RadioSelect)
+    cluster = forms.CharField(label=_("Cluster"), required=False, widget=forms.Select)
+    read_queue_nums = _count(required=False, initial=DEFAULT_QUEUE_NUMS, label=_("Read queues"))
+    write_queue_nums = _count(required=False, initial=DEFAULT_QUEUE_NUMS, label=_("Write queues"))
+    perm = _perm(required=False, initial=DEFAULT_PERM, label=_("Perm"))
     confirm_unreachable_messages = forms.IntegerField(
-        required=False, min_value=0, label="Messages to make unreachable",
+        required=False, min_value=0, label=_("Messages to make unreachable"),
         widget=forms.NumberInput(attrs={"min": 0, "autocomplete": "off", "data-testid": "confirm-count"}))
 
     def __init__(self, *args, clusters: tuple[str, ...], brokers: tuple[str, ...], detail: TopicDetail | None = None, **kwargs) -> None:
@@ -76,9 +77,9 @@ class TopicForm(forms.Form):
             cur = current.get(broker)
             prefix = f"brokers.{broker}"
             self.fields[f"{prefix}.enabled"] = forms.BooleanField(required=False, initial=cur is not None or detail is None, label=broker)
-            self.fields[f"{prefix}.read_queue_nums"] = _count(required=False, initial=cur.read_queue_nums if cur else DEFAULT_QUEUE_NUMS, label="Read queues")
-            self.fields[f"{prefix}.write_queue_nums"] = _count(required=False, initial=cur.write_queue_nums if cur else DEFAULT_QUEUE_NUMS, label="Write queues")
-            self.fields[f"{prefix}.perm"] = _perm(required=False, initial=cur.perm if cur else DEFAULT_PERM, label="Perm")
+            self.fields[f"{prefix}.read_queue_nums"] = _count(required=False, initial=cur.read_queue_nums if cur else DEFAULT_QUEUE_NUMS, label=_("Read queues"))
+            self.fields[f"{prefix}.write_queue_nums"] = _count(required=False, initial=cur.write_queue_nums if cur else DEFAULT_QUEUE_NUMS, label=_("Write queues"))
+            self.fields[f"{prefix}.perm"] = _perm(required=False, initial=cur.perm if cur else DEFAULT_PERM, label=_("Perm"))
 
     def clean_name(self) -> str:
         name = self.cleaned_data.get("name") or ""
@@ -99,20 +100,20 @@ class TopicForm(forms.Form):
         data = super().clean()
         if data.get("mode") == "cluster":
             if not data.get("cluster"):
-                self.add_error("cluster", "choose a cluster.")
+                self.add_error("cluster", _("choose a cluster."))
             for f in ("read_queue_nums", "write_queue_nums", "perm"):
                 if data.get(f) is None and f not in self.errors:
-                    self.add_error(f, "This field is required.")
+                    self.add_error(f, _("This field is required."))
         if data.get("mode") == "broker":
             for f in ("cluster", "read_queue_nums", "write_queue_nums", "perm"):  # hidden in broker mode
                 self.errors.pop(f, None)
             chosen = [b for b in self.broker_names if data.get(f"brokers.{b}.enabled")]
             if not chosen:
-                self.add_error(None, "choose at least one broker.")
+                self.add_error(None, _("choose at least one broker."))
             for b in chosen:
                 for f in ("read_queue_nums", "write_queue_nums", "perm"):
                     if data.get(f"brokers.{b}.{f}") is None and f"brokers.{b}.{f}" not in self.errors:
-                        self.add_error(f"brokers.{b}.{f}", "This field is required.")
+                        self.add_error(f"brokers.{b}.{f}", _("This field is required."))
         return data
 
     def confirmed_count(self) -> int | None:
@@ -133,8 +134,8 @@ class TopicForm(forms.Form):
 
 
 class TopicFilterForm(FilterForm):
-    q = forms.CharField(required=False, label="Search")
-    type = ChoiceFilter(choices=[("", "all types")] + [(t, t) for t in TOPIC_TYPES])
+    q = forms.CharField(required=False, label=_("Search"))
+    type = ChoiceFilter(label=_("Type"), choices=[("", _("all types"))] + [(t, t) for t in TOPIC_TYPES])
 
     def filters_from(self, data: dict) -> dict:
         kind = data.get("type")
@@ -142,13 +143,13 @@ class TopicFilterForm(FilterForm):
 
 
 class TopicDeleteForm(forms.Form):
-    scope = forms.ChoiceField(choices=(("all", "everywhere"),), initial="all")
+    scope = forms.ChoiceField(label=_("Scope"), choices=(("all", _("everywhere")),), initial="all")
 
     def __init__(self, *args, detail: TopicDetail, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        choices = [("all", "from every broker")]
-        choices += [(f"cluster:{c}", f"from cluster {c}") for c in detail.clusters]
-        choices += [(f"broker:{b.broker_name}", f"from broker {b.broker_name} only") for b in detail.brokers]
+        choices = [("all", _("from every broker"))]
+        choices += [(f"cluster:{c}", _("from cluster %(name)s") % {"name": c}) for c in detail.clusters]
+        choices += [(f"broker:{b.broker_name}", _("from broker %(name)s only") % {"name": b.broker_name}) for b in detail.brokers]
         self.fields["scope"].choices = choices
 
     def target(self) -> dict:
@@ -157,14 +158,14 @@ class TopicDeleteForm(forms.Form):
 
 
 class TestMessageForm(forms.Form):
-    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), strip=False, max_length=65536)
-    tags = forms.CharField(required=False, max_length=255)
-    keys = forms.CharField(required=False, max_length=255)
-    broker = forms.ChoiceField(required=False, choices=())
+    body = forms.CharField(label=_("Body"), widget=forms.Textarea(attrs={"rows": 3}), strip=False, max_length=65536)
+    tags = forms.CharField(label=_("Tags"), required=False, max_length=255)
+    keys = forms.CharField(label=_("Keys"), required=False, max_length=255)
+    broker = forms.ChoiceField(label=_("Broker"), required=False, choices=())
 
     def __init__(self, *args, brokers: tuple[str, ...], **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["broker"].choices = [("", "any broker")] + [(b, b) for b in brokers]
+        self.fields["broker"].choices = [("", _("any broker"))] + [(b, b) for b in brokers]
 
     def message(self) -> dict:
         data = self.cleaned_data
@@ -174,8 +175,8 @@ class TestMessageForm(forms.Form):
 class ShrinkForm(forms.Form):
     """A safe-shrink step (POST) or the target to plan for (GET)."""
 
-    target_queue_nums = _count(required=True, label="Queues per broker after the shrink")
-    step = forms.ChoiceField(choices=(("write", "lower the write queues"), ("read", "lower the read queues")), required=False)
+    target_queue_nums = _count(required=True, label=_("Queues per broker after the shrink"))
+    step = forms.ChoiceField(label=_("Step"), choices=(("write", _("lower the write queues")), ("read", _("lower the read queues"))), required=False)
 
 
 PAGE_SIZES = (20, 50, 100)  # by time range: messages per page the form offers
@@ -184,15 +185,15 @@ PAGE_SIZES = (20, 50, 100)  # by time range: messages per page the form offers
 class MessageQueryForm(forms.Form):
     """Find messages: by key (topic and key), by id, or by store-time range (topic, begin, end)."""
 
-    mode = forms.ChoiceField(choices=(("key", "by key"), ("id", "by message id"), ("time", "by time range")), initial="key",
+    mode = forms.ChoiceField(label=_("Mode"), choices=(("key", _("by key")), ("id", _("by message id")), ("time", _("by time range"))), initial="key",
                              widget=forms.RadioSelect)
-    topic = forms.CharField(required=False)
-    key = forms.CharField(required=False)
-    msg_id = forms.CharField(required=False, label="Message id")
-    begin = forms.CharField(required=False, label="Stored from", widget=forms.TextInput(attrs={"placeholder": "2024-05-01T12:00:00Z"}))
-    end = forms.CharField(required=False, label="Stored to", widget=forms.TextInput(attrs={"placeholder": "2024-05-01T13:00:00Z"}))
-    page = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
-    page_size = forms.TypedChoiceField(required=False, coerce=int, empty_value=PAGE_SIZES[0], label="Per page",
+    topic = forms.CharField(label=_("Topic"), required=False)
+    key = forms.CharField(label=_("Key"), required=False)
+    msg_id = forms.CharField(required=False, label=_("Message id"))
+    begin = forms.CharField(required=False, label=_("Stored from"), widget=forms.TextInput(attrs={"placeholder": "2024-05-01T12:00:00Z"}))
+    end = forms.CharField(required=False, label=_("Stored to"), widget=forms.TextInput(attrs={"placeholder": "2024-05-01T13:00:00Z"}))
+    page = forms.IntegerField(label=_("Page"), required=False, min_value=1, widget=forms.HiddenInput)
+    page_size = forms.TypedChoiceField(required=False, coerce=int, empty_value=PAGE_SIZES[0], label=_("Per page"),
                                        choices=[(n, n) for n in PAGE_SIZES])
 
     def _time(self, name: str) -> int | None:
@@ -212,7 +213,7 @@ class MessageQueryForm(forms.Form):
         needed = {"key": ("topic", "key"), "id": ("msg_id",), "time": ("topic", "begin", "end")}.get(mode, ())
         for name in needed:
             if not data.get(name) and name not in self.errors:
-                self.add_error(name, "This field is required.")
+                self.add_error(name, _("This field is required."))
         if mode in ("key", "time") and data.get("topic") and "topic" not in self.errors:
             try:
                 validate_topic_name(data["topic"])

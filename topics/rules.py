@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from brokers.engine.common.topic_validator import InvalidNameError, validate_new_topic, validate_topic
@@ -20,8 +21,8 @@ from brokers.engine.common.topic_validator import InvalidNameError, validate_new
 DEFAULT_QUEUE_NUMS = 8  # the broker's defaultTopicQueueNums
 DEFAULT_PERM = 6  # read and write
 PERM_CHOICES = (  # every value 0..7, the usual ones first, so a form never silently changes an odd perm
-    (6, "read and write (6)"), (4, "read only (4)"), (2, "write only (2)"), (0, "no access (0)"),
-    (7, "read, write, inherit (7)"), (5, "read, inherit (5)"), (3, "write, inherit (3)"), (1, "inherit only (1)"),
+    (6, _("read and write (6)")), (4, _("read only (4)")), (2, _("write only (2)")), (0, _("no access (0)")),
+    (7, _("read, write, inherit (7)")), (5, _("read, inherit (5)")), (3, _("write, inherit (3)")), (1, _("inherit only (1)")),
 )
 
 

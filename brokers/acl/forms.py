@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from brokers.acl.services import AccountInput
 
@@ -15,19 +16,19 @@ def _lines(text: str) -> tuple[str, ...]:
 class AclAccountForm(forms.Form):
     """Create or update an account. On an update an empty secret keeps the current one."""
 
-    access_key = forms.CharField(label="Access key", max_length=255)
-    secret_key = forms.CharField(label="Secret key", required=False, max_length=255, strip=False,
+    access_key = forms.CharField(label=_("Access key"), max_length=255)
+    secret_key = forms.CharField(label=_("Secret key"), required=False, max_length=255, strip=False,
                                  widget=forms.PasswordInput(render_value=False),
-                                 help_text="7 characters or more; shown never again. On an update, leave empty to keep it.")
-    white_remote_address = forms.CharField(label="White remote address", required=False, max_length=255,
-                                           help_text="peers that pass unsigned with this key, e.g. 192.168.0.*; empty: none")
-    admin = forms.BooleanField(label="Admin", required=False)
-    default_topic_perm = forms.ChoiceField(label="Default topic perm", choices=PERMS, initial="DENY")
-    default_group_perm = forms.ChoiceField(label="Default group perm", choices=PERMS, initial="DENY")
-    topic_perms = forms.CharField(label="Topic perms", required=False, widget=forms.Textarea(attrs={"rows": 3}),
-                                  help_text="one topic=PERM a line, e.g. Orders=PUB|SUB")
-    group_perms = forms.CharField(label="Group perms", required=False, widget=forms.Textarea(attrs={"rows": 3}),
-                                  help_text="one group=PERM a line, e.g. billing=SUB")
+                                 help_text=_("7 characters or more; shown never again. On an update, leave empty to keep it."))
+    white_remote_address = forms.CharField(label=_("White remote address"), required=False, max_length=255,
+                                           help_text=_("peers that pass unsigned with this key, e.g. 192.168.0.*; empty: none"))
+    admin = forms.BooleanField(label=_("Admin"), required=False)
+    default_topic_perm = forms.ChoiceField(label=_("Default topic perm"), choices=PERMS, initial="DENY")
+    default_group_perm = forms.ChoiceField(label=_("Default group perm"), choices=PERMS, initial="DENY")
+    topic_perms = forms.CharField(label=_("Topic perms"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
+                                  help_text=_("one topic=PERM a line, e.g. Orders=PUB|SUB"))
+    group_perms = forms.CharField(label=_("Group perms"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
+                                  help_text=_("one group=PERM a line, e.g. billing=SUB"))
 
     def account_input(self) -> AccountInput:
         data = self.cleaned_data
@@ -46,8 +47,8 @@ class AclAccountForm(forms.Form):
 
 
 class GlobalWhiteForm(forms.Form):
-    addresses = forms.CharField(label="Global white addresses", required=False, widget=forms.Textarea(attrs={"rows": 3}),
-                                help_text="one pattern a line (10.10.103.*, 192.168.0.{1,2}); peers listed here pass unsigned")
+    addresses = forms.CharField(label=_("Global white addresses"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
+                                help_text=_("one pattern a line (10.10.103.*, 192.168.0.{1,2}); peers listed here pass unsigned"))
 
     def address_list(self) -> tuple[str, ...]:
         return tuple(line.strip() for line in self.cleaned_data["addresses"].splitlines() if line.strip())

@@ -2,19 +2,20 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from brokers.namesrv_sets.services import MAX_POSITION, NamesrvSetInput, NamesrvSetView
 
 
 class NamesrvSetForm(forms.Form):
-    name = forms.CharField(label="Name", max_length=64, help_text="letters, digits, - and _; shown in the header's switcher")
-    namesrv_addr = forms.CharField(label="Name servers", max_length=1000, help_text="host:port;host:port, as NAMESRV_ADDR")
-    access_key = forms.CharField(label="Access key", required=False, max_length=255, help_text="the ACL account to sign with; empty: unsigned")
-    secret_key = forms.CharField(label="Secret key", required=False, max_length=255, strip=False,
+    name = forms.CharField(label=_("Name"), max_length=64, help_text=_("letters, digits, - and _; shown in the header's switcher"))
+    namesrv_addr = forms.CharField(label=_("Name servers"), max_length=1000, help_text=_("host:port;host:port, as NAMESRV_ADDR"))
+    access_key = forms.CharField(label=_("Access key"), required=False, max_length=255, help_text=_("the ACL account to sign with; empty: unsigned"))
+    secret_key = forms.CharField(label=_("Secret key"), required=False, max_length=255, strip=False,
                                  widget=forms.PasswordInput(render_value=False),
-                                 help_text="never shown again; on an edit, leave empty to keep it")
-    tls = forms.BooleanField(label="TLS", required=False, help_text="with the MQ_TLS_CA / MQ_TLS_CERT / MQ_TLS_KEY of this console")
-    position = forms.IntegerField(label="Position", min_value=0, max_value=MAX_POSITION, initial=0, help_text="lower comes first")
+                                 help_text=_("never shown again; on an edit, leave empty to keep it"))
+    tls = forms.BooleanField(label=_("TLS"), required=False, help_text=_("with the MQ_TLS_CA / MQ_TLS_CERT / MQ_TLS_KEY of this console"))
+    position = forms.IntegerField(label=_("Position"), min_value=0, max_value=MAX_POSITION, initial=0, help_text=_("lower comes first"))
 
     def set_input(self) -> NamesrvSetInput:
         d = self.cleaned_data
