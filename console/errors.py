@@ -72,3 +72,12 @@ class QueueUnavailable(Unavailable):
     """Background work could not be queued: Redis (Celery's broker) does not answer."""
 
     code = "queue_unavailable"
+
+
+NOT_BOTH_TARGETS = "give a cluster or a broker, not both."
+
+
+def one_target(cluster: str | None, broker: str | None) -> None:
+    """A change goes to every master of a cluster or to one broker: InvalidInput on ``broker`` when both are named."""
+    if cluster is not None and broker is not None:
+        raise InvalidInput("broker", NOT_BOTH_TARGETS)

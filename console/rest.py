@@ -16,6 +16,7 @@ from rest_framework.routers import SimpleRouter
 from rest_framework.settings import api_settings
 
 from console import namesrv_scope
+from console.errors import NOT_BOTH_TARGETS
 
 T = TypeVar("T")
 
@@ -71,6 +72,15 @@ class StrictInputSerializer(serializers.Serializer):
         if unknown:
             raise serializers.ValidationError(unknown)
         return value
+
+
+class ClusterOrBrokerInput(serializers.Serializer):
+    """An input with optional ``cluster`` and ``broker`` (declared by the subclass): not both."""
+
+    def validate(self, attrs: dict) -> dict:
+        if "cluster" in attrs and "broker" in attrs:
+            raise serializers.ValidationError({"broker": [NOT_BOTH_TARGETS]})
+        return super().validate(attrs)
 
 
 S = TypeVar("S", bound=serializers.Serializer)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from console.query_filters import ChoiceSetField
-from console.rest import StrictBooleanField, StrictCharField, StrictInputSerializer, StrictIntegerField
+from console.rest import ClusterOrBrokerInput, StrictBooleanField, StrictCharField, StrictInputSerializer, StrictIntegerField
 from console.schema_examples import GROUP_NAME_PATTERN
 from consumers.subscription_group_selectors import BOOL_SETTINGS, RANGES, SETTINGS
 from consumers.subscription_group_services import SubscriptionGroupSpec
@@ -27,7 +27,7 @@ _TARGET_HELP = {"cluster": "every master of this cluster", "broker": "this broke
 _RANGE_RULES = {name: {"minimum": low, "maximum": high} for name, (low, high) in RANGES.items()}
 
 
-class SubscriptionGroupSettingsInput(StrictInputSerializer):
+class SubscriptionGroupSettingsInput(ClusterOrBrokerInput, StrictInputSerializer):
     """Every setting, each optional, and where to write (cluster or broker)."""
 
     cluster = StrictCharField(required=False, help_text=_TARGET_HELP["cluster"])
@@ -46,11 +46,9 @@ class SubscriptionGroupSettingsInput(StrictInputSerializer):
     schema_rules = {"not": {"required": ["cluster", "broker"]}, "properties": _RANGE_RULES}
 
     def validate(self, attrs: dict) -> dict:
-        if "cluster" in attrs and "broker" in attrs:
-            raise serializers.ValidationError({"broker": ["give a cluster or a broker, not both."]})
         if self.require_target and "cluster" not in attrs and "broker" not in attrs:
             raise serializers.ValidationError({"cluster": ["give a cluster (every master of it) or a broker."]})
-        return attrs
+        return super().validate(attrs)
 
     def spec(self, name: str | None = None) -> SubscriptionGroupSpec:
         data = self.validated_data
@@ -82,16 +80,11 @@ class SubscriptionGroupPatchInput(SubscriptionGroupSettingsInput):
         return super().validate(attrs)
 
 
-class SubscriptionGroupDeleteQuery(serializers.Serializer):
+class SubscriptionGroupDeleteQuery(ClusterOrBrokerInput):
     cluster = serializers.CharField(required=False, help_text="delete from every master of this cluster only")
     broker = serializers.CharField(required=False, help_text="delete from this broker only")
     remove_offsets = serializers.BooleanField(required=False, default=False,
                                               help_text="also drop the group's committed offsets there (members then start afresh)")
-
-    def validate(self, attrs: dict) -> dict:
-        if "cluster" in attrs and "broker" in attrs:
-            raise serializers.ValidationError({"broker": ["give a cluster or a broker, not both."]})
-        return attrs
 
 
 class SubscriptionGroupListQuery(serializers.Serializer):

@@ -18,7 +18,7 @@ from brokers.gateway.cluster import cluster_info
 from brokers.gateway.subscription_groups import SubscriptionGroupConfig, subscription_group_delete_on, subscription_group_write
 from console.actor import Actor
 from console.audit import audited
-from console.errors import Conflict, InvalidInput, NotFound
+from console.errors import Conflict, InvalidInput, NotFound, one_target
 from console.roles import Role
 from consumers.rules import checked_group
 from consumers.subscription_group_selectors import (
@@ -81,8 +81,7 @@ def _checked_name(name: str) -> str:
 
 def _targets(masters: dict[str, Master], cluster: str | None, broker: str | None) -> list[Master] | None:
     """The masters named (None when neither cluster nor broker is given); InvalidInput for unknown names."""
-    if cluster is not None and broker is not None:
-        raise InvalidInput("broker", "give a cluster or a broker, not both.")
+    one_target(cluster, broker)
     if cluster is not None:
         clusters = sorted({m.cluster for m in masters.values()})
         if cluster not in clusters:

@@ -29,7 +29,7 @@ from brokers.engine.common.topic_validator import broker_system_topics, is_syste
 from brokers.gateway.cluster import cluster_info
 from brokers.gateway.subscription_groups import all_subscription_group_configs
 from brokers.gateway.topics import all_topic_configs
-from console.errors import InvalidInput, Unavailable
+from console.errors import InvalidInput, Unavailable, one_target
 from metadata.document import GROUPS, TOPICS, MetadataDocument, Skipped, is_system_group
 
 CREATE, UPDATE, UNCHANGED = "create", "update", "unchanged"
@@ -112,8 +112,7 @@ def metadata_scope(*, cluster: str | None = None, broker: str | None = None, inf
     masters = [Master(name, data.cluster, data.master_addr) for name, data in sorted(info.broker_datas.items()) if data.master_addr]
     system = broker_system_topics(info.clusters, info.broker_datas)
     clusters = sorted(info.clusters)
-    if cluster and broker:
-        raise InvalidInput("broker", "give a cluster or a broker, not both.")
+    one_target(cluster or None, broker or None)
     if broker:
         chosen = [m for m in masters if m.broker_name == broker]
         if not chosen:

@@ -11,7 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from console.errors import InvalidInput
-from console.rest import StrictCharField, StrictInputSerializer
+from console.rest import ClusterOrBrokerInput, StrictCharField, StrictInputSerializer
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from console.schema_examples import GROUP_NAME_PATTERN, TOPIC_NAME_PATTERN
 from metadata.document import (
@@ -52,16 +52,11 @@ _DOCUMENT_SCHEMA = {
 }
 
 
-class MetadataExportQuery(serializers.Serializer):
+class MetadataExportQuery(ClusterOrBrokerInput):
     cluster = serializers.CharField(required=False, help_text="the masters of this cluster only (merged like mqadmin exportMetadata -c)")
     broker = serializers.CharField(required=False, help_text="this broker's tables only (mqadmin exportMetadata -b)")
     include_special = serializers.BooleanField(required=False, default=False,
                                                help_text="also retry (%RETRY%) and DLQ (%DLQ%) topics (mqadmin's -s)")
-
-    def validate(self, attrs: dict) -> dict:
-        if "cluster" in attrs and "broker" in attrs:
-            raise serializers.ValidationError({"broker": ["give a cluster or a broker, not both."]})
-        return attrs
 
 
 @extend_schema_field(_DOCUMENT_SCHEMA)
@@ -79,7 +74,7 @@ class DocumentField(serializers.JSONField):
             raise serializers.ValidationError(whole or exc.fields) from None
 
 
-class MetadataImportInput(StrictInputSerializer):
+class MetadataImportInput(ClusterOrBrokerInput, StrictInputSerializer):
     """A dry run: the document and where it goes (a cluster, a broker, or the only cluster)."""
 
     cluster = StrictCharField(required=False, help_text=_TARGET["cluster"])
@@ -87,11 +82,6 @@ class MetadataImportInput(StrictInputSerializer):
     metadata = DocumentField(help_text="RocketMQ's exportMetadata JSON")
 
     schema_rules = {"not": {"required": ["cluster", "broker"]}}
-
-    def validate(self, attrs: dict) -> dict:
-        if "cluster" in attrs and "broker" in attrs:
-            raise serializers.ValidationError({"broker": ["give a cluster or a broker, not both."]})
-        return attrs
 
 
 class MetadataApplyInput(MetadataImportInput):

@@ -22,7 +22,7 @@ from brokers.gateway.client import get_admin_client
 from brokers.gateway.topics import delete_topic_in_broker, delete_topic_in_namesrv
 from console.actor import Actor
 from console.audit import audited
-from console.errors import Conflict, InvalidInput, NotFound
+from console.errors import Conflict, InvalidInput, NotFound, one_target
 from console.roles import Role
 from topics import selectors
 from topics.models import ShrinkProgress
@@ -181,8 +181,7 @@ def topic_delete(*, actor: Actor, name: str, cluster: str | None = None, broker:
     protocol has no "drop one broker's queues" request).
     """
     actor.require(Role.OPERATOR)
-    if cluster is not None and broker is not None:
-        raise InvalidInput("broker", "give a cluster or a broker, not both.")
+    one_target(cluster, broker)
     with audited(actor=actor, action="topic.delete", target_type="topic", target=name) as note:
         route = selectors.topic_route_data(name)
         current = selectors.detail_from_route(route)

@@ -54,7 +54,7 @@ def test_no_heading_of_the_chinese_pages_is_left_in_english(make_user) -> None:
 
 
 @pytest.mark.parametrize(("path", "allowed"), [
-    ("/alerts/", {"Broker", "Webhook", "URL", "JSON", "text", "Slack", "Mattermost", "webhook"}),
+    ("/alerts/", {"Broker", "NameServer", "Webhook", "URL", "JSON", "text", "Slack", "Mattermost", "webhook"}),
     ("/alerts/events/", set()),
     ("/tokens/", {"API", "ID"}),
     ("/account/password/", {"API", "UTC", "IANA", "Asia", "Shanghai", "REST", "Gantry"}),

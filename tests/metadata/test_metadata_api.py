@@ -62,6 +62,8 @@ def test_export_has_rocketmq_keys_merged_or_per_broker(viewer, defined) -> None:
     one = viewer.get(f"{URL}/export", {"broker": "broker-a"}).json()
     assert one["topicConfigTable"][topic]["readQueueNums"] == 4
     assert viewer.get(f"{URL}/export", {"broker": "broker-zz"}).json()["fields"]["broker"]
+    both = viewer.get(f"{URL}/export", {"broker": "broker-a", "cluster": "DefaultCluster"})
+    assert both.status_code == 400 and both.json()["fields"]["broker"] == ["give a cluster or a broker, not both."]
 
 
 def test_round_trip_into_a_fresh_cluster(operator, defined, console_cluster, module_cluster, mq_settings) -> None:
