@@ -60,11 +60,27 @@ SCHEMAS: Mapping[str, pa.Schema] = {
 }
 
 
-def lake_dir() -> Path:
-    """The configured lake root (``settings.GANTRY_ANALYTICS["LAKE_DIR"]``), read when called."""
+SETS_DIR = "sets"  # the other name-server sets' lakes: <LAKE_DIR>/sets/<set>/ (not beside the datasets, whose names a set could take)
+
+
+def lake_dir(namesrv_set: str | None = None) -> Path:
+    """The lake root of a name-server set (None: the current one), read from settings when called.
+
+    ``default``'s lake is ``settings.GANTRY_ANALYTICS["LAKE_DIR"]`` itself (where it was before sets had
+    dashboards); another set's is ``LAKE_DIR/sets/<set>`` (set names are ``[A-Za-z0-9][A-Za-z0-9_-]*``).
+    """
     from django.conf import settings
 
-    return Path(settings.GANTRY_ANALYTICS["LAKE_DIR"])
+    if namesrv_set is None:
+        from console import namesrv_scope
+
+        namesrv_set = namesrv_scope.current_name()
+    root = Path(settings.GANTRY_ANALYTICS["LAKE_DIR"])
+    if namesrv_set == "default":
+        return root
+    if not namesrv_set or "/" in namesrv_set or namesrv_set.startswith("."):
+        raise ValueError(f"not a name-server set name: {namesrv_set!r}")
+    return root / SETS_DIR / namesrv_set
 
 
 def utc_from_ms(ms: int) -> datetime:

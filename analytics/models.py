@@ -10,13 +10,22 @@ transaction (analytics.runner), so readers see either the old rows or the new on
 - :class:`BacklogTrend` and :class:`Ranking`: the latest trends and top lists, replaced whole
   by every successful run.
 - :class:`RefreshRun`: one refresh (nightly, console or API), with its progress and heartbeat.
-- :class:`DashboardState`: one row: the last good run, its watermark, and since when the
-  result is stale.
+- :class:`DashboardState`: one row per name-server set: the last good run, its watermark, and
+  since when the result is stale.
+
+Every table carries ``namesrv_set`` (docs/clusters.md): each set has its own lake, runs and
+results, and every index leads with it, so one set's dashboard is still one indexed range query.
 """
 from __future__ import annotations
 
-from django.db import models
+from django.db import IntegrityError, models, transaction
 from django.utils import timezone
+
+DEFAULT_SET = "default"  # brokers.gateway.namesrv_scope.DEFAULT (the rows from before sets had dashboards)
+
+
+def _set_field() -> models.CharField:
+    return models.CharField(max_length=64, default=DEFAULT_SET)
 
 
 class RefreshRun(models.Model):
@@ -34,6 +43,7 @@ class RefreshRun(models.Model):
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
 
+    namesrv_set = _set_field()
     trigger = models.CharField(max_length=16, choices=Trigger.choices)
     requested_by = models.CharField(max_length=150, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
@@ -50,29 +60,41 @@ class RefreshRun(models.Model):
 
     class Meta:
         ordering = ["-id"]
-        indexes = [models.Index(fields=["status"], name="analytics_run_status")]
+        indexes = [models.Index(fields=["status"], name="analytics_run_status"),
+                   models.Index(fields=["namesrv_set", "-id"], name="analytics_run_set")]
 
     def __str__(self) -> str:
         return f"refresh #{self.pk} {self.status}"
 
 
 class DashboardState(models.Model):
-    """The one row (pk 1) saying how current the results are."""
+    """The row of one set saying how current its results are (``default``'s is pk 1, as before sets)."""
 
     id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    namesrv_set = models.CharField(max_length=64, unique=True, default=DEFAULT_SET)
     last_good_run = models.ForeignKey(RefreshRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     watermark = models.DateTimeField(null=True, blank=True)  # "now" of the last good run: the next one starts from its hour
     data_until = models.DateTimeField(null=True, blank=True)  # newest sample the last good run read
     stale_since = models.DateTimeField(null=True, blank=True)  # start of the first failed run after the last good one
 
     @classmethod
-    def load(cls, *, for_update: bool = False) -> DashboardState:
+    def load(cls, namesrv_set: str = DEFAULT_SET, *, for_update: bool = False) -> DashboardState:
+        """The set's row, created on first use (the next free id; a racing creator wins, this one rereads)."""
         queryset = cls.objects.select_for_update() if for_update else cls.objects
-        state, _ = queryset.get_or_create(pk=1)
+        state = queryset.filter(namesrv_set=namesrv_set).first()
+        while state is None:
+            new_id = 1 if namesrv_set == DEFAULT_SET else max(2, (cls.objects.aggregate(m=models.Max("id"))["m"] or 0) + 1)
+            try:
+                with transaction.atomic():
+                    cls.objects.create(pk=new_id, namesrv_set=namesrv_set)
+            except IntegrityError:
+                pass
+            state = queryset.filter(namesrv_set=namesrv_set).first()
         return state
 
 
 class ThroughputPoint(models.Model):
+    namesrv_set = _set_field()
     resolution = models.CharField(max_length=4)  # 1m | 1h
     level = models.CharField(max_length=8)  # queue | topic | broker
     window_start = models.DateTimeField()
@@ -85,13 +107,14 @@ class ThroughputPoint(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(fields=["resolution", "level", "window_start"], name="analytics_tp_window"),
-            models.Index(fields=["resolution", "level", "topic", "window_start"], name="analytics_tp_topic"),
-            models.Index(fields=["resolution", "level", "broker", "window_start"], name="analytics_tp_broker"),
+            models.Index(fields=["namesrv_set", "resolution", "level", "window_start"], name="analytics_tp_window"),
+            models.Index(fields=["namesrv_set", "resolution", "level", "topic", "window_start"], name="analytics_tp_topic"),
+            models.Index(fields=["namesrv_set", "resolution", "level", "broker", "window_start"], name="analytics_tp_broker"),
         ]
 
 
 class BacklogPoint(models.Model):
+    namesrv_set = _set_field()
     resolution = models.CharField(max_length=4)
     level = models.CharField(max_length=8)  # queue | group
     window_start = models.DateTimeField()
@@ -105,13 +128,14 @@ class BacklogPoint(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(fields=["resolution", "level", "window_start"], name="analytics_bl_window"),
-            models.Index(fields=["resolution", "level", "group", "window_start"], name="analytics_bl_group"),
-            models.Index(fields=["resolution", "level", "topic", "window_start"], name="analytics_bl_topic"),
+            models.Index(fields=["namesrv_set", "resolution", "level", "window_start"], name="analytics_bl_window"),
+            models.Index(fields=["namesrv_set", "resolution", "level", "group", "window_start"], name="analytics_bl_group"),
+            models.Index(fields=["namesrv_set", "resolution", "level", "topic", "window_start"], name="analytics_bl_topic"),
         ]
 
 
 class BacklogTrend(models.Model):
+    namesrv_set = _set_field()
     group = models.CharField(max_length=255)
     topic = models.CharField(max_length=255)
     backlog = models.BigIntegerField()
@@ -124,7 +148,7 @@ class BacklogTrend(models.Model):
 
     class Meta:
         ordering = ["group", "topic"]
-        indexes = [models.Index(fields=["group", "topic"], name="analytics_trend_key")]
+        indexes = [models.Index(fields=["namesrv_set", "group", "topic"], name="analytics_trend_key")]
 
 
 class Ranking(models.Model):
@@ -132,6 +156,7 @@ class Ranking(models.Model):
         TOPICS = "topics"  # topics by msgs/s over the last hour
         GROUPS = "groups"  # groups by backlog now
 
+    namesrv_set = _set_field()
     kind = models.CharField(max_length=16, choices=Kind.choices)
     rank = models.PositiveIntegerField()
     name = models.CharField(max_length=255)
@@ -140,4 +165,4 @@ class Ranking(models.Model):
 
     class Meta:
         ordering = ["kind", "rank"]
-        indexes = [models.Index(fields=["kind", "rank"], name="analytics_ranking_kind")]
+        indexes = [models.Index(fields=["namesrv_set", "kind", "rank"], name="analytics_ranking_kind")]

@@ -215,30 +215,31 @@ def compute(spark: SparkSession, root: Path, plan: RefreshPlan, *, progress=lamb
 # -- writing ------------------------------------------------------------------------------------------
 
 
-def _points(model, rows: Iterable[dict]) -> list:
-    return [model(**row) for row in rows]
+def _points(model, rows: Iterable[dict], tier: str) -> list:
+    return [model(**row, namesrv_set=tier) for row in rows]
 
 
 def commit(run_id: int, plan: RefreshPlan, results: Results, *, now: datetime | None = None) -> RefreshRun:
     """Replace the recomputed windows and mark the run succeeded, all in one transaction."""
     now = now or dj_timezone.now()
     with transaction.atomic():
-        state = DashboardState.load(for_update=True)
+        tier = RefreshRun.objects.values_list("namesrv_set", flat=True).get(pk=run_id)  # the results are this set's only
+        state = DashboardState.load(tier, for_update=True)
         run = RefreshRun.objects.select_for_update().get(pk=run_id)
         if run.status != RefreshRun.Status.RUNNING:
             raise RunLost(f"refresh run {run_id} is {run.status} ({run.error or 'no reason'}); its results are dropped")
         for model in (ThroughputPoint, BacklogPoint):
             for resolution, emit_from in plan.emit_from.items():
-                model.objects.filter(resolution=resolution, window_start__gte=emit_from).delete()
-                model.objects.filter(resolution=resolution, window_start__lt=plan.as_of - RETAIN[resolution]).delete()
-        ThroughputPoint.objects.bulk_create(_points(ThroughputPoint, results.throughput), batch_size=1000)
-        BacklogPoint.objects.bulk_create(_points(BacklogPoint, results.backlog), batch_size=1000)
-        BacklogTrend.objects.all().delete()
-        BacklogTrend.objects.bulk_create([BacklogTrend(**row, as_of=plan.as_of) for row in results.trends], batch_size=1000)
-        Ranking.objects.all().delete()
+                model.objects.filter(namesrv_set=tier, resolution=resolution, window_start__gte=emit_from).delete()
+                model.objects.filter(namesrv_set=tier, resolution=resolution, window_start__lt=plan.as_of - RETAIN[resolution]).delete()
+        ThroughputPoint.objects.bulk_create(_points(ThroughputPoint, results.throughput, tier), batch_size=1000)
+        BacklogPoint.objects.bulk_create(_points(BacklogPoint, results.backlog, tier), batch_size=1000)
+        BacklogTrend.objects.filter(namesrv_set=tier).delete()
+        BacklogTrend.objects.bulk_create([BacklogTrend(**row, namesrv_set=tier, as_of=plan.as_of) for row in results.trends], batch_size=1000)
+        Ranking.objects.filter(namesrv_set=tier).delete()
         Ranking.objects.bulk_create(
-            [Ranking(kind=Ranking.Kind.TOPICS, as_of=plan.as_of, **row) for row in results.top_topics]
-            + [Ranking(kind=Ranking.Kind.GROUPS, as_of=plan.as_of, **row) for row in results.top_groups]
+            [Ranking(kind=Ranking.Kind.TOPICS, namesrv_set=tier, as_of=plan.as_of, **row) for row in results.top_topics]
+            + [Ranking(kind=Ranking.Kind.GROUPS, namesrv_set=tier, as_of=plan.as_of, **row) for row in results.top_groups]
         )
         state.last_good_run = run
         state.watermark = plan.as_of
@@ -261,15 +262,17 @@ def commit(run_id: int, plan: RefreshPlan, results: Results, *, now: datetime | 
 
 
 def dashboard_refresh(*, run_id: int | None = None, trigger: str = RefreshRun.Trigger.NIGHTLY, requested_by: str = "beat",
-                      spark: SparkSession | None = None, as_of: datetime | None = None, root: Path | None = None) -> RefreshRunInfo:
-    """Run refresh ``run_id`` (None: open one for ``trigger``, unless one is active) and return it.
+                      spark: SparkSession | None = None, as_of: datetime | None = None, root: Path | None = None,
+                      namesrv_set: str | None = None) -> RefreshRunInfo:
+    """Run refresh ``run_id`` (None: open one for ``trigger`` in ``namesrv_set``, unless one is active) and return it.
 
     Idempotent: a run that already finished is returned unchanged. ``spark`` defaults to the
-    process's session (analytics.spark), ``as_of`` to now, ``root`` to the configured lake.
+    process's session (analytics.spark), ``as_of`` to now, ``namesrv_set`` to the current set (a
+    given run's is its own), ``root`` to that set's lake (analytics.lake.lake_dir).
     A failure is recorded on the run (and logged), not raised; an interrupt is recorded and raised.
     """
     if run_id is None:
-        run, opened = run_open(trigger=trigger, requested_by=requested_by)
+        run, opened = run_open(trigger=trigger, requested_by=requested_by, namesrv_set=namesrv_set or _current_set())
         if not opened:
             log.info("refresh (%s): run %s is already %s; not starting another", trigger, run.pk, run.status)
             return run_info(run)
@@ -281,6 +284,8 @@ def dashboard_refresh(*, run_id: int | None = None, trigger: str = RefreshRun.Tr
             raise RefreshRun.DoesNotExist(f"refresh run {run_id} does not exist")
         log.info("refresh run %s is %s already: nothing to do", run_id, gone.status)
         return run_info(gone)
+    tier = started.namesrv_set
+    root = Path(root) if root is not None else lake.lake_dir(tier)
 
     own_session = spark is None
     with Heartbeat(run_id) as beat:
@@ -290,11 +295,11 @@ def dashboard_refresh(*, run_id: int | None = None, trigger: str = RefreshRun.Tr
                 from analytics.spark import spark_session
 
                 spark = spark_session()
-            state = DashboardState.load()
+            state = DashboardState.load(tier)
             plan = refresh_plan(as_of=as_of or dj_timezone.now(), watermark=state.watermark,
                                 sample_interval_s=float(_option("SAMPLE_INTERVAL_S", 10.0)),
                                 trend_lookback_s=int(_option("TREND_LOOKBACK_S", DEFAULT_TREND_LOOKBACK_S)))
-            results = compute(spark, Path(root) if root is not None else lake.lake_dir(), plan, progress=beat.progress,
+            results = compute(spark, root, plan, progress=beat.progress,
                               top_n=int(_option("TOP_N", DEFAULT_TOP_N)))
             beat.progress("writing results")
             commit(run_id, plan, results)
@@ -317,13 +322,20 @@ def dashboard_refresh(*, run_id: int | None = None, trigger: str = RefreshRun.Tr
     return run_info(RefreshRun.objects.get(pk=run_id))
 
 
-def new_samples(root: Path | None = None) -> bool:
-    """Whether the lake holds a sample newer than the last good run read (a live run has work)."""
-    state = DashboardState.objects.filter(pk=1).first()
+def _current_set() -> str:
+    from console import namesrv_scope
+
+    return namesrv_scope.current_name()
+
+
+def new_samples(root: Path | None = None, namesrv_set: str | None = None) -> bool:
+    """Whether the set's lake (None: the current set's) holds a sample newer than its last good run read (a live run has work)."""
+    namesrv_set = namesrv_set or _current_set()
+    state = DashboardState.objects.filter(namesrv_set=namesrv_set).first()
     if state is None or state.data_until is None or state.stale_since is not None:
         return True
     try:
-        newest = lake.newest_sample(Path(root) if root is not None else lake.lake_dir())
+        newest = lake.newest_sample(Path(root) if root is not None else lake.lake_dir(namesrv_set))
     except OSError:
         return True  # let the run find out and say so
     return newest is not None and newest > state.data_until
@@ -338,9 +350,9 @@ def failure_reason(exc: BaseException) -> str:
 COMPACT_SETTLE = timedelta(minutes=5)  # samples older than this have all arrived: their files are merged
 
 
-def _compact_lake(root: Path | None, as_of: datetime | None) -> None:
+def _compact_lake(root: Path, as_of: datetime | None) -> None:
     try:
-        merged = lake.lake_compact(Path(root) if root is not None else lake.lake_dir(),
+        merged = lake.lake_compact(Path(root),
                                    before=(as_of or dj_timezone.now()) - COMPACT_SETTLE)
         if merged:
             log.info("lake: merged the files of %s hour partitions", merged)
@@ -348,12 +360,12 @@ def _compact_lake(root: Path | None, as_of: datetime | None) -> None:
         log.warning("lake: compaction failed: %s", exc)
 
 
-def _prune_lake(root: Path | None, as_of: datetime | None) -> None:
+def _prune_lake(root: Path, as_of: datetime | None) -> None:
     days = float(_option("LAKE_RETENTION_DAYS", DEFAULT_LAKE_RETENTION_DAYS))
     if days <= 0:
         return
     try:
-        removed = lake.lake_prune(Path(root) if root is not None else lake.lake_dir(),
+        removed = lake.lake_prune(Path(root),
                                   before=(as_of or dj_timezone.now()) - timedelta(days=days))
         if removed:
             log.info("lake: removed %s partitions older than %s days", removed, days)

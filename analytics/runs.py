@@ -1,8 +1,8 @@
 """The life of a dashboard refresh run: opened, started, beating, succeeded or failed, or lost.
 
 A run is ``queued`` when opened (by the console, the API or the nightly beat), ``running`` once a
-worker took it, then ``succeeded`` or ``failed``. Only one run is active at a time:
-:func:`run_open` hands back the active run instead of opening a second one.
+worker took it, then ``succeeded`` or ``failed``. Only one run per name-server set is active at a
+time: :func:`run_open` hands back the set's active run instead of opening a second one.
 
 While running, the worker writes ``heartbeat_at`` every ``RUN_HEARTBEAT_S`` (a thread, so a long
 Spark stage does not stop it) and with every progress line. A ``running`` run whose heartbeat is
@@ -24,7 +24,7 @@ from django.db import connection, transaction
 from django.db.utils import DatabaseError
 from django.utils import timezone as dj_timezone
 
-from analytics.models import DashboardState, RefreshRun
+from analytics.models import DEFAULT_SET, DashboardState, RefreshRun
 
 log = logging.getLogger(__name__)
 
@@ -112,15 +112,16 @@ def runs_reap(*, now: datetime | None = None) -> list[int]:
     return reaped
 
 
-def run_open(*, trigger: str, requested_by: str, now: datetime | None = None) -> tuple[RefreshRun, bool]:
-    """Open a queued run, or return the active one; ``(run, opened)``."""
+def run_open(*, trigger: str, requested_by: str, namesrv_set: str = DEFAULT_SET,
+             now: datetime | None = None) -> tuple[RefreshRun, bool]:
+    """Open a queued run for the set, or return the set's active one; ``(run, opened)``."""
     runs_reap(now=now)
     with transaction.atomic():
-        DashboardState.load(for_update=True)  # one opener at a time (PostgreSQL row lock; SQLite: the write lock)
-        active = RefreshRun.objects.filter(status__in=RefreshRun.ACTIVE).order_by("id").first()
+        DashboardState.load(namesrv_set, for_update=True)  # one opener per set at a time (PostgreSQL row lock; SQLite: the write lock)
+        active = RefreshRun.objects.filter(namesrv_set=namesrv_set, status__in=RefreshRun.ACTIVE).order_by("id").first()
         if active is not None:
             return active, False
-        return RefreshRun.objects.create(trigger=trigger, requested_by=requested_by, created_at=_now(now)), True
+        return RefreshRun.objects.create(namesrv_set=namesrv_set, trigger=trigger, requested_by=requested_by, created_at=_now(now)), True
 
 
 def run_start(run_id: int, *, now: datetime | None = None) -> RefreshRun | None:
@@ -147,7 +148,8 @@ def run_fail(run_id: int, reason: str, *, now: datetime | None = None, stale: bo
     started (and ``stale``). False when the run was no longer active."""
     now = _now(now)
     with transaction.atomic():
-        state = DashboardState.load(for_update=True)
+        set_name = RefreshRun.objects.filter(pk=run_id).values_list("namesrv_set", flat=True).first() or DEFAULT_SET
+        state = DashboardState.load(set_name, for_update=True)
         run = RefreshRun.objects.select_for_update().filter(pk=run_id).first()
         if run is None or run.status not in RefreshRun.ACTIVE:
             return False
@@ -210,12 +212,10 @@ LIVE_RUNS_KEPT = timedelta(hours=6)  # a live run a minute: the history keeps it
 
 def runs_prune(*, now: datetime | None = None) -> int:
     """Delete the succeeded ``live`` runs finished more than :data:`LIVE_RUNS_KEPT` ago (beat
-    opens one a minute), never the last good run; how many were deleted. Failed runs stay."""
+    opens one a minute per set), never a set's last good run; how many were deleted. Failed runs stay."""
     now = _now(now)
-    state = DashboardState.objects.filter(pk=1).first()
     old = RefreshRun.objects.filter(trigger=RefreshRun.Trigger.LIVE, status=Status.SUCCEEDED,
                                     finished_at__lt=now - LIVE_RUNS_KEPT)
-    if state is not None and state.last_good_run_id is not None:
-        old = old.exclude(pk=state.last_good_run_id)
+    old = old.exclude(pk__in=[pk for pk in DashboardState.objects.values_list("last_good_run_id", flat=True) if pk is not None])
     deleted, _ = old.delete()
     return deleted

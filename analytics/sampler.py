@@ -54,8 +54,8 @@ def _group_columns(stats: BrokerQueueStats) -> dict[str, list]:
 def metrics_sample(*, brokers: dict[str, str] | None = None, root: Path | None = None) -> SampleRound:
     """Sample every broker once and append the rows to the lake.
 
-    ``brokers`` (name -> master address) defaults to every master the name server knows;
-    ``root`` defaults to ``settings.GANTRY_ANALYTICS["LAKE_DIR"]``. A name server that does not
+    ``brokers`` (name -> master address) defaults to every master the current set's name server
+    knows; ``root`` defaults to the current set's lake (analytics.lake.lake_dir). A name server that does not
     answer raises (there is nothing to sample); a broker that does not answer is only reported.
     """
     root = lake_dir() if root is None else Path(root)

@@ -64,8 +64,9 @@ def dashboard_state(*, now: datetime | None = None) -> dict[str, Any]:
     failed, and the dashboards as stale from its start, before anything recorded it.
     """
     now = now or dj_timezone.now()
-    state = DashboardState.objects.select_related("last_good_run").filter(pk=1).first()
-    latest = RefreshRun.objects.order_by("-id").first()
+    tier = namesrv_scope.current_name()  # every read below is the current set's (docs/clusters.md)
+    state = DashboardState.objects.select_related("last_good_run").filter(namesrv_set=tier).first()
+    latest = RefreshRun.objects.filter(namesrv_set=tier).order_by("-id").first()
     run = run_info(latest, now=now) if latest is not None else None
     stale_since = state.stale_since if state is not None else None
     if stale_since is None and run is not None and run.status == RefreshRun.Status.FAILED and latest.status != run.status:
@@ -114,20 +115,12 @@ def _filter(field: str, value: str | None, *, by: str, allowed_by: tuple[str, ..
     return value
 
 
-SAMPLED_SET = namesrv_scope.DEFAULT  # the samplers and the lake watch settings.MQ's tier only (docs/clusters.md)
-
-
 def coverage() -> dict[str, Any]:
-    """Which tier the dashboards' figures are of, and a note when it is not the current one.
-
-    ``{"namesrv_set": "default", "covers_current_set": bool, "note": str}``: on another set's pages the
-    figures are still ``default``'s, and the page and the API say so instead of passing them off as that tier's.
+    """Which tier the dashboards' figures are of: the current set's, always (every set is sampled into its
+    own lake, analytics.tasks). ``{"namesrv_set": str, "covers_current_set": True, "note": ""}``, kept so
+    API clients that read it go on working; the pages' note (analytics/_coverage.html) no longer shows.
     """
-    current = namesrv_scope.current_name()
-    covers = current == SAMPLED_SET
-    note = "" if covers else (f"Dashboards cover the {SAMPLED_SET} cluster only: these figures are not of {current}, "
-                              f"whose topics and groups are not sampled.")
-    return {"namesrv_set": SAMPLED_SET, "covers_current_set": covers, "note": note}
+    return {"namesrv_set": namesrv_scope.current_name(), "covers_current_set": True, "note": ""}
 
 
 def _envelope(range_: str, resolution: str, by: str, start: datetime, end: datetime, now: datetime) -> dict[str, Any]:
@@ -150,7 +143,7 @@ def _series(rows: Iterable[dict], key_fields: tuple[str, ...], label, point) -> 
 
 def _ranking(kind: str, hidden: frozenset[str] = frozenset()) -> list[dict]:
     """The ranking rows with a value, internal topics left out (ranks renumbered)."""
-    rows = [r for r in Ranking.objects.filter(kind=kind).order_by("rank") if r.value and r.name not in hidden]
+    rows = [r for r in Ranking.objects.filter(namesrv_set=namesrv_scope.current_name(), kind=kind).order_by("rank") if r.value and r.name not in hidden]
     return [{"rank": i, "name": r.name, "value": _num(r.value)} for i, r in enumerate(rows, 1)]
 
 
@@ -175,8 +168,8 @@ def _quiet_internal(series: list[dict], hidden: frozenset[str], value_field: str
 
 
 def _hidden_topics() -> frozenset[str]:
-    topics = ThroughputPoint.objects.filter(level="topic").values_list("topic", flat=True).distinct()
-    brokers = ThroughputPoint.objects.filter(level="broker").values_list("broker", flat=True).distinct()
+    topics = ThroughputPoint.objects.filter(namesrv_set=namesrv_scope.current_name(), level="topic").values_list("topic", flat=True).distinct()
+    brokers = ThroughputPoint.objects.filter(namesrv_set=namesrv_scope.current_name(), level="broker").values_list("broker", flat=True).distinct()
     return internal_topics(topics, brokers)
 
 
@@ -200,7 +193,7 @@ def throughput_view(*, range: str, by: str, topic: str | None = None, broker: st
     resolution, start, end = _span(range, resolution, now)
     topic = _filter("topic", topic, by=by, allowed_by=("topic", "queue"))
     broker = _filter("broker", broker, by=by, allowed_by=("broker", "queue"))
-    rows = ThroughputPoint.objects.filter(resolution=resolution, level=by, window_start__gte=start, window_start__lte=end)
+    rows = ThroughputPoint.objects.filter(namesrv_set=namesrv_scope.current_name(), resolution=resolution, level=by, window_start__gte=start, window_start__lte=end)
     if topic is not None:
         rows = rows.filter(topic=topic)
     if broker is not None:
@@ -235,8 +228,8 @@ def backlog_view(*, range: str, by: str, group: str | None = None, topic: str | 
     resolution, start, end = _span(range, resolution, now)
     group = _filter("group", group, by=by, allowed_by=BACKLOG_BY)
     topic = _filter("topic", topic, by=by, allowed_by=BACKLOG_BY)
-    rows = BacklogPoint.objects.filter(resolution=resolution, level=by, window_start__gte=start, window_start__lte=end)
-    trends = BacklogTrend.objects.all()
+    rows = BacklogPoint.objects.filter(namesrv_set=namesrv_scope.current_name(), resolution=resolution, level=by, window_start__gte=start, window_start__lte=end)
+    trends = BacklogTrend.objects.filter(namesrv_set=namesrv_scope.current_name())
     if group is not None:
         rows, trends = rows.filter(group=group), trends.filter(group=group)
     if topic is not None:
