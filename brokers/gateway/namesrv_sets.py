@@ -94,7 +94,7 @@ def current_name() -> str:
 
 
 def is_default() -> bool:
-    """True when the current set is settings.MQ's (the dashboards' samplers watch that one only)."""
+    """True when the current set is settings.MQ's (its dashboards' lake is LAKE_DIR itself, analytics.lake.lake_dir)."""
     return current_name() == DEFAULT
 
 
