@@ -123,6 +123,13 @@ def test_refresh_queues_a_run_once_and_shows_it(api_client_as, celery_redis):
     shown = api_client_as("viewer").get(f"/api/v1/dashboards/refresh-runs/{run['id']}").json()
     assert shown == run
     assert operator.post(REFRESH, {"now": True}, format="json").json()["fields"] == {"now": ["unknown field."]}
+    from brokers.models import NamesrvSet
+
+    NamesrvSet.objects.create(name="second", namesrv_addr="127.0.0.1:9")
+    other = operator.post(f"{REFRESH}?namesrv_set=second", {}, format="json")  # "refresh now" on another set: that set's run
+    assert other.status_code == 202 and other.json()["id"] != run["id"]
+    assert RefreshRun.objects.get(pk=other.json()["id"]).namesrv_set == "second"
+    assert RefreshRun.objects.get(pk=run["id"]).namesrv_set == "default"
 
 
 def test_refresh_answers_503_fast_when_redis_is_down_and_the_run_is_recorded_failed(api_client_as, celery_redis):
