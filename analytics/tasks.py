@@ -14,7 +14,6 @@ running takes the run over (its worker died).
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import asdict
 
 from celery import shared_task
@@ -24,25 +23,9 @@ from analytics import runner, sampler
 from analytics.models import RefreshRun
 from brokers.gateway import namesrv_sets
 
-log = logging.getLogger(__name__)
-
-
 def _limits(name: str, soft_margin_s: int) -> dict:
     hard = settings.GANTRY_TASK_TIME_LIMITS[name]
     return {"time_limit": hard, "soft_time_limit": max(1, hard - soft_margin_s)}
-
-
-def _each_set(work) -> list[dict]:
-    """``work()`` once per configured set in its scope, ``namesrv_set`` added; a set that raises is reported, the rest still run."""
-    out = []
-    for target in namesrv_sets.configured():
-        with namesrv_sets.scope(target):
-            try:
-                out.append({"namesrv_set": target.name, **work()})
-            except Exception as exc:  # noqa: BLE001 -- one tier's failure (its name server down) must not starve the rest
-                log.warning("analytics: set %s failed: %s", target.name, exc)
-                out.append({"namesrv_set": target.name, "ok": False, "error": f"{type(exc).__name__}: {exc}"})
-    return out
 
 
 def _sample() -> dict:
@@ -55,7 +38,7 @@ def _sample() -> dict:
 def metrics_sample_task() -> dict:
     """Sample every set's brokers once, each into its set's lake; the counts per set (the file names stay
     out of the worker's log, which would print them every few seconds)."""
-    return {"sets": _each_set(_sample)}
+    return {"sets": namesrv_sets.each_set(_sample, "metrics sample")}
 
 
 def _refresh(trigger: str) -> dict:
@@ -70,7 +53,7 @@ def dashboard_refresh_task(run_id: int | None = None, trigger: str = "nightly") 
     """Run refresh ``run_id`` (in its set's scope); without one (beat: ``live`` every minute, ``nightly``)
     open a run for ``trigger`` in every set, skipping a set whose run is active (it covers it)."""
     if run_id is None:
-        return {"sets": _each_set(lambda: _refresh(trigger))}
+        return {"sets": namesrv_sets.each_set(lambda: _refresh(trigger), "dashboard refresh")}
     tier = RefreshRun.objects.filter(pk=run_id).values_list("namesrv_set", flat=True).first()
     target = namesrv_sets.lookup(tier) if tier else None
     with namesrv_sets.scope(target):

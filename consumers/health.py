@@ -192,15 +192,7 @@ def health_scan() -> dict:
 
 def health_scan_all() -> list[dict]:
     """One scan per configured set, each in its scope; a set that fails is logged and reported, the others still run."""
-    out = []
-    for target in namesrv_sets.configured():
-        with namesrv_sets.scope(target):
-            try:
-                out.append(health_scan())
-            except Exception as exc:  # noqa: BLE001 -- one tier's failure (a database or programming error) must not starve the rest
-                log.exception("health scan of name-server set %s failed", target.name)
-                out.append({"namesrv_set": target.name, "ok": False, "error": f"{type(exc).__name__}: {exc}"})
-    return out
+    return namesrv_sets.each_set(health_scan, "health scan")
 
 
 def latest_scan() -> HealthScan | None:

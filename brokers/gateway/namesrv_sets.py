@@ -15,7 +15,9 @@ page and API answer is scoped to it without passing it around. ``?namesrv_set=``
 """
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -23,6 +25,8 @@ from django.conf import settings
 from brokers.models import NamesrvSet
 from console import namesrv_scope
 from console.namesrv_scope import CELERY_HEADER, DEFAULT, PARAM, scope
+
+log = logging.getLogger(__name__)
 
 __all__ = ["CELERY_HEADER", "DEFAULT", "NAME_RE", "PARAM", "SESSION_KEY", "Missing", "NamesrvTarget", "cache_prefix",
            "configured", "current", "current_name", "default_target", "is_default", "lookup", "scope"]
@@ -76,6 +80,21 @@ def lookup(name: str) -> NamesrvTarget | None:
 def configured() -> list[NamesrvTarget]:
     """Every set the console knows, ``default`` first then the added ones in order (the health scan runs one per set)."""
     return [default_target(), *(_target(row) for row in NamesrvSet.objects.all())]
+
+
+def each_set(work: Callable[[], dict], what: str) -> list[dict]:
+    """``work()`` once per configured set, in its scope, ``namesrv_set`` added to each answer; a set whose
+    work raises is logged and reported (``ok`` false, ``error``), and the others still run (beat's per-set
+    health scan, samples and refreshes)."""
+    out = []
+    for target in configured():
+        with scope(target):
+            try:
+                out.append({"namesrv_set": target.name, **work()})
+            except Exception as exc:  # noqa: BLE001 -- one tier's failure (its name server down, a bug) must not starve the rest
+                log.warning("%s of name-server set %s failed: %s", what, target.name, exc, exc_info=True)
+                out.append({"namesrv_set": target.name, "ok": False, "error": f"{type(exc).__name__}: {exc}"})
+    return out
 
 
 def current() -> NamesrvTarget | Missing:
