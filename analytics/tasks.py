@@ -23,6 +23,7 @@ from analytics import runner, sampler
 from analytics.models import RefreshRun
 from brokers.gateway import namesrv_sets
 
+
 def _limits(name: str, soft_margin_s: int) -> dict:
     hard = settings.GANTRY_TASK_TIME_LIMITS[name]
     return {"time_limit": hard, "soft_time_limit": max(1, hard - soft_margin_s)}
