@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test setup system venv migrate clean-var bench
+.PHONY: run test setup system venv speedups migrate clean-var bench
 
 run: setup
 	$(PY) manage.py ensure_admin
@@ -15,9 +15,9 @@ run: setup
 test: setup
 	@$(MAKE) --no-print-directory system NEED_BROWSER=1 NEED_POSTGRES=1
 	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist load
-	GANTRY_TEST_DB=postgres $(PY) -m pytest -q -n auto --maxprocesses 4 --dist load -m "not e2e"  # the DB-touching tests again, on PostgreSQL (browser tests: SQLite only)
+	GANTRY_TEST_DB=postgres GANTRY_PURE_PYTHON=1 $(PY) -m pytest -q -n auto --maxprocesses 4 --dist load -m "not e2e"  # the DB-touching tests again, on PostgreSQL (browser tests: SQLite only), and on the pure-Python codecs
 
-setup: system venv migrate
+setup: system venv speedups migrate
 
 venv: $(STAMP)
 
@@ -42,6 +42,11 @@ system:
 	  echo "installing system packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+
+# The compiled twins of the frame, record and batch codecs (brokers/engine/speedups.py), built in
+# place with gcc; a no-op when no .pyx changed. GANTRY_PURE_PYTHON=1 runs without them.
+speedups: venv
+	$(PY) tools/build_speedups.py
 
 migrate: venv
 	$(PY) manage.py migrate --noinput -v 0

@@ -16,6 +16,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Protocol
 
+from brokers.engine import speedups
 from brokers.engine.common.errors import RecordFormatError
 from brokers.engine.common.message import properties_to_string, string_to_properties
 
@@ -101,3 +102,7 @@ def iter_batch_body(data: bytes | bytearray | memoryview) -> Iterator[tuple[int,
 def decode_batch_body(data: bytes | bytearray | memoryview) -> list[BatchEntry]:
     """Decode a SEND_BATCH_MESSAGE body into its entries."""
     return [BatchEntry(flag, body, string_to_properties(props)) for flag, body, props in iter_batch_body(data)]
+
+
+# The compiled twins (brokers.engine.speedups), when built and not switched off.
+speedups.install(globals(), "brokers.engine.common._batch_body_c", ("iter_batch_body", "encode_batch_entry"))

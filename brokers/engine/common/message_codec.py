@@ -41,6 +41,7 @@ import struct
 import zlib
 from typing import Iterator
 
+from brokers.engine import speedups
 from brokers.engine.common.batch_body import (  # noqa: F401 (re-exported)
     MAX_PROPERTIES_BYTES,
     BatchEntry,
@@ -349,3 +350,7 @@ def iter_record_spans(buf: bytes | bytearray | memoryview) -> Iterator[tuple[int
             raise RecordFormatError(f"no record at position {pos}")
         yield pos, size
         pos += size
+
+
+# The compiled twins (brokers.engine.speedups), when built and not switched off.
+speedups.install(globals(), "brokers.engine.common._message_codec_c", ("decode_record", "decode_records", "encode_record_tail"))

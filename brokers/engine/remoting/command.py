@@ -28,6 +28,7 @@ from brokers.engine.remoting.header_codec import (  # noqa: F401 (re-exported)
     decode_binary_header,
     decode_json_header,
     encode_binary_header,
+    encode_frame,
     encode_json_header,
     salvage_ids,
 )
@@ -157,7 +158,7 @@ class RemotingCommand:
         total = 4 + len(header) + len(self.body)
         if max_frame_size is not None and total > max_frame_size:
             raise RemotingTooLargeError(total, max_frame_size, opaque=self.opaque, flag=self.flag)
-        return FRAME_PREFIX.pack(total, (self.serialize_type << 24) | len(header)) + header + self.body
+        return encode_frame(self.serialize_type, header, self.body)
 
     # -- decoding -----------------------------------------------------------------------------
 

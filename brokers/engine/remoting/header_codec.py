@@ -21,11 +21,13 @@ import json
 import re
 import struct
 
+from brokers.engine import speedups
 from brokers.engine.remoting.errors import RemotingProtocolError
 
 __all__ = [
     "LANGUAGE_CODES", "SERIALIZE_JSON", "SERIALIZE_ROCKETMQ", "HeaderFields", "coerce_ext_fields",
-    "decode_binary_header", "decode_json_header", "encode_binary_header", "encode_json_header", "salvage_ids",
+    "decode_binary_header", "decode_json_header", "encode_binary_header", "encode_frame", "encode_json_header",
+    "salvage_ids",
 ]
 
 SERIALIZE_JSON = 0
@@ -35,6 +37,7 @@ SERIALIZE_ROCKETMQ = 1
 LANGUAGE_CODES = ("JAVA", "CPP", "DOTNET", "PYTHON", "DELPHI", "ERLANG", "RUBY", "OTHER", "HTTP", "GO", "PHP", "OMS", "RUST")
 _LANGUAGE_INDEX = {name: i for i, name in enumerate(LANGUAGE_CODES)}
 
+_FRAME_PREFIX = struct.Struct(">ii")  # total length, serialize type << 24 | header length
 _BINARY_FIXED = struct.Struct(">hbhii")  # code, language, version, opaque, flag
 assert _BINARY_FIXED.size == 13
 
@@ -187,6 +190,14 @@ def _read_utf8(view: memoryview, pos: int, length: int, what: str) -> str:
         raise RemotingProtocolError(f"binary header {what} is not UTF-8") from None
 
 
+# -- the frame --------------------------------------------------------------------------------
+
+
+def encode_frame(serialize_type: int, header: bytes, body: bytes) -> bytes:
+    """The whole frame: total length (excluding itself), header word, header, body."""
+    return _FRAME_PREFIX.pack(4 + len(header) + len(body), (serialize_type << 24) | len(header)) + header + body
+
+
 # -- both -------------------------------------------------------------------------------------
 
 _OPAQUE_RE = re.compile(rb'"opaque"\s*:\s*"?(-?\d+)')
@@ -241,3 +252,8 @@ def _ext_value(value: object) -> str | None:
     if isinstance(value, float):
         return str(int(value)) if value.is_integer() and abs(value) < 1e18 else repr(value)
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+# The compiled twins (brokers.engine.speedups), when built and not switched off.
+speedups.install(globals(), "brokers.engine.remoting._header_codec_c",
+                 ("encode_json_header", "encode_binary_header", "decode_binary_header", "encode_frame"))

@@ -1,0 +1,217 @@
+"""The compiled codecs (brokers.engine.speedups) give byte for byte what the pure ones give.
+
+Every twin is compared with its pure function on generated inputs: well-formed frames, records
+and batch bodies, values at and past their fields' limits, non-ASCII and control characters, and
+the same bytes truncated or with a byte changed. Each pair must return equal results, or raise
+the same exception with the same message. The compiled modules are imported directly, so this
+runs on both passes of ``make test`` (the second keeps the pure path with GANTRY_PURE_PYTHON=1).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from brokers.engine import speedups
+from brokers.engine.common import batch_body, message_codec
+from brokers.engine.common.message_id import host_to_bytes
+from brokers.engine.remoting import command, header_codec
+
+MODULES = {
+    "brokers.engine.remoting.header_codec": "brokers.engine.remoting._header_codec_c",
+    "brokers.engine.common.batch_body": "brokers.engine.common._batch_body_c",
+    "brokers.engine.common.message_codec": "brokers.engine.common._message_codec_c",
+}
+FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _pair(qualified: str):
+    module, name = qualified.rsplit(".", 1)
+    compiled = importlib.import_module(MODULES[module])
+    return speedups.PURE[qualified], getattr(compiled, name)
+
+
+def _outcome(fn, *args):
+    try:
+        result = fn(*args)
+        return "ok", list(result) if type(result).__name__ in ("generator", "list_iterator") else result
+    except Exception as exc:  # noqa: BLE001 - the point is to compare whatever each side raises
+        return "raised", type(exc), str(exc)
+
+
+def assert_same(qualified: str, *args) -> object:
+    pure, compiled = _pair(qualified)
+    expected = _outcome(pure, *args)
+    assert _outcome(compiled, *args) == expected, (qualified, args)
+    return expected
+
+
+# -- which path runs ----------------------------------------------------------------------------
+
+
+def test_every_pure_function_has_its_compiled_twin_in_use_unless_switched_off() -> None:
+    assert len(speedups.PURE) == 9
+    if speedups.enabled():
+        # make test builds the twins: a missing or stale build fails here, not silently slow
+        assert speedups.active() and set(speedups.COMPILED) == set(speedups.PURE)
+        assert header_codec.encode_binary_header is speedups.COMPILED[
+            "brokers.engine.remoting.header_codec.encode_binary_header"]
+        assert command.encode_frame is speedups.COMPILED["brokers.engine.remoting.header_codec.encode_frame"]
+    else:
+        assert not speedups.active()
+        assert message_codec.decode_record is speedups.PURE["brokers.engine.common.message_codec.decode_record"]
+
+
+def test_the_environment_switch_keeps_the_pure_path_in_a_fresh_process() -> None:
+    code = ("from brokers.engine import speedups; from brokers.engine.common import message_codec as m; "
+            "print(speedups.active(), m.decode_record is speedups.PURE['brokers.engine.common.message_codec.decode_record'])")
+    env = dict(os.environ, GANTRY_PURE_PYTHON="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
+
+
+# -- frames -------------------------------------------------------------------------------------
+
+TEXT = st.text(st.characters(codec="utf-8"), max_size=40)  # control characters, quotes, non-ASCII
+ANY_TEXT = st.text(max_size=12)  # surrogates included: neither side may accept them differently
+INT16 = st.integers(-0x8000, 0x7FFF)
+INT32 = st.integers(-0x80000000, 0x7FFFFFFF)
+WIDE = st.one_of(INT32, st.integers(-(1 << 70), 1 << 70), st.booleans())
+LANGUAGE = st.one_of(st.sampled_from(header_codec.LANGUAGE_CODES), TEXT)
+EXT = st.dictionaries(TEXT, st.one_of(TEXT, st.none()), max_size=8)
+ODD_EXT = st.dictionaries(st.one_of(TEXT, st.integers()), st.one_of(TEXT, st.integers(), st.none(), ANY_TEXT), max_size=4)
+
+
+@FAST
+@given(code=INT16, language=LANGUAGE, version=INT16, opaque=INT32, flag=INT32, remark=st.one_of(st.none(), TEXT),
+       ext=EXT, body=st.binary(max_size=64), serialize_type=st.sampled_from([0, 1]))
+def test_frames_are_byte_identical(code, language, version, opaque, flag, remark, ext, body, serialize_type) -> None:
+    encoder = "encode_json_header" if serialize_type == 0 else "encode_binary_header"
+    status, header = assert_same(f"brokers.engine.remoting.header_codec.{encoder}",
+                                 code, language, version, opaque, flag, remark, ext)[:2]
+    assert status == "ok"
+    _, frame = assert_same("brokers.engine.remoting.header_codec.encode_frame", serialize_type, header, body)
+    if serialize_type == 1:
+        _, fields = assert_same("brokers.engine.remoting.header_codec.decode_binary_header", header)
+        assert fields[0] == code and fields[3:5] == (opaque, flag)
+    assert command.RemotingCommand.decode(frame[4:]).body == body
+
+
+@FAST
+@given(code=WIDE, language=st.one_of(LANGUAGE, st.integers()), version=WIDE, opaque=WIDE, flag=WIDE,
+       remark=st.one_of(st.none(), ANY_TEXT, st.integers()), ext=ODD_EXT)
+def test_headers_with_odd_values_give_the_same_bytes_or_the_same_error(code, language, version, opaque, flag,
+                                                                       remark, ext) -> None:
+    for encoder in ("encode_json_header", "encode_binary_header"):
+        assert_same(f"brokers.engine.remoting.header_codec.{encoder}", code, language, version, opaque, flag, remark, ext)
+
+
+@FAST
+@given(ext=EXT, remark=st.one_of(st.none(), TEXT), cut=st.integers(0, 400), at=st.integers(0, 400),
+       value=st.integers(0, 255))
+def test_damaged_binary_headers_decode_the_same_or_fail_the_same(ext, remark, cut, at, value) -> None:
+    header = speedups.PURE["brokers.engine.remoting.header_codec.encode_binary_header"](
+        310, "PYTHON", 399, 7, 0, remark, ext)
+    decode = "brokers.engine.remoting.header_codec.decode_binary_header"
+    assert_same(decode, header[:cut])
+    if at < len(header):
+        changed = header[:at] + bytes([value]) + header[at + 1:]
+        assert_same(decode, changed)
+        assert_same(decode, bytearray(changed))
+    assert_same(decode, header + b"\x00\x01")
+
+
+def test_long_keys_and_wide_numbers_take_the_pure_error() -> None:
+    status, kind, text = assert_same("brokers.engine.remoting.header_codec.encode_binary_header",
+                                     1 << 15, "JAVA", 0, 0, 0, None, {})
+    assert status == "raised" and "does not fit the binary header" in text
+    assert assert_same("brokers.engine.remoting.header_codec.encode_binary_header",
+                       1, "JAVA", 0, 0, 0, None, {"k" * 40000: "v"})[0] == "raised"
+    assert assert_same("brokers.engine.remoting.header_codec.encode_frame", 0, b"h", bytearray(b"body"))[0] == "ok"
+
+
+# -- records ------------------------------------------------------------------------------------
+
+HOSTS = st.sampled_from([host_to_bytes(h) for h in ("127.0.0.1:10911", "10.1.2.3:0", "[::1]:8080", "[fe80::1]:65535")])
+INT64 = st.integers(-(1 << 63), (1 << 63) - 1)
+TOPIC = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=30).map(str.encode)
+PROPS = st.dictionaries(st.text("abcKEYS_\u00e9", min_size=1, max_size=6), st.text("xyz \u4e2d", min_size=1, max_size=8),
+                        max_size=4).map(lambda d: message_codec.properties_to_string(d).encode())
+
+
+@FAST
+@given(topic=TOPIC, queue_id=INT32, body=st.binary(max_size=200), props=PROPS, flag=INT32, queue_offset=INT64,
+       physical=st.integers(0, (1 << 63) - 1), sys_flag=st.sampled_from([0, 1, 4, 8, 0x10, 0x30, 0x7FFFFFFF]),
+       born_ts=INT64, born=HOSTS, store_ts=INT64, store=HOSTS, reconsume=INT32, prepared=INT64, crc=INT32)
+def test_records_are_byte_identical_and_decode_the_same(topic, queue_id, body, props, flag, queue_offset, physical,
+                                                        sys_flag, born_ts, born, store_ts, store, reconsume,
+                                                        prepared, crc) -> None:
+    args = (topic, queue_id, body, props, flag, queue_offset, physical, sys_flag, born_ts, born, store_ts, store,
+            reconsume, prepared, crc)
+    status, (tail, size) = assert_same("brokers.engine.common.message_codec.encode_record_tail", *args)
+    assert status == "ok" and len(tail) == size - 8
+    record = size.to_bytes(4, "big", signed=True) + message_codec.MESSAGE_MAGIC_BYTES + tail
+    _, msg = assert_same("brokers.engine.common.message_codec.decode_record", record, 0)
+    assert msg.body == body and msg.queue_offset == queue_offset
+    assert_same("brokers.engine.common.message_codec.decode_records", record * 3)
+    assert_same("brokers.engine.common.message_codec.decode_record", b"pad" + record, 3)
+
+
+@FAST
+@given(queue_id=WIDE, flag=WIDE, queue_offset=st.one_of(INT64, st.integers(1 << 63, 1 << 65)), born=st.binary(max_size=24),
+       topic=st.binary(max_size=300), body=st.one_of(st.binary(max_size=8), st.just(bytearray(b"ab"))))
+def test_records_with_odd_values_encode_the_same_or_fail_the_same(queue_id, flag, queue_offset, born, topic, body) -> None:
+    assert_same("brokers.engine.common.message_codec.encode_record_tail", topic, queue_id, body, b"", flag,
+                queue_offset, 0, 0, 0, born, 0, host_to_bytes("127.0.0.1:1"), 0, 0, 0)
+
+
+@FAST
+@given(cut=st.integers(0, 300), at=st.integers(0, 300), value=st.integers(0, 255), v6=st.booleans(),
+       pos=st.integers(-3, 400))
+def test_damaged_records_decode_the_same_or_fail_the_same(cut, at, value, v6, pos) -> None:
+    record = message_codec.encode_record(topic="TopicTest", queue_id=3, body=b"hello" * 20,
+                                         properties={"TAGS": "a", "UNIQ_KEY": "K1"},
+                                         store_host="[::1]:10911" if v6 else "127.0.0.1:10911", physical_offset=99)
+    decode = "brokers.engine.common.message_codec.decode_record"
+    assert_same(decode, record[:cut], 0)
+    if at < len(record):
+        changed = record[:at] + bytes([value]) + record[at + 1:]
+        assert_same(decode, changed, 0)
+        assert_same("brokers.engine.common.message_codec.decode_records", record + changed)
+        assert_same(decode, memoryview(changed), 0)
+    assert_same(decode, record + record, pos)
+    assert_same("brokers.engine.common.message_codec.decode_records", bytearray(record))
+
+
+# -- batch bodies -------------------------------------------------------------------------------
+
+ENTRIES = st.lists(st.tuples(INT32, st.binary(max_size=60), st.text(max_size=20)), max_size=6)
+
+
+@FAST
+@given(entries=ENTRIES, cut=st.integers(0, 600), at=st.integers(0, 600), value=st.integers(0, 255))
+def test_batch_bodies_are_byte_identical_and_split_the_same(entries, cut, at, value) -> None:
+    parts = [assert_same("brokers.engine.common.batch_body.encode_batch_entry", flag, body, props)
+             for flag, body, props in entries]
+    good = [part[1] for part in parts if part[0] == "ok"]  # lone surrogates in the text: both refuse
+    data = b"".join(good)
+    split = "brokers.engine.common.batch_body.iter_batch_body"
+    status, result = assert_same(split, data)
+    assert status == "ok" and len(result) == len(good)
+    assert_same(split, data[:cut])
+    if at < len(data):
+        assert_same(split, data[:at] + bytes([value]) + data[at + 1:])
+    assert_same(split, memoryview(data))
+
+
+@pytest.mark.parametrize("args", [
+    (1 << 31, b"x", ""), (True, b"x", ""), (0, bytearray(b"x"), ""), (0, b"x", "p" * 40000), (0, b"x", "\ud800"),
+    (0, b"x", 5),
+])
+def test_batch_entries_with_odd_values_encode_the_same_or_fail_the_same(args) -> None:
+    assert_same("brokers.engine.common.batch_body.encode_batch_entry", *args)
