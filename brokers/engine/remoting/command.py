@@ -10,14 +10,16 @@ Frame layout (all integers big-endian)::
 
 The header is JSON (type 0) or ROCKETMQ binary (type 1); both are in
 :mod:`brokers.engine.remoting.header_codec`. A reply uses the serialize type of the request it
-answers; requests we originate use JSON.
+answers; requests we originate use :func:`request_serialize_type`.
 """
 from __future__ import annotations
 
 import itertools
+import os
 import struct
 from dataclasses import dataclass, field
 
+from brokers.engine import speedups
 from brokers.engine.common.constants import LANGUAGE, MAX_FRAME_SIZE, MQ_VERSION
 from brokers.engine.remoting.errors import RemotingCommandError, RemotingProtocolError, RemotingTooLargeError
 from brokers.engine.remoting.header_codec import (  # noqa: F401 (re-exported)
@@ -43,6 +45,26 @@ HEADER_WORD = struct.Struct(">i")  # serialize type << 24 | header length
 FRAME_PREFIX = struct.Struct(">ii")  # both words together
 assert LENGTH_PREFIX.size == 4 and FRAME_PREFIX.size == 8
 _HEADER_LENGTH_MASK = 0xFFFFFF  # header length is 24 bits
+
+_SERIALIZE_BY_NAME = {"JSON": SERIALIZE_JSON, "ROCKETMQ": SERIALIZE_ROCKETMQ}
+
+
+def request_serialize_type() -> int:
+    """The header serialization of the requests this process originates.
+
+    ``GANTRY_SERIALIZE_TYPE=JSON`` or ``ROCKETMQ`` chooses (RocketMQ's ``rocketmq.serialize.type``);
+    by default the ROCKETMQ binary header when the compiled codecs are in use (0.5 µs to encode or
+    decode, against 1.3 and 3.7 µs for JSON) and JSON on the pure path, where the binary codec is
+    the slower one. Every peer answers in the serialize type of the request (RocketMQ's brokers and
+    name servers as Gantry's do), so this only chooses how our own requests travel.
+    """
+    name = os.environ.get("GANTRY_SERIALIZE_TYPE", "").strip().upper()
+    if name in _SERIALIZE_BY_NAME:
+        return _SERIALIZE_BY_NAME[name]
+    return SERIALIZE_ROCKETMQ if speedups.active() else SERIALIZE_JSON
+
+
+REQUEST_SERIALIZE_TYPE = request_serialize_type()
 
 _opaque_sequence = itertools.count(1)  # next() on a count is atomic under the GIL
 
@@ -71,7 +93,8 @@ class RemotingCommand:
     @classmethod
     def request(cls, code: int, ext_fields: dict[str, object] | None = None, body: bytes = b"", *, oneway: bool = False) -> RemotingCommand:
         """Build a request with a fresh opaque; ext field values are stringified like Java's."""
-        cmd = cls(code=int(code), opaque=next_opaque(), ext_fields=coerce_ext_fields(ext_fields), body=body)
+        ext = coerce_ext_fields(ext_fields)
+        cmd = cls(code=int(code), opaque=next_opaque(), ext_fields=ext, body=body, serialize_type=REQUEST_SERIALIZE_TYPE)
         if oneway:
             cmd.mark_oneway()
         return cmd
@@ -139,26 +162,38 @@ class RemotingCommand:
 
     # -- encoding -----------------------------------------------------------------------------
 
-    def encode_header(self) -> bytes:
-        """The header bytes in this command's serialize type (see :mod:`~brokers.engine.remoting.header_codec`)."""
-        if self.serialize_type == SERIALIZE_JSON:
+    def wire_serialize_type(self) -> int:
+        """The serialize type the frame goes in: this command's, or JSON when the binary header
+        cannot carry it as it is (an empty ext value, which reads back as null, or a code past the
+        header's short). Each frame names its own type, so a peer that sent binary reads a JSON
+        answer as well."""
+        stype = self.serialize_type
+        if stype == SERIALIZE_ROCKETMQ and ("" in self.ext_fields.values() or not -0x8000 <= self.code <= 0x7FFF):
+            return SERIALIZE_JSON
+        return stype
+
+    def encode_header(self, serialize_type: int | None = None) -> bytes:
+        """The header bytes in ``serialize_type`` (default: this command's; see :mod:`~brokers.engine.remoting.header_codec`)."""
+        stype = self.serialize_type if serialize_type is None else serialize_type
+        if stype == SERIALIZE_JSON:
             return encode_json_header(self.code, self.language, self.version, self.opaque, self.flag, self.remark, self.ext_fields)
-        if self.serialize_type == SERIALIZE_ROCKETMQ:
+        if stype == SERIALIZE_ROCKETMQ:
             return encode_binary_header(self.code, self.language, self.version, self.opaque, self.flag, self.remark, self.ext_fields)
-        raise RemotingProtocolError(f"unknown serialize type {self.serialize_type}")
+        raise RemotingProtocolError(f"unknown serialize type {stype}")
 
     def encode(self, max_frame_size: int | None = None) -> bytes:
         """Return the whole frame, total-length prefix included.
 
         Raises RemotingTooLargeError when the frame would exceed ``max_frame_size``.
         """
-        header = self.encode_header()
+        stype = self.wire_serialize_type()
+        header = self.encode_header(stype)
         if len(header) > _HEADER_LENGTH_MASK:
             raise RemotingTooLargeError(len(header), _HEADER_LENGTH_MASK, opaque=self.opaque)
         total = 4 + len(header) + len(self.body)
         if max_frame_size is not None and total > max_frame_size:
             raise RemotingTooLargeError(total, max_frame_size, opaque=self.opaque, flag=self.flag)
-        return encode_frame(self.serialize_type, header, self.body)
+        return encode_frame(stype, header, self.body)
 
     # -- decoding -----------------------------------------------------------------------------
 

@@ -6,6 +6,8 @@ import threading
 
 import pytest
 
+from brokers.engine import speedups
+from brokers.engine.remoting import command
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import (
     FLAG_ONEWAY,
@@ -14,6 +16,7 @@ from brokers.engine.remoting.command import (
     SERIALIZE_ROCKETMQ,
     RemotingCommand,
     coerce_ext_fields,
+    encode_binary_header,
     next_opaque,
 )
 from brokers.engine.remoting.errors import RemotingCommandError, RemotingProtocolError, RemotingTooLargeError
@@ -110,8 +113,31 @@ def test_round_trip(serialize_type):
 
 
 def test_binary_empty_value_decodes_as_absent():
-    cmd = RemotingCommand(code=1, ext_fields={"empty": "", "full": "v"}, serialize_type=SERIALIZE_ROCKETMQ)
-    assert RemotingCommand.decode_frame(cmd.encode()).ext_fields == {"full": "v"}
+    header = encode_binary_header(1, "JAVA", 0, 5, 0, None, {"empty": "", "full": "v"})
+    assert RemotingCommand.decode_header(SERIALIZE_ROCKETMQ, header).ext_fields == {"full": "v"}
+
+
+@pytest.mark.parametrize("ext, code", [({"globalWhiteAddrs": "", "full": "v"}, 1), ({"a": "1"}, 40000)])
+def test_a_command_the_binary_header_cannot_carry_goes_as_json_and_arrives_whole(ext, code):
+    # clearing a list is sent as an empty value; a binary header would read it back as absent
+    cmd = RemotingCommand(code=code, opaque=9, ext_fields=ext, serialize_type=SERIALIZE_ROCKETMQ)
+    data = cmd.encode()
+    assert data[4] == SERIALIZE_JSON  # the header word's serialize type
+    back = RemotingCommand.decode_frame(data)
+    assert back.ext_fields == ext and back.code == code and back.serialize_type == SERIALIZE_JSON
+    reply = RemotingCommand(code=310, opaque=9, serialize_type=SERIALIZE_ROCKETMQ).response(0, ext_fields={"x": ""})
+    assert RemotingCommand.decode_frame(reply.encode()).ext_fields == {"x": ""}
+    assert RemotingCommand.decode_frame(RemotingCommand(code=code if code < 0x8000 else 1, ext_fields={"a": "1"},
+                                                       serialize_type=SERIALIZE_ROCKETMQ).encode()).serialize_type == SERIALIZE_ROCKETMQ
+
+
+def test_requests_go_binary_on_the_compiled_path_json_on_the_pure_one_and_the_environment_chooses(monkeypatch):
+    assert command.REQUEST_SERIALIZE_TYPE == (SERIALIZE_ROCKETMQ if speedups.active() else SERIALIZE_JSON)
+    assert RemotingCommand.request(RequestCode.SEND_MESSAGE, {"topic": "T"}).serialize_type == command.REQUEST_SERIALIZE_TYPE
+    monkeypatch.setenv("GANTRY_SERIALIZE_TYPE", "json")
+    assert command.request_serialize_type() == SERIALIZE_JSON
+    monkeypatch.setenv("GANTRY_SERIALIZE_TYPE", "ROCKETMQ")
+    assert command.request_serialize_type() == SERIALIZE_ROCKETMQ
 
 
 def test_json_response_header_omits_null_remark():
