@@ -21,7 +21,6 @@ rebalance (waiting for that lock) persists them before it unlocks the queue for 
 """
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable, Coroutine
@@ -43,6 +42,7 @@ from brokers.engine.client.process_queue import ProcessQueue
 from brokers.engine.client.send_back import MessageBackSender
 from brokers.engine.client.trace_dispatcher import TraceDispatcher
 from brokers.engine.client.trace_hooks import trace_sub_after, trace_sub_before
+from brokers.engine.client.worker_pool import WorkerPool
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message import PROPERTY_CONSUME_START_TIMESTAMP, MessageExt
 from brokers.engine.common.message_queue import MessageQueue
@@ -98,7 +98,7 @@ class _ServiceBase:
         self.clustering = clustering
         self.clock = clock
         self.stats = ConsumeCounters()
-        self.executor = concurrent.futures.ThreadPoolExecutor(config.consume_thread_max, thread_name_prefix=f"consume-{group}")
+        self.executor = WorkerPool(config.consume_thread_max, f"consume-{group}")
         self._stopped = False
         self._timers: set[threading.Timer] = set()
 
@@ -158,10 +158,8 @@ class _ServiceBase:
         self._stopped = True
         for timer in list(self._timers):
             timer.cancel()
-        self.executor.shutdown(wait=False, cancel_futures=True)
-        done = threading.Event()
-        threading.Thread(target=lambda: (self.executor.shutdown(wait=True), done.set()), daemon=True).start()
-        done.wait(await_termination_s)
+        self.executor.shutdown(cancel_pending=True)
+        self.executor.join(await_termination_s)
 
 
 class ConsumeMessageConcurrentlyService(_ServiceBase):

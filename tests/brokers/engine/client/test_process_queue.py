@@ -82,18 +82,20 @@ def test_the_concurrent_service_hands_a_dropped_queue_s_messages_to_no_listener(
         msgs = [message(0), message(1)]
         service.submit_consume_request(msgs, pq, MQ, pq.put_message(msgs))
         assert called.wait(5.0)
-        service.executor.shutdown(wait=True)  # both calls done
+        service.executor.shutdown(cancel_pending=False)
+        assert service.executor.join(5.0)  # both calls done
         assert store.updates[-1] == (MQ, 2) and service.stats.ok == 2
         assert all(m.properties[PROPERTY_CONSUME_START_TIMESTAMP] == str(clock.now_ms()) for m in msgs)
 
         called.clear()
-        service.executor = type(service.executor)(1)
+        service.executor = type(service.executor)(1, "consume-G")
         dropped = ProcessQueue(clock)
         late = [message(2)]
         dropped.put_message(late)
         dropped.dropped = True  # a rebalance took the queue between the pull and the consume
         service.submit_consume_request(late, dropped, MQ, False)
-        service.executor.shutdown(wait=True)
+        service.executor.shutdown(cancel_pending=False)
+        assert service.executor.join(5.0)
         assert not called.is_set() and store.updates[-1] == (MQ, 2)
     finally:
         service.shutdown(1.0)
