@@ -39,6 +39,7 @@ LAKE_QUEUES = 5_000  # analytics_gen's default cluster: 100 topics x 10 brokers 
 
 # step -> (full arguments, quick arguments); the analytics step is built in analytics_steps()
 STEPS: dict[str, tuple[str, list[str], list[str]]] = {
+    "codec": ("codec_bench.py", [], []),
     "user_api": ("user_api_bench.py", [], ["--seconds", "0.3", "--consume-messages", "2000"]),
     "broker": ("broker_bench.py", [], ["--messages", "2000"]),
     "latency": ("client_bench.py", ["--latency-only", "--rates", "1000,5000", "--size", "1024", "--seconds", "10"],
