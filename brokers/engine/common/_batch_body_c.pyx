@@ -10,6 +10,8 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 from libc.string cimport memcpy
 
+from brokers.engine._byteorder cimport get32, put32
+
 from brokers.engine import speedups
 from brokers.engine.common.batch_body import MAX_PROPERTIES_BYTES
 
@@ -17,19 +19,6 @@ _PURE = "brokers.engine.common.batch_body."
 _pure_iter = speedups.PURE[_PURE + "iter_batch_body"]
 _pure_encode_entry = speedups.PURE[_PURE + "encode_batch_entry"]
 cdef Py_ssize_t _MAX_PROPS = MAX_PROPERTIES_BYTES
-
-
-cdef inline int64_t _get32(const uint8_t* p) noexcept:
-    cdef uint32_t u = (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | p[3]
-    return <int64_t>(<int>u)
-
-
-cdef inline void _put32(uint8_t* p, int64_t v) noexcept:
-    cdef uint32_t u = <uint32_t>v
-    p[0] = (u >> 24) & 0xFF
-    p[1] = (u >> 16) & 0xFF
-    p[2] = (u >> 8) & 0xFF
-    p[3] = u & 0xFF
 
 
 def iter_batch_body(data):
@@ -42,8 +31,8 @@ def iter_batch_body(data):
         while pos < n:
             if pos + 20 > n:
                 return _pure_iter(data)
-            size = _get32(base + pos)
-            body_len = _get32(base + pos + 16)
+            size = get32(base + pos)
+            body_len = get32(base + pos + 16)
             at = pos + 20
             if body_len < 0 or at + body_len + 2 > n:
                 return _pure_iter(data)
@@ -53,7 +42,7 @@ def iter_batch_body(data):
             if at + body_len + 2 + props_len > n or at + body_len + 2 + props_len - pos != size:
                 return _pure_iter(data)
             out.append((
-                _get32(base + pos + 12),
+                get32(base + pos + 12),
                 PyBytes_FromStringAndSize(<const char*>base + at, body_len),
                 PyUnicode_DecodeUTF8(<const char*>base + at + body_len + 2, props_len, NULL),
             ))
@@ -77,11 +66,11 @@ def encode_batch_entry(flag, body, properties):
         return _pure_encode_entry(flag, body, properties)
     cdef bytes out = PyBytes_FromStringAndSize(NULL, 20 + b + 2 + p)
     cdef uint8_t* q = <uint8_t*>PyBytes_AS_STRING(out)
-    _put32(q, 20 + b + 2 + p)
-    _put32(q + 4, 0)
-    _put32(q + 8, 0)
-    _put32(q + 12, <int64_t>flag)
-    _put32(q + 16, b)
+    put32(q, 20 + b + 2 + p)
+    put32(q + 4, 0)
+    put32(q + 8, 0)
+    put32(q + 12, <int64_t>flag)
+    put32(q + 16, b)
     memcpy(q + 20, PyBytes_AS_STRING(body), b)
     q[20 + b] = (p >> 8) & 0xFF
     q[21 + b] = p & 0xFF

@@ -9,6 +9,8 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
+from brokers.engine._byteorder cimport get32, get64, put32, put64
+
 from brokers.engine import speedups
 from brokers.engine.common.message import MessageExt, string_to_properties
 from brokers.engine.common.message_codec import _topic_text, bytes_to_host, offset_msg_id_of
@@ -23,35 +25,6 @@ cdef enum:
     _BORN_V6 = 0x10
     _STORE_V6 = 0x20
     _FIXED_V4 = 91
-
-
-cdef inline int64_t _get32(const uint8_t* p) noexcept:
-    cdef uint32_t u = (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | p[3]
-    return <int64_t>(<int>u)
-
-
-cdef inline int64_t _get64(const uint8_t* p) noexcept:
-    cdef uint64_t u = 0
-    cdef int i
-    for i in range(8):
-        u = (u << 8) | p[i]
-    return <int64_t>u
-
-
-cdef inline void _put32(uint8_t* p, int64_t v) noexcept:
-    cdef uint32_t u = <uint32_t>v
-    p[0] = (u >> 24) & 0xFF
-    p[1] = (u >> 16) & 0xFF
-    p[2] = (u >> 8) & 0xFF
-    p[3] = u & 0xFF
-
-
-cdef inline void _put64(uint8_t* p, int64_t v) noexcept:
-    cdef uint64_t u = <uint64_t>v
-    cdef int i
-    for i in range(7, -1, -1):
-        p[i] = u & 0xFF
-        u >>= 8
 
 
 cdef inline bint _int32(object v):
@@ -84,17 +57,17 @@ cdef object _decode(bytes buf, Py_ssize_t pos):
     cdef int64_t sys_flag
     if pos < 0 or pos + 88 > n:
         return None
-    if <uint32_t>_get32(r + 4) != _MAGIC:
+    if <uint32_t>get32(r + 4) != _MAGIC:
         return None
-    sys_flag = _get32(r + 36)
+    sys_flag = get32(r + 36)
     born = 20 if sys_flag & _BORN_V6 else 8
     store = 20 if sys_flag & _STORE_V6 else 8
     hsize = 72 + born + store
-    size = _get32(r)
+    size = get32(r)
     end = pos + size
     if pos + hsize > n or size < _FIXED_V4 or end > n:
         return None
-    body_len = _get32(r + hsize - 4)
+    body_len = get32(r + hsize - 4)
     at = pos + hsize
     topic_at = at + body_len
     if body_len < 0 or topic_at + 3 > end:
@@ -104,17 +77,17 @@ cdef object _decode(bytes buf, Py_ssize_t pos):
         return None
     born_host = PyBytes_FromStringAndSize(<const char*>r + 48, born)
     store_host = PyBytes_FromStringAndSize(<const char*>r + 56 + born, store)
-    physical_offset = _get64(r + 28)
+    physical_offset = get64(r + 28)
     try:
         topic = _topic_text(PyBytes_FromStringAndSize(<const char*>base + topic_at + 1, props_at - topic_at - 1))
         properties = string_to_properties(PyUnicode_DecodeUTF8(<const char*>base + props_at + 2, end - props_at - 2, NULL))
     except UnicodeDecodeError:
         return None
     return MessageExt(
-        topic, PyBytes_FromStringAndSize(<const char*>base + at, body_len), _get32(r + 12), _get64(r + 20),
-        physical_offset, properties, _get32(r + 16), sys_flag, _get64(r + 40), bytes_to_host(born_host),
-        _get64(r + 48 + born), bytes_to_host(store_host), _get32(r + 56 + born + store), _get64(r + 60 + born + store),
-        _get32(r + 8), size, offset_msg_id_of(store_host, physical_offset))
+        topic, PyBytes_FromStringAndSize(<const char*>base + at, body_len), get32(r + 12), get64(r + 20),
+        physical_offset, properties, get32(r + 16), sys_flag, get64(r + 40), bytes_to_host(born_host),
+        get64(r + 48 + born), bytes_to_host(store_host), get32(r + 56 + born + store), get64(r + 60 + born + store),
+        get32(r + 8), size, offset_msg_id_of(store_host, physical_offset))
 
 
 def decode_record(buf, pos=0):
@@ -163,21 +136,21 @@ def encode_record_tail(topic, queue_id, body, properties, flag, queue_offset, ph
     cdef Py_ssize_t size = _FIXED_V4 + nb + t + p + (12 if born == 20 else 0) + (12 if store == 20 else 0)
     cdef bytes out = PyBytes_FromStringAndSize(NULL, size - 8)
     cdef uint8_t* q = <uint8_t*>PyBytes_AS_STRING(out)
-    _put32(q, <int64_t>crc)
-    _put32(q + 4, <int64_t>queue_id)
-    _put32(q + 8, <int64_t>flag)
-    _put64(q + 12, <int64_t>queue_offset)
-    _put64(q + 20, <int64_t>physical_offset)
-    _put32(q + 28, flags)
-    _put64(q + 32, <int64_t>born_timestamp)
+    put32(q, <int64_t>crc)
+    put32(q + 4, <int64_t>queue_id)
+    put32(q + 8, <int64_t>flag)
+    put64(q + 12, <int64_t>queue_offset)
+    put64(q + 20, <int64_t>physical_offset)
+    put32(q + 28, flags)
+    put64(q + 32, <int64_t>born_timestamp)
     memcpy(q + 40, PyBytes_AS_STRING(born_host), born)
     q += 40 + born
-    _put64(q, <int64_t>store_timestamp)
+    put64(q, <int64_t>store_timestamp)
     memcpy(q + 8, PyBytes_AS_STRING(store_host), store)
     q += 8 + store
-    _put32(q, <int64_t>reconsume_times)
-    _put64(q + 4, <int64_t>prepared_transaction_offset)
-    _put32(q + 12, nb)
+    put32(q, <int64_t>reconsume_times)
+    put64(q + 4, <int64_t>prepared_transaction_offset)
+    put32(q + 12, nb)
     memcpy(q + 16, PyBytes_AS_STRING(body), nb)
     q += 16 + nb
     q[0] = <uint8_t>t

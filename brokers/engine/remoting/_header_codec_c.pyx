@@ -11,6 +11,8 @@ from libc.stdio cimport snprintf
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
 
+from brokers.engine._byteorder cimport get16, get32, put16, put32
+
 from brokers.engine import speedups
 from brokers.engine.remoting.header_codec import LANGUAGE_CODES, _LANGUAGE_INDEX, _json_string
 
@@ -22,29 +24,6 @@ _pure_encode_json = speedups.PURE[_PURE + "encode_json_header"]
 cdef tuple _LANGUAGES = tuple(LANGUAGE_CODES)
 cdef dict _LANG_INDEX = dict(_LANGUAGE_INDEX)
 cdef int _OTHER = _LANGUAGE_INDEX["OTHER"]
-
-
-cdef inline void _put16(uint8_t* p, int v) noexcept:
-    p[0] = (v >> 8) & 0xFF
-    p[1] = v & 0xFF
-
-
-cdef inline void _put32(uint8_t* p, int64_t v) noexcept:
-    cdef uint32_t u = <uint32_t>v
-    p[0] = (u >> 24) & 0xFF
-    p[1] = (u >> 16) & 0xFF
-    p[2] = (u >> 8) & 0xFF
-    p[3] = u & 0xFF
-
-
-cdef inline int _get16(const uint8_t* p) noexcept:
-    cdef int v = (p[0] << 8) | p[1]
-    return v - 0x10000 if v & 0x8000 else v
-
-
-cdef inline int64_t _get32(const uint8_t* p) noexcept:
-    cdef uint32_t u = (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | p[3]
-    return <int64_t>(<int>u)
 
 
 cdef inline bint _fits(object value, int64_t lo, int64_t hi):
@@ -91,28 +70,28 @@ def encode_binary_header(code, language, version, opaque, flag, remark, ext):
     cdef bytes out = PyBytes_FromStringAndSize(NULL, total)
     cdef uint8_t* p = <uint8_t*>PyBytes_AS_STRING(out)
     cdef Py_ssize_t n
-    _put16(p, <int>code)
+    put16(p, <int>code)
     p[2] = <uint8_t>(<int>_LANG_INDEX.get(language, _OTHER))
-    _put16(p + 3, <int>version)
-    _put32(p + 5, <int64_t>opaque)
-    _put32(p + 9, <int64_t>flag)
+    put16(p + 3, <int>version)
+    put32(p + 5, <int64_t>opaque)
+    put32(p + 9, <int64_t>flag)
     p += 13
     n = PyBytes_GET_SIZE(remark_b)
-    _put32(p, n)
+    put32(p, n)
     memcpy(p + 4, PyBytes_AS_STRING(remark_b), n)
     p += 4 + n
-    _put32(p, total - (p - <uint8_t*>PyBytes_AS_STRING(out)) - 4)
+    put32(p, total - (p - <uint8_t*>PyBytes_AS_STRING(out)) - 4)
     p += 4
     cdef Py_ssize_t i
     for i in range(0, len(parts), 2):
         kb = <bytes>parts[i]
         vb = <bytes>parts[i + 1]
         n = PyBytes_GET_SIZE(kb)
-        _put16(p, <int>n)
+        put16(p, <int>n)
         memcpy(p + 2, PyBytes_AS_STRING(kb), n)
         p += 2 + n
         n = PyBytes_GET_SIZE(vb)
-        _put32(p, n)
+        put32(p, n)
         memcpy(p + 4, PyBytes_AS_STRING(vb), n)
         p += 4 + n
     return out
@@ -126,7 +105,7 @@ def decode_binary_header(header):
     cdef Py_ssize_t pos, end, remark_len, ext_len, key_len, val_len
     if size < 21:
         return _pure_decode_binary(header)
-    remark_len = _get32(base + 13)
+    remark_len = get32(base + 13)
     pos = 17
     if remark_len < 0 or pos + remark_len + 4 > size:
         return _pure_decode_binary(header)
@@ -134,7 +113,7 @@ def decode_binary_header(header):
     try:
         remark = PyUnicode_DecodeUTF8(<const char*>base + pos, remark_len, NULL) if remark_len else None
         pos += remark_len
-        ext_len = _get32(base + pos)
+        ext_len = get32(base + pos)
         pos += 4
         if ext_len < 0 or pos + ext_len > size:
             return _pure_decode_binary(header)
@@ -142,13 +121,13 @@ def decode_binary_header(header):
         while pos < end:
             if pos + 2 > size:
                 return _pure_decode_binary(header)
-            key_len = _get16(base + pos)
+            key_len = get16(base + pos)
             pos += 2
             if key_len < 0 or pos + key_len + 4 > size:
                 return _pure_decode_binary(header)
             key = PyUnicode_DecodeUTF8(<const char*>base + pos, key_len, NULL)
             pos += key_len
-            val_len = _get32(base + pos)
+            val_len = get32(base + pos)
             pos += 4
             if val_len < 0 or pos + val_len > end:
                 return _pure_decode_binary(header)
@@ -159,7 +138,7 @@ def decode_binary_header(header):
         return _pure_decode_binary(header)
     cdef int lang = <signed char>base[2]
     name = _LANGUAGES[lang] if 0 <= lang < len(_LANGUAGES) else "OTHER"
-    return _get16(base), name, _get16(base + 3), _get32(base + 5), _get32(base + 9), remark, ext
+    return get16(base), name, get16(base + 3), get32(base + 5), get32(base + 9), remark, ext
 
 
 # -- JSON -------------------------------------------------------------------------------------
@@ -275,8 +254,8 @@ def encode_frame(serialize_type, header, body):
     cdef Py_ssize_t h = PyBytes_GET_SIZE(header), b = PyBytes_GET_SIZE(body)
     cdef bytes out = PyBytes_FromStringAndSize(NULL, 8 + h + b)
     cdef uint8_t* p = <uint8_t*>PyBytes_AS_STRING(out)
-    _put32(p, 4 + h + b)
-    _put32(p + 4, (<int64_t>serialize_type << 24) | h)
+    put32(p, 4 + h + b)
+    put32(p + 4, (<int64_t>serialize_type << 24) | h)
     memcpy(p + 8, PyBytes_AS_STRING(header), h)
     memcpy(p + 8 + h, PyBytes_AS_STRING(body), b)
     return out
