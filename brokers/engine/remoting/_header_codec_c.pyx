@@ -20,6 +20,7 @@ _PURE = "brokers.engine.remoting.header_codec."
 _pure_encode_binary = speedups.PURE[_PURE + "encode_binary_header"]
 _pure_decode_binary = speedups.PURE[_PURE + "decode_binary_header"]
 _pure_encode_json = speedups.PURE[_PURE + "encode_json_header"]
+_pure_encode_frame = speedups.PURE[_PURE + "encode_frame"]
 
 cdef tuple _LANGUAGES = tuple(LANGUAGE_CODES)
 cdef dict _LANG_INDEX = dict(_LANGUAGE_INDEX)
@@ -260,5 +261,3 @@ def encode_frame(serialize_type, header, body):
     memcpy(p + 8 + h, PyBytes_AS_STRING(body), b)
     return out
 
-
-_pure_encode_frame = speedups.PURE[_PURE + "encode_frame"]
