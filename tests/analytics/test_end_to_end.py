@@ -1,12 +1,12 @@
 """End to end, against the real cluster: produce at a known rate, sample every 2 s into a real
 lake, refresh with the runner on the shared Spark session, read the dashboards' JSON.
 
-One module-scoped scenario runs live once (about 70 to 130 s: until a whole calendar minute lies
+One module-scoped scenario runs live once (about 80 to 150 s: until a whole calendar minute lies
 inside the production and the stopped consumer has caught up again):
 
 - topic A gets 50 msgs/s, paced on an absolute schedule, over 8 queues on two brokers;
-- topic B gets 20 msgs/s; group G consumes it at most 40 msgs/s, is stopped (closed) after 12 s
-  for 25 s, then restarted, and drains the backlog at about 20 msgs/s net.
+- topic B gets 20 msgs/s; group G consumes it at most 40 msgs/s, is stopped (closed) after at least 12 s,
+  15 s before a calendar minute ends, for 25 s, then restarted, and drains the backlog at about 20 msgs/s net.
 
 The tests then refresh "as of" instants of the scenario (the trend of a run looks back from its
 ``as_of``), so Spark's speed on a busy machine does not move the phases they look at.
@@ -35,6 +35,7 @@ CONSUME_B = 40.0  # the consumer's capacity: it drains at RATE_B net once restar
 SAMPLE_S = 2.0
 CONSUMING_S = 12.0
 STOPPED_S = 25.0
+STOP_BEFORE_MINUTE_S = 15.0  # the stop starts this long before a minute's end (see the scenario)
 FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
                     persist_consumer_offset_interval_s=0.5)
 
@@ -162,7 +163,10 @@ def scenario(session_cluster, tmp_path_factory):
                 s.produce_from = utcnow()
                 for p in paced:
                     p.start()
-                time.sleep(CONSUMING_S)
+                # stop so that a calendar minute ends inside the stop: a window shows its last sample, and a
+                # stop-and-drain of ~50 s can otherwise lie inside one minute and no window would show it
+                _sleep_until(_next_minute(s.produce_from + timedelta(seconds=CONSUMING_S + STOP_BEFORE_MINUTE_S))
+                             - timedelta(seconds=STOP_BEFORE_MINUTE_S))
                 consumer.shutdown()  # commits its offsets; then nothing consumes topic B
                 s.stopped_at = utcnow()
                 time.sleep(STOPPED_S)
@@ -244,7 +248,7 @@ def test_a_stopped_consumer_shows_its_backlog_growing_then_draining_then_drained
     assert [s["key"] for s in body["series"]] == [{"group": scenario.group, "topic": scenario.topic_b, "broker": None, "queue_id": None}]
 
     _refresh(spark, scenario.restarted_at + timedelta(seconds=12))
-    _, draining = backlog_json()
+    body, draining = backlog_json()
     assert draining["trend"] == "draining", draining
     assert draining["consume_rate"] > draining["produce_rate"] and draining["time_to_drain_s"] > 0
     assert 0 < draining["backlog"] < RATE_B * (STOPPED_S + 12)
@@ -252,5 +256,8 @@ def test_a_stopped_consumer_shows_its_backlog_growing_then_draining_then_drained
     _refresh(spark, scenario.produce_until)
     body, drained = backlog_json()
     assert drained["backlog"] <= RATE_B * 2 and drained["trend"] != "growing", drained
-    peak = max(p["backlog"] for p in body["series"][0]["points"])
-    assert body["series"][0]["points"][-1]["backlog"] <= RATE_B * 2 and peak >= drained["backlog"]
+    points = {_parse(p["t"]): p["backlog"] for p in body["series"][0]["points"]}
+    assert points[max(points)] <= RATE_B * 2
+    # the minute that ended inside the stop shows the backlog of its last sample, ~15 s of topic B's rate
+    stopped_minute = _next_minute(scenario.stopped_at) - timedelta(minutes=1)
+    assert points[stopped_minute] >= 0.6 * RATE_B * (STOP_BEFORE_MINUTE_S - SAMPLE_S), (scenario.stopped_at, points)
