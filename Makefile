@@ -15,7 +15,7 @@ run: setup
 test: setup
 	@$(MAKE) --no-print-directory system NEED_BROWSER=1 NEED_POSTGRES=1
 	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist load
-	GANTRY_TEST_DB=postgres GANTRY_PURE_PYTHON=1 $(PY) -m pytest -q -n auto --maxprocesses 4 --dist load -m "not e2e"  # the DB-touching tests again, on PostgreSQL (browser tests: SQLite only), and on the pure-Python codecs
+	GANTRY_TEST_DB=postgres GANTRY_PURE_PYTHON=1 GANTRY_EVENT_LOOP=asyncio $(PY) -m pytest -q -n auto --maxprocesses 4 --dist load -m "not e2e"  # the DB-touching tests again, on PostgreSQL (browser tests: SQLite only), on the pure-Python codecs and asyncio's own event loop
 
 setup: system venv speedups migrate
 

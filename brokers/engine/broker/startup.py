@@ -20,6 +20,7 @@ from brokers.engine.broker.controller import BrokerController
 from brokers.engine.broker.retention_arguments import add_retention_arguments, flag_of_error, retention_kwargs
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
+from brokers.engine import event_loop
 from brokers.engine.metrics.metrics_endpoint import MetricsConfigError, MetricsEndpoint, add_metrics_arguments, metrics_endpoint_from_args
 from brokers.engine.remoting.tls import add_tls_arguments, tls_config_from_args
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
@@ -194,11 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = config_from_args(args)
         metrics = metrics_endpoint_from_args(args)
-    except (BrokerConfigError, ValueError) as exc:
+        event_loop.kind()
+    except (BrokerConfigError, ValueError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        return asyncio.run(serve(config, metrics=metrics))
+        return event_loop.run(serve(config, metrics=metrics))
     except KeyboardInterrupt:
         return EXIT_OK

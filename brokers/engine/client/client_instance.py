@@ -40,6 +40,7 @@ from brokers.engine.client.plan import Call
 from brokers.engine.common import json_compat
 from brokers.engine.common.constants import MASTER_ID
 from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine import event_loop
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.request_guard import RequestSigner
@@ -101,7 +102,7 @@ class MQClientInstance:
         self.routes: dict[str, TopicRouteData] = {}
         self.producers: dict[str, ClientMember] = {}
         self.consumers: dict[str, ConsumerMember] = {}
-        self.loop = loop or asyncio.new_event_loop()  # given: the caller's loop, no thread (.loop_client_instance)
+        self.loop = loop or event_loop.new_event_loop()  # given: the caller's loop, no thread (.loop_client_instance)
         self._thread = None if loop else threading.Thread(target=self._run_loop, name=f"mq-client-{client_id}", daemon=True)
         self._tasks: list[asyncio.Task] = []
         self._wakeup: asyncio.Event | None = None

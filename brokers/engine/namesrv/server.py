@@ -26,6 +26,7 @@ from brokers.engine.acl.plain_acl_config import AclConfigError
 from brokers.engine.acl.server_acl import add_acl_arguments, server_acl_guard
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import DEFAULT_NAMESRV_PORT, MAX_FRAME_SIZE
+from brokers.engine import event_loop
 from brokers.engine.metrics.metrics_endpoint import MetricsConfigError, MetricsEndpoint, add_metrics_arguments, metrics_endpoint_from_args
 from brokers.engine.namesrv.broker_address_rule import BrokerAddressError, BrokerAddressRule, parse_host_alias
 from brokers.engine.namesrv.kv_config import KvConfigManager
@@ -207,7 +208,8 @@ def main(argv: list[str]) -> int:
     try:
         tls = tls_config_from_args(args)
         metrics = metrics_endpoint_from_args(args)
-    except (TlsConfigError, MetricsConfigError) as exc:
+        event_loop.kind()
+    except (TlsConfigError, MetricsConfigError, ValueError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 2
     config = NamesrvConfig(
@@ -226,7 +228,7 @@ def main(argv: list[str]) -> int:
         tls=tls,
     )
     try:
-        asyncio.run(serve(config, metrics=metrics))
+        event_loop.run(serve(config, metrics=metrics))
     except MetricsConfigError as exc:
         print(f"namesrv failed to start: {exc}", file=sys.stderr, flush=True)
         return 1

@@ -16,6 +16,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from brokers.engine.common.constants import MAX_FRAME_SIZE
+from brokers.engine import event_loop
 from brokers.engine.remoting.channel import Handler
 from brokers.engine.remoting.client import CONNECT_TIMEOUT_S, DEFAULT_TIMEOUT_S, RemotingClient
 from brokers.engine.remoting.command import RemotingCommand
@@ -115,7 +116,7 @@ class BlockingRemotingClient:
                 raise RemotingError(f"{self.name} is closed")
             if self._client is not None and self._pid == os.getpid():
                 return self._client
-            loop = asyncio.new_event_loop()
+            loop = event_loop.new_event_loop()
             ready = threading.Event()
 
             def run_loop() -> None:

@@ -22,7 +22,7 @@ import asyncio
 import logging
 from collections import Counter
 
-from brokers.engine import speedups
+from brokers.engine import event_loop, speedups
 from brokers.engine.common.constants import MAX_FRAME_SIZE
 from brokers.engine.remoting.channel import ChannelContext, Handler, format_peer, idle_watchdog
 from brokers.engine.remoting.close_listeners import CloseListener, notify_close_listeners
@@ -102,8 +102,8 @@ class RemotingServer:
         self._watchdog = asyncio.get_running_loop().create_task(
             idle_watchdog(lambda: list(self._channels.values()), self.idle_close_s, self.limits.frame_receive_deadline_s)
         )
-        log.info("%s remoting server listening on %s:%s (codecs: %s)", self.name, self.host, self._port,
-                 "compiled" if speedups.active() else "pure Python")
+        log.info("%s remoting server listening on %s:%s (codecs: %s; event loop: %s)", self.name, self.host, self._port,
+                 "compiled" if speedups.active() else "pure Python", event_loop.loop_name(asyncio.get_running_loop()))
 
     @property
     def port(self) -> int:

@@ -43,6 +43,7 @@ from brokers.engine.broker.controller import BrokerController
 from brokers.engine.client.admin import MQAdminClient
 from brokers.engine.common.constants import DEFAULT_CLUSTER, DEFAULT_NAMESRV_PORT
 from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
+from brokers.engine import event_loop
 from brokers.engine.namesrv.server import NamesrvConfig, NamesrvController
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.tls import TlsConfigError, add_tls_arguments, tls_config_from_args
@@ -222,9 +223,10 @@ class Command(BaseCommand):
                 )
                 for spec in specs
             ]
-        except (BrokerConfigError, ValueError) as exc:
+            event_loop.kind()
+        except (BrokerConfigError, ValueError, ImportError) as exc:
             raise CommandError(str(exc)) from None
-        asyncio.run(self._serve(namesrv_config, broker_configs))
+        event_loop.run(self._serve(namesrv_config, broker_configs))
 
     @staticmethod
     def _check_acl(host: str, acl_file: str | None, no_acl: bool) -> dict[str, str | None]:
