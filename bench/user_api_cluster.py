@@ -26,42 +26,68 @@ ROOT = Path(__file__).resolve().parent.parent
 QUEUES = 8
 
 
+STARTS = 3  # attempts, each on fresh ports: a port can be taken between free_port() and the child's bind
+
+
 @contextmanager
 def gantry_cluster(topics: tuple[str, ...], broker_profile: Path | None = None,
                    profile_clock: str = "wall", flush: str = "async", queues: int = QUEUES) -> Iterator[tuple[str, int]]:
     """Yield (name server address, broker pid) with ``topics`` routable; ``flush`` async or sync."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-userapi-"))
+    procs: list[subprocess.Popen] = []
+    try:
+        for attempt in range(1, STARTS + 1):
+            try:
+                namesrv = _start(tmp / f"try{attempt}", procs, topics, broker_profile, profile_clock, flush, queues)
+                break
+            except Exception as exc:  # noqa: BLE001 (a lost port race; the last attempt raises)
+                _stop(procs)
+                if attempt == STARTS:
+                    raise
+                print(f"cluster start {attempt} of {STARTS} failed ({str(exc).strip().splitlines()[-1][:200]}); "
+                      "again on fresh ports", file=sys.stderr, flush=True)
+        yield namesrv, procs[1].pid
+    finally:
+        _stop(procs)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _start(tmp: Path, procs: list[subprocess.Popen], topics: tuple[str, ...], broker_profile: Path | None,
+           profile_clock: str, flush: str, queues: int) -> str:
+    """Start the name server and the broker into ``procs`` and create ``topics``; the name server's address."""
+    tmp.mkdir(parents=True)
     ns_port, broker_port = free_port(), free_port()
     namesrv = f"127.0.0.1:{ns_port}"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = []
-    try:
-        broker_argv = ["broker", "--name", "userbench-broker", "--port", str(broker_port), "--namesrv", namesrv,
-                       "--store-dir", str(tmp / "store"), "--flush", flush, "--log-level", "WARNING"]
-        runner = [str(ROOT / "bench" / "profiled_main.py"), str(broker_profile), profile_clock] if broker_profile else ["-m"]
-        for name, argv in (("namesrv", [sys.executable, "-m", "brokers.engine", "namesrv", "--port", str(ns_port)]),
-                           ("broker", [sys.executable, *runner, "brokers.engine", *broker_argv])):
-            log = tmp / f"{name}.log"
-            with open(log, "wb") as out:
-                proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-            procs.append(proc)
-            wait_ready(proc, log, 30.0)
-        with BlockingMQAdminClient(namesrv, timeout_s=5.0) as admin:
-            for topic in topics:
-                admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig(topic, queues, queues))
-            deadline = time.monotonic() + 10
-            for topic in topics:
-                while True:
-                    try:
-                        if admin.examine_topic_route_info(topic).queue_datas:
-                            break
-                    except Exception:
-                        if time.monotonic() > deadline:
-                            raise
-                    time.sleep(0.05)
-        yield namesrv, procs[1].pid
-    finally:
-        for proc in reversed(procs):
+    broker_argv = ["broker", "--name", "userbench-broker", "--port", str(broker_port), "--namesrv", namesrv,
+                   "--store-dir", str(tmp / "store"), "--flush", flush, "--log-level", "WARNING"]
+    runner = [str(ROOT / "bench" / "profiled_main.py"), str(broker_profile), profile_clock] if broker_profile else ["-m"]
+    for name, argv in (("namesrv", [sys.executable, "-m", "brokers.engine", "namesrv", "--port", str(ns_port)]),
+                       ("broker", [sys.executable, *runner, "brokers.engine", *broker_argv])):
+        log = tmp / f"{name}.log"
+        with open(log, "wb") as out:
+            procs.append(subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT))
+        wait_ready(procs[-1], log, 30.0)
+    with BlockingMQAdminClient(namesrv, timeout_s=5.0) as admin:
+        for topic in topics:
+            admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig(topic, queues, queues))
+        deadline = time.monotonic() + 10
+        for topic in topics:
+            while True:
+                try:
+                    if admin.examine_topic_route_info(topic).queue_datas:
+                        break
+                except Exception:
+                    if time.monotonic() > deadline:
+                        raise
+                time.sleep(0.05)
+    return namesrv
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    """Terminate ``procs`` (newest first) and forget them."""
+    for proc in reversed(procs):
+        if proc.poll() is None:
             proc.terminate()
-            proc.wait(60)
-        shutil.rmtree(tmp, ignore_errors=True)
+        proc.wait(60)
+    procs.clear()
