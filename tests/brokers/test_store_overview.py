@@ -47,7 +47,8 @@ def test_api_brokers_carry_the_store_figures_the_brokers_report(viewer, console_
     for b in brokers:
         rt = raw[b["addr"]]
         assert b["disk_total_bytes"] > 0 and 0 < b["disk_used_bytes"] <= b["disk_total_bytes"]
-        assert 0 < b["disk_used_ratio"] <= 1 and b["disk_ratio"] == pytest.approx(float(rt["commitLogDiskRatio"]))
+        # the volume's ratio, read twice a moment apart while other tests write to the same disk
+        assert 0 < b["disk_used_ratio"] <= 1 and b["disk_ratio"] == pytest.approx(float(rt["commitLogDiskRatio"]), abs=1e-3)
         assert b["disk_state"] in ("ok", "high", "cleaning", "cleaning forcibly", "refusing sends")
         assert b["refusing_sends"] is (rt.get("diskFull") == "true" or rt.get("storeWritable", "true") != "true")
         assert 0 < b["earliest_message_timestamp"] <= now_ms and b["earliest_message"]  # the messages just sent
