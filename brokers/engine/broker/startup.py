@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 
+from brokers.engine import event_loop
 from brokers.engine.acl.plain_acl_config import AclConfigError
 from brokers.engine.acl.server_acl import add_acl_arguments
 from brokers.engine.broker.config import BrokerConfig, BrokerConfigError
@@ -20,7 +21,6 @@ from brokers.engine.broker.controller import BrokerController
 from brokers.engine.broker.retention_arguments import add_retention_arguments, flag_of_error, retention_kwargs
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
-from brokers.engine import event_loop
 from brokers.engine.metrics.metrics_endpoint import MetricsConfigError, MetricsEndpoint, add_metrics_arguments, metrics_endpoint_from_args
 from brokers.engine.remoting.tls import add_tls_arguments, tls_config_from_args
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig

@@ -31,6 +31,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, Protocol, TypeVar
 
+from brokers.engine import event_loop
 from brokers.engine.client.admin_plans import AdminPlans
 from brokers.engine.client.admin_types import TopicRouteData
 from brokers.engine.client.client_config import ClientConfig
@@ -40,7 +41,6 @@ from brokers.engine.client.plan import Call
 from brokers.engine.common import json_compat
 from brokers.engine.common.constants import MASTER_ID
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine import event_loop
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.request_guard import RequestSigner

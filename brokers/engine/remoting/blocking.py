@@ -15,8 +15,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from brokers.engine.common.constants import MAX_FRAME_SIZE
 from brokers.engine import event_loop
+from brokers.engine.common.constants import MAX_FRAME_SIZE
 from brokers.engine.remoting.channel import Handler
 from brokers.engine.remoting.client import CONNECT_TIMEOUT_S, DEFAULT_TIMEOUT_S, RemotingClient
 from brokers.engine.remoting.command import RemotingCommand

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from brokers.engine import event_loop
 from brokers.engine.acl.broker_credential import first_admin_account
 from brokers.engine.acl.plain_acl_config import AclConfigError, load_plain_acl_file
 from brokers.engine.acl.server_acl import is_loopback_host
@@ -43,7 +44,6 @@ from brokers.engine.broker.controller import BrokerController
 from brokers.engine.client.admin import MQAdminClient
 from brokers.engine.common.constants import DEFAULT_CLUSTER, DEFAULT_NAMESRV_PORT
 from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
-from brokers.engine import event_loop
 from brokers.engine.namesrv.server import NamesrvConfig, NamesrvController
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.tls import TlsConfigError, add_tls_arguments, tls_config_from_args
