@@ -43,8 +43,9 @@ system:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-# The compiled twins of the frame, record and batch codecs (brokers/engine/speedups.py), built in
-# place with gcc; a no-op when no .pyx changed. GANTRY_PURE_PYTHON=1 runs without them.
+# The compiled twins of the frame, record, batch and properties codecs and the Java string hash
+# (brokers/engine/speedups.py), built in place with gcc; a no-op when no .pyx changed.
+# GANTRY_PURE_PYTHON=1 runs without them.
 speedups: venv
 	$(PY) tools/build_speedups.py
 

@@ -18,14 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from brokers.engine import speedups  # noqa: E402
 from brokers.engine.common.batch_body import BatchEntry, encode_batch_body  # noqa: E402
-from brokers.engine.common.message_codec import encode_record, host_to_bytes  # noqa: E402
+from brokers.engine.common.message_codec import encode_record, host_to_bytes, java_hash_extend  # noqa: E402
 from brokers.engine.remoting import header_codec  # noqa: E402
-
-COMPILED = {
-    "brokers.engine.remoting.header_codec": "brokers.engine.remoting._header_codec_c",
-    "brokers.engine.common.batch_body": "brokers.engine.common._batch_body_c",
-    "brokers.engine.common.message_codec": "brokers.engine.common._message_codec_c",
-}
 
 
 def cases() -> dict[str, tuple]:
@@ -49,6 +43,8 @@ def cases() -> dict[str, tuple]:
         "brokers.engine.common.message_codec.decode_records": (record * 32,),
         "brokers.engine.common.batch_body.encode_batch_entry": (0, body, props),
         "brokers.engine.common.batch_body.iter_batch_body": (batch,),
+        "brokers.engine.common.java_hash.java_hash_extend": (java_hash_extend(0, "TopicTest#"), "AC110002000018B4AAC2"),
+        "brokers.engine.common.message.string_to_properties": (props,),
     }
 
 
@@ -61,10 +57,11 @@ def main() -> int:
     print("| function | input | pure µs | compiled µs | pure / compiled |")
     print("| --- | --- | ---: | ---: | ---: |")
     notes = {"decode_records": "32 records", "iter_batch_body": "32 entries", "decode_binary_header": "12 ext fields",
-             "encode_json_header": "12 ext fields", "encode_binary_header": "12 ext fields", "encode_frame": "1 KB body"}
+             "encode_json_header": "12 ext fields", "encode_binary_header": "12 ext fields", "encode_frame": "1 KB body",
+             "java_hash_extend": "an index key", "string_to_properties": "3 properties"}
     for qualified, args in cases().items():
         module, name = qualified.rsplit(".", 1)
-        compiled = getattr(importlib.import_module(COMPILED[module]), name)
+        compiled = getattr(importlib.import_module(speedups.TWINS[module]), name)
         pure_us, compiled_us = per_call_us(speedups.PURE[qualified], args), per_call_us(compiled, args)
         print(f"| `{name}` | {notes.get(name, '1 KB')} | {pure_us:.2f} | {compiled_us:.2f} | {pure_us / compiled_us:.1f}× |")
     return 0

@@ -1,9 +1,11 @@
 """Compiled twins of the hottest pure functions, and the switch between the two paths.
 
 The frame header codecs (:mod:`brokers.engine.remoting.header_codec`), the batch body codec
-(:mod:`brokers.engine.common.batch_body`) and the commit log record codec
-(:mod:`brokers.engine.common.message_codec`) each have a Cython twin next to them
-(``_header_codec_c.pyx``, ``_batch_body_c.pyx``, ``_message_codec_c.pyx``), built in place by
+(:mod:`brokers.engine.common.batch_body`), the commit log record codec
+(:mod:`brokers.engine.common.message_codec`), Java's string hash (:mod:`brokers.engine.common.java_hash`:
+tag codes and index keys) and the properties string decoder (:mod:`brokers.engine.common.message`)
+each have a Cython twin next to them (``_header_codec_c.pyx``, ``_batch_body_c.pyx``,
+``_message_codec_c.pyx``, ``_java_hash_c.pyx``, ``_message_c.pyx``), built in place by
 ``make`` (``tools/build_speedups.py``). At the end of each pure module :func:`install` puts the
 compiled functions in place of the pure ones, so every caller that imports a name from the pure
 module gets the compiled one, and the pure module stays the reference:
@@ -15,8 +17,9 @@ module gets the compiled one, and the pure module stays the reference:
   PostgreSQL pass so); a missing build (the ``gantry-client`` wheel ships no compiled code) or a
   stale one (its ``.pyx`` newer than the built module: a pull without ``make``) also does, the
   stale case with a warning;
-- :data:`PURE` and :data:`COMPILED` name every function of both paths, for the test that proves
-  they give byte-identical frames and records (tests/engine/test_speedups.py).
+- :data:`PURE` and :data:`COMPILED` name every function of both paths and :data:`TWINS` each pure
+  module's twin, for the test that proves they give byte-identical frames and records
+  (tests/brokers/engine/test_speedups.py) and for bench/codec_bench.py.
 """
 from __future__ import annotations
 
@@ -27,13 +30,14 @@ import pathlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["COMPILED", "DISABLE_ENV", "PURE", "active", "enabled", "install"]
+__all__ = ["COMPILED", "DISABLE_ENV", "PURE", "TWINS", "active", "enabled", "install"]
 
 log = logging.getLogger(__name__)
 
 DISABLE_ENV = "GANTRY_PURE_PYTHON"
 PURE: dict[str, Callable[..., Any]] = {}  # "module.function" -> the pure function
 COMPILED: dict[str, Callable[..., Any]] = {}  # "module.function" -> the twin in use in its place
+TWINS: dict[str, str] = {}  # pure module -> its compiled twin module
 
 
 def enabled() -> bool:
@@ -72,6 +76,7 @@ def install(namespace: dict[str, Any], module: str, names: Iterable[str]) -> boo
     """
     names = list(names)
     owner = namespace["__name__"]
+    TWINS[owner] = module
     for name in names:
         PURE[f"{owner}.{name}"] = namespace[name]
     compiled = load(module) if enabled() else None

@@ -9,6 +9,8 @@ import sys
 from functools import lru_cache
 from operator import mul
 
+from brokers.engine import speedups
+
 _POW_TABLE = 256
 # _COEFFS[k] == (31**(k-1), ..., 31, 1) mod 2**32; _POW[k] == 31**k mod 2**32.
 _COEFFS = [tuple(pow(31, k - 1 - i, 1 << 32) for i in range(k)) for k in range(_POW_TABLE + 1)]
@@ -52,3 +54,7 @@ def java_string_hash(text: str) -> int:
 def tags_code(tags: str | None) -> int:
     """Return the consume-queue tag code: the tag's Java hash sign-extended to a long; 0 without."""
     return java_string_hash(tags) if tags else 0
+
+
+# The compiled twin (brokers.engine.speedups), when built and not switched off.
+speedups.install(globals(), "brokers.engine.common._java_hash_c", ("java_hash_extend",))

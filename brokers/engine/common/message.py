@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from operator import methodcaller
 
+from brokers.engine import speedups
+
 NAME_VALUE_SEPARATOR = "\x01"
 PROPERTY_SEPARATOR = "\x02"
 
@@ -160,3 +162,7 @@ class MessageExt:
     @property
     def uniq_key(self) -> str | None:
         return self.properties.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
+
+
+# The compiled twin (brokers.engine.speedups), when built and not switched off.
+speedups.install(globals(), "brokers.engine.common._message_c", ("string_to_properties",))

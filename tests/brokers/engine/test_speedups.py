@@ -18,21 +18,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brokers.engine import speedups
-from brokers.engine.common import batch_body, message_codec
+from brokers.engine.common import batch_body, java_hash, message, message_codec  # noqa: F401 (installs their twins)
 from brokers.engine.common.message_id import host_to_bytes
 from brokers.engine.remoting import command, header_codec
 
-MODULES = {
-    "brokers.engine.remoting.header_codec": "brokers.engine.remoting._header_codec_c",
-    "brokers.engine.common.batch_body": "brokers.engine.common._batch_body_c",
-    "brokers.engine.common.message_codec": "brokers.engine.common._message_codec_c",
-}
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _pair(qualified: str):
     module, name = qualified.rsplit(".", 1)
-    compiled = importlib.import_module(MODULES[module])
+    compiled = importlib.import_module(speedups.TWINS[module])
     return speedups.PURE[qualified], getattr(compiled, name)
 
 
@@ -55,7 +50,7 @@ def assert_same(qualified: str, *args) -> object:
 
 
 def test_every_pure_function_has_its_compiled_twin_in_use_unless_switched_off() -> None:
-    assert len(speedups.PURE) == 9
+    assert len(speedups.PURE) == 11 and len(speedups.TWINS) == 5
     if speedups.enabled():
         # make test builds the twins: a missing or stale build fails here, not silently slow
         assert speedups.active() and set(speedups.COMPILED) == set(speedups.PURE)
@@ -215,3 +210,43 @@ def test_batch_bodies_are_byte_identical_and_split_the_same(entries, cut, at, va
 ])
 def test_batch_entries_with_odd_values_encode_the_same_or_fail_the_same(args) -> None:
     assert_same("brokers.engine.common.batch_body.encode_batch_entry", *args)
+
+
+# -- index and tag hashes, properties strings ---------------------------------------------------
+
+# any code point, surrogates and characters above U+FFFF included (Java hashes their UTF-16 units)
+HASHED = st.text(st.characters(), max_size=300)
+
+
+@FAST
+@given(h=st.one_of(st.integers(0, 0xFFFFFFFF), st.integers(-(1 << 40), 1 << 40), st.booleans()), text=HASHED,
+       cut=st.integers(0, 300))
+def test_java_hashes_are_identical(h, text, cut) -> None:
+    status, *rest = assert_same("brokers.engine.common.java_hash.java_hash_extend", h, text)
+    if status == "ok":  # a hash continued over a cached prefix is the hash of the whole (index keys rely on it)
+        head = assert_same("brokers.engine.common.java_hash.java_hash_extend", h, text[:cut])[1]
+        assert assert_same("brokers.engine.common.java_hash.java_hash_extend", head, text[cut:])[1] == rest[0]
+
+
+def test_java_hashes_match_java_and_refuse_odd_input_alike() -> None:
+    assert java_hash.java_string_hash("TopicTest#KEY1") == -1656969516  # String.hashCode() in Java
+    assert java_hash.java_string_hash("\U0001F600") == 1772899  # "😀".hashCode(): its surrogate pair
+    for args in ((0, "x" * 1000), (0, "\ud83d"), (0, b"bytes"), (0, None), (1 << 32, "a"), (-1, "a"), (1.5, "a")):
+        assert_same("brokers.engine.common.java_hash.java_hash_extend", *args)
+
+
+PROPERTY_TEXT = st.text(st.sampled_from("\x01\x02ab\u00e9\u20ac\U0001F600"), max_size=40)
+
+
+@FAST
+@given(text=st.one_of(PROPERTY_TEXT, HASHED))
+def test_properties_strings_decode_the_same(text) -> None:
+    assert_same("brokers.engine.common.message.string_to_properties", text)
+
+
+def test_properties_decode_well_formed_and_tolerate_damage_alike() -> None:
+    status, props = assert_same("brokers.engine.common.message.string_to_properties",
+                                message.properties_to_string({"UNIQ_KEY": "AC1F", "TAGS": "a\x01b", "KEYS": "k1 k2"}))
+    assert props == {"UNIQ_KEY": "AC1F", "TAGS": "a\x01b", "KEYS": "k1 k2"}
+    for text in ("", "\x02\x02", "a\x01", "\x01b", "a\x01b\x02\x02c\x01d\x02", "a\x01b\x02a\x01c", None, b"a\x01b"):
+        assert_same("brokers.engine.common.message.string_to_properties", text)
