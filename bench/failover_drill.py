@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import itertools
 import json
-import os
 import shutil
 import signal
 import subprocess

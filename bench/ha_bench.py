@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from baselines import batches_in_flight  # noqa: E402
-from processes import free_port, wait_ready  # noqa: E402
+from processes import free_port, start_on_fresh_ports, stop_all, wait_ready  # noqa: E402
 
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
 from brokers.engine.client.simple import AsyncSimpleProducer  # noqa: E402
@@ -45,8 +45,25 @@ QUEUES = 4
 
 @contextmanager
 def group(role: str, slave: bool, flush: str = "async"):
-    """Name server + master (+ slave); yields (namesrv, master addr)."""
+    """Name server + master (+ slave); yields (namesrv, master addr, admin client)."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-ha-"))
+    procs: list[subprocess.Popen] = []
+    admin = None
+    try:
+        namesrv, master, admin = start_on_fresh_ports(
+            lambda attempt: _start(tmp / f"try{attempt}", procs, role, slave, flush), lambda: stop_all(procs), "group")
+        yield namesrv, master, admin
+    finally:
+        if admin is not None:
+            admin.close()
+        stop_all(procs)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _start(tmp: Path, procs: list[subprocess.Popen], role: str, slave: bool, flush: str):
+    """Start the group's processes into ``procs``; (namesrv, master addr, admin client) once the
+    topic is routable and, with a slave, the slave is connected."""
+    tmp.mkdir(parents=True)
     ns_port, master_port, slave_port = free_port(), free_port(), free_port()
     master_ha, slave_ha = free_port(), free_port()
     namesrv = f"127.0.0.1:{ns_port}"
@@ -58,16 +75,15 @@ def group(role: str, slave: bool, flush: str = "async"):
         members.append(("slave", ["broker", "--name", "bench-a", "--port", str(slave_port), "--ha-port", str(slave_ha),
                                   "--store-dir", str(tmp / "slave"), "--broker-id", "1", "--role", "SLAVE",
                                   "--master-ha-addr", f"127.0.0.1:{master_ha}", *common]))
-    procs = []
+    for name, argv in members:
+        log = tmp / f"{name}.log"
+        with open(log, "wb") as out:
+            procs.append(subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT,
+                                          stdout=out, stderr=subprocess.STDOUT))
+        wait_ready(procs[-1], log, 30.0)
+    master = f"127.0.0.1:{master_port}"
+    admin = BlockingMQAdminClient(namesrv, timeout_s=5.0)
     try:
-        for name, argv in members:
-            log = tmp / f"{name}.log"
-            with open(log, "wb") as out:
-                procs.append(subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT,
-                                              stdout=out, stderr=subprocess.STDOUT))
-            wait_ready(procs[-1], log, 30.0)
-        master = f"127.0.0.1:{master_port}"
-        admin = BlockingMQAdminClient(namesrv, timeout_s=5.0)
         admin.create_or_update_topic(master, TopicConfig(TOPIC, QUEUES, QUEUES))
         deadline = time.monotonic() + 15
         while True:  # the route is there and, with a slave, the slave is connected
@@ -77,17 +93,13 @@ def group(role: str, slave: bool, flush: str = "async"):
             except Exception:
                 routed = False
             if routed and (not slave or info.get("haSlaveCount") == "1"):
-                break
+                return namesrv, master, admin
             if time.monotonic() > deadline:
                 raise RuntimeError(f"group not ready: {info.get('haConnectionState')}")
             time.sleep(0.05)
-        yield namesrv, master, admin
+    except BaseException:
         admin.close()
-    finally:
-        for proc in reversed(procs):
-            proc.terminate()
-            proc.wait(30)
-        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 async def produce(namesrv: str, n: int, body: bytes, batch: int, inflight: int) -> tuple[float, Counter]:

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+STARTS = 3  # attempts, each on fresh ports: a port can be taken between free_port() and the child's bind
 
 
 def free_port() -> int:
@@ -26,3 +32,28 @@ def wait_ready(proc: subprocess.Popen, log: Path, timeout_s: float = 60.0) -> No
             return
         time.sleep(0.05)
     raise RuntimeError(f"not ready in {timeout_s}s:\n{log.read_text()[-2000:]}")
+
+
+def start_on_fresh_ports(start: Callable[[int], T], stop: Callable[[], None], what: str) -> T:
+    """Return ``start(attempt)``, trying up to STARTS times; ``stop()`` after each failure (a lost
+    port race: free_port() handed out a port something else bound before the child did). The last
+    failure raises."""
+    for attempt in range(1, STARTS + 1):
+        try:
+            return start(attempt)
+        except Exception as exc:  # noqa: BLE001 (the last attempt raises)
+            stop()
+            if attempt == STARTS:
+                raise
+            print(f"{what} start {attempt} of {STARTS} failed ({str(exc).strip().splitlines()[-1][:200]}); "
+                  "again on fresh ports", file=sys.stderr, flush=True)
+    raise AssertionError("unreachable")
+
+
+def stop_all(procs: list[subprocess.Popen]) -> None:
+    """Terminate ``procs`` (newest first), wait for each and forget them."""
+    for proc in reversed(procs):
+        if proc.poll() is None:
+            proc.terminate()
+        proc.wait(60)
+    procs.clear()

@@ -17,16 +17,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from processes import free_port, wait_ready
+from processes import free_port, start_on_fresh_ports, stop_all, wait_ready
 
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.common.topic_config import TopicConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 QUEUES = 8
-
-
-STARTS = 3  # attempts, each on fresh ports: a port can be taken between free_port() and the child's bind
 
 
 @contextmanager
@@ -36,19 +33,12 @@ def gantry_cluster(topics: tuple[str, ...], broker_profile: Path | None = None,
     tmp = Path(tempfile.mkdtemp(prefix="bench-userapi-"))
     procs: list[subprocess.Popen] = []
     try:
-        for attempt in range(1, STARTS + 1):
-            try:
-                namesrv = _start(tmp / f"try{attempt}", procs, topics, broker_profile, profile_clock, flush, queues)
-                break
-            except Exception as exc:  # noqa: BLE001 (a lost port race; the last attempt raises)
-                _stop(procs)
-                if attempt == STARTS:
-                    raise
-                print(f"cluster start {attempt} of {STARTS} failed ({str(exc).strip().splitlines()[-1][:200]}); "
-                      "again on fresh ports", file=sys.stderr, flush=True)
+        namesrv = start_on_fresh_ports(
+            lambda attempt: _start(tmp / f"try{attempt}", procs, topics, broker_profile, profile_clock, flush, queues),
+            lambda: stop_all(procs), "cluster")
         yield namesrv, procs[1].pid
     finally:
-        _stop(procs)
+        stop_all(procs)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -82,12 +72,3 @@ def _start(tmp: Path, procs: list[subprocess.Popen], topics: tuple[str, ...], br
                         raise
                 time.sleep(0.05)
     return namesrv
-
-
-def _stop(procs: list[subprocess.Popen]) -> None:
-    """Terminate ``procs`` (newest first) and forget them."""
-    for proc in reversed(procs):
-        if proc.poll() is None:
-            proc.terminate()
-        proc.wait(60)
-    procs.clear()
