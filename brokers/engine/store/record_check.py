@@ -13,6 +13,7 @@ import struct
 import zlib
 from typing import Iterator
 
+from brokers.engine import speedups
 from brokers.engine.common.message_codec import (
     BLANK_MAGIC_CODE,
     BORNHOST_V6_FLAG,
@@ -121,3 +122,7 @@ def parse_for_dispatch(mm, pos: int) -> tuple[str, int, int, int, int, str]:
     (props_len,) = _I16.unpack_from(mm, at)
     props = mm[at + 2 : at + 2 + props_len].decode("utf-8", "replace")
     return topic, queue_id, queue_offset, sys_flag, store_ts, props
+
+
+# The compiled twins (brokers.engine.speedups), when built and not switched off.
+speedups.install(globals(), "brokers.engine.store._record_check_c", ("check_record", "parse_for_dispatch"))

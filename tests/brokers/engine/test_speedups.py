@@ -21,6 +21,7 @@ from brokers.engine import speedups
 from brokers.engine.common import batch_body, java_hash, message, message_codec  # noqa: F401 (installs their twins)
 from brokers.engine.common.message_id import host_to_bytes
 from brokers.engine.remoting import command, header_codec
+from brokers.engine.store import record_check  # noqa: F401 (installs its twins)
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -50,7 +51,7 @@ def assert_same(qualified: str, *args) -> object:
 
 
 def test_every_pure_function_has_its_compiled_twin_in_use_unless_switched_off() -> None:
-    assert len(speedups.PURE) == 11 and len(speedups.TWINS) == 5
+    assert len(speedups.PURE) == 13 and len(speedups.TWINS) == 6
     if speedups.enabled():
         # make test builds the twins: a missing or stale build fails here, not silently slow
         assert speedups.active() and set(speedups.COMPILED) == set(speedups.PURE)
@@ -181,6 +182,53 @@ def test_damaged_records_decode_the_same_or_fail_the_same(cut, at, value, v6, po
         assert_same(decode, memoryview(changed), 0)
     assert_same(decode, record + record, pos)
     assert_same("brokers.engine.common.message_codec.decode_records", bytearray(record))
+
+
+# -- reading records in place (recovery's scans, a slave's replica appender) ---------------------
+
+
+@FAST
+@given(cut=st.integers(0, 400), at=st.integers(0, 400), value=st.integers(0, 255), v6=st.booleans(),
+       pad=st.integers(0, 40), file_from=st.sampled_from([0, 1 << 30, (1 << 62)]), check_crc=st.booleans(),
+       props=st.dictionaries(st.sampled_from(["TAGS", "KEYS", "UNIQ_KEY", "\u00e9"]),
+                             st.text(st.characters(min_codepoint=1, exclude_categories=("Cs",)), min_size=1, max_size=8),
+                             max_size=3),
+       topic=st.sampled_from(["TopicTest", "t\u00e9", "%RETRY%g"]))
+def test_records_checked_in_place_classify_and_parse_the_same(cut, at, value, v6, pad, file_from, check_crc, props,
+                                                              topic) -> None:
+    import mmap
+
+    record = message_codec.encode_record(topic=topic, queue_id=3, body=b"hello" * 20, properties=props,
+                                         store_host="[::1]:10911" if v6 else "127.0.0.1:10911",
+                                         born_host="[::1]:1" if v6 else "127.0.0.1:1", physical_offset=file_from + pad)
+    seg = bytes(pad) + record + bytes(16)
+    check, parse = "brokers.engine.store.record_check.check_record", "brokers.engine.store.record_check.parse_for_dispatch"
+    status, result = assert_same(check, seg, pad, file_from, len(seg), check_crc)
+    assert status == "ok" and result == (record_check.VALID, len(record), "")
+    _, fields = assert_same(parse, seg, pad)
+    assert fields[0] == topic and fields[1] == 3
+    for size in (len(seg), pad + len(record), pad + len(record) - 1, cut):  # a segment cut anywhere
+        assert_same(check, seg, pad, file_from, size, check_crc)
+    assert_same(parse, seg[:cut], pad)
+    if at < len(seg):
+        changed = seg[:at] + bytes([value]) + seg[at + 1:]
+        assert_same(check, changed, pad, file_from, len(changed), check_crc)
+        assert_same(check, bytearray(changed), pad, file_from, len(changed), check_crc)
+        assert_same(parse, changed, pad)
+    with mmap.mmap(-1, len(seg)) as mm:
+        mm.write(seg)
+        assert_same(check, mm, pad, file_from, len(seg), check_crc)
+        assert_same(parse, mm, pad)
+
+
+@pytest.mark.parametrize("args", [
+    (b"", 0, 0, 0, False), (bytes(64), 0, 0, 64, False), (bytes(64), 64, 0, 64, False), (bytes(64), -1, 0, 64, False),
+    (bytes(64), 0, 0, 1 << 70, False), (bytes(64), 1 << 70, 0, 64, False), ("text", 0, 0, 4, False),
+    (bytes(64), 0.5, 0, 64, False), (bytes(64), True, 0, 64, False),
+])
+def test_odd_arguments_to_the_record_check_fail_or_classify_alike(args) -> None:
+    assert_same("brokers.engine.store.record_check.check_record", *args)
+    assert_same("brokers.engine.store.record_check.parse_for_dispatch", args[0], args[1])
 
 
 # -- batch bodies -------------------------------------------------------------------------------
