@@ -63,8 +63,8 @@ class ConsumerConfig:
     pull_delay_on_error_s: float = 1.0  # pull again this long after a failed pull
     pull_threshold_for_queue: int = 1000  # flow control: cached messages per queue before pulling pauses
     flow_control_delay_s: float = 0.05  # pause of a queue over its threshold
-    consume_thread_min: int = 20  # consumeThreadMin (the pool starts threads as needed)
-    consume_thread_max: int = 20  # consumeThreadMax: listener threads
+    consume_thread_min: int = 20  # consumeThreadMin (reported; the pool starts threads where they help)
+    consume_thread_max: int = 20  # consumeThreadMax: listener threads at most (worker_pool.py)
     consume_message_batch_max_size: int = 1  # messages per listener call
     max_reconsume_times: int = MAX_RECONSUME_TIMES  # retries before the dead-letter queue (16)
     delay_level_when_next_consume: int = 0  # sendback delay level: 0 = broker picks 3 + reconsume times
