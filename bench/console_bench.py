@@ -150,14 +150,17 @@ def _wait_routed(topics: int) -> None:
 
     last = f"Bench_{topics - 1:05d}"
     deadline = time.monotonic() + 60
+    why = "no answer yet"
     while True:
         try:
-            if len(get_admin_client().examine_topic_route_info(last).queue_datas) == len(BROKERS):
+            routed = len(get_admin_client().examine_topic_route_info(last).queue_datas)
+            if routed == len(BROKERS):
                 return
-        except Exception:
-            pass
+            why = f"routed to {routed}"
+        except Exception as exc:  # noqa: BLE001 (not there yet; the last reason is reported)
+            why = f"{type(exc).__name__}: {exc}"
         if time.monotonic() > deadline:
-            raise RuntimeError(f"{last} not routed to {len(BROKERS)} brokers in 60 s")
+            raise RuntimeError(f"{last} not routed to {len(BROKERS)} brokers in 60 s (last: {why})")
         time.sleep(0.1)
 
 
