@@ -9,6 +9,7 @@ runs on both passes of ``make test`` (the second keeps the pure path with GANTRY
 from __future__ import annotations
 
 import importlib
+import mmap
 import os
 import subprocess
 import sys
@@ -196,8 +197,6 @@ def test_damaged_records_decode_the_same_or_fail_the_same(cut, at, value, v6, po
        topic=st.sampled_from(["TopicTest", "t\u00e9", "%RETRY%g"]))
 def test_records_checked_in_place_classify_and_parse_the_same(cut, at, value, v6, pad, file_from, check_crc, props,
                                                               topic) -> None:
-    import mmap
-
     record = message_codec.encode_record(topic=topic, queue_id=3, body=b"hello" * 20, properties=props,
                                          store_host="[::1]:10911" if v6 else "127.0.0.1:10911",
                                          born_host="[::1]:1" if v6 else "127.0.0.1:1", physical_offset=file_from + pad)
