@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 """Compiled twin of :mod:`brokers.engine.store.record_check` (see :mod:`brokers.engine.speedups`).
 
-``check_record`` answers the common case, a whole record (VALID), in C; every other outcome (the
+``check_record`` answers the common case, a whole record (VALID) inside the buffer — which may
+be shorter than the segment, as a slave's stream buffer is — in C; every other outcome (the
 end-of-segment marker, zeros, any damage) and any argument it does not expect go to the pure
 function, so the kind, the size and the reason are the pure module's word for word.
 ``parse_for_dispatch`` reads a record's dispatch fields in C; a record whose fields run past the
@@ -47,12 +48,12 @@ def check_record(mm, pos, file_from, file_size, check_crc):
         base = file_from
     except OverflowError:
         return _pure_check(mm, pos, file_from, file_size, check_crc)
-    if p < 0 or fs > n or p + 8 > fs:
+    if p < 0 or p + 8 > fs or p + 8 > n:  # the segment may go on past the buffer (a slave's stream)
         return _pure_check(mm, pos, file_from, file_size, check_crc)
     cdef const uint8_t* r = &v[0] + p
     size = get32(r)
     end = p + size
-    if <uint32_t>get32(r + 4) != _MAGIC or size < _FIXED or end > fs or get64(r + 28) != base + p:
+    if <uint32_t>get32(r + 4) != _MAGIC or size < _FIXED or end > fs or end > n or get64(r + 28) != base + p:
         return _pure_check(mm, pos, file_from, file_size, check_crc)
     sys_flag = get32(r + 36)
     if sys_flag & (_BORN_V6 | _STORE_V6):

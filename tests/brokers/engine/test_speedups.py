@@ -208,6 +208,8 @@ def test_records_checked_in_place_classify_and_parse_the_same(cut, at, value, v6
     assert fields[0] == topic and fields[1] == 3
     for size in (len(seg), pad + len(record), pad + len(record) - 1, cut):  # a segment cut anywhere
         assert_same(check, seg, pad, file_from, size, check_crc)
+    for buf in (seg, seg[:cut], bytearray(seg[:cut])):  # a buffer holding the start of a longer segment (a slave's stream)
+        assert_same(check, buf, pad, file_from, len(seg) + (1 << 30), check_crc)
     assert_same(parse, seg[:cut], pad)
     if at < len(seg):
         changed = seg[:at] + bytes([value]) + seg[at + 1:]
