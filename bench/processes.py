@@ -1,11 +1,18 @@
 """Process helpers shared by the benchmarks: free loopback ports and waiting for a server's
 "ready" line in its log file (a log file, not a pipe: a pipe nobody reads fills up and stalls
-the server)."""
+the server).
+
+Importing this module makes SIGTERM end a benchmark the way Ctrl-C does: SystemExit runs the
+``with`` blocks and ``finally`` clauses that stop its name servers, brokers and redis-servers (the
+default action, dying at once, left them running: ``pkill -f broker_bench`` orphaned several).
+"""
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +20,19 @@ from typing import TypeVar
 
 T = TypeVar("T")
 STARTS = 3  # attempts, each on fresh ports: a port can be taken between free_port() and the child's bind
+
+
+def _exit_on_sigterm(signum: int, _frame) -> None:
+    raise SystemExit(128 + signum)
+
+
+def exit_on_sigterm() -> None:
+    """Let SIGTERM raise SystemExit in this (main) thread, unless someone installed a handler."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
+
+exit_on_sigterm()
 
 
 def free_port() -> int:

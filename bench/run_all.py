@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import signal
 import subprocess
 import sys
 import time
@@ -54,8 +55,24 @@ def loadavg() -> str:
 
 
 def run(argv: list[str]) -> int:
+    """Run one step; a SIGTERM to this process is passed on to the step (which stops its servers,
+    bench/processes.py), and this process exits once the step has, instead of killing it outright."""
     print(f"\n$ {' '.join(argv)}    (/proc/loadavg {loadavg()})", flush=True)
-    return subprocess.run(argv, cwd=ROOT).returncode
+    proc = subprocess.Popen(argv, cwd=ROOT)
+    terminated: list[int] = []
+
+    def forward(signum: int, _frame) -> None:  # no wait() here: the interrupted wait() below holds its lock
+        terminated.append(signum)
+        proc.send_signal(signum)
+
+    previous = signal.signal(signal.SIGTERM, forward)
+    try:
+        code = proc.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if terminated:
+        raise SystemExit(128 + terminated[0])
+    return code
 
 
 def lake_state(lake: Path) -> dict | None:
