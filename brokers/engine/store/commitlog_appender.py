@@ -321,7 +321,8 @@ class CommitLogAppender:
                         units.append((phys, size, tags))
                         arrivals.append((topic, queue_id, first_offset + i + 1, tags))
                     if hashes:
-                        index_items.extend((h, phys) for h in hashes)
+                        for h in hashes:  # a loop, not extend(genexpr): most messages have one key
+                            index_items.append((h, phys))
                     phys += size
                 self._dispatcher.dispatch_batch(topic, queue_id, first_offset, units, index_items, now)
             except Exception as exc:

@@ -210,7 +210,7 @@ class ConsumeQueue:
             pos = byte_off - mf.file_from_offset
             n = min(len(units) - at, (self.file_size - pos) // CQ_STORE_UNIT_SIZE)
             chunk = units[at : at + n]
-            mf.write(pos, b"".join(UNIT.pack(*unit) for unit in chunk))
+            mf.write(pos, b"".join([UNIT.pack(*unit) for unit in chunk]))
             mf.wrote_position = pos + n * CQ_STORE_UNIT_SIZE
             self.max_offset += n
             for phys, size, _tags in reversed(chunk):

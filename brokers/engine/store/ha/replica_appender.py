@@ -224,7 +224,8 @@ class ReplicaAppender:
                             continue
                     run.units.append((phys, size, tags))
                     if hashes:
-                        run.index_items.extend((h, phys) for h in hashes)
+                        for h in hashes:  # a loop, not extend(genexpr): most messages have one key
+                            run.index_items.append((h, phys))
                     arrivals.append((topic, queue_id, queue_offset + 1, tags))
             self._dispatch_run(run)
         if arrivals:
