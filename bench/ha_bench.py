@@ -3,7 +3,8 @@
 One run, same messages and batching for every row: a lone master (ASYNC_MASTER, no slave), an
 ASYNC_MASTER with one slave, and a SYNC_MASTER with one slave (a send answered only once the
 slave has it). Name server, master and slave are subprocesses (`python -m brokers.engine ...`),
-the producer is this process (the internal async producer, batches as bench/broker_bench.py).
+the producer is this process (the internal async producer, batches as bench/broker_bench.py);
+CPU per message of the master and the slave (/proc/<pid>/stat) and of this producer (os.times).
 Then, on the ASYNC_MASTER group, a steady rate of single sends while the master's runtime info
 (GET_BROKER_RUNTIME_INFO: haReplicationLagBytes, haReplicationLagMs = age of the oldest
 record the slave lacks) is sampled every 50 ms.
@@ -32,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from baselines import batches_in_flight  # noqa: E402
+from bench_common import cpu_seconds, own_cpu  # noqa: E402
 from processes import free_port, start_on_fresh_ports, stop_all, wait_ready  # noqa: E402
 
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
@@ -45,14 +47,14 @@ QUEUES = 4
 
 @contextmanager
 def group(role: str, slave: bool, flush: str = "async"):
-    """Name server + master (+ slave); yields (namesrv, master addr, admin client)."""
+    """Name server + master (+ slave); yields (namesrv, master addr, admin client, [master pid, slave pid])."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-ha-"))
     procs: list[subprocess.Popen] = []
     admin = None
     try:
         namesrv, master, admin = start_on_fresh_ports(
             lambda attempt: _start(tmp / f"try{attempt}", procs, role, slave, flush), lambda: stop_all(procs), "group")
-        yield namesrv, master, admin
+        yield namesrv, master, admin, [proc.pid for proc in procs[1:]]
     finally:
         if admin is not None:
             admin.close()
@@ -163,12 +165,16 @@ def main() -> int:
     rows = []
     for label, role, slave in (("lone master", "ASYNC_MASTER", False), ("ASYNC_MASTER + slave", "ASYNC_MASTER", True),
                                ("SYNC_MASTER + slave", "SYNC_MASTER", True)):
-        with group(role, slave) as (namesrv, _master, _admin):
+        with group(role, slave) as (namesrv, _master, _admin, pids):
             for batch in (args.batch, 1):
                 inflight = batches_in_flight(args.inflight, batch) if batch > 1 else args.inflight
+                before = [cpu_seconds(pid) for pid in pids] + [own_cpu()]
                 seconds, statuses = asyncio.run(produce(namesrv, args.messages, body, batch, inflight))
-                rows.append((label, f"produce batch {batch}" if batch > 1 else "produce single", seconds, statuses))
-    with group("ASYNC_MASTER", True) as (namesrv, master, admin):
+                time.sleep(0.3)  # the slave's dispatch and flushes behind the last answer
+                cpu = [(after - b) / args.messages * 1e6 for after, b in zip([cpu_seconds(pid) for pid in pids] + [own_cpu()], before)]
+                shares = " · ".join(f"{us:.1f}" for us in cpu) if slave else f"{cpu[0]:.1f} · — · {cpu[1]:.1f}"
+                rows.append((label, f"produce batch {batch}" if batch > 1 else "produce single", seconds, statuses, shares))
+    with group("ASYNC_MASTER", True) as (namesrv, master, admin, _pids):
         def sample() -> tuple[int, int]:
             info = admin.get_broker_runtime_info(master)
             return int(info.get("haReplicationLagBytes", -1)), int(info.get("haReplicationLagMs", -1))
@@ -176,12 +182,12 @@ def main() -> int:
         samples = asyncio.run(steady(namesrv, body, args.rate, args.seconds, sample))
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}, {args.messages} messages of {args.size} B, ASYNC_FLUSH")
-    print("| group | operation | messages | seconds | msgs/s | vs lone master | send statuses |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
-    base = {op: args.messages / s for label, op, s, _ in rows if label == "lone master"}
-    for label, op, seconds, statuses in rows:
+    print("| group | operation | messages | seconds | msgs/s | vs lone master | CPU µs/msg master · slave · producer | send statuses |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    base = {op: args.messages / s for label, op, s, _, _ in rows if label == "lone master"}
+    for label, op, seconds, statuses, cpu in rows:
         rate = args.messages / seconds
-        print(f"| {label} | {op} | {args.messages} | {seconds:.2f} | {rate:,.0f} | {rate / base[op]:.2f}x | "
+        print(f"| {label} | {op} | {args.messages} | {seconds:.2f} | {rate:,.0f} | {rate / base[op]:.2f}x | {cpu} | "
               f"{', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))} |")
     lag_bytes = sorted(b for b, _ in samples if b >= 0)
     lag_ms = sorted(m for _, m in samples if m >= 0)
