@@ -375,27 +375,37 @@ class MQClientInstance:
                     log.exception("offset persistence of group %s failed", consumer.group)
 
     async def find_consumer_id_list(self, topic: str, group: str) -> list[str] | None:
-        """GET_CONSUMER_LIST_BY_GROUP on a broker of ``topic`` (another one when it fails); None when none answers.
+        """GET_CONSUMER_LIST_BY_GROUP on the brokers of one broker name of ``topic`` (the next name
+        when none of them answers); None when no broker answers.
 
-        Each broker name is asked at its master, else a slave (RocketMQ's selectBrokerAddr), in a
-        random order of broker names; its slaves are tried after every master."""
+        The master and its slaves are asked at once and their lists merged. RocketMQ asks one
+        broker; but a master that just came back knows only the clients that have heartbeated it
+        since, while its slave kept every consumer through the outage. A client rebalancing on the
+        master's partial list takes queues that a client not yet back on the master still holds:
+        both consume them and commit their own offsets, so the group's offset jumps backwards
+        and forwards until the last client's heartbeat. A consumer that left unregisters from (or
+        its connection closes on) every broker, so the merge keeps no one who left."""
         route = self.routes.get(topic)
         datas = list(route.broker_datas) if route is not None else []
         random.shuffle(datas)
-        addrs = [a for a in (b.select_broker_addr() for b in datas) if a]
-        addrs += [a for b in datas for i, a in sorted(b.broker_addrs.items()) if a and a not in addrs]
-        for addr in addrs:
-            try:
-                reply = await self.driver.invoke(Call(RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": group}, addr=addr))
-            except RemotingError as exc:
-                log.debug("consumer list of %s from %s failed: %s", group, addr, exc)
-                continue
-            if reply.code != ResponseCode.SUCCESS:
-                continue
-            ids = json_compat.loads(reply.body).get("consumerIdList") if reply.body else None
+        for data in datas:
+            addrs = [a for _, a in sorted(data.broker_addrs.items()) if a]
+            answers = await asyncio.gather(*(self._consumer_ids(addr, group) for addr in addrs))
+            ids = {i for answer in answers if answer for i in answer}
             if ids:
-                return [str(i) for i in ids]
+                return sorted(ids)
         return None
+
+    async def _consumer_ids(self, addr: str, group: str) -> list[str] | None:
+        try:
+            reply = await self.driver.invoke(Call(RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": group}, addr=addr))
+        except RemotingError as exc:
+            log.debug("consumer list of %s from %s failed: %s", group, addr, exc)
+            return None
+        if reply.code != ResponseCode.SUCCESS or not reply.body:
+            return None
+        ids = json_compat.loads(reply.body).get("consumerIdList")
+        return [str(i) for i in ids] if ids else None
 
     async def reset_offset(self, topic: str, group: str, offset_table: dict[MessageQueue, int]) -> set[MessageQueue]:
         """MQClientInstance.resetOffset: reset the push consumer of ``group`` (a pull consumer is left alone,

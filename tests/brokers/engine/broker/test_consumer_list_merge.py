@@ -1,0 +1,56 @@
+"""A client's view of its group's members is the union of what the master and its slaves know.
+
+A master that has just come back knows only the consumers that have heartbeated it since; its
+slave kept every consumer through the outage. Rebalancing on the master's list alone gives a
+queue to two consumers (seen in the failover drill: the group's committed offset of a queue went
+backwards and forwards while a consumer not yet back on the master and one that was both held it).
+Real in-process master and slave.
+"""
+from __future__ import annotations
+
+import json
+
+from brokers.engine.client.loop_client_instance import LoopClientInstance
+from brokers.engine.remoting.client import RemotingClient
+from brokers.engine.remoting.codes import RequestCode
+
+from .conftest import run
+from .test_broker_group import SLAVE_KEY, start_slave, wait_connected
+
+
+async def _heartbeat(c, client_id: str, broker: str) -> None:
+    body = {"clientID": client_id, "producerDataSet": [],
+            "consumerDataSet": [{"groupName": "G", "consumeType": "CONSUME_PASSIVELY", "messageModel": "CLUSTERING",
+                                 "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET", "unitMode": False,
+                                 "subscriptionDataSet": [{"topic": "T", "subString": "*", "tagsSet": [], "codeSet": [],
+                                                          "subVersion": 1, "expressionType": "TAG",
+                                                          "classFilterMode": False}]}]}
+    reply = await c.call(RequestCode.HEART_BEAT, None, json.dumps(body).encode(), broker=broker, client=c.member_clients[client_id])
+    assert reply.code == 0, reply
+
+
+def test_the_consumer_list_merges_the_master_and_its_slave(engine_cluster):
+    async def scenario():
+        async with engine_cluster() as c:
+            await c.create_topic("T", read=4, write=4)
+            await start_slave(c)
+            await wait_connected(c)
+            c.member_clients = {cid: RemotingClient() for cid in ("10.0.0.1@back", "10.0.0.2@not-back-yet")}
+            try:
+                for broker in ("broker-a", SLAVE_KEY):
+                    await _heartbeat(c, "10.0.0.1@back", broker)
+                await _heartbeat(c, "10.0.0.2@not-back-yet", SLAVE_KEY)  # the master has not heard from it (yet)
+                instance = LoopClientInstance(c.namesrv_addr, "merge-test")
+                await instance.start()
+                try:
+                    route = await instance.update_topic_route("T")
+                    assert route is not None and len(route.broker_datas[0].broker_addrs) == 2  # master and slave
+                    assert await instance.find_consumer_id_list("T", "G") == ["10.0.0.1@back", "10.0.0.2@not-back-yet"]
+                    assert await instance.find_consumer_id_list("T", "nobody") is None
+                finally:
+                    await instance.stop()
+            finally:
+                for client in c.member_clients.values():
+                    await client.close()
+
+    run(scenario(), timeout=60)
