@@ -184,7 +184,7 @@ class Cluster:
         return int(response.ext("offset"))
 
     async def heartbeat(self, client: RemotingClient, client_id: str, group: str, topics: dict[str, str] | None = None,
-                        producer_groups=(), model: str = "CLUSTERING") -> RemotingCommand:
+                        producer_groups=(), model: str = "CLUSTERING", broker: str | None = None) -> RemotingCommand:
         subs = [{"topic": t, "subString": s, "tagsSet": [] if s == "*" else [x.strip() for x in s.split("||")],
                  "codeSet": [], "subVersion": 1, "expressionType": "TAG", "classFilterMode": False}
                 for t, s in (topics or {}).items()]
@@ -193,7 +193,7 @@ class Cluster:
                                      "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET", "subscriptionDataSet": subs,
                                      "unitMode": False}] if group else [],
                 "producerDataSet": [{"groupName": g} for g in producer_groups]}
-        return await self.call(RequestCode.HEART_BEAT, None, json.dumps(body).encode(), client=client)
+        return await self.call(RequestCode.HEART_BEAT, None, json.dumps(body).encode(), broker=broker, client=client)
 
 
 @pytest.fixture

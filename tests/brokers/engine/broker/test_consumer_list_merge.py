@@ -8,24 +8,15 @@ Real in-process master and slave.
 """
 from __future__ import annotations
 
-import json
-
 from brokers.engine.client.loop_client_instance import LoopClientInstance
 from brokers.engine.remoting.client import RemotingClient
-from brokers.engine.remoting.codes import RequestCode
 
 from .conftest import run
 from .test_broker_group import SLAVE_KEY, start_slave, wait_connected
 
 
 async def _heartbeat(c, client_id: str, broker: str) -> None:
-    body = {"clientID": client_id, "producerDataSet": [],
-            "consumerDataSet": [{"groupName": "G", "consumeType": "CONSUME_PASSIVELY", "messageModel": "CLUSTERING",
-                                 "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET", "unitMode": False,
-                                 "subscriptionDataSet": [{"topic": "T", "subString": "*", "tagsSet": [], "codeSet": [],
-                                                          "subVersion": 1, "expressionType": "TAG",
-                                                          "classFilterMode": False}]}]}
-    reply = await c.call(RequestCode.HEART_BEAT, None, json.dumps(body).encode(), broker=broker, client=c.member_clients[client_id])
+    reply = await c.heartbeat(c.member_clients[client_id], client_id, "G", {"T": "*"}, broker=broker)
     assert reply.code == 0, reply
 
 
