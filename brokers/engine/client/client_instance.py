@@ -54,6 +54,7 @@ T = TypeVar("T")
 CLIENT_INNER_PRODUCER_GROUP = "CLIENT_INNER_PRODUCER"  # the group of a consumer's own retry sends
 DEGRADED_POLL_S = 1.0  # route poll period while a used broker name has no master (or on request)
 MIN_ROUTE_POLL_GAP_S = 0.5
+SLAVE_LIST_TIMEOUT_S = 1.0  # a slave's consumer list only adds to its master's: a hung slave delays a rebalance this much
 
 
 class ClientMember(Protocol):
@@ -375,30 +376,28 @@ class MQClientInstance:
                     log.exception("offset persistence of group %s failed", consumer.group)
 
     async def find_consumer_id_list(self, topic: str, group: str) -> list[str] | None:
-        """GET_CONSUMER_LIST_BY_GROUP on the brokers of one broker name of ``topic`` (the next name
-        when none of them answers); None when no broker answers.
-
-        The master and its slaves are asked at once and their lists merged. RocketMQ asks one
-        broker; but a master that just came back knows only the clients that have heartbeated it
-        since, while its slave kept every consumer through the outage. A client rebalancing on the
-        master's partial list takes queues that a client not yet back on the master still holds:
-        both consume them and commit their own offsets, so the group's offset jumps backwards
-        and forwards until the last client's heartbeat. A consumer that left unregisters from (or
-        its connection closes on) every broker, so the merge keeps no one who left."""
+        """GET_CONSUMER_LIST_BY_GROUP on the master and slaves of one broker name of ``topic`` at once,
+        lists merged (the next name when none answers; None when no broker does). RocketMQ asks one
+        broker, but a master just back knows only the clients that heartbeated it since, while its slave
+        kept every consumer: a rebalance on the master's partial list gives a queue to two consumers,
+        whose commits move its offset back and forth. A consumer that left unregisters from (or loses
+        its connection to) every broker; a slave silent for SLAVE_LIST_TIMEOUT_S is left out."""
         route = self.routes.get(topic)
         datas = list(route.broker_datas) if route is not None else []
         random.shuffle(datas)
         for data in datas:
-            addrs = [a for _, a in sorted(data.broker_addrs.items()) if a]
-            answers = await asyncio.gather(*(self._consumer_ids(addr, group) for addr in addrs))
-            ids = {i for answer in answers if answer for i in answer}
+            short = SLAVE_LIST_TIMEOUT_S if data.broker_addrs.get(MASTER_ID) else None
+            answers = await asyncio.gather(*(self._consumer_ids(a, group, None if i == MASTER_ID else short)
+                                             for i, a in sorted(data.broker_addrs.items()) if a))
+            ids = {cid for answer in answers if answer for cid in answer}
             if ids:
                 return sorted(ids)
         return None
 
-    async def _consumer_ids(self, addr: str, group: str) -> list[str] | None:
+    async def _consumer_ids(self, addr: str, group: str, timeout_s: float | None) -> list[str] | None:
         try:
-            reply = await self.driver.invoke(Call(RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": group}, addr=addr))
+            reply = await self.driver.invoke(Call(RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": group},
+                                                  addr=addr, timeout_s=timeout_s))
         except RemotingError as exc:
             log.debug("consumer list of %s from %s failed: %s", group, addr, exc)
             return None

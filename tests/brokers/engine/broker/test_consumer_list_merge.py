@@ -8,7 +8,12 @@ Real in-process master and slave.
 """
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+
+from brokers.engine.client.client_config import ClientConfig
 from brokers.engine.client.loop_client_instance import LoopClientInstance
+from brokers.engine.common.route import BrokerData
 from brokers.engine.remoting.client import RemotingClient
 
 from .conftest import run
@@ -45,3 +50,28 @@ def test_the_consumer_list_merges_the_master_and_its_slave(engine_cluster):
                     await client.close()
 
     run(scenario(), timeout=60)
+
+
+def test_a_slave_that_never_answers_does_not_hold_up_the_master_s_list(engine_cluster):
+    """A hung slave (accepts, never answers) is left out after a short wait, not the request timeout."""
+    async def scenario():
+        async with engine_cluster() as c:
+            await c.create_topic("T", read=4, write=4)
+            c.member_clients = {"10.0.0.1@a": RemotingClient()}
+            silent = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)  # reads nothing, answers nothing
+            instance = LoopClientInstance(c.namesrv_addr, "hung-slave-test", ClientConfig(api_timeout_s=120.0))
+            try:
+                await _heartbeat(c, "10.0.0.1@a", "broker-a")
+                await instance.start()
+                route = await instance.update_topic_route("T")
+                hung = f"127.0.0.1:{silent.sockets[0].getsockname()[1]}"
+                [data] = route.broker_datas
+                instance.routes["T"] = dataclasses.replace(route, broker_datas=(
+                    BrokerData(data.cluster, data.broker_name, {**data.broker_addrs, 1: hung}),))
+                assert await instance.find_consumer_id_list("T", "G") == ["10.0.0.1@a"]
+            finally:
+                await instance.stop()
+                silent.close()
+                await c.member_clients["10.0.0.1@a"].close()
+
+    run(scenario(), timeout=30)  # with the request timeout (120 s) for the slave too, this would not finish
