@@ -292,6 +292,10 @@ class PushConsumer(ConsumerBase):
                     log.debug("pull of %s failed: %s", mq, exc)
                     await asyncio.sleep(config.pull_delay_on_error_s)
                     continue
+                except Exception:  # a bug must not end the queue's pulls for good (RocketMQ retries on any Throwable)
+                    log.exception("pull of %s failed unexpectedly; retrying", mq)
+                    await asyncio.sleep(config.pull_delay_on_error_s)
+                    continue
                 if pq.dropped or not self._running:  # RocketMQ's isDropped() when the pull returns: the answer is discarded
                     log.debug("pull of %s returned after the queue was dropped: %d message(s) discarded", mq, len(result.messages))
                     return

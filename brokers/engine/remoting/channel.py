@@ -80,6 +80,15 @@ def format_peer(peer: object) -> str:
     return str(peer) if peer else "unknown"
 
 
+def _extra_info(writer: asyncio.StreamWriter, name: str) -> object:
+    """``writer.get_extra_info(name)``, or None when the transport lost its socket already (a peer
+    that reset the connection at once: uvloop then raises AttributeError)."""
+    try:
+        return writer.get_extra_info(name)
+    except (AttributeError, OSError):
+        return None
+
+
 class ChannelContext:
     """One connection: send requests on it, answer the peer's requests, close it."""
 
@@ -97,8 +106,8 @@ class ChannelContext:
     ) -> None:
         self.id = next(_channel_ids)
         self.name = name
-        self.remote_addr = format_peer(writer.get_extra_info("peername"))
-        self.local_addr = format_peer(writer.get_extra_info("sockname"))
+        self.remote_addr = format_peer(_extra_info(writer, "peername"))
+        self.local_addr = format_peer(_extra_info(writer, "sockname"))
         self.max_frame_size = max_frame_size
         self.limits = limits  # None: a client's connection, no limits
         self.attributes: dict[str, object] = {}  # owner data (e.g. a client id); never read here

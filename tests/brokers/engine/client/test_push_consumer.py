@@ -268,3 +268,30 @@ def test_pull_consumer_assign_poll_commit(module_cluster, module_admin, producer
         while len(got) < 10 and time.monotonic() < deadline:
             got.extend(s.poll(timeout_s=1.0))
         assert sorted(m.body for m in got) == sorted(f"m{i}".encode() for i in range(10))
+
+
+def test_an_unexpected_error_in_a_pull_does_not_stop_the_queue(module_cluster, module_admin, producer, topic_name, monkeypatch):
+    """A pull that fails with something other than a remoting error (seen: uvloop's AttributeError on
+    a connection the broker reset as it opened) is retried, as RocketMQ retries on any Throwable; it
+    used to end the queue's pull loop for good and its messages were never delivered."""
+    from brokers.engine.client.puller import PullPlans
+
+    create_topic(module_admin, module_cluster, topic_name, queues=1)
+    real_pull, failures = PullPlans.pull, []
+
+    def flaky_pull(self, *args, **kwargs):
+        if len(failures) < 4:
+            failures.append(args[0])
+            raise AttributeError("'NoneType' object has no attribute 'getpeername'")
+        return real_pull(self, *args, **kwargs)
+
+    monkeypatch.setattr(PullPlans, "pull", flaky_pull)
+    for i in range(10):
+        producer.send(Message(topic_name, f"m{i}".encode()))
+    got = Collector()
+    c = consumer(module_cluster, f"g_{topic_name}", topic_name, got)
+    try:
+        wait_until(lambda: len(got.bodies()) >= 10, what="10 messages after the failed pulls")
+        assert sorted(got.bodies()) == sorted(f"m{i}" for i in range(10)) and len(failures) == 4
+    finally:
+        c.shutdown()

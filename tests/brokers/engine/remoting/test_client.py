@@ -107,6 +107,33 @@ def test_waiting_call_fails_when_the_peer_hangs_up():
     run(scenario())
 
 
+
+def test_a_peer_that_resets_every_connection_as_it_opens_gives_a_connect_error():
+    """A broker starting or stopping may accept and reset at once: the call fails with a remoting
+    error. (Once, under load, uvloop had already dropped such a connection's socket when the channel
+    asked for its peer name and raised AttributeError, which ended a consumer's pull loop; that
+    timing is not reproducible on demand, so this pins the outcome, and channel.py's
+    ``_extra_info`` and the client's ``is_closing`` check cover the race.)"""
+    async def scenario():
+        def reset(_reader, writer) -> None:
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST on close
+            writer.transport.abort()
+
+        server = await asyncio.start_server(reset, "127.0.0.1", 0)
+        addr = f"127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        client = RemotingClient()
+        try:
+            for _ in range(20):
+                with pytest.raises(RemotingConnectError):
+                    await client.invoke(addr, RemotingCommand.request(ECHO), 5.0)
+        finally:
+            await client.close()
+            server.close()
+
+    run(scenario())
+
+
 def test_request_over_the_limit_is_not_sent():
     async def scenario():
         server = await start_server()
