@@ -140,9 +140,6 @@ class RemotingClient:
             raise RemotingConnectError(f"connect to {addr} timed out after {timeout_s}s", addr) from None
         except OSError as exc:
             raise RemotingConnectError(f"connect to {addr} failed: {exc}", addr) from None
-        if writer.transport.is_closing():  # the peer closed it at once (a broker starting or stopping)
-            writer.close()
-            raise RemotingConnectError(f"connection to {addr} closed by the peer as soon as it opened", addr)
         ctx = ChannelContext(
             reader, writer, lookup=self._processors.get, on_closed=self._on_channel_closed, max_frame_size=self.max_frame_size, name=self.name
         )

@@ -20,8 +20,8 @@ from .conftest import run
 from .test_broker_group import SLAVE_KEY, start_slave, wait_connected
 
 
-async def _heartbeat(c, client_id: str, broker: str) -> None:
-    reply = await c.heartbeat(c.member_clients[client_id], client_id, "G", {"T": "*"}, broker=broker)
+async def _heartbeat(c, client: RemotingClient, client_id: str, broker: str) -> None:
+    reply = await c.heartbeat(client, client_id, "G", {"T": "*"}, broker=broker)
     assert reply.code == 0, reply
 
 
@@ -31,11 +31,11 @@ def test_the_consumer_list_merges_the_master_and_its_slave(engine_cluster):
             await c.create_topic("T", read=4, write=4)
             await start_slave(c)
             await wait_connected(c)
-            c.member_clients = {cid: RemotingClient() for cid in ("10.0.0.1@back", "10.0.0.2@not-back-yet")}
+            back, not_back = RemotingClient(), RemotingClient()
             try:
                 for broker in ("broker-a", SLAVE_KEY):
-                    await _heartbeat(c, "10.0.0.1@back", broker)
-                await _heartbeat(c, "10.0.0.2@not-back-yet", SLAVE_KEY)  # the master has not heard from it (yet)
+                    await _heartbeat(c, back, "10.0.0.1@back", broker)
+                await _heartbeat(c, not_back, "10.0.0.2@not-back-yet", SLAVE_KEY)  # the master has not heard from it (yet)
                 instance = LoopClientInstance(c.namesrv_addr, "merge-test")
                 await instance.start()
                 try:
@@ -46,8 +46,8 @@ def test_the_consumer_list_merges_the_master_and_its_slave(engine_cluster):
                 finally:
                     await instance.stop()
             finally:
-                for client in c.member_clients.values():
-                    await client.close()
+                await back.close()
+                await not_back.close()
 
     run(scenario(), timeout=60)
 
@@ -57,11 +57,11 @@ def test_a_slave_that_never_answers_does_not_hold_up_the_master_s_list(engine_cl
     async def scenario():
         async with engine_cluster() as c:
             await c.create_topic("T", read=4, write=4)
-            c.member_clients = {"10.0.0.1@a": RemotingClient()}
+            member = RemotingClient()
             silent = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)  # reads nothing, answers nothing
             instance = LoopClientInstance(c.namesrv_addr, "hung-slave-test", ClientConfig(api_timeout_s=120.0))
             try:
-                await _heartbeat(c, "10.0.0.1@a", "broker-a")
+                await _heartbeat(c, member, "10.0.0.1@a", "broker-a")
                 await instance.start()
                 route = await instance.update_topic_route("T")
                 hung = f"127.0.0.1:{silent.sockets[0].getsockname()[1]}"
@@ -72,6 +72,6 @@ def test_a_slave_that_never_answers_does_not_hold_up_the_master_s_list(engine_cl
             finally:
                 await instance.stop()
                 silent.close()
-                await c.member_clients["10.0.0.1@a"].close()
+                await member.close()
 
     run(scenario(), timeout=30)  # with the request timeout (120 s) for the slave too, this would not finish

@@ -113,7 +113,7 @@ def test_a_peer_that_resets_every_connection_as_it_opens_gives_a_connect_error()
     error. (Once, under load, uvloop had already dropped such a connection's socket when the channel
     asked for its peer name and raised AttributeError, which ended a consumer's pull loop; that
     timing is not reproducible on demand, so this pins the outcome, and channel.py's
-    ``_extra_info`` and the client's ``is_closing`` check cover the race.)"""
+    ``_extra_info`` covers the race.)"""
     async def scenario():
         def reset(_reader, writer) -> None:
             sock = writer.get_extra_info("socket")
