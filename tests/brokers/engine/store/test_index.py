@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import random
 import struct
 
 from brokers.engine.common.message_codec import decode_record
@@ -123,3 +124,40 @@ def test_slots_written_by_a_flush_cut_before_its_header_are_repaired(tmp_path):
         assert out == want
     assert reopened.repair_slots() == 0
     reopened.close()
+
+
+def _slots_on_disk(path: str, slots: int) -> list[int]:
+    with open(path, "rb") as f:
+        f.seek(INDEX_HEADER_SIZE)
+        return list(struct.unpack(f">{slots}i", f.read(slots * 4)))
+
+
+def test_a_flush_writes_every_pending_slot_and_only_those(tmp_path):
+    """Slots are written in runs that rewrite the bytes between them: every slot a flush took
+    gets its newest item, and a slot that turned pending after the flush took its snapshot keeps
+    its value on disk until the next flush (lookups see it at once either way)."""
+    path = str(tmp_path / "20240101000000000")
+    slots = 5000
+    f = IndexFile(path, slots, 4000, create=True)
+    rnd = random.Random(7)
+    newest: dict[int, int] = {}
+    for n in range(1, 3001):
+        h = rnd.getrandbits(31)
+        f.put_items([(h, n * 100)], 1_700_000_000_000)
+        newest[h % slots] = n  # item numbers start at 1
+    assert f.flush()
+    on_disk = _slots_on_disk(path, slots)
+    assert on_disk == [newest.get(s, 0) for s in range(slots)]
+    taken = dict(f._pending)  # empty: the flush wrote them all
+    assert not taken
+    # a flush that took slots 10 and 200 (one run) while a put made slot 100 pending meanwhile
+    f.put_items([(10, 1), (200, 2)], 1_700_000_000_000)
+    snapshot = dict(f._pending)
+    f.put_items([(100, 3)], 1_700_000_000_000)
+    f._write_slots(snapshot)
+    on_disk = _slots_on_disk(path, slots)
+    assert on_disk[10] == 3001 and on_disk[200] == 3002 and on_disk[100] == newest.get(100, 0)
+    out: list[int] = []
+    f.select(100, 0, FOREVER, 10, out)
+    assert out[0] == 3
+    f.close()
