@@ -21,6 +21,8 @@ from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 
 __all__ = ["UniqIdGenerator", "build_client_id", "local_ip"]
 
+_HEX_BYTE = tuple(f"{b:02X}" for b in range(256))
+
 
 def local_ip() -> str:
     """The address RocketMQ clients put in their client id; 127.0.0.1 when there is no route."""
@@ -50,6 +52,8 @@ class UniqIdGenerator:
         self._clock = clock
         self._counter = itertools.count(random.getrandbits(16))
         self._month_start_ms, self._next_month_ms = self._month_bounds(clock.now_ms())
+        self._head_ms = -1
+        self._head = ""
 
     @staticmethod
     def _month_bounds(now_ms: int) -> tuple[int, int]:
@@ -60,8 +64,14 @@ class UniqIdGenerator:
 
     def next_id(self) -> str:
         now = self._clock.now_ms()
-        if now >= self._next_month_ms:
-            self._month_start_ms, self._next_month_ms = self._month_bounds(now)
-        diff = (now - self._month_start_ms) & 0xFFFFFFFF
+        if now != self._head_ms:  # the prefix and the time field are one string for the whole millisecond
+            self._head = self._head_at(now)
+            self._head_ms = now
         counter = next(self._counter) & 0xFFFF
-        return self._prefix + f"{diff:08X}{counter:04X}"
+        return self._head + _HEX_BYTE[counter >> 8] + _HEX_BYTE[counter & 0xFF]
+
+    def _head_at(self, now: int) -> str:
+        """The id up to its counter at ``now``: the fixed prefix and the ms since the month began."""
+        if now >= self._next_month_ms or now < self._month_start_ms:
+            self._month_start_ms, self._next_month_ms = self._month_bounds(now)
+        return f"{self._prefix}{(now - self._month_start_ms) & 0xFFFFFFFF:08X}"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import datetime
 import re
 import threading
 import time
@@ -214,6 +215,28 @@ def test_uniq_id_format_and_uniqueness():
     ids = [gen.next_id() for _ in range(1000)]
     assert len(set(ids)) == 1000
     assert all(re.fullmatch(r"0A010203[0-9A-F]{24}", i) for i in ids)
+
+
+def test_uniq_id_fields_follow_the_clock_and_the_month():
+    """Time field = ms since the local month began (re-based when the month turns, or the clock steps
+    back past its start); counter field = one more per id, wrapping at 16 bits."""
+    def month_start_ms(now_ms: int) -> int:
+        now = datetime.datetime.fromtimestamp(now_ms / 1000).astimezone()
+        return int(now.replace(day=1, hour=0, minute=0, second=0, microsecond=0).timestamp() * 1000)
+
+    clock = ManualClock(1_700_000_000_000)
+    gen = UniqIdGenerator("10.1.2.3", clock)
+    fields = lambda uid: (int(uid[20:28], 16), int(uid[28:], 16))  # noqa: E731
+    first_time, first_counter = fields(gen.next_id())
+    assert first_time == 1_700_000_000_000 - month_start_ms(1_700_000_000_000)
+    assert fields(gen.next_id()) == (first_time, (first_counter + 1) & 0xFFFF)
+    clock.advance(0.25)
+    assert fields(gen.next_id()) == (first_time + 250, (first_counter + 2) & 0xFFFF)
+    for later in (1_700_000_000_000 + 40 * 86_400_000, 1_700_000_000_000 - 40 * 86_400_000):
+        clock._ms = later
+        assert fields(gen.next_id())[0] == later - month_start_ms(later)
+    counters = [fields(gen.next_id())[1] for _ in range(70_000)]
+    assert all(b == (a + 1) & 0xFFFF for a, b in zip(counters, counters[1:]))
 
 
 def test_build_subscription():
