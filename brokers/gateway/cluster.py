@@ -94,6 +94,11 @@ def slaves(info: ClusterInfo | None = None) -> dict[str, dict[int, str]]:
     return (cluster_info() if info is None else info).slaves()
 
 
+def slave_addrs(info: ClusterInfo | None = None) -> list[str]:
+    """Every slave's address, by broker name then broker id."""
+    return [addr for _name, members in sorted(slaves(info).items()) for _id, addr in sorted(members.items())]
+
+
 def broker_groups(info: ClusterInfo | None = None) -> dict[str, BrokerData]:
     """Broker name -> its group (cluster and every address by broker id, 0 the master), sorted by name."""
     info = cluster_info() if info is None else info

@@ -22,6 +22,7 @@ from brokers.engine.client.plan import Call, Fanout, Plan, Reply
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.client import reply_failure, run
+from brokers.gateway.cluster import slave_addrs
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,17 @@ def consumer_connections_plan(groups: Iterable[str], addrs: Iterable[str]) -> Pl
     }
 
 
-def consumer_connections(groups: Iterable[str], addrs: Iterable[str]) -> dict[str, GroupConnections]:
+def consumer_connections(groups: Iterable[str], addrs: Iterable[str], *, with_slaves: bool = True) -> dict[str, GroupConnections]:
+    """The groups' connections on ``addrs`` (masters, or a route's brokers) and, unless ``with_slaves``
+    is False, on every slave the name server lists.
+
+    A client heartbeats every broker of its routes, slaves included. A master that has just come back
+    knows only the clients that have heartbeated it since, and while it is down only its slaves know
+    them: a group's members are the union (as ``MQClientInstance.find_consumer_id_list`` merges the
+    lists of a master and its slaves), else the console under-counts them and a health scan calls an
+    online group offline."""
+    if with_slaves:
+        addrs = list(dict.fromkeys([*addrs, *slave_addrs()]))
     return run(consumer_connections_plan(groups, addrs))
 
 

@@ -3,10 +3,19 @@ promotion panel, /api/v1/broker-groups, and the health scan's replication alerts
 master is gone; thresholds of lag)."""
 from __future__ import annotations
 
+import asyncio
+import json
+import threading
 import time
 
 import pytest
 
+from brokers.engine.remoting.client import RemotingClient
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
+from brokers.gateway.client import get_admin_client
+from brokers.gateway.cluster import masters_by_addr
+from brokers.gateway.connections import consumer_connections
 from brokers.gateway.overview import LIVE, BrokerRow
 from brokers.gateway.replication import HAState, group_members, ha_state
 from consumers.health import SLAVE_DISCONNECTED, SLAVE_LAGGING, ha_alerts, health_scan
@@ -111,3 +120,40 @@ def test_runtime_tables_without_ha_keys_read_by_id() -> None:
     """An Apache broker (or one before broker groups) says nothing of replication."""
     assert ha_state({}, 0) == HAState(role="MASTER")
     assert ha_state({"haReplicationLagBytes": "-1", "haReplicationLagMs": "x", "groupEpoch": "3"}, 1) == HAState(role="SLAVE", epoch=3)
+
+
+def test_a_member_only_a_slave_knows_is_a_member(viewer, console_group_cluster) -> None:
+    """While a master is down, or right after it returns, some clients have heartbeated only its
+    slave: the group's page and the health scan's online count still list them."""
+    slave = console_group_cluster.broker_addr(GroupCluster.SLAVE_KEY)
+    group, client_id = "G_known_to_the_slave", "10.0.0.9@slave-only"
+    body = {"clientID": client_id, "producerDataSet": [], "consumerDataSet": [{
+        "groupName": group, "consumeType": "CONSUME_PASSIVELY", "messageModel": "CLUSTERING",
+        "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET", "unitMode": False, "subscriptionDataSet": [
+            {"topic": "T_slave_member", "subString": "*", "tagsSet": [], "codeSet": [], "subVersion": 1,
+             "expressionType": "TAG", "classFilterMode": False}]}]}
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    on_loop = lambda coro: asyncio.run_coroutine_threadsafe(coro, loop).result(30)  # noqa: E731
+
+    async def connect() -> RemotingClient:  # the connection stays open: the slave keeps the member while it is
+        member = RemotingClient()
+        reply = await member.invoke(slave, RemotingCommand.request(RequestCode.HEART_BEAT, None, json.dumps(body).encode()), 5.0)
+        assert reply.code == ResponseCode.SUCCESS, reply
+        return member
+
+    member = on_loop(connect())
+    try:
+        detail = viewer.get(f"/api/v1/groups/{group}").json()
+        assert detail["online"] and [m["client_id"] for m in detail["members"]] == [client_id]
+        assert [m["brokers"] for m in detail["members"]] == [[slave]]
+        assert consumer_connections([group], masters_by_addr())[group].online
+        assert not consumer_connections([group], masters_by_addr(), with_slaves=False)[group].online  # the masters' view alone
+        conns = get_admin_client().examine_consumer_connection_info(group)  # mqadmin consumerConnection's read
+        assert [c.client_id for c in conns.connections] == [client_id]
+    finally:
+        on_loop(member.close())
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()

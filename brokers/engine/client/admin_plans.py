@@ -94,18 +94,28 @@ class AdminPlans:
             raise
 
     def _group_broker_addrs(self, group: str, topic: str | None = None) -> Plan[list[str]]:
-        """Brokers that may know a group: its retry topic's route, the topic's route, else every master."""
-        addrs: dict[str, None] = {}
+        """Brokers that may know a group: its retry topic's route, the topic's route, else every master
+        (one address per broker name: the master, else a slave)."""
+        brokers = yield from self._group_brokers(group, topic)
+        return [a for a, chosen in brokers.items() if chosen]
+
+    def _group_brokers(self, group: str, topic: str | None = None) -> Plan[dict[str, bool]]:
+        """Every address of the brokers of :meth:`_group_broker_addrs`, slaves included; True for the
+        one address per broker name it returns (those come first)."""
+        chosen: dict[str, bool] = {}
+        others: dict[str, bool] = {}
         for t in (RETRY_GROUP_TOPIC_PREFIX + group, topic):
             if t is None:
                 continue
             route = yield from self._route_or_none(t)
             if route is not None:
-                addrs.update((a, None) for a in (b.select_broker_addr() for b in route.broker_datas) if a)
-        if not addrs:
+                chosen.update((a, True) for a in (b.select_broker_addr() for b in route.broker_datas) if a)
+                others.update((a, False) for b in route.broker_datas for _id, a in sorted(b.broker_addrs.items()))
+        if not chosen:
             info = yield from self.examine_broker_cluster_info()
-            addrs.update((a, None) for a in info.master_addrs())
-        return list(addrs)
+            chosen.update((a, True) for a in info.master_addrs())
+            others.update((a, False) for _name, members in sorted(info.slaves().items()) for _id, a in sorted(members.items()))
+        return {**chosen, **{a: False for a in others if a not in chosen}}
 
     # broker reads
 
@@ -156,16 +166,20 @@ class AdminPlans:
         return ConsumeStats(group, topic, dict(sorted(table.items())), tps)
 
     def examine_consumer_connection_info(self, group: str) -> Plan[ConsumerConnection]:
-        """Return the group's live connections and subscriptions, merged over its brokers.
+        """Return the group's live connections and subscriptions, merged over its brokers, slaves
+        included: a master that has just come back knows only the clients that have heartbeated it
+        since, and while it is down only its slaves know them.
 
         MQBrokerError CONSUMER_NOT_ONLINE when no broker has a connection of the group.
         """
         validate_group(group)
-        addrs = yield from self._group_broker_addrs(group)
+        brokers = yield from self._group_brokers(group)
+        addrs = list(brokers)
         replies = yield Fanout(tuple(Call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": group}, addr=a) for a in addrs))
         answered = [r for r in replies if isinstance(r, Reply) and r.code == ResponseCode.SUCCESS]
-        if not answered:
-            errors = [r for r in replies if not (isinstance(r, Reply) and r.code == ResponseCode.CONSUMER_NOT_ONLINE)]
+        if not answered:  # a slave that does not answer does not make an offline group an error
+            errors = [r for a, r in zip(addrs, replies)
+                      if brokers[a] and not (isinstance(r, Reply) and r.code == ResponseCode.CONSUMER_NOT_ONLINE)]
             first_error(errors, RequestCode.GET_CONSUMER_CONNECTION_LIST)
             raise MQBrokerError(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group [{group}] not online", request_code=RequestCode.GET_CONSUMER_CONNECTION_LIST)
         conns: dict[str, Connection] = {}  # one per client id: a client has a connection to each broker
