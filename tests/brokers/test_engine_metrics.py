@@ -29,9 +29,9 @@ TOPIC, GROUP = "MetricsLagTopic", "MetricsLagGroup"
 @pytest.fixture(scope="module")
 def procs(tmp_path_factory):
     root = tmp_path_factory.mktemp("metrics-procs")
-    namesrv = NamesrvProc(root)
-    namesrv.metrics_port = free_port()
-    namesrv.argv += ["--metrics-port", str(namesrv.metrics_port)]
+    ns_metrics_port = free_port()
+    namesrv = NamesrvProc(root, "--metrics-port", str(ns_metrics_port))
+    namesrv.metrics_port = ns_metrics_port
     namesrv.start()
     metrics_port = free_port()
     broker = BrokerProc(root, namesrv.addr, "broker-m", 0, "ASYNC_MASTER", "--metrics-port", str(metrics_port))

@@ -20,30 +20,56 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 class Proc:
-    """One engine process; ``start`` waits for its ``ready``/``listening`` line in its log."""
+    """One engine process; ``start`` waits for its ready line (``ready_word``) in its log.
 
-    ready_word = b"ready"
+    A first start that loses its port to another process (the ports were free when picked; tests
+    run in parallel) picks fresh ports and tries again; a restart keeps its ports (its address is
+    the broker's identity in the drills)."""
+
+    ready_word = b" ready at "  # the broker's line; a bare "ready" matches "address already in use"
+    port_conflict = b"address already in use"
+    start_attempts = 3
 
     def __init__(self, argv: list[str], log: Path) -> None:
         self.argv = argv
         self.log = log
         self.proc: subprocess.Popen | None = None
+        self.started = False
 
     def start(self, timeout_s: float = 30.0) -> Proc:
+        for attempt in range(1, self.start_attempts + 1):
+            output = self._start_once(timeout_s)
+            if output is None:
+                self.started = True
+                return self
+            if self.started or self.port_conflict not in output or attempt == self.start_attempts:
+                break
+            self.pick_ports()
+        raise AssertionError(f"{self.argv[:3]} did not become ready:\n" + self.log.read_text(errors="replace")[-4000:])
+
+    def _start_once(self, timeout_s: float) -> bytes | None:
+        """Start the process; None once its ready line is logged, else what it logged (it is killed)."""
         self.log.parent.mkdir(parents=True, exist_ok=True)
         offset = self.log.stat().st_size if self.log.exists() else 0
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *self.argv], cwd=ROOT, stdout=out,
                                          stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)})
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and self.proc.poll() is None:
+        while time.monotonic() < deadline:
+            exited = self.proc.poll() is not None
             with open(self.log, "rb") as fh:
                 fh.seek(offset)
-                if self.ready_word in fh.read():
-                    return self
+                output = fh.read()
+            if self.ready_word in output:
+                return None
+            if exited:
+                break
             time.sleep(0.02)
         self.kill()
-        raise AssertionError(f"{self.argv[:3]} did not become ready:\n" + self.log.read_text(errors="replace")[-4000:])
+        return output
+
+    def pick_ports(self) -> None:
+        """Choose fresh ports (subclasses that own ports)."""
 
     @property
     def alive(self) -> bool:
@@ -77,11 +103,16 @@ class Proc:
 
 
 class NamesrvProc(Proc):
-    ready_word = b"listening"
+    ready_word = b"name server listening on"
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *extra: str) -> None:
+        self._extra = extra
+        super().__init__([], root / "namesrv.log")
+        self.pick_ports()
+
+    def pick_ports(self) -> None:
         self.port = free_port()
-        super().__init__(["namesrv", "--port", str(self.port)], root / "namesrv.log")
+        self.argv = ["namesrv", "--port", str(self.port), *self._extra]
 
     @property
     def addr(self) -> str:
@@ -91,13 +122,18 @@ class NamesrvProc(Proc):
 class BrokerProc(Proc):
     def __init__(self, root: Path, namesrv: str, name: str = "broker-a", broker_id: int = 0, role: str = "ASYNC_MASTER",
                  *extra: str, store_dir: Path | None = None) -> None:
-        self.port, self.ha_port = free_port(), free_port()
         self.store_dir = store_dir or root / f"{name}-{broker_id}"
         self.broker_id = broker_id
-        super().__init__(["broker", "--name", name, "--port", str(self.port), "--ha-port", str(self.ha_port),
-                          "--namesrv", namesrv, "--store-dir", str(self.store_dir), "--broker-id", str(broker_id),
-                          "--role", role, "--register-interval", "2", *extra],
-                         root / f"{name}-{broker_id}.log")
+        self._args = (namesrv, name, broker_id, role, extra)
+        super().__init__([], root / f"{name}-{broker_id}.log")
+        self.pick_ports()
+
+    def pick_ports(self) -> None:
+        namesrv, name, broker_id, role, extra = self._args
+        self.port, self.ha_port = free_port(), free_port()
+        self.argv = ["broker", "--name", name, "--port", str(self.port), "--ha-port", str(self.ha_port),
+                     "--namesrv", namesrv, "--store-dir", str(self.store_dir), "--broker-id", str(broker_id),
+                     "--role", role, "--register-interval", "2", *extra]
 
     @property
     def addr(self) -> str:
