@@ -8,6 +8,7 @@ default action, dying at once, left them running: ``pkill -f broker_bench`` orph
 """
 from __future__ import annotations
 
+import re
 import signal
 import socket
 import subprocess
@@ -41,14 +42,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+READY = re.compile(rb"\bready\b")  # the engine's ready line; "address already in use" is not it
+
+
 def wait_ready(proc: subprocess.Popen, log: Path, timeout_s: float = 60.0) -> None:
-    """Return once ``log`` contains "ready"; raise with the log's tail if the process died or
-    did not get there in time."""
+    """Return once ``log`` has the word "ready" (not "already": a lost port logs "address already
+    in use"); raise with the log's tail if the process died or did not get there in time."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"process exited early:\n{log.read_text()[-2000:]}")
-        if b"ready" in log.read_bytes():
+        if READY.search(log.read_bytes()):
             return
         time.sleep(0.05)
     raise RuntimeError(f"not ready in {timeout_s}s:\n{log.read_text()[-2000:]}")

@@ -9,6 +9,7 @@ topic and a message (files created while it runs).
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -71,7 +72,7 @@ def test_run_cluster_stores_are_for_their_owner_only_files_made_later_too(tmp_pa
     try:
         deadline = time.monotonic() + 60
         for line in proc.stdout:
-            if "ready" in line or time.monotonic() > deadline:
+            if re.search(r"\bready\b", line) or time.monotonic() > deadline:
                 break
         assert proc.poll() is None, proc.stdout.read()
         addr = f"127.0.0.1:{namesrv_port}"

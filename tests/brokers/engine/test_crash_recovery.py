@@ -12,8 +12,8 @@ senders, SIGKILL mid-stream, restart, and check that
 from __future__ import annotations
 
 import asyncio
-import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -59,7 +59,7 @@ class BrokerProcess:
         while time.monotonic() < deadline and self.proc.poll() is None:
             with open(self.log, "rb") as fh:
                 fh.seek(offset)
-                if b"ready" in fh.read():
+                if re.search(rb"\bready\b", fh.read()):  # not "address already in use"
                     return
             time.sleep(0.02)
         self.kill()

@@ -5,6 +5,7 @@ only the name server's expiry scan can remove it); SIGCONT lets it register agai
 """
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -24,7 +25,7 @@ def _spawn(argv: list[str], log: Path) -> subprocess.Popen:
     with open(log, "ab") as out:
         proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
-    while b"ready" not in log.read_bytes():
+    while not re.search(rb"\bready\b", log.read_bytes()):  # not "address already in use"
         assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
         time.sleep(0.02)
     return proc
