@@ -42,7 +42,7 @@ def scan(info: ClusterInfo) -> list[LiveCheck]:
         groups.update(survey.configs)
         groups.update(g for _, g in survey.offsets)
     groups = sorted(g for g in groups if group_kind(g) == USER)
-    conns = {g: c for g, c in consumer_connections(groups, masters).items()
+    conns = {g: c for g, c in consumer_connections(groups, masters, info=info).items()
              if c.online and (c.message_model or "CLUSTERING") == "CLUSTERING"}
     targets = {(g, cid): addrs[0] for g, c in conns.items() for cid, addrs in c.broker_addrs.items() if addrs}
     answers = run(running_infos_plan(targets, RUNNING_INFO_TIMEOUT_S)) if targets else {}

@@ -166,8 +166,8 @@ def _require_group(name: str, brokers: dict[str, str]) -> tuple[tuple[str, ...],
     return tuple(sorted(known)), committed
 
 
-def _connections(name: str, brokers: dict[str, str]) -> GroupConnections:
-    return consumer_connections([name], brokers)[name]
+def _connections(name: str, brokers: dict[str, str], info: ClusterInfo) -> GroupConnections:
+    return consumer_connections([name], brokers, info=info)[name]
 
 
 def _stats(name: str, topic: str | None) -> GroupProgress:
@@ -184,9 +184,9 @@ def _stats(name: str, topic: str | None) -> GroupProgress:
 
 def _known_or_online(name: str) -> tuple[tuple[str, ...], GroupConnections, Committed]:
     """The brokers that know the group, its connections and committed offsets; NotFound when nobody knows it."""
-    _, brokers = _masters()
+    info, brokers = _masters()
     known, committed = _require_group(name, brokers)
-    conns = _connections(name, brokers)
+    conns = _connections(name, brokers, info)
     if not known and not conns.online:
         raise NotFound(f"consumer group {name} does not exist")
     return known, conns, committed
@@ -262,8 +262,8 @@ def group_live_checks(*, name: str, topic: str | None = None) -> tuple[LiveCheck
 def group_member_ids(*, name: str) -> tuple[str, ...]:
     """The client ids of the group's live members (GET_CONSUMER_CONNECTION_LIST on every master)."""
     checked_group(name, "group")
-    _, brokers = _masters()
-    return tuple(c.client_id for c in _connections(name, brokers).connections)
+    info, brokers = _masters()
+    return tuple(c.client_id for c in _connections(name, brokers, info).connections)
 
 
 # -- offset reset ----------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from brokers.engine.client.admin import (
+    ClusterInfo,
     Connection,
     ConsumerRunningInfo,
     SubscriptionData,
@@ -100,9 +101,10 @@ def consumer_connections_plan(groups: Iterable[str], addrs: Iterable[str]) -> Pl
     }
 
 
-def consumer_connections(groups: Iterable[str], addrs: Iterable[str], *, with_slaves: bool = True) -> dict[str, GroupConnections]:
+def consumer_connections(groups: Iterable[str], addrs: Iterable[str], *, with_slaves: bool = True,
+                         info: ClusterInfo | None = None) -> dict[str, GroupConnections]:
     """The groups' connections on ``addrs`` (masters, or a route's brokers) and, unless ``with_slaves``
-    is False, on every slave the name server lists.
+    is False, on every slave the name server lists (in ``info`` when the caller has read it already).
 
     A client heartbeats every broker of its routes, slaves included. A master that has just come back
     knows only the clients that have heartbeated it since, and while it is down only its slaves know
@@ -110,7 +112,7 @@ def consumer_connections(groups: Iterable[str], addrs: Iterable[str], *, with_sl
     lists of a master and its slaves), else the console under-counts them and a health scan calls an
     online group offline."""
     if with_slaves:
-        addrs = list(dict.fromkeys([*addrs, *slave_addrs()]))
+        addrs = list(dict.fromkeys([*addrs, *slave_addrs(info)]))
     return run(consumer_connections_plan(groups, addrs))
 
 
