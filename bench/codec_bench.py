@@ -20,7 +20,7 @@ from brokers.engine import speedups  # noqa: E402
 from brokers.engine.common.batch_body import BatchEntry, encode_batch_body  # noqa: E402
 from brokers.engine.common.message_codec import encode_record, host_to_bytes, java_hash_extend  # noqa: E402
 from brokers.engine.remoting import header_codec  # noqa: E402
-from brokers.engine.store import record_check  # noqa: E402,F401 (installs its twins)
+from brokers.engine.store import dispatch_plan, record_check  # noqa: E402,F401 (install their twins)
 
 
 def cases() -> dict[str, tuple]:
@@ -33,6 +33,8 @@ def cases() -> dict[str, tuple]:
     batch = encode_batch_body([BatchEntry(0, body, {"UNIQ_KEY": f"K{i}", "TAGS": "a"}) for i in range(32)])
     host = host_to_bytes("127.0.0.1:10911")
     header = header_codec.encode_json_header(310, "PYTHON", 399, 7, 0, None, ext)
+    chunk = b"".join(encode_record(topic="TopicTest", queue_id=3, body=body, queue_offset=i, physical_offset=i * len(record),
+                                   properties=props) for i in range(32))
     return {
         "brokers.engine.remoting.header_codec.encode_json_header": (310, "PYTHON", 399, 7, 0, None, ext),
         "brokers.engine.remoting.header_codec.encode_binary_header": (310, "PYTHON", 399, 7, 0, None, ext),
@@ -48,6 +50,7 @@ def cases() -> dict[str, tuple]:
         "brokers.engine.common.message.string_to_properties": (props,),
         "brokers.engine.store.record_check.check_record": (record, 0, 0, len(record), False),
         "brokers.engine.store.record_check.parse_for_dispatch": (record, 0),
+        "brokers.engine.store.dispatch_plan.plan_dispatch": (chunk, 0, [(i * len(record), len(record)) for i in range(32)]),
     }
 
 
@@ -62,7 +65,8 @@ def main() -> int:
     notes = {"decode_records": "32 records", "iter_batch_body": "32 entries", "decode_binary_header": "12 ext fields",
              "encode_json_header": "12 ext fields", "encode_binary_header": "12 ext fields", "encode_frame": "1 KB body",
              "java_hash_extend": "an index key", "string_to_properties": "3 properties",
-             "check_record": "1 KB, no CRC", "parse_for_dispatch": "1 KB"}
+             "check_record": "1 KB, no CRC", "parse_for_dispatch": "1 KB",
+             "plan_dispatch": "32 records of a batch"}
     for qualified, args in cases().items():
         module, name = qualified.rsplit(".", 1)
         compiled = getattr(importlib.import_module(speedups.TWINS[module]), name)

@@ -3,10 +3,11 @@
 The frame header codecs (:mod:`brokers.engine.remoting.header_codec`), the batch body codec
 (:mod:`brokers.engine.common.batch_body`), the commit log record codec
 (:mod:`brokers.engine.common.message_codec`), Java's string hash (:mod:`brokers.engine.common.java_hash`:
-tag codes and index keys), the properties string decoder (:mod:`brokers.engine.common.message`) and
-the in-place record check of recovery and replication (:mod:`brokers.engine.store.record_check`)
-each have a Cython twin next to them (``_header_codec_c.pyx``, ``_batch_body_c.pyx``,
-``_message_codec_c.pyx``, ``_java_hash_c.pyx``, ``_message_c.pyx``, ``_record_check_c.pyx``), built in place by
+tag codes and index keys), the properties string decoder (:mod:`brokers.engine.common.message`),
+the in-place record check of recovery and replication (:mod:`brokers.engine.store.record_check`) and
+a slave's dispatch plan (:mod:`brokers.engine.store.dispatch_plan`) each have a Cython twin next to
+them (``_header_codec_c.pyx``, ``_batch_body_c.pyx``, ``_message_codec_c.pyx``, ``_java_hash_c.pyx``,
+``_message_c.pyx``, ``_record_check_c.pyx``, ``_dispatch_plan_c.pyx``), built in place by
 ``make`` (``tools/build_speedups.py``). At the end of each pure module :func:`install` puts the
 compiled functions in place of the pure ones, so every caller that imports a name from the pure
 module gets the compiled one, and the pure module stays the reference:

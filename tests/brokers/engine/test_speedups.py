@@ -22,7 +22,8 @@ from brokers.engine import speedups
 from brokers.engine.common import batch_body, java_hash, message, message_codec  # noqa: F401 (installs their twins)
 from brokers.engine.common.message_id import host_to_bytes
 from brokers.engine.remoting import command, header_codec
-from brokers.engine.store import record_check  # noqa: F401 (installs its twins)
+from brokers.engine.store import index_file
+from brokers.engine.store import dispatch_plan, record_check  # noqa: F401 (install their twins)
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -52,7 +53,7 @@ def assert_same(qualified: str, *args) -> object:
 
 
 def test_every_pure_function_has_its_compiled_twin_in_use_unless_switched_off() -> None:
-    assert len(speedups.PURE) == 13 and len(speedups.TWINS) == 6
+    assert len(speedups.PURE) == 14 and len(speedups.TWINS) == 7
     if speedups.enabled():
         # make test builds the twins: a missing or stale build fails here, not silently slow
         assert speedups.active() and set(speedups.COMPILED) == set(speedups.PURE)
@@ -230,6 +231,66 @@ def test_records_checked_in_place_classify_and_parse_the_same(cut, at, value, v6
 def test_odd_arguments_to_the_record_check_fail_or_classify_alike(args) -> None:
     assert_same("brokers.engine.store.record_check.check_record", *args)
     assert_same("brokers.engine.store.record_check.parse_for_dispatch", args[0], args[1])
+
+
+# -- a slave's dispatch plan (the consume queue units and index keys of replicated records) -------
+
+PLAN = "brokers.engine.store.dispatch_plan.plan_dispatch"
+PROP_NAMES = st.sampled_from(["TAGS", "KEYS", "UNIQ_KEY", "DELAY", "WAIT", "", "T\u00e9"])
+PROP_VALUES = st.text(st.sampled_from("ab \u00e9\u4e2d\U0001F600\x01"), max_size=6)
+RAW_PROPS = st.lists(st.one_of(st.tuples(PROP_NAMES, PROP_VALUES).map("\x01".join), PROP_VALUES), max_size=5).map("\x02".join)
+PLANNED = st.tuples(st.sampled_from(["T", "U", "t\u00e9", "SCHEDULE_TOPIC_XXXX"]), st.integers(0, 2),
+                    st.integers(0, 3), st.sampled_from([0, 1, 4, 8, 12, 0x30, -1]), st.sampled_from([5, 6]),
+                    st.one_of(RAW_PROPS, st.dictionaries(PROP_NAMES.filter(bool), PROP_VALUES.filter(bool), max_size=3)))
+
+
+def _plan_chunk(specs, base: int) -> tuple[bytes, list[tuple[int, int]]]:
+    """Records back to back from ``base``: (topic, queue id, queue offset, sys flag, store time, properties)."""
+    chunk, records = b"", []
+    for topic, queue_id, queue_offset, sys_flag, store_ts, props in specs:
+        v6 = bool(sys_flag & 0x30) and sys_flag != -1
+        record = message_codec.encode_record(topic=topic, queue_id=queue_id, body=b"body", properties=props,
+                                             queue_offset=queue_offset, physical_offset=base + len(chunk),
+                                             sys_flag=sys_flag, store_timestamp=store_ts,
+                                             born_host="[::1]:1" if v6 else "127.0.0.1:1",
+                                             store_host="[::1]:2" if v6 else "127.0.0.1:2")
+        records.append((len(chunk), len(record)))
+        chunk += record
+    return chunk, records
+
+
+@FAST
+@given(specs=st.lists(PLANNED, min_size=1, max_size=12), base=st.sampled_from([0, 4096, 1 << 40]),
+       cut=st.integers(0, 2000))
+def test_dispatch_plans_are_identical(specs, base, cut) -> None:
+    chunk, records = _plan_chunk(specs, base)
+    status, (batches, arrivals) = assert_same(PLAN, chunk, base, records)
+    assert status == "ok" and sum(len(b[4]) for b in batches if b[4] is not None) == len(arrivals)
+    assert_same(PLAN, bytearray(chunk), base, records)
+    assert_same(PLAN, chunk[:cut], base, records)  # records that run past the buffer
+
+
+def test_dispatch_plans_group_a_batch_and_hash_like_the_put_path() -> None:
+    uniq = "AC11000100002A9F0000000000000001"
+    specs = [("T", 1, 7 + i, 0, 5, {"UNIQ_KEY": uniq, "KEYS": "k1  k2", "TAGS": "TagA"}) for i in range(3)]
+    specs += [("T", 1, 10, 4, 6, {"KEYS": "k3"}), ("T", 2, 0, 0, 6, "TAGS\x01\x02KEYS\x01k4\x02\x01x")]
+    chunk, records = _plan_chunk(specs, 4096)
+    _, (batches, arrivals) = assert_same(PLAN, chunk, 4096, records)
+    tag, key = message_codec.tags_code("TagA"), index_file.key_hash
+    first, prepared, other = batches
+    assert first[:4] == ("T", 1, 7, 5) and [u[2] for u in first[4]] == [tag] * 3
+    assert [h for h, _ in first[5]] == [key("T", uniq), key("T", "k1"), key("T", "k2")] * 3
+    assert prepared[4] is None and prepared[5][2] == [key("T", "k3")]  # a prepared transaction: keys only
+    assert other[4][0][2] == 0 and other[5] == [(key("T", "k4"), 4096 + records[4][0])]
+    assert arrivals[-1] == ("T", 2, 1, 0) and len(arrivals) == 4
+
+
+@pytest.mark.parametrize("args", [(b"", 0, []), (b"", 0, [(0, 10)]), (bytes(64), 0, [(0, 64)]),
+                                  (bytes(64), -1, [(0, 64)]), (bytes(64), 0, [(70, 1)]), (bytes(64), 0, [(-1, 1)]),
+                                  (bytes(64), 0, [(1 << 70, 1)]), (bytes(64), 0.5, [(0, 1)]), ("text", 0, [(0, 1)]),
+                                  (bytes(64), 0, [(0,)]), (bytes(64), 0, ((0, 64),)), (bytes(64), 1 << 64, [(0, 64)])])
+def test_odd_arguments_to_the_dispatch_plan_fail_alike(args) -> None:
+    assert_same(PLAN, *args)
 
 
 # -- batch bodies -------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from brokers.engine.store.ha import ha_protocol as hp
 from brokers.engine.store.ha.epoch_file import EpochEntry, common_point
 from brokers.engine.store.ha.ha_config import MAX_TRANSFER_BATCH_SIZE, HAConfig, split_host_port
 from brokers.engine.store.ha.replica_appender import ReplicaAppender, ReplicaStreamError
+from brokers.engine.store.ha.silence import SilenceWatch
 
 log = logging.getLogger("brokers.engine.store.ha")
 
@@ -248,22 +249,25 @@ class HAClient:
         appender = self._appender
         cl = self._commitlog
         head_size = hp.FRAME_HEADER.size
-        buf = bytearray()
-        while True:
-            try:
-                async with asyncio.timeout(timeout):
-                    data = await reader.read(READ_BURST)
-            except TimeoutError:
-                raise hp.HAProtocolError(f"nothing from the master for {timeout:.0f} s") from None
-            if not data:
-                raise ConnectionResetError("the master closed the HA connection")
-            buf += data
-            if not self._running.is_set():  # paused: apply and report nothing until resumed
-                self.state = "PAUSED"
-                await self._running.wait()
-                raise ReconnectNow()  # drop what arrived meanwhile; start again from the log's end
-            used = 0
-            try:
+        rest = bytearray()  # the start of a frame the last read ended in
+        with SilenceWatch(writer.transport, timeout) as watch:
+            while True:
+                data = await reader.read(READ_BURST)
+                if watch.expired:
+                    raise hp.HAProtocolError(f"nothing from the master for {timeout:.0f} s")
+                if not data:
+                    raise ConnectionResetError("the master closed the HA connection")
+                watch.heard()
+                if rest:
+                    rest += data
+                    buf: bytes | bytearray = rest
+                else:
+                    buf = data  # most reads end on a frame: parsed where they are, not copied
+                if not self._running.is_set():  # paused: apply and report nothing until resumed
+                    self.state = "PAUSED"
+                    await self._running.wait()
+                    raise ReconnectNow()  # drop what arrived meanwhile; start again from the log's end
+                used = 0
                 while len(buf) - used >= head_size:
                     offset, size, master_max, master_ts, epoch, acked = hp.decode_frame_header(
                         buf, MAX_TRANSFER_BATCH_SIZE, used)
@@ -281,17 +285,19 @@ class HAClient:
                             raise ReplicaStreamError(
                                 f"heartbeat at offset {offset}, this slave expects {appender.expected_offset}")
                         continue
-                    appender.write(offset, buf[body_at:used])
-            finally:
-                del buf[:used]
-            end = cl.max_offset
-            if end > self.reported_offset:
-                if self._wait_flushed is not None and not await self._wait_flushed(end):
-                    raise ReplicaStreamError("the slave's disk flush failed")
-                writer.write(hp.encode_report(end))  # on the wire before the dispatch below
-                self.reported_offset = end
-            appender.dispatch()
-            await writer.drain()
+                    appender.write(offset, buf, body_at, used)  # copies what it keeps: buf is not
+                if buf is rest:
+                    del rest[:used]
+                elif used < len(buf):
+                    rest = bytearray(memoryview(buf)[used:])
+                end = cl.max_offset
+                if end > self.reported_offset:
+                    if self._wait_flushed is not None and not await self._wait_flushed(end):
+                        raise ReplicaStreamError("the slave's disk flush failed")
+                    writer.write(hp.encode_report(end))  # on the wire before the dispatch below
+                    self.reported_offset = end
+                appender.dispatch()
+                await writer.drain()
 
     async def _report(self, writer: asyncio.StreamWriter, offset: int) -> None:
         writer.write(hp.encode_report(offset))

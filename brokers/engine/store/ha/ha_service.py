@@ -34,6 +34,7 @@ from brokers.engine.store.commitlog import CommitLog
 from brokers.engine.store.ha import ha_protocol as hp
 from brokers.engine.store.ha.group_transfer import GroupTransfer
 from brokers.engine.store.ha.ha_config import MASTER_ROLES, HAConfig
+from brokers.engine.store.ha.silence import SilenceWatch
 
 log = logging.getLogger("brokers.engine.store.ha")
 
@@ -290,7 +291,7 @@ class HAService:
 
     async def _run_connection(self, conn: SlaveConnection, reader: asyncio.StreamReader,
                               writer: asyncio.StreamWriter) -> None:
-        tasks = [asyncio.get_running_loop().create_task(self._read_reports(conn, reader)),
+        tasks = [asyncio.get_running_loop().create_task(self._read_reports(conn, reader, writer.transport)),
                  asyncio.get_running_loop().create_task(self._transfer(conn, writer))]
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -301,32 +302,33 @@ class HAService:
         for task in done:
             task.result()  # re-raise what ended the connection
 
-    async def _read_reports(self, conn: SlaveConnection, reader: asyncio.StreamReader) -> None:
+    async def _read_reports(self, conn: SlaveConnection, reader: asyncio.StreamReader,
+                            transport: asyncio.BaseTransport) -> None:
         """Take every report the socket holds, check each in order, and ack the last one: one
         pass over the waiters per read, however many reports queued up meanwhile."""
         timeout = self.config.housekeeping_interval_ms / 1000.0
         size = hp.REPORT.size
         buf = b""
-        while True:
-            try:
-                async with asyncio.timeout(timeout):
-                    data = await reader.read(4096)
-            except TimeoutError:
-                raise hp.HAProtocolError(f"no report for {timeout:.0f} s") from None
-            if not data:
-                raise ConnectionResetError("the slave closed the HA connection")
-            buf += data
-            whole = len(buf) - len(buf) % size
-            for at in range(0, whole, size):
-                offset = hp.decode_report(buf[at : at + size])
-                if offset > conn.next_transfer or offset < conn.acked_offset:
-                    raise hp.HAProtocolError(
-                        f"report of offset {offset}: sent up to {conn.next_transfer}, acknowledged {conn.acked_offset}")
-                conn.acked_offset = offset
-            buf = buf[whole:]
-            if whole:
-                conn.last_report_ms = self._clock.now_ms()
-                self.group_transfer.ack(conn.acked_offset)
+        with SilenceWatch(transport, timeout) as watch:
+            while True:
+                data = await reader.read(4096)
+                if watch.expired:
+                    raise hp.HAProtocolError(f"no report for {timeout:.0f} s")
+                if not data:
+                    raise ConnectionResetError("the slave closed the HA connection")
+                watch.heard()
+                buf = buf + data if buf else data
+                whole = len(buf) - len(buf) % size
+                for at in range(0, whole, size):
+                    offset = hp.decode_report(buf[at : at + size])
+                    if offset > conn.next_transfer or offset < conn.acked_offset:
+                        raise hp.HAProtocolError(
+                            f"report of offset {offset}: sent up to {conn.next_transfer}, acknowledged {conn.acked_offset}")
+                    conn.acked_offset = offset
+                buf = buf[whole:]
+                if whole:
+                    conn.last_report_ms = self._clock.now_ms()
+                    self.group_transfer.ack(conn.acked_offset)
 
     async def _transfer(self, conn: SlaveConnection, writer: asyncio.StreamWriter) -> None:
         """Send the log from ``conn.next_transfer`` on; a put on this loop may send its bytes

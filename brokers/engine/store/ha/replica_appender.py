@@ -17,8 +17,8 @@ max physical offset; ``ReputMessageService`` builds the consume queues and index
   stored them, RocketMQ's slave does not re-check it either, and recovery checks it after a
   crash (``check_crc_on_recover``). The structural checks stay, so garbage is still refused.
 * :meth:`dispatch` derives the consume queue units and index keys of everything written but not
-  yet dispatched, with the functions recovery's re-dispatch uses (``dispatch.py``,
-  ``recovery.parse_for_dispatch``), under the commit log lock, then tells the arrival listeners
+  yet dispatched (``dispatch_plan.py``, with the functions recovery's re-dispatch uses, and a
+  compiled twin), under the commit log lock, then tells the arrival listeners
   (long polling).
 
 The HA client writes a burst of frames, reports the new end to the master, and only then
@@ -33,21 +33,11 @@ import logging
 import struct
 from collections.abc import Callable
 
-from brokers.engine.common.message import (
-    PROPERTY_KEYS,
-    PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX,
-    string_to_properties,
-)
 from brokers.engine.common.message_codec import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE, RECORD_FIXED_SIZE_V4
 from brokers.engine.store.commitlog import CommitLog
 from brokers.engine.store.commitlog_dispatcher import CommitLogDispatcher
-from brokers.engine.store.dispatch import (
-    consume_queue_tags_code,
-    goes_to_consume_queue,
-    goes_to_index,
-    index_key_hashes,
-)
-from brokers.engine.store.record_check import VALID, check_record, parse_for_dispatch
+from brokers.engine.store.dispatch_plan import plan_dispatch
+from brokers.engine.store.record_check import VALID, check_record
 from brokers.engine.store.running_flags import RunningFlags
 
 log = logging.getLogger("brokers.engine.store.ha")
@@ -117,58 +107,73 @@ class ReplicaAppender:
         self.dispatch()
         return end
 
-    def write(self, offset: int, data: bytes | bytearray) -> int:
-        """Take a frame's body starting at ``offset``: append its whole units to the log (not
-        dispatched yet, see :meth:`dispatch`); return the log's end after appending."""
+    def write(self, offset: int, data: bytes | bytearray, start: int = 0, stop: int | None = None) -> int:
+        """Take a frame's body, ``data[start:stop]``, starting at ``offset``: append its whole units
+        to the log (not dispatched yet, see :meth:`dispatch`); return the log's end after appending.
+
+        With nothing pending (a master's frames end on a record unless its size limit cuts one),
+        the whole units are copied once, straight out of ``data``; only an incomplete last unit
+        waits in the pending tail for the next frame."""
         cl = self._commitlog
+        if stop is None:
+            stop = len(data)
         if offset != self.expected_offset and not (cl.max_offset == 0 and not cl.files and not self._pending
                                                    and offset % cl.file_size == 0):
             raise ReplicaStreamError(f"frame at offset {offset}, but this slave expects {self.expected_offset}")
         if not self._flags.replica_writeable:  # a full disk does not stop a slave (RocketMQ)
             raise ReplicaStreamError("the store is closed or unhealthy; not appending")
         pending = self._pending
-        base = offset - len(pending)
-        pending += data
-        whole, records = self._whole_units(pending, base)
-        if whole:
-            with memoryview(pending) as view:
-                chunk = bytes(view[:whole])
-            del pending[:whole]
-            self._append_chunk(chunk, base, records)
+        if not pending:  # whole units straight from data; only an incomplete last one is kept
+            whole, records = self._whole_units(data, offset, start, stop)
+            with memoryview(data) as view:
+                if whole:
+                    self._append_chunk(bytes(view[start : start + whole]), offset, records)
+                pending += view[start + whole : stop]
+        else:
+            base = offset - len(pending)
+            with memoryview(data) as view:
+                pending += view[start:stop]
+            whole, records = self._whole_units(pending, base, 0, len(pending))
+            if whole:
+                with memoryview(pending) as view:
+                    chunk = bytes(view[:whole])
+                del pending[:whole]
+                self._append_chunk(chunk, base, records)
         if len(pending) > self._max_pending:
             self._pending = bytearray()
             raise ReplicaStreamError(f"{len(pending)} bytes without a whole record: not a commit log stream")
         return cl.max_offset
 
-    def _whole_units(self, buf: bytearray, base: int) -> tuple[int, list[tuple[int, int]]]:
-        """(bytes of whole units at the start of ``buf``, (position, size) of each record among them)."""
+    def _whole_units(self, buf: bytes | bytearray, base: int, start: int, stop: int) -> tuple[int, list[tuple[int, int]]]:
+        """(bytes of whole units at the start of ``buf[start:stop]``, which begins at offset ``base``;
+        (position, size) of each record among them, positions counted from ``start``)."""
         fs = self._commitlog.file_size
         records: list[tuple[int, int]] = []
         check_crc = self._check_crc
-        i = 0
-        n = len(buf)
-        while n - i >= 8:
-            phys = base + i
+        origin = base - start  # the offset buf[0] would have
+        i = start
+        while stop - i >= 8:
+            phys = origin + i
             seg_end = phys - phys % fs + fs
             size, magic = _PREFIX.unpack_from(buf, i)
             if magic == BLANK_MAGIC_CODE:
                 if size != seg_end - phys:
                     raise ReplicaStreamError(f"blank marker at {phys} claims {size} bytes, the segment has {seg_end - phys}")
-                if n - i < size:
+                if stop - i < size:
                     break
             elif magic == MESSAGE_MAGIC_CODE:
                 if size < RECORD_FIXED_SIZE_V4 or phys + size > seg_end:
                     raise ReplicaStreamError(f"record at {phys} claims {size} bytes, which do not fit its segment")
-                if n - i < size:
+                if stop - i < size:
                     break
-                kind, _size, reason = check_record(buf, i, base, seg_end - base, check_crc)
+                kind, _size, reason = check_record(buf, i, origin, seg_end - origin, check_crc)
                 if kind != VALID:
                     raise ReplicaStreamError(f"record at {phys} fails the checks: {reason}")
-                records.append((i, size))
+                records.append((i - start, size))
             else:
                 raise ReplicaStreamError(f"no record starts at {phys} (magic 0x{magic:08X})")
             i += size
-        return i, records
+        return i - start, records
 
     def _append_chunk(self, chunk: bytes, base: int, records: list[tuple[int, int]]) -> None:
         """Append whole units, one copy per segment they touch (a blank marker ends a segment)."""
@@ -197,74 +202,30 @@ class ReplicaAppender:
             self._written.append((chunk, base, records))
 
     def dispatch(self) -> None:
-        """Write the consume queue units and index keys of everything appended so far.
-
-        Consecutive records of one queue stored at one time (a producer's batch on the master)
-        go to the dispatcher as one batch, as the master's put path sent them."""
+        """Write the consume queue units and index keys of everything appended so far
+        (:func:`~brokers.engine.store.dispatch_plan.plan_dispatch` groups them as the master's
+        put path dispatched them)."""
         if not self._written:
             return
         written, self._written = self._written, []
+        dispatcher = self._dispatcher
         arrivals: list[Arrival] = []
-        run = _Run()
         with self._commitlog.lock:
             for chunk, base, records in written:
-                for pos, size in records:
-                    phys = base + pos
-                    topic, queue_id, queue_offset, sys_flag, store_ts, props_text = parse_for_dispatch(chunk, pos)
-                    props = string_to_properties(props_text)
-                    tags = consume_queue_tags_code(topic, props, store_ts) if goes_to_consume_queue(sys_flag) else None
-                    hashes = None
-                    if goes_to_index(sys_flag) and (PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX in props or PROPERTY_KEYS in props):
-                        hashes = index_key_hashes(topic, props)
-                    if tags is None or not run.extends(topic, queue_id, queue_offset, store_ts):
-                        self._dispatch_run(run)
-                        run = _Run(topic, queue_id, queue_offset, store_ts)
-                        if tags is None:  # not for a consume queue (a prepared transaction): keys only
-                            self._dispatch_one(topic, queue_id, queue_offset, phys, size, None, hashes, store_ts)
-                            continue
-                    run.units.append((phys, size, tags))
-                    if hashes:
-                        for h in hashes:  # a loop, not extend(genexpr): most messages have one key
-                            run.index_items.append((h, phys))
-                    arrivals.append((topic, queue_id, queue_offset + 1, tags))
-            self._dispatch_run(run)
+                batches, chunk_arrivals = plan_dispatch(chunk, base, records)
+                for topic, queue_id, first_offset, store_ts, units, items in batches:
+                    try:
+                        if units is not None:
+                            dispatcher.dispatch_batch(topic, queue_id, first_offset, units, items, store_ts)
+                        else:
+                            phys, size, hashes = items
+                            dispatcher.dispatch(topic, queue_id, first_offset, phys, size, None, hashes, store_ts)
+                    except Exception as exc:
+                        self._fail(units[0][0] if units else items[0], exc)
+                arrivals += chunk_arrivals
         if arrivals:
             self._notify(arrivals)
-
-    def _dispatch_run(self, run: _Run) -> None:
-        if not run.units:
-            return
-        try:
-            self._dispatcher.dispatch_batch(run.topic, run.queue_id, run.first_offset, run.units,
-                                            run.index_items, run.store_timestamp)
-        except Exception as exc:
-            self._fail(run.units[0][0], exc)
-
-    def _dispatch_one(self, topic: str, queue_id: int, queue_offset: int, phys: int, size: int,
-                      tags: int | None, hashes: list[int] | None, store_ts: int) -> None:
-        try:
-            self._dispatcher.dispatch(topic, queue_id, queue_offset, phys, size, tags, hashes, store_ts)
-        except Exception as exc:
-            self._fail(phys, exc)
 
     def _fail(self, phys: int, exc: Exception) -> None:
         self._flags.make_unhealthy(f"dispatch of a replicated record failed: {exc}")
         raise ReplicaStreamError(f"dispatch failed at {phys}: {exc}") from exc
-
-
-class _Run:
-    """Consecutive records of one queue with one store time: one ``dispatch_batch``."""
-
-    __slots__ = ("topic", "queue_id", "first_offset", "store_timestamp", "units", "index_items")
-
-    def __init__(self, topic: str = "", queue_id: int = -1, first_offset: int = -1, store_timestamp: int = 0) -> None:
-        self.topic = topic
-        self.queue_id = queue_id
-        self.first_offset = first_offset
-        self.store_timestamp = store_timestamp
-        self.units: list[tuple[int, int, int]] = []
-        self.index_items: list[tuple[int, int]] = []
-
-    def extends(self, topic: str, queue_id: int, queue_offset: int, store_timestamp: int) -> bool:
-        return (bool(self.units) and queue_offset == self.first_offset + len(self.units) and queue_id == self.queue_id
-                and store_timestamp == self.store_timestamp and topic == self.topic)

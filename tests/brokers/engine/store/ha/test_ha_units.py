@@ -17,6 +17,7 @@ from brokers.engine.store.ha import ha_protocol as hp
 from brokers.engine.store.ha.group_transfer import GroupTransfer
 from brokers.engine.store.ha.ha_message_store import suggest_pulling_from_slave
 from brokers.engine.store.ha.replica_appender import ReplicaStreamError
+from brokers.engine.store.ha.silence import SilenceWatch
 from brokers.engine.store.message_inner import MessageExtBrokerInner
 from brokers.engine.store.results import GetMessageStatus
 
@@ -99,6 +100,78 @@ def test_replica_appender_builds_an_identical_log_from_a_stream_cut_anywhere(tmp
     slave.close()
     for name in sorted((tmp_path / "m" / "commitlog").iterdir()):
         assert name.read_bytes() == (tmp_path / "s" / "commitlog" / name.name).read_bytes()
+
+
+def test_replica_appender_takes_frames_in_place_from_a_read_buffer(tmp_path):
+    """As the HA client hands them: a frame's body as (buffer, start, stop) of the bytes read,
+    most ending on a record (written straight from the buffer), some mid-record (kept pending)."""
+    master = _store(tmp_path / "m")
+    master.open()
+    for i in range(60):
+        assert master.put_message_sync(_msg(i)).ok
+    end = master.max_phy_offset
+    stream = b"".join(master.commitlog.read(off, min(4096, end - off)) for off in range(0, end, 4096))
+    bounds, pos = [0], 0
+    while pos < end:  # record starts, and the segment ends where blank markers are
+        size = int.from_bytes(stream[pos : pos + 4], "big")
+        pos += size
+        bounds.append(pos)
+    slave = _store(tmp_path / "s")
+    slave.open()
+    appender = slave.replica_appender(1 << 16)
+    cuts = sorted(set(bounds[::3]) | {bounds[10] + 5, bounds[20] + 200, end})
+    at = 0
+    for cut in cuts:
+        if cut <= at:
+            continue
+        read = b"HEADER" + stream[at:cut] + b"NEXT"  # the frame in the middle of what one read returned
+        appender.write(at, read, 6, 6 + cut - at)
+        appender.dispatch()
+        at = cut
+    assert slave.max_phy_offset == end and appender.pending_bytes == 0
+    for q in (0, 1):
+        assert slave.get_message("g", "T", q, 0, 100).records == master.get_message("g", "T", q, 0, 100).records
+    master.close()
+    slave.close()
+    for name in sorted((tmp_path / "m" / "commitlog").iterdir()):
+        assert name.read_bytes() == (tmp_path / "s" / "commitlog" / name.name).read_bytes()
+
+
+def test_silence_watch_drops_a_silent_peer_and_keeps_a_talking_one():
+    async def scenario():
+        async def serve(reader, writer):
+            if (await reader.readexactly(1)) == b"t":  # "talk": a byte every 50 ms for 0.6 s
+                for _ in range(12):
+                    writer.write(b".")
+                    await asyncio.sleep(0.05)
+            await asyncio.sleep(1.5)  # then silence
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        results = {}
+        for mode in (b"s", b"t"):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(mode)
+            loop = asyncio.get_running_loop()
+            start, heard = loop.time(), 0
+            with SilenceWatch(writer.transport, 0.4) as watch:
+                while True:
+                    data = await reader.read(100)
+                    if watch.expired or not data:
+                        break
+                    watch.heard()
+                    heard += len(data)
+            results[mode] = (watch.expired, heard, loop.time() - start)
+            writer.close()
+        server.close()
+        return results
+
+    results = asyncio.run(scenario())
+    expired, heard, took = results[b"s"]
+    assert expired and heard == 0 and 0.4 <= took < 5  # dropped once silent for the limit, not before
+    expired, heard, took = results[b"t"]  # 0.6 s of bytes 50 ms apart, then dropped 0.4 s into the silence
+    assert expired and heard == 12 and 0.95 <= took < 5
 
 
 def test_suggest_which_broker_id_follows_rocketmq():
