@@ -37,7 +37,12 @@ from brokers.engine.common.constants import (
     SELF_TEST_TOPIC,
 )
 from brokers.engine.common.message import (
+    KEY_SEPARATOR,
+    NAME_VALUE_SEPARATOR,
     PROPERTY_DELAY_TIME_LEVEL,
+    PROPERTY_KEYS,
+    PROPERTY_SEPARATOR,
+    PROPERTY_TAGS,
     PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX,
     PROPERTY_WAIT_STORE_MSG_OK,
     Message,
@@ -65,6 +70,10 @@ _RETRY_ON = frozenset({ResponseCode.TOPIC_NOT_EXIST, ResponseCode.SERVICE_NOT_AV
 
 _DEFAULT_TOPIC_QUEUE_NUMS_TEXT = str(DEFAULT_TOPIC_QUEUE_NUMS)
 _WAIT_ONLY = properties_to_string({PROPERTY_WAIT_STORE_MSG_OK: "true"})  # a batch request's own properties
+_WAIT_ITEM = PROPERTY_SEPARATOR + _WAIT_ONLY
+_UNIQ_ITEM = PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX + NAME_VALUE_SEPARATOR
+_TAGS_ITEM = PROPERTY_TAGS + NAME_VALUE_SEPARATOR
+_KEYS_ITEM = PROPERTY_KEYS + NAME_VALUE_SEPARATOR
 
 
 _SEND_STATUS = {
@@ -157,12 +166,31 @@ class ProducerPlans(ClientPlans):
             return None
         return mq, addr
 
-    def _properties(self, msg: Message) -> dict[str, str]:
-        """The message's properties, with a fresh UNIQ_KEY unless it has one."""
-        props = msg.all_properties()
-        if PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX not in props:  # setdefault would make (and waste) an id every time
-            props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = self.uniq_ids.next_id()
-        return props
+    def wire_properties(self, msg: Message, *, wait: bool) -> tuple[str, str]:
+        """(properties string, UNIQ_KEY) of ``msg`` as the wire carries them: its properties, TAGS
+        and KEYS (``Message.all_properties``), a fresh UNIQ_KEY unless it has one and, with
+        ``wait``, WAIT=true unless set.
+
+        A message without properties of its own (tags and keys set as fields, the common case)
+        gets the same string written out directly, without the dict in between."""
+        if msg.properties:
+            props = msg.all_properties()
+            if PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX not in props:  # setdefault would make (and waste) an id every time
+                props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = self.uniq_ids.next_id()
+            if wait:
+                props.setdefault(PROPERTY_WAIT_STORE_MSG_OK, "true")
+            return properties_to_string(props), props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX]
+        uniq = self.uniq_ids.next_id()
+        text = _UNIQ_ITEM + uniq
+        keys = msg.keys
+        if keys:
+            if not isinstance(keys, str):
+                keys = KEY_SEPARATOR.join(keys)
+            if keys:
+                text = _KEYS_ITEM + keys + PROPERTY_SEPARATOR + text
+        if msg.tags:
+            text = _TAGS_ITEM + msg.tags + PROPERTY_SEPARATOR + text
+        return (text + _WAIT_ITEM if wait else text), uniq
 
     def prepare(self, msg: Message) -> Outgoing:
         """Validate one message and encode what goes on the wire (UNIQ_KEY and WAIT added, body compressed)."""
@@ -172,13 +200,11 @@ class ProducerPlans(ClientPlans):
             raise MQClientError(CLIENT_ERROR, "the message body is empty")
         if len(msg.body) > MAX_MESSAGE_SIZE:
             raise MQClientError(CLIENT_ERROR, f"the message body is {len(msg.body)} bytes, the limit is {MAX_MESSAGE_SIZE}")
-        props = self._properties(msg)
-        props.setdefault(PROPERTY_WAIT_STORE_MSG_OK, "true")
+        properties, uniq = self.wire_properties(msg, wait=True)
         body, sys_flag = bytes(msg.body), 0
         if self.compress_over and len(body) >= self.compress_over:
             body, sys_flag = zlib.compress(body, COMPRESS_LEVEL), message_codec.COMPRESSED_FLAG
-        return Outgoing(RequestCode.SEND_MESSAGE_V2, msg.topic, properties_to_string(props), body, sys_flag, msg.flag, False,
-                        props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX])
+        return Outgoing(RequestCode.SEND_MESSAGE_V2, msg.topic, properties, body, sys_flag, msg.flag, False, uniq)
 
     def prepare_batch(self, msgs: Sequence[Message]) -> Outgoing:
         """Validate messages of one topic and encode them as one SEND_BATCH_MESSAGE body."""
@@ -197,9 +223,9 @@ class ProducerPlans(ClientPlans):
                 raise MQClientError(CLIENT_ERROR, "retry topics and delayed messages cannot be batched")
             if not m.body:
                 raise MQClientError(CLIENT_ERROR, "a message body in the batch is empty")
-            props = self._properties(m)
-            ids.append(props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX])
-            entries.append(message_codec.encode_batch_entry(m.flag, bytes(m.body), properties_to_string(props)))
+            properties, uniq = self.wire_properties(m, wait=False)
+            ids.append(uniq)
+            entries.append(message_codec.encode_batch_entry(m.flag, bytes(m.body), properties))
         _check_sendable(topic)
         body = b"".join(entries)
         if len(body) > MAX_MESSAGE_SIZE:
