@@ -44,7 +44,7 @@ from django.utils import timezone
 from brokers.engine.client.admin import ClusterInfo
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway import namesrv_sets
-from brokers.gateway.cluster import cluster_info, masters_by_addr
+from brokers.gateway.cluster import cluster_info, readable_by_addr
 from brokers.gateway.groups import group_survey
 from brokers.gateway.overview import LIVE, Alert, BrokerRow, broker_overview
 from brokers.gateway.replication import BrokerGroup
@@ -81,11 +81,12 @@ def _period_s() -> float:
 
 
 def group_backlogs(info: ClusterInfo) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
-    """Every user group's total lag over the masters that answered, and every topic's lag per user
-    group consuming it (topic -> group -> lag; a group with committed offsets on a topic consumes it)."""
+    """Every user group's total lag over the brokers that answered (a slave for a master that is
+    down), and every topic's lag per user group consuming it (topic -> group -> lag; a group with
+    committed offsets on a topic consumes it)."""
     totals: dict[str, int] = {}
     topics: dict[str, dict[str, int]] = {}
-    for survey in group_survey(masters_by_addr(info)).values():
+    for survey in group_survey(readable_by_addr(info)).values():
         if survey.error:
             continue
         for group, lag in survey.lag.items():

@@ -2,7 +2,7 @@
 
 Costs, in admin requests:
 
-- the list: per master broker, GET_BROKER_CONSUME_STATS (every group's offsets, lag and TPS)
+- the list: per broker (its master; its slave while the master is down), GET_BROKER_CONSUME_STATS (every group's offsets, lag and TPS)
   and GET_ALL_SUBSCRIPTIONGROUP_CONFIG (consumeEnable), all brokers at once; a broker that does not serve it (answers "request code not supported")
   is read with GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_ALL_CONSUMER_OFFSET and one
   GET_TOPIC_STATS_INFO per consumed topic instead (see ``brokers.gateway.groups.group_survey_plan``).
@@ -28,7 +28,7 @@ from brokers.engine.common.mq_version import version_desc
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.gateway import namesrv_sets
 from brokers.gateway.client import get_admin_client
-from brokers.gateway.cluster import cluster_info, masters_by_addr
+from brokers.gateway.cluster import cluster_info, masters_by_addr, readable_by_addr
 from brokers.gateway.connections import GroupConnections, consumer_connections
 from brokers.gateway.groups import group_survey
 from brokers.gateway.queues import max_offsets, min_offsets, search_offsets
@@ -74,11 +74,18 @@ def _masters() -> tuple[ClusterInfo, dict[str, str]]:
     return info, masters_by_addr(info)
 
 
+def _readable() -> tuple[ClusterInfo, dict[str, str]]:
+    """The cluster info and, per broker name, the address its groups are read from -> the name
+    (the master; a slave while the master is down: ``readable_by_addr``)."""
+    info = cluster_info()
+    return info, readable_by_addr(info)
+
+
 # -- the list --------------------------------------------------------------------------------------------
 
 
 def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> GroupList:
-    """Every group any master knows (config or committed offsets), with lag, TPS and consumeEnable, filtered.
+    """Every group any broker knows (config or committed offsets), with lag, TPS and consumeEnable, filtered.
 
     The TPS is the brokers' ``consumeTps`` (messages pulled per second over the last minute), the
     figure GET_CONSUME_STATS gives the group page, its progress API and ``mqadmin consumerProgress``;
@@ -86,9 +93,10 @@ def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> Grou
     false when any broker's subscription group config says so.
 
     ``search`` matches a part of the name (case-insensitive), ``kinds`` keeps user and/or system
-    groups. A broker that does not answer is named in ``errors``.
+    groups. A broker that does not answer is named in ``errors``; a broker whose master is down is
+    read from its slave (``readable_by_addr``).
     """
-    _, brokers = _masters()
+    _, brokers = _readable()
     surveys = group_survey(brokers)
     merged: dict[str, dict] = {}
     errors, sources = [], set()
@@ -184,7 +192,7 @@ def _stats(name: str, topic: str | None) -> GroupProgress:
 
 def _known_or_online(name: str) -> tuple[tuple[str, ...], GroupConnections, Committed]:
     """The brokers that know the group, its connections and committed offsets; NotFound when nobody knows it."""
-    info, brokers = _masters()
+    info, brokers = _readable()
     known, committed = _require_group(name, brokers)
     conns = _connections(name, brokers, info)
     if not known and not conns.online:

@@ -80,6 +80,21 @@ def masters_by_addr(info: ClusterInfo | None = None) -> dict[str, str]:
     return {addr: name for name, addr in masters(info).items()}
 
 
+def readable_by_addr(info: ClusterInfo | None = None) -> dict[str, str]:
+    """One address per broker name -> that name: the master, or, for a broker whose master the name
+    server does not list (it is down), its lowest-id slave. A slave holds its master's topics,
+    groups and offsets as of its last sync plus the offsets consumers committed to it since, so the
+    reads of every group (the list, a group's page, the health scan's backlog) still count that
+    broker, once; writes go to masters (:func:`masters_by_addr`)."""
+    info = cluster_info() if info is None else info
+    out = masters_by_addr(info)
+    listed = set(out.values())
+    for name, members in slaves(info).items():
+        if name not in listed:
+            out[min(members.items())[1]] = name
+    return out
+
+
 def broker_names_by_addr(info: ClusterInfo | None = None) -> dict[str, str]:
     """Every address of every broker (masters and slaves) -> its broker name: the brokers of this cluster."""
     info = cluster_info() if info is None else info

@@ -10,12 +10,14 @@ import time
 
 import pytest
 
+from brokers.engine.common.subscription_group_config import SubscriptionGroupConfig
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.gateway.client import get_admin_client
-from brokers.gateway.cluster import masters_by_addr
+from brokers.gateway.cluster import masters_by_addr, readable_by_addr
 from brokers.gateway.connections import consumer_connections
+from brokers.gateway.subscription_groups import subscription_group_write
 from brokers.gateway.overview import LIVE, BrokerRow
 from brokers.gateway.replication import HAState, group_members, ha_state
 from consumers.health import SLAVE_DISCONNECTED, SLAVE_LAGGING, ha_alerts, health_scan
@@ -94,6 +96,30 @@ def test_the_health_scan_alerts_when_a_slave_loses_its_master(viewer, make_group
     assert found[0]["level"] == "error" and f"slave broker-a id 1 ({slave}) is not replicating" in found[0]["message"]
     shown = [a for a in viewer.get("/api/v1/alerts").json()["results"] if a["kind"] == SLAVE_DISCONNECTED]
     assert [a["target"] for a in shown] == [slave]  # the overview shows the scan's alert
+
+
+def test_groups_of_a_broker_whose_master_is_down_are_read_from_its_slave(viewer, make_group_cluster, mq_settings,
+                                                                         fresh_cache) -> None:
+    """The group list, a group's page and the health scan's backlog read a broker whose master is down
+    from its slave, which has the master's groups and offsets from its last sync."""
+    cluster = make_group_cluster()
+    mq_settings(cluster.namesrv_addr)
+    master_addr, slave = cluster.broker_addr("broker-a"), cluster.broker_addr(GroupCluster.SLAVE_KEY)
+    group = "G_on_broker_a"
+    subscription_group_write(master_addr, SubscriptionGroupConfig(group))
+    assert cluster.run(cluster.brokers[GroupCluster.SLAVE_KEY].group_member.slave_synchronize.sync_all())
+    before = viewer.get("/api/v1/groups").json()
+    assert [r["brokers"] for r in before["results"] if r["name"] == group] == [["broker-a"]]
+    cluster.run(cluster.brokers.pop("broker-a").stop())
+    deadline = time.monotonic() + 20
+    while master_addr in masters_by_addr() and time.monotonic() < deadline:  # the name server drops it
+        time.sleep(0.2)
+    assert master_addr not in masters_by_addr() and readable_by_addr()[slave] == "broker-a"
+    after = viewer.get("/api/v1/groups").json()
+    assert [r["brokers"] for r in after["results"] if r["name"] == group] == [["broker-a"]], after
+    assert not after.get("errors")
+    page = viewer.get(f"/api/v1/groups/{group}")
+    assert page.status_code == 200 and page.json()["brokers"] == ["broker-a"]
 
 
 def _row(broker_id: int, role: str, **ha) -> BrokerRow:
