@@ -16,7 +16,7 @@ from brokers.engine.client.admin import ClusterInfo, MQBrokerError
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.gateway.client import get_admin_client, run
-from brokers.gateway.cluster import masters_by_addr
+from brokers.gateway.cluster import readable_by_addr
 from brokers.gateway.connections import RUNNING_INFO_TIMEOUT_S, consumer_connections, running_infos_plan
 from brokers.gateway.groups import group_survey
 from brokers.gateway.overview import Alert
@@ -36,13 +36,13 @@ def _names(queues) -> str:
 
 def scan(info: ClusterInfo) -> list[LiveCheck]:
     """The live check of every topic of every online clustering user group."""
-    masters = masters_by_addr(info)
+    brokers = readable_by_addr(info)  # a slave for a broker whose master is down
     groups = set()
-    for survey in group_survey(masters, lag=False).values():
+    for survey in group_survey(brokers, lag=False).values():
         groups.update(survey.configs)
         groups.update(g for _, g in survey.offsets)
     groups = sorted(g for g in groups if group_kind(g) == USER)
-    conns = {g: c for g, c in consumer_connections(groups, masters, info=info).items()
+    conns = {g: c for g, c in consumer_connections(groups, brokers, info=info).items()
              if c.online and (c.message_model or "CLUSTERING") == "CLUSTERING"}
     targets = {(g, cid): addrs[0] for g, c in conns.items() for cid, addrs in c.broker_addrs.items() if addrs}
     answers = run(running_infos_plan(targets, RUNNING_INFO_TIMEOUT_S)) if targets else {}
@@ -82,7 +82,7 @@ def _alerts(checks: list[LiveCheck]) -> list[Alert]:
 
 def unowned_queue_alerts(info: ClusterInfo) -> list[Alert]:
     """Alerts for groups whose members leave queues unheld (or hold one twice), from a cached scan."""
-    key = CACHE_KEY + ";".join(sorted(masters_by_addr(info)))
+    key = CACHE_KEY + ";".join(sorted(readable_by_addr(info)))
     cached = cache.get(key)
     if cached is None:
         cached = [dataclasses.asdict(a) for a in _alerts(scan(info))]
