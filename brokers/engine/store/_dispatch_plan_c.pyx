@@ -43,6 +43,13 @@ cdef inline uint32_t _hash(uint32_t acc, const uint8_t* p, Py_ssize_t n) noexcep
     return acc
 
 
+cdef inline Py_ssize_t _find(const uint8_t* d, Py_ssize_t i, Py_ssize_t stop, uint8_t byte) noexcept:
+    """The position of the first ``byte`` in d[i:stop], or ``stop``."""
+    while i < stop and d[i] != byte:
+        i += 1
+    return i
+
+
 cdef inline bint _ascii(const uint8_t* p, Py_ssize_t n) noexcept:
     cdef Py_ssize_t i
     for i in range(n):
@@ -137,12 +144,8 @@ def plan_dispatch(chunk, base, records):
         item = props_at
         stop = props_at + props_len
         while item < stop:
-            i = item
-            while i < stop and d[i] != 2:
-                i += 1
-            sep = item
-            while sep < i and d[sep] != 1:
-                sep += 1
+            i = _find(d, item, stop, 2)  # the item's end
+            sep = _find(d, item, i, 1)  # its name's end
             if item < sep < i - 1:
                 if _is(d + item, sep - item, _TAGS):
                     tags_at, tags_len = sep + 1, i - sep - 1
@@ -174,9 +177,7 @@ def plan_dispatch(chunk, base, records):
                 i = keys_at
                 stop = keys_at + keys_len
                 while i < stop:
-                    sep = i
-                    while sep < stop and d[sep] != 32:
-                        sep += 1
+                    sep = _find(d, i, stop, 32)  # KEY_SEPARATOR
                     if sep > i:
                         hashes.append(_key_hash(prefix, d + i, sep - i))
                     i = sep + 1
