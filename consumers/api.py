@@ -68,7 +68,7 @@ class GroupViewSet(viewsets.ViewSet):
         groups = selectors.group_list(search=q.get("search", ""), kinds=q.get("kind"))
         rows = order_by(groups.rows, q.get("ordering"), ORDERING, "name")
         return paginated_response(request, self, rows, GroupRowsOutput, {"errors": list(groups.errors)} if groups.errors else None,
-                                  prepare=lambda page: selectors.with_members(page, groups.masters))
+                                  prepare=lambda page: selectors.with_members(page, groups.asked))
 
     @extend_schema(parameters=[NAME], responses=GroupDetailOutput)
     def retrieve(self, request: Request, name: str) -> Response:

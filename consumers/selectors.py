@@ -135,13 +135,13 @@ def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> Grou
                      tuple(brokers.items()))
 
 
-def with_members(rows: Sequence[GroupRow], masters: Sequence[tuple[str, str]] = ()) -> list[GroupRow]:
+def with_members(rows: Sequence[GroupRow], asked: Sequence[tuple[str, str]] = ()) -> list[GroupRow]:
     """``rows`` with members, consume type, model, version and last seen strategy (one
-    GANTRY_GET_ALL_CONSUMER_CONNECTIONS per master of ``masters``, (address, broker name) pairs:
-    GroupList.masters, else the cluster's; per-group calls to brokers without the extension)."""
+    GANTRY_GET_ALL_CONSUMER_CONNECTIONS per broker of ``asked``, (address, broker name) pairs:
+    GroupList.asked, else the cluster's masters; per-group calls to brokers without the extension)."""
     if not rows:
         return []
-    brokers = dict(masters) or _masters()[1]
+    brokers = dict(asked) or _masters()[1]
     conns = consumer_connections([r.name for r in rows], brokers)
     strategies = cache.get_many([strategy_key(r.name) for r in rows])
     out = []

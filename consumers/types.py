@@ -52,7 +52,7 @@ class GroupList:
     broker_names: tuple[str, ...]
     errors: tuple[str, ...] = ()
     stats_sources: tuple[str, ...] = ()  # how lag was read: GET_BROKER_CONSUME_STATS or GET_TOPIC_STATS_INFO
-    masters: tuple[tuple[str, str], ...] = ()  # (address, broker name) of the brokers asked
+    asked: tuple[tuple[str, str], ...] = ()  # (address, broker name) of the brokers asked (a slave for a master that is down)
 
 
 # -- one group -------------------------------------------------------------------------------------------

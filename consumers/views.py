@@ -41,7 +41,7 @@ def group_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(groups.rows, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"form": form, "groups": groups, "page": page, "rows": selectors.with_members(page.object_list, groups.masters), "query": query.urlencode()}
+    context = {"form": form, "groups": groups, "page": page, "rows": selectors.with_members(page.object_list, groups.asked), "query": query.urlencode()}
     return _page_or_partial(request, "consumers/group_list.html", "consumers/_group_table.html", context, form.status)
 
 
