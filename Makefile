@@ -6,6 +6,13 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
+# Test processes: two per core (most tests wait on servers, sockets and clocks, so two per core keep the
+# cores busy; one per core left them ~60 % idle), at most 8 (each has its own cluster, redis-server, Spark
+# session and, in the second pass, PostgreSQL server). Whole files are handed out one at a time in
+# collection order (--dist loadfile --no-loadscope-reorder): a module's fixtures are set up once, no
+# worker sits on a queue of tests while the others are done, and browser tests stay last (tests/conftest.py).
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n * 2 > 8 ? 8 : n * 2 )))
+
 .PHONY: run test setup system venv speedups migrate clean-var bench
 
 run: setup
@@ -14,8 +21,8 @@ run: setup
 
 test: setup
 	@$(MAKE) --no-print-directory system NEED_BROWSER=1 NEED_POSTGRES=1
-	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist load
-	GANTRY_TEST_DB=postgres GANTRY_PURE_PYTHON=1 GANTRY_EVENT_LOOP=asyncio $(PY) -m pytest -q -n auto --maxprocesses 4 --dist load -m "not e2e"  # the DB-touching tests again, on PostgreSQL (browser tests: SQLite only), on the pure-Python codecs and asyncio's own event loop
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	GANTRY_TEST_DB=postgres GANTRY_PURE_PYTHON=1 GANTRY_EVENT_LOOP=asyncio $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not e2e"  # the DB-touching tests again, on PostgreSQL (browser tests: SQLite only), on the pure-Python codecs and asyncio's own event loop
 
 setup: system venv speedups migrate
 

@@ -1,6 +1,8 @@
 """The suite's fixtures are plugins in tests/fixtures/, registered here once for every test."""
 from __future__ import annotations
 
+import pytest
+
 pytest_plugins = [
     "tests.fixtures.cluster",
     "tests.fixtures.console",
@@ -20,6 +22,16 @@ def pytest_collection_modifyitems(config, items):
     """Run browser tests last: Playwright's sync API holds an event loop on the main thread while
     a browser is open, and tests that call asyncio.run() cannot share the thread with it.
 
-    Under pytest-xdist every worker collects in this order and the scheduler hands tests out in
-    it, so in each worker the browser tests still come after every other test."""
+    Under pytest-xdist every worker collects in this order, and ``make test``'s scheduler
+    (``--dist loadfile --no-loadscope-reorder``) hands out whole files in it, so in each worker the
+    browser tests still come after every other test, provided no file mixes the two kinds: a
+    file that does is refused here (its early, non-browser tests would pull its browser tests to
+    the front of some worker)."""
+    kinds: dict[str, set[bool]] = {}
+    for item in items:
+        kinds.setdefault(item.nodeid.split("::", 1)[0], set()).add(item.get_closest_marker("e2e") is not None)
+    mixed = sorted(path for path, seen in kinds.items() if len(seen) > 1)
+    if mixed:
+        raise pytest.UsageError(f"{', '.join(mixed)}: a test file is either all browser tests (marked e2e) "
+                                "or none; move the browser tests to tests/e2e/")
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
