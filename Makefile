@@ -51,7 +51,7 @@ system:
 	fi
 
 # The compiled twins of the frame, record, batch and properties codecs and the Java string hash
-# (brokers/engine/speedups.py), built in place with gcc; a no-op when no .pyx changed.
+# (brokers/engine/speedups.py), built in place with gcc; a no-op when no .pyx (or .pxd it cimports) changed.
 # GANTRY_PURE_PYTHON=1 runs without them.
 speedups: venv
 	$(PY) tools/build_speedups.py

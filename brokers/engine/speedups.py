@@ -17,7 +17,8 @@ module gets the compiled one, and the pure module stays the reference:
   errors and edge cases are the pure module's, word for word;
 - ``GANTRY_PURE_PYTHON=1`` in the environment keeps the pure path (``make test`` runs its
   PostgreSQL pass so); a missing build (the ``gantry-client`` wheel ships no compiled code) or a
-  stale one (its ``.pyx`` newer than the built module: a pull without ``make``) also does, the
+  stale one (its ``.pyx``, or a ``.pxd`` it cimports, newer than the built module: a pull without
+  ``make``) also does, the
   stale case with a warning;
 - :data:`PURE` and :data:`COMPILED` name every function of both paths and :data:`TWINS` each pure
   module's twin, for the test that proves they give byte-identical frames and records
@@ -29,6 +30,7 @@ import importlib
 import logging
 import os
 import pathlib
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -37,6 +39,8 @@ __all__ = ["COMPILED", "DISABLE_ENV", "PURE", "TWINS", "active", "enabled", "ins
 log = logging.getLogger(__name__)
 
 DISABLE_ENV = "GANTRY_PURE_PYTHON"
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent  # the repository: `brokers.x.y` is brokers/x/y.pxd
+_CIMPORT = re.compile(r"^\s*from\s+(brokers(?:\.\w+)+)\s+cimport\b", re.MULTILINE)
 PURE: dict[str, Callable[..., Any]] = {}  # "module.function" -> the pure function
 COMPILED: dict[str, Callable[..., Any]] = {}  # "module.function" -> the twin in use in its place
 TWINS: dict[str, str] = {}  # pure module -> its compiled twin module
@@ -60,14 +64,26 @@ def load(module: str) -> Any | None:
         return None
     built = pathlib.Path(mod.__file__ or "")
     source = built.parent / (module.rsplit(".", 1)[-1] + ".pyx")
-    try:
-        stale = source.stat().st_mtime > built.stat().st_mtime
-    except OSError:  # no source next to it (an installed build): nothing to compare with
-        stale = False
-    if stale:
-        log.warning("%s is older than %s: using the pure-Python path (run `make` to rebuild)", built.name, source.name)
+    newer = newer_sources(built, source)
+    if newer:
+        log.warning("%s is older than %s: using the pure-Python path (run `make` to rebuild)",
+                    built.name, ", ".join(p.name for p in newer))
         return None
     return mod
+
+
+def newer_sources(built: pathlib.Path, source: pathlib.Path, root: pathlib.Path = ROOT) -> list[pathlib.Path]:
+    """The sources of ``built`` changed after it was built: its ``.pyx`` and the project's ``.pxd``
+    files it cimports (``from brokers.engine._byteorder cimport ...``). None when the ``.pyx`` is not
+    next to it (an installed build: nothing to compare with)."""
+    try:
+        built_at = built.stat().st_mtime
+        if not source.exists():
+            return []
+        headers = [root.joinpath(*name.split(".")).with_suffix(".pxd") for name in _CIMPORT.findall(source.read_text())]
+        return [p for p in (source, *headers) if p.stat().st_mtime > built_at]
+    except OSError:
+        return []
 
 
 def install(namespace: dict[str, Any], module: str, names: Iterable[str]) -> bool:

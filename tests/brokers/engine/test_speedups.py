@@ -65,6 +65,32 @@ def test_every_pure_function_has_its_compiled_twin_in_use_unless_switched_off() 
         assert message_codec.decode_record is speedups.PURE["brokers.engine.common.message_codec.decode_record"]
 
 
+def test_a_build_older_than_its_pyx_or_a_pxd_it_cimports_is_stale(tmp_path) -> None:
+    engine = tmp_path / "brokers" / "engine"
+    engine.mkdir(parents=True)
+    pxd, other_pxd = engine / "_byteorder.pxd", engine / "_unused.pxd"
+    pyx, built = engine / "_x_c.pyx", engine / "_x_c.cpython-311-x86_64-linux-gnu.so"
+    pyx.write_text("from libc.stdint cimport uint8_t\nfrom brokers.engine._byteorder cimport get32\n")
+    for path in (pxd, other_pxd, built):
+        path.write_bytes(b"")
+
+    def at(path, t):
+        os.utime(path, (t, t))
+
+    for path in (pyx, pxd, other_pxd):
+        at(path, 1_000)
+    at(built, 2_000)
+    assert speedups.newer_sources(built, pyx, root=tmp_path) == []
+    at(other_pxd, 3_000)  # a .pxd the twin does not cimport: not its source
+    assert speedups.newer_sources(built, pyx, root=tmp_path) == []
+    at(pxd, 3_000)
+    assert speedups.newer_sources(built, pyx, root=tmp_path) == [pxd]
+    at(pyx, 3_000)
+    assert speedups.newer_sources(built, pyx, root=tmp_path) == [pyx, pxd]
+    pyx.unlink()  # an installed build: no source next to it, nothing to compare with
+    assert speedups.newer_sources(built, pyx, root=tmp_path) == []
+
+
 def test_the_environment_switch_keeps_the_pure_path_in_a_fresh_process() -> None:
     code = ("from brokers.engine import speedups; from brokers.engine.common import message_codec as m; "
             "print(speedups.active(), m.decode_record is speedups.PURE['brokers.engine.common.message_codec.decode_record'])")
