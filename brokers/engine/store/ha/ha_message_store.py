@@ -95,7 +95,7 @@ class HAMessageStore:
     def open(self) -> None:
         self.epochs.load()  # a malformed file stops the open, before the store is locked
         self.local.open()
-        self.local.add_arrival_listener(self._on_arrival)
+        self.local.set_append_listener(self._on_appended)
 
     def close(self) -> None:
         self.local.close()
@@ -175,7 +175,7 @@ class HAMessageStore:
     def ha_port(self) -> int:
         return self.ha_service.port if self.ha_service is not None else 0
 
-    def _on_arrival(self, topic: str, queue_id: int, offset: int, tags: int) -> None:
+    def _on_appended(self) -> None:
         if self.ha_service is not None:
             self.ha_service.notify_appended()
 
