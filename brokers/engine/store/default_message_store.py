@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
@@ -83,7 +83,6 @@ class DefaultMessageStore:
         self._queues = ConsumeQueueTable(config.consume_queue_dir, config.consume_queue_units_per_file, io=file_io)
         self._checkpoint: StoreCheckpoint | None = None
         self._listeners: list[ArrivalListener] = []
-        self._on_appended: Callable[[], None] | None = None  # once per put that grew the log (the HA sender)
         self._stats = StoreStats(clock.monotonic)
         self._dispatcher = CommitLogDispatcher(self._queues, self._index)
         self._appender = CommitLogAppender(
@@ -257,8 +256,6 @@ class DefaultMessageStore:
     def _after_put(self, outcome: PutOutcome, wait_store_msg_ok: bool) -> tuple[PutMessageResult, int]:
         """Announce the arrivals; return the result and the offset to wait for on disk (-1: none)."""
         result, target, arrivals = outcome
-        if self._on_appended is not None and result.stored:
-            self._on_appended()
         self._notify(arrivals)
         return result, target if target >= 0 and self.config.sync_flush and wait_store_msg_ok else -1
 
@@ -286,12 +283,6 @@ class DefaultMessageStore:
         """Call ``listener(topic, queue_id, logic_offset, tags_code)`` after each dispatch, on the
         putting thread; ``logic_offset`` is the queue offset + 1 (RocketMQ's MessageArrivingListener)."""
         self._listeners.append(listener)
-
-    def set_append_listener(self, listener: Callable[[], None] | None) -> None:
-        """Call ``listener()`` once after each put that appended to the commit log (a batch is
-        one call, where arrival listeners hear each message), on the putting thread, before
-        the arrival listeners: the HA sender pushes the new bytes to the slaves from there."""
-        self._on_appended = listener
 
     def _notify(self, arrivals: list[tuple[str, int, int, int]]) -> None:
         if not arrivals or not self._listeners:

@@ -31,6 +31,7 @@ import os
 import struct
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import TypeVar
 
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.store.commitlog import CommitLog
@@ -49,6 +50,7 @@ from brokers.engine.store.ha.tail_truncation import TruncationReport
 
 log = logging.getLogger("brokers.engine.store.ha")
 
+_T = TypeVar("_T")
 _I64 = struct.Struct(">q")
 _PHYSICAL_OFFSET_POS = 28  # PHYSICALOFFSET's position in a record
 
@@ -95,7 +97,6 @@ class HAMessageStore:
     def open(self) -> None:
         self.epochs.load()  # a malformed file stops the open, before the store is locked
         self.local.open()
-        self.local.set_append_listener(self._on_appended)
 
     def close(self) -> None:
         self.local.close()
@@ -175,14 +176,18 @@ class HAMessageStore:
     def ha_port(self) -> int:
         return self.ha_service.port if self.ha_service is not None else 0
 
-    def _on_appended(self) -> None:
-        if self.ha_service is not None:
-            self.ha_service.notify_appended()
 
     def add_arrival_listener(self, listener: ArrivalListener) -> None:
         self.local.add_arrival_listener(listener)
 
     # --- puts -------------------------------------------------------------------------------
+
+    def _appended(self, outcome: _T) -> _T:
+        """Wake the HA senders once per put, whatever it appended (a batch of 32 is one call; a
+        record no consume queue takes grew the log too), and pass the put's outcome on."""
+        if self.ha_service is not None:
+            self.ha_service.notify_appended()
+        return outcome
 
     def _refuse_on_slave(self) -> PutMessageResult | None:
         if self.broker_role == SLAVE:
@@ -213,20 +218,20 @@ class HAMessageStore:
         refused = self._refuse_on_slave()
         if refused is not None:
             return refused
-        return await self._finish_put(*self.local.put_message_started(msg), msg.wait_store_msg_ok)
+        return await self._finish_put(*self._appended(self.local.put_message_started(msg)), msg.wait_store_msg_ok)
 
     async def put_messages(self, batch: MessageExtBatch) -> PutMessageResult:
         refused = self._refuse_on_slave()
         if refused is not None:
             return refused
-        return await self._finish_put(*self.local.put_messages_started(batch), batch.wait_store_msg_ok)
+        return await self._finish_put(*self._appended(self.local.put_messages_started(batch)), batch.wait_store_msg_ok)
 
     def put_message_sync(self, msg: MessageExtBrokerInner) -> PutMessageResult:
         """Blocking put for tools; no slave wait (that needs the broker's loop)."""
-        return self._refuse_on_slave() or self.local.put_message_sync(msg)
+        return self._refuse_on_slave() or self._appended(self.local.put_message_sync(msg))
 
     def put_messages_sync(self, batch: MessageExtBatch) -> PutMessageResult:
-        return self._refuse_on_slave() or self.local.put_messages_sync(batch)
+        return self._refuse_on_slave() or self._appended(self.local.put_messages_sync(batch))
 
     # --- gets -------------------------------------------------------------------------------
 

@@ -95,22 +95,6 @@ def test_arrival_listeners_hear_each_dispatched_message(open_store):
     assert heard == [("TopicTest", 2, 1, 2598919), ("TopicTest", 2, 2, 0)]
 
 
-def test_the_append_listener_hears_each_put_once_even_without_a_queue_unit(open_store):
-    """The HA sender's hook: a batch is one call (arrival listeners hear every message), a record
-    that no consume queue takes (a prepared transaction) grew the log all the same, and a refused
-    put appended nothing."""
-    store = open_store()
-    calls, ends = [], []
-    store.set_append_listener(lambda: (calls.append(1), ends.append(store.max_phy_offset)))
-    batch = MessageExtBatch("TopicTest", 0, encode_batch_body([Message("TopicTest", b"m%d" % i) for i in range(8)]))
-    assert asyncio.run(store.put_messages(batch)).ok
-    assert len(calls) == 1 and ends == [store.max_phy_offset]
-    assert store.put_message_sync(inner(sys_flag=TRANSACTION_PREPARED_TYPE)).ok
-    assert len(calls) == 2 and ends[-1] == store.max_phy_offset
-    assert store.put_message_sync(inner(topic="bad/topic")).status is PutMessageStatus.MESSAGE_ILLEGAL
-    assert len(calls) == 2
-
-
 def test_prepared_transaction_records_get_no_queue_unit(open_store):
     store = open_store()
     r = store.put_message_sync(inner(sys_flag=TRANSACTION_PREPARED_TYPE))
