@@ -27,7 +27,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from brokers.engine.client.admin_promotion import PROMOTION_ROLES
-from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
+from brokers.engine.common.topic_validator import InvalidNameError, validate_broker_name
 from brokers.gateway import namesrv_sets
 from brokers.gateway.overview import LIVE, BrokerRow, broker_group
 from brokers.models import PromotionJob
@@ -54,7 +54,7 @@ def checked_request(broker_name: object, broker_id: object, force: object, dry_r
     if not isinstance(broker_name, str):
         raise InvalidInput("name", "must be a broker name.")
     try:
-        validate_topic(broker_name)  # a broker name is registered as a topic: the same rule
+        validate_broker_name(broker_name)
     except InvalidNameError as exc:
         raise InvalidInput("name", f"illegal broker name: {exc}") from None
     if isinstance(broker_id, bool) or not isinstance(broker_id, int) or broker_id < 0:

@@ -103,7 +103,8 @@ def test_bad_arguments_exit_non_zero_with_a_clear_message(tmp_path):
         (["--broker", "noport"], "expected NAME:PORT"),
         (["--broker", f"broker-a:{port_a}", "--broker", f"broker-a:{port_b}"], "given twice"),
         (["--broker", f"broker-a:{port_a}", "--broker", f"broker-b:{port_a}"], "used twice"),
-        (["--broker", "bad name!:1234"], "illegal broker name"),
+        (["--broker", "bad name!:1234"], "illegal broker name: the broker name contains a space at position 4"),
+        (["--broker", f"broker-a:{port_a}", "--cluster", "Default/Cluster"], "illegal cluster name: the cluster name contains '/'"),
         (["--broker", f"broker-a:{port_a}", "--flush", "sometimes"], "invalid choice"),
     ]
     for args, message in cases:

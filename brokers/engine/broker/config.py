@@ -16,7 +16,7 @@ from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
 from brokers.engine.common.perm import PERM_RW
 from brokers.engine.common.subscription import SubscriptionLimits
-from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
+from brokers.engine.common.topic_validator import InvalidNameError, validate_broker_name
 from brokers.engine.remoting.limits import DEFAULT_LIMITS, LIMIT_FIELDS, ConnectionLimits
 from brokers.engine.remoting.tls import TlsConfig
 from brokers.engine.store.config import StoreConfig
@@ -114,11 +114,11 @@ class BrokerConfig:
     tls: TlsConfig | None = None
 
     def __post_init__(self) -> None:
-        for label, name in (("broker name", self.broker_name), ("cluster name", self.cluster_name)):
+        for kind, name in (("broker", self.broker_name), ("cluster", self.cluster_name)):
             try:
-                validate_topic(name)  # both become topic names registered at start
+                validate_broker_name(name, kind)
             except InvalidNameError as exc:
-                raise BrokerConfigError(f"{label}: {exc}") from None
+                raise BrokerConfigError(str(exc)) from None
         if not isinstance(self.store, StoreConfig):
             raise BrokerConfigError("store must be a StoreConfig")
         if not 0 <= self.listen_port <= 65535:

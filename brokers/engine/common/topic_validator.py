@@ -134,6 +134,13 @@ def validate_group(group: object) -> str:
     return _validate_name("group", group, GROUP_MAX_LENGTH)
 
 
+def validate_broker_name(name: object, kind: str = "broker") -> str:
+    """Return ``name`` if it is a legal broker (or, with ``kind="cluster"``, cluster) name: the topic
+    rule, since a broker registers both names as topics at start, as RocketMQ's does; the error
+    says which name it was."""
+    return _validate_name(kind, name, TOPIC_MAX_LENGTH)
+
+
 def broker_system_topics(cluster_names: Iterable[str], broker_names: Iterable[str]) -> frozenset[str]:
     """The topics brokers make from their own names: each cluster, ``<cluster>_REPLY_TOPIC``, each broker name."""
     clusters = set(cluster_names)

@@ -43,7 +43,7 @@ from brokers.engine.broker.config import BrokerConfig, BrokerConfigError
 from brokers.engine.broker.controller import BrokerController
 from brokers.engine.client.admin import MQAdminClient
 from brokers.engine.common.constants import DEFAULT_CLUSTER, DEFAULT_NAMESRV_PORT
-from brokers.engine.common.topic_validator import InvalidNameError, validate_topic
+from brokers.engine.common.topic_validator import InvalidNameError, validate_broker_name
 from brokers.engine.namesrv.server import NamesrvConfig, NamesrvController
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.tls import TlsConfigError, add_tls_arguments, tls_config_from_args
@@ -80,7 +80,7 @@ def _name_port(flag: str, value: str) -> tuple[str, int]:
     if not sep or not name or not port_text.isdigit():
         raise CommandError(f"{flag} {value!r}: expected NAME:PORT, e.g. broker-a:10911")
     try:
-        validate_topic(name)  # a broker name becomes a topic name (RocketMQ registers it as one)
+        validate_broker_name(name)
     except InvalidNameError as exc:
         raise CommandError(f"{flag} {value!r}: illegal broker name: {exc}") from None
     port = int(port_text)
@@ -183,7 +183,7 @@ class Command(BaseCommand):
         if not 1 <= namesrv_port <= 65535:
             raise CommandError(f"--namesrv-port {namesrv_port} is outside 1..65535")
         try:
-            validate_topic(cluster)
+            validate_broker_name(cluster, "cluster")
         except InvalidNameError as exc:
             raise CommandError(f"--cluster: illegal cluster name: {exc}") from None
         specs = parse_broker_specs(broker or list(DEFAULT_BROKERS), namesrv_port, slave or [], parse_roles(role or []))

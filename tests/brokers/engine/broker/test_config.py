@@ -28,8 +28,10 @@ def test_broker_config_from_dict(tmp_path):
         BrokerConfig.from_dict({"broker_name": "b", "store_dir": str(tmp_path), "colour": 1})
     with pytest.raises(BrokerConfigError, match="store_dir"):
         BrokerConfig.from_dict({"broker_name": "b"})
-    with pytest.raises(BrokerConfigError, match="broker name"):
+    with pytest.raises(BrokerConfigError, match="^the broker name contains '/' at position 2"):
         BrokerConfig(broker_name="a/b", store=StoreConfig(str(tmp_path)))
+    with pytest.raises(BrokerConfigError, match="^the cluster name contains a space at position 8"):
+        BrokerConfig(broker_name="b", cluster_name="Default Cluster", store=StoreConfig(str(tmp_path)))
     with pytest.raises(BrokerConfigError, match="listen port"):
         BrokerConfig(broker_name="b", store=StoreConfig(str(tmp_path)), listen_port=-1)
 

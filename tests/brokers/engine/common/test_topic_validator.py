@@ -16,6 +16,7 @@ from brokers.engine.common.topic_validator import (
     is_not_allowed_send_topic,
     is_retry_topic,
     is_system_topic,
+    validate_broker_name,
     validate_group,
     validate_new_topic,
     validate_topic,
@@ -32,6 +33,17 @@ def test_update_topic_answers_as_rocketmq(row: Row) -> None:
     else:
         with pytest.raises(InvalidNameError):
             validate_new_topic(row.name, HERE)
+
+
+def test_broker_and_cluster_names_follow_the_topic_rule_and_errors_name_them() -> None:
+    """A broker registers its broker and cluster names as topics: the topic rule, the right word."""
+    assert validate_broker_name("broker-a") == "broker-a" and validate_broker_name("a" * 127, "cluster") == "a" * 127
+    for name, kind, says in (("broker a", "broker", "the broker name contains a space at position 7"),
+                             ("a" * 128, "broker", "the broker name is 128 characters long, longer than 127"),
+                             ("", "cluster", "the cluster name is empty"), (None, "cluster", "the cluster name must be a string")):
+        with pytest.raises(InvalidNameError) as caught:
+            validate_broker_name(name, kind)
+        assert str(caught.value).startswith(says), caught.value
 
 
 @pytest.mark.parametrize("name", ["T", "a" * 127, "%RETRY%g", "a|b", "Topic_1-x"])
