@@ -176,7 +176,6 @@ class HAMessageStore:
     def ha_port(self) -> int:
         return self.ha_service.port if self.ha_service is not None else 0
 
-
     def add_arrival_listener(self, listener: ArrivalListener) -> None:
         self.local.add_arrival_listener(listener)
 

@@ -165,8 +165,8 @@ class HAService:
 
     def wait_for_slave(self, offset: int) -> asyncio.Future[bool]:
         """True once a slave acknowledged ``offset``, False after ``sync_timeout_ms`` (see
-        :meth:`GroupTransfer.register`)."""
-        self.notify_appended()
+        :meth:`GroupTransfer.register`). The put that wrote up to ``offset`` has woken the
+        senders already (``notify_appended``, once per put)."""
         return self.group_transfer.register(offset, self.config.sync_timeout_ms / 1000.0)
 
     def lag(self) -> tuple[int, int]:
