@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from brokers.engine.common.topic_validator import validate_group, validate_topic
-
+from brokers.engine.common.topic_validator import validate_broker_name, validate_group, validate_topic
 
 
 def topic_name(value: str) -> str:
@@ -12,6 +11,13 @@ def topic_name(value: str) -> str:
         return validate_topic(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"illegal topic name: {exc}") from None
+
+
+def broker_name(value: str) -> str:
+    try:
+        return validate_broker_name(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"illegal broker name: {exc}") from None
 
 
 def group_name(value: str) -> str:

@@ -14,6 +14,7 @@ import argparse
 from django.core.management.base import CommandError
 
 from brokers.engine.client.admin_promotion import PROMOTION_ROLES, PromotionResult, promote_slave
+from brokers.mqadmin.arguments import broker_name
 from brokers.mqadmin.context import Context
 
 
@@ -31,7 +32,7 @@ class PromoteSlave:
     name, help = "promoteSlave", "Gantry: promote a slave of a broker group to master, online (--dry-run first)"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("-b", "--brokerName", dest="broker_name", required=True, help="the broker group, e.g. broker-a")
+        parser.add_argument("-b", "--brokerName", dest="broker_name", type=broker_name, required=True, help="the broker group, e.g. broker-a")
         parser.add_argument("-i", "--brokerId", dest="broker_id", type=_slave_id, required=True, help="the slave to promote (its brokerId)")
         parser.add_argument("--dry-run", dest="dry_run", action="store_true", help="only print what the promotion would do and lose")
         parser.add_argument("--force", dest="force", action="store_true",

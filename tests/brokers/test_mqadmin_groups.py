@@ -34,6 +34,8 @@ def test_promote_slave_refuses_bad_targets_before_asking(group_cluster) -> None:
             mqadmin(group_cluster, "promoteSlave", *args, "--dry-run")
     with pytest.raises(CommandError, match="not a slave's"):
         mqadmin(group_cluster, "promoteSlave", "-b", "broker-a", "-i", "0")
+    with pytest.raises(CommandError, match="illegal broker name: the broker name contains a space at position 4"):
+        mqadmin(group_cluster, "promoteSlave", "-b", "bad name", "-i", "1")
     with pytest.raises(CommandError, match="invalid choice"):
         mqadmin(group_cluster, "promoteSlave", "-b", "broker-a", "-i", "1", "--role", "SLAVE")
 
