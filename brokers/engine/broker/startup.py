@@ -20,6 +20,7 @@ from brokers.engine.broker.config import BrokerConfig, BrokerConfigError
 from brokers.engine.broker.controller import BrokerController
 from brokers.engine.broker.retention_arguments import add_retention_arguments, flag_of_error, retention_kwargs
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
+from brokers.engine.common.gc_freeze import freeze_startup_heap
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
 from brokers.engine.metrics.metrics_endpoint import MetricsConfigError, MetricsEndpoint, add_metrics_arguments, metrics_endpoint_from_args
 from brokers.engine.remoting.tls import add_tls_arguments, tls_config_from_args
@@ -159,6 +160,7 @@ async def serve(config: BrokerConfig, *, ready_line: bool = True, metrics: Metri
         except (NotImplementedError, RuntimeError):
             pass
     registered = [r.namesrv_addr for r in controller.last_register_results if r.ok]
+    freeze_startup_heap()  # full collections then skip start-up's objects (gc_freeze.py)
     if ready_line:
         print(
             f"broker {config.broker_name} ready at {controller.addr} (cluster {config.cluster_name}, "

@@ -27,6 +27,7 @@ from brokers.engine.acl.plain_acl_config import AclConfigError
 from brokers.engine.acl.server_acl import add_acl_arguments, server_acl_guard
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import DEFAULT_NAMESRV_PORT, MAX_FRAME_SIZE
+from brokers.engine.common.gc_freeze import freeze_startup_heap
 from brokers.engine.metrics.metrics_endpoint import MetricsConfigError, MetricsEndpoint, add_metrics_arguments, metrics_endpoint_from_args
 from brokers.engine.namesrv.broker_address_rule import BrokerAddressError, BrokerAddressRule, parse_host_alias
 from brokers.engine.namesrv.kv_config import KvConfigManager
@@ -189,6 +190,7 @@ async def serve(config: NamesrvConfig, stop: asyncio.Event | None = None, metric
             await controller.stop()
             raise
         print(f"namesrv metrics at {metrics.url}", flush=True)
+    freeze_startup_heap()  # full collections then skip start-up's objects (gc_freeze.py)
     print(f"namesrv ready on {config.host}:{controller.port}", flush=True)
     try:
         await stop.wait()
