@@ -16,13 +16,19 @@ a topic has 4 queues on each broker (8 in all).
    gate opening).
 
     .venv/bin/python bench/client_bench.py [--rates 1000,5000] [--size 1024] [--seconds 10]
-                                           [--messages 20000] [--latency-only]
+                                           [--messages 20000] [--latency-only] [--freeze-app-heap]
+
+``--freeze-app-heap``: the producing process and the consumer processes (the "applications") call
+``gc.freeze()`` once their client has started, as the broker and the name server do after their
+start-up (``brokers/engine/common/gc_freeze.py``); without it their full collections walk every
+object they imported (~16-37 ms each on the 2-core VM, a few per run), which sets the p99.
 
 Every consumer is a process of its own (each has its own GIL, as separate services would).
 """
 from __future__ import annotations
 
 import argparse
+import collections
 import concurrent.futures
 import json
 import os
@@ -44,11 +50,15 @@ from bench_common import loadavg  # noqa: E402
 from processes import free_port, wait_ready as wait_server_ready  # noqa: E402
 from brokers.engine.client import ClientConfig, ConsumeConcurrentlyStatus, Message, Producer, PushConsumer  # noqa: E402
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
+from brokers.engine.common.gc_freeze import freeze_startup_heap  # noqa: E402
 from brokers.engine.common.topic_config import TopicConfig  # noqa: E402
 
 TOPIC = "ClientBench"
 QUEUES = 4
 BROKERS = ("bench-a", "bench-b")
+
+
+FREEZE_ENV = "GANTRY_BENCH_FREEZE_APP_HEAP"
 
 
 @contextmanager
@@ -131,6 +141,8 @@ def worker(namesrv: str, group: str, out: str, instance: str, topic: str) -> Non
     consumer.subscribe(topic)
     consumer.register_listener(listener)
     consumer.start()
+    if os.environ.get(FREEZE_ENV):
+        freeze_startup_heap()
     with lock:
         fh.write("ready\n")
         fh.flush()
@@ -185,37 +197,43 @@ def latency(namesrv: str, tmp: Path, rate: int, seconds: float, size: int) -> di
     procs, outs = start_workers(namesrv, group, 1, tmp, topic)
     try:
         wait_ready(outs)
+        # What the harness keeps while it sends is kept small and flat (floats in lists, the futures still
+        # in flight): 10,000s of retained futures and keys made this process's own full garbage
+        # collections take 30-85 ms mid-run, and those pauses, not Gantry, were the p99.
         acks: list[float] = []
-        sent_at: dict[str, float] = {}
+        n = int(rate * seconds)
+        sent_at = [0.0] * n  # message i's send time (time.time()); its body starts with "i@"
         with Producer("bench-producer", namesrv) as producer:
             producer.send(Message(topic, b"warmup ".ljust(size, b"x")))  # route and connections outside the timing
-            n = int(rate * seconds)
+            if os.environ.get(FREEZE_ENV):
+                freeze_startup_heap()
             load = loadavg()
             start = time.perf_counter()
-            futures = []
+            in_flight: collections.deque = collections.deque()
             for i in range(n):
                 due = start + i / rate
                 delay = due - time.perf_counter()
                 if delay > 0:
                     time.sleep(delay)
                 now = time.time()
-                key = f"{i}@{now:.6f}"
-                body = (key + " ").encode().ljust(size, b"x")
+                body = f"{i}@{now:.6f} ".encode().ljust(size, b"x")
                 t0 = time.perf_counter()
                 f = producer.send_async(Message(topic, body))
                 f.add_done_callback(lambda _f, t0=t0: acks.append(time.perf_counter() - t0))
-                futures.append(f)
-                sent_at[key] = now
-            for f in futures:
+                in_flight.append(f)
+                sent_at[i] = now
+                while in_flight and in_flight[0].done():
+                    in_flight.popleft().result()
+            for f in in_flight:
                 f.result(30)
             achieved = n / (time.perf_counter() - start)
         deadline = time.monotonic() + 60
         while True:
-            rows = [r for r in read_lines(outs) if r[1] in sent_at]
+            rows = [(t, int(key.split("@", 1)[0])) for t, key in read_lines(outs) if "@" in key]
             if len(rows) >= n or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
-        e2e = [t - sent_at[sent] for t, sent in rows]
+        e2e = [t - sent_at[i] for t, i in rows]
         out = {"rate": rate, "size": size, "load_before": load, "achieved_rate": round(achieved), "messages": n,
                "received": len(rows)}
         for name, values in (("ack", acks), ("e2e", e2e)):
@@ -307,9 +325,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each rate's send")
     parser.add_argument("--messages", type=int, default=20000)
     parser.add_argument("--latency-only", action="store_true", help="only the latency phase")
+    parser.add_argument("--freeze-app-heap", action="store_true",
+                        help="the producing and consuming processes gc.freeze() once their clients started")
     args = parser.parse_args()
+    if args.freeze_app_heap:
+        os.environ[FREEZE_ENV] = "1"  # the consumer processes inherit it
     rates = [args.rate] if args.rate else [int(r) for r in args.rates.split(",") if r.strip()]
-    print(f"{platform.node()} {platform.processor() or platform.machine()} cores={os.cpu_count()} python={platform.python_version()}")
+    print(f"{platform.node()} {platform.processor() or platform.machine()} cores={os.cpu_count()} python={platform.python_version()}"
+          f"{' app heaps frozen after start-up' if args.freeze_app_heap else ''}")
     with cluster() as (namesrv, tmp):
         results = []
         for rate in rates:
