@@ -120,9 +120,15 @@ def parse_topic_max_offsets(body: bytes) -> dict[int, int]:
 _INLINE_MQ_KEY = re.compile(rb'\{"brokerName":"([^"\\]*)","queueId":(\d+),"topic":"([^"\\]*)"\}:')
 
 
+def _string_key(match: re.Match) -> bytes:
+    # a callable, not a template: Python 3.11 expands a template in Python for every match
+    topic, broker, queue_id = match.group(3, 1, 2)
+    return b'"' + topic + b"\\u0000" + broker + b"\\u0000" + queue_id + b'":'
+
+
 def _load_consume_stats_list(body: bytes) -> dict:
     try:
-        return as_dict(json.loads(_INLINE_MQ_KEY.sub(rb'"\3\\u0000\1\\u0000\2":', body)))
+        return as_dict(json.loads(_INLINE_MQ_KEY.sub(_string_key, body)))
     except ValueError:
         return load_object(body)
 
@@ -144,16 +150,27 @@ def parse_consume_stats_list(addr: str, body: bytes) -> BrokerGroupSurvey:
     topic_lag: dict[tuple[str, str], int] = {}
     for entry in _load_consume_stats_list(body).get("consumeStatsList") or ():
         for group, stats_list in as_dict(entry).items():
-            lag.setdefault(group, 0)
+            group_lag = 0
             for stats in map(as_dict, stats_list or ()):
                 tps[group] = tps.get(group, 0.0) + float(stats.get("consumeTps", 0) or 0)
                 for key, value in as_dict(stats.get("offsetTable")).items():
-                    (topic, queue_id), value = _queue_of(key), as_dict(value)
+                    if type(key) is str and key.count("\0") == 2:  # the fast path's "topic\0broker\0queueId"
+                        topic, _, queue_id = key.split("\0")
+                        queue_id = int(queue_id)
+                    else:
+                        topic, queue_id = _queue_of(key)
+                    if type(value) is not dict:
+                        value = {}
                     consumer_offset = int(value.get("consumerOffset", 0))
                     behind = int(value.get("brokerOffset", 0)) - consumer_offset
-                    lag[group] += behind
-                    topic_lag[(topic, group)] = topic_lag.get((topic, group), 0) + behind
-                    offsets.setdefault((topic, group), {})[queue_id] = consumer_offset
+                    group_lag += behind
+                    pair = (topic, group)
+                    topic_lag[pair] = topic_lag.get(pair, 0) + behind
+                    per_queue = offsets.get(pair)
+                    if per_queue is None:
+                        per_queue = offsets[pair] = {}
+                    per_queue[queue_id] = consumer_offset
+            lag[group] = lag.get(group, 0) + group_lag
     return BrokerGroupSurvey(addr, {g: GroupConfig(g) for g in lag}, offsets, lag, tps, "GET_BROKER_CONSUME_STATS", topic_lag=topic_lag)
 
 

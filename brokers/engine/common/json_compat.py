@@ -293,6 +293,11 @@ def _write(value: Any, out: list[str], pretty: bool, depth: int, sort_keys: bool
         if not items:
             out.append("{}")
             return
+        if not pretty and sort_keys and type(items[0][0]) is MessageQueue:
+            text = _queue_table_text(items)
+            if text is not None:
+                out.append(text)
+                return
         out.append("{")
         for i, (key, item) in enumerate(items):
             if i:
@@ -323,6 +328,45 @@ def _write(value: Any, out: list[str], pretty: bool, depth: int, sort_keys: bool
         out.append("]")
         return
     _write(to_plain(value, default), out, pretty, depth, sort_keys, default)
+
+
+def _queue_table_text(items: list[tuple[Any, Any]]) -> str | None:
+    """The text of a sorted table keyed by MessageQueue whose values are ints or flat maps of str
+    to int (an offset table, a ConsumeStats or TopicStatsTable offsetTable), exactly as the general
+    writer below writes it; None, with nothing written, for any other shape. Stats bodies hold one
+    such entry per queue: 8,000 for a list of 1,000 groups. A map's text comes from a template per
+    set of field names (``_FLAT_SHAPES``), so each entry costs one ``%`` format."""
+    encode, int_text, shapes = _encode_str, _int_text, _FLAT_SHAPES
+    parts: list[str] = []
+    for key, value in items:
+        if type(key) is not MessageQueue:
+            return None
+        head = f'{{"brokerName":{encode(key.broker_name)},"queueId":{int_text(key.queue_id)},"topic":{encode(key.topic)}}}:'
+        if type(value) is int:
+            parts.append(head + int_text(value))
+            continue
+        if type(value) is not dict:
+            return None
+        names = tuple(value)
+        shape = shapes.get(names)
+        if shape is None:
+            if len(shapes) >= 64 or not all(type(n) is str for n in names):
+                return None
+            order = tuple(sorted(names))
+            template = "{" + ",".join(encode(n).replace("%", "%%") + ":%d" for n in order) + "}"
+            shape = shapes[names] = (order, template, order == names)
+        order, template, in_order = shape
+        numbers = tuple(value.values()) if in_order else tuple(value[n] for n in order)
+        for number in numbers:
+            if type(number) is not int:
+                return None
+        parts.append(head + template % numbers)
+    return "{" + ",".join(parts) + "}"
+
+
+# field names of a flat map (in its own order) -> (sorted, "%" template of its text, already sorted);
+# bounded: the few shapes of offset wrappers
+_FLAT_SHAPES: dict[tuple[str, ...], tuple[tuple[str, ...], str, bool]] = {}
 
 
 def _write_key(key: Any, out: list[str], pretty: bool, depth: int, sort_keys: bool, default: Callable[[Any], Any] | None) -> None:

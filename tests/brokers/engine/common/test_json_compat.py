@@ -96,3 +96,35 @@ def test_dumps_standard_quotes_keys_and_escapes():
     text = dumps_standard(data)
     assert text == '{"brokerAddrs":{"0":"a","1":"b"},"name":"br\\u00f6k\\u00e9r"}'
     assert json.loads(text)["brokerAddrs"] == {"0": "a", "1": "b"}
+
+
+QUEUE_TABLES = [
+    # ConsumeStats' offsetTable, values in their own (sorted) order, 10 queues so that 2 < 10 numerically
+    {MessageQueue("T", "b", q): {"brokerOffset": 100 + q, "consumerOffset": q, "lastTimestamp": 0} for q in range(11)},
+    # fields not in sorted order, a negative number, names to escape (quote, backslash, %, non-ASCII, control)
+    {MessageQueue('t"%\\', "brökér", 3): {"zeta": -1, "%d": 7, "alpha": 2**63}, MessageQueue("t\n", "b", 0): {"a": 0}},
+    {MessageQueue("T", "b", 1): 5, MessageQueue("T", "a", 1): 6},  # an offset table of plain numbers
+    {MessageQueue("T", "b", 0): {}},  # an empty map
+    # shapes the fast path leaves to the general writer: a bool, a float, a nested map, a str value, a
+    # non-str field name, a key that is not a queue after the first
+    {MessageQueue("T", "b", 0): {"flag": True}},
+    {MessageQueue("T", "b", 0): {"tps": 1.5}},
+    {MessageQueue("T", "b", 0): {"wrapper": {"x": 1}}},
+    {MessageQueue("T", "b", 0): "five"},
+    {MessageQueue("T", "b", 0): {1: 2}},
+    {MessageQueue("T", "b", 0): 1, MessageQueue("T", "b", 1): [1]},
+]
+
+
+@pytest.mark.parametrize("table", QUEUE_TABLES)
+def test_queue_tables_are_written_as_the_general_writer_writes_them(table, monkeypatch):
+    """Queue-keyed tables have a fast path (stats bodies hold one entry per queue); its text must be
+    the general writer's, byte for byte, and whatever it does not handle goes to the general writer."""
+    from brokers.engine.common import json_compat
+
+    body = {"offsetTable": table, "consumeTps": 0.0}
+    fast = dumps(body)
+    monkeypatch.setattr(json_compat, "_queue_table_text", lambda items: None)
+    assert fast == dumps(body)
+    if all(isinstance(v, (int, dict)) and not isinstance(v, bool) for v in table.values()):
+        assert loads(fast) == body  # read back as written
