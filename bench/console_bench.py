@@ -43,6 +43,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from processes import free_port, wait_ready  # noqa: E402
 
+from brokers.engine.common.gc_freeze import freeze_startup_heap  # noqa: E402
+
 BROKERS = ("broker-a", "broker-b")
 CLUSTER = "BenchCluster"
 
@@ -246,6 +248,7 @@ def main() -> int:
         with cluster(tmp, args.topics, args.groups, args.consumed_topics) as namesrv:
             _setup_django(tmp, namesrv)
             _wait_routed(args.topics)
+            freeze_startup_heap()  # as each gunicorn worker does once it has loaded the app (console/gunicorn_conf.py)
             results = measure(args.runs, args.topics, args.groups, args.consumed_topics)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
