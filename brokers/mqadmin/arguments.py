@@ -2,29 +2,27 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from brokers.engine.common.topic_validator import validate_broker_name, validate_group, validate_topic
 
 
-def topic_name(value: str) -> str:
-    try:
-        return validate_topic(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"illegal topic name: {exc}") from None
+def _checked_name(validate: Callable[[str], str], what: str) -> Callable[[str], str]:
+    """An argparse type: ``validate``'s value, or its reason as an "illegal <what> name" error."""
+
+    def checked(value: str) -> str:
+        try:
+            return validate(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"illegal {what} name: {exc}") from None
+
+    checked.__name__ = f"{what}_name"
+    return checked
 
 
-def broker_name(value: str) -> str:
-    try:
-        return validate_broker_name(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"illegal broker name: {exc}") from None
-
-
-def group_name(value: str) -> str:
-    try:
-        return validate_group(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"illegal group name: {exc}") from None
+topic_name = _checked_name(validate_topic, "topic")
+broker_name = _checked_name(validate_broker_name, "broker")
+group_name = _checked_name(validate_group, "group")
 
 
 def queue_nums(value: str) -> int:

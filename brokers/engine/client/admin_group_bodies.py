@@ -154,13 +154,7 @@ def parse_consume_stats_list(addr: str, body: bytes) -> BrokerGroupSurvey:
             for stats in map(as_dict, stats_list or ()):
                 tps[group] = tps.get(group, 0.0) + float(stats.get("consumeTps", 0) or 0)
                 for key, value in as_dict(stats.get("offsetTable")).items():
-                    if type(key) is str and key.count("\0") == 2:  # the fast path's "topic\0broker\0queueId"
-                        topic, _, queue_id = key.split("\0")
-                        queue_id = int(queue_id)
-                    else:
-                        topic, queue_id = _queue_of(key)
-                    if type(value) is not dict:
-                        value = {}
+                    (topic, queue_id), value = _queue_of(key), as_dict(value)
                     consumer_offset = int(value.get("consumerOffset", 0))
                     behind = int(value.get("brokerOffset", 0)) - consumer_offset
                     group_lag += behind
