@@ -55,6 +55,7 @@ from brokers.engine.broker.rebalance_lock_manager import RebalanceLockManager
 from brokers.engine.broker.schedule_message_service import ScheduleMessageService
 from brokers.engine.broker.subscription_group_manager import SubscriptionGroupManager
 from brokers.engine.broker.topic_config_manager import TopicConfigManager
+from brokers.engine.common.cancellation import cancel_and_wait
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import MQ_VERSION, MQ_VERSION_NAME
 from brokers.engine.remoting.channel import ChannelContext
@@ -223,14 +224,9 @@ class BrokerController:
 
     async def _shutdown(self, *, unregister: bool) -> None:
         self._stopped = True
-        for task in self._timers:
-            task.cancel()
-        await asyncio.gather(*self._timers, return_exceptions=True)
+        await cancel_and_wait(self._timers)
         self._timers = []
-        for task in list(self._background):  # re-registrations in flight must not follow the unregister
-            task.cancel()
-        if self._background:
-            await asyncio.gather(*list(self._background), return_exceptions=True)
+        await cancel_and_wait(list(self._background))  # re-registrations in flight must not follow the unregister
         if unregister and self._ready and self.config.namesrv_addrs:
             try:
                 await asyncio.wait_for(self.outer_api.unregister_broker_all(self.identity, timeout_s=UNREGISTER_TIMEOUT_S), UNREGISTER_TIMEOUT_S + 1)
