@@ -13,14 +13,15 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # worker sits on a queue of tests while the others are done, and browser tests stay last (tests/conftest.py).
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n * 2 > 8 ? 8 : n * 2 )))
 
-.PHONY: run test setup system venv speedups migrate clean-var bench
+.PHONY: run test setup system venv speedups migrate interop clean-var bench
 
 run: setup
 	$(PY) manage.py ensure_admin
 	$(PY) manage.py run_embedded
 
 test: setup
-	@$(MAKE) --no-print-directory system NEED_BROWSER=1 NEED_POSTGRES=1
+	@$(MAKE) --no-print-directory system NEED_BROWSER=1 NEED_POSTGRES=1 NEED_MAVEN=1
+	@$(MAKE) --no-print-directory interop
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 	GANTRY_TEST_DB=postgres GANTRY_PURE_PYTHON=1 GANTRY_EVENT_LOOP=asyncio $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not e2e"  # the DB-touching tests again, on PostgreSQL (browser tests: SQLite only), on the pure-Python codecs and asyncio's own event loop
 
@@ -35,7 +36,7 @@ $(STAMP): requirements.txt
 	@touch $(STAMP)
 
 # Install what is missing, only what is missing: redis-server (Celery broker, benchmarks), a JRE
-# for Spark, and for the tests Debian's chromium (driven by Playwright) with a Chinese font (fonts-wqy-zenhei: the
+# for Spark, and for the tests a JDK and Maven (Apache RocketMQ's Java clients and servers, tests/interop), Debian's chromium (driven by Playwright) with a Chinese font (fonts-wqy-zenhei: the
 # Chinese pages' screenshots show characters, not boxes) and postgresql (the suite's
 # PostgreSQL run starts private servers from its initdb/postgres, in /usr/lib/postgresql/N/bin).
 system:
@@ -44,6 +45,8 @@ system:
 	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
 	if [ -n "$(NEED_BROWSER)" ]; then command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; fi; \
 	if [ -n "$(NEED_BROWSER)" ]; then fc-list :lang=zh 2>/dev/null | grep -q . || missing="$$missing fonts-wqy-zenhei"; fi; \
+	if [ -n "$(NEED_MAVEN)" ]; then command -v javac >/dev/null 2>&1 || missing="$$missing default-jdk-headless"; fi; \
+	if [ -n "$(NEED_MAVEN)" ]; then command -v mvn >/dev/null 2>&1 || missing="$$missing maven"; fi; \
 	if [ -n "$(NEED_POSTGRES)" ]; then command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; fi; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages:$$missing"; \
@@ -55,6 +58,12 @@ system:
 # GANTRY_PURE_PYTHON=1 runs without them.
 speedups: venv
 	$(PY) tools/build_speedups.py
+
+# Apache RocketMQ's Java clients, mqadmin, name server and broker for the interop suite (tests/interop),
+# resolved by Maven from interop/pom.xml (no jars in the repository; ~/.m2 is Maven's cache), with our
+# small Java driver built against each client; a no-op when no pom or driver source changed.
+interop: venv
+	$(PY) tools/build_interop.py
 
 migrate: venv
 	$(PY) manage.py migrate --noinput -v 0

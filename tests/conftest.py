@@ -15,6 +15,7 @@ pytest_plugins = [
     "tests.fixtures.disk_volume",
     "tests.fixtures.faulty_io",
     "tests.fixtures.webhook",
+    "tests.fixtures.interop",
 ]
 
 
