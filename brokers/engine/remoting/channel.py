@@ -27,6 +27,12 @@ connection (the :mod:`~brokers.engine.remoting.watchdog` checks); a header over 
 nested too deep is answered SYSTEM_ERROR undecoded; the read loop pauses while the connection's
 requests in flight are at the cap; unread responses past the queued-bytes cap abort it.
 
+Requests sent on a connection this side dialed use the process's serialize type
+(:func:`~brokers.engine.remoting.command.request_serialize_type`); on a connection the peer dialed,
+JSON until the peer has sent a frame with the ROCKETMQ binary header (a client that reads only JSON
+never receives one), see :meth:`ChannelContext.request_serialize_type`. Answers always go in the
+serialize type of the request they answer.
+
 Unknown request codes get REQUEST_CODE_NOT_SUPPORTED (remark `` request type <code> not
 supported``, as the Java broker writes it); oneway requests never get a reply, and responses with
 an opaque nobody waits for are dropped.
@@ -40,10 +46,13 @@ from collections.abc import Awaitable, Callable
 
 from brokers.engine.common.constants import MAX_FRAME_SIZE
 from brokers.engine.remoting.codes import ResponseCode
+from brokers.engine.remoting import command as _command
 from brokers.engine.remoting.command import (
     FLAG_ONEWAY,
     FLAG_RESPONSE,
     HEADER_WORD,
+    SERIALIZE_JSON,
+    SERIALIZE_ROCKETMQ,
     RemotingCommand,
     next_opaque,
     salvage_ids,
@@ -103,8 +112,11 @@ class ChannelContext:
         name: str = "remoting",
         guard: RequestGuard | None = None,
         limits: ConnectionLimits | None = None,
+        dialed: bool = False,
     ) -> None:
         self.id = next(_channel_ids)
+        self.dialed = dialed  # True: this side opened the connection (a client's); False: a server accepted it
+        self.peer_sent_binary = False  # the peer has sent a frame with the ROCKETMQ binary header
         self.name = name
         self.remote_addr = format_peer(_extra_info(writer, "peername"))
         self.local_addr = format_peer(_extra_info(writer, "sockname"))
@@ -130,11 +142,27 @@ class ChannelContext:
 
     # -- public API ----------------------------------------------------------------------------
 
+    def request_serialize_type(self) -> int:
+        """The serialize type of a request this side starts on the connection.
+
+        On a connection we dialed, the process's (:data:`~brokers.engine.remoting.command.REQUEST_SERIALIZE_TYPE`).
+        On one the peer dialed, the binary header only when the process uses it and either the
+        peer has sent it on this connection (so it reads it) or ``GANTRY_SERIALIZE_TYPE=ROCKETMQ``
+        forces it; JSON otherwise, as Apache's servers send their own requests.
+        """
+        preferred = _command.REQUEST_SERIALIZE_TYPE
+        if self.dialed or preferred != SERIALIZE_ROCKETMQ:
+            return preferred
+        if self.peer_sent_binary or _command.SERIALIZE_FORCED == SERIALIZE_ROCKETMQ:
+            return SERIALIZE_ROCKETMQ
+        return SERIALIZE_JSON
+
     async def invoke(self, request: RemotingCommand, timeout_s: float = 3.0) -> RemotingCommand:
         """Send a request on this connection and wait for the response with the same opaque."""
         if self.closed:
             raise RemotingConnectError(f"connection to {self.remote_addr} is closed", self.remote_addr)
         request.flag &= ~(FLAG_RESPONSE | FLAG_ONEWAY)
+        request.serialize_type = self.request_serialize_type()
         if request.opaque in self._pending:
             request.opaque = next_opaque()
         data = request.encode(self.max_frame_size)
@@ -168,6 +196,7 @@ class ChannelContext:
         if self.closed:
             raise RemotingConnectError(f"connection to {self.remote_addr} is closed", self.remote_addr)
         request.mark_oneway()
+        request.serialize_type = self.request_serialize_type()
         await self._write(request.encode(self.max_frame_size))
 
     async def write_response(self, response: RemotingCommand) -> bool:
@@ -266,6 +295,8 @@ class ChannelContext:
                 if exc.fatal:
                     return
                 continue
+            if cmd.serialize_type == SERIALIZE_ROCKETMQ:
+                self.peer_sent_binary = True
             self._dispatch(cmd)
             if limits is not None and len(self._tasks) >= limits.max_in_flight_per_connection:
                 await self._wait_in_flight_below(limits.max_in_flight_per_connection)

@@ -141,7 +141,8 @@ class RemotingClient:
         except OSError as exc:
             raise RemotingConnectError(f"connect to {addr} failed: {exc}", addr) from None
         ctx = ChannelContext(
-            reader, writer, lookup=self._processors.get, on_closed=self._on_channel_closed, max_frame_size=self.max_frame_size, name=self.name
+            reader, writer, lookup=self._processors.get, on_closed=self._on_channel_closed, max_frame_size=self.max_frame_size, name=self.name,
+            dialed=True,
         )
         ctx.attributes["addr"] = addr
         self._channels[addr] = ctx

@@ -10,7 +10,9 @@ Frame layout (all integers big-endian)::
 
 The header is JSON (type 0) or ROCKETMQ binary (type 1); both are in
 :mod:`brokers.engine.remoting.header_codec`. A reply uses the serialize type of the request it
-answers; requests we originate use :func:`request_serialize_type`.
+answers; requests we originate use :func:`request_serialize_type` on connections we dialed, and on
+a connection a peer dialed :meth:`~brokers.engine.remoting.channel.ChannelContext.request_serialize_type`
+(JSON until that peer has itself sent the binary header).
 """
 from __future__ import annotations
 
@@ -49,22 +51,32 @@ _HEADER_LENGTH_MASK = 0xFFFFFF  # header length is 24 bits
 _SERIALIZE_BY_NAME = {"JSON": SERIALIZE_JSON, "ROCKETMQ": SERIALIZE_ROCKETMQ}
 
 
-def request_serialize_type() -> int:
-    """The header serialization of the requests this process originates.
+def forced_serialize_type() -> int | None:
+    """The serialize type ``GANTRY_SERIALIZE_TYPE`` (``JSON`` or ``ROCKETMQ``; RocketMQ's
+    ``rocketmq.serialize.type``) forces on every request this process originates; None when unset."""
+    return _SERIALIZE_BY_NAME.get(os.environ.get("GANTRY_SERIALIZE_TYPE", "").strip().upper())
 
-    ``GANTRY_SERIALIZE_TYPE=JSON`` or ``ROCKETMQ`` chooses (RocketMQ's ``rocketmq.serialize.type``);
-    by default the ROCKETMQ binary header when the compiled codecs are in use (0.5 µs to encode or
-    decode, against 1.3 and 3.7 µs for JSON) and JSON on the pure path, where the binary codec is
-    the slower one. Every peer answers in the serialize type of the request (RocketMQ's brokers and
-    name servers as Gantry's do), so this only chooses how our own requests travel.
+
+def request_serialize_type() -> int:
+    """The header serialization of the requests this process sends on connections it dialed.
+
+    The forced type when there is one (:func:`forced_serialize_type`); by default the ROCKETMQ
+    binary header when the compiled codecs are in use (0.5 µs to encode or decode, against 1.3 and
+    3.7 µs for JSON) and JSON on the pure path, where the binary codec is the slower one. A dialed
+    peer is a RocketMQ server: Apache's name servers, brokers and proxies decode both types and
+    answer in the request's, as Gantry's do. On a connection a *client* dialed, a server's own
+    requests (NOTIFY_CONSUMER_IDS_CHANGED and the other broker-to-client calls) go as JSON until that
+    client has sent the binary header itself: many clients read only JSON
+    (:meth:`~brokers.engine.remoting.channel.ChannelContext.request_serialize_type`).
     """
-    name = os.environ.get("GANTRY_SERIALIZE_TYPE", "").strip().upper()
-    if name in _SERIALIZE_BY_NAME:
-        return _SERIALIZE_BY_NAME[name]
+    forced = forced_serialize_type()
+    if forced is not None:
+        return forced
     return SERIALIZE_ROCKETMQ if speedups.active() else SERIALIZE_JSON
 
 
 REQUEST_SERIALIZE_TYPE = request_serialize_type()
+SERIALIZE_FORCED = forced_serialize_type()
 
 _opaque_sequence = itertools.count(1)  # next() on a count is atomic under the GIL
 

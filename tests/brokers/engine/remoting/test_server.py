@@ -483,3 +483,54 @@ def test_waiting_handler_runs_on_in_a_task_and_a_stop_cancels_it_at_its_await():
             await client.close()
 
     run(scenario())
+
+
+@pytest.mark.parametrize(("preferred", "forced", "peer_binary", "expected"), [
+    (SERIALIZE_ROCKETMQ, None, False, 0),                    # a peer that has only spoken JSON gets JSON
+    (SERIALIZE_ROCKETMQ, None, True, SERIALIZE_ROCKETMQ),    # one that sent the binary header gets it back
+    (SERIALIZE_ROCKETMQ, SERIALIZE_ROCKETMQ, False, SERIALIZE_ROCKETMQ),  # GANTRY_SERIALIZE_TYPE=ROCKETMQ forces it
+    (0, 0, True, 0),                                         # GANTRY_SERIALIZE_TYPE=JSON (or the pure path): JSON
+])
+def test_server_requests_use_json_until_the_peer_speaks_binary(monkeypatch, preferred, forced, peer_binary, expected):
+    from brokers.engine.remoting import command
+
+    monkeypatch.setattr(command, "REQUEST_SERIALIZE_TYPE", preferred)
+    monkeypatch.setattr(command, "SERIALIZE_FORCED", forced)
+
+    async def scenario():
+        async with Recorder() as rec:
+            reader, writer = await asyncio.open_connection("127.0.0.1", rec.server.port)
+            first = RemotingCommand(code=ECHO, opaque=1, serialize_type=SERIALIZE_ROCKETMQ if peer_binary else 0)
+            writer.write(first.encode())
+            await writer.drain()
+            answer = await read_frame(reader)
+            assert answer.opaque == 1 and answer.serialize_type == first.serialize_type  # an answer mirrors its request
+            ctx = rec.contexts[0]
+            assert not ctx.dialed and ctx.request_serialize_type() == expected
+            await ctx.invoke_oneway(RemotingCommand.request(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, {"consumerGroup": "g"}))
+            notify = await read_frame(reader)
+            assert notify.code == RequestCode.NOTIFY_CONSUMER_IDS_CHANGED and notify.serialize_type == expected
+            await close_writer(writer)
+
+    run(scenario())
+
+
+def test_a_dialed_connection_uses_the_process_serialize_type(monkeypatch):
+    from brokers.engine.remoting import command
+
+    monkeypatch.setattr(command, "REQUEST_SERIALIZE_TYPE", SERIALIZE_ROCKETMQ)
+
+    async def scenario():
+        async with Recorder() as rec:
+            client = RemotingClient()
+            try:
+                request = RemotingCommand.request(ECHO)
+                await client.invoke(rec.addr, request)
+                ctx = await client.get_channel(rec.addr)
+                assert ctx.dialed and ctx.request_serialize_type() == SERIALIZE_ROCKETMQ
+                assert rec.seen[0].serialize_type == SERIALIZE_ROCKETMQ
+                assert rec.contexts[0].peer_sent_binary  # so the server may answer its own requests in binary
+            finally:
+                await client.close()
+
+    run(scenario())
