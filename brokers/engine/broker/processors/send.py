@@ -24,6 +24,10 @@ answers and nothing is stored:
    ``DELAY`` > 0 parks the message in SCHEDULE_TOPIC_XXXX (the schedule service delivers it).
 
 The stored properties drop ``WAIT`` (still honoured for the flush wait) and gain ``CLUSTER``.
+A batch's header properties are appended to each of its messages' own, but for the batch's own
+``UNIQ_KEY``: RocketMQ 5.x clients give the batch an id of its own (``MessageClientIDSetter.setUniqID``
+on the MessageBatch), which would otherwise override every message's id (RocketMQ's store stopped
+appending batch properties for the same reason, apache/rocketmq#9416).
 Every response, errors included, carries ``MSG_REGION`` and ``TRACE_ON``.
 """
 from __future__ import annotations
@@ -40,6 +44,7 @@ from brokers.engine.common.message import (
     PROPERTY_MAX_RECONSUME_TIMES,
     PROPERTY_RECONSUME_TIME,
     PROPERTY_TRANSACTION_PREPARED,
+    PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX,
     PROPERTY_WAIT_STORE_MSG_OK,
     properties_to_string,
     string_to_properties,
@@ -346,6 +351,7 @@ class SendMessageProcessor(Processor):
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch cannot be sent to a retry topic")
         self._check_body_size(len(request.body))
         props = string_to_properties(header.properties)
+        props.pop(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, None)  # the batch's own id: each message keeps its own
         self._check_not_transaction(header, props)
         batch_props_text, wait = self._stored_properties(props, broker.config.cluster_name)
         batch_props_size = len(batch_props_text.encode("utf-8")) + 1  # appended after a separator

@@ -52,6 +52,22 @@ def test_send_v1_v2_batch_and_pull_back(engine_cluster):
     run(scenario())
 
 
+def test_a_batch_with_an_id_of_its_own_keeps_each_message_id(engine_cluster):
+    """RocketMQ 5.x clients put a UNIQ_KEY on the batch as well as on each message: every message keeps its own."""
+    async def scenario():
+        async with engine_cluster() as c:
+            await c.create_topic("U", read=1, write=1)
+            inner = [Message("U", f"u{i}".encode(), properties={"UNIQ_KEY": f"INNER{i}"}) for i in range(3)]
+            batch = await c.send("U", encode_batch_body(inner), code=RequestCode.SEND_BATCH_MESSAGE,
+                                 props={"UNIQ_KEY": "THEBATCH", "WAIT": "true"}, extra={"m": True})
+            assert batch.code == 0, batch
+            msgs = await c.pull_messages("U", 0, 0)
+            assert [m.uniq_key for m in msgs] == ["INNER0", "INNER1", "INNER2"]
+            assert all(m.properties["CLUSTER"] == "DefaultCluster" and "WAIT" not in m.properties for m in msgs)
+
+    run(scenario())
+
+
 def test_tag_filtering(engine_cluster):
     async def scenario():
         async with engine_cluster() as c:
