@@ -16,6 +16,7 @@ pytest_plugins = [
     "tests.fixtures.faulty_io",
     "tests.fixtures.webhook",
     "tests.fixtures.interop",
+    "tests.fixtures.apache_servers",
 ]
 
 

@@ -21,10 +21,14 @@ CLUSTER = "GantryTestCluster"
 
 
 class EmbeddedCluster:
+    """A name server and brokers in one background event loop; with ``namesrv_addrs``, only the brokers,
+    registered with name servers that run elsewhere (Apache's, in tests/fixtures/apache_servers.py)."""
+
     def __init__(self, root: Path, broker_names: tuple[str, ...] = ("broker-a", "broker-b"), cluster: str = CLUSTER, *,
                  namesrv_options: dict[str, Any] | None = None, store_options: dict[str, Any] | None = None,
-                 **broker_options: Any) -> None:
+                 namesrv_addrs: tuple[str, ...] = (), **broker_options: Any) -> None:
         self.root = root
+        self.external_namesrv_addrs = namesrv_addrs  # brokers register there, and no name server of our own starts
         self.store_options = store_options or {}  # StoreConfig fields over the small test sizes below
         self.broker_options = broker_options
         self.namesrv_options = namesrv_options or {}  # e.g. acl_file
@@ -37,6 +41,8 @@ class EmbeddedCluster:
 
     @property
     def namesrv_addr(self) -> str:
+        if self.external_namesrv_addrs:
+            return ";".join(self.external_namesrv_addrs)
         assert self.namesrv is not None
         return f"127.0.0.1:{self.namesrv.port}"
 
@@ -52,8 +58,9 @@ class EmbeddedCluster:
         return self
 
     async def _start(self) -> None:
-        self.namesrv = NamesrvController(NamesrvConfig(port=0, **self.namesrv_options))
-        await self.namesrv.start()
+        if not self.external_namesrv_addrs:
+            self.namesrv = NamesrvController(NamesrvConfig(port=0, **self.namesrv_options))
+            await self.namesrv.start()
         for name in self.broker_names:
             store = StoreConfig(**{
                 "store_dir": str(self.root / name),
@@ -64,7 +71,8 @@ class EmbeddedCluster:
                 **self.store_options,
             })
             config = BrokerConfig(
-                broker_name=name, cluster_name=self.cluster, listen_port=0, namesrv_addrs=(self.namesrv_addr,), store=store, **self.broker_options
+                broker_name=name, cluster_name=self.cluster, listen_port=0, namesrv_addrs=self.external_namesrv_addrs or (self.namesrv_addr,),
+                store=store, **self.broker_options
             )
             broker = BrokerController(config)
             await broker.start()
