@@ -7,6 +7,7 @@ import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.common.topic_config import TopicConfig
+from tests.fixtures.apache_servers import start_apache_broker
 from tests.interop._apache_peers import consume_pulling, consume_pushed, mqadmin_json, send_all, unique, wait_until
 
 ROUTE_TIMEOUT_S = 60.0
@@ -89,3 +90,30 @@ def test_one_topic_on_a_gantry_and_an_apache_broker_in_one_cluster(peers, admin)
 
     stats = admin.examine_topic_stats(topic)  # GET_TOPIC_STATS_INFO from both brokers, one table
     assert sum(o.max_offset for o in stats.offset_table.values()) == len(bodies)
+
+
+def test_an_apache_broker_with_5x_registration_options_on_the_gantry_name_server(peers, admin, interop_classpaths, tmp_path):
+    """compressedRegister (a compressed body whose header says compressed=false), enableSingleTopicRegister (each new
+    topic alone, REGISTER_TOPIC_IN_NAMESRV) and enableSlaveActingMaster (BROKER_HEARTBEAT and GET_BROKER_MEMBER_GROUP
+    every second); the broker unregisters as it stops."""
+    broker = start_apache_broker(interop_classpaths["apache5"], tmp_path / "apache-v", broker_name="apache-v",
+                                 cluster="ActingCluster", namesrv_addr=peers.namesrv_addr, compressedRegister="true",
+                                 enableSingleTopicRegister="true", enableSlaveActingMaster="true")
+    try:
+        info = wait_until(lambda: (i := admin.examine_broker_cluster_info()) and "apache-v" in i.broker_datas and i,
+                          ROUTE_TIMEOUT_S, "apache-v registered")
+        assert info.broker_datas["apache-v"].broker_addrs == {0: broker.addr}
+        assert "ActingCluster" in info.clusters
+
+        topic = unique("SingleTopic")
+        admin.create_or_update_topic(broker.addr, TopicConfig(topic, 2, 2))
+        wait_until(lambda: f"Register single topic {topic} to broker apache-v with response code 0" in broker.log_tail(400),
+                   ROUTE_TIMEOUT_S, "the broker's REGISTER_TOPIC_IN_NAMESRV answered SUCCESS")
+        route = admin.examine_topic_route_info(topic)
+        assert [(q.broker_name, q.read_queue_nums, q.write_queue_nums) for q in route.queue_datas] == [("apache-v", 2, 2)]
+        assert send_all(peers.namesrv_addr, topic, ["one"])[0].message_queue.broker_name == "apache-v"
+        assert "Failed to register current broker to name server" not in broker.log_tail(400)
+    finally:
+        broker.stop()
+    wait_until(lambda: "apache-v" not in admin.examine_broker_cluster_info().broker_datas, ROUTE_TIMEOUT_S,
+               "apache-v gone from the cluster info")

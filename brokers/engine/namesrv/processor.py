@@ -4,8 +4,12 @@ Served codes: REGISTER_BROKER (103), UNREGISTER_BROKER (104), GET_ROUTEINFO_BY_T
 GET_BROKER_CLUSTER_INFO (106), WIPE_WRITE_PERM_OF_BROKER (205),
 GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206), DELETE_TOPIC_IN_NAMESRV (216), GET_TOPICS_BY_CLUSTER
 (224), QUERY_DATA_VERSION (322), ADD_WRITE_PERM_OF_BROKER (327) and the KV config codes 100, 101,
-102, 219.  Every other code is answered REQUEST_CODE_NOT_SUPPORTED (the 4.9.8 Java name server
-stays silent instead, leaving the caller to time out).
+102, 219; and three that RocketMQ 5.x brokers send: REGISTER_TOPIC_IN_NAMESRV (217, one new topic, with
+``enableSingleTopicRegister``), GET_BROKER_MEMBER_GROUP (901, the broker's group; every second with
+``enableSlaveActingMaster``) and BROKER_HEARTBEAT (904, a liveness refresh like 322's; every second with
+``enableSlaveActingMaster``). The registration's ``heartbeatTimeoutMillis`` (5.x) is not honoured: a broker
+expires after ``broker_channel_expired_s`` or when its connection closes.  Every other code is answered
+REQUEST_CODE_NOT_SUPPORTED (the 4.9.8 Java name server stays silent instead, leaving the caller to time out).
 
 REGISTER_BROKER takes Gantry's optional ``gantryEpoch`` header field (the broker's group epoch)
 and answers ``gantryEpoch`` (the broker name's highest); a broker id 0 registering a lower
@@ -35,7 +39,7 @@ from brokers.engine.common.clock import Clock
 from brokers.engine.namesrv.broker_address_rule import BrokerAddressRule
 from brokers.engine.namesrv.kv_config import ORDER_TOPIC_CONFIG, KvConfigManager
 from brokers.engine.namesrv.register_body import RegisterBodyError, body_crc32, decode_register_body
-from brokers.engine.namesrv.register_body_rules import check_registration
+from brokers.engine.namesrv.register_body_rules import check_registration, check_topic_registration
 from brokers.engine.namesrv.route_info import RouteInfoManager
 from brokers.engine.namesrv.route_write_rule import RouteWriteRule
 from brokers.engine.remoting.channel import ChannelContext
@@ -44,6 +48,10 @@ from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.server import RemotingServer
 
 
+# RocketMQ 5.x codes (its RequestCode.java) that remoting/codes.py's RequestCode does not list
+REGISTER_TOPIC_IN_NAMESRV = 217
+GET_BROKER_MEMBER_GROUP = 901
+BROKER_HEARTBEAT = 904
 MAX_BROKER_ID = 1024  # ids of one broker group: a master (0) and its slaves; RocketMQ sets no bound
 
 
@@ -79,6 +87,9 @@ class NamesrvProcessor:
             RequestCode.DELETE_TOPIC_IN_NAMESRV: self.delete_topic_in_namesrv,
             RequestCode.GET_TOPICS_BY_CLUSTER: self.get_topics_by_cluster,
             RequestCode.QUERY_DATA_VERSION: self.query_data_version,
+            REGISTER_TOPIC_IN_NAMESRV: self.register_topic_in_namesrv,
+            GET_BROKER_MEMBER_GROUP: self.get_broker_member_group,
+            BROKER_HEARTBEAT: self.broker_heartbeat,
         }
         for code, handler in handlers.items():
             server.register_processor(code, handler)
@@ -153,6 +164,35 @@ class NamesrvProcessor:
         held = self.route_info.query_broker_data_version(broker_addr)
         body = json.dumps(held, separators=(",", ":"), sort_keys=True).encode("utf-8") if held is not None else b""
         return request.response(ResponseCode.SUCCESS, ext_fields={"changed": changed}, body=body)
+
+    async def broker_heartbeat(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        broker_addr = request.require_str("brokerAddr")
+        refused = self.write_rule.broker_addr_refusal(request.code, broker_addr, ctx)
+        if refused:
+            return request.response(ResponseCode.SYSTEM_ERROR, refused)
+        self.route_info.update_broker_info_update_timestamp(broker_addr, self.clock.monotonic())
+        return request.response(ResponseCode.SUCCESS)
+
+    async def get_broker_member_group(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        cluster_name, broker_name = request.require_str("clusterName"), request.require_str("brokerName")
+        broker_data = self.route_info.get_all_cluster_info()["brokerAddrTable"].get(broker_name)
+        group = {"brokerAddrs": broker_data["brokerAddrs"] if broker_data else {}, "brokerName": broker_name, "cluster": cluster_name}
+        return request.response(ResponseCode.SUCCESS, body=_json_body({"brokerMemberGroup": group}))
+
+    async def register_topic_in_namesrv(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        topic = request.require_str("topic")
+        try:
+            queue_datas = check_topic_registration(topic, request.body)
+        except RegisterBodyError as exc:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"registration of topic {topic[:127]!r} refused: {exc}")
+        refused = self.write_rule.broker_names_refusal(request.code, [q.broker_name for q in queue_datas], ctx)
+        if refused:
+            return request.response(ResponseCode.SYSTEM_ERROR, refused)
+        unknown = self.route_info.register_topic(topic, queue_datas)
+        if unknown:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"registration of topic {topic[:127]!r} refused: broker "
+                                    f"{', '.join(unknown)} is not registered")
+        return request.response(ResponseCode.SUCCESS)
 
     # -- routes --------------------------------------------------------------------------------
 

@@ -13,7 +13,14 @@ Compressed form (``compressed=true``): a zlib stream holding, with 4-byte big-en
     int len, DataVersion JSON | int topic count | per topic: int len, "name read write perm filterType"
     | int len, JSON array of filter server addresses
 
-The text form of a topic carries no topicSysFlag and no order flag (they decode as 0 / false).
+The text form of a topic carries no topicSysFlag and no order flag (they decode as 0 / false). RocketMQ 5.x
+appends a sixth field to it (the topic's attributes as JSON) and, after the filter servers, ``int count | per
+entry: int len, TopicQueueMappingInfo JSON`` (static topics); both are read past and ignored.
+
+A 5.x broker with ``compressedRegister=true`` sends the compressed form under a header that says
+``compressed=false`` (``BrokerOuterAPI.registerBrokerAll`` sets the flag false whatever it encodes), so a body
+that starts with a zlib header (RFC 1950: CM 8, a check value divisible by 31; a JSON body starts with ``{``)
+is read as the compressed form whatever the header says.
 """
 from __future__ import annotations
 
@@ -47,7 +54,7 @@ def decode_register_body(body: bytes, compressed: bool = False) -> RegisterBroke
     """Decode a REGISTER_BROKER body; an empty body is an empty registration (counter 0, no topics)."""
     if not body:
         return RegisterBrokerBody()
-    if compressed:
+    if compressed or is_zlib_stream(body):
         try:
             return _decode_compressed(body)
         except RegisterBodyError:
@@ -71,6 +78,12 @@ def decode_register_body(body: bytes, compressed: bool = False) -> RegisterBroke
         raise RegisterBodyError("filterServerList is not an array")
     wrapper = {"dataVersion": wrapper.get("dataVersion"), "topicConfigTable": wrapper.get("topicConfigTable") or {}}
     return RegisterBrokerBody(wrapper, [str(f) for f in filters])
+
+
+def is_zlib_stream(body: bytes) -> bool:
+    """Whether ``body`` opens with a zlib header: CMF says deflate (CM 8, a window of at most 32 KiB), and the
+    two header bytes, big-endian, are a multiple of 31 (RFC 1950). No JSON text starts so."""
+    return len(body) >= 2 and body[0] & 0x0F == 8 and body[0] >> 4 <= 7 and ((body[0] << 8) | body[1]) % 31 == 0
 
 
 def _decode_compressed(body: bytes) -> RegisterBrokerBody:

@@ -15,12 +15,18 @@ registration whole (SYSTEM_ERROR, a remark naming the first bad field; nothing c
 - ``dataVersion``: absent, or an object of at most 16 integer fields;
 - ``filterServerList``: at most :data:`MAX_FILTER_SERVERS` ``host:port`` strings.
 
+A RocketMQ 5.x broker with ``enableSingleTopicRegister`` sends each new topic alone, REGISTER_TOPIC_IN_NAMESRV
+with a TopicRouteData body (``{"queueDatas": [QueueData, ...]}``, one per broker name; its own):
+:func:`check_topic_registration` holds its topic and queue data to the same rules.
+
 The body's size is bounded by the frame limit already (and a compressed body by
 ``register_body.MAX_DECOMPRESSED_SIZE``).
 """
 from __future__ import annotations
 
+from brokers.engine.common import json_compat
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
+from brokers.engine.common.route import QueueData
 from brokers.engine.common.topic_validator import (
     REPLY_TOPIC_POSTFIX,
     VALID_CHARS,
@@ -33,6 +39,7 @@ from brokers.engine.namesrv.register_body import MAX_TOPICS_PER_REGISTRATION, Re
 MAX_FILTER_SERVERS = 64  # filter servers are gone from RocketMQ 4.3+; a few are plenty
 MAX_DATA_VERSION_FIELDS = 16  # counter, timestamp, 5.x's stateVersion: room to spare
 BROKER_NAME_MAX_LENGTH = 127
+MAX_QUEUE_DATAS = 64  # a broker registers a topic of its own broker name only: one entry
 _BROKER_NAME_CHARS = VALID_CHARS | {"."}
 _FILTER_TYPES = frozenset({"SINGLE_TAG", "MULTI_TAG"})
 _INT32_MAX = 2**31 - 1
@@ -71,6 +78,30 @@ def check_registration(broker_name: str, cluster_name: str, broker_addr: str, bo
             split_addr(entry)
         except BrokerAddressError:
             raise RegisterBodyError(f"filterServerList entry {entry[:80]!r} is not host:port") from None
+
+
+def check_topic_registration(topic: str, body: bytes) -> list[QueueData]:
+    """REGISTER_TOPIC_IN_NAMESRV's body, its queue data checked like a registration's topics; RegisterBodyError
+    naming the first bad field."""
+    try:
+        data = json_compat.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise RegisterBodyError(f"topic route body is not JSON: {exc}") from None
+    queue_datas = data.get("queueDatas") if isinstance(data, dict) else None
+    if not isinstance(queue_datas, list) or not 1 <= len(queue_datas) <= MAX_QUEUE_DATAS:
+        raise RegisterBodyError(f"queueDatas must be an array of 1..{MAX_QUEUE_DATAS} objects")
+    out = []
+    for entry in queue_datas:
+        if not isinstance(entry, dict):
+            raise RegisterBodyError("a queueDatas entry is not an object")
+        missing = [field for field in ("brokerName", "readQueueNums", "writeQueueNums", "perm") if field not in entry]
+        if missing:
+            raise RegisterBodyError(f"a queueDatas entry has no {', '.join(missing)}")
+        name = entry.get("brokerName")
+        check_broker_name("queueDatas[].brokerName", name if isinstance(name, str) else "")
+        _check_topic_config(topic, {**entry, "topicName": topic}, set())
+        out.append(QueueData.from_json(entry))
+    return out
 
 
 def _check_data_version(version: object) -> None:

@@ -215,6 +215,15 @@ class RouteInfoManager:
         )
         self.topic_queue_table.setdefault(config.topic_name, {})[broker_name] = queue_data
 
+    def register_topic(self, topic: str, queue_datas: list[QueueData]) -> list[str]:
+        """REGISTER_TOPIC_IN_NAMESRV (5.x): put ``topic``'s queue data of registered broker names; the names
+        not registered, when there are any, and then nothing changes (5.x keeps those before the first unknown)."""
+        with self._lock:
+            unknown = sorted({q.broker_name for q in queue_datas} - self.broker_addr_table.keys())
+            if not unknown:
+                self.topic_queue_table.setdefault(topic, {}).update({q.broker_name: q for q in queue_datas})
+            return unknown
+
     def unregister_broker(self, cluster_name: str, broker_addr: str, broker_name: str, broker_id: int) -> None:
         """Remove one broker address; a broker name left without addresses leaves every table.
 
