@@ -365,6 +365,7 @@ class BrokerController:
             "brokerName": cfg.broker_name,
             "brokerClusterName": cfg.cluster_name,
             "brokerId": str(cfg.broker_id),
+            "brokerRole": cfg.broker_role,  # RocketMQ's MessageStoreConfig.brokerRole; what a promotion changes
             "brokerIP1": cfg.advertised_ip,
             "listenPort": str(self.port if self.server else cfg.listen_port),
             "namesrvAddr": ";".join(cfg.namesrv_addrs),
