@@ -11,7 +11,7 @@ from brokers.engine.client.simple import PullClient
 from tests.brokers.engine._group_procs import wait_until
 from tests.brokers.engine.client._cluster import create_topic
 
-__all__ = ["CLIENTS", "create_topic", "message", "read_topic", "unique", "wait_until"]
+__all__ = ["CLIENTS", "JavaClients", "create_topic", "message", "read_topic", "unique", "wait_until"]
 
 CLIENTS = ("client4", "client5")  # Apache's rocketmq-client 4.9.8 and 5.5.0 (interop/pom.xml)
 _counter = itertools.count()
@@ -46,3 +46,56 @@ def read_topic(namesrv_addr: str, topic: str, *, expect: int, timeout_s: float =
             return found if len(found) >= expect else None
 
         return wait_until(everything, timeout_s, f"{expect} messages in {topic}")
+
+
+class JavaClients:
+    """Clients started in the module's driver JVMs for one test, shut down at its end (``java_clients`` fixture).
+
+    ``producer``, ``push`` and ``lite`` start one and return its name; ``call`` runs an op on the driver
+    that holds a name."""
+
+    def __init__(self, drivers, namesrv_addr: str) -> None:
+        self.drivers = drivers
+        self.namesrv_addr = namesrv_addr
+        self.started: list[tuple[Any, str]] = []
+        self.driver_of: dict[str, Any] = {}
+        self.client_id: dict[str, str] = {}
+
+    def _start(self, op: str, client: str, prefix: str, **args: Any) -> str:
+        driver = self.drivers[client]
+        name = args.pop("name", None) or unique(prefix)
+        args.setdefault("namesrv", self.namesrv_addr)
+        self.client_id[name] = driver.call(op, name=name, **args)
+        self.started.append((driver, name))
+        self.driver_of[name] = driver
+        return name
+
+    def producer(self, client: str, group: str | None = None, **args: Any) -> str:
+        return self._start("producer_start", client, "producer", group=group or unique("pg"), **args)
+
+    def push(self, client: str, group: str, topic: str, **args: Any) -> str:
+        return self._start("push_start", client, "push", group=group, topic=topic, **args)
+
+    def lite(self, client: str, group: str, topic: str, **args: Any) -> str:
+        return self._start("lite_start", client, "lite", group=group, topic=topic, **args)
+
+    def call(self, op: str, name: str, **args: Any) -> Any:
+        return self.driver_of[name].call(op, name=name, **args)
+
+    def received(self, name: str, count: int = 0, timeout_s: float = 0.0) -> list[dict[str, Any]]:
+        """What push consumer ``name`` got so far, after waiting (in the JVM) until it has ``count``."""
+        return self.call("received", name, count=count, timeoutMs=int(timeout_s * 1000), timeout_s=timeout_s + 30)
+
+    def queues(self, name: str) -> set[tuple[str, str, int]]:
+        """(topic, broker, queue id) of what push consumer ``name``'s rebalance holds."""
+        return {(q["topic"], q["brokerName"], q["queueId"]) for q in self.call("queues", name)}
+
+    def shutdown(self, name: str) -> None:
+        self.call("shutdown", name)
+
+    def close(self) -> None:
+        for driver, name in reversed(self.started):
+            try:
+                driver.call("shutdown", name=name, timeout_s=30)
+            except Exception:  # the JVM may be gone with the test's failure; the module fixture ends it
+                pass
