@@ -117,3 +117,25 @@ def test_an_apache_broker_with_5x_registration_options_on_the_gantry_name_server
         broker.stop()
     wait_until(lambda: "apache-v" not in admin.examine_broker_cluster_info().broker_datas, ROUTE_TIMEOUT_S,
                "apache-v gone from the cluster info")
+
+
+@pytest.mark.parametrize("client", ["client4", "client5"])
+def test_apaches_java_client_through_the_gantry_name_server_to_both_brokers(client, peers, admin, java_driver):
+    """Apache's Java producer and push consumer (4.9.8 and 5.5.0) on Gantry's name server: the topic's queues on the
+    Gantry broker and on the Apache broker."""
+    topic, group = unique("JavaMixed"), unique("java_peer")
+    admin.create_or_update_topic_in_cluster(peers.cluster, TopicConfig(topic, 2, 2))
+    wait_until(lambda: (r := admin.examine_topic_route_info(topic)) and len(r.queue_datas) == 2, ROUTE_TIMEOUT_S,
+               f"{topic} routed to both brokers")
+    driver = java_driver(client)
+    driver.call("producer_start", name="p", group=unique("java_pg"), namesrv=peers.namesrv_addr)
+    sent = driver.call("send", name="p", mode="sync", messages=[{"topic": topic, "body": f"j{i}", "tags": "J"} for i in range(16)])
+    assert {r["status"] for r in sent} == {"SEND_OK"}
+    assert {r["queue"]["brokerName"] for r in sent} == {"apache-a", "gantry-a"}
+
+    driver.call("push_start", name="c", group=group, namesrv=peers.namesrv_addr, topic=topic)
+    got = driver.call("received", name="c", count=16, timeoutMs=60_000, timeout_s=90)
+    assert sorted(m["body"] for m in got) == sorted(f"j{i}" for i in range(16))
+    assert {m["brokerName"] for m in got} == {"apache-a", "gantry-a"} and {m["tags"] for m in got} == {"J"}
+    driver.call("shutdown", name="c")
+    driver.call("shutdown", name="p")

@@ -95,3 +95,20 @@ def test_a_stopped_gantry_broker_leaves_the_apache_name_servers_cluster(apache_n
         leaving.stop()
     wait_until(lambda: "gantry-leaving" not in admin.examine_broker_cluster_info().broker_datas, REGISTERED_TIMEOUT_S,
                "gantry-leaving gone from the cluster info")
+
+
+@pytest.mark.parametrize("client", ["client4", "client5"])
+def test_apaches_java_client_through_the_apache_name_server_to_the_gantry_broker(client, gantry_broker, admin, apache_namesrv,
+                                                                                java_driver):
+    topic = unique("JavaOnApacheNs")
+    create_topic_on_gantry(admin, gantry_broker, topic, queues=2)
+    driver = java_driver(client)
+    driver.call("producer_start", name="p", group=unique("java_pg"), namesrv=apache_namesrv.addr)
+    sent = driver.call("send", name="p", mode="sync", messages=[{"topic": topic, "body": f"j{i}"} for i in range(8)])
+    assert {(r["status"], r["queue"]["brokerName"]) for r in sent} == {("SEND_OK", BROKER)}
+
+    driver.call("push_start", name="c", group=unique("java_peer"), namesrv=apache_namesrv.addr, topic=topic)
+    got = driver.call("received", name="c", count=8, timeoutMs=60_000, timeout_s=90)
+    assert sorted(m["body"] for m in got) == sorted(f"j{i}" for i in range(8))
+    driver.call("shutdown", name="c")
+    driver.call("shutdown", name="p")
