@@ -47,6 +47,7 @@ STEPS: dict[str, tuple[str, list[str], list[str]]] = {
                 ["--latency-only", "--rates", "200,500", "--size", "1024", "--seconds", "1"]),
     "console": ("console_bench.py", ["--goal-ms", "200"], ["--goal-ms", "200", "--topics", "200", "--groups", "200", "--runs", "3"]),
     "allocation": ("allocation_bench.py", [], ["--queues", "1000", "--consumers", "100", "--repeat", "2", "--budget", "0.2"]),
+    "metadata_drill": ("metadata_drill.py", ["--cycles", "20"], ["--cycles", "2", "--messages", "50"]),
 }
 
 

@@ -77,7 +77,8 @@ from tests.architecture_graph import (  # noqa: E402
     rule_violations,
 )
 
-MAX_MODULE_LINES = 420  # "~400": a module past this is split before it grows further
+REVIEW_MODULE_LINES = 400  # past this a module is a question for review (split by meaning, if it has two)
+MAX_MODULE_LINES = 600  # past this it has grown unreviewed: the test fails
 
 
 def test_the_import_graph_has_no_cycle() -> None:
@@ -109,13 +110,21 @@ def test_the_graph_checks_see_a_cycle_and_a_wrong_way_arrow() -> None:
     assert len(rule_violations(wrong)) == 4
 
 
-def test_no_module_is_over_about_400_lines() -> None:
-    long = []
+def test_module_size_is_a_review_question_not_a_placement_rule() -> None:
+    """Over 400 lines: a warning in the test report (does the module hold two concepts?); over 600: a failure.
+    The cap never decides where code goes: a file is placed by its meaning."""
+    import warnings
+
+    long, too_long = [], []
     for name, path in project_modules().items():
         lines = len(path.read_text().splitlines())
         if lines > MAX_MODULE_LINES:
+            too_long.append(f"{name}: {lines} lines")
+        elif lines > REVIEW_MODULE_LINES:
             long.append(f"{name}: {lines} lines")
-    assert long == []
+    if long:
+        warnings.warn(f"modules over {REVIEW_MODULE_LINES} lines, a question for review: {', '.join(sorted(long))}", stacklevel=1)
+    assert too_long == []
 
 
 def test_no_two_public_engine_modules_define_a_class_of_the_same_name() -> None:

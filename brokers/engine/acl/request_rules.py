@@ -279,6 +279,8 @@ _RULES: dict[int, RequestRule] = {
     C.GANTRY_PROMOTE_SLAVE: _admin("makes a slave the master"),
     C.GANTRY_GET_MASTERLESS_OFFSETS: _admin("offsets a slave took while masterless (broker to broker)"),
     C.GANTRY_GET_ACL_ACCOUNTS: _admin("who may do what: the ACL's accounts and perms (no secrets)"),
+    C.GANTRY_SUBSCRIBE_CONFIG: _admin("a slave's subscription to its master's config changes (broker to broker)"),
+    C.GANTRY_PUSH_CONFIG: _admin("master-to-slave push; not served by a broker's port"),
 }
 REQUEST_RULES: Mapping[int, RequestRule] = MappingProxyType(_RULES)
 UNKNOWN_CODE_RULE = _admin("a code this table does not know: admin-only")

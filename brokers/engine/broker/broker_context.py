@@ -13,6 +13,7 @@ from typing import Protocol
 
 from brokers.engine.broker.broker_stats import BrokerStats
 from brokers.engine.broker.client_manager import ClientManager
+from brokers.engine.broker.config_push import ConfigPush
 from brokers.engine.broker.config import BrokerConfig
 from brokers.engine.broker.consumer_offset_manager import ConsumerOffsetManager
 from brokers.engine.broker.namesrv_api import RegisterResult
@@ -36,6 +37,7 @@ class BrokerContext(Protocol):
     broker_stats: BrokerStats
     pull_request_hold_service: PullRequestHoldService
     schedule_message_service: ScheduleMessageService | None
+    config_push: ConfigPush
 
     @property
     def store(self) -> MessageStore:

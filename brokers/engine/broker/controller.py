@@ -39,6 +39,7 @@ from brokers.engine.broker.consumer_offset_manager import ConsumerOffsetManager
 from brokers.engine.broker.group_member import LEARN_MASTER_INTERVAL_S, GroupMember
 from brokers.engine.broker.masterless_offsets import takes_masterless_commits, take_masterless_offsets
 from brokers.engine.broker.namesrv_api import BrokerIdentity, BrokerOuterAPI, RegisterResult
+from brokers.engine.broker.config_push import GROUPS, TOPICS, ConfigPush
 from brokers.engine.broker.processors.acl_admin import AclAdminProcessor
 from brokers.engine.broker.processors.admin import AdminBrokerProcessor
 from brokers.engine.broker.processors.admin_batch import GroupBatchProcessor
@@ -105,6 +106,7 @@ class BrokerController:
             max_offset=lambda topic, queue_id: self.store.get_max_offset_in_queue(topic, queue_id),
             check_interval_s=config.long_poll_check_interval_s,
         )
+        self.config_push = ConfigPush()
         self.outer_api = BrokerOuterAPI(config.namesrv_addrs, RemotingClient(name="broker-outer", signer=self.credential,
                                                                                 tls=config.tls))
         self.group_member = GroupMember(self, self.outer_api.client)
@@ -161,6 +163,10 @@ class BrokerController:
         if self.schedule_message_service is not None:
             self.schedule_message_service.load()
         self.topic_config_manager.add_change_listener(lambda tc: self.request_register())
+        self.topic_config_manager.delta_listeners.append(
+            lambda before, after, update, delete: self.config_push.push(TOPICS, before, after, update=update, delete=delete))
+        self.subscription_group_manager.delta_listeners.append(
+            lambda before, after, update, delete: self.config_push.push(GROUPS, before, after, update=update, delete=delete))
 
         server = RemotingServer(self.config.listen_host, self.config.listen_port, name=self.config.broker_name,
                                 guard=self.acl_guard, limits=self.config.limits, tls=self.config.tls)

@@ -31,7 +31,10 @@ from brokers.engine.broker.namesrv_api import RegisterResult
 from brokers.engine.broker.promotion_plan import PromotionPlan, plan_promotion
 from brokers.engine.broker.slave_synchronize import SlaveSynchronize
 from brokers.engine.broker.slave_write_guard import SlaveWriteGuard
+from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.client import RemotingClient
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.store.config import StoreConfig
 from brokers.engine.store.ha.ha_config import MASTER_ROLES, SLAVE
 from brokers.engine.store.ha.ha_message_store import HAMessageStore
@@ -61,6 +64,15 @@ class GroupMember:
         self.fenced_reason = ""
         self._change_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task] = set()
+        client.register_processor(RequestCode.GANTRY_PUSH_CONFIG, self._on_config_push)
+
+    async def _on_config_push(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        """A master's config push (``config_push.py``), taken by this slave's SlaveSynchronize."""
+        sync = self.slave_synchronize
+        if sync is None:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"broker {self.config.broker_name} at {self.broker.addr} "
+                                    "is not a slave: it takes no config pushes")
+        return await sync.apply_push(ctx, request)
 
     @property
     def config(self):
@@ -176,6 +188,8 @@ class GroupMember:
         if self.slave_synchronize is not None and now >= self._next_sync and self.slave_synchronize.master_addr:
             self._next_sync = now + self.config.slave_synchronize_interval_s
             await self.slave_synchronize.sync_all()
+        if self.slave_synchronize is not None:
+            self.slave_synchronize.derive_missing_topics()
 
     # --- promotion and fencing ------------------------------------------------------------------
 
@@ -237,6 +251,7 @@ class GroupMember:
                 return
             new_id = slave_id if slave_id > 0 else 1
             self.broker.config = self.config.with_changes(broker_role=SLAVE, broker_id=new_id)
+            self.broker.config_push.forget()
             self.master_addr, self.master_ha_addr = master_addr, master_ha_addr
             self.slave_synchronize = SlaveSynchronize(self.broker, self.client)
             self.slave_synchronize.master_addr = master_addr

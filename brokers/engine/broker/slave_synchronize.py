@@ -12,16 +12,26 @@ committed on the slave while the master was down backwards once the master (with
 value) is back; Gantry does not, and the returning master takes those commits back itself
 (GANTRY_GET_MASTERLESS_OFFSETS, see ``masterless_offsets.py``), so the two tables converge on
 the higher value.
+
+Between two copies, the master pushes each topic and group change (``config_push.py``): every round
+starts by subscribing to those pushes (GANTRY_SUBSCRIBE_CONFIG) on this slave's connection to the
+master, and :meth:`SlaveSynchronize.apply_push` takes them, only from that connection. A topic the
+master deleted loses its consume queues here too. A topic whose consume queues this slave holds
+but whose config never arrived (its master died first) is served with a config derived from the
+queues (:meth:`SlaveSynchronize.derive_missing_topics`, logged), so its messages stay readable.
 """
 from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING
 
+from brokers.engine.broker.config_push import GROUPS, TOPICS
 from brokers.engine.broker.data_version import DataVersion
+from brokers.engine.common.perm import PERM_RW
 from brokers.engine.common.subscription_group_config import SubscriptionGroupConfig
 from brokers.engine.common import json_compat
 from brokers.engine.common.topic_config import TopicConfig
+from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
@@ -81,14 +91,25 @@ class SlaveSynchronize:
         data = json_compat.loads(response.body) if response.body else {}
         return data if isinstance(data, dict) else None
 
+    async def subscribe(self) -> None:
+        """Ask the master to push its topic and group changes on this connection (an Apache master
+        answers REQUEST_CODE_NOT_SUPPORTED: the periodic copies are then all there is)."""
+        request = RemotingCommand.request(RequestCode.GANTRY_SUBSCRIBE_CONFIG, {"slaveAddr": self.broker.addr})
+        response = await self.client.invoke(self.master_addr, request, self.timeout_s)
+        if response.code != ResponseCode.SUCCESS:
+            log.debug("slave sync: master %s did not take the config subscription: %s %s", self.master_addr,
+                      response.code, response.remark)
+
     async def sync_all(self) -> bool:
-        """One round of the four copies; False when there is no master to copy from or a copy failed."""
+        """One round: subscribe to pushes, then the four copies; False when there is no master to copy
+        from or a copy failed."""
         addr = self.master_addr
         if not addr or addr == self.broker.addr:
             return False
         ok = True
-        for what, step in (("topic config", self.sync_topic_config), ("consumer offsets", self.sync_consumer_offset),
-                           ("delay offsets", self.sync_delay_offset), ("subscription groups", self.sync_subscription_group)):
+        for what, step in (("config subscription", self.subscribe), ("topic config", self.sync_topic_config),
+                           ("consumer offsets", self.sync_consumer_offset), ("delay offsets", self.sync_delay_offset),
+                           ("subscription groups", self.sync_subscription_group)):
             try:
                 await step()
             except Exception as exc:
@@ -103,31 +124,95 @@ class SlaveSynchronize:
         if data is None:
             return
         version = DataVersion.from_json(data.get("dataVersion"))
-        tcm = self.broker.topic_config_manager
-        if version == tcm.data_version:
+        if version == self.broker.topic_config_manager.data_version:
             return
         table = {name: TopicConfig.from_json(tc) for name, tc in (data.get("topicConfigTable") or {}).items()}
+        self._install_topics(table, version)
+        log.info("slave sync: topic config copied from master %s (%d topics)", self.master_addr, len(table))
+
+    def _install_topics(self, table: dict[str, TopicConfig], version: DataVersion) -> None:
+        """Make ``table`` this slave's topic table at ``version``; drop the queues of topics it no longer has."""
+        tcm = self.broker.topic_config_manager
+        gone = set(tcm.topic_config_table) - set(table)
         tcm.topic_config_table.clear()
         tcm.topic_config_table.update(table)
         tcm.data_version = version
         tcm.persist()
+        if gone:
+            self.broker.store.delete_topics(gone)
+            log.info("slave sync: topics deleted on master %s, their queues dropped here: %s", self.master_addr, sorted(gone))
         self.broker.request_register()
-        log.info("slave sync: topic config copied from master %s (%d topics)", self.master_addr, len(table))
 
     async def sync_subscription_group(self) -> None:
         data = await self._get(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
         if data is None:
             return
         version = DataVersion.from_json(data.get("dataVersion"))
-        sgm = self.broker.subscription_group_manager
-        if version == sgm.data_version:
+        if version == self.broker.subscription_group_manager.data_version:
             return
         table = {g: SubscriptionGroupConfig.from_json(c) for g, c in (data.get("subscriptionGroupTable") or {}).items()}
+        self._install_groups(table, version)
+        log.info("slave sync: subscription groups copied from master %s (%d groups)", self.master_addr, len(table))
+
+    def _install_groups(self, table: dict[str, SubscriptionGroupConfig], version: DataVersion) -> None:
+        sgm = self.broker.subscription_group_manager
         sgm.subscription_group_table.clear()
         sgm.subscription_group_table.update(table)
         sgm.data_version = version
         sgm.persist()
-        log.info("slave sync: subscription groups copied from master %s (%d groups)", self.master_addr, len(table))
+
+    async def apply_push(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        """GANTRY_PUSH_CONFIG from the master: apply one change, or copy the whole table when this
+        slave is not at the change's previous version; SUCCESS once it is on disk here."""
+        if not self.master_addr or ctx.attributes.get("addr") != self.master_addr:
+            return request.response(ResponseCode.NO_PERMISSION, f"config push over a connection to "
+                                    f"{ctx.attributes.get('addr') or ctx.remote_addr}, not to this slave's master "
+                                    f"{self.master_addr or '(none known)'}")
+        try:
+            data = json_compat.loads(request.body)
+            table, previous = data["table"], DataVersion.from_json(data["previousVersion"])
+            current, update, delete = DataVersion.from_json(data["dataVersion"]), dict(data["update"]), list(data["delete"])
+        except (ValueError, KeyError, TypeError) as exc:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"malformed config push: {exc}")
+        if table == TOPICS:
+            tcm = self.broker.topic_config_manager
+            if tcm.data_version == previous:
+                merged = dict(tcm.topic_config_table)
+                merged.update({name: TopicConfig.from_json(tc) for name, tc in update.items()})
+                for name in delete:
+                    merged.pop(name, None)
+                self._install_topics(merged, current)
+            elif tcm.data_version != current:
+                await self.sync_topic_config()
+        elif table == GROUPS:
+            sgm = self.broker.subscription_group_manager
+            if sgm.data_version == previous:
+                merged_groups = dict(sgm.subscription_group_table)
+                merged_groups.update({g: SubscriptionGroupConfig.from_json(c) for g, c in update.items()})
+                for name in delete:
+                    merged_groups.pop(name, None)
+                self._install_groups(merged_groups, current)
+            elif sgm.data_version != current:
+                await self.sync_subscription_group()
+        else:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"config push of unknown table {table!r}")
+        return request.response(ResponseCode.SUCCESS)
+
+    def derive_missing_topics(self) -> list[str]:
+        """Give each topic that has consume queues here but no config a config derived from them
+        (read and write queues = its highest queue id + 1, perm RW), so reads of it are served; the
+        master's next copy replaces it. Returns the topics derived (each logged)."""
+        tcm = self.broker.topic_config_manager
+        counts = self.broker.store.queue_counts()
+        missing = sorted(topic for topic in counts if topic not in tcm.topic_config_table)
+        for topic in missing:
+            tcm.topic_config_table[topic] = TopicConfig(topic, counts[topic], counts[topic], PERM_RW)
+            log.warning("slave %s: topic %s has %d consume queue(s) here but its config never came from the master; "
+                        "serving it with a config derived from its queues", self.broker.config.broker_name, topic, counts[topic])
+        if missing:
+            tcm.persist()
+            self.broker.request_register()
+        return missing
 
     async def sync_consumer_offset(self) -> None:
         data = await self._get(RequestCode.GET_ALL_CONSUMER_OFFSET)

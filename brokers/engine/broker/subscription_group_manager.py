@@ -14,6 +14,7 @@ stored in a thread, so a burst of auto-created groups costs one fsync, off the e
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from brokers.engine.broker.config_file import read_json, write_json_atomic
@@ -31,6 +32,8 @@ from brokers.engine.common.topic_validator import InvalidNameError, validate_gro
 log = logging.getLogger("brokers.engine.broker")
 
 SUBSCRIPTION_GROUP_FILE = "subscriptionGroup.json"
+# (version before, version after, configs written by name, names deleted): one change, for the slaves
+DeltaListener = Callable[[DataVersion, DataVersion, dict[str, dict], list[str]], None]
 class SubscriptionGroupManager:
     def __init__(self, config_dir: Path, clock: Clock, *, auto_create: bool = True, max_groups: int | None = None,
                  flush_delay_s: float = 0.1, file_io: FileIO = OS_FILE_IO) -> None:
@@ -41,6 +44,7 @@ class SubscriptionGroupManager:
         self.max_groups = max_groups
         self.subscription_group_table: dict[str, SubscriptionGroupConfig] = {}
         self.data_version = DataVersion()
+        self.delta_listeners: list[DeltaListener] = []  # the master's ConfigPush (config_push.py)
         self.flusher = ConfigFlusher(self._snapshot, delay_s=flush_delay_s, name=str(self.path))
         self._refused_at = float("-inf")  # last "too many groups" log line
 
@@ -92,7 +96,7 @@ class SubscriptionGroupManager:
             cfg = SubscriptionGroupConfig(group)
             self.subscription_group_table[group] = cfg
             log.info("auto-created subscription group %s", group)
-            self._changed()
+            self._changed(cfg)
         return cfg
 
     def update_subscription_group_config(self, cfg: SubscriptionGroupConfig) -> None:
@@ -100,15 +104,19 @@ class SubscriptionGroupManager:
         old = self.subscription_group_table.get(cfg.group_name)
         self.subscription_group_table[cfg.group_name] = cfg
         log.info("subscription group %s: %s -> %s", "updated" if old else "created", old, cfg)
-        self._changed()
+        self._changed(cfg)
 
     def delete_subscription_group_config(self, group: str) -> SubscriptionGroupConfig | None:
         old = self.subscription_group_table.pop(group, None)
         if old is not None:
             log.info("subscription group deleted: %s", old)
-            self._changed()
+            self._changed(deleted=group)
         return old
 
-    def _changed(self) -> None:
+    def _changed(self, cfg: SubscriptionGroupConfig | None = None, *, deleted: str | None = None) -> None:
+        previous = self.data_version.copy()
         self.data_version.next_version(self.clock)
         self.flusher.request()
+        for delta in self.delta_listeners:
+            delta(previous, self.data_version.copy(), {cfg.group_name: cfg.to_json()} if cfg is not None else {},
+                  [deleted] if deleted is not None else [])

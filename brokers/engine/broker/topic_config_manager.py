@@ -47,6 +47,8 @@ TOPICS_FILE = "topics.json"
 SCHEDULE_QUEUE_NUMS = 18  # one queue per delay level (messageDelayLevel has 18 entries)
 
 ChangeListener = Callable[[TopicConfig | None], None]
+# (version before, version after, configs written by name, names deleted): one change, for the slaves
+DeltaListener = Callable[[DataVersion, DataVersion, dict[str, dict], list[str]], None]
 
 
 class TopicConfigManager:
@@ -58,6 +60,7 @@ class TopicConfigManager:
         self.topic_config_table: dict[str, TopicConfig] = {}
         self.data_version = DataVersion()
         self._listeners: list[ChangeListener] = []
+        self.delta_listeners: list[DeltaListener] = []  # the master's ConfigPush (config_push.py)
         self.persist_pending = False  # a change is not on disk yet (its write failed)
         # Topics made at start from the broker's own names are system topics too (Java adds
         # them to TopicValidator's set): admins may neither create nor delete them.
@@ -155,9 +158,13 @@ class TopicConfigManager:
     def add_change_listener(self, listener: ChangeListener) -> None:
         self._listeners.append(listener)
 
-    def _changed(self, tc: TopicConfig | None, *, notify: bool = True) -> None:
+    def _changed(self, tc: TopicConfig | None, *, notify: bool = True, deleted: str | None = None) -> None:
+        previous = self.data_version.copy()
         self.data_version.next_version(self.clock)
         self._persist_or_retry_later()
+        for delta in self.delta_listeners:
+            delta(previous, self.data_version.copy(), {tc.topic_name: tc.to_json()} if tc is not None else {},
+                  [deleted] if deleted is not None else [])
         if notify:
             for listener in self._listeners:
                 try:
@@ -179,7 +186,7 @@ class TopicConfigManager:
         old = self.topic_config_table.pop(topic, None)
         if old is not None:
             log.info("topic config deleted: %s", old)
-            self._changed(None, notify=False)
+            self._changed(None, notify=False, deleted=topic)
         return old
 
     def create_topic_in_send_message_method(

@@ -99,6 +99,8 @@ class RequestCode(IntEnum):
     GANTRY_PROMOTE_SLAVE = 10_004  # make this slave its group's master, online, under a new group epoch
     GANTRY_GET_MASTERLESS_OFFSETS = 10_005  # offsets a slave took from consumers while it had no master
     GANTRY_GET_ACL_ACCOUNTS = 10_006  # the ACL in force: accounts and perms WITHOUT secrets, global white addresses
+    GANTRY_SUBSCRIBE_CONFIG = 10_007  # a slave asks its master to push topic and group changes on this connection
+    GANTRY_PUSH_CONFIG = 10_008  # master to slave: one change of its topic or group table (broker/config_push.py)
 
 
 class ResponseCode(IntEnum):

@@ -136,6 +136,14 @@ class ConsumeQueueTable:
     def queues(self) -> list[ConsumeQueue]:
         return list(self._queues.values())
 
+    def queue_counts(self) -> dict[str, int]:
+        """Each topic that has consume queues here: its highest queue id + 1."""
+        counts: dict[str, int] = {}
+        for topic, queue_id in list(self._queues):
+            if queue_id >= counts.get(topic, 0):
+                counts[topic] = queue_id + 1
+        return counts
+
     def next_queue_offset(self, topic: str, queue_id: int) -> int:
         return self.queue_offsets.get((topic, queue_id), 0)
 

@@ -359,6 +359,10 @@ class DefaultMessageStore:
 
     # --- admin ------------------------------------------------------------------------------
 
+    def queue_counts(self) -> dict[str, int]:
+        """Each topic that has consume queues: its highest queue id + 1."""
+        return self._queues.queue_counts()
+
     def delete_topics(self, topics: set[str]) -> None:
         """Remove the consume queues of these topics (their records stay in the commit log)."""
         self._require_open()

@@ -99,6 +99,9 @@ class MessageStore(Protocol):
 
     # --- admin ------------------------------------------------------------------------------
 
+    def queue_counts(self) -> dict[str, int]:
+        """Each topic that has consume queues: its highest queue id + 1."""
+
     def delete_topics(self, topics: set[str]) -> None:
         """Remove the consume queues of these topics."""
 

@@ -4,7 +4,9 @@ offsets, statistics, connections, runtime info, and calls forwarded to clients.
 Writes check their whole input before changing anything: topic names follow the naming rule
 and may not be system topics, queue numbers are within 1..MAX_QUEUE_NUMS, perm within 0..7.
 UPDATE_AND_CREATE_TOPIC answers only after the new config is on disk and every name server was
-told (each independently). Bodies keyed by MessageQueue use fastjson's inline-object-key form
+told (each independently). Topic and subscription-group changes answer SUCCESS only once every slave
+subscribed to this master's config pushes has them on disk, else SLAVE_NOT_AVAILABLE naming the
+slaves that did not confirm (``config_push.py``). Bodies keyed by MessageQueue use fastjson's inline-object-key form
 (§4.1), because their readers are Java admin tools.
 """
 from __future__ import annotations
@@ -145,18 +147,20 @@ class AdminBrokerProcessor(Processor):
         except InvalidTopicConfigError as exc:
             raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
         tcm.update_topic_config(tc)
+        pushes = self.broker.config_push.take_started()
         await self.broker.register_broker_all()
-        return request.response(ResponseCode.SUCCESS)
+        return await self.broker.config_push.settled_response(request, f"topic {topic} {'updated' if old else 'created'}", pushes)
 
     @guarded
     async def delete_topic(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         topic = self._user_topic(request)
         broker = self.broker
         broker.topic_config_manager.delete_topic_config(topic)
+        pushes = broker.config_push.take_started()
         broker.consumer_offset_manager.remove_topic(topic)
         broker.store.delete_topics({topic})
         broker.request_register()
-        return request.response(ResponseCode.SUCCESS)
+        return await broker.config_push.settled_response(request, f"topic {topic} deleted", pushes)
 
     @guarded
     async def get_all_topic_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -312,15 +316,17 @@ class AdminBrokerProcessor(Processor):
         except (ValueError, UnicodeDecodeError, InvalidNameError, InvalidSubscriptionGroupError) as exc:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"the subscription group config is illegal: {exc}") from None
         self.broker.subscription_group_manager.update_subscription_group_config(cfg)
-        return request.response(ResponseCode.SUCCESS)
+        pushes = self.broker.config_push.take_started()
+        return await self.broker.config_push.settled_response(request, f"subscription group {cfg.group_name} saved", pushes)
 
     @guarded
     async def delete_subscription_group(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         group = checked_group(require_str(request, "groupName"))
         self.broker.subscription_group_manager.delete_subscription_group_config(group)
+        pushes = self.broker.config_push.take_started()
         if request.get_bool("removeOffset"):
             self.broker.consumer_offset_manager.remove_group(group)
-        return request.response(ResponseCode.SUCCESS)
+        return await self.broker.config_push.settled_response(request, f"subscription group {group} deleted", pushes)
 
     # -- broker -------------------------------------------------------------------------------
 

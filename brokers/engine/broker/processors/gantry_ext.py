@@ -24,6 +24,10 @@ GANTRY_GET_MASTERLESS_OFFSETS (10005), no header fields: the consumer offsets th
 while it was a slave with no connected master, ``{"offsetTable": {"topic@group": {queueId:
 offset}}}`` (empty when there are none); its master asks for them when it returns (see
 ``broker/masterless_offsets.py``).
+
+GANTRY_SUBSCRIBE_CONFIG (10007), header ``slaveAddr``: a slave of this master asks for its topic
+and group changes to be pushed on this connection (``broker/config_push.py``); a broker that is not
+a master answers SYSTEM_ERROR saying so.
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ from brokers.engine.broker.processors.base import Processor, checked_group, guar
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.store.ha.ha_config import SLAVE
 
 
 class GantryExtensionProcessor(Processor):
@@ -40,6 +45,16 @@ class GantryExtensionProcessor(Processor):
         server.register_processor(RequestCode.GANTRY_GET_QUEUE_STATS, self.get_queue_stats)
         server.register_processor(RequestCode.GANTRY_NOTIFY_CONSUMER_IDS_CHANGED, self.notify_consumer_ids_changed)
         server.register_processor(RequestCode.GANTRY_GET_MASTERLESS_OFFSETS, self.get_masterless_offsets)
+        server.register_processor(RequestCode.GANTRY_SUBSCRIBE_CONFIG, self.subscribe_config)
+
+    @guarded
+    async def subscribe_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        slave_addr = require_str(request, "slaveAddr")
+        if self.broker.config.broker_role == SLAVE:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"broker {self.broker.config.broker_name} at "
+                                    f"{self.broker.addr} is a slave: it pushes no config changes")
+        self.broker.config_push.subscribe(slave_addr, ctx)
+        return request.response(ResponseCode.SUCCESS)
 
     @guarded
     async def get_queue_stats(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:

@@ -272,6 +272,9 @@ class HAMessageStore:
 
     # --- admin ------------------------------------------------------------------------------
 
+    def queue_counts(self) -> dict[str, int]:
+        return self.local.queue_counts()
+
     def delete_topics(self, topics: set[str]) -> None:
         self.local.delete_topics(topics)
 
