@@ -48,7 +48,12 @@ final class LitePullConsumers {
                 consumer.subscribe(topic, args.str("expression", "*"));
             }
         }
-        consumer.start();
+        try {
+            consumer.start();
+        } catch (Exception e) {
+            consumer.shutdown();
+            throw e;
+        }
         Clients.add(args.str("name"), new Lite(consumer));
         if (assign) {
             Collection<MessageQueue> queues = consumer.fetchMessageQueues(topic);

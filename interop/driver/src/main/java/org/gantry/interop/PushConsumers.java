@@ -95,7 +95,12 @@ final class PushConsumers {
                 }
             });
         }
-        consumer.start();
+        try {
+            consumer.start();
+        } catch (Exception e) {
+            consumer.shutdown();  // a refused start leaves no client behind heartbeating its subscription
+            throw e;
+        }
         Clients.add(name, push);
         return consumer.buildMQClientId();
     }
