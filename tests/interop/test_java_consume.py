@@ -123,6 +123,6 @@ def test_the_5x_lite_pull_request_is_refused_by_name(java, module_java_drivers, 
     producer.send(Message(topic_name, b"unread"))
     name = java.lite("client5", unique("g_stream"), topic_name)
     assert java.call("poll", name, count=1, timeoutMs=2_000) == []
-    client_log = module_java_drivers["client5"].log_path.parent / "rocketmqlogs" / "rocketmq_client.log"
+    client_log = module_java_drivers["client5"].client_log
     wait_until(lambda: "request type 361 not supported" in client_log.read_text(errors="replace"), 15,
                "the client's log names the refused request")
