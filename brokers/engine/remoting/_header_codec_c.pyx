@@ -199,7 +199,7 @@ cdef inline bint _ascii(object text):
 
 
 def encode_json_header(code, language, version, opaque, flag, remark, ext):
-    cdef int64_t lo = -(1 << 62), hi = 1 << 62
+    cdef int64_t lo = -0x80000000, hi = 0x7FFFFFFF  # Java ints; the pure function refuses the rest
     if not (_fits(code, lo, hi) and _fits(version, lo, hi) and _fits(opaque, lo, hi) and _fits(flag, lo, hi)
             and _ascii(language) and (remark is None or _ascii(remark)) and type(ext) is dict):
         return _pure_encode_json(code, language, version, opaque, flag, remark, ext)

@@ -2,7 +2,10 @@
 
 JSON header: ``{"code","extFields","flag","language","opaque","remark","serializeTypeCurrentRPC",
 "version"}``; keys are read in any order, unknown keys ignored, and extFields values coerced to
-strings (non-Java clients send numbers and booleans there).
+strings (non-Java clients send numbers and booleans there). ``code``, ``version``, ``opaque`` and
+``flag`` are Java ints (``RemotingCommand``'s fields): a value outside [-2**31, 2**31 - 1] is a
+malformed header on the way in and a RemotingProtocolError on the way out, as the binary header's
+``struct`` refuses a number that does not fit its field. A Java peer could not decode the answer.
 
 ROCKETMQ binary header (all integers big-endian)::
 
@@ -41,6 +44,11 @@ _FRAME_PREFIX = struct.Struct(">ii")  # total length, serialize type << 24 | hea
 _BINARY_FIXED = struct.Struct(">hbhii")  # code, language, version, opaque, flag
 assert _BINARY_FIXED.size == 13
 
+# code, version, opaque and flag are Java ints in RemotingCommand: a JSON header carries any of
+# them in this range (the binary header narrows code and version to a short by its layout).
+JAVA_INT_MIN, JAVA_INT_MAX = -0x80000000, 0x7FFFFFFF
+_INT_FIELDS = ("code", "version", "opaque", "flag")
+
 # One encoder/decoder for every header: json.dumps with options builds a new encoder per call.
 _json_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _json_decode = json.JSONDecoder().decode
@@ -54,7 +62,13 @@ HeaderFields = tuple[int, str, int, int, int, "str | None", dict[str, str]]  # c
 
 def encode_json_header(code: int, language: str, version: int, opaque: int, flag: int, remark: str | None,
                        ext: dict[str, str]) -> bytes:
-    """The JSON header, byte for byte what ``json.dumps(header, separators=(",", ":"), ensure_ascii=False)`` makes."""
+    """The JSON header, byte for byte what ``json.dumps(header, separators=(",", ":"), ensure_ascii=False)`` makes.
+
+    RemotingProtocolError when code, version, opaque or flag is an int that does not fit a Java int.
+    """
+    for name, value in zip(_INT_FIELDS, (code, version, opaque, flag)):
+        if isinstance(value, int) and not JAVA_INT_MIN <= value <= JAVA_INT_MAX:
+            raise RemotingProtocolError(f"command does not fit the JSON header: {_out_of_range(name, value)}")
     if type(code) is int and type(flag) is int and type(opaque) is int and type(version) is int:
         # The common case, written out without building the dict (strings are escaped by json's
         # own encode_basestring, in C, which refuses anything but a str).
@@ -112,16 +126,21 @@ def decode_json_header(header: bytes) -> HeaderFields:
 
 def _int_field(header: dict, name: str, default: int | None) -> int:
     value = header.get(name, default)
-    if type(value) is int:
-        return value
-    if value is None:
-        raise RemotingProtocolError(f"header field {name!r} is missing")
-    if isinstance(value, bool):
-        return int(value)
-    try:
-        return int(value)
-    except (TypeError, ValueError, OverflowError):  # OverflowError: 1e999 is an infinite float
-        raise RemotingProtocolError(f"header field {name!r} is not an integer: {value!r}") from None
+    if type(value) is not int:
+        if value is None:
+            raise RemotingProtocolError(f"header field {name!r} is missing")
+        try:
+            value = int(value)
+        except (TypeError, ValueError, OverflowError):  # OverflowError: 1e999 is an infinite float
+            raise RemotingProtocolError(f"header field {name!r} is not an integer: {value!r}") from None
+    if not JAVA_INT_MIN <= value <= JAVA_INT_MAX:
+        raise RemotingProtocolError(f"malformed JSON header: {_out_of_range(name, value)}")
+    return value
+
+
+def _out_of_range(name: str, value: int) -> str:
+    shown = str(value) if abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
+    return f"header field {name!r} is {shown}, outside a Java int's range [{JAVA_INT_MIN}, {JAVA_INT_MAX}]"
 
 
 # -- ROCKETMQ binary --------------------------------------------------------------------------
@@ -205,13 +224,24 @@ _FLAG_RE = re.compile(rb'"flag"\s*:\s*"?(-?\d+)')
 
 
 def salvage_ids(header: bytes, serialize_type: int) -> tuple[int | None, int]:
-    """Recover (opaque, flag) from a header that failed to decode, so the error can be answered."""
+    """Recover (opaque, flag) from a header that failed to decode, so the error can be answered.
+
+    A number that does not fit a Java int is not salvaged (opaque None, flag 0): an answer must
+    carry ids its peer can read.
+    """
     if serialize_type == SERIALIZE_ROCKETMQ and len(header) >= _BINARY_FIXED.size:
         _, _, _, opaque, flag = _BINARY_FIXED.unpack_from(header)
         return opaque, flag
-    match = _OPAQUE_RE.search(header)
-    flag = _FLAG_RE.search(header)
-    return (int(match.group(1)) if match else None), (int(flag.group(1)) if flag else 0)
+    opaque = _salvaged_int(_OPAQUE_RE.search(header))
+    flag = _salvaged_int(_FLAG_RE.search(header))
+    return opaque, (0 if flag is None else flag)
+
+
+def _salvaged_int(match: re.Match[bytes] | None) -> int | None:
+    if match is None or len(match.group(1)) > 11:  # "-2147483648" is 11 characters
+        return None
+    value = int(match.group(1))
+    return value if JAVA_INT_MIN <= value <= JAVA_INT_MAX else None
 
 
 def coerce_ext_fields(ext: dict[str, object] | None) -> dict[str, str]:
