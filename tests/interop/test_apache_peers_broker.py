@@ -92,10 +92,12 @@ def test_one_topic_on_a_gantry_and_an_apache_broker_in_one_cluster(peers, admin)
     assert sum(o.max_offset for o in stats.offset_table.values()) == len(bodies)
 
 
-def test_an_apache_broker_with_5x_registration_options_on_the_gantry_name_server(peers, admin, interop_classpaths, tmp_path):
+def test_an_apache_broker_with_5x_registration_options_on_the_gantry_name_server(peers, admin, interop_classpaths, tmp_path,
+                                                                                 apache_mqadmin):
     """compressedRegister (a compressed body whose header says compressed=false), enableSingleTopicRegister (each new
     topic alone, REGISTER_TOPIC_IN_NAMESRV) and enableSlaveActingMaster (BROKER_HEARTBEAT and GET_BROKER_MEMBER_GROUP
-    every second); the broker unregisters as it stops."""
+    every second); the broker unregisters as it stops. Gantry's routes carry no ``enableActingMaster``: 5.x clients
+    read it as false (Apache's name server would say true for this broker)."""
     broker = start_apache_broker(interop_classpaths["apache5"], tmp_path / "apache-v", broker_name="apache-v",
                                  cluster="ActingCluster", namesrv_addr=peers.namesrv_addr, compressedRegister="true",
                                  enableSingleTopicRegister="true", enableSlaveActingMaster="true")
@@ -112,6 +114,8 @@ def test_an_apache_broker_with_5x_registration_options_on_the_gantry_name_server
         route = admin.examine_topic_route_info(topic)
         assert [(q.broker_name, q.read_queue_nums, q.write_queue_nums) for q in route.queue_datas] == [("apache-v", 2, 2)]
         assert send_all(peers.namesrv_addr, topic, ["one"])[0].message_queue.broker_name == "apache-v"
+        printed = mqadmin_json(apache_mqadmin("topicRoute", "-n", peers.namesrv_addr, "-t", topic))
+        assert printed["brokerDatas"][0]["enableActingMaster"] is False
         assert "Failed to register current broker to name server" not in broker.log_tail(400)
     finally:
         broker.stop()

@@ -129,11 +129,14 @@ def test_get_broker_member_group_lists_the_group_and_an_unknown_group_is_empty()
     run(scenario())
 
 
-def test_broker_heartbeat_keeps_a_registration_alive():
+def test_broker_heartbeat_keeps_a_registration_alive_and_the_5x_heartbeat_timeout_is_not_honoured():
     async def scenario():
         async with Namesrv(broker_channel_expired_s=120.0, scan_not_active_broker_interval_s=3600) as ns:
-            assert (await ns.register("broker-5", "127.0.0.1:10911", TopicConfig("Beat", 1, 1))).code == 0
-            ns.clock.advance(100.0)
+            request = register_request("broker-5", "127.0.0.1:10911", TopicConfig("Beat", 1, 1))
+            request.ext_fields.update({"enableActingMaster": "true", "heartbeatTimeoutMillis": "10000"})
+            assert (await ns.client.invoke(ns.addr, request, 3.0)).code == 0
+            ns.clock.advance(100.0)  # ten times the broker's heartbeatTimeoutMillis: still within Gantry's 120 s
+            assert ns.controller.route_info.scan_not_active_broker(ns.clock.monotonic()) == []
             heartbeat = {"clusterName": "DefaultCluster", "brokerAddr": "127.0.0.1:10911", "brokerName": "broker-5"}
             assert (await ns.call(BROKER_HEARTBEAT, heartbeat)).code == ResponseCode.SUCCESS
             ns.clock.advance(100.0)  # 200 s after the registration, 100 s after the heartbeat
