@@ -1,14 +1,17 @@
 """AclValidator: the server-side check of one request against the plain ACL (PlainPermissionManager.validate).
 
-In order, as RocketMQ 4.x does it:
+In order, as RocketMQ 4.x does it, with one step of Gantry's own (5):
 
 1. a peer matching ``globalWhiteRemoteAddresses`` passes, unsigned;
 2. no ``AccessKey``: refused (the request is unsigned); an accessKey the file does not list: refused;
 3. a peer matching the account's ``whiteRemoteAddress`` passes without a signature;
 4. the ``Signature`` must be the request's (constant-time compare), else refused;
-5. an admin-only code needs ``admin: true``;
-6. an admin account with no topic or group entries passes every resource check;
-7. every (resource, perm) of :func:`~brokers.engine.acl.request_rules.required_resources`: the account's
+5. a signed ``GantryTimestamp`` and ``GantryNonce`` must be fresh and unseen, and an account (or
+   file) that requires them refuses a request without them (:mod:`.replay_cache`); white addresses
+   (1, 3) pass before this step, as they pass without a signature;
+6. an admin-only code needs ``admin: true``;
+7. an admin account with no topic or group entries passes every resource check;
+8. every (resource, perm) of :func:`~brokers.engine.acl.request_rules.required_resources`: the account's
    entry for the topic or group wins, else its default; DENY refuses, else the needed bit must be held.
 
 A refusal raises :class:`~brokers.engine.acl.acl_refused.AclRefused`; its remark names what was refused
@@ -24,8 +27,10 @@ from brokers.engine.acl.acl_refused import AclRefused
 from brokers.engine.acl.permission import Perm, check_permission, describe_resource, is_group_resource, perm_name
 from brokers.engine.acl.plain_acl_config import PlainAclConfig
 from brokers.engine.acl.remote_address import split_host
+from brokers.engine.acl.replay_cache import ReplayCache
 from brokers.engine.acl.request_rules import REQUEST_RULES, UNKNOWN_CODE_RULE, Access, required_resources
-from brokers.engine.acl.signature import ACCESS_KEY, SIGNATURE, signing_key
+from brokers.engine.acl.signature import ACCESS_KEY, GANTRY_NONCE, GANTRY_TIMESTAMP, SIGNATURE, signing_key
+from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.command import RemotingCommand
 
@@ -56,10 +61,12 @@ class AclValidator:
     start over whenever the config in force is a different object (a reload), so a changed file takes
     effect for the next request as before. Refusals are never remembered. The signature and the admin
     check run for every request; nothing about the signature is cached but the secret's key schedule.
+    The replay cache outlives reloads: a reload must not let a request seen before pass again.
     """
 
-    def __init__(self, source: PlainAclConfig | HasAclConfig) -> None:
+    def __init__(self, source: PlainAclConfig | HasAclConfig, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self._source: HasAclConfig = _Fixed(source) if isinstance(source, PlainAclConfig) else source
+        self.replays = ReplayCache(clock)
         self._cached_for: PlainAclConfig | None = None
         self._peers: dict[object, tuple[str | None, bool]] = {}
         self._granted: dict[tuple[str, str, Perm], bool] = {}
@@ -97,6 +104,10 @@ class AclValidator:
         if not signature or not compare_digest(signing_key(account.secret_key).signature(ext_fields, request.body).encode("ascii"),
                                                signature.encode("utf-8", "replace")):
             raise AclRefused(f"signature mismatch for accessKey {access_key}")
+        replay = config.replay_protection
+        if replay.required or account.require_replay_protection or GANTRY_NONCE in ext_fields or GANTRY_TIMESTAMP in ext_fields:
+            self.replays.check(ext_fields, access_key=access_key, settings=replay,
+                               required=replay.required or account.require_replay_protection)
         rule = _rule_for(request.code, UNKNOWN_CODE_RULE)  # request_rules.rule_for, without its frame
         if rule.access is Access.ADMIN and not account.admin:
             raise AclRefused(f"request code {_code_name(request.code)} needs an admin account; accessKey {access_key} is not admin")

@@ -4,7 +4,8 @@ For every request a peer sends, before its handler is looked up:
 
 1. the ACL file is looked at again when ``PlainAclReloader.maybe_reload`` says it is time (at most
    once a second; a changed file takes effect for the next request);
-2. :meth:`AclValidator.validate` checks the signature and the permissions;
+2. :meth:`AclValidator.validate` checks the signature, Gantry's signed timestamp and nonce
+   (``replay_cache.py``; the guard's clock is the server's) and the permissions;
 3. a refusal is logged at INFO (peer, code, remark) and its remark returned, so the server answers
    NO_PERMISSION (16) and runs nothing.
 
@@ -61,7 +62,7 @@ class AclGuard:
 
     def __init__(self, source: PlainAclReloader | PlainAclConfig, *, name: str = "acl", clock: Clock = SYSTEM_CLOCK) -> None:
         self.reloader = source if isinstance(source, PlainAclReloader) else None
-        self.validator = AclValidator(source)
+        self.validator = AclValidator(source, clock=clock)
         self.refusals = RefusalLog(name, clock=clock)
 
     @classmethod

@@ -13,13 +13,15 @@ need an admin account. The broker signs with, in this order:
 3. else nothing: requests go unsigned (a name server without ACL takes them).
 
 RocketMQ 4.x brokers sign nothing, since its name servers check nothing; Gantry's name server
-checks route writes, so its brokers must sign.
+checks route writes, so its brokers must sign. They sign as Gantry's clients do, with a timestamp
+from the broker's clock and a nonce (``client_hook.py``), so a captured registration cannot be replayed.
 """
 from __future__ import annotations
 
 from brokers.engine.acl.access_validator import HasAclConfig
 from brokers.engine.acl.client_hook import AclClientHook
 from brokers.engine.acl.plain_acl_config import PlainAccessAccount, PlainAclConfig
+from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.remoting.command import RemotingCommand
 
 
@@ -32,10 +34,11 @@ class BrokerCredential:
     """A RequestSigner: fixed keys, else the ACL file's first admin account (see the module docstring)."""
 
     def __init__(self, *, access_key: str | None = None, secret_key: str | None = None,
-                 acl_source: HasAclConfig | None = None) -> None:
+                 acl_source: HasAclConfig | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
         if bool(access_key) != bool(secret_key):
             raise ValueError("give both the access key and the secret key, or neither")
-        self._fixed = AclClientHook(access_key, secret_key, ons_channel=None) if access_key and secret_key else None
+        self._clock = clock
+        self._fixed = AclClientHook(access_key, secret_key, ons_channel=None, clock=clock) if access_key and secret_key else None
         self._source = acl_source
 
     @property
@@ -53,7 +56,7 @@ class BrokerCredential:
         if maybe_reload is not None:
             maybe_reload()
         account = first_admin_account(self._source.config)
-        return None if account is None else AclClientHook(account.access_key, account.secret_key, ons_channel=None)
+        return None if account is None else AclClientHook(account.access_key, account.secret_key, ons_channel=None, clock=self._clock)
 
     def sign_request(self, command: RemotingCommand) -> RemotingCommand:
         hook = self._hook()

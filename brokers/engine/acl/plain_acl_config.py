@@ -14,6 +14,15 @@ The file (RocketMQ's ``distribution/conf/plain_acl.yml`` shape)::
         topicPerms: [topicA=DENY, topicB=PUB|SUB]
         groupPerms: [groupA=SUB]      stored under %RETRY%groupA (permission.group_resource)
     dataVersion: [...]                written by RocketMQ's admin updates; read and ignored
+    gantryReplayProtection:           Gantry only (replay_cache.py); every key optional
+      required: false                 true: every signed request must carry GantryTimestamp and GantryNonce
+      windowSeconds: 120              a signed timestamp further than this from the server's clock is refused
+      nonceCacheMaxEntries: 100000    nonces remembered per server; see ReplayProtection
+
+An account may also say ``gantryRequireReplayProtection: true``: its signed requests must carry the
+two fields (so a RocketMQ 4.x client cannot use it). Apache's 4.9 brokers ignore both Gantry keys; its
+5.x brokers read the file into a fixed class and refuse unknown keys, so leave them out of a file an
+Apache 5.x broker reads too (the defaults apply).
 
 RocketMQ's minimum for both keys is "longer than 6" (``AclConstants.ACCESS_KEY_MIN_LENGTH`` = 6 with a
 ``<=`` test in ``PlainPermissionManager``), so 7 characters is the shortest accepted.
@@ -37,10 +46,25 @@ from brokers.engine.acl.yaml_subset import YamlSubsetError, load_yaml_subset
 ACCESS_KEY_MIN_LENGTH = 7  # RocketMQ: "length should longer than 6"
 SECRET_KEY_MIN_LENGTH = 7
 
-_TOP_LEVEL_KEYS = frozenset({"globalWhiteRemoteAddresses", "accounts", "dataVersion"})
+REPLAY_PROTECTION_KEY = "gantryReplayProtection"  # top level, Gantry only
+ACCOUNT_REPLAY_KEY = "gantryRequireReplayProtection"  # per account, Gantry only
+_TOP_LEVEL_KEYS = frozenset({"globalWhiteRemoteAddresses", "accounts", "dataVersion", REPLAY_PROTECTION_KEY})
 _ACCOUNT_KEYS = frozenset(
-    {"accessKey", "secretKey", "whiteRemoteAddress", "admin", "defaultTopicPerm", "defaultGroupPerm", "topicPerms", "groupPerms"}
+    {"accessKey", "secretKey", "whiteRemoteAddress", "admin", "defaultTopicPerm", "defaultGroupPerm", "topicPerms", "groupPerms",
+     ACCOUNT_REPLAY_KEY}
 )
+_REPLAY_KEYS = frozenset({"required", "windowSeconds", "nonceCacheMaxEntries"})
+
+# The window bounds how far a signer's clock may be from the server's (NTP keeps them within a second)
+# and how long a captured request stays usable; 120 s leaves room for a badly kept clock.
+REPLAY_WINDOW_S = 120
+REPLAY_WINDOW_MAX_S = 3600  # a longer window only makes the nonce cache larger
+# ~230 bytes an entry (the nonce, its timestamp, a set slot, a heap tuple): ~23 MB at most. It holds
+# 120 s of 830 Gantry-signed requests a second; past that the oldest go first and the window shrinks
+# (replay_cache.py), so a fuller server refuses late-arriving requests, never a replay.
+NONCE_CACHE_MAX_ENTRIES = 100_000
+NONCE_CACHE_MIN_ENTRIES = 1_000
+NONCE_CACHE_MAX_ENTRIES_LIMIT = 10_000_000
 
 
 class AclConfigError(ValueError):
@@ -59,6 +83,7 @@ class PlainAccessAccount:
     default_group_perm: Perm = Perm.DENY
     topic_perms: Mapping[str, Perm] = field(default_factory=lambda: MappingProxyType({}))
     group_perms: Mapping[str, Perm] = field(default_factory=lambda: MappingProxyType({}))
+    require_replay_protection: bool = False  # gantryRequireReplayProtection: 4.x-style signatures refused
 
     @property
     def has_resource_perms(self) -> bool:
@@ -73,11 +98,31 @@ class PlainAccessAccount:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplayProtection:
+    """``gantryReplayProtection``: how the servers check Gantry's signed timestamp and nonce (replay_cache.py).
+
+    ``required``: refuse signed requests without ``GantryTimestamp`` and ``GantryNonce`` from every
+    account (default off: RocketMQ 4.x clients cannot send them). ``window_s``: the largest distance
+    between a request's signed timestamp and the server's clock. ``nonce_cache_max``: nonces a server
+    remembers at most.
+    """
+
+    required: bool = False
+    window_s: int = REPLAY_WINDOW_S
+    nonce_cache_max: int = NONCE_CACHE_MAX_ENTRIES
+
+    @property
+    def is_default(self) -> bool:
+        return self == ReplayProtection()
+
+
+@dataclass(frozen=True, slots=True)
 class PlainAclConfig:
-    """The whole file: global white addresses and the accounts by accessKey (in file order)."""
+    """The whole file: global white addresses, the accounts by accessKey (in file order), Gantry's replay settings."""
 
     global_white_remote_addresses: tuple[RemoteAddressPattern, ...] = ()
     accounts: Mapping[str, PlainAccessAccount] = field(default_factory=lambda: MappingProxyType({}))
+    replay_protection: ReplayProtection = ReplayProtection()
 
     def account(self, access_key: str | None) -> PlainAccessAccount | None:
         return None if access_key is None else self.accounts.get(access_key)
@@ -118,7 +163,7 @@ def plain_acl_config_from_data(data: Any) -> PlainAclConfig:
         raise AclConfigError("the file must be a mapping with globalWhiteRemoteAddresses and accounts")
     unknown = sorted(set(data) - _TOP_LEVEL_KEYS)
     if unknown:
-        raise AclConfigError(f"unknown key {unknown[0]!r} (expected globalWhiteRemoteAddresses, accounts)")
+        raise AclConfigError(f"unknown key {unknown[0]!r} (expected globalWhiteRemoteAddresses, accounts, {REPLAY_PROTECTION_KEY})")
     white = tuple(
         _pattern(item, f"globalWhiteRemoteAddresses[{i}]")
         for i, item in enumerate(_list(data.get("globalWhiteRemoteAddresses"), "globalWhiteRemoteAddresses"))
@@ -129,7 +174,33 @@ def plain_acl_config_from_data(data: Any) -> PlainAclConfig:
         if account.access_key in accounts:
             raise AclConfigError(f"accounts[{i}].accessKey: {account.access_key!r} is already used by another account")
         accounts[account.access_key] = account
-    return PlainAclConfig(white, MappingProxyType(accounts))
+    return PlainAclConfig(white, MappingProxyType(accounts), _replay_protection(data.get(REPLAY_PROTECTION_KEY)))
+
+
+def _replay_protection(data: Any) -> ReplayProtection:
+    where = REPLAY_PROTECTION_KEY
+    if data is None:
+        return ReplayProtection()
+    if not isinstance(data, dict):
+        raise AclConfigError(f"{where}: must be a mapping (required, windowSeconds, nonceCacheMaxEntries)")
+    unknown = sorted(set(data) - _REPLAY_KEYS)
+    if unknown:
+        raise AclConfigError(f"{where}: unknown key {unknown[0]!r} (expected required, windowSeconds, nonceCacheMaxEntries)")
+    return ReplayProtection(
+        required=_bool(data.get("required"), f"{where}.required"),
+        window_s=_int(data.get("windowSeconds"), f"{where}.windowSeconds", REPLAY_WINDOW_S, 1, REPLAY_WINDOW_MAX_S),
+        nonce_cache_max=_int(data.get("nonceCacheMaxEntries"), f"{where}.nonceCacheMaxEntries", NONCE_CACHE_MAX_ENTRIES,
+                             NONCE_CACHE_MIN_ENTRIES, NONCE_CACHE_MAX_ENTRIES_LIMIT),
+    )
+
+
+def _int(value: Any, where: str, default: int, low: int, high: int) -> int:
+    if value is None:
+        return default
+    text = value.strip() if isinstance(value, str) else ""
+    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
+        raise AclConfigError(f"{where}: must be a whole number from {low} to {high}, got {value!r}")
+    return int(text)
 
 
 def _account(data: Any, where: str) -> PlainAccessAccount:
@@ -151,6 +222,7 @@ def _account(data: Any, where: str) -> PlainAccessAccount:
         default_group_perm=_perm(data.get("defaultGroupPerm"), f"{where}.defaultGroupPerm"),
         topic_perms=MappingProxyType(topic_perms),
         group_perms=MappingProxyType(group_perms),
+        require_replay_protection=_bool(data.get(ACCOUNT_REPLAY_KEY), f"{where}.{ACCOUNT_REPLAY_KEY}"),
     )
 
 

@@ -31,11 +31,17 @@ makes the console usable:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-from brokers.engine.acl.plain_acl_config import AclConfigError, PlainAccessAccount, PlainAclConfig, plain_acl_config_from_data
+from brokers.engine.acl.plain_acl_config import (
+    ACCOUNT_REPLAY_KEY,
+    AclConfigError,
+    PlainAccessAccount,
+    PlainAclConfig,
+    plain_acl_config_from_data,
+)
 from brokers.engine.acl.plain_acl_writer import account_perm_entries
 from brokers.engine.acl.permission import perm_name
 
@@ -94,10 +100,13 @@ def split_addresses(text: str) -> list[str]:
 def account_data(account: PlainAccessAccount) -> dict[str, Any]:
     """An account as the file's fields (what :func:`plain_acl_config_from_data` reads)."""
     topics, groups = account_perm_entries(account)
-    return {"accessKey": account.access_key, "secretKey": account.secret_key,
+    data = {"accessKey": account.access_key, "secretKey": account.secret_key,
             "whiteRemoteAddress": account.white_remote_address.text or None, "admin": "true" if account.admin else "false",
             "defaultTopicPerm": perm_name(account.default_topic_perm), "defaultGroupPerm": perm_name(account.default_group_perm),
             "topicPerms": topics, "groupPerms": groups}
+    if account.require_replay_protection:  # Gantry's key: RocketMQ's header has no field for it, an update keeps it
+        data[ACCOUNT_REPLAY_KEY] = "true"
+    return data
 
 
 def _checked_account(data: dict[str, Any]) -> PlainAccessAccount:
@@ -139,7 +148,7 @@ def upsert_account(config: PlainAclConfig, change: AccessConfigChange) -> tuple[
     accounts = dict(config.accounts)
     accounts[account.access_key] = account  # an existing key keeps its place in the dict
     _require_admin_left(config, accounts, f"making {account.access_key} a non-admin")
-    return PlainAclConfig(config.global_white_remote_addresses, MappingProxyType(accounts)), existing is None
+    return replace(config, accounts=MappingProxyType(accounts)), existing is None
 
 
 def delete_account(config: PlainAclConfig, access_key: str) -> PlainAclConfig:
@@ -151,7 +160,7 @@ def delete_account(config: PlainAclConfig, access_key: str) -> PlainAclConfig:
         raise AclEditError(f"accessKey: no account {access_key!r} in the ACL file")
     accounts = {key: account for key, account in config.accounts.items() if key != access_key}
     _require_admin_left(config, accounts, f"deleting {access_key}")
-    return PlainAclConfig(config.global_white_remote_addresses, MappingProxyType(accounts))
+    return replace(config, accounts=MappingProxyType(accounts))
 
 
 def set_global_white_addresses(config: PlainAclConfig, addresses: str | list[str]) -> PlainAclConfig:
@@ -161,4 +170,4 @@ def set_global_white_addresses(config: PlainAclConfig, addresses: str | list[str
         checked = plain_acl_config_from_data({"globalWhiteRemoteAddresses": items})
     except AclConfigError as exc:
         raise AclEditError(str(exc).replace("globalWhiteRemoteAddresses", "globalWhiteAddrs", 1)) from None
-    return PlainAclConfig(checked.global_white_remote_addresses, config.accounts)
+    return replace(config, global_white_remote_addresses=checked.global_white_remote_addresses)

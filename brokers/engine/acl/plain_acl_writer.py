@@ -25,7 +25,9 @@ Every text value is double-quoted (``\\`` and ``"`` escaped, control characters 
 in :mod:`.yaml_subset` and in any YAML 1.1 loader (RocketMQ's snakeyaml); perms, ``admin`` and the
 version numbers are plain. :func:`render_plain_acl` output parsed by
 :func:`~.plain_acl_config.parse_plain_acl_text` gives the same config (a test holds it to that).
-Comments of the file are not kept (RocketMQ does not keep them either).
+Comments of the file are not kept (RocketMQ does not keep them either). Gantry's own keys
+(``gantryReplayProtection``, an account's ``gantryRequireReplayProtection``) are written only when
+they differ from their defaults, so a file that does not use them stays readable by Apache's 5.x brokers.
 
 :func:`write_plain_acl_file` replaces the file at once: a temporary file in the same directory,
 created 0600, written and fsynced, renamed over the file, the directory fsynced. A reader (this
@@ -38,7 +40,7 @@ import tempfile
 from dataclasses import dataclass
 
 from brokers.engine.acl.permission import perm_name
-from brokers.engine.acl.plain_acl_config import PlainAccessAccount, PlainAclConfig
+from brokers.engine.acl.plain_acl_config import ACCOUNT_REPLAY_KEY, REPLAY_PROTECTION_KEY, PlainAccessAccount, PlainAclConfig
 from brokers.engine.acl.yaml_subset import YamlSubsetError, load_yaml_subset
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 
@@ -122,6 +124,12 @@ def render_plain_acl(config: PlainAclConfig, data_version: AclDataVersion | None
         ]
         lines += _list("topicPerms", topics, "    ")
         lines += _list("groupPerms", groups, "    ")
+        if account.require_replay_protection:
+            lines.append(f"    {ACCOUNT_REPLAY_KEY}: true")
+    replay = config.replay_protection
+    if not replay.is_default:
+        lines += [f"{REPLAY_PROTECTION_KEY}:", f"  required: {'true' if replay.required else 'false'}",
+                  f"  windowSeconds: {replay.window_s}", f"  nonceCacheMaxEntries: {replay.nonce_cache_max}"]
     if data_version is not None:
         lines += ["dataVersion:", f"  - counter: {data_version.counter}", f"    timestamp: {data_version.timestamp}"]
     return "\n".join(lines) + "\n"

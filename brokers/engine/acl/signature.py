@@ -13,6 +13,12 @@ and ONS clients' ``OnsChannel`` when present) are ext fields like any other, so 
 
 The client signs every ext field it sends; the broker leaves ``_UNIQUE_KEY_QUERY`` out because the Java
 client adds that flag after signing (``QUERY_MESSAGE`` by unique key).
+
+Gantry's own signers add ``GantryTimestamp`` (ms since the epoch) and ``GantryNonce`` (128 random bits,
+32 hex digits) before signing: ext fields like any other, so the signature covers them, here and in
+Apache's brokers, which sign every ext field but the two above (4.9 ``PlainAccessValidator.parse``,
+5.x ``PlainAccessResource.parse`` and ``DefaultAuthenticationContextBuilder``) and ignore fields
+they do not know. What a server does with them: :mod:`.replay_cache`.
 """
 from __future__ import annotations
 
@@ -30,6 +36,8 @@ SIGNATURE = "Signature"
 SECURITY_TOKEN = "SecurityToken"
 ONS_CHANNEL = "OnsChannel"
 UNIQUE_KEY_QUERY = "_UNIQUE_KEY_QUERY"  # MixAll.UNIQUE_MSG_QUERY_FLAG
+GANTRY_TIMESTAMP = "GantryTimestamp"  # Gantry's signers: when the request was signed, ms since the epoch
+GANTRY_NONCE = "GantryNonce"  # Gantry's signers: 128 random bits as 32 lowercase hex digits, new per signing
 
 _UNSIGNED_FIELDS = frozenset({SIGNATURE, UNIQUE_KEY_QUERY})
 _HMAC_BLOCK = 64  # SHA-1's block size: RFC 2104 pads (or first hashes) the key to it

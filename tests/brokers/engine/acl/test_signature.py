@@ -4,11 +4,21 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 
 import pytest
 
 from brokers.engine.acl.client_hook import AclClientHook
-from brokers.engine.acl.signature import SIGNATURE, calculate_signature, combine_request_content, sign, verify
+from brokers.engine.acl.signature import (
+    GANTRY_NONCE,
+    GANTRY_TIMESTAMP,
+    SIGNATURE,
+    calculate_signature,
+    combine_request_content,
+    sign,
+    verify,
+)
+from brokers.engine.common.clock import ManualClock
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.command import RemotingCommand
 
@@ -81,13 +91,34 @@ def test_a_wrong_secret_fails() -> None:
 
 
 def test_client_hook_adds_access_key_channel_and_signature() -> None:
-    hook = AclClientHook("RocketMQ", "12345678")
+    hook = AclClientHook("RocketMQ", "12345678", replay_protection=False)  # exactly RocketMQ 4.x's signing
     request = RemotingCommand.request(RequestCode.SEND_MESSAGE, {"topic": "TopicTest"}, BODY)
     assert hook.sign_request(request) is request
     assert request.ext_fields["AccessKey"] == "RocketMQ"
     assert request.ext_fields["OnsChannel"] == "ALIYUN"
     assert request.ext_fields["Signature"] == EXPECTED
     assert verify("12345678", request.ext_fields, request.body, request.ext_fields["Signature"])
+
+
+def test_client_hook_signs_a_timestamp_and_a_new_nonce_as_ext_fields() -> None:
+    clock = ManualClock(1_700_000_000_123)
+    hook = AclClientHook("RocketMQ", "12345678", clock=clock)
+    request = hook.sign_request(RemotingCommand.request(RequestCode.SEND_MESSAGE, {"topic": "TopicTest"}, BODY))
+    fields = request.ext_fields
+    assert fields[GANTRY_TIMESTAMP] == "1700000000123"
+    assert re.fullmatch(r"[0-9a-f]{32}", fields[GANTRY_NONCE])
+    # RocketMQ's rule, applied apart from our code: values sorted by key (AccessKey < GantryNonce <
+    # GantryTimestamp < OnsChannel < topic), then the body
+    content = "RocketMQ" + fields[GANTRY_NONCE] + "1700000000123" + "ALIYUN" + "TopicTest"
+    digest = hmac.new(b"12345678", content.encode("utf-8") + BODY, hashlib.sha1).digest()
+    assert fields[SIGNATURE] == base64.b64encode(digest).decode()
+    first_nonce = fields[GANTRY_NONCE]
+    clock.advance(1)
+    hook.sign_request(request)  # a resend is signed again: a new nonce and timestamp
+    assert fields[GANTRY_NONCE] != first_nonce and fields[GANTRY_TIMESTAMP] == "1700000001123"
+    assert verify("12345678", fields, BODY, fields[SIGNATURE])
+    AclClientHook("RocketMQ", "12345678", replay_protection=False).sign_request(request)
+    assert GANTRY_NONCE not in fields and GANTRY_TIMESTAMP not in fields and fields[SIGNATURE] == EXPECTED
 
 
 def test_client_hook_resigns_after_a_change_and_can_leave_the_channel_out() -> None:
