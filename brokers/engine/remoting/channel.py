@@ -21,7 +21,9 @@ Bad input is answered, never stored or dispatched:
 
 A server's :class:`~brokers.engine.remoting.request_guard.RequestGuard` sees each request first;
 a refused one is answered NO_PERMISSION with the guard's remark and nothing else runs.
-A server's connections also enforce its :class:`~brokers.engine.remoting.limits.ConnectionLimits`
+A server's connection is *established* once a request of its passed the guard (with no guard: once
+it sent a decoded request); until then it counts against its server's unauthenticated caps and
+budget (``budget.py``, ``server.py``). A server's connections also enforce its :class:`~brokers.engine.remoting.limits.ConnectionLimits`
 (client connections have none): a frame not complete within the receive deadline closes the
 connection (the :mod:`~brokers.engine.remoting.watchdog` checks); a header over the size cap or
 nested too deep is answered SYSTEM_ERROR undecoded; the read loop pauses while the connection's
@@ -47,6 +49,7 @@ from collections.abc import Awaitable, Callable
 from brokers.engine.common.constants import MAX_FRAME_SIZE
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting import command as _command
+from brokers.engine.remoting.budget import BufferBudget
 from brokers.engine.remoting.command import (
     FLAG_ONEWAY,
     FLAG_RESPONSE,
@@ -113,6 +116,8 @@ class ChannelContext:
         guard: RequestGuard | None = None,
         limits: ConnectionLimits | None = None,
         dialed: bool = False,
+        budget: BufferBudget | None = None,
+        on_established: Callable[[ChannelContext], None] | None = None,
     ) -> None:
         self.id = next(_channel_ids)
         self.dialed = dialed  # True: this side opened the connection (a client's); False: a server accepted it
@@ -125,8 +130,13 @@ class ChannelContext:
         self.attributes: dict[str, object] = {}  # owner data (e.g. a client id); never read here
         self.closed = False
         self._writer = writer
+        self.established = False  # a request of this peer passed the guard (server side; see the module docstring)
+        self._budget = budget
+        self._on_established = on_established
         self._frames_in = FrameReader(reader, max_frame_size=max_frame_size, name=self,
-                                      max_header_size=limits.max_header_size if limits else None)
+                                      max_header_size=limits.max_header_size if limits else None,
+                                      reserve=(lambda size: budget.reserve(self, size)) if budget is not None else None,
+                                      release=(lambda: budget.release(self)) if budget is not None else None)
         self._frames = FrameWriter(writer, on_written=self._written, on_failed=self._write_failed)
         self._lookup = lookup
         self._guard = guard
@@ -134,7 +144,7 @@ class ChannelContext:
         self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
         self._tasks: set[asyncio.Task] = set()
         self._loop = asyncio.get_running_loop()
-        self.last_activity = self._loop.time()
+        self.last_activity = self.opened_at = self._loop.time()
         self._done = asyncio.Event()
 
     def __repr__(self) -> str:
@@ -241,6 +251,18 @@ class ChannelContext:
         await self._done.wait()
 
     @property
+    def queued_bytes(self) -> int:
+        """Bytes of frames written but not yet taken by the peer."""
+        return self._frames.queued_bytes
+
+    def _establish(self) -> None:
+        if self._budget is not None:
+            self._budget.authenticated(self)
+        self.established = True
+        if self._on_established is not None:
+            self._on_established(self)
+
+    @property
     def in_flight(self) -> int:
         """Requests from the peer whose handlers are still running."""
         return len(self._tasks)
@@ -259,6 +281,8 @@ class ChannelContext:
             log.exception("%s: read loop failed", self)
         finally:
             self.close()
+            if self._budget is not None:
+                self._budget.release(self)
             self._done.set()
             if self._on_closed is not None:
                 try:
@@ -359,6 +383,8 @@ class ChannelContext:
                 if not request.is_oneway:
                     await self.write_response(request.response(ResponseCode.NO_PERMISSION, remark))
                 return
+        if not self.established:
+            self._establish()
         handler = self._lookup(request.code)
         if handler is None:
             log.info("%s: request code %s not supported", self, request.code)

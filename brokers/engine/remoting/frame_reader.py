@@ -10,6 +10,10 @@ for a frame to be answered as an error:
   a header that does not fit the frame, or over ``max_header_size``, is fatal;
 - a first byte 0x16 (a TLS ClientHello; as a length it would be over 352 MiB): end of stream.
 
+With ``reserve``/``release`` (a server's :class:`~brokers.engine.remoting.budget.BufferBudget`), a
+frame's declared size is reserved before its bytes are read and released once they are; a
+reservation refused (fatal RemotingProtocolError) ends the connection.
+
 ``frame_started_at`` is the loop time of a frame's first byte while the frame is being read
 (None between frames), so a watchdog can close a connection whose frame trickles in; the time
 waiting for a frame's first byte is idle time and is not counted.
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from brokers.engine.remoting.command import HEADER_WORD, LENGTH_PREFIX, RemotingCommand, salvage_ids
 from brokers.engine.remoting.errors import RemotingProtocolError, RemotingTooLargeError
@@ -34,8 +39,11 @@ class FrameReader:
     """Read frames of at most ``max_frame_size`` bytes; ``name`` labels the log lines."""
 
     def __init__(self, reader: asyncio.StreamReader, *, max_frame_size: int, max_header_size: int | None = None,
-                 name: object = "connection") -> None:
+                 name: object = "connection", reserve: Callable[[int], None] | None = None,
+                 release: Callable[[], None] | None = None) -> None:
         self._reader = reader
+        self._reserve = reserve
+        self._release = release
         self.max_frame_size = max_frame_size
         self.max_header_size = max_header_size
         self.name = name
@@ -62,7 +70,14 @@ class FrameReader:
                 raise RemotingProtocolError(f"frame length {total} is shorter than the 4-byte header word", fatal=True)
             if total > self.max_frame_size:
                 await self._skip_oversize(total)
-            data = await reader.readexactly(total)
+            if self._reserve is None:
+                data = await reader.readexactly(total)
+            else:
+                self._reserve(total)
+                try:
+                    data = await reader.readexactly(total)
+                finally:
+                    self._release()  # type: ignore[misc]
         except asyncio.IncompleteReadError as exc:
             log.info("%s: connection closed in the middle of a frame (%d bytes read)", self.name, len(exc.partial))
             return None

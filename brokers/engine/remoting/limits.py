@@ -3,7 +3,16 @@
 A server port is reachable by anyone who can route to it, so each resource a peer can make the
 server hold is bounded (issue 13, "limits on every port"):
 
-- connections, in total and per remote address: one over the cap is closed at accept;
+- connections, in total and per remote address: at a cap, the oldest connection that has not
+  authenticated (sent a request its port's guard let through) is closed to make room, idle ones
+  first; only when every connection has authenticated is the new one refused. The per-address cap
+  counts only connections that have not authenticated, so many sockets from one address (a NAT, a
+  proxy, an attacker) never lock out the clients behind it;
+- a new connection must complete a request its port lets through within ``first_frame_deadline_s``;
+- the bytes of frames being received, across all connections, stay within ``max_buffered_bytes``,
+  and those of connections that have not authenticated within ``max_unauthenticated_bytes``
+  (``budget.py``): past either, the connections holding the most are closed first, those not
+  authenticated before the others;
 - a frame's bytes must all arrive within ``frame_receive_deadline_s`` of its first byte (idle
   time between frames is not limited here; the idle watchdog closes silent connections);
 - a header over ``max_header_size`` bytes, or JSON nested deeper than ``max_json_depth``, is
@@ -22,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +43,18 @@ __all__ = ["DEFAULT_LIMITS", "ConnectionLimits", "LimitLog", "add_limit_argument
            "limits_from_args"]
 
 _SERIALIZE_JSON = 0  # header_codec.SERIALIZE_JSON (this module is below the codec)
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 4 << 30
+
+
+# A sixteenth of the machine's memory, at least 256 MiB (a few maximal frames) and at most 2 GiB:
+# room for every client's frames at once on a busy broker, and far from what takes a host down.
+DEFAULT_BUFFERED_BYTES = min(max(_physical_memory() // 16, 256 << 20), 2 << 30)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,14 +82,25 @@ class ConnectionLimits:
     # Unread responses queued for one connection before it is closed: 16 MiB is one maximal
     # frame, about 64 full pull responses of 256 KiB.
     max_queued_response_bytes: int = 16 * 1024 * 1024
+    # Frames being received plus responses queued, all connections together (budget.py).
+    max_buffered_bytes: int = DEFAULT_BUFFERED_BYTES
+    # The part of it connections that have not authenticated may hold: 128 MiB lets 32 clients
+    # send a maximal 4 MiB message as their first request at once; 60 stalled 15 MiB frames
+    # took a broker to 934 MB before this existed.
+    max_unauthenticated_bytes: int = 128 * 1024 * 1024
+    # A client sends its first request right after it connects (RocketMQ's clients connect on
+    # their first call); 10 s is ample on a slow link and frees a silent socket soon.
+    first_frame_deadline_s: float = 10.0
 
     def __post_init__(self) -> None:
         for name in ("max_connections", "max_connections_per_address", "max_header_size", "max_json_depth",
-                     "max_in_flight_per_connection", "max_queued_response_bytes"):
+                     "max_in_flight_per_connection", "max_queued_response_bytes", "max_buffered_bytes",
+                     "max_unauthenticated_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
-        if not self.frame_receive_deadline_s > 0:
-            raise ValueError("frame_receive_deadline_s must be positive")
+        for name in ("frame_receive_deadline_s", "first_frame_deadline_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive")
 
 
 DEFAULT_LIMITS = ConnectionLimits()

@@ -12,18 +12,23 @@ its handler: a refused request is answered NO_PERMISSION and runs nothing. With 
 :class:`~brokers.engine.remoting.tls.TlsConfig` the port serves TLS per its mode (``tls_listener.py``).
 
 Every connection is held to the server's :class:`~brokers.engine.remoting.limits.ConnectionLimits`
-(defaults when none are given): a connection over the total or per-address cap is aborted as it
-is accepted, before anything is read from it (with TLS: once its handshake is done; connections
-still in their handshake are capped by the TLS listener).
+(defaults when none are given). At the total cap, or at the per-address cap (which counts only
+connections that have not authenticated), a new connection makes room: the oldest connection that
+has not authenticated (of that address, for the per-address cap) is closed, idle ones before ones
+in the middle of a frame; only when every connection has authenticated is the new one aborted, as
+it is accepted, before anything is read from it (with TLS: once its handshake is done; connections
+still in their handshake are capped by the TLS listener). A connection that has not authenticated
+within ``first_frame_deadline_s`` is closed by the watchdog, and the bytes of frames being received
+are held to the port's :class:`~brokers.engine.remoting.budget.BufferBudget`.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter
 
 from brokers.engine import event_loop, speedups
 from brokers.engine.common.constants import MAX_FRAME_SIZE
+from brokers.engine.remoting.budget import BufferBudget
 from brokers.engine.remoting.channel import ChannelContext, Handler, format_peer, idle_watchdog
 from brokers.engine.remoting.close_listeners import CloseListener, notify_close_listeners
 from brokers.engine.remoting.request_guard import RequestGuard
@@ -67,7 +72,8 @@ class RemotingServer:
         self._default: Handler | None = None
         self._close_listeners: list[CloseListener] = []
         self._channels: dict[int, ChannelContext] = {}
-        self._per_host: Counter[str] = Counter()  # open connections per remote IP
+        self._unauthenticated: dict[str, dict[int, ChannelContext]] = {}  # remote IP -> not yet authenticated, oldest first
+        self.budget = BufferBudget(limits, name)
         self._server: asyncio.base_events.Server | TlsListener | None = None
         self._background: set[asyncio.Task] = set()
         self._watchdog: asyncio.Task | None = None
@@ -100,7 +106,8 @@ class RemotingServer:
         self._server = await start_server(self._on_connect, self.host, self._requested_port, self.tls, name=self.name)
         self._port = self._server.sockets[0].getsockname()[1]
         self._watchdog = asyncio.get_running_loop().create_task(
-            idle_watchdog(lambda: list(self._channels.values()), self.idle_close_s, self.limits.frame_receive_deadline_s)
+            idle_watchdog(lambda: list(self._channels.values()), self.idle_close_s, self.limits.frame_receive_deadline_s,
+                          first_frame_deadline_s=self.limits.first_frame_deadline_s, budget=self.budget)
         )
         log.info("%s remoting server listening on %s:%s (codecs: %s; event loop: %s)", self.name, self.host, self._port,
                  "compiled" if speedups.active() else "pure Python", event_loop.loop_name(asyncio.get_running_loop()))
@@ -146,41 +153,73 @@ class RemotingServer:
     # -- connections ---------------------------------------------------------------------------
 
     async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self._refuse_connection(writer):
+        peer = format_peer(writer.get_extra_info("peername"))
+        if not self._make_room(_host(peer), peer):
+            writer.transport.abort()
             return
         ctx = ChannelContext(
             reader, writer, lookup=self._lookup, on_closed=self._on_channel_closed, max_frame_size=self.max_frame_size, name=self.name,
             guard=self.guard,
             limits=self.limits,
+            budget=self.budget,
+            on_established=self._on_established,
         )
         if self._server is None:  # stopping
             ctx.close()
             return
         self._channels[ctx.id] = ctx
-        self._per_host[_host(ctx.remote_addr)] += 1
+        self._unauthenticated.setdefault(_host(ctx.remote_addr), {})[ctx.id] = ctx
         log.debug("%s: connection opened", ctx)
         await ctx.run()
 
-    def _refuse_connection(self, writer: asyncio.StreamWriter) -> bool:
-        """Abort a new connection over the total or per-address cap (True); False lets it in."""
+    @property
+    def unauthenticated_count(self) -> int:
+        return sum(len(v) for v in self._unauthenticated.values())
+
+    def _make_room(self, host: str, peer: str) -> bool:
+        """Whether a new connection from ``peer`` may come in, closing an older unauthenticated one to
+        make room at a cap; False (it is refused) only when every connection has authenticated."""
         limits = self.limits
-        peer = format_peer(writer.get_extra_info("peername"))
         if len(self._channels) >= limits.max_connections:
-            limit_log.refused("connections", peer, "%s: %d connections open; %s refused", self.name, len(self._channels), peer)
-        elif self._per_host[_host(peer)] >= limits.max_connections_per_address:
-            limit_log.refused("connections-per-address", peer, "%s: %d connections from %s open; %s refused",
-                              self.name, self._per_host[_host(peer)], _host(peer), peer)
-        else:
-            return False
-        writer.transport.abort()
+            victim = self._oldest_unauthenticated(None)
+            if victim is None:
+                limit_log.refused("connections", peer, "%s: %d connections open, every one authenticated; %s refused",
+                                  self.name, len(self._channels), peer)
+                return False
+            self._evict(victim, "connections", f"{len(self._channels)} connections open")
+        mine = self._unauthenticated.get(host)
+        if mine is not None and len(mine) >= limits.max_connections_per_address:
+            victim = self._oldest_unauthenticated(host)
+            if victim is not None:
+                self._evict(victim, "connections-per-address", f"{len(mine)} unauthenticated connections from {host}")
         return True
 
+    def _oldest_unauthenticated(self, host: str | None) -> ChannelContext | None:
+        """The oldest connection not yet authenticated (of ``host``, or of any address), idle ones first."""
+        pools = [self._unauthenticated.get(host, {})] if host is not None else list(self._unauthenticated.values())
+        candidates = [ctx for pool in pools for ctx in pool.values() if not ctx.closed]
+        if not candidates:
+            return None
+        return min(candidates, key=lambda c: (c.frame_started_at is not None, c.opened_at))
+
+    def _evict(self, victim: ChannelContext, limit: str, why: str) -> None:
+        limit_log.refused(limit, victim.remote_addr, "%s: %s; the oldest unauthenticated one, %s, closed to make room",
+                          self.name, why, victim)
+        self._forget(victim)
+        victim.abort()
+
+    def _on_established(self, ctx: ChannelContext) -> None:
+        pool = self._unauthenticated.get(_host(ctx.remote_addr))
+        if pool is not None and pool.pop(ctx.id, None) is not None and not pool:
+            del self._unauthenticated[_host(ctx.remote_addr)]
+
+    def _forget(self, ctx: ChannelContext) -> bool:
+        """Stop counting ``ctx``; False when it was not counted (any more)."""
+        self._on_established(ctx)
+        return self._channels.pop(ctx.id, None) is not None
+
     def _on_channel_closed(self, ctx: ChannelContext) -> None:
-        if self._channels.pop(ctx.id, None) is not None:
-            host = _host(ctx.remote_addr)
-            self._per_host[host] -= 1
-            if self._per_host[host] <= 0:
-                del self._per_host[host]
+        self._forget(ctx)
         log.debug("%s: connection closed", ctx)
         if self._close_listeners:
             task = asyncio.get_running_loop().create_task(notify_close_listeners(list(self._close_listeners), ctx))

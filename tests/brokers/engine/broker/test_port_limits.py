@@ -49,29 +49,48 @@ def _frame(header: bytes, body: bytes = b"") -> bytes:
     return struct.pack(">ii", 4 + len(header) + len(body), len(header)) + header + body
 
 
-def test_connections_past_the_cap_are_closed_and_fds_stay_bounded(engine_cluster):
+def test_at_the_cap_the_oldest_unauthenticated_connections_make_room_and_fds_stay_bounded(engine_cluster):
     async def scenario():
         async with engine_cluster(limits=ConnectionLimits(max_connections=20, max_connections_per_address=20)) as c:
             await c.create_topic("L", read=1, write=1)
-            await _send_ok(c)  # the producer's connection: 1 of 20
+            await _send_ok(c)  # the producer's connection: 1 of 20, authenticated by its requests
             baseline = _fd_count()
             kept = [await asyncio.open_connection("127.0.0.1", c.broker.server.port) for _ in range(19)]
             flood = [await asyncio.open_connection("127.0.0.1", c.broker.server.port) for _ in range(50)]
-            closed = await asyncio.gather(*(_closed_by_peer(r) for r, _ in flood))
-            assert all(closed), f"{closed.count(False)} of 50 connections past the cap stayed open"
-            assert len(c.broker.server.channels) == 20
-            for _, w in flood:
+            await c.eventually(lambda: len(c.broker.server.channels) == 20)
+            closed = await asyncio.gather(*(_closed_by_peer(r, 2.0) for r, _ in kept + flood))
+            # the oldest 50 silent sockets made room for the newest, which are the ones left open
+            assert closed == [True] * 50 + [False] * 19, closed
+            for _, w in kept + flood[:31]:
                 w.close()
-            await asyncio.gather(*(w.wait_closed() for _, w in flood), return_exceptions=True)
-            assert _fd_count() <= baseline + 2 * 19 + 5  # the kept ones, both ends; nothing of the 50
-            await _send_ok(c)
-            for _, w in kept:
+            await asyncio.gather(*(w.wait_closed() for _, w in kept + flood[:31]), return_exceptions=True)
+            assert _fd_count() <= baseline + 2 * 19 + 5  # the open ones, both ends; nothing of the others
+            await _send_ok(c)  # the producer was never closed
+            for _, w in flood[31:]:
                 w.close()
             await c.eventually(lambda: len(c.broker.server.channels) == 1)
-            kept_again = [await asyncio.open_connection("127.0.0.1", c.broker.server.port) for _ in range(5)]
+
+    run(scenario(), timeout=60)
+
+
+def test_a_new_connection_is_refused_only_when_every_connection_has_authenticated(engine_cluster):
+    async def scenario():
+        async with engine_cluster(limits=ConnectionLimits(max_connections=3)) as c:
+            await c.create_topic("L", read=1, write=1)
+            await _send_ok(c)  # the test's own client connection
+            peers = [await asyncio.open_connection("127.0.0.1", c.broker.server.port) for _ in range(2)]
+            get = _frame(json.dumps({"code": RequestCode.GET_MAX_OFFSET, "opaque": 1, "flag": 0, "language": "JAVA",
+                                     "version": 0, "extFields": {"topic": "L", "queueId": "0"}}).encode())
+            for reader, writer in peers:  # each authenticates with a request (no ACL: any decoded request)
+                writer.write(get)
+                await writer.drain()
+                await reader.readexactly(4)
+            await c.eventually(lambda: all(ch.established for ch in c.broker.server.channels))
+            reader, writer = await asyncio.open_connection("127.0.0.1", c.broker.server.port)
+            assert await _closed_by_peer(reader, 5.0)  # every one of the 3 authenticated: refused
+            assert not any([await _closed_by_peer(r, 0.5) for r, _ in peers])
             await _send_ok(c)
-            assert len(c.broker.server.channels) == 6  # room again once the others left
-            for _, w in kept_again:
+            for _, w in peers + [(reader, writer)]:
                 w.close()
 
     run(scenario(), timeout=60)

@@ -1,0 +1,159 @@
+"""Connections that have not authenticated cannot exhaust a server: a receive budget for their frames,
+a deadline for their first request, and caps that evict them instead of locking out new clients.
+
+A real RemotingServer on loopback, raw sockets as the hostile peers, RemotingClient as the client
+that must keep working. Behaviour is asserted (closed, answered, within the budget), never a duration.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import struct
+
+from brokers.engine.remoting.client import RemotingClient
+from brokers.engine.remoting.codes import ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.limits import ConnectionLimits
+from brokers.engine.remoting.server import RemotingServer
+
+ECHO = 1001
+MIB = 1 << 20
+
+
+def run(coro, timeout: float = 30.0):
+    return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+class RefuseUnsigned:
+    """A guard letting through only requests that carry ``AccessKey`` (an ACL stand-in for the remoting layer)."""
+
+    def refusal(self, request: RemotingCommand, remote_addr: str) -> str | None:
+        return None if request.ext("AccessKey") else "unsigned"
+
+
+async def serve(guard=None, **limits) -> RemotingServer:
+    server = RemotingServer(name="budget", limits=ConnectionLimits(**limits), guard=guard)
+    server.register_processor(ECHO, lambda ctx, req: _echo(req))
+    await server.start()
+    return server
+
+
+async def _echo(request: RemotingCommand) -> RemotingCommand:
+    return request.response(ResponseCode.SUCCESS, body=request.body)
+
+
+async def closed_by_peer(reader: asyncio.StreamReader, within_s: float) -> bool:
+    try:
+        while True:
+            if not await asyncio.wait_for(reader.read(65536), within_s):
+                return True
+    except TimeoutError:
+        return False
+    except (ConnectionError, OSError):
+        return True
+
+
+def partial_frame(declared: int, sent: int) -> bytes:
+    header = json.dumps({"code": ECHO, "opaque": 1, "flag": 0, "language": "JAVA", "version": 0}).encode()
+    return struct.pack(">ii", declared, len(header)) + header + b"x" * (sent - len(header))
+
+
+def echo_frame(opaque: int = 1) -> bytes:
+    header = json.dumps({"code": ECHO, "opaque": opaque, "flag": 0, "language": "JAVA", "version": 0,
+                         "extFields": {"AccessKey": "ak"}}).encode()
+    return struct.pack(">ii", 4 + len(header), len(header)) + header
+
+
+def test_stalled_partial_frames_stay_within_the_unauthenticated_budget_and_clients_keep_working():
+    async def scenario():
+        server = await serve(max_unauthenticated_bytes=4 * MIB, max_buffered_bytes=64 * MIB)
+        client = RemotingClient()
+        try:
+            assert (await client.invoke(server.address, RemotingCommand.request(ECHO))).code == 0
+            attackers = []
+            for _ in range(10):  # each declares a 1 MiB frame, sends 100 KiB of it and stalls
+                reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+                writer.write(partial_frame(MIB, 100 * 1024))
+                await writer.drain()
+                attackers.append((reader, writer))
+            closed = await asyncio.gather(*(closed_by_peer(r, 2.0) for r, _ in attackers))
+            assert sum(closed) >= 6, closed  # at most 4 x 1 MiB fit the 4 MiB budget
+            assert server.budget.unauthenticated <= 4 * MIB
+            big = await client.invoke(server.address, RemotingCommand.request(ECHO, body=b"y" * (2 * MIB)), 10)
+            assert big.code == 0 and len(big.body) == 2 * MIB  # an authenticated client is not held to it
+            for _, w in attackers:
+                w.close()
+        finally:
+            await client.close()
+            await server.stop()
+
+    run(scenario())
+
+
+def test_a_frame_past_the_whole_budget_closes_the_largest_unauthenticated_holder_first():
+    async def scenario():
+        server = await serve(max_unauthenticated_bytes=8 * MIB, max_buffered_bytes=6 * MIB)
+        client = RemotingClient()
+        try:
+            assert (await client.invoke(server.address, RemotingCommand.request(ECHO))).code == 0
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(partial_frame(5 * MIB, 64 * 1024))  # reserves 5 of the 6 MiB
+            await writer.drain()
+            big = await client.invoke(server.address, RemotingCommand.request(ECHO, body=b"z" * (3 * MIB)), 10)
+            assert big.code == 0  # it needed 3 MiB: the unauthenticated holder of 5 was closed for it
+            assert await closed_by_peer(reader, 2.0)
+            assert server.budget.closed_for_budget >= 1
+            writer.close()
+        finally:
+            await client.close()
+            await server.stop()
+
+    run(scenario())
+
+
+def test_a_connection_that_never_authenticates_is_closed_at_the_first_frame_deadline():
+    async def scenario():
+        server = await serve(first_frame_deadline_s=0.5, guard=RefuseUnsigned())
+        try:
+            silent_r, silent_w = await asyncio.open_connection("127.0.0.1", server.port)
+            refused_r, refused_w = await asyncio.open_connection("127.0.0.1", server.port)
+            unsigned = json.dumps({"code": ECHO, "opaque": 7, "flag": 0, "language": "JAVA", "version": 0}).encode()
+            refused_w.write(struct.pack(">ii", 4 + len(unsigned), len(unsigned)) + unsigned)  # answered NO_PERMISSION
+            signed_r, signed_w = await asyncio.open_connection("127.0.0.1", server.port)
+            signed_w.write(echo_frame())
+            assert await closed_by_peer(silent_r, 5.0)
+            assert await closed_by_peer(refused_r, 5.0)  # a refused request does not authenticate
+            assert not await closed_by_peer(signed_r, 1.5)  # its request passed the guard: it stays
+            for w in (silent_w, refused_w, signed_w):
+                w.close()
+        finally:
+            await server.stop()
+
+    run(scenario())
+
+
+def test_the_per_address_cap_counts_only_unauthenticated_connections_and_never_locks_out_a_new_client():
+    async def scenario():
+        server = await serve(max_connections_per_address=5)
+        clients = [RemotingClient() for _ in range(5)]
+        try:
+            for client in clients:  # five authenticated clients from 127.0.0.1
+                assert (await client.invoke(server.address, RemotingCommand.request(ECHO))).code == 0
+            idle = [await asyncio.open_connection("127.0.0.1", server.port) for _ in range(20)]  # and 20 silent sockets
+            await asyncio.sleep(0)
+            newcomer = RemotingClient()
+            assert (await newcomer.invoke(server.address, RemotingCommand.request(ECHO))).code == 0
+            await newcomer.close()
+            closed = await asyncio.gather(*(closed_by_peer(r, 1.0) for r, _ in idle))
+            assert closed[:15] == [True] * 15 and not any(closed[-4:]), closed  # the oldest made room
+            for client in clients:  # none of the authenticated ones counted or was closed
+                assert (await client.invoke(server.address, RemotingCommand.request(ECHO))).code == 0
+            assert server.unauthenticated_count <= 5
+            for _, w in idle:
+                w.close()
+        finally:
+            for client in clients:
+                await client.close()
+            await server.stop()
+
+    run(scenario())
