@@ -1,0 +1,248 @@
+"""What hostile peers cost everyone else: a normal client's latency, the server's memory, a newcomer's
+first request, while an attacker (another process) sends one hostile pattern in a loop.
+
+A name server and a broker are subprocesses with a receive budget (``--max-buffered-bytes``, default
+here 256 MiB; ``--max-unauthenticated-bytes`` 64 MiB). For each target (the broker, then the name
+server) and each pattern, the victim (this process, its own connection) sends one request after
+another (SEND_MESSAGE_V2 to the broker, GET_ROUTEINFO_BY_TOPIC to the name server) for ``--window``
+seconds quiet, then as long again under attack. Patterns:
+
+- ``partial``: 200 connections each declare a 15 MiB frame, send 1 MiB of it and stall (a closed one
+  is opened again at once);
+- ``idle``: 2,000 silent sockets from the victim's own address, 127.0.0.1 (closed ones reopened);
+- ``heartbeat``: HEART_BEATs naming 200,000 producer groups (5 MB), one after another (broker only).
+
+Per row: the victim's p50 / p99 / max latency quiet and under attack, its timeouts (3 s, the clients'
+default), the ratio of the p99s (goal <= 2), the server's peak RSS (goal < budget + 100 MB), and the
+seconds a new client from 127.0.0.1 takes to connect and get its first answer during the attack
+(goal < 5).
+
+    .venv/bin/python bench/hostile_peers_bench.py [--window 5] [--budget-mib 256] [--patterns partial,idle,heartbeat]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from processes import free_port, wait_ready  # noqa: E402
+
+from brokers.engine.common.message import properties_to_string  # noqa: E402
+from brokers.engine.remoting.client import RemotingClient  # noqa: E402
+from brokers.engine.remoting.codes import RequestCode  # noqa: E402
+from brokers.engine.remoting.command import RemotingCommand  # noqa: E402
+from brokers.engine.remoting.errors import RemotingError  # noqa: E402
+
+MIB = 1 << 20
+TIMEOUT_S = 3.0
+
+
+def _frame(header: bytes, body: bytes = b"") -> bytes:
+    return struct.pack(">ii", 4 + len(header) + len(body), len(header)) + header + body
+
+
+def _header(code: int, opaque: int = 9) -> bytes:
+    return json.dumps({"code": code, "opaque": opaque, "flag": 0, "language": "JAVA", "version": 0}).encode()
+
+
+def _huge_heartbeat() -> bytes:
+    body = {"clientID": "attacker", "consumerDataSet": [],
+            "producerDataSet": [{"groupName": f"pg-{i:06d}"} for i in range(200_000)]}
+    return _frame(_header(RequestCode.HEART_BEAT), json.dumps(body).encode())
+
+
+async def _hold(port: int, payload: bytes, stop: float) -> None:
+    """Keep one connection open with ``payload`` sent, reopening it whenever the server closes it."""
+    while time.monotonic() < stop:
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            if payload:
+                writer.write(payload)
+            while time.monotonic() < stop and not reader.at_eof():
+                try:
+                    await asyncio.wait_for(reader.read(65536), 0.5)
+                except TimeoutError:
+                    continue
+            writer.close()
+        except (ConnectionError, OSError):
+            await asyncio.sleep(0.05)
+
+
+async def _repeat(port: int, frame: bytes, stop: float) -> None:
+    while time.monotonic() < stop:
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            while time.monotonic() < stop:
+                writer.write(frame)
+                await writer.drain()
+                (total,) = struct.unpack(">i", await reader.readexactly(4))
+                await reader.readexactly(total)
+        except (ConnectionError, OSError, asyncio.IncompleteReadError):
+            await asyncio.sleep(0.05)
+
+
+def attacker(pattern: str, port: int, seconds: float) -> None:
+    """The attacking process: ``pattern`` against ``port`` for ``seconds``."""
+    async def main() -> None:
+        stop = time.monotonic() + seconds
+        if pattern == "partial":
+            payload = struct.pack(">ii", 15 * MIB, 64) + b"{" + b" " * 62 + b"}" + b"x" * MIB
+            await asyncio.gather(*(_hold(port, payload, stop) for _ in range(200)))
+        elif pattern == "idle":
+            await asyncio.gather(*(_hold(port, b"", stop) for _ in range(2000)))
+        elif pattern == "heartbeat":
+            await _repeat(port, _huge_heartbeat(), stop)
+    asyncio.run(main())
+
+
+def _rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class RssWatch:
+    def __init__(self, pid: int) -> None:
+        self.pid, self.peak, self._stop = pid, 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            self.peak = max(self.peak, _rss_mib(self.pid))
+
+    def __enter__(self) -> RssWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _request(target: str) -> RemotingCommand:
+    if target == "broker":
+        return RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, {
+            "a": "pg", "b": "Hostile", "c": "TBW102", "d": 4, "e": 0, "f": 0, "g": int(time.time() * 1000), "h": 0,
+            "i": properties_to_string({}), "j": 0, "k": False}, b"x" * 100)
+    return RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "Hostile"})
+
+
+async def _victim(addr: str, target: str, seconds: float) -> tuple[list[float], int]:
+    client = RemotingClient(name="victim")
+    latencies, timeouts = [], 0
+    stop = time.monotonic() + seconds
+    try:
+        while time.monotonic() < stop:
+            started = time.perf_counter()
+            try:
+                await client.invoke(addr, _request(target), TIMEOUT_S)
+                latencies.append(time.perf_counter() - started)
+            except RemotingError:
+                timeouts += 1
+    finally:
+        await client.close()
+    return latencies, timeouts
+
+
+async def _newcomer(addr: str, target: str, delay_s: float) -> float:
+    await asyncio.sleep(delay_s)
+    started = time.perf_counter()
+    deadline = started + 30
+    while time.perf_counter() < deadline:
+        client = RemotingClient(name="newcomer")
+        try:
+            await client.invoke(addr, _request(target), TIMEOUT_S)
+            return time.perf_counter() - started
+        except RemotingError:
+            await asyncio.sleep(0.1)
+        finally:
+            await client.close()
+    return float("inf")
+
+
+def _pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] * 1000 if values else float("nan")
+
+
+def measure(target: str, addr: str, port: int, pid: int, pattern: str, window: float) -> str:
+    quiet, quiet_timeouts = asyncio.run(_victim(addr, target, window))
+    proc = multiprocessing.get_context("spawn").Process(target=attacker, args=(pattern, port, window + 2))
+    with RssWatch(pid) as rss:
+        proc.start()
+        time.sleep(1.0)  # let the attack build up
+
+        async def under_attack():
+            return await asyncio.gather(_victim(addr, target, window), _newcomer(addr, target, window / 2))
+
+        (loud, loud_timeouts), newcomer_s = asyncio.run(under_attack())
+        proc.join(30)
+    ratio = _pct(loud, 0.99) / _pct(quiet, 0.99)
+    return (f"| {target} | {pattern} | {_pct(quiet, .5):.2f} / {_pct(quiet, .99):.2f} / {_pct(quiet, 1):.1f} | "
+            f"{_pct(loud, .5):.2f} / {_pct(loud, .99):.2f} / {_pct(loud, 1):.1f} | {quiet_timeouts + loud_timeouts} | "
+            f"{ratio:.2f} | {rss.peak:.0f} | {newcomer_s:.2f} |")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--window", type=float, default=5.0)
+    parser.add_argument("--budget-mib", type=int, default=256)
+    parser.add_argument("--patterns", default="partial,idle,heartbeat")
+    args = parser.parse_args()
+    limits = ["--max-buffered-bytes", str(args.budget_mib * MIB), "--max-unauthenticated-bytes", str(64 * MIB)]
+    print(f"budget {args.budget_mib} MiB (unauthenticated 64 MiB); window {args.window} s; load {os.getloadavg()[0]:.2f}")
+    print("| target | pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | timeouts | p99 ratio | peak RSS MiB | newcomer s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory() as tmp:
+        ns_port, broker_port = free_port(), free_port()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        ns_log, broker_log = Path(tmp) / "namesrv.log", Path(tmp) / "broker.log"
+        with open(ns_log, "w") as out:
+            namesrv = subprocess.Popen([sys.executable, "-m", "brokers.engine", "namesrv", "--port", str(ns_port),
+                                        "--log-level", "ERROR", *limits], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+        with open(broker_log, "w") as out:
+            broker = subprocess.Popen([sys.executable, "-m", "brokers.engine", "broker", "--name", "broker-a", "--store-dir",
+                                       str(Path(tmp) / "b"), "--port", str(broker_port), "--namesrv", f"127.0.0.1:{ns_port}",
+                                       "--log-level", "ERROR", *limits], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+        try:
+            wait_ready(namesrv, ns_log, 30)
+            wait_ready(broker, broker_log, 30)
+            asyncio.run(_create_topic(f"127.0.0.1:{broker_port}"))
+            for pattern in args.patterns.split(","):
+                print(measure("broker", f"127.0.0.1:{broker_port}", broker_port, broker.pid, pattern, args.window), flush=True)
+            for pattern in args.patterns.split(","):
+                if pattern != "heartbeat":
+                    print(measure("namesrv", f"127.0.0.1:{ns_port}", ns_port, namesrv.pid, pattern, args.window), flush=True)
+        finally:
+            for proc in (broker, namesrv):
+                proc.terminate()
+                proc.wait(10)
+    return 0
+
+
+async def _create_topic(addr: str) -> None:
+    client = RemotingClient()
+    try:
+        await client.invoke(addr, RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, {
+            "topic": "Hostile", "defaultTopic": "TBW102", "readQueueNums": 4, "writeQueueNums": 4, "perm": 6,
+            "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": False}), 10.0)
+    finally:
+        await client.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
