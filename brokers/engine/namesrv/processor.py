@@ -48,10 +48,6 @@ from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.server import RemotingServer
 
 
-# RocketMQ 5.x codes (its RequestCode.java) that remoting/codes.py's RequestCode does not list
-REGISTER_TOPIC_IN_NAMESRV = 217
-GET_BROKER_MEMBER_GROUP = 901
-BROKER_HEARTBEAT = 904
 MAX_BROKER_ID = 1024  # ids of one broker group: a master (0) and its slaves; RocketMQ sets no bound
 
 
@@ -87,9 +83,9 @@ class NamesrvProcessor:
             RequestCode.DELETE_TOPIC_IN_NAMESRV: self.delete_topic_in_namesrv,
             RequestCode.GET_TOPICS_BY_CLUSTER: self.get_topics_by_cluster,
             RequestCode.QUERY_DATA_VERSION: self.query_data_version,
-            REGISTER_TOPIC_IN_NAMESRV: self.register_topic_in_namesrv,
-            GET_BROKER_MEMBER_GROUP: self.get_broker_member_group,
-            BROKER_HEARTBEAT: self.broker_heartbeat,
+            RequestCode.REGISTER_TOPIC_IN_NAMESRV: self.register_topic_in_namesrv,
+            RequestCode.GET_BROKER_MEMBER_GROUP: self.get_broker_member_group,
+            RequestCode.BROKER_HEARTBEAT: self.broker_heartbeat,
         }
         for code, handler in handlers.items():
             server.register_processor(code, handler)

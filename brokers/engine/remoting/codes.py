@@ -59,6 +59,7 @@ class RequestCode(IntEnum):
     WHO_CONSUME_THE_MESSAGE = 214
     DELETE_TOPIC_IN_BROKER = 215
     DELETE_TOPIC_IN_NAMESRV = 216
+    REGISTER_TOPIC_IN_NAMESRV = 217  # RocketMQ 5.x: one new topic (enableSingleTopicRegister)
     GET_KVLIST_BY_NAMESPACE = 219
     RESET_CONSUMER_CLIENT_OFFSET = 220
     GET_CONSUMER_STATUS_FROM_CLIENT = 221
@@ -91,6 +92,8 @@ class RequestCode(IntEnum):
     ADD_WRITE_PERM_OF_BROKER = 327
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
+    GET_BROKER_MEMBER_GROUP = 901  # RocketMQ 5.x: a broker's group (enableSlaveActingMaster)
+    BROKER_HEARTBEAT = 904  # RocketMQ 5.x: a broker's liveness refresh (enableSlaveActingMaster)
     # Gantry extensions, not in RocketMQ (docs/protocol.md, "Gantry extensions"): numbered far
     # from RocketMQ's codes; an Apache broker answers them REQUEST_CODE_NOT_SUPPORTED.
     GANTRY_GET_ALL_CONSUMER_CONNECTIONS = 10_001  # every online group's ConsumerConnection at once

@@ -11,7 +11,10 @@ import pytest
 
 from brokers.engine.common.json_compat import int_keys
 from brokers.engine.common.topic_config import TopicConfig
-from brokers.engine.namesrv.processor import BROKER_HEARTBEAT, GET_BROKER_MEMBER_GROUP, REGISTER_TOPIC_IN_NAMESRV
+from brokers.engine.remoting.codes import RequestCode
+
+BROKER_HEARTBEAT, GET_BROKER_MEMBER_GROUP = RequestCode.BROKER_HEARTBEAT, RequestCode.GET_BROKER_MEMBER_GROUP
+REGISTER_TOPIC_IN_NAMESRV = RequestCode.REGISTER_TOPIC_IN_NAMESRV
 from brokers.engine.namesrv.register_body import body_crc32, decode_register_body, is_zlib_stream
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import ResponseCode
