@@ -75,12 +75,17 @@ class RawConnection:
         self.sock = socket.create_connection((host, port), timeout_s)
 
     def call(self, request: RemotingCommand) -> RemotingCommand | None:
-        self.sock.sendall(request.encode())
         if request.is_oneway:
+            self.sock.sendall(request.encode())
             return None
+        return self.call_frame(request.encode())
+
+    def call_frame(self, frame: bytes) -> RemotingCommand:
+        """Write ``frame`` (an encoded request, byte for byte as captured) and read its answer."""
+        self.sock.sendall(frame)
         (total,) = struct.unpack(">i", self._read(4))
         response = RemotingCommand.decode(self._read(total))
-        assert response.is_response and response.opaque == request.opaque
+        assert response.is_response and response.opaque == RemotingCommand.decode_frame(frame).opaque
         return response
 
     def _read(self, n: int) -> bytes:

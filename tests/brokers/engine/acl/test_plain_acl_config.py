@@ -6,7 +6,13 @@ import pathlib
 import pytest
 
 from brokers.engine.acl.permission import PUB_SUB, Perm
-from brokers.engine.acl.plain_acl_config import AclConfigError, PlainAclConfig, load_plain_acl_file, parse_plain_acl_text
+from brokers.engine.acl.plain_acl_config import (
+    AclConfigError,
+    PlainAclConfig,
+    ReplayProtection,
+    load_plain_acl_file,
+    parse_plain_acl_text,
+)
 
 SAMPLE = pathlib.Path(__file__).resolve().parents[4] / "docs" / "plain_acl.example.yml"
 
@@ -78,6 +84,13 @@ def _account(**fields: str) -> str:
         ("accounts:\n  - just-a-string\n", "accounts[0]: an account must be a mapping"),
         ("- a\n", "the file must be a mapping"),
         ("accounts:\n  - accessKey: *\n", "line 2: an alias"),
+        (_account(gantryRequireReplayProtection="sometimes"), "accounts[0].gantryRequireReplayProtection: must be true or false"),
+        ("gantryReplayProtection: true\n", "gantryReplayProtection: must be a mapping"),
+        ("gantryReplayProtection:\n  windowSecond: 60\n", "gantryReplayProtection: unknown key 'windowSecond'"),
+        ("gantryReplayProtection:\n  windowSeconds: 0\n", "gantryReplayProtection.windowSeconds: must be a whole number from 1 to 3600"),
+        ("gantryReplayProtection:\n  windowSeconds: 1.5\n", "gantryReplayProtection.windowSeconds: must be a whole number"),
+        ("gantryReplayProtection:\n  nonceCacheMaxEntries: 10\n", "gantryReplayProtection.nonceCacheMaxEntries: must be a whole number from 1000"),
+        ("gantryReplayProtection:\n  required: on\n", "gantryReplayProtection.required: must be true or false"),
     ],
 )
 def test_errors_name_the_field(text: str, message: str) -> None:
@@ -85,6 +98,17 @@ def test_errors_name_the_field(text: str, message: str) -> None:
         parse_plain_acl_text(text, source="acl.yml")
     assert str(caught.value).startswith("acl.yml: ")
     assert message in str(caught.value)
+
+
+def test_gantry_replay_protection_keys_and_their_defaults() -> None:
+    default = parse_plain_acl_text(_account())
+    assert default.replay_protection == ReplayProtection(required=False, window_s=120, nonce_cache_max=100_000)
+    assert not default.account("account1").require_replay_protection
+    text = _account(gantryRequireReplayProtection="true") + (
+        "gantryReplayProtection:\n  required: true\n  windowSeconds: 30\n  nonceCacheMaxEntries: 5000\n")
+    config = parse_plain_acl_text(text)
+    assert config.account("account1").require_replay_protection
+    assert config.replay_protection == ReplayProtection(required=True, window_s=30, nonce_cache_max=5000)
 
 
 def test_deep_nesting_is_a_config_error() -> None:

@@ -55,6 +55,21 @@ def test_edits_keep_fields_left_out_and_refuse_removing_the_last_admin():
     assert split_addresses("10.0.0.{1,2}, 1050::{3,4},*") == ["10.0.0.{1,2}", "1050::{3,4}", "*"]
 
 
+def test_gantry_replay_keys_are_written_when_set_kept_by_edits_and_left_out_otherwise():
+    plain = parse_plain_acl_text(EXAMPLE.read_text())
+    assert "gantry" not in render_plain_acl(plain)  # a file that does not use them stays Apache 5.x's shape
+    config = parse_plain_acl_text("accounts:\n  - accessKey: admin-key\n    secretKey: admin-secret\n    admin: true\n"
+                                  "    gantryRequireReplayProtection: true\n"
+                                  "gantryReplayProtection:\n  required: true\n  windowSeconds: 30\n")
+    assert parse_plain_acl_text(render_plain_acl(config)) == config
+    edited, _ = upsert_account(config, AccessConfigChange("admin-key", None, admin=True, topic_perms="a=PUB"))
+    edited, _ = upsert_account(edited, AccessConfigChange("other-key", "other-secret"))
+    edited = set_global_white_addresses(delete_account(edited, "other-key"), "10.0.0.1")
+    assert edited.account("admin-key").require_replay_protection
+    assert edited.replay_protection == config.replay_protection
+    assert parse_plain_acl_text(render_plain_acl(edited)) == edited
+
+
 def test_the_file_is_replaced_at_once_with_mode_0600(tmp_path):
     path = tmp_path / "plain_acl.yml"
     path.write_text("old")
