@@ -5,10 +5,11 @@
   :mod:`.permission` the PUB/SUB/DENY bits);
 - :mod:`.plain_acl_reloader`: the config in force, re-read when the file changes;
 - :mod:`.signature`: what a request's ``Signature`` covers, HmacSHA1 + Base64, constant-time check;
+- :mod:`.replay_cache`: Gantry's signed timestamp and nonce, refused when stale or seen before;
 - :mod:`.request_rules`: what each request code needs (signature only, resources, or admin);
 - :mod:`.access_validator`: ``AclValidator.validate(request, remote_addr)``, raising
   :class:`.acl_refused.AclRefused`;
-- :mod:`.client_hook`: ``AclClientHook``, the client-side signer.
+- :mod:`.client_hook`: ``AclClientHook``, the client-side signer (with a timestamp and nonce by default).
 """
 from __future__ import annotations
 

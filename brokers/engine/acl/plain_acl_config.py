@@ -59,7 +59,7 @@ _REPLAY_KEYS = frozenset({"required", "windowSeconds", "nonceCacheMaxEntries"})
 # and how long a captured request stays usable; 120 s leaves room for a badly kept clock.
 REPLAY_WINDOW_S = 120
 REPLAY_WINDOW_MAX_S = 3600  # a longer window only makes the nonce cache larger
-# ~230 bytes an entry (the nonce, its timestamp, a set slot, a heap tuple): ~23 MB at most. It holds
+# ~220 bytes an entry (measured: the nonce, its timestamp, a set slot, a heap tuple): ~22 MB at most. It holds
 # 120 s of 830 Gantry-signed requests a second; past that the oldest go first and the window shrinks
 # (replay_cache.py), so a fuller server refuses late-arriving requests, never a replay.
 NONCE_CACHE_MAX_ENTRIES = 100_000
