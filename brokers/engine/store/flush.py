@@ -63,6 +63,18 @@ class FlushCommitLogService:
         self.flush_latency = LatencyHistogram()  # seconds per flush round that synced something (/metrics)
 
     def start(self) -> None:
+        """Start the thread; group commit first syncs what the log holds past its flushed position.
+
+        After a crash, recovery leaves the flushed position at the start of the range it re-checked
+        (the dead process may have left those bytes in the page cache only). A SYNC_FLUSH store
+        serves and reports as on disk only what is, so that range is synced here, before the store
+        opens for business: ``remainHowManyDataToFlush`` reads 0 from the first request on. A sync
+        that fails latches as any other (the store opens unwritable, reads go on). The periodic
+        service leaves the range to its first round, as ASYNC_FLUSH leaves every write; after a
+        clean open there is nothing to sync.
+        """
+        if self.sync:
+            self._flush()
         self._thread.start()
 
     def submit(self, next_offset: int, future: AnyFuture, loop: asyncio.AbstractEventLoop | None = None) -> None:

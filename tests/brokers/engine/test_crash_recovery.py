@@ -1,4 +1,5 @@
-"""SIGKILL a SYNC_FLUSH broker during writes, 20 times: acknowledged messages survive.
+"""SIGKILL a SYNC_FLUSH broker during writes, 20 times: acknowledged messages survive; after a
+kill the restarted broker has nothing left to flush.
 
 The broker runs as a real subprocess (``python -m brokers.engine broker``) with small commitlog
 segments so writes cross segment boundaries. Each round: restart, send from many concurrent
@@ -24,10 +25,11 @@ from pathlib import Path
 import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient
-from brokers.engine.client.simple import AsyncPullClient, AsyncSimpleProducer, PullStatus
+from brokers.engine.client.simple import AsyncPullClient, AsyncSimpleProducer, PullStatus, SimpleProducer
 from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_config import TopicConfig
+from tests.brokers.engine._group_procs import BrokerProc, NamesrvProc
 from tests.brokers.engine.client._cluster import EmbeddedCluster, wait_for_route
 from tests.fixtures.ports import free_ports
 
@@ -167,3 +169,32 @@ def test_sigkill_during_sync_flush_writes_loses_no_acknowledged_message(tmp_path
         assert not (tmp_path / "store" / "abort").exists(), "a clean stop leaves no abort file"
     finally:
         cluster.stop()
+
+
+def test_a_sigkilled_sync_flush_broker_restarts_with_nothing_left_to_flush(tmp_path) -> None:
+    """What recovery re-checked after the kill is synced before the broker serves: its runtime
+    info (``mqadmin brokerStatus``) reads remainHowManyDataToFlush 0 from the first request on."""
+    namesrv = NamesrvProc(tmp_path).start()
+    broker = BrokerProc(tmp_path, namesrv.addr, "flush-broker", 0, "ASYNC_MASTER", "--flush", "sync",
+                        "--commitlog-file-size", str(256 * 1024))
+    admin = BlockingMQAdminClient(namesrv.addr, timeout_s=5.0)
+    try:
+        broker.start()
+        admin.create_or_update_topic(broker.addr, TopicConfig("FlushTopic", 1, 1))
+        wait_for_route(admin, "FlushTopic", 1)
+        with SimpleProducer(namesrv.addr, "flush-producer", heartbeat_interval_s=None) as producer:
+            for i in range(600):  # ~1.2 MB over five segments
+                producer.send(Message("FlushTopic", b"%05d" % i + bytes(2000)))
+        before = admin.get_broker_runtime_info(broker.addr)
+        assert before["remainHowManyDataToFlush"] == "0" and int(before["commitLogMaxOffset"]) > 1_000_000
+        broker.kill()
+        broker.start()
+        after = admin.get_broker_runtime_info(broker.addr)
+        assert after["flushDiskType"] == "SYNC_FLUSH"
+        assert after["commitLogMaxOffset"] == before["commitLogMaxOffset"]
+        assert after["remainHowManyDataToFlush"] == "0"
+        assert "store recovery: RecoveryReport(abnormal=True" in broker.log_text()
+    finally:
+        admin.close()
+        broker.stop()
+        namesrv.stop()

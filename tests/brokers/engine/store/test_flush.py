@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import threading
 import time
 
 from brokers.engine.store import PutMessageStatus
 from brokers.engine.store.checkpoint import StoreCheckpoint
-from tests.brokers.engine.store._support import inner
+from tests.brokers.engine.store._support import bodies, crash, inner
 
 
 def test_group_commit_shares_fdatasync_and_answers_after_the_flush(open_store):
@@ -96,3 +97,48 @@ def test_sync_flush_batches_wait_for_their_flush(open_store):
     r = asyncio.run(store.put_messages(MessageExtBatch("TopicTest", 0, body)))
     assert r.ok and r.msg_num == 10
     assert store.commitlog.flushed_where >= r.wrote_offset + r.wrote_bytes
+
+
+# A flush interval no test outlives: only the open itself may have synced what recovery re-checked.
+NEVER_MS = 600_000
+
+
+def _crashed_with(open_store, n: int, **config) -> list[bytes]:
+    store = open_store(commitlog_file_size=1 << 16, flush_interval_commitlog_ms=NEVER_MS, **config)
+    written = [b"%04d" % i + bytes(2000) for i in range(n)]
+    for body in written:
+        assert store.put_message_sync(inner(body=body)).ok
+    crash(store)
+    return written
+
+
+def test_after_a_crash_a_sync_flush_store_opens_with_everything_recovered_on_disk(open_store):
+    written = _crashed_with(open_store, 80, flush_disk_type="SYNC_FLUSH")  # ~160 KB over three segments
+    store = open_store(flush_disk_type="SYNC_FLUSH", commitlog_file_size=1 << 16, flush_interval_commitlog_ms=NEVER_MS)
+    report = store.recovery_report
+    assert report.abnormal and report.scan_from < report.end_offset == store.max_phy_offset
+    assert store.commitlog.flushed_where == store.max_phy_offset
+    assert store.runtime_info()["remainHowManyDataToFlush"] == "0"
+    assert store.flush_service.fsync_count >= 1  # synced, not merely declared flushed
+    assert bodies(store) == written
+
+
+def test_after_a_crash_an_async_flush_store_reports_the_rechecked_range_until_its_first_flush(open_store):
+    _crashed_with(open_store, 80, flush_disk_type="ASYNC_FLUSH")
+    store = open_store(flush_disk_type="ASYNC_FLUSH", commitlog_file_size=1 << 16, flush_interval_commitlog_ms=NEVER_MS)
+    report = store.recovery_report
+    assert report.abnormal
+    assert store.runtime_info()["remainHowManyDataToFlush"] == str(report.end_offset - report.scan_from)
+    store.flush()
+    assert store.runtime_info()["remainHowManyDataToFlush"] == "0"
+
+
+def test_a_failed_sync_of_the_recovered_range_opens_the_store_unwritable_and_readable(open_store, faulty_io):
+    written = _crashed_with(open_store, 40, flush_disk_type="SYNC_FLUSH")
+    faulty_io.fail("sync", errno.EIO, path="commitlog")
+    store = open_store(file_io=faulty_io, flush_disk_type="SYNC_FLUSH", commitlog_file_size=1 << 16,
+                       flush_interval_commitlog_ms=NEVER_MS)
+    info = store.runtime_info()
+    assert info["storeWritable"].startswith("false: fdatasync of ") and info["remainHowManyDataToFlush"] != "0"
+    assert store.put_message_sync(inner(body=b"refused")).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    assert bodies(store) == written
