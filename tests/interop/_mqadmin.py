@@ -21,7 +21,8 @@ The tool's exit code is 0 whatever happened: a failed command prints Java's stac
 types ending in ``CODE: <n>  DESC: <remark>``; :meth:`MQAdminResult.refusal` returns it and fails on
 any other exception in the chain (a JSON, number or null-pointer error would mean Gantry answered
 something Apache's tool cannot read). A command that does not finish within the timeout is a test
-failure, never a hang.
+failure, never a hang. A run whose JVM got no answer within the tool's own timeouts (a connect, send or
+call timeout, which a starved JVM on a loaded machine can hit) is run once more; twice is a failure.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ JVM_OPTIONS = ("-Xms32m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel
 TIMEOUT_S = 60.0  # a command takes ~3.5 s; a minute is a hang
 # JVMs started at once: each burns ~0.6 s of CPU starting up, then idles ~3 s; eight at once on two
 # cores starved Apache's client past its own 3 s connect and 5 s call timeouts.
-MAX_SIDE_BY_SIDE = 3
+MAX_SIDE_BY_SIDE = 2
 # Our own logback config for the tool: warnings and errors to stderr, nothing on stdout.
 LOGBACK_TOOLS_XML = """<configuration>
   <appender name="STDERR" class="ch.qos.logback.core.ConsoleAppender">
@@ -56,6 +57,9 @@ REFUSAL_TYPES = frozenset({
     "org.apache.rocketmq.client.exception.MQClientException",
     "org.apache.rocketmq.client.exception.MQBrokerException",
 })
+# No answer within the tool's own timeouts (see MQAdminResult.transport_failure).
+TRANSPORT_FAILURES = frozenset(f"org.apache.rocketmq.remoting.exception.{name}" for name in (
+    "RemotingConnectException", "RemotingSendRequestException", "RemotingTimeoutException"))
 _EXCEPTION_LINE = re.compile(r"^(?:Caused by: )?((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error))(?::|$)", re.MULTILINE)
 _CODE_DESC = re.compile(r"CODE: (-?\d+)\s+DESC: (.*)")
 BODY_DIR = pathlib.Path("/tmp/rocketmq/msgbodys")  # where queryMsgById writes bodies (fixed in the tool)
@@ -88,6 +92,13 @@ class MQAdminResult:
         code, remark = found[-1]
         return int(code), remark.strip()
 
+    def transport_failure(self) -> bool:
+        """The tool got no answer in time: could not connect, or its request or the answer took longer than
+        its own timeouts (3 s to connect, 5 s a call). On a loaded machine (the suite runs beside other
+        JVMs and servers) a freshly started JVM can be starved that long; a server that does not answer
+        fails the second run the same way."""
+        return bool(set(self.exception_types()) & TRANSPORT_FAILURES)
+
     def rows(self) -> list[list[str]]:
         """stdout's non-empty lines after the header line, split on whitespace."""
         lines = [line for line in self.ok().splitlines() if line.strip()]
@@ -116,9 +127,18 @@ class MQAdmin:
         (home / "conf").mkdir(parents=True, exist_ok=True)
         (home / "conf" / "logback_tools.xml").write_text(LOGBACK_TOOLS_XML)
 
-    def run(self, command: str, *args: str, namesrv: str) -> MQAdminResult:
-        """``mqadmin <command> -n <namesrv> <args>``; fail the test if it has not finished within the timeout."""
-        argv = (command, "-n", namesrv, *args)
+    def run(self, command: str, *args: str, namesrv: str, retry: bool = True) -> MQAdminResult:
+        """``mqadmin <command> -n <namesrv> <args>``; fail the test if it has not finished within the timeout.
+
+        A run that got no answer in time (:meth:`MQAdminResult.transport_failure`) is run once more
+        unless ``retry`` is false (a command that must not take effect twice).
+        """
+        result = self._run_once((command, "-n", namesrv, *args))
+        if retry and result.transport_failure():
+            result = self._run_once(result.args)
+        return result
+
+    def _run_once(self, argv: tuple[str, ...]) -> MQAdminResult:
         home = str(self.home)
         try:
             done = subprocess.run(
