@@ -337,7 +337,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 # (brokers.gateway.overview.Alert). Consumer-group alerts plug in here.
 GANTRY_ALERT_SOURCES: list[str] = [
     "consumers.health.health_scan_alerts",  # the last health scan's group alerts (unowned/shared queues, rising backlog); live check without beat
+    "consumers.health.firing_rule_alerts",  # alert rules firing now (the default rules: a group without consumers, say)
 ]
+GANTRY_HEALTH_SOURCES: list[str] = ["consumers.health.group_health"]  # the overview's health lines of other apps: (ClusterInfo) -> [HealthLine]
 
 # API tokens expire this many days after they are created (the tokens page and the API show when).
 GANTRY_TOKEN_TTL_DAYS = int(os.environ.get("GANTRY_TOKEN_TTL_DAYS", "90"))

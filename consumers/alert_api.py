@@ -13,7 +13,7 @@ from console.errors import InvalidInput
 from console.rest import paginated_response, parse_input, query_dict
 from consumers import alert_services
 from consumers.alert_models import AlertRule
-from consumers.alert_serializers import AlertEventOutput, AlertEventQuery, AlertRuleInput, AlertRuleOutput, SilenceInput
+from consumers.alert_serializers import AlertEventOutput, AlertEventQuery, AlertRuleInput, AlertRuleOutput, EnableInput, SilenceInput
 
 ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="the rule's or event's id")
 
@@ -70,6 +70,15 @@ class AlertRuleViewSet(viewsets.ViewSet):
         rule_id = _id(pk)
         data = parse_input(SilenceInput, request.data)
         rule = alert_services.alert_rule_silence(actor=actor_from_request(request), rule_id=rule_id, minutes=data["minutes"])
+        return Response(AlertRuleOutput(rule).data)
+
+    @extend_schema(parameters=[ID], request=EnableInput, responses=AlertRuleOutput,
+                   description="Enable or disable the rule (a default rule is disabled rather than deleted).")
+    @action(detail=True, methods=["post"])
+    def enable(self, request: Request, pk: str) -> Response:
+        rule_id = _id(pk)
+        data = parse_input(EnableInput, request.data)
+        rule = alert_services.alert_rule_enable(actor=actor_from_request(request), rule_id=rule_id, enabled=data["enabled"])
         return Response(AlertRuleOutput(rule).data)
 
 

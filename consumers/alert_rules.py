@@ -5,7 +5,11 @@ broker rows with their disk ratio and expired brokers, the masters); only rules 
 it, once per scan for all such rules: the consumer connections of the watched groups
 (``no_consumer_online``; for ``topic_no_consumer_online`` those of the groups consuming the topic,
 read in the same way) and the DLQ topics' offsets (``dlq_growing``, one GANTRY_GET_QUEUE_STATS per
-master). A reading that could not be made leaves the rule as it was.
+master). A reading that could not be made leaves the rule as it was. ``lag_growing`` compares the group's
+lag with the earlier scans' (the scan hands them over), ``slave_disconnected`` reads the scan's
+replication alerts; with an empty target ``lag_growing`` and ``no_consumer_online`` watch every user
+group (the latter those with a backlog above the threshold), as the default rules do
+(consumers.alert_defaults).
 
 State per rule (consumers.alert_models.AlertRule): the condition holds since ``pending_since``; once it
 held ``for_minutes`` the rule fires (one ``firing`` event, notified); when it stops holding the rule
@@ -31,7 +35,7 @@ from django.utils import timezone
 from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.connections import consumer_connections
-from brokers.gateway.overview import EXPIRED, LIVE, BrokerRow
+from brokers.gateway.overview import EXPIRED, LIVE, Alert, BrokerRow
 from brokers.gateway.stats import broker_stats
 from console import namesrv_scope
 from console.errors import ServiceError
@@ -42,8 +46,10 @@ from consumers.alert_models import (
     DLQ_GROWING,
     FIRING,
     LAG_ABOVE,
+    LAG_GROWING,
     NO_CONSUMER_ONLINE,
     RESOLVED,
+    SLAVE_DISCONNECTED,
     TOPIC_LAG_ABOVE,
     TOPIC_NO_CONSUMER_ONLINE,
     AlertEvent,
@@ -53,6 +59,7 @@ from consumers.alert_models import (
 log = logging.getLogger(__name__)
 DEFAULT_REPEAT_MINUTES = 60
 MAX_SAMPLES = 200
+SHOWN_GROUPS = 5  # groups named in one message of an every-group rule
 DELIVERY_THREADS = 8  # notifications sent at once: with 3 s timeouts, two tries, a scan's deliveries stay well inside its limit
 
 
@@ -64,6 +71,9 @@ class ScanFacts:
     topic_backlog: dict[str, dict[str, int]] | None = None  # topic -> group consuming it -> its lag there
     brokers: tuple[BrokerRow, ...] | None = None
     masters: dict[str, str] | None = None  # broker name -> master address
+    online: dict[str, int] | None = None  # group -> members online, for the groups with a backlog (read by the scan)
+    replication: tuple[Alert, ...] | None = None  # the scan's slave_disconnected / slave_lagging alerts
+    backlog_history: tuple[tuple[datetime, dict[str, int]], ...] = ()  # earlier scans' backlog, oldest first
 
 
 @dataclass(frozen=True)
@@ -84,14 +94,42 @@ class _Extra:
 
 
 def _online_counts(groups: list[str], facts: ScanFacts) -> dict[str, int] | None:
+    """Members online per group: the scan's own reading, and one batched read for the watched groups it lacks."""
+    known = dict(facts.online or {})
+    missing = [g for g in groups if g not in known]
+    if not missing:
+        return known
     if facts.masters is None:
         return None
     try:
-        conns = consumer_connections(groups, list(facts.masters.values()))
+        conns = consumer_connections(missing, list(facts.masters.values()))
     except (RemotingError, ServiceError) as exc:
         log.warning("alert rules: consumer connections: %s", exc)
         return None
-    return {g: len(conns[g].connections) if g in conns else 0 for g in groups}
+    return {**known, **{g: len(conns[g].connections) if g in conns else 0 for g in missing}}
+
+
+def lag_growth(history: tuple[tuple[datetime, dict[str, int]], ...], backlog: dict[str, int], now: datetime,
+               minutes: int) -> dict[str, tuple[int, int]] | None:
+    """Group -> (lag ``minutes`` ago, lag now) for the groups whose lag never fell over the window; None while
+    the scans kept do not reach back that far yet.
+
+    The window starts at the newest scan at least ``minutes`` old. Example, 5 minutes, scans every 30 s: a group at
+    100, 150, 150, ..., 900 grew by 800; one at 100, 400, 300, ..., 900 fell once and is left out.
+    """
+    cutoff = now - timedelta(minutes=minutes)
+    older = [i for i, (at, _) in enumerate(history) if at <= cutoff]
+    if not older:
+        return None
+    window = [h for _, h in history[older[-1]:]] + [backlog]
+    out = {}
+    for group, lag in backlog.items():
+        values = [h.get(group) for h in window]
+        if any(v is None for v in values):
+            continue
+        if all(b >= a for a, b in zip(values, values[1:])):
+            out[group] = (values[0], lag)
+    return out
 
 
 def _topic_online(topics: list[str], facts: ScanFacts) -> dict[str, list[str]] | None:
@@ -139,11 +177,41 @@ def read(rule: AlertRule, facts: ScanFacts, extra: _Extra, now: datetime) -> Rea
             return None
         lag = facts.backlog.get(t, 0)
         return Reading(lag > n, lag, f"consumer group {t}: lag {lag:,} messages (alert above {n:,.0f})")
+    if rule.kind == LAG_GROWING:
+        if facts.backlog is None:
+            return None
+        growth = lag_growth(facts.backlog_history, facts.backlog, now, rule.for_minutes)
+        if growth is None:
+            return None
+        rising = {g: v for g, v in growth.items() if (not t or g == t) and v[1] - v[0] > n}
+        shown = ", ".join(f"{g} {a:,} → {b:,} (+{b - a:,})" for g, (a, b) in sorted(rising.items(), key=lambda kv: (kv[1][0] - kv[1][1], kv[0]))[:SHOWN_GROUPS])
+        more = f" and {len(rising) - SHOWN_GROUPS} more" if len(rising) > SHOWN_GROUPS else ""
+        who = f"consumer group {t}" if t else "consumer groups"
+        if rising:
+            return Reading(True, len(rising) if not t else rising[t][1] - rising[t][0],
+                           f"{who}: lag grew over the last {rule.for_minutes} min: {shown}{more} (alert above +{n:,.0f})")
+        return Reading(False, 0, f"{who}: lag not growing over the last {rule.for_minutes} min")
     if rule.kind == NO_CONSUMER_ONLINE:
+        if not t:  # every user group with a backlog above the threshold
+            if facts.backlog is None or facts.online is None:
+                return None
+            offline = sorted((g for g, lag in facts.backlog.items() if lag > n and facts.online.get(g) == 0),
+                             key=lambda g: (-facts.backlog[g], g))  # the largest backlogs named first
+            shown = ", ".join(f"{g} (backlog {facts.backlog[g]:,})" for g in offline[:SHOWN_GROUPS])
+            more = f" and {len(offline) - SHOWN_GROUPS} more" if len(offline) > SHOWN_GROUPS else ""
+            return Reading(bool(offline), len(offline), f"no consumer online for {shown}{more}" if offline
+                           else "every consumer group with a backlog has a consumer online")
         online = None if extra.online is None else extra.online.get(t)
         if online is None:
             return None
         return Reading(online == 0, online, f"consumer group {t}: " + ("no consumer online" if online == 0 else f"{online} consumer(s) online"))
+    if rule.kind == SLAVE_DISCONNECTED:
+        if facts.replication is None or facts.brokers is None:
+            return None
+        names = {b.addr: b.broker_name for b in facts.brokers}
+        down = [a for a in facts.replication if a.kind == SLAVE_DISCONNECTED and (not t or names.get(a.target) == t)]
+        return Reading(bool(down), len(down), "; ".join(a.message for a in down) if down
+                       else f"broker {t or 'every broker group'}: slaves replicating")
     if rule.kind == TOPIC_LAG_ABOVE:
         if facts.topic_backlog is None:
             return None
@@ -220,7 +288,7 @@ def _reminder_due(rule: AlertRule, now: datetime) -> AlertEvent | None:
 
 def step(rule: AlertRule, reading: Reading, now: datetime) -> Step:
     """Where one reading moves the rule (nothing sent or written yet)."""
-    changes: dict = {"last_value": reading.value, "last_evaluated_at": now}
+    changes: dict = {"last_value": reading.value, "last_evaluated_at": now, "last_message": reading.message}
     silent = rule.silenced(now)
     if reading.holds:
         since = rule.pending_since or now
@@ -279,7 +347,7 @@ def evaluate_rules(facts: ScanFacts, now: datetime | None = None) -> int:
     rules = list(AlertRule.objects.filter(enabled=True, namesrv_set=namesrv_scope.current_name()))
     extra = _Extra()
     watched = sorted({r.target for r in rules if r.kind == NO_CONSUMER_ONLINE and r.target})
-    if watched:
+    if any(r.kind == NO_CONSUMER_ONLINE for r in rules):
         extra.online = _online_counts(watched, facts)
     watched_topics = sorted({r.target for r in rules if r.kind == TOPIC_NO_CONSUMER_ONLINE and r.target})
     if watched_topics:

@@ -6,7 +6,7 @@ from rest_framework import serializers
 from console.rest import StrictBooleanField, StrictCharField, StrictInputSerializer, StrictIntegerField
 from console.schema_examples import EXAMPLE_GROUP, GROUP_NAME_PATTERN
 from consumers.alert_models import DISK_ABOVE, FIRING, KINDS, RESOLVED
-from consumers.alert_services import MAX_EMAILS, MAX_FOR_MINUTES, MAX_SILENCE_MINUTES, MAX_THRESHOLD
+from consumers.alert_services import EVERY_GROUP_KINDS, MAX_EMAILS, MAX_FOR_MINUTES, MAX_SILENCE_MINUTES, MAX_THRESHOLD
 
 WEBHOOK_PATTERN = r"^(https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[!-~]*)?)?$"
 
@@ -23,16 +23,19 @@ class StrictFloatField(serializers.FloatField):
 
 
 class AlertRuleInput(StrictInputSerializer):
-    """A rule: ``kind`` of condition on ``target`` (a consumer group; for topic kinds a topic; for broker kinds a broker name or
-    empty for every broker), ``threshold`` (messages; disk_above: the used ratio 0..1), held ``for_minutes``
-    before it fires, sent to ``webhook_url`` and/or ``emails`` (one at least)."""
+    """A rule: ``kind`` of condition on ``target`` (a consumer group that exists, or empty for every group with
+    lag_growing and no_consumer_online; for topic kinds a topic; for broker kinds a broker name or empty for every
+    broker), ``threshold`` (messages; disk_above: the used ratio 0..1), held ``for_minutes`` before it fires
+    (lag_growing, dlq_growing: the window), sent to ``webhook_url`` and/or ``emails`` (neither: the overview and
+    the history only)."""
 
     schema_rules = {
-        "anyOf": [{"required": ["webhook_url"]}, {"required": ["emails"]}],
         "oneOf": [
             {"properties": {"kind": {"enum": [DISK_ABOVE]}, "threshold": {"minimum": 0.01, "maximum": 0.99}},  # the service takes (0, 1)
              "required": ["threshold"]},
-            {"properties": {"kind": {"enum": [k for k in KINDS if k != DISK_ABOVE]},
+            {"properties": {"kind": {"enum": ["broker_expired", "slave_disconnected", *EVERY_GROUP_KINDS]}}},
+            {"properties": {"kind": {"enum": [k for k in KINDS if k not in (DISK_ABOVE, "broker_expired", "slave_disconnected",
+                                                                            *EVERY_GROUP_KINDS)]},
                             "target": {"minLength": 1}}, "required": ["target"]},
         ],
         "properties": {"webhook_url": {"pattern": WEBHOOK_PATTERN, "example": "https://chat.example.com/hooks/gantry"},
@@ -56,6 +59,10 @@ class SilenceInput(StrictInputSerializer):
     minutes = StrictIntegerField(min_value=0, max_value=MAX_SILENCE_MINUTES, help_text="0 ends the silence")
 
 
+class EnableInput(StrictInputSerializer):
+    enabled = StrictBooleanField(help_text="false: the rule is not evaluated")
+
+
 class AlertRuleOutput(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
@@ -67,11 +74,13 @@ class AlertRuleOutput(serializers.Serializer):
     webhook_url = serializers.CharField()
     emails = serializers.ListField(child=serializers.CharField())
     enabled = serializers.BooleanField()
+    builtin = serializers.CharField(help_text="a default rule's key (edit, silence or disable it; it is not deleted), else empty")
     silenced_until = serializers.DateTimeField(allow_null=True)
     silenced_by = serializers.CharField()
     firing = serializers.BooleanField()
     pending_since = serializers.DateTimeField(allow_null=True)
     last_value = serializers.FloatField(allow_null=True)
+    last_message = serializers.CharField(help_text="what the last evaluation read")
     last_evaluated_at = serializers.DateTimeField(allow_null=True)
     created_by = serializers.CharField()
     created_at = serializers.DateTimeField()

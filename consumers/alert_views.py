@@ -41,7 +41,7 @@ def alert_rules_page(request: HttpRequest) -> HttpResponse:
 
 @console_page(methods=("GET", "POST"))
 def alert_rule_page(request: HttpRequest, pk: int) -> HttpResponse:
-    """GET: the edit form. POST action=save (the form), silence (minutes) or delete."""
+    """GET: the edit form. POST action=save (the form), silence (minutes), enable (enabled=1|0) or delete."""
     rule = alert_services.alert_rule_get(rule_id=pk)
     form = AlertRuleForm.of(rule)
     status = 200
@@ -58,6 +58,11 @@ def alert_rule_page(request: HttpRequest, pk: int) -> HttpResponse:
                 messages.success(request, f"Alert rule {rule.name} silenced until {rule.silenced_until:%Y-%m-%d %H:%M} UTC."
                                  if rule.silenced_until else f"Alert rule {rule.name}: silence ended.")
                 return redirect(request.POST.get("next") == "events" and "consumers:alert-events" or "consumers:alert-rules")
+            if action == "enable":
+                enabled = request.POST.get("enabled") == "1"
+                rule = alert_services.alert_rule_enable(actor=actor, rule_id=pk, enabled=enabled)
+                messages.success(request, f"Alert rule {rule.name} " + ("enabled." if enabled else "disabled: it is not evaluated."))
+                return redirect("consumers:alert-rules")
             if action == "delete":
                 alert_services.alert_rule_delete(actor=actor, rule_id=pk)
                 messages.success(request, f"Alert rule {rule.name} deleted; its events stay in the history.")

@@ -17,7 +17,10 @@ One scan:
 5. backlog: every group's total lag (one GET_BROKER_CONSUME_STATS per master, all at once),
    kept per scan; a group whose backlog rose at each of the last BACKLOG_SCANS scans by at
    least BACKLOG_RISE_MIN messages in all raises "group_backlog_rising";
-6. the operators' alert rules (consumers.alert_rules) are evaluated over what the scan read.
+6. which groups with a backlog have no consumer online (one batched connections read), kept per scan
+   for the overview's health summary;
+7. the operators' alert rules (consumers.alert_rules) are evaluated over what the scan read, after the
+   set's default rules are made sure of (consumers.alert_defaults).
 
 Beat runs :func:`health_scan_all`: one scan per configured name-server set (``default`` first), each
 inside that set's scope (docs/clusters.md), so its reads go to that tier and its rows (the scan, the
@@ -35,29 +38,35 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from dataclasses import asdict
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from brokers.engine.client.admin import ClusterInfo
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway import namesrv_sets
 from brokers.gateway.cluster import cluster_info, readable_by_addr
+from brokers.gateway.connections import consumer_connections
 from brokers.gateway.groups import group_survey
-from brokers.gateway.overview import LIVE, Alert, BrokerRow, broker_overview
+from brokers.gateway.overview import ERROR, LIVE, OK, UNKNOWN, WARNING, Alert, BrokerRow, HealthLine, broker_overview
 from brokers.gateway.replication import BrokerGroup
 from brokers.gateway.sightings import broker_sightings_record
 from console.errors import ServiceError
 from consumers import alert_rules, alerts
+from consumers.alert_defaults import alert_rules_ensure_defaults
+from consumers.alert_models import AlertRule
 from consumers.models import HealthScan, RebalanceJob
 from consumers.rebalance.jobs import rebalance_jobs_sweep
 from consumers.selectors import USER, group_kind
 
 log = logging.getLogger(__name__)
 
-SCANS_KEPT = 20  # rows kept: enough for the backlog trend and a look back
+SCANS_KEPT = 20  # rows kept at least: enough for the backlog trend and a look back
+HISTORY_MINUTES = 60  # ... and the rows of the longest lag_growing window, an hour at most (alert_services.MAX_GROWING_MINUTES)
 BROKER_KINDS = ("namesrv_down", "broker_not_answering", "broker_expired", "disk_full", "store_unhealthy")
 BACKLOG_RISING = "group_backlog_rising"
 SLAVE_DISCONNECTED, SLAVE_LAGGING = "slave_disconnected", "slave_lagging"
@@ -158,13 +167,24 @@ def ha_alerts(groups: tuple[BrokerGroup[BrokerRow], ...], *, lag_bytes: int | No
     return out
 
 
-def health_scan() -> dict:
-    """Run one scan of the current set, store it, prune its old ones; a JSON-able summary."""
+def online_counts(groups: list[str], masters: list[str]) -> dict[str, int]:
+    """Members online per group (one batched connections read for all of them)."""
+    conns = consumer_connections(groups, masters) if groups else {}
+    return {g: len(conns[g].connections) if g in conns else 0 for g in groups}
+
+
+def health_scan(*, now: datetime | None = None) -> dict:
+    """Run one scan of the current set, store it, prune its old ones; a JSON-able summary.
+
+    ``now`` (default: the clock) is when the scan happens: tests step it instead of waiting for beat.
+    """
+    now = now or timezone.now()
     tier = namesrv_sets.current_name()
-    scan = HealthScan.objects.create(namesrv_set=tier)
+    scan = HealthScan.objects.create(namesrv_set=tier, started_at=now)
     failed_jobs = rebalance_jobs_sweep(jobs=RebalanceJob.objects.filter(namesrv_set=tier))
     found: list[Alert] = []
     backlog: dict[str, int] = {}
+    offline: dict[str, int] = {}
     error = ""
     facts = alert_rules.ScanFacts()
     try:
@@ -172,22 +192,30 @@ def health_scan() -> dict:
         found.extend(alerts.unowned_queue_alerts(info))
         overview = broker_overview()
         found.extend(a for a in overview.alerts if a.kind in BROKER_KINDS)
-        found.extend(ha_alerts(overview.groups))
+        replication = ha_alerts(overview.groups)
+        found.extend(replication)
         broker_sightings_record(brokers=[b for b in overview.brokers if b.status == LIVE])
-        facts = alert_rules.ScanFacts(brokers=overview.brokers, masters=info.masters())
+        facts = alert_rules.ScanFacts(brokers=overview.brokers, masters=info.masters(), replication=tuple(replication))
         backlog, topic_backlog = group_backlogs(info)
-        facts = dataclasses.replace(facts, backlog=backlog, topic_backlog=topic_backlog)
-        previous = [s.backlog for s in HealthScan.objects.filter(namesrv_set=tier, ok=True, finished_at__isnull=False).exclude(pk=scan.pk)
-                    .order_by("-started_at", "-id")[:_config("BACKLOG_SCANS")]]
-        found.extend(rising_backlogs([*reversed(previous), backlog]))
+        online = online_counts(sorted(g for g, lag in backlog.items() if lag > 0), list(info.masters().values()))
+        offline = {g: backlog[g] for g, n in online.items() if n == 0}
+        history = [(s.started_at, s.backlog) for s in HealthScan.objects.filter(namesrv_set=tier, ok=True, finished_at__isnull=False)
+                   .exclude(pk=scan.pk).filter(started_at__lt=now, started_at__gte=now - timedelta(minutes=HISTORY_MINUTES + 1))
+                   .order_by("started_at", "id")]
+        facts = dataclasses.replace(facts, backlog=backlog, topic_backlog=topic_backlog, online=online, backlog_history=tuple(history))
+        found.extend(rising_backlogs([*(h for _, h in history[-_config("BACKLOG_SCANS"):]), backlog]))
     except (RemotingError, ServiceError) as exc:
         error = getattr(exc, "message", None) or str(exc)
         log.warning("health scan %s: %s", scan.pk, error)
-    HealthScan.objects.filter(pk=scan.pk).update(finished_at=timezone.now(), ok=not error, error=error,
-                                                 alerts=[asdict(a) for a in found], backlog=backlog, jobs_failed=failed_jobs)
-    stale = HealthScan.objects.filter(namesrv_set=tier).order_by("-started_at", "-id").values_list("pk", flat=True)[SCANS_KEPT:]
+    HealthScan.objects.filter(pk=scan.pk).update(finished_at=max(now, timezone.now()), ok=not error, error=error,
+                                                 alerts=[asdict(a) for a in found], backlog=backlog, offline=offline, jobs_failed=failed_jobs)
+    kept = HealthScan.objects.filter(namesrv_set=tier).order_by("-started_at", "-id")
+    window = max(AlertRule.objects.filter(namesrv_set=tier, enabled=True, kind="lag_growing").values_list("for_minutes", flat=True), default=0)
+    needed = math.ceil(min(window, HISTORY_MINUTES) * 60 / _period_s()) + 2  # the longest lag_growing window, and the scan before it
+    stale = kept.values_list("pk", flat=True)[max(SCANS_KEPT, needed):]
     HealthScan.objects.filter(pk__in=list(stale)).delete()
-    events = alert_rules.evaluate_rules(facts)
+    alert_rules_ensure_defaults(namesrv_set=tier)
+    events = alert_rules.evaluate_rules(facts, now=now)
     return {"namesrv_set": tier, "alert_events": events, "scan": scan.pk, "ok": not error, "error": error, "alerts": len(found), "groups": len(backlog), "jobs_failed": failed_jobs}
 
 
@@ -208,3 +236,47 @@ def health_scan_alerts(info: ClusterInfo) -> list[Alert]:
     if scan is None:
         return alerts.unowned_queue_alerts(info)
     return [Alert(**a) for a in scan.alerts if a.get("kind") not in BROKER_KINDS]
+
+
+RULE_ERROR_KINDS = ("no_consumer_online", "topic_no_consumer_online", "broker_expired", "slave_disconnected")
+GROUP_RULE_KINDS = ("lag_above", "lag_growing", "no_consumer_online", "dlq_growing")
+SHOWN_GROUPS = 5
+
+
+def _firing_rules():
+    return AlertRule.objects.filter(namesrv_set=namesrv_sets.current_name(), enabled=True, firing=True)
+
+
+def firing_rule_alerts(info: ClusterInfo) -> list[Alert]:
+    """The overview's alerts of the rules firing now (an overview alert source): the rule's name and what its
+    last evaluation read, silenced or not (a silence stops notifications, not the overview)."""
+    out = []
+    for rule in _firing_rules():
+        silenced = f" (silenced until {rule.silenced_until:%Y-%m-%d %H:%M} UTC)" if rule.silenced() else ""
+        out.append(Alert("error" if rule.kind in RULE_ERROR_KINDS else "warning", "alert_rule", rule.target,
+                         f"{rule.name}: {rule.last_message or rule.kind}{silenced}"))
+    return out
+
+
+def group_health(info: ClusterInfo) -> list[HealthLine]:
+    """The overview's consumer-group line (a health source): the newest fresh scan's groups with a backlog and no
+    consumer online, its rising backlogs, and the group rules firing now."""
+    scan = latest_scan()
+    if scan is None:
+        return [HealthLine("groups", UNKNOWN, _("not checked: no health scan in the last %(seconds)d s (is Celery beat running?)")
+                           % {"seconds": int(max(90.0, _config("FRESH_SCANS") * _period_s()))})]
+    offline = sorted(scan.offline.items(), key=lambda kv: -kv[1])
+    details = [_("%(group)s: no consumer online, backlog %(lag)s") % {"group": g, "lag": f"{lag:,}"} for g, lag in offline[:SHOWN_GROUPS]]
+    rising = [a["message"] for a in scan.alerts if a.get("kind") == BACKLOG_RISING]
+    # a firing no_consumer_online rule says what ``offline`` says already
+    rules = [f"{r.name}: {r.last_message}" for r in _firing_rules().filter(kind__in=GROUP_RULE_KINDS).exclude(kind="no_consumer_online")]
+    details += [*rising, *rules][:SHOWN_GROUPS]
+    total = sum(scan.backlog.values())
+    summary = _("%(groups)d groups, total lag %(lag)s") % {"groups": len(scan.backlog), "lag": f"{total:,}"}
+    if offline:
+        summary += "; " + _("%(count)d with a backlog and no consumer online") % {"count": len(offline)}
+    elif rising or rules:
+        summary += "; " + _("lag growing")
+    else:
+        summary += "; " + _("every group with a backlog has a consumer online")
+    return [HealthLine("groups", ERROR if offline else WARNING if rising or rules else OK, summary, tuple(details))]

@@ -127,6 +127,7 @@ class HealthScan(models.Model):
     error = models.TextField(blank=True, default="")
     alerts = models.JSONField(default=list)  # [{"level", "kind", "target", "message"}]
     backlog = models.JSONField(default=dict)  # group -> total lag (messages) at this scan
+    offline = models.JSONField(default=dict)  # group -> lag, for groups with a backlog and no consumer online at this scan
     jobs_failed = models.PositiveIntegerField(default=0)  # rebalance jobs found without a worker and failed
 
     class Meta:

@@ -200,6 +200,15 @@ def _known_or_online(name: str) -> tuple[tuple[str, ...], GroupConnections, Comm
     return known, conns, committed
 
 
+def group_known(*, name: str) -> bool:
+    """Whether a broker of the current cluster knows the group (its settings or committed offsets) or a member of it is online."""
+    try:
+        _known_or_online(name)
+    except NotFound:
+        return False
+    return True
+
+
 def group_progress(*, name: str, topic: str | None = None) -> GroupProgress:
     """The group's progress per queue, as ``mqadmin consumerProgress -g name [-t topic]`` prints it."""
     if topic is not None:

@@ -16,6 +16,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from brokers.engine.client.admin import ClusterInfo
 from brokers.engine.common.constants import MQ_VERSION, MQ_VERSION_NAME
@@ -24,7 +26,7 @@ from brokers.gateway import namesrv_sets
 from brokers.gateway.client import get_admin_client
 from brokers.gateway.cluster import cluster_info, namesrv_survey, runtime_infos
 from brokers.gateway.replication import BrokerGroup, HAState, group_members, ha_state
-from brokers.gateway.store_disk import StoreDisk, store_disk
+from brokers.gateway.store_disk import StoreDisk, format_bytes, store_disk
 from brokers.gateway.topics import all_topic_configs
 from brokers.models import BrokerSighting
 from console.errors import NotFound, ServiceError
@@ -83,6 +85,19 @@ class Alert:
     message: str
 
 
+OK, WARNING, ERROR, UNKNOWN = "ok", "warning", "error", "unknown"
+
+
+@dataclass(frozen=True)
+class HealthLine:
+    """One line of the overview's health summary: what (brokers, replication, groups, disk), how bad, and who."""
+
+    subject: str
+    level: str  # ok, warning, error, unknown
+    summary: str
+    details: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class BrokerOverview:
     namesrv_addr: str
@@ -91,6 +106,12 @@ class BrokerOverview:
     brokers: tuple[BrokerRow, ...]
     alerts: tuple[Alert, ...]
     error: str = ""
+    other_health: tuple[HealthLine, ...] = ()  # lines of other apps (settings.GANTRY_HEALTH_SOURCES): consumer groups
+
+    @property
+    def health(self) -> tuple[HealthLine, ...]:
+        """What an operator reads first: brokers up or down, replication, consumer groups (other apps' lines), disks."""
+        return (_brokers_line(self), _replication_line(self.groups), *self.other_health, _disk_line(self.brokers))
 
     @property
     def store_alerts(self) -> tuple[Alert, ...]:
@@ -102,6 +123,45 @@ class BrokerOverview:
     def groups(self) -> tuple[BrokerGroup[BrokerRow], ...]:
         """The brokers as broker groups (master and slaves of each broker name)."""
         return group_members(self.brokers)
+
+
+def _brokers_line(overview: BrokerOverview) -> HealthLine:
+    if overview.error and not overview.brokers:
+        return HealthLine("brokers", ERROR, _("no broker known: %(error)s") % {"error": overview.error})
+    down = [b for b in overview.brokers if b.status != LIVE]
+    up = len(overview.brokers) - len(down)
+    summary = _("%(up)d of %(total)d brokers up") % {"up": up, "total": len(overview.brokers)}
+    details = tuple(f"{b.broker_name} id {b.broker_id} ({b.addr}): {b.status}" for b in down)
+    return HealthLine("brokers", ERROR if down or not overview.brokers else OK, summary, details)
+
+
+def _replication_line(groups: tuple[BrokerGroup[BrokerRow], ...]) -> HealthLine:
+    slaves = [m for g in groups for m in g.members if m.broker_id != 0]
+    if not slaves:
+        return HealthLine("replication", OK, _("no slaves: nothing replicates"))
+    connected = [m for m in slaves if m.status == LIVE and m.ha is not None and m.ha.connected]
+    details = tuple(f"{m.broker_name} id {m.broker_id} ({m.addr}): "
+                    + (m.status if m.status != LIVE else _("HA link %(state)s") % {"state": (m.ha.connection if m.ha else "") or "unknown"})
+                    for m in slaves if m not in connected)
+    lag_bytes = max((m.ha.lag_bytes or 0 for m in connected), default=0)
+    lag_s = max((m.ha.lag_s or 0.0 for m in connected), default=0.0)
+    summary = _("%(connected)d of %(total)d slaves connected; largest lag %(bytes)s, %(seconds).1f s") % {
+        "connected": len(connected), "total": len(slaves), "bytes": format_bytes(lag_bytes), "seconds": lag_s}
+    return HealthLine("replication", ERROR if details else OK, summary, details)
+
+
+def _disk_line(brokers: tuple[BrokerRow, ...]) -> HealthLine:
+    live = [b for b in brokers if b.status == LIVE and b.disk is not None]
+    problems = [(b, b.disk.problem()) for b in live if b.disk.problem() is not None]
+    details = tuple(f"{b.broker_name} id {b.broker_id} ({b.addr}): {p[1]}" for b, p in problems)
+    top = max((b.disk.ratio for b in live if b.disk.ratio is not None), default=None)
+    if not problems:
+        summary = _("every disk below its warning ratio") + (_(" (fullest %(ratio).0f %%)") % {"ratio": top * 100} if top is not None else "")
+        return HealthLine("disk", OK, summary)
+    level = ERROR if any(p[0] == "error" for b, p in problems) else WARNING
+    summary = ngettext("%(count)d broker's disk above its warning ratio", "%(count)d brokers' disks above their warning ratio",
+                       len(problems)) % {"count": len(problems)}
+    return HealthLine("disk", level, summary, details)
 
 
 def _percent(ratio: str) -> str:
@@ -233,7 +293,7 @@ def broker_overview() -> BrokerOverview:
     rows = _with_sightings(rows, _sightings(BrokerSighting.objects.all()))
     clusters = tuple(ClusterRow(name, tuple(sorted(names))) for name, names in sorted(info.clusters.items()))
     alerts = _alerts(namesrvs, rows) + _extra_alerts(info)
-    return BrokerOverview(namesrv, tuple(namesrvs), clusters, tuple(rows), tuple(alerts))
+    return BrokerOverview(namesrv, tuple(namesrvs), clusters, tuple(rows), tuple(alerts), other_health=_other_health(info))
 
 
 def _with_sightings(rows: list[BrokerRow], sightings) -> list[BrokerRow]:
@@ -262,6 +322,18 @@ def broker_group(name: str) -> BrokerGroup[BrokerRow]:
         raise NotFound(f"broker {name} is not known to the name servers")
     rows = _with_sightings(_registered_rows(replace(info, brokers=members)), _sightings(BrokerSighting.objects.filter(broker_name=name)))
     return group_members(rows)[0]
+
+
+def _other_health(info: ClusterInfo) -> tuple[HealthLine, ...]:
+    """Health lines of other apps: each dotted path in settings.GANTRY_HEALTH_SOURCES names a callable
+    ``(cluster_info) -> iterable of HealthLine`` (consumer groups behind or without consumers, say)."""
+    out: list[HealthLine] = []
+    for path in getattr(settings, "GANTRY_HEALTH_SOURCES", ()):
+        try:
+            out.extend(import_string(path)(info))
+        except (RemotingError, ServiceError) as exc:
+            out.append(HealthLine(path, UNKNOWN, _("unavailable: %(error)s") % {"error": exc}))
+    return tuple(out)
 
 
 def _extra_alerts(info: ClusterInfo) -> list[Alert]:

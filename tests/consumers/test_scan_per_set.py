@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient
+from brokers.engine.client.admin_subscription_groups import update_subscription_group
+from brokers.engine.common.subscription_group_config import SubscriptionGroupConfig
 from brokers.engine.client.simple import PullClient
 from brokers.gateway import namesrv_sets
 from brokers.models import BrokerSighting, NamesrvSet, PromotionJob
@@ -19,6 +21,13 @@ from tests.brokers.engine.client._cluster import create_topic
 from tests.consumers._groups import send
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
+
+
+def _known(namesrv_addr: str, group: str) -> None:
+    """Create ``group``'s settings on every master of a tier (an alert rule names a group its brokers know)."""
+    with BlockingMQAdminClient(namesrv_addr) as admin:
+        for addr in admin.driver.run(admin.plans.examine_broker_cluster_info()).masters().values():
+            admin.driver.run(update_subscription_group(addr, SubscriptionGroupConfig(group_name=group)))
 
 
 def _rule(operator, group: str, url: str, **extra) -> dict:
@@ -41,6 +50,7 @@ def test_each_set_is_scanned_in_its_scope_and_its_rules_fire_from_its_own_lag(
         for mq in member.fetch_subscribe_message_queues(topic_name):
             member.update_offset(mq, 0)
         on_second = _rule(operator, group, webhook_receiver.url, namesrv_set="second")
+        _known(console_cluster.namesrv_addr, group)
         on_default = _rule(operator, group, webhook_receiver.url)
         assert on_second["namesrv_set"] == "second" and on_default["namesrv_set"] == "default"
         send(second_session_cluster, topic_name, 12)
@@ -52,7 +62,7 @@ def test_each_set_is_scanned_in_its_scope_and_its_rules_fire_from_its_own_lag(
     assert [(s["namesrv_set"], s["ok"]) for s in scans] == [("default", True), ("down", False), ("second", True)]
     assert {s.namesrv_set for s in HealthScan.objects.all()} == {"default", "down", "second"}
     assert HealthScan.objects.get(namesrv_set="second").backlog == {group: 12}
-    assert group not in HealthScan.objects.get(namesrv_set="default").backlog
+    assert HealthScan.objects.get(namesrv_set="default").backlog.get(group, 0) == 0  # known there, no lag
     assert {(s.cluster, s.broker_name) for s in BrokerSighting.objects.filter(namesrv_set="second")} == {("SecondCluster", "broker-a")}
     assert not BrokerSighting.objects.filter(namesrv_set="default", cluster="SecondCluster").exists()
 
@@ -60,8 +70,10 @@ def test_each_set_is_scanned_in_its_scope_and_its_rules_fire_from_its_own_lag(
     assert body["rule"] == "lag second" and body["namesrv_set"] == "second" and body["value"] == 12
     assert body["text"].startswith(":red_circle: [Gantry second] lag second firing")
     assert AlertRule.objects.get(pk=on_default["id"]).firing is False
-    listed = {r["name"]: r["namesrv_set"] for r in viewer.get("/api/v1/alert-rules").json()["results"]}
+    listed = {r["name"]: r["namesrv_set"] for r in viewer.get("/api/v1/alert-rules").json()["results"] if not r["builtin"]}
     assert listed == {"lag second": "second", "lag default": "default"}
+    defaults = {(r["namesrv_set"], r["builtin"]) for r in viewer.get("/api/v1/alert-rules").json()["results"] if r["builtin"]}
+    assert {tier for tier, _ in defaults} == {"default", "down", "second"} and len(defaults) == 12  # each set has its defaults
 
     with namesrv_sets.scope(namesrv_sets.lookup("second")):  # the overview of a set reads that set's scan only
         assert health.latest_scan().namesrv_set == "second"
@@ -78,6 +90,7 @@ def test_a_rule_names_a_configured_set_or_is_refused_naming_the_field(operator, 
                                                     "namesrv_set": "nowhere"}, format="json")
     assert refused.status_code == 400 and "namesrv_set" in refused.json()["fields"] and not AlertRule.objects.exists()
     NamesrvSet.objects.create(name="second", namesrv_addr=second_session_cluster.namesrv_addr)
+    _known(second_session_cluster.namesrv_addr, group)
     scoped = operator.post("/api/v1/alert-rules?namesrv_set=second", {"kind": "lag_above", "target": group, "threshold": 1,
                                                                      "emails": ["a@example.com"]}, format="json")
     assert scoped.status_code == 201 and scoped.json()["namesrv_set"] == "second"  # default: the request's set
