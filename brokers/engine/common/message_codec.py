@@ -66,13 +66,13 @@ from brokers.engine.common.message_id import (  # noqa: F401 (re-exported)
 __all__ = [
     "BLANK_MAGIC_CODE", "BORNHOST_V6_FLAG", "COMPRESSED_FLAG", "END_FILE_MIN_BLANK_LENGTH", "HOST_V4_SIZE", "HOST_V6_SIZE",
     "MAX_PROPERTIES_BYTES", "MAX_TOPIC_BYTES", "MESSAGE_MAGIC_BYTES", "MESSAGE_MAGIC_CODE", "MULTI_TAGS_FLAG",
-    "RECORD_FIXED_SIZE_V4", "STOREHOSTADDRESS_V6_FLAG", "TRANSACTION_COMMIT_TYPE", "TRANSACTION_NOT_TYPE",
+    "RECORD_FIXED_SIZE_V4", "RECORD_HEAD_MAX", "STOREHOSTADDRESS_V6_FLAG", "TRANSACTION_COMMIT_TYPE", "TRANSACTION_NOT_TYPE",
     "TRANSACTION_PREPARED_TYPE", "TRANSACTION_ROLLBACK_TYPE", "TRANSACTION_TYPE_MASK",
     "BatchEntry", "RecordFormatError", "body_crc", "bytes_to_host", "create_offset_msg_id", "decode_batch_body",
-    "decode_record", "decode_records", "encode_batch_body", "encode_batch_entry", "encode_record", "encode_record_into",
-    "encode_record_tail",
+    "decode_record", "decode_records", "decode_tail_properties", "encode_batch_body", "encode_batch_entry", "encode_record",
+    "encode_record_into", "encode_record_tail",
     "host_to_bytes", "iter_batch_body", "iter_record_spans", "java_hash_extend", "java_string_hash", "offset_msg_id_of",
-    "parse_offset_msg_id", "record_size", "tags_code", "write_blank_marker", "write_record_prefix",
+    "parse_offset_msg_id", "record_size", "tags_code", "topic_position", "write_blank_marker", "write_record_prefix",
 ]
 
 MESSAGE_MAGIC_CODE = 0xDAA320A7  # Java int -626843481; stored as the unsigned bit pattern
@@ -98,6 +98,7 @@ MAX_TOPIC_BYTES = 127  # the topic length is one signed byte
 RECORD_FIXED_SIZE_V4 = 91
 
 _PREFIX = struct.Struct(">iI")  # TOTALSIZE, MAGICCODE (also the blank marker)
+_I32 = struct.Struct(">i")
 assert _PREFIX.size == END_FILE_MIN_BLANK_LENGTH
 
 
@@ -351,6 +352,40 @@ def iter_record_spans(buf: bytes | bytearray | memoryview) -> Iterator[tuple[int
         yield pos, size
         pos += size
 
+
+RECORD_HEAD_MAX = 88 + 2 * (HOST_V6_SIZE - HOST_V4_SIZE)  # a record's bytes through BODY's length, two IPv6 hosts
+
+
+def topic_position(head: bytes | memoryview) -> int:
+    """Where TOPIC starts in a record, from its first bytes (at least through BODY's length: 88, 12
+    more per IPv6 host, RECORD_HEAD_MAX at most); what follows it is TOPIC and PROPERTIES alone."""
+    if len(head) < RECORD_FIXED_SIZE_V4:
+        raise RecordFormatError(f"a record head of {len(head)} bytes is shorter than any record")
+    sys_flag, = _I32.unpack_from(head, 36)
+    at = 84 + (12 if sys_flag & BORNHOST_V6_FLAG else 0) + (12 if sys_flag & STOREHOSTADDRESS_V6_FLAG else 0)
+    if at + 4 > len(head):
+        raise RecordFormatError(f"a record head of {len(head)} bytes ends before BODY's length")
+    body_len, = _I32.unpack_from(head, at)
+    if body_len < 0:
+        raise RecordFormatError(f"a record with a body of {body_len} bytes")
+    return at + 4 + body_len
+
+
+def decode_tail_properties(tail: bytes | memoryview) -> dict[str, str]:
+    """The properties of a record from its TOPIC field on (RocketMQ's MessageDecoder.decodeProperties):
+    what the SQL92 filter reads of a message, without its body."""
+    if not tail:
+        raise RecordFormatError("a record tail with no TOPIC")
+    at = 1 + tail[0]
+    if at + 2 > len(tail):
+        raise RecordFormatError("a record tail shorter than its TOPIC and PROPERTIES lengths")
+    end = at + 2 + (tail[at] << 8 | tail[at + 1])
+    if end > len(tail):
+        raise RecordFormatError("a record tail shorter than its PROPERTIES")
+    try:
+        return string_to_properties(bytes(tail[at + 2 : end]).decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RecordFormatError(f"PROPERTIES are not UTF-8: {exc}") from None
 
 # The compiled twins (brokers.engine.speedups), when built and not switched off.
 speedups.install(globals(), "brokers.engine.common._message_codec_c", ("decode_record", "decode_records", "encode_record_tail"))

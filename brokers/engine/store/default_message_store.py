@@ -44,7 +44,7 @@ from brokers.engine.store.lock import StoreLock
 from brokers.engine.store.logics_flush import flush_logics
 from brokers.engine.store.mapped_file import raise_open_file_limit
 from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
-from brokers.engine.store.message_store import DEFAULT_MAX_TOTAL_BYTES, ArrivalListener
+from brokers.engine.store.message_store import DEFAULT_MAX_TOTAL_BYTES, ArrivalListener, MessageFilter
 from brokers.engine.store.recovery import RecoveryReport, recover
 from brokers.engine.store.retention import StoreRetention
 from brokers.engine.store.results import GetMessageResult, PutMessageResult, PutMessageStatus
@@ -297,21 +297,21 @@ class DefaultMessageStore:
     # --- gets -------------------------------------------------------------------------------
 
     def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
-                    tag_codes: set[int] | None = None,
-                    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES) -> GetMessageResult:
+                    tag_codes: set[int] | None = None, max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES, *,
+                    message_filter: MessageFilter | None = None) -> GetMessageResult:
         """Read up to ``max_msg_nums`` records of a queue from logical ``offset``.
 
-        ``tag_codes`` None matches every message; otherwise units whose tag hash (as a Java
-        int) is not in the set are skipped and counted in ``next_begin_offset``. Stops before
-        ``max_total_bytes`` (the first record is always returned). Statuses and
-        ``next_begin_offset`` follow RocketMQ's DefaultMessageStore.getMessage on a master
+        ``tag_codes`` None matches every message; otherwise units whose tag hash (as a Java int) is
+        not in the set, and records whose properties ``message_filter`` (SQL92) refuses, are skipped
+        and counted in ``next_begin_offset``. Stops before ``max_total_bytes`` (the first record is
+        always returned). Statuses and ``next_begin_offset`` follow RocketMQ's getMessage on a master
         (see ``message_reader.read_queue``).
         """
         self._require_open()
         started = self.clock.monotonic()
         status, next_begin, min_offset, max_offset, records = message_reader.read_queue(
             self._commitlog, self._queues.get(topic, queue_id), offset, max_msg_nums, tag_codes,
-            max_total_bytes)
+            max_total_bytes, message_filter)
         self._stats.count_get(len(records), (self.clock.monotonic() - started) * 1000)
         return GetMessageResult(status, next_begin, min_offset, max_offset, records, len(records))
 

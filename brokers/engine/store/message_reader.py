@@ -8,14 +8,24 @@ queue file, filtered units counted as scanned, and at least one record returned 
 from __future__ import annotations
 
 from brokers.engine.common.message import KEY_SEPARATOR, PROPERTY_KEYS, PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
-from brokers.engine.common.message_codec import RecordFormatError, decode_record
+from brokers.engine.common.message_codec import (
+    RECORD_HEAD_MAX,
+    RecordFormatError,
+    decode_record,
+    decode_tail_properties,
+    topic_position,
+)
 from brokers.engine.store.commitlog import CommitLog
 from brokers.engine.store.consume_queue import FILLER_SIZE, ConsumeQueue
 from brokers.engine.store.index import IndexService
+from brokers.engine.store.message_store import MessageFilter
 from brokers.engine.store.results import GetMessageStatus
 
 # A pull scans at most this many units for tag matches (RocketMQ: max(16000 bytes, n x 20)).
 MAX_FILTER_UNITS = 800
+# A property filter reads a record this size or smaller whole (it is kept if it matches); a larger
+# one by its head and its topic and properties only, so a filtered-out 4 MiB body is never copied.
+WHOLE_RECORD_READ_MAX = 4096
 
 ReadOutcome = tuple[GetMessageStatus, int, int, int, list[bytes]]  # status, next, min, max, records
 
@@ -25,11 +35,14 @@ def _as_int32(value: int) -> int:
 
 
 def read_queue(commitlog: CommitLog, q: ConsumeQueue | None, offset: int, max_msg_nums: int,
-               tag_codes: set[int] | None, max_total_bytes: int) -> ReadOutcome:
+               tag_codes: set[int] | None, max_total_bytes: int, message_filter: MessageFilter | None = None) -> ReadOutcome:
     """Pull up to ``max_msg_nums`` records from logical ``offset`` of queue ``q``.
 
     ``tag_codes`` None matches everything; otherwise a unit matches when its tag code, taken as
     a Java int, is in the set (RocketMQ compares ``(int) tagsCode`` with the codeSet).
+    ``message_filter`` (RocketMQ's isMatchedByCommitLog) is asked next with the record's
+    properties, read from the commit log; a record it refuses, or whose properties do not decode,
+    is skipped and counted as scanned, like a tag mismatch.
     """
     if q is None:
         return GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, 0, 0, 0, []
@@ -58,15 +71,40 @@ def read_queue(commitlog: CommitLog, q: ConsumeQueue | None, offset: int, max_ms
             continue
         if tag_codes is not None and _as_int32(tags) not in tag_codes:
             continue
+        if message_filter is not None and size > WHOLE_RECORD_READ_MAX and _filtered_out(message_filter, commitlog, phys, size):
+            continue
         record = read(phys, size) if size <= max_record_size else None  # a unit's size is read from disk too
         if record is None:
             if not records:
                 status = GetMessageStatus.MESSAGE_WAS_REMOVING
             continue
+        if message_filter is not None and size <= WHOLE_RECORD_READ_MAX and _filtered_out(message_filter, commitlog, phys, size, record):
+            continue
         records.append(record)
         total += size
         status = GetMessageStatus.FOUND
     return status, offset + scanned, min_offset, max_offset, records
+
+
+def _filtered_out(message_filter: MessageFilter, commitlog: CommitLog, phys: int, size: int, record: bytes | None = None) -> bool:
+    """Whether ``message_filter`` refuses the record of ``size`` bytes at ``phys``: its properties are
+    taken from ``record`` when it was read whole, else from its head and tail. A record whose
+    properties do not decode is refused; one that cannot be read is not (the caller's read says so)."""
+    try:
+        if record is not None:
+            at = topic_position(record)
+            tail: bytes | None = record[at:]
+        else:
+            head = commitlog.read(phys, min(size, RECORD_HEAD_MAX))
+            if head is None:
+                return False
+            at = topic_position(head)
+            tail = commitlog.read(phys + at, size - at) if at < size else b""
+            if tail is None:
+                return False
+        return not message_filter(decode_tail_properties(tail))
+    except RecordFormatError:
+        return True
 
 
 def store_timestamp(commitlog: CommitLog, q: ConsumeQueue | None, offset: int) -> int:

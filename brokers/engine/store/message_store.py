@@ -15,6 +15,7 @@ from brokers.engine.store.results import GetMessageResult, PutMessageResult
 from brokers.engine.store.retention import StoreRetention
 
 ArrivalListener = Callable[[str, int, int, int], None]  # (topic, queue id, logic offset, tags code)
+MessageFilter = Callable[[dict[str, str]], bool]  # a record's properties -> it matches (the SQL92 filter of a pull)
 DEFAULT_MAX_TOTAL_BYTES = 256 * 1024  # maxTransferBytesOnMessageInMemory
 
 
@@ -56,8 +57,10 @@ class MessageStore(Protocol):
 
     def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
                     tag_codes: set[int] | None = None,
-                    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES) -> GetMessageResult:
-        """Read up to ``max_msg_nums`` records of a queue from ``offset`` (RocketMQ's getMessage)."""
+                    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES, *,
+                    message_filter: MessageFilter | None = None) -> GetMessageResult:
+        """Read up to ``max_msg_nums`` records of a queue from ``offset`` (RocketMQ's getMessage), skipping
+        those whose tag code is not in ``tag_codes`` or whose properties ``message_filter`` refuses."""
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
         """The offset the next message of the queue gets (0 for an unknown queue)."""

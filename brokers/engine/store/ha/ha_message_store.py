@@ -43,7 +43,7 @@ from brokers.engine.store.ha.ha_client import HAClient
 from brokers.engine.store.ha.ha_config import MASTER_ROLES, SLAVE, SYNC_MASTER, HAConfig
 from brokers.engine.store.ha.ha_service import HAService
 from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
-from brokers.engine.store.message_store import DEFAULT_MAX_TOTAL_BYTES, ArrivalListener
+from brokers.engine.store.message_store import DEFAULT_MAX_TOTAL_BYTES, ArrivalListener, MessageFilter
 from brokers.engine.store.results import GetMessageResult, PutMessageResult, PutMessageStatus
 from brokers.engine.store.retention import StoreRetention
 from brokers.engine.store.ha.tail_truncation import TruncationReport
@@ -236,8 +236,10 @@ class HAMessageStore:
 
     def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
                     tag_codes: set[int] | None = None,
-                    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES) -> GetMessageResult:
-        result = self.local.get_message(group, topic, queue_id, offset, max_msg_nums, tag_codes, max_total_bytes)
+                    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES, *,
+                    message_filter: MessageFilter | None = None) -> GetMessageResult:
+        result = self.local.get_message(group, topic, queue_id, offset, max_msg_nums, tag_codes, max_total_bytes,
+                                        message_filter=message_filter)
         if result.records:
             (last,) = _I64.unpack_from(result.records[-1], _PHYSICAL_OFFSET_POS)
             if suggest_pulling_from_slave(self.local.max_phy_offset, last, self._memory,
