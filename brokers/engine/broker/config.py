@@ -57,6 +57,11 @@ class BrokerConfig:
     client_channel_expired_s: float = 120.0  # a client silent this long is dropped
     scan_client_interval_s: float = 10.0
     long_polling_enable: bool = True
+    # enablePropertyFilter: serve SQL92 subscriptions (MessageSelector.bySql), filtering each pull by
+    # the messages' properties (brokers/engine/filter). Off by default as in RocketMQ: every filtered
+    # pull then reads candidate records' properties from the commit log. Off, a SQL92 subscription
+    # is refused at CHECK_CLIENT_CONFIG and at every pull.
+    enable_property_filter: bool = False
     short_polling_ms: int = 1000  # hold time when long polling is off
     long_poll_check_interval_s: float = 5.0  # re-check of parked pulls
     # Clients time a pull out at 30 s; a parked pull is answered by this hold at the latest.

@@ -6,10 +6,12 @@ on its own opaque (``ctx.write_response``) when
 
 - a message for that queue is dispatched past the pull's offset and its tag passes the pull's
   filter (the store's arrival listener; it may run on the store's thread, so it only hands the
-  event to the event loop),
+  event to the event loop) and, for a SQL92 pull, its properties pass the selector (the pull's
+  ``property_probe`` reads that message's properties from the store),
 - its hold time ends (a timer per request; the processor caps the hold well below the
   client's 30 s pull timeout), or
-- the periodic re-check (every ``check_interval_s``) finds new data, or the service stops.
+- the periodic re-check (every ``check_interval_s``) finds new data (for a SQL92 pull, a
+  matching message from its offset on), or the service stops.
 
 Right after parking, the queue is checked once more, so a message that arrived between the
 store read and the parking is not missed.
@@ -29,6 +31,7 @@ log = logging.getLogger("brokers.engine.broker")
 
 Execute = Callable[[ChannelContext, RemotingCommand], Awaitable["RemotingCommand | None"]]
 MaxOffset = Callable[[str, int], int]
+PropertyProbe = Callable[[int], bool]  # a queue offset -> a message from there on passes the pull's SQL92 filter
 
 
 def _int32(value: int) -> int:
@@ -46,11 +49,22 @@ class PullRequest:
     tag_codes: set[int] | None  # None = every message matches
     hold_s: float
     timer: asyncio.TimerHandle | None = field(default=None, repr=False)
+    property_probe: PropertyProbe | None = field(default=None, repr=False)  # None: no SQL92 filter
 
     def matches(self, tags_code: int | None) -> bool:
         if self.tag_codes is None or tags_code is None:
             return True
         return _int32(tags_code) in {_int32(c) for c in self.tag_codes}
+
+    def matches_properties(self, from_offset: int) -> bool:
+        """True without a SQL92 filter; else whether a message from ``from_offset`` on passes it."""
+        if self.property_probe is None:
+            return True
+        try:
+            return self.property_probe(max(from_offset, self.pull_from_this_offset))
+        except Exception:  # a store that cannot answer: wake the pull, it answers for itself
+            log.exception("checking a held pull's filter on %s:%s failed", self.topic, self.queue_id)
+            return True
 
 
 class PullRequestHoldService:
@@ -103,7 +117,7 @@ class PullRequestHoldService:
         except Exception:
             return
         if newest > pr.pull_from_this_offset:  # arrived while we were parking it
-            self._check_queue(key, newest, None)
+            self._check_queue(key, newest, None, pr.pull_from_this_offset)
 
     def notify_message_arriving(self, topic: str, queue_id: int, max_offset: int, tags_code: int | None = None, *_: object) -> None:
         """Store arrival listener: the queue grew to ``max_offset`` (the new message's offset + 1).
@@ -115,13 +129,16 @@ class PullRequestHoldService:
         if loop is None or key not in self._table:  # nothing parked here: nothing to do
             return
         try:
-            loop.call_soon_threadsafe(self._check_queue, key, max_offset, tags_code)
+            loop.call_soon_threadsafe(self._check_queue, key, max_offset, tags_code, max_offset - 1)
         except RuntimeError:  # loop closed during shutdown
             pass
 
     # -- waking -------------------------------------------------------------------------------
 
-    def _check_queue(self, key: tuple[str, int], max_offset: int, tags_code: int | None) -> None:
+    def _check_queue(self, key: tuple[str, int], max_offset: int, tags_code: int | None, first_new: int = 0) -> None:
+        """Wake the parked pulls of ``key`` that the queue, now ``max_offset`` long, has something for:
+        ``tags_code`` and ``first_new`` (the offset of the message that arrived; 0 on a re-check)
+        say which messages are new."""
         requests = self._table.get(key)
         if not requests:
             return
@@ -129,7 +146,7 @@ class PullRequestHoldService:
         for pr in requests:
             if pr.ctx.closed:
                 self._cancel_timer(pr)
-            elif max_offset > pr.pull_from_this_offset and pr.matches(tags_code):
+            elif max_offset > pr.pull_from_this_offset and pr.matches(tags_code) and pr.matches_properties(first_new):
                 self._cancel_timer(pr)
                 self._wake(pr)
             else:
@@ -180,4 +197,4 @@ class PullRequestHoldService:
                 except Exception:
                     log.exception("long-poll re-check of %s failed", key)
                     continue
-                self._check_queue(key, newest, None)
+                self._check_queue(key, newest, None, 0)

@@ -50,6 +50,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cluster", default=DEFAULT_CLUSTER, help=f"cluster name (default {DEFAULT_CLUSTER})")
     parser.add_argument("--flush", choices=("sync", "async"), default="async", help="disk flush: sync (group commit) or async (default)")
     parser.add_argument("--auto-create-topic", action="store_true", help="create unknown topics on first send (RocketMQ's TBW102 template)")
+    parser.add_argument("--enable-property-filter", action="store_true",
+                        help="serve SQL92 subscriptions (MessageSelector.bySql) [enablePropertyFilter] (default off, as RocketMQ)")
     parser.add_argument("--commitlog-file-size", type=int, default=None, metavar="BYTES", help="commit log segment size (default 1 GiB)")
     parser.add_argument("--consume-queue-units-per-file", type=int, default=None, metavar="N",
                         help="units (20 bytes each) per consume queue file [mappedFileSizeConsumeQueue / 20] (default 300000)")
@@ -122,6 +124,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         broker_ip=args.broker_ip,
         namesrv_addrs=parse_namesrv_addrs(args.namesrv, required=False),
         auto_create_topic_enable=args.auto_create_topic,
+        enable_property_filter=args.enable_property_filter,
         register_interval_s=args.register_interval,
         store=store,
         limits=limits_from_args(args),

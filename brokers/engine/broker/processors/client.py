@@ -13,7 +13,7 @@ import logging
 import random
 
 from brokers.engine.broker.client_manager import ClientChannelInfo
-from brokers.engine.broker.heartbeat import EXPRESSION_TAG, HeartbeatData, InvalidHeartbeatError, SubscriptionData
+from brokers.engine.broker.heartbeat import HeartbeatData, InvalidHeartbeatError, SubscriptionData
 from brokers.engine.broker.processors.base import (
     Processor,
     RequestError,
@@ -23,6 +23,7 @@ from brokers.engine.broker.processors.base import (
     require_int,
     require_str,
 )
+from brokers.engine.broker.processors.property_filter import compiled_filter, is_tag_type
 from brokers.engine.broker.processors.send import VERSION_HONOUR_MAX_RECONSUME
 from brokers.engine.common import json_compat
 from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
@@ -150,12 +151,16 @@ class ClientManageProcessor(Processor):
 
     @guarded
     async def check_client_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        """What a Java consumer asks before it starts with a SQL92 subscription: can this broker filter
+        by it (``enable_property_filter``), and does the expression compile (``property_filter.py``)."""
         body = _parse_json_body(request, "check client config")
         sub = body.get("subscriptionData") if isinstance(body, dict) else None
-        kind = str((sub or {}).get("expressionType") or EXPRESSION_TAG).upper()
-        if kind == EXPRESSION_TAG:
+        if not isinstance(sub, dict) or is_tag_type(str(sub.get("expressionType") or "")):
             return request.response(ResponseCode.SUCCESS)
-        return request.response(ResponseCode.SYSTEM_ERROR, f"The broker does not support consumer to filter message by {kind}")
+        expression = sub.get("subString")
+        compiled_filter(str(sub["expressionType"]), expression if isinstance(expression, str) else "",
+                        enabled=self.broker.config.enable_property_filter)
+        return request.response(ResponseCode.SUCCESS)
 
     # -- sendback -----------------------------------------------------------------------------
 

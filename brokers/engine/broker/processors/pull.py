@@ -3,7 +3,11 @@
 Request header (protocol reference §2.3): consumerGroup, topic, queueId, queueOffset,
 maxMsgNums, sysFlag, commitOffset, suspendTimeoutMillis, subscription, subVersion,
 expressionType. sysFlag bits: 0x1 commit ``commitOffset``, 0x2 suspend allowed, 0x4 the
-subscription is in the request (otherwise the one registered by heartbeat is used).
+subscription is in the request (otherwise the one registered by heartbeat is used). A SQL92
+subscription (``expressionType`` SQL92) needs ``enable_property_filter``: records then pass the
+tag codes and the compiled selector, asked with each record's properties from the commit log
+(``property_filter.py``); 1 SYSTEM_ERROR when filtering is off, 23 SUBSCRIPTION_PARSE_FAILED for
+an expression that does not compile. A parked SQL92 pull wakes only for a matching message.
 
 Response header on 0/19/20/21: nextBeginOffset, minOffset, maxOffset, suggestWhichBrokerId
 (always all four; the suggestion and a slave's offset rules in ``pull_suggestion.py``). Body (code 0): the raw records concatenated. Store status -> code:
@@ -17,7 +21,7 @@ from __future__ import annotations
 
 import logging
 
-from brokers.engine.broker.heartbeat import EXPRESSION_TAG, InvalidSubscriptionError, build_subscription_data
+from brokers.engine.broker.heartbeat import InvalidSubscriptionError, build_subscription_data
 from brokers.engine.broker.processors.base import (
     Processor,
     RequestError,
@@ -27,13 +31,15 @@ from brokers.engine.broker.processors.base import (
     require_int,
     require_str,
 )
-from brokers.engine.broker.pull_request_hold_service import PullRequest
+from brokers.engine.broker.processors.property_filter import pull_message_filter
+from brokers.engine.broker.pull_request_hold_service import PropertyProbe, PullRequest
 from brokers.engine.broker.pull_suggestion import slave_pull_answer, suggest_which_broker_id
 from brokers.engine.common.perm import is_readable
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.store.ha.ha_config import SLAVE
+from brokers.engine.store.message_store import MessageFilter, MessageStore
 from brokers.engine.store.results import GetMessageStatus
 
 log = logging.getLogger("brokers.engine.broker")
@@ -127,14 +133,11 @@ class PullMessageProcessor(Processor):
                 raise RequestError(ResponseCode.SUBSCRIPTION_NOT_EXIST, f"the consumer's subscription not exist, group {group} topic {topic}")
             if subscription.sub_version < sub_version:
                 raise RequestError(ResponseCode.SUBSCRIPTION_NOT_LATEST, f"the consumer's subscription not latest, group {group} topic {topic}")
-        if subscription.expression_type != EXPRESSION_TAG:
-            raise RequestError(
-                ResponseCode.SYSTEM_ERROR,
-                f"the broker does not support filtering messages by {subscription.expression_type}, only TAG expressions",
-            )
+        message_filter = pull_message_filter(subscription, enabled=config.enable_property_filter)  # None for TAG
         tag_codes = subscription.tag_codes()
 
-        result = broker.store.get_message(group, topic, queue_id, queue_offset, min(max_msg_nums, MAX_PULL_MSG_NUMS), tag_codes)
+        result = broker.store.get_message(group, topic, queue_id, queue_offset, min(max_msg_nums, MAX_PULL_MSG_NUMS), tag_codes,
+                                          message_filter=message_filter)
         code = _STATUS_CODES.get(result.status)
         if result.status in (GetMessageStatus.NO_MESSAGE_IN_QUEUE, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE):
             code = ResponseCode.PULL_NOT_FOUND if queue_offset == 0 else ResponseCode.PULL_OFFSET_MOVED
@@ -163,8 +166,9 @@ class PullMessageProcessor(Processor):
         if code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend and has_suspend:
             hold_ms = min(suspend_ms, config.max_suspend_ms) if config.long_polling_enable else config.short_polling_ms
             if hold_ms > 0:
+                probe = None if message_filter is None else _property_probe(broker.store, group, topic, queue_id, message_filter)
                 broker.pull_request_hold_service.suspend_pull_request(
-                    PullRequest(ctx, request, topic, queue_id, queue_offset, tag_codes, hold_ms / 1000.0)
+                    PullRequest(ctx, request, topic, queue_id, queue_offset, tag_codes, hold_ms / 1000.0, property_probe=probe)
                 )
                 return None
         if code != ResponseCode.SUCCESS:
@@ -176,3 +180,13 @@ class PullMessageProcessor(Processor):
         if code == ResponseCode.PULL_OFFSET_MOVED:
             log.info("pull offset moved: group %s %s:%d offset %d -> %d (%s)", group, topic, queue_id, queue_offset, result.next_begin_offset, result.status.value)
         return request.response(code, result.status.value, ext)
+
+
+def _property_probe(store: MessageStore, group: str, topic: str, queue_id: int, message_filter: MessageFilter) -> PropertyProbe:
+    """For a parked SQL92 pull: does a message of the queue from this offset on pass the filter?
+    One store read of one record (at most MAX_FILTER_UNITS units scanned), so a message that does
+    not match leaves the pull parked instead of answering it with nothing."""
+    def probe(from_offset: int) -> bool:
+        result = store.get_message(group, topic, queue_id, from_offset, 1, None, message_filter=message_filter)
+        return result.status is GetMessageStatus.FOUND
+    return probe
