@@ -1,6 +1,7 @@
 """``manage.py run_cluster`` as a subprocess: ready line, both brokers registered, clean SIGTERM."""
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -15,6 +16,9 @@ from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.client.simple import SimpleProducer
 from brokers.engine.common.message import Message
 from brokers.engine.common.topic_config import TopicConfig
+from brokers.engine.remoting.blocking import BlockingRemotingClient
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
 
 from tests.fixtures.ports import free_ports
 
@@ -55,7 +59,7 @@ def wait_for(lines: queue.Queue, marker: str, timeout_s: float = 30.0) -> tuple[
 def test_cluster_starts_serves_and_stops_cleanly(tmp_path):
     ns_port, port_a, port_b = free_ports(3)
     store = tmp_path / "store"
-    proc, lines = start("--store-dir", str(store), "--namesrv-port", str(ns_port),
+    proc, lines = start("--store-dir", str(store), "--namesrv-port", str(ns_port), "--enable-property-filter",
                         "--broker", f"broker-a:{port_a}", "--broker", f"broker-b:{port_b}", "--cluster", "RunClusterTest")
     try:
         ready, seen = wait_for(lines, "ready")
@@ -73,6 +77,11 @@ def test_cluster_starts_serves_and_stops_cleanly(tmp_path):
         with SimpleProducer(namesrv, heartbeat_interval_s=None) as producer:
             for i in range(4):
                 producer.send(Message("RunClusterTopic", f"{i}".encode()))
+        sql92 = {"subscriptionData": {"topic": "RunClusterTopic", "subString": "a > 5", "expressionType": "SQL92"}}
+        with BlockingRemotingClient() as client:  # --enable-property-filter: every broker serves SQL92 subscriptions
+            for port in (port_a, port_b):
+                request = RemotingCommand.request(RequestCode.CHECK_CLIENT_CONFIG, None, json.dumps(sql92).encode())
+                assert client.invoke(f"127.0.0.1:{port}", request).code == ResponseCode.SUCCESS
         assert (store / "broker-a" / "abort").exists()  # present while running
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -18,6 +18,9 @@ request and re-reads the file when it changes, and the brokers sign their regist
 file's first admin account. On a non-loopback ``--host`` the command refuses to start without an
 ACL file unless ``--no-acl`` is given (logged as a warning by every server).
 
+``--enable-property-filter`` lets every broker serve SQL92 subscriptions (``MessageSelector.bySql``;
+RocketMQ's enablePropertyFilter, off by default as there); ``make run`` turns it on.
+
 ``--tls-mode permissive|enforcing`` with ``--tls-cert``, ``--tls-key`` (and ``--tls-ca``,
 ``--tls-client-auth``) serves TLS on every port, HA included (brokers/engine/remoting/tls.py); in
 enforcing mode the brokers' own connections and the ready check speak TLS too.
@@ -173,11 +176,13 @@ class Command(BaseCommand):
         parser.add_argument("--acl-file", default=None, metavar="PATH",
                             help="RocketMQ plain_acl.yml for every server (re-read when it changes); required on a non-loopback --host")
         parser.add_argument("--no-acl", action="store_true", help="listen on a non-loopback --host without an ACL (a warning)")
+        parser.add_argument("--enable-property-filter", action="store_true",
+                            help="every broker serves SQL92 subscriptions (RocketMQ's enablePropertyFilter; default off)")
         add_tls_arguments(parser)
 
     def handle(self, *args, store_dir: str | None, namesrv_port: int, broker: list[str] | None, cluster: str,
                flush: str | None, host: str, slave: list[str] | None = None, role: list[str] | None = None,
-               acl_file: str | None = None, no_acl: bool = False, **options) -> None:
+               acl_file: str | None = None, no_acl: bool = False, enable_property_filter: bool = False, **options) -> None:
         store_root = os.path.abspath(store_dir or settings.MQ["STORE_DIR"])
         use_private_umask()  # store directories 0700 and their files 0600, now and later
         if not 1 <= namesrv_port <= 65535:
@@ -220,6 +225,7 @@ class Command(BaseCommand):
                     acl_file=acl_file,
                     acl_disabled=no_acl,
                     tls=self._tls,
+                    enable_property_filter=enable_property_filter,
                 )
                 for spec in specs
             ]

@@ -65,7 +65,8 @@ class Command(BaseCommand):
             specs.append(ProcessSpec("redis", redis_argv(settings.PRIVATE_REDIS_PORT, Path(settings.VAR_DIR) / "redis", password),
                                      ready_marker=READY_MARKER))
         cluster = [py, manage, "run_cluster", "--store-dir", settings.MQ["STORE_DIR"],
-                   "--namesrv-port", str(namesrv_port), "--flush", flush, "--acl-file", settings.MQ["ACL_FILE"]]
+                   "--namesrv-port", str(namesrv_port), "--flush", flush, "--acl-file", settings.MQ["ACL_FILE"],
+                   "--enable-property-filter"]  # SQL92 subscriptions (MessageSelector.bySql) work out of the box
         for b in brokers:
             cluster += ["--broker", b]
         for s in slaves:
