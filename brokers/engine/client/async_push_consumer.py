@@ -40,6 +40,7 @@ from brokers.engine.client.push_consumer import PushConsumer
 from brokers.engine.client.send_back import MessageBackSender
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.subscription import EXPRESSION_TAG
 from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = ["AsyncPushConsumer"]
@@ -125,11 +126,12 @@ class AsyncPushConsumer:
     def client_id(self) -> str:
         return self._consumer.client_id
 
-    def subscribe(self, topic: str, expression: str = SUB_ALL) -> None:
-        """Consume ``topic``'s messages matching ``*`` or ``TagA || TagB`` (before ``start()``)."""
+    def subscribe(self, topic: str, expression: str = SUB_ALL, expression_type: str = EXPRESSION_TAG) -> None:
+        """Consume ``topic``'s messages matching ``*`` or ``TagA || TagB``, or a SQL92 selector with
+        ``expression_type="SQL92"`` (before ``start()``)."""
         if self._instance is not None:
             raise MQClientError(CLIENT_ERROR, "subscribe before start()")
-        self._consumer.subscribe(topic, expression)
+        self._consumer.subscribe(topic, expression, expression_type)
 
     def register_listener(self, listener: AsyncMessageListener) -> None:
         """Set the listener, ``async fn(msgs, context) -> ConsumeConcurrentlyStatus`` (before ``start()``)."""

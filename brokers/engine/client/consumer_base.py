@@ -35,6 +35,7 @@ from brokers.engine.client.puller import SUB_ALL, PullPlans, build_subscription
 from brokers.engine.client.rebalance import CONSUME_FROM_WHERE, RebalanceImpl
 from brokers.engine.common import json_compat
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
+from brokers.engine.common.subscription import EXPRESSION_TAG
 from brokers.engine.common.constants import MQ_VERSION_NAME
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_validator import validate_group, validate_topic
@@ -101,10 +102,12 @@ class ConsumerBase:
 
     # -- subscriptions ------------------------------------------------------------------------
 
-    def subscribe(self, topic: str, expression: str = SUB_ALL) -> None:
-        """Consume ``topic``'s messages matching ``*`` or ``TagA || TagB`` (before start, or while running)."""
+    def subscribe(self, topic: str, expression: str = SUB_ALL, expression_type: str = EXPRESSION_TAG) -> None:
+        """Consume ``topic``'s messages matching ``*`` or ``TagA || TagB`` (before start, or while running),
+        or with ``expression_type="SQL92"`` a selector such as ``a > 5 AND TAGS = 'x'`` (the brokers need
+        enable_property_filter)."""
         validate_topic(topic)
-        self.subscriptions[topic] = build_subscription(topic, expression, self.clock.now_ms())
+        self.subscriptions[topic] = build_subscription(topic, expression, self.clock.now_ms(), expression_type)
         if self._instance is not None:
             self._apply_subscriptions()
             self._instance.call(self._after_subscription_change())

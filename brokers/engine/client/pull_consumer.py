@@ -32,6 +32,7 @@ from brokers.engine.client.process_queue import ProcessQueue
 from brokers.engine.client.puller import SUB_ALL, PullResult, PullStatus, build_subscription
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.subscription import EXPRESSION_TAG
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.tls import TlsConfig
 
@@ -57,10 +58,10 @@ class PullConsumer(ConsumerBase):
         self._next: dict[MessageQueue, int] = {}  # next offset to pull
         self._consumed: dict[MessageQueue, int] = {}  # offset after the last message poll() returned
 
-    def subscribe(self, topic: str, expression: str = SUB_ALL) -> None:
+    def subscribe(self, topic: str, expression: str = SUB_ALL, expression_type: str = EXPRESSION_TAG) -> None:
         if self._assigned_mode:
             raise ValueError("assign() and subscribe() exclude each other")
-        super().subscribe(topic, expression)
+        super().subscribe(topic, expression, expression_type)
 
     def assign(self, mqs: Iterable[MessageQueue]) -> None:
         """Hold exactly ``mqs`` (no rebalancing); may be called again to change them."""

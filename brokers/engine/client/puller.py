@@ -73,9 +73,12 @@ class PullResult:
     suggest_which_broker_id: int = 0
 
 
-def build_subscription(topic: str, expression: str | None, sub_version: int) -> SubscriptionData:
-    """A TAG subscription as RocketMQ's FilterAPI builds it: ``*`` has no tags; ``a || b`` two."""
-    return build_subscription_data(topic, expression, EXPRESSION_TAG, sub_version)
+def build_subscription(topic: str, expression: str | None, sub_version: int, expression_type: str = EXPRESSION_TAG) -> SubscriptionData:
+    """A subscription as RocketMQ's FilterAPI builds it: TAG ``*`` has no tags, ``a || b`` two; a SQL92
+    selector (``expression_type="SQL92"``, filtered by the broker) is kept as written, trimmed."""
+    if expression_type.upper() != EXPRESSION_TAG:
+        expression = (expression or "").strip()
+    return build_subscription_data(topic, expression, expression_type, sub_version)
 
 
 class PullPlans(ClientPlans):
