@@ -58,8 +58,8 @@ class BrokerConfig:
     scan_client_interval_s: float = 10.0
     long_polling_enable: bool = True
     # enablePropertyFilter: serve SQL92 subscriptions (MessageSelector.bySql), filtering each pull by
-    # the messages' properties (brokers/engine/filter). Off by default as in RocketMQ: every filtered
-    # pull then reads candidate records' properties from the commit log. Off, a SQL92 subscription
+    # the messages' properties (brokers/engine/filter). Off by default, as in RocketMQ: on, a SQL92
+    # pull reads every candidate record's properties from the commit log. Off, a SQL92 subscription
     # is refused at CHECK_CLIENT_CONFIG and at every pull.
     enable_property_filter: bool = False
     short_polling_ms: int = 1000  # hold time when long polling is off
