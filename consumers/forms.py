@@ -84,13 +84,17 @@ class AllocationForm(forms.Form):
                               help_text=_("client ids separated by spaces or new lines (e.g. 10.0.0.1@worker-1 10.0.0.2@worker-2), "
                                         "or a number N for N made-up clients"))
     strategy = forms.ChoiceField(label=_("Strategy"), choices=[(n, n) for n in strategy_names()], initial="AVG", required=False,
-                                 help_text=_("RocketMQ's allocation strategy the clients use"))
+                                 help_text=_("RocketMQ's allocation strategy the clients use"),
+                                 error_messages={"invalid_choice": format_lazy(_("%(value)s is not a strategy; use one of {names}."),
+                                                                               names=", ".join(strategy_names()))})
     virtual_node_cnt = forms.IntegerField(required=False, min_value=1, max_value=rules.MAX_VIRTUAL_NODES, initial=10, label=_("Virtual nodes"),
                                           help_text=format_lazy(_("ring points per client, 1 to {most} (RocketMQ's default: 10)"), most=rules.MAX_VIRTUAL_NODES))
     message_queue_list = _text(_("CONFIG queues"), help_text=_("the queues every client consumes, broker:queue, e.g. broker-a:0 broker-b:3"))
     consumeridcs = _text(_("MACHINE_ROOM rooms"), help_text=_("the machine rooms consumed, e.g. hz sh; "
                                                          "a broker named hz@broker-a is in room hz"))
     inner = forms.ChoiceField(choices=[(n, n) for n in rules.NEARBY_INNER], initial="AVG", required=False, label=_("NEARBY inner"),
+                              error_messages={"invalid_choice": format_lazy(_("%(value)s is not a strategy; use one of {names}."),
+                                                                            names=", ".join(rules.NEARBY_INNER))},
                               help_text=_("the strategy used inside each machine room"))
     rooms = _text(_("NEARBY rooms"), help_text=_("where each broker and client runs, name=room, e.g. broker-a=hz broker-b=sh client-1=hz; "
                                             "names left out use their prefix before @ (hz@broker-a is in hz)"))
@@ -155,27 +159,36 @@ class AllocationForm(forms.Form):
         return rules.parse_cids(words, "clients")
 
     def inputs(self) -> dict | None:
-        """The keyword arguments of ``selectors.allocation_input``, or None with the refusal on the form."""
-        if not self.is_valid():
-            return None
-        try:
-            topic = self.value("topic")
-            strategy = self.value("strategy")
-            out: dict = {"strategy": strategy, "scenario": self._scenario()}
-            if topic:
-                out["topic"] = rules.checked_topic(topic)
-            else:
-                out["queues"] = rules.parse_queues(self._queues(HYPOTHETICAL_TOPIC), "layout")
-            if self.value("group"):
-                out["group"] = rules.checked_group(self.value("group"))
-            else:
-                out["cids"] = self._cids()
-            out["params"] = self._params(strategy, topic or HYPOTHETICAL_TOPIC)
-            rules.build_strategy(strategy, out["params"])
-        except InvalidInput as exc:
+        """The keyword arguments of ``selectors.allocation_input``, or None with every refusal on the form (each
+        part is checked, so one submit shows what is wrong with the queues, the clients, the strategy and the what-if)."""
+        valid = self.is_valid()  # a field Django refused falls back to its initial below, so the other parts are still checked
+        refusals: list[InvalidInput] = []
+
+        def check(key: str, read) -> None:
+            try:
+                out[key] = read()
+            except InvalidInput as exc:
+                refusals.append(exc)
+
+        topic = self.value("topic")
+        strategy = self.value("strategy")
+        out: dict = {"strategy": strategy}
+        check("scenario", self._scenario)
+        if topic:
+            check("topic", lambda: rules.checked_topic(topic))
+        else:
+            check("queues", lambda: rules.parse_queues(self._queues(HYPOTHETICAL_TOPIC), "layout"))
+        if self.value("group"):
+            check("group", lambda: rules.checked_group(self.value("group")))
+        else:
+            check("cids", self._cids)
+        check("params", lambda: self._params(strategy, topic or HYPOTHETICAL_TOPIC))
+        if "params" in out:
+            check("strategy_built", lambda: rules.build_strategy(strategy, out["params"]))
+            out.pop("strategy_built", None)
+        for exc in refusals:
             self.refuse(exc)
-            return None
-        return out
+        return None if refusals or not valid else out
 
     def refuse(self, exc: InvalidInput) -> None:
         """Show a refusal under the field it names (params.x under x), else at the top."""

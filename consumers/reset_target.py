@@ -89,7 +89,11 @@ def reset_target(to: object = None, *, timestamp: object = None, broker: object 
     if to == "time":
         if timestamp in (None, ""):
             raise InvalidInput("timestamp", "give the time to reset to (or to=now, earliest, latest or offset).")
-        return ResetTarget("time", parse_time_ms(timestamp, "timestamp"))
+        at = parse_time_ms(timestamp, "timestamp")
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        if at > now:  # the brokers would answer each queue's end: a reset that looks applied and moves nothing back
+            raise InvalidInput("timestamp", f"{_when(at)} is in the future; give a time up to now (to=latest skips the whole backlog).")
+        return ResetTarget("time", at)
     if to == "now":
         return ResetTarget("now", int(time.time() * 1000) if now_ms is None else now_ms)
     if to != "offset":
@@ -98,6 +102,13 @@ def reset_target(to: object = None, *, timestamp: object = None, broker: object 
         raise InvalidInput("broker", "give the broker of the queue whose offset to set.")
     return ResetTarget("offset", broker_name=broker.strip(), queue_id=_whole("queue_id", queue_id),
                        offset=_whole("offset", offset))
+
+
+def _when(ms: int) -> str:
+    try:
+        return f"{datetime.fromtimestamp(ms / 1000, tz=timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+    except (OverflowError, ValueError, OSError):
+        return f"{ms} ms since the epoch"
 
 
 def _whole(name: str, value: object) -> int:

@@ -210,11 +210,26 @@ def group_known(*, name: str) -> bool:
 
 
 def group_progress(*, name: str, topic: str | None = None) -> GroupProgress:
-    """The group's progress per queue, as ``mqadmin consumerProgress -g name [-t topic]`` prints it."""
+    """The group's progress per queue, as ``mqadmin consumerProgress -g name [-t topic]`` prints it, with the member
+    holding each queue (the owner the group page shows, read the same way)."""
     if topic is not None:
         checked_topic(topic)
-    _known_or_online(name)
-    return _stats(name, topic)
+    _, conns, _ = _known_or_online(name)
+    progress, _ = _with_owners(name, _stats(name, topic), conns)
+    return progress
+
+
+def _with_owners(name: str, progress: GroupProgress, conns: GroupConnections) -> tuple[GroupProgress, dict]:
+    """The progress with each queue's owner from the members' running infos (those not answering leave theirs
+    unknown), and the running infos as they came."""
+    infos = live.running_infos(name, conns.broker_addrs) if conns.online else {}
+    owners: dict[MessageQueue, str] = {}
+    for cid, answer in sorted(infos.items()):
+        if isinstance(answer, ConsumerRunningInfo):
+            for mq, pq in answer.mq_table.items():
+                if not pq.droped:
+                    owners.setdefault(mq, cid)
+    return replace(progress, queues=tuple(replace(q, owner=owners.get(q.queue)) for q in progress.queues)), infos
 
 
 def _remember_strategy(group: str, checks: Sequence[LiveCheck]) -> None:
@@ -226,22 +241,14 @@ def _remember_strategy(group: str, checks: Sequence[LiveCheck]) -> None:
 def group_detail(*, name: str) -> GroupDetail:
     """Members, subscriptions and per-queue progress with each queue's owner (from the members' running info)."""
     known, conns, _ = _known_or_online(name)
-    progress = _stats(name, None)
-    infos = live.running_infos(name, conns.broker_addrs) if conns.online else {}
-    owners: dict[MessageQueue, str] = {}
-    for cid, answer in sorted(infos.items()):
-        if isinstance(answer, ConsumerRunningInfo):
-            for mq, pq in answer.mq_table.items():
-                if not pq.droped:
-                    owners.setdefault(mq, cid)
-    queues = tuple(replace(q, owner=owners.get(q.queue)) for q in progress.queues)
+    progress, infos = _with_owners(name, _stats(name, None), conns)
     members = tuple(Member(c.client_id, c.client_addr, c.language, version_desc(c.version), conns.broker_addrs.get(c.client_id, ()))
                     for c in conns.connections)
     subs = tuple(Subscription(s.topic, s.sub_string, s.expression_type) for s in conns.subscription_table.values())
     return GroupDetail(
         name=name, online=conns.online, consume_type=CONSUME_TYPES.get(conns.consume_type or "", conns.consume_type),
         message_model=conns.message_model, consume_from_where=conns.consume_from_where, members=members,
-        subscriptions=subs, progress=replace(progress, queues=queues), brokers=known,
+        subscriptions=subs, progress=progress, brokers=known,
         not_answering=tuple(c for c, a in infos.items() if not isinstance(a, ConsumerRunningInfo)), errors=conns.errors,
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
 from consumers.allocation import AssignmentCheck
 from consumers.reset_target import ResetTarget
@@ -134,6 +135,13 @@ class GroupDetail:
     @property
     def topics(self) -> tuple[str, ...]:
         return tuple(sorted({s.topic for s in self.subscriptions} | {q.topic for q in self.progress.queues}))
+
+    @property
+    def subscribed_topics(self) -> tuple[str, ...]:
+        """The topics the group reads messages of: its subscriptions (else the topics it has offsets on), retry and DLQ topics left out."""
+        def own(t: str) -> bool:
+            return not t.startswith((RETRY_GROUP_TOPIC_PREFIX, DLQ_GROUP_TOPIC_PREFIX))
+        return tuple(sorted({s.topic for s in self.subscriptions if own(s.topic)} or {q.topic for q in self.progress.queues if own(q.topic)}))
 
 
 # -- offset reset ----------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from console.actor import actor_from_request
-from console.errors import InvalidInput, ServiceError, show_on_form
+from console.errors import InvalidInput, NotFound, ServiceError, show_on_form
 from console.permissions import console_page
 from consumers import selectors, services
 from consumers.advisor import group_advice
@@ -150,7 +150,11 @@ def allocation(request: HttpRequest) -> HttpResponse:
 
 
 def _allocation_context(form: AllocationForm, inputs: dict) -> dict:
-    spec = selectors.allocation_input(**inputs)
+    try:
+        spec = selectors.allocation_input(**inputs)
+    except NotFound as exc:  # an unknown topic or group: the operator's input stays, the reason under its field
+        field = "topic" if inputs.get("topic") and exc.message.startswith("topic") else "group"
+        raise InvalidInput(field, exc.message) from None
     context: dict = {"spec": spec}
     if form.value("view") == "compare":
         comparison = selectors.allocation_compare(spec=spec)

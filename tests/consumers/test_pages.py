@@ -107,7 +107,8 @@ def test_allocation_page_live_check(viewer_client, consumed_member, group, topic
     page = viewer_client.get("/allocation/", {"topic": topic, "group": group}).content.decode()
     assert 'data-testid="live-check"' in page and consumed_member.client_id in page
     assert "every queue is held exactly once" in page  # the one member pulled every queue
-    assert viewer_client.get("/allocation/", {"topic": "NoSuchTopic_q"}).status_code == 404
+    unknown = viewer_client.get("/allocation/", {"topic": "NoSuchTopic_q"})  # the form stays, the reason under the field
+    assert unknown.status_code == 400 and '<li data-field="topic">' in unknown.content.decode()
 
 
 def test_pages_answer_503_when_the_cluster_is_down(viewer_client, mq_settings, unused_addr) -> None:
