@@ -1,5 +1,6 @@
 """Apache RocketMQ's own admin tool, ``mqadmin`` 4.9.x (``org.apache.rocketmq.tools.command.MQAdminStartup``
-from ``rocketmq-tools`` on the ``client4`` classpath), run as a subprocess against a Gantry cluster.
+from ``rocketmq-tools`` on the ``client4`` classpath; the 5.x tool on ``apache5``: ``mqadmin5``), run as a
+subprocess against a Gantry cluster.
 
 Each call is one JVM, like ``bin/mqadmin``: ``java ... MQAdminStartup <command> -n <namesrv> <args>``.
 The JVM prints and exits in about 3.5 s on this machine, most of it Netty's two-second quiet period
@@ -51,6 +52,9 @@ LOGBACK_TOOLS_XML = """<configuration>
   <root level="WARN"><appender-ref ref="STDERR"/></root>
 </configuration>
 """
+# The same for the 5.x tool, which logs through RocketMQ's shaded logback (``rmq.logback.configurationFile``);
+# left alone it loads the broker jar's rmq.broker.logback.xml from the apache5 classpath and prints its status on stdout.
+RMQ_LOGBACK_XML = LOGBACK_TOOLS_XML.replace('class="ch.qos.logback.', 'class="org.apache.rocketmq.logging.ch.qos.logback.')
 # The exception types of a refusal: the tool's wrapper and the client's two answers to a non-success code.
 REFUSAL_TYPES = frozenset({
     "org.apache.rocketmq.tools.command.SubCommandException",
@@ -126,6 +130,7 @@ class MQAdmin:
         self.timeout_s = timeout_s
         (home / "conf").mkdir(parents=True, exist_ok=True)
         (home / "conf" / "logback_tools.xml").write_text(LOGBACK_TOOLS_XML)
+        (home / "conf" / "rmq_logback_tools.xml").write_text(RMQ_LOGBACK_XML)
 
     def run(self, command: str, *args: str, namesrv: str, retry: bool = True) -> MQAdminResult:
         """``mqadmin <command> -n <namesrv> <args>``; fail the test if it has not finished within the timeout.
@@ -142,7 +147,8 @@ class MQAdmin:
         home = str(self.home)
         try:
             done = subprocess.run(
-                ["java", *JVM_OPTIONS, f"-Drocketmq.home.dir={home}", f"-Duser.home={home}", "-cp", self.classpath,
+                ["java", *JVM_OPTIONS, f"-Drocketmq.home.dir={home}", f"-Duser.home={home}",
+                 f"-Drmq.logback.configurationFile={home}/conf/rmq_logback_tools.xml", "-cp", self.classpath,
                  MQADMIN_CLASS, *argv],
                 capture_output=True, text=True, timeout=self.timeout_s, cwd=home,
                 env={**os.environ, "ROCKETMQ_HOME": home},
@@ -175,3 +181,9 @@ def body_file(result: MQAdminResult) -> bytes:
 def mqadmin(interop_classpaths, tmp_path_factory) -> MQAdmin:
     """Apache's mqadmin 4.9.x (``client4``), its home in a directory of this module's own."""
     return MQAdmin(interop_classpaths["client4"], tmp_path_factory.mktemp("mqadmin-home"))
+
+
+@pytest.fixture(scope="module")
+def mqadmin5(interop_classpaths, tmp_path_factory) -> MQAdmin:
+    """Apache's mqadmin 5.x (``apache5``: rocketmq-tools beside Apache's broker), its home in a directory of this module's own."""
+    return MQAdmin(interop_classpaths["apache5"], tmp_path_factory.mktemp("mqadmin5-home"))

@@ -1,0 +1,61 @@
+"""Apache's mqadmin 5.x (the ``apache5`` classpath) against Gantry: clusterList, topicRoute and updateTopic work
+as with the 4.9 tool; topicStatus (like consumerProgress) first asks each broker for the topic's config with
+RocketMQ 5's GET_TOPIC_CONFIG (351), which Gantry's broker does not answer yet: a clear refusal, not a hang.
+"""
+from __future__ import annotations
+
+import pytest
+
+from brokers.engine.client.admin import BlockingMQAdminClient
+from brokers.engine.common import json_compat
+from brokers.engine.remoting.codes import ResponseCode
+from tests.brokers.engine.client._cluster import CLUSTER, create_topic, wait_for_route
+from tests.interop._mqadmin import mqadmin5  # noqa: F401 (fixture)
+
+READ = "Mqadmin5Read"
+CREATED = "Mqadmin5Created"
+GET_TOPIC_CONFIG = 351  # RocketMQ 5's RequestCode.GET_TOPIC_CONFIG
+
+
+@pytest.fixture(scope="module")
+def admin(session_cluster):
+    with BlockingMQAdminClient(session_cluster.namesrv_addr, timeout_s=5.0) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def answers(mqadmin5, session_cluster, admin):  # noqa: F811
+    create_topic(admin, session_cluster, READ, queues=2)
+    n = session_cluster.namesrv_addr
+    calls = {
+        "clusterList": ("clusterList",),
+        "topicRoute": ("topicRoute", "-t", READ),
+        "topicStatus": ("topicStatus", "-t", READ),
+        "updateTopic": ("updateTopic", "-c", CLUSTER, "-t", CREATED, "-r", "3", "-w", "5", "-p", "4"),
+    }
+    return dict(zip(calls, mqadmin5.run_all(*((n, *call) for call in calls.values()))))
+
+
+def test_cluster_list_5x_names_each_broker(answers, session_cluster):
+    rows = answers["clusterList"].rows()
+    assert [row[:4] for row in rows] == [[CLUSTER, name, "0", session_cluster.broker_addr(name)] for name in ("broker-a", "broker-b")]
+
+
+def test_topic_route_5x_names_the_brokers_and_queues(answers):
+    route = json_compat.loads(answers["topicRoute"].ok())
+    assert sorted((q["brokerName"], q["readQueueNums"], q["writeQueueNums"], q["perm"]) for q in route["queueDatas"]) == [
+        ("broker-a", 2, 2, 6), ("broker-b", 2, 2, 6)]
+
+
+def test_update_topic_5x_creates_it_with_the_queue_counts_and_perm(answers, session_cluster, admin):
+    out = answers["updateTopic"].ok()
+    assert all(f"create topic to {session_cluster.broker_addr(name)} success." in out for name in ("broker-a", "broker-b"))
+    for name in ("broker-a", "broker-b"):
+        config = admin.get_all_topic_config(session_cluster.broker_addr(name))[CREATED]
+        assert (config.read_queue_nums, config.write_queue_nums, config.perm) == (3, 5, 4), name
+    wait_for_route(admin, CREATED, 2)
+
+
+def test_topic_status_5x_is_refused_for_want_of_get_topic_config(answers):
+    code, remark = answers["topicStatus"].refusal()
+    assert code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED and remark == f"request type {GET_TOPIC_CONFIG} not supported"
