@@ -89,16 +89,32 @@ def log_format(value: str | None = None) -> str:
     return value
 
 
+class ClientErrorsAtInfo(logging.Filter):
+    """Log a 4xx answer at INFO, not WARNING: a browser asking for a missing page, a refused form or a
+    login that has run out is the client's business, not the operator's (Django logs them as warnings in
+    ``django.request``). 5xx stay ERROR. A record demoted below the logger's level is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        status = getattr(record, "status_code", None)
+        if record.levelno == logging.WARNING and isinstance(status, int) and 400 <= status < 500:
+            record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
+            return logging.getLogger(record.name).isEnabledFor(logging.INFO)
+        return True
+
+
 def logging_config(*, level: str | None = None, fmt: str | None = None, extra_loggers: dict | None = None) -> dict:
-    """The ``logging.config.dictConfig`` dict every process uses: the root logger to stderr in one layout."""
+    """The ``logging.config.dictConfig`` dict every process uses: the root logger to stderr in one layout;
+    Django's request loggers say 4xx answers at INFO (:class:`ClientErrorsAtInfo`)."""
     formatter = JsonFormatter if log_format(fmt) == "json" else TextFormatter
+    client_errors = {"filters": ["client_errors_at_info"]}
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"request_id": {"()": "console.request_id.RequestIdFilter"}},
+        "filters": {"request_id": {"()": "console.request_id.RequestIdFilter"},
+                    "client_errors_at_info": {"()": f"{__name__}.ClientErrorsAtInfo"}},
         "formatters": {"gantry": {"()": f"{__name__}.{formatter.__name__}"}},
         "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr",
                                 "formatter": "gantry", "filters": ["request_id"]}},
         "root": {"handlers": ["stderr"], "level": level or os.environ.get("LOG_LEVEL", "INFO")},
-        "loggers": extra_loggers or {},
+        "loggers": {"django.request": client_errors, "django.server": client_errors, **(extra_loggers or {})},
     }

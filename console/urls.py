@@ -6,6 +6,7 @@ from console import metrics, preference_views, views
 
 urlpatterns = [
     path("", include("brokers.urls")),
+    path("favicon.ico", views.favicon, name="favicon"),  # browsers ask for it; base.html links static/favicon.svg
     path("health", views.health, name="health"),
     path("metrics", metrics.metrics, name="metrics"),
     path("healthz", views.healthz, name="healthz"),  # liveness (load balancers; console.views)

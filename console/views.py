@@ -12,6 +12,7 @@ from django.contrib.auth import views as auth_views
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET
 
@@ -39,6 +40,12 @@ PAGE_SIZE = 50
 def health(request: HttpRequest) -> JsonResponse:
     """Liveness of the web process itself; open to load balancers without login."""
     return JsonResponse({"status": "ok"})
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """``/favicon.ico``, which browsers ask for whatever a page links: the static icon (no login)."""
+    return redirect(static("favicon.svg"))
 
 
 @require_GET
