@@ -114,7 +114,8 @@ class ProducerClientOutput(serializers.Serializer):
     client_id = serializers.CharField()
     addr = serializers.CharField(help_text="ip:port as the broker sees it")
     language = serializers.CharField()
-    version = serializers.IntegerField()
+    version = serializers.CharField(source="version_name", help_text="RocketMQ's version name, e.g. V4_9_8 (as the group API)")
+    version_code = serializers.IntegerField(source="version", help_text="the MQVersion ordinal the client reported, e.g. 409")
     last_heartbeat_ms = serializers.IntegerField(help_text="when a broker last heard from it (ms since the epoch)")
     brokers = serializers.ListField(child=serializers.CharField(), help_text="master addresses it is connected to")
 

@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from brokers.engine.client.admin import ClusterInfo
-from brokers.engine.common.constants import MQ_VERSION, MQ_VERSION_NAME
+from brokers.engine.common.mq_version import version_desc
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway import namesrv_sets
 from brokers.gateway.client import get_admin_client
@@ -188,9 +188,7 @@ def _first_tps(value: str | None) -> float | None:
 
 
 def _version_name(version: int | None) -> str:
-    if version is None:
-        return ""
-    return MQ_VERSION_NAME if version == MQ_VERSION else str(version)
+    return "" if version is None else version_desc(version)
 
 
 def _topic_counts(addrs: list[str]) -> dict[str, tuple[int, int]]:

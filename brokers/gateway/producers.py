@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from brokers.engine.client.admin_bodies import load_object
 from brokers.engine.remoting.codes import RequestCode
 from brokers.gateway.client import fanout_to_brokers, reply_failure, run
+from brokers.engine.common.mq_version import version_desc
 from brokers.gateway.cluster import cluster_info, masters_by_addr
 
 __all__ = ["ProducerClient", "ProducerGroup", "ProducerGroups", "all_producer_groups", "producer_groups"]
@@ -25,6 +26,11 @@ class ProducerClient:
     version: int
     last_heartbeat_ms: int
     brokers: tuple[str, ...]  # broker addresses it is connected to
+
+    @property
+    def version_name(self) -> str:
+        """RocketMQ's name of the client's version (409 -> V4_9_8), as every console page and API shows it."""
+        return version_desc(self.version)
 
     @property
     def last_heartbeat(self) -> datetime | None:

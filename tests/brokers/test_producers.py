@@ -28,6 +28,8 @@ def test_a_connected_producer_is_listed_with_its_group_and_brokers(viewer, viewe
         assert mine, body
         [client] = mine[0]["clients"]
         assert client["language"] == "PYTHON" and client["last_heartbeat_ms"] > 0 and client["brokers"]
+        assert (client["version"], client["version_code"]) == ("V4_9_8", 409)  # the name the group pages show, and the ordinal
         page = viewer_client.get("/producers/").content.decode()
         assert f'data-group="{group}"' in page and client["client_id"] in page
+        assert '<td title="409">V4_9_8</td>' in page and '<td class="num">409</td>' not in page
     assert body["errors"] == []
