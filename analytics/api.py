@@ -31,7 +31,8 @@ class DashboardViewSet(viewsets.ViewSet):
     @action(detail=False, methods=["get"])
     def throughput(self, request: Request) -> Response:
         q = parse_input(ThroughputQuery, query_dict(request))
-        return Response(selectors.throughput_view(range=q["range"], by=q["by"], **_filters(q, "topic", "broker", "resolution")))
+        return Response(selectors.throughput_view(range=q["range"], by=q["by"], system=q["system"],
+                                                  **_filters(q, "topic", "broker", "resolution")))
 
     @extend_schema(parameters=[BacklogQuery], responses=BacklogOutput)
     @action(detail=False, methods=["get"])

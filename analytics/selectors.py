@@ -181,12 +181,13 @@ def _throughput_label(key: dict) -> str:
 
 
 def throughput_view(*, range: str, by: str, topic: str | None = None, broker: str | None = None,
-                    resolution: str | None = None, now: datetime | None = None) -> dict[str, Any]:
+                    resolution: str | None = None, now: datetime | None = None, system: bool = False) -> dict[str, Any]:
     """Throughput series for ``range`` (hour, day, week) at level ``by`` (topic, broker, queue).
 
     ``topic`` filters by=topic and by=queue, ``broker`` by=broker and by=queue; ``resolution``
-    (1m, 1h) overrides the range's default. ``top``: the busiest topics of the last hour at the
-    last refresh.
+    (1m, 1h) overrides the range's default. The broker's own topics (RMQ_SYS_TRACE_TOPIC, SCHEDULE_TOPIC_XXXX,
+    ...) are left out unless ``system`` (then those that carried something are shown); a topic asked for by
+    name is shown whatever it is. ``top``: the busiest user topics of the last hour at the last refresh.
     """
     now = now or dj_timezone.now()
     by = _choice("by", by, THROUGHPUT_BY)
@@ -205,8 +206,10 @@ def throughput_view(*, range: str, by: str, topic: str | None = None, broker: st
         rows, ("topic", "broker", "queue_id"), _throughput_label,
         lambda r: {"t": iso(r["window_start"]), "msgs_per_s": _num(r["msgs_per_s"]), "bytes_per_s": _num(r["bytes_per_s"], 1)})
     hidden = _hidden_topics()
-    if topic is None:  # a topic asked for by name is shown whatever it is
+    if topic is None and system:  # a topic asked for by name is shown whatever it is
         envelope["series"] = _quiet_internal(envelope["series"], hidden, "msgs_per_s")
+    elif topic is None:  # the trace topic's traffic would dwarf the user topics' (every message traced is written twice)
+        envelope["series"] = [s for s in envelope["series"] if s["key"].get("topic") not in hidden]
     envelope["top"] = _ranking(Ranking.Kind.TOPICS, hidden)
     return envelope
 

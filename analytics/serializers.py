@@ -19,6 +19,8 @@ class ThroughputQuery(StrictInputSerializer):
     topic = serializers.CharField(required=False, allow_blank=True, help_text="only this topic (by=topic or by=queue)")
     broker = serializers.CharField(required=False, allow_blank=True, help_text="only this broker (by=broker or by=queue)")
     resolution = ChoiceFilterField(choices=list(RESOLUTION_SECONDS), required=False, help_text=_RESOLUTION_HELP)
+    system = serializers.BooleanField(required=False, default=False,
+                                      help_text="include the broker's own topics (RMQ_SYS_TRACE_TOPIC, ...) that carried messages")
 
 
 class BacklogQuery(StrictInputSerializer):

@@ -50,9 +50,10 @@ def overview(request: HttpRequest) -> HttpResponse:
     if form.refused:
         return _range_refused(request, form)
     range_ = form.filters()
-    throughput = selectors.throughput_view(range=range_, by="topic")
+    system = request.GET.get("system") == "1"  # the broker's own topics on the throughput chart (off: the trace topic dwarfs the rest)
+    throughput = selectors.throughput_view(range=range_, by="topic", system=system)
     backlog = selectors.backlog_view(range=range_, by="group")
-    context = {"range": range_, "ranges": RANGES, "throughput": throughput, "backlog": backlog,
+    context = {"range": range_, "ranges": RANGES, "throughput": throughput, "backlog": backlog, "system": system,
                **_refresh_context(throughput["state"])}
     return _page_or_partial(request, "analytics/overview.html", "analytics/_overview.html", context)
 

@@ -154,15 +154,18 @@ def test_internal_topics_are_the_brokers_own() -> None:
         "SCHEDULE_TOPIC_XXXX", "broker-a", "DefaultCluster", "DefaultCluster_REPLY_TOPIC"}
 
 
-def test_quiet_internal_topics_are_left_out_of_the_topic_chart_and_the_top_list(api_client_as, results):
-    for name, rate in (("SCHEDULE_TOPIC_XXXX", 2.0), ("broker-a", 0.0), ("DefaultCluster", 0.0), ("DefaultCluster_REPLY_TOPIC", 0.0)):
+def test_system_topics_are_left_out_of_the_topic_chart_unless_asked_for_and_never_top(api_client_as, results):
+    for name, rate in (("SCHEDULE_TOPIC_XXXX", 2.0), ("broker-a", 0.0), ("DefaultCluster", 0.0), ("DefaultCluster_REPLY_TOPIC", 0.0),
+                       ("RMQ_SYS_TRACE_TOPIC", 500.0)):
         ThroughputPoint.objects.create(resolution="1m", level="topic", window_start=_minute(1), topic=name, messages=int(rate * 60), msgs_per_s=rate)
     ThroughputPoint.objects.create(resolution="1m", level="broker", window_start=_minute(1), broker="broker-a", messages=1, msgs_per_s=1.0)
     Ranking.objects.create(kind="topics", rank=2, name="SCHEDULE_TOPIC_XXXX", value=2.0, as_of=timezone.now())
     Ranking.objects.create(kind="topics", rank=3, name="broker-a", value=0.0, as_of=timezone.now())
     viewer = api_client_as("viewer")
     body = viewer.get(THROUGHPUT, {"range": "hour", "by": "topic"}).json()
-    assert [s["label"] for s in body["series"]] == ["SCHEDULE_TOPIC_XXXX", "orders"]  # delayed messages flow: it stays
+    assert [s["label"] for s in body["series"]] == ["orders"]  # the trace topic would dwarf it
     assert [t["name"] for t in body["top"]] == ["orders"]
+    shown = viewer.get(THROUGHPUT, {"range": "hour", "by": "topic", "system": "true"}).json()
+    assert [s["label"] for s in shown["series"]] == ["RMQ_SYS_TRACE_TOPIC", "SCHEDULE_TOPIC_XXXX", "orders"]  # those that carried messages
     asked = viewer.get(THROUGHPUT, {"range": "hour", "by": "topic", "topic": "broker-a"}).json()
     assert [s["label"] for s in asked["series"]] == ["broker-a"]  # asked for by name: shown

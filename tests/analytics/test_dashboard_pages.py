@@ -103,7 +103,8 @@ def test_group_drill_down_lists_queues_and_its_trend(as_role, seeded) -> None:
     rows = re.findall(r'<tr data-queue="([^"]+)">', html)
     assert rows == ["orders:broker-a:0", "orders:broker-a:1", "orders:broker-b:0", "orders:broker-b:1"]
     trends = _between(html, 'data-testid="trends"', "</table>")
-    assert "billing" in trends and "audit" not in trends and "not draining" in trends  # growing: not draining
+    assert "billing" in trends and "audit" not in trends and "falling behind" in trends  # growing
+    assert "one-minute aggregates" in _between(html, 'data-testid="aggregates-note"', "</p>")
 
 
 def test_refresh_with_redis_down_is_a_message_not_a_500(as_role, seeded, settings, unused_addr) -> None:
@@ -197,7 +198,7 @@ def _between(text: str, start: str, end: str) -> str:
     return text[i:text.index(end, i + len(start))]
 
 
-def test_time_to_drain_reads_nothing_to_drain_an_estimate_or_not_draining(as_role, seeded) -> None:
+def test_time_to_drain_reads_nothing_to_drain_an_estimate_or_keeping_pace(as_role, seeded) -> None:
     from analytics.models import BacklogTrend
 
     now = seeded["now"]
@@ -210,7 +211,10 @@ def test_time_to_drain_reads_nothing_to_drain_an_estimate_or_not_draining(as_rol
     html = as_role("viewer").get("/dashboards/").content.decode()
     row = {g: _between(html, f'<tr data-group="{g}"', "</tr>") for g in ("healthy", "inflight", "audit")}
     assert "nothing to drain" in row["healthy"] and "never" not in row["healthy"]
-    assert "not draining" in row["inflight"] and "growing" not in row["inflight"] and ">steady<" in row["inflight"]
+    assert "keeping pace" in row["inflight"] and "not draining" not in row["inflight"] and ">steady<" in row["inflight"]
+    assert "one-minute aggregates" in html and 'data-params="by=topic"' in html  # system topics off by default
+    shown = as_role("viewer").get("/dashboards/?range=hour&system=1").content.decode()
+    assert 'data-params="by=topic&amp;system=true"' in shown and "Hide system topics" in shown
     assert "1 h 4 min" in row["audit"]  # shrinking: an estimate
 
 
