@@ -48,7 +48,7 @@ from consumers.serializers import (
 )
 
 NAME = OpenApiParameter("name", str, OpenApiParameter.PATH, description="consumer group name")
-ORDERING = {"name": lambda g: g.name, "lag": lambda g: (g.lag, g.name), "tps": lambda g: (g.tps or 0.0, g.name)}
+ORDERING = selectors.GROUP_ORDERING
 
 
 def _triggered(t: Triggered) -> Response:

@@ -30,9 +30,14 @@ SCENARIO_FIELDS = {"scenario.add_consumers": "add_clients", "scenario.remove_con
                    "params.broker_rooms": "rooms", "params.consumer_rooms": "rooms"}
 
 
+GROUP_ORDERINGS = ("name", "-name", "lag", "-lag", "tps", "-tps")  # consumers.selectors.GROUP_ORDERING, ascending or descending
+
+
 class GroupFilterForm(FilterForm):
     q = forms.CharField(required=False, label=_("Search"))
     kind = ChoiceFilter(label=_("Kind"), choices=[("", _("all groups"))] + [(k, k) for k in GROUP_KINDS])
+    ordering = ChoiceFilter(label=_("Order"), choices=[("", "name")] + [(o, o) for o in GROUP_ORDERINGS], required=False,
+                            widget=forms.HiddenInput)
 
     def filters_from(self, data: dict) -> dict:
         kind = data.get("kind")

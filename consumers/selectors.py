@@ -84,6 +84,10 @@ def _readable() -> tuple[ClusterInfo, dict[str, str]]:
 # -- the list --------------------------------------------------------------------------------------------
 
 
+# The orders of the group list, page and API (``-`` for descending): name, lag, TPS (no TPS counts as 0).
+GROUP_ORDERING = {"name": lambda g: g.name, "lag": lambda g: (g.lag, g.name), "tps": lambda g: (g.tps or 0.0, g.name)}
+
+
 def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> GroupList:
     """Every group any broker knows (config or committed offsets), with lag, TPS and consumeEnable, filtered.
 

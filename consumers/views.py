@@ -17,6 +17,7 @@ from django.shortcuts import redirect, render
 from console.actor import actor_from_request
 from console.errors import InvalidInput, NotFound, ServiceError, show_on_form
 from console.permissions import console_page
+from console.rest import order_by
 from consumers import selectors, services
 from consumers.advisor import group_advice
 from consumers.forms import AllocationForm, GroupFilterForm, RebalanceFilterForm, RebalanceForm, ResetOffsetForm
@@ -38,10 +39,15 @@ def group_list(request: HttpRequest) -> HttpResponse:
     groups = selectors.group_list(**({} if form.refused else form.filters()))
     if form.refused:  # a refused filter lists nothing (console.query_filters)
         groups = replace(groups, rows=())
-    page = Paginator(groups.rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    ordering = "" if form.refused else form.cleaned_data.get("ordering", "") if form.is_bound else ""
+    rows = order_by(groups.rows, ordering or None, selectors.GROUP_ORDERING, "name")  # before paging: the whole list is sorted
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"form": form, "groups": groups, "page": page, "rows": selectors.with_members(page.object_list, groups.asked), "query": query.urlencode()}
+    unordered = query.copy()
+    unordered.pop("ordering", None)
+    context = {"form": form, "groups": groups, "page": page, "rows": selectors.with_members(page.object_list, groups.asked), "query": query.urlencode(),
+               "ordering": ordering, "unordered_query": unordered.urlencode()}
     return _page_or_partial(request, "consumers/group_list.html", "consumers/_group_table.html", context, form.status)
 
 

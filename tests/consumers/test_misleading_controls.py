@@ -72,3 +72,21 @@ def test_one_submit_reports_every_wrong_field(viewer_client, console_cluster) ->
                              HTTP_HX_REQUEST="true").content.decode()
     fields = set(re.findall(r'<li data-field="([^"]+)">', body))
     assert fields == {"layout", "clients", "strategy", "queue_counts"}, body
+
+
+def test_the_group_list_sorts_by_lag_and_tps_on_the_server_page_and_api(viewer, viewer_client, console_cluster, topic, group, members) -> None:
+    behind, ahead = f"{group}_behind", f"{group}_ahead"
+    for name, consumed in ((behind, 0), (ahead, 2)):
+        m = members(name, topic, name)
+        for mq in m.fetch_subscribe_message_queues(topic):
+            m.update_offset(mq, consumed)
+    send(console_cluster, topic, 32)  # 4 per queue: behind lags 32, ahead 16
+    needle = group[2:]
+    for ordering, expected in (("-lag", [behind, ahead]), ("lag", [ahead, behind])):
+        page = viewer_client.get("/groups/", {"q": needle, "ordering": ordering}).content.decode()
+        assert [g for g in re.findall(r'<tr data-group="([^"]+)"', page) if g in (behind, ahead)] == expected, ordering
+        api = viewer.get("/api/v1/groups", {"search": needle, "ordering": ordering}).json()["results"]
+        assert [r["name"] for r in api if r["name"] in (behind, ahead)] == expected, ordering
+    assert 'data-testid="sort-tps"' in page and "ordering=-tps" in page
+    refused = viewer_client.get("/groups/", {"ordering": "delay"})
+    assert refused.status_code == 400 and "ordering" in refused.content.decode()
