@@ -86,15 +86,15 @@ def test_a_tag_subscription_gets_only_its_tags(client, java, module_cluster, mod
     assert {m["tags"] for m in got} == {"TagA", "TagC"}
 
 
-# 5.x lite pull consumers pull with LITE_PULL_MESSAGE (361: the lite-pull bit in the pull's sysFlag), which
-# Gantry's brokers do not serve: 5.5.0's refusal is test_the_5x_lite_pull_request_is_refused_by_name.
-def test_lite_pull_subscribe_polls_and_commits( java, module_cluster, module_admin, producer, topic_name):
+# 5.x lite pull consumers pull with LITE_PULL_MESSAGE (361), which Gantry's brokers serve as PULL_MESSAGE.
+@pytest.mark.parametrize("client", CLIENTS)
+def test_lite_pull_subscribe_polls_and_commits(client, java, module_cluster, module_admin, producer, topic_name):
     create_topic(module_admin, module_cluster, topic_name, queues=2)
     group = unique("g_lite")
     sent = [f"l{i}" for i in range(10)]
     for body in sent:
         producer.send(Message(topic_name, body.encode(), tags="L", keys=body))
-    name = java.lite("client4", group, topic_name, expression="L", autoCommit=False)
+    name = java.lite(client, group, topic_name, expression="L", autoCommit=False)
     polled = java.call("poll", name, count=len(sent), timeoutMs=20_000, timeout_s=40)
     assert sorted(m["body"] for m in polled) == sorted(sent)
     assert all(m["keys"] == m["body"] and m["tags"] == "L" for m in polled)
@@ -105,24 +105,13 @@ def test_lite_pull_subscribe_polls_and_commits( java, module_cluster, module_adm
         assert sum(max(puller.query_offset(mq), 0) for mq in puller.fetch_subscribe_message_queues(topic_name)) == len(sent)
 
 
-def test_lite_pull_assign_reads_every_queue_of_the_topic( java, module_cluster, module_admin, producer, topic_name):
+@pytest.mark.parametrize("client", CLIENTS)
+def test_lite_pull_assign_reads_every_queue_of_the_topic(client, java, module_cluster, module_admin, producer, topic_name):
     create_topic(module_admin, module_cluster, topic_name, queues=2)
     sent = [f"a{i}" for i in range(8)]
     for body in sent:
         producer.send(Message(topic_name, body.encode()))
-    name = java.lite("client4", unique("g_assign"), topic_name, assign=True)
+    name = java.lite(client, unique("g_assign"), topic_name, assign=True)
     polled = java.call("poll", name, count=len(sent), timeoutMs=20_000, timeout_s=40)
     assert sorted(m["body"] for m in polled) == sorted(sent)
     assert {m["queueId"] for m in polled} == {0, 1}
-
-
-def test_the_5x_lite_pull_request_is_refused_by_name(java, module_java_drivers, module_cluster, module_admin, producer, topic_name):
-    """A 5.5.0 DefaultLitePullConsumer pulls with LITE_PULL_MESSAGE (361), which Gantry's brokers do not serve
-    yet: the client logs the refusal by its code and polls nothing (docs/compatibility.md, a "no" row)."""
-    create_topic(module_admin, module_cluster, topic_name, queues=1)
-    producer.send(Message(topic_name, b"unread"))
-    name = java.lite("client5", unique("g_stream"), topic_name)
-    assert java.call("poll", name, count=1, timeoutMs=2_000) == []
-    client_log = module_java_drivers["client5"].client_log
-    wait_until(lambda: "request type 361 not supported" in client_log.read_text(errors="replace"), 15,
-               "the client's log names the refused request")

@@ -59,10 +59,11 @@ def test_a_push_consumer_gets_only_what_its_sql_selects(client, java, sql_cluste
     assert all(m["props"]["color"] == "red" and 3 <= int(m["props"]["a"]) <= 6 for m in got)
 
 
-def test_a_lite_pull_consumer_gets_only_what_its_sql_selects(java, sql_cluster, sql_admin, topic_name):
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_lite_pull_consumer_gets_only_what_its_sql_selects(client, java, sql_cluster, sql_admin, topic_name):
     create_topic(sql_admin, sql_cluster, topic_name, queues=1)
     wanted = send_colours(sql_cluster, topic_name)
-    name = java.lite("client4", unique("g_sql_lite"), topic_name, sql=SQL)  # 5.x lite pull: see test_java_consume.py
+    name = java.lite(client, unique("g_sql_lite"), topic_name, sql=SQL)
     polled = java.call("poll", name, count=len(wanted), timeoutMs=20_000, timeout_s=40)
     assert sorted(m["body"] for m in polled) == wanted
     assert java.call("poll", name, count=1, timeoutMs=1_000) == []  # and nothing more

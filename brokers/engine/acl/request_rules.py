@@ -185,6 +185,8 @@ def _lock_needs(request: RemotingCommand) -> list[ResourceNeed]:
 _RULES: dict[int, RequestRule] = {
     C.SEND_MESSAGE: _resources("PUB on the topic; a retry topic: SUB on its group", body=_send_needs),
     C.PULL_MESSAGE: _resources("consume: SUB on the topic and the group", _topic("topic"), _group("consumerGroup")),
+    C.LITE_PULL_MESSAGE: _resources("5.x lite pull, as PULL_MESSAGE: SUB on the topic and the group", _topic("topic"),
+                                    _group("consumerGroup")),
     C.QUERY_MESSAGE: _resources("read messages by key: SUB on the topic", _topic("topic")),
     C.QUERY_BROKER_OFFSET: _admin("the broker's commit-log size: runtime state"),
     C.QUERY_CONSUMER_OFFSET: _resources("a group's offset: SUB on group and topic", _group("consumerGroup"), _topic("topic")),

@@ -1,4 +1,6 @@
 """PULL_MESSAGE (11): read a batch of records from one queue, long-polling when there is none.
+RocketMQ 5.x's lite pull consumer sends LITE_PULL_MESSAGE (361) with the same header; it is served
+the same way, as RocketMQ's broker does.
 
 Request header (protocol reference §2.3): consumerGroup, topic, queueId, queueOffset,
 maxMsgNums, sysFlag, commitOffset, suspendTimeoutMillis, subscription, subVersion,
@@ -63,6 +65,7 @@ _STATUS_CODES = {
 class PullMessageProcessor(Processor):
     def register(self, server) -> None:
         server.register_processor(RequestCode.PULL_MESSAGE, self.process)
+        server.register_processor(RequestCode.LITE_PULL_MESSAGE, self.process)
 
     async def process(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
         """Serve a pull from a client (long polling allowed)."""

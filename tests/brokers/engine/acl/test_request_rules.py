@@ -75,6 +75,7 @@ SAMPLES = {
     C.SEND_MESSAGE_V2: ({"a": "P", "b": "T"}, None, [("T", PUB)]),
     C.SEND_BATCH_MESSAGE: ({"a": "P", "b": "T"}, None, [("T", PUB)]),
     C.PULL_MESSAGE: ({"consumerGroup": "G", "topic": "T"}, None, [("T", SUB), ("%RETRY%G", SUB)]),
+    C.LITE_PULL_MESSAGE: ({"consumerGroup": "G", "topic": "T"}, None, [("T", SUB), ("%RETRY%G", SUB)]),
     C.QUERY_MESSAGE: ({"topic": "T", "key": "k"}, None, [("T", SUB)]),
     C.QUERY_CONSUMER_OFFSET: ({"consumerGroup": "G", "topic": "T"}, None, [("%RETRY%G", SUB), ("T", SUB)]),
     C.UPDATE_CONSUMER_OFFSET: ({"consumerGroup": "G", "topic": "T"}, None, [("%RETRY%G", SUB), ("T", SUB)]),
