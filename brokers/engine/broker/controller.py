@@ -85,7 +85,8 @@ class BrokerController:
         self.acl_guard = server_acl_guard(host=config.listen_host, acl_file=config.acl_file, no_acl=config.acl_disabled,
                                           name=f"broker {config.broker_name}", clock=clock)  # AclConfigError: do not start
         acl_source = None if self.acl_guard is None else (self.acl_guard.reloader or self.acl_guard)  # the file, re-read
-        self.credential = BrokerCredential(access_key=config.acl_access_key, secret_key=config.acl_secret_key, acl_source=acl_source)
+        self.credential = BrokerCredential(access_key=config.acl_access_key, secret_key=config.acl_secret_key, acl_source=acl_source,
+                                          clock=clock)
         if self.acl_guard is not None and self.credential.access_key is None:
             log.warning("broker %s: the ACL file has no admin account and no --acl-access-key was given: "
                         "requests to name servers and the master go unsigned", config.broker_name)
