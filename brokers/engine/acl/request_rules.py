@@ -108,7 +108,13 @@ def _resources(why: str, *needs: FieldNeed, body: BodyNeeds | None = None) -> Re
 # -- what the body names (heartbeats, lock requests) and what a send names ------------------------
 
 
+MAX_CHECKED_BODY_BYTES = 4 * 1024 * 1024  # a heartbeat or lock body the guard parses: 4x the broker's heartbeat cap
+
+
 def _json_body(request: RemotingCommand, what: str) -> object:
+    if len(request.body) > MAX_CHECKED_BODY_BYTES:
+        raise AclRefused(f"the {what} body of {len(request.body)} bytes is over the {MAX_CHECKED_BODY_BYTES} bytes "
+                         "whose permissions are checked")
     try:
         return json_compat.loads(request.body)
     except (ValueError, UnicodeDecodeError, RecursionError):

@@ -105,6 +105,14 @@ class BrokerConfig:
     # Tags of all subscriptions of one heartbeat: parsing them stays ~10 ms (a client with 16
     # groups x 8 topics of 64 tags fits).
     max_heartbeat_tags: int = 16_384
+    # A heartbeat's body, and the groups and subscriptions it names (counted before any is read):
+    # clients send a few KiB naming a few groups; at these caps one heartbeat costs the broker
+    # ~10 ms, where one naming 200,000 producer groups (5 MB) stalled it for 3 s.
+    max_heartbeat_bytes: int = 1024 * 1024
+    max_heartbeat_groups: int = 1_000  # producer groups, and consumer groups, each
+    max_heartbeat_subscriptions: int = 10_000  # of all its consumer groups together
+    # Queues one LOCK_BATCH_MQ / UNLOCK_BATCH_MQ names: an orderly consumer's queues on one broker.
+    max_lock_batch_queues: int = 10_000
     # Bytes of records in one QUERY_MESSAGE answer (RocketMQ caps only the count, 64 x 4 MiB).
     max_query_message_bytes: int = 4 * 1024 * 1024
     # Groups one heartbeat may auto-create, and groups in all (auto-created ones stop there;
@@ -137,7 +145,8 @@ class BrokerConfig:
         if self.max_message_size <= 0:
             raise BrokerConfigError("max_message_size must be positive")
         for name in ("max_subscription_tags", "max_subscription_expression_length", "max_heartbeat_tags", "max_query_message_bytes",
-                     "max_auto_create_groups_per_heartbeat", "max_subscription_groups"):
+                     "max_auto_create_groups_per_heartbeat", "max_subscription_groups", "max_heartbeat_bytes",
+                     "max_heartbeat_groups", "max_heartbeat_subscriptions", "max_lock_batch_queues"):
             if getattr(self, name) < 1:
                 raise BrokerConfigError(f"{name} must be at least 1")
         if self.config_flush_delay_s < 0:

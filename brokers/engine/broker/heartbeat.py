@@ -35,6 +35,33 @@ class InvalidHeartbeatError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class HeartbeatLimits:
+    """What one heartbeat may name, counted before any entry is read (the broker's config names them)."""
+
+    max_groups: int = 1_000  # max_heartbeat_groups: producer groups, and consumer groups, each
+    max_subscriptions: int = 10_000  # max_heartbeat_subscriptions: of all consumer groups together
+
+
+NO_HEARTBEAT_LIMITS = HeartbeatLimits(max_groups=1 << 62, max_subscriptions=1 << 62)
+
+
+def _check_counts(data: dict, limits: HeartbeatLimits) -> None:
+    """InvalidHeartbeatError naming the limit when the body names more groups or subscriptions than allowed."""
+    producers, consumers = data.get("producerDataSet") or [], data.get("consumerDataSet") or []
+    for what, items in (("producer", producers), ("consumer", consumers)):
+        if not isinstance(items, list):
+            raise InvalidHeartbeatError(f"{what}DataSet is not a list")
+        if len(items) > limits.max_groups:
+            raise InvalidHeartbeatError(f"the heartbeat names {len(items)} {what} groups, more than the limit of "
+                                        f"{limits.max_groups} (max_heartbeat_groups)")
+    subscriptions = sum(len(item.get("subscriptionDataSet") or ()) for item in consumers
+                        if isinstance(item, dict) and isinstance(item.get("subscriptionDataSet") or (), list))
+    if subscriptions > limits.max_subscriptions:
+        raise InvalidHeartbeatError(f"the heartbeat names {subscriptions} subscriptions, more than the limit of "
+                                    f"{limits.max_subscriptions} (max_heartbeat_subscriptions)")
+
+
+@dataclass(frozen=True, slots=True)
 class ConsumerData:
     group_name: str
     consume_type: str = "CONSUME_PASSIVELY"
@@ -51,11 +78,14 @@ class HeartbeatData:
     consumers: tuple[ConsumerData, ...] = field(default_factory=tuple)
 
     @classmethod
-    def from_json(cls, data: Any, limits: SubscriptionLimits = NO_LIMITS, max_total_tags: int | None = None) -> HeartbeatData:
+    def from_json(cls, data: Any, limits: SubscriptionLimits = NO_LIMITS, max_total_tags: int | None = None,
+                  counts: HeartbeatLimits = NO_HEARTBEAT_LIMITS) -> HeartbeatData:
         """Read a heartbeat body; ``limits`` caps each subscription, ``max_total_tags`` the tags of
-        all of them (counted before any is parsed: the work of one heartbeat stays bounded)."""
+        all of them and ``counts`` its groups and subscriptions (all counted before any is parsed:
+        the work of one heartbeat stays bounded)."""
         if not isinstance(data, dict):
             raise InvalidHeartbeatError("the heartbeat body is not a JSON object")
+        _check_counts(data, counts)
         client_id = data.get("clientID") or data.get("clientId")
         if not isinstance(client_id, str) or not client_id:
             raise InvalidHeartbeatError("the heartbeat body has no clientID")

@@ -9,11 +9,12 @@ retry in SCHEDULE_TOPIC_XXXX until its level's delay has passed.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 
 from brokers.engine.broker.client_manager import ClientChannelInfo
-from brokers.engine.broker.heartbeat import HeartbeatData, InvalidHeartbeatError, SubscriptionData
+from brokers.engine.broker.heartbeat import HeartbeatData, HeartbeatLimits, InvalidHeartbeatError, SubscriptionData
 from brokers.engine.broker.processors.base import (
     Processor,
     RequestError,
@@ -50,6 +51,7 @@ from brokers.engine.store.message_inner import MessageExtBrokerInner
 log = logging.getLogger("brokers.engine.broker")
 
 MAX_DELAY_LEVEL = 18
+REGISTER_SLICE = 64  # groups a heartbeat registers between two turns of the event loop
 
 
 def _parse_json_body(request: RemotingCommand, what: str):
@@ -75,11 +77,18 @@ class ClientManageProcessor(Processor):
 
     @guarded
     async def heart_beat(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        config = self.broker.config
+        if len(request.body) > config.max_heartbeat_bytes:
+            limit_log.refused("heartbeat-bytes", ctx.remote_addr, "heartbeat body of %d bytes (cap %d); refused",
+                              len(request.body), config.max_heartbeat_bytes)
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"the heartbeat body of {len(request.body)} bytes exceeds the limit "
+                                                          f"of {config.max_heartbeat_bytes} (max_heartbeat_bytes)")
         try:
-            config = self.broker.config
             data = HeartbeatData.from_json(_parse_json_body(request, "heartbeat"), config.subscription_limits,
-                                           config.max_heartbeat_tags)
+                                           config.max_heartbeat_tags, HeartbeatLimits(config.max_heartbeat_groups,
+                                                                                      config.max_heartbeat_subscriptions))
         except InvalidHeartbeatError as exc:
+            limit_log.refused("heartbeat", ctx.remote_addr, "heartbeat refused: %s", exc)
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"the heartbeat body is malformed: {exc}") from None
         broker = self.broker
         for consumer in data.consumers:
@@ -88,7 +97,9 @@ class ClientManageProcessor(Processor):
             checked_group(group)
         self._check_new_groups(data, ctx.remote_addr)
         now = broker.clock.monotonic()
-        for consumer in data.consumers:
+        for i, consumer in enumerate(data.consumers):
+            if i and not i % REGISTER_SLICE:
+                await asyncio.sleep(0)  # a large heartbeat registers in slices: other connections run between them
             group_cfg = broker.subscription_group_manager.find_subscription_group_config(consumer.group_name)
             notify = broker.config.notify_consumer_ids_changed_enable
             if group_cfg is not None:
@@ -100,7 +111,9 @@ class ClientManageProcessor(Processor):
             broker.client_manager.register_consumer(
                 consumer.group_name, info, consumer.consume_type, consumer.message_model, consumer.consume_from_where, subs, notify=notify
             )
-        for group in data.producer_groups:
+        for i, group in enumerate(data.producer_groups):
+            if i and not i % REGISTER_SLICE:
+                await asyncio.sleep(0)
             broker.client_manager.register_producer(group, ClientChannelInfo(ctx, data.client_id, request.language, request.version, now))
         ctx.attributes["clientId"] = data.client_id
         return request.response(ResponseCode.SUCCESS)
@@ -247,8 +260,13 @@ class ClientManageProcessor(Processor):
         if not isinstance(group, str) or not isinstance(client_id, str) or not client_id:
             raise RequestError(ResponseCode.SYSTEM_ERROR, "the lock body needs consumerGroup and clientId")
         checked_group(group)
+        queues = body.get("mqSet") or []
+        cap = self.broker.config.max_lock_batch_queues
+        if isinstance(queues, list) and len(queues) > cap:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"the lock body names {len(queues)} queues, more than the limit "
+                                                          f"of {cap} (max_lock_batch_queues)")
         try:
-            mqs = [MessageQueue.from_json(m) for m in body.get("mqSet") or []]
+            mqs = [MessageQueue.from_json(m) for m in queues]
         except (KeyError, TypeError, ValueError) as exc:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"the lock body has a malformed mqSet entry: {exc}") from None
         return group, client_id, mqs

@@ -137,6 +137,7 @@ def test_send_topics(ext: dict[str, str], expected: list[tuple[str, Perm]]) -> N
         (C.HEART_BEAT, {}, {"consumerDataSet": [{"groupName": "G", "subscriptionDataSet": "T"}]}, "subscriptionDataSet"),
         (C.HEART_BEAT, {}, b"[" * 100_000 + b"]" * 100_000, "heartbeat body is not JSON"),
         (C.LOCK_BATCH_MQ, {}, {"consumerGroup": "G", "mqSet": {"topic": "T"}}, "mqSet in the body is not a list"),
+        (C.HEART_BEAT, {}, b" " * (4 * 1024 * 1024 + 1), "over the 4194304 bytes whose permissions are checked"),
     ],
 )
 def test_unreadable_requests_are_refused(code: C, ext: dict[str, str], body: object, remark: str) -> None:

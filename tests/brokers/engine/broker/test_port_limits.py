@@ -201,7 +201,7 @@ def test_deep_huge_and_overflowing_headers_get_an_error_and_no_traceback(engine_
 
 def test_a_pull_or_heartbeat_naming_too_many_tags_is_refused(engine_cluster):
     async def scenario():
-        async with engine_cluster() as c:
+        async with engine_cluster(max_heartbeat_bytes=8 << 20) as c:  # the tag limits, not the body size, are under test
             await c.create_topic("L", read=1, write=1)
             many = " || ".join(f"t{i}" for i in range(5000))  # 34 KB: under the header cap
             response = await c.pull("L", sub=many)
@@ -253,5 +253,32 @@ def test_transaction_sends_are_refused_not_stored(engine_cluster):
             assert await c.max_offset("TX") == 0
             assert (await c.send("TX", b"plain")).code == ResponseCode.SUCCESS
             assert [m.body for m in await c.pull_messages("TX")] == [b"plain"]
+
+    run(scenario())
+
+
+def test_a_heartbeat_naming_too_many_groups_or_bytes_is_refused_by_name_and_registers_nothing(engine_cluster):
+    async def scenario():
+        async with engine_cluster(max_heartbeat_groups=100, max_heartbeat_subscriptions=50) as c:
+            await c.create_topic("L", read=1, write=1)
+
+            async def beat(body: dict) -> RemotingCommand:
+                return await c.call(RequestCode.HEART_BEAT, body=json.dumps(body).encode())
+
+            producers = {"clientID": "flood", "producerDataSet": [{"groupName": f"pg{i}"} for i in range(101)]}
+            answer = await beat(producers)
+            assert answer.code == ResponseCode.SYSTEM_ERROR
+            assert "101 producer groups, more than the limit of 100 (max_heartbeat_groups)" in answer.remark
+            subs = {"clientID": "flood", "consumerDataSet": [{"groupName": f"g{g}", "subscriptionDataSet": [
+                {"topic": "L", "subString": "*"} for _ in range(10)]} for g in range(6)]}
+            answer = await beat(subs)
+            assert "60 subscriptions, more than the limit of 50 (max_heartbeat_subscriptions)" in answer.remark
+            huge = {"clientID": "flood", "producerDataSet": [{"groupName": "p" * 200}] * 6000}  # ~1.3 MB
+            answer = await beat(huge)
+            assert "exceeds the limit of 1048576 (max_heartbeat_bytes)" in answer.remark
+            manager = c.broker.client_manager
+            assert not manager.producer_connections("pg0") and manager.get_consumer_group_info("g0") is None
+            assert (await beat({"clientID": "ok", "producerDataSet": [{"groupName": f"pg{i}"} for i in range(100)]})).code == 0
+            assert manager.producer_connections("pg99")  # at the limit: registered, in slices
 
     run(scenario())
