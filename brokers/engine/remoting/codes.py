@@ -92,6 +92,7 @@ class RequestCode(IntEnum):
     ADD_WRITE_PERM_OF_BROKER = 327
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
+    GET_TOPIC_CONFIG = 351  # RocketMQ 5.x: one topic's config (mqadmin 5.x's topicStatus, consumerProgress)
     LITE_PULL_MESSAGE = 361  # RocketMQ 5.x: DefaultLitePullConsumer's pull, served as PULL_MESSAGE
     GET_BROKER_MEMBER_GROUP = 901  # RocketMQ 5.x: a broker's group (enableSlaveActingMaster)
     BROKER_HEARTBEAT = 904  # RocketMQ 5.x: a broker's liveness refresh (enableSlaveActingMaster)

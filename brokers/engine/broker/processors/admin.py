@@ -102,6 +102,7 @@ class AdminBrokerProcessor(Processor):
             RequestCode.UPDATE_AND_CREATE_TOPIC: self.update_and_create_topic,
             RequestCode.DELETE_TOPIC_IN_BROKER: self.delete_topic,
             RequestCode.GET_ALL_TOPIC_CONFIG: self.get_all_topic_config,
+            RequestCode.GET_TOPIC_CONFIG: self.get_topic_config,
             RequestCode.GET_TOPIC_STATS_INFO: self.get_topic_stats_info,
             RequestCode.GET_CONSUME_STATS: self.get_consume_stats,
             RequestCode.GET_CONSUMER_CONNECTION_LIST: self.get_consumer_connection_list,
@@ -165,6 +166,16 @@ class AdminBrokerProcessor(Processor):
     @guarded
     async def get_all_topic_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         return request.response(ResponseCode.SUCCESS, None, None, _json_body(self.broker.topic_config_manager.build_serialize_wrapper()))
+
+    @guarded
+    async def get_topic_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        """GET_TOPIC_CONFIG (351, RocketMQ 5.x): the topic's config as TopicConfigAndQueueMapping (no
+        static-topic mapping: Gantry has none); TOPIC_NOT_EXIST when this broker does not have it."""
+        topic = checked_topic(require_str(request, "topic"))
+        tc = self.broker.topic_config_manager.select_topic_config(topic)
+        if tc is None:
+            return request.response(ResponseCode.TOPIC_NOT_EXIST, f"No topic in this broker. topic: {topic}")
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body({**tc.to_json(), "attributes": {}}))
 
     @guarded
     async def get_topic_stats_info(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:

@@ -149,3 +149,19 @@ def test_consumer_running_info_forwarded(engine_cluster):
             await client.close()
 
     run(scenario())
+
+
+def test_get_topic_config_answers_one_topics_config_or_topic_not_exist(engine_cluster):
+    """GET_TOPIC_CONFIG (351), RocketMQ 5.x's mqadmin topicStatus and consumerProgress ask it of each broker first."""
+    async def scenario():
+        async with engine_cluster() as c:
+            await c.create_topic("One", read=3, write=2, perm=4)
+            answer = await c.call(RequestCode.GET_TOPIC_CONFIG, {"topic": "One", "lo": "true"})
+            assert answer.code == ResponseCode.SUCCESS
+            body = json.loads(answer.body)
+            assert (body["topicName"], body["readQueueNums"], body["writeQueueNums"], body["perm"], body["attributes"]) == (
+                "One", 3, 2, 4, {})
+            missing = await c.call(RequestCode.GET_TOPIC_CONFIG, {"topic": "Nope"})
+            assert missing.code == ResponseCode.TOPIC_NOT_EXIST and "Nope" in missing.remark
+
+    run(scenario())
