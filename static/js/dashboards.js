@@ -80,13 +80,13 @@
 
   function pad(n) { return n < 10 ? "0" + n : "" + n; }
 
-  function fmtTime(date, withDay) {
-    var hm = pad(date.getUTCHours()) + ":" + pad(date.getUTCMinutes());
+  function fmtTime(date, withDay) {  // HH:MM:SS, as every time the console shows
+    var hm = pad(date.getUTCHours()) + ":" + pad(date.getUTCMinutes()) + ":" + pad(date.getUTCSeconds());
     if (!withDay) return hm;
     return date.getUTCFullYear() + "-" + pad(date.getUTCMonth() + 1) + "-" + pad(date.getUTCDate()) + " " + hm;
   }
 
-  /** An x tick: HH:mm, with the date on a second line at midnight and on the first tick (day, week). */
+  /** An x tick: HH:MM:SS, with the date on a second line at midnight and on the first tick (day, week). */
   function timeTick(seconds, index, withDay) {
     var d = new Date(seconds * 1e3), hm = fmtTime(d, false);
     if (withDay && (index === 0 || (d.getUTCHours() === 0 && d.getUTCMinutes() === 0))) {
