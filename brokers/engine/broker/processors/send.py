@@ -23,7 +23,9 @@ answers and nothing is stored:
 7. ``%RETRY%<group>`` sends whose reconsume count reached the maximum go to ``%DLQ%<group>``;
    ``DELAY`` > 0 parks the message in SCHEDULE_TOPIC_XXXX (the schedule service delivers it).
 
-The stored properties drop ``WAIT`` (still honoured for the flush wait) and gain ``CLUSTER``.
+The stored properties drop ``WAIT`` (still honoured for the flush wait) and gain ``CLUSTER``, and, as
+RocketMQ 5's broker stamps every message, ``MSG_REGION`` and ``TRACE_ON`` (a 5.x consumer's trace
+leaves out every message without a region).
 A batch's header properties are appended to each of its messages' own, but for the batch's own
 ``UNIQ_KEY``: RocketMQ 5.x clients give the batch an id of its own (``MessageClientIDSetter.setUniqID``
 on the MessageBatch), which would otherwise override every message's id (RocketMQ's store stopped
@@ -40,6 +42,8 @@ from brokers.engine.broker.processors.base import Processor, RequestError, check
 from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, MAX_PROPERTIES_SIZE, RETRY_GROUP_TOPIC_PREFIX, RMQ_SYS_TRACE_TOPIC
 from brokers.engine.common.message import (
     PROPERTY_CLUSTER,
+    PROPERTY_MSG_REGION,
+    PROPERTY_TRACE_SWITCH,
     PROPERTY_DELAY_TIME_LEVEL,
     PROPERTY_MAX_RECONSUME_TIMES,
     PROPERTY_RECONSUME_TIME,
@@ -274,11 +278,13 @@ class SendMessageProcessor(Processor):
         if size > limit:
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"the message body size {size} exceeds the maximum of {limit} bytes")
 
-    @staticmethod
-    def _stored_properties(props: dict[str, str], cluster: str) -> tuple[str, bool]:
-        """Return (properties string to store, WAIT flag): WAIT dropped, CLUSTER added."""
+    def _stored_properties(self, props: dict[str, str]) -> tuple[str, bool]:
+        """Return (properties string to store, WAIT flag): WAIT dropped, CLUSTER, MSG_REGION and TRACE_ON added."""
+        config = self.broker.config
         wait = props.pop(PROPERTY_WAIT_STORE_MSG_OK, "true").strip().lower() != "false"
-        props[PROPERTY_CLUSTER] = cluster
+        props[PROPERTY_CLUSTER] = config.cluster_name
+        props[PROPERTY_MSG_REGION] = config.region_id
+        props[PROPERTY_TRACE_SWITCH] = "true" if config.trace_on else "false"
         text = properties_to_string(props)
         size = len(text.encode("utf-8"))
         if size > MAX_PROPERTIES_SIZE:
@@ -318,7 +324,7 @@ class SendMessageProcessor(Processor):
         props = string_to_properties(header.properties)
         self._check_not_transaction(header, props)
         _retry_counts_from_properties(header, props)
-        props_text, wait = self._stored_properties(props, broker.config.cluster_name)  # size check before any change
+        props_text, wait = self._stored_properties(props)  # size check before any change
         tc = self._get_or_create_topic(ctx, topic, header)
         tc, forced_queue = self._handle_retry_and_dlq(request, header, tc, props)
         if forced_queue is not None:  # moved to the DLQ: DELAY dropped
@@ -353,7 +359,7 @@ class SendMessageProcessor(Processor):
         props = string_to_properties(header.properties)
         props.pop(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, None)  # the batch's own id: each message keeps its own
         self._check_not_transaction(header, props)
-        batch_props_text, wait = self._stored_properties(props, broker.config.cluster_name)
+        batch_props_text, wait = self._stored_properties(props)
         batch_props_size = len(batch_props_text.encode("utf-8")) + 1  # appended after a separator
         try:
             entries = list(iter_batch_body(request.body))

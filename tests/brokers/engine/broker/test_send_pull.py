@@ -43,6 +43,8 @@ def test_send_v1_v2_batch_and_pull_back(engine_cluster):
             assert first.born_host.startswith("127.0.0.1:")
             assert msgs[2].keys == "bk1" and msgs[3].tags == "TagC"
             assert msgs[2].properties["CLUSTER"] == "DefaultCluster"
+            # as RocketMQ 5's broker stamps them: a 5.x consumer's trace leaves out messages without a region
+            assert all((m.properties["MSG_REGION"], m.properties["TRACE_ON"]) == ("DefaultRegion", "true") for m in msgs)
 
             response = await c.pull("T", 0, 4)
             assert response.code == ResponseCode.PULL_NOT_FOUND
