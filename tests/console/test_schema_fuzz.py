@@ -39,7 +39,9 @@ EXISTING_BODY = {"POST /api/v1/tokens": {"username": "fuzz-target"},
                  # the caller's own password: each request comes from a fresh admin (make_user's password)
                  "POST /api/v1/auth/password": {"current_password": PASSWORD},
                  # a reset to one queue's offset: a queue of TopicTest on broker-a, and an offset it holds
-                 "POST /api/v1/groups/{name}/reset-offset": {"queue_id": 0, "offset": 0}}
+                 "POST /api/v1/groups/{name}/reset-offset": {"queue_id": 0, "offset": 0},
+                 # an alert rule's target: for group kinds a group its brokers know (a rule naming another is refused)
+                 "POST /api/v1/alert-rules": {"target": EXAMPLE_GROUP}, "PUT /api/v1/alert-rules/{id}": {"target": EXAMPLE_GROUP}}
 # ... and body fields naming things the fixture makes (_existing_things fills it): a dead letter's id for a resend
 MADE_BODY: dict[str, dict] = {}
 
@@ -190,6 +192,7 @@ def _existing_things(auth: dict, cluster) -> dict:
                ("/promotion-jobs/{id}", "id"): str(promotion.id),
                ("/tokens/{id}", "id"): throwaway_token, ("/namesrv-sets/{name}", "name"): "fuzz-set",
                ("/alert-rules/{id}", "id"): str(rule.id), ("/alert-rules/{id}/silence", "id"): str(rule.id),
+               ("/alert-rules/{id}/enable", "id"): str(rule.id),
                ("/alert-events/{id}", "id"): str(event.id), ("/alert-events/{id}/acknowledge", "id"): str(event.id)}
     things = {("/api/v1" + path, name): value for (path, name), value in things.items()}
     # a dead letter of the examples' group, as the broker would have moved it there, for a resend to find
