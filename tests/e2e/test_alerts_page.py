@@ -26,6 +26,7 @@ def open_rule_form(page, live_server, members, group, topic, username, *, name, 
     form.locator("select[name=kind]").select_option(kind)
     form.locator("input[name=target]").fill(target)
     form.locator("input[name=threshold]").fill(threshold)
+    form.locator("input[name=for_minutes]").fill("0")  # the form proposes 5 minutes: at once here
     form.locator("input[name=webhook_url]").fill(webhook_url)
     return form
 

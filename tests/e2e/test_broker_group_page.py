@@ -38,7 +38,11 @@ def test_overview_to_group_page_to_dry_run(page, live_server, make_user, console
     if status == "planned":
         assert "would promote broker-a id 1" in page.locator("[data-testid=plan-summary]").inner_text()
         assert page.locator("[data-testid=plan-would-lose]").is_visible()
-        assert page.locator("[data-testid=promote-apply-button]").is_visible()
+        if page.locator("[data-testid=plan-refused]").count():  # a real run would be refused: no Apply, and why
+            assert page.locator("[data-testid=promote-apply-button]").count() == 0
+            assert page.locator("[data-testid=promote-apply-withheld]").is_visible()
+        else:
+            assert page.locator("[data-testid=promote-apply-button]").is_visible()
     else:  # a slave without the engine's request 10004: the job says so, and offers nothing to apply
         assert status == "failed", status
         assert "does not support promotion" in page.locator("[data-testid=job-reason]").inner_text()
