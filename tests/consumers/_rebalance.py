@@ -13,6 +13,7 @@ from brokers.engine.remoting.blocking import BlockingRemotingClient
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.command import RemotingCommand
 from consumers.allocation import allocate_all, get_strategy
+from tests.fixtures.waiting import wait_until
 
 # Rebalance only when a broker says so (or at start): the periodic rebalance is 10 minutes away, and
 # so is the route refresh (a member rebalances at once when a route it uses changes, e.g. when the
@@ -21,15 +22,6 @@ QUIET = ClientConfig(rebalance_interval_s=600, poll_name_server_interval_s=600, 
                      persist_consumer_offset_interval_s=1.0)
 
 
-def wait_until(predicate: Callable[[], object], timeout_s: float = 20.0, what: str = "condition", every_s: float = 0.1):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
-        time.sleep(every_s)
 
 
 def push_consumer(cluster, group: str, topic: str, instance: str) -> PushConsumer:

@@ -28,6 +28,7 @@ from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.codes import ResponseCode
 from tests.brokers.engine.client._cluster import CLUSTER, wait_for_route
 from tests.interop._mqadmin import body_file, mqadmin  # noqa: F401 (fixture)
+from tests.fixtures.waiting import wait_until
 
 TOPIC = "MqadminGroupsTopic"
 ONLINE, OFFLINE, SUB_GROUP = "mqadmin_online_group", "mqadmin_offline_group", "mqadmin_sub_group"
@@ -36,13 +37,6 @@ RESET_TO = 2  # the reset's timestamp is the store time of this message (its que
 FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
                     persist_consumer_offset_interval_s=0.5)
 
-
-def wait_until(predicate: Callable[[], object], what: str, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 class Bodies:
@@ -88,13 +82,13 @@ def scene(mqadmin, module_cluster, module_admin):  # noqa: F811
 
     offline = consumer(module_cluster, OFFLINE, Bodies())
     try:
-        wait_until(lambda: committed(module_admin, OFFLINE) == COUNT, "the offline group's offsets")
+        wait_until(lambda: committed(module_admin, OFFLINE) == COUNT, what="the offline group's offsets")
     finally:
         offline.shutdown()
     online_bodies = Bodies()
     online = consumer(module_cluster, ONLINE, online_bodies)
     try:
-        wait_until(lambda: committed(module_admin, ONLINE) == COUNT, "the online group's offsets")
+        wait_until(lambda: committed(module_admin, ONLINE) == COUNT, what="the online group's offsets")
         n = module_cluster.namesrv_addr
         calls = {
             "updateSubGroup": ("updateSubGroup", "-c", CLUSTER, "-g", SUB_GROUP, "-s", "false", "-m", "true", "-d", "false",
@@ -111,7 +105,7 @@ def scene(mqadmin, module_cluster, module_admin):  # noqa: F811
         results["resetOffsetByTime online"] = mqadmin.run("resetOffsetByTime", "-g", ONLINE, "-t", TOPIC, "-s", str(reset_ts),
                                                         namesrv=n, retry=False)  # twice would deliver 2..5 three times
         wait_until(lambda: all(online_bodies.count(f"body-{i}") == 2 for i in range(RESET_TO, COUNT)),
-                   "the online consumer to be given messages 2..5 again")
+                   what="the online consumer to be given messages 2..5 again")
         yield {"results": results, "sent": sent, "online": online, "online_bodies": online_bodies, "reset_ts": reset_ts}
     finally:
         online.shutdown()
@@ -187,4 +181,4 @@ def test_reset_offset_by_time_moves_an_online_push_consumer(scene, module_admin)
     assert [line.split() for line in out.splitlines() if line.startswith("broker-a")] == [["broker-a", "0", str(RESET_TO)]]
     bodies = scene["online_bodies"]
     assert [bodies.count(f"body-{i}") for i in range(COUNT)] == [1] * RESET_TO + [2] * (COUNT - RESET_TO)
-    wait_until(lambda: committed(module_admin, ONLINE) == COUNT, "the online group's offsets after the second pass")
+    wait_until(lambda: committed(module_admin, ONLINE) == COUNT, what="the online group's offsets after the second pass")

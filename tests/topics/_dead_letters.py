@@ -9,18 +9,12 @@ import time
 from brokers.engine.client import ClientConfig, ConsumeConcurrentlyStatus, ConsumerConfig, PushConsumer
 from brokers.engine.client.simple import SimpleProducer
 from brokers.engine.common.message import Message
+from tests.fixtures.waiting import wait_until
 
 FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
                     persist_consumer_offset_interval_s=0.5)
 
 
-def wait_until(predicate, timeout_s: float = 20.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout_s
-    while not (value := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
-        time.sleep(0.05)
-    return value
 
 
 def make_dead_letters(cluster, group: str, topic: str, messages: list[Message], raise_for: str = "") -> list:

@@ -9,11 +9,13 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from tests.fixtures import waiting
 from tests.fixtures.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -164,15 +166,5 @@ def create_topic(addr: str, topic: str, queues: int) -> None:
     assert reply.code == ResponseCode.SUCCESS, reply
 
 
-def wait_until(predicate, timeout_s: float, what: str, interval_s: float = 0.1):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            result = predicate()
-        except Exception:
-            result = None
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout_s:.0f} s: {what}")
-        time.sleep(interval_s)
+# The drills poll servers that may be starting or gone: an exception is "not yet".
+wait_until = partial(waiting.wait_until, every_s=0.1, ignoring=(Exception,))

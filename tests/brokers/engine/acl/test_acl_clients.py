@@ -15,6 +15,7 @@ from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.errors import RemotingError
 from tests.brokers.engine.acl._acl_cluster import ADMIN, DEMO, acl_text, start_acl_cluster, write_acl
 from tests.brokers.engine.client._cluster import wait_for_route
+from tests.fixtures.waiting import wait_until
 
 FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
                     persist_consumer_offset_interval_s=0.5)
@@ -34,11 +35,6 @@ def make_topic(cluster, topic: str) -> None:
         wait_for_route(admin, topic, 1)
 
 
-def wait_until(predicate, timeout_s: float = 20.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def test_producer_and_push_consumer_with_keys_send_and_consume(acl_cluster):

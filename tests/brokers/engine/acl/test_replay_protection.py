@@ -30,6 +30,7 @@ from tests.brokers.engine.acl._acl_cluster import (
     write_acl,
 )
 from tests.brokers.engine.client._cluster import EmbeddedCluster, wait_for_route
+from tests.fixtures.waiting import wait_until
 
 STRICT = ("strict-user", "strict-secret-1")  # like DEMO, with gantryRequireReplayProtection: true
 STRICT_ACCOUNT = f"""\
@@ -68,11 +69,6 @@ class Recorder:
         return command
 
 
-def wait_until(predicate, timeout_s: float = 20.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def create_topic_request(topic: str) -> RemotingCommand:

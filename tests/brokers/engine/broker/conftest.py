@@ -19,24 +19,12 @@ from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.store.config import StoreConfig
+from tests.fixtures.waiting import eventually
 
 
 def run(coro, timeout: float = 30.0):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
-
-async def eventually(predicate, timeout: float = 5.0, interval: float = 0.02):
-    """Poll a sync or async predicate until it returns something truthy (also ``Cluster.eventually``)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        result = predicate()
-        if asyncio.iscoroutine(result):
-            result = await result
-        if result:
-            return result
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(interval)
 
 
 @dataclass

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 import threading
 import time
 from collections.abc import Callable
@@ -26,16 +27,12 @@ from brokers.engine.client.errors import MQClientError
 from brokers.engine.client.simple import PullClient
 from brokers.engine.remoting.codes import ResponseCode
 from tests.brokers.engine.client._cluster import EmbeddedCluster, create_topic
+from tests.fixtures import waiting
 
+eventually = partial(waiting.eventually, timeout=20.0)  # a client's rebalance and redelivery take a few rounds
 FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
                     persist_consumer_offset_interval_s=0.5)
 
-
-async def wait_for(predicate: Callable[[], object], timeout_s: float = 20.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.02)
 
 
 class Collector:
@@ -75,7 +72,7 @@ def test_round_trip_on_the_callers_loop(module_cluster, module_admin, topic_name
             result = await producer.send(Message(topic_name, b"hello", tags="TagA", keys="k1", properties={"p": "v"}))
             assert result.status is SendStatus.SEND_OK and len(result.msg_id) == 32 and result.message_queue.topic == topic_name
             async with async_consumer(module_cluster, f"g_{topic_name}", topic_name, got) as consumer:
-                await wait_for(lambda: got.bodies() == ["hello"], what="the message")
+                await eventually(lambda: got.bodies() == ["hello"], what="the message")
                 # the broker's GET_CONSUMER_RUNNING_INFO is answered from this loop (the admin blocks in a thread)
                 info = await asyncio.to_thread(module_admin.get_consumer_running_info, f"g_{topic_name}", consumer.client_id)
                 assert info.properties["PROP_CONSUME_TYPE"] == "CONSUME_PASSIVELY"
@@ -180,10 +177,10 @@ def test_two_members_get_every_message_once_and_offsets_resume(module_cluster, m
                 await m.start()
             try:
                 mine = lambda c: {mq for mq in c.assigned_queues() if mq.topic == topic_name}  # noqa: E731
-                await wait_for(lambda: all(len(mine(c)) == 2 for c in members), what="the 4 queues split 2 and 2")
+                await eventually(lambda: all(len(mine(c)) == 2 for c in members), what="the 4 queues split 2 and 2")
                 assert not mine(members[0]) & mine(members[1])
                 await asyncio.gather(*(producer.send(Message(topic_name, body.encode())) for body in sent))
-                await wait_for(lambda: len(first.msgs) + len(second.msgs) >= len(sent), what="every message")
+                await eventually(lambda: len(first.msgs) + len(second.msgs) >= len(sent), what="every message")
                 await asyncio.sleep(0.3)  # nothing more arrives: each message went to one member once
                 assert sorted(first.bodies() + second.bodies()) == sorted(sent)
                 assert first.msgs and second.msgs
@@ -197,7 +194,7 @@ def test_two_members_get_every_message_once_and_offsets_resume(module_cluster, m
             again = Collector()  # a restart resumes from the committed offsets: nothing twice
             async with async_consumer(module_cluster, group, topic_name, again, config=ConsumerConfig(consume_message_batch_max_size=4)):
                 await producer.send(Message(topic_name, b"after-restart"))
-                await wait_for(lambda: "after-restart" in again.bodies(), what="the message sent after the restart")
+                await eventually(lambda: "after-restart" in again.bodies(), what="the message sent after the restart")
                 await asyncio.sleep(0.3)
                 assert again.bodies() == ["after-restart"]
 
@@ -219,7 +216,7 @@ def test_a_listener_that_fails_gets_its_messages_again_from_the_retry_topic(modu
         async with AsyncProducer("async_retry_producer", module_cluster.namesrv_addr, client_config=FAST) as producer:
             async with async_consumer(module_cluster, f"g_{topic_name}", topic_name, flaky):
                 await producer.send(Message(topic_name, b"again"))
-                await wait_for(lambda: ("again", 1) in calls, timeout_s=30.0, what="the redelivery")
+                await eventually(lambda: ("again", 1) in calls, timeout=30.0, what="the redelivery")
         assert calls[0] == ("again", 0)
 
     asyncio.run(main())
@@ -244,7 +241,7 @@ def test_acl_signed_async_clients_send_and_consume_and_unsigned_sends_are_refuse
                 async with async_consumer(cluster, "AsyncAclGroup", "AsyncAclTopic", got, **keys):
                     sent = [f"m{i}" for i in range(10)]
                     await asyncio.gather(*(producer.send(Message("AsyncAclTopic", b.encode())) for b in sent))
-                    await wait_for(lambda: sorted(got.bodies()) == sorted(sent), what="every message consumed")
+                    await eventually(lambda: sorted(got.bodies()) == sorted(sent), what="every message consumed")
             async with AsyncProducer("AsyncAclProducer", cluster.namesrv_addr, client_config=FAST) as unsigned:
                 with pytest.raises(RemotingError) as info:
                     await unsigned.send(Message("AsyncAclTopic", b"unsigned"))

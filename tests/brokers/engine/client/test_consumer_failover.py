@@ -23,6 +23,7 @@ from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.remoting.errors import RemotingError
 from consumers.allocation import allocate_all, get_strategy
 from tests.brokers.engine.client._cluster import EmbeddedCluster, create_topic
+from tests.fixtures.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[4]
 GROUP = "failover_group"
@@ -113,12 +114,6 @@ def wait_for_partition(admin, ids: list[str], topic: str, queues: set[MessageQue
     raise AssertionError(f"queues not partitioned among {ids} within {timeout_s}s: {last}")
 
 
-def wait_until(predicate, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.mark.parametrize("sig", ["SIGKILL", "SIGSTOP"])

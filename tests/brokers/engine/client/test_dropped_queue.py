@@ -23,17 +23,12 @@ from brokers.engine.client import (
     ReceivedMessage,
 )
 from tests.brokers.engine.client._cluster import create_topic
+from tests.fixtures.waiting import wait_until
 
 MEMBERS = 3
 MESSAGES = 400
 
 
-def wait_until(predicate: Callable[[], object], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
-        time.sleep(0.05)
 
 
 class Recorder:

@@ -22,17 +22,12 @@ from brokers.engine.client import (
 from brokers.engine.client.admin import MQBrokerError
 from brokers.engine.client.simple import PullClient
 from tests.brokers.engine.client._cluster import create_topic
+from tests.fixtures.waiting import wait_until
 
 FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
                     persist_consumer_offset_interval_s=0.5)
 
 
-def wait_until(predicate: Callable[[], object], timeout_s: float = 15.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
-        time.sleep(0.02)
 
 
 class Collector:

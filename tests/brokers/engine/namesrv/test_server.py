@@ -19,6 +19,7 @@ from brokers.engine.namesrv.server import NamesrvConfig, NamesrvController
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from tests.fixtures.waiting import eventually
 
 REPO = Path(__file__).resolve().parents[4]
 
@@ -72,14 +73,6 @@ class Namesrv:
         assert response.code == 0, response
         return json.loads(response.body)  # standard JSON: Python's own parser must read it
 
-
-async def eventually(predicate, timeout: float = 3.0):
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        result = await predicate()
-        if result or asyncio.get_running_loop().time() > deadline:
-            return result
-        await asyncio.sleep(0.01)
 
 
 def test_register_and_route_lookup_two_brokers():
