@@ -23,7 +23,7 @@ test: setup
 	@$(MAKE) --no-print-directory system NEED_BROWSER=1 NEED_POSTGRES=1 NEED_MAVEN=1
 	@$(MAKE) --no-print-directory interop
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
-	GANTRY_TEST_DB=postgres GANTRY_PURE_PYTHON=1 GANTRY_EVENT_LOOP=asyncio $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not e2e"  # the DB-touching tests again, on PostgreSQL (browser tests: SQLite only), on the pure-Python codecs and asyncio's own event loop
+	GANTRY_TEST_DB=postgres GANTRY_PURE_PYTHON=1 GANTRY_EVENT_LOOP=asyncio $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not e2e and not interop"  # the DB-touching tests again, on PostgreSQL (browser tests: SQLite only), on the pure-Python codecs and asyncio's own event loop; Apache's Java pieces (interop) run in the first pass only
 
 setup: system venv speedups migrate
 

@@ -31,6 +31,8 @@ def pytest_collection_modifyitems(config, items):
     the front of some worker)."""
     kinds: dict[str, set[bool]] = {}
     for item in items:
+        if item.nodeid.startswith("tests/interop/"):
+            item.add_marker(pytest.mark.interop)
         kinds.setdefault(item.nodeid.split("::", 1)[0], set()).add(item.get_closest_marker("e2e") is not None)
     mixed = sorted(path for path, seen in kinds.items() if len(seen) > 1)
     if mixed:
