@@ -110,7 +110,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "console.context_processors.gantry_role",
+                "console.context_processors.gantry_role", "console.menu.menu",  # the role; the header's menu and its current entry
                 "brokers.context_processors.namesrv_switcher",  # the header's cluster switcher
             ],
             "builtins": ["django.templatetags.i18n", "console.templatetags.local_time"],  # {% translate %}; {{ t|local_time }}

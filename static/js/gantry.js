@@ -32,3 +32,18 @@ document.addEventListener("visibilitychange", () => {
     document.querySelectorAll("[data-live]").forEach((element) => window.htmx.trigger(element, "live:visible"));
   }
 });
+
+// The header's "More" menu (<details data-menu>): Enter or Space on its summary opens it (the browser's own);
+// Escape closes it and gives the focus back to the summary, and a click or a focus outside closes it.
+function closeMenus(except) {
+  document.querySelectorAll("details[data-menu][open]").forEach((menu) => { if (menu !== except) menu.open = false; });
+}
+document.addEventListener("keydown", (event) => {
+  const menu = event.target.closest && event.target.closest("details[data-menu][open]");
+  if (event.key === "Escape" && menu) {
+    menu.open = false;
+    menu.querySelector("summary").focus();
+  }
+});
+document.addEventListener("click", (event) => closeMenus(event.target.closest("details[data-menu]")));
+document.addEventListener("focusin", (event) => closeMenus(event.target.closest("details[data-menu]")));

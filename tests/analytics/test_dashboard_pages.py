@@ -33,7 +33,7 @@ def test_viewer_sees_the_overview_but_no_refresh_control(as_role, seeded) -> Non
     assert response.status_code == 200
     html = response.content.decode()
     # the nav links the dashboards, marked current
-    assert re.search(r'<a href="/dashboards/" class="current">Dashboards</a>', html)
+    assert re.search(r'<a href="/dashboards/" data-testid="menu-dashboards" aria-current="page">Dashboards</a>', html)
     # the chart panels name their JSON; the chart library and script are served locally
     assert 'data-api="/api/v1/dashboards/throughput"' in html and 'data-api="/api/v1/dashboards/backlog"' in html
     assert "/static/vendor/uplot/uPlot.iife.min.js" in html and "/static/js/dashboards.js" in html

@@ -60,11 +60,11 @@ def test_api_brokers_carry_the_store_figures_the_brokers_report(viewer, console_
 
 
 def test_the_overview_page_has_the_store_table(admin_client, console_cluster) -> None:
-    page = admin_client.get("/").content.decode()
+    page = admin_client.get("/").content.decode().replace("<wbr>", "")  # long property names break between words
     assert 'data-testid="store-disk"' in page
     for header in ("fileReservedTime", "deleteWhen", "diskMaxUsedSpaceRatio", "diskSpaceCleanForciblyRatio",
                    "diskSpaceWarningLevelRatio", "Oldest message", "Files cleaned"):
-        assert f">{header}</th>" in page, header
+        assert f">{header}</" in page, header  # a property name in <code>, a label as text
     for name in ("broker-a", "broker-b"):
         assert f'<tr data-broker="{name}" data-broker-id="0"' in page
 

@@ -195,7 +195,7 @@ def test_tokens_expire_after_the_ttl_shown_in_the_answer_and_the_page(admin_api,
     assert datetime.fromisoformat(short["expires_at"]) - datetime.fromisoformat(short["created_at"]) == timedelta(days=7)
     page = admin_page.get("/tokens/").content.decode()
     expires = ApiToken.objects.get(pk=short["id"]).expires_at
-    assert f'<td data-testid="expires">{timezone.localtime(expires):%Y-%m-%d %H:%M} UTC</td>' in page  # no zone chosen: UTC, named
+    assert f'<td data-testid="expires">{timezone.localtime(expires):%Y-%m-%d %H:%M:%S} UTC</td>' in page  # no zone chosen: UTC, named
 
     cron = APIClient()
     cron.credentials(HTTP_AUTHORIZATION=f"Token {short['token']}")

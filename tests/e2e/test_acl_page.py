@@ -16,6 +16,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transacti
 def test_admin_creates_an_account_on_the_access_control_page(page, live_server, make_user, console_acl_cluster, screenshot) -> None:
     make_user("admin", username="acl-boss", password=PASSWORD)
     log_in(page, live_server.url, "acl-boss", PASSWORD)
+    page.click("[data-testid=menu-more]")  # under "More"
     page.click("nav >> text=Access control")
     page.wait_for_url(f"{live_server.url}/acl/")
     assert page.locator("[data-testid=acl-accounts] tr[data-access-key=gantry-admin]").count() == 1

@@ -21,6 +21,7 @@ def test_export_dry_run_and_apply(page, live_server, make_user, session_cluster,
     mq_settings(session_cluster.namesrv_addr)
     make_user("operator", username="ops", password=PASSWORD)
     log_in(page, live_server.url, "ops", PASSWORD)
+    page.click("[data-testid=menu-more]")  # under "More"
     page.click("nav >> text=Metadata")
 
     with page.expect_download() as download:

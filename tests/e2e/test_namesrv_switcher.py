@@ -42,7 +42,8 @@ def test_the_header_switcher_scopes_the_console_to_one_tier(page, live_server, m
     log_in(page, live_server.url, "tier-boss", PASSWORD)
     assert page.locator("[data-testid=namesrv-switcher]").count() == 0  # one tier: no switcher
 
-    page.click("[data-testid=namesrv-sets-link]")
+    page.click("[data-testid=menu-more]")  # the Clusters page is under "More"
+    page.click("[data-testid=menu-clusters]")
     page.wait_for_url(f"{live_server.url}/namesrv-sets/")
     form = page.locator("[data-testid=namesrv-set-form]")
     form.locator("input[name=name]").fill("second")
