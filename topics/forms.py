@@ -133,9 +133,13 @@ class TopicForm(forms.Form):
         return TopicSpec(name=name, brokers=brokers)
 
 
+# the types' names on the page (the list's tags translate the same msgids); the API keeps the values
+TOPIC_TYPE_LABELS = {"normal": _("normal"), "retry": _("retry"), "dlq": _("dlq"), "system": _("system")}
+
+
 class TopicFilterForm(FilterForm):
     q = forms.CharField(required=False, label=_("Search"))
-    type = ChoiceFilter(label=_("Type"), choices=[("", _("all types"))] + [(t, t) for t in TOPIC_TYPES])
+    type = ChoiceFilter(label=_("Type"), choices=[("", _("all types"))] + [(t, TOPIC_TYPE_LABELS[t]) for t in TOPIC_TYPES])
 
     def filters_from(self, data: dict) -> dict:
         kind = data.get("type")

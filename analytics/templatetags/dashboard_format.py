@@ -6,9 +6,14 @@ messages.
 """
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 
 from django import template
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from analytics.chart_text import CHART_TEXT
 
 register = template.Library()
 
@@ -105,3 +110,16 @@ def has_more(text: object, limit: int = HEADLINE_CHARS) -> bool:
     """Whether ``headline`` leaves something out (more lines, or a longer first line)."""
     lines = str(text or "").strip().splitlines()
     return len(lines) > 1 or (bool(lines) and len(lines[0]) > limit)
+
+
+@register.simple_tag
+def chart_text() -> SafeString:
+    """The dashboards' script text in the page's language, as JSON in ``<div id="chart-text" data-json>`` (an
+    attribute, not an inline script: the Content-Security-Policy allows none)."""
+    return format_html('<div id="chart-text" data-json="{}" hidden></div>', json.dumps({key: str(text) for key, text in CHART_TEXT.items()}))
+
+
+@register.filter
+def range_name(value: object) -> str:
+    """A range (``hour``, ``day``, ``week``) in the page's language, for "last hour"."""
+    return str(CHART_TEXT.get(f"range.{value}", value))

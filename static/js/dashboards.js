@@ -24,7 +24,16 @@
   }
   var PALETTE = ["#2f5bd3", "#e8590c", "#12b76a", "#c11574", "#0e9384", "#f79009",
                  "#7a5af8", "#b42318", "#475467", "#66c61c", "#dd2590", "#155eef"];
-  var EMPTY_TEXT = "No samples yet — the sampler writes every 10 s and the dashboards refresh every minute.";
+  // The page's language: the text the server translated (analytics/chart_text.py, <div id="chart-text" data-json>),
+  // keyed as there; the English here is the fallback. t("refreshed", "refreshed %(time)s UTC", {time: ...}).
+  var TEXT = (function () {
+    var el = document.getElementById("chart-text");
+    try { return el ? JSON.parse(el.dataset.json) : {}; } catch (e) { return {}; }
+  }());
+  function t(key, english, values) {
+    return (TEXT[key] || english).replace(/%\((\w+)\)s/g, function (m, name) { return values && name in values ? values[name] : m; });
+  }
+  var EMPTY_TEXT = t("empty", "No samples yet — the sampler writes every 10 s and the dashboards refresh every minute.");
   // Counts (backlog) tick at whole numbers only: 1, 2, 5, 10, ... (never 0.2, which would print as "0").
   var COUNT_INCRS = [];
   for (var p10 = 1; p10 <= 1e12; p10 *= 10) [1, 2, 5].forEach(function (m) { COUNT_INCRS.push(m * p10); });
@@ -37,11 +46,16 @@
 
   var METRICS = {
     // label: in texts; axis: the y axis' title (bytes carry their unit on every tick); unit: after legend values
-    msgs_per_s: {label: "msgs/s", axis: "msgs/s", unit: "msgs/s", title: "Messages per second", fmt: fmtRate},
-    bytes_per_s: {label: "bytes/s", axis: "", unit: "", title: "Bytes per second", fmt: fmtBytes, incrs: BYTE_INCRS},
-    backlog: {label: "messages", axis: "messages", unit: "msgs", title: "Backlog (messages)", fmt: fmtCount, incrs: COUNT_INCRS},
-    consume_rate: {label: "msgs/s consumed", axis: "msgs/s consumed", unit: "msgs/s", title: "Consume rate", fmt: fmtRate},
-    produce_rate: {label: "msgs/s produced", axis: "msgs/s produced", unit: "msgs/s", title: "Produce rate", fmt: fmtRate}
+    msgs_per_s: {label: t("label.msgs_per_s", "msgs/s"), axis: t("label.msgs_per_s", "msgs/s"), unit: t("unit.msgs_per_s", "msgs/s"),
+                 title: t("title.msgs_per_s", "Messages per second"), fmt: fmtRate},
+    bytes_per_s: {label: t("label.bytes_per_s", "bytes/s"), axis: "", unit: "", title: t("title.bytes_per_s", "Bytes per second"),
+                  fmt: fmtBytes, incrs: BYTE_INCRS},
+    backlog: {label: t("label.backlog", "messages"), axis: t("label.backlog", "messages"), unit: t("unit.backlog", "msgs"),
+              title: t("title.backlog", "Backlog (messages)"), fmt: fmtCount, incrs: COUNT_INCRS},
+    consume_rate: {label: t("label.consume_rate", "msgs/s consumed"), axis: t("label.consume_rate", "msgs/s consumed"),
+                   unit: t("unit.msgs_per_s", "msgs/s"), title: t("title.consume_rate", "Consume rate"), fmt: fmtRate},
+    produce_rate: {label: t("label.produce_rate", "msgs/s produced"), axis: t("label.produce_rate", "msgs/s produced"),
+                   unit: t("unit.msgs_per_s", "msgs/s"), title: t("title.produce_rate", "Produce rate"), fmt: fmtRate}
   };
   var charts = new Map(); // panel element -> {plot, observer, controller}
 
@@ -176,10 +190,10 @@
     var box = part(panel, "controls");
     if (!box || box.childElementCount) return;
     var byOptions = words(panel.dataset.byOptions);
-    if (byOptions.length > 1) box.appendChild(select("by", "By", byOptions.map(function (b) { return [b, b]; })));
+    if (byOptions.length > 1) box.appendChild(select("by", t("by", "By"), byOptions.map(function (b) { return [b, t("by." + b, b)]; })));
     var metrics = words(panel.dataset.metrics);
     if (metrics.length > 1) {
-      box.appendChild(select("metric", "Show", metrics.map(function (m) { return [m, METRICS[m].title]; })));
+      box.appendChild(select("metric", t("show", "Show"), metrics.map(function (m) { return [m, METRICS[m].title]; })));
     }
   }
 
@@ -246,7 +260,7 @@
       .catch(function (err) {
         if (err.name === "AbortError") return;
         destroyPlot(panel);
-        show(panel, "error", "Could not load the chart data: " + err.message);
+        show(panel, "error", t("load_failed", "Could not load the chart data: %(error)s", {error: err.message}));
       })
       .finally(function () { panel.removeAttribute("aria-busy"); });
   }
@@ -266,8 +280,8 @@
     var note = part(panel, "note");
     panel.dataset.series = String(data.columns.length);
     if (!data.columns.length) {
-      var text = data.total ? "No " + spec.label + " in the last " + envelope.range +
-        " (the brokers of these queues do not report it)." : EMPTY_TEXT;
+      var text = data.total ? t("none", "No %(what)s in the last %(range)s (the brokers of these queues do not report it).",
+                                {what: spec.label, range: t("range." + envelope.range, envelope.range)}) : EMPTY_TEXT;
       show(panel, "empty", text);
       if (note) note.hidden = true;
       return;
@@ -275,7 +289,8 @@
     show(panel, null);
     if (note) {
       note.hidden = data.withValues <= data.columns.length;
-      note.textContent = "Showing the " + data.columns.length + " largest of " + data.withValues + " (by peak); the table has them all.";
+      note.textContent = t("largest", "Showing the %(shown)s largest of %(total)s (by peak); the table has them all.",
+                           {shown: data.columns.length, total: data.withValues});
     }
     var box = part(panel, "chart");
     var from = Date.parse(envelope.from) / 1000, to = Date.parse(envelope.to) / 1000;
@@ -305,7 +320,7 @@
       ],
       // Away from the chart the legend shows the latest values; under the cursor, the cursor's.
       series: [{label: "UTC", value: function (u, v, s, idx) {
-        if (idx == null) return data.xs.length ? "latest" : "—";
+        if (idx == null) return data.xs.length ? t("latest", "latest") : "—";
         return v == null ? "—" : fmtTime(new Date(v * 1e3), true);
       }}].concat(data.columns.map(function (c, i) {
           var color = PALETTE[i % PALETTE.length];
@@ -315,6 +330,8 @@
         }))
     };
     var plot = new uPlot(opts, [data.xs].concat(data.columns.map(function (c) { return c.values; })), box);
+    // the series' names are topics, groups and queues: data, not text to translate
+    plot.root.querySelectorAll(".u-legend .u-series:not(:first-child) .u-label").forEach(function (e) { e.setAttribute("translate", "no"); });
     entry.plot = plot;
     if (window.ResizeObserver) {
       entry.observer = new ResizeObserver(function () {
@@ -351,11 +368,12 @@
     var state = envelope.state || {};
     box.textContent = "";
     var bits = [];
-    if (envelope.resolution) bits.push("per " + (envelope.resolution === "1m" ? "minute" : envelope.resolution === "1h" ? "hour" : envelope.resolution));
+    var per = {"1m": "per minute", "1h": "per hour"}[envelope.resolution] || "per " + envelope.resolution;
+    if (envelope.resolution) bits.push(t("per." + envelope.resolution, per));
     var until = parseTime(state.data_until);
-    if (until) bits.push("data until " + fmtTime(until, true) + " UTC");
+    if (until) bits.push(t("data_until", "data until %(time)s UTC", {time: fmtTime(until, true)}));
     var last = parseTime(state.last_refresh_at);
-    bits.push(last ? "refreshed " + fmtTime(last, true) + " UTC" : "never refreshed");
+    bits.push(last ? t("refreshed", "refreshed %(time)s UTC", {time: fmtTime(last, true)}) : t("never_refreshed", "never refreshed"));
     var span = document.createElement("span");
     span.className = "muted";
     span.textContent = bits.join(" · ");
@@ -365,8 +383,8 @@
       var badge = document.createElement("span");
       badge.className = "badge badge-stale";
       badge.dataset.testid = "panel-stale";
-      badge.title = "The last refresh failed: this is the last good result.";
-      badge.textContent = "stale since " + fmtTime(stale, true) + " UTC";
+      badge.title = t("stale_title", "The last refresh failed: this is the last good result.");
+      badge.textContent = t("stale_since", "stale since %(time)s UTC", {time: fmtTime(stale, true)});
       box.appendChild(document.createTextNode(" "));
       box.appendChild(badge);
     }
