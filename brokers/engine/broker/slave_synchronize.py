@@ -176,27 +176,29 @@ class SlaveSynchronize:
             return request.response(ResponseCode.SYSTEM_ERROR, f"malformed config push: {exc}")
         if table == TOPICS:
             tcm = self.broker.topic_config_manager
-            if tcm.data_version == previous:
-                merged = dict(tcm.topic_config_table)
-                merged.update({name: TopicConfig.from_json(tc) for name, tc in update.items()})
-                for name in delete:
-                    merged.pop(name, None)
-                self._install_topics(merged, current)
-            elif tcm.data_version != current:
-                await self.sync_topic_config()
+            await self._apply_change(tcm.topic_config_table, tcm.data_version, previous, current, update, delete,
+                                     TopicConfig.from_json, self._install_topics, self.sync_topic_config)
         elif table == GROUPS:
             sgm = self.broker.subscription_group_manager
-            if sgm.data_version == previous:
-                merged_groups = dict(sgm.subscription_group_table)
-                merged_groups.update({g: SubscriptionGroupConfig.from_json(c) for g, c in update.items()})
-                for name in delete:
-                    merged_groups.pop(name, None)
-                self._install_groups(merged_groups, current)
-            elif sgm.data_version != current:
-                await self.sync_subscription_group()
+            await self._apply_change(sgm.subscription_group_table, sgm.data_version, previous, current, update, delete,
+                                     SubscriptionGroupConfig.from_json, self._install_groups, self.sync_subscription_group)
         else:
             return request.response(ResponseCode.SYSTEM_ERROR, f"config push of unknown table {table!r}")
         return request.response(ResponseCode.SUCCESS)
+
+    @staticmethod
+    async def _apply_change(table: dict, version: DataVersion, previous: DataVersion, current: DataVersion,
+                            update: dict[str, dict], delete: list[str], decode, install, copy_whole) -> None:
+        """One pushed change: applied when this slave's table is at ``previous``, nothing when it is at
+        ``current`` already, else the whole table copied from the master."""
+        if version == previous:
+            merged = dict(table)
+            merged.update({name: decode(config) for name, config in update.items()})
+            for name in delete:
+                merged.pop(name, None)
+            install(merged, current)
+        elif version != current:
+            await copy_whole()
 
     def derive_missing_topics(self) -> list[str]:
         """Give each topic that has consume queues here but no config a config derived from them
