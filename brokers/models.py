@@ -59,7 +59,7 @@ class PromotionJob(models.Model):
     progress = models.CharField(max_length=500, blank=True, default="")
     task_id = models.CharField(max_length=64, blank=True, default="")
     attempts = models.PositiveIntegerField(default=0)  # runs of its task (a retry or a redelivery adds one)
-    plan = models.JSONField(default=dict, blank=True)  # the candidate's answer (PROMOTE_CONTRACT.md's JSON)
+    plan = models.JSONField(default=dict, blank=True)  # the candidate's answer (docs/broker-group-promotion.md's contract)
     before = models.JSONField(default=dict, blank=True)  # the group before: {"members": [...], "epoch": ...}
     after = models.JSONField(default=dict, blank=True)  # the group when the job ended
     created_at = models.DateTimeField(default=timezone.now, db_index=True)

@@ -1,4 +1,4 @@
-"""One finding of the queue-count advisor (issue 16): what is wrong, about what, and the change it suggests.
+"""One finding of the queue-count advisor: what is wrong, about what, and the change it suggests.
 Shared by the topic half (topics/advisor.py: queue layout, hot brokers, skew, idle consumers) and the group half
 (consumers/advisor.py: idle members, unowned queues, lag on one queue); console/serializers.AdviceListOutput
 writes it for the API, templates/console/_advice.html for the pages."""

@@ -1,4 +1,4 @@
-"""The queue-count advisor's findings (issue 16) and the group half of it: what a group's members get wrong,
+"""The queue-count advisor's findings and the group half of it: what a group's members get wrong,
 each finding with the change it suggests. Pure: it reads the figures the group page already fetched. The topic
 half (queue layout, hot brokers, skew) is topics/advisor.py, with the list of every finding kind.
 """

@@ -1,4 +1,4 @@
-"""The queue-count advisor (issue 16): what a topic's queue layout or a group's members get wrong, each finding
+"""The queue-count advisor: what a topic's queue layout or a group's members get wrong, each finding
 with the change it suggests. Pure: it reads the figures the topic and group pages already fetched.
 
 Findings, most serious first:

@@ -1,13 +1,13 @@
 """Broker groups as the console shows them: each member's role, group epoch, HA link and replication lag.
 
-A broker group is one broker name: the master (brokerId 0) and its slaves (brokerId >= 1). What
-a member says of its replication comes from its GET_BROKER_RUNTIME_INFO table (keys named in
-PROMOTE_CONTRACT.md): ``brokerRole``, ``groupEpoch``, ``haConnectionState`` (a slave: CONNECTED,
-CONNECTING, RECONNECTING, REFUSED (why), NO_MASTER_ADDRESS, PAUSED; a master: CONNECTED or
-NO_SLAVE), ``haSlaveCount``, ``haReplicationLagBytes`` / ``haReplicationLagMs`` (-1 without a
-link), and a slave's master (``haMasterBrokerAddr`` or ``masterAddr``). A broker that gives none
-of these (an Apache RocketMQ broker, or one before broker groups) reads as master or slave by
-its id, without HA figures.
+A broker group is one broker name: the master (brokerId 0) and its slaves (brokerId >= 1). What a
+member says of its replication comes from its GET_BROKER_RUNTIME_INFO table (keys named in
+docs/broker-group-promotion.md, "The promotion contract"): ``brokerRole``, ``groupEpoch``,
+``haConnectionState`` (a slave: CONNECTED, CONNECTING, RECONNECTING, REFUSED (why),
+NO_MASTER_ADDRESS, PAUSED; a master: CONNECTED or NO_SLAVE), ``haSlaveCount``,
+``haReplicationLagBytes`` / ``haReplicationLagMs`` (-1 without a link), and a slave's master
+(``haMasterBrokerAddr`` or ``masterAddr``). A broker that gives none of these (an Apache RocketMQ
+broker, or one before broker groups) reads as master or slave by its id, without HA figures.
 
 :func:`ha_state` reads one table; :func:`group_members` groups rows (the overview's broker rows)
 by broker name, master first.

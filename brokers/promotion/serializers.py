@@ -41,7 +41,7 @@ class PromotionJobQuery(StrictInputSerializer):
 
 
 class PromotionPlanOutput(serializers.Serializer):
-    """The candidate's answer (PROMOTE_CONTRACT.md), in the API's snake_case."""
+    """The candidate's answer (docs/broker-group-promotion.md's contract), in the API's snake_case."""
 
     broker_name = serializers.CharField()
     broker_id = serializers.IntegerField()

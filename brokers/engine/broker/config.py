@@ -96,7 +96,7 @@ class BrokerConfig:
     acl_disabled: bool = False  # --no-acl: listen on a non-loopback address with no ACL (logged as a warning)
     acl_access_key: str | None = None  # what the broker signs with; None: the ACL file's first admin account
     acl_secret_key: str | None = field(default=None, repr=False)
-    # --- limits on the port (issue 13); the connection ones are documented in remoting/limits.py ---
+    # --- limits on the port (docs/security.md); the connection ones are documented in remoting/limits.py ---
     limits: ConnectionLimits = DEFAULT_LIMITS
     # Tags in one TAG subscription, and the expression's length: real subscriptions name a
     # handful; 1024 keeps parsing a pull's or heartbeat's subscription to about a millisecond.

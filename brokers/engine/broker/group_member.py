@@ -8,7 +8,7 @@ overrides the HA one; the master's HA welcome gives its broker address too), put
 every ``slave_synchronize_interval_s``. While a slave knows no master, or its HA link is down,
 it re-registers every second to learn one (a newly promoted master, say).
 
-Promotion and fencing (issue 12; /work/wt/PROMOTE_CONTRACT.md):
+Promotion and fencing (docs/broker-group-promotion.md, "The promotion contract"):
 
 * ``promote`` (GANTRY_PROMOTE_SLAVE, ``processors/promote.py``): the slave stops copying, starts
   a new group epoch at its log's end (``<store_dir>/epoch``), takes writes as SYNC_MASTER or

@@ -1,6 +1,6 @@
 """PromotionPlan: what promoting a slave to its group's master would do and lose, and whether
-the promotion is refused (issue 12; the wire form is /work/wt/PROMOTE_CONTRACT.md's body of
-GANTRY_PROMOTE_SLAVE, 10004).
+the promotion is refused (its wire form is the answer body of GANTRY_PROMOTE_SLAVE, 10004, in
+docs/broker-group-promotion.md, "The promotion contract").
 
 Pure: built from what the slave knows (its log end, the master's end and the group's
 acknowledged offset as the master's HA frames last said, the master's role, whether its HA

@@ -1,13 +1,13 @@
 """Promoting a slave to its group's master: Gantry's GANTRY_PROMOTE_SLAVE (request code 10004), as a plan.
 
-The request goes to the candidate slave itself (PROMOTE_CONTRACT.md, shared by the engine, the
-clients and the console). Its ext fields are strings, as every RocketMQ ext field:
-``brokerName``, ``brokerId`` (both must be the candidate's own), ``force`` and ``dryRun``
-("true" | "false"), and an optional ``role`` (SYNC_MASTER | ASYNC_MASTER; default the role the
-group's master had). A SUCCESS answer carries a JSON body — the plan of a dry run, the result
-of a real run — read into :class:`PromotionResult`. A dry run always answers SUCCESS, with
-``refused`` saying why the real run would be refused; a refused real run answers SYSTEM_ERROR
-with a remark saying what would be lost, and changes nothing.
+The request goes to the candidate slave itself (the promotion contract, shared by the engine, the
+clients and the console: docs/broker-group-promotion.md). Its ext fields are strings, as every
+RocketMQ ext field: ``brokerName``, ``brokerId`` (both must be the candidate's own), ``force`` and
+``dryRun`` ("true" | "false"), and an optional ``role`` (SYNC_MASTER | ASYNC_MASTER; default the
+role the group's master had). A SUCCESS answer carries a JSON body — the plan of a dry run, the
+result of a real run — read into :class:`PromotionResult`. A dry run always answers SUCCESS, with
+``refused`` saying why the real run would be refused; a refused real run answers SYSTEM_ERROR with a
+remark saying what would be lost, and changes nothing.
 
 Every caller goes through the one plan, :func:`promote_slave`: the console's gateway and mqadmin
 run it on the shared blocking admin client; engine tests and benches await

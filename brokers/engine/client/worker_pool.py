@@ -1,12 +1,12 @@
 """WorkerPool: the consume services' threads, at the cost of one queue put per task.
 
-``concurrent.futures.ThreadPoolExecutor`` builds a Future, a work item, a condition and a
-semaphore round trip for every task; a push consumer hands the pool one task per message
-(``consume_message_batch_max_size`` = 1, RocketMQ's default), and that bookkeeping was about a
-third of the consumer's CPU per message (docs/benchmarks.md, issue 15). Here a task is a
-``(fn, args)`` tuple on a ``queue.SimpleQueue`` (C), taken by up to ``max_workers`` daemon
-threads. Nobody waits on a task's result, so there is none; an exception a task raises is logged
-with the pool's name, not kept in an unread Future.
+``concurrent.futures.ThreadPoolExecutor`` builds a Future, a work item, a condition and a semaphore
+round trip for every task; a push consumer hands the pool one task per message
+(``consume_message_batch_max_size`` = 1, RocketMQ's default), and that bookkeeping was about a third
+of the consumer's CPU per message (docs/benchmarks.md, the consume pool's entry of 2026-11-24). Here
+a task is a ``(fn, args)`` tuple on a ``queue.SimpleQueue`` (C), taken by up to ``max_workers``
+daemon threads. Nobody waits on a task's result, so there is none; an exception a task raises is
+logged with the pool's name, not kept in an unread Future.
 
 How many threads: RocketMQ's pool keeps ``consumeThreadMax`` threads, which costs nothing in
 Java; in Python every extra runnable thread fights for the GIL, and a listener that returns in

@@ -1,7 +1,7 @@
 """json_depth_exceeds: whether a JSON text nests deeper than a limit, in time linear in its size.
 
 Python's ``json`` decoder recurses once per nesting level: a header of 100k ``[`` raises
-RecursionError deep in the decoder (logged as a traceback before issue 13), and a limit well
+RecursionError deep in the decoder (once logged as a traceback), and a limit well
 below the interpreter's recursion limit keeps the decoder's stack small. The check runs before
 decoding:
 

@@ -1,8 +1,8 @@
 """BrokerAddressRule: may the connection a REGISTER_BROKER came over name this ``brokerAddr``?
 
 RocketMQ 4.x's name server takes any address from anyone, so any peer could point a broker name's
-route at a host of its choosing. Gantry ties the address to the peer (issue 13, "a name server that
-cannot be hijacked"):
+route at a host of its choosing. Gantry ties the address to the peer (route-hijack protection,
+docs/namesrv-guard.md):
 
 - **A remote peer** may register only an address on its own host: the ``brokerAddr`` host is the
   peer's IP (the port may differ: the peer's port is an ephemeral client port). IPs are compared

@@ -3,11 +3,11 @@
 A REGISTER_BROKER claims ``(brokerName, brokerId) -> brokerAddr``. ``RouteInfoManager`` asks these
 two checks, in order, before it changes anything; a refusal changes no table.
 
-1. **Stale epoch** (issue 12's fencing): a master (id 0) whose ``gantryEpoch`` is below the group's
-   highest is a deposed master; so is one with the group's epoch (above 0) while another live
-   address holds id 0 with it. The refusal carries ``next_slave_id`` (where to rejoin), which
-   tells the broker to step down.
-2. **Live holder** (issue 13, route hijack; beyond RocketMQ 4.x, where the last registration wins):
+1. **Stale epoch** (promotion's fencing, docs/broker-group-promotion.md): a master (id 0) whose
+   ``gantryEpoch`` is below the group's highest is a deposed master; so is one with the group's
+   epoch (above 0) while another live address holds id 0 with it. The refusal carries
+   ``next_slave_id`` (where to rejoin), which tells the broker to step down.
+2. **Live holder** (route-hijack protection; beyond RocketMQ 4.x, where the last registration wins):
    while the id is held by a *live* registration (not expired; its connection still open, since a
    closed connection drops its registrations at once) at another address over *another
    connection*, the claim is refused. A master claim with an epoch above the group's highest is a

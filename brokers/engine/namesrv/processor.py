@@ -17,13 +17,13 @@ epoch than its group's master is answered SYSTEM_ERROR "stale epoch N < M; the m
 is now ADDR" with ``masterAddr``, ``haServerAddr``, ``gantryEpoch`` and ``gantrySlaveId`` (the
 id to rejoin the group with) and changes no route (``route_info.py``).
 
-Gantry refuses route hijacks (issue 13; RocketMQ 4.x's name server trusts everyone), each with
-SYSTEM_ERROR and a remark, changing nothing: a registration whose header or body breaks
+Gantry refuses route hijacks (docs/namesrv-guard.md; RocketMQ 4.x's name server trusts everyone),
+each with SYSTEM_ERROR and a remark, changing nothing: a registration whose header or body breaks
 ``register_body_rules.py`` (names, queue counts, perms, sizes); one whose ``brokerAddr`` is not on
-the connecting peer's host (``broker_address_rule.py``); one claiming an id a live registration
-from another connection holds at another address (``broker_claims.py``; a higher epoch is a
-promotion); and 104/322/205/327/216/100/102 from a connection ``route_write_rule.py`` does not
-let act on the brokers they touch. Route reads are unchanged.
+the connecting peer's host (``broker_address_rule.py``); one claiming an id a live registration from
+another connection holds at another address (``broker_claims.py``; a higher epoch is a promotion);
+and 104/322/205/327/216/100/102 from a connection ``route_write_rule.py`` does not let act on the
+brokers they touch. Route reads are unchanged.
 
 Route and cluster bodies are written as standard JSON (quoted broker-id keys, sorted, non-ASCII
 escaped) whatever the client's version: Java clients read it through fastjson, eval-style

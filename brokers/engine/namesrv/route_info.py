@@ -15,10 +15,10 @@ broker's first (RocketMQ's ``isBrokerTopicConfigChanged``).  A re-registration n
 topic; topics go away by DELETE_TOPIC_IN_NAMESRV, unregistration, expiry, or the broker's
 connection closing.
 
-Group epochs (Gantry; issue 12's promotion with fencing): ``broker_epoch_table`` keeps the
-highest ``gantryEpoch`` a master (broker id 0) of a broker name registered with (a slave's
-epoch proves no newer master, so it sets nothing). A registration as broker
-id 0 with a lower epoch is refused and changes nothing (a stale master: a newer one was
+Group epochs (Gantry; promotion with fencing, docs/broker-group-promotion.md):
+``broker_epoch_table`` keeps the highest ``gantryEpoch`` a master (broker id 0) of a broker name
+registered with (a slave's epoch proves no newer master, so it sets nothing). A registration as
+broker id 0 with a lower epoch is refused and changes nothing (a stale master: a newer one was
 promoted); one with a higher epoch replaces the master. Epoch 0 is what a RocketMQ 4.x broker
 (no ``gantryEpoch`` field) registers with, so such groups behave exactly as before. The table
 lives in memory only: a restarted name server learns the epochs again from the registrations

@@ -2,7 +2,7 @@
 
 RocketMQ 4.x's name server lets any peer unregister any broker (104), refresh its liveness (322),
 take or give back its write permission (205, 327), delete topics from its routes (216) and write
-KV config (100, 102). Gantry (issue 13, "a name server that cannot be hijacked"):
+KV config (100, 102). Gantry (route-hijack protection, docs/namesrv-guard.md):
 
 - **With the ACL on** (``--acl-file``) every one of these codes is admin-only in
   ``acl/request_rules.py``, and the remoting dispatch has checked the request before it gets here:

@@ -1,7 +1,7 @@
 """ConnectionLimits: what one remoting server lets a peer hold, and the log line when a limit bites.
 
 A server port is reachable by anyone who can route to it, so each resource a peer can make the
-server hold is bounded (issue 13, "limits on every port"):
+server hold is bounded (docs/security.md, "Connections and memory"):
 
 - connections, in total and per remote address: at a cap, the oldest connection that has not
   authenticated (sent a request its port's guard let through) is closed to make room, idle ones

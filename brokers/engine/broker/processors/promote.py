@@ -1,4 +1,6 @@
-"""GANTRY_PROMOTE_SLAVE (10004): make this slave its broker group's master, online (issue 12).
+"""GANTRY_PROMOTE_SLAVE (10004): make this slave its broker group's master, online.
+
+The contract (fields, body, refusals) is docs/broker-group-promotion.md, "The promotion contract".
 
 Request ext fields: ``brokerName`` and ``brokerId`` (must be this broker's, so a promotion sent
 to the wrong address changes nothing), ``force`` and ``dryRun`` ("true"/"false", default
