@@ -59,7 +59,7 @@ def test_a_group_page_shows_members_and_the_promotion_panel_to_admins(as_role, c
 
 
 def test_each_members_configuration_is_shown_read_only(viewer, viewer_client, console_group_cluster) -> None:
-    """Issue 16: a broker config view (GET_BROKER_CONFIG, as mqadmin getBrokerConfig), per member."""
+    """A broker config view (GET_BROKER_CONFIG, as mqadmin getBrokerConfig), per member."""
     master, slave = console_group_cluster.broker_addr("broker-a"), console_group_cluster.broker_addr(GroupCluster.SLAVE_KEY)
     body = viewer.get("/api/v1/broker-groups/broker-a/config").json()
     members = {m["broker_id"]: m for m in body["members"]}

@@ -1,4 +1,4 @@
-"""Producer groups and their connected clients (issue 16: producer connections): GET_ALL_PRODUCER_INFO
+"""Producer groups and their connected clients: GET_ALL_PRODUCER_INFO
 on each master, merged, on /producers/ and /api/v1/producers."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 16: an operator who picks 简体中文 works without English page text. These pages need only the
+"""An operator who picks 简体中文 works without English page text. These pages need only the
 database, so the Django test client renders them with `Accept-Language: zh-CN` and checks their
 headings and labels are Chinese, and that the same pages in English keep their English text."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Per-user time zone and language (issue 16): the account page saves a zoneinfo name (a bad one is
+"""Per-user time zone and language: the account page saves a zoneinfo name (a bad one is
 refused on its field and nothing is saved); pages then show times in that zone with the zone named;
 the REST API stays UTC and English; Chinese is picked by the switcher, the saved preference or the
 browser's Accept-Language."""

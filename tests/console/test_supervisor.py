@@ -1,6 +1,6 @@
 """``make run``'s supervisor: the terminal gets "<name> is up", warnings and errors and, last, how
 to log in; every line of every child is in var/log/<name>.log (0600); a child that dies has its
-last lines shown and the run ends non-zero (issue 16, item 8)."""
+last lines shown and the run ends non-zero."""
 from __future__ import annotations
 
 import io

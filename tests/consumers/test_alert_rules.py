@@ -1,4 +1,4 @@
-"""Alert rules that reach people (issue 16): a real HTTP server receives the webhook at the first health
+"""Alert rules that reach people: a real HTTP server receives the webhook at the first health
 scan after a group's lag passes the threshold, nothing while the rule is silenced, a resolution when the
 lag falls; e-mail through Django's mail (locmem in tests); the API's refusals name the field."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One consume TPS and the real consumeEnable (issue 16, items 2 and 7).
+"""One consume TPS and the real consumeEnable.
 
 The group list, the group page, GET /api/v1/groups/{g}/progress and ``mqadmin consumerProgress``
 all show the brokers' consumeTps (messages pulled per second over the last minute, a figure that

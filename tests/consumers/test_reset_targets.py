@@ -1,5 +1,5 @@
 """Resetting a group's offsets to now, the earliest or the latest offset, or one queue's offset
-(issue 16 item 5: the API and the page once took free text only). Each against a real cluster;
+(the API and the page once took free text only). Each against a real cluster;
 each refusal names its field and changes nothing."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The queue-count advisor in a browser (issue 16): a topic with more write than read queues on each broker shows
+"""The queue-count advisor in a browser: a topic with more write than read queues on each broker shows
 the finding and its suggestion on its page, with a link that opens the edit form; raising the read queues there
 makes the finding go away. A balanced topic says there is nothing to change; a group whose lag sits on one queue
 says so on its page."""

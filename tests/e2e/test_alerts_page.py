@@ -1,4 +1,4 @@
-"""Alert rules in a browser (issue 16: alerts that reach people): an operator creates a lag rule on the
+"""Alert rules in a browser (alerts that reach people): an operator creates a lag rule on the
 alerts page (a webhook to a private address is refused on its field first), the next health scan fires it
 (the webhook server receives it), the history shows the event, and "Silence rule" silences it."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The audit page in a browser: before/after read as key: value lines (not raw JSON), and a bad
-filter in the address is refused with the field named and nothing listed (issue 16, item 7)."""
+filter in the address is refused with the field named and nothing listed."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""Dark mode follows the system setting (issue 16): the same page, opened by a browser whose system asks for a
+"""Dark mode follows the system setting: the same page, opened by a browser whose system asks for a
 dark scheme, draws its body, tables and form controls dark with light text; with a light scheme, light. A
 tinted refusal note keeps dark text on its light tint in both, so it stays readable."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """An operator opens a group's dead letters from its page, ticks two, resends them after the
-confirmation, and reads what became of each (issue 16: DLQ and resend)."""
+confirmation, and reads what became of each."""
 from __future__ import annotations
 
 import uuid

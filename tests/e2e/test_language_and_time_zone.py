@@ -1,4 +1,4 @@
-"""Chinese and the viewer's time zone in a browser (issue 16): the header's switcher turns the console
+"""Chinese and the viewer's time zone in a browser: the header's switcher turns the console
 Chinese (the choice follows the user to its next page and back to English); the account page saves
 Asia/Shanghai and the audit log then shows a noon-UTC entry at 20:00 with the zone named."""
 from __future__ import annotations

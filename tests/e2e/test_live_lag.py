@@ -1,4 +1,4 @@
-"""Lag refreshes in place (issue 16, "live"): the topic page's consumer groups table updates itself
+"""Lag refreshes in place: the topic page's consumer groups table updates itself
 when messages arrive, without a reload; a hidden tab asks for nothing until it is shown again."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A viewer opens a message sent and consumed by Gantry clients with tracing on, follows "Message trace",
-and reads who sent it, where it was stored, and which consumer group got it with what result (issue 16)."""
+and reads who sent it, where it was stored, and which consumer group got it with what result."""
 from __future__ import annotations
 
 import uuid

@@ -44,7 +44,7 @@ def test_query_a_message_by_key(page, live_server, make_user, session_cluster, m
 
 
 def test_a_test_send_then_the_shown_id_pasted_finds_the_message(page, live_server, make_user, session_cluster, mq_settings, screenshot) -> None:
-    """Issue 16 item 4: the id shown after a test send is the client's UNIQ_KEY; pasted into the
+    """The id shown after a test send is the client's UNIQ_KEY; pasted into the
     message search (with its topic) it finds the message, as does the link beside it; the time-range
     list shows it first (newest first) with a body preview."""
     mq_settings(session_cluster.namesrv_addr)

@@ -1,4 +1,4 @@
-"""Passwords in a browser (issue 16: no way to change or reset a password): a viewer changes its own
+"""Passwords in a browser (there was once no way to change or reset one): a viewer changes its own
 from the header's Password link (a wrong current password is refused on its field; the other
 session ends, this one stays), and an admin sets another user's on the users page."""
 from __future__ import annotations

@@ -56,7 +56,7 @@ def test_shrink_a_topic_step_by_step(page, live_server, make_user, console_clust
 
 
 def test_a_shrink_that_takes_no_queue_away_is_explained(page, live_server, make_user, console_cluster, screenshot) -> None:
-    """Issue 16 item 7: a 4-queue topic read "Shrink to 8 queues per broker: done"."""
+    """A 4-queue topic once read "Shrink to 8 queues per broker: done"; now the page explains why."""
     topic = f"E2eNoShrink_{uuid.uuid4().hex[:6]}"
     with BlockingMQAdminClient(console_cluster.namesrv_addr) as admin:
         create_topic(admin, console_cluster, topic, queues=4)

@@ -1,4 +1,4 @@
-"""Issue 16, defect 1: an operator lowers broker-a's read queues from 6 to 2 on the edit form of a
+"""An operator lowers broker-a's read queues from 6 to 2 on the edit form of a
 topic whose queue 4 holds a message. The form refuses, names the count per broker, links to safe
 shrink, and saves only once the operator types that count. Screenshots go to the test artifacts."""
 from __future__ import annotations

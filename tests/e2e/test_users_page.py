@@ -1,5 +1,5 @@
 """An admin clicks Deactivate on the users page: the console asks first; Cancel changes nothing,
-confirming deactivates the user (issue 16: no confirmation on Deactivate)."""
+confirming deactivates the user (Deactivate once asked nothing)."""
 from __future__ import annotations
 
 import pytest

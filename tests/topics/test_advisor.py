@@ -1,4 +1,4 @@
-"""The queue-count advisor (issue 16): the findings an operator acts on, from a real cluster through
+"""The queue-count advisor: the findings an operator acts on, from a real cluster through
 /api/v1/topics/{name}/advice and /api/v1/groups/{name}/advice, and the pure rules' edges."""
 from __future__ import annotations
 

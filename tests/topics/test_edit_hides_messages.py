@@ -1,7 +1,7 @@
 """Lowering a topic's read queues through PUT/PATCH /api/v1/topics/{name} hides the messages of the
 queues it takes away: the edit is refused (400 naming ``confirm_unreachable_messages`` and how many
 messages per broker), and changes nothing, unless that field equals the count; lowering the write
-queues alone hides nothing and passes as before (issue 16, defect 1)."""
+queues alone hides nothing and passes as before."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""Issue 16 item 4: message lists newest first with a body preview and a chosen page size; a message
+"""Message lists newest first with a body preview and a chosen page size; a message
 found by its client-made id (UNIQ_KEY) and by its offset id alike; a test send shows both ids."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Retention seen from the console: when the broker's clean pass deletes old commit log segments,
 the topic page and the API show each queue's min offset moving up, and the overview says the
-broker is cleaning forcibly (issue 14, item 7).
+broker is cleaning forcibly.
 
 A real broker (in-process, small 64 KiB segments, small consume queue files); the disk usage the
 clean pass sees is pretended through the store's replaceable disk-usage function, so the pass is

@@ -135,7 +135,7 @@ def test_cluster_down_is_a_503_page_not_a_500(operator_client, mq_settings, unus
 
 
 def test_detail_page_lists_each_consumer_group_with_its_lag(operator_client, console_cluster, topic_name, console_admin) -> None:
-    """Issue 16: per-topic consumers with lag, as rocketmq-dashboard's topic "consumer manage" shows them."""
+    """Per-topic consumers with lag, as rocketmq-dashboard's topic "consumer manage" shows them."""
     create_topic(console_admin, console_cluster, topic_name, queues=2)
     send(console_cluster, topic_name, 5, mq=MessageQueue(topic_name, "broker-a", 0))
     group = topic_name.replace("T_", "G_")
@@ -148,7 +148,7 @@ def test_detail_page_lists_each_consumer_group_with_its_lag(operator_client, con
 
 
 def test_the_live_tail_lists_the_newest_messages_first(operator_client, viewer, console_cluster, topic_name, console_admin) -> None:
-    """Issue 16: a live tail of a topic's newest messages (page fragment and API), nothing consumed."""
+    """A live tail of a topic's newest messages (page fragment and API), nothing consumed."""
     create_topic(console_admin, console_cluster, topic_name, queues=2)
     send(console_cluster, topic_name, 3, mq=MessageQueue(topic_name, "broker-a", 0))
     send(console_cluster, topic_name, 2, mq=MessageQueue(topic_name, "broker-b", 1))

@@ -132,7 +132,7 @@ def test_a_viewer_sees_the_page_but_may_not_step(client, make_user, console_admi
 
 
 def test_a_target_with_nothing_to_take_away_is_refused_not_done(viewer, client, make_user, console_admin, console_cluster, topic_name) -> None:
-    """Issue 16 item 7: "Shrink to 8 queues per broker: done" was shown for a 4-queue topic."""
+    """A 4-queue topic read "Shrink to 8 queues per broker: done"."""
     create_topic(console_admin, console_cluster, topic_name, queues=4)
     for target in (8, 4):
         response = viewer.get(url(topic_name), {"target_queue_nums": target})

@@ -1,4 +1,4 @@
-"""Drill 3 of issue 12: a SYNC_MASTER is SIGKILLed while 2 PushConsumers and 1 PullConsumer of one
+"""Broker-group drill 3: a SYNC_MASTER is SIGKILLed while 2 PushConsumers and 1 PullConsumer of one
 group consume its backlog; they go on from its slave, and back to the master once it returns.
 
 Real processes (a name server, the master, the slave: ``python -m brokers.engine ...``); the

@@ -1,4 +1,4 @@
-"""Drills 4 and 6 of issue 12 with real processes (``python -m brokers.engine namesrv|broker``).
+"""Broker-group drills 4 and 6 with real processes (``python -m brokers.engine namesrv|broker``).
 
 4. A slave stopped while its master takes messages catches up after its restart; a fresh slave
    added to a group that holds data catches up from nothing (bench/ha_catchup_bench.py times

@@ -1,4 +1,4 @@
-"""Issue 13's first acceptance bullet, against a real ACL-enabled name server and broker on loopback.
+"""The ACL's sweep of every request code, against a real ACL-enabled name server and broker on loopback.
 
 Every request code, sent unsigned over a raw socket (answered and oneway) to both servers, is
 answered NO_PERMISSION and changes nothing: the store and config files hash the same, and the

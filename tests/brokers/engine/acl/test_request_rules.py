@@ -27,7 +27,7 @@ def test_every_request_code_has_a_row(code: C) -> None:
     assert (rule.access is Access.RESOURCE) == bool(rule.needs or rule.body_needs)
 
 
-# Issue 13's list, RocketMQ's Permission.ADMIN_CODE and Gantry's stricter additions.
+# The admin-only codes: RocketMQ's Permission.ADMIN_CODE and Gantry's stricter additions.
 ADMIN_CODES = [
     C.UPDATE_AND_CREATE_TOPIC, C.UPDATE_BROKER_CONFIG, C.DELETE_TOPIC_IN_BROKER, C.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
     C.DELETE_SUBSCRIPTIONGROUP, C.UPDATE_AND_CREATE_ACL_CONFIG, C.DELETE_ACL_CONFIG, C.GET_BROKER_CLUSTER_ACL_INFO,

@@ -1,6 +1,6 @@
-"""Issue 12's failover drills 1, 2 and 5 with real processes (name server and brokers as
+"""The broker-group failover drills 1, 2 and 5 with real processes (name server and brokers as
 ``python -m brokers.engine`` subprocesses on loopback, stores under tmp_path), fewer cycles than
-the issue's 20; ``bench/failover_drill.py`` runs the full drill and reports it.
+the full drill's 20; ``bench/failover_drill.py`` runs the full drill and reports it.
 
 1. SYNC_MASTER + slave under 4 producers: the master SIGKILLed and its store deleted, the slave
    promoted through GANTRY_PROMOTE_SLAVE, producing goes on to it: no acknowledged message lost.

@@ -1,4 +1,4 @@
-"""Limits on the broker's port (issue 13): a real broker on loopback, attacked with raw sockets,
+"""Limits on the broker's port (docs/security.md): a real broker on loopback, attacked with raw sockets,
 while a producer on its own connection keeps sending. Behaviour is asserted (closed, refused,
 answered, still serving), never a duration."""
 from __future__ import annotations

@@ -20,7 +20,7 @@ from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 
 REQUEST = RemotingCommand.request(RequestCode.GANTRY_PROMOTE_SLAVE, {})  # what the answers below answer
-CONTRACT_PLAN = {  # PROMOTE_CONTRACT.md's answer to a dry run, with every field
+CONTRACT_PLAN = {  # the promotion contract's answer to a dry run, every field (docs/broker-group-promotion.md)
     "brokerName": "broker-a", "brokerId": 1, "fromRole": "SLAVE", "toRole": "SYNC_MASTER", "dryRun": True, "promoted": False,
     "epoch": 2, "newEpoch": 3, "maxPhyOffset": 5000, "knownMasterMaxOffset": 6234, "ackedOffset": 6234,
     "missingAckedBytes": 1234, "missingBytes": 1234, "masterReachable": False,

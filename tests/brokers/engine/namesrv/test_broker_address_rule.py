@@ -1,4 +1,4 @@
-"""BrokerAddressRule: a registration's brokerAddr must be on the connecting peer's host (issue 13).
+"""BrokerAddressRule: a registration's brokerAddr must be on the connecting peer's host.
 
 Remote peers are documentation addresses (RFC 5737 / 3849), never held by this machine; the
 name-server tests over real sockets (test_hijack.py) cover loopback peers end to end.

@@ -1,4 +1,4 @@
-"""Issue 13's route-hijack acceptance, against real name servers and a real broker-a on loopback.
+"""Route-hijack protection (docs/namesrv-guard.md), against real name servers and a real broker-a on loopback.
 
 An unrelated connection (a raw socket, nothing of Gantry's clients) claiming broker-a with another
 address, or sending 104/205/216/322/327 for broker-a, is refused and GET_ROUTEINFO_BY_TOPIC and
