@@ -68,7 +68,7 @@ interop: venv
 migrate: venv
 	$(PY) manage.py migrate --noinput -v 0
 
-# Every row of issue 15 (docs/benchmarks.md); BENCH_QUICK=1: small parameters, a smoke test.
+# Every row of the performance goals (docs/benchmarks.md); BENCH_QUICK=1: small parameters, a smoke test.
 bench: setup
 	$(PY) -m pip install --quiet -r bench/requirements.txt
 	$(PY) bench/run_all.py $(if $(BENCH_QUICK),--quick)

@@ -118,7 +118,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=5.0, help="naive seconds before sampling")
     parser.add_argument("--seed", type=int, default=20240601)
     parser.add_argument("--goal-ms", type=float, default=35.0,
-                        help="the goal column's bound on the median (issue 15's row 13: 35 ms, every strategy)")
+                        help="the goal column's bound on the median (the allocation row: 35 ms, every strategy)")
     args = parser.parse_args()
 
     mqs, cids = build_input(args.queues, args.consumers, args.seed)

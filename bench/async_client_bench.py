@@ -1,4 +1,4 @@
-"""The public asyncio producer against redis-py's asyncio client, same concurrency (issue 15's asyncio row).
+"""The public asyncio producer against redis-py's asyncio client, same concurrency (goals row 3).
 
     .venv/bin/python bench/async_client_bench.py [--messages 20000] [--inflight 64] [--size 1024] [--runs 3]
 

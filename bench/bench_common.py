@@ -1,4 +1,4 @@
-"""What the issue-15 benches share: a measured run, rows of two systems alternated over runs, and
+"""What the performance-goal benches share: a measured run, rows of two systems alternated over runs, and
 the markdown table of medians, spread and ratios (bench/user_api_bench.py, bench/broker_bench.py).
 
 Every measured run records ``/proc/loadavg`` before it and the CPU seconds of the server process
@@ -78,7 +78,7 @@ def timed(server_pid: int, fn: Callable[[], int]) -> Run:
 
 @dataclass
 class Row:
-    """One row of the issue's table: Gantry's runs and the other system's runs (Redis, or the
+    """One row of the goals table (docs/benchmarks.md): Gantry's runs and the other system's runs (Redis, or the
     minimal asyncio broker), paired run by run."""
 
     name: str
@@ -118,7 +118,7 @@ def cpu_us(runs: list[Run], which: str) -> str:
 
 
 def require_hiredis() -> str:
-    """The header fragment naming redis-py and hiredis; exits without hiredis (the issue's anchor
+    """The header fragment naming redis-py and hiredis; exits without hiredis (the goals' anchor
     is redis-py in the configuration users install, ``redis[hiredis]``)."""
     if not redis.utils.HIREDIS_AVAILABLE:
         raise SystemExit("hiredis is not installed (redis.utils.HIREDIS_AVAILABLE is False): "

@@ -1,5 +1,5 @@
-"""Broker rows of issue 15 (rows 5–10): Gantry's broker against Redis Streams through redis-py +
-hiredis, and against the minimal asyncio broker (the ceiling), 1 KB messages on loopback.
+"""The broker rows of the performance goals (rows 5–10): Gantry's broker against Redis Streams
+through redis-py + hiredis, and against the minimal asyncio broker (the ceiling), 1 KB messages on loopback.
 
 The name server and the brokers run as subprocesses (bench/user_api_cluster.py), redis-server
 privately with AOF on (bench/baselines.py), the minimal broker as bench/minimal_broker.py; the

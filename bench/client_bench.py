@@ -3,7 +3,7 @@
 A name server and two brokers run as subprocesses (``python -m brokers.engine``, ASYNC_FLUSH);
 a topic has 4 queues on each broker (8 in all).
 
-1. Latency at fixed rates (issue 15's row "end-to-end latency, Gantry Producer -> PushConsumer,
+1. Latency at fixed rates (the goals' row "end-to-end latency, Gantry Producer -> PushConsumer,
    1 KB, at 1,000 and 5,000 msgs/s"): for each rate of ``--rates``, on a fresh topic, one Producer
    sends that many messages/s (``send_async``, ``--size``-byte bodies carrying their send time)
    for ``--seconds``; one PushConsumer in another process records, per message, the time its

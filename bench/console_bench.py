@@ -240,7 +240,7 @@ def main() -> int:
     parser.add_argument("--consumed-topics", type=int, default=100, help="topics the groups have offsets on")
     parser.add_argument("--runs", type=int, default=30, help="timed requests per scenario")
     parser.add_argument("--goal-ms", type=float, default=300.0,
-                        help="the goal column's p95 bound (issue 15's row for /api/v1/groups?page_size=1000: 200)")
+                        help="the goal column's p95 bound (goals row 12, /api/v1/groups?page_size=1000: 200)")
     args = parser.parse_args()
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     tmp = Path(tempfile.mkdtemp(prefix="bench-console-"))

@@ -1,9 +1,9 @@
-"""Failover drills of issue 12 with real processes: promotion of a slave when its master is lost.
+"""Broker-group failover drills with real processes: promotion of a slave when its master is lost.
 
 Name server, master and slaves are subprocesses (``python -m brokers.engine namesrv|broker``)
 on loopback ports with real store directories; this process runs 4 producers and the operator.
 
-* ``failover`` (acceptance 1 and 2): a group (SYNC_MASTER or ASYNC_MASTER) + one slave under 4
+* ``failover`` (drills 1 and 2): a group (SYNC_MASTER or ASYNC_MASTER) + one slave under 4
   producers; each cycle SIGKILLs the master **and deletes its store directory**, promotes the
   slave through GANTRY_PROMOTE_SLAVE (a dry run first; forced only when the plan says the
   candidate lacks bytes an ASYNC_MASTER had), keeps producing to the new master and starts a
@@ -12,7 +12,7 @@ on loopback ports with real store directories; this process runs 4 producers and
   twice. At the end everything is drained from the last master and counted: acknowledged
   messages lost, duplicates, stored but never acknowledged; for ASYNC_MASTER each loss is
   checked against the replication lag measured before the kill.
-* ``stale`` (acceptance 5): after a promotion, the old master is restarted on its store as
+* ``stale`` (drill 5): after a promotion, the old master is restarted on its store as
   master; it must answer no send SEND_OK, rejoin as a slave, and log what it truncated.
 
     .venv/bin/python bench/failover_drill.py [--role SYNC_MASTER|ASYNC_MASTER|both] [--cycles 20]
@@ -322,7 +322,7 @@ class Drill:
         return result
 
     async def run_stale(self) -> dict:
-        """Acceptance 5: the old master, restarted on its store after a promotion, takes no send."""
+        """Drill 5: the old master, restarted on its store after a promotion, takes no send."""
         result = DrillResult(self.role, 1)
         self._kills = []
         await self.setup_group()
@@ -389,7 +389,7 @@ def main() -> int:
     parser.add_argument("--role", default="both", choices=("SYNC_MASTER", "ASYNC_MASTER", "both"))
     parser.add_argument("--cycles", type=int, default=20)
     parser.add_argument("--cycle-seconds", type=float, default=2.0)
-    parser.add_argument("--stale", action="store_true", help="also run the stale-master drill (acceptance 5)")
+    parser.add_argument("--stale", action="store_true", help="also run the stale-master drill (drill 5)")
     args = parser.parse_args()
     roles = ("SYNC_MASTER", "ASYNC_MASTER") if args.role == "both" else (args.role,)
     ok = True

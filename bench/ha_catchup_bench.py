@@ -1,4 +1,4 @@
-"""How fast a slave catches up with its master (issue 12, acceptance 4), on loopback.
+"""How fast a slave catches up with its master (broker-group drill 4), on loopback.
 
 Name server, master (ASYNC_MASTER) and slaves are subprocesses (`python -m brokers.engine ...`),
 stores in a temporary directory under /tmp, deleted at the end. Two timings:

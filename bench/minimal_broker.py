@@ -1,4 +1,4 @@
-"""The minimal asyncio broker: the ceiling row of issue 15 ("batch produce vs the minimal asyncio
+"""The minimal asyncio broker: the ceiling row of the performance goals ("batch produce vs the minimal asyncio
 broker baseline, in the same harness").
 
 The smallest asyncio server that a Gantry producer can send to: it speaks the remoting framing

@@ -4,7 +4,7 @@ message after another; the producer's send latency during the attack is what is 
 
 Attacks (each on its own raw connection, one at a time):
 
-- pull naming 100k tags (a 1.2 MB header; issue 13 measured 53 s before the limits);
+- pull naming 100k tags (a 1.2 MB header; 53 s before the port limits);
 - pull naming 1024 tags (the most the default limits accept);
 - heartbeat with 100k tags in one subscription (a 1.2 MB body);
 - heartbeat of ~15 MiB: subscriptions of 1024 tags each (the largest accepted heartbeat);

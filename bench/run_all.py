@@ -1,9 +1,9 @@
-"""Every row of issue 15 in one command (``make bench`` runs this): each step's script with the
-parameters the row needs, one after another, the long ones last.
+"""Every row of the performance goals (docs/benchmarks.md) in one command (``make bench`` runs
+this): each step's script with the parameters the row needs, one after another, the long ones last.
 
     .venv/bin/python bench/run_all.py [--quick] [--only user_api,broker,latency,console,allocation,analytics]
 
-Steps (row numbers are the issue's table, top to bottom):
+Steps (row numbers are the goals table's, top to bottom):
 
 - user_api   rows 1–4   bench/user_api_bench.py
 - broker     rows 5–10  bench/broker_bench.py

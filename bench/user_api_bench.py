@@ -1,4 +1,4 @@
-"""What a user calls: Gantry's public clients against redis-py + hiredis, row by row (issue #15).
+"""What a user calls: Gantry's public clients against redis-py + hiredis, row by row (the goals' rows 1–4).
 
 The public API exactly as the README shows it (``from brokers.engine.client import Producer,
 PushConsumer, Message``) against redis-py in the configuration users install (``redis[hiredis]``),
@@ -83,7 +83,7 @@ def gantry_send_batch(producer: Producer, body: bytes, seconds: float) -> Callab
 
 
 def gantry_async_send(namesrv: str, body: bytes, seconds: float) -> Callable[[], int]:
-    """The public asyncio producer (issue #15, row 3): 64 sends in flight for ``seconds``, with
+    """The public asyncio producer (the goals' row 3): 64 sends in flight for ``seconds``, with
     ``AsyncProducer``'s documented API (``await start()``, ``await send(msg)``, ``await stop()``)."""
     async def run() -> int:
         producer = AsyncProducer("userbench-async", namesrv)

@@ -1,4 +1,4 @@
-"""A name server and one broker (ASYNC_FLUSH unless told) as subprocesses for the issue-15 benches
+"""A name server and one broker (ASYNC_FLUSH unless told) as subprocesses for the performance-goal benches
 (bench/user_api_bench.py, bench/broker_bench.py), with the topics created (8 queues each unless
 told).
 
