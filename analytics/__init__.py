@@ -1,1 +1,1 @@
-"""analytics: see DESIGN.md section 2 (filled in by later issues)."""
+"""analytics: see DESIGN.md section 2."""

@@ -1,1 +1,1 @@
-"""topics: see DESIGN.md section 2 (filled in by later issues)."""
+"""topics: see DESIGN.md section 2."""

@@ -1,6 +1,6 @@
 """Minimal wire-protocol clients: a producer and a pull client, for mqadmin, tests and benchmarks.
 
-No load balancing and no push consumption (the full Producer/PushConsumer is a later issue):
+No load balancing and no push consumption (the full Producer/PushConsumer are producer.py and push_consumer.py):
 
 - :class:`AsyncSimpleProducer` / :class:`SimpleProducer` (blocking), in
   :mod:`brokers.engine.client.simple_producer` (plans in :mod:`~brokers.engine.client.producer_plans`): route lookup on the name servers (falling back to the

@@ -1,4 +1,4 @@
-"""Power loss: the store recovers from every file state a power cut can leave (issue #14, item 3).
+"""Power loss: the store recovers from every file state a power cut can leave.
 
 One deterministic workload per flush mode is recorded through the crash simulator
 (tests/fixtures/crash_sim.py); at least 1,000 distinct crash states of each are materialised,
@@ -6,7 +6,7 @@ opened and checked (``_power_loss.check_state``): with SYNC_FLUSH every acknowle
 there and intact; with ASYNC_FLUSH everything the commit log had flushed is; in both nothing
 corrupt is visible (every consume queue unit points at the record it names, pulls and key
 lookups return only whole messages that were sent, the survivors are a prefix of the puts) and
-recovery reports what it cut. The numbers are printed (``-s``) for the issue's note.
+recovery reports what it cut. The numbers are printed (``-s``).
 """
 from __future__ import annotations
 
