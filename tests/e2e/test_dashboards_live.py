@@ -57,7 +57,7 @@ def test_an_open_page_shows_samples_two_minutes_old_without_a_button(page, live_
     page.wait_for_selector("[data-testid=panel-throughput][data-loaded=true] canvas", timeout=30000)
     _wait_drawn(page, "backlog")
     assert _legend(page, "throughput") == ["clicks"] and _legend(page, "backlog") == ["reporting/clicks"]
-    assert page.locator("[data-testid=data-until]").inner_text() == f"{two_minutes_ago:%Y-%m-%d %H:%M} UTC"
+    assert page.locator("[data-testid=data-until]").inner_text() == f"{two_minutes_ago:%Y-%m-%d %H:%M:%S} UTC"
     info = page.evaluate(PLOT_INFO, "[data-testid=panel-throughput]")
     assert info["points"] >= 10
     screenshot("live")
@@ -95,7 +95,7 @@ def test_axes_keep_to_the_range_for_one_and_two_points_and_count_in_whole_number
 
     span, info = _x_span(page, f"{live_server.url}/dashboards/?range=day")
     assert info["points"] == 1 and 24 * 3600 <= span <= 26 * 3600, info  # a day, not years
-    assert all(len(label.split("\n")[-1]) == 5 for label in info["xLabels"]), info["xLabels"]  # HH:MM ticks
+    assert all(len(label.split("\n")[-1]) == 8 for label in info["xLabels"]), info["xLabels"]  # HH:MM:SS ticks
     screenshot("day-one-point")
     span, info = _x_span(page, f"{live_server.url}/dashboards/?range=week")
     assert info["points"] == 1 and 7 * 86400 <= span <= 8 * 86400 + 3600, info
