@@ -13,7 +13,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # worker sits on a queue of tests while the others are done, and browser tests stay last (tests/conftest.py).
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n * 2 > 8 ? 8 : n * 2 )))
 
-.PHONY: run test setup system venv speedups migrate interop clean-var bench
+.PHONY: run test check setup system venv speedups migrate interop clean-var bench
 
 run: setup
 	$(PY) manage.py ensure_admin
@@ -24,6 +24,10 @@ test: setup
 	@$(MAKE) --no-print-directory interop
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 	GANTRY_TEST_DB=postgres GANTRY_PURE_PYTHON=1 GANTRY_EVENT_LOOP=asyncio $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not e2e and not interop"  # the DB-touching tests again, on PostgreSQL (browser tests: SQLite only), on the pure-Python codecs and asyncio's own event loop; Apache's Java pieces (interop) run in the first pass only
+
+# The fast guardrail, under a minute: ruff's lint as pyproject.toml configures it. CI runs it before make test.
+check: venv
+	$(PY) -m ruff check .
 
 setup: system venv speedups migrate
 

@@ -368,7 +368,7 @@ AXES_ENABLE_ADMIN = False
 AXES_HTTP_RESPONSE_CODE = 429
 
 # DRF and drf-spectacular (the OpenAPI schema): fixed, no environment variables (console/api_settings.py)
-from console.api_settings import REST_FRAMEWORK, SPECTACULAR_SETTINGS  # noqa: E402
+from console.api_settings import REST_FRAMEWORK, SPECTACULAR_SETTINGS  # noqa: E402, F401 (Django reads settings from this module)
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_AGE = 12 * 3600  # a working day; operators log in again the next morning

@@ -8,7 +8,6 @@ import io
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 
 import pytest

@@ -3,8 +3,6 @@ the group's notifications switched off, and waiting for what they hold."""
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 
 from brokers.engine.client import ClientConfig, ConsumeConcurrentlyStatus, PushConsumer
 from brokers.engine.client.admin import BlockingMQAdminClient

@@ -36,7 +36,7 @@ from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.store.config import StoreConfig
-from brokers.engine.store.ha.ha_config import MASTER_ROLES, SLAVE
+from brokers.engine.store.ha.ha_config import SLAVE
 from brokers.engine.store.ha.ha_message_store import HAMessageStore
 
 if TYPE_CHECKING:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 from brokers.engine.client.admin import BlockingMQAdminClient

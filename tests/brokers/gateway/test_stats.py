@@ -2,7 +2,6 @@
 request per broker, every queue's offsets and bytes, every group's committed offsets."""
 from __future__ import annotations
 
-import pytest
 
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.errors import RemotingError

@@ -5,7 +5,6 @@ replay protection required of every account, Gantry's brokers (registration, sla
 still work, since they all sign with the two fields."""
 from __future__ import annotations
 
-import time
 
 import pytest
 

@@ -218,7 +218,7 @@ def test_consumer_running_info_is_forwarded_to_the_client(module_cluster, module
 
 def test_async_admin_client(module_cluster):
     async def scenario():
-        async with MQAdminClient([f"127.0.0.1:1", module_cluster.namesrv_addr], timeout_s=2.0) as a:
+        async with MQAdminClient(["127.0.0.1:1", module_cluster.namesrv_addr], timeout_s=2.0) as a:
             info = await a.examine_broker_cluster_info()
             topics = await a.get_all_topic_list()
             return info, topics

@@ -4,8 +4,6 @@ from __future__ import annotations
 import asyncio
 from functools import partial
 import threading
-import time
-from collections.abc import Callable
 
 import pytest
 

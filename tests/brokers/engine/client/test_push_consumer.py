@@ -164,7 +164,6 @@ def test_reconsume_later_retries_then_dead_letters(module_cluster, module_admin,
         assert [m.reconsume_times for m in poison] == [0, 1, 2]
         assert all(m.topic == topic_name for m in poison)  # the retry topic is hidden
         assert poison[1].message_queue.topic == f"%RETRY%{group}"
-        dlq = PullConsumer(f"dlq_reader_{topic_name}", module_cluster.namesrv_addr, consume_from_where="FIRST_OFFSET", client_config=FAST)
         dlq_topic = f"%DLQ%{group}"
 
         def dead() -> list[bytes]:

@@ -12,7 +12,6 @@ import json
 import socket
 import struct
 import threading
-import time
 
 from brokers.engine.common import json_compat
 from brokers.engine.common.message_codec import decode_records
