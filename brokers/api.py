@@ -1,11 +1,14 @@
 """/api/v1/clusters, /api/v1/brokers, /api/v1/broker-groups, /api/v1/namesrvs, /api/v1/alerts: the
-overview as JSON; POST /api/v1/brokers/{name}/promote and /api/v1/promotion-jobs: promotion jobs.
+overview as JSON; GET /api/v1/brokers/{name}/runtime: each member's runtime status (mqadmin brokerStatus);
+POST /api/v1/brokers/{name}/promote and /api/v1/promotion-jobs: promotion jobs.
 
 Each overview endpoint is one read of :func:`brokers.gateway.overview.broker_overview` (a name
 server that does not answer makes clusters and brokers a 503; name servers and alerts still
 answer). Promotion shapes are in brokers/promotion/serializers.py (docs/promotion-jobs.md).
 """
 from __future__ import annotations
+
+import time
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status, viewsets
@@ -15,11 +18,12 @@ from rest_framework.response import Response
 
 from brokers.gateway.broker_config import group_configs
 from brokers.gateway.producers import all_producer_groups
+from brokers.gateway.runtime_status import member_runtimes
 from brokers.gateway.overview import BrokerOverview, broker_group, broker_overview
 from brokers.promotion import jobs as promotion_jobs
 from brokers.promotion import selectors as promotion_selectors
 from brokers.promotion.serializers import PromoteInput, PromotionJobOutput, PromotionJobQuery
-from brokers.serializers import AlertOutput, BrokerGroupConfigOutput, ProducerGroupsOutput, BrokerGroupOutput, BrokerListQuery, BrokerOutput, ClusterOutput, NamesrvOutput
+from brokers.serializers import AlertOutput, BrokerGroupConfigOutput, BrokerRuntimeOutput, ProducerGroupsOutput, BrokerGroupOutput, BrokerListQuery, BrokerOutput, ClusterOutput, NamesrvOutput
 from console.actor import actor_from_request
 from console.errors import NamesrvUnreachable, NotFound
 from console.rest import paginated_response, parse_input, query_dict, validated
@@ -80,6 +84,16 @@ class BrokerViewSet(viewsets.ViewSet):
                                                      force=data["force"], dry_run=data["dry_run"], role=data.get("role"))
         return Response(PromotionJobOutput(triggered.job).data,
                         status=status.HTTP_202_ACCEPTED if triggered.created else status.HTTP_200_OK)
+
+    @extend_schema(parameters=[NAME], responses=BrokerRuntimeOutput,
+                   description="Each member's runtime status (GET_BROKER_RUNTIME_INFO, mqadmin brokerStatus), typed: TPS, "
+                               "today's message counts, commit log disk ratio, page cache lock time, bytes to flush, version, "
+                               "uptime. A member that does not answer has available false and the error; 404 an unknown broker.")
+    @action(detail=True, methods=["get"])
+    def runtime(self, request: Request, name: str) -> Response:
+        group = broker_group(name)
+        members = member_runtimes(((m.broker_id, m.addr) for m in group.members), int(time.time() * 1000))
+        return Response(BrokerRuntimeOutput({"broker_name": name, "members": members}).data)
 
 
 @extend_schema(tags=["cluster"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from brokers.gateway.overview import EXPIRED, LIVE, NOT_ANSWERING
+from brokers.gateway.runtime_status import NO_THREAD_POOL
 from brokers.gateway.store_disk import STATES
 from console.query_filters import ChoiceFilterField
 
@@ -135,3 +136,42 @@ class AlertOutput(serializers.Serializer):
     kind = serializers.CharField()
     target = serializers.CharField()
     message = serializers.CharField()
+
+
+class RuntimeStatusOutput(serializers.Serializer):
+    """The figures of rocketmq-dashboard's brokerStatus (GET_BROKER_RUNTIME_INFO), typed; null: not reported."""
+
+    put_tps = serializers.FloatField(allow_null=True, help_text="putTps: messages stored per second, last 10 s")
+    get_tps = serializers.FloatField(allow_null=True, help_text="getTransferedTps: messages sent to consumers per second, last 10 s")
+    commit_log_disk_ratio = serializers.FloatField(allow_null=True, help_text="commitLogDiskRatio: used fraction of the commit log's disk, 0..1")
+    page_cache_lock_ms = serializers.IntegerField(allow_null=True, help_text="pageCacheLockTimeMills")
+    remain_to_flush_bytes = serializers.IntegerField(allow_null=True, help_text="remainHowManyDataToFlush: bytes not yet flushed")
+    version = serializers.CharField(help_text="brokerVersionDesc")
+    boot_timestamp_ms = serializers.IntegerField(allow_null=True, help_text="bootTimestamp (ms since the epoch)")
+    uptime_s = serializers.IntegerField(allow_null=True, help_text="seconds since bootTimestamp")
+    uptime = serializers.CharField(help_text="uptime as HH:MM:SS")
+    msg_put_total = serializers.IntegerField(allow_null=True, help_text="msgPutTotalTodayNow: messages put since the broker started")
+    msg_get_total = serializers.IntegerField(allow_null=True, help_text="msgGetTotalTodayNow: messages got since the broker started")
+    msg_put_today = serializers.IntegerField(allow_null=True, help_text="msgPutTotalTodayNow - msgPutTotalTodayMorning")
+    msg_get_today = serializers.IntegerField(allow_null=True, help_text="msgGetTotalTodayNow - msgGetTotalTodayMorning")
+    thread_pools = serializers.SerializerMethodField(help_text="Gantry's broker has no request thread pools (its event loop runs "
+                                                                "requests): the send/pull pool queue figures are not reported")
+
+    def get_thread_pools(self, obj) -> str:
+        return NO_THREAD_POOL
+
+
+class MemberRuntimeOutput(serializers.Serializer):
+    broker_id = serializers.IntegerField()
+    addr = serializers.CharField()
+    available = serializers.SerializerMethodField()
+    error = serializers.CharField(help_text='why the member is unavailable ("" when it answered)')
+    status = RuntimeStatusOutput(allow_null=True, help_text="null when the member did not answer")
+
+    def get_available(self, obj) -> bool:
+        return obj.status is not None
+
+
+class BrokerRuntimeOutput(serializers.Serializer):
+    broker_name = serializers.CharField()
+    members = MemberRuntimeOutput(many=True, help_text="each member's runtime status, master first")

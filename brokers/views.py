@@ -2,6 +2,8 @@
 promotion jobs' pages (a job's card polls itself while the job is active)."""
 from __future__ import annotations
 
+import time
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -11,6 +13,7 @@ from brokers.gateway.broker_config import group_configs
 from brokers.gateway.producers import all_producer_groups
 from brokers.gateway.overview import broker_group as read_broker_group
 from brokers.gateway.overview import broker_overview
+from brokers.gateway.runtime_status import member_runtimes
 from brokers.promotion import jobs as promotion_jobs
 from brokers.promotion import selectors as promotion_selectors
 from console.actor import actor_from_request
@@ -36,7 +39,8 @@ def broker_group(request: HttpRequest, name: str) -> HttpResponse:
     if request.htmx:  # the 5 s refresh swaps the members only; the promotion panel polls on its own
         return render(request, "brokers/_broker_group.html", context)
     context.update(promote_form=PromoteForm.for_group(group), promotion_job=promotion_selectors.latest_group_job(broker_name=name),
-                   configs=group_configs(group.members))
+                   configs=group_configs(group.members),
+                   runtimes=member_runtimes(((m.broker_id, m.addr) for m in group.members), int(time.time() * 1000)))
     return render(request, "brokers/broker_group.html", context)
 
 
