@@ -48,7 +48,7 @@ ENTRIES = (
 SECTIONS = {
     "home": "home", "broker-group": "home", "broker-group-promote": "home", "promotion-job": "home",
     "topics:*": "topics", "dlq:*": "groups", "messages:*": "messages", "dashboards:*": "dashboards", "metadata:*": "metadata",
-    "consumers:list": "groups", "consumers:detail": "groups", "consumers:reset-offset": "groups", "consumers:rebalance": "groups",
+    "consumers:list": "groups", "consumers:detail": "groups", "consumers:client-running-info": "groups", "consumers:reset-offset": "groups", "consumers:rebalance": "groups",
     "consumers:subscription-groups": "groups", "consumers:subscription-group-create": "groups",
     "consumers:subscription-group-update": "groups", "consumers:subscription-group-delete": "groups",
     "consumers:alert-rules": "alerts", "consumers:alert-rule": "alerts", "consumers:alert-events": "alerts",

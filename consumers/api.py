@@ -32,6 +32,7 @@ from consumers.rebalance.serializers import (
     RebalanceJobQuery,
 )
 from consumers.rebalance.types import Triggered
+from consumers.running_info_serializers import ClientRunningInfoOutput
 from consumers.reset_serializers import OffsetResetOutput, ResetOffsetInput
 from consumers.serializers import (
     AllocationCompareInput,
@@ -48,6 +49,7 @@ from consumers.serializers import (
 )
 
 NAME = OpenApiParameter("name", str, OpenApiParameter.PATH, description="consumer group name")
+CLIENT_ID = OpenApiParameter("client_id", str, OpenApiParameter.PATH, description="client id of an online member (as the group lists it)")
 ORDERING = selectors.GROUP_ORDERING
 
 
@@ -100,6 +102,14 @@ class GroupViewSet(viewsets.ViewSet):
         data = parse_input(ResetOffsetInput, request.data)
         done = services.group_reset_offset(actor=actor_from_request(request), group=name, topic=data["topic"], target=data["target"])
         return Response(OffsetResetOutput(done).data)
+
+    @extend_schema(parameters=[NAME, CLIENT_ID], responses=ClientRunningInfoOutput,
+                   description="A member's running info (GET_CONSUMER_RUNNING_INFO): its subscriptions, settings, per-topic consume "
+                               "RT and TPS, per-queue process queues. 404 when the client is not an online member, 503 when it "
+                               "cannot answer (older than V3_1_8) or does not answer in time.")
+    @action(detail=True, methods=["get"], url_path=r"clients/(?P<client_id>[^/]+)/running-info")
+    def running_info(self, request: Request, name: str, client_id: str) -> Response:
+        return Response(ClientRunningInfoOutput(selectors.client_running_info(name=name, client_id=client_id)).data)
 
     @extend_schema(parameters=[NAME, ProgressQuery], responses=GroupAllocationOutput)
     @action(detail=True, methods=["get"])

@@ -32,6 +32,8 @@ from brokers.gateway.cluster import cluster_info, masters_by_addr, readable_by_a
 from brokers.gateway.connections import GroupConnections, consumer_connections
 from brokers.gateway.groups import group_survey
 from brokers.gateway.queues import max_offsets, min_offsets, search_offsets
+from brokers.gateway import running_info
+from brokers.gateway.running_info import ClientRunningInfo
 from brokers.gateway.topic_routes import topic_route_data
 from console.errors import InvalidInput, NotFound
 from consumers import live, previews
@@ -379,3 +381,9 @@ def allocation_preview(*, spec: previews.AllocationInput) -> previews.PreviewRes
 
 def allocation_compare(*, spec: previews.AllocationInput, params_by_strategy: dict | None = None) -> previews.CompareResult:
     return previews.compare(spec, params_by_strategy)
+
+
+def client_running_info(*, name: str, client_id: str) -> ClientRunningInfo:
+    """One member's running info (subscriptions, settings, per-topic consume figures, process queues)."""
+    checked_group(name, "group")
+    return running_info.client_running_info(name, client_id)

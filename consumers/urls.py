@@ -13,6 +13,7 @@ app_name = "consumers"
 urlpatterns = [
     path("groups/", views.group_list, name="list"),
     path("groups/<str:name>/", views.group_detail, name="detail"),
+    path("groups/<str:name>/clients/<str:client_id>/running-info", views.client_running_info, name="client-running-info"),
     path("groups/<str:name>/reset-offset", views.group_reset_offset, name="reset-offset"),
     path("groups/<str:name>/rebalance", views.group_rebalance, name="rebalance"),
     path("rebalance-jobs/", views.rebalance_jobs_page, name="rebalance-jobs"),

@@ -60,6 +60,18 @@ def group_detail(request: HttpRequest, name: str) -> HttpResponse:
     return _page_or_partial(request, "consumers/group_detail.html", "consumers/_group_detail.html", context)
 
 
+@console_page()
+def client_running_info(request: HttpRequest, name: str, client_id: str) -> HttpResponse:
+    """One member's running info: the page, or (htmx) the fragment the group page opens under the member.
+    A client that is gone or cannot answer is a sentence on the page (the API answers 404/503), not an error page."""
+    context = {"name": name, "client_id": client_id}
+    try:
+        context["info"] = selectors.client_running_info(name=name, client_id=client_id)
+    except ServiceError as exc:  # NotFound (not an online member), Unavailable (too old, no answer): the reason
+        context.update(reason=exc.message, not_member=isinstance(exc, NotFound))
+    return _page_or_partial(request, "consumers/client_running_info.html", "consumers/_client_running_info.html", context)
+
+
 @console_page(methods=("POST",))
 def group_rebalance(request: HttpRequest, name: str) -> HttpResponse:
     """POST: trigger a rebalance of the group (dry run unless dry_run=0); show the job (htmx) or go to its page."""

@@ -185,7 +185,7 @@ def _existing_things(auth: dict, cluster) -> dict:
                                                                      "/dlq", "/dlq/resend", "/dlq/export")}
     things[("/subscription-groups/{name}", "name")] = group
     things |= {("/brokers/{name}/promote", "name"): "broker-a", ("/broker-groups/{name}", "name"): "broker-a",
-               ("/broker-groups/{name}/config", "name"): "broker-a",
+               ("/broker-groups/{name}/config", "name"): "broker-a", ("/brokers/{name}/runtime", "name"): "broker-a",
                ("/clusters/{name}", "name"): EXAMPLE_CLUSTER, ("/acl/accounts/{access_key}", "access_key"): DEMO[0],
                ("/users/{username}", "username"): "fuzz-patched", ("/users/{username}/password", "username"): "fuzz-patched", ("/rebalance-jobs/{id}", "id"): str(rebalance.get("id")),
                ("/dashboards/refresh-runs/{id}", "id"): refresh.get("id"), ("/messages/{msg_id}", "msg_id"): sent.get("offset_msg_id"), ("/messages/{msg_id}/trace", "msg_id"): sent.get("msg_id"),
@@ -194,6 +194,10 @@ def _existing_things(auth: dict, cluster) -> dict:
                ("/alert-rules/{id}", "id"): str(rule.id), ("/alert-rules/{id}/silence", "id"): str(rule.id),
                ("/alert-rules/{id}/enable", "id"): str(rule.id),
                ("/alert-events/{id}", "id"): str(event.id), ("/alert-events/{id}/acknowledge", "id"): str(event.id)}
+    # the live member of the examples' group (fuzz_cluster's PullClient) for its running info
+    member_id = client.get(f"/api/v1/groups/{group}").json()["members"][0]["client_id"]
+    things |= {("/groups/{name}/clients/{client_id}/running-info", "name"): group,
+               ("/groups/{name}/clients/{client_id}/running-info", "client_id"): member_id}
     things = {("/api/v1" + path, name): value for (path, name), value in things.items()}
     # a dead letter of the examples' group, as the broker would have moved it there, for a resend to find
     MADE_BODY["POST /api/v1/groups/{name}/dlq/resend"] = {"msg_ids": [_dead_letter(cluster, group, sent.get("msg_id"))]}
