@@ -25,7 +25,7 @@ from typing import Protocol
 
 from brokers.engine.acl.acl_refused import AclRefused
 from brokers.engine.acl.permission import Perm, check_permission, describe_resource, is_group_resource, perm_name
-from brokers.engine.acl.plain_acl_config import PlainAclConfig
+from brokers.engine.acl.plain_acl_config import PlainAccessAccount, PlainAclConfig
 from brokers.engine.acl.remote_address import split_host
 from brokers.engine.acl.replay_cache import ReplayCache
 from brokers.engine.acl.request_rules import REQUEST_RULES, UNKNOWN_CODE_RULE, Access, required_resources
@@ -81,9 +81,7 @@ class AclValidator:
 
         ``remote_addr`` is the peer: asyncio's ``(host, port)``, ``host:port``, ``[v6]:port`` or a host.
         """
-        config = self._source.config
-        if config is not self._cached_for:
-            self._cached_for, self._peers, self._granted, self._decided = config, {}, {}, set()
+        config = self._current()
         peer = self._peers.get(remote_addr)
         if peer is None:
             peer = self._peer(config, remote_addr)
@@ -108,6 +106,14 @@ class AclValidator:
         if replay.required or account.require_replay_protection or GANTRY_NONCE in ext_fields or GANTRY_TIMESTAMP in ext_fields:
             self.replays.check(ext_fields, access_key=access_key, settings=replay,
                                required=replay.required or account.require_replay_protection)
+        self.check_access(account, request)
+
+    def check_access(self, account: PlainAccessAccount, request: RemotingCommand) -> None:
+        """Steps 6-8 for an account already authenticated (by a signature here, or by the 5.x gRPC
+        endpoint's own): raise AclRefused unless ``account`` may run ``request``."""
+        self._current()
+        access_key = account.access_key
+        ext_fields = request.ext_fields
         rule = _rule_for(request.code, UNKNOWN_CODE_RULE)  # request_rules.rule_for, without its frame
         if rule.access is Access.ADMIN and not account.admin:
             raise AclRefused(f"request code {_code_name(request.code)} needs an admin account; accessKey {access_key} is not admin")
@@ -135,6 +141,13 @@ class AclValidator:
             if len(self._decided) >= _CACHE_LIMIT:
                 self._decided.clear()
             self._decided.add(decision)
+
+    def _current(self) -> PlainAclConfig:
+        """The config in force; the caches start over when it is a different object (a reload)."""
+        config = self._source.config
+        if config is not self._cached_for:
+            self._cached_for, self._peers, self._granted, self._decided = config, {}, {}, set()
+        return config
 
     def _peer(self, config: PlainAclConfig, remote_addr: str | tuple | None) -> tuple[str | None, bool]:
         """The peer's host and whether it is globally white, remembered for the next request."""
