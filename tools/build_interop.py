@@ -1,10 +1,11 @@
-"""Resolve Apache RocketMQ's Java clients, tools and servers from Maven Central and build the interop driver.
+"""Resolve Apache RocketMQ's Java clients, tools and servers from Maven Central and build the interop drivers.
 
     .venv/bin/python tools/build_interop.py     # make test does this; the interop fixtures do it too
 
 Runs ``mvn package dependency:build-classpath`` on ``interop/pom.xml`` when a pom or a Java source is
 newer than the last build (a stamp under ``interop/target``); each module's runtime classpath, its
-compiled classes first, lands in ``interop/<module>/target/classpath.txt``. Maven's local repository
+compiled classes first, lands in ``interop/<module>/target/classpath.txt`` (``grpc5``: the gRPC client
+rocketmq-client-java with the driver of ``interop/grpc-driver``). Maven's local repository
 (``~/.m2``, or ``MAVEN_REPO``) is a cache: a fresh machine resolves everything from Maven Central.
 Exits non-zero, printing Maven's output, when the build fails.
 """
@@ -19,7 +20,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 INTEROP = ROOT / "interop"
-MODULES = ("client4", "client5", "apache5")
+MODULES = ("client4", "client5", "apache5", "grpc5")
 STAMP = INTEROP / "target" / "build.stamp"
 MVN_TIMEOUT_S = 900  # a fresh ~/.m2 downloads ~120 MB; far above the ~30 s that takes here
 
@@ -30,7 +31,7 @@ class InteropBuildError(RuntimeError):
 
 def _inputs_digest() -> str:
     digest = hashlib.sha256()
-    for path in sorted(INTEROP.glob("**/pom.xml")) + sorted(INTEROP.glob("driver/src/**/*.java")):
+    for path in sorted(INTEROP.glob("**/pom.xml")) + sorted(INTEROP.glob("*driver/src/**/*.java")):
         if "target" in path.relative_to(INTEROP).parts:
             continue
         digest.update(str(path.relative_to(INTEROP)).encode() + b"\0" + path.read_bytes() + b"\0")
