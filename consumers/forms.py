@@ -30,7 +30,7 @@ SCENARIO_FIELDS = {"scenario.add_consumers": "add_clients", "scenario.remove_con
                    "params.broker_rooms": "rooms", "params.consumer_rooms": "rooms"}
 
 
-GROUP_ORDERINGS = ("name", "-name", "lag", "-lag", "tps", "-tps")  # consumers.selectors.GROUP_ORDERING, ascending or descending
+GROUP_ORDERINGS = ("name", "-name", "lag", "-lag", "tps", "-tps", "delay", "-delay")  # consumers.selectors.GROUP_ORDERING, ascending or descending
 
 
 class GroupFilterForm(FilterForm):

@@ -15,6 +15,7 @@ Costs, in admin requests:
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -22,6 +23,7 @@ from django.core.cache import cache
 
 from brokers.engine.common.subscription_group_config import BUILTIN_GROUPS
 from brokers.engine.client.admin import ClusterInfo, ConsumerRunningInfo, MQBrokerError, TopicRouteData
+from brokers.engine.client.admin_group_bodies import backlog_since, consume_delay_s, merge_backlog_since
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.mq_version import version_desc
@@ -86,16 +88,24 @@ def _readable() -> tuple[ClusterInfo, dict[str, str]]:
 # -- the list --------------------------------------------------------------------------------------------
 
 
-# The orders of the group list, page and API (``-`` for descending): name, lag, TPS (no TPS counts as 0).
-GROUP_ORDERING = {"name": lambda g: g.name, "lag": lambda g: (g.lag, g.name), "tps": lambda g: (g.tps or 0.0, g.name)}
+# The orders of the group list, page and API (``-`` for descending): name, lag, TPS (no TPS counts as 0),
+# consume delay (an unknown delay sorts below 0).
+GROUP_ORDERING = {"name": lambda g: g.name, "lag": lambda g: (g.lag, g.name), "tps": lambda g: (g.tps or 0.0, g.name),
+                  "delay": lambda g: (-1.0 if g.delay is None else g.delay, g.name)}
 
 
-def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> GroupList:
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def group_list(*, search: str = "", kinds: frozenset[str] | None = None, now_ms: int | None = None) -> GroupList:
     """Every group any broker knows (config or committed offsets), with lag, TPS and consumeEnable, filtered.
 
     The TPS is the brokers' ``consumeTps`` (messages pulled per second over the last minute), the
     figure GET_CONSUME_STATS gives the group page, its progress API and ``mqadmin consumerProgress``;
-    unknown (None) when no broker of the group answers GET_BROKER_CONSUME_STATS. consumeEnable is
+    unknown (None) when no broker of the group answers GET_BROKER_CONSUME_STATS. The consume delay is
+    ``now_ms`` (default: the clock) less the earliest ``lastTimestamp`` behind the group's backlog
+    (:func:`~brokers.engine.client.admin_group_bodies.consume_delay_s`), unknown like the TPS. consumeEnable is
     false when any broker's subscription group config says so.
 
     ``search`` matches a part of the name (case-insensitive), ``kinds`` keeps user and/or system
@@ -108,7 +118,7 @@ def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> Grou
     errors, sources = [], set()
 
     def entry(group: str) -> dict:
-        return merged.setdefault(group, {"brokers": set(), "topics": set(), "lag": 0, "tps": None, "enable": True})
+        return merged.setdefault(group, {"brokers": set(), "topics": set(), "lag": 0, "tps": None, "enable": True, "since": [], "timed": False})
 
     for addr, survey in surveys.items():
         if survey.error:
@@ -129,6 +139,9 @@ def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> Grou
             for group in survey.lag:
                 e = entry(group)
                 e["tps"] = (e["tps"] or 0.0) + survey.tps.get(group, 0.0)
+                e["timed"] = True
+                e["since"].append(survey.backlog_since.get(group))
+    now_ms = _now_ms() if now_ms is None else now_ms
     needle = search.strip().lower()
     rows = []
     for name in sorted(merged):
@@ -136,7 +149,8 @@ def group_list(*, search: str = "", kinds: frozenset[str] | None = None) -> Grou
         if (needle and needle not in name.lower()) or (kinds and kind not in kinds):
             continue
         e = merged[name]
-        rows.append(GroupRow(name, kind, tuple(sorted(e["brokers"])), tuple(sorted(e["topics"])), e["lag"], e["tps"], e["enable"]))
+        delay = consume_delay_s(merge_backlog_since(e["since"]), now_ms) if e["timed"] else None
+        rows.append(GroupRow(name, kind, tuple(sorted(e["brokers"])), tuple(sorted(e["topics"])), e["lag"], e["tps"], e["enable"], delay=delay))
     return GroupList(tuple(rows), len(merged), tuple(sorted(brokers.values())), tuple(errors), tuple(sorted(sources)),
                      tuple(brokers.items()))
 
@@ -193,7 +207,8 @@ def _stats(name: str, topic: str | None) -> GroupProgress:
         raise
     queues = tuple(QueueProgress(mq.topic, mq.broker_name, mq.queue_id, w.broker_offset, w.consumer_offset, w.last_timestamp)
                    for mq, w in stats.items())
-    return GroupProgress(name, topic, queues, stats.consume_tps)
+    delay = consume_delay_s(backlog_since((q.broker_offset, q.consumer_offset, q.last_timestamp) for q in queues), _now_ms())
+    return GroupProgress(name, topic, queues, stats.consume_tps, delay)
 
 
 def _known_or_online(name: str) -> tuple[tuple[str, ...], GroupConnections, Committed]:

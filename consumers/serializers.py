@@ -70,7 +70,7 @@ def queue_key(mq) -> str:
 class GroupListQuery(serializers.Serializer):
     search = serializers.CharField(required=False, allow_blank=True)
     kind = ChoiceSetField(choices=GROUP_KINDS, required=False)
-    ordering = serializers.CharField(required=False, help_text="name, lag, tps (prefix - for descending)")
+    ordering = serializers.CharField(required=False, help_text="name, lag, tps, delay (prefix - for descending)")
 
 
 class ProgressQuery(StrictInputSerializer):
@@ -84,6 +84,8 @@ class GroupRowOutput(serializers.Serializer):
     topics = serializers.ListField(child=serializers.CharField())
     lag = serializers.IntegerField(help_text="messages not consumed yet, over every topic and broker")
     tps = serializers.FloatField(allow_null=True, help_text="the brokers' consumeTps, as the progress API's consume_tps: messages pulled per second over the last minute (null: no broker gave it)")
+    delay = serializers.FloatField(allow_null=True, help_text="consume delay in seconds: now less the store time of the last message consumed "
+                                   "before the backlog (lastTimestamp), the oldest queue behind counting; 0 without backlog, null unknown")
     consume_enable = serializers.BooleanField()
     online = serializers.BooleanField()
     members = serializers.IntegerField(allow_null=True)
@@ -97,7 +99,7 @@ class GroupRowsOutput(GroupRowOutput):
     """GroupRowOutput built as plain dicts: a page of 1,000 rows stays cheap."""
 
     def to_representation(self, g) -> dict:
-        return {"name": g.name, "kind": g.kind, "brokers": list(g.brokers), "topics": list(g.topics), "lag": g.lag, "tps": g.tps,
+        return {"name": g.name, "kind": g.kind, "brokers": list(g.brokers), "topics": list(g.topics), "lag": g.lag, "tps": g.tps, "delay": g.delay,
                 "consume_enable": g.consume_enable, "online": g.online, "members": g.members, "consume_type": g.consume_type,
                 "message_model": g.message_model, "version": g.version, "strategy": g.strategy}
 
@@ -133,6 +135,7 @@ class GroupProgressOutput(serializers.Serializer):
     topic = serializers.CharField(allow_null=True)
     consume_tps = serializers.FloatField()
     diff_total = serializers.IntegerField()
+    delay = serializers.FloatField(allow_null=True, help_text="consume delay in seconds, as the group list's delay")
     queues = QueueProgressOutput(many=True)
 
 
@@ -146,6 +149,7 @@ class GroupDetailOutput(serializers.Serializer):
     topics = serializers.ListField(child=serializers.CharField())
     members = MemberOutput(many=True)
     subscriptions = SubscriptionOutput(many=True)
+    delay = serializers.FloatField(source="progress.delay", allow_null=True, help_text="consume delay in seconds, as the group list's delay")
     progress = GroupProgressOutput()
     not_answering = serializers.ListField(child=serializers.CharField())
     errors = serializers.ListField(child=serializers.CharField())

@@ -40,6 +40,7 @@ class GroupRow:
     message_model: str | None = None  # CLUSTERING, BROADCASTING
     version: str | None = None
     strategy: str | None = None  # as the members reported it to the last live check (None: unknown)
+    delay: float | None = None  # s: now - the lastTimestamp behind its backlog (0 none; None unknown: no consume stats, nothing consumed yet)
 
     @property
     def online(self) -> bool:
@@ -112,6 +113,7 @@ class GroupProgress:
     topic: str | None
     queues: tuple[QueueProgress, ...]
     consume_tps: float
+    delay: float | None = None  # s: as GroupRow.delay, over these queues
 
     @property
     def diff_total(self) -> int:

@@ -30,3 +30,19 @@ def test_the_consume_stats_list_fast_reader_agrees_with_the_tolerant_one() -> No
     # tolerant reader's, so this is the tolerant reading of the same stats
     odd = body.replace(b'"queueId":3,', b'"queueId": 3,')
     assert parse_consume_stats_list("a:1", odd) == fast
+
+
+def test_the_consume_delay_counts_from_the_earliest_last_timestamp_behind_a_backlog() -> None:
+    from brokers.engine.client.admin_group_bodies import backlog_since, consume_delay_s, merge_backlog_since
+
+    assert backlog_since([(5, 5, 100)]) is None  # caught up: no delay
+    assert backlog_since([(5, 3, 300), (9, 2, 200), (4, 4, 50)]) == 200
+    assert backlog_since([(5, 0, 0)]) == 0 and backlog_since([(5, 0, 0), (5, 1, 70)]) == 70  # nothing consumed yet: unknown
+    assert merge_backlog_since([None, 400, 0]) == 400 and merge_backlog_since([None, None]) is None and merge_backlog_since([0]) == 0
+    assert consume_delay_s(None, 10_000) == 0.0 and consume_delay_s(0, 10_000) is None and consume_delay_s(7_500, 10_000) == 2.5
+    stats = {"consumeStatsList": [{"G": [{"consumeTps": 0, "offsetTable": {
+        MessageQueue("T", "b", 0): {"brokerOffset": 3, "consumerOffset": 1, "lastTimestamp": 1_000},
+        MessageQueue("T", "b", 1): {"brokerOffset": 2, "consumerOffset": 2, "lastTimestamp": 500}}}]},
+        {"H": [{"consumeTps": 0, "offsetTable": {MessageQueue("T", "b", 0): {"brokerOffset": 3, "consumerOffset": 3, "lastTimestamp": 9}}}]}]}
+    survey = parse_consume_stats_list("a:1", json_compat.dumps(stats).encode())
+    assert survey.backlog_since == {"G": 1_000}
