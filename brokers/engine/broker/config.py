@@ -62,6 +62,9 @@ class BrokerConfig:
     # pull reads every candidate record's properties from the commit log. Off, a SQL92 subscription
     # is refused at CHECK_CLIENT_CONFIG and at every pull.
     enable_property_filter: bool = False
+    # enableMixedMessageType: may a topic's message.type attribute be MIXED (any type of message)?
+    # Off by default, as in RocketMQ 5: UPDATE_AND_CREATE_TOPIC refuses +message.type=MIXED.
+    enable_mixed_message_type: bool = False
     short_polling_ms: int = 1000  # hold time when long polling is off
     long_poll_check_interval_s: float = 5.0  # re-check of parked pulls
     # Clients time a pull out at 30 s; a parked pull is answered by this hold at the latest.

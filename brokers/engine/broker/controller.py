@@ -382,6 +382,7 @@ class BrokerController:
             "defaultTopicQueueNums": str(cfg.default_topic_queue_nums),
             "longPollingEnable": str(cfg.long_polling_enable).lower(),
             "enablePropertyFilter": str(cfg.enable_property_filter).lower(),
+            "enableMixedMessageType": str(cfg.enable_mixed_message_type).lower(),
             "shortPollingTimeMills": str(cfg.short_polling_ms),
             "notifyConsumerIdsChangedEnable": str(cfg.notify_consumer_ids_changed_enable).lower(),
             "registerNameServerPeriod": str(int(cfg.register_interval_s * 1000)),

@@ -45,6 +45,7 @@ from brokers.engine.common import message_codec
 from brokers.engine.common.constants import AUTO_CREATE_TOPIC_KEY_TOPIC, RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message import MessageExt
 from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.topic_attributes import parse_attribute_modification
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.common.topic_validator import validate_group, validate_topic
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
@@ -256,8 +257,12 @@ class AdminPlans:
 
     # writes
 
-    def create_or_update_topic(self, broker_addr: str, config: TopicConfig) -> Plan[None]:
-        """Create or update the topic on one broker (which re-registers with the name servers)."""
+    def create_or_update_topic(self, broker_addr: str, config: TopicConfig, attributes: str | None = None) -> Plan[None]:
+        """Create or update the topic on one broker (which re-registers with the name servers).
+
+        ``attributes`` is RocketMQ 5's modification text (``+message.type=FIFO,-key``, see
+        ``common/topic_attributes.py``), checked here first; None leaves the topic's attributes as they are.
+        """
         validate_topic(config.topic_name)
         config.validate()
         ext = {
@@ -270,9 +275,12 @@ class AdminPlans:
             "topicSysFlag": config.topic_sys_flag,
             "order": config.order,
         }
+        if attributes is not None:
+            parse_attribute_modification(attributes)  # InvalidAttributeError before anything is sent
+            ext["attributes"] = attributes
         check((yield Call(RequestCode.UPDATE_AND_CREATE_TOPIC, ext, addr=broker_addr)), request_code=RequestCode.UPDATE_AND_CREATE_TOPIC)
 
-    def create_or_update_topic_in_cluster(self, cluster: str, config: TopicConfig) -> Plan[list[str]]:
+    def create_or_update_topic_in_cluster(self, cluster: str, config: TopicConfig, attributes: str | None = None) -> Plan[list[str]]:
         """Create or update the topic on every master of ``cluster``; return their addresses."""
         validate_topic(config.topic_name)
         config.validate()
@@ -283,7 +291,7 @@ class AdminPlans:
         if not addrs:
             raise MQClientError(CLIENT_ERROR, f"cluster {cluster!r} has no master broker")
         for addr in addrs:
-            yield from self.create_or_update_topic(addr, config)
+            yield from self.create_or_update_topic(addr, config, attributes)
         if config.order:
             conf = ";".join(f"{name}:{config.write_queue_nums}" for name in info.masters(cluster))
             yield from self.put_kv_config(ORDER_TOPIC_CONFIG, config.topic_name, conf)

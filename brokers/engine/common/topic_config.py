@@ -1,7 +1,13 @@
-"""TopicConfig: a topic's queue numbers and permission on one broker."""
+"""TopicConfig: a topic's queue numbers, permission and attributes on one broker.
+
+``attributes`` is RocketMQ 5's attribute map (``{"message.type": "FIFO"}``, see
+``topic_attributes.py``), written under its JSON name ``attributes`` (``{}`` when empty, as a 5.x
+broker writes it; 4.x readers ignore the field). Values are checked on the writes that change
+them (UPDATE_AND_CREATE_TOPIC), not here: a file or a peer's body is read as it is.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from brokers.engine.common.perm import PERM_RW
@@ -20,6 +26,8 @@ class TopicConfig:
     topic_filter_type: str = "SINGLE_TAG"
     topic_sys_flag: int = 0
     order: bool = False
+    # RocketMQ 5's topic attributes; left out of the hash (a dict), compared by equality.
+    attributes: dict[str, str] = field(default_factory=dict, hash=False)
 
     def validate(self) -> TopicConfig:
         """Raise InvalidTopicConfigError unless queue numbers and perm are in range."""
@@ -45,6 +53,7 @@ class TopicConfig:
             "topicName": self.topic_name,
             "topicSysFlag": self.topic_sys_flag,
             "writeQueueNums": self.write_queue_nums,
+            "attributes": dict(sorted(self.attributes.items())),
         }
 
     @classmethod
@@ -57,4 +66,12 @@ class TopicConfig:
             topic_filter_type=str(data.get("topicFilterType", "SINGLE_TAG")),
             topic_sys_flag=int(data.get("topicSysFlag", data.get("topicSynFlag", 0))),
             order=bool(data.get("order", False)),
+            attributes=_attributes(data.get("attributes")),
         )
+
+
+def _attributes(value: object) -> dict[str, str]:
+    """The attribute map of a JSON TopicConfig: string keys and values kept, anything else dropped."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}

@@ -2,7 +2,8 @@
 offsets, statistics, connections, runtime info, and calls forwarded to clients.
 
 Writes check their whole input before changing anything: topic names follow the naming rule
-and may not be system topics, queue numbers are within 1..MAX_QUEUE_NUMS, perm within 0..7.
+and may not be system topics, queue numbers are within 1..MAX_QUEUE_NUMS, perm within 0..7, the
+``attributes`` modification follows RocketMQ 5's rules (``common/topic_attributes.py``).
 UPDATE_AND_CREATE_TOPIC answers only after the new config is on disk and every name server was
 told (each independently). Topic and subscription-group changes answer SUCCESS only once every slave
 subscribed to this master's config pushes has them on disk, else SLAVE_NOT_AVAILABLE naming the
@@ -30,7 +31,9 @@ from brokers.engine.common import json_compat
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from brokers.engine.common.message_codec import parse_offset_msg_id
 from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.topic_attributes import MESSAGE_TYPE, InvalidAttributeError, alter_attributes, parse_attribute_modification
 from brokers.engine.common.topic_config import InvalidTopicConfigError, TopicConfig
+from brokers.engine.common.topic_message_type import MIXED
 from brokers.engine.common.topic_validator import InvalidNameError
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
@@ -143,14 +146,27 @@ class AdminBrokerProcessor(Processor):
         sys_flag = optional_int(request, "topicSysFlag", 0) or 0
         tcm = self.broker.topic_config_manager
         old = tcm.select_topic_config(topic)
+        attributes = self._altered_attributes(request, old)
         try:
-            tc = TopicConfig(topic, read, write, perm, filter_type, sys_flag, old.order if old else False).validate()
+            tc = TopicConfig(topic, read, write, perm, filter_type, sys_flag, old.order if old else False, attributes).validate()
         except InvalidTopicConfigError as exc:
             raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
         tcm.update_topic_config(tc)
         pushes = self.broker.config_push.take_started()
         await self.broker.register_broker_all()
         return await self.broker.config_push.settled_response(request, f"topic {topic} {'updated' if old else 'created'}", pushes)
+
+    def _altered_attributes(self, request: RemotingCommand, old: TopicConfig | None) -> dict[str, str]:
+        """The topic's attributes after the request's ``attributes`` modification (topic_attributes.py);
+        MIXED only with ``enable_mixed_message_type`` (INVALID_PARAMETER, as RocketMQ answers)."""
+        try:
+            modification = parse_attribute_modification(request.ext("attributes"))
+            if modification.get("+" + MESSAGE_TYPE) == MIXED and not self.broker.config.enable_mixed_message_type:
+                raise RequestError(ResponseCode.INVALID_PARAMETER, f"attribute {MESSAGE_TYPE}: MIXED message type is not supported "
+                                                                   "(enableMixedMessageType is false)")
+            return alter_attributes(create=old is None, current=old.attributes if old else {}, modification=modification)
+        except InvalidAttributeError as exc:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
 
     @guarded
     async def delete_topic(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -175,7 +191,7 @@ class AdminBrokerProcessor(Processor):
         tc = self.broker.topic_config_manager.select_topic_config(topic)
         if tc is None:
             return request.response(ResponseCode.TOPIC_NOT_EXIST, f"No topic in this broker. topic: {topic}")
-        return request.response(ResponseCode.SUCCESS, None, None, _json_body({**tc.to_json(), "attributes": {}}))
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body(tc.to_json()))
 
     @guarded
     async def get_topic_stats_info(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:

@@ -39,7 +39,7 @@ def test_create_update_delete_topic_persist_and_register(engine_cluster):
             assert route["queueDatas"][0]["writeQueueNums"] == 4
             assert (await c.topics())["orders"] == {
                 "order": False, "perm": 4, "readQueueNums": 4, "topicFilterType": "SINGLE_TAG",
-                "topicName": "orders", "topicSysFlag": 0, "writeQueueNums": 4,
+                "topicName": "orders", "topicSysFlag": 0, "writeQueueNums": 4, "attributes": {},
             }
             assert (await c.send("orders", b"x")).code == ResponseCode.NO_PERMISSION  # read-only
             assert (await c.create_topic("orders", read=8, write=6, perm=6)).code == 0
