@@ -1,7 +1,7 @@
 """RocketMQ 4.x's plain ACL, as pure modules: the file, its reload, signatures, and who may do what.
 
 - :mod:`.plain_acl_config`: ``plain_acl.yml`` as frozen dataclasses, read and validated
-  (:mod:`.yaml_subset` reads the YAML, :mod:`.remote_address` the address patterns,
+  (:mod:`.plain_acl_yaml` reads the YAML with PyYAML, :mod:`.remote_address` the address patterns,
   :mod:`.permission` the PUB/SUB/DENY bits);
 - :mod:`.plain_acl_reloader`: the config in force, re-read when the file changes;
 - :mod:`.signature`: what a request's ``Signature`` covers, HmacSHA1 + Base64, constant-time check;

@@ -41,7 +41,7 @@ from typing import Any
 
 from brokers.engine.acl.permission import Perm, UnknownPermError, group_resource, parse_perm
 from brokers.engine.acl.remote_address import AddressPatternError, RemoteAddressPattern
-from brokers.engine.acl.yaml_subset import YamlSubsetError, load_yaml_subset
+from brokers.engine.acl.plain_acl_yaml import MAX_ACL_FILE_BYTES, AclYamlError, load_plain_acl_yaml
 
 ACCESS_KEY_MIN_LENGTH = 7  # RocketMQ: "length should longer than 6"
 SECRET_KEY_MIN_LENGTH = 7
@@ -134,8 +134,8 @@ class PlainAclConfig:
 def parse_plain_acl_text(text: str, source: str = "plain_acl.yml") -> PlainAclConfig:
     """Read the file's text; raise AclConfigError naming ``source``, the line or the field."""
     try:
-        data = load_yaml_subset(text)
-    except YamlSubsetError as exc:
+        data = load_plain_acl_yaml(text)
+    except AclYamlError as exc:
         raise AclConfigError(f"{source}: {exc}") from None
     except RecursionError:
         raise AclConfigError(f"{source}: nested too deeply") from None
@@ -149,7 +149,7 @@ def load_plain_acl_file(path: str) -> PlainAclConfig:
     """Read and validate the file at ``path`` (UTF-8)."""
     try:
         with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+            text = handle.read(MAX_ACL_FILE_BYTES + 1)  # characters, each at least a byte: more is refused, never read whole
     except (OSError, UnicodeDecodeError) as exc:
         raise AclConfigError(f"{path}: cannot read the ACL file: {exc}") from None
     return parse_plain_acl_text(text, source=path)

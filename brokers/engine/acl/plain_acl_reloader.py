@@ -20,6 +20,7 @@ import logging
 import os
 
 from brokers.engine.acl.plain_acl_config import AclConfigError, PlainAclConfig, parse_plain_acl_text
+from brokers.engine.acl.plain_acl_yaml import MAX_ACL_FILE_BYTES
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger("brokers.engine.acl")
@@ -89,7 +90,7 @@ class PlainAclReloader:
         try:
             with open(self.path, "rb") as handle:
                 stat = _stat_key(os.fstat(handle.fileno()))
-                return stat, handle.read()
+                return stat, handle.read(MAX_ACL_FILE_BYTES + 1)  # more is refused by the parser, never read whole
         except OSError as exc:
             raise AclConfigError(f"{self.path}: cannot read the ACL file: {exc}") from None
 

@@ -20,9 +20,10 @@ The ACL admin requests (``broker/processors/acl_admin.py``) change the file the 
       - counter: 3
         timestamp: 1700000000000
 
-Every text value is double-quoted (``\\`` and ``"`` escaped, control characters as ``\\uXXXX``), so a
+Every text value is double-quoted (``\\`` and ``"`` escaped, control characters and YAML's
+other line breaks as ``\\uXXXX``), so a
 ``*`` pattern, a secret of digits or one holding ``: `` or ``#`` reads back as the same string, both
-in :mod:`.yaml_subset` and in any YAML 1.1 loader (RocketMQ's snakeyaml); perms, ``admin`` and the
+in :mod:`.plain_acl_yaml` (PyYAML) and in any YAML 1.1 loader (RocketMQ's snakeyaml); perms, ``admin`` and the
 version numbers are plain. :func:`render_plain_acl` output parsed by
 :func:`~.plain_acl_config.parse_plain_acl_text` gives the same config (a test holds it to that).
 Comments of the file are not kept (RocketMQ does not keep them either). Gantry's own keys
@@ -41,7 +42,7 @@ from dataclasses import dataclass
 
 from brokers.engine.acl.permission import perm_name
 from brokers.engine.acl.plain_acl_config import ACCOUNT_REPLAY_KEY, REPLAY_PROTECTION_KEY, PlainAccessAccount, PlainAclConfig
-from brokers.engine.acl.yaml_subset import YamlSubsetError, load_yaml_subset
+from brokers.engine.acl.plain_acl_yaml import AclYamlError, load_plain_acl_yaml
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 
 FILE_MODE = 0o600  # it holds the secrets
@@ -65,8 +66,8 @@ class AclDataVersion:
 def read_data_version(text: str) -> AclDataVersion | None:
     """The ``dataVersion`` the file's text holds (its first entry, as RocketMQ reads it); None when absent or unreadable."""
     try:
-        data = load_yaml_subset(text)
-    except (YamlSubsetError, RecursionError):
+        data = load_plain_acl_yaml(text)
+    except (AclYamlError, RecursionError):
         return None
     entries = data.get("dataVersion") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries or not isinstance(entries[0], dict):
@@ -83,12 +84,18 @@ def quote(value: str) -> str:
     for char in value:
         if char in '"\\':
             out.append("\\" + char)
-        elif ord(char) < 0x20 or ord(char) == 0x7F:
+        elif _must_escape(char):
             out.append(f"\\u{ord(char):04x}")
         else:
             out.append(char)
     out.append('"')
     return "".join(out)
+
+
+def _must_escape(char: str) -> bool:
+    """Control characters, YAML 1.1's line breaks (NEL, LS, PS: folded to a space inside quotes) and what YAML may not hold raw."""
+    code = ord(char)
+    return code < 0x20 or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF) or 0xD800 <= code <= 0xDFFF
 
 
 def account_perm_entries(account: PlainAccessAccount) -> tuple[list[str], list[str]]:

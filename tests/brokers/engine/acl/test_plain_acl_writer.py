@@ -19,7 +19,7 @@ from brokers.engine.acl.plain_acl_editor import (
 from brokers.engine.acl.plain_acl_writer import AclDataVersion, read_data_version, render_plain_acl, write_plain_acl_file
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "docs" / "plain_acl.example.yml"
-ODD_SECRETS = ["12345678", 'has "quotes" and \\', "colon: hash # star *", "tab\tnewline\nend", "ünïcödé-secret", "- dash-secret", "'single' quote"]
+ODD_SECRETS = ["12345678", 'has "quotes" and \\', "colon: hash # star *", "tab\tnewline\nend", "ünïcödé-secret", "- dash-secret", "'single' quote", "nel\x85ls\u2028ps\u2029c1\x9fend", "0777777", "2001-01-01", "1_000_000", "&anchor *alias !tag"]
 
 
 def test_the_example_file_round_trips_with_its_data_version():
