@@ -19,13 +19,19 @@ multi-line scalars, comments), except what has no business in an ACL file and is
 - text longer than :data:`MAX_ACL_FILE_BYTES` in UTF-8.
 
 Errors are :class:`AclYamlError`, a ValueError whose message starts with the line (``line 3: ...``).
+
+PyYAML is imported on the first read, not with the module: the ``gantry-client`` wheel ships this
+package for its request signer (:mod:`.client_hook`), never reads an ACL file, and declares no
+dependency (tests/test_client_wheel.py).
 """
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Any
 
-import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+if TYPE_CHECKING:
+    import yaml
+    from yaml.nodes import Node
 
 # An ACL file is accounts and address patterns: ~300 bytes an account, so 1 MiB holds ~3,000 accounts.
 # Reading it is pure-Python PyYAML (about a second per MiB), and the servers re-read it when it changes.
@@ -43,9 +49,11 @@ def load_plain_acl_yaml(text: str) -> Any:
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_ACL_FILE_BYTES:
         raise AclYamlError(f"the file has {size} bytes, more than the {MAX_ACL_FILE_BYTES} an ACL file may have")
+    import yaml  # here, not at the top: see the module docstring
+
     loader = None
     try:
-        loader = _AclLoader(text)
+        loader = _loader_class()(text)
         node = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
         raise AclYamlError(_message(exc)) from None
@@ -76,49 +84,59 @@ def _message(exc: yaml.MarkedYAMLError) -> str:
     return message
 
 
-class _AclLoader(yaml.BaseLoader):
-    """BaseLoader's scanner, parser and composer, refusing aliases, anchors, tags, deep nesting and a second document."""
+@functools.cache
+def _loader_class() -> type[yaml.BaseLoader]:
+    import yaml
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
+    class _AclLoader(yaml.BaseLoader):
+        """BaseLoader's scanner, parser and composer, refusing aliases, anchors, tags, deep nesting and a second document."""
 
-    def get_single_node(self) -> Node | None:
-        self.get_event()  # StreamStartEvent
-        document = None
-        if not self.check_event(yaml.StreamEndEvent):
-            document = self.compose_document()
-        if not self.check_event(yaml.StreamEndEvent):
-            event = self.get_event()
-            raise _refused(event.start_mark, "a second YAML document; only one is read")
-        self.get_event()
-        return document
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self._depth = 0
 
-    def compose_node(self, parent: Node | None, index: Any) -> Node:
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent):
-            raise _refused(event.start_mark, f"an alias (*{event.anchor}) is not allowed in this file; a bare * must be quoted: '*'")
-        if event.anchor is not None:
-            raise _refused(event.start_mark, f"an anchor (&{event.anchor}) is not allowed in this file")
-        if event.tag is not None:
-            raise _refused(event.start_mark, f"a tag ({event.tag}) is not allowed in this file")
-        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            if self._depth >= MAX_DEPTH:
-                raise _refused(event.start_mark, f"nested too deeply (more than {MAX_DEPTH} levels)")
-            self._depth += 1
-            try:
-                return super().compose_node(parent, index)
-            finally:
-                self._depth -= 1
-        return super().compose_node(parent, index)
+        def get_single_node(self) -> Node | None:
+            self.get_event()  # StreamStartEvent
+            document = None
+            if not self.check_event(yaml.StreamEndEvent):
+                document = self.compose_document()
+            if not self.check_event(yaml.StreamEndEvent):
+                event = self.get_event()
+                raise _refused(event.start_mark, "a second YAML document; only one is read")
+            self.get_event()
+            return document
+
+        def compose_node(self, parent: Node | None, index: Any) -> Node:
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent):
+                raise _refused(event.start_mark, f"an alias (*{event.anchor}) is not allowed in this file; a bare * must be quoted: '*'")
+            if event.anchor is not None:
+                raise _refused(event.start_mark, f"an anchor (&{event.anchor}) is not allowed in this file")
+            if event.tag is not None:
+                raise _refused(event.start_mark, f"a tag ({event.tag}) is not allowed in this file")
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                if self._depth >= MAX_DEPTH:
+                    raise _refused(event.start_mark, f"nested too deeply (more than {MAX_DEPTH} levels)")
+                self._depth += 1
+                try:
+                    return super().compose_node(parent, index)
+                finally:
+                    self._depth -= 1
+            return super().compose_node(parent, index)
+
+    return _AclLoader
 
 
 def _refused(mark: yaml.Mark, problem: str) -> yaml.MarkedYAMLError:
+    import yaml
+
     return yaml.MarkedYAMLError(problem=problem, problem_mark=mark)
 
 
 def _value(node: Node) -> Any:
     """The composed node as Python values: no resolver, no constructor, so nothing but str, list, dict and None."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
     if isinstance(node, ScalarNode):
         return None if node.style is None and node.value in _NULLS else node.value
     if isinstance(node, SequenceNode):
