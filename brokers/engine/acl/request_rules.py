@@ -191,6 +191,10 @@ def _lock_needs(request: RemotingCommand) -> list[ResourceNeed]:
 _RULES: dict[int, RequestRule] = {
     C.SEND_MESSAGE: _resources("PUB on the topic; a retry topic: SUB on its group", body=_send_needs),
     C.PULL_MESSAGE: _resources("consume: SUB on the topic and the group", _topic("topic"), _group("consumerGroup")),
+    C.POP_MESSAGE: _resources("5.x pop: SUB on the topic and the group", _topic("topic"), _group("consumerGroup")),
+    C.ACK_MESSAGE: _resources("5.x ack of a popped message: SUB on the topic and the group", _topic("topic"), _group("consumerGroup")),
+    C.CHANGE_MESSAGE_INVISIBLETIME: _resources("5.x change of a popped message's invisible time: SUB on the topic and the group",
+                                               _topic("topic"), _group("consumerGroup")),
     C.LITE_PULL_MESSAGE: _resources("5.x lite pull, as PULL_MESSAGE: SUB on the topic and the group", _topic("topic"),
                                     _group("consumerGroup")),
     C.QUERY_MESSAGE: _resources("read messages by key: SUB on the topic", _topic("topic")),

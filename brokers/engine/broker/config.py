@@ -125,6 +125,17 @@ class BrokerConfig:
     # Config file writes (subscription groups) are coalesced over this delay and run in a
     # thread; each still ends in an atomic, fsynced file.
     config_flush_delay_s: float = 0.1
+    # --- POP (RocketMQ 5's message-level consumption, broker/pop/): deliveries in flight (popped, not
+    # acked) per group, so a group that never acks cannot grow the journal and memory without bound;
+    # the invisibleTime a POP or CHANGE_MESSAGE_INVISIBLETIME may ask (Apache's proxy allows up to 12 h);
+    # parked pops (Apache's maxPopPollingSize is 100,000 per queue; one cap per broker here);
+    # the journal's size that triggers its compaction, and its fsync interval under ASYNC_FLUSH.
+    pop_max_inflight_per_group: int = 100_000
+    pop_min_invisible_ms: int = 1_000
+    pop_max_invisible_ms: int = 12 * 3600 * 1000
+    pop_max_polling: int = 10_000
+    pop_journal_compact_bytes: int = 16 << 20
+    pop_journal_flush_interval_ms: int = 200
     # --- TLS (remoting/tls.py): the remoting and HA ports per tls.mode; connections to name servers
     # and the master speak TLS when tls.outgoing (by default in enforcing mode). None: plain TCP.
     tls: TlsConfig | None = None
@@ -149,9 +160,13 @@ class BrokerConfig:
             raise BrokerConfigError("max_message_size must be positive")
         for name in ("max_subscription_tags", "max_subscription_expression_length", "max_heartbeat_tags", "max_query_message_bytes",
                      "max_auto_create_groups_per_heartbeat", "max_subscription_groups", "max_heartbeat_bytes",
-                     "max_heartbeat_groups", "max_heartbeat_subscriptions", "max_lock_batch_queues"):
+                     "max_heartbeat_groups", "max_heartbeat_subscriptions", "max_lock_batch_queues",
+                     "pop_max_inflight_per_group", "pop_min_invisible_ms", "pop_max_polling", "pop_journal_compact_bytes",
+                     "pop_journal_flush_interval_ms"):
             if getattr(self, name) < 1:
                 raise BrokerConfigError(f"{name} must be at least 1")
+        if self.pop_max_invisible_ms < self.pop_min_invisible_ms:
+            raise BrokerConfigError("pop_max_invisible_ms must not be below pop_min_invisible_ms")
         if self.config_flush_delay_s < 0:
             raise BrokerConfigError("config_flush_delay_s must not be negative")
         if not isinstance(self.limits, ConnectionLimits):

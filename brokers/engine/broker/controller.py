@@ -47,6 +47,8 @@ from brokers.engine.broker.processors.gantry_ext import GantryExtensionProcessor
 from brokers.engine.broker.processors.client import ClientManageProcessor
 from brokers.engine.broker.processors.offset import ConsumerOffsetProcessor
 from brokers.engine.broker.processors.promote import PromoteSlaveProcessor
+from brokers.engine.broker.pop.service import PopService
+from brokers.engine.broker.processors.pop import PopMessageProcessor
 from brokers.engine.broker.processors.pull import PullMessageProcessor
 from brokers.engine.broker.processors.query import QueryMessageProcessor
 from brokers.engine.broker.processors.send import SendMessageProcessor
@@ -108,6 +110,7 @@ class BrokerController:
             check_interval_s=config.long_poll_check_interval_s,
         )
         self.config_push = ConfigPush()
+        self.pop_service = PopService(self)  # POP state, its journal and timers (broker/pop/)
         self.outer_api = BrokerOuterAPI(config.namesrv_addrs, RemotingClient(name="broker-outer", signer=self.credential,
                                                                                 tls=config.tls))
         self.group_member = GroupMember(self, self.outer_api.client)
@@ -192,9 +195,11 @@ class BrokerController:
                 StoreAdminProcessor(self),
                 PromoteSlaveProcessor(self, self.group_member),
                 AclAdminProcessor(self, self.acl_guard),
+                PopMessageProcessor(self, self.pop_service),
             ):
                 processor.register(server)
             self.pull_request_hold_service.start()
+            self.pop_service.start()
             self.consumer_offset_manager.masterless.is_masterless = lambda: takes_masterless_commits(self._store)
             await self.group_member.start(server)
             self._watch_slaves()
@@ -241,6 +246,7 @@ class BrokerController:
                 log.warning("unregistering from the name servers failed: %s", exc)
         if self._ready:
             await self.pull_request_hold_service.stop()
+            await self.pop_service.stop()
         if self.schedule_message_service is not None:
             await self.schedule_message_service.stop()
         self._ready = False

@@ -42,6 +42,7 @@ class SubscriptionGroupConfig:
     broker_id: int = 0
     which_broker_when_consume_slowly: int = 1
     notify_consumer_ids_changed_enable: bool = True
+    consume_message_orderly: bool = False  # RocketMQ 5: a FIFO group (its pops are orderly; mqadmin updateSubGroup -o)
 
     _JSON_NAMES = {
         "group_name": "groupName",
@@ -53,6 +54,7 @@ class SubscriptionGroupConfig:
         "broker_id": "brokerId",
         "which_broker_when_consume_slowly": "whichBrokerWhenConsumeSlowly",
         "notify_consumer_ids_changed_enable": "notifyConsumerIdsChangedEnable",
+        "consume_message_orderly": "consumeMessageOrderly",
     }
 
     def validate(self) -> SubscriptionGroupConfig:

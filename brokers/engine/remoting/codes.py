@@ -94,6 +94,9 @@ class RequestCode(IntEnum):
     DELETE_EXPIRED_COMMITLOG = 329
     GET_TOPIC_CONFIG = 351  # RocketMQ 5.x: one topic's config (mqadmin 5.x's topicStatus, consumerProgress)
     LITE_PULL_MESSAGE = 361  # RocketMQ 5.x: DefaultLitePullConsumer's pull, served as PULL_MESSAGE
+    POP_MESSAGE = 200_050  # RocketMQ 5.x: message-level consumption (broker/processors/pop.py)
+    ACK_MESSAGE = 200_051
+    CHANGE_MESSAGE_INVISIBLETIME = 200_053
     GET_BROKER_MEMBER_GROUP = 901  # RocketMQ 5.x: a broker's group (enableSlaveActingMaster)
     BROKER_HEARTBEAT = 904  # RocketMQ 5.x: a broker's liveness refresh (enableSlaveActingMaster)
     # Gantry extensions, not in RocketMQ (docs/protocol.md, "Gantry extensions"): numbered far

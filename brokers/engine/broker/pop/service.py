@@ -1,0 +1,390 @@
+"""PopService: pops, acks and invisibility changes on PopState, journaled; owns its timers.
+
+A pop takes, from each queue it visits (all readable queues for queueId -1, starting one further
+each call so every queue gets its turn), first the group's expired deliveries of that queue
+(again, reconsume times + 1, read from the same queue offset), then new messages from the cursor
+through the pop's tag or SQL92 filter. An orderly pop takes nothing from a queue that has a
+delivery still invisible, and redelivers its expired ones in offset order before anything new.
+
+The timer (``TICK_S``) finds expired deliveries (a heap by deadline): a delivery whose reconsume
+times reached the group's ``retry_max_times`` goes to ``%DLQ%<group>`` by the broker's
+CONSUMER_SEND_MSG_BACK path (``processors/client.py``) and counts as acked; the others wake parked
+pops of the topic. It also fsyncs the journal under ASYNC_FLUSH and compacts it when large.
+
+After each change the group's committed offset of the queue (ConsumerOffsetManager) becomes the
+lowest offset not done, so lag shows for POP groups as for pull groups.
+"""
+from __future__ import annotations
+
+import asyncio
+import heapq
+import logging
+import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from brokers.engine.broker.pop.journal import PopJournal
+from brokers.engine.broker.pop.state import InFlight, PopState, QueueKey, QueueState
+from brokers.engine.broker.processors.client import ClientManageProcessor
+from brokers.engine.common.constants import MAX_RECONSUME_TIMES
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.store.message_store import MessageFilter
+from brokers.engine.store.results import GetMessageStatus
+
+if TYPE_CHECKING:
+    from brokers.engine.broker.broker_context import BrokerContext
+
+log = logging.getLogger("brokers.engine.broker.pop")
+
+TICK_S = 0.1  # expiry (redelivery, DLQ) lags the invisible time by at most this
+DLQ_RETRY_MS = 5_000  # a DLQ write that failed is tried again after this
+INIT_MODE_MIN = 0  # ConsumeInitMode.MIN: a group's first pop of a queue starts at its oldest message; MAX: at its end
+_OFFSETS = struct.Struct(">qq")  # QUEUEOFFSET, PHYSICALOFFSET at record offset 20
+_SYSFLAG = struct.Struct(">i")  # at record offset 36
+_RECONSUME = struct.Struct(">i")  # at 72, + 12 per IPv6 host (sysflag bits 0x10, 0x20)
+
+
+def record_offsets(record: bytes) -> tuple[int, int]:
+    """(queue offset, commit log offset) of a stored record."""
+    return _OFFSETS.unpack_from(record, 20)
+
+
+def with_reconsume_times(record: bytes, times: int) -> bytes:
+    """A copy of ``record`` whose RECONSUMETIMES field says ``times``."""
+    (sys_flag,) = _SYSFLAG.unpack_from(record, 36)
+    pos = 72 + (12 if sys_flag & 0x10 else 0) + (12 if sys_flag & 0x20 else 0)
+    out = bytearray(record)
+    _RECONSUME.pack_into(out, pos, times)
+    return bytes(out)
+
+
+@dataclass(frozen=True, slots=True)
+class PopQuery:
+    group: str
+    topic: str
+    queue_ids: tuple[int, ...]
+    max_nums: int
+    invisible_ms: int
+    order: bool
+    init_mode: int
+    tag_codes: set[int] | None
+    message_filter: MessageFilter | None
+
+
+@dataclass(slots=True)
+class PopOutcome:
+    pop_time: int
+    records: list[bytes] = field(default_factory=list)
+    starts: dict[int, int] = field(default_factory=dict)  # queue id -> first offset (the handle's ckQueueOffset)
+    offsets: dict[int, list[int]] = field(default_factory=dict)
+    counts: dict[tuple[int, int], int] = field(default_factory=dict)  # (queue id, offset) -> reconsume times
+    rest: int = 0
+    full: bool = False  # the group's in-flight limit kept new messages back
+    seq: int = 0  # the journal record to wait for
+
+
+class PopService:
+    """The POP state of one broker. Not replicated: a slave refuses POP/ACK/CHANGE."""
+
+    def __init__(self, broker: BrokerContext) -> None:
+        self.broker = broker
+        self.state = PopState()
+        self.journal: PopJournal | None = None
+        self._heap: list[tuple[int, str, str, int, int, int]] = []  # deadline, group, topic, queue id, offset, popTime
+        self._waiters: dict[str, set[asyncio.Event]] = {}
+        self._rotation: dict[tuple[str, str], int] = {}
+        self._dlq_busy: set[tuple[QueueKey, int]] = set()
+        self._tasks: set[asyncio.Task] = set()
+        self._timer: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._last_flush = 0.0
+        self._compacted_size = 0
+        self._send_back = ClientManageProcessor(broker)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Replay ``<store_dir>/pop/journal`` and start the timer (the store is open)."""
+        store_config = self.broker.config.store
+        self.journal = PopJournal(Path(store_config.store_dir) / "pop", sync=store_config.sync_flush)
+        for record in self.journal.open():
+            try:
+                self.state.apply(record)
+            except (KeyError, TypeError, ValueError) as exc:
+                log.warning("pop journal: record %r skipped: %s", record, exc)
+        for (group, topic, qid), qs in self.state.queues.items():
+            for f in qs.inflight.values():
+                self._heap.append((f.deadline, group, topic, qid, f.offset, f.pop_time))
+            self._commit((group, topic, qid), qs)
+        heapq.heapify(self._heap)
+        self._compacted_size = self.journal.size
+        self._loop = asyncio.get_running_loop()
+        self.broker.store.add_arrival_listener(self._on_arrival)
+        self._timer = self._loop.create_task(self._tick_loop(), name="pop service")
+
+    async def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            await asyncio.gather(self._timer, return_exceptions=True)
+            self._timer = None
+        for events in self._waiters.values():
+            for event in events:
+                event.set()
+        if self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        if self.journal is not None:
+            self.journal.close()
+
+    # -- long polling -------------------------------------------------------------------------
+
+    @property
+    def parked_count(self) -> int:
+        return sum(len(v) for v in self._waiters.values())
+
+    @contextmanager
+    def waiter(self, topic: str) -> Iterator[asyncio.Event]:
+        """An event set when ``topic`` may have something new (a message, an expiry, an ack)."""
+        event = asyncio.Event()
+        self._waiters.setdefault(topic, set()).add(event)
+        try:
+            yield event
+        finally:
+            events = self._waiters.get(topic)
+            if events is not None:
+                events.discard(event)
+                if not events:
+                    del self._waiters[topic]
+
+    def _on_arrival(self, topic: str, queue_id: int, *_: object) -> None:
+        if topic in self._waiters and self._loop is not None:  # the putting thread: hand over to the loop
+            try:
+                self._loop.call_soon_threadsafe(self._wake, topic)
+            except RuntimeError:
+                pass
+
+    def _wake(self, topic: str) -> None:
+        for event in self._waiters.get(topic, ()):
+            event.set()
+
+    # -- pop ----------------------------------------------------------------------------------
+
+    def pop(self, query: PopQuery) -> PopOutcome:
+        """Take up to ``max_nums`` deliveries (no await: one consistent step on the event loop)."""
+        now = self.broker.clock.now_ms()
+        out = PopOutcome(pop_time=now)
+        records: list[dict] = []
+        queue_ids = query.queue_ids
+        if len(queue_ids) > 1:
+            turn = self._rotation.get((query.group, query.topic), 0)
+            self._rotation[(query.group, query.topic)] = turn + 1
+            queue_ids = queue_ids[turn % len(queue_ids):] + queue_ids[:turn % len(queue_ids)]
+        for qid in queue_ids:
+            if len(out.records) < query.max_nums:
+                self._pop_queue(query, qid, now, out, records)
+            out.rest += max(0, self.broker.store.get_max_offset_in_queue(query.topic, qid) - self._cursor((query.group, query.topic, qid)))
+        if records:
+            out.seq = self._journal(records)
+        return out
+
+    def _pop_queue(self, query: PopQuery, qid: int, now: int, out: PopOutcome, records: list[dict]) -> None:
+        key = (query.group, query.topic, qid)
+        qs = self._queue_state(key, query.init_mode, records)
+        max_reconsume = self.max_reconsume(query.group)
+        expired = sorted((f for f in qs.inflight.values() if f.deadline <= now), key=lambda f: f.offset)
+        if query.order and len(expired) < len(qs.inflight):
+            return  # an orderly queue with a delivery still invisible gives nothing
+        taken: list[list[int]] = []
+        bodies: list[bytes] = []
+        room = query.max_nums - len(out.records)
+        for f in expired:
+            if len(taken) >= room:
+                break
+            if f.reconsume >= max_reconsume:
+                continue  # the timer sends it to the DLQ
+            record = self._read_one(key, f.offset, records)
+            if record is not None:
+                taken.append([f.offset, f.reconsume + 1, f.phys_offset])
+                bodies.append(with_reconsume_times(record, f.reconsume + 1))
+        cursor = qs.cursor
+        if len(taken) < room and not (query.order and qs.inflight):
+            limit = self.broker.config.pop_max_inflight_per_group - self.state.inflight_count(query.group) - len(taken)
+            want = min(room - len(taken), limit)
+            if want <= 0:
+                out.full = True
+            else:
+                result = self.broker.store.get_message(query.group, query.topic, qid, cursor, want, query.tag_codes,
+                                                       message_filter=query.message_filter)
+                if result.status in (GetMessageStatus.OFFSET_TOO_SMALL, GetMessageStatus.OFFSET_OVERFLOW_BADLY):
+                    log.info("pop: %s %s:%d cursor %d moved to %d (%s)", query.group, query.topic, qid, cursor,
+                             result.next_begin_offset, result.status.value)
+                    cursor = result.next_begin_offset
+                    result = self.broker.store.get_message(query.group, query.topic, qid, cursor, want, query.tag_codes,
+                                                           message_filter=query.message_filter)
+                if result.status in (GetMessageStatus.FOUND, GetMessageStatus.NO_MATCHED_MESSAGE):
+                    for record in result.records:
+                        offset, phys = record_offsets(record)
+                        taken.append([offset, 0, phys])
+                        bodies.append(bytes(record))
+                    cursor = max(cursor, result.next_begin_offset)
+        if not taken and cursor == qs.cursor:
+            return
+        ck = min((t[0] for t in taken), default=cursor)
+        rec = {"op": "pop", "g": query.group, "t": query.topic, "q": qid, "cur": cursor, "pt": now, "it": query.invisible_ms,
+               "ck": ck, "ord": int(query.order), "m": taken}
+        self._apply(rec, records)
+        deadline = now + query.invisible_ms
+        for (offset, reconsume, _), body in zip(taken, bodies):
+            heapq.heappush(self._heap, (deadline, query.group, query.topic, qid, offset, now))
+            out.records.append(body)
+            out.offsets.setdefault(qid, []).append(offset)
+            out.counts[(qid, offset)] = reconsume
+        if taken:
+            out.starts[qid] = ck
+
+    def _queue_state(self, key: QueueKey, init_mode: int, records: list[dict]) -> QueueState:
+        qs = self.state.get(key)
+        if qs is None:
+            group, topic, qid = key
+            committed = self.broker.consumer_offset_manager.query_offset(group, topic, qid)
+            if committed < 0:
+                store = self.broker.store
+                committed = (store.get_min_offset_in_queue(topic, qid) if init_mode == INIT_MODE_MIN
+                             else store.get_max_offset_in_queue(topic, qid))
+            qs = self._apply({"op": "cur", "g": group, "t": topic, "q": qid, "cur": committed}, records)
+        return qs
+
+    def _cursor(self, key: QueueKey) -> int:
+        qs = self.state.get(key)
+        return 0 if qs is None else qs.cursor
+
+    def _read_one(self, key: QueueKey, offset: int, records: list[dict]) -> bytes | None:
+        """The record at ``offset``; None (and a ``drop`` record when retention removed it) otherwise."""
+        group, topic, qid = key
+        result = self.broker.store.get_message(group, topic, qid, offset, 1, None)
+        if result.status is GetMessageStatus.FOUND and result.records and record_offsets(result.records[0])[0] == offset:
+            return bytes(result.records[0])
+        if offset < result.min_offset:
+            self._apply({"op": "drop", "g": group, "t": topic, "q": qid, "o": offset}, records)
+        return None
+
+    # -- ack and change -----------------------------------------------------------------------
+
+    def find(self, key: QueueKey, offset: int) -> InFlight | None:
+        return self.state.find(key, offset)
+
+    def ack(self, key: QueueKey, flight: InFlight) -> int:
+        group, topic, qid = key
+        records: list[dict] = []
+        self._apply({"op": "ack", "g": group, "t": topic, "q": qid, "o": flight.offset, "pt": flight.pop_time}, records)
+        if flight.order:
+            self._wake(topic)  # the queue may deliver again
+        return self._journal(records)
+
+    def change(self, key: QueueKey, flight: InFlight, invisible_ms: int) -> tuple[int, int]:
+        """Make ``flight`` invisible for ``invisible_ms`` from now; (new popTime, journal seq)."""
+        group, topic, qid = key
+        now = self.broker.clock.now_ms()
+        if now <= flight.pop_time:
+            now = flight.pop_time + 1  # the old handle must differ from the new one
+        records: list[dict] = []
+        self._apply({"op": "chg", "g": group, "t": topic, "q": qid, "o": flight.offset, "pt": flight.pop_time, "npt": now,
+                     "it": invisible_ms}, records)
+        heapq.heappush(self._heap, (now + invisible_ms, group, topic, qid, flight.offset, now))
+        return now, self._journal(records)
+
+    async def durable(self, seq: int) -> None:
+        if seq and self.journal is not None:
+            await self.journal.durable(seq)
+
+    def max_reconsume(self, group: str) -> int:
+        cfg = self.broker.subscription_group_manager.subscription_group_table.get(group)
+        times = MAX_RECONSUME_TIMES if cfg is None else cfg.retry_max_times
+        return MAX_RECONSUME_TIMES if times < 0 else times
+
+    # -- records ------------------------------------------------------------------------------
+
+    def _apply(self, record: dict, records: list[dict]) -> QueueState:
+        qs = self.state.apply(record)
+        records.append(record)
+        self._commit((record["g"], record["t"], int(record["q"])), qs)
+        return qs
+
+    def _journal(self, records: list[dict]) -> int:
+        if self.journal is None:
+            raise OSError("the pop service is not started")
+        return self.journal.append(records)
+
+    def _commit(self, key: QueueKey, qs: QueueState) -> None:
+        group, topic, qid = key
+        self.broker.consumer_offset_manager.commit_offset("pop", group, topic, qid, qs.committed())
+
+    # -- the timer ----------------------------------------------------------------------------
+
+    async def _tick_loop(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            try:
+                self._tick()
+            except Exception:
+                log.exception("pop service tick failed")
+
+    def _tick(self) -> None:
+        now = self.broker.clock.now_ms()
+        woken: set[str] = set()
+        while self._heap and self._heap[0][0] <= now:
+            _, group, topic, qid, offset, pop_time = heapq.heappop(self._heap)
+            flight = self.state.find((group, topic, qid), offset)
+            if flight is None or flight.pop_time != pop_time or flight.deadline > now:
+                continue  # acked, changed or popped again since
+            woken.add(topic)
+            if flight.reconsume >= self.max_reconsume(group):
+                self._spawn(self._dead_letter((group, topic, qid), flight))
+        for topic in woken:
+            self._wake(topic)
+        journal = self.journal
+        if journal is None:
+            return
+        loop_now = asyncio.get_running_loop().time()
+        if not journal.sync and loop_now - self._last_flush >= self.broker.config.pop_journal_flush_interval_ms / 1000:
+            self._last_flush = loop_now
+            journal.flush()
+        if journal.size > max(self.broker.config.pop_journal_compact_bytes, 4 * self._compacted_size):
+            journal.compact(self.state.snapshot())
+            self._compacted_size = journal.size
+            log.info("pop journal compacted to %d bytes (%d queues and deliveries)", journal.size, self.state.record_count())
+
+    async def _dead_letter(self, key: QueueKey, flight: InFlight) -> None:
+        marker = (key, flight.offset)
+        if marker in self._dlq_busy:
+            return
+        self._dlq_busy.add(marker)
+        group, topic, qid = key
+        try:
+            request = RemotingCommand.request(RequestCode.CONSUMER_SEND_MSG_BACK, {
+                "offset": flight.phys_offset, "group": group, "delayLevel": -1, "originTopic": topic})
+            response = await self._send_back.consumer_send_msg_back(None, request)
+            current = self.state.find(key, flight.offset)
+            if current is not flight or current.pop_time != flight.pop_time:
+                return  # acked or changed while the DLQ write ran (the copy in the DLQ stays)
+            if response is not None and response.code == ResponseCode.SUCCESS:
+                records: list[dict] = []
+                self._apply({"op": "dlq", "g": group, "t": topic, "q": qid, "o": flight.offset, "pt": flight.pop_time}, records)
+                await self.durable(self._journal(records))
+                log.info("pop: %s %s:%d offset %d sent to the DLQ after %d deliveries", group, topic, qid, flight.offset,
+                         flight.reconsume + 1)
+            else:
+                log.warning("pop: sending %s %s:%d offset %d to the DLQ failed: %s; trying again in %d ms", group, topic, qid,
+                            flight.offset, None if response is None else response.remark, DLQ_RETRY_MS)
+                heapq.heappush(self._heap, (self.broker.clock.now_ms() + DLQ_RETRY_MS, group, topic, qid, flight.offset,
+                                            flight.pop_time))
+        finally:
+            self._dlq_busy.discard(marker)
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)

@@ -1,0 +1,228 @@
+"""RocketMQ 5's message-level consumption over the remoting codes: POP_MESSAGE (200050),
+ACK_MESSAGE (200051), CHANGE_MESSAGE_INVISIBLETIME (200053). What Apache's proxy sends for the
+gRPC ReceiveMessage, AckMessage and ChangeInvisibleDuration, and what rocketmq-client 5.x's
+``MQClientAPIImpl.popMessageAsync / ackMessageAsync / changeInvisibleTimeAsync`` send.
+
+POP_MESSAGE header: consumerGroup, topic, queueId (-1: every readable queue), maxMsgNums (1..32),
+invisibleTime (ms, within ``pop_min_invisible_ms``..``pop_max_invisible_ms``), pollTime (ms to
+park when nothing is there, capped at ``max_suspend_ms``), bornTime, initMode (0 a group's first
+pop of a queue starts at its oldest message, 1 at its end), expType/exp (TAG or SQL92, as a
+pull), order. Answer 0 with the records (RECONSUMETIMES = the delivery's reconsume times) and
+popTime, invisibleTime, reviveQid (0, 999 orderly), restNum, startOffsetInfo, msgOffsetInfo,
+orderCountInfo (formats in ``pop/extra_info.py``); 19 PULL_NOT_FOUND (no pollTime) or 210
+POLLING_TIMEOUT (after parking) when there is nothing; 209 POLLING_FULL when the group has
+``pop_max_inflight_per_group`` deliveries in flight or ``pop_max_polling`` pops are parked.
+
+ACK_MESSAGE header: consumerGroup, topic, queueId, offset, extraInfo (the handle).
+CHANGE_MESSAGE_INVISIBLETIME: the same and invisibleTime; answers popTime, invisibleTime,
+reviveQid, from which the client builds the new handle (the old one stops working). A handle
+must name exactly a delivery in flight, not expired: group, topic, queue, offset, popTime,
+invisibleTime, batch start and broker name; else 208 NO_MESSAGE with a remark, nothing changed.
+An unreadable handle is 13 MESSAGE_ILLEGAL.
+
+An answer is written after its journal record is durable (``pop/journal.py``). A slave refuses
+the three codes: POP state is not replicated to slaves.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from brokers.engine.broker.pop.extra_info import (
+    NORMAL_REVIVE_QID,
+    NORMAL_TOPIC,
+    ORDER_REVIVE_QID,
+    ExtraInfoError,
+    msg_offset_info,
+    order_count_info,
+    parse_extra_info,
+    start_offset_info,
+)
+from brokers.engine.broker.pop.service import PopQuery, PopService
+from brokers.engine.broker.pop.state import InFlight
+from brokers.engine.broker.processors.base import (
+    Processor,
+    RequestError,
+    checked_group,
+    checked_topic,
+    guarded,
+    optional_int,
+    require_int,
+    require_str,
+)
+from brokers.engine.broker.processors.property_filter import pull_message_filter
+from brokers.engine.common.perm import is_readable
+from brokers.engine.common.subscription import InvalidSubscriptionError, build_subscription_data
+from brokers.engine.remoting.channel import ChannelContext
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.store.ha.ha_config import SLAVE
+
+if TYPE_CHECKING:
+    from brokers.engine.broker.broker_context import BrokerContext
+
+# RocketMQ 5.x answers parked pops with these; 4.9 had given the same numbers to two ACL codes.
+POLLING_FULL = 209
+POLLING_TIMEOUT = 210
+MAX_POP_MSG_NUMS = 32  # RocketMQ's PopMessageProcessor refuses more
+
+
+class PopMessageProcessor(Processor):
+    def __init__(self, broker: BrokerContext, service: PopService) -> None:
+        super().__init__(broker)
+        self.service = service
+
+    def register(self, server) -> None:
+        server.register_processor(RequestCode.POP_MESSAGE, self.pop_message)
+        server.register_processor(RequestCode.ACK_MESSAGE, self.ack_message)
+        server.register_processor(RequestCode.CHANGE_MESSAGE_INVISIBLETIME, self.change_invisible_time)
+
+    # -- checks -------------------------------------------------------------------------------
+
+    def _check_common(self, request: RemotingCommand, what: str) -> tuple[str, str, int]:
+        broker = self.broker
+        if broker.store.broker_role == SLAVE:
+            raise RequestError(ResponseCode.NO_PERMISSION, f"{what} is served by the master only: this broker "
+                                                           f"[{broker.config.broker_name}] is a slave (POP state is not replicated)")
+        group = checked_group(require_str(request, "consumerGroup"))
+        topic = checked_topic(require_str(request, "topic"))
+        queue_id = require_int(request, "queueId")
+        if not is_readable(broker.config.broker_permission):
+            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] {what} is forbidden")
+        tc = broker.topic_config_manager.select_topic_config(topic)
+        if tc is None:
+            raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
+        if not is_readable(tc.perm):
+            raise RequestError(ResponseCode.NO_PERMISSION, f"the topic[{topic}] {what} is forbidden")
+        if queue_id >= tc.read_queue_nums or queue_id < (-1 if what == "pop" else 0):
+            raise RequestError(ResponseCode.MESSAGE_ILLEGAL if what != "pop" else ResponseCode.SYSTEM_ERROR,
+                               f"queueId[{queue_id}] is illegal, topic:[{topic}] topicConfig.readQueueNums:[{tc.read_queue_nums}]")
+        return group, topic, queue_id
+
+    def _check_invisible(self, request: RemotingCommand) -> int:
+        config = self.broker.config
+        invisible = require_int(request, "invisibleTime")
+        if not config.pop_min_invisible_ms <= invisible <= config.pop_max_invisible_ms:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"invisibleTime {invisible} is outside {config.pop_min_invisible_ms}.."
+                                                          f"{config.pop_max_invisible_ms} ms (pop_min_invisible_ms, pop_max_invisible_ms)")
+        return invisible
+
+    # -- POP_MESSAGE --------------------------------------------------------------------------
+
+    @guarded
+    async def pop_message(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        broker, config = self.broker, self.broker.config
+        group, topic, queue_id = self._check_common(request, "pop")
+        max_nums = require_int(request, "maxMsgNums")
+        if not 1 <= max_nums <= MAX_POP_MSG_NUMS:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"maxMsgNums {max_nums} is outside 1..{MAX_POP_MSG_NUMS}")
+        invisible = self._check_invisible(request)
+        poll_ms = optional_int(request, "pollTime", 0) or 0
+        if poll_ms < 0:
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"pollTime {poll_ms} is negative")
+        init_mode = optional_int(request, "initMode", 0) or 0
+        group_cfg = broker.subscription_group_manager.find_subscription_group_config(group)
+        if group_cfg is None:
+            raise RequestError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{group}] does not exist")
+        if not group_cfg.consume_enable:
+            raise RequestError(ResponseCode.NO_PERMISSION, f"subscription group no permission, {group}")
+        try:
+            subscription = build_subscription_data(topic, request.ext("exp") or "*", request.ext("expType") or "TAG", 0,
+                                                   config.subscription_limits)
+        except InvalidSubscriptionError as exc:
+            raise RequestError(ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"parse the pop's exp failed: {exc}") from None
+        tc = broker.topic_config_manager.select_topic_config(topic)
+        queue_ids = tuple(range(tc.read_queue_nums)) if queue_id < 0 else (queue_id,)
+        order = (request.ext("order") or "").lower() == "true"
+        query = PopQuery(group, topic, queue_ids, max_nums, invisible, order, init_mode, subscription.tag_codes(),
+                         pull_message_filter(subscription, enabled=config.enable_property_filter))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + min(poll_ms, config.max_suspend_ms) / 1000
+        while True:
+            with self.service.waiter(topic) as woken:
+                outcome = self.service.pop(query)
+                if outcome.records:
+                    return await self._found(request, query, outcome)
+                if outcome.full:
+                    return request.response(POLLING_FULL, f"group {group} has {self.service.state.inflight_count(group)} messages "
+                                                          f"in flight, the limit (pop_max_inflight_per_group); ack some first",
+                                            self._header(outcome, order))
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    code = POLLING_TIMEOUT if poll_ms > 0 else ResponseCode.PULL_NOT_FOUND
+                    return request.response(code, "no new message", self._header(outcome, order))
+                if self.service.parked_count > config.pop_max_polling:
+                    return request.response(POLLING_FULL, f"{config.pop_max_polling} pops are parked, the limit (pop_max_polling)",
+                                            self._header(outcome, order))
+                try:
+                    await asyncio.wait_for(woken.wait(), remaining)
+                except TimeoutError:
+                    pass
+                if ctx is not None and ctx.closed:
+                    return None
+
+    @staticmethod
+    def _header(outcome, order: bool) -> dict:
+        return {"popTime": outcome.pop_time, "invisibleTime": 0, "reviveQid": ORDER_REVIVE_QID if order else NORMAL_REVIVE_QID,
+                "restNum": outcome.rest}
+
+    async def _found(self, request: RemotingCommand, query: PopQuery, outcome) -> RemotingCommand:
+        await self.service.durable(outcome.seq)
+        ext = self._header(outcome, query.order)
+        ext["invisibleTime"] = query.invisible_ms
+        ext["startOffsetInfo"] = start_offset_info(outcome.starts)
+        ext["msgOffsetInfo"] = msg_offset_info(outcome.offsets)
+        if query.order:
+            ext["orderCountInfo"] = order_count_info(outcome.counts)
+        body = b"".join(outcome.records)
+        stats = self.broker.broker_stats
+        stats.inc_get(len(outcome.records), len(body))
+        stats.group_get.inc(query.group, query.topic, len(outcome.records))
+        return request.response(ResponseCode.SUCCESS, "FOUND", ext, body)
+
+    # -- ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME --------------------------------------------
+
+    def _in_flight(self, request: RemotingCommand, what: str) -> tuple[tuple[str, str, int], InFlight]:
+        group, topic, queue_id = self._check_common(request, what)
+        offset = require_int(request, "offset")
+        try:
+            handle = parse_extra_info(require_str(request, "extraInfo"))
+        except ExtraInfoError as exc:
+            raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"extraInfo is malformed: {exc}") from None
+        key = (group, topic, queue_id)
+        flight = self.service.find(key, offset)
+        where = f"group {group} topic {topic} queue {queue_id} offset {offset}"
+        if flight is None:
+            raise RequestError(ResponseCode.NO_MESSAGE, f"no message in flight for {where}: acked, expired and taken again, "
+                                                        "or never popped by this group")
+        mismatch = [name for name, ok in (
+            ("queueId", handle.queue_id == queue_id),
+            ("queueOffset", handle.queue_offset in (None, offset)),
+            ("retry", handle.retry == NORMAL_TOPIC),
+            ("brokerName", handle.broker_name == self.broker.config.broker_name),
+            ("popTime", handle.pop_time == flight.pop_time),
+            ("invisibleTime", handle.invisible_time == flight.invisible_ms),
+            ("ckQueueOffset", handle.ck_offset == flight.ck_offset),
+        ) if not ok]
+        if mismatch:
+            raise RequestError(ResponseCode.NO_MESSAGE, f"extraInfo does not match the delivery in flight for {where} "
+                                                        f"({', '.join(mismatch)}): a stale or forged handle")
+        if flight.deadline <= self.broker.clock.now_ms():
+            raise RequestError(ResponseCode.NO_MESSAGE, f"the delivery of {where} popped at {flight.pop_time} expired at "
+                                                        f"{flight.deadline}; it is delivered again")
+        return key, flight
+
+    @guarded
+    async def ack_message(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        key, flight = self._in_flight(request, "ack")
+        await self.service.durable(self.service.ack(key, flight))
+        return request.response(ResponseCode.SUCCESS)
+
+    @guarded
+    async def change_invisible_time(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        invisible = self._check_invisible(request)
+        key, flight = self._in_flight(request, "change invisible time")
+        pop_time, seq = self.service.change(key, flight, invisible)
+        await self.service.durable(seq)
+        return request.response(ResponseCode.SUCCESS, None, {
+            "popTime": pop_time, "invisibleTime": invisible, "reviveQid": ORDER_REVIVE_QID if flight.order else NORMAL_REVIVE_QID})
