@@ -1,13 +1,14 @@
 """Topic reads and deletes the engine's admin client does not batch: every broker at once.
 
-Every topic table of every broker (one GET_ALL_TOPIC_CONFIG each, all at once), the groups that
+Every topic table of every broker (one GET_ALL_TOPIC_CONFIG each, all at once), one topic's config on
+each of its brokers (GET_TOPIC_CONFIG, for its attributes: the route carries none), the groups that
 consume a topic, and deleting a topic on a broker and in every name server.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from brokers.engine.client.admin_bodies import parse_group_list, parse_topic_config_table
+from brokers.engine.client.admin_bodies import load_object, parse_group_list, parse_topic_config_table
 from brokers.engine.client.plan import Call, Fanout, Plan, Reply, check, first_error
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
@@ -21,6 +22,19 @@ def all_topic_configs(addrs: Iterable[str]) -> dict[str, dict[str, TopicConfig] 
     for addr, reply in run(fanout_to_brokers(RequestCode.GET_ALL_TOPIC_CONFIG, addrs)).items():
         error = reply_failure(reply, RequestCode.GET_ALL_TOPIC_CONFIG)
         out[addr] = error if error is not None else parse_topic_config_table(reply.body)
+    return out
+
+
+def topic_configs(topic: str, addrs: Iterable[str]) -> dict[str, TopicConfig | RemotingError]:
+    """The topic's config on each broker (GET_TOPIC_CONFIG, RocketMQ 5's 351, attributes included), all at once.
+
+    A broker without the topic answers TOPIC_NOT_EXIST: an error in the result, like a broker that
+    does not answer (an Apache 4.x broker answers REQUEST_CODE_NOT_SUPPORTED).
+    """
+    out: dict[str, TopicConfig | RemotingError] = {}
+    for addr, reply in run(fanout_to_brokers(RequestCode.GET_TOPIC_CONFIG, addrs, {"topic": topic})).items():
+        error = reply_failure(reply, RequestCode.GET_TOPIC_CONFIG)
+        out[addr] = error if error is not None else TopicConfig.from_json(load_object(reply.body))
     return out
 
 
