@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from console.tracked_jobs import JobTiming
+
+from django.utils.translation import gettext
+
+from console.tracked_jobs import STATUS_TEXTS, JobTiming
 
 FINISHED = ("planned", "converged", "not_converged", "failed")
 
@@ -47,6 +50,11 @@ class GroupResult:
     @property
     def moves(self) -> tuple[QueueChange, ...]:
         return tuple(c for c in self.changes if c.moved)
+
+    @property
+    def status_text(self) -> str:
+        """The status in the page's language (the API keeps the status itself)."""
+        return gettext(STATUS_TEXTS[self.status]) if self.status in STATUS_TEXTS else self.status.replace("_", " ")
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,10 @@ INSPECT = r"""(chinese) => {
       element: el.tagName.toLowerCase() + (typeof el.className === 'string' && el.className ? '.' + el.className.trim().replace(/\s+/g, '.') : '')});
   }
   if (chinese) {
-    const chrome = 'h1, h2, h3, h4, label, button, th, nav, legend, summary, dt, caption, .u-legend .u-series:first-child .u-label';
+    // chrome, and the jobs' stored sentences (promotion and rebalance: reason, progress, plan), which a page translates
+    const chrome = 'h1, h2, h3, h4, label, button, th, nav, legend, summary, dt, caption, .u-legend .u-series:first-child .u-label, '
+      + '[data-testid=job-reason], [data-testid=job-progress], [data-testid=plan-summary], [data-testid=plan-would-lose], '
+      + '[data-testid=plan-refused], [data-testid=promote-apply-withheld], [data-testid=group-reason], [data-testid=job-note]';
     const data = 'code, kbd, samp, input, textarea, select, [translate=no], [lang]:not([lang^="zh"])';  // data and names: not translated
     const texts = new Map();
     for (const el of document.querySelectorAll(chrome)) {
@@ -159,7 +162,9 @@ def console_with_data(console_group_cluster, make_user, live_server):
     seed_dashboards()
 
     job = RebalanceJob.objects.create(requested_by="ops", scope="group", scope_value=group, dry_run=True, status="planned",
-                                      scope_key=scope_key("group", group, True) + "#done", queues_moved=1, groups_total=1, timeout_s=25)
+                                      scope_key=scope_key("group", group, True) + "#done", queues_moved=1, groups_total=1, timeout_s=25,
+                                      reason="no running info from c9: the movement is incomplete",  # as the runner writes them
+                                      progress="1 queue(s) would move in 1 group(s)")
     result = RebalanceGroupResult.objects.create(job=job, group=group, status="planned", strategy="AVG", queues_total=2, queues_moved=1)
     for qid, before, expected in ((0, "c1", "c2"), (1, "c1", "c1")):
         RebalanceQueueChange.objects.create(result=result, job=job, group=group, topic=topic, broker_name="broker-a", queue_id=qid,
