@@ -19,6 +19,8 @@ from console.times import parse_time_ms
 from topics.rules import (
     DEFAULT_PERM,
     DEFAULT_QUEUE_NUMS,
+    MESSAGE_TYPE_CHOICES,
+    MESSAGE_TYPES,
     PERM_CHOICES,
     validate_new_topic_name,
     validate_queue_nums,
@@ -56,6 +58,8 @@ class TopicForm(forms.Form):
     read_queue_nums = _count(required=False, initial=DEFAULT_QUEUE_NUMS, label=_("Read queues"))
     write_queue_nums = _count(required=False, initial=DEFAULT_QUEUE_NUMS, label=_("Write queues"))
     perm = _perm(required=False, initial=DEFAULT_PERM, label=_("Perm"))
+    # RocketMQ 5's message.type: what 5.x producers may send (4.x clients are not checked)
+    message_type = forms.ChoiceField(label=_("Message type"), required=False, choices=MESSAGE_TYPE_CHOICES, initial=MESSAGE_TYPES[0])
     confirm_unreachable_messages = forms.IntegerField(
         required=False, min_value=0, label=_("Messages to make unreachable"),
         widget=forms.NumberInput(attrs={"min": 0, "autocomplete": "off", "data-testid": "confirm-count"}))
@@ -73,6 +77,9 @@ class TopicForm(forms.Form):
             self.fields["name"].disabled = True
             self.initial.setdefault("name", detail.name)
             self.initial.setdefault("mode", "broker")
+            # brokers that disagree (or did not answer): nothing chosen, nothing changed unless one is
+            self.fields["message_type"].choices = [("", _("as it is on each broker"))] + list(MESSAGE_TYPE_CHOICES)
+            self.initial.setdefault("message_type", detail.message_type if detail.message_type in MESSAGE_TYPES else "")
         for broker in brokers:
             cur = current.get(broker)
             prefix = f"brokers.{broker}"
@@ -123,14 +130,15 @@ class TopicForm(forms.Form):
     def spec(self) -> TopicSpec:
         data = self.cleaned_data
         name = self.detail.name if self.detail else data["name"]
+        message_type = data.get("message_type") or None
         if data["mode"] == "cluster":
-            return TopicSpec(name=name, cluster=data["cluster"],
+            return TopicSpec(name=name, cluster=data["cluster"], message_type=message_type,
                              queues=QueueSpec(data["read_queue_nums"], data["write_queue_nums"], data["perm"]))
         brokers = tuple(
             (b, QueueSpec(data[f"brokers.{b}.read_queue_nums"], data[f"brokers.{b}.write_queue_nums"], data[f"brokers.{b}.perm"]))
             for b in self.broker_names if data.get(f"brokers.{b}.enabled")
         )
-        return TopicSpec(name=name, brokers=brokers)
+        return TopicSpec(name=name, brokers=brokers, message_type=message_type)
 
 
 # the types' names on the page (the list's tags translate the same msgids); the API keeps the values

@@ -2,8 +2,8 @@
 
 The list costs one GET_BROKER_CLUSTER_INFO per name server and one GET_ALL_TOPIC_CONFIG per
 master broker (sent to all brokers at once), whatever the number of topics: never one call per
-row. A topic's detail is its route (one name server call); its status, consumers and route are
-one call each.
+row. A topic's detail is its route (one name server call) and its config on each master (one
+GET_TOPIC_CONFIG each, at once: the message type); its status, consumers and route are one call each.
 """
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from brokers.engine.client.admin import ClusterInfo, MQBrokerError, TopicRouteDa
 from brokers.engine.client.simple import TOOLS_CONSUMER_GROUP
 from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.topic_config import TopicConfig
+from brokers.engine.common.topic_message_type import topic_message_type
 from brokers.engine.common.topic_validator import broker_system_topics, is_system_topic
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.errors import RemotingError
@@ -25,7 +27,7 @@ from brokers.gateway.cluster import cluster_info, masters_by_addr
 from brokers.gateway.connections import consumer_connections
 from brokers.gateway.groups import group_survey
 from brokers.gateway.queues import max_offsets, min_offsets, pull_messages
-from brokers.gateway.topics import all_topic_configs, topic_consumer_groups
+from brokers.gateway.topics import all_topic_configs, topic_configs, topic_consumer_groups
 from brokers.gateway import topic_routes
 from console.errors import InvalidInput, NotFound
 from console.advice import Advice
@@ -102,7 +104,7 @@ def topic_list(*, search: str = "", types: frozenset[str] | None = None, broker:
         columns.append(broker_name)
         for name, tc in table.items():
             per_topic.setdefault(name, []).append(
-                BrokerQueues(broker_name, cluster, addr, tc.read_queue_nums, tc.write_queue_nums, tc.perm))
+                BrokerQueues(broker_name, cluster, addr, tc.read_queue_nums, tc.write_queue_nums, tc.perm, topic_message_type(tc)))
     needle = search.strip().lower()
     rows = []
     for name in sorted(per_topic):
@@ -123,21 +125,31 @@ def topic_route_data(name: str) -> TopicRouteData:
     return topic_routes.topic_route_data(checked_name(name))
 
 
-def detail_from_route(route: TopicRouteData, system_names: frozenset[str] = frozenset()) -> TopicDetail:
+def detail_from_route(route: TopicRouteData, system_names: frozenset[str] = frozenset(),
+                      configs: dict[str, TopicConfig | RemotingError] | None = None) -> TopicDetail:
+    """The detail of a route; with ``configs`` (master address -> its TopicConfig, see route_configs)
+    each broker's message type too (None where its master did not answer)."""
     brokers = []
     for qd in sorted(route.queue_datas, key=lambda q: q.broker_name):
         data = route.broker_data(qd.broker_name)
+        addr = (data.master_addr or "") if data else ""
+        config = (configs or {}).get(addr)
         brokers.append(BrokerQueues(
-            qd.broker_name, data.cluster if data else "", (data.master_addr or "") if data else "",
-            qd.read_queue_nums, qd.write_queue_nums, qd.perm))
+            qd.broker_name, data.cluster if data else "", addr, qd.read_queue_nums, qd.write_queue_nums, qd.perm,
+            topic_message_type(config) if isinstance(config, TopicConfig) else None))
     return TopicDetail(route.topic, topic_type(route.topic, system_names), tuple(brokers))
 
 
+def route_configs(route: TopicRouteData) -> dict[str, TopicConfig | RemotingError]:
+    """The topic's config on each master of its route (one GET_TOPIC_CONFIG each, at once): its attributes."""
+    return topic_configs(route.topic, [b.master_addr for b in route.broker_datas if b.master_addr])
+
+
 def topic_detail(*, name: str) -> TopicDetail:
-    """The topic's queue counts and perm on each broker, from its route."""
+    """The topic's queue counts and perm on each broker, from its route, and its message type on each."""
     route = topic_route_data(name)
     system_names = broker_system_topics({b.cluster for b in route.broker_datas}, {b.broker_name for b in route.broker_datas})
-    return detail_from_route(route, system_names)
+    return detail_from_route(route, system_names, route_configs(route))
 
 
 def topic_route(*, name: str) -> TopicRoute:

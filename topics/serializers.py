@@ -8,7 +8,9 @@ Shapes scripts rely on::
                                    "broker-b": {"write_queue_nums": 4}}, "perm": 6}
 
 Values may stand at the top level or per broker (per broker wins); counts are 1..1024
-(default 8), perm 0..7 (default 6).
+(default 8), perm 0..7 (default 6). ``message_type`` (RocketMQ 5's ``message.type`` attribute: NORMAL,
+FIFO, DELAY or TRANSACTION) applies to every broker written to; left out, a new topic is NORMAL and an
+existing one keeps its type.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from topics.rules import (
     DEFAULT_PERM,
     DEFAULT_QUEUE_NUMS,
+    MESSAGE_TYPES,
     validate_new_topic_name,
     validate_perm,
     validate_queue_nums,
@@ -57,6 +60,10 @@ class TopicWriteInput(QueueCountsInput):
     cluster = StrictCharField(required=False, trim_whitespace=False, help_text="cluster mode: every master of this cluster")
     brokers = serializers.DictField(child=QueueCountsInput(), required=False, allow_empty=False,
                                     help_text="broker mode: broker name -> counts and perm")
+    message_type = serializers.ChoiceField(
+        choices=MESSAGE_TYPES, required=False,
+        error_messages={"invalid_choice": f"must be one of {', '.join(MESSAGE_TYPES)}, got \"{{input}}\"."},
+        help_text="RocketMQ 5's message.type: what 5.x producers may send (left out: NORMAL for a new topic, unchanged otherwise)")
 
     require_target = True  # cluster or brokers must be given
     schema_rules = {"oneOf": [{"required": ["cluster"]}, {"required": ["brokers"]}],
@@ -82,7 +89,8 @@ class TopicWriteInput(QueueCountsInput):
                            default("perm", DEFAULT_PERM))
         brokers = tuple((broker, QueueSpec(v.get("read_queue_nums"), v.get("write_queue_nums"), v.get("perm")))
                         for broker, v in sorted(data.get("brokers", {}).items()))
-        return TopicSpec(name=name or data["name"], cluster=data.get("cluster"), queues=queues, brokers=brokers)
+        return TopicSpec(name=name or data["name"], cluster=data.get("cluster"), queues=queues, brokers=brokers,
+                         message_type=data.get("message_type"))
 
 
 class TopicCreateInput(TopicWriteInput):
@@ -110,12 +118,12 @@ class TopicPatchInput(TopicReplaceInput):
     require_target = False
     fill_defaults = False
     schema_rules = {"not": {"required": ["cluster", "brokers"]},
-                    "anyOf": [{"required": [f]} for f in ("read_queue_nums", "write_queue_nums", "perm", "cluster", "brokers")],
+                    "anyOf": [{"required": [f]} for f in ("read_queue_nums", "write_queue_nums", "perm", "cluster", "brokers", "message_type")],
                     "properties": TopicWriteInput.schema_rules["properties"]}
 
     def validate(self, attrs: dict) -> dict:
         if not set(attrs) - {"name", "confirm_unreachable_messages"}:
-            raise serializers.ValidationError("nothing to change: give read_queue_nums, write_queue_nums, perm, cluster or brokers.")
+            raise serializers.ValidationError("nothing to change: give read_queue_nums, write_queue_nums, perm, message_type, cluster or brokers.")
         return super().validate(attrs)
 
 
@@ -148,11 +156,14 @@ class BrokerQueuesOutput(serializers.Serializer):
     write_queue_nums = serializers.IntegerField()
     perm = serializers.IntegerField()
     perm_string = serializers.CharField()
+    message_type = serializers.CharField(allow_null=True, help_text="the topic's message.type on this broker (NORMAL when unset); null: not read")
 
 
 class TopicOutput(serializers.Serializer):
     name = serializers.CharField()
     type = serializers.ChoiceField(choices=TOPIC_TYPES)
+    message_type = serializers.CharField(
+        help_text="RocketMQ 5's message.type (NORMAL when unset); brokers that differ are joined by \" / \"; empty: no broker answered")
     brokers = serializers.SerializerMethodField()
 
     @extend_schema_field(serializers.DictField(child=BrokerQueuesOutput()))
@@ -162,12 +173,12 @@ class TopicOutput(serializers.Serializer):
     def to_representation(self, instance) -> dict:
         # The declared fields document the shape; building the dict directly keeps a page of
         # 1,000 topics cheap (a nested serializer per broker per row costs ~10x more).
-        return {"name": instance.name, "type": instance.type, "brokers": self.get_brokers(instance)}
+        return {"name": instance.name, "type": instance.type, "message_type": instance.message_type, "brokers": self.get_brokers(instance)}
 
 
 def _broker_queues(b) -> dict:
     return {"cluster": b.cluster, "addr": b.addr, "read_queue_nums": b.read_queue_nums,
-            "write_queue_nums": b.write_queue_nums, "perm": b.perm, "perm_string": b.perm_string}
+            "write_queue_nums": b.write_queue_nums, "perm": b.perm, "perm_string": b.perm_string, "message_type": b.message_type}
 
 
 class QueueStatusOutput(serializers.Serializer):

@@ -17,6 +17,7 @@ from brokers.engine.client.admin import ClusterInfo, TopicRouteData
 from brokers.engine.client.simple import SimpleProducer
 from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.topic_attributes import MESSAGE_TYPE
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.gateway.client import get_admin_client
 from brokers.gateway.topics import delete_topic_in_broker, delete_topic_in_namesrv
@@ -26,7 +27,7 @@ from console.errors import Conflict, InvalidInput, NotFound, one_target
 from console.roles import Role
 from topics import selectors
 from topics.models import ShrinkProgress
-from topics.rules import DEFAULT_PERM, DEFAULT_QUEUE_NUMS, validate_new_topic_name
+from topics.rules import DEFAULT_PERM, DEFAULT_QUEUE_NUMS, validate_message_type, validate_new_topic_name
 from topics.types import (
     SHRINK_DONE,
     SHRINK_STEPS,
@@ -62,10 +63,16 @@ class _Target:
         return {"read_queue_nums": self.read_queue_nums, "write_queue_nums": self.write_queue_nums, "perm": self.perm}
 
 
-def _state(brokers: tuple[BrokerQueues, ...] | list[BrokerQueues]) -> dict[str, dict[str, int]]:
-    """The audit form of a topic: broker name -> counts and perm."""
-    return {b.broker_name: {"read_queue_nums": b.read_queue_nums, "write_queue_nums": b.write_queue_nums, "perm": b.perm}
+def _state(brokers: tuple[BrokerQueues, ...] | list[BrokerQueues]) -> dict[str, dict[str, int | str]]:
+    """The audit form of a topic: broker name -> counts, perm and (when read) message type."""
+    return {b.broker_name: {"read_queue_nums": b.read_queue_nums, "write_queue_nums": b.write_queue_nums, "perm": b.perm,
+                            **({"message_type": b.message_type} if b.message_type else {})}
             for b in sorted(brokers, key=lambda b: b.broker_name)}
+
+
+def _message_type_attribute(message_type: str | None) -> str | None:
+    """UPDATE_AND_CREATE_TOPIC's attributes header setting ``message_type``; None changes nothing."""
+    return f"+{MESSAGE_TYPE}={message_type}" if message_type else None
 
 
 def _pick(*values: int | None) -> int:
@@ -105,6 +112,14 @@ def _resolve(spec: TopicSpec, info: ClusterInfo, current: dict[str, BrokerQueues
     return targets
 
 
+def _check_message_type(spec: TopicSpec) -> None:
+    if spec.message_type is not None:
+        try:
+            validate_message_type(spec.message_type)
+        except ValidationError as exc:
+            raise InvalidInput("message_type", exc.messages[0]) from None
+
+
 def _route_or_none(name: str) -> TopicRouteData | None:
     try:
         return selectors.topic_route_data(name)
@@ -112,11 +127,13 @@ def _route_or_none(name: str) -> TopicRouteData | None:
         return None
 
 
-def _write(name: str, targets: list[_Target], sys_flag: int = 0) -> None:
-    """UPDATE_AND_CREATE_TOPIC on each target; each answers once the name servers know."""
+def _write(name: str, targets: list[_Target], sys_flag: int = 0, message_types: dict[str, str | None] | None = None) -> None:
+    """UPDATE_AND_CREATE_TOPIC on each target (with the message type ``message_types`` names for its
+    broker, if any); each answers once the name servers know."""
     client = get_admin_client()
     for t in targets:
-        client.create_or_update_topic(t.addr, t.config(name, sys_flag))
+        attributes = _message_type_attribute((message_types or {}).get(t.broker_name))
+        client.create_or_update_topic(t.addr, t.config(name, sys_flag), attributes)
 
 
 def topic_create(*, actor: Actor, spec: TopicSpec) -> TopicDetail:
@@ -127,6 +144,7 @@ def topic_create(*, actor: Actor, spec: TopicSpec) -> TopicDetail:
             validate_new_topic_name(spec.name)
         except ValidationError as exc:
             raise InvalidInput("name", exc.messages[0]) from None
+        _check_message_type(spec)
         info = selectors.cluster_info()
         try:
             validate_new_topic_name(spec.name, selectors.system_topic_names(info))
@@ -136,10 +154,26 @@ def topic_create(*, actor: Actor, spec: TopicSpec) -> TopicDetail:
             raise Conflict(f"topic {spec.name} exists already")
         targets = _resolve(spec, info, {})
         note.after = {t.broker_name: t.state() for t in targets}
-        _write(spec.name, targets)
-        detail = selectors.detail_from_route(selectors.topic_route_data(spec.name))
+        _write(spec.name, targets, message_types={t.broker_name: spec.message_type for t in targets})
+        detail = _detail(spec.name)
         note.after = _state(detail.brokers)
     return detail
+
+
+def _detail(name: str) -> TopicDetail:
+    """The topic's detail just after a write, message types included."""
+    route = selectors.topic_route_data(name)
+    return selectors.detail_from_route(route, configs=selectors.route_configs(route))
+
+
+def _message_types(spec: TopicSpec, targets: list[_Target], on: dict[str, BrokerQueues]) -> dict[str, str | None]:
+    """The message type each target gets: the spec's; without one, a broker the topic is new on gets
+    the type the topic has on its other brokers (when they agree), the others keep theirs."""
+    if spec.message_type is not None:
+        return {t.broker_name: spec.message_type for t in targets}
+    kinds = {b.message_type for b in on.values() if b.message_type}
+    carried = kinds.pop() if len(kinds) == 1 else None
+    return {t.broker_name: carried for t in targets if t.broker_name not in on}
 
 
 def topic_update(*, actor: Actor, spec: TopicSpec, confirm_unreachable_messages: int | None = None) -> TopicDetail:
@@ -152,8 +186,9 @@ def topic_update(*, actor: Actor, spec: TopicSpec, confirm_unreachable_messages:
     """
     actor.require(Role.OPERATOR)
     with audited(actor=actor, action="topic.update", target_type="topic", target=spec.name) as note:
+        _check_message_type(spec)
         route = selectors.topic_route_data(spec.name)
-        current = selectors.detail_from_route(route)
+        current = selectors.detail_from_route(route, configs=selectors.route_configs(route))
         note.before = _state(current.brokers)
         if current.type == SYSTEM:
             raise InvalidInput("name", f"{spec.name} is a system topic; it cannot be changed here.")
@@ -167,8 +202,8 @@ def topic_update(*, actor: Actor, spec: TopicSpec, confirm_unreachable_messages:
         if hidden.total:
             note.reason = f"confirmed: {hidden.total} message{'s' if hidden.total != 1 else ''} made unreachable ({hidden.summary()})"
         sys_flag = max((qd.topic_sys_flag for qd in route.queue_datas), default=0)
-        _write(spec.name, targets, sys_flag)
-        detail = selectors.detail_from_route(selectors.topic_route_data(spec.name))
+        _write(spec.name, targets, sys_flag, _message_types(spec, targets, on))
+        detail = _detail(spec.name)
         note.after = _state(detail.brokers)
     return detail
 

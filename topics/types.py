@@ -32,6 +32,9 @@ class TopicSpec:
     cluster: str | None = None
     queues: QueueSpec = QueueSpec()  # cluster mode, and the defaults of broker mode
     brokers: tuple[tuple[str, QueueSpec], ...] = ()  # broker mode
+    # RocketMQ 5's message.type attribute (NORMAL, FIFO, DELAY, TRANSACTION) on every broker
+    # written to; None leaves it as it is (a new topic is then NORMAL)
+    message_type: str | None = None
 
     @property
     def mode(self) -> str:
@@ -51,10 +54,16 @@ class BrokerQueues:
     read_queue_nums: int
     write_queue_nums: int
     perm: int
+    message_type: str | None = None  # the broker's message.type of the topic (NORMAL when unset); None: not read
 
     @property
     def perm_string(self) -> str:
         return perm_to_string(self.perm)
+
+
+def _message_type(brokers: tuple[BrokerQueues, ...]) -> str:
+    """The topic's message type, or the brokers' types joined by " / " when they differ; "" when none was read."""
+    return " / ".join(sorted({b.message_type for b in brokers if b.message_type}))
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,10 @@ class TopicRow:
     name: str
     type: str
     brokers: tuple[BrokerQueues, ...]
+
+    @property
+    def message_type(self) -> str:
+        return _message_type(self.brokers)
 
     def on(self, broker_name: str) -> BrokerQueues | None:
         return next((b for b in self.brokers if b.broker_name == broker_name), None)
@@ -91,6 +104,10 @@ class TopicDetail:
     name: str
     type: str
     brokers: tuple[BrokerQueues, ...]
+
+    @property
+    def message_type(self) -> str:
+        return _message_type(self.brokers)
 
     @property
     def clusters(self) -> tuple[str, ...]:

@@ -43,7 +43,8 @@ def test_create_in_cluster_mode_puts_the_same_counts_on_every_broker(operator, c
         assert (tc.read_queue_nums, tc.write_queue_nums, tc.perm) == (6, 4, 6)
     entry = AuditEntry.objects.get(action="topic.create", target=topic_name)
     assert entry.actor == "api-operator" and entry.result == "ok" and entry.source == "api"
-    assert entry.before is None and entry.after["broker-a"] == {"read_queue_nums": 6, "write_queue_nums": 4, "perm": 6}
+    assert entry.before is None and entry.after["broker-a"] == {"read_queue_nums": 6, "write_queue_nums": 4, "perm": 6,
+                                                                 "message_type": "NORMAL"}
 
 
 def test_create_defaults_are_8_queues_and_perm_6(operator, console_cluster, topic_name) -> None:
