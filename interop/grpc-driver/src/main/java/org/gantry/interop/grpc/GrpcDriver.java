@@ -19,7 +19,7 @@ import org.apache.rocketmq.client.java.misc.MetadataUtils;
  * client's own logging goes to stderr and its log file, never to stdout.
  */
 public final class GrpcDriver {
-    private static final Gson GSON = new Gson();
+    private static final Gson GSON = new com.google.gson.GsonBuilder().serializeNulls().create();  // a message without a tag says "tag": null
 
     private GrpcDriver() {
     }
