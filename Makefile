@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
+DEV_STAMP := $(VENV)/.requirements-dev-installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Test processes: two per core (most tests wait on servers, sockets and clocks, so two per core keep the
@@ -13,31 +14,38 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # worker sits on a queue of tests while the others are done, and browser tests stay last (tests/conftest.py).
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n * 2 > 8 ? 8 : n * 2 )))
 
-.PHONY: run test check setup system venv speedups migrate interop clean-var bench
+.PHONY: run test check setup system venv dev-venv speedups migrate interop clean-var bench
 
 run: setup
 	$(PY) manage.py ensure_admin
 	$(PY) manage.py run_embedded
 
-test: setup
+test: setup dev-venv
 	@$(MAKE) --no-print-directory system NEED_BROWSER=1 NEED_POSTGRES=1 NEED_MAVEN=1
 	@$(MAKE) --no-print-directory interop
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 	GANTRY_TEST_DB=postgres GANTRY_PURE_PYTHON=1 GANTRY_EVENT_LOOP=asyncio $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not e2e and not interop"  # the DB-touching tests again, on PostgreSQL (browser tests: SQLite only), on the pure-Python codecs and asyncio's own event loop; Apache's Java pieces (interop) run in the first pass only
 
 # The fast guardrail, under a minute: ruff's lint as pyproject.toml configures it. CI runs it before make test.
-check: venv
+check: dev-venv
 	$(PY) -m ruff check .
 
 setup: system venv speedups migrate
 
+# The runtime (requirements.txt) for make run; make test and make check add the test and lint tools
+# (requirements-dev.txt, which includes requirements.txt), re-installed when either file changes.
 venv: $(STAMP)
+dev-venv: $(DEV_STAMP)
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
+
+$(DEV_STAMP): $(STAMP) requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	@touch $(DEV_STAMP)
 
 # Install what is missing, only what is missing: redis-server (Celery broker, benchmarks), a JRE
 # for Spark, and for the tests a JDK and Maven (Apache RocketMQ's Java clients and servers, tests/interop), Debian's chromium (driven by Playwright) with a Chinese font (fonts-wqy-zenhei: the
