@@ -299,9 +299,10 @@
     var entry = charts.get(panel) || {};
     charts.set(panel, entry);
     var ink = themeColours();
+    var height = +panel.dataset.height || 260;  // the overview's small charts ask for less
     var opts = {
       width: Math.max(box.clientWidth, 300),
-      height: 260,
+      height: height,
       tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"); },
       cursor: {points: {size: 7}},
       legend: {live: true},
@@ -336,7 +337,7 @@
     if (window.ResizeObserver) {
       entry.observer = new ResizeObserver(function () {
         var w = Math.max(box.clientWidth, 300);
-        if (entry.plot && Math.abs(entry.plot.width - w) > 2) entry.plot.setSize({width: w, height: 260});
+        if (entry.plot && Math.abs(entry.plot.width - w) > 2) entry.plot.setSize({width: w, height: height});
       });
       entry.observer.observe(box);
     }
@@ -419,6 +420,12 @@
 
   document.addEventListener("DOMContentLoaded", scan);
   document.addEventListener("htmx:afterSettle", scan);
+  // The axes take their colours when drawn: a switch between light and dark draws the charts again.
+  if (window.matchMedia) {
+    var scheme = window.matchMedia("(prefers-color-scheme: dark)");
+    var redraw = function () { charts.forEach(function (_, panel) { load(panel); }); };
+    if (scheme.addEventListener) scheme.addEventListener("change", redraw); else if (scheme.addListener) scheme.addListener(redraw);
+  }
   /** What a panel's chart shows: its x scale (seconds), the axes' tick labels, its points (for tests). */
   function plotInfo(panel) {
     var entry = charts.get(panel);
