@@ -139,6 +139,11 @@ class BrokerConfig:
     # --- TLS (remoting/tls.py): the remoting and HA ports per tls.mode; connections to name servers
     # and the master speak TLS when tls.outgoing (by default in enforcing mode). None: plain TCP.
     tls: TlsConfig | None = None
+    # --- the 5.x gRPC endpoint (brokers/engine/proxy): None = off, 0 = an ephemeral port; it listens on
+    # listen_host, speaks TLS whenever the remoting port offers it, and checks the same ACL.
+    grpc_port: int | None = None
+    grpc_max_clients: int = 10_000  # 5.x client ids served at once; a newcomer past it is refused
+    grpc_max_concurrent_rpcs: int = 4_096  # calls in progress on the port (long polls included)
 
     def __post_init__(self) -> None:
         for kind, name in (("broker", self.broker_name), ("cluster", self.cluster_name)):

@@ -114,6 +114,10 @@ class BrokerController:
         self.outer_api = BrokerOuterAPI(config.namesrv_addrs, RemotingClient(name="broker-outer", signer=self.credential,
                                                                                 tls=config.tls))
         self.group_member = GroupMember(self, self.outer_api.client)
+        self.grpc_endpoint = None  # the 5.x clients' port (brokers/engine/proxy), started when grpc_port is set
+        if config.grpc_port is not None:
+            from brokers.engine.proxy.endpoint import GrpcEndpoint  # grpc and the 5.x stubs load only when used
+            self.grpc_endpoint = GrpcEndpoint(self)
         self._store: MessageStore | None = None
         self.server: RemotingServer | None = None
         self.last_register_results: list[RegisterResult] = []
@@ -136,6 +140,11 @@ class BrokerController:
     def addr(self) -> str:
         """The advertised address (brokerIP1:port) registered with the name servers."""
         return f"{self.config.advertised_ip}:{self.port}"
+
+    @property
+    def grpc_addr(self) -> str | None:
+        """The 5.x gRPC endpoint's advertised address, None when it is off."""
+        return self.grpc_endpoint.addr if self.grpc_endpoint is not None else None
 
     @property
     def identity(self) -> BrokerIdentity:
@@ -206,6 +215,8 @@ class BrokerController:
             if self.schedule_message_service is not None and not self.group_member.is_slave:
                 self.schedule_message_service.start()  # a slave delivers no delayed messages (RocketMQ)
             self._ready = True
+            if self.grpc_endpoint is not None:
+                await self.grpc_endpoint.start()
             if not self.group_member.is_slave:  # before consumers can read this master's (maybe stale) offsets
                 try:
                     await asyncio.wait_for(take_masterless_offsets(self, self.outer_api.client, "master start", retries=0), 5.0)
@@ -250,6 +261,8 @@ class BrokerController:
         if self.schedule_message_service is not None:
             await self.schedule_message_service.stop()
         self._ready = False
+        if self.grpc_endpoint is not None:
+            await self.grpc_endpoint.stop()
         if self.server is not None:
             await self.server.stop()
         await self.client_manager.drain()

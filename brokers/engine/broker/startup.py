@@ -64,6 +64,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--broker-id", type=int, default=None, help="0 = master (default), >= 1 = a slave (needs --role SLAVE)")
     parser.add_argument("--role", choices=("ASYNC_MASTER", "SYNC_MASTER", "SLAVE"), default=None,
                         help="brokerRole (default ASYNC_MASTER; SLAVE when --broker-id >= 1)")
+    parser.add_argument("--grpc-port", type=int, default=None, metavar="PORT",
+                        help="serve RocketMQ 5.x gRPC clients on this port too (0 = any free port; default: off)")
     parser.add_argument("--ha-port", type=int, default=None, help="HA listen port (default: --port + 1)")
     parser.add_argument("--master-ha-addr", default=None, metavar="HOST:PORT",
                         help="a slave's master HA address (default: learned from the name servers)")
@@ -108,6 +110,10 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         flag = flag_of_error(exc)
         raise BrokerConfigError(f"{flag}: {exc}" if flag else str(exc)) from None
     extra: dict = {}
+    if args.grpc_port is not None:
+        if not 0 <= args.grpc_port <= 65535:
+            raise BrokerConfigError(f"--grpc-port {args.grpc_port} is outside 0..65535")
+        extra["grpc_port"] = args.grpc_port
     if args.slave_sync_interval is not None:
         extra["slave_synchronize_interval_s"] = args.slave_sync_interval
     broker_id = args.broker_id if args.broker_id is not None else 0
@@ -171,6 +177,8 @@ async def serve(config: BrokerConfig, *, ready_line: bool = True, metrics: Metri
             f"store {config.store.store_dir}, name servers registered: {', '.join(registered) or 'none'})",
             flush=True,
         )
+        if controller.grpc_addr is not None:
+            print(f"broker {config.broker_name} 5.x gRPC endpoint at {controller.grpc_addr}", flush=True)
     try:
         await stop.wait()
     finally:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from brokers.engine.broker.processors.offset import first_message_cold
 from brokers.engine.broker.pop.journal import PopJournal
 from brokers.engine.broker.pop.state import InFlight, PopState, QueueKey, QueueState
 from brokers.engine.broker.processors.client import ClientManageProcessor
@@ -252,8 +253,12 @@ class PopService:
             committed = self.broker.consumer_offset_manager.query_offset(group, topic, qid)
             if committed < 0:
                 store = self.broker.store
-                committed = (store.get_min_offset_in_queue(topic, qid) if init_mode == INIT_MODE_MIN
-                             else store.get_max_offset_in_queue(topic, qid))
+                if init_mode == INIT_MODE_MIN:
+                    committed = store.get_min_offset_in_queue(topic, qid)
+                elif store.get_min_offset_in_queue(topic, qid) <= 0 and not first_message_cold(store, topic, qid):
+                    committed = 0  # RocketMQ's initPopOffsetByCheckMsgInMem: a young queue is read from its start
+                else:
+                    committed = store.get_max_offset_in_queue(topic, qid)
             qs = self._apply({"op": "cur", "g": group, "t": topic, "q": qid, "cur": committed}, records)
         return qs
 

@@ -67,20 +67,7 @@ class ConsumerOffsetProcessor(Processor):
         return request.response(ResponseCode.QUERY_NOT_FOUND, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
 
     def _first_message_cold(self, topic: str, queue_id: int) -> bool:
-        """True when the queue's message 0 lies further behind the commit log end than RAM * 40 %."""
-        store = self.broker.store
-        if store.get_max_offset_in_queue(topic, queue_id) <= 0:
-            return False
-        result = store.get_message("", topic, queue_id, 0, 1, None)
-        if not result.records:
-            return True
-        record = result.records[0]
-        physical = int.from_bytes(record[_PHYSICAL_OFFSET_AT:_PHYSICAL_OFFSET_AT + 8], "big", signed=True)
-        try:
-            max_physical = int(store.runtime_info().get("commitLogMaxOffset", "0"))
-        except (TypeError, ValueError):
-            return False
-        return max_physical - physical > _physical_memory() * ACCESS_MESSAGE_IN_MEMORY_MAX_RATIO
+        return first_message_cold(self.broker.store, topic, queue_id)
 
     @guarded
     async def update_consumer_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
@@ -112,3 +99,21 @@ class ConsumerOffsetProcessor(Processor):
         timestamp = require_int(request, "timestamp")
         offset = self.broker.store.get_offset_in_queue_by_time(topic, queue_id, timestamp)
         return request.response(ResponseCode.SUCCESS, None, {"offset": offset})
+
+
+def first_message_cold(store, topic: str, queue_id: int) -> bool:
+    """True when the queue's message 0 lies further behind the commit log end than RAM * 40 %
+    (a new group then starts at the queue's end; while it is hot, at 0: RocketMQ's rule for
+    QUERY_CONSUMER_OFFSET and for a group's first POP of a queue)."""
+    if store.get_max_offset_in_queue(topic, queue_id) <= 0:
+        return False
+    result = store.get_message("", topic, queue_id, 0, 1, None)
+    if not result.records:
+        return True
+    record = result.records[0]
+    physical = int.from_bytes(record[_PHYSICAL_OFFSET_AT:_PHYSICAL_OFFSET_AT + 8], "big", signed=True)
+    try:
+        max_physical = int(store.runtime_info().get("commitLogMaxOffset", "0"))
+    except (TypeError, ValueError):
+        return False
+    return max_physical - physical > _physical_memory() * ACCESS_MESSAGE_IN_MEMORY_MAX_RATIO

@@ -1,0 +1,347 @@
+"""Each 5.x call as the broker's remoting requests (the translation RocketMQ 5's proxy makes).
+
+:func:`dispatch` runs one request through the ACL check for the caller's account and then the
+broker's processor for its code, on the caller's LocalChannel; the functions below build the
+requests and read the answers. A refusal or bad input raises :class:`ProxyError` with the 5.x code.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import time
+import zlib
+
+from rocketmq.grpc_protocol import definition_pb2 as pb
+from rocketmq.grpc_protocol import service_pb2 as spb
+
+from brokers.engine.broker.processors.pop import POLLING_FULL, POLLING_TIMEOUT
+from brokers.engine.broker.pop.extra_info import ExtraInfo, ExtraInfoError, parse_extra_info
+from brokers.engine.client.admin_bodies import parse_topic_route
+from brokers.engine.common.constants import MAX_RECONSUME_TIMES
+from brokers.engine.common.message import PROPERTY_PRODUCER_GROUP
+from brokers.engine.common.message_codec import RecordFormatError, decode_record, decode_records
+from brokers.engine.common.topic_message_type import (
+    DELAY,
+    TRANSACTION,
+    accepted_message_types,
+    message_type_conflict,
+    message_type_of,
+    topic_message_type,
+)
+from brokers.engine.common.topic_validator import InvalidNameError, validate_group, validate_topic
+from brokers.engine.proxy import routes
+from brokers.engine.proxy.auth import authorize
+from brokers.engine.proxy.convert import PROPERTY_POP_CK, ProxyError, encoded_properties, send_properties, to_grpc_message
+from brokers.engine.proxy.sessions import Session, parse_version
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
+
+CALL_TIMEOUT_S = 5.0
+MAX_SEND_BATCH = 1024  # messages in one SendMessage
+MAX_ACK_ENTRIES = 1024  # entries in one AckMessage
+MAX_RECEIVE_BATCH = 32  # PopMessageProcessor's cap
+MIN_INVISIBLE_MS = 1_000
+MAX_INVISIBLE_MS = 12 * 3600 * 1000  # RocketMQ's maxInvisibleTimeMills
+MIN_POLL_MS, MAX_POLL_MS = 0, 20_000
+_round_robin = itertools.count()
+
+_SEND_CODES = {
+    ResponseCode.TOPIC_NOT_EXIST: pb.TOPIC_NOT_FOUND,
+    ResponseCode.NO_PERMISSION: pb.FORBIDDEN,
+    ResponseCode.MESSAGE_ILLEGAL: pb.BAD_REQUEST,
+    ResponseCode.FLUSH_DISK_TIMEOUT: pb.MASTER_PERSISTENCE_TIMEOUT,
+    ResponseCode.FLUSH_SLAVE_TIMEOUT: pb.SLAVE_PERSISTENCE_TIMEOUT,
+    ResponseCode.SLAVE_NOT_AVAILABLE: pb.HA_NOT_AVAILABLE,
+    ResponseCode.SYSTEM_BUSY: pb.TOO_MANY_REQUESTS,
+    ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST: pb.CONSUMER_GROUP_NOT_FOUND,
+}
+
+
+def _fail(response: RemotingCommand, default: int = pb.INTERNAL_SERVER_ERROR) -> ProxyError:
+    return ProxyError(_SEND_CODES.get(response.code, default), response.remark or f"the broker answered code {response.code}")
+
+
+async def dispatch(endpoint, session: Session, request: RemotingCommand, timeout_s: float = CALL_TIMEOUT_S) -> RemotingCommand:
+    """Run ``request`` as the caller: its ACL check, then the broker's processor for the code."""
+    remark = authorize(endpoint.guard, session.caller, request)
+    if remark is not None:
+        raise ProxyError(pb.FORBIDDEN, remark)
+    request.language = session.language
+    request.version = parse_version(session.version)
+    handler = endpoint.broker.server.processor_for(request.code)
+    if handler is None:
+        raise ProxyError(pb.NOT_IMPLEMENTED, f"broker {endpoint.broker.config.broker_name} does not serve request code {request.code}")
+    return await session.channel.call(handler, request, timeout_s)
+
+
+def _topic(resource: pb.Resource) -> str:
+    try:
+        return validate_topic(resource.name)
+    except InvalidNameError as exc:
+        raise ProxyError(pb.ILLEGAL_TOPIC, f"topic name is illegal: {exc}") from None
+
+
+def _group(resource: pb.Resource) -> str:
+    try:
+        return validate_group(resource.name)
+    except InvalidNameError as exc:
+        raise ProxyError(pb.ILLEGAL_CONSUMER_GROUP, f"consumer group name is illegal: {exc}") from None
+
+
+def group_policy(endpoint, group: str) -> tuple[bool, int]:
+    """(fifo, max delivery attempts) of a group, from its subscription group config."""
+    cfg = endpoint.broker.subscription_group_manager.find_subscription_group_config(group) if group else None
+    if cfg is None:
+        return False, MAX_RECONSUME_TIMES + 1
+    return bool(getattr(cfg, "consume_message_orderly", False)), cfg.retry_max_times + 1
+
+
+# -- routes ----------------------------------------------------------------------------------------
+
+async def _route(endpoint, session: Session, topic: str):
+    request = RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
+    remark = authorize(endpoint.guard, session.caller, request)
+    if remark is not None:
+        raise ProxyError(pb.FORBIDDEN, remark)
+    try:
+        reply = await endpoint.namesrv_call(request)
+    except Exception as exc:
+        raise ProxyError(pb.INTERNAL_SERVER_ERROR, f"no name server answered: {exc}") from None
+    if reply.code == ResponseCode.TOPIC_NOT_EXIST:
+        raise ProxyError(pb.TOPIC_NOT_FOUND, f"topic {topic} has no route on the name servers")
+    if reply.code != ResponseCode.SUCCESS:
+        raise _fail(reply)
+    route = parse_topic_route(topic, reply.body)
+    grpc_addrs = {}
+    for bd in route.broker_datas:
+        addr = bd.broker_addrs.get(routes.MASTER_ID)
+        if addr is not None:
+            grpc_addrs[bd.broker_name] = await endpoint.grpc_addr_of(addr)
+    return route, grpc_addrs
+
+
+async def query_route(endpoint, session: Session, request) -> list[pb.MessageQueue]:
+    topic = _topic(request.topic)
+    route, grpc_addrs = await _route(endpoint, session, topic)
+    tc = endpoint.broker.topic_config_manager.select_topic_config(topic)
+    accept = accepted_message_types(topic_message_type(tc) if tc is not None else "NORMAL")
+    return routes.message_queues(route, request.topic, grpc_addrs, accept)
+
+
+async def query_assignment(endpoint, session: Session, request) -> list[pb.Assignment]:
+    topic, group = _topic(request.topic), _group(request.group)
+    route, grpc_addrs = await _route(endpoint, session, topic)
+    fifo, _ = group_policy(endpoint, group)
+    return routes.assignments(route, request.topic, grpc_addrs, fifo)
+
+
+# -- clients ---------------------------------------------------------------------------------------
+
+async def heartbeat(endpoint, session: Session, request) -> None:
+    settings = session.settings
+    client_type = request.client_type or session.client_type
+    body: dict = {"clientID": session.client_id, "producerDataSet": [], "consumerDataSet": []}
+    if client_type == pb.PRODUCER:
+        topics = [t.name for t in settings.publishing.topics] if settings is not None else []
+        body["producerDataSet"] = [{"groupName": t} for t in topics[:64] if t]  # the proxy's producer group is the topic
+    elif client_type in (pb.PUSH_CONSUMER, pb.SIMPLE_CONSUMER):
+        group = _group(request.group if request.HasField("group") else settings.subscription.group)
+        subs = []
+        if settings is not None:
+            for entry in settings.subscription.subscriptions:
+                kind = "SQL92" if entry.expression.type == pb.SQL else "TAG"
+                subs.append({"topic": entry.topic.name, "subString": entry.expression.expression or "*", "expressionType": kind,
+                             "subVersion": int(time.time() * 1000)})
+        body["consumerDataSet"] = [{
+            "groupName": group,
+            "consumeType": "CONSUME_PASSIVELY" if client_type == pb.PUSH_CONSUMER else "CONSUME_ACTIVELY",
+            "messageModel": "CLUSTERING", "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET",
+            "subscriptionDataSet": subs, "unitMode": False,
+        }]
+        session.groups.add(group)
+    else:
+        raise ProxyError(pb.UNRECOGNIZED_CLIENT_TYPE, f"client type {client_type} cannot heartbeat")
+    reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.HEART_BEAT, None, json.dumps(body).encode()))
+    if reply.code != ResponseCode.SUCCESS:
+        raise _fail(reply, pb.BAD_REQUEST)
+
+
+async def unregister(endpoint, session: Session, request) -> None:
+    fields = {"clientID": session.client_id}
+    if request.HasField("group") and request.group.name:
+        fields["consumerGroup"] = _group(request.group)
+    await dispatch(endpoint, session, RemotingCommand.request(RequestCode.UNREGISTER_CLIENT, fields))
+
+
+# -- send ------------------------------------------------------------------------------------------
+
+async def send(endpoint, session: Session, request) -> list[spb.SendResultEntry]:
+    messages = request.messages
+    if not messages:
+        raise ProxyError(pb.BAD_REQUEST, "the request has no message")
+    if len(messages) > MAX_SEND_BATCH:
+        raise ProxyError(pb.PAYLOAD_TOO_LARGE, f"{len(messages)} messages in one request, max is {MAX_SEND_BATCH}")
+    broker = endpoint.broker
+    topic = _topic(messages[0].topic)
+    prepared = []
+    for msg in messages:  # all checked before any is stored: a bad one changes nothing
+        if msg.topic.name != topic:
+            raise ProxyError(pb.MESSAGE_CORRUPTED, "the messages of one request name different topics")
+        if len(msg.body) > broker.config.max_message_size:
+            raise ProxyError(pb.MESSAGE_BODY_TOO_LARGE, f"message body of {len(msg.body)} bytes exceeds the max "
+                                                       f"{broker.config.max_message_size}")
+        if not msg.body:
+            raise ProxyError(pb.MESSAGE_BODY_EMPTY, "message body is empty")
+        props, sys_flag = send_properties(msg, session.channel.remote_addr)
+        kind = message_type_of(props)
+        if kind in (DELAY, TRANSACTION):
+            raise ProxyError(pb.UNSUPPORTED, f"{kind} messages are not served by this endpoint yet")
+        tc = broker.topic_config_manager.select_topic_config(topic)
+        if tc is not None:
+            conflict = message_type_conflict(topic_message_type(tc), kind)
+            if conflict:
+                raise ProxyError(pb.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, conflict)
+        props[PROPERTY_PRODUCER_GROUP] = topic
+        prepared.append((msg, props, sys_flag, tc))
+    entries = []
+    for msg, props, sys_flag, tc in prepared:
+        queues = max(tc.write_queue_nums if tc is not None else 1, 1)
+        group = msg.system_properties.message_group
+        queue_id = zlib.crc32(group.encode()) % queues if group else next(_round_robin) % queues
+        fields = {"producerGroup": topic, "topic": topic, "defaultTopic": "TBW102", "defaultTopicQueueNums": 4,
+                  "queueId": queue_id, "sysFlag": sys_flag, "bornTimestamp": int(time.time() * 1000), "flag": 0,
+                  "properties": encoded_properties(props), "reconsumeTimes": 0, "unitMode": "false", "batch": "false"}
+        reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.SEND_MESSAGE, fields, bytes(msg.body)))
+        if reply.code == ResponseCode.SUCCESS:
+            entries.append(spb.SendResultEntry(status=pb.Status(code=pb.OK, message="OK"), message_id=msg.system_properties.message_id,
+                                              offset=int(reply.ext("queueOffset", "0") or 0)))
+        else:
+            err = _fail(reply)
+            entries.append(spb.SendResultEntry(status=pb.Status(code=err.code, message=err.message)))
+    return entries
+
+
+# -- consume ---------------------------------------------------------------------------------------
+
+async def receive(endpoint, session: Session, request, time_remaining: float | None) -> list[pb.Message]:
+    group, topic = _group(request.group), _topic(request.message_queue.topic)
+    batch = request.batch_size
+    if not 0 < batch <= MAX_RECEIVE_BATCH:
+        raise ProxyError(pb.BAD_REQUEST, f"batch_size must be within 1..{MAX_RECEIVE_BATCH}, got {batch}")
+    invisible = request.invisible_duration.ToMilliseconds() if request.HasField("invisible_duration") else 30_000
+    if not MIN_INVISIBLE_MS <= invisible <= MAX_INVISIBLE_MS:
+        raise ProxyError(pb.ILLEGAL_INVISIBLE_TIME, f"invisible_duration must be within {MIN_INVISIBLE_MS} ms..12 h, got {invisible} ms")
+    remaining_ms = int((time_remaining if time_remaining is not None else 30.0) * 1000)
+    if request.HasField("long_polling_timeout"):
+        poll = request.long_polling_timeout.ToMilliseconds()
+    else:
+        poll = remaining_ms - 1_500
+    poll = max(MIN_POLL_MS, min(poll, MAX_POLL_MS, remaining_ms - 500))
+    if remaining_ms < 500:
+        raise ProxyError(pb.ILLEGAL_POLLING_TIME, "the deadline leaves no time to poll, check the client's timeout")
+    expression = request.filter_expression
+    fifo, _ = group_policy(endpoint, group)
+    queue_id = request.message_queue.id if fifo and request.message_queue.id >= 0 else -1
+    fields = {"consumerGroup": group, "topic": topic, "queueId": queue_id, "maxMsgNums": batch, "invisibleTime": invisible,
+              "pollTime": poll, "bornTime": int(time.time() * 1000), "initMode": 1,
+              "expType": "SQL92" if expression.type == pb.SQL else "TAG", "exp": expression.expression or "*",
+              "order": "true" if fifo else "false"}
+    if request.HasField("attempt_id"):
+        fields["attemptId"] = request.attempt_id[:64]
+    reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.POP_MESSAGE, fields), poll / 1000 + 3.0)
+    if reply.code in (ResponseCode.PULL_NOT_FOUND, ResponseCode.NO_MESSAGE, POLLING_TIMEOUT):
+        return []
+    if reply.code == POLLING_FULL:
+        raise ProxyError(pb.TOO_MANY_REQUESTS, reply.remark or "polling full")
+    if reply.code == ResponseCode.SUBSCRIPTION_PARSE_FAILED:
+        raise ProxyError(pb.ILLEGAL_FILTER_EXPRESSION, reply.remark or "the filter expression does not parse")
+    if reply.code != ResponseCode.SUCCESS:
+        raise _fail(reply)
+    try:
+        found = decode_records(reply.body)
+    except RecordFormatError as exc:
+        raise ProxyError(pb.INTERNAL_SERVER_ERROR, f"the broker's POP answer does not decode: {exc}") from None
+    out = []
+    name = endpoint.broker.config.broker_name
+    pop_time, invisible_time = int(reply.ext("popTime", "0") or 0), int(reply.ext("invisibleTime", str(invisible)) or invisible)
+    revive = int(reply.ext("reviveQid", "0") or 0)
+    for ext in found:
+        if not ext.properties.get(PROPERTY_POP_CK):
+            ext.properties[PROPERTY_POP_CK] = ExtraInfo(ext.queue_offset, pop_time, invisible_time, revive, "0", name, ext.queue_id,
+                                                        ext.queue_offset).text()
+        out.append(to_grpc_message(ext, topic, request.message_queue.topic.resource_namespace))
+    return out
+
+
+
+
+def _handle(endpoint, text: str) -> ExtraInfo:
+    try:
+        info = parse_extra_info(text)
+    except ExtraInfoError as exc:
+        raise ProxyError(pb.INVALID_RECEIPT_HANDLE, f"receipt handle is malformed: {exc}") from None
+    if info.queue_offset is None:
+        raise ProxyError(pb.INVALID_RECEIPT_HANDLE, "receipt handle has no message offset")
+    name = endpoint.broker.config.broker_name
+    if info.broker_name != name:
+        raise ProxyError(pb.INVALID_RECEIPT_HANDLE, f"receipt handle belongs to broker {info.broker_name[:64]}, this endpoint "
+                                                    f"serves {name}")
+    return info
+
+
+async def _ack_one(endpoint, session: Session, group: str, topic: str, text: str) -> None:
+    info = _handle(endpoint, text)
+    fields = {"consumerGroup": group, "topic": topic, "queueId": info.queue_id, "extraInfo": text, "offset": info.queue_offset}
+    reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.ACK_MESSAGE, fields))
+    if reply.code != ResponseCode.SUCCESS:
+        raise ProxyError(pb.INVALID_RECEIPT_HANDLE if reply.code != ResponseCode.NO_PERMISSION else pb.FORBIDDEN,
+                         reply.remark or "the receipt handle is expired or unknown")
+
+
+async def ack(endpoint, session: Session, request) -> list[spb.AckMessageResultEntry]:
+    group, topic = _group(request.group), _topic(request.topic)
+    if not request.entries:
+        raise ProxyError(pb.BAD_REQUEST, "the request has no entry")
+    if len(request.entries) > MAX_ACK_ENTRIES:
+        raise ProxyError(pb.BAD_REQUEST, f"{len(request.entries)} entries in one request, max is {MAX_ACK_ENTRIES}")
+    out = []
+    for entry in request.entries:
+        try:
+            await _ack_one(endpoint, session, group, topic, entry.receipt_handle)
+            status = pb.Status(code=pb.OK, message="OK")
+        except ProxyError as exc:
+            status = pb.Status(code=exc.code, message=exc.message)
+        out.append(spb.AckMessageResultEntry(message_id=entry.message_id, receipt_handle=entry.receipt_handle, status=status))
+    return out
+
+
+async def change_invisible(endpoint, session: Session, request) -> str:
+    group, topic = _group(request.group), _topic(request.topic)
+    info = _handle(endpoint, request.receipt_handle)
+    invisible = request.invisible_duration.ToMilliseconds()
+    if not MIN_INVISIBLE_MS <= invisible <= MAX_INVISIBLE_MS:
+        raise ProxyError(pb.ILLEGAL_INVISIBLE_TIME, f"invisible_duration must be within {MIN_INVISIBLE_MS} ms..12 h, got {invisible} ms")
+    fields = {"consumerGroup": group, "topic": topic, "queueId": info.queue_id, "extraInfo": request.receipt_handle,
+              "offset": info.queue_offset, "invisibleTime": invisible}
+    reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.CHANGE_MESSAGE_INVISIBLETIME, fields))
+    if reply.code != ResponseCode.SUCCESS:
+        raise ProxyError(pb.INVALID_RECEIPT_HANDLE if reply.code != ResponseCode.NO_PERMISSION else pb.FORBIDDEN,
+                         reply.remark or "the receipt handle is expired or unknown")
+    return ExtraInfo(info.queue_offset, int(reply.ext("popTime", "0") or 0), int(reply.ext("invisibleTime", str(invisible)) or invisible),
+                     int(reply.ext("reviveQid", str(info.revive_qid)) or 0), info.retry, info.broker_name, info.queue_id,
+                     info.queue_offset).text()
+
+
+async def forward_to_dlq(endpoint, session: Session, request) -> None:
+    group, topic = _group(request.group), _topic(request.topic)
+    info = _handle(endpoint, request.receipt_handle)
+    result = endpoint.broker.store.get_message(group, topic, info.queue_id, info.queue_offset, 1)
+    if not result.records:
+        raise ProxyError(pb.MESSAGE_NOT_FOUND, f"no message at offset {info.queue_offset} of queue {info.queue_id} of {topic}")
+    stored = decode_record(result.records[0])
+    fields = {"offset": stored.commit_log_offset, "group": group, "delayLevel": -1, "originMsgId": request.message_id[:128],
+              "originTopic": topic, "maxReconsumeTimes": max(request.max_delivery_attempts - 1, 0)}
+    reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.CONSUMER_SEND_MSG_BACK, fields))
+    if reply.code != ResponseCode.SUCCESS:
+        raise _fail(reply)
+    await _ack_one(endpoint, session, group, topic, request.receipt_handle)

@@ -1,0 +1,196 @@
+"""MessagingService (``apache.rocketmq.v2``) for the 5.x clients, served in the broker's process.
+
+Each call is checked (:mod:`.auth`), then turned into the 4.x remoting request RocketMQ 5's proxy
+would send (SEND_MESSAGE, HEART_BEAT, POP_MESSAGE, ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME,
+CONSUMER_SEND_MSG_BACK, UNREGISTER_CLIENT) and run by the broker's own processor for that code on
+the client's :class:`~.local_channel.LocalChannel`: the same validation, limits, ACL rules and
+store path as a 4.x client gets. Answers carry a 5.x status; nothing raises out of a handler but
+gRPC's own argument errors (a malformed protobuf never reaches it: grpc answers INTERNAL).
+
+Served: QueryRoute, Heartbeat, Telemetry (settings), SendMessage, QueryAssignment, ReceiveMessage
+(long polling; status frame, messages, delivery-timestamp frame), AckMessage,
+ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue, NotifyClientTermination. EndTransaction,
+delay and transactional sends answer NOT_IMPLEMENTED / UNSUPPORTED (transactions and timers come
+later); PullMessage, UpdateOffset, GetOffset, QueryOffset, RecallMessage, SyncLiteSubscription are
+grpc's UNIMPLEMENTED.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+from rocketmq.grpc_protocol import definition_pb2 as pb
+from rocketmq.grpc_protocol import service_pb2 as spb
+from rocketmq.grpc_protocol import service_pb2_grpc
+
+from brokers.engine.proxy import calls
+from brokers.engine.proxy.auth import Unauthenticated, identify, metadata_dict
+from brokers.engine.proxy.convert import ProxyError
+from brokers.engine.proxy.sessions import Session, TooManyClients, merged_settings
+
+log = logging.getLogger("brokers.engine.proxy")
+
+
+def _status(code: int = pb.OK, message: str = "OK") -> pb.Status:
+    return pb.Status(code=code, message=message)
+
+
+class MessagingService(service_pb2_grpc.MessagingServiceServicer):
+    def __init__(self, endpoint) -> None:
+        self.endpoint = endpoint  # endpoint.GrpcEndpoint: the broker, sessions, the ACL guard
+
+    # -- who is calling --------------------------------------------------------------------------
+
+    def _session(self, context: grpc.aio.ServicerContext, *, required: bool = True) -> Session | None:
+        """The caller's session, or a status raised as ProxyError."""
+        md = metadata_dict(context.invocation_metadata())
+        try:
+            caller = identify(md, context.peer(), self.endpoint.guard)
+        except Unauthenticated as exc:
+            raise ProxyError(pb.UNAUTHORIZED, str(exc)) from None
+        if not caller.client_id:
+            if required:
+                raise ProxyError(pb.CLIENT_ID_REQUIRED, "the call has no x-mq-client-id metadata")
+            return None
+        if not self.endpoint.broker.ready:
+            raise ProxyError(pb.INTERNAL_SERVER_ERROR, f"broker {self.endpoint.broker.config.broker_name} is not ready yet, try again shortly")
+        try:
+            session = self.endpoint.sessions.touch(caller.client_id, caller.language, caller.version, caller.remote_addr)
+        except TooManyClients as exc:
+            raise ProxyError(pb.TOO_MANY_REQUESTS, str(exc)) from None
+        session.caller = caller
+        return session
+
+    # -- unary calls -----------------------------------------------------------------------------
+
+    async def _unary(self, context, response_type, work):
+        try:
+            session = self._session(context)
+            return await work(session)
+        except ProxyError as exc:
+            return response_type(status=_status(exc.code, exc.message))
+        except Exception as exc:
+            log.exception("gRPC %s failed", response_type.__name__)
+            return response_type(status=_status(pb.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}"))
+
+    async def QueryRoute(self, request, context):
+        async def work(session):
+            queues = await calls.query_route(self.endpoint, session, request)
+            return spb.QueryRouteResponse(status=_status(), message_queues=queues)
+        return await self._unary(context, spb.QueryRouteResponse, work)
+
+    async def QueryAssignment(self, request, context):
+        async def work(session):
+            found = await calls.query_assignment(self.endpoint, session, request)
+            if not found:
+                return spb.QueryAssignmentResponse(status=_status(pb.FORBIDDEN, "no readable queue"))
+            return spb.QueryAssignmentResponse(status=_status(), assignments=found)
+        return await self._unary(context, spb.QueryAssignmentResponse, work)
+
+    async def Heartbeat(self, request, context):
+        async def work(session):
+            await calls.heartbeat(self.endpoint, session, request)
+            return spb.HeartbeatResponse(status=_status())
+        return await self._unary(context, spb.HeartbeatResponse, work)
+
+    async def SendMessage(self, request, context):
+        async def work(session):
+            entries = await calls.send(self.endpoint, session, request)
+            codes = {e.status.code for e in entries}
+            if len(codes) == 1:
+                code = codes.pop()
+                status = _status(code, entries[0].status.message if code != pb.OK else "OK")
+            else:
+                status = _status(pb.MULTIPLE_RESULTS, "MULTIPLE_RESULTS")
+            return spb.SendMessageResponse(status=status, entries=entries)
+        return await self._unary(context, spb.SendMessageResponse, work)
+
+    async def AckMessage(self, request, context):
+        async def work(session):
+            entries = await calls.ack(self.endpoint, session, request)
+            codes = {e.status.code for e in entries}
+            if len(codes) == 1:
+                code = codes.pop()
+                status = _status(code, entries[0].status.message if code != pb.OK else "OK")
+            else:
+                status = _status(pb.MULTIPLE_RESULTS, "MULTIPLE_RESULTS")
+            return spb.AckMessageResponse(status=status, entries=entries)
+        return await self._unary(context, spb.AckMessageResponse, work)
+
+    async def ChangeInvisibleDuration(self, request, context):
+        async def work(session):
+            handle = await calls.change_invisible(self.endpoint, session, request)
+            return spb.ChangeInvisibleDurationResponse(status=_status(), receipt_handle=handle)
+        return await self._unary(context, spb.ChangeInvisibleDurationResponse, work)
+
+    async def ForwardMessageToDeadLetterQueue(self, request, context):
+        async def work(session):
+            await calls.forward_to_dlq(self.endpoint, session, request)
+            return spb.ForwardMessageToDeadLetterQueueResponse(status=_status())
+        return await self._unary(context, spb.ForwardMessageToDeadLetterQueueResponse, work)
+
+    async def EndTransaction(self, request, context):
+        async def work(session):
+            return spb.EndTransactionResponse(status=_status(
+                pb.NOT_IMPLEMENTED, "transactional messages are not served by this endpoint yet"))
+        return await self._unary(context, spb.EndTransactionResponse, work)
+
+    async def NotifyClientTermination(self, request, context):
+        async def work(session):
+            await calls.unregister(self.endpoint, session, request)
+            self.endpoint.sessions.end(session.client_id, "NotifyClientTermination")
+            return spb.NotifyClientTerminationResponse(status=_status())
+        return await self._unary(context, spb.NotifyClientTerminationResponse, work)
+
+    # -- streams ---------------------------------------------------------------------------------
+
+    async def ReceiveMessage(self, request, context) -> AsyncIterator[spb.ReceiveMessageResponse]:
+        try:
+            session = self._session(context)
+            messages = await calls.receive(self.endpoint, session, request, context.time_remaining())
+            if messages:
+                yield spb.ReceiveMessageResponse(status=_status())
+                for message in messages:
+                    yield spb.ReceiveMessageResponse(message=message)
+            else:
+                yield spb.ReceiveMessageResponse(status=_status(pb.MESSAGE_NOT_FOUND, "no new message"))
+        except ProxyError as exc:
+            yield spb.ReceiveMessageResponse(status=_status(exc.code, exc.message))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("gRPC ReceiveMessage failed")
+            yield spb.ReceiveMessageResponse(status=_status(pb.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}"))
+        now = Timestamp()
+        now.GetCurrentTime()
+        yield spb.ReceiveMessageResponse(delivery_timestamp=now)
+
+    async def Telemetry(self, request_iterator, context) -> AsyncIterator[spb.TelemetryCommand]:
+        try:
+            session = self._session(context)
+        except ProxyError as exc:
+            yield spb.TelemetryCommand(status=_status(exc.code, exc.message))
+            return
+        async for command in request_iterator:
+            if command.HasField("settings"):
+                try:
+                    answered = await self._settings(session, command.settings)
+                except ProxyError as exc:
+                    yield spb.TelemetryCommand(status=_status(exc.code, exc.message))
+                    continue
+                yield spb.TelemetryCommand(status=_status(), settings=answered)
+            # thread stack traces and verify results answer commands this endpoint never sends
+
+    async def _settings(self, session: Session, settings: pb.Settings) -> pb.Settings:
+        if settings.client_type == pb.CLIENT_TYPE_UNSPECIFIED:
+            raise ProxyError(pb.UNRECOGNIZED_CLIENT_TYPE, "the settings name no client type")
+        fifo, max_attempts = False, 17
+        if settings.HasField("subscription"):
+            group = settings.subscription.group.name
+            fifo, max_attempts = calls.group_policy(self.endpoint, group)
+        session.settings = settings
+        return merged_settings(settings, max_body_size=self.endpoint.broker.config.max_message_size, fifo=fifo,
+                               max_attempts=max_attempts)

@@ -1,0 +1,150 @@
+"""The 5.x clients the endpoint serves: one :class:`Session` per client id, with the settings the
+client sent on its Telemetry stream and the :class:`LocalChannel` its requests run on.
+
+A session starts with the first call that names a client id and ends when the client says
+NotifyClientTermination, or when it has not called for ``expire_s`` (its heartbeats come every
+10 s); ending it closes the channel, which drops the client from the broker's groups as a closed
+connection does. ``max_clients`` bounds the table: a newcomer past it is refused (RESOURCE_EXHAUSTED)
+while known clients keep working.
+
+The settings answered to a client (:func:`merged_settings`) are RocketMQ 5 proxy's: for a producer
+a retry policy (3 attempts, exponential backoff 10 ms..1 s) and ``max_body_size`` = the broker's
+maxMessageSize, with message types validated; for a consumer the receive batch size (32), the
+long-polling timeout (20 s), ``fifo`` from the group's consumeMessageOrderly and max attempts =
+the group's retryMaxTimes + 1 with RocketMQ's default backoff (1 s, 5 s, 10 s, 30 s, then minutes);
+and always a ``metric`` entry (off): the Python client 5.1.2 fails reading settings without it.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from google.protobuf.duration_pb2 import Duration
+from rocketmq.grpc_protocol import definition_pb2 as pb
+
+from brokers.engine.common.clock import Clock
+from brokers.engine.proxy.local_channel import LocalChannel
+
+log = logging.getLogger("brokers.engine.proxy")
+
+RECEIVE_BATCH_SIZE = 32
+LONG_POLLING_TIMEOUT_MS = 20_000
+PRODUCER_MAX_ATTEMPTS = 3
+# RocketMQ's default group retry policy (CUSTOMIZED): the delay levels from 1 s on.
+CONSUMER_BACKOFF_S = (1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200)
+
+
+class TooManyClients(Exception):
+    """The endpoint serves ``max_clients`` client ids already."""
+
+
+@dataclass(slots=True)
+class Session:
+    client_id: str
+    channel: LocalChannel
+    language: str
+    version: str
+    last_seen: float
+    settings: pb.Settings | None = None
+    groups: set[str] = field(default_factory=set)  # consumer groups it heartbeated for
+    producer_topics: set[str] = field(default_factory=set)
+    caller: object = None  # auth.Caller of its latest call (the account its requests are checked against)
+
+    @property
+    def client_type(self) -> int:
+        return self.settings.client_type if self.settings is not None else pb.CLIENT_TYPE_UNSPECIFIED
+
+
+class Sessions:
+    def __init__(self, clock: Clock, *, max_clients: int, expire_s: float, on_close: Callable[[LocalChannel], None]) -> None:
+        self.clock = clock
+        self.max_clients = max_clients
+        self.expire_s = expire_s
+        self.on_close = on_close
+        self._table: dict[str, Session] = {}
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def get(self, client_id: str) -> Session | None:
+        return self._table.get(client_id)
+
+    def all(self) -> list[Session]:
+        return list(self._table.values())
+
+    def touch(self, client_id: str, language: str, version: str, remote_addr: str, local_addr: str = "") -> Session:
+        """The client's session, started now if new (TooManyClients past the cap)."""
+        session = self._table.get(client_id)
+        now = self.clock.monotonic()
+        if session is None:
+            if len(self._table) >= self.max_clients:
+                raise TooManyClients(f"the gRPC endpoint serves {self.max_clients} clients already (grpc_max_clients)")
+            session = Session(client_id, LocalChannel(client_id, remote_addr, local_addr), language, version, now)
+            self._table[client_id] = session
+            log.info("5.x client %s (%s %s) from %s", client_id, language, version, remote_addr)
+        session.last_seen = now
+        return session
+
+    def end(self, client_id: str, why: str) -> None:
+        session = self._table.pop(client_id, None)
+        if session is not None:
+            log.info("5.x client %s ended: %s", client_id, why)
+            session.channel.close()
+            self.on_close(session.channel)
+
+    def expire(self) -> int:
+        """End the sessions silent for longer than ``expire_s``; return how many."""
+        cutoff = self.clock.monotonic() - self.expire_s
+        stale = [cid for cid, s in self._table.items() if s.last_seen < cutoff]
+        for client_id in stale:
+            self.end(client_id, f"no call for {self.expire_s:.0f} s")
+        return len(stale)
+
+    def close_all(self) -> None:
+        for client_id in list(self._table):
+            self.end(client_id, "endpoint stopped")
+
+
+def _duration(ms: int) -> Duration:
+    d = Duration()
+    d.FromMilliseconds(ms)
+    return d
+
+
+def merged_settings(client: pb.Settings, *, max_body_size: int, fifo: bool, max_attempts: int) -> pb.Settings:
+    """What the endpoint answers to a client's settings (see the module docstring)."""
+    out = pb.Settings()
+    out.CopyFrom(client)
+    if client.client_type == pb.PRODUCER:
+        out.backoff_policy.max_attempts = PRODUCER_MAX_ATTEMPTS
+        exp = out.backoff_policy.exponential_backoff
+        exp.initial.CopyFrom(_duration(10))
+        exp.max.CopyFrom(_duration(1000))
+        exp.multiplier = 2.0
+        out.publishing.max_body_size = max_body_size
+        out.publishing.validate_message_type = True
+    elif client.HasField("subscription") or client.client_type in (pb.PUSH_CONSUMER, pb.SIMPLE_CONSUMER):
+        out.subscription.receive_batch_size = RECEIVE_BATCH_SIZE
+        out.subscription.long_polling_timeout.CopyFrom(_duration(LONG_POLLING_TIMEOUT_MS))
+        out.subscription.fifo = fifo
+        out.backoff_policy.max_attempts = max_attempts
+        out.backoff_policy.ClearField("exponential_backoff")
+        backoff = out.backoff_policy.customized_backoff
+        del backoff.next[:]
+        for seconds in CONSUMER_BACKOFF_S:
+            backoff.next.add().CopyFrom(_duration(seconds * 1000))
+    out.metric.on = False
+    return out
+
+
+def parse_version(text: str) -> int:
+    """A 5.x client's version string as RocketMQ's MQVersion ordinal (``5.1.2`` -> V5_1_2), 0 if unreadable."""
+    parts = text.split(".")
+    try:
+        major, minor, patch = (int(p) for p in (parts + ["0", "0"])[:3])
+    except ValueError:
+        return 0
+    if major != 5 or not (0 <= minor < 10 and 0 <= patch < 10):
+        return 0
+    return 412 + minor * 20 + patch * 2 + 1  # V5_0_0_SNAPSHOT is 412; each release follows its snapshot
