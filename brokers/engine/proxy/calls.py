@@ -11,8 +11,8 @@ import json
 import time
 import zlib
 
-from rocketmq.grpc_protocol import definition_pb2 as pb
-from rocketmq.grpc_protocol import service_pb2 as spb
+from brokers.engine.proxy.stubs import definition_pb2 as pb
+from brokers.engine.proxy.stubs import service_pb2 as spb
 
 from brokers.engine.broker.processors.pop import POLLING_FULL, POLLING_TIMEOUT
 from brokers.engine.broker.pop.extra_info import ExtraInfo, ExtraInfoError, parse_extra_info

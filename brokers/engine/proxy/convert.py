@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 
 from google.protobuf.timestamp_pb2 import Timestamp
-from rocketmq.grpc_protocol import definition_pb2 as pb
+from brokers.engine.proxy.stubs import definition_pb2 as pb
 
 from brokers.engine.common import message as m
 from brokers.engine.common.message import MessageExt, properties_to_string

@@ -20,7 +20,7 @@ import logging
 from pathlib import Path
 
 import grpc
-from rocketmq.grpc_protocol import service_pb2_grpc
+from brokers.engine.proxy.stubs import service_pb2_grpc
 
 from brokers.engine.common.cancellation import cancel_and_wait
 from brokers.engine.proxy.routes import EndpointCache, split_addr

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from rocketmq.grpc_protocol import definition_pb2 as pb
+from brokers.engine.proxy.stubs import definition_pb2 as pb
 
 from brokers.engine.common.perm import PERM_READ, PERM_WRITE
 from brokers.engine.client.admin_types import TopicRouteData

@@ -22,9 +22,9 @@ from collections.abc import AsyncIterator
 
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
-from rocketmq.grpc_protocol import definition_pb2 as pb
-from rocketmq.grpc_protocol import service_pb2 as spb
-from rocketmq.grpc_protocol import service_pb2_grpc
+from brokers.engine.proxy.stubs import definition_pb2 as pb
+from brokers.engine.proxy.stubs import service_pb2 as spb
+from brokers.engine.proxy.stubs import service_pb2_grpc
 
 from brokers.engine.proxy import calls
 from brokers.engine.proxy.auth import Unauthenticated, identify, metadata_dict

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from google.protobuf.duration_pb2 import Duration
-from rocketmq.grpc_protocol import definition_pb2 as pb
+from brokers.engine.proxy.stubs import definition_pb2 as pb
 
 from brokers.engine.common.clock import Clock
 from brokers.engine.proxy.local_channel import LocalChannel
