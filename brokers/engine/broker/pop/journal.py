@@ -72,6 +72,7 @@ class PopJournal:
         self._written = 0  # records handed to the OS
         self._synced = 0  # records covered by an fsync
         self._sync_task: asyncio.Future | None = None
+        self.compactions = 0
 
     def open(self) -> list[dict]:
         """Replay the journal (truncating a torn tail) and open it for appending."""
@@ -146,6 +147,7 @@ class PopJournal:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND, 0o600)
         self.size = len(data)
         self._synced = self._written
+        self.compactions += 1
 
     def close(self) -> None:
         if self._fd is None:
