@@ -18,6 +18,7 @@ from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.mq_version import version_desc
+from brokers.engine.common.topic_attributes import InvalidAttributeError, parse_attribute_modification
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.common.topic_validator import InvalidNameError, broker_system_topics, validate_new_topic
 from brokers.engine.remoting.codes import ResponseCode
@@ -119,8 +120,15 @@ class UpdateTopic(Subcommand):
         parser.add_argument("-w", "--writeQueueNums", dest="write_queue_nums", type=queue_nums, default=8, help="write queues (default 8)")
         parser.add_argument("-p", "--perm", dest="perm", type=perm_value, default=6, help="permission: 2 W, 4 R, 6 RW (default 6)")
         parser.add_argument("-o", "--order", dest="order", type=bool_value, default=False, help="order topic: true or false")
+        # Apache's tool spells it -a too; here -a is the access key of every subcommand
+        parser.add_argument("--attributes", dest="attributes", default=None,
+                            help="RocketMQ 5 topic attributes: +key=value to set, -key to remove, e.g. +message.type=FIFO")
 
     def run(self, ctx: Context, opts: dict) -> None:
+        try:
+            parse_attribute_modification(opts["attributes"])
+        except InvalidAttributeError as exc:
+            raise CommandError(f"illegal attributes: {exc}") from None
         try:
             validate_new_topic(opts["topic"])
             if opts["cluster"]:  # refuse a broker's own names before any broker of the cluster writes
@@ -130,10 +138,10 @@ class UpdateTopic(Subcommand):
             raise CommandError(f"illegal topic name: {exc}") from None
         config = TopicConfig(opts["topic"], opts["read_queue_nums"], opts["write_queue_nums"], opts["perm"], order=opts["order"]).validate()
         if opts["broker_addr"]:
-            ctx.admin.create_or_update_topic(opts["broker_addr"], config)
+            ctx.admin.create_or_update_topic(opts["broker_addr"], config, opts["attributes"])
             addrs = [opts["broker_addr"]]
         else:
-            addrs = ctx.admin.create_or_update_topic_in_cluster(opts["cluster"], config)
+            addrs = ctx.admin.create_or_update_topic_in_cluster(opts["cluster"], config, opts["attributes"])
         for addr in addrs:
             ctx.write(f"create topic to {addr} success.")
         ctx.write(output.topic_config_string(config))

@@ -78,6 +78,16 @@ def test_update_order_topic_records_its_layout(module_cluster, module_admin):
     assert module_admin.get_kv_config("ORDER_TOPIC_CONFIG", "NoSuchTopic") is None
 
 
+def test_update_topic_with_attributes_sets_the_message_type(module_cluster, module_admin):
+    mqadmin(module_cluster, "updateTopic", "-c", CLUSTER, "-t", "MqadminFifoTopic", "-r", "2", "-w", "2", "--attributes=+message.type=FIFO")
+    wait_for_route(module_admin, "MqadminFifoTopic", 2)
+    for name in ("broker-a", "broker-b"):
+        assert module_admin.get_all_topic_config(module_cluster.broker_addr(name))["MqadminFifoTopic"].attributes == {"message.type": "FIFO"}
+    with pytest.raises(CommandError, match=r"message\.type"):  # the broker's refusal, naming the attribute
+        mqadmin(module_cluster, "updateTopic", "-c", CLUSTER, "-t", "MqadminFifoTopic", "--attributes=+message.type=SOMETIMES")
+    assert module_admin.get_all_topic_config(module_cluster.broker_addr("broker-a"))["MqadminFifoTopic"].attributes == {"message.type": "FIFO"}
+
+
 def test_send_query_and_consume(module_cluster, module_admin):
     create_topic(module_admin, module_cluster, "MqadminMsgTopic", queues=2)
     out = mqadmin(module_cluster, "sendMessage", "-t", "MqadminMsgTopic", "-p", "hello mqadmin", "-k", "order-77", "-c", "TagM", "-b", "broker-b", "-i", "1")
@@ -142,6 +152,7 @@ def test_consumer_progress_and_connection(module_cluster, module_admin):
         (["updateTopic", "-t", "T1"], "-b/--brokerAddr -c/--clusterName"),
         (["updateTopic", "-c", CLUSTER, "-t", "TBW102"], "system topic"),
         (["updateTopic", "-c", "NoSuchCluster", "-t", "T1"], "NoSuchCluster"),
+        (["updateTopic", "-c", CLUSTER, "-t", "T1", "--attributes", "message.type=FIFO"], "illegal attributes"),
         (["sendMessage", "-t", "T1", "-p", "x", "-i", "1"], "needs -b"),
         (["consumerConnection", "-g", "bad group!"], "illegal group name"),
         (["consumerConnection", "-g", "NobodyHere"], "not online"),
