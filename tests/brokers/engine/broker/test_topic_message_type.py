@@ -78,3 +78,20 @@ def test_mixed_with_enable_mixed_message_type(engine_cluster):
             assert topic_message_type(c.broker.topic_config_manager.select_topic_config("any")) == "MIXED"
 
     run(scenario())
+
+
+def test_the_message_type_reaches_the_slave_with_the_config(engine_cluster):
+    from tests.brokers.engine.broker.test_broker_group import SLAVE_KEY, start_slave, wait_connected
+
+    async def scenario():
+        async with engine_cluster(broker_role="SYNC_MASTER") as c:
+            slave = await start_slave(c)
+            await wait_connected(c)
+            master = c.brokers["broker-a"]
+            await c.eventually(lambda: c.brokers[SLAVE_KEY].addr in master.config_push.slaves, timeout=10)
+            assert (await c.create_topic("Replicated", attributes="+message.type=FIFO")).code == ResponseCode.SUCCESS
+            assert topic_message_type(slave.topic_config_manager.select_topic_config("Replicated")) == "FIFO"
+            assert (await c.create_topic("Replicated", attributes="+message.type=DELAY")).code == ResponseCode.SUCCESS
+            assert topic_message_type(slave.topic_config_manager.select_topic_config("Replicated")) == "DELAY"
+
+    run(scenario())
