@@ -186,6 +186,21 @@ def _lock_needs(request: RemotingCommand) -> list[ResourceNeed]:
     return needs
 
 
+def _batch_ack_needs(request: RemotingCommand) -> list[ResourceNeed]:
+    """SUB on the group and the topic of every entry of a BATCH_ACK_MESSAGE body (``c``/``t`` or the long names)."""
+    data = _json_body(request, "batch ack")
+    needs = []
+    for ack in _items(data.get("acks") if isinstance(data, dict) else None, "acks"):
+        group = (ack.get("c") or ack.get("consumerGroup")) if isinstance(ack, dict) else None
+        topic = (ack.get("t") or ack.get("topic")) if isinstance(ack, dict) else None
+        if not isinstance(group, str) or not group or not isinstance(topic, str) or not topic:
+            raise AclRefused("an entry of the batch ack body names no consumerGroup or topic")
+        needs += [ResourceNeed(topic, Perm.SUB), ResourceNeed(group_resource(group), Perm.SUB)]
+    if not needs:
+        raise AclRefused("the batch ack body names nothing, so its permissions cannot be checked")
+    return needs
+
+
 # -- the table: one row per request code ------------------------------------------------------------
 
 _RULES: dict[int, RequestRule] = {
@@ -195,6 +210,7 @@ _RULES: dict[int, RequestRule] = {
     C.ACK_MESSAGE: _resources("5.x ack of a popped message: SUB on the topic and the group", _topic("topic"), _group("consumerGroup")),
     C.CHANGE_MESSAGE_INVISIBLETIME: _resources("5.x change of a popped message's invisible time: SUB on the topic and the group",
                                                _topic("topic"), _group("consumerGroup")),
+    C.BATCH_ACK_MESSAGE: _resources("5.x batch ack: SUB on each topic and group of the body", body=_batch_ack_needs),
     C.LITE_PULL_MESSAGE: _resources("5.x lite pull, as PULL_MESSAGE: SUB on the topic and the group", _topic("topic"),
                                     _group("consumerGroup")),
     C.QUERY_MESSAGE: _resources("read messages by key: SUB on the topic", _topic("topic")),

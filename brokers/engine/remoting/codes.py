@@ -97,6 +97,7 @@ class RequestCode(IntEnum):
     POP_MESSAGE = 200_050  # RocketMQ 5.x: message-level consumption (broker/processors/pop.py)
     ACK_MESSAGE = 200_051
     CHANGE_MESSAGE_INVISIBLETIME = 200_053
+    BATCH_ACK_MESSAGE = 200_151
     GET_BROKER_MEMBER_GROUP = 901  # RocketMQ 5.x: a broker's group (enableSlaveActingMaster)
     BROKER_HEARTBEAT = 904  # RocketMQ 5.x: a broker's liveness refresh (enableSlaveActingMaster)
     # Gantry extensions, not in RocketMQ (docs/protocol.md, "Gantry extensions"): numbered far

@@ -29,6 +29,6 @@ expired ones are still redelivered), maxMsgNums 1..32, invisibleTime within
 
 Not done: POP state is not replicated to slaves (a slave refuses the three codes; after a failover
 the new master starts the group from its committed offsets, so deliveries in flight come again);
-BATCH_ACK_MESSAGE and POP_ROLLBACK are not served; redelivery reads the original queue, never
+POP_ROLLBACK is not served (BATCH_ACK_MESSAGE is, ``batch_ack.py``); redelivery reads the original queue, never
 ``%RETRY%`` topics, so handles carry retry flag ``0`` only.
 """

@@ -1,5 +1,6 @@
 """RocketMQ 5's message-level consumption over the remoting codes: POP_MESSAGE (200050),
-ACK_MESSAGE (200051), CHANGE_MESSAGE_INVISIBLETIME (200053). What Apache's proxy sends for the
+ACK_MESSAGE (200051), CHANGE_MESSAGE_INVISIBLETIME (200053), BATCH_ACK_MESSAGE (200151, body in
+``pop/batch_ack.py``). What Apache's proxy sends for the
 gRPC ReceiveMessage, AckMessage and ChangeInvisibleDuration, and what rocketmq-client 5.x's
 ``MQClientAPIImpl.popMessageAsync / ackMessageAsync / changeInvisibleTimeAsync`` send.
 
@@ -28,10 +29,12 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from brokers.engine.broker.pop.batch_ack import BatchAckError, parse_batch_ack_body
 from brokers.engine.broker.pop.extra_info import (
     NORMAL_REVIVE_QID,
     NORMAL_TOPIC,
     ORDER_REVIVE_QID,
+    ExtraInfo,
     ExtraInfoError,
     msg_offset_info,
     order_count_info,
@@ -51,6 +54,7 @@ from brokers.engine.broker.processors.base import (
     require_str,
 )
 from brokers.engine.broker.processors.property_filter import pull_message_filter
+from brokers.engine.common import json_compat
 from brokers.engine.common.perm import is_readable
 from brokers.engine.common.subscription import InvalidSubscriptionError, build_subscription_data
 from brokers.engine.remoting.channel import ChannelContext
@@ -76,6 +80,7 @@ class PopMessageProcessor(Processor):
         server.register_processor(RequestCode.POP_MESSAGE, self.pop_message)
         server.register_processor(RequestCode.ACK_MESSAGE, self.ack_message)
         server.register_processor(RequestCode.CHANGE_MESSAGE_INVISIBLETIME, self.change_invisible_time)
+        server.register_processor(RequestCode.BATCH_ACK_MESSAGE, self.batch_ack_message)
 
     # -- checks -------------------------------------------------------------------------------
 
@@ -190,6 +195,11 @@ class PopMessageProcessor(Processor):
         except ExtraInfoError as exc:
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"extraInfo is malformed: {exc}") from None
         key = (group, topic, queue_id)
+        return key, self._verify(key, offset, handle)
+
+    def _verify(self, key: tuple[str, str, int], offset: int, handle: ExtraInfo) -> InFlight:
+        """The delivery in flight that ``handle`` names exactly, not expired; else RequestError NO_MESSAGE."""
+        group, topic, queue_id = key
         flight = self.service.find(key, offset)
         where = f"group {group} topic {topic} queue {queue_id} offset {offset}"
         if flight is None:
@@ -199,7 +209,7 @@ class PopMessageProcessor(Processor):
             ("queueId", handle.queue_id == queue_id),
             ("queueOffset", handle.queue_offset in (None, offset)),
             ("retry", handle.retry == NORMAL_TOPIC),
-            ("brokerName", handle.broker_name == self.broker.config.broker_name),
+            ("brokerName", handle.broker_name in (self.broker.config.broker_name, None)),
             ("popTime", handle.pop_time == flight.pop_time),
             ("invisibleTime", handle.invisible_time == flight.invisible_ms),
             ("ckQueueOffset", handle.ck_offset == flight.ck_offset),
@@ -210,7 +220,7 @@ class PopMessageProcessor(Processor):
         if flight.deadline <= self.broker.clock.now_ms():
             raise RequestError(ResponseCode.NO_MESSAGE, f"the delivery of {where} popped at {flight.pop_time} expired at "
                                                         f"{flight.deadline}; it is delivered again")
-        return key, flight
+        return flight
 
     @guarded
     async def ack_message(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -226,3 +236,34 @@ class PopMessageProcessor(Processor):
         await self.service.durable(seq)
         return request.response(ResponseCode.SUCCESS, None, {
             "popTime": pop_time, "invisibleTime": invisible, "reviveQid": ORDER_REVIVE_QID if flight.order else NORMAL_REVIVE_QID})
+
+    @guarded
+    async def batch_ack_message(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        """BATCH_ACK_MESSAGE: every offset named is checked as an ACK_MESSAGE handle; the matching ones are
+        acked, and the answer is 208 NO_MESSAGE naming the others when there are any."""
+        if self.broker.store.broker_role == SLAVE:
+            raise RequestError(ResponseCode.NO_PERMISSION, f"batch ack is served by the master only: this broker "
+                                                           f"[{self.broker.config.broker_name}] is a slave (POP state is not replicated)")
+        try:
+            broker_name, acks = parse_batch_ack_body(json_compat.loads(request.body or b"null"))
+        except (BatchAckError, ValueError, UnicodeDecodeError) as exc:
+            raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"the batch ack body is malformed: {exc}") from None
+        refused: list[str] = []
+        seq = 0
+        for ack in acks:
+            group, topic = checked_group(ack.group), checked_topic(ack.topic)
+            tc = self.broker.topic_config_manager.select_topic_config(topic)
+            if tc is None:
+                raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
+            key = (group, topic, ack.queue_id)
+            for offset in ack.offsets:
+                handle = ExtraInfo(ack.start_offset, ack.pop_time, ack.invisible_time, ack.revive_qid, ack.retry, broker_name,
+                                   ack.queue_id, offset)
+                try:
+                    seq = max(seq, self.service.ack(key, self._verify(key, offset, handle)))
+                except RequestError as exc:
+                    refused.append(exc.remark)
+        await self.service.durable(seq)
+        if refused:
+            return request.response(ResponseCode.NO_MESSAGE, f"{len(refused)} of the offsets were not acked; the first: {refused[0]}")
+        return request.response(ResponseCode.SUCCESS)

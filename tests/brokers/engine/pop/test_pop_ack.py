@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 
+from brokers.engine.common import json_compat
 from brokers.engine.common.message_codec import decode_records
+from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from tests.brokers.engine.pop.conftest import ack, change, changed_handle, handles, pop, run
 
@@ -52,6 +55,9 @@ def test_no_ack_redelivered_with_reconsume_one_and_offset_waits(pop_cluster):
             assert (await ack(c, "PR", first[0])).code == 0
             assert (await ack(c, "PR", first[2])).code == 0
             assert c.broker.consumer_offset_manager.query_offset("cg", "PR", 0) == 1  # offset 1 is not acked
+            stats = json_compat.loads((await c.call(RequestCode.GET_CONSUME_STATS, {"consumerGroup": "cg"})).body)
+            q0 = stats["offsetTable"][MessageQueue("PR", B, 0)]
+            assert (q0["brokerOffset"], q0["consumerOffset"]) == (3, 1)  # a lag of 2, as the console shows it
             assert (await pop(c, "PR")).code == ResponseCode.PULL_NOT_FOUND  # still invisible
 
             async def redelivered():
@@ -177,5 +183,26 @@ def test_inflight_limit_answers_polling_full(pop_cluster):
             assert full.code == 209 and "pop_max_inflight_per_group" in full.remark
             assert (await ack(c, "PI", first[0])).code == 0
             assert [p.msg.queue_offset for p in handles(await pop(c, "PI"), B)] == [3]
+
+    run(scenario())
+
+
+def test_batch_ack_acks_the_offsets_of_its_bitset(pop_cluster):
+    async def scenario():
+        async with pop_cluster() as c:
+            await c.create_topic("PBA", read=1, write=1)
+            await _send_n(c, "PBA", 4)
+            response = await pop(c, "PBA")
+            got = handles(response, B)
+            entry = {"c": "cg", "t": "PBA", "r": "0", "so": 0, "q": 0, "rq": 0, "pt": int(response.ext("popTime")),
+                     "it": int(response.ext("invisibleTime")), "b": base64.b64encode(bytes([0b1011])).decode()}
+            body = json_compat.dumps({"acks": [entry], "brokerName": B}).encode()
+            assert (await c.call(RequestCode.BATCH_ACK_MESSAGE, None, body)).code == 0
+            assert c.broker.consumer_offset_manager.query_offset("cg", "PBA", 0) == 2  # offsets 0, 1, 3 acked
+            again = await c.call(RequestCode.BATCH_ACK_MESSAGE, None, body)
+            assert again.code == ResponseCode.NO_MESSAGE and again.remark.startswith("3 of the offsets")
+            assert (await ack(c, "PBA", got[2])).code == 0
+            bad = await c.call(RequestCode.BATCH_ACK_MESSAGE, None, json_compat.dumps({"acks": [{**entry, "b": "%%"}]}).encode())
+            assert bad.code == ResponseCode.MESSAGE_ILLEGAL and "bitSet" in bad.remark
 
     run(scenario())
