@@ -1,6 +1,6 @@
 """What a user calls: Gantry's public clients against redis-py + hiredis, row by row (the goals' rows 1–4).
 
-The public API exactly as the README shows it (``from brokers.engine.client import Producer,
+The public API exactly as docs/clients.md shows it (``from brokers.engine.client import Producer,
 PushConsumer, Message``) against redis-py in the configuration users install (``redis[hiredis]``),
 on one machine, in one run:
 
@@ -59,7 +59,7 @@ BATCH = 32
 INFLIGHT = 64
 
 
-# -- the Gantry side (the public API as the README shows it) -----------------------------------------
+# -- the Gantry side (the public API as docs/clients.md shows it) -----------------------------------------
 
 
 def gantry_send(producer: Producer, body: bytes, seconds: float) -> Callable[[], int]:

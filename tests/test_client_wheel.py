@@ -1,6 +1,6 @@
 """The ``gantry-client`` wheel (pyproject.toml): built from the repository, installed in a fresh
 virtualenv with nothing but its declared dependencies (none: ``--no-index``), it imports without
-Django, Celery or PySpark and runs the README's example against a real cluster.
+Django, Celery or PySpark and runs the example of docs/clients.md against a real cluster.
 
 The wheel is built from a copy of the repository's ``pyproject.toml``, ``brokers/`` and
 ``consumers/`` (Django modules included, so the package selection is what is tested) so that the
@@ -24,7 +24,8 @@ import pytest
 import brokers.engine
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-README_SECTION = "### In an application: `pip install`"
+CLIENTS_DOC = ROOT / "docs" / "clients.md"
+INSTALL_SECTION = "## In an application: `pip install`"
 SHIPPED_PACKAGES = {  # what brokers.engine.client and consumers.allocation import, and nothing else
     "brokers/engine", "brokers/engine/acl", "brokers/engine/client", "brokers/engine/common", "brokers/engine/remoting",
     "consumers/allocation",
@@ -69,10 +70,10 @@ def client_venv(tmp_path_factory) -> ClientVenv:
     return ClientVenv(wheel=wheel, python=python, work=root)
 
 
-def _readme_example() -> str:
-    """The first Python block after the README's install section heading."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index(README_SECTION):]
+def _install_example() -> str:
+    """The first Python block after the install section heading of docs/clients.md."""
+    text = CLIENTS_DOC.read_text()
+    section = text[text.index(INSTALL_SECTION):]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
@@ -116,14 +117,14 @@ def test_the_servers_are_not_shipped_and_say_so(client_venv: ClientVenv) -> None
     assert "not installed here" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_the_readme_example_round_trips_a_message_from_the_wheel(client_venv: ClientVenv, session_cluster,
+def test_the_install_example_round_trips_a_message_from_the_wheel(client_venv: ClientVenv, session_cluster,
                                                                   topic_name: str) -> None:
     from brokers.engine.client.admin import BlockingMQAdminClient
     from tests.brokers.engine.client._cluster import create_topic
 
     with BlockingMQAdminClient(session_cluster.namesrv_addr, timeout_s=5.0) as admin:
         create_topic(admin, session_cluster, topic_name)
-    example = _readme_example()
+    example = _install_example()
     assert example.count("127.0.0.1:9876") == 2 and "Orders" in example
     script = (example.replace("127.0.0.1:9876", session_cluster.namesrv_addr).replace("Orders", topic_name)
               .replace("order-audit", f"audit_{uuid.uuid4().hex[:8]}"))

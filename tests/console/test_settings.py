@@ -19,7 +19,7 @@ def _check(tmp_path, **env) -> subprocess.CompletedProcess:
 
 
 def test_check_deploy_passes_with_production_settings(tmp_path) -> None:
-    # the environment README's "The web console in production" documents
+    # the environment docs/deployment.md's "The web console in production" documents
     result = _check(tmp_path, DEBUG="0", SECRET_KEY=secrets.token_urlsafe(64), ALLOWED_HOSTS="gantry.example.com",
                     GANTRY_HTTPS="1", GANTRY_BEHIND_PROXY="1", CSRF_TRUSTED_ORIGINS="https://gantry.example.com",
                     GANTRY_LOG_FORMAT="json")

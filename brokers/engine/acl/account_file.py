@@ -41,7 +41,7 @@ def _generated_text() -> str:
 # secrets; the servers re-read it when it changes. Keep it private (0600): it holds the secrets.
 # RocketMQ 4.x signatures can be replayed by whoever captures a request: off loopback, turn TLS on
 #   python manage.py run_cluster --acl-file THIS_FILE --tls-mode enforcing --tls-cert server.pem --tls-key server.key --tls-ca ca.pem
-# (README "TLS", docs/security.md). Gantry's own clients sign a timestamp and nonce as well; an account
+# (docs/security.md, "TLS"). Gantry's own clients sign a timestamp and nonce as well; an account
 # used only by them may refuse 4.x signatures with `gantryRequireReplayProtection: true`.
 globalWhiteRemoteAddresses: []
 accounts:
