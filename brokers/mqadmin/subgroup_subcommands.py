@@ -1,7 +1,7 @@
 """mqadmin updateSubGroup / deleteSubGroup: RocketMQ's flags and printouts, over the subscription group plans.
 
 ``updateSubGroup (-b brokerAddr | -c clusterName) -g group [--consumeEnable] [-m consumeFromMinEnable]
-[-d consumeBroadcastEnable] [-q retryQueueNums] [-r retryMaxTimes] [-i brokerId]
+[-d consumeBroadcastEnable] [-o consumeMessageOrderly] [-q retryQueueNums] [-r retryMaxTimes] [-i brokerId]
 [-w whichBrokerWhenConsumeSlowly] [--notifyConsumerIdsChanged]`` (RocketMQ's ``-s`` and ``-a`` are
 Gantry's ``--secretKey`` and ``--accessKey`` on every subcommand: those two take their long
 names only, which RocketMQ's accepts too). As RocketMQ's, a setting left out
@@ -57,6 +57,7 @@ _SETTINGS = (
     (None, "--consumeEnable", "consume_enable", bool_value),  # RocketMQ's -s: Gantry's mqadmin has -s for --secretKey
     ("-m", "--consumeFromMinEnable", "consume_from_min_enable", bool_value),
     ("-d", "--consumeBroadcastEnable", "consume_broadcast_enable", bool_value),
+    ("-o", "--consumeMessageOrderly", "consume_message_orderly", bool_value),  # RocketMQ 5: a FIFO group (orderly pops)
     ("-q", "--retryQueueNums", "retry_queue_nums", _integer),
     ("-r", "--retryMaxTimes", "retry_max_times", _integer),
     ("-i", "--brokerId", "broker_id", _integer),
