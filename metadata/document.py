@@ -15,9 +15,9 @@ RocketMQ's ExportMetadataCommand (4.9.x, 5.x) writes one JSON object::
     }
 
 Reading it (:func:`parse_document`) checks every entry before anything is planned: a refusal
-names the field as ``topicConfigTable.<name>.<property>`` and changes nothing. Keys this tier
-does not keep (5.x's ``attributes``, ``groupRetryPolicy``, a per-broker file's ``dataVersion``)
-are ignored. System topics and groups are set aside as skipped, with the reason; retry and DLQ
+names the field as ``topicConfigTable.<name>.<property>`` and changes nothing. Keys an import
+does not apply (5.x's ``attributes``, ``groupRetryPolicy``, a per-broker file's ``dataVersion``)
+are ignored; an export writes each topic's ``attributes`` as the brokers hold them. System topics and groups are set aside as skipped, with the reason; retry and DLQ
 topics are imported like any other (what ``updateTopic`` allows).
 """
 from __future__ import annotations

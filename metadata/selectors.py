@@ -185,7 +185,9 @@ def _topic_change(wanted: TopicConfig, scope: Scope, tables: dict[str, dict[str,
                     notes.append(f"{m.broker_name}: {prop} stays {theirs} (the file says {mine}; an import never shrinks, "
                                  "use the topic's shrink page)")
         before, after = (held.to_json() if held else {}), config.to_json()
-        diff = [FieldChange(m.broker_name, p, before.get(p), v) for p, v in after.items() if p != "topicName" and before.get(p) != v]
+        # attributes (RocketMQ 5's message.type, ...) are not imported: a write leaves a topic's as they are
+        diff = [FieldChange(m.broker_name, p, before.get(p), v) for p, v in after.items()
+                if p not in ("topicName", "attributes") and before.get(p) != v]
         if diff:
             changes.extend(diff)
             writes.append(Write(m.broker_name, m.addr, config))

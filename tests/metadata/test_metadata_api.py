@@ -17,7 +17,7 @@ from metadata.document import MAX_OBJECTS
 pytestmark = pytest.mark.django_db
 
 URL = "/api/v1/metadata"
-TOPIC_KEYS = {"topicName", "readQueueNums", "writeQueueNums", "perm", "topicFilterType", "topicSysFlag", "order"}
+TOPIC_KEYS = {"topicName", "readQueueNums", "writeQueueNums", "perm", "topicFilterType", "topicSysFlag", "order", "attributes"}
 GROUP_KEYS = {"groupName", "consumeEnable", "consumeFromMinEnable", "consumeBroadcastEnable", "retryQueueNums", "retryMaxTimes",
               "brokerId", "whichBrokerWhenConsumeSlowly", "notifyConsumerIdsChangedEnable"}
 
@@ -155,3 +155,16 @@ def test_viewer_may_dry_run_but_not_apply_and_apply_needs_its_dry_run(viewer, op
     assert stale.status_code == 409 and "dry run" in stale.json()["detail"]
     assert tables(console_cluster) == before
     assert AuditEntry.objects.get(action="metadata.import").result == "failed"
+
+
+def test_export_carries_the_message_type_and_a_reimport_leaves_it(operator, defined, console_cluster, console_admin) -> None:
+    topic, group = defined
+    for name in console_cluster.broker_names:
+        console_admin.create_or_update_topic(console_cluster.broker_addr(name), TopicConfig(topic, 6, 6), "+message.type=FIFO")
+    document = only(operator.get(f"{URL}/export").json(), topic, group)
+    assert document["topicConfigTable"][topic]["attributes"] == {"message.type": "FIFO"}
+    plan = operator.post(f"{URL}/dry-run", {"metadata": document}, format="json").json()
+    assert {o["name"]: o["action"] for o in plan["objects"]}[topic] == "unchanged"
+    document["topicConfigTable"][topic]["attributes"] = {}  # attributes are not imported: no change planned either
+    plan = operator.post(f"{URL}/dry-run", {"metadata": document}, format="json").json()
+    assert {o["name"]: o["action"] for o in plan["objects"]}[topic] == "unchanged"
