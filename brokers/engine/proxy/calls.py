@@ -265,14 +265,27 @@ async def receive(endpoint, session: Session, request, time_remaining: float | N
     name = endpoint.broker.config.broker_name
     pop_time, invisible_time = int(reply.ext("popTime", "0") or 0), int(reply.ext("invisibleTime", str(invisible)) or invisible)
     revive = int(reply.ext("reviveQid", "0") or 0)
+    starts = _start_offsets(reply.ext("startOffsetInfo") or "")
     for ext in found:
-        if not ext.properties.get(PROPERTY_POP_CK):
-            ext.properties[PROPERTY_POP_CK] = ExtraInfo(ext.queue_offset, pop_time, invisible_time, revive, "0", name, ext.queue_id,
+        if not ext.properties.get(PROPERTY_POP_CK):  # built as the 5.x clients build it from the answer's header
+            ck = starts.get(ext.queue_id, ext.queue_offset)
+            ext.properties[PROPERTY_POP_CK] = ExtraInfo(ck, pop_time, invisible_time, revive, "0", name, ext.queue_id,
                                                         ext.queue_offset).text()
         out.append(to_grpc_message(ext, topic, request.message_queue.topic.resource_namespace))
     return out
 
 
+
+
+def _start_offsets(text: str) -> dict[int, int]:
+    """queue id -> the first offset the pop took from it, from a POP answer's startOffsetInfo
+    (``retry queueId offset`` entries joined by ``;``)."""
+    out = {}
+    for entry in filter(None, text.split(";")):
+        parts = entry.split(" ")
+        if len(parts) == 3 and parts[1].lstrip("-").isdigit() and parts[2].lstrip("-").isdigit():
+            out[int(parts[1])] = int(parts[2])
+    return out
 
 
 def _handle(endpoint, text: str) -> ExtraInfo:
