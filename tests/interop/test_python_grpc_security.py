@@ -122,7 +122,7 @@ def test_tls_endpoint_with_a_trusting_client(tmp_path_factory, tls_certs):
         assert run.stdout.split() == ["received", "over-tls"]
         plain = PythonClients(cluster.brokers["broker-a"].grpc_addr)
         try:
-            with pytest.raises(Exception):
+            with pytest.raises(Exception, match="route|UNAVAILABLE|failed"):
                 plain.producer(topic).send(message(topic, "plain text"))
         finally:
             plain.close()
