@@ -10,7 +10,8 @@ RocketMQ's ExportMetadataCommand (4.9.x, 5.x) writes one JSON object::
                                              "consumeFromMinEnable": true, "consumeBroadcastEnable": true,
                                              "retryQueueNums": 1, "retryMaxTimes": 16, "brokerId": 0,
                                              "whichBrokerWhenConsumeSlowly": 1,
-                                             "notifyConsumerIdsChangedEnable": true}},
+                                             "notifyConsumerIdsChangedEnable": true,
+                                             "consumeMessageOrderly": false}},
       "exportTime": 1700000000000
     }
 
@@ -44,7 +45,8 @@ FILTER_TYPES = ("SINGLE_TAG", "MULTI_TAG")
 GROUP_RANGES: dict[str, tuple[int, int]] = {
     "retryQueueNums": (0, 1024), "retryMaxTimes": (-1, 10_000), "brokerId": (0, 1024), "whichBrokerWhenConsumeSlowly": (0, 1024),
 }
-GROUP_BOOLS = ("consumeEnable", "consumeFromMinEnable", "consumeBroadcastEnable", "notifyConsumerIdsChangedEnable")
+GROUP_BOOLS = ("consumeEnable", "consumeFromMinEnable", "consumeBroadcastEnable", "notifyConsumerIdsChangedEnable",
+               "consumeMessageOrderly")  # the last: RocketMQ 5's FIFO groups
 
 
 @dataclass(frozen=True)

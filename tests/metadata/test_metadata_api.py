@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 URL = "/api/v1/metadata"
 TOPIC_KEYS = {"topicName", "readQueueNums", "writeQueueNums", "perm", "topicFilterType", "topicSysFlag", "order", "attributes"}
 GROUP_KEYS = {"groupName", "consumeEnable", "consumeFromMinEnable", "consumeBroadcastEnable", "retryQueueNums", "retryMaxTimes",
-              "brokerId", "whichBrokerWhenConsumeSlowly", "notifyConsumerIdsChangedEnable"}
+              "brokerId", "whichBrokerWhenConsumeSlowly", "notifyConsumerIdsChangedEnable", "consumeMessageOrderly"}
 
 
 def tables(cluster) -> dict:
