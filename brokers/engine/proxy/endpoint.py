@@ -20,9 +20,9 @@ import logging
 from pathlib import Path
 
 import grpc
-from brokers.engine.proxy.stubs import service_pb2_grpc
 
 from brokers.engine.common.cancellation import cancel_and_wait
+from brokers.engine.proxy.handlers import generic_handler
 from brokers.engine.proxy.routes import EndpointCache, split_addr
 from brokers.engine.proxy.service import MessagingService
 from brokers.engine.proxy.sessions import Sessions
@@ -68,7 +68,7 @@ class GrpcEndpoint:
                 ("grpc.so_reuseport", 0),
             ],
         )
-        service_pb2_grpc.add_MessagingServiceServicer_to_server(MessagingService(self), server)
+        server.add_generic_rpc_handlers((generic_handler(MessagingService(self)),))
         bind = f"[{cfg.listen_host}]:{cfg.grpc_port}" if ":" in cfg.listen_host else f"{cfg.listen_host}:{cfg.grpc_port}"
         tls = cfg.tls
         if tls is not None and tls.serves_tls:

@@ -1,0 +1,104 @@
+"""The gRPC method table of MessagingService, built from the service's descriptor.
+
+Differences from the generated ``add_MessagingServiceServicer_to_server``:
+
+- a request that does not parse as its protobuf reaches no handler: the call ends with
+  INVALID_ARGUMENT naming the message type and the parser's complaint (grpc's own handling answers
+  UNKNOWN and logs a traceback per malformed frame, which an attacker could use to flood the log);
+- an RPC the endpoint does not serve answers its response with the 5.x status NOT_IMPLEMENTED and
+  its name, instead of grpc's bare UNIMPLEMENTED.
+"""
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from brokers.engine.proxy.stubs import definition_pb2 as pb
+from brokers.engine.proxy.stubs import service_pb2 as spb
+
+SERVICE = "apache.rocketmq.v2.MessagingService"
+SERVED = ("QueryRoute", "Heartbeat", "SendMessage", "QueryAssignment", "ReceiveMessage", "AckMessage",
+          "ForwardMessageToDeadLetterQueue", "EndTransaction", "Telemetry", "NotifyClientTermination", "ChangeInvisibleDuration")
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    type_name: str
+    error: str
+
+    @property
+    def text(self) -> str:
+        return f"the request is not a valid {self.type_name} protobuf: {self.error[:200]}"
+
+
+def _parser(cls):
+    def parse(data: bytes):
+        try:
+            return cls.FromString(data)
+        except DecodeError as exc:
+            return Malformed(cls.DESCRIPTOR.full_name, str(exc))
+    return parse
+
+
+def _unary(method):
+    async def handle(request, context):
+        if isinstance(request, Malformed):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
+        return await method(request, context)
+    return handle
+
+
+def _unary_stream(method):
+    async def handle(request, context) -> AsyncIterator:
+        if isinstance(request, Malformed):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
+        async for item in method(request, context):
+            yield item
+    return handle
+
+
+def _stream_stream(method):
+    async def handle(request_iterator, context) -> AsyncIterator:
+        async def checked():
+            async for request in request_iterator:
+                if isinstance(request, Malformed):
+                    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
+                yield request
+        async for item in method(checked(), context):
+            yield item
+    return handle
+
+
+def _not_served(name: str, response_cls, streaming: bool):
+    status = pb.Status(code=pb.NOT_IMPLEMENTED, message=f"{name} is not served by Gantry's 5.x endpoint")
+    if streaming:
+        async def stream(request, context):
+            yield response_cls(status=status)
+        return stream
+
+    async def unary(request, context):
+        return response_cls(status=status)
+    return unary
+
+
+def generic_handler(servicer) -> grpc.GenericRpcHandler:
+    """Every MessagingService method: the servicer's for SERVED ones, a NOT_IMPLEMENTED answer for the rest."""
+    handlers = {}
+    for method in spb.DESCRIPTOR.services_by_name["MessagingService"].methods:
+        request_cls = getattr(spb, method.input_type.name)
+        response_cls = getattr(spb, method.output_type.name)
+        kwargs = {"request_deserializer": _parser(request_cls), "response_serializer": response_cls.SerializeToString}
+        served = method.name in SERVED
+        if method.client_streaming and method.server_streaming:
+            impl = _stream_stream(getattr(servicer, method.name)) if served else _not_served(method.name, response_cls, True)
+            handlers[method.name] = grpc.stream_stream_rpc_method_handler(impl, **kwargs)
+        elif method.server_streaming:
+            impl = getattr(servicer, method.name) if served else _not_served(method.name, response_cls, True)
+            handlers[method.name] = grpc.unary_stream_rpc_method_handler(_unary_stream(impl), **kwargs)
+        else:
+            impl = getattr(servicer, method.name) if served else _not_served(method.name, response_cls, False)
+            handlers[method.name] = grpc.unary_unary_rpc_method_handler(_unary(impl), **kwargs)
+    return grpc.method_handlers_generic_handler(SERVICE, handlers)

@@ -1,0 +1,181 @@
+"""Bad input on the 5.x gRPC port gets a status naming what is wrong and changes nothing: a malformed
+protobuf, an unknown topic, a receipt handle of another group or forged, a batch over the cap, a request
+larger than the port takes, a call without a client id, and streams left open without reading while
+another client works."""
+from __future__ import annotations
+
+import grpc
+import pytest
+from google.protobuf.duration_pb2 import Duration
+
+from brokers.engine.client.admin import BlockingMQAdminClient
+from brokers.engine.proxy.stubs import definition_pb2 as pb
+from brokers.engine.proxy.stubs import service_pb2 as spb
+from brokers.engine.proxy.stubs import service_pb2_grpc
+from tests.brokers.engine.client._cluster import EmbeddedCluster, create_topic
+
+META = [("x-mq-client-id", "bad-input-client"), ("x-mq-language", "PYTHON"), ("x-mq-client-version", "5.1.2")]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    made = EmbeddedCluster(tmp_path_factory.mktemp("grpc-bad-input"), broker_names=("broker-a",), grpc_port=0,
+                           max_message_size=64 * 1024)
+    made.start()
+    yield made
+    made.stop()
+
+
+@pytest.fixture(scope="module")
+def admin(cluster):
+    with BlockingMQAdminClient(cluster.namesrv_addr) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def channel(cluster):
+    with grpc.insecure_channel(cluster.brokers["broker-a"].grpc_addr) as made:
+        yield made
+
+
+@pytest.fixture(scope="module")
+def stub(channel):
+    return service_pb2_grpc.MessagingServiceStub(channel)
+
+
+def resource(name: str) -> pb.Resource:
+    return pb.Resource(name=name)
+
+
+def send(stub, topic: str, *bodies: bytes, meta=META, **system) -> spb.SendMessageResponse:
+    request = spb.SendMessageRequest()
+    for i, body in enumerate(bodies):
+        msg = request.messages.add(topic=resource(topic), body=body)
+        msg.system_properties.message_id = f"bad-input-{i}-{len(bodies)}-{body[:8].hex()}"
+        msg.system_properties.message_type = pb.NORMAL
+        for key, value in system.items():
+            setattr(msg.system_properties, key, value)
+    return stub.SendMessage(request, metadata=meta, timeout=10)
+
+
+def receive(stub, topic: str, group: str, batch: int = 16, invisible_s: int = 30) -> tuple[pb.Status, list[pb.Message]]:
+    request = spb.ReceiveMessageRequest(group=resource(group), message_queue=pb.MessageQueue(topic=resource(topic), id=-1),
+                                        filter_expression=pb.FilterExpression(type=pb.TAG, expression="*"), batch_size=batch,
+                                        invisible_duration=Duration(seconds=invisible_s), long_polling_timeout=Duration(seconds=1))
+    status, messages = None, []
+    for frame in stub.ReceiveMessage(request, metadata=META, timeout=10):
+        if frame.HasField("status"):
+            status = frame.status
+        elif frame.HasField("message"):
+            messages.append(frame.message)
+    return status, messages
+
+
+def total(admin, topic: str) -> int:
+    return admin.examine_topic_stats(topic).total_messages
+
+
+def test_malformed_protobuf_is_refused_by_status(channel, stub, cluster, admin, topic_name):
+    create_topic(admin, cluster, topic_name, queues=1)
+    raw = channel.unary_unary("/apache.rocketmq.v2.MessagingService/SendMessage", request_serializer=None, response_deserializer=None)
+    with pytest.raises(grpc.RpcError) as refused:
+        raw(b"\x0a\xff\xff\xff\xff\x0f\x00garbage", metadata=META, timeout=10)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "not a valid apache.rocketmq.v2.SendMessageRequest protobuf" in refused.value.details()
+    assert total(admin, topic_name) == 0
+    assert send(stub, topic_name, b"still fine").status.code == pb.OK  # the port serves on
+
+
+def test_an_rpc_not_served_says_so(stub):
+    answer = stub.UpdateOffset(spb.UpdateOffsetRequest(group=resource("g")), metadata=META, timeout=10)
+    assert answer.status.code == pb.NOT_IMPLEMENTED and "UpdateOffset" in answer.status.message
+
+
+def test_unknown_topic(stub):
+    route = stub.QueryRoute(spb.QueryRouteRequest(topic=resource("no_such_topic_anywhere")), metadata=META, timeout=10)
+    assert route.status.code == pb.TOPIC_NOT_FOUND and "no_such_topic_anywhere" in route.status.message
+    sent = send(stub, "no_such_topic_anywhere", b"x")
+    assert sent.status.code == pb.TOPIC_NOT_FOUND
+    bad_name = stub.QueryRoute(spb.QueryRouteRequest(topic=resource("bad topic!")), metadata=META, timeout=10)
+    assert bad_name.status.code == pb.ILLEGAL_TOPIC
+
+
+def test_call_without_client_id(stub, cluster, admin, topic_name):
+    create_topic(admin, cluster, topic_name, queues=1)
+    sent = send(stub, topic_name, b"who am i", meta=[("x-mq-language", "PYTHON")])
+    assert sent.status.code == pb.CLIENT_ID_REQUIRED
+    assert total(admin, topic_name) == 0
+
+
+def test_batches_over_the_cap_and_requests_over_the_port_size(stub, cluster, admin, topic_name):
+    create_topic(admin, cluster, topic_name, queues=1)
+    many = send(stub, topic_name, *[b"m"] * 1025)
+    assert many.status.code == pb.PAYLOAD_TOO_LARGE and "1024" in many.status.message
+    big = send(stub, topic_name, b"x" * (64 * 1024 + 1))
+    assert big.status.code == pb.MESSAGE_BODY_TOO_LARGE
+    mixed = send(stub, topic_name, b"ok", b"x" * (64 * 1024 + 1))  # one bad message: none of them stored
+    assert mixed.status.code == pb.MESSAGE_BODY_TOO_LARGE
+    with pytest.raises(grpc.RpcError) as refused:
+        send(stub, topic_name, *[b"y" * 60_000] * 20)  # 1.2 MB: more than the port takes (2 x maxMessageSize + 1 MiB)
+    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert total(admin, topic_name) == 0
+
+
+def test_receipt_handles_of_another_group_or_forged(stub, cluster, admin, topic_name):
+    create_topic(admin, cluster, topic_name, queues=1)
+    assert send(stub, topic_name, b"precious").status.code == pb.OK
+    status, [mine] = receive(stub, topic_name, "owner_group", invisible_s=2)
+    assert status.code == pb.OK
+    handle = mine.system_properties.receipt_handle
+
+    def ack(group: str, receipt: str) -> spb.AckMessageResponse:
+        entry = spb.AckMessageEntry(message_id=mine.system_properties.message_id, receipt_handle=receipt)
+        return stub.AckMessage(spb.AckMessageRequest(group=resource(group), topic=resource(topic_name), entries=[entry]),
+                               metadata=META, timeout=10)
+
+    other = ack("another_group", handle)
+    assert other.status.code == pb.INVALID_RECEIPT_HANDLE
+    fields = handle.split(" ")
+    forged = ack("owner_group", " ".join([*fields[:1], str(int(fields[1]) + 1), *fields[2:]]))
+    assert forged.status.code == pb.INVALID_RECEIPT_HANDLE
+    garbage = ack("owner_group", "not a handle at all")
+    assert garbage.status.code == pb.INVALID_RECEIPT_HANDLE and "malformed" in garbage.entries[0].status.message
+    elsewhere = ack("owner_group", " ".join([*fields[:5], "broker-z", *fields[6:]]))
+    assert elsewhere.status.code == pb.INVALID_RECEIPT_HANDLE and "broker-z" in elsewhere.entries[0].status.message
+    # none of them acked it: it comes back to its group after the 2 s
+    for _ in range(10):
+        status, again = receive(stub, topic_name, "owner_group")
+        if again:
+            break
+    assert [m.body for m in again] == [b"precious"] and again[0].system_properties.delivery_attempt == 2
+    assert ack("owner_group", again[0].system_properties.receipt_handle).status.code == pb.OK
+
+
+def test_bad_receive_arguments(stub, cluster, admin, topic_name):
+    create_topic(admin, cluster, topic_name, queues=1)
+    status, _ = receive(stub, topic_name, "g_bad_args", batch=33)
+    assert status.code == pb.BAD_REQUEST and "batch_size" in status.message
+    status, _ = receive(stub, topic_name, "g_bad_args", invisible_s=0)
+    assert status.code == pb.ILLEGAL_INVISIBLE_TIME
+    status, _ = receive(stub, topic_name, "bad group!")
+    assert status.code == pb.ILLEGAL_CONSUMER_GROUP
+
+
+def test_streams_left_open_do_not_stop_others(cluster, admin, stub, topic_name):
+    create_topic(admin, cluster, topic_name, queues=1)
+    idle = [grpc.insecure_channel(cluster.brokers["broker-a"].grpc_addr) for _ in range(20)]
+    try:
+        calls = []
+        for i, ch in enumerate(idle):
+            other = service_pb2_grpc.MessagingServiceStub(ch)
+            telemetry = other.Telemetry(iter(()), metadata=[("x-mq-client-id", f"idle-{i}")], timeout=30)  # never read
+            request = spb.ReceiveMessageRequest(group=resource("idle_group"), message_queue=pb.MessageQueue(topic=resource(topic_name), id=-1),
+                                                batch_size=32, invisible_duration=Duration(seconds=30),
+                                                long_polling_timeout=Duration(seconds=20))
+            calls += [telemetry, other.ReceiveMessage(request, metadata=[("x-mq-client-id", f"idle-{i}")], timeout=30)]
+        assert send(stub, topic_name, b"through").status.code == pb.OK
+        for call in calls:
+            call.cancel()
+    finally:
+        for ch in idle:
+            ch.close()
