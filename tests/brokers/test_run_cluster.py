@@ -209,3 +209,41 @@ def test_roles_default_to_sync_master_with_a_slave_unless_told():
         ("broker-a#1", 10915, 1, "SLAVE", "broker-a-s1"), ("broker-a#2", 10917, 2, "SLAVE", "broker-a-s2")]
     told = parse_broker_specs(["broker-a:10911"], 9876, ["broker-a:10915"], parse_roles(["broker-a=ASYNC_MASTER"]))
     assert [s.role for s in told] == ["ASYNC_MASTER", "SLAVE"]
+
+
+def test_grpc_port_serves_5x_clients(tmp_path):
+    ns_port, port_a, grpc_port = free_ports(3)
+    proc, lines = start("--store-dir", str(tmp_path / "store"), "--namesrv-port", str(ns_port), "--broker", f"broker-a:{port_a}",
+                        "--cluster", "GrpcTest", "--grpc-port", str(grpc_port))
+    try:
+        ready, seen = wait_for(lines, "ready")
+        assert ready is not None, "\n".join(seen)
+        assert f"broker-a 127.0.0.1:{port_a} (GrpcTest, 5.x gRPC 127.0.0.1:{grpc_port})" in ready
+        with BlockingMQAdminClient(f"127.0.0.1:{ns_port}") as admin:
+            admin.create_or_update_topic_in_cluster("GrpcTest", TopicConfig("GrpcTopic", 2, 2))
+            deadline = time.monotonic() + 10
+            while not admin.examine_topic_route_info("GrpcTopic").queue_datas and time.monotonic() < deadline:
+                time.sleep(0.05)
+        from rocketmq import ClientConfiguration, Credentials
+        from rocketmq import Message as Message5
+        from rocketmq import Producer as Producer5
+
+        producer = Producer5(ClientConfiguration(f"127.0.0.1:{grpc_port}", Credentials()), ("GrpcTopic",))
+        producer.startup()
+        try:
+            msg = Message5()
+            msg.topic, msg.body = "GrpcTopic", b"from a 5.x client"
+            assert producer.send(msg).message_id
+        finally:
+            producer.shutdown()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise
+    result = run_to_exit("--store-dir", str(tmp_path / "bad"), "--namesrv-port", str(ns_port), "--broker", f"broker-a:{port_a}",
+                         "--grpc-port", "70000")
+    assert result.returncode != 0 and "--grpc-port 70000 is outside" in result.stderr

@@ -144,7 +144,8 @@ def _describe(controller: BrokerController) -> str:
     if cfg.broker_id:
         return f"{cfg.broker_name}#{cfg.broker_id} {controller.addr} ({cfg.cluster_name}, SLAVE of {cfg.broker_name})"
     role = "" if cfg.broker_role == "ASYNC_MASTER" else f", {cfg.broker_role}"
-    return f"{cfg.broker_name} {controller.addr} ({cfg.cluster_name}{role})"
+    grpc = f", 5.x gRPC {controller.grpc_addr}" if controller.grpc_addr else ""
+    return f"{cfg.broker_name} {controller.addr} ({cfg.cluster_name}{role}{grpc})"
 
 
 def check_port_free(host: str, port: int, what: str) -> None:
@@ -178,6 +179,9 @@ class Command(BaseCommand):
         parser.add_argument("--no-acl", action="store_true", help="listen on a non-loopback --host without an ACL (a warning)")
         parser.add_argument("--enable-property-filter", action="store_true",
                             help="every broker serves SQL92 subscriptions (RocketMQ's enablePropertyFilter; default off)")
+        parser.add_argument("--grpc-port", type=int, default=None, metavar="PORT",
+                            help="serve RocketMQ 5.x gRPC clients: the first master on PORT, the next on PORT + 1, ... "
+                                 "(slaves have none: 5.x clients consume from masters; default: off)")
         add_tls_arguments(parser)
 
     def handle(self, *args, store_dir: str | None, namesrv_port: int, broker: list[str] | None, cluster: str,
@@ -199,6 +203,9 @@ class Command(BaseCommand):
             self._tls = tls_config_from_args(argparse.Namespace(**{k: options.get(k) for k in TLS_OPTIONS}))
         except TlsConfigError as exc:
             raise CommandError(str(exc)) from None
+        grpc_ports = self._grpc_ports(options.get("grpc_port"), specs)
+        for name, port in grpc_ports.items():
+            check_port_free(host, port, f"broker {name} (gRPC)")
         check_port_free(host, namesrv_port, "name server")
         for spec in specs:
             check_port_free(host, spec.port, f"broker {spec.key}")
@@ -226,6 +233,7 @@ class Command(BaseCommand):
                     acl_disabled=no_acl,
                     tls=self._tls,
                     enable_property_filter=enable_property_filter,
+                    grpc_port=grpc_ports.get(spec.key),
                 )
                 for spec in specs
             ]
@@ -233,6 +241,16 @@ class Command(BaseCommand):
         except (BrokerConfigError, ValueError, ImportError) as exc:
             raise CommandError(str(exc)) from None
         event_loop.run(self._serve(namesrv_config, broker_configs))
+
+    @staticmethod
+    def _grpc_ports(first: int | None, specs) -> dict[str, int]:
+        """Broker key -> its gRPC port: the masters in order from ``first``; none without it."""
+        if first is None:
+            return {}
+        masters = [spec for spec in specs if spec.broker_id == 0]
+        if not 1 <= first <= 65535 - len(masters) + 1:
+            raise CommandError(f"--grpc-port {first} is outside 1..{65535 - len(masters) + 1}")
+        return {spec.key: first + i for i, spec in enumerate(masters)}
 
     @staticmethod
     def _check_acl(host: str, acl_file: str | None, no_acl: bool) -> dict[str, str | None]:

@@ -41,6 +41,9 @@ class Command(BaseCommand):
                             help="NAME:PORT, a slave of --broker NAME, repeatable (default with the default brokers: "
                                  "broker-a:10915, which makes broker-a a SYNC_MASTER; none with --broker)")
         parser.add_argument("--flush", choices=["sync", "async"], default="async")
+        parser.add_argument("--grpc-port", type=int, default=8081,
+                            help="RocketMQ 5.x gRPC clients: broker-a's endpoint on this port, broker-b's on the next "
+                                 "(default 8081, RocketMQ 5 proxy's port; 0 turns it off)")
         parser.add_argument("--no-demo", action="store_true", help="do not run the demo workload")
         parser.add_argument("--verbose", action="store_true",
                             help="echo every line of every service (default: var/log/<name>.log gets them, the "
@@ -67,6 +70,9 @@ class Command(BaseCommand):
         cluster = [py, manage, "run_cluster", "--store-dir", settings.MQ["STORE_DIR"],
                    "--namesrv-port", str(namesrv_port), "--flush", flush, "--acl-file", settings.MQ["ACL_FILE"],
                    "--enable-property-filter"]  # SQL92 subscriptions (MessageSelector.bySql) work out of the box
+        grpc_port = options.get("grpc_port", 8081)
+        if grpc_port:
+            cluster += ["--grpc-port", str(grpc_port)]
         for b in brokers:
             cluster += ["--broker", b]
         for s in slaves:
@@ -88,6 +94,7 @@ class Command(BaseCommand):
         specs.append(ProcessSpec("web", web_server_argv(web), ready_marker="Booting worker", env=env))
         url = f"http://{web}/"
         ready = ["", f"Gantry is running: open {url}", login_line(url) or "No admin account yet: run `python manage.py ensure_admin`.",
+                 f"4.x clients: name server 127.0.0.1:{namesrv_port}" + (f"; 5.x clients (gRPC): 127.0.0.1:{grpc_port}" if grpc_port else ""),
                  "Ctrl-C stops everything."]
         code = Supervisor(specs, out=self.stdout._out, log_dir=Path(settings.VAR_DIR) / "log", verbose=verbose,
                           ready_message=ready).run()
