@@ -195,7 +195,7 @@ class PopService:
         key = (query.group, query.topic, qid)
         qs = self._queue_state(key, query.init_mode, records)
         max_reconsume = self.max_reconsume(query.group)
-        expired = sorted((f for f in qs.inflight.values() if f.deadline <= now), key=lambda f: f.offset)
+        expired = self._expired(qs, now)
         if query.order and len(expired) < len(qs.inflight):
             return  # an orderly queue with a delivery still invisible gives nothing
         taken: list[list[int]] = []
@@ -212,7 +212,7 @@ class PopService:
                 bodies.append(with_reconsume_times(record, f.reconsume + 1))
         cursor = qs.cursor
         if len(taken) < room and not (query.order and qs.inflight):
-            limit = self.broker.config.pop_max_inflight_per_group - self.state.inflight_count(query.group) - len(taken)
+            limit = self.broker.config.pop_max_inflight_per_group - self.state.inflight_count(query.group)  # taken: in flight already
             want = min(room - len(taken), limit)
             if want <= 0:
                 out.full = True
@@ -245,6 +245,16 @@ class PopService:
             out.counts[(qid, offset)] = reconsume
         if taken:
             out.starts[qid] = ck
+
+    @staticmethod
+    def _expired(qs: QueueState, now: int) -> list[InFlight]:
+        """The queue's deliveries whose invisible time has passed, by offset (no scan before ``qs.earliest``)."""
+        if not qs.inflight or now < qs.earliest:
+            return []
+        expired = [f for f in qs.inflight.values() if f.deadline <= now]
+        qs.earliest = min(f.deadline for f in qs.inflight.values())  # <= now while one expired is left: scanned again
+        expired.sort(key=lambda f: f.offset)
+        return expired
 
     def _queue_state(self, key: QueueKey, init_mode: int, records: list[dict]) -> QueueState:
         qs = self.state.get(key)

@@ -46,6 +46,9 @@ class InFlight:
 class QueueState:
     cursor: int
     inflight: dict[int, InFlight] = field(default_factory=dict)
+    # No delivery of the queue expires before this (ms; a lower bound, 0 = unknown): a pop scans the
+    # queue's deliveries for expired ones only from then on.
+    earliest: int = 0
 
     def committed(self) -> int:
         return min(self.inflight) if self.inflight else self.cursor
@@ -81,6 +84,7 @@ class PopState:
                 if offset not in qs.inflight:
                     self._count(key[0], 1)
                 qs.inflight[offset] = InFlight(offset, ck, pop_time, invisible, reconsume, phys, order)
+            qs.earliest = min(qs.earliest, pop_time + invisible)
             qs.cursor = max(qs.cursor, int(rec["cur"]))
         elif op in ("ack", "dlq", "drop"):
             found = qs.inflight.get(int(rec["o"]))
@@ -91,6 +95,7 @@ class PopState:
             found = qs.inflight.get(int(rec["o"]))
             if found is not None and found.pop_time == int(rec["pt"]):
                 found.pop_time, found.invisible_ms, found.ck_offset = int(rec["npt"]), int(rec["it"]), found.offset
+                qs.earliest = min(qs.earliest, found.deadline)
         else:
             raise ValueError(f"unknown pop journal record {op!r}")
         return qs
