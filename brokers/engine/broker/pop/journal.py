@@ -12,7 +12,8 @@ torn by a crash), truncates the file there and opens it for appending.
 Each append is handed to the operating system at once (``os.write``), so a killed process loses
 nothing the OS already has. ``fsync``: with SYNC_FLUSH, :meth:`durable` waits for an fsync that
 covers the record (one fsync in a worker thread serves every record written before it started);
-with ASYNC_FLUSH the owner calls :meth:`flush` every ``pop_journal_flush_interval_ms``.
+with ASYNC_FLUSH the owner asks for one (``durable(written, force=True)``) every
+``pop_journal_flush_interval_ms``.
 
 Compaction (:meth:`compact`) writes the state's snapshot to ``journal.tmp``, fsyncs it and renames
 it over the journal: a crash leaves either file whole.
@@ -101,9 +102,9 @@ class PopJournal:
         self._written += 1
         return self._written
 
-    async def durable(self, seq: int) -> None:
-        """Return once record ``seq`` is on disk (SYNC_FLUSH); at once under ASYNC_FLUSH."""
-        if not self.sync:
+    async def durable(self, seq: int, *, force: bool = False) -> None:
+        """Return once record ``seq`` is on disk (SYNC_FLUSH, or ``force``); at once under ASYNC_FLUSH."""
+        if not (self.sync or force):
             return
         while self._synced < seq:
             if self._sync_task is None or self._sync_task.done():
@@ -117,8 +118,17 @@ class PopJournal:
         await asyncio.get_running_loop().run_in_executor(None, os.fsync, fd)
         self._synced = max(self._synced, target)
 
+    @property
+    def written(self) -> int:
+        return self._written
+
+    @property
+    def busy(self) -> bool:
+        """An fsync is running in a worker thread (compaction waits: it replaces the file descriptor)."""
+        return self._sync_task is not None and not self._sync_task.done()
+
     def flush(self) -> None:
-        """fsync what was written (the ASYNC_FLUSH timer, and close)."""
+        """fsync what was written, on this thread (at close)."""
         if self._fd is not None and self._synced < self._written:
             target = self._written
             os.fsync(self._fd)

@@ -364,10 +364,10 @@ class PopService:
         if journal is None:
             return
         loop_now = asyncio.get_running_loop().time()
-        if not journal.sync and loop_now - self._last_flush >= self.broker.config.pop_journal_flush_interval_ms / 1000:
+        if not journal.sync and not journal.busy and loop_now - self._last_flush >= self.broker.config.pop_journal_flush_interval_ms / 1000:
             self._last_flush = loop_now
-            journal.flush()
-        if journal.size > max(self.broker.config.pop_journal_compact_bytes, 4 * self._compacted_size):
+            self._spawn(journal.durable(journal.written, force=True))  # the fsync runs in a worker thread
+        if not journal.busy and journal.size > max(self.broker.config.pop_journal_compact_bytes, 4 * self._compacted_size):
             journal.compact(self.state.snapshot())
             self._compacted_size = journal.size
             log.info("pop journal compacted to %d bytes (%d queues and deliveries)", journal.size, self.state.record_count())

@@ -206,3 +206,21 @@ def test_batch_ack_acks_the_offsets_of_its_bitset(pop_cluster):
             assert bad.code == ResponseCode.MESSAGE_ILLEGAL and "bitSet" in bad.remark
 
     run(scenario())
+
+
+def test_any_queue_pops_take_turns_across_the_queues(pop_cluster):
+    async def scenario():
+        async with pop_cluster() as c:
+            await c.create_topic("PQ", read=4, write=4)
+            for q in range(4):
+                await _send_n(c, "PQ", 5, q)
+            firsts = []
+            for _ in range(4):
+                got = handles(await pop(c, "PQ", max_nums=3), B)
+                assert len(got) == 3 and len({p.msg.queue_id for p in got}) == 1
+                firsts.append(got[0].msg.queue_id)
+            assert sorted(firsts) == [0, 1, 2, 3]  # each queue had its turn
+            rest = handles(await pop(c, "PQ", max_nums=32), B)
+            assert len(rest) == 8 and all(p.msg.queue_offset in (3, 4) for p in rest)
+
+    run(scenario())
