@@ -39,18 +39,20 @@ def test_create_a_topic_in_cluster_mode(operator_page, live_server, session_clus
     page.select_option("select[name=cluster]", session_cluster.cluster)
     page.fill("input[name=read_queue_nums]", "6")
     page.fill("input[name=write_queue_nums]", "4")
+    page.select_option("select[name=message_type]", "FIFO")
     screenshot("form")
     page.click("[data-testid=save]")
     page.wait_for_url(f"{live_server.url}/topics/{name}/")
     assert page.locator("[role=status]").first.inner_text() == f"Topic {name} created."
     assert per_broker(page) == {"broker-a": ("6", "4", "RW- (6)"), "broker-b": ("6", "4", "RW- (6)")}
+    assert page.locator("[data-testid=message-type]").inner_text().startswith("Message type: FIFO")
     screenshot("detail")
 
     page.click("nav >> text=Topics")
     page.fill("input[name=q]", name)
     page.locator("[data-testid=topics] tbody tr").first.wait_for()
     page.wait_for_function("() => document.querySelectorAll('[data-testid=topics] tbody tr').length === 1")
-    assert page.locator("[data-testid=topics] tbody tr").inner_text().split() == [name, "normal", "6", "4", "RW-", "6", "4", "RW-"]
+    assert page.locator("[data-testid=topics] tbody tr").inner_text().split() == [name, "normal", "FIFO", "6", "4", "RW-", "6", "4", "RW-"]
     screenshot("list")
 
 
