@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient
+from tests.brokers.engine.client._cluster import wait_for_route
 from tests.interop._grpc_clients import (
     GRPC, GrpcClients, create_group, create_topic, endpoints, read_topic, start_grpc_cluster, unique,
 )
@@ -68,6 +69,7 @@ def test_failure_until_max_attempts_dead_letters_the_message(grpc, cluster, admi
         return [m["deliveryAttempt"] for m in grpc.received(consumer) if m["body"] == "doomed"]
 
     grpc.received(consumer, count=4, timeout_s=120)  # "fine" once, "doomed" three times
+    wait_for_route(admin, DLQ_PREFIX + group, 1, timeout_s=30)  # the broker registers the new DLQ topic
     (dead,) = [m for _mq, m in read_topic(cluster.namesrv_addr, DLQ_PREFIX + group, expect=1, timeout_s=60)]
     assert dead.body == b"doomed" and dead.keys == "doom-key"
     assert attempts() == [1, 2, 3]

@@ -47,7 +47,7 @@ def acl_grpc(module_java_drivers, acl_cluster):
 @pytest.fixture(scope="module")
 def tls_cluster(tmp_path_factory, tls_certs):
     tls = TlsConfig(mode="enforcing", cert_file=tls_certs.server_cert, key_file=tls_certs.server_key, ca_file=tls_certs.ca)
-    cluster = start_grpc_cluster(tmp_path_factory.mktemp("grpc-tls-cluster"), tls=tls)
+    cluster = start_grpc_cluster(tmp_path_factory.mktemp("grpc-tls-cluster"), tls=tls, namesrv_options={"tls": tls})
     yield cluster
     cluster.stop()
 
