@@ -9,7 +9,8 @@ read ``id``, ``remote_addr``, ``attributes`` and ``closed``; a processor that pa
 waiting in :meth:`LocalChannel.call`. Requests a broker starts towards a client
 (NOTIFY_CONSUMER_IDS_CHANGED, GET_CONSUMER_RUNNING_INFO) have no 4.x listener behind a gRPC
 client: ``invoke_oneway`` drops them (5.x clients rebalance by asking), ``invoke`` answers that
-the client speaks gRPC.
+the client speaks gRPC; GET_CONSUMER_RUNNING_INFO is answered by the endpoint from the settings
+the client sent (``responder``, :func:`~.sessions.running_info`).
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ class LocalChannel:
         self.local_addr = local_addr
         self.attributes: dict[str, str] = {"clientId": client_id, "protocol": "grpc"}
         self.closed = False
+        self.responder = None  # request -> answer for what the endpoint answers in the client's stead (running info)
         self._waiting: dict[int, asyncio.Future[RemotingCommand]] = {}
 
     def __repr__(self) -> str:
@@ -72,6 +74,9 @@ class LocalChannel:
         return True
 
     async def invoke(self, request: RemotingCommand, timeout_s: float = 3.0) -> RemotingCommand:
+        answer = self.responder(request) if self.responder is not None else None
+        if answer is not None:
+            return answer
         raise RemotingConnectError(f"{self.client_id} is a 5.x client on the gRPC endpoint: request code {request.code} "
                                    f"cannot be sent to it", self.remote_addr)
 

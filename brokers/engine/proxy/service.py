@@ -191,6 +191,6 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
         if settings.HasField("subscription"):
             group = settings.subscription.group.name
             fifo, max_attempts = calls.group_policy(self.endpoint, group)
-        session.settings = settings
-        return merged_settings(settings, max_body_size=self.endpoint.broker.config.max_message_size, fifo=fifo,
-                               max_attempts=max_attempts)
+        session.settings = merged_settings(settings, max_body_size=self.endpoint.broker.config.max_message_size, fifo=fifo,
+                                           max_attempts=max_attempts)
+        return session.settings

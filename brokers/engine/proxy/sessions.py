@@ -16,6 +16,7 @@ and always a ``metric`` entry (off): the Python client 5.1.2 fails reading setti
 """
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ from brokers.engine.proxy.stubs import definition_pb2 as pb
 
 from brokers.engine.common.clock import Clock
 from brokers.engine.proxy.local_channel import LocalChannel
+from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.command import RemotingCommand
 
 log = logging.getLogger("brokers.engine.proxy")
 
@@ -81,6 +84,7 @@ class Sessions:
             if len(self._table) >= self.max_clients:
                 raise TooManyClients(f"the gRPC endpoint serves {self.max_clients} clients already (grpc_max_clients)")
             session = Session(client_id, LocalChannel(client_id, remote_addr, local_addr), language, version, now)
+            session.channel.responder = lambda request, s=session: running_info(s, request)
             self._table[client_id] = session
             log.info("5.x client %s (%s %s) from %s", client_id, language, version, remote_addr)
         session.last_seen = now
@@ -148,3 +152,33 @@ def parse_version(text: str) -> int:
     if major != 5 or not (0 <= minor < 10 and 0 <= patch < 10):
         return 0
     return 412 + minor * 20 + patch * 2 + 1  # V5_0_0_SNAPSHOT is 412; each release follows its snapshot
+
+
+_CLIENT_TYPES = {pb.PRODUCER: "PRODUCER", pb.PUSH_CONSUMER: "PUSH_CONSUMER", pb.SIMPLE_CONSUMER: "SIMPLE_CONSUMER"}
+
+
+def running_info(session: Session, request: RemotingCommand) -> RemotingCommand | None:
+    """GET_CONSUMER_RUNNING_INFO for a 5.x client: what its settings say (a 5.x client has no such
+    command; RocketMQ's proxy has no answer at all). None for any other request."""
+    if request.code != RequestCode.GET_CONSUMER_RUNNING_INFO:
+        return None
+    settings = session.settings
+    props = {"PROP_CLIENT_VERSION": session.version, "PROP_CONSUME_TYPE": "CONSUME_POP", "language": session.language,
+             "protocol": "gRPC (RocketMQ 5.x, apache.rocketmq.v2)", "clientAddr": session.channel.remote_addr,
+             "source": "the client's settings, as the gRPC endpoint holds them"}
+    subs = []
+    if settings is not None:
+        props["clientType"] = _CLIENT_TYPES.get(settings.client_type, str(settings.client_type))
+        sub = settings.subscription
+        props.update({"PROP_CONSUMEORDERLY": str(sub.fifo).lower(), "receiveBatchSize": str(sub.receive_batch_size),
+                      "longPollingTimeoutMs": str(sub.long_polling_timeout.ToMilliseconds()),
+                      "maxDeliveryAttempts": str(settings.backoff_policy.max_attempts),
+                      "requestTimeoutMs": str(settings.request_timeout.ToMilliseconds())})
+        if settings.user_agent.version:
+            props["userAgent"] = f"{pb.Language.Name(settings.user_agent.language)} {settings.user_agent.version} " \
+                                 f"{settings.user_agent.platform} {settings.user_agent.hostname}".strip()
+        for entry in sub.subscriptions:
+            subs.append({"topic": entry.topic.name, "subString": entry.expression.expression or "*",
+                         "expressionType": "SQL92" if entry.expression.type == pb.SQL else "TAG", "subVersion": 0})
+    body = {"properties": props, "subscriptionSet": subs, "mqTable": {}, "statusTable": {}}
+    return request.response(ResponseCode.SUCCESS, None, None, json.dumps(body).encode())
