@@ -4,6 +4,9 @@ GET messages?topic=&key=[&begin=&end=] (by key) or ?topic=&begin=&end=&page=&pag
 time); both newest first. GET messages/{msg_id}[?topic=] (an offset message id, or a client-made
 id, UNIQ_KEY, with its topic). GET messages/{msg_id}/trace[?trace_topic=] (the message's trace:
 topics.trace_selectors; {msg_id} may be a key too). Viewers may: nothing is consumed.
+GET messages/{msg_id}/track[?topic=]: each group of the topic and its consume state for the message
+(topics.message_track). POST messages/{msg_id}/resend {group, client_id[, topic]} [operator, audited]: the
+client consumes the message once (CONSUME_MESSAGE_DIRECTLY); the answer is its result.
 """
 from __future__ import annotations
 
@@ -14,8 +17,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
+from console.actor import actor_from_request
 from console.rest import parse_input, query_dict
 from topics import message_selectors
+from topics.message_resend import message_resend
+from topics.message_track import message_track
+from topics.message_track_serializers import MessageResendInput, MessageResendOutput, MessageTrackOutput
 from topics.serializers import MessageIdQuery, MessageOutput, MessageQuery, MessageSummaryOutput
 from topics.trace_selectors import message_trace
 from topics.trace_serializers import MessageTraceOutput, TraceQuery
@@ -58,3 +65,19 @@ class MessageViewSet(viewsets.ViewSet):
         """The message's trace: who sent it, where it was stored, which consumers got it, result and cost."""
         q = parse_input(TraceQuery, query_dict(request))
         return Response(MessageTraceOutput(message_trace(msg_id=msg_id, trace_topic=q["trace_topic"])).data)
+
+    @extend_schema(parameters=[MSG_ID, MessageIdQuery], responses=MessageTrackOutput)
+    @action(detail=True, methods=["get"])
+    def track(self, request: Request, msg_id: str) -> Response:
+        """Each consumer group of the message's topic and its consume state for the message (rocketmq-dashboard's message track)."""
+        q = parse_input(MessageIdQuery, query_dict(request))
+        return Response(MessageTrackOutput(message_track(msg_id=msg_id, topic=q.get("topic"))).data)
+
+    @extend_schema(parameters=[MSG_ID], request=MessageResendInput, responses=MessageResendOutput)
+    @action(detail=True, methods=["post"])
+    def resend(self, request: Request, msg_id: str) -> Response:
+        """Have one online client of a push group consume the message once (CONSUME_MESSAGE_DIRECTLY); its answer. Operator; audited."""
+        data = parse_input(MessageResendInput, request.data)
+        done = message_resend(actor=actor_from_request(request), msg_id=msg_id, topic=data.get("topic"), group=data["group"],
+                              client_id=data["client_id"])
+        return Response(MessageResendOutput(done).data)

@@ -12,6 +12,7 @@ urlpatterns = [
     path("", message_views.message_query, name="query"),
     path("trace/", trace_views.trace_page, name="trace"),  # before the detail: "trace" is no message id
     path("<str:msg_id>/", message_views.message_detail, name="detail"),
+    path("<str:msg_id>/resend", message_views.message_resend, name="resend"),
 ]
 
 router = ApiRouter()

@@ -9,10 +9,15 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from console.errors import InvalidInput, NotFound, show_on_form
+from console.actor import actor_from_request
+from console.errors import InvalidInput, NotFound, ServiceError, show_on_form
 from console.permissions import console_page
+from console.roles import Role
 from topics import message_selectors
 from topics.forms import MessageQueryForm
+from topics.message_resend import message_resend as resend_service
+from topics.message_track import message_track
+from topics.message_track_forms import MessageResendForm
 
 
 @console_page()
@@ -45,5 +50,31 @@ def message_query(request: HttpRequest) -> HttpResponse:
 
 @console_page()
 def message_detail(request: HttpRequest, msg_id: str) -> HttpResponse:
-    view = message_selectors.message_detail(msg_id=msg_id, topic=request.GET.get("topic") or None)
-    return render(request, "topics/message_detail.html", {"message": view})
+    """The message, and each group of its topic with its consume state for it (and, for operators, a resend link)."""
+    track = message_track(msg_id=msg_id, topic=request.GET.get("topic") or None)
+    return render(request, "topics/message_detail.html", {"message": track.message, "track": track})
+
+
+@console_page(methods=("GET", "POST"), read=Role.OPERATOR)
+def message_resend(request: HttpRequest, msg_id: str) -> HttpResponse:
+    """GET: the confirm step (the message, the group's state, its online clients); POST: resend (operator), the answer."""
+    data = request.POST if request.method == "POST" else request.GET
+    topic = data.get("topic") or None
+    track = message_track(msg_id=msg_id, topic=topic)
+    row = next((g for g in track.groups if g.group == data.get("group")), None)
+    form = MessageResendForm(data if request.method == "POST" else None, clients=row.clients if row else (),
+                             initial={"topic": topic or "", "group": data.get("group", "")})
+    result, status = None, 200
+    if request.method == "POST":
+        try:  # the service checks every field against the cluster (a bound form's choices are the same list)
+            result = resend_service(actor=actor_from_request(request), msg_id=msg_id, topic=topic, group=data.get("group", ""),
+                                    client_id=data.get("client_id", ""))
+        except ServiceError as exc:
+            form.is_valid()
+            show_on_form(form, exc)
+            status = exc.status
+    elif data.get("group") and row is None:
+        form.add_error(None, f"{data.get('group')} does not consume topic {track.message.topic}.")
+        status = 400
+    context = {"message": track.message, "track": track, "row": row, "form": form, "result": result}
+    return render(request, "topics/message_resend.html", context, status=status)

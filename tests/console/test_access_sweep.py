@@ -26,7 +26,8 @@ OPEN = [
 TOKEN_ONLY = [r"^/api/v1/auth/token$"]  # the rest of it wants the token itself: a session gets 401
 ADMIN_ONLY = [r"^/users/", r"^/tokens/", r"^/api/v1/users", r"^/api/v1/tokens", r"^/namesrv-sets/"]  # /namesrv-sets/: the Clusters page
 OPERATOR_PAGES = [r"^/topics/new$", r"^/topics/[^/]+/edit$",
-                  r"^/subscription-groups/new$", r"^/subscription-groups/[^/]+/(edit|delete)$"]  # forms that only lead to changes
+                  r"^/subscription-groups/new$", r"^/subscription-groups/[^/]+/(edit|delete)$",
+                  r"^/messages/[^/]+/resend$"]  # forms that only lead to changes (a message's resend: its confirm step)
 VIEWER_POSTS = [r"^/api/v1/allocation/(preview|compare)$",  # POSTs that change nothing (previews): viewers may
                 r"^/api/v1/metadata/dry-run$",  # an import's dry run writes nothing
                 r"^/api/v1/auth/password$", r"^/account/password/$",  # and a user's own password (console.passwords)

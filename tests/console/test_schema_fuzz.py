@@ -21,6 +21,7 @@ import pytest
 
 from console.schema_examples import EXAMPLE_BROKER, EXAMPLE_CLUSTER, EXAMPLE_GROUP, EXAMPLE_TOPIC
 from tests.fixtures.console import PASSWORD
+from tests.fixtures.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -44,6 +45,7 @@ EXISTING_BODY = {"POST /api/v1/tokens": {"username": "fuzz-target"},
                  "POST /api/v1/alert-rules": {"target": EXAMPLE_GROUP}, "PUT /api/v1/alert-rules/{id}": {"target": EXAMPLE_GROUP}}
 # ... and body fields naming things the fixture makes (_existing_things fills it): a dead letter's id for a resend
 MADE_BODY: dict[str, dict] = {}
+PUSH_GROUP = "fuzz_push_group"  # fuzz_cluster's push member: a message's resend goes to it
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +84,15 @@ def fuzz_cluster(quickstart_cluster, mq_settings, celery_redis, settings):
     member.subscribe(EXAMPLE_TOPIC, "*")
     for mq in member.fetch_subscribe_message_queues(EXAMPLE_TOPIC):  # committed offsets: a reset of the online group applies
         member.update_offset(mq, 0)
+    # a push member of a group of its own on the examples' topic: a message's resend needs one online
+    from brokers.engine.client import ConsumeConcurrentlyStatus, PushConsumer
+
+    pusher = PushConsumer(PUSH_GROUP, quickstart_cluster.namesrv_addr, instance_name="fuzz-push", access_key=ADMIN[0], secret_key=ADMIN[1])
+    pusher.subscribe(EXAMPLE_TOPIC, "*")
+    pusher.register_listener(lambda msgs: ConsumeConcurrentlyStatus.CONSUME_SUCCESS)
+    pusher.start()
     yield quickstart_cluster
+    pusher.shutdown()
     member.close()
 
 
@@ -198,6 +208,11 @@ def _existing_things(auth: dict, cluster) -> dict:
     member_id = client.get(f"/api/v1/groups/{group}").json()["members"][0]["client_id"]
     things |= {("/groups/{name}/clients/{client_id}/running-info", "name"): group,
                ("/groups/{name}/clients/{client_id}/running-info", "client_id"): member_id}
+    # a message of the examples' topic (its offset id) and the push member to resend it to
+    things |= {("/messages/{msg_id}/track", "msg_id"): sent.get("offset_msg_id"), ("/messages/{msg_id}/resend", "msg_id"): sent.get("offset_msg_id")}
+    pusher_id = wait_until(lambda: next((g["clients"] for g in client.get(f"/api/v1/messages/{sent.get('offset_msg_id')}/track").json()["groups"]
+                                         if g["group"] == PUSH_GROUP and g["clients"]), None), what="the push member online")[0]
+    MADE_BODY["POST /api/v1/messages/{msg_id}/resend"] = {"group": PUSH_GROUP, "client_id": pusher_id, "topic": EXAMPLE_TOPIC}
     things = {("/api/v1" + path, name): value for (path, name), value in things.items()}
     # a dead letter of the examples' group, as the broker would have moved it there, for a resend to find
     MADE_BODY["POST /api/v1/groups/{name}/dlq/resend"] = {"msg_ids": [_dead_letter(cluster, group, sent.get("msg_id"))]}

@@ -182,7 +182,8 @@ def console_with_data(console_group_cluster, make_user, live_server):
         "brokers/name": "broker-a", "promotion-jobs/pk": str(promotion.pk), "rebalance-jobs/pk": str(job.pk),
         "alerts/pk": str(rule.pk), "topics/name": topic, "groups/name": group, "subscription-groups/name": group,
         "users/username": "olga", "messages/msg_id": msg_id, "dashboards/topic": "orders", "dashboards/group": "billing",
-        "query": {f"/messages/{msg_id}/": f"?topic={topic}"},  # a UNIQ_KEY needs its topic
+        "query": {f"/messages/{msg_id}/": f"?topic={topic}",  # a UNIQ_KEY needs its topic
+                  f"/messages/{msg_id}/resend": f"?topic={topic}&group={group}"},
         "extra": [f"/messages/trace/?msg_id={msg_id}",
                   f"/messages/?mode=key&topic={topic}&key=order-42", f"/topics/{topic}/shrink?target_queue_nums=2",
                   f"/groups/{group}/reset-offset?topic={topic}&to=now", f"/allocation/?topic={topic}&group={group}",

@@ -3,7 +3,11 @@
 - NOTIFY_CONSUMER_IDS_CHANGED: a group's members changed; rebalance at once;
 - GET_CONSUMER_RUNNING_INFO: answer with the consumer's ConsumerRunningInfo body (§4.14);
 - RESET_CONSUMER_CLIENT_OFFSET (220): an operator's reset by time; the body is a ResetOffsetBody
-  (§4.11, read by :func:`parse_reset_offset_body`) applied by the instance's ``reset_offset``.
+  (§4.11, read by :func:`parse_reset_offset_body`) applied by the instance's ``reset_offset``;
+- CONSUME_MESSAGE_DIRECTLY (309): an operator resends one stored message (the body: its commit-log
+  record, as the broker forwards it) to this client; the group's push consumer runs its listener on it
+  once and the answer is RocketMQ's ConsumeMessageDirectlyResult (JSON: order, autoCommit,
+  consumeResult, remark, spentTimeMills). A group this client does not push-consume is SYSTEM_ERROR.
 
 It works on a small view of the client instance (:class:`ClientInstanceView`), so the instance
 module imports this one and not the other way round.
@@ -14,7 +18,10 @@ import logging
 from collections.abc import Mapping
 from typing import Protocol
 
+from brokers.engine.client.admin_bodies import inflate_bodies
 from brokers.engine.common import json_compat
+from brokers.engine.common.message import MessageExt
+from brokers.engine.common.message_codec import RecordFormatError, decode_record
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.client import RemotingClient
@@ -28,6 +35,10 @@ log = logging.getLogger("brokers.engine.client")
 
 class _RunningInfoSource(Protocol):
     def running_info_body(self) -> bytes: ...
+
+
+class _DirectConsumer(Protocol):
+    async def consume_message_directly(self, msg: MessageExt, broker_name: str) -> dict: ...
 
 
 class ClientInstanceView(Protocol):
@@ -53,6 +64,7 @@ class ClientRemotingProcessor:
         remoting.register_processor(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self.notify_consumer_ids_changed)
         remoting.register_processor(RequestCode.GET_CONSUMER_RUNNING_INFO, self.get_consumer_running_info)
         remoting.register_processor(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, self.reset_offset)
+        remoting.register_processor(RequestCode.CONSUME_MESSAGE_DIRECTLY, self.consume_message_directly)
 
     async def notify_consumer_ids_changed(self, ctx: ChannelContext, request: RemotingCommand) -> None:
         log.info("client %s: consumer ids of group %s changed (from %s)", self.instance.client_id,
@@ -66,6 +78,26 @@ class ClientRemotingProcessor:
         if consumer is None:
             return request.response(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer")
         return request.response(ResponseCode.SUCCESS, body=consumer.running_info_body())
+
+    async def consume_message_directly(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        """CONSUME_MESSAGE_DIRECTLY (309): ClientRemotingProcessor.consumeMessageDirectly of RocketMQ."""
+        group = str(request.ext_fields.get("consumerGroup") or "")
+        consumer: _DirectConsumer | None = self.instance.consumers.get(group)  # type: ignore[assignment]
+        direct = getattr(consumer, "consume_message_directly", None)
+        if consumer is None or direct is None:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer")
+        try:
+            msg = inflate_bodies([decode_record(bytes(request.body or b""))])[0]
+        except RecordFormatError as exc:
+            return request.response(ResponseCode.SYSTEM_ERROR, f"unreadable message: {exc}")
+        broker_name = str(request.ext_fields.get("brokerName") or "")
+        log.info("client %s: consume message %s of group %s directly (from %s)", self.instance.client_id,
+                 request.ext_fields.get("msgId"), group, ctx.remote_addr)
+        try:
+            result = await direct(msg, broker_name)
+        except RuntimeError as exc:
+            return request.response(ResponseCode.SYSTEM_ERROR, str(exc))
+        return request.response(ResponseCode.SUCCESS, body=json_compat.dumps(result).encode("utf-8"))
 
     async def reset_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
         """RESET_CONSUMER_CLIENT_OFFSET (220): ClientRemotingProcessor.resetOffset of RocketMQ 4.x."""

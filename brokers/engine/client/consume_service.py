@@ -127,6 +127,23 @@ class _ServiceBase:
     def _acknowledged(self, answer: object) -> bool:
         raise NotImplementedError
 
+    def consume_message_directly(self, msg: MessageExt, broker_name: str) -> dict[str, Any]:
+        """CONSUME_MESSAGE_DIRECTLY: run the listener on ``msg`` once, outside the queue's flow (no offset moves,
+        no send-back); RocketMQ's ConsumeMessageDirectlyResult: order, autoCommit, consumeResult (CR_SUCCESS,
+        CR_LATER, CR_RETURN_NULL, CR_THROW_EXCEPTION), remark, spentTimeMills."""
+        mq = MessageQueue(msg.topic, broker_name, msg.queue_id)
+        begin = self.clock.monotonic()
+        remark = ""
+        try:
+            answer = self.listener([to_received(msg, mq, self.group)])
+        except Exception as exc:
+            log.warning("listener of group %s raised on a message consumed directly: %s", self.group, exc)
+            answer, result, remark = None, "CR_THROW_EXCEPTION", f"{type(exc).__name__}: {exc}"
+        else:
+            result = "CR_RETURN_NULL" if answer is None else ("CR_SUCCESS" if self._acknowledged(answer) else "CR_LATER")
+        spent_ms = int((self.clock.monotonic() - begin) * 1000)
+        return {"order": self.orderly, "autoCommit": True, "consumeResult": result, "remark": remark, "spentTimeMills": spent_ms}
+
     def _run_on_loop(self, coro: Coroutine[Any, Any, Any], timeout_s: float = 30.0) -> Any:
         return self.instance.call(coro, timeout_s)
 

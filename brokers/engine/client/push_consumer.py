@@ -48,6 +48,7 @@ from brokers.engine.client.send_back import MessageBackSender
 from brokers.engine.client.trace_dispatcher import new_tracer
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
+from brokers.engine.common.message import MessageExt
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.tls import TlsConfig
@@ -148,6 +149,14 @@ class PushConsumer(ConsumerBase):
 
     def _consume_counters(self) -> ConsumeCounters | None:
         return self.consume_service.stats if self.consume_service is not None else None
+
+    async def consume_message_directly(self, msg: MessageExt, broker_name: str) -> dict:
+        """CONSUME_MESSAGE_DIRECTLY (309): the listener's answer to ``msg``, run once in a worker thread (it may block)."""
+        service = self.consume_service
+        direct = getattr(service, "consume_message_directly", None)
+        if direct is None:
+            raise RuntimeError(f"consumer group {self.group} does not consume messages directly")
+        return await asyncio.to_thread(direct, msg, broker_name)
 
     # -- suspend / resume, offset reset ---------------------------------------------------------
 
