@@ -105,6 +105,7 @@ class PopService:
         self._last_flush = 0.0
         self._compacted_size = 0
         self._send_back = ClientManageProcessor(broker)
+        self.stopped = False
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -128,6 +129,7 @@ class PopService:
         self._timer = self._loop.create_task(self._tick_loop(), name="pop service")
 
     async def stop(self) -> None:
+        self.stopped = True
         if self._timer is not None:
             self._timer.cancel()
             await asyncio.gather(self._timer, return_exceptions=True)
@@ -150,6 +152,8 @@ class PopService:
     def waiter(self, topic: str) -> Iterator[asyncio.Event]:
         """An event set when ``topic`` may have something new (a message, an expiry, an ack)."""
         event = asyncio.Event()
+        if self.stopped:
+            event.set()  # nothing parks once the broker stops
         self._waiters.setdefault(topic, set()).add(event)
         try:
             yield event

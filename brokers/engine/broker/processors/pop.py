@@ -144,6 +144,8 @@ class PopMessageProcessor(Processor):
         loop = asyncio.get_running_loop()
         deadline = loop.time() + min(poll_ms, config.max_suspend_ms) / 1000
         while True:
+            if self.service.stopped:
+                return request.response(ResponseCode.SYSTEM_BUSY, f"broker {config.broker_name} is stopping")
             with self.service.waiter(topic) as woken:
                 outcome = self.service.pop(query)
                 if outcome.records:
