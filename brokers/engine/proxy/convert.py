@@ -14,6 +14,7 @@ Bad input raises :class:`ProxyError` with the 5.x status code and a message nami
 from __future__ import annotations
 
 import hashlib
+import re
 
 from google.protobuf.timestamp_pb2 import Timestamp
 from brokers.engine.proxy.stubs import definition_pb2 as pb
@@ -75,8 +76,11 @@ def type_name(code: int) -> str:
     return _TYPE_NAMES.get(code, UNSPECIFIED)
 
 
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
+
+
 def _has_control(text: str) -> bool:
-    return any(ord(c) < 0x20 and c not in "\t" or c == "\x7f" for c in text)
+    return _CONTROL.search(text) is not None
 
 
 def send_properties(msg: pb.Message, born_host: str) -> tuple[dict[str, str], int]:

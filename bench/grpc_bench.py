@@ -1,0 +1,201 @@
+"""The 5.x gRPC path against the 4.x remoting path, same broker, same run: produce and consume throughput,
+and the broker's CPU per message on each.
+
+A name server and one broker (``--grpc-port``) are subprocesses. Each path moves the same messages
+(``--messages`` of ``--size`` bytes, ``--threads`` senders each sending one at a time, what an application
+calls):
+
+- gRPC: Apache's official Python client (``rocketmq-python-client``): ``Producer.send``; then a
+  ``SimpleConsumer`` receiving 32 at a time and acking each message (the 5.x model: one ack per message;
+  a batch's acks in flight together from a pool of threads);
+- remoting: Gantry's own client: ``Producer.send``; then a ``PullClient`` pulling 32 at a time and
+  committing the offset once per pull.
+
+Per row: messages/s, the broker's CPU (``/proc/<pid>/stat`` user + system) per message, and the gRPC /
+remoting ratio of the throughput (goal >= 0.5).
+
+    .venv/bin/python bench/grpc_bench.py [--messages 4000] [--size 256] [--threads 4]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from processes import free_port, wait_ready  # noqa: E402
+
+from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
+from brokers.engine.client.producer import Producer  # noqa: E402
+from brokers.engine.client.simple import PullClient  # noqa: E402
+from brokers.engine.common.message import Message  # noqa: E402
+from brokers.engine.common.topic_config import TopicConfig  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def in_threads(threads: int, total: int, work) -> float:
+    """Run ``work(i)`` for i in range(total) over ``threads`` threads; the wall seconds."""
+    counter = iter(range(total))
+    lock = threading.Lock()
+
+    def loop():
+        while True:
+            with lock:
+                i = next(counter, None)
+            if i is None:
+                return
+            work(i)
+
+    started = time.perf_counter()
+    workers = [threading.Thread(target=loop) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return time.perf_counter() - started
+
+
+def measured(pid: int, messages: int, run) -> tuple[float, float]:
+    """(messages/s, broker CPU µs per message) of ``run()``."""
+    before = cpu_s(pid)
+    seconds = run()
+    return messages / seconds, (cpu_s(pid) - before) / messages * 1e6
+
+
+def remoting_path(namesrv: str, topic: str, args, pid: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    body = b"r" * args.size
+    producer = Producer("bench_remoting_producer", namesrv)
+    producer.start()
+    try:
+        produce = measured(pid, args.messages, lambda: in_threads(args.threads, args.messages,
+                                                                  lambda i: producer.send(Message(topic, body))))
+    finally:
+        producer.shutdown()
+
+    def consume() -> float:
+        started = time.perf_counter()
+        with PullClient(namesrv, "bench_remoting_group", heartbeat_interval_s=None) as puller:
+            got = 0
+            for mq in puller.fetch_subscribe_message_queues(topic):
+                offset = 0
+                while True:
+                    result = puller.pull(mq, offset, 32)
+                    if not result.messages:
+                        break
+                    got += len(result.messages)
+                    offset = result.next_begin_offset
+                    puller.update_offset(mq, offset)
+        assert got == args.messages, f"remoting consumed {got} of {args.messages}"
+        return time.perf_counter() - started
+
+    return produce, measured(pid, args.messages, consume)
+
+
+def grpc_path(endpoint: str, topic: str, args, pid: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    from rocketmq import ClientConfiguration, Credentials, FilterExpression
+    from rocketmq import Message as Message5
+    from rocketmq import Producer as Producer5
+    from rocketmq import SimpleConsumer
+
+    config = ClientConfiguration(endpoint, Credentials(), request_timeout=10)
+    producer = Producer5(config, (topic,))
+    producer.startup()
+    body = b"g" * args.size
+
+    def send(i: int) -> None:
+        msg = Message5()
+        msg.topic, msg.body = topic, body
+        producer.send(msg)
+
+    try:
+        produce = measured(pid, args.messages, lambda: in_threads(args.threads, args.messages, send))
+    finally:
+        producer.shutdown()
+    consumer = SimpleConsumer(config, "bench_grpc_group", {topic: FilterExpression("*")}, await_duration=1)
+    consumer.startup()
+
+    acks = ThreadPoolExecutor(args.threads * 2, thread_name_prefix="ack")
+
+    def consume() -> float:
+        started = time.perf_counter()
+        got = 0
+        while got < args.messages:
+            batch = consumer.receive(32, 60)
+            list(acks.map(consumer.ack, batch))  # the batch's acks in flight together (ack_async returns no future in 5.1.2)
+            got += len(batch)
+            if not batch and time.perf_counter() - started > 120:
+                raise AssertionError(f"gRPC consumed {got} of {args.messages}")
+        return time.perf_counter() - started
+
+    try:
+        return produce, measured(pid, args.messages, consume)
+    finally:
+        acks.shutdown()
+        consumer.shutdown()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=4000)
+    parser.add_argument("--size", type=int, default=256)
+    parser.add_argument("--threads", type=int, default=4)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        ns_port, broker_port, grpc_port = free_port(), free_port(), free_port()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        ns_log, broker_log = Path(tmp) / "namesrv.log", Path(tmp) / "broker.log"
+        with open(ns_log, "w") as out:
+            namesrv = subprocess.Popen([sys.executable, "-m", "brokers.engine", "namesrv", "--port", str(ns_port), "--log-level", "ERROR"],
+                                       cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+        with open(broker_log, "w") as out:
+            broker = subprocess.Popen([sys.executable, "-m", "brokers.engine", "broker", "--name", "broker-a", "--store-dir",
+                                       str(Path(tmp) / "b"), "--port", str(broker_port), "--namesrv", f"127.0.0.1:{ns_port}",
+                                       "--grpc-port", str(grpc_port), "--log-level", "ERROR"],
+                                      cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+        try:
+            wait_ready(namesrv, ns_log, 30)
+            wait_ready(broker, broker_log, 30)
+            namesrv_addr = f"127.0.0.1:{ns_port}"
+            with BlockingMQAdminClient(namesrv_addr) as admin:
+                for topic in ("BenchRemoting", "BenchGrpc"):
+                    admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig(topic, 4, 4))
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    try:
+                        admin.examine_topic_route_info("BenchGrpc")
+                        admin.examine_topic_route_info("BenchRemoting")
+                        break
+                    except Exception:  # noqa: BLE001 - not registered yet
+                        time.sleep(0.2)
+            remote = remoting_path(namesrv_addr, "BenchRemoting", args, broker.pid)
+            grpc = grpc_path(f"127.0.0.1:{grpc_port}", "BenchGrpc", args, broker.pid)
+        finally:
+            for proc in (broker, namesrv):
+                proc.terminate()
+                proc.wait(10)
+    print(f"{args.messages} messages of {args.size} B, {args.threads} sending threads; load {os.getloadavg()[0]:.2f}")
+    print("| path | produce msgs/s | broker CPU µs/msg | consume msgs/s | broker CPU µs/msg |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, ((p_rate, p_cpu), (c_rate, c_cpu)) in (("remoting (Gantry's client)", remote), ("gRPC (Apache's Python client)", grpc)):
+        print(f"| {name} | {p_rate:,.0f} | {p_cpu:,.0f} | {c_rate:,.0f} | {c_cpu:,.0f} |")
+    print(f"| gRPC / remoting | {grpc[0][0] / remote[0][0]:.2f}× | {grpc[0][1] / remote[0][1]:.2f}× | "
+          f"{grpc[1][0] / remote[1][0]:.2f}× | {grpc[1][1] / remote[1][1]:.2f}× |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
