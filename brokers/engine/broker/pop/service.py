@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import heapq
 import logging
-import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from brokers.engine.broker.processors.offset import first_message_cold
 from brokers.engine.broker.pop.journal import PopJournal
+from brokers.engine.broker.pop.record_fields import record_offsets, with_reconsume_times
 from brokers.engine.broker.pop.state import InFlight, PopState, QueueKey, QueueState
 from brokers.engine.broker.processors.client import ClientManageProcessor
 from brokers.engine.common.constants import MAX_RECONSUME_TIMES
@@ -44,25 +44,6 @@ log = logging.getLogger("brokers.engine.broker.pop")
 TICK_S = 0.1  # expiry (redelivery, DLQ) lags the invisible time by at most this
 DLQ_RETRY_MS = 5_000  # a DLQ write that failed is tried again after this
 INIT_MODE_MIN = 0  # ConsumeInitMode.MIN: a group's first pop of a queue starts at its oldest message; MAX: at its end
-_OFFSETS = struct.Struct(">qq")  # QUEUEOFFSET, PHYSICALOFFSET at record offset 20
-_SYSFLAG = struct.Struct(">i")  # at record offset 36
-_RECONSUME = struct.Struct(">i")  # at 72, + 12 per IPv6 host (sysflag bits 0x10, 0x20)
-
-
-def record_offsets(record: bytes) -> tuple[int, int]:
-    """(queue offset, commit log offset) of a stored record."""
-    return _OFFSETS.unpack_from(record, 20)
-
-
-def with_reconsume_times(record: bytes, times: int) -> bytes:
-    """A copy of ``record`` whose RECONSUMETIMES field says ``times``."""
-    (sys_flag,) = _SYSFLAG.unpack_from(record, 36)
-    pos = 72 + (12 if sys_flag & 0x10 else 0) + (12 if sys_flag & 0x20 else 0)
-    out = bytearray(record)
-    _RECONSUME.pack_into(out, pos, times)
-    return bytes(out)
-
-
 @dataclass(frozen=True, slots=True)
 class PopQuery:
     group: str

@@ -1,5 +1,5 @@
 """The POP journal on disk: replay rebuilds the state, a torn or corrupt tail is cut off, compaction
-keeps the state; and the handle format round-trips."""
+keeps the state; the handle format round-trips; a record's reconsume times are rewritten in place."""
 from __future__ import annotations
 
 import asyncio
@@ -8,7 +8,9 @@ import pytest
 
 from brokers.engine.broker.pop.extra_info import ExtraInfoError, parse_extra_info
 from brokers.engine.broker.pop.journal import PopJournal, encode_line
+from brokers.engine.broker.pop.record_fields import record_offsets, with_reconsume_times
 from brokers.engine.broker.pop.state import PopState
+from brokers.engine.common.message_codec import decode_records, encode_record
 
 POP = {"op": "pop", "g": "cg", "t": "T", "q": 0, "cur": 3, "pt": 1000, "it": 500, "ck": 0, "ord": 0,
        "m": [[0, 0, 0], [1, 0, 100], [2, 0, 200]]}
@@ -73,3 +75,13 @@ def test_extra_info_round_trip_and_refusals():
         parse_extra_info("5 x 60000 0 0 broker-a 3 7")
     with pytest.raises(ExtraInfoError, match="3 fields"):
         parse_extra_info("1 2 3")
+
+
+@pytest.mark.parametrize("born, store, flag", [("127.0.0.1:1", "127.0.0.1:2", 0), ("[::1]:1", "127.0.0.1:2", 0x10),
+                                               ("127.0.0.1:1", "[::1]:2", 0x20), ("[::1]:1", "[::1]:2", 0x30)])
+def test_reconsume_times_rewritten_whatever_the_hosts(born, store, flag):
+    record = encode_record(topic="T", queue_id=1, body=b"x", queue_offset=7, physical_offset=99, sys_flag=flag,
+                           born_host=born, store_host=store, reconsume_times=0)
+    assert record_offsets(record) == (7, 99)
+    (msg,) = decode_records(with_reconsume_times(record, 4))
+    assert (msg.reconsume_times, msg.body, msg.queue_offset, msg.born_host, msg.store_host) == (4, b"x", 7, born, store)
