@@ -314,6 +314,7 @@ _RULES: dict[int, RequestRule] = {
     C.GANTRY_SUBSCRIBE_CONFIG: _admin("a slave's subscription to its master's config changes (broker to broker)"),
     C.GANTRY_PUSH_CONFIG: _admin("master-to-slave push; not served by a broker's port"),
     C.GANTRY_GET_GRPC_ENDPOINT: _signature("where 5.x clients reach this broker, as a route says"),
+    C.GANTRY_GET_POP_STATE: _admin("a group's POP deliveries in flight, with message ids"),
 }
 REQUEST_RULES: Mapping[int, RequestRule] = MappingProxyType(_RULES)
 UNKNOWN_CODE_RULE = _admin("a code this table does not know: admin-only")

@@ -49,6 +49,7 @@ from brokers.engine.broker.processors.offset import ConsumerOffsetProcessor
 from brokers.engine.broker.processors.promote import PromoteSlaveProcessor
 from brokers.engine.broker.pop.service import PopService
 from brokers.engine.broker.processors.pop import PopMessageProcessor
+from brokers.engine.broker.processors.pop_state import PopStateProcessor
 from brokers.engine.broker.processors.pull import PullMessageProcessor
 from brokers.engine.broker.processors.query import QueryMessageProcessor
 from brokers.engine.broker.processors.send import SendMessageProcessor
@@ -205,6 +206,7 @@ class BrokerController:
                 PromoteSlaveProcessor(self, self.group_member),
                 AclAdminProcessor(self, self.acl_guard),
                 PopMessageProcessor(self, self.pop_service),
+                PopStateProcessor(self, self.pop_service),
             ):
                 processor.register(server)
             self.pull_request_hold_service.start()
