@@ -175,3 +175,24 @@ def test_change_invisible_duration_keeps_a_message_hidden_longer_and_its_new_han
     while time.monotonic() < deadline:
         assert grpc.receive(consumer, invisible_ms=MIN_INVISIBLE_MS) == [], "came back after the first invisible duration"
     grpc.ack(consumer, message)  # with the handle ChangeInvisibleDuration answered
+
+
+def test_an_sql92_subscription_gets_only_the_matching_messages(grpc, cluster, admin, topic_name):
+    create_topic(admin, cluster, topic_name, queues=2)
+    group = create_group(admin, cluster, unique("g_sql"))
+    consumer = grpc.simple(group, topic_name, sql="amount > 10 AND region = 'north'")
+    grpc.send(grpc.producer(topic_name), *[{"topic": topic_name, "body": f"q{amount}-{region}",
+                                            "properties": {"amount": str(amount), "region": region}}
+                                           for amount in (5, 20, 30) for region in ("north", "south")])
+    got = grpc.receive_until(consumer, 2)
+    assert sorted(m["body"] for m in got) == ["q20-north", "q30-north"]
+    for message in got:
+        grpc.ack(consumer, message)
+    assert grpc.receive(consumer) == [], "a message the expression does not match was delivered"
+
+
+def test_a_producer_on_a_topic_that_does_not_exist_is_refused_by_name(grpc):
+    missing = unique("T_missing")
+    with pytest.raises(JavaDriverError) as refused:
+        grpc.producer(missing, maxAttempts=1)
+    assert "NotFoundException" in refused.value.message and missing in refused.value.message, refused.value
