@@ -32,6 +32,8 @@ raises RemotingCommandError, which the server answers SYSTEM_ERROR with a remark
 """
 from __future__ import annotations
 
+import asyncio
+
 import json
 
 from brokers.engine.common import json_compat
@@ -106,15 +108,17 @@ class NamesrvProcessor:
         crc = request.get_int("bodyCrc32", 0)
         if crc and body_crc32(request.body) != crc:
             return request.response(ResponseCode.SYSTEM_ERROR, "crc32 not match")
+        large = len(request.body) > LARGE_REGISTRATION_BYTES  # decoded, checked and applied off the event loop
         try:
-            body = decode_register_body(request.body, request.get_bool("compressed"))
-            check_registration(broker_name, cluster_name, broker_addr, body)
+            body = await _run(large, _decoded_and_checked, request, broker_name, cluster_name, broker_addr)
         except RegisterBodyError as exc:
             return request.response(ResponseCode.SYSTEM_ERROR, f"registration of {broker_name[:127]!r} refused: {exc}")
         refused = self.address_rule.refusal(broker_addr, ctx.remote_addr)
         if refused:
             return request.response(ResponseCode.SYSTEM_ERROR, refused)
-        result = self.route_info.register_broker(
+        result = await _run(
+            large,
+            self.route_info.register_broker,
             cluster_name,
             broker_addr,
             broker_name,
@@ -268,3 +272,19 @@ class NamesrvProcessor:
         if not table:
             return request.response(ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {namespace}")
         return request.response(ResponseCode.SUCCESS, body=_json_body({"table": table}))
+
+
+# A registration body past this is decoded, checked and applied in a worker thread: one listing 65,536
+# topics (10 MB) took the event loop ~0.6 s to decode and check and ~0.4 s to apply, stalling every
+# other client of the name server; the route tables hold their own lock, so readers see it whole.
+LARGE_REGISTRATION_BYTES = 256 * 1024
+
+
+async def _run(in_thread: bool, fn, *args):
+    return await asyncio.to_thread(fn, *args) if in_thread else fn(*args)
+
+
+def _decoded_and_checked(request: RemotingCommand, broker_name: str, cluster_name: str, broker_addr: str):
+    body = decode_register_body(request.body, request.get_bool("compressed"))
+    check_registration(broker_name, cluster_name, broker_addr, body)
+    return body

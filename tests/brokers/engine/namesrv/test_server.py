@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -369,3 +370,41 @@ def test_main_reports_a_busy_port():
             assert proc.returncode == 1 and b"failed to start" in out
 
     run(scenario())
+
+
+def test_a_registration_of_65536_topics_does_not_hold_up_other_clients():
+    """The largest registration the name server takes is decoded, checked and applied off its event loop:
+    while it is being applied (held there until the test says go), another client's route lookup is
+    answered; the route is whole after."""
+    topics = [TopicConfig(f"Big{i}", 8, 8) for i in range(65_536)]
+    applying, go = threading.Event(), threading.Event()
+    waited_out = []
+
+    async def scenario():
+        async with Namesrv() as ns:
+            await ns.register("broker-a", "127.0.0.1:10911", TopicConfig("Small", 1, 1))
+            original = ns.controller.route_info.register_broker
+
+            def held(*args, **kwargs):
+                if args[2] == "broker-b":
+                    applying.set()
+                    waited_out.append(not go.wait(10))  # on the event loop, nothing below could answer meanwhile
+                return original(*args, **kwargs)
+
+            ns.controller.route_info.register_broker = held
+            other = RemotingClient()
+            try:
+                big = asyncio.ensure_future(ns.register("broker-b", "127.0.0.1:10921", *topics))
+                assert await asyncio.to_thread(applying.wait, 30)
+                reply = await ns.call(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "Small"}, client=other)
+                assert reply.code == ResponseCode.SUCCESS
+                go.set()
+                assert (await big).code == ResponseCode.SUCCESS
+                assert waited_out == [False]
+                route = await ns.route("Big65535")
+                assert [q["brokerName"] for q in route["queueDatas"]] == ["broker-b"]
+            finally:
+                go.set()
+                await other.close()
+
+    run(scenario(), timeout=60)
