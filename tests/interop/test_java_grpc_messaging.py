@@ -196,3 +196,14 @@ def test_a_producer_on_a_topic_that_does_not_exist_is_refused_by_name(grpc):
     with pytest.raises(JavaDriverError) as refused:
         grpc.producer(missing, maxAttempts=1)
     assert "NotFoundException" in refused.value.message and missing in refused.value.message, refused.value
+
+
+def test_the_route_tells_the_client_a_fifo_topic_takes_only_fifo_messages(grpc, cluster, admin, topic_name):
+    """The client checks a message's type against the accept types the route gave for its queues."""
+    create_fifo_topic(admin, cluster, topic_name, queues=1)
+    producer = grpc.producer(topic_name, maxAttempts=1)
+    with pytest.raises(JavaDriverError) as refused:
+        grpc.send(producer, {"topic": topic_name, "body": "no group"})
+    assert "Current message type not match with topic accept message types" in refused.value.message, refused.value
+    assert "actualMessageType=NORMAL" in refused.value.message and "FIFO" in refused.value.message, refused.value
+    assert len(grpc.send(producer, {"topic": topic_name, "body": "grouped", "messageGroup": "g"})) == 1
