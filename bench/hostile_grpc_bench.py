@@ -1,0 +1,204 @@
+"""What hostile peers of the 5.x gRPC endpoint cost everyone else: a normal 5.x client's send latency, the
+broker's memory, a newcomer's first call, while an attacker (another process) sends one pattern in a loop.
+
+A name server and a broker with ``--grpc-port`` are subprocesses. The victim (this process, its own
+channel) sends one SendMessage after another for ``--window`` seconds quiet, then as long under attack.
+Patterns:
+
+- ``streams``: 2,000 ReceiveMessage long polls (20 s) open at once over 100 channels, reopened as they end;
+- ``idle``: 2,000 TCP connections to the port that never speak HTTP/2 (reopened when closed);
+- ``oversize``: SendMessage requests of 20 MB (past the port's request cap) one after another on 4 channels;
+- ``clients``: a new client id on every call (sessions up to ``grpc_max_clients``, then refusals);
+- ``garbage``: malformed protobufs on every RPC, one after another on 4 channels.
+
+Per row: the victim's p50 / p99 / max latency quiet and under attack, its failures (3 s deadline), the
+p99 ratio (goal <= 2), the broker's peak RSS, and the seconds a new client takes to connect and send.
+
+    .venv/bin/python bench/hostile_grpc_bench.py [--window 5] [--patterns streams,idle,oversize,clients,garbage]
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from processes import free_port, wait_ready  # noqa: E402
+
+import grpc  # noqa: E402
+from google.protobuf.duration_pb2 import Duration  # noqa: E402
+
+from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
+from brokers.engine.common.topic_config import TopicConfig  # noqa: E402
+from brokers.engine.proxy.stubs import definition_pb2 as pb  # noqa: E402
+from brokers.engine.proxy.stubs import service_pb2 as spb  # noqa: E402
+from brokers.engine.proxy.stubs import service_pb2_grpc  # noqa: E402
+
+TOPIC = "HostileGrpc"
+
+
+def meta(client_id: str) -> list[tuple[str, str]]:
+    return [("x-mq-client-id", client_id), ("x-mq-language", "PYTHON"), ("x-mq-client-version", "5.1.2")]
+
+
+def send_request(body: bytes) -> spb.SendMessageRequest:
+    request = spb.SendMessageRequest()
+    msg = request.messages.add(topic=pb.Resource(name=TOPIC), body=body)
+    msg.system_properties.message_id = uuid.uuid4().hex
+    msg.system_properties.message_type = pb.NORMAL
+    return request
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def attack(pattern: str, addr: str, stop) -> None:
+    host, port = addr.rsplit(":", 1)
+    if pattern == "idle":
+        socks: list[socket.socket] = []
+        while not stop.is_set():
+            socks = [s for s in socks if s.fileno() >= 0]
+            while len(socks) < 2000 and not stop.is_set():
+                try:
+                    socks.append(socket.create_connection((host, int(port)), timeout=2))
+                except OSError:
+                    break
+            time.sleep(0.2)
+        return
+    channels = [grpc.insecure_channel(addr) for _ in range(100 if pattern == "streams" else 4)]
+    stubs = [service_pb2_grpc.MessagingServiceStub(c) for c in channels]
+
+    def loop(i: int) -> None:
+        stub, channel = stubs[i % len(stubs)], channels[i % len(channels)]
+        poll = spb.ReceiveMessageRequest(group=pb.Resource(name="hostile_group"), message_queue=pb.MessageQueue(topic=pb.Resource(name=TOPIC), id=-1),
+                                         batch_size=32, invisible_duration=Duration(seconds=30), long_polling_timeout=Duration(seconds=20))
+        big = send_request(b"x" * (20 << 20)) if pattern == "oversize" else None
+        raw = channel.unary_unary("/apache.rocketmq.v2.MessagingService/SendMessage") if pattern == "garbage" else None
+        while not stop.is_set():
+            try:
+                if pattern == "streams":
+                    for _ in stub.ReceiveMessage(poll, metadata=meta(f"hostile-{i}"), timeout=25):
+                        pass
+                elif pattern == "oversize":
+                    stub.SendMessage(big, metadata=meta("hostile-big"), timeout=10)
+                elif pattern == "clients":
+                    stub.SendMessage(send_request(b"c"), metadata=meta(uuid.uuid4().hex), timeout=10)
+                elif pattern == "garbage":
+                    raw(b"\x0a\xff\xff\xff\xff\x0f\x00garbage", metadata=meta("hostile-garbage"), timeout=10)
+            except grpc.RpcError:
+                pass
+
+    workers = [threading.Thread(target=loop, args=(i,), daemon=True) for i in range(2000 if pattern == "streams" else 4)]
+    for w in workers:
+        w.start()
+    stop.wait()
+
+
+def victim(stub, seconds: float) -> tuple[list[float], int]:
+    latencies, failures = [], 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        started = time.perf_counter()
+        try:
+            answer = stub.SendMessage(send_request(b"v" * 256), metadata=meta("victim"), timeout=3)
+            if answer.status.code != pb.OK:
+                failures += 1
+        except grpc.RpcError:
+            failures += 1
+        latencies.append(time.perf_counter() - started)
+    return sorted(latencies), failures
+
+
+def pct(values: list[float], q: float) -> float:
+    return values[min(len(values) - 1, int(q * len(values)))] * 1000
+
+
+def newcomer(addr: str) -> float:
+    started = time.perf_counter()
+    with grpc.insecure_channel(addr) as channel:
+        stub = service_pb2_grpc.MessagingServiceStub(channel)
+        stub.SendMessage(send_request(b"n"), metadata=meta("newcomer"), timeout=10)
+    return time.perf_counter() - started
+
+
+def measure(pattern: str, addr: str, pid: int, window: float) -> str:
+    with grpc.insecure_channel(addr) as channel:
+        stub = service_pb2_grpc.MessagingServiceStub(channel)
+        victim(stub, 1.0)  # warm
+        quiet, quiet_failures = victim(stub, window)
+        stop = multiprocessing.Event()
+        attacker = multiprocessing.Process(target=attack, args=(pattern, addr, stop), daemon=True)
+        attacker.start()
+        time.sleep(2.0)
+        peak = [rss_mib(pid)]
+        sampling = threading.Event()
+
+        def sample():
+            while not sampling.is_set():
+                peak.append(rss_mib(pid))
+                time.sleep(0.2)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        attacked, failures = victim(stub, window)
+        new = newcomer(addr)
+        stop.set()
+        sampling.set()
+        attacker.join(30)
+        if attacker.is_alive():
+            attacker.kill()
+    return (f"| {pattern} | {pct(quiet, .5):.1f} / {pct(quiet, .99):.1f} / {quiet[-1] * 1000:.0f} | {pct(attacked, .5):.1f} / "
+            f"{pct(attacked, .99):.1f} / {attacked[-1] * 1000:.0f} | {quiet_failures} / {failures} | "
+            f"{pct(attacked, .99) / pct(quiet, .99):.1f} | {max(peak):.0f} | {new:.2f} |")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--window", type=float, default=5.0)
+    parser.add_argument("--patterns", default="streams,idle,oversize,clients,garbage")
+    args = parser.parse_args()
+    print(f"window {args.window} s; load {os.getloadavg()[0]:.2f}")
+    print("| pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | failures quiet / attacked | p99 ratio | peak RSS MiB | newcomer s |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory() as tmp:
+        ns_port, broker_port, grpc_port = free_port(), free_port(), free_port()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        ns_log, broker_log = Path(tmp) / "namesrv.log", Path(tmp) / "broker.log"
+        with open(ns_log, "w") as out:
+            namesrv = subprocess.Popen([sys.executable, "-m", "brokers.engine", "namesrv", "--port", str(ns_port), "--log-level", "ERROR"],
+                                       cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+        with open(broker_log, "w") as out:
+            broker = subprocess.Popen([sys.executable, "-m", "brokers.engine", "broker", "--name", "broker-a", "--store-dir",
+                                       str(Path(tmp) / "b"), "--port", str(broker_port), "--namesrv", f"127.0.0.1:{ns_port}",
+                                       "--grpc-port", str(grpc_port), "--log-level", "ERROR"],
+                                      cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+        try:
+            wait_ready(namesrv, ns_log, 30)
+            wait_ready(broker, broker_log, 30)
+            with BlockingMQAdminClient(f"127.0.0.1:{ns_port}") as admin:
+                admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig(TOPIC, 4, 4))
+            for pattern in args.patterns.split(","):
+                print(measure(pattern, f"127.0.0.1:{grpc_port}", broker.pid, args.window), flush=True)
+        finally:
+            for proc in (broker, namesrv):
+                proc.terminate()
+                proc.wait(10)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
