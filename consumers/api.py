@@ -3,9 +3,9 @@
 GET groups (?search=&kind=user,system&ordering=&page=&page_size=), GET groups/{name},
 GET groups/{name}/progress (?topic=), GET groups/{name}/reset-offset (?topic=&to=&timestamp=: the
 plan, nothing changes) and POST (apply; operator), GET groups/{name}/allocation (?topic=: the
-live check); POST allocation/preview and allocation/compare (viewers may: they change nothing);
-POST groups/{name}/rebalance, GET/POST rebalance-jobs, GET rebalance-jobs/{id} (shapes in
-consumers/rebalance/serializers.py; docs/rebalance.md).
+live check), GET groups/{name}/pop-state (5.x POP deliveries in flight); POST allocation/preview
+and allocation/compare (viewers may: they change nothing); POST groups/{name}/rebalance, GET/POST
+rebalance-jobs, GET rebalance-jobs/{id} (shapes in consumers/rebalance/serializers.py; docs/rebalance.md).
 """
 from __future__ import annotations
 
@@ -32,6 +32,8 @@ from consumers.rebalance.serializers import (
     RebalanceJobQuery,
 )
 from consumers.rebalance.types import Triggered
+from consumers.pop_state import group_pop_state_read
+from consumers.pop_state_serializers import GroupPopStateOutput
 from consumers.running_info_serializers import ClientRunningInfoOutput
 from consumers.reset_serializers import OffsetResetOutput, ResetOffsetInput
 from consumers.serializers import (
@@ -110,6 +112,13 @@ class GroupViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["get"], url_path=r"clients/(?P<client_id>[^/]+)/running-info")
     def running_info(self, request: Request, name: str, client_id: str) -> Response:
         return Response(ClientRunningInfoOutput(selectors.client_running_info(name=name, client_id=client_id)).data)
+
+    @extend_schema(parameters=[NAME], responses=GroupPopStateOutput,
+                   description="RocketMQ 5's message-level consumption (POP, the 5.x clients'): per queue on each master the "
+                               "next cursor and the deliveries in flight (at most 200 listed per broker, truncated says so).")
+    @action(detail=True, methods=["get"], url_path="pop-state")
+    def pop_state(self, request: Request, name: str) -> Response:
+        return Response(GroupPopStateOutput(group_pop_state_read(name=name)).data)
 
     @extend_schema(parameters=[NAME, ProgressQuery], responses=GroupAllocationOutput)
     @action(detail=True, methods=["get"])

@@ -22,6 +22,7 @@ from consumers import selectors, services
 from consumers.advisor import group_advice
 from consumers.forms import AllocationForm, GroupFilterForm, RebalanceFilterForm, RebalanceForm, ResetOffsetForm
 from consumers.grid import build_grid
+from consumers.pop_state import group_pop_state_read
 from consumers.rebalance import jobs as rebalance_jobs
 from consumers.rebalance import selectors as rebalance_selectors
 from consumers.rebalance.types import JobPage
@@ -54,7 +55,7 @@ def group_list(request: HttpRequest) -> HttpResponse:
 @console_page()
 def group_detail(request: HttpRequest, name: str) -> HttpResponse:
     detail = selectors.group_detail(name=name)
-    context = {"detail": detail, "advice": group_advice(detail)}
+    context = {"detail": detail, "advice": group_advice(detail), "pop": group_pop_state_read(name=name, known=True)}
     if not request.htmx:  # the 5 s refresh swaps the detail only; the rebalance panel polls on its own
         context.update(rebalance_form=RebalanceForm(), rebalance_job=rebalance_selectors.latest_group_job(group=name))
     return _page_or_partial(request, "consumers/group_detail.html", "consumers/_group_detail.html", context)

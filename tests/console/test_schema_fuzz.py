@@ -192,7 +192,7 @@ def _existing_things(auth: dict, cluster) -> dict:
     topic, group = EXAMPLE_TOPIC, EXAMPLE_GROUP
     things = {("/topics/{name}" + tail, "name"): topic for tail in ("", "/advice", "/consumer-groups", "/messages", "/route", "/shrink", "/status")}
     things |= {("/groups/{name}" + tail, "name"): group for tail in ("", "/advice", "/allocation", "/progress", "/rebalance", "/reset-offset",
-                                                                     "/dlq", "/dlq/resend", "/dlq/export")}
+                                                                     "/dlq", "/dlq/resend", "/dlq/export", "/pop-state")}
     things[("/subscription-groups/{name}", "name")] = group
     things |= {("/brokers/{name}/promote", "name"): "broker-a", ("/broker-groups/{name}", "name"): "broker-a",
                ("/broker-groups/{name}/config", "name"): "broker-a", ("/brokers/{name}/runtime", "name"): "broker-a",
