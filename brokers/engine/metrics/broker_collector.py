@@ -17,8 +17,9 @@ what it knows itself, so a Prometheus scraping every broker gets the exporter's 
   (``consume_stats_tables``), so the sum over brokers is ``mqadmin consumerProgress``'s Diff Total;
   ``rocketmq_group_get_latency_by_storetime``: age of the oldest message a group has not consumed.
 
-Gantry's own: ``gantry_*`` (``gantry_families.py``) plus the commit log flush latency and the HA
-replication lag. Every figure is copied on the broker's event loop in one call at scrape time.
+Gantry's own: ``gantry_*`` (``gantry_families.py``) plus the commit log flush latency, the HA
+replication lag, the 5.x clients and POP deliveries in flight (``grpc_pop_families.py``).
+Every figure is copied on the broker's event loop in one call at scrape time.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from brokers.engine.broker.processors.admin import consume_stats_tables
 from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.latency_histogram import HistogramSnapshot
 from brokers.engine.metrics.gantry_families import histogram, remoting_families
+from brokers.engine.metrics.grpc_pop_families import FiveSnapshot, five_families, five_snapshot
 from brokers.engine.metrics.loop_snapshot import on_loop
 from brokers.engine.remoting.request_stats import RequestStatsSnapshot, request_stats
 
@@ -88,6 +90,7 @@ class BrokerSnapshot:
     flush_latency: HistogramSnapshot | None
     now_ms: int
     at: float
+    five: FiveSnapshot  # the 5.x clients and POP deliveries in flight (grpc_pop_families.py)
 
 
 def _number(text: str | None) -> float | None:
@@ -138,7 +141,7 @@ class BrokerCollector:
         return BrokerSnapshot(
             c.config.cluster_name, c.config.broker_name, c.addr, c.runtime_info(), topic_offsets, topic_bytes, groups,
             request_stats.snapshot(), len(c.server.channels) if c.server is not None else 0,
-            flush.flush_latency.snapshot() if flush is not None else None, c.clock.now_ms(), c.clock.monotonic())
+            flush.flush_latency.snapshot() if flush is not None else None, c.clock.now_ms(), c.clock.monotonic(), five_snapshot(c))
 
     # -- on the scrape thread -------------------------------------------------------------------
 
@@ -151,6 +154,7 @@ class BrokerCollector:
         yield from self._consumers(snap)
         yield from remoting_families("broker", snap.requests, snap.open_connections)
         yield from self._gantry_store(snap)
+        yield from five_families(snap.cluster, snap.broker, snap.five)
 
     def _runtime(self, s: BrokerSnapshot) -> Iterator[Metric]:
         rt = s.runtime

@@ -1,0 +1,55 @@
+"""Gantry's metrics of RocketMQ 5's clients on a broker (``gantry_grpc_*``, ``gantry_pop_*``):
+
+- ``gantry_grpc_clients`` (cluster, broker, client_type): the 5.x clients the gRPC endpoint serves now
+  (its sessions, ``brokers/engine/proxy/sessions.py``), by the client type their settings name
+  (PRODUCER, PUSH_CONSUMER, SIMPLE_CONSUMER, ...; CLIENT_TYPE_UNSPECIFIED before their settings came);
+  only on a broker whose endpoint is on, every type its protobuf knows with 0 when none;
+- ``gantry_pop_inflight`` (cluster, broker, group, topic): POP deliveries not acked yet (expired ones
+  included, until taken again), per group and topic the broker's POP state holds, 0 once all acked.
+
+:func:`five_snapshot` runs on the broker's event loop (with the collector's other reads),
+:func:`five_families` on the scrape thread.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from prometheus_client.core import GaugeMetricFamily, Metric
+
+
+@dataclass(frozen=True, slots=True)
+class FiveSnapshot:
+    clients: dict[str, int] | None  # client type -> clients now; None: the gRPC endpoint is off
+    inflight: dict[tuple[str, str], int]  # (group, topic) -> POP deliveries in flight
+
+
+def five_snapshot(controller) -> FiveSnapshot:
+    """The figures, read from ``controller`` (a started BrokerController) on its event loop."""
+    clients: dict[str, int] | None = None
+    endpoint = controller.grpc_endpoint
+    if endpoint is not None:
+        from brokers.engine.proxy.stubs import definition_pb2 as pb  # loaded already: the endpoint runs
+
+        clients = {name: 0 for name in pb.ClientType.keys()}
+        for session in endpoint.sessions.all():
+            name = pb.ClientType.Name(session.client_type) if session.client_type in pb.ClientType.values() else str(session.client_type)
+            clients[name] = clients.get(name, 0) + 1
+    inflight: dict[tuple[str, str], int] = {}
+    for (group, topic, _queue_id), qs in controller.pop_service.state.queues.items():
+        inflight[(group, topic)] = inflight.get((group, topic), 0) + len(qs.inflight)
+    return FiveSnapshot(clients, inflight)
+
+
+def five_families(cluster: str, broker: str, snap: FiveSnapshot) -> Iterator[Metric]:
+    if snap.clients is not None:
+        clients = GaugeMetricFamily("gantry_grpc_clients", "5.x clients the gRPC endpoint serves now, by client type",
+                                    labels=["cluster", "broker", "client_type"])
+        for client_type, n in sorted(snap.clients.items()):
+            clients.add_metric([cluster, broker, client_type], n)
+        yield clients
+    inflight = GaugeMetricFamily("gantry_pop_inflight", "POP deliveries not acked yet (expired ones too, until taken again)",
+                                 labels=["cluster", "broker", "group", "topic"])
+    for (group, topic), n in sorted(snap.inflight.items()):
+        inflight.add_metric([cluster, broker, group, topic], n)
+    yield inflight
