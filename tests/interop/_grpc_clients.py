@@ -112,9 +112,10 @@ class GrpcClients:
         self.started.remove(name)
 
     def close(self) -> None:
+        """Shut every client down in the background: a push consumer's close waits out its long poll."""
         for name in reversed(self.started):
             try:
-                self.driver.call("shutdown", name=name, timeout_s=60)
+                self.driver.call("shutdown", name=name, background=True, timeout_s=60)
             except Exception:  # the JVM may be gone with the test's failure; the module fixture ends it
                 pass
         self.started.clear()

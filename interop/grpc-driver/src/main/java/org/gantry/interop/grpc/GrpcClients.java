@@ -42,12 +42,29 @@ final class GrpcClients {
         return (T) client;
     }
 
+    /**
+     * shutdown {name, background? (default false)} -> whether such a client ran. A push consumer's close waits
+     * for its receive long poll to end (up to the endpoint's long-polling timeout): "background" closes it
+     * on a thread of its own and answers at once, which a test's teardown uses.
+     */
     static Object shutdown(Args args) throws Exception {
         AutoCloseable client = BY_NAME.remove(args.str("name"));
         if (client == null) {
             return false;
         }
-        client.close();
+        if (args.bool("background", false)) {
+            Thread closing = new Thread(() -> {
+                try {
+                    client.close();
+                } catch (Exception e) {
+                    e.printStackTrace();
+                }
+            }, "close-" + args.str("name"));
+            closing.setDaemon(true);
+            closing.start();
+        } else {
+            client.close();
+        }
         return true;
     }
 
