@@ -12,7 +12,9 @@ CONSUMER_SEND_MSG_BACK path (``processors/client.py``) and counts as acked; the 
 pops of the topic. It also fsyncs the journal under ASYNC_FLUSH and compacts it when large.
 
 After each change the group's committed offset of the queue (ConsumerOffsetManager) becomes the
-lowest offset not done, so lag shows for POP groups as for pull groups.
+lowest offset not done, so lag shows for POP groups as for pull groups. A committed offset that moved
+otherwise (an operator's reset: UPDATE_CONSUMER_OFFSET, mqadmin resetOffsetByTime on an offline group)
+moves the cursor there at the group's next pop of the queue, forgetting its deliveries in flight.
 """
 from __future__ import annotations
 
@@ -77,7 +79,7 @@ class PopService:
         self.state = PopState()
         self.journal: PopJournal | None = None
         self._heap: list[tuple[int, str, str, int, int, int]] = []  # deadline, group, topic, queue id, offset, popTime
-        self._waiters: dict[str, set[asyncio.Event]] = {}
+        self._waiters: dict[str, dict[str, list[asyncio.Event]]] = {}  # topic -> group -> parked pops, oldest first
         self._rotation: dict[tuple[str, str], int] = {}
         self._dlq_busy: set[tuple[QueueKey, int]] = set()
         self._tasks: set[asyncio.Task] = set()
@@ -115,9 +117,10 @@ class PopService:
             self._timer.cancel()
             await asyncio.gather(self._timer, return_exceptions=True)
             self._timer = None
-        for events in self._waiters.values():
-            for event in events:
-                event.set()
+        for groups in self._waiters.values():
+            for events in groups.values():
+                for event in events:
+                    event.set()
         if self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
         if self.journal is not None:
@@ -127,23 +130,33 @@ class PopService:
 
     @property
     def parked_count(self) -> int:
-        return sum(len(v) for v in self._waiters.values())
+        return sum(len(events) for groups in self._waiters.values() for events in groups.values())
 
     @contextmanager
-    def waiter(self, topic: str) -> Iterator[asyncio.Event]:
-        """An event set when ``topic`` may have something new (a message, an expiry, an ack)."""
+    def waiter(self, topic: str, group: str) -> Iterator[asyncio.Event]:
+        """An event set when ``topic`` may have something new for ``group`` (a message, an expiry, an ack).
+
+        Each such change wakes one parked pop per group, the oldest (RocketMQ's PopLongPollingService
+        wakes one request per arrival too): with every parked pop woken, one message arriving for 2,000
+        parked pops made 2,000 pops run, and a producer's sends waited behind them."""
         event = asyncio.Event()
         if self.stopped:
             event.set()  # nothing parks once the broker stops
-        self._waiters.setdefault(topic, set()).add(event)
+        self._waiters.setdefault(topic, {}).setdefault(group, []).append(event)
         try:
             yield event
         finally:
-            events = self._waiters.get(topic)
+            groups = self._waiters.get(topic)
+            events = groups.get(group) if groups is not None else None
             if events is not None:
-                events.discard(event)
+                try:
+                    events.remove(event)
+                except ValueError:
+                    pass
                 if not events:
-                    del self._waiters[topic]
+                    del groups[group]
+                    if not groups:
+                        del self._waiters[topic]
 
     def _on_arrival(self, topic: str, queue_id: int, *_: object) -> None:
         if topic in self._waiters and self._loop is not None:  # the putting thread: hand over to the loop
@@ -153,8 +166,8 @@ class PopService:
                 pass
 
     def _wake(self, topic: str) -> None:
-        for event in self._waiters.get(topic, ()):
-            event.set()
+        for events in self._waiters.get(topic, {}).values():
+            _wake_one(events)
 
     # -- pop ----------------------------------------------------------------------------------
 
@@ -243,6 +256,13 @@ class PopService:
 
     def _queue_state(self, key: QueueKey, init_mode: int, records: list[dict]) -> QueueState:
         qs = self.state.get(key)
+        if qs is not None:
+            group, topic, qid = key
+            committed = self.broker.consumer_offset_manager.query_offset(group, topic, qid)
+            if committed >= 0 and committed != qs.committed():  # reset by an operator (UPDATE_CONSUMER_OFFSET, mqadmin)
+                log.info("pop: %s %s:%d committed offset moved from %d to %d outside POP: the pops start there, %d deliveries "
+                         "in flight forgotten", group, topic, qid, qs.committed(), committed, len(qs.inflight))
+                self._apply({"op": "reset", "g": group, "t": topic, "q": qid, "cur": committed}, records)
         if qs is None:
             group, topic, qid = key
             committed = self.broker.consumer_offset_manager.query_offset(group, topic, qid)
@@ -388,3 +408,11 @@ class PopService:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _wake_one(events: list[asyncio.Event]) -> None:
+    """Set the oldest parked pop's event that is not set yet."""
+    for event in events:
+        if not event.is_set():
+            event.set()
+            return

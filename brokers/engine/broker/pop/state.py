@@ -13,6 +13,7 @@ Every change is one record (a dict, see ``journal.py``) applied by :meth:`PopSta
 same live and on replay, so a replayed journal rebuilds the state exactly:
 
     ``cur``   set the cursor (a queue's first pop, retention moving the queue's start)
+    ``reset`` set the cursor and forget the deliveries in flight (an operator moved the committed offset)
     ``pop``   deliveries ``m`` = [[offset, reconsume times, commit log offset], ...] at ``pt`` for
               ``it`` ms from batch start ``ck``, orderly or not (``ord``); the cursor moves to ``cur``
     ``ack``   offset ``o`` popped at ``pt`` is done (acked)
@@ -77,6 +78,10 @@ class PopState:
         if qs is None:
             qs = self.queues[key] = QueueState(int(rec.get("cur", 0)))
         if op == "cur":
+            qs.cursor = int(rec["cur"])
+        elif op == "reset":
+            self._count(key[0], -len(qs.inflight))
+            qs.inflight.clear()
             qs.cursor = int(rec["cur"])
         elif op == "pop":
             pop_time, invisible, ck, order = int(rec["pt"]), int(rec["it"]), int(rec["ck"]), bool(rec.get("ord"))

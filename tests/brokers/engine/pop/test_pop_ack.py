@@ -24,17 +24,17 @@ def test_pop_then_ack_and_nothing_comes_again(pop_cluster):
             await c.create_topic("PA", read=2, write=2)
             await _send_n(c, "PA", 3, 0)
             await _send_n(c, "PA", 2, 1)
-            response = await pop(c, "PA", invisible_ms=300)
+            response = await pop(c, "PA", invisible_ms=1000)
             assert response.code == ResponseCode.SUCCESS, response
             got = handles(response, B)
             assert sorted((p.msg.queue_id, p.msg.queue_offset) for p in got) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)]
             assert all(p.msg.reconsume_times == 0 for p in got)
-            assert response.ext("reviveQid") == "0" and response.ext("invisibleTime") == "300"
+            assert response.ext("reviveQid") == "0" and response.ext("invisibleTime") == "1000"
             for p in got:
                 assert (await ack(c, "PA", p)).code == ResponseCode.SUCCESS
             again = await ack(c, "PA", got[0])  # acked already
             assert again.code == ResponseCode.NO_MESSAGE and "no message in flight" in again.remark
-            await asyncio.sleep(0.5)  # past the invisible time: nothing comes back
+            await asyncio.sleep(1.2)  # past the invisible time: nothing comes back
             empty = await pop(c, "PA")
             assert empty.code == ResponseCode.PULL_NOT_FOUND
             assert empty.ext("restNum") == "0"
@@ -50,7 +50,7 @@ def test_no_ack_redelivered_with_reconsume_one_and_offset_waits(pop_cluster):
         async with pop_cluster(pop_min_invisible_ms=200) as c:
             await c.create_topic("PR", read=1, write=1)
             await _send_n(c, "PR", 3)
-            first = handles(await pop(c, "PR", invisible_ms=400), B)
+            first = handles(await pop(c, "PR", invisible_ms=1000), B)
             assert [p.msg.queue_offset for p in first] == [0, 1, 2]
             assert (await ack(c, "PR", first[0])).code == 0
             assert (await ack(c, "PR", first[2])).code == 0
@@ -61,7 +61,7 @@ def test_no_ack_redelivered_with_reconsume_one_and_offset_waits(pop_cluster):
             assert (await pop(c, "PR")).code == ResponseCode.PULL_NOT_FOUND  # still invisible
 
             async def redelivered():
-                r = await pop(c, "PR", invisible_ms=400)
+                r = await pop(c, "PR", invisible_ms=1000)
                 return r if r.code == 0 else None
             response = await c.eventually(redelivered, timeout=10)
             again = handles(response, B)
@@ -79,11 +79,11 @@ def test_change_invisible_time_renews_and_old_handle_stops(pop_cluster):
         async with pop_cluster(pop_min_invisible_ms=200) as c:
             await c.create_topic("PC", read=1, write=1)
             await _send_n(c, "PC", 1)
-            (p,) = handles(await pop(c, "PC", invisible_ms=300), B)
+            (p,) = handles(await pop(c, "PC", invisible_ms=1000), B)
             response = await change(c, "PC", p, 60_000)
             assert response.code == 0, response
             assert response.ext("invisibleTime") == "60000" and int(response.ext("popTime")) > int(p.handle.split()[1]) - 1
-            await asyncio.sleep(0.6)  # the first invisible time has passed: not redelivered
+            await asyncio.sleep(1.2)  # the first invisible time has passed: not redelivered
             assert (await pop(c, "PC")).code == ResponseCode.PULL_NOT_FOUND
             old = await ack(c, "PC", p)
             assert old.code == ResponseCode.NO_MESSAGE
@@ -98,7 +98,7 @@ def test_forged_other_group_and_expired_handles_are_refused(pop_cluster):
         async with pop_cluster(pop_min_invisible_ms=200) as c:
             await c.create_topic("PF", read=1, write=1)
             await _send_n(c, "PF", 2)
-            p0, p1 = handles(await pop(c, "PF", invisible_ms=300), B)
+            p0, p1 = handles(await pop(c, "PF", invisible_ms=1000), B)
             other = await ack(c, "PF", p0, group="other-group")
             assert other.code == ResponseCode.NO_MESSAGE and "other-group" in other.remark
             parts = p0.handle.split()
@@ -109,7 +109,7 @@ def test_forged_other_group_and_expired_handles_are_refused(pop_cluster):
             assert refused.code == ResponseCode.NO_MESSAGE and "brokerName" in refused.remark
             bad = await ack(c, "PF", p0, handle="not a handle")
             assert bad.code == ResponseCode.MESSAGE_ILLEGAL and "extraInfo" in bad.remark
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(1.2)
             expired = await ack(c, "PF", p1)
             assert expired.code == ResponseCode.NO_MESSAGE and "expired" in expired.remark
             expired_change = await change(c, "PF", p1, 10_000)

@@ -54,14 +54,14 @@ def test_order_holds_the_queue_until_acked_and_redelivers_in_order(pop_cluster):
             await _group(c, "cg", consumeMessageOrderly=True)
             for i in range(4):
                 assert (await c.send("PO", f"o{i}".encode())).code == 0
-            response = await pop(c, "PO", max_nums=2, order=True, invisible_ms=300)
+            response = await pop(c, "PO", max_nums=2, order=True, invisible_ms=1000)
             assert response.ext("reviveQid") == "999"
             first = handles(response, B)
             assert [p.msg.body for p in first] == [b"o0", b"o1"]
             assert (await pop(c, "PO", order=True)).code == ResponseCode.PULL_NOT_FOUND  # o0, o1 not acked yet
             assert (await ack(c, "PO", first[0])).code == 0
             assert (await pop(c, "PO", order=True)).code == ResponseCode.PULL_NOT_FOUND  # o1 still holds the queue
-            again_response = await _pop_until(c, "PO", order=True, invisible_ms=300)
+            again_response = await _pop_until(c, "PO", order=True, invisible_ms=1000)
             again = handles(again_response, B)
             assert [(p.msg.body, p.msg.reconsume_times) for p in again] == [(b"o1", 1)]
             assert again_response.ext("orderCountInfo") == f"0 qo0%{again[0].msg.queue_offset} 1"
@@ -125,5 +125,25 @@ def test_slave_refuses_pop(pop_cluster):
                            "pollTime": 0, "bornTime": 0, "initMode": 0}
             response = await c.client.invoke(slave.addr, RemotingCommand.request(RequestCode.POP_MESSAGE, request_ext), 5)
             assert response.code == ResponseCode.NO_PERMISSION and "slave" in response.remark
+
+    run(scenario())
+
+
+def test_an_operators_offset_reset_moves_the_pops(pop_cluster):
+    async def scenario():
+        async with pop_cluster() as c:
+            await c.create_topic("PZ", read=1, write=1)
+            for i in range(5):
+                assert (await c.send("PZ", f"z{i}".encode())).code == 0
+            first = handles(await pop(c, "PZ"), B)
+            assert [p.msg.queue_offset for p in first] == [0, 1, 2, 3, 4]
+            assert (await ack(c, "PZ", first[4])).code == 0
+            reset = await c.call(RequestCode.UPDATE_CONSUMER_OFFSET, {"consumerGroup": "cg", "topic": "PZ", "queueId": 0,
+                                                                      "commitOffset": 2})
+            assert reset.code == 0
+            again = handles(await pop(c, "PZ"), B)
+            assert [(p.msg.queue_offset, p.msg.reconsume_times) for p in again] == [(2, 0), (3, 0), (4, 0)]
+            assert (await ack(c, "PZ", first[2])).code == ResponseCode.NO_MESSAGE  # the old deliveries are forgotten
+            assert c.broker.consumer_offset_manager.query_offset("cg", "PZ", 0) == 2
 
     run(scenario())
