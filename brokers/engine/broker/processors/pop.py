@@ -146,7 +146,7 @@ class PopMessageProcessor(Processor):
         while True:
             if self.service.stopped:
                 return request.response(ResponseCode.SYSTEM_BUSY, f"broker {config.broker_name} is stopping")
-            with self.service.waiter(topic) as woken:
+            with self.service.waiter(topic, group) as woken:
                 outcome = self.service.pop(query)
                 if outcome.records:
                     return await self._found(request, query, outcome)
