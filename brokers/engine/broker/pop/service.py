@@ -169,6 +169,12 @@ class PopService:
         for events in self._waiters.get(topic, {}).values():
             _wake_one(events)
 
+    def wake_next(self, topic: str, group: str) -> None:
+        """A pop of ``group`` took a full batch: more may be waiting, so wake its next parked pop."""
+        events = self._waiters.get(topic, {}).get(group)
+        if events:
+            _wake_one(events)
+
     # -- pop ----------------------------------------------------------------------------------
 
     def pop(self, query: PopQuery) -> PopOutcome:

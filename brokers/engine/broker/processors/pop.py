@@ -149,7 +149,7 @@ class PopMessageProcessor(Processor):
             with self.service.waiter(topic, group) as woken:
                 outcome = self.service.pop(query)
                 if outcome.records:
-                    return await self._found(request, query, outcome)
+                    break
                 if outcome.full:
                     return request.response(POLLING_FULL, f"group {group} has {self.service.state.inflight_count(group)} messages "
                                                           f"in flight, the limit (pop_max_inflight_per_group); ack some first",
@@ -167,6 +167,9 @@ class PopMessageProcessor(Processor):
                     pass
                 if ctx is not None and ctx.closed:
                     return None
+        if len(outcome.records) >= query.max_nums:
+            self.service.wake_next(topic, group)  # a change wakes one parked pop: pass it on while there may be more
+        return await self._found(request, query, outcome)
 
     @staticmethod
     def _header(outcome, order: bool) -> dict:

@@ -224,3 +224,19 @@ def test_any_queue_pops_take_turns_across_the_queues(pop_cluster):
             assert len(rest) == 8 and all(p.msg.queue_offset in (3, 4) for p in rest)
 
     run(scenario())
+
+
+def test_expired_messages_reach_every_parked_pop_of_the_group(pop_cluster):
+    async def scenario():
+        async with pop_cluster() as c:
+            await c.create_topic("PW", read=1, write=1)
+            await _send_n(c, "PW", 6)
+            assert len(handles(await pop(c, "PW", invisible_ms=1000), B)) == 6  # not acked: all six expire at once
+            parked = [asyncio.ensure_future(pop(c, "PW", max_nums=2, poll_ms=15_000, timeout=20)) for _ in range(3)]
+            await c.eventually(lambda: c.broker.pop_service.parked_count == 3)
+            # the expiry wakes one parked pop; each that takes a full batch wakes the next (15 s otherwise)
+            answers = await asyncio.wait_for(asyncio.gather(*parked), 10)
+            got = sorted(p.msg.queue_offset for a in answers for p in handles(a, B))
+            assert got == [0, 1, 2, 3, 4, 5]
+
+    run(scenario())
