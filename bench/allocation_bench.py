@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from consumers.allocation import MessageQueue, allocate_all, get_strategy  # noqa: E402
-from consumers.allocation.strategy import sort_for_rebalance  # noqa: E402
+from brokers.engine.client.allocation import MessageQueue, allocate_all, get_strategy  # noqa: E402
+from brokers.engine.client.allocation.strategy import sort_for_rebalance  # noqa: E402
 
 ROOMS = 5  # machine rooms holding brokers
 CLIENT_ROOMS = 4  # rooms with clients; the last room's queues are orphans for NEARBY

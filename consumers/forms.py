@@ -16,7 +16,8 @@ from console.errors import InvalidInput, show_on_form
 from console.query_filters import ChoiceFilter, FilterForm
 from console.tracked_jobs import STATUS_TEXTS
 from consumers import rules
-from consumers.allocation import Scenario, strategy_names
+from brokers.engine.client.allocation import strategy_names
+from consumers.allocation import Scenario
 from consumers.rebalance.selectors import JobFilter
 from consumers.reset_target import RESET_TO_LABELS, reset_target
 from consumers.types import GROUP_KINDS

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from brokers.engine.common.message_queue import MessageQueue
 from consumers.allocation import AllocationPreview, MovementDiff
-from consumers.allocation.strategy import sort_message_queues
+from brokers.engine.client.allocation.strategy import sort_message_queues
 
 MAX_CELLS = 200_000  # beyond this a page shows the figures, not the grid
 

@@ -14,7 +14,8 @@ from brokers.engine.client.admin import ConsumerRunningInfo
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.connections import consumer_running_infos
-from consumers.allocation import AllocationError, ObservedMember, check_assignment, get_strategy, strategy_names
+from brokers.engine.client.allocation import AllocationError, get_strategy, strategy_names
+from consumers.allocation import ObservedMember, check_assignment
 from consumers.types import LiveCheck, MemberReport
 
 STRATEGY_PROPERTY = "allocateMessageQueueStrategy"  # RocketMQ's DefaultMQPushConsumer field, as object2Properties writes it

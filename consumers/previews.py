@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 from brokers.engine.common.message_queue import MessageQueue
 from console.errors import InvalidInput
+from brokers.engine.client.allocation import AllocationError, required_parameters, strategy_names
 from consumers.allocation import (
-    AllocationError,
     AllocationPreview,
     ComparisonEntry,
     MovementDiff,
@@ -29,8 +29,6 @@ from consumers.allocation import (
     compare_strategies,
     movement_diff,
     preview_allocation,
-    required_parameters,
-    strategy_names,
     what_if,
 )
 from consumers.rules import MissingRooms, build_strategy, check_nearby_rooms, strategy_kwargs

@@ -29,7 +29,12 @@ from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group, validate_topic
 from console.errors import InvalidInput
 from console.times import TIME_HINT, parse_time_ms  # noqa: F401 (the rule of time input, shared with topics)
-from consumers.allocation import AllocateMessageQueueStrategy, AllocationError, get_strategy, strategy_names
+from brokers.engine.client.allocation import (
+    AllocateMessageQueueStrategy,
+    AllocationError,
+    get_strategy,
+    strategy_names,
+)
 
 MAX_CLIENTS = 1000  # a preview of more clients than this is not a console page any more
 MAX_QUEUES = 8192  # nor of more queues (1,024 per broker on 8 brokers)

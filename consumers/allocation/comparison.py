@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from brokers.engine.common.message_queue import MessageQueue
-from consumers.allocation.errors import AllocationError, ScenarioError
+from brokers.engine.client.allocation.errors import AllocationError
+from consumers.allocation.errors import ScenarioError
 from consumers.allocation.layout import QueueLayout
 from consumers.allocation.preview import AllocationPreview, QueueSource, preview_allocation, queues_of
-from consumers.allocation.registry import get_strategy, required_parameters, strategy_names
-from consumers.allocation.strategy import sort_for_rebalance
+from brokers.engine.client.allocation.registry import get_strategy, required_parameters, strategy_names
+from brokers.engine.client.allocation.strategy import sort_for_rebalance
 from consumers.allocation.what_if import Scenario, WhatIfResult, what_if
 
 __all__ = ["ComparisonEntry", "StrategyComparison", "compare_strategies"]

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from brokers.engine.common.message_queue import MessageQueue
-from consumers.allocation.errors import AllocationError
+from brokers.engine.client.allocation.errors import AllocationError
 from consumers.allocation.preview import (
     AllocationPreview,
     QueueOwnership,
@@ -25,7 +25,7 @@ from consumers.allocation.preview import (
     preview_allocation,
     queues_of,
 )
-from consumers.allocation.strategy import AllocateMessageQueueStrategy, sort_for_rebalance
+from brokers.engine.client.allocation.strategy import AllocateMessageQueueStrategy, sort_for_rebalance
 
 __all__ = ["AssignmentCheck", "MemberDeviation", "ObservedMember", "check_assignment"]
 

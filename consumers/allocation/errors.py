@@ -1,24 +1,9 @@
-"""Errors raised by the allocation core.
-
-RocketMQ's strategies throw ``IllegalArgumentException`` for bad input; here that is
-:class:`AllocationError`, a :class:`ValueError`, so callers that only know the standard
-library can still catch it.
-"""
+"""The what-if error; the strategies' errors are :mod:`brokers.engine.client.allocation.errors`."""
 from __future__ import annotations
 
-__all__ = ["AllocationError", "ScenarioError", "StrategyParameterError", "UnknownStrategyError"]
+from brokers.engine.client.allocation.errors import AllocationError
 
-
-class AllocationError(ValueError):
-    """Reject an allocation input, as RocketMQ's ``IllegalArgumentException`` does."""
-
-
-class UnknownStrategyError(AllocationError):
-    """Name a strategy that the registry does not know."""
-
-
-class StrategyParameterError(AllocationError):
-    """Reject missing, unknown or invalid strategy parameters (a configuration mistake)."""
+__all__ = ["ScenarioError"]
 
 
 class ScenarioError(AllocationError):

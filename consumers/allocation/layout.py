@@ -15,8 +15,8 @@ from typing import Any
 
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.perm import PERM_RW, is_readable
-from consumers.allocation.errors import AllocationError
-from consumers.allocation.strategy import sort_message_queues
+from brokers.engine.client.allocation.errors import AllocationError
+from brokers.engine.client.allocation.strategy import sort_message_queues
 
 __all__ = ["BrokerQueues", "QueueLayout"]
 

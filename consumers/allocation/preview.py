@@ -15,7 +15,7 @@ from typing import Union
 
 from brokers.engine.common.message_queue import MessageQueue
 from consumers.allocation.layout import QueueLayout
-from consumers.allocation.strategy import (
+from brokers.engine.client.allocation.strategy import (
     AllocateMessageQueueStrategy,
     group_allocate,
     sort_for_rebalance,

@@ -19,7 +19,7 @@ from brokers.engine.common.message_queue import MessageQueue
 from consumers.allocation.errors import ScenarioError
 from consumers.allocation.layout import QueueLayout
 from consumers.allocation.preview import AllocationPreview, QueueSource, preview_allocation, queues_of
-from consumers.allocation.strategy import AllocateMessageQueueStrategy, sort_message_queues
+from brokers.engine.client.allocation.strategy import AllocateMessageQueueStrategy, sort_message_queues
 
 __all__ = ["MovementDiff", "QueueMove", "Scenario", "WhatIfResult", "movement_diff", "what_if"]
 

@@ -10,7 +10,7 @@ from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.blocking import BlockingRemotingClient
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.command import RemotingCommand
-from consumers.allocation import allocate_all, get_strategy
+from brokers.engine.client.allocation import allocate_all, get_strategy
 from tests.fixtures.waiting import wait_until
 
 # Rebalance only when a broker says so (or at start): the periodic rebalance is 10 minutes away, and

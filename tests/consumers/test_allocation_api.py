@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from brokers.engine.common.message_queue import MessageQueue
-from consumers.allocation import allocate_all, get_strategy
+from brokers.engine.client.allocation import allocate_all, get_strategy
 
 pytestmark = pytest.mark.django_db
 

@@ -32,15 +32,15 @@ DefaultLitePullConsumer), exported here::
 - ``async_producer``: AsyncProducer and ``async_push_consumer``: AsyncPushConsumer (coroutine
   listener, ``async_consume_service``), the same clients for asyncio code, awaited on the caller's
   loop (``loop_client_instance``: a client instance without a thread of its own);
-- ``rebalance``: RebalanceImpl; ``allocate``: the strategy Protocol and the built-in AVG
-  (every RocketMQ strategy lives in ``consumers.allocation``; pass one in);
+- ``rebalance``: RebalanceImpl; ``allocation``: RocketMQ's allocation strategies, their Protocol and
+  registry (``get_strategy("CONSISTENT_HASH")``; a consumer given none takes AVG);
 - ``process_queue``, ``offset_store`` (remote and local file), ``consume_service`` (concurrently
   and orderly, ConsumeCounters), ``send_back`` (retry and DLQ), ``listener`` (ReceivedMessage,
   ConsumeConcurrentlyStatus, ConsumeOrderlyStatus).
 """
 from __future__ import annotations
 
-from brokers.engine.client.allocate import AllocateMessageQueueAveragely, AllocateStrategy
+from brokers.engine.client.allocation import AllocateMessageQueueAveragely, AllocateMessageQueueStrategy
 from brokers.engine.client.async_consume_service import ConsumeConcurrentlyContext
 from brokers.engine.client.async_producer import AsyncProducer
 from brokers.engine.client.async_push_consumer import AsyncPushConsumer
@@ -54,7 +54,8 @@ from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
 
 __all__ = [
-    "AllocateMessageQueueAveragely", "AllocateStrategy", "ClientConfig", "ConsumeConcurrentlyStatus", "ConsumeOrderlyStatus",
+    "AllocateMessageQueueAveragely", "AllocateMessageQueueStrategy", "ClientConfig", "ConsumeConcurrentlyStatus",
+    "ConsumeOrderlyStatus",
     "ConsumerConfig", "Message", "MessageQueue", "Producer", "ProducerConfig", "PullConsumer", "PushConsumer", "ReceivedMessage",
     "SendResult", "SendStatus", "select_message_queue_by_hash",
 ]

@@ -15,7 +15,7 @@
 
 It is the blocking :class:`~.push_consumer.PushConsumer` (concurrently mode): the same
 subscriptions and ``%RETRY%<group>``, clustering (rebalance over the group's members with the
-strategy given, any of ``consumers.allocation``'s) or broadcasting, long-polling pull loops per
+strategy given, any of ``client.allocation``'s) or broadcasting, long-polling pull loops per
 held queue, flow control, offsets committed as it commits them (piggybacked on pulls, persisted
 every ``persist_consumer_offset_interval_s``, at a queue's drop and at stop), offset resets by
 the brokers. What differs is where it runs: on a
@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from brokers.engine.client.allocate import AllocateStrategy
+from brokers.engine.client.allocation import AllocateMessageQueueStrategy
 from brokers.engine.client.async_consume_service import AsyncConsumeConcurrentlyService, AsyncMessageListener
 from brokers.engine.client.client_config import ClientConfig, ConsumerConfig
 from brokers.engine.client.client_instance import MQClientInstance
@@ -107,7 +107,7 @@ class AsyncPushConsumer:
     The arguments are the blocking PushConsumer's (without ``orderly``), ``trace_enabled``/``trace_topic`` included.
     """
 
-    def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateStrategy | None = None,
+    def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateMessageQueueStrategy | None = None,
                  message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
                  instance_name: str | None = None, *, config: ConsumerConfig | None = None,
                  client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,

@@ -22,7 +22,7 @@ import logging
 from typing import Any, TypeVar
 
 from brokers.engine.client.admin_types import SubscriptionData, TopicRouteData
-from brokers.engine.client.allocate import AllocateMessageQueueAveragely, AllocateStrategy
+from brokers.engine.client.allocation import AllocateMessageQueueAveragely, AllocateMessageQueueStrategy
 from brokers.engine.client.client_config import ClientConfig, ConsumerConfig
 from brokers.engine.client.client_instance import MQClientInstance
 from brokers.engine.client.consume_service import ConsumeCounters
@@ -71,7 +71,7 @@ class ConsumerBase:
     consume_type = ""  # CONSUME_PASSIVELY (push) or CONSUME_ACTIVELY (pull), as heartbeats carry it
     orderly = False
 
-    def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateStrategy | None = None,
+    def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateMessageQueueStrategy | None = None,
                  message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
                  instance_name: str | None = None, *, config: ConsumerConfig | None = None,
                  client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
@@ -80,7 +80,7 @@ class ConsumerBase:
         self.signer = acl_signer(access_key, secret_key)  # ACL: every request signed with this account
         self.tls = tls  # connections of the client instance speak TLS (remoting/tls.py)
         self.namesrv_addr = namesrv_addr
-        self.strategy: AllocateStrategy = strategy or AllocateMessageQueueAveragely()
+        self.strategy: AllocateMessageQueueStrategy = strategy or AllocateMessageQueueAveragely()
         self.message_model = normalize_message_model(message_model)
         self.consume_from_where = normalize_consume_from_where(consume_from_where)
         # Java keeps "DEFAULT" for broadcasting (so the local offset file survives restarts), pid#nanotime otherwise

@@ -23,7 +23,7 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
-from brokers.engine.client.allocate import AllocateStrategy
+from brokers.engine.client.allocation import AllocateMessageQueueStrategy
 from brokers.engine.client.client_config import ClientConfig, ConsumerConfig
 from brokers.engine.client.consumer_base import ConsumerBase
 from brokers.engine.client.listener import ReceivedMessage, to_received
@@ -46,7 +46,7 @@ class PullConsumer(ConsumerBase):
 
     consume_type = "CONSUME_ACTIVELY"
 
-    def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateStrategy | None = None,
+    def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateMessageQueueStrategy | None = None,
                  message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
                  instance_name: str | None = None, *, config: ConsumerConfig | None = None,
                  client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,

@@ -34,7 +34,7 @@ import logging
 from collections.abc import Iterable
 
 from brokers.engine.client.admin_types import SubscriptionData
-from brokers.engine.client.allocate import AllocateStrategy
+from brokers.engine.client.allocation import AllocateMessageQueueStrategy
 from brokers.engine.client.client_config import ClientConfig, ConsumerConfig
 from brokers.engine.client.client_instance import MQClientInstance
 from brokers.engine.client.consume_service import ConsumeCounters, ConsumeMessageConcurrentlyService, ConsumeMessageOrderlyService
@@ -63,7 +63,7 @@ class PushConsumer(ConsumerBase):
 
     consume_type = "CONSUME_PASSIVELY"
 
-    def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateStrategy | None = None,
+    def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateMessageQueueStrategy | None = None,
                  message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
                  instance_name: str | None = None, *, orderly: bool = False, config: ConsumerConfig | None = None,
                  client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,

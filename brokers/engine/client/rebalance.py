@@ -26,7 +26,8 @@ from collections import defaultdict
 from typing import Protocol
 
 from brokers.engine.client.admin_types import SubscriptionData, TopicRouteData
-from brokers.engine.client.allocate import AllocateStrategy, sort_for_rebalance
+from brokers.engine.client.allocation import AllocateMessageQueueStrategy
+from brokers.engine.common.rebalance_order import sort_for_rebalance
 from brokers.engine.client.client_instance import MQClientInstance
 from brokers.engine.client.offset_store import OFFSET_UNKNOWN, OffsetStore, ReadOffsetType
 from brokers.engine.client.plan import Call, check
@@ -58,7 +59,7 @@ class RebalanceHost(Protocol):
 
 class RebalanceImpl:
     def __init__(self, host: RebalanceHost, instance: MQClientInstance, plans: PullPlans, offset_store: OffsetStore, *,
-                 group: str, strategy: AllocateStrategy, clustering: bool, orderly: bool, consume_from_where: str,
+                 group: str, strategy: AllocateMessageQueueStrategy, clustering: bool, orderly: bool, consume_from_where: str,
                  consume_timestamp_ms: int | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
         self.host = host
         self.instance = instance

@@ -8,8 +8,8 @@ id. Python compares code points; the two differ only for characters beyond U+FFF
 character is a surrogate pair, 0xD800-0xDBFF, which sorts below U+E000-U+FFFF in Java), so the
 Java key is used only when such a character is present.
 
-The one implementation, used by the engine's client (``client/rebalance.py`` through
-``client/allocate.py``) and by ``consumers.allocation`` (previews, what-if, the contract suite).
+The one implementation, used by the engine's client (``client/rebalance.py`` and the strategies of
+``client/allocation/``) and by ``consumers.allocation`` (previews, what-if).
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.client import mq_tls
-from consumers.allocation import get_strategy
+from brokers.engine.client.allocation import get_strategy
 
 TOPICS = {"DemoOrders": 4, "DemoAudit": 2}
 AUDIT_EVERY = 5  # one message in five goes to DemoAudit

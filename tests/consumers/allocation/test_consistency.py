@@ -3,14 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from consumers.allocation import (
-    AllocationError,
-    ObservedMember,
-    QueueLayout,
-    allocate_all,
-    check_assignment,
-    get_strategy,
-)
+from brokers.engine.client.allocation import AllocationError, allocate_all, get_strategy
+from consumers.allocation import ObservedMember, QueueLayout, check_assignment
 
 LAYOUT = QueueLayout.hypothetical("T", {"broker-a": 3, "broker-b": 3})
 MQS = LAYOUT.message_queues()

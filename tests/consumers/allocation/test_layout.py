@@ -6,7 +6,8 @@ from dataclasses import dataclass
 import pytest
 
 from brokers.engine.common.perm import PERM_READ, PERM_WRITE
-from consumers.allocation import AllocationError, BrokerQueues, MessageQueue, QueueLayout
+from brokers.engine.client.allocation import AllocationError, MessageQueue
+from consumers.allocation import BrokerQueues, QueueLayout
 
 
 def test_readable_brokers_contribute_read_queue_ids() -> None:

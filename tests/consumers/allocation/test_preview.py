@@ -4,16 +4,9 @@ from __future__ import annotations
 import dataclasses
 
 from brokers.engine.common.perm import PERM_WRITE
-from consumers.allocation import (
-    BrokerQueues,
-    MessageQueue,
-    QueueLayout,
-    compare_strategies,
-    get_strategy,
-    preview_allocation,
-    strategy_names,
-)
-from tests.consumers.allocation._support import SEED_CIDS, DashResolver, seed_queues, short
+from brokers.engine.client.allocation import MessageQueue, get_strategy, strategy_names
+from consumers.allocation import BrokerQueues, QueueLayout, compare_strategies, preview_allocation
+from tests.brokers.engine.client.allocation._support import SEED_CIDS, DashResolver, seed_queues, short
 
 SEED_LAYOUT = QueueLayout.hypothetical("topic_demo", {"broker_c": 3, "broker_a": 3, "broker_b": 3})
 

@@ -5,15 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from consumers.allocation import (
-    AllocationError,
-    MessageQueue,
-    QueueLayout,
-    Scenario,
-    get_strategy,
-    movement_diff,
-    what_if,
-)
+from brokers.engine.client.allocation import AllocationError, MessageQueue, get_strategy
+from consumers.allocation import QueueLayout, Scenario, movement_diff, what_if
 
 LAYOUT = QueueLayout.hypothetical("T", {"broker-a": 4, "broker-b": 4})
 CIDS = ["c1", "c2"]

@@ -21,7 +21,7 @@ import pytest
 from brokers.engine.client import ClientConfig, Message, MessageQueue, Producer
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.remoting.errors import RemotingError
-from consumers.allocation import allocate_all, get_strategy
+from brokers.engine.client.allocation import allocate_all, get_strategy
 from tests.brokers.engine.client._cluster import EmbeddedCluster, create_topic
 from tests.fixtures.waiting import wait_until
 

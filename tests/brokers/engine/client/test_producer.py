@@ -20,7 +20,7 @@ from brokers.engine.client import (
 from brokers.engine.client.latency_fault_tolerance import MQFaultStrategy, compute_not_available_duration
 from brokers.engine.client.simple import PullClient, PullStatus
 from brokers.engine.common.clock import ManualClock
-from consumers.allocation import get_strategy
+from brokers.engine.client.allocation import get_strategy
 from tests.brokers.engine.client._cluster import EmbeddedCluster, create_topic
 
 

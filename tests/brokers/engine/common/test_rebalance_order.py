@@ -1,10 +1,10 @@
 """The one ordering before allocation: Java's String.compareTo (UTF-16 code units) and MessageQueue.compareTo."""
 from __future__ import annotations
 
-from brokers.engine.client import allocate
+from brokers.engine.client import rebalance
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.rebalance_order import sort_for_rebalance
-from consumers.allocation import strategy
+from brokers.engine.client.allocation import strategy
 
 EMOJI, FULLWIDTH_A = "\U0001F600", "\uff21"  # U+1F600 is D83D DE00 in UTF-16: below U+FF21 for Java
 
@@ -17,4 +17,4 @@ def test_client_ids_and_queues_sort_as_java_does() -> None:
 
 
 def test_the_engine_client_and_the_allocation_package_share_it() -> None:
-    assert allocate.sort_for_rebalance is sort_for_rebalance is strategy.sort_for_rebalance
+    assert rebalance.sort_for_rebalance is sort_for_rebalance is strategy.sort_for_rebalance

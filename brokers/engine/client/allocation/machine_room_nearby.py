@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from brokers.engine.common.message_queue import MessageQueue
-from consumers.allocation.errors import AllocationError, StrategyParameterError
-from consumers.allocation.strategy import (
+from brokers.engine.client.allocation.errors import AllocationError, StrategyParameterError
+from brokers.engine.client.allocation.strategy import (
     AllocateMessageQueueStrategy,
     Assignment,
     check_arguments,

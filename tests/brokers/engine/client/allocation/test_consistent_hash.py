@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from consumers.allocation import (
+from brokers.engine.client.allocation import (
     AllocateMessageQueueConsistentHash,
     ConsistentHashRouter,
     MessageQueue,
@@ -24,7 +24,7 @@ from consumers.allocation import (
     allocate_all,
     md5_hash,
 )
-from tests.consumers.allocation._support import SEED_CIDS, per_cid, seed_queues, short
+from tests.brokers.engine.client.allocation._support import SEED_CIDS, per_cid, seed_queues, short
 
 
 @pytest.mark.parametrize(

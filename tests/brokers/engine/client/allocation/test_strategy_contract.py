@@ -2,7 +2,9 @@
 
 RocketMQ semantics checked here: the argument check (empty current cid / queue list / client
 list raise, a foreign client gets nothing), no sorting inside a strategy, no mutation of the
-inputs, determinism, and ``allocate_all`` equal to one ``allocate`` call per client.
+inputs, determinism, and ``allocate_all`` equal to one ``allocate`` call per client. The
+strategies are the ones the engine's consumers run: the suite also takes the strategy a
+``PushConsumer`` and a ``PullConsumer`` given none hold (``AVG@...``).
 """
 from __future__ import annotations
 
@@ -12,9 +14,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from consumers.allocation import AllocationError, MessageQueue, allocate_all, get_strategy
-from consumers.allocation.strategy import group_allocate, sort_for_rebalance
-from tests.consumers.allocation._support import DashResolver, owners, per_cid
+from brokers.engine.client import PullConsumer, PushConsumer
+from brokers.engine.client.allocation import (
+    AllocateMessageQueueAveragely,
+    AllocationError,
+    MessageQueue,
+    allocate_all,
+    get_strategy,
+)
+from brokers.engine.client.allocation.strategy import group_allocate, sort_for_rebalance
+from tests.brokers.engine.client.allocation._support import DashResolver, owners, per_cid
 
 CONFIGURED = [MessageQueue("T", "hz-broker-a", 0), MessageQueue("T", "elsewhere", 7)]
 
@@ -33,12 +42,17 @@ BUILDERS = {
     "CONSISTENT_HASH": lambda: get_strategy("CONSISTENT_HASH"),
     "CONSISTENT_HASH-v0": lambda: get_strategy("CONSISTENT_HASH", virtual_node_cnt=0),
     "CONSISTENT_HASH-v1": lambda: get_strategy("CONSISTENT_HASH", virtual_node_cnt=1),
+    # what a consumer constructed without a strategy runs (no I/O before start())
+    "AVG@PushConsumer": lambda: PushConsumer("contract_group").strategy,
+    "AVG@PullConsumer": lambda: PullConsumer("contract_group").strategy,
 }
 ALL = sorted(BUILDERS)
 CHECKED = [k for k in ALL if k != "CONFIG"]  # CONFIG runs no argument check in Java either
 # Strategies that give every queue exactly one owner whenever there is a queue and a client.
 PARTITIONING = [
     "AVG",
+    "AVG@PullConsumer",
+    "AVG@PushConsumer",
     "AVG_BY_CIRCLE",
     "CONSISTENT_HASH",
     "CONSISTENT_HASH-v1",
@@ -80,7 +94,12 @@ def name(request) -> str:
 
 @pytest.mark.parametrize("key", ALL)
 def test_name_is_rocketmqs(key: str) -> None:
-    assert BUILDERS[key]().name == key.split("-v")[0]
+    assert BUILDERS[key]().name == key.split("-v")[0].split("@")[0]
+
+
+@pytest.mark.parametrize("key", ["AVG@PushConsumer", "AVG@PullConsumer"])
+def test_a_consumer_given_no_strategy_runs_the_registrys_avg(key: str) -> None:
+    assert type(BUILDERS[key]()) is type(get_strategy("AVG")) is AllocateMessageQueueAveragely
 
 
 @pytest.mark.parametrize("key", CHECKED)

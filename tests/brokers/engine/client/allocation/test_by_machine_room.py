@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import pytest
 
-from consumers.allocation import (
+from brokers.engine.client.allocation import (
     AllocateMessageQueueByMachineRoom,
     AllocationError,
     MessageQueue,
     StrategyParameterError,
     allocate_all,
 )
-from consumers.allocation.by_machine_room import machine_room_of_broker
-from tests.consumers.allocation._support import per_cid, rocketmq_test_cids, short
+from brokers.engine.client.allocation.by_machine_room import machine_room_of_broker
+from tests.brokers.engine.client.allocation._support import per_cid, rocketmq_test_cids, short
 
 
 def rocketmq_room_queues(size: int) -> list[MessageQueue]:

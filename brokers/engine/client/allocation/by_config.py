@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from brokers.engine.common.message_queue import MessageQueue
-from consumers.allocation.errors import StrategyParameterError
-from consumers.allocation.strategy import Assignment, unique_cids
+from brokers.engine.client.allocation.errors import StrategyParameterError
+from brokers.engine.client.allocation.strategy import Assignment, unique_cids
 
 __all__ = ["AllocateMessageQueueByConfig"]
 

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-from consumers.allocation import (
+from brokers.engine.client.allocation import (
     AllocateMessageQueueByConfig,
     MessageQueue,
     StrategyParameterError,
     allocate_all,
 )
-from tests.consumers.allocation._support import (
+from tests.brokers.engine.client.allocation._support import (
     per_cid,
     rocketmq_test_cids,
     rocketmq_test_queues,

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from consumers.allocation import AllocationError, MessageQueue, allocate_all, get_strategy
-from consumers.allocation.strategy import (
+from brokers.engine.client.allocation import AllocationError, MessageQueue, allocate_all, get_strategy
+from brokers.engine.client.allocation.strategy import (
     check_arguments,
     java_string_key,
     sort_cids,
@@ -55,7 +55,7 @@ def test_check_arguments_order_and_foreign_cid(caplog: pytest.LogCaptureFixture)
         check_arguments("G", "", [], [])  # the current cid is checked first
     with pytest.raises(AllocationError, match="mqAll"):
         check_arguments("G", "c", [], [])
-    with caplog.at_level(logging.INFO, logger="consumers.allocation.strategy"):
+    with caplog.at_level(logging.INFO, logger="brokers.engine.client.allocation.strategy"):
         assert check_arguments("G", "c", mqs, ["d"]) is False
     assert "[BUG] ConsumerGroup: G The consumerId: c not in cidAll" in caplog.text
 

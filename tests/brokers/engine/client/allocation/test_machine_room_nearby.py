@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from consumers.allocation import (
+from brokers.engine.client.allocation import (
     AllocateMachineRoomNearby,
     AllocateMessageQueueAveragely,
     AllocationError,
@@ -14,7 +14,7 @@ from consumers.allocation import (
     allocate_all,
     get_strategy,
 )
-from tests.consumers.allocation._support import DashResolver, per_cid, short
+from tests.brokers.engine.client.allocation._support import DashResolver, per_cid, short
 
 TOPIC = "topic_test"
 RESOLVER = DashResolver()

@@ -26,7 +26,7 @@ from brokers.engine.common.rebalance_order import (  # re-exported: the engine's
     sort_for_rebalance,
     sort_message_queues,
 )
-from consumers.allocation.errors import AllocationError
+from brokers.engine.client.allocation.errors import AllocationError
 
 __all__ = [
     "AllocateMessageQueueStrategy",
@@ -173,7 +173,7 @@ def allocate_all(
 
     Example (AVG, the seed articles' case)::
 
-        >>> from consumers.allocation import get_strategy
+        >>> from brokers.engine.client.allocation import get_strategy
         >>> mqs = [MessageQueue("T", b, i) for b in ("broker_a", "broker_b", "broker_c")
         ...        for i in range(3)]
         >>> out = allocate_all(get_strategy("AVG"), mqs, ["c3", "c1", "c0", "c2"])

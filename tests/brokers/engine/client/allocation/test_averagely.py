@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from consumers.allocation import AllocateMessageQueueAveragely, MessageQueue, allocate_all
-from consumers.allocation.averagely import averagely_block
-from tests.consumers.allocation._support import (
+from brokers.engine.client.allocation import AllocateMessageQueueAveragely, MessageQueue, allocate_all
+from brokers.engine.client.allocation.averagely import averagely_block
+from tests.brokers.engine.client.allocation._support import (
     SEED_CIDS,
     per_cid,
     rocketmq_test_cids,

@@ -21,17 +21,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from consumers.allocation.averagely import AllocateMessageQueueAveragely
-from consumers.allocation.averagely_by_circle import AllocateMessageQueueAveragelyByCircle
-from consumers.allocation.by_config import AllocateMessageQueueByConfig
-from consumers.allocation.by_machine_room import AllocateMessageQueueByMachineRoom
-from consumers.allocation.consistent_hash import (
+from brokers.engine.client.allocation.averagely import AllocateMessageQueueAveragely
+from brokers.engine.client.allocation.averagely_by_circle import AllocateMessageQueueAveragelyByCircle
+from brokers.engine.client.allocation.by_config import AllocateMessageQueueByConfig
+from brokers.engine.client.allocation.by_machine_room import AllocateMessageQueueByMachineRoom
+from brokers.engine.client.allocation.consistent_hash import (
     DEFAULT_VIRTUAL_NODE_CNT,
     AllocateMessageQueueConsistentHash,
 )
-from consumers.allocation.errors import StrategyParameterError, UnknownStrategyError
-from consumers.allocation.machine_room_nearby import AllocateMachineRoomNearby
-from consumers.allocation.strategy import AllocateMessageQueueStrategy
+from brokers.engine.client.allocation.errors import StrategyParameterError, UnknownStrategyError
+from brokers.engine.client.allocation.machine_room_nearby import AllocateMachineRoomNearby
+from brokers.engine.client.allocation.strategy import AllocateMessageQueueStrategy
 
 __all__ = [
     "NEARBY_PREFIX",

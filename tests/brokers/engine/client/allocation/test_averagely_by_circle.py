@@ -1,8 +1,8 @@
 """AVG_BY_CIRCLE: RocketMQ's unit test and the 9-queue example."""
 from __future__ import annotations
 
-from consumers.allocation import AllocateMessageQueueAveragelyByCircle, allocate_all
-from tests.consumers.allocation._support import (
+from brokers.engine.client.allocation import AllocateMessageQueueAveragelyByCircle, allocate_all
+from tests.brokers.engine.client.allocation._support import (
     per_cid,
     rocketmq_test_cids,
     rocketmq_test_queues,

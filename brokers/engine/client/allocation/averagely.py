@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from brokers.engine.common.message_queue import MessageQueue
-from consumers.allocation.strategy import (
+from brokers.engine.client.allocation.strategy import (
     Assignment,
     check_arguments,
     check_group_arguments,

@@ -36,8 +36,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 
 from brokers.engine.common.message_queue import MessageQueue
-from consumers.allocation.errors import StrategyParameterError
-from consumers.allocation.strategy import (
+from brokers.engine.client.allocation.errors import StrategyParameterError
+from brokers.engine.client.allocation.strategy import (
     Assignment,
     check_arguments,
     check_group_arguments,

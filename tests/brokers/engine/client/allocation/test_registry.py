@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from consumers.allocation import (
+from brokers.engine.client.allocation import (
     AllocateMessageQueueStrategy,
     GroupAllocateMessageQueueStrategy,
     MessageQueue,
@@ -15,8 +15,8 @@ from consumers.allocation import (
     required_parameters,
     strategy_names,
 )
-from consumers.allocation import registry
-from tests.consumers.allocation._support import DashResolver
+from brokers.engine.client.allocation import registry
+from tests.brokers.engine.client.allocation._support import DashResolver
 
 
 def test_rocketmq_names_in_order() -> None:
