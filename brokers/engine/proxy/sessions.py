@@ -80,11 +80,17 @@ class Sessions:
         """The client's session, started now if new (TooManyClients past the cap)."""
         session = self._table.get(client_id)
         now = self.clock.monotonic()
+        settings = None
+        if session is not None and session.channel.closed:  # the broker expired it (no heartbeat for 120 s): start over
+            settings = session.settings
+            self.end(client_id, "its channel was closed by the broker")
+            session = None
         if session is None:
             if len(self._table) >= self.max_clients:
                 raise TooManyClients(f"the gRPC endpoint serves {self.max_clients} clients already (grpc_max_clients)")
             session = Session(client_id, LocalChannel(client_id, remote_addr, local_addr), language, version, now)
             session.channel.responder = lambda request, s=session: running_info(s, request)
+            session.settings = settings
             self._table[client_id] = session
             log.info("5.x client %s (%s %s) from %s", client_id, language, version, remote_addr)
         session.last_seen = now

@@ -51,6 +51,7 @@ def test_signature_only_codes_are_the_open_reads() -> None:
     assert signature_only == {
         C.GET_ROUTEINFO_BY_TOPIC, C.GET_BROKER_CLUSTER_INFO, C.GET_KV_CONFIG, C.GET_KVLIST_BY_NAMESPACE,
         C.GET_SYSTEM_TOPIC_LIST_FROM_NS, C.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, C.CHECK_CLIENT_CONFIG,
+        C.GANTRY_GET_GRPC_ENDPOINT,  # where a broker's 5.x endpoint is: what every route tells every 5.x client
     }
 
 

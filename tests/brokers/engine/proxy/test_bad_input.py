@@ -179,3 +179,23 @@ def test_streams_left_open_do_not_stop_others(cluster, admin, stub, topic_name):
     finally:
         for ch in idle:
             ch.close()
+
+
+def test_a_client_whose_channel_the_broker_expired_is_served_again(cluster, stub):
+    """The broker's client scan closes a silent client's channel; the client's next call starts it over
+    (a new channel the broker's groups see), keeping the settings it sent."""
+    endpoint = cluster.brokers["broker-a"].grpc_endpoint
+    heartbeat = spb.HeartbeatRequest(group=resource("expiry_group"), client_type=pb.SIMPLE_CONSUMER)
+    meta = [("x-mq-client-id", "expiring-client")]
+    assert stub.Heartbeat(heartbeat, metadata=meta, timeout=10).status.code == pb.OK
+    first = endpoint.sessions.get("expiring-client").channel
+    cluster.run(_close(first))  # what ClientManager.scan_not_active_channel does to a silent member
+    assert stub.Heartbeat(heartbeat, metadata=meta, timeout=10).status.code == pb.OK
+    second = endpoint.sessions.get("expiring-client").channel
+    assert second is not first and not second.closed
+    members = cluster.brokers["broker-a"].client_manager.get_consumer_group_info("expiry_group")
+    assert members is not None and members.find_channel("expiring-client") is not None
+
+
+async def _close(channel) -> None:
+    channel.close()
