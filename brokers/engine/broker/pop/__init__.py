@@ -14,7 +14,13 @@ State (``state.py``). Per (group, topic, queue): the cursor (the next offset the
 and the deliveries in flight (offset -> batch start, popTime, invisibleTime, reconsume times, commit
 log offset, orderly). Below the cursor and not in flight means done, so the group's committed offset
 of the queue (ConsumerOffsetManager: lag, GET_CONSUME_STATS) is kept at the lowest offset in flight,
-else the cursor. A group's first pop of a queue starts at its committed offset, else per initMode.
+else the cursor. A group's first pop of a queue starts at its committed offset, else per initMode. A
+committed offset moved by anything else (an operator's reset) moves the cursor there at the next pop
+and forgets the queue's deliveries in flight.
+
+Long polling: a pop that finds nothing parks under its (topic, group) until its pollTime ends; a new
+message, an expiry or an orderly ack wakes the oldest parked pop of each group, and a pop that takes a
+full batch wakes the next one.
 
 Journal (``journal.py``): ``<store_dir>/pop/journal``, CRC-checked JSON lines, replayed at start (a
 torn tail cut off), compacted to a snapshot past ``pop_journal_compact_bytes``. Under SYNC_FLUSH an
@@ -25,7 +31,8 @@ popped and not acked is delivered again, and an acked one only when its ack was 
 
 Limits: ``pop_max_inflight_per_group`` deliveries in flight per group (POLLING_FULL with a remark,
 expired ones are still redelivered), maxMsgNums 1..32, invisibleTime within
-``pop_min_invisible_ms``..``pop_max_invisible_ms``, ``pop_max_polling`` parked pops.
+``pop_min_invisible_ms``..``pop_max_invisible_ms``, ``pop_max_polling`` parked pops, 1,024 offsets per
+BATCH_ACK_MESSAGE.
 
 Not done: POP state is not replicated to slaves (a slave refuses the three codes; after a failover
 the new master starts the group from its committed offsets, so deliveries in flight come again);
