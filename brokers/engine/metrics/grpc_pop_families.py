@@ -5,7 +5,9 @@
   (PRODUCER, PUSH_CONSUMER, SIMPLE_CONSUMER, ...; CLIENT_TYPE_UNSPECIFIED before their settings came);
   only on a broker whose endpoint is on, every type its protobuf knows with 0 when none;
 - ``gantry_pop_inflight`` (cluster, broker, group, topic): POP deliveries not acked yet (expired ones
-  included, until taken again), per group and topic the broker's POP state holds, 0 once all acked.
+  included, until taken again), per group and topic the broker's POP state holds, 0 once all acked;
+- ``gantry_grpc_calls_total`` (cluster, broker, method, code): the endpoint's calls since it started, by RPC
+  and the 5.x status answered (``proxy/handlers.py``).
 
 :func:`five_snapshot` runs on the broker's event loop (with the collector's other reads),
 :func:`five_families` on the scrape thread.
@@ -15,18 +17,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 
 @dataclass(frozen=True, slots=True)
 class FiveSnapshot:
     clients: dict[str, int] | None  # client type -> clients now; None: the gRPC endpoint is off
     inflight: dict[tuple[str, str], int]  # (group, topic) -> POP deliveries in flight
+    calls: dict[tuple[str, str], int] | None = None  # (RPC, 5.x status) -> calls; None: the endpoint is off
 
 
 def five_snapshot(controller) -> FiveSnapshot:
     """The figures, read from ``controller`` (a started BrokerController) on its event loop."""
     clients: dict[str, int] | None = None
+    calls: dict[tuple[str, str], int] | None = None
     endpoint = controller.grpc_endpoint
     if endpoint is not None:
         from brokers.engine.proxy.stubs import definition_pb2 as pb  # loaded already: the endpoint runs
@@ -35,10 +39,11 @@ def five_snapshot(controller) -> FiveSnapshot:
         for session in endpoint.sessions.all():
             name = pb.ClientType.Name(session.client_type) if session.client_type in pb.ClientType.values() else str(session.client_type)
             clients[name] = clients.get(name, 0) + 1
+        calls = dict(endpoint.call_counts)
     inflight: dict[tuple[str, str], int] = {}
     for (group, topic, _queue_id), qs in controller.pop_service.state.queues.items():
         inflight[(group, topic)] = inflight.get((group, topic), 0) + len(qs.inflight)
-    return FiveSnapshot(clients, inflight)
+    return FiveSnapshot(clients, inflight, calls)
 
 
 def five_families(cluster: str, broker: str, snap: FiveSnapshot) -> Iterator[Metric]:
@@ -48,6 +53,12 @@ def five_families(cluster: str, broker: str, snap: FiveSnapshot) -> Iterator[Met
         for client_type, n in sorted(snap.clients.items()):
             clients.add_metric([cluster, broker, client_type], n)
         yield clients
+    if snap.calls is not None:
+        calls = CounterMetricFamily("gantry_grpc_calls", "calls on the 5.x gRPC endpoint by RPC and the 5.x status answered",
+                                    labels=["cluster", "broker", "method", "code"])
+        for (method, code), n in sorted(snap.calls.items()):
+            calls.add_metric([cluster, broker, method, code], n)
+        yield calls
     inflight = GaugeMetricFamily("gantry_pop_inflight", "POP deliveries not acked yet (expired ones too, until taken again)",
                                  labels=["cluster", "broker", "group", "topic"])
     for (group, topic), n in sorted(snap.inflight.items()):

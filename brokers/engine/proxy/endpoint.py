@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from pathlib import Path
 
 import grpc
@@ -43,6 +44,7 @@ class GrpcEndpoint:
         self.sessions = Sessions(broker.clock, max_clients=cfg.grpc_max_clients, expire_s=cfg.client_channel_expired_s,
                                  on_close=broker.client_manager.do_channel_close_event)
         self.endpoints = EndpointCache()
+        self.call_counts: Counter[tuple[str, str]] = Counter()  # (RPC, 5.x status) -> calls: gantry_grpc_calls_total
         self._server: grpc.aio.Server | None = None
         self._port = 0
         self._timer: asyncio.Task | None = None
@@ -68,7 +70,7 @@ class GrpcEndpoint:
                 ("grpc.so_reuseport", 0),
             ],
         )
-        server.add_generic_rpc_handlers((generic_handler(MessagingService(self)),))
+        server.add_generic_rpc_handlers((generic_handler(MessagingService(self), self.call_counts),))
         bind = f"[{cfg.listen_host}]:{cfg.grpc_port}" if ":" in cfg.listen_host else f"{cfg.listen_host}:{cfg.grpc_port}"
         tls = cfg.tls
         if tls is not None and tls.serves_tls:

@@ -6,10 +6,13 @@ Differences from the generated ``add_MessagingServiceServicer_to_server``:
   INVALID_ARGUMENT naming the message type and the parser's complaint (grpc's own handling answers
   UNKNOWN and logs a traceback per malformed frame, which an attacker could use to flood the log);
 - an RPC the endpoint does not serve answers its response with the 5.x status NOT_IMPLEMENTED and
-  its name, instead of grpc's bare UNIMPLEMENTED.
+  its name, instead of grpc's bare UNIMPLEMENTED;
+- every call is counted by method and the 5.x status it answered (``counts``: ``gantry_grpc_calls_total``;
+  a stream by its first status frame, a malformed request as INVALID_ARGUMENT).
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -43,31 +46,51 @@ def _parser(cls):
     return parse
 
 
-def _unary(method):
+def _status_name(message) -> str | None:
+    if message.HasField("status") if "status" in message.DESCRIPTOR.fields_by_name else False:
+        return pb.Code.Name(message.status.code) if message.status.code in pb.Code.values() else str(message.status.code)
+    return None
+
+
+def _unary(name: str, method, counts: Counter):
     async def handle(request, context):
         if isinstance(request, Malformed):
+            counts[(name, "INVALID_ARGUMENT")] += 1
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
-        return await method(request, context)
+        response = await method(request, context)
+        counts[(name, _status_name(response) or "OK")] += 1
+        return response
     return handle
 
 
-def _unary_stream(method):
+def _unary_stream(name: str, method, counts: Counter):
     async def handle(request, context) -> AsyncIterator:
         if isinstance(request, Malformed):
+            counts[(name, "INVALID_ARGUMENT")] += 1
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
+        counted = False
         async for item in method(request, context):
+            if not counted:
+                status = _status_name(item)
+                if status is not None:
+                    counts[(name, status)] += 1
+                    counted = True
             yield item
     return handle
 
 
-def _stream_stream(method):
+def _stream_stream(name: str, method, counts: Counter):
     async def handle(request_iterator, context) -> AsyncIterator:
         async def checked():
             async for request in request_iterator:
                 if isinstance(request, Malformed):
+                    counts[(name, "INVALID_ARGUMENT")] += 1
                     await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
                 yield request
         async for item in method(checked(), context):
+            status = _status_name(item)
+            if status is not None:
+                counts[(name, status)] += 1
             yield item
     return handle
 
@@ -84,8 +107,9 @@ def _not_served(name: str, response_cls, streaming: bool):
     return unary
 
 
-def generic_handler(servicer) -> grpc.GenericRpcHandler:
+def generic_handler(servicer, counts: Counter | None = None) -> grpc.GenericRpcHandler:
     """Every MessagingService method: the servicer's for SERVED ones, a NOT_IMPLEMENTED answer for the rest."""
+    counts = Counter() if counts is None else counts
     handlers = {}
     for method in spb.DESCRIPTOR.services_by_name["MessagingService"].methods:
         request_cls = getattr(spb, method.input_type.name)
@@ -93,12 +117,12 @@ def generic_handler(servicer) -> grpc.GenericRpcHandler:
         kwargs = {"request_deserializer": _parser(request_cls), "response_serializer": response_cls.SerializeToString}
         served = method.name in SERVED
         if method.client_streaming and method.server_streaming:
-            impl = _stream_stream(getattr(servicer, method.name)) if served else _not_served(method.name, response_cls, True)
-            handlers[method.name] = grpc.stream_stream_rpc_method_handler(impl, **kwargs)
+            impl = getattr(servicer, method.name) if served else _not_served(method.name, response_cls, True)
+            handlers[method.name] = grpc.stream_stream_rpc_method_handler(_stream_stream(method.name, impl, counts), **kwargs)
         elif method.server_streaming:
             impl = getattr(servicer, method.name) if served else _not_served(method.name, response_cls, True)
-            handlers[method.name] = grpc.unary_stream_rpc_method_handler(_unary_stream(impl), **kwargs)
+            handlers[method.name] = grpc.unary_stream_rpc_method_handler(_unary_stream(method.name, impl, counts), **kwargs)
         else:
             impl = getattr(servicer, method.name) if served else _not_served(method.name, response_cls, False)
-            handlers[method.name] = grpc.unary_unary_rpc_method_handler(_unary(impl), **kwargs)
+            handlers[method.name] = grpc.unary_unary_rpc_method_handler(_unary(method.name, impl, counts), **kwargs)
     return grpc.method_handlers_generic_handler(SERVICE, handlers)

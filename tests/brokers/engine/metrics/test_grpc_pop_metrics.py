@@ -57,3 +57,18 @@ def test_grpc_clients_and_pop_inflight(module_cluster, module_admin) -> None:
         clients.close()
     wait_until(lambda: scrape(module_cluster)["gantry_grpc_clients"][(("client_type", "SIMPLE_CONSUMER"),)] == 0, 15,
                "the consumer's session ended at its shutdown")
+
+
+def test_grpc_calls_by_method_and_status(module_cluster, module_admin) -> None:
+    topic = "GrpcCallsTopic"
+    create_topic(module_admin, module_cluster, topic, queues=2)
+    clients = PythonClients(module_cluster.brokers["broker-a"].grpc_addr)
+    try:
+        consumer = clients.simple("GrpcCallsGroup", topic)
+        consumer.receive(16, 30)  # nothing there: one ReceiveMessage answered MESSAGE_NOT_FOUND
+    finally:
+        clients.close()
+    calls = scrape(module_cluster)["gantry_grpc_calls_total"]
+    assert calls[(("code", "OK"), ("method", "QueryRoute"))] >= 1
+    assert calls[(("code", "MESSAGE_NOT_FOUND"), ("method", "ReceiveMessage"))] >= 1
+    assert calls[(("code", "OK"), ("method", "NotifyClientTermination"))] >= 1
