@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
+from brokers.engine.common.perm import PERM_MAX, PERM_MIN, is_valid_perm
 from brokers.engine.common.subscription_group_config import BUILTIN_GROUPS, SubscriptionGroupConfig
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.common.topic_validator import InvalidNameError, is_system_topic, validate_group, validate_topic
@@ -125,8 +126,8 @@ def _topic(errors: _Errors, name: str, entry: Mapping[str, Any]) -> TopicConfig 
     read = _int(errors, f"{at}.readQueueNums", entry.get("readQueueNums", 16), 1, MAX_QUEUE_NUMS)
     write = _int(errors, f"{at}.writeQueueNums", entry.get("writeQueueNums", 16), 1, MAX_QUEUE_NUMS)
     perm = entry.get("perm", 6)
-    if isinstance(perm, bool) or not isinstance(perm, int) or not 0 <= perm <= 7:
-        errors.add(f"{at}.perm", f"unknown perm {perm!r}: an integer from 0 to 7 (4 read, 2 write, 1 inherit).")
+    if not is_valid_perm(perm):
+        errors.add(f"{at}.perm", f"unknown perm {perm!r}: an integer from {PERM_MIN} to {PERM_MAX} (4 read, 2 write, 1 inherit).")
     filter_type = entry.get("topicFilterType", "SINGLE_TAG")
     if filter_type not in FILTER_TYPES:
         errors.add(f"{at}.topicFilterType", f"must be SINGLE_TAG or MULTI_TAG, got {filter_type!r}.")

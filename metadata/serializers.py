@@ -13,6 +13,7 @@ from rest_framework import serializers
 from console.errors import InvalidInput
 from console.rest import ClusterOrBrokerInput, StrictCharField, StrictInputSerializer
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
+from brokers.engine.common.perm import PERM_MAX, PERM_MIN
 from console.schema_examples import GROUP_NAME_PATTERN, TOPIC_NAME_PATTERN
 from metadata.document import (
     FILTER_TYPES,
@@ -33,7 +34,7 @@ _TOPIC_SCHEMA = {  # topicName (the key again) is accepted too; it is left out h
     "type": "object", "additionalProperties": False,
     "properties": {"readQueueNums": {**_INT, "minimum": 1, "maximum": MAX_QUEUE_NUMS},
                    "writeQueueNums": {**_INT, "minimum": 1, "maximum": MAX_QUEUE_NUMS},
-                   "perm": {**_INT, "minimum": 0, "maximum": 7}, "topicFilterType": {"enum": list(FILTER_TYPES)},
+                   "perm": {**_INT, "minimum": PERM_MIN, "maximum": PERM_MAX}, "topicFilterType": {"enum": list(FILTER_TYPES)},
                    "topicSysFlag": {**_INT, "minimum": 0, "maximum": 2**31 - 1}, "order": _BOOL},
 }
 _GROUP_SCHEMA = {  # groupName likewise

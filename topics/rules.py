@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
+from brokers.engine.common.perm import PERM_MAX, PERM_MIN, is_valid_perm
 from brokers.engine.common.topic_message_type import DELAY, FIFO, NORMAL, SENDABLE_TYPES, TRANSACTION
 from brokers.engine.common.topic_validator import InvalidNameError, validate_new_topic, validate_topic
 
@@ -64,10 +65,11 @@ def validate_queue_nums(value: object) -> int:
 
 
 def validate_perm(value: object) -> int:
+    """RocketMQ's perm rule (:func:`brokers.engine.common.perm.is_valid_perm`) as a ValidationError."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError("must be an integer.", code="invalid")
-    if not 0 <= value <= 7:
-        raise ValidationError(f"must be from 0 to 7 (4 read, 2 write, 1 inherit), got {value}.", code="range")
+    if not is_valid_perm(value):
+        raise ValidationError(f"must be from {PERM_MIN} to {PERM_MAX} (4 read, 2 write, 1 inherit), got {value}.", code="range")
     return value
 
 

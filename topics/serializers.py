@@ -23,6 +23,7 @@ from console.schema_examples import TOPIC_NAME_PATTERN
 from console.rest import StrictCharField, StrictInputSerializer, StrictIntegerField
 from console.times import TIME_SCHEMA, parse_time_ms
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
+from brokers.engine.common.perm import PERM_MAX, PERM_MIN
 from topics.rules import (
     DEFAULT_PERM,
     DEFAULT_QUEUE_NUMS,
@@ -46,7 +47,7 @@ _COUNT_RANGE = {"minimum": 1, "maximum": MAX_QUEUE_NUMS}  # validate_queue_nums
 
 class QueueCountsInput(StrictInputSerializer):
     schema_rules = {"properties": {"read_queue_nums": _COUNT_RANGE, "write_queue_nums": _COUNT_RANGE,
-                                   "perm": {"minimum": 0, "maximum": 7}}}
+                                   "perm": {"minimum": PERM_MIN, "maximum": PERM_MAX}}}
 
     read_queue_nums = _count_field()
     write_queue_nums = _count_field()

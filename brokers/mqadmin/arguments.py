@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from brokers.engine.common.perm import PERM_MAX, PERM_MIN, is_valid_perm
 from brokers.engine.common.topic_validator import validate_broker_name, validate_group, validate_topic
 
 
@@ -40,8 +41,8 @@ def perm_value(value: str) -> int:
         perm = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"perm {value!r} is not an integer (2 = W, 4 = R, 6 = RW)") from None
-    if not 0 <= perm <= 7:
-        raise argparse.ArgumentTypeError(f"perm {perm} is outside 0..7 (2 = W, 4 = R, 6 = RW)")
+    if not is_valid_perm(perm):
+        raise argparse.ArgumentTypeError(f"perm {perm} is outside {PERM_MIN}..{PERM_MAX} (2 = W, 4 = R, 6 = RW)")
     return perm
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER, MAX_MESSAGE_SIZE
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
-from brokers.engine.common.perm import PERM_RW
+from brokers.engine.common.perm import PERM_MAX, PERM_MIN, PERM_RW, is_valid_perm
 from brokers.engine.common.subscription import SubscriptionLimits
 from brokers.engine.common.topic_validator import InvalidNameError, validate_broker_name
 from brokers.engine.remoting.limits import DEFAULT_LIMITS, LIMIT_FIELDS, ConnectionLimits
@@ -159,8 +159,8 @@ class BrokerConfig:
             raise BrokerConfigError(f"broker id {self.broker_id} is negative")
         if not 1 <= self.default_topic_queue_nums <= 1024:
             raise BrokerConfigError("default_topic_queue_nums must be within 1..1024")
-        if not 0 <= self.broker_permission <= 7:
-            raise BrokerConfigError("broker_permission must be within 0..7")
+        if not is_valid_perm(self.broker_permission):
+            raise BrokerConfigError(f"broker_permission must be within {PERM_MIN}..{PERM_MAX}")
         if self.max_message_size <= 0:
             raise BrokerConfigError("max_message_size must be positive")
         for name in ("max_subscription_tags", "max_subscription_expression_length", "max_heartbeat_tags", "max_query_message_bytes",

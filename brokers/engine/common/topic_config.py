@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
-from brokers.engine.common.perm import PERM_RW
+from brokers.engine.common.perm import PERM_MAX, PERM_MIN, PERM_RW, is_valid_perm
 
 
 class InvalidTopicConfigError(ValueError):
@@ -34,8 +34,8 @@ class TopicConfig:
         for name, value in (("readQueueNums", self.read_queue_nums), ("writeQueueNums", self.write_queue_nums)):
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_QUEUE_NUMS:
                 raise InvalidTopicConfigError(f"{name} must be an integer from 0 to {MAX_QUEUE_NUMS}, got {value!r}")
-        if not isinstance(self.perm, int) or isinstance(self.perm, bool) or not 0 <= self.perm <= 7:
-            raise InvalidTopicConfigError(f"perm must be an integer from 0 to 7, got {self.perm!r}")
+        if not is_valid_perm(self.perm):
+            raise InvalidTopicConfigError(f"perm must be an integer from {PERM_MIN} to {PERM_MAX}, got {self.perm!r}")
         if self.topic_filter_type not in ("SINGLE_TAG", "MULTI_TAG"):
             raise InvalidTopicConfigError(f"topicFilterType must be SINGLE_TAG or MULTI_TAG, got {self.topic_filter_type!r}")
         return self

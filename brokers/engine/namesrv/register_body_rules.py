@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from brokers.engine.common import json_compat
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
+from brokers.engine.common.perm import PERM_MAX, PERM_MIN, is_valid_perm
 from brokers.engine.common.route import QueueData
 from brokers.engine.common.topic_validator import (
     REPLY_TOPIC_POSTFIX,
@@ -133,8 +134,8 @@ def _check_topic_config(key: object, config: object, own_topics: set[str]) -> No
         if not _is_int(value) or not 1 <= value <= MAX_QUEUE_NUMS:
             raise RegisterBodyError(f"topic {name}: {field} {repr(value)[:40]} is not within 1..{MAX_QUEUE_NUMS}")
     perm = config.get("perm", 6)
-    if not _is_int(perm) or not 0 <= perm <= 7:
-        raise RegisterBodyError(f"topic {name}: perm {repr(perm)[:40]} is not within 0..7")
+    if not is_valid_perm(perm):
+        raise RegisterBodyError(f"topic {name}: perm {repr(perm)[:40]} is not within {PERM_MIN}..{PERM_MAX}")
     sys_flag = config.get("topicSysFlag", config.get("topicSynFlag", 0))
     if not _is_int(sys_flag) or not 0 <= sys_flag <= _INT32_MAX:
         raise RegisterBodyError(f"topic {name}: topicSysFlag {repr(sys_flag)[:40]} is not a non-negative 32-bit integer")

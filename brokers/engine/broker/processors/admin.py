@@ -29,6 +29,7 @@ from brokers.engine.broker.processors.base import (
 from brokers.engine.common.subscription_group_config import InvalidSubscriptionGroupError, SubscriptionGroupConfig
 from brokers.engine.common import json_compat
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
+from brokers.engine.common.perm import PERM_MAX, PERM_MIN, is_valid_perm
 from brokers.engine.common.message_codec import parse_offset_msg_id
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_attributes import MESSAGE_TYPE, InvalidAttributeError, alter_attributes, parse_attribute_modification
@@ -140,8 +141,8 @@ class AdminBrokerProcessor(Processor):
         for name, value in (("readQueueNums", read), ("writeQueueNums", write)):
             if not 1 <= value <= MAX_QUEUE_NUMS:
                 raise RequestError(ResponseCode.SYSTEM_ERROR, f"{name} {value} is out of range, it must be within 1..{MAX_QUEUE_NUMS}")
-        if not 0 <= perm <= 7:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"perm {perm} is out of range, it must be within 0..7")
+        if not is_valid_perm(perm):
+            raise RequestError(ResponseCode.SYSTEM_ERROR, f"perm {perm} is out of range, it must be within {PERM_MIN}..{PERM_MAX}")
         filter_type = request.ext("topicFilterType") or "SINGLE_TAG"
         sys_flag = optional_int(request, "topicSysFlag", 0) or 0
         tcm = self.broker.topic_config_manager
