@@ -57,6 +57,10 @@ PROMOTION_SENTENCES = Sentences((
      N_("%(name)s id %(broker_id)s is not a slave (role %(role)s); only a slave can be promoted")),
     (rf"job (?P<id>\d+) was already (?P<s_status>\S+) for (?P<broker_name>{_NAME}): no new job",
      N_("job %(id)s was already %(s_status)s for %(broker_name)s: no new job")),
+    (r"worker lost: no heartbeat since (?P<when>[0-9: -]+) UTC \(the worker was killed or lost its connection\); "
+     rf"the candidate may have promoted itself: look at (?P<broker_name>{_NAME})'s page before trying again",
+     N_("worker lost: no heartbeat since %(when)s UTC (the worker was killed or lost its connection); "
+        "the candidate may have promoted itself: look at %(broker_name)s's page before trying again")),
     (r"worker lost: no heartbeat(?P<since>.*?) \(the worker was killed or lost its connection\); "
      rf"the candidate may have promoted itself: look at (?P<broker_name>{_NAME})'s page before trying again",
      N_("worker lost: no heartbeat%(since)s (the worker was killed or lost its connection); "

@@ -42,6 +42,10 @@ REBALANCE_SENTENCES = Sentences((
     (r"(?P<count>\d+) group\(s\) read", N_("%(count)s group(s) read")),
     ("notifying the members", N_("notifying the members")),
     (r"job (?P<id>\d+) was already (?P<s_status>\S+) for this scope: no new job", N_("job %(id)s was already %(s_status)s for this scope: no new job")),
+    (r"worker lost: no heartbeat since (?P<when>[0-9: -]+) UTC \(the worker was killed or lost its connection\); "
+     "the members may be in the middle of a rebalance: look at the group, then trigger again",
+     N_("worker lost: no heartbeat since %(when)s UTC (the worker was killed or lost its connection); "
+        "the members may be in the middle of a rebalance: look at the group, then trigger again")),
     (r"worker lost: no heartbeat(?P<since>.*?) \(the worker was killed or lost its connection\); "
      "the members may be in the middle of a rebalance: look at the group, then trigger again",
      N_("worker lost: no heartbeat%(since)s (the worker was killed or lost its connection); "

@@ -86,6 +86,8 @@ RUNNER_SENTENCES = [
     "G1: no member of G1 is online; G2: no running info from c3: the movement is incomplete",
     "worker lost: no heartbeat (the worker was killed or lost its connection); the members may be in the middle of a rebalance: "
     "look at the group, then trigger again",
+    "worker lost: no heartbeat since 2026-11-28 14:31:41 UTC (the worker was killed or lost its connection); the members may be "
+    "in the middle of a rebalance: look at the group, then trigger again",
     "no worker took the job within 60 s (is a Celery worker running?)",
 ]
 PROMOTION_RUNNER_SENTENCES = [
@@ -103,6 +105,8 @@ PROMOTION_RUNNER_SENTENCES = [
     "promoted broker-a id 1 (127.0.0.1:10915) from SLAVE to SYNC_MASTER, group epoch 2 → 3; it holds the commit log up to 1,000 "
     "(master's last known end 1,000, acknowledged up to 1,000)",
     "job 3 was already running for broker-a: no new job",
+    "worker lost: no heartbeat since 2026-11-28 14:31:41 UTC (the worker was killed or lost its connection); the candidate may "
+    "have promoted itself: look at broker-a's page before trying again",
     "no worker took the job within 60 s (is a Celery worker running?)",
 ]
 
@@ -112,7 +116,7 @@ PROMOTION_RUNNER_SENTENCES = [
 def test_every_sentence_the_runners_write_has_a_chinese_form(sentences, texts) -> None:
     names = re.compile(r"GANTRY_\w+|SYNC_MASTER|ASYNC_MASTER|BROADCASTING|SLAVE|AVG|brokerId|rocketmq\.client\.rebalance\.waitInterval|"
                        r"Celery|Worker|Apache|RocketMQ|Broker|Master|Slave|NameServer|CommitLog|broker-[ab]|c\d@\d|G\d|unknown|assumed|"
-                       r"rebalance-job-\d|nobody")
+                       r"rebalance-job-\d|nobody|UTC")
     with translation.override("zh-hans"):
         for text in texts:
             chinese = sentences.text(text)
