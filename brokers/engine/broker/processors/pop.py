@@ -21,12 +21,15 @@ must name exactly a delivery in flight, not expired: group, topic, queue, offset
 invisibleTime, batch start and broker name; else 208 NO_MESSAGE with a remark, nothing changed.
 An unreadable handle is 13 MESSAGE_ILLEGAL.
 
-An answer is written after its journal record is durable (``pop/journal.py``). A slave refuses
+An answer is written after its journal record is durable (``pop/journal.py``); SYSTEM_ERROR naming the
+journal when it cannot be written. A slave refuses
 the three codes: POP state is not replicated to slaves.
 """
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
 from typing import TYPE_CHECKING
 
 from brokers.engine.broker.pop.batch_ack import BatchAckError, parse_batch_ack_body
@@ -65,10 +68,26 @@ from brokers.engine.store.ha.ha_config import SLAVE
 if TYPE_CHECKING:
     from brokers.engine.broker.broker_context import BrokerContext
 
+log = logging.getLogger("brokers.engine.broker.pop")
+
 # RocketMQ 5.x answers parked pops with these; 4.9 had given the same numbers to two ACL codes.
 POLLING_FULL = 209
 POLLING_TIMEOUT = 210
 MAX_POP_MSG_NUMS = 32  # RocketMQ's PopMessageProcessor refuses more
+
+
+def journaled(handler):
+    """Answer SYSTEM_ERROR naming the journal when it cannot be written (a full disk): the change holds in
+    memory (a pop's messages come again after their invisible time, an ack's message after a restart)."""
+    @functools.wraps(handler)
+    async def wrapper(self, ctx, request: RemotingCommand):
+        try:
+            return await handler(self, ctx, request)
+        except OSError as exc:
+            log.error("pop journal write failed: %s", exc)
+            return request.response(ResponseCode.SYSTEM_ERROR, f"the POP journal could not be written: {exc}")
+
+    return wrapper
 
 
 class PopMessageProcessor(Processor):
@@ -114,6 +133,7 @@ class PopMessageProcessor(Processor):
 
     # -- POP_MESSAGE --------------------------------------------------------------------------
 
+    @journaled
     @guarded
     async def pop_message(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         broker, config = self.broker, self.broker.config
@@ -227,12 +247,14 @@ class PopMessageProcessor(Processor):
                                                         f"{flight.deadline}; it is delivered again")
         return flight
 
+    @journaled
     @guarded
     async def ack_message(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         key, flight = self._in_flight(request, "ack")
         await self.service.durable(self.service.ack(key, flight))
         return request.response(ResponseCode.SUCCESS)
 
+    @journaled
     @guarded
     async def change_invisible_time(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         invisible = self._check_invisible(request)
@@ -242,6 +264,7 @@ class PopMessageProcessor(Processor):
         return request.response(ResponseCode.SUCCESS, None, {
             "popTime": pop_time, "invisibleTime": invisible, "reviveQid": ORDER_REVIVE_QID if flight.order else NORMAL_REVIVE_QID})
 
+    @journaled
     @guarded
     async def batch_ack_message(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         """BATCH_ACK_MESSAGE: every offset named is checked as an ACK_MESSAGE handle; the matching ones are

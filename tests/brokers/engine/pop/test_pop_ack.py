@@ -240,3 +240,15 @@ def test_expired_messages_reach_every_parked_pop_of_the_group(pop_cluster):
             assert got == [0, 1, 2, 3, 4, 5]
 
     run(scenario())
+
+
+def test_a_journal_that_cannot_be_written_is_named_in_the_answer(pop_cluster):
+    async def scenario():
+        async with pop_cluster() as c:
+            await c.create_topic("PE", read=1, write=1)
+            await _send_n(c, "PE", 1)
+            c.broker.pop_service.journal.close()  # as a disk that refuses writes would
+            refused = await pop(c, "PE")
+            assert refused.code == ResponseCode.SYSTEM_ERROR and "POP journal" in refused.remark
+
+    run(scenario())
