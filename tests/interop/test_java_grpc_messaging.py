@@ -156,9 +156,7 @@ def test_change_invisible_duration_brings_a_message_back_sooner(grpc, cluster, a
     old_handle = message["receiptHandle"]
     assert grpc.change_invisible(consumer, message, 1_000) != old_handle
 
-    started = time.monotonic()
-    (back,) = grpc.receive_until(consumer, 1, timeout_s=30, invisible_ms=MIN_INVISIBLE_MS)
-    assert time.monotonic() - started < 60, "came back only after the first invisible duration"
+    (back,) = grpc.receive_until(consumer, 1, timeout_s=30, invisible_ms=MIN_INVISIBLE_MS)  # well before 120 s
     assert (back["body"], back["messageId"], back["deliveryAttempt"]) == ("soon", message["messageId"], 2)
     grpc.ack(consumer, back)
 
