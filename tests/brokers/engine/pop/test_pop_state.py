@@ -156,3 +156,28 @@ def test_pops_count_in_the_groups_consume_tps(pop_cluster):
             assert (q0["brokerOffset"], q0["consumerOffset"]) == (5, 0)  # popped, not acked: still lag
 
     run(scenario())
+
+
+def test_committed_is_the_lowest_offset_in_flight_through_acks_resets_and_replays() -> None:
+    from brokers.engine.broker.pop.state import PopState
+
+    state = PopState()
+    key = {"g": "g", "t": "t", "q": 0}
+    state.apply({"op": "cur", **key, "cur": 0})
+    state.apply({"op": "pop", **key, "cur": 300, "pt": 1, "it": 1000, "ck": 0, "m": [[o, 0, o] for o in range(300)]})
+    qs = state.get(("g", "t", 0))
+    assert qs.committed() == 0
+    for o in range(1, 300):  # everything but the first acked: the heap is rebuilt, not left to grow
+        state.apply({"op": "ack", **key, "o": o, "pt": 1})
+    assert qs.committed() == 0 and len(qs.offsets) <= 2 * len(qs.inflight) + 64 + 1
+    state.apply({"op": "ack", **key, "o": 0, "pt": 1})
+    assert qs.committed() == 300  # nothing in flight: the cursor
+    state.apply({"op": "pop", **key, "cur": 310, "pt": 2, "it": 1000, "ck": 300, "m": [[o, 0, o] for o in range(300, 310)]})
+    state.apply({"op": "ack", **key, "o": 300, "pt": 2})
+    assert qs.committed() == 301
+    state.apply({"op": "reset", **key, "cur": 500})
+    assert qs.committed() == 500 and qs.offsets == []
+    replayed = PopState()
+    for record in state.snapshot():
+        replayed.apply(record)
+    assert replayed.get(("g", "t", 0)).committed() == 500
