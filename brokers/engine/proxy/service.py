@@ -29,7 +29,7 @@ from brokers.engine.proxy.stubs import service_pb2_grpc
 from brokers.engine.proxy import calls
 from brokers.engine.proxy.auth import Unauthenticated, identify, metadata_dict
 from brokers.engine.proxy.convert import ProxyError
-from brokers.engine.proxy.sessions import Session, TooManyClients, merged_settings
+from brokers.engine.proxy.sessions import Call, Session, TooManyClients, merged_settings
 
 log = logging.getLogger("brokers.engine.proxy")
 
@@ -44,7 +44,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
 
     # -- who is calling --------------------------------------------------------------------------
 
-    def _session(self, context: grpc.aio.ServicerContext, *, required: bool = True) -> Session | None:
+    def _session(self, context: grpc.aio.ServicerContext, *, required: bool = True) -> Call | None:
         """The caller's session, or a status raised as ProxyError."""
         md = metadata_dict(context.invocation_metadata())
         try:
@@ -61,8 +61,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
             session = self.endpoint.sessions.touch(caller.client_id, caller.language, caller.version, caller.remote_addr)
         except TooManyClients as exc:
             raise ProxyError(pb.TOO_MANY_REQUESTS, str(exc)) from None
-        session.caller = caller
-        return session
+        return Call(session, caller)
 
     # -- unary calls -----------------------------------------------------------------------------
 
@@ -177,7 +176,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
         async for command in request_iterator:
             if command.HasField("settings"):
                 try:
-                    answered = await self._settings(session, command.settings)
+                    answered = await self._settings(session.session, command.settings)
                 except ProxyError as exc:
                     yield spb.TelemetryCommand(status=_status(exc.code, exc.message))
                     continue

@@ -52,11 +52,25 @@ class Session:
     settings: pb.Settings | None = None
     groups: set[str] = field(default_factory=set)  # consumer groups it heartbeated for
     producer_topics: set[str] = field(default_factory=set)
-    caller: object = None  # auth.Caller of its latest call (the account its requests are checked against)
 
     @property
     def client_type(self) -> int:
         return self.settings.client_type if self.settings is not None else pb.CLIENT_TYPE_UNSPECIFIED
+
+
+class Call:
+    """One call: its client's session and the caller the call itself authenticated as. Requests are
+    checked against ``caller``, never against another call's (one client id may be used by calls signed
+    by different accounts, concurrently: a session-wide caller would let one borrow the other's rights)."""
+
+    __slots__ = ("session", "caller")
+
+    def __init__(self, session: Session, caller) -> None:
+        self.session = session
+        self.caller = caller
+
+    def __getattr__(self, name: str):
+        return getattr(self.session, name)
 
 
 class Sessions:
