@@ -26,6 +26,7 @@ from typing import Any
 
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from brokers.engine.common.message_queue import MessageQueue
+from brokers.engine.common.queue_nums import MIN_QUEUE_NUMS, is_valid_queue_nums
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group, validate_topic
 from console.errors import InvalidInput
 from console.times import TIME_HINT, parse_time_ms  # noqa: F401 (the rule of time input, shared with topics)
@@ -143,8 +144,8 @@ def parse_counts(text: str, field_name: str) -> dict[str, int]:
         if not sep or not name or not count.isdigit():
             raise InvalidInput(field_name, f"{word!r} is not broker:count (like broker-a:8).")
         n = int(count)
-        if not 0 <= n <= MAX_QUEUE_NUMS:
-            raise InvalidInput(field_name, f"{word!r}: the count must be from 0 to {MAX_QUEUE_NUMS}.")
+        if not is_valid_queue_nums(n):
+            raise InvalidInput(field_name, f"{word!r}: the count must be from {MIN_QUEUE_NUMS} to {MAX_QUEUE_NUMS}.")
         out[name] = n
     return out
 

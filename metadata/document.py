@@ -28,8 +28,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from brokers.engine.common.perm import PERM_MAX, PERM_MIN, is_valid_perm
+from brokers.engine.common.queue_nums import MAX_QUEUE_NUMS, MIN_QUEUE_NUMS, is_valid_queue_nums
 from brokers.engine.common.subscription_group_config import BUILTIN_GROUPS, SubscriptionGroupConfig
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.common.topic_validator import InvalidNameError, is_system_topic, validate_group, validate_topic
@@ -118,13 +118,20 @@ def _int(errors: _Errors, field: str, value: object, low: int, high: int) -> int
     return value
 
 
+def _queue_nums(errors: _Errors, field: str, value: object) -> int | None:
+    if not is_valid_queue_nums(value):
+        errors.add(field, f"must be an integer from {MIN_QUEUE_NUMS} to {MAX_QUEUE_NUMS}, got {value!r}.")
+        return None
+    return value
+
+
 def _topic(errors: _Errors, name: str, entry: Mapping[str, Any]) -> TopicConfig | None:
     at = f"{TOPICS}.{name}"
     before = len(errors.fields)
     if entry.get("topicName", name) != name:
         errors.add(f"{at}.topicName", f"must be the entry's key {name!r}, got {entry.get('topicName')!r}.")
-    read = _int(errors, f"{at}.readQueueNums", entry.get("readQueueNums", 16), 1, MAX_QUEUE_NUMS)
-    write = _int(errors, f"{at}.writeQueueNums", entry.get("writeQueueNums", 16), 1, MAX_QUEUE_NUMS)
+    read = _queue_nums(errors, f"{at}.readQueueNums", entry.get("readQueueNums", 16))
+    write = _queue_nums(errors, f"{at}.writeQueueNums", entry.get("writeQueueNums", 16))
     perm = entry.get("perm", 6)
     if not is_valid_perm(perm):
         errors.add(f"{at}.perm", f"unknown perm {perm!r}: an integer from {PERM_MIN} to {PERM_MAX} (4 read, 2 write, 1 inherit).")

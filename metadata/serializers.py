@@ -12,8 +12,8 @@ from rest_framework import serializers
 
 from console.errors import InvalidInput
 from console.rest import ClusterOrBrokerInput, StrictCharField, StrictInputSerializer
-from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from brokers.engine.common.perm import PERM_MAX, PERM_MIN
+from brokers.engine.common.queue_nums import MAX_QUEUE_NUMS, MIN_QUEUE_NUMS
 from console.schema_examples import GROUP_NAME_PATTERN, TOPIC_NAME_PATTERN
 from metadata.document import (
     FILTER_TYPES,
@@ -32,8 +32,8 @@ _INT = {"type": "integer"}
 _BOOL = {"type": "boolean"}
 _TOPIC_SCHEMA = {  # topicName (the key again) is accepted too; it is left out here so a generated entry cannot contradict its key
     "type": "object", "additionalProperties": False,
-    "properties": {"readQueueNums": {**_INT, "minimum": 1, "maximum": MAX_QUEUE_NUMS},
-                   "writeQueueNums": {**_INT, "minimum": 1, "maximum": MAX_QUEUE_NUMS},
+    "properties": {"readQueueNums": {**_INT, "minimum": MIN_QUEUE_NUMS, "maximum": MAX_QUEUE_NUMS},
+                   "writeQueueNums": {**_INT, "minimum": MIN_QUEUE_NUMS, "maximum": MAX_QUEUE_NUMS},
                    "perm": {**_INT, "minimum": PERM_MIN, "maximum": PERM_MAX}, "topicFilterType": {"enum": list(FILTER_TYPES)},
                    "topicSysFlag": {**_INT, "minimum": 0, "maximum": 2**31 - 1}, "order": _BOOL},
 }

@@ -11,6 +11,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from brokers.engine.common.queue_nums import MAX_QUEUE_NUMS, MIN_QUEUE_NUMS
 from brokers.engine.common.topic_validator import broker_system_topics
 from console.errors import InvalidInput
 from console.query_filters import ChoiceFilter, FilterForm
@@ -33,7 +34,7 @@ MODES = (("cluster", _("cluster mode: the same counts on every broker of a clust
 
 
 def _count(**kwargs) -> forms.IntegerField:
-    return forms.IntegerField(validators=[validate_queue_nums], widget=forms.NumberInput(attrs={"min": 1, "max": 1024}), **kwargs)
+    return forms.IntegerField(validators=[validate_queue_nums], widget=forms.NumberInput(attrs={"min": MIN_QUEUE_NUMS, "max": MAX_QUEUE_NUMS}), **kwargs)
 
 
 def _perm(**kwargs) -> forms.TypedChoiceField:

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
-from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from brokers.engine.common.perm import PERM_MAX, PERM_MIN, is_valid_perm
+from brokers.engine.common.queue_nums import MAX_QUEUE_NUMS, MIN_QUEUE_NUMS, is_valid_queue_nums
 from brokers.engine.common.topic_message_type import DELAY, FIFO, NORMAL, SENDABLE_TYPES, TRANSACTION
 from brokers.engine.common.topic_validator import InvalidNameError, validate_new_topic, validate_topic
 
@@ -57,10 +57,11 @@ def validate_new_topic_name(name: object, broker_topics: Iterable[str] = ()) -> 
 
 
 def validate_queue_nums(value: object) -> int:
+    """The queue-count rule (:func:`brokers.engine.common.queue_nums.is_valid_queue_nums`) as a ValidationError."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError("must be an integer.", code="invalid")
-    if not 1 <= value <= MAX_QUEUE_NUMS:
-        raise ValidationError(f"must be from 1 to {MAX_QUEUE_NUMS}, got {value}.", code="range")
+    if not is_valid_queue_nums(value):
+        raise ValidationError(f"must be from {MIN_QUEUE_NUMS} to {MAX_QUEUE_NUMS}, got {value}.", code="range")
     return value
 
 

@@ -7,7 +7,7 @@ Shapes scripts rely on::
     {"name": "Orders", "brokers": {"broker-a": {"read_queue_nums": 8, "write_queue_nums": 8, "perm": 6},
                                    "broker-b": {"write_queue_nums": 4}}, "perm": 6}
 
-Values may stand at the top level or per broker (per broker wins); counts are 1..1024
+Values may stand at the top level or per broker (per broker wins); counts are 0..1024
 (default 8), perm 0..7 (default 6). ``message_type`` (RocketMQ 5's ``message.type`` attribute: NORMAL,
 FIFO, DELAY or TRANSACTION) applies to every broker written to; left out, a new topic is NORMAL and an
 existing one keeps its type.
@@ -22,8 +22,8 @@ from console.query_filters import ChoiceSetField
 from console.schema_examples import TOPIC_NAME_PATTERN
 from console.rest import StrictCharField, StrictInputSerializer, StrictIntegerField
 from console.times import TIME_SCHEMA, parse_time_ms
-from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from brokers.engine.common.perm import PERM_MAX, PERM_MIN
+from brokers.engine.common.queue_nums import MAX_QUEUE_NUMS, MIN_QUEUE_NUMS
 from topics.rules import (
     DEFAULT_PERM,
     DEFAULT_QUEUE_NUMS,
@@ -39,10 +39,10 @@ from topics.types import TOPIC_TYPES, QueueSpec, TopicSpec
 
 
 def _count_field() -> StrictIntegerField:
-    return StrictIntegerField(required=False, validators=[validate_queue_nums], help_text="1..1024, default 8")
+    return StrictIntegerField(required=False, validators=[validate_queue_nums], help_text=f"{MIN_QUEUE_NUMS}..{MAX_QUEUE_NUMS}, default 8")
 
 
-_COUNT_RANGE = {"minimum": 1, "maximum": MAX_QUEUE_NUMS}  # validate_queue_nums
+_COUNT_RANGE = {"minimum": MIN_QUEUE_NUMS, "maximum": MAX_QUEUE_NUMS}  # validate_queue_nums
 
 
 class QueueCountsInput(StrictInputSerializer):
@@ -261,7 +261,7 @@ class ShrinkInput(StrictInputSerializer):
 
 
 class ShrinkQuery(serializers.Serializer):
-    target_queue_nums = serializers.IntegerField(required=False, min_value=1, max_value=1024,
+    target_queue_nums = serializers.IntegerField(required=False, validators=[validate_queue_nums],
                                                  help_text="the shrink to plan; default: the one under way")
 
 

@@ -76,7 +76,7 @@ class UnreachableMessages:
     @property
     def shrink_url(self) -> str:
         url = reverse("topics:shrink", kwargs={"name": self.topic})
-        return f"{url}?target_queue_nums={self.shrink_target}" if self.shrink_target else url
+        return f"{url}?target_queue_nums={self.shrink_target}" if self.shrink_target is not None else url
 
     def summary(self) -> str:
         """``broker-a: 2 (queues 2-3), broker-b: 1 (queue 3)``."""

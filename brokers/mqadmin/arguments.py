@@ -5,6 +5,7 @@ import argparse
 from collections.abc import Callable
 
 from brokers.engine.common.perm import PERM_MAX, PERM_MIN, is_valid_perm
+from brokers.engine.common.queue_nums import MAX_QUEUE_NUMS, MIN_QUEUE_NUMS, is_valid_queue_nums
 from brokers.engine.common.topic_validator import validate_broker_name, validate_group, validate_topic
 
 
@@ -31,8 +32,8 @@ def queue_nums(value: str) -> int:
         number = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"queue number {value!r} is not an integer") from None
-    if not 1 <= number <= 1024:
-        raise argparse.ArgumentTypeError(f"queue number {number} is outside 1..1024")
+    if not is_valid_queue_nums(number):
+        raise argparse.ArgumentTypeError(f"queue number {number} is outside {MIN_QUEUE_NUMS}..{MAX_QUEUE_NUMS}")
     return number
 
 

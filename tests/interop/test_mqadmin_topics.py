@@ -25,6 +25,7 @@ DELETED = "MqadminDeleted"  # made by Gantry, removed by deleteTopic -c
 UNKNOWN = "MqadminNeverMade"
 # Messages sent to each queue of FILLED: (broker name, queue id) -> count.
 FILLED_COUNTS = {("broker-a", 0): 3, ("broker-a", 1): 0, ("broker-b", 0): 1, ("broker-b", 1): 2}
+NO_READ_QUEUES = "MqadminNoReadQueues"  # updateTopic -r 0: a count RocketMQ takes (common/queue_nums.py)
 BAD_NAMES = {"space": "bad topic", "too long": "L" * 128, "system topic": "SCHEDULE_TOPIC_XXXX", "cluster name": CLUSTER}
 
 
@@ -47,7 +48,8 @@ def answers(mqadmin, module_cluster, module_admin):  # noqa: F811
         "topicRoute unknown": ("topicRoute", "-t", UNKNOWN),
         "topicStatus unknown": ("topicStatus", "-t", UNKNOWN),
         **{f"updateTopic {why}": ("updateTopic", "-c", CLUSTER, "-t", name) for why, name in BAD_NAMES.items()},
-        "updateTopic -r 0": ("updateTopic", "-c", CLUSTER, "-t", "MqadminNoQueues", "-r", "0", "-w", "1"),
+        "updateTopic -r 0": ("updateTopic", "-c", CLUSTER, "-t", NO_READ_QUEUES, "-r", "0", "-w", "1"),
+        "updateTopic -r-1": ("updateTopic", "-c", CLUSTER, "-t", "MqadminNegativeQueues", "-r-1", "-w", "1"),
     }
     results = dict(zip(calls, mqadmin.run_all(*((n, *call) for call in calls.values()))))
     results["configs before"] = before
@@ -134,6 +136,12 @@ def test_update_topic_with_an_illegal_name_is_refused_and_creates_nothing(answer
     assert name not in module_admin.get_all_topic_list()
 
 
-def test_update_topic_without_read_queues_is_refused_and_creates_nothing(answers, module_cluster, module_admin):
-    assert answers["updateTopic -r 0"].refusal() == (ResponseCode.SYSTEM_ERROR, "readQueueNums 0 is out of range, it must be within 1..1024")
-    assert all("MqadminNoQueues" not in configs for configs in topic_configs(module_cluster, module_admin).values())
+def test_update_topic_without_read_queues_is_taken_as_rocketmq_takes_it(answers, module_cluster, module_admin):
+    answers["updateTopic -r 0"].ok()
+    for name, configs in topic_configs(module_cluster, module_admin).items():
+        assert (configs[NO_READ_QUEUES].read_queue_nums, configs[NO_READ_QUEUES].write_queue_nums) == (0, 1), name
+
+
+def test_update_topic_with_a_negative_queue_count_is_refused_and_creates_nothing(answers, module_cluster, module_admin):
+    assert answers["updateTopic -r-1"].refusal() == (ResponseCode.SYSTEM_ERROR, "readQueueNums -1 is out of range, it must be within 0..1024")
+    assert all("MqadminNegativeQueues" not in configs for configs in topic_configs(module_cluster, module_admin).values())

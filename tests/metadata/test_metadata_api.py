@@ -119,7 +119,7 @@ def test_update_lists_field_diffs_and_never_shrinks(operator, defined, console_c
     ({"topics": {}}, "metadata"),
     ({"topicConfigTable": []}, "metadata.topicConfigTable"),
     ({"topicConfigTable": {"bad name!": {"readQueueNums": 4}}}, "metadata.topicConfigTable.bad name!"),
-    ({"topicConfigTable": {"MetaT": {"readQueueNums": 0}}}, "metadata.topicConfigTable.MetaT.readQueueNums"),
+    ({"topicConfigTable": {"MetaT": {"readQueueNums": -1}}}, "metadata.topicConfigTable.MetaT.readQueueNums"),
     ({"topicConfigTable": {"MetaT": {"writeQueueNums": 5000}}}, "metadata.topicConfigTable.MetaT.writeQueueNums"),
     ({"topicConfigTable": {"MetaT": {"perm": 9}}}, "metadata.topicConfigTable.MetaT.perm"),
     ({"topicConfigTable": {"MetaT": {"topicName": "Other"}}}, "metadata.topicConfigTable.MetaT.topicName"),

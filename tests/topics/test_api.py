@@ -234,7 +234,7 @@ def test_create_refuses_a_name_of_the_wrong_type(operator, console_cluster, valu
 
 
 @pytest.mark.parametrize("field", ["read_queue_nums", "write_queue_nums"])
-@pytest.mark.parametrize(("value", "reason"), [(0, "from 1 to 1024"), (1025, "from 1 to 1024"), (-1, "from 1 to 1024"),
+@pytest.mark.parametrize(("value", "reason"), [(1025, "from 0 to 1024"), (-1, "from 0 to 1024"),
                                                 ("8", "integer"), (8.5, "integer"), (8.0, "integer"), (True, "integer"), (None, "null")])
 def test_create_refuses_bad_queue_counts(operator, console_cluster, console_admin, topic_name, field, value, reason) -> None:
     before = tables(console_admin, console_cluster)
@@ -330,7 +330,7 @@ def test_update_refusals(operator, console_cluster, console_admin, topic_name) -
         ("put", {"name": "Other"}, "name"),
         ("put", {"read_queue_nums": 4}, "cluster"),
         ("patch", {}, "non_field_errors"),
-        ("patch", {"read_queue_nums": 0}, "read_queue_nums"),
+        ("patch", {"read_queue_nums": -1}, "read_queue_nums"),
         ("patch", {"brokers": {"nope": {"perm": 6}}}, "brokers.nope"),
         ("patch", {"cluster": "nope"}, "cluster"),
     ]

@@ -60,9 +60,9 @@ def test_the_form_shows_the_api_message_for_a_bad_name(operator_client, api_clie
 
 
 def test_the_form_shows_the_api_message_for_an_unknown_cluster_and_bad_counts(operator_client, console_cluster, topic_name) -> None:
-    page = operator_client.post("/topics/new", cluster_form(console_cluster, topic_name, cluster="Nope", read_queue_nums="0"))
+    page = operator_client.post("/topics/new", cluster_form(console_cluster, topic_name, cluster="Nope", read_queue_nums="-1"))
     assert page.status_code == 400
-    assert "must be from 1 to 1024, got 0." in page.content.decode()
+    assert "must be from 0 to 1024, got -1." in page.content.decode()
     page = operator_client.post("/topics/new", cluster_form(console_cluster, topic_name, cluster="Nope"))
     assert "unknown cluster &#x27;Nope&#x27;; known: GantryTestCluster." in page.content.decode()
     with BlockingMQAdminClient(console_cluster.namesrv_addr) as admin:

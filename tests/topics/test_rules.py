@@ -59,11 +59,12 @@ def test_the_brokers_own_names_cannot_be_created() -> None:
         validate_new_topic_name("broker-a", {"broker-a"})
 
 
-@pytest.mark.parametrize("value", [0, 1025, -3, "8", 8.0, True, None])
-def test_queue_counts_are_integers_from_1_to_1024(value) -> None:
+@pytest.mark.parametrize("value", [-1, 1025, -3, "8", 8.0, True, None])
+def test_queue_counts_are_integers_from_0_to_1024(value) -> None:
+    """0 as RocketMQ takes it (brokers/engine/common/queue_nums.py): write queues lowered to 0 stop producers."""
     with pytest.raises(ValidationError):
         validate_queue_nums(value)
-    assert validate_queue_nums(1) == 1 and validate_queue_nums(1024) == 1024
+    assert [validate_queue_nums(v) for v in (0, 1, 1024)] == [0, 1, 1024]
 
 
 @pytest.mark.parametrize("value", [-1, 8, "6", 6.0, False])

@@ -82,7 +82,7 @@ def test_the_read_step_waits_for_producers_to_see_the_route(operator, console_ad
 
 @pytest.mark.parametrize(("body", "field"), [
     ({"target_queue_nums": 4, "step": "write"}, "target_queue_nums"),
-    ({"target_queue_nums": 0, "step": "write"}, "target_queue_nums"),
+    ({"target_queue_nums": -1, "step": "write"}, "target_queue_nums"),
     ({"target_queue_nums": "2", "step": "write"}, "target_queue_nums"),
     ({"target_queue_nums": 2, "step": "sideways"}, "step"),
     ({"target_queue_nums": 2}, "step"),
@@ -144,3 +144,20 @@ def test_a_target_with_nothing_to_take_away_is_refused_not_done(viewer, client, 
     text = page.content.decode()
     assert page.status_code == 400 and "at most 4 queues per broker" in text and "per broker:" not in text
     assert viewer.get(url(topic_name), {"target_queue_nums": 3}).json()["step"] == "write"
+
+
+def test_a_shrink_to_no_queue_drains_the_topic(operator, viewer, operator_client, console_admin, console_cluster,
+                                               topic_name) -> None:
+    """0 is a queue count RocketMQ takes (brokers/engine/common/queue_nums.py): producers stop, then the read queues go."""
+    create_topic(console_admin, console_cluster, topic_name, queues=2)
+    response = operator.post(url(topic_name), {"target_queue_nums": 0, "step": "write"}, format="json")
+    assert response.status_code == 200, response.content
+    assert counts(console_admin, console_cluster, topic_name) == {"broker-a": (2, 0), "broker-b": (2, 0)}
+    under_way = viewer.get(url(topic_name)).json()  # found without a target: the one under way
+    assert under_way["target_queue_nums"] == 0 and under_way["step"] == "read" and under_way["drained"]
+    page = operator_client.get(f"/topics/{topic_name}/shrink").content.decode()
+    assert "?target_queue_nums=0" in page and "Lower the read queues to 0" in page
+    response = operator.post(url(topic_name), {"target_queue_nums": 0, "step": "read"}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["step"] == "done"
+    assert counts(console_admin, console_cluster, topic_name) == {"broker-a": (0, 0), "broker-b": (0, 0)}

@@ -1,7 +1,8 @@
-"""Every front door takes the perm values RocketMQ takes and refuses the others, through the one rule.
+"""Every front door takes the perms and queue counts RocketMQ takes and refuses the others, through one rule each.
 
-The rule is :func:`brokers.engine.common.perm.is_valid_perm` (RocketMQ's ``PermName.isValid``: an
-integer from 0 to 7). The doors differ only in how they refuse: the broker's UPDATE_AND_CREATE_TOPIC
+The rules are :func:`brokers.engine.common.perm.is_valid_perm` (RocketMQ's ``PermName.isValid``: an
+integer from 0 to 7) and :func:`brokers.engine.common.queue_nums.is_valid_queue_nums` (0..1024: RocketMQ
+takes 0, Gantry caps at 1024). The doors differ only in how they refuse: the broker's UPDATE_AND_CREATE_TOPIC
 with a remark on the wire, ``manage.py mqadmin updateTopic`` with an argparse error, the console's
 form and ``POST /api/v1/topics`` with a 400 naming the field, ``TopicConfig.validate``, the name
 server's registration rules and the metadata import. One session cluster serves every row.
@@ -16,6 +17,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from brokers.engine.common.perm import is_valid_perm
+from brokers.engine.common.queue_nums import is_valid_queue_nums
 from brokers.engine.common.topic_config import InvalidTopicConfigError, TopicConfig
 from brokers.engine.namesrv.register_body_rules import RegisterBodyError, check_topic_registration
 from brokers.engine.remoting.blocking import BlockingRemotingClient
@@ -30,6 +32,8 @@ pytestmark = pytest.mark.django_db
 
 # (value, RocketMQ's answer): PermName.isValid is 0 <= perm < PERM_PRIORITY (8)
 PERMS = [(-1, REFUSE), (0, ACCEPT), (2, ACCEPT), (4, ACCEPT), (6, ACCEPT), (7, ACCEPT), (8, REFUSE), (15, REFUSE)]
+# RocketMQ checks no queue count (0 included); below 0 is meaningless and 1024 is Gantry's cap
+QUEUE_NUMS = [(-1, REFUSE), (0, ACCEPT), (1, ACCEPT), (1024, ACCEPT), (1025, REFUSE)]
 DEFAULTS = {"read_queue_nums": 4, "write_queue_nums": 4, "perm": 6}
 WIRE = {"read_queue_nums": "readQueueNums", "write_queue_nums": "writeQueueNums", "perm": "perm"}
 MQADMIN = {"read_queue_nums": "-r", "write_queue_nums": "-w", "perm": "-p"}
@@ -49,8 +53,7 @@ def pure_doors(field: str, value: int) -> dict[str, str]:
     """The doors without a server: the rule itself, TopicConfig, the name server's rules, the metadata import."""
     values = {**DEFAULTS, field: value}
     answers = {}
-    if field == "perm":
-        answers["rule"] = _answer(not is_valid_perm(value))
+    answers["rule"] = _answer(not (is_valid_perm if field == "perm" else is_valid_queue_nums)(value))
     try:
         TopicConfig("T", values["read_queue_nums"], values["write_queue_nums"], values["perm"]).validate()
         answers["topic_config"] = ACCEPT
@@ -129,6 +132,19 @@ def test_every_door_takes_rocketmqs_perms(value: int, answer: str, console_clust
     name = f"PermDoor_{value + 1}"
     try:
         answers = every_door("perm", value, name, console_cluster, operator, remoting)
+        assert answers == dict.fromkeys(answers, answer)
+    finally:
+        if answer == ACCEPT:
+            console_admin.delete_topic(name, cluster=CLUSTER)  # leave the shared cluster as it was
+
+
+@pytest.mark.parametrize("field", ["read_queue_nums", "write_queue_nums"])
+@pytest.mark.parametrize(("value", "answer"), QUEUE_NUMS, ids=[f"count={v}" for v, _ in QUEUE_NUMS])
+def test_every_door_takes_rocketmqs_queue_counts(field: str, value: int, answer: str, console_cluster, operator,
+                                                  console_admin, remoting) -> None:
+    name = f"CountDoor_{field[0]}{value + 1}"
+    try:
+        answers = every_door(field, value, name, console_cluster, operator, remoting)
         assert answers == dict.fromkeys(answers, answer)
     finally:
         if answer == ACCEPT:

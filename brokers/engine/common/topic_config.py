@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from brokers.engine.common.perm import PERM_MAX, PERM_MIN, PERM_RW, is_valid_perm
+from brokers.engine.common.queue_nums import MAX_QUEUE_NUMS, MIN_QUEUE_NUMS, is_valid_queue_nums
 
 
 class InvalidTopicConfigError(ValueError):
@@ -32,8 +32,8 @@ class TopicConfig:
     def validate(self) -> TopicConfig:
         """Raise InvalidTopicConfigError unless queue numbers and perm are in range."""
         for name, value in (("readQueueNums", self.read_queue_nums), ("writeQueueNums", self.write_queue_nums)):
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_QUEUE_NUMS:
-                raise InvalidTopicConfigError(f"{name} must be an integer from 0 to {MAX_QUEUE_NUMS}, got {value!r}")
+            if not is_valid_queue_nums(value):
+                raise InvalidTopicConfigError(f"{name} must be an integer from {MIN_QUEUE_NUMS} to {MAX_QUEUE_NUMS}, got {value!r}")
         if not is_valid_perm(self.perm):
             raise InvalidTopicConfigError(f"perm must be an integer from {PERM_MIN} to {PERM_MAX}, got {self.perm!r}")
         if self.topic_filter_type not in ("SINGLE_TAG", "MULTI_TAG"):

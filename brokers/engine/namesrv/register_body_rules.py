@@ -10,7 +10,8 @@ registration whole (SYSTEM_ERROR, a remark naming the first bad field; nothing c
 - at most :data:`MAX_TOPICS_PER_REGISTRATION` topics, each a JSON object whose ``topicName`` is its
   key and follows the one naming rule (``common/topic_validator.py``; the topics a broker makes
   from its own broker and cluster names follow the broker-name rule instead), read and write queue
-  counts in 1..``MAX_QUEUE_NUMS`` (1024), ``perm`` in 0..7, ``topicSysFlag`` a non-negative 32-bit
+  counts in 0..``MAX_QUEUE_NUMS`` (1024, ``common/queue_nums.py``: a broker registers a topic whose
+  write queues were lowered to 0), ``perm`` in 0..7, ``topicSysFlag`` a non-negative 32-bit
   int, ``topicFilterType`` SINGLE_TAG or MULTI_TAG, ``order`` a boolean;
 - ``dataVersion``: absent, or an object of at most 16 integer fields;
 - ``filterServerList``: at most :data:`MAX_FILTER_SERVERS` ``host:port`` strings.
@@ -25,8 +26,8 @@ The body's size is bounded by the frame limit already (and a compressed body by
 from __future__ import annotations
 
 from brokers.engine.common import json_compat
-from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from brokers.engine.common.perm import PERM_MAX, PERM_MIN, is_valid_perm
+from brokers.engine.common.queue_nums import MAX_QUEUE_NUMS, MIN_QUEUE_NUMS, is_valid_queue_nums
 from brokers.engine.common.route import QueueData
 from brokers.engine.common.topic_validator import (
     REPLY_TOPIC_POSTFIX,
@@ -131,8 +132,8 @@ def _check_topic_config(key: object, config: object, own_topics: set[str]) -> No
         raise RegisterBodyError(f"topicConfigTable[{shown}].topicName: {exc}") from None
     for field in ("readQueueNums", "writeQueueNums"):
         value = config.get(field, 16)  # TopicConfig's default when absent
-        if not _is_int(value) or not 1 <= value <= MAX_QUEUE_NUMS:
-            raise RegisterBodyError(f"topic {name}: {field} {repr(value)[:40]} is not within 1..{MAX_QUEUE_NUMS}")
+        if not is_valid_queue_nums(value):
+            raise RegisterBodyError(f"topic {name}: {field} {repr(value)[:40]} is not within {MIN_QUEUE_NUMS}..{MAX_QUEUE_NUMS}")
     perm = config.get("perm", 6)
     if not is_valid_perm(perm):
         raise RegisterBodyError(f"topic {name}: perm {repr(perm)[:40]} is not within {PERM_MIN}..{PERM_MAX}")

@@ -2,7 +2,7 @@
 offsets, statistics, connections, runtime info, and calls forwarded to clients.
 
 Writes check their whole input before changing anything: topic names follow the naming rule
-and may not be system topics, queue numbers are within 1..MAX_QUEUE_NUMS, perm within 0..7, the
+and may not be system topics, queue numbers are within 0..MAX_QUEUE_NUMS (common/queue_nums.py), perm within 0..7, the
 ``attributes`` modification follows RocketMQ 5's rules (``common/topic_attributes.py``).
 UPDATE_AND_CREATE_TOPIC answers only after the new config is on disk and every name server was
 told (each independently). Topic and subscription-group changes answer SUCCESS only once every slave
@@ -28,8 +28,8 @@ from brokers.engine.broker.processors.base import (
 )
 from brokers.engine.common.subscription_group_config import InvalidSubscriptionGroupError, SubscriptionGroupConfig
 from brokers.engine.common import json_compat
-from brokers.engine.common.constants import MAX_QUEUE_NUMS
 from brokers.engine.common.perm import PERM_MAX, PERM_MIN, is_valid_perm
+from brokers.engine.common.queue_nums import MAX_QUEUE_NUMS, MIN_QUEUE_NUMS, is_valid_queue_nums
 from brokers.engine.common.message_codec import parse_offset_msg_id
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_attributes import MESSAGE_TYPE, InvalidAttributeError, alter_attributes, parse_attribute_modification
@@ -139,8 +139,9 @@ class AdminBrokerProcessor(Processor):
         write = require_int(request, "writeQueueNums")
         perm = require_int(request, "perm")
         for name, value in (("readQueueNums", read), ("writeQueueNums", write)):
-            if not 1 <= value <= MAX_QUEUE_NUMS:
-                raise RequestError(ResponseCode.SYSTEM_ERROR, f"{name} {value} is out of range, it must be within 1..{MAX_QUEUE_NUMS}")
+            if not is_valid_queue_nums(value):
+                raise RequestError(ResponseCode.SYSTEM_ERROR,
+                                   f"{name} {value} is out of range, it must be within {MIN_QUEUE_NUMS}..{MAX_QUEUE_NUMS}")
         if not is_valid_perm(perm):
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"perm {perm} is out of range, it must be within {PERM_MIN}..{PERM_MAX}")
         filter_type = request.ext("topicFilterType") or "SINGLE_TAG"

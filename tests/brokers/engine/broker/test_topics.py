@@ -98,9 +98,9 @@ def test_create_topic_illegal_names_store_nothing(engine_cluster, topic, fragmen
 @pytest.mark.parametrize(
     "field, value, fragment",
     [
-        ("readQueueNums", 0, "readQueueNums 0 is out of range"),
+        ("readQueueNums", -1, "readQueueNums -1 is out of range, it must be within 0..1024"),
         ("writeQueueNums", 1025, "writeQueueNums 1025 is out of range"),
-        ("readQueueNums", -1, "out of range"),
+        ("writeQueueNums", -5, "out of range"),
         ("perm", 8, "perm 8 is out of range"),
         ("perm", -1, "perm -1 is out of range"),
         ("perm", "rw", "not an integer"),

@@ -261,7 +261,7 @@ def compressed_many(n: int) -> bytes:
 
 
 @pytest.mark.parametrize("body, compressed, expected", [
-    (encode_register_body([TopicConfig("Big", 10**9, 4)], {"counter": 1, "timestamp": 1}), False, "readQueueNums 1000000000 is not within 1..1024"),
+    (encode_register_body([TopicConfig("Big", 10**9, 4)], {"counter": 1, "timestamp": 1}), False, "readQueueNums 1000000000 is not within 0..1024"),
     (encode_register_body([TopicConfig("Big", 4, 10**9)], {"counter": 1, "timestamp": 1}, compressed=True), True, "writeQueueNums 1000000000"),
     (encode_register_body([TopicConfig("a/b", 4, 4)], {"counter": 1, "timestamp": 1}), False, "topicName: the topic name contains '/'"),
     (encode_register_body([TopicConfig("P", 4, 4, perm=9)], {"counter": 1, "timestamp": 1}), False, "perm 9 is not within 0..7"),

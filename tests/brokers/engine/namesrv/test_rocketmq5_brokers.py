@@ -84,7 +84,7 @@ def test_register_topic_in_namesrv_adds_one_topic_of_a_registered_broker():
 
 @pytest.mark.parametrize("topic, entries, expected", [
     ("Fresh", [queue_data(broker="nobody")], "broker nobody is not registered"),
-    ("Big", [queue_data(queues=10**6)], "readQueueNums 1000000 is not within 1..1024"),
+    ("Big", [queue_data(queues=10**6)], "readQueueNums 1000000 is not within 0..1024"),
     ("a/b", [queue_data()], "the topic name contains '/'"),
     ("P", [queue_data(perm=9)], "perm 9 is not within 0..7"),
     ("Empty", [], "queueDatas must be an array of 1..64 objects"),
