@@ -128,3 +128,27 @@ def test_tls_endpoint_with_a_trusting_client(tmp_path_factory, tls_certs):
             plain.close()
     finally:
         cluster.stop()
+
+
+def test_a_client_id_in_use_by_one_account_is_refused_to_another(acl_cluster, acl_admin):
+    """A client id belongs to the account that first signed for it: another account can neither use it nor
+    end it (NotifyClientTermination would drop the owner from its groups)."""
+    import grpc
+
+    from brokers.engine.proxy.stubs import definition_pb2 as pb
+    from brokers.engine.proxy.stubs import service_pb2 as spb
+    from brokers.engine.proxy.stubs import service_pb2_grpc
+    from rocketmq.v5.util.signature import Signature
+
+    def signed(account, client_id):
+        config = type("C", (), {"credentials": type("K", (), {"ak": account[0], "sk": account[1]})(), "namespace": ""})()
+        return [(k, v) for k, v in Signature.metadata(config, client_id) if k != "x-mq-client-id"] + [("x-mq-client-id", client_id)]
+
+    with grpc.insecure_channel(acl_cluster.brokers["broker-a"].grpc_addr) as channel:
+        stub = service_pb2_grpc.MessagingServiceStub(channel)
+        heartbeat = spb.HeartbeatRequest(group=pb.Resource(name="owned_group"), client_type=pb.SIMPLE_CONSUMER)
+        assert stub.Heartbeat(heartbeat, metadata=signed(DEMO, "owned-client"), timeout=10).status.code == pb.OK
+        other = stub.NotifyClientTermination(spb.NotifyClientTerminationRequest(group=pb.Resource(name="owned_group")),
+                                             metadata=signed(SUB_ONLY, "owned-client"), timeout=10)
+        assert other.status.code == pb.UNAUTHORIZED and "another account" in other.status.message
+        assert stub.Heartbeat(heartbeat, metadata=signed(DEMO, "owned-client"), timeout=10).status.code == pb.OK

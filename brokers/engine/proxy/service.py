@@ -57,10 +57,16 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
             return None
         if not self.endpoint.broker.ready:
             raise ProxyError(pb.INTERNAL_SERVER_ERROR, f"broker {self.endpoint.broker.config.broker_name} is not ready yet, try again shortly")
+        owner = caller.account.access_key if caller.account is not None else None
+        known = self.endpoint.sessions.get(caller.client_id)
+        if known is not None and known.owner != owner:  # a client id is its first signer's: no one else ends or uses it
+            raise ProxyError(pb.UNAUTHORIZED, f"client id {caller.client_id[:64]} is in use by another account")
         try:
             session = self.endpoint.sessions.touch(caller.client_id, caller.language, caller.version, caller.remote_addr)
         except TooManyClients as exc:
             raise ProxyError(pb.TOO_MANY_REQUESTS, str(exc)) from None
+        if known is None:
+            session.owner = owner
         return Call(session, caller)
 
     # -- unary calls -----------------------------------------------------------------------------

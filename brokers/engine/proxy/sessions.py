@@ -52,6 +52,7 @@ class Session:
     settings: pb.Settings | None = None
     groups: set[str] = field(default_factory=set)  # consumer groups it heartbeated for
     producer_topics: set[str] = field(default_factory=set)
+    owner: str | None = None  # the access key of its first signed call; None: unsigned (ACL off, white address)
 
     @property
     def client_type(self) -> int:
@@ -94,9 +95,9 @@ class Sessions:
         """The client's session, started now if new (TooManyClients past the cap)."""
         session = self._table.get(client_id)
         now = self.clock.monotonic()
-        settings = None
+        settings, owner = None, None
         if session is not None and session.channel.closed:  # the broker expired it (no heartbeat for 120 s): start over
-            settings = session.settings
+            settings, owner = session.settings, session.owner
             self.end(client_id, "its channel was closed by the broker")
             session = None
         if session is None:
@@ -105,6 +106,7 @@ class Sessions:
             session = Session(client_id, LocalChannel(client_id, remote_addr, local_addr), language, version, now)
             session.channel.responder = lambda request, s=session: running_info(s, request)
             session.settings = settings
+            session.owner = owner
             self._table[client_id] = session
             log.info("5.x client %s (%s %s) from %s", client_id, language, version, remote_addr)
         session.last_seen = now
