@@ -32,7 +32,7 @@ from brokers.engine.common.topic_validator import InvalidNameError, validate_gro
 from brokers.engine.proxy import routes
 from brokers.engine.proxy.auth import authorize
 from brokers.engine.proxy.convert import PROPERTY_POP_CK, ProxyError, encoded_properties, send_properties, to_grpc_message
-from brokers.engine.proxy.sessions import Call, parse_version
+from brokers.engine.proxy.sessions import ClientCall, parse_version
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 
@@ -61,7 +61,7 @@ def _fail(response: RemotingCommand, default: int = pb.INTERNAL_SERVER_ERROR) ->
     return ProxyError(_SEND_CODES.get(response.code, default), response.remark or f"the broker answered code {response.code}")
 
 
-async def dispatch(endpoint, session: Call, request: RemotingCommand, timeout_s: float = CALL_TIMEOUT_S) -> RemotingCommand:
+async def dispatch(endpoint, session: ClientCall, request: RemotingCommand, timeout_s: float = CALL_TIMEOUT_S) -> RemotingCommand:
     """Run ``request`` as the caller: its ACL check, then the broker's processor for the code."""
     remark = authorize(endpoint.guard, session.caller, request)
     if remark is not None:
@@ -98,7 +98,7 @@ def group_policy(endpoint, group: str) -> tuple[bool, int]:
 
 # -- routes ----------------------------------------------------------------------------------------
 
-async def _route(endpoint, session: Call, topic: str):
+async def _route(endpoint, session: ClientCall, topic: str):
     request = RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
     remark = authorize(endpoint.guard, session.caller, request)
     if remark is not None:
@@ -120,7 +120,7 @@ async def _route(endpoint, session: Call, topic: str):
     return route, grpc_addrs
 
 
-async def query_route(endpoint, session: Call, request) -> list[pb.MessageQueue]:
+async def query_route(endpoint, session: ClientCall, request) -> list[pb.MessageQueue]:
     topic = _topic(request.topic)
     route, grpc_addrs = await _route(endpoint, session, topic)
     tc = endpoint.broker.topic_config_manager.select_topic_config(topic)
@@ -128,7 +128,7 @@ async def query_route(endpoint, session: Call, request) -> list[pb.MessageQueue]
     return routes.message_queues(route, request.topic, grpc_addrs, accept)
 
 
-async def query_assignment(endpoint, session: Call, request) -> list[pb.Assignment]:
+async def query_assignment(endpoint, session: ClientCall, request) -> list[pb.Assignment]:
     topic, group = _topic(request.topic), _group(request.group)
     route, grpc_addrs = await _route(endpoint, session, topic)
     fifo, _ = group_policy(endpoint, group)
@@ -137,7 +137,7 @@ async def query_assignment(endpoint, session: Call, request) -> list[pb.Assignme
 
 # -- clients ---------------------------------------------------------------------------------------
 
-async def heartbeat(endpoint, session: Call, request) -> None:
+async def heartbeat(endpoint, session: ClientCall, request) -> None:
     settings = session.settings
     client_type = request.client_type or session.client_type
     body: dict = {"clientID": session.client_id, "producerDataSet": [], "consumerDataSet": []}
@@ -166,7 +166,7 @@ async def heartbeat(endpoint, session: Call, request) -> None:
         raise _fail(reply, pb.BAD_REQUEST)
 
 
-async def unregister(endpoint, session: Call, request) -> None:
+async def unregister(endpoint, session: ClientCall, request) -> None:
     fields = {"clientID": session.client_id}
     if request.HasField("group") and request.group.name:
         fields["consumerGroup"] = _group(request.group)
@@ -175,7 +175,7 @@ async def unregister(endpoint, session: Call, request) -> None:
 
 # -- send ------------------------------------------------------------------------------------------
 
-async def send(endpoint, session: Call, request) -> list[spb.SendResultEntry]:
+async def send(endpoint, session: ClientCall, request) -> list[spb.SendResultEntry]:
     messages = request.messages
     if not messages:
         raise ProxyError(pb.BAD_REQUEST, "the request has no message")
@@ -223,7 +223,7 @@ async def send(endpoint, session: Call, request) -> list[spb.SendResultEntry]:
 
 # -- consume ---------------------------------------------------------------------------------------
 
-async def receive(endpoint, session: Call, request, time_remaining: float | None) -> list[pb.Message]:
+async def receive(endpoint, session: ClientCall, request, time_remaining: float | None) -> list[pb.Message]:
     group, topic = _group(request.group), _topic(request.message_queue.topic)
     batch = request.batch_size
     if not 0 < batch <= MAX_RECEIVE_BATCH:
@@ -302,7 +302,7 @@ def _handle(endpoint, text: str) -> ExtraInfo:
     return info
 
 
-async def _ack_one(endpoint, session: Call, group: str, topic: str, text: str) -> None:
+async def _ack_one(endpoint, session: ClientCall, group: str, topic: str, text: str) -> None:
     info = _handle(endpoint, text)
     fields = {"consumerGroup": group, "topic": topic, "queueId": info.queue_id, "extraInfo": text, "offset": info.queue_offset}
     reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.ACK_MESSAGE, fields))
@@ -311,7 +311,7 @@ async def _ack_one(endpoint, session: Call, group: str, topic: str, text: str) -
                          reply.remark or "the receipt handle is expired or unknown")
 
 
-async def ack(endpoint, session: Call, request) -> list[spb.AckMessageResultEntry]:
+async def ack(endpoint, session: ClientCall, request) -> list[spb.AckMessageResultEntry]:
     group, topic = _group(request.group), _topic(request.topic)
     if not request.entries:
         raise ProxyError(pb.BAD_REQUEST, "the request has no entry")
@@ -328,7 +328,7 @@ async def ack(endpoint, session: Call, request) -> list[spb.AckMessageResultEntr
     return out
 
 
-async def change_invisible(endpoint, session: Call, request) -> str:
+async def change_invisible(endpoint, session: ClientCall, request) -> str:
     group, topic = _group(request.group), _topic(request.topic)
     info = _handle(endpoint, request.receipt_handle)
     invisible = request.invisible_duration.ToMilliseconds()
@@ -345,7 +345,7 @@ async def change_invisible(endpoint, session: Call, request) -> str:
                      info.queue_offset).text()
 
 
-async def forward_to_dlq(endpoint, session: Call, request) -> None:
+async def forward_to_dlq(endpoint, session: ClientCall, request) -> None:
     group, topic = _group(request.group), _topic(request.topic)
     info = _handle(endpoint, request.receipt_handle)
     result = endpoint.broker.store.get_message(group, topic, info.queue_id, info.queue_offset, 1)

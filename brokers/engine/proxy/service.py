@@ -29,7 +29,7 @@ from brokers.engine.proxy.stubs import service_pb2_grpc
 from brokers.engine.proxy import calls
 from brokers.engine.proxy.auth import Unauthenticated, identify, metadata_dict
 from brokers.engine.proxy.convert import ProxyError
-from brokers.engine.proxy.sessions import Call, Session, TooManyClients, merged_settings
+from brokers.engine.proxy.sessions import ClientCall, Session, TooManyClients, merged_settings
 
 log = logging.getLogger("brokers.engine.proxy")
 
@@ -44,7 +44,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
 
     # -- who is calling --------------------------------------------------------------------------
 
-    def _session(self, context: grpc.aio.ServicerContext, *, required: bool = True) -> Call | None:
+    def _session(self, context: grpc.aio.ServicerContext, *, required: bool = True) -> ClientCall | None:
         """The caller's session, or a status raised as ProxyError."""
         md = metadata_dict(context.invocation_metadata())
         try:
@@ -67,7 +67,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
             raise ProxyError(pb.TOO_MANY_REQUESTS, str(exc)) from None
         if known is None:
             session.owner = owner
-        return Call(session, caller)
+        return ClientCall(session, caller)
 
     # -- unary calls -----------------------------------------------------------------------------
 

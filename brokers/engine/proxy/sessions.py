@@ -59,7 +59,7 @@ class Session:
         return self.settings.client_type if self.settings is not None else pb.CLIENT_TYPE_UNSPECIFIED
 
 
-class Call:
+class ClientCall:
     """One call: its client's session and the caller the call itself authenticated as. Requests are
     checked against ``caller``, never against another call's (one client id may be used by calls signed
     by different accounts, concurrently: a session-wide caller would let one borrow the other's rights)."""
