@@ -33,7 +33,7 @@ def test_export_dry_run_and_apply(page, live_server, make_user, session_cluster,
     suffix = uuid.uuid4().hex[:6]
     topic, group = f"E2eMetaTopic_{suffix}", f"E2eMetaGroup_{suffix}"
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"topicConfigTable": {topic: {"readQueueNums": 0}}}))
+    bad.write_text(json.dumps({"topicConfigTable": {topic: {"readQueueNums": -1}}}))  # 0 is a valid count (RocketMQ serves it)
     page.set_input_files("input[name=file]", str(bad))
     page.click("[data-testid=dry-run-button]")
     assert f"topicConfigTable.{topic}.readQueueNums" in page.locator("[data-testid=import-form]").inner_text()
