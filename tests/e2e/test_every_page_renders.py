@@ -240,6 +240,9 @@ def test_every_page_renders_in_every_variant(browser, live_server, console_with_
                         page.set_viewport_size({"width": width, "height": 900})
                         page.emulate_media(color_scheme=scheme)
                         page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+                        # a chart reloading (a scheme change redraws it) is dimmed while busy: judge it drawn
+                        page.wait_for_function("() => !document.querySelector('[aria-busy=true]') && [...document.querySelectorAll("
+                                               "'.chart')].every(c => getComputedStyle(c).opacity === '1')")
                         variant = f"{language}-{scheme}-{width}"
                         page.screenshot(path=str(tmp_path / f"{slug}-{variant}.png"), full_page=True)
                         found = problems_of(page.evaluate(INSPECT, language != "en"), language != "en", url)
