@@ -1,7 +1,14 @@
 """The suite's fixtures are plugins in tests/fixtures/, registered here once for every test."""
 from __future__ import annotations
 
-import pytest
+import os
+
+# Before anything imports grpc (the 5.x endpoint, Apache's Python client): gRPC's fork handlers, with its
+# threads busy, broke one fork in ten (a subprocess whose preexec_fn runs: Spark's JVM launch failed with
+# JAVA_GATEWAY_EXITED beside a cluster serving gRPC). brokers/engine/proxy sets the same default.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
+
+import pytest  # noqa: E402
 
 pytest_plugins = [
     "tests.fixtures.cluster",
