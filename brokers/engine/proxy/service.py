@@ -38,6 +38,15 @@ def _status(code: int = pb.OK, message: str = "OK") -> pb.Status:
     return pb.Status(code=code, message=message)
 
 
+def _overall(entries) -> pb.Status:
+    """A batch's status: its entries' one code (with the first entry's message), else MULTIPLE_RESULTS."""
+    codes = {e.status.code for e in entries}
+    if len(codes) == 1:
+        code = codes.pop()
+        return _status(code, entries[0].status.message if code != pb.OK else "OK")
+    return _status(pb.MULTIPLE_RESULTS, "MULTIPLE_RESULTS")
+
+
 class MessagingService(service_pb2_grpc.MessagingServiceServicer):
     def __init__(self, endpoint) -> None:
         self.endpoint = endpoint  # endpoint.GrpcEndpoint: the broker, sessions, the ACL guard
@@ -104,25 +113,13 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
     async def SendMessage(self, request, context):
         async def work(session):
             entries = await calls.send(self.endpoint, session, request)
-            codes = {e.status.code for e in entries}
-            if len(codes) == 1:
-                code = codes.pop()
-                status = _status(code, entries[0].status.message if code != pb.OK else "OK")
-            else:
-                status = _status(pb.MULTIPLE_RESULTS, "MULTIPLE_RESULTS")
-            return spb.SendMessageResponse(status=status, entries=entries)
+            return spb.SendMessageResponse(status=_overall(entries), entries=entries)
         return await self._unary(context, spb.SendMessageResponse, work)
 
     async def AckMessage(self, request, context):
         async def work(session):
             entries = await calls.ack(self.endpoint, session, request)
-            codes = {e.status.code for e in entries}
-            if len(codes) == 1:
-                code = codes.pop()
-                status = _status(code, entries[0].status.message if code != pb.OK else "OK")
-            else:
-                status = _status(pb.MULTIPLE_RESULTS, "MULTIPLE_RESULTS")
-            return spb.AckMessageResponse(status=status, entries=entries)
+            return spb.AckMessageResponse(status=_overall(entries), entries=entries)
         return await self._unary(context, spb.AckMessageResponse, work)
 
     async def ChangeInvisibleDuration(self, request, context):
