@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -31,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from processes import free_port, wait_ready  # noqa: E402
+from processes import start_grpc_broker  # noqa: E402
 
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
 from brokers.engine.client.producer import Producer  # noqa: E402
@@ -148,6 +147,10 @@ def grpc_path(endpoint: str, topic: str, args, pid: int) -> tuple[tuple[float, f
         consumer.shutdown()
 
 
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}×" if b else "n/a (too few messages to measure)"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=4000)
@@ -155,20 +158,8 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=4)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        ns_port, broker_port, grpc_port = free_port(), free_port(), free_port()
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        ns_log, broker_log = Path(tmp) / "namesrv.log", Path(tmp) / "broker.log"
-        with open(ns_log, "w") as out:
-            namesrv = subprocess.Popen([sys.executable, "-m", "brokers.engine", "namesrv", "--port", str(ns_port), "--log-level", "ERROR"],
-                                       cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
-        with open(broker_log, "w") as out:
-            broker = subprocess.Popen([sys.executable, "-m", "brokers.engine", "broker", "--name", "broker-a", "--store-dir",
-                                       str(Path(tmp) / "b"), "--port", str(broker_port), "--namesrv", f"127.0.0.1:{ns_port}",
-                                       "--grpc-port", str(grpc_port), "--log-level", "ERROR"],
-                                      cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+        namesrv, broker, ns_port, broker_port, grpc_port = start_grpc_broker(Path(tmp), ROOT)
         try:
-            wait_ready(namesrv, ns_log, 30)
-            wait_ready(broker, broker_log, 30)
             namesrv_addr = f"127.0.0.1:{ns_port}"
             with BlockingMQAdminClient(namesrv_addr) as admin:
                 for topic in ("BenchRemoting", "BenchGrpc"):
@@ -192,8 +183,8 @@ def main() -> int:
     print("| --- | --- | --- | --- | --- |")
     for name, ((p_rate, p_cpu), (c_rate, c_cpu)) in (("remoting (Gantry's client)", remote), ("gRPC (Apache's Python client)", grpc)):
         print(f"| {name} | {p_rate:,.0f} | {p_cpu:,.0f} | {c_rate:,.0f} | {c_cpu:,.0f} |")
-    print(f"| gRPC / remoting | {grpc[0][0] / remote[0][0]:.2f}× | {grpc[0][1] / remote[0][1]:.2f}× | "
-          f"{grpc[1][0] / remote[1][0]:.2f}× | {grpc[1][1] / remote[1][1]:.2f}× |")
+    ratios = [ratio(grpc[i][j], remote[i][j]) for i in (0, 1) for j in (0, 1)]
+    print("| gRPC / remoting | " + " | ".join(ratios) + " |")
     return 0
 
 

@@ -22,7 +22,6 @@ import argparse
 import multiprocessing
 import os
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -33,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from processes import free_port, wait_ready  # noqa: E402
+from processes import start_grpc_broker  # noqa: E402
 
 import grpc  # noqa: E402
 from google.protobuf.duration_pb2 import Duration  # noqa: E402
@@ -175,20 +174,8 @@ def main() -> int:
     print("| pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | failures quiet / attacked | p99 ratio | peak RSS MiB | newcomer s |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as tmp:
-        ns_port, broker_port, grpc_port = free_port(), free_port(), free_port()
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        ns_log, broker_log = Path(tmp) / "namesrv.log", Path(tmp) / "broker.log"
-        with open(ns_log, "w") as out:
-            namesrv = subprocess.Popen([sys.executable, "-m", "brokers.engine", "namesrv", "--port", str(ns_port), "--log-level", "ERROR"],
-                                       cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
-        with open(broker_log, "w") as out:
-            broker = subprocess.Popen([sys.executable, "-m", "brokers.engine", "broker", "--name", "broker-a", "--store-dir",
-                                       str(Path(tmp) / "b"), "--port", str(broker_port), "--namesrv", f"127.0.0.1:{ns_port}",
-                                       "--grpc-port", str(grpc_port), "--log-level", "ERROR"],
-                                      cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+        namesrv, broker, ns_port, broker_port, grpc_port = start_grpc_broker(Path(tmp), ROOT)
         try:
-            wait_ready(namesrv, ns_log, 30)
-            wait_ready(broker, broker_log, 30)
             with BlockingMQAdminClient(f"127.0.0.1:{ns_port}") as admin:
                 admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig(TOPIC, 4, 4))
             for pattern in args.patterns.split(","):

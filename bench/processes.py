@@ -8,6 +8,7 @@ default action, dying at once, left them running: ``pkill -f broker_bench`` orph
 """
 from __future__ import annotations
 
+import os
 import re
 import signal
 import socket
@@ -81,3 +82,22 @@ def stop_all(procs: list[subprocess.Popen]) -> None:
             proc.terminate()
         proc.wait(60)
     procs.clear()
+
+
+def start_grpc_broker(tmp: Path, root: Path) -> tuple[subprocess.Popen, subprocess.Popen, int, int, int]:
+    """A name server and one broker with its 5.x gRPC endpoint, subprocesses logging under ``tmp``, both ready:
+    (name server, broker, name server port, broker port, gRPC port). The caller terminates them."""
+    ns_port, broker_port, grpc_port = free_port(), free_port(), free_port()
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    ns_log, broker_log = tmp / "namesrv.log", tmp / "broker.log"
+    with open(ns_log, "w") as out:
+        namesrv = subprocess.Popen([sys.executable, "-m", "brokers.engine", "namesrv", "--port", str(ns_port), "--log-level", "ERROR"],
+                                   cwd=root, stdout=out, stderr=subprocess.STDOUT, env=env)
+    with open(broker_log, "w") as out:
+        broker = subprocess.Popen([sys.executable, "-m", "brokers.engine", "broker", "--name", "broker-a", "--store-dir",
+                                   str(tmp / "b"), "--port", str(broker_port), "--namesrv", f"127.0.0.1:{ns_port}",
+                                   "--grpc-port", str(grpc_port), "--log-level", "ERROR"],
+                                  cwd=root, stdout=out, stderr=subprocess.STDOUT, env=env)
+    wait_ready(namesrv, ns_log, 30)
+    wait_ready(broker, broker_log, 30)
+    return namesrv, broker, ns_port, broker_port, grpc_port
