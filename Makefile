@@ -26,9 +26,11 @@ test: setup dev-venv
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 	GANTRY_TEST_DB=postgres GANTRY_PURE_PYTHON=1 GANTRY_EVENT_LOOP=asyncio $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not e2e and not interop"  # the DB-touching tests again, on PostgreSQL (browser tests: SQLite only), on the pure-Python codecs and asyncio's own event loop; Apache's Java pieces (interop) run in the first pass only
 
-# The fast guardrail, under a minute: ruff's lint as pyproject.toml configures it. CI runs it before make test.
+# The fast guardrail, under a minute: ruff's lint and its formatter (checked, not applied) as pyproject.toml
+# configures them. CI runs it before make test. `$(PY) -m ruff format .` formats the tree.
 check: dev-venv
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 setup: system venv speedups migrate
 

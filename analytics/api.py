@@ -5,6 +5,7 @@ GET dashboards/backlog (?range=&by=group|queue&group=&topic=&resolution=), both 
 POST dashboards/refresh (operator): 202 with the new run, or 200 with the run already queued or
 running; GET dashboards/refresh-runs/{id}. Shapes: docs/analytics.md section 4.
 """
+
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -16,7 +17,14 @@ from rest_framework.response import Response
 
 from analytics import selectors, services
 from analytics.models import RefreshRun
-from analytics.serializers import BacklogOutput, BacklogQuery, RefreshInput, RefreshRunOutput, ThroughputOutput, ThroughputQuery
+from analytics.serializers import (
+    BacklogOutput,
+    BacklogQuery,
+    RefreshInput,
+    RefreshRunOutput,
+    ThroughputOutput,
+    ThroughputQuery,
+)
 from console.actor import actor_from_request
 from console.rest import parse_input, query_dict
 
@@ -31,18 +39,26 @@ class DashboardViewSet(viewsets.ViewSet):
     @action(detail=False, methods=["get"])
     def throughput(self, request: Request) -> Response:
         q = parse_input(ThroughputQuery, query_dict(request))
-        return Response(selectors.throughput_view(range=q["range"], by=q["by"], system=q["system"],
-                                                  **_filters(q, "topic", "broker", "resolution")))
+        return Response(
+            selectors.throughput_view(
+                range=q["range"], by=q["by"], system=q["system"], **_filters(q, "topic", "broker", "resolution")
+            )
+        )
 
     @extend_schema(parameters=[BacklogQuery], responses=BacklogOutput)
     @action(detail=False, methods=["get"])
     def backlog(self, request: Request) -> Response:
         q = parse_input(BacklogQuery, query_dict(request))
-        return Response(selectors.backlog_view(range=q["range"], by=q["by"], **_filters(q, "group", "topic", "resolution")))
+        return Response(
+            selectors.backlog_view(range=q["range"], by=q["by"], **_filters(q, "group", "topic", "resolution"))
+        )
 
-    @extend_schema(request=RefreshInput, responses={202: RefreshRunOutput, 200: RefreshRunOutput},
-                   description="Refresh the dashboards now (operator): 202 with the queued run, or 200 with the run "
-                               "already queued or running. 503 when the task queue (Redis) is down.")
+    @extend_schema(
+        request=RefreshInput,
+        responses={202: RefreshRunOutput, 200: RefreshRunOutput},
+        description="Refresh the dashboards now (operator): 202 with the queued run, or 200 with the run "
+        "already queued or running. 503 when the task queue (Redis) is down.",
+    )
     @action(detail=False, methods=["post"])
     def refresh(self, request: Request) -> Response:
         parse_input(RefreshInput, request.data or {})
@@ -55,7 +71,9 @@ class DashboardViewSet(viewsets.ViewSet):
 class RefreshRunViewSet(viewsets.ViewSet):
     lookup_value_regex = r"\d+"
 
-    @extend_schema(parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH, description="refresh run id")],
-                   responses=RefreshRunOutput)
+    @extend_schema(
+        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH, description="refresh run id")],
+        responses=RefreshRunOutput,
+    )
     def retrieve(self, request: Request, pk: str) -> Response:
         return Response(selectors.refresh_run(run_id=int(pk)))

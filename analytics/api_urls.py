@@ -1,4 +1,5 @@
 """Dashboard API routes (api_urlpatterns, included under /api/v1/ by console.api_urls)."""
+
 from analytics.api import DashboardViewSet, RefreshRunViewSet
 from console.rest import ApiRouter
 

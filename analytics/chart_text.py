@@ -5,6 +5,7 @@ templates/analytics/_assets.html writes ``<div id="chart-text" data-json="...">`
 Keys are the script's; each English text is the script's own fallback too, so a page without the JSON
 still reads in English. Sentences carry named placeholders (``%(time)s``) that the script fills.
 """
+
 from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _

@@ -1,5 +1,6 @@
 """The dashboards' one filter, the time range, read from ``?range=`` like every list filter of the
 console (console.query_filters): a range it does not know is refused, not replaced by the default."""
+
 from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _

@@ -15,6 +15,7 @@ The partition columns ``date`` (string ``YYYY-MM-DD``) and ``hour`` (int, not ze
 in the directory names only (Hive style); :func:`partitions_since` lists the partition
 directories a refresh needs, so it reads the hours since its watermark and no others.
 """
+
 from __future__ import annotations
 
 import logging
@@ -39,24 +40,28 @@ _TS = pa.timestamp("us", tz="UTC")  # Spark reads TIMESTAMP(us, UTC) as its (UTC
 
 # The columns stored in the files; ``date`` and ``hour`` are the directories.
 SCHEMAS: Mapping[str, pa.Schema] = {
-    QUEUE_SAMPLES: pa.schema([
-        pa.field("ts", _TS, nullable=False),
-        pa.field("broker", pa.string(), nullable=False),
-        pa.field("topic", pa.string(), nullable=False),
-        pa.field("queue_id", pa.int32(), nullable=False),
-        pa.field("min_offset", pa.int64(), nullable=False),
-        pa.field("max_offset", pa.int64(), nullable=False),
-        pa.field("put_bytes", pa.int64(), nullable=True),
-    ]),
-    GROUP_SAMPLES: pa.schema([
-        pa.field("ts", _TS, nullable=False),
-        pa.field("broker", pa.string(), nullable=False),
-        pa.field("group", pa.string(), nullable=False),
-        pa.field("topic", pa.string(), nullable=False),
-        pa.field("queue_id", pa.int32(), nullable=False),
-        pa.field("committed_offset", pa.int64(), nullable=False),
-        pa.field("max_offset", pa.int64(), nullable=False),
-    ]),
+    QUEUE_SAMPLES: pa.schema(
+        [
+            pa.field("ts", _TS, nullable=False),
+            pa.field("broker", pa.string(), nullable=False),
+            pa.field("topic", pa.string(), nullable=False),
+            pa.field("queue_id", pa.int32(), nullable=False),
+            pa.field("min_offset", pa.int64(), nullable=False),
+            pa.field("max_offset", pa.int64(), nullable=False),
+            pa.field("put_bytes", pa.int64(), nullable=True),
+        ]
+    ),
+    GROUP_SAMPLES: pa.schema(
+        [
+            pa.field("ts", _TS, nullable=False),
+            pa.field("broker", pa.string(), nullable=False),
+            pa.field("group", pa.string(), nullable=False),
+            pa.field("topic", pa.string(), nullable=False),
+            pa.field("queue_id", pa.int32(), nullable=False),
+            pa.field("committed_offset", pa.int64(), nullable=False),
+            pa.field("max_offset", pa.int64(), nullable=False),
+        ]
+    ),
 }
 
 
@@ -126,7 +131,9 @@ def write_samples(root: Path, dataset: str, *, ts_ms: int, broker: str, columns:
     if count == 0:
         return None
     when = utc_from_ms(ts_ms)
-    arrays = [pa.array([when] * count, type=_TS)] + [pa.array(list(columns[n]), type=schema.field(n).type) for n in names]
+    arrays = [pa.array([when] * count, type=_TS)] + [
+        pa.array(list(columns[n]), type=schema.field(n).type) for n in names
+    ]
     table = pa.Table.from_arrays(arrays, schema=schema)
     directory = partition_dir(root, dataset, when)
     directory.mkdir(parents=True, exist_ok=True)
@@ -235,7 +242,12 @@ def lake_compact(root: Path, *, before: datetime) -> int:
                 log.warning("lake: not compacting %s: %s", p.path, exc)
                 continue
             names = [f.name for f in schema]
-            table = table.group_by(names, use_threads=False).aggregate([]).select(names).sort_by([("ts", "ascending"), ("broker", "ascending")])
+            table = (
+                table.group_by(names, use_threads=False)
+                .aggregate([])
+                .select(names)
+                .sort_by([("ts", "ascending"), ("broker", "ascending")])
+            )
             first_ms = int(table.column("ts")[0].value // 1000) if table.num_rows else 0
             final = p.path / f"part-{first_ms}-compacted-{uuid.uuid4().hex[:8]}.parquet"
             tmp = p.path / f".{final.name}.tmp"

@@ -16,6 +16,7 @@ transaction (analytics.runner), so readers see either the old rows or the new on
 Every table carries ``namesrv_set`` (docs/clusters.md): each set has its own lake, runs and
 results, and every index leads with it, so one set's dashboard is still one indexed range query.
 """
+
 from __future__ import annotations
 
 from django.db import IntegrityError, models, transaction
@@ -60,8 +61,10 @@ class RefreshRun(models.Model):
 
     class Meta:
         ordering = ["-id"]
-        indexes = [models.Index(fields=["status"], name="analytics_run_status"),
-                   models.Index(fields=["namesrv_set", "-id"], name="analytics_run_set")]
+        indexes = [
+            models.Index(fields=["status"], name="analytics_run_status"),
+            models.Index(fields=["namesrv_set", "-id"], name="analytics_run_set"),
+        ]
 
     def __str__(self) -> str:
         return f"refresh #{self.pk} {self.status}"
@@ -73,7 +76,9 @@ class DashboardState(models.Model):
     id = models.PositiveSmallIntegerField(primary_key=True, default=1)
     namesrv_set = models.CharField(max_length=64, unique=True, default=DEFAULT_SET)
     last_good_run = models.ForeignKey(RefreshRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    watermark = models.DateTimeField(null=True, blank=True)  # "now" of the last good run: the next one starts from its hour
+    watermark = models.DateTimeField(
+        null=True, blank=True
+    )  # "now" of the last good run: the next one starts from its hour
     data_until = models.DateTimeField(null=True, blank=True)  # newest sample the last good run read
     stale_since = models.DateTimeField(null=True, blank=True)  # start of the first failed run after the last good one
 
@@ -83,7 +88,9 @@ class DashboardState(models.Model):
         queryset = cls.objects.select_for_update() if for_update else cls.objects
         state = queryset.filter(namesrv_set=namesrv_set).first()
         while state is None:
-            new_id = 1 if namesrv_set == DEFAULT_SET else max(2, (cls.objects.aggregate(m=models.Max("id"))["m"] or 0) + 1)
+            new_id = (
+                1 if namesrv_set == DEFAULT_SET else max(2, (cls.objects.aggregate(m=models.Max("id"))["m"] or 0) + 1)
+            )
             try:
                 with transaction.atomic():
                     cls.objects.create(pk=new_id, namesrv_set=namesrv_set)
@@ -108,8 +115,12 @@ class ThroughputPoint(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["namesrv_set", "resolution", "level", "window_start"], name="analytics_tp_window"),
-            models.Index(fields=["namesrv_set", "resolution", "level", "topic", "window_start"], name="analytics_tp_topic"),
-            models.Index(fields=["namesrv_set", "resolution", "level", "broker", "window_start"], name="analytics_tp_broker"),
+            models.Index(
+                fields=["namesrv_set", "resolution", "level", "topic", "window_start"], name="analytics_tp_topic"
+            ),
+            models.Index(
+                fields=["namesrv_set", "resolution", "level", "broker", "window_start"], name="analytics_tp_broker"
+            ),
         ]
 
 
@@ -129,8 +140,12 @@ class BacklogPoint(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["namesrv_set", "resolution", "level", "window_start"], name="analytics_bl_window"),
-            models.Index(fields=["namesrv_set", "resolution", "level", "group", "window_start"], name="analytics_bl_group"),
-            models.Index(fields=["namesrv_set", "resolution", "level", "topic", "window_start"], name="analytics_bl_topic"),
+            models.Index(
+                fields=["namesrv_set", "resolution", "level", "group", "window_start"], name="analytics_bl_group"
+            ),
+            models.Index(
+                fields=["namesrv_set", "resolution", "level", "topic", "window_start"], name="analytics_bl_topic"
+            ),
         ]
 
 

@@ -22,6 +22,7 @@ watermark, so it recomputes everything the failed one would have.
 A run that was declared lost while it was in fact only stalled finds itself no longer running
 when it commits, and writes nothing.
 """
+
 from __future__ import annotations
 
 import logging
@@ -85,8 +86,13 @@ class RefreshPlan:
     trend_lookback_s: int
 
 
-def refresh_plan(*, as_of: datetime, watermark: datetime | None, sample_interval_s: float,
-                 trend_lookback_s: int = DEFAULT_TREND_LOOKBACK_S) -> RefreshPlan:
+def refresh_plan(
+    *,
+    as_of: datetime,
+    watermark: datetime | None,
+    sample_interval_s: float,
+    trend_lookback_s: int = DEFAULT_TREND_LOOKBACK_S,
+) -> RefreshPlan:
     """Plan a run at ``as_of`` after a last good run at ``watermark`` (None: no good run yet).
 
     >>> from datetime import datetime, timezone
@@ -102,7 +108,9 @@ def refresh_plan(*, as_of: datetime, watermark: datetime | None, sample_interval
     base = as_of - BACKFILL if watermark is None else min(watermark, as_of)
     base = _floor(base, 3600)
     emit_from = {"1h": base, "1m": max(base, _floor(as_of - RETAIN["1m"], 60))}
-    if watermark is not None:  # minutes settled LATE_SAMPLES before the last run are final: the live run's minutes are few
+    if (
+        watermark is not None
+    ):  # minutes settled LATE_SAMPLES before the last run are final: the live run's minutes are few
         emit_from["1m"] = max(emit_from["1m"], _floor(min(watermark, as_of) - LATE_SAMPLES, 60))
     needed = min(base, _floor(as_of, 60) - TOP_WINDOW, as_of - timedelta(seconds=trend_lookback_s))
     read_from = needed - timedelta(seconds=2 * sample_interval_s)
@@ -156,7 +164,10 @@ def collect(frame: DataFrame) -> list[dict]:
     from pyspark.sql.types import TimestampType
 
     stamps = {f.name for f in frame.schema.fields if isinstance(f.dataType, TimestampType)}
-    columns = [F.unix_micros(F.col(f"`{name}`")).alias(name) if name in stamps else F.col(f"`{name}`") for name in frame.columns]
+    columns = [
+        F.unix_micros(F.col(f"`{name}`")).alias(name) if name in stamps else F.col(f"`{name}`")
+        for name in frame.columns
+    ]
     rows = []
     for row in frame.select(*columns).collect():
         item = row.asDict()
@@ -175,7 +186,9 @@ def _union(frames: Iterable[DataFrame]) -> DataFrame:
     return united
 
 
-def compute(spark: SparkSession, root: Path, plan: RefreshPlan, *, progress=lambda text: None, top_n: int = DEFAULT_TOP_N) -> Results:
+def compute(
+    spark: SparkSession, root: Path, plan: RefreshPlan, *, progress=lambda text: None, top_n: int = DEFAULT_TOP_N
+) -> Results:
     """Run every job over the lake as the plan says; the collected rows."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
@@ -187,18 +200,28 @@ def compute(spark: SparkSession, root: Path, plan: RefreshPlan, *, progress=lamb
     groups = read_samples(spark, root, lake.GROUP_SAMPLES, since=plan.read_from).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         out = Results()
-        stats = collect(queues.select(F.count(F.lit(1)).alias("n"), F.max("ts").alias("until"))
-                        .unionByName(groups.select(F.count(F.lit(1)).alias("n"), F.max("ts").alias("until"))))
+        stats = collect(
+            queues.select(F.count(F.lit(1)).alias("n"), F.max("ts").alias("until")).unionByName(
+                groups.select(F.count(F.lit(1)).alias("n"), F.max("ts").alias("until"))
+            )
+        )
         out.rows_read = sum(r["n"] for r in stats)
         out.data_until = max((r["until"] for r in stats if r["until"] is not None), default=None)
         # One Spark job per result table and resolution: every level of it in one union.
         for resolution, emit_from in plan.emit_from.items():
             progress(f"throughput {resolution}")
-            out.throughput += collect(_union(throughput(queues, resolution=resolution, level=level, emit_from=emit_from)
-                                             for level in THROUGHPUT_LEVELS))
+            out.throughput += collect(
+                _union(
+                    throughput(queues, resolution=resolution, level=level, emit_from=emit_from)
+                    for level in THROUGHPUT_LEVELS
+                )
+            )
             progress(f"backlog {resolution}")
-            out.backlog += collect(_union(backlog(groups, resolution=resolution, level=level, emit_from=emit_from)
-                                          for level in BACKLOG_LEVELS))
+            out.backlog += collect(
+                _union(
+                    backlog(groups, resolution=resolution, level=level, emit_from=emit_from) for level in BACKLOG_LEVELS
+                )
+            )
         progress("backlog trends")
         trend = backlog_trend(groups, now=plan.as_of, lookback_s=plan.trend_lookback_s)
         out.trends = collect(trend)
@@ -223,7 +246,9 @@ def commit(run_id: int, plan: RefreshPlan, results: Results, *, now: datetime | 
     """Replace the recomputed windows and mark the run succeeded, all in one transaction."""
     now = now or dj_timezone.now()
     with transaction.atomic():
-        tier = RefreshRun.objects.values_list("namesrv_set", flat=True).get(pk=run_id)  # the results are this set's only
+        tier = RefreshRun.objects.values_list("namesrv_set", flat=True).get(
+            pk=run_id
+        )  # the results are this set's only
         state = DashboardState.load(tier, for_update=True)
         run = RefreshRun.objects.select_for_update().get(pk=run_id)
         if run.status != RefreshRun.Status.RUNNING:
@@ -231,15 +256,22 @@ def commit(run_id: int, plan: RefreshPlan, results: Results, *, now: datetime | 
         for model in (ThroughputPoint, BacklogPoint):
             for resolution, emit_from in plan.emit_from.items():
                 model.objects.filter(namesrv_set=tier, resolution=resolution, window_start__gte=emit_from).delete()
-                model.objects.filter(namesrv_set=tier, resolution=resolution, window_start__lt=plan.as_of - RETAIN[resolution]).delete()
+                model.objects.filter(
+                    namesrv_set=tier, resolution=resolution, window_start__lt=plan.as_of - RETAIN[resolution]
+                ).delete()
         ThroughputPoint.objects.bulk_create(_points(ThroughputPoint, results.throughput, tier), batch_size=1000)
         BacklogPoint.objects.bulk_create(_points(BacklogPoint, results.backlog, tier), batch_size=1000)
         BacklogTrend.objects.filter(namesrv_set=tier).delete()
-        BacklogTrend.objects.bulk_create([BacklogTrend(**row, namesrv_set=tier, as_of=plan.as_of) for row in results.trends], batch_size=1000)
+        BacklogTrend.objects.bulk_create(
+            [BacklogTrend(**row, namesrv_set=tier, as_of=plan.as_of) for row in results.trends], batch_size=1000
+        )
         Ranking.objects.filter(namesrv_set=tier).delete()
         Ranking.objects.bulk_create(
             [Ranking(kind=Ranking.Kind.TOPICS, namesrv_set=tier, as_of=plan.as_of, **row) for row in results.top_topics]
-            + [Ranking(kind=Ranking.Kind.GROUPS, namesrv_set=tier, as_of=plan.as_of, **row) for row in results.top_groups]
+            + [
+                Ranking(kind=Ranking.Kind.GROUPS, namesrv_set=tier, as_of=plan.as_of, **row)
+                for row in results.top_groups
+            ]
         )
         state.last_good_run = run
         state.watermark = plan.as_of
@@ -252,8 +284,10 @@ def commit(run_id: int, plan: RefreshPlan, results: Results, *, now: datetime | 
         run.rows_read = results.rows_read
         run.window_from = min(plan.emit_from.values())
         run.window_to = plan.as_of
-        run.progress = (f"done: {len(results.throughput)} throughput and {len(results.backlog)} backlog points "
-                        f"from {results.rows_read} samples")
+        run.progress = (
+            f"done: {len(results.throughput)} throughput and {len(results.backlog)} backlog points "
+            f"from {results.rows_read} samples"
+        )
         run.save()
     return run
 
@@ -261,9 +295,16 @@ def commit(run_id: int, plan: RefreshPlan, results: Results, *, now: datetime | 
 # -- the run ------------------------------------------------------------------------------------------
 
 
-def dashboard_refresh(*, run_id: int | None = None, trigger: str = RefreshRun.Trigger.NIGHTLY, requested_by: str = "beat",
-                      spark: SparkSession | None = None, as_of: datetime | None = None, root: Path | None = None,
-                      namesrv_set: str | None = None) -> RefreshRunInfo:
+def dashboard_refresh(
+    *,
+    run_id: int | None = None,
+    trigger: str = RefreshRun.Trigger.NIGHTLY,
+    requested_by: str = "beat",
+    spark: SparkSession | None = None,
+    as_of: datetime | None = None,
+    root: Path | None = None,
+    namesrv_set: str | None = None,
+) -> RefreshRunInfo:
     """Run refresh ``run_id`` (None: open one for ``trigger`` in ``namesrv_set``, unless one is active) and return it.
 
     Idempotent: a run that already finished is returned unchanged. ``spark`` defaults to the
@@ -296,11 +337,13 @@ def dashboard_refresh(*, run_id: int | None = None, trigger: str = RefreshRun.Tr
 
                 spark = spark_session()
             state = DashboardState.load(tier)
-            plan = refresh_plan(as_of=as_of or dj_timezone.now(), watermark=state.watermark,
-                                sample_interval_s=float(_option("SAMPLE_INTERVAL_S", 10.0)),
-                                trend_lookback_s=int(_option("TREND_LOOKBACK_S", DEFAULT_TREND_LOOKBACK_S)))
-            results = compute(spark, root, plan, progress=beat.progress,
-                              top_n=int(_option("TOP_N", DEFAULT_TOP_N)))
+            plan = refresh_plan(
+                as_of=as_of or dj_timezone.now(),
+                watermark=state.watermark,
+                sample_interval_s=float(_option("SAMPLE_INTERVAL_S", 10.0)),
+                trend_lookback_s=int(_option("TREND_LOOKBACK_S", DEFAULT_TREND_LOOKBACK_S)),
+            )
+            results = compute(spark, root, plan, progress=beat.progress, top_n=int(_option("TOP_N", DEFAULT_TOP_N)))
             beat.progress("writing results")
             commit(run_id, plan, results)
         except RunLost as exc:
@@ -352,8 +395,7 @@ COMPACT_SETTLE = timedelta(minutes=5)  # samples older than this have all arrive
 
 def _compact_lake(root: Path, as_of: datetime | None) -> None:
     try:
-        merged = lake.lake_compact(Path(root),
-                                   before=(as_of or dj_timezone.now()) - COMPACT_SETTLE)
+        merged = lake.lake_compact(Path(root), before=(as_of or dj_timezone.now()) - COMPACT_SETTLE)
         if merged:
             log.info("lake: merged the files of %s hour partitions", merged)
     except (OSError, ValueError) as exc:  # pyarrow's errors are ValueError/OSError subclasses
@@ -365,8 +407,7 @@ def _prune_lake(root: Path, as_of: datetime | None) -> None:
     if days <= 0:
         return
     try:
-        removed = lake.lake_prune(Path(root),
-                                  before=(as_of or dj_timezone.now()) - timedelta(days=days))
+        removed = lake.lake_prune(Path(root), before=(as_of or dj_timezone.now()) - timedelta(days=days))
         if removed:
             log.info("lake: removed %s partitions older than %s days", removed, days)
     except OSError as exc:

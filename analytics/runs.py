@@ -12,6 +12,7 @@ run records that (:func:`runs_reap`). A run that fails or is lost after it start
 dashboards stale from its start (``DashboardState.stale_since``) unless they already were; the
 next good run clears it.
 """
+
 from __future__ import annotations
 
 import logging
@@ -90,9 +91,19 @@ def lost_reason(run: RefreshRun, *, now: datetime | None = None) -> str | None:
 def run_info(run: RefreshRun, *, now: datetime | None = None) -> RefreshRunInfo:
     """The run as the console shows it: a lost run reads as failed even before it is recorded."""
     info = RefreshRunInfo(
-        id=run.pk, trigger=run.trigger, requested_by=run.requested_by, status=run.status, progress=run.progress,
-        error=run.error, created_at=run.created_at, started_at=run.started_at, finished_at=run.finished_at,
-        heartbeat_at=run.heartbeat_at, rows_read=run.rows_read, window_from=run.window_from, window_to=run.window_to,
+        id=run.pk,
+        trigger=run.trigger,
+        requested_by=run.requested_by,
+        status=run.status,
+        progress=run.progress,
+        error=run.error,
+        created_at=run.created_at,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        heartbeat_at=run.heartbeat_at,
+        rows_read=run.rows_read,
+        window_from=run.window_from,
+        window_to=run.window_to,
     )
     reason = lost_reason(run, now=now)
     if reason is not None:
@@ -112,16 +123,21 @@ def runs_reap(*, now: datetime | None = None) -> list[int]:
     return reaped
 
 
-def run_open(*, trigger: str, requested_by: str, namesrv_set: str = DEFAULT_SET,
-             now: datetime | None = None) -> tuple[RefreshRun, bool]:
+def run_open(
+    *, trigger: str, requested_by: str, namesrv_set: str = DEFAULT_SET, now: datetime | None = None
+) -> tuple[RefreshRun, bool]:
     """Open a queued run for the set, or return the set's active one; ``(run, opened)``."""
     runs_reap(now=now)
     with transaction.atomic():
-        DashboardState.load(namesrv_set, for_update=True)  # one opener per set at a time (PostgreSQL row lock; SQLite: the write lock)
+        DashboardState.load(
+            namesrv_set, for_update=True
+        )  # one opener per set at a time (PostgreSQL row lock; SQLite: the write lock)
         active = RefreshRun.objects.filter(namesrv_set=namesrv_set, status__in=RefreshRun.ACTIVE).order_by("id").first()
         if active is not None:
             return active, False
-        return RefreshRun.objects.create(namesrv_set=namesrv_set, trigger=trigger, requested_by=requested_by, created_at=_now(now)), True
+        return RefreshRun.objects.create(
+            namesrv_set=namesrv_set, trigger=trigger, requested_by=requested_by, created_at=_now(now)
+        ), True
 
 
 def run_start(run_id: int, *, now: datetime | None = None) -> RefreshRun | None:
@@ -189,7 +205,9 @@ class Heartbeat:
             self._thread.join(30)
 
     def _beat(self, **fields) -> int:
-        return RefreshRun.objects.filter(pk=self.run_id, status=Status.RUNNING).update(heartbeat_at=dj_timezone.now(), **fields)
+        return RefreshRun.objects.filter(pk=self.run_id, status=Status.RUNNING).update(
+            heartbeat_at=dj_timezone.now(), **fields
+        )
 
     def _run(self) -> None:
         try:
@@ -214,8 +232,11 @@ def runs_prune(*, now: datetime | None = None) -> int:
     """Delete the succeeded ``live`` runs finished more than :data:`LIVE_RUNS_KEPT` ago (beat
     opens one a minute per set), never a set's last good run; how many were deleted. Failed runs stay."""
     now = _now(now)
-    old = RefreshRun.objects.filter(trigger=RefreshRun.Trigger.LIVE, status=Status.SUCCEEDED,
-                                    finished_at__lt=now - LIVE_RUNS_KEPT)
-    old = old.exclude(pk__in=[pk for pk in DashboardState.objects.values_list("last_good_run_id", flat=True) if pk is not None])
+    old = RefreshRun.objects.filter(
+        trigger=RefreshRun.Trigger.LIVE, status=Status.SUCCEEDED, finished_at__lt=now - LIVE_RUNS_KEPT
+    )
+    old = old.exclude(
+        pk__in=[pk for pk in DashboardState.objects.values_list("last_good_run_id", flat=True) if pk is not None]
+    )
     deleted, _ = old.delete()
     return deleted

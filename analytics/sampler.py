@@ -6,6 +6,7 @@ and that instant is the ``ts`` of all its rows. A broker that does not answer is
 round (logged and returned in ``errors``): the others' rows are still written, and the jobs
 compute rates from whatever consecutive samples a queue has.
 """
+
 from __future__ import annotations
 
 import logging

@@ -6,6 +6,7 @@ the same for the API and the pages. ``range`` is anchored at now: ``hour`` is th
 minutes, ``day`` the last 24 hours, ``week`` the last 7 days, each from the start of the window
 holding ``now - range``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -47,10 +48,19 @@ def _num(value: float | None, digits: int = 3) -> float | None:
 def run_json(run: RefreshRunInfo) -> dict[str, Any]:
     """A refresh run as the API and the pages show it."""
     return {
-        "id": run.id, "status": run.status, "progress": run.progress, "trigger": run.trigger,
-        "requested_by": run.requested_by, "created_at": iso(run.created_at), "started_at": iso(run.started_at),
-        "finished_at": iso(run.finished_at), "heartbeat_at": iso(run.heartbeat_at), "error": run.error,
-        "rows_read": run.rows_read, "window_from": iso(run.window_from), "window_to": iso(run.window_to),
+        "id": run.id,
+        "status": run.status,
+        "progress": run.progress,
+        "trigger": run.trigger,
+        "requested_by": run.requested_by,
+        "created_at": iso(run.created_at),
+        "started_at": iso(run.started_at),
+        "finished_at": iso(run.finished_at),
+        "heartbeat_at": iso(run.heartbeat_at),
+        "error": run.error,
+        "rows_read": run.rows_read,
+        "window_from": iso(run.window_from),
+        "window_to": iso(run.window_to),
     }
 
 
@@ -69,7 +79,12 @@ def dashboard_state(*, now: datetime | None = None) -> dict[str, Any]:
     latest = RefreshRun.objects.filter(namesrv_set=tier).order_by("-id").first()
     run = run_info(latest, now=now) if latest is not None else None
     stale_since = state.stale_since if state is not None else None
-    if stale_since is None and run is not None and run.status == RefreshRun.Status.FAILED and latest.status != run.status:
+    if (
+        stale_since is None
+        and run is not None
+        and run.status == RefreshRun.Status.FAILED
+        and latest.status != run.status
+    ):
         stale_since = run.started_at  # lost, not yet recorded
     last_good = state.last_good_run if state is not None else None
     return {
@@ -124,8 +139,16 @@ def coverage() -> dict[str, Any]:
 
 
 def _envelope(range_: str, resolution: str, by: str, start: datetime, end: datetime, now: datetime) -> dict[str, Any]:
-    return {"range": range_, "resolution": resolution, "by": by, "from": iso(start), "to": iso(end),
-            "state": dashboard_state(now=now), "coverage": coverage(), "series": []}
+    return {
+        "range": range_,
+        "resolution": resolution,
+        "by": by,
+        "from": iso(start),
+        "to": iso(end),
+        "state": dashboard_state(now=now),
+        "coverage": coverage(),
+        "series": [],
+    }
 
 
 def _series(rows: Iterable[dict], key_fields: tuple[str, ...], label, point) -> list[dict]:
@@ -143,7 +166,11 @@ def _series(rows: Iterable[dict], key_fields: tuple[str, ...], label, point) -> 
 
 def _ranking(kind: str, hidden: frozenset[str] = frozenset()) -> list[dict]:
     """The ranking rows with a value, internal topics left out (ranks renumbered)."""
-    rows = [r for r in Ranking.objects.filter(namesrv_set=namesrv_scope.current_name(), kind=kind).order_by("rank") if r.value and r.name not in hidden]
+    rows = [
+        r
+        for r in Ranking.objects.filter(namesrv_set=namesrv_scope.current_name(), kind=kind).order_by("rank")
+        if r.value and r.name not in hidden
+    ]
     return [{"rank": i, "name": r.name, "value": _num(r.value)} for i, r in enumerate(rows, 1)]
 
 
@@ -168,8 +195,16 @@ def _quiet_internal(series: list[dict], hidden: frozenset[str], value_field: str
 
 
 def _hidden_topics() -> frozenset[str]:
-    topics = ThroughputPoint.objects.filter(namesrv_set=namesrv_scope.current_name(), level="topic").values_list("topic", flat=True).distinct()
-    brokers = ThroughputPoint.objects.filter(namesrv_set=namesrv_scope.current_name(), level="broker").values_list("broker", flat=True).distinct()
+    topics = (
+        ThroughputPoint.objects.filter(namesrv_set=namesrv_scope.current_name(), level="topic")
+        .values_list("topic", flat=True)
+        .distinct()
+    )
+    brokers = (
+        ThroughputPoint.objects.filter(namesrv_set=namesrv_scope.current_name(), level="broker")
+        .values_list("broker", flat=True)
+        .distinct()
+    )
     return internal_topics(topics, brokers)
 
 
@@ -180,8 +215,16 @@ def _throughput_label(key: dict) -> str:
     return "/".join(parts)
 
 
-def throughput_view(*, range: str, by: str, topic: str | None = None, broker: str | None = None,
-                    resolution: str | None = None, now: datetime | None = None, system: bool = False) -> dict[str, Any]:
+def throughput_view(
+    *,
+    range: str,
+    by: str,
+    topic: str | None = None,
+    broker: str | None = None,
+    resolution: str | None = None,
+    now: datetime | None = None,
+    system: bool = False,
+) -> dict[str, Any]:
     """Throughput series for ``range`` (hour, day, week) at level ``by`` (topic, broker, queue).
 
     ``topic`` filters by=topic and by=queue, ``broker`` by=broker and by=queue; ``resolution``
@@ -194,33 +237,58 @@ def throughput_view(*, range: str, by: str, topic: str | None = None, broker: st
     resolution, start, end = _span(range, resolution, now)
     topic = _filter("topic", topic, by=by, allowed_by=("topic", "queue"))
     broker = _filter("broker", broker, by=by, allowed_by=("broker", "queue"))
-    rows = ThroughputPoint.objects.filter(namesrv_set=namesrv_scope.current_name(), resolution=resolution, level=by, window_start__gte=start, window_start__lte=end)
+    rows = ThroughputPoint.objects.filter(
+        namesrv_set=namesrv_scope.current_name(),
+        resolution=resolution,
+        level=by,
+        window_start__gte=start,
+        window_start__lte=end,
+    )
     if topic is not None:
         rows = rows.filter(topic=topic)
     if broker is not None:
         rows = rows.filter(broker=broker)
     rows = rows.order_by("topic", "broker", "queue_id", "window_start").values(
-        "topic", "broker", "queue_id", "window_start", "msgs_per_s", "bytes_per_s")
+        "topic", "broker", "queue_id", "window_start", "msgs_per_s", "bytes_per_s"
+    )
     envelope = _envelope(range, resolution, by, start, end, now)
     envelope["series"] = _series(
-        rows, ("topic", "broker", "queue_id"), _throughput_label,
-        lambda r: {"t": iso(r["window_start"]), "msgs_per_s": _num(r["msgs_per_s"]), "bytes_per_s": _num(r["bytes_per_s"], 1)})
+        rows,
+        ("topic", "broker", "queue_id"),
+        _throughput_label,
+        lambda r: {
+            "t": iso(r["window_start"]),
+            "msgs_per_s": _num(r["msgs_per_s"]),
+            "bytes_per_s": _num(r["bytes_per_s"], 1),
+        },
+    )
     hidden = _hidden_topics()
     if topic is None and system:  # a topic asked for by name is shown whatever it is
         envelope["series"] = _quiet_internal(envelope["series"], hidden, "msgs_per_s")
-    elif topic is None:  # the trace topic's traffic would dwarf the user topics' (every message traced is written twice)
+    elif (
+        topic is None
+    ):  # the trace topic's traffic would dwarf the user topics' (every message traced is written twice)
         envelope["series"] = [s for s in envelope["series"] if s["key"].get("topic") not in hidden]
     envelope["top"] = _ranking(Ranking.Kind.TOPICS, hidden)
     return envelope
 
 
 def _backlog_label(key: dict) -> str:
-    parts = [key["group"], key["topic"]] + ([key["broker"], str(key["queue_id"])] if key["queue_id"] is not None else [])
+    parts = [key["group"], key["topic"]] + (
+        [key["broker"], str(key["queue_id"])] if key["queue_id"] is not None else []
+    )
     return "/".join(p for p in parts if p is not None)
 
 
-def backlog_view(*, range: str, by: str, group: str | None = None, topic: str | None = None,
-                 resolution: str | None = None, now: datetime | None = None) -> dict[str, Any]:
+def backlog_view(
+    *,
+    range: str,
+    by: str,
+    group: str | None = None,
+    topic: str | None = None,
+    resolution: str | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
     """Backlog series for ``range`` at level ``by`` (group, queue), optionally one group or topic.
 
     ``trends``: each (group, topic)'s trend at the last refresh (filtered alike); ``top``: the
@@ -231,22 +299,44 @@ def backlog_view(*, range: str, by: str, group: str | None = None, topic: str | 
     resolution, start, end = _span(range, resolution, now)
     group = _filter("group", group, by=by, allowed_by=BACKLOG_BY)
     topic = _filter("topic", topic, by=by, allowed_by=BACKLOG_BY)
-    rows = BacklogPoint.objects.filter(namesrv_set=namesrv_scope.current_name(), resolution=resolution, level=by, window_start__gte=start, window_start__lte=end)
+    rows = BacklogPoint.objects.filter(
+        namesrv_set=namesrv_scope.current_name(),
+        resolution=resolution,
+        level=by,
+        window_start__gte=start,
+        window_start__lte=end,
+    )
     trends = BacklogTrend.objects.filter(namesrv_set=namesrv_scope.current_name())
     if group is not None:
         rows, trends = rows.filter(group=group), trends.filter(group=group)
     if topic is not None:
         rows, trends = rows.filter(topic=topic), trends.filter(topic=topic)
     rows = rows.order_by("group", "topic", "broker", "queue_id", "window_start").values(
-        "group", "topic", "broker", "queue_id", "window_start", "backlog", "consume_rate", "produce_rate")
+        "group", "topic", "broker", "queue_id", "window_start", "backlog", "consume_rate", "produce_rate"
+    )
     envelope = _envelope(range, resolution, by, start, end, now)
     envelope["series"] = _series(
-        rows, ("group", "topic", "broker", "queue_id"), _backlog_label,
-        lambda r: {"t": iso(r["window_start"]), "backlog": r["backlog"], "consume_rate": _num(r["consume_rate"]),
-                   "produce_rate": _num(r["produce_rate"])})
+        rows,
+        ("group", "topic", "broker", "queue_id"),
+        _backlog_label,
+        lambda r: {
+            "t": iso(r["window_start"]),
+            "backlog": r["backlog"],
+            "consume_rate": _num(r["consume_rate"]),
+            "produce_rate": _num(r["produce_rate"]),
+        },
+    )
     envelope["trends"] = [
-        {"group": t.group, "topic": t.topic, "backlog": t.backlog, "trend": t.trend, "slope_per_s": _num(t.slope_per_s, 4),
-         "consume_rate": _num(t.consume_rate), "produce_rate": _num(t.produce_rate), "time_to_drain_s": _num(t.time_to_drain_s, 1)}
+        {
+            "group": t.group,
+            "topic": t.topic,
+            "backlog": t.backlog,
+            "trend": t.trend,
+            "slope_per_s": _num(t.slope_per_s, 4),
+            "consume_rate": _num(t.consume_rate),
+            "produce_rate": _num(t.produce_rate),
+            "time_to_drain_s": _num(t.time_to_drain_s, 1),
+        }
         for t in trends.order_by("group", "topic")
     ]
     envelope["top"] = _ranking(Ranking.Kind.GROUPS)

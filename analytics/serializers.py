@@ -1,6 +1,7 @@
 """Dashboard API serializers: strict query inputs (unknown parameters and bad values refused, the
 field named) and the shapes of the JSON envelopes of docs/analytics.md section 4 (the selectors
 build the envelopes; these describe them in the OpenAPI schema)."""
+
 from __future__ import annotations
 
 from rest_framework import serializers
@@ -17,10 +18,15 @@ class ThroughputQuery(StrictInputSerializer):
     range = ChoiceFilterField(choices=list(RANGES), default="hour", help_text=_RANGE_HELP)
     by = ChoiceFilterField(choices=list(THROUGHPUT_BY), default="topic")
     topic = serializers.CharField(required=False, allow_blank=True, help_text="only this topic (by=topic or by=queue)")
-    broker = serializers.CharField(required=False, allow_blank=True, help_text="only this broker (by=broker or by=queue)")
+    broker = serializers.CharField(
+        required=False, allow_blank=True, help_text="only this broker (by=broker or by=queue)"
+    )
     resolution = ChoiceFilterField(choices=list(RESOLUTION_SECONDS), required=False, help_text=_RESOLUTION_HELP)
-    system = serializers.BooleanField(required=False, default=False,
-                                      help_text="include the broker's own topics (RMQ_SYS_TRACE_TOPIC, ...) that carried messages")
+    system = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="include the broker's own topics (RMQ_SYS_TRACE_TOPIC, ...) that carried messages",
+    )
 
 
 class BacklogQuery(StrictInputSerializer):
@@ -57,7 +63,9 @@ class RefreshRunOutput(serializers.Serializer):
 class StateOutput(serializers.Serializer):
     last_refresh_at = serializers.DateTimeField(allow_null=True, help_text="when the last good refresh finished")
     data_until = serializers.DateTimeField(allow_null=True, help_text="newest sample the last good refresh read")
-    stale_since = serializers.DateTimeField(allow_null=True, help_text="start of the first failed refresh after the last good one")
+    stale_since = serializers.DateTimeField(
+        allow_null=True, help_text="start of the first failed refresh after the last good one"
+    )
     run = RefreshRunOutput(allow_null=True, help_text="the latest refresh run")
 
 
@@ -86,8 +94,12 @@ class ThroughputSeriesOutput(serializers.Serializer):
 
 
 class CoverageOutput(serializers.Serializer):
-    namesrv_set = serializers.CharField(help_text="the name-server set (cluster) the figures are of: the samplers watch default only")
-    covers_current_set = serializers.BooleanField(help_text="false when the request's set is another one: these are not its figures")
+    namesrv_set = serializers.CharField(
+        help_text="the name-server set (cluster) the figures are of: the samplers watch default only"
+    )
+    covers_current_set = serializers.BooleanField(
+        help_text="false when the request's set is another one: these are not its figures"
+    )
     note = serializers.CharField(help_text="what a page shows when covers_current_set is false; empty otherwise")
 
 

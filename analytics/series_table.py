@@ -4,6 +4,7 @@ Pure: takes the envelope's ``series`` list (dicts, as the API sends them) and re
 with the latest, mean and peak of the metrics a page shows, so the figures are readable
 without JavaScript and testable without a browser.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -44,16 +45,23 @@ def series_rows(series: Iterable[Mapping[str, object]], *, metrics: Sequence[str
     rows = []
     for s in series:
         points = sorted(s.get("points") or (), key=lambda p: str(p.get("t")))
-        rows.append(SeriesRow(
-            label=str(s.get("label", "")),
-            key=dict(s.get("key") or {}),
-            last_t=str(points[-1]["t"]) if points else None,
-            figures={m: _figures(points, m) for m in metrics},
-        ))
+        rows.append(
+            SeriesRow(
+                label=str(s.get("label", "")),
+                key=dict(s.get("key") or {}),
+                last_t=str(points[-1]["t"]) if points else None,
+                figures={m: _figures(points, m) for m in metrics},
+            )
+        )
     return sorted(rows, key=_order)
 
 
 def _order(row: SeriesRow) -> tuple:
     key = row.key
-    return (str(key.get("group") or ""), str(key.get("topic") or ""), str(key.get("broker") or ""),
-            int(key["queue_id"]) if key.get("queue_id") is not None else -1, row.label)
+    return (
+        str(key.get("group") or ""),
+        str(key.get("topic") or ""),
+        str(key.get("broker") or ""),
+        int(key["queue_id"]) if key.get("queue_id") is not None else -1,
+        row.label,
+    )

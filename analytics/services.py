@@ -3,6 +3,7 @@
 Not audited: a refresh recomputes the console's own dashboards and changes nothing in the
 cluster (the run itself records who asked, and when).
 """
+
 from __future__ import annotations
 
 from dataclasses import replace

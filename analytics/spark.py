@@ -11,6 +11,7 @@ any other Spark setting.
 Celery's prefork pool forks its children before any task runs, and the session is made on the
 first refresh in the child that runs it, so no JVM is ever shared across a fork.
 """
+
 from __future__ import annotations
 
 import logging

@@ -12,6 +12,7 @@ a repeated sample is one more sample; a refresh delivered again after its run fi
 nothing (analytics.runner.dashboard_refresh), and one delivered again while its run is marked
 running takes the run over (its worker died).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict

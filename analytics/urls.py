@@ -1,5 +1,6 @@
 """Dashboard pages, included under /dashboards/ as namespace ``dashboards`` (the JSON behind
 the charts is under /api/v1/dashboards/, analytics.api_urls)."""
+
 from django.urls import path
 
 from analytics import views

@@ -7,6 +7,7 @@ figures are there without JavaScript. A page and its htmx swap share the ``_<pag
 template; the refresh control's fragment is ``_refresh.html``, polled every second while a run
 is queued or running.
 """
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -40,7 +41,9 @@ def _range_refused(request: HttpRequest, form: RangeForm) -> HttpResponse:
 
 
 def _page_or_partial(request: HttpRequest, page: str, partial: str, context: dict) -> HttpResponse:
-    context["coverage"] = selectors.coverage()  # another set's pages say whose figures these are (analytics/_coverage.html)
+    context["coverage"] = (
+        selectors.coverage()
+    )  # another set's pages say whose figures these are (analytics/_coverage.html)
     return render(request, partial if request.htmx else page, context)
 
 
@@ -50,11 +53,19 @@ def overview(request: HttpRequest) -> HttpResponse:
     if form.refused:
         return _range_refused(request, form)
     range_ = form.filters()
-    system = request.GET.get("system") == "1"  # the broker's own topics on the throughput chart (off: the trace topic dwarfs the rest)
+    system = (
+        request.GET.get("system") == "1"
+    )  # the broker's own topics on the throughput chart (off: the trace topic dwarfs the rest)
     throughput = selectors.throughput_view(range=range_, by="topic", system=system)
     backlog = selectors.backlog_view(range=range_, by="group")
-    context = {"range": range_, "ranges": RANGES, "throughput": throughput, "backlog": backlog, "system": system,
-               **_refresh_context(throughput["state"])}
+    context = {
+        "range": range_,
+        "ranges": RANGES,
+        "throughput": throughput,
+        "backlog": backlog,
+        "system": system,
+        **_refresh_context(throughput["state"]),
+    }
     return _page_or_partial(request, "analytics/overview.html", "analytics/_overview.html", context)
 
 
@@ -65,9 +76,15 @@ def topic(request: HttpRequest, topic: str) -> HttpResponse:
         return _range_refused(request, form)
     range_ = form.filters()
     throughput = selectors.throughput_view(range=range_, by="queue", topic=topic)
-    context = {"range": range_, "ranges": RANGES, "topic": topic, "throughput": throughput,
-               "chart_params": urlencode({"by": "queue", "topic": topic}), **_refresh_context(throughput["state"]),
-               "rows": series_rows(throughput["series"], metrics=("msgs_per_s", "bytes_per_s"))}
+    context = {
+        "range": range_,
+        "ranges": RANGES,
+        "topic": topic,
+        "throughput": throughput,
+        "chart_params": urlencode({"by": "queue", "topic": topic}),
+        **_refresh_context(throughput["state"]),
+        "rows": series_rows(throughput["series"], metrics=("msgs_per_s", "bytes_per_s")),
+    }
     return _page_or_partial(request, "analytics/topic.html", "analytics/_topic.html", context)
 
 
@@ -78,10 +95,16 @@ def group(request: HttpRequest, group: str) -> HttpResponse:
         return _range_refused(request, form)
     range_ = form.filters()
     backlog = selectors.backlog_view(range=range_, by="queue", group=group)
-    context = {"range": range_, "ranges": RANGES, "group": group, "backlog": backlog,
-               "chart_params": urlencode({"by": "queue", "group": group}), **_refresh_context(backlog["state"]),
-               "trends": backlog["trends"],
-               "rows": series_rows(backlog["series"], metrics=("backlog", "consume_rate", "produce_rate"))}
+    context = {
+        "range": range_,
+        "ranges": RANGES,
+        "group": group,
+        "backlog": backlog,
+        "chart_params": urlencode({"by": "queue", "group": group}),
+        **_refresh_context(backlog["state"]),
+        "trends": backlog["trends"],
+        "rows": series_rows(backlog["series"], metrics=("backlog", "consume_rate", "produce_rate")),
+    }
     return _page_or_partial(request, "analytics/group.html", "analytics/_group.html", context)
 
 
@@ -129,13 +152,20 @@ def _refresh_context(state, *, run=None, error: str | None = None) -> dict:
     """What ``_refresh.html`` shows: the state, the run (given, else the state's latest), an error."""
     if run is None:
         run = _field(state, "run")
-    return {"state": state, "run": run, "run_active": run is not None and _status(run) in ACTIVE, "error": error,
-            "live_poll_s": LIVE_POLL_S}
+    return {
+        "state": state,
+        "run": run,
+        "run_active": run is not None and _status(run) in ACTIVE,
+        "error": error,
+        "live_poll_s": LIVE_POLL_S,
+    }
 
 
 def _next(request: HttpRequest) -> str:
     target = request.POST.get("next", "")
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         return target
     return "dashboards:overview"
 

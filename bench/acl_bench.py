@@ -14,6 +14,7 @@ Rows: single sends one at a time (each waits for its answer: latency-bound) and 
 this (client) process spent per message, which a loaded machine disturbs less than wall-clock rates.
 Goal: the ACL costs under 10 % of single-send throughput.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,12 +71,31 @@ def cluster(acl: bool):
     try:
         for name, argv in (
             ("namesrv", ["namesrv", "--port", str(ns_port), *acl_args]),
-            ("broker", ["broker", "--name", "bench-broker", "--port", str(broker_port), "--namesrv", f"127.0.0.1:{ns_port}",
-                        "--ha-port", str(ha_port), "--store-dir", str(tmp / "store"), "--log-level", "WARNING", *acl_args]),
+            (
+                "broker",
+                [
+                    "broker",
+                    "--name",
+                    "bench-broker",
+                    "--port",
+                    str(broker_port),
+                    "--namesrv",
+                    f"127.0.0.1:{ns_port}",
+                    "--ha-port",
+                    str(ha_port),
+                    "--store-dir",
+                    str(tmp / "store"),
+                    "--log-level",
+                    "WARNING",
+                    *acl_args,
+                ],
+            ),
         ):
             log = tmp / f"{name}.log"
             with open(log, "wb") as out:
-                proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
+                )
             procs.append(proc)
             wait_ready(proc, log, 30.0)
         namesrv = f"127.0.0.1:{ns_port}"
@@ -141,20 +161,31 @@ def main() -> int:
     cpu: dict[tuple[str, str], list[tuple[float, float]]] = {}  # (broker, client) CPU microseconds per message
     with ExitStack() as stack:
         settings = {"off": stack.enter_context(cluster(acl=False)), "on": stack.enter_context(cluster(acl=True))}
-        for label, inflight in (("single sends, one at a time", 1), (f"single sends, {args.inflight} in flight", args.inflight)):
+        for label, inflight in (
+            ("single sends, one at a time", 1),
+            (f"single sends, {args.inflight} in flight", args.inflight),
+        ):
             for round_no in range(args.rounds):
                 # ABBA: each setting goes first in every other round, so what one round leaves behind (the
                 # other broker's background flush of what it just stored) weighs on both settings alike
-                for acl in (("off", "on") if round_no % 2 == 0 else ("on", "off")):
+                for acl in ("off", "on") if round_no % 2 == 0 else ("on", "off"):
                     namesrv, keys, broker_pid = settings[acl]
                     broker_cpu, client_cpu = cpu_seconds(broker_pid), time.process_time()
                     seconds = asyncio.run(produce(namesrv, keys, args.messages, body, inflight))
                     rates.setdefault((label, acl), []).append(args.messages / seconds)
-                    cpu.setdefault((label, acl), []).append(((cpu_seconds(broker_pid) - broker_cpu) * 1e6 / args.messages,
-                                                             (time.process_time() - client_cpu) * 1e6 / args.messages))
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{args.rounds} rounds of {args.messages} messages of {args.size} B per row and setting")
-    print("| operation | ACL | best msgs/s | median msgs/s | cost of the ACL (median) | broker CPU µs/msg | client CPU µs/msg |")
+                    cpu.setdefault((label, acl), []).append(
+                        (
+                            (cpu_seconds(broker_pid) - broker_cpu) * 1e6 / args.messages,
+                            (time.process_time() - client_cpu) * 1e6 / args.messages,
+                        )
+                    )
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{args.rounds} rounds of {args.messages} messages of {args.size} B per row and setting"
+    )
+    print(
+        "| operation | ACL | best msgs/s | median msgs/s | cost of the ACL (median) | broker CPU µs/msg | client CPU µs/msg |"
+    )
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for label in dict.fromkeys(k[0] for k in rates):
         off, on = statistics.median(rates[(label, "off")]), statistics.median(rates[(label, "on")])
@@ -163,7 +194,9 @@ def main() -> int:
             cost = "" if acl == "off" else f"{(off - on) / off:+.1%}"
             broker_us = statistics.median(b for b, _ in cpu[(label, acl)])
             client_us = statistics.median(c for _, c in cpu[(label, acl)])
-            print(f"| {label} | {acl} | {max(values):,.0f} | {statistics.median(values):,.0f} | {cost} | {broker_us:.0f} | {client_us:.0f} |")
+            print(
+                f"| {label} | {acl} | {max(values):,.0f} | {statistics.median(values):,.0f} | {cost} | {broker_us:.0f} | {client_us:.0f} |"
+            )
     return 0
 
 

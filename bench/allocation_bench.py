@@ -17,6 +17,7 @@ exceeds ``--budget`` seconds for a strategy, the clients timed so far (spread ev
 group) are extrapolated to the whole group and the row says so. Every sampled client's naive
 result is checked against ``allocate_all``'s.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -117,16 +118,24 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7, help="allocate_all runs per strategy")
     parser.add_argument("--budget", type=float, default=5.0, help="naive seconds before sampling")
     parser.add_argument("--seed", type=int, default=20240601)
-    parser.add_argument("--goal-ms", type=float, default=35.0,
-                        help="the goal column's bound on the median (the allocation row: 35 ms, every strategy)")
+    parser.add_argument(
+        "--goal-ms",
+        type=float,
+        default=35.0,
+        help="the goal column's bound on the median (the allocation row: 35 ms, every strategy)",
+    )
     args = parser.parse_args()
 
     mqs, cids = build_input(args.queues, args.consumers, args.seed)
     print(f"# allocation bench: {len(mqs)} queues, {len(cids)} clients")
-    print(f"# {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}, Python {platform.python_version()},"
-          f" {platform.machine()}, {os.cpu_count()} CPUs, {platform.processor() or platform.platform()}")
+    print(
+        f"# {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}, Python {platform.python_version()},"
+        f" {platform.machine()}, {os.cpu_count()} CPUs, {platform.processor() or platform.platform()}"
+    )
     print()
-    print(f"| strategy | allocate_all best (ms) | median (ms) | goal: median ≤ {args.goal_ms:g} ms | naive (ms) | naive clients timed | speed-up |")
+    print(
+        f"| strategy | allocate_all best (ms) | median (ms) | goal: median ≤ {args.goal_ms:g} ms | naive (ms) | naive clients timed | speed-up |"
+    )
     print("|---|---:|---:|:---:|---:|---:|---:|")
     for strategy in strategies(mqs):
         best, median, result = time_whole_group(strategy, mqs, cids, args.repeat)

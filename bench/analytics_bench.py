@@ -24,6 +24,7 @@ first window holding new data; the incremental output must equal the full output
 
 rows/s is input rows (queue_samples for throughput, group_samples for backlog) per wall second.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -135,9 +136,9 @@ class SparkEngine:
         if since_s is not None:  # what the runner reads: partitions from since_s on, then ts
             since = dt.datetime.fromtimestamp(since_s, tz=dt.timezone.utc)
             day = since.strftime("%Y-%m-%d")
-            frame = frame.where(
-                (F.col("date") > day) | ((F.col("date") == day) & (F.col("hour") >= since.hour))
-            ).where(F.col("ts") >= F.lit(since))
+            frame = frame.where((F.col("date") > day) | ((F.col("date") == day) & (F.col("hour") >= since.hour))).where(
+                F.col("ts") >= F.lit(since)
+            )
         return frame
 
     def run(self, job: Job, out: Path, *, since_s: float | None = None, emit_from_s: float | None = None) -> None:
@@ -318,10 +319,16 @@ class PandasEngine:
             keep = (d["dt_s"] > 0) & (d["max_offset"] >= 0) & ~(d["put_bytes"] < 0)
             d["bytes_dt"] = d["dt_s"].where(d["put_bytes"].notna(), 0.0)
             d = d.loc[keep, ["q", "win", "max_offset", "dt_s", "put_bytes", "bytes_dt"]]
-            per = d.groupby(["q", "win"], sort=False).agg(
-                messages=("max_offset", "sum"), dt_s=("dt_s", "sum"),
-                bytes=("put_bytes", "sum"), bytes_dt=("bytes_dt", "sum"),
-            ).reset_index()
+            per = (
+                d.groupby(["q", "win"], sort=False)
+                .agg(
+                    messages=("max_offset", "sum"),
+                    dt_s=("dt_s", "sum"),
+                    bytes=("put_bytes", "sum"),
+                    bytes_dt=("bytes_dt", "sum"),
+                )
+                .reset_index()
+            )
             del d
             per["msgs_per_s"] = per["messages"] / per["dt_s"]
             per["bytes_per_s"] = (per["bytes"] / per["bytes_dt"]).where(per["bytes_dt"] > 0)
@@ -333,8 +340,10 @@ class PandasEngine:
                 key = job.keys[0]
                 grouped = per.groupby(["win", key], observed=True, sort=False)
                 result = grouped.agg(
-                    messages=("messages", "sum"), msgs_per_s=("msgs_per_s", "sum"),
-                    bytes_sum=("bytes_per_s", "sum"), bytes_known=("bytes_per_s", "count"),
+                    messages=("messages", "sum"),
+                    msgs_per_s=("msgs_per_s", "sum"),
+                    bytes_sum=("bytes_per_s", "sum"),
+                    bytes_known=("bytes_per_s", "count"),
                     queues=("msgs_per_s", "size"),
                 ).reset_index()
                 result["bytes_per_s"] = result["bytes_sum"].where(result["bytes_known"] == result["queues"])
@@ -348,10 +357,16 @@ class PandasEngine:
             counts = (d["dt_s"] > 0) & (d["committed_offset"] >= 0) & (d["max_offset"] >= 0)
             for name in ("dt_s", "committed_offset", "max_offset"):
                 d[name] = d[name].where(counts)
-            per = d.groupby(["q", "win"], sort=False).agg(  # sorted by ts: "last" is the latest sample
-                backlog=("backlog", "last"), consumed=("committed_offset", "sum"),
-                produced=("max_offset", "sum"), dt_s=("dt_s", "sum"),
-            ).reset_index()
+            per = (
+                d.groupby(["q", "win"], sort=False)
+                .agg(  # sorted by ts: "last" is the latest sample
+                    backlog=("backlog", "last"),
+                    consumed=("committed_offset", "sum"),
+                    produced=("max_offset", "sum"),
+                    dt_s=("dt_s", "sum"),
+                )
+                .reset_index()
+            )
             del d
             per["consume_rate"] = (per["consumed"] / per["dt_s"]).where(per["dt_s"] > 0)
             per["produce_rate"] = (per["produced"] / per["dt_s"]).where(per["dt_s"] > 0)
@@ -362,7 +377,8 @@ class PandasEngine:
                 grouped = per.groupby(["win", "group", "topic"], observed=True, sort=False)
                 result = grouped.agg(
                     backlog=("backlog", "sum"),
-                    consume_rate=("consume_rate", "sum"), produce_rate=("produce_rate", "sum"),
+                    consume_rate=("consume_rate", "sum"),
+                    produce_rate=("produce_rate", "sum"),
                     known=("consume_rate", "count"),
                 ).reset_index()
                 for name in ("consume_rate", "produce_rate"):  # null, not 0, when no queue had a rate
@@ -399,8 +415,12 @@ def compare(job: Job, outputs: dict[str, Path], *, where: str = "true") -> dict:
             f"SELECT count(*), sum({job.values[0]}), sum({job.values[1]}), sum({job.values[2]}) "
             f"FROM read_parquet('{parquet_glob(outputs[name])}') WHERE {where}"
         ).fetchone()
-        report[name] = {"rows": row[0], f"sum_{job.values[0]}": int(row[1] or 0),
-                        f"sum_{job.values[1]}": row[2], f"sum_{job.values[2]}": row[3]}
+        report[name] = {
+            "rows": row[0],
+            f"sum_{job.values[0]}": int(row[1] or 0),
+            f"sum_{job.values[1]}": row[2],
+            f"sum_{job.values[2]}": row[3],
+        }
     mismatches = {}
     for other in names[1:]:
         on = " AND ".join(f'a."{k}" IS NOT DISTINCT FROM b."{k}"' for k in keys)
@@ -426,7 +446,9 @@ def compare(job: Job, outputs: dict[str, Path], *, where: str = "true") -> dict:
 def lake_rows(lake: Path) -> dict[str, int]:
     import pyarrow.dataset as pads
 
-    return {name: pads.dataset(lake / name, format="parquet").count_rows() for name in ("queue_samples", "group_samples")}
+    return {
+        name: pads.dataset(lake / name, format="parquet").count_rows() for name in ("queue_samples", "group_samples")
+    }
 
 
 def timed(fn) -> float:
@@ -440,8 +462,12 @@ def full_phase(args, rows: dict[str, int]) -> dict:
     outputs: dict[str, dict[str, Path]] = {job.slug: {} for job in JOBS}
     for engine_name in args.engines:
         if engine_name == "spark":
-            engine = SparkEngine(args.lake, driver_memory=args.driver_memory, shuffle_partitions=args.shuffle_partitions,
-                             window_buffer_rows=args.window_buffer_rows)
+            engine = SparkEngine(
+                args.lake,
+                driver_memory=args.driver_memory,
+                shuffle_partitions=args.shuffle_partitions,
+                window_buffer_rows=args.window_buffer_rows,
+            )
             engine.input_rows(JOBS[0])  # warm-up, untimed: the JVM's first query
         elif engine_name == "duckdb":
             engine = DuckDBEngine(args.lake, temp_dir=args.out / "duckdb-tmp")
@@ -456,8 +482,10 @@ def full_phase(args, rows: dict[str, int]) -> dict:
             outputs[job.slug][engine_name] = out
             entry = results["jobs"].setdefault(job.slug, {"job": job.name, "input_rows": rows[job.dataset]})
             entry[engine_name] = {"seconds": round(seconds, 2), "rows_per_s": round(rows[job.dataset] / seconds)}
-            print(f"{engine_name:7s} {job.name:24s} {seconds:8.2f} s  {rows[job.dataset] / seconds:14,.0f} rows/s",
-                  flush=True)
+            print(
+                f"{engine_name:7s} {job.name:24s} {seconds:8.2f} s  {rows[job.dataset] / seconds:14,.0f} rows/s",
+                flush=True,
+            )
         results["engines"][engine_name]["total_s"] = round(total, 2)
         engine.close()
     if len(args.engines) > 1:
@@ -474,11 +502,18 @@ def incremental_phase(args, rows: dict[str, int]) -> dict:
     appended_from = meta.get("appended_from")
     if appended_from is None:
         raise SystemExit("no appended data: run bench/analytics_gen.py --append-fraction 0.01 first")
-    engine = SparkEngine(args.lake, driver_memory=args.driver_memory, shuffle_partitions=args.shuffle_partitions,
-                             window_buffer_rows=args.window_buffer_rows)
+    engine = SparkEngine(
+        args.lake,
+        driver_memory=args.driver_memory,
+        shuffle_partitions=args.shuffle_partitions,
+        window_buffer_rows=args.window_buffer_rows,
+    )
     engine.input_rows(JOBS[0])  # warm-up, untimed
-    results: dict = {"appended_from": dt.datetime.fromtimestamp(appended_from, tz=dt.timezone.utc).isoformat(),
-                     "spark_startup_s": round(engine.startup_s, 2), "jobs": {}}
+    results: dict = {
+        "appended_from": dt.datetime.fromtimestamp(appended_from, tz=dt.timezone.utc).isoformat(),
+        "spark_startup_s": round(engine.startup_s, 2),
+        "jobs": {},
+    }
     totals = {"full": 0.0, "incremental": 0.0}
     for job in JOBS:
         emit_from = appended_from - appended_from % job.seconds
@@ -495,16 +530,23 @@ def incremental_phase(args, rows: dict[str, int]) -> dict:
         results["jobs"][job.slug] = {
             "job": job.name,
             "full": {"seconds": round(full_s, 2), "input_rows": rows[job.dataset]},
-            "incremental": {"seconds": round(inc_s, 2), "input_rows": inc_rows, "partition_rows": partition_rows,
-                            "emit_from": dt.datetime.fromtimestamp(emit_from, tz=dt.timezone.utc).isoformat()},
+            "incremental": {
+                "seconds": round(inc_s, 2),
+                "input_rows": inc_rows,
+                "partition_rows": partition_rows,
+                "emit_from": dt.datetime.fromtimestamp(emit_from, tz=dt.timezone.utc).isoformat(),
+            },
             "time_ratio": round(inc_s / full_s, 4),
             "rows_ratio": round(inc_rows / rows[job.dataset], 4),
             "check": check,
         }
-        print(f"spark   {job.name:24s} full {full_s:7.2f} s  incremental {inc_s:6.2f} s "
-              f"({inc_s / full_s:6.1%} of the time, {inc_rows / rows[job.dataset]:6.1%} of the rows, "
-              f"{partition_rows / rows[job.dataset]:6.1%} in its partitions) "
-              f"agree={check['agree']}", flush=True)
+        print(
+            f"spark   {job.name:24s} full {full_s:7.2f} s  incremental {inc_s:6.2f} s "
+            f"({inc_s / full_s:6.1%} of the time, {inc_rows / rows[job.dataset]:6.1%} of the rows, "
+            f"{partition_rows / rows[job.dataset]:6.1%} in its partitions) "
+            f"agree={check['agree']}",
+            flush=True,
+        )
     results["total"] = {k: round(v, 2) for k, v in totals.items()}
     results["total"]["time_ratio"] = round(totals["incremental"] / totals["full"], 4)
     engine.close()
@@ -519,8 +561,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--incremental", action="store_true", help="Spark incremental refresh vs full run")
     ap.add_argument("--driver-memory", default="8g")
     ap.add_argument("--shuffle-partitions", default=2 * (os.cpu_count() or 1), type=int)
-    ap.add_argument("--window-buffer-rows", default=32768, type=int,
-                    help="spark.sql.windowExec.buffer.in.memory.threshold (Spark's default: 4096)")
+    ap.add_argument(
+        "--window-buffer-rows",
+        default=32768,
+        type=int,
+        help="spark.sql.windowExec.buffer.in.memory.threshold (Spark's default: 4096)",
+    )
     ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args(argv)
     if args.out.exists():

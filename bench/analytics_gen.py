@@ -29,6 +29,7 @@ written to a ``.tmp`` name and renamed. ``_gen_state.npz`` at the lake root keep
 so ``--append-fraction`` continues them in later rounds (new hour partitions) and records where
 the appended data starts (``appended_from``, epoch seconds) for the benchmark's incremental run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -116,8 +117,12 @@ class Generator:
         return len(self.q_broker)
 
     def state(self) -> dict[str, np.ndarray]:
-        return {"max_offset": self.max_offset, "min_offset": self.min_offset,
-                "put_bytes": self.put_bytes, "committed": self.committed}
+        return {
+            "max_offset": self.max_offset,
+            "min_offset": self.min_offset,
+            "put_bytes": self.put_bytes,
+            "committed": self.committed,
+        }
 
     def restore(self, saved: dict[str, np.ndarray]) -> None:
         for name, value in saved.items():
@@ -181,7 +186,7 @@ class LakeWriter:
             if len(cols) == 0:
                 continue
             jitter = self.rng.integers(0, 50, rounds)
-            ts_us = ((t_round * 1000 + self.skew_ms[b] + jitter).astype(np.int64) * 1000)
+            ts_us = (t_round * 1000 + self.skew_ms[b] + jitter).astype(np.int64) * 1000
             n = len(cols)
             ts = pa.array(np.repeat(ts_us, n), type=pa.timestamp("us", tz="UTC"))
             tag = f"{int(ts_us[0] // 1000)}-{broker_name(b)}-{self.rng.bytes(4).hex()}"
@@ -263,8 +268,13 @@ def generate(lake: Path, cluster: Cluster, *, rows: int | None, append_fraction:
         r += n
     elapsed = time.perf_counter() - started
 
-    meta = {"cluster": asdict(cluster), "start": gen.start, "base_rounds": base_rounds, "next_round": end,
-            "appended_from": appended_from}
+    meta = {
+        "cluster": asdict(cluster),
+        "start": gen.start,
+        "base_rounds": base_rounds,
+        "next_round": end,
+        "appended_from": appended_from,
+    }
     np.savez(state_path, meta=np.array(json.dumps(meta)), **gen.state())
     summary = {
         "lake": str(lake),
@@ -284,8 +294,12 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("lake", nargs="?", default="/tmp/gantry-bench-lake", type=Path)
     ap.add_argument("--rows", type=int, default=50_000_000, help="queue_samples rows of the base lake")
-    ap.add_argument("--append-fraction", type=float, default=None,
-                    help="append this fraction of the base lake's rounds in new, later partitions")
+    ap.add_argument(
+        "--append-fraction",
+        type=float,
+        default=None,
+        help="append this fraction of the base lake's rounds in new, later partitions",
+    )
     ap.add_argument("--brokers", type=int, default=20)
     ap.add_argument("--topics", type=int, default=100)
     ap.add_argument("--brokers-per-topic", type=int, default=10)

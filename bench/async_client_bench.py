@@ -9,6 +9,7 @@ flight (hiredis parses replies when installed; the output says whether it is). T
 ``AsyncPushConsumer`` delivery of what was sent, from the first offset, to a coroutine listener.
 Medians and spread of the runs are printed; nothing is asserted (no timing in the test suite).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,9 @@ from brokers.engine.client.simple import AsyncSimpleProducer  # noqa: E402
 
 async def gantry_produce(namesrv: str, n: int, body: bytes, inflight: int, simple: bool = False) -> float:
     """``simple``: the internal AsyncSimpleProducer (a reference: the send path without Producer's selection)."""
-    client = AsyncSimpleProducer(namesrv, "async-bench-simple") if simple else AsyncProducer("async-bench-producer", namesrv)
+    client = (
+        AsyncSimpleProducer(namesrv, "async-bench-simple") if simple else AsyncProducer("async-bench-producer", namesrv)
+    )
     async with client as producer:
         await producer.send(Message(client_bench.TOPIC, body))  # route and connection before the clock starts
         sem = asyncio.Semaphore(inflight)
@@ -74,6 +77,7 @@ def main() -> None:
     args = parser.parse_args()
     try:
         import hiredis  # noqa: F401
+
         parser_name = "hiredis"
     except ImportError:
         parser_name = "pure-Python parser"
@@ -85,19 +89,29 @@ def main() -> None:
         for run in range(args.runs):
             g = args.messages / asyncio.run(gantry_produce(namesrv, args.messages, body, args.inflight))
             r = args.messages / asyncio.run(_redis_produce(port, args.messages, body, 1, args.inflight))
-            c = (run + 1) * args.messages / asyncio.run(gantry_consume(namesrv, (run + 1) * args.messages, f"async-bench-{run}"))
+            c = (
+                (run + 1)
+                * args.messages
+                / asyncio.run(gantry_consume(namesrv, (run + 1) * args.messages, f"async-bench-{run}"))
+            )
             rates["gantry"].append(g)
             rates["redis"].append(r)
             rates["consume"].append(c)
-            rates["simple"].append(args.messages / asyncio.run(gantry_produce(namesrv, args.messages, body, args.inflight, simple=True)))
-            print(f"run {run + 1}: AsyncProducer {g:,.0f} msgs/s, redis.asyncio XADD {r:,.0f} msgs/s ({g / r:.2f}x); "
-                  f"AsyncPushConsumer {c:,.0f} msgs/s (from the first offset, start included); "
-                  f"internal AsyncSimpleProducer {rates['simple'][-1]:,.0f} msgs/s")
+            rates["simple"].append(
+                args.messages / asyncio.run(gantry_produce(namesrv, args.messages, body, args.inflight, simple=True))
+            )
+            print(
+                f"run {run + 1}: AsyncProducer {g:,.0f} msgs/s, redis.asyncio XADD {r:,.0f} msgs/s ({g / r:.2f}x); "
+                f"AsyncPushConsumer {c:,.0f} msgs/s (from the first offset, start included); "
+                f"internal AsyncSimpleProducer {rates['simple'][-1]:,.0f} msgs/s"
+            )
     for name, values in rates.items():
         print(f"{name}: median {statistics.median(values):,.0f} msgs/s, spread {min(values):,.0f}-{max(values):,.0f}")
     ratios = [g / r for g, r in zip(rates["gantry"], rates["redis"])]
-    print(f"AsyncProducer / redis.asyncio ({parser_name}), {args.inflight} in flight, {args.size} B: median {statistics.median(ratios):.2f}x, "
-          f"spread {min(ratios):.2f}-{max(ratios):.2f}x")
+    print(
+        f"AsyncProducer / redis.asyncio ({parser_name}), {args.inflight} in flight, {args.size} B: median {statistics.median(ratios):.2f}x, "
+        f"spread {min(ratios):.2f}-{max(ratios):.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ The Redis workloads themselves live beside the Gantry ones they are compared wit
 (bench/broker_workloads.py, bench/user_api_bench.py), with the same message size, count,
 batching and concurrency, so the comparison is like for like.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -33,9 +34,25 @@ def redis_server(appendfsync: str):
     port = free_port()
     tmp = tempfile.mkdtemp(prefix="bench-redis-")
     proc = subprocess.Popen(
-        [exe, "--port", str(port), "--bind", "127.0.0.1", "--dir", tmp, "--save", "",
-         "--appendonly", "yes", "--appendfsync", appendfsync, "--daemonize", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            exe,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            tmp,
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            appendfsync,
+            "--daemonize",
+            "no",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         client = redis.Redis(port=port)

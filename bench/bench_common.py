@@ -6,6 +6,7 @@ Every measured run records ``/proc/loadavg`` before it and the CPU seconds of th
 around it, so the table can give CPU per message on both sides. Rows alternate which system goes
 first run after run, so both see the same drift of a shared machine.
 """
+
 from __future__ import annotations
 
 import os
@@ -88,17 +89,24 @@ class Row:
     note: str = ""
 
 
-def alternate(row: Row, runs: int, gantry: Callable[[int], Run] | None, other: Callable[[int], Run],
-              other_name: str = "redis") -> None:
+def alternate(
+    row: Row, runs: int, gantry: Callable[[int], Run] | None, other: Callable[[int], Run], other_name: str = "redis"
+) -> None:
     """``runs`` runs of each side, Gantry first in even runs and the other system first in odd ones."""
     for i in range(runs):
-        for side in (("g", "o") if i % 2 == 0 else ("o", "g")):
+        for side in ("g", "o") if i % 2 == 0 else ("o", "g"):
             if side == "g" and gantry is not None:
                 row.gantry.append(gantry(i))
-                print(f"  {row.name} run {i + 1} gantry: {row.gantry[-1].rate:,.0f} msgs/s (load {row.gantry[-1].load})", flush=True)
+                print(
+                    f"  {row.name} run {i + 1} gantry: {row.gantry[-1].rate:,.0f} msgs/s (load {row.gantry[-1].load})",
+                    flush=True,
+                )
             elif side == "o":
                 row.other.append(other(i))
-                print(f"  {row.name} run {i + 1} {other_name}: {row.other[-1].rate:,.0f} msgs/s (load {row.other[-1].load})", flush=True)
+                print(
+                    f"  {row.name} run {i + 1} {other_name}: {row.other[-1].rate:,.0f} msgs/s (load {row.other[-1].load})",
+                    flush=True,
+                )
 
 
 def med(values: list[float], fmt: str = ",.0f") -> str:
@@ -121,27 +129,35 @@ def require_hiredis() -> str:
     """The header fragment naming redis-py and hiredis; exits without hiredis (the goals' anchor
     is redis-py in the configuration users install, ``redis[hiredis]``)."""
     if not redis.utils.HIREDIS_AVAILABLE:
-        raise SystemExit("hiredis is not installed (redis.utils.HIREDIS_AVAILABLE is False): "
-                         ".venv/bin/pip install -r bench/requirements.txt")
+        raise SystemExit(
+            "hiredis is not installed (redis.utils.HIREDIS_AVAILABLE is False): "
+            ".venv/bin/pip install -r bench/requirements.txt"
+        )
     return f"redis-py {redis.__version__} (redis.utils.HIREDIS_AVAILABLE={redis.utils.HIREDIS_AVAILABLE})"
 
 
 def machine_header(details: str) -> str:
-    return (f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
-            f"Python {platform.python_version()}, {details}")
+    return (
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, {details}"
+    )
 
 
 def print_table(rows: list[Row], other: str = "Redis", other_server: str = "redis-server") -> None:
     """The markdown table: rates, ratio Gantry / other, CPU per message on both sides."""
-    print(f"| row | goal | Gantry msgs/s, median (min–max) | {other} msgs/s, median (min–max) | Gantry / {other} | "
-          f"CPU µs/msg broker · client | CPU µs/msg {other_server} · client |")
+    print(
+        f"| row | goal | Gantry msgs/s, median (min–max) | {other} msgs/s, median (min–max) | Gantry / {other} | "
+        f"CPU µs/msg broker · client | CPU µs/msg {other_server} · client |"
+    )
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
         theirs = f"{med([r.rate for r in row.other])} | " if row.other else "– | "
         their_cpu = f"{cpu_us(row.other, 'server_cpu')} · {cpu_us(row.other, 'client_cpu')} |" if row.other else "– |"
         if row.gantry and row.other:
-            print(f"| {row.name} | {row.goal} | {med([r.rate for r in row.gantry])} | {theirs}{ratio(row.gantry, row.other)} | "
-                  f"{cpu_us(row.gantry, 'server_cpu')} · {cpu_us(row.gantry, 'client_cpu')} | {their_cpu}")
+            print(
+                f"| {row.name} | {row.goal} | {med([r.rate for r in row.gantry])} | {theirs}{ratio(row.gantry, row.other)} | "
+                f"{cpu_us(row.gantry, 'server_cpu')} · {cpu_us(row.gantry, 'client_cpu')} | {their_cpu}"
+            )
         else:
             print(f"| {row.name} | {row.goal} | {row.note or 'skipped'} | {theirs}– | – | {their_cpu}")
 

@@ -24,6 +24,7 @@ Rows (each ``--runs`` times, alternating which system goes first, ``--messages``
     .venv/bin/python bench/broker_bench.py [--messages 50000] [--size 1024] [--batch 32] [--inflight 64]
                                            [--pull 32] [--extra-pull N] [--runs 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,19 +53,33 @@ def async_rows(args: argparse.Namespace, body: bytes) -> tuple[list[Row], list[R
     n, batch, inflight = args.messages, args.batch, args.inflight
     batches = batches_in_flight(inflight, batch)
     produce_rows, consume_rows, vs_minimal = [], [], []
-    with gantry_cluster((SEND_TOPIC, CONSUME_TOPIC), flush="async", queues=QUEUES) as (namesrv, broker), \
-            redis_server("everysec") as port, minimal_broker(QUEUES) as (minimal, minimal_pid):
+    with (
+        gantry_cluster((SEND_TOPIC, CONSUME_TOPIC), flush="async", queues=QUEUES) as (namesrv, broker),
+        redis_server("everysec") as port,
+        minimal_broker(QUEUES) as (minimal, minimal_pid),
+    ):
         rpid = redis_pid(port)
         g, r, m = Meter(broker), Meter(rpid), Meter(minimal_pid)
 
         row = Row(f"5 produce single, ASYNC_FLUSH, {inflight} in flight  vs  `XADD` (AOF everysec)", "≥ 1.5×")
-        alternate(row, args.runs, lambda i: produce(g, namesrv, SEND_TOPIC, n, body, 1, inflight),
-                  lambda i: redis_produce(r, port, STREAM, n, body, 1, inflight))
+        alternate(
+            row,
+            args.runs,
+            lambda i: produce(g, namesrv, SEND_TOPIC, n, body, 1, inflight),
+            lambda i: redis_produce(r, port, STREAM, n, body, 1, inflight),
+        )
         produce_rows.append(row)
 
-        row = Row(f"6 produce batch {batch}, ASYNC_FLUSH, {batches} in flight  vs  pipelines of {batch} (AOF everysec)", "≥ 2×")
-        alternate(row, args.runs, lambda i: produce(g, namesrv, SEND_TOPIC, n, body, batch, batches),
-                  lambda i: redis_produce(r, port, STREAM, n, body, batch, batches))
+        row = Row(
+            f"6 produce batch {batch}, ASYNC_FLUSH, {batches} in flight  vs  pipelines of {batch} (AOF everysec)",
+            "≥ 2×",
+        )
+        alternate(
+            row,
+            args.runs,
+            lambda i: produce(g, namesrv, SEND_TOPIC, n, body, batch, batches),
+            lambda i: redis_produce(r, port, STREAM, n, body, batch, batches),
+        )
         produce_rows.append(row)
 
         # the consume rows' data, outside any measurement: the same messages in both systems
@@ -72,13 +87,24 @@ def async_rows(args: argparse.Namespace, body: bytes) -> tuple[list[Row], list[R
         redis_fill(port, CONSUME_STREAM, n, body)
         for pull in (args.pull, args.extra_pull) if args.extra_pull else (args.pull,):
             row = Row(f"8 consume, {pull} per pull  vs  `XRANGE` count {pull}", "≥ 3×" if pull == args.pull else "–")
-            alternate(row, args.runs, lambda i, p=pull: consume(g, namesrv, CONSUME_TOPIC, n, p),
-                      lambda i, p=pull: redis_consume(r, port, CONSUME_STREAM, n, p))
+            alternate(
+                row,
+                args.runs,
+                lambda i, p=pull: consume(g, namesrv, CONSUME_TOPIC, n, p),
+                lambda i, p=pull: redis_consume(r, port, CONSUME_STREAM, n, p),
+            )
             consume_rows.append(row)
 
-        row = Row(f"10 produce batch {batch}, ASYNC_FLUSH, {batches} in flight  vs  the minimal asyncio broker", "≥ 0.6×")
-        alternate(row, args.runs, lambda i: produce(g, namesrv, SEND_TOPIC, n, body, batch, batches),
-                  lambda i: produce(m, minimal, SEND_TOPIC, n, body, batch, batches), other_name="minimal")
+        row = Row(
+            f"10 produce batch {batch}, ASYNC_FLUSH, {batches} in flight  vs  the minimal asyncio broker", "≥ 0.6×"
+        )
+        alternate(
+            row,
+            args.runs,
+            lambda i: produce(g, namesrv, SEND_TOPIC, n, body, batch, batches),
+            lambda i: produce(m, minimal, SEND_TOPIC, n, body, batch, batches),
+            other_name="minimal",
+        )
         vs_minimal.append(row)
     return produce_rows, consume_rows, vs_minimal
 
@@ -87,11 +113,20 @@ def sync_row(args: argparse.Namespace, body: bytes) -> Row:
     """Row 7: batches with SYNC_FLUSH (group commit) against pipelines with AOF ``always``."""
     n, batch = args.messages, args.batch
     batches = batches_in_flight(args.inflight, batch)
-    with gantry_cluster((SEND_TOPIC,), flush="sync", queues=QUEUES) as (namesrv, broker), redis_server("always") as port:
+    with (
+        gantry_cluster((SEND_TOPIC,), flush="sync", queues=QUEUES) as (namesrv, broker),
+        redis_server("always") as port,
+    ):
         g, r = Meter(broker), Meter(redis_pid(port))
-        row = Row(f"7 produce batch {batch}, SYNC_FLUSH (group commit)  vs  pipelines of {batch} (AOF always)", "≥ 1.5×")
-        alternate(row, args.runs, lambda i: produce(g, namesrv, SEND_TOPIC, n, body, batch, batches),
-                  lambda i: redis_produce(r, port, STREAM, n, body, batch, batches))
+        row = Row(
+            f"7 produce batch {batch}, SYNC_FLUSH (group commit)  vs  pipelines of {batch} (AOF always)", "≥ 1.5×"
+        )
+        alternate(
+            row,
+            args.runs,
+            lambda i: produce(g, namesrv, SEND_TOPIC, n, body, batch, batches),
+            lambda i: redis_produce(r, port, STREAM, n, body, batch, batches),
+        )
     return row
 
 
@@ -103,10 +138,16 @@ def print_own(single: Row, batch: Row, consume_row: Row) -> None:
     client_us = [r.client_cpu / r.messages * 1e6 for r in single.gantry]
     print("\n| row | goal | measured, median (min–max) |")
     print("| --- | --- | ---: |")
-    print(f"| 8 consume (row 8's Gantry runs)  vs  Gantry's own batch produce (row 6's), "
-          f"run by run | ≥ 2× | **{statistics.median(ratios):.2f}×** ({min(ratios):.2f}–{max(ratios):.2f}) |")
-    print(f"| 9 CPU per message, broker, single send (row 5's Gantry runs, /proc/<pid>/stat) | ≤ 50 µs | {med(broker_us, '.0f')} µs |")
-    print(f"| 9 CPU per message, client, single send (row 5's Gantry runs, os.times) | ≤ 50 µs | {med(client_us, '.0f')} µs |")
+    print(
+        f"| 8 consume (row 8's Gantry runs)  vs  Gantry's own batch produce (row 6's), "
+        f"run by run | ≥ 2× | **{statistics.median(ratios):.2f}×** ({min(ratios):.2f}–{max(ratios):.2f}) |"
+    )
+    print(
+        f"| 9 CPU per message, broker, single send (row 5's Gantry runs, /proc/<pid>/stat) | ≤ 50 µs | {med(broker_us, '.0f')} µs |"
+    )
+    print(
+        f"| 9 CPU per message, client, single send (row 5's Gantry runs, os.times) | ≤ 50 µs | {med(client_us, '.0f')} µs |"
+    )
 
 
 def main() -> int:
@@ -116,7 +157,9 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--inflight", type=int, default=64, help="concurrent single sends (batches: inflight/batch)")
     ap.add_argument("--pull", type=int, default=32, help="messages per pull / XRANGE count")
-    ap.add_argument("--extra-pull", type=int, default=0, metavar="N", help="also consume with N messages per pull / XRANGE")
+    ap.add_argument(
+        "--extra-pull", type=int, default=0, metavar="N", help="also consume with N messages per pull / XRANGE"
+    )
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     header = machine_header(f"{require_hiredis()}, {args.messages} messages of {args.size} B per run, {args.runs} runs")

@@ -5,6 +5,7 @@ measurement, starts the meter, does ``n`` messages and returns the meter's Run. 
 minimal asyncio broker are driven by the same client (``AsyncSimpleProducer``, ``AsyncPullClient``);
 Redis by ``redis.asyncio``, which uses hiredis when it is installed.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -33,9 +34,20 @@ def minimal_broker(queues: int) -> Iterator[tuple[str, int]]:
     with tempfile.TemporaryDirectory(prefix="bench-minimal-") as tmp:
         port, log = free_port(), Path(tmp) / "minimal.log"
         with open(log, "wb") as out:
-            proc = subprocess.Popen([sys.executable, str(BENCH / "minimal_broker.py"), "--port", str(port),
-                                     "--file", str(Path(tmp) / "appended"), "--queues", str(queues)],
-                                    stdout=out, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    str(BENCH / "minimal_broker.py"),
+                    "--port",
+                    str(port),
+                    "--file",
+                    str(Path(tmp) / "appended"),
+                    "--queues",
+                    str(queues),
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         try:
             wait_ready(proc, log, 30.0)
             yield f"127.0.0.1:{port}", proc.pid
@@ -114,6 +126,7 @@ async def _redis_produce(meter: Meter, port: int, stream: str, n: int, body: byt
                 for _ in range(min(batch, n - i)):
                     pipe.xadd(stream, {"body": body})
                 await pipe.execute()
+
     try:
         meter.start()
         await asyncio.gather(*(one(i) for i in range(0, n, batch)))
@@ -171,4 +184,3 @@ def redis_pid(port: int) -> int:
         return int(client.info("server")["process_id"])
     finally:
         client.close()
-

@@ -25,6 +25,7 @@ object they imported (~16-37 ms each on the 2-core VM, a few per run), which set
 
 Every consumer is a process of its own (each has its own GIL, as separate services would).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,12 +71,32 @@ def cluster():
     try:
         specs = [("namesrv", ["namesrv", "--port", str(ns_port)])]
         for name in BROKERS:
-            specs.append((name, ["broker", "--name", name, "--port", str(free_port()), "--namesrv", namesrv,
-                                 "--store-dir", str(tmp / name), "--flush", "async", "--log-level", "WARNING"]))
+            specs.append(
+                (
+                    name,
+                    [
+                        "broker",
+                        "--name",
+                        name,
+                        "--port",
+                        str(free_port()),
+                        "--namesrv",
+                        namesrv,
+                        "--store-dir",
+                        str(tmp / name),
+                        "--flush",
+                        "async",
+                        "--log-level",
+                        "WARNING",
+                    ],
+                )
+            )
         for name, argv in specs:
             log = tmp / f"{name}.log"
             with open(log, "wb") as out:
-                proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
+                )
             procs.append(proc)
             wait_server_ready(proc, log, 30.0)
         with BlockingMQAdminClient(namesrv, timeout_s=5.0) as admin:
@@ -136,8 +157,13 @@ def worker(namesrv: str, group: str, out: str, instance: str, topic: str) -> Non
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    consumer = PushConsumer(group, namesrv, consume_from_where="CONSUME_FROM_FIRST_OFFSET", instance_name=instance,
-                            client_config=ClientConfig(rebalance_interval_s=2.0))
+    consumer = PushConsumer(
+        group,
+        namesrv,
+        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        instance_name=instance,
+        client_config=ClientConfig(rebalance_interval_s=2.0),
+    )
     consumer.subscribe(topic)
     consumer.register_listener(listener)
     consumer.start()
@@ -150,12 +176,18 @@ def worker(namesrv: str, group: str, out: str, instance: str, topic: str) -> Non
     consumer.shutdown()
 
 
-def start_workers(namesrv: str, group: str, k: int, tmp: Path, topic: str = TOPIC) -> tuple[list[subprocess.Popen], list[Path]]:
+def start_workers(
+    namesrv: str, group: str, k: int, tmp: Path, topic: str = TOPIC
+) -> tuple[list[subprocess.Popen], list[Path]]:
     procs, outs = [], []
     for i in range(k):
         out = tmp / f"{group}-{i}.txt"
         outs.append(out)
-        procs.append(subprocess.Popen([sys.executable, __file__, "--worker", namesrv, group, str(out), f"{group}-{i}", topic], cwd=ROOT))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, __file__, "--worker", namesrv, group, str(out), f"{group}-{i}", topic], cwd=ROOT
+            )
+        )
     return procs, outs
 
 
@@ -234,8 +266,14 @@ def latency(namesrv: str, tmp: Path, rate: int, seconds: float, size: int) -> di
                 break
             time.sleep(0.2)
         e2e = [t - sent_at[i] for t, i in rows]
-        out = {"rate": rate, "size": size, "load_before": load, "achieved_rate": round(achieved), "messages": n,
-               "received": len(rows)}
+        out = {
+            "rate": rate,
+            "size": size,
+            "load_before": load,
+            "achieved_rate": round(achieved),
+            "messages": n,
+            "received": len(rows),
+        }
         for name, values in (("ack", acks), ("e2e", e2e)):
             for label, p in (("p50", 0.5), ("p99", 0.99), ("p999", 0.999)):
                 out[f"{name}_{label}_ms"] = round(percentile(values, p) * 1000, 3)
@@ -245,13 +283,17 @@ def latency(namesrv: str, tmp: Path, rate: int, seconds: float, size: int) -> di
 
 
 def print_latency_table(results: list[dict]) -> None:
-    print("\n| rate msgs/s (achieved) | size | load before | received | e2e p50 ms | e2e p99 ms | e2e p999 ms | "
-          "ack p50 ms | ack p99 ms | ack p999 ms |")
+    print(
+        "\n| rate msgs/s (achieved) | size | load before | received | e2e p50 ms | e2e p99 ms | e2e p999 ms | "
+        "ack p50 ms | ack p99 ms | ack p999 ms |"
+    )
     print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in results:
-        print(f"| {r['rate']:,} ({r['achieved_rate']:,}) | {r['size']} B | {r['load_before']} | {r['received']:,} of {r['messages']:,} | "
-              f"{r['e2e_p50_ms']:.2f} | {r['e2e_p99_ms']:.2f} | {r['e2e_p999_ms']:.2f} | "
-              f"{r['ack_p50_ms']:.2f} | {r['ack_p99_ms']:.2f} | {r['ack_p999_ms']:.2f} |")
+        print(
+            f"| {r['rate']:,} ({r['achieved_rate']:,}) | {r['size']} B | {r['load_before']} | {r['received']:,} of {r['messages']:,} | "
+            f"{r['e2e_p50_ms']:.2f} | {r['e2e_p99_ms']:.2f} | {r['e2e_p999_ms']:.2f} | "
+            f"{r['ack_p50_ms']:.2f} | {r['ack_p99_ms']:.2f} | {r['ack_p999_ms']:.2f} |"
+        )
 
 
 def create_topic(namesrv: str, topic: str) -> None:
@@ -271,7 +313,12 @@ def wait_balanced(namesrv: str, group: str, k: int, topic: str) -> None:
     with BlockingMQAdminClient(namesrv, timeout_s=5.0) as admin:
         while time.monotonic() < deadline:
             try:
-                held = [mq for cid in ids for mq in admin.get_consumer_running_info(group, cid).mq_table if mq.topic == topic]
+                held = [
+                    mq
+                    for cid in ids
+                    for mq in admin.get_consumer_running_info(group, cid).mq_table
+                    if mq.topic == topic
+                ]
             except Exception:
                 held = []
             if len(held) == len(BROKERS) * QUEUES and len(set(held)) == len(held):
@@ -285,6 +332,7 @@ def throughput(namesrv: str, tmp: Path, k: int, n: int) -> dict:
     create_topic(namesrv, topic)
     with Producer("bench-loader", namesrv) as producer:
         queues = producer.fetch_publish_message_queues(topic)
+
         def batch(i: int) -> None:
             msgs = [Message(topic, (f"{i + j} ").encode().ljust(256, b"x")) for j in range(min(32, n - i))]
             producer.send_batch(msgs, queues[(i // 32) % len(queues)])
@@ -308,8 +356,13 @@ def throughput(namesrv: str, tmp: Path, k: int, n: int) -> dict:
                 break
             time.sleep(0.1)
         elapsed = max(first_seen.values()) - start
-        return {"consumers": k, "messages": len(first_seen), "deliveries": len(rows), "seconds": round(elapsed, 3),
-                "msgs_per_s": round(len(first_seen) / elapsed)}
+        return {
+            "consumers": k,
+            "messages": len(first_seen),
+            "deliveries": len(rows),
+            "seconds": round(elapsed, 3),
+            "msgs_per_s": round(len(first_seen) / elapsed),
+        }
     finally:
         stop_workers(procs)
 
@@ -325,14 +378,19 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each rate's send")
     parser.add_argument("--messages", type=int, default=20000)
     parser.add_argument("--latency-only", action="store_true", help="only the latency phase")
-    parser.add_argument("--freeze-app-heap", action="store_true",
-                        help="the producing and consuming processes gc.freeze() once their clients started")
+    parser.add_argument(
+        "--freeze-app-heap",
+        action="store_true",
+        help="the producing and consuming processes gc.freeze() once their clients started",
+    )
     args = parser.parse_args()
     if args.freeze_app_heap:
         os.environ[FREEZE_ENV] = "1"  # the consumer processes inherit it
     rates = [args.rate] if args.rate else [int(r) for r in args.rates.split(",") if r.strip()]
-    print(f"{platform.node()} {platform.processor() or platform.machine()} cores={os.cpu_count()} python={platform.python_version()}"
-          f"{' app heaps frozen after start-up' if args.freeze_app_heap else ''}")
+    print(
+        f"{platform.node()} {platform.processor() or platform.machine()} cores={os.cpu_count()} python={platform.python_version()}"
+        f"{' app heaps frozen after start-up' if args.freeze_app_heap else ''}"
+    )
     with cluster() as (namesrv, tmp):
         results = []
         for rate in rates:
@@ -342,6 +400,7 @@ def main() -> None:
         if not args.latency_only:
             for k in (1, 2, 4):
                 print(json.dumps(throughput(namesrv, tmp, k, args.messages)), flush=True)
+
 
 if __name__ == "__main__":
     main()

@@ -21,6 +21,7 @@ the admin requests of each page and fails when a list makes more than its budget
 
     .venv/bin/python bench/console_bench.py [--topics 2000] [--groups 1000] [--consumed-topics 100] [--runs 30]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,22 +53,43 @@ CLUSTER = "BenchCluster"
 def _write_groups(store_dir: Path, groups: int, consumed_topics: int) -> None:
     """config/subscriptionGroup.json and consumerOffset.json: ``groups`` groups, each with committed
     offsets on the 8 queues of one of the first ``consumed_topics`` topics."""
-    table = {f"BenchGroup_{i:05d}": {"groupName": f"BenchGroup_{i:05d}", "consumeEnable": True, "consumeFromMinEnable": True,
-                                      "consumeBroadcastEnable": True, "retryQueueNums": 1, "retryMaxTimes": 16, "brokerId": 0,
-                                      "whichBrokerWhenConsumeSlowly": 1, "notifyConsumerIdsChangedEnable": True}
-             for i in range(groups)}
-    offsets = {f"Bench_{i % consumed_topics:05d}@BenchGroup_{i:05d}": {str(q): 0 for q in range(8)} for i in range(groups)}
+    table = {
+        f"BenchGroup_{i:05d}": {
+            "groupName": f"BenchGroup_{i:05d}",
+            "consumeEnable": True,
+            "consumeFromMinEnable": True,
+            "consumeBroadcastEnable": True,
+            "retryQueueNums": 1,
+            "retryMaxTimes": 16,
+            "brokerId": 0,
+            "whichBrokerWhenConsumeSlowly": 1,
+            "notifyConsumerIdsChangedEnable": True,
+        }
+        for i in range(groups)
+    }
+    offsets = {
+        f"Bench_{i % consumed_topics:05d}@BenchGroup_{i:05d}": {str(q): 0 for q in range(8)} for i in range(groups)
+    }
     (store_dir / "config").mkdir(parents=True, exist_ok=True)
     version = {"counter": 1, "timestamp": int(time.time() * 1000)}
-    (store_dir / "config" / "subscriptionGroup.json").write_text(json.dumps({"dataVersion": version, "subscriptionGroupTable": table}))
+    (store_dir / "config" / "subscriptionGroup.json").write_text(
+        json.dumps({"dataVersion": version, "subscriptionGroupTable": table})
+    )
     (store_dir / "config" / "consumerOffset.json").write_text(json.dumps({"offsetTable": offsets}))
 
 
 def _write_topics(store_dir: Path, topics: int) -> None:
     """A broker's config/topics.json holding ``topics`` user topics (8 queues each, perm 6)."""
     table = {
-        f"Bench_{i:05d}": {"order": False, "perm": 6, "readQueueNums": 8, "topicFilterType": "SINGLE_TAG",
-                           "topicName": f"Bench_{i:05d}", "topicSysFlag": 0, "writeQueueNums": 8}
+        f"Bench_{i:05d}": {
+            "order": False,
+            "perm": 6,
+            "readQueueNums": 8,
+            "topicFilterType": "SINGLE_TAG",
+            "topicName": f"Bench_{i:05d}",
+            "topicSysFlag": 0,
+            "writeQueueNums": 8,
+        }
         for i in range(topics)
     }
     (store_dir / "config").mkdir(parents=True, exist_ok=True)
@@ -87,12 +109,32 @@ def cluster(tmp: Path, topics: int, groups: int = 0, consumed_topics: int = 100)
             _write_topics(store, topics)
             if groups:
                 _write_groups(store, groups, consumed_topics)
-            argvs.append((name, ["broker", "--name", name, "--port", str(free_port()), "--namesrv", namesrv,
-                                 "--store-dir", str(store), "--cluster", CLUSTER, "--log-level", "WARNING"]))
+            argvs.append(
+                (
+                    name,
+                    [
+                        "broker",
+                        "--name",
+                        name,
+                        "--port",
+                        str(free_port()),
+                        "--namesrv",
+                        namesrv,
+                        "--store-dir",
+                        str(store),
+                        "--cluster",
+                        CLUSTER,
+                        "--log-level",
+                        "WARNING",
+                    ],
+                )
+            )
         for name, argv in argvs:
             log = tmp / f"{name}.log"
             with open(log, "wb") as out:
-                proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
+                )
             procs.append(proc)
             wait_ready(proc, log)
         yield namesrv
@@ -103,11 +145,17 @@ def cluster(tmp: Path, topics: int, groups: int = 0, consumed_topics: int = 100)
 
 
 def _setup_django(tmp: Path, namesrv: str) -> None:
-    os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "console.settings", "GANTRY_VAR_DIR": str(tmp / "var"), "NAMESRV_ADDR": namesrv,
-        "DATABASE_URL": f"sqlite:///{tmp / 'console.sqlite3'}", "ALLOWED_HOSTS": "testserver", "DEBUG": "0",
-        "LOG_LEVEL": "WARNING",
-    })
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "console.settings",
+            "GANTRY_VAR_DIR": str(tmp / "var"),
+            "NAMESRV_ADDR": namesrv,
+            "DATABASE_URL": f"sqlite:///{tmp / 'console.sqlite3'}",
+            "ALLOWED_HOSTS": "testserver",
+            "DEBUG": "0",
+            "LOG_LEVEL": "WARNING",
+        }
+    )
     import django
     from django.core.management import call_command
 
@@ -170,16 +218,22 @@ def _topic_budget(calls: dict) -> bool:
     return calls.get("GET_ALL_TOPIC_CONFIG", 0) <= len(BROKERS) and sum(calls.values()) <= len(BROKERS) + 2
 
 
-GROUP_LIST_CALLS = ("GET_BROKER_CONSUME_STATS", "GET_ALL_SUBSCRIPTIONGROUP_CONFIG", "GANTRY_GET_ALL_CONSUMER_CONNECTIONS")
+GROUP_LIST_CALLS = (
+    "GET_BROKER_CONSUME_STATS",
+    "GET_ALL_SUBSCRIPTIONGROUP_CONFIG",
+    "GANTRY_GET_ALL_CONSUMER_CONNECTIONS",
+)
 
 
 def _group_budget(calls: dict) -> bool:
     """One GET_BROKER_CONSUME_STATS, one GET_ALL_SUBSCRIPTIONGROUP_CONFIG and one
     GANTRY_GET_ALL_CONSUMER_CONNECTIONS per broker, at most two
     GET_BROKER_CLUSTER_INFO, nothing else (no fallback: the bench's brokers serve both)."""
-    return (all(calls.get(code, 0) <= len(BROKERS) for code in GROUP_LIST_CALLS)
-            and calls.get("GET_BROKER_CLUSTER_INFO", 0) <= 2
-            and set(calls) <= {*GROUP_LIST_CALLS, "GET_BROKER_CLUSTER_INFO"})
+    return (
+        all(calls.get(code, 0) <= len(BROKERS) for code in GROUP_LIST_CALLS)
+        and calls.get("GET_BROKER_CLUSTER_INFO", 0) <= 2
+        and set(calls) <= {*GROUP_LIST_CALLS, "GET_BROKER_CLUSTER_INFO"}
+    )
 
 
 def measure(runs: int, topics: int, groups: int = 0, consumed_topics: int = 100) -> list[dict]:
@@ -197,15 +251,24 @@ def measure(runs: int, topics: int, groups: int = 0, consumed_topics: int = 100)
     scenarios = [
         ("page /topics/ (first 100 rows)", "/topics/", {}, _topic_budget),
         ("page /topics/?q=Bench_019 (search)", "/topics/", {"q": "Bench_019"}, _topic_budget),
-        ("htmx /topics/?type=normal (table fragment)", "/topics/", {"type": "normal", "HTTP_HX_REQUEST": "true"}, _topic_budget),
+        (
+            "htmx /topics/?type=normal (table fragment)",
+            "/topics/",
+            {"type": "normal", "HTTP_HX_REQUEST": "true"},
+            _topic_budget,
+        ),
         ("API /api/v1/topics (page of 100)", "/api/v1/topics", {}, _topic_budget),
         ("API /api/v1/topics?page_size=1000", "/api/v1/topics", {"page_size": "1000"}, _topic_budget),
     ]
     if groups:
         scenarios += [
             ("page /groups/ (first 100 rows)", "/groups/", {}, _group_budget),
-            ("htmx /groups/?q=BenchGroup_0099 (10 rows)", "/groups/", {"q": "BenchGroup_0099", "HTTP_HX_REQUEST": "true"},
-             _group_budget),
+            (
+                "htmx /groups/?q=BenchGroup_0099 (10 rows)",
+                "/groups/",
+                {"q": "BenchGroup_0099", "HTTP_HX_REQUEST": "true"},
+                _group_budget,
+            ),
             ("API /api/v1/groups?page_size=20", "/api/v1/groups", {"page_size": "20"}, _group_budget),
             ("API /api/v1/groups (page of 100)", "/api/v1/groups", {}, _group_budget),
             ("API /api/v1/groups?page_size=1000", "/api/v1/groups", {"page_size": "1000"}, _group_budget),
@@ -228,8 +291,15 @@ def measure(runs: int, topics: int, groups: int = 0, consumed_topics: int = 100)
             client.get(url, query, **headers)
             times.append((time.perf_counter() - start) * 1000)
         times.sort()
-        results.append({"label": label, "median": statistics.median(times), "p95": times[int(len(times) * 0.95) - 1],
-                        "best": times[0], "calls": calls})
+        results.append(
+            {
+                "label": label,
+                "median": statistics.median(times),
+                "p95": times[int(len(times) * 0.95) - 1],
+                "best": times[0],
+                "calls": calls,
+            }
+        )
     return results
 
 
@@ -239,8 +309,12 @@ def main() -> int:
     parser.add_argument("--groups", type=int, default=1000, help="consumer groups on each broker (0: topics only)")
     parser.add_argument("--consumed-topics", type=int, default=100, help="topics the groups have offsets on")
     parser.add_argument("--runs", type=int, default=30, help="timed requests per scenario")
-    parser.add_argument("--goal-ms", type=float, default=300.0,
-                        help="the goal column's p95 bound (goals row 12, /api/v1/groups?page_size=1000: 200)")
+    parser.add_argument(
+        "--goal-ms",
+        type=float,
+        default=300.0,
+        help="the goal column's p95 bound (goals row 12, /api/v1/groups?page_size=1000: 200)",
+    )
     args = parser.parse_args()
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     tmp = Path(tempfile.mkdtemp(prefix="bench-console-"))
@@ -252,14 +326,20 @@ def main() -> int:
             results = measure(args.runs, args.topics, args.groups, args.consumed_topics)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} cores; {args.topics} user topics and {args.groups} groups (offsets on {args.consumed_topics} topics) "
-          f"on each of {len(BROKERS)} brokers, {args.runs} runs each, /proc/loadavg before: {load}")
-    print(f"| request | median (ms) | p95 (ms) | best (ms) | goal p95 ≤ {args.goal_ms:.0f} ms | admin requests per page |")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} cores; {args.topics} user topics and {args.groups} groups (offsets on {args.consumed_topics} topics) "
+        f"on each of {len(BROKERS)} brokers, {args.runs} runs each, /proc/loadavg before: {load}"
+    )
+    print(
+        f"| request | median (ms) | p95 (ms) | best (ms) | goal p95 ≤ {args.goal_ms:.0f} ms | admin requests per page |"
+    )
     print("|---|---:|---:|---:|:---:|---|")
     for r in results:
         calls = ", ".join(f"{k} × {v}" for k, v in sorted(r["calls"].items()))
-        print(f"| {r['label']} | {r['median']:.0f} | {r['p95']:.0f} | {r['best']:.0f} | {'yes' if r['p95'] <= args.goal_ms else 'no'} | {calls} |")
+        print(
+            f"| {r['label']} | {r['median']:.0f} | {r['p95']:.0f} | {r['best']:.0f} | {'yes' if r['p95'] <= args.goal_ms else 'no'} | {calls} |"
+        )
     return 0 if all(r["median"] < 300 for r in results) else 1
 
 

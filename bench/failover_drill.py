@@ -18,6 +18,7 @@ on loopback ports with real store directories; this process runs 4 producers and
     .venv/bin/python bench/failover_drill.py [--role SYNC_MASTER|ASYNC_MASTER|both] [--cycles 20]
                                              [--cycle-seconds 2] [--stale]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,8 +65,9 @@ class Proc:
     def start(self) -> Proc:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *self.argv], cwd=ROOT,
-                                         stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "brokers.engine", *self.argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
+            )
         wait_ready(self.proc, self.log, 60.0)
         return self
 
@@ -112,12 +114,16 @@ class DrillResult:
     seconds: float = 0.0
 
     def summary(self) -> str:
-        text = (f"{self.role}: {self.cycles} cycles in {self.seconds:.1f} s; {self.acked} acknowledged, {self.seen} "
-                f"distinct stored, LOST {self.lost} acknowledged, {self.duplicates} duplicates, {self.stored_unacked} "
-                f"stored but never acknowledged; forced promotions {self.forced}; answers {dict(self.statuses)}")
+        text = (
+            f"{self.role}: {self.cycles} cycles in {self.seconds:.1f} s; {self.acked} acknowledged, {self.seen} "
+            f"distinct stored, LOST {self.lost} acknowledged, {self.duplicates} duplicates, {self.stored_unacked} "
+            f"stored but never acknowledged; forced promotions {self.forced}; answers {dict(self.statuses)}"
+        )
         if self.role == "ASYNC_MASTER":
-            text += (f"; replication lag before the kills at most {self.max_lag_bytes} bytes / {self.max_lag_ms} ms; "
-                     f"losses acknowledged outside that lag window: {self.lost_outside_lag}")
+            text += (
+                f"; replication lag before the kills at most {self.max_lag_bytes} bytes / {self.max_lag_ms} ms; "
+                f"losses acknowledged outside that lag window: {self.lost_outside_lag}"
+            )
         return text
 
 
@@ -142,14 +148,41 @@ class Drill:
         self.procs.append(proc)
         self.namesrv = f"127.0.0.1:{port}"
 
-    async def start_broker(self, broker_id: int, role: str, master_ha: str | None = None,
-                           store: Path | None = None, port: int | None = None, ha_port: int | None = None) -> Broker:
+    async def start_broker(
+        self,
+        broker_id: int,
+        role: str,
+        master_ha: str | None = None,
+        store: Path | None = None,
+        port: int | None = None,
+        ha_port: int | None = None,
+    ) -> Broker:
         n = next(self.generation)
         port, ha_port = port or free_port(), ha_port or free_port()
         store = store or self.tmp / f"store-{n}"
-        argv = ["broker", "--name", NAME, "--port", str(port), "--ha-port", str(ha_port), "--store-dir", str(store),
-                "--namesrv", self.namesrv, "--broker-id", str(broker_id), "--role", role, "--flush", "async",
-                "--commitlog-file-size", str(4 << 20), "--register-interval", "5"]
+        argv = [
+            "broker",
+            "--name",
+            NAME,
+            "--port",
+            str(port),
+            "--ha-port",
+            str(ha_port),
+            "--store-dir",
+            str(store),
+            "--namesrv",
+            self.namesrv,
+            "--broker-id",
+            str(broker_id),
+            "--role",
+            role,
+            "--flush",
+            "async",
+            "--commitlog-file-size",
+            str(4 << 20),
+            "--register-interval",
+            "5",
+        ]
         if master_ha:
             argv += ["--master-ha-addr", master_ha]
         proc = Proc(f"broker-{n}", argv, self.tmp / f"broker-{n}.log")
@@ -161,8 +194,16 @@ class Drill:
         return await self.client.invoke(addr, RemotingCommand.request(code, ext, body), timeout)
 
     async def create_topic(self, addr: str) -> None:
-        ext = {"topic": TOPIC, "defaultTopic": "TBW102", "readQueueNums": QUEUES, "writeQueueNums": QUEUES, "perm": 6,
-               "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": False}
+        ext = {
+            "topic": TOPIC,
+            "defaultTopic": "TBW102",
+            "readQueueNums": QUEUES,
+            "writeQueueNums": QUEUES,
+            "perm": 6,
+            "topicFilterType": "SINGLE_TAG",
+            "topicSysFlag": 0,
+            "order": False,
+        }
         response = await self.call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, ext)
         assert response.code == 0, response
 
@@ -185,9 +226,19 @@ class Drill:
 
     def send_request(self, msg_id: int) -> RemotingCommand:
         body = f"{msg_id}|".encode() + b"x" * (100 + msg_id % 400)
-        fields = {"a": "drill-producers", "b": TOPIC, "c": "TBW102", "d": QUEUES, "e": msg_id % QUEUES, "f": 0,
-                  "g": int(time.time() * 1000), "h": 0, "i": properties_to_string({"KEYS": f"k{msg_id}"}),
-                  "j": 0, "k": False}
+        fields = {
+            "a": "drill-producers",
+            "b": TOPIC,
+            "c": "TBW102",
+            "d": QUEUES,
+            "e": msg_id % QUEUES,
+            "f": 0,
+            "g": int(time.time() * 1000),
+            "h": 0,
+            "i": properties_to_string({"KEYS": f"k{msg_id}"}),
+            "j": 0,
+            "k": False,
+        }
         return RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, fields, body)
 
     async def producer(self, ids, result: DrillResult) -> None:
@@ -232,10 +283,18 @@ class Drill:
         except PromotionRefusedError as exc:
             raise AssertionError(f"promotion refused: {exc}; plan {plan}") from None
         result.forced += force
-        result.plans.append({"missingBytes": plan.missing_bytes, "missingAckedBytes": plan.missing_acked_bytes,
-                             "newEpoch": done.new_epoch, "forced": force})
-        self.log(f"  promoted {slave.addr} to {done.to_role} epoch {done.new_epoch} "
-                 f"(missing {plan.missing_bytes} bytes, {plan.missing_acked_bytes} acknowledged; forced={force})")
+        result.plans.append(
+            {
+                "missingBytes": plan.missing_bytes,
+                "missingAckedBytes": plan.missing_acked_bytes,
+                "newEpoch": done.new_epoch,
+                "forced": force,
+            }
+        )
+        self.log(
+            f"  promoted {slave.addr} to {done.to_role} epoch {done.new_epoch} "
+            f"(missing {plan.missing_bytes} bytes, {plan.missing_acked_bytes} acknowledged; forced={force})"
+        )
         return done.to_json()
 
     async def setup_group(self) -> None:
@@ -281,9 +340,19 @@ class Drill:
         for q in range(QUEUES):
             offset = 0
             while True:
-                ext = {"consumerGroup": "drill-drain", "topic": TOPIC, "queueId": q, "queueOffset": offset,
-                       "maxMsgNums": 256, "sysFlag": 0x4, "commitOffset": 0, "suspendTimeoutMillis": 0,
-                       "subVersion": 0, "subscription": "*", "expressionType": "TAG"}
+                ext = {
+                    "consumerGroup": "drill-drain",
+                    "topic": TOPIC,
+                    "queueId": q,
+                    "queueOffset": offset,
+                    "maxMsgNums": 256,
+                    "sysFlag": 0x4,
+                    "commitOffset": 0,
+                    "suspendTimeoutMillis": 0,
+                    "subVersion": 0,
+                    "subscription": "*",
+                    "expressionType": "TAG",
+                }
                 response = await self.call(self.master.addr, RequestCode.PULL_MESSAGE, ext, timeout=10.0)
                 if response.code != ResponseCode.SUCCESS:
                     break
@@ -317,7 +386,9 @@ class Drill:
         result.stored_unacked = len(set(seen) - acked)
         window = result.max_lag_ms / 1000.0 + 0.5  # the lag, plus the sampling period and the kill's latency
         # an answer read just after the kill was still sent before it: allow 1 s after the kill
-        result.lost_outside_lag = sum(1 for i in lost if not any(-1.0 <= k - self.acked_at[i] <= window for k in self._kills))
+        result.lost_outside_lag = sum(
+            1 for i in lost if not any(-1.0 <= k - self.acked_at[i] <= window for k in self._kills)
+        )
         result.seconds = time.monotonic() - started
         return result
 
@@ -336,8 +407,9 @@ class Drill:
         # SIGKILL reaches a stopped process: it dies without reading the tail the master already
         # wrote into its socket (a SIGCONT first would let it append some or all of it, a race).
         slave.proc.kill()
-        self.slave = await self.start_broker(1, "SLAVE", f"127.0.0.1:{old.ha_port}", store=slave.store,
-                                             port=slave.port, ha_port=slave.ha_port)
+        self.slave = await self.start_broker(
+            1, "SLAVE", f"127.0.0.1:{old.ha_port}", store=slave.store, port=slave.port, ha_port=slave.ha_port
+        )
         await self.promote(self.slave, result)
         self.master = self.slave
         for _ in range(30):
@@ -357,9 +429,17 @@ class Drill:
         while time.monotonic() < deadline and "TRUNCATED" not in proc.text():
             await asyncio.sleep(0.1)
         info = await self.runtime_info(old.addr)
-        lines = [line for line in proc.text().splitlines() if any(w in line for w in ("FENCED", "rejoins", "TRUNCATED"))]
-        return {"accepted": accepted, "answers": dict(answers), "tail_answers": dict(Counter(tail)),
-                "role_after": info.get("brokerRole"), "epoch_after": info.get("groupEpoch"), "log": lines}
+        lines = [
+            line for line in proc.text().splitlines() if any(w in line for w in ("FENCED", "rejoins", "TRUNCATED"))
+        ]
+        return {
+            "accepted": accepted,
+            "answers": dict(answers),
+            "tail_answers": dict(Counter(tail)),
+            "role_after": info.get("brokerRole"),
+            "epoch_after": info.get("groupEpoch"),
+            "log": lines,
+        }
 
     async def close(self) -> None:
         await self.client.close()

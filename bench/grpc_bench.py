@@ -16,6 +16,7 @@ remoting ratio of the throughput (goal >= 0.5).
 
     .venv/bin/python bench/grpc_bench.py [--messages 4000] [--size 256] [--threads 4]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -80,8 +81,11 @@ def remoting_path(namesrv: str, topic: str, args, pid: int) -> tuple[tuple[float
     producer = Producer("bench_remoting_producer", namesrv)
     producer.start()
     try:
-        produce = measured(pid, args.messages, lambda: in_threads(args.threads, args.messages,
-                                                                  lambda i: producer.send(Message(topic, body))))
+        produce = measured(
+            pid,
+            args.messages,
+            lambda: in_threads(args.threads, args.messages, lambda i: producer.send(Message(topic, body))),
+        )
     finally:
         producer.shutdown()
 
@@ -134,7 +138,9 @@ def grpc_path(endpoint: str, topic: str, args, pid: int) -> tuple[tuple[float, f
         got = 0
         while got < args.messages:
             batch = consumer.receive(32, 60)
-            list(acks.map(consumer.ack, batch))  # the batch's acks in flight together (ack_async returns no future in 5.1.2)
+            list(
+                acks.map(consumer.ack, batch)
+            )  # the batch's acks in flight together (ack_async returns no future in 5.1.2)
             got += len(batch)
             if not batch and time.perf_counter() - started > 120:
                 raise AssertionError(f"gRPC consumed {got} of {args.messages}")
@@ -181,7 +187,10 @@ def main() -> int:
     print(f"{args.messages} messages of {args.size} B, {args.threads} sending threads; load {os.getloadavg()[0]:.2f}")
     print("| path | produce msgs/s | broker CPU µs/msg | consume msgs/s | broker CPU µs/msg |")
     print("| --- | --- | --- | --- | --- |")
-    for name, ((p_rate, p_cpu), (c_rate, c_cpu)) in (("remoting (Gantry's client)", remote), ("gRPC (Apache's Python client)", grpc)):
+    for name, ((p_rate, p_cpu), (c_rate, c_cpu)) in (
+        ("remoting (Gantry's client)", remote),
+        ("gRPC (Apache's Python client)", grpc),
+    ):
         print(f"| {name} | {p_rate:,.0f} | {p_cpu:,.0f} | {c_rate:,.0f} | {c_cpu:,.0f} |")
     ratios = [ratio(grpc[i][j], remote[i][j]) for i in (0, 1) for j in (0, 1)]
     print("| gRPC / remoting | " + " | ".join(ratios) + " |")

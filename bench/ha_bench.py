@@ -19,6 +19,7 @@ scheduler places the three busy processes on the two CPUs as it likes.
     .venv/bin/python bench/ha_bench.py [--messages 50000] [--size 1024] [--batch 32] [--inflight 64]
                                        [--rounds 3] [--pin] [--rate 2000] [--seconds 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,7 +61,8 @@ def group(role: str, slave: bool, flush: str = "async"):
     admin = None
     try:
         namesrv, master, admin = start_on_fresh_ports(
-            lambda attempt: _start(tmp / f"try{attempt}", procs, role, slave, flush), lambda: stop_all(procs), "group")
+            lambda attempt: _start(tmp / f"try{attempt}", procs, role, slave, flush), lambda: stop_all(procs), "group"
+        )
         yield namesrv, master, admin, [proc.pid for proc in procs[1:]]
     finally:
         if admin is not None:
@@ -77,18 +79,60 @@ def _start(tmp: Path, procs: list[subprocess.Popen], role: str, slave: bool, flu
     master_ha, slave_ha = free_port(), free_port()
     namesrv = f"127.0.0.1:{ns_port}"
     common = ["--namesrv", namesrv, "--flush", flush, "--log-level", "WARNING"]
-    members = [("namesrv", ["namesrv", "--port", str(ns_port)]),
-               ("master", ["broker", "--name", "bench-a", "--port", str(master_port), "--ha-port", str(master_ha),
-                           "--store-dir", str(tmp / "master"), "--broker-id", "0", "--role", role, *common])]
+    members = [
+        ("namesrv", ["namesrv", "--port", str(ns_port)]),
+        (
+            "master",
+            [
+                "broker",
+                "--name",
+                "bench-a",
+                "--port",
+                str(master_port),
+                "--ha-port",
+                str(master_ha),
+                "--store-dir",
+                str(tmp / "master"),
+                "--broker-id",
+                "0",
+                "--role",
+                role,
+                *common,
+            ],
+        ),
+    ]
     if slave:
-        members.append(("slave", ["broker", "--name", "bench-a", "--port", str(slave_port), "--ha-port", str(slave_ha),
-                                  "--store-dir", str(tmp / "slave"), "--broker-id", "1", "--role", "SLAVE",
-                                  "--master-ha-addr", f"127.0.0.1:{master_ha}", *common]))
+        members.append(
+            (
+                "slave",
+                [
+                    "broker",
+                    "--name",
+                    "bench-a",
+                    "--port",
+                    str(slave_port),
+                    "--ha-port",
+                    str(slave_ha),
+                    "--store-dir",
+                    str(tmp / "slave"),
+                    "--broker-id",
+                    "1",
+                    "--role",
+                    "SLAVE",
+                    "--master-ha-addr",
+                    f"127.0.0.1:{master_ha}",
+                    *common,
+                ],
+            )
+        )
     for name, argv in members:
         log = tmp / f"{name}.log"
         with open(log, "wb") as out:
-            procs.append(subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT,
-                                          stdout=out, stderr=subprocess.STDOUT))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
+                )
+            )
         wait_ready(procs[-1], log, 30.0)
     master = f"127.0.0.1:{master_port}"
     admin = BlockingMQAdminClient(namesrv, timeout_s=5.0)
@@ -159,8 +203,11 @@ async def steady(namesrv: str, body: bytes, rate: int, seconds: float, sample) -
     return samples
 
 
-GROUPS = (("lone master", "ASYNC_MASTER", False), ("ASYNC_MASTER + slave", "ASYNC_MASTER", True),
-          ("SYNC_MASTER + slave", "SYNC_MASTER", True))
+GROUPS = (
+    ("lone master", "ASYNC_MASTER", False),
+    ("ASYNC_MASTER + slave", "ASYNC_MASTER", True),
+    ("SYNC_MASTER + slave", "SYNC_MASTER", True),
+)
 
 
 @contextmanager
@@ -190,7 +237,10 @@ def measure(args: argparse.Namespace, body: bytes, label: str, role: str, slave:
             before = [cpu_seconds(pid) for pid in pids] + [own_cpu()]
             seconds, statuses = asyncio.run(produce(namesrv, args.messages, body, batch, inflight))
             time.sleep(0.3)  # the slave's dispatch and flushes behind the last answer
-            cpu = [(after - b) / args.messages * 1e6 for after, b in zip([cpu_seconds(pid) for pid in pids] + [own_cpu()], before)]
+            cpu = [
+                (after - b) / args.messages * 1e6
+                for after, b in zip([cpu_seconds(pid) for pid in pids] + [own_cpu()], before)
+            ]
             shares = " · ".join(f"{us:.1f}" for us in cpu) if slave else f"{cpu[0]:.1f} · — · {cpu[1]:.1f}"
             rows.append((label, f"produce batch {batch}" if batch > 1 else "produce single", seconds, statuses, shares))
     return rows
@@ -207,8 +257,11 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--inflight", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the three groups, alternating their order")
-    ap.add_argument("--pin", action="store_true",
-                    help="master alone on CPU 0; slave, name server and producer on CPU 1 (needs 2 CPUs)")
+    ap.add_argument(
+        "--pin",
+        action="store_true",
+        help="master alone on CPU 0; slave, name server and producer on CPU 1 (needs 2 CPUs)",
+    )
     ap.add_argument("--rate", type=int, default=2000, help="steady single sends per second for the lag figure")
     ap.add_argument("--seconds", type=float, default=5.0)
     args = ap.parse_args()
@@ -230,21 +283,28 @@ def main() -> int:
             if label != "lone master":
                 ratios.setdefault((label, op), []).append(ratio)
     with group("ASYNC_MASTER", True) as (namesrv, master, admin, pids), pinned(pids, args.pin):
+
         def sample() -> tuple[int, int]:
             info = admin.get_broker_runtime_info(master)
             return int(info.get("haReplicationLagBytes", -1)), int(info.get("haReplicationLagMs", -1))
 
         samples = asyncio.run(steady(namesrv, body, args.rate, args.seconds, sample))
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}, {args.messages} messages of {args.size} B, ASYNC_FLUSH, "
-          f"{args.inflight} messages in flight, {args.rounds} rounds"
-          + (", pinned: master on CPU 0, the rest on CPU 1" if args.pin else ""))
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, {args.messages} messages of {args.size} B, ASYNC_FLUSH, "
+        f"{args.inflight} messages in flight, {args.rounds} rounds"
+        + (", pinned: master on CPU 0, the rest on CPU 1" if args.pin else "")
+    )
     print("/proc/loadavg before each round: " + "; ".join(f"{i + 1}: {load}" for i, load in enumerate(loads)))
-    print("| round | group | operation | messages | seconds | msgs/s | vs lone master | CPU µs/msg master · slave · producer | send statuses |")
+    print(
+        "| round | group | operation | messages | seconds | msgs/s | vs lone master | CPU µs/msg master · slave · producer | send statuses |"
+    )
     print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
     for rnd, label, op, seconds, statuses, cpu, ratio in rows:
-        print(f"| {rnd} | {label} | {op} | {args.messages} | {seconds:.2f} | {args.messages / seconds:,.0f} | {ratio:.2f}x | {cpu} | "
-              f"{', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))} |")
+        print(
+            f"| {rnd} | {label} | {op} | {args.messages} | {seconds:.2f} | {args.messages / seconds:,.0f} | {ratio:.2f}x | {cpu} | "
+            f"{', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))} |"
+        )
     print("\n| group | operation | vs the lone master of the same round: median (min–max) |")
     print("| --- | --- | ---: |")
     for (label, op), values in ratios.items():
@@ -253,10 +313,12 @@ def main() -> int:
     lag_ms = sorted(m for _, m in samples if m >= 0)
     if lag_bytes:
         p = lambda xs, q: xs[min(len(xs) - 1, int(q * len(xs)))]  # noqa: E731
-        print(f"\nASYNC_MASTER replication lag at {args.rate} msgs/s of {args.size} B for {args.seconds:.0f} s "
-              f"({len(lag_bytes)} samples of the master's runtime info): bytes median {statistics.median(lag_bytes):.0f}, "
-              f"p99 {p(lag_bytes, 0.99)}, max {lag_bytes[-1]}; ms median {statistics.median(lag_ms):.0f}, "
-              f"p99 {p(lag_ms, 0.99)}, max {lag_ms[-1]}")
+        print(
+            f"\nASYNC_MASTER replication lag at {args.rate} msgs/s of {args.size} B for {args.seconds:.0f} s "
+            f"({len(lag_bytes)} samples of the master's runtime info): bytes median {statistics.median(lag_bytes):.0f}, "
+            f"p99 {p(lag_bytes, 0.99)}, max {lag_bytes[-1]}; ms median {statistics.median(lag_ms):.0f}, "
+            f"p99 {p(lag_ms, 0.99)}, max {lag_ms[-1]}"
+        )
     return 0
 
 

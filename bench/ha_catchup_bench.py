@@ -12,6 +12,7 @@ Catch-up is read from GET_BROKER_RUNTIME_INFO (``commitLogMaxOffset`` of both) e
 
     .venv/bin/python bench/ha_catchup_bench.py [--gib 1.0] [--down-messages 100000] [--size 1024]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,9 @@ class Member:
     def start(self) -> float:
         log = self.tmp / f"{self.name}.log"
         with open(log, "ab") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *self.argv], cwd=ROOT,
-                                         stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "brokers.engine", *self.argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
+            )
         started = time.monotonic()
         wait_ready(self.proc, log, 60.0)
         return started
@@ -64,8 +66,25 @@ class Member:
 
 def broker(tmp: Path, namesrv: str, name: str, broker_id: int, role: str) -> tuple[Member, str]:
     port, ha_port = free_port(), free_port()
-    argv = ["broker", "--name", "catchup-a", "--port", str(port), "--ha-port", str(ha_port), "--namesrv", namesrv,
-            "--store-dir", str(tmp / name), "--broker-id", str(broker_id), "--role", role, "--log-level", "WARNING"]
+    argv = [
+        "broker",
+        "--name",
+        "catchup-a",
+        "--port",
+        str(port),
+        "--ha-port",
+        str(ha_port),
+        "--namesrv",
+        namesrv,
+        "--store-dir",
+        str(tmp / name),
+        "--broker-id",
+        str(broker_id),
+        "--role",
+        role,
+        "--log-level",
+        "WARNING",
+    ]
     return Member(tmp, name, argv), f"127.0.0.1:{port}"
 
 
@@ -77,8 +96,9 @@ async def produce(namesrv: str, count: int, size: int) -> None:
 
         async def one(i: int) -> None:
             async with sem:
-                await producer.send_batch([Message(TOPIC, body) for _ in range(min(BATCH, count - i))],
-                                          queues[(i // BATCH) % len(queues)])
+                await producer.send_batch(
+                    [Message(TOPIC, body) for _ in range(min(BATCH, count - i))], queues[(i // BATCH) % len(queues)]
+                )
 
         await asyncio.gather(*(one(i) for i in range(0, count, BATCH)))
 
@@ -87,7 +107,9 @@ def max_phy(admin: BlockingMQAdminClient, addr: str) -> int:
     return int(admin.get_broker_runtime_info(addr).get("commitLogMaxOffset", "-1"))
 
 
-def wait_caught_up(admin: BlockingMQAdminClient, master: str, slave: str, since: float, timeout_s: float = 1800) -> float:
+def wait_caught_up(
+    admin: BlockingMQAdminClient, master: str, slave: str, since: float, timeout_s: float = 1800
+) -> float:
     target = max_phy(admin, master)
     while True:
         try:
@@ -148,14 +170,20 @@ def main() -> int:
         started = fresh.start()
         fresh_s = wait_caught_up(admin, master_addr, fresh_addr, started)
         admin.close()
-        print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, Python "
-              f"{platform.python_version()}, loopback, ASYNC_MASTER, ASYNC_FLUSH, bodies of {args.size} B")
+        print(
+            f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, Python "
+            f"{platform.python_version()}, loopback, ASYNC_MASTER, ASYNC_FLUSH, bodies of {args.size} B"
+        )
         print("| case | log to copy | seconds to catch up | MiB/s |")
         print("| --- | ---: | ---: | ---: |")
-        print(f"| slave down for {args.down_messages:,} messages, restarted | ~{down_bytes / (1 << 20):,.0f} MiB "
-              f"(produced in {produce_down_s:.1f} s) | {down_s:.1f} | {down_bytes / (1 << 20) / down_s:,.0f} |")
-        print(f"| fresh slave joins a master holding {log_bytes / (1 << 30):.2f} GiB | {log_bytes / (1 << 20):,.0f} MiB "
-              f"(filled in {fill_s:.0f} s) | {fresh_s:.1f} | {log_bytes / (1 << 20) / fresh_s:,.0f} |")
+        print(
+            f"| slave down for {args.down_messages:,} messages, restarted | ~{down_bytes / (1 << 20):,.0f} MiB "
+            f"(produced in {produce_down_s:.1f} s) | {down_s:.1f} | {down_bytes / (1 << 20) / down_s:,.0f} |"
+        )
+        print(
+            f"| fresh slave joins a master holding {log_bytes / (1 << 30):.2f} GiB | {log_bytes / (1 << 20):,.0f} MiB "
+            f"(filled in {fill_s:.0f} s) | {fresh_s:.1f} | {log_bytes / (1 << 20) / fresh_s:,.0f} |"
+        )
         print("(seconds from the slave process's start, store recovery and registration included)")
     finally:
         for member in reversed(members):

@@ -16,6 +16,7 @@ p99 ratio (goal <= 2), the broker's peak RSS, and the seconds a new client takes
 
     .venv/bin/python bench/hostile_grpc_bench.py [--window 5] [--patterns streams,idle,oversize,clients,garbage]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -83,8 +84,13 @@ def attack(pattern: str, addr: str, stop) -> None:
 
     def loop(i: int) -> None:
         stub, channel = stubs[i % len(stubs)], channels[i % len(channels)]
-        poll = spb.ReceiveMessageRequest(group=pb.Resource(name="hostile_group"), message_queue=pb.MessageQueue(topic=pb.Resource(name=TOPIC), id=-1),
-                                         batch_size=32, invisible_duration=Duration(seconds=30), long_polling_timeout=Duration(seconds=20))
+        poll = spb.ReceiveMessageRequest(
+            group=pb.Resource(name="hostile_group"),
+            message_queue=pb.MessageQueue(topic=pb.Resource(name=TOPIC), id=-1),
+            batch_size=32,
+            invisible_duration=Duration(seconds=30),
+            long_polling_timeout=Duration(seconds=20),
+        )
         big = send_request(b"x" * (20 << 20)) if pattern == "oversize" else None
         raw = channel.unary_unary("/apache.rocketmq.v2.MessagingService/SendMessage") if pattern == "garbage" else None
         while not stop.is_set():
@@ -101,7 +107,9 @@ def attack(pattern: str, addr: str, stop) -> None:
             except grpc.RpcError:
                 pass
 
-    workers = [threading.Thread(target=loop, args=(i,), daemon=True) for i in range(2000 if pattern == "streams" else 4)]
+    workers = [
+        threading.Thread(target=loop, args=(i,), daemon=True) for i in range(2000 if pattern == "streams" else 4)
+    ]
     for w in workers:
         w.start()
     stop.wait()
@@ -160,9 +168,11 @@ def measure(pattern: str, addr: str, pid: int, window: float) -> str:
         attacker.join(30)
         if attacker.is_alive():
             attacker.kill()
-    return (f"| {pattern} | {pct(quiet, .5):.1f} / {pct(quiet, .99):.1f} / {quiet[-1] * 1000:.0f} | {pct(attacked, .5):.1f} / "
-            f"{pct(attacked, .99):.1f} / {attacked[-1] * 1000:.0f} | {quiet_failures} / {failures} | "
-            f"{pct(attacked, .99) / pct(quiet, .99):.1f} | {max(peak):.0f} | {new:.2f} |")
+    return (
+        f"| {pattern} | {pct(quiet, 0.5):.1f} / {pct(quiet, 0.99):.1f} / {quiet[-1] * 1000:.0f} | {pct(attacked, 0.5):.1f} / "
+        f"{pct(attacked, 0.99):.1f} / {attacked[-1] * 1000:.0f} | {quiet_failures} / {failures} | "
+        f"{pct(attacked, 0.99) / pct(quiet, 0.99):.1f} | {max(peak):.0f} | {new:.2f} |"
+    )
 
 
 def main() -> int:
@@ -171,7 +181,9 @@ def main() -> int:
     parser.add_argument("--patterns", default="streams,idle,oversize,clients,garbage")
     args = parser.parse_args()
     print(f"window {args.window} s; load {os.getloadavg()[0]:.2f}")
-    print("| pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | failures quiet / attacked | p99 ratio | peak RSS MiB | newcomer s |")
+    print(
+        "| pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | failures quiet / attacked | p99 ratio | peak RSS MiB | newcomer s |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as tmp:
         namesrv, broker, ns_port, broker_port, grpc_port = start_grpc_broker(Path(tmp), ROOT)

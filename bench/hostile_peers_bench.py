@@ -19,6 +19,7 @@ seconds a new client from 127.0.0.1 takes to connect and get its first answer du
 
     .venv/bin/python bench/hostile_peers_bench.py [--window 5] [--budget-mib 256] [--patterns partial,idle,heartbeat]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,8 +59,11 @@ def _header(code: int, opaque: int = 9) -> bytes:
 
 
 def _huge_heartbeat() -> bytes:
-    body = {"clientID": "attacker", "consumerDataSet": [],
-            "producerDataSet": [{"groupName": f"pg-{i:06d}"} for i in range(200_000)]}
+    body = {
+        "clientID": "attacker",
+        "consumerDataSet": [],
+        "producerDataSet": [{"groupName": f"pg-{i:06d}"} for i in range(200_000)],
+    }
     return _frame(_header(RequestCode.HEART_BEAT), json.dumps(body).encode())
 
 
@@ -95,6 +99,7 @@ async def _repeat(port: int, frame: bytes, stop: float) -> None:
 
 def attacker(pattern: str, port: int, seconds: float) -> None:
     """The attacking process: ``pattern`` against ``port`` for ``seconds``."""
+
     async def main() -> None:
         stop = time.monotonic() + seconds
         if pattern == "partial":
@@ -104,6 +109,7 @@ def attacker(pattern: str, port: int, seconds: float) -> None:
             await asyncio.gather(*(_hold(port, b"", stop) for _ in range(2000)))
         elif pattern == "heartbeat":
             await _repeat(port, _huge_heartbeat(), stop)
+
     asyncio.run(main())
 
 
@@ -135,9 +141,23 @@ class RssWatch:
 
 def _request(target: str) -> RemotingCommand:
     if target == "broker":
-        return RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, {
-            "a": "pg", "b": "Hostile", "c": "TBW102", "d": 4, "e": 0, "f": 0, "g": int(time.time() * 1000), "h": 0,
-            "i": properties_to_string({}), "j": 0, "k": False}, b"x" * 100)
+        return RemotingCommand.request(
+            RequestCode.SEND_MESSAGE_V2,
+            {
+                "a": "pg",
+                "b": "Hostile",
+                "c": "TBW102",
+                "d": 4,
+                "e": 0,
+                "f": 0,
+                "g": int(time.time() * 1000),
+                "h": 0,
+                "i": properties_to_string({}),
+                "j": 0,
+                "k": False,
+            },
+            b"x" * 100,
+        )
     return RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "Hostile"})
 
 
@@ -192,9 +212,11 @@ def measure(target: str, addr: str, port: int, pid: int, pattern: str, window: f
         (loud, loud_timeouts), newcomer_s = asyncio.run(under_attack())
         proc.join(30)
     ratio = _pct(loud, 0.99) / _pct(quiet, 0.99)
-    return (f"| {target} | {pattern} | {_pct(quiet, .5):.2f} / {_pct(quiet, .99):.2f} / {_pct(quiet, 1):.1f} | "
-            f"{_pct(loud, .5):.2f} / {_pct(loud, .99):.2f} / {_pct(loud, 1):.1f} | {quiet_timeouts + loud_timeouts} | "
-            f"{ratio:.2f} | {rss.peak:.0f} | {newcomer_s:.2f} |")
+    return (
+        f"| {target} | {pattern} | {_pct(quiet, 0.5):.2f} / {_pct(quiet, 0.99):.2f} / {_pct(quiet, 1):.1f} | "
+        f"{_pct(loud, 0.5):.2f} / {_pct(loud, 0.99):.2f} / {_pct(loud, 1):.1f} | {quiet_timeouts + loud_timeouts} | "
+        f"{ratio:.2f} | {rss.peak:.0f} | {newcomer_s:.2f} |"
+    )
 
 
 def main() -> int:
@@ -204,29 +226,74 @@ def main() -> int:
     parser.add_argument("--patterns", default="partial,idle,heartbeat")
     args = parser.parse_args()
     limits = ["--max-buffered-bytes", str(args.budget_mib * MIB), "--max-unauthenticated-bytes", str(64 * MIB)]
-    print(f"budget {args.budget_mib} MiB (unauthenticated 64 MiB); window {args.window} s; load {os.getloadavg()[0]:.2f}")
-    print("| target | pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | timeouts | p99 ratio | peak RSS MiB | newcomer s |")
+    print(
+        f"budget {args.budget_mib} MiB (unauthenticated 64 MiB); window {args.window} s; load {os.getloadavg()[0]:.2f}"
+    )
+    print(
+        "| target | pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | timeouts | p99 ratio | peak RSS MiB | newcomer s |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as tmp:
         ns_port, broker_port = free_port(), free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         ns_log, broker_log = Path(tmp) / "namesrv.log", Path(tmp) / "broker.log"
         with open(ns_log, "w") as out:
-            namesrv = subprocess.Popen([sys.executable, "-m", "brokers.engine", "namesrv", "--port", str(ns_port),
-                                        "--log-level", "ERROR", *limits], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+            namesrv = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "brokers.engine",
+                    "namesrv",
+                    "--port",
+                    str(ns_port),
+                    "--log-level",
+                    "ERROR",
+                    *limits,
+                ],
+                cwd=ROOT,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
         with open(broker_log, "w") as out:
-            broker = subprocess.Popen([sys.executable, "-m", "brokers.engine", "broker", "--name", "broker-a", "--store-dir",
-                                       str(Path(tmp) / "b"), "--port", str(broker_port), "--namesrv", f"127.0.0.1:{ns_port}",
-                                       "--log-level", "ERROR", *limits], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+            broker = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "brokers.engine",
+                    "broker",
+                    "--name",
+                    "broker-a",
+                    "--store-dir",
+                    str(Path(tmp) / "b"),
+                    "--port",
+                    str(broker_port),
+                    "--namesrv",
+                    f"127.0.0.1:{ns_port}",
+                    "--log-level",
+                    "ERROR",
+                    *limits,
+                ],
+                cwd=ROOT,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
         try:
             wait_ready(namesrv, ns_log, 30)
             wait_ready(broker, broker_log, 30)
             asyncio.run(_create_topic(f"127.0.0.1:{broker_port}"))
             for pattern in args.patterns.split(","):
-                print(measure("broker", f"127.0.0.1:{broker_port}", broker_port, broker.pid, pattern, args.window), flush=True)
+                print(
+                    measure("broker", f"127.0.0.1:{broker_port}", broker_port, broker.pid, pattern, args.window),
+                    flush=True,
+                )
             for pattern in args.patterns.split(","):
                 if pattern != "heartbeat":
-                    print(measure("namesrv", f"127.0.0.1:{ns_port}", ns_port, namesrv.pid, pattern, args.window), flush=True)
+                    print(
+                        measure("namesrv", f"127.0.0.1:{ns_port}", ns_port, namesrv.pid, pattern, args.window),
+                        flush=True,
+                    )
         finally:
             for proc in (broker, namesrv):
                 proc.terminate()
@@ -237,9 +304,23 @@ def main() -> int:
 async def _create_topic(addr: str) -> None:
     client = RemotingClient()
     try:
-        await client.invoke(addr, RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, {
-            "topic": "Hostile", "defaultTopic": "TBW102", "readQueueNums": 4, "writeQueueNums": 4, "perm": 6,
-            "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": False}), 10.0)
+        await client.invoke(
+            addr,
+            RemotingCommand.request(
+                RequestCode.UPDATE_AND_CREATE_TOPIC,
+                {
+                    "topic": "Hostile",
+                    "defaultTopic": "TBW102",
+                    "readQueueNums": 4,
+                    "writeQueueNums": 4,
+                    "perm": 6,
+                    "topicFilterType": "SINGLE_TAG",
+                    "topicSysFlag": 0,
+                    "order": False,
+                },
+            ),
+            10.0,
+        )
     finally:
         await client.close()
 

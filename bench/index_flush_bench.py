@@ -9,6 +9,7 @@ written and synced). Prints the median and range of the flush's CPU (``time.proc
 wall time per setting of ``_SLOT_RUN_GAP`` (pending slots that close are written in one ``pwrite``).
 At full speed a broker indexes ~80,000 keys between two flushes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,7 @@ def measure(gap: int, keys: int, rounds: int, directory: str) -> tuple[list[floa
             items = [(rnd.getrandbits(31), i * 1100) for i in range(keys)]
             f.ensure_items(f.index_count + keys + 1)
             for k in range(0, keys, 32):
-                f.put_items(items[k:k + 32], 1_700_000_000_000)
+                f.put_items(items[k : k + 32], 1_700_000_000_000)
             c0, w0 = time.process_time(), time.perf_counter()
             f.flush()
             cpu.append(time.process_time() - c0)
@@ -60,8 +61,10 @@ def main() -> int:
         for keys in args.keys:
             for gap in args.gap:
                 cpu, wall = measure(gap, keys, args.rounds, directory)
-                print(f"| {gap} | {keys:,} | {statistics.median(cpu) * 1e3:.1f} ({min(cpu) * 1e3:.1f}–{max(cpu) * 1e3:.1f}) "
-                      f"| {statistics.median(wall) * 1e3:.1f} |")
+                print(
+                    f"| {gap} | {keys:,} | {statistics.median(cpu) * 1e3:.1f} ({min(cpu) * 1e3:.1f}–{max(cpu) * 1e3:.1f}) "
+                    f"| {statistics.median(wall) * 1e3:.1f} |"
+                )
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     return 0

@@ -13,6 +13,7 @@ the tests used to assert in seconds (tests assert the behaviour only; see docs/b
 
     .venv/bin/python bench/latency_bench.py [--runs 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,6 +70,7 @@ async def atimed(coro) -> float:
 
 # -- remoting ---------------------------------------------------------------------------------------
 
+
 async def _remoting(runs: int) -> None:
     async def echo(ctx, request):
         return request.response(ResponseCode.SUCCESS)
@@ -86,6 +88,7 @@ async def _remoting(runs: int) -> None:
     addr = f"127.0.0.1:{server.port}"
     client = RemotingClient()
     try:
+
         async def times_out() -> None:
             try:
                 await client.invoke(silent_addr, RemotingCommand.request(ECHO), 0.2)
@@ -93,7 +96,11 @@ async def _remoting(runs: int) -> None:
                 return
             raise AssertionError("answered")
 
-        row("async invoke, 0.2 s timeout, silent server: raised after", "0.2 s", [await atimed(times_out()) for _ in range(runs)])
+        row(
+            "async invoke, 0.2 s timeout, silent server: raised after",
+            "0.2 s",
+            [await atimed(times_out()) for _ in range(runs)],
+        )
         fast: list[float] = []
         for _ in range(runs):
             pending = asyncio.ensure_future(client.invoke(addr, RemotingCommand.request(SLOW, {"delay": 1.0}), 5.0))
@@ -112,8 +119,11 @@ async def _remoting(runs: int) -> None:
                 raise AssertionError("answered")
 
         loop = asyncio.get_running_loop()
-        row("blocking invoke, 0.3 s timeout, handler answering after 5 s: raised after", "0.3 s",
-            [await loop.run_in_executor(None, timed, blocking_timeout) for _ in range(runs)])
+        row(
+            "blocking invoke, 0.3 s timeout, handler answering after 5 s: raised after",
+            "0.3 s",
+            [await loop.run_in_executor(None, timed, blocking_timeout) for _ in range(runs)],
+        )
     finally:
         await client.close()
         silent.close()
@@ -122,11 +132,19 @@ async def _remoting(runs: int) -> None:
 
 # -- long polling -----------------------------------------------------------------------------------
 
+
 async def _long_polling(tmp: Path, runs: int) -> None:
     namesrv = NamesrvController(NamesrvConfig(port=0))
     await namesrv.start()
-    broker = BrokerController(BrokerConfig(broker_name="broker-a", listen_port=0, namesrv_addrs=(f"127.0.0.1:{namesrv.port}",),
-                                           max_suspend_ms=800, store=StoreConfig(str(tmp / "store"), commitlog_file_size=1 << 20)))
+    broker = BrokerController(
+        BrokerConfig(
+            broker_name="broker-a",
+            listen_port=0,
+            namesrv_addrs=(f"127.0.0.1:{namesrv.port}",),
+            max_suspend_ms=800,
+            store=StoreConfig(str(tmp / "store"), commitlog_file_size=1 << 20),
+        )
+    )
     await broker.start()
     client = RemotingClient()
 
@@ -134,22 +152,58 @@ async def _long_polling(tmp: Path, runs: int) -> None:
         return client.invoke(broker.addr, RemotingCommand.request(code, ext, body), timeout)
 
     def pull(topic: str, offset: int, suspend_ms: int):
-        return call(RequestCode.PULL_MESSAGE, {"consumerGroup": "bench", "topic": topic, "queueId": 0, "queueOffset": offset,
-                                               "maxMsgNums": 32, "sysFlag": 0x4 | 0x2, "commitOffset": 0,
-                                               "suspendTimeoutMillis": suspend_ms, "subVersion": 0, "subscription": "*",
-                                               "expressionType": "TAG"})
+        return call(
+            RequestCode.PULL_MESSAGE,
+            {
+                "consumerGroup": "bench",
+                "topic": topic,
+                "queueId": 0,
+                "queueOffset": offset,
+                "maxMsgNums": 32,
+                "sysFlag": 0x4 | 0x2,
+                "commitOffset": 0,
+                "suspendTimeoutMillis": suspend_ms,
+                "subVersion": 0,
+                "subscription": "*",
+                "expressionType": "TAG",
+            },
+        )
 
     def send(topic: str):
-        return call(RequestCode.SEND_MESSAGE, {"producerGroup": "bench", "topic": topic, "defaultTopic": "TBW102",
-                                               "defaultTopicQueueNums": 1, "queueId": 0, "sysFlag": 0, "bornTimestamp": 0,
-                                               "flag": 0, "properties": properties_to_string({}), "reconsumeTimes": 0,
-                                               "unitMode": False}, b"wake up", 5.0)
+        return call(
+            RequestCode.SEND_MESSAGE,
+            {
+                "producerGroup": "bench",
+                "topic": topic,
+                "defaultTopic": "TBW102",
+                "defaultTopicQueueNums": 1,
+                "queueId": 0,
+                "sysFlag": 0,
+                "bornTimestamp": 0,
+                "flag": 0,
+                "properties": properties_to_string({}),
+                "reconsumeTimes": 0,
+                "unitMode": False,
+            },
+            b"wake up",
+            5.0,
+        )
 
     try:
         topic = "LatencyBench"
-        created = await call(RequestCode.UPDATE_AND_CREATE_TOPIC, {"topic": topic, "defaultTopic": "TBW102", "readQueueNums": 1,
-                                                                  "writeQueueNums": 1, "perm": 6, "topicFilterType": "SINGLE_TAG",
-                                                                  "topicSysFlag": 0, "order": False})
+        created = await call(
+            RequestCode.UPDATE_AND_CREATE_TOPIC,
+            {
+                "topic": topic,
+                "defaultTopic": "TBW102",
+                "readQueueNums": 1,
+                "writeQueueNums": 1,
+                "perm": 6,
+                "topicFilterType": "SINGLE_TAG",
+                "topicSysFlag": 0,
+                "order": False,
+            },
+        )
         assert created.code == ResponseCode.SUCCESS, created
         woken: list[float] = []
         for offset in range(runs):
@@ -161,9 +215,16 @@ async def _long_polling(tmp: Path, runs: int) -> None:
             assert (await parked).code == ResponseCode.SUCCESS
             woken.append(time.perf_counter() - started)
         row("parked pull (15 s hold): answered after the message was sent", "at once", woken)
-        row("pull held 0.6 s on an empty queue: answered after", "0.6 s", [await atimed(pull(topic, runs, 600)) for _ in range(runs)])
-        row("pull asking a 60 s hold of a broker capping at 0.8 s: answered after", "0.8 s",
-            [await atimed(pull(topic, runs, 60_000)) for _ in range(runs)])
+        row(
+            "pull held 0.6 s on an empty queue: answered after",
+            "0.6 s",
+            [await atimed(pull(topic, runs, 600)) for _ in range(runs)],
+        )
+        row(
+            "pull asking a 60 s hold of a broker capping at 0.8 s: answered after",
+            "0.8 s",
+            [await atimed(pull(topic, runs, 60_000)) for _ in range(runs)],
+        )
     finally:
         await client.close()
         await broker.stop()
@@ -172,20 +233,37 @@ async def _long_polling(tmp: Path, runs: int) -> None:
 
 # -- name server expiry -----------------------------------------------------------------------------
 
+
 def _namesrv_expiry(tmp: Path, runs: int) -> None:
     from brokers.engine.client.admin import BlockingMQAdminClient, MQBrokerError
     from brokers.engine.common.topic_config import TopicConfig
 
     def spawn(argv: list[str], log: Path) -> subprocess.Popen:
         with open(log, "ab") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
+            )
         wait_ready(proc, log)
         return proc
 
     ns_port, broker_port = free_port(), free_port()
     namesrv = spawn(["namesrv", "--port", str(ns_port), "--scan-interval", "0.1", "--expire", "1.5"], tmp / "ns.log")
-    broker = spawn(["broker", "--name", "broker-x", "--port", str(broker_port), "--namesrv", f"127.0.0.1:{ns_port}",
-                    "--store-dir", str(tmp / "expiry-store"), "--register-interval", "0.3"], tmp / "broker.log")
+    broker = spawn(
+        [
+            "broker",
+            "--name",
+            "broker-x",
+            "--port",
+            str(broker_port),
+            "--namesrv",
+            f"127.0.0.1:{ns_port}",
+            "--store-dir",
+            str(tmp / "expiry-store"),
+            "--register-interval",
+            "0.3",
+        ],
+        tmp / "broker.log",
+    )
     admin = BlockingMQAdminClient(f"127.0.0.1:{ns_port}", timeout_s=2.0)
 
     def routed() -> bool:
@@ -222,19 +300,46 @@ def _namesrv_expiry(tmp: Path, runs: int) -> None:
 
 # -- console ----------------------------------------------------------------------------------------
 
+
 def _console(tmp: Path, runs: int) -> None:
     ns_port, broker_port = free_port(), free_port()
     procs = []
-    for argv, log in ((["namesrv", "--port", str(ns_port)], tmp / "c-ns.log"),
-                      (["broker", "--name", "broker-a", "--port", str(broker_port), "--namesrv", f"127.0.0.1:{ns_port}",
-                        "--store-dir", str(tmp / "c-store")], tmp / "c-broker.log")):
+    for argv, log in (
+        (["namesrv", "--port", str(ns_port)], tmp / "c-ns.log"),
+        (
+            [
+                "broker",
+                "--name",
+                "broker-a",
+                "--port",
+                str(broker_port),
+                "--namesrv",
+                f"127.0.0.1:{ns_port}",
+                "--store-dir",
+                str(tmp / "c-store"),
+            ],
+            tmp / "c-broker.log",
+        ),
+    ):
         with open(log, "wb") as out:
-            procs.append(subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
+                )
+            )
         wait_ready(procs[-1], log)
     namesrv = f"127.0.0.1:{ns_port}"
-    os.environ.update({"DJANGO_SETTINGS_MODULE": "console.settings", "GANTRY_VAR_DIR": str(tmp / "var"), "NAMESRV_ADDR": namesrv,
-                       "DATABASE_URL": f"sqlite:///{tmp / 'console.sqlite3'}", "ALLOWED_HOSTS": "testserver", "DEBUG": "0",
-                       "LOG_LEVEL": "WARNING"})
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "console.settings",
+            "GANTRY_VAR_DIR": str(tmp / "var"),
+            "NAMESRV_ADDR": namesrv,
+            "DATABASE_URL": f"sqlite:///{tmp / 'console.sqlite3'}",
+            "ALLOWED_HOSTS": "testserver",
+            "DEBUG": "0",
+            "LOG_LEVEL": "WARNING",
+        }
+    )
     import django
     from django.core.management import call_command
 
@@ -264,7 +369,9 @@ def _console(tmp: Path, runs: int) -> None:
     user = get_user_model().objects.create_user(username="bench-operator", password="x")
     AccountRole.objects.create(user=user, role="operator")
     operator = APIClient()
-    operator.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(actor=Actor(user.username, Role('operator'), 'api'), username=user.username).token}")
+    operator.credentials(
+        HTTP_AUTHORIZATION=f"Token {api_token_create(actor=Actor(user.username, Role('operator'), 'api'), username=user.username).token}"
+    )
 
     with BlockingMQAdminClient(namesrv) as admin:
         admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig("BenchFailFast", 4, 4))
@@ -273,6 +380,7 @@ def _console(tmp: Path, runs: int) -> None:
     member = PullClient(namesrv, "G_bench", instance_name="m1", heartbeat_interval_s=None)
     member.subscribe("BenchFailFast")
     try:
+
         def refused_submit() -> None:
             try:
                 submit(ping_task, kwargs={})
@@ -284,17 +392,27 @@ def _console(tmp: Path, runs: int) -> None:
             def once() -> None:
                 response = operator.post(url, body or {}, format="json")
                 assert response.status_code == code, response.content
+
             return once
 
         row("queueing a task, Redis down: refused after", "< 1 s", [timed(refused_submit) for _ in range(runs)])
-        row("POST /api/v1/groups/G/rebalance, Redis down: 503 after", "< 1 s",
-            [timed(post("/api/v1/groups/G_bench/rebalance", 503, {"dry_run": False})) for _ in range(runs)])
-        row("POST /api/v1/dashboards/refresh, Redis down: 503 after", "< 1.5 s",
-            [timed(post("/api/v1/dashboards/refresh", 503)) for _ in range(runs)])
+        row(
+            "POST /api/v1/groups/G/rebalance, Redis down: 503 after",
+            "< 1 s",
+            [timed(post("/api/v1/groups/G_bench/rebalance", 503, {"dry_run": False})) for _ in range(runs)],
+        )
+        row(
+            "POST /api/v1/dashboards/refresh, Redis down: 503 after",
+            "< 1.5 s",
+            [timed(post("/api/v1/dashboards/refresh", 503)) for _ in range(runs)],
+        )
         settings.MQ = {**settings.MQ, "NAMESRV_ADDR": f"127.0.0.1:{free_port()}", "ADMIN_TIMEOUT_S": 2.0}
         reset_admin_client()
-        row("POST /api/v1/groups/G/rebalance, name server down: 503 after", "< 1 s",
-            [timed(post("/api/v1/groups/G_anything/rebalance", 503, {"dry_run": False})) for _ in range(runs)])
+        row(
+            "POST /api/v1/groups/G/rebalance, name server down: 503 after",
+            "< 1 s",
+            [timed(post("/api/v1/groups/G_anything/rebalance", 503, {"dry_run": False})) for _ in range(runs)],
+        )
     finally:
         member.close()
         for proc in reversed(procs):
@@ -306,8 +424,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    print(f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, "
-          f"load {open('/proc/loadavg').read().split()[:3]}, {args.runs} runs each", flush=True)
+    print(
+        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, "
+        f"load {open('/proc/loadavg').read().split()[:3]}, {args.runs} runs each",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="gantry-latency-") as name:
         tmp = Path(name)
         asyncio.run(_remoting(args.runs))

@@ -13,6 +13,7 @@ with trigger ``live``, ``as_of`` one minute later each time, the worker's own Sp
 ``SPARK_MASTER``, 4 shuffle partitions). CPU is this process's and its descendants' (the Spark
 JVM) user + system time from /proc, per run; per hour = the mean per run x runs per hour.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,7 +40,7 @@ def _tree_cpu_s(root_pid: int) -> float:
             stat = Path(f"/proc/{entry}/stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         parents[int(entry)] = int(fields[1])
         times[int(entry)] = (int(fields[11]) + int(fields[12])) / TICK
     wanted, frontier = {root_pid}, [root_pid]
@@ -65,18 +66,43 @@ def _round(root: Path, when: datetime, args, counters: dict) -> None:
         broker = f"broker-{b}"
         keys = [(f"topic-{t}", q) for t in range(args.topics) for q in range(args.queues)]
         for key in keys:
-            counters[(broker, *key)] = counters.get((broker, *key), 0) + int(args.interval_s * (5 + (7 * int(key[0][6:]) + 3 * key[1]) % 20))
-        write_samples(root, QUEUE_SAMPLES, ts_ms=ts_ms, broker=broker, columns={
-            "broker": [broker] * len(keys), "topic": [k[0] for k in keys], "queue_id": [k[1] for k in keys],
-            "min_offset": [0] * len(keys), "max_offset": [counters[(broker, *k)] for k in keys],
-            "put_bytes": [counters[(broker, *k)] * 200 for k in keys]})
-        subs = [(f"group-{g}", f"topic-{(g + i) % args.topics}", q) for g in range(args.groups) for i in range(2)
-                for q in range(args.queues)]
-        write_samples(root, GROUP_SAMPLES, ts_ms=ts_ms, broker=broker, columns={
-            "broker": [broker] * len(subs), "group": [s[0] for s in subs], "topic": [s[1] for s in subs],
-            "queue_id": [s[2] for s in subs],
-            "committed_offset": [max(0, counters[(broker, s[1], s[2])] - 40) for s in subs],
-            "max_offset": [counters[(broker, s[1], s[2])] for s in subs]})
+            counters[(broker, *key)] = counters.get((broker, *key), 0) + int(
+                args.interval_s * (5 + (7 * int(key[0][6:]) + 3 * key[1]) % 20)
+            )
+        write_samples(
+            root,
+            QUEUE_SAMPLES,
+            ts_ms=ts_ms,
+            broker=broker,
+            columns={
+                "broker": [broker] * len(keys),
+                "topic": [k[0] for k in keys],
+                "queue_id": [k[1] for k in keys],
+                "min_offset": [0] * len(keys),
+                "max_offset": [counters[(broker, *k)] for k in keys],
+                "put_bytes": [counters[(broker, *k)] * 200 for k in keys],
+            },
+        )
+        subs = [
+            (f"group-{g}", f"topic-{(g + i) % args.topics}", q)
+            for g in range(args.groups)
+            for i in range(2)
+            for q in range(args.queues)
+        ]
+        write_samples(
+            root,
+            GROUP_SAMPLES,
+            ts_ms=ts_ms,
+            broker=broker,
+            columns={
+                "broker": [broker] * len(subs),
+                "group": [s[0] for s in subs],
+                "topic": [s[1] for s in subs],
+                "queue_id": [s[2] for s in subs],
+                "committed_offset": [max(0, counters[(broker, s[1], s[2])] - 40) for s in subs],
+                "max_offset": [counters[(broker, s[1], s[2])] for s in subs],
+            },
+        )
 
 
 def main() -> None:
@@ -89,14 +115,25 @@ def main() -> None:
     parser.add_argument("--interval-s", type=float, default=10.0, help="the sampler's period")
     parser.add_argument("--every-s", type=float, default=60.0, help="the live refresh's period (LIVE_REFRESH_S)")
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
-                        help="a Spark setting added to GANTRY_ANALYTICS['SPARK_CONF'] (to compare settings)")
+    parser.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting added to GANTRY_ANALYTICS['SPARK_CONF'] (to compare settings)",
+    )
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp(prefix="live-refresh-bench-"))
-    os.environ.update({"DJANGO_SETTINGS_MODULE": "console.settings", "DATABASE_URL": f"sqlite:///{scratch / 'db.sqlite3'}",
-                       "GANTRY_LAKE_DIR": str(scratch / "lake"), "GANTRY_SAMPLE_INTERVAL_S": str(args.interval_s),
-                       "LOG_LEVEL": "WARNING"})
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "console.settings",
+            "DATABASE_URL": f"sqlite:///{scratch / 'db.sqlite3'}",
+            "GANTRY_LAKE_DIR": str(scratch / "lake"),
+            "GANTRY_SAMPLE_INTERVAL_S": str(args.interval_s),
+            "LOG_LEVEL": "WARNING",
+        }
+    )
     import django
 
     django.setup()
@@ -107,7 +144,10 @@ def main() -> None:
     from analytics.runner import dashboard_refresh
 
     extra = dict(item.split("=", 1) for item in args.spark_conf)
-    settings.GANTRY_ANALYTICS = {**settings.GANTRY_ANALYTICS, "SPARK_CONF": {**settings.GANTRY_ANALYTICS.get("SPARK_CONF", {}), **extra}}
+    settings.GANTRY_ANALYTICS = {
+        **settings.GANTRY_ANALYTICS,
+        "SPARK_CONF": {**settings.GANTRY_ANALYTICS.get("SPARK_CONF", {}), **extra},
+    }
 
     call_command("migrate", verbosity=0)
     lake = scratch / "lake"
@@ -119,15 +159,24 @@ def main() -> None:
         _round(lake, when, args, counters)
         when += step
     per_round = args.brokers * args.queues * args.topics
-    print(f"spark: {settings.SPARK_MASTER}, extra settings {extra or 'none'}; os.cpu_count() = {os.cpu_count()}", flush=True)
-    print(f"lake: {args.history_min} min of samples, {per_round} queue rows + {2 * args.groups * args.queues * args.brokers} "
-          f"group rows per round every {args.interval_s:g} s", flush=True)
+    print(
+        f"spark: {settings.SPARK_MASTER}, extra settings {extra or 'none'}; os.cpu_count() = {os.cpu_count()}",
+        flush=True,
+    )
+    print(
+        f"lake: {args.history_min} min of samples, {per_round} queue rows + {2 * args.groups * args.queues * args.brokers} "
+        f"group rows per round every {args.interval_s:g} s",
+        flush=True,
+    )
 
     me = os.getpid()
     cpu0, wall0 = _tree_cpu_s(me), time.monotonic()
     first = dashboard_refresh(trigger="live", as_of=now + timedelta(seconds=1))
-    print(f"first refresh (backfill + Spark start): {_tree_cpu_s(me) - cpu0:6.2f} s CPU, {time.monotonic() - wall0:6.2f} s wall, "
-          f"{first.rows_read} samples read, {first.status}", flush=True)
+    print(
+        f"first refresh (backfill + Spark start): {_tree_cpu_s(me) - cpu0:6.2f} s CPU, {time.monotonic() - wall0:6.2f} s wall, "
+        f"{first.rows_read} samples read, {first.status}",
+        flush=True,
+    )
     cpus, walls, pys = [], [], []
     as_of = now
     for i in range(args.runs):
@@ -142,13 +191,18 @@ def main() -> None:
         pys.append(_own_cpu_s() - py0)
         walls.append(time.monotonic() - wall0)
         assert run.status == "succeeded", run.error
-        print(f"live run {i + 1:2d}: {cpus[-1]:5.2f} s CPU (Python {pys[-1]:5.2f}, JVM {cpus[-1] - pys[-1]:5.2f}), "
-              f"{walls[-1]:5.2f} s wall, {run.rows_read} samples read", flush=True)
+        print(
+            f"live run {i + 1:2d}: {cpus[-1]:5.2f} s CPU (Python {pys[-1]:5.2f}, JVM {cpus[-1] - pys[-1]:5.2f}), "
+            f"{walls[-1]:5.2f} s wall, {run.rows_read} samples read",
+            flush=True,
+        )
     per_run = sum(cpus) / len(cpus)
     runs_per_hour = 3600 / args.every_s
-    print(f"mean per live run: {per_run:.2f} s CPU, {sum(walls) / len(walls):.2f} s wall; "
-          f"per hour ({runs_per_hour:g} runs): {per_run * runs_per_hour:.0f} CPU s = {per_run * runs_per_hour / 36:.1f} % of one core",
-          flush=True)
+    print(
+        f"mean per live run: {per_run:.2f} s CPU, {sum(walls) / len(walls):.2f} s wall; "
+        f"per hour ({runs_per_hour:g} runs): {per_run * runs_per_hour:.0f} CPU s = {per_run * runs_per_hour / 36:.1f} % of one core",
+        flush=True,
+    )
     os._exit(0)  # the Spark JVM goes with the process
 
 

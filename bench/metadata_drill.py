@@ -8,6 +8,7 @@ line per cycle and the total of unreadable messages (the goal: 0).
 
     .venv/bin/python bench/metadata_drill.py [--cycles 20] [--messages 200]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,9 +38,12 @@ def main() -> int:
             for cycle in range(args.cycles):
                 result = run_cycle(root, namesrv, cycle, messages=args.messages)
                 unreadable += result.unreadable
-                print(f"cycle {cycle + 1:2d}: acknowledged {result.acknowledged}, read from the slave {result.read}, "
-                      f"unreadable {result.unreadable}; master killed {result.seconds_from_create_to_kill:.2f} s "
-                      "after the topic was created", flush=True)
+                print(
+                    f"cycle {cycle + 1:2d}: acknowledged {result.acknowledged}, read from the slave {result.read}, "
+                    f"unreadable {result.unreadable}; master killed {result.seconds_from_create_to_kill:.2f} s "
+                    "after the topic was created",
+                    flush=True,
+                )
         finally:
             namesrv.stop()
     print(f"{args.cycles} cycles, {unreadable} unreadable messages in all ({time.monotonic() - started:.0f} s)")

@@ -20,6 +20,7 @@ request, the ceiling Gantry's broker is compared with. Loopback only.
 
 It prints "ready" once listening and stops on SIGTERM or SIGINT.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,11 +53,11 @@ def decode_header(kind: int, header: bytes) -> tuple[int, int, dict[str, str]]:
     pos += 4
     end, ext = pos + ext_len, {}
     while pos < end:
-        key_len = int.from_bytes(header[pos:pos + 2], "big")
-        key = header[pos + 2:pos + 2 + key_len].decode()
+        key_len = int.from_bytes(header[pos : pos + 2], "big")
+        key = header[pos + 2 : pos + 2 + key_len].decode()
         pos += 2 + key_len
         (val_len,) = _INT.unpack_from(header, pos)
-        ext[key] = header[pos + 4:pos + 4 + val_len].decode()
+        ext[key] = header[pos + 4 : pos + 4 + val_len].decode()
         pos += 4 + val_len
     return code, opaque, ext
 
@@ -64,8 +65,18 @@ def decode_header(kind: int, header: bytes) -> tuple[int, int, dict[str, str]]:
 def encode_response(kind: int, code: int, opaque: int, ext: dict[str, str], body: bytes = b"") -> bytes:
     """A whole response frame in serialize type ``kind``."""
     if kind == 0:
-        header = json.dumps({"code": code, "extFields": ext, "flag": FLAG_RESPONSE, "language": "PYTHON", "opaque": opaque,
-                             "serializeTypeCurrentRPC": "JSON", "version": 0}, separators=(",", ":")).encode()
+        header = json.dumps(
+            {
+                "code": code,
+                "extFields": ext,
+                "flag": FLAG_RESPONSE,
+                "language": "PYTHON",
+                "opaque": opaque,
+                "serializeTypeCurrentRPC": "JSON",
+                "version": 0,
+            },
+            separators=(",", ":"),
+        ).encode()
     else:
         parts = [_BINARY_FIXED.pack(code, 3, 0, opaque, FLAG_RESPONSE), _INT.pack(0)]
         entries = []
@@ -110,12 +121,25 @@ class MinimalBroker:
             offset = self.offsets.get(key, 0)
             self.offsets[key] = offset + count
             self.next_id += count
-            return encode_response(kind, SUCCESS, opaque, {"msgId": f"{self.next_id:032X}", "queueId": str(queue_id),
-                                                           "queueOffset": str(offset)})
+            return encode_response(
+                kind,
+                SUCCESS,
+                opaque,
+                {"msgId": f"{self.next_id:032X}", "queueId": str(queue_id), "queueOffset": str(offset)},
+            )
         if code == ROUTE:
-            route = {"queueDatas": [{"brokerName": "minimal", "readQueueNums": self.queues, "writeQueueNums": self.queues,
-                                     "perm": 6, "topicSysFlag": 0}],
-                     "brokerDatas": [{"cluster": "minimal", "brokerName": "minimal", "brokerAddrs": {"0": self.addr}}]}
+            route = {
+                "queueDatas": [
+                    {
+                        "brokerName": "minimal",
+                        "readQueueNums": self.queues,
+                        "writeQueueNums": self.queues,
+                        "perm": 6,
+                        "topicSysFlag": 0,
+                    }
+                ],
+                "brokerDatas": [{"cluster": "minimal", "brokerName": "minimal", "brokerAddrs": {"0": self.addr}}],
+            }
             return encode_response(kind, SUCCESS, opaque, {}, json.dumps(route).encode())
         if code in (HEART_BEAT, UNREGISTER_CLIENT):
             return encode_response(kind, SUCCESS, opaque, {})
@@ -143,8 +167,11 @@ class Connection(asyncio.Protocol):
                 break
             header_len = word & 0xFFFFFF
             start = pos + 8
-            out.append(self.broker.handle(word >> 24, bytes(buf[start:start + header_len]),
-                                          bytes(buf[start + header_len:pos + 4 + total])))
+            out.append(
+                self.broker.handle(
+                    word >> 24, bytes(buf[start : start + header_len]), bytes(buf[start + header_len : pos + 4 + total])
+                )
+            )
             pos += 4 + total
         del buf[:pos]
         if out:

@@ -15,6 +15,7 @@ Attacks (each on its own raw connection, one at a time):
 Prints, per attack: how the attack was answered, and the median / max latency of the sends that
 ran beside it (baseline first: sends with no attack).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,23 +46,65 @@ def _frame(header: bytes, body: bytes = b"") -> bytes:
 
 
 def _header(code: int, ext: dict | None = None, opaque: int = 9) -> bytes:
-    return json.dumps({"code": code, "opaque": opaque, "flag": 0, "language": "JAVA", "version": 0,
-                       "extFields": {k: str(v) for k, v in (ext or {}).items()}}).encode()
+    return json.dumps(
+        {
+            "code": code,
+            "opaque": opaque,
+            "flag": 0,
+            "language": "JAVA",
+            "version": 0,
+            "extFields": {k: str(v) for k, v in (ext or {}).items()},
+        }
+    ).encode()
 
 
 def _pull(tags: int) -> bytes:
     sub = " || ".join(f"tag{i}" for i in range(tags))
-    return _frame(_header(RequestCode.PULL_MESSAGE, {
-        "consumerGroup": "cg", "topic": "S", "queueId": 0, "queueOffset": 0, "maxMsgNums": 32, "sysFlag": 4,
-        "commitOffset": 0, "suspendTimeoutMillis": 0, "subVersion": 0, "subscription": sub, "expressionType": "TAG"}))
+    return _frame(
+        _header(
+            RequestCode.PULL_MESSAGE,
+            {
+                "consumerGroup": "cg",
+                "topic": "S",
+                "queueId": 0,
+                "queueOffset": 0,
+                "maxMsgNums": 32,
+                "sysFlag": 4,
+                "commitOffset": 0,
+                "suspendTimeoutMillis": 0,
+                "subVersion": 0,
+                "subscription": sub,
+                "expressionType": "TAG",
+            },
+        )
+    )
 
 
 def _heartbeat(subscriptions: list[list[str]]) -> bytes:
-    body = {"clientID": "attacker", "producerDataSet": [], "consumerDataSet": [{
-        "groupName": "cg", "consumeType": "CONSUME_PASSIVELY", "messageModel": "CLUSTERING",
-        "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET", "unitMode": False,
-        "subscriptionDataSet": [{"topic": "S", "subString": " || ".join(tags), "tagsSet": tags, "codeSet": [],
-                                 "subVersion": 1, "expressionType": "TAG"} for tags in subscriptions]}]}
+    body = {
+        "clientID": "attacker",
+        "producerDataSet": [],
+        "consumerDataSet": [
+            {
+                "groupName": "cg",
+                "consumeType": "CONSUME_PASSIVELY",
+                "messageModel": "CLUSTERING",
+                "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET",
+                "unitMode": False,
+                "subscriptionDataSet": [
+                    {
+                        "topic": "S",
+                        "subString": " || ".join(tags),
+                        "tagsSet": tags,
+                        "codeSet": [],
+                        "subVersion": 1,
+                        "expressionType": "TAG",
+                    }
+                    for tags in subscriptions
+                ],
+            }
+        ],
+    }
     return _frame(_header(RequestCode.HEART_BEAT), json.dumps(body).encode())
 
 
@@ -73,17 +116,37 @@ def attacks() -> list[tuple[str, bytes]]:
         ("pull naming 1024 tags (accepted)", _pull(1024)),
         ("heartbeat, 100k tags", _heartbeat([[f"tag{i}" for i in range(100_000)]])),
         ("heartbeat ~15 MiB of 1024-tag subscriptions", _heartbeat([per_sub] * ((15 << 20) // sub_bytes))),
-        ("header nested 100k deep", _frame(b'{"code":30,"opaque":9,"extFields":{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}}")),
-        ("15 MiB JSON header", _frame(_header(RequestCode.GET_MAX_OFFSET, {"topic": "S", "queueId": 0, "x": "a" * (15 << 20)}))),
+        (
+            "header nested 100k deep",
+            _frame(b'{"code":30,"opaque":9,"extFields":{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}}"),
+        ),
+        (
+            "15 MiB JSON header",
+            _frame(_header(RequestCode.GET_MAX_OFFSET, {"topic": "S", "queueId": 0, "x": "a" * (15 << 20)})),
+        ),
     ]
 
 
 async def _sender(client: RemotingClient, addr: str, stop: asyncio.Event, latencies: list[float]) -> None:
     props = properties_to_string({})
     while not stop.is_set():
-        request = RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, {
-            "a": "pg", "b": "S", "c": "TBW102", "d": 4, "e": 0, "f": 0, "g": int(time.time() * 1000), "h": 0,
-            "i": props, "j": 0, "k": False}, b"x" * 100)
+        request = RemotingCommand.request(
+            RequestCode.SEND_MESSAGE_V2,
+            {
+                "a": "pg",
+                "b": "S",
+                "c": "TBW102",
+                "d": 4,
+                "e": 0,
+                "f": 0,
+                "g": int(time.time() * 1000),
+                "h": 0,
+                "i": props,
+                "j": 0,
+                "k": False,
+            },
+            b"x" * 100,
+        )
         start = time.perf_counter()
         response = await client.invoke(addr, request, 120.0)
         latencies.append(time.perf_counter() - start)
@@ -107,9 +170,23 @@ async def _attack(host: str, port: int, frame: bytes) -> str:
 async def run(port: int, window_s: float) -> None:
     addr = f"127.0.0.1:{port}"
     client = RemotingClient()
-    await client.invoke(addr, RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, {
-        "topic": "S", "defaultTopic": "TBW102", "readQueueNums": 1, "writeQueueNums": 1, "perm": 6,
-        "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": False}), 10.0)
+    await client.invoke(
+        addr,
+        RemotingCommand.request(
+            RequestCode.UPDATE_AND_CREATE_TOPIC,
+            {
+                "topic": "S",
+                "defaultTopic": "TBW102",
+                "readQueueNums": 1,
+                "writeQueueNums": 1,
+                "perm": 6,
+                "topicFilterType": "SINGLE_TAG",
+                "topicSysFlag": 0,
+                "order": False,
+            },
+        ),
+        10.0,
+    )
     cases: list[tuple[str, bytes | None]] = [("baseline (no attack)", None), *attacks()]
     print(f"{'attack':46} {'sends':>6} {'median ms':>10} {'max ms':>8}  answer")
     for name, frame in cases:
@@ -121,8 +198,10 @@ async def run(port: int, window_s: float) -> None:
         await asyncio.sleep(window_s)
         stop.set()
         await sender
-        print(f"{name:46} {len(latencies):6d} {statistics.median(latencies) * 1000:10.2f} {max(latencies) * 1000:8.1f}  {outcome}",
-              flush=True)
+        print(
+            f"{name:46} {len(latencies):6d} {statistics.median(latencies) * 1000:10.2f} {max(latencies) * 1000:8.1f}  {outcome}",
+            flush=True,
+        )
     await client.close()
 
 
@@ -134,9 +213,26 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as store:
         log = Path(store) / "broker.log"
         with open(log, "w") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", "broker", "--name", "broker-a", "--store-dir",
-                                     str(Path(store) / "b"), "--port", str(port), "--log-level", "ERROR"], cwd=ROOT, stdout=out,
-                                    stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "brokers.engine",
+                    "broker",
+                    "--name",
+                    "broker-a",
+                    "--store-dir",
+                    str(Path(store) / "b"),
+                    "--port",
+                    str(port),
+                    "--log-level",
+                    "ERROR",
+                ],
+                cwd=ROOT,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+            )
         try:
             wait_ready(proc, log, 30)
             asyncio.run(run(port, args.window))

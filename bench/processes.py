@@ -6,6 +6,7 @@ Importing this module makes SIGTERM end a benchmark the way Ctrl-C does: SystemE
 ``with`` blocks and ``finally`` clauses that stop its name servers, brokers and redis-servers (the
 default action, dying at once, left them running: ``pkill -f broker_bench`` orphaned several).
 """
+
 from __future__ import annotations
 
 import os
@@ -70,8 +71,12 @@ def start_on_fresh_ports(start: Callable[[int], T], stop: Callable[[], None], wh
             stop()
             if attempt == STARTS:
                 raise
-            print(f"{what} start {attempt} of {STARTS} failed ({str(exc).strip().splitlines()[-1][:200]}); "
-                  "again on fresh ports", file=sys.stderr, flush=True)
+            print(
+                f"{what} start {attempt} of {STARTS} failed ({str(exc).strip().splitlines()[-1][:200]}); "
+                "again on fresh ports",
+                file=sys.stderr,
+                flush=True,
+            )
     raise AssertionError("unreachable")
 
 
@@ -91,13 +96,38 @@ def start_grpc_broker(tmp: Path, root: Path) -> tuple[subprocess.Popen, subproce
     env = {**os.environ, "PYTHONPATH": str(root)}
     ns_log, broker_log = tmp / "namesrv.log", tmp / "broker.log"
     with open(ns_log, "w") as out:
-        namesrv = subprocess.Popen([sys.executable, "-m", "brokers.engine", "namesrv", "--port", str(ns_port), "--log-level", "ERROR"],
-                                   cwd=root, stdout=out, stderr=subprocess.STDOUT, env=env)
+        namesrv = subprocess.Popen(
+            [sys.executable, "-m", "brokers.engine", "namesrv", "--port", str(ns_port), "--log-level", "ERROR"],
+            cwd=root,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
     with open(broker_log, "w") as out:
-        broker = subprocess.Popen([sys.executable, "-m", "brokers.engine", "broker", "--name", "broker-a", "--store-dir",
-                                   str(tmp / "b"), "--port", str(broker_port), "--namesrv", f"127.0.0.1:{ns_port}",
-                                   "--grpc-port", str(grpc_port), "--log-level", "ERROR"],
-                                  cwd=root, stdout=out, stderr=subprocess.STDOUT, env=env)
+        broker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "brokers.engine",
+                "broker",
+                "--name",
+                "broker-a",
+                "--store-dir",
+                str(tmp / "b"),
+                "--port",
+                str(broker_port),
+                "--namesrv",
+                f"127.0.0.1:{ns_port}",
+                "--grpc-port",
+                str(grpc_port),
+                "--log-level",
+                "ERROR",
+            ],
+            cwd=root,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
     wait_ready(namesrv, ns_log, 30)
     wait_ready(broker, broker_log, 30)
     return namesrv, broker, ns_port, broker_port, grpc_port

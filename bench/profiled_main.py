@@ -7,6 +7,7 @@ acquires count for nothing, and kernel time of a syscall counts), ``wall`` with 
 default clock. Used by bench/user_api_cluster.py to profile the broker's main thread (its event
 loop); the broker returns from its main on SIGTERM, so the profile is written.
 """
+
 from __future__ import annotations
 
 import cProfile

@@ -5,6 +5,7 @@ event-loop thread. ``ThreadProfiles`` wraps ``threading.Thread.run`` so that eve
 inside the ``with`` gets a profiler of its own, plus one for the calling thread; ``dump`` merges
 them (after the threads have ended, so every profiler is disabled by its own thread).
 """
+
 from __future__ import annotations
 
 import cProfile

@@ -18,6 +18,7 @@ this process (already running, as a producer waiting for the broker would be). F
 One run each; figures go to docs/benchmarks.md. Needs free disk for the largest size plus the
 index (~0.5 GiB); everything is deleted at the end (``--keep`` leaves the directory).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,15 +68,28 @@ class Cluster:
 
     def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen:
         with open(self.tmp / f"{name}.log", "ab") as out:
-            return subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT,
-                                    stdout=out, stderr=subprocess.STDOUT)
+            return subprocess.Popen(
+                [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
+            )
 
     def start_broker(self) -> float:
         """Start the broker; return the perf_counter time just before Popen."""
         self.starts += 1
-        argv = ["broker", "--name", "restart-broker", "--port", str(self.broker_port),
-                "--ha-port", str(self.ha_port), "--namesrv", self.namesrv,
-                "--store-dir", str(self.store_dir), "--log-level", "INFO"]
+        argv = [
+            "broker",
+            "--name",
+            "restart-broker",
+            "--port",
+            str(self.broker_port),
+            "--ha-port",
+            str(self.ha_port),
+            "--namesrv",
+            self.namesrv,
+            "--store-dir",
+            str(self.store_dir),
+            "--log-level",
+            "INFO",
+        ]
         t0 = time.perf_counter()
         self.broker = self._spawn(f"broker-{self.starts}", argv)
         return t0
@@ -123,8 +137,13 @@ def fill(store_dir: Path, target: int, topics: int, queues: int) -> tuple[int, f
                 n += 1
                 entries.append((0, body, properties_to_string({"UNIQ_KEY": f"7F000001{n:024X}", "TAGS": "TagA"})))
             q = n // BATCH
-            batch = MessageExtBatch(topic=f"{TOPIC_PREFIX}{q % topics}", queue_id=(q // topics) % queues, body=b"",
-                                    entries=entries, born_timestamp=int(time.time() * 1000))
+            batch = MessageExtBatch(
+                topic=f"{TOPIC_PREFIX}{q % topics}",
+                queue_id=(q // topics) % queues,
+                body=b"",
+                entries=entries,
+                born_timestamp=int(time.time() * 1000),
+            )
             result = store.put_messages_sync(batch)
             if not result.ok:
                 raise RuntimeError(f"fill failed: {result}")
@@ -138,7 +157,9 @@ async def first_ack(namesrv: str, t0: float, timeout_s: float = 120.0) -> float:
     """Seconds from ``t0`` until a fresh producer gets a send acknowledged (retrying every 10 ms)."""
     deadline = t0 + timeout_s
     while True:
-        producer = AsyncSimpleProducer(namesrv, "restart-bench", timeout_s=1.0, retry_times=0, heartbeat_interval_s=None)
+        producer = AsyncSimpleProducer(
+            namesrv, "restart-bench", timeout_s=1.0, retry_times=0, heartbeat_interval_s=None
+        )
         try:
             await producer.send(Message(SEND_TOPIC, b"first after restart"))
             return time.perf_counter() - t0
@@ -215,8 +236,10 @@ def main() -> int:
         cluster.close()
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}, {args.topics} topics x {args.queues} queues, {BODY_SIZE} B bodies")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, {args.topics} topics x {args.queues} queues, {BODY_SIZE} B bodies"
+    )
     print("| commit log | restart after | process start -> first acknowledged send (s) |")
     print("| ---: | --- | ---: |")
     for gib, case, t in results:

@@ -21,6 +21,7 @@ each, a 250,000-row lake of its own): a smoke test of the whole path, its figure
 Each step's output is printed as it comes, after a line with its command and /proc/loadavg; the end
 lists every step's exit status and wall time, and the exit status is 1 when any step failed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,10 +44,21 @@ STEPS: dict[str, tuple[str, list[str], list[str]]] = {
     "codec": ("codec_bench.py", [], []),
     "user_api": ("user_api_bench.py", [], ["--seconds", "0.3", "--consume-messages", "2000"]),
     "broker": ("broker_bench.py", [], ["--messages", "2000"]),
-    "latency": ("client_bench.py", ["--latency-only", "--rates", "1000,5000", "--size", "1024", "--seconds", "10"],
-                ["--latency-only", "--rates", "200,500", "--size", "1024", "--seconds", "1"]),
-    "console": ("console_bench.py", ["--goal-ms", "200"], ["--goal-ms", "200", "--topics", "200", "--groups", "200", "--runs", "3"]),
-    "allocation": ("allocation_bench.py", [], ["--queues", "1000", "--consumers", "100", "--repeat", "2", "--budget", "0.2"]),
+    "latency": (
+        "client_bench.py",
+        ["--latency-only", "--rates", "1000,5000", "--size", "1024", "--seconds", "10"],
+        ["--latency-only", "--rates", "200,500", "--size", "1024", "--seconds", "1"],
+    ),
+    "console": (
+        "console_bench.py",
+        ["--goal-ms", "200"],
+        ["--goal-ms", "200", "--topics", "200", "--groups", "200", "--runs", "3"],
+    ),
+    "allocation": (
+        "allocation_bench.py",
+        [],
+        ["--queues", "1000", "--consumers", "100", "--repeat", "2", "--budget", "0.2"],
+    ),
     "metadata_drill": ("metadata_drill.py", ["--cycles", "20"], ["--cycles", "2", "--messages", "50"]),
 }
 
@@ -91,13 +103,34 @@ def analytics_steps(py: str, quick: bool, out: Path) -> list[list[str]]:
     run, 1 % appended, the incremental run."""
     lake, rows = (QUICK_LAKE, QUICK_LAKE_ROWS) if quick else (LAKE, LAKE_ROWS)
     meta = lake_state(lake)
-    fresh = meta is not None and meta.get("appended_from") is None and meta.get("base_rounds") == math.ceil(rows / LAKE_QUEUES)
+    fresh = (
+        meta is not None
+        and meta.get("appended_from") is None
+        and meta.get("base_rounds") == math.ceil(rows / LAKE_QUEUES)
+    )
     memory = ["--driver-memory", "2g"] if quick else []
     steps = [] if fresh else [[py, str(BENCH / "analytics_gen.py"), str(lake), "--rows", str(rows)]]
     return steps + [
-        [py, str(BENCH / "analytics_bench.py"), str(lake), "--engines", "spark,duckdb", "--json", str(out / "full.json"), *memory],
+        [
+            py,
+            str(BENCH / "analytics_bench.py"),
+            str(lake),
+            "--engines",
+            "spark,duckdb",
+            "--json",
+            str(out / "full.json"),
+            *memory,
+        ],
         [py, str(BENCH / "analytics_gen.py"), str(lake), "--append-fraction", "0.01"],
-        [py, str(BENCH / "analytics_bench.py"), str(lake), "--incremental", "--json", str(out / "incremental.json"), *memory],
+        [
+            py,
+            str(BENCH / "analytics_bench.py"),
+            str(lake),
+            "--incremental",
+            "--json",
+            str(out / "incremental.json"),
+            *memory,
+        ],
     ]
 
 
@@ -109,18 +142,26 @@ def print_analytics(out: Path) -> None:
         return
     full, inc = json.loads(full_path.read_text()), json.loads(inc_path.read_text())
     rows = full["lake_rows"]
-    print(f"\nrow 14 (lake {full['lake']}: {rows['queue_samples']:,} queue_samples, {rows['group_samples']:,} group_samples "
-          f"rows; incremental: +1 %):\n")
-    print("| job | Spark s | DuckDB s | Spark / DuckDB (goal ≤ 3×) | incremental s | full s | incremental / full (goal ≤ 3 %) |")
+    print(
+        f"\nrow 14 (lake {full['lake']}: {rows['queue_samples']:,} queue_samples, {rows['group_samples']:,} group_samples "
+        f"rows; incremental: +1 %):\n"
+    )
+    print(
+        "| job | Spark s | DuckDB s | Spark / DuckDB (goal ≤ 3×) | incremental s | full s | incremental / full (goal ≤ 3 %) |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for slug, job in full["jobs"].items():
         spark, duck = job["spark"]["seconds"], job["duckdb"]["seconds"]
         i = inc["jobs"].get(slug, {})
-        print(f"| {job['job']} | {spark:.2f} | {duck:.2f} | **{spark / duck:.2f}×** | {i.get('incremental', {}).get('seconds', '–')} | "
-              f"{i.get('full', {}).get('seconds', '–')} | **{i.get('time_ratio', float('nan')):.1%}** |")
-    print(f"| all jobs | {full['engines']['spark']['total_s']:.2f} | {full['engines']['duckdb']['total_s']:.2f} | "
-          f"**{full['spark_over_duckdb']:.2f}×** | {inc['total']['incremental']:.2f} | {inc['total']['full']:.2f} | "
-          f"**{inc['total']['time_ratio']:.1%}** |")
+        print(
+            f"| {job['job']} | {spark:.2f} | {duck:.2f} | **{spark / duck:.2f}×** | {i.get('incremental', {}).get('seconds', '–')} | "
+            f"{i.get('full', {}).get('seconds', '–')} | **{i.get('time_ratio', float('nan')):.1%}** |"
+        )
+    print(
+        f"| all jobs | {full['engines']['spark']['total_s']:.2f} | {full['engines']['duckdb']['total_s']:.2f} | "
+        f"**{full['spark_over_duckdb']:.2f}×** | {inc['total']['incremental']:.2f} | {inc['total']['full']:.2f} | "
+        f"**{inc['total']['time_ratio']:.1%}** |"
+    )
 
 
 def main() -> int:

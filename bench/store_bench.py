@@ -5,6 +5,7 @@
 Prints messages/s for put_message (asyncio, one producer coroutine at a time, or many
 concurrent ones with --concurrency), put_messages (batches) and get_message.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,9 +31,13 @@ from brokers.engine.store import (  # noqa: E402
 
 def _inner(i: int, body: bytes) -> MessageExtBrokerInner:
     return MessageExtBrokerInner(
-        topic="BenchTopic", queue_id=i % 8, body=body,
+        topic="BenchTopic",
+        queue_id=i % 8,
+        body=body,
         properties={"TAGS": "TagA", "UNIQ_KEY": uuid.uuid4().hex.upper(), "CLUSTER": "DefaultCluster"},
-        born_timestamp=1_700_000_000_000, born_host="10.0.0.5:51000")
+        born_timestamp=1_700_000_000_000,
+        born_host="10.0.0.5:51000",
+    )
 
 
 async def _put(store: DefaultMessageStore, n: int, size: int, concurrency: int) -> float:
@@ -57,10 +62,19 @@ async def _put_batches(store: DefaultMessageStore, n: int, size: int, k: int) ->
     body = os.urandom(size)
     batches = []
     for b in range(n // k):
-        entries = [Message("BenchTopic", body, tags="TagA", properties={"UNIQ_KEY": uuid.uuid4().hex.upper()})
-                   for _ in range(k)]
-        batches.append(MessageExtBatch("BenchTopic", b % 8, encode_batch_body(entries),
-                                       {"CLUSTER": "DefaultCluster"}, born_host="10.0.0.5:51000"))
+        entries = [
+            Message("BenchTopic", body, tags="TagA", properties={"UNIQ_KEY": uuid.uuid4().hex.upper()})
+            for _ in range(k)
+        ]
+        batches.append(
+            MessageExtBatch(
+                "BenchTopic",
+                b % 8,
+                encode_batch_body(entries),
+                {"CLUSTER": "DefaultCluster"},
+                born_host="10.0.0.5:51000",
+            )
+        )
     start = time.perf_counter()
     for batch in batches:
         await store.put_messages(batch)
@@ -91,20 +105,28 @@ def main() -> None:
     args = ap.parse_args()
     root = tempfile.mkdtemp(prefix="store-bench-")
     try:
-        cfg = StoreConfig(store_dir=root, flush_disk_type="SYNC_FLUSH" if args.sync else "ASYNC_FLUSH",
-                          commitlog_file_size=256 << 20, max_index_hash_slots=500_000,
-                          max_index_count=2_000_000)
+        cfg = StoreConfig(
+            store_dir=root,
+            flush_disk_type="SYNC_FLUSH" if args.sync else "ASYNC_FLUSH",
+            commitlog_file_size=256 << 20,
+            max_index_hash_slots=500_000,
+            max_index_count=2_000_000,
+        )
         with DefaultMessageStore(cfg) as store:
             rate = asyncio.run(_put(store, args.messages, args.size, args.concurrency))
-            print(f"put_message   {rate:10.0f} msg/s  ({args.size}-byte bodies, "
-                  f"{cfg.flush_disk_type}, concurrency {args.concurrency}, "
-                  f"fdatasync calls {store.flush_service.fsync_count})")
+            print(
+                f"put_message   {rate:10.0f} msg/s  ({args.size}-byte bodies, "
+                f"{cfg.flush_disk_type}, concurrency {args.concurrency}, "
+                f"fdatasync calls {store.flush_service.fsync_count})"
+            )
             rate = asyncio.run(_put_batches(store, args.messages, args.size, args.batch))
             print(f"put_messages  {rate:10.0f} msg/s  (batches of {args.batch})")
             print(f"get_message   {_get(store):10.0f} msg/s  (32 per pull)")
         t = time.perf_counter()
         with DefaultMessageStore(cfg) as store:
-            print(f"reopen        {time.perf_counter() - t:10.2f} s   ({store.recovery_report.records_checked} records checked)")
+            print(
+                f"reopen        {time.perf_counter() - t:10.2f} s   ({store.recovery_report.records_checked} records checked)"
+            )
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -26,6 +26,7 @@ cProfile (its main thread: the event loop) and this client under cProfile (every
 client's loop thread included), timed by each thread's CPU clock (``--profile-clock wall``: wall time), writes DIR/broker.prof and DIR/client.prof, and prints the top
 functions of each by tottime (bench/profiling.py).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,6 +70,7 @@ def gantry_send(producer: Producer, body: bytes, seconds: float) -> Callable[[],
             producer.send(Message(SEND_TOPIC, body))
             n += 1
         return n
+
     return go
 
 
@@ -79,12 +81,14 @@ def gantry_send_batch(producer: Producer, body: bytes, seconds: float) -> Callab
             producer.send_batch([Message(SEND_TOPIC, body) for _ in range(BATCH)])
             n += BATCH
         return n
+
     return go
 
 
 def gantry_async_send(namesrv: str, body: bytes, seconds: float) -> Callable[[], int]:
     """The public asyncio producer (the goals' row 3): 64 sends in flight for ``seconds``, with
     ``AsyncProducer``'s documented API (``await start()``, ``await send(msg)``, ``await stop()``)."""
+
     async def run() -> int:
         producer = AsyncProducer("userbench-async", namesrv)
         await producer.start()
@@ -96,10 +100,12 @@ def gantry_async_send(namesrv: str, body: bytes, seconds: float) -> Callable[[],
                 while time.perf_counter() < deadline:
                     await producer.send(Message(SEND_TOPIC, body))
                     count[0] += 1
+
             await asyncio.gather(*(worker() for _ in range(INFLIGHT)))
             return count[0]
         finally:
             await producer.stop()
+
     return lambda: asyncio.run(run())
 
 
@@ -117,7 +123,9 @@ def gantry_push(broker_pid: int, namesrv: str, expected: int, run_no: int) -> Ru
                 done.set()
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    consumer = PushConsumer(f"userbench-push-{run_no}-{os.getpid()}", namesrv, consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+    consumer = PushConsumer(
+        f"userbench-push-{run_no}-{os.getpid()}", namesrv, consume_from_where="CONSUME_FROM_FIRST_OFFSET"
+    )
     consumer.subscribe(CONSUME_TOPIC)
     consumer.register_listener(listener)
 
@@ -126,6 +134,7 @@ def gantry_push(broker_pid: int, namesrv: str, expected: int, run_no: int) -> Ru
         if not done.wait(300):
             raise RuntimeError(f"PushConsumer delivered {seen[0]} of {expected}")
         return seen[0]
+
     try:
         return timed(broker_pid, go)
     finally:
@@ -142,6 +151,7 @@ def redis_send(client: redis.Redis, body: bytes, seconds: float) -> Callable[[],
             client.xadd(STREAM, {"body": body})
             n += 1
         return n
+
     return go
 
 
@@ -155,6 +165,7 @@ def redis_pipeline(client: redis.Redis, body: bytes, seconds: float) -> Callable
             pipe.execute()
             n += BATCH
         return n
+
     return go
 
 
@@ -168,11 +179,13 @@ def redis_async_send(port: int, body: bytes, seconds: float) -> Callable[[], int
             while time.perf_counter() < deadline:
                 await client.xadd(STREAM, {"body": body})
                 count[0] += 1
+
         try:
             await asyncio.gather(*(worker() for _ in range(INFLIGHT)))
         finally:
             await client.aclose()
         return count[0]
+
     return lambda: asyncio.run(run())
 
 
@@ -196,6 +209,7 @@ def redis_consume(client: redis.Redis, stream: str, expected: int, run_no: int) 
             client.xack(stream, group, *ids)
             got += len(ids)
         return got
+
     return go
 
 
@@ -203,8 +217,14 @@ def redis_consume(client: redis.Redis, stream: str, expected: int, run_no: int) 
 
 
 def print_table(rows: list[Row], args: argparse.Namespace) -> None:
-    print("\n" + machine_header(f"{require_hiredis()}, {args.size} B, {args.runs} runs, {args.seconds} s per send run, "
-                                f"{args.consume_messages} per consume run") + "\n")
+    print(
+        "\n"
+        + machine_header(
+            f"{require_hiredis()}, {args.size} B, {args.runs} runs, {args.seconds} s per send run, "
+            f"{args.consume_messages} per consume run"
+        )
+        + "\n"
+    )
     common_table(rows)
     print_loads(rows)
 
@@ -230,18 +250,28 @@ def bench(args: argparse.Namespace) -> list[Row]:
             producer.send_batch([Message(SEND_TOPIC, body) for _ in range(BATCH)])
 
             row = Row("`Producer.send`, one after another, 1 KB  vs  `XADD`", "≥ 1.5×")
-            alternate(row, args.runs, lambda i: timed(broker_pid, gantry_send(producer, body, args.seconds)),
-                      lambda i: (fresh_stream(), timed(redis_pid, redis_send(client, body, args.seconds)))[1])
+            alternate(
+                row,
+                args.runs,
+                lambda i: timed(broker_pid, gantry_send(producer, body, args.seconds)),
+                lambda i: (fresh_stream(), timed(redis_pid, redis_send(client, body, args.seconds)))[1],
+            )
             rows.append(row)
 
             row = Row("`Producer.send_batch` of 32, one after another  vs  pipeline of 32 `XADD`", "≥ 2×")
-            alternate(row, args.runs, lambda i: timed(broker_pid, gantry_send_batch(producer, body, args.seconds)),
-                      lambda i: (fresh_stream(), timed(redis_pid, redis_pipeline(client, body, args.seconds)))[1])
+            alternate(
+                row,
+                args.runs,
+                lambda i: timed(broker_pid, gantry_send_batch(producer, body, args.seconds)),
+                lambda i: (fresh_stream(), timed(redis_pid, redis_pipeline(client, body, args.seconds)))[1],
+            )
             rows.append(row)
 
             # the consume row's data, outside the timing: the same messages in both systems
             for i in range(0, args.consume_messages, BATCH):
-                producer.send_batch([Message(CONSUME_TOPIC, body) for _ in range(min(BATCH, args.consume_messages - i))])
+                producer.send_batch(
+                    [Message(CONSUME_TOPIC, body) for _ in range(min(BATCH, args.consume_messages - i))]
+                )
         fresh_stream()
         for i in range(0, args.consume_messages, 1000):
             pipe = client.pipeline(transaction=False)
@@ -250,13 +280,21 @@ def bench(args: argparse.Namespace) -> list[Row]:
             pipe.execute()
 
         row = Row("asyncio producer, 64 in flight, 1 KB  vs  `redis.asyncio` `XADD`, 64 in flight", "≥ 2×")
-        alternate(row, args.runs, lambda i: timed(broker_pid, gantry_async_send(namesrv, body, args.seconds)),
-                  lambda i: (fresh_stream(), timed(redis_pid, redis_async_send(port, body, args.seconds)))[1])
+        alternate(
+            row,
+            args.runs,
+            lambda i: timed(broker_pid, gantry_async_send(namesrv, body, args.seconds)),
+            lambda i: (fresh_stream(), timed(redis_pid, redis_async_send(port, body, args.seconds)))[1],
+        )
         rows.append(row)
 
         row = Row(f"`PushConsumer` to a listener, {QUEUES} queues, one process  vs  `XREADGROUP` 32 + `XACK`", "≥ 2×")
-        alternate(row, args.runs, lambda i: gantry_push(broker_pid, namesrv, args.consume_messages, i),
-                  lambda i: timed(redis_pid, redis_consume(client, "userbench-consume", args.consume_messages, i)))
+        alternate(
+            row,
+            args.runs,
+            lambda i: gantry_push(broker_pid, namesrv, args.consume_messages, i),
+            lambda i: timed(redis_pid, redis_consume(client, "userbench-consume", args.consume_messages, i)),
+        )
         rows.append(row)
         client.close()
     return rows
@@ -267,15 +305,22 @@ def profile(args: argparse.Namespace) -> None:
     out.mkdir(parents=True, exist_ok=True)
     body = os.urandom(args.size)
     profiles = ThreadProfiles(args.profile_clock)
-    with gantry_cluster((SEND_TOPIC,), broker_profile=out / "broker.prof", profile_clock=args.profile_clock) as (namesrv, _pid):
+    with gantry_cluster((SEND_TOPIC,), broker_profile=out / "broker.prof", profile_clock=args.profile_clock) as (
+        namesrv,
+        _pid,
+    ):
         with profiles:  # every thread started from here on (the client's loop thread) and this one
             with Producer("userbench-producer", namesrv) as producer:
                 producer.send(Message(SEND_TOPIC, body))
                 n = gantry_send(producer, body, args.seconds)()
     profiles.dump(out / "client.prof")
     print(f"{n} sends profiled")
-    print_top(out / "broker.prof", f"broker (main thread: the event loop), {n} sends, {args.profile_clock} clock", args.top)
-    print_top(out / "client.prof", f"client (this process, every thread), {n} sends, {args.profile_clock} clock", args.top)
+    print_top(
+        out / "broker.prof", f"broker (main thread: the event loop), {n} sends, {args.profile_clock} clock", args.top
+    )
+    print_top(
+        out / "client.prof", f"client (this process, every thread), {n} sends, {args.profile_clock} clock", args.top
+    )
 
 
 def main() -> int:
@@ -285,8 +330,12 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--consume-messages", type=int, default=50_000)
     ap.add_argument("--profile", metavar="DIR", help="profile row 1's Gantry side instead (see above)")
-    ap.add_argument("--profile-clock", choices=("wall", "cpu"), default="cpu",
-                    help="cpu: time.thread_time (waits count for nothing); wall: cProfile's default")
+    ap.add_argument(
+        "--profile-clock",
+        choices=("wall", "cpu"),
+        default="cpu",
+        help="cpu: time.thread_time (waits count for nothing); wall: cProfile's default",
+    )
     ap.add_argument("--top", type=int, default=15, help="functions printed per profile")
     args = ap.parse_args()
     if args.profile:

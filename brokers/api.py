@@ -6,6 +6,7 @@ Each overview endpoint is one read of :func:`brokers.gateway.overview.broker_ove
 server that does not answer makes clusters and brokers a 503; name servers and alerts still
 answer). Promotion shapes are in brokers/promotion/serializers.py (docs/promotion-jobs.md).
 """
+
 from __future__ import annotations
 
 import time
@@ -23,7 +24,17 @@ from brokers.gateway.overview import BrokerOverview, broker_group, broker_overvi
 from brokers.promotion import jobs as promotion_jobs
 from brokers.promotion import selectors as promotion_selectors
 from brokers.promotion.serializers import PromoteInput, PromotionJobOutput, PromotionJobQuery
-from brokers.serializers import AlertOutput, BrokerGroupConfigOutput, BrokerRuntimeOutput, ProducerGroupsOutput, BrokerGroupOutput, BrokerListQuery, BrokerOutput, ClusterOutput, NamesrvOutput
+from brokers.serializers import (
+    AlertOutput,
+    BrokerGroupConfigOutput,
+    BrokerRuntimeOutput,
+    ProducerGroupsOutput,
+    BrokerGroupOutput,
+    BrokerListQuery,
+    BrokerOutput,
+    ClusterOutput,
+    NamesrvOutput,
+)
 from console.actor import actor_from_request
 from console.errors import NamesrvUnreachable, NotFound
 from console.rest import paginated_response, parse_input, query_dict, validated
@@ -72,23 +83,38 @@ class BrokerViewSet(viewsets.ViewSet):
             rows = tuple(r for r in rows if r.status == q["status"])
         return paginated_response(request, self, rows, BrokerOutput)
 
-    @extend_schema(parameters=[NAME], request=PromoteInput, responses={202: PromotionJobOutput, 200: PromotionJobOutput},
-                   description="Promote a slave of the group to master (admin), as a job: a dry run (the default) asks the "
-                               "candidate what the promotion would do and lose; dry_run false promotes it. 202 with the new job, "
-                               "200 with the job already active for the group; 400 naming the field, 404 an unknown broker, "
-                               "409 a candidate that is not a live slave, 503 queue_unavailable when Redis is down.")
+    @extend_schema(
+        parameters=[NAME],
+        request=PromoteInput,
+        responses={202: PromotionJobOutput, 200: PromotionJobOutput},
+        description="Promote a slave of the group to master (admin), as a job: a dry run (the default) asks the "
+        "candidate what the promotion would do and lose; dry_run false promotes it. 202 with the new job, "
+        "200 with the job already active for the group; 400 naming the field, 404 an unknown broker, "
+        "409 a candidate that is not a live slave, 503 queue_unavailable when Redis is down.",
+    )
     @action(detail=True, methods=["post"])
     def promote(self, request: Request, name: str) -> Response:
         data = parse_input(PromoteInput, request.data)
-        triggered = promotion_jobs.promotion_trigger(actor=actor_from_request(request), broker_name=name, broker_id=data["broker_id"],
-                                                     force=data["force"], dry_run=data["dry_run"], role=data.get("role"))
-        return Response(PromotionJobOutput(triggered.job).data,
-                        status=status.HTTP_202_ACCEPTED if triggered.created else status.HTTP_200_OK)
+        triggered = promotion_jobs.promotion_trigger(
+            actor=actor_from_request(request),
+            broker_name=name,
+            broker_id=data["broker_id"],
+            force=data["force"],
+            dry_run=data["dry_run"],
+            role=data.get("role"),
+        )
+        return Response(
+            PromotionJobOutput(triggered.job).data,
+            status=status.HTTP_202_ACCEPTED if triggered.created else status.HTTP_200_OK,
+        )
 
-    @extend_schema(parameters=[NAME], responses=BrokerRuntimeOutput,
-                   description="Each member's runtime status (GET_BROKER_RUNTIME_INFO, mqadmin brokerStatus), typed: TPS, "
-                               "today's message counts, commit log disk ratio, page cache lock time, bytes to flush, version, "
-                               "uptime. A member that does not answer has available false and the error; 404 an unknown broker.")
+    @extend_schema(
+        parameters=[NAME],
+        responses=BrokerRuntimeOutput,
+        description="Each member's runtime status (GET_BROKER_RUNTIME_INFO, mqadmin brokerStatus), typed: TPS, "
+        "today's message counts, commit log disk ratio, page cache lock time, bytes to flush, version, "
+        "uptime. A member that does not answer has available false and the error; 404 an unknown broker.",
+    )
     @action(detail=True, methods=["get"])
     def runtime(self, request: Request, name: str) -> Response:
         group = broker_group(name)
@@ -111,8 +137,11 @@ class BrokerGroupViewSet(viewsets.ViewSet):
     def retrieve(self, request: Request, name: str) -> Response:
         return Response(BrokerGroupOutput(broker_group(name)).data)
 
-    @extend_schema(parameters=[NAME], responses=BrokerGroupConfigOutput,
-                   description="Each member's configuration as it reports it (GET_BROKER_CONFIG, mqadmin getBrokerConfig); read only.")
+    @extend_schema(
+        parameters=[NAME],
+        responses=BrokerGroupConfigOutput,
+        description="Each member's configuration as it reports it (GET_BROKER_CONFIG, mqadmin getBrokerConfig); read only.",
+    )
     @action(detail=True, methods=["get"])
     def config(self, request: Request, name: str) -> Response:
         group = broker_group(name)
@@ -128,8 +157,13 @@ class PromotionJobViewSet(viewsets.ViewSet):
     @extend_schema(parameters=[PromotionJobQuery], responses=PromotionJobOutput(many=True))
     def list(self, request: Request) -> Response:
         filters = validated(PromotionJobQuery, query_dict(request)).filters()
-        return paginated_response(request, self, promotion_selectors.promotion_job_list(**filters), PromotionJobOutput,
-                                  prepare=promotion_selectors.job_views)
+        return paginated_response(
+            request,
+            self,
+            promotion_selectors.promotion_job_list(**filters),
+            PromotionJobOutput,
+            prepare=promotion_selectors.job_views,
+        )
 
     @extend_schema(responses=PromotionJobOutput)
     def retrieve(self, request: Request, pk: str) -> Response:
@@ -154,7 +188,9 @@ class AlertViewSet(viewsets.ViewSet):
 class ProducerViewSet(viewsets.ViewSet):
     """Producer groups and their connected clients, as the masters know them from heartbeats."""
 
-    @extend_schema(responses=ProducerGroupsOutput,
-                   description="Every producer group with its clients (GET_ALL_PRODUCER_INFO on each master, merged).")
+    @extend_schema(
+        responses=ProducerGroupsOutput,
+        description="Every producer group with its clients (GET_ALL_PRODUCER_INFO on each master, merged).",
+    )
     def list(self, request: Request) -> Response:
         return Response(ProducerGroupsOutput(all_producer_groups()).data)

@@ -1,4 +1,5 @@
 """Template context: the name-server sets for the header's switcher and the one this request runs against."""
+
 from __future__ import annotations
 
 from django.http import HttpRequest

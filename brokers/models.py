@@ -3,6 +3,7 @@
 The name server forgets a broker that stops heartbeating; these rows remember it, so the
 overview can say "known before and now gone" (an alert) and show when the console last saw it.
 """
+
 from __future__ import annotations
 
 from django.db import models
@@ -10,7 +11,9 @@ from django.utils import timezone
 
 
 class BrokerSighting(models.Model):
-    namesrv_set = models.CharField(max_length=64, default="default", db_index=True)  # the tier it was seen in (docs/clusters.md)
+    namesrv_set = models.CharField(
+        max_length=64, default="default", db_index=True
+    )  # the tier it was seen in (docs/clusters.md)
     addr = models.CharField(max_length=255)
     cluster = models.CharField(max_length=255)
     broker_name = models.CharField(max_length=255)
@@ -20,7 +23,9 @@ class BrokerSighting(models.Model):
 
     class Meta:
         ordering = ["cluster", "broker_name", "broker_id"]
-        constraints = [models.UniqueConstraint(fields=["namesrv_set", "addr"], name="brokers_one_sighting_per_set_addr")]
+        constraints = [
+            models.UniqueConstraint(fields=["namesrv_set", "addr"], name="brokers_one_sighting_per_set_addr")
+        ]
 
     def __str__(self) -> str:
         return f"{self.cluster}/{self.broker_name}/{self.broker_id} {self.addr}"
@@ -40,7 +45,14 @@ class PromotionJob(models.Model):
     lag) before the request and once the job ended.
     """
 
-    QUEUED, RUNNING, PLANNED, PROMOTED, REFUSED, FAILED = "queued", "running", "planned", "promoted", "refused", "failed"
+    QUEUED, RUNNING, PLANNED, PROMOTED, REFUSED, FAILED = (
+        "queued",
+        "running",
+        "planned",
+        "promoted",
+        "refused",
+        "failed",
+    )
     STATUSES = (QUEUED, RUNNING, PLANNED, PROMOTED, REFUSED, FAILED)
     ACTIVE = (QUEUED, RUNNING)
 
@@ -59,7 +71,9 @@ class PromotionJob(models.Model):
     progress = models.CharField(max_length=500, blank=True, default="")
     task_id = models.CharField(max_length=64, blank=True, default="")
     attempts = models.PositiveIntegerField(default=0)  # runs of its task (a retry or a redelivery adds one)
-    plan = models.JSONField(default=dict, blank=True)  # the candidate's answer (docs/broker-group-promotion.md's contract)
+    plan = models.JSONField(
+        default=dict, blank=True
+    )  # the candidate's answer (docs/broker-group-promotion.md's contract)
     before = models.JSONField(default=dict, blank=True)  # the group before: {"members": [...], "epoch": ...}
     after = models.JSONField(default=dict, blank=True)  # the group when the job ended
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
@@ -71,8 +85,11 @@ class PromotionJob(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["namesrv_set", "scope_key"], condition=models.Q(status__in=("queued", "running")),
-                                    name="brokers_one_active_promotion_per_set_group"),
+            models.UniqueConstraint(
+                fields=["namesrv_set", "scope_key"],
+                condition=models.Q(status__in=("queued", "running")),
+                name="brokers_one_active_promotion_per_set_group",
+            ),
         ]
 
     def __str__(self) -> str:

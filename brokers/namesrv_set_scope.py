@@ -6,6 +6,7 @@ Without the parameter: the session's choice (dropped when that set was removed),
 An unknown name is refused before any view runs: 400 naming the parameter (JSON problem on /api/,
 the error page on the console) — a request never falls through to another tier than the one it named.
 """
+
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -37,8 +38,12 @@ class NamesrvSetMiddleware:
             target = namesrv_sets.lookup(asked)
             if target is None:
                 return _refusal(request, asked)
-            if (session is not None and not request.path.startswith("/api/") and request.user.is_authenticated
-                    and session.get(namesrv_sets.SESSION_KEY) != target.name):
+            if (
+                session is not None
+                and not request.path.startswith("/api/")
+                and request.user.is_authenticated
+                and session.get(namesrv_sets.SESSION_KEY) != target.name
+            ):
                 session[namesrv_sets.SESSION_KEY] = target.name
         else:
             chosen = session.get(namesrv_sets.SESSION_KEY) if session is not None else None

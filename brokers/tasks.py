@@ -5,6 +5,7 @@ Thin like every task: a job id in, one call of the job's runner. The hard time l
 errors are retried (a candidate or name server restarting), and a task that gives up fails its
 job, so a job never stays running.
 """
+
 from __future__ import annotations
 
 from celery import Task, shared_task
@@ -37,13 +38,25 @@ class PromotionTask(Task):
             jobs.promotion_job_fail(job_id=job_id, reason=describe_failure(exc))
 
 
-@shared_task(bind=True, base=PromotionTask, name=jobs.PROMOTION_TASK, acks_late=True,
-             time_limit=PROMOTION_LIMIT_S, soft_time_limit=PROMOTION_SOFT_LIMIT_S,
-             autoretry_for=TRANSIENT_ERRORS, max_retries=3, retry_backoff=1, retry_backoff_max=5, retry_jitter=False)
+@shared_task(
+    bind=True,
+    base=PromotionTask,
+    name=jobs.PROMOTION_TASK,
+    acks_late=True,
+    time_limit=PROMOTION_LIMIT_S,
+    soft_time_limit=PROMOTION_SOFT_LIMIT_S,
+    autoretry_for=TRANSIENT_ERRORS,
+    max_retries=3,
+    retry_backoff=1,
+    retry_backoff_max=5,
+    retry_jitter=False,
+)
 def promotion_job_task(self, job_id: int) -> str:
     """Run promotion job ``job_id``; its final status. A redelivered message of a finished job does nothing."""
     try:
         return runner.promotion_job_run(job_id=job_id, budget_s=PROMOTION_SOFT_LIMIT_S - CONCLUDE_MARGIN_S)
     except SoftTimeLimitExceeded:
-        jobs.promotion_job_fail(job_id=job_id, reason=f"the task's time limit ({PROMOTION_SOFT_LIMIT_S} s) passed before the job ended")
+        jobs.promotion_job_fail(
+            job_id=job_id, reason=f"the task's time limit ({PROMOTION_SOFT_LIMIT_S} s) passed before the job ended"
+        )
         return "failed"

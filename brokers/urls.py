@@ -1,6 +1,7 @@
 """Routes of the brokers app: the overview page at /, a broker group's page with its promotion
 panel, promotion jobs' pages, the Access control page (included by console.urls), and the API routes
 (``api_urlpatterns``, included under /api/v1/ by console.api_urls)."""
+
 from django.urls import path
 
 from brokers import views
@@ -8,8 +9,15 @@ from brokers.acl import views as acl_views
 from brokers.acl.api import AclAccountViewSet, AclGlobalWhiteView
 from brokers.namesrv_sets import views as namesrv_set_views
 from brokers.namesrv_sets.api import NamesrvSetViewSet
-from brokers.api import (AlertViewSet, BrokerGroupViewSet, BrokerViewSet, ClusterViewSet, NamesrvViewSet, ProducerViewSet,
-                         PromotionJobViewSet)
+from brokers.api import (
+    AlertViewSet,
+    BrokerGroupViewSet,
+    BrokerViewSet,
+    ClusterViewSet,
+    NamesrvViewSet,
+    ProducerViewSet,
+    PromotionJobViewSet,
+)
 from console.rest import ApiRouter
 
 urlpatterns = [
@@ -37,4 +45,7 @@ router.register("alerts", AlertViewSet, basename="alert")
 router.register("producers", ProducerViewSet, basename="producer")
 router.register("acl/accounts", AclAccountViewSet, basename="acl-account")
 router.register("namesrv-sets", NamesrvSetViewSet, basename="namesrv-set")
-api_urlpatterns = [*router.urls, path("acl/global-white-addresses", AclGlobalWhiteView.as_view(), name="api-acl-global-white")]
+api_urlpatterns = [
+    *router.urls,
+    path("acl/global-white-addresses", AclGlobalWhiteView.as_view(), name="api-acl-global-white"),
+]

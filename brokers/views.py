@@ -1,5 +1,6 @@
 """The cluster overview page (htmx polls it), a broker group's page with its promotion panel, and
 promotion jobs' pages (a job's card polls itself while the job is active)."""
+
 from __future__ import annotations
 
 import time
@@ -38,9 +39,12 @@ def broker_group(request: HttpRequest, name: str) -> HttpResponse:
     context = {"group": group, "name": name}
     if request.htmx:  # the 5 s refresh swaps the members only; the promotion panel polls on its own
         return render(request, "brokers/_broker_group.html", context)
-    context.update(promote_form=PromoteForm.for_group(group), promotion_job=promotion_selectors.latest_group_job(broker_name=name),
-                   configs=group_configs(group.members),
-                   runtimes=member_runtimes(((m.broker_id, m.addr) for m in group.members), int(time.time() * 1000)))
+    context.update(
+        promote_form=PromoteForm.for_group(group),
+        promotion_job=promotion_selectors.latest_group_job(broker_name=name),
+        configs=group_configs(group.members),
+        runtimes=member_runtimes(((m.broker_id, m.addr) for m in group.members), int(time.time() * 1000)),
+    )
     return render(request, "brokers/broker_group.html", context)
 
 
@@ -51,17 +55,28 @@ def broker_promote(request: HttpRequest, name: str) -> HttpResponse:
     status = 400
     if form.is_valid():
         try:
-            triggered = promotion_jobs.promotion_trigger(actor=actor_from_request(request), broker_name=name,
-                                                         broker_id=form.cleaned_data["broker_id"], force=form.cleaned_data["force"],
-                                                         dry_run=form.cleaned_data["dry_run"], role=form.cleaned_data["role"] or None)
+            triggered = promotion_jobs.promotion_trigger(
+                actor=actor_from_request(request),
+                broker_name=name,
+                broker_id=form.cleaned_data["broker_id"],
+                force=form.cleaned_data["force"],
+                dry_run=form.cleaned_data["dry_run"],
+                role=form.cleaned_data["role"] or None,
+            )
         except ServiceError as exc:
             show_on_form(form, exc)
             status = exc.status
         else:
             if request.htmx:  # into the panel's job slot: the job card, which polls itself while active
-                return render(request, "brokers/_promotion_result.html", {"form": form, "job": triggered.job, "already": not triggered.created})
+                return render(
+                    request,
+                    "brokers/_promotion_result.html",
+                    {"form": form, "job": triggered.job, "already": not triggered.created},
+                )
             if not triggered.created:
-                messages.info(request, f"Job {triggered.job.id} was already {triggered.job.status} for {name}: showing it.")
+                messages.info(
+                    request, f"Job {triggered.job.id} was already {triggered.job.status} for {name}: showing it."
+                )
             return redirect("promotion-job", pk=triggered.job.id)
     if request.htmx:
         return render(request, "brokers/_promotion_result.html", {"form": form}, status=status)
@@ -83,7 +98,9 @@ def _posted_slave(request: HttpRequest) -> tuple[tuple[int, str], ...]:
 def promotion_job(request: HttpRequest, pk: int) -> HttpResponse:
     """One promotion job: its progress (the card polls itself every second while active), then its outcome."""
     job = promotion_selectors.promotion_job_get(job_id=pk)
-    return render(request, "brokers/_promotion_job.html" if request.htmx else "brokers/promotion_job.html", {"job": job})
+    return render(
+        request, "brokers/_promotion_job.html" if request.htmx else "brokers/promotion_job.html", {"job": job}
+    )
 
 
 @console_page()

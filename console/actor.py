@@ -3,6 +3,7 @@
 Services take ``actor=`` as a keyword, check its role with :meth:`Actor.require` and name it in
 the audit log. Views build it with :func:`actor_from_request`; Celery tasks use :data:`SYSTEM`.
 """
+
 from __future__ import annotations
 
 import ipaddress

@@ -3,6 +3,7 @@
 ``ensure_admin`` says it when it creates or finds the account; ``run_embedded`` says it again as
 the last thing on the screen once every service is up.
 """
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -17,7 +18,7 @@ def password_path():
 
 
 def login_line(url: str = DEFAULT_URL) -> str | None:
-    """"Log in at <url> as <admin> (its generated password is in <file>)." or None when there is no admin yet."""
+    """ "Log in at <url> as <admin> (its generated password is in <file>)." or None when there is no admin yet."""
     existing = get_user_model().objects.filter(is_superuser=True).order_by("id").first()
     if existing is None:
         return None

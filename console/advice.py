@@ -2,13 +2,22 @@
 Shared by the topic half (topics/advisor.py: queue layout, hot brokers, skew, idle consumers) and the group half
 (consumers/advisor.py: idle members, unowned queues, lag on one queue); console/serializers.AdviceListOutput
 writes it for the API, templates/console/_advice.html for the pages."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 WARNING, INFO = "warning", "info"
 EDIT, SHRINK = "edit", "shrink"  # the console page the suggestion links to ("" none)
-KINDS = ("write-not-readable", "read-not-written", "idle-consumers", "hot-broker", "skewed-queues", "unowned-queues", "lag-on-one-queue")
+KINDS = (
+    "write-not-readable",
+    "read-not-written",
+    "idle-consumers",
+    "hot-broker",
+    "skewed-queues",
+    "unowned-queues",
+    "lag-on-one-queue",
+)
 
 
 @dataclass(frozen=True)

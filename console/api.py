@@ -1,5 +1,6 @@
 """The console's own API: /api/v1/auth/token, /api/v1/auth/whoami, /api/v1/auth/password (one's own),
 /api/v1/users (admin; /users/{username}/password sets another's), /api/v1/tokens (admin), /api/v1/audit-log (viewer)."""
+
 from __future__ import annotations
 
 from django.contrib.auth import authenticate, update_session_auth_hash
@@ -77,7 +78,9 @@ class AuthTokenView(APIView):
         # authenticate(): django-axes refuses while a lock is in force and counts failures (console.lockout)
         user = authenticate(request._request, username=data["username"], password=data["password"])
         if user is not None and role_of(user) is None:  # a password that is right for an account with no role
-            user_login_failed.send(sender=__name__, credentials={"username": data["username"]}, request=request._request)
+            user_login_failed.send(
+                sender=__name__, credentials={"username": data["username"]}, request=request._request
+            )
             user = None
         if user is None:
             lock = lockout.lock_after_failed_login(request._request, data["username"])
@@ -120,8 +123,12 @@ class PasswordChangeView(APIView):
         if not isinstance(request.auth, ApiToken):  # a session: keep this one signed in
             request.user.refresh_from_db()
             update_session_auth_hash(request._request, request.user)
-        return Response({"username": request.user.get_username(),
-                         "detail": "password changed; your other console sessions are signed out, API tokens keep working"})
+        return Response(
+            {
+                "username": request.user.get_username(),
+                "detail": "password changed; your other console sessions are signed out, API tokens keep working",
+            }
+        )
 
 
 @extend_schema(tags=["users"])
@@ -139,7 +146,9 @@ class UserViewSet(viewsets.ViewSet):
     def create(self, request: Request) -> Response:
         data = parse_input(UserCreateInput, request.data)
         created = services.user_create(actor=actor_from_request(request), **data)
-        return Response({**UserOutput(created.user).data, "password": created.password}, status=http_status.HTTP_201_CREATED)
+        return Response(
+            {**UserOutput(created.user).data, "password": created.password}, status=http_status.HTTP_201_CREATED
+        )
 
     @extend_schema(responses=UserOutput)
     def retrieve(self, request: Request, username: str) -> Response:
@@ -148,7 +157,9 @@ class UserViewSet(viewsets.ViewSet):
     @extend_schema(request=UserUpdateInput, responses=UserOutput)
     def partial_update(self, request: Request, username: str) -> Response:
         data = parse_input(UserUpdateInput, request.data)
-        return Response(UserOutput(services.user_update(actor=actor_from_request(request), username=username, **data)).data)
+        return Response(
+            UserOutput(services.user_update(actor=actor_from_request(request), username=username, **data)).data
+        )
 
     @extend_schema(request=PasswordResetInput, responses={200: PasswordChangedOutput})
     @action(detail=True, methods=["post"])
@@ -159,8 +170,12 @@ class UserViewSet(viewsets.ViewSet):
         if username == request.user.get_username() and not isinstance(request.auth, ApiToken):
             request.user.refresh_from_db()
             update_session_auth_hash(request._request, request.user)
-        return Response({"username": username, "detail": "password set; the user's console sessions are signed out, "
-                                                         "API tokens keep working"})
+        return Response(
+            {
+                "username": username,
+                "detail": "password set; the user's console sessions are signed out, API tokens keep working",
+            }
+        )
 
 
 @extend_schema(tags=["users"])
@@ -171,7 +186,9 @@ class TokenViewSet(viewsets.ViewSet):
     @extend_schema(parameters=[TokenListQuery], responses=TokenOutput(many=True))
     def list(self, request: Request) -> Response:
         q = parse_input(TokenListQuery, query_dict(request))
-        return paginated_response(request, self, selectors.token_list(username=q.get("username"), active=q.get("active")), TokenOutput)
+        return paginated_response(
+            request, self, selectors.token_list(username=q.get("username"), active=q.get("active")), TokenOutput
+        )
 
     @extend_schema(request=TokenCreateInput, responses={201: CreatedTokenOutput})
     def create(self, request: Request) -> Response:
@@ -185,7 +202,9 @@ class TokenViewSet(viewsets.ViewSet):
             token_id = int(pk)
         except ValueError:
             raise InvalidInput("id", "must be an integer.") from None
-        return Response(TokenOutput(services.api_token_revoke(actor=actor_from_request(request), token_id=token_id)).data)
+        return Response(
+            TokenOutput(services.api_token_revoke(actor=actor_from_request(request), token_id=token_id)).data
+        )
 
 
 @extend_schema(tags=["audit"])
@@ -194,8 +213,13 @@ class AuditLogViewSet(viewsets.ViewSet):
     def list(self, request: Request) -> Response:
         q = parse_input(AuditQuery, query_dict(request))
         entries = selectors.audit_list(
-            actor=q.get("actor", ""), action=q.get("action", ""), target=q.get("target", ""),
-            target_type=q.get("target_type", ""), result=q.get("result", ""), since=q.get("since"),
-            until=q.get("until"), oldest_first=q.get("ordering") == "created_at",
+            actor=q.get("actor", ""),
+            action=q.get("action", ""),
+            target=q.get("target", ""),
+            target_type=q.get("target_type", ""),
+            result=q.get("result", ""),
+            since=q.get("since"),
+            until=q.get("until"),
+            oldest_first=q.get("ordering") == "created_at",
         )
         return paginated_response(request, self, entries, AuditOutput)

@@ -32,11 +32,19 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "PREPROCESSING_HOOKS": ["console.schema.document_without_trailing_slash"],
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "console.schema.apply_schema_rules",
-                            "console.schema.describe_name_parameters",
-                            "console.schema.document_errors"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "console.schema.apply_schema_rules",
+        "console.schema.describe_name_parameters",
+        "console.schema.document_errors",
+    ],
     # two "role" fields: a user's role and the role a promoted slave takes (SYNC_MASTER / ASYNC_MASTER)
-    "ENUM_NAME_OVERRIDES": {"RoleEnum": "console.roles.Role", "MasterRoleEnum": "brokers.engine.client.admin_promotion.PROMOTION_ROLES",
-                            "AclPermEnum": "brokers.acl.serializers.PERMS", "AlertKindEnum": "consumers.alert_models.KINDS",
-                            "GroupKindEnum": "consumers.types.GROUP_KINDS", "TopicMessageTypeEnum": "topics.rules.MESSAGE_TYPES"},
+    "ENUM_NAME_OVERRIDES": {
+        "RoleEnum": "console.roles.Role",
+        "MasterRoleEnum": "brokers.engine.client.admin_promotion.PROMOTION_ROLES",
+        "AclPermEnum": "brokers.acl.serializers.PERMS",
+        "AlertKindEnum": "consumers.alert_models.KINDS",
+        "GroupKindEnum": "consumers.types.GROUP_KINDS",
+        "TopicMessageTypeEnum": "topics.rules.MESSAGE_TYPES",
+    },
 }

@@ -3,6 +3,7 @@
 An app adds its routes by exposing ``api_urlpatterns`` in its urls module and being listed in
 APP_API_URLS.
 """
+
 from importlib import import_module
 
 from django.urls import path
@@ -11,7 +12,15 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from console import api
 from console.rest import ApiRouter
 
-APP_API_URLS = ["brokers.urls", "topics.urls", "topics.message_urls", "consumers.urls", "topics.dead_letter_urls", "analytics.api_urls", "metadata.urls"]
+APP_API_URLS = [
+    "brokers.urls",
+    "topics.urls",
+    "topics.message_urls",
+    "consumers.urls",
+    "topics.dead_letter_urls",
+    "analytics.api_urls",
+    "metadata.urls",
+]
 
 router = ApiRouter()
 router.register("users", api.UserViewSet, basename="user")
@@ -23,7 +32,9 @@ urlpatterns = [
     path("auth/whoami", api.WhoAmIView.as_view(), name="api-whoami"),
     path("auth/password", api.PasswordChangeView.as_view(), name="api-password"),
     path("schema", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),  # init script apart: no inline script (CSP)
+    path(
+        "docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"
+    ),  # init script apart: no inline script (CSP)
     *router.urls,
 ]
 for module in APP_API_URLS:

@@ -22,6 +22,7 @@ The entry is written when the block ends: ``ok`` when it ended normally, ``faile
 error's text as the reason when an exception left it (the exception goes on). Call ``audited``
 outside any ``transaction.atomic`` block that may roll back, or the failed entry goes with it.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -83,13 +84,30 @@ def record_audit(
     )
 
 
-def record_access(*, username: str, role: str, source: str, ip: str | None, action: str, target_type: str,
-                  target: str, ok: bool, reason: str = "") -> AuditEntry:
+def record_access(
+    *,
+    username: str,
+    role: str,
+    source: str,
+    ip: str | None,
+    action: str,
+    target_type: str,
+    target: str,
+    ok: bool,
+    reason: str = "",
+) -> AuditEntry:
     """Write who got in or was turned away, where no Actor acts: logins, failed logins (``role`` is
     "" for a username that has none) and requests refused by the role checks. Never a password."""
     return AuditEntry.objects.create(
-        actor=username[:150], actor_role=role, source=source, ip=ip, action=action, target_type=target_type,
-        target=target[:255], result=AuditEntry.OK if ok else AuditEntry.FAILED, reason=reason[:MAX_REASON],
+        actor=username[:150],
+        actor_role=role,
+        source=source,
+        ip=ip,
+        action=action,
+        target_type=target_type,
+        target=target[:255],
+        result=AuditEntry.OK if ok else AuditEntry.FAILED,
+        reason=reason[:MAX_REASON],
         request_id=current_request_id() or "",
     )
 
@@ -98,9 +116,14 @@ def record_refusal(request, *, needed: str, reason: str) -> AuditEntry:
     """Audit a request the role checks refused (a 403): who, from where, which method and path, what it needed."""
     role = role_of(request.user)
     return record_access(
-        username=request.user.get_username(), role=role.value if role is not None else "",
-        source="api" if request.path.startswith("/api/") else "console", ip=client_ip(request),
-        action="access.denied", target_type="url", target=f"{request.method} {request.path}", ok=False,
+        username=request.user.get_username(),
+        role=role.value if role is not None else "",
+        source="api" if request.path.startswith("/api/") else "console",
+        ip=client_ip(request),
+        action="access.denied",
+        target_type="url",
+        target=f"{request.method} {request.path}",
+        ok=False,
         reason=f"needs the {needed} role: {reason}",
     )
 
@@ -131,8 +154,24 @@ def audited(*, actor: Actor, action: str, target_type: str, target: str, before:
     try:
         yield note
     except Exception as exc:
-        record_audit(actor=actor, action=action, target_type=target_type, target=target,
-                     before=note.before, after=note.after, ok=False, reason=describe_failure(exc))
+        record_audit(
+            actor=actor,
+            action=action,
+            target_type=target_type,
+            target=target,
+            before=note.before,
+            after=note.after,
+            ok=False,
+            reason=describe_failure(exc),
+        )
         raise
-    record_audit(actor=actor, action=action, target_type=target_type, target=target,
-                 before=note.before, after=note.after, ok=True, reason=note.reason)
+    record_audit(
+        actor=actor,
+        action=action,
+        target_type=target_type,
+        target=target,
+        before=note.before,
+        after=note.after,
+        ok=True,
+        reason=note.reason,
+    )

@@ -3,6 +3,7 @@
 A token lives settings.GANTRY_TOKEN_TTL_DAYS (90 days by default); an expired one is a 401 that
 says so. Revoking ends it sooner.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -57,7 +58,8 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         now = timezone.now()
         if row.expired(now):
             raise exceptions.AuthenticationFailed(
-                f"This token expired at {row.expires_at:%Y-%m-%d %H:%M} UTC; create a new one (POST /api/v1/auth/token).")
+                f"This token expired at {row.expires_at:%Y-%m-%d %H:%M} UTC; create a new one (POST /api/v1/auth/token)."
+            )
         if row.last_used_at is None or now - row.last_used_at > LAST_USED_RESOLUTION:
             ApiToken.objects.filter(pk=row.pk).update(last_used_at=now)
         return row.user, row

@@ -8,6 +8,7 @@ a miss: logged, never executed.
 
 ``settings.CACHES`` names :class:`JSONRedisCache` when REDIS_URL is set.
 """
+
 from __future__ import annotations
 
 import json
@@ -70,4 +71,3 @@ class JSONRedisCache(RedisCache):
     def __init__(self, server, params) -> None:
         super().__init__(server, params)
         self._class = JSONRedisCacheClient
-

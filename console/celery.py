@@ -6,6 +6,7 @@ beat`` runs ``CELERY_BEAT_SCHEDULE``. Tasks are thin: ``<service>_task(primitive
 one service, JSON arguments only. Logging: console.log_format's, with the request id of the web
 request that queued the task (console.request_id).
 """
+
 from __future__ import annotations
 
 import logging.config
@@ -52,4 +53,6 @@ def _enter_namesrv_set(task) -> None:
     """The name of the name-server set the task was queued under (console.queueing.submit) is current
     while it runs; the gateway resolves it on first use, and one removed since makes the task's calls
     fail (Unavailable) rather than run against another tier."""
-    task.request.gantry_namesrv_set_token = namesrv_scope.begin(getattr(task.request, namesrv_scope.CELERY_HEADER, None) or None)
+    task.request.gantry_namesrv_set_token = namesrv_scope.begin(
+        getattr(task.request, namesrv_scope.CELERY_HEADER, None) or None
+    )

@@ -2,6 +2,7 @@
 
 Hiding is a courtesy; the views and services check the role themselves.
 """
+
 from __future__ import annotations
 
 from django.http import HttpRequest

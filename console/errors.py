@@ -4,6 +4,7 @@ A service refuses input with :class:`InvalidInput` naming the field (dotted for 
 ``brokers.broker-a.read_queue_nums``) before it changes anything; the API answers 400 with the
 field, the console form shows the reason under the field.
 """
+
 from __future__ import annotations
 
 

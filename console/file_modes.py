@@ -10,6 +10,7 @@ and the brokers' stores: nothing another local user should read. Two parts:
 - :func:`secure_var_dir` for what was made before (``manage.py migrate`` creates the database
   under the shell's umask; a var/ from an older Gantry).
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Console forms: login (with the failed-login lockout), users, API tokens, audit filters."""
+
 from __future__ import annotations
 
 from django import forms
@@ -12,8 +13,11 @@ from console.query_filters import ChoiceFilter, DateFilter, FilterForm
 from console.roles import Role
 
 
-ROLE_LABELS = {Role.VIEWER: _("viewer: read"), Role.OPERATOR: _("operator: topics, groups, offsets, rebalance"),
-               Role.ADMIN: _("admin: users and API tokens")}
+ROLE_LABELS = {
+    Role.VIEWER: _("viewer: read"),
+    Role.OPERATOR: _("operator: topics, groups, offsets, rebalance"),
+    Role.ADMIN: _("admin: users and API tokens"),
+}
 
 
 def role_choices() -> list[tuple[str, str]]:
@@ -46,13 +50,23 @@ class LoginForm(AuthenticationForm):
 class UserCreateForm(forms.Form):
     username = forms.CharField(label=_("Username"), max_length=150, strip=False)
     role = forms.ChoiceField(label=_("Role"), choices=role_choices, initial=Role.VIEWER)
-    password = forms.CharField(label=_("Password"), required=False, strip=False, widget=forms.PasswordInput,
-                               help_text=_("Leave empty to generate one (shown once)."))
+    password = forms.CharField(
+        label=_("Password"),
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput,
+        help_text=_("Leave empty to generate one (shown once)."),
+    )
 
 
 def _password(label: str, autocomplete: str, **kwargs) -> forms.CharField:
-    return forms.CharField(label=label, strip=False, max_length=4096,
-                           widget=forms.PasswordInput(attrs={"autocomplete": autocomplete}), **kwargs)
+    return forms.CharField(
+        label=label,
+        strip=False,
+        max_length=4096,
+        widget=forms.PasswordInput(attrs={"autocomplete": autocomplete}),
+        **kwargs,
+    )
 
 
 class PasswordChangeForm(forms.Form):
@@ -75,9 +89,16 @@ class PasswordResetForm(forms.Form):
 
 class UserChangeForm(forms.Form):
     role = forms.ChoiceField(label=_("Role"), choices=role_choices, required=False)
-    is_active = forms.TypedChoiceField(label=_("Is active"), choices=[("", "-"), ("true", _("active")), ("false", _("inactive"))], required=False,
-                                       coerce=lambda v: v == "true", empty_value=None)
-    confirm = forms.BooleanField(label=_("Confirm"), required=False, help_text=_("deactivating asks first: the confirm page sends confirm=yes"))
+    is_active = forms.TypedChoiceField(
+        label=_("Is active"),
+        choices=[("", "-"), ("true", _("active")), ("false", _("inactive"))],
+        required=False,
+        coerce=lambda v: v == "true",
+        empty_value=None,
+    )
+    confirm = forms.BooleanField(
+        label=_("Confirm"), required=False, help_text=_("deactivating asks first: the confirm page sends confirm=yes")
+    )
 
     def needs_confirmation(self) -> bool:
         """Deactivating signs the user out of the console and stops its tokens: asked for without
@@ -113,6 +134,10 @@ class AuditFilterForm(FilterForm):
 
     def filters_from(self, data: dict) -> dict:
         return {
-            "actor": data.get("actor", ""), "action": data.get("action", ""), "target": data.get("target", ""),
-            "result": data.get("result", ""), "since": data.get("since"), "until": data.get("until"),
+            "actor": data.get("actor", ""),
+            "action": data.get("action", ""),
+            "target": data.get("target", ""),
+            "result": data.get("result", ""),
+            "since": data.get("since"),
+            "until": data.get("until"),
         }

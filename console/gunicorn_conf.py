@@ -17,6 +17,7 @@ brokers/engine/common/gc_freeze.py), so its full garbage collections skip Django
 them all and add tens of milliseconds to a request. Logs go through console.log_format like every other
 Gantry process; the access line carries the response's X-Request-ID as its request id.
 """
+
 from __future__ import annotations
 
 import logging
@@ -53,9 +54,11 @@ forwarded_allow_ips = os.environ.get("GANTRY_FORWARDED_ALLOW_IPS", "127.0.0.1") 
 proc_name = "gantry-web"
 control_socket_disable = True  # no gunicornc socket under $HOME: stop and reload by signals (systemd, the supervisor)
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
-logconfig_dict = logging_config(extra_loggers={
-    # gunicorn's own loggers through the root handler (one format); its defaults would add their own handlers
-    "gunicorn.error": {"handlers": [], "propagate": True},
-    "gunicorn.access": {"handlers": [], "propagate": True, "filters": ["access_request_id"]},
-})
+logconfig_dict = logging_config(
+    extra_loggers={
+        # gunicorn's own loggers through the root handler (one format); its defaults would add their own handlers
+        "gunicorn.error": {"handlers": [], "propagate": True},
+        "gunicorn.access": {"handlers": [], "propagate": True, "filters": ["access_request_id"]},
+    }
+)
 logconfig_dict["filters"]["access_request_id"] = {"()": f"{__name__}.AccessRequestId"}

@@ -18,6 +18,7 @@
 and the audit log records their ``detail`` as the reason of a failed change. Anything else is a
 bug and stays a 500.
 """
+
 from __future__ import annotations
 
 import logging
@@ -79,7 +80,9 @@ def _configured_namesrv_addrs() -> tuple[str, ...]:
 
 def _is_namesrv_failure(exc: RemotingError) -> bool:
     addr = getattr(exc, "addr", None) or ""
-    return str(exc).startswith("no name server answered") or bool(set(addr.split(";")) & set(_configured_namesrv_addrs()))
+    return str(exc).startswith("no name server answered") or bool(
+        set(addr.split(";")) & set(_configured_namesrv_addrs())
+    )
 
 
 def _engine_problem(exc: RemotingError) -> Problem:

@@ -6,6 +6,7 @@ data (serializers, the audit log's JSON) recurse as deep. API inputs are small d
 levels deep, so anything past :data:`MAX_JSON_DEPTH` is refused as a parse error. The body's size
 is limited before this (settings.MAX_BODY_BYTES, 413, console.middleware.BodySizeLimitMiddleware).
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -15,6 +15,7 @@ username: other users, and the same user from elsewhere, still log in.
 This module holds the policy axes reads at run time (``AXES_FAILURE_LIMIT``, ``AXES_COOLOFF_TIME``,
 ``AXES_LOCKOUT_CALLABLE``) and the lock as the two front doors show it.
 """
+
 from __future__ import annotations
 
 import math
@@ -41,8 +42,10 @@ class LoginLock:
     def message(self) -> str:
         minutes = max(1, math.ceil(self.retry_after_s / 60))
         unit = "minute" if minutes == 1 else "minutes"
-        return (f"Too many failed logins for this username from your address. "
-                f"Login is locked; try again in {minutes} {unit}.")
+        return (
+            f"Too many failed logins for this username from your address. "
+            f"Login is locked; try again in {minutes} {unit}."
+        )
 
 
 def failure_limit(request: HttpRequest | None = None, credentials: dict | None = None) -> int:
@@ -63,14 +66,21 @@ def lock_after_failed_login(request: HttpRequest, username: str) -> LoginLock | 
     """
     if not getattr(request, "axes_locked_out", False):
         return None
-    last = (AccessAttempt.objects.filter(username=username, ip_address=client_ip(request))
-            .aggregate(last=Max("attempt_time"))["last"]) or timezone.now()
+    last = (
+        (
+            AccessAttempt.objects.filter(username=username, ip_address=client_ip(request)).aggregate(
+                last=Max("attempt_time")
+            )["last"]
+        )
+        or timezone.now()
+    )
     left = (last + lockout_time() - timezone.now()).total_seconds()
     return LoginLock(username=username, retry_after_s=max(1, math.ceil(left)))
 
 
-def lockout_response(request: HttpRequest, original_response: HttpResponse | None = None,
-                     credentials: dict | None = None) -> HttpResponse:
+def lockout_response(
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials: dict | None = None
+) -> HttpResponse:
     """AXES_LOCKOUT_CALLABLE: keep the answer our own doors gave (they say 429 and how long);
     any other login form (Django's admin site) gets a plain 429."""
     if original_response is not None and original_response.status_code == 429:

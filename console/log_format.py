@@ -16,6 +16,7 @@ Each record is one line on stderr, ``make run``'s supervisor writes each process
 Standard library only: gunicorn's configuration (console/gunicorn_conf.py) builds the same dict
 before Django is loaded.
 """
+
 from __future__ import annotations
 
 import json
@@ -110,11 +111,19 @@ def logging_config(*, level: str | None = None, fmt: str | None = None, extra_lo
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"request_id": {"()": "console.request_id.RequestIdFilter"},
-                    "client_errors_at_info": {"()": f"{__name__}.ClientErrorsAtInfo"}},
+        "filters": {
+            "request_id": {"()": "console.request_id.RequestIdFilter"},
+            "client_errors_at_info": {"()": f"{__name__}.ClientErrorsAtInfo"},
+        },
         "formatters": {"gantry": {"()": f"{__name__}.{formatter.__name__}"}},
-        "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr",
-                                "formatter": "gantry", "filters": ["request_id"]}},
+        "handlers": {
+            "stderr": {
+                "class": "logging.StreamHandler",
+                "stream": "ext://sys.stderr",
+                "formatter": "gantry",
+                "filters": ["request_id"],
+            }
+        },
         "root": {"handlers": ["stderr"], "level": level or os.environ.get("LOG_LEVEL", "INFO")},
         "loggers": {"django.request": client_errors, "django.server": client_errors, **(extra_loggers or {})},
     }

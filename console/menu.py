@@ -5,6 +5,7 @@ both languages. Every page belongs to at most one entry (``section_of``), so exa
 ``aria-current="page"``; the account pages belong to none. Pages are named by their URL names (strings:
 the kernel imports no app).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -46,16 +47,39 @@ ENTRIES = (
 
 # URL name (namespace:name, or a name without a namespace) -> the entry holding it; a whole namespace by "ns:*".
 SECTIONS = {
-    "home": "home", "broker-group": "home", "broker-group-promote": "home", "promotion-job": "home",
-    "topics:*": "topics", "dlq:*": "groups", "messages:*": "messages", "dashboards:*": "dashboards", "metadata:*": "metadata",
-    "consumers:list": "groups", "consumers:detail": "groups", "consumers:client-running-info": "groups", "consumers:reset-offset": "groups", "consumers:rebalance": "groups",
-    "consumers:subscription-groups": "groups", "consumers:subscription-group-create": "groups",
-    "consumers:subscription-group-update": "groups", "consumers:subscription-group-delete": "groups",
-    "consumers:alert-rules": "alerts", "consumers:alert-rule": "alerts", "consumers:alert-events": "alerts",
-    "consumers:allocation": "allocation", "consumers:rebalance-jobs": "rebalance", "consumers:rebalance-job": "rebalance",
-    "producers": "producers", "acl": "acl", "audit-log": "audit-log",
-    "users": "users", "user-change": "users", "user-set-password": "users",
-    "tokens": "tokens", "token-revoke": "tokens", "namesrv-sets": "clusters",
+    "home": "home",
+    "broker-group": "home",
+    "broker-group-promote": "home",
+    "promotion-job": "home",
+    "topics:*": "topics",
+    "dlq:*": "groups",
+    "messages:*": "messages",
+    "dashboards:*": "dashboards",
+    "metadata:*": "metadata",
+    "consumers:list": "groups",
+    "consumers:detail": "groups",
+    "consumers:client-running-info": "groups",
+    "consumers:reset-offset": "groups",
+    "consumers:rebalance": "groups",
+    "consumers:subscription-groups": "groups",
+    "consumers:subscription-group-create": "groups",
+    "consumers:subscription-group-update": "groups",
+    "consumers:subscription-group-delete": "groups",
+    "consumers:alert-rules": "alerts",
+    "consumers:alert-rule": "alerts",
+    "consumers:alert-events": "alerts",
+    "consumers:allocation": "allocation",
+    "consumers:rebalance-jobs": "rebalance",
+    "consumers:rebalance-job": "rebalance",
+    "producers": "producers",
+    "acl": "acl",
+    "audit-log": "audit-log",
+    "users": "users",
+    "user-change": "users",
+    "user-set-password": "users",
+    "tokens": "tokens",
+    "token-revoke": "tokens",
+    "namesrv-sets": "clusters",
 }
 
 
@@ -80,5 +104,8 @@ def menu(request: HttpRequest) -> dict:
             continue
         item = {"key": entry.key, "label": entry.label, "url": reverse(entry.url_name), "current": entry.key == current}
         (more.setdefault(entry.group, []) if entry.group else bar).append(item)
-    return {"menu_bar": bar, "menu_more": list(more.items()),
-            "menu_more_current": any(item["current"] for items in more.values() for item in items)}
+    return {
+        "menu_bar": bar,
+        "menu_more": list(more.items()),
+        "menu_more_current": any(item["current"] for items in more.values() for item in items),
+    }

@@ -11,6 +11,7 @@ Every figure is this web process's own (each gunicorn worker counts its own requ
 needs an API token (``Authorization: Token ...``) or a signed-in session, like ``/api/v1``;
 anonymous scrapes get 401/403.
 """
+
 from __future__ import annotations
 
 import time
@@ -26,8 +27,12 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 from console import queueing
 
 REGISTRY = CollectorRegistry(auto_describe=False)
-REQUESTS = Counter("gantry_console_requests", "Requests the console answered", ["view", "method", "status"], registry=REGISTRY)
-LATENCY = Histogram("gantry_console_request_latency_seconds", "Time the console took per request", ["view"], registry=REGISTRY)
+REQUESTS = Counter(
+    "gantry_console_requests", "Requests the console answered", ["view", "method", "status"], registry=REGISTRY
+)
+LATENCY = Histogram(
+    "gantry_console_request_latency_seconds", "Time the console took per request", ["view"], registry=REGISTRY
+)
 
 
 class _CeleryBrokerCollector:
@@ -37,7 +42,9 @@ class _CeleryBrokerCollector:
             up = 1
         except queueing.QueueUnavailable:
             up = 0
-        yield GaugeMetricFamily("gantry_console_celery_broker_up", "1 when the Celery broker (Redis) answers PING", value=up)
+        yield GaugeMetricFamily(
+            "gantry_console_celery_broker_up", "1 when the Celery broker (Redis) answers PING", value=up
+        )
 
 
 REGISTRY.register(_CeleryBrokerCollector())
@@ -55,8 +62,13 @@ class RequestMetricsMiddleware:
         match = getattr(request, "resolver_match", None)
         view = (match.view_name if match is not None else "") or "unmatched"
         LATENCY.labels(view).observe(time.perf_counter() - started)
-        REQUESTS.labels(view, request.method if request.method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS") else "other",
-                        str(response.status_code)).inc()
+        REQUESTS.labels(
+            view,
+            request.method
+            if request.method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+            else "other",
+            str(response.status_code),
+        ).inc()
         return response
 
 

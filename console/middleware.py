@@ -5,6 +5,7 @@ The API's errors go through DRF's exception handler (console.http_errors); pages
 errors and :class:`EngineErrorMiddleware` renders them with the same status and message, so a
 page never shows a 500 for a name server that is down.
 """
+
 from __future__ import annotations
 
 from django.conf import settings

@@ -4,6 +4,7 @@ are django-axes' AccessAttempt, console.lockout).
 Broker state is never stored here (DESIGN §1); the broker sightings of the overview live in
 ``brokers.models``.
 """
+
 from __future__ import annotations
 
 from django.conf import settings

@@ -7,6 +7,7 @@ console.celery makes the name current again while the task runs (the gateway res
 use). The value is the gateway's target (anything with a ``name``), a bare name from a task header,
 or None for ``default`` (settings.MQ's tier).
 """
+
 from __future__ import annotations
 
 import contextvars

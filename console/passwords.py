@@ -8,6 +8,7 @@ their own and keep working; revoke them on the tokens page or with DELETE /api/v
 Refusals name the field (``current_password``, ``new_password``, ``new_password2``) and change
 nothing; neither the audit log nor an error ever holds a password.
 """
+
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model, password_validation
@@ -43,7 +44,9 @@ def _checked_new(user, new_password: object, new_password2: object | None, field
     return new_password
 
 
-def password_change(*, actor: Actor, current_password: str, new_password: str, new_password2: str | None = None) -> None:
+def password_change(
+    *, actor: Actor, current_password: str, new_password: str, new_password2: str | None = None
+) -> None:
     """The signed-in user ``actor`` changes its own password (the current one first; the new one
     twice when ``new_password2`` is given, as the console's form does)."""
     with audited(actor=actor, action="user.password_change", target_type="user", target=actor.username) as note:

@@ -7,6 +7,7 @@ redirect to the login page; with a role too low both answer 403. Services check 
 (``actor.require``), so a task or a new front door cannot skip the rule. Each 403 of the two
 front doors is written to the audit log (``access.denied``: who, method and path, the role needed).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -37,8 +38,11 @@ class RolePermission(BasePermission):
         if action in action_roles:
             needed = action_roles[action]
         else:
-            needed = required_role(request.method, read=getattr(view, "read_role", Role.VIEWER),
-                                   write=getattr(view, "write_role", Role.OPERATOR))
+            needed = required_role(
+                request.method,
+                read=getattr(view, "read_role", Role.VIEWER),
+                write=getattr(view, "write_role", Role.OPERATOR),
+            )
         if not role.allows(needed):
             self.message = f"this needs the {Role(needed).value} role; you are a {role.value}"
             record_refusal(request, needed=Role(needed).value, reason=self.message)
@@ -46,7 +50,9 @@ class RolePermission(BasePermission):
         return True
 
 
-def console_page(*, methods: Iterable[str] = ("GET",), read: Role = Role.VIEWER, write: Role = Role.OPERATOR) -> Callable:
+def console_page(
+    *, methods: Iterable[str] = ("GET",), read: Role = Role.VIEWER, write: Role = Role.OPERATOR
+) -> Callable:
     """Guard a console view: login first, then the role for the method, then the method itself."""
     allowed = {m.upper() for m in methods}
     if "GET" in allowed:

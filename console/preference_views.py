@@ -2,6 +2,7 @@
 
 Both save through console.preferences; a refused value shows under its field and saves nothing.
 """
+
 from __future__ import annotations
 
 from django import forms
@@ -24,11 +25,16 @@ from console.roles import Role
 class PreferenceForm(forms.Form):
     """Time zone (an IANA name; empty: UTC) and language (empty: the browser's)."""
 
-    time_zone = forms.CharField(label=_("Time zone"), required=False, max_length=64,
-                                widget=forms.TextInput(attrs={"list": "time-zones", "placeholder": "UTC", "autocomplete": "off"}),
-                                help_text=_("An IANA name such as Asia/Shanghai; empty means UTC."))
-    language = forms.ChoiceField(label=_("Language"), required=False,
-                                 choices=[("", _("as the browser asks"))] + list(settings.LANGUAGES))
+    time_zone = forms.CharField(
+        label=_("Time zone"),
+        required=False,
+        max_length=64,
+        widget=forms.TextInput(attrs={"list": "time-zones", "placeholder": "UTC", "autocomplete": "off"}),
+        help_text=_("An IANA name such as Asia/Shanghai; empty means UTC."),
+    )
+    language = forms.ChoiceField(
+        label=_("Language"), required=False, choices=[("", _("as the browser asks"))] + list(settings.LANGUAGES)
+    )
 
 
 def account_context(request: HttpRequest, *, form=None, pref_form=None) -> dict:
@@ -54,13 +60,22 @@ def account_preferences(request: HttpRequest) -> HttpResponse:
                 messages.success(request, translation.gettext("Your preferences are saved."))
             response = redirect("password-change")
             if pref.language:  # the language cookie (LocaleMiddleware) agrees with the choice, or goes with it
-                response.set_cookie(settings.LANGUAGE_COOKIE_NAME, pref.language, max_age=settings.LANGUAGE_COOKIE_AGE,
-                                    path=settings.LANGUAGE_COOKIE_PATH, domain=settings.LANGUAGE_COOKIE_DOMAIN,
-                                    secure=settings.LANGUAGE_COOKIE_SECURE, httponly=settings.LANGUAGE_COOKIE_HTTPONLY,
-                                    samesite=settings.LANGUAGE_COOKIE_SAMESITE)
+                response.set_cookie(
+                    settings.LANGUAGE_COOKIE_NAME,
+                    pref.language,
+                    max_age=settings.LANGUAGE_COOKIE_AGE,
+                    path=settings.LANGUAGE_COOKIE_PATH,
+                    domain=settings.LANGUAGE_COOKIE_DOMAIN,
+                    secure=settings.LANGUAGE_COOKIE_SECURE,
+                    httponly=settings.LANGUAGE_COOKIE_HTTPONLY,
+                    samesite=settings.LANGUAGE_COOKIE_SAMESITE,
+                )
             else:
-                response.delete_cookie(settings.LANGUAGE_COOKIE_NAME, path=settings.LANGUAGE_COOKIE_PATH,
-                                       domain=settings.LANGUAGE_COOKIE_DOMAIN)
+                response.delete_cookie(
+                    settings.LANGUAGE_COOKIE_NAME,
+                    path=settings.LANGUAGE_COOKIE_PATH,
+                    domain=settings.LANGUAGE_COOKIE_DOMAIN,
+                )
             return response
     return render(request, "console/password_change.html", account_context(request, pref_form=form), status=400)
 

@@ -6,6 +6,7 @@ request: the language chosen in this session (the header's switcher), else the u
 else what django.middleware.locale.LocaleMiddleware found (the language cookie or Accept-Language);
 the time zone saved by the user, else UTC.
 """
+
 from __future__ import annotations
 
 import zoneinfo
@@ -45,16 +46,22 @@ def check_time_zone(name: str) -> str:
     """``name`` if it is a zoneinfo name (or empty: UTC), else InvalidInput naming ``time_zone``."""
     name = name.strip()
     if name and name not in set(time_zone_names()):
-        raise InvalidInput("time_zone", gettext("%(name)s is not a time zone name; give an IANA name such as Asia/Shanghai or Europe/Berlin.")
-                           % {"name": repr(name)})
+        raise InvalidInput(
+            "time_zone",
+            gettext("%(name)s is not a time zone name; give an IANA name such as Asia/Shanghai or Europe/Berlin.")
+            % {"name": repr(name)},
+        )
     return name
 
 
 def check_language(code: str) -> str:
     code = code.strip().lower()
     if code and code not in language_codes():
-        raise InvalidInput("language", gettext("%(code)s is not a console language; choose one of %(codes)s.")
-                           % {"code": repr(code), "codes": ", ".join(language_codes())})
+        raise InvalidInput(
+            "language",
+            gettext("%(code)s is not a console language; choose one of %(codes)s.")
+            % {"code": repr(code), "codes": ", ".join(language_codes())},
+        )
     return code
 
 

@@ -13,6 +13,7 @@ Pages declare their filters as a :class:`FilterForm` built from :class:`ChoiceFi
 and :class:`ChoiceSetField`. The messages come from :func:`choice_error`, so a page and its API
 word a refusal alike.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -101,8 +102,11 @@ class DateFilter(forms.DateField):
         try:
             return super().to_python(value)
         except ValidationError:
-            raise ValidationError(gettext("%(value)s is not accepted; give %(hint)s.") % {"value": repr(str(value)), "hint": gettext(DATE_FORMAT_HINT)},
-                                  code="invalid") from None
+            raise ValidationError(
+                gettext("%(value)s is not accepted; give %(hint)s.")
+                % {"value": repr(str(value)), "hint": gettext(DATE_FORMAT_HINT)},
+                code="invalid",
+            ) from None
 
 
 class FilterForm(forms.Form):

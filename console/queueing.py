@@ -9,6 +9,7 @@ with that reason, so nothing is left "queued" that no worker will ever see.
 compare-and-delete), and expiring on its own if the holder dies, so a killed worker never
 blocks the next run for longer than the lease.
 """
+
 from __future__ import annotations
 
 import logging
@@ -47,7 +48,9 @@ def check_redis() -> None:
     try:
         redis_client().ping()
     except (redis.RedisError, OSError) as exc:
-        raise QueueUnavailable(f"Redis at {redis_location()} is unreachable, background work cannot be queued: {exc}") from exc
+        raise QueueUnavailable(
+            f"Redis at {redis_location()} is unreachable, background work cannot be queued: {exc}"
+        ) from exc
 
 
 def submit(task, *, kwargs: dict, task_id: str | None = None, queue: str | None = None) -> str:
@@ -74,7 +77,9 @@ def submit(task, *, kwargs: dict, task_id: str | None = None, queue: str | None 
 
 
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
-_EXTEND = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
+_EXTEND = (
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
+)
 
 
 class RedisLock:

@@ -1,5 +1,6 @@
 """Frozen dataclasses of what the console owns (users, tokens, audit entries), for templates and
 output serializers; no ORM object leaves the console's selectors and services."""
+
 from __future__ import annotations
 
 import json
@@ -90,8 +91,10 @@ def _items(value: Any, other: Any) -> tuple[AuditItem, ...]:
     if not isinstance(value, dict):
         return (AuditItem("", _value_text(value), value != other),)
     others = other if isinstance(other, dict) else {}
-    return tuple(AuditItem(str(k), _value_text(v), isinstance(other, dict) and (k not in others or others[k] != v))
-                 for k, v in sorted(value.items(), key=lambda kv: str(kv[0])))
+    return tuple(
+        AuditItem(str(k), _value_text(v), isinstance(other, dict) and (k not in others or others[k] != v))
+        for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
+    )
 
 
 def _value_text(value: Any) -> str:
@@ -103,5 +106,7 @@ def _value_text(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(_value_text(v) for v in value) if value else "(none)"
     if isinstance(value, dict):
-        return ", ".join(f"{k}={_value_text(v)}" for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))) or "(empty)"
+        return (
+            ", ".join(f"{k}={_value_text(v)}" for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))) or "(empty)"
+        )
     return str(value)

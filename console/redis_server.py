@@ -7,6 +7,7 @@ server needs a password (:func:`private_redis_password`: generated once, kept 06
 line where ``ps`` would show it, and Celery and the cache put it in their URL
 (:func:`private_redis_url`).
 """
+
 from __future__ import annotations
 
 import os
@@ -26,7 +27,9 @@ PASSWORD_BYTES = 32  # 256 bits: the password only ever lives in files and URLs,
 def redis_server_binary() -> str:
     path = shutil.which("redis-server")
     if not path:
-        raise RuntimeError("redis-server is not installed (make run / make test install it: apt-get install redis-server)")
+        raise RuntimeError(
+            "redis-server is not installed (make run / make test install it: apt-get install redis-server)"
+        )
     return path
 
 
@@ -68,15 +71,30 @@ def redis_argv(port: int, data_dir: Path, password: str | None = None) -> list[s
         _write_private(conf, f"requirepass {password}\n", exclusive=False)
         argv.append(str(conf))
     return argv + [
-        "--port", str(port), "--bind", "127.0.0.1", "--protected-mode", "yes",
-        "--dir", str(data_dir), "--dbfilename", "dump.rdb",
-        "--save", "60 1",  # snapshot within a minute of any change
-        "--appendonly", "no", "--daemonize", "no", "--logfile", "",
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--protected-mode",
+        "yes",
+        "--dir",
+        str(data_dir),
+        "--dbfilename",
+        "dump.rdb",
+        "--save",
+        "60 1",  # snapshot within a minute of any change
+        "--appendonly",
+        "no",
+        "--daemonize",
+        "no",
+        "--logfile",
+        "",
     ]
 
 
-def wait_for_port(port: int, timeout_s: float = 10.0, proc: subprocess.Popen | None = None,
-                  password: str | None = None) -> None:
+def wait_for_port(
+    port: int, timeout_s: float = 10.0, proc: subprocess.Popen | None = None, password: str | None = None
+) -> None:
     deadline = time.monotonic() + timeout_s
     hello = (f"AUTH {password}\r\n" if password is not None else "").encode() + b"PING\r\n"
     while time.monotonic() < deadline:

@@ -9,6 +9,7 @@ the audit row and console.queueing sends to the Celery task as a message header
 
 Standard library only: gunicorn's master loads the logging filter before Django is set up.
 """
+
 from __future__ import annotations
 
 import contextvars

@@ -3,6 +3,7 @@
 Resources are engine objects (frozen dataclasses), not models, so lists are filtered, ordered
 and paginated in memory with the helpers here; output serializers read the dataclasses' fields.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -36,7 +37,12 @@ class Pagination(PageNumberPagination):
         text = raw.strip()
         if not (text.isascii() and text.isdigit() and len(text) <= 7 and 1 <= int(text) <= self.max_page_size):
             raise serializers.ValidationError(
-                {self.page_size_query_param: [f"must be a whole number from 1 to {self.max_page_size}, not {raw[:40]!r}."]})
+                {
+                    self.page_size_query_param: [
+                        f"must be a whole number from 1 to {self.max_page_size}, not {raw[:40]!r}."
+                    ]
+                }
+            )
         return int(text)
 
     def get_schema_operation_parameters(self, view) -> list[dict]:
@@ -83,7 +89,11 @@ class StrictInputSerializer(serializers.Serializer):
     """An input serializer that refuses fields it does not know, naming them."""
 
     def to_internal_value(self, data):
-        unknown = {name: ["unknown field."] for name in sorted(set(data) - set(self.fields))} if isinstance(data, dict) else {}
+        unknown = (
+            {name: ["unknown field."] for name in sorted(set(data) - set(self.fields))}
+            if isinstance(data, dict)
+            else {}
+        )
         try:
             value = super().to_internal_value(data)
         except serializers.ValidationError as exc:
@@ -124,8 +134,14 @@ def query_dict(request: Request) -> dict[str, str]:
     return {key: request.query_params.get(key) for key in request.query_params if key != namesrv_scope.PARAM}
 
 
-def paginated_response(request: Request, view: Any, items: Sequence[Any], serializer_class: type[serializers.Serializer],
-                       extra: dict[str, Any] | None = None, prepare: Callable[[list], list] | None = None) -> Response:
+def paginated_response(
+    request: Request,
+    view: Any,
+    items: Sequence[Any],
+    serializer_class: type[serializers.Serializer],
+    extra: dict[str, Any] | None = None,
+    prepare: Callable[[list], list] | None = None,
+) -> Response:
     """One page of ``items`` rendered by ``serializer_class``: ``{"count", "next", "previous", "results"}``.
 
     ``prepare`` completes the page's items before they are rendered (details that cost a
@@ -146,7 +162,9 @@ def order_by(items: Sequence[T], ordering: str | None, keys: dict[str, Callable[
     ordering = ordering or default
     name = ordering.lstrip("-")
     if name not in keys:
-        raise serializers.ValidationError({"ordering": [f"must be one of {', '.join(sorted(keys))}, optionally with '-'."]})
+        raise serializers.ValidationError(
+            {"ordering": [f"must be one of {', '.join(sorted(keys))}, optionally with '-'."]}
+        )
     return sorted(items, key=keys[name], reverse=ordering.startswith("-"))
 
 

@@ -7,6 +7,7 @@
 A user's role is its :class:`~console.models.AccountRole` row; a user without one is an admin
 when it is a superuser (``createsuperuser``), else a viewer. Inactive users have no role.
 """
+
 from __future__ import annotations
 
 from django.core.exceptions import ObjectDoesNotExist

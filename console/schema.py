@@ -1,5 +1,6 @@
 """OpenAPI pieces drf-spectacular cannot guess: the API token security scheme, the error body every
 operation may answer, what strict input serializers refuse, and the naming rule of names."""
+
 from __future__ import annotations
 
 import copy
@@ -35,15 +36,28 @@ def describe_name_parameters(result, generator, request, public):
     request body fields) the naming rule's pattern (console.schema_examples derives it from the engine's
     TopicValidator) and a quick-start example."""
     from console.schema_examples import (
-        EXAMPLE_BROKER, EXAMPLE_CLUSTER, EXAMPLE_GROUP, EXAMPLE_TOPIC, GROUP_NAME_PATTERN, TOPIC_NAME_PATTERN,
+        EXAMPLE_BROKER,
+        EXAMPLE_CLUSTER,
+        EXAMPLE_GROUP,
+        EXAMPLE_TOPIC,
+        GROUP_NAME_PATTERN,
+        TOPIC_NAME_PATTERN,
     )
 
-    kinds = {"/api/v1/topics/": (TOPIC_NAME_PATTERN, EXAMPLE_TOPIC), "/api/v1/groups/": (GROUP_NAME_PATTERN, EXAMPLE_GROUP),
-             "/api/v1/subscription-groups/": (GROUP_NAME_PATTERN, EXAMPLE_GROUP),
-             "/api/v1/brokers/": (None, EXAMPLE_BROKER), "/api/v1/broker-groups/": (None, EXAMPLE_BROKER),
-             "/api/v1/clusters/": (None, EXAMPLE_CLUSTER)}
-    named = {"topic": (TOPIC_NAME_PATTERN, EXAMPLE_TOPIC), "group": (GROUP_NAME_PATTERN, EXAMPLE_GROUP),
-             "cluster": (None, EXAMPLE_CLUSTER), "broker": (None, EXAMPLE_BROKER)}
+    kinds = {
+        "/api/v1/topics/": (TOPIC_NAME_PATTERN, EXAMPLE_TOPIC),
+        "/api/v1/groups/": (GROUP_NAME_PATTERN, EXAMPLE_GROUP),
+        "/api/v1/subscription-groups/": (GROUP_NAME_PATTERN, EXAMPLE_GROUP),
+        "/api/v1/brokers/": (None, EXAMPLE_BROKER),
+        "/api/v1/broker-groups/": (None, EXAMPLE_BROKER),
+        "/api/v1/clusters/": (None, EXAMPLE_CLUSTER),
+    }
+    named = {
+        "topic": (TOPIC_NAME_PATTERN, EXAMPLE_TOPIC),
+        "group": (GROUP_NAME_PATTERN, EXAMPLE_GROUP),
+        "cluster": (None, EXAMPLE_CLUSTER),
+        "broker": (None, EXAMPLE_BROKER),
+    }
 
     def describe(schema: dict, kind: tuple) -> None:
         pattern, example = kind
@@ -75,7 +89,7 @@ def describe_name_parameters(result, generator, request, public):
 PROBLEM_SCHEMA = {
     "type": "object",
     "description": "The API's error body (console.http_errors.Problem): the status again, a short code, what went "
-                   "wrong, and for refused input the reasons per field (dotted path for nested fields).",
+    "wrong, and for refused input the reasons per field (dotted path for nested fields).",
     "properties": {
         "status": {"type": "integer"},
         "code": {"type": "string", "example": "invalid"},
@@ -118,7 +132,11 @@ class ApiAutoSchema(AutoSchema):
     def _is_list_view(self, serializer=None) -> bool:
         # a ViewSet's list action answers a list only when it documents ``many=True`` (GET acl/accounts answers
         # one overview object); drf-spectacular would call every list action's answer an array
-        if getattr(self.view, "action", None) == "list" and serializer is not None and not is_list_serializer(serializer):
+        if (
+            getattr(self.view, "action", None) == "list"
+            and serializer is not None
+            and not is_list_serializer(serializer)
+        ):
             return False
         return super()._is_list_view(serializer)
 
@@ -151,8 +169,12 @@ class ChoiceSetFieldExtension(OpenApiSerializerFieldExtension):
 
     def map_serializer_field(self, auto_schema, direction):
         one = "(" + "|".join(re.escape(c) for c in self.target.accepted) + ")"
-        return {"type": "string", "pattern": f"^{one}(,{one})*$", "example": self.target.accepted[0],
-                "description": f"comma-separated: {', '.join(self.target.accepted)}"}
+        return {
+            "type": "string",
+            "pattern": f"^{one}(,{one})*$",
+            "example": self.target.accepted[0],
+            "description": f"comma-separated: {', '.join(self.target.accepted)}",
+        }
 
 
 def document_errors(result, generator, request, public):
@@ -168,7 +190,9 @@ def document_errors(result, generator, request, public):
             if "requestBody" in operation:
                 errors["413"] = "the body is larger than settings.MAX_BODY_BYTES (console.middleware)"
             if operation.get("operationId", "").startswith("auth_token_create"):
-                errors["429"] = "too many failed logins for this username and address: locked for a while (console.lockout)"
+                errors["429"] = (
+                    "too many failed logins for this username and address: locked for a while (console.lockout)"
+                )
             for status, description in errors.items():
                 responses.setdefault(status, {"description": description, "content": problem})
     return result
@@ -178,4 +202,9 @@ def ordering_parameter(keys, default: str) -> OpenApiParameter:
     """``?ordering=``: one of the view's sort keys (the keys of the dict it gives console.rest.order_by),
     ``-`` for descending."""
     choices = [f"{sign}{key}" for key in sorted(keys) for sign in ("", "-")]
-    return OpenApiParameter("ordering", str, enum=choices, description=f"{', '.join(sorted(keys))} (prefix - for descending); default {default}")
+    return OpenApiParameter(
+        "ordering",
+        str,
+        enum=choices,
+        description=f"{', '.join(sorted(keys))} (prefix - for descending); default {default}",
+    )

@@ -7,6 +7,7 @@ quick-start names (``TopicTest``, ``please_rename_unique_group_name``, ``broker-
 ``DefaultCluster``), so a generated client or a fuzzer sent against a quick-start cluster names things
 that exist (tests/console/test_schema_fuzz.py runs against such a cluster).
 """
+
 from __future__ import annotations
 
 import re

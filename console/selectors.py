@@ -3,6 +3,7 @@
 Long lists come as :class:`RecordSequence`: a lazy sequence over a queryset that turns only
 the rows of the requested page into dataclasses (Django's and DRF's paginators slice it).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -52,8 +53,11 @@ def user_info(user) -> UserInfo:
 
 
 def _users() -> QuerySet:
-    return (get_user_model().objects.select_related("gantry_role")
-            .annotate(active_tokens=Count("api_tokens", filter=_active_tokens("api_tokens__"))))
+    return (
+        get_user_model()
+        .objects.select_related("gantry_role")
+        .annotate(active_tokens=Count("api_tokens", filter=_active_tokens("api_tokens__")))
+    )
 
 
 def user_list() -> list[UserInfo]:
@@ -68,8 +72,18 @@ def user_detail(*, username: str) -> UserInfo:
 
 
 def token_info(token: ApiToken) -> TokenInfo:
-    return TokenInfo(token.pk, token.user.get_username(), token.name, token.prefix, token.created_at,
-                     token.created_by, token.last_used_at, token.revoked_at, token.expires_at, token.expired())
+    return TokenInfo(
+        token.pk,
+        token.user.get_username(),
+        token.name,
+        token.prefix,
+        token.created_at,
+        token.created_by,
+        token.last_used_at,
+        token.revoked_at,
+        token.expires_at,
+        token.expired(),
+    )
 
 
 def _active_tokens(prefix: str = "") -> Q:
@@ -87,9 +101,22 @@ def token_list(*, username: str | None = None, active: bool | None = None) -> Re
 
 
 def audit_record(entry: AuditEntry) -> AuditRecord:
-    return AuditRecord(entry.pk, entry.created_at, entry.actor, entry.actor_role, entry.source, entry.ip,
-                       entry.action, entry.target_type, entry.target, entry.before, entry.after,
-                       entry.result, entry.reason, entry.request_id)
+    return AuditRecord(
+        entry.pk,
+        entry.created_at,
+        entry.actor,
+        entry.actor_role,
+        entry.source,
+        entry.ip,
+        entry.action,
+        entry.target_type,
+        entry.target,
+        entry.before,
+        entry.after,
+        entry.result,
+        entry.reason,
+        entry.request_id,
+    )
 
 
 def _day_bound(value: date | datetime, end: bool) -> datetime:

@@ -9,6 +9,7 @@ translation with the values. A value named ``s_…`` is itself a sentence and tr
 text made of sentences joined by "; " is translated part by part. A text that matches nothing (a remark
 of another broker, an error from the network) stays as it came.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """Serializers of the console's own API: the token endpoint, users, API tokens, the audit log."""
+
 from __future__ import annotations
 
 from rest_framework import serializers
@@ -21,18 +22,27 @@ def _password_min_length() -> int:
     """The MinimumLengthValidator's length in AUTH_PASSWORD_VALIDATORS (Django's default 8 without one)."""
     from django.conf import settings
 
-    return next((v.get("OPTIONS", {}).get("min_length", 8) for v in settings.AUTH_PASSWORD_VALIDATORS
-                 if v["NAME"].endswith(".MinimumLengthValidator")), 1)
+    return next(
+        (
+            v.get("OPTIONS", {}).get("min_length", 8)
+            for v in settings.AUTH_PASSWORD_VALIDATORS
+            if v["NAME"].endswith(".MinimumLengthValidator")
+        ),
+        1,
+    )
 
 
 class UserCreateInput(StrictInputSerializer):
     # what user_create checks: Django's username validator (its ASCII part) and the password's minimum length
-    schema_rules = {"properties": {"username": {"pattern": r"^[\w.@+-]{1,150}$"}, "password": {"minLength": _password_min_length()}}}
+    schema_rules = {
+        "properties": {"username": {"pattern": r"^[\w.@+-]{1,150}$"}, "password": {"minLength": _password_min_length()}}
+    }
 
     username = StrictCharField(trim_whitespace=False, max_length=150)
     role = serializers.ChoiceField(choices=Role.choices, default=Role.VIEWER)
-    password = StrictCharField(required=False, trim_whitespace=False, max_length=4096,
-                               help_text="left out: one is generated and returned once")
+    password = StrictCharField(
+        required=False, trim_whitespace=False, max_length=4096, help_text="left out: one is generated and returned once"
+    )
 
 
 class UserUpdateInput(StrictInputSerializer):
@@ -50,22 +60,32 @@ class UserUpdateInput(StrictInputSerializer):
 class PasswordChangeInput(StrictInputSerializer):
     schema_rules = {"properties": {"new_password": {"minLength": _password_min_length()}}}
 
-    current_password = StrictCharField(trim_whitespace=False, max_length=4096, help_text="the password you sign in with now")
-    new_password = StrictCharField(trim_whitespace=False, max_length=4096,
-                                   help_text="checked by the console's password validators (length, not common, not all digits, "
-                                             "not like the username)")
+    current_password = StrictCharField(
+        trim_whitespace=False, max_length=4096, help_text="the password you sign in with now"
+    )
+    new_password = StrictCharField(
+        trim_whitespace=False,
+        max_length=4096,
+        help_text="checked by the console's password validators (length, not common, not all digits, "
+        "not like the username)",
+    )
 
 
 class PasswordResetInput(StrictInputSerializer):
     schema_rules = {"properties": {"new_password": {"minLength": _password_min_length()}}}
 
-    new_password = StrictCharField(trim_whitespace=False, max_length=4096,
-                                   help_text="the user's new password, checked by the console's password validators")
+    new_password = StrictCharField(
+        trim_whitespace=False,
+        max_length=4096,
+        help_text="the user's new password, checked by the console's password validators",
+    )
 
 
 class PasswordChangedOutput(serializers.Serializer):
     username = serializers.CharField()
-    detail = serializers.CharField(help_text="what the change ended: the user's console sessions (API tokens keep working)")
+    detail = serializers.CharField(
+        help_text="what the change ended: the user's console sessions (API tokens keep working)"
+    )
 
 
 class TokenCreateInput(StrictInputSerializer):
@@ -84,10 +104,16 @@ class AuditQuery(serializers.Serializer):
     target = serializers.CharField(required=False, help_text="a part of the target's name")
     target_type = serializers.CharField(required=False)
     result = ChoiceFilterField(choices=["ok", "failed"], required=False)
-    since = serializers.DateTimeField(required=False, help_text="date (YYYY-MM-DD) or ISO 8601 time, inclusive",
-                                      input_formats=["iso-8601", "%Y-%m-%d"])
-    until = serializers.DateTimeField(required=False, help_text="date (YYYY-MM-DD) or ISO 8601 time, inclusive",
-                                      input_formats=["iso-8601", "%Y-%m-%d"])
+    since = serializers.DateTimeField(
+        required=False,
+        help_text="date (YYYY-MM-DD) or ISO 8601 time, inclusive",
+        input_formats=["iso-8601", "%Y-%m-%d"],
+    )
+    until = serializers.DateTimeField(
+        required=False,
+        help_text="date (YYYY-MM-DD) or ISO 8601 time, inclusive",
+        input_formats=["iso-8601", "%Y-%m-%d"],
+    )
     ordering = ChoiceFilterField(choices=["created_at", "-created_at"], required=False)
 
     def _date_only(self, name: str) -> bool:
@@ -126,7 +152,9 @@ class TokenOutput(serializers.Serializer):
     created_by = serializers.CharField()
     last_used_at = serializers.DateTimeField(allow_null=True)
     revoked_at = serializers.DateTimeField(allow_null=True)
-    expires_at = serializers.DateTimeField(help_text="after this the token is refused (401); settings.GANTRY_TOKEN_TTL_DAYS after creation")
+    expires_at = serializers.DateTimeField(
+        help_text="after this the token is refused (401); settings.GANTRY_TOKEN_TTL_DAYS after creation"
+    )
     active = serializers.BooleanField(help_text="neither revoked nor expired")
 
 
@@ -154,7 +182,9 @@ class AuditOutput(serializers.Serializer):
     after = serializers.JSONField(allow_null=True)
     result = serializers.ChoiceField(choices=["ok", "failed"])
     reason = serializers.CharField()
-    request_id = serializers.CharField(allow_blank=True, help_text="the web request that made the change (its X-Request-ID)")
+    request_id = serializers.CharField(
+        allow_blank=True, help_text="the web request that made the change (its X-Request-ID)"
+    )
 
 
 class AdviceOutput(serializers.Serializer):
@@ -165,7 +195,10 @@ class AdviceOutput(serializers.Serializer):
     subject = serializers.CharField(help_text="the broker, queue, topic or group the finding is about")
     finding = serializers.CharField()
     suggestion = serializers.CharField(help_text="the change it suggests")
-    action = serializers.ChoiceField(choices=["edit", "shrink", ""], help_text="the console page that makes the change: topic edit, safe shrink, none")
+    action = serializers.ChoiceField(
+        choices=["edit", "shrink", ""],
+        help_text="the console page that makes the change: topic edit, safe shrink, none",
+    )
 
 
 class AdviceListOutput(serializers.Serializer):

@@ -4,6 +4,7 @@ Admins manage every user and token; any user may create an API token for itself 
 endpoint does this after checking the password) and revoke its own tokens. No change may leave
 the console without an active admin.
 """
+
 from __future__ import annotations
 
 import secrets
@@ -106,9 +107,15 @@ def api_token_create(*, actor: Actor, username: str, name: str = "") -> CreatedT
             raise InvalidInput("username", f"user {username} is deactivated.")
         token = new_token()
         now = timezone.now()
-        row = ApiToken.objects.create(user=user, name=name, prefix=token[:SHOWN_PREFIX_CHARS],
-                                      digest=token_digest(token), created_by=actor.username, created_at=now,
-                                      expires_at=now + token_ttl())
+        row = ApiToken.objects.create(
+            user=user,
+            name=name,
+            prefix=token[:SHOWN_PREFIX_CHARS],
+            digest=token_digest(token),
+            created_by=actor.username,
+            created_at=now,
+            expires_at=now + token_ttl(),
+        )
         info = token_info(row)
         note.after = {"id": info.id, "name": info.name, "prefix": info.prefix, "expires_at": info.expires_at}
     return CreatedToken(token, info)

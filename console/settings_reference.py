@@ -13,6 +13,7 @@ comment above the whole statement (a dict) or the docstring of the function that
 ``python manage.py settings_reference`` writes docs/settings.md; tests/console/test_settings_reference.py
 fails when that file differs.
 """
+
 from __future__ import annotations
 
 import ast
@@ -79,9 +80,16 @@ class _Finder:
         self.helper_users = self._helper_users()
         # helpers that read the variable their first argument names, like _env_bool("DEBUG", False)
         self.readers = {"os.environ.get", "os.getenv"} | {
-            name for name, node in self.helpers.items()
-            if any(isinstance(call, ast.Call) and _dotted(call.func) in ("os.environ.get", "os.getenv") and call.args
-                   and isinstance(call.args[0], ast.Name) for call in ast.walk(node))}
+            name
+            for name, node in self.helpers.items()
+            if any(
+                isinstance(call, ast.Call)
+                and _dotted(call.func) in ("os.environ.get", "os.getenv")
+                and call.args
+                and isinstance(call.args[0], ast.Name)
+                for call in ast.walk(node)
+            )
+        }
 
     def _helper_users(self) -> dict[str, list[str]]:
         """Function name -> the top-level names assigned from a call of it (``SECRET_KEY = _secret_key()``)."""
@@ -110,16 +118,24 @@ class _Finder:
             if name in self.readers and node.args and _is_str(node.args[0]):
                 default = self._segment(node.args[1]) if len(node.args) > 1 else None
                 parent = parents.get(node)
-                if default is None and isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or) \
-                        and parent.values[0] is node:
+                if (
+                    default is None
+                    and isinstance(parent, ast.BoolOp)
+                    and isinstance(parent.op, ast.Or)
+                    and parent.values[0] is node
+                ):
                     default = self._segment(parent.values[1])  # os.environ.get("X") or fallback
                 return _Read(node.args[0].value, default, node.lineno)
             if name == "dj_database_url.config":
                 keywords = {k.arg: k.value for k in node.keywords}
                 env = keywords["env"].value if _is_str(keywords.get("env")) else "DATABASE_URL"
                 return _Read(env, self._segment(keywords.get("default")), node.lineno)
-        if isinstance(node, ast.Subscript) and _dotted(node.value) == "os.environ" and _is_str(node.slice) \
-                and isinstance(node.ctx, ast.Load):
+        if (
+            isinstance(node, ast.Subscript)
+            and _dotted(node.value) == "os.environ"
+            and _is_str(node.slice)
+            and isinstance(node.ctx, ast.Load)
+        ):
             return _Read(node.slice.value, None, node.lineno)
         return None
 
@@ -155,11 +171,18 @@ class _Finder:
 
     def _statement(self, node: ast.stmt, parents: dict[ast.AST, ast.AST], names: list[str]) -> None:
         if isinstance(node, ast.If):
-            assigned = [t for stmt in ast.walk(node) if isinstance(stmt, (ast.Assign, ast.AnnAssign)) for t in _targets(stmt)]
+            assigned = [
+                t for stmt in ast.walk(node) if isinstance(stmt, (ast.Assign, ast.AnnAssign)) for t in _targets(stmt)
+            ]
             for read in self._reads(node.test, parents):
                 shown = assigned[:MAX_SETTINGS] + (["…"] if len(assigned) > MAX_SETTINGS else [])
-                self._note(read, shown, self._comment_above(read.line) or self._from_docstring(read.env)
-                           or self._comment_above(node.lineno))
+                self._note(
+                    read,
+                    shown,
+                    self._comment_above(read.line)
+                    or self._from_docstring(read.env)
+                    or self._comment_above(node.lineno),
+                )
             for stmt in node.body + node.orelse:
                 self._statement(stmt, parents, names)
             return
@@ -169,8 +192,11 @@ class _Finder:
                 self._dict(node.value, names[0] if names else "?", parents, self._comment_above(node.lineno))
                 return
         for read in self._reads(node, parents):
-            self._note(read, names, self._comment_above(read.line) or self._from_docstring(read.env)
-                       or self._comment_above(node.lineno))
+            self._note(
+                read,
+                names,
+                self._comment_above(read.line) or self._from_docstring(read.env) or self._comment_above(node.lineno),
+            )
 
     def _dict(self, value: ast.Dict, prefix: str, parents: dict[ast.AST, ast.AST], outer: str) -> None:
         """The reads in a dict literal's entries; ``outer``: the comment on the dict (or on its key)."""
@@ -183,8 +209,11 @@ class _Finder:
                 self._dict(item, path, parents, self._comment_above(key.lineno, within=span) or outer)
                 continue
             for read in self._reads(item, parents):
-                meaning = (self._comment_above(read.line, within=span) or self._comment_above(key.lineno, within=span)
-                           or self._from_docstring(read.env))
+                meaning = (
+                    self._comment_above(read.line, within=span)
+                    or self._comment_above(key.lineno, within=span)
+                    or self._from_docstring(read.env)
+                )
                 self._note(read, [path], meaning or outer, weak=not meaning)
 
     def run(self) -> list[EnvSetting]:
@@ -193,13 +222,18 @@ class _Finder:
             if isinstance(node, ast.FunctionDef):
                 helper_doc = (ast.get_docstring(node) or "").split("\n\n")[0]
                 for read in self._reads(node, parents):
-                    self._note(read, self.helper_users.get(node.name, []),
-                               self._comment_above(read.line) or self._from_docstring(read.env) or helper_doc)
+                    self._note(
+                        read,
+                        self.helper_users.get(node.name, []),
+                        self._comment_above(read.line) or self._from_docstring(read.env) or helper_doc,
+                    )
             else:
                 self._statement(node, parents, [])
         return sorted(
-            (EnvSetting(env, tuple(entry["settings"]), entry["default"], entry["meaning"])
-             for env, entry in self.found.items()),
+            (
+                EnvSetting(env, tuple(entry["settings"]), entry["default"], entry["meaning"])
+                for env, entry in self.found.items()
+            ),
             key=lambda s: s.env,
         )
 

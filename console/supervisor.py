@@ -10,6 +10,7 @@ tracebacks, and the ``ready_message`` once everything is up (how to log in), so 
 the last thing on the screen instead of scrolling away under hundreds of INFO lines.
 ``verbose`` (or no ``log_dir``) echoes every line with its name prefix, as before.
 """
+
 from __future__ import annotations
 
 import collections
@@ -46,8 +47,16 @@ class ChildFailed(RuntimeError):
 
 
 class Supervisor:
-    def __init__(self, specs: list[ProcessSpec], out=sys.stdout, stop_timeout_s: float = 20.0, *,
-                 log_dir: Path | None = None, verbose: bool = False, ready_message: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        specs: list[ProcessSpec],
+        out=sys.stdout,
+        stop_timeout_s: float = 20.0,
+        *,
+        log_dir: Path | None = None,
+        verbose: bool = False,
+        ready_message: list[str] | None = None,
+    ) -> None:
         self.specs = specs
         self.out = out
         self.stop_timeout_s = stop_timeout_s
@@ -87,7 +96,10 @@ class Supervisor:
         # GANTRY_PROCESS_NAME: the service's name in its log lines (console.log_format)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "GANTRY_PROCESS_NAME": spec.name, **spec.env}
         proc = subprocess.Popen(
-            spec.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+            spec.argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
             start_new_session=True,  # Ctrl-C reaches only us; we stop children in order
         )
         os.set_blocking(proc.stdout.fileno(), False)
@@ -137,7 +149,9 @@ class Supervisor:
                 if self._stopping.is_set():
                     return
                 if time.monotonic() > deadline:
-                    raise ChildFailed(f"{spec.name} did not print {spec.ready_marker!r} within {spec.ready_timeout_s:.0f}s")
+                    raise ChildFailed(
+                        f"{spec.name} did not print {spec.ready_marker!r} within {spec.ready_timeout_s:.0f}s"
+                    )
                 for s, line in self._pump(0.2):
                     if s is spec and spec.ready_marker in line:
                         ready = True

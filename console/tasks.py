@@ -1,4 +1,5 @@
 """Console-level tasks: a liveness probe of the background tier."""
+
 from __future__ import annotations
 
 import logging
@@ -17,4 +18,9 @@ def ping_task() -> dict:
     """Answer from a worker: proves Redis -> worker -> result backend works end to end (and names the
     request and the name-server set it was queued under)."""
     log.info("pong")  # the line carries the id of the request that queued the ping
-    return {"pong": True, "host": socket.gethostname(), "request_id": current_request_id(), "namesrv_set": namesrv_scope.current_name()}
+    return {
+        "pong": True,
+        "host": socket.gethostname(),
+        "request_id": current_request_id(),
+        "namesrv_set": namesrv_scope.current_name(),
+    }

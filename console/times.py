@@ -4,6 +4,7 @@ A time is milliseconds since the epoch (a JSON integer or a string of digits) or
 (``2024-05-01T12:00:00Z``; without a zone it is UTC). Anything else is refused with
 :class:`console.errors.InvalidInput` naming the field.
 """
+
 from __future__ import annotations
 
 import re
@@ -14,8 +15,12 @@ from console.errors import InvalidInput
 _MS_RE = re.compile(r"-?\d{1,16}")
 MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
 # what parse_time_ms accepts, for the OpenAPI schema: ms in range, or an RFC 3339 time of years well inside it
-TIME_SCHEMA = {"oneOf": [{"type": "integer", "minimum": 0, "maximum": MAX_MS, "description": "ms since the epoch"},
-                         {"type": "string", "format": "date-time", "pattern": r"^(19[89]\d|[2-8]\d{3})-"}]}
+TIME_SCHEMA = {
+    "oneOf": [
+        {"type": "integer", "minimum": 0, "maximum": MAX_MS, "description": "ms since the epoch"},
+        {"type": "string", "format": "date-time", "pattern": r"^(19[89]\d|[2-8]\d{3})-"},
+    ]
+}
 TIME_HINT = "give an ISO 8601 time (2024-05-01T12:00:00Z; no zone means UTC) or milliseconds since the epoch"
 
 

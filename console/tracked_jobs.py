@@ -4,6 +4,7 @@ A job is queued, then running, then ends in a state of its own kind (converged, 
 refused, failed ...); :class:`JobTiming` gives a frozen job view its ``active`` flag, the status as
 text, and its duration (to the finish, else to the last heartbeat of a running job).
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -12,9 +13,15 @@ from django.utils.translation import gettext, gettext_noop
 
 ACTIVE = ("queued", "running")  # the states a job can still leave
 STATUS_TEXTS = {  # the status as a page shows it, in the page's language (the API keeps the status itself)
-    "queued": gettext_noop("queued"), "running": gettext_noop("running"), "planned": gettext_noop("planned"),
-    "converged": gettext_noop("converged"), "not_converged": gettext_noop("not converged"), "promoted": gettext_noop("promoted"),
-    "refused": gettext_noop("refused"), "failed": gettext_noop("failed"), "pending": gettext_noop("pending"),
+    "queued": gettext_noop("queued"),
+    "running": gettext_noop("running"),
+    "planned": gettext_noop("planned"),
+    "converged": gettext_noop("converged"),
+    "not_converged": gettext_noop("not converged"),
+    "promoted": gettext_noop("promoted"),
+    "refused": gettext_noop("refused"),
+    "failed": gettext_noop("failed"),
+    "pending": gettext_noop("pending"),
     "skipped": gettext_noop("skipped"),
 }
 

@@ -1,4 +1,5 @@
 """The URL map: the overview (brokers.urls), console pages, /topics/ pages, /api/v1/ (console.api_urls), health."""
+
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 

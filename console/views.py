@@ -4,6 +4,7 @@ cluster overview at / is the brokers app's, brokers/views.py).
 Each view parses, calls one selector or service, and renders; roles are checked by
 ``console_page`` (and again by the services).
 """
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -97,13 +98,21 @@ def users(request: HttpRequest) -> HttpResponse:
     created = None
     if request.method == "POST" and form.is_valid():
         try:
-            created = services.user_create(actor=actor_from_request(request), username=form.cleaned_data["username"],
-                                           role=Role(form.cleaned_data["role"]), password=form.cleaned_data["password"] or None)
+            created = services.user_create(
+                actor=actor_from_request(request),
+                username=form.cleaned_data["username"],
+                role=Role(form.cleaned_data["role"]),
+                password=form.cleaned_data["password"] or None,
+            )
             form = UserCreateForm()
         except ServiceError as exc:
             show_on_form(form, exc)
-    return render(request, "console/users.html", {"users": selectors.user_list(), "form": form, "created": created,
-                                                  "roles": role_choices()}, status=_status(request, form))
+    return render(
+        request,
+        "console/users.html",
+        {"users": selectors.user_list(), "form": form, "created": created, "roles": role_choices()},
+        status=_status(request, form),
+    )
 
 
 @console_page(methods=("POST",), read=Role.ADMIN, write=Role.ADMIN)
@@ -130,7 +139,10 @@ def user_password(request: HttpRequest, username: str) -> HttpResponse:
     form = PasswordResetForm(request.POST)
     if not form.is_valid():
         for name, errors in form.errors.items():
-            messages.error(request, f"Password of {username} not set: {form.fields[name].label if name in form.fields else name}: {errors[0]}")
+            messages.error(
+                request,
+                f"Password of {username} not set: {form.fields[name].label if name in form.fields else name}: {errors[0]}",
+            )
         return redirect("users")
     try:
         passwords.password_reset(actor=actor_from_request(request), username=username, **form.cleaned_data)
@@ -140,7 +152,9 @@ def user_password(request: HttpRequest, username: str) -> HttpResponse:
     if username == request.user.get_username():  # an admin setting its own: this session stays signed in
         request.user.refresh_from_db()
         update_session_auth_hash(request, request.user)
-    messages.success(request, f"Password of {username} set; its console sessions are signed out (API tokens keep working).")
+    messages.success(
+        request, f"Password of {username} set; its console sessions are signed out (API tokens keep working)."
+    )
     return redirect("users")
 
 
@@ -158,7 +172,9 @@ def password_change(request: HttpRequest) -> HttpResponse:
             update_session_auth_hash(request, request.user)
             messages.success(request, "Your password is changed; your other console sessions are signed out.")
             return redirect("password-change")
-    return render(request, "console/password_change.html", account_context(request, form=form), status=_status(request, form))
+    return render(
+        request, "console/password_change.html", account_context(request, form=form), status=_status(request, form)
+    )
 
 
 def _field_reason(exc: ServiceError, form) -> str:
@@ -182,8 +198,9 @@ def tokens(request: HttpRequest) -> HttpResponse:
         except ServiceError as exc:
             show_on_form(form, exc)
     page = Paginator(selectors.token_list(), PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "console/tokens.html", {"page": page, "form": form, "created": created},
-                  status=_status(request, form))
+    return render(
+        request, "console/tokens.html", {"page": page, "form": form, "created": created}, status=_status(request, form)
+    )
 
 
 @console_page(methods=("POST",), read=Role.ADMIN, write=Role.ADMIN)
@@ -206,4 +223,9 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
     if request.path.startswith("/api/"):
         return JsonResponse(Problem(404, "not_found", f"no such API endpoint: {request.path}").as_json(), status=404)
-    return render(request, "console/error.html", {"problem": Problem(404, "not_found", gettext("This page does not exist."))}, status=404)
+    return render(
+        request,
+        "console/error.html",
+        {"problem": Problem(404, "not_found", gettext("This page does not exist."))},
+        status=404,
+    )

@@ -8,6 +8,7 @@ its first scan on. Each is keyed by ``AlertRule.builtin``: once created it is th
 deleted (it would come back), only disabled. Without a webhook or e-mail a rule shows on the overview and
 in the alert history, and sends nothing.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,11 +33,19 @@ DEFAULT_RULES = (
     # a rise of at most 100 messages in 5 minutes is a batch in flight, not a consumer falling behind
     DefaultRule("group-lag-growing", "Consumer group lag growing", LAG_GROWING, threshold=100, for_minutes=5),
     # a minute: a consumer restarting is back well within it; threshold 0 = any backlog (a drained, retired group stays quiet)
-    DefaultRule("group-no-consumer", "Consumer group with a backlog and no consumer online", NO_CONSUMER_ONLINE, threshold=0, for_minutes=1),
+    DefaultRule(
+        "group-no-consumer",
+        "Consumer group with a backlog and no consumer online",
+        NO_CONSUMER_ONLINE,
+        threshold=0,
+        for_minutes=1,
+    ),
     # a minute: a slave restarting reconnects within seconds
     DefaultRule("slave-disconnected", "Slave disconnected", SLAVE_DISCONNECTED, threshold=0, for_minutes=1),
     # the overview's own warning ratio for disks (brokers/gateway/store_disk.py)
-    DefaultRule("disk-above-warning", "Disk above the warning ratio", DISK_ABOVE, threshold=FALLBACK_WARN_RATIO, for_minutes=0),
+    DefaultRule(
+        "disk-above-warning", "Disk above the warning ratio", DISK_ABOVE, threshold=FALLBACK_WARN_RATIO, for_minutes=0
+    ),
 )
 
 
@@ -49,8 +58,16 @@ def alert_rules_ensure_defaults(*, namesrv_set: str) -> int:
             continue
         try:
             with transaction.atomic():  # two scans of one set racing: the unique constraint keeps one
-                AlertRule.objects.create(builtin=d.builtin, name=d.name, kind=d.kind, target=d.target, threshold=d.threshold,
-                                         for_minutes=d.for_minutes, namesrv_set=namesrv_set, created_by="gantry")
+                AlertRule.objects.create(
+                    builtin=d.builtin,
+                    name=d.name,
+                    kind=d.kind,
+                    target=d.target,
+                    threshold=d.threshold,
+                    for_minutes=d.for_minutes,
+                    namesrv_set=namesrv_set,
+                    created_by="gantry",
+                )
             created += 1
         except IntegrityError:
             continue

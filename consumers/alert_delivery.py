@@ -11,6 +11,7 @@ must not resolve to a loopback, private, link-local, multicast or reserved addre
 turn it on for their server on 127.0.0.1). The host is resolved again at each send and the request
 goes to the address that was checked (no second lookup to rebind).
 """
+
 from __future__ import annotations
 
 import http.client
@@ -82,8 +83,10 @@ def _checked_address(host: str, port: int) -> str:
         for addr in addrs:
             ip = ipaddress.ip_address(addr.split("%")[0])
             if not ip.is_global or ip.is_multicast:
-                raise ValueError(f"the host {host} resolves to {addr}, a loopback, private or reserved address; "
-                                 "an administrator may allow them (GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE)")
+                raise ValueError(
+                    f"the host {host} resolves to {addr}, a loopback, private or reserved address; "
+                    "an administrator may allow them (GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE)"
+                )
     return addrs[0]
 
 
@@ -129,21 +132,28 @@ def _post_once(url: str, body: bytes) -> str:
     port = parts.port or (443 if https else 80)
     addr = _checked_address(parts.hostname or "", port)
     if https:
-        conn: http.client.HTTPConnection = _PinnedHTTPSConnection(parts.hostname, addr, port=port, timeout=TIMEOUT_S,
-                                                                  context=ssl.create_default_context())
+        conn: http.client.HTTPConnection = _PinnedHTTPSConnection(
+            parts.hostname, addr, port=port, timeout=TIMEOUT_S, context=ssl.create_default_context()
+        )
     else:
         conn = http.client.HTTPConnection(addr, port, timeout=TIMEOUT_S)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     host = parts.hostname + (f":{parts.port}" if parts.port else "")
     try:
-        conn.request("POST", path, body=body, headers={"Host": host, "Content-Type": "application/json",
-                                                       "User-Agent": "Gantry-alerts/1"})
+        conn.request(
+            "POST",
+            path,
+            body=body,
+            headers={"Host": host, "Content-Type": "application/json", "User-Agent": "Gantry-alerts/1"},
+        )
         response = conn.getresponse()
         response.read(4096)
     finally:
         conn.close()
     if not 200 <= response.status < 300:
-        raise ValueError(f"HTTP {response.status}" + (" (redirects are not followed)" if 300 <= response.status < 400 else ""))
+        raise ValueError(
+            f"HTTP {response.status}" + (" (redirects are not followed)" if 300 <= response.status < 400 else "")
+        )
     return f"HTTP {response.status}"
 
 
@@ -163,9 +173,13 @@ def post_webhook(url: str, notice: Notice) -> Delivery:
 def send_email(addresses: list[str], notice: Notice) -> Delivery:
     to = ", ".join(addresses)
     try:
-        send_mail(subject=f"{notice.tag} {notice.rule} {notice.state}: {notice.target or notice.kind}",
-                  message=f"{notice.message}\n\nrule {notice.rule} ({notice.kind}) of name-server set {notice.namesrv_set}, {notice.state} at {notice.at}",
-                  from_email=None, recipient_list=addresses, fail_silently=False)
+        send_mail(
+            subject=f"{notice.tag} {notice.rule} {notice.state}: {notice.target or notice.kind}",
+            message=f"{notice.message}\n\nrule {notice.rule} ({notice.kind}) of name-server set {notice.namesrv_set}, {notice.state} at {notice.at}",
+            from_email=None,
+            recipient_list=addresses,
+            fail_silently=False,
+        )
     except Exception as exc:  # noqa: BLE001 - any mail backend error is recorded on the event, never raised in the scan
         return Delivery("email", to, False, f"{type(exc).__name__}: {exc}")
     return Delivery("email", to, True, "sent")

@@ -5,6 +5,7 @@ evaluated by every health scan (consumers.alert_rules); the evaluation state liv
 (``pending_since``: the condition holds since then; ``firing``) so "for T minutes" survives between
 scans and a restart. Each change of state writes an :class:`AlertEvent` with the delivery results.
 """
+
 from __future__ import annotations
 
 from django.db import models
@@ -19,8 +20,17 @@ TOPIC_LAG_ABOVE = "topic_lag_above"  # every group consuming the topic, their la
 TOPIC_NO_CONSUMER_ONLINE = "topic_no_consumer_online"  # no online member of any group subscribes to the topic
 LAG_GROWING = "lag_growing"  # a group's lag rose over the last for_minutes and never fell in between
 SLAVE_DISCONNECTED = "slave_disconnected"  # a slave's HA link is down, or a SYNC_MASTER has no slave connected
-KINDS = (LAG_ABOVE, LAG_GROWING, NO_CONSUMER_ONLINE, DLQ_GROWING, TOPIC_LAG_ABOVE, TOPIC_NO_CONSUMER_ONLINE, BROKER_EXPIRED,
-         SLAVE_DISCONNECTED, DISK_ABOVE)
+KINDS = (
+    LAG_ABOVE,
+    LAG_GROWING,
+    NO_CONSUMER_ONLINE,
+    DLQ_GROWING,
+    TOPIC_LAG_ABOVE,
+    TOPIC_NO_CONSUMER_ONLINE,
+    BROKER_EXPIRED,
+    SLAVE_DISCONNECTED,
+    DISK_ABOVE,
+)
 FIRING, RESOLVED = "firing", "resolved"
 
 
@@ -29,7 +39,9 @@ class AlertRule(models.Model):
 
     name = models.CharField(max_length=100)  # a label; rules are named by id
     kind = models.CharField(max_length=32, choices=[(k, k) for k in KINDS])
-    target = models.CharField(max_length=255, blank=True, default="")  # group, topic, or broker name ("" = every group / broker)
+    target = models.CharField(
+        max_length=255, blank=True, default=""
+    )  # group, topic, or broker name ("" = every group / broker)
     namesrv_set = models.CharField(max_length=64, default="default", db_index=True)  # the tier whose scan evaluates it
     threshold = models.FloatField(default=0)  # messages (lag, DLQ rise) or a ratio 0..1 (disk)
     for_minutes = models.PositiveIntegerField(default=0)  # the condition must hold this long before it fires
@@ -47,14 +59,21 @@ class AlertRule(models.Model):
     last_value = models.FloatField(null=True, blank=True)
     last_evaluated_at = models.DateTimeField(null=True, blank=True)
     samples = models.JSONField(default=list)  # dlq_growing: [[epoch seconds, messages], ...] over its window
-    last_message = models.TextField(blank=True, default="")  # what the last evaluation read (the overview shows it while firing)
+    last_message = models.TextField(
+        blank=True, default=""
+    )  # what the last evaluation read (the overview shows it while firing)
     # a default rule's key (consumers.alert_defaults): created once per cluster, edited, silenced or disabled, never deleted
     builtin = models.CharField(max_length=40, blank=True, default="")
 
     class Meta:
         ordering = ["name"]
-        constraints = [models.UniqueConstraint(fields=["namesrv_set", "builtin"], condition=~models.Q(builtin=""),
-                                               name="alert_rule_one_builtin_per_set")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["namesrv_set", "builtin"],
+                condition=~models.Q(builtin=""),
+                name="alert_rule_one_builtin_per_set",
+            )
+        ]
 
     def silenced(self, now=None) -> bool:
         return self.silenced_until is not None and self.silenced_until > (now or timezone.now())

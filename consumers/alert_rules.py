@@ -22,6 +22,7 @@ Each rule belongs to one name-server set (``namesrv_set``): the scan of that set
 notifications name the set. A scan first decides every rule's step, then sends all notifications at once (DELIVERY_THREADS; no
 database work in those threads), then records the events with what each channel answered.
 """
+
 from __future__ import annotations
 
 import logging
@@ -60,7 +61,9 @@ log = logging.getLogger(__name__)
 DEFAULT_REPEAT_MINUTES = 60
 MAX_SAMPLES = 200
 SHOWN_GROUPS = 5  # groups named in one message of an every-group rule
-DELIVERY_THREADS = 8  # notifications sent at once: with 3 s timeouts, two tries, a scan's deliveries stay well inside its limit
+DELIVERY_THREADS = (
+    8  # notifications sent at once: with 3 s timeouts, two tries, a scan's deliveries stay well inside its limit
+)
 
 
 @dataclass(frozen=True)
@@ -109,8 +112,9 @@ def _online_counts(groups: list[str], facts: ScanFacts) -> dict[str, int] | None
     return {**known, **{g: len(conns[g].connections) if g in conns else 0 for g in missing}}
 
 
-def lag_growth(history: tuple[tuple[datetime, dict[str, int]], ...], backlog: dict[str, int], now: datetime,
-               minutes: int) -> dict[str, tuple[int, int]] | None:
+def lag_growth(
+    history: tuple[tuple[datetime, dict[str, int]], ...], backlog: dict[str, int], now: datetime, minutes: int
+) -> dict[str, tuple[int, int]] | None:
     """Group -> (lag ``minutes`` ago, lag now) for the groups whose lag never fell over the window; None while
     the scans kept do not reach back that far yet.
 
@@ -121,7 +125,7 @@ def lag_growth(history: tuple[tuple[datetime, dict[str, int]], ...], backlog: di
     older = [i for i, (at, _) in enumerate(history) if at <= cutoff]
     if not older:
         return None
-    window = [h for _, h in history[older[-1]:]] + [backlog]
+    window = [h for _, h in history[older[-1] :]] + [backlog]
     out = {}
     for group, lag in backlog.items():
         values = [h.get(group) for h in window]
@@ -143,7 +147,9 @@ def _topic_online(topics: list[str], facts: ScanFacts) -> dict[str, list[str]] |
     except (RemotingError, ServiceError) as exc:
         log.warning("alert rules: consumer connections: %s", exc)
         return None
-    return {t: [g for g in groups if g in conns and conns[g].online and t in conns[g].subscription_table] for t in topics}
+    return {
+        t: [g for g in groups if g in conns and conns[g].online and t in conns[g].subscription_table] for t in topics
+    }
 
 
 def _dlq_counts(facts: ScanFacts) -> dict[str, int] | None:
@@ -184,48 +190,77 @@ def read(rule: AlertRule, facts: ScanFacts, extra: _Extra, now: datetime) -> Rea
         if growth is None:
             return None
         rising = {g: v for g, v in growth.items() if (not t or g == t) and v[1] - v[0] > n}
-        shown = ", ".join(f"{g} {a:,} → {b:,} (+{b - a:,})" for g, (a, b) in sorted(rising.items(), key=lambda kv: (kv[1][0] - kv[1][1], kv[0]))[:SHOWN_GROUPS])
+        shown = ", ".join(
+            f"{g} {a:,} → {b:,} (+{b - a:,})"
+            for g, (a, b) in sorted(rising.items(), key=lambda kv: (kv[1][0] - kv[1][1], kv[0]))[:SHOWN_GROUPS]
+        )
         more = f" and {len(rising) - SHOWN_GROUPS} more" if len(rising) > SHOWN_GROUPS else ""
         who = f"consumer group {t}" if t else "consumer groups"
         if rising:
-            return Reading(True, len(rising) if not t else rising[t][1] - rising[t][0],
-                           f"{who}: lag grew over the last {rule.for_minutes} min: {shown}{more} (alert above +{n:,.0f})")
+            return Reading(
+                True,
+                len(rising) if not t else rising[t][1] - rising[t][0],
+                f"{who}: lag grew over the last {rule.for_minutes} min: {shown}{more} (alert above +{n:,.0f})",
+            )
         return Reading(False, 0, f"{who}: lag not growing over the last {rule.for_minutes} min")
     if rule.kind == NO_CONSUMER_ONLINE:
         if not t:  # every user group with a backlog above the threshold
             if facts.backlog is None or facts.online is None:
                 return None
-            offline = sorted((g for g, lag in facts.backlog.items() if lag > n and facts.online.get(g) == 0),
-                             key=lambda g: (-facts.backlog[g], g))  # the largest backlogs named first
+            offline = sorted(
+                (g for g, lag in facts.backlog.items() if lag > n and facts.online.get(g) == 0),
+                key=lambda g: (-facts.backlog[g], g),
+            )  # the largest backlogs named first
             shown = ", ".join(f"{g} (backlog {facts.backlog[g]:,})" for g in offline[:SHOWN_GROUPS])
             more = f" and {len(offline) - SHOWN_GROUPS} more" if len(offline) > SHOWN_GROUPS else ""
-            return Reading(bool(offline), len(offline), f"no consumer online for {shown}{more}" if offline
-                           else "every consumer group with a backlog has a consumer online")
+            return Reading(
+                bool(offline),
+                len(offline),
+                f"no consumer online for {shown}{more}"
+                if offline
+                else "every consumer group with a backlog has a consumer online",
+            )
         online = None if extra.online is None else extra.online.get(t)
         if online is None:
             return None
-        return Reading(online == 0, online, f"consumer group {t}: " + ("no consumer online" if online == 0 else f"{online} consumer(s) online"))
+        return Reading(
+            online == 0,
+            online,
+            f"consumer group {t}: " + ("no consumer online" if online == 0 else f"{online} consumer(s) online"),
+        )
     if rule.kind == SLAVE_DISCONNECTED:
         if facts.replication is None or facts.brokers is None:
             return None
         names = {b.addr: b.broker_name for b in facts.brokers}
         down = [a for a in facts.replication if a.kind == SLAVE_DISCONNECTED and (not t or names.get(a.target) == t)]
-        return Reading(bool(down), len(down), "; ".join(a.message for a in down) if down
-                       else f"broker {t or 'every broker group'}: slaves replicating")
+        return Reading(
+            bool(down),
+            len(down),
+            "; ".join(a.message for a in down) if down else f"broker {t or 'every broker group'}: slaves replicating",
+        )
     if rule.kind == TOPIC_LAG_ABOVE:
         if facts.topic_backlog is None:
             return None
         per_group = facts.topic_backlog.get(t, {})
         lag = sum(per_group.values())
         worst = ", ".join(f"{g} {v:,}" for g, v in sorted(per_group.items(), key=lambda kv: -kv[1])[:3] if v)
-        return Reading(lag > n, lag, f"topic {t}: consumers are {lag:,} messages behind" + (f" ({worst})" if worst else "")
-                       + f" (alert above {n:,.0f})")
+        return Reading(
+            lag > n,
+            lag,
+            f"topic {t}: consumers are {lag:,} messages behind"
+            + (f" ({worst})" if worst else "")
+            + f" (alert above {n:,.0f})",
+        )
     if rule.kind == TOPIC_NO_CONSUMER_ONLINE:
         online = None if extra.topic_online is None else extra.topic_online.get(t)
         if online is None:
             return None
-        return Reading(not online, len(online), f"topic {t}: " + (f"consumed online by {', '.join(online)}" if online
-                                                                   else "no consumer online subscribes to it"))
+        return Reading(
+            not online,
+            len(online),
+            f"topic {t}: "
+            + (f"consumed online by {', '.join(online)}" if online else "no consumer online subscribes to it"),
+        )
     if rule.kind == DLQ_GROWING:
         if extra.dlq is None:
             return None
@@ -235,15 +270,22 @@ def read(rule: AlertRule, facts: ScanFacts, extra: _Extra, now: datetime) -> Rea
         base = samples[0][1] if samples else count
         rise = count - base
         span = f"in the last {rule.for_minutes} min" if window_s else "since the previous scan"
-        return Reading(rise > n, rise, f"consumer group {t}: DLQ {DLQ_GROUP_TOPIC_PREFIX}{t} grew by {rise:,} messages {span} "
-                                       f"(now {count:,}; alert above +{n:,.0f})")
+        return Reading(
+            rise > n,
+            rise,
+            f"consumer group {t}: DLQ {DLQ_GROUP_TOPIC_PREFIX}{t} grew by {rise:,} messages {span} "
+            f"(now {count:,}; alert above +{n:,.0f})",
+        )
     if rule.kind == BROKER_EXPIRED:
         if facts.brokers is None:
             return None
         gone = [b for b in _brokers(rule, facts) if b.status == EXPIRED]
         names = ", ".join(f"{b.broker_name} ({b.addr})" for b in gone)
-        return Reading(bool(gone), len(gone), f"broker(s) gone from the name server: {names}" if gone
-                       else f"broker {t or 'every broker'}: registered")
+        return Reading(
+            bool(gone),
+            len(gone),
+            f"broker(s) gone from the name server: {names}" if gone else f"broker {t or 'every broker'}: registered",
+        )
     if rule.kind == DISK_ABOVE:
         if facts.brokers is None:
             return None
@@ -252,13 +294,24 @@ def read(rule: AlertRule, facts: ScanFacts, extra: _Extra, now: datetime) -> Rea
             return None
         top = max(rows, key=lambda b: b.disk_ratio or 0.0)
         ratio = top.disk_ratio or 0.0
-        return Reading(ratio > n, ratio, f"broker {top.broker_name} ({top.addr}): disk {ratio:.1%} used (alert above {n:.1%})")
+        return Reading(
+            ratio > n, ratio, f"broker {top.broker_name} ({top.addr}): disk {ratio:.1%} used (alert above {n:.1%})"
+        )
     return None
 
 
 def _notice(rule: AlertRule, state: str, reading: Reading, now: datetime) -> Notice:
-    return Notice(rule=rule.name, kind=rule.kind, target=rule.target, state=state, value=reading.value,
-                  threshold=rule.threshold, message=reading.message, at=now.isoformat(), namesrv_set=rule.namesrv_set)
+    return Notice(
+        rule=rule.name,
+        kind=rule.kind,
+        target=rule.target,
+        state=state,
+        value=reading.value,
+        threshold=rule.threshold,
+        message=reading.message,
+        at=now.isoformat(),
+        namesrv_set=rule.namesrv_set,
+    )
 
 
 @dataclass(frozen=True)
@@ -309,6 +362,7 @@ def step(rule: AlertRule, reading: Reading, now: datetime) -> Step:
 
 def _deliveries(steps: list[Step], now: datetime) -> list[list[dict]]:
     """Send what the steps send, DELIVERY_THREADS at a time (a dead webhook costs its timeouts once, not per rule)."""
+
     def send(s: Step) -> list[dict]:
         if not s.sends:
             return []
@@ -330,9 +384,18 @@ def _record(s: Step, delivery: list[dict], now: datetime) -> AlertEvent | None:
     if s.silent:
         until = s.rule.silenced_until.isoformat() if s.rule.silenced_until else ""
         delivery = [{"channel": "-", "to": "", "ok": True, "detail": f"silenced until {until}", "attempts": 0}]
-    return AlertEvent.objects.create(rule=s.rule, rule_name=s.rule.name, kind=s.rule.kind, target=s.rule.target, state=s.state,
-                                     value=s.reading.value, message=s.reading.message, created_at=now,
-                                     notified=not s.silent and bool(delivery), delivery=delivery)
+    return AlertEvent.objects.create(
+        rule=s.rule,
+        rule_name=s.rule.name,
+        kind=s.rule.kind,
+        target=s.rule.target,
+        state=s.state,
+        value=s.reading.value,
+        message=s.reading.message,
+        created_at=now,
+        notified=not s.silent and bool(delivery),
+        delivery=delivery,
+    )
 
 
 def evaluate_rule(rule: AlertRule, reading: Reading, now: datetime) -> AlertEvent | None:

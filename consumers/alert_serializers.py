@@ -1,4 +1,5 @@
 """Shapes of /api/v1/alert-rules and /api/v1/alert-events (consumers.alert_api)."""
+
 from __future__ import annotations
 
 from rest_framework import serializers
@@ -31,16 +32,33 @@ class AlertRuleInput(StrictInputSerializer):
 
     schema_rules = {
         "oneOf": [
-            {"properties": {"kind": {"enum": [DISK_ABOVE]}, "threshold": {"minimum": 0.01, "maximum": 0.99}},  # the service takes (0, 1)
-             "required": ["threshold"]},
+            {
+                "properties": {
+                    "kind": {"enum": [DISK_ABOVE]},
+                    "threshold": {"minimum": 0.01, "maximum": 0.99},
+                },  # the service takes (0, 1)
+                "required": ["threshold"],
+            },
             {"properties": {"kind": {"enum": ["broker_expired", "slave_disconnected", *EVERY_GROUP_KINDS]}}},
-            {"properties": {"kind": {"enum": [k for k in KINDS if k not in (DISK_ABOVE, "broker_expired", "slave_disconnected",
-                                                                            *EVERY_GROUP_KINDS)]},
-                            "target": {"minLength": 1}}, "required": ["target"]},
+            {
+                "properties": {
+                    "kind": {
+                        "enum": [
+                            k
+                            for k in KINDS
+                            if k not in (DISK_ABOVE, "broker_expired", "slave_disconnected", *EVERY_GROUP_KINDS)
+                        ]
+                    },
+                    "target": {"minLength": 1},
+                },
+                "required": ["target"],
+            },
         ],
-        "properties": {"webhook_url": {"pattern": WEBHOOK_PATTERN, "example": "https://chat.example.com/hooks/gantry"},
-                       "target": {"pattern": f"^$|{GROUP_NAME_PATTERN}", "example": EXAMPLE_GROUP},
-                       "threshold": {"example": 1000}},
+        "properties": {
+            "webhook_url": {"pattern": WEBHOOK_PATTERN, "example": "https://chat.example.com/hooks/gantry"},
+            "target": {"pattern": f"^$|{GROUP_NAME_PATTERN}", "example": EXAMPLE_GROUP},
+            "threshold": {"example": 1000},
+        },
     }
 
     name = StrictCharField(max_length=100, help_text="a label", default="")
@@ -51,8 +69,11 @@ class AlertRuleInput(StrictInputSerializer):
     webhook_url = StrictCharField(max_length=2000, required=False, allow_blank=True, default="")
     emails = serializers.ListField(child=serializers.EmailField(), required=False, default=list, max_length=MAX_EMAILS)
     enabled = StrictBooleanField(required=False, default=True)
-    namesrv_set = StrictCharField(max_length=64, required=False,
-                                  help_text="the name-server set (cluster) whose health scan evaluates the rule; default: the request's set")
+    namesrv_set = StrictCharField(
+        max_length=64,
+        required=False,
+        help_text="the name-server set (cluster) whose health scan evaluates the rule; default: the request's set",
+    )
 
 
 class SilenceInput(StrictInputSerializer):
@@ -74,7 +95,9 @@ class AlertRuleOutput(serializers.Serializer):
     webhook_url = serializers.CharField()
     emails = serializers.ListField(child=serializers.CharField())
     enabled = serializers.BooleanField()
-    builtin = serializers.CharField(help_text="a default rule's key (edit, silence or disable it; it is not deleted), else empty")
+    builtin = serializers.CharField(
+        help_text="a default rule's key (edit, silence or disable it; it is not deleted), else empty"
+    )
     silenced_until = serializers.DateTimeField(allow_null=True)
     silenced_by = serializers.CharField()
     firing = serializers.BooleanField()

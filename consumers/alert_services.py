@@ -1,5 +1,6 @@
 """Alert rules and events as the console and the API change them: create, update, delete, silence,
 acknowledge (operator; audited). Every refusal names the field and changes nothing."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -44,8 +45,17 @@ MAX_SILENCE_MINUTES = 43200  # thirty days
 MAX_EMAILS = 20
 MAX_THRESHOLD = 1e12
 # What a new rule's form proposes (and what an empty threshold or "for minutes" means): never "0 messages for 0 minutes".
-DEFAULT_THRESHOLDS = {LAG_ABOVE: 1000.0, LAG_GROWING: 100.0, NO_CONSUMER_ONLINE: 0.0, DLQ_GROWING: 0.0, TOPIC_LAG_ABOVE: 1000.0,
-                      TOPIC_NO_CONSUMER_ONLINE: 0.0, BROKER_EXPIRED: 0.0, SLAVE_DISCONNECTED: 0.0, DISK_ABOVE: 0.85}
+DEFAULT_THRESHOLDS = {
+    LAG_ABOVE: 1000.0,
+    LAG_GROWING: 100.0,
+    NO_CONSUMER_ONLINE: 0.0,
+    DLQ_GROWING: 0.0,
+    TOPIC_LAG_ABOVE: 1000.0,
+    TOPIC_NO_CONSUMER_ONLINE: 0.0,
+    BROKER_EXPIRED: 0.0,
+    SLAVE_DISCONNECTED: 0.0,
+    DISK_ABOVE: 0.85,
+}
 DEFAULT_FOR_MINUTES = 5
 
 
@@ -63,9 +73,18 @@ class RuleInput:
 
 
 def rule_snapshot(rule: AlertRule) -> dict:
-    return {"name": rule.name, "namesrv_set": rule.namesrv_set, "kind": rule.kind, "target": rule.target, "threshold": rule.threshold, "for_minutes": rule.for_minutes,
-            "webhook_url": rule.webhook_url, "emails": list(rule.emails), "enabled": rule.enabled,
-            "silenced_until": rule.silenced_until.isoformat() if rule.silenced_until else None}
+    return {
+        "name": rule.name,
+        "namesrv_set": rule.namesrv_set,
+        "kind": rule.kind,
+        "target": rule.target,
+        "threshold": rule.threshold,
+        "for_minutes": rule.for_minutes,
+        "webhook_url": rule.webhook_url,
+        "emails": list(rule.emails),
+        "enabled": rule.enabled,
+        "silenced_until": rule.silenced_until.isoformat() if rule.silenced_until else None,
+    }
 
 
 def _refusal(errors: dict[str, list[str]]) -> InvalidInput:
@@ -111,7 +130,10 @@ def rule_input_check(data: RuleInput) -> RuleInput:
     if data.kind != DISK_ABOVE and not 0 <= threshold <= MAX_THRESHOLD:
         refuse("threshold", f"must be a number of messages from 0 to {MAX_THRESHOLD:.0e}.")
     if data.kind == LAG_GROWING and not 1 <= data.for_minutes <= MAX_GROWING_MINUTES:
-        refuse("for_minutes", f"the window of lag growing is 1 to {MAX_GROWING_MINUTES} minutes (the health scans kept cover an hour).")
+        refuse(
+            "for_minutes",
+            f"the window of lag growing is 1 to {MAX_GROWING_MINUTES} minutes (the health scans kept cover an hour).",
+        )
     elif not 0 <= data.for_minutes <= MAX_FOR_MINUTES:
         refuse("for_minutes", f"must be from 0 to {MAX_FOR_MINUTES} minutes.")
     try:
@@ -133,8 +155,17 @@ def rule_input_check(data: RuleInput) -> RuleInput:
         refuse("namesrv_set", f"{tier!r} is not a configured name-server set (see /api/v1/namesrv-sets).")
     if errors:
         raise _refusal(errors)
-    return RuleInput(name=name, kind=data.kind, target=target, threshold=threshold, for_minutes=data.for_minutes,
-                     webhook_url=url, emails=emails, enabled=data.enabled, namesrv_set=tier)
+    return RuleInput(
+        name=name,
+        kind=data.kind,
+        target=target,
+        threshold=threshold,
+        for_minutes=data.for_minutes,
+        webhook_url=url,
+        emails=emails,
+        enabled=data.enabled,
+        namesrv_set=tier,
+    )
 
 
 def rule_target_check(data: RuleInput) -> None:
@@ -150,12 +181,17 @@ def rule_target_check(data: RuleInput) -> None:
         with namesrv_sets.scope(target):
             known = selectors.group_known(name=data.target)
     except (RemotingError, ServiceError) as exc:
-        raise Unavailable(f"target: could not check that consumer group {data.target} exists in cluster {data.namesrv_set}: "
-                          f"{getattr(exc, 'message', exc)}") from None
+        raise Unavailable(
+            f"target: could not check that consumer group {data.target} exists in cluster {data.namesrv_set}: "
+            f"{getattr(exc, 'message', exc)}"
+        ) from None
     if not known:
-        raise InvalidInput("target", f"consumer group {data.target} does not exist in cluster {data.namesrv_set}: no broker "
-                                     "knows it and no member is online. Check the name, or create the group first "
-                                     "(Subscription groups) when its consumers are to come later.")
+        raise InvalidInput(
+            "target",
+            f"consumer group {data.target} does not exist in cluster {data.namesrv_set}: no broker "
+            "knows it and no member is online. Check the name, or create the group first "
+            "(Subscription groups) when its consumers are to come later.",
+        )
 
 
 def alert_rule_get(*, rule_id: int) -> AlertRule:
@@ -170,20 +206,39 @@ def alert_rule_save(*, actor: Actor, data: RuleInput, rule_id: int | None = None
     actor.require(Role.OPERATOR)
     rule = alert_rule_get(rule_id=rule_id) if rule_id is not None else None
     action = "alert_rule.create" if rule is None else "alert_rule.update"
-    with audited(actor=actor, action=action, target_type="alert_rule", target=data.name,
-                 before=rule_snapshot(rule) if rule else None) as note:
+    with audited(
+        actor=actor,
+        action=action,
+        target_type="alert_rule",
+        target=data.name,
+        before=rule_snapshot(rule) if rule else None,
+    ) as note:
         if rule is not None and data.namesrv_set is None:  # an edit that does not name a set keeps the rule's
             data = replace(data, namesrv_set=rule.namesrv_set)
         data = rule_input_check(data)
         if rule is None or (rule.namesrv_set, rule.kind, rule.target) != (data.namesrv_set, data.kind, data.target):
             rule_target_check(data)
-        fields = {"name": data.name, "namesrv_set": data.namesrv_set, "kind": data.kind, "target": data.target, "threshold": data.threshold,
-                  "for_minutes": data.for_minutes, "webhook_url": data.webhook_url, "emails": list(data.emails),
-                  "enabled": data.enabled, "updated_at": timezone.now()}
+        fields = {
+            "name": data.name,
+            "namesrv_set": data.namesrv_set,
+            "kind": data.kind,
+            "target": data.target,
+            "threshold": data.threshold,
+            "for_minutes": data.for_minutes,
+            "webhook_url": data.webhook_url,
+            "emails": list(data.emails),
+            "enabled": data.enabled,
+            "updated_at": timezone.now(),
+        }
         if rule is None:
             rule = AlertRule.objects.create(created_by=actor.username, **fields)
         else:
-            condition = (rule.namesrv_set, rule.kind, rule.target, rule.threshold) != (data.namesrv_set, data.kind, data.target, data.threshold)
+            condition = (rule.namesrv_set, rule.kind, rule.target, rule.threshold) != (
+                data.namesrv_set,
+                data.kind,
+                data.target,
+                data.threshold,
+            )
             for key, value in fields.items():
                 setattr(rule, key, value)
             if condition:  # evaluated afresh; a firing alert of the old condition is left in the history
@@ -198,8 +253,12 @@ def alert_rule_delete(*, actor: Actor, rule_id: int) -> AlertRule:
     actor.require(Role.OPERATOR)
     rule = alert_rule_get(rule_id=rule_id)
     if rule.builtin:
-        raise InvalidInput("id", f"{rule.name} is a default rule: edit it, silence it or untick Enabled instead of deleting it.")
-    with audited(actor=actor, action="alert_rule.delete", target_type="alert_rule", target=rule.name, before=rule_snapshot(rule)):
+        raise InvalidInput(
+            "id", f"{rule.name} is a default rule: edit it, silence it or untick Enabled instead of deleting it."
+        )
+    with audited(
+        actor=actor, action="alert_rule.delete", target_type="alert_rule", target=rule.name, before=rule_snapshot(rule)
+    ):
         rule.delete()
     rule.id = rule_id
     return rule
@@ -211,8 +270,13 @@ def alert_rule_silence(*, actor: Actor, rule_id: int, minutes: int) -> AlertRule
     if not 0 <= minutes <= MAX_SILENCE_MINUTES:
         raise InvalidInput("minutes", f"must be from 0 (end the silence) to {MAX_SILENCE_MINUTES} (thirty days).")
     rule = alert_rule_get(rule_id=rule_id)
-    with audited(actor=actor, action="alert_rule.silence", target_type="alert_rule", target=rule.name,
-                 before={"silenced_until": rule.silenced_until}) as note:
+    with audited(
+        actor=actor,
+        action="alert_rule.silence",
+        target_type="alert_rule",
+        target=rule.name,
+        before={"silenced_until": rule.silenced_until},
+    ) as note:
         until: datetime | None = timezone.now() + timedelta(minutes=minutes) if minutes else None
         rule.silenced_until, rule.silenced_by = until, actor.username if until else ""
         rule.save(update_fields=["silenced_until", "silenced_by"])
@@ -224,8 +288,13 @@ def alert_rule_enable(*, actor: Actor, rule_id: int, enabled: bool) -> AlertRule
     """Enable or disable a rule (a disabled rule is not evaluated; a firing one is left as it was, off the overview)."""
     actor.require(Role.OPERATOR)
     rule = alert_rule_get(rule_id=rule_id)
-    with audited(actor=actor, action="alert_rule.update", target_type="alert_rule", target=rule.name,
-                 before={"enabled": rule.enabled}) as note:
+    with audited(
+        actor=actor,
+        action="alert_rule.update",
+        target_type="alert_rule",
+        target=rule.name,
+        before={"enabled": rule.enabled},
+    ) as note:
         rule.enabled, rule.updated_at = enabled, timezone.now()
         if not enabled:  # evaluated afresh when enabled again
             rule.pending_since, rule.firing = None, False
@@ -247,8 +316,13 @@ def alert_event_acknowledge(*, actor: Actor, event_id: int) -> AlertEvent:
     event = alert_event_get(event_id=event_id)
     if event.state != FIRING:
         raise InvalidInput("id", f"event {event_id} is a {event.state} event; only a firing one is acknowledged.")
-    with audited(actor=actor, action="alert_event.acknowledge", target_type="alert_event",
-                 target=f"{event.rule_name} #{event.pk}", before={"acked_by": event.acked_by}) as note:
+    with audited(
+        actor=actor,
+        action="alert_event.acknowledge",
+        target_type="alert_event",
+        target=f"{event.rule_name} #{event.pk}",
+        before={"acked_by": event.acked_by},
+    ) as note:
         if not event.acked_at:
             event.acked_by, event.acked_at = actor.username, timezone.now()
             event.save(update_fields=["acked_by", "acked_at"])

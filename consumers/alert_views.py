@@ -1,5 +1,6 @@
 """Console pages of alerts: the rules (list, new rule, edit, silence, delete) and the history
 (firing and resolved events with what was delivered; acknowledge). Writes need an operator."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -54,14 +55,24 @@ def alert_rule_page(request: HttpRequest, pk: int) -> HttpResponse:
                 if not silence.is_valid():
                     messages.error(request, "minutes: choose how long to silence the rule.")
                     return redirect("consumers:alert-rules")
-                rule = alert_services.alert_rule_silence(actor=actor, rule_id=pk, minutes=silence.cleaned_data["minutes"])
-                messages.success(request, f"Alert rule {rule.name} silenced until {rule.silenced_until:%Y-%m-%d %H:%M} UTC."
-                                 if rule.silenced_until else f"Alert rule {rule.name}: silence ended.")
-                return redirect(request.POST.get("next") == "events" and "consumers:alert-events" or "consumers:alert-rules")
+                rule = alert_services.alert_rule_silence(
+                    actor=actor, rule_id=pk, minutes=silence.cleaned_data["minutes"]
+                )
+                messages.success(
+                    request,
+                    f"Alert rule {rule.name} silenced until {rule.silenced_until:%Y-%m-%d %H:%M} UTC."
+                    if rule.silenced_until
+                    else f"Alert rule {rule.name}: silence ended.",
+                )
+                return redirect(
+                    request.POST.get("next") == "events" and "consumers:alert-events" or "consumers:alert-rules"
+                )
             if action == "enable":
                 enabled = request.POST.get("enabled") == "1"
                 rule = alert_services.alert_rule_enable(actor=actor, rule_id=pk, enabled=enabled)
-                messages.success(request, f"Alert rule {rule.name} " + ("enabled." if enabled else "disabled: it is not evaluated."))
+                messages.success(
+                    request, f"Alert rule {rule.name} " + ("enabled." if enabled else "disabled: it is not evaluated.")
+                )
                 return redirect("consumers:alert-rules")
             if action == "delete":
                 alert_services.alert_rule_delete(actor=actor, rule_id=pk)
@@ -99,5 +110,9 @@ def alert_events_page(request: HttpRequest) -> HttpResponse:
         messages.error(request, f"state: must be {FIRING} or {RESOLVED}.")
         state, status = "", 400
     events = alert_services.alert_event_list(state=state)[:EVENTS_SHOWN]
-    return render(request, "consumers/alert_events.html", {"events": events, "state": state, "silence_choices": SILENCE_CHOICES},
-                  status=status)
+    return render(
+        request,
+        "consumers/alert_events.html",
+        {"events": events, "state": state, "silence_choices": SILENCE_CHOICES},
+        status=status,
+    )

@@ -6,6 +6,7 @@ GET_ALL_SUBSCRIPTIONGROUP_CONFIG and GET_ALL_CONSUMER_OFFSET per master, one
 GET_CONSUMER_CONNECTION_LIST per group and master, one GET_CONSUMER_RUNNING_INFO per member, and
 a route per subscribed topic. The overview polls every 5 s; the result is kept SCAN_TTL_S.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -42,8 +43,11 @@ def scan(info: ClusterInfo) -> list[LiveCheck]:
         groups.update(survey.configs)
         groups.update(g for _, g in survey.offsets)
     groups = sorted(g for g in groups if group_kind(g) == USER)
-    conns = {g: c for g, c in consumer_connections(groups, brokers, info=info).items()
-             if c.online and (c.message_model or "CLUSTERING") == "CLUSTERING"}
+    conns = {
+        g: c
+        for g, c in consumer_connections(groups, brokers, info=info).items()
+        if c.online and (c.message_model or "CLUSTERING") == "CLUSTERING"
+    }
     targets = {(g, cid): addrs[0] for g, c in conns.items() for cid, addrs in c.broker_addrs.items() if addrs}
     answers = run(running_infos_plan(targets, RUNNING_INFO_TIMEOUT_S)) if targets else {}
     client = get_admin_client()
@@ -57,7 +61,9 @@ def scan(info: ClusterInfo) -> list[LiveCheck]:
                 if exc.code != ResponseCode.TOPIC_NOT_EXIST:
                     raise
                 continue  # subscribed to a topic that is gone: nothing to hold
-            check = live.live_check(group, topic, queues, tuple(live.member_report(cid, infos[cid], topic) for cid in sorted(infos)))
+            check = live.live_check(
+                group, topic, queues, tuple(live.member_report(cid, infos[cid], topic) for cid in sorted(infos))
+            )
             checks.append(check)
             names = sorted({m.strategy for m in check.members if m.answered and m.strategy != live.UNKNOWN})
             if names:
@@ -71,12 +77,24 @@ def _alerts(checks: list[LiveCheck]) -> list[Alert]:
     for c in checks:
         target = f"{c.group}/{c.topic}"
         if c.unowned and not c.not_answering:
-            out.append(Alert("warning", "group_queues_unowned", target,
-                             f"consumer group {c.group}: {len(c.unowned)} queue(s) of {c.topic} held by no member ({_names(c.unowned)})"))
+            out.append(
+                Alert(
+                    "warning",
+                    "group_queues_unowned",
+                    target,
+                    f"consumer group {c.group}: {len(c.unowned)} queue(s) of {c.topic} held by no member ({_names(c.unowned)})",
+                )
+            )
         if c.doubly_owned:
-            out.append(Alert("warning", "group_queues_shared", target,
-                             f"consumer group {c.group}: {len(c.doubly_owned)} queue(s) of {c.topic} held by several members "
-                             f"({_names([r.queue for r in c.doubly_owned])})"))
+            out.append(
+                Alert(
+                    "warning",
+                    "group_queues_shared",
+                    target,
+                    f"consumer group {c.group}: {len(c.doubly_owned)} queue(s) of {c.topic} held by several members "
+                    f"({_names([r.queue for r in c.doubly_owned])})",
+                )
+            )
     return out
 
 

@@ -7,6 +7,7 @@ live check), GET groups/{name}/pop-state (5.x POP deliveries in flight); POST al
 and allocation/compare (viewers may: they change nothing); POST groups/{name}/rebalance, GET/POST
 rebalance-jobs, GET rebalance-jobs/{id} (shapes in consumers/rebalance/serializers.py; docs/rebalance.md).
 """
+
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -51,13 +52,17 @@ from consumers.serializers import (
 )
 
 NAME = OpenApiParameter("name", str, OpenApiParameter.PATH, description="consumer group name")
-CLIENT_ID = OpenApiParameter("client_id", str, OpenApiParameter.PATH, description="client id of an online member (as the group lists it)")
+CLIENT_ID = OpenApiParameter(
+    "client_id", str, OpenApiParameter.PATH, description="client id of an online member (as the group lists it)"
+)
 ORDERING = selectors.GROUP_ORDERING
 
 
 def _triggered(t: Triggered) -> Response:
     """202 for a new job, 200 for the job already active for the scope (same body)."""
-    return Response(RebalanceJobDetailOutput(t.job).data, status=status.HTTP_202_ACCEPTED if t.created else status.HTTP_200_OK)
+    return Response(
+        RebalanceJobDetailOutput(t.job).data, status=status.HTTP_202_ACCEPTED if t.created else status.HTTP_200_OK
+    )
 
 
 @extend_schema(tags=["consumer groups"])
@@ -66,13 +71,21 @@ class GroupViewSet(viewsets.ViewSet):
     lookup_value_regex = r"[^/]+"
     action_roles = {"rebalance": Role.OPERATOR}
 
-    @extend_schema(parameters=[GroupListQuery, ordering_parameter(ORDERING, "name")], responses=GroupRowOutput(many=True))
+    @extend_schema(
+        parameters=[GroupListQuery, ordering_parameter(ORDERING, "name")], responses=GroupRowOutput(many=True)
+    )
     def list(self, request: Request) -> Response:
         q = parse_input(GroupListQuery, query_dict(request))
         groups = selectors.group_list(search=q.get("search", ""), kinds=q.get("kind"))
         rows = order_by(groups.rows, q.get("ordering"), ORDERING, "name")
-        return paginated_response(request, self, rows, GroupRowsOutput, {"errors": list(groups.errors)} if groups.errors else None,
-                                  prepare=lambda page: selectors.with_members(page, groups.asked))
+        return paginated_response(
+            request,
+            self,
+            rows,
+            GroupRowsOutput,
+            {"errors": list(groups.errors)} if groups.errors else None,
+            prepare=lambda page: selectors.with_members(page, groups.asked),
+        )
 
     @extend_schema(parameters=[NAME], responses=GroupDetailOutput)
     def retrieve(self, request: Request, name: str) -> Response:
@@ -82,7 +95,9 @@ class GroupViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["get"])
     def advice(self, request: Request, name: str) -> Response:
         """The queue-count advisor's findings about the group (idle members, unowned queues, lag on one queue)."""
-        return Response(AdviceListOutput({"name": name, "advice": group_advice(selectors.group_detail(name=name))}).data)
+        return Response(
+            AdviceListOutput({"name": name, "advice": group_advice(selectors.group_detail(name=name))}).data
+        )
 
     @extend_schema(parameters=[NAME, ProgressQuery], responses=GroupProgressOutput)
     @action(detail=True, methods=["get"])
@@ -90,11 +105,20 @@ class GroupViewSet(viewsets.ViewSet):
         q = parse_input(ProgressQuery, query_dict(request))
         return Response(GroupProgressOutput(selectors.group_progress(name=name, topic=q.get("topic"))).data)
 
-    @extend_schema(methods=["GET"], parameters=[NAME, ResetOffsetInput], responses=OffsetResetOutput,
-                   description="The plan of a reset: each queue's offset before and after. Nothing changes.")
-    @extend_schema(methods=["POST"], parameters=[NAME], request=ResetOffsetInput, responses=OffsetResetOutput,
-                   description="Reset the group's offsets of a topic (operator): to a time, now, the earliest or latest offset, "
-                               "or one queue's offset (offline groups).")
+    @extend_schema(
+        methods=["GET"],
+        parameters=[NAME, ResetOffsetInput],
+        responses=OffsetResetOutput,
+        description="The plan of a reset: each queue's offset before and after. Nothing changes.",
+    )
+    @extend_schema(
+        methods=["POST"],
+        parameters=[NAME],
+        request=ResetOffsetInput,
+        responses=OffsetResetOutput,
+        description="Reset the group's offsets of a topic (operator): to a time, now, the earliest or latest offset, "
+        "or one queue's offset (offline groups).",
+    )
     @action(detail=True, methods=["get", "post"], url_path="reset-offset")
     def reset_offset(self, request: Request, name: str) -> Response:
         if request.method == "GET":
@@ -102,20 +126,28 @@ class GroupViewSet(viewsets.ViewSet):
             plan = selectors.group_offset_reset_plan(name=name, topic=q["topic"], target=q["target"])
             return Response(OffsetResetOutput(plan).data)
         data = parse_input(ResetOffsetInput, request.data)
-        done = services.group_reset_offset(actor=actor_from_request(request), group=name, topic=data["topic"], target=data["target"])
+        done = services.group_reset_offset(
+            actor=actor_from_request(request), group=name, topic=data["topic"], target=data["target"]
+        )
         return Response(OffsetResetOutput(done).data)
 
-    @extend_schema(parameters=[NAME, CLIENT_ID], responses=ClientRunningInfoOutput,
-                   description="A member's running info (GET_CONSUMER_RUNNING_INFO): its subscriptions, settings, per-topic consume "
-                               "RT and TPS, per-queue process queues. 404 when the client is not an online member, 503 when it "
-                               "cannot answer (older than V3_1_8) or does not answer in time.")
+    @extend_schema(
+        parameters=[NAME, CLIENT_ID],
+        responses=ClientRunningInfoOutput,
+        description="A member's running info (GET_CONSUMER_RUNNING_INFO): its subscriptions, settings, per-topic consume "
+        "RT and TPS, per-queue process queues. 404 when the client is not an online member, 503 when it "
+        "cannot answer (older than V3_1_8) or does not answer in time.",
+    )
     @action(detail=True, methods=["get"], url_path=r"clients/(?P<client_id>[^/]+)/running-info")
     def running_info(self, request: Request, name: str, client_id: str) -> Response:
         return Response(ClientRunningInfoOutput(selectors.client_running_info(name=name, client_id=client_id)).data)
 
-    @extend_schema(parameters=[NAME], responses=GroupPopStateOutput,
-                   description="RocketMQ 5's message-level consumption (POP, the 5.x clients'): per queue on each master the "
-                               "next cursor and the deliveries in flight (at most 200 listed per broker, truncated says so).")
+    @extend_schema(
+        parameters=[NAME],
+        responses=GroupPopStateOutput,
+        description="RocketMQ 5's message-level consumption (POP, the 5.x clients'): per queue on each master the "
+        "next cursor and the deliveries in flight (at most 200 listed per broker, truncated says so).",
+    )
     @action(detail=True, methods=["get"], url_path="pop-state")
     def pop_state(self, request: Request, name: str) -> Response:
         return Response(GroupPopStateOutput(group_pop_state_read(name=name)).data)
@@ -127,15 +159,26 @@ class GroupViewSet(viewsets.ViewSet):
         checks = selectors.group_live_checks(name=name, topic=q.get("topic"))
         return Response(GroupAllocationOutput({"group": name, "topics": checks}).data)
 
-    @extend_schema(parameters=[NAME], request=RebalanceInput, responses={202: RebalanceJobDetailOutput, 200: RebalanceJobDetailOutput},
-                   description="Rebalance the group (operator): a dry run (default) records the expected movement; "
-                               "dry_run false makes the brokers notify the members and waits for convergence. "
-                               "202 with the new job, 200 with the job already active; 503 queue_unavailable when Redis is down.")
+    @extend_schema(
+        parameters=[NAME],
+        request=RebalanceInput,
+        responses={202: RebalanceJobDetailOutput, 200: RebalanceJobDetailOutput},
+        description="Rebalance the group (operator): a dry run (default) records the expected movement; "
+        "dry_run false makes the brokers notify the members and waits for convergence. "
+        "202 with the new job, 200 with the job already active; 503 queue_unavailable when Redis is down.",
+    )
     @action(detail=True, methods=["post"])
     def rebalance(self, request: Request, name: str) -> Response:
         data = parse_input(RebalanceInput, request.data)
-        return _triggered(rebalance_jobs.rebalance_trigger(actor=actor_from_request(request), scope="group", value=name,
-                                                           dry_run=data["dry_run"], timeout_s=data.get("timeout_s")))
+        return _triggered(
+            rebalance_jobs.rebalance_trigger(
+                actor=actor_from_request(request),
+                scope="group",
+                value=name,
+                dry_run=data["dry_run"],
+                timeout_s=data.get("timeout_s"),
+            )
+        )
 
 
 @extend_schema(tags=["rebalance jobs"])
@@ -147,8 +190,13 @@ class RebalanceJobViewSet(viewsets.ViewSet):
     @extend_schema(parameters=[RebalanceJobQuery], responses=RebalanceJobOutput(many=True))
     def list(self, request: Request) -> Response:
         filters = validated(RebalanceJobQuery, query_dict(request)).filters()
-        return paginated_response(request, self, rebalance_selectors.rebalance_job_list(filters=filters), RebalanceJobOutput,
-                                  prepare=rebalance_selectors.job_views)
+        return paginated_response(
+            request,
+            self,
+            rebalance_selectors.rebalance_job_list(filters=filters),
+            RebalanceJobOutput,
+            prepare=rebalance_selectors.job_views,
+        )
 
     @extend_schema(responses=RebalanceJobDetailOutput)
     def retrieve(self, request: Request, pk: str) -> Response:
@@ -157,14 +205,28 @@ class RebalanceJobViewSet(viewsets.ViewSet):
     @extend_schema(request=RebalanceJobInput, responses={202: RebalanceJobDetailOutput, 200: RebalanceJobDetailOutput})
     def create(self, request: Request) -> Response:
         data = parse_input(RebalanceJobInput, request.data)
-        return _triggered(rebalance_jobs.rebalance_trigger(actor=actor_from_request(request), scope=data["scope"], value=data["value"],
-                                                           dry_run=data["dry_run"], timeout_s=data.get("timeout_s")))
+        return _triggered(
+            rebalance_jobs.rebalance_trigger(
+                actor=actor_from_request(request),
+                scope=data["scope"],
+                value=data["value"],
+                dry_run=data["dry_run"],
+                timeout_s=data.get("timeout_s"),
+            )
+        )
 
 
 def _spec(data: dict, strategy: str = "AVG", params: dict | None = None):
-    return selectors.allocation_input(strategy=strategy, params=params or {}, topic=data.get("topic"), queues=data.get("queues"),
-                                      group=data.get("group"), cids=data.get("cids"), current=data.get("current"),
-                                      scenario=data.get("scenario"))
+    return selectors.allocation_input(
+        strategy=strategy,
+        params=params or {},
+        topic=data.get("topic"),
+        queues=data.get("queues"),
+        group=data.get("group"),
+        cids=data.get("cids"),
+        current=data.get("current"),
+        scenario=data.get("scenario"),
+    )
 
 
 @extend_schema(tags=["allocation"])
@@ -184,4 +246,6 @@ class AllocationViewSet(viewsets.ViewSet):
     @action(detail=False, methods=["post"])
     def compare(self, request: Request) -> Response:
         data = parse_input(AllocationCompareInput, request.data)
-        return Response(CompareOutput(selectors.allocation_compare(spec=_spec(data), params_by_strategy=data.get("params"))).data)
+        return Response(
+            CompareOutput(selectors.allocation_compare(spec=_spec(data), params_by_strategy=data.get("params"))).data
+        )

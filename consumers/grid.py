@@ -5,6 +5,7 @@ what-if, whether it gains or loses it. The last row counts each queue's holders 
 consumes it; 2 or more: consumed twice). Built once per request from a preview, so the
 template only loops; 64 queues x 20 clients is 1,280 cells.
 """
+
 from __future__ import annotations
 
 import re
@@ -46,7 +47,9 @@ class GridGroup:
 @dataclass(frozen=True)
 class GridRow:
     cid: str
-    cells: tuple[str, ...]  # one CSS class per column: own, gain, lose, shared or "", and "edge" on a broker's first column
+    cells: tuple[
+        str, ...
+    ]  # one CSS class per column: own, gain, lose, shared or "", and "edge" on a broker's first column
     held: int
     gained: int
     lost: int
@@ -93,9 +96,14 @@ def _groups(queues: tuple[MessageQueue, ...]) -> tuple[GridGroup, ...]:
     return tuple(groups)
 
 
-def build_grid(preview: AllocationPreview, diff: MovementDiff | None = None, *,
-               removed: Iterable[str] = (), added: Iterable[str] = (),
-               before: Mapping[str, Iterable[MessageQueue]] | None = None) -> Grid:
+def build_grid(
+    preview: AllocationPreview,
+    diff: MovementDiff | None = None,
+    *,
+    removed: Iterable[str] = (),
+    added: Iterable[str] = (),
+    before: Mapping[str, Iterable[MessageQueue]] | None = None,
+) -> Grid:
     """The grid of ``preview``; with ``diff``, cells the movement touches are marked.
 
     ``before`` (the assignment the diff starts from) adds rows for clients that are gone.
@@ -111,7 +119,10 @@ def build_grid(preview: AllocationPreview, diff: MovementDiff | None = None, *,
     holders_of = {row.queue: len(row.cids) for row in preview.queue_owners}
     gains = {cid: set(qs) for cid, qs in (diff.gains.items() if diff else ())}
     losses = {cid: set(qs) for cid, qs in (diff.losses.items() if diff else ())}
-    edges = tuple(i == 0 or (q.topic, q.broker_name) != (queues[i - 1].topic, queues[i - 1].broker_name) for i, q in enumerate(queues))
+    edges = tuple(
+        i == 0 or (q.topic, q.broker_name) != (queues[i - 1].topic, queues[i - 1].broker_name)
+        for i, q in enumerate(queues)
+    )
     rows = []
     for cid in cids:
         held = set(preview.assignment.get(cid, ()))
@@ -123,7 +134,21 @@ def build_grid(preview: AllocationPreview, diff: MovementDiff | None = None, *,
             else:
                 state = LOSE if q in loss else EMPTY
             cells.append(f"{state} edge" if edge else state)
-        row_state = "removed" if cid in removed or cid not in preview.assignment else "added" if cid in added else "idle" if not held else ""
+        row_state = (
+            "removed"
+            if cid in removed or cid not in preview.assignment
+            else "added"
+            if cid in added
+            else "idle"
+            if not held
+            else ""
+        )
         rows.append(GridRow(cid, tuple(cells), len(held), len(gain), len(loss), row_state))
     present = set(preview.queues) | set(preview.foreign_queues)
-    return Grid(_groups(queues), queues, tuple(rows), tuple(holders_of.get(q, 0) if q in present else -1 for q in queues), edges=edges)
+    return Grid(
+        _groups(queues),
+        queues,
+        tuple(rows),
+        tuple(holders_of.get(q, 0) if q in present else -1 for q in queues),
+        edges=edges,
+    )

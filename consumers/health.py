@@ -34,6 +34,7 @@ falls back to the live check, cached; replication alerts then wait for the next 
 source is handed the cluster info, not the overview's runtime reading, and asking every broker
 again at each page load is what the scan is there to avoid).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -66,7 +67,9 @@ from consumers.selectors import USER, group_kind
 log = logging.getLogger(__name__)
 
 SCANS_KEPT = 20  # rows kept at least: enough for the backlog trend and a look back
-HISTORY_MINUTES = 60  # ... and the rows of the longest lag_growing window, an hour at most (alert_services.MAX_GROWING_MINUTES)
+HISTORY_MINUTES = (
+    60  # ... and the rows of the longest lag_growing window, an hour at most (alert_services.MAX_GROWING_MINUTES)
+)
 BROKER_KINDS = ("namesrv_down", "broker_not_answering", "broker_expired", "disk_full", "store_unhealthy")
 BACKLOG_RISING = "group_backlog_rising"
 SLAVE_DISCONNECTED, SLAVE_LAGGING = "slave_disconnected", "slave_lagging"
@@ -108,7 +111,9 @@ def group_backlogs(info: ClusterInfo) -> tuple[dict[str, int], dict[str, dict[st
     return totals, topics
 
 
-def rising_backlogs(history: list[dict[str, int]], scans: int | None = None, rise_min: int | None = None) -> list[Alert]:
+def rising_backlogs(
+    history: list[dict[str, int]], scans: int | None = None, rise_min: int | None = None
+) -> list[Alert]:
     """Alerts for groups whose backlog grew at each of the last ``scans`` scans, by ``rise_min`` in all.
 
     ``history`` is oldest first, the current scan last. Example, scans=3, rise_min=1000:
@@ -118,20 +123,28 @@ def rising_backlogs(history: list[dict[str, int]], scans: int | None = None, ris
     rise_min = _config("BACKLOG_RISE_MIN") if rise_min is None else rise_min
     if len(history) < scans + 1:
         return []
-    window = history[-(scans + 1):]
+    window = history[-(scans + 1) :]
     out = []
     for group in sorted(window[-1]):
         values = [h.get(group) for h in window]
         if any(v is None for v in values):
             continue
         if all(b > a for a, b in zip(values, values[1:])) and values[-1] - values[0] >= rise_min:
-            out.append(Alert("warning", BACKLOG_RISING, group,
-                             f"consumer group {group}: backlog rose at each of the last {scans} scans, "
-                             f"{values[0]:,} → {values[-1]:,} messages (+{values[-1] - values[0]:,})"))
+            out.append(
+                Alert(
+                    "warning",
+                    BACKLOG_RISING,
+                    group,
+                    f"consumer group {group}: backlog rose at each of the last {scans} scans, "
+                    f"{values[0]:,} → {values[-1]:,} messages (+{values[-1] - values[0]:,})",
+                )
+            )
     return out
 
 
-def ha_alerts(groups: tuple[BrokerGroup[BrokerRow], ...], *, lag_bytes: int | None = None, lag_s: float | None = None) -> list[Alert]:
+def ha_alerts(
+    groups: tuple[BrokerGroup[BrokerRow], ...], *, lag_bytes: int | None = None, lag_s: float | None = None
+) -> list[Alert]:
     """Replication alerts of the broker groups (members that answered; one that does not is the
     overview's ``broker_not_answering`` already).
 
@@ -140,7 +153,11 @@ def ha_alerts(groups: tuple[BrokerGroup[BrokerRow], ...], *, lag_bytes: int | No
     - ``slave_lagging`` (warning): a connected slave behind its master by more than ``lag_bytes``
       or ``lag_s`` (default the settings GANTRY_HA_LAG_ALERT_BYTES / GANTRY_HA_LAG_ALERT_S).
     """
-    lag_bytes = int(getattr(settings, "GANTRY_HA_LAG_ALERT_BYTES", DEFAULT_HA_LAG_ALERT_BYTES)) if lag_bytes is None else lag_bytes
+    lag_bytes = (
+        int(getattr(settings, "GANTRY_HA_LAG_ALERT_BYTES", DEFAULT_HA_LAG_ALERT_BYTES))
+        if lag_bytes is None
+        else lag_bytes
+    )
     lag_s = float(getattr(settings, "GANTRY_HA_LAG_ALERT_S", DEFAULT_HA_LAG_ALERT_S)) if lag_s is None else lag_s
     out: list[Alert] = []
     for group in groups:
@@ -150,9 +167,15 @@ def ha_alerts(groups: tuple[BrokerGroup[BrokerRow], ...], *, lag_bytes: int | No
             who = f"{group.broker_name} id {m.broker_id} ({m.addr})"
             if m.ha.is_slave:
                 if not m.ha.connected:
-                    out.append(Alert("error", SLAVE_DISCONNECTED, m.addr,
-                                     f"slave {who} is not replicating: HA link {m.ha.connection or 'unknown'}"
-                                     + (f" (master {m.ha.master_addr})" if m.ha.master_addr else "")))
+                    out.append(
+                        Alert(
+                            "error",
+                            SLAVE_DISCONNECTED,
+                            m.addr,
+                            f"slave {who} is not replicating: HA link {m.ha.connection or 'unknown'}"
+                            + (f" (master {m.ha.master_addr})" if m.ha.master_addr else ""),
+                        )
+                    )
                     continue
                 behind = []
                 if m.ha.lag_bytes is not None and m.ha.lag_bytes > lag_bytes:
@@ -160,10 +183,20 @@ def ha_alerts(groups: tuple[BrokerGroup[BrokerRow], ...], *, lag_bytes: int | No
                 if m.ha.lag_s is not None and m.ha.lag_s > lag_s:
                     behind.append(f"{m.ha.lag_s:.1f} s (alert above {lag_s:g} s)")
                 if behind:
-                    out.append(Alert("warning", SLAVE_LAGGING, m.addr, f"slave {who} lags its master by {' and '.join(behind)}"))
+                    out.append(
+                        Alert(
+                            "warning", SLAVE_LAGGING, m.addr, f"slave {who} lags its master by {' and '.join(behind)}"
+                        )
+                    )
             elif m.ha.role == "SYNC_MASTER" and m.ha.connection and not m.ha.connected:
-                out.append(Alert("error", SLAVE_DISCONNECTED, m.addr,
-                                 f"SYNC_MASTER {who} has no slave connected ({m.ha.connection}): every send answers SLAVE_NOT_AVAILABLE"))
+                out.append(
+                    Alert(
+                        "error",
+                        SLAVE_DISCONNECTED,
+                        m.addr,
+                        f"SYNC_MASTER {who} has no slave connected ({m.ha.connection}): every send answers SLAVE_NOT_AVAILABLE",
+                    )
+                )
     return out
 
 
@@ -199,24 +232,53 @@ def health_scan(*, now: datetime | None = None) -> dict:
         backlog, topic_backlog = group_backlogs(info)
         online = online_counts(sorted(g for g, lag in backlog.items() if lag > 0), list(info.masters().values()))
         offline = {g: backlog[g] for g, n in online.items() if n == 0}
-        history = [(s.started_at, s.backlog) for s in HealthScan.objects.filter(namesrv_set=tier, ok=True, finished_at__isnull=False)
-                   .exclude(pk=scan.pk).filter(started_at__lt=now, started_at__gte=now - timedelta(minutes=HISTORY_MINUTES + 1))
-                   .order_by("started_at", "id")]
-        facts = dataclasses.replace(facts, backlog=backlog, topic_backlog=topic_backlog, online=online, backlog_history=tuple(history))
-        found.extend(rising_backlogs([*(h for _, h in history[-_config("BACKLOG_SCANS"):]), backlog]))
+        history = [
+            (s.started_at, s.backlog)
+            for s in HealthScan.objects.filter(namesrv_set=tier, ok=True, finished_at__isnull=False)
+            .exclude(pk=scan.pk)
+            .filter(started_at__lt=now, started_at__gte=now - timedelta(minutes=HISTORY_MINUTES + 1))
+            .order_by("started_at", "id")
+        ]
+        facts = dataclasses.replace(
+            facts, backlog=backlog, topic_backlog=topic_backlog, online=online, backlog_history=tuple(history)
+        )
+        found.extend(rising_backlogs([*(h for _, h in history[-_config("BACKLOG_SCANS") :]), backlog]))
     except (RemotingError, ServiceError) as exc:
         error = getattr(exc, "message", None) or str(exc)
         log.warning("health scan %s: %s", scan.pk, error)
-    HealthScan.objects.filter(pk=scan.pk).update(finished_at=max(now, timezone.now()), ok=not error, error=error,
-                                                 alerts=[asdict(a) for a in found], backlog=backlog, offline=offline, jobs_failed=failed_jobs)
+    HealthScan.objects.filter(pk=scan.pk).update(
+        finished_at=max(now, timezone.now()),
+        ok=not error,
+        error=error,
+        alerts=[asdict(a) for a in found],
+        backlog=backlog,
+        offline=offline,
+        jobs_failed=failed_jobs,
+    )
     kept = HealthScan.objects.filter(namesrv_set=tier).order_by("-started_at", "-id")
-    window = max(AlertRule.objects.filter(namesrv_set=tier, enabled=True, kind="lag_growing").values_list("for_minutes", flat=True), default=0)
-    needed = math.ceil(min(window, HISTORY_MINUTES) * 60 / _period_s()) + 2  # the longest lag_growing window, and the scan before it
-    stale = kept.values_list("pk", flat=True)[max(SCANS_KEPT, needed):]
+    window = max(
+        AlertRule.objects.filter(namesrv_set=tier, enabled=True, kind="lag_growing").values_list(
+            "for_minutes", flat=True
+        ),
+        default=0,
+    )
+    needed = (
+        math.ceil(min(window, HISTORY_MINUTES) * 60 / _period_s()) + 2
+    )  # the longest lag_growing window, and the scan before it
+    stale = kept.values_list("pk", flat=True)[max(SCANS_KEPT, needed) :]
     HealthScan.objects.filter(pk__in=list(stale)).delete()
     alert_rules_ensure_defaults(namesrv_set=tier)
     events = alert_rules.evaluate_rules(facts, now=now)
-    return {"namesrv_set": tier, "alert_events": events, "scan": scan.pk, "ok": not error, "error": error, "alerts": len(found), "groups": len(backlog), "jobs_failed": failed_jobs}
+    return {
+        "namesrv_set": tier,
+        "alert_events": events,
+        "scan": scan.pk,
+        "ok": not error,
+        "error": error,
+        "alerts": len(found),
+        "groups": len(backlog),
+        "jobs_failed": failed_jobs,
+    }
 
 
 def health_scan_all() -> list[dict]:
@@ -227,7 +289,11 @@ def health_scan_all() -> list[dict]:
 def latest_scan() -> HealthScan | None:
     """The current set's newest finished scan that is still fresh (FRESH_SCANS scan periods, at least 90 s)."""
     fresh_after = timezone.now() - timedelta(seconds=max(90.0, _config("FRESH_SCANS") * _period_s()))
-    return HealthScan.objects.filter(namesrv_set=namesrv_sets.current_name(), ok=True, finished_at__gte=fresh_after).order_by("-finished_at", "-id").first()
+    return (
+        HealthScan.objects.filter(namesrv_set=namesrv_sets.current_name(), ok=True, finished_at__gte=fresh_after)
+        .order_by("-finished_at", "-id")
+        .first()
+    )
 
 
 def health_scan_alerts(info: ClusterInfo) -> list[Alert]:
@@ -253,8 +319,14 @@ def firing_rule_alerts(info: ClusterInfo) -> list[Alert]:
     out = []
     for rule in _firing_rules():
         silenced = f" (silenced until {rule.silenced_until:%Y-%m-%d %H:%M} UTC)" if rule.silenced() else ""
-        out.append(Alert("error" if rule.kind in RULE_ERROR_KINDS else "warning", "alert_rule", rule.target,
-                         f"{rule.name}: {rule.last_message or rule.kind}{silenced}"))
+        out.append(
+            Alert(
+                "error" if rule.kind in RULE_ERROR_KINDS else "warning",
+                "alert_rule",
+                rule.target,
+                f"{rule.name}: {rule.last_message or rule.kind}{silenced}",
+            )
+        )
     return out
 
 
@@ -263,13 +335,25 @@ def group_health(info: ClusterInfo) -> list[HealthLine]:
     consumer online, its rising backlogs, and the group rules firing now."""
     scan = latest_scan()
     if scan is None:
-        return [HealthLine("groups", UNKNOWN, _("not checked: no health scan in the last %(seconds)d s (is Celery beat running?)")
-                           % {"seconds": int(max(90.0, _config("FRESH_SCANS") * _period_s()))})]
+        return [
+            HealthLine(
+                "groups",
+                UNKNOWN,
+                _("not checked: no health scan in the last %(seconds)d s (is Celery beat running?)")
+                % {"seconds": int(max(90.0, _config("FRESH_SCANS") * _period_s()))},
+            )
+        ]
     offline = sorted(scan.offline.items(), key=lambda kv: -kv[1])
-    details = [_("%(group)s: no consumer online, backlog %(lag)s") % {"group": g, "lag": f"{lag:,}"} for g, lag in offline[:SHOWN_GROUPS]]
+    details = [
+        _("%(group)s: no consumer online, backlog %(lag)s") % {"group": g, "lag": f"{lag:,}"}
+        for g, lag in offline[:SHOWN_GROUPS]
+    ]
     rising = [a["message"] for a in scan.alerts if a.get("kind") == BACKLOG_RISING]
     # a firing no_consumer_online rule says what ``offline`` says already
-    rules = [f"{r.name}: {r.last_message}" for r in _firing_rules().filter(kind__in=GROUP_RULE_KINDS).exclude(kind="no_consumer_online")]
+    rules = [
+        f"{r.name}: {r.last_message}"
+        for r in _firing_rules().filter(kind__in=GROUP_RULE_KINDS).exclude(kind="no_consumer_online")
+    ]
     details += [*rising, *rules][:SHOWN_GROUPS]
     total = sum(scan.backlog.values())
     summary = _("%(groups)d groups, total lag %(lag)s") % {"groups": len(scan.backlog), "lag": f"{total:,}"}

@@ -8,6 +8,7 @@ dropped left out), its subscription the ``subscriptionSet`` entry of the topic, 
 registry name such as ``AVG`` is read as is). A member that does not answer in time is listed
 as such and its queues count as unknown, not as unowned.
 """
+
 from __future__ import annotations
 
 from brokers.engine.client.admin import ConsumerRunningInfo
@@ -18,10 +19,16 @@ from brokers.engine.client.allocation import AllocationError, get_strategy, stra
 from consumers.allocation import ObservedMember, check_assignment
 from consumers.types import LiveCheck, MemberReport
 
-STRATEGY_PROPERTY = "allocateMessageQueueStrategy"  # RocketMQ's DefaultMQPushConsumer field, as object2Properties writes it
+STRATEGY_PROPERTY = (
+    "allocateMessageQueueStrategy"  # RocketMQ's DefaultMQPushConsumer field, as object2Properties writes it
+)
 UNKNOWN = "(unknown)"
 NOT_SUBSCRIBED = "(not subscribed)"
-CHECKABLE = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH")  # strategies the check can recompute without their configuration
+CHECKABLE = (
+    "AVG",
+    "AVG_BY_CIRCLE",
+    "CONSISTENT_HASH",
+)  # strategies the check can recompute without their configuration
 
 _JAVA_CLASSES = {
     "AllocateMessageQueueAveragely": "AVG",
@@ -53,13 +60,17 @@ def member_report(client_id: str, answer: ConsumerRunningInfo | RemotingError, t
     return MemberReport(client_id, True, reported_strategy(answer.properties), subscription, held)
 
 
-def running_infos(group: str, broker_addrs: dict[str, tuple[str, ...]]) -> dict[str, ConsumerRunningInfo | RemotingError]:
+def running_infos(
+    group: str, broker_addrs: dict[str, tuple[str, ...]]
+) -> dict[str, ConsumerRunningInfo | RemotingError]:
     """Every member's running info (client id -> the brokers it is connected to), all at once."""
     targets = {cid: addrs[0] for cid, addrs in broker_addrs.items() if addrs}
     return consumer_running_infos(group, targets)
 
 
-def live_check(group: str, topic: str, queues: tuple[MessageQueue, ...], reports: tuple[MemberReport, ...]) -> LiveCheck:
+def live_check(
+    group: str, topic: str, queues: tuple[MessageQueue, ...], reports: tuple[MemberReport, ...]
+) -> LiveCheck:
     """Check the members' reports of ``topic`` (its readable ``queues``).
 
     The expected allocation is computed only when every member answered and they agree on a

@@ -4,6 +4,7 @@ moves, and the health scans' records (alerts and per-group backlog, for "backlog
 Broker state is never stored here (DESIGN §1): these rows record what the console asked for
 and what it saw. See docs/rebalance.md for the job states.
 """
+
 from __future__ import annotations
 
 from django.db import models
@@ -21,7 +22,14 @@ class RebalanceJob(models.Model):
     refuses a second, so two triggers racing for one group get one job).
     """
 
-    QUEUED, RUNNING, PLANNED, CONVERGED, NOT_CONVERGED, FAILED = "queued", "running", "planned", "converged", "not_converged", "failed"
+    QUEUED, RUNNING, PLANNED, CONVERGED, NOT_CONVERGED, FAILED = (
+        "queued",
+        "running",
+        "planned",
+        "converged",
+        "not_converged",
+        "failed",
+    )
     STATUSES = (QUEUED, RUNNING, PLANNED, CONVERGED, NOT_CONVERGED, FAILED)
     ACTIVE = (QUEUED, RUNNING)
     GROUP, TOPIC, ALL = "group", "topic", "all"
@@ -32,7 +40,9 @@ class RebalanceJob(models.Model):
     scope = models.CharField(max_length=8, choices=[(s, s) for s in SCOPES])
     scope_value = models.CharField(max_length=255, blank=True, default="")  # the group or topic; "" for all
     namesrv_set = models.CharField(max_length=64, default="default", db_index=True)  # the tier it runs against
-    scope_key = models.CharField(max_length=300)  # "apply:group:G", "dry:topic:T", "apply:all" (one active per set and key)
+    scope_key = models.CharField(
+        max_length=300
+    )  # "apply:group:G", "dry:topic:T", "apply:all" (one active per set and key)
     dry_run = models.BooleanField(default=True)
     status = models.CharField(max_length=16, choices=[(s, s) for s in STATUSES], default=QUEUED, db_index=True)
     reason = models.TextField(blank=True, default="")
@@ -52,8 +62,11 @@ class RebalanceJob(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["namesrv_set", "scope_key"], condition=Q(status__in=("queued", "running")),
-                                    name="consumers_one_active_rebalance_per_set_scope"),
+            models.UniqueConstraint(
+                fields=["namesrv_set", "scope_key"],
+                condition=Q(status__in=("queued", "running")),
+                name="consumers_one_active_rebalance_per_set_scope",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -67,7 +80,14 @@ class RebalanceJob(models.Model):
 class RebalanceGroupResult(models.Model):
     """One group of a job: its strategy, members before and after, and the outcome."""
 
-    PENDING, PLANNED, CONVERGED, NOT_CONVERGED, FAILED, SKIPPED = "pending", "planned", "converged", "not_converged", "failed", "skipped"
+    PENDING, PLANNED, CONVERGED, NOT_CONVERGED, FAILED, SKIPPED = (
+        "pending",
+        "planned",
+        "converged",
+        "not_converged",
+        "failed",
+        "skipped",
+    )
     STATUSES = (PENDING, PLANNED, CONVERGED, NOT_CONVERGED, FAILED, SKIPPED)
 
     job = models.ForeignKey(RebalanceJob, on_delete=models.CASCADE, related_name="group_results")
@@ -75,7 +95,9 @@ class RebalanceGroupResult(models.Model):
     status = models.CharField(max_length=16, choices=[(s, s) for s in STATUSES], default=PENDING)
     reason = models.TextField(blank=True, default="")
     strategy = models.CharField(max_length=100, blank=True, default="")
-    expected_known = models.BooleanField(default=False)  # the strategy could be recomputed (AVG, AVG_BY_CIRCLE, CONSISTENT_HASH)
+    expected_known = models.BooleanField(
+        default=False
+    )  # the strategy could be recomputed (AVG, AVG_BY_CIRCLE, CONSISTENT_HASH)
     members_before = models.JSONField(default=list)
     members_after = models.JSONField(default=list)
     notified = models.JSONField(default=dict)  # broker address -> client ids it notified, or the error
@@ -120,14 +142,18 @@ class HealthScan(models.Model):
     rising" compares ``backlog`` over the last scans. Old rows are pruned by the scan itself.
     """
 
-    namesrv_set = models.CharField(max_length=64, default="default", db_index=True)  # the tier scanned (one scan per set)
+    namesrv_set = models.CharField(
+        max_length=64, default="default", db_index=True
+    )  # the tier scanned (one scan per set)
     started_at = models.DateTimeField(default=timezone.now, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     ok = models.BooleanField(default=True)
     error = models.TextField(blank=True, default="")
     alerts = models.JSONField(default=list)  # [{"level", "kind", "target", "message"}]
     backlog = models.JSONField(default=dict)  # group -> total lag (messages) at this scan
-    offline = models.JSONField(default=dict)  # group -> lag, for groups with a backlog and no consumer online at this scan
+    offline = models.JSONField(
+        default=dict
+    )  # group -> lag, for groups with a backlog and no consumer online at this scan
     jobs_failed = models.PositiveIntegerField(default=0)  # rebalance jobs found without a worker and failed
 
     class Meta:

@@ -5,6 +5,7 @@ queue its next cursor and deliveries in flight, from every master at once
 The group page shows it when there is some (a 4.x group has none); the API answers it for any group
 a broker knows (404 otherwise, as the other group endpoints).
 """
+
 from __future__ import annotations
 
 from brokers.gateway.cluster import cluster_info, masters_by_addr

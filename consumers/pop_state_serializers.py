@@ -1,4 +1,5 @@
 """Output of GET /api/v1/groups/{name}/pop-state (consumers/pop_state.py)."""
+
 from __future__ import annotations
 
 from rest_framework import serializers

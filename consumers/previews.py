@@ -10,6 +10,7 @@ hold now) it diffs against that. :func:`compare` is the core's
 strategy parameters in their JSON form, and the core's errors as :class:`InvalidInput` naming
 the field at fault. Nothing here does I/O; results are frozen dataclasses over the core's own.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -117,8 +118,19 @@ def preview(spec: AllocationInput) -> PreviewResult:
             result = preview_allocation(queues=spec.queues, cids=spec.cids, strategy=strategy, consumer_group=group)
             diff = movement_diff(spec.current, result.assignment) if spec.current is not None else None
             return PreviewResult(result.strategy_name, result, None, diff)
-        return _scenario_checked(lambda: _from_what_if(spec, what_if(
-            layout=spec.queues, cids=spec.cids, strategy=strategy, scenario=spec.scenario, current=spec.current, consumer_group=group)))
+        return _scenario_checked(
+            lambda: _from_what_if(
+                spec,
+                what_if(
+                    layout=spec.queues,
+                    cids=spec.cids,
+                    strategy=strategy,
+                    scenario=spec.scenario,
+                    current=spec.current,
+                    consumer_group=group,
+                ),
+            )
+        )
     except InvalidInput:
         raise
     except AllocationError as exc:
@@ -150,7 +162,9 @@ def compare(spec: AllocationInput, params_by_strategy: Mapping[str, Mapping[str,
     kwargs, skipped = {}, {}
     for name in strategy_names():
         params = given.get(name, {})
-        missing = [p for p in required_parameters(name) if p not in params and p != "resolver"]  # the console makes the resolver
+        missing = [
+            p for p in required_parameters(name) if p not in params and p != "resolver"
+        ]  # the console makes the resolver
         if missing:
             skipped[name] = f"needs {', '.join(missing)}"
             continue
@@ -160,10 +174,20 @@ def compare(spec: AllocationInput, params_by_strategy: Mapping[str, Mapping[str,
         except MissingRooms as exc:
             skipped[name] = f"{exc.summary()} (rooms: broker_rooms and consumer_rooms, or names like hz@broker-a)"
             del kwargs[name]
-    comparison = _scenario_checked(lambda: compare_strategies(
-        queues=spec.queues, cids=spec.cids, params=kwargs, names=list(kwargs), consumer_group=spec.group or "",
-        scenario=spec.scenario, current=spec.current))
+    comparison = _scenario_checked(
+        lambda: compare_strategies(
+            queues=spec.queues,
+            cids=spec.cids,
+            params=kwargs,
+            names=list(kwargs),
+            consumer_group=spec.group or "",
+            scenario=spec.scenario,
+            current=spec.current,
+        )
+    )
     found = {e.name: e for e in comparison.entries}
-    entries = tuple(CompareEntry(name, skipped_reason=skipped[name]) if name in skipped else _entry(spec, found[name])
-                    for name in strategy_names())
+    entries = tuple(
+        CompareEntry(name, skipped_reason=skipped[name]) if name in skipped else _entry(spec, found[name])
+        for name in strategy_names()
+    )
     return CompareResult(comparison.queues, comparison.cids, entries)

@@ -1,4 +1,5 @@
 """Inputs and outputs of a group's offset reset (GET the plan / POST apply groups/{name}/reset-offset)."""
+
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema_field
@@ -26,13 +27,25 @@ class ResetOffsetInput(StrictInputSerializer):
     queue: ``broker``, ``queue_id``, ``offset``). The validated data carry ``target`` (a ResetTarget)."""
 
     _QUEUE_FIELDS = ("broker", "queue_id", "offset")
-    schema_rules = {"oneOf": [  # the combinations reset_target accepts
-        {"required": ["timestamp"], "properties": {"to": {"enum": ["time"]}},
-         "not": {"anyOf": [{"required": [f]} for f in _QUEUE_FIELDS]}},
-        {"required": ["to"], "properties": {"to": {"enum": ["now", "earliest", "latest"]}},
-         "not": {"anyOf": [{"required": [f]} for f in ("timestamp", *_QUEUE_FIELDS)]}},
-        {"required": ["to", *_QUEUE_FIELDS], "properties": {"to": {"enum": ["offset"]}}, "not": {"required": ["timestamp"]}},
-    ]}
+    schema_rules = {
+        "oneOf": [  # the combinations reset_target accepts
+            {
+                "required": ["timestamp"],
+                "properties": {"to": {"enum": ["time"]}},
+                "not": {"anyOf": [{"required": [f]} for f in _QUEUE_FIELDS]},
+            },
+            {
+                "required": ["to"],
+                "properties": {"to": {"enum": ["now", "earliest", "latest"]}},
+                "not": {"anyOf": [{"required": [f]} for f in ("timestamp", *_QUEUE_FIELDS)]},
+            },
+            {
+                "required": ["to", *_QUEUE_FIELDS],
+                "properties": {"to": {"enum": ["offset"]}},
+                "not": {"required": ["timestamp"]},
+            },
+        ]
+    }
 
     topic = StrictCharField()
     to = serializers.ChoiceField(choices=RESET_TO, required=False, help_text="where the offsets go; default time")
@@ -43,8 +56,13 @@ class ResetOffsetInput(StrictInputSerializer):
 
     def validate(self, attrs: dict) -> dict:
         try:
-            target = reset_target(attrs.get("to"), timestamp=attrs.get("timestamp"), broker=attrs.get("broker"),
-                                  queue_id=attrs.get("queue_id"), offset=attrs.get("offset"))
+            target = reset_target(
+                attrs.get("to"),
+                timestamp=attrs.get("timestamp"),
+                broker=attrs.get("broker"),
+                queue_id=attrs.get("queue_id"),
+                offset=attrs.get("offset"),
+            )
         except InvalidInput as exc:
             raise serializers.ValidationError(exc.fields) from None
         return {"topic": attrs["topic"], "target": target}

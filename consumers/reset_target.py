@@ -6,6 +6,7 @@ before the first message for the min offset (earliest: consume everything again)
 ``mqadmin updateConsumerOffset`` sets one queue's offset. The one rule for the API and the page:
 :func:`reset_target` checks a combination and refuses a bad one naming the field.
 """
+
 from __future__ import annotations
 
 import time
@@ -24,7 +25,9 @@ RESET_TO_LABELS = {
     "now": _("now (the message stored nearest to now, per queue, as mqadmin resetOffsetByTime -s now)"),
     "earliest": _("the earliest offset (consume every stored message again)"),
     "latest": _("the latest offset (skip the backlog)"),
-    "offset": _("one queue's offset"),  # online members get it pushed by that queue's broker (RocketMQ 5's queueId/offset)
+    "offset": _(
+        "one queue's offset"
+    ),  # online members get it pushed by that queue's broker (RocketMQ 5's queueId/offset)
 }
 RESET_TO = tuple(RESET_TO_LABELS)
 LATEST_TIMESTAMP = -1  # what RocketMQ's broker reads as "every queue's max offset"
@@ -66,7 +69,9 @@ class ResetTarget:
 
     def fields(self) -> dict[str, object]:
         """The input fields that ask for this very target again (the page's apply form, the audit)."""
-        out: dict[str, object] = {"to": "time" if self.to == "now" else self.to}  # now, applied: the time shown in the plan
+        out: dict[str, object] = {
+            "to": "time" if self.to == "now" else self.to
+        }  # now, applied: the time shown in the plan
         if self.timestamp_ms is not None:
             out["timestamp"] = self.timestamp_ms
         if self.to == "offset":
@@ -74,14 +79,24 @@ class ResetTarget:
         return out
 
 
-def reset_target(to: object = None, *, timestamp: object = None, broker: object = None, queue_id: object = None,
-                 offset: object = None, now_ms: int | None = None) -> ResetTarget:
+def reset_target(
+    to: object = None,
+    *,
+    timestamp: object = None,
+    broker: object = None,
+    queue_id: object = None,
+    offset: object = None,
+    now_ms: int | None = None,
+) -> ResetTarget:
     """Check one combination of the reset fields (``to`` defaults to time); InvalidInput names the field."""
     to = "time" if to in (None, "") else to
     if to not in RESET_TO_LABELS:
         raise InvalidInput("to", f"{to!r} is not a reset target; give one of {', '.join(RESET_TO)}.")
-    extra = [name for name, value in (("broker", broker), ("queue_id", queue_id), ("offset", offset))
-             if value not in (None, "") and to != "offset"]
+    extra = [
+        name
+        for name, value in (("broker", broker), ("queue_id", queue_id), ("offset", offset))
+        if value not in (None, "") and to != "offset"
+    ]
     if extra:
         raise InvalidInput(extra[0], f"{extra[0]} is for a reset to one queue's offset (to=offset), not to {to}.")
     if timestamp not in (None, "") and to != "time":
@@ -92,7 +107,9 @@ def reset_target(to: object = None, *, timestamp: object = None, broker: object 
         at = parse_time_ms(timestamp, "timestamp")
         now = int(time.time() * 1000) if now_ms is None else now_ms
         if at > now:  # the brokers would answer each queue's end: a reset that looks applied and moves nothing back
-            raise InvalidInput("timestamp", f"{_when(at)} is in the future; give a time up to now (to=latest skips the whole backlog).")
+            raise InvalidInput(
+                "timestamp", f"{_when(at)} is in the future; give a time up to now (to=latest skips the whole backlog)."
+            )
         return ResetTarget("time", at)
     if to == "now":
         return ResetTarget("now", int(time.time() * 1000) if now_ms is None else now_ms)
@@ -100,8 +117,9 @@ def reset_target(to: object = None, *, timestamp: object = None, broker: object 
         return ResetTarget(to)
     if not isinstance(broker, str) or not broker.strip():
         raise InvalidInput("broker", "give the broker of the queue whose offset to set.")
-    return ResetTarget("offset", broker_name=broker.strip(), queue_id=_whole("queue_id", queue_id),
-                       offset=_whole("offset", offset))
+    return ResetTarget(
+        "offset", broker_name=broker.strip(), queue_id=_whole("queue_id", queue_id), offset=_whole("offset", offset)
+    )
 
 
 def _when(ms: int) -> str:

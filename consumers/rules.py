@@ -17,6 +17,7 @@ Strategy parameters, as JSON (the registry's keyword parameters, made serialisab
 ``CONSISTENT_HASH``      ``virtual_node_cnt``: 1..1000 (default 10)
 =======================  ======================================================================
 """
+
 from __future__ import annotations
 
 import re
@@ -211,8 +212,11 @@ class MissingRooms(InvalidInput):
             name, example = f"{field_name}.broker_rooms", f'{{"{brokers[0]}": "hz"}}'
         else:
             name, example = f"{field_name}.consumer_rooms", f'{{"{cids[0]}": "hz"}}'
-        super().__init__(name, f"{self.summary()}: give each its machine room here, e.g. {example}, "
-                               f"or name it with its room before {DEFAULT_SEPARATOR} (hz{DEFAULT_SEPARATOR}{(brokers or cids)[0]}).")
+        super().__init__(
+            name,
+            f"{self.summary()}: give each its machine room here, e.g. {example}, "
+            f"or name it with its room before {DEFAULT_SEPARATOR} (hz{DEFAULT_SEPARATOR}{(brokers or cids)[0]}).",
+        )
 
     def summary(self) -> str:
         parts = []
@@ -225,19 +229,25 @@ class MissingRooms(InvalidInput):
     def form_message(self) -> str:
         """The same refusal for the console form's one rooms field (name=room words)."""
         first = (self.brokers or self.cids)[0]
-        return (f"{self.summary()}. Type where each runs as name=room, e.g. {first}=hz, "
-                f"or name it with its room before {DEFAULT_SEPARATOR} (hz{DEFAULT_SEPARATOR}{first}).")
+        return (
+            f"{self.summary()}. Type where each runs as name=room, e.g. {first}=hz, "
+            f"or name it with its room before {DEFAULT_SEPARATOR} (hz{DEFAULT_SEPARATOR}{first})."
+        )
 
 
-def check_nearby_rooms(params: Mapping[str, Any], queues: tuple[MessageQueue, ...], cids: tuple[str, ...],
-                       field_name: str = "params") -> None:
+def check_nearby_rooms(
+    params: Mapping[str, Any], queues: tuple[MessageQueue, ...], cids: tuple[str, ...], field_name: str = "params"
+) -> None:
     """Refuse (:class:`MissingRooms`) MACHINE_ROOM_NEARBY parameters that leave a broker or a
     client of the input without a room, before the core would fail on the first one."""
-    resolver = RoomResolver(_string_map(params.get("broker_rooms", {}), f"{field_name}.broker_rooms"),
-                            _string_map(params.get("consumer_rooms", {}), f"{field_name}.consumer_rooms"),
-                            params.get("separator", DEFAULT_SEPARATOR))
-    brokers = [b for b in dict.fromkeys(q.broker_name for q in queues)
-               if not resolver.broker_deploy_in(MessageQueue("", b, 0))]
+    resolver = RoomResolver(
+        _string_map(params.get("broker_rooms", {}), f"{field_name}.broker_rooms"),
+        _string_map(params.get("consumer_rooms", {}), f"{field_name}.consumer_rooms"),
+        params.get("separator", DEFAULT_SEPARATOR),
+    )
+    brokers = [
+        b for b in dict.fromkeys(q.broker_name for q in queues) if not resolver.broker_deploy_in(MessageQueue("", b, 0))
+    ]
     missing_cids = [c for c in dict.fromkeys(cids) if not resolver.consumer_deploy_in(c)]
     if brokers or missing_cids:
         raise MissingRooms(field_name, brokers, missing_cids)
@@ -250,7 +260,9 @@ def checked_strategy_name(name: object, field_name: str = "strategy") -> str:
 
 
 def _string_map(value: object, field_name: str) -> dict[str, str]:
-    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()):
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()
+    ):
         raise InvalidInput(field_name, "must be an object of names to room names (strings).")
     return dict(value)
 
@@ -275,32 +287,49 @@ def strategy_kwargs(name: str, params: object, field_name: str = "params") -> di
             kwargs["virtual_node_cnt"] = n
     if name == "CONFIG":
         if "message_queue_list" not in params:
-            raise InvalidInput(f"{field_name}.message_queue_list", "CONFIG needs message_queue_list: the queues every client consumes.")
+            raise InvalidInput(
+                f"{field_name}.message_queue_list", "CONFIG needs message_queue_list: the queues every client consumes."
+            )
         kwargs["message_queue_list"] = parse_queues(params["message_queue_list"], f"{field_name}.message_queue_list")
     elif name == "MACHINE_ROOM":
         rooms = params.get("consumeridcs")
         if rooms is None:
-            raise InvalidInput(f"{field_name}.consumeridcs", "MACHINE_ROOM needs consumeridcs: the machine rooms whose queues are consumed.")
+            raise InvalidInput(
+                f"{field_name}.consumeridcs",
+                "MACHINE_ROOM needs consumeridcs: the machine rooms whose queues are consumed.",
+            )
         if not isinstance(rooms, (list, tuple)) or not rooms or not all(isinstance(r, str) and r for r in rooms):
             raise InvalidInput(f"{field_name}.consumeridcs", "must be a non-empty list of room names.")
         kwargs["consumeridcs"] = tuple(rooms)
     elif name == "MACHINE_ROOM_NEARBY":
         inner = params.get("inner")
         if inner is None:
-            raise InvalidInput(f"{field_name}.inner", f"MACHINE_ROOM_NEARBY needs inner: the strategy it wraps ({', '.join(NEARBY_INNER)}).")
+            raise InvalidInput(
+                f"{field_name}.inner",
+                f"MACHINE_ROOM_NEARBY needs inner: the strategy it wraps ({', '.join(NEARBY_INNER)}).",
+            )
         if inner not in NEARBY_INNER:
             raise InvalidInput(f"{field_name}.inner", f"must be one of {', '.join(NEARBY_INNER)}.")
         separator = params.get("separator", DEFAULT_SEPARATOR)
         if not isinstance(separator, str):
             raise InvalidInput(f"{field_name}.separator", "must be a string.")
-        inner_kwargs = {"virtual_node_cnt": params["virtual_node_cnt"]} if inner == "CONSISTENT_HASH" and "virtual_node_cnt" in params else {}
+        inner_kwargs = (
+            {"virtual_node_cnt": params["virtual_node_cnt"]}
+            if inner == "CONSISTENT_HASH" and "virtual_node_cnt" in params
+            else {}
+        )
         kwargs["inner"] = get_strategy(inner, **inner_kwargs)
-        kwargs["resolver"] = RoomResolver(_string_map(params.get("broker_rooms", {}), f"{field_name}.broker_rooms"),
-                                          _string_map(params.get("consumer_rooms", {}), f"{field_name}.consumer_rooms"), separator)
+        kwargs["resolver"] = RoomResolver(
+            _string_map(params.get("broker_rooms", {}), f"{field_name}.broker_rooms"),
+            _string_map(params.get("consumer_rooms", {}), f"{field_name}.consumer_rooms"),
+            separator,
+        )
     return kwargs
 
 
-def build_strategy(name: object, params: object = None, *, field_name: str = "strategy", params_field: str = "params") -> AllocateMessageQueueStrategy:
+def build_strategy(
+    name: object, params: object = None, *, field_name: str = "strategy", params_field: str = "params"
+) -> AllocateMessageQueueStrategy:
     """The strategy ``name`` built from JSON ``params``; InvalidInput naming the field otherwise."""
     name = checked_strategy_name(name, field_name)
     try:

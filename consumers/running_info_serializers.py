@@ -10,6 +10,7 @@ GET_CONSUMER_RUNNING_INFO, brokers/gateway/running_info.py)::
 
 RTs are in milliseconds, TPS per second, timestamps in milliseconds since the epoch (0: never).
 """
+
 from __future__ import annotations
 
 from rest_framework import serializers

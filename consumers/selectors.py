@@ -13,6 +13,7 @@ Costs, in admin requests:
 - one group: the list's bulk calls (to know the group), its connections, GET_CONSUME_STATS
   (as ``mqadmin consumerProgress``), and each member's running info for the queue owners.
 """
+
 from __future__ import annotations
 
 import time
@@ -65,6 +66,8 @@ STRATEGY_KEY = "gantry:group-strategy:"  # + group: the strategy the last live c
 def strategy_key(group: str) -> str:
     """The cache key of ``group``'s last seen strategy in the current name-server set (groups repeat across tiers)."""
     return namesrv_sets.cache_prefix() + STRATEGY_KEY + group
+
+
 STRATEGY_TTL_S = 600
 
 
@@ -90,8 +93,12 @@ def _readable() -> tuple[ClusterInfo, dict[str, str]]:
 
 # The orders of the group list, page and API (``-`` for descending): name, lag, TPS (no TPS counts as 0),
 # consume delay (an unknown delay sorts below 0).
-GROUP_ORDERING = {"name": lambda g: g.name, "lag": lambda g: (g.lag, g.name), "tps": lambda g: (g.tps or 0.0, g.name),
-                  "delay": lambda g: (-1.0 if g.delay is None else g.delay, g.name)}
+GROUP_ORDERING = {
+    "name": lambda g: g.name,
+    "lag": lambda g: (g.lag, g.name),
+    "tps": lambda g: (g.tps or 0.0, g.name),
+    "delay": lambda g: (-1.0 if g.delay is None else g.delay, g.name),
+}
 
 
 def _now_ms() -> int:
@@ -118,7 +125,10 @@ def group_list(*, search: str = "", kinds: frozenset[str] | None = None, now_ms:
     errors, sources = [], set()
 
     def entry(group: str) -> dict:
-        return merged.setdefault(group, {"brokers": set(), "topics": set(), "lag": 0, "tps": None, "enable": True, "since": [], "timed": False})
+        return merged.setdefault(
+            group,
+            {"brokers": set(), "topics": set(), "lag": 0, "tps": None, "enable": True, "since": [], "timed": False},
+        )
 
     for addr, survey in surveys.items():
         if survey.error:
@@ -150,9 +160,26 @@ def group_list(*, search: str = "", kinds: frozenset[str] | None = None, now_ms:
             continue
         e = merged[name]
         delay = consume_delay_s(merge_backlog_since(e["since"]), now_ms) if e["timed"] else None
-        rows.append(GroupRow(name, kind, tuple(sorted(e["brokers"])), tuple(sorted(e["topics"])), e["lag"], e["tps"], e["enable"], delay=delay))
-    return GroupList(tuple(rows), len(merged), tuple(sorted(brokers.values())), tuple(errors), tuple(sorted(sources)),
-                     tuple(brokers.items()))
+        rows.append(
+            GroupRow(
+                name,
+                kind,
+                tuple(sorted(e["brokers"])),
+                tuple(sorted(e["topics"])),
+                e["lag"],
+                e["tps"],
+                e["enable"],
+                delay=delay,
+            )
+        )
+    return GroupList(
+        tuple(rows),
+        len(merged),
+        tuple(sorted(brokers.values())),
+        tuple(errors),
+        tuple(sorted(sources)),
+        tuple(brokers.items()),
+    )
 
 
 def with_members(rows: Sequence[GroupRow], asked: Sequence[tuple[str, str]] = ()) -> list[GroupRow]:
@@ -168,9 +195,16 @@ def with_members(rows: Sequence[GroupRow], asked: Sequence[tuple[str, str]] = ()
     for row in rows:
         c = conns[row.name]
         first = c.connections[0] if c.connections else None
-        out.append(replace(row, members=len(c.connections), consume_type=CONSUME_TYPES.get(c.consume_type or "", c.consume_type),
-                           message_model=c.message_model, version=version_desc(first.version) if first else None,
-                           strategy=strategies.get(strategy_key(row.name))))
+        out.append(
+            replace(
+                row,
+                members=len(c.connections),
+                consume_type=CONSUME_TYPES.get(c.consume_type or "", c.consume_type),
+                message_model=c.message_model,
+                version=version_desc(first.version) if first else None,
+                strategy=strategies.get(strategy_key(row.name)),
+            )
+        )
     return out
 
 
@@ -205,9 +239,13 @@ def _stats(name: str, topic: str | None) -> GroupProgress:
         if exc.code == ResponseCode.TOPIC_NOT_EXIST:
             raise NotFound(f"topic {topic} does not exist") from None
         raise
-    queues = tuple(QueueProgress(mq.topic, mq.broker_name, mq.queue_id, w.broker_offset, w.consumer_offset, w.last_timestamp)
-                   for mq, w in stats.items())
-    delay = consume_delay_s(backlog_since((q.broker_offset, q.consumer_offset, q.last_timestamp) for q in queues), _now_ms())
+    queues = tuple(
+        QueueProgress(mq.topic, mq.broker_name, mq.queue_id, w.broker_offset, w.consumer_offset, w.last_timestamp)
+        for mq, w in stats.items()
+    )
+    delay = consume_delay_s(
+        backlog_since((q.broker_offset, q.consumer_offset, q.last_timestamp) for q in queues), _now_ms()
+    )
     return GroupProgress(name, topic, queues, stats.consume_tps, delay)
 
 
@@ -263,14 +301,23 @@ def group_detail(*, name: str) -> GroupDetail:
     """Members, subscriptions and per-queue progress with each queue's owner (from the members' running info)."""
     known, conns, _ = _known_or_online(name)
     progress, infos = _with_owners(name, _stats(name, None), conns)
-    members = tuple(Member(c.client_id, c.client_addr, c.language, version_desc(c.version), conns.broker_addrs.get(c.client_id, ()))
-                    for c in conns.connections)
+    members = tuple(
+        Member(c.client_id, c.client_addr, c.language, version_desc(c.version), conns.broker_addrs.get(c.client_id, ()))
+        for c in conns.connections
+    )
     subs = tuple(Subscription(s.topic, s.sub_string, s.expression_type) for s in conns.subscription_table.values())
     return GroupDetail(
-        name=name, online=conns.online, consume_type=CONSUME_TYPES.get(conns.consume_type or "", conns.consume_type),
-        message_model=conns.message_model, consume_from_where=conns.consume_from_where, members=members,
-        subscriptions=subs, progress=progress, brokers=known,
-        not_answering=tuple(c for c, a in infos.items() if not isinstance(a, ConsumerRunningInfo)), errors=conns.errors,
+        name=name,
+        online=conns.online,
+        consume_type=CONSUME_TYPES.get(conns.consume_type or "", conns.consume_type),
+        message_model=conns.message_model,
+        consume_from_where=conns.consume_from_where,
+        members=members,
+        subscriptions=subs,
+        progress=progress,
+        brokers=known,
+        not_answering=tuple(c for c, a in infos.items() if not isinstance(a, ConsumerRunningInfo)),
+        errors=conns.errors,
     )
 
 
@@ -293,7 +340,11 @@ def _route(topic: str) -> TopicRouteData:
 def group_live_checks(*, name: str, topic: str | None = None) -> tuple[LiveCheck, ...]:
     """The live check of each topic the group subscribes (or of ``topic``): who holds which queue."""
     _, conns, _ = _known_or_online(name)
-    topics = [checked_topic(topic)] if topic is not None else [t for t in conns.subscription_table if not t.startswith(RETRY_GROUP_TOPIC_PREFIX)]
+    topics = (
+        [checked_topic(topic)]
+        if topic is not None
+        else [t for t in conns.subscription_table if not t.startswith(RETRY_GROUP_TOPIC_PREFIX)]
+    )
     infos = live.running_infos(name, conns.broker_addrs) if conns.online else {}
     checks = []
     for t in sorted(topics):
@@ -337,48 +388,77 @@ def group_offset_reset_plan(*, name: str, topic: str, target: ResetTarget) -> Of
     else:
         targets = max_offsets(queues) if target.to == "latest" else search_offsets(queues, target.broker_timestamp)
     tops = max_offsets(queues)
-    rows = tuple(QueueReset(mq.broker_name, mq.queue_id, tops[mq], committed.get((mq.broker_name, topic), {}).get(mq.queue_id, -1),
-                            max(targets[mq], 0)) for mq in sorted(queues))
+    rows = tuple(
+        QueueReset(
+            mq.broker_name,
+            mq.queue_id,
+            tops[mq],
+            committed.get((mq.broker_name, topic), {}).get(mq.queue_id, -1),
+            max(targets[mq], 0),
+        )
+        for mq in sorted(queues)
+    )
     mode = ONLINE if conns.online else OFFLINE
     blocked = ""
     if mode == ONLINE:
         missing = [f"{r.broker_name}:{r.queue_id}" for r in rows if r.before < 0]
         if missing:
-            blocked = (f"the group is online and has no committed offset for queue{'s' if len(missing) > 1 else ''} "
-                       f"{', '.join(missing[:8])}{' …' if len(missing) > 8 else ''} of {topic}; RocketMQ resets the offsets "
-                       "of online members only where they committed one (let them consume first, or stop them)")
+            blocked = (
+                f"the group is online and has no committed offset for queue{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(missing[:8])}{' …' if len(missing) > 8 else ''} of {topic}; RocketMQ resets the offsets "
+                "of online members only where they committed one (let them consume first, or stop them)"
+            )
     return OffsetResetPlan(name, topic, target, mode, rows, blocked)
 
 
-def _one_queue(topic: str, queues: dict[MessageQueue, str], target: ResetTarget) -> tuple[dict[MessageQueue, str], dict[MessageQueue, int]]:
+def _one_queue(
+    topic: str, queues: dict[MessageQueue, str], target: ResetTarget
+) -> tuple[dict[MessageQueue, str], dict[MessageQueue, int]]:
     """The one queue of a reset to an offset, checked against the route and the queue's offsets."""
     brokers = sorted({mq.broker_name for mq in queues})
     if target.broker_name not in brokers:
-        raise InvalidInput("broker", f"{topic} has no write queue on broker {target.broker_name!r}; its brokers: {', '.join(brokers)}.")
+        raise InvalidInput(
+            "broker", f"{topic} has no write queue on broker {target.broker_name!r}; its brokers: {', '.join(brokers)}."
+        )
     mq = MessageQueue(topic, target.broker_name, target.queue_id)
     if mq not in queues:
         count = sum(1 for q in queues if q.broker_name == target.broker_name)
-        raise InvalidInput("queue_id", f"{target.broker_name} has queues 0-{count - 1} of {topic}, not {target.queue_id}.")
+        raise InvalidInput(
+            "queue_id", f"{target.broker_name} has queues 0-{count - 1} of {topic}, not {target.queue_id}."
+        )
     one = {mq: queues[mq]}
     low, high = min_offsets(one)[mq], max_offsets(one)[mq]
     if not low <= target.offset <= high:
-        raise InvalidInput("offset", f"{target.broker_name} queue {target.queue_id} of {topic} holds offsets {low} to {high} "
-                                     f"(the max offset is the next message's); {target.offset} is outside.")
+        raise InvalidInput(
+            "offset",
+            f"{target.broker_name} queue {target.queue_id} of {topic} holds offsets {low} to {high} "
+            f"(the max offset is the next message's); {target.offset} is outside.",
+        )
     return one, {mq: target.offset}
 
 
 def reset_queues(plan: OffsetResetPlan) -> tuple[dict[MessageQueue, str], list[str]]:
     """The queue -> master address map of a plan, and the master addresses of its brokers."""
     route = _route(plan.topic)
-    queues = {MessageQueue(plan.topic, q.broker_name, q.queue_id): route.master_addr(q.broker_name) or "" for q in plan.queues}
+    queues = {
+        MessageQueue(plan.topic, q.broker_name, q.queue_id): route.master_addr(q.broker_name) or "" for q in plan.queues
+    }
     return queues, sorted(set(queues.values()))
 
 
 # -- allocation ------------------------------------------------------------------------------------------
 
 
-def allocation_input(*, strategy: str, params: dict, topic: str | None = None, queues: tuple[MessageQueue, ...] | None = None,
-                     group: str | None = None, cids: tuple[str, ...] | None = None, **rest) -> previews.AllocationInput:
+def allocation_input(
+    *,
+    strategy: str,
+    params: dict,
+    topic: str | None = None,
+    queues: tuple[MessageQueue, ...] | None = None,
+    group: str | None = None,
+    cids: tuple[str, ...] | None = None,
+    **rest,
+) -> previews.AllocationInput:
     """An AllocationInput with live queues (the topic's readable queues) and live members (the group's) resolved."""
     if topic is not None:
         queues = tuple(_route(topic).subscribe_queues())
@@ -386,15 +466,24 @@ def allocation_input(*, strategy: str, params: dict, topic: str | None = None, q
         cids = group_member_ids(name=group)
         if not cids:
             _known_or_online(group)  # NotFound for a group nobody knows; one that is offline has no client
-    return previews.AllocationInput(queues=tuple(queues or ()), cids=tuple(cids or ()), strategy=strategy, params=dict(params or {}),
-                                    topic=topic, group=group, **rest)
+    return previews.AllocationInput(
+        queues=tuple(queues or ()),
+        cids=tuple(cids or ()),
+        strategy=strategy,
+        params=dict(params or {}),
+        topic=topic,
+        group=group,
+        **rest,
+    )
 
 
 def allocation_preview(*, spec: previews.AllocationInput) -> previews.PreviewResult:
     return previews.preview(spec)
 
 
-def allocation_compare(*, spec: previews.AllocationInput, params_by_strategy: dict | None = None) -> previews.CompareResult:
+def allocation_compare(
+    *, spec: previews.AllocationInput, params_by_strategy: dict | None = None
+) -> previews.CompareResult:
     return previews.compare(spec, params_by_strategy)
 
 

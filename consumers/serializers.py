@@ -12,6 +12,7 @@ Shapes scripts rely on::
     -> {"strategy", "assignments": {cid: [queue, ...]}, "owners": {"<topic>/<broker>/<queue id>": [cid, ...]},
         "balance", "idle": [cid], "unassigned": [queue], "shared": [...], "moved": {...} (what-if only)}
 """
+
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema_field
@@ -83,9 +84,15 @@ class GroupRowOutput(serializers.Serializer):
     brokers = serializers.ListField(child=serializers.CharField())
     topics = serializers.ListField(child=serializers.CharField())
     lag = serializers.IntegerField(help_text="messages not consumed yet, over every topic and broker")
-    tps = serializers.FloatField(allow_null=True, help_text="the brokers' consumeTps, as the progress API's consume_tps: messages pulled per second over the last minute (null: no broker gave it)")
-    delay = serializers.FloatField(allow_null=True, help_text="consume delay in seconds: now less the store time of the last message consumed "
-                                   "before the backlog (lastTimestamp), the oldest queue behind counting; 0 without backlog, null unknown")
+    tps = serializers.FloatField(
+        allow_null=True,
+        help_text="the brokers' consumeTps, as the progress API's consume_tps: messages pulled per second over the last minute (null: no broker gave it)",
+    )
+    delay = serializers.FloatField(
+        allow_null=True,
+        help_text="consume delay in seconds: now less the store time of the last message consumed "
+        "before the backlog (lastTimestamp), the oldest queue behind counting; 0 without backlog, null unknown",
+    )
     consume_enable = serializers.BooleanField()
     online = serializers.BooleanField()
     members = serializers.IntegerField(allow_null=True)
@@ -99,9 +106,22 @@ class GroupRowsOutput(GroupRowOutput):
     """GroupRowOutput built as plain dicts: a page of 1,000 rows stays cheap."""
 
     def to_representation(self, g) -> dict:
-        return {"name": g.name, "kind": g.kind, "brokers": list(g.brokers), "topics": list(g.topics), "lag": g.lag, "tps": g.tps, "delay": g.delay,
-                "consume_enable": g.consume_enable, "online": g.online, "members": g.members, "consume_type": g.consume_type,
-                "message_model": g.message_model, "version": g.version, "strategy": g.strategy}
+        return {
+            "name": g.name,
+            "kind": g.kind,
+            "brokers": list(g.brokers),
+            "topics": list(g.topics),
+            "lag": g.lag,
+            "tps": g.tps,
+            "delay": g.delay,
+            "consume_enable": g.consume_enable,
+            "online": g.online,
+            "members": g.members,
+            "consume_type": g.consume_type,
+            "message_model": g.message_model,
+            "version": g.version,
+            "strategy": g.strategy,
+        }
 
 
 class MemberOutput(serializers.Serializer):
@@ -149,7 +169,9 @@ class GroupDetailOutput(serializers.Serializer):
     topics = serializers.ListField(child=serializers.CharField())
     members = MemberOutput(many=True)
     subscriptions = SubscriptionOutput(many=True)
-    delay = serializers.FloatField(source="progress.delay", allow_null=True, help_text="consume delay in seconds, as the group list's delay")
+    delay = serializers.FloatField(
+        source="progress.delay", allow_null=True, help_text="consume delay in seconds, as the group list's delay"
+    )
     progress = GroupProgressOutput()
     not_answering = serializers.ListField(child=serializers.CharField())
     errors = serializers.ListField(child=serializers.CharField())
@@ -162,14 +184,18 @@ class ScenarioInput(StrictInputSerializer):
     add_consumers = serializers.ListField(child=StrictCharField(), required=False, default=list)
     remove_consumers = serializers.ListField(child=StrictCharField(), required=False, default=list)
     brokers_down = serializers.ListField(child=StrictCharField(), required=False, default=list)
-    queue_counts = serializers.DictField(child=StrictIntegerField(min_value=0, max_value=1024), required=False, default=dict)
+    queue_counts = serializers.DictField(
+        child=StrictIntegerField(min_value=0, max_value=1024), required=False, default=dict
+    )
 
 
 class AllocationInputBase(StrictInputSerializer):
     schema_rules = allocation_rules()
 
     topic = StrictCharField(required=False, help_text="a live topic: its readable queues")
-    queues = serializers.ListField(child=serializers.JSONField(), required=False, help_text="or queues: [{topic, broker_name, queue_id}]")
+    queues = serializers.ListField(
+        child=serializers.JSONField(), required=False, help_text="or queues: [{topic, broker_name, queue_id}]"
+    )
     group = StrictCharField(required=False, help_text="a live group: its members' client ids")
     cids = serializers.ListField(child=serializers.JSONField(), required=False, help_text="or client ids")
     current = serializers.JSONField(required=False, help_text="what-if: what each client holds now, {cid: [queue]}")
@@ -205,10 +231,16 @@ class AllocationInputBase(StrictInputSerializer):
 
 
 class AllocationPreviewInput(AllocationInputBase):
-    schema_rules = {**allocation_rules(), "oneOf": [  # each strategy with the parameters it takes
-        strategy_branch(name) for name in rules.PARAMS]}
+    schema_rules = {
+        **allocation_rules(),
+        "oneOf": [  # each strategy with the parameters it takes
+            strategy_branch(name) for name in rules.PARAMS
+        ],
+    }
 
-    strategy = StrictCharField(help_text="AVG, AVG_BY_CIRCLE, CONFIG, MACHINE_ROOM, MACHINE_ROOM_NEARBY, CONSISTENT_HASH")
+    strategy = StrictCharField(
+        help_text="AVG, AVG_BY_CIRCLE, CONFIG, MACHINE_ROOM, MACHINE_ROOM_NEARBY, CONSISTENT_HASH"
+    )
     params = serializers.JSONField(required=False, default=dict, help_text="the strategy's parameters")
 
     def check_strategy(self, attrs: dict) -> None:
@@ -216,9 +248,17 @@ class AllocationPreviewInput(AllocationInputBase):
 
 
 class AllocationCompareInput(AllocationInputBase):
-    schema_rules = {**allocation_rules(), "properties": {
-        **allocation_rules()["properties"],
-        "params": {"type": "object", "additionalProperties": False, "properties": {name: params_schema(name) for name in rules.PARAMS}}}}
+    schema_rules = {
+        **allocation_rules(),
+        "properties": {
+            **allocation_rules()["properties"],
+            "params": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {name: params_schema(name) for name in rules.PARAMS},
+            },
+        },
+    }
 
     params = serializers.JSONField(required=False, default=dict, help_text="{strategy name: its parameters}")
 
@@ -285,8 +325,10 @@ class SharedOutput(serializers.Serializer):
 class AllocationOutput(serializers.Serializer):
     strategy = serializers.CharField()
     assignments = serializers.DictField(child=QueueSerializer(many=True), help_text="client id -> its queues")
-    owners = serializers.DictField(child=serializers.ListField(child=serializers.CharField()),
-                                   help_text='"<topic>/<broker>/<queue id>" -> the clients holding it ([] nobody)')
+    owners = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text='"<topic>/<broker>/<queue id>" -> the clients holding it ([] nobody)',
+    )
     queue_counts = serializers.DictField(child=serializers.IntegerField())
     balance = serializers.IntegerField(help_text="most minus fewest queues per client")
     idle = serializers.ListField(child=serializers.CharField())
@@ -320,7 +362,14 @@ class CompareOutput(serializers.Serializer):
             if e.result is None:
                 rows.append({"strategy": e.name, "skipped": e.skipped_reason})
             else:
-                rows.append({**result_json(e.result), "strategy": e.name, "reported_name": e.result.strategy_name, "skipped": None})
+                rows.append(
+                    {
+                        **result_json(e.result),
+                        "strategy": e.name,
+                        "reported_name": e.result.strategy_name,
+                        "skipped": None,
+                    }
+                )
         return {"queues": len(instance.queues), "cids": list(instance.cids), "strategies": rows}
 
 
@@ -350,10 +399,22 @@ class LiveCheckOutput(serializers.Serializer):
 
     def to_representation(self, c) -> dict:
         check = c.check
-        members = [{"client_id": m.client_id, "answered": m.answered, "error": m.error, "strategy": m.strategy,
-                    "subscription": m.subscription, "queues": [queue_json(q) for q in m.queues]} for m in c.members]
+        members = [
+            {
+                "client_id": m.client_id,
+                "answered": m.answered,
+                "error": m.error,
+                "strategy": m.strategy,
+                "subscription": m.subscription,
+                "queues": [queue_json(q) for q in m.queues],
+            }
+            for m in c.members
+        ]
         return {
-            "topic": c.topic, "consistent": c.consistent, "members": members, "not_answering": list(c.not_answering),
+            "topic": c.topic,
+            "consistent": c.consistent,
+            "members": members,
+            "not_answering": list(c.not_answering),
             "observed": preview_json(check.observed) if check else None,
             "expected": preview_json(check.expected) if check and check.expected else None,
             "doubly_owned": [{"queue": queue_json(r.queue), "cids": list(r.cids)} for r in c.doubly_owned],

@@ -12,6 +12,7 @@ How a reset is done (the same choice as RocketMQ's ``mqadmin resetOffsetByTime``
 - nobody online: the console commits each queue's offset (UPDATE_CONSUMER_OFFSET), as
   mqadmin's fallback for CONSUMER_NOT_ONLINE does; members read them when they start.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -45,8 +46,9 @@ def group_reset_offset(*, actor: Actor, group: str, topic: str, target: ResetTar
         by_key = {(mq.broker_name, mq.queue_id): mq for mq in queues}
         targets = {by_key[(q.broker_name, q.queue_id)]: q.after for q in plan.queues}
         if plan.mode == ONLINE and target.to == "offset":  # that queue's broker pushes it to the members
-            pushed = invoke_broker_to_reset_offset(addrs, topic, group, LATEST_TIMESTAMP, force=True,
-                                                   one_queue=(target.queue_id, target.offset))
+            pushed = invoke_broker_to_reset_offset(
+                addrs, topic, group, LATEST_TIMESTAMP, force=True, one_queue=(target.queue_id, target.offset)
+            )
             targets.update({mq: off for mq, off in pushed.items() if mq in targets})
         elif plan.mode == ONLINE:
             pushed = invoke_broker_to_reset_offset(addrs, topic, group, target.broker_timestamp, force=True)

@@ -6,6 +6,7 @@ keep each broker's value; DELETE ?cluster= or ?broker= for a part, ?remove_offse
 committed offsets too). The same services as the console pages and ``mqadmin updateSubGroup`` /
 ``deleteSubGroup``.
 """
+
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -40,8 +41,13 @@ class SubscriptionGroupViewSet(viewsets.ViewSet):
     def list(self, request: Request) -> Response:
         q = parse_input(SubscriptionGroupListQuery, query_dict(request))
         groups = selectors.subscription_group_list(search=q.get("search", ""), kinds=q.get("kind"))
-        return paginated_response(request, self, groups.rows, SubscriptionGroupOutput,
-                                  {"errors": list(groups.errors)} if groups.errors else None)
+        return paginated_response(
+            request,
+            self,
+            groups.rows,
+            SubscriptionGroupOutput,
+            {"errors": list(groups.errors)} if groups.errors else None,
+        )
 
     @extend_schema(request=SubscriptionGroupCreateInput, responses={201: SubscriptionGroupOutput})
     def create(self, request: Request) -> Response:
@@ -56,16 +62,29 @@ class SubscriptionGroupViewSet(viewsets.ViewSet):
     @extend_schema(parameters=[NAME], request=SubscriptionGroupReplaceInput, responses=SubscriptionGroupOutput)
     def update(self, request: Request, name: str) -> Response:
         spec = validated(SubscriptionGroupReplaceInput, request.data).spec(name)
-        return Response(SubscriptionGroupOutput(services.subscription_group_update(actor=actor_from_request(request), spec=spec)).data)
+        return Response(
+            SubscriptionGroupOutput(
+                services.subscription_group_update(actor=actor_from_request(request), spec=spec)
+            ).data
+        )
 
     @extend_schema(parameters=[NAME], request=SubscriptionGroupPatchInput, responses=SubscriptionGroupOutput)
     def partial_update(self, request: Request, name: str) -> Response:
         spec = validated(SubscriptionGroupPatchInput, request.data).spec(name)
-        return Response(SubscriptionGroupOutput(services.subscription_group_update(actor=actor_from_request(request), spec=spec)).data)
+        return Response(
+            SubscriptionGroupOutput(
+                services.subscription_group_update(actor=actor_from_request(request), spec=spec)
+            ).data
+        )
 
     @extend_schema(parameters=[NAME, SubscriptionGroupDeleteQuery], responses={200: SubscriptionGroupDeletionOutput})
     def destroy(self, request: Request, name: str) -> Response:
         q = parse_input(SubscriptionGroupDeleteQuery, query_dict(request))
-        deletion = services.subscription_group_delete(actor=actor_from_request(request), name=name, cluster=q.get("cluster"),
-                                                      broker=q.get("broker"), remove_offsets=q["remove_offsets"])
+        deletion = services.subscription_group_delete(
+            actor=actor_from_request(request),
+            name=name,
+            cluster=q.get("cluster"),
+            broker=q.get("broker"),
+            remove_offsets=q["remove_offsets"],
+        )
         return Response(SubscriptionGroupDeletionOutput(deletion).data)

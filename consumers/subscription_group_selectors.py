@@ -9,6 +9,7 @@ same tables for its consumeEnable.
 The settings, their console names and the ranges the console accepts are :data:`SETTINGS` and
 :data:`RANGES`: the API serializers, the form and the services read them from here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -25,16 +26,32 @@ from consumers.selectors import group_kind
 # console name -> (RocketMQ's name, help text); the order of the form and the table. The help stays English in
 # the API; gettext_noop marks it for the catalogue, and the form translates it (subscription_group_forms).
 SETTINGS: dict[str, tuple[str, str]] = {
-    "consume_enable": ("consumeEnable", gettext_noop("Members may pull messages; off stops consumption on this broker (messages wait).")),
-    "consume_from_min_enable": ("consumeFromMinEnable", gettext_noop("A new group starts at the queue's minimum offset rather than its end.")),
-    "consume_broadcast_enable": ("consumeBroadcastEnable", gettext_noop("Broadcasting consumers of the group may consume.")),
+    "consume_enable": (
+        "consumeEnable",
+        gettext_noop("Members may pull messages; off stops consumption on this broker (messages wait)."),
+    ),
+    "consume_from_min_enable": (
+        "consumeFromMinEnable",
+        gettext_noop("A new group starts at the queue's minimum offset rather than its end."),
+    ),
+    "consume_broadcast_enable": (
+        "consumeBroadcastEnable",
+        gettext_noop("Broadcasting consumers of the group may consume."),
+    ),
     "retry_queue_nums": ("retryQueueNums", gettext_noop("Queues of the group's retry topic %RETRY%<group> (0..1024).")),
-    "retry_max_times": ("retryMaxTimes", gettext_noop("Redeliveries before a message goes to %DLQ%<group> (-1..10000; -1: never retried).")),
+    "retry_max_times": (
+        "retryMaxTimes",
+        gettext_noop("Redeliveries before a message goes to %DLQ%<group> (-1..10000; -1: never retried)."),
+    ),
     "broker_id": ("brokerId", gettext_noop("The broker id members pull from: 0 the master, 1.. a slave (0..1024).")),
-    "which_broker_when_consume_slowly": ("whichBrokerWhenConsumeSlowly",
-                                         gettext_noop("The broker id members pull from while they lag far behind (0..1024; RocketMQ: 1).")),
-    "notify_consumer_ids_changed_enable": ("notifyConsumerIdsChangedEnable",
-                                           gettext_noop("The broker tells members when one joins or leaves, so they rebalance at once.")),
+    "which_broker_when_consume_slowly": (
+        "whichBrokerWhenConsumeSlowly",
+        gettext_noop("The broker id members pull from while they lag far behind (0..1024; RocketMQ: 1)."),
+    ),
+    "notify_consumer_ids_changed_enable": (
+        "notifyConsumerIdsChangedEnable",
+        gettext_noop("The broker tells members when one joins or leaves, so they rebalance at once."),
+    ),
 }
 BOOL_SETTINGS = tuple(k for k in SETTINGS if k.endswith("_enable"))
 RANGES: dict[str, tuple[int, int]] = {  # what the console accepts; the broker's own check is looser for the ids
@@ -155,8 +172,11 @@ def subscription_group_list(*, search: str = "", kinds: frozenset[str] | None = 
     of the name (case-insensitive), ``kinds`` keeps user and/or system groups."""
     groups, errors = _read(masters_of(cluster_info()))
     needle = search.strip().lower()
-    rows = tuple(_group(name, groups[name]) for name in sorted(groups)
-                 if (not needle or needle in name.lower()) and (not kinds or group_kind(name) in kinds))
+    rows = tuple(
+        _group(name, groups[name])
+        for name in sorted(groups)
+        if (not needle or needle in name.lower()) and (not kinds or group_kind(name) in kinds)
+    )
     return SubscriptionGroupList(rows, len(groups), tuple(errors))
 
 

@@ -3,12 +3,19 @@
 The settings' names, help and ranges are :data:`consumers.subscription_group_selectors.SETTINGS` and
 ``RANGES``; the services check them again (a form or the API, the same refusal).
 """
+
 from __future__ import annotations
 
 from rest_framework import serializers
 
 from console.query_filters import ChoiceSetField
-from console.rest import ClusterOrBrokerInput, StrictBooleanField, StrictCharField, StrictInputSerializer, StrictIntegerField
+from console.rest import (
+    ClusterOrBrokerInput,
+    StrictBooleanField,
+    StrictCharField,
+    StrictInputSerializer,
+    StrictIntegerField,
+)
 from console.schema_examples import GROUP_NAME_PATTERN
 from consumers.subscription_group_selectors import BOOL_SETTINGS, RANGES, SETTINGS
 from consumers.subscription_group_services import SubscriptionGroupSpec
@@ -52,16 +59,23 @@ class SubscriptionGroupSettingsInput(ClusterOrBrokerInput, StrictInputSerializer
 
     def spec(self, name: str | None = None) -> SubscriptionGroupSpec:
         data = self.validated_data
-        return SubscriptionGroupSpec(name or data["name"], data.get("cluster"), data.get("broker"),
-                                     {k: v for k, v in data.items() if k in SETTINGS}, self.replace)
+        return SubscriptionGroupSpec(
+            name or data["name"],
+            data.get("cluster"),
+            data.get("broker"),
+            {k: v for k, v in data.items() if k in SETTINGS},
+            self.replace,
+        )
 
 
 class SubscriptionGroupCreateInput(SubscriptionGroupSettingsInput):
     name = StrictCharField(trim_whitespace=False, allow_blank=True, help_text="the consumer group's name")
 
     require_target = True
-    schema_rules = {"oneOf": [{"required": ["cluster"]}, {"required": ["broker"]}],
-                    "properties": {**_RANGE_RULES, "name": {"pattern": GROUP_NAME_PATTERN}}}
+    schema_rules = {
+        "oneOf": [{"required": ["cluster"]}, {"required": ["broker"]}],
+        "properties": {**_RANGE_RULES, "name": {"pattern": GROUP_NAME_PATTERN}},
+    }
 
 
 class SubscriptionGroupReplaceInput(SubscriptionGroupSettingsInput):
@@ -76,15 +90,20 @@ class SubscriptionGroupPatchInput(SubscriptionGroupSettingsInput):
 
     def validate(self, attrs: dict) -> dict:
         if not attrs:
-            raise serializers.ValidationError({"non_field_errors": ["nothing to change: give a setting, a cluster or a broker."]})
+            raise serializers.ValidationError(
+                {"non_field_errors": ["nothing to change: give a setting, a cluster or a broker."]}
+            )
         return super().validate(attrs)
 
 
 class SubscriptionGroupDeleteQuery(ClusterOrBrokerInput):
     cluster = serializers.CharField(required=False, help_text="delete from every master of this cluster only")
     broker = serializers.CharField(required=False, help_text="delete from this broker only")
-    remove_offsets = serializers.BooleanField(required=False, default=False,
-                                              help_text="also drop the group's committed offsets there (members then start afresh)")
+    remove_offsets = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="also drop the group's committed offsets there (members then start afresh)",
+    )
 
 
 class SubscriptionGroupListQuery(serializers.Serializer):

@@ -9,13 +9,18 @@ update with ``replace`` (PUT), gives every setting left out RocketMQ's default; 
 (PATCH) keeps each broker's current value of a setting left out (a broker that gets the group for
 the first time starts from the defaults). System groups (RocketMQ's tool groups) are refused.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from brokers.gateway.cluster import cluster_info
-from brokers.gateway.subscription_groups import SubscriptionGroupConfig, subscription_group_delete_on, subscription_group_write
+from brokers.gateway.subscription_groups import (
+    SubscriptionGroupConfig,
+    subscription_group_delete_on,
+    subscription_group_write,
+)
 from console.actor import Actor
 from console.audit import audited
 from console.errors import Conflict, InvalidInput, NotFound, one_target
@@ -120,7 +125,9 @@ def subscription_group_create(*, actor: Actor, spec: SubscriptionGroupSpec) -> S
             raise InvalidInput("cluster", f"cluster {spec.cluster!r} has no master to write to.")
         existing = _get_or_none(spec.name, info)
         if existing is not None:
-            raise Conflict(f"subscription group {spec.name} exists already on {', '.join(existing.broker_names)}; edit it instead")
+            raise Conflict(
+                f"subscription group {spec.name} exists already on {', '.join(existing.broker_names)}; edit it instead"
+            )
         config = SubscriptionGroupConfig(spec.name, **{**settings_of(DEFAULTS), **settings})
         note.after = {m.broker_name: settings_of(config) for m in targets}
         _write(spec.name, [(m, config) for m in targets])
@@ -155,8 +162,9 @@ def subscription_group_update(*, actor: Actor, spec: SubscriptionGroupSpec) -> S
     return group
 
 
-def subscription_group_delete(*, actor: Actor, name: str, cluster: str | None = None, broker: str | None = None,
-                              remove_offsets: bool = False) -> SubscriptionGroupDeletion:
+def subscription_group_delete(
+    *, actor: Actor, name: str, cluster: str | None = None, broker: str | None = None, remove_offsets: bool = False
+) -> SubscriptionGroupDeletion:
     """Delete the group from every broker that holds it, from one cluster's, or from one broker; with
     ``remove_offsets`` its committed offsets there go too (else members that come back resume from them)."""
     actor.require(Role.OPERATOR)

@@ -2,6 +2,7 @@
 
 Each view parses, calls one selector or service, and renders; writes are plain form posts that redirect.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -55,13 +56,17 @@ def _save_form(request: HttpRequest, group, save, done) -> HttpResponse:
 
 @console_page(methods=("GET", "POST"), read=Role.OPERATOR)
 def subscription_group_create(request: HttpRequest) -> HttpResponse:
-    return _save_form(request, None, services.subscription_group_create, lambda saved: f"Subscription group {saved.name} created")
+    return _save_form(
+        request, None, services.subscription_group_create, lambda saved: f"Subscription group {saved.name} created"
+    )
 
 
 @console_page(methods=("GET", "POST"), read=Role.OPERATOR)
 def subscription_group_update(request: HttpRequest, name: str) -> HttpResponse:
     group = selectors.subscription_group_get(name=name)
-    return _save_form(request, group, services.subscription_group_update, lambda saved: f"Subscription group {name} saved")
+    return _save_form(
+        request, group, services.subscription_group_update, lambda saved: f"Subscription group {name} saved"
+    )
 
 
 @console_page(methods=("GET", "POST"), read=Role.OPERATOR)

@@ -4,6 +4,7 @@ Tasks are thin: JSON arguments (a job id), one service call. Their hard time lim
 ``settings.GANTRY_TASK_TIME_LIMITS`` (below Redis's visibility timeout, so a message is only
 delivered again when its worker died); the soft limit leaves the job time to record how it ended.
 """
+
 from __future__ import annotations
 
 import redis
@@ -40,19 +41,36 @@ class RebalanceTask(Task):
             jobs.rebalance_job_fail(job_id=job_id, reason=describe_failure(exc))
 
 
-@shared_task(bind=True, base=RebalanceTask, name=jobs.REBALANCE_TASK, acks_late=True,
-             time_limit=REBALANCE_LIMIT_S, soft_time_limit=REBALANCE_SOFT_LIMIT_S,
-             autoretry_for=TRANSIENT_ERRORS, max_retries=3, retry_backoff=1, retry_backoff_max=5, retry_jitter=False)
+@shared_task(
+    bind=True,
+    base=RebalanceTask,
+    name=jobs.REBALANCE_TASK,
+    acks_late=True,
+    time_limit=REBALANCE_LIMIT_S,
+    soft_time_limit=REBALANCE_SOFT_LIMIT_S,
+    autoretry_for=TRANSIENT_ERRORS,
+    max_retries=3,
+    retry_backoff=1,
+    retry_backoff_max=5,
+    retry_jitter=False,
+)
 def rebalance_job_task(self, job_id: int) -> str:
     """Run rebalance job ``job_id``; its final status. A redelivered message of a finished job does nothing."""
     try:
         return runner.rebalance_job_run(job_id=job_id, budget_s=REBALANCE_SOFT_LIMIT_S - CONCLUDE_MARGIN_S)
     except SoftTimeLimitExceeded:
-        jobs.rebalance_job_fail(job_id=job_id, reason=f"the task's time limit ({REBALANCE_SOFT_LIMIT_S} s) passed before the job ended")
+        jobs.rebalance_job_fail(
+            job_id=job_id, reason=f"the task's time limit ({REBALANCE_SOFT_LIMIT_S} s) passed before the job ended"
+        )
         return "failed"
 
 
-@shared_task(name="consumers.tasks.health_scan_task", acks_late=True, time_limit=SHORT_LIMIT_S, soft_time_limit=SHORT_SOFT_LIMIT_S)
+@shared_task(
+    name="consumers.tasks.health_scan_task",
+    acks_late=True,
+    time_limit=SHORT_LIMIT_S,
+    soft_time_limit=SHORT_SOFT_LIMIT_S,
+)
 def health_scan_task() -> dict:
     """The periodic health scan (CELERY_BEAT_SCHEDULE "health-scan"): one scan per name-server set, alerts for the overview."""
     return {"scans": health.health_scan_all()}

@@ -1,4 +1,5 @@
 """Frozen dataclasses between the consumer-group selectors/services and the templates/serializers."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,14 +34,18 @@ class GroupRow:
     brokers: tuple[str, ...]  # broker names that know the group
     topics: tuple[str, ...]  # topics it has committed offsets for
     lag: int
-    tps: float | None  # the brokers' consumeTps: messages pulled per second over the last minute (None: no broker gave it)
+    tps: (
+        float | None
+    )  # the brokers' consumeTps: messages pulled per second over the last minute (None: no broker gave it)
     consume_enable: bool = True
     members: int | None = None
     consume_type: str | None = None  # PUSH, PULL
     message_model: str | None = None  # CLUSTERING, BROADCASTING
     version: str | None = None
     strategy: str | None = None  # as the members reported it to the last live check (None: unknown)
-    delay: float | None = None  # s: now - the lastTimestamp behind its backlog (0 none; None unknown: no consume stats, nothing consumed yet)
+    delay: float | None = (
+        None  # s: now - the lastTimestamp behind its backlog (0 none; None unknown: no consume stats, nothing consumed yet)
+    )
 
     @property
     def online(self) -> bool:
@@ -54,7 +59,9 @@ class GroupList:
     broker_names: tuple[str, ...]
     errors: tuple[str, ...] = ()
     stats_sources: tuple[str, ...] = ()  # how lag was read: GET_BROKER_CONSUME_STATS or GET_TOPIC_STATS_INFO
-    asked: tuple[tuple[str, str], ...] = ()  # (address, broker name) of the brokers asked (a slave for a master that is down)
+    asked: tuple[
+        tuple[str, str], ...
+    ] = ()  # (address, broker name) of the brokers asked (a slave for a master that is down)
 
 
 # -- one group -------------------------------------------------------------------------------------------
@@ -141,9 +148,16 @@ class GroupDetail:
     @property
     def subscribed_topics(self) -> tuple[str, ...]:
         """The topics the group reads messages of: its subscriptions (else the topics it has offsets on), retry and DLQ topics left out."""
+
         def own(t: str) -> bool:
             return not t.startswith((RETRY_GROUP_TOPIC_PREFIX, DLQ_GROUP_TOPIC_PREFIX))
-        return tuple(sorted({s.topic for s in self.subscriptions if own(s.topic)} or {q.topic for q in self.progress.queues if own(q.topic)}))
+
+        return tuple(
+            sorted(
+                {s.topic for s in self.subscriptions if own(s.topic)}
+                or {q.topic for q in self.progress.queues if own(q.topic)}
+            )
+        )
 
 
 # -- offset reset ----------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ rebalance jobs (trigger from the group page, a job's progress polled by htmx, th
 Each view parses, calls one selector or service, and renders; a page and its htmx swap share
 the ``_partial.html`` template.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -41,14 +42,23 @@ def group_list(request: HttpRequest) -> HttpResponse:
     if form.refused:  # a refused filter lists nothing (console.query_filters)
         groups = replace(groups, rows=())
     ordering = "" if form.refused else form.cleaned_data.get("ordering", "") if form.is_bound else ""
-    rows = order_by(groups.rows, ordering or None, selectors.GROUP_ORDERING, "name")  # before paging: the whole list is sorted
+    rows = order_by(
+        groups.rows, ordering or None, selectors.GROUP_ORDERING, "name"
+    )  # before paging: the whole list is sorted
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     unordered = query.copy()
     unordered.pop("ordering", None)
-    context = {"form": form, "groups": groups, "page": page, "rows": selectors.with_members(page.object_list, groups.asked), "query": query.urlencode(),
-               "ordering": ordering, "unordered_query": unordered.urlencode()}
+    context = {
+        "form": form,
+        "groups": groups,
+        "page": page,
+        "rows": selectors.with_members(page.object_list, groups.asked),
+        "query": query.urlencode(),
+        "ordering": ordering,
+        "unordered_query": unordered.urlencode(),
+    }
     return _page_or_partial(request, "consumers/group_list.html", "consumers/_group_table.html", context, form.status)
 
 
@@ -70,7 +80,9 @@ def client_running_info(request: HttpRequest, name: str, client_id: str) -> Http
         context["info"] = selectors.client_running_info(name=name, client_id=client_id)
     except ServiceError as exc:  # NotFound (not an online member), Unavailable (too old, no answer): the reason
         context.update(reason=exc.message, not_member=isinstance(exc, NotFound))
-    return _page_or_partial(request, "consumers/client_running_info.html", "consumers/_client_running_info.html", context)
+    return _page_or_partial(
+        request, "consumers/client_running_info.html", "consumers/_client_running_info.html", context
+    )
 
 
 @console_page(methods=("POST",))
@@ -79,17 +91,28 @@ def group_rebalance(request: HttpRequest, name: str) -> HttpResponse:
     form = RebalanceForm(request.POST)
     if form.is_valid():
         try:
-            triggered = rebalance_jobs.rebalance_trigger(actor=actor_from_request(request), scope="group", value=name,
-                                                         dry_run=form.cleaned_data["dry_run"], timeout_s=form.cleaned_data["timeout_s"])
+            triggered = rebalance_jobs.rebalance_trigger(
+                actor=actor_from_request(request),
+                scope="group",
+                value=name,
+                dry_run=form.cleaned_data["dry_run"],
+                timeout_s=form.cleaned_data["timeout_s"],
+            )
         except ServiceError as exc:
             show_on_form(form, exc)
             status = exc.status
         else:
             if not triggered.created:
-                messages.info(request, f"Job {triggered.job.id} was already {triggered.job.status} for {name}: showing it.")
+                messages.info(
+                    request, f"Job {triggered.job.id} was already {triggered.job.status} for {name}: showing it."
+                )
             if request.htmx:  # into the panel's job slot: the job card, which polls itself while active
                 job = rebalance_selectors.rebalance_job_get(job_id=triggered.job.id)
-                return render(request, "consumers/_rebalance_result.html", {"form": RebalanceForm(), "job": job, "already": not triggered.created})
+                return render(
+                    request,
+                    "consumers/_rebalance_result.html",
+                    {"form": RebalanceForm(), "job": job, "already": not triggered.created},
+                )
             return redirect("consumers:rebalance-job", pk=triggered.job.id)
     else:
         status = 400
@@ -121,11 +144,18 @@ def rebalance_jobs_page(request: HttpRequest) -> HttpResponse:
         history = rebalance_selectors.rebalance_history(filters=filters, page_number=request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"form": form, "history": history, "group": filters.group, "query": query.urlencode(),
-               "page": history.page, "polled_query": request.GET.urlencode(),
-               "polling": any(j.active for j in history.jobs)}
-    return _page_or_partial(request, "consumers/rebalance_jobs.html", "consumers/_rebalance_table.html", context,
-                            form.status)
+    context = {
+        "form": form,
+        "history": history,
+        "group": filters.group,
+        "query": query.urlencode(),
+        "page": history.page,
+        "polled_query": request.GET.urlencode(),
+        "polling": any(j.active for j in history.jobs),
+    }
+    return _page_or_partial(
+        request, "consumers/rebalance_jobs.html", "consumers/_rebalance_table.html", context, form.status
+    )
 
 
 @console_page(methods=("GET", "POST"))
@@ -139,7 +169,9 @@ def group_reset_offset(request: HttpRequest, name: str) -> HttpResponse:
         try:
             if request.method == "POST":
                 done = services.group_reset_offset(actor=actor_from_request(request), group=name, **_reset_args(form))
-                messages.success(request, f"Offsets of {name} on {done.topic} reset to {done.target.label()} ({done.mode}).")
+                messages.success(
+                    request, f"Offsets of {name} on {done.topic} reset to {done.target.label()} ({done.mode})."
+                )
                 return redirect("consumers:detail", name=name)
             plan = selectors.group_offset_reset_plan(name=name, **_reset_args(form))
         except ServiceError as exc:
@@ -177,13 +209,22 @@ def _allocation_context(form: AllocationForm, inputs: dict) -> dict:
     context: dict = {"spec": spec}
     if form.value("view") == "compare":
         comparison = selectors.allocation_compare(spec=spec)
-        context["comparison"] = [(e, build_grid(e.result.preview, e.result.diff, added=e.result.added_cids, removed=e.result.removed_cids)
-                                  if e.result else None) for e in comparison.entries]
+        context["comparison"] = [
+            (
+                e,
+                build_grid(e.result.preview, e.result.diff, added=e.result.added_cids, removed=e.result.removed_cids)
+                if e.result
+                else None,
+            )
+            for e in comparison.entries
+        ]
     else:
         result = selectors.allocation_preview(spec=spec)
         context["result"] = result
         context["grid"] = build_grid(result.preview, result.diff, added=result.added_cids, removed=result.removed_cids)
     if spec.topic and spec.group:
-        context["checks"] = [(c, build_grid(c.check.observed) if c.check else None)
-                             for c in selectors.group_live_checks(name=spec.group, topic=spec.topic)]
+        context["checks"] = [
+            (c, build_grid(c.check.observed) if c.check else None)
+            for c in selectors.group_live_checks(name=spec.group, topic=spec.topic)
+        ]
     return context

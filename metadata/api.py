@@ -4,6 +4,7 @@ GET export?cluster=&broker=&include_special= (viewer; a download, merged across 
 POST dry-run {cluster|broker, metadata} (viewer; what the import would do, nothing written), POST apply
 {cluster|broker, metadata, plan_id} (operator; writes the dry run's creates and updates, audited).
 """
+
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
@@ -29,33 +30,49 @@ def export_filename(scope_label: str, export_time: int) -> str:
 class MetadataViewSet(viewsets.ViewSet):
     action_roles = {"dry_run": Role.VIEWER, "apply": Role.OPERATOR}
 
-    @extend_schema(parameters=[MetadataExportQuery],
-                   responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="topicConfigTable, subscriptionGroupTable, exportTime")},
-                   description="Topics and subscription groups as RocketMQ's exportMetadata JSON, as a download; system ones left out.")
+    @extend_schema(
+        parameters=[MetadataExportQuery],
+        responses={
+            200: OpenApiResponse(
+                OpenApiTypes.OBJECT, description="topicConfigTable, subscriptionGroupTable, exportTime"
+            )
+        },
+        description="Topics and subscription groups as RocketMQ's exportMetadata JSON, as a download; system ones left out.",
+    )
     @action(detail=False, methods=["get"])
     def export(self, request: Request) -> Response:
         q = parse_input(MetadataExportQuery, query_dict(request))
         scope = metadata_scope(cluster=q.get("cluster"), broker=q.get("broker"))
         document = metadata_export(scope=scope, include_special=q["include_special"])
         response = Response(document)
-        response["Content-Disposition"] = f'attachment; filename="{export_filename(scope.label, document["exportTime"])}"'
+        response["Content-Disposition"] = (
+            f'attachment; filename="{export_filename(scope.label, document["exportTime"])}"'
+        )
         return response
 
-    @extend_schema(request=MetadataImportInput, responses=ImportPlanOutput,
-                   description="The dry run of an import: per topic and group create, update (each broker's changed "
-                               "properties) or unchanged, and what is skipped. Nothing is written.")
+    @extend_schema(
+        request=MetadataImportInput,
+        responses=ImportPlanOutput,
+        description="The dry run of an import: per topic and group create, update (each broker's changed "
+        "properties) or unchanged, and what is skipped. Nothing is written.",
+    )
     @action(detail=False, methods=["post"], url_path="dry-run")
     def dry_run(self, request: Request) -> Response:
         data = parse_input(MetadataImportInput, request.data)
         scope = metadata_scope(cluster=data.get("cluster"), broker=data.get("broker"), default_all=False)
         return Response(ImportPlanOutput(metadata_plan(document=data["metadata"], scope=scope)).data)
 
-    @extend_schema(request=MetadataApplyInput, responses=ImportPlanOutput,
-                   description="Apply the dry run named by plan_id (409 when the plan differs now): creates and updates, "
-                               "never deletes or shrinks; one audit entry.")
+    @extend_schema(
+        request=MetadataApplyInput,
+        responses=ImportPlanOutput,
+        description="Apply the dry run named by plan_id (409 when the plan differs now): creates and updates, "
+        "never deletes or shrinks; one audit entry.",
+    )
     @action(detail=False, methods=["post"])
     def apply(self, request: Request) -> Response:
         data = parse_input(MetadataApplyInput, request.data)
         scope = metadata_scope(cluster=data.get("cluster"), broker=data.get("broker"), default_all=False)
-        plan = metadata_import(actor=actor_from_request(request), document=data["metadata"], scope=scope, plan_id=data["plan_id"])
+        plan = metadata_import(
+            actor=actor_from_request(request), document=data["metadata"], scope=scope, plan_id=data["plan_id"]
+        )
         return Response(ImportPlanOutput(plan, context={"applied": True}).data)

@@ -21,6 +21,7 @@ does not apply (5.x's ``attributes``, ``groupRetryPolicy``, a per-broker file's 
 are ignored; an export writes each topic's ``attributes`` as the brokers hold them. System topics and groups are set aside as skipped, with the reason; retry and DLQ
 topics are imported like any other (what ``updateTopic`` allows).
 """
+
 from __future__ import annotations
 
 import json
@@ -44,10 +45,18 @@ MAX_ERRORS = 20  # refusals listed at once (the rest wait for the next try)
 FILTER_TYPES = ("SINGLE_TAG", "MULTI_TAG")
 # RocketMQ property -> (console range) of the integer settings of a group; booleans need true/false
 GROUP_RANGES: dict[str, tuple[int, int]] = {
-    "retryQueueNums": (0, 1024), "retryMaxTimes": (-1, 10_000), "brokerId": (0, 1024), "whichBrokerWhenConsumeSlowly": (0, 1024),
+    "retryQueueNums": (0, 1024),
+    "retryMaxTimes": (-1, 10_000),
+    "brokerId": (0, 1024),
+    "whichBrokerWhenConsumeSlowly": (0, 1024),
 }
-GROUP_BOOLS = ("consumeEnable", "consumeFromMinEnable", "consumeBroadcastEnable", "notifyConsumerIdsChangedEnable",
-               "consumeMessageOrderly")  # the last: RocketMQ 5's FIFO groups
+GROUP_BOOLS = (
+    "consumeEnable",
+    "consumeFromMinEnable",
+    "consumeBroadcastEnable",
+    "notifyConsumerIdsChangedEnable",
+    "consumeMessageOrderly",
+)  # the last: RocketMQ 5's FIFO groups
 
 
 @dataclass(frozen=True)
@@ -70,8 +79,10 @@ class MetadataDocument:
 
     def to_json(self) -> dict[str, Any]:
         """The document in RocketMQ's form (what the apply step sends back)."""
-        out: dict[str, Any] = {TOPICS: {t.topic_name: t.to_json() for t in self.topics},
-                               GROUPS: {g.group_name: g.to_json() for g in self.groups}}
+        out: dict[str, Any] = {
+            TOPICS: {t.topic_name: t.to_json() for t in self.topics},
+            GROUPS: {g.group_name: g.to_json() for g in self.groups},
+        }
         if self.export_time is not None:
             out["exportTime"] = self.export_time
         return out
@@ -134,7 +145,10 @@ def _topic(errors: _Errors, name: str, entry: Mapping[str, Any]) -> TopicConfig 
     write = _queue_nums(errors, f"{at}.writeQueueNums", entry.get("writeQueueNums", 16))
     perm = entry.get("perm", 6)
     if not is_valid_perm(perm):
-        errors.add(f"{at}.perm", f"unknown perm {perm!r}: an integer from {PERM_MIN} to {PERM_MAX} (4 read, 2 write, 1 inherit).")
+        errors.add(
+            f"{at}.perm",
+            f"unknown perm {perm!r}: an integer from {PERM_MIN} to {PERM_MAX} (4 read, 2 write, 1 inherit).",
+        )
     filter_type = entry.get("topicFilterType", "SINGLE_TAG")
     if filter_type not in FILTER_TYPES:
         errors.add(f"{at}.topicFilterType", f"must be SINGLE_TAG or MULTI_TAG, got {filter_type!r}.")
@@ -190,7 +204,9 @@ def parse_document(data: Any, broker_topics: Iterable[str] = ()) -> MetadataDocu
     """
     errors = _Errors()
     if not isinstance(data, dict):
-        raise InvalidInput("metadata", f"must be a JSON object with {TOPICS} and/or {GROUPS}, got {type(data).__name__}.")
+        raise InvalidInput(
+            "metadata", f"must be a JSON object with {TOPICS} and/or {GROUPS}, got {type(data).__name__}."
+        )
     if TOPICS not in data and GROUPS not in data:
         raise InvalidInput("metadata", f"has neither {TOPICS} nor {GROUPS}: not an exportMetadata document.")
     topic_table, group_table = _table(errors, data, TOPICS), _table(errors, data, GROUPS)

@@ -2,6 +2,7 @@
 
 A scope is one choice value: ``cluster:<name>``, ``broker:<name>`` or empty (every cluster, export only).
 """
+
 from __future__ import annotations
 
 from django import forms
@@ -13,8 +14,11 @@ from metadata.document import MAX_DOCUMENT_BYTES
 
 def scope_choices(clusters: tuple[str, ...], brokers: tuple[str, ...], every: bool) -> list[tuple[str, str]]:
     head = [("", _("every cluster"))] if every else []
-    return head + [(f"cluster:{c}", _("cluster %(name)s (every master)") % {"name": c}) for c in clusters] + [
-        (f"broker:{b}", _("broker %(name)s only") % {"name": b}) for b in brokers]
+    return (
+        head
+        + [(f"cluster:{c}", _("cluster %(name)s (every master)") % {"name": c}) for c in clusters]
+        + [(f"broker:{b}", _("broker %(name)s only") % {"name": b}) for b in brokers]
+    )
 
 
 def scope_kwargs(value: str) -> dict[str, str]:
@@ -40,19 +44,28 @@ class MetadataExportForm(_Scoped):
 
 
 class MetadataImportForm(_Scoped):
-    file = forms.FileField(label=_("exportMetadata JSON file"),
-                           help_text=format_lazy(_("RocketMQ's mqadmin exportMetadata output or this console's export (at most {kib} KiB)."),
-                                                 kib=MAX_DOCUMENT_BYTES // 1024))
+    file = forms.FileField(
+        label=_("exportMetadata JSON file"),
+        help_text=format_lazy(
+            _("RocketMQ's mqadmin exportMetadata output or this console's export (at most {kib} KiB)."),
+            kib=MAX_DOCUMENT_BYTES // 1024,
+        ),
+    )
     scope = forms.ChoiceField(label=_("Into"))
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
         if upload.size > MAX_DOCUMENT_BYTES:
-            raise forms.ValidationError(_("the file is %(size)s bytes; the limit is %(limit)s bytes.") % {"size": upload.size, "limit": MAX_DOCUMENT_BYTES})
+            raise forms.ValidationError(
+                _("the file is %(size)s bytes; the limit is %(limit)s bytes.")
+                % {"size": upload.size, "limit": MAX_DOCUMENT_BYTES}
+            )
         return upload.read()
 
 
 class MetadataApplyForm(_Scoped):
     scope = forms.ChoiceField(label=_("Scope"))
-    document = forms.CharField(label=_("Document"), widget=forms.Textarea(attrs={"hidden": "hidden"}), max_length=MAX_DOCUMENT_BYTES)
+    document = forms.CharField(
+        label=_("Document"), widget=forms.Textarea(attrs={"hidden": "hidden"}), max_length=MAX_DOCUMENT_BYTES
+    )
     plan_id = forms.CharField(label=_("Plan id"), max_length=64)

@@ -13,6 +13,7 @@ queue count lower than a broker's is kept at the broker's (shrinking hides messa
 page does it safely), and the plan says so. The plan's ``plan_id`` digests the writes and the
 state they start from: apply refuses a plan whose state changed since its dry run.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -104,23 +105,33 @@ class ImportPlan:
         return tuple(w for o in self.objects for w in o.writes)
 
 
-def metadata_scope(*, cluster: str | None = None, broker: str | None = None, info: ClusterInfo | None = None,
-                   default_all: bool = True) -> Scope:
+def metadata_scope(
+    *, cluster: str | None = None, broker: str | None = None, info: ClusterInfo | None = None, default_all: bool = True
+) -> Scope:
     """The masters named by ``cluster`` or ``broker`` (InvalidInput for unknown ones); neither: every
     master (``default_all``) or, for an import, the only cluster when there is one."""
     info = info or cluster_info()
-    masters = [Master(name, data.cluster, data.master_addr) for name, data in sorted(info.broker_datas.items()) if data.master_addr]
+    masters = [
+        Master(name, data.cluster, data.master_addr)
+        for name, data in sorted(info.broker_datas.items())
+        if data.master_addr
+    ]
     system = broker_system_topics(info.clusters, info.broker_datas)
     clusters = sorted(info.clusters)
     one_target(cluster or None, broker or None)
     if broker:
         chosen = [m for m in masters if m.broker_name == broker]
         if not chosen:
-            raise InvalidInput("broker", f"unknown broker {broker!r} (or it has no master); known: {', '.join(m.broker_name for m in masters) or 'none'}.")
+            raise InvalidInput(
+                "broker",
+                f"unknown broker {broker!r} (or it has no master); known: {', '.join(m.broker_name for m in masters) or 'none'}.",
+            )
         return Scope(f"broker {broker}", tuple(chosen), system)
     if not cluster and not default_all:
         if len(clusters) != 1:
-            raise InvalidInput("cluster", f"give a cluster or a broker to import into; clusters: {', '.join(clusters) or 'none'}.")
+            raise InvalidInput(
+                "cluster", f"give a cluster or a broker to import into; clusters: {', '.join(clusters) or 'none'}."
+            )
         cluster = clusters[0]
     if cluster:
         if cluster not in info.clusters:
@@ -156,9 +167,14 @@ def metadata_export(*, scope: Scope, include_special: bool = False, now_ms: int 
             if is_system_topic(name, scope.broker_topics) or (_special(name) and not include_special):
                 continue
             seen = topics.get(name)
-            topics[name] = config if seen is None else seen.with_changes(
-                read_queue_nums=max(seen.read_queue_nums, config.read_queue_nums),
-                write_queue_nums=max(seen.write_queue_nums, config.write_queue_nums))
+            topics[name] = (
+                config
+                if seen is None
+                else seen.with_changes(
+                    read_queue_nums=max(seen.read_queue_nums, config.read_queue_nums),
+                    write_queue_nums=max(seen.write_queue_nums, config.write_queue_nums),
+                )
+            )
     groups: dict[str, dict[str, Any]] = {}
     for broker in sorted(group_tables):
         for name, group in group_tables[broker].items():
@@ -167,8 +183,11 @@ def metadata_export(*, scope: Scope, include_special: bool = False, now_ms: int 
             entry = groups.setdefault(name, group.to_json())
             for prop in ("retryQueueNums", "retryMaxTimes"):
                 entry[prop] = max(entry[prop], group.to_json()[prop])
-    return {TOPICS: {n: topics[n].to_json() for n in sorted(topics)}, GROUPS: {n: groups[n] for n in sorted(groups)},
-            "exportTime": int(time.time() * 1000) if now_ms is None else now_ms}
+    return {
+        TOPICS: {n: topics[n].to_json() for n in sorted(topics)},
+        GROUPS: {n: groups[n] for n in sorted(groups)},
+        "exportTime": int(time.time() * 1000) if now_ms is None else now_ms,
+    }
 
 
 def _topic_change(wanted: TopicConfig, scope: Scope, tables: dict[str, dict[str, TopicConfig]]) -> ObjectChange:
@@ -177,29 +196,44 @@ def _topic_change(wanted: TopicConfig, scope: Scope, tables: dict[str, dict[str,
         held = tables[m.broker_name].get(wanted.topic_name)
         config = wanted
         if held is not None:
-            config = wanted.with_changes(read_queue_nums=max(wanted.read_queue_nums, held.read_queue_nums),
-                                         write_queue_nums=max(wanted.write_queue_nums, held.write_queue_nums))
-            for prop, mine, theirs in (("readQueueNums", wanted.read_queue_nums, held.read_queue_nums),
-                                       ("writeQueueNums", wanted.write_queue_nums, held.write_queue_nums)):
+            config = wanted.with_changes(
+                read_queue_nums=max(wanted.read_queue_nums, held.read_queue_nums),
+                write_queue_nums=max(wanted.write_queue_nums, held.write_queue_nums),
+            )
+            for prop, mine, theirs in (
+                ("readQueueNums", wanted.read_queue_nums, held.read_queue_nums),
+                ("writeQueueNums", wanted.write_queue_nums, held.write_queue_nums),
+            ):
                 if mine < theirs:
-                    notes.append(f"{m.broker_name}: {prop} stays {theirs} (the file says {mine}; an import never shrinks, "
-                                 "use the topic's shrink page)")
+                    notes.append(
+                        f"{m.broker_name}: {prop} stays {theirs} (the file says {mine}; an import never shrinks, "
+                        "use the topic's shrink page)"
+                    )
         before, after = (held.to_json() if held else {}), config.to_json()
         # attributes (RocketMQ 5's message.type, ...) are not imported: a write leaves a topic's as they are
-        diff = [FieldChange(m.broker_name, p, before.get(p), v) for p, v in after.items()
-                if p not in ("topicName", "attributes") and before.get(p) != v]
+        diff = [
+            FieldChange(m.broker_name, p, before.get(p), v)
+            for p, v in after.items()
+            if p not in ("topicName", "attributes") and before.get(p) != v
+        ]
         if diff:
             changes.extend(diff)
             writes.append(Write(m.broker_name, m.addr, config))
     return _change("topic", wanted.topic_name, tables, changes, notes, writes)
 
 
-def _group_change(wanted: SubscriptionGroupConfig, scope: Scope, tables: dict[str, dict[str, SubscriptionGroupConfig]]) -> ObjectChange:
+def _group_change(
+    wanted: SubscriptionGroupConfig, scope: Scope, tables: dict[str, dict[str, SubscriptionGroupConfig]]
+) -> ObjectChange:
     changes, writes = [], []
     for m in scope.masters:
         held = tables[m.broker_name].get(wanted.group_name)
         before, after = (held.to_json() if held else {}), wanted.to_json()
-        diff = [FieldChange(m.broker_name, p, before.get(p), v) for p, v in after.items() if p != "groupName" and before.get(p) != v]
+        diff = [
+            FieldChange(m.broker_name, p, before.get(p), v)
+            for p, v in after.items()
+            if p != "groupName" and before.get(p) != v
+        ]
         if diff:
             changes.extend(diff)
             writes.append(Write(m.broker_name, m.addr, wanted))
@@ -230,5 +264,6 @@ def metadata_plan(*, document: MetadataDocument, scope: Scope) -> ImportPlan:
         else:
             objects.append(_topic_change(topic, scope, topic_tables))
     objects.extend(_group_change(group, scope, group_tables) for group in document.groups)
-    return ImportPlan(scope.label, tuple(m.broker_name for m in scope.masters), tuple(objects), tuple(skipped),
-                      _plan_id(objects))
+    return ImportPlan(
+        scope.label, tuple(m.broker_name for m in scope.masters), tuple(objects), tuple(skipped), _plan_id(objects)
+    )

@@ -3,6 +3,7 @@
 The document itself (``metadata``) is RocketMQ's exportMetadata JSON; it is checked by
 :func:`metadata.document.parse_document`, which names the bad field (``metadata.topicConfigTable.<name>.perm``).
 """
+
 from __future__ import annotations
 
 import json
@@ -31,33 +32,56 @@ _TARGET = {"cluster": "every master of this cluster", "broker": "this broker (it
 _INT = {"type": "integer"}
 _BOOL = {"type": "boolean"}
 _TOPIC_SCHEMA = {  # topicName (the key again) is accepted too; it is left out here so a generated entry cannot contradict its key
-    "type": "object", "additionalProperties": False,
-    "properties": {"readQueueNums": {**_INT, "minimum": MIN_QUEUE_NUMS, "maximum": MAX_QUEUE_NUMS},
-                   "writeQueueNums": {**_INT, "minimum": MIN_QUEUE_NUMS, "maximum": MAX_QUEUE_NUMS},
-                   "perm": {**_INT, "minimum": PERM_MIN, "maximum": PERM_MAX}, "topicFilterType": {"enum": list(FILTER_TYPES)},
-                   "topicSysFlag": {**_INT, "minimum": 0, "maximum": 2**31 - 1}, "order": _BOOL},
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "readQueueNums": {**_INT, "minimum": MIN_QUEUE_NUMS, "maximum": MAX_QUEUE_NUMS},
+        "writeQueueNums": {**_INT, "minimum": MIN_QUEUE_NUMS, "maximum": MAX_QUEUE_NUMS},
+        "perm": {**_INT, "minimum": PERM_MIN, "maximum": PERM_MAX},
+        "topicFilterType": {"enum": list(FILTER_TYPES)},
+        "topicSysFlag": {**_INT, "minimum": 0, "maximum": 2**31 - 1},
+        "order": _BOOL,
+    },
 }
 _GROUP_SCHEMA = {  # groupName likewise
-    "type": "object", "additionalProperties": False,
-    "properties": {**{p: _BOOL for p in GROUP_BOOLS}, **{p: {**_INT, "minimum": lo, "maximum": hi} for p, (lo, hi) in GROUP_RANGES.items()}},
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        **{p: _BOOL for p in GROUP_BOOLS},
+        **{p: {**_INT, "minimum": lo, "maximum": hi} for p, (lo, hi) in GROUP_RANGES.items()},
+    },
 }
 _DOCUMENT_SCHEMA = {
-    "type": "object", "description": "RocketMQ's exportMetadata JSON: topicConfigTable and/or subscriptionGroupTable (name -> "
-                                     "definition, RocketMQ's property names), exportTime; other keys are ignored",
+    "type": "object",
+    "description": "RocketMQ's exportMetadata JSON: topicConfigTable and/or subscriptionGroupTable (name -> "
+    "definition, RocketMQ's property names), exportTime; other keys are ignored",
     "anyOf": [{"required": [TOPICS]}, {"required": [GROUPS]}],
-    "properties": {TOPICS: {"type": "object", "maxProperties": MAX_OBJECTS, "additionalProperties": _TOPIC_SCHEMA,
-                            "description": f"topic name (pattern {TOPIC_NAME_PATTERN}) -> its definition"},
-                   GROUPS: {"type": "object", "maxProperties": MAX_OBJECTS, "additionalProperties": _GROUP_SCHEMA,
-                            "description": f"group name (pattern {GROUP_NAME_PATTERN}) -> its definition"},
-                   "exportTime": {**_INT, "minimum": 0}},
+    "properties": {
+        TOPICS: {
+            "type": "object",
+            "maxProperties": MAX_OBJECTS,
+            "additionalProperties": _TOPIC_SCHEMA,
+            "description": f"topic name (pattern {TOPIC_NAME_PATTERN}) -> its definition",
+        },
+        GROUPS: {
+            "type": "object",
+            "maxProperties": MAX_OBJECTS,
+            "additionalProperties": _GROUP_SCHEMA,
+            "description": f"group name (pattern {GROUP_NAME_PATTERN}) -> its definition",
+        },
+        "exportTime": {**_INT, "minimum": 0},
+    },
 }
 
 
 class MetadataExportQuery(ClusterOrBrokerInput):
-    cluster = serializers.CharField(required=False, help_text="the masters of this cluster only (merged like mqadmin exportMetadata -c)")
+    cluster = serializers.CharField(
+        required=False, help_text="the masters of this cluster only (merged like mqadmin exportMetadata -c)"
+    )
     broker = serializers.CharField(required=False, help_text="this broker's tables only (mqadmin exportMetadata -b)")
-    include_special = serializers.BooleanField(required=False, default=False,
-                                               help_text="also retry (%RETRY%) and DLQ (%DLQ%) topics (mqadmin's -s)")
+    include_special = serializers.BooleanField(
+        required=False, default=False, help_text="also retry (%RETRY%) and DLQ (%DLQ%) topics (mqadmin's -s)"
+    )
 
 
 @extend_schema_field(_DOCUMENT_SCHEMA)

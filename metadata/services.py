@@ -6,6 +6,7 @@ or no dry run came first), so what the operator saw is what is written. Topics a
 UPDATE_AND_CREATE_TOPIC, groups with UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, one master at a time;
 nothing is deleted. The audit entry holds each written object's state before and after, by broker.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -38,7 +39,9 @@ def metadata_import(*, actor: Actor, document: MetadataDocument, scope: Scope, p
         plan = metadata_plan(document=document, scope=scope)
         note.before = {"plan_id": plan_id, "objects": _state(plan, "before")}
         if plan.plan_id != plan_id:
-            raise Conflict("the brokers' state or the document differs from the dry run it names; run the dry run again")
+            raise Conflict(
+                "the brokers' state or the document differs from the dry run it names; run the dry run again"
+            )
         client = get_admin_client()
         done: list[str] = []
         for o in plan.objects:
@@ -49,7 +52,12 @@ def metadata_import(*, actor: Actor, document: MetadataDocument, scope: Scope, p
                     client.create_or_update_topic(w.addr, w.config)
                 done.append(f"{o.kind}:{o.name}@{w.broker}")
             note.after = {"written": list(done)}
-        note.after = {"objects": _state(plan, "after"), "created": plan.count(CREATE), "updated": plan.count(UPDATE),
-                      "unchanged": plan.count("unchanged"), "skipped": [f"{s.kind}:{s.name}" for s in plan.skipped]}
+        note.after = {
+            "objects": _state(plan, "after"),
+            "created": plan.count(CREATE),
+            "updated": plan.count(UPDATE),
+            "unchanged": plan.count("unchanged"),
+            "skipped": [f"{s.kind}:{s.name}" for s in plan.skipped],
+        }
         note.reason = f"{plan.count(CREATE)} created, {plan.count(UPDATE)} updated, {plan.count('unchanged')} unchanged"
     return plan

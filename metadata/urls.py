@@ -1,5 +1,6 @@
 """Metadata pages (included at the site root as namespace ``metadata``: /metadata/...) and API routes
 (api_urlpatterns, included under /api/v1/ by console.api_urls: /api/v1/metadata/...)."""
+
 from django.urls import path
 
 from console.rest import ApiRouter

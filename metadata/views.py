@@ -4,6 +4,7 @@ Each view parses, calls one selector or service, and renders; refusals name the 
 The dry run's page carries the checked document and its plan_id in the apply form, so the apply
 writes what the operator saw (or is refused when the brokers changed since).
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,10 @@ from metadata.services import metadata_import
 
 def _names() -> dict[str, tuple[str, ...]]:
     info = cluster_info()
-    return {"clusters": tuple(sorted(info.clusters)),
-            "brokers": tuple(name for name, data in sorted(info.broker_datas.items()) if data.master_addr)}
+    return {
+        "clusters": tuple(sorted(info.clusters)),
+        "brokers": tuple(name for name, data in sorted(info.broker_datas.items()) if data.master_addr),
+    }
 
 
 def _page(request: HttpRequest, *, status: int = 200, **context) -> HttpResponse:
@@ -70,7 +73,9 @@ def metadata_dry_run_page(request: HttpRequest) -> HttpResponse:
     except ServiceError as exc:
         show_on_form(form, exc)
         return _page(request, status=exc.status, import_form=form)
-    apply_form = MetadataApplyForm(initial={"scope": scope_value, "document": json.dumps(document.to_json()), "plan_id": plan.plan_id}, **names)
+    apply_form = MetadataApplyForm(
+        initial={"scope": scope_value, "document": json.dumps(document.to_json()), "plan_id": plan.plan_id}, **names
+    )
     return _page(request, import_form=form, plan=plan, apply_form=apply_form)
 
 
@@ -84,7 +89,9 @@ def metadata_apply_page(request: HttpRequest) -> HttpResponse:
     try:
         document = parse_document(load_document(form.cleaned_data["document"], "document"))
         scope = metadata_scope(**scope_kwargs(form.cleaned_data["scope"]), default_all=False)
-        plan = metadata_import(actor=actor_from_request(request), document=document, scope=scope, plan_id=form.cleaned_data["plan_id"])
+        plan = metadata_import(
+            actor=actor_from_request(request), document=document, scope=scope, plan_id=form.cleaned_data["plan_id"]
+        )
     except InvalidInput as exc:
         return _page(request, status=400, errors=[f"{f}: {r}" for f, rs in exc.fields.items() for r in rs])
     except ServiceError as exc:

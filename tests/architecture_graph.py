@@ -6,6 +6,7 @@ cycle). Tests, migrations and benches are not part of the graph.
 
 Run as a script to print what breaks the rules: ``python tests/architecture_graph.py``.
 """
+
 from __future__ import annotations
 
 import ast
@@ -145,7 +146,9 @@ def rule_violations(edges: list[Edge]) -> list[str]:
             if dst.split(".")[0] in FRAMEWORKS:
                 found.append(f"{where}: {pure} is pure and imports a framework")
             elif not _within(dst, pure) and not any(_within(dst, allowed) for allowed in PURE[pure]):
-                found.append(f"{where}: {pure} may import only itself{' and ' + ', '.join(PURE[pure]) if PURE[pure] else ''}")
+                found.append(
+                    f"{where}: {pure} may import only itself{' and ' + ', '.join(PURE[pure]) if PURE[pure] else ''}"
+                )
             continue
         if dst.split(".")[0] in FRAMEWORKS:
             continue
@@ -233,7 +236,9 @@ def describe_cycle(component: list[str], edges: list[Edge]) -> str:
     for (a, b), edge in sorted(pairs.items()):
         if (b, a) in pairs:
             return f"{a} (line {edge.line}) <-> {b} (line {pairs[(b, a)].line}) in a cycle of {len(component)}: {', '.join(component)}"
-    arrows = ", ".join(f"{e.source} -> {e.target} (line {e.line})" for e in sorted(inside, key=lambda e: (e.source, e.target)))
+    arrows = ", ".join(
+        f"{e.source} -> {e.target} (line {e.line})" for e in sorted(inside, key=lambda e: (e.source, e.target))
+    )
     return f"cycle of {len(component)}: {arrows}"
 
 

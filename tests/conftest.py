@@ -1,4 +1,5 @@
 """The suite's fixtures are plugins in tests/fixtures/, registered here once for every test."""
+
 from __future__ import annotations
 
 import os
@@ -43,6 +44,8 @@ def pytest_collection_modifyitems(config, items):
         kinds.setdefault(item.nodeid.split("::", 1)[0], set()).add(item.get_closest_marker("e2e") is not None)
     mixed = sorted(path for path, seen in kinds.items() if len(seen) > 1)
     if mixed:
-        raise pytest.UsageError(f"{', '.join(mixed)}: a test file is either all browser tests (marked e2e) "
-                                "or none; move the browser tests to tests/e2e/")
+        raise pytest.UsageError(
+            f"{', '.join(mixed)}: a test file is either all browser tests (marked e2e) "
+            "or none; move the browser tests to tests/e2e/"
+        )
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)

@@ -1,4 +1,5 @@
 """The dependency rules of DESIGN.md section 2, checked on the real import graph."""
+
 from __future__ import annotations
 
 import ast
@@ -123,7 +124,9 @@ def test_module_size_is_a_review_question_not_a_placement_rule() -> None:
         elif lines > REVIEW_MODULE_LINES:
             long.append(f"{name}: {lines} lines")
     if long:
-        warnings.warn(f"modules over {REVIEW_MODULE_LINES} lines, a question for review: {', '.join(sorted(long))}", stacklevel=1)
+        warnings.warn(
+            f"modules over {REVIEW_MODULE_LINES} lines, a question for review: {', '.join(sorted(long))}", stacklevel=1
+        )
     assert too_long == []
 
 

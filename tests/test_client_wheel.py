@@ -7,6 +7,7 @@ The wheel is built from a copy of the repository's ``pyproject.toml``, ``brokers
 build's ``build/`` and ``*.egg-info`` never land in the work tree. The virtualenv has no pip of its
 own: the suite's pip installs into it (``pip --python``), which keeps the set-up to a few seconds.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,12 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 CLIENTS_DOC = ROOT / "docs" / "clients.md"
 INSTALL_SECTION = "## In an application: `pip install`"
 SHIPPED_PACKAGES = {  # what brokers.engine.client imports (its allocation strategies included), and nothing else
-    "brokers/engine", "brokers/engine/acl", "brokers/engine/client", "brokers/engine/client/allocation",
-    "brokers/engine/common", "brokers/engine/remoting",
+    "brokers/engine",
+    "brokers/engine/acl",
+    "brokers/engine/client",
+    "brokers/engine/client/allocation",
+    "brokers/engine/common",
+    "brokers/engine/remoting",
 }
 FRAMEWORKS = ("django", "rest_framework", "celery", "redis", "pyspark")
 
@@ -59,8 +64,24 @@ def client_venv(tmp_path_factory) -> ClientVenv:
     shutil.copy2(ROOT / "pyproject.toml", src / "pyproject.toml")
     for top in ("brokers", "consumers"):
         shutil.copytree(ROOT / top, src / top, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    _ok(_run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-index", "--no-build-isolation",
-              "-w", root / "dist", src], cwd=root))
+    _ok(
+        _run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--quiet",
+                "--no-deps",
+                "--no-index",
+                "--no-build-isolation",
+                "-w",
+                root / "dist",
+                src,
+            ],
+            cwd=root,
+        )
+    )
     (wheel,) = (root / "dist").glob("gantry_client-*.whl")
     venv = root / "venv"
     _ok(_run([sys.executable, "-m", "venv", "--without-pip", venv], cwd=root))
@@ -73,7 +94,7 @@ def client_venv(tmp_path_factory) -> ClientVenv:
 def _install_example() -> str:
     """The first Python block after the install section heading of docs/clients.md."""
     text = CLIENTS_DOC.read_text()
-    section = text[text.index(INSTALL_SECTION):]
+    section = text[text.index(INSTALL_SECTION) :]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
@@ -117,8 +138,9 @@ def test_the_servers_are_not_shipped_and_say_so(client_venv: ClientVenv) -> None
     assert "not installed here" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_the_install_example_round_trips_a_message_from_the_wheel(client_venv: ClientVenv, session_cluster,
-                                                                  topic_name: str) -> None:
+def test_the_install_example_round_trips_a_message_from_the_wheel(
+    client_venv: ClientVenv, session_cluster, topic_name: str
+) -> None:
     from brokers.engine.client.admin import BlockingMQAdminClient
     from tests.brokers.engine.client._cluster import create_topic
 
@@ -126,8 +148,11 @@ def test_the_install_example_round_trips_a_message_from_the_wheel(client_venv: C
         create_topic(admin, session_cluster, topic_name)
     example = _install_example()
     assert example.count("127.0.0.1:9876") == 2 and "Orders" in example
-    script = (example.replace("127.0.0.1:9876", session_cluster.namesrv_addr).replace("Orders", topic_name)
-              .replace("order-audit", f"audit_{uuid.uuid4().hex[:8]}"))
+    script = (
+        example.replace("127.0.0.1:9876", session_cluster.namesrv_addr)
+        .replace("Orders", topic_name)
+        .replace("order-audit", f"audit_{uuid.uuid4().hex[:8]}")
+    )
     (client_venv.work / "example.py").write_text(script)
     proc = _ok(_run([client_venv.python, "-I", "example.py"], cwd=client_venv.work, timeout=60))
     assert proc.stdout.strip() == "[b'order 42']"

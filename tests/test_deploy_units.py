@@ -1,6 +1,7 @@
 """The systemd units of docs/deploy/: ``systemd-analyze verify`` accepts them, each runs as the
 unprivileged ``gantry`` user with the same hardening, and the Celery units serve the queues the
 settings route tasks to."""
+
 from __future__ import annotations
 
 import configparser
@@ -15,8 +16,16 @@ from django.conf import settings
 ROOT = Path(__file__).resolve().parents[1]
 UNITS = sorted((ROOT / "docs" / "deploy").glob("*.service"))
 INSTALLED = "/opt/gantry"  # where the units expect the checkout (and its .venv)
-HARDENING = {"NoNewPrivileges": "yes", "ProtectSystem": "strict", "PrivateTmp": "yes", "ProtectHome": "yes",
-             "UMask": "0077", "ReadWritePaths": "/var/lib/gantry", "Restart": "on-failure", "User": "gantry"}
+HARDENING = {
+    "NoNewPrivileges": "yes",
+    "ProtectSystem": "strict",
+    "PrivateTmp": "yes",
+    "ProtectHome": "yes",
+    "UMask": "0077",
+    "ReadWritePaths": "/var/lib/gantry",
+    "Restart": "on-failure",
+    "User": "gantry",
+}
 
 
 def _service(unit: Path) -> dict[str, str]:
@@ -27,8 +36,14 @@ def _service(unit: Path) -> dict[str, str]:
 
 
 def test_the_units_of_every_process_are_there():
-    assert {u.name for u in UNITS} == {"gantry-namesrv@.service", "gantry-broker@.service", "gantry-web.service",
-                                       "gantry-worker.service", "gantry-beat.service", "gantry-analytics-worker.service"}
+    assert {u.name for u in UNITS} == {
+        "gantry-namesrv@.service",
+        "gantry-broker@.service",
+        "gantry-web.service",
+        "gantry-worker.service",
+        "gantry-beat.service",
+        "gantry-analytics-worker.service",
+    }
 
 
 @pytest.mark.parametrize("unit", UNITS, ids=lambda u: u.name)
@@ -43,7 +58,10 @@ def test_the_celery_units_serve_the_queues_tasks_are_routed_to():
     worker = _service(ROOT / "docs" / "deploy" / "gantry-worker.service")["ExecStart"].split()
     analytics = _service(ROOT / "docs" / "deploy" / "gantry-analytics-worker.service")["ExecStart"].split()
     assert worker[worker.index("-Q") + 1] == settings.CELERY_TASK_DEFAULT_QUEUE
-    assert analytics[analytics.index("-Q") + 1] == settings.CELERY_TASK_ROUTES["analytics.tasks.dashboard_refresh_task"]["queue"]
+    assert (
+        analytics[analytics.index("-Q") + 1]
+        == settings.CELERY_TASK_ROUTES["analytics.tasks.dashboard_refresh_task"]["queue"]
+    )
     assert analytics[analytics.index("-c") + 1] == "1"  # one Spark refresh at a time
     assert "gunicorn" in _service(ROOT / "docs" / "deploy" / "gantry-web.service")["ExecStart"].split()
 
@@ -51,7 +69,9 @@ def test_the_celery_units_serve_the_queues_tasks_are_routed_to():
 def test_systemd_analyze_verify_accepts_the_units(tmp_path):
     """The units as installed, with the paths of this checkout and virtualenv (verify checks that
     the programs exist) and an instance name for the templates."""
-    analyze = shutil.which("systemd-analyze") or ("/usr/bin/systemd-analyze" if Path("/usr/bin/systemd-analyze").exists() else None)
+    analyze = shutil.which("systemd-analyze") or (
+        "/usr/bin/systemd-analyze" if Path("/usr/bin/systemd-analyze").exists() else None
+    )
     if analyze is None:
         pytest.skip("systemd-analyze is not installed (Debian package systemd)")
     copies = []
@@ -60,6 +80,8 @@ def test_systemd_analyze_verify_accepts_the_units(tmp_path):
         copy = tmp_path / unit.name.replace("@.service", "@test.service")
         copy.write_text(text)
         copies.append(copy.name)
-    done = subprocess.run([analyze, "verify", "--man=no", *copies], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [analyze, "verify", "--man=no", *copies], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     ours = [line for line in (done.stdout + done.stderr).splitlines() if "gantry-" in line]
     assert done.returncode == 0 and ours == [], done.stdout + done.stderr

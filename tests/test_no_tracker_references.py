@@ -6,6 +6,7 @@ measurement instead (docs/benchmarks.md shows how). Another project's tracker, w
 ``owner/repo#N`` or ``owner/repo #N`` (``apache/rocketmq#9416``), is a reference anyone can follow
 and stays. Translation catalogues (``.po``, ``.mo``) are generated and left out.
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -20,8 +21,25 @@ MENTION = re.compile(r"\b(issue|session)s?[ \t-]#?[0-9]+", re.IGNORECASE)
 OTHER_PROJECT = re.compile(r"\b[\w.-]+/[\w.-]+(?:\s+(?:issue|pull request|PR))?\s?#[0-9]+", re.IGNORECASE)
 EXCLUDED_SUFFIXES = (".po", ".mo")
 # Walked when the checkout has no git metadata (a source tarball, say).
-SCOPE = ["brokers", "consumers", "topics", "analytics", "metadata", "console", "tests", "bench", "tools",
-         "templates", "static", "docs", ".ci", "README.md", "Makefile", "pytest.ini", "pyproject.toml"]
+SCOPE = [
+    "brokers",
+    "consumers",
+    "topics",
+    "analytics",
+    "metadata",
+    "console",
+    "tests",
+    "bench",
+    "tools",
+    "templates",
+    "static",
+    "docs",
+    ".ci",
+    "README.md",
+    "Makefile",
+    "pytest.ini",
+    "pyproject.toml",
+]
 
 
 def mentions(text: str) -> list[str]:
@@ -62,5 +80,6 @@ def test_no_tracked_file_mentions_an_issue_or_a_session_number() -> None:
         for lineno, line in enumerate(text.splitlines(), 1):
             for found in mentions(line):
                 offenders.append(f"{path.relative_to(ROOT)}:{lineno}: {found!r}")
-    assert offenders == [], ("name the feature, the defect, the benchmark row, or the date and commit instead:\n"
-                             + "\n".join(offenders))
+    assert offenders == [], (
+        "name the feature, the defect, the benchmark row, or the date and commit instead:\n" + "\n".join(offenders)
+    )

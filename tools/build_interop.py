@@ -9,6 +9,7 @@ rocketmq-client-java with the driver of ``interop/grpc-driver``). Maven's local 
 (``~/.m2``, or ``MAVEN_REPO``) is a cache: a fresh machine resolves everything from Maven Central.
 Exits non-zero, printing Maven's output, when the build fails.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -57,8 +58,15 @@ def build(*, quiet: bool = True) -> dict[str, str]:
         digest = _inputs_digest()
         fresh = STAMP.exists() and STAMP.read_text() == digest and all(_classpath_file(m).exists() for m in MODULES)
         if not fresh:
-            command = ["mvn", "-B", "-f", str(INTEROP / "pom.xml"), "package", "dependency:build-classpath",
-                       "-Dmdep.outputFile=target/classpath.txt"]
+            command = [
+                "mvn",
+                "-B",
+                "-f",
+                str(INTEROP / "pom.xml"),
+                "package",
+                "dependency:build-classpath",
+                "-Dmdep.outputFile=target/classpath.txt",
+            ]
             if quiet:
                 command.insert(2, "-q")
             if os.environ.get("MAVEN_REPO"):
@@ -66,7 +74,9 @@ def build(*, quiet: bool = True) -> dict[str, str]:
             try:
                 done = subprocess.run(command, cwd=INTEROP, capture_output=True, text=True, timeout=MVN_TIMEOUT_S)
             except FileNotFoundError:
-                raise InteropBuildError("mvn is not installed (make test installs it: the Debian package maven)") from None
+                raise InteropBuildError(
+                    "mvn is not installed (make test installs it: the Debian package maven)"
+                ) from None
             except subprocess.TimeoutExpired as exc:
                 raise InteropBuildError(f"mvn did not finish within {MVN_TIMEOUT_S} s: {exc.stdout or ''}") from None
             if done.returncode != 0:

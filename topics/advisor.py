@@ -17,6 +17,7 @@ Findings, most serious first:
 
 The thresholds below keep quiet topics quiet: skew and hot brokers need ``MIN_MESSAGES`` messages first.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -40,34 +41,54 @@ def topic_advice(detail: TopicDetail, status: TopicStatus, consumers: TopicConsu
     for b in detail.brokers:
         if b.write_queue_nums > b.read_queue_nums:
             extra = b.write_queue_nums - b.read_queue_nums
-            found.append(Advice(
-                "write-not-readable", WARNING, b.broker_name,
-                f"{b.broker_name} has {b.write_queue_nums} write queues but {b.read_queue_nums} read queues: messages sent to "
-                f"the {extra} queue(s) from {b.read_queue_nums} on are stored but no consumer reads them",
-                f"raise {b.broker_name}'s read queues to {b.write_queue_nums}", EDIT))
+            found.append(
+                Advice(
+                    "write-not-readable",
+                    WARNING,
+                    b.broker_name,
+                    f"{b.broker_name} has {b.write_queue_nums} write queues but {b.read_queue_nums} read queues: messages sent to "
+                    f"the {extra} queue(s) from {b.read_queue_nums} on are stored but no consumer reads them",
+                    f"raise {b.broker_name}'s read queues to {b.write_queue_nums}",
+                    EDIT,
+                )
+            )
         elif b.read_queue_nums > b.write_queue_nums:
             extra = b.read_queue_nums - b.write_queue_nums
-            found.append(Advice(
-                "read-not-written", INFO, b.broker_name,
-                f"{b.broker_name} has {b.read_queue_nums} read queues but {b.write_queue_nums} write queues: the {extra} queue(s) "
-                f"from {b.write_queue_nums} on get no new messages, and the consumers holding them idle",
-                f"lower {b.broker_name}'s read queues to {b.write_queue_nums} with a safe shrink once they are drained, "
-                f"or raise its write queues to {b.read_queue_nums}", SHRINK))
+            found.append(
+                Advice(
+                    "read-not-written",
+                    INFO,
+                    b.broker_name,
+                    f"{b.broker_name} has {b.read_queue_nums} read queues but {b.write_queue_nums} write queues: the {extra} queue(s) "
+                    f"from {b.write_queue_nums} on get no new messages, and the consumers holding them idle",
+                    f"lower {b.broker_name}'s read queues to {b.write_queue_nums} with a safe shrink once they are drained, "
+                    f"or raise its write queues to {b.read_queue_nums}",
+                    SHRINK,
+                )
+            )
     readable = readable_queues(detail)
     for row in consumers.rows:
         if row.members is not None and readable and row.members > readable:
-            found.append(Advice(
-                "idle-consumers", WARNING, row.group,
-                f"{row.group} has {row.members} online members for {readable} readable queues: in clustering mode "
-                f"{row.members - readable} member(s) get no queue",
-                f"raise the topic's queues to at least {row.members} in all, or run {readable} members", EDIT))
+            found.append(
+                Advice(
+                    "idle-consumers",
+                    WARNING,
+                    row.group,
+                    f"{row.group} has {row.members} online members for {readable} readable queues: in clustering mode "
+                    f"{row.members - readable} member(s) get no queue",
+                    f"raise the topic's queues to at least {row.members} in all, or run {readable} members",
+                    EDIT,
+                )
+            )
     found += _message_spread(detail, status)
     return tuple(found)
 
 
 def _message_spread(detail: TopicDetail, status: TopicStatus) -> list[Advice]:
     """Hot brokers and skewed queues, from where the writable queues' messages are."""
-    writable = {b.broker_name: b.write_queue_nums for b in detail.brokers if is_writeable(b.perm) and b.write_queue_nums}
+    writable = {
+        b.broker_name: b.write_queue_nums for b in detail.brokers if is_writeable(b.perm) and b.write_queue_nums
+    }
     queues = [q for q in status.queues if q.broker_name in writable and q.queue_id < writable[q.broker_name]]
     total = sum(q.messages for q in queues)
     if total < MIN_MESSAGES or not queues:
@@ -81,18 +102,29 @@ def _message_spread(detail: TopicDetail, status: TopicStatus) -> list[Advice]:
         for broker, messages in sorted(per_broker.items()):
             share, queue_share = messages / total, writable[broker] / all_queues
             if share > HOT_FACTOR * queue_share:
-                found.append(Advice(
-                    "hot-broker", INFO, broker,
-                    f"{broker} holds {share:.0%} of the topic's messages with {queue_share:.0%} of its write queues",
-                    "check the producers' queue selection (a selector or a few hashed keys send most messages here) "
-                    "or give the other brokers more write queues", EDIT))
+                found.append(
+                    Advice(
+                        "hot-broker",
+                        INFO,
+                        broker,
+                        f"{broker} holds {share:.0%} of the topic's messages with {queue_share:.0%} of its write queues",
+                        "check the producers' queue selection (a selector or a few hashed keys send most messages here) "
+                        "or give the other brokers more write queues",
+                        EDIT,
+                    )
+                )
     mean = total / len(queues)
     worst = max(queues, key=lambda q: (q.messages, q.broker_name, -q.queue_id))
     if len(queues) > 1 and worst.messages > SKEW_FACTOR * mean:
-        found.append(Advice(
-            "skewed-queues", INFO, f"{worst.broker_name}:{worst.queue_id}",
-            f"queue {worst.queue_id} on {worst.broker_name} holds {worst.messages:,} messages, {worst.messages / mean:.1f}× "
-            f"the mean of the topic's {len(queues)} writable queues ({mean:,.0f})",
-            "producers pick queues unevenly (a MessageQueueSelector or a few hashed keys): spread the keys, "
-            "or send without a selector"))
+        found.append(
+            Advice(
+                "skewed-queues",
+                INFO,
+                f"{worst.broker_name}:{worst.queue_id}",
+                f"queue {worst.queue_id} on {worst.broker_name} holds {worst.messages:,} messages, {worst.messages / mean:.1f}× "
+                f"the mean of the topic's {len(queues)} writable queues ({mean:,.0f})",
+                "producers pick queues unevenly (a MessageQueueSelector or a few hashed keys): spread the keys, "
+                "or send without a selector",
+            )
+        )
     return found

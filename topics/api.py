@@ -5,6 +5,7 @@ POST create (operator), GET/PUT/PATCH/DELETE one topic (DELETE ?cluster= or ?bro
 part), GET .../status, .../route, .../consumer-groups, .../advice (the queue-count advisor), POST .../messages (a test message), GET .../shrink
 (where a safe shrink stands) and POST .../shrink (take a step; operator).
 """
+
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -55,7 +56,9 @@ class TopicViewSet(viewsets.ViewSet):
         q = parse_input(TopicListQuery, query_dict(request))
         topics = selectors.topic_list(search=q.get("search", ""), types=q.get("type"), broker=q.get("broker"))
         rows = order_by(topics.rows, q.get("ordering"), ORDERING, "name")
-        return paginated_response(request, self, rows, TopicOutput, {"errors": list(topics.errors)} if topics.errors else None)
+        return paginated_response(
+            request, self, rows, TopicOutput, {"errors": list(topics.errors)} if topics.errors else None
+        )
 
     @extend_schema(request=TopicCreateInput, responses={201: TopicOutput})
     def create(self, request: Request) -> Response:
@@ -70,19 +73,35 @@ class TopicViewSet(viewsets.ViewSet):
     @extend_schema(parameters=[NAME], request=TopicReplaceInput, responses=TopicOutput)
     def update(self, request: Request, name: str) -> Response:
         data = validated(TopicReplaceInput, request.data, context={"name": name})
-        return Response(TopicOutput(services.topic_update(actor=actor_from_request(request), spec=data.spec(name),
-                                                          confirm_unreachable_messages=data.validated_data.get(CONFIRM_FIELD))).data)
+        return Response(
+            TopicOutput(
+                services.topic_update(
+                    actor=actor_from_request(request),
+                    spec=data.spec(name),
+                    confirm_unreachable_messages=data.validated_data.get(CONFIRM_FIELD),
+                )
+            ).data
+        )
 
     @extend_schema(parameters=[NAME], request=TopicPatchInput, responses=TopicOutput)
     def partial_update(self, request: Request, name: str) -> Response:
         data = validated(TopicPatchInput, request.data, context={"name": name})
-        return Response(TopicOutput(services.topic_update(actor=actor_from_request(request), spec=data.spec(name),
-                                                          confirm_unreachable_messages=data.validated_data.get(CONFIRM_FIELD))).data)
+        return Response(
+            TopicOutput(
+                services.topic_update(
+                    actor=actor_from_request(request),
+                    spec=data.spec(name),
+                    confirm_unreachable_messages=data.validated_data.get(CONFIRM_FIELD),
+                )
+            ).data
+        )
 
     @extend_schema(parameters=[NAME, TopicDeleteQuery], responses={200: TopicDeletionOutput})
     def destroy(self, request: Request, name: str) -> Response:
         q = parse_input(TopicDeleteQuery, query_dict(request))
-        deletion = services.topic_delete(actor=actor_from_request(request), name=name, cluster=q.get("cluster"), broker=q.get("broker"))
+        deletion = services.topic_delete(
+            actor=actor_from_request(request), name=name, cluster=q.get("cluster"), broker=q.get("broker")
+        )
         return Response(TopicDeletionOutput(deletion).data)
 
     @extend_schema(parameters=[NAME], responses=TopicStatusOutput)
@@ -107,8 +126,11 @@ class TopicViewSet(viewsets.ViewSet):
     def consumer_groups(self, request: Request, name: str) -> Response:
         return Response(TopicConsumersOutput(selectors.topic_consumers(name=name)).data)
 
-    @extend_schema(parameters=[NAME, TailQuery], responses=MessageSummaryOutput(many=True),
-                   description="The topic's newest messages over all its queues, newest first (a live tail; nothing consumed).")
+    @extend_schema(
+        parameters=[NAME, TailQuery],
+        responses=MessageSummaryOutput(many=True),
+        description="The topic's newest messages over all its queues, newest first (a live tail; nothing consumed).",
+    )
     @action(detail=True, methods=["get"])
     def tail(self, request: Request, name: str) -> Response:
         q = parse_input(TailQuery, query_dict(request))
@@ -121,14 +143,29 @@ class TopicViewSet(viewsets.ViewSet):
         sent = services.topic_send_test_message(actor=actor_from_request(request), name=name, **data)
         return Response(SentMessageOutput(sent).data, status=http_status.HTTP_201_CREATED)
 
-    @extend_schema(methods=["GET"], parameters=[NAME, ShrinkQuery], responses=ShrinkStatusOutput,
-                   description="Where a safe shrink stands: tail queues, each group's offset and lag in them.")
-    @extend_schema(methods=["POST"], parameters=[NAME], request=ShrinkInput, responses=ShrinkStatusOutput,
-                   description="Take a step: write (lower the write queues), then read (once the tail queues are drained).")
+    @extend_schema(
+        methods=["GET"],
+        parameters=[NAME, ShrinkQuery],
+        responses=ShrinkStatusOutput,
+        description="Where a safe shrink stands: tail queues, each group's offset and lag in them.",
+    )
+    @extend_schema(
+        methods=["POST"],
+        parameters=[NAME],
+        request=ShrinkInput,
+        responses=ShrinkStatusOutput,
+        description="Take a step: write (lower the write queues), then read (once the tail queues are drained).",
+    )
     @action(detail=True, methods=["get", "post"])
     def shrink(self, request: Request, name: str) -> Response:
         if request.method == "GET":
             q = parse_input(ShrinkQuery, query_dict(request))
-            return Response(ShrinkStatusOutput(selectors.topic_shrink_status(name=name, target_queue_nums=q.get("target_queue_nums"))).data)
+            return Response(
+                ShrinkStatusOutput(
+                    selectors.topic_shrink_status(name=name, target_queue_nums=q.get("target_queue_nums"))
+                ).data
+            )
         data = parse_input(ShrinkInput, request.data)
-        return Response(ShrinkStatusOutput(services.topic_shrink(actor=actor_from_request(request), name=name, **data)).data)
+        return Response(
+            ShrinkStatusOutput(services.topic_shrink(actor=actor_from_request(request), name=name, **data)).data
+        )

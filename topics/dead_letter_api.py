@@ -4,6 +4,7 @@ GET dlq?page=&page_size= (viewer; newest first, nothing consumed), POST dlq/rese
 (operator; copies to ``%RETRY%<name>``, audited, see topics.dead_letter_services), GET
 dlq/export?begin=&end=&limit= (viewer; application/x-ndjson, streamed, at most 10,000 lines).
 """
+
 from __future__ import annotations
 
 import json
@@ -55,25 +56,42 @@ def export_response(export: DeadLetterExport) -> StreamingHttpResponse:
 
 @extend_schema(tags=["groups"])
 class DeadLetterViewSet(viewsets.ViewSet):
-    @extend_schema(parameters=[NAME, DeadLetterQuery], responses=DeadLetterPageOutput,
-                   description="The group's dead letters, newest first (nothing consumed); an empty page while it has none.")
+    @extend_schema(
+        parameters=[NAME, DeadLetterQuery],
+        responses=DeadLetterPageOutput,
+        description="The group's dead letters, newest first (nothing consumed); an empty page while it has none.",
+    )
     def list(self, request: Request, name: str) -> Response:
         q = parse_input(DeadLetterQuery, query_dict(request))
-        return Response(DeadLetterPageOutput(dead_letter_page(group=name, page=q["page"], page_size=q["page_size"])).data)
+        return Response(
+            DeadLetterPageOutput(dead_letter_page(group=name, page=q["page"], page_size=q["page_size"])).data
+        )
 
-    @extend_schema(parameters=[NAME], request=DeadLetterResendInput, responses=DeadLetterResendOutput,
-                   description="Send copies of dead letters to %RETRY%<group> (only this group gets them again); "
-                               "every id is checked first, then each is sent on its own and reported.")
+    @extend_schema(
+        parameters=[NAME],
+        request=DeadLetterResendInput,
+        responses=DeadLetterResendOutput,
+        description="Send copies of dead letters to %RETRY%<group> (only this group gets them again); "
+        "every id is checked first, then each is sent on its own and reported.",
+    )
     @action(detail=False, methods=["post"])
     def resend(self, request: Request, name: str) -> Response:
         data = parse_input(DeadLetterResendInput, request.data)
-        return Response(DeadLetterResendOutput(dead_letter_resend(actor=actor_from_request(request), group=name, msg_ids=data["msg_ids"])).data)
+        return Response(
+            DeadLetterResendOutput(
+                dead_letter_resend(actor=actor_from_request(request), group=name, msg_ids=data["msg_ids"])
+            ).data
+        )
 
-    @extend_schema(parameters=[NAME, DeadLetterExportQuery],
-                   responses={(200, NDJSON): OpenApiResponse(OpenApiTypes.STR, description="one JSON object per line")},
-                   description="The dead letters moved in a time range as JSON lines (queue by queue, oldest first), "
-                               "whole bodies as text or base64, at most 10,000.")
+    @extend_schema(
+        parameters=[NAME, DeadLetterExportQuery],
+        responses={(200, NDJSON): OpenApiResponse(OpenApiTypes.STR, description="one JSON object per line")},
+        description="The dead letters moved in a time range as JSON lines (queue by queue, oldest first), "
+        "whole bodies as text or base64, at most 10,000.",
+    )
     @action(detail=False, methods=["get"], renderer_classes=[JSONRenderer, NdjsonRenderer])
     def export(self, request: Request, name: str) -> StreamingHttpResponse:
         q = parse_input(DeadLetterExportQuery, query_dict(request))
-        return export_response(dead_letter_export(group=name, begin_ms=q.get("begin"), end_ms=q.get("end"), limit=q["limit"]))
+        return export_response(
+            dead_letter_export(group=name, begin_ms=q.get("begin"), end_ms=q.get("end"), limit=q["limit"])
+        )

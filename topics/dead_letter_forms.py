@@ -1,4 +1,5 @@
 """Forms of the dead-letter page: which page to show, and the export's time range."""
+
 from __future__ import annotations
 
 from django import forms
@@ -30,5 +31,10 @@ class _TimeField(forms.CharField):
 class DeadLetterExportForm(forms.Form):
     begin = _TimeField(required=False, label=_("Moved from"))
     end = _TimeField(required=False, label=_("Moved until"))
-    limit = forms.IntegerField(required=False, min_value=1, max_value=MAX_EXPORT, label=_("At most"),
-                               widget=forms.NumberInput(attrs={"placeholder": f"{MAX_EXPORT}"}))
+    limit = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_EXPORT,
+        label=_("At most"),
+        widget=forms.NumberInput(attrs={"placeholder": f"{MAX_EXPORT}"}),
+    )

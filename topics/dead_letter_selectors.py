@@ -9,6 +9,7 @@ first), at most MAX_EXPORT of them; each line holds the message's fields and its
 text when it is UTF-8 and as base64 otherwise (``body_encoding`` says which). When the cap cuts the
 range short, a last line ``{"truncated": true, ...}`` says so.
 """
+
 from __future__ import annotations
 
 import base64
@@ -18,7 +19,12 @@ from dataclasses import dataclass
 
 from brokers.engine.client.admin import MAX_TIMESTAMP
 from brokers.engine.client.simple import TOOLS_CONSUMER_GROUP
-from brokers.engine.common.message import PROPERTY_LAST_ERROR, PROPERTY_ORIGIN_MESSAGE_ID, PROPERTY_RETRY_TOPIC, MessageExt
+from brokers.engine.common.message import (
+    PROPERTY_LAST_ERROR,
+    PROPERTY_ORIGIN_MESSAGE_ID,
+    PROPERTY_RETRY_TOPIC,
+    MessageExt,
+)
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group
 from brokers.engine.remoting.errors import RemotingError
@@ -41,7 +47,9 @@ def dead_letter_page(*, group: str, page: int = 1, page_size: int = DEFAULT_PAGE
     """One page of the group's dead letters, newest first (by the time they were moved)."""
     group = checked_group(group)
     try:
-        found = message_query_by_time(topic=dlq_topic(group), begin_ms=0, end_ms=MAX_TIMESTAMP, page=page, page_size=page_size)
+        found = message_query_by_time(
+            topic=dlq_topic(group), begin_ms=0, end_ms=MAX_TIMESTAMP, page=page, page_size=page_size
+        )
     except NotFound:  # the broker makes %DLQ%<group> with the group's first dead letter
         return DeadLetterPage(group, (), 0, page, page_size, exists=False)
     return DeadLetterPage(group, tuple(DeadLetter(m) for m in found.messages), found.total, page, page_size)
@@ -55,12 +63,25 @@ def export_record(group: str, broker_name: str, msg: MessageExt) -> dict:
         body, encoding = base64.b64encode(msg.body).decode("ascii"), "base64"
     props = dict(msg.properties)
     return {
-        "msg_id": msg.msg_id, "group": group, "topic": msg.topic, "original_topic": props.get(PROPERTY_RETRY_TOPIC),
-        "origin_msg_id": props.get(PROPERTY_ORIGIN_MESSAGE_ID), "reconsume_times": msg.reconsume_times,
-        "last_error": props.get(PROPERTY_LAST_ERROR), "broker_name": broker_name, "queue_id": msg.queue_id, "queue_offset": msg.queue_offset,
-        "store_timestamp": msg.store_timestamp, "born_timestamp": msg.born_timestamp, "born_host": msg.born_host,
-        "tags": msg.tags, "keys": msg.keys, "properties": props, "body_size": len(msg.body),
-        "body_encoding": encoding, "body": body,
+        "msg_id": msg.msg_id,
+        "group": group,
+        "topic": msg.topic,
+        "original_topic": props.get(PROPERTY_RETRY_TOPIC),
+        "origin_msg_id": props.get(PROPERTY_ORIGIN_MESSAGE_ID),
+        "reconsume_times": msg.reconsume_times,
+        "last_error": props.get(PROPERTY_LAST_ERROR),
+        "broker_name": broker_name,
+        "queue_id": msg.queue_id,
+        "queue_offset": msg.queue_offset,
+        "store_timestamp": msg.store_timestamp,
+        "born_timestamp": msg.born_timestamp,
+        "born_host": msg.born_host,
+        "tags": msg.tags,
+        "keys": msg.keys,
+        "properties": props,
+        "body_size": len(msg.body),
+        "body_encoding": encoding,
+        "body": body,
     }
 
 
@@ -80,7 +101,9 @@ class DeadLetterExport:
         left = self.limit
         for mq, addr, lo, hi in self.spans:
             while lo < hi and left > 0:
-                msgs = [m for m in pull_messages({mq: (addr, lo, hi - lo)}, TOOLS_CONSUMER_GROUP)[mq] if m.queue_offset < hi]
+                msgs = [
+                    m for m in pull_messages({mq: (addr, lo, hi - lo)}, TOOLS_CONSUMER_GROUP)[mq] if m.queue_offset < hi
+                ]
                 if not msgs:
                     break
                 for m in msgs:
@@ -95,15 +118,24 @@ class DeadLetterExport:
         try:
             for broker_name, msg in self.messages():
                 sent += 1
-                yield json.dumps(export_record(self.group, broker_name, msg), ensure_ascii=False).encode("utf-8") + b"\n"
+                yield (
+                    json.dumps(export_record(self.group, broker_name, msg), ensure_ascii=False).encode("utf-8") + b"\n"
+                )
         except RemotingError as exc:
             yield json.dumps({"error": f"the export stopped after {sent} dead letters: {exc}"}).encode("utf-8") + b"\n"
             return
         if sent >= self.limit and self.total > self.limit:
-            yield json.dumps({"truncated": True, "limit": self.limit, "exported": sent, "in_range": self.total}).encode("utf-8") + b"\n"
+            yield (
+                json.dumps({"truncated": True, "limit": self.limit, "exported": sent, "in_range": self.total}).encode(
+                    "utf-8"
+                )
+                + b"\n"
+            )
 
 
-def dead_letter_export(*, group: str, begin_ms: int | None = None, end_ms: int | None = None, limit: int = MAX_EXPORT) -> DeadLetterExport:
+def dead_letter_export(
+    *, group: str, begin_ms: int | None = None, end_ms: int | None = None, limit: int = MAX_EXPORT
+) -> DeadLetterExport:
     """Check the request and find the queues' spans (InvalidInput before anything streams)."""
     group = checked_group(group)
     begin, end = begin_ms or 0, end_ms if end_ms is not None else MAX_TIMESTAMP

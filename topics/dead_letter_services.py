@@ -14,6 +14,7 @@ message id of a message of this group's DLQ (InvalidInput on ``msg_ids`` naming 
 Then each is sent on its own; one failing does not stop the others, and the answer (and the one
 audit entry of the batch) lists what became of each.
 """
+
 from __future__ import annotations
 
 from brokers.engine.client.errors import MQBrokerError, MQClientError
@@ -44,15 +45,32 @@ from console.errors import InvalidInput
 from console.roles import Role
 from topics import selectors
 from topics.dead_letter_selectors import checked_group
-from topics.dead_letter_types import MAX_RESEND, PROPERTY_DLQ_RESENT_FROM, DeadLetterResend, ResendResult, dlq_topic, retry_topic
+from topics.dead_letter_types import (
+    MAX_RESEND,
+    PROPERTY_DLQ_RESENT_FROM,
+    DeadLetterResend,
+    ResendResult,
+    dlq_topic,
+    retry_topic,
+)
 from topics.services import CONSOLE_PRODUCER_GROUP
 
 # What the broker or a former delivery put on the dead letter; the copy is a new message, sent now.
-_NOT_COPIED = frozenset({
-    PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, PROPERTY_DELAY_TIME_LEVEL, PROPERTY_WAIT_STORE_MSG_OK, PROPERTY_MIN_OFFSET,
-    PROPERTY_MAX_OFFSET, PROPERTY_RECONSUME_TIME, PROPERTY_MAX_RECONSUME_TIMES, PROPERTY_REAL_TOPIC, PROPERTY_REAL_QUEUE_ID,
-    PROPERTY_TRANSACTION_PREPARED, PROPERTY_CONSUME_START_TIMESTAMP,
-})
+_NOT_COPIED = frozenset(
+    {
+        PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX,
+        PROPERTY_DELAY_TIME_LEVEL,
+        PROPERTY_WAIT_STORE_MSG_OK,
+        PROPERTY_MIN_OFFSET,
+        PROPERTY_MAX_OFFSET,
+        PROPERTY_RECONSUME_TIME,
+        PROPERTY_MAX_RECONSUME_TIMES,
+        PROPERTY_REAL_TOPIC,
+        PROPERTY_REAL_QUEUE_ID,
+        PROPERTY_TRANSACTION_PREPARED,
+        PROPERTY_CONSUME_START_TIMESTAMP,
+    }
+)
 
 
 def _checked_ids(msg_ids: object) -> list[str]:
@@ -112,8 +130,13 @@ def dead_letter_resend(*, actor: Actor, group: str, msg_ids: object) -> DeadLett
         note.before = {"dlq_topic": dlq_topic(group), "msg_ids": ids}
         letters = _dead_letters(group, ids)
         client = get_admin_client()
-        producer = SimpleProducer(client.namesrv_addrs, CONSOLE_PRODUCER_GROUP, timeout_s=client.timeout_s,
-                                  remoting=client.driver.remoting, heartbeat_interval_s=None)
+        producer = SimpleProducer(
+            client.namesrv_addrs,
+            CONSOLE_PRODUCER_GROUP,
+            timeout_s=client.timeout_s,
+            remoting=client.driver.remoting,
+            heartbeat_interval_s=None,
+        )
         results = []
         try:
             for msg_id in ids:
@@ -126,7 +149,12 @@ def dead_letter_resend(*, actor: Actor, group: str, msg_ids: object) -> DeadLett
         finally:
             producer.close()
         resend = DeadLetterResend(group, retry_topic(group), tuple(results))
-        note.after = {"topic": resend.topic, "resent": resend.resent, "failed": resend.failed, "results": resend.results}
+        note.after = {
+            "topic": resend.topic,
+            "resent": resend.resent,
+            "failed": resend.failed,
+            "results": resend.results,
+        }
         if resend.failed:
             note.reason = f"{resend.failed} of {len(results)} dead letters were not resent"
     return resend

@@ -11,6 +11,7 @@ times reached its maximum, or by a client's retry copy; RocketMQ's MessageConst 
 RocketMQ keeps no consumer exception or reason with the message (the listener's error never
 reaches the broker), and neither does Gantry: the console says so instead of showing a "last error".
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,8 +26,10 @@ from topics.types import MessageView
 MAX_RESEND = 100  # dead letters one resend takes: one confirmation, one audit entry, a bounded answer
 MAX_EXPORT = 10_000  # dead letters one export streams at most (the download says when it stopped there)
 PROPERTY_DLQ_RESENT_FROM = "DLQ_RESENT_FROM"  # on a resent copy: the offset message id of the dead letter it copies
-NO_REASON_STORED = gettext_noop("Gantry's consumers send their listener's exception with the message they send back, and the broker "
-                                "keeps it (GANTRY_LAST_ERROR); RocketMQ's clients send none, so their dead letters show none.")  # the page translates it
+NO_REASON_STORED = gettext_noop(
+    "Gantry's consumers send their listener's exception with the message they send back, and the broker "
+    "keeps it (GANTRY_LAST_ERROR); RocketMQ's clients send none, so their dead letters show none."
+)  # the page translates it
 
 
 def dlq_topic(group: str) -> str:

@@ -1,5 +1,6 @@
 """Dead-letter pages (included at the site root as namespace ``dlq``: /groups/<name>/dlq/...) and
 API routes (api_urlpatterns, included under /api/v1/ by console.api_urls: /api/v1/groups/{name}/dlq...)."""
+
 from django.urls import path
 
 from console.rest import ApiRouter

@@ -1,6 +1,7 @@
 """The dead-letter page of a consumer group: its DLQ newest first, resend selected ones (operator,
 after a confirmation), export a time range as JSON lines. Each view parses, calls one selector or
 service, and renders; refusals name the field and change nothing."""
+
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
@@ -18,9 +19,18 @@ from topics.dead_letter_types import MAX_EXPORT, MAX_RESEND, NO_REASON_STORED
 from topics.message_selectors import DEFAULT_PAGE_SIZE
 
 
-def _page(request: HttpRequest, name: str, *, page: int = 1, page_size: int = DEFAULT_PAGE_SIZE, status: int = 200, **extra) -> HttpResponse:
-    context = {"name": name, "letters": dead_letter_page(group=name, page=page, page_size=page_size), "no_reason": gettext(NO_REASON_STORED),
-               "max_resend": MAX_RESEND, "max_export": MAX_EXPORT, "export_form": extra.pop("export_form", DeadLetterExportForm()), **extra}
+def _page(
+    request: HttpRequest, name: str, *, page: int = 1, page_size: int = DEFAULT_PAGE_SIZE, status: int = 200, **extra
+) -> HttpResponse:
+    context = {
+        "name": name,
+        "letters": dead_letter_page(group=name, page=page, page_size=page_size),
+        "no_reason": gettext(NO_REASON_STORED),
+        "max_resend": MAX_RESEND,
+        "max_export": MAX_EXPORT,
+        "export_form": extra.pop("export_form", DeadLetterExportForm()),
+        **extra,
+    }
     return render(request, "topics/dead_letters.html", context, status=status)
 
 
@@ -37,7 +47,9 @@ def dead_letters(request: HttpRequest, name: str) -> HttpResponse:
 def dead_letter_resend_page(request: HttpRequest, name: str) -> HttpResponse:
     """POST msg_ids (the ticked rows): resend them, then show the page with what became of each."""
     try:
-        resend = dead_letter_resend(actor=actor_from_request(request), group=name, msg_ids=request.POST.getlist("msg_ids"))
+        resend = dead_letter_resend(
+            actor=actor_from_request(request), group=name, msg_ids=request.POST.getlist("msg_ids")
+        )
     except InvalidInput as exc:
         return _page(request, name, status=400, errors=exc.fields)
     except ServiceError as exc:

@@ -3,6 +3,7 @@
 Broker mode has one row of fields per broker, named like the API's dotted error paths
 (``brokers.broker-a.read_queue_nums``), so a service's refusal lands under the right field.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,12 +30,18 @@ from topics.rules import (
 )
 from topics.types import TOPIC_TYPES, QueueSpec, TopicDetail, TopicSpec
 
-MODES = (("cluster", _("cluster mode: the same counts on every broker of a cluster")),
-         ("broker", _("broker mode: counts per broker")))
+MODES = (
+    ("cluster", _("cluster mode: the same counts on every broker of a cluster")),
+    ("broker", _("broker mode: counts per broker")),
+)
 
 
 def _count(**kwargs) -> forms.IntegerField:
-    return forms.IntegerField(validators=[validate_queue_nums], widget=forms.NumberInput(attrs={"min": MIN_QUEUE_NUMS, "max": MAX_QUEUE_NUMS}), **kwargs)
+    return forms.IntegerField(
+        validators=[validate_queue_nums],
+        widget=forms.NumberInput(attrs={"min": MIN_QUEUE_NUMS, "max": MAX_QUEUE_NUMS}),
+        **kwargs,
+    )
 
 
 def _perm(**kwargs) -> forms.TypedChoiceField:
@@ -53,19 +60,28 @@ class BrokerRow:
 class TopicForm(forms.Form):
     """Create (``detail=None``) or update a topic, in cluster or broker mode."""
 
-    name = forms.CharField(label=_("Name"), required=False, strip=False)  # the rule (clean_name) says why a name is refused
+    name = forms.CharField(
+        label=_("Name"), required=False, strip=False
+    )  # the rule (clean_name) says why a name is refused
     mode = forms.ChoiceField(label=_("Mode"), choices=MODES, initial="cluster", widget=forms.RadioSelect)
     cluster = forms.CharField(label=_("Cluster"), required=False, widget=forms.Select)
     read_queue_nums = _count(required=False, initial=DEFAULT_QUEUE_NUMS, label=_("Read queues"))
     write_queue_nums = _count(required=False, initial=DEFAULT_QUEUE_NUMS, label=_("Write queues"))
     perm = _perm(required=False, initial=DEFAULT_PERM, label=_("Perm"))
     # RocketMQ 5's message.type: what 5.x producers may send (4.x clients are not checked)
-    message_type = forms.ChoiceField(label=_("Message type"), required=False, choices=MESSAGE_TYPE_CHOICES, initial=MESSAGE_TYPES[0])
+    message_type = forms.ChoiceField(
+        label=_("Message type"), required=False, choices=MESSAGE_TYPE_CHOICES, initial=MESSAGE_TYPES[0]
+    )
     confirm_unreachable_messages = forms.IntegerField(
-        required=False, min_value=0, label=_("Messages to make unreachable"),
-        widget=forms.NumberInput(attrs={"min": 0, "autocomplete": "off", "data-testid": "confirm-count"}))
+        required=False,
+        min_value=0,
+        label=_("Messages to make unreachable"),
+        widget=forms.NumberInput(attrs={"min": 0, "autocomplete": "off", "data-testid": "confirm-count"}),
+    )
 
-    def __init__(self, *args, clusters: tuple[str, ...], brokers: tuple[str, ...], detail: TopicDetail | None = None, **kwargs) -> None:
+    def __init__(
+        self, *args, clusters: tuple[str, ...], brokers: tuple[str, ...], detail: TopicDetail | None = None, **kwargs
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.detail = detail
         self.cluster_names = clusters
@@ -84,10 +100,18 @@ class TopicForm(forms.Form):
         for broker in brokers:
             cur = current.get(broker)
             prefix = f"brokers.{broker}"
-            self.fields[f"{prefix}.enabled"] = forms.BooleanField(required=False, initial=cur is not None or detail is None, label=broker)
-            self.fields[f"{prefix}.read_queue_nums"] = _count(required=False, initial=cur.read_queue_nums if cur else DEFAULT_QUEUE_NUMS, label=_("Read queues"))
-            self.fields[f"{prefix}.write_queue_nums"] = _count(required=False, initial=cur.write_queue_nums if cur else DEFAULT_QUEUE_NUMS, label=_("Write queues"))
-            self.fields[f"{prefix}.perm"] = _perm(required=False, initial=cur.perm if cur else DEFAULT_PERM, label=_("Perm"))
+            self.fields[f"{prefix}.enabled"] = forms.BooleanField(
+                required=False, initial=cur is not None or detail is None, label=broker
+            )
+            self.fields[f"{prefix}.read_queue_nums"] = _count(
+                required=False, initial=cur.read_queue_nums if cur else DEFAULT_QUEUE_NUMS, label=_("Read queues")
+            )
+            self.fields[f"{prefix}.write_queue_nums"] = _count(
+                required=False, initial=cur.write_queue_nums if cur else DEFAULT_QUEUE_NUMS, label=_("Write queues")
+            )
+            self.fields[f"{prefix}.perm"] = _perm(
+                required=False, initial=cur.perm if cur else DEFAULT_PERM, label=_("Perm")
+            )
 
     def clean_name(self) -> str:
         name = self.cleaned_data.get("name") or ""
@@ -101,8 +125,12 @@ class TopicForm(forms.Form):
 
     @property
     def broker_rows(self) -> list[BrokerRow]:
-        return [BrokerRow(b, *(self[f"brokers.{b}.{f}"] for f in ("enabled", "read_queue_nums", "write_queue_nums", "perm")))
-                for b in self.broker_names]
+        return [
+            BrokerRow(
+                b, *(self[f"brokers.{b}.{f}"] for f in ("enabled", "read_queue_nums", "write_queue_nums", "perm"))
+            )
+            for b in self.broker_names
+        ]
 
     def clean(self):
         data = super().clean()
@@ -133,11 +161,23 @@ class TopicForm(forms.Form):
         name = self.detail.name if self.detail else data["name"]
         message_type = data.get("message_type") or None
         if data["mode"] == "cluster":
-            return TopicSpec(name=name, cluster=data["cluster"], message_type=message_type,
-                             queues=QueueSpec(data["read_queue_nums"], data["write_queue_nums"], data["perm"]))
+            return TopicSpec(
+                name=name,
+                cluster=data["cluster"],
+                message_type=message_type,
+                queues=QueueSpec(data["read_queue_nums"], data["write_queue_nums"], data["perm"]),
+            )
         brokers = tuple(
-            (b, QueueSpec(data[f"brokers.{b}.read_queue_nums"], data[f"brokers.{b}.write_queue_nums"], data[f"brokers.{b}.perm"]))
-            for b in self.broker_names if data.get(f"brokers.{b}.enabled")
+            (
+                b,
+                QueueSpec(
+                    data[f"brokers.{b}.read_queue_nums"],
+                    data[f"brokers.{b}.write_queue_nums"],
+                    data[f"brokers.{b}.perm"],
+                ),
+            )
+            for b in self.broker_names
+            if data.get(f"brokers.{b}.enabled")
         )
         return TopicSpec(name=name, brokers=brokers, message_type=message_type)
 
@@ -148,7 +188,9 @@ TOPIC_TYPE_LABELS = {"normal": _("normal"), "retry": _("retry"), "dlq": _("dlq")
 
 class TopicFilterForm(FilterForm):
     q = forms.CharField(required=False, label=_("Search"))
-    type = ChoiceFilter(label=_("Type"), choices=[("", _("all types"))] + [(t, TOPIC_TYPE_LABELS[t]) for t in TOPIC_TYPES])
+    type = ChoiceFilter(
+        label=_("Type"), choices=[("", _("all types"))] + [(t, TOPIC_TYPE_LABELS[t]) for t in TOPIC_TYPES]
+    )
 
     def filters_from(self, data: dict) -> dict:
         kind = data.get("type")
@@ -162,7 +204,10 @@ class TopicDeleteForm(forms.Form):
         super().__init__(*args, **kwargs)
         choices = [("all", _("from every broker"))]
         choices += [(f"cluster:{c}", _("from cluster %(name)s") % {"name": c}) for c in detail.clusters]
-        choices += [(f"broker:{b.broker_name}", _("from broker %(name)s only") % {"name": b.broker_name}) for b in detail.brokers]
+        choices += [
+            (f"broker:{b.broker_name}", _("from broker %(name)s only") % {"name": b.broker_name})
+            for b in detail.brokers
+        ]
         self.fields["scope"].choices = choices
 
     def target(self) -> dict:
@@ -189,7 +234,11 @@ class ShrinkForm(forms.Form):
     """A safe-shrink step (POST) or the target to plan for (GET)."""
 
     target_queue_nums = _count(required=True, label=_("Queues per broker after the shrink"))
-    step = forms.ChoiceField(label=_("Step"), choices=(("write", _("lower the write queues")), ("read", _("lower the read queues"))), required=False)
+    step = forms.ChoiceField(
+        label=_("Step"),
+        choices=(("write", _("lower the write queues")), ("read", _("lower the read queues"))),
+        required=False,
+    )
 
 
 PAGE_SIZES = (20, 50, 100)  # by time range: messages per page the form offers
@@ -198,16 +247,25 @@ PAGE_SIZES = (20, 50, 100)  # by time range: messages per page the form offers
 class MessageQueryForm(forms.Form):
     """Find messages: by key (topic and key), by id, or by store-time range (topic, begin, end)."""
 
-    mode = forms.ChoiceField(label=_("Mode"), choices=(("key", _("by key")), ("id", _("by message id")), ("time", _("by time range"))), initial="key",
-                             widget=forms.RadioSelect)
+    mode = forms.ChoiceField(
+        label=_("Mode"),
+        choices=(("key", _("by key")), ("id", _("by message id")), ("time", _("by time range"))),
+        initial="key",
+        widget=forms.RadioSelect,
+    )
     topic = forms.CharField(label=_("Topic"), required=False)
     key = forms.CharField(label=_("Key"), required=False)
     msg_id = forms.CharField(required=False, label=_("Message id"))
-    begin = forms.CharField(required=False, label=_("Stored from"), widget=forms.TextInput(attrs={"placeholder": "2024-05-01T12:00:00Z"}))
-    end = forms.CharField(required=False, label=_("Stored to"), widget=forms.TextInput(attrs={"placeholder": "2024-05-01T13:00:00Z"}))
+    begin = forms.CharField(
+        required=False, label=_("Stored from"), widget=forms.TextInput(attrs={"placeholder": "2024-05-01T12:00:00Z"})
+    )
+    end = forms.CharField(
+        required=False, label=_("Stored to"), widget=forms.TextInput(attrs={"placeholder": "2024-05-01T13:00:00Z"})
+    )
     page = forms.IntegerField(label=_("Page"), required=False, min_value=1, widget=forms.HiddenInput)
-    page_size = forms.TypedChoiceField(required=False, coerce=int, empty_value=PAGE_SIZES[0], label=_("Per page"),
-                                       choices=[(n, n) for n in PAGE_SIZES])
+    page_size = forms.TypedChoiceField(
+        required=False, coerce=int, empty_value=PAGE_SIZES[0], label=_("Per page"), choices=[(n, n) for n in PAGE_SIZES]
+    )
 
     def _time(self, name: str) -> int | None:
         value = self.cleaned_data.get(name)

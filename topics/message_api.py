@@ -8,6 +8,7 @@ GET messages/{msg_id}/track[?topic=]: each group of the topic and its consume st
 (topics.message_track). POST messages/{msg_id}/resend {group, client_id[, topic]} [operator, audited]: the
 client consumes the message once (CONSUME_MESSAGE_DIRECTLY); the answer is its result.
 """
+
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -28,7 +29,9 @@ from topics.trace_selectors import message_trace
 from topics.trace_serializers import MessageTraceOutput, TraceQuery
 from topics.types import MessageList
 
-MSG_ID = OpenApiParameter("msg_id", str, OpenApiParameter.PATH, description="offset message id, or UNIQ_KEY with ?topic=")
+MSG_ID = OpenApiParameter(
+    "msg_id", str, OpenApiParameter.PATH, description="offset message id, or UNIQ_KEY with ?topic="
+)
 
 
 def _page_url(request: Request, found: MessageList, page: int) -> str | None:
@@ -46,20 +49,34 @@ class MessageViewSet(viewsets.ViewSet):
     def list(self, request: Request) -> Response:
         q = parse_input(MessageQuery, query_dict(request))
         if "key" in q:
-            found = message_selectors.message_query_by_key(topic=q["topic"], key=q["key"], begin_ms=q.get("begin"), end_ms=q.get("end"))
+            found = message_selectors.message_query_by_key(
+                topic=q["topic"], key=q["key"], begin_ms=q.get("begin"), end_ms=q.get("end")
+            )
         else:
-            found = message_selectors.message_query_by_time(topic=q["topic"], begin_ms=q["begin"], end_ms=q["end"], page=q["page"], page_size=q["page_size"])
-        return Response({"count": found.total, "next": _page_url(request, found, found.page + 1),
-                         "previous": _page_url(request, found, found.page - 1),
-                         "results": MessageSummaryOutput(found.messages, many=True).data})
+            found = message_selectors.message_query_by_time(
+                topic=q["topic"], begin_ms=q["begin"], end_ms=q["end"], page=q["page"], page_size=q["page_size"]
+            )
+        return Response(
+            {
+                "count": found.total,
+                "next": _page_url(request, found, found.page + 1),
+                "previous": _page_url(request, found, found.page - 1),
+                "results": MessageSummaryOutput(found.messages, many=True).data,
+            }
+        )
 
     @extend_schema(parameters=[MSG_ID, MessageIdQuery], responses=MessageOutput)
     def retrieve(self, request: Request, msg_id: str) -> Response:
         q = parse_input(MessageIdQuery, query_dict(request))
         return Response(MessageOutput(message_selectors.message_detail(msg_id=msg_id, topic=q.get("topic"))).data)
 
-    @extend_schema(parameters=[OpenApiParameter("msg_id", str, OpenApiParameter.PATH, description="message id (UNIQ_KEY) or key"),
-                               TraceQuery], responses=MessageTraceOutput)
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("msg_id", str, OpenApiParameter.PATH, description="message id (UNIQ_KEY) or key"),
+            TraceQuery,
+        ],
+        responses=MessageTraceOutput,
+    )
     @action(detail=True, methods=["get"])
     def trace(self, request: Request, msg_id: str) -> Response:
         """The message's trace: who sent it, where it was stored, which consumers got it, result and cost."""
@@ -78,6 +95,11 @@ class MessageViewSet(viewsets.ViewSet):
     def resend(self, request: Request, msg_id: str) -> Response:
         """Have one online client of a push group consume the message once (CONSUME_MESSAGE_DIRECTLY); its answer. Operator; audited."""
         data = parse_input(MessageResendInput, request.data)
-        done = message_resend(actor=actor_from_request(request), msg_id=msg_id, topic=data.get("topic"), group=data["group"],
-                              client_id=data["client_id"])
+        done = message_resend(
+            actor=actor_from_request(request),
+            msg_id=msg_id,
+            topic=data.get("topic"),
+            group=data["group"],
+            client_id=data["client_id"],
+        )
         return Response(MessageResendOutput(done).data)

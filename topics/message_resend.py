@@ -5,6 +5,7 @@ The group must consume the message's topic and be a push group with the client o
 otherwise, nothing sent); the client's answer (CR_SUCCESS, CR_LATER, ...) is the result, recorded in the audit
 entry. A client that cannot be reached or refuses is Unavailable with the broker's remark (audited as failed).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,18 +54,32 @@ def message_resend(*, actor: Actor, msg_id: str, group: str, client_id: str, top
         if not row.clients:
             raise InvalidInput("group", f"no client of {group} is online: a resend needs one.")
         if not row.can_resend:
-            raise InvalidInput("group", f"{group} pulls (CONSUME_ACTIVELY): only a push consumer consumes a message sent to it.")
+            raise InvalidInput(
+                "group", f"{group} pulls (CONSUME_ACTIVELY): only a push consumer consumes a message sent to it."
+            )
         if client_id not in row.clients:
-            raise InvalidInput("client_id", f"{client_id} is not an online client of {group} (online: {', '.join(row.clients)}).")
+            raise InvalidInput(
+                "client_id", f"{client_id} is not an online client of {group} (online: {', '.join(row.clients)})."
+            )
         message = track.message
-        note.before = {"topic": message.topic, "group": group, "client_id": client_id, "queue": f"{message.broker_name}:{message.queue_id}",
-                       "queue_offset": message.queue_offset, "state": row.state}
+        note.before = {
+            "topic": message.topic,
+            "group": group,
+            "client_id": client_id,
+            "queue": f"{message.broker_name}:{message.queue_id}",
+            "queue_offset": message.queue_offset,
+            "state": row.state,
+        }
         try:
-            answer = message_consume_directly(msg_id=message.msg_id, topic=message.topic, group=group, client_id=client_id)
+            answer = message_consume_directly(
+                msg_id=message.msg_id, topic=message.topic, group=group, client_id=client_id
+            )
         except MQBrokerError as exc:
             raise Unavailable(f"{client_id} did not consume the message: {exc.remark or exc}") from None
         except RemotingError as exc:
             raise Unavailable(f"the broker {message.broker_name} did not answer: {exc}") from None
-        result = ResendResult(message.msg_id, message.topic, group, client_id, answer.consume_result, answer.remark, answer.spent_ms)
+        result = ResendResult(
+            message.msg_id, message.topic, group, client_id, answer.consume_result, answer.remark, answer.spent_ms
+        )
         note.after = {"consume_result": result.consume_result, "remark": result.remark, "spent_ms": result.spent_ms}
     return result

@@ -14,6 +14,7 @@ Results are newest first (by store time), by key and by time alike, as rocketmq-
 
 Nothing here consumes: no offset of any group moves.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -44,11 +45,19 @@ def _broker_names() -> dict[str, str]:
 
 def message_view(msg: MessageExt, names: dict[str, str], broker_name: str | None = None) -> MessageView:
     return MessageView(
-        msg_id=msg.msg_id, topic=msg.topic, broker_name=broker_name or names.get(msg.store_host, msg.store_host),
-        queue_id=msg.queue_id, queue_offset=msg.queue_offset, born_timestamp=msg.born_timestamp,
-        store_timestamp=msg.store_timestamp, born_host=msg.born_host, store_host=msg.store_host,
-        reconsume_times=msg.reconsume_times, properties=tuple(sorted(msg.properties.items())),
-        body=bytes(msg.body[:BODY_SHOWN_BYTES]), body_size=len(msg.body),
+        msg_id=msg.msg_id,
+        topic=msg.topic,
+        broker_name=broker_name or names.get(msg.store_host, msg.store_host),
+        queue_id=msg.queue_id,
+        queue_offset=msg.queue_offset,
+        born_timestamp=msg.born_timestamp,
+        store_timestamp=msg.store_timestamp,
+        born_host=msg.born_host,
+        store_host=msg.store_host,
+        reconsume_times=msg.reconsume_times,
+        properties=tuple(sorted(msg.properties.items())),
+        body=bytes(msg.body[:BODY_SHOWN_BYTES]),
+        body_size=len(msg.body),
     )
 
 
@@ -64,7 +73,9 @@ def _range(begin_ms: int | None, end_ms: int | None) -> tuple[int, int]:
     return begin, end
 
 
-def message_query_by_key(*, topic: str, key: str, begin_ms: int | None = None, end_ms: int | None = None) -> MessageList:
+def message_query_by_key(
+    *, topic: str, key: str, begin_ms: int | None = None, end_ms: int | None = None
+) -> MessageList:
     """Messages of ``topic`` whose KEYS (or UNIQ_KEY) hold ``key``, newest first."""
     key = key.strip()
     if not key:
@@ -106,10 +117,16 @@ def message_detail(*, msg_id: str, topic: str | None = None) -> MessageView:
     except MQClientError:  # not an offset message id (a UNIQ_KEY decodes to a port or offset out of range)
         if topic is None:
             if _looks_like_uniq_key(msg_id):
-                raise InvalidInput("topic", f"{msg_id} is not an offset message id; as a client-made id (UNIQ_KEY) it is "
-                                   "looked up in its topic's key index: give the topic too.") from None
-            raise InvalidInput("msg_id", f"{msg_id!r} is neither an offset message id nor a client-made id (UNIQ_KEY): "
-                               "both are 32 hexadecimal digits.") from None
+                raise InvalidInput(
+                    "topic",
+                    f"{msg_id} is not an offset message id; as a client-made id (UNIQ_KEY) it is "
+                    "looked up in its topic's key index: give the topic too.",
+                ) from None
+            raise InvalidInput(
+                "msg_id",
+                f"{msg_id!r} is neither an offset message id nor a client-made id (UNIQ_KEY): "
+                "both are 32 hexadecimal digits.",
+            ) from None
     except RemotingError:  # a member of the cluster that does not answer: maybe a UNIQ_KEY after all
         if topic is None:
             raise
@@ -154,7 +171,9 @@ def read_spans(spans: dict[MessageQueue, tuple[str, int, int]]) -> dict[MessageQ
     return out
 
 
-def message_query_by_time(*, topic: str, begin_ms: int, end_ms: int, page: int = 1, page_size: int = DEFAULT_PAGE_SIZE) -> MessageList:
+def message_query_by_time(
+    *, topic: str, begin_ms: int, end_ms: int, page: int = 1, page_size: int = DEFAULT_PAGE_SIZE
+) -> MessageList:
     """One page of the messages of ``topic`` stored from ``begin_ms`` to ``end_ms``, newest first.
 
     Page ``p`` needs at most the newest ``p * page_size`` messages of each queue's range (plus one
@@ -176,9 +195,13 @@ def message_query_by_time(*, topic: str, begin_ms: int, end_ms: int, page: int =
         if hi > lo:
             total += hi - lo
             spans[mq] = (queues[mq], max(lo, hi - newest), hi)
-    views = newest_first(message_view(m, {}, mq.broker_name) for mq, msgs in read_spans(spans).items()
-                         for m in msgs if begin <= m.store_timestamp <= end)
-    shown = views[(page - 1) * page_size:page * page_size]
+    views = newest_first(
+        message_view(m, {}, mq.broker_name)
+        for mq, msgs in read_spans(spans).items()
+        for m in msgs
+        if begin <= m.store_timestamp <= end
+    )
+    shown = views[(page - 1) * page_size : page * page_size]
     return MessageList(topic, shown, total, begin_ms=begin, end_ms=end, page=page, page_size=page_size)
 
 
@@ -192,7 +215,9 @@ def message_tail(*, topic: str, count: int = DEFAULT_PAGE_SIZE) -> MessageList:
         raise InvalidInput("count", f"must be from 1 to {TAIL_MAX}.")
     queues = topic_queues(selectors.topic_route_data(topic))
     lows, highs = min_offsets(queues), max_offsets(queues)
-    spans = {mq: (queues[mq], max(lows[mq], highs[mq] - count), highs[mq]) for mq in sorted(queues) if highs[mq] > lows[mq]}
+    spans = {
+        mq: (queues[mq], max(lows[mq], highs[mq] - count), highs[mq]) for mq in sorted(queues) if highs[mq] > lows[mq]
+    }
     views = newest_first(message_view(m, {}, mq.broker_name) for mq, msgs in read_spans(spans).items() for m in msgs)
     total = sum(highs[mq] - lows[mq] for mq in queues)
     return MessageList(topic, views[:count], total, page_size=count)

@@ -16,6 +16,7 @@ The state of a group, as RocketMQ's admin tells it (TrackType):
 Costs: the message (as the message page), QUERY_TOPIC_CONSUME_BY_WHO on each broker of the topic's route,
 the groups' connections (one survey per broker), and GET_CONSUME_STATS of the topic per group.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,8 +30,19 @@ from brokers.gateway.topics import topic_consumer_groups
 from topics import message_selectors, selectors
 from topics.types import MessageView
 
-__all__ = ["CONSUMED", "CONSUMED_BUT_FILTERED", "IN_FLIGHT", "NOT_CONSUME_YET", "NOT_ONLINE", "PULL", "UNKNOWN",
-           "GroupTrack", "MessageTrack", "in_flight", "message_track"]
+__all__ = [
+    "CONSUMED",
+    "CONSUMED_BUT_FILTERED",
+    "IN_FLIGHT",
+    "NOT_CONSUME_YET",
+    "NOT_ONLINE",
+    "PULL",
+    "UNKNOWN",
+    "GroupTrack",
+    "MessageTrack",
+    "in_flight",
+    "message_track",
+]
 
 CONSUMED, CONSUMED_BUT_FILTERED, NOT_CONSUME_YET = "CONSUMED", "CONSUMED_BUT_FILTERED", "NOT_CONSUME_YET"
 NOT_ONLINE, PULL, IN_FLIGHT, UNKNOWN = "NOT_ONLINE", "PULL", "IN_FLIGHT", "UNKNOWN"
@@ -81,9 +93,17 @@ def _track(group: str, conns: GroupConnections | None, message: MessageView) -> 
     try:
         stats = get_admin_client().examine_consume_stats(group, message.topic)
     except (MQBrokerError, RemotingError) as exc:
-        return GroupTrack(group, NOT_ONLINE if not online else UNKNOWN, None, None, clients, consume_type, f"no progress: {exc}")
-    committed = next((w.consumer_offset for mq, w in stats.items()
-                      if mq.broker_name == message.broker_name and mq.queue_id == message.queue_id), None)
+        return GroupTrack(
+            group, NOT_ONLINE if not online else UNKNOWN, None, None, clients, consume_type, f"no progress: {exc}"
+        )
+    committed = next(
+        (
+            w.consumer_offset
+            for mq, w in stats.items()
+            if mq.broker_name == message.broker_name and mq.queue_id == message.queue_id
+        ),
+        None,
+    )
     consumed = None if committed is None else committed > message.queue_offset
     if not online:
         state = NOT_ONLINE

@@ -1,4 +1,5 @@
 """The resend form of the message page: the group (from the link) and the online client to send the message to."""
+
 from __future__ import annotations
 
 from django import forms

@@ -1,4 +1,5 @@
 """Input and output of the message's consume state (GET messages/{msg_id}/track) and resend (POST messages/{msg_id}/resend)."""
+
 from __future__ import annotations
 
 from rest_framework import serializers
@@ -11,11 +12,19 @@ STATES = (CONSUMED, CONSUMED_BUT_FILTERED, NOT_CONSUME_YET, NOT_ONLINE, PULL, IN
 
 class GroupTrackOutput(serializers.Serializer):
     group = serializers.CharField()
-    state = serializers.ChoiceField(choices=STATES, help_text="RocketMQ's TrackType (IN_FLIGHT: a POP consumer's, not reported yet)")
-    committed_offset = serializers.IntegerField(allow_null=True, help_text="the group's committed offset of the message's queue")
-    consumed = serializers.BooleanField(allow_null=True, help_text="the committed offset lies past the message's queue offset")
+    state = serializers.ChoiceField(
+        choices=STATES, help_text="RocketMQ's TrackType (IN_FLIGHT: a POP consumer's, not reported yet)"
+    )
+    committed_offset = serializers.IntegerField(
+        allow_null=True, help_text="the group's committed offset of the message's queue"
+    )
+    consumed = serializers.BooleanField(
+        allow_null=True, help_text="the committed offset lies past the message's queue offset"
+    )
     clients = serializers.ListField(child=serializers.CharField(), help_text="online client ids")
-    consume_type = serializers.CharField(allow_null=True, help_text="CONSUME_PASSIVELY (push) or CONSUME_ACTIVELY (pull)")
+    consume_type = serializers.CharField(
+        allow_null=True, help_text="CONSUME_PASSIVELY (push) or CONSUME_ACTIVELY (pull)"
+    )
     can_resend = serializers.BooleanField()
     remark = serializers.CharField()
 
@@ -41,7 +50,9 @@ class MessageResendOutput(serializers.Serializer):
     topic = serializers.CharField()
     group = serializers.CharField()
     client_id = serializers.CharField()
-    consume_result = serializers.CharField(help_text="the client's answer: CR_SUCCESS, CR_LATER, CR_RETURN_NULL, CR_THROW_EXCEPTION, ...")
+    consume_result = serializers.CharField(
+        help_text="the client's answer: CR_SUCCESS, CR_LATER, CR_RETURN_NULL, CR_THROW_EXCEPTION, ..."
+    )
     remark = serializers.CharField()
     spent_ms = serializers.IntegerField()
     ok = serializers.BooleanField()

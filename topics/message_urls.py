@@ -1,5 +1,6 @@
 """Message pages (included under /messages/ as namespace ``messages``) and API routes
 (api_urlpatterns, included under /api/v1/ by console.api_urls)."""
+
 from django.urls import path
 
 from console.rest import ApiRouter

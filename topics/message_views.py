@@ -2,6 +2,7 @@
 
 Each view parses, calls one selector, and renders; the query form swaps the results with htmx.
 """
+
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
@@ -31,13 +32,22 @@ def message_query(request: HttpRequest) -> HttpResponse:
                 view = message_selectors.message_detail(msg_id=query["msg_id"], topic=query["topic"] or None)
                 target = reverse("messages:detail", kwargs={"msg_id": view.msg_id})
                 if request.htmx:
-                    return render(request, "topics/_message_results.html", {"form": form, "found": None, "single": view})
+                    return render(
+                        request, "topics/_message_results.html", {"form": form, "found": None, "single": view}
+                    )
                 return redirect(f"{target}?{urlencode({'topic': view.topic})}")
             if query["mode"] == "key":
-                found = message_selectors.message_query_by_key(topic=query["topic"], key=query["key"], begin_ms=query["begin"], end_ms=query["end"])
+                found = message_selectors.message_query_by_key(
+                    topic=query["topic"], key=query["key"], begin_ms=query["begin"], end_ms=query["end"]
+                )
             else:
-                found = message_selectors.message_query_by_time(topic=query["topic"], begin_ms=query["begin"], end_ms=query["end"], page=query["page"] or 1,
-                                                                  page_size=query["page_size"])
+                found = message_selectors.message_query_by_time(
+                    topic=query["topic"],
+                    begin_ms=query["begin"],
+                    end_ms=query["end"],
+                    page=query["page"] or 1,
+                    page_size=query["page_size"],
+                )
         except (InvalidInput, NotFound) as exc:
             show_on_form(form, exc)
     if form.is_bound and form.errors:
@@ -45,7 +55,9 @@ def message_query(request: HttpRequest) -> HttpResponse:
     page_query = request.GET.copy()
     page_query.pop("page", None)
     context = {"form": form, "found": found, "query": page_query.urlencode()}
-    return render(request, "topics/_message_results.html" if request.htmx else "topics/message_query.html", context, status=status)
+    return render(
+        request, "topics/_message_results.html" if request.htmx else "topics/message_query.html", context, status=status
+    )
 
 
 @console_page()
@@ -62,13 +74,21 @@ def message_resend(request: HttpRequest, msg_id: str) -> HttpResponse:
     topic = data.get("topic") or None
     track = message_track(msg_id=msg_id, topic=topic)
     row = next((g for g in track.groups if g.group == data.get("group")), None)
-    form = MessageResendForm(data if request.method == "POST" else None, clients=row.clients if row else (),
-                             initial={"topic": topic or "", "group": data.get("group", "")})
+    form = MessageResendForm(
+        data if request.method == "POST" else None,
+        clients=row.clients if row else (),
+        initial={"topic": topic or "", "group": data.get("group", "")},
+    )
     result, status = None, 200
     if request.method == "POST":
         try:  # the service checks every field against the cluster (a bound form's choices are the same list)
-            result = resend_service(actor=actor_from_request(request), msg_id=msg_id, topic=topic, group=data.get("group", ""),
-                                    client_id=data.get("client_id", ""))
+            result = resend_service(
+                actor=actor_from_request(request),
+                msg_id=msg_id,
+                topic=topic,
+                group=data.get("group", ""),
+                client_id=data.get("client_id", ""),
+            )
         except ServiceError as exc:
             form.is_valid()
             show_on_form(form, exc)

@@ -4,6 +4,7 @@ Topics themselves live on the brokers; the one thing the brokers cannot tell is 
 console lowered a topic's write queues, which the read step waits on (producers see the new
 route at their next poll). The shrink service writes it here and the shrink status reads it.
 """
+
 from __future__ import annotations
 
 from django.db import models

@@ -8,6 +8,7 @@ a ValidationError (same message, a closing period, the error's code). Look-alike
 first offending character named; system topics cannot be created, retry (``%RETRY%``) and DLQ
 (``%DLQ%``) topics can, as with RocketMQ's ``updateTopic``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -23,14 +24,22 @@ from brokers.engine.common.topic_validator import InvalidNameError, validate_new
 DEFAULT_QUEUE_NUMS = 8  # the broker's defaultTopicQueueNums
 DEFAULT_PERM = 6  # read and write
 PERM_CHOICES = (  # every value 0..7, the usual ones first, so a form never silently changes an odd perm
-    (6, _("read and write (6)")), (4, _("read only (4)")), (2, _("write only (2)")), (0, _("no access (0)")),
-    (7, _("read, write, inherit (7)")), (5, _("read, inherit (5)")), (3, _("write, inherit (3)")), (1, _("inherit only (1)")),
+    (6, _("read and write (6)")),
+    (4, _("read only (4)")),
+    (2, _("write only (2)")),
+    (0, _("no access (0)")),
+    (7, _("read, write, inherit (7)")),
+    (5, _("read, inherit (5)")),
+    (3, _("write, inherit (3)")),
+    (1, _("inherit only (1)")),
 )
 
 # RocketMQ 5's message.type values a topic can be given here (UNSPECIFIED and MIXED are not offered:
 # the first accepts no message, the second needs the broker's enableMixedMessageType)
 MESSAGE_TYPE_CHOICES = (
-    (NORMAL, _("normal (NORMAL)")), (FIFO, _("ordered (FIFO)")), (DELAY, _("delayed (DELAY)")),
+    (NORMAL, _("normal (NORMAL)")),
+    (FIFO, _("ordered (FIFO)")),
+    (DELAY, _("delayed (DELAY)")),
     (TRANSACTION, _("transactional (TRANSACTION)")),
 )
 MESSAGE_TYPES = SENDABLE_TYPES
@@ -70,7 +79,9 @@ def validate_perm(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError("must be an integer.", code="invalid")
     if not is_valid_perm(value):
-        raise ValidationError(f"must be from {PERM_MIN} to {PERM_MAX} (4 read, 2 write, 1 inherit), got {value}.", code="range")
+        raise ValidationError(
+            f"must be from {PERM_MIN} to {PERM_MAX} (4 read, 2 write, 1 inherit), got {value}.", code="range"
+        )
     return value
 
 

@@ -5,6 +5,7 @@ master broker (sent to all brokers at once), whatever the number of topics: neve
 row. A topic's detail is its route (one name server call) and its config on each master (one
 GET_TOPIC_CONFIG each, at once: the message type); its status, consumers and route are one call each.
 """
+
 from __future__ import annotations
 
 import time
@@ -104,7 +105,10 @@ def topic_list(*, search: str = "", types: frozenset[str] | None = None, broker:
         columns.append(broker_name)
         for name, tc in table.items():
             per_topic.setdefault(name, []).append(
-                BrokerQueues(broker_name, cluster, addr, tc.read_queue_nums, tc.write_queue_nums, tc.perm, topic_message_type(tc)))
+                BrokerQueues(
+                    broker_name, cluster, addr, tc.read_queue_nums, tc.write_queue_nums, tc.perm, topic_message_type(tc)
+                )
+            )
     needle = search.strip().lower()
     rows = []
     for name in sorted(per_topic):
@@ -125,8 +129,11 @@ def topic_route_data(name: str) -> TopicRouteData:
     return topic_routes.topic_route_data(checked_name(name))
 
 
-def detail_from_route(route: TopicRouteData, system_names: frozenset[str] = frozenset(),
-                      configs: dict[str, TopicConfig | RemotingError] | None = None) -> TopicDetail:
+def detail_from_route(
+    route: TopicRouteData,
+    system_names: frozenset[str] = frozenset(),
+    configs: dict[str, TopicConfig | RemotingError] | None = None,
+) -> TopicDetail:
     """The detail of a route; with ``configs`` (master address -> its TopicConfig, see route_configs)
     each broker's message type too (None where its master did not answer)."""
     brokers = []
@@ -134,9 +141,17 @@ def detail_from_route(route: TopicRouteData, system_names: frozenset[str] = froz
         data = route.broker_data(qd.broker_name)
         addr = (data.master_addr or "") if data else ""
         config = (configs or {}).get(addr)
-        brokers.append(BrokerQueues(
-            qd.broker_name, data.cluster if data else "", addr, qd.read_queue_nums, qd.write_queue_nums, qd.perm,
-            topic_message_type(config) if isinstance(config, TopicConfig) else None))
+        brokers.append(
+            BrokerQueues(
+                qd.broker_name,
+                data.cluster if data else "",
+                addr,
+                qd.read_queue_nums,
+                qd.write_queue_nums,
+                qd.perm,
+                topic_message_type(config) if isinstance(config, TopicConfig) else None,
+            )
+        )
     return TopicDetail(route.topic, topic_type(route.topic, system_names), tuple(brokers))
 
 
@@ -148,7 +163,9 @@ def route_configs(route: TopicRouteData) -> dict[str, TopicConfig | RemotingErro
 def topic_detail(*, name: str) -> TopicDetail:
     """The topic's queue counts and perm on each broker, from its route, and its message type on each."""
     route = topic_route_data(name)
-    system_names = broker_system_topics({b.cluster for b in route.broker_datas}, {b.broker_name for b in route.broker_datas})
+    system_names = broker_system_topics(
+        {b.cluster for b in route.broker_datas}, {b.broker_name for b in route.broker_datas}
+    )
     return detail_from_route(route, system_names, route_configs(route))
 
 
@@ -158,8 +175,11 @@ def topic_route(*, name: str) -> TopicRoute:
     for qd in sorted(route.queue_datas, key=lambda q: q.broker_name):
         data = route.broker_data(qd.broker_name)
         addrs = tuple(sorted(data.broker_addrs.items())) if data else ()
-        brokers.append(RouteBroker(qd.broker_name, data.cluster if data else "", addrs,
-                                   qd.read_queue_nums, qd.write_queue_nums, qd.perm))
+        brokers.append(
+            RouteBroker(
+                qd.broker_name, data.cluster if data else "", addrs, qd.read_queue_nums, qd.write_queue_nums, qd.perm
+            )
+        )
     return TopicRoute(route.topic, tuple(brokers), route.order_topic_conf)
 
 
@@ -194,14 +214,18 @@ def topic_consumers(*, name: str) -> TopicConsumers:
     for i, group in enumerate(groups):
         members = len(conns[group].connections) if group in conns else None
         if i >= LAG_GROUPS_MAX:
-            rows.append(TopicConsumerRow(group, members, None, None, f"lag shown for the first {LAG_GROUPS_MAX} groups only"))
+            rows.append(
+                TopicConsumerRow(group, members, None, None, f"lag shown for the first {LAG_GROUPS_MAX} groups only")
+            )
             continue
         try:
             stats = get_admin_client().examine_consume_stats(group, name)
         except (MQBrokerError, RemotingError) as exc:
             rows.append(TopicConsumerRow(group, members, None, None, f"no progress: {exc}"))
             continue
-        rows.append(TopicConsumerRow(group, members, stats.diff_total, stats.consume_tps))  # consumerProgress's Diff Total
+        rows.append(
+            TopicConsumerRow(group, members, stats.diff_total, stats.consume_tps)
+        )  # consumerProgress's Diff Total
     return TopicConsumers(name, tuple(groups), tuple(errors), tuple(rows))
 
 
@@ -223,7 +247,11 @@ def shrink_settle_s() -> int:
 
 def _write_lowered_at(name: str, target: int) -> datetime | None:
     """When the console lowered the topic's write queues to ``target`` (the shrink's progress), if it did."""
-    return ShrinkProgress.objects.filter(topic=name, target_queue_nums=target).values_list("write_lowered_at", flat=True).first()
+    return (
+        ShrinkProgress.objects.filter(topic=name, target_queue_nums=target)
+        .values_list("write_lowered_at", flat=True)
+        .first()
+    )
 
 
 def _shrink_step(brokers: tuple[BrokerQueues, ...], target: int) -> str:
@@ -257,12 +285,23 @@ def topic_shrink_status(*, name: str, target_queue_nums: int | None = None) -> S
     except ValidationError as exc:
         raise InvalidInput("target_queue_nums", exc.messages[0]) from None
     step = _shrink_step(brokers, target_queue_nums)
-    if step == SHRINK_DONE and not ShrinkProgress.objects.filter(topic=name, target_queue_nums=target_queue_nums).exists():
+    if (
+        step == SHRINK_DONE
+        and not ShrinkProgress.objects.filter(topic=name, target_queue_nums=target_queue_nums).exists()
+    ):
         widest = max(brokers, key=lambda b: max(b.read_queue_nums, b.write_queue_nums))
         most = max(widest.read_queue_nums, widest.write_queue_nums)
-        raise InvalidInput("target_queue_nums", f"the topic has at most {most} queues per broker ({widest.broker_name}): "
-                                                f"a shrink to {target_queue_nums} takes none away; give a target below {most}.")
-    tail = {MessageQueue(name, b.broker_name, i): b.addr for b in brokers if b.addr for i in range(target_queue_nums, b.read_queue_nums)}
+        raise InvalidInput(
+            "target_queue_nums",
+            f"the topic has at most {most} queues per broker ({widest.broker_name}): "
+            f"a shrink to {target_queue_nums} takes none away; give a target below {most}.",
+        )
+    tail = {
+        MessageQueue(name, b.broker_name, i): b.addr
+        for b in brokers
+        if b.addr
+        for i in range(target_queue_nums, b.read_queue_nums)
+    }
     if not tail:
         return ShrinkStatus(name, target_queue_nums, brokers, step)
     addrs = sorted({b.addr for b in brokers if b.addr})
@@ -277,7 +316,9 @@ def topic_shrink_status(*, name: str, target_queue_nums: int | None = None) -> S
             if topic == name:
                 committed[(by_addr[addr], group)] = queues
     mins, maxes = min_offsets(tail), max_offsets(tail)
-    last = pull_messages({mq: (tail[mq], maxes[mq] - 1, 1) for mq in tail if maxes[mq] > mins[mq]}, TOOLS_CONSUMER_GROUP)
+    last = pull_messages(
+        {mq: (tail[mq], maxes[mq] - 1, 1) for mq in tail if maxes[mq] > mins[mq]}, TOOLS_CONSUMER_GROUP
+    )
     rows = []
     for mq in sorted(tail):
         lo, hi = mins[mq], maxes[mq]
@@ -289,5 +330,11 @@ def topic_shrink_status(*, name: str, target_queue_nums: int | None = None) -> S
         rows.append(TailQueue(mq.broker_name, mq.queue_id, lo, hi, stamp, tuple(per_group)))
     lowered_at = _write_lowered_at(name, target_queue_nums)
     settle_from = max([lowered_at.timestamp() * 1000 if lowered_at else 0] + [q.last_store_timestamp for q in rows])
-    remaining = max(0, int(settle_from / 1000 + shrink_settle_s() - time.time() + 0.999)) if settle_from and step == SHRINK_READ else 0
-    return ShrinkStatus(name, target_queue_nums, brokers, step, tuple(rows), tuple(groups), remaining, lowered_at, tuple(errors))
+    remaining = (
+        max(0, int(settle_from / 1000 + shrink_settle_s() - time.time() + 0.999))
+        if settle_from and step == SHRINK_READ
+        else 0
+    )
+    return ShrinkStatus(
+        name, target_queue_nums, brokers, step, tuple(rows), tuple(groups), remaining, lowered_at, tuple(errors)
+    )

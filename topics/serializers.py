@@ -12,6 +12,7 @@ Values may stand at the top level or per broker (per broker wins); counts are 0.
 FIFO, DELAY or TRANSACTION) applies to every broker written to; left out, a new topic is NORMAL and an
 existing one keeps its type.
 """
+
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema_field
@@ -39,37 +40,59 @@ from topics.types import TOPIC_TYPES, QueueSpec, TopicSpec
 
 
 def _count_field() -> StrictIntegerField:
-    return StrictIntegerField(required=False, validators=[validate_queue_nums], help_text=f"{MIN_QUEUE_NUMS}..{MAX_QUEUE_NUMS}, default 8")
+    return StrictIntegerField(
+        required=False, validators=[validate_queue_nums], help_text=f"{MIN_QUEUE_NUMS}..{MAX_QUEUE_NUMS}, default 8"
+    )
 
 
 _COUNT_RANGE = {"minimum": MIN_QUEUE_NUMS, "maximum": MAX_QUEUE_NUMS}  # validate_queue_nums
 
 
 class QueueCountsInput(StrictInputSerializer):
-    schema_rules = {"properties": {"read_queue_nums": _COUNT_RANGE, "write_queue_nums": _COUNT_RANGE,
-                                   "perm": {"minimum": PERM_MIN, "maximum": PERM_MAX}}}
+    schema_rules = {
+        "properties": {
+            "read_queue_nums": _COUNT_RANGE,
+            "write_queue_nums": _COUNT_RANGE,
+            "perm": {"minimum": PERM_MIN, "maximum": PERM_MAX},
+        }
+    }
 
     read_queue_nums = _count_field()
     write_queue_nums = _count_field()
-    perm = StrictIntegerField(required=False, validators=[validate_perm], help_text="0..7: 4 read, 2 write, 6 both (default)")
+    perm = StrictIntegerField(
+        required=False, validators=[validate_perm], help_text="0..7: 4 read, 2 write, 6 both (default)"
+    )
 
 
 class TopicWriteInput(QueueCountsInput):
     """The fields of create, PUT and PATCH; the subclasses say which are required."""
 
     name = StrictCharField(trim_whitespace=False, allow_blank=True)
-    cluster = StrictCharField(required=False, trim_whitespace=False, help_text="cluster mode: every master of this cluster")
-    brokers = serializers.DictField(child=QueueCountsInput(), required=False, allow_empty=False,
-                                    help_text="broker mode: broker name -> counts and perm")
+    cluster = StrictCharField(
+        required=False, trim_whitespace=False, help_text="cluster mode: every master of this cluster"
+    )
+    brokers = serializers.DictField(
+        child=QueueCountsInput(),
+        required=False,
+        allow_empty=False,
+        help_text="broker mode: broker name -> counts and perm",
+    )
     message_type = serializers.ChoiceField(
-        choices=MESSAGE_TYPES, required=False,
-        error_messages={"invalid_choice": f"must be one of {', '.join(MESSAGE_TYPES)}, got \"{{input}}\"."},
-        help_text="RocketMQ 5's message.type: what 5.x producers may send (left out: NORMAL for a new topic, unchanged otherwise)")
+        choices=MESSAGE_TYPES,
+        required=False,
+        error_messages={"invalid_choice": f'must be one of {", ".join(MESSAGE_TYPES)}, got "{{input}}".'},
+        help_text="RocketMQ 5's message.type: what 5.x producers may send (left out: NORMAL for a new topic, unchanged otherwise)",
+    )
 
     require_target = True  # cluster or brokers must be given
-    schema_rules = {"oneOf": [{"required": ["cluster"]}, {"required": ["brokers"]}],
-                    "properties": {**QueueCountsInput.schema_rules["properties"], "brokers": {"minProperties": 1},
-                                   "name": {"pattern": TOPIC_NAME_PATTERN}}}
+    schema_rules = {
+        "oneOf": [{"required": ["cluster"]}, {"required": ["brokers"]}],
+        "properties": {
+            **QueueCountsInput.schema_rules["properties"],
+            "brokers": {"minProperties": 1},
+            "name": {"pattern": TOPIC_NAME_PATTERN},
+        },
+    }
     fill_defaults = True  # values left out take the defaults (create, PUT); PATCH keeps current ones
     name_rule = staticmethod(validate_topic_name)
 
@@ -78,20 +101,34 @@ class TopicWriteInput(QueueCountsInput):
 
     def validate(self, attrs: dict) -> dict:
         if "cluster" in attrs and "brokers" in attrs:
-            raise serializers.ValidationError({"brokers": ["give either cluster (cluster mode) or brokers (broker mode), not both."]})
+            raise serializers.ValidationError(
+                {"brokers": ["give either cluster (cluster mode) or brokers (broker mode), not both."]}
+            )
         if self.require_target and "cluster" not in attrs and "brokers" not in attrs:
             raise serializers.ValidationError({"cluster": ["give a cluster (cluster mode) or brokers (broker mode)."]})
         return attrs
 
     def spec(self, name: str | None = None) -> TopicSpec:
         data = self.validated_data
-        default = (lambda key, value: data.get(key, value)) if self.fill_defaults else (lambda key, value: data.get(key))
-        queues = QueueSpec(default("read_queue_nums", DEFAULT_QUEUE_NUMS), default("write_queue_nums", DEFAULT_QUEUE_NUMS),
-                           default("perm", DEFAULT_PERM))
-        brokers = tuple((broker, QueueSpec(v.get("read_queue_nums"), v.get("write_queue_nums"), v.get("perm")))
-                        for broker, v in sorted(data.get("brokers", {}).items()))
-        return TopicSpec(name=name or data["name"], cluster=data.get("cluster"), queues=queues, brokers=brokers,
-                         message_type=data.get("message_type"))
+        default = (
+            (lambda key, value: data.get(key, value)) if self.fill_defaults else (lambda key, value: data.get(key))
+        )
+        queues = QueueSpec(
+            default("read_queue_nums", DEFAULT_QUEUE_NUMS),
+            default("write_queue_nums", DEFAULT_QUEUE_NUMS),
+            default("perm", DEFAULT_PERM),
+        )
+        brokers = tuple(
+            (broker, QueueSpec(v.get("read_queue_nums"), v.get("write_queue_nums"), v.get("perm")))
+            for broker, v in sorted(data.get("brokers", {}).items())
+        )
+        return TopicSpec(
+            name=name or data["name"],
+            cluster=data.get("cluster"),
+            queues=queues,
+            brokers=brokers,
+            message_type=data.get("message_type"),
+        )
 
 
 class TopicCreateInput(TopicWriteInput):
@@ -103,13 +140,17 @@ class TopicReplaceInput(TopicWriteInput):
 
     name = StrictCharField(trim_whitespace=False, allow_blank=True, required=False)
     confirm_unreachable_messages = StrictIntegerField(
-        required=False, min_value=0,
-        help_text="lowering read queues that hold messages hides them from consumers: refused unless this equals their count")
+        required=False,
+        min_value=0,
+        help_text="lowering read queues that hold messages hides them from consumers: refused unless this equals their count",
+    )
 
     def validate(self, attrs: dict) -> dict:
         url_name = self.context.get("name")
         if "name" in attrs and attrs["name"] != url_name:
-            raise serializers.ValidationError({"name": [f"must match the topic of the URL ({url_name}) or be left out."]})
+            raise serializers.ValidationError(
+                {"name": [f"must match the topic of the URL ({url_name}) or be left out."]}
+            )
         return super().validate(attrs)
 
 
@@ -118,13 +159,20 @@ class TopicPatchInput(TopicReplaceInput):
 
     require_target = False
     fill_defaults = False
-    schema_rules = {"not": {"required": ["cluster", "brokers"]},
-                    "anyOf": [{"required": [f]} for f in ("read_queue_nums", "write_queue_nums", "perm", "cluster", "brokers", "message_type")],
-                    "properties": TopicWriteInput.schema_rules["properties"]}
+    schema_rules = {
+        "not": {"required": ["cluster", "brokers"]},
+        "anyOf": [
+            {"required": [f]}
+            for f in ("read_queue_nums", "write_queue_nums", "perm", "cluster", "brokers", "message_type")
+        ],
+        "properties": TopicWriteInput.schema_rules["properties"],
+    }
 
     def validate(self, attrs: dict) -> dict:
         if not set(attrs) - {"name", "confirm_unreachable_messages"}:
-            raise serializers.ValidationError("nothing to change: give read_queue_nums, write_queue_nums, perm, message_type, cluster or brokers.")
+            raise serializers.ValidationError(
+                "nothing to change: give read_queue_nums, write_queue_nums, perm, message_type, cluster or brokers."
+            )
         return super().validate(attrs)
 
 
@@ -157,14 +205,17 @@ class BrokerQueuesOutput(serializers.Serializer):
     write_queue_nums = serializers.IntegerField()
     perm = serializers.IntegerField()
     perm_string = serializers.CharField()
-    message_type = serializers.CharField(allow_null=True, help_text="the topic's message.type on this broker (NORMAL when unset); null: not read")
+    message_type = serializers.CharField(
+        allow_null=True, help_text="the topic's message.type on this broker (NORMAL when unset); null: not read"
+    )
 
 
 class TopicOutput(serializers.Serializer):
     name = serializers.CharField()
     type = serializers.ChoiceField(choices=TOPIC_TYPES)
     message_type = serializers.CharField(
-        help_text="RocketMQ 5's message.type (NORMAL when unset); brokers that differ are joined by \" / \"; empty: no broker answered")
+        help_text='RocketMQ 5\'s message.type (NORMAL when unset); brokers that differ are joined by " / "; empty: no broker answered'
+    )
     brokers = serializers.SerializerMethodField()
 
     @extend_schema_field(serializers.DictField(child=BrokerQueuesOutput()))
@@ -174,12 +225,24 @@ class TopicOutput(serializers.Serializer):
     def to_representation(self, instance) -> dict:
         # The declared fields document the shape; building the dict directly keeps a page of
         # 1,000 topics cheap (a nested serializer per broker per row costs ~10x more).
-        return {"name": instance.name, "type": instance.type, "message_type": instance.message_type, "brokers": self.get_brokers(instance)}
+        return {
+            "name": instance.name,
+            "type": instance.type,
+            "message_type": instance.message_type,
+            "brokers": self.get_brokers(instance),
+        }
 
 
 def _broker_queues(b) -> dict:
-    return {"cluster": b.cluster, "addr": b.addr, "read_queue_nums": b.read_queue_nums,
-            "write_queue_nums": b.write_queue_nums, "perm": b.perm, "perm_string": b.perm_string, "message_type": b.message_type}
+    return {
+        "cluster": b.cluster,
+        "addr": b.addr,
+        "read_queue_nums": b.read_queue_nums,
+        "write_queue_nums": b.write_queue_nums,
+        "perm": b.perm,
+        "perm_string": b.perm_string,
+        "message_type": b.message_type,
+    }
 
 
 class QueueStatusOutput(serializers.Serializer):
@@ -221,7 +284,9 @@ class TopicRouteOutput(serializers.Serializer):
 class TopicConsumerRowOutput(serializers.Serializer):
     group = serializers.CharField()
     members = serializers.IntegerField(allow_null=True, help_text="online members (clients connected); null: not known")
-    lag = serializers.IntegerField(allow_null=True, help_text="messages of this topic not consumed yet by the group; null: not asked or no answer")
+    lag = serializers.IntegerField(
+        allow_null=True, help_text="messages of this topic not consumed yet by the group; null: not asked or no answer"
+    )
     tps = serializers.FloatField(allow_null=True, help_text="the brokers' consumeTps of the group in this topic")
     error = serializers.CharField(help_text="why lag or TPS is missing; empty when shown")
 
@@ -256,13 +321,18 @@ class SentMessageOutput(serializers.Serializer):
 class ShrinkInput(StrictInputSerializer):
     schema_rules = {"properties": {"target_queue_nums": _COUNT_RANGE}}
 
-    target_queue_nums = StrictIntegerField(validators=[validate_queue_nums], help_text="queues per broker after the shrink")
-    step = serializers.ChoiceField(choices=("write", "read"), help_text="write: lower the write queues; read: then the read queues")
+    target_queue_nums = StrictIntegerField(
+        validators=[validate_queue_nums], help_text="queues per broker after the shrink"
+    )
+    step = serializers.ChoiceField(
+        choices=("write", "read"), help_text="write: lower the write queues; read: then the read queues"
+    )
 
 
 class ShrinkQuery(serializers.Serializer):
-    target_queue_nums = serializers.IntegerField(required=False, validators=[validate_queue_nums],
-                                                 help_text="the shrink to plan; default: the one under way")
+    target_queue_nums = serializers.IntegerField(
+        required=False, validators=[validate_queue_nums], help_text="the shrink to plan; default: the one under way"
+    )
 
 
 class TailGroupOutput(serializers.Serializer):
@@ -326,8 +396,9 @@ class MessageQuery(serializers.Serializer):
     begin = MessageTimeField(required=False, help_text="store time from (ms or ISO 8601); by time: required")
     end = MessageTimeField(required=False, help_text="store time to; by time: required")
     page = serializers.IntegerField(required=False, min_value=1, default=1)
-    page_size = serializers.IntegerField(required=False, min_value=1, max_value=100, default=20,
-                                         help_text="by time: messages per page, newest first")
+    page_size = serializers.IntegerField(
+        required=False, min_value=1, max_value=100, default=20, help_text="by time: messages per page, newest first"
+    )
 
     def validate_topic(self, value: str) -> str:
         return validate_topic_name(value)
@@ -339,7 +410,9 @@ class MessageQuery(serializers.Serializer):
 
 
 class TailQuery(StrictInputSerializer):
-    count = serializers.IntegerField(required=False, min_value=1, max_value=50, default=20, help_text="how many of the newest messages")
+    count = serializers.IntegerField(
+        required=False, min_value=1, max_value=50, default=20, help_text="how many of the newest messages"
+    )
 
 
 class MessageIdQuery(serializers.Serializer):
@@ -359,7 +432,9 @@ class MessageSummaryOutput(serializers.Serializer):
     store_time = serializers.DateTimeField(allow_null=True)
     born_timestamp = serializers.IntegerField()
     body_size = serializers.IntegerField()
-    body_preview = serializers.CharField(help_text='the first 80 characters of the body as UTF-8 text, or "binary, N bytes"')
+    body_preview = serializers.CharField(
+        help_text='the first 80 characters of the body as UTF-8 text, or "binary, N bytes"'
+    )
 
 
 class MessageOutput(MessageSummaryOutput):

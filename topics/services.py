@@ -6,6 +6,7 @@ Cluster mode gives every master of a cluster the same read/write queue counts an
 broker mode gives each named broker its own. A value left out (None) takes, in order: the
 top-level value of the spec, the broker's current value, the default (8 queues, perm 6).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -65,9 +66,15 @@ class _Target:
 
 def _state(brokers: tuple[BrokerQueues, ...] | list[BrokerQueues]) -> dict[str, dict[str, int | str]]:
     """The audit form of a topic: broker name -> counts, perm and (when read) message type."""
-    return {b.broker_name: {"read_queue_nums": b.read_queue_nums, "write_queue_nums": b.write_queue_nums, "perm": b.perm,
-                            **({"message_type": b.message_type} if b.message_type else {})}
-            for b in sorted(brokers, key=lambda b: b.broker_name)}
+    return {
+        b.broker_name: {
+            "read_queue_nums": b.read_queue_nums,
+            "write_queue_nums": b.write_queue_nums,
+            "perm": b.perm,
+            **({"message_type": b.message_type} if b.message_type else {}),
+        }
+        for b in sorted(brokers, key=lambda b: b.broker_name)
+    }
 
 
 def _message_type_attribute(message_type: str | None) -> str | None:
@@ -101,12 +108,23 @@ def _resolve(spec: TopicSpec, info: ClusterInfo, current: dict[str, BrokerQueues
         if not data.master_addr:
             raise InvalidInput(field, f"broker {name!r} has no master to write to.")
         cur = current.get(name)
-        targets.append(_Target(
-            name, data.cluster, data.master_addr,
-            _pick(queues.read_queue_nums, spec.queues.read_queue_nums, cur and cur.read_queue_nums, DEFAULT_QUEUE_NUMS),
-            _pick(queues.write_queue_nums, spec.queues.write_queue_nums, cur and cur.write_queue_nums, DEFAULT_QUEUE_NUMS),
-            _pick(queues.perm, spec.queues.perm, cur and cur.perm, DEFAULT_PERM),
-        ))
+        targets.append(
+            _Target(
+                name,
+                data.cluster,
+                data.master_addr,
+                _pick(
+                    queues.read_queue_nums, spec.queues.read_queue_nums, cur and cur.read_queue_nums, DEFAULT_QUEUE_NUMS
+                ),
+                _pick(
+                    queues.write_queue_nums,
+                    spec.queues.write_queue_nums,
+                    cur and cur.write_queue_nums,
+                    DEFAULT_QUEUE_NUMS,
+                ),
+                _pick(queues.perm, spec.queues.perm, cur and cur.perm, DEFAULT_PERM),
+            )
+        )
     if not targets:
         raise InvalidInput("cluster", f"cluster {spec.cluster!r} has no broker to write to.")
     return targets
@@ -127,7 +145,9 @@ def _route_or_none(name: str) -> TopicRouteData | None:
         return None
 
 
-def _write(name: str, targets: list[_Target], sys_flag: int = 0, message_types: dict[str, str | None] | None = None) -> None:
+def _write(
+    name: str, targets: list[_Target], sys_flag: int = 0, message_types: dict[str, str | None] | None = None
+) -> None:
     """UPDATE_AND_CREATE_TOPIC on each target (with the message type ``message_types`` names for its
     broker, if any); each answers once the name servers know."""
     client = get_admin_client()
@@ -195,9 +215,22 @@ def topic_update(*, actor: Actor, spec: TopicSpec, confirm_unreachable_messages:
         info = selectors.cluster_info()
         on = {b.broker_name: b for b in current.brokers}
         targets = _resolve(spec, info, on)
-        hidden = unreachable_messages(spec.name, [QueueEdit(t.broker_name, t.addr, on[t.broker_name].read_queue_nums, t.read_queue_nums,
-                                                            t.write_queue_nums, on[t.broker_name].perm, t.perm)
-                                                  for t in targets if t.broker_name in on])
+        hidden = unreachable_messages(
+            spec.name,
+            [
+                QueueEdit(
+                    t.broker_name,
+                    t.addr,
+                    on[t.broker_name].read_queue_nums,
+                    t.read_queue_nums,
+                    t.write_queue_nums,
+                    on[t.broker_name].perm,
+                    t.perm,
+                )
+                for t in targets
+                if t.broker_name in on
+            ],
+        )
         check_confirmed(hidden, confirm_unreachable_messages)
         if hidden.total:
             note.reason = f"confirmed: {hidden.total} message{'s' if hidden.total != 1 else ''} made unreachable ({hidden.summary()})"
@@ -229,7 +262,9 @@ def topic_delete(*, actor: Actor, name: str, cluster: str | None = None, broker:
             deletion = _delete_on_broker(name, broker, current, info)
         elif cluster is not None:
             if cluster not in info.clusters:
-                raise InvalidInput("cluster", f"unknown cluster {cluster!r}; known: {', '.join(sorted(info.clusters)) or 'none'}.")
+                raise InvalidInput(
+                    "cluster", f"unknown cluster {cluster!r}; known: {', '.join(sorted(info.clusters)) or 'none'}."
+                )
             names = tuple(b.broker_name for b in current.brokers if b.cluster == cluster)
             if not names:
                 raise InvalidInput("cluster", f"topic {name} is not on cluster {cluster}.")
@@ -246,7 +281,9 @@ def topic_delete(*, actor: Actor, name: str, cluster: str | None = None, broker:
 
 def _delete_on_broker(name: str, broker: str, current: TopicDetail, info: ClusterInfo) -> TopicDeletion:
     if broker not in info.broker_datas:
-        raise InvalidInput("broker", f"unknown broker {broker!r}; known: {', '.join(sorted(info.broker_datas)) or 'none'}.")
+        raise InvalidInput(
+            "broker", f"unknown broker {broker!r}; known: {', '.join(sorted(info.broker_datas)) or 'none'}."
+        )
     on = {b.broker_name: b for b in current.brokers}
     if broker not in on:
         raise InvalidInput("broker", f"topic {name} is not on broker {broker}.")
@@ -257,11 +294,16 @@ def _delete_on_broker(name: str, broker: str, current: TopicDetail, info: Cluste
     delete_topic_in_broker(addr, name)
     delete_topic_in_namesrv(name)
     if rest:
-        _write(name, [_Target(b.broker_name, b.cluster, b.addr, b.read_queue_nums, b.write_queue_nums, b.perm) for b in rest])
+        _write(
+            name,
+            [_Target(b.broker_name, b.cluster, b.addr, b.read_queue_nums, b.write_queue_nums, b.perm) for b in rest],
+        )
     return TopicDeletion(name, (broker,), f"broker:{broker}")
 
 
-def topic_send_test_message(*, actor: Actor, name: str, body: str, tags: str = "", keys: str = "", broker: str | None = None) -> SentMessage:
+def topic_send_test_message(
+    *, actor: Actor, name: str, body: str, tags: str = "", keys: str = "", broker: str | None = None
+) -> SentMessage:
     """Send one message to the topic (on ``broker`` when given) and say where it was stored."""
     actor.require(Role.OPERATOR)
     with audited(actor=actor, action="topic.send_test_message", target_type="topic", target=name) as note:
@@ -272,8 +314,13 @@ def topic_send_test_message(*, actor: Actor, name: str, body: str, tags: str = "
             raise InvalidInput("body", f"a test message may have at most {MAX_TEST_MESSAGE_BYTES} bytes.")
         route = selectors.topic_route_data(name)
         client = get_admin_client()
-        producer = SimpleProducer(client.namesrv_addrs, CONSOLE_PRODUCER_GROUP, timeout_s=client.timeout_s,
-                                  remoting=client.driver.remoting, heartbeat_interval_s=None)
+        producer = SimpleProducer(
+            client.namesrv_addrs,
+            CONSOLE_PRODUCER_GROUP,
+            timeout_s=client.timeout_s,
+            remoting=client.driver.remoting,
+            heartbeat_interval_s=None,
+        )
         try:
             mq = None
             if broker is not None:
@@ -281,8 +328,15 @@ def topic_send_test_message(*, actor: Actor, name: str, body: str, tags: str = "
             result = producer.send(Message(name, payload, tags=tags or None, keys=keys or None), mq)
         finally:
             producer.close()
-        sent = SentMessage(name, result.msg_id, result.offset_msg_id, result.message_queue.broker_name,
-                           result.message_queue.queue_id, result.queue_offset, result.status.value)
+        sent = SentMessage(
+            name,
+            result.msg_id,
+            result.offset_msg_id,
+            result.message_queue.broker_name,
+            result.message_queue.queue_id,
+            result.queue_offset,
+            result.status.value,
+        )
         note.after = sent
     return sent
 
@@ -316,24 +370,49 @@ def topic_shrink(*, actor: Actor, name: str, target_queue_nums: int, step: str) 
             raise InvalidInput("name", f"{name} is a system topic; it cannot be changed here.")
         widest = max(status.brokers, key=lambda b: b.read_queue_nums)
         if status.step == SHRINK_DONE:
-            raise InvalidInput("target_queue_nums", f"the topic has at most {widest.read_queue_nums} read queues on every broker "
-                                                    f"({widest.broker_name}); give a lower target to shrink it.")
+            raise InvalidInput(
+                "target_queue_nums",
+                f"the topic has at most {widest.read_queue_nums} read queues on every broker "
+                f"({widest.broker_name}); give a lower target to shrink it.",
+            )
         if step == SHRINK_WRITE:
             targets = [b for b in status.brokers if b.write_queue_nums > target_queue_nums]
             if not targets:
                 note.reason = "the write queues were already lowered"
-            _write(name, [_Target(b.broker_name, b.cluster, b.addr, b.read_queue_nums, target_queue_nums, b.perm) for b in targets])
-            ShrinkProgress.objects.update_or_create(topic=name, defaults={
-                "target_queue_nums": target_queue_nums, "write_lowered_at": timezone.now(), "read_lowered_at": None})
+            _write(
+                name,
+                [
+                    _Target(b.broker_name, b.cluster, b.addr, b.read_queue_nums, target_queue_nums, b.perm)
+                    for b in targets
+                ],
+            )
+            ShrinkProgress.objects.update_or_create(
+                topic=name,
+                defaults={
+                    "target_queue_nums": target_queue_nums,
+                    "write_lowered_at": timezone.now(),
+                    "read_lowered_at": None,
+                },
+            )
         else:
             if status.step == SHRINK_WRITE:
-                raise Conflict(f"lower the write queues to {target_queue_nums} first (step write); "
-                               "consumers must drain the tail queues after producers stop writing to them")
+                raise Conflict(
+                    f"lower the write queues to {target_queue_nums} first (step write); "
+                    "consumers must drain the tail queues after producers stop writing to them"
+                )
             if not status.ready:
                 raise Conflict("the tail queues are not drained yet: " + "; ".join(status.blockers))
             targets = [b for b in status.brokers if b.read_queue_nums > target_queue_nums]
-            _write(name, [_Target(b.broker_name, b.cluster, b.addr, target_queue_nums, b.write_queue_nums, b.perm) for b in targets])
-            ShrinkProgress.objects.filter(topic=name, target_queue_nums=target_queue_nums).update(read_lowered_at=timezone.now())
+            _write(
+                name,
+                [
+                    _Target(b.broker_name, b.cluster, b.addr, target_queue_nums, b.write_queue_nums, b.perm)
+                    for b in targets
+                ],
+            )
+            ShrinkProgress.objects.filter(topic=name, target_queue_nums=target_queue_nums).update(
+                read_lowered_at=timezone.now()
+            )
         after = selectors.topic_shrink_status(name=name, target_queue_nums=target_queue_nums)
         note.after = {**_shrink_state(after), "step": step}
     return after

@@ -9,6 +9,7 @@ when, where it was stored) and per consumer group the SubBefore/SubAfter pairs (
 the result and the cost). The client host is the trace message's born host, as rocketmq-dashboard
 shows it. A record no client could have meant (an unknown type, a bad number) is skipped and counted.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -99,7 +100,9 @@ def _checked_id(msg_id: str) -> str:
     if not msg_id:
         raise InvalidInput("msg_id", "the message id (or key) is empty.")
     if len(msg_id) > MAX_ID_CHARS or any(c.isspace() or not c.isprintable() for c in msg_id):
-        raise InvalidInput("msg_id", f"a message id or key is at most {MAX_ID_CHARS} printable characters without spaces.")
+        raise InvalidInput(
+            "msg_id", f"a message id or key is at most {MAX_ID_CHARS} printable characters without spaces."
+        )
     return msg_id
 
 
@@ -112,7 +115,9 @@ def _pair(subs: list[TraceEvent]) -> tuple[ConsumeAttempt, ...]:
     attempts: dict[tuple[str, str], dict] = {}
     for ev in subs:
         r = ev.record
-        slot = attempts.setdefault((r.request_id, r.msg_id), {"group": r.group, "host": ev.client_host, "before": None, "after": None})
+        slot = attempts.setdefault(
+            (r.request_id, r.msg_id), {"group": r.group, "host": ev.client_host, "before": None, "after": None}
+        )
         slot["before" if r.trace_type == "SubBefore" else "after"] = r
         if r.trace_type == "SubBefore":
             slot["group"], slot["host"] = r.group or slot["group"], ev.client_host
@@ -157,8 +162,12 @@ def message_trace(*, msg_id: str, trace_topic: str = RMQ_SYS_TRACE_TOPIC) -> Mes
             if not _about(record, wanted) or record in seen:  # a broker group's slave may answer the same record
                 continue
             seen.add(record)
-            ev = TraceEvent(record, record.client_host or msg.born_host.rsplit(":", 1)[0], msg.store_timestamp,
-                            names.get(record.store_host, ""))
+            ev = TraceEvent(
+                record,
+                record.client_host or msg.born_host.rsplit(":", 1)[0],
+                msg.store_timestamp,
+                names.get(record.store_host, ""),
+            )
             {"Pub": pubs, "SubBefore": subs, "SubAfter": subs}.get(record.trace_type, others).append(ev)
     pubs.sort(key=lambda e: e.record.timestamp_ms or 0)
     return MessageTrace(wanted, topic, tuple(pubs), _pair(subs), tuple(others), len(found), skipped)

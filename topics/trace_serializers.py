@@ -1,4 +1,5 @@
 """Shapes of GET /api/v1/messages/{msg_id}/trace: the query (the trace topic) and the decoded trace."""
+
 from __future__ import annotations
 
 from rest_framework import serializers
@@ -7,8 +8,12 @@ from brokers.engine.common.constants import RMQ_SYS_TRACE_TOPIC
 
 
 class TraceQuery(serializers.Serializer):
-    trace_topic = serializers.CharField(required=False, default=RMQ_SYS_TRACE_TOPIC, max_length=127,
-                                        help_text="the trace topic the clients write to (default RMQ_SYS_TRACE_TOPIC)")
+    trace_topic = serializers.CharField(
+        required=False,
+        default=RMQ_SYS_TRACE_TOPIC,
+        max_length=127,
+        help_text="the trace topic the clients write to (default RMQ_SYS_TRACE_TOPIC)",
+    )
 
 
 class TraceRecordOutput(serializers.Serializer):
@@ -35,7 +40,9 @@ class TraceRecordOutput(serializers.Serializer):
 
 class PublishOutput(serializers.Serializer):
     client_host = serializers.CharField(help_text="the sending client's host")
-    broker_name = serializers.CharField(allow_blank=True, help_text="the broker at the record's store host ('' when not in this cluster)")
+    broker_name = serializers.CharField(
+        allow_blank=True, help_text="the broker at the record's store host ('' when not in this cluster)"
+    )
     record = TraceRecordOutput()
 
 

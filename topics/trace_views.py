@@ -3,6 +3,7 @@
 GET /messages/trace/?msg_id=&trace_topic= parses the form, calls topics.trace_selectors.message_trace,
 renders; a refused field shows under it (400), an unknown trace topic is a message on the page (404).
 """
+
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
@@ -20,7 +21,9 @@ def trace_page(request: HttpRequest) -> HttpResponse:
     trace, status = None, 200
     if form.is_bound and form.is_valid():
         try:
-            trace = message_trace(msg_id=form.cleaned_data["msg_id"], trace_topic=form.cleaned_data["trace_topic"] or "")
+            trace = message_trace(
+                msg_id=form.cleaned_data["msg_id"], trace_topic=form.cleaned_data["trace_topic"] or ""
+            )
         except (InvalidInput, NotFound) as exc:
             show_on_form(form, exc)
             status = 404 if isinstance(exc, NotFound) else 400

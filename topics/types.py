@@ -1,4 +1,5 @@
 """Frozen dataclasses between the topic services/selectors and the templates/serializers."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -235,7 +236,11 @@ class TailQueue:
 
     @property
     def last_store_time(self) -> datetime | None:
-        return datetime.fromtimestamp(self.last_store_timestamp / 1000, tz=timezone.utc) if self.last_store_timestamp else None
+        return (
+            datetime.fromtimestamp(self.last_store_timestamp / 1000, tz=timezone.utc)
+            if self.last_store_timestamp
+            else None
+        )
 
 
 @dataclass(frozen=True)
@@ -275,10 +280,16 @@ class ShrinkStatus:
         """Why the read step must wait, in words."""
         if self.step != SHRINK_READ:
             return ()
-        out = [f"group {g.group} has {g.lag} message{'s' if g.lag != 1 else ''} left in {q.broker_name} queue {q.queue_id}"
-               for q in self.tail for g in q.groups if g.lag]
+        out = [
+            f"group {g.group} has {g.lag} message{'s' if g.lag != 1 else ''} left in {q.broker_name} queue {q.queue_id}"
+            for q in self.tail
+            for g in q.groups
+            if g.lag
+        ]
         if self.settle_remaining_s:
-            out.append(f"producers may still write to the tail queues for {self.settle_remaining_s} s (they refresh routes every 30 s)")
+            out.append(
+                f"producers may still write to the tail queues for {self.settle_remaining_s} s (they refresh routes every 30 s)"
+            )
         out.extend(self.errors)
         return tuple(out)
 
@@ -302,7 +313,7 @@ PREVIEW_CHARS = 80  # of a body, result lists show this much
 def body_preview(body: bytes, size: int) -> str:
     """The first PREVIEW_CHARS characters of a body decoded as UTF-8 (bad bytes as U+FFFD), on one
     line; "binary, N bytes" when it holds control characters (not text at all)."""
-    head = body[:PREVIEW_CHARS * 4]
+    head = body[: PREVIEW_CHARS * 4]
     text = head.decode("utf-8", errors="replace")
     if len(head) < len(body):
         text = text.rstrip("\ufffd")  # a character cut at the end of the head, not a bad byte
@@ -347,7 +358,9 @@ class MessageView:
 
     @property
     def store_time(self) -> datetime | None:
-        return datetime.fromtimestamp(self.store_timestamp / 1000, tz=timezone.utc) if self.store_timestamp > 0 else None
+        return (
+            datetime.fromtimestamp(self.store_timestamp / 1000, tz=timezone.utc) if self.store_timestamp > 0 else None
+        )
 
     @property
     def born_time(self) -> datetime | None:

@@ -7,6 +7,7 @@ them. A perm without the read bit (``-W-``, 2) hides every queue of that broker 
 broker unless the operator confirms that very count; safe shrink (topics.services.topic_shrink)
 is the way that loses nothing.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -98,16 +99,23 @@ class UnconfirmedUnreachable(InvalidInput):
     def __init__(self, hidden: UnreachableMessages, confirmed: int | None) -> None:
         said = "" if confirmed is None else f"you confirmed {confirmed}, but "
         if hidden.perm_only:
-            reason = (f"{said}taking the read permission away makes {_plural(hidden.total)} unreachable for every consumer "
-                      f"({hidden.summary()}). Take the write permission away first (perm 4, R--) and let consumers drain "
-                      f"the queues, or give {CONFIRM_FIELD} = {hidden.total} to hide them anyway.")
+            reason = (
+                f"{said}taking the read permission away makes {_plural(hidden.total)} unreachable for every consumer "
+                f"({hidden.summary()}). Take the write permission away first (perm 4, R--) and let consumers drain "
+                f"the queues, or give {CONFIRM_FIELD} = {hidden.total} to hide them anyway."
+            )
         else:
-            reason = (f"{said}lowering the read queues makes {_plural(hidden.total)} unreachable for every consumer "
-                      f"({hidden.summary()}). Use safe shrink ({hidden.shrink_url}) to lower the write queues first and "
-                      f"let consumers drain the tail queues, or give {CONFIRM_FIELD} = {hidden.total} to hide them anyway.")
+            reason = (
+                f"{said}lowering the read queues makes {_plural(hidden.total)} unreachable for every consumer "
+                f"({hidden.summary()}). Use safe shrink ({hidden.shrink_url}) to lower the write queues first and "
+                f"let consumers drain the tail queues, or give {CONFIRM_FIELD} = {hidden.total} to hide them anyway."
+            )
         if hidden.still_written:
-            reason += (" Producers would also go on writing to hidden queues (write queues above read queues on "
-                       + ", ".join(c.broker_name for c in hidden.still_written) + ").")
+            reason += (
+                " Producers would also go on writing to hidden queues (write queues above read queues on "
+                + ", ".join(c.broker_name for c in hidden.still_written)
+                + ")."
+            )
         super().__init__(CONFIRM_FIELD, reason)
         self.hidden = hidden
         self.confirmed = confirmed
@@ -138,7 +146,9 @@ def unreachable_messages(topic: str, edits: list[QueueEdit]) -> UnreachableMessa
     """Count, live from the brokers, the messages each edit would hide (the queues readable now
     and not after): one GET_MIN_OFFSET and one GET_MAX_OFFSET per queue taken away, all at once."""
     cuts = [e for e in edits if e.readable_after < e.readable_now]
-    tail = {MessageQueue(topic, e.broker_name, i): e.addr for e in cuts for i in range(e.readable_after, e.readable_now)}
+    tail = {
+        MessageQueue(topic, e.broker_name, i): e.addr for e in cuts for i in range(e.readable_after, e.readable_now)
+    }
     if not tail:
         return UnreachableMessages(topic, ())
     lows, highs = min_offsets(tail), max_offsets(tail)
@@ -146,8 +156,16 @@ def unreachable_messages(topic: str, edits: list[QueueEdit]) -> UnreachableMessa
     for e in cuts:
         hidden = sum(max(highs[mq] - lows[mq], 0) for mq in tail if mq.broker_name == e.broker_name)
         write_to = e.write_after if is_readable(e.perm_after) else 0
-        out.append(ReadQueueCut(e.broker_name, e.readable_now, e.readable_after, hidden, write_to,
-                                read_perm_taken=not is_readable(e.perm_after)))
+        out.append(
+            ReadQueueCut(
+                e.broker_name,
+                e.readable_now,
+                e.readable_after,
+                hidden,
+                write_to,
+                read_perm_taken=not is_readable(e.perm_after),
+            )
+        )
     return UnreachableMessages(topic, tuple(out))
 
 

@@ -1,5 +1,6 @@
 """Topic pages (included under /topics/ as namespace ``topics``) and API routes (api_urlpatterns,
 included under /api/v1/ by console.api_urls)."""
+
 from django.urls import path
 
 from console.rest import ApiRouter

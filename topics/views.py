@@ -3,6 +3,7 @@
 Each view parses, calls one selector or service, and renders. Writes are plain form posts that
 redirect (each with a real ``action``); the list's filter form also swaps the table with htmx.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -37,7 +38,13 @@ def topic_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(topics.rows, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"form": form, "topics": topics, "page": page, "rows": topics.table(page.object_list), "query": query.urlencode()}
+    context = {
+        "form": form,
+        "topics": topics,
+        "page": page,
+        "rows": topics.table(page.object_list),
+        "query": query.urlencode(),
+    }
     template = "topics/_topic_table.html" if request.htmx else "topics/topic_list.html"
     return render(request, template, context, status=form.status)
 
@@ -77,7 +84,9 @@ def topic_detail(request: HttpRequest, name: str) -> HttpResponse:
     detail = selectors.topic_detail(name=name)
     status, consumers = selectors.topic_status(name=name), selectors.topic_consumers(name=name)
     if request.htmx:  # the advisor's refresh
-        return render(request, "console/_advice.html", {"advice": topic_advice(detail, status, consumers), "topic": name})
+        return render(
+            request, "console/_advice.html", {"advice": topic_advice(detail, status, consumers), "topic": name}
+        )
     context = {
         "detail": detail,
         "status": status,
@@ -97,16 +106,26 @@ def topic_update(request: HttpRequest, name: str) -> HttpResponse:
     hidden, confirmed = None, None
     if request.method == "POST" and form.is_valid():
         try:
-            services.topic_update(actor=actor_from_request(request), spec=form.spec(), confirm_unreachable_messages=form.confirmed_count())
+            services.topic_update(
+                actor=actor_from_request(request), spec=form.spec(), confirm_unreachable_messages=form.confirmed_count()
+            )
         except UnconfirmedUnreachable as exc:
-            hidden, confirmed = exc.hidden, exc.confirmed  # the page names the count per broker, links to safe shrink, asks for the count
+            hidden, confirmed = (
+                exc.hidden,
+                exc.confirmed,
+            )  # the page names the count per broker, links to safe shrink, asks for the count
         except ServiceError as exc:
             show_on_form(form, exc)
         else:
             messages.success(request, f"Topic {name} updated.")
             return redirect("topics:detail", name=name)
     status = 400 if request.method == "POST" else 200
-    return render(request, "topics/topic_form.html", {"form": form, "detail": detail, "hidden": hidden, "confirmed": confirmed}, status=status)
+    return render(
+        request,
+        "topics/topic_form.html",
+        {"form": form, "detail": detail, "hidden": hidden, "confirmed": confirmed},
+        status=status,
+    )
 
 
 @console_page(methods=("POST",))
@@ -130,10 +149,20 @@ def topic_send(request: HttpRequest, name: str) -> HttpResponse:
         try:
             sent = services.topic_send_test_message(actor=actor_from_request(request), name=name, **form.message())
             find = f"{reverse('messages:query')}?{urlencode({'mode': 'id', 'topic': name, 'msg_id': sent.msg_id})}"
-            messages.success(request, format_html(
-                'Sent message {} to {} queue {} at offset {}: client id (UNIQ_KEY) <code data-testid="sent-uniq-key">{}</code>, '
-                'offset message id <code data-testid="sent-offset-id">{}</code>. <a href="{}" data-testid="find-sent">Find it</a>',
-                sent.msg_id, sent.broker_name, sent.queue_id, sent.queue_offset, sent.msg_id, sent.offset_msg_id, find))
+            messages.success(
+                request,
+                format_html(
+                    'Sent message {} to {} queue {} at offset {}: client id (UNIQ_KEY) <code data-testid="sent-uniq-key">{}</code>, '
+                    'offset message id <code data-testid="sent-offset-id">{}</code>. <a href="{}" data-testid="find-sent">Find it</a>',
+                    sent.msg_id,
+                    sent.broker_name,
+                    sent.queue_id,
+                    sent.queue_offset,
+                    sent.msg_id,
+                    sent.offset_msg_id,
+                    find,
+                ),
+            )
         except ServiceError as exc:
             messages.error(request, exc.message)
     else:
@@ -149,7 +178,9 @@ def topic_shrink(request: HttpRequest, name: str) -> HttpResponse:
     status_code = 200
     if request.method == "POST" and target is not None:
         try:
-            services.topic_shrink(actor=actor_from_request(request), name=name, target_queue_nums=target, step=form.cleaned_data["step"])
+            services.topic_shrink(
+                actor=actor_from_request(request), name=name, target_queue_nums=target, step=form.cleaned_data["step"]
+            )
             messages.success(request, f"Shrink of {name}: {form.cleaned_data['step']} queues lowered to {target}.")
             return redirect(f"{reverse('topics:shrink', kwargs={'name': name})}?target_queue_nums={target}")
         except ServiceError as exc:

@@ -4,6 +4,7 @@ Every job is ``DataFrame -> DataFrame`` with keyword-only config: no I/O, no Dja
 (``now`` and ``emit_from`` are passed in). The runner reads the lake, calls these and writes the
 results; tests feed them tiny inline frames.
 """
+
 from __future__ import annotations
 
 from analytics.jobs.backlog import backlog

@@ -11,6 +11,7 @@ does: ``consume_rate`` from committed-offset deltas, ``produce_rate`` from max-o
 counter went backwards (an offset reset, a recreated topic) or ``dt_s <= 0`` is dropped for
 both rates, so they are always measured over the same time.
 """
+
 from __future__ import annotations
 
 from datetime import datetime

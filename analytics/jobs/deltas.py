@@ -9,6 +9,7 @@ backwards when a topic is deleted and recreated. A pair with a negative delta in
 or with ``dt_s <= 0`` (a repeated sample), yields no row; the queue's rate in that window then
 comes from its other intervals.
 """
+
 from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame, Window

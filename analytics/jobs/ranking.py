@@ -4,6 +4,7 @@ Both return ``rank, name, value`` with ``rank`` 1..n and no two rows sharing a r
 are ordered by name, so the same input always gives the same list (a dashboard that reshuffles
 tied rows on every refresh looks broken).
 """
+
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, Window

@@ -8,6 +8,7 @@ select only the columns they need, so frames without ``date``/``hour`` (tests) w
 The output schemas are section 2: the runner writes these columns to the console database in
 this order.
 """
+
 from __future__ import annotations
 
 from pyspark.sql.types import (

@@ -10,6 +10,7 @@ late) is not dragged down by the others.
 ``put_bytes``; a topic's or broker's is the sum of its queues' only when every one of them knows
 it, otherwise null (a topic spread over a Gantry broker and a RocketMQ one has no honest total).
 """
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -22,6 +22,7 @@ backlog, so "growing" stands; a backlog of 0 -> 4 would be steady however steep.
 group consumes faster than its topic is produced to; else ``backlog / -slope`` when the backlog
 is draining; else null (not draining). The rates are the lookback's, computed as ``backlog`` does.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -99,7 +100,9 @@ def backlog_trend(
     )
 
     slope = F.col("slope_per_s")
-    threshold = F.greatest(F.lit(float(steady_epsilon)), F.coalesce(F.col("produce_rate"), F.lit(0.0)) * float(steady_fraction))
+    threshold = F.greatest(
+        F.lit(float(steady_epsilon)), F.coalesce(F.col("produce_rate"), F.lit(0.0)) * float(steady_fraction)
+    )
     change = F.col("_change")
     reference = F.greatest(F.col("backlog").cast("double"), F.col("backlog") - change)
     real = (F.abs(change) >= float(min_change)) & (F.abs(change) >= float(min_relative_change) * reference)

@@ -16,6 +16,7 @@ Time to drain: 0 with no backlog ("nothing to drain"); with the group consuming 
 topic is produced to, ``backlog / (consume_rate - produce_rate)``; else, when the backlog is
 draining, ``backlog / -slope``; else none ("not draining").
 """
+
 from __future__ import annotations
 
 DEFAULT_STEADY_EPSILON = 0.1  # msgs/s: changes slower than 6 messages a minute are noise
@@ -26,9 +27,17 @@ DEFAULT_MIN_RELATIVE_CHANGE = 0.1  # of the larger of the start and end backlog
 GROWING, DRAINING, STEADY = "growing", "draining", "steady"
 
 
-def trend_of(*, slope_per_s: float | None, change: float | None, backlog: int, produce_rate: float | None,
-             steady_epsilon: float = DEFAULT_STEADY_EPSILON, steady_fraction: float = DEFAULT_STEADY_FRACTION,
-             min_change: float = DEFAULT_MIN_CHANGE, min_relative_change: float = DEFAULT_MIN_RELATIVE_CHANGE) -> str:
+def trend_of(
+    *,
+    slope_per_s: float | None,
+    change: float | None,
+    backlog: int,
+    produce_rate: float | None,
+    steady_epsilon: float = DEFAULT_STEADY_EPSILON,
+    steady_fraction: float = DEFAULT_STEADY_FRACTION,
+    min_change: float = DEFAULT_MIN_CHANGE,
+    min_relative_change: float = DEFAULT_MIN_RELATIVE_CHANGE,
+) -> str:
     """``growing``, ``draining`` or ``steady``; ``change`` is the fitted change over the samples' span.
 
     >>> trend_of(slope_per_s=0.2, change=4, backlog=4, produce_rate=1.0)
@@ -48,8 +57,9 @@ def trend_of(*, slope_per_s: float | None, change: float | None, backlog: int, p
     return STEADY
 
 
-def time_to_drain_s(*, backlog: int, trend: str, slope_per_s: float | None, consume_rate: float | None,
-                    produce_rate: float | None) -> float | None:
+def time_to_drain_s(
+    *, backlog: int, trend: str, slope_per_s: float | None, consume_rate: float | None, produce_rate: float | None
+) -> float | None:
     """Seconds until the backlog is gone at the current pace; 0 when there is none; None when it is not draining.
 
     >>> time_to_drain_s(backlog=0, trend="steady", slope_per_s=0.0, consume_rate=5.0, produce_rate=5.0)

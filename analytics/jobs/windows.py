@@ -15,6 +15,7 @@ taken as UTC (the lake and the jobs are UTC throughout), never as the machine's 
 >>> epoch_seconds(datetime(2026, 11, 22, 14, 3))  # naive: UTC
 1795356180.0
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timezone

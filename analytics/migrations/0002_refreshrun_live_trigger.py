@@ -12,6 +12,8 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="refreshrun",
             name="trigger",
-            field=models.CharField(choices=[("nightly", "Nightly"), ("manual", "Manual"), ("api", "Api"), ("live", "Live")], max_length=16),
+            field=models.CharField(
+                choices=[("nightly", "Nightly"), ("manual", "Manual"), ("api", "Api"), ("live", "Live")], max_length=16
+            ),
         ),
     ]

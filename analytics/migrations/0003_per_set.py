@@ -4,108 +4,119 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('analytics', '0002_refreshrun_live_trigger'),
+        ("analytics", "0002_refreshrun_live_trigger"),
     ]
 
     operations = [
         migrations.RemoveIndex(
-            model_name='backlogpoint',
-            name='analytics_bl_window',
+            model_name="backlogpoint",
+            name="analytics_bl_window",
         ),
         migrations.RemoveIndex(
-            model_name='backlogpoint',
-            name='analytics_bl_group',
+            model_name="backlogpoint",
+            name="analytics_bl_group",
         ),
         migrations.RemoveIndex(
-            model_name='backlogpoint',
-            name='analytics_bl_topic',
+            model_name="backlogpoint",
+            name="analytics_bl_topic",
         ),
         migrations.RemoveIndex(
-            model_name='backlogtrend',
-            name='analytics_trend_key',
+            model_name="backlogtrend",
+            name="analytics_trend_key",
         ),
         migrations.RemoveIndex(
-            model_name='ranking',
-            name='analytics_ranking_kind',
+            model_name="ranking",
+            name="analytics_ranking_kind",
         ),
         migrations.RemoveIndex(
-            model_name='throughputpoint',
-            name='analytics_tp_window',
+            model_name="throughputpoint",
+            name="analytics_tp_window",
         ),
         migrations.RemoveIndex(
-            model_name='throughputpoint',
-            name='analytics_tp_topic',
+            model_name="throughputpoint",
+            name="analytics_tp_topic",
         ),
         migrations.RemoveIndex(
-            model_name='throughputpoint',
-            name='analytics_tp_broker',
+            model_name="throughputpoint",
+            name="analytics_tp_broker",
         ),
         migrations.AddField(
-            model_name='backlogpoint',
-            name='namesrv_set',
-            field=models.CharField(default='default', max_length=64),
+            model_name="backlogpoint",
+            name="namesrv_set",
+            field=models.CharField(default="default", max_length=64),
         ),
         migrations.AddField(
-            model_name='backlogtrend',
-            name='namesrv_set',
-            field=models.CharField(default='default', max_length=64),
+            model_name="backlogtrend",
+            name="namesrv_set",
+            field=models.CharField(default="default", max_length=64),
         ),
         migrations.AddField(
-            model_name='dashboardstate',
-            name='namesrv_set',
-            field=models.CharField(default='default', max_length=64, unique=True),
+            model_name="dashboardstate",
+            name="namesrv_set",
+            field=models.CharField(default="default", max_length=64, unique=True),
         ),
         migrations.AddField(
-            model_name='ranking',
-            name='namesrv_set',
-            field=models.CharField(default='default', max_length=64),
+            model_name="ranking",
+            name="namesrv_set",
+            field=models.CharField(default="default", max_length=64),
         ),
         migrations.AddField(
-            model_name='refreshrun',
-            name='namesrv_set',
-            field=models.CharField(default='default', max_length=64),
+            model_name="refreshrun",
+            name="namesrv_set",
+            field=models.CharField(default="default", max_length=64),
         ),
         migrations.AddField(
-            model_name='throughputpoint',
-            name='namesrv_set',
-            field=models.CharField(default='default', max_length=64),
+            model_name="throughputpoint",
+            name="namesrv_set",
+            field=models.CharField(default="default", max_length=64),
         ),
         migrations.AddIndex(
-            model_name='backlogpoint',
-            index=models.Index(fields=['namesrv_set', 'resolution', 'level', 'window_start'], name='analytics_bl_window'),
+            model_name="backlogpoint",
+            index=models.Index(
+                fields=["namesrv_set", "resolution", "level", "window_start"], name="analytics_bl_window"
+            ),
         ),
         migrations.AddIndex(
-            model_name='backlogpoint',
-            index=models.Index(fields=['namesrv_set', 'resolution', 'level', 'group', 'window_start'], name='analytics_bl_group'),
+            model_name="backlogpoint",
+            index=models.Index(
+                fields=["namesrv_set", "resolution", "level", "group", "window_start"], name="analytics_bl_group"
+            ),
         ),
         migrations.AddIndex(
-            model_name='backlogpoint',
-            index=models.Index(fields=['namesrv_set', 'resolution', 'level', 'topic', 'window_start'], name='analytics_bl_topic'),
+            model_name="backlogpoint",
+            index=models.Index(
+                fields=["namesrv_set", "resolution", "level", "topic", "window_start"], name="analytics_bl_topic"
+            ),
         ),
         migrations.AddIndex(
-            model_name='backlogtrend',
-            index=models.Index(fields=['namesrv_set', 'group', 'topic'], name='analytics_trend_key'),
+            model_name="backlogtrend",
+            index=models.Index(fields=["namesrv_set", "group", "topic"], name="analytics_trend_key"),
         ),
         migrations.AddIndex(
-            model_name='ranking',
-            index=models.Index(fields=['namesrv_set', 'kind', 'rank'], name='analytics_ranking_kind'),
+            model_name="ranking",
+            index=models.Index(fields=["namesrv_set", "kind", "rank"], name="analytics_ranking_kind"),
         ),
         migrations.AddIndex(
-            model_name='refreshrun',
-            index=models.Index(fields=['namesrv_set', '-id'], name='analytics_run_set'),
+            model_name="refreshrun",
+            index=models.Index(fields=["namesrv_set", "-id"], name="analytics_run_set"),
         ),
         migrations.AddIndex(
-            model_name='throughputpoint',
-            index=models.Index(fields=['namesrv_set', 'resolution', 'level', 'window_start'], name='analytics_tp_window'),
+            model_name="throughputpoint",
+            index=models.Index(
+                fields=["namesrv_set", "resolution", "level", "window_start"], name="analytics_tp_window"
+            ),
         ),
         migrations.AddIndex(
-            model_name='throughputpoint',
-            index=models.Index(fields=['namesrv_set', 'resolution', 'level', 'topic', 'window_start'], name='analytics_tp_topic'),
+            model_name="throughputpoint",
+            index=models.Index(
+                fields=["namesrv_set", "resolution", "level", "topic", "window_start"], name="analytics_tp_topic"
+            ),
         ),
         migrations.AddIndex(
-            model_name='throughputpoint',
-            index=models.Index(fields=['namesrv_set', 'resolution', 'level', 'broker', 'window_start'], name='analytics_tp_broker'),
+            model_name="throughputpoint",
+            index=models.Index(
+                fields=["namesrv_set", "resolution", "level", "broker", "window_start"], name="analytics_tp_broker"
+            ),
         ),
     ]

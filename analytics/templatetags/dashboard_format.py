@@ -4,6 +4,7 @@ these turn them into what a person reads (UTC times, rates, byte rates, duration
 The same units as static/js/dashboards.js: msgs/s, bytes/s (KiB, MiB, GiB: powers of 1024),
 messages.
 """
+
 from __future__ import annotations
 
 import json
@@ -116,7 +117,10 @@ def has_more(text: object, limit: int = HEADLINE_CHARS) -> bool:
 def chart_text() -> SafeString:
     """The dashboards' script text in the page's language, as JSON in ``<div id="chart-text" data-json>`` (an
     attribute, not an inline script: the Content-Security-Policy allows none)."""
-    return format_html('<div id="chart-text" data-json="{}" hidden></div>', json.dumps({key: str(text) for key, text in CHART_TEXT.items()}))
+    return format_html(
+        '<div id="chart-text" data-json="{}" hidden></div>',
+        json.dumps({key: str(text) for key, text in CHART_TEXT.items()}),
+    )
 
 
 @register.filter

@@ -1,4 +1,5 @@
 """acl_overview: the ACL as the cluster's brokers hold it, without secrets (what the page and the API show)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -63,12 +64,26 @@ def acl_overview(*, cluster: str | None = None) -> AclOverview:
             rows.append(BrokerAcl(broker.cluster, broker.broker_name, broker.broker_id, broker.addr, error=str(exc)))
             continue
         listings.append(listing)
-        rows.append(BrokerAcl(broker.cluster, broker.broker_name, broker.broker_id, broker.addr, listing.counter,
-                              len(listing.accounts), listing.reload_error))
+        rows.append(
+            BrokerAcl(
+                broker.cluster,
+                broker.broker_name,
+                broker.broker_id,
+                broker.addr,
+                listing.counter,
+                len(listing.accounts),
+                listing.reload_error,
+            )
+        )
     rows.sort(key=lambda r: (r.cluster, r.broker_name, r.broker_id))
     if not listings:
         error = "no broker answered" if rows else "the name servers know no broker"
         return AclOverview((), (), tuple(rows), True, "", error if not rows else f"{error}: {rows[0].error}")
     first = listings[0]
-    return AclOverview(first.accounts, first.global_white_remote_addresses, tuple(rows),
-                       all(_same(first, other) for other in listings[1:]), first.broker_addr)
+    return AclOverview(
+        first.accounts,
+        first.global_white_remote_addresses,
+        tuple(rows),
+        all(_same(first, other) for other in listings[1:]),
+        first.broker_addr,
+    )

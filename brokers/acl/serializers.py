@@ -1,4 +1,5 @@
 """Input and output serializers of /api/v1/acl/... (never a secret in an output)."""
+
 from __future__ import annotations
 
 from rest_framework import serializers
@@ -14,26 +15,46 @@ _RESOURCE_PERM = "^[A-Za-z0-9_%|-]{1,127}=(" + "|".join(p.replace("|", "\\|") fo
 
 
 class AccountInputSerializer(StrictInputSerializer):
-    schema_rules = {"required": ["access_key", "secret_key"], "properties": {  # what the ACL core checks (upsert_account)
-        "access_key": {"pattern": _KEY}, "secret_key": {"pattern": _KEY}, "white_remote_address": {"pattern": f"^({_ADDRESS})?$"},
-        "default_topic_perm": {"enum": list(PERMS)}, "default_group_perm": {"enum": list(PERMS)},
-        "topic_perms": {"items": {"type": "string", "pattern": _RESOURCE_PERM}},
-        "group_perms": {"items": {"type": "string", "pattern": _RESOURCE_PERM}}}}
+    schema_rules = {
+        "required": ["access_key", "secret_key"],
+        "properties": {  # what the ACL core checks (upsert_account)
+            "access_key": {"pattern": _KEY},
+            "secret_key": {"pattern": _KEY},
+            "white_remote_address": {"pattern": f"^({_ADDRESS})?$"},
+            "default_topic_perm": {"enum": list(PERMS)},
+            "default_group_perm": {"enum": list(PERMS)},
+            "topic_perms": {"items": {"type": "string", "pattern": _RESOURCE_PERM}},
+            "group_perms": {"items": {"type": "string", "pattern": _RESOURCE_PERM}},
+        },
+    }
 
     access_key = StrictCharField(max_length=255)
-    secret_key = StrictCharField(max_length=255, required=False, allow_blank=True, trim_whitespace=False,
-                                 help_text="required to create; on an update, absent or empty keeps the secret")
+    secret_key = StrictCharField(
+        max_length=255,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="required to create; on an update, absent or empty keeps the secret",
+    )
     white_remote_address = StrictCharField(max_length=255, required=False, allow_blank=True, default="")
     admin = StrictBooleanField(required=False, default=False)
     default_topic_perm = StrictCharField(max_length=16, required=False, default="DENY", help_text=PERM_HELP)
     default_group_perm = StrictCharField(max_length=16, required=False, default="DENY", help_text=PERM_HELP)
-    topic_perms = serializers.ListField(child=StrictCharField(max_length=512), required=False, default=list, max_length=1000)
-    group_perms = serializers.ListField(child=StrictCharField(max_length=512), required=False, default=list, max_length=1000)
+    topic_perms = serializers.ListField(
+        child=StrictCharField(max_length=512), required=False, default=list, max_length=1000
+    )
+    group_perms = serializers.ListField(
+        child=StrictCharField(max_length=512), required=False, default=list, max_length=1000
+    )
 
 
 class AccountUpdateSerializer(AccountInputSerializer):
-    schema_rules = {"properties": {**AccountInputSerializer.schema_rules["properties"],
-                                   "secret_key": {"pattern": f"^({_KEY[1:-1]})?$"}}}  # empty: keep the secret
+    schema_rules = {
+        "properties": {
+            **AccountInputSerializer.schema_rules["properties"],
+            "secret_key": {"pattern": f"^({_KEY[1:-1]})?$"},
+        }
+    }  # empty: keep the secret
     access_key = StrictCharField(max_length=255, required=False)  # the URL names the account
 
 

@@ -10,6 +10,7 @@ RocketMQ's request (50, 51 or 53). When some brokers applied the change and othe
 The audit entry's ``before`` and ``after`` are the account as the brokers list it (no secret;
 ``secret_changed`` says whether one was set), or the global white addresses.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,7 +18,12 @@ from dataclasses import asdict, dataclass
 
 from brokers.acl.selectors import AclOverview, acl_overview
 from brokers.engine.acl.plain_acl_config import PlainAclConfig
-from brokers.engine.acl.plain_acl_editor import AccessConfigChange, AclEditError, set_global_white_addresses, upsert_account
+from brokers.engine.acl.plain_acl_editor import (
+    AccessConfigChange,
+    AclEditError,
+    set_global_white_addresses,
+    upsert_account,
+)
 from brokers.engine.client.admin_acl import AclAccount
 from brokers.engine.client.errors import MQBrokerError
 from brokers.engine.remoting.codes import ResponseCode
@@ -29,12 +35,23 @@ from console.errors import InvalidInput, NotFound, ServiceError, Unavailable
 from console.roles import Role
 
 # RocketMQ's header fields -> the console's and the API's field names
-FIELDS = {"accessKey": "access_key", "secretKey": "secret_key", "whiteRemoteAddress": "white_remote_address",
-          "admin": "admin", "defaultTopicPerm": "default_topic_perm", "defaultGroupPerm": "default_group_perm",
-          "topicPerms": "topic_perms", "groupPerms": "group_perms", "globalWhiteAddrs": "addresses",
-          "globalWhiteRemoteAddresses": "addresses"}
-_REFUSED_CODES = {ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED, ResponseCode.DELETE_ACL_CONFIG_FAILED,
-                  ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED}
+FIELDS = {
+    "accessKey": "access_key",
+    "secretKey": "secret_key",
+    "whiteRemoteAddress": "white_remote_address",
+    "admin": "admin",
+    "defaultTopicPerm": "default_topic_perm",
+    "defaultGroupPerm": "default_group_perm",
+    "topicPerms": "topic_perms",
+    "groupPerms": "group_perms",
+    "globalWhiteAddrs": "addresses",
+    "globalWhiteRemoteAddresses": "addresses",
+}
+_REFUSED_CODES = {
+    ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED,
+    ResponseCode.DELETE_ACL_CONFIG_FAILED,
+    ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED,
+}
 PLACEHOLDER_SECRET = "x" * 16  # checks an update that keeps the secret; never sent
 
 
@@ -61,8 +78,16 @@ class AccountInput:
             for i, item in enumerate(items):
                 if "," in item:
                     raise InvalidInput(field, f"[{i}] {item!r}: one name=PERM per entry, without commas")
-        return AccessConfigChange(self.access_key.strip(), self.secret_key or None, self.white_remote_address.strip(), self.admin,
-                                  self.default_topic_perm, self.default_group_perm, ",".join(self.topic_perms), ",".join(self.group_perms))
+        return AccessConfigChange(
+            self.access_key.strip(),
+            self.secret_key or None,
+            self.white_remote_address.strip(),
+            self.admin,
+            self.default_topic_perm,
+            self.default_group_perm,
+            ",".join(self.topic_perms),
+            ",".join(self.group_perms),
+        )
 
 
 def _invalid(message: str) -> InvalidInput:
@@ -75,7 +100,9 @@ def _invalid(message: str) -> InvalidInput:
 
 
 def _check(change: AccessConfigChange, *, keep_secret: bool) -> None:
-    probe = AccessConfigChange(**{**asdict(change), "secret_key": change.secret_key or (PLACEHOLDER_SECRET if keep_secret else None)})
+    probe = AccessConfigChange(
+        **{**asdict(change), "secret_key": change.secret_key or (PLACEHOLDER_SECRET if keep_secret else None)}
+    )
     try:
         upsert_account(PlainAclConfig(), probe)
     except AclEditError as exc:
@@ -91,8 +118,11 @@ def _overview(cluster: str | None) -> AclOverview:
 
 def _gone(exc: RemotingError | None) -> bool:
     """A delete a broker refused because the account is not there: done (brokers sharing one file see it gone)."""
-    return (isinstance(exc, MQBrokerError) and exc.code == ResponseCode.DELETE_ACL_CONFIG_FAILED
-            and "accessKey: no account" in (exc.remark or ""))
+    return (
+        isinstance(exc, MQBrokerError)
+        and exc.code == ResponseCode.DELETE_ACL_CONFIG_FAILED
+        and "accessKey: no account" in (exc.remark or "")
+    )
 
 
 def _apply(results: dict[str, RemotingError | None], what: str, *, done=lambda exc: False) -> int:
@@ -122,7 +152,9 @@ def _addrs(overview: AclOverview) -> tuple[str, ...]:
     return tuple(b.addr for b in overview.brokers)
 
 
-def acl_account_save(*, actor: Actor, data: AccountInput, create: bool, cluster: str | None = None) -> AclAccount | None:
+def acl_account_save(
+    *, actor: Actor, data: AccountInput, create: bool, cluster: str | None = None
+) -> AclAccount | None:
     """Create (``create``) or update an account on every broker; return it as the brokers now list it."""
     actor.require(Role.ADMIN)
     change = data.change()
@@ -134,8 +166,13 @@ def acl_account_save(*, actor: Actor, data: AccountInput, create: bool, cluster:
     if not create and existing is None:
         raise NotFound(f"no account {change.access_key!r} in the ACL")
     action = "acl.account.create" if create else "acl.account.update"
-    with audited(actor=actor, action=action, target_type="acl_account", target=change.access_key, before=_view(existing)) as note:
-        applied = _apply(gateway.acl_account_upsert(_addrs(overview), change), f"{'creating' if create else 'updating'} {change.access_key}")
+    with audited(
+        actor=actor, action=action, target_type="acl_account", target=change.access_key, before=_view(existing)
+    ) as note:
+        applied = _apply(
+            gateway.acl_account_upsert(_addrs(overview), change),
+            f"{'creating' if create else 'updating'} {change.access_key}",
+        )
         account = acl_overview(cluster=cluster).account(change.access_key)
         note.after = {**(_view(account) or {}), "secret_changed": bool(change.secret_key)}
         note.reason = f"applied on {applied} brokers"
@@ -149,7 +186,9 @@ def acl_account_delete(*, actor: Actor, access_key: str, cluster: str | None = N
     existing = overview.account(access_key)
     if existing is None:
         raise NotFound(f"no account {access_key!r} in the ACL")
-    with audited(actor=actor, action="acl.account.delete", target_type="acl_account", target=access_key, before=_view(existing)) as note:
+    with audited(
+        actor=actor, action="acl.account.delete", target_type="acl_account", target=access_key, before=_view(existing)
+    ) as note:
         applied = _apply(gateway.acl_account_delete(_addrs(overview), access_key), f"deleting {access_key}", done=_gone)
         note.reason = f"applied on {applied} brokers"
 
@@ -166,9 +205,16 @@ def acl_global_white_update(*, actor: Actor, addresses: tuple[str, ...], cluster
     except AclEditError as exc:
         raise _invalid(str(exc)) from None
     overview = _overview(cluster)
-    with audited(actor=actor, action="acl.global_white.update", target_type="acl", target="globalWhiteRemoteAddresses",
-                 before=list(overview.global_white_remote_addresses)) as note:
-        applied = _apply(gateway.acl_global_white_update(_addrs(overview), addresses), "setting the global white addresses")
+    with audited(
+        actor=actor,
+        action="acl.global_white.update",
+        target_type="acl",
+        target="globalWhiteRemoteAddresses",
+        before=list(overview.global_white_remote_addresses),
+    ) as note:
+        applied = _apply(
+            gateway.acl_global_white_update(_addrs(overview), addresses), "setting the global white addresses"
+        )
         after = acl_overview(cluster=cluster).global_white_remote_addresses
         note.after, note.reason = list(after), f"applied on {applied} brokers"
     return after

@@ -1,5 +1,6 @@
 """The Access control page: the brokers' ACL read-only for every role; admins create, edit and delete
 accounts and set the global white addresses (each a POST that redirects back, or an htmx swap)."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -15,8 +16,14 @@ from console.permissions import console_page
 from console.roles import Role, role_of
 
 
-def _page(request: HttpRequest, *, account_form: AclAccountForm | None = None, white_form: GlobalWhiteForm | None = None,
-          edit: str = "", status: int = 200) -> HttpResponse:
+def _page(
+    request: HttpRequest,
+    *,
+    account_form: AclAccountForm | None = None,
+    white_form: GlobalWhiteForm | None = None,
+    edit: str = "",
+    status: int = 200,
+) -> HttpResponse:
     overview = acl_overview()
     editing = overview.account(edit) if edit else None
     if account_form is None:
@@ -24,8 +31,13 @@ def _page(request: HttpRequest, *, account_form: AclAccountForm | None = None, w
     if white_form is None:
         white_form = GlobalWhiteForm(initial={"addresses": "\n".join(overview.global_white_remote_addresses)})
     role = role_of(request.user)
-    context = {"overview": overview, "account_form": account_form, "white_form": white_form, "editing": edit,
-               "can_edit_acl": role is not None and role.allows(Role.ADMIN)}
+    context = {
+        "overview": overview,
+        "account_form": account_form,
+        "white_form": white_form,
+        "editing": edit,
+        "can_edit_acl": role is not None and role.allows(Role.ADMIN),
+    }
     return render(request, "brokers/acl.html", context, status=status)
 
 
@@ -45,8 +57,12 @@ def acl_account_post(request: HttpRequest) -> HttpResponse:
             services.acl_account_save(actor=actor_from_request(request), data=form.account_input(), create=create)
         except ServiceError as exc:
             show_on_form(form, exc)
-            return _page(request, account_form=form, edit="" if create else form.cleaned_data["access_key"], status=exc.status)
-        messages.success(request, f"Account {form.cleaned_data['access_key']} {'created' if create else 'updated'} on every broker.")
+            return _page(
+                request, account_form=form, edit="" if create else form.cleaned_data["access_key"], status=exc.status
+            )
+        messages.success(
+            request, f"Account {form.cleaned_data['access_key']} {'created' if create else 'updated'} on every broker."
+        )
         return redirect("acl")
     return _page(request, account_form=form, edit="" if create else request.POST.get("access_key", ""), status=400)
 

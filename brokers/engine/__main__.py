@@ -3,6 +3,7 @@
 Exit codes: 0 clean stop (or help), 1 could not start (also: the servers are not installed, as
 in the gantry-client wheel, which ships the clients only), 2 bad arguments.
 """
+
 from __future__ import annotations
 
 import sys
@@ -35,8 +36,11 @@ def main(argv: list[str] | None = None) -> int:
         except ModuleNotFoundError as exc:  # the gantry-client wheel ships the clients, not the servers
             if not (exc.name or "").startswith(f"brokers.engine.{command}"):
                 raise
-            print(f"error: the {command} is not installed here (the gantry-client package holds the clients "
-                  "only); run it from a Gantry checkout", file=sys.stderr)
+            print(
+                f"error: the {command} is not installed here (the gantry-client package holds the clients "
+                "only); run it from a Gantry checkout",
+                file=sys.stderr,
+            )
             return 1
         return run(rest)
     print(f"error: unknown command {command!r}\n\n{USAGE}", file=sys.stderr, end="")

@@ -6,6 +6,7 @@ name server, a broker, ``run_cluster`` and every client instance's loop thread g
 :func:`new_event_loop` / :func:`run`, so one switch covers the tier and the clients. A loop a
 caller hands to the client (the asyncio producer and consumer) is the caller's choice.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -24,6 +24,7 @@ module gets the compiled one, and the pure module stays the reference:
   module's twin, for the test that proves they give byte-identical frames and records
   (tests/brokers/engine/test_speedups.py) and for bench/codec_bench.py.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -66,8 +67,11 @@ def load(module: str) -> Any | None:
     source = built.parent / (module.rsplit(".", 1)[-1] + ".pyx")
     newer = newer_sources(built, source)
     if newer:
-        log.warning("%s is older than %s: using the pure-Python path (run `make` to rebuild)",
-                    built.name, ", ".join(p.name for p in newer))
+        log.warning(
+            "%s is older than %s: using the pure-Python path (run `make` to rebuild)",
+            built.name,
+            ", ".join(p.name for p in newer),
+        )
         return None
     return mod
 

@@ -6,6 +6,7 @@ admin-only). Like RocketMQ's ``mqadmin updateAclConfig -c CLUSTER``, a change go
 of the cluster, masters and slaves, since each checks requests against its own file (brokers of
 ``run_cluster --acl-file`` share one file; each rewrites it the same way).
 """
+
 from __future__ import annotations
 
 from brokers.engine.client.admin_acl import (
@@ -21,8 +22,15 @@ from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.client import run
 from brokers.gateway.cluster import cluster_info
 
-__all__ = ["AccessConfigChange", "AclListing", "acl_account_delete", "acl_account_upsert", "acl_brokers",
-           "acl_global_white_update", "acl_read"]
+__all__ = [
+    "AccessConfigChange",
+    "AclListing",
+    "acl_account_delete",
+    "acl_account_upsert",
+    "acl_brokers",
+    "acl_global_white_update",
+    "acl_read",
+]
 
 
 def acl_brokers(cluster: str | None = None) -> tuple[BrokerInfo, ...]:

@@ -3,6 +3,7 @@
 The body is Java properties text, ``key=value`` per line (RocketMQ's ``MixAll.properties2String``);
 the console shows it per member of a broker group. Nothing here changes a setting.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -67,7 +68,9 @@ def group_configs(members: Iterable[object]) -> tuple[MemberConfig, ...]:
     for m in members:
         got = configs.get(m.addr)
         if got is None:
-            out.append(MemberConfig(m.broker_id, m.addr, (), f"not asked: the member is {getattr(m, 'status', 'unknown')}"))
+            out.append(
+                MemberConfig(m.broker_id, m.addr, (), f"not asked: the member is {getattr(m, 'status', 'unknown')}")
+            )
         else:
             out.append(MemberConfig(m.broker_id, m.addr, got.properties, got.error))
     return tuple(out)

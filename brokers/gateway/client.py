@@ -6,6 +6,7 @@ its driver, so every gateway call shares connections, timeouts and name-server f
 :func:`fanout_to_brokers` and :func:`reply_failure` are the two pieces the gateway's batched
 plans are written with.
 """
+
 from __future__ import annotations
 
 import threading
@@ -33,8 +34,14 @@ def mq_tls(enable: bool | None = None) -> TlsConfig | None:
     ``enable`` overrides TLS_ENABLE (a name-server set's own TLS flag). ValueError (TlsConfigError)
     when they name files that do not exist or cannot be loaded."""
     mq = settings.MQ
-    tls = tls_config_from_settings(mq.get("TLS_ENABLE") if enable is None else enable, mq.get("TLS_CA"), mq.get("TLS_CERT"),
-                                   mq.get("TLS_KEY"), mq.get("TLS_VERIFY", True), mq.get("TLS_SERVER_NAME"))
+    tls = tls_config_from_settings(
+        mq.get("TLS_ENABLE") if enable is None else enable,
+        mq.get("TLS_CA"),
+        mq.get("TLS_CERT"),
+        mq.get("TLS_KEY"),
+        mq.get("TLS_VERIFY", True),
+        mq.get("TLS_SERVER_NAME"),
+    )
     return tls.check() if tls is not None else None
 
 
@@ -53,11 +60,18 @@ def get_admin_client() -> BlockingMQAdminClient:
             return built[1]
         try:
             client = BlockingMQAdminClient(
-                target.namesrv_addr, timeout_s=target.timeout_s, access_key=target.access_key or None,
-                secret_key=target.secret_key or None, tls=mq_tls(target.tls),
+                target.namesrv_addr,
+                timeout_s=target.timeout_s,
+                access_key=target.access_key or None,
+                secret_key=target.secret_key or None,
+                tls=mq_tls(target.tls),
             )
         except ValueError as exc:
-            what = "NAMESRV_ADDR, MQ_ACCESS_KEY/MQ_SECRET_KEY or MQ_TLS_*" if target.is_default else f"name-server set {target.name!r}"
+            what = (
+                "NAMESRV_ADDR, MQ_ACCESS_KEY/MQ_SECRET_KEY or MQ_TLS_*"
+                if target.is_default
+                else f"name-server set {target.name!r}"
+            )
             raise Unavailable(f"{what} is not usable: {exc}") from exc
         if built is not None:  # its set was edited: the old client goes
             built[1].close()
@@ -97,7 +111,9 @@ def reply_failure(reply: Reply | RemotingError, request_code: int) -> RemotingEr
     return None
 
 
-def fanout_to_brokers(code: int, addrs: Iterable[str], ext: dict[str, object] | None = None) -> Plan[dict[str, Reply | RemotingError]]:
+def fanout_to_brokers(
+    code: int, addrs: Iterable[str], ext: dict[str, object] | None = None
+) -> Plan[dict[str, Reply | RemotingError]]:
     """One request ``code`` to each broker address at once (duplicates sent once): address -> answer."""
     addrs = tuple(dict.fromkeys(addrs))
     if not addrs:

@@ -7,6 +7,7 @@ slaves), the only addresses the console ever connects to for a message id; :func
 master/slave broker groups will read. Each takes the ClusterInfo a caller already holds, or
 reads it from the first name server that answers.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable

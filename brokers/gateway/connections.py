@@ -3,6 +3,7 @@
 Both batched: the connections of any number of groups cost one request per broker (Gantry's
 GANTRY_GET_ALL_CONSUMER_CONNECTIONS), the running infos one request per member, all at once.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -83,7 +84,15 @@ def consumer_connections_plan(groups: Iterable[str], addrs: Iterable[str]) -> Pl
                 if g in online:
                     add(g, addr, online[g])
     pairs = [(g, a) for g in groups for a in per_group]
-    replies = (yield Fanout(tuple(Call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": g}, addr=a) for g, a in pairs))) if pairs else []
+    replies = (
+        (
+            yield Fanout(
+                tuple(Call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": g}, addr=a) for g, a in pairs)
+            )
+        )
+        if pairs
+        else []
+    )
     for (group, addr), reply in zip(pairs, replies):
         if isinstance(reply, Reply) and reply.code == ResponseCode.CONSUMER_NOT_ONLINE:
             continue
@@ -94,15 +103,22 @@ def consumer_connections_plan(groups: Iterable[str], addrs: Iterable[str]) -> Pl
         add(group, addr, load_object(reply.body))
     return {
         g: GroupConnections(
-            g, tuple(m["conns"][c] for c in sorted(m["conns"])), {c: tuple(a) for c, a in sorted(m["where"].items())},
-            dict(sorted(m["subs"].items())), m["meta"].get("consumeType"), m["meta"].get("messageModel"),
-            m["meta"].get("consumeFromWhere"), tuple(m["errors"]))
+            g,
+            tuple(m["conns"][c] for c in sorted(m["conns"])),
+            {c: tuple(a) for c, a in sorted(m["where"].items())},
+            dict(sorted(m["subs"].items())),
+            m["meta"].get("consumeType"),
+            m["meta"].get("messageModel"),
+            m["meta"].get("consumeFromWhere"),
+            tuple(m["errors"]),
+        )
         for g, m in merged.items()
     }
 
 
-def consumer_connections(groups: Iterable[str], addrs: Iterable[str], *, with_slaves: bool = True,
-                         info: ClusterInfo | None = None) -> dict[str, GroupConnections]:
+def consumer_connections(
+    groups: Iterable[str], addrs: Iterable[str], *, with_slaves: bool = True, info: ClusterInfo | None = None
+) -> dict[str, GroupConnections]:
     """The groups' connections on ``addrs`` (masters, or a route's brokers) and, unless ``with_slaves``
     is False, on every slave the name server lists (in ``info`` when the caller has read it already).
 
@@ -119,11 +135,20 @@ def consumer_connections(groups: Iterable[str], addrs: Iterable[str], *, with_sl
 RUNNING_INFO_TIMEOUT_S = 5.0  # a member that has not answered by then is shown as not answering (the broker waits 10 s)
 
 
-def running_infos_plan(targets: dict[tuple[str, str], str], timeout_s: float) -> Plan[dict[tuple[str, str], ConsumerRunningInfo | RemotingError]]:
+def running_infos_plan(
+    targets: dict[tuple[str, str], str], timeout_s: float
+) -> Plan[dict[tuple[str, str], ConsumerRunningInfo | RemotingError]]:
     """GET_CONSUMER_RUNNING_INFO of each (group, client id) through the broker address given, all at once."""
     keys = sorted(targets)
-    calls = tuple(Call(RequestCode.GET_CONSUMER_RUNNING_INFO, {"consumerGroup": g, "clientId": c, "jstackEnable": False},
-                       addr=targets[(g, c)], timeout_s=timeout_s) for g, c in keys)
+    calls = tuple(
+        Call(
+            RequestCode.GET_CONSUMER_RUNNING_INFO,
+            {"consumerGroup": g, "clientId": c, "jstackEnable": False},
+            addr=targets[(g, c)],
+            timeout_s=timeout_s,
+        )
+        for g, c in keys
+    )
     replies = (yield Fanout(calls)) if calls else []
     out: dict[tuple[str, str], ConsumerRunningInfo | RemotingError] = {}
     for key, reply in zip(keys, replies):
@@ -132,7 +157,9 @@ def running_infos_plan(targets: dict[tuple[str, str], str], timeout_s: float) ->
     return out
 
 
-def consumer_running_infos(group: str, targets: dict[str, str], timeout_s: float = RUNNING_INFO_TIMEOUT_S) -> dict[str, ConsumerRunningInfo | RemotingError]:
+def consumer_running_infos(
+    group: str, targets: dict[str, str], timeout_s: float = RUNNING_INFO_TIMEOUT_S
+) -> dict[str, ConsumerRunningInfo | RemotingError]:
     """Each member's running info (client id -> a broker it is connected to), all at once."""
     answers = run(running_infos_plan({(group, cid): addr for cid, addr in targets.items()}, timeout_s))
     return {cid: answer for (_, cid), answer in answers.items()}

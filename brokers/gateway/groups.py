@@ -3,6 +3,7 @@
 One plan, :func:`group_survey_plan`, one request per broker (all at once) whatever the number of
 groups; the bodies are read by :mod:`brokers.engine.client.admin_group_bodies`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -20,13 +21,21 @@ from brokers.engine.client.plan import Call, Fanout, Plan, Reply
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.gateway.client import reply_failure, run
 
-__all__ = ["BrokerGroupSurvey", "GroupConfig", "group_survey", "group_survey_plan", "group_lag", "topic_lag_from_topic_stats"]
+__all__ = [
+    "BrokerGroupSurvey",
+    "GroupConfig",
+    "group_survey",
+    "group_survey_plan",
+    "group_lag",
+    "topic_lag_from_topic_stats",
+]
 
 NOT_SUPPORTED = ResponseCode.REQUEST_CODE_NOT_SUPPORTED
 
 
-def topic_lag_from_topic_stats(offsets: dict[tuple[str, str], dict[int, int]],
-                               max_offsets: dict[str, dict[int, int]]) -> dict[tuple[str, str], int]:
+def topic_lag_from_topic_stats(
+    offsets: dict[tuple[str, str], dict[int, int]], max_offsets: dict[str, dict[int, int]]
+) -> dict[tuple[str, str], int]:
     """Each (topic, group)'s lag over the queues of ``max_offsets`` (topic -> queue id -> max offset),
     a queue without a committed offset counting from 0."""
     lag: dict[tuple[str, str], int] = {}
@@ -49,7 +58,9 @@ def group_lag(topic_lag: dict[tuple[str, str], int]) -> dict[str, int]:
     return lag
 
 
-def _bulk_tables_plan(addrs: tuple[str, ...], groups_replies: dict[str, object] | None = None) -> Plan[dict[str, BrokerGroupSurvey]]:
+def _bulk_tables_plan(
+    addrs: tuple[str, ...], groups_replies: dict[str, object] | None = None
+) -> Plan[dict[str, BrokerGroupSurvey]]:
     """GET_ALL_SUBSCRIPTIONGROUP_CONFIG and GET_ALL_CONSUMER_OFFSET of each broker, all at once
     (the former only where ``groups_replies`` holds no answer of it yet)."""
     have = dict(groups_replies or {})
@@ -85,10 +96,12 @@ def group_survey_plan(addrs: Iterable[str], lag: bool = True) -> Plan[dict[str, 
     groups_replies: dict[str, object] = {}
     if lag and addrs:
         codes = (RequestCode.GET_BROKER_CONSUME_STATS, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
-        replies = yield Fanout(tuple(Call(code, {"isOrder": False} if code == codes[0] else None, addr=a) for a in addrs for code in codes))
+        replies = yield Fanout(
+            tuple(Call(code, {"isOrder": False} if code == codes[0] else None, addr=a) for a in addrs for code in codes)
+        )
         rest = ()
         for i, addr in enumerate(addrs):
-            reply, groups_reply = replies[2 * i: 2 * i + 2]
+            reply, groups_reply = replies[2 * i : 2 * i + 2]
             groups_replies[addr] = groups_reply
             if isinstance(reply, Reply) and reply.code == ResponseCode.SUCCESS:
                 error = reply_failure(groups_reply, codes[1])
@@ -100,22 +113,41 @@ def group_survey_plan(addrs: Iterable[str], lag: bool = True) -> Plan[dict[str, 
             elif isinstance(reply, Reply) and reply.code == NOT_SUPPORTED:
                 rest += (addr,)
             else:
-                out[addr] = BrokerGroupSurvey(addr, {}, {}, {}, {}, error=str(reply_failure(reply, RequestCode.GET_BROKER_CONSUME_STATS)))
+                out[addr] = BrokerGroupSurvey(
+                    addr, {}, {}, {}, {}, error=str(reply_failure(reply, RequestCode.GET_BROKER_CONSUME_STATS))
+                )
     tables = yield from _bulk_tables_plan(rest, groups_replies)
     out.update(tables)
     if not lag:
         return out
-    fallback = [(addr, t) for addr, survey in tables.items() if not survey.error for t in sorted({topic for topic, _ in survey.offsets})]
+    fallback = [
+        (addr, t)
+        for addr, survey in tables.items()
+        if not survey.error
+        for t in sorted({topic for topic, _ in survey.offsets})
+    ]
     max_offsets: dict[str, dict[str, dict[int, int]]] = {}
     if fallback:
-        stats_replies = yield Fanout(tuple(Call(RequestCode.GET_TOPIC_STATS_INFO, {"topic": t}, addr=a) for a, t in fallback))
+        stats_replies = yield Fanout(
+            tuple(Call(RequestCode.GET_TOPIC_STATS_INFO, {"topic": t}, addr=a) for a, t in fallback)
+        )
         for (addr, topic), reply in zip(fallback, stats_replies):
-            if reply_failure(reply, RequestCode.GET_TOPIC_STATS_INFO) is None:  # else deleted since: nothing to lag behind
+            if (
+                reply_failure(reply, RequestCode.GET_TOPIC_STATS_INFO) is None
+            ):  # else deleted since: nothing to lag behind
                 max_offsets.setdefault(addr, {})[topic] = parse_topic_max_offsets(reply.body)
     for addr, survey in tables.items():
         if not survey.error:
             topic_lag = topic_lag_from_topic_stats(survey.offsets, max_offsets.get(addr, {}))
-            out[addr] = BrokerGroupSurvey(addr, survey.configs, survey.offsets, group_lag(topic_lag), {}, "GET_TOPIC_STATS_INFO", topic_lag=topic_lag)
+            out[addr] = BrokerGroupSurvey(
+                addr,
+                survey.configs,
+                survey.offsets,
+                group_lag(topic_lag),
+                {},
+                "GET_TOPIC_STATS_INFO",
+                topic_lag=topic_lag,
+            )
     return out
 
 

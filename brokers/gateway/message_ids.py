@@ -6,6 +6,7 @@ when that address is a member of this cluster (a master or a slave in the name s
 info). Any other id gets one error, :data:`NOT_IN_CLUSTER`, whatever the address would have
 answered, so the console cannot be used to probe other hosts and ports (SSRF).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

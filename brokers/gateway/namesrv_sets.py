@@ -13,6 +13,7 @@ One of them is *current* for a web request or a Celery task (a context variable)
 page and API answer is scoped to it without passing it around. ``?namesrv_set=`` and not ``?cluster=``:
 ``cluster`` already names a RocketMQ cluster inside one tier (``DELETE /api/v1/topics/T?cluster=``).
 """
+
 from __future__ import annotations
 
 import logging
@@ -28,8 +29,23 @@ from console.namesrv_scope import CELERY_HEADER, DEFAULT, PARAM, scope
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CELERY_HEADER", "DEFAULT", "NAME_RE", "PARAM", "SESSION_KEY", "Missing", "NamesrvTarget", "cache_prefix",
-           "configured", "current", "current_name", "default_target", "is_default", "lookup", "scope"]
+__all__ = [
+    "CELERY_HEADER",
+    "DEFAULT",
+    "NAME_RE",
+    "PARAM",
+    "SESSION_KEY",
+    "Missing",
+    "NamesrvTarget",
+    "cache_prefix",
+    "configured",
+    "current",
+    "current_name",
+    "default_target",
+    "is_default",
+    "lookup",
+    "scope",
+]
 
 SESSION_KEY = "gantry_namesrv_set"  # the console session's choice
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # safe in a URL, a header and a cache key
@@ -61,12 +77,20 @@ class Missing:
 def default_target() -> NamesrvTarget:
     """settings.MQ's tier, read now (tests point settings.MQ elsewhere and the next call follows)."""
     mq = settings.MQ
-    return NamesrvTarget(DEFAULT, mq["NAMESRV_ADDR"], mq.get("ACCESS_KEY") or "", mq.get("SECRET_KEY") or "",
-                         bool(mq.get("TLS_ENABLE")), float(mq["ADMIN_TIMEOUT_S"]))
+    return NamesrvTarget(
+        DEFAULT,
+        mq["NAMESRV_ADDR"],
+        mq.get("ACCESS_KEY") or "",
+        mq.get("SECRET_KEY") or "",
+        bool(mq.get("TLS_ENABLE")),
+        float(mq["ADMIN_TIMEOUT_S"]),
+    )
 
 
 def _target(row: NamesrvSet) -> NamesrvTarget:
-    return NamesrvTarget(row.name, row.namesrv_addr, row.access_key, row.secret_key, row.tls, float(settings.MQ["ADMIN_TIMEOUT_S"]))
+    return NamesrvTarget(
+        row.name, row.namesrv_addr, row.access_key, row.secret_key, row.tls, float(settings.MQ["ADMIN_TIMEOUT_S"])
+    )
 
 
 def lookup(name: str) -> NamesrvTarget | None:

@@ -6,6 +6,7 @@ GET_BROKER_RUNTIME_INFO per broker (all at once), and one GET_ALL_TOPIC_CONFIG p
 the topic and queue counts, kept TOPIC_COUNT_TTL_S in the cache because topic tables are large
 and change rarely.
 """
+
 from __future__ import annotations
 
 import logging
@@ -140,13 +141,24 @@ def _replication_line(groups: tuple[BrokerGroup[BrokerRow], ...]) -> HealthLine:
     if not slaves:
         return HealthLine("replication", OK, _("no slaves: nothing replicates"))
     connected = [m for m in slaves if m.status == LIVE and m.ha is not None and m.ha.connected]
-    details = tuple(f"{m.broker_name} id {m.broker_id} ({m.addr}): "
-                    + (m.status if m.status != LIVE else _("HA link %(state)s") % {"state": (m.ha.connection if m.ha else "") or "unknown"})
-                    for m in slaves if m not in connected)
+    details = tuple(
+        f"{m.broker_name} id {m.broker_id} ({m.addr}): "
+        + (
+            m.status
+            if m.status != LIVE
+            else _("HA link %(state)s") % {"state": (m.ha.connection if m.ha else "") or "unknown"}
+        )
+        for m in slaves
+        if m not in connected
+    )
     lag_bytes = max((m.ha.lag_bytes or 0 for m in connected), default=0)
     lag_s = max((m.ha.lag_s or 0.0 for m in connected), default=0.0)
     summary = _("%(connected)d of %(total)d slaves connected; largest lag %(bytes)s, %(seconds).1f s") % {
-        "connected": len(connected), "total": len(slaves), "bytes": format_bytes(lag_bytes), "seconds": lag_s}
+        "connected": len(connected),
+        "total": len(slaves),
+        "bytes": format_bytes(lag_bytes),
+        "seconds": lag_s,
+    }
     return HealthLine("replication", ERROR if details else OK, summary, details)
 
 
@@ -156,11 +168,16 @@ def _disk_line(brokers: tuple[BrokerRow, ...]) -> HealthLine:
     details = tuple(f"{b.broker_name} id {b.broker_id} ({b.addr}): {p[1]}" for b, p in problems)
     top = max((b.disk.ratio for b in live if b.disk.ratio is not None), default=None)
     if not problems:
-        summary = _("every disk below its warning ratio") + (_(" (fullest %(ratio).0f %%)") % {"ratio": top * 100} if top is not None else "")
+        summary = _("every disk below its warning ratio") + (
+            _(" (fullest %(ratio).0f %%)") % {"ratio": top * 100} if top is not None else ""
+        )
         return HealthLine("disk", OK, summary)
     level = ERROR if any(p[0] == "error" for b, p in problems) else WARNING
-    summary = ngettext("%(count)d broker's disk above its warning ratio", "%(count)d brokers' disks above their warning ratio",
-                       len(problems)) % {"count": len(problems)}
+    summary = ngettext(
+        "%(count)d broker's disk above its warning ratio",
+        "%(count)d brokers' disks above their warning ratio",
+        len(problems),
+    ) % {"count": len(problems)}
     return HealthLine("disk", level, summary, details)
 
 
@@ -219,29 +236,58 @@ def _registered_rows(info: ClusterInfo) -> list[BrokerRow]:
             continue
         topics, queues = counts.get(b.addr, (None, None))
         store_healthy = rt.get("storeHealthy", "true")
-        rows.append(BrokerRow(
-            cluster=b.cluster, broker_name=b.broker_name, broker_id=b.broker_id, addr=b.addr, status=LIVE,
-            version=rt.get("brokerVersionDesc", ""), topics=topics, queues=queues,
-            tps_in=_first_tps(rt.get("putTps")), tps_out=_first_tps(rt.get("getTransferedTps")),
-            msg_put_total_today=rt.get("msgPutTotalTodayNow", ""), msg_get_total_today=rt.get("msgGetTotalTodayNow", ""),
-            commit_log_disk_ratio=_percent(rt.get("commitLogDiskRatio", "")), disk_ratio=_ratio(rt.get("commitLogDiskRatio", "")),
-            boot_timestamp=rt.get("bootTimestamp", ""), error="" if store_healthy == "true" else store_healthy,
-            ha=ha_state(rt, b.broker_id), disk=store_disk(rt),
-        ))
+        rows.append(
+            BrokerRow(
+                cluster=b.cluster,
+                broker_name=b.broker_name,
+                broker_id=b.broker_id,
+                addr=b.addr,
+                status=LIVE,
+                version=rt.get("brokerVersionDesc", ""),
+                topics=topics,
+                queues=queues,
+                tps_in=_first_tps(rt.get("putTps")),
+                tps_out=_first_tps(rt.get("getTransferedTps")),
+                msg_put_total_today=rt.get("msgPutTotalTodayNow", ""),
+                msg_get_total_today=rt.get("msgGetTotalTodayNow", ""),
+                commit_log_disk_ratio=_percent(rt.get("commitLogDiskRatio", "")),
+                disk_ratio=_ratio(rt.get("commitLogDiskRatio", "")),
+                boot_timestamp=rt.get("bootTimestamp", ""),
+                error="" if store_healthy == "true" else store_healthy,
+                ha=ha_state(rt, b.broker_id),
+                disk=store_disk(rt),
+            )
+        )
     return rows
 
 
 def _alerts(namesrvs: list[NamesrvRow], rows: list[BrokerRow]) -> list[Alert]:
-    alerts = [Alert("error", "namesrv_down", n.addr, f"name server {n.addr} does not answer: {n.error}") for n in namesrvs if not n.live]
+    alerts = [
+        Alert("error", "namesrv_down", n.addr, f"name server {n.addr} does not answer: {n.error}")
+        for n in namesrvs
+        if not n.live
+    ]
     for row in rows:
         where = f"{row.cluster}/{row.broker_name} ({row.addr})"
         if row.status == NOT_ANSWERING:
-            alerts.append(Alert("error", "broker_not_answering", row.addr,
-                                f"broker {where} is registered with the name server but does not answer: {row.error}"))
+            alerts.append(
+                Alert(
+                    "error",
+                    "broker_not_answering",
+                    row.addr,
+                    f"broker {where} is registered with the name server but does not answer: {row.error}",
+                )
+            )
         elif row.status == EXPIRED:
             seen = f" (last seen {row.last_seen:%Y-%m-%d %H:%M:%S} UTC)" if row.last_seen else ""
-            alerts.append(Alert("error", "broker_expired", row.addr,
-                                f"broker {where} was registered before and is gone from the name server{seen}"))
+            alerts.append(
+                Alert(
+                    "error",
+                    "broker_expired",
+                    row.addr,
+                    f"broker {where} was registered before and is gone from the name server{seen}",
+                )
+            )
         else:
             alerts.extend(broker_store_alerts(row))
     return alerts
@@ -252,7 +298,9 @@ def broker_store_alerts(row: BrokerRow) -> list[Alert]:
     where = f"{row.cluster}/{row.broker_name} ({row.addr})"
     alerts = []
     not_writable = row.disk.not_writable_text if row.disk else ""
-    same_reason = bool(not_writable) and bool(row.disk.not_writable_reason) and row.disk.not_writable_reason in row.error
+    same_reason = (
+        bool(not_writable) and bool(row.disk.not_writable_reason) and row.disk.not_writable_reason in row.error
+    )
     if row.error and not same_reason:  # storeHealthy false (said once when storeWritable gives the same reason)
         alerts.append(Alert("error", "store_unhealthy", row.addr, f"broker {where} store: {row.error}"))
     if not_writable:
@@ -291,7 +339,9 @@ def broker_overview() -> BrokerOverview:
     rows = _with_sightings(rows, _sightings(BrokerSighting.objects.all()))
     clusters = tuple(ClusterRow(name, tuple(sorted(names))) for name, names in sorted(info.clusters.items()))
     alerts = _alerts(namesrvs, rows) + _extra_alerts(info)
-    return BrokerOverview(namesrv, tuple(namesrvs), clusters, tuple(rows), tuple(alerts), other_health=_other_health(info))
+    return BrokerOverview(
+        namesrv, tuple(namesrvs), clusters, tuple(rows), tuple(alerts), other_health=_other_health(info)
+    )
 
 
 def _with_sightings(rows: list[BrokerRow], sightings) -> list[BrokerRow]:
@@ -318,7 +368,9 @@ def broker_group(name: str) -> BrokerGroup[BrokerRow]:
     members = tuple(b for b in info.brokers if b.broker_name == name)
     if not members:
         raise NotFound(f"broker {name} is not known to the name servers")
-    rows = _with_sightings(_registered_rows(replace(info, brokers=members)), _sightings(BrokerSighting.objects.filter(broker_name=name)))
+    rows = _with_sightings(
+        _registered_rows(replace(info, brokers=members)), _sightings(BrokerSighting.objects.filter(broker_name=name))
+    )
     return group_members(rows)[0]
 
 
@@ -344,5 +396,3 @@ def _extra_alerts(info: ClusterInfo) -> list[Alert]:
         except (RemotingError, ServiceError) as exc:
             out.append(Alert("warning", "alert_source_failed", path, f"alerts of {path} unavailable: {exc}"))
     return out
-
-

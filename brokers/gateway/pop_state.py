@@ -7,6 +7,7 @@ POP state lives on masters only (it is not replicated), so slaves are not asked.
 answers REQUEST_CODE_NOT_SUPPORTED (Apache RocketMQ) has no POP state to show here: left out, no
 error; any other failure is an error of the result, naming the broker.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -80,13 +81,25 @@ def parse_pop_state(body: dict, broker_name: str) -> tuple[list[PopQueue], bool]
     name = str(body.get("brokerName") or broker_name)
     queues = []
     for q in body.get("queues") or ():
-        deliveries = tuple(PopDelivery(int(d["offset"]), int(d["popTime"]), int(d["invisibleUntil"]), int(d["attempt"]),
-                                       str(d.get("msgId") or "")) for d in q.get("deliveries") or ())
-        queues.append(PopQueue(name, str(q["topic"]), int(q["queueId"]), int(q["cursor"]), int(q["inFlight"]), deliveries))
+        deliveries = tuple(
+            PopDelivery(
+                int(d["offset"]),
+                int(d["popTime"]),
+                int(d["invisibleUntil"]),
+                int(d["attempt"]),
+                str(d.get("msgId") or ""),
+            )
+            for d in q.get("deliveries") or ()
+        )
+        queues.append(
+            PopQueue(name, str(q["topic"]), int(q["queueId"]), int(q["cursor"]), int(q["inFlight"]), deliveries)
+        )
     return queues, bool(body.get("truncated"))
 
 
-def group_pop_state(group: str, masters: Mapping[str, str], *, topic: str | None = None, max_entries: int | None = None) -> GroupPopState:
+def group_pop_state(
+    group: str, masters: Mapping[str, str], *, topic: str | None = None, max_entries: int | None = None
+) -> GroupPopState:
     """The group's POP state on each master (``masters``: address -> broker name), asked all at once."""
     ext: dict[str, object] = {"consumerGroup": group}
     if topic:

@@ -3,6 +3,7 @@
 RocketMQ's brokers know producers by group from their heartbeats, not by topic (a producer may
 send to any topic), so the console lists groups, each with the clients connected to any master.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -34,7 +35,11 @@ class ProducerClient:
 
     @property
     def last_heartbeat(self) -> datetime | None:
-        return datetime.fromtimestamp(self.last_heartbeat_ms / 1000, tz=timezone.utc) if self.last_heartbeat_ms > 0 else None
+        return (
+            datetime.fromtimestamp(self.last_heartbeat_ms / 1000, tz=timezone.utc)
+            if self.last_heartbeat_ms > 0
+            else None
+        )
 
 
 @dataclass(frozen=True)
@@ -70,11 +75,22 @@ def producer_groups(addrs: Iterable[str]) -> ProducerGroups:
                     merged[key[0]][key[1]] = c
                 seen_on.setdefault(key, []).append(addr)
     groups = tuple(
-        ProducerGroup(group, tuple(
-            ProducerClient(cid, str(c.get("remoteIP", "")), str(c.get("language", "")), int(c.get("version") or 0),
-                           int(c.get("lastUpdateTimestamp") or 0), tuple(sorted(seen_on[(group, cid)])))
-            for cid, c in sorted(clients.items())))
-        for group, clients in sorted(merged.items()))
+        ProducerGroup(
+            group,
+            tuple(
+                ProducerClient(
+                    cid,
+                    str(c.get("remoteIP", "")),
+                    str(c.get("language", "")),
+                    int(c.get("version") or 0),
+                    int(c.get("lastUpdateTimestamp") or 0),
+                    tuple(sorted(seen_on[(group, cid)])),
+                )
+                for cid, c in sorted(clients.items())
+            ),
+        )
+        for group, clients in sorted(merged.items())
+    )
     return ProducerGroups(groups, tuple(errors))
 
 

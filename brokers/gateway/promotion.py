@@ -6,6 +6,7 @@ REQUEST_CODE_NOT_SUPPORTED and comes back as ``PromotionNotSupported`` (its text
 do instead); a real promotion the candidate refuses comes back as MQBrokerError SYSTEM_ERROR
 with the broker's remark (what would be lost).
 """
+
 from __future__ import annotations
 
 from brokers.engine.client.admin_promotion import PromotionNotSupported, PromotionResult, promote_slave
@@ -14,6 +15,8 @@ from brokers.gateway.client import run
 __all__ = ["PromotionNotSupported", "PromotionResult", "slave_promote"]
 
 
-def slave_promote(*, addr: str, broker_name: str, broker_id: int, force: bool, dry_run: bool, role: str | None = None) -> PromotionResult:
+def slave_promote(
+    *, addr: str, broker_name: str, broker_id: int, force: bool, dry_run: bool, role: str | None = None
+) -> PromotionResult:
     """Send GANTRY_PROMOTE_SLAVE to the slave at ``addr``: its plan (dry run) or what it did."""
     return run(promote_slave(addr, broker_name, broker_id, force=force, dry_run=dry_run, role=role))

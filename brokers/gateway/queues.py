@@ -5,6 +5,7 @@ reading messages without consuming them (PULL_MESSAGE with no offset committed).
 sends one Fanout, whatever the number of queues, on the shared admin client's driver (see
 :mod:`brokers.gateway.client`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -22,14 +23,21 @@ from brokers.gateway.client import reply_failure, run
 # -- offsets --------------------------------------------------------------------------------------
 
 
-def _queue_fanout(code: int, queues: dict[MessageQueue, str], extra: dict[str, object]) -> Plan[dict[MessageQueue, Reply | RemotingError]]:
+def _queue_fanout(
+    code: int, queues: dict[MessageQueue, str], extra: dict[str, object]
+) -> Plan[dict[MessageQueue, Reply | RemotingError]]:
     mqs = sorted(queues)
-    calls = tuple(Call(code, {"topic": mq.topic, "queueId": mq.queue_id, "bname": mq.broker_name, **extra}, addr=queues[mq]) for mq in mqs)
+    calls = tuple(
+        Call(code, {"topic": mq.topic, "queueId": mq.queue_id, "bname": mq.broker_name, **extra}, addr=queues[mq])
+        for mq in mqs
+    )
     replies = (yield Fanout(calls)) if calls else []
     return dict(zip(mqs, replies))
 
 
-def _queue_values(code: int, queues: dict[MessageQueue, str], extra: dict[str, object], field: str) -> dict[MessageQueue, int]:
+def _queue_values(
+    code: int, queues: dict[MessageQueue, str], extra: dict[str, object], field: str
+) -> dict[MessageQueue, int]:
     out = {}
     for mq, reply in run(_queue_fanout(code, queues, extra)).items():
         error = reply_failure(reply, code)
@@ -68,18 +76,36 @@ def committed_offsets(group: str, queues: dict[MessageQueue, str]) -> dict[Messa
 
 def update_consumer_offsets(group: str, offsets: dict[MessageQueue, int], queues: dict[MessageQueue, str]) -> None:
     """Commit the group's offset of each queue on its broker (UPDATE_CONSUMER_OFFSET, all at once)."""
+
     def plan() -> Plan[list[Reply | RemotingError]]:
         mqs = sorted(offsets)
-        calls = tuple(Call(RequestCode.UPDATE_CONSUMER_OFFSET, {"consumerGroup": group, "topic": mq.topic, "queueId": mq.queue_id,
-                                                                "commitOffset": offsets[mq], "bname": mq.broker_name}, addr=queues[mq])
-                      for mq in mqs)
+        calls = tuple(
+            Call(
+                RequestCode.UPDATE_CONSUMER_OFFSET,
+                {
+                    "consumerGroup": group,
+                    "topic": mq.topic,
+                    "queueId": mq.queue_id,
+                    "commitOffset": offsets[mq],
+                    "bname": mq.broker_name,
+                },
+                addr=queues[mq],
+            )
+            for mq in mqs
+        )
         return (yield Fanout(calls)) if calls else []
 
     first_error(run(plan()), RequestCode.UPDATE_CONSUMER_OFFSET)
 
 
-def invoke_broker_to_reset_offset(addrs: Iterable[str], topic: str, group: str, timestamp_ms: int, force: bool = True,
-                                  one_queue: tuple[int, int] | None = None) -> dict[MessageQueue, int]:
+def invoke_broker_to_reset_offset(
+    addrs: Iterable[str],
+    topic: str,
+    group: str,
+    timestamp_ms: int,
+    force: bool = True,
+    one_queue: tuple[int, int] | None = None,
+) -> dict[MessageQueue, int]:
     """INVOKE_BROKER_TO_RESET_OFFSET on each broker: the broker works out each queue's offset at
     ``timestamp_ms`` (-1: the max offset), or sets ``one_queue`` = (queue id, offset) alone
     (RocketMQ 5's queueId/offset), and pushes RESET_CONSUMER_CLIENT_OFFSET to every member;
@@ -89,7 +115,11 @@ def invoke_broker_to_reset_offset(addrs: Iterable[str], topic: str, group: str, 
         ext = {"topic": topic, "group": group, "timestamp": timestamp_ms, "isForce": force}
         if one_queue is not None:
             ext.update(queueId=one_queue[0], offset=one_queue[1])
-        return (yield Fanout(tuple(Call(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, ext, addr=a) for a in dict.fromkeys(addrs))))
+        return (
+            yield Fanout(
+                tuple(Call(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, ext, addr=a) for a in dict.fromkeys(addrs))
+            )
+        )
 
     replies = run(plan())
     first_error(replies, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET)
@@ -114,16 +144,35 @@ def pull_messages(reads: dict[MessageQueue, tuple[str, int, int]], group: str) -
         calls = []
         for mq in mqs:
             addr, offset, count = reads[mq]
-            calls.append(Call(RequestCode.PULL_MESSAGE, {
-                "consumerGroup": group, "topic": mq.topic, "queueId": mq.queue_id, "queueOffset": offset,
-                "maxMsgNums": min(count, PULL_BATCH), "sysFlag": PULL_SYS_FLAG_SUBSCRIPTION, "commitOffset": 0,
-                "suspendTimeoutMillis": 0, "subscription": "*", "subVersion": 0, "expressionType": "TAG", "bname": mq.broker_name,
-            }, addr=addr))
+            calls.append(
+                Call(
+                    RequestCode.PULL_MESSAGE,
+                    {
+                        "consumerGroup": group,
+                        "topic": mq.topic,
+                        "queueId": mq.queue_id,
+                        "queueOffset": offset,
+                        "maxMsgNums": min(count, PULL_BATCH),
+                        "sysFlag": PULL_SYS_FLAG_SUBSCRIPTION,
+                        "commitOffset": 0,
+                        "suspendTimeoutMillis": 0,
+                        "subscription": "*",
+                        "subVersion": 0,
+                        "expressionType": "TAG",
+                        "bname": mq.broker_name,
+                    },
+                    addr=addr,
+                )
+            )
         return (yield Fanout(tuple(calls))) if calls else []
 
     out: dict[MessageQueue, list[MessageExt]] = {}
     for mq, reply in zip(mqs, run(plan())):
-        if isinstance(reply, Reply) and reply.code in (ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY, ResponseCode.PULL_OFFSET_MOVED):
+        if isinstance(reply, Reply) and reply.code in (
+            ResponseCode.PULL_NOT_FOUND,
+            ResponseCode.PULL_RETRY_IMMEDIATELY,
+            ResponseCode.PULL_OFFSET_MOVED,
+        ):
             out[mq] = []
             continue
         error = reply_failure(reply, RequestCode.PULL_MESSAGE)

@@ -4,6 +4,7 @@ Each broker sends NOTIFY_CONSUMER_IDS_CHANGED to the members of the group connec
 when the group disables those notifications. An Apache RocketMQ broker does not know the request
 and answers REQUEST_CODE_NOT_SUPPORTED: that comes back as the broker's error.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable

@@ -12,6 +12,7 @@ broker, or one before broker groups) reads as master or slave by its id, without
 :func:`ha_state` reads one table; :func:`group_members` groups rows (the overview's broker rows)
 by broker name, master first.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -68,8 +69,11 @@ def ha_state(runtime: Mapping[str, str], broker_id: int) -> HAState:
     """The replication figures of one broker's runtime table."""
     role = runtime.get("brokerRole") or ("MASTER" if broker_id == MASTER_ID else SLAVE)
     return HAState(
-        role=role, epoch=_int(runtime.get("groupEpoch")), connection=runtime.get("haConnectionState", ""),
-        lag_bytes=_figure(runtime.get("haReplicationLagBytes")), lag_ms=_figure(runtime.get("haReplicationLagMs")),
+        role=role,
+        epoch=_int(runtime.get("groupEpoch")),
+        connection=runtime.get("haConnectionState", ""),
+        lag_bytes=_figure(runtime.get("haReplicationLagBytes")),
+        lag_ms=_figure(runtime.get("haReplicationLagMs")),
         master_addr=runtime.get("haMasterBrokerAddr") or runtime.get("masterAddr") or "",
         slave_count=_int(runtime.get("haSlaveCount")),
     )
@@ -125,5 +129,7 @@ def group_members(rows: Iterable[R]) -> tuple[BrokerGroup[R], ...]:
     found: dict[tuple[str, str], list[R]] = {}
     for row in rows:
         found.setdefault((row.cluster, row.broker_name), []).append(row)
-    return tuple(BrokerGroup(cluster, name, tuple(sorted(members, key=lambda r: (r.broker_id, r.addr))))
-                 for (cluster, name), members in sorted(found.items()))
+    return tuple(
+        BrokerGroup(cluster, name, tuple(sorted(members, key=lambda r: (r.broker_id, r.addr))))
+        for (cluster, name), members in sorted(found.items())
+    )

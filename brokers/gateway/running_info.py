@@ -7,6 +7,7 @@ engine's ``parse_consumer_running_info``. A client the group's brokers do not li
 :class:`NotFound`; one too old to answer (below V3_1_8) or that does not answer is
 :class:`Unavailable`, with the reason. A read: nothing is recorded.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -88,18 +89,54 @@ class ClientRunningInfo:
     queues: tuple[QueueStatus, ...]
 
 
-def running_info_of(group: str, client_id: str, client_addr: str, language: str, version: str, broker_addr: str,
-                    info: ConsumerRunningInfo) -> ClientRunningInfo:
-    subs = tuple(RunningSubscription(s.topic, s.sub_string, s.expression_type, tuple(sorted(s.tags_set)), s.sub_version)
-                 for s in sorted(info.subscriptions, key=lambda s: s.topic))
-    statuses = tuple(TopicStatus(t, s.pull_rt, s.pull_tps, s.consume_rt, s.consume_ok_tps, s.consume_failed_tps, s.consume_failed_msgs)
-                     for t, s in sorted(info.status_table.items()))
-    queues = tuple(QueueStatus(mq.topic, mq.broker_name, mq.queue_id, pq.commit_offset, pq.cached_msg_min_offset, pq.cached_msg_max_offset,
-                               pq.cached_msg_count, pq.cached_msg_size_in_mib, pq.locked, pq.droped, pq.last_pull_timestamp,
-                               pq.last_consume_timestamp)
-                   for mq, pq in sorted(info.mq_table.items()))
-    return ClientRunningInfo(group, client_id, client_addr, language, version, broker_addr, tuple(sorted(info.properties.items())),
-                             subs, statuses, queues)
+def running_info_of(
+    group: str,
+    client_id: str,
+    client_addr: str,
+    language: str,
+    version: str,
+    broker_addr: str,
+    info: ConsumerRunningInfo,
+) -> ClientRunningInfo:
+    subs = tuple(
+        RunningSubscription(s.topic, s.sub_string, s.expression_type, tuple(sorted(s.tags_set)), s.sub_version)
+        for s in sorted(info.subscriptions, key=lambda s: s.topic)
+    )
+    statuses = tuple(
+        TopicStatus(
+            t, s.pull_rt, s.pull_tps, s.consume_rt, s.consume_ok_tps, s.consume_failed_tps, s.consume_failed_msgs
+        )
+        for t, s in sorted(info.status_table.items())
+    )
+    queues = tuple(
+        QueueStatus(
+            mq.topic,
+            mq.broker_name,
+            mq.queue_id,
+            pq.commit_offset,
+            pq.cached_msg_min_offset,
+            pq.cached_msg_max_offset,
+            pq.cached_msg_count,
+            pq.cached_msg_size_in_mib,
+            pq.locked,
+            pq.droped,
+            pq.last_pull_timestamp,
+            pq.last_consume_timestamp,
+        )
+        for mq, pq in sorted(info.mq_table.items())
+    )
+    return ClientRunningInfo(
+        group,
+        client_id,
+        client_addr,
+        language,
+        version,
+        broker_addr,
+        tuple(sorted(info.properties.items())),
+        subs,
+        statuses,
+        queues,
+    )
 
 
 def client_running_info(group: str, client_id: str, timeout_s: float = RUNNING_INFO_TIMEOUT_S) -> ClientRunningInfo:
@@ -111,8 +148,12 @@ def client_running_info(group: str, client_id: str, timeout_s: float = RUNNING_I
     if conn is None or not addrs:
         raise NotFound(f"client {client_id} is not an online member of consumer group {group}")
     if conn.version < VERSION_RUNNING_INFO:
-        raise Unavailable(f"client {client_id} runs version {version_desc(conn.version)}, older than V3_1_8: it cannot report its running info")
+        raise Unavailable(
+            f"client {client_id} runs version {version_desc(conn.version)}, older than V3_1_8: it cannot report its running info"
+        )
     answer = consumer_running_infos(group, {client_id: addrs[0]}, timeout_s).get(client_id)
     if isinstance(answer, RemotingError) or answer is None:
         raise Unavailable(f"client {client_id} did not answer for its running info: {answer}")
-    return running_info_of(group, client_id, conn.client_addr, conn.language, version_desc(conn.version), addrs[0], answer)
+    return running_info_of(
+        group, client_id, conn.client_addr, conn.language, version_desc(conn.version), addrs[0], answer
+    )

@@ -10,6 +10,7 @@ Thread pools: Gantry's broker has none (requests run on its asyncio event loop) 
 ``sendThreadPoolQueueSize`` / ``pullThreadPoolQueueSize`` with fixed zeros for the Java tools' sake;
 those zeros are not figures, so :class:`RuntimeStatus` does not carry them and the page says why.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -88,13 +89,16 @@ def runtime_status(table: Mapping[str, str], now_ms: int) -> RuntimeStatus:
     boot = _int(table.get("bootTimestamp"))
     put_now, get_now = _int(table.get("msgPutTotalTodayNow")), _int(table.get("msgGetTotalTodayNow"))
     return RuntimeStatus(
-        put_tps=_float(table.get("putTps")), get_tps=_float(table.get("getTransferedTps")),
+        put_tps=_float(table.get("putTps")),
+        get_tps=_float(table.get("getTransferedTps")),
         commit_log_disk_ratio=_float(table.get("commitLogDiskRatio")),
         page_cache_lock_ms=_int(table.get("pageCacheLockTimeMills")),
         remain_to_flush_bytes=_int(table.get("remainHowManyDataToFlush")),
         version=table.get("brokerVersionDesc", ""),
-        boot_timestamp_ms=boot or None, uptime_s=max(0, (now_ms - boot) // 1000) if boot else None,
-        msg_put_total=put_now, msg_get_total=get_now,
+        boot_timestamp_ms=boot or None,
+        uptime_s=max(0, (now_ms - boot) // 1000) if boot else None,
+        msg_put_total=put_now,
+        msg_get_total=get_now,
         msg_put_today=_since(put_now, _int(table.get("msgPutTotalTodayMorning"))),
         msg_get_today=_since(get_now, _int(table.get("msgGetTotalTodayMorning"))),
     )

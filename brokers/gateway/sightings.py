@@ -6,6 +6,7 @@ saw answering, each under the name-server set (tier) it answered in. The periodi
 (``consumers.health``, every 30 s, one scan per set) records them from its reading of the overview; the overview and the API only read them, so a page load writes nothing
 and a broker that vanishes while nobody has the console open still shows as expired.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -42,10 +43,18 @@ def broker_sightings_record(*, brokers: Iterable[SeenBroker], now: datetime | No
     for b in brokers:
         seen = known.get(b.addr)
         if seen is None:
-            known[b.addr] = BrokerSighting.objects.create(namesrv_set=tier, addr=b.addr, cluster=b.cluster, broker_name=b.broker_name,
-                                                          broker_id=b.broker_id, first_seen_at=now, last_seen_at=now)
+            known[b.addr] = BrokerSighting.objects.create(
+                namesrv_set=tier,
+                addr=b.addr,
+                cluster=b.cluster,
+                broker_name=b.broker_name,
+                broker_id=b.broker_id,
+                first_seen_at=now,
+                last_seen_at=now,
+            )
         else:
-            BrokerSighting.objects.filter(pk=seen.pk).update(last_seen_at=now, cluster=b.cluster, broker_name=b.broker_name,
-                                                             broker_id=b.broker_id)
+            BrokerSighting.objects.filter(pk=seen.pk).update(
+                last_seen_at=now, cluster=b.cluster, broker_name=b.broker_name, broker_id=b.broker_id
+            )
         written += 1
     return written

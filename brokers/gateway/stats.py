@@ -5,6 +5,7 @@ The metrics sampler's read (Gantry's GANTRY_GET_QUEUE_STATS, see
 of its own clock, so rates computed from consecutive answers are not skewed by request latency.
 The answer is read by :mod:`brokers.engine.client.admin_queue_stats`.
 """
+
 from __future__ import annotations
 
 from brokers.engine.client.admin_queue_stats import BrokerQueueStats, GroupOffset, QueueStat, parse_queue_stats

@@ -18,6 +18,7 @@ diskSpaceCleanForciblyRatio: the oldest files go even if not expired), cleaning 
 diskMaxUsedSpaceRatio: expired files go at any hour, not only at deleteWhen), high (a broker that
 reports no retention settings, at or above FALLBACK_WARN_RATIO: nothing is cleaned), ok.
 """
+
 from __future__ import annotations
 
 import re
@@ -47,8 +48,16 @@ class RetentionSettings:
 
     @property
     def reported(self) -> bool:
-        return any(v is not None for v in (self.file_reserved_time_hours, self.delete_when, self.disk_max_used_space_ratio,
-                                           self.disk_space_clean_forcibly_ratio, self.disk_space_warning_level_ratio))
+        return any(
+            v is not None
+            for v in (
+                self.file_reserved_time_hours,
+                self.delete_when,
+                self.disk_max_used_space_ratio,
+                self.disk_space_clean_forcibly_ratio,
+                self.disk_space_warning_level_ratio,
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -93,14 +102,14 @@ class StoreDisk:
 
     @property
     def not_writable_text(self) -> str:
-        """"refusing sends: store not writable (<reason>)" when the I/O-error latch is set, else ""."""
+        """ "refusing sends: store not writable (<reason>)" when the I/O-error latch is set, else ""."""
         if self.store_writable is not False:
             return ""
         return f"refusing sends: store not writable ({self.not_writable_reason or 'no reason given'})"
 
     @property
     def used_text(self) -> str:
-        """"44.0 GiB / 252.0 GiB", or "" when the broker reports no size."""
+        """ "44.0 GiB / 252.0 GiB", or "" when the broker reports no size."""
         if self.total_bytes is None or self.used_bytes is None:
             return ""
         return f"{format_bytes(self.used_bytes)} / {format_bytes(self.total_bytes)}"
@@ -122,19 +131,29 @@ class StoreDisk:
         A store that is not writable is :attr:`not_writable_text`'s alert, not this one."""
         r = self.retention
         if self.disk_full:
-            limit = f", diskSpaceWarningLevelRatio {format_ratio(r.disk_space_warning_level_ratio)}" \
-                if r.disk_space_warning_level_ratio is not None else ""
+            limit = (
+                f", diskSpaceWarningLevelRatio {format_ratio(r.disk_space_warning_level_ratio)}"
+                if r.disk_space_warning_level_ratio is not None
+                else ""
+            )
             return "error", f"refusing sends: disk full ({self.ratio_text or 'usage not reported'} used{limit})"
-        refuse_at = f"; sends are refused at {format_ratio(r.disk_space_warning_level_ratio)}" \
-            if r.disk_space_warning_level_ratio is not None else ""
+        refuse_at = (
+            f"; sends are refused at {format_ratio(r.disk_space_warning_level_ratio)}"
+            if r.disk_space_warning_level_ratio is not None
+            else ""
+        )
         if self.state == CLEANING_FORCIBLY:
-            return "warning", (f"disk {self.ratio_text} used, at or above diskSpaceCleanForciblyRatio "
-                               f"{format_ratio(r.disk_space_clean_forcibly_ratio)}: the oldest files are deleted even if not expired{refuse_at}")
+            return "warning", (
+                f"disk {self.ratio_text} used, at or above diskSpaceCleanForciblyRatio "
+                f"{format_ratio(r.disk_space_clean_forcibly_ratio)}: the oldest files are deleted even if not expired{refuse_at}"
+            )
         if self.state == HIGH:
             return "warning", f"commit log disk is {self.ratio_text} used"
         if self.state == CLEANING:
-            return "warning", (f"disk {self.ratio_text} used, at or above diskMaxUsedSpaceRatio {format_ratio(r.disk_max_used_space_ratio)}: "
-                               f"expired files are deleted at any hour{refuse_at}")
+            return "warning", (
+                f"disk {self.ratio_text} used, at or above diskMaxUsedSpaceRatio {format_ratio(r.disk_max_used_space_ratio)}: "
+                f"expired files are deleted at any hour{refuse_at}"
+            )
         return None
 
 
@@ -152,17 +171,25 @@ def store_disk(rt: dict[str, str]) -> StoreDisk:
     earliest = _int(rt.get("earliestMessageTimeStamp"))
     last_clean = _int(rt.get("lastCleanTimeStamp"))
     return StoreDisk(
-        total_bytes=total, used_bytes=used if total is not None else None, ratio=ratio, capacity=capacity,
-        retention=retention_settings(rt), earliest_message_timestamp=earliest if earliest and earliest > 0 else None,
-        disk_full=_flag(rt.get("diskFull"))[0], store_writable=writable, not_writable_reason=reason,
-        last_clean_timestamp=last_clean if last_clean and last_clean > 0 else None, cleaned_files_total=_int(rt.get("cleanedFilesTotal")),
+        total_bytes=total,
+        used_bytes=used if total is not None else None,
+        ratio=ratio,
+        capacity=capacity,
+        retention=retention_settings(rt),
+        earliest_message_timestamp=earliest if earliest and earliest > 0 else None,
+        disk_full=_flag(rt.get("diskFull"))[0],
+        store_writable=writable,
+        not_writable_reason=reason,
+        last_clean_timestamp=last_clean if last_clean and last_clean > 0 else None,
+        cleaned_files_total=_int(rt.get("cleanedFilesTotal")),
     )
 
 
 def retention_settings(rt: dict[str, str]) -> RetentionSettings:
     delete_when = (rt.get("deleteWhen") or "").strip()
     return RetentionSettings(
-        file_reserved_time_hours=_number(rt.get("fileReservedTime")), delete_when=delete_when or None,
+        file_reserved_time_hours=_number(rt.get("fileReservedTime")),
+        delete_when=delete_when or None,
         disk_max_used_space_ratio=_fraction(rt.get("diskMaxUsedSpaceRatio")),
         disk_space_clean_forcibly_ratio=_fraction(rt.get("diskSpaceCleanForciblyRatio")),
         disk_space_warning_level_ratio=_fraction(rt.get("diskSpaceWarningLevelRatio")),
@@ -211,7 +238,7 @@ def _fraction(value: str | None) -> float | None:
 
 
 def _flag(value: str | None) -> tuple[bool | None, str]:
-    """"true" -> (True, ""); "false: EIO on fsync" -> (False, "EIO on fsync"); absent -> (None, "")."""
+    """ "true" -> (True, ""); "false: EIO on fsync" -> (False, "EIO on fsync"); absent -> (None, "")."""
     if value is None or not value.strip():
         return None, ""
     head, _, reason = value.strip().partition(":")

@@ -3,6 +3,7 @@
 The plans are :mod:`brokers.engine.client.admin_subscription_groups`; here they run on the console's
 client (its ACL keys, TLS and timeouts).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -17,10 +18,17 @@ from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.client import fanout_to_brokers, reply_failure, run
 
-__all__ = ["SubscriptionGroupConfig", "all_subscription_group_configs", "subscription_group_delete_on", "subscription_group_write"]
+__all__ = [
+    "SubscriptionGroupConfig",
+    "all_subscription_group_configs",
+    "subscription_group_delete_on",
+    "subscription_group_write",
+]
 
 
-def all_subscription_group_configs(addrs: Iterable[str]) -> dict[str, dict[str, SubscriptionGroupConfig] | RemotingError]:
+def all_subscription_group_configs(
+    addrs: Iterable[str],
+) -> dict[str, dict[str, SubscriptionGroupConfig] | RemotingError]:
     """Each broker's subscription group table (GET_ALL_SUBSCRIPTIONGROUP_CONFIG), one request per broker, all at once."""
     out: dict[str, dict[str, SubscriptionGroupConfig] | RemotingError] = {}
     for addr, reply in run(fanout_to_brokers(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, addrs)).items():

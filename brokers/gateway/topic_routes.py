@@ -5,6 +5,7 @@ imports the other): :func:`topic_route_data` maps the name servers' TOPIC_NOT_EX
 :class:`~console.errors.NotFound`. It does not check the name: each front door checks it first,
 reporting the error on its own field. The cluster reads beside it are in :mod:`brokers.gateway.cluster`.
 """
+
 from __future__ import annotations
 
 from brokers.engine.client.admin import MQBrokerError, TopicRouteData

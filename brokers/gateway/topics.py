@@ -4,6 +4,7 @@ Every topic table of every broker (one GET_ALL_TOPIC_CONFIG each, all at once), 
 each of its brokers (GET_TOPIC_CONFIG, for its attributes: the route carries none), the groups that
 consume a topic, and deleting a topic on a broker and in every name server.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -58,8 +59,10 @@ def delete_topic_in_broker(addr: str, topic: str) -> None:
     """Delete the topic's config, offsets and queues on one broker (DELETE_TOPIC_IN_BROKER)."""
 
     def plan() -> Plan[None]:
-        check((yield Call(RequestCode.DELETE_TOPIC_IN_BROKER, {"topic": topic}, addr=addr)),
-              request_code=RequestCode.DELETE_TOPIC_IN_BROKER)
+        check(
+            (yield Call(RequestCode.DELETE_TOPIC_IN_BROKER, {"topic": topic}, addr=addr)),
+            request_code=RequestCode.DELETE_TOPIC_IN_BROKER,
+        )
 
     run(plan())
 

@@ -5,26 +5,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='BrokerSighting',
+            name="BrokerSighting",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('addr', models.CharField(max_length=255, unique=True)),
-                ('cluster', models.CharField(max_length=255)),
-                ('broker_name', models.CharField(max_length=255)),
-                ('broker_id', models.IntegerField(default=0)),
-                ('first_seen_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('last_seen_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("addr", models.CharField(max_length=255, unique=True)),
+                ("cluster", models.CharField(max_length=255)),
+                ("broker_name", models.CharField(max_length=255)),
+                ("broker_id", models.IntegerField(default=0)),
+                ("first_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("last_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'ordering': ['cluster', 'broker_name', 'broker_id'],
+                "ordering": ["cluster", "broker_name", "broker_id"],
             },
         ),
     ]

@@ -5,42 +5,62 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokers', '0001_initial'),
+        ("brokers", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PromotionJob',
+            name="PromotionJob",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('requested_by', models.CharField(max_length=150)),
-                ('source', models.CharField(default='console', max_length=16)),
-                ('broker_name', models.CharField(db_index=True, max_length=255)),
-                ('broker_id', models.PositiveIntegerField()),
-                ('candidate_addr', models.CharField(max_length=255)),
-                ('role', models.CharField(blank=True, default='', max_length=16)),
-                ('force', models.BooleanField(default=False)),
-                ('dry_run', models.BooleanField(default=True)),
-                ('scope_key', models.CharField(max_length=300)),
-                ('status', models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('planned', 'planned'), ('promoted', 'promoted'), ('refused', 'refused'), ('failed', 'failed')], db_index=True, default='queued', max_length=16)),
-                ('reason', models.TextField(blank=True, default='')),
-                ('progress', models.CharField(blank=True, default='', max_length=500)),
-                ('task_id', models.CharField(blank=True, default='', max_length=64)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('plan', models.JSONField(blank=True, default=dict)),
-                ('before', models.JSONField(blank=True, default=dict)),
-                ('after', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("requested_by", models.CharField(max_length=150)),
+                ("source", models.CharField(default="console", max_length=16)),
+                ("broker_name", models.CharField(db_index=True, max_length=255)),
+                ("broker_id", models.PositiveIntegerField()),
+                ("candidate_addr", models.CharField(max_length=255)),
+                ("role", models.CharField(blank=True, default="", max_length=16)),
+                ("force", models.BooleanField(default=False)),
+                ("dry_run", models.BooleanField(default=True)),
+                ("scope_key", models.CharField(max_length=300)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "queued"),
+                            ("running", "running"),
+                            ("planned", "planned"),
+                            ("promoted", "promoted"),
+                            ("refused", "refused"),
+                            ("failed", "failed"),
+                        ],
+                        db_index=True,
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                ("reason", models.TextField(blank=True, default="")),
+                ("progress", models.CharField(blank=True, default="", max_length=500)),
+                ("task_id", models.CharField(blank=True, default="", max_length=64)),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("plan", models.JSONField(blank=True, default=dict)),
+                ("before", models.JSONField(blank=True, default=dict)),
+                ("after", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('status__in', ('queued', 'running'))), fields=('scope_key',), name='brokers_one_active_promotion_per_group')],
+                "ordering": ["-created_at", "-id"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("status__in", ("queued", "running"))),
+                        fields=("scope_key",),
+                        name="brokers_one_active_promotion_per_group",
+                    )
+                ],
             },
         ),
     ]

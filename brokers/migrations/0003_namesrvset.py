@@ -5,27 +5,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokers', '0002_promotionjob'),
+        ("brokers", "0002_promotionjob"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='NamesrvSet',
+            name="NamesrvSet",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=64, unique=True)),
-                ('namesrv_addr', models.CharField(max_length=1000)),
-                ('access_key', models.CharField(blank=True, default='', max_length=255)),
-                ('secret_key', models.CharField(blank=True, default='', max_length=255)),
-                ('tls', models.BooleanField(default=False)),
-                ('position', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=64, unique=True)),
+                ("namesrv_addr", models.CharField(max_length=1000)),
+                ("access_key", models.CharField(blank=True, default="", max_length=255)),
+                ("secret_key", models.CharField(blank=True, default="", max_length=255)),
+                ("tls", models.BooleanField(default=False)),
+                ("position", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("updated_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'ordering': ['position', 'id'],
+                "ordering": ["position", "id"],
             },
         ),
     ]

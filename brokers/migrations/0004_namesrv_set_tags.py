@@ -4,37 +4,42 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokers', '0003_namesrvset'),
+        ("brokers", "0003_namesrvset"),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='promotionjob',
-            name='brokers_one_active_promotion_per_group',
+            model_name="promotionjob",
+            name="brokers_one_active_promotion_per_group",
         ),
         migrations.AddField(
-            model_name='brokersighting',
-            name='namesrv_set',
-            field=models.CharField(db_index=True, default='default', max_length=64),
+            model_name="brokersighting",
+            name="namesrv_set",
+            field=models.CharField(db_index=True, default="default", max_length=64),
         ),
         migrations.AddField(
-            model_name='promotionjob',
-            name='namesrv_set',
-            field=models.CharField(db_index=True, default='default', max_length=64),
+            model_name="promotionjob",
+            name="namesrv_set",
+            field=models.CharField(db_index=True, default="default", max_length=64),
         ),
         migrations.AlterField(
-            model_name='brokersighting',
-            name='addr',
+            model_name="brokersighting",
+            name="addr",
             field=models.CharField(max_length=255),
         ),
         migrations.AddConstraint(
-            model_name='brokersighting',
-            constraint=models.UniqueConstraint(fields=('namesrv_set', 'addr'), name='brokers_one_sighting_per_set_addr'),
+            model_name="brokersighting",
+            constraint=models.UniqueConstraint(
+                fields=("namesrv_set", "addr"), name="brokers_one_sighting_per_set_addr"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='promotionjob',
-            constraint=models.UniqueConstraint(condition=models.Q(('status__in', ('queued', 'running'))), fields=('namesrv_set', 'scope_key'), name='brokers_one_active_promotion_per_set_group'),
+            model_name="promotionjob",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status__in", ("queued", "running"))),
+                fields=("namesrv_set", "scope_key"),
+                name="brokers_one_active_promotion_per_set_group",
+            ),
         ),
     ]

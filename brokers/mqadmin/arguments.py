@@ -1,4 +1,5 @@
 """argparse types for the mqadmin flags: each rejects a bad value with a message naming the rule."""
+
 from __future__ import annotations
 
 import argparse

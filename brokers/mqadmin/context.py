@@ -1,4 +1,5 @@
 """The context a subcommand runs in: the name server address, the clients (made on first use), output."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -12,10 +13,21 @@ from brokers.engine.remoting.tls import TlsConfig
 class Context:
     """What a subcommand runs with: the name server address, the clients (made on first use), output."""
 
-    def __init__(self, namesrv_addr: str, timeout_s: float, write: Callable[[str], None], *,
-                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
+    def __init__(
+        self,
+        namesrv_addr: str,
+        timeout_s: float,
+        write: Callable[[str], None],
+        *,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        tls: TlsConfig | None = None,
+    ) -> None:
         self.namesrv_addr = namesrv_addr
-        self.keys = {"access_key": access_key or None, "secret_key": secret_key or None}  # the ACL account every client signs with
+        self.keys = {
+            "access_key": access_key or None,
+            "secret_key": secret_key or None,
+        }  # the ACL account every client signs with
         self.tls = tls  # every client speaks TLS when set
         self.timeout_s = timeout_s
         self.write = write
@@ -28,12 +40,16 @@ class Context:
         return client
 
     def producer(self, group: str) -> SimpleProducer:
-        client = SimpleProducer(self.namesrv_addr, group, timeout_s=self.timeout_s, heartbeat_interval_s=None, tls=self.tls, **self.keys)
+        client = SimpleProducer(
+            self.namesrv_addr, group, timeout_s=self.timeout_s, heartbeat_interval_s=None, tls=self.tls, **self.keys
+        )
         self._closers.append(client.close)
         return client
 
     def puller(self, group: str) -> PullClient:
-        client = PullClient(self.namesrv_addr, group, timeout_s=self.timeout_s, heartbeat_interval_s=None, tls=self.tls, **self.keys)
+        client = PullClient(
+            self.namesrv_addr, group, timeout_s=self.timeout_s, heartbeat_interval_s=None, tls=self.tls, **self.keys
+        )
         self._closers.append(client.close)
         return client
 

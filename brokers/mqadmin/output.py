@@ -1,4 +1,5 @@
 """Formatting shared by the mqadmin subcommands, following RocketMQ mqadmin's printouts."""
+
 from __future__ import annotations
 
 import datetime

@@ -8,6 +8,7 @@ the request goes to every broker (masters and slaves) of the cluster, or of ever
 ``-c``, as RocketMQ's DefaultMQAdminExt does. One line per broker says what its pass deleted, then
 RocketMQ's ``success``; a broker that refuses ends the command with an error.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,11 +25,21 @@ class _StoreClean:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         where = parser.add_mutually_exclusive_group()
-        where.add_argument("-b", "--brokerAddr", dest="broker_addr", default=None, help="one broker's address (HOST:PORT)")
-        where.add_argument("-c", "--cluster", dest="cluster", default=None, help="every broker of this cluster (default: of every cluster)")
+        where.add_argument(
+            "-b", "--brokerAddr", dest="broker_addr", default=None, help="one broker's address (HOST:PORT)"
+        )
+        where.add_argument(
+            "-c",
+            "--cluster",
+            dest="cluster",
+            default=None,
+            help="every broker of this cluster (default: of every cluster)",
+        )
 
     def run(self, ctx: Context, opts: dict) -> None:
-        addrs = [opts["broker_addr"].strip()] if opts.get("broker_addr") else self._cluster_addrs(ctx, opts.get("cluster"))
+        addrs = (
+            [opts["broker_addr"].strip()] if opts.get("broker_addr") else self._cluster_addrs(ctx, opts.get("cluster"))
+        )
         for addr in addrs:
             ctx.write(ctx.admin.driver.run(self.plan(addr)).describe())
         ctx.write("success")
@@ -38,7 +49,9 @@ class _StoreClean:
         info = ctx.admin.examine_broker_cluster_info()
         cluster = cluster.strip() if cluster else None
         if cluster is not None and cluster not in info.clusters:
-            raise CommandError(f"cluster {cluster!r} is not known to the name servers (known: {', '.join(sorted(info.clusters)) or 'none'})")
+            raise CommandError(
+                f"cluster {cluster!r} is not known to the name servers (known: {', '.join(sorted(info.clusters)) or 'none'})"
+            )
         addrs = [b.addr for b in info.brokers if cluster is None or b.cluster == cluster]
         if not addrs:
             raise CommandError("no broker to ask: the name servers know none")

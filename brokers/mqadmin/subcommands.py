@@ -3,6 +3,7 @@
 Each subcommand validates its arguments (names with ``brokers.engine.common.topic_validator``) before
 any request leaves, and raises CommandError with a readable message for every failure.
 """
+
 from __future__ import annotations
 
 import abc
@@ -57,7 +58,20 @@ class ClusterList(Subcommand):
 
     def run(self, ctx: Context, opts: dict) -> None:
         info = ctx.admin.examine_broker_cluster_info()
-        ctx.write(self._FMT.format("#Cluster Name", "#Broker Name", "#BID", "#Addr", "#Version", "#InTPS(LOAD)", "#OutTPS(LOAD)", "#PCWait(ms)", "#Hour", "#SPACE"))
+        ctx.write(
+            self._FMT.format(
+                "#Cluster Name",
+                "#Broker Name",
+                "#BID",
+                "#Addr",
+                "#Version",
+                "#InTPS(LOAD)",
+                "#OutTPS(LOAD)",
+                "#PCWait(ms)",
+                "#Hour",
+                "#SPACE",
+            )
+        )
         for broker in info.brokers:
             try:
                 rt = ctx.admin.get_broker_runtime_info(broker.addr)
@@ -67,12 +81,20 @@ class ClusterList(Subcommand):
             out_tps = _first_float(rt.get("getTransferedTps"))
             earliest = _int(rt.get("earliestMessageTimeStamp"))
             hour = (time.time() * 1000 - earliest) / 3_600_000 if earliest > 0 else 0.0
-            ctx.write(self._FMT.format(
-                broker.cluster, broker.broker_name, broker.broker_id, broker.addr, rt.get("brokerVersionDesc", ""),
-                f"{in_tps:9.2f}({rt.get('sendThreadPoolQueueSize', 0)},{rt.get('sendThreadPoolQueueHeadWaitTimeMills', 0)}ms)",
-                f"{out_tps:9.2f}({rt.get('pullThreadPoolQueueSize', 0)},{rt.get('pullThreadPoolQueueHeadWaitTimeMills', 0)}ms)",
-                rt.get("pageCacheLockTimeMills", 0), f"{hour:2.2f}", f"{_first_float(rt.get('commitLogDiskRatio')):.4f}",
-            ))
+            ctx.write(
+                self._FMT.format(
+                    broker.cluster,
+                    broker.broker_name,
+                    broker.broker_id,
+                    broker.addr,
+                    rt.get("brokerVersionDesc", ""),
+                    f"{in_tps:9.2f}({rt.get('sendThreadPoolQueueSize', 0)},{rt.get('sendThreadPoolQueueHeadWaitTimeMills', 0)}ms)",
+                    f"{out_tps:9.2f}({rt.get('pullThreadPoolQueueSize', 0)},{rt.get('pullThreadPoolQueueHeadWaitTimeMills', 0)}ms)",
+                    rt.get("pageCacheLockTimeMills", 0),
+                    f"{hour:2.2f}",
+                    f"{_first_float(rt.get('commitLogDiskRatio')):.4f}",
+                )
+            )
 
 
 class TopicList(Subcommand):
@@ -105,7 +127,15 @@ class TopicStatus(Subcommand):
         stats = ctx.admin.examine_topic_stats(opts["topic"])
         ctx.write(self._FMT.format("#Broker Name", "#QID", "#Min Offset", "#Max Offset", "#Last Updated"))
         for mq, offset in stats.items():
-            ctx.write(self._FMT.format(mq.broker_name, mq.queue_id, offset.min_offset, offset.max_offset, output.human_time_ms(offset.last_update_timestamp)))
+            ctx.write(
+                self._FMT.format(
+                    mq.broker_name,
+                    mq.queue_id,
+                    offset.min_offset,
+                    offset.max_offset,
+                    output.human_time_ms(offset.last_update_timestamp),
+                )
+            )
 
 
 class UpdateTopic(Subcommand):
@@ -114,15 +144,34 @@ class UpdateTopic(Subcommand):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         where = parser.add_mutually_exclusive_group(required=True)
         where.add_argument("-b", "--brokerAddr", dest="broker_addr", help="create the topic on this broker address")
-        where.add_argument("-c", "--clusterName", dest="cluster", help="create the topic on every master of this cluster")
+        where.add_argument(
+            "-c", "--clusterName", dest="cluster", help="create the topic on every master of this cluster"
+        )
         parser.add_argument("-t", "--topic", dest="topic", type=topic_name, required=True, help="topic name")
-        parser.add_argument("-r", "--readQueueNums", dest="read_queue_nums", type=queue_nums, default=8, help="read queues (default 8)")
-        parser.add_argument("-w", "--writeQueueNums", dest="write_queue_nums", type=queue_nums, default=8, help="write queues (default 8)")
-        parser.add_argument("-p", "--perm", dest="perm", type=perm_value, default=6, help="permission: 2 W, 4 R, 6 RW (default 6)")
-        parser.add_argument("-o", "--order", dest="order", type=bool_value, default=False, help="order topic: true or false")
+        parser.add_argument(
+            "-r", "--readQueueNums", dest="read_queue_nums", type=queue_nums, default=8, help="read queues (default 8)"
+        )
+        parser.add_argument(
+            "-w",
+            "--writeQueueNums",
+            dest="write_queue_nums",
+            type=queue_nums,
+            default=8,
+            help="write queues (default 8)",
+        )
+        parser.add_argument(
+            "-p", "--perm", dest="perm", type=perm_value, default=6, help="permission: 2 W, 4 R, 6 RW (default 6)"
+        )
+        parser.add_argument(
+            "-o", "--order", dest="order", type=bool_value, default=False, help="order topic: true or false"
+        )
         # Apache's tool spells it -a too; here -a is the access key of every subcommand
-        parser.add_argument("--attributes", dest="attributes", default=None,
-                            help="RocketMQ 5 topic attributes: +key=value to set, -key to remove, e.g. +message.type=FIFO")
+        parser.add_argument(
+            "--attributes",
+            dest="attributes",
+            default=None,
+            help="RocketMQ 5 topic attributes: +key=value to set, -key to remove, e.g. +message.type=FIFO",
+        )
 
     def run(self, ctx: Context, opts: dict) -> None:
         try:
@@ -136,7 +185,9 @@ class UpdateTopic(Subcommand):
                 validate_new_topic(opts["topic"], broker_system_topics(info.clusters, info.broker_datas))
         except InvalidNameError as exc:
             raise CommandError(f"illegal topic name: {exc}") from None
-        config = TopicConfig(opts["topic"], opts["read_queue_nums"], opts["write_queue_nums"], opts["perm"], order=opts["order"]).validate()
+        config = TopicConfig(
+            opts["topic"], opts["read_queue_nums"], opts["write_queue_nums"], opts["perm"], order=opts["order"]
+        ).validate()
         if opts["broker_addr"]:
             ctx.admin.create_or_update_topic(opts["broker_addr"], config, opts["attributes"])
             addrs = [opts["broker_addr"]]
@@ -152,7 +203,13 @@ class DeleteTopic(Subcommand):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("-t", "--topic", dest="topic", type=topic_name, required=True, help="topic name")
-        parser.add_argument("-c", "--clusterName", dest="cluster", default=None, help="cluster (default: the brokers of the topic's route)")
+        parser.add_argument(
+            "-c",
+            "--clusterName",
+            dest="cluster",
+            default=None,
+            help="cluster (default: the brokers of the topic's route)",
+        )
 
     def run(self, ctx: Context, opts: dict) -> None:
         topic, cluster = opts["topic"], opts["cluster"]
@@ -180,17 +237,37 @@ class ConsumerProgress(Subcommand):
         stats = ctx.admin.examine_consume_stats(opts["group"], opts["topic"])
         if not stats.offset_table:  # RocketMQ's admin refuses an empty table (CONSUMER_NOT_ONLINE), naming no group
             where = f" on topic [{opts['topic']}]" if opts["topic"] else ""
-            raise CommandError(f"consumer group [{opts['group']}]{where}: not found the consumer group consume stats, because "
-                               "return offset table is empty, maybe the consumer not consume any message")
-        ctx.write(self._FMT.format("#Topic", "#Broker Name", "#QID", "#Broker Offset", "#Consumer Offset", "#Diff", "#LastTime"))
+            raise CommandError(
+                f"consumer group [{opts['group']}]{where}: not found the consumer group consume stats, because "
+                "return offset table is empty, maybe the consumer not consume any message"
+            )
+        ctx.write(
+            self._FMT.format(
+                "#Topic", "#Broker Name", "#QID", "#Broker Offset", "#Consumer Offset", "#Diff", "#LastTime"
+            )
+        )
         for mq, w in stats.items():
-            ctx.write(self._FMT.format(mq.topic, mq.broker_name, mq.queue_id, w.broker_offset, w.consumer_offset, w.diff, output.date_time(w.last_timestamp)))
+            ctx.write(
+                self._FMT.format(
+                    mq.topic,
+                    mq.broker_name,
+                    mq.queue_id,
+                    w.broker_offset,
+                    w.consumer_offset,
+                    w.diff,
+                    output.date_time(w.last_timestamp),
+                )
+            )
         ctx.write("")
         ctx.write(f"Consume TPS: {stats.consume_tps:.2f}")
         ctx.write(f"Consume Diff Total: {stats.diff_total}")
 
     def _all_groups(self, ctx: Context) -> None:
-        groups = sorted(t[len(RETRY_GROUP_TOPIC_PREFIX):] for t in ctx.admin.get_all_topic_list() if t.startswith(RETRY_GROUP_TOPIC_PREFIX))
+        groups = sorted(
+            t[len(RETRY_GROUP_TOPIC_PREFIX) :]
+            for t in ctx.admin.get_all_topic_list()
+            if t.startswith(RETRY_GROUP_TOPIC_PREFIX)
+        )
         ctx.write(self._ALL_FMT.format("#Group", "#Count", "#Version", "#Type", "#Model", "#TPS", "#Diff Total"))
         for group in groups:
             try:
@@ -204,16 +281,24 @@ class ConsumerProgress(Subcommand):
                 conn = None
             count = len(conn.connections) if conn else 0
             version = version_desc(conn.connections[0].version) if conn and conn.connections else "OFFLINE"
-            kind = {"CONSUME_ACTIVELY": "PULL", "CONSUME_PASSIVELY": "PUSH"}.get(conn.consume_type or "", "") if conn else ""
+            kind = (
+                {"CONSUME_ACTIVELY": "PULL", "CONSUME_PASSIVELY": "PUSH"}.get(conn.consume_type or "", "")
+                if conn
+                else ""
+            )
             model = (conn.message_model or "") if conn else ""
-            ctx.write(self._ALL_FMT.format(group, count, version, kind, model, f"{stats.consume_tps:.0f}", stats.diff_total))
+            ctx.write(
+                self._ALL_FMT.format(group, count, version, kind, model, f"{stats.consume_tps:.0f}", stats.diff_total)
+            )
 
 
 class ConsumerConnectionCmd(Subcommand):
     name, help = "consumerConnection", "Print the connections and subscriptions of a consumer group"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("-g", "--consumerGroup", dest="group", type=group_name, required=True, help="consumer group")
+        parser.add_argument(
+            "-g", "--consumerGroup", dest="group", type=group_name, required=True, help="consumer group"
+        )
 
     def run(self, ctx: Context, opts: dict) -> None:
         cc = ctx.admin.examine_consumer_connection_info(opts["group"])
@@ -250,7 +335,9 @@ class QueryMsgById(Subcommand):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("-i", "--msgId", dest="msg_id", required=True, help="message id(s), comma-separated")
-        parser.add_argument("-t", "--topic", dest="topic", type=topic_name, default=None, help="topic, to look up a UNIQ_KEY id")
+        parser.add_argument(
+            "-t", "--topic", dest="topic", type=topic_name, default=None, help="topic, to look up a UNIQ_KEY id"
+        )
 
     def run(self, ctx: Context, opts: dict) -> None:
         ids = [i.strip() for i in opts["msg_id"].split(",") if i.strip()]
@@ -281,7 +368,9 @@ class SendMessage(Subcommand):
         parser.add_argument("-k", "--key", dest="keys", default=None, help="message keys")
         parser.add_argument("-c", "--tags", dest="tags", default=None, help="message tag")
         parser.add_argument("-b", "--broker", dest="broker_name", default=None, help="send to this broker name")
-        parser.add_argument("-i", "--qid", dest="queue_id", type=non_negative, default=None, help="send to this queue id (needs -b)")
+        parser.add_argument(
+            "-i", "--qid", dest="queue_id", type=non_negative, default=None, help="send to this queue id (needs -b)"
+        )
 
     def run(self, ctx: Context, opts: dict) -> None:
         if opts["queue_id"] is not None and not opts["broker_name"]:
@@ -293,18 +382,26 @@ class SendMessage(Subcommand):
         producer = ctx.producer(MQADMIN_PRODUCER_GROUP)
         mq = None
         if opts["broker_name"]:
-            queues = [q for q in producer.fetch_publish_message_queues(opts["topic"]) if q.broker_name == opts["broker_name"]]
+            queues = [
+                q for q in producer.fetch_publish_message_queues(opts["topic"]) if q.broker_name == opts["broker_name"]
+            ]
             if not queues:
                 raise CommandError(f"broker {opts['broker_name']!r} has no writable queue of topic {opts['topic']!r}")
             if opts["queue_id"] is not None:
                 mq = MessageQueue(opts["topic"], opts["broker_name"], opts["queue_id"])
                 if mq not in queues:
-                    raise CommandError(f"queue {opts['queue_id']} is not a writable queue of {opts['topic']!r} on {opts['broker_name']!r}")
+                    raise CommandError(
+                        f"queue {opts['queue_id']} is not a writable queue of {opts['topic']!r} on {opts['broker_name']!r}"
+                    )
             else:
                 mq = queues[0]
         result = producer.send(msg, mq)
         ctx.write(self._FMT.format("#Broker Name", "#QID", "#Send Result", "#MsgId"))
-        ctx.write(self._FMT.format(result.message_queue.broker_name, result.message_queue.queue_id, result.status.value, result.msg_id))
+        ctx.write(
+            self._FMT.format(
+                result.message_queue.broker_name, result.message_queue.queue_id, result.status.value, result.msg_id
+            )
+        )
 
 
 class ConsumeMessage(Subcommand):
@@ -313,10 +410,28 @@ class ConsumeMessage(Subcommand):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("-t", "--topic", dest="topic", type=topic_name, required=True, help="topic name")
         parser.add_argument("-b", "--brokerName", dest="broker_name", default=None, help="only this broker")
-        parser.add_argument("-i", "--queueId", dest="queue_id", type=non_negative, default=None, help="only this queue (needs -b)")
-        parser.add_argument("-o", "--offset", dest="offset", type=non_negative, default=None, help="start offset (default: the queue's min offset)")
-        parser.add_argument("-g", "--consumerGroup", dest="group", type=group_name, default=TOOLS_CONSUMER_GROUP, help="consumer group")
-        parser.add_argument("-c", "--MessageNumber", dest="count", type=non_negative, default=128, help="messages to print at most (default 128)")
+        parser.add_argument(
+            "-i", "--queueId", dest="queue_id", type=non_negative, default=None, help="only this queue (needs -b)"
+        )
+        parser.add_argument(
+            "-o",
+            "--offset",
+            dest="offset",
+            type=non_negative,
+            default=None,
+            help="start offset (default: the queue's min offset)",
+        )
+        parser.add_argument(
+            "-g", "--consumerGroup", dest="group", type=group_name, default=TOOLS_CONSUMER_GROUP, help="consumer group"
+        )
+        parser.add_argument(
+            "-c",
+            "--MessageNumber",
+            dest="count",
+            type=non_negative,
+            default=128,
+            help="messages to print at most (default 128)",
+        )
 
     def run(self, ctx: Context, opts: dict) -> None:
         if opts["queue_id"] is not None and not opts["broker_name"]:
@@ -355,8 +470,20 @@ class ConsumeMessage(Subcommand):
 SUBCOMMANDS: dict[str, Subcommand] = {
     cmd.name: cmd
     for cmd in (
-        ClusterList(), TopicList(), TopicRoute(), TopicStatus(), UpdateTopic(), DeleteTopic(), ConsumerProgress(),
-        ConsumerConnectionCmd(), QueryMsgByKey(), QueryMsgById(), SendMessage(), ConsumeMessage(), *STORE_SUBCOMMANDS, *SUBGROUP_SUBCOMMANDS,
+        ClusterList(),
+        TopicList(),
+        TopicRoute(),
+        TopicStatus(),
+        UpdateTopic(),
+        DeleteTopic(),
+        ConsumerProgress(),
+        ConsumerConnectionCmd(),
+        QueryMsgByKey(),
+        QueryMsgById(),
+        SendMessage(),
+        ConsumeMessage(),
+        *STORE_SUBCOMMANDS,
+        *SUBGROUP_SUBCOMMANDS,
         *GANTRY_SUBCOMMANDS,
     )
 }
@@ -384,7 +511,9 @@ def run_subcommand(name: str, opts: dict, ctx: Context) -> None:
 def _route_json(route: TopicRouteData) -> dict:
     """The route as fastjson prints TopicRouteData (broker ids as bare number keys)."""
     data = route.to_json()
-    data["brokerDatas"] = [{**b.to_json(), "brokerAddrs": dict(sorted(b.broker_addrs.items()))} for b in route.broker_datas]
+    data["brokerDatas"] = [
+        {**b.to_json(), "brokerAddrs": dict(sorted(b.broker_addrs.items()))} for b in route.broker_datas
+    ]
     return data
 
 

@@ -9,6 +9,7 @@ takes its default (the broker replaces the whole entry). ``deleteSubGroup (-b | 
 [-r [true|false]]``: ``-r`` also removes the group's committed offsets. The config is checked before
 any request leaves.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,7 +46,9 @@ def _addrs(ctx: Context, opts: dict) -> list[str]:
         return [opts["broker_addr"]]
     info = ctx.admin.examine_broker_cluster_info()
     if opts["cluster"] not in info.clusters:
-        raise CommandError(f"cluster {opts['cluster']!r} is not known to the name server (known: {', '.join(sorted(info.clusters)) or 'none'})")
+        raise CommandError(
+            f"cluster {opts['cluster']!r} is not known to the name server (known: {', '.join(sorted(info.clusters)) or 'none'})"
+        )
     addrs = info.master_addrs(opts["cluster"])
     if not addrs:
         raise CommandError(f"cluster {opts['cluster']!r} has no master broker")
@@ -62,17 +65,31 @@ _SETTINGS = (
     ("-r", "--retryMaxTimes", "retry_max_times", _integer),
     ("-i", "--brokerId", "broker_id", _integer),
     ("-w", "--whichBrokerWhenConsumeSlowly", "which_broker_when_consume_slowly", _integer),
-    (None, "--notifyConsumerIdsChanged", "notify_consumer_ids_changed_enable", bool_value),  # RocketMQ's -a: here --accessKey
+    (
+        None,
+        "--notifyConsumerIdsChanged",
+        "notify_consumer_ids_changed_enable",
+        bool_value,
+    ),  # RocketMQ's -a: here --accessKey
 )
 
 
 class UpdateSubGroup:
-    name, help = "updateSubGroup", "Create or update a subscription group on a broker (-b) or on every master of a cluster (-c)"
+    name, help = (
+        "updateSubGroup",
+        "Create or update a subscription group on a broker (-b) or on every master of a cluster (-c)",
+    )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _where(parser)
         for flag, long, key, kind in _SETTINGS:
-            parser.add_argument(*(f for f in (flag, long) if f), dest=key, type=kind, default=None, help=f"{long[2:]} (default: RocketMQ's)")
+            parser.add_argument(
+                *(f for f in (flag, long) if f),
+                dest=key,
+                type=kind,
+                default=None,
+                help=f"{long[2:]} (default: RocketMQ's)",
+            )
 
     def run(self, ctx: Context, opts: dict) -> None:
         given = {key: opts[key] for _, _, key, _ in _SETTINGS if opts.get(key) is not None}
@@ -87,12 +104,23 @@ class UpdateSubGroup:
 
 
 class DeleteSubGroup:
-    name, help = "deleteSubGroup", "Delete a subscription group from a broker (-b) or from every master of a cluster (-c)"
+    name, help = (
+        "deleteSubGroup",
+        "Delete a subscription group from a broker (-b) or from every master of a cluster (-c)",
+    )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _where(parser)
-        parser.add_argument("-r", "--removeOffset", dest="remove_offset", type=bool_value, nargs="?", const=True, default=False,
-                            help="also remove the group's committed offsets (true or false; -r alone: true)")
+        parser.add_argument(
+            "-r",
+            "--removeOffset",
+            dest="remove_offset",
+            type=bool_value,
+            nargs="?",
+            const=True,
+            default=False,
+            help="also remove the group's committed offsets (true or false; -r alone: true)",
+        )
 
     def run(self, ctx: Context, opts: dict) -> None:
         for addr in _addrs(ctx, opts):

@@ -5,6 +5,7 @@ list, the ACL account to sign with and a TLS flag. ``default`` (settings.MQ's) i
 cannot be edited here. Bad input is refused naming the field before anything changes; a secret key
 is stored for signing and never shown back (``has_secret_key`` only).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -49,7 +50,9 @@ class NamesrvSetView:
 
 
 def _view(row: NamesrvSet) -> NamesrvSetView:
-    return NamesrvSetView(row.name, row.namesrv_addr, row.access_key, bool(row.secret_key), row.tls, row.position, False)
+    return NamesrvSetView(
+        row.name, row.namesrv_addr, row.access_key, bool(row.secret_key), row.tls, row.position, False
+    )
 
 
 def namesrv_set_list() -> tuple[NamesrvSetView, ...]:
@@ -69,7 +72,9 @@ def namesrv_set_get(name: str) -> NamesrvSetView:
 
 def _row(name: str) -> NamesrvSet:
     if name == DEFAULT:
-        raise InvalidInput("name", "default is settings.MQ's tier (NAMESRV_ADDR, MQ_ACCESS_KEY ...): change it in the environment")
+        raise InvalidInput(
+            "name", "default is settings.MQ's tier (NAMESRV_ADDR, MQ_ACCESS_KEY ...): change it in the environment"
+        )
     row = NamesrvSet.objects.filter(name=name).first()
     if row is None:
         raise NotFound(f"no name-server set is called {name!r}")
@@ -105,8 +110,14 @@ def namesrv_set_create(*, actor: Actor, data: NamesrvSetInput) -> NamesrvSetView
                 raise InvalidInput("name", f"a name-server set called {data.name!r} exists")
             if NamesrvSet.objects.count() >= MAX_SETS:
                 raise InvalidInput("name", f"the console holds at most {MAX_SETS} name-server sets")
-            row = NamesrvSet.objects.create(name=data.name, namesrv_addr=data.namesrv_addr, access_key=data.access_key,
-                                            secret_key=data.secret_key, tls=data.tls, position=data.position)
+            row = NamesrvSet.objects.create(
+                name=data.name,
+                namesrv_addr=data.namesrv_addr,
+                access_key=data.access_key,
+                secret_key=data.secret_key,
+                tls=data.tls,
+                position=data.position,
+            )
         note.after = _view(row)
     return note.after
 
@@ -117,9 +128,16 @@ def namesrv_set_update(*, actor: Actor, name: str, data: NamesrvSetInput) -> Nam
     with audited(actor=actor, action="namesrv_set.update", target_type="namesrv_set", target=name[:255]) as note:
         row = _row(name)
         note.before = _view(row)
-        data = _checked(NamesrvSetInput(name, data.namesrv_addr, data.access_key, data.secret_key, data.tls, data.position),
-                        keeps_secret=bool(row.secret_key) and data.access_key == row.access_key)
-        row.namesrv_addr, row.access_key, row.tls, row.position = data.namesrv_addr, data.access_key, data.tls, data.position
+        data = _checked(
+            NamesrvSetInput(name, data.namesrv_addr, data.access_key, data.secret_key, data.tls, data.position),
+            keeps_secret=bool(row.secret_key) and data.access_key == row.access_key,
+        )
+        row.namesrv_addr, row.access_key, row.tls, row.position = (
+            data.namesrv_addr,
+            data.access_key,
+            data.tls,
+            data.position,
+        )
         row.secret_key = data.secret_key or (row.secret_key if data.access_key else "")
         row.updated_at = timezone.now()
         row.save()

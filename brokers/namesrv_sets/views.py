@@ -1,4 +1,5 @@
 """The Clusters page (/namesrv-sets/): the tiers the console can switch to; admins add, edit and remove them."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -13,13 +14,19 @@ from console.permissions import console_page
 from console.roles import Role
 
 
-def _page(request: HttpRequest, *, form: NamesrvSetForm | None = None, edit: str = "", status: int = 200) -> HttpResponse:
+def _page(
+    request: HttpRequest, *, form: NamesrvSetForm | None = None, edit: str = "", status: int = 200
+) -> HttpResponse:
     sets = services.namesrv_set_list()
     editing = next((s for s in sets if s.name == edit and not s.default), None)
     if form is None:
         form = NamesrvSetForm.for_set(editing) if editing else NamesrvSetForm()
-    return render(request, "brokers/namesrv_sets.html", {"sets": sets, "form": form, "editing": editing.name if editing else edit},
-                  status=status)
+    return render(
+        request,
+        "brokers/namesrv_sets.html",
+        {"sets": sets, "form": form, "editing": editing.name if editing else edit},
+        status=status,
+    )
 
 
 @console_page(read=Role.ADMIN)

@@ -16,6 +16,7 @@ fails it. Applies are audited twice: the request (``broker.promote``: the group 
 job) and the job's end (``broker.promote.finished``: the group before and after, the
 candidate's answer; failed with the reason when it did not promote).
 """
+
 from __future__ import annotations
 
 import uuid
@@ -64,29 +65,47 @@ def checked_request(broker_name: object, broker_id: object, force: object, dry_r
     if not isinstance(dry_run, bool):
         raise InvalidInput("dry_run", "must be true or false.")
     if role not in (None, "", *PROMOTION_ROLES):
-        raise InvalidInput("role", f"must be one of {', '.join(PROMOTION_ROLES)} (default: the role of the group's master).")
+        raise InvalidInput(
+            "role", f"must be one of {', '.join(PROMOTION_ROLES)} (default: the role of the group's master)."
+        )
 
 
 def checked_candidate(broker_name: str, broker_id: int) -> tuple[BrokerRow, dict]:
     """The candidate slave's row and the group's JSON; NotFound, InvalidInput (broker_id) or Conflict."""
     group = broker_group(broker_name)  # NotFound when no name server knows it
-    members = ", ".join(f"{m.broker_id} ({'master' if m.broker_id == 0 else 'slave'}, {m.addr}, {m.status})" for m in group.members)
+    members = ", ".join(
+        f"{m.broker_id} ({'master' if m.broker_id == 0 else 'slave'}, {m.addr}, {m.status})" for m in group.members
+    )
     if broker_id == 0:
-        raise InvalidInput("broker_id", f"id 0 is the master of {broker_name}; only a slave (id >= 1) can be promoted. Members: {members}.")
+        raise InvalidInput(
+            "broker_id",
+            f"id 0 is the master of {broker_name}; only a slave (id >= 1) can be promoted. Members: {members}.",
+        )
     candidate = group.member(broker_id)
     if candidate is None:
         raise InvalidInput("broker_id", f"{broker_name} has no broker with id {broker_id}. Members: {members}.")
     if candidate.status != LIVE:
-        raise Conflict(f"{broker_name} id {broker_id} ({candidate.addr}) is {candidate.status}: "
-                       f"a promotion needs the candidate running{f' ({candidate.error})' if candidate.error else ''}")
+        raise Conflict(
+            f"{broker_name} id {broker_id} ({candidate.addr}) is {candidate.status}: "
+            f"a promotion needs the candidate running{f' ({candidate.error})' if candidate.error else ''}"
+        )
     if candidate.ha is not None and not candidate.ha.is_slave:
-        raise Conflict(f"{broker_name} id {broker_id} ({candidate.addr}) is not a slave (role {candidate.ha.role}); "
-                       "only a slave can be promoted")
+        raise Conflict(
+            f"{broker_name} id {broker_id} ({candidate.addr}) is not a slave (role {candidate.ha.role}); "
+            "only a slave can be promoted"
+        )
     return candidate, group_json(group)
 
 
-def promotion_trigger(*, actor: Actor, broker_name: str, broker_id: int, force: bool = False, dry_run: bool = True,
-                      role: str | None = None) -> Triggered:
+def promotion_trigger(
+    *,
+    actor: Actor,
+    broker_name: str,
+    broker_id: int,
+    force: bool = False,
+    dry_run: bool = True,
+    role: str | None = None,
+) -> Triggered:
     """Promote slave ``broker_id`` of ``broker_name`` to master (admin), or plan it (``dry_run``, the default).
 
     A dry run asks the candidate what the promotion would do and lose; nothing changes. An apply
@@ -98,7 +117,9 @@ def promotion_trigger(*, actor: Actor, broker_name: str, broker_id: int, force: 
     if dry_run:
         candidate, before = checked_candidate(broker_name, broker_id)
         return _trigger(actor, broker_name, broker_id, candidate.addr, force, True, role or "", before)
-    with audited(actor=actor, action="broker.promote", target_type="broker", target=f"{broker_name} id {broker_id}") as note:
+    with audited(
+        actor=actor, action="broker.promote", target_type="broker", target=f"{broker_name} id {broker_id}"
+    ) as note:
         note.before = {"broker_name": broker_name, "broker_id": broker_id, "force": force, "role": role or ""}
         candidate, before = checked_candidate(broker_name, broker_id)
         note.before["group"] = before
@@ -109,19 +130,35 @@ def promotion_trigger(*, actor: Actor, broker_name: str, broker_id: int, force: 
     return triggered
 
 
-def _trigger(actor: Actor, broker_name: str, broker_id: int, addr: str, force: bool, dry_run: bool, role: str, before: dict) -> Triggered:
+def _trigger(
+    actor: Actor, broker_name: str, broker_id: int, addr: str, force: bool, dry_run: bool, role: str, before: dict
+) -> Triggered:
     key, tier = scope_key(broker_name, dry_run), namesrv_sets.current_name()  # one active job per set and key
-    promotion_jobs_sweep(jobs=PromotionJob.objects.filter(namesrv_set=tier, scope_key=key))  # an active job whose worker vanished no longer blocks
+    promotion_jobs_sweep(
+        jobs=PromotionJob.objects.filter(namesrv_set=tier, scope_key=key)
+    )  # an active job whose worker vanished no longer blocks
     for _ in range(3):  # create, or find the active one; retried when the active one finished in between
         try:
             with transaction.atomic():
                 job = PromotionJob.objects.create(
-                    requested_by=actor.username, source=actor.source, broker_name=broker_name, broker_id=broker_id,
-                    candidate_addr=addr, role=role, force=force, dry_run=dry_run, namesrv_set=tier, scope_key=key, before=before,
-                    task_id=str(uuid.uuid4()))
+                    requested_by=actor.username,
+                    source=actor.source,
+                    broker_name=broker_name,
+                    broker_id=broker_id,
+                    candidate_addr=addr,
+                    role=role,
+                    force=force,
+                    dry_run=dry_run,
+                    namesrv_set=tier,
+                    scope_key=key,
+                    before=before,
+                    task_id=str(uuid.uuid4()),
+                )
             break
         except IntegrityError:
-            active = PromotionJob.objects.filter(namesrv_set=tier, scope_key=key, status__in=PromotionJob.ACTIVE).first()
+            active = PromotionJob.objects.filter(
+                namesrv_set=tier, scope_key=key, status__in=PromotionJob.ACTIVE
+            ).first()
             if active is not None:
                 return Triggered(job_view(active), False)
     else:
@@ -141,7 +178,8 @@ def _trigger(actor: Actor, broker_name: str, broker_id: int, addr: str, force: b
 def promotion_job_fail(*, job_id: int, reason: str) -> bool:
     """Fail an active job with ``reason``; False when it had finished."""
     done = PromotionJob.objects.filter(pk=job_id, status__in=PromotionJob.ACTIVE).update(
-        status=PromotionJob.FAILED, reason=reason[:4000], finished_at=timezone.now(), lease_until=None)
+        status=PromotionJob.FAILED, reason=reason[:4000], finished_at=timezone.now(), lease_until=None
+    )
     return bool(done)
 
 
@@ -152,11 +190,17 @@ def promotion_jobs_sweep(*, jobs: QuerySet[PromotionJob] | None = None, now: dat
     failed = 0
     for job in jobs.filter(status=PromotionJob.RUNNING, lease_until__lt=now):
         seen = f" since {job.heartbeat_at:%Y-%m-%d %H:%M:%S} UTC" if job.heartbeat_at else ""
-        failed += promotion_job_fail(job_id=job.pk, reason=(
-            f"worker lost: no heartbeat{seen} (the worker was killed or lost its connection); "
-            f"the candidate may have promoted itself: look at {job.broker_name}'s page before trying again"))
+        failed += promotion_job_fail(
+            job_id=job.pk,
+            reason=(
+                f"worker lost: no heartbeat{seen} (the worker was killed or lost its connection); "
+                f"the candidate may have promoted itself: look at {job.broker_name}'s page before trying again"
+            ),
+        )
     for job in jobs.filter(status=PromotionJob.QUEUED, created_at__lt=now - timedelta(seconds=QUEUED_MAX_S)):
-        failed += promotion_job_fail(job_id=job.pk, reason=f"no worker took the job within {QUEUED_MAX_S} s (is a Celery worker running?)")
+        failed += promotion_job_fail(
+            job_id=job.pk, reason=f"no worker took the job within {QUEUED_MAX_S} s (is a Celery worker running?)"
+        )
     return failed
 
 

@@ -14,6 +14,7 @@
    ``failed`` with a reason that says so. Connection errors propagate: the task retries them.
 5. Record the group after (applies) and audit the end (``broker.promote.finished``).
 """
+
 from __future__ import annotations
 
 import logging
@@ -58,8 +59,9 @@ def _take(job_id: int) -> PromotionJob | None:
         job.started_at = job.started_at or now
         job.heartbeat_at = now
         job.lease_until = now + timedelta(seconds=LEASE_S)
-        job.progress = (f"asking {job.broker_name} id {job.broker_id} ({job.candidate_addr}) "
-                        + ("what a promotion would do" if job.dry_run else "to promote itself"))
+        job.progress = f"asking {job.broker_name} id {job.broker_id} ({job.candidate_addr}) " + (
+            "what a promotion would do" if job.dry_run else "to promote itself"
+        )
         job.save(update_fields=["attempts", "status", "started_at", "heartbeat_at", "lease_until", "progress"])
     return job
 
@@ -67,7 +69,8 @@ def _take(job_id: int) -> PromotionJob | None:
 def _heartbeat(job: PromotionJob, progress: str) -> None:
     now = timezone.now()
     PromotionJob.objects.filter(pk=job.pk, status=PromotionJob.RUNNING).update(
-        heartbeat_at=now, lease_until=now + timedelta(seconds=LEASE_S), progress=progress[:500])
+        heartbeat_at=now, lease_until=now + timedelta(seconds=LEASE_S), progress=progress[:500]
+    )
 
 
 def _group_now(job: PromotionJob) -> dict:
@@ -77,23 +80,34 @@ def _group_now(job: PromotionJob) -> dict:
         return {"broker_name": job.broker_name, "error": str(exc), "members": []}
 
 
-def _finish(job: PromotionJob, status: str, reason: str = "", *, plan: dict | None = None, after: dict | None = None) -> str:
+def _finish(
+    job: PromotionJob, status: str, reason: str = "", *, plan: dict | None = None, after: dict | None = None
+) -> str:
     now = timezone.now()
     fields = {"status": status, "reason": reason[:4000], "finished_at": now, "heartbeat_at": now, "lease_until": None}
     if plan is not None:
         fields["plan"] = plan
     if after is not None:
         fields["after"] = after
-    fields["progress"] = {PromotionJob.PLANNED: "planned", PromotionJob.PROMOTED: "promoted",
-                          PromotionJob.REFUSED: "refused by the candidate: nothing changed"}.get(status, status)
+    fields["progress"] = {
+        PromotionJob.PLANNED: "planned",
+        PromotionJob.PROMOTED: "promoted",
+        PromotionJob.REFUSED: "refused by the candidate: nothing changed",
+    }.get(status, status)
     PromotionJob.objects.filter(pk=job.pk, status=PromotionJob.RUNNING).update(**fields)
     if not job.dry_run:
         job.refresh_from_db()
         view = job_view(job)
-        record_audit(actor=Actor(job.requested_by, Role.ADMIN, job.source), action="broker.promote.finished", target_type="broker",
-                     target=f"{job.broker_name} id {job.broker_id}", before=job.before,
-                     after={"job": job.pk, "status": status, "plan": job.plan, "group": job.after, "summary": view.summary},
-                     ok=status == PromotionJob.PROMOTED, reason=reason)
+        record_audit(
+            actor=Actor(job.requested_by, Role.ADMIN, job.source),
+            action="broker.promote.finished",
+            target_type="broker",
+            target=f"{job.broker_name} id {job.broker_id}",
+            before=job.before,
+            after={"job": job.pk, "status": status, "plan": job.plan, "group": job.after, "summary": view.summary},
+            ok=status == PromotionJob.PROMOTED,
+            reason=reason,
+        )
     return status
 
 
@@ -108,10 +122,14 @@ def _wait_for_route(job: PromotionJob, deadline: float) -> str:
                 return ""
         except RemotingError as exc:
             seen = f"no answer ({exc})"
-        _heartbeat(job, f"promoted; waiting for the name servers to route {job.broker_name}'s master to {job.candidate_addr}")
+        _heartbeat(
+            job, f"promoted; waiting for the name servers to route {job.broker_name}'s master to {job.candidate_addr}"
+        )
         if time.monotonic() >= deadline:
-            return (f"the name servers did not route {job.broker_name}'s master (brokerId 0) to {job.candidate_addr} "
-                    f"within {ROUTE_WAIT_S:.0f} s (they route it to {seen or 'nobody'}); clients follow once they do")
+            return (
+                f"the name servers did not route {job.broker_name}'s master (brokerId 0) to {job.candidate_addr} "
+                f"within {ROUTE_WAIT_S:.0f} s (they route it to {seen or 'nobody'}); clients follow once they do"
+            )
         time.sleep(POLL_INTERVAL_S)
 
 
@@ -126,11 +144,21 @@ def promotion_job_run(*, job_id: int, budget_s: float) -> str:
         now = _group_now(job)
         role = next((m.get("role") for m in now.get("members", ()) if m.get("addr") == job.candidate_addr), "")
         if role and role != "SLAVE":
-            return _finish(job, PromotionJob.PROMOTED, f"found {job.candidate_addr} already {role} when the job was delivered again",
-                           after=now)
+            return _finish(
+                job,
+                PromotionJob.PROMOTED,
+                f"found {job.candidate_addr} already {role} when the job was delivered again",
+                after=now,
+            )
     try:
-        result = slave_promote(addr=job.candidate_addr, broker_name=job.broker_name, broker_id=job.broker_id,
-                               force=job.force, dry_run=job.dry_run, role=job.role or None)
+        result = slave_promote(
+            addr=job.candidate_addr,
+            broker_name=job.broker_name,
+            broker_id=job.broker_id,
+            force=job.force,
+            dry_run=job.dry_run,
+            role=job.role or None,
+        )
     except PromotionNotSupported as exc:
         return _finish(job, PromotionJob.FAILED, str(exc), after=None if job.dry_run else _group_now(job))
     except MQBrokerError as exc:
@@ -143,7 +171,12 @@ def promotion_job_run(*, job_id: int, budget_s: float) -> str:
         return _finish(job, PromotionJob.PLANNED, reason, plan=plan)
     PromotionJob.objects.filter(pk=job.pk).update(plan=plan)
     if not result.promoted:
-        return _finish(job, PromotionJob.REFUSED, result.refused or "the candidate answered without promoting itself",
-                       plan=plan, after=_group_now(job))
+        return _finish(
+            job,
+            PromotionJob.REFUSED,
+            result.refused or "the candidate answered without promoting itself",
+            plan=plan,
+            after=_group_now(job),
+        )
     note = _wait_for_route(job, started + max(1.0, min(ROUTE_WAIT_S, budget_s)))
     return _finish(job, PromotionJob.PROMOTED, note, plan=plan, after=_group_now(job))

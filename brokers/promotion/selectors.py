@@ -3,6 +3,7 @@
 Every read first fails the jobs it would show whose worker is gone (an expired lease), so a job
 is never shown running after its worker died.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -22,7 +23,9 @@ def promotion_job_get(*, job_id: int) -> PromotionJobView:
     return job_view(job_or_404(job_id))
 
 
-def promotion_job_list(*, broker_name: str = "", statuses: frozenset[str] = frozenset(), dry_run: bool | None = None) -> QuerySet[PromotionJob]:
+def promotion_job_list(
+    *, broker_name: str = "", statuses: frozenset[str] = frozenset(), dry_run: bool | None = None
+) -> QuerySet[PromotionJob]:
     """The jobs matching the filters, newest first, as a lazy queryset (callers paginate, then :func:`job_views`)."""
     promotion_jobs_sweep(jobs=PromotionJob.objects.filter(status__in=PromotionJob.ACTIVE))
     jobs = PromotionJob.objects.filter(namesrv_set=namesrv_sets.current_name())  # the current set's jobs only

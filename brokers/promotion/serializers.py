@@ -8,6 +8,7 @@
     GET  /api/v1/promotion-jobs?broker=&status=planned,failed&dry_run=&page=&page_size=
     GET  /api/v1/promotion-jobs/{id}
 """
+
 from __future__ import annotations
 
 from rest_framework import serializers
@@ -20,11 +21,19 @@ from console.rest import StrictBooleanField, StrictCharField, StrictInputSeriali
 
 class PromoteInput(StrictInputSerializer):
     broker_id = StrictIntegerField(min_value=0, help_text="the slave to promote (its brokerId, >= 1)")
-    force = StrictBooleanField(required=False, default=False,
-                               help_text="promote even when the candidate lacks acknowledged data or its master is alive")
-    dry_run = StrictBooleanField(required=False, default=True, help_text="true (default): only ask what the promotion would do and lose")
-    role = serializers.ChoiceField(choices=PROMOTION_ROLES, required=False,
-                                   help_text="the role it takes (default: the role the group's master had)")
+    force = StrictBooleanField(
+        required=False,
+        default=False,
+        help_text="promote even when the candidate lacks acknowledged data or its master is alive",
+    )
+    dry_run = StrictBooleanField(
+        required=False, default=True, help_text="true (default): only ask what the promotion would do and lose"
+    )
+    role = serializers.ChoiceField(
+        choices=PROMOTION_ROLES,
+        required=False,
+        help_text="the role it takes (default: the role the group's master had)",
+    )
 
 
 class PromotionJobQuery(StrictInputSerializer):
@@ -36,8 +45,11 @@ class PromotionJobQuery(StrictInputSerializer):
 
     def filters(self) -> dict:
         d = self.validated_data
-        return {"broker_name": d.get("broker", ""), "statuses": d.get("status", frozenset()),
-                "dry_run": {"true": True, "false": False}.get(d.get("dry_run", ""))}
+        return {
+            "broker_name": d.get("broker", ""),
+            "statuses": d.get("status", frozenset()),
+            "dry_run": {"true": True, "false": False}.get(d.get("dry_run", "")),
+        }
 
 
 class PromotionPlanOutput(serializers.Serializer):
@@ -53,8 +65,12 @@ class PromotionPlanOutput(serializers.Serializer):
     new_epoch = serializers.IntegerField(help_text="the epoch the promotion raises (raised) it to")
     max_phy_offset = serializers.IntegerField(help_text="the candidate's commit log end")
     known_master_max_offset = serializers.IntegerField(help_text="the master's end, as far as the candidate heard")
-    acked_offset = serializers.IntegerField(help_text="the highest offset the group acknowledged to producers, as far as it knows")
-    missing_acked_bytes = serializers.IntegerField(help_text="acknowledged bytes the candidate lacks: lost if it is promoted")
+    acked_offset = serializers.IntegerField(
+        help_text="the highest offset the group acknowledged to producers, as far as it knows"
+    )
+    missing_acked_bytes = serializers.IntegerField(
+        help_text="acknowledged bytes the candidate lacks: lost if it is promoted"
+    )
     missing_bytes = serializers.IntegerField(help_text="bytes the master had that the candidate lacks")
     master_reachable = serializers.BooleanField()
     would_lose = serializers.CharField()

@@ -1,5 +1,6 @@
 """Frozen dataclasses of promotion jobs, between the job services/selectors and the views, templates
 and serializers (no ORM row leaves the package)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -75,9 +76,11 @@ class PromotionJobView(JobTiming):
         if p is None:
             return ""
         verb = "would promote" if self.dry_run else ("promoted" if p.promoted else "did not promote")
-        return (f"{verb} {self.candidate} from {p.from_role or 'SLAVE'} to {p.to_role or '?'}, group epoch {p.epoch} → {p.new_epoch}; "
-                f"it holds the commit log up to {p.max_phy_offset:,} (master's last known end {p.known_master_max_offset:,}, "
-                f"acknowledged up to {p.acked_offset:,})")
+        return (
+            f"{verb} {self.candidate} from {p.from_role or 'SLAVE'} to {p.to_role or '?'}, group epoch {p.epoch} → {p.new_epoch}; "
+            f"it holds the commit log up to {p.max_phy_offset:,} (master's last known end {p.known_master_max_offset:,}, "
+            f"acknowledged up to {p.acked_offset:,})"
+        )
 
 
 @dataclass(frozen=True)

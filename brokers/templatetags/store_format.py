@@ -2,6 +2,7 @@
 
 One rule with the alerts' text (:mod:`brokers.gateway.store_disk`); None prints as "—".
 """
+
 from __future__ import annotations
 
 from django import template

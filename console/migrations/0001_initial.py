@@ -7,7 +7,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -16,64 +15,89 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='AuditEntry',
+            name="AuditEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('actor', models.CharField(db_index=True, max_length=150)),
-                ('actor_role', models.CharField(blank=True, max_length=16)),
-                ('source', models.CharField(max_length=16)),
-                ('ip', models.GenericIPAddressField(blank=True, null=True)),
-                ('action', models.CharField(db_index=True, max_length=64)),
-                ('target_type', models.CharField(max_length=32)),
-                ('target', models.CharField(db_index=True, max_length=255)),
-                ('before', models.JSONField(blank=True, null=True)),
-                ('after', models.JSONField(blank=True, null=True)),
-                ('result', models.CharField(choices=[('ok', 'ok'), ('failed', 'failed')], max_length=8)),
-                ('reason', models.TextField(blank=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ("actor", models.CharField(db_index=True, max_length=150)),
+                ("actor_role", models.CharField(blank=True, max_length=16)),
+                ("source", models.CharField(max_length=16)),
+                ("ip", models.GenericIPAddressField(blank=True, null=True)),
+                ("action", models.CharField(db_index=True, max_length=64)),
+                ("target_type", models.CharField(max_length=32)),
+                ("target", models.CharField(db_index=True, max_length=255)),
+                ("before", models.JSONField(blank=True, null=True)),
+                ("after", models.JSONField(blank=True, null=True)),
+                ("result", models.CharField(choices=[("ok", "ok"), ("failed", "failed")], max_length=8)),
+                ("reason", models.TextField(blank=True)),
             ],
             options={
-                'verbose_name_plural': 'audit entries',
-                'ordering': ['-created_at', '-id'],
+                "verbose_name_plural": "audit entries",
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='AccountRole',
+            name="AccountRole",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('viewer', 'viewer: read'), ('operator', 'operator: topics, groups, offsets, rebalance'), ('admin', 'admin: users and API tokens')], default='viewer', max_length=16)),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='gantry_role', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("viewer", "viewer: read"),
+                            ("operator", "operator: topics, groups, offsets, rebalance"),
+                            ("admin", "admin: users and API tokens"),
+                        ],
+                        default="viewer",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="gantry_role",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ApiToken',
+            name="ApiToken",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(blank=True, max_length=100)),
-                ('prefix', models.CharField(max_length=16)),
-                ('digest', models.CharField(max_length=64, unique=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('created_by', models.CharField(max_length=150)),
-                ('last_used_at', models.DateTimeField(blank=True, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='api_tokens', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(blank=True, max_length=100)),
+                ("prefix", models.CharField(max_length=16)),
+                ("digest", models.CharField(max_length=64, unique=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("created_by", models.CharField(max_length=150)),
+                ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="api_tokens",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='LoginFailure',
+            name="LoginFailure",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('username', models.CharField(max_length=150)),
-                ('ip', models.CharField(max_length=45)),
-                ('failures', models.PositiveIntegerField(default=0)),
-                ('last_failure_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('locked_until', models.DateTimeField(blank=True, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("username", models.CharField(max_length=150)),
+                ("ip", models.CharField(max_length=45)),
+                ("failures", models.PositiveIntegerField(default=0)),
+                ("last_failure_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("locked_until", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('username', 'ip'), name='login_failure_username_ip')],
+                "constraints": [models.UniqueConstraint(fields=("username", "ip"), name="login_failure_username_ip")],
             },
         ),
     ]

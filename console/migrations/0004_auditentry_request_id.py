@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('console', '0003_delete_loginfailure'),
+        ("console", "0003_delete_loginfailure"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='auditentry',
-            name='request_id',
+            model_name="auditentry",
+            name="request_id",
             field=models.CharField(blank=True, db_index=True, max_length=64),
         ),
     ]

@@ -1,5 +1,6 @@
 """``{{ seconds|duration }}``: a span of seconds in its two largest units ("12.5 s", "3 min 4 s",
 "2 h 5 min", "1 d 3 h"), the units translated. Never ``m:ss``: a time of day reads HH:MM:SS on every page."""
+
 from __future__ import annotations
 
 from django import template
@@ -9,8 +10,12 @@ register = template.Library()
 
 
 def _units() -> tuple[tuple[int, str], ...]:
-    return ((86400, pgettext("duration unit", "d")), (3600, pgettext("duration unit", "h")),
-            (60, pgettext("duration unit", "min")), (1, pgettext("duration unit", "s")))
+    return (
+        (86400, pgettext("duration unit", "d")),
+        (3600, pgettext("duration unit", "h")),
+        (60, pgettext("duration unit", "min")),
+        (1, pgettext("duration unit", "s")),
+    )
 
 
 @register.filter
@@ -22,7 +27,11 @@ def duration(value: object) -> str:
         return "—"
     units = _units()
     if seconds < 60:
-        return f"{seconds:.1f} {units[3][1]}" if seconds < 10 and seconds != int(seconds) else f"{int(seconds)} {units[3][1]}"
+        return (
+            f"{seconds:.1f} {units[3][1]}"
+            if seconds < 10 and seconds != int(seconds)
+            else f"{int(seconds)} {units[3][1]}"
+        )
     whole = int(seconds)
     for i, (size, name) in enumerate(units[:-1]):
         if whole >= size:

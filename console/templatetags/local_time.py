@@ -5,6 +5,7 @@ ones are UTC, like everything Gantry stores) in it as ``2024-05-01 20:00:00 CST 
 ``2024-05-01 12:00:00 UTC`` for UTC, so a reader always knows which clock a time is on. A format of
 Django's ``date`` filter may be given: ``{{ t|local_time:"Y-m-d H:i" }}``. None renders as nothing.
 """
+
 from __future__ import annotations
 
 from datetime import datetime

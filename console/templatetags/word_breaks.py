@@ -1,5 +1,6 @@
 """``{{ name|word_breaks }}``: a long camelCase name (RocketMQ's ``diskMaxUsedSpaceRatio``) with ``<wbr>``
 between its words, so a table header may break it over lines there and nowhere else. Escapes the name."""
+
 from __future__ import annotations
 
 import re

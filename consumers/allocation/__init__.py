@@ -10,6 +10,7 @@ the console and operators' scripts can use it::
 See :mod:`.preview`, :mod:`.what_if`, :mod:`.comparison` and :mod:`.consistency`; the layout of a
 topic's queues (:mod:`.layout`) is what they take.
 """
+
 from __future__ import annotations
 
 from consumers.allocation.comparison import ComparisonEntry, StrategyComparison, compare_strategies

@@ -7,6 +7,7 @@ strategy that lacks a required parameter, cannot be built from its parameters or
 input is skipped with the reason; a scenario that does not fit the input is the caller's
 mistake for every strategy alike, so it raises :class:`ScenarioError` instead.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -91,11 +92,23 @@ def compare_strategies(
             continue
         try:
             if scenario is None and current is None:
-                entries.append(ComparisonEntry(name=name, preview=preview_allocation(
-                    queues=mqs, cids=sorted_cids, strategy=strategy, consumer_group=consumer_group)))
+                entries.append(
+                    ComparisonEntry(
+                        name=name,
+                        preview=preview_allocation(
+                            queues=mqs, cids=sorted_cids, strategy=strategy, consumer_group=consumer_group
+                        ),
+                    )
+                )
             else:
-                result = what_if(layout=source, cids=cid_list, strategy=strategy, scenario=scenario or Scenario(),
-                                 current=current, consumer_group=consumer_group)
+                result = what_if(
+                    layout=source,
+                    cids=cid_list,
+                    strategy=strategy,
+                    scenario=scenario or Scenario(),
+                    current=current,
+                    consumer_group=consumer_group,
+                )
                 entries.append(ComparisonEntry(name=name, preview=result.after, what_if=result))
         except ScenarioError:
             raise

@@ -9,6 +9,7 @@ queues owned twice, queues owned by nobody, queues held that the topic no longer
 whose strategy or subscription differs from the rest, and, given the strategy, how each
 member's queues differ from the expected allocation.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -121,16 +122,12 @@ def check_assignment(
     strategy_ref = _reference([m.strategy_name for m in member_list], strategy and strategy.name)
     subscription_ref = _reference([m.subscription for m in member_list], None)
     strategy_outliers = tuple(c for c in sorted_cids if by_cid[c].strategy_name != strategy_ref)
-    subscription_outliers = tuple(
-        c for c in sorted_cids if by_cid[c].subscription != subscription_ref
-    )
+    subscription_outliers = tuple(c for c in sorted_cids if by_cid[c].subscription != subscription_ref)
 
     expected = None
     deviations: list[MemberDeviation] = []
     if strategy is not None:
-        expected = preview_allocation(
-            queues=mqs, cids=sorted_cids, strategy=strategy, consumer_group=consumer_group
-        )
+        expected = preview_allocation(queues=mqs, cids=sorted_cids, strategy=strategy, consumer_group=consumer_group)
         for cid in sorted_cids:
             held, should = set(by_cid[cid].queues), set(expected.assignment.get(cid, ()))
             if held != should:
@@ -138,9 +135,7 @@ def check_assignment(
                     MemberDeviation(
                         cid=cid,
                         missing=tuple(mq for mq in expected.assignment[cid] if mq not in held),
-                        unexpected=tuple(
-                            mq for mq in dict.fromkeys(by_cid[cid].queues) if mq not in should
-                        ),
+                        unexpected=tuple(mq for mq in dict.fromkeys(by_cid[cid].queues) if mq not in should),
                     )
                 )
 

@@ -1,4 +1,5 @@
 """The what-if error; the strategies' errors are :mod:`brokers.engine.client.allocation.errors`."""
+
 from __future__ import annotations
 
 from brokers.engine.client.allocation.errors import AllocationError

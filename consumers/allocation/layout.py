@@ -7,6 +7,7 @@ write queue counts play no part. A :class:`QueueLayout` holds that per-broker vi
 route data) or hypothetical (``brokers x counts``), and derives its :class:`MessageQueue` list.
 The what-if edits (take a broker down, change a count) return new layouts.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -115,9 +116,7 @@ class QueueLayout:
     def with_queue_counts(self, queue_counts: Mapping[str, int]) -> QueueLayout:
         """Return the layout with new read queue counts; an unknown broker is added (perm RW)."""
         brokers = [
-            replace(b, read_queue_nums=queue_counts[b.broker_name])
-            if b.broker_name in queue_counts
-            else b
+            replace(b, read_queue_nums=queue_counts[b.broker_name]) if b.broker_name in queue_counts else b
             for b in self.brokers
         ]
         known = set(self.broker_names)

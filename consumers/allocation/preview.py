@@ -7,6 +7,7 @@ Inputs are a queue layout (a :class:`QueueLayout`, live or hypothetical, or a pl
 Outputs are frozen dataclasses; their dict fields are fresh per result, so treat them as
 read-only views (``dataclasses.asdict`` works on them).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence

@@ -10,6 +10,7 @@ the expected one). A queue "moves" when the set of clients holding it changes; t
 how many change hands, how many are released or picked up, and what each client gains or
 loses — the queues whose consumption pauses during the rebalance.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -83,7 +84,9 @@ class Scenario:
 
     def apply_to(self, source: QueueSource) -> QueueSource:
         """Return ``source`` (a layout or plain queues) after the scenario, of the same kind."""
-        return self.apply_to_layout(source) if isinstance(source, QueueLayout) else self.apply_to_queues(queues_of(source))
+        return (
+            self.apply_to_layout(source) if isinstance(source, QueueLayout) else self.apply_to_queues(queues_of(source))
+        )
 
 
 @dataclass(frozen=True)
@@ -200,9 +203,7 @@ def what_if(
     layout = layout if isinstance(layout, QueueLayout) else tuple(layout)  # read twice below
     after_queues = scenario.apply_to(layout)
     after_cids = scenario.apply_to_cids(cid_list)
-    before = preview_allocation(
-        queues=layout, cids=cid_list, strategy=strategy, consumer_group=consumer_group
-    )
+    before = preview_allocation(queues=layout, cids=cid_list, strategy=strategy, consumer_group=consumer_group)
     after = preview_allocation(
         queues=after_queues,
         cids=after_cids,

@@ -6,58 +6,83 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('consumers', '0001_initial'),
+        ("consumers", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AlertRule',
+            name="AlertRule",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('kind', models.CharField(choices=[('lag_above', 'lag_above'), ('no_consumer_online', 'no_consumer_online'), ('dlq_growing', 'dlq_growing'), ('broker_expired', 'broker_expired'), ('disk_above', 'disk_above')], max_length=32)),
-                ('target', models.CharField(blank=True, default='', max_length=255)),
-                ('threshold', models.FloatField(default=0)),
-                ('for_minutes', models.PositiveIntegerField(default=0)),
-                ('webhook_url', models.CharField(blank=True, default='', max_length=2000)),
-                ('emails', models.JSONField(default=list)),
-                ('enabled', models.BooleanField(default=True)),
-                ('silenced_until', models.DateTimeField(blank=True, null=True)),
-                ('silenced_by', models.CharField(blank=True, default='', max_length=150)),
-                ('created_by', models.CharField(blank=True, default='', max_length=150)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('pending_since', models.DateTimeField(blank=True, null=True)),
-                ('firing', models.BooleanField(default=False)),
-                ('last_value', models.FloatField(blank=True, null=True)),
-                ('last_evaluated_at', models.DateTimeField(blank=True, null=True)),
-                ('samples', models.JSONField(default=list)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("lag_above", "lag_above"),
+                            ("no_consumer_online", "no_consumer_online"),
+                            ("dlq_growing", "dlq_growing"),
+                            ("broker_expired", "broker_expired"),
+                            ("disk_above", "disk_above"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("target", models.CharField(blank=True, default="", max_length=255)),
+                ("threshold", models.FloatField(default=0)),
+                ("for_minutes", models.PositiveIntegerField(default=0)),
+                ("webhook_url", models.CharField(blank=True, default="", max_length=2000)),
+                ("emails", models.JSONField(default=list)),
+                ("enabled", models.BooleanField(default=True)),
+                ("silenced_until", models.DateTimeField(blank=True, null=True)),
+                ("silenced_by", models.CharField(blank=True, default="", max_length=150)),
+                ("created_by", models.CharField(blank=True, default="", max_length=150)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("updated_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("pending_since", models.DateTimeField(blank=True, null=True)),
+                ("firing", models.BooleanField(default=False)),
+                ("last_value", models.FloatField(blank=True, null=True)),
+                ("last_evaluated_at", models.DateTimeField(blank=True, null=True)),
+                ("samples", models.JSONField(default=list)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='AlertEvent',
+            name="AlertEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('rule_name', models.CharField(max_length=100)),
-                ('kind', models.CharField(max_length=32)),
-                ('target', models.CharField(blank=True, default='', max_length=255)),
-                ('state', models.CharField(choices=[('firing', 'firing'), ('resolved', 'resolved')], db_index=True, max_length=16)),
-                ('value', models.FloatField(blank=True, null=True)),
-                ('message', models.TextField()),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('notified', models.BooleanField(default=False)),
-                ('delivery', models.JSONField(default=list)),
-                ('acked_by', models.CharField(blank=True, default='', max_length=150)),
-                ('acked_at', models.DateTimeField(blank=True, null=True)),
-                ('rule', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='events', to='consumers.alertrule')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("rule_name", models.CharField(max_length=100)),
+                ("kind", models.CharField(max_length=32)),
+                ("target", models.CharField(blank=True, default="", max_length=255)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[("firing", "firing"), ("resolved", "resolved")], db_index=True, max_length=16
+                    ),
+                ),
+                ("value", models.FloatField(blank=True, null=True)),
+                ("message", models.TextField()),
+                ("created_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ("notified", models.BooleanField(default=False)),
+                ("delivery", models.JSONField(default=list)),
+                ("acked_by", models.CharField(blank=True, default="", max_length=150)),
+                ("acked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "rule",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="events",
+                        to="consumers.alertrule",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
     ]

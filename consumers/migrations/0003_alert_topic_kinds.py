@@ -4,15 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('consumers', '0002_alert_rules'),
+        ("consumers", "0002_alert_rules"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='alertrule',
-            name='kind',
-            field=models.CharField(choices=[('lag_above', 'lag_above'), ('no_consumer_online', 'no_consumer_online'), ('dlq_growing', 'dlq_growing'), ('topic_lag_above', 'topic_lag_above'), ('topic_no_consumer_online', 'topic_no_consumer_online'), ('broker_expired', 'broker_expired'), ('disk_above', 'disk_above')], max_length=32),
+            model_name="alertrule",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("lag_above", "lag_above"),
+                    ("no_consumer_online", "no_consumer_online"),
+                    ("dlq_growing", "dlq_growing"),
+                    ("topic_lag_above", "topic_lag_above"),
+                    ("topic_no_consumer_online", "topic_no_consumer_online"),
+                    ("broker_expired", "broker_expired"),
+                    ("disk_above", "disk_above"),
+                ],
+                max_length=32,
+            ),
         ),
     ]

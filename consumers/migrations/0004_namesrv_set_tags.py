@@ -4,33 +4,36 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('consumers', '0003_alert_topic_kinds'),
+        ("consumers", "0003_alert_topic_kinds"),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='rebalancejob',
-            name='consumers_one_active_rebalance_per_scope',
+            model_name="rebalancejob",
+            name="consumers_one_active_rebalance_per_scope",
         ),
         migrations.AddField(
-            model_name='alertrule',
-            name='namesrv_set',
-            field=models.CharField(db_index=True, default='default', max_length=64),
+            model_name="alertrule",
+            name="namesrv_set",
+            field=models.CharField(db_index=True, default="default", max_length=64),
         ),
         migrations.AddField(
-            model_name='healthscan',
-            name='namesrv_set',
-            field=models.CharField(db_index=True, default='default', max_length=64),
+            model_name="healthscan",
+            name="namesrv_set",
+            field=models.CharField(db_index=True, default="default", max_length=64),
         ),
         migrations.AddField(
-            model_name='rebalancejob',
-            name='namesrv_set',
-            field=models.CharField(db_index=True, default='default', max_length=64),
+            model_name="rebalancejob",
+            name="namesrv_set",
+            field=models.CharField(db_index=True, default="default", max_length=64),
         ),
         migrations.AddConstraint(
-            model_name='rebalancejob',
-            constraint=models.UniqueConstraint(condition=models.Q(('status__in', ('queued', 'running'))), fields=('namesrv_set', 'scope_key'), name='consumers_one_active_rebalance_per_set_scope'),
+            model_name="rebalancejob",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status__in", ("queued", "running"))),
+                fields=("namesrv_set", "scope_key"),
+                name="consumers_one_active_rebalance_per_set_scope",
+            ),
         ),
     ]

@@ -4,34 +4,50 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('consumers', '0004_namesrv_set_tags'),
+        ("consumers", "0004_namesrv_set_tags"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='alertrule',
-            name='builtin',
-            field=models.CharField(blank=True, default='', max_length=40),
+            model_name="alertrule",
+            name="builtin",
+            field=models.CharField(blank=True, default="", max_length=40),
         ),
         migrations.AddField(
-            model_name='alertrule',
-            name='last_message',
-            field=models.TextField(blank=True, default=''),
+            model_name="alertrule",
+            name="last_message",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AddField(
-            model_name='healthscan',
-            name='offline',
+            model_name="healthscan",
+            name="offline",
             field=models.JSONField(default=dict),
         ),
         migrations.AlterField(
-            model_name='alertrule',
-            name='kind',
-            field=models.CharField(choices=[('lag_above', 'lag_above'), ('lag_growing', 'lag_growing'), ('no_consumer_online', 'no_consumer_online'), ('dlq_growing', 'dlq_growing'), ('topic_lag_above', 'topic_lag_above'), ('topic_no_consumer_online', 'topic_no_consumer_online'), ('broker_expired', 'broker_expired'), ('slave_disconnected', 'slave_disconnected'), ('disk_above', 'disk_above')], max_length=32),
+            model_name="alertrule",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("lag_above", "lag_above"),
+                    ("lag_growing", "lag_growing"),
+                    ("no_consumer_online", "no_consumer_online"),
+                    ("dlq_growing", "dlq_growing"),
+                    ("topic_lag_above", "topic_lag_above"),
+                    ("topic_no_consumer_online", "topic_no_consumer_online"),
+                    ("broker_expired", "broker_expired"),
+                    ("slave_disconnected", "slave_disconnected"),
+                    ("disk_above", "disk_above"),
+                ],
+                max_length=32,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='alertrule',
-            constraint=models.UniqueConstraint(condition=models.Q(('builtin', ''), _negated=True), fields=('namesrv_set', 'builtin'), name='alert_rule_one_builtin_per_set'),
+            model_name="alertrule",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("builtin", ""), _negated=True),
+                fields=("namesrv_set", "builtin"),
+                name="alert_rule_one_builtin_per_set",
+            ),
         ),
     ]

@@ -21,6 +21,7 @@ twice. A trigger makes everyone rebalance: AVG over four gives a0 a1 / a2 a3 / b
 Moved (holders changed): a2 (c1 -> c2), b0 and b1 (c2 -> c3), b2 and b3 (c3, c4 -> c4): 5 —
 the same count as comparing AVG over three with AVG over four (:func:`moved`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -134,8 +135,9 @@ def assess(obs: Observation, previous: Holders | None = None) -> Assessment:
     unowned = [q for q, cids in holders.items() if not cids]
     shared = [q for q, cids in holders.items() if len(cids) > 1]
     if unowned or shared:
-        parts = ([f"{len(unowned)} held by nobody ({_names(unowned)})"] if unowned else []) + \
-                ([f"{len(shared)} held twice ({_names(shared)})"] if shared else [])
+        parts = ([f"{len(unowned)} held by nobody ({_names(unowned)})"] if unowned else []) + (
+            [f"{len(shared)} held twice ({_names(shared)})"] if shared else []
+        )
         return Assessment(False, total, len(once), "; ".join(parts))
     if previous is None or previous != holders:
         return Assessment(False, total, len(once), "every queue held once; waiting one more look to see it stable")

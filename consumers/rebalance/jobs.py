@@ -15,6 +15,7 @@ every read of a job, every trigger of its scope) fails it with the reason "worke
 redelivered task of a job that is still running takes it over (same job, ``attempts`` + 1); one
 that finds its job finished does nothing.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -64,7 +65,9 @@ def _require_online_group(name: str) -> None:
     conns = consumer_connections([name], brokers)[name]
     if conns.online:
         if (conns.message_model or "CLUSTERING") != "CLUSTERING":
-            raise Conflict(f"consumer group {name} is {conns.message_model}: every member consumes every queue, there is nothing to rebalance")
+            raise Conflict(
+                f"consumer group {name} is {conns.message_model}: every member consumes every queue, there is nothing to rebalance"
+            )
         return
     surveys = group_survey(brokers, lag=False).values()
     if not any(name in s.configs or any(g == name for _, g in s.offsets) for s in surveys):
@@ -94,7 +97,9 @@ def _checked_timeout(timeout_s: int | None) -> int:
     return timeout_s
 
 
-def rebalance_trigger(*, actor: Actor, scope: str, value: str = "", dry_run: bool = True, timeout_s: int | None = None) -> Triggered:
+def rebalance_trigger(
+    *, actor: Actor, scope: str, value: str = "", dry_run: bool = True, timeout_s: int | None = None
+) -> Triggered:
     """Trigger a rebalance of a group, the groups of a topic, or every online group.
 
     A dry run records the expected movement and notifies nobody; an apply makes the brokers
@@ -106,7 +111,9 @@ def rebalance_trigger(*, actor: Actor, scope: str, value: str = "", dry_run: boo
     if dry_run:
         return _trigger(actor, scope, _checked_scope(scope, value), True, timeout)
     target_type = {"group": "group", "topic": "topic", "all": "cluster"}.get(scope, "group")
-    with audited(actor=actor, action=f"{target_type}.rebalance", target_type=target_type, target=value or "all groups") as note:
+    with audited(
+        actor=actor, action=f"{target_type}.rebalance", target_type=target_type, target=value or "all groups"
+    ) as note:
         note.before = {"scope": scope, "value": value, "timeout_s": timeout}
         triggered = _trigger(actor, scope, _checked_scope(scope, value), False, timeout)
         note.after = {"job": triggered.job.id, "status": triggered.job.status}
@@ -117,15 +124,28 @@ def rebalance_trigger(*, actor: Actor, scope: str, value: str = "", dry_run: boo
 
 def _trigger(actor: Actor, scope: str, value: str, dry_run: bool, timeout_s: int) -> Triggered:
     key, tier = scope_key(scope, value, dry_run), namesrv_sets.current_name()  # one active job per set and key
-    rebalance_jobs_sweep(jobs=RebalanceJob.objects.filter(namesrv_set=tier, scope_key=key))  # an active job whose worker vanished no longer blocks
+    rebalance_jobs_sweep(
+        jobs=RebalanceJob.objects.filter(namesrv_set=tier, scope_key=key)
+    )  # an active job whose worker vanished no longer blocks
     for _ in range(3):  # create, or find the active one; retried when the active one finished in between
         try:
             with transaction.atomic():
-                job = RebalanceJob.objects.create(requested_by=actor.username, source=actor.source, scope=scope, scope_value=value,
-                                                  namesrv_set=tier, scope_key=key, dry_run=dry_run, timeout_s=timeout_s, task_id=str(uuid.uuid4()))
+                job = RebalanceJob.objects.create(
+                    requested_by=actor.username,
+                    source=actor.source,
+                    scope=scope,
+                    scope_value=value,
+                    namesrv_set=tier,
+                    scope_key=key,
+                    dry_run=dry_run,
+                    timeout_s=timeout_s,
+                    task_id=str(uuid.uuid4()),
+                )
             break
         except IntegrityError:
-            active = RebalanceJob.objects.filter(namesrv_set=tier, scope_key=key, status__in=RebalanceJob.ACTIVE).first()
+            active = RebalanceJob.objects.filter(
+                namesrv_set=tier, scope_key=key, status__in=RebalanceJob.ACTIVE
+            ).first()
             if active is not None:
                 return Triggered(records.job_view(active), False)
     else:
@@ -147,10 +167,12 @@ def rebalance_job_fail(*, job_id: int, reason: str) -> bool:
     now = timezone.now()
     with transaction.atomic():
         done = RebalanceJob.objects.filter(pk=job_id, status__in=RebalanceJob.ACTIVE).update(
-            status=RebalanceJob.FAILED, reason=reason[:4000], finished_at=now, lease_until=None)
+            status=RebalanceJob.FAILED, reason=reason[:4000], finished_at=now, lease_until=None
+        )
         if done:
             RebalanceGroupResult.objects.filter(job_id=job_id, status=RebalanceGroupResult.PENDING).update(
-                status=RebalanceGroupResult.FAILED, reason=reason[:4000], finished_at=now)
+                status=RebalanceGroupResult.FAILED, reason=reason[:4000], finished_at=now
+            )
     return bool(done)
 
 
@@ -165,11 +187,17 @@ def rebalance_jobs_sweep(*, jobs: QuerySet[RebalanceJob] | None = None, now: dat
     failed = 0
     for job in jobs.filter(status=RebalanceJob.RUNNING, lease_until__lt=now):
         seen = f" since {job.heartbeat_at:%Y-%m-%d %H:%M:%S} UTC" if job.heartbeat_at else ""
-        failed += rebalance_job_fail(job_id=job.pk, reason=(
-            f"worker lost: no heartbeat{seen} (the worker was killed or lost its connection); "
-            "the members may be in the middle of a rebalance: look at the group, then trigger again"))
+        failed += rebalance_job_fail(
+            job_id=job.pk,
+            reason=(
+                f"worker lost: no heartbeat{seen} (the worker was killed or lost its connection); "
+                "the members may be in the middle of a rebalance: look at the group, then trigger again"
+            ),
+        )
     for job in jobs.filter(status=RebalanceJob.QUEUED, created_at__lt=now - timedelta(seconds=QUEUED_MAX_S)):
-        failed += rebalance_job_fail(job_id=job.pk, reason=f"no worker took the job within {QUEUED_MAX_S} s (is a Celery worker running?)")
+        failed += rebalance_job_fail(
+            job_id=job.pk, reason=f"no worker took the job within {QUEUED_MAX_S} s (is a Celery worker running?)"
+        )
     return failed
 
 

@@ -18,6 +18,7 @@ Each poll renews the job's lease and the group locks; a worker killed mid-job le
 to expire (the sweep fails the job) or its message to be delivered again (the next worker
 takes the job over).
 """
+
 from __future__ import annotations
 
 import logging
@@ -45,8 +46,10 @@ log = logging.getLogger(__name__)
 
 POLL_INTERVAL_S = 0.5  # between looks at the members; a notified member rebalances within milliseconds
 LOCK_PREFIX = "gantry:rebalance:group:"  # + group: the Redis lease lock one applying job holds
-NOT_SUPPORTED_REASON = ("broker {addr} does not support GANTRY_NOTIFY_CONSUMER_IDS_CHANGED (an Apache RocketMQ broker?): "
-                        "members rebalance on their own every 20 s (rocketmq.client.rebalance.waitInterval)")
+NOT_SUPPORTED_REASON = (
+    "broker {addr} does not support GANTRY_NOTIFY_CONSUMER_IDS_CHANGED (an Apache RocketMQ broker?): "
+    "members rebalance on their own every 20 s (rocketmq.client.rebalance.waitInterval)"
+)
 
 
 @dataclass
@@ -75,8 +78,13 @@ def online_groups(masters: dict[str, str], topic: str | None = None) -> list[str
         names.update(g for _, g in survey.offsets)
     names = {g for g in names if group_kind(g) == USER}
     conns = consumer_connections(sorted(names), masters)
-    return sorted(g for g, c in conns.items() if c.online and (c.message_model or "CLUSTERING") == "CLUSTERING"
-                  and (topic is None or topic in c.subscription_table))
+    return sorted(
+        g
+        for g, c in conns.items()
+        if c.online
+        and (c.message_model or "CLUSTERING") == "CLUSTERING"
+        and (topic is None or topic in c.subscription_table)
+    )
 
 
 def _take(job_id: int) -> RebalanceJob | None:
@@ -93,7 +101,9 @@ def _take(job_id: int) -> RebalanceJob | None:
         job.started_at = job.started_at or now
         job.heartbeat_at = now
         job.lease_until = now + timedelta(seconds=LEASE_S)
-        job.progress = "reading the group" if job.attempts == 1 else f"delivered again (attempt {job.attempts}): taking over"
+        job.progress = (
+            "reading the group" if job.attempts == 1 else f"delivered again (attempt {job.attempts}): taking over"
+        )
         job.save(update_fields=["attempts", "status", "started_at", "heartbeat_at", "lease_until", "progress"])
     return job
 
@@ -101,7 +111,8 @@ def _take(job_id: int) -> RebalanceJob | None:
 def _heartbeat(job: RebalanceJob, runs: list[GroupRun], progress: str) -> None:
     now = timezone.now()
     RebalanceJob.objects.filter(pk=job.pk, status=RebalanceJob.RUNNING).update(
-        heartbeat_at=now, lease_until=now + timedelta(seconds=LEASE_S), progress=progress[:500])
+        heartbeat_at=now, lease_until=now + timedelta(seconds=LEASE_S), progress=progress[:500]
+    )
     for run in runs:
         if run.lock is not None and not run.done:
             try:
@@ -113,20 +124,44 @@ def _heartbeat(job: RebalanceJob, runs: list[GroupRun], progress: str) -> None:
 def _finish_group(run: GroupRun, status: str, reason: str = "") -> None:
     r = run.result
     r.status, r.reason, r.finished_at = status, reason[:4000], timezone.now()
-    r.save(update_fields=["status", "reason", "finished_at", "queues_moved", "members_after", "notified", "strategy", "expected_known", "queues_total"])
+    r.save(
+        update_fields=[
+            "status",
+            "reason",
+            "finished_at",
+            "queues_moved",
+            "members_after",
+            "notified",
+            "strategy",
+            "expected_known",
+            "queues_total",
+        ]
+    )
     run.done = True
 
 
-def _record_before(job: RebalanceJob, result: RebalanceGroupResult, obs: Observation) -> dict[tuple[str, str, int], str]:
+def _record_before(
+    job: RebalanceJob, result: RebalanceGroupResult, obs: Observation
+) -> dict[tuple[str, str, int], str]:
     """Write each queue's row (holders before, expected owner); a redelivery keeps the first rows."""
     existing = {(c.topic, c.broker_name, c.queue_id): c.owner_before for c in result.changes.all()}
     if existing:
         return existing
     holders, expected = obs.holders(), obs.expected() or {}
-    rows = [RebalanceQueueChange(result=result, job=job, group=result.group, topic=q.topic, broker_name=q.broker_name, queue_id=q.queue_id,
-                                 owner_before=convergence.owners_text(cids), owner_expected=expected.get(q, ""),
-                                 moved=bool(expected) and convergence.moved(convergence.owners_text(cids), expected.get(q, "")))
-            for q, cids in sorted(holders.items())]
+    rows = [
+        RebalanceQueueChange(
+            result=result,
+            job=job,
+            group=result.group,
+            topic=q.topic,
+            broker_name=q.broker_name,
+            queue_id=q.queue_id,
+            owner_before=convergence.owners_text(cids),
+            owner_expected=expected.get(q, ""),
+            moved=bool(expected) and convergence.moved(convergence.owners_text(cids), expected.get(q, "")),
+        )
+        for q, cids in sorted(holders.items())
+    ]
     RebalanceQueueChange.objects.bulk_create(rows)
     result.members_before, result.strategy, result.expected_known = list(obs.members), obs.strategy, obs.expected_known
     result.queues_total = len(rows)
@@ -147,16 +182,23 @@ def _prepare(job: RebalanceJob, result: RebalanceGroupResult, masters: dict[str,
     if job.dry_run:
         moves = result.changes.filter(moved=True).count()
         result.queues_moved = moves
-        reason = "" if obs.expected_known else (
-            f"strategy {obs.strategy or 'unknown'} cannot be recomputed here (it needs the members' configuration, "
-            "or members disagree): the movement cannot be predicted; an apply waits for every queue held exactly once")
+        reason = (
+            ""
+            if obs.expected_known
+            else (
+                f"strategy {obs.strategy or 'unknown'} cannot be recomputed here (it needs the members' configuration, "
+                "or members disagree): the movement cannot be predicted; an apply waits for every queue held exactly once"
+            )
+        )
         if obs.not_answering:
             reason = f"no running info from {', '.join(obs.not_answering)}: the movement is incomplete"
         _finish_group(run, RebalanceGroupResult.PLANNED, reason)
         return run
     lock = RedisLock(LOCK_PREFIX + result.group, owner=f"rebalance-job-{job.pk}", ttl_s=LEASE_S)
     if not lock.acquire():
-        _finish_group(run, RebalanceGroupResult.SKIPPED, f"another job ({lock.holder()}) is rebalancing {result.group} now")
+        _finish_group(
+            run, RebalanceGroupResult.SKIPPED, f"another job ({lock.holder()}) is rebalancing {result.group} now"
+        )
         return run
     run.lock = lock
     return run
@@ -168,7 +210,11 @@ def _notify(run: GroupRun, obs: Observation, masters: dict[str, str]) -> None:
     for addr, answer in sorted(answers.items()):
         if isinstance(answer, RemotingError):
             code = getattr(answer, "code", None)
-            errors.append(NOT_SUPPORTED_REASON.format(addr=addr) if code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED else f"broker {addr}: {answer}")
+            errors.append(
+                NOT_SUPPORTED_REASON.format(addr=addr)
+                if code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+                else f"broker {addr}: {answer}"
+            )
             notified[addr] = {"error": str(answer)}
         else:
             notified[addr] = list(answer)
@@ -187,7 +233,9 @@ def _record_after(run: GroupRun, obs: Observation | None) -> None:
     for q, cids in holders.items():
         row = rows.get(_key(q))
         if row is None:  # a queue the first look did not have (a topic grew)
-            row = RebalanceQueueChange(result=r, job_id=r.job_id, group=r.group, topic=q.topic, broker_name=q.broker_name, queue_id=q.queue_id)
+            row = RebalanceQueueChange(
+                result=r, job_id=r.job_id, group=r.group, topic=q.topic, broker_name=q.broker_name, queue_id=q.queue_id
+            )
             rows[_key(q)] = row
         row.owner_after = convergence.owners_text(cids)
         row.owner_expected = expected.get(q, row.owner_expected if not expected else "")
@@ -202,7 +250,9 @@ def _record_after(run: GroupRun, obs: Observation | None) -> None:
 def _progress(runs: list[GroupRun], polls: int) -> str:
     if len(runs) == 1:
         run = runs[0]
-        return f"look {polls}: {run.settled or 'notified'}" if not run.done else f"{run.result.group}: {run.result.status}"
+        return (
+            f"look {polls}: {run.settled or 'notified'}" if not run.done else f"{run.result.group}: {run.result.status}"
+        )
     done = sum(1 for r in runs if r.done)
     waiting = [f"{r.result.group}: {r.settled}" for r in runs if not r.done][:3]
     return f"look {polls}: {done}/{len(runs)} groups done" + (f"; {'; '.join(waiting)}" if waiting else "")
@@ -231,7 +281,9 @@ def _poll(job: RebalanceJob, runs: list[GroupRun], masters: dict[str, str], dead
             for run in runs:
                 if not run.done:
                     _record_after(run, run.last)
-                    _finish_group(run, RebalanceGroupResult.NOT_CONVERGED, f"not converged within the timeout: {run.detail}")
+                    _finish_group(
+                        run, RebalanceGroupResult.NOT_CONVERGED, f"not converged within the timeout: {run.detail}"
+                    )
             return
         time.sleep(POLL_INTERVAL_S)
 
@@ -250,14 +302,29 @@ def _conclude(job: RebalanceJob, groups: list[str]) -> str:
         status = RebalanceJob.NOT_CONVERGED
     notes = [f"{r.group}: {r.reason}" if len(results) > 1 else r.reason for r in results if r.reason]
     if not groups:
-        notes = [f"no online clustering group consumes {job.scope_value}" if job.scope == RebalanceJob.TOPIC else "no online clustering group"]
+        notes = [
+            f"no online clustering group consumes {job.scope_value}"
+            if job.scope == RebalanceJob.TOPIC
+            else "no online clustering group"
+        ]
     now = timezone.now()
     moved = sum(r.queues_moved for r in results)
-    summary = (f"{len(converged)}/{len(results)} group(s) converged, {moved} queue(s) moved" if not job.dry_run
-               else f"{moved} queue(s) would move in {len(results)} group(s)")
+    summary = (
+        f"{len(converged)}/{len(results)} group(s) converged, {moved} queue(s) moved"
+        if not job.dry_run
+        else f"{moved} queue(s) would move in {len(results)} group(s)"
+    )
     RebalanceJob.objects.filter(pk=job.pk, status=RebalanceJob.RUNNING).update(
-        status=status, reason="; ".join(notes)[:4000], finished_at=now, heartbeat_at=now, lease_until=None, progress=summary,
-        groups_total=len(results), groups_converged=len(converged), queues_moved=moved)
+        status=status,
+        reason="; ".join(notes)[:4000],
+        finished_at=now,
+        heartbeat_at=now,
+        lease_until=None,
+        progress=summary,
+        groups_total=len(results),
+        groups_converged=len(converged),
+        queues_moved=moved,
+    )
     return status
 
 

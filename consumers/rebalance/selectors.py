@@ -4,6 +4,7 @@ and a group's queue moves over its jobs (so a flapping group shows).
 Every read first fails the jobs it would show whose worker is gone (an expired lease), so a
 job is never shown "running" after its worker died, even when no health scan runs.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -75,25 +76,32 @@ def job_views(rows: Iterable[RebalanceJob]) -> list[Job]:
 def group_moves(*, group: str, filters: JobFilter = JobFilter()) -> tuple[QueueChange, ...]:
     """The queues a group's applied jobs moved, newest first: the same queue moving back and
     forth between jobs is a flapping group."""
-    rows = RebalanceQueueChange.objects.filter(group=group, moved=True, job__dry_run=False, job__namesrv_set=namesrv_sets.current_name())
+    rows = RebalanceQueueChange.objects.filter(
+        group=group, moved=True, job__dry_run=False, job__namesrv_set=namesrv_sets.current_name()
+    )
     if filters.since is not None:
         rows = rows.filter(created_at__gte=filters.since)
     if filters.until is not None:
         rows = rows.filter(created_at__lt=filters.until)
-    return tuple(records.change_view(r) for r in rows.order_by("-created_at", "-job_id", "topic", "broker_name", "queue_id")[:MOVES_SHOWN])
+    return tuple(
+        records.change_view(r)
+        for r in rows.order_by("-created_at", "-job_id", "topic", "broker_name", "queue_id")[:MOVES_SHOWN]
+    )
 
 
 def rebalance_history(*, filters: JobFilter, page_number: object = 1, per_page: int = 50) -> JobPage:
     """The console's history page: one page of jobs, newest first, and with a group its queue moves."""
     rows = rebalance_job_list(filters=filters)
     page = Paginator(range(rows.count()), per_page).get_page(page_number)
-    jobs = job_views(rows[page.start_index() - 1:page.end_index()]) if page.paginator.count else []
+    jobs = job_views(rows[page.start_index() - 1 : page.end_index()]) if page.paginator.count else []
     return JobPage(tuple(jobs), group_moves(group=filters.group, filters=filters) if filters.group else (), page)
 
 
 def latest_group_job(*, group: str) -> Job | None:
     """The group's newest own job, with its queue rows (the group page's rebalance panel)."""
-    row = RebalanceJob.objects.filter(namesrv_set=namesrv_sets.current_name(), scope=RebalanceJob.GROUP, scope_value=group).first()
+    row = RebalanceJob.objects.filter(
+        namesrv_set=namesrv_sets.current_name(), scope=RebalanceJob.GROUP, scope_value=group
+    ).first()
     if row is None:
         return None
     rebalance_jobs_sweep(jobs=RebalanceJob.objects.filter(pk=row.pk))

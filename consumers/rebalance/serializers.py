@@ -9,6 +9,7 @@
     GET  /api/v1/rebalance-jobs?group=&topic=&status=running,failed&scope=&dry_run=&since=&until=&requested_by=&page=
     GET  /api/v1/rebalance-jobs/{id}       the job with "groups": [{..., "changes": [queue rows]}]
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -24,17 +25,28 @@ from consumers.serializers import TimeField
 
 
 class RebalanceInput(StrictInputSerializer):
-    dry_run = StrictBooleanField(required=False, default=True, help_text="true (default): only show the expected movement")
-    timeout_s = StrictIntegerField(required=False, min_value=1, max_value=MAX_TIMEOUT_S,
-                                   help_text=f"how long to wait for convergence (default {DEFAULT_TIMEOUT_S})")
+    dry_run = StrictBooleanField(
+        required=False, default=True, help_text="true (default): only show the expected movement"
+    )
+    timeout_s = StrictIntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_TIMEOUT_S,
+        help_text=f"how long to wait for convergence (default {DEFAULT_TIMEOUT_S})",
+    )
 
 
 class RebalanceJobInput(RebalanceInput):
-    schema_rules = {"oneOf": [  # what validate() enforces: the scope's own name field, and no other
-        {"properties": {"scope": {"enum": ["group"]}}, "required": ["group"], "not": {"required": ["topic"]}},
-        {"properties": {"scope": {"enum": ["topic"]}}, "required": ["topic"], "not": {"required": ["group"]}},
-        {"properties": {"scope": {"enum": ["all"]}}, "not": {"anyOf": [{"required": ["group"]}, {"required": ["topic"]}]}},
-    ]}
+    schema_rules = {
+        "oneOf": [  # what validate() enforces: the scope's own name field, and no other
+            {"properties": {"scope": {"enum": ["group"]}}, "required": ["group"], "not": {"required": ["topic"]}},
+            {"properties": {"scope": {"enum": ["topic"]}}, "required": ["topic"], "not": {"required": ["group"]}},
+            {
+                "properties": {"scope": {"enum": ["all"]}},
+                "not": {"anyOf": [{"required": ["group"]}, {"required": ["topic"]}]},
+            },
+        ]
+    }
 
     scope = serializers.ChoiceField(choices=RebalanceJob.SCOPES)
     group = StrictCharField(required=False, help_text="scope group: the group")
@@ -69,10 +81,16 @@ class RebalanceJobQuery(StrictInputSerializer):
 
     def filters(self) -> JobFilter:
         d = self.validated_data
-        return JobFilter(group=d.get("group", ""), topic=d.get("topic", ""), status=d.get("status", frozenset()), scope=d.get("scope", ""),
-                         dry_run={"true": True, "false": False}.get(d.get("dry_run", "")),
-                         since=_ms_to_datetime(d["since"]) if "since" in d else None,
-                         until=_ms_to_datetime(d["until"]) if "until" in d else None, requested_by=d.get("requested_by", ""))
+        return JobFilter(
+            group=d.get("group", ""),
+            topic=d.get("topic", ""),
+            status=d.get("status", frozenset()),
+            scope=d.get("scope", ""),
+            dry_run={"true": True, "false": False}.get(d.get("dry_run", "")),
+            since=_ms_to_datetime(d["since"]) if "since" in d else None,
+            until=_ms_to_datetime(d["until"]) if "until" in d else None,
+            requested_by=d.get("requested_by", ""),
+        )
 
 
 class QueueChangeOutput(serializers.Serializer):
@@ -113,7 +131,9 @@ class RebalanceJobOutput(serializers.Serializer):
     reason = serializers.CharField()
     progress = serializers.CharField()
     timeout_s = serializers.IntegerField()
-    attempts = serializers.IntegerField(help_text="runs of its task: retries after connection errors and a redelivery after a lost worker add one each")
+    attempts = serializers.IntegerField(
+        help_text="runs of its task: retries after connection errors and a redelivery after a lost worker add one each"
+    )
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)

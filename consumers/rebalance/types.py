@@ -1,5 +1,6 @@
 """Frozen dataclasses of rebalance jobs, between the job services/selectors and the views,
 templates and serializers (no ORM row leaves the package)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
 """``{{ job.reason|rebalance_text }}``: a rebalance job's stored English sentence in the page's language."""
+
 from __future__ import annotations
 
 from django import template

@@ -7,13 +7,16 @@ consumes orders and is growing, ``audit`` consumes payments and is draining). Mi
 cover the last hour, hour windows the last day; the figures are smooth curves, so a chart shows
 shapes a person can check.
 """
+
 from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta, timezone
 
-TOPICS = {"orders": (("broker-a", 0), ("broker-a", 1), ("broker-b", 0), ("broker-b", 1)),
-          "payments": (("broker-a", 0), ("broker-b", 0))}
+TOPICS = {
+    "orders": (("broker-a", 0), ("broker-a", 1), ("broker-b", 0), ("broker-b", 1)),
+    "payments": (("broker-a", 0), ("broker-b", 0)),
+}
 GROUPS = {"billing": "orders", "audit": "payments"}
 
 
@@ -41,8 +44,10 @@ def seed_dashboards(*, now: datetime | None = None, minutes: int = 60, hours: in
     last_minute = _floor(now, 60) - timedelta(minutes=1)
     last_hour = _floor(now, 3600)
     throughput, backlog = [], []
-    for resolution, step, count, last in (("1m", timedelta(minutes=1), minutes, last_minute),
-                                          ("1h", timedelta(hours=1), hours, last_hour)):
+    for resolution, step, count, last in (
+        ("1m", timedelta(minutes=1), minutes, last_minute),
+        ("1h", timedelta(hours=1), hours, last_hour),
+    ):
         seconds = step.total_seconds()
         for i in range(count):
             window = last - step * (count - 1 - i)
@@ -51,44 +56,120 @@ def seed_dashboards(*, now: datetime | None = None, minutes: int = 60, hours: in
                 for broker, queue_id in queues:
                     rate = _queue_rate(topic, broker, queue_id, i)
                     topic_rate += rate
-                    throughput.append(ThroughputPoint(resolution=resolution, level="queue", window_start=window, broker=broker,
-                                                      topic=topic, queue_id=queue_id, messages=int(rate * seconds),
-                                                      msgs_per_s=rate, bytes_per_s=rate * 512))
-                throughput.append(ThroughputPoint(resolution=resolution, level="topic", window_start=window, topic=topic,
-                                                  messages=int(topic_rate * seconds), msgs_per_s=round(topic_rate, 3),
-                                                  bytes_per_s=topic_rate * 512))
+                    throughput.append(
+                        ThroughputPoint(
+                            resolution=resolution,
+                            level="queue",
+                            window_start=window,
+                            broker=broker,
+                            topic=topic,
+                            queue_id=queue_id,
+                            messages=int(rate * seconds),
+                            msgs_per_s=rate,
+                            bytes_per_s=rate * 512,
+                        )
+                    )
+                throughput.append(
+                    ThroughputPoint(
+                        resolution=resolution,
+                        level="topic",
+                        window_start=window,
+                        topic=topic,
+                        messages=int(topic_rate * seconds),
+                        msgs_per_s=round(topic_rate, 3),
+                        bytes_per_s=topic_rate * 512,
+                    )
+                )
             for broker in ("broker-a", "broker-b"):
                 rate = sum(_queue_rate(t, b, q, i) for t, qs in TOPICS.items() for b, q in qs if b == broker)
-                throughput.append(ThroughputPoint(resolution=resolution, level="broker", window_start=window, broker=broker,
-                                                  messages=int(rate * seconds), msgs_per_s=round(rate, 3), bytes_per_s=rate * 512))
+                throughput.append(
+                    ThroughputPoint(
+                        resolution=resolution,
+                        level="broker",
+                        window_start=window,
+                        broker=broker,
+                        messages=int(rate * seconds),
+                        msgs_per_s=round(rate, 3),
+                        bytes_per_s=rate * 512,
+                    )
+                )
             for group, topic in GROUPS.items():
                 total = 0
                 for broker, queue_id in TOPICS[topic]:
                     value = _queue_backlog(group, broker, queue_id, i, count)
                     total += value
-                    backlog.append(BacklogPoint(resolution=resolution, level="queue", window_start=window, group=group, topic=topic,
-                                                broker=broker, queue_id=queue_id, backlog=value,
-                                                consume_rate=_queue_rate(topic, broker, queue_id, i) * (0.9 if group == "billing" else 1.2),
-                                                produce_rate=_queue_rate(topic, broker, queue_id, i)))
-                backlog.append(BacklogPoint(resolution=resolution, level="group", window_start=window, group=group, topic=topic,
-                                            backlog=total, consume_rate=100.0, produce_rate=110.0 if group == "billing" else 80.0))
+                    backlog.append(
+                        BacklogPoint(
+                            resolution=resolution,
+                            level="queue",
+                            window_start=window,
+                            group=group,
+                            topic=topic,
+                            broker=broker,
+                            queue_id=queue_id,
+                            backlog=value,
+                            consume_rate=_queue_rate(topic, broker, queue_id, i) * (0.9 if group == "billing" else 1.2),
+                            produce_rate=_queue_rate(topic, broker, queue_id, i),
+                        )
+                    )
+                backlog.append(
+                    BacklogPoint(
+                        resolution=resolution,
+                        level="group",
+                        window_start=window,
+                        group=group,
+                        topic=topic,
+                        backlog=total,
+                        consume_rate=100.0,
+                        produce_rate=110.0 if group == "billing" else 80.0,
+                    )
+                )
     ThroughputPoint.objects.bulk_create(throughput)
     BacklogPoint.objects.bulk_create(backlog)
-    BacklogTrend.objects.bulk_create([
-        BacklogTrend(group="billing", topic="orders", backlog=5200, slope_per_s=4.2, trend="growing", consume_rate=450.0,
-                     produce_rate=480.0, time_to_drain_s=None, as_of=now),
-        BacklogTrend(group="audit", topic="payments", backlog=960, slope_per_s=-2.5, trend="draining", consume_rate=95.0,
-                     produce_rate=80.0, time_to_drain_s=64.0 * 60, as_of=now),
-    ])
-    Ranking.objects.bulk_create([
-        Ranking(kind="topics", rank=1, name="orders", value=560.5, as_of=now),
-        Ranking(kind="topics", rank=2, name="payments", value=81.2, as_of=now),
-        Ranking(kind="groups", rank=1, name="billing", value=5200, as_of=now),
-        Ranking(kind="groups", rank=2, name="audit", value=960, as_of=now),
-    ])
-    run = RefreshRun.objects.create(trigger="nightly", requested_by="beat", status="succeeded", progress="done",
-                                    created_at=now - timedelta(seconds=40), started_at=now - timedelta(seconds=38),
-                                    finished_at=now - timedelta(seconds=5), window_to=now)
+    BacklogTrend.objects.bulk_create(
+        [
+            BacklogTrend(
+                group="billing",
+                topic="orders",
+                backlog=5200,
+                slope_per_s=4.2,
+                trend="growing",
+                consume_rate=450.0,
+                produce_rate=480.0,
+                time_to_drain_s=None,
+                as_of=now,
+            ),
+            BacklogTrend(
+                group="audit",
+                topic="payments",
+                backlog=960,
+                slope_per_s=-2.5,
+                trend="draining",
+                consume_rate=95.0,
+                produce_rate=80.0,
+                time_to_drain_s=64.0 * 60,
+                as_of=now,
+            ),
+        ]
+    )
+    Ranking.objects.bulk_create(
+        [
+            Ranking(kind="topics", rank=1, name="orders", value=560.5, as_of=now),
+            Ranking(kind="topics", rank=2, name="payments", value=81.2, as_of=now),
+            Ranking(kind="groups", rank=1, name="billing", value=5200, as_of=now),
+            Ranking(kind="groups", rank=2, name="audit", value=960, as_of=now),
+        ]
+    )
+    run = RefreshRun.objects.create(
+        trigger="nightly",
+        requested_by="beat",
+        status="succeeded",
+        progress="done",
+        created_at=now - timedelta(seconds=40),
+        started_at=now - timedelta(seconds=38),
+        finished_at=now - timedelta(seconds=5),
+        window_to=now,
+    )
     state = DashboardState.load()
     state.last_good_run = run
     state.watermark = now

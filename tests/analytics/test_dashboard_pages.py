@@ -2,6 +2,7 @@
 range switching as an htmx swap, the drill-downs, and "Refresh now" (operators only; queued
 runs poll; the end reloads the charts; a failed run leaves the last result, marked stale; Redis
 down is a message in the page, not a 500)."""
+
 from __future__ import annotations
 
 import re
@@ -43,7 +44,9 @@ def test_viewer_sees_the_overview_but_no_refresh_control(as_role, seeded) -> Non
     assert '<a href="/dashboards/groups/billing/">billing</a>' in html
     assert "▲ growing" in html and "▼ draining" in html
     assert "1 h 4 min" in html  # audit drains in 64 minutes
-    assert 'data-testid="last-refresh"' in html and "never" not in _between(html, 'data-testid="last-refresh">', "</dd>")
+    assert 'data-testid="last-refresh"' in html and "never" not in _between(
+        html, 'data-testid="last-refresh">', "</dd>"
+    )
     assert 'data-testid="refresh-now"' not in html
     assert 'data-testid="stale"' not in html
 
@@ -81,7 +84,9 @@ def test_range_switch_is_an_htmx_swap_of_the_same_partial(as_role, seeded) -> No
     assert 'data-range="week"' in _between(fragment, 'data-testid="panel-throughput"', ">")
     for r in ("hour", "day", "week"):  # real links under hx-get
         assert f'href="/dashboards/?range={r}" hx-get="/dashboards/?range={r}"' in fragment
-    refused = client.get("/dashboards/?range=fortnight")  # unknown: refused (console.query_filters), not the default range
+    refused = client.get(
+        "/dashboards/?range=fortnight"
+    )  # unknown: refused (console.query_filters), not the default range
     assert refused.status_code == 400 and 'data-field="range"' in refused.content.decode()
 
 
@@ -120,7 +125,9 @@ def test_refresh_with_redis_down_is_a_message_not_a_500(as_role, seeded, setting
 
     response = client.post("/dashboards/refresh", {"next": "/dashboards/?range=day"}, follow=True)  # without JavaScript
     assert response.redirect_chain == [("/dashboards/?range=day", 302)]
-    assert "is unreachable, background work cannot be queued" in _between(response.content.decode(), 'data-testid="messages"', "</ul>")
+    assert "is unreachable, background work cannot be queued" in _between(
+        response.content.decode(), 'data-testid="messages"', "</ul>"
+    )
     assert '<a href="/dashboards/topics/orders/">orders</a>' in response.content.decode()  # the last result stays
 
 
@@ -179,7 +186,7 @@ def test_a_failed_run_keeps_the_last_result_marked_stale(as_role, seeded) -> Non
     assert "stale since" in badge
     assert 'data-testid="run-error">Spark: executor lost<' in html and "The last good result stays." in html
     assert '<a href="/dashboards/topics/orders/">orders</a>' in html  # the last good result, not half of a new one
-    assert "hx-trigger=\"every 1s\"" not in html
+    assert 'hx-trigger="every 1s"' not in html
 
 
 def test_a_run_started_elsewhere_is_followed_by_the_page(as_role, seeded) -> None:
@@ -195,19 +202,39 @@ def test_a_run_started_elsewhere_is_followed_by_the_page(as_role, seeded) -> Non
 
 def _between(text: str, start: str, end: str) -> str:
     i = text.index(start)
-    return text[i:text.index(end, i + len(start))]
+    return text[i : text.index(end, i + len(start))]
 
 
 def test_time_to_drain_reads_nothing_to_drain_an_estimate_or_keeping_pace(as_role, seeded) -> None:
     from analytics.models import BacklogTrend
 
     now = seeded["now"]
-    BacklogTrend.objects.bulk_create([  # as the job leaves them (analytics.jobs.trend_rule)
-        BacklogTrend(group="healthy", topic="orders", backlog=0, slope_per_s=0.0, trend="steady", consume_rate=50.0,
-                     produce_rate=50.0, time_to_drain_s=0.0, as_of=now),
-        BacklogTrend(group="inflight", topic="orders", backlog=4, slope_per_s=0.2, trend="steady", consume_rate=50.0,
-                     produce_rate=50.0, time_to_drain_s=None, as_of=now),
-    ])
+    BacklogTrend.objects.bulk_create(
+        [  # as the job leaves them (analytics.jobs.trend_rule)
+            BacklogTrend(
+                group="healthy",
+                topic="orders",
+                backlog=0,
+                slope_per_s=0.0,
+                trend="steady",
+                consume_rate=50.0,
+                produce_rate=50.0,
+                time_to_drain_s=0.0,
+                as_of=now,
+            ),
+            BacklogTrend(
+                group="inflight",
+                topic="orders",
+                backlog=4,
+                slope_per_s=0.2,
+                trend="steady",
+                consume_rate=50.0,
+                produce_rate=50.0,
+                time_to_drain_s=None,
+                as_of=now,
+            ),
+        ]
+    )
     html = as_role("viewer").get("/dashboards/").content.decode()
     row = {g: _between(html, f'<tr data-group="{g}"', "</tr>") for g in ("healthy", "inflight", "audit")}
     assert "nothing to drain" in row["healthy"] and "never" not in row["healthy"]
@@ -223,12 +250,16 @@ def test_between_runs_the_page_polls_for_a_newer_result(as_role, seeded) -> None
 
     client = as_role("viewer")
     html = client.get("/dashboards/").content.decode()
-    seen = re.search(r'hx-get="/dashboards/refresh\?seen=([^"]+)" hx-trigger="every (\d+)s \[document.visibilityState', html)
+    seen = re.search(
+        r'hx-get="/dashboards/refresh\?seen=([^"]+)" hx-trigger="every (\d+)s \[document.visibilityState', html
+    )
     assert seen, _between(html, '<div id="refresh-status"', ">")
     same = client.get(f"/dashboards/refresh?seen={seen.group(1)}", **HTMX)
     assert same.status_code == 200 and "HX-Trigger" not in same  # nothing new: the charts stay
     # beat's live refresh finished meanwhile: the next poll reloads the charts
-    newer = RefreshRun.objects.create(trigger="live", requested_by="beat", status="succeeded", finished_at=timezone.now())
+    newer = RefreshRun.objects.create(
+        trigger="live", requested_by="beat", status="succeeded", finished_at=timezone.now()
+    )
     DashboardState.objects.filter(pk=1).update(last_good_run=newer)
     answer = client.get(f"/dashboards/refresh?seen={seen.group(1)}", **HTMX)
     assert answer["HX-Trigger"] == "dashboards-refreshed"
@@ -245,7 +276,10 @@ def test_another_sets_pages_and_api_show_that_sets_rows_only(as_role, viewer, se
     for url in ("/dashboards/", "/dashboards/topics/orders/", "/dashboards/groups/billing/"):
         for tier in ("default", "second"):
             assert b'data-testid="dashboards-coverage"' not in page.get(f"{url}?namesrv_set={tier}").content, url
-    assert '<a href="/dashboards/topics/orders/">orders</a>' not in page.get("/dashboards/?namesrv_set=second").content.decode()
+    assert (
+        '<a href="/dashboards/topics/orders/">orders</a>'
+        not in page.get("/dashboards/?namesrv_set=second").content.decode()
+    )
     for kind in ("throughput", "backlog"):
         mine = viewer.get(f"/api/v1/dashboards/{kind}?range=day").json()
         assert mine["coverage"] == {"namesrv_set": "default", "covers_current_set": True, "note": ""} and mine["series"]

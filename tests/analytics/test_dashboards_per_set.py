@@ -1,6 +1,7 @@
 """Dashboards per name-server set (docs/clusters.md, docs/analytics.md): beat's sample round samples every
 configured set in its own scope into that set's own lake, and a refresh of one set puts its topics on that
 set's dashboards only; ``default``'s lake stays LAKE_DIR itself, so the lakes from before keep working."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,7 +20,11 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 def _topics(root) -> set[str]:
     import pyarrow.parquet as pq
 
-    return {t for f in (root / "queue_samples").rglob("*.parquet") for t in pq.read_table(f, columns=["topic"]).column("topic").to_pylist()}
+    return {
+        t
+        for f in (root / "queue_samples").rglob("*.parquet")
+        for t in pq.read_table(f, columns=["topic"]).column("topic").to_pylist()
+    }
 
 
 def _series_topics(viewer, tier: str) -> set[str]:
@@ -31,7 +36,8 @@ def _series_topics(viewer, tier: str) -> set[str]:
 
 
 def test_each_set_is_sampled_into_its_own_lake_and_refreshed_onto_its_own_dashboards(
-        viewer, console_cluster, second_session_cluster, unused_addr, lake, spark, topic_name) -> None:
+    viewer, console_cluster, second_session_cluster, unused_addr, lake, spark, topic_name
+) -> None:
     NamesrvSet.objects.create(name="down", namesrv_addr=unused_addr, position=1)  # a tier that does not answer
     NamesrvSet.objects.create(name="second", namesrv_addr=second_session_cluster.namesrv_addr, position=2)
     with BlockingMQAdminClient(second_session_cluster.namesrv_addr) as admin:
@@ -44,7 +50,10 @@ def test_each_set_is_sampled_into_its_own_lake_and_refreshed_onto_its_own_dashbo
 
     # the round went on past the set that is down; each set's rows are in its own lake
     assert [(s["namesrv_set"], "error" in s and not s.get("ok", True)) for s in first] == [
-        ("default", False), ("down", True), ("second", False)]
+        ("default", False),
+        ("down", True),
+        ("second", False),
+    ]
     second_lake = lake / "sets" / "second"
     assert topic_name in _topics(second_lake)
     assert topic_name not in _topics(lake)  # default's lake is LAKE_DIR itself, as before sets

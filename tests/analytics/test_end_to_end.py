@@ -11,6 +11,7 @@ inside the production and the stopped consumer has caught up again):
 The tests then refresh "as of" instants of the scenario (the trend of a run looks back from its
 ``as_of``), so Spark's speed on a busy machine does not move the phases they look at.
 """
+
 from __future__ import annotations
 
 import threading
@@ -23,14 +24,25 @@ import pytest
 
 from analytics.runner import dashboard_refresh
 from analytics.sampler import metrics_sample
-from brokers.engine.client import ClientConfig, ConsumerConfig, ConsumeConcurrentlyStatus, Message, Producer, PushConsumer
+from brokers.engine.client import (
+    ClientConfig,
+    ConsumerConfig,
+    ConsumeConcurrentlyStatus,
+    Message,
+    Producer,
+    PushConsumer,
+)
 from brokers.engine.client.admin import BlockingMQAdminClient
 from tests.brokers.engine.client._cluster import create_topic
 
-pytestmark = [pytest.mark.django_db, pytest.mark.slow, pytest.mark.timeout(600),
-              # a live 80-150 s scenario: its database work (results written by the runner, read by the
-              # dashboards API) is what test_runner.py and test_api.py already do on PostgreSQL
-              pytest.mark.sqlite_pass]
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.slow,
+    pytest.mark.timeout(600),
+    # a live 80-150 s scenario: its database work (results written by the runner, read by the
+    # dashboards API) is what test_runner.py and test_api.py already do on PostgreSQL
+    pytest.mark.sqlite_pass,
+]
 
 RATE_A = 50.0
 RATE_B = 20.0
@@ -39,8 +51,12 @@ SAMPLE_S = 2.0
 CONSUMING_S = 12.0
 STOPPED_S = 25.0
 STOP_BEFORE_MINUTE_S = 15.0  # the stop starts this long before a minute's end (see the scenario)
-FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
-                    persist_consumer_offset_interval_s=0.5)
+FAST = ClientConfig(
+    rebalance_interval_s=0.5,
+    poll_name_server_interval_s=0.5,
+    heartbeat_broker_interval_s=1.0,
+    persist_consumer_offset_interval_s=0.5,
+)
 
 
 def utcnow() -> datetime:
@@ -117,8 +133,13 @@ class Throttled:
 
 
 def _consumer(namesrv: str, group: str, topic: str, listener) -> PushConsumer:
-    c = PushConsumer(group, namesrv, consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_config=FAST,
-                     config=ConsumerConfig(consume_thread_min=1, consume_thread_max=1))
+    c = PushConsumer(
+        group,
+        namesrv,
+        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        client_config=FAST,
+        config=ConsumerConfig(consume_thread_min=1, consume_thread_max=1),
+    )
     c.subscribe(topic, "*")
     c.register_listener(listener)
     return c.start()
@@ -148,7 +169,9 @@ def scenario(session_cluster, tmp_path_factory):
     from brokers.gateway.client import reset_admin_client
 
     tag = f"{int(time.time())}"
-    s = Scenario(lake=tmp_path_factory.mktemp("e2e-lake"), topic_a=f"E2E_A_{tag}", topic_b=f"E2E_B_{tag}", group=f"E2E_G_{tag}")
+    s = Scenario(
+        lake=tmp_path_factory.mktemp("e2e-lake"), topic_a=f"E2E_A_{tag}", topic_b=f"E2E_B_{tag}", group=f"E2E_G_{tag}"
+    )
     namesrv = session_cluster.namesrv_addr
     with override_settings(MQ={**settings.MQ, "NAMESRV_ADDR": namesrv, "ADMIN_TIMEOUT_S": 2.0}):
         reset_admin_client()
@@ -161,15 +184,19 @@ def scenario(session_cluster, tmp_path_factory):
             consumer = _consumer(namesrv, s.group, s.topic_b, listener)
             paced = [Paced(producer_a, s.topic_a, RATE_A), Paced(producer_b, s.topic_b, RATE_B)]
             try:
-                _wait(lambda: any(mq.topic == s.topic_b for mq in consumer.assigned_queues()), 30, "the consumer's queues")
+                _wait(
+                    lambda: any(mq.topic == s.topic_b for mq in consumer.assigned_queues()), 30, "the consumer's queues"
+                )
                 sampler.start()
                 s.produce_from = utcnow()
                 for p in paced:
                     p.start()
                 # stop so that a calendar minute ends inside the stop: a window shows its last sample, and a
                 # stop-and-drain of ~50 s can otherwise lie inside one minute and no window would show it
-                _sleep_until(_next_minute(s.produce_from + timedelta(seconds=CONSUMING_S + STOP_BEFORE_MINUTE_S))
-                             - timedelta(seconds=STOP_BEFORE_MINUTE_S))
+                _sleep_until(
+                    _next_minute(s.produce_from + timedelta(seconds=CONSUMING_S + STOP_BEFORE_MINUTE_S))
+                    - timedelta(seconds=STOP_BEFORE_MINUTE_S)
+                )
                 consumer.shutdown()  # commits its offsets; then nothing consumes topic B
                 s.stopped_at = utcnow()
                 time.sleep(STOPPED_S)
@@ -180,7 +207,9 @@ def scenario(session_cluster, tmp_path_factory):
                 # a whole minute of production with a sample margin on both sides, and the drain sampled
                 # (the same margin as the whole-minute filter of the throughput test: 2 samples)
                 minute = _next_minute(s.produce_from + timedelta(seconds=2 * SAMPLE_S))
-                _sleep_until(max(s.drained_at + timedelta(seconds=4 * SAMPLE_S), minute + timedelta(seconds=60 + 2 * SAMPLE_S)))
+                _sleep_until(
+                    max(s.drained_at + timedelta(seconds=4 * SAMPLE_S), minute + timedelta(seconds=60 + 2 * SAMPLE_S))
+                )
             finally:
                 for p in paced:
                     p.stop.set()
@@ -202,8 +231,12 @@ def scenario(session_cluster, tmp_path_factory):
 @pytest.fixture
 def analytics_settings(settings, scenario, session_cluster, mq_settings):
     mq_settings(session_cluster.namesrv_addr)
-    settings.GANTRY_ANALYTICS = {**settings.GANTRY_ANALYTICS, "LAKE_DIR": str(scenario.lake), "SAMPLE_INTERVAL_S": SAMPLE_S,
-                                 "TREND_LOOKBACK_S": 8}
+    settings.GANTRY_ANALYTICS = {
+        **settings.GANTRY_ANALYTICS,
+        "LAKE_DIR": str(scenario.lake),
+        "SAMPLE_INTERVAL_S": SAMPLE_S,
+        "TREND_LOOKBACK_S": 8,
+    }
     return settings
 
 
@@ -217,16 +250,21 @@ def _parse(t: str) -> datetime:
     return datetime.fromisoformat(t.replace("Z", "+00:00"))
 
 
-def test_throughput_on_the_dashboard_is_within_5_percent_of_the_produced_rate(scenario, analytics_settings, spark, api_client_as):
+def test_throughput_on_the_dashboard_is_within_5_percent_of_the_produced_rate(
+    scenario, analytics_settings, spark, api_client_as
+):
     _refresh(spark, scenario.produce_until)
     viewer = api_client_as("viewer")
     for topic, rate in ((scenario.topic_a, RATE_A), (scenario.topic_b, RATE_B)):
         body = viewer.get("/api/v1/dashboards/throughput", {"range": "hour", "by": "topic", "topic": topic}).json()
         [series] = body["series"]
         # whole minutes inside the production, with the interval before each minute's first sample inside it too
-        full = [p for p in series["points"]
-                if _parse(p["t"]) >= scenario.produce_from + timedelta(seconds=2 * SAMPLE_S)
-                and _parse(p["t"]) + timedelta(seconds=60) <= scenario.produce_until]
+        full = [
+            p
+            for p in series["points"]
+            if _parse(p["t"]) >= scenario.produce_from + timedelta(seconds=2 * SAMPLE_S)
+            and _parse(p["t"]) + timedelta(seconds=60) <= scenario.produce_until
+        ]
         assert full, (scenario, series["points"])
         for point in full:
             assert point["msgs_per_s"] == pytest.approx(rate, rel=0.05), (topic, point)
@@ -234,12 +272,16 @@ def test_throughput_on_the_dashboard_is_within_5_percent_of_the_produced_rate(sc
     assert body["state"]["run"]["status"] == "succeeded" and body["state"]["stale_since"] is None
 
 
-def test_a_stopped_consumer_shows_its_backlog_growing_then_draining_then_drained(scenario, analytics_settings, spark, api_client_as):
+def test_a_stopped_consumer_shows_its_backlog_growing_then_draining_then_drained(
+    scenario, analytics_settings, spark, api_client_as
+):
     viewer = api_client_as("viewer")
 
     def backlog_json():
-        body = viewer.get("/api/v1/dashboards/backlog", {"range": "hour", "by": "group", "group": scenario.group,
-                                                        "topic": scenario.topic_b}).json()
+        body = viewer.get(
+            "/api/v1/dashboards/backlog",
+            {"range": "hour", "by": "group", "group": scenario.group, "topic": scenario.topic_b},
+        ).json()
         [trend] = [t for t in body["trends"] if t["topic"] == scenario.topic_b]
         return body, trend
 
@@ -248,7 +290,9 @@ def test_a_stopped_consumer_shows_its_backlog_growing_then_draining_then_drained
     assert stopped["trend"] == "growing", stopped
     assert stopped["slope_per_s"] == pytest.approx(RATE_B, rel=0.25) and stopped["backlog"] >= 0.6 * RATE_B * 20
     assert stopped["consume_rate"] == 0 and stopped["time_to_drain_s"] is None
-    assert [s["key"] for s in body["series"]] == [{"group": scenario.group, "topic": scenario.topic_b, "broker": None, "queue_id": None}]
+    assert [s["key"] for s in body["series"]] == [
+        {"group": scenario.group, "topic": scenario.topic_b, "broker": None, "queue_id": None}
+    ]
 
     _refresh(spark, scenario.restarted_at + timedelta(seconds=12))
     body, draining = backlog_json()

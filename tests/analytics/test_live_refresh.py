@@ -1,6 +1,7 @@
 """Live dashboards: beat's incremental refresh every minute (``dashboard-refresh-live``) turns
 samples written two minutes ago into dashboard points without anyone pressing a button; it is
 skipped while another refresh is active; its runs do not pile up in the history."""
+
 from __future__ import annotations
 
 import os
@@ -23,7 +24,9 @@ def _beat(settings, name: str = "dashboard-refresh-live"):
     app.loader.import_default_modules()
     entry = settings.CELERY_BEAT_SCHEDULE[name]
     task = app.tasks[entry["task"]]
-    [answer] = task(*entry.get("args", ()), **entry.get("kwargs", {}))["sets"]  # one per configured set: default only here
+    [answer] = task(*entry.get("args", ()), **entry.get("kwargs", {}))[
+        "sets"
+    ]  # one per configured set: default only here
     assert answer.pop("namesrv_set") == "default"
     return answer
 
@@ -33,9 +36,13 @@ def test_beat_runs_the_refresh_every_minute_besides_the_nightly_one(settings) ->
 
     app.loader.import_default_modules()
     live = settings.CELERY_BEAT_SCHEDULE["dashboard-refresh-live"]
-    assert live["task"] == "analytics.tasks.dashboard_refresh_task" in app.tasks and live["kwargs"] == {"trigger": "live"}
+    assert live["task"] == "analytics.tasks.dashboard_refresh_task" in app.tasks and live["kwargs"] == {
+        "trigger": "live"
+    }
     assert live["schedule"] == settings.GANTRY_ANALYTICS["LIVE_REFRESH_S"] == 60.0
-    assert live["options"]["expires"] < live["schedule"]  # one that waited a whole period (behind a full run) is dropped
+    assert (
+        live["options"]["expires"] < live["schedule"]
+    )  # one that waited a whole period (behind a full run) is dropped
     assert app.amqp.router.route({}, live["task"])["queue"].name == "analytics"
     assert "dashboard-refresh-nightly" in settings.CELERY_BEAT_SCHEDULE  # the nightly refresh stays
 
@@ -58,7 +65,12 @@ def test_a_live_refresh_without_new_samples_is_skipped(settings, lake) -> None:
     sample_round(lake, last, "broker-a", queues=[("orders", 0, 10, 100)])
     assert new_samples()  # never refreshed
     DashboardState.objects.update_or_create(pk=1, defaults={"data_until": last})
-    assert _beat(settings) == {"id": None, "status": "skipped", "error": "", "reason": "no samples since the last refresh"}
+    assert _beat(settings) == {
+        "id": None,
+        "status": "skipped",
+        "error": "",
+        "reason": "no samples since the last refresh",
+    }
     assert not RefreshRun.objects.exists()
     sample_round(lake, last + timedelta(seconds=10), "broker-a", queues=[("orders", 0, 20, 200)])
     assert new_samples()
@@ -70,8 +82,14 @@ def test_old_live_runs_are_pruned_but_not_the_last_good_one_nor_failures() -> No
     old = now - LIVE_RUNS_KEPT - timedelta(minutes=5)
 
     def run(trigger, status, finished):
-        return RefreshRun.objects.create(trigger=trigger, requested_by="beat", status=status, created_at=finished,
-                                         started_at=finished, finished_at=finished)
+        return RefreshRun.objects.create(
+            trigger=trigger,
+            requested_by="beat",
+            status=status,
+            created_at=finished,
+            started_at=finished,
+            finished_at=finished,
+        )
 
     gone = [run("live", "succeeded", old - timedelta(minutes=m)) for m in range(3)]
     kept = [run("live", "failed", old), run("nightly", "succeeded", old), run("live", "succeeded", now)]
@@ -84,8 +102,9 @@ def test_old_live_runs_are_pruned_but_not_the_last_good_one_nor_failures() -> No
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_samples_written_two_minutes_ago_reach_the_dashboards_without_a_button(spark, lake, settings, monkeypatch,
-                                                                              api_client_as) -> None:
+def test_samples_written_two_minutes_ago_reach_the_dashboards_without_a_button(
+    spark, lake, settings, monkeypatch, api_client_as
+) -> None:
     import analytics.spark
 
     # the analytics worker's warm session is the test's shared one (its settings untouched)
@@ -93,7 +112,9 @@ def test_samples_written_two_minutes_ago_reach_the_dashboards_without_a_button(s
     monkeypatch.setattr(analytics.spark, "_pid", os.getpid())
     viewer = api_client_as("viewer")
     now = datetime.now(timezone.utc).replace(microsecond=0)
-    assert viewer.get(THROUGHPUT, {"range": "hour"}).json()["series"] == []  # sampling, no refresh yet: "No samples yet"
+    assert (
+        viewer.get(THROUGHPUT, {"range": "hour"}).json()["series"] == []
+    )  # sampling, no refresh yet: "No samples yet"
 
     steady_workload(lake, now - timedelta(minutes=12), now - timedelta(minutes=2), every_s=30)
     assert _beat(settings)["status"] == "succeeded"
@@ -112,4 +133,6 @@ def test_samples_written_two_minutes_ago_reach_the_dashboards_without_a_button(s
     points = viewer.get(THROUGHPUT, {"range": "hour"}).json()["series"][0]["points"]
     assert datetime.fromisoformat(points[-1]["t"].replace("Z", "+00:00")) == now.replace(second=0)
     second = RefreshRun.objects.order_by("-id").first()
-    assert second.window_from >= first.window_to.replace(minute=0, second=0, microsecond=0)  # incremental, not from scratch
+    assert second.window_from >= first.window_to.replace(
+        minute=0, second=0, microsecond=0
+    )  # incremental, not from scratch

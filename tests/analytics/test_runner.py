@@ -1,5 +1,6 @@
 """The refresh runner against a real lake in tmp_path, the shared local Spark session and the
 test database: results, incremental reads, atomic replacement, stale marking, lost runs."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -20,8 +21,12 @@ def refresh(spark, as_of, **kwargs):
 
 
 def topic_rates(resolution="1m", topic="orders"):
-    return {p.window_start: p.msgs_per_s for p in
-            ThroughputPoint.objects.filter(resolution=resolution, level="topic", topic=topic).order_by("window_start")}
+    return {
+        p.window_start: p.msgs_per_s
+        for p in ThroughputPoint.objects.filter(resolution=resolution, level="topic", topic=topic).order_by(
+            "window_start"
+        )
+    }
 
 
 def test_the_plan_reads_one_hour_and_a_sample_margin_before_the_watermark_hour():
@@ -42,21 +47,32 @@ def test_a_refresh_turns_the_lake_into_throughput_backlog_trends_and_top_lists(s
     assert set(rates) == {at("13:58") + timedelta(minutes=m) for m in range(13)}
     assert all(rate == pytest.approx(6.0, rel=0.01) for rate in rates.values())
     queue_level = ThroughputPoint.objects.get(resolution="1m", level="queue", queue_id=1, window_start=at("14:05"))
-    assert (queue_level.broker, queue_level.topic, queue_level.msgs_per_s, queue_level.bytes_per_s) == ("broker-a", "orders", 3.0, 300.0)
+    assert (queue_level.broker, queue_level.topic, queue_level.msgs_per_s, queue_level.bytes_per_s) == (
+        "broker-a",
+        "orders",
+        3.0,
+        300.0,
+    )
     assert topic_rates("1h") == {at("13:00"): pytest.approx(6.0, rel=0.01), at("14:00"): pytest.approx(6.0, rel=0.01)}
 
     trend = BacklogTrend.objects.get(group="billing", topic="orders")
     assert trend.trend == "growing" and trend.slope_per_s == pytest.approx(2.0, rel=0.02)
     assert trend.backlog == 2 * 720 and trend.consume_rate == pytest.approx(4.0, rel=0.02)
-    assert [(r.kind, r.rank, r.name) for r in Ranking.objects.all()] == [("groups", 1, "billing"), ("topics", 1, "orders")]
+    assert [(r.kind, r.rank, r.name) for r in Ranking.objects.all()] == [
+        ("groups", 1, "billing"),
+        ("topics", 1, "orders"),
+    ]
 
     state = DashboardState.load()
     assert state.watermark == at("14:10:05") and state.data_until == at("14:10") and state.stale_since is None
     view = selectors.backlog_view(range="hour", by="group", now=at("14:10:05"))
     [series] = view["series"]
     assert series["key"] == {"group": "billing", "topic": "orders", "broker": None, "queue_id": None}
-    assert series["points"][-1] == {"t": "2026-11-22T14:10:00Z", "backlog": 1440, "consume_rate": None, "produce_rate": None} \
+    assert (
+        series["points"][-1]
+        == {"t": "2026-11-22T14:10:00Z", "backlog": 1440, "consume_rate": None, "produce_rate": None}
         or series["points"][-1]["backlog"] == 1440
+    )
     assert view["trends"][0]["trend"] == "growing" and view["top"] == [{"rank": 1, "name": "billing", "value": 1440.0}]
 
 
@@ -89,7 +105,9 @@ def test_a_failed_run_keeps_the_last_good_result_marks_it_stale_and_the_next_run
 
     failed = refresh(spark, at("14:15:05"))
     assert failed.status == "failed" and failed.finished_at is not None
-    assert failed.error.startswith(("SparkException", "AnalysisException", "Py4JJavaError")) and "\n" not in failed.error, failed.error
+    assert (
+        failed.error.startswith(("SparkException", "AnalysisException", "Py4JJavaError")) and "\n" not in failed.error
+    ), failed.error
     after = selectors.throughput_view(range="hour", by="topic", now=at("14:10:05"))
     assert after["series"] == before["series"] and after["top"] == before["top"]
     assert after["state"]["stale_since"] == selectors.iso(failed.started_at)
@@ -122,7 +140,9 @@ def test_a_nightly_call_while_a_run_is_active_returns_that_run(lake):
 def test_a_running_run_without_heartbeat_reads_as_lost_then_is_recorded_failed(settings, lake):
     run, _ = run_open(trigger="api", requested_by="someone")
     started = at("14:00")
-    RefreshRun.objects.filter(pk=run.pk).update(status="running", started_at=started, heartbeat_at=started + timedelta(seconds=30))
+    RefreshRun.objects.filter(pk=run.pk).update(
+        status="running", started_at=started, heartbeat_at=started + timedelta(seconds=30)
+    )
     lost_at = started + timedelta(seconds=30 + 121)
 
     state = selectors.dashboard_state(now=started + timedelta(seconds=60))

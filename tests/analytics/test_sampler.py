@@ -1,5 +1,6 @@
 """The metrics sampler against real brokers: one answer per broker becomes one Parquet file per
 dataset per broker in the hour's partition; a broker that does not answer is only reported."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -22,7 +23,9 @@ def _broker_of(path) -> str:
     return path.stem.split("-", 2)[2].rsplit("-", 1)[0]
 
 
-def test_a_round_writes_every_queue_and_committed_offset_one_file_per_broker_and_dataset(console_cluster, console_admin, topic_name, members, lake):
+def test_a_round_writes_every_queue_and_committed_offset_one_file_per_broker_and_dataset(
+    console_cluster, console_admin, topic_name, members, lake
+):
     create_topic(console_admin, console_cluster, topic_name, queues=2)
     mq = MessageQueue(topic_name, "broker-a", 1)
     send(console_cluster, topic_name, 5, mq=mq, body=b"x" * 100)
@@ -41,7 +44,10 @@ def test_a_round_writes_every_queue_and_committed_offset_one_file_per_broker_and
         [ts] = set(table.column("ts").to_pylist())
         assert f.name.startswith(f"part-{int(ts.timestamp() * 1000)}-")
         assert f.parent == partition_dir(lake, QUEUE_SAMPLES, ts)
-        assert f.parent.name == f"hour={ts.astimezone(timezone.utc).hour}" and f.parent.parent.name == f"date={ts:%Y-%m-%d}"
+        assert (
+            f.parent.name == f"hour={ts.astimezone(timezone.utc).hour}"
+            and f.parent.parent.name == f"date={ts:%Y-%m-%d}"
+        )
         rows += table.to_pylist()
     assert len(rows) == result.queue_rows
     mine = {(r["broker"], r["queue_id"]): r for r in rows if r["topic"] == topic_name}
@@ -51,15 +57,20 @@ def test_a_round_writes_every_queue_and_committed_offset_one_file_per_broker_and
 
     groups = [r for f in _files(lake, GROUP_SAMPLES) for r in pq.read_table(f).to_pylist()]
     assert len(groups) == result.group_rows and len(_files(lake, GROUP_SAMPLES)) <= 2
-    assert [(r["broker"], r["group"], r["queue_id"], r["committed_offset"], r["max_offset"])
-            for r in groups if r["topic"] == topic_name] == [("broker-a", group, 1, 3, 5)]
+    assert [
+        (r["broker"], r["group"], r["queue_id"], r["committed_offset"], r["max_offset"])
+        for r in groups
+        if r["topic"] == topic_name
+    ] == [("broker-a", group, 1, 3, 5)]
     assert not list(lake.rglob(".*"))  # no temporary file left behind
 
     again = metrics_sample()
     assert len(_files(lake, QUEUE_SAMPLES)) == 4 and len(again.files) == len(result.files)
 
 
-def test_a_broker_that_does_not_answer_is_reported_and_the_others_are_written(console_cluster, unused_addr, lake, caplog):
+def test_a_broker_that_does_not_answer_is_reported_and_the_others_are_written(
+    console_cluster, unused_addr, lake, caplog
+):
     # broker-b hangs or its host is gone: the name server still routes to an address where nothing answers
     result = metrics_sample(brokers={"broker-a": console_cluster.broker_addr("broker-a"), "broker-b": unused_addr})
     assert result.brokers == ("broker-a", "broker-b")
@@ -73,12 +84,34 @@ def test_partitions_since_lists_the_hours_a_refresh_needs(lake):
     from analytics.lake import lake_prune, partitions_since, write_samples
 
     for hour in (22, 23):
-        write_samples(lake, QUEUE_SAMPLES, ts_ms=int(datetime(2026, 11, 21, hour, 30, tzinfo=timezone.utc).timestamp() * 1000),
-                      broker="broker-a", columns={"broker": ["broker-a"], "topic": ["t"], "queue_id": [0], "min_offset": [0],
-                                                  "max_offset": [1], "put_bytes": [None]})
-    write_samples(lake, QUEUE_SAMPLES, ts_ms=int(datetime(2026, 11, 22, 0, 5, tzinfo=timezone.utc).timestamp() * 1000),
-                  broker="broker-a", columns={"broker": ["broker-a"], "topic": ["t"], "queue_id": [0], "min_offset": [0],
-                                              "max_offset": [2], "put_bytes": [10]})
+        write_samples(
+            lake,
+            QUEUE_SAMPLES,
+            ts_ms=int(datetime(2026, 11, 21, hour, 30, tzinfo=timezone.utc).timestamp() * 1000),
+            broker="broker-a",
+            columns={
+                "broker": ["broker-a"],
+                "topic": ["t"],
+                "queue_id": [0],
+                "min_offset": [0],
+                "max_offset": [1],
+                "put_bytes": [None],
+            },
+        )
+    write_samples(
+        lake,
+        QUEUE_SAMPLES,
+        ts_ms=int(datetime(2026, 11, 22, 0, 5, tzinfo=timezone.utc).timestamp() * 1000),
+        broker="broker-a",
+        columns={
+            "broker": ["broker-a"],
+            "topic": ["t"],
+            "queue_id": [0],
+            "min_offset": [0],
+            "max_offset": [2],
+            "put_bytes": [10],
+        },
+    )
     since = partitions_since(lake, QUEUE_SAMPLES, datetime(2026, 11, 21, 23, 59, tzinfo=timezone.utc))
     assert [(p.parent.name, p.name) for p in since] == [("date=2026-11-21", "hour=23"), ("date=2026-11-22", "hour=0")]
     assert len(partitions_since(lake, QUEUE_SAMPLES, None)) == 3
@@ -99,9 +132,16 @@ def test_compaction_merges_each_closed_hour_into_one_file_and_keeps_every_row_on
     closed = datetime(2026, 11, 22, 10, 0, tzinfo=timezone.utc)
     for i in range(4):
         for broker in ("broker-a", "broker-b"):
-            sample_round(lake, closed + timedelta(seconds=10 * i), broker, queues=[("orders", 0, 10 * i, 100 * i)],
-                         offsets=[("billing", "orders", 0, 5 * i, 10 * i)])
-    sample_round(lake, closed + timedelta(hours=1, seconds=5), "broker-a", queues=[("orders", 0, 50, 500)])  # the open hour
+            sample_round(
+                lake,
+                closed + timedelta(seconds=10 * i),
+                broker,
+                queues=[("orders", 0, 10 * i, 100 * i)],
+                offsets=[("billing", "orders", 0, 5 * i, 10 * i)],
+            )
+    sample_round(
+        lake, closed + timedelta(hours=1, seconds=5), "broker-a", queues=[("orders", 0, 50, 500)]
+    )  # the open hour
     closed_dir = partition_dir(lake, QUEUE_SAMPLES, closed)
     first = sorted(closed_dir.glob("*.parquet"))[0]
     shutil.copy(first, closed_dir / first.name.replace("part-", "part-9"))  # a crash after a merge's rename: rows twice
@@ -116,9 +156,13 @@ def test_compaction_merges_each_closed_hour_into_one_file_and_keeps_every_row_on
     assert len(before_q) == 9 and len(before_g) == 8
     assert lake_compact(lake, before=closed + timedelta(hours=1, minutes=5)) == 2  # both datasets of the closed hour
     assert [f.name.split("-")[2] for f in closed_dir.glob("*.parquet")] == ["compacted"]
-    assert rows(QUEUE_SAMPLES, closed) == sorted({tuple(r.items()): r for r in before_q}.values(), key=lambda r: (r["ts"], r["broker"]))
+    assert rows(QUEUE_SAMPLES, closed) == sorted(
+        {tuple(r.items()): r for r in before_q}.values(), key=lambda r: (r["ts"], r["broker"])
+    )
     assert rows(GROUP_SAMPLES, closed) == before_g
-    assert len(list(partition_dir(lake, QUEUE_SAMPLES, closed + timedelta(hours=1)).glob("*.parquet"))) == 1  # open hour untouched
+    assert (
+        len(list(partition_dir(lake, QUEUE_SAMPLES, closed + timedelta(hours=1)).glob("*.parquet"))) == 1
+    )  # open hour untouched
     assert lake_compact(lake, before=closed + timedelta(hours=1, minutes=5)) == 0  # nothing left to merge
 
 

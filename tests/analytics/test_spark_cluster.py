@@ -9,6 +9,7 @@ directory, as a shared filesystem would give them on real hosts; the executor ru
 Python (PYSPARK_PYTHON). The same lake is then refreshed on the local session and the result tables
 compared row for row.
 """
+
 from __future__ import annotations
 
 import json
@@ -78,11 +79,19 @@ def spark_standalone(tmp_path_factory) -> Iterator[SparkStandalone]:
     """A Spark standalone master and one registered worker on loopback; both stopped after the module."""
     home = _spark_home()
     work = tmp_path_factory.mktemp("spark-standalone")
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOCAL_HOSTNAME": "127.0.0.1",
-           "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-           "SPARK_NO_DAEMONIZE": "1", "SPARK_WORKER_DIR": str(work / "work"),
-           # small, quick-starting JVMs for the master and worker daemons
-           "SPARK_DAEMON_MEMORY": "256m", "SPARK_DAEMON_JAVA_OPTS": FAST_JVM}
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(home),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_LOCAL_HOSTNAME": "127.0.0.1",
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "SPARK_NO_DAEMONIZE": "1",
+        "SPARK_WORKER_DIR": str(work / "work"),
+        # small, quick-starting JVMs for the master and worker daemons
+        "SPARK_DAEMON_MEMORY": "256m",
+        "SPARK_DAEMON_JAVA_OPTS": FAST_JVM,
+    }
     env.pop("PYSPARK_SUBMIT_ARGS", None)
     port, ui, worker_ui = free_port(), free_port(), free_port()
     url = f"spark://127.0.0.1:{port}"
@@ -92,17 +101,44 @@ def spark_standalone(tmp_path_factory) -> Iterator[SparkStandalone]:
     def start(name: str, argv: list[str], marker: str) -> None:
         log = work / f"{name}.log"
         with open(log, "wb") as out:
-            proc = subprocess.Popen([spark_class, *argv], cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                [spark_class, *argv], cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
         procs.append(proc)
         _wait_for(proc, log, marker, name)
 
     try:
-        start("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-                         "--webui-port", str(ui)], "I have been elected leader")
-        start("worker", ["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--webui-port",
-                         str(worker_ui), "--cores", "1", "--memory", "1g", "--work-dir", str(work / "work")],
-              "Successfully registered with master")
+        start(
+            "master",
+            [
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--webui-port",
+                str(ui),
+            ],
+            "I have been elected leader",
+        )
+        start(
+            "worker",
+            [
+                "org.apache.spark.deploy.worker.Worker",
+                url,
+                "--host",
+                "127.0.0.1",
+                "--webui-port",
+                str(worker_ui),
+                "--cores",
+                "1",
+                "--memory",
+                "1g",
+                "--work-dir",
+                str(work / "work"),
+            ],
+            "Successfully registered with master",
+        )
         yield SparkStandalone(url, env, work / "work")
     finally:
         for proc in reversed(procs):
@@ -124,13 +160,25 @@ def _database_url() -> str:
 
 def _results() -> dict[str, list[tuple]]:
     """Every result table as sorted tuples (ids, run references and float noise left out)."""
+
     def rows(model, *fields: str) -> list[tuple]:
-        return sorted(tuple(round(v, 9) if isinstance(v, float) else v for v in row)
-                      for row in model.objects.values_list(*fields))
+        return sorted(
+            tuple(round(v, 9) if isinstance(v, float) else v for v in row) for row in model.objects.values_list(*fields)
+        )
 
     return {
-        "throughput": rows(ThroughputPoint, "resolution", "level", "window_start", "broker", "topic", "queue_id",
-                           "messages", "msgs_per_s", "bytes_per_s"),
+        "throughput": rows(
+            ThroughputPoint,
+            "resolution",
+            "level",
+            "window_start",
+            "broker",
+            "topic",
+            "queue_id",
+            "messages",
+            "msgs_per_s",
+            "bytes_per_s",
+        ),
         "backlog": rows(BacklogPoint, *[f.name for f in BacklogPoint._meta.concrete_fields if f.name != "id"]),
         "trends": rows(BacklogTrend, *[f.name for f in BacklogTrend._meta.concrete_fields if f.name != "id"]),
         "rankings": rows(Ranking, *[f.name for f in Ranking._meta.concrete_fields if f.name != "id"]),
@@ -139,15 +187,29 @@ def _results() -> dict[str, list[tuple]]:
 
 def test_a_refresh_on_a_standalone_cluster_equals_the_local_one(spark_standalone, spark, lake):
     steady_workload(lake, at("13:40"), at("14:10"), every_s=30)
-    env = {**spark_standalone.env, "DJANGO_SETTINGS_MODULE": "console.settings", "DATABASE_URL": _database_url(),
-           "SPARK_MASTER": spark_standalone.master_url, "GANTRY_LAKE_DIR": str(lake), "GANTRY_SAMPLE_INTERVAL_S": "30",
-           "PYTHONUNBUFFERED": "1",
-           # one core, small JVMs: the worker offers 1 GiB, an executor's default asks for all of it
-           "PYSPARK_SUBMIT_ARGS": (f"--conf spark.executor.memory=512m --conf spark.cores.max=1 --driver-memory 512m "
-                                   f"--conf spark.driver.extraJavaOptions='{FAST_JVM}' "
-                                   f"--conf spark.executor.extraJavaOptions='{FAST_JVM}' pyspark-shell")}
-    done = subprocess.run([sys.executable, "manage.py", "dashboard_refresh", "--as-of", "2026-11-22T14:10:05Z"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    env = {
+        **spark_standalone.env,
+        "DJANGO_SETTINGS_MODULE": "console.settings",
+        "DATABASE_URL": _database_url(),
+        "SPARK_MASTER": spark_standalone.master_url,
+        "GANTRY_LAKE_DIR": str(lake),
+        "GANTRY_SAMPLE_INTERVAL_S": "30",
+        "PYTHONUNBUFFERED": "1",
+        # one core, small JVMs: the worker offers 1 GiB, an executor's default asks for all of it
+        "PYSPARK_SUBMIT_ARGS": (
+            f"--conf spark.executor.memory=512m --conf spark.cores.max=1 --driver-memory 512m "
+            f"--conf spark.driver.extraJavaOptions='{FAST_JVM}' "
+            f"--conf spark.executor.extraJavaOptions='{FAST_JVM}' pyspark-shell"
+        ),
+    }
+    done = subprocess.run(
+        [sys.executable, "manage.py", "dashboard_refresh", "--as-of", "2026-11-22T14:10:05Z"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     cluster_run = json.loads(done.stdout.strip().splitlines()[-1])
     assert cluster_run["status"] == "succeeded" and cluster_run["rows_read"] == 2 * 2 * 61

@@ -1,5 +1,6 @@
 """The Django side with the ACL on: the console's admin client signs with MQ ACCESS_KEY / SECRET_KEY,
 mqadmin with -a/-s (or $MQ_ACCESS_KEY), run_cluster takes --acl-file, and run_embedded's accounts."""
+
 from __future__ import annotations
 
 import io
@@ -31,8 +32,13 @@ def point_console(settings):
     from brokers.gateway.client import reset_admin_client
 
     def point(cluster, access_key: str = "", secret_key: str = "") -> None:
-        settings.MQ = {**settings.MQ, "NAMESRV_ADDR": cluster.namesrv_addr, "ADMIN_TIMEOUT_S": 2.0,
-                       "ACCESS_KEY": access_key, "SECRET_KEY": secret_key}
+        settings.MQ = {
+            **settings.MQ,
+            "NAMESRV_ADDR": cluster.namesrv_addr,
+            "ADMIN_TIMEOUT_S": 2.0,
+            "ACCESS_KEY": access_key,
+            "SECRET_KEY": secret_key,
+        }
         reset_admin_client()
 
     yield point
@@ -42,8 +48,12 @@ def point_console(settings):
 @pytest.mark.django_db
 def test_the_console_signs_with_mq_access_key_and_is_refused_without(acl_cluster, point_console, viewer, operator):
     point_console(acl_cluster, *ADMIN)
-    assert {"name": acl_cluster.cluster, "broker_names": ["broker-a"]} in viewer.get("/api/v1/clusters").json()["results"]
-    created = operator.post("/api/v1/topics", {"name": "AclConsoleTopic", "cluster": acl_cluster.cluster}, format="json")
+    assert {"name": acl_cluster.cluster, "broker_names": ["broker-a"]} in viewer.get("/api/v1/clusters").json()[
+        "results"
+    ]
+    created = operator.post(
+        "/api/v1/topics", {"name": "AclConsoleTopic", "cluster": acl_cluster.cluster}, format="json"
+    )
     assert created.status_code == 201, created.content
     point_console(acl_cluster)  # no keys: every request unsigned
     refused = viewer.get("/api/v1/clusters")
@@ -56,7 +66,11 @@ def test_mqadmin_signs_with_a_and_s_or_the_environment(acl_cluster, settings):
     out = io.StringIO()
     call_command("mqadmin", "clusterList", "-n", acl_cluster.namesrv_addr, "-a", ADMIN[0], "-s", ADMIN[1], stdout=out)
     assert acl_cluster.broker_addr("broker-a") in out.getvalue()
-    settings.MQ = {**settings.MQ, "ACCESS_KEY": ADMIN[0], "SECRET_KEY": ADMIN[1]}  # what $MQ_ACCESS_KEY / $MQ_SECRET_KEY set
+    settings.MQ = {
+        **settings.MQ,
+        "ACCESS_KEY": ADMIN[0],
+        "SECRET_KEY": ADMIN[1],
+    }  # what $MQ_ACCESS_KEY / $MQ_SECRET_KEY set
     out = io.StringIO()
     call_command("mqadmin", "clusterList", "-n", acl_cluster.namesrv_addr, stdout=out)
     assert acl_cluster.broker_addr("broker-a") in out.getvalue()
@@ -71,14 +85,26 @@ def test_mqadmin_signs_with_a_and_s_or_the_environment(acl_cluster, settings):
 def test_run_cluster_with_acl_file_checks_every_request(tmp_path):
     acl_file = write_acl(tmp_path / "plain_acl.yml", acl_text())
     ns_port, port_a = free_ports(2)
-    proc, lines = start("--store-dir", str(tmp_path / "store"), "--namesrv-port", str(ns_port), "--broker", f"broker-a:{port_a}",
-                        "--cluster", "AclRunCluster", "--acl-file", str(acl_file))
+    proc, lines = start(
+        "--store-dir",
+        str(tmp_path / "store"),
+        "--namesrv-port",
+        str(ns_port),
+        "--broker",
+        f"broker-a:{port_a}",
+        "--cluster",
+        "AclRunCluster",
+        "--acl-file",
+        str(acl_file),
+    )
     try:
         ready, seen = wait_for(lines, "ready")
         assert ready is not None, "\n".join(seen)
         namesrv = f"127.0.0.1:{ns_port}"
         with BlockingMQAdminClient(namesrv, access_key=ADMIN[0], secret_key=ADMIN[1]) as admin:
-            assert admin.examine_broker_cluster_info().clusters == {"AclRunCluster": ("broker-a",)}  # brokers signed their registration
+            assert admin.examine_broker_cluster_info().clusters == {
+                "AclRunCluster": ("broker-a",)
+            }  # brokers signed their registration
         with BlockingMQAdminClient(namesrv) as anonymous:
             with pytest.raises(MQBrokerError) as info:
                 anonymous.examine_broker_cluster_info()
@@ -92,7 +118,15 @@ def test_run_cluster_refuses_a_non_loopback_host_without_an_acl(tmp_path):
     with pytest.raises(CommandError, match="--acl-file"):
         call_command("run_cluster", "--store-dir", str(tmp_path / "store"), "--host", "0.0.0.0", stdout=io.StringIO())
     with pytest.raises(CommandError, match="not both"):
-        call_command("run_cluster", "--store-dir", str(tmp_path / "store"), "--acl-file", "x.yml", "--no-acl", stdout=io.StringIO())
+        call_command(
+            "run_cluster",
+            "--store-dir",
+            str(tmp_path / "store"),
+            "--acl-file",
+            "x.yml",
+            "--no-acl",
+            stdout=io.StringIO(),
+        )
     assert not (tmp_path / "store").exists()
 
 
@@ -108,7 +142,18 @@ def test_make_runs_acl_file_is_generated_once_private_and_read_back(tmp_path, se
 
     from console.management.commands.run_embedded import Command
 
-    settings.MQ = {**settings.MQ, "ACL_FILE": str(path), "ACCESS_KEY": "", "SECRET_KEY": "", "DEMO_ACCESS_KEY": "", "DEMO_SECRET_KEY": ""}
+    settings.MQ = {
+        **settings.MQ,
+        "ACL_FILE": str(path),
+        "ACCESS_KEY": "",
+        "SECRET_KEY": "",
+        "DEMO_ACCESS_KEY": "",
+        "DEMO_SECRET_KEY": "",
+    }
     env = Command(stdout=io.StringIO())._acl_env()
-    assert env == {"MQ_ACCESS_KEY": ADMIN_ACCESS_KEY, "MQ_SECRET_KEY": first.admin_secret_key,
-                   "MQ_DEMO_ACCESS_KEY": DEMO_ACCESS_KEY, "MQ_DEMO_SECRET_KEY": first.demo_secret_key}
+    assert env == {
+        "MQ_ACCESS_KEY": ADMIN_ACCESS_KEY,
+        "MQ_SECRET_KEY": first.admin_secret_key,
+        "MQ_DEMO_ACCESS_KEY": DEMO_ACCESS_KEY,
+        "MQ_DEMO_SECRET_KEY": first.demo_secret_key,
+    }

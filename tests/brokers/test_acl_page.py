@@ -1,5 +1,6 @@
 """The Access control page and /api/v1/acl/... against a real ACL-enabled cluster (acl_session_cluster:
 broker-a and broker-b sharing one plain_acl.yml), the console signing as its admin account."""
+
 from __future__ import annotations
 
 import json
@@ -43,24 +44,42 @@ def test_an_unknown_cluster_is_a_400_naming_the_field_not_an_unavailable_acl(con
     answer = viewer.get("/api/v1/acl/accounts", {"cluster": "NoSuchCluster"})
     assert answer.status_code == 400, answer.content
     assert "unknown cluster 'NoSuchCluster'" in answer.json()["fields"]["cluster"][0]
-    refused = admin_api.post("/api/v1/acl/accounts?cluster=NoSuchCluster", {"access_key": key(), "secret_key": "long-enough-1"},
-                             format="json")
+    refused = admin_api.post(
+        "/api/v1/acl/accounts?cluster=NoSuchCluster",
+        {"access_key": key(), "secret_key": "long-enough-1"},
+        format="json",
+    )
     assert refused.status_code == 400 and "cluster" in refused.json()["fields"]
 
 
 def test_admin_creates_updates_and_deletes_an_account_on_every_broker_audited(console_acl_cluster, admin_api):
     name = key()
     secret = "created-secret-1"
-    created = admin_api.post("/api/v1/acl/accounts", {"access_key": name, "secret_key": secret, "default_topic_perm": "PUB",
-                                                      "topic_perms": ["Orders=PUB|SUB"], "group_perms": ["billing=SUB"]}, format="json")
+    created = admin_api.post(
+        "/api/v1/acl/accounts",
+        {
+            "access_key": name,
+            "secret_key": secret,
+            "default_topic_perm": "PUB",
+            "topic_perms": ["Orders=PUB|SUB"],
+            "group_perms": ["billing=SUB"],
+        },
+        format="json",
+    )
     assert created.status_code == 201, created.content
     assert created.json()["topic_perms"] == ["Orders=PUB|SUB"] and secret not in created.content.decode()
     assert load_plain_acl_file(str(console_acl_cluster.acl_file)).account(name).secret_key == secret
     entry = AuditEntry.objects.get(action="acl.account.create", target=name)
-    assert entry.result == AuditEntry.OK and secret not in json.dumps(entry.after) and entry.after["secret_changed"] is True
+    assert (
+        entry.result == AuditEntry.OK
+        and secret not in json.dumps(entry.after)
+        and entry.after["secret_changed"] is True
+    )
     assert entry.reason == "applied on 2 brokers"
 
-    updated = admin_api.put(f"/api/v1/acl/accounts/{name}", {"default_group_perm": "SUB", "admin": False}, format="json")
+    updated = admin_api.put(
+        f"/api/v1/acl/accounts/{name}", {"default_group_perm": "SUB", "admin": False}, format="json"
+    )
     assert updated.status_code == 200, updated.content
     account = load_plain_acl_file(str(console_acl_cluster.acl_file)).account(name)
     assert account.secret_key == secret and account.default_group_perm.name == "SUB"
@@ -75,14 +94,17 @@ def test_admin_creates_updates_and_deletes_an_account_on_every_broker_audited(co
     assert admin_api.delete(f"/api/v1/acl/accounts/{name}").status_code == 404
 
 
-@pytest.mark.parametrize("payload, field", [
-    ({"secret_key": "long-enough-1", "topic_perms": ["Orders=PUBX"]}, "topic_perms"),
-    ({"secret_key": "short"}, "secret_key"),
-    ({}, "secret_key"),
-    ({"secret_key": "long-enough-1", "white_remote_address": "10.0.0.300"}, "white_remote_address"),
-    ({"secret_key": "long-enough-1", "default_topic_perm": "READ"}, "default_topic_perm"),
-    ({"secret_key": "long-enough-1", "topic_perms": ["a=PUB,b=SUB"]}, "topic_perms"),
-])
+@pytest.mark.parametrize(
+    "payload, field",
+    [
+        ({"secret_key": "long-enough-1", "topic_perms": ["Orders=PUBX"]}, "topic_perms"),
+        ({"secret_key": "short"}, "secret_key"),
+        ({}, "secret_key"),
+        ({"secret_key": "long-enough-1", "white_remote_address": "10.0.0.300"}, "white_remote_address"),
+        ({"secret_key": "long-enough-1", "default_topic_perm": "READ"}, "default_topic_perm"),
+        ({"secret_key": "long-enough-1", "topic_perms": ["a=PUB,b=SUB"]}, "topic_perms"),
+    ],
+)
 def test_bad_input_is_a_400_naming_the_field_and_changes_nothing(console_acl_cluster, admin_api, payload, field):
     before = console_acl_cluster.acl_file.read_bytes()
     answer = admin_api.post("/api/v1/acl/accounts", {"access_key": key(), **payload}, format="json")
@@ -109,7 +131,9 @@ def test_global_white_addresses_are_set_and_a_bad_pattern_named(console_acl_clus
     assert bad.status_code == 400 and "addresses" in bad.json()["fields"]
     entry = AuditEntry.objects.filter(action="acl.global_white.update").latest("created_at")
     assert entry.after == ["10.250.0.{1,2}"]
-    assert admin_api.put("/api/v1/acl/global-white-addresses", {"addresses": []}, format="json").json() == {"addresses": []}
+    assert admin_api.put("/api/v1/acl/global-white-addresses", {"addresses": []}, format="json").json() == {
+        "addresses": []
+    }
 
 
 def test_the_page_form_creates_an_account_and_names_a_bad_field(console_acl_cluster, as_role):
@@ -117,11 +141,29 @@ def test_the_page_form_creates_an_account_and_names_a_bad_field(console_acl_clus
     page = client.get("/acl/")
     assert 'data-testid="acl-account-form"' in page.content.decode()
     name = key("form")
-    bad = client.post("/acl/accounts", {"mode": "create", "access_key": name, "secret_key": "form-secret-1",
-                                        "default_topic_perm": "DENY", "default_group_perm": "SUB", "topic_perms": "Orders=PUBX"})
+    bad = client.post(
+        "/acl/accounts",
+        {
+            "mode": "create",
+            "access_key": name,
+            "secret_key": "form-secret-1",
+            "default_topic_perm": "DENY",
+            "default_group_perm": "SUB",
+            "topic_perms": "Orders=PUBX",
+        },
+    )
     assert bad.status_code == 400 and 'data-field="topic_perms"' in bad.content.decode()
-    ok = client.post("/acl/accounts", {"mode": "create", "access_key": name, "secret_key": "form-secret-1",
-                                       "default_topic_perm": "DENY", "default_group_perm": "SUB", "topic_perms": "Orders=PUB\nAudit=SUB"})
+    ok = client.post(
+        "/acl/accounts",
+        {
+            "mode": "create",
+            "access_key": name,
+            "secret_key": "form-secret-1",
+            "default_topic_perm": "DENY",
+            "default_group_perm": "SUB",
+            "topic_perms": "Orders=PUB\nAudit=SUB",
+        },
+    )
     assert ok.status_code == 302
     account = load_plain_acl_file(str(console_acl_cluster.acl_file)).account(name)
     assert account.secret_key == "form-secret-1" and list(account.topic_perms) == ["Orders", "Audit"]

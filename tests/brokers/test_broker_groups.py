@@ -1,6 +1,7 @@
 """Broker groups in the console: the overview's groups (roles, HA links, lag), a group's page with its
 promotion panel, /api/v1/broker-groups, and the health scan's replication alerts (a slave whose
 master is gone; thresholds of lag)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -28,20 +29,37 @@ pytestmark = pytest.mark.django_db
 
 
 def test_the_overview_lists_each_group_with_its_master_and_slaves(viewer_client, viewer, console_group_cluster) -> None:
-    master, slave = console_group_cluster.broker_addr("broker-a"), console_group_cluster.broker_addr(GroupCluster.SLAVE_KEY)
+    master, slave = (
+        console_group_cluster.broker_addr("broker-a"),
+        console_group_cluster.broker_addr(GroupCluster.SLAVE_KEY),
+    )
     page = viewer_client.get("/").content.decode()
-    assert 'data-testid="broker-groups"' in page and 'href="/brokers/broker-a/"' in page and 'href="/brokers/broker-b/"' in page
+    assert (
+        'data-testid="broker-groups"' in page
+        and 'href="/brokers/broker-a/"' in page
+        and 'href="/brokers/broker-b/"' in page
+    )
     groups = viewer.get("/api/v1/broker-groups").json()["results"]
     assert [(g["broker_name"], g["role"], [m["broker_id"] for m in g["members"]]) for g in groups] == [
-        ("broker-a", "SYNC_MASTER", [0, 1]), ("broker-b", "ASYNC_MASTER", [0])]
+        ("broker-a", "SYNC_MASTER", [0, 1]),
+        ("broker-b", "ASYNC_MASTER", [0]),
+    ]
     a_master, a_slave = groups[0]["members"]
     assert (a_master["addr"], a_master["role"], a_master["ha_connection"]) == (master, "SYNC_MASTER", "CONNECTED")
-    assert (a_slave["addr"], a_slave["role"], a_slave["ha_connection"], a_slave["master_addr"]) == (slave, "SLAVE", "CONNECTED", master)
+    assert (a_slave["addr"], a_slave["role"], a_slave["ha_connection"], a_slave["master_addr"]) == (
+        slave,
+        "SLAVE",
+        "CONNECTED",
+        master,
+    )
     assert a_slave["lag_bytes"] is not None and a_slave["lag_s"] is not None
     assert groups[1]["members"][0]["ha_connection"] in ("", "NO_SLAVE", None)
     brokers = viewer.get("/api/v1/brokers").json()["results"]
     assert [(b["broker_name"], b["broker_id"], b["role"]) for b in brokers] == [
-        ("broker-a", 0, "SYNC_MASTER"), ("broker-a", 1, "SLAVE"), ("broker-b", 0, "ASYNC_MASTER")]
+        ("broker-a", 0, "SYNC_MASTER"),
+        ("broker-a", 1, "SLAVE"),
+        ("broker-b", 0, "ASYNC_MASTER"),
+    ]
     assert viewer.get("/api/v1/broker-groups/broker-zz").status_code == 404
 
 
@@ -49,7 +67,11 @@ def test_a_group_page_shows_members_and_the_promotion_panel_to_admins(as_role, c
     slave = console_group_cluster.broker_addr(GroupCluster.SLAVE_KEY)
     page = as_role("admin").get("/brokers/broker-a/").content.decode()
     assert 'data-testid="group-members"' in page and 'data-role="SYNC_MASTER"' in page and 'data-role="SLAVE"' in page
-    assert 'data-testid="promote-form"' in page and f"id 1 ({slave})" in page and 'action="/brokers/broker-a/promote"' in page
+    assert (
+        'data-testid="promote-form"' in page
+        and f"id 1 ({slave})" in page
+        and 'action="/brokers/broker-a/promote"' in page
+    )
     assert 'data-testid="no-slave"' in as_role("admin").get("/brokers/broker-b/").content.decode()
     viewer_page = as_role("viewer").get("/brokers/broker-a/").content.decode()
     assert 'data-testid="group-members"' in viewer_page and 'data-testid="promote-form"' not in viewer_page
@@ -60,15 +82,28 @@ def test_a_group_page_shows_members_and_the_promotion_panel_to_admins(as_role, c
 
 def test_each_members_configuration_is_shown_read_only(viewer, viewer_client, console_group_cluster) -> None:
     """A broker config view (GET_BROKER_CONFIG, as mqadmin getBrokerConfig), per member."""
-    master, slave = console_group_cluster.broker_addr("broker-a"), console_group_cluster.broker_addr(GroupCluster.SLAVE_KEY)
+    master, slave = (
+        console_group_cluster.broker_addr("broker-a"),
+        console_group_cluster.broker_addr(GroupCluster.SLAVE_KEY),
+    )
     body = viewer.get("/api/v1/broker-groups/broker-a/config").json()
     members = {m["broker_id"]: m for m in body["members"]}
     assert body["broker_name"] == "broker-a" and set(members) == {0, 1}
-    assert members[0]["addr"] == master and members[0]["error"] == "" and members[0]["properties"]["brokerName"] == "broker-a"
-    assert members[0]["properties"]["brokerId"] == "0" and members[1]["properties"]["brokerId"] == "1" and members[1]["addr"] == slave
+    assert (
+        members[0]["addr"] == master
+        and members[0]["error"] == ""
+        and members[0]["properties"]["brokerName"] == "broker-a"
+    )
+    assert (
+        members[0]["properties"]["brokerId"] == "0"
+        and members[1]["properties"]["brokerId"] == "1"
+        and members[1]["addr"] == slave
+    )
     assert members[0]["properties"]["flushDiskType"] in ("ASYNC_FLUSH", "SYNC_FLUSH")
     page = viewer_client.get("/brokers/broker-a/").content.decode()
-    assert 'data-testid="broker-config"' in page and "<code>brokerClusterName</code>" in page and 'data-member="1"' in page
+    assert (
+        'data-testid="broker-config"' in page and "<code>brokerClusterName</code>" in page and 'data-member="1"' in page
+    )
     assert viewer.get("/api/v1/broker-groups/broker-zz/config").status_code == 404
 
 
@@ -78,7 +113,9 @@ def test_a_refused_promotion_on_the_page_names_the_reason(as_role, console_group
     assert answer.status_code == 400 and "id 0 is the master of broker-a" in answer.content.decode()
 
 
-def test_the_health_scan_alerts_when_a_slave_loses_its_master(viewer, make_group_cluster, mq_settings, fresh_cache) -> None:
+def test_the_health_scan_alerts_when_a_slave_loses_its_master(
+    viewer, make_group_cluster, mq_settings, fresh_cache
+) -> None:
     cluster = make_group_cluster()
     mq_settings(cluster.namesrv_addr)
     slave = cluster.broker_addr(GroupCluster.SLAVE_KEY)
@@ -98,8 +135,9 @@ def test_the_health_scan_alerts_when_a_slave_loses_its_master(viewer, make_group
     assert [a["target"] for a in shown] == [slave]  # the overview shows the scan's alert
 
 
-def test_groups_of_a_broker_whose_master_is_down_are_read_from_its_slave(viewer, make_group_cluster, mq_settings,
-                                                                         fresh_cache) -> None:
+def test_groups_of_a_broker_whose_master_is_down_are_read_from_its_slave(
+    viewer, make_group_cluster, mq_settings, fresh_cache
+) -> None:
     """The group list, a group's page and the health scan's backlog read a broker whose master is down
     from its slave, which has the master's groups and offsets from its last sync."""
     cluster = make_group_cluster()
@@ -127,13 +165,18 @@ def _row(broker_id: int, role: str, **ha) -> BrokerRow:
 
 
 def test_lag_thresholds_and_a_sync_master_without_slave() -> None:
-    groups = group_members([
-        _row(0, "SYNC_MASTER", connection="CONNECTED", slave_count=2),
-        _row(1, "SLAVE", connection="CONNECTED", lag_bytes=2048, lag_ms=500),
-        _row(2, "SLAVE", connection="CONNECTED", lag_bytes=10, lag_ms=12_000),
-    ])
+    groups = group_members(
+        [
+            _row(0, "SYNC_MASTER", connection="CONNECTED", slave_count=2),
+            _row(1, "SLAVE", connection="CONNECTED", lag_bytes=2048, lag_ms=500),
+            _row(2, "SLAVE", connection="CONNECTED", lag_bytes=10, lag_ms=12_000),
+        ]
+    )
     alerts = ha_alerts(groups, lag_bytes=1024, lag_s=10)
-    assert [(a.kind, a.target) for a in alerts] == [(SLAVE_LAGGING, "10.0.0.2:10911"), (SLAVE_LAGGING, "10.0.0.3:10911")]
+    assert [(a.kind, a.target) for a in alerts] == [
+        (SLAVE_LAGGING, "10.0.0.2:10911"),
+        (SLAVE_LAGGING, "10.0.0.3:10911"),
+    ]
     assert "2,048 bytes (alert above 1,024)" in alerts[0].message and "12.0 s (alert above 10 s)" in alerts[1].message
     assert ha_alerts(groups, lag_bytes=4096, lag_s=20) == []
     lone = group_members([_row(0, "SYNC_MASTER", connection="NO_SLAVE", slave_count=0)])
@@ -145,7 +188,9 @@ def test_lag_thresholds_and_a_sync_master_without_slave() -> None:
 def test_runtime_tables_without_ha_keys_read_by_id() -> None:
     """An Apache broker (or one before broker groups) says nothing of replication."""
     assert ha_state({}, 0) == HAState(role="MASTER")
-    assert ha_state({"haReplicationLagBytes": "-1", "haReplicationLagMs": "x", "groupEpoch": "3"}, 1) == HAState(role="SLAVE", epoch=3)
+    assert ha_state({"haReplicationLagBytes": "-1", "haReplicationLagMs": "x", "groupEpoch": "3"}, 1) == HAState(
+        role="SLAVE", epoch=3
+    )
 
 
 def test_a_member_only_a_slave_knows_is_a_member(viewer, console_group_cluster) -> None:
@@ -153,11 +198,30 @@ def test_a_member_only_a_slave_knows_is_a_member(viewer, console_group_cluster) 
     slave: the group's page and the health scan's online count still list them."""
     slave = console_group_cluster.broker_addr(GroupCluster.SLAVE_KEY)
     group, client_id = "G_known_to_the_slave", "10.0.0.9@slave-only"
-    body = {"clientID": client_id, "producerDataSet": [], "consumerDataSet": [{
-        "groupName": group, "consumeType": "CONSUME_PASSIVELY", "messageModel": "CLUSTERING",
-        "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET", "unitMode": False, "subscriptionDataSet": [
-            {"topic": "T_slave_member", "subString": "*", "tagsSet": [], "codeSet": [], "subVersion": 1,
-             "expressionType": "TAG", "classFilterMode": False}]}]}
+    body = {
+        "clientID": client_id,
+        "producerDataSet": [],
+        "consumerDataSet": [
+            {
+                "groupName": group,
+                "consumeType": "CONSUME_PASSIVELY",
+                "messageModel": "CLUSTERING",
+                "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET",
+                "unitMode": False,
+                "subscriptionDataSet": [
+                    {
+                        "topic": "T_slave_member",
+                        "subString": "*",
+                        "tagsSet": [],
+                        "codeSet": [],
+                        "subVersion": 1,
+                        "expressionType": "TAG",
+                        "classFilterMode": False,
+                    }
+                ],
+            }
+        ],
+    }
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
@@ -165,7 +229,9 @@ def test_a_member_only_a_slave_knows_is_a_member(viewer, console_group_cluster) 
 
     async def connect() -> RemotingClient:  # the connection stays open: the slave keeps the member while it is
         member = RemotingClient()
-        reply = await member.invoke(slave, RemotingCommand.request(RequestCode.HEART_BEAT, None, json.dumps(body).encode()), 5.0)
+        reply = await member.invoke(
+            slave, RemotingCommand.request(RequestCode.HEART_BEAT, None, json.dumps(body).encode()), 5.0
+        )
         assert reply.code == ResponseCode.SUCCESS, reply
         return member
 
@@ -175,7 +241,9 @@ def test_a_member_only_a_slave_knows_is_a_member(viewer, console_group_cluster) 
         assert detail["online"] and [m["client_id"] for m in detail["members"]] == [client_id]
         assert [m["brokers"] for m in detail["members"]] == [[slave]]
         assert consumer_connections([group], masters_by_addr())[group].online
-        assert not consumer_connections([group], masters_by_addr(), with_slaves=False)[group].online  # the masters' view alone
+        assert not consumer_connections([group], masters_by_addr(), with_slaves=False)[
+            group
+        ].online  # the masters' view alone
         conns = get_admin_client().examine_consumer_connection_info(group)  # mqadmin consumerConnection's read
         assert [c.client_id for c in conns.connections] == [client_id]
     finally:

@@ -2,6 +2,7 @@
 parsed by prometheus-client's own parser, rocketmq-exporter's names, a lagging group's
 ``rocketmq_group_diff`` equal to ``mqadmin consumerProgress``'s Diff Total, loopback by default,
 bad flags refused naming the flag."""
+
 from __future__ import annotations
 
 import io
@@ -82,16 +83,37 @@ def test_lagging_group_diff_equals_consumer_progress(procs):
     diff = {(s.labels["group"], s.labels["topic"]): s for s in families["rocketmq_group_diff"].samples}
     sample = diff[(GROUP, TOPIC)]
     assert sample.value == progress_total
-    assert set(sample.labels) == {"group", "topic", "countOfOnlineConsumers", "msgModel"} and sample.labels["msgModel"] == "1"
+    assert (
+        set(sample.labels) == {"group", "topic", "countOfOnlineConsumers", "msgModel"}
+        and sample.labels["msgModel"] == "1"
+    )
     offsets = {s.labels["topic"]: s.value for s in families["rocketmq_producer_offset"].samples}
     assert offsets[TOPIC] == 10
     consumer = [s for s in families["rocketmq_consumer_offset"].samples if s.labels["group"] == GROUP]
-    assert [(s.labels["cluster"], s.labels["broker"], s.labels["topic"], s.value) for s in consumer] == [("DefaultCluster", "broker-m", TOPIC, 4)]
+    assert [(s.labels["cluster"], s.labels["broker"], s.labels["topic"], s.value) for s in consumer] == [
+        ("DefaultCluster", "broker-m", TOPIC, 4)
+    ]
     assert families["rocketmq_brokeruntime_msg_put_total_today_now"].samples[0].value >= 10
-    assert set(families["rocketmq_brokeruntime_put_tps60"].samples[0].labels) == {"cluster", "brokerIP", "brokerHost", "des", "boottime", "broker_version"}
-    assert {"rocketmq_producer_tps", "rocketmq_producer_message_size", "rocketmq_consumer_tps", "rocketmq_broker_tps",
-            "rocketmq_broker_qps", "rocketmq_group_get_latency_by_storetime", "gantry_store_flush_latency_seconds",
-            "gantry_request_latency_seconds", "gantry_open_connections", "gantry_refusals"} <= families.keys()
+    assert set(families["rocketmq_brokeruntime_put_tps60"].samples[0].labels) == {
+        "cluster",
+        "brokerIP",
+        "brokerHost",
+        "des",
+        "boottime",
+        "broker_version",
+    }
+    assert {
+        "rocketmq_producer_tps",
+        "rocketmq_producer_message_size",
+        "rocketmq_consumer_tps",
+        "rocketmq_broker_tps",
+        "rocketmq_broker_qps",
+        "rocketmq_group_get_latency_by_storetime",
+        "gantry_store_flush_latency_seconds",
+        "gantry_request_latency_seconds",
+        "gantry_open_connections",
+        "gantry_refusals",
+    } <= families.keys()
 
 
 def test_metrics_port_binds_loopback_by_default(procs):
@@ -110,12 +132,17 @@ def test_metrics_port_binds_loopback_by_default(procs):
         socket.create_connection((own, broker.metrics_port), timeout=2).close()
 
 
-@pytest.mark.parametrize("argv, flag", [
-    (["broker", "--name", "b", "--store-dir", "unused", "--metrics-port", "70000"], "--metrics-port"),
-    (["broker", "--name", "b", "--store-dir", "unused", "--metrics-port", "x1"], "--metrics-port"),
-    (["namesrv", "--port", "0", "--metrics-port", "9100", "--metrics-host", "metrics.example"], "--metrics-host"),
-])
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (["broker", "--name", "b", "--store-dir", "unused", "--metrics-port", "70000"], "--metrics-port"),
+        (["broker", "--name", "b", "--store-dir", "unused", "--metrics-port", "x1"], "--metrics-port"),
+        (["namesrv", "--port", "0", "--metrics-port", "9100", "--metrics-host", "metrics.example"], "--metrics-host"),
+    ],
+)
 def test_bad_metrics_flags_are_refused_naming_the_flag(argv, flag):
-    done = subprocess.run([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2, done.stderr
     assert flag in done.stderr and "Traceback" not in done.stderr

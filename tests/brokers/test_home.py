@@ -1,4 +1,5 @@
 """The overview page lists the live brokers, read through the admin client."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """``manage.py mqadmin``: every subcommand once against a real embedded cluster, and bad arguments."""
+
 from __future__ import annotations
 
 import io
@@ -27,7 +28,9 @@ def mqadmin(cluster, *args: str) -> str:
 
 def run_manage(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings"}
-    return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_cluster_list(module_cluster):
@@ -49,12 +52,19 @@ def test_update_topic_route_status_list_and_delete(module_cluster, module_admin)
 
     assert "MqadminTopic" in mqadmin(module_cluster, "topicList").splitlines()
     route = json_compat.loads(mqadmin(module_cluster, "topicRoute", "-t", "MqadminTopic"))
-    assert [(q["brokerName"], q["readQueueNums"], q["perm"]) for q in route["queueDatas"]] == [("broker-a", 3, 6), ("broker-b", 3, 6)]
-    assert {b["brokerName"]: b["brokerAddrs"][0] for b in route["brokerDatas"]} == {n: module_cluster.broker_addr(n) for n in ("broker-a", "broker-b")}
+    assert [(q["brokerName"], q["readQueueNums"], q["perm"]) for q in route["queueDatas"]] == [
+        ("broker-a", 3, 6),
+        ("broker-b", 3, 6),
+    ]
+    assert {b["brokerName"]: b["brokerAddrs"][0] for b in route["brokerDatas"]} == {
+        n: module_cluster.broker_addr(n) for n in ("broker-a", "broker-b")
+    }
 
     status = mqadmin(module_cluster, "topicStatus", "-t", "MqadminTopic").splitlines()
     assert status[0].split() == ["#Broker", "Name", "#QID", "#Min", "Offset", "#Max", "Offset", "#Last", "Updated"]
-    assert [row.split()[:4] for row in status[1:]] == [[b, str(q), "0", "0"] for b in ("broker-a", "broker-b") for q in range(3)]
+    assert [row.split()[:4] for row in status[1:]] == [
+        [b, str(q), "0", "0"] for b in ("broker-a", "broker-b") for q in range(3)
+    ]
 
     out = mqadmin(module_cluster, "deleteTopic", "-c", CLUSTER, "-t", "MqadminTopic")
     assert "delete topic [MqadminTopic] from NameServer success." in out
@@ -64,14 +74,27 @@ def test_update_topic_route_status_list_and_delete(module_cluster, module_admin)
 
 
 def test_update_topic_on_one_broker(module_cluster, module_admin):
-    out = mqadmin(module_cluster, "updateTopic", "-b", module_cluster.broker_addr("broker-b"), "-t", "MqadminOneBroker", "-r", "2", "-w", "2")
+    out = mqadmin(
+        module_cluster,
+        "updateTopic",
+        "-b",
+        module_cluster.broker_addr("broker-b"),
+        "-t",
+        "MqadminOneBroker",
+        "-r",
+        "2",
+        "-w",
+        "2",
+    )
     assert f"create topic to {module_cluster.broker_addr('broker-b')} success." in out
     route = wait_for_route(module_admin, "MqadminOneBroker", 1)
     assert [q.broker_name for q in route.queue_datas] == ["broker-b"]
 
 
 def test_update_order_topic_records_its_layout(module_cluster, module_admin):
-    out = mqadmin(module_cluster, "updateTopic", "-c", CLUSTER, "-t", "MqadminOrderTopic", "-r", "2", "-w", "2", "-o", "true")
+    out = mqadmin(
+        module_cluster, "updateTopic", "-c", CLUSTER, "-t", "MqadminOrderTopic", "-r", "2", "-w", "2", "-o", "true"
+    )
     assert "order=true" in out
     wait_for_route(module_admin, "MqadminOrderTopic", 2)
     assert module_admin.get_kv_config("ORDER_TOPIC_CONFIG", "MqadminOrderTopic") == "broker-a:2;broker-b:2"
@@ -79,18 +102,57 @@ def test_update_order_topic_records_its_layout(module_cluster, module_admin):
 
 
 def test_update_topic_with_attributes_sets_the_message_type(module_cluster, module_admin):
-    mqadmin(module_cluster, "updateTopic", "-c", CLUSTER, "-t", "MqadminFifoTopic", "-r", "2", "-w", "2", "--attributes=+message.type=FIFO")
+    mqadmin(
+        module_cluster,
+        "updateTopic",
+        "-c",
+        CLUSTER,
+        "-t",
+        "MqadminFifoTopic",
+        "-r",
+        "2",
+        "-w",
+        "2",
+        "--attributes=+message.type=FIFO",
+    )
     wait_for_route(module_admin, "MqadminFifoTopic", 2)
     for name in ("broker-a", "broker-b"):
-        assert module_admin.get_all_topic_config(module_cluster.broker_addr(name))["MqadminFifoTopic"].attributes == {"message.type": "FIFO"}
+        assert module_admin.get_all_topic_config(module_cluster.broker_addr(name))["MqadminFifoTopic"].attributes == {
+            "message.type": "FIFO"
+        }
     with pytest.raises(CommandError, match=r"message\.type"):  # the broker's refusal, naming the attribute
-        mqadmin(module_cluster, "updateTopic", "-c", CLUSTER, "-t", "MqadminFifoTopic", "--attributes=+message.type=SOMETIMES")
-    assert module_admin.get_all_topic_config(module_cluster.broker_addr("broker-a"))["MqadminFifoTopic"].attributes == {"message.type": "FIFO"}
+        mqadmin(
+            module_cluster,
+            "updateTopic",
+            "-c",
+            CLUSTER,
+            "-t",
+            "MqadminFifoTopic",
+            "--attributes=+message.type=SOMETIMES",
+        )
+    assert module_admin.get_all_topic_config(module_cluster.broker_addr("broker-a"))["MqadminFifoTopic"].attributes == {
+        "message.type": "FIFO"
+    }
 
 
 def test_send_query_and_consume(module_cluster, module_admin):
     create_topic(module_admin, module_cluster, "MqadminMsgTopic", queues=2)
-    out = mqadmin(module_cluster, "sendMessage", "-t", "MqadminMsgTopic", "-p", "hello mqadmin", "-k", "order-77", "-c", "TagM", "-b", "broker-b", "-i", "1")
+    out = mqadmin(
+        module_cluster,
+        "sendMessage",
+        "-t",
+        "MqadminMsgTopic",
+        "-p",
+        "hello mqadmin",
+        "-k",
+        "order-77",
+        "-c",
+        "TagM",
+        "-b",
+        "broker-b",
+        "-i",
+        "1",
+    )
     header, row = out.splitlines()
     assert header.split() == ["#Broker", "Name", "#QID", "#Send", "Result", "#MsgId"]
     broker, qid, status, uniq_id = row.split()
@@ -109,7 +171,9 @@ def test_send_query_and_consume(module_cluster, module_admin):
 
     consumed = mqadmin(module_cluster, "consumeMessage", "-t", "MqadminMsgTopic")
     assert "BODY: hello mqadmin" in consumed and "Consume ok, 1 message(s)" in consumed
-    one_queue = mqadmin(module_cluster, "consumeMessage", "-t", "MqadminMsgTopic", "-b", "broker-a", "-i", "0", "-c", "5")
+    one_queue = mqadmin(
+        module_cluster, "consumeMessage", "-t", "MqadminMsgTopic", "-b", "broker-a", "-i", "0", "-c", "5"
+    )
     assert "Consume ok, 0 message(s)" in one_queue
 
 
@@ -125,7 +189,9 @@ def test_consumer_progress_and_connection(module_cluster, module_admin):
             puller.update_offset(mq, result.next_begin_offset)
         wait_for_route(module_admin, "%RETRY%MqadminGroup", 1)
 
-        progress = mqadmin(module_cluster, "consumerProgress", "-g", "MqadminGroup", "-t", "MqadminGroupTopic").splitlines()
+        progress = mqadmin(
+            module_cluster, "consumerProgress", "-g", "MqadminGroup", "-t", "MqadminGroupTopic"
+        ).splitlines()
         assert progress[0].split()[:3] == ["#Topic", "#Broker", "Name"]
         rows = [line.split() for line in progress[1:] if line.startswith("MqadminGroupTopic")]
         assert sorted(r[1] for r in rows) == ["broker-a", "broker-b"]

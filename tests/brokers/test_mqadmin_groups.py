@@ -1,5 +1,6 @@
 """``manage.py mqadmin`` on a broker group: clusterList's #BID for the slave, and Gantry's promoteSlave
 (refusals before any request, a broker without promotion, a dry run's plan)."""
+
 from __future__ import annotations
 
 import io
@@ -21,15 +22,19 @@ def test_cluster_list_shows_each_member_with_its_bid(group_cluster) -> None:
     lines = mqadmin(group_cluster, "clusterList").splitlines()
     assert lines[0].split()[:7] == ["#Cluster", "Name", "#Broker", "Name", "#BID", "#Addr", "#Version"]
     rows = [line.split()[:4] for line in lines[1:]]
-    assert rows == [[group_cluster.cluster, "broker-a", "0", group_cluster.broker_addr("broker-a")],
-                    [group_cluster.cluster, "broker-a", "1", group_cluster.broker_addr(GroupCluster.SLAVE_KEY)],
-                    [group_cluster.cluster, "broker-b", "0", group_cluster.broker_addr("broker-b")]]
+    assert rows == [
+        [group_cluster.cluster, "broker-a", "0", group_cluster.broker_addr("broker-a")],
+        [group_cluster.cluster, "broker-a", "1", group_cluster.broker_addr(GroupCluster.SLAVE_KEY)],
+        [group_cluster.cluster, "broker-b", "0", group_cluster.broker_addr("broker-b")],
+    ]
     assert lines[1].index(" 0 ") == lines[2].index(" 1 ")  # the #BID column lines up
 
 
 def test_promote_slave_refuses_bad_targets_before_asking(group_cluster) -> None:
-    for args, says in ((["-b", "broker-zz", "-i", "1"], "broker broker-zz is not known"),
-                       (["-b", "broker-b", "-i", "1"], "broker-b has no broker with id 1")):
+    for args, says in (
+        (["-b", "broker-zz", "-i", "1"], "broker broker-zz is not known"),
+        (["-b", "broker-b", "-i", "1"], "broker-b has no broker with id 1"),
+    ):
         with pytest.raises(CommandError, match=says):
             mqadmin(group_cluster, "promoteSlave", *args, "--dry-run")
     with pytest.raises(CommandError, match="not a slave's"):
@@ -53,5 +58,7 @@ def test_promote_slave_dry_run_prints_the_plan(group_cluster) -> None:
 
 
 def test_consumer_progress_of_an_unknown_group_is_an_error_naming_it(session_cluster) -> None:
-    with pytest.raises(CommandError, match=r"consumer group \[NoSuchGroup_q\]: not found the consumer group consume stats"):
+    with pytest.raises(
+        CommandError, match=r"consumer group \[NoSuchGroup_q\]: not found the consumer group consume stats"
+    ):
         mqadmin(session_cluster, "consumerProgress", "-g", "NoSuchGroup_q")

@@ -1,5 +1,6 @@
 """``manage.py mqadmin deleteExpiredCommitLog`` and ``cleanExpiredCQ`` against a real cluster with
 small segments, and a client consumer whose committed offset retention went past."""
+
 from __future__ import annotations
 
 import io
@@ -29,10 +30,22 @@ class SmallSegmentCluster(EmbeddedCluster):
         self.namesrv = NamesrvController(NamesrvConfig(port=0))
         await self.namesrv.start()
         for name in self.broker_names:
-            store = StoreConfig(store_dir=str(self.root / name), commitlog_file_size=64 << 10, consume_queue_units_per_file=50,
-                                max_index_hash_slots=1000, max_index_count=4000)
-            broker = BrokerController(BrokerConfig(broker_name=name, cluster_name=self.cluster, listen_port=0,
-                                                   namesrv_addrs=(self.namesrv_addr,), store=store))
+            store = StoreConfig(
+                store_dir=str(self.root / name),
+                commitlog_file_size=64 << 10,
+                consume_queue_units_per_file=50,
+                max_index_hash_slots=1000,
+                max_index_count=4000,
+            )
+            broker = BrokerController(
+                BrokerConfig(
+                    broker_name=name,
+                    cluster_name=self.cluster,
+                    listen_port=0,
+                    namesrv_addrs=(self.namesrv_addr,),
+                    store=store,
+                )
+            )
             await broker.start()
             self.brokers[name] = broker
 
@@ -79,7 +92,9 @@ def test_delete_expired_commit_log_on_one_broker_and_clean_cq_on_a_cluster(small
     assert f"commitLogMinOffset 0 -> {broker.store.min_phy_offset}" in out[0] and out[-1] == "success"
     out = mqadmin(small_cluster, "cleanExpiredCQ", "-c", CLUSTER).splitlines()
     assert [line.split(":")[0] + ":" + line.split(":")[1] for line in out[:-1]] == [
-        small_cluster.broker_addr("broker-a"), small_cluster.broker_addr("broker-b")]
+        small_cluster.broker_addr("broker-a"),
+        small_cluster.broker_addr("broker-b"),
+    ]
     assert out[-1] == "success"
     with pytest.raises(CommandError, match="cluster 'NoSuchCluster' is not known"):
         mqadmin(small_cluster, "deleteExpiredCommitLog", "-c", "NoSuchCluster")

@@ -1,5 +1,6 @@
 """``manage.py mqadmin updateSubGroup -o true`` makes a group FIFO (RocketMQ 5's consumeMessageOrderly):
 the broker keeps it, and a later update without -o sets it back to the default, as RocketMQ's does."""
+
 from __future__ import annotations
 
 import io

@@ -1,5 +1,6 @@
 """The overview (/) and /api/v1/{clusters,brokers,namesrvs,alerts}: name servers, brokers with
 their figures, and the alerts for brokers that stopped answering or went away."""
+
 from __future__ import annotations
 
 import contextlib
@@ -19,7 +20,13 @@ pytestmark = pytest.mark.django_db
 @contextlib.contextmanager
 def ghost_broker(namesrv_addr: str, addr: str):
     """A broker registered with the name server at an address where nothing answers."""
-    header = {"brokerName": "ghost", "brokerAddr": addr, "clusterName": "GhostCluster", "haServerAddr": "", "brokerId": 0}
+    header = {
+        "brokerName": "ghost",
+        "brokerAddr": addr,
+        "clusterName": "GhostCluster",
+        "haServerAddr": "",
+        "brokerId": 0,
+    }
     client = BlockingRemotingClient()
     try:
         reply = client.invoke(namesrv_addr, RemotingCommand.request(RequestCode.REGISTER_BROKER, header), 3.0)
@@ -47,7 +54,11 @@ def test_api_clusters_brokers_namesrvs_alerts(viewer, console_cluster) -> None:
     brokers = viewer.get("/api/v1/brokers", {"cluster": console_cluster.cluster}).json()["results"]
     assert [b["broker_name"] for b in brokers] == ["broker-a", "broker-b"]
     for b in brokers:
-        assert b["status"] == "live" and b["addr"] == console_cluster.broker_addr(b["broker_name"]) and b["version"] == "V4_9_8"
+        assert (
+            b["status"] == "live"
+            and b["addr"] == console_cluster.broker_addr(b["broker_name"])
+            and b["version"] == "V4_9_8"
+        )
         assert b["topics"] >= 7 and b["queues"] > 0 and b["tps_in"] >= 0 and b["tps_out"] >= 0
         assert 0 <= b["disk_ratio"] <= 1 and b["last_seen"] is not None
     assert viewer.get("/api/v1/brokers", {"status": "expired"}).json()["count"] == 0
@@ -57,7 +68,9 @@ def test_api_clusters_brokers_namesrvs_alerts(viewer, console_cluster) -> None:
     assert viewer.get("/api/v1/alerts").json()["count"] == 0
 
 
-def test_a_registered_broker_that_does_not_answer_is_an_alert(viewer, admin_client, console_cluster, unused_addr) -> None:
+def test_a_registered_broker_that_does_not_answer_is_an_alert(
+    viewer, admin_client, console_cluster, unused_addr
+) -> None:
     with ghost_broker(console_cluster.namesrv_addr, unused_addr):
         brokers = viewer.get("/api/v1/brokers", {"cluster": "GhostCluster"}).json()["results"]
         assert [(b["broker_name"], b["status"]) for b in brokers] == [("ghost", "not answering")]
@@ -69,10 +82,21 @@ def test_a_registered_broker_that_does_not_answer_is_an_alert(viewer, admin_clie
 
 def test_a_broker_seen_before_and_gone_now_is_expired(viewer, admin_client, console_cluster) -> None:
     now = timezone.now()
-    BrokerSighting.objects.create(addr="127.0.0.1:1", cluster=console_cluster.cluster, broker_name="broker-old", broker_id=0,
-                                  first_seen_at=now - timedelta(hours=3), last_seen_at=now - timedelta(minutes=2))
-    BrokerSighting.objects.create(addr="127.0.0.1:2", cluster=console_cluster.cluster, broker_name="broker-ancient",
-                                  first_seen_at=now - timedelta(days=9), last_seen_at=now - timedelta(days=2))
+    BrokerSighting.objects.create(
+        addr="127.0.0.1:1",
+        cluster=console_cluster.cluster,
+        broker_name="broker-old",
+        broker_id=0,
+        first_seen_at=now - timedelta(hours=3),
+        last_seen_at=now - timedelta(minutes=2),
+    )
+    BrokerSighting.objects.create(
+        addr="127.0.0.1:2",
+        cluster=console_cluster.cluster,
+        broker_name="broker-ancient",
+        first_seen_at=now - timedelta(days=9),
+        last_seen_at=now - timedelta(days=2),
+    )
     expired = viewer.get("/api/v1/brokers", {"status": "expired"}).json()["results"]
     assert [(b["broker_name"], b["addr"]) for b in expired] == [("broker-old", "127.0.0.1:1")]
     alerts = viewer.get("/api/v1/alerts").json()["results"]

@@ -1,4 +1,5 @@
 """``manage.py run_cluster`` as a subprocess: ready line, both brokers registered, clean SIGTERM."""
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def start(*args: str) -> tuple[subprocess.Popen, queue.Queue]:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings", "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "run_cluster", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "run_cluster", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     lines: queue.Queue = queue.Queue()
 
     def pump() -> None:
@@ -59,8 +66,19 @@ def wait_for(lines: queue.Queue, marker: str, timeout_s: float = 30.0) -> tuple[
 def test_cluster_starts_serves_and_stops_cleanly(tmp_path):
     ns_port, port_a, port_b = free_ports(3)
     store = tmp_path / "store"
-    proc, lines = start("--store-dir", str(store), "--namesrv-port", str(ns_port), "--enable-property-filter",
-                        "--broker", f"broker-a:{port_a}", "--broker", f"broker-b:{port_b}", "--cluster", "RunClusterTest")
+    proc, lines = start(
+        "--store-dir",
+        str(store),
+        "--namesrv-port",
+        str(ns_port),
+        "--enable-property-filter",
+        "--broker",
+        f"broker-a:{port_a}",
+        "--broker",
+        f"broker-b:{port_b}",
+        "--cluster",
+        "RunClusterTest",
+    )
     try:
         ready, seen = wait_for(lines, "ready")
         assert ready is not None, "\n".join(seen)
@@ -72,7 +90,9 @@ def test_cluster_starts_serves_and_stops_cleanly(tmp_path):
             assert {b.addr for b in info.brokers} == {f"127.0.0.1:{port_a}", f"127.0.0.1:{port_b}"}
             admin.create_or_update_topic_in_cluster("RunClusterTest", TopicConfig("RunClusterTopic", 2, 2))
             deadline = time.monotonic() + 10
-            while len(admin.examine_topic_route_info("RunClusterTopic").queue_datas) < 2 and time.monotonic() < deadline:
+            while (
+                len(admin.examine_topic_route_info("RunClusterTopic").queue_datas) < 2 and time.monotonic() < deadline
+            ):
                 time.sleep(0.05)
         with SimpleProducer(namesrv, heartbeat_interval_s=None) as producer:
             for i in range(4):
@@ -101,8 +121,14 @@ def test_cluster_starts_serves_and_stops_cleanly(tmp_path):
 
 def run_to_exit(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings"}
-    return subprocess.run([sys.executable, str(ROOT / "manage.py"), "run_cluster", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), "run_cluster", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_bad_arguments_exit_non_zero_with_a_clear_message(tmp_path):
@@ -113,7 +139,10 @@ def test_bad_arguments_exit_non_zero_with_a_clear_message(tmp_path):
         (["--broker", f"broker-a:{port_a}", "--broker", f"broker-a:{port_b}"], "given twice"),
         (["--broker", f"broker-a:{port_a}", "--broker", f"broker-b:{port_a}"], "used twice"),
         (["--broker", "bad name!:1234"], "illegal broker name: the broker name contains a space at position 4"),
-        (["--broker", f"broker-a:{port_a}", "--cluster", "Default/Cluster"], "illegal cluster name: the cluster name contains '/'"),
+        (
+            ["--broker", f"broker-a:{port_a}", "--cluster", "Default/Cluster"],
+            "illegal cluster name: the cluster name contains '/'",
+        ),
         (["--broker", f"broker-a:{port_a}", "--flush", "sometimes"], "invalid choice"),
     ]
     for args, message in cases:
@@ -128,7 +157,9 @@ def test_port_in_use_is_reported(tmp_path):
         busy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         busy.bind(("127.0.0.1", port_a))
         busy.listen()
-        result = run_to_exit("--store-dir", str(tmp_path), "--namesrv-port", str(ns_port), "--broker", f"broker-a:{port_a}")
+        result = run_to_exit(
+            "--store-dir", str(tmp_path), "--namesrv-port", str(ns_port), "--broker", f"broker-a:{port_a}"
+        )
     assert result.returncode == 1
     assert f"broker broker-a: cannot listen on 127.0.0.1:{port_a}" in result.stderr
 
@@ -152,8 +183,20 @@ def free_port_pairs(n: int) -> list[int]:
 def test_a_slave_replicates_its_master_which_runs_sync_master(tmp_path):
     ns_port, port_a, port_b, port_s = free_port_pairs(4)
     store = tmp_path / "store"
-    proc, lines = start("--store-dir", str(store), "--namesrv-port", str(ns_port), "--broker", f"broker-a:{port_a}",
-                        "--broker", f"broker-b:{port_b}", "--slave", f"broker-a:{port_s}", "--cluster", "GroupTest")
+    proc, lines = start(
+        "--store-dir",
+        str(store),
+        "--namesrv-port",
+        str(ns_port),
+        "--broker",
+        f"broker-a:{port_a}",
+        "--broker",
+        f"broker-b:{port_b}",
+        "--slave",
+        f"broker-a:{port_s}",
+        "--cluster",
+        "GroupTest",
+    )
     try:
         ready, seen = wait_for(lines, "ready")
         assert ready is not None, "\n".join(seen)
@@ -205,16 +248,29 @@ def test_roles_default_to_sync_master_with_a_slave_unless_told():
 
     specs = parse_broker_specs(["broker-a:10911", "broker-b:10921"], 9876, ["broker-a:10915", "broker-a:10917"])
     assert [(s.key, s.port, s.broker_id, s.role, s.store_name) for s in specs] == [
-        ("broker-a", 10911, 0, "SYNC_MASTER", "broker-a"), ("broker-b", 10921, 0, "ASYNC_MASTER", "broker-b"),
-        ("broker-a#1", 10915, 1, "SLAVE", "broker-a-s1"), ("broker-a#2", 10917, 2, "SLAVE", "broker-a-s2")]
+        ("broker-a", 10911, 0, "SYNC_MASTER", "broker-a"),
+        ("broker-b", 10921, 0, "ASYNC_MASTER", "broker-b"),
+        ("broker-a#1", 10915, 1, "SLAVE", "broker-a-s1"),
+        ("broker-a#2", 10917, 2, "SLAVE", "broker-a-s2"),
+    ]
     told = parse_broker_specs(["broker-a:10911"], 9876, ["broker-a:10915"], parse_roles(["broker-a=ASYNC_MASTER"]))
     assert [s.role for s in told] == ["ASYNC_MASTER", "SLAVE"]
 
 
 def test_grpc_port_serves_5x_clients(tmp_path):
     ns_port, port_a, grpc_port = free_ports(3)
-    proc, lines = start("--store-dir", str(tmp_path / "store"), "--namesrv-port", str(ns_port), "--broker", f"broker-a:{port_a}",
-                        "--cluster", "GrpcTest", "--grpc-port", str(grpc_port))
+    proc, lines = start(
+        "--store-dir",
+        str(tmp_path / "store"),
+        "--namesrv-port",
+        str(ns_port),
+        "--broker",
+        f"broker-a:{port_a}",
+        "--cluster",
+        "GrpcTest",
+        "--grpc-port",
+        str(grpc_port),
+    )
     try:
         ready, seen = wait_for(lines, "ready")
         assert ready is not None, "\n".join(seen)
@@ -244,6 +300,14 @@ def test_grpc_port_serves_5x_clients(tmp_path):
             proc.kill()
             proc.wait()
             raise
-    result = run_to_exit("--store-dir", str(tmp_path / "bad"), "--namesrv-port", str(ns_port), "--broker", f"broker-a:{port_a}",
-                         "--grpc-port", "70000")
+    result = run_to_exit(
+        "--store-dir",
+        str(tmp_path / "bad"),
+        "--namesrv-port",
+        str(ns_port),
+        "--broker",
+        f"broker-a:{port_a}",
+        "--grpc-port",
+        "70000",
+    )
     assert result.returncode != 0 and "--grpc-port 70000 is outside" in result.stderr

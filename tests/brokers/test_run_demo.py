@@ -1,5 +1,6 @@
 """``manage.py run_demo`` against a broker group (broker-a SYNC_MASTER + a slave, broker-b alone): it
 produces to both groups and reports how its sends were answered per broker."""
+
 from __future__ import annotations
 
 import os
@@ -16,7 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_status_report_lists_send_ok_first() -> None:
-    counts = Counter({("broker-b", "SEND_OK"): 5, ("broker-a", "FLUSH_SLAVE_TIMEOUT"): 2, ("broker-a", "SEND_OK"): 1180})
+    counts = Counter(
+        {("broker-b", "SEND_OK"): 5, ("broker-a", "FLUSH_SLAVE_TIMEOUT"): 2, ("broker-a", "SEND_OK"): 1180}
+    )
     assert status_report(counts) == "broker-a SEND_OK 1180, FLUSH_SLAVE_TIMEOUT 2; broker-b SEND_OK 5"
     assert status_report(Counter()) == "none"
 
@@ -25,10 +28,21 @@ def test_the_demo_writes_through_the_sync_master_and_reports_statuses(group_clus
     import queue
     import threading
 
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings", "PYTHONUNBUFFERED": "1", "NAMESRV_ADDR": group_cluster.namesrv_addr,
-           "GANTRY_VAR_DIR": str(tmp_path)}
-    proc = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "run_demo", "--rate", "50", "--report", "1"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "console.settings",
+        "PYTHONUNBUFFERED": "1",
+        "NAMESRV_ADDR": group_cluster.namesrv_addr,
+        "GANTRY_VAR_DIR": str(tmp_path),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "run_demo", "--rate", "50", "--report", "1"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     lines: queue.Queue = queue.Queue()
 
     def pump() -> None:

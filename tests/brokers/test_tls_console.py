@@ -1,5 +1,6 @@
 """The Django side with TLS: ``run_cluster --tls-mode enforcing`` (a slave replicating over TLS), the
 console's admin client (brokers.gateway.client) and mqadmin with the MQ TLS_* settings, plain refused."""
+
 from __future__ import annotations
 
 import io
@@ -22,10 +23,26 @@ CLUSTER = "TlsConsoleCluster"
 def tls_run_cluster(tmp_path_factory, tls_certs):
     root = tmp_path_factory.mktemp("tls-run-cluster")
     ns_port, port_a, port_s = free_ports(3)
-    proc, lines = start("--store-dir", str(root / "store"), "--namesrv-port", str(ns_port), "--cluster", CLUSTER,
-                        "--broker", f"broker-a:{port_a}", "--slave", f"broker-a:{port_s}",
-                        "--tls-mode", "enforcing", "--tls-cert", tls_certs.server_cert, "--tls-key", tls_certs.server_key,
-                        "--tls-ca", tls_certs.ca)
+    proc, lines = start(
+        "--store-dir",
+        str(root / "store"),
+        "--namesrv-port",
+        str(ns_port),
+        "--cluster",
+        CLUSTER,
+        "--broker",
+        f"broker-a:{port_a}",
+        "--slave",
+        f"broker-a:{port_s}",
+        "--tls-mode",
+        "enforcing",
+        "--tls-cert",
+        tls_certs.server_cert,
+        "--tls-key",
+        tls_certs.server_key,
+        "--tls-ca",
+        tls_certs.ca,
+    )
     try:
         ready, seen = wait_for(lines, "ready", timeout_s=60)
         assert ready is not None, "\n".join(seen)  # the ready check (over TLS) saw the slave connected over TLS HA
@@ -44,8 +61,18 @@ def point_console(settings):
     from brokers.gateway.client import reset_admin_client
 
     def point(namesrv_addr: str, **tls) -> None:
-        settings.MQ = {**settings.MQ, "NAMESRV_ADDR": namesrv_addr, "ADMIN_TIMEOUT_S": 3.0, "TLS_ENABLE": False,
-                       "TLS_CA": "", "TLS_CERT": "", "TLS_KEY": "", "TLS_VERIFY": True, "TLS_SERVER_NAME": "", **tls}
+        settings.MQ = {
+            **settings.MQ,
+            "NAMESRV_ADDR": namesrv_addr,
+            "ADMIN_TIMEOUT_S": 3.0,
+            "TLS_ENABLE": False,
+            "TLS_CA": "",
+            "TLS_CERT": "",
+            "TLS_KEY": "",
+            "TLS_VERIFY": True,
+            "TLS_SERVER_NAME": "",
+            **tls,
+        }
         reset_admin_client()
 
     yield point
@@ -53,8 +80,9 @@ def point_console(settings):
 
 
 @pytest.mark.django_db
-def test_the_console_speaks_tls_with_mq_tls_settings_and_is_refused_without(tls_run_cluster, tls_certs, point_console,
-                                                                             viewer, operator):
+def test_the_console_speaks_tls_with_mq_tls_settings_and_is_refused_without(
+    tls_run_cluster, tls_certs, point_console, viewer, operator
+):
     point_console(tls_run_cluster, TLS_ENABLE=True, TLS_CA=tls_certs.ca)
     clusters = viewer.get("/api/v1/clusters")
     assert clusters.status_code == 200, clusters.content

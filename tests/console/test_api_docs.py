@@ -1,4 +1,5 @@
 """The OpenAPI 3 schema at /api/v1/schema and Swagger UI at /api/v1/docs, from vendored files only."""
+
 from __future__ import annotations
 
 import re
@@ -14,8 +15,17 @@ def test_schema_is_openapi_3_and_names_every_resource(api_client_as) -> None:
     assert response.status_code == 200
     schema = response.json()
     assert schema["openapi"].startswith("3.")
-    for path in ("/api/v1/topics", "/api/v1/topics/{name}", "/api/v1/topics/{name}/status", "/api/v1/clusters",
-                 "/api/v1/brokers", "/api/v1/audit-log", "/api/v1/auth/token", "/api/v1/users", "/api/v1/tokens"):
+    for path in (
+        "/api/v1/topics",
+        "/api/v1/topics/{name}",
+        "/api/v1/topics/{name}/status",
+        "/api/v1/clusters",
+        "/api/v1/brokers",
+        "/api/v1/audit-log",
+        "/api/v1/auth/token",
+        "/api/v1/users",
+        "/api/v1/tokens",
+    ):
         assert path in schema["paths"], path
     assert set(schema["paths"]["/api/v1/topics/{name}"]) >= {"get", "put", "patch", "delete"}
     assert "apiToken" in schema["components"]["securitySchemes"]

@@ -1,4 +1,5 @@
 """The audit log: record_audit / audited, GET /api/v1/audit-log (filters, pagination) and the page."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -45,12 +46,22 @@ def test_engine_failures_are_recorded_with_the_http_message() -> None:
 
 def _seed() -> None:
     now = timezone.now()
-    for i, (actor, action, target, ok, days) in enumerate([
-        ("alice", "topic.create", "Orders", True, 0), ("alice", "topic.delete", "Orders", False, 0),
-        ("bob", "user.update", "carol", True, 1), ("bob", "topic.create", "Payments", True, 3),
-    ]):
-        entry = record_audit(actor=Actor(actor, Role.ADMIN, "api"), action=action, target_type=action.split(".")[0],
-                             target=target, ok=ok, reason="" if ok else "boom")
+    for i, (actor, action, target, ok, days) in enumerate(
+        [
+            ("alice", "topic.create", "Orders", True, 0),
+            ("alice", "topic.delete", "Orders", False, 0),
+            ("bob", "user.update", "carol", True, 1),
+            ("bob", "topic.create", "Payments", True, 3),
+        ]
+    ):
+        entry = record_audit(
+            actor=Actor(actor, Role.ADMIN, "api"),
+            action=action,
+            target_type=action.split(".")[0],
+            target=target,
+            ok=ok,
+            reason="" if ok else "boom",
+        )
         AuditEntry.objects.filter(pk=entry.pk).update(created_at=now - timedelta(days=days, minutes=i))
 
 
@@ -61,7 +72,9 @@ def test_api_filters_by_actor_action_target_result_and_date(api_client_as) -> No
     def names(**query) -> list[tuple[str, str, str]]:
         response = api.get("/api/v1/audit-log", query)
         assert response.status_code == 200, response.content
-        return [(e["actor"], e["action"], e["target"]) for e in response.json()["results"] if e["actor"] != "api-viewer"]
+        return [
+            (e["actor"], e["action"], e["target"]) for e in response.json()["results"] if e["actor"] != "api-viewer"
+        ]
 
     assert names(actor="bob") == [("bob", "user.update", "carol"), ("bob", "topic.create", "Payments")]
     assert names(action="topic.create") == [("alice", "topic.create", "Orders"), ("bob", "topic.create", "Payments")]
@@ -77,8 +90,22 @@ def test_api_filters_by_actor_action_target_result_and_date(api_client_as) -> No
     page = api.get("/api/v1/audit-log", {"page_size": 2}).json()
     assert page["count"] >= 4 and len(page["results"]) == 2 and page["next"]
     entry = api.get("/api/v1/audit-log", {"result": "failed"}).json()["results"][0]
-    assert set(entry) == {"id", "created_at", "actor", "actor_role", "source", "ip", "action", "target_type", "target",
-                          "before", "after", "result", "reason", "request_id"}
+    assert set(entry) == {
+        "id",
+        "created_at",
+        "actor",
+        "actor_role",
+        "source",
+        "ip",
+        "action",
+        "target_type",
+        "target",
+        "before",
+        "after",
+        "result",
+        "reason",
+        "request_id",
+    }
     for bad in ({"since": "yesterday"}, {"result": "maybe"}, {"ordering": "actor"}):
         assert api.get("/api/v1/audit-log", bad).status_code == 400
 
@@ -91,8 +118,14 @@ def test_audit_log_is_read_only(api_client_as) -> None:
 
 def test_audit_page_lists_filters_and_escapes(client, make_user) -> None:
     _seed()
-    record_audit(actor=ALICE, action="topic.create", target_type="topic", target="<img src=x onerror=alert(1)>", ok=False,
-                 reason="<script>x</script>")
+    record_audit(
+        actor=ALICE,
+        action="topic.create",
+        target_type="topic",
+        target="<img src=x onerror=alert(1)>",
+        ok=False,
+        reason="<script>x</script>",
+    )
     client.force_login(make_user("viewer"))
     page = client.get("/audit/").content.decode()
     assert "Payments" in page and "carol" in page
@@ -102,8 +135,13 @@ def test_audit_page_lists_filters_and_escapes(client, make_user) -> None:
 
 
 def test_audit_page_shows_before_and_after_as_key_value_lines(client, make_user) -> None:
-    with audited(actor=ALICE, action="topic.update", target_type="topic", target="Orders",
-                 before={"perm": 6, "read_queue_nums": 4, "brokers": ["broker-a", "broker-b"]}) as note:
+    with audited(
+        actor=ALICE,
+        action="topic.update",
+        target_type="topic",
+        target="Orders",
+        before={"perm": 6, "read_queue_nums": 4, "brokers": ["broker-a", "broker-b"]},
+    ) as note:
         note.after = {"perm": 4, "read_queue_nums": 4, "brokers": ["broker-a", "broker-b"]}
     client.force_login(make_user("viewer"))
     page = client.get("/audit/").content.decode()
@@ -111,4 +149,4 @@ def test_audit_page_shows_before_and_after_as_key_value_lines(client, make_user)
     assert '<dl class="kv" data-testid="audit-before">' in page and '<dl class="kv" data-testid="audit-after">' in page
     assert '<dt class="changed">perm</dt><dd class="changed">6</dd>' in page  # the change stands out
     assert '<dt class="changed">perm</dt><dd class="changed">4</dd>' in page
-    assert '<dt>read_queue_nums</dt><dd class="">4</dd>' in page and "<dd class=\"\">broker-a, broker-b</dd>" in page
+    assert '<dt>read_queue_nums</dt><dd class="">4</dd>' in page and '<dd class="">broker-a, broker-b</dd>' in page

@@ -1,5 +1,6 @@
 """Logging in: API tokens (POST/DELETE /api/v1/auth/token), the console login, and the lockout of
 repeated failures at both doors."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -62,8 +63,18 @@ def test_lockout_is_per_username_and_address(make_user) -> None:
     api = APIClient()
     for _ in range(3):
         api.post(TOKEN_URL, {"username": "bob", "password": "wrong"}, format="json", REMOTE_ADDR="10.0.0.1")
-    assert api.post(TOKEN_URL, {"username": "bob", "password": PASSWORD}, format="json", REMOTE_ADDR="10.0.0.1").status_code == 429
-    assert api.post(TOKEN_URL, {"username": "bob", "password": PASSWORD}, format="json", REMOTE_ADDR="10.0.0.2").status_code == 201
+    assert (
+        api.post(
+            TOKEN_URL, {"username": "bob", "password": PASSWORD}, format="json", REMOTE_ADDR="10.0.0.1"
+        ).status_code
+        == 429
+    )
+    assert (
+        api.post(
+            TOKEN_URL, {"username": "bob", "password": PASSWORD}, format="json", REMOTE_ADDR="10.0.0.2"
+        ).status_code
+        == 201
+    )
 
 
 def test_deactivated_users_get_no_token_and_their_tokens_stop(make_user) -> None:
@@ -77,9 +88,15 @@ def test_deactivated_users_get_no_token_and_their_tokens_stop(make_user) -> None
     assert api.get("/api/v1/topics").status_code == 401
 
 
-@pytest.mark.parametrize(("body", "field"), [({"username": "x"}, "password"), ({"password": "x"}, "username"),
-                                             ({"username": 1, "password": "x"}, "username"),
-                                             ({"username": "x", "password": "y", "remember": True}, "remember")])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"username": "x"}, "password"),
+        ({"password": "x"}, "username"),
+        ({"username": 1, "password": "x"}, "username"),
+        ({"username": "x", "password": "y", "remember": True}, "remember"),
+    ],
+)
 def test_token_request_validation(body, field) -> None:
     response = APIClient().post(TOKEN_URL, body, format="json")
     assert response.status_code == 400 and field in response.json()["fields"]
@@ -143,7 +160,9 @@ def test_session_api_writes_need_the_csrf_token(make_user, session_cluster, mq_s
     mq_settings(session_cluster.namesrv_addr)
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(make_user("operator"))
-    response = browser.post("/api/v1/topics", {"name": "CsrfT", "cluster": session_cluster.cluster}, content_type="application/json")
+    response = browser.post(
+        "/api/v1/topics", {"name": "CsrfT", "cluster": session_cluster.cluster}, content_type="application/json"
+    )
     assert response.status_code == 403 and "CSRF" in response.json()["detail"]
 
 

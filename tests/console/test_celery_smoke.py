@@ -1,4 +1,5 @@
 """The Celery plumbing: a real worker process takes a task from the test Redis and answers."""
+
 from __future__ import annotations
 
 import pytest

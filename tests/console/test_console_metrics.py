@@ -1,5 +1,6 @@
 """The console's own /metrics (console/metrics.py): refused anonymously, the Prometheus text format
 (parsed by prometheus-client) for a token or a session, request counts per view."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,7 +24,11 @@ def test_signed_in_scrape_parses_and_counts_requests(client, make_user) -> None:
     client.force_login(make_user("viewer"))
     assert client.get("/health").status_code == 200
     families = _families(client.get("/metrics"))
-    counted = {(s.labels["view"], s.labels["status"]) for s in families["gantry_console_requests"].samples if s.name.endswith("_total")}
+    counted = {
+        (s.labels["view"], s.labels["status"])
+        for s in families["gantry_console_requests"].samples
+        if s.name.endswith("_total")
+    }
     assert ("health", "200") in counted
     assert "gantry_console_request_latency_seconds" in families
     assert families["gantry_console_celery_broker_up"].samples[0].value in (0.0, 1.0)

@@ -4,6 +4,7 @@ no inline script, event-handler attribute, ``javascript:`` URL, inline style or 
 Every URL the resolver knows (tests/console/test_access_sweep.all_urls) is fetched as an admin;
 each HTML page is checked, whatever its status (error pages too).
 """
+
 from __future__ import annotations
 
 import re
@@ -45,8 +46,18 @@ def test_every_page_has_the_header_and_nothing_inline(client, make_user, console
             if src.startswith("/static/"):
                 assert finders.find(src.removeprefix("/static/").split("?")[0]), (url, src)
         checked.append(url)
-    assert {"/", "/topics/", "/groups/", "/messages/", "/dashboards/", "/audit/", "/tokens/", "/login/", "/api/v1/docs",
-            f"/topics/{topic}/"} <= set(checked)
+    assert {
+        "/",
+        "/topics/",
+        "/groups/",
+        "/messages/",
+        "/dashboards/",
+        "/audit/",
+        "/tokens/",
+        "/login/",
+        "/api/v1/docs",
+        f"/topics/{topic}/",
+    } <= set(checked)
 
 
 def test_the_api_answers_carry_it_too(api_client_as) -> None:

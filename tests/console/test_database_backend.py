@@ -1,5 +1,6 @@
 """The suite's two database runs really use their backends (`make test`: SQLite, then GANTRY_TEST_DB=postgres),
 and the PostgreSQL server the tests start is private: loopback only, a password, no trust."""
+
 from __future__ import annotations
 
 import pytest
@@ -26,8 +27,9 @@ def test_private_server_refuses_a_wrong_password(request):
 
     server = request.getfixturevalue("postgres_server")
     with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
-        psycopg.connect(host=server.host, port=server.port, user=server.user, password="wrong", dbname="postgres",
-                        connect_timeout=5)
+        psycopg.connect(
+            host=server.host, port=server.port, user=server.user, password="wrong", dbname="postgres", connect_timeout=5
+        )
 
 
 def test_database_url_round_trips_the_connection():

@@ -1,5 +1,6 @@
 """``manage.py ensure_admin`` (run by ``make run``): the first admin gets a generated password and
 the admin role; later runs only say how to log in."""
+
 from __future__ import annotations
 
 import io

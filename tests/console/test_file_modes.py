@@ -6,6 +6,7 @@ shell's usual umask (022) on a fresh var/ — ``manage.py migrate`` (the databas
 private Redis password), and ``run_cluster`` with a store under var/store that then takes a
 topic and a message (files created while it runs).
 """
+
 from __future__ import annotations
 
 import os
@@ -29,13 +30,22 @@ SHELL_UMASK = 0o022
 
 
 def _env(var: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL", "SECRET_KEY", "GANTRY_STORE_DIR")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL", "SECRET_KEY", "GANTRY_STORE_DIR")
+    }
     return {**env, "GANTRY_VAR_DIR": str(var), "DJANGO_SETTINGS_MODULE": "console.settings", "PYTHONUNBUFFERED": "1"}
 
 
 def _manage(var: Path, *args: str) -> str:
-    done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=_env(var), umask=SHELL_UMASK,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=_env(var),
+        umask=SHELL_UMASK,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -66,9 +76,25 @@ def test_the_setup_commands_leave_var_for_its_owner_only(tmp_path) -> None:
 def test_run_cluster_stores_are_for_their_owner_only_files_made_later_too(tmp_path) -> None:
     var = tmp_path / "var"
     namesrv_port, broker_port = free_ports(2)
-    proc = subprocess.Popen([sys.executable, "manage.py", "run_cluster", "--store-dir", str(var / "store"),
-                             "--namesrv-port", str(namesrv_port), "--broker", f"broker-m:{broker_port}"],
-                            cwd=ROOT, env=_env(var), umask=SHELL_UMASK, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "manage.py",
+            "run_cluster",
+            "--store-dir",
+            str(var / "store"),
+            "--namesrv-port",
+            str(namesrv_port),
+            "--broker",
+            f"broker-m:{broker_port}",
+        ],
+        cwd=ROOT,
+        env=_env(var),
+        umask=SHELL_UMASK,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         for line in proc.stdout:
@@ -93,12 +119,25 @@ def test_run_cluster_stores_are_for_their_owner_only_files_made_later_too(tmp_pa
 def test_secure_var_dir_takes_the_group_and_other_bits_off_what_was_there(tmp_path) -> None:
     var = tmp_path / "var"
     (var / "lake" / "day=1").mkdir(parents=True, mode=0o755)
-    for name, mode in (("console.sqlite3", 0o644), ("console.sqlite3-wal", 0o644), ("celerybeat-schedule", 0o664),
-                       ("lake/day=1/part.parquet", 0o644), ("run.sh", 0o755)):
+    for name, mode in (
+        ("console.sqlite3", 0o644),
+        ("console.sqlite3-wal", 0o644),
+        ("celerybeat-schedule", 0o664),
+        ("lake/day=1/part.parquet", 0o644),
+        ("run.sh", 0o755),
+    ):
         (var / name).write_text("x")
         os.chmod(var / name, mode)
     os.chmod(var, 0o755)
     secure_var_dir(var)
     modes = _modes(var)
-    assert modes == {".": 0o700, "lake": 0o700, "lake/day=1": 0o700, "console.sqlite3": 0o600, "console.sqlite3-wal": 0o600,
-                     "celerybeat-schedule": 0o600, "lake/day=1/part.parquet": 0o600, "run.sh": 0o700}
+    assert modes == {
+        ".": 0o700,
+        "lake": 0o700,
+        "lake/day=1": 0o700,
+        "console.sqlite3": 0o600,
+        "console.sqlite3-wal": 0o600,
+        "celerybeat-schedule": 0o600,
+        "lake/day=1/part.parquet": 0o600,
+        "run.sh": 0o700,
+    }

@@ -1,5 +1,6 @@
 """Hostile JSON to the API: too deep is a 400, too large a 413, never a 500 (console.json_parser,
 console.middleware.BodySizeLimitMiddleware)."""
+
 from __future__ import annotations
 
 import pytest
@@ -31,7 +32,9 @@ def test_json_just_past_the_limit_is_400_and_at_the_limit_is_parsed(api_client_a
     assert response.status_code == 400 and "nested deeper" in response.json()["detail"]
     ok_depth = '{"username": "u", "role": "viewer", "x": %s}' % _nested(MAX_JSON_DEPTH - 1)
     response = admin.generic("POST", "/api/v1/users", ok_depth, content_type="application/json")
-    assert response.status_code == 400 and response.json()["fields"] == {"x": ["unknown field."]}  # parsed, then validated
+    assert response.status_code == 400 and response.json()["fields"] == {
+        "x": ["unknown field."]
+    }  # parsed, then validated
 
 
 def test_a_huge_body_is_413_before_parsing(settings) -> None:

@@ -1,4 +1,5 @@
 """The one mapping of errors to HTTP (console.http_errors), used by the API and the pages."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,25 +13,32 @@ from console.errors import Conflict, Forbidden, InvalidInput, NotFound, Unavaila
 from console.http_errors import flatten_errors, problem_for
 
 
-@pytest.mark.parametrize(("exc", "status", "code"), [
-    (InvalidInput("cluster", "unknown"), 400, "invalid"),
-    (InvalidNameError("bad"), 400, "invalid"),
-    (InvalidTopicConfigError("perm"), 400, "invalid"),
-    (MQClientError(CLIENT_ERROR, "cluster 'x' is not known"), 400, "rejected"),
-    (Forbidden("no"), 403, "permission_denied"),
-    (NotFound("gone"), 404, "not_found"),
-    (MQBrokerError(ResponseCode.TOPIC_NOT_EXIST, "no route"), 404, "not_found"),
-    (MQBrokerError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, "no group"), 404, "not_found"),
-    (Conflict("exists"), 409, "conflict"),
-    (MQBrokerError(ResponseCode.TOPIC_EXIST_ALREADY, "exists"), 409, "conflict"),
-    (MQBrokerError(ResponseCode.SYSTEM_BUSY, "busy"), 503, "unavailable"),
-    (Unavailable("down"), 503, "unavailable"),
-    (RemotingConnectError("no name server answered (127.0.0.1:1: refused)", "127.0.0.1:1"), 503, "namesrv_unreachable"),
-    (RemotingConnectError("connect refused", "10.9.9.9:10911"), 503, "broker_unreachable"),
-    (RemotingTimeoutError("timed out", "10.9.9.9:10911", 3.0), 503, "broker_unreachable"),
-    (MQBrokerError(ResponseCode.SYSTEM_ERROR, "disk full", addr="10.9.9.9:10911"), 502, "broker_error"),
-    (RemotingProtocolError("bad frame"), 502, "broker_error"),
-])
+@pytest.mark.parametrize(
+    ("exc", "status", "code"),
+    [
+        (InvalidInput("cluster", "unknown"), 400, "invalid"),
+        (InvalidNameError("bad"), 400, "invalid"),
+        (InvalidTopicConfigError("perm"), 400, "invalid"),
+        (MQClientError(CLIENT_ERROR, "cluster 'x' is not known"), 400, "rejected"),
+        (Forbidden("no"), 403, "permission_denied"),
+        (NotFound("gone"), 404, "not_found"),
+        (MQBrokerError(ResponseCode.TOPIC_NOT_EXIST, "no route"), 404, "not_found"),
+        (MQBrokerError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, "no group"), 404, "not_found"),
+        (Conflict("exists"), 409, "conflict"),
+        (MQBrokerError(ResponseCode.TOPIC_EXIST_ALREADY, "exists"), 409, "conflict"),
+        (MQBrokerError(ResponseCode.SYSTEM_BUSY, "busy"), 503, "unavailable"),
+        (Unavailable("down"), 503, "unavailable"),
+        (
+            RemotingConnectError("no name server answered (127.0.0.1:1: refused)", "127.0.0.1:1"),
+            503,
+            "namesrv_unreachable",
+        ),
+        (RemotingConnectError("connect refused", "10.9.9.9:10911"), 503, "broker_unreachable"),
+        (RemotingTimeoutError("timed out", "10.9.9.9:10911", 3.0), 503, "broker_unreachable"),
+        (MQBrokerError(ResponseCode.SYSTEM_ERROR, "disk full", addr="10.9.9.9:10911"), 502, "broker_error"),
+        (RemotingProtocolError("bad frame"), 502, "broker_error"),
+    ],
+)
 def test_mapping(exc, status, code) -> None:
     problem = problem_for(exc)
     assert (problem.status, problem.code) == (status, code)

@@ -5,6 +5,7 @@ On SQLite the IMMEDIATE transaction serializes the two already; on PostgreSQL (r
 the row lock the take asks for does: without it the take reads "queued", waits at its UPDATE, and
 then overwrites the failure. `make test` runs this on both backends.
 """
+
 from __future__ import annotations
 
 import threading
@@ -19,8 +20,14 @@ def _promotion_job():
     from brokers.models import PromotionJob
     from brokers.promotion.runner import _take
 
-    job = PromotionJob.objects.create(requested_by="alice", broker_name="broker-a", broker_id=1,
-                                      candidate_addr="127.0.0.1:1", scope_key="apply:broker-a", dry_run=False)
+    job = PromotionJob.objects.create(
+        requested_by="alice",
+        broker_name="broker-a",
+        broker_id=1,
+        candidate_addr="127.0.0.1:1",
+        scope_key="apply:broker-a",
+        dry_run=False,
+    )
     return PromotionJob, job, _take
 
 
@@ -28,8 +35,14 @@ def _rebalance_job():
     from consumers.models import RebalanceJob
     from consumers.rebalance.runner import _take
 
-    job = RebalanceJob.objects.create(requested_by="alice", scope="group", scope_value="G_x",
-                                      scope_key="apply:group:G_x", dry_run=False, task_id="t-1")
+    job = RebalanceJob.objects.create(
+        requested_by="alice",
+        scope="group",
+        scope_value="G_x",
+        scope_key="apply:group:G_x",
+        dry_run=False,
+        task_id="t-1",
+    )
     return RebalanceJob, job, _take
 
 

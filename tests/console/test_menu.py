@@ -1,5 +1,6 @@
 """The header's menu (console/menu.py): every page marks exactly one entry as the current page (the
 account pages none), admins alone see the admin pages, and the entries under "More" are links too."""
+
 from __future__ import annotations
 
 import re
@@ -11,13 +12,28 @@ pytestmark = pytest.mark.django_db
 CURRENT = re.compile(r'<a href="([^"]+)" data-testid="menu-([\w-]+)" aria-current="page">')
 
 
-@pytest.mark.parametrize(("url", "entry"), [
-    ("/", "home"), ("/topics/", "topics"), ("/groups/", "groups"), ("/subscription-groups/", "groups"),
-    ("/producers/", "producers"), ("/messages/", "messages"), ("/alerts/", "alerts"), ("/alerts/events/", "alerts"),
-    ("/allocation/", "allocation"), ("/rebalance-jobs/", "rebalance"), ("/metadata/", "metadata"), ("/acl/", "acl"),
-    ("/audit/", "audit-log"), ("/users/", "users"), ("/tokens/", "tokens"), ("/namesrv-sets/", "clusters"),
-    ("/account/password/", None),
-])
+@pytest.mark.parametrize(
+    ("url", "entry"),
+    [
+        ("/", "home"),
+        ("/topics/", "topics"),
+        ("/groups/", "groups"),
+        ("/subscription-groups/", "groups"),
+        ("/producers/", "producers"),
+        ("/messages/", "messages"),
+        ("/alerts/", "alerts"),
+        ("/alerts/events/", "alerts"),
+        ("/allocation/", "allocation"),
+        ("/rebalance-jobs/", "rebalance"),
+        ("/metadata/", "metadata"),
+        ("/acl/", "acl"),
+        ("/audit/", "audit-log"),
+        ("/users/", "users"),
+        ("/tokens/", "tokens"),
+        ("/namesrv-sets/", "clusters"),
+        ("/account/password/", None),
+    ],
+)
 def test_one_entry_holds_the_page(as_role, mq_settings, unused_addr, url, entry) -> None:
     mq_settings(unused_addr)  # the pages render their refusals; the menu is the same
     page = as_role("admin").get(url).content.decode()

@@ -1,4 +1,5 @@
 """Every paginated list of the API (console.rest.Pagination): a bad page_size is refused by name."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,8 +11,19 @@ def _entries(n: int) -> None:
     """``n`` audit rows: the audit log is the paginated list here, as it needs no cluster."""
     from console.models import AuditEntry
 
-    AuditEntry.objects.bulk_create([AuditEntry(actor="alice", source="api", action="topic.create", target_type="topic",
-                                               target=f"T{i}", result=AuditEntry.OK) for i in range(n)])
+    AuditEntry.objects.bulk_create(
+        [
+            AuditEntry(
+                actor="alice",
+                source="api",
+                action="topic.create",
+                target_type="topic",
+                target=f"T{i}",
+                result=AuditEntry.OK,
+            )
+            for i in range(n)
+        ]
+    )
 
 
 @pytest.mark.parametrize("bad", ["abc", "0", "-1", "1001", "5000", "", " ", "1.5", "१०", "9" * 5000])

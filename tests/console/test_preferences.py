@@ -2,6 +2,7 @@
 refused on its field and nothing is saved); pages then show times in that zone with the zone named;
 the REST API stays UTC and English; Chinese is picked by the switcher, the saved preference or the
 browser's Accept-Language."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -29,8 +30,16 @@ def saved(username: str) -> tuple[str, str] | None:
 
 
 def an_audit_entry_at_noon_utc() -> None:
-    AuditEntry.objects.create(created_at=NOON_UTC, actor="ada", actor_role="admin", source="console", action="topic.create",
-                              target_type="topic", target="orders", result="ok")
+    AuditEntry.objects.create(
+        created_at=NOON_UTC,
+        actor="ada",
+        actor_role="admin",
+        source="console",
+        action="topic.create",
+        target_type="topic",
+        target="orders",
+        result="ok",
+    )
 
 
 def test_the_account_page_saves_a_time_zone_and_language(make_user) -> None:
@@ -43,11 +52,14 @@ def test_the_account_page_saves_a_time_zone_and_language(make_user) -> None:
     assert saved("vera") == ("Asia/Shanghai", "zh-hans")
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"time_zone": "Mars/Olympus_Mons", "language": ""}, "time_zone"),
-    ({"time_zone": "../../etc/passwd", "language": ""}, "time_zone"),
-    ({"time_zone": "Asia/Shanghai", "language": "klingon"}, "language"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"time_zone": "Mars/Olympus_Mons", "language": ""}, "time_zone"),
+        ({"time_zone": "../../etc/passwd", "language": ""}, "time_zone"),
+        ({"time_zone": "Asia/Shanghai", "language": "klingon"}, "language"),
+    ],
+)
 def test_a_bad_preference_is_refused_on_its_field_and_nothing_is_saved(make_user, body, field) -> None:
     make_user("viewer", username="vera")
     page = signed_in("vera")
@@ -77,7 +89,9 @@ def test_the_rest_api_stays_utc_and_english_whatever_the_user_chose(make_user) -
     body = page.get("/api/v1/audit-log/").json()
     assert [e["created_at"] for e in body["results"] if e["target"] == "orders"] == ["2024-05-01T12:00:00Z"]
     refused = page.get("/api/v1/audit-log/?since=yesterday")
-    assert refused.status_code == 400 and "Datetime has wrong format" in refused.content.decode()  # DRF has Chinese; the API stays English
+    assert (
+        refused.status_code == 400 and "Datetime has wrong format" in refused.content.decode()
+    )  # DRF has Chinese; the API stays English
     assert "20:00:00" in page.get("/audit/").content.decode()  # while pages follow the choice
 
 

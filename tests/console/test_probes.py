@@ -1,4 +1,5 @@
 """/healthz (liveness) and /readyz (readiness) for load balancers: no login, nothing sensitive."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,8 +20,11 @@ def test_readyz_is_ready_with_the_database_and_names_it_when_unreachable(client,
     original = connection.settings_dict["NAME"]
     connection.close()
     # a database that cannot open: a file in a missing directory (SQLite), a database nobody created (PostgreSQL)
-    connection.settings_dict["NAME"] = (str(tmp_path / "no-such-dir" / "console.sqlite3") if connection.vendor == "sqlite"
-                                        else "gantry_no_such_database")
+    connection.settings_dict["NAME"] = (
+        str(tmp_path / "no-such-dir" / "console.sqlite3")
+        if connection.vendor == "sqlite"
+        else "gantry_no_such_database"
+    )
     try:
         response = client.get("/readyz")
     finally:

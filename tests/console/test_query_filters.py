@@ -3,6 +3,7 @@
 The API answers 400 naming the parameter and what it accepts; a page answers 400 with the error
 naming the field, and lists nothing (not the unfiltered list).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -43,20 +44,32 @@ PAGE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("path", "param", "bad", "accepted"), API_CASES, ids=[f"{p}?{k}={v}" for p, k, v, _ in API_CASES])
-def test_the_api_refuses_a_bad_filter_naming_it_and_what_it_accepts(viewer, console_cluster, path, param, bad, accepted) -> None:
+@pytest.mark.parametrize(
+    ("path", "param", "bad", "accepted"), API_CASES, ids=[f"{p}?{k}={v}" for p, k, v, _ in API_CASES]
+)
+def test_the_api_refuses_a_bad_filter_naming_it_and_what_it_accepts(
+    viewer, console_cluster, path, param, bad, accepted
+) -> None:
     response = viewer.get(path, {param: bad})
     assert response.status_code == 400, response.content[:500]
     reasons = " ".join(response.json()["fields"][param])
     assert accepted in reasons, reasons
 
 
-@pytest.mark.parametrize(("path", "field", "bad", "accepted", "unfiltered"), PAGE_CASES,
-                         ids=[f"{p}?{k}={v}" for p, k, v, _, _ in PAGE_CASES])
+@pytest.mark.parametrize(
+    ("path", "field", "bad", "accepted", "unfiltered"), PAGE_CASES, ids=[f"{p}?{k}={v}" for p, k, v, _, _ in PAGE_CASES]
+)
 @pytest.mark.parametrize("htmx", [False, True], ids=["page", "htmx"])
-def test_a_page_refuses_a_bad_filter_and_lists_nothing(as_role, console_cluster, path, field, bad, accepted, unfiltered, htmx) -> None:
-    record_audit(actor=Actor("alice", Role.OPERATOR, "console", "10.1.2.3"), action="topic.create", target_type="topic",
-                 target="Orders", ok=True)
+def test_a_page_refuses_a_bad_filter_and_lists_nothing(
+    as_role, console_cluster, path, field, bad, accepted, unfiltered, htmx
+) -> None:
+    record_audit(
+        actor=Actor("alice", Role.OPERATOR, "console", "10.1.2.3"),
+        action="topic.create",
+        target_type="topic",
+        target="Orders",
+        ok=True,
+    )
     client = as_role("viewer")
     headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
     if unfiltered is not None:  # the list has something to show when the filter is not given

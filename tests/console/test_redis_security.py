@@ -1,5 +1,6 @@
 """Redis shared with Celery: the cache never unpickles (console.cache), the private redis-server
 has a password (console.redis_server), Celery's remote control is off."""
+
 from __future__ import annotations
 
 import os
@@ -41,8 +42,14 @@ print("read:", repr(cache.get("overview:topic-counts", "MISS")), repr(cache.get_
 
 def _read_planted(redis_url: str, marker: Path, backend: str) -> str:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings", "REDIS_URL": redis_url}
-    done = subprocess.run([sys.executable, "-c", READ_A_PLANTED_PICKLE, str(marker), backend], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", READ_A_PLANTED_PICKLE, str(marker), backend],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return done.stdout + done.stderr
 
 

@@ -1,4 +1,5 @@
 """The request id: answered in X-Request-ID (the caller's if well formed), on log lines and in the audit row."""
+
 from __future__ import annotations
 
 import io
@@ -28,8 +29,9 @@ def test_every_response_carries_a_request_id_and_a_well_formed_incoming_one_is_k
 
 def test_the_audit_row_names_the_request_that_made_the_change(api_client_as) -> None:
     admin = api_client_as("admin")
-    response = admin.post("/api/v1/users", {"username": "olga", "role": "operator"}, format="json",
-                          HTTP_X_REQUEST_ID="req-audit-0001")
+    response = admin.post(
+        "/api/v1/users", {"username": "olga", "role": "operator"}, format="json", HTTP_X_REQUEST_ID="req-audit-0001"
+    )
     assert response.status_code == 201 and response["X-Request-ID"] == "req-audit-0001"
     assert AuditEntry.objects.get(action="user.create", target="olga").request_id == "req-audit-0001"
     listed = admin.get("/api/v1/audit-log", {"action": "user.create"}).json()["results"][0]

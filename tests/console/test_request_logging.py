@@ -1,5 +1,6 @@
 """A terminal free of the clients' mistakes: a 4xx answer is logged at INFO (a 5xx stays ERROR), and the
 favicon browsers ask for is served (linked from every page, and /favicon.ico itself)."""
+
 from __future__ import annotations
 
 import logging

@@ -11,6 +11,7 @@ documented shape). The measurement: per operation, the share of requests refused
 a tenth of the operations may refuse most (more than half) of what the schema calls valid.
 Everything runs in the test's database transaction, rolled back at the end.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -30,19 +31,27 @@ LOGIN = ("fuzz-login", "fuzz-login-password-1")  # a user POST auth/token may lo
 
 # Values that name something which must exist, put into the query or body wherever the generated request
 # has that field (the schema gives their format and an example; existence is the fixture's): field -> value.
-EXISTING_FIELDS = {"topic": EXAMPLE_TOPIC, "group": EXAMPLE_GROUP, "cluster": EXAMPLE_CLUSTER, "broker": EXAMPLE_BROKER,
-                   # alert webhooks: a loopback port nobody listens on (allowed by fuzz_cluster; no scan runs, nothing is sent)
-                   "webhook_url": "http://127.0.0.1:9/gantry-fuzz"}
+EXISTING_FIELDS = {
+    "topic": EXAMPLE_TOPIC,
+    "group": EXAMPLE_GROUP,
+    "cluster": EXAMPLE_CLUSTER,
+    "broker": EXAMPLE_BROKER,
+    # alert webhooks: a loopback port nobody listens on (allowed by fuzz_cluster; no scan runs, nothing is sent)
+    "webhook_url": "http://127.0.0.1:9/gantry-fuzz",
+}
 EXISTING_QUERY = {"page": 1}  # a page that exists (a later one is a 404)
 # ... and per operation, for fields whose meaning differs between operations
-EXISTING_BODY = {"POST /api/v1/tokens": {"username": "fuzz-target"},
-                 "POST /api/v1/auth/token": {"username": LOGIN[0], "password": LOGIN[1]},
-                 # the caller's own password: each request comes from a fresh admin (make_user's password)
-                 "POST /api/v1/auth/password": {"current_password": PASSWORD},
-                 # a reset to one queue's offset: a queue of TopicTest on broker-a, and an offset it holds
-                 "POST /api/v1/groups/{name}/reset-offset": {"queue_id": 0, "offset": 0},
-                 # an alert rule's target: for group kinds a group its brokers know (a rule naming another is refused)
-                 "POST /api/v1/alert-rules": {"target": EXAMPLE_GROUP}, "PUT /api/v1/alert-rules/{id}": {"target": EXAMPLE_GROUP}}
+EXISTING_BODY = {
+    "POST /api/v1/tokens": {"username": "fuzz-target"},
+    "POST /api/v1/auth/token": {"username": LOGIN[0], "password": LOGIN[1]},
+    # the caller's own password: each request comes from a fresh admin (make_user's password)
+    "POST /api/v1/auth/password": {"current_password": PASSWORD},
+    # a reset to one queue's offset: a queue of TopicTest on broker-a, and an offset it holds
+    "POST /api/v1/groups/{name}/reset-offset": {"queue_id": 0, "offset": 0},
+    # an alert rule's target: for group kinds a group its brokers know (a rule naming another is refused)
+    "POST /api/v1/alert-rules": {"target": EXAMPLE_GROUP},
+    "PUT /api/v1/alert-rules/{id}": {"target": EXAMPLE_GROUP},
+}
 # ... and body fields naming things the fixture makes (_existing_things fills it): a dead letter's id for a resend
 MADE_BODY: dict[str, dict] = {}
 PUSH_GROUP = "fuzz_push_group"  # fuzz_cluster's push member: a message's resend goes to it
@@ -58,8 +67,9 @@ def quickstart_cluster(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("fuzz-cluster")
     acl_file = write_acl(root / "plain_acl.yml", acl_text())
-    cluster = EmbeddedCluster(root / "stores", cluster=EXAMPLE_CLUSTER, namesrv_options={"acl_file": str(acl_file)},
-                              acl_file=str(acl_file)).start()
+    cluster = EmbeddedCluster(
+        root / "stores", cluster=EXAMPLE_CLUSTER, namesrv_options={"acl_file": str(acl_file)}, acl_file=str(acl_file)
+    ).start()
     with BlockingMQAdminClient(cluster.namesrv_addr, access_key=ADMIN[0], secret_key=ADMIN[1]) as admin:
         create_topic(admin, cluster, EXAMPLE_TOPIC, queues=4)
     yield cluster
@@ -78,16 +88,28 @@ def fuzz_cluster(quickstart_cluster, mq_settings, celery_redis, settings):
     settings.MQ = {**settings.MQ, "ACCESS_KEY": ADMIN[0], "SECRET_KEY": ADMIN[1]}
     reset_admin_client()
     settings.GANTRY_SHRINK_SETTLE_S = 0
-    settings.GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = True  # EXISTING_FIELDS' webhook_url: loopback, never a real outbound call
-    member = PullClient(quickstart_cluster.namesrv_addr, EXAMPLE_GROUP, instance_name="fuzz-1", heartbeat_interval_s=None,
-                        access_key=ADMIN[0], secret_key=ADMIN[1])
+    settings.GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = (
+        True  # EXISTING_FIELDS' webhook_url: loopback, never a real outbound call
+    )
+    member = PullClient(
+        quickstart_cluster.namesrv_addr,
+        EXAMPLE_GROUP,
+        instance_name="fuzz-1",
+        heartbeat_interval_s=None,
+        access_key=ADMIN[0],
+        secret_key=ADMIN[1],
+    )
     member.subscribe(EXAMPLE_TOPIC, "*")
-    for mq in member.fetch_subscribe_message_queues(EXAMPLE_TOPIC):  # committed offsets: a reset of the online group applies
+    for mq in member.fetch_subscribe_message_queues(
+        EXAMPLE_TOPIC
+    ):  # committed offsets: a reset of the online group applies
         member.update_offset(mq, 0)
     # a push member of a group of its own on the examples' topic: a message's resend needs one online
     from brokers.engine.client import ConsumeConcurrentlyStatus, PushConsumer
 
-    pusher = PushConsumer(PUSH_GROUP, quickstart_cluster.namesrv_addr, instance_name="fuzz-push", access_key=ADMIN[0], secret_key=ADMIN[1])
+    pusher = PushConsumer(
+        PUSH_GROUP, quickstart_cluster.namesrv_addr, instance_name="fuzz-push", access_key=ADMIN[0], secret_key=ADMIN[1]
+    )
     pusher.subscribe(EXAMPLE_TOPIC, "*")
     pusher.register_listener(lambda msgs: ConsumeConcurrentlyStatus.CONSUME_SUCCESS)
     pusher.start()
@@ -151,7 +173,9 @@ def _existing_things(auth: dict, cluster) -> dict:
         from consumers.subscription_group_services import SubscriptionGroupSpec, subscription_group_create
 
         name = f"FuzzThrowawayGroup{next(counter)}"  # through the service, as throwaway_account
-        subscription_group_create(actor=Actor("fuzz-schema", Role.ADMIN, "api"), spec=SubscriptionGroupSpec(name, cluster=EXAMPLE_CLUSTER))
+        subscription_group_create(
+            actor=Actor("fuzz-schema", Role.ADMIN, "api"), spec=SubscriptionGroupSpec(name, cluster=EXAMPLE_CLUSTER)
+        )
         return name
 
     def throwaway_account() -> str:
@@ -159,8 +183,12 @@ def _existing_things(auth: dict, cluster) -> dict:
         from console.actor import Actor
         from console.roles import Role
 
-        access_key = f"fuzzthrowaway{next(counter)}"  # through the service: the test client would close the test's database
-        acl_account_save(actor=Actor("fuzz-schema", Role.ADMIN, "api"), data=AccountInput(access_key, "fuzz-secret-1"), create=True)
+        access_key = (
+            f"fuzzthrowaway{next(counter)}"  # through the service: the test client would close the test's database
+        )
+        acl_account_save(
+            actor=Actor("fuzz-schema", Role.ADMIN, "api"), data=AccountInput(access_key, "fuzz-secret-1"), create=True
+        )
         return access_key
 
     def throwaway_token() -> int:
@@ -174,8 +202,14 @@ def _existing_things(auth: dict, cluster) -> dict:
 
     from brokers.models import PromotionJob
 
-    promotion = PromotionJob.objects.create(requested_by="fuzz-schema", broker_name="broker-a", broker_id=1,
-                                            candidate_addr="127.0.0.1:1", scope_key="dry:broker-a", status=PromotionJob.PLANNED)
+    promotion = PromotionJob.objects.create(
+        requested_by="fuzz-schema",
+        broker_name="broker-a",
+        broker_id=1,
+        candidate_addr="127.0.0.1:1",
+        scope_key="dry:broker-a",
+        status=PromotionJob.PLANNED,
+    )
     from consumers.alert_models import AlertEvent, AlertRule
 
     def alert_rule() -> AlertRule:
@@ -188,31 +222,80 @@ def _existing_things(auth: dict, cluster) -> dict:
 
     def throwaway_namesrv_set() -> str:
         return NamesrvSet.objects.create(name=f"fuzz-throwaway-{next(counter)}", namesrv_addr=cluster.namesrv_addr).name
-    event = AlertEvent.objects.create(rule=rule, rule_name=rule.name, kind=rule.kind, target=rule.target, state="firing", message="fuzz")
+
+    event = AlertEvent.objects.create(
+        rule=rule, rule_name=rule.name, kind=rule.kind, target=rule.target, state="firing", message="fuzz"
+    )
     topic, group = EXAMPLE_TOPIC, EXAMPLE_GROUP
-    things = {("/topics/{name}" + tail, "name"): topic for tail in ("", "/advice", "/consumer-groups", "/messages", "/route", "/shrink", "/status")}
-    things |= {("/groups/{name}" + tail, "name"): group for tail in ("", "/advice", "/allocation", "/progress", "/rebalance", "/reset-offset",
-                                                                     "/dlq", "/dlq/resend", "/dlq/export", "/pop-state")}
+    things = {
+        ("/topics/{name}" + tail, "name"): topic
+        for tail in ("", "/advice", "/consumer-groups", "/messages", "/route", "/shrink", "/status")
+    }
+    things |= {
+        ("/groups/{name}" + tail, "name"): group
+        for tail in (
+            "",
+            "/advice",
+            "/allocation",
+            "/progress",
+            "/rebalance",
+            "/reset-offset",
+            "/dlq",
+            "/dlq/resend",
+            "/dlq/export",
+            "/pop-state",
+        )
+    }
     things[("/subscription-groups/{name}", "name")] = group
-    things |= {("/brokers/{name}/promote", "name"): "broker-a", ("/broker-groups/{name}", "name"): "broker-a",
-               ("/broker-groups/{name}/config", "name"): "broker-a", ("/brokers/{name}/runtime", "name"): "broker-a",
-               ("/clusters/{name}", "name"): EXAMPLE_CLUSTER, ("/acl/accounts/{access_key}", "access_key"): DEMO[0],
-               ("/users/{username}", "username"): "fuzz-patched", ("/users/{username}/password", "username"): "fuzz-patched", ("/rebalance-jobs/{id}", "id"): str(rebalance.get("id")),
-               ("/dashboards/refresh-runs/{id}", "id"): refresh.get("id"), ("/messages/{msg_id}", "msg_id"): sent.get("offset_msg_id"), ("/messages/{msg_id}/trace", "msg_id"): sent.get("msg_id"),
-               ("/promotion-jobs/{id}", "id"): str(promotion.id),
-               ("/tokens/{id}", "id"): throwaway_token, ("/namesrv-sets/{name}", "name"): "fuzz-set",
-               ("/alert-rules/{id}", "id"): str(rule.id), ("/alert-rules/{id}/silence", "id"): str(rule.id),
-               ("/alert-rules/{id}/enable", "id"): str(rule.id),
-               ("/alert-events/{id}", "id"): str(event.id), ("/alert-events/{id}/acknowledge", "id"): str(event.id)}
+    things |= {
+        ("/brokers/{name}/promote", "name"): "broker-a",
+        ("/broker-groups/{name}", "name"): "broker-a",
+        ("/broker-groups/{name}/config", "name"): "broker-a",
+        ("/brokers/{name}/runtime", "name"): "broker-a",
+        ("/clusters/{name}", "name"): EXAMPLE_CLUSTER,
+        ("/acl/accounts/{access_key}", "access_key"): DEMO[0],
+        ("/users/{username}", "username"): "fuzz-patched",
+        ("/users/{username}/password", "username"): "fuzz-patched",
+        ("/rebalance-jobs/{id}", "id"): str(rebalance.get("id")),
+        ("/dashboards/refresh-runs/{id}", "id"): refresh.get("id"),
+        ("/messages/{msg_id}", "msg_id"): sent.get("offset_msg_id"),
+        ("/messages/{msg_id}/trace", "msg_id"): sent.get("msg_id"),
+        ("/promotion-jobs/{id}", "id"): str(promotion.id),
+        ("/tokens/{id}", "id"): throwaway_token,
+        ("/namesrv-sets/{name}", "name"): "fuzz-set",
+        ("/alert-rules/{id}", "id"): str(rule.id),
+        ("/alert-rules/{id}/silence", "id"): str(rule.id),
+        ("/alert-rules/{id}/enable", "id"): str(rule.id),
+        ("/alert-events/{id}", "id"): str(event.id),
+        ("/alert-events/{id}/acknowledge", "id"): str(event.id),
+    }
     # the live member of the examples' group (fuzz_cluster's PullClient) for its running info
     member_id = client.get(f"/api/v1/groups/{group}").json()["members"][0]["client_id"]
-    things |= {("/groups/{name}/clients/{client_id}/running-info", "name"): group,
-               ("/groups/{name}/clients/{client_id}/running-info", "client_id"): member_id}
+    things |= {
+        ("/groups/{name}/clients/{client_id}/running-info", "name"): group,
+        ("/groups/{name}/clients/{client_id}/running-info", "client_id"): member_id,
+    }
     # a message of the examples' topic (its offset id) and the push member to resend it to
-    things |= {("/messages/{msg_id}/track", "msg_id"): sent.get("offset_msg_id"), ("/messages/{msg_id}/resend", "msg_id"): sent.get("offset_msg_id")}
-    pusher_id = wait_until(lambda: next((g["clients"] for g in client.get(f"/api/v1/messages/{sent.get('offset_msg_id')}/track").json()["groups"]
-                                         if g["group"] == PUSH_GROUP and g["clients"]), None), what="the push member online")[0]
-    MADE_BODY["POST /api/v1/messages/{msg_id}/resend"] = {"group": PUSH_GROUP, "client_id": pusher_id, "topic": EXAMPLE_TOPIC}
+    things |= {
+        ("/messages/{msg_id}/track", "msg_id"): sent.get("offset_msg_id"),
+        ("/messages/{msg_id}/resend", "msg_id"): sent.get("offset_msg_id"),
+    }
+    pusher_id = wait_until(
+        lambda: next(
+            (
+                g["clients"]
+                for g in client.get(f"/api/v1/messages/{sent.get('offset_msg_id')}/track").json()["groups"]
+                if g["group"] == PUSH_GROUP and g["clients"]
+            ),
+            None,
+        ),
+        what="the push member online",
+    )[0]
+    MADE_BODY["POST /api/v1/messages/{msg_id}/resend"] = {
+        "group": PUSH_GROUP,
+        "client_id": pusher_id,
+        "topic": EXAMPLE_TOPIC,
+    }
     things = {("/api/v1" + path, name): value for (path, name), value in things.items()}
     # a dead letter of the examples' group, as the broker would have moved it there, for a resend to find
     MADE_BODY["POST /api/v1/groups/{name}/dlq/resend"] = {"msg_ids": [_dead_letter(cluster, group, sent.get("msg_id"))]}
@@ -238,7 +321,10 @@ def _metadata_import(client, cluster) -> dict:
         create_topic(admin, cluster, "FuzzMetadataTopic", queues=2)
     exported = client.get("/api/v1/metadata/export").json()["topicConfigTable"]
     document = {"topicConfigTable": {"FuzzMetadataTopic": exported["FuzzMetadataTopic"]}}
-    return {"metadata": document, "plan_id": client.post("/api/v1/metadata/dry-run", {"metadata": document}, format="json").json()["plan_id"]}
+    return {
+        "metadata": document,
+        "plan_id": client.post("/api/v1/metadata/dry-run", {"metadata": document}, format="json").json()["plan_id"],
+    }
 
 
 def _dead_letter(cluster, group: str, origin_msg_id: str | None) -> str:
@@ -252,13 +338,16 @@ def _dead_letter(cluster, group: str, origin_msg_id: str | None) -> str:
     dlq = f"%DLQ%{group}"
     with BlockingMQAdminClient(cluster.namesrv_addr, access_key=ADMIN[0], secret_key=ADMIN[1]) as admin:
         create_topic(admin, cluster, dlq, queues=1)
-    with SimpleProducer(cluster.namesrv_addr, "fuzz_dlq", heartbeat_interval_s=None, access_key=ADMIN[0], secret_key=ADMIN[1]) as producer:
+    with SimpleProducer(
+        cluster.namesrv_addr, "fuzz_dlq", heartbeat_interval_s=None, access_key=ADMIN[0], secret_key=ADMIN[1]
+    ) as producer:
         props = {"RETRY_TOPIC": EXAMPLE_TOPIC, "ORIGIN_MESSAGE_ID": origin_msg_id or "0" * 32}
         return producer.send(Message(dlq, b"failed three times", properties=props)).offset_msg_id
 
 
 def test_every_operation_answers_below_500_in_the_schema_and_mostly_accepts_valid_input(
-        fuzz_cluster, make_user) -> None:
+    fuzz_cluster, make_user
+) -> None:
     import schemathesis
 
     auth = {"Authorization": f"Token {_admin_token(make_user, 'fuzz-schema')}"}
@@ -313,30 +402,46 @@ def _fuzz(schema, existing: dict, make_user) -> None:
         # DELETE auth/token revokes the token it is called with; POST auth/password changes the caller's password
         fresh_auth = label in ("DELETE /api/v1/auth/token", "POST /api/v1/auth/password")
 
-        @settings(max_examples=FUZZ_EXAMPLES, derandomize=True, database=None, deadline=None,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=FUZZ_EXAMPLES,
+            derandomize=True,
+            database=None,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        )
         @given(case=operation.as_strategy())
         def fuzz(case) -> None:
             for name in case.path_parameters or {}:
-                value = existing.get((operation.path, name, operation.method.upper()), existing.get((operation.path, name)))
+                value = existing.get(
+                    (operation.path, name, operation.method.upper()), existing.get((operation.path, name))
+                )
                 if value is not None:
                     case.path_parameters[name] = value() if callable(value) else value
             _existing_fields(case, label)
-            headers = {"Authorization": f"Token {_admin_token(make_user, f'fuzz-admin-{n}-{next(tokens)}')}"} if fresh_auth else auth
+            headers = (
+                {"Authorization": f"Token {_admin_token(make_user, f'fuzz-admin-{n}-{next(tokens)}')}"}
+                if fresh_auth
+                else auth
+            )
             response = case.call(headers=headers)
             if 400 <= response.status_code < 500 and label not in first_refusal:
                 first_refusal[label] = response.text[:300]
             statuses[label][response.status_code] += 1
             try:
-                case.validate_response(response, checks=[not_a_server_error, status_code_conformance,
-                                                         response_schema_conformance])
+                case.validate_response(
+                    response, checks=[not_a_server_error, status_code_conformance, response_schema_conformance]
+                )
             except BaseException as exc:  # noqa: BLE001 - collect every operation's failure, not only the first
                 failures.append(f"{label} {response.status_code}: {str(exc)[:600]}")
 
         fuzz()
 
-    refusals = {label: sum(n for code, n in c.items() if 400 <= code < 500) / sum(c.values()) for label, c in statuses.items()}
-    report = "\n".join(f"{share:4.0%} refused  {label}  {dict(statuses[label])}" for label, share in sorted(refusals.items()))
+    refusals = {
+        label: sum(n for code, n in c.items() if 400 <= code < 500) / sum(c.values()) for label, c in statuses.items()
+    }
+    report = "\n".join(
+        f"{share:4.0%} refused  {label}  {dict(statuses[label])}" for label, share in sorted(refusals.items())
+    )
     print(report)
     print("\n".join(f"{k}: {v}" for k, v in sorted(first_refusal.items())))
     assert not failures, "\n".join(failures)

@@ -1,4 +1,5 @@
 """docs/settings.md is what console/settings.py reads, generated from its source: it cannot drift."""
+
 from __future__ import annotations
 
 import re
@@ -15,8 +16,9 @@ SETTINGS = ROOT / "console" / "settings.py"
 
 
 def test_docs_settings_md_is_the_generated_reference():
-    assert (ROOT / "docs" / "settings.md").read_text() == settings_markdown(SETTINGS.read_text()), \
+    assert (ROOT / "docs" / "settings.md").read_text() == settings_markdown(SETTINGS.read_text()), (
         "docs/settings.md is out of date: run `python manage.py settings_reference`"
+    )
     call_command("settings_reference", "--check")
 
 
@@ -26,7 +28,9 @@ def test_every_variable_the_settings_read_is_listed_with_a_meaning():
     reference = {item.env: item for item in settings_reference(source)}
     assert read <= set(reference), f"not in the reference: {sorted(read - set(reference))}"
     assert {"DATABASE_URL", "SPARK_MASTER", "GANTRY_LAKE_DIR", "REDIS_URL", "SECRET_KEY"} <= set(reference)
-    assert [env for env, item in reference.items() if not item.meaning] == [], "give these a comment in console/settings.py"
+    assert [env for env, item in reference.items() if not item.meaning] == [], (
+        "give these a comment in console/settings.py"
+    )
     assert reference["GANTRY_LAKE_DIR"].settings == ('GANTRY_ANALYTICS["LAKE_DIR"]',)
     assert reference["SPARK_MASTER"].default == '"local[*]"'
 
@@ -50,13 +54,16 @@ if _env_bool("WIDGET_STRICT", False):  # refuse unknown widgets
 '''
     found = {item.env: item for item in settings_reference(source)}
     assert set(found) == {"WIDGET_URL", "WIDGET_RETRIES", "WIDGET_TOKEN", "FOO_MODE", "WIDGET_STRICT"}
-    assert (found["WIDGET_URL"].settings, found["WIDGET_URL"].default, found["WIDGET_URL"].meaning) == \
-        (('WIDGETS["URL"]',), '"http://127.0.0.1:1"', "where the widget service listens")
+    assert (found["WIDGET_URL"].settings, found["WIDGET_URL"].default, found["WIDGET_URL"].meaning) == (
+        ('WIDGETS["URL"]',),
+        '"http://127.0.0.1:1"',
+        "where the widget service listens",
+    )
     assert found["WIDGET_RETRIES"].meaning == "Widgets: the widget service."  # the dict's comment covers its entries
     assert found["WIDGET_TOKEN"].default == '"none"' and found["WIDGET_TOKEN"].meaning == ""
     assert (found["FOO_MODE"].default, found["FOO_MODE"].meaning) == (None, "how foo runs")  # from the docstring
     assert (found["WIDGET_STRICT"].settings, found["WIDGET_STRICT"].meaning) == (("STRICT",), "refuse unknown widgets")
-    assert "| `WIDGET_URL` | `WIDGETS[\"URL\"]` |" in settings_markdown(source)
+    assert '| `WIDGET_URL` | `WIDGETS["URL"]` |' in settings_markdown(source)
 
 
 def test_check_fails_on_a_stale_reference(settings, tmp_path):

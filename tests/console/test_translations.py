@@ -1,5 +1,6 @@
 """The Chinese catalogue: the committed locale/zh_Hans/.../django.mo is what its django.po compiles to
 (so a fresh machine needs no gettext tools), and every entry is translated (none empty or fuzzy)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,7 +18,8 @@ def test_the_committed_mo_is_compiled_from_the_po(tmp_path) -> None:
     po.save_as_mofile(str(fresh))
     assert fresh.read_bytes() == (CATALOGUE / "django.mo").read_bytes(), (
         "django.mo is stale: run `python -c \"import polib; polib.pofile('locale/zh_Hans/LC_MESSAGES/django.po')"
-        ".save_as_mofile('locale/zh_Hans/LC_MESSAGES/django.mo')\"` (docs/i18n.md)")
+        ".save_as_mofile('locale/zh_Hans/LC_MESSAGES/django.mo')\"` (docs/i18n.md)"
+    )
 
 
 def test_every_entry_is_translated_and_keeps_its_placeholders() -> None:
@@ -44,11 +46,17 @@ def test_every_string_a_template_marks_for_translation_is_in_the_catalogue() -> 
 
     call = re.compile(r"""\bgettext\((u(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"))\)""")  # repr() quotes either way
     known = {entry.msgid for entry in polib.pofile(str(CATALOGUE / "django.po"))}
-    missing = sorted({(str(path.relative_to(settings.BASE_DIR)), msgid)
-                      for path in (Path(settings.BASE_DIR) / "templates").rglob("*.html")
-                      for msgid in (ast.literal_eval(m.group(1)) for m in call.finditer(
-                          templatize(path.read_text(encoding="utf-8"), origin=str(path))))
-                      if msgid not in known})
+    missing = sorted(
+        {
+            (str(path.relative_to(settings.BASE_DIR)), msgid)
+            for path in (Path(settings.BASE_DIR) / "templates").rglob("*.html")
+            for msgid in (
+                ast.literal_eval(m.group(1))
+                for m in call.finditer(templatize(path.read_text(encoding="utf-8"), origin=str(path)))
+            )
+            if msgid not in known
+        }
+    )
     assert not missing, missing
 
 
@@ -65,8 +73,14 @@ def test_every_string_python_marks_for_translation_is_in_the_catalogue() -> None
         if path.relative_to(base).parts[0] in {".venv", "var", "tests", "bench", "node_modules"}:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in marks and node.args
-                    and isinstance(node.args[-1], ast.Constant) and isinstance(node.args[-1].value, str)
-                    and node.args[-1].value not in known):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in marks
+                and node.args
+                and isinstance(node.args[-1], ast.Constant)
+                and isinstance(node.args[-1].value, str)
+                and node.args[-1].value not in known
+            ):
                 missing.add((str(path.relative_to(base)), node.args[-1].value))
     assert not missing, sorted(missing)

@@ -1,6 +1,7 @@
 """Passwords: a user changes its own (page /account/password/ and POST /api/v1/auth/password), an
 admin sets another's (users page and POST /api/v1/users/{username}/password). Refusals name the
 field and change nothing; the change is audited and ends the user's other console sessions."""
+
 from __future__ import annotations
 
 import pytest
@@ -29,13 +30,36 @@ def still_signed_in(client: Client) -> bool:
     return client.get("/audit/").status_code == 200  # else a redirect to the login page
 
 
-@pytest.mark.parametrize(("body", "field", "reason"), [
-    ({"current_password": "wrong-password-1", "new_password": NEW, "new_password2": NEW}, "current_password", "not your current password"),
-    ({"current_password": PASSWORD, "new_password": NEW, "new_password2": NEW + "x"}, "new_password2", "two new passwords differ"),
-    ({"current_password": PASSWORD, "new_password": "short-1", "new_password2": "short-1"}, "new_password", "too short"),
-    ({"current_password": PASSWORD, "new_password": "password1234", "new_password2": "password1234"}, "new_password", "too common"),
-    ({"current_password": PASSWORD, "new_password": PASSWORD, "new_password2": PASSWORD}, "new_password", "is the current one"),
-])
+@pytest.mark.parametrize(
+    ("body", "field", "reason"),
+    [
+        (
+            {"current_password": "wrong-password-1", "new_password": NEW, "new_password2": NEW},
+            "current_password",
+            "not your current password",
+        ),
+        (
+            {"current_password": PASSWORD, "new_password": NEW, "new_password2": NEW + "x"},
+            "new_password2",
+            "two new passwords differ",
+        ),
+        (
+            {"current_password": PASSWORD, "new_password": "short-1", "new_password2": "short-1"},
+            "new_password",
+            "too short",
+        ),
+        (
+            {"current_password": PASSWORD, "new_password": "password1234", "new_password2": "password1234"},
+            "new_password",
+            "too common",
+        ),
+        (
+            {"current_password": PASSWORD, "new_password": PASSWORD, "new_password2": PASSWORD},
+            "new_password",
+            "is the current one",
+        ),
+    ],
+)
 def test_own_password_refusals_name_the_field_and_change_nothing(make_user, body, field, reason) -> None:
     make_user("viewer", username="vera")
     page = signed_in("vera")
@@ -51,7 +75,9 @@ def test_own_password_change_keeps_this_session_ends_the_others_and_is_audited(m
     here, elsewhere = signed_in("vera"), signed_in("vera")
     page = here.get("/account/password/").content.decode()
     assert 'name="current_password"' in page and 'name="new_password2"' in page and "at least 12 characters" in page
-    response = here.post("/account/password/", {"current_password": PASSWORD, "new_password": NEW, "new_password2": NEW}, follow=True)
+    response = here.post(
+        "/account/password/", {"current_password": PASSWORD, "new_password": NEW, "new_password2": NEW}, follow=True
+    )
     assert response.status_code == 200 and "Your password is changed" in response.content.decode()
     assert still_signed_in(here) and not still_signed_in(elsewhere)
     assert has_password("vera", NEW) and not has_password("vera", PASSWORD)
@@ -73,7 +99,11 @@ def test_admin_sets_another_users_password_on_the_users_page(make_user) -> None:
     done = admin.post("/users/otto/password", {"new_password": NEW}, follow=True).content.decode()
     assert "Password of otto set" in done
     assert has_password("otto", NEW) and not still_signed_in(otto) and still_signed_in(admin)
-    results = list(AuditEntry.objects.filter(action="user.password_reset", target="otto").order_by("id").values_list("actor", "result"))
+    results = list(
+        AuditEntry.objects.filter(action="user.password_reset", target="otto")
+        .order_by("id")
+        .values_list("actor", "result")
+    )
     assert results == [("ada", "failed"), ("ada", "ok")]
 
 
@@ -87,9 +117,13 @@ def test_a_viewer_or_operator_cannot_set_another_users_password(make_user) -> No
 
 def test_api_own_password_change(api_client_as) -> None:
     client = api_client_as("viewer")
-    response = client.post("/api/v1/auth/password", {"current_password": "not-it-at-all", "new_password": NEW}, format="json")
+    response = client.post(
+        "/api/v1/auth/password", {"current_password": "not-it-at-all", "new_password": NEW}, format="json"
+    )
     assert response.status_code == 400 and list(response.json()["fields"]) == ["current_password"], response.json()
-    response = client.post("/api/v1/auth/password", {"current_password": PASSWORD, "new_password": "123456789012"}, format="json")
+    response = client.post(
+        "/api/v1/auth/password", {"current_password": PASSWORD, "new_password": "123456789012"}, format="json"
+    )
     assert response.status_code == 400 and "entirely numeric" in response.json()["fields"]["new_password"][0]
     assert has_password("api-viewer", PASSWORD)
 
@@ -103,9 +137,14 @@ def test_api_own_password_change(api_client_as) -> None:
 def test_api_own_password_change_in_a_browser_session_keeps_it(make_user) -> None:
     make_user("viewer", username="vera")
     here, elsewhere = signed_in("vera"), signed_in("vera")
-    response = here.post("/api/v1/auth/password", {"current_password": PASSWORD, "new_password": NEW}, content_type="application/json")
+    response = here.post(
+        "/api/v1/auth/password", {"current_password": PASSWORD, "new_password": NEW}, content_type="application/json"
+    )
     assert response.status_code == 200, response.content
-    assert here.get("/api/v1/auth/whoami").status_code == 200 and elsewhere.get("/api/v1/auth/whoami").status_code in (401, 403)
+    assert here.get("/api/v1/auth/whoami").status_code == 200 and elsewhere.get("/api/v1/auth/whoami").status_code in (
+        401,
+        403,
+    )
 
 
 def test_api_admin_sets_a_password_a_viewer_may_not(api_client_as, make_user) -> None:
@@ -117,7 +156,9 @@ def test_api_admin_sets_a_password_a_viewer_may_not(api_client_as, make_user) ->
     response = admin.post("/api/v1/users/otto/password", {"new_password": "987654321098"}, format="json")
     assert response.status_code == 400 and list(response.json()["fields"]) == ["new_password"], response.json()
     assert admin.post("/api/v1/users/nobody/password", {"new_password": NEW}, format="json").status_code == 404
-    assert admin.post("/api/v1/users/otto/password", {"password": NEW}, format="json").status_code == 400  # unknown field
+    assert (
+        admin.post("/api/v1/users/otto/password", {"password": NEW}, format="json").status_code == 400
+    )  # unknown field
     assert has_password("otto", PASSWORD) and still_signed_in(otto)
 
     response = admin.post("/api/v1/users/otto/password", {"new_password": NEW}, format="json")

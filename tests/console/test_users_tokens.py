@@ -1,4 +1,5 @@
 """Users and API tokens, for admins: /api/v1/users, /api/v1/tokens and the /users/, /tokens/ pages."""
+
 from __future__ import annotations
 
 import pytest
@@ -70,9 +71,14 @@ def test_the_last_admin_cannot_be_demoted_or_deactivated(admin_api) -> None:
 @pytest.mark.parametrize("role", ["viewer", "operator"])
 def test_only_admins_manage_users_and_tokens(api_client_as, role) -> None:
     api = api_client_as(role)
-    for method, url, body in [("get", "/api/v1/users", None), ("post", "/api/v1/users", {"username": "z"}),
-                              ("get", "/api/v1/tokens", None), ("post", "/api/v1/tokens", {"username": "z"}),
-                              ("delete", "/api/v1/tokens/1", None), ("patch", "/api/v1/users/z", {"role": "admin"})]:
+    for method, url, body in [
+        ("get", "/api/v1/users", None),
+        ("post", "/api/v1/users", {"username": "z"}),
+        ("get", "/api/v1/tokens", None),
+        ("post", "/api/v1/tokens", {"username": "z"}),
+        ("delete", "/api/v1/tokens/1", None),
+        ("patch", "/api/v1/users/z", {"role": "admin"}),
+    ]:
         response = getattr(api, method)(url, body, format="json")
         assert response.status_code == 403, (method, url)
         assert "admin" in response.json()["detail"]
@@ -84,7 +90,9 @@ def test_admin_creates_and_revokes_tokens_for_others(admin_api, make_user) -> No
     assert response.status_code == 201
     token, token_id = response.json()["token"], response.json()["id"]
     listed = admin_api.get("/api/v1/tokens", {"username": "robot"}).json()["results"]
-    assert [t["id"] for t in listed] == [token_id] and "token" not in listed[0] and listed[0]["created_by"] == "api-admin"
+    assert (
+        [t["id"] for t in listed] == [token_id] and "token" not in listed[0] and listed[0]["created_by"] == "api-admin"
+    )
 
     from rest_framework.test import APIClient
 
@@ -178,7 +186,9 @@ def test_users_and_tokens_pages_are_for_admins(client, make_user, role) -> None:
 # -- token expiry (GANTRY_TOKEN_TTL_DAYS) ------------------------------------------------------------
 
 
-def test_tokens_expire_after_the_ttl_shown_in_the_answer_and_the_page(admin_api, admin_page, make_user, settings) -> None:
+def test_tokens_expire_after_the_ttl_shown_in_the_answer_and_the_page(
+    admin_api, admin_page, make_user, settings
+) -> None:
     from datetime import datetime, timedelta
 
     from django.utils import timezone
@@ -192,10 +202,14 @@ def test_tokens_expire_after_the_ttl_shown_in_the_answer_and_the_page(admin_api,
     assert lives == timedelta(days=90) and created["active"] is True
     settings.GANTRY_TOKEN_TTL_DAYS = 7
     short = admin_api.post("/api/v1/tokens", {"username": "cron", "name": "short"}, format="json").json()
-    assert datetime.fromisoformat(short["expires_at"]) - datetime.fromisoformat(short["created_at"]) == timedelta(days=7)
+    assert datetime.fromisoformat(short["expires_at"]) - datetime.fromisoformat(short["created_at"]) == timedelta(
+        days=7
+    )
     page = admin_page.get("/tokens/").content.decode()
     expires = ApiToken.objects.get(pk=short["id"]).expires_at
-    assert f'<td data-testid="expires">{timezone.localtime(expires):%Y-%m-%d %H:%M:%S} UTC</td>' in page  # no zone chosen: UTC, named
+    assert (
+        f'<td data-testid="expires">{timezone.localtime(expires):%Y-%m-%d %H:%M:%S} UTC</td>' in page
+    )  # no zone chosen: UTC, named
 
     cron = APIClient()
     cron.credentials(HTTP_AUTHORIZATION=f"Token {short['token']}")
@@ -206,6 +220,8 @@ def test_tokens_expire_after_the_ttl_shown_in_the_answer_and_the_page(admin_api,
     assert "create a new one" in response.json()["detail"]
     listed = {t["id"]: t for t in admin_api.get("/api/v1/tokens", {"username": "cron"}).json()["results"]}
     assert listed[short["id"]]["active"] is False and listed[created["id"]]["active"] is True
-    assert [t["id"] for t in admin_api.get("/api/v1/tokens", {"username": "cron", "active": "true"}).json()["results"]] == [created["id"]]
+    assert [
+        t["id"] for t in admin_api.get("/api/v1/tokens", {"username": "cron", "active": "true"}).json()["results"]
+    ] == [created["id"]]
     assert admin_api.get("/api/v1/users/cron").json()["active_tokens"] == 1
     assert "expired" in admin_page.get("/tokens/").content.decode()

@@ -1,5 +1,6 @@
 """Fixtures of the consumer-group tests (the cluster, topic, group and members fixtures are
 tests/fixtures/console.py)."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,6 @@
 """The overview's consumer-group alerts: a group whose members leave queues unheld (or hold one
 twice), from the live check; the scan is cached, so the overview's 5 s polling does not repeat it."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,7 +24,10 @@ def test_a_group_with_queues_no_member_holds_raises_an_alert(viewer, console_clu
     found = {x["kind"]: x for x in alerts(viewer, f"{group}/{topic}")}
     assert set(found) == {"group_queues_unowned", "group_queues_shared"}
     assert found["group_queues_unowned"]["level"] == "warning"
-    assert "2 queue(s)" in found["group_queues_unowned"]["message"] and "broker-b:2, broker-b:3" in found["group_queues_unowned"]["message"]
+    assert (
+        "2 queue(s)" in found["group_queues_unowned"]["message"]
+        and "broker-b:2, broker-b:3" in found["group_queues_unowned"]["message"]
+    )
     assert "broker-b:0" in found["group_queues_shared"]["message"]
     assert f"consumer group {group}" in viewer.get("/api/v1/alerts").content.decode()
 

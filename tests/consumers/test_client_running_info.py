@@ -1,6 +1,7 @@
 """A member's running info (GET_CONSUMER_RUNNING_INFO) on the group page and in the API, from a
 live Gantry PushConsumer: its subscription, settings and per-topic figures; an unknown client is
 a 404 naming it in the API and a sentence on the page, never a 500."""
+
 from __future__ import annotations
 
 import threading
@@ -16,8 +17,12 @@ from tests.fixtures.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
 
-FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
-                    persist_consumer_offset_interval_s=0.5)
+FAST = ClientConfig(
+    rebalance_interval_s=0.5,
+    poll_name_server_interval_s=0.5,
+    heartbeat_broker_interval_s=1.0,
+    persist_consumer_offset_interval_s=0.5,
+)
 
 
 @pytest.fixture
@@ -34,8 +39,13 @@ def push_member(console_cluster, topic, group):
             ok.extend(msgs)
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    c = PushConsumer(group, console_cluster.namesrv_addr, client_config=FAST, consume_from_where="CONSUME_FROM_FIRST_OFFSET",
-                     instance_name="running-info")
+    c = PushConsumer(
+        group,
+        console_cluster.namesrv_addr,
+        client_config=FAST,
+        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        instance_name="running-info",
+    )
     c.subscribe(topic, "TagA || TagB")
     c.register_listener(listener)
     c.start()
@@ -52,7 +62,9 @@ def push_member(console_cluster, topic, group):
 def test_a_real_client_body_parses(push_member, group, topic) -> None:
     info = parse_consumer_running_info(push_member.running_info_body())
     row = running_info_of(group, push_member.client_id, "addr", "PYTHON", "v", "broker", info)
-    assert [(s.topic, s.expression, s.tags) for s in row.subscriptions if s.topic == topic] == [(topic, "TagA || TagB", ("TagA", "TagB"))]
+    assert [(s.topic, s.expression, s.tags) for s in row.subscriptions if s.topic == topic] == [
+        (topic, "TagA || TagB", ("TagA", "TagB"))
+    ]
     props = dict(row.properties)
     assert props["consumeFromWhere"] == "CONSUME_FROM_FIRST_OFFSET" and props["messageModel"] == "CLUSTERING"
     assert int(props["consumeThreadMax"]) > 0 and int(props["pullBatchSize"]) > 0
@@ -82,9 +94,15 @@ def test_the_api_gives_a_members_running_info(api_client_as, push_member, group,
     assert r.status_code == 200, r.content
     data = r.json()
     assert data["client_id"] == cid and data["group"] == group and data["language"] == "PYTHON"
-    assert {"topic": topic, "expression": "TagA || TagB", "expression_type": "TAG", "tags": ["TagA", "TagB"]}.items() <= \
-        next(s for s in data["subscriptions"] if s["topic"] == topic).items()
-    assert data["properties"]["consumeFromWhere"] == "CONSUME_FROM_FIRST_OFFSET" and "pullBatchSize" in data["properties"]
+    assert {
+        "topic": topic,
+        "expression": "TagA || TagB",
+        "expression_type": "TAG",
+        "tags": ["TagA", "TagB"],
+    }.items() <= next(s for s in data["subscriptions"] if s["topic"] == topic).items()
+    assert (
+        data["properties"]["consumeFromWhere"] == "CONSUME_FROM_FIRST_OFFSET" and "pullBatchSize" in data["properties"]
+    )
     status = next(s for s in data["statuses"] if s["topic"] == topic)
     assert status["consume_failed_msgs"] == 1 and set(status) >= {"consume_rt", "consume_ok_tps", "consume_failed_tps"}
     assert len([q for q in data["queues"] if q["topic"] == topic]) == 8

@@ -1,6 +1,7 @@
 """The consume delay of a group (now less the store time behind its backlog, from GET_BROKER_CONSUME_STATS'
 and GET_CONSUME_STATS' per-queue lastTimestamp): shown in the group list, sortable like lag and TPS, on the
 group page and in the REST API (list and one group)."""
+
 from __future__ import annotations
 
 import re
@@ -29,7 +30,9 @@ def three_groups(console_cluster, topic, group, members):
     return names[1], names[2], names[3]
 
 
-def test_the_group_list_shows_and_sorts_by_delay_on_the_page_and_api(viewer, viewer_client, group, three_groups) -> None:
+def test_the_group_list_shows_and_sorts_by_delay_on_the_page_and_api(
+    viewer, viewer_client, group, three_groups
+) -> None:
     behind, ahead, done = three_groups
     rows = {r.name: r for r in selectors.group_list(search=group[2:]).rows}
     assert rows[done].delay == 0.0
@@ -52,4 +55,4 @@ def test_the_group_page_and_api_show_its_delay(viewer, viewer_client, three_grou
     detail = viewer.get(f"/api/v1/groups/{behind}").json()
     assert detail["delay"] > 0 and detail["progress"]["delay"] == detail["delay"]
     page = viewer_client.get(f"/groups/{behind}/").content.decode()
-    assert re.search(r'data-testid="delay">\d+(\.\d)? s<', page), page[page.find('data-testid="delay"') - 50:][:200]
+    assert re.search(r'data-testid="delay">\d+(\.\d)? s<', page), page[page.find('data-testid="delay"') - 50 :][:200]

@@ -5,6 +5,7 @@ all show the brokers' consumeTps (messages pulled per second over the last minut
 changes once every 10 s): while a group consumes, they give the same figure, above 0. The list
 shows the consumeEnable of the group's subscription config on the brokers.
 """
+
 from __future__ import annotations
 
 import io
@@ -33,20 +34,31 @@ def four_figures(viewer, viewer_client, console_cluster, group: str) -> dict[str
     """The consume TPS each of the four shows, as the page or command prints it (1 or 2 decimals)."""
     listed = viewer.get("/api/v1/groups", {"search": group}).json()["results"][0]["tps"]
     progress = viewer.get(f"/api/v1/groups/{group}/progress").json()["consume_tps"]
-    row = re.search(rf'<tr data-group="{group}".*?</tr>', viewer_client.get("/groups/", {"q": group}).content.decode(), re.S).group(0)
+    row = re.search(
+        rf'<tr data-group="{group}".*?</tr>', viewer_client.get("/groups/", {"q": group}).content.decode(), re.S
+    ).group(0)
     list_page = re.findall(r'<td class="num">([^<]*)</td>', row)[-1]  # the row's last number: TPS
     detail_page = re.search(r"\(TPS ([^)]*)\)", viewer_client.get(f"/groups/{group}/").content.decode()).group(1)
-    return {"list api": "none" if listed is None else f"{listed:.2f}", "list page": list_page,
-            "progress api": f"{progress:.2f}", "progress api, 1 decimal": floatformat(progress, 1),
-            "group page": detail_page, "mqadmin": mqadmin_tps(console_cluster, group)}
+    return {
+        "list api": "none" if listed is None else f"{listed:.2f}",
+        "list page": list_page,
+        "progress api": f"{progress:.2f}",
+        "progress api, 1 decimal": floatformat(progress, 1),
+        "group page": detail_page,
+        "mqadmin": mqadmin_tps(console_cluster, group),
+    }
 
 
 def agree(figures: dict[str, str]) -> bool:
-    return (figures["list api"] == figures["progress api"] == figures["mqadmin"]
-            and figures["list page"] == figures["group page"] == figures["progress api, 1 decimal"])
+    return (
+        figures["list api"] == figures["progress api"] == figures["mqadmin"]
+        and figures["list page"] == figures["group page"] == figures["progress api, 1 decimal"]
+    )
 
 
-def test_the_list_the_page_the_api_and_mqadmin_give_one_consume_tps(viewer, viewer_client, console_cluster, topic, group, members) -> None:
+def test_the_list_the_page_the_api_and_mqadmin_give_one_consume_tps(
+    viewer, viewer_client, console_cluster, topic, group, members
+) -> None:
     send(console_cluster, topic, 40)
     member = members(group, topic, "tps")
     consume(member, member.fetch_subscribe_message_queues(topic))  # 40 messages pulled, offsets committed
@@ -64,11 +76,15 @@ def set_consume_enable(admin_mq, cluster, group: str, enabled: bool) -> None:
     """Write the group's subscription config on every broker with consumeEnable = ``enabled``."""
     body = json.dumps({"groupName": group, "consumeEnable": enabled}).encode()
     for name in cluster.broker_names:
-        reply = admin_mq.driver.invoke(Call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=body, addr=cluster.broker_addr(name)))
+        reply = admin_mq.driver.invoke(
+            Call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=body, addr=cluster.broker_addr(name))
+        )
         assert reply.code == 0, reply.remark
 
 
-def test_the_list_shows_a_disabled_group_as_disabled(viewer, viewer_client, console_admin, console_cluster, topic, group, members) -> None:
+def test_the_list_shows_a_disabled_group_as_disabled(
+    viewer, viewer_client, console_admin, console_cluster, topic, group, members
+) -> None:
     members(group, topic, "enable")
     set_consume_enable(console_admin, console_cluster, group, True)
     assert viewer.get("/api/v1/groups", {"search": group}).json()["results"][0]["consume_enable"] is True

@@ -3,6 +3,7 @@ allocation, and resetting its offsets by time (plan, then apply); success and ea
 
 Refused resets change nothing: the tests compare the group's committed offsets before and after.
 """
+
 from __future__ import annotations
 
 import time
@@ -77,15 +78,23 @@ def test_detail_names_members_subscription_and_queue_owners(viewer, group_of_two
     assert all(m["language"] == "PYTHON" and len(m["brokers"]) == 2 for m in body["members"])
     assert body["subscriptions"] == [{"topic": topic, "expression": "*", "expression_type": "TAG"}]
     owners = {(q["broker_name"], q["queue_id"]): q["owner"] for q in body["progress"]["queues"]}
-    assert owners == {("broker-a", i): m1.client_id for i in range(4)} | {("broker-b", 0): m2.client_id, ("broker-b", 1): m2.client_id,
-                                                                          ("broker-b", 2): None, ("broker-b", 3): None}
+    assert owners == {("broker-a", i): m1.client_id for i in range(4)} | {
+        ("broker-b", 0): m2.client_id,
+        ("broker-b", 1): m2.client_id,
+        ("broker-b", 2): None,
+        ("broker-b", 3): None,
+    }
     lags = {(q["broker_name"], q["queue_id"]): q["lag"] for q in body["progress"]["queues"]}
     assert lags[("broker-a", 0)] == 0 and lags[("broker-b", 3)] == 2 and body["progress"]["diff_total"] == 4
     assert body["not_answering"] == []
 
 
 def test_unknown_group_is_404_and_a_bad_name_400(viewer, console_cluster) -> None:
-    for url in ("/api/v1/groups/NoSuchGroup_x1", "/api/v1/groups/NoSuchGroup_x1/progress", "/api/v1/groups/NoSuchGroup_x1/allocation"):
+    for url in (
+        "/api/v1/groups/NoSuchGroup_x1",
+        "/api/v1/groups/NoSuchGroup_x1/progress",
+        "/api/v1/groups/NoSuchGroup_x1/allocation",
+    ):
         response = viewer.get(url)
         assert response.status_code == 404 and response.json()["code"] == "not_found", url
     response = viewer.get("/api/v1/groups/bad%20name")
@@ -117,12 +126,17 @@ def test_allocation_names_queues_owned_twice_and_by_nobody(viewer, group_of_two,
     assert check["topic"] == topic and check["consistent"] is False
     assert [(q["broker_name"], q["queue_id"]) for q in check["unowned"]] == [("broker-b", 2), ("broker-b", 3)]
     assert [((d["queue"]["broker_name"], d["queue"]["queue_id"]), d["cids"]) for d in check["doubly_owned"]] == [
-        (("broker-a", 0), sorted([m1.client_id, m2.client_id]))]
+        (("broker-a", 0), sorted([m1.client_id, m2.client_id]))
+    ]
     assert {m["client_id"]: len(m["queues"]) for m in check["members"]} == {m1.client_id: 4, m2.client_id: 3}
-    assert all(m["answered"] and m["strategy"] == "(unknown)" and m["subscription"] == "TAG:*" for m in check["members"])
+    assert all(
+        m["answered"] and m["strategy"] == "(unknown)" and m["subscription"] == "TAG:*" for m in check["members"]
+    )
 
 
-def test_allocation_names_another_subscription_and_members_that_do_not_answer(viewer, console_cluster, topic, group, members) -> None:
+def test_allocation_names_another_subscription_and_members_that_do_not_answer(
+    viewer, console_cluster, topic, group, members
+) -> None:
     a = members(group, topic, "sub-a", "*")
     b = members(group, topic, "sub-b", "TagB")
     silent = members(group, topic, "sub-c")
@@ -145,7 +159,9 @@ def test_allocation_names_another_subscription_and_members_that_do_not_answer(vi
 
 def test_reset_plan_changes_nothing(viewer, console_admin, console_cluster, group_of_two, group, topic) -> None:
     before = committed(console_admin, console_cluster, group, topic)
-    body = viewer.get(f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": "2000-01-01T00:00:00Z"}).json()
+    body = viewer.get(
+        f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": "2000-01-01T00:00:00Z"}
+    ).json()
     assert body["mode"] == "online" and body["applied"] is False and body["time"] == "2000-01-01T00:00:00Z"
     plan = {(q["broker_name"], q["queue_id"]): (q["before"], q["after"]) for q in body["queues"]}
     assert plan[("broker-a", 0)] == (2, 0) and plan[("broker-b", 3)] == (-1, 0)
@@ -153,7 +169,9 @@ def test_reset_plan_changes_nothing(viewer, console_admin, console_cluster, grou
     assert committed(console_admin, console_cluster, group, topic) == before
 
 
-def test_reset_online_is_refused_without_a_committed_offset_on_every_queue(operator, console_admin, console_cluster, group_of_two, group, topic) -> None:
+def test_reset_online_is_refused_without_a_committed_offset_on_every_queue(
+    operator, console_admin, console_cluster, group_of_two, group, topic
+) -> None:
     before = committed(console_admin, console_cluster, group, topic)
     response = operator.post(f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": 0}, format="json")
     assert response.status_code == 409 and "broker-b:2" in response.json()["detail"]
@@ -162,9 +180,13 @@ def test_reset_online_is_refused_without_a_committed_offset_on_every_queue(opera
     assert entry.result == "failed" and "no committed offset" in entry.reason
 
 
-def test_reset_online_pushes_the_offsets_to_every_member(operator, console_admin, console_cluster, topic, group, members) -> None:
+def test_reset_online_pushes_the_offsets_to_every_member(
+    operator, console_admin, console_cluster, topic, group, members
+) -> None:
     member, pushed, arrived = member_recording_resets(console_cluster, members, group, topic, "resetter")
-    response = operator.post(f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": "1970-01-01T00:00:00Z"}, format="json")
+    response = operator.post(
+        f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": "1970-01-01T00:00:00Z"}, format="json"
+    )
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["mode"] == "online" and body["applied"] is True
@@ -172,13 +194,19 @@ def test_reset_online_pushes_the_offsets_to_every_member(operator, console_admin
     assert arrived.wait(5) and pushed[0].ext_fields["group"] == group and pushed[0].ext_fields["topic"] == topic
     assert set(committed(console_admin, console_cluster, group, topic).values()) == {0}
     entry = AuditEntry.objects.get(action="group.reset_offset", target=group)
-    assert entry.result == "ok" and entry.before["offsets"]["broker-a:0"] == 2 and entry.after["offsets"]["broker-a:0"] == 0
+    assert (
+        entry.result == "ok"
+        and entry.before["offsets"]["broker-a:0"] == 2
+        and entry.after["offsets"]["broker-a:0"] == 0
+    )
 
 
 def test_reset_offline_writes_each_queue(operator, console_admin, console_cluster, topic, group, members) -> None:
     send(console_cluster, topic, 8)
     time.sleep(0.3)
-    start = int(time.time() * 1000)  # nearer the second message of each queue than the first (RocketMQ takes the nearer)
+    start = int(
+        time.time() * 1000
+    )  # nearer the second message of each queue than the first (RocketMQ takes the nearer)
     send(console_cluster, topic, 8)
     member = members(group, topic, "gone-soon")
     queues = member.fetch_subscribe_message_queues(topic)
@@ -188,24 +216,34 @@ def test_reset_offline_writes_each_queue(operator, console_admin, console_cluste
     deadline = time.monotonic() + 10
     while operator.get(f"/api/v1/groups/{group}").json()["online"] and time.monotonic() < deadline:
         time.sleep(0.1)
-    response = operator.post(f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": start}, format="json")
+    response = operator.post(
+        f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": start}, format="json"
+    )
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["mode"] == "offline" and {q["after"] for q in body["queues"]} == {1}
-    assert set(committed(console_admin, console_cluster, group, topic).values()) == {1} and len(committed(console_admin, console_cluster, group, topic)) == 8
+    assert (
+        set(committed(console_admin, console_cluster, group, topic).values()) == {1}
+        and len(committed(console_admin, console_cluster, group, topic)) == 8
+    )
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"topic": "T", "timestamp": "yesterday"}, "timestamp"),
-    ({"topic": "T", "timestamp": True}, "timestamp"),
-    ({"topic": "T", "timestamp": "2024-13-01T00:00:00"}, "timestamp"),
-    ({"topic": "T"}, "timestamp"),
-    ({"timestamp": 0}, "topic"),
-    ({"topic": 5, "timestamp": 0}, "topic"),
-    ({"topic": "T", "timestamp": 0, "force": True}, "force"),
-    ({"topic": "bad topic", "timestamp": 0}, "topic"),
-])
-def test_reset_refuses_bad_input(operator, console_admin, console_cluster, group_of_two, group, topic, body, field) -> None:
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"topic": "T", "timestamp": "yesterday"}, "timestamp"),
+        ({"topic": "T", "timestamp": True}, "timestamp"),
+        ({"topic": "T", "timestamp": "2024-13-01T00:00:00"}, "timestamp"),
+        ({"topic": "T"}, "timestamp"),
+        ({"timestamp": 0}, "topic"),
+        ({"topic": 5, "timestamp": 0}, "topic"),
+        ({"topic": "T", "timestamp": 0, "force": True}, "force"),
+        ({"topic": "bad topic", "timestamp": 0}, "topic"),
+    ],
+)
+def test_reset_refuses_bad_input(
+    operator, console_admin, console_cluster, group_of_two, group, topic, body, field
+) -> None:
     before = committed(console_admin, console_cluster, group, topic)
     response = operator.post(f"/api/v1/groups/{group}/reset-offset", body, format="json")
     assert response.status_code == 400, response.content
@@ -214,14 +252,26 @@ def test_reset_refuses_bad_input(operator, console_admin, console_cluster, group
 
 
 def test_reset_unknown_topic_or_group_is_404_and_a_viewer_is_403(operator, viewer, group_of_two, group, topic) -> None:
-    assert operator.post(f"/api/v1/groups/{group}/reset-offset", {"topic": "NoSuchTopic_y", "timestamp": 0}, format="json").status_code == 404
-    assert operator.post("/api/v1/groups/NoSuchGroup_y/reset-offset", {"topic": topic, "timestamp": 0}, format="json").status_code == 404
+    assert (
+        operator.post(
+            f"/api/v1/groups/{group}/reset-offset", {"topic": "NoSuchTopic_y", "timestamp": 0}, format="json"
+        ).status_code
+        == 404
+    )
+    assert (
+        operator.post(
+            "/api/v1/groups/NoSuchGroup_y/reset-offset", {"topic": topic, "timestamp": 0}, format="json"
+        ).status_code
+        == 404
+    )
     response = viewer.post(f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": 0}, format="json")
     assert response.status_code == 403
     assert viewer.get(f"/api/v1/groups/{group}/reset-offset", {"topic": topic, "timestamp": "x"}).status_code == 400
 
 
-def test_list_tps_is_the_brokers_consume_tps_not_the_samplers_offsets(viewer, console_cluster, topic, group, members, lake) -> None:
+def test_list_tps_is_the_brokers_consume_tps_not_the_samplers_offsets(
+    viewer, console_cluster, topic, group, members, lake
+) -> None:
     """Offsets committed without pulling (as a reset would) move the sampler's figures, not the
     brokers' consumeTps: the list shows the brokers' figure, as the progress API does."""
     from analytics.sampler import metrics_sample

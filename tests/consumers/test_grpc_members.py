@@ -2,6 +2,7 @@
 client over the gRPC endpoint): both on the group page and in /api/v1/groups/<g>, each with its language and
 version, the group's lag counting what the 5.x member received but did not ack, and the 5.x member's
 running info from the settings it sent."""
+
 from __future__ import annotations
 
 import pytest
@@ -47,7 +48,9 @@ def test_acks_bring_the_lag_down(viewer, mixed_group, group) -> None:
     _, consumer, got = mixed_group
     for message in got:
         consumer.ack(message)
-    wait_until(lambda: viewer.get(f"/api/v1/groups/{group}").json()["progress"]["diff_total"] == 0, 15, "lag 0 after every ack")
+    wait_until(
+        lambda: viewer.get(f"/api/v1/groups/{group}").json()["progress"]["diff_total"] == 0, 15, "lag 0 after every ack"
+    )
 
 
 def test_running_info_of_the_5x_member(viewer, mixed_group, group, topic) -> None:

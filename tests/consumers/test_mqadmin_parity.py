@@ -1,5 +1,6 @@
 """``python manage.py mqadmin consumerProgress`` and GET /api/v1/groups/{name}/progress give the
 same numbers: both read GET_CONSUME_STATS through the same admin client."""
+
 from __future__ import annotations
 
 import io
@@ -32,7 +33,9 @@ def test_consumer_progress_equals_the_api(viewer, console_cluster, topic, group,
         if cells and cells[0] == topic:
             printed[(cells[1], int(cells[2]))] = (int(cells[3]), int(cells[4]), int(cells[5]))
     body = viewer.get(f"/api/v1/groups/{group}/progress").json()
-    served = {(q["broker_name"], q["queue_id"]): (q["broker_offset"], q["consumer_offset"], q["lag"]) for q in body["queues"]}
+    served = {
+        (q["broker_name"], q["queue_id"]): (q["broker_offset"], q["consumer_offset"], q["lag"]) for q in body["queues"]
+    }
     assert printed == served and len(served) == 8
     assert f"Consume Diff Total: {body['diff_total']}" in lines
     assert f"Consume TPS: {body['consume_tps']:.2f}" in lines

@@ -2,6 +2,7 @@
 and in GET /api/v1/groups/{name}/pop-state: per queue its deliveries in flight and next cursor, the deliveries
 with invisible-until and attempt, acks taking them away; zh_Hans labels; a 4.x group has no such section;
 404 for a group nobody knows; and the group list's consume TPS moving for a POP group."""
+
 from __future__ import annotations
 
 import re
@@ -45,14 +46,18 @@ def test_pop_state_in_the_api_and_on_the_page(viewer, viewer_client, pop_group, 
     rows = re.findall(r'<tr data-offset="\d+">.*?</tr>', section, re.S)
     assert len(rows) == 6
     assert re.search(r"<td>\d\d:\d\d:\d\d \S+", rows[0])  # invisible until, HH:MM:SS and the zone
-    fragment = viewer_client.get(f"/groups/{group}/", HTTP_HX_REQUEST="true").content.decode()  # the 5 s refresh keeps it
+    fragment = viewer_client.get(
+        f"/groups/{group}/", HTTP_HX_REQUEST="true"
+    ).content.decode()  # the 5 s refresh keeps it
     assert 'data-testid="pop-state"' in fragment
     chinese = viewer_client.get(f"/groups/{group}/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "消息级消费（5.x）" in chinese and "投递次数" in chinese and "不可见至" in chinese
 
     for message in got[:2]:
         consumer.ack(message)
-    wait_until(lambda: viewer.get(f"/api/v1/groups/{group}/pop-state").json()["in_flight"] == 4, 15, "4 in flight after 2 acks")
+    wait_until(
+        lambda: viewer.get(f"/api/v1/groups/{group}/pop-state").json()["in_flight"] == 4, 15, "4 in flight after 2 acks"
+    )
 
 
 def test_a_4x_group_has_no_pop_section(viewer, viewer_client, online) -> None:

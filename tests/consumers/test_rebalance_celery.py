@@ -2,6 +2,7 @@
 session cluster and real PushConsumers whose group does not tell them when members come and go
 (notifyConsumerIdsChangedEnable off, periodic rebalance 10 minutes away): only the trigger can
 make them rebalance."""
+
 from __future__ import annotations
 
 import threading
@@ -37,14 +38,18 @@ def group_of_three(console_cluster, topic, group):
         m.shutdown()
 
 
-def test_a_fourth_member_joins_and_the_trigger_converges(celery_worker, operator, group_of_three, console_cluster, topic, group) -> None:
+def test_a_fourth_member_joins_and_the_trigger_converges(
+    celery_worker, operator, group_of_three, console_cluster, topic, group
+) -> None:
     celery_worker()
     members, queues = group_of_three
     members.append(push_consumer(console_cluster, group, topic, "c4"))
     cids = [m.client_id for m in members]
     wait_until(lambda: held(members, topic)[cids[3]], what="the fourth member to take its queues")
     before = held(members, topic)
-    expected_moves = moved_between(avg(queues, cids[:3]), avg(queues, cids))  # the allocation core: AVG over 3, then over 4
+    expected_moves = moved_between(
+        avg(queues, cids[:3]), avg(queues, cids)
+    )  # the allocation core: AVG over 3, then over 4
     assert expected_moves == moved_between(before, avg(queues, cids)) == 5
 
     dry = operator.post(url(group), {}, format="json")
@@ -65,7 +70,9 @@ def test_a_fourth_member_joins_and_the_trigger_converges(celery_worker, operator
     assert all(c["after"] == c["expected"] for c in result["changes"])
 
 
-def test_redis_stopped_gives_a_clear_failure_and_no_stuck_job(celery_worker, celery_redis, operator, console_cluster, topic, group) -> None:
+def test_redis_stopped_gives_a_clear_failure_and_no_stuck_job(
+    celery_worker, celery_redis, operator, console_cluster, topic, group
+) -> None:
     celery_worker()
     members, queues = balanced_group(console_cluster, group, topic, 2)
     try:
@@ -73,7 +80,11 @@ def test_redis_stopped_gives_a_clear_failure_and_no_stuck_job(celery_worker, cel
         refused = operator.post(url(group), {"dry_run": False}, format="json")  # how fast: bench/latency_bench.py
         assert refused.status_code == 503 and refused.json()["code"] == "queue_unavailable"
         job = RebalanceJob.objects.get()
-        assert job.status == "failed" and "Redis" in job.reason and not RebalanceJob.objects.filter(status__in=RebalanceJob.ACTIVE).exists()
+        assert (
+            job.status == "failed"
+            and "Redis" in job.reason
+            and not RebalanceJob.objects.filter(status__in=RebalanceJob.ACTIVE).exists()
+        )
 
         celery_redis.start()  # the worker reconnects; the next trigger runs
         members.append(push_consumer(console_cluster, group, topic, "c3"))
@@ -86,7 +97,9 @@ def test_redis_stopped_gives_a_clear_failure_and_no_stuck_job(celery_worker, cel
             m.shutdown()
 
 
-def test_two_triggers_at_once_make_one_job(celery_worker, api_client_as, operator, group_of_three, console_cluster, topic, group) -> None:
+def test_two_triggers_at_once_make_one_job(
+    celery_worker, api_client_as, operator, group_of_three, console_cluster, topic, group
+) -> None:
     celery_worker()
     members, queues = group_of_three
     members.append(push_consumer(console_cluster, group, topic, "c4"))
@@ -119,7 +132,9 @@ def test_two_triggers_at_once_make_one_job(celery_worker, api_client_as, operato
     assert held(members, topic) == avg(queues, [m.client_id for m in members])
 
 
-def test_a_worker_killed_mid_job_is_redelivered_and_the_job_ends(celery_worker, operator, group_of_three, members, console_cluster, topic, group) -> None:
+def test_a_worker_killed_mid_job_is_redelivered_and_the_job_ends(
+    celery_worker, operator, group_of_three, members, console_cluster, topic, group
+) -> None:
     # A short visibility timeout (hard limit 10 s) so the message comes back within the test.
     env = {"GANTRY_CELERY_VISIBILITY_TIMEOUT_S": str(VISIBILITY_TIMEOUT_S)}
     first = celery_worker(env=env)
@@ -153,7 +168,9 @@ def test_a_worker_killed_mid_job_is_redelivered_and_the_job_ends(celery_worker, 
     assert held(pushers, topic) == avg(queues, [m.client_id for m in pushers])
 
 
-def test_a_cluster_that_stops_answering_fails_the_job_after_retries(celery_worker, operator, console_cluster, topic, group, members, unused_addr) -> None:
+def test_a_cluster_that_stops_answering_fails_the_job_after_retries(
+    celery_worker, operator, console_cluster, topic, group, members, unused_addr
+) -> None:
     # The worker's name server is gone (the web side still reaches the cluster, so the trigger is accepted).
     celery_worker(env={"NAMESRV_ADDR": unused_addr})
     members(group, topic, "m1")

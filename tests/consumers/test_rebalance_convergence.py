@@ -1,4 +1,5 @@
 """Convergence, without a cluster: members' reports in, "converged or not, and why" out."""
+
 from __future__ import annotations
 
 from brokers.engine.common.message_queue import MessageQueue
@@ -11,10 +12,19 @@ from consumers.types import MemberReport
 QUEUES = tuple(MessageQueue("T", b, i) for b in ("broker-a", "broker-b") for i in range(4))
 
 
-def observe(assignment: dict[str, list[MessageQueue]], strategy: str = "AVG", silent: tuple[str, ...] = ()) -> Observation:
-    reports = tuple(MemberReport(cid, cid not in silent, strategy if cid not in silent else live.UNKNOWN, "TAG:*",
-                                 tuple(qs) if cid not in silent else ())
-                    for cid, qs in sorted(assignment.items()))
+def observe(
+    assignment: dict[str, list[MessageQueue]], strategy: str = "AVG", silent: tuple[str, ...] = ()
+) -> Observation:
+    reports = tuple(
+        MemberReport(
+            cid,
+            cid not in silent,
+            strategy if cid not in silent else live.UNKNOWN,
+            "TAG:*",
+            tuple(qs) if cid not in silent else (),
+        )
+        for cid, qs in sorted(assignment.items())
+    )
     check = live.live_check("G", "T", QUEUES, reports)
     return Observation("G", tuple(sorted(assignment)), ("127.0.0.1:10911",), "CLUSTERING", (check,))
 
@@ -66,7 +76,12 @@ def test_a_member_that_does_not_answer_blocks_convergence() -> None:
 
 
 def test_backlog_rising_needs_growth_at_every_scan_and_enough_in_all() -> None:
-    history = [{"G": 100, "H": 100, "K": 5}, {"G": 400, "H": 900, "K": 6}, {"G": 900, "H": 800, "K": 7}, {"G": 1500, "H": 2000, "K": 8}]
+    history = [
+        {"G": 100, "H": 100, "K": 5},
+        {"G": 400, "H": 900, "K": 6},
+        {"G": 900, "H": 800, "K": 7},
+        {"G": 1500, "H": 2000, "K": 8},
+    ]
     alerts = rising_backlogs(history, scans=3, rise_min=1000)
     assert [(a.kind, a.target) for a in alerts] == [("group_backlog_rising", "G")]
     assert "100 → 1,500 messages (+1,400)" in alerts[0].message

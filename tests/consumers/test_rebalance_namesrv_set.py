@@ -2,6 +2,7 @@
 ``?namesrv_set=second`` plans the group that lives only on the second tier (real worker, real Redis,
 two real tiers); the same request on ``default`` finds no such group. A task queued under a set that
 is removed before it runs fails rather than running against another tier."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,8 +19,9 @@ from tests.consumers._rebalance import balanced_group, wait_until
 pytestmark = pytest.mark.slow
 
 
-def test_a_rebalance_job_runs_on_the_tier_it_was_created_under(celery_worker, operator, console_cluster, second_session_cluster,
-                                                                topic_name, group) -> None:
+def test_a_rebalance_job_runs_on_the_tier_it_was_created_under(
+    celery_worker, operator, console_cluster, second_session_cluster, topic_name, group
+) -> None:
     from brokers.engine.client.admin import BlockingMQAdminClient
 
     NamesrvSet.objects.create(name="second", namesrv_addr=second_session_cluster.namesrv_addr)
@@ -39,15 +41,27 @@ def test_a_rebalance_job_runs_on_the_tier_it_was_created_under(celery_worker, op
         assert job["status"] == "planned", job
         assert job["groups_total"] == 1 and job["groups"][0]["group"] == group
         on_default = operator.post(f"/api/v1/groups/{group}/rebalance", {}, format="json")
-        assert on_default.status_code != 202 or wait_until(
-            lambda: (b := operator.get(f"/api/v1/rebalance-jobs/{on_default.json()['id']}").json()) and not b["active"] and b,
-            60, "the default job")["status"] != "planned"
+        assert (
+            on_default.status_code != 202
+            or wait_until(
+                lambda: (
+                    (b := operator.get(f"/api/v1/rebalance-jobs/{on_default.json()['id']}").json())
+                    and not b["active"]
+                    and b
+                ),
+                60,
+                "the default job",
+            )["status"]
+            != "planned"
+        )
     finally:
         for m in members:
             m.shutdown()
 
 
-def test_a_task_carries_its_set_and_fails_once_the_set_is_gone(celery_worker, console_cluster, second_session_cluster) -> None:
+def test_a_task_carries_its_set_and_fails_once_the_set_is_gone(
+    celery_worker, console_cluster, second_session_cluster
+) -> None:
     celery_worker()
     row = NamesrvSet.objects.create(name="second", namesrv_addr=second_session_cluster.namesrv_addr)
     with namesrv_scope.scope("second"):  # as brokers.namesrv_set_scope sets it for a request with ?namesrv_set=second
@@ -55,5 +69,8 @@ def test_a_task_carries_its_set_and_fails_once_the_set_is_gone(celery_worker, co
     assert result.get(timeout=30)["namesrv_set"] == "second"
     assert ping_task.delay().get(timeout=30)["namesrv_set"] == "default"
     row.delete()
-    with namesrv_scope.scope("second"), pytest.raises(Unavailable, match="no longer configured"):  # a task's run, as console.celery enters it
+    with (
+        namesrv_scope.scope("second"),
+        pytest.raises(Unavailable, match="no longer configured"),
+    ):  # a task's run, as console.celery enters it
         get_admin_client()

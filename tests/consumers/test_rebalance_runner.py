@@ -1,5 +1,6 @@
 """The rebalance job's body, run in this process against the session cluster and real PushConsumers
 (the Celery task around it is tested in test_rebalance_celery.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,8 +16,14 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 def job(scope: str, value: str, dry_run: bool, timeout_s: int = 15) -> RebalanceJob:
-    return RebalanceJob.objects.create(requested_by="tester", scope=scope, scope_value=value, scope_key=scope_key(scope, value, dry_run),
-                                       dry_run=dry_run, timeout_s=timeout_s)
+    return RebalanceJob.objects.create(
+        requested_by="tester",
+        scope=scope,
+        scope_value=value,
+        scope_key=scope_key(scope, value, dry_run),
+        dry_run=dry_run,
+        timeout_s=timeout_s,
+    )
 
 
 def test_a_fourth_member_dry_run_then_apply(console_cluster, celery_redis, topic, group) -> None:
@@ -36,8 +43,9 @@ def test_a_fourth_member_dry_run_then_apply(console_cluster, celery_redis, topic
         result = planned.group_results.get()
         assert result.status == RebalanceGroupResult.PLANNED and result.expected_known and result.strategy == "AVG"
         assert sorted(result.members_before) == sorted(cids)
-        assert {(c.broker_name, c.queue_id): c.owner_expected for c in result.changes.all()} == \
-               {(q.broker_name, q.queue_id): cid for cid, qs in avg(queues, cids).items() for q in qs}
+        assert {(c.broker_name, c.queue_id): c.owner_expected for c in result.changes.all()} == {
+            (q.broker_name, q.queue_id): cid for cid, qs in avg(queues, cids).items() for q in qs
+        }
 
         applied = job("group", group, dry_run=False)
         assert runner.rebalance_job_run(job_id=applied.pk, budget_s=20) == "converged"
@@ -49,7 +57,9 @@ def test_a_fourth_member_dry_run_then_apply(console_cluster, celery_redis, topic
         assert set(result.notified) == {console_cluster.broker_addr(b) for b in console_cluster.broker_names}
         assert all(sorted(ids) == sorted(cids) for ids in result.notified.values())
         moves = result.changes.filter(moved=True)
-        assert moves.count() == applied.queues_moved and all(c.owner_after == c.owner_expected for c in result.changes.all())
+        assert moves.count() == applied.queues_moved and all(
+            c.owner_after == c.owner_expected for c in result.changes.all()
+        )
 
         # idempotent: a second delivery of a finished job changes nothing
         assert runner.rebalance_job_run(job_id=applied.pk, budget_s=20) == "converged"
@@ -67,7 +77,9 @@ def test_a_topic_scope_rebalances_each_group_of_the_topic(console_cluster, celer
     try:
         first.append(push_consumer(console_cluster, group, topic, "a3"))
         second.append(push_consumer(console_cluster, other, topic, "b2"))
-        wait_until(lambda: held(first, topic)[first[2].client_id] and held(second, topic)[second[1].client_id], what="joiners")
+        wait_until(
+            lambda: held(first, topic)[first[2].client_id] and held(second, topic)[second[1].client_id], what="joiners"
+        )
         run = job("topic", topic, dry_run=False)
         assert runner.rebalance_job_run(job_id=run.pk, budget_s=20) == "converged"
         run.refresh_from_db()

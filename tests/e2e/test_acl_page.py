@@ -1,5 +1,6 @@
 """An admin opens Access control from the nav, creates an account with the form, sees it listed
 (never its secret), and the brokers' ACL file holds it."""
+
 from __future__ import annotations
 
 import uuid
@@ -13,7 +14,9 @@ from tests.fixtures.console import PASSWORD
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-def test_admin_creates_an_account_on_the_access_control_page(page, live_server, make_user, console_acl_cluster, screenshot) -> None:
+def test_admin_creates_an_account_on_the_access_control_page(
+    page, live_server, make_user, console_acl_cluster, screenshot
+) -> None:
     make_user("admin", username="acl-boss", password=PASSWORD)
     log_in(page, live_server.url, "acl-boss", PASSWORD)
     page.click("[data-testid=menu-more]")  # under "More"

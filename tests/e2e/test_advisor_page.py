@@ -2,6 +2,7 @@
 the finding and its suggestion on its page, with a link that opens the edit form; raising the read queues there
 makes the finding go away. A balanced topic says there is nothing to change; a group whose lag sits on one queue
 says so on its page."""
+
 from __future__ import annotations
 
 import uuid
@@ -20,7 +21,9 @@ from tests.fixtures.console import PASSWORD
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_the_advisor_points_to_the_edit_that_fixes_a_topic(page, live_server, make_user, session_cluster, mq_settings, screenshot) -> None:
+def test_the_advisor_points_to_the_edit_that_fixes_a_topic(
+    page, live_server, make_user, session_cluster, mq_settings, screenshot
+) -> None:
     mq_settings(session_cluster.namesrv_addr)
     topic, balanced = f"E2eAdvice_{uuid.uuid4().hex[:6]}", f"E2eBalanced_{uuid.uuid4().hex[:6]}"
     with BlockingMQAdminClient(session_cluster.namesrv_addr) as admin:
@@ -52,7 +55,9 @@ def test_the_advisor_points_to_the_edit_that_fixes_a_topic(page, live_server, ma
     assert "Nothing to change" in page.locator("[data-testid=advice-none]").inner_text()
     with BlockingMQAdminClient(session_cluster.namesrv_addr) as admin:  # changed elsewhere while the page is open
         admin.create_or_update_topic_in_cluster(session_cluster.cluster, TopicConfig(balanced, 2, 3))
-    page.evaluate("document.querySelectorAll('#topic-advice').forEach((e) => htmx.trigger(e, 'live:visible'))")  # as when the tab shows again
+    page.evaluate(
+        "document.querySelectorAll('#topic-advice').forEach((e) => htmx.trigger(e, 'live:visible'))"
+    )  # as when the tab shows again
     page.locator("[data-testid=advice-write-not-readable]").first.wait_for()  # in place, no reload
     with BlockingMQAdminClient(session_cluster.namesrv_addr) as admin:
         admin.create_or_update_topic_in_cluster(session_cluster.cluster, TopicConfig(balanced, 2, 2))

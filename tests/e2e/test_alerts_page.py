@@ -1,6 +1,7 @@
 """Alert rules in a browser (alerts that reach people): an operator creates a lag rule on the
 alerts page (a webhook to a private address is refused on its field first), the next health scan fires it
 (the webhook server receives it), the history shows the event, and "Silence rule" silences it."""
+
 from __future__ import annotations
 
 import pytest
@@ -31,11 +32,23 @@ def open_rule_form(page, live_server, members, group, topic, username, *, name, 
     return form
 
 
-def test_create_a_rule_see_it_fire_and_silence_it(page, live_server, make_user, console_cluster, topic, group, members,
-                                                   webhook_receiver, settings, screenshot) -> None:
+def test_create_a_rule_see_it_fire_and_silence_it(
+    page, live_server, make_user, console_cluster, topic, group, members, webhook_receiver, settings, screenshot
+) -> None:
     make_user("operator", username="olga", password=PASSWORD)
-    form = open_rule_form(page, live_server, members, group, topic, "olga", name="orders lag", kind="lag_above", target=group,
-                          threshold="10", webhook_url="http://10.0.0.7/hooks")
+    form = open_rule_form(
+        page,
+        live_server,
+        members,
+        group,
+        topic,
+        "olga",
+        name="orders lag",
+        kind="lag_above",
+        target=group,
+        threshold="10",
+        webhook_url="http://10.0.0.7/hooks",
+    )
     settings.GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = False
     form.locator("button[type=submit]").click()
     page.locator("[data-testid=error-webhook_url]", has_text="loopback, private or reserved").wait_for()
@@ -63,12 +76,24 @@ def test_create_a_rule_see_it_fire_and_silence_it(page, live_server, make_user, 
     screenshot("silenced")
 
 
-def test_a_topic_rule_made_on_the_page_fires_on_the_topic_s_lag(page, live_server, make_user, console_cluster, topic, group,
-                                                                 members, webhook_receiver, settings, screenshot) -> None:
+def test_a_topic_rule_made_on_the_page_fires_on_the_topic_s_lag(
+    page, live_server, make_user, console_cluster, topic, group, members, webhook_receiver, settings, screenshot
+) -> None:
     settings.GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = True
     make_user("operator", username="otto", password=PASSWORD)
-    form = open_rule_form(page, live_server, members, group, topic, "otto", name="orders topic lag", kind="topic_lag_above",
-                          target=topic, threshold="5", webhook_url=webhook_receiver.url)
+    form = open_rule_form(
+        page,
+        live_server,
+        members,
+        group,
+        topic,
+        "otto",
+        name="orders topic lag",
+        kind="topic_lag_above",
+        target=topic,
+        threshold="5",
+        webhook_url=webhook_receiver.url,
+    )
     form.locator("button[type=submit]").click()
     page.locator("[data-testid=messages]", has_text="Alert rule orders topic lag created").wait_for()
 

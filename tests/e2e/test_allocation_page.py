@@ -1,5 +1,6 @@
 """The allocation page in a browser: a live group's grid, a client added in the what-if (the diff
 shows without a reload), and a made-up 64 queues x 20 clients grid with every strategy side by side."""
+
 from __future__ import annotations
 
 import uuid
@@ -30,7 +31,10 @@ def subscribed_three(session_cluster):
     topic, group = f"E2eAlloc_{suffix}", f"E2eAllocGroup_{suffix}"
     with BlockingMQAdminClient(session_cluster.namesrv_addr) as admin:
         create_topic(admin, session_cluster, topic, queues=32)
-    clients = [PullClient(session_cluster.namesrv_addr, group, instance_name=f"worker-{i}", heartbeat_interval_s=None) for i in range(3)]
+    clients = [
+        PullClient(session_cluster.namesrv_addr, group, instance_name=f"worker-{i}", heartbeat_interval_s=None)
+        for i in range(3)
+    ]
     for c in clients:
         c.subscribe(topic)
     yield topic, group, clients
@@ -42,7 +46,9 @@ def rows(page) -> list[str]:
     return page.locator("[data-testid=alloc-grid] tbody tr").evaluate_all("rows => rows.map(r => r.dataset.cid)")
 
 
-def test_live_group_grid_then_add_a_client_and_see_the_diff(viewer_page, live_server, subscribed_three, screenshot) -> None:
+def test_live_group_grid_then_add_a_client_and_see_the_diff(
+    viewer_page, live_server, subscribed_three, screenshot
+) -> None:
     page = viewer_page
     topic, group, clients = subscribed_three
     page.click("nav >> text=Groups")
@@ -66,7 +72,9 @@ def test_live_group_grid_then_add_a_client_and_see_the_diff(viewer_page, live_se
     assert "newcomer@host" in rows(page)
     assert page.locator("tr[data-cid='newcomer@host']").get_attribute("class") == "added"
     moved = int(page.locator("[data-testid=moved]").inner_text())
-    assert moved > 0 and page.locator("[data-testid=alloc-grid] td.gain").count() == moved  # a cell per queue that changes hands
+    assert (
+        moved > 0 and page.locator("[data-testid=alloc-grid] td.gain").count() == moved
+    )  # a cell per queue that changes hands
     assert "topic=" in page.url and "add_clients=newcomer" in page.url  # the inputs are in the address: a link to share
     screenshot("what-if")
 
@@ -83,12 +91,16 @@ def test_a_made_up_64_by_20_grid_and_every_strategy(viewer_page, live_server, sc
 
     page.select_option("select[name=strategy]", "CONSISTENT_HASH")
     page.locator("input[name=virtual_node_cnt]").wait_for(state="visible")
-    page.wait_for_function("() => document.querySelector('[data-testid=alloc-figures]').innerText.includes('CONSISTENT_HASH')")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=alloc-figures]').innerText.includes('CONSISTENT_HASH')"
+    )
     page.check("input[name=view][value=compare]")
     page.locator("[data-testid=comparison]").wait_for()
     names = page.locator("[data-testid=comparison] tbody tr").evaluate_all("rows => rows.map(r => r.dataset.strategy)")
     assert names == ["AVG", "AVG_BY_CIRCLE", "CONFIG", "MACHINE_ROOM", "MACHINE_ROOM_NEARBY", "CONSISTENT_HASH"]
-    assert page.locator("[data-testid=mini-grid]").count() == 3  # AVG, AVG_BY_CIRCLE, CONSISTENT_HASH; the others need parameters
+    assert (
+        page.locator("[data-testid=mini-grid]").count() == 3
+    )  # AVG, AVG_BY_CIRCLE, CONSISTENT_HASH; the others need parameters
     screenshot("compare")
 
 
@@ -126,17 +138,23 @@ def test_hints_rooms_refusal_readable_brokers_and_what_if_figures_at_1280(viewer
     assert page.locator("[data-testid=hint-rooms]").is_visible()
     page.locator("[data-testid=alloc-errors]").wait_for()
     error = page.locator("[data-testid=alloc-errors] li[data-field=rooms]").inner_text()
-    assert "does not know the machine room of brokers broker-a, broker-b and clients" in error and "broker-a=hz" in error
+    assert (
+        "does not know the machine room of brokers broker-a, broker-b and clients" in error and "broker-a=hz" in error
+    )
     assert "MessageQueue" not in error
     screenshot("rooms-refused")
     page.fill("input[name=rooms]", "broker-a=hz broker-b=hz client-1=hz client-2=hz client-3=sh")
-    page.wait_for_function("() => document.querySelector('[data-testid=alloc-figures]')?.innerText.includes('MACHINE_ROOM_NEARBY-AVG')")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=alloc-figures]')?.innerText.includes('MACHINE_ROOM_NEARBY-AVG')"
+    )
 
     page.select_option("select[name=strategy]", "AVG")
     page.fill("input[name=brokers_down]", "broker-b")
     page.locator("[data-testid=released]").wait_for()
     diff = page.locator("[data-testid=diff]").inner_text()
     assert "8 no longer consumed" in diff and "held before, by nobody after" in diff and "change hands" not in diff
-    figures = [int(page.locator(f"[data-testid={k}]").inner_text()) for k in ("changed", "moved", "released", "picked-up")]
+    figures = [
+        int(page.locator(f"[data-testid={k}]").inner_text()) for k in ("changed", "moved", "released", "picked-up")
+    ]
     assert figures[0] == sum(figures[1:])
     screenshot("what-if")

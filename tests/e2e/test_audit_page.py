@@ -1,5 +1,6 @@
 """The audit page in a browser: before/after read as key: value lines (not raw JSON), and a bad
 filter in the address is refused with the field named and nothing listed."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,9 +14,16 @@ from tests.fixtures.console import PASSWORD
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-def test_audit_entries_read_as_key_values_and_bad_filters_are_refused(page, live_server, make_user, console_cluster, screenshot) -> None:
-    with audited(actor=Actor("alice", Role.OPERATOR, "console", "10.1.2.3"), action="topic.update", target_type="topic",
-                 target="Orders", before={"perm": 6, "read_queue_nums": 4}) as note:
+def test_audit_entries_read_as_key_values_and_bad_filters_are_refused(
+    page, live_server, make_user, console_cluster, screenshot
+) -> None:
+    with audited(
+        actor=Actor("alice", Role.OPERATOR, "console", "10.1.2.3"),
+        action="topic.update",
+        target_type="topic",
+        target="Orders",
+        before={"perm": 6, "read_queue_nums": 4},
+    ) as note:
         note.after = {"perm": 4, "read_queue_nums": 4}
     make_user("viewer", username="audit-reader", password=PASSWORD)
     log_in(page, live_server.url, "audit-reader", PASSWORD)

@@ -1,6 +1,7 @@
 """An admin goes from the overview to a broker group's page and asks for a promotion's dry run: the job
 card appears in place, follows the job (a real Celery worker) until it ends, and shows the candidate's
 plan with Apply — or, from a broker without promotion, says so. Nothing in the group changes."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,14 +16,19 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transacti
 FINISHED = "[data-testid=promotion-job]:not([data-status=queued]):not([data-status=running])"
 
 
-def test_overview_to_group_page_to_dry_run(page, live_server, make_user, console_group_cluster, celery_worker, screenshot) -> None:
+def test_overview_to_group_page_to_dry_run(
+    page, live_server, make_user, console_group_cluster, celery_worker, screenshot
+) -> None:
     celery_worker()
     slave = console_group_cluster.broker_addr(GroupCluster.SLAVE_KEY)
     make_user("admin", username="boss", password=PASSWORD)
     log_in(page, live_server.url, "boss", PASSWORD)
 
     groups = page.locator("[data-testid=broker-groups]")
-    assert groups.locator("tr[data-group=broker-a]").count() == 2 and groups.locator("tr[data-group=broker-b]").count() == 1
+    assert (
+        groups.locator("tr[data-group=broker-a]").count() == 2
+        and groups.locator("tr[data-group=broker-b]").count() == 1
+    )
     assert "SYNC_MASTER" in groups.locator("tr[data-group=broker-a][data-broker-id='0']").inner_text()
     assert "CONNECTED" in groups.locator("tr[data-group=broker-a][data-broker-id='1']").inner_text()
     screenshot("overview")

@@ -1,6 +1,7 @@
 """An operator who picks 简体中文 in the header reads the detail pages in Chinese: topic detail,
 consumer-group detail, its dead letters and the alert rules show Chinese headings, and no heading is
 left in English (names in <code>, "Broker" and "TPS" aside, as rocketmq-dashboard keeps them)."""
+
 from __future__ import annotations
 
 import re

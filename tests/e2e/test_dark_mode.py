@@ -1,6 +1,7 @@
 """Dark mode follows the system setting: the same page, opened by a browser whose system asks for a
 dark scheme, draws its body, tables and form controls dark with light text; with a light scheme, light. A
 tinted refusal note keeps dark text on its light tint in both, so it stays readable."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,18 +14,22 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 def luminance(css_colour: str) -> float:
     """Relative brightness 0..1 of an ``rgb(r, g, b)`` / ``rgba(...)`` computed colour."""
-    r, g, b = (int(float(part)) for part in css_colour[css_colour.index("(") + 1:].rstrip(")").split(",")[:3])
+    r, g, b = (int(float(part)) for part in css_colour[css_colour.index("(") + 1 :].rstrip(")").split(",")[:3])
     return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
 
 
 def colours(page, selector: str) -> tuple[float, float]:
     """(background, text) brightness of the first element matching ``selector``."""
-    style = page.eval_on_selector(selector, "e => { const s = getComputedStyle(e); return [s.backgroundColor, s.color]; }")
+    style = page.eval_on_selector(
+        selector, "e => { const s = getComputedStyle(e); return [s.backgroundColor, s.color]; }"
+    )
     return luminance(style[0]), luminance(style[1])
 
 
 @pytest.mark.parametrize("scheme", ["dark", "light"])
-def test_the_console_follows_the_systems_colour_scheme(scheme, browser, live_server, make_user, console_cluster, request, artifacts_dir) -> None:
+def test_the_console_follows_the_systems_colour_scheme(
+    scheme, browser, live_server, make_user, console_cluster, request, artifacts_dir
+) -> None:
     make_user("operator", username="olga", password=PASSWORD)
     context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
     page = context.new_page()

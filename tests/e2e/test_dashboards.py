@@ -2,6 +2,7 @@
 range and "by" switching, drill-down to a topic's and a group's queues, and "Refresh now"
 running the real refresh (lake -> Spark jobs -> result rows) with its progress, then a failed
 refresh that leaves the last result in place, marked stale."""
+
 from __future__ import annotations
 
 import threading
@@ -53,16 +54,24 @@ def test_charts_draw_from_the_api_switch_range_and_drill_down(page, live_server,
     assert _legend(page, "backlog") == ["audit/payments", "billing/orders"]
     assert page.evaluate(COLOURED_PIXELS, ["[data-testid=panel-throughput]", FIRST_COLOUR]) > 200
     assert page.evaluate(COLOURED_PIXELS, ["[data-testid=panel-throughput]", SECOND_COLOUR]) > 200
-    assert any("throughput?by=topic&range=hour" in u for u in api_calls) and any("backlog?by=group&range=hour" in u for u in api_calls)
+    assert any("throughput?by=topic&range=hour" in u for u in api_calls) and any(
+        "backlog?by=group&range=hour" in u for u in api_calls
+    )
     assert page.locator("[data-testid=refresh-now]").count() == 0  # viewers do not refresh
     assert "refreshed" in page.locator("[data-testid=panel-throughput] [data-role=state]").inner_text()
 
     # hovering shows the values under the cursor, in the panel's unit
     box = page.locator("[data-testid=panel-throughput] .u-over").bounding_box()
     page.mouse.move(box["x"] + box["width"] * 0.8, box["y"] + box["height"] / 2)
-    values = page.locator("[data-testid=panel-throughput] .u-legend .u-series:not(:first-child) .u-value").all_inner_texts()
+    values = page.locator(
+        "[data-testid=panel-throughput] .u-legend .u-series:not(:first-child) .u-value"
+    ).all_inner_texts()
     assert all(v.endswith(" msgs/s") for v in values), values
-    assert page.locator("[data-testid=panel-throughput] .u-legend .u-series:first-child .u-value").inner_text().startswith("20")
+    assert (
+        page.locator("[data-testid=panel-throughput] .u-legend .u-series:first-child .u-value")
+        .inner_text()
+        .startswith("20")
+    )
     screenshot("overview-hour")
 
     # the last day, hour windows: an htmx swap of the body, the URL follows
@@ -76,10 +85,14 @@ def test_charts_draw_from_the_api_switch_range_and_drill_down(page, live_server,
 
     # by broker, then bytes per second
     page.select_option("[data-testid=panel-throughput] select[data-control=by]", "broker")
-    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=panel-throughput] .u-legend .u-label')].some(e => e.innerText === 'broker-a')")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=panel-throughput] .u-legend .u-label')].some(e => e.innerText === 'broker-a')"
+    )
     assert _legend(page, "throughput") == ["broker-a", "broker-b"]
     page.select_option("[data-testid=panel-throughput] select[data-control=metric]", "bytes_per_s")
-    page.wait_for_function("() => document.querySelector('[data-testid=panel-throughput] .u-legend').innerText.includes('KiB/s')")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=panel-throughput] .u-legend').innerText.includes('KiB/s')"
+    )
     screenshot("overview-day-by-broker-bytes")
 
     # drill down to the topic's queues from the chart
@@ -87,7 +100,12 @@ def test_charts_draw_from_the_api_switch_range_and_drill_down(page, live_server,
     page.click("[data-testid=panel-throughput] [data-role=drill] >> text=orders")
     page.wait_for_url(f"{live_server.url}/dashboards/topics/orders/")
     _wait_drawn(page, "queue-msgs")
-    assert _legend(page, "queue-msgs") == ["orders/broker-a/0", "orders/broker-a/1", "orders/broker-b/0", "orders/broker-b/1"]
+    assert _legend(page, "queue-msgs") == [
+        "orders/broker-a/0",
+        "orders/broker-a/1",
+        "orders/broker-b/0",
+        "orders/broker-b/1",
+    ]
     assert page.locator("[data-testid=queues] tbody tr").count() == 4
     _wait_drawn(page, "queue-bytes")
     screenshot("topic-orders")
@@ -116,12 +134,34 @@ def _write_lake(root, *, now: datetime, minutes: int = 12, step_s: int = 20) -> 
         ts = start + timedelta(seconds=i * step_s)
         ts_ms = int(ts.timestamp() * 1000)
         max_offsets = [i * step_s * (50 + 30 * (q == 0)) for q in range(3)]
-        write_samples(root, QUEUE_SAMPLES, ts_ms=ts_ms, broker="broker-a", columns={
-            "broker": ["broker-a"] * 3, "topic": ["clicks"] * 3, "queue_id": [0, 1, 2], "min_offset": [0, 0, 0],
-            "max_offset": max_offsets, "put_bytes": [m * 300 for m in max_offsets]})
-        write_samples(root, GROUP_SAMPLES, ts_ms=ts_ms, broker="broker-a", columns={
-            "broker": ["broker-a"] * 3, "group": ["reporting"] * 3, "topic": ["clicks"] * 3, "queue_id": [0, 1, 2],
-            "committed_offset": [int(m * 0.8) for m in max_offsets], "max_offset": max_offsets})
+        write_samples(
+            root,
+            QUEUE_SAMPLES,
+            ts_ms=ts_ms,
+            broker="broker-a",
+            columns={
+                "broker": ["broker-a"] * 3,
+                "topic": ["clicks"] * 3,
+                "queue_id": [0, 1, 2],
+                "min_offset": [0, 0, 0],
+                "max_offset": max_offsets,
+                "put_bytes": [m * 300 for m in max_offsets],
+            },
+        )
+        write_samples(
+            root,
+            GROUP_SAMPLES,
+            ts_ms=ts_ms,
+            broker="broker-a",
+            columns={
+                "broker": ["broker-a"] * 3,
+                "group": ["reporting"] * 3,
+                "topic": ["clicks"] * 3,
+                "queue_id": [0, 1, 2],
+                "committed_offset": [int(m * 0.8) for m in max_offsets],
+                "max_offset": max_offsets,
+            },
+        )
 
 
 def _run_in_background(run_id: int, spark_session, root) -> threading.Thread:
@@ -141,7 +181,8 @@ def _run_in_background(run_id: int, spark_session, root) -> threading.Thread:
 
 
 def test_refresh_now_runs_the_refresh_with_progress_and_a_failure_keeps_the_last_result(
-        page, live_server, make_user, screenshot, celery_redis, settings, tmp_path, spark) -> None:  # noqa: F811
+    page, live_server, make_user, screenshot, celery_redis, settings, tmp_path, spark
+) -> None:  # noqa: F811
     from analytics.models import RefreshRun
 
     lake = tmp_path / "lake"
@@ -186,7 +227,9 @@ def test_refresh_now_runs_the_refresh_with_progress_and_a_failure_keeps_the_last
     assert _legend(page, "backlog") == ["reporting/clicks"]
     assert page.locator("[data-testid=last-refresh]").inner_text() != "never"
     assert not page.locator("[data-testid=refresh-now]").is_disabled()
-    assert page.evaluate(COLOURED_PIXELS, ["[data-testid=panel-throughput]", FIRST_COLOUR]) > 40  # 12 minutes of an hour
+    assert (
+        page.evaluate(COLOURED_PIXELS, ["[data-testid=panel-throughput]", FIRST_COLOUR]) > 40
+    )  # 12 minutes of an hour
     screenshot("refreshed")
 
     # a refresh that fails (a broken file in the lake): the last good result stays, marked stale

@@ -1,6 +1,7 @@
 """Dashboards in the browser, live and with sane axes: samples written two minutes ago appear on
 an open page once beat's incremental refresh ran, without anyone pressing a button; day and week
 charts with one point keep to their range; a small integer backlog ticks 0, 1 (no "1 1 1 0 0 0")."""
+
 from __future__ import annotations
 
 import os
@@ -33,8 +34,9 @@ def _beat_live(settings) -> dict:
     return answer
 
 
-def test_an_open_page_shows_samples_two_minutes_old_without_a_button(page, live_server, make_user, screenshot, settings,
-                                                                    tmp_path, spark, monkeypatch) -> None:
+def test_an_open_page_shows_samples_two_minutes_old_without_a_button(
+    page, live_server, make_user, screenshot, settings, tmp_path, spark, monkeypatch
+) -> None:
     import analytics.spark
     import analytics.views
 
@@ -67,9 +69,20 @@ def _throughput_points(topic: str, resolution: str, windows: list[datetime], rat
     from analytics.models import ThroughputPoint
 
     seconds = 60 if resolution == "1m" else 3600
-    ThroughputPoint.objects.bulk_create([
-        ThroughputPoint(resolution=resolution, level="topic", window_start=w, topic=topic, messages=int(rate * seconds),
-                        msgs_per_s=rate, bytes_per_s=rate * 100) for w in windows])
+    ThroughputPoint.objects.bulk_create(
+        [
+            ThroughputPoint(
+                resolution=resolution,
+                level="topic",
+                window_start=w,
+                topic=topic,
+                messages=int(rate * seconds),
+                msgs_per_s=rate,
+                bytes_per_s=rate * 100,
+            )
+            for w in windows
+        ]
+    )
 
 
 def _x_span(page, url: str) -> tuple[float, dict]:
@@ -79,17 +92,32 @@ def _x_span(page, url: str) -> tuple[float, dict]:
     return info["xMax"] - info["xMin"], info
 
 
-def test_axes_keep_to_the_range_for_one_and_two_points_and_count_in_whole_numbers(page, live_server, make_user,
-                                                                                 screenshot) -> None:
+def test_axes_keep_to_the_range_for_one_and_two_points_and_count_in_whole_numbers(
+    page, live_server, make_user, screenshot
+) -> None:
     from analytics.models import BacklogPoint
 
     now = datetime.now(timezone.utc)
     hour, minute = _floor(now, 3600), _floor(now, 60)
     _throughput_points("solo", "1h", [hour])  # one point in the day and the week ranges
     _throughput_points("solo", "1m", [minute - timedelta(minutes=3), minute - timedelta(minutes=2)])  # two in the hour
-    BacklogPoint.objects.bulk_create([  # a group's queue with a backlog of 0 or 1
-        BacklogPoint(resolution="1m", level="queue", window_start=minute - timedelta(minutes=m), group="tiny", topic="solo",
-                     broker="broker-a", queue_id=0, backlog=m % 2, consume_rate=1.0, produce_rate=1.0) for m in range(8)])
+    BacklogPoint.objects.bulk_create(
+        [  # a group's queue with a backlog of 0 or 1
+            BacklogPoint(
+                resolution="1m",
+                level="queue",
+                window_start=minute - timedelta(minutes=m),
+                group="tiny",
+                topic="solo",
+                broker="broker-a",
+                queue_id=0,
+                backlog=m % 2,
+                consume_rate=1.0,
+                produce_rate=1.0,
+            )
+            for m in range(8)
+        ]
+    )
     make_user("viewer", username="watcher", password=PASSWORD)
     log_in(page, live_server.url, "watcher", PASSWORD)
 

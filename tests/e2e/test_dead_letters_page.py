@@ -1,5 +1,6 @@
 """An operator opens a group's dead letters from its page, ticks two, resends them after the
 confirmation, and reads what became of each."""
+
 from __future__ import annotations
 
 import uuid
@@ -15,14 +16,21 @@ from tests.topics._dead_letters import make_dead_letters, wait_until
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_browse_select_and_resend_dead_letters(page, live_server, make_user, session_cluster, mq_settings, console_admin, screenshot) -> None:
+def test_browse_select_and_resend_dead_letters(
+    page, live_server, make_user, session_cluster, mq_settings, console_admin, screenshot
+) -> None:
     from topics.dead_letter_selectors import dead_letter_page
 
     mq_settings(session_cluster.namesrv_addr)
     topic, group = f"E2eDlq_{uuid.uuid4().hex[:6]}", f"E2eDlqGroup_{uuid.uuid4().hex[:6]}"
     create_topic(console_admin, session_cluster, topic, queues=1)
-    make_dead_letters(session_cluster, group, topic, [Message(topic, f"payment {i} declined".encode(), keys=f"pay-{i}") for i in range(3)],
-                      raise_for="declined")
+    make_dead_letters(
+        session_cluster,
+        group,
+        topic,
+        [Message(topic, f"payment {i} declined".encode(), keys=f"pay-{i}") for i in range(3)],
+        raise_for="declined",
+    )
     wait_until(lambda: dead_letter_page(group=group).total >= 3, what="three dead letters")
     make_user("operator", username="oncall", password=PASSWORD)
     log_in(page, live_server.url, "oncall", PASSWORD)

@@ -10,6 +10,7 @@ group, dashboard results, a rebalance job, a promotion job's dry run, an alert r
 is loaded once per language; the colour scheme and the width change in place, so one load serves four
 variants. Screenshots go to the test's tmp_path.
 """
+
 from __future__ import annotations
 
 import re
@@ -30,8 +31,26 @@ SCHEMES = ("light", "dark")
 OUTSIDE_THE_MENU = ("/account/", "/login/")  # the user's own pages and the login page: no menu entry holds them
 NOT_PAGES = re.compile(r"^/(api/|logout/|i18n/|metrics|health|healthz|readyz)")  # machine endpoints and actions
 # Words a Chinese page keeps (docs/i18n.md): product names, RocketMQ's role names, units and abbreviations.
-KEPT_WORDS = {"RocketMQ", "Gantry", "Broker", "Master", "Slave", "NameServer", "TPS", "API", "BID", "UTC", "JSON",
-              "ACL", "DLQ", "TLS", "URL", "AccessKey", "SecretKey", "Webhook"}
+KEPT_WORDS = {
+    "RocketMQ",
+    "Gantry",
+    "Broker",
+    "Master",
+    "Slave",
+    "NameServer",
+    "TPS",
+    "API",
+    "BID",
+    "UTC",
+    "JSON",
+    "ACL",
+    "DLQ",
+    "TLS",
+    "URL",
+    "AccessKey",
+    "SecretKey",
+    "Webhook",
+}
 CJK = re.compile(r"[\u4e00-\u9fff]")
 ENGLISH_WORD = re.compile(r"[A-Za-z_]{3,}")
 TIME_TOKEN = re.compile(r"(?<![\w:.+\-])\d{1,2}:\d{2}(?::\d{2})?(?:[.,][0-9A-Za-z]+)?(?![\w:])")
@@ -120,6 +139,7 @@ def page_urls(fill: dict[str, str]) -> list[str]:
     """Every page the resolver knows (API, probes and actions left out), its parameters filled from ``fill``
     (keyed by the URL's prefix and parameter, e.g. ``topics/name``; a query string from ``query``), plus pages that
     show results for a query (``extra``)."""
+
     def walk(patterns, prefix=""):
         for p in patterns:
             regex = prefix + p.pattern.regex.pattern.lstrip("^")
@@ -130,8 +150,9 @@ def page_urls(fill: dict[str, str]) -> list[str]:
 
     def concrete(regex: str) -> str:
         def value(match: re.Match) -> str:
-            key = regex[:match.start()].replace("\\", "").strip("/").split("/")[0] + "/" + match.group(1)
+            key = regex[: match.start()].replace("\\", "").strip("/").split("/")[0] + "/" + match.group(1)
             return fill.get(key, "x")
+
         path = re.sub(r"\(\?P<(\w+)>[^)]*\)", value, regex)
         return "/" + path.replace("/?", "").replace("\\", "")
 
@@ -161,33 +182,83 @@ def console_with_data(console_group_cluster, make_user, live_server):
     msg_id = traced_round_trip(cluster, topic, group)
     seed_dashboards()
 
-    job = RebalanceJob.objects.create(requested_by="ops", scope="group", scope_value=group, dry_run=True, status="planned",
-                                      scope_key=scope_key("group", group, True) + "#done", queues_moved=1, groups_total=1, timeout_s=25,
-                                      reason="no running info from c9: the movement is incomplete",  # as the runner writes them
-                                      progress="1 queue(s) would move in 1 group(s)")
-    result = RebalanceGroupResult.objects.create(job=job, group=group, status="planned", strategy="AVG", queues_total=2, queues_moved=1)
+    job = RebalanceJob.objects.create(
+        requested_by="ops",
+        scope="group",
+        scope_value=group,
+        dry_run=True,
+        status="planned",
+        scope_key=scope_key("group", group, True) + "#done",
+        queues_moved=1,
+        groups_total=1,
+        timeout_s=25,
+        reason="no running info from c9: the movement is incomplete",  # as the runner writes them
+        progress="1 queue(s) would move in 1 group(s)",
+    )
+    result = RebalanceGroupResult.objects.create(
+        job=job, group=group, status="planned", strategy="AVG", queues_total=2, queues_moved=1
+    )
     for qid, before, expected in ((0, "c1", "c2"), (1, "c1", "c1")):
-        RebalanceQueueChange.objects.create(result=result, job=job, group=group, topic=topic, broker_name="broker-a", queue_id=qid,
-                                            owner_before=before, owner_expected=expected, owner_after="", moved=before != expected)
-    promotion = PromotionJob.objects.create(requested_by="olga", broker_name="broker-a", broker_id=1, dry_run=True,
-                                            candidate_addr=cluster.broker_addr(GroupCluster.SLAVE_KEY), scope_key="dry:broker-a")
+        RebalanceQueueChange.objects.create(
+            result=result,
+            job=job,
+            group=group,
+            topic=topic,
+            broker_name="broker-a",
+            queue_id=qid,
+            owner_before=before,
+            owner_expected=expected,
+            owner_after="",
+            moved=before != expected,
+        )
+    promotion = PromotionJob.objects.create(
+        requested_by="olga",
+        broker_name="broker-a",
+        broker_id=1,
+        dry_run=True,
+        candidate_addr=cluster.broker_addr(GroupCluster.SLAVE_KEY),
+        scope_key="dry:broker-a",
+    )
     promotion_job_run(job_id=promotion.pk, budget_s=30)
-    rule = AlertRule.objects.create(name="orders lag", kind="lag_above", target=group, threshold=5, for_minutes=1, created_by="olga")
-    AlertEvent.objects.create(rule=rule, rule_name=rule.name, kind=rule.kind, target=group, state="firing", value=12,
-                              message=f"group {group} lag 12 > 5")
+    rule = AlertRule.objects.create(
+        name="orders lag", kind="lag_above", target=group, threshold=5, for_minutes=1, created_by="olga"
+    )
+    AlertEvent.objects.create(
+        rule=rule,
+        rule_name=rule.name,
+        kind=rule.kind,
+        target=group,
+        state="firing",
+        value=12,
+        message=f"group {group} lag 12 > 5",
+    )
     make_user("admin", username="olga", password=PASSWORD)
     token = api_token_create(actor=Actor("olga", Role.ADMIN, "console"), username="olga")
     return {
         "tokens/token_id": str(token.info.id),
-        "brokers/name": "broker-a", "promotion-jobs/pk": str(promotion.pk), "rebalance-jobs/pk": str(job.pk),
-        "alerts/pk": str(rule.pk), "topics/name": topic, "groups/name": group, "subscription-groups/name": group,
-        "users/username": "olga", "messages/msg_id": msg_id, "dashboards/topic": "orders", "dashboards/group": "billing",
-        "query": {f"/messages/{msg_id}/": f"?topic={topic}",  # a UNIQ_KEY needs its topic
-                  f"/messages/{msg_id}/resend": f"?topic={topic}&group={group}"},
-        "extra": [f"/messages/trace/?msg_id={msg_id}",
-                  f"/messages/?mode=key&topic={topic}&key=order-42", f"/topics/{topic}/shrink?target_queue_nums=2",
-                  f"/groups/{group}/reset-offset?topic={topic}&to=now", f"/allocation/?topic={topic}&group={group}",
-                  "/dashboards/?range=day"],
+        "brokers/name": "broker-a",
+        "promotion-jobs/pk": str(promotion.pk),
+        "rebalance-jobs/pk": str(job.pk),
+        "alerts/pk": str(rule.pk),
+        "topics/name": topic,
+        "groups/name": group,
+        "subscription-groups/name": group,
+        "users/username": "olga",
+        "messages/msg_id": msg_id,
+        "dashboards/topic": "orders",
+        "dashboards/group": "billing",
+        "query": {
+            f"/messages/{msg_id}/": f"?topic={topic}",  # a UNIQ_KEY needs its topic
+            f"/messages/{msg_id}/resend": f"?topic={topic}&group={group}",
+        },
+        "extra": [
+            f"/messages/trace/?msg_id={msg_id}",
+            f"/messages/?mode=key&topic={topic}&key=order-42",
+            f"/topics/{topic}/shrink?target_queue_nums=2",
+            f"/groups/{group}/reset-offset?topic={topic}&to=now",
+            f"/allocation/?topic={topic}&group={group}",
+            "/dashboards/?range=day",
+        ],
     }
 
 
@@ -201,9 +272,14 @@ def problems_of(result: dict, chinese: bool, url: str) -> list[str]:
     if result["overflow"]:
         found.append(f"overflows sideways: {result['overflow']}")
     found += [f"a table cut off by its scrolling box: {box}" for box in result["clipped"]]
-    found += [f"contrast {c['ratio']}: {c['text']!r} ({c['element']}, {c['color']} on {c['background']})" for c in result["contrast"]]
+    found += [
+        f"contrast {c['ratio']}: {c['text']!r} ({c['element']}, {c['color']} on {c['background']})"
+        for c in result["contrast"]
+    ]
     if chinese:
-        for text, element in result["english"]:  # a text with Chinese in it is translated (names and examples may sit in it)
+        for text, element in result[
+            "english"
+        ]:  # a text with Chinese in it is translated (names and examples may sit in it)
             if not CJK.search(text) and any(w not in KEPT_WORDS for w in ENGLISH_WORD.findall(text)):
                 found.append(f"English in the chrome: {text!r} ({element})")
     found += [f"time not HH:MM:SS: {t!r}" for t in TIME_TOKEN.findall(result["text"]) if not HH_MM_SS.fullmatch(t)]
@@ -225,7 +301,11 @@ def test_every_page_renders_in_every_variant(browser, live_server, console_with_
                 page.locator("html[lang=zh-hans]").wait_for()
             for url in urls:
                 probe = page.request.get(live_server.url + url, max_redirects=0)  # the browser's session
-                if probe.status == 405 or 300 <= probe.status < 400 or "text/html" not in probe.headers.get("content-type", ""):
+                if (
+                    probe.status == 405
+                    or 300 <= probe.status < 400
+                    or "text/html" not in probe.headers.get("content-type", "")
+                ):
                     continue  # a POST-only action, a redirect (the favicon) or a download, not a page
                 status = page.goto(live_server.url + url, wait_until="networkidle").status
                 if status != 200:
@@ -241,8 +321,10 @@ def test_every_page_renders_in_every_variant(browser, live_server, console_with_
                         page.emulate_media(color_scheme=scheme)
                         page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
                         # a chart reloading (a scheme change redraws it) is dimmed while busy: judge it drawn
-                        page.wait_for_function("() => !document.querySelector('[aria-busy=true]') && [...document.querySelectorAll("
-                                               "'.chart')].every(c => getComputedStyle(c).opacity === '1')")
+                        page.wait_for_function(
+                            "() => !document.querySelector('[aria-busy=true]') && [...document.querySelectorAll("
+                            "'.chart')].every(c => getComputedStyle(c).opacity === '1')"
+                        )
                         variant = f"{language}-{scheme}-{width}"
                         page.screenshot(path=str(tmp_path / f"{slug}-{variant}.png"), full_page=True)
                         found = problems_of(page.evaluate(INSPECT, language != "en"), language != "en", url)
@@ -251,4 +333,6 @@ def test_every_page_renders_in_every_variant(browser, live_server, console_with_
     finally:
         context.close()
     assert len(set(visited)) >= 35, visited
-    assert not failures, "\n".join(f"{where}:\n  " + "\n  ".join(dict.fromkeys(found)) for where, found in failures.items())
+    assert not failures, "\n".join(
+        f"{where}:\n  " + "\n  ".join(dict.fromkeys(found)) for where, found in failures.items()
+    )

@@ -1,4 +1,5 @@
 """An operator logs in and sees the live brokers on the overview page."""
+
 from __future__ import annotations
 
 import pytest
@@ -6,7 +7,9 @@ import pytest
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_login_then_overview_lists_brokers(page, live_server, django_user_model, session_cluster, mq_settings, screenshot) -> None:
+def test_login_then_overview_lists_brokers(
+    page, live_server, django_user_model, session_cluster, mq_settings, screenshot
+) -> None:
     mq_settings(session_cluster.namesrv_addr)
     django_user_model.objects.create_user(username="operator", password="s3cret-pass-word")
 

@@ -1,6 +1,7 @@
 """Chinese and the viewer's time zone in a browser: the header's switcher turns the console
 Chinese (the choice follows the user to its next page and back to English); the account page saves
 Asia/Shanghai and the audit log then shows a noon-UTC entry at 20:00 with the zone named."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -16,8 +17,16 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 def test_switching_to_chinese_and_to_asia_shanghai(page, live_server, make_user, console_cluster, screenshot) -> None:
     make_user("admin", username="ada", password=PASSWORD)
-    AuditEntry.objects.create(created_at=datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc), actor="ada", actor_role="admin",
-                              source="console", action="topic.create", target_type="topic", target="orders", result="ok")
+    AuditEntry.objects.create(
+        created_at=datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc),
+        actor="ada",
+        actor_role="admin",
+        source="console",
+        action="topic.create",
+        target_type="topic",
+        target="orders",
+        result="ok",
+    )
     log_in(page, live_server.url, "ada", PASSWORD)
     nav = page.locator("header nav")
     assert "Topics" in nav.inner_text()

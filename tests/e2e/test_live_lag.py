@@ -1,5 +1,6 @@
 """Lag refreshes in place: the topic page's consumer groups table updates itself
 when messages arrive, without a reload; a hidden tab asks for nothing until it is shown again."""
+
 from __future__ import annotations
 
 import uuid
@@ -16,8 +17,9 @@ from tests.fixtures.console import PASSWORD
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_the_topic_pages_lag_updates_in_place_and_pauses_while_hidden(page, live_server, make_user, session_cluster, mq_settings,
-                                                                        console_admin, screenshot) -> None:
+def test_the_topic_pages_lag_updates_in_place_and_pauses_while_hidden(
+    page, live_server, make_user, session_cluster, mq_settings, console_admin, screenshot
+) -> None:
     mq_settings(session_cluster.namesrv_addr)
     make_user("viewer", username="watcher", password=PASSWORD)
     topic, group = f"E2eLive_{uuid.uuid4().hex[:6]}", f"E2eLiveGroup_{uuid.uuid4().hex[:6]}"
@@ -35,8 +37,12 @@ def test_the_topic_pages_lag_updates_in_place_and_pauses_while_hidden(page, live
     page.wait_for_timeout(11_000)  # one 10 s tick while "hidden": cancelled before it is sent
     assert polls == []
     send(session_cluster, topic, 3, mq=MessageQueue(topic, "broker-a", 0))
-    page.evaluate("() => { Object.defineProperty(document, 'hidden', {configurable: true, get: () => false});"
-                  " document.dispatchEvent(new Event('visibilitychange')); }")
-    page.wait_for_function(f"() => document.querySelector('tr[data-group={group}] [data-testid=lag]').innerText === '4'", timeout=5_000)
+    page.evaluate(
+        "() => { Object.defineProperty(document, 'hidden', {configurable: true, get: () => false});"
+        " document.dispatchEvent(new Event('visibilitychange')); }"
+    )
+    page.wait_for_function(
+        f"() => document.querySelector('tr[data-group={group}] [data-testid=lag]').innerText === '4'", timeout=5_000
+    )
     assert len(polls) == 1  # caught up at once when shown, without waiting for the next tick
     screenshot("lag-updated")

@@ -1,5 +1,6 @@
 """The header's menu by keyboard: Tab reaches "More", Enter opens it, Tab walks its links, Escape closes it
 and leaves the focus on "More"; a click elsewhere closes it too. At 1280 px the bar is one row."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,14 +11,18 @@ from tests.fixtures.console import PASSWORD
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_more_opens_walks_and_closes_by_keyboard(browser, live_server, make_user, console_cluster, artifacts_dir, request) -> None:
+def test_more_opens_walks_and_closes_by_keyboard(
+    browser, live_server, make_user, console_cluster, artifacts_dir, request
+) -> None:
     make_user("admin", username="kay", password=PASSWORD)
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     try:
         log_in(page, live_server.url, "kay", PASSWORD)
         more = page.locator("[data-testid=menu-more]")
-        tops = page.evaluate("() => [...document.querySelectorAll('header nav > ul > li > a, header nav > ul > li > details > summary')].map(e => e.getBoundingClientRect().top)")
+        tops = page.evaluate(
+            "() => [...document.querySelectorAll('header nav > ul > li > a, header nav > ul > li > details > summary')].map(e => e.getBoundingClientRect().top)"
+        )
         assert len(tops) == 8 and len(set(tops)) == 1, tops  # seven entries and "More", one row
 
         page.focus("[data-testid=menu-producers]")

@@ -1,6 +1,7 @@
 """An operator opens a message, sees each group's consume state, and resends the message to a push group's client in
 the browser: the link, the confirm step, the browser's confirm dialog, the client's answer; in Chinese the states read
 Chinese."""
+
 from __future__ import annotations
 
 import uuid
@@ -19,14 +20,21 @@ from tests.fixtures.waiting import wait_until
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_an_operator_resends_a_message_to_a_push_client(page, live_server, make_user, session_cluster, mq_settings, screenshot) -> None:
+def test_an_operator_resends_a_message_to_a_push_client(
+    page, live_server, make_user, session_cluster, mq_settings, screenshot
+) -> None:
     mq_settings(session_cluster.namesrv_addr)
     topic, group = f"E2eResend_{uuid.uuid4().hex[:6]}", f"E2eResendGroup_{uuid.uuid4().hex[:6]}"
     with BlockingMQAdminClient(session_cluster.namesrv_addr) as admin:
         create_topic(admin, session_cluster, topic, queues=1)
     got: list = []
-    consumer = PushConsumer(group, session_cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", instance_name="e2e-resend",
-                            client_config=QUIET)
+    consumer = PushConsumer(
+        group,
+        session_cluster.namesrv_addr,
+        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        instance_name="e2e-resend",
+        client_config=QUIET,
+    )
     consumer.subscribe(topic, "*")
     consumer.register_listener(lambda msgs: (got.extend(msgs), ConsumeConcurrentlyStatus.CONSUME_SUCCESS)[1])
     consumer.start()
@@ -38,7 +46,9 @@ def test_an_operator_resends_a_message_to_a_push_client(page, live_server, make_
 
         def state() -> str:
             page.goto(f"{live_server.url}/messages/{sent.offset_msg_id}/")
-            return page.locator(f"[data-testid=track-groups] tr[data-group='{group}']").get_attribute("data-state") or ""
+            return (
+                page.locator(f"[data-testid=track-groups] tr[data-group='{group}']").get_attribute("data-state") or ""
+            )
 
         wait_until(lambda: state() == "CONSUMED", what="the group's state CONSUMED (its offset persisted)")
         screenshot("message-track")

@@ -1,5 +1,6 @@
 """A viewer opens a message sent and consumed by Gantry clients with tracing on, follows "Message trace",
 and reads who sent it, where it was stored, and which consumer group got it with what result."""
+
 from __future__ import annotations
 
 import uuid
@@ -14,7 +15,9 @@ from tests.topics._traces import traced_round_trip
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_message_detail_links_to_its_trace(page, live_server, make_user, session_cluster, mq_settings, console_admin, screenshot) -> None:
+def test_message_detail_links_to_its_trace(
+    page, live_server, make_user, session_cluster, mq_settings, console_admin, screenshot
+) -> None:
     mq_settings(session_cluster.namesrv_addr)
     topic, group = f"E2eTrace_{uuid.uuid4().hex[:6]}", f"E2eTraceGroup_{uuid.uuid4().hex[:6]}"
     create_topic(console_admin, session_cluster, topic, queues=1)

@@ -1,4 +1,5 @@
 """A viewer finds messages by key in the browser and opens one: properties and body."""
+
 from __future__ import annotations
 
 import uuid
@@ -43,7 +44,9 @@ def test_query_a_message_by_key(page, live_server, make_user, session_cluster, m
     screenshot("message")
 
 
-def test_a_test_send_then_the_shown_id_pasted_finds_the_message(page, live_server, make_user, session_cluster, mq_settings, screenshot) -> None:
+def test_a_test_send_then_the_shown_id_pasted_finds_the_message(
+    page, live_server, make_user, session_cluster, mq_settings, screenshot
+) -> None:
     """The id shown after a test send is the client's UNIQ_KEY; pasted into the
     message search (with its topic) it finds the message, as does the link beside it; the time-range
     list shows it first (newest first) with a body preview."""

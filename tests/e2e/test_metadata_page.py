@@ -1,6 +1,7 @@
 """An operator downloads the metadata export, uploads a document for a dry run (a bad one is refused naming
 the field), sees each topic and group to create or update with the changed properties, applies it after the
 confirmation, and finds them on the brokers. Screenshots go to the test artifacts directory."""
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,9 @@ from tests.fixtures.console import PASSWORD
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_export_dry_run_and_apply(page, live_server, make_user, session_cluster, mq_settings, screenshot, tmp_path) -> None:
+def test_export_dry_run_and_apply(
+    page, live_server, make_user, session_cluster, mq_settings, screenshot, tmp_path
+) -> None:
     mq_settings(session_cluster.namesrv_addr)
     make_user("operator", username="ops", password=PASSWORD)
     log_in(page, live_server.url, "ops", PASSWORD)
@@ -33,16 +36,23 @@ def test_export_dry_run_and_apply(page, live_server, make_user, session_cluster,
     suffix = uuid.uuid4().hex[:6]
     topic, group = f"E2eMetaTopic_{suffix}", f"E2eMetaGroup_{suffix}"
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"topicConfigTable": {topic: {"readQueueNums": -1}}}))  # 0 is a valid count (RocketMQ serves it)
+    bad.write_text(
+        json.dumps({"topicConfigTable": {topic: {"readQueueNums": -1}}})
+    )  # 0 is a valid count (RocketMQ serves it)
     page.set_input_files("input[name=file]", str(bad))
     page.click("[data-testid=dry-run-button]")
     assert f"topicConfigTable.{topic}.readQueueNums" in page.locator("[data-testid=import-form]").inner_text()
 
     good = tmp_path / "metadata.json"
-    good.write_text(json.dumps({
-        "topicConfigTable": {topic: {"topicName": topic, "readQueueNums": 3, "writeQueueNums": 3, "perm": 6}},
-        "subscriptionGroupTable": {group: {"groupName": group, "retryMaxTimes": 4}, "TOOLS_CONSUMER": {}},
-        "exportTime": 1700000000000}))
+    good.write_text(
+        json.dumps(
+            {
+                "topicConfigTable": {topic: {"topicName": topic, "readQueueNums": 3, "writeQueueNums": 3, "perm": 6}},
+                "subscriptionGroupTable": {group: {"groupName": group, "retryMaxTimes": 4}, "TOOLS_CONSUMER": {}},
+                "exportTime": 1700000000000,
+            }
+        )
+    )
     page.set_input_files("input[name=file]", str(good))
     page.select_option("select[name=scope]", f"cluster:{session_cluster.cluster}")
     page.click("[data-testid=dry-run-button]")

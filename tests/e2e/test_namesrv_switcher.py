@@ -1,6 +1,7 @@
 """Several clusters in a browser: an admin adds a second tier on the Clusters page, picks it in the
 header's switcher on the topics page (the page stays), sees that tier's topics — and the page's own
 links and a reload stay on it — then switches back to default."""
+
 from __future__ import annotations
 
 import uuid
@@ -26,11 +27,14 @@ def _load_until(page, url: str, text: str, tries: int = 3) -> None:
             return
         except PlaywrightTimeout:
             if attempt == tries:
-                raise AssertionError(f"{text!r} not on {url} after {tries} loads:\n{page.inner_text('body')[:2000]}") from None
+                raise AssertionError(
+                    f"{text!r} not on {url} after {tries} loads:\n{page.inner_text('body')[:2000]}"
+                ) from None
 
 
-def test_the_header_switcher_scopes_the_console_to_one_tier(page, live_server, make_user, session_cluster, second_session_cluster,
-                                                             mq_settings, screenshot) -> None:
+def test_the_header_switcher_scopes_the_console_to_one_tier(
+    page, live_server, make_user, session_cluster, second_session_cluster, mq_settings, screenshot
+) -> None:
     mq_settings(session_cluster.namesrv_addr)
     tag = uuid.uuid4().hex[:6]
     on_default, on_second = f"E2eTierA_{tag}", f"E2eTierB_{tag}"
@@ -59,7 +63,9 @@ def test_the_header_switcher_scopes_the_console_to_one_tier(page, live_server, m
     assert "/topics/" in page.url and f"search=_{tag}" in page.url and page.locator(f"text={on_default}").count() == 0
     assert page.locator("[data-testid=namesrv-select]").input_value() == "second"
     screenshot("second-tier")
-    page.goto(f"{live_server.url}/topics/{on_second}/")  # a link of the page, without the parameter: the session's choice
+    page.goto(
+        f"{live_server.url}/topics/{on_second}/"
+    )  # a link of the page, without the parameter: the session's choice
     page.wait_for_selector("h1")
     assert on_second in page.locator("h1").inner_text() and page.locator("[data-testid=error]").count() == 0
     _load_until(page, f"{live_server.url}/topics/?search=_{tag}", on_second)

@@ -1,6 +1,7 @@
 """Passwords in a browser (there was once no way to change or reset one): a viewer changes its own
 from the header's Password link (a wrong current password is refused on its field; the other
 session ends, this one stays), and an admin sets another user's on the users page."""
+
 from __future__ import annotations
 
 import pytest
@@ -42,7 +43,9 @@ def test_a_viewer_changes_its_own_password(browser, page, live_server, make_user
     other.context.close()
 
 
-def test_an_admin_sets_another_users_password(browser, page, live_server, make_user, console_cluster, screenshot) -> None:
+def test_an_admin_sets_another_users_password(
+    browser, page, live_server, make_user, console_cluster, screenshot
+) -> None:
     make_user("admin", username="ada", password=PASSWORD)
     make_user("operator", username="otto", password=PASSWORD)
     log_in(page, live_server.url, "ada", PASSWORD)
@@ -50,7 +53,9 @@ def test_an_admin_sets_another_users_password(browser, page, live_server, make_u
     form = page.locator("[data-testid=reset-otto]")
     form.locator("input[name=new_password]").fill("short-1")
     form.locator("button").click()
-    page.locator("[data-testid=messages]", has_text="Password of otto not set: New password: This password is too short").wait_for()
+    page.locator(
+        "[data-testid=messages]", has_text="Password of otto not set: New password: This password is too short"
+    ).wait_for()
     screenshot("refused")
     page.locator("[data-testid=reset-otto] input[name=new_password]").fill(NEW)
     page.locator("[data-testid=reset-otto] button").click()

@@ -2,6 +2,7 @@
 group made with Apache's official Python client (SimpleConsumer, nothing acked) shows its queues and its
 deliveries in flight, readable in both schemes, within the page's width, and still there after the 5 s
 refresh; screenshots in the artifacts directory."""
+
 from __future__ import annotations
 
 import pytest
@@ -26,7 +27,9 @@ def pop_group(console_cluster, topic, group):
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_pop_section_in_both_schemes(scheme, browser, live_server, make_user, pop_group, request, artifacts_dir) -> None:
+def test_pop_section_in_both_schemes(
+    scheme, browser, live_server, make_user, pop_group, request, artifacts_dir
+) -> None:
     make_user("viewer", username="vera", password=PASSWORD)
     context = browser.new_context(color_scheme=scheme, viewport={"width": 1440, "height": 900})
     page = context.new_page()

@@ -1,5 +1,6 @@
 """`make run`'s web server as production runs it: gunicorn (console/gunicorn_conf.py) after collectstatic,
 WhiteNoise serving the hashed static files; a browser loads a page with its CSS and JS."""
+
 from __future__ import annotations
 
 import json
@@ -28,15 +29,36 @@ def production_server(tmp_path):
     """gunicorn on a free loopback port with DEBUG off, its own var directory (database, static files)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_ALLOW_ASYNC_UNSAFE", "GANTRY_HTTPS")}
-    env.update({"GANTRY_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'console.sqlite3'}",
-                "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(50), "ALLOWED_HOSTS": "127.0.0.1",
-                "DJANGO_SETTINGS_MODULE": "console.settings", "GANTRY_WEB_WORKERS": "1", "GANTRY_WEB_THREADS": "2"})
-    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env, check=True,
-                   timeout=180, capture_output=True)
+    env.update(
+        {
+            "GANTRY_VAR_DIR": str(tmp_path),
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'console.sqlite3'}",
+            "DEBUG": "0",
+            "SECRET_KEY": secrets.token_urlsafe(50),
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "DJANGO_SETTINGS_MODULE": "console.settings",
+            "GANTRY_WEB_WORKERS": "1",
+            "GANTRY_WEB_THREADS": "2",
+        }
+    )
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=180,
+        capture_output=True,
+    )
     log_path = tmp_path / "web.log"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(web_server_argv(f"127.0.0.1:{port}"), cwd=ROOT, env=env, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            web_server_argv(f"127.0.0.1:{port}"),
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:

@@ -1,5 +1,6 @@
 """An operator rebalances a group in the browser: a dry run shows which queues would move, Apply
 tells the members, and the job card follows the job by itself until it converged (a real worker)."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,7 +12,9 @@ from tests.e2e.conftest import log_in
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-def test_dry_run_then_apply_then_converged(page, live_server, make_user, celery_worker, console_cluster, topic, screenshot) -> None:
+def test_dry_run_then_apply_then_converged(
+    page, live_server, make_user, celery_worker, console_cluster, topic, screenshot
+) -> None:
     group = "G_e2e_" + topic[2:40]
     celery_worker()
     members, queues = balanced_group(console_cluster, group, topic, 3)

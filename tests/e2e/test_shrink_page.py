@@ -1,5 +1,6 @@
 """An operator shrinks a topic from 4 to 2 queues per broker in the browser: lowers the write
 queues, watches the tail queues drain (the status refreshes by itself), then lowers the read queues."""
+
 from __future__ import annotations
 
 import uuid
@@ -43,7 +44,9 @@ def test_shrink_a_topic_step_by_step(page, live_server, make_user, console_clust
         screenshot("waiting")
 
         consume(member, [q for q in queues if q.queue_id >= 2])
-        page.wait_for_function("() => document.querySelector('[data-testid=shrink-step]').innerText.includes('ready')", timeout=15000)
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=shrink-step]').innerText.includes('ready')", timeout=15000
+        )
         assert page.locator("[data-testid=messages-left]").inner_text() == "0"
         page.on("dialog", lambda d: d.accept())
         page.click("[data-testid=lower-read]")
@@ -51,11 +54,15 @@ def test_shrink_a_topic_step_by_step(page, live_server, make_user, console_clust
         cells = page.locator("[data-testid=shrink-brokers] tbody tr").all_inner_texts()
         assert [c.split()[:3] for c in cells] == [["broker-a", "2", "2"], ["broker-b", "2", "2"]]
         screenshot("done")
-        tables = {b: admin.get_all_topic_config(session_cluster.broker_addr(b))[topic] for b in session_cluster.broker_names}
+        tables = {
+            b: admin.get_all_topic_config(session_cluster.broker_addr(b))[topic] for b in session_cluster.broker_names
+        }
         assert {(t.read_queue_nums, t.write_queue_nums) for t in tables.values()} == {(2, 2)}
 
 
-def test_a_shrink_that_takes_no_queue_away_is_explained(page, live_server, make_user, console_cluster, screenshot) -> None:
+def test_a_shrink_that_takes_no_queue_away_is_explained(
+    page, live_server, make_user, console_cluster, screenshot
+) -> None:
     """A 4-queue topic once read "Shrink to 8 queues per broker: done"; now the page explains why."""
     topic = f"E2eNoShrink_{uuid.uuid4().hex[:6]}"
     with BlockingMQAdminClient(console_cluster.namesrv_addr) as admin:
@@ -67,5 +74,8 @@ def test_a_shrink_that_takes_no_queue_away_is_explained(page, live_server, make_
     page.click("[data-testid=plan-form] button")
     error = page.locator("[data-field=target_queue_nums]")
     assert "at most 4 queues per broker" in error.inner_text() and "below 4" in error.inner_text()
-    assert page.locator("[data-testid=shrink-step]").inner_text() == "Give the number of queues per broker the topic should keep."
+    assert (
+        page.locator("[data-testid=shrink-step]").inner_text()
+        == "Give the number of queues per broker the topic should keep."
+    )
     screenshot("refused")

@@ -1,5 +1,6 @@
 """An operator creates a subscription group on a cluster, edits it to consumeEnable=false, sees the group list
 show it disabled, and deletes it after the confirmation page. Screenshots go to the test artifacts directory."""
+
 from __future__ import annotations
 
 import uuid
@@ -15,10 +16,15 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 def settings_of(page, group: str, setting: str) -> dict[str, str]:
     """Broker -> the setting's cell on the subscription group list."""
     rows = page.locator(f"[data-testid=subscription-groups] tr[data-group='{group}']")
-    return {row.get_attribute("data-broker"): row.locator(f"td[data-setting={setting}]").inner_text().strip() for row in rows.all()}
+    return {
+        row.get_attribute("data-broker"): row.locator(f"td[data-setting={setting}]").inner_text().strip()
+        for row in rows.all()
+    }
 
 
-def test_create_disable_and_delete_a_subscription_group(page, live_server, make_user, session_cluster, mq_settings, screenshot) -> None:
+def test_create_disable_and_delete_a_subscription_group(
+    page, live_server, make_user, session_cluster, mq_settings, screenshot
+) -> None:
     mq_settings(session_cluster.namesrv_addr)
     make_user("operator", username="ops", password=PASSWORD)
     log_in(page, live_server.url, "ops", PASSWORD)

@@ -1,6 +1,7 @@
 """An operator lowers broker-a's read queues from 6 to 2 on the edit form of a
 topic whose queue 4 holds a message. The form refuses, names the count per broker, links to safe
 shrink, and saves only once the operator types that count. Screenshots go to the test artifacts."""
+
 from __future__ import annotations
 
 import uuid
@@ -26,8 +27,9 @@ def read_write(page) -> dict[str, tuple[str, str]]:
     return out
 
 
-def test_lowering_read_queues_that_hold_messages_needs_the_count(page, live_server, make_user, session_cluster, mq_settings,
-                                                                 screenshot) -> None:
+def test_lowering_read_queues_that_hold_messages_needs_the_count(
+    page, live_server, make_user, session_cluster, mq_settings, screenshot
+) -> None:
     mq_settings(session_cluster.namesrv_addr)
     topic = f"E2eEdit_{uuid.uuid4().hex[:6]}"
     with BlockingMQAdminClient(session_cluster.namesrv_addr) as admin:
@@ -45,8 +47,12 @@ def test_lowering_read_queues_that_hold_messages_needs_the_count(page, live_serv
     warning.wait_for(timeout=5000)
     assert page.locator("[data-testid=unreachable-count]").inner_text() == "1"
     assert page.locator("[data-testid=unreachable-brokers] li").all_inner_texts() == [
-        "broker-a: 1 message in queues 2-5 (read queues 6 → 2); with 6 write queues, producers would go on writing to these hidden queues"]
-    assert page.locator("[data-testid=safe-shrink-link]").get_attribute("href") == f"/topics/{topic}/shrink?target_queue_nums=2"
+        "broker-a: 1 message in queues 2-5 (read queues 6 → 2); with 6 write queues, producers would go on writing to these hidden queues"
+    ]
+    assert (
+        page.locator("[data-testid=safe-shrink-link]").get_attribute("href")
+        == f"/topics/{topic}/shrink?target_queue_nums=2"
+    )
     screenshot("refused")
 
     page.goto(f"{live_server.url}/topics/{topic}/")
@@ -57,7 +63,10 @@ def test_lowering_read_queues_that_hold_messages_needs_the_count(page, live_serv
     page.click("[data-testid=save]")
     page.fill("[data-testid=confirm-count]", "3")  # the wrong count is refused again
     page.click("[data-testid=confirm-save]")
-    assert page.locator("[data-testid=confirm-mismatch]").inner_text() == "You confirmed 3, but 1 message would become unreachable now."
+    assert (
+        page.locator("[data-testid=confirm-mismatch]").inner_text()
+        == "You confirmed 3, but 1 message would become unreachable now."
+    )
     page.fill("[data-testid=confirm-count]", "1")
     screenshot("confirming")
     page.click("[data-testid=confirm-save]")

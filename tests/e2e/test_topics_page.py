@@ -1,5 +1,6 @@
 """An operator logs in, creates a topic in cluster mode and one in broker mode, and sees the
 per-broker queue counts on the topic pages. Screenshots go to the test artifacts directory."""
+
 from __future__ import annotations
 
 import uuid
@@ -52,7 +53,17 @@ def test_create_a_topic_in_cluster_mode(operator_page, live_server, session_clus
     page.fill("input[name=q]", name)
     page.locator("[data-testid=topics] tbody tr").first.wait_for()
     page.wait_for_function("() => document.querySelectorAll('[data-testid=topics] tbody tr').length === 1")
-    assert page.locator("[data-testid=topics] tbody tr").inner_text().split() == [name, "normal", "FIFO", "6", "4", "RW-", "6", "4", "RW-"]
+    assert page.locator("[data-testid=topics] tbody tr").inner_text().split() == [
+        name,
+        "normal",
+        "FIFO",
+        "6",
+        "4",
+        "RW-",
+        "6",
+        "4",
+        "RW-",
+    ]
     screenshot("list")
 
 

@@ -1,6 +1,7 @@
 """Dead letters made the real way: a push consumer of the group whose listener fails every message,
 with maxReconsumeTimes 0, so its first CONSUMER_SEND_MSG_BACK has the broker move each one to
 ``%DLQ%<group>`` (RETRY_TOPIC, ORIGIN_MESSAGE_ID and reconsume times 1 on the dead letter)."""
+
 from __future__ import annotations
 
 import threading
@@ -11,10 +12,12 @@ from brokers.engine.client.simple import SimpleProducer
 from brokers.engine.common.message import Message
 from tests.fixtures.waiting import wait_until
 
-FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
-                    persist_consumer_offset_interval_s=0.5)
-
-
+FAST = ClientConfig(
+    rebalance_interval_s=0.5,
+    poll_name_server_interval_s=0.5,
+    heartbeat_broker_interval_s=1.0,
+    persist_consumer_offset_interval_s=0.5,
+)
 
 
 def make_dead_letters(cluster, group: str, topic: str, messages: list[Message], raise_for: str = "") -> list:
@@ -34,8 +37,14 @@ def make_dead_letters(cluster, group: str, topic: str, messages: list[Message], 
                 raise RuntimeError(f"{m.body.decode()} (card issuer said no)")
         return ConsumeConcurrentlyStatus.RECONSUME_LATER
 
-    consumer = PushConsumer(group, cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_config=FAST,
-                            config=ConsumerConfig(max_reconsume_times=0), instance_name=f"dlq-maker-{group}")
+    consumer = PushConsumer(
+        group,
+        cluster.namesrv_addr,
+        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        client_config=FAST,
+        config=ConsumerConfig(max_reconsume_times=0),
+        instance_name=f"dlq-maker-{group}",
+    )
     consumer.subscribe(topic, "*")
     consumer.register_listener(fail)
     consumer.start()
@@ -56,8 +65,13 @@ def consume_resent(cluster, group: str, topic: str, count: int, timeout_s: float
             got.extend(m for m in msgs if "DLQ_RESENT_FROM" in m.properties)
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    consumer = PushConsumer(group, cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_config=FAST,
-                            instance_name=f"dlq-reader-{group}")
+    consumer = PushConsumer(
+        group,
+        cluster.namesrv_addr,
+        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        client_config=FAST,
+        instance_name=f"dlq-reader-{group}",
+    )
     consumer.subscribe(topic, "*")
     consumer.register_listener(ok)
     consumer.start()

@@ -1,5 +1,6 @@
 """The queue-count advisor: the findings an operator acts on, from a real cluster through
 /api/v1/topics/{name}/advice and /api/v1/groups/{name}/advice, and the pure rules' edges."""
+
 from __future__ import annotations
 
 import pytest
@@ -24,9 +25,14 @@ def kinds(body: dict) -> dict[str, list[str]]:
     return found
 
 
-def test_a_topic_with_unreadable_write_queues_and_more_members_than_queues(operator, viewer, console_cluster, topic_name, members) -> None:
-    response = operator.post(URL, {"name": topic_name, "cluster": console_cluster.cluster, "read_queue_nums": 1, "write_queue_nums": 2},
-                             format="json")
+def test_a_topic_with_unreadable_write_queues_and_more_members_than_queues(
+    operator, viewer, console_cluster, topic_name, members
+) -> None:
+    response = operator.post(
+        URL,
+        {"name": topic_name, "cluster": console_cluster.cluster, "read_queue_nums": 1, "write_queue_nums": 2},
+        format="json",
+    )
     assert response.status_code == 201, response.content
     group = "G_" + topic_name[2:]
     for i in range(3):  # 3 members for 2 readable queues (1 per broker)
@@ -38,7 +44,10 @@ def test_a_topic_with_unreadable_write_queues_and_more_members_than_queues(opera
     assert found["idle-consumers"] == [group]
     unread = next(a for a in body["advice"] if a["kind"] == "write-not-readable")
     assert unread["severity"] == "warning" and unread["action"] == "edit"
-    assert "raise broker-a's read queues to 2" in unread["suggestion"] or "raise broker-b's read queues to 2" in unread["suggestion"]
+    assert (
+        "raise broker-a's read queues to 2" in unread["suggestion"]
+        or "raise broker-b's read queues to 2" in unread["suggestion"]
+    )
     idle = next(a for a in body["advice"] if a["kind"] == "idle-consumers")
     assert "3 online members for 2 readable queues" in idle["finding"]
 
@@ -103,8 +112,18 @@ def test_write_only_broker_queues_are_not_counted_as_readable() -> None:
 
 def group(queues, *, members: int = 1, model: str = "CLUSTERING", not_answering=()) -> GroupDetail:
     people = tuple(Member(f"c{i}", "addr", "PYTHON", "V4", ()) for i in range(members))
-    return GroupDetail("G", members > 0, "PUSH", model, "LAST", people, (), GroupProgress("G", None, tuple(queues), 0.0), ("a",),
-                       not_answering=not_answering)
+    return GroupDetail(
+        "G",
+        members > 0,
+        "PUSH",
+        model,
+        "LAST",
+        people,
+        (),
+        GroupProgress("G", None, tuple(queues), 0.0),
+        ("a",),
+        not_answering=not_answering,
+    )
 
 
 def test_group_rules() -> None:

@@ -3,6 +3,7 @@
 Refused input changes nothing on the brokers: the tests compare every broker's topic table
 (GET_ALL_TOPIC_CONFIG) before and after.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -32,7 +33,9 @@ def create(client, cluster, name: str, **extra):
 # -- success -------------------------------------------------------------------------------------
 
 
-def test_create_in_cluster_mode_puts_the_same_counts_on_every_broker(operator, console_cluster, topic_name, console_admin) -> None:
+def test_create_in_cluster_mode_puts_the_same_counts_on_every_broker(
+    operator, console_cluster, topic_name, console_admin
+) -> None:
     body = create(operator, console_cluster, topic_name, read_queue_nums=6, write_queue_nums=4, perm=6)
     assert body["name"] == topic_name and body["type"] == "normal"
     assert set(body["brokers"]) == {"broker-a", "broker-b"}
@@ -43,8 +46,12 @@ def test_create_in_cluster_mode_puts_the_same_counts_on_every_broker(operator, c
         assert (tc.read_queue_nums, tc.write_queue_nums, tc.perm) == (6, 4, 6)
     entry = AuditEntry.objects.get(action="topic.create", target=topic_name)
     assert entry.actor == "api-operator" and entry.result == "ok" and entry.source == "api"
-    assert entry.before is None and entry.after["broker-a"] == {"read_queue_nums": 6, "write_queue_nums": 4, "perm": 6,
-                                                                 "message_type": "NORMAL"}
+    assert entry.before is None and entry.after["broker-a"] == {
+        "read_queue_nums": 6,
+        "write_queue_nums": 4,
+        "perm": 6,
+        "message_type": "NORMAL",
+    }
 
 
 def test_create_defaults_are_8_queues_and_perm_6(operator, console_cluster, topic_name) -> None:
@@ -53,16 +60,32 @@ def test_create_defaults_are_8_queues_and_perm_6(operator, console_cluster, topi
 
 
 def test_create_in_broker_mode_sets_counts_per_broker(operator, console_cluster, topic_name, console_admin) -> None:
-    body = {"name": topic_name, "perm": 6, "brokers": {"broker-a": {"read_queue_nums": 4, "write_queue_nums": 4},
-                                                          "broker-b": {"read_queue_nums": 2, "write_queue_nums": 1, "perm": 4}}}
+    body = {
+        "name": topic_name,
+        "perm": 6,
+        "brokers": {
+            "broker-a": {"read_queue_nums": 4, "write_queue_nums": 4},
+            "broker-b": {"read_queue_nums": 2, "write_queue_nums": 1, "perm": 4},
+        },
+    }
     response = operator.post(URL, body, format="json")
     assert response.status_code == 201, response.content
     brokers = response.json()["brokers"]
-    assert (brokers["broker-a"]["read_queue_nums"], brokers["broker-a"]["write_queue_nums"], brokers["broker-a"]["perm"]) == (4, 4, 6)
-    assert (brokers["broker-b"]["read_queue_nums"], brokers["broker-b"]["write_queue_nums"], brokers["broker-b"]["perm"]) == (2, 1, 4)
+    assert (
+        brokers["broker-a"]["read_queue_nums"],
+        brokers["broker-a"]["write_queue_nums"],
+        brokers["broker-a"]["perm"],
+    ) == (4, 4, 6)
+    assert (
+        brokers["broker-b"]["read_queue_nums"],
+        brokers["broker-b"]["write_queue_nums"],
+        brokers["broker-b"]["perm"],
+    ) == (2, 1, 4)
     route = console_admin.examine_topic_route_info(topic_name)
     assert {(q.broker_name, q.read_queue_nums, q.write_queue_nums, q.perm) for q in route.queue_datas} == {
-        ("broker-a", 4, 4, 6), ("broker-b", 2, 1, 4)}
+        ("broker-a", 4, 4, 6),
+        ("broker-b", 2, 1, 4),
+    }
 
 
 def test_create_in_broker_mode_on_one_broker_only(operator, console_cluster, topic_name) -> None:
@@ -98,7 +121,9 @@ def test_list_knows_retry_and_dlq_topics(operator, viewer, console_cluster, cons
 
     group = topic_name.replace("T_", "G_")
     for prefix in ("%RETRY%", "%DLQ%"):  # what brokers make for consumer groups
-        console_admin.create_or_update_topic(console_cluster.broker_addr("broker-a"), TopicConfig(prefix + group, 1, 1, 6))
+        console_admin.create_or_update_topic(
+            console_cluster.broker_addr("broker-a"), TopicConfig(prefix + group, 1, 1, 6)
+        )
     retry = viewer.get(URL, {"type": "retry", "search": group}).json()["results"]
     dlq = viewer.get(URL, {"type": "dlq", "search": group}).json()["results"]
     assert [t["name"] for t in retry] == ["%RETRY%" + group]
@@ -111,12 +136,18 @@ def test_list_knows_retry_and_dlq_topics(operator, viewer, console_cluster, cons
 
 def test_retrieve_status_route_and_consumer_groups(operator, viewer, console_cluster, topic_name) -> None:
     create(operator, console_cluster, topic_name, read_queue_nums=2, write_queue_nums=2)
-    sent = operator.post(f"{URL}/{topic_name}/messages", {"body": "hello", "tags": "t1", "keys": "k1", "broker": "broker-b"}, format="json")
+    sent = operator.post(
+        f"{URL}/{topic_name}/messages",
+        {"body": "hello", "tags": "t1", "keys": "k1", "broker": "broker-b"},
+        format="json",
+    )
     assert sent.status_code == 201, sent.content
     assert sent.json()["broker_name"] == "broker-b" and sent.json()["status"] == "SEND_OK"
 
     detail = viewer.get(f"{URL}/{topic_name}").json()
-    assert detail["brokers"]["broker-b"]["write_queue_nums"] == 2 and detail["brokers"]["broker-b"]["perm_string"] == "RW-"
+    assert (
+        detail["brokers"]["broker-b"]["write_queue_nums"] == 2 and detail["brokers"]["broker-b"]["perm_string"] == "RW-"
+    )
 
     status = viewer.get(f"{URL}/{topic_name}/status").json()
     assert status["total_messages"] == 1 and len(status["queues"]) == 4
@@ -126,24 +157,37 @@ def test_retrieve_status_route_and_consumer_groups(operator, viewer, console_clu
 
     route = viewer.get(f"{URL}/{topic_name}/route").json()
     assert {b["broker_name"]: b["addrs"]["0"] for b in route["brokers"]} == {
-        n: console_cluster.broker_addr(n) for n in ("broker-a", "broker-b")}
+        n: console_cluster.broker_addr(n) for n in ("broker-a", "broker-b")
+    }
 
     group = topic_name.replace("T_", "G_")
     with PullClient(console_cluster.namesrv_addr, group, heartbeat_interval_s=None) as consumer:
         consumer.update_offset(MessageQueue(topic_name, "broker-b", 0), 1)
     groups = viewer.get(f"{URL}/{topic_name}/consumer-groups").json()
-    lag = 0 if (queue["broker_name"], queue["queue_id"]) == ("broker-b", 0) else 1  # the one message, unless its queue is the committed one
-    assert groups == {"name": topic_name, "groups": [group], "errors": [],
-                      "rows": [{"group": group, "members": 0, "lag": lag, "tps": 0.0, "error": ""}]}
+    lag = (
+        0 if (queue["broker_name"], queue["queue_id"]) == ("broker-b", 0) else 1
+    )  # the one message, unless its queue is the committed one
+    assert groups == {
+        "name": topic_name,
+        "groups": [group],
+        "errors": [],
+        "rows": [{"group": group, "members": 0, "lag": lag, "tps": 0.0, "error": ""}],
+    }
     assert AuditEntry.objects.filter(action="topic.send_test_message", target=topic_name, result="ok").count() == 1
 
 
 def test_put_replaces_in_cluster_mode(operator, console_cluster, topic_name) -> None:
     create(operator, console_cluster, topic_name, read_queue_nums=2, write_queue_nums=2, perm=4)
-    response = operator.put(f"{URL}/{topic_name}", {"cluster": console_cluster.cluster, "read_queue_nums": 16}, format="json")
+    response = operator.put(
+        f"{URL}/{topic_name}", {"cluster": console_cluster.cluster, "read_queue_nums": 16}, format="json"
+    )
     assert response.status_code == 200, response.content
     for broker in response.json()["brokers"].values():
-        assert (broker["read_queue_nums"], broker["write_queue_nums"], broker["perm"]) == (16, 8, 6)  # the rest: defaults
+        assert (broker["read_queue_nums"], broker["write_queue_nums"], broker["perm"]) == (
+            16,
+            8,
+            6,
+        )  # the rest: defaults
     entry = AuditEntry.objects.get(action="topic.update", target=topic_name)
     assert entry.before["broker-a"]["perm"] == 4 and entry.after["broker-a"]["read_queue_nums"] == 16
 
@@ -152,7 +196,9 @@ def test_patch_changes_only_what_is_given(operator, console_cluster, topic_name)
     create(operator, console_cluster, topic_name, read_queue_nums=3, write_queue_nums=3)
     response = operator.patch(f"{URL}/{topic_name}", {"perm": 4}, format="json")
     assert response.status_code == 200, response.content
-    assert {(b["read_queue_nums"], b["write_queue_nums"], b["perm"]) for b in response.json()["brokers"].values()} == {(3, 3, 4)}
+    assert {(b["read_queue_nums"], b["write_queue_nums"], b["perm"]) for b in response.json()["brokers"].values()} == {
+        (3, 3, 4)
+    }
     response = operator.patch(f"{URL}/{topic_name}", {"brokers": {"broker-a": {"write_queue_nums": 5}}}, format="json")
     brokers = response.json()["brokers"]
     assert (brokers["broker-a"]["write_queue_nums"], brokers["broker-b"]["write_queue_nums"]) == (5, 3)
@@ -160,7 +206,9 @@ def test_patch_changes_only_what_is_given(operator, console_cluster, topic_name)
 
 def test_patch_in_broker_mode_adds_a_broker(operator, console_cluster, topic_name) -> None:
     operator.post(URL, {"name": topic_name, "brokers": {"broker-a": {}}}, format="json")
-    response = operator.patch(f"{URL}/{topic_name}", {"brokers": {"broker-b": {"read_queue_nums": 2, "write_queue_nums": 2}}}, format="json")
+    response = operator.patch(
+        f"{URL}/{topic_name}", {"brokers": {"broker-b": {"read_queue_nums": 2, "write_queue_nums": 2}}}, format="json"
+    )
     assert response.status_code == 200, response.content
     assert set(response.json()["brokers"]) == {"broker-a", "broker-b"}
 
@@ -175,7 +223,9 @@ def test_delete_everywhere(operator, console_cluster, topic_name, console_admin)
     assert AuditEntry.objects.get(action="topic.delete", target=topic_name).after == {}
 
 
-def test_delete_from_one_broker_keeps_the_route_of_the_others(operator, console_cluster, topic_name, console_admin) -> None:
+def test_delete_from_one_broker_keeps_the_route_of_the_others(
+    operator, console_cluster, topic_name, console_admin
+) -> None:
     create(operator, console_cluster, topic_name, read_queue_nums=3, write_queue_nums=3)
     response = operator.delete(f"{URL}/{topic_name}", QUERY_STRING="broker=broker-a")
     assert response.status_code == 200, response.content
@@ -234,9 +284,21 @@ def test_create_refuses_a_name_of_the_wrong_type(operator, console_cluster, valu
 
 
 @pytest.mark.parametrize("field", ["read_queue_nums", "write_queue_nums"])
-@pytest.mark.parametrize(("value", "reason"), [(1025, "from 0 to 1024"), (-1, "from 0 to 1024"),
-                                                ("8", "integer"), (8.5, "integer"), (8.0, "integer"), (True, "integer"), (None, "null")])
-def test_create_refuses_bad_queue_counts(operator, console_cluster, console_admin, topic_name, field, value, reason) -> None:
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (1025, "from 0 to 1024"),
+        (-1, "from 0 to 1024"),
+        ("8", "integer"),
+        (8.5, "integer"),
+        (8.0, "integer"),
+        (True, "integer"),
+        (None, "null"),
+    ],
+)
+def test_create_refuses_bad_queue_counts(
+    operator, console_cluster, console_admin, topic_name, field, value, reason
+) -> None:
     before = tables(console_admin, console_cluster)
     response = operator.post(URL, {"name": topic_name, "cluster": console_cluster.cluster, field: value}, format="json")
     assert response.status_code == 400, response.content
@@ -249,7 +311,9 @@ def test_create_refuses_bad_queue_counts(operator, console_cluster, console_admi
 
 @pytest.mark.parametrize("value", [-1, 8, 100, "6", 6.5])
 def test_create_refuses_perm_outside_0_to_7(operator, console_cluster, topic_name, value) -> None:
-    response = operator.post(URL, {"name": topic_name, "cluster": console_cluster.cluster, "perm": value}, format="json")
+    response = operator.post(
+        URL, {"name": topic_name, "cluster": console_cluster.cluster, "perm": value}, format="json"
+    )
     assert response.status_code == 400 and "perm" in response.json()["fields"]
 
 
@@ -266,15 +330,18 @@ def test_create_refuses_an_unknown_cluster_or_broker(operator, console_cluster, 
     assert failed.count() == 2 and "unknown" in failed.first().reason
 
 
-@pytest.mark.parametrize("body", [
-    {"cluster": "C"},  # no name
-    {"name": "Ok"},  # neither cluster nor brokers
-    {"name": "Ok", "cluster": "C", "brokers": {"broker-a": {}}},  # both
-    {"name": "Ok", "brokers": {}},  # empty brokers
-    {"name": "Ok", "brokers": ["broker-a"]},  # wrong type
-    {"name": "Ok", "brokers": {"broker-a": 8}},
-    {"name": "Ok", "cluster": 5},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"cluster": "C"},  # no name
+        {"name": "Ok"},  # neither cluster nor brokers
+        {"name": "Ok", "cluster": "C", "brokers": {"broker-a": {}}},  # both
+        {"name": "Ok", "brokers": {}},  # empty brokers
+        {"name": "Ok", "brokers": ["broker-a"]},  # wrong type
+        {"name": "Ok", "brokers": {"broker-a": 8}},
+        {"name": "Ok", "cluster": 5},
+    ],
+)
 def test_create_refuses_malformed_bodies(operator, console_cluster, body) -> None:
     response = operator.post(URL, body, format="json")
     assert response.status_code == 400, response.content
@@ -282,8 +349,9 @@ def test_create_refuses_malformed_bodies(operator, console_cluster, body) -> Non
 
 
 def test_unknown_fields_are_named(operator, console_cluster, topic_name) -> None:
-    response = operator.post(URL, {"name": topic_name, "cluster": console_cluster.cluster, "readQueueNums": 4,
-                                   "brokers_": 1}, format="json")
+    response = operator.post(
+        URL, {"name": topic_name, "cluster": console_cluster.cluster, "readQueueNums": 4, "brokers_": 1}, format="json"
+    )
     assert response.status_code == 400
     assert response.json()["fields"] == {"readQueueNums": ["unknown field."], "brokers_": ["unknown field."]}
     response = operator.post(URL, {"name": topic_name, "brokers": {"broker-a": {"queues": 4}}}, format="json")
@@ -300,7 +368,10 @@ def test_a_body_that_is_not_an_object_or_not_json(operator, console_cluster) -> 
 
 def test_an_oversize_body_gets_413(operator, console_cluster, console_admin, settings) -> None:
     before = tables(console_admin, console_cluster)
-    body = '{"name": "Big", "cluster": "%s", "pad": "%s"}' % (console_cluster.cluster, "x" * (settings.MAX_BODY_BYTES + 1))
+    body = '{"name": "Big", "cluster": "%s", "pad": "%s"}' % (
+        console_cluster.cluster,
+        "x" * (settings.MAX_BODY_BYTES + 1),
+    )
     response = operator.generic("POST", URL, body, content_type="application/json")
     assert response.status_code == 413
     assert response.json()["code"] == "too_large"
@@ -315,9 +386,16 @@ def test_create_of_an_existing_topic_is_409(operator, console_cluster, topic_nam
 
 def test_unknown_topics_are_404(operator, console_cluster) -> None:
     name = "NoSuchTopic_404"
-    for method, path, body in [("get", "", None), ("put", "", {"cluster": console_cluster.cluster}), ("patch", "", {"perm": 6}),
-                               ("delete", "", None), ("get", "/status", None), ("get", "/route", None),
-                               ("get", "/consumer-groups", None), ("post", "/messages", {"body": "x"})]:
+    for method, path, body in [
+        ("get", "", None),
+        ("put", "", {"cluster": console_cluster.cluster}),
+        ("patch", "", {"perm": 6}),
+        ("delete", "", None),
+        ("get", "/status", None),
+        ("get", "/route", None),
+        ("get", "/consumer-groups", None),
+        ("post", "/messages", {"body": "x"}),
+    ]:
         response = getattr(operator, method)(f"{URL}/{name}{path}", body, format="json")
         assert response.status_code == 404, (method, path, response.content)
         assert response.json()["code"] == "not_found"
@@ -344,8 +422,13 @@ def test_update_refusals(operator, console_cluster, console_admin, topic_name) -
 def test_delete_refusals(operator, console_cluster, topic_name, console_admin) -> None:
     operator.post(URL, {"name": topic_name, "brokers": {"broker-a": {}}}, format="json")
     before = tables(console_admin, console_cluster)
-    for query, field in [("broker=nope", "broker"), ("broker=broker-b", "broker"), ("cluster=nope", "cluster"),
-                         ("cluster=x&broker=y", "broker"), ("color=red", "color")]:
+    for query, field in [
+        ("broker=nope", "broker"),
+        ("broker=broker-b", "broker"),
+        ("cluster=nope", "cluster"),
+        ("cluster=x&broker=y", "broker"),
+        ("color=red", "color"),
+    ]:
         response = operator.delete(f"{URL}/{topic_name}?{query}")
         assert response.status_code == 400, (query, response.content)
         assert field in response.json()["fields"]
@@ -356,8 +439,13 @@ def test_delete_refusals(operator, console_cluster, topic_name, console_admin) -
 
 def test_test_message_refusals(operator, console_cluster, topic_name) -> None:
     create(operator, console_cluster, topic_name)
-    for body, field in [({}, "body"), ({"body": ""}, "body"), ({"body": 5}, "body"), ({"body": "x", "broker": "nope"}, "broker"),
-                        ({"body": "x", "extra": 1}, "extra")]:
+    for body, field in [
+        ({}, "body"),
+        ({"body": ""}, "body"),
+        ({"body": 5}, "body"),
+        ({"body": "x", "broker": "nope"}, "broker"),
+        ({"body": "x", "extra": 1}, "extra"),
+    ]:
         response = operator.post(f"{URL}/{topic_name}/messages", body, format="json")
         assert response.status_code == 400, (body, response.content)
         assert field in response.json()["fields"]
@@ -389,10 +477,13 @@ def test_viewer_reads_but_may_not_change(viewer, operator, console_cluster, cons
     create(operator, console_cluster, topic_name)
     before = tables(console_admin, console_cluster)
     assert viewer.get(f"{URL}/{topic_name}").status_code == 200
-    for method, path, body in [("post", "", {"name": topic_name + "2", "cluster": console_cluster.cluster}),
-                               ("put", f"/{topic_name}", {"cluster": console_cluster.cluster}),
-                               ("patch", f"/{topic_name}", {"perm": 4}), ("delete", f"/{topic_name}", None),
-                               ("post", f"/{topic_name}/messages", {"body": "x"})]:
+    for method, path, body in [
+        ("post", "", {"name": topic_name + "2", "cluster": console_cluster.cluster}),
+        ("put", f"/{topic_name}", {"cluster": console_cluster.cluster}),
+        ("patch", f"/{topic_name}", {"perm": 4}),
+        ("delete", f"/{topic_name}", None),
+        ("post", f"/{topic_name}/messages", {"body": "x"}),
+    ]:
         response = getattr(viewer, method)(f"{URL}{path}", body, format="json")
         assert response.status_code == 403, (method, path)
         assert "operator" in response.json()["detail"]
@@ -404,8 +495,11 @@ def test_viewer_reads_but_may_not_change(viewer, operator, console_cluster, cons
 
 def test_name_server_unreachable_is_503(operator, mq_settings, unused_addr) -> None:
     mq_settings(unused_addr)
-    for response in (operator.get(URL), operator.get(f"{URL}/Any"),
-                     operator.post(URL, {"name": "Any", "cluster": "C"}, format="json")):
+    for response in (
+        operator.get(URL),
+        operator.get(f"{URL}/Any"),
+        operator.post(URL, {"name": "Any", "cluster": "C"}, format="json"),
+    ):
         assert response.status_code == 503, response.content
         assert response.json()["code"] == "namesrv_unreachable"
         assert "name server unreachable" in response.json()["detail"] and unused_addr in response.json()["detail"]

@@ -1,5 +1,6 @@
 """Message lists newest first with a body preview and a chosen page size; a message
 found by its client-made id (UNIQ_KEY) and by its offset id alike; a test send shows both ids."""
+
 from __future__ import annotations
 
 import re
@@ -23,7 +24,9 @@ def stored(console_cluster, topic_name):
         create_topic(admin, console_cluster, topic_name, queues=2)
     begin = int(time.time() * 1000) - 1
     sent = send(console_cluster, topic_name, 9) + send(console_cluster, topic_name, 1, body=LONG.encode())
-    sent += send(console_cluster, topic_name, 1, body=b"<b>bold</b>") + send(console_cluster, topic_name, 1, body=b"\x00\xffbin")
+    sent += send(console_cluster, topic_name, 1, body=b"<b>bold</b>") + send(
+        console_cluster, topic_name, 1, body=b"\x00\xffbin"
+    )
     end = int(time.time() * 1000) + 1
     return topic_name, sent, begin, end
 
@@ -32,7 +35,9 @@ def test_time_range_results_are_newest_first_across_pages(viewer, stored) -> Non
     topic, sent, begin, end = stored
     listed = []
     for page in (1, 2, 3):
-        body = viewer.get("/api/v1/messages", {"topic": topic, "begin": begin, "end": end, "page_size": 5, "page": page}).json()
+        body = viewer.get(
+            "/api/v1/messages", {"topic": topic, "begin": begin, "end": end, "page_size": 5, "page": page}
+        ).json()
         listed += body["results"]
     stamps = [m["store_timestamp"] for m in listed]
     assert stamps == sorted(stamps, reverse=True), stamps
@@ -92,7 +97,9 @@ def test_uniq_key_and_offset_id_find_the_same_message(viewer, client, make_user,
     unnamed = client.get("/messages/", {"mode": "id", "msg_id": sent[3].msg_id})
     assert unnamed.status_code == 400 and 'data-field="topic"' in unnamed.content.decode()
     assert client.get(f"/messages/{sent[3].msg_id}/").status_code == 400
-    assert 'data-encoding="text">m3</pre>' in client.get(f"/messages/{sent[3].msg_id}/", {"topic": topic}).content.decode()
+    assert (
+        'data-encoding="text">m3</pre>' in client.get(f"/messages/{sent[3].msg_id}/", {"topic": topic}).content.decode()
+    )
     listed = client.get("/messages/", {"mode": "key", "topic": topic, "key": sent[3].msg_id}).content.decode()
     assert sent[3].msg_id in listed and sent[3].offset_msg_id in listed  # the list shows both ids
 

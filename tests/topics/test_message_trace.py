@@ -1,6 +1,7 @@
 """GET /api/v1/messages/{msg_id}/trace and the message trace page: a message sent and consumed by Gantry
 clients with tracing on, and a trace a RocketMQ (Java) client would have written, both read back from
 RMQ_SYS_TRACE_TOPIC through the key index; bad input is refused with the field named."""
+
 from __future__ import annotations
 
 import uuid
@@ -12,13 +13,23 @@ from tests.topics._traces import send_java_trace, traced_round_trip
 pytestmark = pytest.mark.django_db
 
 
-def test_gantry_producer_and_consumer_trace_shows_in_api_and_page(viewer, viewer_client, console_cluster, topic, group) -> None:
+def test_gantry_producer_and_consumer_trace_shows_in_api_and_page(
+    viewer, viewer_client, console_cluster, topic, group
+) -> None:
     msg_id = traced_round_trip(console_cluster, topic, group)
     body = viewer.get(f"/api/v1/messages/{msg_id}/trace").json()
     assert body["found"] and body["trace_topic"] == "RMQ_SYS_TRACE_TOPIC" and body["skipped_records"] == 0
     (pub,) = body["published"]
-    assert pub["record"] == {**pub["record"], "trace_type": "Pub", "group": f"{group}-producer", "topic": topic, "keys": "order-42",
-                             "tags": "Paid", "success": True, "msg_type_name": "Normal_Msg"}
+    assert pub["record"] == {
+        **pub["record"],
+        "trace_type": "Pub",
+        "group": f"{group}-producer",
+        "topic": topic,
+        "keys": "order-42",
+        "tags": "Paid",
+        "success": True,
+        "msg_type_name": "Normal_Msg",
+    }
     assert pub["record"]["store_host"] and pub["record"]["offset_msg_id"] and pub["client_host"]
     assert pub["broker_name"] in console_cluster.broker_names
     (consumed,) = body["consumed"]
@@ -36,13 +47,31 @@ def test_gantry_producer_and_consumer_trace_shows_in_api_and_page(viewer, viewer
 
 def test_a_trace_written_by_a_rocketmq_client_is_decoded_and_shown(viewer, viewer_client, console_cluster) -> None:
     msg_id = uuid.uuid4().hex.upper()  # 32 hex digits, as a Java client's UNIQ_KEY
-    send_java_trace(console_cluster, msg_id, "JavaOrders", producer_group="java-producer", consumer_group="java-consumer", keys="java-key-1")
+    send_java_trace(
+        console_cluster,
+        msg_id,
+        "JavaOrders",
+        producer_group="java-producer",
+        consumer_group="java-consumer",
+        keys="java-key-1",
+    )
     body = viewer.get(f"/api/v1/messages/{msg_id}/trace").json()
     (pub,) = body["published"]
-    assert pub["record"] == {**pub["record"], "group": "java-producer", "topic": "JavaOrders", "store_host": "10.1.2.3:10911",
-                             "offset_msg_id": "0A01020300002A9F0000000000ABCDEF", "cost_ms": 4, "body_length": 21}
+    assert pub["record"] == {
+        **pub["record"],
+        "group": "java-producer",
+        "topic": "JavaOrders",
+        "store_host": "10.1.2.3:10911",
+        "offset_msg_id": "0A01020300002A9F0000000000ABCDEF",
+        "cost_ms": 4,
+        "body_length": 21,
+    }
     (consumed,) = body["consumed"]
-    assert consumed["group"] == "java-consumer" and consumed["status"] == "failed (FAILED)" and consumed["after"]["cost_ms"] == 9
+    assert (
+        consumed["group"] == "java-consumer"
+        and consumed["status"] == "failed (FAILED)"
+        and consumed["after"]["cost_ms"] == 9
+    )
     assert consumed["before"]["retry_times"] == 1 and consumed["request_id"] == "0A010203REQ"
     html = viewer_client.get("/messages/trace/", {"msg_id": msg_id}).content.decode()
     assert "java-producer" in html and "failed (FAILED)" in html and "10.1.2.3:10911" in html
@@ -53,10 +82,13 @@ def test_an_untraced_message_has_an_empty_trace(viewer, console_cluster) -> None
     assert body["found"] is False and body["published"] == [] and body["consumed"] == []
 
 
-@pytest.mark.parametrize("msg_id, query, field, status", [
-    ("x" * 129, {}, "msg_id", 400),
-    ("ok-id", {"trace_topic": "bad topic!"}, "trace_topic", 400),
-])
+@pytest.mark.parametrize(
+    "msg_id, query, field, status",
+    [
+        ("x" * 129, {}, "msg_id", 400),
+        ("ok-id", {"trace_topic": "bad topic!"}, "trace_topic", 400),
+    ],
+)
 def test_bad_input_names_the_field(viewer, console_cluster, msg_id, query, field, status) -> None:
     response = viewer.get(f"/api/v1/messages/{msg_id}/trace", query)
     assert response.status_code == status and field in response.json()["fields"], response.content

@@ -1,5 +1,6 @@
 """/api/v1/messages and the /messages/ pages: by key, by id (offset id, or UNIQ_KEY with its topic),
 by store-time range in pages; properties and body as text or hex; each refusal."""
+
 from __future__ import annotations
 
 import time
@@ -19,7 +20,11 @@ def stored(console_cluster, topic_name):
     with BlockingMQAdminClient(console_cluster.namesrv_addr) as admin:
         create_topic(admin, console_cluster, topic_name, queues=2)
     begin = int(time.time() * 1000) - 1
-    sent = send(console_cluster, topic_name, 9) + send(console_cluster, topic_name, 2, keys="order-7") + send(console_cluster, topic_name, 1, body=b"\x00\xffbin")
+    sent = (
+        send(console_cluster, topic_name, 9)
+        + send(console_cluster, topic_name, 2, keys="order-7")
+        + send(console_cluster, topic_name, 1, body=b"\x00\xffbin")
+    )
     end = int(time.time() * 1000) + 1
     return topic_name, sent, begin, end
 
@@ -44,23 +49,35 @@ def test_by_offset_id_and_by_uniq_key(viewer, stored) -> None:
 def test_by_time_in_pages(viewer, stored) -> None:
     topic, sent, begin, end = stored
     first = viewer.get("/api/v1/messages", {"topic": topic, "begin": begin, "end": end, "page_size": 5}).json()
-    assert first["count"] == 12 and len(first["results"]) == 5 and first["previous"] is None and "page=2" in first["next"]
+    assert (
+        first["count"] == 12 and len(first["results"]) == 5 and first["previous"] is None and "page=2" in first["next"]
+    )
     seen = [m["msg_id"] for m in first["results"]]
     for page in (2, 3):
-        seen += [m["msg_id"] for m in viewer.get("/api/v1/messages", {"topic": topic, "begin": begin, "end": end, "page_size": 5, "page": page}).json()["results"]]
+        seen += [
+            m["msg_id"]
+            for m in viewer.get(
+                "/api/v1/messages", {"topic": topic, "begin": begin, "end": end, "page_size": 5, "page": page}
+            ).json()["results"]
+        ]
     assert sorted(seen) == sorted(s.offset_msg_id for s in sent)
-    later = viewer.get("/api/v1/messages", {"topic": topic, "begin": "2099-01-01T00:00:00Z", "end": "2099-01-02T00:00:00Z"}).json()
+    later = viewer.get(
+        "/api/v1/messages", {"topic": topic, "begin": "2099-01-01T00:00:00Z", "end": "2099-01-02T00:00:00Z"}
+    ).json()
     assert later["results"] == []
 
 
-@pytest.mark.parametrize(("query", "field"), [
-    ({"key": "k"}, "topic"),
-    ({"topic": "T"}, "key"),
-    ({"topic": "T", "begin": "yesterday", "end": 1}, "begin"),
-    ({"topic": "T", "begin": 5, "end": 1}, "end"),
-    ({"topic": "bad topic", "key": "k"}, "topic"),
-    ({"topic": "T", "begin": 0, "end": 1, "page_size": 1000}, "page_size"),
-])
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ({"key": "k"}, "topic"),
+        ({"topic": "T"}, "key"),
+        ({"topic": "T", "begin": "yesterday", "end": 1}, "begin"),
+        ({"topic": "T", "begin": 5, "end": 1}, "end"),
+        ({"topic": "bad topic", "key": "k"}, "topic"),
+        ({"topic": "T", "begin": 0, "end": 1, "page_size": 1000}, "page_size"),
+    ],
+)
 def test_bad_queries_are_400(viewer, console_cluster, query, field) -> None:
     response = viewer.get("/api/v1/messages", query)
     assert response.status_code == 400 and field in response.json()["fields"], response.json()
@@ -81,7 +98,9 @@ def test_message_pages(client, make_user, stored) -> None:
     client.force_login(make_user("viewer"))
     page = client.get("/messages/", {"mode": "key", "topic": topic, "key": "order-7"}).content.decode()
     assert page.count('<tr><td><a href="/messages/') == 2 and "order-7" in page
-    fragment = client.get("/messages/", {"mode": "time", "topic": topic, "begin": begin, "end": end}, HTTP_HX_REQUEST="true").content.decode()
+    fragment = client.get(
+        "/messages/", {"mode": "time", "topic": topic, "begin": begin, "end": end}, HTTP_HX_REQUEST="true"
+    ).content.decode()
     assert "<html" not in fragment and "about 12 messages" in fragment
     by_id = client.get("/messages/", {"mode": "id", "msg_id": sent[1].offset_msg_id})
     assert by_id.status_code == 302
@@ -96,7 +115,9 @@ def test_message_pages(client, make_user, stored) -> None:
 # -- message ids name brokers of this cluster only (no connection to an address taken from an id) ------
 
 
-def test_an_id_naming_a_listening_socket_that_is_no_broker_gets_the_generic_error_and_no_connection(viewer, client, make_user, console_cluster) -> None:
+def test_an_id_naming_a_listening_socket_that_is_no_broker_gets_the_generic_error_and_no_connection(
+    viewer, client, make_user, console_cluster
+) -> None:
     import socket
 
     from brokers.engine.common.message_id import create_offset_msg_id

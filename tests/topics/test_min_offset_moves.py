@@ -6,6 +6,7 @@ A real broker (in-process, small 64 KiB segments, small consume queue files); th
 clean pass sees is pretended through the store's replaceable disk-usage function, so the pass is
 the forcible one (above ``diskSpaceCleanForciblyRatio``) without filling the machine's disk.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,16 +25,22 @@ SEGMENT = 64 << 10
 
 @pytest.fixture
 def retention_cluster(tmp_path, mq_settings):
-    cluster = EmbeddedCluster(tmp_path / "stores", broker_names=("broker-r",), cluster="RetentionCluster",
-                              store_options={"commitlog_file_size": SEGMENT, "consume_queue_units_per_file": 16}).start()
+    cluster = EmbeddedCluster(
+        tmp_path / "stores",
+        broker_names=("broker-r",),
+        cluster="RetentionCluster",
+        store_options={"commitlog_file_size": SEGMENT, "consume_queue_units_per_file": 16},
+    ).start()
     mq_settings(cluster.namesrv_addr)
     yield cluster
     cluster.stop()
 
 
 def min_offsets(html: str) -> dict[str, int]:
-    return {q: int(lo) for q, lo in re.findall(
-        r'<tr data-queue="([^"]+)">.*?data-testid="min-offset">(\d+)</td>', html, re.S)}
+    return {
+        q: int(lo)
+        for q, lo in re.findall(r'<tr data-queue="([^"]+)">.*?data-testid="min-offset">(\d+)</td>', html, re.S)
+    }
 
 
 def test_a_forcible_clean_moves_the_min_offset_on_the_topic_page_and_api(retention_cluster, viewer_client, viewer):
@@ -61,7 +68,8 @@ def test_a_forcible_clean_moves_the_min_offset_on_the_topic_page_and_api(retenti
     assert min_offsets(page) == {"broker-r:0": moved}
     queues = viewer.get(f"/api/v1/topics/{topic}/status").json()["queues"]
     assert [(q["broker_name"], q["queue_id"], q["min_offset"], q["max_offset"]) for q in queues] == [
-        ("broker-r", 0, moved, 80)]
+        ("broker-r", 0, moved, 80)
+    ]
 
     brokers = viewer.get("/api/v1/brokers").json()
     rows = brokers if isinstance(brokers, list) else brokers.get("results", brokers.get("brokers", []))

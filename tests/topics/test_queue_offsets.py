@@ -1,6 +1,7 @@
 """The topic page's queue offsets are read from the brokers at every request: the page refreshes
 them every 5 s with htmx (the fragment alone), so a queue's min offset is seen moving as the
 broker's retention deletes old files, and its max offset as messages arrive."""
+
 from __future__ import annotations
 
 import re
@@ -15,7 +16,11 @@ pytestmark = pytest.mark.django_db
 
 def offsets(html: str) -> dict[str, tuple[int, int]]:
     """broker:queue -> (min offset, max offset) from the queue table."""
-    rows = re.findall(r'<tr data-queue="([^"]+)">.*?data-testid="min-offset">(\d+)</td>.*?data-testid="max-offset">(\d+)</td>', html, re.S)
+    rows = re.findall(
+        r'<tr data-queue="([^"]+)">.*?data-testid="min-offset">(\d+)</td>.*?data-testid="max-offset">(\d+)</td>',
+        html,
+        re.S,
+    )
     return {q: (int(lo), int(hi)) for q, lo, hi in rows}
 
 
@@ -34,4 +39,7 @@ def test_the_queue_offsets_refresh_live(viewer_client, console_cluster, topic) -
 def test_the_api_gives_each_queues_min_offset(viewer, console_cluster, topic) -> None:
     send(console_cluster, topic, 2, mq=MessageQueue(topic, "broker-a", 1))
     queues = viewer.get(f"/api/v1/topics/{topic}/status").json()["queues"]
-    assert {(q["broker_name"], q["queue_id"]): (q["min_offset"], q["max_offset"]) for q in queues}[("broker-a", 1)] == (0, 2)
+    assert {(q["broker_name"], q["queue_id"]): (q["min_offset"], q["max_offset"]) for q in queues}[("broker-a", 1)] == (
+        0,
+        2,
+    )

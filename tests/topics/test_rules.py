@@ -1,4 +1,5 @@
 """The topic input rules shared by the console form and the API (no cluster, no database)."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,17 +16,20 @@ def test_legal_names_pass(name: str) -> None:
     assert validate_topic_name(name) == name
 
 
-@pytest.mark.parametrize(("name", "says"), [
-    ("a b", "a space at position 2"),
-    ("a..b", "'.' at position 2"),
-    ("a/b", "'/' at position 2"),
-    ("a\x00", "a NUL character"),
-    ("abc\n", "a newline at position 4"),
-    ("１", "U+FF11 FULLWIDTH DIGIT ONE"),
-    ("é", "U+00E9"),
-    ("", "empty"),
-    ("x" * 128, "128 characters"),
-])
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("a b", "a space at position 2"),
+        ("a..b", "'.' at position 2"),
+        ("a/b", "'/' at position 2"),
+        ("a\x00", "a NUL character"),
+        ("abc\n", "a newline at position 4"),
+        ("１", "U+FF11 FULLWIDTH DIGIT ONE"),
+        ("é", "U+00E9"),
+        ("", "empty"),
+        ("x" * 128, "128 characters"),
+    ],
+)
 def test_look_alikes_are_refused_with_the_reason(name: str, says: str) -> None:
     with pytest.raises(ValidationError) as info:
         validate_topic_name(name)

@@ -1,6 +1,7 @@
 """Safe shrink through /api/v1/topics/{name}/shrink and the /topics/{name}/shrink page: lower the
 write queues, wait until every group consumed the tail queues, then lower the read queues; a step
 taken too early is refused and changes nothing."""
+
 from __future__ import annotations
 
 import pytest
@@ -24,8 +25,12 @@ def shrinking(console_cluster, console_admin, topic_name, members):
 
 
 def counts(admin_mq, cluster, topic: str) -> dict:
-    return {b: (tc.read_queue_nums, tc.write_queue_nums) for b in cluster.broker_names
-            for name, tc in admin_mq.get_all_topic_config(cluster.broker_addr(b)).items() if name == topic}
+    return {
+        b: (tc.read_queue_nums, tc.write_queue_nums)
+        for b in cluster.broker_names
+        for name, tc in admin_mq.get_all_topic_config(cluster.broker_addr(b)).items()
+        if name == topic
+    }
 
 
 def url(topic: str) -> str:
@@ -38,7 +43,11 @@ def test_a_whole_shrink_without_losing_a_message(operator, viewer, console_admin
     plan = viewer.get(url(topic), {"target_queue_nums": 2}).json()
     assert plan["step"] == "write" and plan["groups"] == [group] and plan["messages_left"] == 8
     assert [(q["broker_name"], q["queue_id"], q["max_offset"]) for q in plan["tail"]] == [
-        ("broker-a", 2, 2), ("broker-a", 3, 2), ("broker-b", 2, 2), ("broker-b", 3, 2)]
+        ("broker-a", 2, 2),
+        ("broker-a", 3, 2),
+        ("broker-b", 2, 2),
+        ("broker-b", 3, 2),
+    ]
     assert plan["tail"][0]["groups"] == [{"group": group, "consumer_offset": -1, "lag": 2}]
 
     response = operator.post(url(topic), {"target_queue_nums": 2, "step": "read"}, format="json")
@@ -53,7 +62,12 @@ def test_a_whole_shrink_without_losing_a_message(operator, viewer, console_admin
     assert any(f"group {group} has 2 messages left in broker-a queue 2" == b for b in status["blockers"])
 
     send(console_cluster, topic, 8)  # producers now write to queues 0 and 1 only
-    assert [q["max_offset"] for q in viewer.get(url(topic)).json()["tail"]] == [2, 2, 2, 2]  # the shrink under way, found without a target
+    assert [q["max_offset"] for q in viewer.get(url(topic)).json()["tail"]] == [
+        2,
+        2,
+        2,
+        2,
+    ]  # the shrink under way, found without a target
 
     response = operator.post(url(topic), {"target_queue_nums": 2, "step": "read"}, format="json")
     assert response.status_code == 409 and "not drained" in response.json()["detail"]
@@ -66,12 +80,17 @@ def test_a_whole_shrink_without_losing_a_message(operator, viewer, console_admin
     assert response.status_code == 200, response.content
     assert response.json()["step"] == "done" and response.json()["tail"] == []
     assert counts(console_admin, console_cluster, topic) == {"broker-a": (2, 2), "broker-b": (2, 2)}
-    steps = [e.after["step"] for e in AuditEntry.objects.filter(action="topic.shrink", target=topic, result="ok").order_by("id")]
+    steps = [
+        e.after["step"]
+        for e in AuditEntry.objects.filter(action="topic.shrink", target=topic, result="ok").order_by("id")
+    ]
     assert steps == ["write", "read"]
     assert AuditEntry.objects.filter(action="topic.shrink", target=topic, result="failed").count() == 2
 
 
-def test_the_read_step_waits_for_producers_to_see_the_route(operator, console_admin, console_cluster, topic_name, settings) -> None:
+def test_the_read_step_waits_for_producers_to_see_the_route(
+    operator, console_admin, console_cluster, topic_name, settings
+) -> None:
     settings.GANTRY_SHRINK_SETTLE_S = 30
     create_topic(console_admin, console_cluster, topic_name, queues=2)
     assert operator.post(url(topic_name), {"target_queue_nums": 1, "step": "write"}, format="json").status_code == 200
@@ -80,15 +99,20 @@ def test_the_read_step_waits_for_producers_to_see_the_route(operator, console_ad
     assert counts(console_admin, console_cluster, topic_name) == {"broker-a": (2, 1), "broker-b": (2, 1)}
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"target_queue_nums": 4, "step": "write"}, "target_queue_nums"),
-    ({"target_queue_nums": -1, "step": "write"}, "target_queue_nums"),
-    ({"target_queue_nums": "2", "step": "write"}, "target_queue_nums"),
-    ({"target_queue_nums": 2, "step": "sideways"}, "step"),
-    ({"target_queue_nums": 2}, "step"),
-    ({"target_queue_nums": 2, "step": "write", "force": True}, "force"),
-])
-def test_bad_input_is_refused_and_changes_nothing(operator, console_admin, console_cluster, topic_name, body, field) -> None:
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"target_queue_nums": 4, "step": "write"}, "target_queue_nums"),
+        ({"target_queue_nums": -1, "step": "write"}, "target_queue_nums"),
+        ({"target_queue_nums": "2", "step": "write"}, "target_queue_nums"),
+        ({"target_queue_nums": 2, "step": "sideways"}, "step"),
+        ({"target_queue_nums": 2}, "step"),
+        ({"target_queue_nums": 2, "step": "write", "force": True}, "force"),
+    ],
+)
+def test_bad_input_is_refused_and_changes_nothing(
+    operator, console_admin, console_cluster, topic_name, body, field
+) -> None:
     create_topic(console_admin, console_cluster, topic_name, queues=4)
     response = operator.post(url(topic_name), body, format="json")
     assert response.status_code == 400, response.content
@@ -96,8 +120,12 @@ def test_bad_input_is_refused_and_changes_nothing(operator, console_admin, conso
     assert counts(console_admin, console_cluster, topic_name) == {"broker-a": (4, 4), "broker-b": (4, 4)}
 
 
-def test_unknown_topic_viewer_and_anonymous(operator, viewer, api_client_as, console_admin, console_cluster, topic_name) -> None:
-    assert operator.post(url("NoSuchTopic_s"), {"target_queue_nums": 1, "step": "write"}, format="json").status_code == 404
+def test_unknown_topic_viewer_and_anonymous(
+    operator, viewer, api_client_as, console_admin, console_cluster, topic_name
+) -> None:
+    assert (
+        operator.post(url("NoSuchTopic_s"), {"target_queue_nums": 1, "step": "write"}, format="json").status_code == 404
+    )
     assert viewer.get(url("NoSuchTopic_s")).status_code == 404
     create_topic(console_admin, console_cluster, topic_name, queues=2)
     assert viewer.post(url(topic_name), {"target_queue_nums": 1, "step": "write"}, format="json").status_code == 403
@@ -131,7 +159,9 @@ def test_a_viewer_sees_the_page_but_may_not_step(client, make_user, console_admi
     assert client.post(f"/topics/{topic_name}/shrink", {"target_queue_nums": 1, "step": "write"}).status_code == 403
 
 
-def test_a_target_with_nothing_to_take_away_is_refused_not_done(viewer, client, make_user, console_admin, console_cluster, topic_name) -> None:
+def test_a_target_with_nothing_to_take_away_is_refused_not_done(
+    viewer, client, make_user, console_admin, console_cluster, topic_name
+) -> None:
     """A 4-queue topic read "Shrink to 8 queues per broker: done"."""
     create_topic(console_admin, console_cluster, topic_name, queues=4)
     for target in (8, 4):
@@ -146,8 +176,9 @@ def test_a_target_with_nothing_to_take_away_is_refused_not_done(viewer, client, 
     assert viewer.get(url(topic_name), {"target_queue_nums": 3}).json()["step"] == "write"
 
 
-def test_a_shrink_to_no_queue_drains_the_topic(operator, viewer, operator_client, console_admin, console_cluster,
-                                               topic_name) -> None:
+def test_a_shrink_to_no_queue_drains_the_topic(
+    operator, viewer, operator_client, console_admin, console_cluster, topic_name
+) -> None:
     """0 is a queue count RocketMQ takes (brokers/engine/common/queue_nums.py): producers stop, then the read queues go."""
     create_topic(console_admin, console_cluster, topic_name, queues=2)
     response = operator.post(url(topic_name), {"target_queue_nums": 0, "step": "write"}, format="json")

@@ -7,6 +7,7 @@ with a remark on the wire, ``manage.py mqadmin updateTopic`` with an argparse er
 form and ``POST /api/v1/topics`` with a 400 naming the field, ``TopicConfig.validate``, the name
 server's registration rules and the metadata import. One session cluster serves every row.
 """
+
 from __future__ import annotations
 
 import io
@@ -60,8 +61,13 @@ def pure_doors(field: str, value: int) -> dict[str, str]:
     except InvalidTopicConfigError as exc:
         assert WIRE[field] in str(exc)
         answers["topic_config"] = REFUSE
-    entry = {"brokerName": BROKERS[0], "readQueueNums": values["read_queue_nums"],
-             "writeQueueNums": values["write_queue_nums"], "perm": values["perm"], "topicSysFlag": 0}
+    entry = {
+        "brokerName": BROKERS[0],
+        "readQueueNums": values["read_queue_nums"],
+        "writeQueueNums": values["write_queue_nums"],
+        "perm": values["perm"],
+        "topicSysFlag": 0,
+    }
     try:
         check_topic_registration("T", json.dumps({"queueDatas": [entry]}).encode())
         answers["namesrv"] = ACCEPT
@@ -87,7 +93,9 @@ def through_form(field: str, value: int) -> str:
 
 
 def through_api(client, name: str, field: str, value: int) -> str:
-    response = client.post("/api/v1/topics", {"name": name, "cluster": CLUSTER, **DEFAULTS, field: value}, format="json")
+    response = client.post(
+        "/api/v1/topics", {"name": name, "cluster": CLUSTER, **DEFAULTS, field: value}, format="json"
+    )
     if response.status_code == 400:
         assert list(response.json()["fields"]) == [field], response.content
         return REFUSE
@@ -99,16 +107,32 @@ def through_mqadmin(cluster, name: str, field: str, value: int) -> str:
     values = {**DEFAULTS, field: value}
     flags = [f"{MQADMIN[k]}{v}" for k, v in values.items()]  # -p-1: a value glued to its flag, as argparse allows
     try:
-        call_command("mqadmin", "updateTopic", "-c", CLUSTER, "-t", name, *flags, "-n", cluster.namesrv_addr,
-                     stdout=io.StringIO())
+        call_command(
+            "mqadmin",
+            "updateTopic",
+            "-c",
+            CLUSTER,
+            "-t",
+            name,
+            *flags,
+            "-n",
+            cluster.namesrv_addr,
+            stdout=io.StringIO(),
+        )
     except CommandError:
         return REFUSE
     return ACCEPT
 
 
 def through_broker(remoting: BlockingRemotingClient, cluster, name: str, field: str, value: int) -> str:
-    ext = {"topic": name, **{WIRE[k]: str(v) for k, v in {**DEFAULTS, field: value}.items()}, "topicFilterType": "SINGLE_TAG"}
-    response = remoting.invoke(cluster.broker_addr(BROKERS[0]), RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, ext), 10.0)
+    ext = {
+        "topic": name,
+        **{WIRE[k]: str(v) for k, v in {**DEFAULTS, field: value}.items()},
+        "topicFilterType": "SINGLE_TAG",
+    }
+    response = remoting.invoke(
+        cluster.broker_addr(BROKERS[0]), RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, ext), 10.0
+    )
     if response.code != ResponseCode.SUCCESS:
         assert response.code == ResponseCode.SYSTEM_ERROR and WIRE[field] in response.remark, response.remark
         return REFUSE
@@ -127,8 +151,9 @@ def every_door(field: str, value: int, name: str, console_cluster, operator, rem
 
 
 @pytest.mark.parametrize(("value", "answer"), PERMS, ids=[f"perm={v}" for v, _ in PERMS])
-def test_every_door_takes_rocketmqs_perms(value: int, answer: str, console_cluster, operator, console_admin,
-                                           remoting) -> None:
+def test_every_door_takes_rocketmqs_perms(
+    value: int, answer: str, console_cluster, operator, console_admin, remoting
+) -> None:
     name = f"PermDoor_{value + 1}"
     try:
         answers = every_door("perm", value, name, console_cluster, operator, remoting)
@@ -140,8 +165,9 @@ def test_every_door_takes_rocketmqs_perms(value: int, answer: str, console_clust
 
 @pytest.mark.parametrize("field", ["read_queue_nums", "write_queue_nums"])
 @pytest.mark.parametrize(("value", "answer"), QUEUE_NUMS, ids=[f"count={v}" for v, _ in QUEUE_NUMS])
-def test_every_door_takes_rocketmqs_queue_counts(field: str, value: int, answer: str, console_cluster, operator,
-                                                  console_admin, remoting) -> None:
+def test_every_door_takes_rocketmqs_queue_counts(
+    field: str, value: int, answer: str, console_cluster, operator, console_admin, remoting
+) -> None:
     name = f"CountDoor_{field[0]}{value + 1}"
     try:
         answers = every_door(field, value, name, console_cluster, operator, remoting)

@@ -5,6 +5,7 @@ updateTopic``, the console's topic form and ``POST /api/v1/topics`` — call the
 (:mod:`brokers.engine.common.topic_validator`) and differ only in how they report a refusal.
 One session cluster serves every row; the table is built once, at import.
 """
+
 from __future__ import annotations
 
 import io
@@ -30,13 +31,17 @@ def remoting():
 
 def through_broker(remoting: BlockingRemotingClient, cluster, name: str) -> str:
     ext = {"topic": name, "readQueueNums": 4, "writeQueueNums": 4, "perm": 6, "topicFilterType": "SINGLE_TAG"}
-    response = remoting.invoke(cluster.broker_addr(BROKERS[0]), RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, ext), 10.0)
+    response = remoting.invoke(
+        cluster.broker_addr(BROKERS[0]), RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, ext), 10.0
+    )
     return ACCEPT if response.code == ResponseCode.SUCCESS else REFUSE
 
 
 def through_mqadmin(cluster, name: str) -> str:
     try:
-        call_command("mqadmin", "updateTopic", "-c", CLUSTER, f"--topic={name}", "-n", cluster.namesrv_addr, stdout=io.StringIO())
+        call_command(
+            "mqadmin", "updateTopic", "-c", CLUSTER, f"--topic={name}", "-n", cluster.namesrv_addr, stdout=io.StringIO()
+        )
     except CommandError:
         return REFUSE
     return ACCEPT

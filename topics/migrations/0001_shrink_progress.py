@@ -4,24 +4,22 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='ShrinkProgress',
+            name="ShrinkProgress",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('topic', models.CharField(max_length=255, unique=True)),
-                ('target_queue_nums', models.PositiveIntegerField()),
-                ('write_lowered_at', models.DateTimeField()),
-                ('read_lowered_at', models.DateTimeField(blank=True, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("topic", models.CharField(max_length=255, unique=True)),
+                ("target_queue_nums", models.PositiveIntegerField()),
+                ("write_lowered_at", models.DateTimeField()),
+                ("read_lowered_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'ordering': ['topic'],
+                "ordering": ["topic"],
             },
         ),
     ]

@@ -5,6 +5,7 @@ session built from settings (``SPARK_MASTER``), so an operator can prove a Spark
 before the worker uses it: ``SPARK_MASTER=spark://spark-master:7077 python manage.py dashboard_refresh``.
 Prints the run as one JSON line; exits non-zero when the run did not succeed.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,14 +30,17 @@ class Command(BaseCommand):
     help = "Run one dashboard refresh here (Spark from SPARK_MASTER) and print the run as JSON."
 
     def add_arguments(self, parser):
-        parser.add_argument("--as-of", default=None, help="the run's 'now' (ISO 8601, UTC unless it says; default: now)")
+        parser.add_argument(
+            "--as-of", default=None, help="the run's 'now' (ISO 8601, UTC unless it says; default: now)"
+        )
 
     def handle(self, *args, as_of: str | None = None, **options):
         from analytics.spark import spark_stop
 
         try:
-            info = dashboard_refresh(trigger=RefreshRun.Trigger.MANUAL, requested_by="manage.py",
-                                     as_of=_instant(as_of) if as_of else None)
+            info = dashboard_refresh(
+                trigger=RefreshRun.Trigger.MANUAL, requested_by="manage.py", as_of=_instant(as_of) if as_of else None
+            )
         finally:
             spark_stop()
         self.stdout.write(json.dumps(asdict(info), default=str))

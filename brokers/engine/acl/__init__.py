@@ -11,6 +11,7 @@
   :class:`.acl_refused.AclRefused`;
 - :mod:`.client_hook`: ``AclClientHook``, the client-side signer (with a timestamp and nonce by default).
 """
+
 from __future__ import annotations
 
 from brokers.engine.acl.access_validator import AclValidator

@@ -18,6 +18,7 @@ A refusal raises :class:`~brokers.engine.acl.acl_refused.AclRefused`; its remark
 and never a secret. Resources are read only after the signature and the admin check pass, so an
 unsigned request costs no body parsing.
 """
+
 from __future__ import annotations
 
 from hmac import compare_digest
@@ -99,13 +100,24 @@ class AclValidator:
         if white.text and white.matches(host):  # an empty pattern matches nothing
             return
         signature = ext_fields.get(SIGNATURE)  # signature.verify, written out: this runs for every request
-        if not signature or not compare_digest(signing_key(account.secret_key).signature(ext_fields, request.body).encode("ascii"),
-                                               signature.encode("utf-8", "replace")):
+        if not signature or not compare_digest(
+            signing_key(account.secret_key).signature(ext_fields, request.body).encode("ascii"),
+            signature.encode("utf-8", "replace"),
+        ):
             raise AclRefused(f"signature mismatch for accessKey {access_key}")
         replay = config.replay_protection
-        if replay.required or account.require_replay_protection or GANTRY_NONCE in ext_fields or GANTRY_TIMESTAMP in ext_fields:
-            self.replays.check(ext_fields, access_key=access_key, settings=replay,
-                               required=replay.required or account.require_replay_protection)
+        if (
+            replay.required
+            or account.require_replay_protection
+            or GANTRY_NONCE in ext_fields
+            or GANTRY_TIMESTAMP in ext_fields
+        ):
+            self.replays.check(
+                ext_fields,
+                access_key=access_key,
+                settings=replay,
+                required=replay.required or account.require_replay_protection,
+            )
         self.check_access(account, request)
 
     def check_access(self, account: PlainAccessAccount, request: RemotingCommand) -> None:
@@ -116,7 +128,9 @@ class AclValidator:
         ext_fields = request.ext_fields
         rule = _rule_for(request.code, UNKNOWN_CODE_RULE)  # request_rules.rule_for, without its frame
         if rule.access is Access.ADMIN and not account.admin:
-            raise AclRefused(f"request code {_code_name(request.code)} needs an admin account; accessKey {access_key} is not admin")
+            raise AclRefused(
+                f"request code {_code_name(request.code)} needs an admin account; accessKey {access_key} is not admin"
+            )
         if account.admin and not account.has_resource_perms:
             return
         decided_by = rule.decided_by

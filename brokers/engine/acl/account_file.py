@@ -10,6 +10,7 @@ the directory made 0700 and the file 0600 before a secret is written (created wi
 an existing file is never overwritten). Later starts read the file as it is: edit it to add
 accounts (servers re-read it when it changes). :class:`AclAccounts` says which keys to sign with.
 """
+
 from __future__ import annotations
 
 import os

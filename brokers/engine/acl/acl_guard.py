@@ -12,6 +12,7 @@ For every request a peer sends, before its handler is looked up:
 Refusals are logged at most ``burst`` lines per ``window_s`` seconds: a flood of unsigned requests
 must not flood the log. The first refusal after a quiet window says how many were left out.
 """
+
 from __future__ import annotations
 
 import logging
@@ -32,8 +33,14 @@ REFUSAL_LOG_WINDOW_S = 10.0
 class RefusalLog:
     """Log refusals at INFO, at most ``burst`` lines per ``window_s`` of the clock."""
 
-    def __init__(self, name: str, *, clock: Clock = SYSTEM_CLOCK, burst: int = REFUSAL_LOG_BURST,
-                 window_s: float = REFUSAL_LOG_WINDOW_S) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        burst: int = REFUSAL_LOG_BURST,
+        window_s: float = REFUSAL_LOG_WINDOW_S,
+    ) -> None:
         self.name = name
         self._clock = clock
         self._burst = burst
@@ -48,7 +55,12 @@ class RefusalLog:
         now = self._clock.monotonic()
         if now - self._window_start >= self._window_s:
             if self.suppressed:
-                log.info("%s: %d more refused requests were not logged in the last %.0fs", self.name, self.suppressed, self._window_s)
+                log.info(
+                    "%s: %d more refused requests were not logged in the last %.0fs",
+                    self.name,
+                    self.suppressed,
+                    self._window_s,
+                )
             self._window_start, self._logged, self.suppressed = now, 0, 0
         if self._logged < self._burst:
             self._logged += 1
@@ -60,7 +72,9 @@ class RefusalLog:
 class AclGuard:
     """Validate each request against the ACL file (re-read when it changes) or a fixed config."""
 
-    def __init__(self, source: PlainAclReloader | PlainAclConfig, *, name: str = "acl", clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self, source: PlainAclReloader | PlainAclConfig, *, name: str = "acl", clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         self.reloader = source if isinstance(source, PlainAclReloader) else None
         self.validator = AclValidator(source, clock=clock)
         self.refusals = RefusalLog(name, clock=clock)

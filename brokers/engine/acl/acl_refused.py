@@ -1,4 +1,5 @@
 """AclRefused: a request the ACL turns away, with the remark its NO_PERMISSION answer carries."""
+
 from __future__ import annotations
 
 from brokers.engine.remoting.codes import ResponseCode

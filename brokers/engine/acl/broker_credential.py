@@ -16,6 +16,7 @@ RocketMQ 4.x brokers sign nothing, since its name servers check nothing; Gantry'
 checks route writes, so its brokers must sign. They sign as Gantry's clients do, with a timestamp
 from the broker's clock and a nonce (``client_hook.py``), so a captured registration cannot be replayed.
 """
+
 from __future__ import annotations
 
 from brokers.engine.acl.access_validator import HasAclConfig
@@ -33,12 +34,20 @@ def first_admin_account(config: PlainAclConfig) -> PlainAccessAccount | None:
 class BrokerCredential:
     """A RequestSigner: fixed keys, else the ACL file's first admin account (see the module docstring)."""
 
-    def __init__(self, *, access_key: str | None = None, secret_key: str | None = None,
-                 acl_source: HasAclConfig | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self,
+        *,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        acl_source: HasAclConfig | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
         if bool(access_key) != bool(secret_key):
             raise ValueError("give both the access key and the secret key, or neither")
         self._clock = clock
-        self._fixed = AclClientHook(access_key, secret_key, ons_channel=None, clock=clock) if access_key and secret_key else None
+        self._fixed = (
+            AclClientHook(access_key, secret_key, ons_channel=None, clock=clock) if access_key and secret_key else None
+        )
         self._source = acl_source
 
     @property
@@ -56,7 +65,11 @@ class BrokerCredential:
         if maybe_reload is not None:
             maybe_reload()
         account = first_admin_account(self._source.config)
-        return None if account is None else AclClientHook(account.access_key, account.secret_key, ons_channel=None, clock=self._clock)
+        return (
+            None
+            if account is None
+            else AclClientHook(account.access_key, account.secret_key, ons_channel=None, clock=self._clock)
+        )
 
     def sign_request(self, command: RemotingCommand) -> RemotingCommand:
         hook = self._hook()

@@ -12,6 +12,7 @@ nonce they saw (``replay_cache.py``). Apache's brokers sign every ext field too 
 do not know, so the same requests verify there. ``replay_protection=False`` signs exactly as
 RocketMQ 4.x's Java client does (what a test of a 4.x client needs).
 """
+
 from __future__ import annotations
 
 import os

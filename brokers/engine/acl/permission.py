@@ -14,6 +14,7 @@ The file spells a perm ``PUB``, ``SUB``, ``PUB|SUB`` (or ``SUB|PUB``) or ``DENY`
 unknown spelling as DENY at run time; Gantry refuses the file instead (:func:`parse_perm`), so a typo
 cannot silently lock out, or open up, an account.
 """
+
 from __future__ import annotations
 
 from enum import IntFlag
@@ -31,7 +32,13 @@ class Perm(IntFlag):
 PUB_SUB = Perm.PUB | Perm.SUB
 
 # The spellings a plain_acl.yml may use (AclConstants), and how Gantry prints a perm back.
-_PERM_SPELLINGS: dict[str, Perm] = {"PUB": Perm.PUB, "SUB": Perm.SUB, "PUB|SUB": PUB_SUB, "SUB|PUB": PUB_SUB, "DENY": Perm.DENY}
+_PERM_SPELLINGS: dict[str, Perm] = {
+    "PUB": Perm.PUB,
+    "SUB": Perm.SUB,
+    "PUB|SUB": PUB_SUB,
+    "SUB|PUB": PUB_SUB,
+    "DENY": Perm.DENY,
+}
 
 
 class UnknownPermError(ValueError):
@@ -79,5 +86,5 @@ def is_group_resource(resource: str) -> bool:
 def describe_resource(resource: str) -> str:
     """``topic X`` or ``group G`` (a ``%RETRY%G`` resource), for refusal remarks."""
     if is_group_resource(resource):
-        return f"group {resource[len(RETRY_GROUP_TOPIC_PREFIX):]}"
+        return f"group {resource[len(RETRY_GROUP_TOPIC_PREFIX) :]}"
     return f"topic {resource}"

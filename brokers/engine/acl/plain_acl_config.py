@@ -32,6 +32,7 @@ an unknown perm (RocketMQ reads it as DENY), a duplicate accessKey (RocketMQ kee
 or group listed twice in one account (RocketMQ keeps the last), an unknown key (a typo such as
 ``acounts`` would otherwise drop every account), a malformed address pattern.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -50,8 +51,17 @@ REPLAY_PROTECTION_KEY = "gantryReplayProtection"  # top level, Gantry only
 ACCOUNT_REPLAY_KEY = "gantryRequireReplayProtection"  # per account, Gantry only
 _TOP_LEVEL_KEYS = frozenset({"globalWhiteRemoteAddresses", "accounts", "dataVersion", REPLAY_PROTECTION_KEY})
 _ACCOUNT_KEYS = frozenset(
-    {"accessKey", "secretKey", "whiteRemoteAddress", "admin", "defaultTopicPerm", "defaultGroupPerm", "topicPerms", "groupPerms",
-     ACCOUNT_REPLAY_KEY}
+    {
+        "accessKey",
+        "secretKey",
+        "whiteRemoteAddress",
+        "admin",
+        "defaultTopicPerm",
+        "defaultGroupPerm",
+        "topicPerms",
+        "groupPerms",
+        ACCOUNT_REPLAY_KEY,
+    }
 )
 _REPLAY_KEYS = frozenset({"required", "windowSeconds", "nonceCacheMaxEntries"})
 
@@ -149,7 +159,9 @@ def load_plain_acl_file(path: str) -> PlainAclConfig:
     """Read and validate the file at ``path`` (UTF-8)."""
     try:
         with open(path, encoding="utf-8") as handle:
-            text = handle.read(MAX_ACL_FILE_BYTES + 1)  # characters, each at least a byte: more is refused, never read whole
+            text = handle.read(
+                MAX_ACL_FILE_BYTES + 1
+            )  # characters, each at least a byte: more is refused, never read whole
     except (OSError, UnicodeDecodeError) as exc:
         raise AclConfigError(f"{path}: cannot read the ACL file: {exc}") from None
     return parse_plain_acl_text(text, source=path)
@@ -163,7 +175,9 @@ def plain_acl_config_from_data(data: Any) -> PlainAclConfig:
         raise AclConfigError("the file must be a mapping with globalWhiteRemoteAddresses and accounts")
     unknown = sorted(set(data) - _TOP_LEVEL_KEYS)
     if unknown:
-        raise AclConfigError(f"unknown key {unknown[0]!r} (expected globalWhiteRemoteAddresses, accounts, {REPLAY_PROTECTION_KEY})")
+        raise AclConfigError(
+            f"unknown key {unknown[0]!r} (expected globalWhiteRemoteAddresses, accounts, {REPLAY_PROTECTION_KEY})"
+        )
     white = tuple(
         _pattern(item, f"globalWhiteRemoteAddresses[{i}]")
         for i, item in enumerate(_list(data.get("globalWhiteRemoteAddresses"), "globalWhiteRemoteAddresses"))
@@ -185,12 +199,19 @@ def _replay_protection(data: Any) -> ReplayProtection:
         raise AclConfigError(f"{where}: must be a mapping (required, windowSeconds, nonceCacheMaxEntries)")
     unknown = sorted(set(data) - _REPLAY_KEYS)
     if unknown:
-        raise AclConfigError(f"{where}: unknown key {unknown[0]!r} (expected required, windowSeconds, nonceCacheMaxEntries)")
+        raise AclConfigError(
+            f"{where}: unknown key {unknown[0]!r} (expected required, windowSeconds, nonceCacheMaxEntries)"
+        )
     return ReplayProtection(
         required=_bool(data.get("required"), f"{where}.required"),
         window_s=_int(data.get("windowSeconds"), f"{where}.windowSeconds", REPLAY_WINDOW_S, 1, REPLAY_WINDOW_MAX_S),
-        nonce_cache_max=_int(data.get("nonceCacheMaxEntries"), f"{where}.nonceCacheMaxEntries", NONCE_CACHE_MAX_ENTRIES,
-                             NONCE_CACHE_MIN_ENTRIES, NONCE_CACHE_MAX_ENTRIES_LIMIT),
+        nonce_cache_max=_int(
+            data.get("nonceCacheMaxEntries"),
+            f"{where}.nonceCacheMaxEntries",
+            NONCE_CACHE_MAX_ENTRIES,
+            NONCE_CACHE_MIN_ENTRIES,
+            NONCE_CACHE_MAX_ENTRIES_LIMIT,
+        ),
     )
 
 
@@ -230,7 +251,9 @@ def _key(value: Any, where: str, minimum: int) -> str:
     if not isinstance(value, str) or not value:
         raise AclConfigError(f"{where}: missing")
     if len(value) < minimum:
-        raise AclConfigError(f"{where}: must be longer than {minimum - 1} characters (RocketMQ's minimum), got {len(value)}")
+        raise AclConfigError(
+            f"{where}: must be longer than {minimum - 1} characters (RocketMQ's minimum), got {len(value)}"
+        )
     if value != value.strip():
         raise AclConfigError(f"{where}: must not start or end with spaces")
     return value

@@ -28,6 +28,7 @@ makes the console usable:
 - a change that would leave no ``admin: true`` account is refused: the brokers sign their own
   requests with the first admin account and the console with an admin's key.
 """
+
 from __future__ import annotations
 
 import re
@@ -67,19 +68,27 @@ class AccessConfigChange:
     def from_ext_fields(cls, ext: dict[str, str]) -> AccessConfigChange:
         """Read the request's ext fields (RocketMQ's names); ``admin`` is "true" or anything else (false)."""
         return cls(
-            access_key=(ext.get("accessKey") or "").strip(), secret_key=ext.get("secretKey"),
+            access_key=(ext.get("accessKey") or "").strip(),
+            secret_key=ext.get("secretKey"),
             white_remote_address=ext.get("whiteRemoteAddress"),
             admin=(ext.get("admin") or "").strip().lower() == "true",
-            default_topic_perm=ext.get("defaultTopicPerm"), default_group_perm=ext.get("defaultGroupPerm"),
-            topic_perms=ext.get("topicPerms"), group_perms=ext.get("groupPerms"),
+            default_topic_perm=ext.get("defaultTopicPerm"),
+            default_group_perm=ext.get("defaultGroupPerm"),
+            topic_perms=ext.get("topicPerms"),
+            group_perms=ext.get("groupPerms"),
         )
 
     def to_ext_fields(self) -> dict[str, str]:
         """The header a client sends (fields left out stay out, as Java leaves null fields out)."""
         ext = {"accessKey": self.access_key, "admin": "true" if self.admin else "false"}
-        for name, value in (("secretKey", self.secret_key), ("whiteRemoteAddress", self.white_remote_address),
-                            ("defaultTopicPerm", self.default_topic_perm), ("defaultGroupPerm", self.default_group_perm),
-                            ("topicPerms", self.topic_perms), ("groupPerms", self.group_perms)):
+        for name, value in (
+            ("secretKey", self.secret_key),
+            ("whiteRemoteAddress", self.white_remote_address),
+            ("defaultTopicPerm", self.default_topic_perm),
+            ("defaultGroupPerm", self.default_group_perm),
+            ("topicPerms", self.topic_perms),
+            ("groupPerms", self.group_perms),
+        ):
             if value is not None:
                 ext[name] = value
         return ext
@@ -100,10 +109,16 @@ def split_addresses(text: str) -> list[str]:
 def account_data(account: PlainAccessAccount) -> dict[str, Any]:
     """An account as the file's fields (what :func:`plain_acl_config_from_data` reads)."""
     topics, groups = account_perm_entries(account)
-    data = {"accessKey": account.access_key, "secretKey": account.secret_key,
-            "whiteRemoteAddress": account.white_remote_address.text or None, "admin": "true" if account.admin else "false",
-            "defaultTopicPerm": perm_name(account.default_topic_perm), "defaultGroupPerm": perm_name(account.default_group_perm),
-            "topicPerms": topics, "groupPerms": groups}
+    data = {
+        "accessKey": account.access_key,
+        "secretKey": account.secret_key,
+        "whiteRemoteAddress": account.white_remote_address.text or None,
+        "admin": "true" if account.admin else "false",
+        "defaultTopicPerm": perm_name(account.default_topic_perm),
+        "defaultGroupPerm": perm_name(account.default_group_perm),
+        "topicPerms": topics,
+        "groupPerms": groups,
+    }
     if account.require_replay_protection:  # Gantry's key: RocketMQ's header has no field for it, an update keeps it
         data[ACCOUNT_REPLAY_KEY] = "true"
     return data
@@ -120,8 +135,10 @@ def _checked_account(data: dict[str, Any]) -> PlainAccessAccount:
 def _require_admin_left(before: PlainAclConfig, after: dict[str, PlainAccessAccount], what: str) -> None:
     had_admin = any(a.admin for a in before.accounts.values())
     if had_admin and not any(a.admin for a in after.values()):
-        raise AclEditError(f"{what} would leave no admin account: the brokers and the console sign with one; "
-                           "create another admin account first")
+        raise AclEditError(
+            f"{what} would leave no admin account: the brokers and the console sign with one; "
+            "create another admin account first"
+        )
 
 
 def upsert_account(config: PlainAclConfig, change: AccessConfigChange) -> tuple[PlainAclConfig, bool]:
@@ -137,7 +154,10 @@ def upsert_account(config: PlainAclConfig, change: AccessConfigChange) -> tuple[
     if change.white_remote_address is not None:
         data["whiteRemoteAddress"] = change.white_remote_address.strip() or None
     data["admin"] = "true" if change.admin else "false"
-    for field, value in (("defaultTopicPerm", change.default_topic_perm), ("defaultGroupPerm", change.default_group_perm)):
+    for field, value in (
+        ("defaultTopicPerm", change.default_topic_perm),
+        ("defaultGroupPerm", change.default_group_perm),
+    ):
         if value is not None and value.strip():
             data[field] = value.strip()
     for field, value in (("topicPerms", change.topic_perms), ("groupPerms", change.group_perms)):

@@ -13,6 +13,7 @@ lock everyone out, nor open the tier); the error is kept in ``last_error`` and l
 The first load, at construction, raises :class:`~brokers.engine.acl.plain_acl_config.AclConfigError`:
 a server must not start with an unreadable ACL.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,8 +31,14 @@ RACY_WINDOW = 2.0  # seconds a stat must stay unchanged before it alone is trust
 
 
 class PlainAclReloader:
-    def __init__(self, path: str, *, clock: Clock = SYSTEM_CLOCK, min_interval: float = RELOAD_MIN_INTERVAL,
-                 racy_window: float = RACY_WINDOW) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        min_interval: float = RELOAD_MIN_INTERVAL,
+        racy_window: float = RACY_WINDOW,
+    ) -> None:
         self.path = path
         self._clock = clock
         self._min_interval = min_interval

@@ -34,6 +34,7 @@ they differ from their defaults, so a file that does not use them stays readable
 created 0600, written and fsynced, renamed over the file, the directory fsynced. A reader (this
 broker's reloader, another broker or name server sharing the file) sees the old file or the new.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,7 +42,12 @@ import tempfile
 from dataclasses import dataclass
 
 from brokers.engine.acl.permission import perm_name
-from brokers.engine.acl.plain_acl_config import ACCOUNT_REPLAY_KEY, REPLAY_PROTECTION_KEY, PlainAccessAccount, PlainAclConfig
+from brokers.engine.acl.plain_acl_config import (
+    ACCOUNT_REPLAY_KEY,
+    REPLAY_PROTECTION_KEY,
+    PlainAccessAccount,
+    PlainAclConfig,
+)
 from brokers.engine.acl.plain_acl_yaml import AclYamlError, load_plain_acl_yaml
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 
@@ -95,13 +101,21 @@ def quote(value: str) -> str:
 def _must_escape(char: str) -> bool:
     """Control characters, YAML 1.1's line breaks (NEL, LS, PS: folded to a space inside quotes) and what YAML may not hold raw."""
     code = ord(char)
-    return code < 0x20 or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF) or 0xD800 <= code <= 0xDFFF
+    return (
+        code < 0x20
+        or 0x7F <= code <= 0x9F
+        or code in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF)
+        or 0xD800 <= code <= 0xDFFF
+    )
 
 
 def account_perm_entries(account: PlainAccessAccount) -> tuple[list[str], list[str]]:
     """The account's ``topicPerms`` and ``groupPerms`` as the file spells them (``name=PERM``, groups without ``%RETRY%``)."""
     topics = [f"{name}={perm_name(perm)}" for name, perm in account.topic_perms.items()]
-    groups = [f"{resource[len(RETRY_GROUP_TOPIC_PREFIX):]}={perm_name(perm)}" for resource, perm in account.group_perms.items()]
+    groups = [
+        f"{resource[len(RETRY_GROUP_TOPIC_PREFIX) :]}={perm_name(perm)}"
+        for resource, perm in account.group_perms.items()
+    ]
     return topics, groups
 
 
@@ -135,8 +149,12 @@ def render_plain_acl(config: PlainAclConfig, data_version: AclDataVersion | None
             lines.append(f"    {ACCOUNT_REPLAY_KEY}: true")
     replay = config.replay_protection
     if not replay.is_default:
-        lines += [f"{REPLAY_PROTECTION_KEY}:", f"  required: {'true' if replay.required else 'false'}",
-                  f"  windowSeconds: {replay.window_s}", f"  nonceCacheMaxEntries: {replay.nonce_cache_max}"]
+        lines += [
+            f"{REPLAY_PROTECTION_KEY}:",
+            f"  required: {'true' if replay.required else 'false'}",
+            f"  windowSeconds: {replay.window_s}",
+            f"  nonceCacheMaxEntries: {replay.nonce_cache_max}",
+        ]
     if data_version is not None:
         lines += ["dataVersion:", f"  - counter: {data_version.counter}", f"    timestamp: {data_version.timestamp}"]
     return "\n".join(lines) + "\n"

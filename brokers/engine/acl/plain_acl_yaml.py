@@ -24,6 +24,7 @@ PyYAML is imported on the first read, not with the module: the ``gantry-client``
 package for its request signer (:mod:`.client_hook`), never reads an ACL file, and declares no
 dependency (tests/test_client_wheel.py).
 """
+
 from __future__ import annotations
 
 import functools
@@ -59,7 +60,9 @@ def load_plain_acl_yaml(text: str) -> Any:
         raise AclYamlError(_message(exc)) from None
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
-        raise AclYamlError(f"line {line}: the character #x{exc.character:04x} is not allowed in YAML (write it as \\u{exc.character:04x} inside double quotes)") from None
+        raise AclYamlError(
+            f"line {line}: the character #x{exc.character:04x} is not allowed in YAML (write it as \\u{exc.character:04x} inside double quotes)"
+        ) from None
     except yaml.YAMLError as exc:
         raise AclYamlError(str(exc)) from None
     finally:
@@ -109,7 +112,10 @@ def _loader_class() -> type[yaml.BaseLoader]:
         def compose_node(self, parent: Node | None, index: Any) -> Node:
             event = self.peek_event()
             if isinstance(event, yaml.AliasEvent):
-                raise _refused(event.start_mark, f"an alias (*{event.anchor}) is not allowed in this file; a bare * must be quoted: '*'")
+                raise _refused(
+                    event.start_mark,
+                    f"an alias (*{event.anchor}) is not allowed in this file; a bare * must be quoted: '*'",
+                )
             if event.anchor is not None:
                 raise _refused(event.start_mark, f"an anchor (&{event.anchor}) is not allowed in this file")
             if event.tag is not None:
@@ -146,7 +152,9 @@ def _value(node: Node) -> Any:
     for key_node, value_node in node.value:
         line = key_node.start_mark.line + 1
         if not isinstance(key_node, ScalarNode) or _value(key_node) is None:
-            raise AclYamlError(f"line {line}: a key must be a name, not {'an empty value' if isinstance(key_node, ScalarNode) else 'a collection'}")
+            raise AclYamlError(
+                f"line {line}: a key must be a name, not {'an empty value' if isinstance(key_node, ScalarNode) else 'a collection'}"
+            )
         if key_node.value in result:
             raise AclYamlError(f"line {line}: the key {key_node.value!r} appears twice in one mapping")
         result[key_node.value] = _value(value_node)

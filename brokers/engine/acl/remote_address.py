@@ -21,6 +21,7 @@ a part out of 0..255, a list item that is not an address, text that is no addres
 Peers are compared as :mod:`ipaddress` objects: an IPv4-mapped IPv6 peer (``::ffff:10.0.0.1``) is
 its IPv4 address, a zone id (``fe80::1%eth0``) is dropped.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -118,10 +119,21 @@ def _address(text: str, pattern: str) -> IPAddress:
 def _brace_list(text: str) -> list[IPAddress]:
     head, brace, tail = text.partition("{")
     items = tail[:-1].split(",") if brace else []
-    if not brace or "{" in tail or "}" in tail[:-1] or not head or head[-1] not in ".:" or not any(i.strip() for i in items):
-        raise AddressPatternError(f"malformed address pattern {text!r}: expected a.b.c.{{1,2}} or an IPv6 prefix ending in ':{{1,2}}'")
+    if (
+        not brace
+        or "{" in tail
+        or "}" in tail[:-1]
+        or not head
+        or head[-1] not in ".:"
+        or not any(i.strip() for i in items)
+    ):
+        raise AddressPatternError(
+            f"malformed address pattern {text!r}: expected a.b.c.{{1,2}} or an IPv6 prefix ending in ':{{1,2}}'"
+        )
     if head[-1] == "." and head.count(".") != 3:
-        raise AddressPatternError(f"malformed address pattern {text!r}: a list {{...}} replaces the last of four IPv4 parts")
+        raise AddressPatternError(
+            f"malformed address pattern {text!r}: a list {{...}} replaces the last of four IPv4 parts"
+        )
     return [_address(head + item.strip(), text) for item in items]
 
 

@@ -41,6 +41,7 @@ server's by *s* seconds leaves its last *s* seconds before a restart replayable;
 Expiry and step 4 use the same bound (``timestamp < now - window``), so a forgotten nonce cannot pass
 the window check either, and a window made longer by a reload reopens nothing (the floor).
 """
+
 from __future__ import annotations
 
 import re
@@ -75,18 +76,26 @@ class ReplayCache:
         """Requests signed at or before this (ms since the epoch) are refused."""
         return self._floor
 
-    def check(self, ext_fields: Mapping[str, str], *, access_key: str, settings: ReplayProtection, required: bool) -> None:
+    def check(
+        self, ext_fields: Mapping[str, str], *, access_key: str, settings: ReplayProtection, required: bool
+    ) -> None:
         """Return when the request may go on; raise AclRefused when it is replayed, stale or malformed."""
         timestamp = ext_fields.get(GANTRY_TIMESTAMP)
         nonce = ext_fields.get(GANTRY_NONCE)
         if timestamp is None and nonce is None:
             if required:
-                raise AclRefused(f"accessKey {access_key} requires replay protection: sign with {GANTRY_TIMESTAMP} and "
-                                 f"{GANTRY_NONCE} (Gantry's clients do; RocketMQ 4.x clients cannot: use another account)")
+                raise AclRefused(
+                    f"accessKey {access_key} requires replay protection: sign with {GANTRY_TIMESTAMP} and "
+                    f"{GANTRY_NONCE} (Gantry's clients do; RocketMQ 4.x clients cannot: use another account)"
+                )
             return
         if timestamp is None or nonce is None:
-            present, absent = (GANTRY_NONCE, GANTRY_TIMESTAMP) if timestamp is None else (GANTRY_TIMESTAMP, GANTRY_NONCE)
-            raise AclRefused(f"request carries {present} without {absent}: Gantry's signers send both (accessKey {access_key})")
+            present, absent = (
+                (GANTRY_NONCE, GANTRY_TIMESTAMP) if timestamp is None else (GANTRY_TIMESTAMP, GANTRY_NONCE)
+            )
+            raise AclRefused(
+                f"request carries {present} without {absent}: Gantry's signers send both (accessKey {access_key})"
+            )
         if not isinstance(timestamp, str) or not _TIMESTAMP.fullmatch(timestamp):
             raise AclRefused(f"{GANTRY_TIMESTAMP} must be milliseconds since the epoch (accessKey {access_key})")
         if not isinstance(nonce, str) or not _NONCE.fullmatch(nonce):
@@ -96,16 +105,20 @@ class ReplayCache:
         with self._lock:
             now = self._clock.now_ms()
             if abs(now - signed_ms) > window_ms:
-                raise AclRefused(f"request timestamp {signed_ms} is outside the ±{settings.window_s} s window of the "
-                                 f"server's clock ({now}); check the signer's clock (accessKey {access_key})")
+                raise AclRefused(
+                    f"request timestamp {signed_ms} is outside the ±{settings.window_s} s window of the "
+                    f"server's clock ({now}); check the signer's clock (accessKey {access_key})"
+                )
             self._expire(now - window_ms)
             if nonce in self._seen:
                 raise AclRefused(f"replayed request: nonce already seen (accessKey {access_key})")
             self._refuse_at_or_below_floor(signed_ms, access_key)
             if len(self._seen) >= settings.nonce_cache_max:
                 if signed_ms <= self._by_time[0][0]:
-                    raise AclRefused(f"the replay cache is full ({len(self._seen)} nonces) and request timestamp {signed_ms} "
-                                     f"is not newer than any it holds: sign the request again (accessKey {access_key})")
+                    raise AclRefused(
+                        f"the replay cache is full ({len(self._seen)} nonces) and request timestamp {signed_ms} "
+                        f"is not newer than any it holds: sign the request again (accessKey {access_key})"
+                    )
                 while len(self._seen) >= settings.nonce_cache_max:
                     self._forget_oldest()
                 self._refuse_at_or_below_floor(signed_ms, access_key)
@@ -114,9 +127,11 @@ class ReplayCache:
 
     def _refuse_at_or_below_floor(self, signed_ms: int, access_key: str) -> None:
         if signed_ms <= self._floor:
-            raise AclRefused(f"request timestamp {signed_ms} is not after {self._floor}, the oldest signing time this server "
-                             "can still check for replays (its replay cache was full, or it started later): sign the "
-                             f"request again (accessKey {access_key})")
+            raise AclRefused(
+                f"request timestamp {signed_ms} is not after {self._floor}, the oldest signing time this server "
+                "can still check for replays (its replay cache was full, or it started later): sign the "
+                f"request again (accessKey {access_key})"
+            )
 
     def _expire(self, oldest_ms: int) -> None:
         """Forget the nonces signed before ``oldest_ms``: the window check refuses them now."""

@@ -23,6 +23,7 @@ Two departures from 4.9 on the send codes, both closing a way round the check:
   the check cannot read one field while the broker stores under the other.
 Like 4.9, PUB on ``RMQ_SYS_TRACE_TOPIC`` needs only a signature (every client may write traces).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -113,8 +114,10 @@ MAX_CHECKED_BODY_BYTES = 4 * 1024 * 1024  # a heartbeat or lock body the guard p
 
 def _json_body(request: RemotingCommand, what: str) -> object:
     if len(request.body) > MAX_CHECKED_BODY_BYTES:
-        raise AclRefused(f"the {what} body of {len(request.body)} bytes is over the {MAX_CHECKED_BODY_BYTES} bytes "
-                         "whose permissions are checked")
+        raise AclRefused(
+            f"the {what} body of {len(request.body)} bytes is over the {MAX_CHECKED_BODY_BYTES} bytes "
+            "whose permissions are checked"
+        )
     try:
         return json_compat.loads(request.body)
     except (ValueError, UnicodeDecodeError, RecursionError):
@@ -207,16 +210,26 @@ _RULES: dict[int, RequestRule] = {
     C.SEND_MESSAGE: _resources("PUB on the topic; a retry topic: SUB on its group", body=_send_needs),
     C.PULL_MESSAGE: _resources("consume: SUB on the topic and the group", _topic("topic"), _group("consumerGroup")),
     C.POP_MESSAGE: _resources("5.x pop: SUB on the topic and the group", _topic("topic"), _group("consumerGroup")),
-    C.ACK_MESSAGE: _resources("5.x ack of a popped message: SUB on the topic and the group", _topic("topic"), _group("consumerGroup")),
-    C.CHANGE_MESSAGE_INVISIBLETIME: _resources("5.x change of a popped message's invisible time: SUB on the topic and the group",
-                                               _topic("topic"), _group("consumerGroup")),
+    C.ACK_MESSAGE: _resources(
+        "5.x ack of a popped message: SUB on the topic and the group", _topic("topic"), _group("consumerGroup")
+    ),
+    C.CHANGE_MESSAGE_INVISIBLETIME: _resources(
+        "5.x change of a popped message's invisible time: SUB on the topic and the group",
+        _topic("topic"),
+        _group("consumerGroup"),
+    ),
     C.BATCH_ACK_MESSAGE: _resources("5.x batch ack: SUB on each topic and group of the body", body=_batch_ack_needs),
-    C.LITE_PULL_MESSAGE: _resources("5.x lite pull, as PULL_MESSAGE: SUB on the topic and the group", _topic("topic"),
-                                    _group("consumerGroup")),
+    C.LITE_PULL_MESSAGE: _resources(
+        "5.x lite pull, as PULL_MESSAGE: SUB on the topic and the group", _topic("topic"), _group("consumerGroup")
+    ),
     C.QUERY_MESSAGE: _resources("read messages by key: SUB on the topic", _topic("topic")),
     C.QUERY_BROKER_OFFSET: _admin("the broker's commit-log size: runtime state"),
-    C.QUERY_CONSUMER_OFFSET: _resources("a group's offset: SUB on group and topic", _group("consumerGroup"), _topic("topic")),
-    C.UPDATE_CONSUMER_OFFSET: _resources("commit an offset: SUB on group and topic", _group("consumerGroup"), _topic("topic")),
+    C.QUERY_CONSUMER_OFFSET: _resources(
+        "a group's offset: SUB on group and topic", _group("consumerGroup"), _topic("topic")
+    ),
+    C.UPDATE_CONSUMER_OFFSET: _resources(
+        "commit an offset: SUB on group and topic", _group("consumerGroup"), _topic("topic")
+    ),
     C.UPDATE_AND_CREATE_TOPIC: _admin("creates or changes a topic"),
     C.GET_ALL_TOPIC_CONFIG: _admin("every topic's config (slave sync signs as admin)"),
     C.GET_TOPIC_CONFIG_LIST: _admin("every topic's config"),
@@ -232,9 +245,14 @@ _RULES: dict[int, RequestRule] = {
     C.GET_EARLIEST_MSG_STORETIME: _resources("a queue's oldest store time: SUB on the topic", _topic("topic")),
     C.VIEW_MESSAGE_BY_ID: _admin("reads any message by commit-log offset; its topic is known only after the read"),
     C.HEART_BEAT: _resources("SUB on each consumer group and subscribed topic in the body", body=_heartbeat_needs),
-    C.UNREGISTER_CLIENT: _resources("leave a group: SUB on it (producers: none)", _group("consumerGroup", optional=True)),
-    C.CONSUMER_SEND_MSG_BACK: _resources("retry a message: SUB on the group (and originTopic, if named)",
-                                         _group("group"), _topic("originTopic", optional=True)),
+    C.UNREGISTER_CLIENT: _resources(
+        "leave a group: SUB on it (producers: none)", _group("consumerGroup", optional=True)
+    ),
+    C.CONSUMER_SEND_MSG_BACK: _resources(
+        "retry a message: SUB on the group (and originTopic, if named)",
+        _group("group"),
+        _topic("originTopic", optional=True),
+    ),
     C.END_TRANSACTION: _admin("commits a prepared message read by offset; transactions are not served"),
     C.GET_CONSUMER_LIST_BY_GROUP: _resources("a group's members: SUB on the group", _group("consumerGroup")),
     C.CHECK_TRANSACTION_STATE: _admin("broker-to-client call; not served by brokers"),
@@ -265,8 +283,9 @@ _RULES: dict[int, RequestRule] = {
     C.WIPE_WRITE_PERM_OF_BROKER: _admin("route write"),
     C.GET_ALL_TOPIC_LIST_FROM_NAMESERVER: _admin("every topic name (admin tools)"),
     C.DELETE_SUBSCRIPTIONGROUP: _admin("deletes a group and maybe its offsets"),
-    C.GET_CONSUME_STATS: _resources("a group's lag: SUB on the group (and topic, if named)",
-                                    _group("consumerGroup"), _topic("topic", optional=True)),
+    C.GET_CONSUME_STATS: _resources(
+        "a group's lag: SUB on the group (and topic, if named)", _group("consumerGroup"), _topic("topic", optional=True)
+    ),
     C.WHO_CONSUME_THE_MESSAGE: _admin("not served; reveals groups"),
     C.DELETE_TOPIC_IN_BROKER: _admin("deletes a topic"),
     C.DELETE_TOPIC_IN_NAMESRV: _admin("route write"),
@@ -282,7 +301,9 @@ _RULES: dict[int, RequestRule] = {
     C.QUERY_TOPIC_CONSUME_BY_WHO: _admin("reveals every group consuming a topic"),
     C.REGISTER_FILTER_SERVER: _admin("not served; registers a server"),
     C.REGISTER_MESSAGE_FILTER_CLASS: _admin("not served; uploads code"),
-    C.QUERY_CONSUME_TIME_SPAN: _resources("not served; a group's time span: SUB on topic and group", _topic("topic"), _group("group")),
+    C.QUERY_CONSUME_TIME_SPAN: _resources(
+        "not served; a group's time span: SUB on topic and group", _topic("topic"), _group("group")
+    ),
     C.GET_SYSTEM_TOPIC_LIST_FROM_NS: _signature("system topic names, public knowledge"),
     C.GET_SYSTEM_TOPIC_LIST_FROM_BROKER: _signature("system topic names, public knowledge"),
     C.CLEAN_EXPIRED_CONSUMEQUEUE: _admin("store maintenance"),
@@ -340,7 +361,9 @@ def required_resources(request: RemotingCommand, rule: RequestRule | None = None
         if not name:
             if need.optional:
                 continue
-            raise AclRefused(f"request code {request.code} lacks the field {need.field}, so its permissions cannot be checked")
+            raise AclRefused(
+                f"request code {request.code} lacks the field {need.field}, so its permissions cannot be checked"
+            )
         needs.append(ResourceNeed(group_resource(name) if need.is_group else name, need.perm))
     if rule.body_needs is not None:
         needs.extend(rule.body_needs(request))

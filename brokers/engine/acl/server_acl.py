@@ -11,6 +11,7 @@ Secure by default:
   ``no_acl`` (``--no-acl``) is set, which logs a warning;
 - a file and ``no_acl`` together: AclRequiredError (which one was meant?).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,9 @@ def is_loopback_host(host: str | None) -> bool:
         return False  # a host name other than localhost may resolve to anything
 
 
-def server_acl_guard(*, host: str | None, acl_file: str | None, no_acl: bool = False, name: str = "server",
-                     clock: Clock = SYSTEM_CLOCK) -> AclGuard | None:
+def server_acl_guard(
+    *, host: str | None, acl_file: str | None, no_acl: bool = False, name: str = "server", clock: Clock = SYSTEM_CLOCK
+) -> AclGuard | None:
     """The guard a server listening on ``host`` runs with (None: the ACL is off); see the module docstring."""
     if acl_file and no_acl:
         raise AclRequiredError(f"{name}: give either an ACL file or --no-acl, not both")
@@ -57,14 +59,22 @@ def server_acl_guard(*, host: str | None, acl_file: str | None, no_acl: bool = F
             f"{name} would listen on {host or 'every interface'} without an ACL: give --acl-file PATH "
             "(RocketMQ's plain_acl.yml), or --no-acl to accept requests from anyone on the network"
         )
-    log.warning("%s: listening on %s with the ACL OFF (--no-acl): any peer may create, delete and read everything",
-                name, host or "every interface")
+    log.warning(
+        "%s: listening on %s with the ACL OFF (--no-acl): any peer may create, delete and read everything",
+        name,
+        host or "every interface",
+    )
     return None
 
 
 def add_acl_arguments(parser: argparse.ArgumentParser) -> None:
     """``--acl-file PATH`` and ``--no-acl``, the same for the broker and the name server."""
-    parser.add_argument("--acl-file", default=None, metavar="PATH",
-                        help="RocketMQ plain_acl.yml: turn the ACL on (re-read when it changes); required on a non-loopback address")
-    parser.add_argument("--no-acl", action="store_true",
-                        help="listen on a non-loopback address without an ACL (logged as a warning)")
+    parser.add_argument(
+        "--acl-file",
+        default=None,
+        metavar="PATH",
+        help="RocketMQ plain_acl.yml: turn the ACL on (re-read when it changes); required on a non-loopback address",
+    )
+    parser.add_argument(
+        "--no-acl", action="store_true", help="listen on a non-loopback address without an ACL (logged as a warning)"
+    )

@@ -20,6 +20,7 @@ Apache's brokers, which sign every ext field but the two above (4.9 ``PlainAcces
 5.x ``PlainAccessResource.parse`` and ``DefaultAuthenticationContextBuilder``) and ignore fields
 they do not know. What a server does with them: :mod:`.replay_cache`.
 """
+
 from __future__ import annotations
 
 import hashlib

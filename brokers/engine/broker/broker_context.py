@@ -7,6 +7,7 @@ processors use: the configuration and clock, the store (through its Protocol), t
 topics, offsets, subscription groups, clients and rebalance locks, the long-polling and delayed
 delivery services, the stats, and four calls back into the broker.
 """
+
 from __future__ import annotations
 
 from typing import Protocol

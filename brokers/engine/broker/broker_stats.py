@@ -11,6 +11,7 @@ group's offset was below the queue's min offset (retention deleted what it had n
 RocketMQ's OFFSET_TOO_SMALL) and the messages it skipped, by (group, topic, queue id); ``group_get``
 counts the messages each group pulled per topic, for its consume TPS (:mod:`.group_get_stats`).
 """
+
 from __future__ import annotations
 
 import time

@@ -20,6 +20,7 @@ consumer group when (protocol reference §2.3, §7.2):
 Nothing is sent when the broker's ``notify_consumer_ids_changed_enable`` or the group's
 ``notifyConsumerIdsChangedEnable`` is off.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -50,7 +51,12 @@ class ClientChannelInfo:
 
     def to_connection_json(self) -> dict:
         """RocketMQ's Connection body entry (§4.7)."""
-        return {"clientAddr": self.client_addr, "clientId": self.client_id, "language": self.language, "version": self.version}
+        return {
+            "clientAddr": self.client_addr,
+            "clientId": self.client_id,
+            "language": self.language,
+            "version": self.version,
+        }
 
 
 @dataclass(slots=True)
@@ -75,7 +81,9 @@ class ConsumerGroupInfo:
                 return info
         return None
 
-    def update_channel(self, info: ClientChannelInfo, consume_type: str, message_model: str, consume_from_where: str) -> bool:
+    def update_channel(
+        self, info: ClientChannelInfo, consume_type: str, message_model: str, consume_from_where: str
+    ) -> bool:
         """Refresh or add a member; True when the connection is new to the group."""
         self.consume_type, self.message_model, self.consume_from_where = consume_type, message_model, consume_from_where
         old = self.channel_info_table.get(info.ctx.id)
@@ -84,7 +92,13 @@ class ConsumerGroupInfo:
             log.info("new consumer connected, group %s: %s %s", self.group_name, info.client_id, info.client_addr)
             return True
         if old.client_id != info.client_id:
-            log.warning("consumer connection %s of group %s changed client id %s -> %s", info.client_addr, self.group_name, old.client_id, info.client_id)
+            log.warning(
+                "consumer connection %s of group %s changed client id %s -> %s",
+                info.client_addr,
+                self.group_name,
+                old.client_id,
+                info.client_id,
+            )
         return False
 
     def update_subscription(self, subs: Iterable[SubscriptionData]) -> bool:
@@ -109,7 +123,13 @@ class ConsumerGroupInfo:
 class ClientManager:
     """Producer and consumer registries, expiry and membership notifications."""
 
-    def __init__(self, clock: Clock, *, channel_expired_s: float = 120.0, notify_enabled: Callable[[str], bool] = lambda group: True) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        channel_expired_s: float = 120.0,
+        notify_enabled: Callable[[str], bool] = lambda group: True,
+    ) -> None:
         self.clock = clock
         self.channel_expired_s = channel_expired_s
         self.notify_enabled = notify_enabled
@@ -164,7 +184,9 @@ class ClientManager:
         """Add or refresh a member; True (and members notified) when membership or topics changed."""
         group_info = self.consumer_table.get(group)
         if group_info is None:
-            group_info = self.consumer_table[group] = ConsumerGroupInfo(group, consume_type, message_model, consume_from_where)
+            group_info = self.consumer_table[group] = ConsumerGroupInfo(
+                group, consume_type, message_model, consume_from_where
+            )
         joined = group_info.update_channel(info, consume_type, message_model, consume_from_where)
         topics_changed = group_info.update_subscription(subscriptions)
         if joined or topics_changed:
@@ -173,7 +195,9 @@ class ClientManager:
             return True
         return False
 
-    def unregister_consumer(self, group: str, ctx: ChannelContext, client_id: str | None = None, *, notify: bool = True) -> bool:
+    def unregister_consumer(
+        self, group: str, ctx: ChannelContext, client_id: str | None = None, *, notify: bool = True
+    ) -> bool:
         """Remove a member (by connection, else by client id); tell the rest. True when removed."""
         group_info = self.consumer_table.get(group)
         if group_info is None:
@@ -218,16 +242,27 @@ class ClientManager:
             members = self.producer_table[group]
             for key, info in list(members.items()):
                 if now - info.last_update > self.channel_expired_s:
-                    log.warning("producer %s of group %s silent for %.0fs, removed", info.client_id, group, now - info.last_update)
+                    log.warning(
+                        "producer %s of group %s silent for %.0fs, removed",
+                        info.client_id,
+                        group,
+                        now - info.last_update,
+                    )
                     del members[key]
                     expired.append(info)
             if not members:
                 del self.producer_table[group]
         for group, group_info in list(self.consumer_table.items()):
-            gone = [k for k, info in group_info.channel_info_table.items() if now - info.last_update > self.channel_expired_s]
+            gone = [
+                k
+                for k, info in group_info.channel_info_table.items()
+                if now - info.last_update > self.channel_expired_s
+            ]
             for key in gone:
                 info = group_info.channel_info_table.pop(key)
-                log.warning("consumer %s of group %s silent for %.0fs, removed", info.client_id, group, now - info.last_update)
+                log.warning(
+                    "consumer %s of group %s silent for %.0fs, removed", info.client_id, group, now - info.last_update
+                )
                 expired.append(info)
             if gone:
                 self._after_consumer_removed(group, group_info, True)
@@ -268,7 +303,9 @@ class ClientManager:
 
     @staticmethod
     async def _send_notify(group: str, info: ClientChannelInfo) -> None:
-        request = RemotingCommand.request(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, {"consumerGroup": group}, oneway=True)
+        request = RemotingCommand.request(
+            RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, {"consumerGroup": group}, oneway=True
+        )
         try:
             await info.ctx.invoke_oneway(request)
         except Exception as exc:  # a dead connection is cleaned up by its close event

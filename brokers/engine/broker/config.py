@@ -4,6 +4,7 @@ Built from command-line flags (``python -m brokers.engine broker ...``) or from 
 ``MQ`` settings dict (:meth:`BrokerConfig.from_dict`). Defaults are RocketMQ 4.9.x's
 ``BrokerConfig`` values unless a comment says otherwise.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -163,11 +164,23 @@ class BrokerConfig:
             raise BrokerConfigError(f"broker_permission must be within {PERM_MIN}..{PERM_MAX}")
         if self.max_message_size <= 0:
             raise BrokerConfigError("max_message_size must be positive")
-        for name in ("max_subscription_tags", "max_subscription_expression_length", "max_heartbeat_tags", "max_query_message_bytes",
-                     "max_auto_create_groups_per_heartbeat", "max_subscription_groups", "max_heartbeat_bytes",
-                     "max_heartbeat_groups", "max_heartbeat_subscriptions", "max_lock_batch_queues",
-                     "pop_max_inflight_per_group", "pop_min_invisible_ms", "pop_max_polling", "pop_journal_compact_bytes",
-                     "pop_journal_flush_interval_ms"):
+        for name in (
+            "max_subscription_tags",
+            "max_subscription_expression_length",
+            "max_heartbeat_tags",
+            "max_query_message_bytes",
+            "max_auto_create_groups_per_heartbeat",
+            "max_subscription_groups",
+            "max_heartbeat_bytes",
+            "max_heartbeat_groups",
+            "max_heartbeat_subscriptions",
+            "max_lock_batch_queues",
+            "pop_max_inflight_per_group",
+            "pop_min_invisible_ms",
+            "pop_max_polling",
+            "pop_journal_compact_bytes",
+            "pop_journal_flush_interval_ms",
+        ):
             if getattr(self, name) < 1:
                 raise BrokerConfigError(f"{name} must be at least 1")
         if self.pop_max_invisible_ms < self.pop_min_invisible_ms:
@@ -176,9 +189,15 @@ class BrokerConfig:
             raise BrokerConfigError("config_flush_delay_s must not be negative")
         if not isinstance(self.limits, ConnectionLimits):
             raise BrokerConfigError("limits must be a ConnectionLimits")
-        for name in ("register_interval_s", "register_timeout_s", "client_channel_expired_s",
-                     "scan_client_interval_s", "long_poll_check_interval_s",
-                     "consumer_offset_flush_interval_s", "rebalance_lock_max_live_s"):
+        for name in (
+            "register_interval_s",
+            "register_timeout_s",
+            "client_channel_expired_s",
+            "scan_client_interval_s",
+            "long_poll_check_interval_s",
+            "consumer_offset_flush_interval_s",
+            "rebalance_lock_max_live_s",
+        ):
             if getattr(self, name) <= 0:
                 raise BrokerConfigError(f"{name} must be positive")
         try:
@@ -193,8 +212,10 @@ class BrokerConfig:
         if self.broker_role == SLAVE and self.broker_id < 1:
             raise BrokerConfigError(f"broker_id must be >= 1 for broker_role SLAVE, got {self.broker_id}")
         if self.broker_role in MASTER_ROLES and self.broker_id != 0:
-            raise BrokerConfigError(f"broker_id must be 0 for broker_role {self.broker_role}, got {self.broker_id} "
-                                    "(a broker with id >= 1 is a slave: broker_role SLAVE)")
+            raise BrokerConfigError(
+                f"broker_id must be 0 for broker_role {self.broker_role}, got {self.broker_id} "
+                "(a broker with id >= 1 is a slave: broker_role SLAVE)"
+            )
         if self.ha_listen_port is not None and not 0 <= self.ha_listen_port <= 65535:
             raise BrokerConfigError(f"ha_listen_port {self.ha_listen_port} is outside 0..65535")
         if self.ha_listen_port is None and self.listen_port == 65535:
@@ -216,13 +237,18 @@ class BrokerConfig:
     def ha_config(self) -> HAConfig:
         """The store's HA settings (store/ha/ha_config.py) from these broker settings."""
         return HAConfig(
-            broker_role=self.broker_role, listen_host=self.listen_host,
-            listen_port=self.effective_ha_listen_port, master_address=self.ha_master_address or None,
+            broker_role=self.broker_role,
+            listen_host=self.listen_host,
+            listen_port=self.effective_ha_listen_port,
+            master_address=self.ha_master_address or None,
             sync_timeout_ms=self.store.sync_flush_timeout_ms,
             heartbeat_interval_ms=self.ha_send_heartbeat_interval_ms,
-            transfer_batch_size=self.ha_transfer_batch_size, slave_fallbehind_max=self.ha_slave_fallbehind_max,
+            transfer_batch_size=self.ha_transfer_batch_size,
+            slave_fallbehind_max=self.ha_slave_fallbehind_max,
             housekeeping_interval_ms=self.ha_housekeeping_interval_ms,
-            access_message_in_memory_max_ratio=self.access_message_in_memory_max_ratio, tls=self.tls)
+            access_message_in_memory_max_ratio=self.access_message_in_memory_max_ratio,
+            tls=self.tls,
+        )
 
     @property
     def subscription_limits(self) -> SubscriptionLimits:

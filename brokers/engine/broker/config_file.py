@@ -7,6 +7,7 @@ directory is fsynced so the rename itself survives a crash. A read falls back to
 when the main file is missing or does not parse; Java-written files (bare integer keys) are
 read with the tolerant parser.
 """
+
 from __future__ import annotations
 
 import logging
@@ -44,8 +45,9 @@ def _keep_backup(path: Path, io: FileIO) -> None:
         log.warning("cannot keep %s as backup: %s", path, exc)
 
 
-def write_json_atomic(path: Path | str, value: Any, *, pretty: bool = True, keep_backup: bool = True,
-                      io: FileIO = OS_FILE_IO) -> None:
+def write_json_atomic(
+    path: Path | str, value: Any, *, pretty: bool = True, keep_backup: bool = True, io: FileIO = OS_FILE_IO
+) -> None:
     """Serialize in fastjson's dialect (pretty: tab-indented, as RocketMQ writes) and store atomically."""
     write_text_atomic(path, json_compat.dumps(value, pretty=pretty), keep_backup=keep_backup, io=io)
 

@@ -11,6 +11,7 @@ writes synchronously (at shutdown, or without a running loop, where ``request`` 
 A write that fails (a full disk) is logged and remembered: :meth:`ConfigFlusher.retry` (the
 controller calls it every few seconds) writes again until one succeeds.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -26,7 +27,9 @@ log = logging.getLogger("brokers.engine.broker")
 class ConfigFlusher:
     """``snapshot()`` runs on the loop and returns a ``write`` callable that runs in a thread."""
 
-    def __init__(self, snapshot: Callable[[], Callable[[], None]], *, delay_s: float = 0.1, name: str = "config") -> None:
+    def __init__(
+        self, snapshot: Callable[[], Callable[[], None]], *, delay_s: float = 0.1, name: str = "config"
+    ) -> None:
         self._snapshot = snapshot
         self.delay_s = delay_s
         self.name = name

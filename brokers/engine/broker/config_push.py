@@ -26,6 +26,7 @@ Push body::
     {"table": "topics" | "groups", "previousVersion": {"counter":..,"timestamp":..},
      "dataVersion": {...}, "update": {"name": {config as in GET_ALL_*}}, "delete": ["name", ...]}
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -47,10 +48,19 @@ PUSH_TIMEOUT_S = 5.0  # a slave applies a change in memory and writes one small 
 TOPICS, GROUPS = "topics", "groups"
 
 
-def push_body(table: str, previous: DataVersion, current: DataVersion, update: dict[str, dict], delete: list[str]) -> bytes:
+def push_body(
+    table: str, previous: DataVersion, current: DataVersion, update: dict[str, dict], delete: list[str]
+) -> bytes:
     """The GANTRY_PUSH_CONFIG body of one change."""
-    return json_compat.dumps({"table": table, "previousVersion": previous.to_json(), "dataVersion": current.to_json(),
-                              "update": update, "delete": delete}).encode("utf-8")
+    return json_compat.dumps(
+        {
+            "table": table,
+            "previousVersion": previous.to_json(),
+            "dataVersion": current.to_json(),
+            "update": update,
+            "delete": delete,
+        }
+    ).encode("utf-8")
 
 
 class ConfigPush:
@@ -76,8 +86,15 @@ class ConfigPush:
         """Drop every subscription (this broker is no longer a master)."""
         self._slaves.clear()
 
-    def push(self, table: str, previous: DataVersion, current: DataVersion, *, update: dict[str, dict] | None = None,
-             delete: list[str] | None = None) -> None:
+    def push(
+        self,
+        table: str,
+        previous: DataVersion,
+        current: DataVersion,
+        *,
+        update: dict[str, dict] | None = None,
+        delete: list[str] | None = None,
+    ) -> None:
         """Send one change to every subscribed slave (in tasks; :meth:`settle` waits for them)."""
         if not self._slaves:
             return
@@ -95,7 +112,9 @@ class ConfigPush:
 
     async def _push_one(self, addr: str, ctx: ChannelContext, body: bytes) -> str | None:
         try:
-            reply = await ctx.invoke(RemotingCommand.request(RequestCode.GANTRY_PUSH_CONFIG, None, body), self.timeout_s)
+            reply = await ctx.invoke(
+                RemotingCommand.request(RequestCode.GANTRY_PUSH_CONFIG, None, body), self.timeout_s
+            )
         except RemotingError as exc:
             log.warning("config push to slave %s failed: %s", addr, exc)
             return f"slave {addr}: {exc}"
@@ -110,12 +129,15 @@ class ConfigPush:
         started, self._started = self._started, []
         return started
 
-    async def settled_response(self, request: RemotingCommand, what: str,
-                               pushes: list[asyncio.Task[str | None]]) -> RemotingCommand:
+    async def settled_response(
+        self, request: RemotingCommand, what: str, pushes: list[asyncio.Task[str | None]]
+    ) -> RemotingCommand:
         """SUCCESS when every slave confirmed ``pushes``, else SLAVE_NOT_AVAILABLE naming the others."""
         missing = [why for why in await asyncio.gather(*pushes) if why] if pushes else []
         if not missing:
             return request.response(ResponseCode.SUCCESS)
-        return request.response(ResponseCode.SLAVE_NOT_AVAILABLE,
-                                f"{what} on the master; not confirmed by {'; '.join(missing)} (a slave copies it "
-                                f"within its sync interval once reachable)")
+        return request.response(
+            ResponseCode.SLAVE_NOT_AVAILABLE,
+            f"{what} on the master; not confirmed by {'; '.join(missing)} (a slave copies it "
+            f"within its sync interval once reachable)",
+        )

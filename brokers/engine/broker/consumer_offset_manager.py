@@ -13,6 +13,7 @@ written every ``consumer_offset_flush_interval_s`` when it changed, and on stop.
 broker is a slave (it found no reachable master), for the master to take back when it returns;
 it is written with the table.
 """
+
 from __future__ import annotations
 
 import logging

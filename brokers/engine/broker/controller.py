@@ -20,6 +20,7 @@ The controller is the processors' ``BrokerContext`` (``broker_context.py``); the
 this module. It holds the store through the ``MessageStore`` Protocol and builds the local
 ``DefaultMessageStore``. ``startup.py`` is the command line that runs one.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -85,25 +86,43 @@ class BrokerController:
         self.clock = clock
         self.file_io = file_io  # every store and config file write goes through it (store/file_io.py)
         self.config_dir = Path(config.store.store_dir) / "config"
-        self.acl_guard = server_acl_guard(host=config.listen_host, acl_file=config.acl_file, no_acl=config.acl_disabled,
-                                          name=f"broker {config.broker_name}", clock=clock)  # AclConfigError: do not start
-        acl_source = None if self.acl_guard is None else (self.acl_guard.reloader or self.acl_guard)  # the file, re-read
-        self.credential = BrokerCredential(access_key=config.acl_access_key, secret_key=config.acl_secret_key, acl_source=acl_source,
-                                          clock=clock)
+        self.acl_guard = server_acl_guard(
+            host=config.listen_host,
+            acl_file=config.acl_file,
+            no_acl=config.acl_disabled,
+            name=f"broker {config.broker_name}",
+            clock=clock,
+        )  # AclConfigError: do not start
+        acl_source = (
+            None if self.acl_guard is None else (self.acl_guard.reloader or self.acl_guard)
+        )  # the file, re-read
+        self.credential = BrokerCredential(
+            access_key=config.acl_access_key, secret_key=config.acl_secret_key, acl_source=acl_source, clock=clock
+        )
         if self.acl_guard is not None and self.credential.access_key is None:
-            log.warning("broker %s: the ACL file has no admin account and no --acl-access-key was given: "
-                        "requests to name servers and the master go unsigned", config.broker_name)
+            log.warning(
+                "broker %s: the ACL file has no admin account and no --acl-access-key was given: "
+                "requests to name servers and the master go unsigned",
+                config.broker_name,
+            )
         self.topic_config_manager = TopicConfigManager(config, self.config_dir, clock, file_io=file_io)
         self.consumer_offset_manager = ConsumerOffsetManager(self.config_dir, file_io=file_io)
         self.subscription_group_manager = SubscriptionGroupManager(
-            self.config_dir, clock, auto_create=config.auto_create_subscription_group,
-            max_groups=config.max_subscription_groups, flush_delay_s=config.config_flush_delay_s, file_io=file_io,
+            self.config_dir,
+            clock,
+            auto_create=config.auto_create_subscription_group,
+            max_groups=config.max_subscription_groups,
+            flush_delay_s=config.config_flush_delay_s,
+            file_io=file_io,
         )
-        self.client_manager = ClientManager(clock, channel_expired_s=config.client_channel_expired_s, notify_enabled=self._notify_enabled)
+        self.client_manager = ClientManager(
+            clock, channel_expired_s=config.client_channel_expired_s, notify_enabled=self._notify_enabled
+        )
         self.rebalance_lock_manager = RebalanceLockManager(clock, config.rebalance_lock_max_live_s)
         self.broker_stats = BrokerStats(clock)
-        self.schedule_message_service: ScheduleMessageService | None = ScheduleMessageService(lambda: self.store, self.config_dir, clock,
-                                                                                                  file_io=file_io)
+        self.schedule_message_service: ScheduleMessageService | None = ScheduleMessageService(
+            lambda: self.store, self.config_dir, clock, file_io=file_io
+        )
         self.pull_message_processor = PullMessageProcessor(self)
         self.pull_request_hold_service = PullRequestHoldService(
             execute=self.pull_message_processor.execute_request_when_wakeup,
@@ -112,12 +131,14 @@ class BrokerController:
         )
         self.config_push = ConfigPush()
         self.pop_service = PopService(self)  # POP state, its journal and timers (broker/pop/)
-        self.outer_api = BrokerOuterAPI(config.namesrv_addrs, RemotingClient(name="broker-outer", signer=self.credential,
-                                                                                tls=config.tls))
+        self.outer_api = BrokerOuterAPI(
+            config.namesrv_addrs, RemotingClient(name="broker-outer", signer=self.credential, tls=config.tls)
+        )
         self.group_member = GroupMember(self, self.outer_api.client)
         self.grpc_endpoint = None  # the 5.x clients' port (brokers/engine/proxy), started when grpc_port is set
         if config.grpc_port is not None:
             from brokers.engine.proxy.endpoint import GrpcEndpoint  # grpc and the 5.x stubs load only when used
+
             self.grpc_endpoint = GrpcEndpoint(self)
         self._store: MessageStore | None = None
         self.server: RemotingServer | None = None
@@ -149,8 +170,14 @@ class BrokerController:
 
     @property
     def identity(self) -> BrokerIdentity:
-        return BrokerIdentity(self.config.cluster_name, self.config.broker_name, self.addr, self.config.broker_id,
-                              self.group_member.ha_server_addr(), self.group_member.epoch)
+        return BrokerIdentity(
+            self.config.cluster_name,
+            self.config.broker_name,
+            self.addr,
+            self.config.broker_id,
+            self.group_member.ha_server_addr(),
+            self.group_member.epoch,
+        )
 
     @property
     def store(self) -> MessageStore:
@@ -178,12 +205,24 @@ class BrokerController:
             self.schedule_message_service.load()
         self.topic_config_manager.add_change_listener(lambda tc: self.request_register())
         self.topic_config_manager.delta_listeners.append(
-            lambda before, after, update, delete: self.config_push.push(TOPICS, before, after, update=update, delete=delete))
+            lambda before, after, update, delete: self.config_push.push(
+                TOPICS, before, after, update=update, delete=delete
+            )
+        )
         self.subscription_group_manager.delta_listeners.append(
-            lambda before, after, update, delete: self.config_push.push(GROUPS, before, after, update=update, delete=delete))
+            lambda before, after, update, delete: self.config_push.push(
+                GROUPS, before, after, update=update, delete=delete
+            )
+        )
 
-        server = RemotingServer(self.config.listen_host, self.config.listen_port, name=self.config.broker_name,
-                                guard=self.acl_guard, limits=self.config.limits, tls=self.config.tls)
+        server = RemotingServer(
+            self.config.listen_host,
+            self.config.listen_port,
+            name=self.config.broker_name,
+            guard=self.acl_guard,
+            limits=self.config.limits,
+            tls=self.config.tls,
+        )
         server.register_default_processor(self._default_processor)
         server.add_close_listener(self.client_manager.do_channel_close_event)
         self.server = server
@@ -221,10 +260,14 @@ class BrokerController:
                 await self.grpc_endpoint.start()
             if not self.group_member.is_slave:  # before consumers can read this master's (maybe stale) offsets
                 try:
-                    await asyncio.wait_for(take_masterless_offsets(self, self.outer_api.client, "master start", retries=0), 5.0)
+                    await asyncio.wait_for(
+                        take_masterless_offsets(self, self.outer_api.client, "master start", retries=0), 5.0
+                    )
                 except TimeoutError:
-                    log.warning("the slaves' masterless offsets were not read within 5 s of the start; "
-                                "they are taken when a slave connects by HA")
+                    log.warning(
+                        "the slaves' masterless offsets were not read within 5 s of the start; "
+                        "they are taken when a slave connects by HA"
+                    )
             await self.register_broker_all()
         except BaseException:
             await self._shutdown(unregister=False)
@@ -233,13 +276,22 @@ class BrokerController:
         self._timers = [
             self._every(cfg.register_interval_s, self.register_broker_all, "register broker"),
             self._every(cfg.scan_client_interval_s, self.client_manager.scan_not_active_channel, "client expiry scan"),
-            self._every(cfg.consumer_offset_flush_interval_s, self.consumer_offset_manager.persist, "consumer offset flush"),
+            self._every(
+                cfg.consumer_offset_flush_interval_s, self.consumer_offset_manager.persist, "consumer offset flush"
+            ),
             self._every(cfg.consumer_offset_flush_interval_s, self._retry_config_writes, "config file retry"),
             self._every(STATS_SAMPLE_INTERVAL_S, self.broker_stats.sample, "stats sampling"),
             self._every(LEARN_MASTER_INTERVAL_S, self.group_member.tick, "broker group"),
         ]
-        log.info("broker %s (cluster %s, %s, brokerId %d) started at %s, store %s", cfg.broker_name, cfg.cluster_name,
-                 cfg.broker_role, cfg.broker_id, self.addr, cfg.store.store_dir)
+        log.info(
+            "broker %s (cluster %s, %s, brokerId %d) started at %s, store %s",
+            cfg.broker_name,
+            cfg.cluster_name,
+            cfg.broker_role,
+            cfg.broker_id,
+            self.addr,
+            cfg.store.store_dir,
+        )
 
     async def stop(self) -> None:
         """Shut down cleanly; calling it again (or before start) does nothing."""
@@ -254,7 +306,10 @@ class BrokerController:
         await cancel_and_wait(list(self._background))  # re-registrations in flight must not follow the unregister
         if unregister and self._ready and self.config.namesrv_addrs:
             try:
-                await asyncio.wait_for(self.outer_api.unregister_broker_all(self.identity, timeout_s=UNREGISTER_TIMEOUT_S), UNREGISTER_TIMEOUT_S + 1)
+                await asyncio.wait_for(
+                    self.outer_api.unregister_broker_all(self.identity, timeout_s=UNREGISTER_TIMEOUT_S),
+                    UNREGISTER_TIMEOUT_S + 1,
+                )
             except Exception as exc:
                 log.warning("unregistering from the name servers failed: %s", exc)
         if self._ready:
@@ -330,7 +385,8 @@ class BrokerController:
         ha_service = getattr(self._store, "ha_service", None)
         if ha_service is not None:
             ha_service.on_slave_connected = lambda peer: self._spawn(
-                take_masterless_offsets(self, self.outer_api.client, f"slave {peer} connected by HA"))
+                take_masterless_offsets(self, self.outer_api.client, f"slave {peer} connected by HA")
+            )
 
     def _spawn(self, coro: Awaitable) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -347,7 +403,10 @@ class BrokerController:
 
     async def _default_processor(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         if not self._ready:
-            return request.response(ResponseCode.SYSTEM_BUSY, f"[STARTING] broker {self.config.broker_name} is not ready yet, try again shortly")
+            return request.response(
+                ResponseCode.SYSTEM_BUSY,
+                f"[STARTING] broker {self.config.broker_name} is not ready yet, try again shortly",
+            )
         return request.response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {request.code} not supported")
 
     def runtime_info(self) -> dict[str, str]:
@@ -433,4 +492,3 @@ def _disk_figures(path: str) -> dict[str, str]:
         "consumeQueueDiskRatio": f"{usage.used / usage.total if usage.total else 0.0}",
         "commitLogDirCapacity": f"Total : {usage.total / gib:.2f} GiB, Free : {usage.free / gib:.2f} GiB.",
     }
-

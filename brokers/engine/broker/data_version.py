@@ -3,6 +3,7 @@
 The name server compares the whole object to decide whether a registration carries changed
 topic configs (protocol reference §4.4), so every change must bump it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

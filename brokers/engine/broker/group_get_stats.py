@@ -11,6 +11,7 @@ The rate changes only when a snapshot is taken, so every reader in between (GET_
 for ``mqadmin consumerProgress`` and a group's page, GET_BROKER_CONSUME_STATS for the group list)
 gets the same figure: the one source of a group's consume TPS.
 """
+
 from __future__ import annotations
 
 from collections import deque

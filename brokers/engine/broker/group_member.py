@@ -20,6 +20,7 @@ Promotion and fencing (docs/broker-group-promotion.md, "The promotion contract")
   new master under the id the name server gave, and its HA client truncates the divergent tail
   (logged by the store) before it replicates.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -70,8 +71,10 @@ class GroupMember:
         """A master's config push (``config_push.py``), taken by this slave's SlaveSynchronize."""
         sync = self.slave_synchronize
         if sync is None:
-            return request.response(ResponseCode.SYSTEM_ERROR, f"broker {self.config.broker_name} at {self.broker.addr} "
-                                    "is not a slave: it takes no config pushes")
+            return request.response(
+                ResponseCode.SYSTEM_ERROR,
+                f"broker {self.config.broker_name} at {self.broker.addr} is not a slave: it takes no config pushes",
+            )
         return await sync.apply_push(ctx, request)
 
     @property
@@ -85,26 +88,40 @@ class GroupMember:
     def write_refusal(self) -> str | None:
         """Why a master refuses sends now (not yet confirmed by a name server), else None."""
         if self.fenced_reason and not self.is_slave:
-            return (f"service not available now: broker {self.config.broker_name} is a stale master and takes no "
-                    f"writes ({self.fenced_reason}); it rejoins its group as a slave")
+            return (
+                f"service not available now: broker {self.config.broker_name} is a stale master and takes no "
+                f"writes ({self.fenced_reason}); it rejoins its group as a slave"
+            )
         if self.is_slave or self.confirmed:
             return None
-        return (f"service not available now: broker {self.config.broker_name} (epoch {self.epoch}) waits for a name "
-                "server to confirm it as its group's master (a restarted master may be stale); try again shortly")
+        return (
+            f"service not available now: broker {self.config.broker_name} (epoch {self.epoch}) waits for a name "
+            "server to confirm it as its group's master (a restarted master may be stale); try again shortly"
+        )
 
     @property
     def epoch(self) -> int:
         return self.store.epoch if self.store is not None else 0
 
     def build_store(self, store_config: StoreConfig) -> HAMessageStore:
-        self.store = HAMessageStore(store_config, self.config.ha_config(), self.broker.clock,
-                                    file_io=self.broker.file_io, broker_addr=lambda: self.broker.addr,
-                                    master_address=lambda: self.master_ha_addr or None,
-                                    on_master=self._on_master_broker_addr, on_stale=self._on_stale_hello)
+        self.store = HAMessageStore(
+            store_config,
+            self.config.ha_config(),
+            self.broker.clock,
+            file_io=self.broker.file_io,
+            broker_addr=lambda: self.broker.addr,
+            master_address=lambda: self.master_ha_addr or None,
+            on_master=self._on_master_broker_addr,
+            on_stale=self._on_stale_hello,
+        )
         return self.store
 
     def ha_server_addr(self) -> str:
-        port = self.store.ha_port if self.store is not None and self.store.ha_port else self.config.effective_ha_listen_port
+        port = (
+            self.store.ha_port
+            if self.store is not None and self.store.ha_port
+            else self.config.effective_ha_listen_port
+        )
         return f"{self.config.advertised_ip}:{port}"
 
     async def start(self, server: RemotingServer) -> None:
@@ -118,11 +135,21 @@ class GroupMember:
         cfg = self.config
         if self.is_slave:
             source = cfg.ha_master_address or "the master named by the name servers"
-            log.info("broker %s is a SLAVE (brokerId %d) of broker name %s; replicating from %s; HA port %d",
-                     cfg.broker_name, cfg.broker_id, cfg.broker_name, source, self.store.ha_port)
+            log.info(
+                "broker %s is a SLAVE (brokerId %d) of broker name %s; replicating from %s; HA port %d",
+                cfg.broker_name,
+                cfg.broker_id,
+                cfg.broker_name,
+                source,
+                self.store.ha_port,
+            )
         else:
-            log.info("broker %s is the %s (brokerId 0); slaves replicate from its HA port %d",
-                     cfg.broker_name, cfg.broker_role, self.store.ha_port)
+            log.info(
+                "broker %s is the %s (brokerId 0); slaves replicate from its HA port %d",
+                cfg.broker_name,
+                cfg.broker_role,
+                self.store.ha_port,
+            )
 
     async def stop(self) -> None:
         for task in list(self._tasks):
@@ -148,23 +175,36 @@ class GroupMember:
                 self._spawn(self.step_down(stale.master_addr, stale.ha_server_addr, stale.slave_id))
             elif not self.confirmed and any(r.ok for r in results):
                 self.confirmed = True
-                log.info("broker %s is confirmed as the %s of its group at epoch %d by name server(s) %s; taking writes",
-                         self.config.broker_name, self.config.broker_role, self.epoch,
-                         ", ".join(r.namesrv_addr for r in results if r.ok))
+                log.info(
+                    "broker %s is confirmed as the %s of its group at epoch %d by name server(s) %s; taking writes",
+                    self.config.broker_name,
+                    self.config.broker_role,
+                    self.epoch,
+                    ", ".join(r.namesrv_addr for r in results if r.ok),
+                )
             return
         for result in results:
             if result.ok and result.master_addr and result.master_addr != self.broker.addr:
                 if result.master_addr != self.master_addr:
-                    log.info("slave %s: master broker address %s (from name server %s)",
-                             self.config.broker_name, result.master_addr, result.namesrv_addr)
+                    log.info(
+                        "slave %s: master broker address %s (from name server %s)",
+                        self.config.broker_name,
+                        result.master_addr,
+                        result.namesrv_addr,
+                    )
                 self.master_addr = result.master_addr
                 if self.slave_synchronize is not None:
                     self.slave_synchronize.master_addr = result.master_addr
             if result.ok and result.ha_server_addr and result.ha_server_addr != self.master_ha_addr:
-                log.info("slave %s: master HA address %s (from name server %s)%s", self.config.broker_name,
-                         result.ha_server_addr, result.namesrv_addr,
-                         f"; ha_master_address {self.config.ha_master_address} is used instead"
-                         if self.config.ha_master_address else "")
+                log.info(
+                    "slave %s: master HA address %s (from name server %s)%s",
+                    self.config.broker_name,
+                    result.ha_server_addr,
+                    result.namesrv_addr,
+                    f"; ha_master_address {self.config.ha_master_address} is used instead"
+                    if self.config.ha_master_address
+                    else "",
+                )
                 self.master_ha_addr = result.ha_server_addr
 
     def _on_master_broker_addr(self, addr: str) -> None:
@@ -181,8 +221,11 @@ class GroupMember:
                 await self.broker.register_broker_all()
             return
         client = self.store.ha_client if self.store is not None else None
-        if (not self.master_addr or not (self.master_ha_addr or self.config.ha_master_address)
-                or (client is not None and client.state != "CONNECTED" and client.state != "PAUSED")):
+        if (
+            not self.master_addr
+            or not (self.master_ha_addr or self.config.ha_master_address)
+            or (client is not None and client.state != "CONNECTED" and client.state != "PAUSED")
+        ):
             await self.broker.register_broker_all()
         now = time.monotonic()
         if self.slave_synchronize is not None and now >= self._next_sync and self.slave_synchronize.master_addr:
@@ -199,15 +242,21 @@ class GroupMember:
         client = self.store.ha_client
         cfg = self.config
         return plan_promotion(
-            broker_name=cfg.broker_name, broker_id=cfg.broker_id, from_role=cfg.broker_role, requested_role=role,
-            group_role=client.master_role if client is not None else "", epoch=self.epoch,
+            broker_name=cfg.broker_name,
+            broker_id=cfg.broker_id,
+            from_role=cfg.broker_role,
+            requested_role=role,
+            group_role=client.master_role if client is not None else "",
+            epoch=self.epoch,
             highest_known_epoch=max(self.namesrv_epoch, client.master_epoch if client is not None else 0),
             max_phy_offset=self.store.max_phy_offset,
             master_max_offset=client.master_max_offset if client is not None else 0,
             acked_offset=client.group_acked if client is not None else 0,
             master_reachable=client is not None and client.state in ("CONNECTED", "PAUSED"),
             master_addr=self.master_addr or (client.connected_to if client is not None else ""),
-            force=force, dry_run=dry_run)
+            force=force,
+            dry_run=dry_run,
+        )
 
     async def promote(self, plan: PromotionPlan, *, force: bool = False) -> list[RegisterResult]:
         """Make this slave the master under ``plan.new_epoch`` (online) and register as id 0."""
@@ -225,11 +274,19 @@ class GroupMember:
             self.promotions += 1
             if self.broker.schedule_message_service is not None:
                 self.broker.schedule_message_service.start()
-            log.warning("PROMOTED: broker %s id %d (slave of %s) is now the %s (brokerId 0) at epoch %d, which starts at "
-                        "commit-log offset %d (the master had %d, the group acknowledged %d; force=%s)",
-                        self.config.broker_name, old_id, master or "?", plan.to_role, entry.epoch,
-                        entry.start_offset, plan.known_master_max_offset, plan.acked_offset,
-                        force)
+            log.warning(
+                "PROMOTED: broker %s id %d (slave of %s) is now the %s (brokerId 0) at epoch %d, which starts at "
+                "commit-log offset %d (the master had %d, the group acknowledged %d; force=%s)",
+                self.config.broker_name,
+                old_id,
+                master or "?",
+                plan.to_role,
+                entry.epoch,
+                entry.start_offset,
+                plan.known_master_max_offset,
+                plan.acked_offset,
+                force,
+            )
         return await self.broker.register_broker_all()
 
     def fence(self, why: str) -> None:
@@ -237,8 +294,13 @@ class GroupMember:
         if self.store is None or self.is_slave and self.store.broker_role == SLAVE:
             return
         if not self.fenced_reason:
-            log.error("FENCED: broker %s at %s stops taking writes at epoch %d: %s", self.config.broker_name,
-                      self.broker.addr, self.epoch, why)
+            log.error(
+                "FENCED: broker %s at %s stops taking writes at epoch %d: %s",
+                self.config.broker_name,
+                self.broker.addr,
+                self.epoch,
+                why,
+            )
         self.fenced_reason = why
         self.confirmed = False
         self.store.fence()
@@ -257,9 +319,14 @@ class GroupMember:
             self.slave_synchronize.master_addr = master_addr
             if self.broker.schedule_message_service is not None:
                 await self.broker.schedule_message_service.stop()
-            log.warning("broker %s rejoins its group as a SLAVE (brokerId %d) of master %s (HA %s); a divergent tail "
-                        "is truncated before replicating", self.config.broker_name, new_id, master_addr or "?",
-                        master_ha_addr or "?")
+            log.warning(
+                "broker %s rejoins its group as a SLAVE (brokerId %d) of master %s (HA %s); a divergent tail "
+                "is truncated before replicating",
+                self.config.broker_name,
+                new_id,
+                master_addr or "?",
+                master_ha_addr or "?",
+            )
             await self.store.become_slave()
         await self.broker.register_broker_all()
 
@@ -272,6 +339,7 @@ class GroupMember:
             self.fence(f"a slave has seen epoch {epoch}, above this master's {self.epoch}")
             self._spawn(self.step_down(self.config.ha_master_address or "", "", 0))
             return
-        log.warning("a slave has seen epoch %d, above this master's %d: checking with the name servers",
-                    epoch, self.epoch)
+        log.warning(
+            "a slave has seen epoch %d, above this master's %d: checking with the name servers", epoch, self.epoch
+        )
         self.broker.request_register()

@@ -13,6 +13,7 @@ HEART_BEAT body (protocol reference §4.6)::
 Note the capital ``ID`` in ``clientID``. Subscriptions are read by
 :meth:`brokers.engine.common.subscription.SubscriptionData.from_json`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -52,13 +53,20 @@ def _check_counts(data: dict, limits: HeartbeatLimits) -> None:
         if not isinstance(items, list):
             raise InvalidHeartbeatError(f"{what}DataSet is not a list")
         if len(items) > limits.max_groups:
-            raise InvalidHeartbeatError(f"the heartbeat names {len(items)} {what} groups, more than the limit of "
-                                        f"{limits.max_groups} (max_heartbeat_groups)")
-    subscriptions = sum(len(item.get("subscriptionDataSet") or ()) for item in consumers
-                        if isinstance(item, dict) and isinstance(item.get("subscriptionDataSet") or (), list))
+            raise InvalidHeartbeatError(
+                f"the heartbeat names {len(items)} {what} groups, more than the limit of "
+                f"{limits.max_groups} (max_heartbeat_groups)"
+            )
+    subscriptions = sum(
+        len(item.get("subscriptionDataSet") or ())
+        for item in consumers
+        if isinstance(item, dict) and isinstance(item.get("subscriptionDataSet") or (), list)
+    )
     if subscriptions > limits.max_subscriptions:
-        raise InvalidHeartbeatError(f"the heartbeat names {subscriptions} subscriptions, more than the limit of "
-                                    f"{limits.max_subscriptions} (max_heartbeat_subscriptions)")
+        raise InvalidHeartbeatError(
+            f"the heartbeat names {subscriptions} subscriptions, more than the limit of "
+            f"{limits.max_subscriptions} (max_heartbeat_subscriptions)"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +86,13 @@ class HeartbeatData:
     consumers: tuple[ConsumerData, ...] = field(default_factory=tuple)
 
     @classmethod
-    def from_json(cls, data: Any, limits: SubscriptionLimits = NO_LIMITS, max_total_tags: int | None = None,
-                  counts: HeartbeatLimits = NO_HEARTBEAT_LIMITS) -> HeartbeatData:
+    def from_json(
+        cls,
+        data: Any,
+        limits: SubscriptionLimits = NO_LIMITS,
+        max_total_tags: int | None = None,
+        counts: HeartbeatLimits = NO_HEARTBEAT_LIMITS,
+    ) -> HeartbeatData:
         """Read a heartbeat body; ``limits`` caps each subscription, ``max_total_tags`` the tags of
         all of them and ``counts`` its groups and subscriptions (all counted before any is parsed:
         the work of one heartbeat stays bounded)."""
@@ -124,6 +137,10 @@ def _check_total_tags(consumer_data_set: Any, max_total_tags: int) -> None:
         for sub in subs if isinstance(subs, list) else ():
             if isinstance(sub, dict):
                 tags, text = sub.get("tagsSet"), sub.get("subString")
-                total += len(tags) if isinstance(tags, list) and tags else (text.count("||") + 1 if isinstance(text, str) else 1)
+                total += (
+                    len(tags)
+                    if isinstance(tags, list) and tags
+                    else (text.count("||") + 1 if isinstance(text, str) else 1)
+                )
         if total > max_total_tags:
             raise InvalidHeartbeatError(f"the heartbeat's subscriptions name more than {max_total_tags} tags in all")

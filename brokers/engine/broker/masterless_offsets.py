@@ -20,6 +20,7 @@ overwritten by the master's older value once it is back, and the master never le
   rest; a recorded entry is forgotten once the master's value reaches it (the master has it) or
   the master's value moved backwards between two syncs (an operator's reset on the master wins).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -86,8 +87,9 @@ def parse_offset_table(data: object) -> OffsetTable:
 class MasterlessOffsets:
     """The slave's record of the commits consumers made on it (see the module docstring)."""
 
-    def __init__(self, config_dir: Path, is_masterless: Callable[[], bool] = lambda: False, *,
-                 file_io: FileIO = OS_FILE_IO) -> None:
+    def __init__(
+        self, config_dir: Path, is_masterless: Callable[[], bool] = lambda: False, *, file_io: FileIO = OS_FILE_IO
+    ) -> None:
         self.file_io = file_io
         self.path = Path(config_dir) / MASTERLESS_OFFSET_FILE
         self.is_masterless = is_masterless
@@ -115,8 +117,13 @@ class MasterlessOffsets:
         queues = self.table.setdefault(key, {})
         if queues.get(queue_id) != offset:
             if not queues:
-                log.info("a consumer commits to this slave (no master reachable for it): recording offsets of %s "
-                         "(queue %d at %d) for the master to take back", key, queue_id, offset)
+                log.info(
+                    "a consumer commits to this slave (no master reachable for it): recording offsets of %s "
+                    "(queue %d at %d) for the master to take back",
+                    key,
+                    queue_id,
+                    offset,
+                )
             queues[queue_id] = offset
             self._dirty = True
 
@@ -137,7 +144,9 @@ class MasterlessOffsets:
         self._last_master = {(k, q): o for k, qs in master.items() for q, o in qs.items()}
         if forgotten:
             self._dirty = True
-            log.info("slave sync: the master holds %d offset(s) committed here while it was away; forgotten here", forgotten)
+            log.info(
+                "slave sync: the master holds %d offset(s) committed here while it was away; forgotten here", forgotten
+            )
         return forgotten
 
 
@@ -162,12 +171,15 @@ def merge_masterless(master: OffsetTable, slave: OffsetTable) -> list[tuple[str,
     return taken
 
 
-async def group_slave_addrs(client: RemotingClient, namesrv_addrs: tuple[str, ...], broker_name: str,
-                            own_addr: str) -> list[str]:
+async def group_slave_addrs(
+    client: RemotingClient, namesrv_addrs: tuple[str, ...], broker_name: str, own_addr: str
+) -> list[str]:
     """Addresses of ``broker_name``'s slaves (broker id >= 1) as the first answering name server lists them."""
     for namesrv in namesrv_addrs:
         try:
-            reply = await client.invoke(namesrv, RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO), ASK_TIMEOUT_S)
+            reply = await client.invoke(
+                namesrv, RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO), ASK_TIMEOUT_S
+            )
         except Exception as exc:
             log.debug("cluster info from %s failed: %s", namesrv, exc)
             continue
@@ -180,8 +192,9 @@ async def group_slave_addrs(client: RemotingClient, namesrv_addrs: tuple[str, ..
     return []
 
 
-async def take_masterless_offsets(broker: MasterBroker, client: RemotingClient, why: str, *,
-                                  retries: int = NO_SLAVE_RETRIES) -> int:
+async def take_masterless_offsets(
+    broker: MasterBroker, client: RemotingClient, why: str, *, retries: int = NO_SLAVE_RETRIES
+) -> int:
     """On a master: ask the group's slaves for their masterless offsets and merge them (max per
     queue); return how many offsets were raised. Never raises (logged instead)."""
     cfg = broker.config
@@ -207,7 +220,9 @@ async def take_masterless_offsets(broker: MasterBroker, client: RemotingClient, 
 
 async def _take_from(broker: MasterBroker, client: RemotingClient, addr: str, why: str) -> int:
     try:
-        reply = await client.invoke(addr, RemotingCommand.request(RequestCode.GANTRY_GET_MASTERLESS_OFFSETS), ASK_TIMEOUT_S)
+        reply = await client.invoke(
+            addr, RemotingCommand.request(RequestCode.GANTRY_GET_MASTERLESS_OFFSETS), ASK_TIMEOUT_S
+        )
     except Exception as exc:
         log.info("masterless offsets of slave %s not read (%s): %s", addr, why, exc or type(exc).__name__)
         return 0
@@ -221,8 +236,15 @@ async def _take_from(broker: MasterBroker, client: RemotingClient, addr: str, wh
         com.persist(force=True)
         shown = ", ".join(f"{key} q{qid} {old}->{new}" for key, qid, old, new in taken[:20])
         more = f" (+{len(taken) - 20} more)" if len(taken) > 20 else ""
-        log.info("took %d consumer offset(s) committed on slave %s while this master was away (%s), "
-                 "max(master, slave) per queue: %s%s", len(taken), addr, why, shown, more)
+        log.info(
+            "took %d consumer offset(s) committed on slave %s while this master was away (%s), "
+            "max(master, slave) per queue: %s%s",
+            len(taken),
+            addr,
+            why,
+            shown,
+            more,
+        )
     else:
         log.info("slave %s holds no masterless offset ahead of this master (%s)", addr, why)
     return len(taken)

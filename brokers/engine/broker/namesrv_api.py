@@ -7,6 +7,7 @@ RegisterBrokerBody JSON (§4.4) with its masked CRC32 in the ``bodyCrc32`` heade
 the epoch is stale (it answers ``gantrySlaveId`` with the refusal) gives a result with
 ``stale`` set, the new master's addresses and the id to rejoin with.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -71,7 +72,9 @@ class BrokerOuterAPI:
         calls = [self._register_one(addr, header, body, timeout_s, oneway) for addr in self.namesrv_addrs]
         return list(await asyncio.gather(*calls))
 
-    async def _register_one(self, addr: str, header: dict, body: bytes, timeout_s: float, oneway: bool) -> RegisterResult:
+    async def _register_one(
+        self, addr: str, header: dict, body: bytes, timeout_s: float, oneway: bool
+    ) -> RegisterResult:
         request = RemotingCommand.request(RequestCode.REGISTER_BROKER, header, body)
         try:
             if oneway:
@@ -90,8 +93,16 @@ class BrokerOuterAPI:
         ha_addr = response.ext("haServerAddr") or ""
         if response.code != ResponseCode.SUCCESS:
             log.warning("name server %s refused registration: code %s %s", addr, response.code, response.remark)
-            return RegisterResult(addr, False, f"code {response.code}: {response.remark or ''}", master, ha_addr,
-                                  epoch, stale=slave_id > 0, slave_id=slave_id)
+            return RegisterResult(
+                addr,
+                False,
+                f"code {response.code}: {response.remark or ''}",
+                master,
+                ha_addr,
+                epoch,
+                stale=slave_id > 0,
+                slave_id=slave_id,
+            )
         log.debug("registered with name server %s", addr)
         return RegisterResult(addr, True, master, master, ha_addr, epoch)
 
@@ -105,7 +116,9 @@ class BrokerOuterAPI:
 
         async def one(addr: str) -> RegisterResult:
             try:
-                response = await self.client.invoke(addr, RemotingCommand.request(RequestCode.UNREGISTER_BROKER, header), timeout_s)
+                response = await self.client.invoke(
+                    addr, RemotingCommand.request(RequestCode.UNREGISTER_BROKER, header), timeout_s
+                )
             except Exception as exc:
                 log.warning("unregister broker from name server %s failed: %s", addr, exc)
                 return RegisterResult(addr, False, str(exc))

@@ -16,6 +16,7 @@ on its own opaque (``ctx.write_response``) when
 Right after parking, the queue is checked once more, so a message that arrived between the
 store read and the parking is not missed.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -119,7 +120,9 @@ class PullRequestHoldService:
         if newest > pr.pull_from_this_offset:  # arrived while we were parking it
             self._check_queue(key, newest, None, pr.pull_from_this_offset)
 
-    def notify_message_arriving(self, topic: str, queue_id: int, max_offset: int, tags_code: int | None = None, *_: object) -> None:
+    def notify_message_arriving(
+        self, topic: str, queue_id: int, max_offset: int, tags_code: int | None = None, *_: object
+    ) -> None:
         """Store arrival listener: the queue grew to ``max_offset`` (the new message's offset + 1).
 
         Thread-safe: the store may call it on whatever thread put the message.

@@ -13,6 +13,7 @@ offset the consumer got from the master): for the statuses that would move the c
 offset, the answer keeps the requested offset, and PULL_OFFSET_MOVED becomes
 PULL_RETRY_IMMEDIATELY suggesting the group's brokerId.
 """
+
 from __future__ import annotations
 
 from brokers.engine.remoting.codes import ResponseCode
@@ -21,23 +22,39 @@ from brokers.engine.store.results import GetMessageStatus
 MASTER_ID = 0
 
 # Statuses whose next_begin_offset is a correction (nextOffsetCorrection), not progress.
-CORRECTED_STATUSES = frozenset({
-    GetMessageStatus.NO_MESSAGE_IN_QUEUE, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE,
-    GetMessageStatus.OFFSET_TOO_SMALL, GetMessageStatus.OFFSET_OVERFLOW_BADLY,
-    GetMessageStatus.OFFSET_OVERFLOW_ONE, GetMessageStatus.OFFSET_FOUND_NULL,
-})
+CORRECTED_STATUSES = frozenset(
+    {
+        GetMessageStatus.NO_MESSAGE_IN_QUEUE,
+        GetMessageStatus.NO_MATCHED_LOGIC_QUEUE,
+        GetMessageStatus.OFFSET_TOO_SMALL,
+        GetMessageStatus.OFFSET_OVERFLOW_BADLY,
+        GetMessageStatus.OFFSET_OVERFLOW_ONE,
+        GetMessageStatus.OFFSET_FOUND_NULL,
+    }
+)
 
 
-def suggest_which_broker_id(*, slave_read_enable: bool, suggest_pulling_from_slave: bool,
-                            which_broker_when_consume_slowly: int, group_broker_id: int) -> int:
+def suggest_which_broker_id(
+    *,
+    slave_read_enable: bool,
+    suggest_pulling_from_slave: bool,
+    which_broker_when_consume_slowly: int,
+    group_broker_id: int,
+) -> int:
     """The broker id a pull answer suggests (see the module docstring)."""
     if not slave_read_enable:
         return MASTER_ID
     return which_broker_when_consume_slowly if suggest_pulling_from_slave else group_broker_id
 
 
-def slave_pull_answer(code: int, status: GetMessageStatus, requested_offset: int, next_begin_offset: int,
-                      suggest: int, group_broker_id: int) -> tuple[int, int, int]:
+def slave_pull_answer(
+    code: int,
+    status: GetMessageStatus,
+    requested_offset: int,
+    next_begin_offset: int,
+    suggest: int,
+    group_broker_id: int,
+) -> tuple[int, int, int]:
     """On a slave: (code, nextBeginOffset, suggestWhichBrokerId) after RocketMQ's slave rules."""
     if status in CORRECTED_STATUSES:
         next_begin_offset = requested_offset

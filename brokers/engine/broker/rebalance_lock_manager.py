@@ -5,6 +5,7 @@ A lock is per (group, MessageQueue) and owned by a client id. It lives ``lock_ma
 clients re-lock every 20 s. Another client may take an expired lock; an unlock by a non-owner
 is ignored.
 """
+
 from __future__ import annotations
 
 import logging
@@ -45,7 +46,13 @@ class RebalanceLockManager:
             entry = table.get(mq)
             if entry is None or entry.client_id == client_id or not self._is_live(entry, now):
                 if entry is not None and entry.client_id != client_id:
-                    log.info("lock of %s for group %s expired (held by %s), taken by %s", mq, group, entry.client_id, client_id)
+                    log.info(
+                        "lock of %s for group %s expired (held by %s), taken by %s",
+                        mq,
+                        group,
+                        entry.client_id,
+                        client_id,
+                    )
                 table[mq] = LockEntry(client_id, now)
                 held.add(mq)
         return held

@@ -6,6 +6,7 @@
 broker.conf holds percentages: 75 there is 0.75 here). StoreConfig checks the values; a refusal
 names the flag and the setting (``--delete-when: deleteWhen (delete_when) must be hours ...``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,18 @@ RETENTION_FLAGS: dict[str, tuple[str, str, type, str]] = {
     "file_reserved_time_hours": ("--file-reserved-time", "fileReservedTime", float, "HOURS"),
     "delete_when": ("--delete-when", "deleteWhen", str, "HH[;HH...]"),
     "disk_max_used_space_ratio": ("--disk-max-used-space-ratio", "diskMaxUsedSpaceRatio", float, "FRACTION"),
-    "disk_space_clean_forcibly_ratio": ("--disk-space-clean-forcibly-ratio", "diskSpaceCleanForciblyRatio", float, "FRACTION"),
-    "disk_space_warning_level_ratio": ("--disk-space-warning-level-ratio", "diskSpaceWarningLevelRatio", float, "FRACTION"),
+    "disk_space_clean_forcibly_ratio": (
+        "--disk-space-clean-forcibly-ratio",
+        "diskSpaceCleanForciblyRatio",
+        float,
+        "FRACTION",
+    ),
+    "disk_space_warning_level_ratio": (
+        "--disk-space-warning-level-ratio",
+        "diskSpaceWarningLevelRatio",
+        float,
+        "FRACTION",
+    ),
     "clean_resource_interval_ms": ("--clean-resource-interval", "cleanResourceInterval", int, "MS"),
     "delete_files_batch_max": ("--delete-files-batch-max", "deleteFileBatchMax", int, "N"),
 }
@@ -39,8 +50,14 @@ def add_retention_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("retention (RocketMQ's names in brackets)")
     defaults = StoreConfig(store_dir=".")
     for name, (flag, java, kind, metavar) in RETENTION_FLAGS.items():
-        group.add_argument(flag, dest=f"retention_{name}", type=kind, default=None, metavar=metavar,
-                           help=f"{_HELP[name]} [{java}] (default {getattr(defaults, name)})")
+        group.add_argument(
+            flag,
+            dest=f"retention_{name}",
+            type=kind,
+            default=None,
+            metavar=metavar,
+            help=f"{_HELP[name]} [{java}] (default {getattr(defaults, name)})",
+        )
 
 
 def retention_kwargs(args: argparse.Namespace) -> dict[str, object]:

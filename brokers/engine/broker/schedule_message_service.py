@@ -14,6 +14,7 @@ Levels (``messageDelayLevel``)::
     level  1  2  3   4   5  6  7  8  9  10 11 12 13 14  15  16  17 18
     delay  1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -58,8 +59,15 @@ def delay_level_of(properties: dict[str, str]) -> int:
 
 
 class ScheduleMessageService:
-    def __init__(self, store_getter: Callable[[], MessageStore], config_dir: Path, clock: Clock, *,
-                 poll_interval_s: float = 0.1, file_io: FileIO = OS_FILE_IO) -> None:
+    def __init__(
+        self,
+        store_getter: Callable[[], MessageStore],
+        config_dir: Path,
+        clock: Clock,
+        *,
+        poll_interval_s: float = 0.1,
+        file_io: FileIO = OS_FILE_IO,
+    ) -> None:
         self._store = store_getter
         self.file_io = file_io
         self.path = Path(config_dir) / DELAY_OFFSET_FILE
@@ -161,7 +169,9 @@ class ScheduleMessageService:
                 try:
                     msg = decode_record(record)
                 except RecordFormatError as exc:
-                    log.error("undecodable record in %s queue %d at offset %d: %s", SCHEDULE_TOPIC, queue_id, offset, exc)
+                    log.error(
+                        "undecodable record in %s queue %d at offset %d: %s", SCHEDULE_TOPIC, queue_id, offset, exc
+                    )
                     offset += 1
                     self._advance(level, offset)
                     continue

@@ -20,6 +20,7 @@ master deleted loses its consume queues here too. A topic whose consume queues t
 but whose config never arrived (its master died first) is served with a config derived from the
 queues (:meth:`SlaveSynchronize.derive_missing_topics`, logged), so its messages stay readable.
 """
+
 from __future__ import annotations
 
 import logging
@@ -44,8 +45,9 @@ log = logging.getLogger("brokers.engine.broker")
 OffsetKey = tuple[str, int]  # ("topic@group", queue id)
 
 
-def merge_consumer_offsets(local: dict[str, dict[int, int]], master: dict[str, dict[int, int]],
-                           last_synced: dict[OffsetKey, int]) -> tuple[dict[str, dict[int, int]], dict[OffsetKey, int]]:
+def merge_consumer_offsets(
+    local: dict[str, dict[int, int]], master: dict[str, dict[int, int]], last_synced: dict[OffsetKey, int]
+) -> tuple[dict[str, dict[int, int]], dict[OffsetKey, int]]:
     """Merge the master's consumer offsets into the slave's; return (new table, new last_synced).
 
     The rule, per (topic@group, queue):
@@ -85,8 +87,13 @@ class SlaveSynchronize:
     async def _get(self, code: int) -> dict | None:
         response = await self.client.invoke(self.master_addr, RemotingCommand.request(code), self.timeout_s)
         if response.code != ResponseCode.SUCCESS:
-            log.warning("slave sync: master %s answered code %s to request %s: %s",
-                        self.master_addr, response.code, code, response.remark)
+            log.warning(
+                "slave sync: master %s answered code %s to request %s: %s",
+                self.master_addr,
+                response.code,
+                code,
+                response.remark,
+            )
             return None
         data = json_compat.loads(response.body) if response.body else {}
         return data if isinstance(data, dict) else None
@@ -97,8 +104,12 @@ class SlaveSynchronize:
         request = RemotingCommand.request(RequestCode.GANTRY_SUBSCRIBE_CONFIG, {"slaveAddr": self.broker.addr})
         response = await self.client.invoke(self.master_addr, request, self.timeout_s)
         if response.code != ResponseCode.SUCCESS:
-            log.debug("slave sync: master %s did not take the config subscription: %s %s", self.master_addr,
-                      response.code, response.remark)
+            log.debug(
+                "slave sync: master %s did not take the config subscription: %s %s",
+                self.master_addr,
+                response.code,
+                response.remark,
+            )
 
     async def sync_all(self) -> bool:
         """One round: subscribe to pushes, then the four copies; False when there is no master to copy
@@ -107,9 +118,13 @@ class SlaveSynchronize:
         if not addr or addr == self.broker.addr:
             return False
         ok = True
-        for what, step in (("config subscription", self.subscribe), ("topic config", self.sync_topic_config),
-                           ("consumer offsets", self.sync_consumer_offset), ("delay offsets", self.sync_delay_offset),
-                           ("subscription groups", self.sync_subscription_group)):
+        for what, step in (
+            ("config subscription", self.subscribe),
+            ("topic config", self.sync_topic_config),
+            ("consumer offsets", self.sync_consumer_offset),
+            ("delay offsets", self.sync_delay_offset),
+            ("subscription groups", self.sync_subscription_group),
+        ):
             try:
                 await step()
             except Exception as exc:
@@ -140,7 +155,9 @@ class SlaveSynchronize:
         tcm.persist()
         if gone:
             self.broker.store.delete_topics(gone)
-            log.info("slave sync: topics deleted on master %s, their queues dropped here: %s", self.master_addr, sorted(gone))
+            log.info(
+                "slave sync: topics deleted on master %s, their queues dropped here: %s", self.master_addr, sorted(gone)
+            )
         self.broker.request_register()
 
     async def sync_subscription_group(self) -> None:
@@ -165,30 +182,64 @@ class SlaveSynchronize:
         """GANTRY_PUSH_CONFIG from the master: apply one change, or copy the whole table when this
         slave is not at the change's previous version; SUCCESS once it is on disk here."""
         if not self.master_addr or ctx.attributes.get("addr") != self.master_addr:
-            return request.response(ResponseCode.NO_PERMISSION, f"config push over a connection to "
-                                    f"{ctx.attributes.get('addr') or ctx.remote_addr}, not to this slave's master "
-                                    f"{self.master_addr or '(none known)'}")
+            return request.response(
+                ResponseCode.NO_PERMISSION,
+                f"config push over a connection to "
+                f"{ctx.attributes.get('addr') or ctx.remote_addr}, not to this slave's master "
+                f"{self.master_addr or '(none known)'}",
+            )
         try:
             data = json_compat.loads(request.body)
             table, previous = data["table"], DataVersion.from_json(data["previousVersion"])
-            current, update, delete = DataVersion.from_json(data["dataVersion"]), dict(data["update"]), list(data["delete"])
+            current, update, delete = (
+                DataVersion.from_json(data["dataVersion"]),
+                dict(data["update"]),
+                list(data["delete"]),
+            )
         except (ValueError, KeyError, TypeError) as exc:
             return request.response(ResponseCode.SYSTEM_ERROR, f"malformed config push: {exc}")
         if table == TOPICS:
             tcm = self.broker.topic_config_manager
-            await self._apply_change(tcm.topic_config_table, tcm.data_version, previous, current, update, delete,
-                                     TopicConfig.from_json, self._install_topics, self.sync_topic_config)
+            await self._apply_change(
+                tcm.topic_config_table,
+                tcm.data_version,
+                previous,
+                current,
+                update,
+                delete,
+                TopicConfig.from_json,
+                self._install_topics,
+                self.sync_topic_config,
+            )
         elif table == GROUPS:
             sgm = self.broker.subscription_group_manager
-            await self._apply_change(sgm.subscription_group_table, sgm.data_version, previous, current, update, delete,
-                                     SubscriptionGroupConfig.from_json, self._install_groups, self.sync_subscription_group)
+            await self._apply_change(
+                sgm.subscription_group_table,
+                sgm.data_version,
+                previous,
+                current,
+                update,
+                delete,
+                SubscriptionGroupConfig.from_json,
+                self._install_groups,
+                self.sync_subscription_group,
+            )
         else:
             return request.response(ResponseCode.SYSTEM_ERROR, f"config push of unknown table {table!r}")
         return request.response(ResponseCode.SUCCESS)
 
     @staticmethod
-    async def _apply_change(table: dict, version: DataVersion, previous: DataVersion, current: DataVersion,
-                            update: dict[str, dict], delete: list[str], decode, install, copy_whole) -> None:
+    async def _apply_change(
+        table: dict,
+        version: DataVersion,
+        previous: DataVersion,
+        current: DataVersion,
+        update: dict[str, dict],
+        delete: list[str],
+        decode,
+        install,
+        copy_whole,
+    ) -> None:
         """One pushed change: applied when this slave's table is at ``previous``, nothing when it is at
         ``current`` already, else the whole table copied from the master."""
         if version == previous:
@@ -209,8 +260,13 @@ class SlaveSynchronize:
         missing = sorted(topic for topic in counts if topic not in tcm.topic_config_table)
         for topic in missing:
             tcm.topic_config_table[topic] = TopicConfig(topic, counts[topic], counts[topic], PERM_RW)
-            log.warning("slave %s: topic %s has %d consume queue(s) here but its config never came from the master; "
-                        "serving it with a config derived from its queues", self.broker.config.broker_name, topic, counts[topic])
+            log.warning(
+                "slave %s: topic %s has %d consume queue(s) here but its config never came from the master; "
+                "serving it with a config derived from its queues",
+                self.broker.config.broker_name,
+                topic,
+                counts[topic],
+            )
         if missing:
             tcm.persist()
             self.broker.request_register()
@@ -220,8 +276,9 @@ class SlaveSynchronize:
         data = await self._get(RequestCode.GET_ALL_CONSUMER_OFFSET)
         if data is None:
             return
-        master = {str(k): {int(q): int(o) for q, o in (v or {}).items()}
-                  for k, v in (data.get("offsetTable") or {}).items()}
+        master = {
+            str(k): {int(q): int(o) for q, o in (v or {}).items()} for k, v in (data.get("offsetTable") or {}).items()
+        }
         com = self.broker.consumer_offset_manager
         com.masterless.forget_confirmed(master)
         merged, self._last_synced_offsets = merge_consumer_offsets(com.offset_table, master, self._last_synced_offsets)

@@ -13,6 +13,7 @@ installed on every group member: a master's sends are refused too (SERVICE_NOT_A
 the reason) while ``master_refusal()`` says why (not yet confirmed by a name server, or fenced
 as a stale master; ``group_member.py``).
 """
+
 from __future__ import annotations
 
 import logging
@@ -30,13 +31,25 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("brokers.engine.broker")
 
-SEND_CODES = (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE,
-              RequestCode.CONSUMER_SEND_MSG_BACK)
-CONFIG_WRITE_CODES = (RequestCode.UPDATE_AND_CREATE_TOPIC, RequestCode.DELETE_TOPIC_IN_BROKER,
-                      RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, RequestCode.DELETE_SUBSCRIPTIONGROUP)
-SLAVE_SEND_REMARK = ("service not available now. It may be caused by one of the following reasons: the broker's "
-                     "disk is full, messages are put to the slave, message store has been shut down, etc.")
-SLAVE_CONFIG_REMARK = "Can't modify topic or subscription group from slave broker, please execute it from master broker."
+SEND_CODES = (
+    RequestCode.SEND_MESSAGE,
+    RequestCode.SEND_MESSAGE_V2,
+    RequestCode.SEND_BATCH_MESSAGE,
+    RequestCode.CONSUMER_SEND_MSG_BACK,
+)
+CONFIG_WRITE_CODES = (
+    RequestCode.UPDATE_AND_CREATE_TOPIC,
+    RequestCode.DELETE_TOPIC_IN_BROKER,
+    RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
+    RequestCode.DELETE_SUBSCRIPTIONGROUP,
+)
+SLAVE_SEND_REMARK = (
+    "service not available now. It may be caused by one of the following reasons: the broker's "
+    "disk is full, messages are put to the slave, message store has been shut down, etc."
+)
+SLAVE_CONFIG_REMARK = (
+    "Can't modify topic or subscription group from slave broker, please execute it from master broker."
+)
 
 
 class SlaveWriteGuard:
@@ -47,8 +60,10 @@ class SlaveWriteGuard:
 
     def install(self, server: RemotingServer) -> None:
         """Put the guard in front of the handlers already registered for the guarded codes."""
-        for codes, code_to_answer, remark in ((SEND_CODES, ResponseCode.SERVICE_NOT_AVAILABLE, SLAVE_SEND_REMARK),
-                                              (CONFIG_WRITE_CODES, ResponseCode.SYSTEM_ERROR, SLAVE_CONFIG_REMARK)):
+        for codes, code_to_answer, remark in (
+            (SEND_CODES, ResponseCode.SERVICE_NOT_AVAILABLE, SLAVE_SEND_REMARK),
+            (CONFIG_WRITE_CODES, ResponseCode.SYSTEM_ERROR, SLAVE_CONFIG_REMARK),
+        ):
             for code in codes:
                 server.register_processor(code, self._guarded(server.processor_for(code), code_to_answer, remark))
 
@@ -60,13 +75,17 @@ class SlaveWriteGuard:
                     self.refused += 1
                     return None if request.is_oneway else request.response(answer_code, why, self._ext())
             if handler is None and self.broker.store.broker_role != SLAVE:
-                return request.response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {request.code} not supported")
+                return request.response(
+                    ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {request.code} not supported"
+                )
             if handler is None or self.broker.store.broker_role == SLAVE:
                 self.refused += 1
                 log.debug("slave refused request %s from %s", request.code, ctx.remote_addr)
                 if request.is_oneway:
                     return None
-                return request.response(answer_code, remark, self._ext() if answer_code == ResponseCode.SERVICE_NOT_AVAILABLE else None)
+                return request.response(
+                    answer_code, remark, self._ext() if answer_code == ResponseCode.SERVICE_NOT_AVAILABLE else None
+                )
             return await handler(ctx, request)
 
         return guard

@@ -4,6 +4,7 @@ Prints one line containing ``ready`` once it listens and has registered; SIGINT/
 it cleanly (configs written, store flushed, abort file removed). Exit codes: 0 after a clean
 stop, 2 for bad arguments, 1 when the broker cannot start (port in use, store locked, ...).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,12 @@ from brokers.engine.broker.retention_arguments import add_retention_arguments, f
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
 from brokers.engine.common.gc_freeze import freeze_startup_heap
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
-from brokers.engine.metrics.metrics_endpoint import MetricsConfigError, MetricsEndpoint, add_metrics_arguments, metrics_endpoint_from_args
+from brokers.engine.metrics.metrics_endpoint import (
+    MetricsConfigError,
+    MetricsEndpoint,
+    add_metrics_arguments,
+    metrics_endpoint_from_args,
+)
 from brokers.engine.remoting.tls import add_tls_arguments, tls_config_from_args
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
 from brokers.engine.remoting.limits import add_limit_arguments, limits_from_args
@@ -39,7 +45,12 @@ def build_arg_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--name", required=True, help="broker name, e.g. broker-a")
     parser.add_argument("--store-dir", required=True, help="directory of the commit log, queues and config files")
-    parser.add_argument("--port", type=int, default=DEFAULT_BROKER_PORT, help=f"listen port (default {DEFAULT_BROKER_PORT}; 0 = any free port)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_BROKER_PORT,
+        help=f"listen port (default {DEFAULT_BROKER_PORT}; 0 = any free port)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
     parser.add_argument("--broker-ip", default=None, help="address advertised to clients (default: the listen address)")
     parser.add_argument(
@@ -48,41 +59,103 @@ def build_arg_parser() -> argparse.ArgumentParser:
         help="name servers, HOST:PORT[;HOST:PORT...] (default: $NAMESRV_ADDR)",
     )
     parser.add_argument("--cluster", default=DEFAULT_CLUSTER, help=f"cluster name (default {DEFAULT_CLUSTER})")
-    parser.add_argument("--flush", choices=("sync", "async"), default="async", help="disk flush: sync (group commit) or async (default)")
-    parser.add_argument("--auto-create-topic", action="store_true", help="create unknown topics on first send (RocketMQ's TBW102 template)")
-    parser.add_argument("--enable-property-filter", action="store_true",
-                        help="serve SQL92 subscriptions (MessageSelector.bySql) [enablePropertyFilter] (default off, as RocketMQ)")
-    parser.add_argument("--commitlog-file-size", type=int, default=None, metavar="BYTES", help="commit log segment size (default 1 GiB)")
-    parser.add_argument("--consume-queue-units-per-file", type=int, default=None, metavar="N",
-                        help="units (20 bytes each) per consume queue file [mappedFileSizeConsumeQueue / 20] (default 300000)")
-    parser.add_argument("--max-index-hash-slots", type=int, default=None, metavar="N",
-                        help="hash slots per index file [maxHashSlotNum] (default 5000000)")
-    parser.add_argument("--max-index-count", type=int, default=None, metavar="N",
-                        help="items per index file [maxIndexNum] (default 20000000)")
-    parser.add_argument("--register-interval", type=float, default=30.0, metavar="SECONDS",
-                        help="seconds between registrations with the name servers (default 30, as RocketMQ)")
-    parser.add_argument("--broker-id", type=int, default=None, help="0 = master (default), >= 1 = a slave (needs --role SLAVE)")
-    parser.add_argument("--role", choices=("ASYNC_MASTER", "SYNC_MASTER", "SLAVE"), default=None,
-                        help="brokerRole (default ASYNC_MASTER; SLAVE when --broker-id >= 1)")
-    parser.add_argument("--grpc-port", type=int, default=None, metavar="PORT",
-                        help="serve RocketMQ 5.x gRPC clients on this port too (0 = any free port; default: off)")
+    parser.add_argument(
+        "--flush", choices=("sync", "async"), default="async", help="disk flush: sync (group commit) or async (default)"
+    )
+    parser.add_argument(
+        "--auto-create-topic",
+        action="store_true",
+        help="create unknown topics on first send (RocketMQ's TBW102 template)",
+    )
+    parser.add_argument(
+        "--enable-property-filter",
+        action="store_true",
+        help="serve SQL92 subscriptions (MessageSelector.bySql) [enablePropertyFilter] (default off, as RocketMQ)",
+    )
+    parser.add_argument(
+        "--commitlog-file-size", type=int, default=None, metavar="BYTES", help="commit log segment size (default 1 GiB)"
+    )
+    parser.add_argument(
+        "--consume-queue-units-per-file",
+        type=int,
+        default=None,
+        metavar="N",
+        help="units (20 bytes each) per consume queue file [mappedFileSizeConsumeQueue / 20] (default 300000)",
+    )
+    parser.add_argument(
+        "--max-index-hash-slots",
+        type=int,
+        default=None,
+        metavar="N",
+        help="hash slots per index file [maxHashSlotNum] (default 5000000)",
+    )
+    parser.add_argument(
+        "--max-index-count",
+        type=int,
+        default=None,
+        metavar="N",
+        help="items per index file [maxIndexNum] (default 20000000)",
+    )
+    parser.add_argument(
+        "--register-interval",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="seconds between registrations with the name servers (default 30, as RocketMQ)",
+    )
+    parser.add_argument(
+        "--broker-id", type=int, default=None, help="0 = master (default), >= 1 = a slave (needs --role SLAVE)"
+    )
+    parser.add_argument(
+        "--role",
+        choices=("ASYNC_MASTER", "SYNC_MASTER", "SLAVE"),
+        default=None,
+        help="brokerRole (default ASYNC_MASTER; SLAVE when --broker-id >= 1)",
+    )
+    parser.add_argument(
+        "--grpc-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="serve RocketMQ 5.x gRPC clients on this port too (0 = any free port; default: off)",
+    )
     parser.add_argument("--ha-port", type=int, default=None, help="HA listen port (default: --port + 1)")
-    parser.add_argument("--master-ha-addr", default=None, metavar="HOST:PORT",
-                        help="a slave's master HA address (default: learned from the name servers)")
-    parser.add_argument("--sync-flush-timeout-ms", type=int, default=None, metavar="MS",
-                        help="syncFlushTimeout: how long a SYNC_FLUSH put or a SYNC_MASTER send waits (default 5000)")
-    parser.add_argument("--slave-sync-interval", type=float, default=None, metavar="SECONDS",
-                        help="a slave's copy of topics, groups and offsets from its master (default 10, as RocketMQ)")
+    parser.add_argument(
+        "--master-ha-addr",
+        default=None,
+        metavar="HOST:PORT",
+        help="a slave's master HA address (default: learned from the name servers)",
+    )
+    parser.add_argument(
+        "--sync-flush-timeout-ms",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="syncFlushTimeout: how long a SYNC_FLUSH put or a SYNC_MASTER send waits (default 5000)",
+    )
+    parser.add_argument(
+        "--slave-sync-interval",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="a slave's copy of topics, groups and offsets from its master (default 10, as RocketMQ)",
+    )
     add_retention_arguments(parser)
     add_acl_arguments(parser)
-    parser.add_argument("--acl-access-key", default=None, metavar="KEY",
-                        help="account the broker signs its requests to name servers and its master with "
-                             "(default: the ACL file's first admin account)")
+    parser.add_argument(
+        "--acl-access-key",
+        default=None,
+        metavar="KEY",
+        help="account the broker signs its requests to name servers and its master with "
+        "(default: the ACL file's first admin account)",
+    )
     parser.add_argument("--acl-secret-key", default=None, metavar="SECRET", help="that account's secret key")
     add_limit_arguments(parser)
     add_tls_arguments(parser)
     add_metrics_arguments(parser)
-    parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="log level (default INFO)")
+    parser.add_argument(
+        "--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="log level (default INFO)"
+    )
     return parser
 
 

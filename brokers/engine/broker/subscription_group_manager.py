@@ -11,6 +11,7 @@ the admin protocol still creates groups past it). Changes are written by a
 :class:`~brokers.engine.broker.config_flusher.ConfigFlusher`: coalesced over ``flush_delay_s`` and
 stored in a thread, so a burst of auto-created groups costs one fsync, off the event loop.
 """
+
 from __future__ import annotations
 
 import logging
@@ -34,9 +35,19 @@ log = logging.getLogger("brokers.engine.broker")
 SUBSCRIPTION_GROUP_FILE = "subscriptionGroup.json"
 # (version before, version after, configs written by name, names deleted): one change, for the slaves
 DeltaListener = Callable[[DataVersion, DataVersion, dict[str, dict], list[str]], None]
+
+
 class SubscriptionGroupManager:
-    def __init__(self, config_dir: Path, clock: Clock, *, auto_create: bool = True, max_groups: int | None = None,
-                 flush_delay_s: float = 0.1, file_io: FileIO = OS_FILE_IO) -> None:
+    def __init__(
+        self,
+        config_dir: Path,
+        clock: Clock,
+        *,
+        auto_create: bool = True,
+        max_groups: int | None = None,
+        flush_delay_s: float = 0.1,
+        file_io: FileIO = OS_FILE_IO,
+    ) -> None:
         self.file_io = file_io
         self.path = Path(config_dir) / SUBSCRIPTION_GROUP_FILE
         self.clock = clock
@@ -91,7 +102,11 @@ class SubscriptionGroupManager:
                 now = self.clock.monotonic()
                 if now - self._refused_at >= 10.0:
                     self._refused_at = now
-                    log.warning("limit subscription-groups: %d groups exist; group %s not auto-created", len(self.subscription_group_table), group)
+                    log.warning(
+                        "limit subscription-groups: %d groups exist; group %s not auto-created",
+                        len(self.subscription_group_table),
+                        group,
+                    )
                 return None
             cfg = SubscriptionGroupConfig(group)
             self.subscription_group_table[group] = cfg
@@ -118,5 +133,9 @@ class SubscriptionGroupManager:
         self.data_version.next_version(self.clock)
         self.flusher.request()
         for delta in self.delta_listeners:
-            delta(previous, self.data_version.copy(), {cfg.group_name: cfg.to_json()} if cfg is not None else {},
-                  [deleted] if deleted is not None else [])
+            delta(
+                previous,
+                self.data_version.copy(),
+                {cfg.group_name: cfg.to_json()} if cfg is not None else {},
+                [deleted] if deleted is not None else [],
+            )

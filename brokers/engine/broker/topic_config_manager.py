@@ -18,6 +18,7 @@ auto-created its topic goes on to the store, which answers for itself), and the 
 :meth:`TopicConfigManager.retry_persist` every few seconds until the file is written (and writes
 it at a clean stop). The old file stays whole meanwhile (``write_json_atomic``).
 """
+
 from __future__ import annotations
 
 import logging
@@ -39,7 +40,12 @@ from brokers.engine.common.constants import (
 )
 from brokers.engine.common.perm import PERM_INHERIT, PERM_READ, PERM_RW, PERM_WRITE, is_inherited
 from brokers.engine.common.topic_config import InvalidTopicConfigError, TopicConfig
-from brokers.engine.common.topic_validator import InvalidNameError, broker_system_topics, is_system_topic, validate_topic
+from brokers.engine.common.topic_validator import (
+    InvalidNameError,
+    broker_system_topics,
+    is_system_topic,
+    validate_topic,
+)
 
 log = logging.getLogger("brokers.engine.broker")
 
@@ -89,7 +95,9 @@ class TopicConfigManager:
                 self.topic_config_table[AUTO_CREATE_TOPIC_KEY_TOPIC] = self._auto_create_template()
         elif template is not None and is_inherited(template.perm):
             # A leftover template must not invite producers to auto-create (§7.6).
-            self.topic_config_table[AUTO_CREATE_TOPIC_KEY_TOPIC] = template.with_changes(perm=template.perm & ~PERM_INHERIT)
+            self.topic_config_table[AUTO_CREATE_TOPIC_KEY_TOPIC] = template.with_changes(
+                perm=template.perm & ~PERM_INHERIT
+            )
         self.data_version.next_version(self.clock)
         self._persist_or_retry_later()
 
@@ -126,7 +134,9 @@ class TopicConfigManager:
             self.persist()
         except OSError as exc:
             if not self.persist_pending:
-                log.error("writing %s failed: %s; the topic table stays in memory and the write is retried", self.path, exc)
+                log.error(
+                    "writing %s failed: %s; the topic table stays in memory and the write is retried", self.path, exc
+                )
             self.persist_pending = True
 
     def retry_persist(self) -> bool:
@@ -163,8 +173,12 @@ class TopicConfigManager:
         self.data_version.next_version(self.clock)
         self._persist_or_retry_later()
         for delta in self.delta_listeners:
-            delta(previous, self.data_version.copy(), {tc.topic_name: tc.to_json()} if tc is not None else {},
-                  [deleted] if deleted is not None else [])
+            delta(
+                previous,
+                self.data_version.copy(),
+                {tc.topic_name: tc.to_json()} if tc is not None else {},
+                [deleted] if deleted is not None else [],
+            )
         if notify:
             for listener in self._listeners:
                 try:

@@ -38,6 +38,7 @@ DefaultLitePullConsumer), exported here::
   and orderly, ConsumeCounters), ``send_back`` (retry and DLQ), ``listener`` (ReceivedMessage,
   ConsumeConcurrentlyStatus, ConsumeOrderlyStatus).
 """
+
 from __future__ import annotations
 
 from brokers.engine.client.allocation import AllocateMessageQueueAveragely, AllocateMessageQueueStrategy
@@ -54,9 +55,21 @@ from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
 
 __all__ = [
-    "AllocateMessageQueueAveragely", "AllocateMessageQueueStrategy", "ClientConfig", "ConsumeConcurrentlyStatus",
+    "AllocateMessageQueueAveragely",
+    "AllocateMessageQueueStrategy",
+    "ClientConfig",
+    "ConsumeConcurrentlyStatus",
     "ConsumeOrderlyStatus",
-    "ConsumerConfig", "Message", "MessageQueue", "Producer", "ProducerConfig", "PullConsumer", "PushConsumer", "ReceivedMessage",
-    "SendResult", "SendStatus", "select_message_queue_by_hash",
+    "ConsumerConfig",
+    "Message",
+    "MessageQueue",
+    "Producer",
+    "ProducerConfig",
+    "PullConsumer",
+    "PushConsumer",
+    "ReceivedMessage",
+    "SendResult",
+    "SendStatus",
+    "select_message_queue_by_hash",
 ]
 __all__ += ["AsyncProducer", "AsyncPushConsumer", "ConsumeConcurrentlyContext"]  # asyncio, on the caller's loop

@@ -22,6 +22,7 @@ the tolerant fastjson reader (:mod:`brokers.engine.client.admin_bodies`).
 This module also re-exports the names of those modules that were defined here before the split,
 so ``from brokers.engine.client.admin import ...`` keeps working.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -75,11 +76,34 @@ from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = [
-    "AdminPlans", "AsyncDriver", "BlockingDriver", "BlockingMQAdminClient", "BrokerData", "BrokerInfo", "Call",
-    "ClusterInfo", "ConsumeStats", "ConsumeStatus", "Connection", "ConsumerConnection",
-    "ConsumerRunningInfo", "Fanout", "MQAdminClient", "MQBrokerError", "MQClientError",
-    "OffsetWrapper", "Plan", "ProcessQueueInfo", "ProducerConnection", "QueueData", "Reply",
-    "SubscriptionData", "TopicOffset", "TopicRouteData", "TopicStats", "parse_namesrv_addrs",
+    "AdminPlans",
+    "AsyncDriver",
+    "BlockingDriver",
+    "BlockingMQAdminClient",
+    "BrokerData",
+    "BrokerInfo",
+    "Call",
+    "ClusterInfo",
+    "ConsumeStats",
+    "ConsumeStatus",
+    "Connection",
+    "ConsumerConnection",
+    "ConsumerRunningInfo",
+    "Fanout",
+    "MQAdminClient",
+    "MQBrokerError",
+    "MQClientError",
+    "OffsetWrapper",
+    "Plan",
+    "ProcessQueueInfo",
+    "ProducerConnection",
+    "QueueData",
+    "Reply",
+    "SubscriptionData",
+    "TopicOffset",
+    "TopicRouteData",
+    "TopicStats",
+    "parse_namesrv_addrs",
 ]
 
 
@@ -107,9 +131,19 @@ class MQAdminClient(_AdminBase):
     Use it from tasks of one event loop; close it with ``await admin.close()``.
     """
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S, *, remoting: RemotingClient | None = None,
-                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
-        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls)
+    def __init__(
+        self,
+        namesrv_addrs: str | Iterable[str],
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        *,
+        remoting: RemotingClient | None = None,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        tls: TlsConfig | None = None,
+    ) -> None:
+        self.driver = AsyncDriver(
+            namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls
+        )
         self.plans = AdminPlans(self.driver.namesrv_addrs)
 
     async def close(self) -> None:
@@ -146,10 +180,19 @@ class MQAdminClient(_AdminBase):
 class BlockingMQAdminClient(_AdminBase):
     """Thread-safe blocking admin client for Django and Celery; same operations as MQAdminClient."""
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S, *,
-                 remoting: BlockingRemotingClient | None = None, access_key: str | None = None, secret_key: str | None = None,
-                 tls: TlsConfig | None = None) -> None:
-        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls)
+    def __init__(
+        self,
+        namesrv_addrs: str | Iterable[str],
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        *,
+        remoting: BlockingRemotingClient | None = None,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        tls: TlsConfig | None = None,
+    ) -> None:
+        self.driver = BlockingDriver(
+            namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls
+        )
         self.plans = AdminPlans(self.driver.namesrv_addrs)
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ which an Apache broker answers REQUEST_CODE_NOT_SUPPORTED (:class:`AclListingNot
 A refused change raises MQBrokerError with the broker's code (209, 210, 211; NO_PERMISSION 16 for a
 broker without an ACL file or a key that is not an admin's) and its remark, which names the field.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,18 @@ from brokers.engine.client.errors import MQBrokerError
 from brokers.engine.client.plan import Call, Plan, check
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 
-__all__ = ["AccessConfigChange", "AclAccount", "AclListing", "AclListingNotSupported", "AclVersionInfo",
-           "create_and_update_access_config", "delete_access_config", "get_acl_accounts", "get_broker_cluster_acl_info",
-           "update_global_white_addrs_config"]
+__all__ = [
+    "AccessConfigChange",
+    "AclAccount",
+    "AclListing",
+    "AclListingNotSupported",
+    "AclVersionInfo",
+    "create_and_update_access_config",
+    "delete_access_config",
+    "get_acl_accounts",
+    "get_broker_cluster_acl_info",
+    "update_global_white_addrs_config",
+]
 
 
 class AclListingNotSupported(MQBrokerError):
@@ -31,8 +41,10 @@ class AclListingNotSupported(MQBrokerError):
 
     def _describe(self) -> str:
         where = f"broker {self.addr}" if self.addr else "the broker"
-        return (f"{where} does not list its ACL accounts (GANTRY_GET_ACL_ACCOUNTS, request code "
-                f"{RequestCode.GANTRY_GET_ACL_ACCOUNTS}): an Apache RocketMQ broker or an older Gantry one")
+        return (
+            f"{where} does not list its ACL accounts (GANTRY_GET_ACL_ACCOUNTS, request code "
+            f"{RequestCode.GANTRY_GET_ACL_ACCOUNTS}): an Apache RocketMQ broker or an older Gantry one"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +95,29 @@ def parse_acl_accounts(body: bytes) -> AclListing:
     obj = load_object(body)
     version = obj.get("dataVersion") if isinstance(obj.get("dataVersion"), dict) else {}
     accounts = tuple(
-        AclAccount(access_key=str(a.get("accessKey", "")), white_remote_address=str(a.get("whiteRemoteAddress") or ""),
-                   admin=a.get("admin") is True, default_topic_perm=str(a.get("defaultTopicPerm") or "DENY"),
-                   default_group_perm=str(a.get("defaultGroupPerm") or "DENY"),
-                   topic_perms=_strs(a.get("topicPerms")), group_perms=_strs(a.get("groupPerms")))
-        for a in (obj.get("accounts") or []) if isinstance(a, dict)
+        AclAccount(
+            access_key=str(a.get("accessKey", "")),
+            white_remote_address=str(a.get("whiteRemoteAddress") or ""),
+            admin=a.get("admin") is True,
+            default_topic_perm=str(a.get("defaultTopicPerm") or "DENY"),
+            default_group_perm=str(a.get("defaultGroupPerm") or "DENY"),
+            topic_perms=_strs(a.get("topicPerms")),
+            group_perms=_strs(a.get("groupPerms")),
+        )
+        for a in (obj.get("accounts") or [])
+        if isinstance(a, dict)
     )
-    return AclListing(broker_name=str(obj.get("brokerName", "")), broker_addr=str(obj.get("brokerAddr", "")),
-                       cluster_name=str(obj.get("clusterName", "")), acl_file=str(obj.get("aclFile", "")),
-                       counter=int(version.get("counter") or 0), timestamp=int(version.get("timestamp") or 0),
-                       reload_error=str(obj.get("reloadError") or ""),
-                       global_white_remote_addresses=_strs(obj.get("globalWhiteRemoteAddresses")), accounts=accounts)
+    return AclListing(
+        broker_name=str(obj.get("brokerName", "")),
+        broker_addr=str(obj.get("brokerAddr", "")),
+        cluster_name=str(obj.get("clusterName", "")),
+        acl_file=str(obj.get("aclFile", "")),
+        counter=int(version.get("counter") or 0),
+        timestamp=int(version.get("timestamp") or 0),
+        reload_error=str(obj.get("reloadError") or ""),
+        global_white_remote_addresses=_strs(obj.get("globalWhiteRemoteAddresses")),
+        accounts=accounts,
+    )
 
 
 def create_and_update_access_config(addr: str, change: AccessConfigChange) -> Plan[None]:
@@ -108,7 +132,9 @@ def delete_access_config(addr: str, access_key: str) -> Plan[None]:
     check((yield Call(code, {"accessKey": access_key}, addr=addr)), request_code=code)
 
 
-def update_global_white_addrs_config(addr: str, global_white_addrs: str, acl_file_full_path: str | None = None) -> Plan[None]:
+def update_global_white_addrs_config(
+    addr: str, global_white_addrs: str, acl_file_full_path: str | None = None
+) -> Plan[None]:
     """UPDATE_GLOBAL_WHITE_ADDRS_CONFIG (53): ``global_white_addrs`` comma-separated ("" clears them)."""
     code = RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG
     ext = {"globalWhiteAddrs": global_white_addrs}
@@ -127,9 +153,14 @@ def get_broker_cluster_acl_info(addr: str) -> Plan[AclVersionInfo]:
         files = json.loads(ext.get("allAclFileVersion") or "{}")
     except ValueError:
         version, files = {}, {}
-    return AclVersionInfo(broker_name=ext.get("brokerName", ""), broker_addr=ext.get("brokerAddr", ""),
-                          cluster_name=ext.get("clusterName", ""), counter=int(version.get("counter") or 0),
-                          timestamp=int(version.get("timestamp") or 0), all_acl_file_version=files if isinstance(files, dict) else {})
+    return AclVersionInfo(
+        broker_name=ext.get("brokerName", ""),
+        broker_addr=ext.get("brokerAddr", ""),
+        cluster_name=ext.get("clusterName", ""),
+        counter=int(version.get("counter") or 0),
+        timestamp=int(version.get("timestamp") or 0),
+        all_acl_file_version=files if isinstance(files, dict) else {},
+    )
 
 
 def get_acl_accounts(addr: str) -> Plan[AclListing]:

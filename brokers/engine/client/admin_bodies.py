@@ -6,6 +6,7 @@ objects as map keys, which :func:`message_queue_from_key` turns back into Messag
 here: decoding offset message ids, inflating zlib bodies of fetched messages, and re-checking
 the hash hits of a key query.
 """
+
 from __future__ import annotations
 
 import zlib
@@ -30,10 +31,24 @@ from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_config import TopicConfig
 
 __all__ = [
-    "as_dict", "decode_offset_msg_id", "inflate_bodies", "key_matches", "load_object", "message_queue_from_key",
-    "parse_broker_data", "parse_cluster_info", "parse_connections", "parse_consumer_running_info", "parse_group_list",
-    "parse_kv_table", "parse_notified_client_ids", "parse_offset_table", "parse_subscription_table",
-    "parse_topic_config_table", "parse_topic_list", "parse_topic_route",
+    "as_dict",
+    "decode_offset_msg_id",
+    "inflate_bodies",
+    "key_matches",
+    "load_object",
+    "message_queue_from_key",
+    "parse_broker_data",
+    "parse_cluster_info",
+    "parse_connections",
+    "parse_consumer_running_info",
+    "parse_group_list",
+    "parse_kv_table",
+    "parse_notified_client_ids",
+    "parse_offset_table",
+    "parse_subscription_table",
+    "parse_topic_config_table",
+    "parse_topic_list",
+    "parse_topic_route",
 ]
 
 _COMPRESSION_TYPE_MASK = 0x700  # message sysFlag bits 8-10
@@ -77,7 +92,9 @@ def parse_broker_data(data: dict) -> BrokerData:
 def parse_cluster_info(body: bytes) -> ClusterInfo:
     obj = load_object(body)
     datas = {str(name): parse_broker_data(as_dict(bd)) for name, bd in as_dict(obj.get("brokerAddrTable")).items()}
-    clusters = {str(c): tuple(sorted(str(n) for n in names or ())) for c, names in as_dict(obj.get("clusterAddrTable")).items()}
+    clusters = {
+        str(c): tuple(sorted(str(n) for n in names or ())) for c, names in as_dict(obj.get("clusterAddrTable")).items()
+    }
     brokers = []
     for name, data in datas.items():
         cluster = data.cluster or next((c for c, names in clusters.items() if name in names), "")
@@ -90,14 +107,13 @@ def parse_topic_route(topic: str, body: bytes) -> TopicRouteData:
     obj = load_object(body)
     queue_datas = tuple(
         sorted(
-            (
-                QueueData.from_json(q)
-                for q in map(as_dict, obj.get("queueDatas") or ())
-            ),
+            (QueueData.from_json(q) for q in map(as_dict, obj.get("queueDatas") or ())),
             key=lambda q: q.broker_name,
         )
     )
-    broker_datas = tuple(sorted((parse_broker_data(as_dict(b)) for b in obj.get("brokerDatas") or ()), key=lambda b: b.broker_name))
+    broker_datas = tuple(
+        sorted((parse_broker_data(as_dict(b)) for b in obj.get("brokerDatas") or ()), key=lambda b: b.broker_name)
+    )
     filters = {str(k): tuple(str(a) for a in v or ()) for k, v in as_dict(obj.get("filterServerTable")).items()}
     order = obj.get("orderTopicConf")
     return TopicRouteData(topic, queue_datas, broker_datas, str(order) if order else None, filters)
@@ -121,7 +137,9 @@ def parse_group_list(body: bytes) -> list[str]:
 def parse_offset_table(body: bytes) -> dict[MessageQueue, int]:
     """Queue -> offset of a body ``{"offsetTable": {<MessageQueue>: offset}}`` (ResetOffsetBody,
     the answer of INVOKE_BROKER_TO_RESET_OFFSET)."""
-    return {message_queue_from_key(key): int(value) for key, value in as_dict(load_object(body).get("offsetTable")).items()}
+    return {
+        message_queue_from_key(key): int(value) for key, value in as_dict(load_object(body).get("offsetTable")).items()
+    }
 
 
 def parse_notified_client_ids(body: bytes) -> tuple[str, ...]:
@@ -139,7 +157,12 @@ def parse_subscription_table(obj: dict) -> dict[str, SubscriptionData]:
 
 def parse_connections(obj: dict) -> tuple[Connection, ...]:
     conns = (
-        Connection(str(c.get("clientId", "")), str(c.get("clientAddr", "")), str(c.get("language", "")), int(c.get("version", 0) or 0))
+        Connection(
+            str(c.get("clientId", "")),
+            str(c.get("clientAddr", "")),
+            str(c.get("language", "")),
+            int(c.get("version", 0) or 0),
+        )
         for c in map(as_dict, obj.get("connectionSet") or ())
     )
     return tuple(sorted(conns, key=lambda c: (c.client_id, c.client_addr)))
@@ -187,7 +210,9 @@ def decode_offset_msg_id(msg_id: str) -> tuple[str, int]:
     port = int(addr.rpartition(":")[2])
     if not 0 < port < 65536 or offset < 0:
         # A UNIQ_KEY has the same length; its bytes decode to a port or offset out of range.
-        raise MQClientError(CLIENT_ERROR, f"{msg_id!r} is not an offset message id (it decodes to {addr}, offset {offset})")
+        raise MQClientError(
+            CLIENT_ERROR, f"{msg_id!r} is not an offset message id (it decodes to {addr}, offset {offset})"
+        )
     return addr, offset
 
 
@@ -197,7 +222,10 @@ def inflate_bodies(messages: list[MessageExt]) -> list[MessageExt]:
     LZ4 and ZSTD bodies (4.9.4+ Java producers, on request only) are left as stored.
     """
     for msg in messages:
-        if msg.sys_flag & message_codec.COMPRESSED_FLAG and msg.sys_flag & _COMPRESSION_TYPE_MASK in (0, _COMPRESSION_ZLIB):
+        if msg.sys_flag & message_codec.COMPRESSED_FLAG and msg.sys_flag & _COMPRESSION_TYPE_MASK in (
+            0,
+            _COMPRESSION_ZLIB,
+        ):
             try:
                 msg.body = zlib.decompress(msg.body)
             except zlib.error:

@@ -14,6 +14,7 @@ does not consume the group by push answers SYSTEM_ERROR ("The Consumer Group <g>
 consumer"); the broker answers SYSTEM_ERROR for a client it does not know and CONSUME_MSG_TIMEOUT when the
 client does not answer in time.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,7 +24,12 @@ from brokers.engine.client.plan import Call, Plan, check
 from brokers.engine.common.topic_validator import validate_group
 from brokers.engine.remoting.codes import RequestCode
 
-__all__ = ["CONSUME_RESULTS", "ConsumeMessageDirectlyResult", "consume_message_directly", "parse_consume_message_directly_result"]
+__all__ = [
+    "CONSUME_RESULTS",
+    "ConsumeMessageDirectlyResult",
+    "consume_message_directly",
+    "parse_consume_message_directly_result",
+]
 
 CONSUME_RESULTS = ("CR_SUCCESS", "CR_LATER", "CR_ROLLBACK", "CR_COMMIT", "CR_THROW_EXCEPTION", "CR_RETURN_NULL")
 TIMEOUT_S = 12.0  # the broker waits up to 10 s for the client (client_forward_timeout_s)
@@ -45,12 +51,17 @@ class ConsumeMessageDirectlyResult:
 def parse_consume_message_directly_result(body: bytes | None) -> ConsumeMessageDirectlyResult:
     data = load_object(body or b"{}")
     return ConsumeMessageDirectlyResult(
-        consume_result=str(data.get("consumeResult") or ""), remark=str(data.get("remark") or ""),
-        spent_ms=int(data.get("spentTimeMills") or 0), order=bool(data.get("order")), auto_commit=bool(data.get("autoCommit", True)))
+        consume_result=str(data.get("consumeResult") or ""),
+        remark=str(data.get("remark") or ""),
+        spent_ms=int(data.get("spentTimeMills") or 0),
+        order=bool(data.get("order")),
+        auto_commit=bool(data.get("autoCommit", True)),
+    )
 
 
-def consume_message_directly(addr: str, group: str, client_id: str, msg_id: str, *, topic: str = "",
-                             broker_name: str = "") -> Plan[ConsumeMessageDirectlyResult]:
+def consume_message_directly(
+    addr: str, group: str, client_id: str, msg_id: str, *, topic: str = "", broker_name: str = ""
+) -> Plan[ConsumeMessageDirectlyResult]:
     """Ask the broker at ``addr`` (which stores ``msg_id``) to have ``client_id`` of ``group`` consume it."""
     validate_group(group)
     ext = {"consumerGroup": group, "clientId": client_id, "msgId": msg_id}

@@ -20,6 +20,7 @@ hold no quote, brace, comma or colon, so a regular expression reads them exactly
 faster than the tolerant reader (:mod:`brokers.engine.common.json_compat`), which stays the
 fallback for anything else.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,16 @@ from dataclasses import dataclass, field
 from brokers.engine.client.admin_bodies import as_dict, load_object, message_queue_from_key
 
 __all__ = [
-    "BrokerGroupSurvey", "GroupConfig", "backlog_since", "consume_delay_s", "merge_backlog_since", "parse_connections_by_group", "parse_consume_stats_list",
-    "parse_consumer_offset_table", "parse_subscription_group_table", "parse_topic_max_offsets",
+    "BrokerGroupSurvey",
+    "GroupConfig",
+    "backlog_since",
+    "consume_delay_s",
+    "merge_backlog_since",
+    "parse_connections_by_group",
+    "parse_consume_stats_list",
+    "parse_consumer_offset_table",
+    "parse_subscription_group_table",
+    "parse_topic_max_offsets",
 ]
 
 
@@ -147,8 +156,10 @@ def parse_topic_max_offsets(body: bytes) -> dict[int, int]:
     found = {int(q): int(o) for q, o in _QUEUE_MAX.findall(body)}
     if found or b"maxOffset" not in body:
         return found
-    return {message_queue_from_key(k).queue_id: int(as_dict(v).get("maxOffset", 0))
-            for k, v in as_dict(load_object(body).get("offsetTable")).items()}
+    return {
+        message_queue_from_key(k).queue_id: int(as_dict(v).get("maxOffset", 0))
+        for k, v in as_dict(load_object(body).get("offsetTable")).items()
+    }
 
 
 # The fast path turns each inline MessageQueue key, as fastjson and json_compat write it (fields
@@ -208,8 +219,16 @@ def parse_consume_stats_list(addr: str, body: bytes) -> BrokerGroupSurvey:
             merged = merge_backlog_since((since.get(group), backlog_since(stamps)))
             if merged is not None:
                 since[group] = merged
-    return BrokerGroupSurvey(addr, {g: GroupConfig(g) for g in lag}, offsets, lag, tps, "GET_BROKER_CONSUME_STATS",
-                             topic_lag=topic_lag, backlog_since=since)
+    return BrokerGroupSurvey(
+        addr,
+        {g: GroupConfig(g) for g in lag},
+        offsets,
+        lag,
+        tps,
+        "GET_BROKER_CONSUME_STATS",
+        topic_lag=topic_lag,
+        backlog_since=since,
+    )
 
 
 def parse_connections_by_group(body: bytes) -> dict[str, dict]:

@@ -6,6 +6,7 @@ does I/O itself, so :class:`~brokers.engine.client.admin.MQAdminClient` (asyncio
 names and topic configs are refused before any request leaves, with InvalidNameError /
 InvalidTopicConfigError (ValueError); a non-success answer raises MQBrokerError.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -67,23 +68,34 @@ class AdminPlans:
 
     def examine_broker_cluster_info(self) -> Plan[ClusterInfo]:
         """Return clusters, broker names and broker addresses as the name server holds them."""
-        reply = check((yield Call(RequestCode.GET_BROKER_CLUSTER_INFO)), request_code=RequestCode.GET_BROKER_CLUSTER_INFO)
+        reply = check(
+            (yield Call(RequestCode.GET_BROKER_CLUSTER_INFO)), request_code=RequestCode.GET_BROKER_CLUSTER_INFO
+        )
         return parse_cluster_info(reply.body)
 
     def get_all_topic_list(self) -> Plan[list[str]]:
         """Return every topic the name server routes (system, retry and DLQ topics included), sorted."""
-        reply = check((yield Call(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)), request_code=RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
+        reply = check(
+            (yield Call(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)),
+            request_code=RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER,
+        )
         return parse_topic_list(reply.body)
 
     def get_topics_by_cluster(self, cluster: str) -> Plan[list[str]]:
         """Return the topics with queues on any broker of ``cluster``, sorted."""
-        reply = check((yield Call(RequestCode.GET_TOPICS_BY_CLUSTER, {"cluster": cluster})), request_code=RequestCode.GET_TOPICS_BY_CLUSTER)
+        reply = check(
+            (yield Call(RequestCode.GET_TOPICS_BY_CLUSTER, {"cluster": cluster})),
+            request_code=RequestCode.GET_TOPICS_BY_CLUSTER,
+        )
         return parse_topic_list(reply.body)
 
     def examine_topic_route_info(self, topic: str) -> Plan[TopicRouteData]:
         """Return the topic's route; MQBrokerError TOPIC_NOT_EXIST when the name server has none."""
         validate_topic(topic)
-        reply = check((yield Call(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})), request_code=RequestCode.GET_ROUTEINFO_BY_TOPIC)
+        reply = check(
+            (yield Call(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})),
+            request_code=RequestCode.GET_ROUTEINFO_BY_TOPIC,
+        )
         return parse_topic_route(topic, reply.body)
 
     def _route_or_none(self, topic: str) -> Plan[TopicRouteData | None]:
@@ -115,32 +127,46 @@ class AdminPlans:
         if not chosen:
             info = yield from self.examine_broker_cluster_info()
             chosen.update((a, True) for a in info.master_addrs())
-            others.update((a, False) for _name, members in sorted(info.slaves().items()) for _id, a in sorted(members.items()))
+            others.update(
+                (a, False) for _name, members in sorted(info.slaves().items()) for _id, a in sorted(members.items())
+            )
         return {**chosen, **{a: False for a in others if a not in chosen}}
 
     # broker reads
 
     def get_broker_runtime_info(self, addr: str) -> Plan[dict[str, str]]:
         """Return the broker's runtime figures (GET_BROKER_RUNTIME_INFO KV table)."""
-        reply = check((yield Call(RequestCode.GET_BROKER_RUNTIME_INFO, addr=addr)), request_code=RequestCode.GET_BROKER_RUNTIME_INFO)
+        reply = check(
+            (yield Call(RequestCode.GET_BROKER_RUNTIME_INFO, addr=addr)),
+            request_code=RequestCode.GET_BROKER_RUNTIME_INFO,
+        )
         return parse_kv_table(reply.body)
 
     def get_all_topic_config(self, broker_addr: str) -> Plan[dict[str, TopicConfig]]:
         """Return the broker's topic configs by topic name (its topics.json content)."""
-        reply = check((yield Call(RequestCode.GET_ALL_TOPIC_CONFIG, addr=broker_addr)), request_code=RequestCode.GET_ALL_TOPIC_CONFIG)
+        reply = check(
+            (yield Call(RequestCode.GET_ALL_TOPIC_CONFIG, addr=broker_addr)),
+            request_code=RequestCode.GET_ALL_TOPIC_CONFIG,
+        )
         return parse_topic_config_table(reply.body)
 
     def examine_topic_stats(self, topic: str) -> Plan[TopicStats]:
         """Return min/max offset and last update time of every queue of the topic on every broker of its route."""
         route = yield from self.examine_topic_route_info(topic)
-        calls = tuple(Call(RequestCode.GET_TOPIC_STATS_INFO, {"topic": topic}, addr=a) for a in (b.select_broker_addr() for b in route.broker_datas) if a)
+        calls = tuple(
+            Call(RequestCode.GET_TOPIC_STATS_INFO, {"topic": topic}, addr=a)
+            for a in (b.select_broker_addr() for b in route.broker_datas)
+            if a
+        )
         replies = yield Fanout(calls)
         first_error(replies, RequestCode.GET_TOPIC_STATS_INFO)
         table: dict[MessageQueue, TopicOffset] = {}
         for reply in replies:
             for key, value in as_dict(load_object(reply.body).get("offsetTable")).items():
                 v = as_dict(value)
-                table[message_queue_from_key(key)] = TopicOffset(int(v.get("minOffset", 0)), int(v.get("maxOffset", 0)), int(v.get("lastUpdateTimestamp", 0)))
+                table[message_queue_from_key(key)] = TopicOffset(
+                    int(v.get("minOffset", 0)), int(v.get("maxOffset", 0)), int(v.get("lastUpdateTimestamp", 0))
+                )
         return TopicStats(topic, dict(sorted(table.items())))
 
     def examine_consume_stats(self, group: str, topic: str | None = None) -> Plan[ConsumeStats]:
@@ -163,7 +189,9 @@ class AdminPlans:
                 v = as_dict(value)
                 mq = message_queue_from_key(key)
                 if topic is None or mq.topic == topic:
-                    table[mq] = OffsetWrapper(int(v.get("brokerOffset", 0)), int(v.get("consumerOffset", 0)), int(v.get("lastTimestamp", 0)))
+                    table[mq] = OffsetWrapper(
+                        int(v.get("brokerOffset", 0)), int(v.get("consumerOffset", 0)), int(v.get("lastTimestamp", 0))
+                    )
         return ConsumeStats(group, topic, dict(sorted(table.items())), tps)
 
     def examine_consumer_connection_info(self, group: str) -> Plan[ConsumerConnection]:
@@ -176,13 +204,22 @@ class AdminPlans:
         validate_group(group)
         brokers = yield from self._group_brokers(group)
         addrs = list(brokers)
-        replies = yield Fanout(tuple(Call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": group}, addr=a) for a in addrs))
+        replies = yield Fanout(
+            tuple(Call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": group}, addr=a) for a in addrs)
+        )
         answered = [r for r in replies if isinstance(r, Reply) and r.code == ResponseCode.SUCCESS]
         if not answered:  # a slave that does not answer does not make an offline group an error
-            errors = [r for a, r in zip(addrs, replies)
-                      if brokers[a] and not (isinstance(r, Reply) and r.code == ResponseCode.CONSUMER_NOT_ONLINE)]
+            errors = [
+                r
+                for a, r in zip(addrs, replies)
+                if brokers[a] and not (isinstance(r, Reply) and r.code == ResponseCode.CONSUMER_NOT_ONLINE)
+            ]
             first_error(errors, RequestCode.GET_CONSUMER_CONNECTION_LIST)
-            raise MQBrokerError(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group [{group}] not online", request_code=RequestCode.GET_CONSUMER_CONNECTION_LIST)
+            raise MQBrokerError(
+                ResponseCode.CONSUMER_NOT_ONLINE,
+                f"the consumer group [{group}] not online",
+                request_code=RequestCode.GET_CONSUMER_CONNECTION_LIST,
+            )
         conns: dict[str, Connection] = {}  # one per client id: a client has a connection to each broker
         subs: dict[str, SubscriptionData] = {}
         consume_type = message_model = from_where = None
@@ -194,14 +231,22 @@ class AdminPlans:
             consume_type = consume_type or obj.get("consumeType")
             message_model = message_model or obj.get("messageModel")
             from_where = from_where or obj.get("consumeFromWhere")
-        return ConsumerConnection(tuple(sorted(conns.values(), key=lambda c: c.client_id)), dict(sorted(subs.items())), consume_type, message_model, from_where)
+        return ConsumerConnection(
+            tuple(sorted(conns.values(), key=lambda c: c.client_id)),
+            dict(sorted(subs.items())),
+            consume_type,
+            message_model,
+            from_where,
+        )
 
     def examine_producer_connection_info(self, group: str, topic: str) -> Plan[ProducerConnection]:
         """Return the producer group's live connections on the brokers of ``topic``."""
         validate_group(group)
         route = yield from self.examine_topic_route_info(topic)
         addrs = [a for a in (b.select_broker_addr() for b in route.broker_datas) if a]
-        replies = yield Fanout(tuple(Call(RequestCode.GET_PRODUCER_CONNECTION_LIST, {"producerGroup": group}, addr=a) for a in addrs))
+        replies = yield Fanout(
+            tuple(Call(RequestCode.GET_PRODUCER_CONNECTION_LIST, {"producerGroup": group}, addr=a) for a in addrs)
+        )
         answered = [r for r in replies if isinstance(r, Reply) and r.code == ResponseCode.SUCCESS]
         if not answered:
             first_error(replies, RequestCode.GET_PRODUCER_CONNECTION_LIST)
@@ -231,10 +276,26 @@ class AdminPlans:
             return parse_consumer_running_info(reply.body)
         raise last or MQClientError(CLIENT_ERROR, f"no broker to ask for consumer group {group}")
 
-    def query_message_by_key(self, topic: str, key: str, max_num: int = 32, begin_ts: int = 0, end_ts: int = MAX_TIMESTAMP, *, unique_key: bool = False) -> Plan[list[MessageExt]]:
+    def query_message_by_key(
+        self,
+        topic: str,
+        key: str,
+        max_num: int = 32,
+        begin_ts: int = 0,
+        end_ts: int = MAX_TIMESTAMP,
+        *,
+        unique_key: bool = False,
+    ) -> Plan[list[MessageExt]]:
         """Return the messages of ``topic`` whose KEYS (or UNIQ_KEY) hold ``key``, from every broker of its route."""
         route = yield from self.examine_topic_route_info(topic)
-        ext = {"topic": topic, "key": key, "maxNum": max_num, "beginTimestamp": begin_ts, "endTimestamp": end_ts, "_UNIQUE_KEY_QUERY": unique_key}
+        ext = {
+            "topic": topic,
+            "key": key,
+            "maxNum": max_num,
+            "beginTimestamp": begin_ts,
+            "endTimestamp": end_ts,
+            "_UNIQUE_KEY_QUERY": unique_key,
+        }
         addrs = [a for a in (b.select_broker_addr() for b in route.broker_datas) if a]
         replies = yield Fanout(tuple(Call(RequestCode.QUERY_MESSAGE, ext, addr=a) for a in addrs))
         first_error(replies, RequestCode.QUERY_MESSAGE, ResponseCode.QUERY_NOT_FOUND)
@@ -249,7 +310,10 @@ class AdminPlans:
     def view_message(self, offset_msg_id: str) -> Plan[MessageExt]:
         """Return the message of an offset message id, asking the store host encoded in the id."""
         addr, offset = decode_offset_msg_id(offset_msg_id)
-        reply = check((yield Call(RequestCode.VIEW_MESSAGE_BY_ID, {"offset": offset}, addr=addr)), request_code=RequestCode.VIEW_MESSAGE_BY_ID)
+        reply = check(
+            (yield Call(RequestCode.VIEW_MESSAGE_BY_ID, {"offset": offset}, addr=addr)),
+            request_code=RequestCode.VIEW_MESSAGE_BY_ID,
+        )
         records = inflate_bodies(message_codec.decode_records(reply.body))
         if not records:
             raise MQBrokerError(ResponseCode.SYSTEM_ERROR, f"empty body for message {offset_msg_id}", addr=addr)
@@ -257,7 +321,9 @@ class AdminPlans:
 
     # writes
 
-    def create_or_update_topic(self, broker_addr: str, config: TopicConfig, attributes: str | None = None) -> Plan[None]:
+    def create_or_update_topic(
+        self, broker_addr: str, config: TopicConfig, attributes: str | None = None
+    ) -> Plan[None]:
         """Create or update the topic on one broker (which re-registers with the name servers).
 
         ``attributes`` is RocketMQ 5's modification text (``+message.type=FIFO,-key``, see
@@ -278,15 +344,23 @@ class AdminPlans:
         if attributes is not None:
             parse_attribute_modification(attributes)  # InvalidAttributeError before anything is sent
             ext["attributes"] = attributes
-        check((yield Call(RequestCode.UPDATE_AND_CREATE_TOPIC, ext, addr=broker_addr)), request_code=RequestCode.UPDATE_AND_CREATE_TOPIC)
+        check(
+            (yield Call(RequestCode.UPDATE_AND_CREATE_TOPIC, ext, addr=broker_addr)),
+            request_code=RequestCode.UPDATE_AND_CREATE_TOPIC,
+        )
 
-    def create_or_update_topic_in_cluster(self, cluster: str, config: TopicConfig, attributes: str | None = None) -> Plan[list[str]]:
+    def create_or_update_topic_in_cluster(
+        self, cluster: str, config: TopicConfig, attributes: str | None = None
+    ) -> Plan[list[str]]:
         """Create or update the topic on every master of ``cluster``; return their addresses."""
         validate_topic(config.topic_name)
         config.validate()
         info = yield from self.examine_broker_cluster_info()
         if cluster not in info.clusters:
-            raise MQClientError(CLIENT_ERROR, f"cluster {cluster!r} is not known to the name server (known: {', '.join(sorted(info.clusters)) or 'none'})")
+            raise MQClientError(
+                CLIENT_ERROR,
+                f"cluster {cluster!r} is not known to the name server (known: {', '.join(sorted(info.clusters)) or 'none'})",
+            )
         addrs = info.master_addrs(cluster)
         if not addrs:
             raise MQClientError(CLIENT_ERROR, f"cluster {cluster!r} has no master broker")
@@ -299,7 +373,12 @@ class AdminPlans:
 
     def put_kv_config(self, namespace: str, key: str, value: str) -> Plan[None]:
         """Store a KV config entry on every name server."""
-        replies = yield Fanout(tuple(Call(RequestCode.PUT_KV_CONFIG, {"namespace": namespace, "key": key, "value": value}, addr=a) for a in self.namesrv_addrs))
+        replies = yield Fanout(
+            tuple(
+                Call(RequestCode.PUT_KV_CONFIG, {"namespace": namespace, "key": key, "value": value}, addr=a)
+                for a in self.namesrv_addrs
+            )
+        )
         first_error(replies, RequestCode.PUT_KV_CONFIG)
 
     def get_kv_config(self, namespace: str, key: str) -> Plan[str | None]:
@@ -309,7 +388,9 @@ class AdminPlans:
             return None
         return check(reply, request_code=RequestCode.GET_KV_CONFIG).ext.get("value")
 
-    def delete_topic(self, topic: str, cluster: str | None = None, broker_addrs: str | Iterable[str] | None = None) -> Plan[list[str]]:
+    def delete_topic(
+        self, topic: str, cluster: str | None = None, broker_addrs: str | Iterable[str] | None = None
+    ) -> Plan[list[str]]:
         """Delete the topic on brokers (those given, the masters of ``cluster``, or those of its route), then on every name server.
 
         Returns the broker addresses it was deleted on.
@@ -330,17 +411,25 @@ class AdminPlans:
         ext: dict[str, object] = {"topic": topic}
         if cluster is not None:
             ext["clusterName"] = cluster
-        replies = yield Fanout(tuple(Call(RequestCode.DELETE_TOPIC_IN_NAMESRV, ext, addr=a) for a in self.namesrv_addrs))
+        replies = yield Fanout(
+            tuple(Call(RequestCode.DELETE_TOPIC_IN_NAMESRV, ext, addr=a) for a in self.namesrv_addrs)
+        )
         if not any(isinstance(r, Reply) and r.code == ResponseCode.SUCCESS for r in replies):
             first_error(replies, RequestCode.DELETE_TOPIC_IN_NAMESRV)
         return addrs
 
     def wipe_write_perm_of_broker(self, namesrv_addr: str, broker_name: str) -> Plan[int]:
         """Clear the WRITE bit of the broker's queue data on one name server; return the topics touched."""
-        reply = check((yield Call(RequestCode.WIPE_WRITE_PERM_OF_BROKER, {"brokerName": broker_name}, addr=namesrv_addr)), request_code=RequestCode.WIPE_WRITE_PERM_OF_BROKER)
+        reply = check(
+            (yield Call(RequestCode.WIPE_WRITE_PERM_OF_BROKER, {"brokerName": broker_name}, addr=namesrv_addr)),
+            request_code=RequestCode.WIPE_WRITE_PERM_OF_BROKER,
+        )
         return int(reply.ext.get("wipeTopicCount", 0) or 0)
 
     def add_write_perm_of_broker(self, namesrv_addr: str, broker_name: str) -> Plan[int]:
         """Give the broker's queue data READ|WRITE on one name server; return the topics touched."""
-        reply = check((yield Call(RequestCode.ADD_WRITE_PERM_OF_BROKER, {"brokerName": broker_name}, addr=namesrv_addr)), request_code=RequestCode.ADD_WRITE_PERM_OF_BROKER)
+        reply = check(
+            (yield Call(RequestCode.ADD_WRITE_PERM_OF_BROKER, {"brokerName": broker_name}, addr=namesrv_addr)),
+            request_code=RequestCode.ADD_WRITE_PERM_OF_BROKER,
+        )
         return int(reply.ext.get("addTopicCount", 0) or 0)

@@ -18,6 +18,7 @@ than promotion) answers REQUEST_CODE_NOT_SUPPORTED: :func:`promote_slave` raises
 :class:`PromotionNotSupported` then, an MQBrokerError whose text says so and what RocketMQ 4.x
 does instead (restart the slave with brokerId 0 and a master role).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,11 +30,22 @@ from brokers.engine.client.plan import Call, Plan
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 
-__all__ = ["PROMOTION_ROLES", "PromotionNotSupported", "PromotionRefusedError", "PromotionResult", "parse_promotion_result",
-           "promote_slave", "promote_slave_async", "promotion_ext", "promotion_result_from_json"]
+__all__ = [
+    "PROMOTION_ROLES",
+    "PromotionNotSupported",
+    "PromotionRefusedError",
+    "PromotionResult",
+    "parse_promotion_result",
+    "promote_slave",
+    "promote_slave_async",
+    "promotion_ext",
+    "promotion_result_from_json",
+]
 
 PROMOTION_ROLES = ("SYNC_MASTER", "ASYNC_MASTER")  # what a promoted slave may become
-PROMOTE_TIMEOUT_S = 30.0  # a real promotion truncates and re-opens the store's tail: more than an admin call's usual 3 s
+PROMOTE_TIMEOUT_S = (
+    30.0  # a real promotion truncates and re-opens the store's tail: more than an admin call's usual 3 s
+)
 
 
 class PromotionNotSupported(MQBrokerError):
@@ -41,17 +53,20 @@ class PromotionNotSupported(MQBrokerError):
 
     def _describe(self) -> str:
         where = f"broker {self.addr}" if self.addr else "the broker"
-        return (f"{where} does not support promotion (GANTRY_PROMOTE_SLAVE, request code {RequestCode.GANTRY_PROMOTE_SLAVE}): "
-                "an Apache RocketMQ broker, or a Gantry broker older than online promotion; "
-                "RocketMQ 4.x promotes a slave by restarting it with brokerId 0 and brokerRole SYNC_MASTER or ASYNC_MASTER")
+        return (
+            f"{where} does not support promotion (GANTRY_PROMOTE_SLAVE, request code {RequestCode.GANTRY_PROMOTE_SLAVE}): "
+            "an Apache RocketMQ broker, or a Gantry broker older than online promotion; "
+            "RocketMQ 4.x promotes a slave by restarting it with brokerId 0 and brokerRole SYNC_MASTER or ASYNC_MASTER"
+        )
 
 
 class PromotionRefusedError(MQBrokerError):
     """The candidate refused the promotion and changed nothing: the remark says why (and what would
     be lost); ``promotion`` is the plan when the broker sent one with its refusal."""
 
-    def __init__(self, code: int, remark: str | None, *, addr: str | None = None,
-                 promotion: PromotionResult | None = None) -> None:
+    def __init__(
+        self, code: int, remark: str | None, *, addr: str | None = None, promotion: PromotionResult | None = None
+    ) -> None:
         super().__init__(code, remark, request_code=RequestCode.GANTRY_PROMOTE_SLAVE, addr=addr)
         self.promotion = promotion
 
@@ -81,11 +96,22 @@ class PromotionResult:
     def to_json(self) -> dict:
         """The contract's JSON keys (what the console stores and the API shows)."""
         return {
-            "brokerName": self.broker_name, "brokerId": self.broker_id, "fromRole": self.from_role, "toRole": self.to_role,
-            "dryRun": self.dry_run, "promoted": self.promoted, "epoch": self.epoch, "newEpoch": self.new_epoch,
-            "maxPhyOffset": self.max_phy_offset, "knownMasterMaxOffset": self.known_master_max_offset,
-            "ackedOffset": self.acked_offset, "missingAckedBytes": self.missing_acked_bytes, "missingBytes": self.missing_bytes,
-            "masterReachable": self.master_reachable, "wouldLose": self.would_lose, "refused": self.refused,
+            "brokerName": self.broker_name,
+            "brokerId": self.broker_id,
+            "fromRole": self.from_role,
+            "toRole": self.to_role,
+            "dryRun": self.dry_run,
+            "promoted": self.promoted,
+            "epoch": self.epoch,
+            "newEpoch": self.new_epoch,
+            "maxPhyOffset": self.max_phy_offset,
+            "knownMasterMaxOffset": self.known_master_max_offset,
+            "ackedOffset": self.acked_offset,
+            "missingAckedBytes": self.missing_acked_bytes,
+            "missingBytes": self.missing_bytes,
+            "masterReachable": self.master_reachable,
+            "wouldLose": self.would_lose,
+            "refused": self.refused,
             "registeredWith": list(self.registered_with),
         }
 
@@ -109,24 +135,40 @@ def parse_promotion_result(body: bytes) -> PromotionResult:
 def promotion_result_from_json(obj: dict) -> PromotionResult:
     """The contract's JSON object (as :meth:`PromotionResult.to_json` writes it) back into a result."""
     return PromotionResult(
-        broker_name=str(obj.get("brokerName", "")), broker_id=_int(obj.get("brokerId")),
-        from_role=str(obj.get("fromRole", "")), to_role=str(obj.get("toRole", "")),
-        dry_run=_bool(obj.get("dryRun")), promoted=_bool(obj.get("promoted")),
-        epoch=_int(obj.get("epoch")), new_epoch=_int(obj.get("newEpoch")),
-        max_phy_offset=_int(obj.get("maxPhyOffset")), known_master_max_offset=_int(obj.get("knownMasterMaxOffset")),
-        acked_offset=_int(obj.get("ackedOffset")), missing_acked_bytes=_int(obj.get("missingAckedBytes")),
-        missing_bytes=_int(obj.get("missingBytes")), master_reachable=_bool(obj.get("masterReachable")),
-        would_lose=str(obj.get("wouldLose") or ""), refused=str(obj.get("refused") or ""),
-        registered_with=tuple(str(a) for a in (obj.get("registeredWith") or ()) if isinstance(obj.get("registeredWith"), list)),
+        broker_name=str(obj.get("brokerName", "")),
+        broker_id=_int(obj.get("brokerId")),
+        from_role=str(obj.get("fromRole", "")),
+        to_role=str(obj.get("toRole", "")),
+        dry_run=_bool(obj.get("dryRun")),
+        promoted=_bool(obj.get("promoted")),
+        epoch=_int(obj.get("epoch")),
+        new_epoch=_int(obj.get("newEpoch")),
+        max_phy_offset=_int(obj.get("maxPhyOffset")),
+        known_master_max_offset=_int(obj.get("knownMasterMaxOffset")),
+        acked_offset=_int(obj.get("ackedOffset")),
+        missing_acked_bytes=_int(obj.get("missingAckedBytes")),
+        missing_bytes=_int(obj.get("missingBytes")),
+        master_reachable=_bool(obj.get("masterReachable")),
+        would_lose=str(obj.get("wouldLose") or ""),
+        refused=str(obj.get("refused") or ""),
+        registered_with=tuple(
+            str(a) for a in (obj.get("registeredWith") or ()) if isinstance(obj.get("registeredWith"), list)
+        ),
     )
 
 
-def promotion_ext(broker_name: str, broker_id: int, *, force: bool = False, dry_run: bool = False, role: str | None = None) -> dict[str, object]:
+def promotion_ext(
+    broker_name: str, broker_id: int, *, force: bool = False, dry_run: bool = False, role: str | None = None
+) -> dict[str, object]:
     """The request's ext fields; ValueError for a role a master cannot have or a broker id that is not a slave's."""
     if broker_id < 1:
         raise ValueError(f"broker id {broker_id} is not a slave's (a slave has id >= 1)")
-    ext: dict[str, object] = {"brokerName": broker_name, "brokerId": str(broker_id),
-                              "force": "true" if force else "false", "dryRun": "true" if dry_run else "false"}
+    ext: dict[str, object] = {
+        "brokerName": broker_name,
+        "brokerId": str(broker_id),
+        "force": "true" if force else "false",
+        "dryRun": "true" if dry_run else "false",
+    }
     if role:
         if role not in PROMOTION_ROLES:
             raise ValueError(f"role must be one of {', '.join(PROMOTION_ROLES)}, got {role!r}")
@@ -134,8 +176,16 @@ def promotion_ext(broker_name: str, broker_id: int, *, force: bool = False, dry_
     return ext
 
 
-def promote_slave(addr: str, broker_name: str, broker_id: int, *, force: bool = False, dry_run: bool = False,
-                  role: str | None = None, timeout_s: float = PROMOTE_TIMEOUT_S) -> Plan[PromotionResult]:
+def promote_slave(
+    addr: str,
+    broker_name: str,
+    broker_id: int,
+    *,
+    force: bool = False,
+    dry_run: bool = False,
+    role: str | None = None,
+    timeout_s: float = PROMOTE_TIMEOUT_S,
+) -> Plan[PromotionResult]:
     """Ask the slave at ``addr`` to become its group's master (or, with ``dry_run``, what that would do).
 
     Raises PromotionNotSupported when the broker does not know the request, and MQBrokerError
@@ -156,9 +206,17 @@ def promote_slave(addr: str, broker_name: str, broker_id: int, *, force: bool = 
     return parse_promotion_result(reply.body)
 
 
-async def promote_slave_async(addr: str, broker_name: str, broker_id: int, *, force: bool = False, dry_run: bool = False,
-                              role: str | None = None, client: RemotingClient | None = None,
-                              timeout_s: float = PROMOTE_TIMEOUT_S) -> PromotionResult:
+async def promote_slave_async(
+    addr: str,
+    broker_name: str,
+    broker_id: int,
+    *,
+    force: bool = False,
+    dry_run: bool = False,
+    role: str | None = None,
+    client: RemotingClient | None = None,
+    timeout_s: float = PROMOTE_TIMEOUT_S,
+) -> PromotionResult:
     """:func:`promote_slave` on an asyncio loop (own connection unless ``client`` is given).
 
     The call is addressed to the candidate, so the driver's name server list is never used: it
@@ -166,7 +224,8 @@ async def promote_slave_async(addr: str, broker_name: str, broker_id: int, *, fo
     """
     driver = AsyncDriver(addr, timeout_s, remoting=client)
     try:
-        return await driver.run(promote_slave(addr, broker_name, broker_id, force=force, dry_run=dry_run,
-                                              role=role, timeout_s=timeout_s))
+        return await driver.run(
+            promote_slave(addr, broker_name, broker_id, force=force, dry_run=dry_run, role=role, timeout_s=timeout_s)
+        )
     finally:
         await driver.close()

@@ -6,6 +6,7 @@ docs/protocol.md); the metrics sampler sends it once per master per round. Named
 ``BrokerQueueStats`` (not ``BrokerStats``, the broker's own stats in
 ``brokers/engine/broker/broker_stats.py``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -46,10 +47,17 @@ def parse_queue_stats(name: str, addr: str, body: bytes) -> BrokerQueueStats:
     """The stats of broker ``name`` at ``addr`` from its GANTRY_GET_QUEUE_STATS body."""
     obj = as_dict(load_object(body))
     queues = tuple(
-        QueueStat(str(q["topic"]), int(q["queueId"]), int(q["minOffset"]), int(q["maxOffset"]),
-                  None if q.get("putBytes") is None else int(q["putBytes"]))
-        for q in obj.get("queues") or ())
+        QueueStat(
+            str(q["topic"]),
+            int(q["queueId"]),
+            int(q["minOffset"]),
+            int(q["maxOffset"]),
+            None if q.get("putBytes") is None else int(q["putBytes"]),
+        )
+        for q in obj.get("queues") or ()
+    )
     offsets = tuple(
         GroupOffset(str(o["group"]), str(o["topic"]), int(o["queueId"]), int(o["offset"]), int(o["maxOffset"]))
-        for o in obj.get("offsets") or ())
+        for o in obj.get("offsets") or ()
+    )
     return BrokerQueueStats(str(obj.get("brokerName") or name), addr, int(obj["timestamp"]), queues, offsets)

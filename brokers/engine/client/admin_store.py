@@ -6,6 +6,7 @@ before it answers and says in a JSON body what the pass deleted (``broker/proces
 an Apache RocketMQ broker answers SUCCESS with no body (its pass runs later), read as a
 :class:`StoreCleanResult` whose figures are None.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,9 +38,11 @@ class StoreCleanResult:
         """One line for an operator."""
         if self.deleted_commit_log_files is None:
             return f"{self.addr}: accepted (the broker runs the pass on its own schedule)"
-        line = (f"{self.addr}: deleted {self.deleted_commit_log_files} commit log segment(s), "
-                f"{self.deleted_consume_queue_files} consume queue file(s), {self.deleted_index_files} index file(s); "
-                f"commitLogMinOffset {self.min_offset_before} -> {self.min_offset_after}")
+        line = (
+            f"{self.addr}: deleted {self.deleted_commit_log_files} commit log segment(s), "
+            f"{self.deleted_consume_queue_files} consume queue file(s), {self.deleted_index_files} index file(s); "
+            f"commitLogMinOffset {self.min_offset_before} -> {self.min_offset_after}"
+        )
         if self.disk_ratio is not None:
             line += f"; disk {self.disk_ratio:.2%} used"
         return line + "".join(f"; error: {e}" for e in self.errors)
@@ -56,10 +59,15 @@ def parse_store_clean_result(addr: str, body: bytes) -> StoreCleanResult:
         return StoreCleanResult(addr)
     ratio = data.get("diskRatio")
     return StoreCleanResult(
-        addr, _opt_int(data.get("deletedCommitLogFiles")), _opt_int(data.get("deletedConsumeQueueFiles")),
-        _opt_int(data.get("deletedIndexFiles")), _opt_int(data.get("commitLogMinOffsetBefore")),
-        _opt_int(data.get("commitLogMinOffsetAfter")), float(ratio) if isinstance(ratio, (int, float)) else None,
-        tuple(str(e) for e in data.get("errors") or ()))
+        addr,
+        _opt_int(data.get("deletedCommitLogFiles")),
+        _opt_int(data.get("deletedConsumeQueueFiles")),
+        _opt_int(data.get("deletedIndexFiles")),
+        _opt_int(data.get("commitLogMinOffsetBefore")),
+        _opt_int(data.get("commitLogMinOffsetAfter")),
+        float(ratio) if isinstance(ratio, (int, float)) else None,
+        tuple(str(e) for e in data.get("errors") or ()),
+    )
 
 
 def _clean(code: int, addr: str, timeout_s: float) -> Plan[StoreCleanResult]:

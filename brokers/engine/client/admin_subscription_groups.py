@@ -14,6 +14,7 @@ dashboard use:
 Each is sent to a master's address; the caller picks the brokers (one, or every master of a
 cluster). The config is checked (:meth:`SubscriptionGroupConfig.validate`) before anything leaves.
 """
+
 from __future__ import annotations
 
 from brokers.engine.common.subscription_group_config import InvalidSubscriptionGroupError, SubscriptionGroupConfig
@@ -23,8 +24,13 @@ from brokers.engine.common import json_compat
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group
 from brokers.engine.remoting.codes import RequestCode
 
-__all__ = ["SubscriptionGroupConfig", "delete_subscription_group", "get_all_subscription_group_config",
-           "parse_subscription_group_configs", "update_subscription_group"]
+__all__ = [
+    "SubscriptionGroupConfig",
+    "delete_subscription_group",
+    "get_all_subscription_group_config",
+    "parse_subscription_group_configs",
+    "update_subscription_group",
+]
 
 
 def parse_subscription_group_configs(body: bytes) -> dict[str, SubscriptionGroupConfig]:
@@ -42,8 +48,10 @@ def parse_subscription_group_configs(body: bytes) -> dict[str, SubscriptionGroup
 
 def get_all_subscription_group_config(addr: str) -> Plan[dict[str, SubscriptionGroupConfig]]:
     """Every subscription group config the broker at ``addr`` holds."""
-    reply = check((yield Call(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, addr=addr)),
-                  request_code=RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+    reply = check(
+        (yield Call(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, addr=addr)),
+        request_code=RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
+    )
     return parse_subscription_group_configs(reply.body)
 
 
@@ -51,12 +59,17 @@ def update_subscription_group(addr: str, config: SubscriptionGroupConfig) -> Pla
     """Create or replace the group's config on the broker at ``addr``."""
     config.validate()
     body = json_compat.dumps(config.to_json()).encode("utf-8")
-    check((yield Call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=body, addr=addr)),
-          request_code=RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP)
+    check(
+        (yield Call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=body, addr=addr)),
+        request_code=RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
+    )
 
 
 def delete_subscription_group(addr: str, group: str, remove_offset: bool = False) -> Plan[None]:
     """Delete the group's config on the broker at ``addr`` (and its committed offsets there with ``remove_offset``)."""
     validate_group(group)
     ext = {"groupName": group, "removeOffset": "true" if remove_offset else "false"}
-    check((yield Call(RequestCode.DELETE_SUBSCRIPTIONGROUP, ext, addr=addr)), request_code=RequestCode.DELETE_SUBSCRIPTIONGROUP)
+    check(
+        (yield Call(RequestCode.DELETE_SUBSCRIPTIONGROUP, ext, addr=addr)),
+        request_code=RequestCode.DELETE_SUBSCRIPTIONGROUP,
+    )

@@ -4,6 +4,7 @@ Field names follow RocketMQ's Java classes in snake_case (``broker_addrs``, ``qu
 ``offset_table``); ``to_json`` / ``from_json`` speak the fastjson form where a body carries
 one. Parsing the bodies lives in :mod:`brokers.engine.client.admin_bodies`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,9 +16,22 @@ from brokers.engine.common.route import BrokerData, QueueData  # re-exported: th
 from brokers.engine.common.subscription import SubscriptionData  # re-exported: the one SubscriptionData
 
 __all__ = [
-    "BrokerData", "BrokerInfo", "ClusterInfo", "ConsumeStats", "ConsumeStatus", "Connection", "ConsumerConnection",
-    "ConsumerRunningInfo", "OffsetWrapper", "ProcessQueueInfo", "ProducerConnection", "QueueData", "SubscriptionData",
-    "TopicOffset", "TopicRouteData", "TopicStats",
+    "BrokerData",
+    "BrokerInfo",
+    "ClusterInfo",
+    "ConsumeStats",
+    "ConsumeStatus",
+    "Connection",
+    "ConsumerConnection",
+    "ConsumerRunningInfo",
+    "OffsetWrapper",
+    "ProcessQueueInfo",
+    "ProducerConnection",
+    "QueueData",
+    "SubscriptionData",
+    "TopicOffset",
+    "TopicRouteData",
+    "TopicStats",
 ]
 
 
@@ -58,7 +72,11 @@ class ClusterInfo:
         out = {}
         for name in sorted(names):
             data = self.broker_datas.get(name)
-            found = {bid: addr for bid, addr in sorted(data.broker_addrs.items()) if bid != MASTER_ID} if data is not None else {}
+            found = (
+                {bid: addr for bid, addr in sorted(data.broker_addrs.items()) if bid != MASTER_ID}
+                if data is not None
+                else {}
+            )
             if found:
                 out[name] = found
         return out

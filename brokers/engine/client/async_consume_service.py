@@ -12,6 +12,7 @@ warning). A message whose sendback failed stays held and is consumed again after
 A dropped queue's messages never reach the listener, and a call that returns after its queue was
 dropped commits nothing (its new owner consumes them again).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -22,7 +23,13 @@ from typing import Any
 
 from brokers.engine.client.client_config import ConsumerConfig
 from brokers.engine.client.consume_service import ConsumeCounters, settle_consumed
-from brokers.engine.client.listener import ConsumeConcurrentlyStatus, ReceivedMessage, concurrently_answer, note_failure, to_received
+from brokers.engine.client.listener import (
+    ConsumeConcurrentlyStatus,
+    ReceivedMessage,
+    concurrently_answer,
+    note_failure,
+    to_received,
+)
 from brokers.engine.client.offset_store import OffsetStore
 from brokers.engine.client.process_queue import ProcessQueue
 from brokers.engine.client.send_back import MessageBackSender
@@ -53,7 +60,9 @@ class ConsumeConcurrentlyContext:
     ack_index: int = ACK_ALL
 
 
-AsyncMessageListener = Callable[[list[ReceivedMessage], ConsumeConcurrentlyContext], Awaitable["ConsumeConcurrentlyStatus | None"]]
+AsyncMessageListener = Callable[
+    [list[ReceivedMessage], ConsumeConcurrentlyContext], Awaitable["ConsumeConcurrentlyStatus | None"]
+]
 
 
 class AsyncConsumeConcurrentlyService:
@@ -62,8 +71,16 @@ class AsyncConsumeConcurrentlyService:
 
     orderly = False
 
-    def __init__(self, group: str, listener: AsyncMessageListener, config: ConsumerConfig, offset_store: OffsetStore,
-                 back_sender: MessageBackSender, clustering: bool, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self,
+        group: str,
+        listener: AsyncMessageListener,
+        config: ConsumerConfig,
+        offset_store: OffsetStore,
+        back_sender: MessageBackSender,
+        clustering: bool,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
         self.group = group
         self.listener = listener
         self.config = config
@@ -77,10 +94,12 @@ class AsyncConsumeConcurrentlyService:
         self._later: set[asyncio.Task] = set()  # waiting to consume again: cancelled at once by stop()
         self._stopped = False
 
-    def submit_consume_request(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch_to_consume: bool) -> None:
+    def submit_consume_request(
+        self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch_to_consume: bool
+    ) -> None:
         size = self.config.consume_message_batch_max_size
         for i in range(0, len(msgs), size):
-            self._spawn(self._consume(msgs[i:i + size], pq, mq))
+            self._spawn(self._consume(msgs[i : i + size], pq, mq))
 
     def _spawn(self, coro: Coroutine[Any, Any, None], tasks: set[asyncio.Task] | None = None) -> None:
         if self._stopped:
@@ -117,7 +136,11 @@ class AsyncConsumeConcurrentlyService:
                         m.reconsume_times += 1
                         failed.append(m)
             else:
-                log.warning("BROADCASTING consumer of %s dropped %d message(s) it asked to reconsume", self.group, len(to_reconsume))
+                log.warning(
+                    "BROADCASTING consumer of %s dropped %d message(s) it asked to reconsume",
+                    self.group,
+                    len(to_reconsume),
+                )
         settle_consumed(pq, mq, msgs, failed, self.offset_store)
         if failed:
             self._spawn(self._consume_later(failed, pq, mq), self._later)
@@ -126,7 +149,9 @@ class AsyncConsumeConcurrentlyService:
         await asyncio.sleep(self.config.consume_later_delay_s)
         await self._consume(msgs, pq, mq)
 
-    async def _call_listener(self, msgs: list[MessageExt], mq: MessageQueue, context: ConsumeConcurrentlyContext) -> bool:
+    async def _call_listener(
+        self, msgs: list[MessageExt], mq: MessageQueue, context: ConsumeConcurrentlyContext
+    ) -> bool:
         """Await the listener on ``msgs``; True when it answered CONSUME_SUCCESS (an exception or None is a failure)."""
         now = str(self.clock.now_ms())
         for m in msgs:
@@ -145,7 +170,9 @@ class AsyncConsumeConcurrentlyService:
             note_failure(msgs, answer, error)
         elapsed_ms = (self.clock.monotonic() - begin) * 1000
         self.stats.add(len(msgs), ok, elapsed_ms)
-        trace_sub_after(self.tracer, self.group, msgs, request_id, self.clock.now_ms(), elapsed_ms, ok, error is not None)
+        trace_sub_after(
+            self.tracer, self.group, msgs, request_id, self.clock.now_ms(), elapsed_ms, ok, error is not None
+        )
         return ok
 
     async def stop(self, await_termination_s: float) -> None:

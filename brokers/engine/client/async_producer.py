@@ -18,6 +18,7 @@ back), and any number of sends may be in flight on one connection per broker. Ro
 and heartbeats sent by that instance's timers, as for the blocking producer. Use it from the
 loop it was started on; ``await stop()`` (or leaving ``async with``) unregisters it.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -49,13 +50,34 @@ class AsyncProducer:
     fault avoidance, ``client_config`` the instance's timers, ``trace_enabled``/``trace_topic`` message trace.
     """
 
-    def __init__(self, group: str = DEFAULT_PRODUCER_GROUP, namesrv_addr: str = "127.0.0.1:9876", instance_name: str | None = None, *,
-                 config: ProducerConfig | None = None, client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None,
-                 trace_enabled: bool = False, trace_topic: str | None = None) -> None:
-        self._producer = Producer(group, namesrv_addr, instance_name, config=config, client_config=client_config, clock=clock,
-                                  access_key=access_key, secret_key=secret_key, tls=tls, trace_enabled=trace_enabled,
-                                  trace_topic=trace_topic)
+    def __init__(
+        self,
+        group: str = DEFAULT_PRODUCER_GROUP,
+        namesrv_addr: str = "127.0.0.1:9876",
+        instance_name: str | None = None,
+        *,
+        config: ProducerConfig | None = None,
+        client_config: ClientConfig | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        tls: TlsConfig | None = None,
+        trace_enabled: bool = False,
+        trace_topic: str | None = None,
+    ) -> None:
+        self._producer = Producer(
+            group,
+            namesrv_addr,
+            instance_name,
+            config=config,
+            client_config=client_config,
+            clock=clock,
+            access_key=access_key,
+            secret_key=secret_key,
+            tls=tls,
+            trace_enabled=trace_enabled,
+            trace_topic=trace_topic,
+        )
         self._instance: LoopClientInstance | None = None
 
     @property
@@ -80,8 +102,15 @@ class AsyncProducer:
         instance = LoopClientInstance(p.namesrv_addr, p.instance_name, p.client_config, signer=p.signer, tls=p.tls)
         await instance.start()
         # what Producer.start sets up, on this instance instead of a shared threaded one
-        p._plans = ProducerPlans(instance.namesrv_addrs, p.group, clock=p.clock, instance_name=p.instance_name,
-                                 timeout_s=p.config.send_timeout_s, retry_times=0, compress_over=p.config.compress_over)
+        p._plans = ProducerPlans(
+            instance.namesrv_addrs,
+            p.group,
+            clock=p.clock,
+            instance_name=p.instance_name,
+            timeout_s=p.config.send_timeout_s,
+            retry_times=0,
+            compress_over=p.config.compress_over,
+        )
         instance.register_producer(p)
         p._instance = instance
         self._instance = instance
@@ -116,13 +145,21 @@ class AsyncProducer:
         if instance is None:
             raise MQClientError(CLIENT_ERROR, f"producer {self.group} is not started")
         if not instance.in_loop_thread:
-            raise MQClientError(CLIENT_ERROR, f"producer {self.group} runs on the loop that started it; call it from there")
+            raise MQClientError(
+                CLIENT_ERROR, f"producer {self.group} runs on the loop that started it; call it from there"
+            )
         return instance
 
     # -- sends --------------------------------------------------------------------------------
 
-    async def send(self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *,
-                   mq: MessageQueue | None = None) -> SendResult:
+    async def send(
+        self,
+        msg: Message,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+        *,
+        mq: MessageQueue | None = None,
+    ) -> SendResult:
         """Send and await the broker's answer: round robin with retries, to ``mq``, or to ``selector(mqs, msg, arg)``."""
         self._running()
         return await self._producer.send_coro(msg, selector, arg, mq=mq)
@@ -134,8 +171,14 @@ class AsyncProducer:
         assert result is not None
         return result
 
-    async def send_oneway(self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *,
-                          mq: MessageQueue | None = None) -> None:
+    async def send_oneway(
+        self,
+        msg: Message,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+        *,
+        mq: MessageQueue | None = None,
+    ) -> None:
         """Send flagged oneway (the broker does not answer); one attempt, failures only logged."""
         self._running()
         await self._producer._send(msg, selector, arg, mq, oneway=True)

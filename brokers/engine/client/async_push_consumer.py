@@ -24,6 +24,7 @@ listener being awaited there by :class:`~.async_consume_service.AsyncConsumeConc
 (at most ``ConsumerConfig.consume_thread_max`` calls at once) — no thread pool. Orderly
 consumption is the blocking PushConsumer's only.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -61,7 +62,8 @@ class _LoopPushConsumer(PushConsumer):
         assert self._plans is not None and self.offset_store is not None and self.async_listener is not None
         sender = MessageBackSender(instance, self._plans, self.group, self.config.max_reconsume_times)
         self.consume_service = AsyncConsumeConcurrentlyService(  # type: ignore[assignment]
-            self.group, self.async_listener, self.config, self.offset_store, sender, self.clustering, clock=self.clock)
+            self.group, self.async_listener, self.config, self.offset_store, sender, self.clustering, clock=self.clock
+        )
         self.consume_service.tracer = self.tracer
         if self.tracer is not None:
             self.tracer.start()
@@ -107,15 +109,40 @@ class AsyncPushConsumer:
     The arguments are the blocking PushConsumer's (without ``orderly``), ``trace_enabled``/``trace_topic`` included.
     """
 
-    def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateMessageQueueStrategy | None = None,
-                 message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
-                 instance_name: str | None = None, *, config: ConsumerConfig | None = None,
-                 client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None,
-                 trace_enabled: bool = False, trace_topic: str | None = None) -> None:
-        self._consumer = _LoopPushConsumer(group, namesrv_addr, strategy, message_model, consume_from_where, instance_name,
-                                           config=config, client_config=client_config, clock=clock, access_key=access_key,
-                                           secret_key=secret_key, tls=tls, trace_enabled=trace_enabled, trace_topic=trace_topic)
+    def __init__(
+        self,
+        group: str,
+        namesrv_addr: str = "127.0.0.1:9876",
+        strategy: AllocateMessageQueueStrategy | None = None,
+        message_model: str = "CLUSTERING",
+        consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
+        instance_name: str | None = None,
+        *,
+        config: ConsumerConfig | None = None,
+        client_config: ClientConfig | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        tls: TlsConfig | None = None,
+        trace_enabled: bool = False,
+        trace_topic: str | None = None,
+    ) -> None:
+        self._consumer = _LoopPushConsumer(
+            group,
+            namesrv_addr,
+            strategy,
+            message_model,
+            consume_from_where,
+            instance_name,
+            config=config,
+            client_config=client_config,
+            clock=clock,
+            access_key=access_key,
+            secret_key=secret_key,
+            tls=tls,
+            trace_enabled=trace_enabled,
+            trace_topic=trace_topic,
+        )
         self._instance: LoopClientInstance | None = None
 
     @property
@@ -137,8 +164,12 @@ class AsyncPushConsumer:
         """Set the listener, ``async fn(msgs, context) -> ConsumeConcurrentlyStatus`` (before ``start()``)."""
         if self._instance is not None:
             raise MQClientError(CLIENT_ERROR, "register the listener before start()")
-        if not asyncio.iscoroutinefunction(listener) and not asyncio.iscoroutinefunction(getattr(listener, "__call__", None)):
-            raise TypeError("the listener of an AsyncPushConsumer is a coroutine function: async def on_messages(msgs, context)")
+        if not asyncio.iscoroutinefunction(listener) and not asyncio.iscoroutinefunction(
+            getattr(listener, "__call__", None)
+        ):
+            raise TypeError(
+                "the listener of an AsyncPushConsumer is a coroutine function: async def on_messages(msgs, context)"
+            )
         self._consumer.async_listener = listener
 
     register_message_listener = register_listener

@@ -16,6 +16,7 @@ error or a timeout is skipped for ``UNREACHABLE_S`` when the group has another o
 master's queues move to the slave at the next pull instead of after the name server expires it
 and the client's route poll notices (up to 2 min + 30 s in RocketMQ 4.x).
 """
+
 from __future__ import annotations
 
 import threading
@@ -60,8 +61,9 @@ def _first_reachable(candidates: list[tuple[int, str]], reachable: Callable[[str
     return candidates[0] if candidates else None
 
 
-def find_broker_address_in_subscribe(data: BrokerData | None, broker_id: int,
-                                     reachable: Callable[[str], bool] = lambda a: True) -> tuple[int, str] | None:
+def find_broker_address_in_subscribe(
+    data: BrokerData | None, broker_id: int, reachable: Callable[[str], bool] = lambda a: True
+) -> tuple[int, str] | None:
     """(broker id, address) to pull from: ``broker_id``, else the master, else the lowest id; skipping
     unreachable ones while another exists. None when the broker name has no address."""
     if data is None or not data.broker_addrs:
@@ -74,7 +76,8 @@ def find_broker_address_in_subscribe(data: BrokerData | None, broker_id: int,
     return _first_reachable([(i, addrs[i]) for i in order], reachable)
 
 
-def find_broker_address_in_admin(data: BrokerData | None,
-                                 reachable: Callable[[str], bool] = lambda a: True) -> tuple[int, str] | None:
+def find_broker_address_in_admin(
+    data: BrokerData | None, reachable: Callable[[str], bool] = lambda a: True
+) -> tuple[int, str] | None:
     """(broker id, address) for offsets and queue positions: the master, else the lowest id."""
     return find_broker_address_in_subscribe(data, MASTER_ID, reachable)

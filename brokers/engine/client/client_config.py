@@ -7,6 +7,7 @@
 
 Each default is RocketMQ 4.9's (protocol reference §7.1); tests shorten the timers.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,8 +29,13 @@ class ClientConfig:
     api_timeout_s: float = 3.0  # mqClientApiTimeout: every request but pulls
 
     def __post_init__(self) -> None:
-        for name in ("poll_name_server_interval_s", "heartbeat_broker_interval_s", "persist_consumer_offset_interval_s",
-                     "rebalance_interval_s", "api_timeout_s"):
+        for name in (
+            "poll_name_server_interval_s",
+            "heartbeat_broker_interval_s",
+            "persist_consumer_offset_interval_s",
+            "rebalance_interval_s",
+            "api_timeout_s",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
 
@@ -75,7 +81,9 @@ class ConsumerConfig:
     consume_timestamp_ms: int | None = None  # CONSUME_FROM_TIMESTAMP start; default now - 30 min
     local_offset_store_dir: str = os.path.join(os.path.expanduser("~"), ".rocketmq_offsets")  # broadcasting offsets
     await_termination_s: float = 5.0  # shutdown waits this long for listener calls in progress
-    reset_offset_wait_s: float = 10.0  # an offset reset waits at most this long for listener calls in progress (Java sleeps 10 s)
+    reset_offset_wait_s: float = (
+        10.0  # an offset reset waits at most this long for listener calls in progress (Java sleeps 10 s)
+    )
 
     def __post_init__(self) -> None:
         if self.pull_batch_size < 1 or self.consume_message_batch_max_size < 1:

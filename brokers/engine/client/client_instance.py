@@ -20,6 +20,7 @@ the instance of a client id (``<ip>@<instance name>``), creating and starting it
 run coroutines on the instance's loop with :meth:`MQClientInstance.call` (blocking) or
 :meth:`MQClientInstance.submit` (a concurrent future), so they work from any thread.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -54,7 +55,9 @@ T = TypeVar("T")
 CLIENT_INNER_PRODUCER_GROUP = "CLIENT_INNER_PRODUCER"  # the group of a consumer's own retry sends
 DEGRADED_POLL_S = 1.0  # route poll period while a used broker name has no master (or on request)
 MIN_ROUTE_POLL_GAP_S = 0.5
-SLAVE_LIST_TIMEOUT_S = 1.0  # a slave's consumer list only adds to its master's: a hung slave delays a rebalance this much
+SLAVE_LIST_TIMEOUT_S = (
+    1.0  # a slave's consumer list only adds to its master's: a hung slave delays a rebalance this much
+)
 
 
 class ClientMember(Protocol):
@@ -90,9 +93,17 @@ class ClientRegistry(Protocol):
 class MQClientInstance:
     """The shared core of the clients of one client id; see the module docstring."""
 
-    def __init__(self, client_id: str, namesrv_addrs: tuple[str, ...], config: ClientConfig, *,
-                 registry: ClientRegistry | None = None, signer: RequestSigner | None = None,
-                 tls: TlsConfig | None = None, loop: asyncio.AbstractEventLoop | None = None) -> None:
+    def __init__(
+        self,
+        client_id: str,
+        namesrv_addrs: tuple[str, ...],
+        config: ClientConfig,
+        *,
+        registry: ClientRegistry | None = None,
+        signer: RequestSigner | None = None,
+        tls: TlsConfig | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
         self.client_id = client_id
         self.signer = signer  # signs every request of every member (one account per instance)
         self.tls = tls  # every connection of every member speaks TLS when set (one setting per instance)
@@ -104,7 +115,9 @@ class MQClientInstance:
         self.producers: dict[str, ClientMember] = {}
         self.consumers: dict[str, ConsumerMember] = {}
         self.loop = loop or event_loop.new_event_loop()  # given: the caller's loop, no thread (.loop_client_instance)
-        self._thread = None if loop else threading.Thread(target=self._run_loop, name=f"mq-client-{client_id}", daemon=True)
+        self._thread = (
+            None if loop else threading.Thread(target=self._run_loop, name=f"mq-client-{client_id}", daemon=True)
+        )
         self._tasks: list[asyncio.Task] = []
         self._wakeup: asyncio.Event | None = None
         self._route_wakeup: asyncio.Event | None = None
@@ -160,7 +173,9 @@ class MQClientInstance:
     def register_consumer(self, member: ConsumerMember) -> None:
         with self._members_lock:
             if member.group in self.consumers:
-                raise ValueError(f"consumer group {member.group!r} already runs in client {self.client_id}; give it another instance_name")
+                raise ValueError(
+                    f"consumer group {member.group!r} already runs in client {self.client_id}; give it another instance_name"
+                )
             self.consumers[member.group] = member
 
     def unregister_producer(self, group: str) -> None:
@@ -251,8 +266,10 @@ class MQClientInstance:
 
     def _degraded(self) -> bool:
         """True when a route of a used topic lists a broker name without a master."""
-        return any(route is not None and any(not b.master_addr for b in route.broker_datas)
-                   for route in (self.routes.get(t) for t in self._all_topics()))
+        return any(
+            route is not None and any(not b.master_addr for b in route.broker_datas)
+            for route in (self.routes.get(t) for t in self._all_topics())
+        )
 
     def refresh_routes_soon(self, addr: str | None = None) -> None:
         """Poll the name servers now (thread-safe); members call it when a broker address failed."""
@@ -329,7 +346,9 @@ class MQClientInstance:
             ext["producerGroup"] = producer_group
         if consumer_group:
             ext["consumerGroup"] = consumer_group
-        calls = [self.driver.invoke(Call(RequestCode.UNREGISTER_CLIENT, ext, addr=a)) for a in self.broker_addrs(slaves=True)]
+        calls = [
+            self.driver.invoke(Call(RequestCode.UNREGISTER_CLIENT, ext, addr=a)) for a in self.broker_addrs(slaves=True)
+        ]
         for result in await asyncio.gather(*calls, return_exceptions=True):
             if isinstance(result, BaseException):
                 log.debug("unregister of %s failed: %s", self.client_id, result)
@@ -387,8 +406,13 @@ class MQClientInstance:
         random.shuffle(datas)
         for data in datas:
             short = SLAVE_LIST_TIMEOUT_S if data.broker_addrs.get(MASTER_ID) else None
-            answers = await asyncio.gather(*(self._consumer_ids(a, group, None if i == MASTER_ID else short)
-                                             for i, a in sorted(data.broker_addrs.items()) if a))
+            answers = await asyncio.gather(
+                *(
+                    self._consumer_ids(a, group, None if i == MASTER_ID else short)
+                    for i, a in sorted(data.broker_addrs.items())
+                    if a
+                )
+            )
             ids = {cid for answer in answers if answer for cid in answer}
             if ids:
                 return sorted(ids)
@@ -396,8 +420,9 @@ class MQClientInstance:
 
     async def _consumer_ids(self, addr: str, group: str, timeout_s: float | None) -> list[str] | None:
         try:
-            reply = await self.driver.invoke(Call(RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": group},
-                                                  addr=addr, timeout_s=timeout_s))
+            reply = await self.driver.invoke(
+                Call(RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": group}, addr=addr, timeout_s=timeout_s)
+            )
         except RemotingError as exc:
             log.debug("consumer list of %s from %s failed: %s", group, addr, exc)
             return None

@@ -12,6 +12,7 @@
 It works on a small view of the client instance (:class:`ClientInstanceView`), so the instance
 module imports this one and not the other way round.
 """
+
 from __future__ import annotations
 
 import logging
@@ -51,7 +52,9 @@ class ClientInstanceView(Protocol):
 
     def rebalance_immediately(self) -> None: ...
 
-    async def reset_offset(self, topic: str, group: str, offset_table: dict[MessageQueue, int]) -> set[MessageQueue]: ...
+    async def reset_offset(
+        self, topic: str, group: str, offset_table: dict[MessageQueue, int]
+    ) -> set[MessageQueue]: ...
 
 
 class ClientRemotingProcessor:
@@ -67,8 +70,12 @@ class ClientRemotingProcessor:
         remoting.register_processor(RequestCode.CONSUME_MESSAGE_DIRECTLY, self.consume_message_directly)
 
     async def notify_consumer_ids_changed(self, ctx: ChannelContext, request: RemotingCommand) -> None:
-        log.info("client %s: consumer ids of group %s changed (from %s)", self.instance.client_id,
-                 request.ext_fields.get("consumerGroup"), ctx.remote_addr)
+        log.info(
+            "client %s: consumer ids of group %s changed (from %s)",
+            self.instance.client_id,
+            request.ext_fields.get("consumerGroup"),
+            ctx.remote_addr,
+        )
         self.instance.rebalance_immediately()
         return None
 
@@ -76,7 +83,9 @@ class ClientRemotingProcessor:
         group = request.ext_fields.get("consumerGroup", "")
         consumer = self.instance.consumers.get(group)
         if consumer is None:
-            return request.response(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer")
+            return request.response(
+                ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer"
+            )
         return request.response(ResponseCode.SUCCESS, body=consumer.running_info_body())
 
     async def consume_message_directly(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -85,14 +94,21 @@ class ClientRemotingProcessor:
         consumer: _DirectConsumer | None = self.instance.consumers.get(group)  # type: ignore[assignment]
         direct = getattr(consumer, "consume_message_directly", None)
         if consumer is None or direct is None:
-            return request.response(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer")
+            return request.response(
+                ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer"
+            )
         try:
             msg = inflate_bodies([decode_record(bytes(request.body or b""))])[0]
         except RecordFormatError as exc:
             return request.response(ResponseCode.SYSTEM_ERROR, f"unreadable message: {exc}")
         broker_name = str(request.ext_fields.get("brokerName") or "")
-        log.info("client %s: consume message %s of group %s directly (from %s)", self.instance.client_id,
-                 request.ext_fields.get("msgId"), group, ctx.remote_addr)
+        log.info(
+            "client %s: consume message %s of group %s directly (from %s)",
+            self.instance.client_id,
+            request.ext_fields.get("msgId"),
+            group,
+            ctx.remote_addr,
+        )
         try:
             result = await direct(msg, broker_name)
         except RuntimeError as exc:
@@ -104,8 +120,14 @@ class ClientRemotingProcessor:
         client_id = self.instance.client_id
         topic = str(request.ext_fields.get("topic") or "")
         group = str(request.ext_fields.get("group") or "")
-        log.info("client %s: reset offsets of group %s, topic %s to timestamp %s (from %s)", client_id, group, topic,
-                 request.ext_fields.get("timestamp"), ctx.remote_addr)
+        log.info(
+            "client %s: reset offsets of group %s, topic %s to timestamp %s (from %s)",
+            client_id,
+            group,
+            topic,
+            request.ext_fields.get("timestamp"),
+            ctx.remote_addr,
+        )
         try:
             offset_table = parse_reset_offset_body(request.body)
         except (ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
@@ -125,7 +147,11 @@ def parse_reset_offset_body(body: bytes | None) -> dict[MessageQueue, int]:
     out: dict[MessageQueue, int] = {}
     if isinstance(table, dict):
         for key, value in table.items():
-            mq = key if isinstance(key, MessageQueue) else MessageQueue.from_json(json_compat.loads(key) if isinstance(key, str) else key)
+            mq = (
+                key
+                if isinstance(key, MessageQueue)
+                else MessageQueue.from_json(json_compat.loads(key) if isinstance(key, str) else key)
+            )
             out[mq] = int(value)
     elif isinstance(table, list):
         for item in table:

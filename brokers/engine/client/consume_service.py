@@ -19,6 +19,7 @@ for such a queue, except by the orderly service, which commits under ``consume_l
 rebalance (waiting for that lock) persists them before it unlocks the queue for its next owner.
 :class:`ConsumeCounters` keeps the counts the running info's statusTable reports.
 """
+
 from __future__ import annotations
 
 import logging
@@ -52,8 +53,9 @@ __all__ = ["ConsumeCounters", "ConsumeMessageConcurrentlyService", "ConsumeMessa
 log = logging.getLogger("brokers.engine.client")
 
 
-def settle_consumed(pq: ProcessQueue, mq: MessageQueue, msgs: list[MessageExt], failed: list[MessageExt],
-                    offset_store: OffsetStore) -> None:
+def settle_consumed(
+    pq: ProcessQueue, mq: MessageQueue, msgs: list[MessageExt], failed: list[MessageExt], offset_store: OffsetStore
+) -> None:
     """Take ``msgs`` but ``failed`` (consumed again later) out of ``pq`` and move the queue's offset
     to the smallest one still held, unless the queue moved to another consumer meanwhile."""
     done = [m for m in msgs if m not in failed] if failed else msgs
@@ -87,8 +89,17 @@ class ConsumeCounters:
 class _ServiceBase:
     tracer: TraceDispatcher | None = None  # message trace: SubBefore/SubAfter records (trace_hooks.py)
 
-    def __init__(self, instance: MQClientInstance, group: str, listener: MessageListener, config: ConsumerConfig,
-                 offset_store: OffsetStore, back_sender: MessageBackSender, clustering: bool, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self,
+        instance: MQClientInstance,
+        group: str,
+        listener: MessageListener,
+        config: ConsumerConfig,
+        offset_store: OffsetStore,
+        back_sender: MessageBackSender,
+        clustering: bool,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
         self.instance = instance
         self.group = group
         self.listener = listener
@@ -121,7 +132,9 @@ class _ServiceBase:
             note_failure(msgs, answer, error)
         elapsed_ms = (self.clock.monotonic() - begin) * 1000
         self.stats.add(len(msgs), ok, elapsed_ms)
-        trace_sub_after(self.tracer, self.group, msgs, request_id, self.clock.now_ms(), elapsed_ms, ok, error is not None)
+        trace_sub_after(
+            self.tracer, self.group, msgs, request_id, self.clock.now_ms(), elapsed_ms, ok, error is not None
+        )
         return ok
 
     def _acknowledged(self, answer: object) -> bool:
@@ -140,15 +153,24 @@ class _ServiceBase:
             log.warning("listener of group %s raised on a message consumed directly: %s", self.group, exc)
             answer, result, remark = None, "CR_THROW_EXCEPTION", f"{type(exc).__name__}: {exc}"
         else:
-            result = "CR_RETURN_NULL" if answer is None else ("CR_SUCCESS" if self._acknowledged(answer) else "CR_LATER")
+            result = (
+                "CR_RETURN_NULL" if answer is None else ("CR_SUCCESS" if self._acknowledged(answer) else "CR_LATER")
+            )
         spent_ms = int((self.clock.monotonic() - begin) * 1000)
-        return {"order": self.orderly, "autoCommit": True, "consumeResult": result, "remark": remark, "spentTimeMills": spent_ms}
+        return {
+            "order": self.orderly,
+            "autoCommit": True,
+            "consumeResult": result,
+            "remark": remark,
+            "spentTimeMills": spent_ms,
+        }
 
     def _run_on_loop(self, coro: Coroutine[Any, Any, Any], timeout_s: float = 30.0) -> Any:
         return self.instance.call(coro, timeout_s)
 
     def _later(self, delay_s: float, fn: Callable[[], None]) -> None:
         """Run ``fn`` on the pool after ``delay_s`` (unless the service stopped)."""
+
         def fire() -> None:
             self._timers.discard(timer)
             if not self._stopped:
@@ -185,10 +207,12 @@ class ConsumeMessageConcurrentlyService(_ServiceBase):
     def _acknowledged(self, answer: object) -> bool:
         return concurrently_answer(answer) is ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    def submit_consume_request(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch_to_consume: bool) -> None:
+    def submit_consume_request(
+        self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch_to_consume: bool
+    ) -> None:
         size = self.config.consume_message_batch_max_size
         for i in range(0, len(msgs), size):
-            self._submit(self._consume, msgs[i:i + size], pq, mq)
+            self._submit(self._consume, msgs[i : i + size], pq, mq)
 
     def _consume(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue) -> None:
         pq.begin_consume()  # counted before ``dropped`` is read: an offset reset waits for this call
@@ -213,7 +237,9 @@ class ConsumeMessageConcurrentlyService(_ServiceBase):
                         m.reconsume_times += 1
                         failed.append(m)
             else:
-                log.warning("BROADCASTING consumer of %s dropped %d message(s) it asked to reconsume", self.group, len(msgs))
+                log.warning(
+                    "BROADCASTING consumer of %s dropped %d message(s) it asked to reconsume", self.group, len(msgs)
+                )
         settle_consumed(pq, mq, msgs, failed, self.offset_store)
         if failed:
             self._later(self.config.consume_later_delay_s, lambda: self._consume(failed, pq, mq))
@@ -226,11 +252,15 @@ class ConsumeMessageOrderlyService(_ServiceBase):
     def _acknowledged(self, answer: object) -> bool:
         return orderly_answer(answer) is ConsumeOrderlyStatus.SUCCESS
 
-    def __init__(self, *args: Any, lock_queue: Callable[[MessageQueue], Coroutine[Any, Any, bool]], **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, lock_queue: Callable[[MessageQueue], Coroutine[Any, Any, bool]], **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._lock_queue = lock_queue
 
-    def submit_consume_request(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch_to_consume: bool) -> None:
+    def submit_consume_request(
+        self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch_to_consume: bool
+    ) -> None:
         if dispatch_to_consume:
             self._submit(self._consume, pq, mq)
 
@@ -297,4 +327,3 @@ class ConsumeMessageOrderlyService(_ServiceBase):
             self._later(0.01 if locked else self.config.suspend_current_queue_time_s, lambda: self._consume(pq, mq))
 
         self._later(self.config.suspend_current_queue_time_s, attempt)
-

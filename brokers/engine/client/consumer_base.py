@@ -16,6 +16,7 @@ What a subclass adds is how it fetches: it is the RebalanceHost (``on_queue_adde
 ``_build_fetching``, ``_after_start``, ``_stop_fetching``, ``_close_fetching`` and
 ``_unlock_held_queues``.
 """
+
 from __future__ import annotations
 
 import logging
@@ -71,11 +72,22 @@ class ConsumerBase:
     consume_type = ""  # CONSUME_PASSIVELY (push) or CONSUME_ACTIVELY (pull), as heartbeats carry it
     orderly = False
 
-    def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateMessageQueueStrategy | None = None,
-                 message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
-                 instance_name: str | None = None, *, config: ConsumerConfig | None = None,
-                 client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
+    def __init__(
+        self,
+        group: str,
+        namesrv_addr: str = "127.0.0.1:9876",
+        strategy: AllocateMessageQueueStrategy | None = None,
+        message_model: str = "CLUSTERING",
+        consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
+        instance_name: str | None = None,
+        *,
+        config: ConsumerConfig | None = None,
+        client_config: ClientConfig | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        tls: TlsConfig | None = None,
+    ) -> None:
         self.group = validate_group(group)
         self.signer = acl_signer(access_key, secret_key)  # ACL: every request signed with this account
         self.tls = tls  # connections of the client instance speak TLS (remoting/tls.py)
@@ -84,7 +96,9 @@ class ConsumerBase:
         self.message_model = normalize_message_model(message_model)
         self.consume_from_where = normalize_consume_from_where(consume_from_where)
         # Java keeps "DEFAULT" for broadcasting (so the local offset file survives restarts), pid#nanotime otherwise
-        self.instance_name = instance_name or ("DEFAULT" if self.message_model == "BROADCASTING" else default_instance_name())
+        self.instance_name = instance_name or (
+            "DEFAULT" if self.message_model == "BROADCASTING" else default_instance_name()
+        )
         self.config = config or ConsumerConfig()
         self.client_config = client_config
         self.clock = clock
@@ -144,7 +158,9 @@ class ConsumerBase:
         if not self.subscriptions:
             raise MQClientError(CLIENT_ERROR, "subscribe to a topic before start()")
         self.start_timestamp = self.clock.now_ms()
-        instance = acquire_client_instance(self.namesrv_addr, self.instance_name, self.client_config, self.signer, self.tls)
+        instance = acquire_client_instance(
+            self.namesrv_addr, self.instance_name, self.client_config, self.signer, self.tls
+        )
         self._build(instance)
         try:
             instance.register_consumer(self)
@@ -161,18 +177,34 @@ class ConsumerBase:
         """Raise MQClientError when something the subclass needs is missing."""
 
     def _build(self, instance: MQClientInstance) -> None:
-        self._plans = PullPlans(instance.namesrv_addrs, self.group, clock=self.clock, instance_name=self.instance_name,
-                                timeout_s=instance.config.api_timeout_s, consume_from_where=self.consume_from_where,
-                                message_model=self.message_model)
+        self._plans = PullPlans(
+            instance.namesrv_addrs,
+            self.group,
+            clock=self.clock,
+            instance_name=self.instance_name,
+            timeout_s=instance.config.api_timeout_s,
+            consume_from_where=self.consume_from_where,
+            message_model=self.message_model,
+        )
         self._plans.on_unreachable = instance.refresh_routes_soon  # a dead master: see the route change at once
         if self.clustering:
             self.offset_store = RemoteBrokerOffsetStore(instance, self._plans)
         else:
             self.offset_store = LocalFileOffsetStore(self.config.local_offset_store_dir, instance.client_id, self.group)
             self.offset_store.load()
-        self.rebalance = RebalanceImpl(self, instance, self._plans, self.offset_store, group=self.group, strategy=self.strategy,
-                                       clustering=self.clustering, orderly=self.orderly, consume_from_where=self.consume_from_where,
-                                       consume_timestamp_ms=self.config.consume_timestamp_ms, clock=self.clock)
+        self.rebalance = RebalanceImpl(
+            self,
+            instance,
+            self._plans,
+            self.offset_store,
+            group=self.group,
+            strategy=self.strategy,
+            clustering=self.clustering,
+            orderly=self.orderly,
+            consume_from_where=self.consume_from_where,
+            consume_timestamp_ms=self.config.consume_timestamp_ms,
+            clock=self.clock,
+        )
         self._apply_subscriptions()
         self._build_fetching(instance)
 
@@ -270,8 +302,11 @@ class ConsumerBase:
 
     def consumer_data(self) -> dict[str, Any]:
         return {
-            "consumeFromWhere": self.consume_from_where, "consumeType": self.consume_type, "groupName": self.group,
-            "messageModel": self.message_model, "subscriptionDataSet": [s.to_json() for s in self._all_subscriptions().values()],
+            "consumeFromWhere": self.consume_from_where,
+            "consumeType": self.consume_type,
+            "groupName": self.group,
+            "messageModel": self.message_model,
+            "subscriptionDataSet": [s.to_json() for s in self._all_subscriptions().values()],
             "unitMode": False,
         }
 
@@ -292,17 +327,39 @@ class ConsumerBase:
         assert self.rebalance is not None and self.offset_store is not None
         counters = self._consume_counters()
         properties = {
-            "PROP_NAMESERVER_ADDR": self.namesrv_addr, "PROP_CONSUME_TYPE": self.consume_type,
-            "PROP_CONSUMEORDERLY": str(self.orderly).lower(), "PROP_THREADPOOL_CORE_SIZE": str(self.config.consume_thread_min),
-            "PROP_CLIENT_VERSION": MQ_VERSION_NAME, "PROP_CONSUMER_START_TIMESTAMP": str(self.start_timestamp),
+            "PROP_NAMESERVER_ADDR": self.namesrv_addr,
+            "PROP_CONSUME_TYPE": self.consume_type,
+            "PROP_CONSUMEORDERLY": str(self.orderly).lower(),
+            "PROP_THREADPOOL_CORE_SIZE": str(self.config.consume_thread_min),
+            "PROP_CLIENT_VERSION": MQ_VERSION_NAME,
+            "PROP_CONSUMER_START_TIMESTAMP": str(self.start_timestamp),
             "allocateMessageQueueStrategy": getattr(self.strategy, "name", type(self.strategy).__name__),
-            "messageModel": self.message_model, "consumeFromWhere": self.consume_from_where,
-            "consumeThreadMin": str(self.config.consume_thread_min), "consumeThreadMax": str(self.config.consume_thread_max),
-            "pullBatchSize": str(self.config.pull_batch_size), "maxReconsumeTimes": str(self.config.max_reconsume_times),
+            "messageModel": self.message_model,
+            "consumeFromWhere": self.consume_from_where,
+            "consumeThreadMin": str(self.config.consume_thread_min),
+            "consumeThreadMax": str(self.config.consume_thread_max),
+            "pullBatchSize": str(self.config.pull_batch_size),
+            "maxReconsumeTimes": str(self.config.max_reconsume_times),
         }
-        mq_table = {mq: pq.info(self.offset_store.read_from_memory(mq)) for mq, pq in list(self.rebalance.process_queue_table.items())}
-        status_table = {topic: {"pullRT": 0.0, "pullTPS": 0.0, "consumeRT": 0.0, "consumeOKTPS": 0.0, "consumeFailedTPS": 0.0,
-                                "consumeFailedMsgs": counters.failed if counters else 0} for topic in self.subscriptions}
-        info = {"properties": properties, "subscriptionSet": [s.to_json() for s in self._all_subscriptions().values()],
-                "mqTable": mq_table, "statusTable": status_table}
+        mq_table = {
+            mq: pq.info(self.offset_store.read_from_memory(mq))
+            for mq, pq in list(self.rebalance.process_queue_table.items())
+        }
+        status_table = {
+            topic: {
+                "pullRT": 0.0,
+                "pullTPS": 0.0,
+                "consumeRT": 0.0,
+                "consumeOKTPS": 0.0,
+                "consumeFailedTPS": 0.0,
+                "consumeFailedMsgs": counters.failed if counters else 0,
+            }
+            for topic in self.subscriptions
+        }
+        info = {
+            "properties": properties,
+            "subscriptionSet": [s.to_json() for s in self._all_subscriptions().values()],
+            "mqTable": mq_table,
+            "statusTable": status_table,
+        }
         return json_compat.dumps(info).encode("utf-8")

@@ -6,6 +6,7 @@ the remoting client under the client's driver, which signs every request it writ
 and broker calls, resends, oneway heartbeats) the way RocketMQ's ``AclClientRPCHook`` does.
 Empty strings count as absent, so settings that default to ``""`` turn signing off.
 """
+
 from __future__ import annotations
 
 from brokers.engine.acl.client_hook import AclClientHook

@@ -19,6 +19,7 @@ a new one is opened instead: an idle spell never costs a failed attempt. A reque
 sends over the connection (these connections never heartbeat, so brokers have no reason to) is
 dropped unanswered. A forked child does not use its parent's connections; it opens its own.
 """
+
 from __future__ import annotations
 
 import logging
@@ -55,7 +56,9 @@ class DirectConnection:
         self._buf = bytearray()
 
     @classmethod
-    def open(cls, addr: str, tls: TlsConfig | None, timeout_s: float, max_frame_size: int = MAX_FRAME_SIZE) -> DirectConnection:
+    def open(
+        cls, addr: str, tls: TlsConfig | None, timeout_s: float, max_frame_size: int = MAX_FRAME_SIZE
+    ) -> DirectConnection:
         """Connect (and shake hands) within ``timeout_s``; RemotingConnectError when that fails."""
         try:
             host, port = split_addr(addr)
@@ -78,7 +81,9 @@ class DirectConnection:
             raise RemotingConnectError(f"connect to {addr} timed out after {timeout_s}s", addr) from None
         except OSError as exc:  # ssl.SSLError included
             sock.close()
-            raise RemotingConnectError(f"connect to {addr} failed: {_handshake_failure(exc, host, port, tls)}", addr) from None
+            raise RemotingConnectError(
+                f"connect to {addr} failed: {_handshake_failure(exc, host, port, tls)}", addr
+            ) from None
         return cls(addr, sock, max_frame_size)
 
     def invoke(self, request: RemotingCommand, timeout_s: float) -> RemotingCommand:
@@ -100,11 +105,16 @@ class DirectConnection:
                     return response
                 log.debug("direct connection to %s: unexpected frame dropped: %r", self.addr, response)
         except TimeoutError:
-            raise RemotingTimeoutError(f"no response to request code {request.code} (opaque {request.opaque}) from {self.addr} "
-                                       f"within {timeout_s}s", self.addr, timeout_s) from None
+            raise RemotingTimeoutError(
+                f"no response to request code {request.code} (opaque {request.opaque}) from {self.addr} "
+                f"within {timeout_s}s",
+                self.addr,
+                timeout_s,
+            ) from None
         except OSError as exc:
-            raise RemotingConnectError(f"connection to {self.addr} closed before the response (opaque {request.opaque}): {exc}",
-                                       self.addr) from None
+            raise RemotingConnectError(
+                f"connection to {self.addr} closed before the response (opaque {request.opaque}): {exc}", self.addr
+            ) from None
 
     def _read_frame(self, deadline: float) -> bytes:
         """The next frame without its length prefix (header word onwards)."""
@@ -114,8 +124,8 @@ class DirectConnection:
                 (total,) = LENGTH_PREFIX.unpack_from(buf)
                 check_frame_length(total, self.max_frame_size)
                 if len(buf) >= 4 + total:
-                    frame = bytes(buf[4:4 + total])
-                    del buf[:4 + total]
+                    frame = bytes(buf[4 : 4 + total])
+                    del buf[: 4 + total]
                     return frame
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -143,8 +153,14 @@ class DirectConnection:
 class DirectConnections:
     """Pools of :class:`DirectConnection` per address; thread-safe. See the module docstring."""
 
-    def __init__(self, *, signer: RequestSigner | None = None, tls: TlsConfig | None = None,
-                 connect_timeout_s: float = CONNECT_TIMEOUT_S, max_idle_per_addr: int = MAX_IDLE_PER_ADDR) -> None:
+    def __init__(
+        self,
+        *,
+        signer: RequestSigner | None = None,
+        tls: TlsConfig | None = None,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        max_idle_per_addr: int = MAX_IDLE_PER_ADDR,
+    ) -> None:
         self.signer = signer
         self.tls = tls
         self.connect_timeout_s = connect_timeout_s
@@ -169,7 +185,9 @@ class DirectConnections:
             remaining = timeout_s - (time.monotonic() - begin)
             if remaining <= 0:
                 conn.close()
-                raise RemotingTimeoutError(f"no time left for request code {request.code} to {addr}", addr, timeout_s) from None
+                raise RemotingTimeoutError(
+                    f"no time left for request code {request.code} to {addr}", addr, timeout_s
+                ) from None
         try:
             response = conn.invoke(request, remaining)
         except BaseException:
@@ -222,12 +240,18 @@ def _handshake_failure(exc: OSError, host: str, port: int, tls: TlsConfig | None
         return str(exc)
     hostname = tls.server_hostname or host
     if isinstance(exc, ssl.SSLCertVerificationError):
-        return (f"TLS: the certificate of {host}:{port} failed verification ({exc.verify_message or exc.reason}); "
-                f"check that the CA file ({tls.ca_file or 'the system CAs'}) signed it and that it names {hostname}")
+        return (
+            f"TLS: the certificate of {host}:{port} failed verification ({exc.verify_message or exc.reason}); "
+            f"check that the CA file ({tls.ca_file or 'the system CAs'}) signed it and that it names {hostname}"
+        )
     if isinstance(exc, ssl.SSLError):
-        return (f"TLS handshake with {host}:{port} failed: {exc.reason or exc} "
-                "(does the server speak TLS, and does it want a client certificate?)")
+        return (
+            f"TLS handshake with {host}:{port} failed: {exc.reason or exc} "
+            "(does the server speak TLS, and does it want a client certificate?)"
+        )
     if isinstance(exc, ConnectionResetError):
-        return (f"TLS handshake with {host}:{port} failed: the server closed the connection ({exc}); "
-                "does it speak TLS (--tls-mode), and does it want a client certificate?")
+        return (
+            f"TLS handshake with {host}:{port} failed: the server closed the connection ({exc}); "
+            "does it speak TLS (--tls-mode), and does it want a client certificate?"
+        )
     return str(exc)

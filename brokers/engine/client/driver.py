@@ -12,6 +12,7 @@ that runs it on ``self.driver`` with ``self.plans``. A driver given a ``signer``
 AclClientHook) builds its remoting client with it, so every request it sends is signed; one given
 a ``tls`` (:class:`~brokers.engine.remoting.tls.TlsConfig`) builds it speaking TLS.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -30,7 +31,14 @@ from brokers.engine.remoting.errors import RemotingConnectError, RemotingError
 from brokers.engine.remoting.request_guard import RequestSigner
 from brokers.engine.remoting.tls import TlsConfig
 
-__all__ = ["DEFAULT_TIMEOUT_S", "AsyncDriver", "BlockingDriver", "async_operation", "blocking_operation", "parse_namesrv_addrs"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "AsyncDriver",
+    "BlockingDriver",
+    "async_operation",
+    "blocking_operation",
+    "parse_namesrv_addrs",
+]
 
 T = TypeVar("T")
 R = TypeVar("R", RemotingClient, BlockingRemotingClient)
@@ -59,10 +67,19 @@ class _DriverBase(Generic[R]):
     addressed Calls sent as they are.
     """
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float, remoting: R | None, make_remoting: Callable[[], R],
-                 signer: RequestSigner | None = None, tls: TlsConfig | None = None) -> None:
+    def __init__(
+        self,
+        namesrv_addrs: str | Iterable[str],
+        timeout_s: float,
+        remoting: R | None,
+        make_remoting: Callable[[], R],
+        signer: RequestSigner | None = None,
+        tls: TlsConfig | None = None,
+    ) -> None:
         if remoting is not None and signer is not None:
-            raise ValueError("a driver given its remoting client signs with that client's signer; give the signer to it")
+            raise ValueError(
+                "a driver given its remoting client signs with that client's signer; give the signer to it"
+            )
         if remoting is not None and tls is not None:
             raise ValueError("a driver given its remoting client connects as that client does; give tls to it")
         self.namesrv_addrs = parse_namesrv_addrs(namesrv_addrs)
@@ -102,9 +119,18 @@ class _DriverBase(Generic[R]):
 class AsyncDriver(_DriverBase[RemotingClient]):
     """Run plans over an asyncio RemotingClient; a Fanout's calls run concurrently."""
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S, remoting: RemotingClient | None = None,
-                 *, signer: RequestSigner | None = None, tls: TlsConfig | None = None) -> None:
-        super().__init__(namesrv_addrs, timeout_s, remoting, lambda: RemotingClient(signer=signer, tls=tls), signer, tls)
+    def __init__(
+        self,
+        namesrv_addrs: str | Iterable[str],
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        remoting: RemotingClient | None = None,
+        *,
+        signer: RequestSigner | None = None,
+        tls: TlsConfig | None = None,
+    ) -> None:
+        super().__init__(
+            namesrv_addrs, timeout_s, remoting, lambda: RemotingClient(signer=signer, tls=tls), signer, tls
+        )
 
     async def run(self, plan: Plan[T]) -> T:
         return await self._drive(plan, self.execute)
@@ -153,10 +179,18 @@ class AsyncDriver(_DriverBase[RemotingClient]):
 class BlockingDriver(_DriverBase[BlockingRemotingClient]):
     """Run plans over a BlockingRemotingClient from any thread; a Fanout runs on its loop at once."""
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], timeout_s: float = DEFAULT_TIMEOUT_S,
-                 remoting: BlockingRemotingClient | None = None, *, signer: RequestSigner | None = None,
-                 tls: TlsConfig | None = None) -> None:
-        super().__init__(namesrv_addrs, timeout_s, remoting, lambda: BlockingRemotingClient(signer=signer, tls=tls), signer, tls)
+    def __init__(
+        self,
+        namesrv_addrs: str | Iterable[str],
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        remoting: BlockingRemotingClient | None = None,
+        *,
+        signer: RequestSigner | None = None,
+        tls: TlsConfig | None = None,
+    ) -> None:
+        super().__init__(
+            namesrv_addrs, timeout_s, remoting, lambda: BlockingRemotingClient(signer=signer, tls=tls), signer, tls
+        )
 
     def run(self, plan: Plan[T]) -> T:
         return self._drive(plan, self._execute)
@@ -235,6 +269,7 @@ def _unwrap_plan_annotation(operation: Callable[..., Any], plan_fn: Callable[...
 
 def async_operation(plan_fn: Callable[..., Plan[T]]) -> Callable[..., Any]:
     """A coroutine method running ``plan_fn(self.plans, ...)`` on ``self.driver`` (an AsyncDriver)."""
+
     @functools.wraps(plan_fn)
     async def operation(self: Any, *args: Any, **kwargs: Any) -> Any:
         return await self.driver.run(plan_fn(self.plans, *args, **kwargs))
@@ -245,6 +280,7 @@ def async_operation(plan_fn: Callable[..., Plan[T]]) -> Callable[..., Any]:
 
 def blocking_operation(plan_fn: Callable[..., Plan[T]]) -> Callable[..., Any]:
     """A method running ``plan_fn(self.plans, ...)`` on ``self.driver`` (a BlockingDriver)."""
+
     @functools.wraps(plan_fn)
     def operation(self: Any, *args: Any, **kwargs: Any) -> Any:
         return self.driver.run(plan_fn(self.plans, *args, **kwargs))

@@ -5,6 +5,7 @@ ResponseError), so ``except RemotingError`` catches every failure of a call, tra
 (RemotingConnectError, RemotingTimeoutError) included. ``str()`` of an error is a sentence for
 an operator: what the response code means, where it came from, and the server's remark.
 """
+
 from __future__ import annotations
 
 from brokers.engine.remoting.codes import ResponseCode
@@ -43,7 +44,9 @@ class MQClientError(ResponseError):
     A subclass of RemotingError, so ``except RemotingError`` catches every failure of a call.
     """
 
-    def __init__(self, code: int, remark: str | None, *, request_code: int | None = None, addr: str | None = None) -> None:
+    def __init__(
+        self, code: int, remark: str | None, *, request_code: int | None = None, addr: str | None = None
+    ) -> None:
         super().__init__(code, remark, request_code=request_code, addr=addr)
 
     @property

@@ -6,6 +6,7 @@ a broker closes client connections registered by a heartbeat that stay silent fo
 an asyncio task for :class:`AsyncFrontEnd`, from a daemon thread for :class:`BlockingFrontEnd`.
 ``heartbeat_interval_s=None`` sends none (tests). Both close as context managers.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -91,7 +92,9 @@ class BlockingFrontEnd(_FrontEnd):
             return
         with self._start_lock:
             if self._heartbeat_thread is None and not self._stop.is_set():
-                self._heartbeat_thread = threading.Thread(target=self._heartbeat_loop, name="mq-client-heartbeat", daemon=True)
+                self._heartbeat_thread = threading.Thread(
+                    target=self._heartbeat_loop, name="mq-client-heartbeat", daemon=True
+                )
                 self._heartbeat_thread.start()
 
     def _heartbeat_loop(self) -> None:

@@ -8,6 +8,7 @@ UNIQ_KEY (§5.9) is 16 bytes in upper-case hex, the ``msgId`` a producer reports
 e.g. ``0A0000050F3A1B2C3D4E`` + ``0001D4C0`` + ``00A1``: the first ten bytes are fixed per
 generator (a random number stands in for Java's class-loader hash), the last six change per id.
 """
+
 from __future__ import annotations
 
 import datetime

@@ -10,6 +10,7 @@ send's latency marks its broker unavailable for a while::
 A failed send counts as 30 000 ms (avoided 30 s). The selector takes the next queue whose broker
 is available; when none is, the least bad broker (``pick_one_at_least``).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -21,7 +22,13 @@ from dataclasses import dataclass
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message_queue import MessageQueue
 
-__all__ = ["ISOLATION_LATENCY_MS", "LATENCY_MAX_MS", "NOT_AVAILABLE_DURATION_MS", "LatencyFaultTolerance", "MQFaultStrategy"]
+__all__ = [
+    "ISOLATION_LATENCY_MS",
+    "LATENCY_MAX_MS",
+    "NOT_AVAILABLE_DURATION_MS",
+    "LatencyFaultTolerance",
+    "MQFaultStrategy",
+]
 
 LATENCY_MAX_MS = (50, 100, 550, 1800, 3000, 5000, 15000)
 NOT_AVAILABLE_DURATION_MS = (0, 0, 2000, 5000, 6000, 10000, 30000)
@@ -49,7 +56,9 @@ class LatencyFaultTolerance:
 
     def update_fault_item(self, broker_name: str, current_latency_ms: int, not_available_duration_ms: int) -> None:
         with self._lock:
-            self._items[broker_name] = FaultItem(broker_name, current_latency_ms, self.clock.now_ms() + not_available_duration_ms)
+            self._items[broker_name] = FaultItem(
+                broker_name, current_latency_ms, self.clock.now_ms() + not_available_duration_ms
+            )
 
     def is_available(self, broker_name: str) -> bool:
         item = self._items.get(broker_name)

@@ -13,6 +13,7 @@ consumer (or the other way round) means the same, success or retry (:func:`concu
 A message that came back through the retry topic shows its original topic (RocketMQ's
 ``resetRetryAndNamespace``); ``message_queue`` stays the queue it was pulled from.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -24,8 +25,13 @@ from brokers.engine.common.message import PROPERTY_LAST_ERROR, PROPERTY_RETRY_TO
 from brokers.engine.common.message_queue import MessageQueue
 
 __all__ = [
-    "ConsumeConcurrentlyStatus", "ConsumeOrderlyStatus", "MessageListener", "ReceivedMessage", "concurrently_answer",
-    "orderly_answer", "to_received",
+    "ConsumeConcurrentlyStatus",
+    "ConsumeOrderlyStatus",
+    "MessageListener",
+    "ReceivedMessage",
+    "concurrently_answer",
+    "orderly_answer",
+    "to_received",
 ]
 
 
@@ -53,7 +59,9 @@ def _succeeded(answer: object) -> bool:
 
 def concurrently_answer(answer: object) -> ConsumeConcurrentlyStatus:
     """A listener's answer as a concurrent consumer reads it: success, or RECONSUME_LATER for anything else."""
-    return ConsumeConcurrentlyStatus.CONSUME_SUCCESS if _succeeded(answer) else ConsumeConcurrentlyStatus.RECONSUME_LATER
+    return (
+        ConsumeConcurrentlyStatus.CONSUME_SUCCESS if _succeeded(answer) else ConsumeConcurrentlyStatus.RECONSUME_LATER
+    )
 
 
 def orderly_answer(answer: object) -> ConsumeOrderlyStatus:
@@ -94,7 +102,11 @@ MessageListener = Callable[[list[ReceivedMessage]], "ConsumeConcurrentlyStatus |
 def note_failure(msgs: list[MessageExt], answer: object, error: BaseException | None) -> None:
     """Record on each message why its listener did not acknowledge it (the exception, else the
     answer): the send-back carries it to the broker, which keeps it with the retry and the dead letter."""
-    why = f"{type(error).__name__}: {error}" if error is not None else f"the listener answered {getattr(answer, 'value', answer)!s}"
+    why = (
+        f"{type(error).__name__}: {error}"
+        if error is not None
+        else f"the listener answered {getattr(answer, 'value', answer)!s}"
+    )
     text = last_error_text(why)
     for m in msgs:
         m.properties[PROPERTY_LAST_ERROR] = text
@@ -111,8 +123,17 @@ def to_received(msg: MessageExt, mq: MessageQueue, group: str) -> ReceivedMessag
     """The listener's view of a pulled record."""
     props = dict(msg.properties)
     return ReceivedMessage(
-        topic=original_topic(msg, group), body=msg.body, message_queue=mq, queue_offset=msg.queue_offset,
-        msg_id=msg.uniq_key or msg.msg_id, offset_msg_id=msg.msg_id, tags=msg.tags, keys=msg.keys, properties=props,
-        reconsume_times=msg.reconsume_times, born_timestamp=msg.born_timestamp, store_timestamp=msg.store_timestamp,
+        topic=original_topic(msg, group),
+        body=msg.body,
+        message_queue=mq,
+        queue_offset=msg.queue_offset,
+        msg_id=msg.uniq_key or msg.msg_id,
+        offset_msg_id=msg.msg_id,
+        tags=msg.tags,
+        keys=msg.keys,
+        properties=props,
+        reconsume_times=msg.reconsume_times,
+        born_timestamp=msg.born_timestamp,
+        store_timestamp=msg.store_timestamp,
         commit_log_offset=msg.commit_log_offset,
     )

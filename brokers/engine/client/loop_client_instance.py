@@ -8,6 +8,7 @@ persistence), connections and client remoting processor, no thread, no hop. Each
 has an instance of its own (not shared through :mod:`.mq_client_manager`, whose instances own
 threads), started with ``await start()`` and stopped with ``await stop()``.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -26,10 +27,23 @@ __all__ = ["LoopClientInstance"]
 class LoopClientInstance(MQClientInstance):
     """A client instance on the running loop of whoever creates it (create it from a coroutine)."""
 
-    def __init__(self, namesrv_addr: str, instance_name: str, config: ClientConfig | None = None, *,
-                 signer: RequestSigner | None = None, tls: TlsConfig | None = None) -> None:
-        super().__init__(build_client_id(instance_name), parse_namesrv_addrs(namesrv_addr), config or ClientConfig(),
-                         signer=signer, tls=tls, loop=asyncio.get_running_loop())
+    def __init__(
+        self,
+        namesrv_addr: str,
+        instance_name: str,
+        config: ClientConfig | None = None,
+        *,
+        signer: RequestSigner | None = None,
+        tls: TlsConfig | None = None,
+    ) -> None:
+        super().__init__(
+            build_client_id(instance_name),
+            parse_namesrv_addrs(namesrv_addr),
+            config or ClientConfig(),
+            signer=signer,
+            tls=tls,
+            loop=asyncio.get_running_loop(),
+        )
 
     @property
     def in_loop_thread(self) -> bool:

@@ -5,6 +5,7 @@ Producers and consumers with the same client id (``<ip>@<instance name>``) share
 and starting it on first use, and takes a reference; :meth:`MQClientInstance.release` gives the
 reference back and stops the instance when it was the last.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,8 +38,14 @@ class MQClientManager:
         self._instances: dict[str, MQClientInstance] = {}
         self._refs: dict[str, int] = {}
 
-    def acquire(self, namesrv_addr: str, instance_name: str, config: ClientConfig | None = None,
-                signer: RequestSigner | None = None, tls: TlsConfig | None = None) -> MQClientInstance:
+    def acquire(
+        self,
+        namesrv_addr: str,
+        instance_name: str,
+        config: ClientConfig | None = None,
+        signer: RequestSigner | None = None,
+        tls: TlsConfig | None = None,
+    ) -> MQClientInstance:
         """The running instance of client id ``<ip>@<instance_name>``, created and started when new.
 
         A second caller's ``config`` is ignored (the first one's timers run the instance), as in RocketMQ.
@@ -49,14 +56,24 @@ class MQClientManager:
         with self._lock:
             instance = self._instances.get(client_id)
             if instance is not None and instance.signer != signer:
-                raise ValueError(f"client instance {client_id} already runs with other ACL credentials; "
-                                 "give this client another instance_name")
+                raise ValueError(
+                    f"client instance {client_id} already runs with other ACL credentials; "
+                    "give this client another instance_name"
+                )
             if instance is not None and instance.tls != tls:
-                raise ValueError(f"client instance {client_id} already runs with other TLS settings; "
-                                 "give this client another instance_name")
+                raise ValueError(
+                    f"client instance {client_id} already runs with other TLS settings; "
+                    "give this client another instance_name"
+                )
             if instance is None:
-                instance = MQClientInstance(client_id, parse_namesrv_addrs(namesrv_addr), config or ClientConfig(), registry=self,
-                                            signer=signer, tls=tls)
+                instance = MQClientInstance(
+                    client_id,
+                    parse_namesrv_addrs(namesrv_addr),
+                    config or ClientConfig(),
+                    registry=self,
+                    signer=signer,
+                    tls=tls,
+                )
                 instance._start()
                 self._instances[client_id] = instance
             self._refs[client_id] = self._refs.get(client_id, 0) + 1
@@ -78,8 +95,13 @@ class MQClientManager:
 MANAGER = MQClientManager()
 
 
-def acquire_client_instance(namesrv_addr: str, instance_name: str, config: ClientConfig | None = None,
-                            signer: RequestSigner | None = None, tls: TlsConfig | None = None) -> MQClientInstance:
+def acquire_client_instance(
+    namesrv_addr: str,
+    instance_name: str,
+    config: ClientConfig | None = None,
+    signer: RequestSigner | None = None,
+    tls: TlsConfig | None = None,
+) -> MQClientInstance:
     """The process's instance of client id ``<ip>@<instance_name>`` (see :meth:`MQClientManager.acquire`).
 
     Each call takes a reference; give it back with :meth:`MQClientInstance.release`.

@@ -13,6 +13,7 @@ with ``persist``/``persist_all`` (the client instance's 5 s timer, a queue's dro
 consume-from-where) and -2 when the broker could not be asked (the queue is left for a later
 rebalance rather than started from a guess).
 """
+
 from __future__ import annotations
 
 import asyncio

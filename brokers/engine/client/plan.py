@@ -11,6 +11,7 @@ one plan serves the asyncio and the blocking client alike. For example::
         reply = check((yield Call(RequestCode.GET_BROKER_RUNTIME_INFO, addr=addr)), request_code=...)
         return parse_kv_table(reply.body)
 """
+
 from __future__ import annotations
 
 from collections.abc import Generator

@@ -14,6 +14,7 @@ takes the queue away; from then on nothing is put here and nothing taken from he
 listener. Times come from the consumer's clock: wall-clock milliseconds for the timestamps the
 running info reports, its monotonic seconds for the age of the broker lock.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -162,11 +163,20 @@ class ProcessQueue:
         """ProcessQueueInfo (§4.14) for GET_CONSUMER_RUNNING_INFO."""
         low, high = self.offset_range()
         return {
-            "commitOffset": commit_offset, "cachedMsgMinOffset": low, "cachedMsgMaxOffset": high,
-            "cachedMsgCount": self.msg_count, "cachedMsgSizeInMiB": self.msg_size // (1024 * 1024),
-            "transactionMsgMinOffset": 0, "transactionMsgMaxOffset": 0, "transactionMsgCount": 0,
-            "locked": self.locked, "tryUnlockTimes": self.try_unlock_times,
-            "lastLockTimestamp": self.clock.now_ms() - int((self.clock.monotonic() - self.last_lock_timestamp) * 1000) if self.last_lock_timestamp else 0,
-            "droped": self.dropped, "lastPullTimestamp": self.last_pull_timestamp,
+            "commitOffset": commit_offset,
+            "cachedMsgMinOffset": low,
+            "cachedMsgMaxOffset": high,
+            "cachedMsgCount": self.msg_count,
+            "cachedMsgSizeInMiB": self.msg_size // (1024 * 1024),
+            "transactionMsgMinOffset": 0,
+            "transactionMsgMaxOffset": 0,
+            "transactionMsgCount": 0,
+            "locked": self.locked,
+            "tryUnlockTimes": self.try_unlock_times,
+            "lastLockTimestamp": self.clock.now_ms() - int((self.clock.monotonic() - self.last_lock_timestamp) * 1000)
+            if self.last_lock_timestamp
+            else 0,
+            "droped": self.dropped,
+            "lastPullTimestamp": self.last_pull_timestamp,
             "lastConsumeTimestamp": self.last_consume_timestamp,
         }

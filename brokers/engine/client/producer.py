@@ -28,6 +28,7 @@ cost two thread wake-ups per send. Route lookups and the first HEART_BEAT to a b
 the instance's loop (:mod:`.client_instance`), as do the other methods. From asyncio code,
 ``await asyncio.wrap_future(producer.send_async(m))``.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -68,10 +69,21 @@ T = TypeVar("T")
 MessageQueueSelector = Callable[[list[MessageQueue], Message, Any], MessageQueue]
 SendCallback = Callable[["SendResult | None", "BaseException | None"], None]
 # Send response codes after which another broker is tried (DefaultMQProducerImpl.sendDefaultImpl).
-_RETRY_ON = frozenset({ResponseCode.TOPIC_NOT_EXIST, ResponseCode.SERVICE_NOT_AVAILABLE, ResponseCode.SYSTEM_ERROR,
-                       ResponseCode.NO_PERMISSION, ResponseCode.SYSTEM_BUSY, 204, 205})
+_RETRY_ON = frozenset(
+    {
+        ResponseCode.TOPIC_NOT_EXIST,
+        ResponseCode.SERVICE_NOT_AVAILABLE,
+        ResponseCode.SYSTEM_ERROR,
+        ResponseCode.NO_PERMISSION,
+        ResponseCode.SYSTEM_BUSY,
+        204,
+        205,
+    }
+)
 _trace_instances = itertools.count(1)  # trace producers' instance names
-_DIRECT_CODES = frozenset({RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE})  # sent from the caller's thread
+_DIRECT_CODES = frozenset(
+    {RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE}
+)  # sent from the caller's thread
 
 
 def select_message_queue_by_hash(mqs: list[MessageQueue], msg: Message, arg: Any) -> MessageQueue:
@@ -79,13 +91,20 @@ def select_message_queue_by_hash(mqs: list[MessageQueue], msg: Message, arg: Any
     return mqs[abs(tag_hash(str(arg))) % len(mqs)]
 
 
-def trace_sender_factory(namesrv_addr: str, access_key: str | None, secret_key: str | None,
-                         tls: TlsConfig | None) -> Callable[[str], Producer]:
+def trace_sender_factory(
+    namesrv_addr: str, access_key: str | None, secret_key: str | None, tls: TlsConfig | None
+) -> Callable[[str], Producer]:
     """How a traced client's dispatcher makes its trace producer: same name servers, account and TLS."""
     # An instance of its own per trace producer: a producer and a consumer of one name may both trace,
     # and one client instance takes a producer group once.
-    return lambda group: Producer(group, namesrv_addr, instance_name=f"trace-{os.getpid()}-{next(_trace_instances)}",
-                                  access_key=access_key, secret_key=secret_key, tls=tls).start()
+    return lambda group: Producer(
+        group,
+        namesrv_addr,
+        instance_name=f"trace-{os.getpid()}-{next(_trace_instances)}",
+        access_key=access_key,
+        secret_key=secret_key,
+        tls=tls,
+    ).start()
 
 
 def _retryable(exc: RemotingError) -> bool:
@@ -95,13 +114,26 @@ def _retryable(exc: RemotingError) -> bool:
 class Producer:
     """Sends messages of one producer group; see the module docstring."""
 
-    def __init__(self, group: str = DEFAULT_PRODUCER_GROUP, namesrv_addr: str = "127.0.0.1:9876", instance_name: str | None = None, *,
-                 config: ProducerConfig | None = None, client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None,
-                 trace_enabled: bool = False, trace_topic: str | None = None) -> None:
+    def __init__(
+        self,
+        group: str = DEFAULT_PRODUCER_GROUP,
+        namesrv_addr: str = "127.0.0.1:9876",
+        instance_name: str | None = None,
+        *,
+        config: ProducerConfig | None = None,
+        client_config: ClientConfig | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        tls: TlsConfig | None = None,
+        trace_enabled: bool = False,
+        trace_topic: str | None = None,
+    ) -> None:
         self.group = group
         # Message trace (trace_dispatcher.py): Pub records of stored sends, sent in the background.
-        self.tracer = new_tracer(trace_enabled, trace_topic, group, trace_sender_factory(namesrv_addr, access_key, secret_key, tls))
+        self.tracer = new_tracer(
+            trace_enabled, trace_topic, group, trace_sender_factory(namesrv_addr, access_key, secret_key, tls)
+        )
         self.signer = acl_signer(access_key, secret_key)  # ACL: every request signed with this account
         self.tls = tls  # connections of the client instance speak TLS (remoting/tls.py)
         self.namesrv_addr = namesrv_addr
@@ -122,9 +154,18 @@ class Producer:
     def start(self) -> Producer:
         if self._instance is not None:
             return self
-        instance = acquire_client_instance(self.namesrv_addr, self.instance_name, self.client_config, self.signer, self.tls)
-        self._plans = ProducerPlans(instance.namesrv_addrs, self.group, clock=self.clock, instance_name=self.instance_name,
-                                    timeout_s=self.config.send_timeout_s, retry_times=0, compress_over=self.config.compress_over)
+        instance = acquire_client_instance(
+            self.namesrv_addr, self.instance_name, self.client_config, self.signer, self.tls
+        )
+        self._plans = ProducerPlans(
+            instance.namesrv_addrs,
+            self.group,
+            clock=self.clock,
+            instance_name=self.instance_name,
+            timeout_s=self.config.send_timeout_s,
+            retry_times=0,
+            compress_over=self.config.compress_over,
+        )
         try:
             instance.register_producer(self)
         except ValueError:
@@ -133,7 +174,9 @@ class Producer:
         self._instance = instance
         if self.config.direct_send:  # the instance's account and TLS, as its own connections have
             self._direct = DirectConnections(signer=instance.signer, tls=instance.tls)
-        self._callbacks = concurrent.futures.ThreadPoolExecutor(self.config.async_workers, thread_name_prefix=f"producer-{self.group}")
+        self._callbacks = concurrent.futures.ThreadPoolExecutor(
+            self.config.async_workers, thread_name_prefix=f"producer-{self.group}"
+        )
         if self.tracer is not None:
             self.tracer.start()
         return self
@@ -184,8 +227,14 @@ class Producer:
 
     # -- public sends -------------------------------------------------------------------------
 
-    def send(self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *,
-             mq: MessageQueue | None = None) -> SendResult:
+    def send(
+        self,
+        msg: Message,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+        *,
+        mq: MessageQueue | None = None,
+    ) -> SendResult:
         """Send and wait for the broker's answer: round robin with retries, to ``mq``, or to ``selector(mqs, msg, arg)``."""
         instance = self._running()
         direct = self._direct
@@ -195,8 +244,15 @@ class Producer:
         assert result is not None
         return result
 
-    def send_async(self, msg: Message, callback: SendCallback | None = None, selector: MessageQueueSelector | None = None,
-                   arg: Any = None, *, mq: MessageQueue | None = None) -> concurrent.futures.Future[SendResult]:
+    def send_async(
+        self,
+        msg: Message,
+        callback: SendCallback | None = None,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+        *,
+        mq: MessageQueue | None = None,
+    ) -> concurrent.futures.Future[SendResult]:
         """Send without waiting; the future (and ``callback(result, error)``, on a callback thread) gets the outcome."""
         future = self._running().submit(self.send_coro(msg, selector, arg, mq=mq))
         if callback is not None:
@@ -210,8 +266,14 @@ class Producer:
             future.add_done_callback(done)
         return future
 
-    def send_oneway(self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *,
-                    mq: MessageQueue | None = None) -> None:
+    def send_oneway(
+        self,
+        msg: Message,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+        *,
+        mq: MessageQueue | None = None,
+    ) -> None:
         """Send flagged oneway (the broker does not answer); one attempt, failures only logged."""
         self._running().call(self._send(msg, selector, arg, mq, oneway=True))
 
@@ -228,8 +290,14 @@ class Producer:
     def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
         return list(self._running().call(self._publish_queues(topic)))
 
-    async def send_coro(self, msg: Message, selector: MessageQueueSelector | None = None, arg: Any = None, *,
-                        mq: MessageQueue | None = None) -> SendResult:
+    async def send_coro(
+        self,
+        msg: Message,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+        *,
+        mq: MessageQueue | None = None,
+    ) -> SendResult:
         """The send as a coroutine of the instance's loop (what ``send`` and ``send_async`` run)."""
         result = await self._send(msg, selector, arg, mq)
         assert result is not None
@@ -259,8 +327,15 @@ class Producer:
             self._publish[topic] = list(queues)
         return queues
 
-    async def _send(self, what: Message | list[Message], selector: MessageQueueSelector | None, arg: Any,
-                    mq: MessageQueue | None, *, oneway: bool = False) -> SendResult | None:
+    async def _send(
+        self,
+        what: Message | list[Message],
+        selector: MessageQueueSelector | None,
+        arg: Any,
+        mq: MessageQueue | None,
+        *,
+        oneway: bool = False,
+    ) -> SendResult | None:
         plans = self._plans
         instance = self._running()
         assert plans is not None
@@ -307,8 +382,9 @@ class Producer:
         msg = self._with_uniq_key(what)
         return msg, None, msg.topic
 
-    def _target(self, queues: list[MessageQueue], mq: MessageQueue | None, last_broker: str | None,
-                topic: str) -> MessageQueue:
+    def _target(
+        self, queues: list[MessageQueue], mq: MessageQueue | None, last_broker: str | None, topic: str
+    ) -> MessageQueue:
         """The queue of one attempt: ``mq`` when given, else fault-avoiding round robin (another broker than the last)."""
         if mq is not None:
             return mq
@@ -327,8 +403,15 @@ class Producer:
             trace_pub(self.tracer, self.group, msg, result, self.clock.now_ms() - cost_ms, cost_ms)
 
     @staticmethod
-    def _selected(queues: list[MessageQueue], msg: Message, batch: list[Message] | None, topic: str,
-                  selector: MessageQueueSelector | None, arg: Any, mq: MessageQueue | None) -> MessageQueue | None:
+    def _selected(
+        queues: list[MessageQueue],
+        msg: Message,
+        batch: list[Message] | None,
+        topic: str,
+        selector: MessageQueueSelector | None,
+        arg: Any,
+        mq: MessageQueue | None,
+    ) -> MessageQueue | None:
         """The queue a selector picks (None without one: ``mq``, or round robin)."""
         if selector is None:
             return mq
@@ -338,8 +421,15 @@ class Producer:
 
     # -- the send path from the caller's thread ---------------------------------------------------
 
-    def _send_direct(self, instance: MQClientInstance, direct: DirectConnections, what: Message | list[Message],
-                     selector: MessageQueueSelector | None, arg: Any, mq: MessageQueue | None) -> SendResult:
+    def _send_direct(
+        self,
+        instance: MQClientInstance,
+        direct: DirectConnections,
+        what: Message | list[Message],
+        selector: MessageQueueSelector | None,
+        arg: Any,
+        mq: MessageQueue | None,
+    ) -> SendResult:
         """:meth:`_send` run in the calling thread: the send requests on ``direct``, route lookups on the loop."""
         plans = self._plans
         assert plans is not None
@@ -391,7 +481,9 @@ class Producer:
             except RemotingError as exc:
                 error = exc
 
-    async def _send_oneway(self, plans: ProducerPlans, instance: MQClientInstance, msg: Message, target: MessageQueue) -> None:
+    async def _send_oneway(
+        self, plans: ProducerPlans, instance: MQClientInstance, msg: Message, target: MessageQueue
+    ) -> None:
         out = plans.prepare(msg)
         addr = await instance.driver.run(plans.broker_addr(target.topic, target.broker_name, allow_template=True))
         await instance.driver.invoke(Call(out.code, plans.send_ext(out, target), out.body, addr=addr, oneway=True))

@@ -9,6 +9,7 @@ another broker. The simple producers (:mod:`.simple_producer`) run these plans a
 load-balancing :class:`~.producer.Producer` picks the queue and runs
 the ``send`` / ``send_batch`` plans on it. Results are :class:`~.send_result.SendResult`.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -54,8 +55,14 @@ from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
 
 __all__ = [
-    "COMPRESS_LEVEL", "COMPRESS_OVER", "DEFAULT_PRODUCER_GROUP", "NOT_ALLOWED_SEND_TOPICS", "RETRY_TIMES_WHEN_SEND_FAILED",
-    "Outgoing", "ProducerPlans", "retryable",
+    "COMPRESS_LEVEL",
+    "COMPRESS_OVER",
+    "DEFAULT_PRODUCER_GROUP",
+    "NOT_ALLOWED_SEND_TOPICS",
+    "RETRY_TIMES_WHEN_SEND_FAILED",
+    "Outgoing",
+    "ProducerPlans",
+    "retryable",
 ]
 
 DEFAULT_PRODUCER_GROUP = "DEFAULT_PRODUCER"  # RocketMQ's MixAll.DEFAULT_PRODUCER_GROUP
@@ -63,9 +70,19 @@ COMPRESS_OVER = 4096  # compressMsgBodyOverHowmuch; bodies this size or larger a
 COMPRESS_LEVEL = 5  # RocketMQ's default zlib level
 RETRY_TIMES_WHEN_SEND_FAILED = 2  # extra attempts on another queue (retryTimesWhenSendFailed)
 # Topics producers may not send to (RocketMQ's TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET).
-NOT_ALLOWED_SEND_TOPICS = frozenset({SCHEDULE_TOPIC, RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC, SELF_TEST_TOPIC, OFFSET_MOVED_EVENT})
+NOT_ALLOWED_SEND_TOPICS = frozenset(
+    {SCHEDULE_TOPIC, RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC, SELF_TEST_TOPIC, OFFSET_MOVED_EVENT}
+)
 # Send response codes after which another queue is tried (DefaultMQProducerImpl.sendDefaultImpl).
-_RETRY_ON = frozenset({ResponseCode.TOPIC_NOT_EXIST, ResponseCode.SERVICE_NOT_AVAILABLE, ResponseCode.SYSTEM_ERROR, ResponseCode.NO_PERMISSION, ResponseCode.SYSTEM_BUSY})
+_RETRY_ON = frozenset(
+    {
+        ResponseCode.TOPIC_NOT_EXIST,
+        ResponseCode.SERVICE_NOT_AVAILABLE,
+        ResponseCode.SYSTEM_ERROR,
+        ResponseCode.NO_PERMISSION,
+        ResponseCode.SYSTEM_BUSY,
+    }
+)
 
 
 _DEFAULT_TOPIC_QUEUE_NUMS_TEXT = str(DEFAULT_TOPIC_QUEUE_NUMS)
@@ -105,8 +122,17 @@ def _check_sendable(topic: str) -> None:
 class ProducerPlans(ClientPlans):
     """Send plans: queue selection, message checks, compression, retries on another broker."""
 
-    def __init__(self, namesrv_addrs: tuple[str, ...], group: str, *, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED, compress_over: int = COMPRESS_OVER) -> None:
+    def __init__(
+        self,
+        namesrv_addrs: tuple[str, ...],
+        group: str,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        instance_name: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED,
+        compress_over: int = COMPRESS_OVER,
+    ) -> None:
         super().__init__(namesrv_addrs, group, clock=clock, instance_name=instance_name, timeout_s=timeout_s)
         self.retry_times = retry_times
         self.compress_over = compress_over
@@ -150,7 +176,9 @@ class ProducerPlans(ClientPlans):
                     return mq
         return queues[start % len(queues)]
 
-    def cached_target(self, topic: str, mq: MessageQueue | None, last_broker: str | None) -> tuple[MessageQueue, str] | None:
+    def cached_target(
+        self, topic: str, mq: MessageQueue | None, last_broker: str | None
+    ) -> tuple[MessageQueue, str] | None:
         """(queue, broker address) for the next attempt from the cached route, without I/O.
 
         None when the route is not cached (or stale), or the broker has not been told who we
@@ -175,7 +203,9 @@ class ProducerPlans(ClientPlans):
         gets the same string written out directly, without the dict in between."""
         if msg.properties:
             props = msg.all_properties()
-            if PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX not in props:  # setdefault would make (and waste) an id every time
+            if (
+                PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX not in props
+            ):  # setdefault would make (and waste) an id every time
                 props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = self.uniq_ids.next_id()
             if wait:
                 props.setdefault(PROPERTY_WAIT_STORE_MSG_OK, "true")
@@ -199,7 +229,9 @@ class ProducerPlans(ClientPlans):
         if not msg.body:
             raise MQClientError(CLIENT_ERROR, "the message body is empty")
         if len(msg.body) > MAX_MESSAGE_SIZE:
-            raise MQClientError(CLIENT_ERROR, f"the message body is {len(msg.body)} bytes, the limit is {MAX_MESSAGE_SIZE}")
+            raise MQClientError(
+                CLIENT_ERROR, f"the message body is {len(msg.body)} bytes, the limit is {MAX_MESSAGE_SIZE}"
+            )
         properties, uniq = self.wire_properties(msg, wait=True)
         body, sys_flag = bytes(msg.body), 0
         if self.compress_over and len(body) >= self.compress_over:
@@ -239,12 +271,24 @@ class ProducerPlans(ClientPlans):
     def send_ext(self, out: Outgoing, target: MessageQueue) -> dict[str, str]:
         """The SEND_MESSAGE_V2 header (one-letter keys), values already strings as the wire carries them."""
         return {
-            "a": self.group, "b": out.topic, "c": AUTO_CREATE_TOPIC_KEY_TOPIC, "d": _DEFAULT_TOPIC_QUEUE_NUMS_TEXT,
-            "e": str(target.queue_id), "f": str(out.sys_flag), "g": str(self.clock.now_ms()), "h": str(out.flag),
-            "i": out.properties, "j": "0", "k": "false", "m": "true" if out.batch else "false", "n": target.broker_name,
+            "a": self.group,
+            "b": out.topic,
+            "c": AUTO_CREATE_TOPIC_KEY_TOPIC,
+            "d": _DEFAULT_TOPIC_QUEUE_NUMS_TEXT,
+            "e": str(target.queue_id),
+            "f": str(out.sys_flag),
+            "g": str(self.clock.now_ms()),
+            "h": str(out.flag),
+            "i": out.properties,
+            "j": "0",
+            "k": "false",
+            "m": "true" if out.batch else "false",
+            "n": target.broker_name,
         }
 
-    def send_result(self, out: Outgoing, target: MessageQueue, addr: str, code: int, remark: str | None, ext: dict[str, str]) -> SendResult:
+    def send_result(
+        self, out: Outgoing, target: MessageQueue, addr: str, code: int, remark: str | None, ext: dict[str, str]
+    ) -> SendResult:
         """The SendResult of a response; MQBrokerError when the broker refused (``retryable`` says whether to try another queue)."""
         status = _SEND_STATUS.get(code)  # type: ignore[call-overload]
         if status is None:
@@ -253,7 +297,14 @@ class ProducerPlans(ClientPlans):
             raise MQBrokerError(code, remark, request_code=out.code, addr=addr)
         queue_id = int(ext.get("queueId", target.queue_id))
         queue = target if queue_id == target.queue_id else MessageQueue(out.topic, target.broker_name, queue_id)
-        return SendResult(status, out.msg_id, ext.get("msgId", ""), queue, int(ext.get("queueOffset", -1)), ext.get("MSG_REGION", "DefaultRegion"))
+        return SendResult(
+            status,
+            out.msg_id,
+            ext.get("msgId", ""),
+            queue,
+            int(ext.get("queueOffset", -1)),
+            ext.get("MSG_REGION", "DefaultRegion"),
+        )
 
     def send(self, msg: Message, mq: MessageQueue | None = None) -> Plan[SendResult]:
         """Send one message to ``mq``, or round robin over writable queues (retrying another queue)."""
@@ -263,8 +314,9 @@ class ProducerPlans(ClientPlans):
         """Send messages of one topic in one SEND_BATCH_MESSAGE; they get consecutive queue offsets."""
         return (yield from self.deliver(self.prepare_batch(msgs), mq))
 
-    def deliver(self, out: Outgoing, mq: MessageQueue | None, attempts: int | None = None,
-                last_broker: str | None = None) -> Plan[SendResult]:
+    def deliver(
+        self, out: Outgoing, mq: MessageQueue | None, attempts: int | None = None, last_broker: str | None = None
+    ) -> Plan[SendResult]:
         """Send a prepared message: ``attempts`` tries (default :meth:`attempts`), another broker after a failure."""
         last_error: RemotingError | None = None
         for _ in range(self.attempts(mq) if attempts is None else attempts):

@@ -17,6 +17,7 @@ and what a pull of it still returns is discarded. Subscriptions, rebalance, offs
 lifecycle are :class:`~.consumer_base.ConsumerBase`'s, shared with PushConsumer; a pull consumer
 has no listener, no thread pool and no retry topic.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -46,13 +47,36 @@ class PullConsumer(ConsumerBase):
 
     consume_type = "CONSUME_ACTIVELY"
 
-    def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateMessageQueueStrategy | None = None,
-                 message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
-                 instance_name: str | None = None, *, config: ConsumerConfig | None = None,
-                 client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
-        super().__init__(group, namesrv_addr, strategy, message_model, consume_from_where, instance_name, config=config,
-                         client_config=client_config, clock=clock, access_key=access_key, secret_key=secret_key, tls=tls)
+    def __init__(
+        self,
+        group: str,
+        namesrv_addr: str = "127.0.0.1:9876",
+        strategy: AllocateMessageQueueStrategy | None = None,
+        message_model: str = "CLUSTERING",
+        consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
+        instance_name: str | None = None,
+        *,
+        config: ConsumerConfig | None = None,
+        client_config: ClientConfig | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        tls: TlsConfig | None = None,
+    ) -> None:
+        super().__init__(
+            group,
+            namesrv_addr,
+            strategy,
+            message_model,
+            consume_from_where,
+            instance_name,
+            config=config,
+            client_config=client_config,
+            clock=clock,
+            access_key=access_key,
+            secret_key=secret_key,
+            tls=tls,
+        )
         self._assigned_mode = False
         self._assigned: set[MessageQueue] = set()
         self._next: dict[MessageQueue, int] = {}  # next offset to pull
@@ -80,7 +104,9 @@ class PullConsumer(ConsumerBase):
         assert self.rebalance is not None
         async with self.rebalance.lock:
             for topic in {mq.topic for mq in self._assigned} | {mq.topic for mq in self.rebalance.process_queue_table}:
-                await self.rebalance._update_process_queue_table(topic, {mq for mq in self._assigned if mq.topic == topic})
+                await self.rebalance._update_process_queue_table(
+                    topic, {mq for mq in self._assigned if mq.topic == topic}
+                )
 
     async def _after_start(self) -> None:
         if self._assigned_mode:
@@ -148,8 +174,9 @@ class PullConsumer(ConsumerBase):
         if offset is None or sub is None:
             return []
         try:
-            result: PullResult = await instance.driver.run(plans.pull(mq, offset, self.config.pull_batch_size, sub.sub_string,
-                                                                      max(0, suspend_ms), None))
+            result: PullResult = await instance.driver.run(
+                plans.pull(mq, offset, self.config.pull_batch_size, sub.sub_string, max(0, suspend_ms), None)
+            )
         except RemotingError as exc:
             log.debug("pull of %s failed: %s", mq, exc)
             return []
@@ -172,7 +199,9 @@ class PullConsumer(ConsumerBase):
 
     async def persist_offsets(self) -> None:  # only what commit() recorded
         if self.offset_store is not None:
-            await self.offset_store.persist_all({mq for mq in self._next if self.offset_store.read_from_memory(mq) >= 0})
+            await self.offset_store.persist_all(
+                {mq for mq in self._next if self.offset_store.read_from_memory(mq) >= 0}
+            )
 
     def seek(self, mq: MessageQueue, offset: int) -> None:
         """Pull ``mq`` from ``offset`` next."""

@@ -7,6 +7,7 @@ subscription that heartbeats announce to the brokers (so it shows in consumer co
 info), and the client answers GET_CONSUMER_RUNNING_INFO with what it pulled. No rebalancing
 and no push consumption.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -16,7 +17,13 @@ from typing import Any
 
 from brokers.engine.client.admin_bodies import inflate_bodies
 from brokers.engine.client.credentials import acl_signer
-from brokers.engine.client.driver import DEFAULT_TIMEOUT_S, AsyncDriver, BlockingDriver, async_operation, blocking_operation
+from brokers.engine.client.driver import (
+    DEFAULT_TIMEOUT_S,
+    AsyncDriver,
+    BlockingDriver,
+    async_operation,
+    blocking_operation,
+)
 from brokers.engine.client.errors import MQBrokerError
 from brokers.engine.client.front_end import HEARTBEAT_INTERVAL_S, AsyncFrontEnd, BlockingFrontEnd
 from brokers.engine.client.plan import Call, Plan, check
@@ -37,8 +44,18 @@ from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = [
-    "PULL_SYS_FLAG_COMMIT_OFFSET", "PULL_SYS_FLAG_SUBSCRIPTION", "PULL_SYS_FLAG_SUSPEND", "SUB_ALL", "TOOLS_CONSUMER_GROUP",
-    "AsyncPullClient", "AsyncSimplePuller", "PullClient", "PullPlans", "PullResult", "PullStatus", "SimplePuller",
+    "PULL_SYS_FLAG_COMMIT_OFFSET",
+    "PULL_SYS_FLAG_SUBSCRIPTION",
+    "PULL_SYS_FLAG_SUSPEND",
+    "SUB_ALL",
+    "TOOLS_CONSUMER_GROUP",
+    "AsyncPullClient",
+    "AsyncSimplePuller",
+    "PullClient",
+    "PullPlans",
+    "PullResult",
+    "PullStatus",
+    "SimplePuller",
     "build_subscription",
 ]
 
@@ -73,7 +90,9 @@ class PullResult:
     suggest_which_broker_id: int = 0
 
 
-def build_subscription(topic: str, expression: str | None, sub_version: int, expression_type: str = EXPRESSION_TAG) -> SubscriptionData:
+def build_subscription(
+    topic: str, expression: str | None, sub_version: int, expression_type: str = EXPRESSION_TAG
+) -> SubscriptionData:
     """A subscription as RocketMQ's FilterAPI builds it: TAG ``*`` has no tags, ``a || b`` two; a SQL92
     selector (``expression_type="SQL92"``, filtered by the broker) is kept as written, trimmed."""
     if expression_type.upper() != EXPRESSION_TAG:
@@ -84,9 +103,17 @@ def build_subscription(topic: str, expression: str | None, sub_version: int, exp
 class PullPlans(ClientPlans):
     """Pull, offset and subscription plans of one consumer group, and its running info."""
 
-    def __init__(self, namesrv_addrs: tuple[str, ...], group: str, *, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
-                 message_model: str = "CLUSTERING") -> None:
+    def __init__(
+        self,
+        namesrv_addrs: tuple[str, ...],
+        group: str,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        instance_name: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
+        message_model: str = "CLUSTERING",
+    ) -> None:
         super().__init__(namesrv_addrs, group, clock=clock, instance_name=instance_name, timeout_s=timeout_s)
         self.consume_from_where = consume_from_where
         self.message_model = message_model
@@ -98,14 +125,16 @@ class PullPlans(ClientPlans):
     def heartbeat_body(self) -> dict[str, Any]:
         consumers = []
         if self.subscriptions:
-            consumers.append({
-                "consumeFromWhere": self.consume_from_where,
-                "consumeType": "CONSUME_ACTIVELY",
-                "groupName": self.group,
-                "messageModel": self.message_model,
-                "subscriptionDataSet": [s.to_json() for s in self.subscriptions.values()],
-                "unitMode": False,
-            })
+            consumers.append(
+                {
+                    "consumeFromWhere": self.consume_from_where,
+                    "consumeType": "CONSUME_ACTIVELY",
+                    "groupName": self.group,
+                    "messageModel": self.message_model,
+                    "subscriptionDataSet": [s.to_json() for s in self.subscriptions.values()],
+                    "unitMode": False,
+                }
+            )
         return {"clientID": self.client_id, "consumerDataSet": consumers, "producerDataSet": []}
 
     def subscribe(self, topic: str, expression: str = SUB_ALL) -> Plan[int]:
@@ -126,8 +155,15 @@ class PullPlans(ClientPlans):
         """The broker id the last pull answer of ``mq`` suggested (0, the master, before any)."""
         return self._pull_from_which_node.get(mq, MASTER_ID)
 
-    def pull(self, mq: MessageQueue, offset: int, max_nums: int = 32, sub_expression: str = SUB_ALL,
-             suspend_ms: int = 0, commit_offset: int | None = None) -> Plan[PullResult]:
+    def pull(
+        self,
+        mq: MessageQueue,
+        offset: int,
+        max_nums: int = 32,
+        sub_expression: str = SUB_ALL,
+        suspend_ms: int = 0,
+        commit_offset: int | None = None,
+    ) -> Plan[PullResult]:
         """Pull up to ``max_nums`` messages from ``offset``; long-poll up to ``suspend_ms`` when there is none.
 
         The request goes to the broker id the last answer suggested, else the master, else a slave
@@ -144,8 +180,15 @@ class PullPlans(ClientPlans):
             raise
         return self.pull_result(mq, offset, sub, addr, reply.code, reply.remark, reply.ext, reply.body)
 
-    def pull_request(self, mq: MessageQueue, offset: int, max_nums: int, sub_expression: str, suspend_ms: int,
-                     commit_offset: int | None) -> tuple[SubscriptionData, dict[str, str], float]:
+    def pull_request(
+        self,
+        mq: MessageQueue,
+        offset: int,
+        max_nums: int,
+        sub_expression: str,
+        suspend_ms: int,
+        commit_offset: int | None,
+    ) -> tuple[SubscriptionData, dict[str, str], float]:
         """(subscription, PULL_MESSAGE header, seconds to wait for the answer) of one pull."""
         sub = self.subscriptions.get(mq.topic)
         if sub is None or sub.sub_string != (sub_expression.strip() or SUB_ALL):
@@ -156,16 +199,35 @@ class PullPlans(ClientPlans):
         if commit_offset is not None:
             sys_flag |= PULL_SYS_FLAG_COMMIT_OFFSET
         ext = {  # strings already, as the wire carries them
-            "consumerGroup": self.group, "topic": mq.topic, "queueId": str(mq.queue_id), "queueOffset": str(offset),
-            "maxMsgNums": str(max_nums), "sysFlag": str(sys_flag), "commitOffset": str(commit_offset if commit_offset is not None else 0),
-            "suspendTimeoutMillis": str(max(0, suspend_ms)), "subscription": sub.sub_string, "subVersion": str(sub.sub_version),
-            "expressionType": sub.expression_type, "bname": mq.broker_name,
+            "consumerGroup": self.group,
+            "topic": mq.topic,
+            "queueId": str(mq.queue_id),
+            "queueOffset": str(offset),
+            "maxMsgNums": str(max_nums),
+            "sysFlag": str(sys_flag),
+            "commitOffset": str(commit_offset if commit_offset is not None else 0),
+            "suspendTimeoutMillis": str(max(0, suspend_ms)),
+            "subscription": sub.sub_string,
+            "subVersion": str(sub.sub_version),
+            "expressionType": sub.expression_type,
+            "bname": mq.broker_name,
         }
-        wait = self.timeout_s + (suspend_ms / 1000 if suspend_ms > 0 else 0)  # a parked pull answers by its suspend time
+        wait = self.timeout_s + (
+            suspend_ms / 1000 if suspend_ms > 0 else 0
+        )  # a parked pull answers by its suspend time
         return sub, ext, wait
 
-    def pull_result(self, mq: MessageQueue, offset: int, sub: SubscriptionData, addr: str, code: int, remark: str | None,
-                    ext: dict[str, str], body: bytes) -> PullResult:
+    def pull_result(
+        self,
+        mq: MessageQueue,
+        offset: int,
+        sub: SubscriptionData,
+        addr: str,
+        code: int,
+        remark: str | None,
+        ext: dict[str, str],
+        body: bytes,
+    ) -> PullResult:
         """The PullResult of a PULL_MESSAGE response (records decoded, tags re-filtered); MQBrokerError otherwise."""
         status = _PULL_STATUS.get(code)  # type: ignore[call-overload]
         if status is None:
@@ -212,7 +274,9 @@ class PullPlans(ClientPlans):
 
     def update_offset(self, mq: MessageQueue, offset: int, group: str | None = None) -> Plan[None]:
         """Commit the group's offset of ``mq`` on its broker (waiting for the answer)."""
-        reply = yield from self._queue_call(RequestCode.UPDATE_CONSUMER_OFFSET, mq, consumerGroup=group or self.group, commitOffset=offset)
+        reply = yield from self._queue_call(
+            RequestCode.UPDATE_CONSUMER_OFFSET, mq, consumerGroup=group or self.group, commitOffset=offset
+        )
         check(reply, request_code=RequestCode.UPDATE_CONSUMER_OFFSET)
 
     def max_offset(self, mq: MessageQueue) -> Plan[int]:
@@ -236,7 +300,10 @@ class PullPlans(ClientPlans):
         """The ConsumerRunningInfo body this client answers GET_CONSUMER_RUNNING_INFO with."""
         with self._lock:
             progress = dict(self._progress)
-        mq_table = {mq: {"commitOffset": off, "lastPullTimestamp": ts, "cachedMsgCount": 0, "droped": False, "locked": False} for mq, (off, ts) in progress.items()}
+        mq_table = {
+            mq: {"commitOffset": off, "lastPullTimestamp": ts, "cachedMsgCount": 0, "droped": False, "locked": False}
+            for mq, (off, ts) in progress.items()
+        }
         info = {
             "properties": {
                 "PROP_NAMESERVER_ADDR": ";".join(self.namesrv_addrs),
@@ -257,10 +324,13 @@ class PullPlans(ClientPlans):
 
 def _running_info_handler(plans: PullPlans) -> Handler:
     """Answer GET_CONSUMER_RUNNING_INFO for the client's own group with :meth:`PullPlans.running_info_body`."""
+
     async def handle(ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         group = request.ext_fields.get("consumerGroup")
         if group != plans.group:
-            return request.response(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer")
+            return request.response(
+                ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer"
+            )
         return request.response(ResponseCode.SUCCESS, body=plans.running_info_body())
 
     return handle
@@ -275,8 +345,17 @@ class _PullFrontEnd:
 
     plans: PullPlans
 
-    def _init_plans(self, driver: AsyncDriver | BlockingDriver, group: str, clock: Clock, instance_name: str | None, timeout_s: float) -> None:
-        self.plans = PullPlans(driver.namesrv_addrs, group, clock=clock, instance_name=instance_name, timeout_s=timeout_s)
+    def _init_plans(
+        self,
+        driver: AsyncDriver | BlockingDriver,
+        group: str,
+        clock: Clock,
+        instance_name: str | None,
+        timeout_s: float,
+    ) -> None:
+        self.plans = PullPlans(
+            driver.namesrv_addrs, group, clock=clock, instance_name=instance_name, timeout_s=timeout_s
+        )
         driver.remoting.register_processor(RequestCode.GET_CONSUMER_RUNNING_INFO, _running_info_handler(self.plans))
         driver.remoting.register_processor(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, _ignore)
 
@@ -288,11 +367,23 @@ class _PullFrontEnd:
 class AsyncPullClient(_PullFrontEnd, AsyncFrontEnd):
     """Asyncio pull client for one consumer group (default TOOLS_CONSUMER, as RocketMQ's tools)."""
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], group: str = TOOLS_CONSUMER_GROUP, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 remoting: RemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
-                 heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S, access_key: str | None = None,
-                 secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
-        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls)
+    def __init__(
+        self,
+        namesrv_addrs: str | Iterable[str],
+        group: str = TOOLS_CONSUMER_GROUP,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        remoting: RemotingClient | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        instance_name: str | None = None,
+        heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        tls: TlsConfig | None = None,
+    ) -> None:
+        self.driver = AsyncDriver(
+            namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls
+        )
         self._init_plans(self.driver, group, clock, instance_name, timeout_s)
         self._init_async(heartbeat_interval_s)
 
@@ -301,8 +392,15 @@ class AsyncPullClient(_PullFrontEnd, AsyncFrontEnd):
         self._start_heartbeats()
         return await self.driver.run(self.plans.subscribe(topic, expression))
 
-    async def pull(self, mq: MessageQueue, offset: int, max_nums: int = 32, sub_expression: str = SUB_ALL,
-                   suspend_ms: int = 0, commit_offset: int | None = None) -> PullResult:
+    async def pull(
+        self,
+        mq: MessageQueue,
+        offset: int,
+        max_nums: int = 32,
+        sub_expression: str = SUB_ALL,
+        suspend_ms: int = 0,
+        commit_offset: int | None = None,
+    ) -> PullResult:
         """Pull up to ``max_nums`` messages from ``offset``; long-poll up to ``suspend_ms`` when there is none.
 
         With the broker's address cached the request goes straight to the connection; otherwise
@@ -313,14 +411,19 @@ class AsyncPullClient(_PullFrontEnd, AsyncFrontEnd):
         if found is None:
             return await self.driver.run(plans.pull(mq, offset, max_nums, sub_expression, suspend_ms, commit_offset))
         broker_id, addr = found
-        sub, ext, wait = plans.pull_request(mq, offset, max_nums, sub_expression, suspend_ms,
-                                            commit_offset if broker_id == MASTER_ID else None)
+        sub, ext, wait = plans.pull_request(
+            mq, offset, max_nums, sub_expression, suspend_ms, commit_offset if broker_id == MASTER_ID else None
+        )
         try:
-            response = await self.driver.remoting.invoke(addr, RemotingCommand.request(RequestCode.PULL_MESSAGE, ext), wait)
+            response = await self.driver.remoting.invoke(
+                addr, RemotingCommand.request(RequestCode.PULL_MESSAGE, ext), wait
+            )
         except RemotingError:
             plans.mark_unreachable(addr)
             raise
-        return plans.pull_result(mq, offset, sub, addr, response.code, response.remark, response.ext_fields, response.body)
+        return plans.pull_result(
+            mq, offset, sub, addr, response.code, response.remark, response.ext_fields, response.body
+        )
 
     fetch_subscribe_message_queues = async_operation(PullPlans.fetch_subscribe_message_queues)
     query_offset = async_operation(PullPlans.query_offset)
@@ -334,11 +437,23 @@ class AsyncPullClient(_PullFrontEnd, AsyncFrontEnd):
 class PullClient(_PullFrontEnd, BlockingFrontEnd):
     """Blocking, thread-safe pull client (same behaviour as AsyncPullClient)."""
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], group: str = TOOLS_CONSUMER_GROUP, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 remoting: BlockingRemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
-                 heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S, access_key: str | None = None,
-                 secret_key: str | None = None, tls: TlsConfig | None = None) -> None:
-        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls)
+    def __init__(
+        self,
+        namesrv_addrs: str | Iterable[str],
+        group: str = TOOLS_CONSUMER_GROUP,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        remoting: BlockingRemotingClient | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        instance_name: str | None = None,
+        heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        tls: TlsConfig | None = None,
+    ) -> None:
+        self.driver = BlockingDriver(
+            namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls
+        )
         self._init_plans(self.driver, group, clock, instance_name, timeout_s)
         self._init_blocking(heartbeat_interval_s)
 

@@ -27,6 +27,7 @@ reconsume come back. ``orderly=True`` consumes each queue in order, one listener
 time, holding the brokers' queue locks (LOCK_BATCH_MQ every ``lock_interval_s``). Heartbeats,
 routes and the rebalance timer belong to the client instance (:mod:`.client_instance`).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -37,7 +38,11 @@ from brokers.engine.client.admin_types import SubscriptionData
 from brokers.engine.client.allocation import AllocateMessageQueueStrategy
 from brokers.engine.client.client_config import ClientConfig, ConsumerConfig
 from brokers.engine.client.client_instance import MQClientInstance
-from brokers.engine.client.consume_service import ConsumeCounters, ConsumeMessageConcurrentlyService, ConsumeMessageOrderlyService
+from brokers.engine.client.consume_service import (
+    ConsumeCounters,
+    ConsumeMessageConcurrentlyService,
+    ConsumeMessageOrderlyService,
+)
 from brokers.engine.client.consumer_base import ConsumerBase
 from brokers.engine.client.errors import CLIENT_ERROR, MQClientError
 from brokers.engine.client.listener import MessageListener
@@ -63,16 +68,43 @@ class PushConsumer(ConsumerBase):
 
     consume_type = "CONSUME_PASSIVELY"
 
-    def __init__(self, group: str, namesrv_addr: str = "127.0.0.1:9876", strategy: AllocateMessageQueueStrategy | None = None,
-                 message_model: str = "CLUSTERING", consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
-                 instance_name: str | None = None, *, orderly: bool = False, config: ConsumerConfig | None = None,
-                 client_config: ClientConfig | None = None, clock: Clock = SYSTEM_CLOCK,
-                 access_key: str | None = None, secret_key: str | None = None, tls: TlsConfig | None = None,
-                 trace_enabled: bool = False, trace_topic: str | None = None) -> None:
-        super().__init__(group, namesrv_addr, strategy, message_model, consume_from_where, instance_name, config=config,
-                         client_config=client_config, clock=clock, access_key=access_key, secret_key=secret_key, tls=tls)
+    def __init__(
+        self,
+        group: str,
+        namesrv_addr: str = "127.0.0.1:9876",
+        strategy: AllocateMessageQueueStrategy | None = None,
+        message_model: str = "CLUSTERING",
+        consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
+        instance_name: str | None = None,
+        *,
+        orderly: bool = False,
+        config: ConsumerConfig | None = None,
+        client_config: ClientConfig | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        tls: TlsConfig | None = None,
+        trace_enabled: bool = False,
+        trace_topic: str | None = None,
+    ) -> None:
+        super().__init__(
+            group,
+            namesrv_addr,
+            strategy,
+            message_model,
+            consume_from_where,
+            instance_name,
+            config=config,
+            client_config=client_config,
+            clock=clock,
+            access_key=access_key,
+            secret_key=secret_key,
+            tls=tls,
+        )
         # Message trace (trace_dispatcher.py): SubBefore/SubAfter records of listener calls, sent in the background.
-        self.tracer = new_tracer(trace_enabled, trace_topic, group, trace_sender_factory(namesrv_addr, access_key, secret_key, tls))
+        self.tracer = new_tracer(
+            trace_enabled, trace_topic, group, trace_sender_factory(namesrv_addr, access_key, secret_key, tls)
+        )
         self.orderly = orderly
         self.listener: MessageListener | None = None
         self.consume_service: ConsumeMessageConcurrentlyService | ConsumeMessageOrderlyService | None = None
@@ -105,11 +137,18 @@ class PushConsumer(ConsumerBase):
             raise MQClientError(CLIENT_ERROR, "register a listener before start()")
 
     def _build_fetching(self, instance: MQClientInstance) -> None:
-        assert self._plans is not None and self.offset_store is not None and self.rebalance is not None and self.listener is not None
+        assert (
+            self._plans is not None
+            and self.offset_store is not None
+            and self.rebalance is not None
+            and self.listener is not None
+        )
         sender = MessageBackSender(instance, self._plans, self.group, self.config.max_reconsume_times)
         args = (instance, self.group, self.listener, self.config, self.offset_store, sender, self.clustering)
         if self.orderly:
-            self.consume_service = ConsumeMessageOrderlyService(*args, clock=self.clock, lock_queue=self.rebalance.lock_mq)
+            self.consume_service = ConsumeMessageOrderlyService(
+                *args, clock=self.clock, lock_queue=self.rebalance.lock_mq
+            )
         else:
             self.consume_service = ConsumeMessageConcurrentlyService(*args, clock=self.clock)
         self.consume_service.tracer = self.tracer
@@ -187,7 +226,11 @@ class PushConsumer(ConsumerBase):
         self.suspend()
         try:
             async with rebalance.lock:  # no rebalance while the table changes under it
-                targets = {mq: pq for mq, pq in rebalance.process_queue_table.items() if mq.topic == topic and mq in offset_table}
+                targets = {
+                    mq: pq
+                    for mq, pq in rebalance.process_queue_table.items()
+                    if mq.topic == topic and mq in offset_table
+                }
                 for pq in targets.values():
                     pq.dropped = True
                 await self._cancel_pulls(targets)
@@ -212,7 +255,11 @@ class PushConsumer(ConsumerBase):
         deadline = loop.time() + self.config.reset_offset_wait_s
         while any(pq.inflight_consumes > 0 for pq in pqs):
             if loop.time() > deadline:
-                log.warning("reset-offset of %s: listener calls still running after %.1fs", self.group, self.config.reset_offset_wait_s)
+                log.warning(
+                    "reset-offset of %s: listener calls still running after %.1fs",
+                    self.group,
+                    self.config.reset_offset_wait_s,
+                )
                 return
             await asyncio.sleep(0.01)
 
@@ -220,8 +267,12 @@ class PushConsumer(ConsumerBase):
         """Overwrite, persist, forget (and, orderly, unlock) the offset of one dropped queue."""
         assert self.offset_store is not None and self.rebalance is not None
         store = self.offset_store
-        if self.orderly and self.clustering:  # the listener call in progress commits under consume_lock: let it finish first
-            got = await asyncio.get_running_loop().run_in_executor(None, pq.consume_lock.acquire, True, self.config.reset_offset_wait_s)
+        if (
+            self.orderly and self.clustering
+        ):  # the listener call in progress commits under consume_lock: let it finish first
+            got = await asyncio.get_running_loop().run_in_executor(
+                None, pq.consume_lock.acquire, True, self.config.reset_offset_wait_s
+            )
             try:
                 store.update_offset(mq, offset, False)
                 await store.persist(mq)
@@ -267,7 +318,11 @@ class PushConsumer(ConsumerBase):
         """Cancel the pull loops of dropped queues, with their pull in flight or parked by a broker:
         the answer of an abandoned pull is never read. (A queue's loop feeds its one process queue:
         a queue is added again only once its dropped process queue left the table.)"""
-        tasks = [t for t in (self._pull_tasks.pop(mq, None) for mq in mqs) if t is not None and t is not asyncio.current_task()]
+        tasks = [
+            t
+            for t in (self._pull_tasks.pop(mq, None) for mq in mqs)
+            if t is not None and t is not asyncio.current_task()
+        ]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -295,8 +350,16 @@ class PushConsumer(ConsumerBase):
                     return
                 commit = self.offset_store.read_from_memory(mq) if self.clustering else -1
                 try:
-                    result = await instance.driver.run(plans.pull(mq, next_offset, config.pull_batch_size, sub.sub_string,
-                                                                  config.pull_suspend_ms, commit if commit > 0 else None))
+                    result = await instance.driver.run(
+                        plans.pull(
+                            mq,
+                            next_offset,
+                            config.pull_batch_size,
+                            sub.sub_string,
+                            config.pull_suspend_ms,
+                            commit if commit > 0 else None,
+                        )
+                    )
                 except RemotingError as exc:
                     log.debug("pull of %s failed: %s", mq, exc)
                     await asyncio.sleep(config.pull_delay_on_error_s)
@@ -305,8 +368,14 @@ class PushConsumer(ConsumerBase):
                     log.exception("pull of %s failed unexpectedly; retrying", mq)
                     await asyncio.sleep(config.pull_delay_on_error_s)
                     continue
-                if pq.dropped or not self._running:  # RocketMQ's isDropped() when the pull returns: the answer is discarded
-                    log.debug("pull of %s returned after the queue was dropped: %d message(s) discarded", mq, len(result.messages))
+                if (
+                    pq.dropped or not self._running
+                ):  # RocketMQ's isDropped() when the pull returns: the answer is discarded
+                    log.debug(
+                        "pull of %s returned after the queue was dropped: %d message(s) discarded",
+                        mq,
+                        len(result.messages),
+                    )
                     return
                 pq.last_pull_timestamp = self.clock.now_ms()
                 next_offset = result.next_begin_offset

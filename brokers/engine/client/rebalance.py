@@ -17,6 +17,7 @@ Every consumer computes its own share; nobody coordinates. Per subscribed topic 
 
 The host consumer (push or pull) starts and stops the pulling; see :class:`RebalanceHost`.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -44,8 +45,14 @@ __all__ = ["CONSUME_FROM_WHERE", "RebalanceHost", "RebalanceImpl"]
 
 log = logging.getLogger("brokers.engine.client")
 
-CONSUME_FROM_WHERE = ("CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_FIRST_OFFSET", "CONSUME_FROM_TIMESTAMP",
-                      "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST", "CONSUME_FROM_MIN_OFFSET", "CONSUME_FROM_MAX_OFFSET")
+CONSUME_FROM_WHERE = (
+    "CONSUME_FROM_LAST_OFFSET",
+    "CONSUME_FROM_FIRST_OFFSET",
+    "CONSUME_FROM_TIMESTAMP",
+    "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST",
+    "CONSUME_FROM_MIN_OFFSET",
+    "CONSUME_FROM_MAX_OFFSET",
+)
 CONSUME_TIMESTAMP_DEFAULT_BACK_MS = 30 * 60 * 1000  # consumeTimestamp default: half an hour ago
 
 
@@ -58,9 +65,21 @@ class RebalanceHost(Protocol):
 
 
 class RebalanceImpl:
-    def __init__(self, host: RebalanceHost, instance: MQClientInstance, plans: PullPlans, offset_store: OffsetStore, *,
-                 group: str, strategy: AllocateMessageQueueStrategy, clustering: bool, orderly: bool, consume_from_where: str,
-                 consume_timestamp_ms: int | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self,
+        host: RebalanceHost,
+        instance: MQClientInstance,
+        plans: PullPlans,
+        offset_store: OffsetStore,
+        *,
+        group: str,
+        strategy: AllocateMessageQueueStrategy,
+        clustering: bool,
+        orderly: bool,
+        consume_from_where: str,
+        consume_timestamp_ms: int | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
         self.host = host
         self.instance = instance
         self.plans = plans
@@ -182,14 +201,18 @@ class RebalanceImpl:
     # -- orderly locks ------------------------------------------------------------------------
 
     def _lock_body(self, mqs: list[MessageQueue]) -> bytes:
-        return json.dumps({"consumerGroup": self.group, "clientId": self.instance.client_id,
-                           "mqSet": [mq.to_json() for mq in mqs]}, separators=(",", ":")).encode()
+        return json.dumps(
+            {"consumerGroup": self.group, "clientId": self.instance.client_id, "mqSet": [mq.to_json() for mq in mqs]},
+            separators=(",", ":"),
+        ).encode()
 
     async def _lock_batch(self, broker_name: str, mqs: list[MessageQueue]) -> set[MessageQueue]:
         driver = self.instance.driver
         addr = await driver.run(self.plans.broker_addr(mqs[0].topic, broker_name))
-        reply = check(await driver.invoke(Call(RequestCode.LOCK_BATCH_MQ, body=self._lock_body(mqs), addr=addr)),
-                      request_code=RequestCode.LOCK_BATCH_MQ)
+        reply = check(
+            await driver.invoke(Call(RequestCode.LOCK_BATCH_MQ, body=self._lock_body(mqs), addr=addr)),
+            request_code=RequestCode.LOCK_BATCH_MQ,
+        )
         data = json_compat.loads(reply.body) if reply.body else {}
         return {MessageQueue.from_json(m) for m in (data.get("lockOKMQSet") or [])}
 

@@ -13,6 +13,7 @@ seconds (:meth:`ClientPlans.mark_unreachable`); a lookup that finds only unreach
 refetches the route (at most every ``UNREACHABLE_REFRESH_S``) so a dead master's removal from
 the name servers is seen at once.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,11 @@ from typing import Any
 
 from brokers.engine.client.admin_plans import AdminPlans
 from brokers.engine.client.admin_types import TopicRouteData
-from brokers.engine.client.broker_addressing import UnreachableAddrs, find_broker_address_in_admin, find_broker_address_in_subscribe
+from brokers.engine.client.broker_addressing import (
+    UnreachableAddrs,
+    find_broker_address_in_admin,
+    find_broker_address_in_subscribe,
+)
 from brokers.engine.client.driver import DEFAULT_TIMEOUT_S
 from brokers.engine.client.errors import CLIENT_ERROR, MQBrokerError, MQClientError
 from brokers.engine.client.identity import build_client_id
@@ -56,8 +61,15 @@ class _RouteEntry:
 class ClientPlans(AdminPlans):
     """Route cache and broker addressing shared by the producer and the pull client."""
 
-    def __init__(self, namesrv_addrs: tuple[str, ...], group: str, *, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
-                 timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        namesrv_addrs: tuple[str, ...],
+        group: str,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        instance_name: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         super().__init__(namesrv_addrs)
         self.group = validate_group(group)
         self.timeout_s = timeout_s
@@ -87,6 +99,7 @@ class ClientPlans(AdminPlans):
 
     def _group_addr(self, topic: str, broker_name: str, broker_id: int | None) -> Plan[tuple[int, str]]:
         """(id, address) of ``broker_name`` by the subscribe rule (``broker_id``) or the admin rule (None)."""
+
         def choose(route: TopicRouteData) -> tuple[int, str] | None:
             data = route.broker_data(broker_name)
             if broker_id is None:
@@ -120,7 +133,9 @@ class ClientPlans(AdminPlans):
         entry = self._fresh_entry(topic)
         if entry is None:
             return None
-        found = find_broker_address_in_subscribe(entry.route.broker_data(broker_name), broker_id, self.unreachable.reachable)
+        found = find_broker_address_in_subscribe(
+            entry.route.broker_data(broker_name), broker_id, self.unreachable.reachable
+        )
         if found is None or not self.unreachable.reachable(found[1]):
             return None
         self._remember(found[1])
@@ -217,7 +232,9 @@ class ClientPlans(AdminPlans):
         ok = 0
         for addr, reply in zip(addrs, replies):
             if isinstance(reply, RemotingError) or reply.code != ResponseCode.SUCCESS:
-                log.debug("heartbeat to %s failed: %s", addr, reply if isinstance(reply, RemotingError) else reply.remark)
+                log.debug(
+                    "heartbeat to %s failed: %s", addr, reply if isinstance(reply, RemotingError) else reply.remark
+                )
             else:
                 ok += 1
         return ok
@@ -226,7 +243,11 @@ class ClientPlans(AdminPlans):
 def _template_route(topic: str, template: TopicRouteData) -> TopicRouteData:
     """Route a new topic like TBW102 with min(4, queues) per broker (MQClientInstance.updateTopicRouteInfoFromNameServer)."""
     queue_datas = tuple(
-        replace(q, read_queue_nums=min(DEFAULT_TOPIC_QUEUE_NUMS, q.read_queue_nums), write_queue_nums=min(DEFAULT_TOPIC_QUEUE_NUMS, q.read_queue_nums))
+        replace(
+            q,
+            read_queue_nums=min(DEFAULT_TOPIC_QUEUE_NUMS, q.read_queue_nums),
+            write_queue_nums=min(DEFAULT_TOPIC_QUEUE_NUMS, q.read_queue_nums),
+        )
         for q in template.queue_datas
     )
     return TopicRouteData(topic, queue_datas, template.broker_datas)

@@ -8,6 +8,7 @@ RocketMQ's client does, with RETRY_TOPIC, ORIGIN_MESSAGE_ID, RECONSUME_TIME,
 MAX_RECONSUME_TIMES and DELAY properties and the raised reconsume count in the send header (the
 broker moves it to the DLQ past the maximum).
 """
+
 from __future__ import annotations
 
 import logging
@@ -54,15 +55,23 @@ class MessageBackSender:
         """Return True when the broker took the message back (through sendback or the fallback send)."""
         driver = self.instance.driver
         ext: dict[str, object] = {
-            "offset": msg.commit_log_offset, "group": self.group, "delayLevel": delay_level,
-            "originMsgId": msg.uniq_key or msg.msg_id, "originTopic": original_topic(msg, self.group),
-            "unitMode": "false", "maxReconsumeTimes": self.max_reconsume_times, "bname": mq.broker_name,
+            "offset": msg.commit_log_offset,
+            "group": self.group,
+            "delayLevel": delay_level,
+            "originMsgId": msg.uniq_key or msg.msg_id,
+            "originTopic": original_topic(msg, self.group),
+            "unitMode": "false",
+            "maxReconsumeTimes": self.max_reconsume_times,
+            "bname": mq.broker_name,
         }
         if msg.properties.get(PROPERTY_LAST_ERROR):  # a Gantry field: RocketMQ's brokers ignore it
             ext["lastError"] = msg.properties[PROPERTY_LAST_ERROR]
         try:
             addr = await driver.run(self.plans.broker_addr(mq.topic, mq.broker_name))
-            check(await driver.invoke(Call(RequestCode.CONSUMER_SEND_MSG_BACK, ext, addr=addr)), request_code=RequestCode.CONSUMER_SEND_MSG_BACK)
+            check(
+                await driver.invoke(Call(RequestCode.CONSUMER_SEND_MSG_BACK, ext, addr=addr)),
+                request_code=RequestCode.CONSUMER_SEND_MSG_BACK,
+            )
             return True
         except RemotingError as exc:
             log.warning("sendback of %s failed, sending a retry copy: %s", msg.msg_id, exc)
@@ -75,8 +84,12 @@ class MessageBackSender:
 
     async def _send_retry_copy(self, msg: MessageExt) -> None:
         if self._inner is None:
-            self._inner = ProducerPlans(self.instance.namesrv_addrs, CLIENT_INNER_PRODUCER_GROUP,
-                                        instance_name=self.instance.client_id.split("@", 1)[1], timeout_s=self.instance.config.api_timeout_s)
+            self._inner = ProducerPlans(
+                self.instance.namesrv_addrs,
+                CLIENT_INNER_PRODUCER_GROUP,
+                instance_name=self.instance.client_id.split("@", 1)[1],
+                timeout_s=self.instance.config.api_timeout_s,
+            )
         inner = self._inner
         retry_topic = RETRY_GROUP_TOPIC_PREFIX + self.group
         props = {k: v for k, v in msg.properties.items() if k not in ("MIN_OFFSET", "MAX_OFFSET")}

@@ -1,4 +1,5 @@
 """SendResult and SendStatus: what a stored send answers (RocketMQ's classes of those names)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

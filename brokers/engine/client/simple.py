@@ -26,6 +26,7 @@ connections registered by a heartbeat that stay silent for 120 s;
 This module re-exports the names defined here before the split, so
 ``from brokers.engine.client.simple import ...`` keeps working.
 """
+
 from __future__ import annotations
 
 from brokers.engine.client.admin_bodies import inflate_bodies  # noqa: F401 (re-exported)

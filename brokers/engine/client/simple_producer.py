@@ -7,6 +7,7 @@ broker. For RocketMQ's load balancing (latency fault tolerance, ordered sends), 
 :class:`~.producer.Producer`. ``trace_enabled=True`` records a Pub trace record per stored single
 send, sent in the background (trace_dispatcher.py); ``close()`` sends what is queued.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -39,13 +40,24 @@ from brokers.engine.remoting.tls import TlsConfig
 __all__ = ["AsyncSimpleProducer", "SimpleProducer"]
 
 
-def _tracer(enabled: bool, topic: str | None, group: str, namesrv_addrs: Iterable[str], access_key: str | None,
-            secret_key: str | None, tls: TlsConfig | None) -> TraceDispatcher | None:
-    tracer = new_tracer(enabled, topic, group, trace_sender_factory(";".join(namesrv_addrs), access_key, secret_key, tls))
+def _tracer(
+    enabled: bool,
+    topic: str | None,
+    group: str,
+    namesrv_addrs: Iterable[str],
+    access_key: str | None,
+    secret_key: str | None,
+    tls: TlsConfig | None,
+) -> TraceDispatcher | None:
+    tracer = new_tracer(
+        enabled, topic, group, trace_sender_factory(";".join(namesrv_addrs), access_key, secret_key, tls)
+    )
     return tracer.start() if tracer is not None else None
 
 
-def _traced(tracer: TraceDispatcher | None, group: str, msg: Message, result: SendResult, clock: Clock, begin: float) -> SendResult:
+def _traced(
+    tracer: TraceDispatcher | None, group: str, msg: Message, result: SendResult, clock: Clock, begin: float
+) -> SendResult:
     if tracer is not None:
         cost_ms = int((clock.monotonic() - begin) * 1000)
         trace_pub(tracer, group, msg, result, clock.now_ms() - cost_ms, cost_ms)
@@ -60,15 +72,36 @@ class AsyncSimpleProducer(AsyncFrontEnd):
     retry needs a route lookup, it runs the send plan.
     """
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], group: str = DEFAULT_PRODUCER_GROUP, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 remoting: RemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
-                 retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED, compress_over: int = COMPRESS_OVER,
-                 heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S, access_key: str | None = None,
-                 secret_key: str | None = None, tls: TlsConfig | None = None, trace_enabled: bool = False,
-                 trace_topic: str | None = None) -> None:
-        self.driver = AsyncDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls)
-        self.plans = ProducerPlans(self.driver.namesrv_addrs, group, clock=clock, instance_name=instance_name,
-                                   timeout_s=timeout_s, retry_times=retry_times, compress_over=compress_over)
+    def __init__(
+        self,
+        namesrv_addrs: str | Iterable[str],
+        group: str = DEFAULT_PRODUCER_GROUP,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        remoting: RemotingClient | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        instance_name: str | None = None,
+        retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED,
+        compress_over: int = COMPRESS_OVER,
+        heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        tls: TlsConfig | None = None,
+        trace_enabled: bool = False,
+        trace_topic: str | None = None,
+    ) -> None:
+        self.driver = AsyncDriver(
+            namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls
+        )
+        self.plans = ProducerPlans(
+            self.driver.namesrv_addrs,
+            group,
+            clock=clock,
+            instance_name=instance_name,
+            timeout_s=timeout_s,
+            retry_times=retry_times,
+            compress_over=compress_over,
+        )
         self.clock = clock
         self.tracer = _tracer(trace_enabled, trace_topic, group, self.driver.namesrv_addrs, access_key, secret_key, tls)
         self._init_async(heartbeat_interval_s)
@@ -77,7 +110,9 @@ class AsyncSimpleProducer(AsyncFrontEnd):
         """Send one message; to ``mq`` if given, else round robin over the writable queues."""
         self._start_heartbeats()
         begin = self.clock.monotonic()
-        return _traced(self.tracer, self.plans.group, msg, await self._deliver(self.plans.prepare(msg), mq), self.clock, begin)
+        return _traced(
+            self.tracer, self.plans.group, msg, await self._deliver(self.plans.prepare(msg), mq), self.clock, begin
+        )
 
     async def send_batch(self, msgs: Sequence[Message], mq: MessageQueue | None = None) -> SendResult:
         """Send messages of one topic as one batch (consecutive offsets in one queue)."""
@@ -119,15 +154,36 @@ class AsyncSimpleProducer(AsyncFrontEnd):
 class SimpleProducer(BlockingFrontEnd):
     """Blocking, thread-safe producer (same behaviour as AsyncSimpleProducer)."""
 
-    def __init__(self, namesrv_addrs: str | Iterable[str], group: str = DEFAULT_PRODUCER_GROUP, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 remoting: BlockingRemotingClient | None = None, clock: Clock = SYSTEM_CLOCK, instance_name: str | None = None,
-                 retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED, compress_over: int = COMPRESS_OVER,
-                 heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S, access_key: str | None = None,
-                 secret_key: str | None = None, tls: TlsConfig | None = None, trace_enabled: bool = False,
-                 trace_topic: str | None = None) -> None:
-        self.driver = BlockingDriver(namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls)
-        self.plans = ProducerPlans(self.driver.namesrv_addrs, group, clock=clock, instance_name=instance_name,
-                                   timeout_s=timeout_s, retry_times=retry_times, compress_over=compress_over)
+    def __init__(
+        self,
+        namesrv_addrs: str | Iterable[str],
+        group: str = DEFAULT_PRODUCER_GROUP,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        remoting: BlockingRemotingClient | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        instance_name: str | None = None,
+        retry_times: int = RETRY_TIMES_WHEN_SEND_FAILED,
+        compress_over: int = COMPRESS_OVER,
+        heartbeat_interval_s: float | None = HEARTBEAT_INTERVAL_S,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        tls: TlsConfig | None = None,
+        trace_enabled: bool = False,
+        trace_topic: str | None = None,
+    ) -> None:
+        self.driver = BlockingDriver(
+            namesrv_addrs, timeout_s, remoting, signer=acl_signer(access_key, secret_key), tls=tls
+        )
+        self.plans = ProducerPlans(
+            self.driver.namesrv_addrs,
+            group,
+            clock=clock,
+            instance_name=instance_name,
+            timeout_s=timeout_s,
+            retry_times=retry_times,
+            compress_over=compress_over,
+        )
         self.clock = clock
         self.tracer = _tracer(trace_enabled, trace_topic, group, self.driver.namesrv_addrs, access_key, secret_key, tls)
         self._init_blocking(heartbeat_interval_s)

@@ -10,6 +10,7 @@ TLS as the traced client does) to the trace topic,
 keyed by the traced messages' ids and keys. A failed send is logged and counted (:attr:`send_failures`);
 the traced send or consume never notices. :meth:`shutdown` sends what is queued (up to ``timeout_s``).
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,7 +23,6 @@ from typing import Protocol
 from brokers.engine.common.constants import RMQ_SYS_TRACE_TOPIC
 from brokers.engine.common.message import KEY_SEPARATOR, Message
 from brokers.engine.common.trace_data import TraceRecord, encode_record, trace_keys
-
 
 
 class TraceSender(Protocol):
@@ -146,7 +146,6 @@ class TraceDispatcher:
         if self._producer is None:
             self._producer = self.make_sender(TRACE_PRODUCER_GROUP_PREFIX + self.group)
         return self._producer
-
 
 
 def new_tracer(enabled: bool, topic: str | None, group: str, make_sender: SenderFactory) -> TraceDispatcher | None:

@@ -11,6 +11,7 @@
 Every function here is called on the send/consume path, so each one catches its own errors: a bad
 message can cost a trace record, never the send or the consume.
 """
+
 from __future__ import annotations
 
 import logging
@@ -44,24 +45,41 @@ def _store_host(offset_msg_id: str) -> str:
         return ""
 
 
-def trace_pub(dispatcher: TraceDispatcher | None, group: str, msg: Message, result: SendResult, begin_ms: int,
-              cost_ms: int) -> None:
+def trace_pub(
+    dispatcher: TraceDispatcher | None, group: str, msg: Message, result: SendResult, begin_ms: int, cost_ms: int
+) -> None:
     """Queue the Pub record of a stored single send."""
     if dispatcher is None:
         return
     try:
         keys = msg.keys if isinstance(msg.keys, str) or msg.keys is None else " ".join(msg.keys)
         delayed = int(msg.properties.get(PROPERTY_DELAY_TIME_LEVEL) or 0) > 0
-        dispatcher.offer(TraceRecord(
-            "Pub", result.msg_id, begin_ms, result.region_id, group, msg.topic, msg.tags or "", keys or "",
-            _store_host(result.offset_msg_id), len(msg.body), max(cost_ms, 0), 3 if delayed else 0,
-            result.offset_msg_id, result.status == SendStatus.SEND_OK))
+        dispatcher.offer(
+            TraceRecord(
+                "Pub",
+                result.msg_id,
+                begin_ms,
+                result.region_id,
+                group,
+                msg.topic,
+                msg.tags or "",
+                keys or "",
+                _store_host(result.offset_msg_id),
+                len(msg.body),
+                max(cost_ms, 0),
+                3 if delayed else 0,
+                result.offset_msg_id,
+                result.status == SendStatus.SEND_OK,
+            )
+        )
     except Exception as exc:
         log.debug("no Pub trace record: %s", exc)
 
 
 def _traced(dispatcher: TraceDispatcher, msgs: Sequence[MessageExt]) -> list[MessageExt]:
-    return [m for m in msgs if m.topic != dispatcher.config.topic and m.properties.get(PROPERTY_TRACE_SWITCH) != "false"]
+    return [
+        m for m in msgs if m.topic != dispatcher.config.topic and m.properties.get(PROPERTY_TRACE_SWITCH) != "false"
+    ]
 
 
 def trace_sub_before(dispatcher: TraceDispatcher | None, group: str, msgs: Sequence[MessageExt], now_ms: int) -> str:
@@ -73,17 +91,36 @@ def trace_sub_before(dispatcher: TraceDispatcher | None, group: str, msgs: Seque
             _request_ids.append(UniqIdGenerator())
         request_id = _request_ids[0].next_id()
         for m in _traced(dispatcher, msgs):
-            dispatcher.offer(TraceRecord("SubBefore", m.uniq_key or m.msg_id, now_ms, m.properties.get(PROPERTY_MSG_REGION, ""),
-                                         group, m.topic, keys=m.keys or "", store_host=m.store_host,
-                                         request_id=request_id, retry_times=m.reconsume_times))
+            dispatcher.offer(
+                TraceRecord(
+                    "SubBefore",
+                    m.uniq_key or m.msg_id,
+                    now_ms,
+                    m.properties.get(PROPERTY_MSG_REGION, ""),
+                    group,
+                    m.topic,
+                    keys=m.keys or "",
+                    store_host=m.store_host,
+                    request_id=request_id,
+                    retry_times=m.reconsume_times,
+                )
+            )
         return request_id
     except Exception as exc:
         log.debug("no SubBefore trace record: %s", exc)
         return ""
 
 
-def trace_sub_after(dispatcher: TraceDispatcher | None, group: str, msgs: Sequence[MessageExt], request_id: str,
-                    now_ms: int, cost_ms: float, ok: bool, raised: bool) -> None:
+def trace_sub_after(
+    dispatcher: TraceDispatcher | None,
+    group: str,
+    msgs: Sequence[MessageExt],
+    request_id: str,
+    now_ms: int,
+    cost_ms: float,
+    ok: bool,
+    raised: bool,
+) -> None:
     """Queue a SubAfter per traced message: the listener's cost shared out per message, its outcome."""
     if dispatcher is None or not request_id:
         return
@@ -92,8 +129,19 @@ def trace_sub_after(dispatcher: TraceDispatcher | None, group: str, msgs: Sequen
         per_message = int(cost_ms / max(len(traced), 1))
         code = CONTEXT_SUCCESS if ok else (CONTEXT_EXCEPTION if raised else CONTEXT_FAILED)
         for m in traced:
-            dispatcher.offer(TraceRecord("SubAfter", m.uniq_key or m.msg_id, now_ms, group=group, topic=m.topic,
-                                         keys=m.keys or "", cost_ms=per_message, success=ok,
-                                         request_id=request_id, context_code=code))
+            dispatcher.offer(
+                TraceRecord(
+                    "SubAfter",
+                    m.uniq_key or m.msg_id,
+                    now_ms,
+                    group=group,
+                    topic=m.topic,
+                    keys=m.keys or "",
+                    cost_ms=per_message,
+                    success=ok,
+                    request_id=request_id,
+                    context_code=code,
+                )
+            )
     except Exception as exc:
         log.debug("no SubAfter trace record: %s", exc)

@@ -23,6 +23,7 @@ starts its first thread with the first task and adds threads only where they hel
 A listener that keeps up on the threads it has therefore stays on them; one that waits on I/O
 gets its threads as the work arrives.
 """
+
 from __future__ import annotations
 
 import logging

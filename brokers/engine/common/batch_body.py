@@ -10,6 +10,7 @@ Each entry (all integers big-endian, RocketMQ's ``MessageDecoder.encodeMessage``
     16     4+n   BODY         int length, bytes
     20+n   2+p   PROPERTIES   short length, UTF-8 ``k\\x01v\\x02k\\x01v`` (TAGS, KEYS, UNIQ_KEY, ...)
 """
+
 from __future__ import annotations
 
 import struct

@@ -6,6 +6,7 @@ sleep, and a plain ``gather`` of the cancelled tasks then waits through that sle
 (a slave's stop hung under load this way: tests/brokers/engine/broker/test_broker_group.py). Here a
 task still running a second after its cancel is cancelled again.
 """
+
 from __future__ import annotations
 
 import asyncio

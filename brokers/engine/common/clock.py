@@ -1,4 +1,5 @@
 """Injectable time, so timers (expiry scans, heartbeats) can be driven by tests."""
+
 from __future__ import annotations
 
 import time

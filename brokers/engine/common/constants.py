@@ -2,6 +2,7 @@
 
 Each default carries its reason; values are RocketMQ 4.9.x's unless said otherwise.
 """
+
 from __future__ import annotations
 
 # Version ordinal of MQVersion.Version.V4_9_8; sent in every request and response header

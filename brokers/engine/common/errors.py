@@ -1,4 +1,5 @@
 """Errors of the byte codecs in ``brokers.engine.common`` (records, batch bodies)."""
+
 from __future__ import annotations
 
 

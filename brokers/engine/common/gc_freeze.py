@@ -13,6 +13,7 @@ none of it is frozen.
 This is the servers' choice for their own processes: the client library never freezes its
 application's heap.
 """
+
 from __future__ import annotations
 
 import gc

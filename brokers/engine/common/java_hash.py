@@ -3,6 +3,7 @@
 Sums code-unit products in C (``sum(map(mul, ...))``) with precomputed powers of 31 rather
 than looping in Python, and lets callers continue a hash over a cached prefix.
 """
+
 from __future__ import annotations
 
 import sys

@@ -16,6 +16,7 @@ a tuple of sorted ``(name, value)`` pairs.
 keys, optional fastjson "pretty" layout (newline + tab).  :func:`dumps_standard` writes strict
 JSON (quoted keys, sorted, non-ASCII escaped), what 4.9.4+ name servers send for routes.
 """
+
 from __future__ import annotations
 
 import json
@@ -243,7 +244,9 @@ def _sort_key(key: Any) -> tuple:
     return (4, 0, repr(key))
 
 
-def dumps(value: Any, *, pretty: bool = False, sort_keys: bool = True, default: Callable[[Any], Any] | None = None) -> str:
+def dumps(
+    value: Any, *, pretty: bool = False, sort_keys: bool = True, default: Callable[[Any], Any] | None = None
+) -> str:
     """Write fastjson's dialect: bare int keys, inline MessageQueue/tuple keys, sorted keys.
 
     ``pretty`` gives fastjson's PrettyFormat (newline and one tab per level), used for the
@@ -260,7 +263,9 @@ _first = operator.itemgetter(0)
 _NATURAL_ORDER_KEYS = frozenset({str, int, MessageQueue})  # their own order is _sort_key's among keys of one type
 
 
-def _write(value: Any, out: list[str], pretty: bool, depth: int, sort_keys: bool, default: Callable[[Any], Any] | None) -> None:
+def _write(
+    value: Any, out: list[str], pretty: bool, depth: int, sort_keys: bool, default: Callable[[Any], Any] | None
+) -> None:
     # scalars written directly: the same text as json.dumps(value, ensure_ascii=False), without its
     # per-call encoder set-up (bodies of thousands of queues write tens of thousands of them)
     if isinstance(value, str):
@@ -369,7 +374,9 @@ def _queue_table_text(items: list[tuple[Any, Any]]) -> str | None:
 _FLAT_SHAPES: dict[tuple[str, ...], tuple[tuple[str, ...], str, bool]] = {}
 
 
-def _write_key(key: Any, out: list[str], pretty: bool, depth: int, sort_keys: bool, default: Callable[[Any], Any] | None) -> None:
+def _write_key(
+    key: Any, out: list[str], pretty: bool, depth: int, sort_keys: bool, default: Callable[[Any], Any] | None
+) -> None:
     if isinstance(key, str):
         out.append(_encode_str(key))
     elif isinstance(key, bool):
@@ -380,7 +387,9 @@ def _write_key(key: Any, out: list[str], pretty: bool, depth: int, sort_keys: bo
         if pretty or not sort_keys:
             _write(key.to_json(), out, pretty, depth, sort_keys, default)
         else:  # the same text, written at once: stats bodies hold one such key per queue
-            out.append(f'{{"brokerName":{_encode_str(key.broker_name)},"queueId":{_int_text(key.queue_id)},"topic":{_encode_str(key.topic)}}}')
+            out.append(
+                f'{{"brokerName":{_encode_str(key.broker_name)},"queueId":{_int_text(key.queue_id)},"topic":{_encode_str(key.topic)}}}'
+            )
     elif isinstance(key, tuple) and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in key):
         _write(dict(key), out, pretty, depth, sort_keys, default)  # a key read back by loads()
     else:
@@ -389,7 +398,9 @@ def _write_key(key: Any, out: list[str], pretty: bool, depth: int, sort_keys: bo
 
 def dumps_standard(value: Any, *, default: Callable[[Any], Any] | None = None) -> str:
     """Write strict JSON: quoted (stringified) keys, sorted, compact, non-ASCII escaped."""
-    return json.dumps(_stringify_keys(to_plain(value, default)), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return json.dumps(
+        _stringify_keys(to_plain(value, default)), sort_keys=True, separators=(",", ":"), ensure_ascii=True
+    )
 
 
 def _stringify_keys(value: Any) -> Any:

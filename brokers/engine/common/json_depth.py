@@ -10,6 +10,7 @@ decoding:
 - otherwise strings are skipped by one regular expression (brackets inside them do not count)
   and the brackets are counted in one pass; the pass stops as soon as the limit is passed.
 """
+
 from __future__ import annotations
 
 import re

@@ -6,6 +6,7 @@ duration (a request's handler, a commit log flush) pay almost nothing; the Prome
 Observers run on one thread each (the event loop, the flush thread); a lock keeps a snapshot
 from another thread consistent.
 """
+
 from __future__ import annotations
 
 import bisect

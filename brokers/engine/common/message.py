@@ -3,6 +3,7 @@
 Properties travel as one string: ``name\\x01value\\x02name\\x01value`` (RocketMQ's
 MessageDecoder.messageProperties2String); the well-known keys are RocketMQ's MessageConst.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -39,8 +40,10 @@ MAX_LAST_ERROR = 512  # characters kept of it
 def last_error_text(text: str) -> str:
     """``text`` fit for a property value: control characters (the property separators among them)
     become spaces, at most MAX_LAST_ERROR characters."""
-    clean = "".join(" " if ord(c) < 32 or ord(c) == 127 else c for c in text[:MAX_LAST_ERROR * 2])
+    clean = "".join(" " if ord(c) < 32 or ord(c) == 127 else c for c in text[: MAX_LAST_ERROR * 2])
     return clean.strip()[:MAX_LAST_ERROR]
+
+
 KEY_SEPARATOR = " "
 
 
@@ -123,9 +126,7 @@ class Message:
         if self.tags:
             props[PROPERTY_TAGS] = self.tags
         if self.keys:
-            props[PROPERTY_KEYS] = (
-                self.keys if isinstance(self.keys, str) else KEY_SEPARATOR.join(self.keys)
-            )
+            props[PROPERTY_KEYS] = self.keys if isinstance(self.keys, str) else KEY_SEPARATOR.join(self.keys)
         return props
 
 

@@ -35,6 +35,7 @@ Decoding is the consumer's per-message cost, so :func:`decode_record` unpacks th
 header (TOTALSIZE to the body length) with one precompiled struct per host combination and
 looks host texts, topics and message ids up in small caches.
 """
+
 from __future__ import annotations
 
 import struct
@@ -64,15 +65,51 @@ from brokers.engine.common.message_id import (  # noqa: F401 (re-exported)
 )
 
 __all__ = [
-    "BLANK_MAGIC_CODE", "BORNHOST_V6_FLAG", "COMPRESSED_FLAG", "END_FILE_MIN_BLANK_LENGTH", "HOST_V4_SIZE", "HOST_V6_SIZE",
-    "MAX_PROPERTIES_BYTES", "MAX_TOPIC_BYTES", "MESSAGE_MAGIC_BYTES", "MESSAGE_MAGIC_CODE", "MULTI_TAGS_FLAG",
-    "RECORD_FIXED_SIZE_V4", "RECORD_HEAD_MAX", "STOREHOSTADDRESS_V6_FLAG", "TRANSACTION_COMMIT_TYPE", "TRANSACTION_NOT_TYPE",
-    "TRANSACTION_PREPARED_TYPE", "TRANSACTION_ROLLBACK_TYPE", "TRANSACTION_TYPE_MASK",
-    "BatchEntry", "RecordFormatError", "body_crc", "bytes_to_host", "create_offset_msg_id", "decode_batch_body",
-    "decode_record", "decode_records", "decode_tail_properties", "encode_batch_body", "encode_batch_entry", "encode_record",
-    "encode_record_into", "encode_record_tail",
-    "host_to_bytes", "iter_batch_body", "iter_record_spans", "java_hash_extend", "java_string_hash", "offset_msg_id_of",
-    "parse_offset_msg_id", "record_size", "tags_code", "topic_position", "write_blank_marker", "write_record_prefix",
+    "BLANK_MAGIC_CODE",
+    "BORNHOST_V6_FLAG",
+    "COMPRESSED_FLAG",
+    "END_FILE_MIN_BLANK_LENGTH",
+    "HOST_V4_SIZE",
+    "HOST_V6_SIZE",
+    "MAX_PROPERTIES_BYTES",
+    "MAX_TOPIC_BYTES",
+    "MESSAGE_MAGIC_BYTES",
+    "MESSAGE_MAGIC_CODE",
+    "MULTI_TAGS_FLAG",
+    "RECORD_FIXED_SIZE_V4",
+    "RECORD_HEAD_MAX",
+    "STOREHOSTADDRESS_V6_FLAG",
+    "TRANSACTION_COMMIT_TYPE",
+    "TRANSACTION_NOT_TYPE",
+    "TRANSACTION_PREPARED_TYPE",
+    "TRANSACTION_ROLLBACK_TYPE",
+    "TRANSACTION_TYPE_MASK",
+    "BatchEntry",
+    "RecordFormatError",
+    "body_crc",
+    "bytes_to_host",
+    "create_offset_msg_id",
+    "decode_batch_body",
+    "decode_record",
+    "decode_records",
+    "decode_tail_properties",
+    "encode_batch_body",
+    "encode_batch_entry",
+    "encode_record",
+    "encode_record_into",
+    "encode_record_tail",
+    "host_to_bytes",
+    "iter_batch_body",
+    "iter_record_spans",
+    "java_hash_extend",
+    "java_string_hash",
+    "offset_msg_id_of",
+    "parse_offset_msg_id",
+    "record_size",
+    "tags_code",
+    "topic_position",
+    "write_blank_marker",
+    "write_record_prefix",
 ]
 
 MESSAGE_MAGIC_CODE = 0xDAA320A7  # Java int -626843481; stored as the unsigned bit pattern
@@ -134,11 +171,13 @@ def body_crc(body: bytes | bytearray | memoryview) -> int:
     return zlib.crc32(body) & 0x7FFFFFFF
 
 
-def record_size(body_len: int, topic_len: int, properties_len: int, born_v6: bool = False,
-                store_v6: bool = False) -> int:
+def record_size(
+    body_len: int, topic_len: int, properties_len: int, born_v6: bool = False, store_v6: bool = False
+) -> int:
     """Return TOTALSIZE for the given byte lengths and host kinds."""
-    return (RECORD_FIXED_SIZE_V4 + body_len + topic_len + properties_len
-            + (12 if born_v6 else 0) + (12 if store_v6 else 0))
+    return (
+        RECORD_FIXED_SIZE_V4 + body_len + topic_len + properties_len + (12 if born_v6 else 0) + (12 if store_v6 else 0)
+    )
 
 
 def encode_record_into(
@@ -169,9 +208,23 @@ def encode_record_into(
     the caller to write last (:func:`write_record_prefix`), so a torn write never looks like a
     record.
     """
-    tail, size = encode_record_tail(topic, queue_id, body, properties, flag, queue_offset, physical_offset, sys_flag,
-                                    born_timestamp, born_host, store_timestamp, store_host, reconsume_times,
-                                    prepared_transaction_offset, crc)
+    tail, size = encode_record_tail(
+        topic,
+        queue_id,
+        body,
+        properties,
+        flag,
+        queue_offset,
+        physical_offset,
+        sys_flag,
+        born_timestamp,
+        born_host,
+        store_timestamp,
+        store_host,
+        reconsume_times,
+        prepared_transaction_offset,
+        crc,
+    )
     buf[pos + 8 : pos + size] = tail
     if write_prefix:
         _PREFIX.pack_into(buf, pos, size, MESSAGE_MAGIC_CODE)
@@ -200,14 +253,38 @@ def encode_record_tail(
     born_v6 = len(born_host) == HOST_V6_SIZE
     store_v6 = len(store_host) == HOST_V6_SIZE
     if born_v6 or store_v6 or sys_flag & _V6_FLAGS:
-        sys_flag = (sys_flag & ~_V6_FLAGS) | (BORNHOST_V6_FLAG if born_v6 else 0) | (STOREHOSTADDRESS_V6_FLAG if store_v6 else 0)
+        sys_flag = (
+            (sys_flag & ~_V6_FLAGS)
+            | (BORNHOST_V6_FLAG if born_v6 else 0)
+            | (STOREHOSTADDRESS_V6_FLAG if store_v6 else 0)
+        )
     header = _BODY_HEADERS[(born_v6 << 1) | store_v6]
     n, t, p = len(body), len(topic), len(properties)
     size = RECORD_FIXED_SIZE_V4 + n + t + p + (12 if born_v6 else 0) + (12 if store_v6 else 0)
-    tail = b"".join((
-        header.pack(crc, queue_id, flag, queue_offset, physical_offset, sys_flag, born_timestamp, born_host,
-                    store_timestamp, store_host, reconsume_times, prepared_transaction_offset, n),
-        body, t.to_bytes(1, "big"), topic, p.to_bytes(2, "big"), properties))
+    tail = b"".join(
+        (
+            header.pack(
+                crc,
+                queue_id,
+                flag,
+                queue_offset,
+                physical_offset,
+                sys_flag,
+                born_timestamp,
+                born_host,
+                store_timestamp,
+                store_host,
+                reconsume_times,
+                prepared_transaction_offset,
+                n,
+            ),
+            body,
+            t.to_bytes(1, "big"),
+            topic,
+            p.to_bytes(2, "big"),
+            properties,
+        )
+    )
     return tail, size
 
 
@@ -251,12 +328,27 @@ def encode_record(
         raise ValueError(f"properties are {len(props_b)} bytes, the record allows {MAX_PROPERTIES_BYTES}")
     born_b = host_to_bytes(born_host)
     store_b = host_to_bytes(store_host)
-    size = record_size(len(body), len(topic_b), len(props_b),
-                       len(born_b) == HOST_V6_SIZE, len(store_b) == HOST_V6_SIZE)
+    size = record_size(len(body), len(topic_b), len(props_b), len(born_b) == HOST_V6_SIZE, len(store_b) == HOST_V6_SIZE)
     buf = bytearray(size)
-    encode_record_into(buf, 0, topic_b, queue_id, body, props_b, flag, queue_offset, physical_offset,
-                       sys_flag, born_timestamp, born_b, store_timestamp, store_b, reconsume_times,
-                       prepared_transaction_offset, body_crc(body))
+    encode_record_into(
+        buf,
+        0,
+        topic_b,
+        queue_id,
+        body,
+        props_b,
+        flag,
+        queue_offset,
+        physical_offset,
+        sys_flag,
+        born_timestamp,
+        born_b,
+        store_timestamp,
+        store_b,
+        reconsume_times,
+        prepared_transaction_offset,
+        body_crc(body),
+    )
     return bytes(buf)
 
 
@@ -279,12 +371,44 @@ def decode_record(buf: bytes | bytearray | memoryview, pos: int = 0) -> MessageE
         return _decode_copy(buf, pos)
     header = _RECORD_HEADERS[0]
     try:
-        (size, magic, crc, queue_id, flag, queue_offset, physical_offset, sys_flag, born_ts, born_host,
-         store_ts, store_host, reconsume_times, prepared_offset, body_len) = header.unpack_from(buf, pos)
+        (
+            size,
+            magic,
+            crc,
+            queue_id,
+            flag,
+            queue_offset,
+            physical_offset,
+            sys_flag,
+            born_ts,
+            born_host,
+            store_ts,
+            store_host,
+            reconsume_times,
+            prepared_offset,
+            body_len,
+        ) = header.unpack_from(buf, pos)
         if magic == MESSAGE_MAGIC_CODE and sys_flag & _V6_FLAGS:
-            header = _RECORD_HEADERS[(2 if sys_flag & BORNHOST_V6_FLAG else 0) | (1 if sys_flag & STOREHOSTADDRESS_V6_FLAG else 0)]
-            (size, magic, crc, queue_id, flag, queue_offset, physical_offset, sys_flag, born_ts, born_host,
-             store_ts, store_host, reconsume_times, prepared_offset, body_len) = header.unpack_from(buf, pos)
+            header = _RECORD_HEADERS[
+                (2 if sys_flag & BORNHOST_V6_FLAG else 0) | (1 if sys_flag & STOREHOSTADDRESS_V6_FLAG else 0)
+            ]
+            (
+                size,
+                magic,
+                crc,
+                queue_id,
+                flag,
+                queue_offset,
+                physical_offset,
+                sys_flag,
+                born_ts,
+                born_host,
+                store_ts,
+                store_host,
+                reconsume_times,
+                prepared_offset,
+                body_len,
+            ) = header.unpack_from(buf, pos)
     except struct.error:
         raise RecordFormatError(f"truncated record at position {pos}") from None
     if magic != MESSAGE_MAGIC_CODE:
@@ -304,9 +428,25 @@ def decode_record(buf: bytes | bytearray | memoryview, pos: int = 0) -> MessageE
         properties = string_to_properties(buf[props_at + 2 : end].decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise RecordFormatError(f"malformed record at position {pos}: {exc}") from None
-    return MessageExt(topic, buf[at:topic_at], queue_id, queue_offset, physical_offset, properties, flag, sys_flag,
-                      born_ts, bytes_to_host(born_host), store_ts, bytes_to_host(store_host), reconsume_times,
-                      prepared_offset, crc, size, offset_msg_id_of(store_host, physical_offset))
+    return MessageExt(
+        topic,
+        buf[at:topic_at],
+        queue_id,
+        queue_offset,
+        physical_offset,
+        properties,
+        flag,
+        sys_flag,
+        born_ts,
+        bytes_to_host(born_host),
+        store_ts,
+        bytes_to_host(store_host),
+        reconsume_times,
+        prepared_offset,
+        crc,
+        size,
+        offset_msg_id_of(store_host, physical_offset),
+    )
 
 
 def _decode_copy(buf: bytearray | memoryview, pos: int) -> MessageExt:
@@ -361,11 +501,11 @@ def topic_position(head: bytes | memoryview) -> int:
     more per IPv6 host, RECORD_HEAD_MAX at most); what follows it is TOPIC and PROPERTIES alone."""
     if len(head) < RECORD_FIXED_SIZE_V4:
         raise RecordFormatError(f"a record head of {len(head)} bytes is shorter than any record")
-    sys_flag, = _I32.unpack_from(head, 36)
+    (sys_flag,) = _I32.unpack_from(head, 36)
     at = 84 + (12 if sys_flag & BORNHOST_V6_FLAG else 0) + (12 if sys_flag & STOREHOSTADDRESS_V6_FLAG else 0)
     if at + 4 > len(head):
         raise RecordFormatError(f"a record head of {len(head)} bytes ends before BODY's length")
-    body_len, = _I32.unpack_from(head, at)
+    (body_len,) = _I32.unpack_from(head, at)
     if body_len < 0:
         raise RecordFormatError(f"a record with a body of {body_len} bytes")
     return at + 4 + body_len
@@ -387,5 +527,8 @@ def decode_tail_properties(tail: bytes | memoryview) -> dict[str, str]:
     except UnicodeDecodeError as exc:
         raise RecordFormatError(f"PROPERTIES are not UTF-8: {exc}") from None
 
+
 # The compiled twins (brokers.engine.speedups), when built and not switched off.
-speedups.install(globals(), "brokers.engine.common._message_codec_c", ("decode_record", "decode_records", "encode_record_tail"))
+speedups.install(
+    globals(), "brokers.engine.common._message_codec_c", ("decode_record", "decode_records", "encode_record_tail")
+)

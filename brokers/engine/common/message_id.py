@@ -7,6 +7,7 @@ physical offset, rendered as upper-case hex: 32 characters for an IPv4 store hos
 Decoding a pull body turns two hosts per record into text, so :func:`bytes_to_host` keeps the
 text of the hosts it has seen (a broker's records carry a handful of distinct hosts).
 """
+
 from __future__ import annotations
 
 import ipaddress

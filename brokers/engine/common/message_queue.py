@@ -1,4 +1,5 @@
 """MessageQueue: the (topic, broker name, queue id) triple every part of the tier keys on."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

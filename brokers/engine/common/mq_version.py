@@ -3,6 +3,7 @@ connection rows (409 -> ``V4_9_8``; 437 -> ``V5_1_2``, what a 5.x client on the 
 
 Shared by the mqadmin CLI's printouts and the console's group pages.
 """
+
 from __future__ import annotations
 
 __all__ = ["version_desc"]

@@ -3,6 +3,7 @@
 Brokers (``BrokerStartup`` checks each entry with ``string2SocketAddress``) and clients
 (``updateNameServerAddressList``) both split the setting on ``;``. One rule here for both.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable

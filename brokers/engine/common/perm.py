@@ -5,6 +5,7 @@
 ``mqadmin``, the console's form and API, the metadata import); each turns a refusal into its own
 error shape (a remark on the wire, a 400 naming the field, an argparse error).
 """
+
 from __future__ import annotations
 
 PERM_PRIORITY = 0x8
@@ -41,6 +42,6 @@ def is_inherited(perm: int) -> bool:
 
 def perm_to_string(perm: int) -> str:
     """Render like RocketMQ's PermName.perm2String: 'RWX' with '-' for missing bits."""
-    return ("R" if perm & PERM_READ else "-") + ("W" if perm & PERM_WRITE else "-") + (
-        "X" if perm & PERM_INHERIT else "-"
+    return (
+        ("R" if perm & PERM_READ else "-") + ("W" if perm & PERM_WRITE else "-") + ("X" if perm & PERM_INHERIT else "-")
     )

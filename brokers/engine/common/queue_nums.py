@@ -15,6 +15,7 @@ directory per queue; RocketMQ has none), which every front door shares.
 The broker's ``default_topic_queue_nums`` (the count of an auto-created topic, 1..1024) and a
 subscription group's ``retryQueueNums`` are other facts with their own rules.
 """
+
 from __future__ import annotations
 
 from brokers.engine.common.constants import MAX_QUEUE_NUMS

@@ -11,6 +11,7 @@ Java key is used only when such a character is present.
 The one implementation, used by the engine's client (``client/rebalance.py`` and the strategies of
 ``client/allocation/``) and by ``consumers.allocation`` (previews, what-if).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -62,18 +63,14 @@ def sort_message_queues(mq_all: Iterable[MessageQueue]) -> list[MessageQueue]:
     ``(topic, broker_name, queue_id)`` at half the cost: no key tuples to build and compare.
     """
     queues = list(mq_all)
-    java_order = _beyond_bmp(set(map(_topic_of, queues))) or _beyond_bmp(
-        set(map(_broker_name_of, queues))
-    )
+    java_order = _beyond_bmp(set(map(_topic_of, queues))) or _beyond_bmp(set(map(_broker_name_of, queues)))
     queues.sort(key=_queue_id_of)
     queues.sort(key=_java_broker_name_key if java_order else _broker_name_of)
     queues.sort(key=_java_topic_key if java_order else _topic_of)
     return queues
 
 
-def sort_for_rebalance(
-    mq_all: Iterable[MessageQueue], cid_all: Iterable[str]
-) -> tuple[list[MessageQueue], list[str]]:
+def sort_for_rebalance(mq_all: Iterable[MessageQueue], cid_all: Iterable[str]) -> tuple[list[MessageQueue], list[str]]:
     """Return ``(mq_all, cid_all)`` sorted the way ``rebalanceByTopic`` sorts them.
 
     The client builds ``mqAll`` from a set, so a queue listed twice appears once.

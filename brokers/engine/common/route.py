@@ -1,4 +1,5 @@
 """Route values shared by the name server (which builds routes) and clients (which read them)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -30,7 +31,11 @@ class BrokerData:
 
     def to_json(self) -> dict:
         """The fastjson form: broker ids as number keys (``json_compat`` writes them bare), sorted."""
-        return {"brokerAddrs": dict(sorted(self.broker_addrs.items())), "brokerName": self.broker_name, "cluster": self.cluster}
+        return {
+            "brokerAddrs": dict(sorted(self.broker_addrs.items())),
+            "brokerName": self.broker_name,
+            "cluster": self.cluster,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ subscription, expression length): one over them is refused with InvalidSubscript
 before any tag is split or hashed, so a request naming 100k tags costs the broker a length
 check, not a second of its event loop. Clients parse without limits.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,8 +25,15 @@ from typing import Any
 from brokers.engine.common.message import tag_hash
 
 __all__ = [
-    "EXPRESSION_SQL92", "EXPRESSION_TAG", "NO_LIMITS", "SUB_ALL", "InvalidSubscriptionError", "SubscriptionData",
-    "SubscriptionLimits", "build_subscription_data", "parse_tags",
+    "EXPRESSION_SQL92",
+    "EXPRESSION_TAG",
+    "NO_LIMITS",
+    "SUB_ALL",
+    "InvalidSubscriptionError",
+    "SubscriptionData",
+    "SubscriptionLimits",
+    "build_subscription_data",
+    "parse_tags",
 ]
 
 SUB_ALL = "*"
@@ -47,11 +55,14 @@ class SubscriptionLimits:
     def check_expression(self, sub_string: str) -> None:
         if self.max_expression_length is not None and len(sub_string) > self.max_expression_length:
             raise InvalidSubscriptionError(
-                f"the subscription expression has {len(sub_string)} characters, more than the limit of {self.max_expression_length}")
+                f"the subscription expression has {len(sub_string)} characters, more than the limit of {self.max_expression_length}"
+            )
 
     def check_tag_count(self, count: int) -> None:
         if self.max_tags is not None and count > self.max_tags:
-            raise InvalidSubscriptionError(f"the subscription names {count} tags, more than the limit of {self.max_tags}")
+            raise InvalidSubscriptionError(
+                f"the subscription names {count} tags, more than the limit of {self.max_tags}"
+            )
 
 
 NO_LIMITS = SubscriptionLimits()
@@ -136,8 +147,13 @@ class SubscriptionData:
         return cls(data["topic"], sub_string, tags_set, code_set, sub_version, EXPRESSION_TAG, class_filter_mode)
 
 
-def build_subscription_data(topic: str, sub_string: str | None, expression_type: str | None = EXPRESSION_TAG,
-                            sub_version: int = 0, limits: SubscriptionLimits = NO_LIMITS) -> SubscriptionData:
+def build_subscription_data(
+    topic: str,
+    sub_string: str | None,
+    expression_type: str | None = EXPRESSION_TAG,
+    sub_version: int = 0,
+    limits: SubscriptionLimits = NO_LIMITS,
+) -> SubscriptionData:
     """Build a subscription from an expression, as ``FilterAPI.build`` does.
 
     A TAG expression ``a || b`` has the tags ``a`` and ``b`` (trimmed, each once); ``*`` or an

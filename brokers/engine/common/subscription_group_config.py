@@ -4,6 +4,7 @@
 Shared by the broker (brokers.engine.broker.subscription_group_manager) and the admin client (which
 ships without the broker in the gantry-client wheel), so it lives in common.
 """
+
 from __future__ import annotations
 
 import dataclasses

@@ -22,6 +22,7 @@ Facts taken from RocketMQ 5.x (``TopicAttributes``, ``AttributeParser``, ``Attri
 
 Every refusal raises :class:`InvalidAttributeError` whose message names the attribute.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -76,7 +77,8 @@ Attribute = EnumAttribute | LongRangeAttribute
 MESSAGE_TYPE_VALUES = ("UNSPECIFIED", "NORMAL", "FIFO", "DELAY", "TRANSACTION", "MIXED")
 
 TOPIC_ATTRIBUTES: Mapping[str, Attribute] = {
-    a.name: a for a in (
+    a.name: a
+    for a in (
         EnumAttribute(QUEUE_TYPE, False, ("BatchCQ", "SimpleCQ"), "SimpleCQ"),
         EnumAttribute(CLEANUP_POLICY, False, ("DELETE", "COMPACTION"), "DELETE"),
         EnumAttribute(MESSAGE_TYPE, True, MESSAGE_TYPE_VALUES, "NORMAL"),
@@ -99,13 +101,17 @@ def parse_attribute_modification(text: str | None) -> dict[str, str]:
             key, _, value = entry.partition("=")
             value = value.split("=", 1)[0]  # Java's split("=") keeps what lies before a second '='
             if not key.startswith(ADD_SIGN):
-                raise InvalidAttributeError(f"attribute {key or entry!r}: an entry with a value must start with '+', e.g. +{key}={value}")
+                raise InvalidAttributeError(
+                    f"attribute {key or entry!r}: an entry with a value must start with '+', e.g. +{key}={value}"
+                )
             if not value:
                 raise InvalidAttributeError(f"attribute {key[1:]}: no value after '='")
         else:
             key, value = entry, ""
             if not key.startswith(DELETE_SIGN):
-                raise InvalidAttributeError(f"attribute {key!r}: an entry without a value must start with '-' (remove the attribute)")
+                raise InvalidAttributeError(
+                    f"attribute {key!r}: an entry without a value must start with '-' (remove the attribute)"
+                )
         if key in out:
             raise InvalidAttributeError(f"attribute {key[1:]}: given twice")
         out[key] = value
@@ -117,9 +123,14 @@ def format_attribute_modification(modification: Mapping[str, str]) -> str:
     return ",".join(key + ("=" + value if value else "") for key, value in modification.items())
 
 
-def alter_attributes(*, create: bool, current: Mapping[str, str], modification: Mapping[str, str],
-                     supported: Mapping[str, Attribute] = TOPIC_ATTRIBUTES,
-                     tiered_store: bool = False) -> dict[str, str]:
+def alter_attributes(
+    *,
+    create: bool,
+    current: Mapping[str, str],
+    modification: Mapping[str, str],
+    supported: Mapping[str, Attribute] = TOPIC_ATTRIBUTES,
+    tiered_store: bool = False,
+) -> dict[str, str]:
     """The attributes after applying ``modification`` (signed keys) to ``current``, as AttributeUtil.
 
     ``create``: the topic does not exist yet (only additions, creation-only attributes allowed).

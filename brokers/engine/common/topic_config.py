@@ -5,6 +5,7 @@
 broker writes it; 4.x readers ignore the field). Values are checked on the writes that change
 them (UPDATE_AND_CREATE_TOPIC), not here: a file or a peer's body is read as it is.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -33,11 +34,15 @@ class TopicConfig:
         """Raise InvalidTopicConfigError unless queue numbers and perm are in range."""
         for name, value in (("readQueueNums", self.read_queue_nums), ("writeQueueNums", self.write_queue_nums)):
             if not is_valid_queue_nums(value):
-                raise InvalidTopicConfigError(f"{name} must be an integer from {MIN_QUEUE_NUMS} to {MAX_QUEUE_NUMS}, got {value!r}")
+                raise InvalidTopicConfigError(
+                    f"{name} must be an integer from {MIN_QUEUE_NUMS} to {MAX_QUEUE_NUMS}, got {value!r}"
+                )
         if not is_valid_perm(self.perm):
             raise InvalidTopicConfigError(f"perm must be an integer from {PERM_MIN} to {PERM_MAX}, got {self.perm!r}")
         if self.topic_filter_type not in ("SINGLE_TAG", "MULTI_TAG"):
-            raise InvalidTopicConfigError(f"topicFilterType must be SINGLE_TAG or MULTI_TAG, got {self.topic_filter_type!r}")
+            raise InvalidTopicConfigError(
+                f"topicFilterType must be SINGLE_TAG or MULTI_TAG, got {self.topic_filter_type!r}"
+            )
         return self
 
     def with_changes(self, **changes: object) -> TopicConfig:

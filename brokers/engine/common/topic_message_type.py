@@ -17,6 +17,7 @@ Facts taken from RocketMQ 5.x (``TopicConfig.getTopicMessageType``, the proxy's
 
 One entry point for everyone: :func:`topic_message_type` of a TopicConfig (or None).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -37,7 +38,12 @@ PROPERTY_TIMER_DELIVER_MS = "TIMER_DELIVER_MS"
 PROPERTY_TIMER_DELAY_SEC = "TIMER_DELAY_SEC"
 PROPERTY_TIMER_DELAY_MS = "TIMER_DELAY_MS"
 PROPERTY_SHARDING_KEY = "__SHARDINGKEY"
-_DELAY_PROPERTIES = (PROPERTY_DELAY_TIME_LEVEL, PROPERTY_TIMER_DELIVER_MS, PROPERTY_TIMER_DELAY_SEC, PROPERTY_TIMER_DELAY_MS)
+_DELAY_PROPERTIES = (
+    PROPERTY_DELAY_TIME_LEVEL,
+    PROPERTY_TIMER_DELIVER_MS,
+    PROPERTY_TIMER_DELAY_SEC,
+    PROPERTY_TIMER_DELAY_MS,
+)
 
 
 def topic_message_type(tc: TopicConfig | None) -> str:

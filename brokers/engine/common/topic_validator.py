@@ -33,6 +33,7 @@ The facts, from apache/rocketmq ``common/.../topic/TopicValidator.java`` and
 - **Retry and DLQ topics** (``%RETRY%<group>``, ``%DLQ%<group>``) are ordinary names to the rule:
   the brokers make them for consumer groups, and an admin may create them with ``updateTopic``.
 """
+
 from __future__ import annotations
 
 import unicodedata
@@ -52,10 +53,23 @@ from brokers.engine.common.constants import (
 )
 
 __all__ = [
-    "ALLOWED_CHARS_TEXT", "GROUP_MAX_LENGTH", "NOT_ALLOWED_SEND_TOPICS", "SYSTEM_TOPICS", "SYSTEM_TOPICS_4_9",
-    "SYSTEM_TOPICS_5", "SYSTEM_TOPIC_PREFIX", "TOPIC_MAX_LENGTH", "InvalidNameError", "broker_system_topics",
-    "is_dlq_topic", "is_not_allowed_send_topic", "is_retry_topic", "is_system_topic", "validate_group",
-    "validate_new_topic", "validate_topic",
+    "ALLOWED_CHARS_TEXT",
+    "GROUP_MAX_LENGTH",
+    "NOT_ALLOWED_SEND_TOPICS",
+    "SYSTEM_TOPICS",
+    "SYSTEM_TOPICS_4_9",
+    "SYSTEM_TOPICS_5",
+    "SYSTEM_TOPIC_PREFIX",
+    "TOPIC_MAX_LENGTH",
+    "InvalidNameError",
+    "broker_system_topics",
+    "is_dlq_topic",
+    "is_not_allowed_send_topic",
+    "is_retry_topic",
+    "is_system_topic",
+    "validate_group",
+    "validate_new_topic",
+    "validate_topic",
 ]
 
 TOPIC_MAX_LENGTH = 127  # TopicValidator.TOPIC_MAX_LENGTH; the record stores the topic length in one signed byte
@@ -69,16 +83,31 @@ RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC = "TRANS_CHECK_MAX_TIME_TOPIC"
 RMQ_SYS_ROCKSDB_OFFSET_TOPIC = "CHECKPOINT_TOPIC"  # 5.2.0+
 REPLY_TOPIC_POSTFIX = "REPLY_TOPIC"  # MixAll.REPLY_TOPIC_POSTFIX: each broker makes <cluster>_REPLY_TOPIC
 
-SYSTEM_TOPICS_4_9 = frozenset({
-    AUTO_CREATE_TOPIC_KEY_TOPIC, SCHEDULE_TOPIC, BENCHMARK_TOPIC, RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRACE_TOPIC,
-    RMQ_SYS_TRANS_OP_HALF_TOPIC, RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, SELF_TEST_TOPIC, OFFSET_MOVED_EVENT,
-})
+SYSTEM_TOPICS_4_9 = frozenset(
+    {
+        AUTO_CREATE_TOPIC_KEY_TOPIC,
+        SCHEDULE_TOPIC,
+        BENCHMARK_TOPIC,
+        RMQ_SYS_TRANS_HALF_TOPIC,
+        RMQ_SYS_TRACE_TOPIC,
+        RMQ_SYS_TRANS_OP_HALF_TOPIC,
+        RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC,
+        SELF_TEST_TOPIC,
+        OFFSET_MOVED_EVENT,
+    }
+)
 SYSTEM_TOPICS_5 = SYSTEM_TOPICS_4_9 | {RMQ_SYS_ROCKSDB_OFFSET_TOPIC}
 SYSTEM_TOPICS = SYSTEM_TOPICS_4_9 | SYSTEM_TOPICS_5  # what this tier refuses: both versions' sets
-NOT_ALLOWED_SEND_TOPICS = frozenset({
-    SCHEDULE_TOPIC, RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC, RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC,
-    SELF_TEST_TOPIC, OFFSET_MOVED_EVENT,
-})
+NOT_ALLOWED_SEND_TOPICS = frozenset(
+    {
+        SCHEDULE_TOPIC,
+        RMQ_SYS_TRANS_HALF_TOPIC,
+        RMQ_SYS_TRANS_OP_HALF_TOPIC,
+        RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC,
+        SELF_TEST_TOPIC,
+        OFFSET_MOVED_EVENT,
+    }
+)
 
 
 class InvalidNameError(ValueError):
@@ -114,7 +143,8 @@ def _validate_name(kind: str, name: object, max_length: int) -> str:
         if ch not in VALID_CHARS:
             raise InvalidNameError(
                 f"the {kind} name contains {describe_char(ch)} at position {i + 1}; allowed characters are {ALLOWED_CHARS_TEXT}",
-                "invalid", i + 1,
+                "invalid",
+                i + 1,
             )
     if len(name) > max_length:
         raise InvalidNameError(

@@ -16,14 +16,24 @@ Older clients write shorter Pub (13 fields: no offsetMsgId) and SubAfter (6) rec
 :func:`decode_trace_data` never raises: a record it cannot read is skipped and counted in
 :attr:`TraceDecodeResult.skipped`. Pure: no I/O, no clock.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
-    "CONTENT_SPLITOR", "FIELD_SPLITOR", "TRACE_TYPES", "MESSAGE_TYPES", "CONSUME_RETURN_TYPES",
-    "TraceRecord", "TraceDecodeResult", "encode_record", "encode_records", "trace_keys", "decode_trace_data",
+    "CONTENT_SPLITOR",
+    "FIELD_SPLITOR",
+    "TRACE_TYPES",
+    "MESSAGE_TYPES",
+    "CONSUME_RETURN_TYPES",
+    "TraceRecord",
+    "TraceDecodeResult",
+    "encode_record",
+    "encode_records",
+    "trace_keys",
+    "decode_trace_data",
 ]
 
 CONTENT_SPLITOR = "\x01"
@@ -64,7 +74,11 @@ class TraceRecord:
 
     @property
     def msg_type_name(self) -> str:
-        return MESSAGE_TYPES[self.msg_type] if self.msg_type is not None and 0 <= self.msg_type < len(MESSAGE_TYPES) else ""
+        return (
+            MESSAGE_TYPES[self.msg_type]
+            if self.msg_type is not None and 0 <= self.msg_type < len(MESSAGE_TYPES)
+            else ""
+        )
 
     @property
     def context_name(self) -> str:
@@ -92,16 +106,52 @@ def encode_record(r: TraceRecord) -> str:
     """The record's text, FIELD_SPLITOR included (what TraceDataEncoder.encoderFromContextBean writes)."""
     t = r.trace_type
     if t == "Pub":
-        fields = [t, r.timestamp_ms, r.region_id, r.group, r.topic, r.msg_id, r.tags or None, r.keys or None, r.store_host,
-                  r.body_length, r.cost_ms, r.msg_type or 0, r.offset_msg_id or None, bool(r.success)]
+        fields = [
+            t,
+            r.timestamp_ms,
+            r.region_id,
+            r.group,
+            r.topic,
+            r.msg_id,
+            r.tags or None,
+            r.keys or None,
+            r.store_host,
+            r.body_length,
+            r.cost_ms,
+            r.msg_type or 0,
+            r.offset_msg_id or None,
+            bool(r.success),
+        ]
     elif t == "SubBefore":
         fields = [t, r.timestamp_ms, r.region_id, r.group, r.request_id, r.msg_id, r.retry_times or 0, r.keys or None]
     elif t == "SubAfter":
-        fields = [t, r.request_id, r.msg_id, r.cost_ms or 0, bool(r.success), r.keys or None,
-                  r.context_code or 0, r.timestamp_ms, r.group]
+        fields = [
+            t,
+            r.request_id,
+            r.msg_id,
+            r.cost_ms or 0,
+            bool(r.success),
+            r.keys or None,
+            r.context_code or 0,
+            r.timestamp_ms,
+            r.group,
+        ]
     elif t == "EndTransaction":
-        fields = [t, r.timestamp_ms, r.region_id, r.group, r.topic, r.msg_id, r.tags or None, r.keys or None, r.store_host,
-                  r.msg_type or 0, r.transaction_id or None, r.transaction_state or "UNKNOW", bool(r.from_transaction_check)]
+        fields = [
+            t,
+            r.timestamp_ms,
+            r.region_id,
+            r.group,
+            r.topic,
+            r.msg_id,
+            r.tags or None,
+            r.keys or None,
+            r.store_host,
+            r.msg_type or 0,
+            r.transaction_id or None,
+            r.transaction_state or "UNKNOW",
+            bool(r.from_transaction_check),
+        ]
     else:
         raise ValueError(f"trace_type must be one of {', '.join(TRACE_TYPES)}, got {t!r}")
     return CONTENT_SPLITOR.join(_s(f) for f in fields) + FIELD_SPLITOR
@@ -143,29 +193,77 @@ def _pub(f: list[str]) -> TraceRecord:
         offset_msg_id, success = _text(f[12]), _bool(f[13])
     if n >= 15:
         client_host = _text(f[14])
-    return TraceRecord("Pub", _text(f[5]), _int(f[1]), _text(f[2]), _text(f[3]), _text(f[4]), _text(f[6]), _text(f[7]),
-                       _text(f[8]), _int(f[9]), _int(f[10]), _int(f[11]), offset_msg_id, success, client_host)
+    return TraceRecord(
+        "Pub",
+        _text(f[5]),
+        _int(f[1]),
+        _text(f[2]),
+        _text(f[3]),
+        _text(f[4]),
+        _text(f[6]),
+        _text(f[7]),
+        _text(f[8]),
+        _int(f[9]),
+        _int(f[10]),
+        _int(f[11]),
+        offset_msg_id,
+        success,
+        client_host,
+    )
 
 
 def _sub_before(f: list[str]) -> TraceRecord:
-    return TraceRecord("SubBefore", _text(f[5]), _int(f[1]), _text(f[2]), _text(f[3]), keys=_text(f[7]),
-                       request_id=_text(f[4]), retry_times=_int(f[6]))
+    return TraceRecord(
+        "SubBefore",
+        _text(f[5]),
+        _int(f[1]),
+        _text(f[2]),
+        _text(f[3]),
+        keys=_text(f[7]),
+        request_id=_text(f[4]),
+        retry_times=_int(f[6]),
+    )
 
 
 def _sub_after(f: list[str]) -> TraceRecord:
     n = len(f)
-    return TraceRecord("SubAfter", _text(f[2]), _int(f[7]) if n >= 8 else None, group=_text(f[8]) if n >= 9 else "",
-                       keys=_text(f[5]), cost_ms=_int(f[3]), success=_bool(f[4]), request_id=_text(f[1]),
-                       context_code=_int(f[6]) if n >= 7 else None)
+    return TraceRecord(
+        "SubAfter",
+        _text(f[2]),
+        _int(f[7]) if n >= 8 else None,
+        group=_text(f[8]) if n >= 9 else "",
+        keys=_text(f[5]),
+        cost_ms=_int(f[3]),
+        success=_bool(f[4]),
+        request_id=_text(f[1]),
+        context_code=_int(f[6]) if n >= 7 else None,
+    )
 
 
 def _end_transaction(f: list[str]) -> TraceRecord:
-    return TraceRecord("EndTransaction", _text(f[5]), _int(f[1]), _text(f[2]), _text(f[3]), _text(f[4]), _text(f[6]),
-                       _text(f[7]), _text(f[8]), msg_type=_int(f[9]), transaction_id=_text(f[10]),
-                       transaction_state=_text(f[11]), from_transaction_check=_bool(f[12]))
+    return TraceRecord(
+        "EndTransaction",
+        _text(f[5]),
+        _int(f[1]),
+        _text(f[2]),
+        _text(f[3]),
+        _text(f[4]),
+        _text(f[6]),
+        _text(f[7]),
+        _text(f[8]),
+        msg_type=_int(f[9]),
+        transaction_id=_text(f[10]),
+        transaction_state=_text(f[11]),
+        from_transaction_check=_bool(f[12]),
+    )
 
 
-_DECODERS = {"Pub": (12, _pub), "SubBefore": (8, _sub_before), "SubAfter": (6, _sub_after), "EndTransaction": (13, _end_transaction)}
+_DECODERS = {
+    "Pub": (12, _pub),
+    "SubBefore": (8, _sub_before),
+    "SubAfter": (6, _sub_after),
+    "EndTransaction": (13, _end_transaction),
+}
 
 
 def decode_trace_data(text: str | bytes) -> TraceDecodeResult:

@@ -1,4 +1,5 @@
 """Why a selector cannot be compiled, and why one message cannot be evaluated."""
+
 from __future__ import annotations
 
 __all__ = ["EvaluationError", "InvalidSelectorError", "SelectorLimitError", "where"]

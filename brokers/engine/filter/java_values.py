@@ -23,6 +23,7 @@ type it is converted to raises :class:`EvaluationError`: the message does not ma
 Apache's broker logs the exception and answers "no match". ``a > 5`` with ``a = "7.5"`` is such
 a case: 5 is an Integer, so ``"7.5"`` goes through ``Integer.valueOf`` and fails; ``a > 5.0`` matches.
 """
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,16 @@ import struct
 from brokers.engine.filter.errors import EvaluationError
 
 __all__ = [
-    "INT_MAX", "INT_MIN", "LONG_MAX", "LONG_MIN", "JavaLong", "double_compare", "java_boolean", "java_compare",
-    "parse_java_double", "parse_java_integer",
+    "INT_MAX",
+    "INT_MIN",
+    "LONG_MAX",
+    "LONG_MIN",
+    "JavaLong",
+    "double_compare",
+    "java_boolean",
+    "java_compare",
+    "parse_java_double",
+    "parse_java_integer",
 ]
 
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1

@@ -10,6 +10,7 @@ characters of expression text in all. A compiled selector takes about 60 bytes p
 its text (a 3,500-character one 215 KB), so the cache holds at most about 8 MB whoever
 subscribes with what.
 """
+
 from __future__ import annotations
 
 import threading
@@ -74,7 +75,9 @@ class _Refusal:
 
 def _compile(expression_type: str, expression: str) -> CompiledSelector | _Refusal:
     if expression_type != EXPRESSION_SQL92:
-        return _Refusal(InvalidSelectorError, f"the expression type {expression_type!r} is not supported (TAG or SQL92)")
+        return _Refusal(
+            InvalidSelectorError, f"the expression type {expression_type!r} is not supported (TAG or SQL92)"
+        )
     try:
         return compile_selector_text(expression)
     except InvalidSelectorError as exc:

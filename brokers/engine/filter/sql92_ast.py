@@ -12,14 +12,26 @@ is :class:`Equality` with the NULL constant; a property used as a condition (``a
 NULL, comparisons, logic, NOT, IN and the string tests. Properties, other literals and negations
 give values; RocketMQ's parse-time checks (``sql92_parser``) are about this difference.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Union
 
 __all__ = [
-    "BooleanCast", "Comparison", "Constant", "Equality", "InList", "Logic", "Negate", "Node", "Not", "Property", "StringTest",
-    "is_boolean", "render",
+    "BooleanCast",
+    "Comparison",
+    "Constant",
+    "Equality",
+    "InList",
+    "Logic",
+    "Negate",
+    "Node",
+    "Not",
+    "Property",
+    "StringTest",
+    "is_boolean",
+    "render",
 ]
 
 

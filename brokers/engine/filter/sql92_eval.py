@@ -21,6 +21,7 @@ the other side is a number; two property strings compared with ``>`` both become
 conversion that fails makes the whole selector fail for that message: it does not match, even
 under an OR whose other side is TRUE, exactly as RocketMQ's evaluator throws out of the OR.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -49,7 +50,10 @@ Properties = Mapping[str, str]
 Evaluate = Callable[[Properties], object]
 
 _ORDER_TESTS: dict[str, Callable[[int], bool]] = {
-    ">": lambda r: r > 0, ">=": lambda r: r >= 0, "<": lambda r: r < 0, "<=": lambda r: r <= 0,
+    ">": lambda r: r > 0,
+    ">=": lambda r: r >= 0,
+    "<": lambda r: r < 0,
+    "<=": lambda r: r <= 0,
 }
 
 
@@ -103,20 +107,25 @@ def _constant(value: object) -> Evaluate:
 def _unary(node: Node) -> Evaluate:
     operand = compile_tree(node.operand)  # type: ignore[union-attr]
     if type(node) is Negate:
+
         def negate(props: Properties) -> object:
             value = operand(props)
             return -value if type(value) in (int, JavaLong, float) else None  # type: ignore[operator]
+
         return negate
     if type(node) is Not:
+
         def not_(props: Properties) -> object:
             value = operand(props)
             return None if value is None else value is not True
+
         return not_
     assert type(node) is BooleanCast
 
     def cast(props: Properties) -> object:
         value = operand(props)
         return None if value is None else value is True
+
     return cast
 
 
@@ -133,6 +142,7 @@ def _logic(node: Logic) -> Evaluate:
             elif value is decisive:
                 return decisive
         return None if unknown else not decisive
+
     return logic
 
 
@@ -149,6 +159,7 @@ def _ordered(node: Comparison) -> Evaluate:
         if type(lv) is str and type(rv) is str:  # RocketMQ compares two strings as doubles, never as text
             return test(double_compare(parse_java_double(lv), parse_java_double(rv)))
         return test(java_compare(lv, rv))
+
     return ordered
 
 
@@ -160,6 +171,7 @@ def _equality(node: Equality) -> Evaluate:
         if lv is None or rv is None:
             return True if lv is rv else (None if lv is None else False)
         return java_compare(lv, rv) == 0
+
     return equality
 
 
@@ -171,6 +183,7 @@ def _in_list(node: InList) -> Evaluate:
         if type(value) is not str:
             return None
         return (value in values) is not negated
+
     return in_list
 
 
@@ -189,4 +202,5 @@ def _string_test(node: StringTest) -> Evaluate:
         if type(value) is not str:
             return False
         return test(value) is not negated
+
     return string_test

@@ -20,6 +20,7 @@ line break are comments (``--`` with no line break after it is two minus signs, 
 The longest match wins (``ANDY`` is a name, ``<>`` one operator). Anything else is a lexical
 error naming the character and its place.
 """
+
 from __future__ import annotations
 
 import re
@@ -30,7 +31,9 @@ from brokers.engine.filter.java_values import INT_MAX, LONG_MAX, JavaLong
 
 __all__ = ["KEYWORDS", "Token", "tokenize"]
 
-KEYWORDS = frozenset({"NOT", "AND", "OR", "BETWEEN", "IN", "TRUE", "FALSE", "NULL", "IS", "CONTAINS", "STARTSWITH", "ENDSWITH"})
+KEYWORDS = frozenset(
+    {"NOT", "AND", "OR", "BETWEEN", "IN", "TRUE", "FALSE", "NULL", "IS", "CONTAINS", "STARTSWITH", "ENDSWITH"}
+)
 DOUBLE_MAX = 1.7976931348623157e308
 DOUBLE_MIN = 5e-324  # Java's Double.MIN_VALUE (printed 4.9E-324): the smallest positive double
 
@@ -97,10 +100,14 @@ def _number(text: str, raw: str, kind: str, start: int) -> Token:
     if kind == "FLOAT":
         value = float(raw)
         if value > DOUBLE_MAX:
-            raise InvalidSelectorError(f"the number {raw} at {where(text, start)} is greater than {DOUBLE_MAX!r}, the largest double")
+            raise InvalidSelectorError(
+                f"the number {raw} at {where(text, start)} is greater than {DOUBLE_MAX!r}, the largest double"
+            )
         if value < DOUBLE_MIN:
-            raise InvalidSelectorError(f"the number {raw} at {where(text, start)} is less than 4.9E-324, the smallest double "
-                                       "RocketMQ accepts (write 0 for zero)")
+            raise InvalidSelectorError(
+                f"the number {raw} at {where(text, start)} is less than 4.9E-324, the smallest double "
+                "RocketMQ accepts (write 0 for zero)"
+            )
         return Token("FLOAT", raw, value, start)
     digits = raw.rstrip("lL")
     if len(digits) > len(str(LONG_MAX)) or int(digits) > LONG_MAX:

@@ -42,6 +42,7 @@ Limits (Gantry's; RocketMQ has none), each refusal naming its limit:
 - MAX_IN_LIST_VALUES values in one IN list: a selector names a few values; more is a data set
   that belongs in a tag or a key. It also bounds the set each IN builds.
 """
+
 from __future__ import annotations
 
 from brokers.engine.filter.errors import EvaluationError, InvalidSelectorError, SelectorLimitError, where
@@ -80,7 +81,9 @@ def parse_selector(text: str) -> Node:
     if not isinstance(text, str):
         raise InvalidSelectorError("the selector is not a string")
     if len(text) > MAX_EXPRESSION_LENGTH:
-        raise SelectorLimitError(f"the selector has {len(text)} characters, more than the limit of {MAX_EXPRESSION_LENGTH}")
+        raise SelectorLimitError(
+            f"the selector has {len(text)} characters, more than the limit of {MAX_EXPRESSION_LENGTH}"
+        )
     if not text.strip():
         raise InvalidSelectorError("the selector is empty")
     tree = _Parser(text, tokenize(text)).selector()
@@ -127,8 +130,10 @@ class _Parser:
     def nest(self, token: Token) -> None:
         self.depth += 1
         if self.depth > MAX_NESTING_DEPTH:
-            raise SelectorLimitError(f"the selector nests deeper than the limit of {MAX_NESTING_DEPTH} levels "
-                                     f"at {where(self.text, token.position)}")
+            raise SelectorLimitError(
+                f"the selector nests deeper than the limit of {MAX_NESTING_DEPTH} levels "
+                f"at {where(self.text, token.position)}"
+            )
 
     # -- grammar ---------------------------------------------------------------------------
 
@@ -136,8 +141,10 @@ class _Parser:
         node = self.condition(self.or_(), self.tokens[0])
         token = self.peek()
         if token.kind != "EOF":
-            raise InvalidSelectorError(f"unexpected {token.text!r} at {where(self.text, token.position)} after a complete "
-                                       "expression (join conditions with AND or OR)")
+            raise InvalidSelectorError(
+                f"unexpected {token.text!r} at {where(self.text, token.position)} after a complete "
+                "expression (join conditions with AND or OR)"
+            )
         return node
 
     def or_(self) -> Node:
@@ -168,8 +175,9 @@ class _Parser:
             return node
         if isinstance(node, Property):
             return BooleanCast(node)
-        raise InvalidSelectorError(f"{render(node)} at {where(self.text, token.position)} is not a condition "
-                                   "(it gives no TRUE or FALSE)")
+        raise InvalidSelectorError(
+            f"{render(node)} at {where(self.text, token.position)} is not a condition (it gives no TRUE or FALSE)"
+        )
 
     def equality(self) -> Node:
         start = self.peek()
@@ -193,11 +201,14 @@ class _Parser:
     def equal(self, left: Node, right: Node, token: Token) -> Node:
         for side in (left, right):
             if isinstance(side, Constant) and side.value is None:
-                raise InvalidSelectorError(f"NULL cannot be compared with = or <> (at {where(self.text, token.position)}); "
-                                           "use IS NULL or IS NOT NULL")
+                raise InvalidSelectorError(
+                    f"NULL cannot be compared with = or <> (at {where(self.text, token.position)}); "
+                    "use IS NULL or IS NOT NULL"
+                )
         if isinstance(left, Constant) and isinstance(right, Constant) and is_boolean(left) and not is_boolean(right):
-            raise InvalidSelectorError(f"{render(left)} cannot be compared with {render(right)} "
-                                       f"(at {where(self.text, token.position)})")
+            raise InvalidSelectorError(
+                f"{render(left)} cannot be compared with {render(right)} (at {where(self.text, token.position)})"
+            )
         return Equality(left, right)
 
     def compare(self) -> Node:
@@ -232,9 +243,14 @@ class _Parser:
         """RocketMQ's checkLessThanOperand on both sides of ``>``, ``>=``, ``<``, ``<=``."""
         for side in (left, right):
             if (isinstance(side, Constant) and not _is_number(side.value)) or is_boolean(side):
-                hint = "NOT binds tighter than comparisons: write NOT (a > 5)" if isinstance(side, Not) else \
-                    "only numbers, properties and negated numbers can"
-                raise InvalidSelectorError(f"{render(side)} cannot be compared with {op} at {where(self.text, token.position)} ({hint})")
+                hint = (
+                    "NOT binds tighter than comparisons: write NOT (a > 5)"
+                    if isinstance(side, Not)
+                    else "only numbers, properties and negated numbers can"
+                )
+                raise InvalidSelectorError(
+                    f"{render(side)} cannot be compared with {op} at {where(self.text, token.position)} ({hint})"
+                )
         return Comparison(op, left, right)
 
     def between(self, value: Node, low: Node, high: Node, negated: bool, token: Token) -> Node:
@@ -242,26 +258,36 @@ class _Parser:
             return Logic("OR", (self.ordered("<", value, low, token), self.ordered(">", value, high, token)))
         if isinstance(low, Constant) and isinstance(high, Constant):
             if low.value is None or high.value is None:
-                raise InvalidSelectorError(f"the bounds of BETWEEN at {where(self.text, token.position)} cannot be NULL")
+                raise InvalidSelectorError(
+                    f"the bounds of BETWEEN at {where(self.text, token.position)} cannot be NULL"
+                )
             try:
                 reversed_bounds = java_compare(high.value, low.value) < 0
             except EvaluationError as exc:
-                raise InvalidSelectorError(f"the bounds of BETWEEN at {where(self.text, token.position)} do not compare: {exc}") from None
+                raise InvalidSelectorError(
+                    f"the bounds of BETWEEN at {where(self.text, token.position)} do not compare: {exc}"
+                ) from None
             if reversed_bounds:
-                raise InvalidSelectorError(f"the lower bound {render(low)} of BETWEEN at {where(self.text, token.position)} "
-                                           f"is greater than its upper bound {render(high)}")
+                raise InvalidSelectorError(
+                    f"the lower bound {render(low)} of BETWEEN at {where(self.text, token.position)} "
+                    f"is greater than its upper bound {render(high)}"
+                )
         return Logic("AND", (self.ordered(">=", value, low, token), self.ordered("<=", value, high, token)))
 
     def in_list(self, left: Node, negated: bool, start: Token) -> InList:
         if not isinstance(left, Property):
-            raise InvalidSelectorError(f"IN needs a property on its left, not {render(left)} (at {where(self.text, start.position)})")
+            raise InvalidSelectorError(
+                f"IN needs a property on its left, not {render(left)} (at {where(self.text, start.position)})"
+            )
         self.expect("OP", "(", "( after IN")
         values = [self.expect("STRING", None, "a string literal in the IN list").value]
         while self.accept("OP", ","):
             values.append(self.expect("STRING", None, "a string literal after , in the IN list").value)
             if len(values) > MAX_IN_LIST_VALUES:
-                raise SelectorLimitError(f"the IN list at {where(self.text, start.position)} has more than "
-                                         f"the limit of {MAX_IN_LIST_VALUES} values")
+                raise SelectorLimitError(
+                    f"the IN list at {where(self.text, start.position)} has more than "
+                    f"the limit of {MAX_IN_LIST_VALUES} values"
+                )
         self.expect("OP", ")", ", or ) in the IN list")
         return InList(left, frozenset(str(v) for v in values), negated)
 

@@ -12,6 +12,7 @@ A token is at least :data:`MIN_TOKEN_LENGTH` visible ASCII characters (``!`` to 
 header carries unchanged). The comparison hashes both sides first, so it takes the same time
 whatever the sent value's length or its first differing byte.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -38,8 +39,9 @@ class MetricsTokenError(ValueError):
 def check_token(token: str, source: str) -> str:
     """``token`` when it is usable, else MetricsTokenError naming ``source`` (a flag or variable)."""
     if len(token) < MIN_TOKEN_LENGTH:
-        raise MetricsTokenError(f"{source}: the metrics token must be at least {MIN_TOKEN_LENGTH} characters "
-                                f"(it has {len(token)})")
+        raise MetricsTokenError(
+            f"{source}: the metrics token must be at least {MIN_TOKEN_LENGTH} characters (it has {len(token)})"
+        )
     if not all("!" <= ch <= "~" for ch in token):
         raise MetricsTokenError(f"{source}: the metrics token may hold only visible ASCII characters (no spaces)")
     return token
@@ -72,9 +74,14 @@ def bearer_guard(app: WsgiApp, token: str) -> WsgiApp:
         sent = hashlib.sha256(credentials.strip().encode("latin-1", "replace")).digest()
         if hmac.compare_digest(sent, expected) and scheme.lower() == "bearer":
             return app(environ, start_response)
-        start_response("401 Unauthorized", [("Content-Type", "text/plain; charset=utf-8"),
-                                            ("WWW-Authenticate", 'Bearer realm="metrics"'),
-                                            ("Content-Length", str(len(_UNAUTHORIZED)))])
+        start_response(
+            "401 Unauthorized",
+            [
+                ("Content-Type", "text/plain; charset=utf-8"),
+                ("WWW-Authenticate", 'Bearer realm="metrics"'),
+                ("Content-Length", str(len(_UNAUTHORIZED))),
+            ],
+        )
         return [_UNAUTHORIZED]
 
     return guarded

@@ -12,6 +12,7 @@
 :func:`five_snapshot` runs on the broker's event loop (with the collector's other reads),
 :func:`five_families` on the scrape thread.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -37,7 +38,11 @@ def five_snapshot(controller) -> FiveSnapshot:
 
         clients = {name: 0 for name in pb.ClientType.keys()}
         for session in endpoint.sessions.all():
-            name = pb.ClientType.Name(session.client_type) if session.client_type in pb.ClientType.values() else str(session.client_type)
+            name = (
+                pb.ClientType.Name(session.client_type)
+                if session.client_type in pb.ClientType.values()
+                else str(session.client_type)
+            )
             clients[name] = clients.get(name, 0) + 1
         calls = dict(endpoint.call_counts)
     inflight: dict[tuple[str, str], int] = {}
@@ -48,19 +53,28 @@ def five_snapshot(controller) -> FiveSnapshot:
 
 def five_families(cluster: str, broker: str, snap: FiveSnapshot) -> Iterator[Metric]:
     if snap.clients is not None:
-        clients = GaugeMetricFamily("gantry_grpc_clients", "5.x clients the gRPC endpoint serves now, by client type",
-                                    labels=["cluster", "broker", "client_type"])
+        clients = GaugeMetricFamily(
+            "gantry_grpc_clients",
+            "5.x clients the gRPC endpoint serves now, by client type",
+            labels=["cluster", "broker", "client_type"],
+        )
         for client_type, n in sorted(snap.clients.items()):
             clients.add_metric([cluster, broker, client_type], n)
         yield clients
     if snap.calls is not None:
-        calls = CounterMetricFamily("gantry_grpc_calls", "calls on the 5.x gRPC endpoint by RPC and the 5.x status answered",
-                                    labels=["cluster", "broker", "method", "code"])
+        calls = CounterMetricFamily(
+            "gantry_grpc_calls",
+            "calls on the 5.x gRPC endpoint by RPC and the 5.x status answered",
+            labels=["cluster", "broker", "method", "code"],
+        )
         for (method, code), n in sorted(snap.calls.items()):
             calls.add_metric([cluster, broker, method, code], n)
         yield calls
-    inflight = GaugeMetricFamily("gantry_pop_inflight", "POP deliveries not acked yet (expired ones too, until taken again)",
-                                 labels=["cluster", "broker", "group", "topic"])
+    inflight = GaugeMetricFamily(
+        "gantry_pop_inflight",
+        "POP deliveries not acked yet (expired ones too, until taken again)",
+        labels=["cluster", "broker", "group", "topic"],
+    )
     for (group, topic), n in sorted(snap.inflight.items()):
         inflight.add_metric([cluster, broker, group, topic], n)
     yield inflight

@@ -5,6 +5,7 @@ could see a dict change mid-iteration. A collector therefore copies what it repo
 scheduled on the loop (no locks on the hot path, no counters bumped per request for metrics),
 and builds the metric families from that copy on its own thread.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -10,6 +10,7 @@ metrics are open unless a token is given; on any other address a token is requir
 (``bearer_token.py``), and a start without one is refused before anything binds, naming
 ``--metrics-host``. With a token every request needs ``Authorization: Bearer <token>`` (401 else).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,16 +47,31 @@ class MetricsEndpoint:
 
 
 def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--metrics-port", default=None, metavar="PORT",
-                        help="serve Prometheus metrics at http://HOST:PORT/metrics (default: off)")
-    parser.add_argument("--metrics-host", default=DEFAULT_METRICS_HOST, metavar="ADDR",
-                        help=f"address the metrics port binds (default {DEFAULT_METRICS_HOST}; an IP address; "
-                             "beyond loopback a metrics token is required)")
-    parser.add_argument("--metrics-token-file", default=None, metavar="PATH",
-                        help="file holding the bearer token scrapes must send (Authorization: Bearer <token>)")
-    parser.add_argument("--metrics-token", default=os.environ.get(TOKEN_ENV) or None, metavar="TOKEN",
-                        help=f"the bearer token itself (default: ${TOKEN_ENV}; prefer --metrics-token-file, "
-                             "a flag shows in ps)")
+    parser.add_argument(
+        "--metrics-port",
+        default=None,
+        metavar="PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (default: off)",
+    )
+    parser.add_argument(
+        "--metrics-host",
+        default=DEFAULT_METRICS_HOST,
+        metavar="ADDR",
+        help=f"address the metrics port binds (default {DEFAULT_METRICS_HOST}; an IP address; "
+        "beyond loopback a metrics token is required)",
+    )
+    parser.add_argument(
+        "--metrics-token-file",
+        default=None,
+        metavar="PATH",
+        help="file holding the bearer token scrapes must send (Authorization: Bearer <token>)",
+    )
+    parser.add_argument(
+        "--metrics-token",
+        default=os.environ.get(TOKEN_ENV) or None,
+        metavar="TOKEN",
+        help=f"the bearer token itself (default: ${TOKEN_ENV}; prefer --metrics-token-file, a flag shows in ps)",
+    )
 
 
 def metrics_endpoint_from_args(args: argparse.Namespace) -> MetricsEndpoint | None:
@@ -109,7 +125,9 @@ class MetricsServer:
         from prometheus_client.exposition import ThreadingWSGIServer
 
         if endpoint.token is None and not is_loopback_host(endpoint.host):
-            raise MetricsConfigError(f"--metrics-host {endpoint.host} is not a loopback address: a metrics token is required")
+            raise MetricsConfigError(
+                f"--metrics-host {endpoint.host} is not a loopback address: a metrics token is required"
+            )
         registry = CollectorRegistry(auto_describe=False)
         registry.register(collector)  # type: ignore[arg-type]
         app = make_wsgi_app(registry)
@@ -123,7 +141,9 @@ class MetricsServer:
         try:
             self._server = make_server(endpoint.host, endpoint.port, app, Server, handler_class=_QuietHandler)
         except OSError as exc:
-            raise MetricsConfigError(f"--metrics-port {endpoint.port}: cannot listen on {endpoint.host}: {exc}") from None
+            raise MetricsConfigError(
+                f"--metrics-port {endpoint.port}: cannot listen on {endpoint.host}: {exc}"
+            ) from None
         self._thread = threading.Thread(target=self._server.serve_forever, name="metrics-http", daemon=True)
         self._thread.start()
         if endpoint.token is not None:

@@ -1,6 +1,7 @@
 """NamesrvCollector: a name server's ``/metrics``. The exporter has no name server series, so these
 are Gantry's own: the live brokers and topics it routes, plus the remoting figures every engine
 process has (request latency per code, refusals by reason, open connections)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -29,11 +30,17 @@ class NamesrvCollector:
 
     def snapshot(self) -> NamesrvSnapshot:
         route = self.controller.route_info
-        return NamesrvSnapshot(len(route.broker_live_table), len(route.topic_queue_table), request_stats.snapshot(),
-                               len(self.controller.server.channels))
+        return NamesrvSnapshot(
+            len(route.broker_live_table),
+            len(route.topic_queue_table),
+            request_stats.snapshot(),
+            len(self.controller.server.channels),
+        )
 
     def collect(self) -> Iterator[Metric]:
         snap = on_loop(self.loop, self.snapshot)
-        yield GaugeMetricFamily("gantry_namesrv_live_brokers", "Brokers whose registration has not expired", value=snap.live_brokers)
+        yield GaugeMetricFamily(
+            "gantry_namesrv_live_brokers", "Brokers whose registration has not expired", value=snap.live_brokers
+        )
         yield GaugeMetricFamily("gantry_namesrv_topics", "Topics with a route", value=snap.topics)
         yield from remoting_families("name server", snap.requests, snap.open_connections)

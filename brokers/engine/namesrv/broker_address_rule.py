@@ -22,6 +22,7 @@ name server does not resolve names on its event loop, and a name could resolve a
 ``haServerAddr`` is not checked: a Java broker's ``brokerIP2`` may be another network's address,
 and a slave learns its master's HA address only from a registration that passed this rule.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -104,8 +105,9 @@ def _can_bind(ip: IPAddress) -> bool:
 class BrokerAddressRule:
     """``refusal(broker_addr, peer_addr)``: None when the peer may register the address, else why not."""
 
-    def __init__(self, aliases: Iterable[str | tuple[str, str]] = (),
-                 is_local: Callable[[IPAddress], bool] | None = None) -> None:
+    def __init__(
+        self, aliases: Iterable[str | tuple[str, str]] = (), is_local: Callable[[IPAddress], bool] | None = None
+    ) -> None:
         self._aliases: dict[IPAddress, set[str]] = {}
         for alias in aliases:
             peer, broker = parse_host_alias(alias) if isinstance(alias, str) else alias
@@ -122,7 +124,9 @@ class BrokerAddressRule:
             return str(exc)
         peer_ip = ip_of(peer_addr.rpartition(":")[0].strip("[]"))  # channels render peers as host:port
         if peer_ip is None:
-            return f"the connecting peer's address {peer_addr!r} is unknown, so brokerAddr {broker_addr} cannot be checked"
+            return (
+                f"the connecting peer's address {peer_addr!r} is unknown, so brokerAddr {broker_addr} cannot be checked"
+            )
         ip = ip_of(host)
         if ip is not None and ip == peer_ip:
             return None
@@ -130,8 +134,10 @@ class BrokerAddressRule:
             return None
         if ip is not None and self._is_local(peer_ip) and self._is_local(ip):
             return None  # a process on this machine naming an address of this machine
-        return (f"brokerAddr {broker_addr} is not on the connecting peer's host {peer_addr}: a broker registers "
-                "from its own address (a broker behind NAT needs a --broker-host-alias PEER=BROKER on the name server)")
+        return (
+            f"brokerAddr {broker_addr} is not on the connecting peer's host {peer_addr}: a broker registers "
+            "from its own address (a broker behind NAT needs a --broker-host-alias PEER=BROKER on the name server)"
+        )
 
 
 def _host_key(host: str) -> str:

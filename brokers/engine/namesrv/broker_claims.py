@@ -18,6 +18,7 @@ two checks, in order, before it changes anything; a refusal changes no table.
 The same connection may move its own registration to another address (the address rule in
 ``broker_address_rule.py`` has already tied the address to that connection's host).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
@@ -48,8 +49,16 @@ class ClaimRefusal:
     next_slave_id: int = 0  # > 0: a stale master, which should rejoin the group with this id
 
 
-def stale_epoch_refusal(broker_name: str, broker_addr: str, broker_id: int, epoch: int, highest: int,
-                        addrs: Mapping[int, str], live: LiveLookup, registered: LiveLookup) -> ClaimRefusal | None:
+def stale_epoch_refusal(
+    broker_name: str,
+    broker_addr: str,
+    broker_id: int,
+    epoch: int,
+    highest: int,
+    addrs: Mapping[int, str],
+    live: LiveLookup,
+    registered: LiveLookup,
+) -> ClaimRefusal | None:
     """Check 1 of the module docstring; ``highest`` is the group's epoch, ``addrs`` its id -> address,
     ``live`` finds live registrations only, ``registered`` expired ones too (for the master's HA address)."""
     if broker_id != MASTER_ID:
@@ -67,9 +76,17 @@ def stale_epoch_refusal(broker_name: str, broker_addr: str, broker_id: int, epoc
     return ClaimRefusal(why, current, known.ha_server_addr if known else "", next_id)
 
 
-def live_holder_refusal(broker_name: str, broker_addr: str, broker_id: int, epoch: int, highest: int,
-                        addrs: Mapping[int, str], live: LiveLookup, registered: LiveLookup,
-                        channel_key: Hashable | None) -> ClaimRefusal | None:
+def live_holder_refusal(
+    broker_name: str,
+    broker_addr: str,
+    broker_id: int,
+    epoch: int,
+    highest: int,
+    addrs: Mapping[int, str],
+    live: LiveLookup,
+    registered: LiveLookup,
+    channel_key: Hashable | None,
+) -> ClaimRefusal | None:
     """Check 2 of the module docstring; ``channel_key`` is the claimant's connection."""
     current = addrs.get(broker_id, "")
     if not current or current == broker_addr:
@@ -79,9 +96,11 @@ def live_holder_refusal(broker_name: str, broker_addr: str, broker_id: int, epoc
         return None
     if broker_id == MASTER_ID and epoch > highest:
         return None  # a promotion
-    why = (f"{broker_name} id {broker_id} is held by {current}, registered live over another connection "
-           f"(peer {holder.remote_addr or 'unknown'}); {broker_addr} cannot replace it"
-           + ("; a new master needs a higher gantryEpoch" if broker_id == MASTER_ID else ""))
+    why = (
+        f"{broker_name} id {broker_id} is held by {current}, registered live over another connection "
+        f"(peer {holder.remote_addr or 'unknown'}); {broker_addr} cannot replace it"
+        + ("; a new master needs a higher gantryEpoch" if broker_id == MASTER_ID else "")
+    )
     master = addrs.get(MASTER_ID, "")
     known = registered(master) if master else None
     return ClaimRefusal(why, master, known.ha_server_addr if known else "")

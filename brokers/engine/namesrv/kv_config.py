@@ -5,6 +5,7 @@ that routes carry as ``orderTopicConf`` when order messages are enabled.  Kept i
 in ``kvConfig.json`` (``{"configTable":{"<ns>":{"k":"v"}}}``, RocketMQ's file) when a path is
 given; the file is replaced atomically (write a temporary file, fsync, rename).
 """
+
 from __future__ import annotations
 
 import json

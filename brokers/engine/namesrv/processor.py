@@ -30,6 +30,7 @@ escaped) whatever the client's version: Java clients read it through fastjson, e
 JavaScript clients through JSON2, and strict JSON parsers (Go, Python) need it.  A missing required header field
 raises RemotingCommandError, which the server answers SYSTEM_ERROR with a remark naming it.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -60,8 +61,16 @@ def _json_body(value: object) -> bytes:
 class NamesrvProcessor:
     """Handlers for every code the name server serves; ``register(server)`` installs them."""
 
-    def __init__(self, route_info: RouteInfoManager, kv_config: KvConfigManager, clock: Clock, *, order_message_enable: bool = False,
-                 address_rule: BrokerAddressRule | None = None, write_rule: RouteWriteRule | None = None) -> None:
+    def __init__(
+        self,
+        route_info: RouteInfoManager,
+        kv_config: KvConfigManager,
+        clock: Clock,
+        *,
+        order_message_enable: bool = False,
+        address_rule: BrokerAddressRule | None = None,
+        write_rule: RouteWriteRule | None = None,
+    ) -> None:
         self.route_info = route_info
         self.kv_config = kv_config
         self.clock = clock
@@ -131,14 +140,19 @@ class NamesrvProcessor:
             ctx.remote_addr,
             epoch,
         )
-        ext = {"haServerAddr": result.ha_server_addr or None, "masterAddr": result.master_addr or None,
-               "gantryEpoch": result.epoch}
+        ext = {
+            "haServerAddr": result.ha_server_addr or None,
+            "masterAddr": result.master_addr or None,
+            "gantryEpoch": result.epoch,
+        }
         if result.refused:
             if result.next_slave_id:  # a stale master: where to rejoin (a hijack refusal names none)
                 ext["gantrySlaveId"] = result.next_slave_id
             return request.response(ResponseCode.SYSTEM_ERROR, result.refused, ext_fields=ext)
         order_conf = self.kv_config.get_kv_list_by_namespace(ORDER_TOPIC_CONFIG)
-        return request.response(ResponseCode.SUCCESS, ext_fields=ext, body=_json_body({"table": order_conf}) if order_conf else b"")
+        return request.response(
+            ResponseCode.SUCCESS, ext_fields=ext, body=_json_body({"table": order_conf}) if order_conf else b""
+        )
 
     async def unregister_broker(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         cluster_name, broker_addr = request.require_str("clusterName"), request.require_str("brokerAddr")
@@ -176,7 +190,11 @@ class NamesrvProcessor:
     async def get_broker_member_group(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         cluster_name, broker_name = request.require_str("clusterName"), request.require_str("brokerName")
         broker_data = self.route_info.get_all_cluster_info()["brokerAddrTable"].get(broker_name)
-        group = {"brokerAddrs": broker_data["brokerAddrs"] if broker_data else {}, "brokerName": broker_name, "cluster": cluster_name}
+        group = {
+            "brokerAddrs": broker_data["brokerAddrs"] if broker_data else {},
+            "brokerName": broker_name,
+            "cluster": cluster_name,
+        }
         return request.response(ResponseCode.SUCCESS, body=_json_body({"brokerMemberGroup": group}))
 
     async def register_topic_in_namesrv(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -190,8 +208,10 @@ class NamesrvProcessor:
             return request.response(ResponseCode.SYSTEM_ERROR, refused)
         unknown = self.route_info.register_topic(topic, queue_datas)
         if unknown:
-            return request.response(ResponseCode.SYSTEM_ERROR, f"registration of topic {topic[:127]!r} refused: broker "
-                                    f"{', '.join(unknown)} is not registered")
+            return request.response(
+                ResponseCode.SYSTEM_ERROR,
+                f"registration of topic {topic[:127]!r} refused: broker {', '.join(unknown)} is not registered",
+            )
         return request.response(ResponseCode.SUCCESS)
 
     # -- routes --------------------------------------------------------------------------------
@@ -200,7 +220,9 @@ class NamesrvProcessor:
         topic = request.require_str("topic")
         route = self.route_info.pickup_topic_route_data(topic)
         if route is None:
-            return request.response(ResponseCode.TOPIC_NOT_EXIST, f"No topic route info in name server for the topic: {topic}")
+            return request.response(
+                ResponseCode.TOPIC_NOT_EXIST, f"No topic route info in name server for the topic: {topic}"
+            )
         if self.order_message_enable:
             order_conf = self.kv_config.get_kv_config(ORDER_TOPIC_CONFIG, topic)
             if order_conf:
@@ -211,7 +233,9 @@ class NamesrvProcessor:
         return request.response(ResponseCode.SUCCESS, body=_json_body(self.route_info.get_all_cluster_info()))
 
     async def get_all_topic_list(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        return request.response(ResponseCode.SUCCESS, body=_json_body({"topicList": self.route_info.get_all_topic_list()}))
+        return request.response(
+            ResponseCode.SUCCESS, body=_json_body({"topicList": self.route_info.get_all_topic_list()})
+        )
 
     async def get_topics_by_cluster(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         topics = self.route_info.get_topics_by_cluster(request.require_str("cluster"))
@@ -219,7 +243,9 @@ class NamesrvProcessor:
 
     async def delete_topic_in_namesrv(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         topic, cluster_name = request.require_str("topic"), request.ext("clusterName")
-        refused = self.write_rule.broker_names_refusal(request.code, self.route_info.broker_names_of_topic(topic, cluster_name), ctx)
+        refused = self.write_rule.broker_names_refusal(
+            request.code, self.route_info.broker_names_of_topic(topic, cluster_name), ctx
+        )
         if refused:
             return request.response(ResponseCode.SYSTEM_ERROR, refused)
         self.route_info.delete_topic(topic, cluster_name)
@@ -244,7 +270,11 @@ class NamesrvProcessor:
     # -- KV config -----------------------------------------------------------------------------
 
     async def put_kv_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        namespace, key, value = request.require_str("namespace"), request.require_str("key"), request.require_str("value")
+        namespace, key, value = (
+            request.require_str("namespace"),
+            request.require_str("key"),
+            request.require_str("value"),
+        )
         refused = self.write_rule.operator_refusal(request.code, ctx)
         if refused:
             return request.response(ResponseCode.SYSTEM_ERROR, refused)

@@ -22,6 +22,7 @@ A 5.x broker with ``compressedRegister=true`` sends the compressed form under a 
 that starts with a zlib header (RFC 1950: CM 8, a check value divisible by 31; a JSON body starts with ``{``)
 is read as the compressed form whatever the header says.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,7 +47,9 @@ class RegisterBodyError(ValueError):
 class RegisterBrokerBody:
     """The decoded body: the TopicConfigSerializeWrapper JSON form and the filter servers."""
 
-    topic_config_wrapper: dict = field(default_factory=lambda: {"dataVersion": {"counter": 0, "timestamp": 0}, "topicConfigTable": {}})
+    topic_config_wrapper: dict = field(
+        default_factory=lambda: {"dataVersion": {"counter": 0, "timestamp": 0}, "topicConfigTable": {}}
+    )
     filter_server_list: list[str] = field(default_factory=list)
 
 

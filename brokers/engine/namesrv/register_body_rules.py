@@ -23,6 +23,7 @@ with a TopicRouteData body (``{"queueDatas": [QueueData, ...]}``, one per broker
 The body's size is bounded by the frame limit already (and a compressed body by
 ``register_body.MAX_DECOMPRESSED_SIZE``).
 """
+
 from __future__ import annotations
 
 from brokers.engine.common import json_compat
@@ -133,16 +134,22 @@ def _check_topic_config(key: object, config: object, own_topics: set[str]) -> No
     for field in ("readQueueNums", "writeQueueNums"):
         value = config.get(field, 16)  # TopicConfig's default when absent
         if not is_valid_queue_nums(value):
-            raise RegisterBodyError(f"topic {name}: {field} {repr(value)[:40]} is not within {MIN_QUEUE_NUMS}..{MAX_QUEUE_NUMS}")
+            raise RegisterBodyError(
+                f"topic {name}: {field} {repr(value)[:40]} is not within {MIN_QUEUE_NUMS}..{MAX_QUEUE_NUMS}"
+            )
     perm = config.get("perm", 6)
     if not is_valid_perm(perm):
         raise RegisterBodyError(f"topic {name}: perm {repr(perm)[:40]} is not within {PERM_MIN}..{PERM_MAX}")
     sys_flag = config.get("topicSysFlag", config.get("topicSynFlag", 0))
     if not _is_int(sys_flag) or not 0 <= sys_flag <= _INT32_MAX:
-        raise RegisterBodyError(f"topic {name}: topicSysFlag {repr(sys_flag)[:40]} is not a non-negative 32-bit integer")
+        raise RegisterBodyError(
+            f"topic {name}: topicSysFlag {repr(sys_flag)[:40]} is not a non-negative 32-bit integer"
+        )
     filter_type = config.get("topicFilterType", "SINGLE_TAG")
     if filter_type not in _FILTER_TYPES:
-        raise RegisterBodyError(f"topic {name}: topicFilterType {repr(filter_type)[:40]} is not SINGLE_TAG or MULTI_TAG")
+        raise RegisterBodyError(
+            f"topic {name}: topicFilterType {repr(filter_type)[:40]} is not SINGLE_TAG or MULTI_TAG"
+        )
     if not isinstance(config.get("order", False), bool):
         raise RegisterBodyError(f"topic {name}: order is not a boolean")
 

@@ -31,6 +31,7 @@ Thread safety: the name server calls every method from its event-loop thread; ea
 holds one ``threading.Lock`` for its whole (non-blocking) body, so tests and tools may call it
 from other threads too.
 """
+
 from __future__ import annotations
 
 import threading
@@ -118,12 +119,15 @@ class RouteInfoManager:
             held = self.broker_addr_table.get(broker_name)
             addrs = dict(held.broker_addrs) if held is not None else {}
             live, registered = (lambda addr: self._live(addr, now)), self.broker_live_table.get
-            refused = (stale_epoch_refusal(broker_name, broker_addr, broker_id, epoch, highest, addrs, live, registered)
-                       or live_holder_refusal(broker_name, broker_addr, broker_id, epoch, highest, addrs, live, registered,
-                                              channel_key))
+            refused = stale_epoch_refusal(
+                broker_name, broker_addr, broker_id, epoch, highest, addrs, live, registered
+            ) or live_holder_refusal(
+                broker_name, broker_addr, broker_id, epoch, highest, addrs, live, registered, channel_key
+            )
             if refused is not None:
-                return RegisterBrokerResult(refused.master_addr, refused.ha_server_addr, refused.why, highest,
-                                            refused.next_slave_id)
+                return RegisterBrokerResult(
+                    refused.master_addr, refused.ha_server_addr, refused.why, highest, refused.next_slave_id
+                )
             if broker_id == MASTER_ID and epoch > highest:  # only a master's registration sets the epoch
                 highest = self.broker_epoch_table[broker_name] = epoch
             self.cluster_addr_table.setdefault(cluster_name, set()).add(broker_name)
@@ -144,7 +148,9 @@ class RouteInfoManager:
                     for config in configs:
                         self._create_and_update_queue_data(broker_name, config)
 
-            self.broker_live_table[broker_addr] = BrokerLiveInfo(now, data_version, channel_key, ha_server_addr, remote_addr)
+            self.broker_live_table[broker_addr] = BrokerLiveInfo(
+                now, data_version, channel_key, ha_server_addr, remote_addr
+            )
             if filter_server_list:
                 self.filter_server_table[broker_addr] = list(filter_server_list)
             else:
@@ -154,7 +160,9 @@ class RouteInfoManager:
                 master_addr = broker_data.broker_addrs.get(MASTER_ID)
                 if master_addr:
                     master_live = self.broker_live_table.get(master_addr)
-                    return RegisterBrokerResult(master_addr, master_live.ha_server_addr if master_live else "", epoch=highest)
+                    return RegisterBrokerResult(
+                        master_addr, master_live.ha_server_addr if master_live else "", epoch=highest
+                    )
             return RegisterBrokerResult(epoch=highest)
 
     def _live(self, broker_addr: str, now: float) -> BrokerLiveInfo | None:
@@ -278,7 +286,11 @@ class RouteInfoManager:
     def on_channel_destroy(self, channel_key: Hashable) -> list[RemovedBroker]:
         """Drop every broker that registered over the connection that just closed."""
         with self._lock:
-            gone = [RemovedBroker(addr, key) for addr, live in self.broker_live_table.items() if (key := live.channel_key) == channel_key]
+            gone = [
+                RemovedBroker(addr, key)
+                for addr, live in self.broker_live_table.items()
+                if (key := live.channel_key) == channel_key
+            ]
             for removed in gone:
                 self._remove_broker_addr(removed.broker_addr)
             return gone
@@ -367,7 +379,9 @@ class RouteInfoManager:
         with self._lock:
             return {
                 "brokerAddrTable": {name: data.to_json() for name, data in sorted(self.broker_addr_table.items())},
-                "clusterAddrTable": {cluster: sorted(names) for cluster, names in sorted(self.cluster_addr_table.items())},
+                "clusterAddrTable": {
+                    cluster: sorted(names) for cluster, names in sorted(self.cluster_addr_table.items())
+                },
             }
 
     def get_all_topic_list(self) -> list[str]:
@@ -377,7 +391,9 @@ class RouteInfoManager:
     def get_topics_by_cluster(self, cluster_name: str) -> list[str]:
         with self._lock:
             names = self.cluster_addr_table.get(cluster_name, set())
-            return sorted(topic for topic, queue_datas in self.topic_queue_table.items() if names.intersection(queue_datas))
+            return sorted(
+                topic for topic, queue_datas in self.topic_queue_table.items() if names.intersection(queue_datas)
+            )
 
     def broker_epoch(self, broker_name: str) -> int:
         with self._lock:

@@ -27,6 +27,7 @@ KV config (100, 102). Gantry (route-hijack protection, docs/namesrv-guard.md):
 
 A refusal is SYSTEM_ERROR with a remark naming the code, the broker and who holds it, and changes nothing.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -49,8 +50,14 @@ def code_name(code: int) -> str:
 class RouteWriteRule:
     """``*_refusal(...)`` -> None when the request may run, else the remark; see the module docstring."""
 
-    def __init__(self, route_info: RouteInfoManager, *, acl_on: bool, loopback_route_writes: bool = True,
-                 is_local: Callable[[IPAddress], bool] | None = None) -> None:
+    def __init__(
+        self,
+        route_info: RouteInfoManager,
+        *,
+        acl_on: bool,
+        loopback_route_writes: bool = True,
+        is_local: Callable[[IPAddress], bool] | None = None,
+    ) -> None:
         self.route_info = route_info
         self.acl_on = acl_on
         self.loopback_route_writes = loopback_route_writes
@@ -63,8 +70,10 @@ class RouteWriteRule:
         held = self.route_info.registration_at(broker_addr)
         if held is None or held.channel_key == ctx.id:
             return None
-        return (f"{code_name(code)} for {broker_addr} from {ctx.remote_addr} refused: {broker_addr} was registered over "
-                f"another connection (peer {held.remote_addr or 'unknown'}); {_HOW}")
+        return (
+            f"{code_name(code)} for {broker_addr} from {ctx.remote_addr} refused: {broker_addr} was registered over "
+            f"another connection (peer {held.remote_addr or 'unknown'}); {_HOW}"
+        )
 
     def broker_names_refusal(self, code: int, broker_names: list[str], ctx: ChannelContext) -> str | None:
         """205, 327, 216: a peer on this machine, or the connection of every named broker (ACL off)."""
@@ -73,16 +82,20 @@ class RouteWriteRule:
         for name in broker_names:
             channels = self.route_info.registration_channels_of(name)
             if channels and ctx.id not in channels:
-                return (f"{code_name(code)} acting on {name} from {ctx.remote_addr} refused: {name} was registered over "
-                        f"another connection; {_HOW}")
+                return (
+                    f"{code_name(code)} acting on {name} from {ctx.remote_addr} refused: {name} was registered over "
+                    f"another connection; {_HOW}"
+                )
         return None
 
     def operator_refusal(self, code: int, ctx: ChannelContext) -> str | None:
         """100, 102: a peer on this machine (ACL off); they touch no broker, so no connection qualifies."""
         if self.acl_on or self._operator_peer(ctx):
             return None
-        return (f"{code_name(code)} from {ctx.remote_addr} refused: with the ACL off only a peer on the name server's "
-                "machine may write KV config; turn the ACL on and sign with an admin account")
+        return (
+            f"{code_name(code)} from {ctx.remote_addr} refused: with the ACL off only a peer on the name server's "
+            "machine may write KV config; turn the ACL on and sign with an admin account"
+        )
 
     def _operator_peer(self, ctx: ChannelContext) -> bool:
         if not self.loopback_route_writes:

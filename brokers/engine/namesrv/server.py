@@ -12,6 +12,7 @@ PEER=BROKER``, for brokers behind NAT; ``broker_address_rule.py``) and ``loopbac
 (``--strict-route-writes`` turns it off; ``route_write_rule.py``).
 With ``tls`` the port serves TLS per its mode (``remoting/tls.py``; ``--tls-mode``, ``--tls-cert`` ...).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,7 +29,12 @@ from brokers.engine.acl.server_acl import add_acl_arguments, server_acl_guard
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import DEFAULT_NAMESRV_PORT, MAX_FRAME_SIZE
 from brokers.engine.common.gc_freeze import freeze_startup_heap
-from brokers.engine.metrics.metrics_endpoint import MetricsConfigError, MetricsEndpoint, add_metrics_arguments, metrics_endpoint_from_args
+from brokers.engine.metrics.metrics_endpoint import (
+    MetricsConfigError,
+    MetricsEndpoint,
+    add_metrics_arguments,
+    metrics_endpoint_from_args,
+)
 from brokers.engine.namesrv.broker_address_rule import BrokerAddressError, BrokerAddressRule, parse_host_alias
 from brokers.engine.namesrv.kv_config import KvConfigManager
 from brokers.engine.namesrv.processor import NamesrvProcessor
@@ -68,8 +74,13 @@ class NamesrvController:
         self.clock = clock
         self.route_info = RouteInfoManager(self.config.broker_channel_expired_s)
         self.kv_config = KvConfigManager(self.config.kv_config_path)
-        self.acl_guard = server_acl_guard(host=self.config.host, acl_file=self.config.acl_file,
-                                          no_acl=self.config.acl_disabled, name="namesrv", clock=clock)
+        self.acl_guard = server_acl_guard(
+            host=self.config.host,
+            acl_file=self.config.acl_file,
+            no_acl=self.config.acl_disabled,
+            name="namesrv",
+            clock=clock,
+        )
         self.server = RemotingServer(
             self.config.host,
             self.config.port,
@@ -81,10 +92,16 @@ class NamesrvController:
             tls=self.config.tls,
         )
         self.processor = NamesrvProcessor(
-            self.route_info, self.kv_config, clock, order_message_enable=self.config.order_message_enable,
+            self.route_info,
+            self.kv_config,
+            clock,
+            order_message_enable=self.config.order_message_enable,
             address_rule=BrokerAddressRule(self.config.broker_host_aliases),
-            write_rule=RouteWriteRule(self.route_info, acl_on=self.acl_guard is not None,
-                                      loopback_route_writes=self.config.loopback_route_writes),
+            write_rule=RouteWriteRule(
+                self.route_info,
+                acl_on=self.acl_guard is not None,
+                loopback_route_writes=self.config.loopback_route_writes,
+            ),
         )
         self.processor.register(self.server)
         self.server.add_close_listener(self._on_channel_closed)
@@ -120,7 +137,9 @@ class NamesrvController:
                 if any(r.channel_key == ctx.id for r in removed) and ctx.id not in still_used:
                     ctx.close()
             for r in removed:
-                log.warning("broker %s expired: no registration for %.0fs", r.broker_addr, self.config.broker_channel_expired_s)
+                log.warning(
+                    "broker %s expired: no registration for %.0fs", r.broker_addr, self.config.broker_channel_expired_s
+                )
         return removed
 
     async def _scan_loop(self) -> None:
@@ -149,24 +168,37 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=DEFAULT_NAMESRV_PORT, help="port (default 9876; 0 = any free port)")
     parser.add_argument("--scan-interval", type=float, default=5.0, help="seconds between broker expiry scans")
-    parser.add_argument("--expire", type=float, default=120.0, help="seconds without registration before a broker is dropped")
+    parser.add_argument(
+        "--expire", type=float, default=120.0, help="seconds without registration before a broker is dropped"
+    )
     parser.add_argument("--idle-close", type=float, default=120.0, help="seconds before an idle connection is closed")
     parser.add_argument("--kv-config", default=None, help="kvConfig.json path (default: in memory only)")
     parser.add_argument("--order-message-enable", action="store_true", help="put ORDER_TOPIC_CONFIG in routes")
     add_acl_arguments(parser)
     add_limit_arguments(parser)
-    parser.add_argument("--broker-host-alias", action="append", default=[], metavar="PEER=BROKER", type=_host_alias,
-                        help="let registrations connecting from PEER name broker host BROKER (a broker behind NAT); repeatable")
-    parser.add_argument("--strict-route-writes", action="store_true",
-                        help="without the ACL, refuse wipe/add write perm, route deletes and KV writes from peers on this "
-                             "machine too, unless over the connection that registered the broker")
+    parser.add_argument(
+        "--broker-host-alias",
+        action="append",
+        default=[],
+        metavar="PEER=BROKER",
+        type=_host_alias,
+        help="let registrations connecting from PEER name broker host BROKER (a broker behind NAT); repeatable",
+    )
+    parser.add_argument(
+        "--strict-route-writes",
+        action="store_true",
+        help="without the ACL, refuse wipe/add write perm, route deletes and KV writes from peers on this "
+        "machine too, unless over the connection that registered the broker",
+    )
     add_tls_arguments(parser)
     add_metrics_arguments(parser)
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
 
-async def serve(config: NamesrvConfig, stop: asyncio.Event | None = None, metrics: MetricsEndpoint | None = None) -> None:
+async def serve(
+    config: NamesrvConfig, stop: asyncio.Event | None = None, metrics: MetricsEndpoint | None = None
+) -> None:
     """Run a name server (and its ``/metrics`` when ``metrics`` is given) until ``stop`` is set or SIGINT/SIGTERM arrives."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()

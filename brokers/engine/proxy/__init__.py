@@ -6,6 +6,7 @@
 - :mod:`.auth`: the 5.x signature and the ACL; :mod:`.sessions`: the clients and their settings;
 - :mod:`.convert`: 5.x messages to and from the broker's; :mod:`.routes`: routes and assignments.
 """
+
 from __future__ import annotations
 
 import os

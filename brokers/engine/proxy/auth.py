@@ -14,6 +14,7 @@ Replay: the 5.x signature covers only a date-time, to the second, and RocketMQ's
 their local time zone labelled ``Z``; a freshness window would refuse clients east or west of UTC,
 so none is enforced. A captured 5.x call can be replayed like a 4.x one: use TLS (docs/security.md).
 """
+
 from __future__ import annotations
 
 import hmac
@@ -61,7 +62,7 @@ def peer_addr(peer: str) -> str:
     """grpc's peer string (``ipv4:127.0.0.1:5555``, ``ipv6:[::1]:5555``) as ``host:port``."""
     for prefix in ("ipv4:", "ipv6:"):
         if peer.startswith(prefix):
-            return peer[len(prefix):]
+            return peer[len(prefix) :]
     return peer
 
 

@@ -4,6 +4,7 @@
 broker's processor for its code, on the caller's LocalChannel; the functions below build the
 requests and read the answers. A refusal or bad input raises :class:`ProxyError` with the 5.x code.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -31,7 +32,13 @@ from brokers.engine.common.topic_message_type import (
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group, validate_topic
 from brokers.engine.proxy import routes
 from brokers.engine.proxy.auth import authorize
-from brokers.engine.proxy.convert import PROPERTY_POP_CK, ProxyError, encoded_properties, send_properties, to_grpc_message
+from brokers.engine.proxy.convert import (
+    PROPERTY_POP_CK,
+    ProxyError,
+    encoded_properties,
+    send_properties,
+    to_grpc_message,
+)
 from brokers.engine.proxy.sessions import ClientCall, parse_version
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
@@ -58,10 +65,14 @@ _SEND_CODES = {
 
 
 def _fail(response: RemotingCommand, default: int = pb.INTERNAL_SERVER_ERROR) -> ProxyError:
-    return ProxyError(_SEND_CODES.get(response.code, default), response.remark or f"the broker answered code {response.code}")
+    return ProxyError(
+        _SEND_CODES.get(response.code, default), response.remark or f"the broker answered code {response.code}"
+    )
 
 
-async def dispatch(endpoint, session: ClientCall, request: RemotingCommand, timeout_s: float = CALL_TIMEOUT_S) -> RemotingCommand:
+async def dispatch(
+    endpoint, session: ClientCall, request: RemotingCommand, timeout_s: float = CALL_TIMEOUT_S
+) -> RemotingCommand:
     """Run ``request`` as the caller: its ACL check, then the broker's processor for the code."""
     remark = authorize(endpoint.guard, session.caller, request)
     if remark is not None:
@@ -70,7 +81,10 @@ async def dispatch(endpoint, session: ClientCall, request: RemotingCommand, time
     request.version = parse_version(session.caller.version)
     handler = endpoint.broker.server.processor_for(request.code)
     if handler is None:
-        raise ProxyError(pb.NOT_IMPLEMENTED, f"broker {endpoint.broker.config.broker_name} does not serve request code {request.code}")
+        raise ProxyError(
+            pb.NOT_IMPLEMENTED,
+            f"broker {endpoint.broker.config.broker_name} does not serve request code {request.code}",
+        )
     return await session.channel.call(handler, request, timeout_s)
 
 
@@ -97,6 +111,7 @@ def group_policy(endpoint, group: str) -> tuple[bool, int]:
 
 
 # -- routes ----------------------------------------------------------------------------------------
+
 
 async def _route(endpoint, session: ClientCall, topic: str):
     request = RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
@@ -137,31 +152,46 @@ async def query_assignment(endpoint, session: ClientCall, request) -> list[pb.As
 
 # -- clients ---------------------------------------------------------------------------------------
 
+
 async def heartbeat(endpoint, session: ClientCall, request) -> None:
     settings = session.settings
     client_type = request.client_type or session.client_type
     body: dict = {"clientID": session.client_id, "producerDataSet": [], "consumerDataSet": []}
     if client_type == pb.PRODUCER:
         topics = [t.name for t in settings.publishing.topics] if settings is not None else []
-        body["producerDataSet"] = [{"groupName": t} for t in topics[:64] if t]  # the proxy's producer group is the topic
+        body["producerDataSet"] = [
+            {"groupName": t} for t in topics[:64] if t
+        ]  # the proxy's producer group is the topic
     elif client_type in (pb.PUSH_CONSUMER, pb.SIMPLE_CONSUMER):
         group = _group(request.group if request.HasField("group") else settings.subscription.group)
         subs = []
         if settings is not None:
             for entry in settings.subscription.subscriptions:
                 kind = "SQL92" if entry.expression.type == pb.SQL else "TAG"
-                subs.append({"topic": entry.topic.name, "subString": entry.expression.expression or "*", "expressionType": kind,
-                             "subVersion": int(time.time() * 1000)})
-        body["consumerDataSet"] = [{
-            "groupName": group,
-            "consumeType": "CONSUME_PASSIVELY" if client_type == pb.PUSH_CONSUMER else "CONSUME_ACTIVELY",
-            "messageModel": "CLUSTERING", "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET",
-            "subscriptionDataSet": subs, "unitMode": False,
-        }]
+                subs.append(
+                    {
+                        "topic": entry.topic.name,
+                        "subString": entry.expression.expression or "*",
+                        "expressionType": kind,
+                        "subVersion": int(time.time() * 1000),
+                    }
+                )
+        body["consumerDataSet"] = [
+            {
+                "groupName": group,
+                "consumeType": "CONSUME_PASSIVELY" if client_type == pb.PUSH_CONSUMER else "CONSUME_ACTIVELY",
+                "messageModel": "CLUSTERING",
+                "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET",
+                "subscriptionDataSet": subs,
+                "unitMode": False,
+            }
+        ]
         session.groups.add(group)
     else:
         raise ProxyError(pb.UNRECOGNIZED_CLIENT_TYPE, f"client type {client_type} cannot heartbeat")
-    reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.HEART_BEAT, None, json.dumps(body).encode()))
+    reply = await dispatch(
+        endpoint, session, RemotingCommand.request(RequestCode.HEART_BEAT, None, json.dumps(body).encode())
+    )
     if reply.code != ResponseCode.SUCCESS:
         raise _fail(reply, pb.BAD_REQUEST)
 
@@ -174,6 +204,7 @@ async def unregister(endpoint, session: ClientCall, request) -> None:
 
 
 # -- send ------------------------------------------------------------------------------------------
+
 
 async def send(endpoint, session: ClientCall, request) -> list[spb.SendResultEntry]:
     messages = request.messages
@@ -188,8 +219,10 @@ async def send(endpoint, session: ClientCall, request) -> list[spb.SendResultEnt
         if msg.topic.name != topic:
             raise ProxyError(pb.MESSAGE_CORRUPTED, "the messages of one request name different topics")
         if len(msg.body) > broker.config.max_message_size:
-            raise ProxyError(pb.MESSAGE_BODY_TOO_LARGE, f"message body of {len(msg.body)} bytes exceeds the max "
-                                                       f"{broker.config.max_message_size}")
+            raise ProxyError(
+                pb.MESSAGE_BODY_TOO_LARGE,
+                f"message body of {len(msg.body)} bytes exceeds the max {broker.config.max_message_size}",
+            )
         if not msg.body:
             raise ProxyError(pb.MESSAGE_BODY_EMPTY, "message body is empty")
         props, sys_flag = send_properties(msg, session.channel.remote_addr)
@@ -208,13 +241,31 @@ async def send(endpoint, session: ClientCall, request) -> list[spb.SendResultEnt
         queues = max(tc.write_queue_nums if tc is not None else 1, 1)
         group = msg.system_properties.message_group
         queue_id = zlib.crc32(group.encode()) % queues if group else next(_round_robin) % queues
-        fields = {"producerGroup": topic, "topic": topic, "defaultTopic": "TBW102", "defaultTopicQueueNums": 4,
-                  "queueId": queue_id, "sysFlag": sys_flag, "bornTimestamp": int(time.time() * 1000), "flag": 0,
-                  "properties": encoded_properties(props), "reconsumeTimes": 0, "unitMode": "false", "batch": "false"}
-        reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.SEND_MESSAGE, fields, bytes(msg.body)))
+        fields = {
+            "producerGroup": topic,
+            "topic": topic,
+            "defaultTopic": "TBW102",
+            "defaultTopicQueueNums": 4,
+            "queueId": queue_id,
+            "sysFlag": sys_flag,
+            "bornTimestamp": int(time.time() * 1000),
+            "flag": 0,
+            "properties": encoded_properties(props),
+            "reconsumeTimes": 0,
+            "unitMode": "false",
+            "batch": "false",
+        }
+        reply = await dispatch(
+            endpoint, session, RemotingCommand.request(RequestCode.SEND_MESSAGE, fields, bytes(msg.body))
+        )
         if reply.code == ResponseCode.SUCCESS:
-            entries.append(spb.SendResultEntry(status=pb.Status(code=pb.OK, message="OK"), message_id=msg.system_properties.message_id,
-                                              offset=int(reply.ext("queueOffset", "0") or 0)))
+            entries.append(
+                spb.SendResultEntry(
+                    status=pb.Status(code=pb.OK, message="OK"),
+                    message_id=msg.system_properties.message_id,
+                    offset=int(reply.ext("queueOffset", "0") or 0),
+                )
+            )
         else:
             err = _fail(reply)
             entries.append(spb.SendResultEntry(status=pb.Status(code=err.code, message=err.message)))
@@ -223,6 +274,7 @@ async def send(endpoint, session: ClientCall, request) -> list[spb.SendResultEnt
 
 # -- consume ---------------------------------------------------------------------------------------
 
+
 async def receive(endpoint, session: ClientCall, request, time_remaining: float | None) -> list[pb.Message]:
     group, topic = _group(request.group), _topic(request.message_queue.topic)
     batch = request.batch_size
@@ -230,7 +282,10 @@ async def receive(endpoint, session: ClientCall, request, time_remaining: float 
         raise ProxyError(pb.BAD_REQUEST, f"batch_size must be within 1..{MAX_RECEIVE_BATCH}, got {batch}")
     invisible = request.invisible_duration.ToMilliseconds() if request.HasField("invisible_duration") else 30_000
     if not MIN_INVISIBLE_MS <= invisible <= MAX_INVISIBLE_MS:
-        raise ProxyError(pb.ILLEGAL_INVISIBLE_TIME, f"invisible_duration must be within {MIN_INVISIBLE_MS} ms..12 h, got {invisible} ms")
+        raise ProxyError(
+            pb.ILLEGAL_INVISIBLE_TIME,
+            f"invisible_duration must be within {MIN_INVISIBLE_MS} ms..12 h, got {invisible} ms",
+        )
     remaining_ms = int((time_remaining if time_remaining is not None else 30.0) * 1000)
     if request.HasField("long_polling_timeout"):
         poll = request.long_polling_timeout.ToMilliseconds()
@@ -242,13 +297,24 @@ async def receive(endpoint, session: ClientCall, request, time_remaining: float 
     expression = request.filter_expression
     fifo, _ = group_policy(endpoint, group)
     queue_id = request.message_queue.id if fifo and request.message_queue.id >= 0 else -1
-    fields = {"consumerGroup": group, "topic": topic, "queueId": queue_id, "maxMsgNums": batch, "invisibleTime": invisible,
-              "pollTime": poll, "bornTime": int(time.time() * 1000), "initMode": 1,
-              "expType": "SQL92" if expression.type == pb.SQL else "TAG", "exp": expression.expression or "*",
-              "order": "true" if fifo else "false"}
+    fields = {
+        "consumerGroup": group,
+        "topic": topic,
+        "queueId": queue_id,
+        "maxMsgNums": batch,
+        "invisibleTime": invisible,
+        "pollTime": poll,
+        "bornTime": int(time.time() * 1000),
+        "initMode": 1,
+        "expType": "SQL92" if expression.type == pb.SQL else "TAG",
+        "exp": expression.expression or "*",
+        "order": "true" if fifo else "false",
+    }
     if request.HasField("attempt_id"):
         fields["attemptId"] = request.attempt_id[:64]
-    reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.POP_MESSAGE, fields), poll / 1000 + 3.0)
+    reply = await dispatch(
+        endpoint, session, RemotingCommand.request(RequestCode.POP_MESSAGE, fields), poll / 1000 + 3.0
+    )
     if reply.code in (ResponseCode.PULL_NOT_FOUND, ResponseCode.NO_MESSAGE, POLLING_TIMEOUT):
         return []
     if reply.code == POLLING_FULL:
@@ -263,18 +329,20 @@ async def receive(endpoint, session: ClientCall, request, time_remaining: float 
         raise ProxyError(pb.INTERNAL_SERVER_ERROR, f"the broker's POP answer does not decode: {exc}") from None
     out = []
     name = endpoint.broker.config.broker_name
-    pop_time, invisible_time = int(reply.ext("popTime", "0") or 0), int(reply.ext("invisibleTime", str(invisible)) or invisible)
+    pop_time, invisible_time = (
+        int(reply.ext("popTime", "0") or 0),
+        int(reply.ext("invisibleTime", str(invisible)) or invisible),
+    )
     revive = int(reply.ext("reviveQid", "0") or 0)
     starts = _start_offsets(reply.ext("startOffsetInfo") or "")
     for ext in found:
         if not ext.properties.get(PROPERTY_POP_CK):  # built as the 5.x clients build it from the answer's header
             ck = starts.get(ext.queue_id, ext.queue_offset)
-            ext.properties[PROPERTY_POP_CK] = ExtraInfo(ck, pop_time, invisible_time, revive, "0", name, ext.queue_id,
-                                                        ext.queue_offset).text()
+            ext.properties[PROPERTY_POP_CK] = ExtraInfo(
+                ck, pop_time, invisible_time, revive, "0", name, ext.queue_id, ext.queue_offset
+            ).text()
         out.append(to_grpc_message(ext, topic, request.message_queue.topic.resource_namespace))
     return out
-
-
 
 
 def _start_offsets(text: str) -> dict[int, int]:
@@ -297,18 +365,28 @@ def _handle(endpoint, text: str) -> ExtraInfo:
         raise ProxyError(pb.INVALID_RECEIPT_HANDLE, "receipt handle has no message offset")
     name = endpoint.broker.config.broker_name
     if info.broker_name != name:
-        raise ProxyError(pb.INVALID_RECEIPT_HANDLE, f"receipt handle belongs to broker {info.broker_name[:64]}, this endpoint "
-                                                    f"serves {name}")
+        raise ProxyError(
+            pb.INVALID_RECEIPT_HANDLE,
+            f"receipt handle belongs to broker {info.broker_name[:64]}, this endpoint serves {name}",
+        )
     return info
 
 
 async def _ack_one(endpoint, session: ClientCall, group: str, topic: str, text: str) -> None:
     info = _handle(endpoint, text)
-    fields = {"consumerGroup": group, "topic": topic, "queueId": info.queue_id, "extraInfo": text, "offset": info.queue_offset}
+    fields = {
+        "consumerGroup": group,
+        "topic": topic,
+        "queueId": info.queue_id,
+        "extraInfo": text,
+        "offset": info.queue_offset,
+    }
     reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.ACK_MESSAGE, fields))
     if reply.code != ResponseCode.SUCCESS:
-        raise ProxyError(pb.INVALID_RECEIPT_HANDLE if reply.code != ResponseCode.NO_PERMISSION else pb.FORBIDDEN,
-                         reply.remark or "the receipt handle is expired or unknown")
+        raise ProxyError(
+            pb.INVALID_RECEIPT_HANDLE if reply.code != ResponseCode.NO_PERMISSION else pb.FORBIDDEN,
+            reply.remark or "the receipt handle is expired or unknown",
+        )
 
 
 async def ack(endpoint, session: ClientCall, request) -> list[spb.AckMessageResultEntry]:
@@ -324,7 +402,9 @@ async def ack(endpoint, session: ClientCall, request) -> list[spb.AckMessageResu
             status = pb.Status(code=pb.OK, message="OK")
         except ProxyError as exc:
             status = pb.Status(code=exc.code, message=exc.message)
-        out.append(spb.AckMessageResultEntry(message_id=entry.message_id, receipt_handle=entry.receipt_handle, status=status))
+        out.append(
+            spb.AckMessageResultEntry(message_id=entry.message_id, receipt_handle=entry.receipt_handle, status=status)
+        )
     return out
 
 
@@ -333,16 +413,34 @@ async def change_invisible(endpoint, session: ClientCall, request) -> str:
     info = _handle(endpoint, request.receipt_handle)
     invisible = request.invisible_duration.ToMilliseconds()
     if not MIN_INVISIBLE_MS <= invisible <= MAX_INVISIBLE_MS:
-        raise ProxyError(pb.ILLEGAL_INVISIBLE_TIME, f"invisible_duration must be within {MIN_INVISIBLE_MS} ms..12 h, got {invisible} ms")
-    fields = {"consumerGroup": group, "topic": topic, "queueId": info.queue_id, "extraInfo": request.receipt_handle,
-              "offset": info.queue_offset, "invisibleTime": invisible}
+        raise ProxyError(
+            pb.ILLEGAL_INVISIBLE_TIME,
+            f"invisible_duration must be within {MIN_INVISIBLE_MS} ms..12 h, got {invisible} ms",
+        )
+    fields = {
+        "consumerGroup": group,
+        "topic": topic,
+        "queueId": info.queue_id,
+        "extraInfo": request.receipt_handle,
+        "offset": info.queue_offset,
+        "invisibleTime": invisible,
+    }
     reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.CHANGE_MESSAGE_INVISIBLETIME, fields))
     if reply.code != ResponseCode.SUCCESS:
-        raise ProxyError(pb.INVALID_RECEIPT_HANDLE if reply.code != ResponseCode.NO_PERMISSION else pb.FORBIDDEN,
-                         reply.remark or "the receipt handle is expired or unknown")
-    return ExtraInfo(info.queue_offset, int(reply.ext("popTime", "0") or 0), int(reply.ext("invisibleTime", str(invisible)) or invisible),
-                     int(reply.ext("reviveQid", str(info.revive_qid)) or 0), info.retry, info.broker_name, info.queue_id,
-                     info.queue_offset).text()
+        raise ProxyError(
+            pb.INVALID_RECEIPT_HANDLE if reply.code != ResponseCode.NO_PERMISSION else pb.FORBIDDEN,
+            reply.remark or "the receipt handle is expired or unknown",
+        )
+    return ExtraInfo(
+        info.queue_offset,
+        int(reply.ext("popTime", "0") or 0),
+        int(reply.ext("invisibleTime", str(invisible)) or invisible),
+        int(reply.ext("reviveQid", str(info.revive_qid)) or 0),
+        info.retry,
+        info.broker_name,
+        info.queue_id,
+        info.queue_offset,
+    ).text()
 
 
 async def forward_to_dlq(endpoint, session: ClientCall, request) -> None:
@@ -350,10 +448,18 @@ async def forward_to_dlq(endpoint, session: ClientCall, request) -> None:
     info = _handle(endpoint, request.receipt_handle)
     result = endpoint.broker.store.get_message(group, topic, info.queue_id, info.queue_offset, 1)
     if not result.records:
-        raise ProxyError(pb.MESSAGE_NOT_FOUND, f"no message at offset {info.queue_offset} of queue {info.queue_id} of {topic}")
+        raise ProxyError(
+            pb.MESSAGE_NOT_FOUND, f"no message at offset {info.queue_offset} of queue {info.queue_id} of {topic}"
+        )
     stored = decode_record(result.records[0])
-    fields = {"offset": stored.commit_log_offset, "group": group, "delayLevel": -1, "originMsgId": request.message_id[:128],
-              "originTopic": topic, "maxReconsumeTimes": max(request.max_delivery_attempts - 1, 0)}
+    fields = {
+        "offset": stored.commit_log_offset,
+        "group": group,
+        "delayLevel": -1,
+        "originMsgId": request.message_id[:128],
+        "originTopic": topic,
+        "maxReconsumeTimes": max(request.max_delivery_attempts - 1, 0),
+    }
     reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.CONSUMER_SEND_MSG_BACK, fields))
     if reply.code != ResponseCode.SUCCESS:
         raise _fail(reply)

@@ -11,6 +11,7 @@ and GrpcConverter.buildMessage).
 
 Bad input raises :class:`ProxyError` with the 5.x status code and a message naming the field.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -43,18 +44,53 @@ MAX_USER_PROPERTIES = 128  # RocketMQ proxy's userPropertyMaxNum
 MAX_USER_PROPERTY_BYTES = 16 * 1024  # maxUserPropertySize: keys, values, tag and keys together
 MAX_MESSAGE_GROUP_BYTES = 64  # maxMessageGroupSize
 MAX_MESSAGE_ID = 128
-SYSTEM_PROPERTIES = frozenset({
-    m.PROPERTY_KEYS, m.PROPERTY_TAGS, m.PROPERTY_WAIT_STORE_MSG_OK, m.PROPERTY_DELAY_TIME_LEVEL, m.PROPERTY_RETRY_TOPIC,
-    m.PROPERTY_REAL_TOPIC, m.PROPERTY_REAL_QUEUE_ID, m.PROPERTY_TRANSACTION_PREPARED, m.PROPERTY_PRODUCER_GROUP,
-    m.PROPERTY_MIN_OFFSET, m.PROPERTY_MAX_OFFSET, m.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, m.PROPERTY_ORIGIN_MESSAGE_ID,
-    m.PROPERTY_RECONSUME_TIME, m.PROPERTY_MAX_RECONSUME_TIMES, m.PROPERTY_CLUSTER, m.PROPERTY_MSG_REGION,
-    m.PROPERTY_TRACE_SWITCH, m.PROPERTY_CONSUME_START_TIMESTAMP, PROPERTY_SHARDING_KEY, PROPERTY_POP_CK,
-    PROPERTY_TRACE_CONTEXT, PROPERTY_BORN_HOST, PROPERTY_BORN_TIMESTAMP, PROPERTY_TIMER_DELIVER_MS,
-    PROPERTY_DLQ_ORIGIN_TOPIC, PROPERTY_DLQ_ORIGIN_MESSAGE_ID, "TIMER_DELAY_SEC", "TIMER_DELAY_MS", "TIMER_OUT_MS",
-    "FIRST_POP_TIME", "TRANSACTION_ID", "CHECK_IMMUNITY_TIME_IN_SECONDS", "INSTANCE_ID", "CORRELATION_ID", "REPLY_TO_CLIENT",
-    "TTL", "ARRIVE_TIME", "PUSH_REPLY_TIME", "MSG_TYPE", "INNER_MULTI_DISPATCH", "INNER_MULTI_QUEUE_OFFSET",
-    m.PROPERTY_LAST_ERROR,
-})
+SYSTEM_PROPERTIES = frozenset(
+    {
+        m.PROPERTY_KEYS,
+        m.PROPERTY_TAGS,
+        m.PROPERTY_WAIT_STORE_MSG_OK,
+        m.PROPERTY_DELAY_TIME_LEVEL,
+        m.PROPERTY_RETRY_TOPIC,
+        m.PROPERTY_REAL_TOPIC,
+        m.PROPERTY_REAL_QUEUE_ID,
+        m.PROPERTY_TRANSACTION_PREPARED,
+        m.PROPERTY_PRODUCER_GROUP,
+        m.PROPERTY_MIN_OFFSET,
+        m.PROPERTY_MAX_OFFSET,
+        m.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX,
+        m.PROPERTY_ORIGIN_MESSAGE_ID,
+        m.PROPERTY_RECONSUME_TIME,
+        m.PROPERTY_MAX_RECONSUME_TIMES,
+        m.PROPERTY_CLUSTER,
+        m.PROPERTY_MSG_REGION,
+        m.PROPERTY_TRACE_SWITCH,
+        m.PROPERTY_CONSUME_START_TIMESTAMP,
+        PROPERTY_SHARDING_KEY,
+        PROPERTY_POP_CK,
+        PROPERTY_TRACE_CONTEXT,
+        PROPERTY_BORN_HOST,
+        PROPERTY_BORN_TIMESTAMP,
+        PROPERTY_TIMER_DELIVER_MS,
+        PROPERTY_DLQ_ORIGIN_TOPIC,
+        PROPERTY_DLQ_ORIGIN_MESSAGE_ID,
+        "TIMER_DELAY_SEC",
+        "TIMER_DELAY_MS",
+        "TIMER_OUT_MS",
+        "FIRST_POP_TIME",
+        "TRANSACTION_ID",
+        "CHECK_IMMUNITY_TIME_IN_SECONDS",
+        "INSTANCE_ID",
+        "CORRELATION_ID",
+        "REPLY_TO_CLIENT",
+        "TTL",
+        "ARRIVE_TIME",
+        "PUSH_REPLY_TIME",
+        "MSG_TYPE",
+        "INNER_MULTI_DISPATCH",
+        "INNER_MULTI_QUEUE_OFFSET",
+        m.PROPERTY_LAST_ERROR,
+    }
+)
 _TYPE_NAMES = {pb.NORMAL: NORMAL, pb.FIFO: FIFO, pb.DELAY: DELAY, pb.TRANSACTION: TRANSACTION}
 _TYPE_CODES = {name: code for code, name in _TYPE_NAMES.items()} | {UNSPECIFIED: pb.MESSAGE_TYPE_UNSPECIFIED}
 
@@ -88,13 +124,17 @@ def send_properties(msg: pb.Message, born_host: str) -> tuple[dict[str, str], in
     sp = msg.system_properties
     user = dict(msg.user_properties)
     if len(user) > MAX_USER_PROPERTIES:
-        raise ProxyError(pb.MESSAGE_PROPERTIES_TOO_LARGE, f"too many user properties ({len(user)}), max is {MAX_USER_PROPERTIES}")
+        raise ProxyError(
+            pb.MESSAGE_PROPERTIES_TOO_LARGE, f"too many user properties ({len(user)}), max is {MAX_USER_PROPERTIES}"
+        )
     size = 0
     for key, value in user.items():
         if key in SYSTEM_PROPERTIES:
             raise ProxyError(pb.ILLEGAL_MESSAGE_PROPERTY_KEY, f"property is used by the system: {key[:64]}")
         if not key or _has_control(key) or _has_control(value):
-            raise ProxyError(pb.ILLEGAL_MESSAGE_PROPERTY_KEY, f"property {key[:64]!r} is empty or has a control character")
+            raise ProxyError(
+                pb.ILLEGAL_MESSAGE_PROPERTY_KEY, f"property {key[:64]!r} is empty or has a control character"
+            )
         size += len(key.encode()) + len(value.encode())
     props = dict(user)
     tag = sp.tag
@@ -111,7 +151,10 @@ def send_properties(msg: pb.Message, born_host: str) -> tuple[dict[str, str], in
     if keys:
         props[m.PROPERTY_KEYS] = m.KEY_SEPARATOR.join(keys)
     if size > MAX_USER_PROPERTY_BYTES:
-        raise ProxyError(pb.MESSAGE_PROPERTIES_TOO_LARGE, f"user properties, tag and keys take {size} bytes, max is {MAX_USER_PROPERTY_BYTES}")
+        raise ProxyError(
+            pb.MESSAGE_PROPERTIES_TOO_LARGE,
+            f"user properties, tag and keys take {size} bytes, max is {MAX_USER_PROPERTY_BYTES}",
+        )
     message_id = sp.message_id
     if not message_id.strip() or len(message_id) > MAX_MESSAGE_ID or _has_control(message_id):
         raise ProxyError(pb.ILLEGAL_MESSAGE_ID, "message_id is empty, too long or has a control character")
@@ -119,8 +162,10 @@ def send_properties(msg: pb.Message, born_host: str) -> tuple[dict[str, str], in
     group = sp.message_group
     if group:
         if not group.strip() or len(group.encode()) >= MAX_MESSAGE_GROUP_BYTES or _has_control(group):
-            raise ProxyError(pb.ILLEGAL_MESSAGE_GROUP, f"message_group is blank, has a control character or is not under "
-                                                       f"{MAX_MESSAGE_GROUP_BYTES} bytes")
+            raise ProxyError(
+                pb.ILLEGAL_MESSAGE_GROUP,
+                f"message_group is blank, has a control character or is not under {MAX_MESSAGE_GROUP_BYTES} bytes",
+            )
         props[PROPERTY_SHARDING_KEY] = group
     if sp.HasField("delivery_timestamp"):
         props[PROPERTY_TIMER_DELIVER_MS] = str(sp.delivery_timestamp.ToMilliseconds())
@@ -134,8 +179,10 @@ def send_properties(msg: pb.Message, born_host: str) -> tuple[dict[str, str], in
     declared = type_name(sp.message_type)
     actual = message_type_of(props)
     if declared != UNSPECIFIED and declared != actual:
-        raise ProxyError(pb.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE,
-                         f"message_type is {declared} but the message's properties make it {actual}")
+        raise ProxyError(
+            pb.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE,
+            f"message_type is {declared} but the message's properties make it {actual}",
+        )
     sys_flag = COMPRESSED_FLAG if sp.body_encoding == pb.GZIP else 0
     return props, sys_flag
 

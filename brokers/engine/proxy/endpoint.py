@@ -13,6 +13,7 @@ TLS: the endpoint speaks TLS with the broker's certificate whenever the remoting
 (permissive or enforcing: a gRPC port cannot serve both on one port, so it does TLS only); a
 client certificate is asked for as ``client_auth`` says. The ACL is the broker's.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -41,8 +42,12 @@ class GrpcEndpoint:
         self.broker = broker  # the BrokerController (its server, store, managers, ACL guard)
         self.guard = broker.acl_guard
         cfg = broker.config
-        self.sessions = Sessions(broker.clock, max_clients=cfg.grpc_max_clients, expire_s=cfg.client_channel_expired_s,
-                                 on_close=broker.client_manager.do_channel_close_event)
+        self.sessions = Sessions(
+            broker.clock,
+            max_clients=cfg.grpc_max_clients,
+            expire_s=cfg.client_channel_expired_s,
+            on_close=broker.client_manager.do_channel_close_event,
+        )
         self.endpoints = EndpointCache()
         self.call_counts: Counter[tuple[str, str]] = Counter()  # (RPC, 5.x status) -> calls: gantry_grpc_calls_total
         self._server: grpc.aio.Server | None = None
@@ -71,7 +76,9 @@ class GrpcEndpoint:
             ],
         )
         server.add_generic_rpc_handlers((generic_handler(MessagingService(self), self.call_counts),))
-        bind = f"[{cfg.listen_host}]:{cfg.grpc_port}" if ":" in cfg.listen_host else f"{cfg.listen_host}:{cfg.grpc_port}"
+        bind = (
+            f"[{cfg.listen_host}]:{cfg.grpc_port}" if ":" in cfg.listen_host else f"{cfg.listen_host}:{cfg.grpc_port}"
+        )
         tls = cfg.tls
         if tls is not None and tls.serves_tls:
             self._port = server.add_secure_port(bind, _credentials(tls))
@@ -83,7 +90,12 @@ class GrpcEndpoint:
         self._server = server
         self.broker.server.register_processor(RequestCode.GANTRY_GET_GRPC_ENDPOINT, self._answer_endpoint)
         self._timer = asyncio.get_running_loop().create_task(self._expire_sessions(), name="grpc sessions")
-        log.info("broker %s: 5.x gRPC endpoint at %s%s", cfg.broker_name, self.addr, " (TLS)" if tls is not None and tls.serves_tls else "")
+        log.info(
+            "broker %s: 5.x gRPC endpoint at %s%s",
+            cfg.broker_name,
+            self.addr,
+            " (TLS)" if tls is not None and tls.serves_tls else "",
+        )
 
     async def stop(self) -> None:
         if self._timer is not None:
@@ -128,7 +140,8 @@ class GrpcEndpoint:
         found = f"{host}:{self._port}"
         try:
             reply = await self.broker.outer_api.client.invoke(
-                broker_addr, RemotingCommand.request(RequestCode.GANTRY_GET_GRPC_ENDPOINT), ASK_TIMEOUT_S)
+                broker_addr, RemotingCommand.request(RequestCode.GANTRY_GET_GRPC_ENDPOINT), ASK_TIMEOUT_S
+            )
             if reply.code == ResponseCode.SUCCESS and reply.ext("grpcAddr"):
                 found = reply.ext("grpcAddr")
         except Exception as exc:
@@ -141,5 +154,6 @@ def _credentials(tls) -> grpc.ServerCredentials:
     key, cert = Path(tls.key_file).read_bytes(), Path(tls.cert_file).read_bytes()
     roots = Path(tls.ca_file).read_bytes() if tls.ca_file else None
     require = tls.client_auth == "require"
-    return grpc.ssl_server_credentials([(key, cert)], root_certificates=roots if tls.client_auth != "none" else None,
-                                       require_client_auth=require)
+    return grpc.ssl_server_credentials(
+        [(key, cert)], root_certificates=roots if tls.client_auth != "none" else None, require_client_auth=require
+    )

@@ -10,6 +10,7 @@ Differences from the generated ``add_MessagingServiceServicer_to_server``:
 - every call is counted by method and the 5.x status it answered (``counts``: ``gantry_grpc_calls_total``;
   a stream by its first status frame, a malformed request as INVALID_ARGUMENT).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -23,8 +24,19 @@ from brokers.engine.proxy.stubs import definition_pb2 as pb
 from brokers.engine.proxy.stubs import service_pb2 as spb
 
 SERVICE = "apache.rocketmq.v2.MessagingService"
-SERVED = ("QueryRoute", "Heartbeat", "SendMessage", "QueryAssignment", "ReceiveMessage", "AckMessage",
-          "ForwardMessageToDeadLetterQueue", "EndTransaction", "Telemetry", "NotifyClientTermination", "ChangeInvisibleDuration")
+SERVED = (
+    "QueryRoute",
+    "Heartbeat",
+    "SendMessage",
+    "QueryAssignment",
+    "ReceiveMessage",
+    "AckMessage",
+    "ForwardMessageToDeadLetterQueue",
+    "EndTransaction",
+    "Telemetry",
+    "NotifyClientTermination",
+    "ChangeInvisibleDuration",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,12 +55,15 @@ def _parser(cls):
             return cls.FromString(data)
         except DecodeError as exc:
             return Malformed(cls.DESCRIPTOR.full_name, str(exc))
+
     return parse
 
 
 def _status_name(message) -> str | None:
     if message.HasField("status") if "status" in message.DESCRIPTOR.fields_by_name else False:
-        return pb.Code.Name(message.status.code) if message.status.code in pb.Code.values() else str(message.status.code)
+        return (
+            pb.Code.Name(message.status.code) if message.status.code in pb.Code.values() else str(message.status.code)
+        )
     return None
 
 
@@ -60,6 +75,7 @@ def _unary(name: str, method, counts: Counter):
         response = await method(request, context)
         counts[(name, _status_name(response) or "OK")] += 1
         return response
+
     return handle
 
 
@@ -76,6 +92,7 @@ def _unary_stream(name: str, method, counts: Counter):
                     counts[(name, status)] += 1
                     counted = True
             yield item
+
     return handle
 
 
@@ -87,23 +104,28 @@ def _stream_stream(name: str, method, counts: Counter):
                     counts[(name, "INVALID_ARGUMENT")] += 1
                     await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
                 yield request
+
         async for item in method(checked(), context):
             status = _status_name(item)
             if status is not None:
                 counts[(name, status)] += 1
             yield item
+
     return handle
 
 
 def _not_served(name: str, response_cls, streaming: bool):
     status = pb.Status(code=pb.NOT_IMPLEMENTED, message=f"{name} is not served by Gantry's 5.x endpoint")
     if streaming:
+
         async def stream(request, context):
             yield response_cls(status=status)
+
         return stream
 
     async def unary(request, context):
         return response_cls(status=status)
+
     return unary
 
 
@@ -118,10 +140,14 @@ def generic_handler(servicer, counts: Counter | None = None) -> grpc.GenericRpcH
         served = method.name in SERVED
         if method.client_streaming and method.server_streaming:
             impl = getattr(servicer, method.name) if served else _not_served(method.name, response_cls, True)
-            handlers[method.name] = grpc.stream_stream_rpc_method_handler(_stream_stream(method.name, impl, counts), **kwargs)
+            handlers[method.name] = grpc.stream_stream_rpc_method_handler(
+                _stream_stream(method.name, impl, counts), **kwargs
+            )
         elif method.server_streaming:
             impl = getattr(servicer, method.name) if served else _not_served(method.name, response_cls, True)
-            handlers[method.name] = grpc.unary_stream_rpc_method_handler(_unary_stream(method.name, impl, counts), **kwargs)
+            handlers[method.name] = grpc.unary_stream_rpc_method_handler(
+                _unary_stream(method.name, impl, counts), **kwargs
+            )
         else:
             impl = getattr(servicer, method.name) if served else _not_served(method.name, response_cls, False)
             handlers[method.name] = grpc.unary_unary_rpc_method_handler(_unary(method.name, impl, counts), **kwargs)

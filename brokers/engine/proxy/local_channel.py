@@ -12,6 +12,7 @@ client: ``invoke_oneway`` drops them (5.x clients rebalance by asking), ``invoke
 the client speaks gRPC; GET_CONSUMER_RUNNING_INFO is answered by the endpoint from the settings
 the client sent (``responder``, :func:`~.sessions.running_info`).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -77,8 +78,10 @@ class LocalChannel:
         answer = self.responder(request) if self.responder is not None else None
         if answer is not None:
             return answer
-        raise RemotingConnectError(f"{self.client_id} is a 5.x client on the gRPC endpoint: request code {request.code} "
-                                   f"cannot be sent to it", self.remote_addr)
+        raise RemotingConnectError(
+            f"{self.client_id} is a 5.x client on the gRPC endpoint: request code {request.code} cannot be sent to it",
+            self.remote_addr,
+        )
 
     async def invoke_oneway(self, request: RemotingCommand) -> None:
         log.debug("%s: request code %s not sent (a gRPC client)", self, request.code)

@@ -8,6 +8,7 @@ proxy. Queues follow RocketMQ's RouteActivity: read-only, write-only and read-wr
 in that order, each with the topic's accepted message types. An assignment (push consumers) is one
 queue per readable master with id -1 (POP from any of its queues), or each queue for a FIFO group.
 """
+
 from __future__ import annotations
 
 import time
@@ -63,7 +64,9 @@ class EndpointCache:
         self._known[broker_addr] = (grpc_addr, time.monotonic() + ENDPOINT_TTL_S)
 
 
-def message_queues(route: TopicRouteData, topic: pb.Resource, grpc_addrs: dict[str, str], accept_types: tuple[str, ...]) -> list[pb.MessageQueue]:
+def message_queues(
+    route: TopicRouteData, topic: pb.Resource, grpc_addrs: dict[str, str], accept_types: tuple[str, ...]
+) -> list[pb.MessageQueue]:
     """The route's queues on the masters whose gRPC address is known (``grpc_addrs`` by broker name)."""
     out: list[pb.MessageQueue] = []
     types = [type_code(t) for t in accept_types]
@@ -85,12 +88,18 @@ def message_queues(route: TopicRouteData, topic: pb.Resource, grpc_addrs: dict[s
         queue_id = 0
         for permission, count in counts:
             for _ in range(count):
-                out.append(pb.MessageQueue(topic=topic, id=queue_id, permission=permission, broker=broker, accept_message_types=types))
+                out.append(
+                    pb.MessageQueue(
+                        topic=topic, id=queue_id, permission=permission, broker=broker, accept_message_types=types
+                    )
+                )
                 queue_id += 1
     return out
 
 
-def assignments(route: TopicRouteData, topic: pb.Resource, grpc_addrs: dict[str, str], fifo: bool) -> list[pb.Assignment]:
+def assignments(
+    route: TopicRouteData, topic: pb.Resource, grpc_addrs: dict[str, str], fifo: bool
+) -> list[pb.Assignment]:
     out: list[pb.Assignment] = []
     for qd in route.queue_datas:
         addr = grpc_addrs.get(qd.broker_name)
@@ -100,5 +109,9 @@ def assignments(route: TopicRouteData, topic: pb.Resource, grpc_addrs: dict[str,
         permission = _permission(qd.perm)
         ids = range(qd.read_queue_nums) if fifo else (-1,)
         for queue_id in ids:
-            out.append(pb.Assignment(message_queue=pb.MessageQueue(topic=topic, id=queue_id, permission=permission, broker=broker)))
+            out.append(
+                pb.Assignment(
+                    message_queue=pb.MessageQueue(topic=topic, id=queue_id, permission=permission, broker=broker)
+                )
+            )
     return out

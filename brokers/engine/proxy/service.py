@@ -14,6 +14,7 @@ delay and transactional sends answer NOT_IMPLEMENTED / UNSUPPORTED (transactions
 later); PullMessage, UpdateOffset, GetOffset, QueryOffset, RecallMessage, SyncLiteSubscription are
 grpc's UNIMPLEMENTED.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -65,13 +66,18 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
                 raise ProxyError(pb.CLIENT_ID_REQUIRED, "the call has no x-mq-client-id metadata")
             return None
         if not self.endpoint.broker.ready:
-            raise ProxyError(pb.INTERNAL_SERVER_ERROR, f"broker {self.endpoint.broker.config.broker_name} is not ready yet, try again shortly")
+            raise ProxyError(
+                pb.INTERNAL_SERVER_ERROR,
+                f"broker {self.endpoint.broker.config.broker_name} is not ready yet, try again shortly",
+            )
         owner = caller.account.access_key if caller.account is not None else None
         known = self.endpoint.sessions.get(caller.client_id)
         if known is not None and known.owner != owner:  # a client id is its first signer's: no one else ends or uses it
             raise ProxyError(pb.UNAUTHORIZED, f"client id {caller.client_id[:64]} is in use by another account")
         try:
-            session = self.endpoint.sessions.touch(caller.client_id, caller.language, caller.version, caller.remote_addr)
+            session = self.endpoint.sessions.touch(
+                caller.client_id, caller.language, caller.version, caller.remote_addr
+            )
         except TooManyClients as exc:
             raise ProxyError(pb.TOO_MANY_REQUESTS, str(exc)) from None
         if known is None:
@@ -94,6 +100,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
         async def work(session):
             queues = await calls.query_route(self.endpoint, session, request)
             return spb.QueryRouteResponse(status=_status(), message_queues=queues)
+
         return await self._unary(context, spb.QueryRouteResponse, work)
 
     async def QueryAssignment(self, request, context):
@@ -102,42 +109,50 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
             if not found:
                 return spb.QueryAssignmentResponse(status=_status(pb.FORBIDDEN, "no readable queue"))
             return spb.QueryAssignmentResponse(status=_status(), assignments=found)
+
         return await self._unary(context, spb.QueryAssignmentResponse, work)
 
     async def Heartbeat(self, request, context):
         async def work(session):
             await calls.heartbeat(self.endpoint, session, request)
             return spb.HeartbeatResponse(status=_status())
+
         return await self._unary(context, spb.HeartbeatResponse, work)
 
     async def SendMessage(self, request, context):
         async def work(session):
             entries = await calls.send(self.endpoint, session, request)
             return spb.SendMessageResponse(status=_overall(entries), entries=entries)
+
         return await self._unary(context, spb.SendMessageResponse, work)
 
     async def AckMessage(self, request, context):
         async def work(session):
             entries = await calls.ack(self.endpoint, session, request)
             return spb.AckMessageResponse(status=_overall(entries), entries=entries)
+
         return await self._unary(context, spb.AckMessageResponse, work)
 
     async def ChangeInvisibleDuration(self, request, context):
         async def work(session):
             handle = await calls.change_invisible(self.endpoint, session, request)
             return spb.ChangeInvisibleDurationResponse(status=_status(), receipt_handle=handle)
+
         return await self._unary(context, spb.ChangeInvisibleDurationResponse, work)
 
     async def ForwardMessageToDeadLetterQueue(self, request, context):
         async def work(session):
             await calls.forward_to_dlq(self.endpoint, session, request)
             return spb.ForwardMessageToDeadLetterQueueResponse(status=_status())
+
         return await self._unary(context, spb.ForwardMessageToDeadLetterQueueResponse, work)
 
     async def EndTransaction(self, request, context):
         async def work(session):
-            return spb.EndTransactionResponse(status=_status(
-                pb.NOT_IMPLEMENTED, "transactional messages are not served by this endpoint yet"))
+            return spb.EndTransactionResponse(
+                status=_status(pb.NOT_IMPLEMENTED, "transactional messages are not served by this endpoint yet")
+            )
+
         return await self._unary(context, spb.EndTransactionResponse, work)
 
     async def NotifyClientTermination(self, request, context):
@@ -145,6 +160,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
             await calls.unregister(self.endpoint, session, request)
             self.endpoint.sessions.end(session.client_id, "NotifyClientTermination")
             return spb.NotifyClientTerminationResponse(status=_status())
+
         return await self._unary(context, spb.NotifyClientTerminationResponse, work)
 
     # -- streams ---------------------------------------------------------------------------------
@@ -193,6 +209,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
         if settings.HasField("subscription"):
             group = settings.subscription.group.name
             fifo, max_attempts = calls.group_policy(self.endpoint, group)
-        session.settings = merged_settings(settings, max_body_size=self.endpoint.broker.config.max_message_size, fifo=fifo,
-                                           max_attempts=max_attempts)
+        session.settings = merged_settings(
+            settings, max_body_size=self.endpoint.broker.config.max_message_size, fifo=fifo, max_attempts=max_attempts
+        )
         return session.settings

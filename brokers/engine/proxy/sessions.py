@@ -14,6 +14,7 @@ long-polling timeout (20 s), ``fifo`` from the group's consumeMessageOrderly and
 the group's retryMaxTimes + 1 with RocketMQ's default backoff (1 s, 5 s, 10 s, 30 s, then minutes);
 and always a ``metric`` entry (off): the Python client 5.1.2 fails reading settings without it.
 """
+
 from __future__ import annotations
 
 import json
@@ -75,7 +76,9 @@ class ClientCall:
 
 
 class Sessions:
-    def __init__(self, clock: Clock, *, max_clients: int, expire_s: float, on_close: Callable[[LocalChannel], None]) -> None:
+    def __init__(
+        self, clock: Clock, *, max_clients: int, expire_s: float, on_close: Callable[[LocalChannel], None]
+    ) -> None:
         self.clock = clock
         self.max_clients = max_clients
         self.expire_s = expire_s
@@ -185,22 +188,40 @@ def running_info(session: Session, request: RemotingCommand) -> RemotingCommand 
     if request.code != RequestCode.GET_CONSUMER_RUNNING_INFO:
         return None
     settings = session.settings
-    props = {"PROP_CLIENT_VERSION": session.version, "PROP_CONSUME_TYPE": "CONSUME_POP", "language": session.language,
-             "protocol": "gRPC (RocketMQ 5.x, apache.rocketmq.v2)", "clientAddr": session.channel.remote_addr,
-             "source": "the client's settings, as the gRPC endpoint holds them"}
+    props = {
+        "PROP_CLIENT_VERSION": session.version,
+        "PROP_CONSUME_TYPE": "CONSUME_POP",
+        "language": session.language,
+        "protocol": "gRPC (RocketMQ 5.x, apache.rocketmq.v2)",
+        "clientAddr": session.channel.remote_addr,
+        "source": "the client's settings, as the gRPC endpoint holds them",
+    }
     subs = []
     if settings is not None:
         props["clientType"] = _CLIENT_TYPES.get(settings.client_type, str(settings.client_type))
         sub = settings.subscription
-        props.update({"PROP_CONSUMEORDERLY": str(sub.fifo).lower(), "receiveBatchSize": str(sub.receive_batch_size),
-                      "longPollingTimeoutMs": str(sub.long_polling_timeout.ToMilliseconds()),
-                      "maxDeliveryAttempts": str(settings.backoff_policy.max_attempts),
-                      "requestTimeoutMs": str(settings.request_timeout.ToMilliseconds())})
+        props.update(
+            {
+                "PROP_CONSUMEORDERLY": str(sub.fifo).lower(),
+                "receiveBatchSize": str(sub.receive_batch_size),
+                "longPollingTimeoutMs": str(sub.long_polling_timeout.ToMilliseconds()),
+                "maxDeliveryAttempts": str(settings.backoff_policy.max_attempts),
+                "requestTimeoutMs": str(settings.request_timeout.ToMilliseconds()),
+            }
+        )
         if settings.user_agent.version:
-            props["userAgent"] = f"{pb.Language.Name(settings.user_agent.language)} {settings.user_agent.version} " \
-                                 f"{settings.user_agent.platform} {settings.user_agent.hostname}".strip()
+            props["userAgent"] = (
+                f"{pb.Language.Name(settings.user_agent.language)} {settings.user_agent.version} "
+                f"{settings.user_agent.platform} {settings.user_agent.hostname}".strip()
+            )
         for entry in sub.subscriptions:
-            subs.append({"topic": entry.topic.name, "subString": entry.expression.expression or "*",
-                         "expressionType": "SQL92" if entry.expression.type == pb.SQL else "TAG", "subVersion": 0})
+            subs.append(
+                {
+                    "topic": entry.topic.name,
+                    "subString": entry.expression.expression or "*",
+                    "expressionType": "SQL92" if entry.expression.type == pb.SQL else "TAG",
+                    "subVersion": 0,
+                }
+            )
     body = {"properties": props, "subscriptionSet": subs, "mqTable": {}, "statusTable": {}}
     return request.response(ResponseCode.SUCCESS, None, None, json.dumps(body).encode())

@@ -8,6 +8,7 @@ for that, so when ``rocketmq`` is not imported yet, this registers it as a plain
 same directory; the client's own ``__init__`` runs on the first attribute the package is asked for
 (``from rocketmq import Producer``), so a process that also uses the client still gets it whole.
 """
+
 from __future__ import annotations
 
 import importlib.util

@@ -1,4 +1,5 @@
 """The RocketMQ 4.x remoting protocol: commands and frames, asyncio server and client."""
+
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import (

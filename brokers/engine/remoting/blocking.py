@@ -6,6 +6,7 @@ its caller for longer than its timeout plus a small margin, even if the loop is 
 the timeout.  After a fork (Celery prefork workers) the child starts a loop of its own on first
 use; the parent's thread does not exist there.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -127,14 +128,21 @@ class BlockingRemotingClient:
             thread = threading.Thread(target=run_loop, name=f"{self.name}-loop", daemon=True)
             thread.start()
             ready.wait()
-            client = RemotingClient(connect_timeout_s=self.connect_timeout_s, max_frame_size=self.max_frame_size, name=self.name,
-                                    signer=self.signer, tls=self.tls)
+            client = RemotingClient(
+                connect_timeout_s=self.connect_timeout_s,
+                max_frame_size=self.max_frame_size,
+                name=self.name,
+                signer=self.signer,
+                tls=self.tls,
+            )
             for code, handler in self._processors.items():
                 client.register_processor(code, handler)
             self._loop, self._thread, self._client, self._pid = loop, thread, client, os.getpid()
             return client
 
-    def _run(self, coro: Coroutine[Any, Any, T], timeout_s: float, addr: str | None, request: RemotingCommand | None) -> T:
+    def _run(
+        self, coro: Coroutine[Any, Any, T], timeout_s: float, addr: str | None, request: RemotingCommand | None
+    ) -> T:
         loop = self._loop
         if loop is None:
             coro.close()
@@ -147,6 +155,8 @@ class BlockingRemotingClient:
                 raise
             future.cancel()
             code = request.code if request is not None else "?"
-            raise RemotingTimeoutError(f"no response to request code {code} from {addr} within {timeout_s}s", addr, timeout_s) from None
+            raise RemotingTimeoutError(
+                f"no response to request code {code} from {addr} within {timeout_s}s", addr, timeout_s
+            ) from None
         except concurrent.futures.CancelledError:
             raise RemotingError(f"{self.name}: call cancelled (client closing)") from None

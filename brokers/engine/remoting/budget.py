@@ -15,6 +15,7 @@ When the reserving connection itself holds the most, it is the one closed (its r
 fatal :class:`~brokers.engine.remoting.errors.RemotingProtocolError`). Every close is logged by the
 rate-limited :data:`~brokers.engine.remoting.limits.limit_log` as limit ``buffer-budget``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -72,12 +73,28 @@ class BufferBudget:
             limit = self.max_unauthenticated if unauth_over else self.max_total
             self.closed_for_budget += 1
             if victim is ctx:
-                limit_log.refused("buffer-budget", ctx.remote_addr, "%s: a %d-byte frame does not fit the %s budget "
-                                  "(%d of %d bytes held); connection closed", ctx, size, which,
-                                  self.unauthenticated if unauth_over else self.total, limit)
-                raise RemotingProtocolError(f"the server's {which} receive budget of {limit} bytes is spent", fatal=True)
-            limit_log.refused("buffer-budget", victim.remote_addr, "%s: holds %d bytes, the most, when the %s budget "
-                              "(%d bytes) is spent; connection closed", victim, self._held.get(victim, 0), which, limit)
+                limit_log.refused(
+                    "buffer-budget",
+                    ctx.remote_addr,
+                    "%s: a %d-byte frame does not fit the %s budget (%d of %d bytes held); connection closed",
+                    ctx,
+                    size,
+                    which,
+                    self.unauthenticated if unauth_over else self.total,
+                    limit,
+                )
+                raise RemotingProtocolError(
+                    f"the server's {which} receive budget of {limit} bytes is spent", fatal=True
+                )
+            limit_log.refused(
+                "buffer-budget",
+                victim.remote_addr,
+                "%s: holds %d bytes, the most, when the %s budget (%d bytes) is spent; connection closed",
+                victim,
+                self._held.get(victim, 0),
+                which,
+                limit,
+            )
             self.release(victim)
             victim.abort()
         self._held[ctx] = self._held.get(ctx, 0) + size
@@ -107,8 +124,14 @@ class BufferBudget:
             victim = max(queued, key=lambda c: (not c.established, queued[c]))
             if queued[victim] <= 0:
                 break
-            limit_log.refused("buffer-budget", victim.remote_addr, "%s: %d bytes of responses unread when the budget of "
-                              "%d bytes is spent; connection closed", victim, queued[victim], self.max_total)
+            limit_log.refused(
+                "buffer-budget",
+                victim.remote_addr,
+                "%s: %d bytes of responses unread when the budget of %d bytes is spent; connection closed",
+                victim,
+                queued[victim],
+                self.max_total,
+            )
             excess -= queued.pop(victim)
             self.closed_for_budget += 1
             victim.abort()

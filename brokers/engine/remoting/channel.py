@@ -39,6 +39,7 @@ Unknown request codes get REQUEST_CODE_NOT_SUPPORTED (remark `` request type <co
 supported``, as the Java broker writes it); oneway requests never get a reply, and responses with
 an opaque nobody waits for are dropped.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -133,10 +134,14 @@ class ChannelContext:
         self.established = False  # a request of this peer passed the guard (server side; see the module docstring)
         self._budget = budget
         self._on_established = on_established
-        self._frames_in = FrameReader(reader, max_frame_size=max_frame_size, name=self,
-                                      max_header_size=limits.max_header_size if limits else None,
-                                      reserve=(lambda size: budget.reserve(self, size)) if budget is not None else None,
-                                      release=(lambda: budget.release(self)) if budget is not None else None)
+        self._frames_in = FrameReader(
+            reader,
+            max_frame_size=max_frame_size,
+            name=self,
+            max_header_size=limits.max_header_size if limits else None,
+            reserve=(lambda size: budget.reserve(self, size)) if budget is not None else None,
+            release=(lambda: budget.release(self)) if budget is not None else None,
+        )
         self._frames = FrameWriter(writer, on_written=self._written, on_failed=self._write_failed)
         self._lookup = lookup
         self._guard = guard
@@ -185,7 +190,9 @@ class ChannelContext:
             self._frames.write(data)
             self._check_queued(len(data))
             if self._frames.congested:
-                await asyncio.wait({future, loop.create_task(self._drain_quietly())}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(
+                    {future, loop.create_task(self._drain_quietly())}, return_when=asyncio.FIRST_COMPLETED
+                )
             return await future
         finally:
             timer.cancel()
@@ -195,11 +202,13 @@ class ChannelContext:
 
     def _expire(self, future: asyncio.Future[RemotingCommand], code: int, opaque: int, timeout_s: float) -> None:
         if not future.done():
-            future.set_exception(RemotingTimeoutError(
-                f"no response to request code {code} (opaque {opaque}) from {self.remote_addr} within {timeout_s}s",
-                self.remote_addr,
-                timeout_s,
-            ))
+            future.set_exception(
+                RemotingTimeoutError(
+                    f"no response to request code {code} (opaque {opaque}) from {self.remote_addr} within {timeout_s}s",
+                    self.remote_addr,
+                    timeout_s,
+                )
+            )
 
     async def invoke_oneway(self, request: RemotingCommand) -> None:
         """Send a request flagged ONEWAY; nothing is awaited but the write."""
@@ -220,7 +229,10 @@ class ChannelContext:
         except RemotingProtocolError as exc:
             log.warning("%s: cannot send response code %s: %s", self, response.code, exc)
             data = RemotingCommand(
-                code=ResponseCode.SYSTEM_ERROR, opaque=response.opaque, flag=FLAG_RESPONSE, remark=f"response not sent: {exc}"
+                code=ResponseCode.SYSTEM_ERROR,
+                opaque=response.opaque,
+                flag=FLAG_RESPONSE,
+                remark=f"response not sent: {exc}",
             ).encode()
         try:
             self._queue(data)
@@ -332,11 +344,15 @@ class ChannelContext:
 
     async def _wait_in_flight_below(self, limit: int) -> None:
         """Stop reading until fewer than ``limit`` of this connection's requests are running."""
-        limit_log.refused("in-flight", self.remote_addr, "%s: %d requests in flight; reading paused", self, len(self._tasks))
+        limit_log.refused(
+            "in-flight", self.remote_addr, "%s: %d requests in flight; reading paused", self, len(self._tasks)
+        )
         while len(self._tasks) >= limit and not self.closed:
             await asyncio.wait(set(self._tasks), return_when=asyncio.FIRST_COMPLETED)
 
-    async def _answer_error(self, opaque: int | None, flag: int, remark: str, error: RemotingError | None = None) -> None:
+    async def _answer_error(
+        self, opaque: int | None, flag: int, remark: str, error: RemotingError | None = None
+    ) -> None:
         """Answer a frame that could not be decoded: fail our own request, or reply to the peer's."""
         if flag & FLAG_RESPONSE:
             future = self._pending.get(opaque) if opaque is not None else None
@@ -346,7 +362,9 @@ class ChannelContext:
                 log.warning("%s: undecodable response dropped: %s", self, remark)
             return
         if self.limits is not None:
-            limit_log.refused("bad-frame", self.remote_addr, "%s: bad request frame (opaque %s): %s", self, opaque, remark)
+            limit_log.refused(
+                "bad-frame", self.remote_addr, "%s: bad request frame (opaque %s): %s", self, opaque, remark
+            )
         else:
             log.warning("%s: bad request frame (opaque %s): %s", self, opaque, remark)
         if flag & FLAG_ONEWAY:
@@ -400,7 +418,13 @@ class ChannelContext:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.warning("%s: handler for request code %s failed: %s", self, request.code, exc, exc_info=not isinstance(exc, RemotingError))
+                log.warning(
+                    "%s: handler for request code %s failed: %s",
+                    self,
+                    request.code,
+                    exc,
+                    exc_info=not isinstance(exc, RemotingError),
+                )
                 response = request.response(ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__)
             request_stats.observe(request.code, self._loop.time() - started)
         if response is None or request.is_oneway:
@@ -451,16 +475,27 @@ class ChannelContext:
             return
         queued = self._frames.queued_bytes
         if queued > limits.max_queued_response_bytes and queued > frame_size:
-            limit_log.refused("queued-bytes", self.remote_addr, "%s: %d bytes of responses unread (cap %d); connection closed",
-                              self, queued, limits.max_queued_response_bytes)
+            limit_log.refused(
+                "queued-bytes",
+                self.remote_addr,
+                "%s: %d bytes of responses unread (cap %d); connection closed",
+                self,
+                queued,
+                limits.max_queued_response_bytes,
+            )
             self.abort()
-            raise RemotingSendRequestError(f"connection to {self.remote_addr} closed: too many unread responses", self.remote_addr)
+            raise RemotingSendRequestError(
+                f"connection to {self.remote_addr} closed: too many unread responses", self.remote_addr
+            )
 
     def _fail_pending(self) -> None:
         for opaque, future in list(self._pending.items()):
             if not future.done():
                 future.set_exception(
-                    RemotingConnectError(f"connection to {self.remote_addr} closed before the response (opaque {opaque})", self.remote_addr)
+                    RemotingConnectError(
+                        f"connection to {self.remote_addr} closed before the response (opaque {opaque})",
+                        self.remote_addr,
+                    )
                 )
 
     async def cancel_tasks(self, grace_s: float = 0.0) -> None:

@@ -11,6 +11,7 @@ are answered REQUEST_CODE_NOT_SUPPORTED unless oneway. With a
 request is signed right before it is written, each resend again. With a
 :class:`~brokers.engine.remoting.tls.TlsConfig` whose outgoing side is on, connections speak TLS.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -77,7 +78,9 @@ class RemotingClient:
     def add_close_listener(self, listener: CloseListener) -> None:
         self._close_listeners.append(listener)
 
-    async def invoke(self, addr: str, request: RemotingCommand, timeout_s: float = DEFAULT_TIMEOUT_S) -> RemotingCommand:
+    async def invoke(
+        self, addr: str, request: RemotingCommand, timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> RemotingCommand:
         """Send ``request`` to ``addr`` and return the response; ``timeout_s`` bounds connect and wait."""
         if self.signer is not None:
             self.signer.sign_request(request)
@@ -102,7 +105,9 @@ class RemotingClient:
         except TimeoutError as exc:
             if isinstance(exc, RemotingError):
                 raise
-            raise RemotingTimeoutError(f"oneway request code {request.code} to {addr} not written within {timeout_s}s", addr, timeout_s) from None
+            raise RemotingTimeoutError(
+                f"oneway request code {request.code} to {addr} not written within {timeout_s}s", addr, timeout_s
+            ) from None
 
     async def get_channel(self, addr: str, timeout_s: float | None = None) -> ChannelContext:
         """Return the open connection to ``addr``, connecting when there is none."""
@@ -119,7 +124,11 @@ class RemotingClient:
                 ctx = await self._connect(addr, self.connect_timeout_s if timeout_s is None else timeout_s)
             except BaseException as exc:
                 if not pending.done():
-                    error = exc if isinstance(exc, RemotingError) else RemotingConnectError(f"connect to {addr} failed: {exc!r}", addr)
+                    error = (
+                        exc
+                        if isinstance(exc, RemotingError)
+                        else RemotingConnectError(f"connect to {addr} failed: {exc!r}", addr)
+                    )
                     pending.set_exception(error)
                     pending.exception()  # mark retrieved: nobody else may be waiting
                 raise
@@ -141,7 +150,12 @@ class RemotingClient:
         except OSError as exc:
             raise RemotingConnectError(f"connect to {addr} failed: {exc}", addr) from None
         ctx = ChannelContext(
-            reader, writer, lookup=self._processors.get, on_closed=self._on_channel_closed, max_frame_size=self.max_frame_size, name=self.name,
+            reader,
+            writer,
+            lookup=self._processors.get,
+            on_closed=self._on_channel_closed,
+            max_frame_size=self.max_frame_size,
+            name=self.name,
             dialed=True,
         )
         ctx.attributes["addr"] = addr

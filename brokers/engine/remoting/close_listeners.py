@@ -1,4 +1,5 @@
 """Close listeners: what a server or client calls when one of its connections ends."""
+
 from __future__ import annotations
 
 import inspect
@@ -25,4 +26,3 @@ async def notify_close_listeners(listeners: list[CloseListener], ctx: ChannelCon
                 await result
         except Exception:
             log.exception("close listener %r failed for %s", listener, ctx)
-

@@ -1,4 +1,5 @@
 """RocketMQ 4.9.8 request and response codes (RequestCode, ResponseCode, RemotingSysResponseCode)."""
+
 from __future__ import annotations
 
 from enum import IntEnum
@@ -110,7 +111,9 @@ class RequestCode(IntEnum):
     GANTRY_GET_ACL_ACCOUNTS = 10_006  # the ACL in force: accounts and perms WITHOUT secrets, global white addresses
     GANTRY_SUBSCRIBE_CONFIG = 10_007  # a slave asks its master to push topic and group changes on this connection
     GANTRY_PUSH_CONFIG = 10_008  # master to slave: one change of its topic or group table (broker/config_push.py)
-    GANTRY_GET_GRPC_ENDPOINT = 10_009  # the broker's 5.x gRPC endpoint address ("" when off): routes name it (proxy/routes.py)
+    GANTRY_GET_GRPC_ENDPOINT = (
+        10_009  # the broker's 5.x gRPC endpoint address ("" when off): routes name it (proxy/routes.py)
+    )
     GANTRY_GET_POP_STATE = 10_010  # a group's POP cursors and deliveries in flight (processors/pop_state.py)
 
 

@@ -14,6 +14,7 @@ answers; requests we originate use :func:`request_serialize_type` on connections
 a connection a peer dialed :meth:`~brokers.engine.remoting.channel.ChannelContext.request_serialize_type`
 (JSON until that peer has itself sent the binary header).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -103,15 +104,21 @@ class RemotingCommand:
     # -- construction -------------------------------------------------------------------------
 
     @classmethod
-    def request(cls, code: int, ext_fields: dict[str, object] | None = None, body: bytes = b"", *, oneway: bool = False) -> RemotingCommand:
+    def request(
+        cls, code: int, ext_fields: dict[str, object] | None = None, body: bytes = b"", *, oneway: bool = False
+    ) -> RemotingCommand:
         """Build a request with a fresh opaque; ext field values are stringified like Java's."""
         ext = coerce_ext_fields(ext_fields)
-        cmd = cls(code=int(code), opaque=next_opaque(), ext_fields=ext, body=body, serialize_type=REQUEST_SERIALIZE_TYPE)
+        cmd = cls(
+            code=int(code), opaque=next_opaque(), ext_fields=ext, body=body, serialize_type=REQUEST_SERIALIZE_TYPE
+        )
         if oneway:
             cmd.mark_oneway()
         return cmd
 
-    def response(self, code: int, remark: str | None = None, ext_fields: dict[str, object] | None = None, body: bytes = b"") -> RemotingCommand:
+    def response(
+        self, code: int, remark: str | None = None, ext_fields: dict[str, object] | None = None, body: bytes = b""
+    ) -> RemotingCommand:
         """Build the response to this request: same opaque and serialize type, RESPONSE flag set."""
         return RemotingCommand(
             code=int(code),
@@ -188,9 +195,13 @@ class RemotingCommand:
         """The header bytes in ``serialize_type`` (default: this command's; see :mod:`~brokers.engine.remoting.header_codec`)."""
         stype = self.serialize_type if serialize_type is None else serialize_type
         if stype == SERIALIZE_JSON:
-            return encode_json_header(self.code, self.language, self.version, self.opaque, self.flag, self.remark, self.ext_fields)
+            return encode_json_header(
+                self.code, self.language, self.version, self.opaque, self.flag, self.remark, self.ext_fields
+            )
         if stype == SERIALIZE_ROCKETMQ:
-            return encode_binary_header(self.code, self.language, self.version, self.opaque, self.flag, self.remark, self.ext_fields)
+            return encode_binary_header(
+                self.code, self.language, self.version, self.opaque, self.flag, self.remark, self.ext_fields
+            )
         raise RemotingProtocolError(f"unknown serialize type {stype}")
 
     def encode(self, max_frame_size: int | None = None) -> bytes:

@@ -7,6 +7,7 @@ send. One that waits (a long-polling pull, a synchronous flush or double write, 
 the client) goes on in a task exactly as if the task had started it. Python 3.12's
 ``eager_task_factory`` does the same for every task; this is the one place Gantry needs it.
 """
+
 from __future__ import annotations
 
 import asyncio

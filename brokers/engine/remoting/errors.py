@@ -5,6 +5,7 @@ subclass when they react differently (a timeout is retried, a refused connection
 down).  :class:`ResponseError` is for callers that turn a non-success response code into an
 exception; the transport never raises it by itself.
 """
+
 from __future__ import annotations
 
 
@@ -75,7 +76,9 @@ class RemotingCommandError(RemotingError, ValueError):
 class ResponseError(RemotingError):
     """A response whose code is not one the caller accepts; carries the code and remark."""
 
-    def __init__(self, code: int, remark: str | None, *, request_code: int | None = None, addr: str | None = None) -> None:
+    def __init__(
+        self, code: int, remark: str | None, *, request_code: int | None = None, addr: str | None = None
+    ) -> None:
         self.code = int(code)
         self.remark = remark
         self.request_code = request_code

@@ -18,6 +18,7 @@ reservation refused (fatal RemotingProtocolError) ends the connection.
 (None between frames), so a watchdog can close a connection whose frame trickles in; the time
 waiting for a frame's first byte is idle time and is not counted.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -38,9 +39,16 @@ _TLS_HANDSHAKE = 0x16  # first byte of a TLS ClientHello
 class FrameReader:
     """Read frames of at most ``max_frame_size`` bytes; ``name`` labels the log lines."""
 
-    def __init__(self, reader: asyncio.StreamReader, *, max_frame_size: int, max_header_size: int | None = None,
-                 name: object = "connection", reserve: Callable[[int], None] | None = None,
-                 release: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        *,
+        max_frame_size: int,
+        max_header_size: int | None = None,
+        name: object = "connection",
+        reserve: Callable[[int], None] | None = None,
+        release: Callable[[], None] | None = None,
+    ) -> None:
         self._reader = reader
         self._reserve = reserve
         self._release = release
@@ -91,7 +99,9 @@ class FrameReader:
         header_length = word & 0xFFFFFF
         header_cap = min(total - 4, self.max_frame_size, self.max_header_size or self.max_frame_size)
         if header_length > header_cap:
-            raise RemotingProtocolError(f"header length {header_length} does not fit a frame of {total} bytes", fatal=True)
+            raise RemotingProtocolError(
+                f"header length {header_length} does not fit a frame of {total} bytes", fatal=True
+            )
         header = await reader.readexactly(header_length)
         remaining = total - 4 - header_length
         while remaining:

@@ -8,6 +8,7 @@ of the burst as this side still works on the rest (flushing only at the end of t
 two sides take turns over whole bursts). Writers wait only when the transport's buffer is over
 its high-water mark, i.e. when the peer is not reading.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -26,8 +27,13 @@ class FrameWriter:
     transport refuses a write (the owner closes the connection).
     """
 
-    def __init__(self, writer: asyncio.StreamWriter, *, on_written: Callable[[], None],
-                 on_failed: Callable[[BaseException], None]) -> None:
+    def __init__(
+        self,
+        writer: asyncio.StreamWriter,
+        *,
+        on_written: Callable[[], None],
+        on_failed: Callable[[BaseException], None],
+    ) -> None:
         self._writer = writer
         self._transport = writer.transport
         self._high_water = writer.transport.get_write_buffer_limits()[1]

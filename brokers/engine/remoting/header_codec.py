@@ -18,6 +18,7 @@ dict for ``json.dumps``, and decoded with one shared ``json.JSONDecoder``. A hea
 the tuple ``(code, language, version, opaque, flag, remark, ext_fields)``, the first seven
 fields of :class:`~brokers.engine.remoting.command.RemotingCommand`.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,16 @@ from brokers.engine import speedups
 from brokers.engine.remoting.errors import RemotingProtocolError
 
 __all__ = [
-    "LANGUAGE_CODES", "SERIALIZE_JSON", "SERIALIZE_ROCKETMQ", "HeaderFields", "coerce_ext_fields",
-    "decode_binary_header", "decode_json_header", "encode_binary_header", "encode_frame", "encode_json_header",
+    "LANGUAGE_CODES",
+    "SERIALIZE_JSON",
+    "SERIALIZE_ROCKETMQ",
+    "HeaderFields",
+    "coerce_ext_fields",
+    "decode_binary_header",
+    "decode_json_header",
+    "encode_binary_header",
+    "encode_frame",
+    "encode_json_header",
     "salvage_ids",
 ]
 
@@ -37,7 +46,21 @@ SERIALIZE_JSON = 0
 SERIALIZE_ROCKETMQ = 1
 
 # LanguageCode enum in declaration order: the binary header carries the index.
-LANGUAGE_CODES = ("JAVA", "CPP", "DOTNET", "PYTHON", "DELPHI", "ERLANG", "RUBY", "OTHER", "HTTP", "GO", "PHP", "OMS", "RUST")
+LANGUAGE_CODES = (
+    "JAVA",
+    "CPP",
+    "DOTNET",
+    "PYTHON",
+    "DELPHI",
+    "ERLANG",
+    "RUBY",
+    "OTHER",
+    "HTTP",
+    "GO",
+    "PHP",
+    "OMS",
+    "RUST",
+)
 _LANGUAGE_INDEX = {name: i for i, name in enumerate(LANGUAGE_CODES)}
 
 _FRAME_PREFIX = struct.Struct(">ii")  # total length, serialize type << 24 | header length
@@ -54,14 +77,17 @@ _json_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encod
 _json_decode = json.JSONDecoder().decode
 _json_string = json.encoder.encode_basestring  # a str as a JSON string literal (ensure_ascii=False)
 
-HeaderFields = tuple[int, str, int, int, int, "str | None", dict[str, str]]  # code, language, version, opaque, flag, remark, ext
+HeaderFields = tuple[
+    int, str, int, int, int, "str | None", dict[str, str]
+]  # code, language, version, opaque, flag, remark, ext
 
 
 # -- JSON -------------------------------------------------------------------------------------
 
 
-def encode_json_header(code: int, language: str, version: int, opaque: int, flag: int, remark: str | None,
-                       ext: dict[str, str]) -> bytes:
+def encode_json_header(
+    code: int, language: str, version: int, opaque: int, flag: int, remark: str | None, ext: dict[str, str]
+) -> bytes:
     """The JSON header, byte for byte what ``json.dumps(header, separators=(",", ":"), ensure_ascii=False)`` makes.
 
     RemotingProtocolError when code, version, opaque or flag is an int that does not fit a Java int.
@@ -75,7 +101,9 @@ def encode_json_header(code: int, language: str, version: int, opaque: int, flag
         try:
             parts = [f'{{"code":{code},']
             if ext:
-                parts.append('"extFields":{' + ",".join([f"{_json_string(k)}:{_json_string(v)}" for k, v in ext.items()]) + "},")
+                parts.append(
+                    '"extFields":{' + ",".join([f"{_json_string(k)}:{_json_string(v)}" for k, v in ext.items()]) + "},"
+                )
             parts.append(f'"flag":{flag},"language":{_json_string(language)},"opaque":{opaque},')
             if remark is not None:
                 parts.append(f'"remark":{_json_string(remark)},')
@@ -146,11 +174,14 @@ def _out_of_range(name: str, value: int) -> str:
 # -- ROCKETMQ binary --------------------------------------------------------------------------
 
 
-def encode_binary_header(code: int, language: str, version: int, opaque: int, flag: int, remark: str | None,
-                         ext: dict[str, str]) -> bytes:
+def encode_binary_header(
+    code: int, language: str, version: int, opaque: int, flag: int, remark: str | None, ext: dict[str, str]
+) -> bytes:
     """The ROCKETMQ binary header; RemotingProtocolError when a number does not fit its field."""
     try:
-        parts = [_BINARY_FIXED.pack(code, _LANGUAGE_INDEX.get(language, _LANGUAGE_INDEX["OTHER"]), version, opaque, flag)]
+        parts = [
+            _BINARY_FIXED.pack(code, _LANGUAGE_INDEX.get(language, _LANGUAGE_INDEX["OTHER"]), version, opaque, flag)
+        ]
     except struct.error as exc:
         raise RemotingProtocolError(f"command does not fit the binary header: {exc}") from None
     remark_b = remark.encode("utf-8") if remark else b""
@@ -285,5 +316,8 @@ def _ext_value(value: object) -> str | None:
 
 
 # The compiled twins (brokers.engine.speedups), when built and not switched off.
-speedups.install(globals(), "brokers.engine.remoting._header_codec_c",
-                 ("encode_json_header", "encode_binary_header", "decode_binary_header", "encode_frame"))
+speedups.install(
+    globals(),
+    "brokers.engine.remoting._header_codec_c",
+    ("encode_json_header", "encode_binary_header", "decode_binary_header", "encode_frame"),
+)

@@ -26,6 +26,7 @@ Clients pass no limits: a connection Gantry opens trusts its peer as before. Eve
 logged by a :class:`LimitLog` (one line per limit and peer address per ``interval_s``, with the
 count of the refusals it did not log) so a flood cannot flood the log too.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,8 +40,15 @@ from dataclasses import dataclass
 from brokers.engine.common.json_depth import json_depth_exceeds
 from brokers.engine.remoting.request_stats import request_stats
 
-__all__ = ["DEFAULT_LIMITS", "ConnectionLimits", "LimitLog", "add_limit_arguments", "header_refusal", "limit_log",
-           "limits_from_args"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "ConnectionLimits",
+    "LimitLog",
+    "add_limit_arguments",
+    "header_refusal",
+    "limit_log",
+    "limits_from_args",
+]
 
 _SERIALIZE_JSON = 0  # header_codec.SERIALIZE_JSON (this module is below the codec)
 
@@ -93,9 +101,16 @@ class ConnectionLimits:
     first_frame_deadline_s: float = 10.0
 
     def __post_init__(self) -> None:
-        for name in ("max_connections", "max_connections_per_address", "max_header_size", "max_json_depth",
-                     "max_in_flight_per_connection", "max_queued_response_bytes", "max_buffered_bytes",
-                     "max_unauthenticated_bytes"):
+        for name in (
+            "max_connections",
+            "max_connections_per_address",
+            "max_header_size",
+            "max_json_depth",
+            "max_in_flight_per_connection",
+            "max_queued_response_bytes",
+            "max_buffered_bytes",
+            "max_unauthenticated_bytes",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         for name in ("frame_receive_deadline_s", "first_frame_deadline_s"):
@@ -112,13 +127,23 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("limits on the port (defaults are safe for a public port)")
     for f in dataclasses.fields(ConnectionLimits):
         flag = "--" + f.name.removesuffix("_s").replace("_", "-")
-        group.add_argument(flag, dest=f"limit_{f.name}", type=type(f.default), default=None,
-                           metavar="SECONDS" if f.name.endswith("_s") else "N", help=f"(default {f.default})")
+        group.add_argument(
+            flag,
+            dest=f"limit_{f.name}",
+            type=type(f.default),
+            default=None,
+            metavar="SECONDS" if f.name.endswith("_s") else "N",
+            help=f"(default {f.default})",
+        )
 
 
 def limits_from_args(args: argparse.Namespace) -> ConnectionLimits:
     """The limits given by :func:`add_limit_arguments` flags, defaults for the others."""
-    given = {name: getattr(args, f"limit_{name}") for name in LIMIT_FIELDS if getattr(args, f"limit_{name}", None) is not None}
+    given = {
+        name: getattr(args, f"limit_{name}")
+        for name in LIMIT_FIELDS
+        if getattr(args, f"limit_{name}", None) is not None
+    }
     return dataclasses.replace(DEFAULT_LIMITS, **given)
 
 
@@ -128,8 +153,13 @@ class LimitLog:
     The line logged after a quiet period tells how many refusals were not logged before it.
     """
 
-    def __init__(self, logger: logging.Logger, interval_s: float = 10.0,
-                 clock: Callable[[], float] = time.monotonic, max_keys: int = 4096) -> None:
+    def __init__(
+        self,
+        logger: logging.Logger,
+        interval_s: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int = 4096,
+    ) -> None:
         self._log = logger
         self._interval_s = interval_s
         self._clock = clock
@@ -172,6 +202,8 @@ def header_refusal(data: bytes, limits: ConnectionLimits) -> str | None:
     header_length = word & 0xFFFFFF
     if header_length > limits.max_header_size:
         return f"header of {header_length} bytes exceeds the {limits.max_header_size}-byte limit"
-    if (word >> 24) & 0xFF == _SERIALIZE_JSON and json_depth_exceeds(data[4 : 4 + header_length], limits.max_json_depth):
+    if (word >> 24) & 0xFF == _SERIALIZE_JSON and json_depth_exceeds(
+        data[4 : 4 + header_length], limits.max_json_depth
+    ):
         return f"JSON header nested deeper than {limits.max_json_depth}"
     return None

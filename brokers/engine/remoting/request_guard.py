@@ -13,6 +13,7 @@ Remoting knows no accounts; it offers two seams and the ACL (``brokers.engine.ac
 Requests a server sends back over a client's connection (NOTIFY_CONSUMER_IDS_CHANGED, ...) are
 neither guarded nor signed, as in RocketMQ.
 """
+
 from __future__ import annotations
 
 from typing import Protocol

@@ -6,6 +6,7 @@ name server or one broker. The channel observes each served request's handler ti
 name, or ``acl``). Read by the ``/metrics`` collectors (``brokers/engine/metrics/``), which take
 a :meth:`snapshot` on the event loop, the thread that writes.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -42,7 +43,9 @@ class RequestStats:
         self._refusals[reason] += 1
 
     def snapshot(self) -> RequestStatsSnapshot:
-        return RequestStatsSnapshot({code: h.snapshot() for code, h in list(self._latency.items())}, dict(self._refusals))
+        return RequestStatsSnapshot(
+            {code: h.snapshot() for code, h in list(self._latency.items())}, dict(self._refusals)
+        )
 
 
 request_stats = RequestStats()

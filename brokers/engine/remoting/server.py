@@ -21,6 +21,7 @@ still in their handshake are capped by the TLS listener). A connection that has 
 within ``first_frame_deadline_s`` is closed by the watchdog, and the bytes of frames being received
 are held to the port's :class:`~brokers.engine.remoting.budget.BufferBudget`.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -72,7 +73,9 @@ class RemotingServer:
         self._default: Handler | None = None
         self._close_listeners: list[CloseListener] = []
         self._channels: dict[int, ChannelContext] = {}
-        self._unauthenticated: dict[str, dict[int, ChannelContext]] = {}  # remote IP -> not yet authenticated, oldest first
+        self._unauthenticated: dict[
+            str, dict[int, ChannelContext]
+        ] = {}  # remote IP -> not yet authenticated, oldest first
         self.budget = BufferBudget(limits, name)
         self._server: asyncio.base_events.Server | TlsListener | None = None
         self._background: set[asyncio.Task] = set()
@@ -106,11 +109,22 @@ class RemotingServer:
         self._server = await start_server(self._on_connect, self.host, self._requested_port, self.tls, name=self.name)
         self._port = self._server.sockets[0].getsockname()[1]
         self._watchdog = asyncio.get_running_loop().create_task(
-            idle_watchdog(lambda: list(self._channels.values()), self.idle_close_s, self.limits.frame_receive_deadline_s,
-                          first_frame_deadline_s=self.limits.first_frame_deadline_s, budget=self.budget)
+            idle_watchdog(
+                lambda: list(self._channels.values()),
+                self.idle_close_s,
+                self.limits.frame_receive_deadline_s,
+                first_frame_deadline_s=self.limits.first_frame_deadline_s,
+                budget=self.budget,
+            )
         )
-        log.info("%s remoting server listening on %s:%s (codecs: %s; event loop: %s)", self.name, self.host, self._port,
-                 "compiled" if speedups.active() else "pure Python", event_loop.loop_name(asyncio.get_running_loop()))
+        log.info(
+            "%s remoting server listening on %s:%s (codecs: %s; event loop: %s)",
+            self.name,
+            self.host,
+            self._port,
+            "compiled" if speedups.active() else "pure Python",
+            event_loop.loop_name(asyncio.get_running_loop()),
+        )
 
     @property
     def port(self) -> int:
@@ -158,7 +172,12 @@ class RemotingServer:
             writer.transport.abort()
             return
         ctx = ChannelContext(
-            reader, writer, lookup=self._lookup, on_closed=self._on_channel_closed, max_frame_size=self.max_frame_size, name=self.name,
+            reader,
+            writer,
+            lookup=self._lookup,
+            on_closed=self._on_channel_closed,
+            max_frame_size=self.max_frame_size,
+            name=self.name,
             guard=self.guard,
             limits=self.limits,
             budget=self.budget,
@@ -183,8 +202,14 @@ class RemotingServer:
         if len(self._channels) >= limits.max_connections:
             victim = self._oldest_unauthenticated(None)
             if victim is None:
-                limit_log.refused("connections", peer, "%s: %d connections open, every one authenticated; %s refused",
-                                  self.name, len(self._channels), peer)
+                limit_log.refused(
+                    "connections",
+                    peer,
+                    "%s: %d connections open, every one authenticated; %s refused",
+                    self.name,
+                    len(self._channels),
+                    peer,
+                )
                 return False
             self._evict(victim, "connections", f"{len(self._channels)} connections open")
         mine = self._unauthenticated.get(host)
@@ -203,8 +228,14 @@ class RemotingServer:
         return min(candidates, key=lambda c: (c.frame_started_at is not None, c.opened_at))
 
     def _evict(self, victim: ChannelContext, limit: str, why: str) -> None:
-        limit_log.refused(limit, victim.remote_addr, "%s: %s; the oldest unauthenticated one, %s, closed to make room",
-                          self.name, why, victim)
+        limit_log.refused(
+            limit,
+            victim.remote_addr,
+            "%s: %s; the oldest unauthenticated one, %s, closed to make room",
+            self.name,
+            why,
+            victim,
+        )
         self._forget(victim)
         victim.abort()
 

@@ -22,6 +22,7 @@ a process speaks TLS to other servers when ``client_enable`` says so, by default
 mode is ``enforcing`` (RocketMQ's rule: ``tls.enable`` defaults to ``tls.server.mode == enforcing``).
 A client-only TlsConfig (``TlsConfig.client(ca_file=...)``) has ``client_enable=True``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,16 @@ import ssl
 from dataclasses import dataclass
 
 __all__ = [
-    "CLIENT_AUTH_MODES", "DISABLED", "ENFORCING", "PERMISSIVE", "TLS_MODES",
-    "TlsConfig", "TlsConfigError", "add_tls_arguments", "tls_config_from_args", "tls_config_from_settings",
+    "CLIENT_AUTH_MODES",
+    "DISABLED",
+    "ENFORCING",
+    "PERMISSIVE",
+    "TLS_MODES",
+    "TlsConfig",
+    "TlsConfigError",
+    "add_tls_arguments",
+    "tls_config_from_args",
+    "tls_config_from_settings",
 ]
 
 DISABLED = "disabled"
@@ -64,13 +73,17 @@ class TlsConfig:
         if self.mode not in TLS_MODES:
             raise TlsConfigError(f"tls mode must be one of {', '.join(TLS_MODES)}, got {self.mode!r}")
         if self.client_auth not in CLIENT_AUTH_MODES:
-            raise TlsConfigError(f"tls client auth must be one of {', '.join(CLIENT_AUTH_MODES)}, got {self.client_auth!r}")
+            raise TlsConfigError(
+                f"tls client auth must be one of {', '.join(CLIENT_AUTH_MODES)}, got {self.client_auth!r}"
+            )
         if bool(self.cert_file) != bool(self.key_file):
             raise TlsConfigError("give both a TLS certificate (--tls-cert) and its key (--tls-key), or neither")
         if self.serves_tls and not self.cert_file:
             raise TlsConfigError(f"tls mode {self.mode} needs a certificate and key (--tls-cert, --tls-key)")
         if self.serves_tls and self.client_auth != "none" and not self.ca_file:
-            raise TlsConfigError(f"tls client auth {self.client_auth} needs the CA of the clients' certificates (--tls-ca)")
+            raise TlsConfigError(
+                f"tls client auth {self.client_auth} needs the CA of the clients' certificates (--tls-ca)"
+            )
         for label, path in (("certificate", self.cert_file), ("key", self.key_file), ("CA", self.ca_file)):
             if path and not os.path.isfile(path):
                 raise TlsConfigError(f"TLS {label} file {path} does not exist")
@@ -78,11 +91,24 @@ class TlsConfig:
             raise TlsConfigError("tls handshake timeout must be positive")
 
     @classmethod
-    def client(cls, *, ca_file: str | None = None, cert_file: str | None = None, key_file: str | None = None,
-               verify_server: bool = True, server_hostname: str | None = None) -> TlsConfig:
+    def client(
+        cls,
+        *,
+        ca_file: str | None = None,
+        cert_file: str | None = None,
+        key_file: str | None = None,
+        verify_server: bool = True,
+        server_hostname: str | None = None,
+    ) -> TlsConfig:
         """A client's settings: connect with TLS, trusting ``ca_file`` (and presenting a certificate if given)."""
-        return cls(cert_file=cert_file, key_file=key_file, ca_file=ca_file, verify_server=verify_server,
-                   server_hostname=server_hostname, client_enable=True)
+        return cls(
+            cert_file=cert_file,
+            key_file=key_file,
+            ca_file=ca_file,
+            verify_server=verify_server,
+            server_hostname=server_hostname,
+            client_enable=True,
+        )
 
     @property
     def serves_tls(self) -> bool:
@@ -130,7 +156,9 @@ class TlsConfig:
         try:
             ctx.load_cert_chain(self.cert_file, self.key_file)  # type: ignore[arg-type]
         except (OSError, ssl.SSLError) as exc:
-            raise TlsConfigError(f"cannot load TLS certificate {self.cert_file} with key {self.key_file}: {exc}") from None
+            raise TlsConfigError(
+                f"cannot load TLS certificate {self.cert_file} with key {self.key_file}: {exc}"
+            ) from None
 
     def _load_ca(self, ctx: ssl.SSLContext) -> None:
         try:
@@ -150,16 +178,34 @@ class TlsConfig:
 
 def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
     """The TLS flags of ``broker``, ``namesrv`` and ``run_cluster``."""
-    parser.add_argument("--tls-mode", choices=TLS_MODES, default=DISABLED,
-                        help="disabled (plain TCP, default), permissive (TLS and plain on one port), enforcing (TLS only)")
-    parser.add_argument("--tls-cert", default=None, metavar="PEM", help="server certificate chain (also shown to servers that ask)")
+    parser.add_argument(
+        "--tls-mode",
+        choices=TLS_MODES,
+        default=DISABLED,
+        help="disabled (plain TCP, default), permissive (TLS and plain on one port), enforcing (TLS only)",
+    )
+    parser.add_argument(
+        "--tls-cert", default=None, metavar="PEM", help="server certificate chain (also shown to servers that ask)"
+    )
     parser.add_argument("--tls-key", default=None, metavar="PEM", help="private key of --tls-cert (unencrypted)")
-    parser.add_argument("--tls-ca", default=None, metavar="PEM",
-                        help="CA that signed the peers' certificates (clients' for --tls-client-auth, servers' for outgoing TLS)")
-    parser.add_argument("--tls-client-auth", choices=CLIENT_AUTH_MODES, default="none",
-                        help="ask connecting clients for a certificate signed by --tls-ca (default none)")
-    parser.add_argument("--tls-outgoing", choices=("auto", "on", "off"), default="auto",
-                        help="TLS on connections to name servers and masters (default auto: on in enforcing mode)")
+    parser.add_argument(
+        "--tls-ca",
+        default=None,
+        metavar="PEM",
+        help="CA that signed the peers' certificates (clients' for --tls-client-auth, servers' for outgoing TLS)",
+    )
+    parser.add_argument(
+        "--tls-client-auth",
+        choices=CLIENT_AUTH_MODES,
+        default="none",
+        help="ask connecting clients for a certificate signed by --tls-ca (default none)",
+    )
+    parser.add_argument(
+        "--tls-outgoing",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="TLS on connections to name servers and masters (default auto: on in enforcing mode)",
+    )
 
 
 def tls_config_from_args(args: argparse.Namespace) -> TlsConfig | None:
@@ -167,19 +213,31 @@ def tls_config_from_args(args: argparse.Namespace) -> TlsConfig | None:
     outgoing = {"auto": None, "on": True, "off": False}[getattr(args, "tls_outgoing", "auto")]
     if args.tls_mode == DISABLED and not outgoing:
         return None
-    absolute = {name: os.path.abspath(value) if value else None
-                for name, value in (("cert_file", args.tls_cert), ("key_file", args.tls_key), ("ca_file", args.tls_ca))}
+    absolute = {
+        name: os.path.abspath(value) if value else None
+        for name, value in (("cert_file", args.tls_cert), ("key_file", args.tls_key), ("ca_file", args.tls_ca))
+    }
     return TlsConfig(mode=args.tls_mode, client_auth=args.tls_client_auth, client_enable=outgoing, **absolute).check()
 
 
-def tls_config_from_settings(enable: object, ca_file: str | None = None, cert_file: str | None = None,
-                             key_file: str | None = None, verify_server: object = True,
-                             server_hostname: str | None = None) -> TlsConfig | None:
+def tls_config_from_settings(
+    enable: object,
+    ca_file: str | None = None,
+    cert_file: str | None = None,
+    key_file: str | None = None,
+    verify_server: object = True,
+    server_hostname: str | None = None,
+) -> TlsConfig | None:
     """A client's TlsConfig from settings values (strings from the environment accepted); None when off."""
     if not _truthy(enable):
         return None
-    return TlsConfig.client(ca_file=ca_file or None, cert_file=cert_file or None, key_file=key_file or None,
-                            verify_server=_truthy(verify_server), server_hostname=server_hostname or None)
+    return TlsConfig.client(
+        ca_file=ca_file or None,
+        cert_file=cert_file or None,
+        key_file=key_file or None,
+        verify_server=_truthy(verify_server),
+        server_hostname=server_hostname or None,
+    )
 
 
 def _truthy(value: object) -> bool:

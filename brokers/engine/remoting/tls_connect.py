@@ -8,6 +8,7 @@ doing so) naming the peer and the reason: an untrusted certificate and the CA to
 that is not in the certificate, or a peer that closed the handshake (a server with TLS disabled,
 or one that wants a client certificate).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -29,8 +30,9 @@ def client_context(tls: TlsConfig) -> ssl.SSLContext | None:
     return tls.client_context()
 
 
-async def open_connection(host: str, port: int, tls: TlsConfig | None, timeout_s: float
-                          ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+async def open_connection(
+    host: str, port: int, tls: TlsConfig | None, timeout_s: float
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """Connect to ``host:port`` within ``timeout_s`` (handshake included); TimeoutError, OSError."""
     context = client_context(tls) if tls is not None else None
     if context is None:
@@ -39,16 +41,23 @@ async def open_connection(host: str, port: int, tls: TlsConfig | None, timeout_s
     hostname = tls.server_hostname or host
     try:
         return await asyncio.wait_for(
-            asyncio.open_connection(host, port, ssl=context, server_hostname=hostname,
-                                    ssl_handshake_timeout=max(timeout_s, 0.001)),
-            timeout_s)
+            asyncio.open_connection(
+                host, port, ssl=context, server_hostname=hostname, ssl_handshake_timeout=max(timeout_s, 0.001)
+            ),
+            timeout_s,
+        )
     except ssl.SSLCertVerificationError as exc:
         raise TlsHandshakeError(
             f"TLS: the certificate of {host}:{port} failed verification ({exc.verify_message or exc.reason}); "
-            f"check that the CA file ({tls.ca_file or 'the system CAs'}) signed it and that it names {hostname}") from None
+            f"check that the CA file ({tls.ca_file or 'the system CAs'}) signed it and that it names {hostname}"
+        ) from None
     except ssl.SSLError as exc:
-        raise TlsHandshakeError(f"TLS handshake with {host}:{port} failed: {exc.reason or exc} "
-                                "(does the server speak TLS, and does it want a client certificate?)") from None
+        raise TlsHandshakeError(
+            f"TLS handshake with {host}:{port} failed: {exc.reason or exc} "
+            "(does the server speak TLS, and does it want a client certificate?)"
+        ) from None
     except ConnectionResetError as exc:
-        raise TlsHandshakeError(f"TLS handshake with {host}:{port} failed: the server closed the connection ({exc}); "
-                                "does it speak TLS (--tls-mode), and does it want a client certificate?") from None
+        raise TlsHandshakeError(
+            f"TLS handshake with {host}:{port} failed: the server closed the connection ({exc}); "
+            "does it speak TLS (--tls-mode), and does it want a client certificate?"
+        ) from None

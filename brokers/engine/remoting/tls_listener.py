@@ -21,6 +21,7 @@ mode, a failed handshake (no shared version, an untrusted client certificate, a 
 a peer silent for the handshake timeout, more than ``MAX_PENDING`` connections not yet past their
 handshake.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -41,7 +42,7 @@ ConnectedCallback = Callable[[asyncio.StreamReader, asyncio.StreamWriter], "Awai
 TLS_HANDSHAKE_RECORD = 0x16
 MAX_PENDING = 256  # connections between accept and the end of their handshake
 REFUSAL_LOG_INTERVAL_S = 10.0
-STREAM_LIMIT = 2 ** 16  # asyncio.start_server's StreamReader limit
+STREAM_LIMIT = 2**16  # asyncio.start_server's StreamReader limit
 
 
 class RateLimitedLog:
@@ -65,8 +66,9 @@ class RateLimitedLog:
         self._log.warning(message + suffix, *args)
 
 
-async def start_server(callback: ConnectedCallback, host: str, port: int, tls: TlsConfig | None,
-                       *, name: str = "remoting") -> asyncio.Server | TlsListener:
+async def start_server(
+    callback: ConnectedCallback, host: str, port: int, tls: TlsConfig | None, *, name: str = "remoting"
+) -> asyncio.Server | TlsListener:
     """Listen on ``host:port``; plain ``asyncio.start_server`` unless ``tls`` serves TLS."""
     if tls is None or not tls.serves_tls:
         return await asyncio.start_server(callback, host, port)
@@ -116,8 +118,14 @@ class TlsListener:
             raise
         self._sock = sock
         self._accepting = loop.create_task(self._accept_loop(sock), name=f"{self.name}-tls-accept")
-        log.info("%s: TLS %s on %s:%s (client auth %s)", self.name, self.tls.mode, host, sock.getsockname()[1],
-                 self.tls.client_auth)
+        log.info(
+            "%s: TLS %s on %s:%s (client auth %s)",
+            self.name,
+            self.tls.mode,
+            host,
+            sock.getsockname()[1],
+            self.tls.client_auth,
+        )
 
     def close(self) -> None:
         """Stop accepting and drop connections still in their handshake (served ones stay open)."""
@@ -147,8 +155,14 @@ class TlsListener:
                 continue
             conn.setblocking(False)
             if len(self._pending) >= MAX_PENDING:
-                self._refuse(conn, "pending", "%s: connection from %s closed: %d connections are already in their TLS handshake",
-                             self.name, _peer(conn), len(self._pending))
+                self._refuse(
+                    conn,
+                    "pending",
+                    "%s: connection from %s closed: %d connections are already in their TLS handshake",
+                    self.name,
+                    _peer(conn),
+                    len(self._pending),
+                )
                 continue
             task = loop.create_task(self._serve(conn))
             self._pending.add(task)
@@ -164,8 +178,14 @@ class TlsListener:
         try:
             first = await self._peek(conn)
         except TimeoutError:
-            self._refuse(conn, "silent", "%s: connection from %s closed: nothing received within %.0f s",
-                         self.name, peer, self.tls.handshake_timeout_s)
+            self._refuse(
+                conn,
+                "silent",
+                "%s: connection from %s closed: nothing received within %.0f s",
+                self.name,
+                peer,
+                self.tls.handshake_timeout_s,
+            )
             return
         except OSError as exc:
             log.debug("%s: connection from %s failed before its first byte: %s", self.name, peer, exc)
@@ -179,7 +199,9 @@ class TlsListener:
             return
         wrap = first[0] == TLS_HANDSHAKE_RECORD
         if not wrap and not self.tls.serves_plain:
-            self._refuse(conn, "plain", "%s: plain connection from %s refused: TLS is enforced on this port", self.name, peer)
+            self._refuse(
+                conn, "plain", "%s: plain connection from %s refused: TLS is enforced on this port", self.name, peer
+            )
             return
         await self._hand_over(conn, peer, self._context if wrap else None)
 
@@ -203,8 +225,9 @@ class TlsListener:
             if context is None:
                 await loop.connect_accepted_socket(lambda: protocol, conn)
             else:
-                await loop.connect_accepted_socket(lambda: protocol, conn, ssl=context,
-                                                   ssl_handshake_timeout=self.tls.handshake_timeout_s)
+                await loop.connect_accepted_socket(
+                    lambda: protocol, conn, ssl=context, ssl_handshake_timeout=self.tls.handshake_timeout_s
+                )
         except asyncio.CancelledError:
             conn.close()
             raise

@@ -7,6 +7,7 @@ aborted, so a peer sending a frame a byte at a time cannot hold its buffer for l
 one that has not authenticated within ``first_frame_deadline_s`` of opening is aborted, and the
 responses queued for slow readers are held to the server's buffer budget.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -22,9 +23,14 @@ __all__ = ["idle_watchdog"]
 log = logging.getLogger("brokers.engine.remoting")
 
 
-async def idle_watchdog(channels: Callable[[], list[Any]], idle_close_s: float | None,
-                        frame_deadline_s: float | None = None, *, first_frame_deadline_s: float | None = None,
-                        budget: BufferBudget | None = None) -> None:
+async def idle_watchdog(
+    channels: Callable[[], list[Any]],
+    idle_close_s: float | None,
+    frame_deadline_s: float | None = None,
+    *,
+    first_frame_deadline_s: float | None = None,
+    budget: BufferBudget | None = None,
+) -> None:
     """Close connections (ChannelContexts) that neither read nor wrote for ``idle_close_s`` seconds, those
     whose frame being read started more than ``frame_deadline_s`` ago, and those not authenticated
     ``first_frame_deadline_s`` after they opened (each may be None)."""
@@ -39,15 +45,29 @@ async def idle_watchdog(channels: Callable[[], list[Any]], idle_close_s: float |
         for ctx in current:
             if ctx.closed:
                 continue
-            if first_frame_deadline_s is not None and not ctx.established and now - ctx.opened_at >= first_frame_deadline_s:
-                limit_log.refused("first-frame-deadline", ctx.remote_addr, "%s: no authenticated request %.1fs after "
-                                  "it opened; connection closed", ctx, now - ctx.opened_at)
+            if (
+                first_frame_deadline_s is not None
+                and not ctx.established
+                and now - ctx.opened_at >= first_frame_deadline_s
+            ):
+                limit_log.refused(
+                    "first-frame-deadline",
+                    ctx.remote_addr,
+                    "%s: no authenticated request %.1fs after it opened; connection closed",
+                    ctx,
+                    now - ctx.opened_at,
+                )
                 ctx.abort()
                 continue
             started = ctx.frame_started_at
             if frame_deadline_s is not None and started is not None and now - started >= frame_deadline_s:
-                limit_log.refused("frame-deadline", ctx.remote_addr, "%s: frame incomplete %.1fs after its first byte; connection closed",
-                                  ctx, now - started)
+                limit_log.refused(
+                    "frame-deadline",
+                    ctx.remote_addr,
+                    "%s: frame incomplete %.1fs after its first byte; connection closed",
+                    ctx,
+                    now - started,
+                )
                 ctx.abort()
             elif idle_close_s and now - ctx.last_activity >= idle_close_s and not ctx._pending and not ctx._tasks:
                 log.info("%s: idle for %.1fs, closing", ctx, now - ctx.last_activity)

@@ -1,6 +1,7 @@
 """The broker's store: commit log segments, consume queues, key index, checkpoint, recovery and
 flushing: :class:`DefaultMessageStore` behind the :class:`MessageStore` Protocol the broker uses
 (see docs/engine-internals.md, ``store``)."""
+
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
 from brokers.engine.store.default_message_store import DefaultMessageStore
 from brokers.engine.store.errors import StoreCorruptionError, StoreError, StoreLockedError, StoreNotOpenError

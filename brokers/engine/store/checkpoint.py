@@ -17,6 +17,7 @@ Both offsets are record boundaries (the end of a record) when written. The 44 by
 ``pwrite`` within one sector after the files they vouch for were synced; a torn write fails the
 CRC and recovery falls back to the timestamps, as RocketMQ's does.
 """
+
 from __future__ import annotations
 
 import os
@@ -52,7 +53,8 @@ class StoreCheckpoint:
             self._handle.close()
             raise
         self.physic_msg_timestamp, self.logics_msg_timestamp, self.index_msg_timestamp = (
-            _LAYOUT.unpack_from(data) if len(data) >= _LAYOUT.size else (0, 0, 0))
+            _LAYOUT.unpack_from(data) if len(data) >= _LAYOUT.size else (0, 0, 0)
+        )
         # Offsets the last run recorded; UNKNOWN_OFFSET when it recorded none (or a torn write).
         self.physic_offset = self.logics_offset = UNKNOWN_OFFSET
         if len(data) == _USED and _CRC.unpack_from(data, 40)[0] == zlib.crc32(data[:40]):

@@ -23,6 +23,7 @@ A segment's age comes from the store's clock (``CommitLog.last_modified_ms``), s
 store by hours in milliseconds. Deleting a segment drops it from the log's list under the put
 lock, unlinks it through the FileIO, and leaves the unmap to the reaper (``file_reaper.py``).
 """
+
 from __future__ import annotations
 
 import logging
@@ -57,9 +58,11 @@ class RetentionRatios:
 
     @classmethod
     def of(cls, config: StoreConfig) -> RetentionRatios:
-        return cls(_clamp(config.disk_max_used_space_ratio, 0.10, 0.95),
-                   _clamp(config.disk_space_clean_forcibly_ratio, 0.30, 0.85),
-                   _clamp(config.disk_space_warning_level_ratio, 0.35, 0.90))
+        return cls(
+            _clamp(config.disk_max_used_space_ratio, 0.10, 0.95),
+            _clamp(config.disk_space_clean_forcibly_ratio, 0.30, 0.85),
+            _clamp(config.disk_space_warning_level_ratio, 0.35, 0.90),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +80,17 @@ class CommitLogCleanResult:
 class CleanCommitLogService:
     """Decide and delete; run by the store's clean thread (``retention.py``), one pass at a time."""
 
-    def __init__(self, *, config: StoreConfig, commitlog: CommitLog, flags: RunningFlags, clock: Clock,
-                 disk_usage: DiskUsageFn, file_io: FileIO, reaper: MappedFileReaper) -> None:
+    def __init__(
+        self,
+        *,
+        config: StoreConfig,
+        commitlog: CommitLog,
+        flags: RunningFlags,
+        clock: Clock,
+        disk_usage: DiskUsageFn,
+        file_io: FileIO,
+        reaper: MappedFileReaper,
+    ) -> None:
         self._config = config
         self._commitlog = commitlog
         self._flags = flags
@@ -108,15 +120,21 @@ class CleanCommitLogService:
 
     def disk_ratio(self) -> float:
         """The higher used ratio of the commit log's and the consume queues' filesystems (-1 unknown)."""
-        return max(self.disk_usage(self._config.commitlog_dir).ratio, self.disk_usage(self._config.consume_queue_dir).ratio)
+        return max(
+            self.disk_usage(self._config.commitlog_dir).ratio, self.disk_usage(self._config.consume_queue_dir).ratio
+        )
 
     def check_disk(self) -> tuple[float, bool, bool]:
         """Set or clear the disk-full bit; return (ratio, space to delete, clean immediately)."""
         ratio, r = self.disk_ratio(), self.ratios
         if ratio > r.warning_level:
             if self._flags.get_and_make_disk_full():
-                log.error("disk maybe full soon: %.4f used (diskSpaceWarningLevelRatio %.2f), so mark disk full "
-                          "and refuse sends", ratio, r.warning_level)
+                log.error(
+                    "disk maybe full soon: %.4f used (diskSpaceWarningLevelRatio %.2f), so mark disk full "
+                    "and refuse sends",
+                    ratio,
+                    r.warning_level,
+                )
             return ratio, True, True
         if not self._flags.get_and_make_disk_ok():
             log.info("disk space OK again: %.4f used, so mark disk ok and take sends", ratio)
@@ -137,8 +155,16 @@ class CleanCommitLogService:
         clean_at_once = self._config.clean_file_forcibly_enable and immediately
         deleted = self.delete_expired_files(int(self._config.file_reserved_time_hours * 3_600_000), clean_at_once)
         if deleted:
-            log.info("deleted %d commit log segment(s) (time %s, space %s at %.4f, manual %s, forcibly %s); min offset now %d",
-                     len(deleted), time_up, space, ratio, manual, clean_at_once, self._commitlog.min_offset)
+            log.info(
+                "deleted %d commit log segment(s) (time %s, space %s at %.4f, manual %s, forcibly %s); min offset now %d",
+                len(deleted),
+                time_up,
+                space,
+                ratio,
+                manual,
+                clean_at_once,
+                self._commitlog.min_offset,
+            )
         elif space:
             log.warning("disk space will be full soon (%.4f used), but no commit log segment could be deleted", ratio)
         return CommitLogCleanResult(time_up, space, manual, immediately, ratio, tuple(deleted))

@@ -12,6 +12,7 @@ Bounded: at most ``files_per_queue`` files of each queue and of the index per pa
 that hit the bound is finished on the next pass). Each file is dropped under the put lock on
 its own, so puts interleave with a long clean-up.
 """
+
 from __future__ import annotations
 
 import logging
@@ -39,8 +40,16 @@ class LogicsCleanResult:
 
 
 class CleanConsumeQueueService:
-    def __init__(self, *, commitlog: CommitLog, queues: ConsumeQueueTable, index: IndexService, file_io: FileIO,
-                 reaper: MappedFileReaper, files_per_queue: int) -> None:
+    def __init__(
+        self,
+        *,
+        commitlog: CommitLog,
+        queues: ConsumeQueueTable,
+        index: IndexService,
+        file_io: FileIO,
+        reaper: MappedFileReaper,
+        files_per_queue: int,
+    ) -> None:
         self._commitlog = commitlog
         self._queues = queues
         self._index = index
@@ -83,8 +92,12 @@ class CleanConsumeQueueService:
             self._file_io.sync_dir(self._index.directory)
         self._pending = pending
         if cq_files or index_files:
-            log.info("deleted %d consume queue file(s) and %d index file(s) below commit log offset %d",
-                     cq_files, index_files, min_phy)
+            log.info(
+                "deleted %d consume queue file(s) and %d index file(s) below commit log offset %d",
+                cq_files,
+                index_files,
+                min_phy,
+            )
         return LogicsCleanResult(min_phy, cq_files, index_files, pending)
 
     def _delete(self, mf: MappedFile, what: str) -> None:

@@ -9,6 +9,7 @@ fit in what is left of a segment, the blank marker (TOTALSIZE = bytes left, MAGI
 Writers hold :attr:`CommitLog.lock` while they reserve space, write and :meth:`advance`; the flush
 thread takes it only to snapshot how far to flush.
 """
+
 from __future__ import annotations
 
 import errno
@@ -64,8 +65,15 @@ def max_record_size(max_message_size: int = MAX_MESSAGE_SIZE) -> int:
 
 
 class CommitLog:
-    def __init__(self, directory: str, file_size: int, *, max_message_size: int = MAX_MESSAGE_SIZE,
-                 io: FileIO = OS_FILE_IO, on_flush_failed: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        directory: str,
+        file_size: int,
+        *,
+        max_message_size: int = MAX_MESSAGE_SIZE,
+        io: FileIO = OS_FILE_IO,
+        on_flush_failed: Callable[[str], None] | None = None,
+    ) -> None:
         self.directory = directory
         self.file_size = file_size
         self.io = io
@@ -106,11 +114,15 @@ class CommitLog:
                 raise StoreCorruptionError(
                     f"commit log segment {path} does not follow the previous one (expected a "
                     f"segment starting at {expected} with {self.file_size}-byte segments)",
-                    path=path, offset=expected)
+                    path=path,
+                    offset=expected,
+                )
             if i < len(starts) - 1 and os.path.getsize(path) != self.file_size:
                 raise StoreCorruptionError(
-                    f"commit log segment {path} is {os.path.getsize(path)} bytes, expected "
-                    f"{self.file_size}", path=path, offset=start)
+                    f"commit log segment {path} is {os.path.getsize(path)} bytes, expected {self.file_size}",
+                    path=path,
+                    offset=start,
+                )
             mf = MappedFile(path, start, self.file_size, io=self.io)
             mf.wrote_position = mf.flushed_position = self.file_size
             self.files.append(mf)
@@ -121,8 +133,9 @@ class CommitLog:
             # volume that is a SIGBUS): on a full disk the open fails with ENOSPC instead.
             last = self.files[-1]
             ranges = last.data_ranges(0, self.file_size)
-            last.ensure_allocated(min(self.file_size, (ranges[-1][1] if ranges else 0) + END_FILE_MIN_BLANK_LENGTH),
-                                  self._chunk)
+            last.ensure_allocated(
+                min(self.file_size, (ranges[-1][1] if ranges else 0) + END_FILE_MIN_BLANK_LENGTH), self._chunk
+            )
 
     def segment_start(self, offset: int) -> int:
         return offset - offset % self.file_size

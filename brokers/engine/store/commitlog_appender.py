@@ -17,6 +17,7 @@ The appender owns nothing of the store: it is handed the commit log, the consume
 (for queue offsets), the dispatcher, the running flags, the stats and the clock, and answers each
 put with (result, flush target, arrivals) for the store to wait on and announce.
 """
+
 from __future__ import annotations
 
 import errno
@@ -75,12 +76,23 @@ PutOutcome = tuple[PutMessageResult, int, list[Arrival]]  # result, flush target
 _UNPUBLISHED_PREFIX = bytes(8)  # TOTALSIZE and MAGICCODE until the record is complete
 _PREFIX = struct.Struct(">iI")
 
+
 class CommitLogAppender:
     """Validates, encodes and appends puts to the commit log, then dispatches them."""
 
-    def __init__(self, *, commitlog: CommitLog, queues: ConsumeQueueTable, index: IndexService,
-                 dispatcher: CommitLogDispatcher, flags: RunningFlags, stats: StoreStats, clock: Clock,
-                 max_message_size: int, store_host_bytes: bytes) -> None:
+    def __init__(
+        self,
+        *,
+        commitlog: CommitLog,
+        queues: ConsumeQueueTable,
+        index: IndexService,
+        dispatcher: CommitLogDispatcher,
+        flags: RunningFlags,
+        stats: StoreStats,
+        clock: Clock,
+        max_message_size: int,
+        store_host_bytes: bytes,
+    ) -> None:
         self._commitlog = commitlog
         self._queues = queues
         self._index = index
@@ -125,8 +137,9 @@ class CommitLogAppender:
         log.exception("dispatch failed; the store refuses further puts until restarted")
         self._flags.make_unhealthy(f"dispatch failed: {exc}")
 
-    def _room(self, topic: str, queue_id: int, first_offset: int, units: int, index_items: int,
-              size: int) -> tuple[MappedFile, int] | PutOutcome:
+    def _room(
+        self, topic: str, queue_id: int, first_offset: int, units: int, index_items: int, size: int
+    ) -> tuple[MappedFile, int] | PutOutcome:
         """Reserve ``size`` bytes of the commit log and make sure the consume queue and the index
         have room for ``units`` units and ``index_items`` items: (segment, position), or the
         failed outcome (a full disk: nothing was written)."""
@@ -148,8 +161,11 @@ class CommitLogAppender:
     def _write_failed(self, exc: OSError) -> PutOutcome:
         """A commit log write failed before the record was published: a full disk is answered as
         one (CREATE_MAPED_FILE_FAILED, as RocketMQ does), any other error as UNKNOWN_ERROR."""
-        status = (PutMessageStatus.CREATE_MAPED_FILE_FAILED if exc.errno in (errno.ENOSPC, errno.EDQUOT)
-                  else PutMessageStatus.UNKNOWN_ERROR)
+        status = (
+            PutMessageStatus.CREATE_MAPED_FILE_FAILED
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT)
+            else PutMessageStatus.UNKNOWN_ERROR
+        )
         return self._fail(status, f"writing the commit log failed: {exc}")
 
     def _count(self, messages: int, size: int, started: float) -> None:
@@ -185,12 +201,19 @@ class CommitLogAppender:
         tran = sys_flag & TRANSACTION_TYPE_MASK
         to_cq = tran != TRANSACTION_PREPARED_TYPE and tran != TRANSACTION_ROLLBACK_TYPE
         hashes = None
-        if tran != TRANSACTION_ROLLBACK_TYPE and (PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX in props
-                                                   or PROPERTY_KEYS in props):
+        if tran != TRANSACTION_ROLLBACK_TYPE and (
+            PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX in props or PROPERTY_KEYS in props
+        ):
             hashes = index_key_hashes(topic, props)
         store_b = self._store_host_bytes
-        size = (RECORD_FIXED_SIZE_V4 + len(body) + len(topic_b) + len(props_b)
-                + (12 if len(born_b) == HOST_V6_SIZE else 0) + (12 if len(store_b) == HOST_V6_SIZE else 0))
+        size = (
+            RECORD_FIXED_SIZE_V4
+            + len(body)
+            + len(topic_b)
+            + len(props_b)
+            + (12 if len(born_b) == HOST_V6_SIZE else 0)
+            + (12 if len(store_b) == HOST_V6_SIZE else 0)
+        )
         crc = zlib.crc32(body) & 0x7FFFFFFF
         tags = msg.tags_code
         if tags is None and topic != SCHEDULE_TOPIC:
@@ -208,9 +231,23 @@ class CommitLogAppender:
             mf, pos = room
             phys = mf.file_from_offset + pos
             try:
-                tail, _size = encode_record_tail(topic_b, queue_id, body, props_b, msg.flag, queue_offset, phys,
-                                                 sys_flag, msg.born_timestamp, born_b, now, store_b,
-                                                 msg.reconsume_times, msg.prepared_transaction_offset, crc)
+                tail, _size = encode_record_tail(
+                    topic_b,
+                    queue_id,
+                    body,
+                    props_b,
+                    msg.flag,
+                    queue_offset,
+                    phys,
+                    sys_flag,
+                    msg.born_timestamp,
+                    born_b,
+                    now,
+                    store_b,
+                    msg.reconsume_times,
+                    msg.prepared_transaction_offset,
+                    crc,
+                )
             except (struct.error, TypeError, OverflowError) as exc:
                 return self._fail(PutMessageStatus.MESSAGE_ILLEGAL, f"cannot encode: {exc}")
             try:
@@ -232,8 +269,11 @@ class CommitLogAppender:
                 self._dispatch_failed(exc)
         self._count(1, size, started)
         msg_id = offset_msg_id_of(store_b, phys)
-        return (PutMessageResult(PutMessageStatus.PUT_OK, msg_id, queue_offset, phys, size, 1, now),
-                phys + size, arrivals)
+        return (
+            PutMessageResult(PutMessageStatus.PUT_OK, msg_id, queue_offset, phys, size, 1, now),
+            phys + size,
+            arrivals,
+        )
 
     def put_batch(self, batch: MessageExtBatch) -> PutOutcome:
         started = self._clock.monotonic()
@@ -268,8 +308,9 @@ class CommitLogAppender:
                 return self._fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"{len(props_b)} bytes")
             props = string_to_properties(text)
             size = record_size(len(body), len(topic_b), len(props_b), born_v6, store_v6)
-            items.append((flag, body, props_b, props, size, body_crc(body),
-                          index_key_hashes(topic, props) if to_index else None))
+            items.append(
+                (flag, body, props_b, props, size, body_crc(body), index_key_hashes(topic, props) if to_index else None)
+            )
             total += size
         cl = self._commitlog
         arrivals: list[Arrival] = []
@@ -289,9 +330,23 @@ class CommitLogAppender:
             phys = base + pos
             try:
                 for i, (flag, body, props_b, _props, size, crc, _hashes) in enumerate(items):
-                    tail, _size = encode_record_tail(topic_b, queue_id, body, props_b, flag, first_offset + i if to_cq else 0,
-                                                     phys, sys_flag, batch.born_timestamp, born_b, now, store_b,
-                                                     batch.reconsume_times, 0, crc)
+                    tail, _size = encode_record_tail(
+                        topic_b,
+                        queue_id,
+                        body,
+                        props_b,
+                        flag,
+                        first_offset + i if to_cq else 0,
+                        phys,
+                        sys_flag,
+                        batch.born_timestamp,
+                        born_b,
+                        now,
+                        store_b,
+                        batch.reconsume_times,
+                        0,
+                        crc,
+                    )
                     parts.append(_UNPUBLISHED_PREFIX)
                     parts.append(tail)
                     ids.append(offset_msg_id_of(store_b, phys))
@@ -328,6 +383,7 @@ class CommitLogAppender:
             except Exception as exc:
                 self._dispatch_failed(exc)
         self._count(len(items), total, started)
-        result = PutMessageResult(PutMessageStatus.PUT_OK, ",".join(ids), first_offset, base + pos,
-                                  total, len(items), now)
+        result = PutMessageResult(
+            PutMessageStatus.PUT_OK, ",".join(ids), first_offset, base + pos, total, len(items), now
+        )
         return result, base + at, arrivals

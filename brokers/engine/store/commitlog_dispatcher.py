@@ -9,6 +9,7 @@ queues records it in the checkpoint as what the queues and the index hold, and
 ``dispatched_offset`` (the commit log offset past the last record dispatched) the same as an
 offset, from which recovery after a crash re-dispatches.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -26,8 +27,17 @@ class CommitLogDispatcher:
         self.last_dispatch_timestamp = 0
         self.dispatched_offset = 0  # commit log offset just past the last record dispatched
 
-    def dispatch(self, topic: str, queue_id: int, queue_offset: int, phys: int, size: int,
-                 tags: int | None, hashes: list[int] | None, store_timestamp: int) -> None:
+    def dispatch(
+        self,
+        topic: str,
+        queue_id: int,
+        queue_offset: int,
+        phys: int,
+        size: int,
+        tags: int | None,
+        hashes: list[int] | None,
+        store_timestamp: int,
+    ) -> None:
         """Dispatch one record: its unit when ``tags`` is not None, its index keys when given."""
         if tags is not None:
             self._queues.put_unit(topic, queue_id, queue_offset, phys, size, tags)
@@ -36,8 +46,15 @@ class CommitLogDispatcher:
         self.last_dispatch_timestamp = store_timestamp
         self.dispatched_offset = phys + size
 
-    def dispatch_batch(self, topic: str, queue_id: int, first_offset: int, units: list[Unit],
-                       index_items: Sequence[tuple[int, int]], store_timestamp: int) -> None:
+    def dispatch_batch(
+        self,
+        topic: str,
+        queue_id: int,
+        first_offset: int,
+        units: list[Unit],
+        index_items: Sequence[tuple[int, int]],
+        store_timestamp: int,
+    ) -> None:
         """Dispatch a batch: consecutive units from ``first_offset``, then (key hash, offset) items."""
         if units:
             self._queues.put_units(topic, queue_id, first_offset, units)

@@ -8,6 +8,7 @@ its reason. The directory layout under ``store_dir`` is RocketMQ's::
     index/<yyyyMMddHHmmssSSS>
     checkpoint   abort   lock
 """
+
 from __future__ import annotations
 
 import math
@@ -60,9 +61,14 @@ class StoreConfig:
             raise ValueError(f"flush_disk_type must be one of {sorted(FLUSH_DISK_TYPES)}, got {self.flush_disk_type!r}")
         if self.commitlog_file_size < MIN_COMMITLOG_FILE_SIZE:
             raise ValueError(f"commitlog_file_size must be at least {MIN_COMMITLOG_FILE_SIZE}")
-        for name in ("consume_queue_units_per_file", "flush_interval_commitlog_ms",
-                     "flush_interval_consume_queue_ms", "sync_flush_timeout_ms", "max_message_size",
-                     "max_index_hash_slots"):
+        for name in (
+            "consume_queue_units_per_file",
+            "flush_interval_commitlog_ms",
+            "flush_interval_consume_queue_ms",
+            "sync_flush_timeout_ms",
+            "max_message_size",
+            "max_index_hash_slots",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
         if self.max_index_count < 2:
@@ -72,17 +78,29 @@ class StoreConfig:
 
     def _check_retention(self) -> None:
         """Refuse retention settings RocketMQ would misread, naming the setting (both spellings)."""
-        for name, java in (("disk_max_used_space_ratio", "diskMaxUsedSpaceRatio"),
-                           ("disk_space_clean_forcibly_ratio", "diskSpaceCleanForciblyRatio"),
-                           ("disk_space_warning_level_ratio", "diskSpaceWarningLevelRatio")):
+        for name, java in (
+            ("disk_max_used_space_ratio", "diskMaxUsedSpaceRatio"),
+            ("disk_space_clean_forcibly_ratio", "diskSpaceCleanForciblyRatio"),
+            ("disk_space_warning_level_ratio", "diskSpaceWarningLevelRatio"),
+        ):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or not 0 <= value <= 1:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or math.isnan(value)
+                or not 0 <= value <= 1
+            ):
                 raise ValueError(f"{java} ({name}) must be a fraction within 0..1 (0.75 = 75 %), got {value!r}")
         hours = self.file_reserved_time_hours
         if isinstance(hours, bool) or not isinstance(hours, (int, float)) or not 0 < hours < math.inf:
-            raise ValueError(f"fileReservedTime (file_reserved_time_hours) must be a positive number of hours, got {hours!r}")
+            raise ValueError(
+                f"fileReservedTime (file_reserved_time_hours) must be a positive number of hours, got {hours!r}"
+            )
         parse_delete_when(self.delete_when)
-        for name, java in (("clean_resource_interval_ms", "cleanResourceInterval"), ("delete_files_batch_max", "deleteFileBatchMax")):
+        for name, java in (
+            ("clean_resource_interval_ms", "cleanResourceInterval"),
+            ("delete_files_batch_max", "deleteFileBatchMax"),
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{java} ({name}) must be a positive integer, got {value!r}")

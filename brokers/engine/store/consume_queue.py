@@ -16,6 +16,7 @@ Units are written with ``pwrite`` (never through the read-only map) into blocks 
 (:meth:`ConsumeQueue.ensure_room`, called by the put path before the record is written), so a
 full disk fails a put before anything is written instead of leaving a record without its unit.
 """
+
 from __future__ import annotations
 
 import logging
@@ -40,8 +41,9 @@ Unit = tuple[int, int, int]  # (commit log offset, size, tag code)
 
 
 class ConsumeQueue:
-    def __init__(self, topic: str, queue_id: int, directory: str, units_per_file: int, *,
-                 io: FileIO = OS_FILE_IO) -> None:
+    def __init__(
+        self, topic: str, queue_id: int, directory: str, units_per_file: int, *, io: FileIO = OS_FILE_IO
+    ) -> None:
         self.io = io
         self.topic = topic
         self.queue_id = queue_id
@@ -75,7 +77,10 @@ class ConsumeQueue:
             if start % self.file_size or start != expected:
                 raise StoreCorruptionError(
                     f"consume queue file {path} does not follow the previous one (expected one "
-                    f"starting at byte offset {expected})", path=path, offset=expected)
+                    f"starting at byte offset {expected})",
+                    path=path,
+                    offset=expected,
+                )
             mf = MappedFile(path, start, self.file_size, io=self.io)
             mf.wrote_position = mf.flushed_position = self.file_size
             self.files.append(mf)
@@ -85,8 +90,13 @@ class ConsumeQueue:
         if known_end is not None and not check_window and self._take_known_end(*known_end):
             return
         units = self.file_size // CQ_STORE_UNIT_SIZE
-        while (check_window and len(self.files) > 1 and self._first_unwritten(self.files[-1]) == 0
-               and self.files[-1].is_zero_from(0, check_window) and self._unit_size(self.files[-2], units - 1) == 0):
+        while (
+            check_window
+            and len(self.files) > 1
+            and self._first_unwritten(self.files[-1]) == 0
+            and self.files[-1].is_zero_from(0, check_window)
+            and self._unit_size(self.files[-2], units - 1) == 0
+        ):
             # An empty last file after a file that is not full: units were lost at the end of the
             # previous file, so its end is the queue's end.
             self.damaged = True
@@ -99,8 +109,7 @@ class ConsumeQueue:
             self.damaged = True
             end = self._first_unwritten_linear(last)
             last.zero_from(end * CQ_STORE_UNIT_SIZE)
-            log.warning("consume queue %s: bytes after the first unwritten unit %d; cut there",
-                        last.path, end)
+            log.warning("consume queue %s: bytes after the first unwritten unit %d; cut there", last.path, end)
         last.wrote_position = last.flushed_position = end * CQ_STORE_UNIT_SIZE
         self.max_offset = (last.file_from_offset + last.wrote_position) // CQ_STORE_UNIT_SIZE
         self._flushed_offset = self.max_offset
@@ -249,8 +258,13 @@ class ConsumeQueue:
             if not self.files:
                 self._file_for_append(queue_offset * CQ_STORE_UNIT_SIZE)
             if queue_offset > self.max_offset:
-                log.warning("consume queue %s-%d: padding logical offsets %d..%d with filler units",
-                            self.topic, self.queue_id, self.max_offset, queue_offset - 1)
+                log.warning(
+                    "consume queue %s-%d: padding logical offsets %d..%d with filler units",
+                    self.topic,
+                    self.queue_id,
+                    self.max_offset,
+                    queue_offset - 1,
+                )
             while self.max_offset < queue_offset:
                 self.put(0, FILLER_SIZE, 0)
         self.put(phys, size, tags_code)
@@ -293,8 +307,13 @@ class ConsumeQueue:
         self.max_offset = lo
         self._flushed_offset = min(self._flushed_offset, lo)
         self._refresh_max_phys_end()
-        log.warning("consume queue %s-%d: removed %d units past commit log offset %d",
-                    self.topic, self.queue_id, removed, phys_end)
+        log.warning(
+            "consume queue %s-%d: removed %d units past commit log offset %d",
+            self.topic,
+            self.queue_id,
+            removed,
+            phys_end,
+        )
         return removed
 
     # --- reading --------------------------------------------------------------------------
@@ -326,8 +345,11 @@ class ConsumeQueue:
         if found is None:
             return []
         mf, pos = found
-        end = min(pos + max_units * CQ_STORE_UNIT_SIZE,
-                  (self.max_offset * CQ_STORE_UNIT_SIZE) - mf.file_from_offset, self.file_size)
+        end = min(
+            pos + max_units * CQ_STORE_UNIT_SIZE,
+            (self.max_offset * CQ_STORE_UNIT_SIZE) - mf.file_from_offset,
+            self.file_size,
+        )
         try:
             data = mf.mm[pos:end]
         except ValueError:
@@ -400,8 +422,7 @@ class ConsumeQueue:
     def mark_unflushed(self) -> None:
         """Have the next flush sync the last file (after a crash it may hold unsynced units)."""
         if self.files:
-            self._flushed_offset = min(self._flushed_offset,
-                                       self.files[-1].file_from_offset // CQ_STORE_UNIT_SIZE)
+            self._flushed_offset = min(self._flushed_offset, self.files[-1].file_from_offset // CQ_STORE_UNIT_SIZE)
 
     def close(self) -> None:
         for mf in self.files:

@@ -14,6 +14,7 @@ so) and the ends are searched as before.
 Thread model: the put path and ``delete_topic`` change the table under the commit log lock; the
 readers take a queue with ``get`` (a dict lookup) and read it without the lock.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,10 @@ QUEUE_ENDS_FILE = "consumequeue_ends.json"  # in the store directory
 
 def write_queue_ends(path: str, commitlog_end: int, ends: QueueEnds, io: FileIO = OS_FILE_IO) -> None:
     """Record the queues' ends at a clean shutdown, for the commit log ending at ``commitlog_end``."""
-    body = {"commitLogOffset": commitlog_end,
-            "queues": [[topic, queue_id, end, phys] for (topic, queue_id), (end, phys) in sorted(ends.items())]}
+    body = {
+        "commitLogOffset": commitlog_end,
+        "queues": [[topic, queue_id, end, phys] for (topic, queue_id), (end, phys) in sorted(ends.items())],
+    }
     write_file_atomically(io, path, json.dumps(body, separators=(",", ":")).encode("utf-8"), 0o600)
 
 
@@ -58,7 +61,9 @@ def read_queue_ends(path: str, commitlog_end: int) -> QueueEnds | None:
 class ConsumeQueueTable:
     """The consume queues under one directory; ``load()`` before use, ``close()`` after."""
 
-    def __init__(self, root: str, units_per_file: int, *, io: FileIO = OS_FILE_IO, ends_path: str | None = None) -> None:
+    def __init__(
+        self, root: str, units_per_file: int, *, io: FileIO = OS_FILE_IO, ends_path: str | None = None
+    ) -> None:
         self.root = root
         self.io = io
         # Beside the queue directory (in the store directory) unless given.
@@ -119,8 +124,9 @@ class ConsumeQueueTable:
             return None
         if queue_id < 0:
             return None
-        q = ConsumeQueue(topic, queue_id, os.path.join(self.root, topic, str(queue_id)), self._units_per_file,
-                         io=self.io)
+        q = ConsumeQueue(
+            topic, queue_id, os.path.join(self.root, topic, str(queue_id)), self._units_per_file, io=self.io
+        )
         self._queues[(topic, queue_id)] = q
         return q
 

@@ -15,6 +15,7 @@ Thread model: puts and gets normally run on the broker's asyncio thread; the flu
 beside them and take the commit log lock only to snapshot positions. Every public method is safe
 to call from any thread (``put_message_sync`` is for tools and tests without a loop).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -75,21 +76,41 @@ class DefaultMessageStore:
         self.file_io = file_io
         self._flags = RunningFlags()
         self._lock_file = StoreLock(config.lock_path, config.abort_path, file_io)
-        self._commitlog = CommitLog(config.commitlog_dir, config.commitlog_file_size, max_message_size=config.max_message_size,
-                                    io=file_io, on_flush_failed=self._flags.make_unwritable)
-        self._index = IndexService(config.index_dir, config.max_index_hash_slots,
-                                   config.max_index_count, clock.now_ms, io=file_io)
+        self._commitlog = CommitLog(
+            config.commitlog_dir,
+            config.commitlog_file_size,
+            max_message_size=config.max_message_size,
+            io=file_io,
+            on_flush_failed=self._flags.make_unwritable,
+        )
+        self._index = IndexService(
+            config.index_dir, config.max_index_hash_slots, config.max_index_count, clock.now_ms, io=file_io
+        )
         self._queues = ConsumeQueueTable(config.consume_queue_dir, config.consume_queue_units_per_file, io=file_io)
         self._checkpoint: StoreCheckpoint | None = None
         self._listeners: list[ArrivalListener] = []
         self._stats = StoreStats(clock.monotonic)
         self._dispatcher = CommitLogDispatcher(self._queues, self._index)
         self._appender = CommitLogAppender(
-            commitlog=self._commitlog, queues=self._queues, index=self._index, dispatcher=self._dispatcher, flags=self._flags,
-            stats=self._stats, clock=clock, max_message_size=config.max_message_size,
-            store_host_bytes=host_to_bytes(config.store_host))
-        self._retention = StoreRetention(config=config, commitlog=self._commitlog, queues=self._queues, index=self._index,
-                                         flags=self._flags, clock=clock, file_io=file_io)
+            commitlog=self._commitlog,
+            queues=self._queues,
+            index=self._index,
+            dispatcher=self._dispatcher,
+            flags=self._flags,
+            stats=self._stats,
+            clock=clock,
+            max_message_size=config.max_message_size,
+            store_host_bytes=host_to_bytes(config.store_host),
+        )
+        self._retention = StoreRetention(
+            config=config,
+            commitlog=self._commitlog,
+            queues=self._queues,
+            index=self._index,
+            flags=self._flags,
+            clock=clock,
+            file_io=file_io,
+        )
         self._flush_commitlog: FlushCommitLogService | None = None
         self._flush_logics_service: PeriodicService | None = None
         self._boot_ms = 0
@@ -113,9 +134,14 @@ class DefaultMessageStore:
             self._queues.load(CRASH_CHECK_WINDOW if abnormal else 0, -1 if abnormal else self._checkpoint.physic_offset)
             self._index.load()
             self.recovery_report = recover(
-                commitlog=self._commitlog, checkpoint=self._checkpoint,
-                queues=self._queues.queues(), queue_for=self.consume_queue,
-                index=self._index, abnormal=abnormal, check_crc=cfg.check_crc_on_recover)
+                commitlog=self._commitlog,
+                checkpoint=self._checkpoint,
+                queues=self._queues.queues(),
+                queue_for=self.consume_queue,
+                index=self._index,
+                abnormal=abnormal,
+                check_crc=cfg.check_crc_on_recover,
+            )
             self._queues.reset_queue_offsets()
             self._dispatcher.last_dispatch_timestamp = self._commitlog.last_store_timestamp
             self._dispatcher.dispatched_offset = self._commitlog.max_offset
@@ -127,9 +153,11 @@ class DefaultMessageStore:
             self._lock_file.release()
             raise
         self._flush_commitlog = FlushCommitLogService(
-            self._commitlog, sync=cfg.sync_flush, interval_ms=cfg.flush_interval_commitlog_ms)
+            self._commitlog, sync=cfg.sync_flush, interval_ms=cfg.flush_interval_commitlog_ms
+        )
         self._flush_logics_service = PeriodicService(
-            "FlushConsumeQueueService", cfg.flush_interval_consume_queue_ms, self._flush_logics)
+            "FlushConsumeQueueService", cfg.flush_interval_consume_queue_ms, self._flush_logics
+        )
         self._flush_commitlog.start()
         self._flush_logics_service.start()
         self._retention.start()
@@ -188,8 +216,15 @@ class DefaultMessageStore:
 
     def _flush_logics(self) -> None:
         """Flush consume queues and index, then record in the checkpoint what is on disk (logics_flush.py)."""
-        flush_logics(commitlog=self._commitlog, dispatcher=self._dispatcher, queues=self._queues.queues,
-                     index=self._index, flags=self._flags, checkpoint=self._checkpoint, stats=self._stats)
+        flush_logics(
+            commitlog=self._commitlog,
+            dispatcher=self._dispatcher,
+            queues=self._queues.queues,
+            index=self._index,
+            flags=self._flags,
+            checkpoint=self._checkpoint,
+            stats=self._stats,
+        )
 
     def _flush_all(self) -> None:
         self._commitlog.flush()
@@ -239,7 +274,9 @@ class DefaultMessageStore:
 
     def _not_flushed(self, result: PutMessageResult) -> PutMessageResult:
         """UNKNOWN_ERROR when the sync failed (the record may be lost), else FLUSH_DISK_TIMEOUT."""
-        status = PutMessageStatus.FLUSH_DISK_TIMEOUT if self._flags.write_error is None else PutMessageStatus.UNKNOWN_ERROR
+        status = (
+            PutMessageStatus.FLUSH_DISK_TIMEOUT if self._flags.write_error is None else PutMessageStatus.UNKNOWN_ERROR
+        )
         return replace(result, status=status)
 
     def put_message_sync(self, msg: MessageExtBrokerInner) -> PutMessageResult:
@@ -266,8 +303,14 @@ class DefaultMessageStore:
     def replica_appender(self, max_pending: int) -> ReplicaAppender:
         """A slave's put path over this store's parts (see ``ha/replica_appender.py``: records are
         checked structurally on the way in, their body CRCs by recovery, as RocketMQ's slave does)."""
-        return ReplicaAppender(commitlog=self._commitlog, dispatcher=self._dispatcher, flags=self._flags,
-                               notify=self._notify, check_crc=False, max_pending=max_pending)
+        return ReplicaAppender(
+            commitlog=self._commitlog,
+            dispatcher=self._dispatcher,
+            flags=self._flags,
+            notify=self._notify,
+            check_crc=False,
+            max_pending=max_pending,
+        )
 
     def truncate_to(self, offset: int) -> TruncationReport:
         """Cut the commit log, consume queues and index past ``offset`` (a divergent tail)."""
@@ -295,9 +338,18 @@ class DefaultMessageStore:
 
     # --- gets -------------------------------------------------------------------------------
 
-    def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
-                    tag_codes: set[int] | None = None, max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES, *,
-                    message_filter: MessageFilter | None = None) -> GetMessageResult:
+    def get_message(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        max_msg_nums: int,
+        tag_codes: set[int] | None = None,
+        max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+        *,
+        message_filter: MessageFilter | None = None,
+    ) -> GetMessageResult:
         """Read up to ``max_msg_nums`` records of a queue from logical ``offset``.
 
         ``tag_codes`` None matches every message; otherwise units whose tag hash (as a Java int) is
@@ -309,8 +361,14 @@ class DefaultMessageStore:
         self._require_open()
         started = self.clock.monotonic()
         status, next_begin, min_offset, max_offset, records = message_reader.read_queue(
-            self._commitlog, self._queues.get(topic, queue_id), offset, max_msg_nums, tag_codes,
-            max_total_bytes, message_filter)
+            self._commitlog,
+            self._queues.get(topic, queue_id),
+            offset,
+            max_msg_nums,
+            tag_codes,
+            max_total_bytes,
+            message_filter,
+        )
         self._stats.count_get(len(records), (self.clock.monotonic() - started) * 1000)
         return GetMessageResult(status, next_begin, min_offset, max_offset, records, len(records))
 
@@ -341,13 +399,16 @@ class DefaultMessageStore:
         self._require_open()
         return self._commitlog.read_record(commit_log_offset)
 
-    def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int,
-                      max_total_bytes: int | None = None) -> list[bytes]:
+    def query_message(
+        self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int, max_total_bytes: int | None = None
+    ) -> list[bytes]:
         """Return raw records of ``topic`` whose UNIQ_KEY or one of whose KEYS is ``key``,
         stored within [begin_ts, end_ts], newest first, at most ``max_num`` and (after the
         first) ``max_total_bytes``."""
         self._require_open()
-        return message_reader.query_by_key(self._commitlog, self._index, topic, key, max_num, begin_ts, end_ts, max_total_bytes)
+        return message_reader.query_by_key(
+            self._commitlog, self._index, topic, key, max_num, begin_ts, end_ts, max_total_bytes
+        )
 
     def index_last_update(self) -> tuple[int, int]:
         """(store time, commit log offset) of the last indexed message, for QUERY_MESSAGE."""
@@ -386,10 +447,19 @@ class DefaultMessageStore:
     def runtime_info(self) -> dict[str, str]:
         """Store keys of GET_BROKER_RUNTIME_INFO (values are strings, as in RocketMQ)."""
         self._require_open()
-        return {**store_runtime_info(
-            self._stats, self._commitlog, self.config, uptime_ms=self.clock.now_ms() - self._boot_ms, boot_ms=self._boot_ms,
-            fsync_count=self._flush_commitlog.fsync_count if self._flush_commitlog else 0, healthy_error=self.healthy_error,
-            write_error=self._flags.write_error), **self._retention.runtime_info()}
+        return {
+            **store_runtime_info(
+                self._stats,
+                self._commitlog,
+                self.config,
+                uptime_ms=self.clock.now_ms() - self._boot_ms,
+                boot_ms=self._boot_ms,
+                fsync_count=self._flush_commitlog.fsync_count if self._flush_commitlog else 0,
+                healthy_error=self.healthy_error,
+                write_error=self._flags.write_error,
+            ),
+            **self._retention.runtime_info(),
+        }
 
     @property
     def retention(self) -> StoreRetention:  # passes now (requests 306, 329), disk usage, the disk-full remark

@@ -11,6 +11,7 @@ every pass, and so never deletes; here the value is checked when the store is co
 >>> is_time_to_delete((4,), _local_ms(2024, 1, 2, 4, 30))
 True
 """
+
 from __future__ import annotations
 
 import time
@@ -27,8 +28,9 @@ def parse_delete_when(text: str) -> tuple[int, ...]:
     for part in text.split(";"):
         part = part.strip()
         if not part.isdigit() or len(part) > 2 or not 0 <= int(part) <= 23:
-            raise ValueError(f"deleteWhen (delete_when) must be hours 0..23 separated by ';' (e.g. \"04\" or "
-                             f"\"03;04\"), got {text!r}")
+            raise ValueError(
+                f'deleteWhen (delete_when) must be hours 0..23 separated by \';\' (e.g. "04" or "03;04"), got {text!r}'
+            )
         hours.append(int(part))
     return tuple(sorted(set(hours)))
 

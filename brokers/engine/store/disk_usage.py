@@ -5,6 +5,7 @@ filesystem is; production uses :func:`os_disk_usage` (``statvfs``), tests pass a
 pretends any figure. The ratio is RocketMQ's ``UtilAll.getDiskPartitionSpaceUsedPercent``:
 ``(total - free) / total`` with the blocks free to root, as a fraction 0..1.
 """
+
 from __future__ import annotations
 
 import shutil

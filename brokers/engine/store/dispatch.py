@@ -3,6 +3,7 @@
 Used when a put dispatches a record it just wrote and when recovery rebuilds units and index
 entries from the commit log, so both derive the same values.
 """
+
 from __future__ import annotations
 
 from brokers.engine.common.constants import SCHEDULE_TOPIC
@@ -23,8 +24,24 @@ from brokers.engine.store.index_file import key_hash
 
 # messageDelayLevel "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h" (reference §7.5).
 DELAY_LEVELS_MS = (
-    1_000, 5_000, 10_000, 30_000, 60_000, 120_000, 180_000, 240_000, 300_000, 360_000,
-    420_000, 480_000, 540_000, 600_000, 1_200_000, 1_800_000, 3_600_000, 7_200_000,
+    1_000,
+    5_000,
+    10_000,
+    30_000,
+    60_000,
+    120_000,
+    180_000,
+    240_000,
+    300_000,
+    360_000,
+    420_000,
+    480_000,
+    540_000,
+    600_000,
+    1_200_000,
+    1_800_000,
+    3_600_000,
+    7_200_000,
 )
 
 
@@ -49,8 +66,9 @@ def delivery_timestamp(properties: dict[str, str], store_timestamp: int) -> int 
     return store_timestamp + DELAY_LEVELS_MS[min(level, len(DELAY_LEVELS_MS)) - 1]
 
 
-def consume_queue_tags_code(topic: str, properties: dict[str, str], store_timestamp: int,
-                            given: int | None = None) -> int:
+def consume_queue_tags_code(
+    topic: str, properties: dict[str, str], store_timestamp: int, given: int | None = None
+) -> int:
     """Return the unit's tag slot: the delivery time for delayed messages, else the tag hash."""
     if topic == SCHEDULE_TOPIC:
         when = delivery_timestamp(properties, store_timestamp)

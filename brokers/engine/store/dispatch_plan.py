@@ -19,6 +19,7 @@ its own, with ``units`` None and ``(commit log offset, size, key hashes or None)
 to the dispatcher's one-record call. ``arrivals`` lists ``(topic, queue_id, queue_offset + 1,
 tag code)`` of every unit, for the long-polling listeners.
 """
+
 from __future__ import annotations
 
 from brokers.engine import speedups
@@ -42,7 +43,9 @@ Batch = tuple[str, int, int, int, "list[Unit] | None", "list[tuple[int, int]] | 
 Arrival = tuple[str, int, int, int]
 
 
-def record_keys(topic: str, sys_flag: int, store_timestamp: int, properties: str) -> tuple[int | None, list[int] | None]:
+def record_keys(
+    topic: str, sys_flag: int, store_timestamp: int, properties: str
+) -> tuple[int | None, list[int] | None]:
     """(tag code or None without a consume queue unit, index key hashes or None) of one record."""
     props = string_to_properties(properties)
     tags = consume_queue_tags_code(topic, props, store_timestamp) if goes_to_consume_queue(sys_flag) else None
@@ -68,8 +71,13 @@ def plan_dispatch(chunk: bytes, base: int, records: list[tuple[int, int]]) -> tu
             batches.append((topic, queue_id, queue_offset, store_ts, None, (phys, size, hashes)))
             units = None
             continue
-        if (units is None or queue_offset != run_next or queue_id != run_queue or store_ts != run_ts
-                or topic != run_topic):
+        if (
+            units is None
+            or queue_offset != run_next
+            or queue_id != run_queue
+            or store_ts != run_ts
+            or topic != run_topic
+        ):
             units, items = [], []
             batches.append((topic, queue_id, queue_offset, store_ts, units, items))
             run_topic, run_queue, run_ts = topic, queue_id, store_ts

@@ -1,4 +1,5 @@
 """Errors the store raises to its owner (the broker, tools, tests)."""
+
 from __future__ import annotations
 
 

@@ -20,6 +20,7 @@ Contract (what every implementation keeps):
   over an unallocated block makes the kernel allocate on the first store into it, and on a full
   disk that is a SIGBUS that kills the process with nothing in the log.
 """
+
 from __future__ import annotations
 
 import errno
@@ -62,8 +63,7 @@ class FileHandle(Protocol):
 class FileIO(Protocol):
     """The directory-level operations and the factory of :class:`FileHandle`."""
 
-    def open(self, path: str, *, create: bool = False, exclusive: bool = False,
-             mode: int = 0o600) -> FileHandle:
+    def open(self, path: str, *, create: bool = False, exclusive: bool = False, mode: int = 0o600) -> FileHandle:
         """Open ``path`` read-write; ``create`` makes it when missing, ``exclusive`` fails if it exists."""
 
     def unlink(self, path: str) -> None:
@@ -144,8 +144,7 @@ class OSFileHandle:
 class OSFileIO:
     """:class:`FileIO` over the ``os`` module (the production implementation)."""
 
-    def open(self, path: str, *, create: bool = False, exclusive: bool = False,
-             mode: int = 0o600) -> OSFileHandle:
+    def open(self, path: str, *, create: bool = False, exclusive: bool = False, mode: int = 0o600) -> OSFileHandle:
         flags = os.O_RDWR
         if create:
             flags |= os.O_CREAT
@@ -178,8 +177,9 @@ class OSFileIO:
 OS_FILE_IO: FileIO = OSFileIO()
 
 
-def write_file_atomically(io: FileIO, path: str, data: bytes, mode: int = 0o600, *,
-                          before_replace: Callable[[], None] | None = None) -> None:
+def write_file_atomically(
+    io: FileIO, path: str, data: bytes, mode: int = 0o600, *, before_replace: Callable[[], None] | None = None
+) -> None:
     """Replace ``path``'s content with ``data`` so a crash leaves the old or the new content.
 
     Writes a temp file beside it, syncs it, (calls ``before_replace``: the broker keeps a backup

@@ -9,6 +9,7 @@ export lives, and the reaper tries again on the next pass. A file is also kept f
 ``grace_s`` after it was retired, so a reader that took the file from the old list a moment
 ago finishes its copy before the map goes.
 """
+
 from __future__ import annotations
 
 import logging

@@ -18,6 +18,7 @@ ASYNC_FLUSH (``FlushRealTimeService``): the thread flushes every ``flush_interva
 
 A :class:`PeriodicService` runs other periodic work (consume queues, index, checkpoint).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -44,8 +45,9 @@ def _resolve(items: list[tuple[asyncio.Future, bool]]) -> None:
 class FlushCommitLogService:
     """The commit log flush thread; ``sync=True`` is group commit, else periodic."""
 
-    def __init__(self, commitlog: CommitLog, *, sync: bool, interval_ms: int,
-                 on_flushed: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, commitlog: CommitLog, *, sync: bool, interval_ms: int, on_flushed: Callable[[], None] | None = None
+    ) -> None:
         self.commitlog = commitlog
         self.sync = sync
         self._interval = interval_ms / 1000.0
@@ -55,7 +57,8 @@ class FlushCommitLogService:
         self._loop_requests: dict[asyncio.AbstractEventLoop, list[tuple[int, asyncio.Future]]] = {}
         self._stopping = False
         self._thread = threading.Thread(
-            target=self._run, name="GroupCommitService" if sync else "FlushRealTimeService", daemon=True)
+            target=self._run, name="GroupCommitService" if sync else "FlushRealTimeService", daemon=True
+        )
         # Instrumentation (read by tests and runtime_info).
         self.fsync_count = 0  # fdatasync calls on commit log segments
         self.commit_count = 0  # flush rounds that synced something

@@ -4,6 +4,7 @@ The index is a list of index files (``index_file.py``: the layout, and how a fil
 consistent on disk through a power cut), named by creation time; the newest takes new keys,
 queries search newest first. A full file is flushed before its successor is created.
 """
+
 from __future__ import annotations
 
 import logging
@@ -26,8 +27,9 @@ def _time_name(ms: int) -> str:
 class IndexService:
     """The index files of a store: the newest takes new keys, queries search newest first."""
 
-    def __init__(self, directory: str, slots: int, max_count: int, now_ms: Callable[[], int], *,
-                 io: FileIO = OS_FILE_IO) -> None:
+    def __init__(
+        self, directory: str, slots: int, max_count: int, now_ms: Callable[[], int], *, io: FileIO = OS_FILE_IO
+    ) -> None:
         self.directory = directory
         self.io = io
         self.slots = slots
@@ -69,7 +71,8 @@ class IndexService:
         ms = self._now_ms()
         name = _time_name(ms)
         while os.path.exists(os.path.join(self.directory, name)) or (
-                self.files and name <= os.path.basename(self.files[-1].path)):
+            self.files and name <= os.path.basename(self.files[-1].path)
+        ):
             ms += 1
             name = _time_name(ms)
         f = IndexFile(os.path.join(self.directory, name), self.slots, self.max_count, create=True, io=self.io)

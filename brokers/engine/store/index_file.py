@@ -37,6 +37,7 @@ re-indexes over those item numbers) follows each such slot's chain back below th
 file fills, it is flushed before the next one is created, so only the newest file can have been
 cut mid-flush.
 """
+
 from __future__ import annotations
 
 import logging
@@ -105,8 +106,14 @@ class IndexFile:
             except BaseException:
                 self.mapped.destroy()
                 raise
-        (self.begin_timestamp, self.end_timestamp, self.begin_phy_offset, self.end_phy_offset,
-         self.hash_slot_count, self.index_count) = _HEADER.unpack(self.mapped.handle.pread(INDEX_HEADER_SIZE, 0))
+        (
+            self.begin_timestamp,
+            self.end_timestamp,
+            self.begin_phy_offset,
+            self.end_phy_offset,
+            self.hash_slot_count,
+            self.index_count,
+        ) = _HEADER.unpack(self.mapped.handle.pread(INDEX_HEADER_SIZE, 0))
         if self.index_count <= 0:  # a new file (or one whose first header never reached the disk)
             self.index_count = 1
             self.mapped.write(0, self._header())
@@ -114,7 +121,8 @@ class IndexFile:
             # A cut can tear the header write (endPhyOffset new, indexCount old): claim no record
             # past the last item counted, so recovery re-indexes the rest.
             (_h, last_phy, _diff, _prev) = _ITEM.unpack_from(
-                self.mapped.mm, self._items_at + (self.index_count - 1) * INDEX_ITEM_SIZE)
+                self.mapped.mm, self._items_at + (self.index_count - 1) * INDEX_ITEM_SIZE
+            )
             self.end_phy_offset = min(self.end_phy_offset, last_phy)
         self._pending: dict[int, int] = {}  # slot position -> item number, not written yet
         self._state_lock = threading.Lock()  # pending slots and header fields vs. a flush's snapshot
@@ -124,15 +132,20 @@ class IndexFile:
 
     def ensure_items(self, count: int) -> None:
         """Have blocks for the header, the slots and items up to number ``count`` (ENOSPC raises)."""
-        self.mapped.ensure_allocated(self._items_at + min(count + 1, self.max_count) * INDEX_ITEM_SIZE,
-                                     ALLOCATE_CHUNK)
+        self.mapped.ensure_allocated(self._items_at + min(count + 1, self.max_count) * INDEX_ITEM_SIZE, ALLOCATE_CHUNK)
 
     def room_ensured(self, count: int) -> bool:
         return self._items_at + min(count + 1, self.max_count) * INDEX_ITEM_SIZE <= self.mapped.allocated
 
     def _header(self) -> bytes:
-        return _HEADER.pack(self.begin_timestamp, self.end_timestamp, self.begin_phy_offset,
-                            self.end_phy_offset, self.hash_slot_count, self.index_count)
+        return _HEADER.pack(
+            self.begin_timestamp,
+            self.end_timestamp,
+            self.begin_phy_offset,
+            self.end_phy_offset,
+            self.hash_slot_count,
+            self.index_count,
+        )
 
     def is_full(self) -> bool:
         return self.index_count >= self.max_count
@@ -230,7 +243,7 @@ class IndexFile:
         chain below the count, and sync that before anything overwrites those items. Returns
         the number of slots repaired."""
         count = self.index_count
-        table = array("i", self.mapped.mm[INDEX_HEADER_SIZE:self._items_at])
+        table = array("i", self.mapped.mm[INDEX_HEADER_SIZE : self._items_at])
         if sys.byteorder == "little":
             table.byteswap()
         if not table or max(table) < count:
@@ -238,8 +251,9 @@ class IndexFile:
         repaired = 0
         for slot, item in enumerate(table):
             if item >= count:
-                self.mapped.write(INDEX_HEADER_SIZE + slot * HASH_SLOT_SIZE,
-                                  _SLOT.pack(self._newest_below(slot, item, count)))
+                self.mapped.write(
+                    INDEX_HEADER_SIZE + slot * HASH_SLOT_SIZE, _SLOT.pack(self._newest_below(slot, item, count))
+                )
                 repaired += 1
         self.mapped.flush()
         log.warning("index file %s: %d slot(s) pointed past its %d items; repaired", self.path, repaired, count)

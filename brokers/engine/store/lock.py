@@ -7,6 +7,7 @@ drops the lock when the holder dies, so a killed broker never leaves a stale loc
 ``abort`` exists while a store is open; finding it at open means the last run did not close
 cleanly, so recovery re-checks the commit log and rebuilds what the queues and index miss.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -34,7 +35,8 @@ class StoreLock:
             who = f" (pid {holder})" if holder else ""
             raise StoreLockedError(
                 f"store directory {os.path.dirname(self.lock_path)} is in use by another store"
-                f"{who}: its lock file {self.lock_path} is held") from None
+                f"{who}: its lock file {self.lock_path} is held"
+            ) from None
         except BaseException:
             handle.close()
             raise

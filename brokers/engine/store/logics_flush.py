@@ -6,6 +6,7 @@ syncs, so the checkpoint never vouches for a unit or index entry written after i
 A failed sync latches the store unwritable (``running_flags.py``) and the checkpoint then
 vouches for nothing new.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -19,8 +20,16 @@ from brokers.engine.store.running_flags import RunningFlags
 from brokers.engine.store.stats import StoreStats
 
 
-def flush_logics(*, commitlog: CommitLog, dispatcher: CommitLogDispatcher, queues: Callable[[], list[ConsumeQueue]],
-                 index: IndexService, flags: RunningFlags, checkpoint: StoreCheckpoint | None, stats: StoreStats) -> None:
+def flush_logics(
+    *,
+    commitlog: CommitLog,
+    dispatcher: CommitLogDispatcher,
+    queues: Callable[[], list[ConsumeQueue]],
+    index: IndexService,
+    flags: RunningFlags,
+    checkpoint: StoreCheckpoint | None,
+    stats: StoreStats,
+) -> None:
     """Flush consume queues and index, then record in the checkpoint what is on disk (times, offsets)."""
     lock = commitlog.lock
     with lock:

@@ -16,6 +16,7 @@ Durability against power loss comes from :meth:`MappedFile.flush` (``fdatasync``
 
 Segment names are the 20-digit zero-padded start offset (RocketMQ's ``UtilAll.offset2FileName``).
 """
+
 from __future__ import annotations
 
 import errno
@@ -65,11 +66,28 @@ class MappedFile:
     the whole file at open, otherwise the writer calls :meth:`ensure_allocated` before writing.
     """
 
-    __slots__ = ("path", "file_from_offset", "file_size", "mm", "handle", "io", "allocated",
-                 "wrote_position", "flushed_position")
+    __slots__ = (
+        "path",
+        "file_from_offset",
+        "file_size",
+        "mm",
+        "handle",
+        "io",
+        "allocated",
+        "wrote_position",
+        "flushed_position",
+    )
 
-    def __init__(self, path: str, file_from_offset: int, file_size: int, *, create: bool = False,
-                 preallocate: bool = False, io: FileIO = OS_FILE_IO) -> None:
+    def __init__(
+        self,
+        path: str,
+        file_from_offset: int,
+        file_size: int,
+        *,
+        create: bool = False,
+        preallocate: bool = False,
+        io: FileIO = OS_FILE_IO,
+    ) -> None:
         self.path = path
         self.file_from_offset = file_from_offset
         self.file_size = file_size
@@ -83,7 +101,10 @@ class MappedFile:
             if actual > file_size:
                 raise StoreCorruptionError(
                     f"{path} is {actual} bytes but files of this kind are {file_size} bytes "
-                    "(was the configured file size changed?)", path=path, offset=file_from_offset)
+                    "(was the configured file size changed?)",
+                    path=path,
+                    offset=file_from_offset,
+                )
             if preallocate:
                 handle.allocate(file_size)
                 self.allocated = file_size

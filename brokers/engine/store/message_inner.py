@@ -3,6 +3,7 @@
 The store fills in what only it knows: queue offset, physical offset, store timestamp and
 store host.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

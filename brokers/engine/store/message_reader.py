@@ -5,6 +5,7 @@ a thin dispatcher. ``read_queue`` follows RocketMQ's ``DefaultMessageStore.getMe
 master: the same statuses and ``next_begin_offset`` corrections, a pull never crossing a consume
 queue file, filtered units counted as scanned, and at least one record returned whatever its size.
 """
+
 from __future__ import annotations
 
 from brokers.engine.common.message import KEY_SEPARATOR, PROPERTY_KEYS, PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
@@ -34,8 +35,15 @@ def _as_int32(value: int) -> int:
     return ((value + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
-def read_queue(commitlog: CommitLog, q: ConsumeQueue | None, offset: int, max_msg_nums: int,
-               tag_codes: set[int] | None, max_total_bytes: int, message_filter: MessageFilter | None = None) -> ReadOutcome:
+def read_queue(
+    commitlog: CommitLog,
+    q: ConsumeQueue | None,
+    offset: int,
+    max_msg_nums: int,
+    tag_codes: set[int] | None,
+    max_total_bytes: int,
+    message_filter: MessageFilter | None = None,
+) -> ReadOutcome:
     """Pull up to ``max_msg_nums`` records from logical ``offset`` of queue ``q``.
 
     ``tag_codes`` None matches everything; otherwise a unit matches when its tag code, taken as
@@ -71,14 +79,22 @@ def read_queue(commitlog: CommitLog, q: ConsumeQueue | None, offset: int, max_ms
             continue
         if tag_codes is not None and _as_int32(tags) not in tag_codes:
             continue
-        if message_filter is not None and size > WHOLE_RECORD_READ_MAX and _filtered_out(message_filter, commitlog, phys, size):
+        if (
+            message_filter is not None
+            and size > WHOLE_RECORD_READ_MAX
+            and _filtered_out(message_filter, commitlog, phys, size)
+        ):
             continue
         record = read(phys, size) if size <= max_record_size else None  # a unit's size is read from disk too
         if record is None:
             if not records:
                 status = GetMessageStatus.MESSAGE_WAS_REMOVING
             continue
-        if message_filter is not None and size <= WHOLE_RECORD_READ_MAX and _filtered_out(message_filter, commitlog, phys, size, record):
+        if (
+            message_filter is not None
+            and size <= WHOLE_RECORD_READ_MAX
+            and _filtered_out(message_filter, commitlog, phys, size, record)
+        ):
             continue
         records.append(record)
         total += size
@@ -86,7 +102,9 @@ def read_queue(commitlog: CommitLog, q: ConsumeQueue | None, offset: int, max_ms
     return status, offset + scanned, min_offset, max_offset, records
 
 
-def _filtered_out(message_filter: MessageFilter, commitlog: CommitLog, phys: int, size: int, record: bytes | None = None) -> bool:
+def _filtered_out(
+    message_filter: MessageFilter, commitlog: CommitLog, phys: int, size: int, record: bytes | None = None
+) -> bool:
     """Whether ``message_filter`` refuses the record of ``size`` bytes at ``phys``: its properties are
     taken from ``record`` when it was read whole, else from its head and tail. A record whose
     properties do not decode is refused; one that cannot be read is not (the caller's read says so)."""
@@ -152,8 +170,16 @@ def offset_by_time(commitlog: CommitLog, q: ConsumeQueue | None, timestamp: int)
     return lo if timestamp - left > right - timestamp else lo - 1
 
 
-def query_by_key(commitlog: CommitLog, index: IndexService, topic: str, key: str, max_num: int,
-                 begin_ts: int, end_ts: int, max_total_bytes: int | None = None) -> list[bytes]:
+def query_by_key(
+    commitlog: CommitLog,
+    index: IndexService,
+    topic: str,
+    key: str,
+    max_num: int,
+    begin_ts: int,
+    end_ts: int,
+    max_total_bytes: int | None = None,
+) -> list[bytes]:
     """Raw records of ``topic`` whose UNIQ_KEY or one of whose KEYS is ``key`` (index hits
     re-checked on the record, duplicates dropped), newest first, at most ``max_num`` and, past
     the first record, at most ``max_total_bytes`` in all."""
@@ -172,8 +198,10 @@ def query_by_key(commitlog: CommitLog, index: IndexService, topic: str, key: str
         except RecordFormatError:
             continue
         props = msg.properties
-        if msg.topic != topic or (props.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX) != key
-                                  and key not in props.get(PROPERTY_KEYS, "").split(KEY_SEPARATOR)):
+        if msg.topic != topic or (
+            props.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX) != key
+            and key not in props.get(PROPERTY_KEYS, "").split(KEY_SEPARATOR)
+        ):
             continue
         if out and max_total_bytes is not None and total + len(record) > max_total_bytes:
             break

@@ -5,6 +5,7 @@ The broker holds its store through this Protocol only, so another store can stan
 is the local one. Offsets are logical queue offsets unless named ``phy`` (commit log offsets);
 times are store times in epoch milliseconds; ``-1`` means "none" where an int is returned.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -55,10 +56,18 @@ class MessageStore(Protocol):
 
     # --- gets and lookups -------------------------------------------------------------------
 
-    def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
-                    tag_codes: set[int] | None = None,
-                    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES, *,
-                    message_filter: MessageFilter | None = None) -> GetMessageResult:
+    def get_message(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        max_msg_nums: int,
+        tag_codes: set[int] | None = None,
+        max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+        *,
+        message_filter: MessageFilter | None = None,
+    ) -> GetMessageResult:
         """Read up to ``max_msg_nums`` records of a queue from ``offset`` (RocketMQ's getMessage), skipping
         those whose tag code is not in ``tag_codes`` or whose properties ``message_filter`` refuses."""
 
@@ -80,8 +89,9 @@ class MessageStore(Protocol):
     def look_message_by_offset(self, commit_log_offset: int) -> bytes | None:
         """The raw record starting at a commit log offset, or None."""
 
-    def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int,
-                      max_total_bytes: int | None = None) -> list[bytes]:
+    def query_message(
+        self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int, max_total_bytes: int | None = None
+    ) -> list[bytes]:
         """Raw records of ``topic`` with ``key`` (KEYS or UNIQ_KEY) stored in [begin_ts, end_ts];
         at most ``max_total_bytes`` of them (but at least one)."""
 

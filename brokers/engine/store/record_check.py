@@ -6,6 +6,7 @@ end-of-segment marker, or a record ending the segment exactly —, EMPTY zeros, 
 reason): magic, TOTALSIZE within the segment, PHYSICALOFFSET equal to its position, field lengths
 adding up to TOTALSIZE, a non-empty topic, and the body CRC when asked.
 """
+
 from __future__ import annotations
 
 import logging
@@ -56,13 +57,20 @@ def check_record(mm, pos: int, file_from: int, file_size: int, check_crc: bool) 
     if size < RECORD_FIXED_SIZE_V4 or end > file_size:
         return INVALID, 0, f"TOTALSIZE {size} does not fit the segment"
     # One unpack for the usual IPv4/IPv4 header; IPv6 hosts take the longer way.
-    (_size, _magic, crc, _qid, _flag, _qoff, phys, sys_flag, _born, _bh, _sts, _sh, _rt, _pto,
-     body_len) = _HEADER_V4.unpack_from(mm, pos)
+    (_size, _magic, crc, _qid, _flag, _qoff, phys, sys_flag, _born, _bh, _sts, _sh, _rt, _pto, body_len) = (
+        _HEADER_V4.unpack_from(mm, pos)
+    )
     if phys != file_from + pos:
         return INVALID, 0, f"PHYSICALOFFSET field says {phys}"
     if sys_flag & (BORNHOST_V6_FLAG | STOREHOSTADDRESS_V6_FLAG):
-        at = pos + 48 + (20 if sys_flag & BORNHOST_V6_FLAG else 8) + 8 + (
-            20 if sys_flag & STOREHOSTADDRESS_V6_FLAG else 8) + 12
+        at = (
+            pos
+            + 48
+            + (20 if sys_flag & BORNHOST_V6_FLAG else 8)
+            + 8
+            + (20 if sys_flag & STOREHOSTADDRESS_V6_FLAG else 8)
+            + 12
+        )
         if at + 4 > end:
             return INVALID, 0, "record shorter than its header"
         (body_len,) = _I32.unpack_from(mm, at)

@@ -36,6 +36,7 @@ does not hold yet; after a crash it also checks each unit a queue holds against 
 rewrites one a power cut lost or tore. Writers store TOTALSIZE and MAGICCODE last, so a record cut short by a kill never passes
 the checks.
 """
+
 from __future__ import annotations
 
 import logging
@@ -55,7 +56,15 @@ from brokers.engine.store.dispatch import (
 )
 from brokers.engine.store.errors import StoreCorruptionError
 from brokers.engine.store.index import IndexService
-from brokers.engine.store.record_check import BLANK, EMPTY, INVALID, VALID, check_record, iter_records, parse_for_dispatch
+from brokers.engine.store.record_check import (
+    BLANK,
+    EMPTY,
+    INVALID,
+    VALID,
+    check_record,
+    iter_records,
+    parse_for_dispatch,
+)
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +75,6 @@ NORMAL_RECOVERY_SEGMENTS = 3
 # Bytes before what the checkpoint vouches for that are re-checked anyway: damage near the end is
 # still found, for a fixed cost (about 4,000 records of 1 KB, tens of milliseconds).
 RECHECK_WINDOW = 4 << 20
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +92,7 @@ class RecoveryReport:
     vouched_offset: int = -1  # where the checkpoint said everything was on disk (-1: it did not say)
 
 
-def find_valid_record_after(commitlog: CommitLog, offset: int, check_crc: bool,
-                            until: int | None = None) -> int | None:
+def find_valid_record_after(commitlog: CommitLog, offset: int, check_crc: bool, until: int | None = None) -> int | None:
     """Return the physical offset of the first valid record starting at or after ``offset``
     (and before ``until`` when given)."""
     fs = commitlog.file_size
@@ -109,8 +116,9 @@ def find_valid_record_after(commitlog: CommitLog, offset: int, check_crc: bool,
     return None
 
 
-def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool,
-                   clean_end: int = -1, flushed_timestamp: int | None = None) -> tuple[int, int, int, int, str]:
+def scan_commitlog(
+    commitlog: CommitLog, start: int, check_crc: bool, clean_end: int = -1, flushed_timestamp: int | None = None
+) -> tuple[int, int, int, int, str]:
     """Check records from ``start``; return (end, records, last record offset, kind, reason).
 
     ``kind`` is EMPTY or INVALID for what stopped the scan (BLANK when the log ends exactly at
@@ -149,8 +157,13 @@ def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool,
                 return end, records, last, kind, reason
             later = find_valid_record_after(commitlog, end + 1, check_crc)
             if later is not None and _unflushed_after(commitlog, later, flushed_timestamp):
-                log.warning("commit log: a bad record at physical offset %d (%s) is followed by valid "
-                            "ones at %d, all after the last flush: a torn tail", end, reason, later)
+                log.warning(
+                    "commit log: a bad record at physical offset %d (%s) is followed by valid "
+                    "ones at %d, all after the last flush: a torn tail",
+                    end,
+                    reason,
+                    later,
+                )
                 return end, records, last, kind, f"{reason}; unflushed records after it dropped"
             if later is not None:
                 later_file = commitlog.find_file(later)
@@ -160,15 +173,18 @@ def scan_commitlog(commitlog: CommitLog, start: int, check_crc: bool,
                     f"{later} in {later_file.path if later_file else '?'}. Refusing to start: this "
                     "is damage in the middle of the log, not a torn tail. Restore the segment from "
                     "a replica or backup, or move the damaged segments aside by hand.",
-                    path=mf.path, offset=end)
+                    path=mf.path,
+                    offset=end,
+                )
             return end, records, last, kind, reason
         idx += 1
         pos = 0
     return files[-1].file_end_offset, records, last, BLANK, ""
 
 
-def checkpoint_scan_start(commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: list[ConsumeQueue],
-                          check_crc: bool) -> int | None:
+def checkpoint_scan_start(
+    commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: list[ConsumeQueue], check_crc: bool
+) -> int | None:
     """Return the record boundary recovery scans from when the checkpoint records offsets, else
     None (see the module docstring)."""
     files = commitlog.files
@@ -204,8 +220,13 @@ def _unflushed_after(commitlog: CommitLog, later: int, flushed_timestamp: int | 
     return commitlog.read_store_timestamp(later) > flushed_timestamp
 
 
-def choose_scan_start(commitlog: CommitLog, checkpoint: StoreCheckpoint,
-                      queues: Iterable[ConsumeQueue], index: IndexService, abnormal: bool) -> int:
+def choose_scan_start(
+    commitlog: CommitLog,
+    checkpoint: StoreCheckpoint,
+    queues: Iterable[ConsumeQueue],
+    index: IndexService,
+    abnormal: bool,
+) -> int:
     """Return the segment start recovery scans from without checkpoint offsets (see the module
     docstring)."""
     files = commitlog.files
@@ -235,9 +256,15 @@ def choose_scan_start(commitlog: CommitLog, checkpoint: StoreCheckpoint,
     return max(first, min(min(candidates), last))
 
 
-def redispatch(commitlog: CommitLog, start: int, end: int,
-               queue_for: Callable[[str, int, bool], ConsumeQueue | None],
-               index: IndexService, verify: bool = False, verify_from: int = -1) -> tuple[int, int]:
+def redispatch(
+    commitlog: CommitLog,
+    start: int,
+    end: int,
+    queue_for: Callable[[str, int, bool], ConsumeQueue | None],
+    index: IndexService,
+    verify: bool = False,
+    verify_from: int = -1,
+) -> tuple[int, int]:
     """Rebuild missing consume queue units and index entries for records in [start, end).
 
     ``queue_for(topic, queue_id, create)`` returns the queue (None for an unusable topic name).
@@ -277,9 +304,16 @@ def redispatch(commitlog: CommitLog, start: int, end: int,
     return units, indexed
 
 
-def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterable[ConsumeQueue],
-            queue_for: Callable[[str, int, bool], ConsumeQueue | None], index: IndexService,
-            abnormal: bool, check_crc: bool) -> RecoveryReport:
+def recover(
+    *,
+    commitlog: CommitLog,
+    checkpoint: StoreCheckpoint,
+    queues: Iterable[ConsumeQueue],
+    queue_for: Callable[[str, int, bool], ConsumeQueue | None],
+    index: IndexService,
+    abnormal: bool,
+    check_crc: bool,
+) -> RecoveryReport:
     """Run recovery over loaded parts; see the module docstring."""
     queues = list(queues)
     trusted = checkpoint_scan_start(commitlog, checkpoint, queues, check_crc)
@@ -290,8 +324,12 @@ def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterab
     cleared = commitlog.set_end(end)
     torn = kind == INVALID or cleared > 0
     if torn:
-        log.warning("commit log: torn tail at physical offset %d (%s); %d bytes cleared",
-                    end, reason or "garbage after the last record", cleared)
+        log.warning(
+            "commit log: torn tail at physical offset %d (%s); %d bytes cleared",
+            end,
+            reason or "garbage after the last record",
+            cleared,
+        )
     if last >= 0:
         commitlog.last_store_timestamp = commitlog.read_store_timestamp(last)
     else:
@@ -300,8 +338,9 @@ def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterab
     # A queue whose units all point before what the checkpoint vouches for was synced before it
     # was written: after a crash only the others may hold holes, and are synced again.
     vouched = checkpoint.logics_offset if abnormal and trusted is not None else -1
-    removed = sum(q.truncate_dirty(end, holes_possible=abnormal and (q.max_phys_end > vouched or q.damaged))
-                  for q in queues)
+    removed = sum(
+        q.truncate_dirty(end, holes_possible=abnormal and (q.max_phys_end > vouched or q.damaged)) for q in queues
+    )
     index.truncate(end)
     if abnormal:  # what the dead process wrote may still be only in the page cache
         commitlog.mark_unflushed_from(start)
@@ -310,8 +349,9 @@ def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterab
                 q.mark_unflushed()
         index.mark_unflushed()
     if not abnormal and checkpoint.offsets_known and end != checkpoint.physic_offset:
-        log.warning("commit log: the clean shutdown recorded its end at %d, recovery found %d",
-                    checkpoint.physic_offset, end)
+        log.warning(
+            "commit log: the clean shutdown recorded its end at %d, recovery found %d", checkpoint.physic_offset, end
+        )
     dispatch_from = start
     if not abnormal:
         # After a clean close everything was dispatched; only re-check past the furthest record
@@ -321,10 +361,17 @@ def recover(*, commitlog: CommitLog, checkpoint: StoreCheckpoint, queues: Iterab
         dispatch_from = max(start, min(cq_end, index_end) if index_end >= 0 else cq_end)
     units, indexed = redispatch(commitlog, dispatch_from, end, queue_for, index, verify=abnormal, verify_from=vouched)
     report = RecoveryReport(
-        abnormal=abnormal, scan_from=start, end_offset=end, records_checked=records,
-        torn_tail=torn, torn_reason=reason if torn else "", bytes_cleared=cleared,
-        consume_queue_units_removed=removed, consume_queue_units_rebuilt=units,
-        messages_reindexed=indexed, vouched_offset=checkpoint.min_offset(),
+        abnormal=abnormal,
+        scan_from=start,
+        end_offset=end,
+        records_checked=records,
+        torn_tail=torn,
+        torn_reason=reason if torn else "",
+        bytes_cleared=cleared,
+        consume_queue_units_removed=removed,
+        consume_queue_units_rebuilt=units,
+        messages_reindexed=indexed,
+        vouched_offset=checkpoint.min_offset(),
     )
     log.info("store recovery: %s", report)
     return report

@@ -1,4 +1,5 @@
 """What the store answers: put and get statuses and results (RocketMQ's names)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -71,5 +72,11 @@ class GetMessageResult:
         return sum(len(r) for r in self.records)
 
 
-STORED_STATUSES = frozenset({PutMessageStatus.PUT_OK, PutMessageStatus.FLUSH_DISK_TIMEOUT,
-                             PutMessageStatus.FLUSH_SLAVE_TIMEOUT, PutMessageStatus.SLAVE_NOT_AVAILABLE})
+STORED_STATUSES = frozenset(
+    {
+        PutMessageStatus.PUT_OK,
+        PutMessageStatus.FLUSH_DISK_TIMEOUT,
+        PutMessageStatus.FLUSH_SLAVE_TIMEOUT,
+        PutMessageStatus.SLAVE_NOT_AVAILABLE,
+    }
+)

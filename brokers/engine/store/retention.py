@@ -17,6 +17,7 @@ and so its offsets (its min offset moves up to its max offset instead).
 ``start`` (after recovery) moves every queue's min offset past units whose records an earlier
 run deleted, and reads the disk once so a broker restarted on a full disk refuses sends at once.
 """
+
 from __future__ import annotations
 
 import logging
@@ -51,30 +52,54 @@ class CleanReport:
 
     def to_json(self) -> dict:
         cl = self.commitlog
-        return {"deletedCommitLogFiles": len(cl.deleted) if cl else 0,
-                "deletedConsumeQueueFiles": self.logics.consume_queue_files,
-                "deletedIndexFiles": self.logics.index_files,
-                "commitLogMinOffsetBefore": self.min_offset_before, "commitLogMinOffsetAfter": self.min_offset_after,
-                "diskRatio": cl.disk_ratio if cl else None, "errors": list(self.errors)}
+        return {
+            "deletedCommitLogFiles": len(cl.deleted) if cl else 0,
+            "deletedConsumeQueueFiles": self.logics.consume_queue_files,
+            "deletedIndexFiles": self.logics.index_files,
+            "commitLogMinOffsetBefore": self.min_offset_before,
+            "commitLogMinOffsetAfter": self.min_offset_after,
+            "diskRatio": cl.disk_ratio if cl else None,
+            "errors": list(self.errors),
+        }
 
 
 class StoreRetention:
     """The clean services of one store, their thread, and their runtime figures."""
 
-    def __init__(self, *, config: StoreConfig, commitlog: CommitLog, queues: ConsumeQueueTable, index: IndexService,
-                 flags: RunningFlags, clock: Clock, disk_usage: DiskUsageFn = os_disk_usage,
-                 file_io: FileIO = OS_FILE_IO) -> None:
+    def __init__(
+        self,
+        *,
+        config: StoreConfig,
+        commitlog: CommitLog,
+        queues: ConsumeQueueTable,
+        index: IndexService,
+        flags: RunningFlags,
+        clock: Clock,
+        disk_usage: DiskUsageFn = os_disk_usage,
+        file_io: FileIO = OS_FILE_IO,
+    ) -> None:
         self._config = config
         self._commitlog = commitlog
         self._queues = queues
         self._clock = clock
         self.reaper = MappedFileReaper(clock.monotonic)
         self.commitlog_service = CleanCommitLogService(
-            config=config, commitlog=commitlog, flags=flags, clock=clock, disk_usage=disk_usage, file_io=file_io,
-            reaper=self.reaper)
+            config=config,
+            commitlog=commitlog,
+            flags=flags,
+            clock=clock,
+            disk_usage=disk_usage,
+            file_io=file_io,
+            reaper=self.reaper,
+        )
         self.logics_service = CleanConsumeQueueService(
-            commitlog=commitlog, queues=queues, index=index, file_io=file_io, reaper=self.reaper,
-            files_per_queue=config.delete_files_batch_max)
+            commitlog=commitlog,
+            queues=queues,
+            index=index,
+            file_io=file_io,
+            reaper=self.reaper,
+            files_per_queue=config.delete_files_batch_max,
+        )
         self._pass_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -150,8 +175,9 @@ class StoreRetention:
         with self._pass_lock:
             return self._finish(self._commitlog.min_offset, None, [], force_logics=True)
 
-    def _finish(self, before: int, cl_result: CommitLogCleanResult | None, errors: list[str], *,
-                force_logics: bool) -> CleanReport:
+    def _finish(
+        self, before: int, cl_result: CommitLogCleanResult | None, errors: list[str], *, force_logics: bool
+    ) -> CleanReport:
         logics = LogicsCleanResult(self._commitlog.min_offset)
         try:
             logics = self.logics_service.run(force=force_logics)

@@ -14,6 +14,7 @@ The clean service sets ``disk_full`` (RocketMQ's DISK_FULL_BIT) while the disk i
 ``diskSpaceWarningLevelRatio`` and clears it once usage drops: puts are refused meanwhile, but a
 slave's copy of its master's log goes on (RocketMQ's appendToCommitLog ignores the bit).
 """
+
 from __future__ import annotations
 
 import logging

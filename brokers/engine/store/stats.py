@@ -3,6 +3,7 @@
 Counters are bumped by the putting/getting thread; ``sample()`` is called about once a second
 by the store's periodic flush thread and keeps enough history for 10 s / 1 min / 10 min rates.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -40,14 +41,24 @@ class StoreStats:
             self.get_message_entire_time_max_ms = elapsed_ms
 
     def sample(self) -> None:
-        snap = (self._monotonic(), self.put_message_times_total, self.get_message_times_found,
-                self.get_message_times_miss, self.get_message_transferred_msg_count)
+        snap = (
+            self._monotonic(),
+            self.put_message_times_total,
+            self.get_message_times_found,
+            self.get_message_times_miss,
+            self.get_message_transferred_msg_count,
+        )
         with self._lock:
             self._samples.append(snap)
 
     def _rates(self, window_s: float) -> tuple[float, float, float, float]:
-        now = (self._monotonic(), self.put_message_times_total, self.get_message_times_found,
-               self.get_message_times_miss, self.get_message_transferred_msg_count)
+        now = (
+            self._monotonic(),
+            self.put_message_times_total,
+            self.get_message_times_found,
+            self.get_message_times_miss,
+            self.get_message_transferred_msg_count,
+        )
         with self._lock:
             samples = list(self._samples)
         old = None
@@ -108,22 +119,32 @@ def disk_ratio(path: str) -> str:
     return repr(usage.used / usage.total) if usage.total else "0.0"
 
 
-def store_runtime_info(stats: StoreStats, commitlog: CommitLog, config: StoreConfig, *, uptime_ms: int, boot_ms: int,
-                       fsync_count: int, healthy_error: str | None,
-                       write_error: str | None = None) -> dict[str, str]:
+def store_runtime_info(
+    stats: StoreStats,
+    commitlog: CommitLog,
+    config: StoreConfig,
+    *,
+    uptime_ms: int,
+    boot_ms: int,
+    fsync_count: int,
+    healthy_error: str | None,
+    write_error: str | None = None,
+) -> dict[str, str]:
     """The store's keys of GET_BROKER_RUNTIME_INFO (values are strings, as in RocketMQ)."""
     info = stats.runtime_info(uptime_ms)
-    info.update({
-        "bootTimestamp": str(boot_ms),
-        "commitLogMaxOffset": str(commitlog.max_offset),
-        "commitLogMinOffset": str(commitlog.min_offset),
-        "commitLogDiskRatio": disk_ratio(config.commitlog_dir),
-        "consumeQueueDiskRatio": disk_ratio(config.consume_queue_dir),
-        "remainHowManyDataToFlush": str(max(0, commitlog.max_offset - commitlog.flushed_where)),
-        "earliestMessageTimeStamp": str(commitlog.read_store_timestamp(commitlog.min_offset)),
-        "flushDiskType": config.flush_disk_type,
-        "commitLogFsyncTimes": str(fsync_count),
-        "storeHealthy": "true" if healthy_error is None else f"false: {healthy_error}",
-        "storeWritable": "true" if write_error is None else f"false: {write_error}",
-    })
+    info.update(
+        {
+            "bootTimestamp": str(boot_ms),
+            "commitLogMaxOffset": str(commitlog.max_offset),
+            "commitLogMinOffset": str(commitlog.min_offset),
+            "commitLogDiskRatio": disk_ratio(config.commitlog_dir),
+            "consumeQueueDiskRatio": disk_ratio(config.consume_queue_dir),
+            "remainHowManyDataToFlush": str(max(0, commitlog.max_offset - commitlog.flushed_where)),
+            "earliestMessageTimeStamp": str(commitlog.read_store_timestamp(commitlog.min_offset)),
+            "flushDiskType": config.flush_disk_type,
+            "commitLogFsyncTimes": str(fsync_count),
+            "storeHealthy": "true" if healthy_error is None else f"false: {healthy_error}",
+            "storeWritable": "true" if write_error is None else f"false: {write_error}",
+        }
+    )
     return info

@@ -25,6 +25,7 @@ RocketMQ's enablePropertyFilter, off by default as there); ``make run`` turns it
 ``--tls-client-auth``) serves TLS on every port, HA included (brokers/engine/remoting/tls.py); in
 enforcing mode the brokers' own connections and the ready check speak TLS too.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -88,7 +89,9 @@ def _name_port(flag: str, value: str) -> tuple[str, int]:
         raise CommandError(f"{flag} {value!r}: illegal broker name: {exc}") from None
     port = int(port_text)
     if not 1 <= port <= 65534:
-        raise CommandError(f"{flag} {value!r}: port {port} is outside 1..65534 (its HA port, port + 1, must be one too)")
+        raise CommandError(
+            f"{flag} {value!r}: port {port} is outside 1..65534 (its HA port, port + 1, must be one too)"
+        )
     return name, port
 
 
@@ -98,12 +101,16 @@ def parse_roles(values: list[str]) -> dict[str, str]:
     for value in values:
         name, sep, role = value.strip().partition("=")
         if not sep or not name or role not in MASTER_ROLES:
-            raise CommandError(f"--role {value!r}: expected NAME=ASYNC_MASTER or NAME=SYNC_MASTER, e.g. broker-a=ASYNC_MASTER")
+            raise CommandError(
+                f"--role {value!r}: expected NAME=ASYNC_MASTER or NAME=SYNC_MASTER, e.g. broker-a=ASYNC_MASTER"
+            )
         roles[name] = role
     return roles
 
 
-def parse_broker_specs(values: list[str], namesrv_port: int, slaves: list[str] | None = None, roles: dict[str, str] | None = None) -> list[BrokerSpec]:
+def parse_broker_specs(
+    values: list[str], namesrv_port: int, slaves: list[str] | None = None, roles: dict[str, str] | None = None
+) -> list[BrokerSpec]:
     """Parse ``--broker`` and ``--slave`` NAME:PORT flags: the masters, then the slaves (ids 1, 2, ... per
     name); CommandError for malformed, duplicate or clashing entries (a port, or the HA port + 1 of another)."""
     masters: list[tuple[str, int]] = []
@@ -124,15 +131,19 @@ def parse_broker_specs(values: list[str], namesrv_port: int, slaves: list[str] |
         if name not in names:
             raise CommandError(f"--role {name}={roles[name]}: no --broker {name}")
     with_slaves = {n for n, _, _ in slave_specs}
-    specs = [BrokerSpec(n, p, 0, roles.get(n, "SYNC_MASTER" if n in with_slaves else "ASYNC_MASTER")) for n, p in masters]
+    specs = [
+        BrokerSpec(n, p, 0, roles.get(n, "SYNC_MASTER" if n in with_slaves else "ASYNC_MASTER")) for n, p in masters
+    ]
     specs += [BrokerSpec(n, p, bid, "SLAVE") for n, p, bid in slave_specs]
     used: dict[int, str] = {namesrv_port: "the name server"}
     for spec in specs:
         flag = "--broker" if spec.broker_id == 0 else "--slave"
         for port, what in ((spec.port, spec.key), (spec.port + 1, f"{spec.key}'s HA port")):
             if port in used:
-                raise CommandError(f"{flag} {spec.name}:{spec.port}: port {port} ({what}) is used twice (also {used[port]}); "
-                                   "every broker needs its port and port + 1")
+                raise CommandError(
+                    f"{flag} {spec.name}:{spec.port}: port {port} ({what}) is used twice (also {used[port]}); "
+                    "every broker needs its port and port + 1"
+                )
             used[port] = what
     return specs
 
@@ -162,31 +173,83 @@ class Command(BaseCommand):
     help = "Run one name server and brokers (the embedded cluster) in this process until SIGINT/SIGTERM."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--store-dir", default=None, help="root of the brokers' stores (default: settings.MQ STORE_DIR)")
-        parser.add_argument("--namesrv-port", type=int, default=DEFAULT_NAMESRV_PORT, help="name server port (default 9876)")
-        parser.add_argument("--broker", action="append", default=None, metavar="NAME:PORT",
-                            help=f"a broker group's master, repeatable (default {' '.join(DEFAULT_BROKERS)}); it also listens on PORT + 1 (HA)")
-        parser.add_argument("--slave", action="append", default=None, metavar="NAME:PORT",
-                            help="a slave of the --broker NAME, repeatable (brokerId 1, 2, ... in order); it also listens on PORT + 1")
-        parser.add_argument("--role", action="append", default=None, metavar="NAME=ROLE",
-                            help="a master's role, ASYNC_MASTER or SYNC_MASTER (default: SYNC_MASTER with a slave, else ASYNC_MASTER)")
+        parser.add_argument(
+            "--store-dir", default=None, help="root of the brokers' stores (default: settings.MQ STORE_DIR)"
+        )
+        parser.add_argument(
+            "--namesrv-port", type=int, default=DEFAULT_NAMESRV_PORT, help="name server port (default 9876)"
+        )
+        parser.add_argument(
+            "--broker",
+            action="append",
+            default=None,
+            metavar="NAME:PORT",
+            help=f"a broker group's master, repeatable (default {' '.join(DEFAULT_BROKERS)}); it also listens on PORT + 1 (HA)",
+        )
+        parser.add_argument(
+            "--slave",
+            action="append",
+            default=None,
+            metavar="NAME:PORT",
+            help="a slave of the --broker NAME, repeatable (brokerId 1, 2, ... in order); it also listens on PORT + 1",
+        )
+        parser.add_argument(
+            "--role",
+            action="append",
+            default=None,
+            metavar="NAME=ROLE",
+            help="a master's role, ASYNC_MASTER or SYNC_MASTER (default: SYNC_MASTER with a slave, else ASYNC_MASTER)",
+        )
         parser.add_argument("--cluster", default=DEFAULT_CLUSTER, help=f"cluster name (default {DEFAULT_CLUSTER})")
-        parser.add_argument("--flush", choices=["sync", "async"], default=None,
-                            help="disk flush: sync (group commit) or async (default: settings.MQ FLUSH_DISK_TYPE)")
-        parser.add_argument("--host", default="127.0.0.1", help="address to listen on and advertise (default 127.0.0.1)")
-        parser.add_argument("--acl-file", default=None, metavar="PATH",
-                            help="RocketMQ plain_acl.yml for every server (re-read when it changes); required on a non-loopback --host")
-        parser.add_argument("--no-acl", action="store_true", help="listen on a non-loopback --host without an ACL (a warning)")
-        parser.add_argument("--enable-property-filter", action="store_true",
-                            help="every broker serves SQL92 subscriptions (RocketMQ's enablePropertyFilter; default off)")
-        parser.add_argument("--grpc-port", type=int, default=None, metavar="PORT",
-                            help="serve RocketMQ 5.x gRPC clients: the first master on PORT, the next on PORT + 1, ... "
-                                 "(slaves have none: 5.x clients consume from masters; default: off)")
+        parser.add_argument(
+            "--flush",
+            choices=["sync", "async"],
+            default=None,
+            help="disk flush: sync (group commit) or async (default: settings.MQ FLUSH_DISK_TYPE)",
+        )
+        parser.add_argument(
+            "--host", default="127.0.0.1", help="address to listen on and advertise (default 127.0.0.1)"
+        )
+        parser.add_argument(
+            "--acl-file",
+            default=None,
+            metavar="PATH",
+            help="RocketMQ plain_acl.yml for every server (re-read when it changes); required on a non-loopback --host",
+        )
+        parser.add_argument(
+            "--no-acl", action="store_true", help="listen on a non-loopback --host without an ACL (a warning)"
+        )
+        parser.add_argument(
+            "--enable-property-filter",
+            action="store_true",
+            help="every broker serves SQL92 subscriptions (RocketMQ's enablePropertyFilter; default off)",
+        )
+        parser.add_argument(
+            "--grpc-port",
+            type=int,
+            default=None,
+            metavar="PORT",
+            help="serve RocketMQ 5.x gRPC clients: the first master on PORT, the next on PORT + 1, ... "
+            "(slaves have none: 5.x clients consume from masters; default: off)",
+        )
         add_tls_arguments(parser)
 
-    def handle(self, *args, store_dir: str | None, namesrv_port: int, broker: list[str] | None, cluster: str,
-               flush: str | None, host: str, slave: list[str] | None = None, role: list[str] | None = None,
-               acl_file: str | None = None, no_acl: bool = False, enable_property_filter: bool = False, **options) -> None:
+    def handle(
+        self,
+        *args,
+        store_dir: str | None,
+        namesrv_port: int,
+        broker: list[str] | None,
+        cluster: str,
+        flush: str | None,
+        host: str,
+        slave: list[str] | None = None,
+        role: list[str] | None = None,
+        acl_file: str | None = None,
+        no_acl: bool = False,
+        enable_property_filter: bool = False,
+        **options,
+    ) -> None:
         store_root = os.path.abspath(store_dir or settings.MQ["STORE_DIR"])
         use_private_umask()  # store directories 0700 and their files 0600, now and later
         if not 1 <= namesrv_port <= 65535:
@@ -196,7 +259,9 @@ class Command(BaseCommand):
         except InvalidNameError as exc:
             raise CommandError(f"--cluster: illegal cluster name: {exc}") from None
         specs = parse_broker_specs(broker or list(DEFAULT_BROKERS), namesrv_port, slave or [], parse_roles(role or []))
-        flush_type = {"sync": SYNC_FLUSH, "async": ASYNC_FLUSH}.get(flush or "", settings.MQ.get("FLUSH_DISK_TYPE", ASYNC_FLUSH))
+        flush_type = {"sync": SYNC_FLUSH, "async": ASYNC_FLUSH}.get(
+            flush or "", settings.MQ.get("FLUSH_DISK_TYPE", ASYNC_FLUSH)
+        )
         acl_file = os.path.abspath(acl_file) if acl_file else None
         self._signer_keys = self._check_acl(host, acl_file, no_acl)
         try:
@@ -214,8 +279,14 @@ class Command(BaseCommand):
             os.makedirs(store_root, exist_ok=True)
         except OSError as exc:
             raise CommandError(f"--store-dir {store_root}: {exc}") from None
-        namesrv_config = NamesrvConfig(host=host, port=namesrv_port, kv_config_path=os.path.join(store_root, "namesrv", "kvConfig.json"),
-                                       acl_file=acl_file, acl_disabled=no_acl, tls=self._tls)
+        namesrv_config = NamesrvConfig(
+            host=host,
+            port=namesrv_port,
+            kv_config_path=os.path.join(store_root, "namesrv", "kvConfig.json"),
+            acl_file=acl_file,
+            acl_disabled=no_acl,
+            tls=self._tls,
+        )
         namesrv_addr = f"{host}:{namesrv_port}"
         try:
             broker_configs = [
@@ -227,8 +298,11 @@ class Command(BaseCommand):
                     listen_host=host,
                     listen_port=spec.port,
                     namesrv_addrs=(namesrv_addr,),
-                    store=StoreConfig(store_dir=os.path.join(store_root, spec.store_name), flush_disk_type=flush_type,
-                                      store_host=f"{host}:{spec.port}"),
+                    store=StoreConfig(
+                        store_dir=os.path.join(store_root, spec.store_name),
+                        flush_disk_type=flush_type,
+                        store_host=f"{host}:{spec.port}",
+                    ),
                     acl_file=acl_file,
                     acl_disabled=no_acl,
                     tls=self._tls,
@@ -259,8 +333,10 @@ class Command(BaseCommand):
             raise CommandError("give either --acl-file or --no-acl, not both")
         if not acl_file:
             if not no_acl and not is_loopback_host(host):
-                raise CommandError(f"--host {host} is not loopback: give --acl-file PATH (RocketMQ's plain_acl.yml), "
-                                   "or --no-acl to accept requests from anyone on the network")
+                raise CommandError(
+                    f"--host {host} is not loopback: give --acl-file PATH (RocketMQ's plain_acl.yml), "
+                    "or --no-acl to accept requests from anyone on the network"
+                )
             return {"access_key": None, "secret_key": None}
         try:
             admin = first_admin_account(load_plain_acl_file(acl_file))
@@ -310,13 +386,16 @@ class Command(BaseCommand):
             while not stop.is_set():
                 try:
                     info = await admin.examine_broker_cluster_info()
-                    if all(bid in getattr(info.broker_datas.get(name), "broker_addrs", {}) for name, bid in members) \
-                            and await self._slaves_connected(admin, info, members):
+                    if all(
+                        bid in getattr(info.broker_datas.get(name), "broker_addrs", {}) for name, bid in members
+                    ) and await self._slaves_connected(admin, info, members):
                         return
                 except RemotingError:
                     pass
                 if asyncio.get_running_loop().time() > deadline:
-                    raise CommandError(f"brokers did not register with the name server (and slaves connect) within {REGISTER_WAIT_S:.0f}s")
+                    raise CommandError(
+                        f"brokers did not register with the name server (and slaves connect) within {REGISTER_WAIT_S:.0f}s"
+                    )
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(stop.wait(), 0.1)
 

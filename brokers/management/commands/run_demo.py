@@ -12,6 +12,7 @@ prints how its sends were answered per broker (``broker-a SEND_OK 1180, FLUSH_SL
 FLUSH_SLAVE_TIMEOUT and SLAVE_NOT_AVAILABLE there mean broker-a's slave lags or is gone (the
 message is stored on the master either way).
 """
+
 from __future__ import annotations
 
 import logging
@@ -40,7 +41,9 @@ def status_report(statuses: Counter[tuple[str, str]]) -> str:
     brokers = sorted({b for b, _ in statuses})
     parts = []
     for broker in brokers:
-        counts = sorted(((s, n) for (b, s), n in statuses.items() if b == broker), key=lambda sn: (sn[0] != "SEND_OK", sn[0]))
+        counts = sorted(
+            ((s, n) for (b, s), n in statuses.items() if b == broker), key=lambda sn: (sn[0] != "SEND_OK", sn[0])
+        )
         parts.append(f"{broker} " + ", ".join(f"{s} {n}" for s, n in counts))
     return "; ".join(parts) or "none"
 
@@ -65,7 +68,9 @@ class Command(BaseCommand):
         parser.add_argument("--rate", type=float, default=20.0, help="messages per second in all (default 20)")
         parser.add_argument("--cycle", type=float, default=600.0, help="seconds between demo-audit's breaks")
         parser.add_argument("--pause", type=float, default=120.0, help="length of demo-audit's break in seconds")
-        parser.add_argument("--report", type=float, default=60.0, help="seconds between reports of the send statuses per broker")
+        parser.add_argument(
+            "--report", type=float, default=60.0, help="seconds between reports of the send statuses per broker"
+        )
 
     def handle(self, *args, rate: float, cycle: float, pause: float, report: float = 60.0, **options):
         namesrv = settings.MQ["NAMESRV_ADDR"]
@@ -73,7 +78,9 @@ class Command(BaseCommand):
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         self._create_topics(namesrv)
-        producer = Producer("demo-producer", namesrv, trace_enabled=True, **_demo_keys())  # message trace on: the trace page has paths to show
+        producer = Producer(
+            "demo-producer", namesrv, trace_enabled=True, **_demo_keys()
+        )  # message trace on: the trace page has paths to show
         producer.start()
         billing = [self._consumer("demo-billing", "DemoOrders", namesrv) for _ in range(2)]
         audit: PushConsumer | None = self._consumer("demo-audit", "DemoAudit", namesrv)
@@ -117,8 +124,12 @@ class Command(BaseCommand):
             producer.shutdown()
 
     def _create_topics(self, namesrv: str) -> None:
-        with BlockingMQAdminClient(namesrv, access_key=settings.MQ.get("ACCESS_KEY") or None,
-                                   secret_key=settings.MQ.get("SECRET_KEY") or None, tls=mq_tls()) as admin:
+        with BlockingMQAdminClient(
+            namesrv,
+            access_key=settings.MQ.get("ACCESS_KEY") or None,
+            secret_key=settings.MQ.get("SECRET_KEY") or None,
+            tls=mq_tls(),
+        ) as admin:
             info = admin.examine_broker_cluster_info()
             for cluster in info.clusters:
                 for topic, queues in TOPICS.items():

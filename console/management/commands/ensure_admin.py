@@ -1,4 +1,5 @@
 """Create the first admin account (role admin) with a generated password when no superuser exists."""
+
 from __future__ import annotations
 
 import os

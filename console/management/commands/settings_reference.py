@@ -3,6 +3,7 @@
 ``--check`` writes nothing and fails when docs/settings.md is not what the settings say (the test
 suite runs the same comparison), so a new environment variable arrives with its line in the reference.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """Tiny inline lake frames for the job tests: samples written as short tuples."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -26,7 +27,17 @@ def queue_samples(spark, rows):
 def group_samples(spark, rows):
     """Rows ``(clock, broker, group, topic, queue_id, committed, max_offset)`` as group_samples."""
     full = [
-        (at(clock), broker, group, topic, queue_id, committed, max_offset, at(clock).strftime("%Y-%m-%d"), at(clock).hour)
+        (
+            at(clock),
+            broker,
+            group,
+            topic,
+            queue_id,
+            committed,
+            max_offset,
+            at(clock).strftime("%Y-%m-%d"),
+            at(clock).hour,
+        )
         for clock, broker, group, topic, queue_id, committed, max_offset in rows
     ]
     return spark.createDataFrame(full, GROUP_SAMPLES_SCHEMA)

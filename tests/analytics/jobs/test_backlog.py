@@ -1,4 +1,5 @@
 """backlog: the lag at the end of each window and the consume/produce rates, per queue or group."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """queue_deltas: consecutive pairs per queue; resets, repeats and first samples yield no row."""
+
 from __future__ import annotations
 
 from datetime import timedelta

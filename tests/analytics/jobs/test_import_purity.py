@@ -1,4 +1,5 @@
 """analytics.jobs is pure: the standard library and pyspark only, no framework, no I/O at import."""
+
 from __future__ import annotations
 
 import ast
@@ -25,7 +26,10 @@ def test_sources_import_only_the_standard_library_and_pyspark() -> None:
                 continue
             for name in names:
                 top = name.split(".")[0]
-                assert name.startswith("analytics.jobs") or top in {"pyspark", *sys.stdlib_module_names}, (path.name, name)
+                assert name.startswith("analytics.jobs") or top in {"pyspark", *sys.stdlib_module_names}, (
+                    path.name,
+                    name,
+                )
 
 
 def test_modules_stay_small() -> None:
@@ -34,8 +38,17 @@ def test_modules_stay_small() -> None:
 
 
 def test_public_api() -> None:
-    for name in ("queue_deltas", "throughput", "backlog", "backlog_trend", "top_topics", "top_groups",
-                 "QUEUE_SAMPLES_SCHEMA", "GROUP_SAMPLES_SCHEMA", "RESOLUTIONS"):
+    for name in (
+        "queue_deltas",
+        "throughput",
+        "backlog",
+        "backlog_trend",
+        "top_topics",
+        "top_groups",
+        "QUEUE_SAMPLES_SCHEMA",
+        "GROUP_SAMPLES_SCHEMA",
+        "RESOLUTIONS",
+    ):
         assert hasattr(analytics.jobs, name), name
     assert analytics.jobs.RESOLUTIONS == {"1m": 60, "1h": 3600}
 

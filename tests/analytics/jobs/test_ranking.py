@@ -1,4 +1,5 @@
 """top_topics and top_groups: rank 1..n, ties broken by name, the same list every time."""
+
 from __future__ import annotations
 
 import pytest

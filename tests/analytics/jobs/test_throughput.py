@@ -1,4 +1,5 @@
 """throughput: rates per window at queue, topic and broker level, at 1m and 1h."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -78,14 +79,18 @@ def test_partial_window_is_not_diluted_docstring_example(spark) -> None:
     queue_0 = [(f"14:00:{s:02d}", A, "orders", 0, 60 * s, None) for s in range(0, 60, 10)]
     queue_1 = [("14:00:30", A, "orders", 1, 0, None), ("14:00:50", A, "orders", 1, 40, None)]
     result = throughput(queue_samples(spark, queue_0 + queue_1), resolution="1m", level="topic")
-    assertDataFrameEqual(result, expected_frame(spark, "1m", "topic", [("14:00", None, "orders", None, 3040, 62.0, None)]))
+    assertDataFrameEqual(
+        result, expected_frame(spark, "1m", "topic", [("14:00", None, "orders", None, 3040, 62.0, None)])
+    )
 
 
 def test_a_delta_belongs_to_the_window_where_it_ends(spark) -> None:
     samples = [("13:59:50", A, "t", 0, 0, 0), ("14:00:10", A, "t", 0, 200, 400), ("14:59:59", A, "t", 0, 200, 400)]
     result = throughput(queue_samples(spark, samples), resolution="1h", level="queue")
     # 13:59:50 -> 14:00:10 (20 s, 200) and 14:00:10 -> 14:59:59 (3589 s, 0), both end in 14:00.
-    assertDataFrameEqual(result, expected_frame(spark, "1h", "queue", [("14:00", A, "t", 0, 200, 200 / 3609, 400 / 3609)]))
+    assertDataFrameEqual(
+        result, expected_frame(spark, "1h", "queue", [("14:00", A, "t", 0, 200, 200 / 3609, 400 / 3609)])
+    )
 
 
 def test_counter_resets_are_dropped_not_counted_negative(spark) -> None:
@@ -121,15 +126,23 @@ def test_null_put_bytes(spark) -> None:
         ("14:00", A, "orders", 0, 400, 10.0, 100.0),  # bytes over the one interval that knows them
         ("14:00", B, "orders", 0, 40, 1.0, None),
     ]
-    assertDataFrameEqual(throughput(frame, resolution="1m", level="queue"), expected_frame(spark, "1m", "queue", by_queue))
+    assertDataFrameEqual(
+        throughput(frame, resolution="1m", level="queue"), expected_frame(spark, "1m", "queue", by_queue)
+    )
     by_topic = [("14:00", None, "orders", None, 440, 11.0, None)]  # one queue unknown: no total
-    assertDataFrameEqual(throughput(frame, resolution="1m", level="topic"), expected_frame(spark, "1m", "topic", by_topic))
+    assertDataFrameEqual(
+        throughput(frame, resolution="1m", level="topic"), expected_frame(spark, "1m", "topic", by_topic)
+    )
     by_broker = [("14:00", A, None, None, 400, 10.0, 100.0), ("14:00", B, None, None, 40, 1.0, None)]
-    assertDataFrameEqual(throughput(frame, resolution="1m", level="broker"), expected_frame(spark, "1m", "broker", by_broker))
+    assertDataFrameEqual(
+        throughput(frame, resolution="1m", level="broker"), expected_frame(spark, "1m", "broker", by_broker)
+    )
 
 
-EMIT_SAMPLES = [(clock, A, "t", 0, offset, None) for clock, offset in
-                [("14:00:00", 0), ("14:00:30", 30), ("14:01:00", 90), ("14:01:30", 150), ("14:02:00", 240)]]
+EMIT_SAMPLES = [
+    (clock, A, "t", 0, offset, None)
+    for clock, offset in [("14:00:00", 0), ("14:00:30", 30), ("14:01:00", 90), ("14:01:30", 150), ("14:02:00", 240)]
+]
 
 
 @pytest.mark.parametrize(
@@ -140,7 +153,14 @@ EMIT_SAMPLES = [(clock, A, "t", 0, offset, None) for clock, offset in
         (datetime(2026, 11, 22, 14, 1), [("14:01", A, "t", 0, 120, 2.0, None), ("14:02", A, "t", 0, 90, 3.0, None)]),
         (at("14:01:30"), [("14:02", A, "t", 0, 90, 3.0, None)]),  # 14:01 starts before it
         (at("14:03"), []),
-        (None, [("14:00", A, "t", 0, 30, 1.0, None), ("14:01", A, "t", 0, 120, 2.0, None), ("14:02", A, "t", 0, 90, 3.0, None)]),
+        (
+            None,
+            [
+                ("14:00", A, "t", 0, 30, 1.0, None),
+                ("14:01", A, "t", 0, 120, 2.0, None),
+                ("14:02", A, "t", 0, 90, 3.0, None),
+            ],
+        ),
     ],
     ids=["aligned", "naive-is-utc", "unaligned", "after-the-data", "none"],
 )

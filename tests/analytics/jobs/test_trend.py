@@ -1,4 +1,5 @@
 """backlog_trend: slope over the lookback, growing/draining/steady, and time to drain."""
+
 from __future__ import annotations
 
 import pytest
@@ -80,6 +81,10 @@ def test_rejects_a_lookback_that_is_not_positive(spark) -> None:
 @pytest.mark.parametrize(("rise_per_5min", "trend"), [(600, "steady"), (1800, "growing")], ids=["2-per-s", "6-per-s"])
 def test_a_busy_group_trends_only_past_a_fraction_of_its_produce_rate(spark, rise_per_5min: int, trend: str) -> None:
     # produced at 100 msgs/s: a backlog rising 2 msgs/s is within 5 % (steady), 6 msgs/s is not
-    points = [("14:00", 0, 1000), ("14:05", 30_000 - rise_per_5min, 31_000), ("14:10", 60_000 - 2 * rise_per_5min, 61_000)]
+    points = [
+        ("14:00", 0, 1000),
+        ("14:05", 30_000 - rise_per_5min, 31_000),
+        ("14:10", 60_000 - 2 * rise_per_5min, 61_000),
+    ]
     result = backlog_trend(group_samples(spark, samples_of("busy", 0, points)), now=NOW)
     assert [row.trend for row in result.collect()] == [trend]

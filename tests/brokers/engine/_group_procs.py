@@ -1,6 +1,7 @@
 """A broker group as real processes: ``python -m brokers.engine namesrv|broker ...`` subprocesses on
 free loopback ports, their output in log files, started, SIGKILLed, SIGSTOPped and restarted by the
 drills (tests/brokers/engine/test_group_drills.py) and bench/ha_catchup_bench.py."""
+
 from __future__ import annotations
 
 import asyncio
@@ -54,8 +55,13 @@ class Proc:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         offset = self.log.stat().st_size if self.log.exists() else 0
         with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *self.argv], cwd=ROOT, stdout=out,
-                                         stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "brokers.engine", *self.argv],
+                cwd=ROOT,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+            )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             exited = self.proc.poll() is not None
@@ -122,8 +128,16 @@ class NamesrvProc(Proc):
 
 
 class BrokerProc(Proc):
-    def __init__(self, root: Path, namesrv: str, name: str = "broker-a", broker_id: int = 0, role: str = "ASYNC_MASTER",
-                 *extra: str, store_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        namesrv: str,
+        name: str = "broker-a",
+        broker_id: int = 0,
+        role: str = "ASYNC_MASTER",
+        *extra: str,
+        store_dir: Path | None = None,
+    ) -> None:
         self.store_dir = store_dir or root / f"{name}-{broker_id}"
         self.broker_id = broker_id
         self._args = (namesrv, name, broker_id, role, extra)
@@ -133,16 +147,35 @@ class BrokerProc(Proc):
     def pick_ports(self) -> None:
         namesrv, name, broker_id, role, extra = self._args
         self.port, self.ha_port = free_port(), free_port()
-        self.argv = ["broker", "--name", name, "--port", str(self.port), "--ha-port", str(self.ha_port),
-                     "--namesrv", namesrv, "--store-dir", str(self.store_dir), "--broker-id", str(broker_id),
-                     "--role", role, "--register-interval", "2", *extra]
+        self.argv = [
+            "broker",
+            "--name",
+            name,
+            "--port",
+            str(self.port),
+            "--ha-port",
+            str(self.ha_port),
+            "--namesrv",
+            namesrv,
+            "--store-dir",
+            str(self.store_dir),
+            "--broker-id",
+            str(broker_id),
+            "--role",
+            role,
+            "--register-interval",
+            "2",
+            *extra,
+        ]
 
     @property
     def addr(self) -> str:
         return f"127.0.0.1:{self.port}"
 
 
-async def call(addr: str, code: int, ext: dict | None = None, body: bytes = b"", timeout_s: float = 5.0) -> RemotingCommand:
+async def call(
+    addr: str, code: int, ext: dict | None = None, body: bytes = b"", timeout_s: float = 5.0
+) -> RemotingCommand:
     client = RemotingClient()
     try:
         return await client.invoke(addr, RemotingCommand.request(code, ext, body), timeout_s)
@@ -160,8 +193,16 @@ def runtime_info(addr: str) -> dict[str, str]:
 
 
 def create_topic(addr: str, topic: str, queues: int) -> None:
-    ext = {"topic": topic, "defaultTopic": "TBW102", "readQueueNums": queues, "writeQueueNums": queues, "perm": 6,
-           "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": False}
+    ext = {
+        "topic": topic,
+        "defaultTopic": "TBW102",
+        "readQueueNums": queues,
+        "writeQueueNums": queues,
+        "perm": 6,
+        "topicFilterType": "SINGLE_TAG",
+        "topicSysFlag": 0,
+        "order": False,
+    }
     reply = asyncio.run(call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, ext))
     assert reply.code == ResponseCode.SUCCESS, reply
 

@@ -10,6 +10,7 @@ topic through the name server, so from the slave: every acknowledged message mus
 slave has the topic either because the master pushed it before answering the creation
 (``config_push.py``) or because the slave derives it from the consume queues it holds.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -35,7 +36,9 @@ class CycleResult:
         return self.acknowledged - self.read
 
 
-def run_cycle(root: Path, namesrv: NamesrvProc, cycle: int, *, messages: int = 200, read_timeout_s: float = 30.0) -> CycleResult:
+def run_cycle(
+    root: Path, namesrv: NamesrvProc, cycle: int, *, messages: int = 200, read_timeout_s: float = 30.0
+) -> CycleResult:
     """One cycle on ``namesrv`` (stores under ``root``); the broker group is named after the cycle."""
     name = f"drill-{cycle}"
     extra = ("--commitlog-file-size", str(4 << 20))
@@ -48,16 +51,23 @@ def run_cycle(root: Path, namesrv: NamesrvProc, cycle: int, *, messages: int = 2
         created = time.monotonic()
         create_topic(master.addr, topic, QUEUES)
         producer = Producer(f"drill_pg_{cycle}", namesrv.addr, client_config=ClientConfig()).start()
-        sent = {f"{cycle}-{i}" for i in range(messages)
-                if producer.send(Message(topic, f"{cycle}-{i}".encode())).status is SendStatus.SEND_OK}
+        sent = {
+            f"{cycle}-{i}"
+            for i in range(messages)
+            if producer.send(Message(topic, f"{cycle}-{i}".encode())).status is SendStatus.SEND_OK
+        }
         producer.shutdown()
         producer = None
         master.kill()
         elapsed = time.monotonic() - created
         shutil.rmtree(master.store_dir, ignore_errors=True)
 
-        consumer = PullConsumer(f"drill_cg_{cycle}", namesrv.addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET",
-                                client_config=ClientConfig(poll_name_server_interval_s=1.0))
+        consumer = PullConsumer(
+            f"drill_cg_{cycle}",
+            namesrv.addr,
+            consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+            client_config=ClientConfig(poll_name_server_interval_s=1.0),
+        )
         consumer.subscribe(topic)
         consumer.start()
         read: set[str] = set()

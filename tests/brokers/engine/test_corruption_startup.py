@@ -1,4 +1,5 @@
 """A record corrupted in the middle of the commitlog stops the broker with a clear error."""
+
 from __future__ import annotations
 
 import subprocess

@@ -10,6 +10,7 @@ senders, SIGKILL mid-stream, restart, and check that
 - queue offsets are dense from 0 (nothing half-written is served, nothing is skipped);
 - a second restart (after another SIGKILL, with no writes) serves exactly the same state.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -43,9 +44,22 @@ ROOT = Path(__file__).resolve().parents[3]
 class BrokerProcess:
     def __init__(self, store_dir: Path, namesrv: str, port: int) -> None:
         self.argv = [
-            sys.executable, "-m", "brokers.engine", "broker", "--name", BROKER, "--port", str(port),
-            "--namesrv", namesrv, "--store-dir", str(store_dir), "--flush", "sync",
-            "--commitlog-file-size", str(64 * 1024),
+            sys.executable,
+            "-m",
+            "brokers.engine",
+            "broker",
+            "--name",
+            BROKER,
+            "--port",
+            str(port),
+            "--namesrv",
+            namesrv,
+            "--store-dir",
+            str(store_dir),
+            "--flush",
+            "sync",
+            "--commitlog-file-size",
+            str(64 * 1024),
         ]
         self.port = port
         self.proc: subprocess.Popen | None = None
@@ -175,8 +189,17 @@ def test_a_sigkilled_sync_flush_broker_restarts_with_nothing_left_to_flush(tmp_p
     """What recovery re-checked after the kill is synced before the broker serves: its runtime
     info (``mqadmin brokerStatus``) reads remainHowManyDataToFlush 0 from the first request on."""
     namesrv = NamesrvProc(tmp_path).start()
-    broker = BrokerProc(tmp_path, namesrv.addr, "flush-broker", 0, "ASYNC_MASTER", "--flush", "sync",
-                        "--commitlog-file-size", str(256 * 1024))
+    broker = BrokerProc(
+        tmp_path,
+        namesrv.addr,
+        "flush-broker",
+        0,
+        "ASYNC_MASTER",
+        "--flush",
+        "sync",
+        "--commitlog-file-size",
+        str(256 * 1024),
+    )
     admin = BlockingMQAdminClient(namesrv.addr, timeout_s=5.0)
     try:
         broker.start()

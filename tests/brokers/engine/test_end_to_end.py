@@ -1,4 +1,5 @@
 """10,000 messages over 2 brokers x 4 queues, produced and consumed back through the wire."""
+
 from __future__ import annotations
 
 import asyncio

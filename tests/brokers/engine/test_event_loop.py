@@ -1,4 +1,5 @@
 """The tier's event loop: uvloop when installed, asyncio's own on request, a clear refusal otherwise."""
+
 from __future__ import annotations
 
 import asyncio
@@ -46,11 +47,28 @@ def test_without_uvloop_the_default_falls_back_and_an_explicit_request_is_refuse
 def test_an_unknown_loop_is_refused_before_anything_listens(tmp_path):
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT), event_loop.ENV: "tokio"}
-    for argv in (["namesrv", "--port", str(port)],
-                 ["broker", "--name", "broker-x", "--port", str(port), "--namesrv", "127.0.0.1:1",
-                  "--store-dir", str(tmp_path / "store")]):
-        done = subprocess.run([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, env=env, capture_output=True,
-                              text=True, timeout=60)
+    for argv in (
+        ["namesrv", "--port", str(port)],
+        [
+            "broker",
+            "--name",
+            "broker-x",
+            "--port",
+            str(port),
+            "--namesrv",
+            "127.0.0.1:1",
+            "--store-dir",
+            str(tmp_path / "store"),
+        ],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "brokers.engine", *argv],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 2, (argv, done)
         assert "GANTRY_EVENT_LOOP='tokio': expected 'uvloop' or 'asyncio'" in done.stderr
     assert not (tmp_path / "store").exists()

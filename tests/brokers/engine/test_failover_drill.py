@@ -13,6 +13,7 @@ consumers and the producer are Gantry's clients in this process. Checked:
   had at the slave's last sync (1 s here; printed); at the end the master and the slave hold the
   same offsets, equal to each queue's end.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -21,7 +22,14 @@ import time
 
 import pytest
 
-from brokers.engine.client import ClientConfig, ConsumeConcurrentlyStatus, ConsumerConfig, Message, PullConsumer, PushConsumer
+from brokers.engine.client import (
+    ClientConfig,
+    ConsumeConcurrentlyStatus,
+    ConsumerConfig,
+    Message,
+    PullConsumer,
+    PushConsumer,
+)
 from brokers.engine.client import Producer
 from brokers.engine.common import json_compat
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
@@ -46,7 +54,9 @@ def _route_master_and_slave(namesrv: str) -> tuple[str | None, str | None]:
 async def _offsets(addr: str) -> dict[int, int]:
     out = {}
     for q in range(QUEUES):
-        reply = await call(addr, RequestCode.QUERY_CONSUMER_OFFSET, {"consumerGroup": GROUP, "topic": TOPIC, "queueId": q}, timeout_s=2)
+        reply = await call(
+            addr, RequestCode.QUERY_CONSUMER_OFFSET, {"consumerGroup": GROUP, "topic": TOPIC, "queueId": q}, timeout_s=2
+        )
         if reply.code == ResponseCode.SUCCESS:
             out[q] = int(reply.ext("offset"))
     return out
@@ -90,7 +100,9 @@ def test_consumers_read_from_the_slave_while_the_master_is_killed_and_lose_nothi
     master = BrokerProc(tmp_path, ns.addr, "broker-a", 0, "SYNC_MASTER", "--slave-sync-interval", "1").start()
     slave = BrokerProc(tmp_path, ns.addr, "broker-a", 1, "SLAVE", "--slave-sync-interval", "1").start()
     cc = ClientConfig(persist_consumer_offset_interval_s=1.0)
-    config = ConsumerConfig(pull_threshold_for_queue=THRESHOLD, pull_batch_size=8, consume_thread_min=2, consume_thread_max=2)
+    config = ConsumerConfig(
+        pull_threshold_for_queue=THRESHOLD, pull_batch_size=8, consume_thread_min=2, consume_thread_max=2
+    )
     consumers: list = []
     producer = None
     stop_pulling = threading.Event()
@@ -103,8 +115,11 @@ def test_consumers_read_from_the_slave_while_the_master_is_killed_and_lose_nothi
         for i in range(BACKLOG):
             result = producer.send(Message(TOPIC, f"m{i}".encode()))
             acked[f"m{i}".encode()] = (result.message_queue.queue_id, result.queue_offset)
-        wait_until(lambda: asyncio.run(call(slave.addr, RequestCode.GET_ALL_TOPIC_CONFIG)).body.count(TOPIC.encode()), 15,
-                   "the slave copied the topic")
+        wait_until(
+            lambda: asyncio.run(call(slave.addr, RequestCode.GET_ALL_TOPIC_CONFIG)).body.count(TOPIC.encode()),
+            15,
+            "the slave copied the topic",
+        )
 
         delivered: list[tuple[float, int, int, bytes]] = []  # (time, queue, offset, body)
         lock = threading.Lock()
@@ -117,13 +132,25 @@ def test_consumers_read_from_the_slave_while_the_master_is_killed_and_lose_nothi
             return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
         for i in range(2):
-            c = PushConsumer(GROUP, ns.addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", instance_name=f"push{i}",
-                             client_config=cc, config=config)
+            c = PushConsumer(
+                GROUP,
+                ns.addr,
+                consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+                instance_name=f"push{i}",
+                client_config=cc,
+                config=config,
+            )
             c.subscribe(TOPIC)
             c.register_listener(listener)
             consumers.append(c.start())
-        puller = PullConsumer(GROUP, ns.addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", instance_name="pull0",
-                              client_config=cc, config=config)
+        puller = PullConsumer(
+            GROUP,
+            ns.addr,
+            consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+            instance_name="pull0",
+            client_config=cc,
+            config=config,
+        )
         puller.subscribe(TOPIC)
         consumers.append(puller.start())
 
@@ -151,7 +178,9 @@ def test_consumers_read_from_the_slave_while_the_master_is_killed_and_lose_nothi
                 fetched_before[q] = max(fetched_before.get(q, -1), off)
         t_kill = time.monotonic()
         master.kill()
-        limit = {q: fetched_before.get(q, -1) + THRESHOLD + 8 + 8 for q in range(QUEUES)}  # cache + a batch in flight + a poll batch
+        limit = {
+            q: fetched_before.get(q, -1) + THRESHOLD + 8 + 8 for q in range(QUEUES)
+        }  # cache + a batch in flight + a poll batch
 
         def from_slave():
             with lock:
@@ -167,7 +196,9 @@ def test_consumers_read_from_the_slave_while_the_master_is_killed_and_lose_nothi
         master.start()  # same port, same store
         for i in range(BACKLOG, BACKLOG + 300):  # production resumes on the returned master
             body = f"m{i}".encode()
-            result = wait_until(lambda body=body: producer.send(Message(TOPIC, body)), 30, "a send to the returned master")
+            result = wait_until(
+                lambda body=body: producer.send(Message(TOPIC, body)), 30, "a send to the returned master"
+            )
             acked[body] = (result.message_queue.queue_id, result.queue_offset)
 
         def missing():
@@ -187,7 +218,9 @@ def test_consumers_read_from_the_slave_while_the_master_is_killed_and_lose_nothi
         for q in range(QUEUES):
             reply = asyncio.run(call(master.addr, RequestCode.GET_MAX_OFFSET, {"topic": TOPIC, "queueId": q}))
             ends[q] = int(reply.ext("offset"))
-        wait_until(lambda: asyncio.run(_offsets(master.addr)) == ends, 15, "the master holds every queue's end as the offset")
+        wait_until(
+            lambda: asyncio.run(_offsets(master.addr)) == ends, 15, "the master holds every queue's end as the offset"
+        )
         wait_until(lambda: asyncio.run(_offsets(slave.addr)) == ends, 15, "the slave follows the master's offsets")
         last_sampled = {q: rows[-1][2] for q, rows in sampler.samples.items() if rows}
         assert all(ends[q] >= v for q, v in last_sampled.items())
@@ -199,9 +232,11 @@ def test_consumers_read_from_the_slave_while_the_master_is_killed_and_lose_nothi
             producer.shutdown()
         for p in (slave, master, ns):
             p.stop()
-    print(f"drill 3: consumption resumed from the slave {resumed_s:.1f} s after the SIGKILL; {len(delivered)} deliveries "
-          f"of {len(acked)} acknowledged messages ({len(delivered) - len(acked)} duplicates); slave held offsets "
-          f"{committed_on_slave}")
+    print(
+        f"drill 3: consumption resumed from the slave {resumed_s:.1f} s after the SIGKILL; {len(delivered)} deliveries "
+        f"of {len(acked)} acknowledged messages ({len(delivered) - len(acked)} duplicates); slave held offsets "
+        f"{committed_on_slave}"
+    )
     # The kill itself may show the slave a little behind the dead master (commits the master took
     # since the slave's last 1 s sync die with it, as in RocketMQ): consumers keep their own
     # offsets and commit them to the slave next, so this re-delivers and never skips. Everything

@@ -7,6 +7,7 @@
    by SIGSTOP, FLUSH_SLAVE_TIMEOUT (after ``--sync-flush-timeout-ms``); every such message is
    readable on the master.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -94,7 +95,9 @@ def test_sync_master_answers_slave_not_available_and_flush_slave_timeout_and_kee
 
         with PullClient(ns.addr, heartbeat_interval_s=None) as puller:  # each of them is on the master
             for r in stalled + alone:
-                result = puller.pull(MessageQueue(TOPIC, "broker-a", r.message_queue.queue_id), r.queue_offset, max_nums=1)
+                result = puller.pull(
+                    MessageQueue(TOPIC, "broker-a", r.message_queue.queue_id), r.queue_offset, max_nums=1
+                )
                 assert result.status is PullStatus.FOUND and result.messages[0].msg_id == r.offset_msg_id, r
     finally:
         if producer is not None:

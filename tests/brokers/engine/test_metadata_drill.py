@@ -4,6 +4,7 @@ Two cycles of the drill in ``_metadata_drill.py`` (bench/metadata_drill.py runs 
 master pushed config changes and the slave derived missing topics from its queues, the slave
 answered ``topic[...] not exist`` for every queue, forever.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -21,5 +22,7 @@ def test_messages_acknowledged_before_the_master_dies_stay_readable_on_the_slave
         namesrv.stop()
     for result in results:
         assert result.acknowledged == 100, result
-        assert result.seconds_from_create_to_kill < 10, result  # inside the slave's 10 s periodic copy: the gap under test
+        assert result.seconds_from_create_to_kill < 10, (
+            result
+        )  # inside the slave's 10 s periodic copy: the gap under test
         assert result.unreadable == 0, result

@@ -3,6 +3,7 @@
 Both servers are real subprocesses. SIGSTOP freezes the broker (its connection stays open, so
 only the name server's expiry scan can remove it); SIGCONT lets it register again.
 """
+
 from __future__ import annotations
 
 import re
@@ -23,7 +24,9 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def _spawn(argv: list[str], log: Path) -> subprocess.Popen:
     with open(log, "ab") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
+        )
     deadline = time.monotonic() + 30
     while not re.search(rb"\bready\b", log.read_bytes()):  # not "address already in use"
         assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
@@ -49,9 +52,25 @@ def _routed(admin: BlockingMQAdminClient, topic: str) -> bool:
 @pytest.mark.slow
 def test_routes_vanish_after_expiry_and_return_on_registration(tmp_path) -> None:
     ns_port, broker_port = free_ports(2)
-    namesrv = _spawn(["namesrv", "--port", str(ns_port), "--scan-interval", "0.1", "--expire", "1.5"], tmp_path / "ns.log")
-    broker = _spawn(["broker", "--name", "broker-x", "--port", str(broker_port), "--namesrv", f"127.0.0.1:{ns_port}",
-                     "--store-dir", str(tmp_path / "store"), "--register-interval", "0.3"], tmp_path / "broker.log")
+    namesrv = _spawn(
+        ["namesrv", "--port", str(ns_port), "--scan-interval", "0.1", "--expire", "1.5"], tmp_path / "ns.log"
+    )
+    broker = _spawn(
+        [
+            "broker",
+            "--name",
+            "broker-x",
+            "--port",
+            str(broker_port),
+            "--namesrv",
+            f"127.0.0.1:{ns_port}",
+            "--store-dir",
+            str(tmp_path / "store"),
+            "--register-interval",
+            "0.3",
+        ],
+        tmp_path / "broker.log",
+    )
     admin = BlockingMQAdminClient(f"127.0.0.1:{ns_port}", timeout_s=2.0)
     try:
         admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig("ExpiryTopic", 2, 2))

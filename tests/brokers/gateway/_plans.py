@@ -1,4 +1,5 @@
 """Stepping a gateway plan by hand in a test: a plan does no I/O, the test answers each Fanout."""
+
 from __future__ import annotations
 
 from brokers.engine.client.plan import Fanout, Reply

@@ -1,5 +1,6 @@
 """Gantry's GANTRY_NOTIFY_CONSUMER_IDS_CHANGED through brokers.gateway.rebalance, against the
 session cluster: each broker notifies the members of the group connected to it."""
+
 from __future__ import annotations
 
 from brokers.engine.remoting.errors import RemotingError

@@ -1,5 +1,6 @@
 """Gantry's GANTRY_GET_QUEUE_STATS through brokers.gateway.stats, against the session cluster: one
 request per broker, every queue's offsets and bytes, every group's committed offsets."""
+
 from __future__ import annotations
 
 

@@ -1,4 +1,5 @@
 """Observed assignments against expected ones: the split-brain the seeds warn about."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,7 +22,9 @@ def members_running(strategy_per_cid: dict[str, str], subscription: dict[str, st
 
 
 def test_a_healthy_group_is_consistent() -> None:
-    check = check_assignment(queues=LAYOUT, members=members_running(dict.fromkeys(CIDS, "AVG")), strategy=get_strategy("AVG"))
+    check = check_assignment(
+        queues=LAYOUT, members=members_running(dict.fromkeys(CIDS, "AVG")), strategy=get_strategy("AVG")
+    )
     assert check.consistent
     assert check.doubly_owned == () and check.unowned == () and check.deviations == ()
     assert check.reference_strategy == "AVG"

@@ -1,4 +1,5 @@
 """consumers.allocation (previews, what-ifs) is pure: it imports without Django and only from allowed packages."""
+
 from __future__ import annotations
 
 import ast
@@ -19,7 +20,11 @@ def test_imports_without_django_or_other_frameworks() -> None:
         "print(','.join(bad))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
     assert out.stdout.strip() == ""
@@ -44,4 +49,3 @@ def test_sources_import_only_the_standard_library_engine_common_and_the_strategi
 def test_modules_stay_small() -> None:
     for path in PACKAGE.glob("*.py"):
         assert len(path.read_text(encoding="utf-8").splitlines()) < 400, path.name
-

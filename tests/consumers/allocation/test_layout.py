@@ -1,4 +1,5 @@
 """Queue layouts: READ perm, readQueueNums, route data forms and what-if edits."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -54,7 +55,13 @@ def test_what_if_edits_return_new_layouts() -> None:
     assert [mq.broker_name for mq in layout.without_brokers(["a"]).message_queues()] == ["b", "b"]
     grown = layout.with_queue_counts({"b": 4, "c": 1})
     assert [(mq.broker_name, mq.queue_id) for mq in grown.message_queues()] == [
-        ("a", 0), ("a", 1), ("b", 0), ("b", 1), ("b", 2), ("b", 3), ("c", 0)
+        ("a", 0),
+        ("a", 1),
+        ("b", 0),
+        ("b", 1),
+        ("b", 2),
+        ("b", 3),
+        ("c", 0),
     ]
     assert len(layout.message_queues()) == 4  # the original is unchanged
 

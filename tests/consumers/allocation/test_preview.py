@@ -1,4 +1,5 @@
 """Whole-group preview and side-by-side comparison."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -59,7 +60,9 @@ def test_config_shows_shared_unassigned_and_foreign_queues() -> None:
 
 
 def test_consistent_hash_can_leave_a_consumer_idle() -> None:
-    preview = preview_allocation(queues=seed_queues("T"), cids=["cid0", "cid1", "cid2", "cid3"], strategy=get_strategy("CONSISTENT_HASH"))
+    preview = preview_allocation(
+        queues=seed_queues("T"), cids=["cid0", "cid1", "cid2", "cid3"], strategy=get_strategy("CONSISTENT_HASH")
+    )
     assert preview.idle_consumers == ("cid0",)
     assert preview.balance == 4
 
@@ -93,7 +96,11 @@ def test_compare_every_strategy_side_by_side() -> None:
     assert comparison.entry("AVG").preview.queue_counts == dict(zip(SEED_CIDS, [3, 2, 2, 2]))
     assert comparison.entry("AVG_BY_CIRCLE").preview.balance == 1
     assert comparison.entry("CONSISTENT_HASH").preview.queue_counts == dict(zip(SEED_CIDS, [3, 4, 1, 1]))
-    for name, parameter in (("CONFIG", "message_queue_list"), ("MACHINE_ROOM", "consumeridcs"), ("MACHINE_ROOM_NEARBY", "resolver")):
+    for name, parameter in (
+        ("CONFIG", "message_queue_list"),
+        ("MACHINE_ROOM", "consumeridcs"),
+        ("MACHINE_ROOM_NEARBY", "resolver"),
+    ):
         entry = comparison.entry(name)
         assert entry.preview is None and parameter in entry.skipped_reason
 

@@ -1,4 +1,5 @@
 """What-if scenarios and the movement diff (checked against a brute-force recount)."""
+
 from __future__ import annotations
 
 import pytest
@@ -39,7 +40,9 @@ def test_consistent_hash_moves_only_the_new_consumers_queues() -> None:
 
 
 def test_broker_down_releases_its_queues() -> None:
-    result = what_if(layout=LAYOUT, cids=CIDS, strategy=get_strategy("AVG"), scenario=Scenario(brokers_down=("broker-a",)))
+    result = what_if(
+        layout=LAYOUT, cids=CIDS, strategy=get_strategy("AVG"), scenario=Scenario(brokers_down=("broker-a",))
+    )
     assert result.removed_queues == tuple(q("a", i) for i in range(4))
     assert result.diff.queues_released == 4
     assert result.after.queue_counts == {"c1": 2, "c2": 2}
@@ -58,7 +61,9 @@ def test_queue_count_change_picks_up_new_queues() -> None:
 
 
 def test_removing_all_consumers_releases_everything() -> None:
-    result = what_if(layout=LAYOUT, cids=CIDS, strategy=get_strategy("AVG"), scenario=Scenario(remove_consumers=("c1", "c2")))
+    result = what_if(
+        layout=LAYOUT, cids=CIDS, strategy=get_strategy("AVG"), scenario=Scenario(remove_consumers=("c1", "c2"))
+    )
     assert result.after.assignment == {}
     assert result.diff.queues_released == 8
 
@@ -71,8 +76,11 @@ def test_diff_against_the_observed_current_assignment() -> None:
 
 def test_strategy_switch() -> None:
     result = what_if(
-        layout=LAYOUT, cids=CIDS, strategy=get_strategy("AVG"),
-        scenario=Scenario(), after_strategy=get_strategy("AVG_BY_CIRCLE"),
+        layout=LAYOUT,
+        cids=CIDS,
+        strategy=get_strategy("AVG"),
+        scenario=Scenario(),
+        after_strategy=get_strategy("AVG_BY_CIRCLE"),
     )
     assert result.after.strategy_name == "AVG_BY_CIRCLE"
     assert result.diff.queues_moved == 4

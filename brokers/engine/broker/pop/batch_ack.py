@@ -10,6 +10,7 @@ acks queue offset ``so + i`` (bit ``i`` is bit ``i % 8`` of byte ``i // 8``). fa
 long names (consumerGroup, topic, retry, startOffset, queueId, reviveQueueId, popTime, invisibleTime,
 bitSet).
 """
+
 from __future__ import annotations
 
 import base64
@@ -36,8 +37,17 @@ class BatchAck:
     offsets: tuple[int, ...]
 
 
-_FIELDS = {"c": "consumerGroup", "t": "topic", "r": "retry", "so": "startOffset", "q": "queueId", "rq": "reviveQueueId",
-           "pt": "popTime", "it": "invisibleTime", "b": "bitSet"}
+_FIELDS = {
+    "c": "consumerGroup",
+    "t": "topic",
+    "r": "retry",
+    "so": "startOffset",
+    "q": "queueId",
+    "rq": "reviveQueueId",
+    "pt": "popTime",
+    "it": "invisibleTime",
+    "b": "bitSet",
+}
 
 
 def _field(entry: dict, short: str):
@@ -73,12 +83,23 @@ def parse_batch_ack_body(body: object) -> tuple[str | None, list[BatchAck]]:
             if not isinstance(packed, str):
                 raise BatchAckError(f"acks[{n}].bitSet is missing")
             start = int(_field(entry, "so"))
-            ack = BatchAck(group, topic, str(_field(entry, "r") or "0"), start, int(_field(entry, "q")),
-                           int(_field(entry, "rq") or 0), int(_field(entry, "pt")), int(_field(entry, "it")), bit_offsets(start, packed))
+            ack = BatchAck(
+                group,
+                topic,
+                str(_field(entry, "r") or "0"),
+                start,
+                int(_field(entry, "q")),
+                int(_field(entry, "rq") or 0),
+                int(_field(entry, "pt")),
+                int(_field(entry, "it")),
+                bit_offsets(start, packed),
+            )
         except (TypeError, ValueError) as exc:
             if isinstance(exc, BatchAckError):
                 raise
-            raise BatchAckError(f"acks[{n}] has a missing or non-numeric startOffset, queueId, popTime or invisibleTime") from None
+            raise BatchAckError(
+                f"acks[{n}] has a missing or non-numeric startOffset, queueId, popTime or invisibleTime"
+            ) from None
         total += len(ack.offsets)
         if total > MAX_BATCH_ACK_OFFSETS:
             raise BatchAckError(f"the batch acks more than {MAX_BATCH_ACK_OFFSETS} offsets")

@@ -18,6 +18,7 @@ The answer's ``startOffsetInfo`` (``retry queueId startOffset`` per queue), ``ms
 (``retry queueId o1,o2,...``, ascending as the client sorts them) and ``orderCountInfo``
 (``retry qo<queueId>%<offset> count`` per message of an orderly pop) join their entries with ``;``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -48,7 +49,15 @@ class ExtraInfo:
         return self.revive_qid == ORDER_REVIVE_QID
 
     def text(self) -> str:
-        fields = [self.ck_offset, self.pop_time, self.invisible_time, self.revive_qid, self.retry, self.broker_name, self.queue_id]
+        fields = [
+            self.ck_offset,
+            self.pop_time,
+            self.invisible_time,
+            self.revive_qid,
+            self.retry,
+            self.broker_name,
+            self.queue_id,
+        ]
         if self.queue_offset is not None:
             fields.append(self.queue_offset)
         return SEPARATOR.join(str(f) for f in fields)

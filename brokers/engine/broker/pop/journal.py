@@ -18,6 +18,7 @@ with ASYNC_FLUSH the owner asks for one (``durable(written, force=True)``) every
 Compaction (:meth:`compact`) writes the state's snapshot to ``journal.tmp``, fsyncs it and renames
 it over the journal: a crash leaves either file whole.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -47,9 +48,9 @@ def decode_lines(data: bytes) -> tuple[list[dict], int]:
         if end < 0:
             break
         line = data[pos:end]
-        if len(line) <= CRC_HEX + 1 or line[CRC_HEX:CRC_HEX + 1] != b" ":
+        if len(line) <= CRC_HEX + 1 or line[CRC_HEX : CRC_HEX + 1] != b" ":
             break
-        text = line[CRC_HEX + 1:]
+        text = line[CRC_HEX + 1 :]
         try:
             if int(line[:CRC_HEX], 16) != zlib.crc32(text) & 0xFFFFFFFF:
                 break
@@ -81,7 +82,11 @@ class PopJournal:
         data = self.path.read_bytes() if self.path.exists() else b""
         records, good = decode_lines(data)
         if good < len(data):
-            log.warning("%s: %d bytes after the last whole record (a write torn by a crash) cut off", self.path, len(data) - good)
+            log.warning(
+                "%s: %d bytes after the last whole record (a write torn by a crash) cut off",
+                self.path,
+                len(data) - good,
+            )
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         if good < len(data):
             os.ftruncate(self._fd, good)
@@ -142,7 +147,7 @@ class PopJournal:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -3,6 +3,7 @@
 A pop answer carries each record as stored, except RECONSUMETIMES, which says the delivery's
 reconsume times (the 5.x delivery attempt - 1): the copy in the commit log keeps its own.
 """
+
 from __future__ import annotations
 
 import struct

@@ -16,6 +16,7 @@ lowest offset not done, so lag shows for POP groups as for pull groups. A commit
 otherwise (an operator's reset: UPDATE_CONSUMER_OFFSET, mqadmin resetOffsetByTime on an offline group)
 moves the cursor there at the group's next pop of the queue, forgetting its deliveries in flight.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -46,6 +47,8 @@ log = logging.getLogger("brokers.engine.broker.pop")
 TICK_S = 0.1  # expiry (redelivery, DLQ) lags the invisible time by at most this
 DLQ_RETRY_MS = 5_000  # a DLQ write that failed is tried again after this
 INIT_MODE_MIN = 0  # ConsumeInitMode.MIN: a group's first pop of a queue starts at its oldest message; MAX: at its end
+
+
 @dataclass(frozen=True, slots=True)
 class PopQuery:
     group: str
@@ -186,11 +189,15 @@ class PopService:
         if len(queue_ids) > 1:
             turn = self._rotation.get((query.group, query.topic), 0)
             self._rotation[(query.group, query.topic)] = turn + 1
-            queue_ids = queue_ids[turn % len(queue_ids):] + queue_ids[:turn % len(queue_ids)]
+            queue_ids = queue_ids[turn % len(queue_ids) :] + queue_ids[: turn % len(queue_ids)]
         for qid in queue_ids:
             if len(out.records) < query.max_nums:
                 self._pop_queue(query, qid, now, out, records)
-            out.rest += max(0, self.broker.store.get_max_offset_in_queue(query.topic, qid) - self._cursor((query.group, query.topic, qid)))
+            out.rest += max(
+                0,
+                self.broker.store.get_max_offset_in_queue(query.topic, qid)
+                - self._cursor((query.group, query.topic, qid)),
+            )
         if records:
             out.seq = self._journal(records)
         return out
@@ -216,19 +223,36 @@ class PopService:
                 bodies.append(with_reconsume_times(record, f.reconsume + 1))
         cursor = qs.cursor
         if len(taken) < room and not (query.order and qs.inflight):
-            limit = self.broker.config.pop_max_inflight_per_group - self.state.inflight_count(query.group)  # taken: in flight already
+            limit = self.broker.config.pop_max_inflight_per_group - self.state.inflight_count(
+                query.group
+            )  # taken: in flight already
             want = min(room - len(taken), limit)
             if want <= 0:
                 out.full = True
             else:
-                result = self.broker.store.get_message(query.group, query.topic, qid, cursor, want, query.tag_codes,
-                                                       message_filter=query.message_filter)
+                result = self.broker.store.get_message(
+                    query.group, query.topic, qid, cursor, want, query.tag_codes, message_filter=query.message_filter
+                )
                 if result.status in (GetMessageStatus.OFFSET_TOO_SMALL, GetMessageStatus.OFFSET_OVERFLOW_BADLY):
-                    log.info("pop: %s %s:%d cursor %d moved to %d (%s)", query.group, query.topic, qid, cursor,
-                             result.next_begin_offset, result.status.value)
+                    log.info(
+                        "pop: %s %s:%d cursor %d moved to %d (%s)",
+                        query.group,
+                        query.topic,
+                        qid,
+                        cursor,
+                        result.next_begin_offset,
+                        result.status.value,
+                    )
                     cursor = result.next_begin_offset
-                    result = self.broker.store.get_message(query.group, query.topic, qid, cursor, want, query.tag_codes,
-                                                           message_filter=query.message_filter)
+                    result = self.broker.store.get_message(
+                        query.group,
+                        query.topic,
+                        qid,
+                        cursor,
+                        want,
+                        query.tag_codes,
+                        message_filter=query.message_filter,
+                    )
                 if result.status in (GetMessageStatus.FOUND, GetMessageStatus.NO_MATCHED_MESSAGE):
                     for record in result.records:
                         offset, phys = record_offsets(record)
@@ -238,8 +262,18 @@ class PopService:
         if not taken and cursor == qs.cursor:
             return
         ck = min((t[0] for t in taken), default=cursor)
-        rec = {"op": "pop", "g": query.group, "t": query.topic, "q": qid, "cur": cursor, "pt": now, "it": query.invisible_ms,
-               "ck": ck, "ord": int(query.order), "m": taken}
+        rec = {
+            "op": "pop",
+            "g": query.group,
+            "t": query.topic,
+            "q": qid,
+            "cur": cursor,
+            "pt": now,
+            "it": query.invisible_ms,
+            "ck": ck,
+            "ord": int(query.order),
+            "m": taken,
+        }
         self._apply(rec, records)
         deadline = now + query.invisible_ms
         for (offset, reconsume, _), body in zip(taken, bodies):
@@ -266,8 +300,16 @@ class PopService:
             group, topic, qid = key
             committed = self.broker.consumer_offset_manager.query_offset(group, topic, qid)
             if committed >= 0 and committed != qs.committed():  # reset by an operator (UPDATE_CONSUMER_OFFSET, mqadmin)
-                log.info("pop: %s %s:%d committed offset moved from %d to %d outside POP: the pops start there, %d deliveries "
-                         "in flight forgotten", group, topic, qid, qs.committed(), committed, len(qs.inflight))
+                log.info(
+                    "pop: %s %s:%d committed offset moved from %d to %d outside POP: the pops start there, %d deliveries "
+                    "in flight forgotten",
+                    group,
+                    topic,
+                    qid,
+                    qs.committed(),
+                    committed,
+                    len(qs.inflight),
+                )
                 self._apply({"op": "reset", "g": group, "t": topic, "q": qid, "cur": committed}, records)
         if qs is None:
             group, topic, qid = key
@@ -291,7 +333,11 @@ class PopService:
         """The record at ``offset``; None (and a ``drop`` record when retention removed it) otherwise."""
         group, topic, qid = key
         result = self.broker.store.get_message(group, topic, qid, offset, 1, None)
-        if result.status is GetMessageStatus.FOUND and result.records and record_offsets(result.records[0])[0] == offset:
+        if (
+            result.status is GetMessageStatus.FOUND
+            and result.records
+            and record_offsets(result.records[0])[0] == offset
+        ):
             return bytes(result.records[0])
         if offset < result.min_offset:
             self._apply({"op": "drop", "g": group, "t": topic, "q": qid, "o": offset}, records)
@@ -317,8 +363,19 @@ class PopService:
         if now <= flight.pop_time:
             now = flight.pop_time + 1  # the old handle must differ from the new one
         records: list[dict] = []
-        self._apply({"op": "chg", "g": group, "t": topic, "q": qid, "o": flight.offset, "pt": flight.pop_time, "npt": now,
-                     "it": invisible_ms}, records)
+        self._apply(
+            {
+                "op": "chg",
+                "g": group,
+                "t": topic,
+                "q": qid,
+                "o": flight.offset,
+                "pt": flight.pop_time,
+                "npt": now,
+                "it": invisible_ms,
+            },
+            records,
+        )
         heapq.heappush(self._heap, (now + invisible_ms, group, topic, qid, flight.offset, now))
         return now, self._journal(records)
 
@@ -375,13 +432,21 @@ class PopService:
         if journal is None:
             return
         loop_now = asyncio.get_running_loop().time()
-        if not journal.sync and not journal.busy and loop_now - self._last_flush >= self.broker.config.pop_journal_flush_interval_ms / 1000:
+        if (
+            not journal.sync
+            and not journal.busy
+            and loop_now - self._last_flush >= self.broker.config.pop_journal_flush_interval_ms / 1000
+        ):
             self._last_flush = loop_now
             self._spawn(journal.durable(journal.written, force=True))  # the fsync runs in a worker thread
-        if not journal.busy and journal.size > max(self.broker.config.pop_journal_compact_bytes, 4 * self._compacted_size):
+        if not journal.busy and journal.size > max(
+            self.broker.config.pop_journal_compact_bytes, 4 * self._compacted_size
+        ):
             journal.compact(self.state.snapshot())
             self._compacted_size = journal.size
-            log.info("pop journal compacted to %d bytes (%d queues and deliveries)", journal.size, self.state.record_count())
+            log.info(
+                "pop journal compacted to %d bytes (%d queues and deliveries)", journal.size, self.state.record_count()
+            )
 
     async def _dead_letter(self, key: QueueKey, flight: InFlight) -> None:
         marker = (key, flight.offset)
@@ -390,23 +455,42 @@ class PopService:
         self._dlq_busy.add(marker)
         group, topic, qid = key
         try:
-            request = RemotingCommand.request(RequestCode.CONSUMER_SEND_MSG_BACK, {
-                "offset": flight.phys_offset, "group": group, "delayLevel": -1, "originTopic": topic})
+            request = RemotingCommand.request(
+                RequestCode.CONSUMER_SEND_MSG_BACK,
+                {"offset": flight.phys_offset, "group": group, "delayLevel": -1, "originTopic": topic},
+            )
             response = await self._send_back.consumer_send_msg_back(None, request)
             current = self.state.find(key, flight.offset)
             if current is not flight or current.pop_time != flight.pop_time:
                 return  # acked or changed while the DLQ write ran (the copy in the DLQ stays)
             if response is not None and response.code == ResponseCode.SUCCESS:
                 records: list[dict] = []
-                self._apply({"op": "dlq", "g": group, "t": topic, "q": qid, "o": flight.offset, "pt": flight.pop_time}, records)
+                self._apply(
+                    {"op": "dlq", "g": group, "t": topic, "q": qid, "o": flight.offset, "pt": flight.pop_time}, records
+                )
                 await self.durable(self._journal(records))
-                log.info("pop: %s %s:%d offset %d sent to the DLQ after %d deliveries", group, topic, qid, flight.offset,
-                         flight.reconsume + 1)
+                log.info(
+                    "pop: %s %s:%d offset %d sent to the DLQ after %d deliveries",
+                    group,
+                    topic,
+                    qid,
+                    flight.offset,
+                    flight.reconsume + 1,
+                )
             else:
-                log.warning("pop: sending %s %s:%d offset %d to the DLQ failed: %s; trying again in %d ms", group, topic, qid,
-                            flight.offset, None if response is None else response.remark, DLQ_RETRY_MS)
-                heapq.heappush(self._heap, (self.broker.clock.now_ms() + DLQ_RETRY_MS, group, topic, qid, flight.offset,
-                                            flight.pop_time))
+                log.warning(
+                    "pop: sending %s %s:%d offset %d to the DLQ failed: %s; trying again in %d ms",
+                    group,
+                    topic,
+                    qid,
+                    flight.offset,
+                    None if response is None else response.remark,
+                    DLQ_RETRY_MS,
+                )
+                heapq.heappush(
+                    self._heap,
+                    (self.broker.clock.now_ms() + DLQ_RETRY_MS, group, topic, qid, flight.offset, flight.pop_time),
+                )
         finally:
             self._dlq_busy.discard(marker)
 

@@ -21,6 +21,7 @@ same live and on replay, so a replayed journal rebuilds the state exactly:
     ``drop``  offset ``o`` is gone from the store (retention): forgotten
     ``chg``   offset ``o`` popped at ``pt`` is now invisible from ``npt`` for ``it`` ms, batch start ``o``
 """
+
 from __future__ import annotations
 
 import heapq
@@ -126,8 +127,20 @@ class PopState:
         for (group, topic, qid), qs in self.queues.items():
             out.append({"op": "cur", "g": group, "t": topic, "q": qid, "cur": qs.cursor})
             for f in qs.inflight.values():
-                out.append({"op": "pop", "g": group, "t": topic, "q": qid, "cur": qs.cursor, "pt": f.pop_time, "it": f.invisible_ms,
-                            "ck": f.ck_offset, "ord": int(f.order), "m": [[f.offset, f.reconsume, f.phys_offset]]})
+                out.append(
+                    {
+                        "op": "pop",
+                        "g": group,
+                        "t": topic,
+                        "q": qid,
+                        "cur": qs.cursor,
+                        "pt": f.pop_time,
+                        "it": f.invisible_ms,
+                        "ck": f.ck_offset,
+                        "ord": int(f.order),
+                        "m": [[f.offset, f.reconsume, f.phys_offset]],
+                    }
+                )
         return out
 
     def record_count(self) -> int:

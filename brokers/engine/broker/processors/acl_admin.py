@@ -37,6 +37,7 @@ Reads:
   ``reloadError`` is the reloader's last error: the file on disk is invalid and an older config is
   in force. An Apache broker answers 10006 REQUEST_CODE_NOT_SUPPORTED.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -54,7 +55,13 @@ from brokers.engine.acl.plain_acl_editor import (
     upsert_account,
 )
 from brokers.engine.acl.plain_acl_reloader import PlainAclReloader
-from brokers.engine.acl.plain_acl_writer import AclDataVersion, account_perm_entries, read_data_version, render_plain_acl, write_plain_acl_file
+from brokers.engine.acl.plain_acl_writer import (
+    AclDataVersion,
+    account_perm_entries,
+    read_data_version,
+    render_plain_acl,
+    write_plain_acl_file,
+)
 from brokers.engine.acl.permission import perm_name
 from brokers.engine.broker.processors.base import Processor, RequestError, guarded
 from brokers.engine.remoting.channel import ChannelContext
@@ -95,7 +102,9 @@ class AclAdminProcessor(Processor):
                     text = handle.read()
                 config = parse_plain_acl_text(text, source=reloader.path)
             except (OSError, UnicodeDecodeError, AclConfigError) as exc:
-                raise RequestError(failed_code, f"the ACL file cannot be changed, it is not valid now: {exc}; nothing changed") from None
+                raise RequestError(
+                    failed_code, f"the ACL file cannot be changed, it is not valid now: {exc}; nothing changed"
+                ) from None
             try:
                 new_config = apply(config)
             except AclEditError as exc:
@@ -113,14 +122,22 @@ class AclAdminProcessor(Processor):
     @guarded
     async def update_and_create_access_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         change = AccessConfigChange.from_ext_fields(request.ext_fields)
-        return await self._change(request, ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED, f"account {change.access_key}",
-                                  lambda config: upsert_account(config, change)[0])
+        return await self._change(
+            request,
+            ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED,
+            f"account {change.access_key}",
+            lambda config: upsert_account(config, change)[0],
+        )
 
     @guarded
     async def delete_access_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         access_key = request.ext_fields.get("accessKey") or ""
-        return await self._change(request, ResponseCode.DELETE_ACL_CONFIG_FAILED, f"delete account {access_key}",
-                                  lambda config: delete_account(config, access_key))
+        return await self._change(
+            request,
+            ResponseCode.DELETE_ACL_CONFIG_FAILED,
+            f"delete account {access_key}",
+            lambda config: delete_account(config, access_key),
+        )
 
     @guarded
     async def update_global_white_addrs_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -131,8 +148,12 @@ class AclAdminProcessor(Processor):
             raise RequestError(failed, "globalWhiteAddrs: missing (an empty value clears the list); nothing changed")
         path = (request.ext_fields.get("aclFileFullPath") or "").strip()
         if path and os.path.realpath(path) != os.path.realpath(reloader.path):
-            raise RequestError(failed, f"aclFileFullPath: this broker's ACL file is {reloader.path}, not {path}; nothing changed")
-        return await self._change(request, failed, "global white addresses", lambda config: set_global_white_addresses(config, addrs))
+            raise RequestError(
+                failed, f"aclFileFullPath: this broker's ACL file is {reloader.path}, not {path}; nothing changed"
+            )
+        return await self._change(
+            request, failed, "global white addresses", lambda config: set_global_white_addresses(config, addrs)
+        )
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -149,9 +170,13 @@ class AclAdminProcessor(Processor):
         reloader = self._reloader()
         version = self._version(reloader).to_json()
         cfg = self.broker.config
-        ext = {"version": json.dumps(version, separators=(",", ":")),
-               "allAclFileVersion": json.dumps({reloader.path: version}, separators=(",", ":")),
-               "brokerName": cfg.broker_name, "brokerAddr": self.broker.addr, "clusterName": cfg.cluster_name}
+        ext = {
+            "version": json.dumps(version, separators=(",", ":")),
+            "allAclFileVersion": json.dumps({reloader.path: version}, separators=(",", ":")),
+            "brokerName": cfg.broker_name,
+            "brokerAddr": self.broker.addr,
+            "clusterName": cfg.cluster_name,
+        }
         return request.response(ResponseCode.SUCCESS, None, ext)
 
     @guarded
@@ -159,10 +184,18 @@ class AclAdminProcessor(Processor):
         reloader = self._reloader()
         reloader.maybe_reload()
         cfg = self.broker.config
-        body = {"brokerName": cfg.broker_name, "brokerAddr": self.broker.addr, "clusterName": cfg.cluster_name,
-                "aclFile": reloader.path, "dataVersion": self._version(reloader).to_json(),
-                "reloadError": reloader.last_error or "", **accounts_without_secrets(reloader.config)}
-        return request.response(ResponseCode.SUCCESS, None, None, json.dumps(body, separators=(",", ":")).encode("utf-8"))
+        body = {
+            "brokerName": cfg.broker_name,
+            "brokerAddr": self.broker.addr,
+            "clusterName": cfg.cluster_name,
+            "aclFile": reloader.path,
+            "dataVersion": self._version(reloader).to_json(),
+            "reloadError": reloader.last_error or "",
+            **accounts_without_secrets(reloader.config),
+        }
+        return request.response(
+            ResponseCode.SUCCESS, None, None, json.dumps(body, separators=(",", ":")).encode("utf-8")
+        )
 
 
 def accounts_without_secrets(config: PlainAclConfig) -> dict:
@@ -170,7 +203,15 @@ def accounts_without_secrets(config: PlainAclConfig) -> dict:
     accounts = []
     for account in config.accounts.values():
         topics, groups = account_perm_entries(account)
-        accounts.append({"accessKey": account.access_key, "whiteRemoteAddress": account.white_remote_address.text,
-                         "admin": account.admin, "defaultTopicPerm": perm_name(account.default_topic_perm),
-                         "defaultGroupPerm": perm_name(account.default_group_perm), "topicPerms": topics, "groupPerms": groups})
+        accounts.append(
+            {
+                "accessKey": account.access_key,
+                "whiteRemoteAddress": account.white_remote_address.text,
+                "admin": account.admin,
+                "defaultTopicPerm": perm_name(account.default_topic_perm),
+                "defaultGroupPerm": perm_name(account.default_group_perm),
+                "topicPerms": topics,
+                "groupPerms": groups,
+            }
+        )
     return {"globalWhiteRemoteAddresses": [p.text for p in config.global_white_remote_addresses], "accounts": accounts}

@@ -10,6 +10,7 @@ subscribed to this master's config pushes has them on disk, else SLAVE_NOT_AVAIL
 slaves that did not confirm (``config_push.py``). Bodies keyed by MessageQueue use fastjson's inline-object-key form
 (§4.1), because their readers are Java admin tools.
 """
+
 from __future__ import annotations
 
 import logging
@@ -32,7 +33,12 @@ from brokers.engine.common.perm import PERM_MAX, PERM_MIN, is_valid_perm
 from brokers.engine.common.queue_nums import MAX_QUEUE_NUMS, MIN_QUEUE_NUMS, is_valid_queue_nums
 from brokers.engine.common.message_codec import parse_offset_msg_id
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.common.topic_attributes import MESSAGE_TYPE, InvalidAttributeError, alter_attributes, parse_attribute_modification
+from brokers.engine.common.topic_attributes import (
+    MESSAGE_TYPE,
+    InvalidAttributeError,
+    alter_attributes,
+    parse_attribute_modification,
+)
 from brokers.engine.common.topic_config import InvalidTopicConfigError, TopicConfig
 from brokers.engine.common.topic_message_type import MIXED
 from brokers.engine.common.topic_validator import InvalidNameError
@@ -50,8 +56,9 @@ def _json_body(value: object) -> bytes:
     return json_compat.dumps(value).encode("utf-8")
 
 
-def consume_stats_tables(broker: BrokerContext, group: str, topics, *, write_queues: bool = False,
-                         order_only: bool = False) -> list[tuple[str, dict[MessageQueue, dict]]]:
+def consume_stats_tables(
+    broker: BrokerContext, group: str, topics, *, write_queues: bool = False, order_only: bool = False
+) -> list[tuple[str, dict[MessageQueue, dict]]]:
     """Per topic of ``topics``, the group's OffsetWrapper of each queue (brokerOffset,
     consumerOffset, lastTimestamp), as RocketMQ's ConsumeStats offsetTable holds them.
 
@@ -140,23 +147,31 @@ class AdminBrokerProcessor(Processor):
         perm = require_int(request, "perm")
         for name, value in (("readQueueNums", read), ("writeQueueNums", write)):
             if not is_valid_queue_nums(value):
-                raise RequestError(ResponseCode.SYSTEM_ERROR,
-                                   f"{name} {value} is out of range, it must be within {MIN_QUEUE_NUMS}..{MAX_QUEUE_NUMS}")
+                raise RequestError(
+                    ResponseCode.SYSTEM_ERROR,
+                    f"{name} {value} is out of range, it must be within {MIN_QUEUE_NUMS}..{MAX_QUEUE_NUMS}",
+                )
         if not is_valid_perm(perm):
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"perm {perm} is out of range, it must be within {PERM_MIN}..{PERM_MAX}")
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, f"perm {perm} is out of range, it must be within {PERM_MIN}..{PERM_MAX}"
+            )
         filter_type = request.ext("topicFilterType") or "SINGLE_TAG"
         sys_flag = optional_int(request, "topicSysFlag", 0) or 0
         tcm = self.broker.topic_config_manager
         old = tcm.select_topic_config(topic)
         attributes = self._altered_attributes(request, old)
         try:
-            tc = TopicConfig(topic, read, write, perm, filter_type, sys_flag, old.order if old else False, attributes).validate()
+            tc = TopicConfig(
+                topic, read, write, perm, filter_type, sys_flag, old.order if old else False, attributes
+            ).validate()
         except InvalidTopicConfigError as exc:
             raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
         tcm.update_topic_config(tc)
         pushes = self.broker.config_push.take_started()
         await self.broker.register_broker_all()
-        return await self.broker.config_push.settled_response(request, f"topic {topic} {'updated' if old else 'created'}", pushes)
+        return await self.broker.config_push.settled_response(
+            request, f"topic {topic} {'updated' if old else 'created'}", pushes
+        )
 
     def _altered_attributes(self, request: RemotingCommand, old: TopicConfig | None) -> dict[str, str]:
         """The topic's attributes after the request's ``attributes`` modification (topic_attributes.py);
@@ -164,9 +179,13 @@ class AdminBrokerProcessor(Processor):
         try:
             modification = parse_attribute_modification(request.ext("attributes"))
             if modification.get("+" + MESSAGE_TYPE) == MIXED and not self.broker.config.enable_mixed_message_type:
-                raise RequestError(ResponseCode.INVALID_PARAMETER, f"attribute {MESSAGE_TYPE}: MIXED message type is not supported "
-                                                                   "(enableMixedMessageType is false)")
-            return alter_attributes(create=old is None, current=old.attributes if old else {}, modification=modification)
+                raise RequestError(
+                    ResponseCode.INVALID_PARAMETER,
+                    f"attribute {MESSAGE_TYPE}: MIXED message type is not supported (enableMixedMessageType is false)",
+                )
+            return alter_attributes(
+                create=old is None, current=old.attributes if old else {}, modification=modification
+            )
         except InvalidAttributeError as exc:
             raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
 
@@ -183,7 +202,9 @@ class AdminBrokerProcessor(Processor):
 
     @guarded
     async def get_all_topic_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        return request.response(ResponseCode.SUCCESS, None, None, _json_body(self.broker.topic_config_manager.build_serialize_wrapper()))
+        return request.response(
+            ResponseCode.SUCCESS, None, None, _json_body(self.broker.topic_config_manager.build_serialize_wrapper())
+        )
 
     @guarded
     async def get_topic_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -249,16 +270,31 @@ class AdminBrokerProcessor(Processor):
         connections = self.broker.client_manager.producer_connections(group)
         if not connections:
             return request.response(ResponseCode.SYSTEM_ERROR, f"the producer group[{group}] not exist")
-        return request.response(ResponseCode.SUCCESS, None, None, _json_body({"connectionSet": [c.to_connection_json() for c in connections]}))
+        return request.response(
+            ResponseCode.SUCCESS,
+            None,
+            None,
+            _json_body({"connectionSet": [c.to_connection_json() for c in connections]}),
+        )
 
     @guarded
     async def get_all_producer_info(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         """GET_ALL_PRODUCER_INFO (328, RocketMQ 5's ProducerTableInfo): every producer group and its clients."""
         manager = self.broker.client_manager
         now_ms, now = manager.clock.now_ms(), manager.clock.monotonic()
-        data = {group: [{"clientId": i.client_id, "remoteIP": i.client_addr, "language": i.language, "version": i.version,
-                         "lastUpdateTimestamp": now_ms - int((now - i.last_update) * 1000)} for i in members.values()]
-                for group, members in sorted(manager.producer_table.items())}
+        data = {
+            group: [
+                {
+                    "clientId": i.client_id,
+                    "remoteIP": i.client_addr,
+                    "language": i.language,
+                    "version": i.version,
+                    "lastUpdateTimestamp": now_ms - int((now - i.last_update) * 1000),
+                }
+                for i in members.values()
+            ]
+            for group, members in sorted(manager.producer_table.items())
+        }
         return request.response(ResponseCode.SUCCESS, None, None, _json_body({"data": data}))
 
     @guarded
@@ -270,7 +306,9 @@ class AdminBrokerProcessor(Processor):
 
     @guarded
     async def get_all_consumer_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        return request.response(ResponseCode.SUCCESS, None, None, _json_body(self.broker.consumer_offset_manager.encode()))
+        return request.response(
+            ResponseCode.SUCCESS, None, None, _json_body(self.broker.consumer_offset_manager.encode())
+        )
 
     @guarded
     async def get_all_delay_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -296,16 +334,32 @@ class AdminBrokerProcessor(Processor):
         if tc is None:
             return request.response(ResponseCode.SYSTEM_ERROR, f"[reset-offset] topic not exist: {topic}")
         if one_queue >= tc.write_queue_nums:
-            return request.response(ResponseCode.SYSTEM_ERROR, f"[reset-offset] {topic} has {tc.write_queue_nums} write queues, no queue {one_queue}")
+            return request.response(
+                ResponseCode.SYSTEM_ERROR,
+                f"[reset-offset] {topic} has {tc.write_queue_nums} write queues, no queue {one_queue}",
+            )
         store = broker.store
-        if one_queue >= 0 and offset is not None and offset >= 0 and not (
-                store.get_min_offset_in_queue(topic, one_queue) <= offset <= store.get_max_offset_in_queue(topic, one_queue)):
-            return request.response(ResponseCode.SYSTEM_ERROR, f"[reset-offset] offset {offset} is outside {topic}:{one_queue}'s offsets")
+        if (
+            one_queue >= 0
+            and offset is not None
+            and offset >= 0
+            and not (
+                store.get_min_offset_in_queue(topic, one_queue)
+                <= offset
+                <= store.get_max_offset_in_queue(topic, one_queue)
+            )
+        ):
+            return request.response(
+                ResponseCode.SYSTEM_ERROR, f"[reset-offset] offset {offset} is outside {topic}:{one_queue}'s offsets"
+            )
         table: dict[MessageQueue, int] = {}
-        for queue_id in (range(tc.write_queue_nums) if one_queue < 0 else (one_queue,)):
+        for queue_id in range(tc.write_queue_nums) if one_queue < 0 else (one_queue,):
             committed = broker.consumer_offset_manager.query_offset(group, topic, queue_id)
             if committed < 0:
-                return request.response(ResponseCode.SYSTEM_ERROR, f"the consumer group[{group}] has no committed offset for {topic}:{queue_id}")
+                return request.response(
+                    ResponseCode.SYSTEM_ERROR,
+                    f"the consumer group[{group}] has no committed offset for {topic}:{queue_id}",
+                )
             if one_queue >= 0 and offset is not None and offset >= 0:
                 target = offset
             elif timestamp == -1:
@@ -313,7 +367,9 @@ class AdminBrokerProcessor(Processor):
             else:
                 target = store.get_offset_in_queue_by_time(topic, queue_id, timestamp)
             target = max(target, 0)
-            table[MessageQueue(topic, broker.config.broker_name, queue_id)] = target if is_force or target < committed else committed
+            table[MessageQueue(topic, broker.config.broker_name, queue_id)] = (
+                target if is_force or target < committed else committed
+            )
         info = broker.client_manager.get_consumer_group_info(group)
         if info is None or not info.channel_info_table:
             return request.response(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{group}] not online")
@@ -334,10 +390,14 @@ class AdminBrokerProcessor(Processor):
 
     @guarded
     async def get_all_subscription_group(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        return request.response(ResponseCode.SUCCESS, None, None, _json_body(self.broker.subscription_group_manager.encode()))
+        return request.response(
+            ResponseCode.SUCCESS, None, None, _json_body(self.broker.subscription_group_manager.encode())
+        )
 
     @guarded
-    async def update_and_create_subscription_group(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+    async def update_and_create_subscription_group(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand:
         if not request.body:
             raise RequestError(ResponseCode.SYSTEM_ERROR, "the subscription group config body is empty")
         try:
@@ -346,7 +406,9 @@ class AdminBrokerProcessor(Processor):
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"the subscription group config is illegal: {exc}") from None
         self.broker.subscription_group_manager.update_subscription_group_config(cfg)
         pushes = self.broker.config_push.take_started()
-        return await self.broker.config_push.settled_response(request, f"subscription group {cfg.group_name} saved", pushes)
+        return await self.broker.config_push.settled_response(
+            request, f"subscription group {cfg.group_name} saved", pushes
+        )
 
     @guarded
     async def delete_subscription_group(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -367,7 +429,9 @@ class AdminBrokerProcessor(Processor):
     async def get_broker_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         lines = [f"{k}={v}" for k, v in sorted(self.broker.config_properties().items())]
         version = json_compat.dumps(self.broker.topic_config_manager.data_version.to_json())
-        return request.response(ResponseCode.SUCCESS, None, {"version": version}, ("\n".join(lines) + "\n").encode("utf-8"))
+        return request.response(
+            ResponseCode.SUCCESS, None, {"version": version}, ("\n".join(lines) + "\n").encode("utf-8")
+        )
 
     # -- forwarded to a client ----------------------------------------------------------------
 
@@ -377,14 +441,19 @@ class AdminBrokerProcessor(Processor):
         if member is None:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"The Consumer <{client_id}> <{group}> not online")
         if member.version < VERSION_CONSUMER_RUNNING_INFO:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"The Consumer <{client_id}> version <{member.version}> too low to finish, please upgrade it")
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR,
+                f"The Consumer <{client_id}> version <{member.version}> too low to finish, please upgrade it",
+            )
         return member
 
     async def _forward(self, request: RemotingCommand, member, forward: RemotingCommand) -> RemotingCommand:
         try:
             answer = await member.ctx.invoke(forward, self.broker.config.client_forward_timeout_s)
         except RemotingTimeoutError as exc:
-            return request.response(ResponseCode.CONSUME_MSG_TIMEOUT, f"consumer <{member.client_id}> did not answer in time: {exc}")
+            return request.response(
+                ResponseCode.CONSUME_MSG_TIMEOUT, f"consumer <{member.client_id}> did not answer in time: {exc}"
+            )
         except RemotingError as exc:
             return request.response(ResponseCode.SYSTEM_ERROR, f"invoke consumer <{member.client_id}> failed: {exc}")
         return request.response(answer.code, answer.remark, answer.ext_fields, answer.body)
@@ -407,13 +476,19 @@ class AdminBrokerProcessor(Processor):
         try:
             _, offset = parse_offset_msg_id(msg_id)
         except ValueError as exc:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"msgId {msg_id!r} is not an offset message id: {exc}") from None
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR, f"msgId {msg_id!r} is not an offset message id: {exc}"
+            ) from None
         record = self.broker.store.look_message_by_offset(offset)
         if record is None:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"can not find message by the offset, {offset}")
         member = self._client(group, client_id)
-        ext = {"consumerGroup": group, "clientId": client_id, "msgId": msg_id, "brokerName": self.broker.config.broker_name}
-        return await self._forward(request, member, RemotingCommand.request(RequestCode.CONSUME_MESSAGE_DIRECTLY, ext, record))
-
-
-
+        ext = {
+            "consumerGroup": group,
+            "clientId": client_id,
+            "msgId": msg_id,
+            "brokerName": self.broker.config.broker_name,
+        }
+        return await self._forward(
+            request, member, RemotingCommand.request(RequestCode.CONSUME_MESSAGE_DIRECTLY, ext, record)
+        )

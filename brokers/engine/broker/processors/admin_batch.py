@@ -7,9 +7,15 @@ Gantry extension (no RocketMQ 4.x counterpart): every online group's ConsumerCon
 list costs one request per broker instead of one GET_CONSUMER_CONNECTION_LIST per group. The
 bodies are built by the same code as GET_CONSUME_STATS and GET_CONSUMER_CONNECTION_LIST.
 """
+
 from __future__ import annotations
 
-from brokers.engine.broker.processors.admin import _json_body, consume_stats_json, consume_stats_tables, consumer_connection_json
+from brokers.engine.broker.processors.admin import (
+    _json_body,
+    consume_stats_json,
+    consume_stats_tables,
+    consumer_connection_json,
+)
 from brokers.engine.broker.processors.base import Processor, guarded
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
@@ -38,8 +44,9 @@ class GroupBatchProcessor(Processor):
         total_diff = 0
         for group in sorted(broker.subscription_group_manager.subscription_group_table):
             per_topic = []
-            for topic, table in consume_stats_tables(broker, group, sorted(topics_by_group.get(group, ())),
-                                                     write_queues=True, order_only=is_order):
+            for topic, table in consume_stats_tables(
+                broker, group, sorted(topics_by_group.get(group, ())), write_queues=True, order_only=is_order
+            ):
                 total_diff += sum(w["brokerOffset"] - w["consumerOffset"] for w in table.values())
                 per_topic.append(consume_stats_json(table, broker.broker_stats.group_get.tps(group, topic)))
             stats_list.append({group: per_topic})
@@ -51,6 +58,11 @@ class GroupBatchProcessor(Processor):
         """``{"brokerAddr", "groups": [{"group", <the ConsumerConnection fields>}, ...]}``, every
         group with an online member, sorted by name."""
         broker = self.broker
-        groups = [dict(consumer_connection_json(info), group=name)
-                  for name, info in sorted(broker.client_manager.consumer_table.items()) if info.channel_info_table]
-        return request.response(ResponseCode.SUCCESS, None, None, _json_body({"brokerAddr": broker.addr, "groups": groups}))
+        groups = [
+            dict(consumer_connection_json(info), group=name)
+            for name, info in sorted(broker.client_manager.consumer_table.items())
+            if info.channel_info_table
+        ]
+        return request.response(
+            ResponseCode.SUCCESS, None, None, _json_body({"brokerAddr": broker.addr, "groups": groups})
+        )

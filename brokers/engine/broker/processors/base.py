@@ -1,4 +1,5 @@
 """Helpers shared by the processors: header parsing with named errors, name checks, replies."""
+
 from __future__ import annotations
 
 import functools
@@ -84,12 +85,20 @@ class Processor:
     def __init__(self, broker: BrokerContext) -> None:
         self.broker = broker
 
-    def reply(self, request: RemotingCommand, code: int = ResponseCode.SUCCESS, remark: str | None = None, ext_fields: dict | None = None, body: bytes = b"") -> RemotingCommand:
+    def reply(
+        self,
+        request: RemotingCommand,
+        code: int = ResponseCode.SUCCESS,
+        remark: str | None = None,
+        ext_fields: dict | None = None,
+        body: bytes = b"",
+    ) -> RemotingCommand:
         return request.response(code, remark, ext_fields, body)
 
 
 def guarded(handler):
     """Turn a RequestError raised by ``handler`` into its response (none for oneway requests)."""
+
     @functools.wraps(handler)
     async def wrapper(self, ctx, request: RemotingCommand):
         try:

@@ -7,6 +7,7 @@ offset and written again, to ``%RETRY%<group>`` with ``DELAY`` = the requested l
 reached the maximum (or the level is negative). With DELAY set, the schedule service holds the
 retry in SCHEDULE_TOPIC_XXXX until its level's delay has passed.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -79,14 +80,25 @@ class ClientManageProcessor(Processor):
     async def heart_beat(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         config = self.broker.config
         if len(request.body) > config.max_heartbeat_bytes:
-            limit_log.refused("heartbeat-bytes", ctx.remote_addr, "heartbeat body of %d bytes (cap %d); refused",
-                              len(request.body), config.max_heartbeat_bytes)
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"the heartbeat body of {len(request.body)} bytes exceeds the limit "
-                                                          f"of {config.max_heartbeat_bytes} (max_heartbeat_bytes)")
+            limit_log.refused(
+                "heartbeat-bytes",
+                ctx.remote_addr,
+                "heartbeat body of %d bytes (cap %d); refused",
+                len(request.body),
+                config.max_heartbeat_bytes,
+            )
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR,
+                f"the heartbeat body of {len(request.body)} bytes exceeds the limit "
+                f"of {config.max_heartbeat_bytes} (max_heartbeat_bytes)",
+            )
         try:
-            data = HeartbeatData.from_json(_parse_json_body(request, "heartbeat"), config.subscription_limits,
-                                           config.max_heartbeat_tags, HeartbeatLimits(config.max_heartbeat_groups,
-                                                                                      config.max_heartbeat_subscriptions))
+            data = HeartbeatData.from_json(
+                _parse_json_body(request, "heartbeat"),
+                config.subscription_limits,
+                config.max_heartbeat_tags,
+                HeartbeatLimits(config.max_heartbeat_groups, config.max_heartbeat_subscriptions),
+            )
         except InvalidHeartbeatError as exc:
             limit_log.refused("heartbeat", ctx.remote_addr, "heartbeat refused: %s", exc)
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"the heartbeat body is malformed: {exc}") from None
@@ -109,12 +121,20 @@ class ClientManageProcessor(Processor):
             subs = [s for s in consumer.subscriptions if _topic_ok(s)]
             info = ClientChannelInfo(ctx, data.client_id, request.language, request.version, now)
             broker.client_manager.register_consumer(
-                consumer.group_name, info, consumer.consume_type, consumer.message_model, consumer.consume_from_where, subs, notify=notify
+                consumer.group_name,
+                info,
+                consumer.consume_type,
+                consumer.message_model,
+                consumer.consume_from_where,
+                subs,
+                notify=notify,
             )
         for i, group in enumerate(data.producer_groups):
             if i and not i % REGISTER_SLICE:
                 await asyncio.sleep(0)
-            broker.client_manager.register_producer(group, ClientChannelInfo(ctx, data.client_id, request.language, request.version, now))
+            broker.client_manager.register_producer(
+                group, ClientChannelInfo(ctx, data.client_id, request.language, request.version, now)
+            )
         ctx.attributes["clientId"] = data.client_id
         return request.response(ResponseCode.SUCCESS)
 
@@ -125,10 +145,18 @@ class ClientManageProcessor(Processor):
             return
         new = {c.group_name for c in data.consumers} - sgm.subscription_group_table.keys()
         if len(new) > cap:
-            limit_log.refused("groups-per-heartbeat", peer, "heartbeat of %s would auto-create %d groups (cap %d); refused",
-                              data.client_id, len(new), cap)
-            raise RequestError(ResponseCode.SYSTEM_ERROR,
-                               f"the heartbeat would auto-create {len(new)} subscription groups, more than the limit of {cap}")
+            limit_log.refused(
+                "groups-per-heartbeat",
+                peer,
+                "heartbeat of %s would auto-create %d groups (cap %d); refused",
+                data.client_id,
+                len(new),
+                cap,
+            )
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR,
+                f"the heartbeat would auto-create {len(new)} subscription groups, more than the limit of {cap}",
+            )
 
     def _create_retry_topic(self, group: str, queue_nums: int) -> None:
         topic = RETRY_GROUP_TOPIC_PREFIX + group
@@ -149,7 +177,9 @@ class ClientManageProcessor(Processor):
         consumer_group = request.ext("consumerGroup")
         if consumer_group:
             group_cfg = broker.subscription_group_manager.subscription_group_table.get(consumer_group)
-            notify = broker.config.notify_consumer_ids_changed_enable and (group_cfg is None or group_cfg.notify_consumer_ids_changed_enable)
+            notify = broker.config.notify_consumer_ids_changed_enable and (
+                group_cfg is None or group_cfg.notify_consumer_ids_changed_enable
+            )
             broker.client_manager.unregister_consumer(consumer_group, ctx, client_id, notify=notify)
         return None if request.is_oneway else request.response(ResponseCode.SUCCESS)
 
@@ -160,7 +190,9 @@ class ClientManageProcessor(Processor):
         ids = info.all_client_ids() if info else []
         if not ids:
             return request.response(ResponseCode.SYSTEM_ERROR, f"no consumer for this group, {group}")
-        return request.response(ResponseCode.SUCCESS, None, None, json_compat.dumps({"consumerIdList": ids}).encode("utf-8"))
+        return request.response(
+            ResponseCode.SUCCESS, None, None, json_compat.dumps({"consumerIdList": ids}).encode("utf-8")
+        )
 
     @guarded
     async def check_client_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -171,8 +203,11 @@ class ClientManageProcessor(Processor):
         if not isinstance(sub, dict) or is_tag_type(str(sub.get("expressionType") or "")):
             return request.response(ResponseCode.SUCCESS)
         expression = sub.get("subString")
-        compiled_filter(str(sub["expressionType"]), expression if isinstance(expression, str) else "",
-                        enabled=self.broker.config.enable_property_filter)
+        compiled_filter(
+            str(sub["expressionType"]),
+            expression if isinstance(expression, str) else "",
+            enabled=self.broker.config.enable_property_filter,
+        )
         return request.response(ResponseCode.SUCCESS)
 
     # -- sendback -----------------------------------------------------------------------------
@@ -189,7 +224,9 @@ class ClientManageProcessor(Processor):
         if group_cfg is None:
             raise RequestError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}")
         if not is_writeable(broker.config.broker_permission):
-            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] sending message is forbidden")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] sending message is forbidden"
+            )
         if group_cfg.retry_queue_nums <= 0:
             return request.response(ResponseCode.SUCCESS)  # retries disabled for the group: drop
         retry_topic = RETRY_GROUP_TOPIC_PREFIX + group
@@ -197,7 +234,9 @@ class ClientManageProcessor(Processor):
             validate_topic(retry_topic)
         except InvalidNameError as exc:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"group {group} cannot have a retry topic: {exc}") from None
-        tc = broker.topic_config_manager.create_topic_in_send_message_back_method(retry_topic, group_cfg.retry_queue_nums, PERM_RW)
+        tc = broker.topic_config_manager.create_topic_in_send_message_back_method(
+            retry_topic, group_cfg.retry_queue_nums, PERM_RW
+        )
         if not is_writeable(tc.perm):
             raise RequestError(ResponseCode.NO_PERMISSION, f"the topic[{retry_topic}] sending message is forbidden")
         if offset < 0:
@@ -226,7 +265,9 @@ class ClientManageProcessor(Processor):
             level = delay_level if delay_level > 0 else 3 + msg.reconsume_times
             props[PROPERTY_DELAY_TIME_LEVEL] = str(min(level, MAX_DELAY_LEVEL))
         props[PROPERTY_ORIGIN_MESSAGE_ID] = props.get(PROPERTY_ORIGIN_MESSAGE_ID) or origin_msg_id or msg.msg_id
-        last_error = last_error_text(request.ext("lastError") or "")  # Gantry's consumers say why (a field RocketMQ's lack)
+        last_error = last_error_text(
+            request.ext("lastError") or ""
+        )  # Gantry's consumers say why (a field RocketMQ's lack)
         if last_error:
             props[PROPERTY_LAST_ERROR] = last_error
         text = properties_to_string(props)
@@ -263,8 +304,10 @@ class ClientManageProcessor(Processor):
         queues = body.get("mqSet") or []
         cap = self.broker.config.max_lock_batch_queues
         if isinstance(queues, list) and len(queues) > cap:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"the lock body names {len(queues)} queues, more than the limit "
-                                                          f"of {cap} (max_lock_batch_queues)")
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR,
+                f"the lock body names {len(queues)} queues, more than the limit of {cap} (max_lock_batch_queues)",
+            )
         try:
             mqs = [MessageQueue.from_json(m) for m in queues]
         except (KeyError, TypeError, ValueError) as exc:
@@ -292,6 +335,3 @@ def _topic_ok(sub: SubscriptionData) -> bool:
     except InvalidNameError:
         log.warning("ignoring a subscription to an illegal topic name %r", sub.topic)
         return False
-
-
-

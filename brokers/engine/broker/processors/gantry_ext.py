@@ -29,6 +29,7 @@ GANTRY_SUBSCRIBE_CONFIG (10007), header ``slaveAddr``: a slave of this master as
 and group changes to be pushed on this connection (``broker/config_push.py``); a broker that is not
 a master answers SYSTEM_ERROR saying so.
 """
+
 from __future__ import annotations
 
 from brokers.engine.broker.consumer_offset_manager import ConsumerOffsetManager
@@ -51,8 +52,11 @@ class GantryExtensionProcessor(Processor):
     async def subscribe_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         slave_addr = require_str(request, "slaveAddr")
         if self.broker.config.broker_role == SLAVE:
-            return request.response(ResponseCode.SYSTEM_ERROR, f"broker {self.broker.config.broker_name} at "
-                                    f"{self.broker.addr} is a slave: it pushes no config changes")
+            return request.response(
+                ResponseCode.SYSTEM_ERROR,
+                f"broker {self.broker.config.broker_name} at "
+                f"{self.broker.addr} is a slave: it pushes no config changes",
+            )
         self.broker.config_push.subscribe(slave_addr, ctx)
         return request.response(ResponseCode.SUCCESS)
 
@@ -67,9 +71,15 @@ class GantryExtensionProcessor(Processor):
             for queue_id in range(max(cfg.read_queue_nums, cfg.write_queue_nums)):
                 max_offset = store.get_max_offset_in_queue(topic, queue_id)
                 max_offsets[(topic, queue_id)] = max_offset
-                queues.append({"topic": topic, "queueId": queue_id,
-                               "minOffset": store.get_min_offset_in_queue(topic, queue_id),
-                               "maxOffset": max_offset, "putBytes": put_bytes.get((topic, queue_id), 0)})
+                queues.append(
+                    {
+                        "topic": topic,
+                        "queueId": queue_id,
+                        "minOffset": store.get_min_offset_in_queue(topic, queue_id),
+                        "maxOffset": max_offset,
+                        "putBytes": put_bytes.get((topic, queue_id), 0),
+                    }
+                )
         offsets = []
         for key, table in sorted(broker.consumer_offset_manager.offset_table.items()):
             topic, group = ConsumerOffsetManager.split_key(key)
@@ -77,11 +87,21 @@ class GantryExtensionProcessor(Processor):
                 max_offset = max_offsets.get((topic, queue_id))
                 if max_offset is None:  # offsets of a deleted topic: nothing to measure them against
                     continue
-                offsets.append({"group": group, "topic": topic, "queueId": queue_id, "offset": offset, "maxOffset": max_offset})
-        moved = [{"group": g, "topic": t, "queueId": q, "times": m.times, "skippedMessages": m.skipped}
-                 for (g, t, q), m in sorted(broker.broker_stats.offset_moved.items())]
-        body = {"brokerName": broker.config.broker_name, "brokerAddr": broker.addr,
-                "timestamp": broker.clock.now_ms(), "queues": queues, "offsets": offsets, "offsetMoved": moved}
+                offsets.append(
+                    {"group": group, "topic": topic, "queueId": queue_id, "offset": offset, "maxOffset": max_offset}
+                )
+        moved = [
+            {"group": g, "topic": t, "queueId": q, "times": m.times, "skippedMessages": m.skipped}
+            for (g, t, q), m in sorted(broker.broker_stats.offset_moved.items())
+        ]
+        body = {
+            "brokerName": broker.config.broker_name,
+            "brokerAddr": broker.addr,
+            "timestamp": broker.clock.now_ms(),
+            "queues": queues,
+            "offsets": offsets,
+            "offsetMoved": moved,
+        }
         return request.response(ResponseCode.SUCCESS, None, None, _json_body(body))
 
     @guarded

@@ -9,6 +9,7 @@ commit log, RocketMQ's ``accessMessageInMemoryMaxRatio``). That is why a brand-n
 young topic reads from the beginning. Otherwise 22 QUERY_NOT_FOUND, and the client falls back to
 its consumeFromWhere.
 """
+
 from __future__ import annotations
 
 import os
@@ -64,7 +65,9 @@ class ConsumerOffsetProcessor(Processor):
         min_offset = store.get_min_offset_in_queue(topic, queue_id)
         if min_offset <= 0 and not self._first_message_cold(topic, queue_id):
             return request.response(ResponseCode.SUCCESS, None, {"offset": 0})
-        return request.response(ResponseCode.QUERY_NOT_FOUND, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
+        return request.response(
+            ResponseCode.QUERY_NOT_FOUND, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first"
+        )
 
     def _first_message_cold(self, topic: str, queue_id: int) -> bool:
         return first_message_cold(self.broker.store, topic, queue_id)
@@ -80,12 +83,16 @@ class ConsumerOffsetProcessor(Processor):
     @guarded
     async def get_max_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         topic, queue_id = self._queue(request)
-        return request.response(ResponseCode.SUCCESS, None, {"offset": self.broker.store.get_max_offset_in_queue(topic, queue_id)})
+        return request.response(
+            ResponseCode.SUCCESS, None, {"offset": self.broker.store.get_max_offset_in_queue(topic, queue_id)}
+        )
 
     @guarded
     async def get_min_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         topic, queue_id = self._queue(request)
-        return request.response(ResponseCode.SUCCESS, None, {"offset": self.broker.store.get_min_offset_in_queue(topic, queue_id)})
+        return request.response(
+            ResponseCode.SUCCESS, None, {"offset": self.broker.store.get_min_offset_in_queue(topic, queue_id)}
+        )
 
     @guarded
     async def get_earliest_msg_storetime(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -111,7 +118,7 @@ def first_message_cold(store, topic: str, queue_id: int) -> bool:
     if not result.records:
         return True
     record = result.records[0]
-    physical = int.from_bytes(record[_PHYSICAL_OFFSET_AT:_PHYSICAL_OFFSET_AT + 8], "big", signed=True)
+    physical = int.from_bytes(record[_PHYSICAL_OFFSET_AT : _PHYSICAL_OFFSET_AT + 8], "big", signed=True)
     try:
         max_physical = int(store.runtime_info().get("commitLogMaxOffset", "0"))
     except (TypeError, ValueError):

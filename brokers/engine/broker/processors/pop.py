@@ -25,6 +25,7 @@ An answer is written after its journal record is durable (``pop/journal.py``); S
 journal when it cannot be written. A slave refuses
 the three codes: POP state is not replicated to slaves.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -79,6 +80,7 @@ MAX_POP_MSG_NUMS = 32  # RocketMQ's PopMessageProcessor refuses more
 def journaled(handler):
     """Answer SYSTEM_ERROR naming the journal when it cannot be written (a full disk): the change holds in
     memory (a pop's messages come again after their invisible time, an ack's message after a restart)."""
+
     @functools.wraps(handler)
     async def wrapper(self, ctx, request: RemotingCommand):
         try:
@@ -106,29 +108,39 @@ class PopMessageProcessor(Processor):
     def _check_common(self, request: RemotingCommand, what: str) -> tuple[str, str, int]:
         broker = self.broker
         if broker.store.broker_role == SLAVE:
-            raise RequestError(ResponseCode.NO_PERMISSION, f"{what} is served by the master only: this broker "
-                                                           f"[{broker.config.broker_name}] is a slave (POP state is not replicated)")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION,
+                f"{what} is served by the master only: this broker "
+                f"[{broker.config.broker_name}] is a slave (POP state is not replicated)",
+            )
         group = checked_group(require_str(request, "consumerGroup"))
         topic = checked_topic(require_str(request, "topic"))
         queue_id = require_int(request, "queueId")
         if not is_readable(broker.config.broker_permission):
-            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] {what} is forbidden")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] {what} is forbidden"
+            )
         tc = broker.topic_config_manager.select_topic_config(topic)
         if tc is None:
             raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
         if not is_readable(tc.perm):
             raise RequestError(ResponseCode.NO_PERMISSION, f"the topic[{topic}] {what} is forbidden")
         if queue_id >= tc.read_queue_nums or queue_id < (-1 if what == "pop" else 0):
-            raise RequestError(ResponseCode.MESSAGE_ILLEGAL if what != "pop" else ResponseCode.SYSTEM_ERROR,
-                               f"queueId[{queue_id}] is illegal, topic:[{topic}] topicConfig.readQueueNums:[{tc.read_queue_nums}]")
+            raise RequestError(
+                ResponseCode.MESSAGE_ILLEGAL if what != "pop" else ResponseCode.SYSTEM_ERROR,
+                f"queueId[{queue_id}] is illegal, topic:[{topic}] topicConfig.readQueueNums:[{tc.read_queue_nums}]",
+            )
         return group, topic, queue_id
 
     def _check_invisible(self, request: RemotingCommand) -> int:
         config = self.broker.config
         invisible = require_int(request, "invisibleTime")
         if not config.pop_min_invisible_ms <= invisible <= config.pop_max_invisible_ms:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"invisibleTime {invisible} is outside {config.pop_min_invisible_ms}.."
-                                                          f"{config.pop_max_invisible_ms} ms (pop_min_invisible_ms, pop_max_invisible_ms)")
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR,
+                f"invisibleTime {invisible} is outside {config.pop_min_invisible_ms}.."
+                f"{config.pop_max_invisible_ms} ms (pop_min_invisible_ms, pop_max_invisible_ms)",
+            )
         return invisible
 
     # -- POP_MESSAGE --------------------------------------------------------------------------
@@ -148,19 +160,31 @@ class PopMessageProcessor(Processor):
         init_mode = optional_int(request, "initMode", 0) or 0
         group_cfg = broker.subscription_group_manager.find_subscription_group_config(group)
         if group_cfg is None:
-            raise RequestError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{group}] does not exist")
+            raise RequestError(
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{group}] does not exist"
+            )
         if not group_cfg.consume_enable:
             raise RequestError(ResponseCode.NO_PERMISSION, f"subscription group no permission, {group}")
         try:
-            subscription = build_subscription_data(topic, request.ext("exp") or "*", request.ext("expType") or "TAG", 0,
-                                                   config.subscription_limits)
+            subscription = build_subscription_data(
+                topic, request.ext("exp") or "*", request.ext("expType") or "TAG", 0, config.subscription_limits
+            )
         except InvalidSubscriptionError as exc:
             raise RequestError(ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"parse the pop's exp failed: {exc}") from None
         tc = broker.topic_config_manager.select_topic_config(topic)
         queue_ids = tuple(range(tc.read_queue_nums)) if queue_id < 0 else (queue_id,)
         order = (request.ext("order") or "").lower() == "true"
-        query = PopQuery(group, topic, queue_ids, max_nums, invisible, order, init_mode, subscription.tag_codes(),
-                         pull_message_filter(subscription, enabled=config.enable_property_filter))
+        query = PopQuery(
+            group,
+            topic,
+            queue_ids,
+            max_nums,
+            invisible,
+            order,
+            init_mode,
+            subscription.tag_codes(),
+            pull_message_filter(subscription, enabled=config.enable_property_filter),
+        )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + min(poll_ms, config.max_suspend_ms) / 1000
         while True:
@@ -171,16 +195,22 @@ class PopMessageProcessor(Processor):
                 if outcome.records:
                     break
                 if outcome.full:
-                    return request.response(POLLING_FULL, f"group {group} has {self.service.state.inflight_count(group)} messages "
-                                                          f"in flight, the limit (pop_max_inflight_per_group); ack some first",
-                                            self._header(outcome, order))
+                    return request.response(
+                        POLLING_FULL,
+                        f"group {group} has {self.service.state.inflight_count(group)} messages "
+                        f"in flight, the limit (pop_max_inflight_per_group); ack some first",
+                        self._header(outcome, order),
+                    )
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     code = POLLING_TIMEOUT if poll_ms > 0 else ResponseCode.PULL_NOT_FOUND
                     return request.response(code, "no new message", self._header(outcome, order))
                 if self.service.parked_count > config.pop_max_polling:
-                    return request.response(POLLING_FULL, f"{config.pop_max_polling} pops are parked, the limit (pop_max_polling)",
-                                            self._header(outcome, order))
+                    return request.response(
+                        POLLING_FULL,
+                        f"{config.pop_max_polling} pops are parked, the limit (pop_max_polling)",
+                        self._header(outcome, order),
+                    )
                 try:
                     await asyncio.wait_for(woken.wait(), remaining)
                 except TimeoutError:
@@ -193,8 +223,12 @@ class PopMessageProcessor(Processor):
 
     @staticmethod
     def _header(outcome, order: bool) -> dict:
-        return {"popTime": outcome.pop_time, "invisibleTime": 0, "reviveQid": ORDER_REVIVE_QID if order else NORMAL_REVIVE_QID,
-                "restNum": outcome.rest}
+        return {
+            "popTime": outcome.pop_time,
+            "invisibleTime": 0,
+            "reviveQid": ORDER_REVIVE_QID if order else NORMAL_REVIVE_QID,
+            "restNum": outcome.rest,
+        }
 
     async def _found(self, request: RemotingCommand, query: PopQuery, outcome) -> RemotingCommand:
         await self.service.durable(outcome.seq)
@@ -228,23 +262,35 @@ class PopMessageProcessor(Processor):
         flight = self.service.find(key, offset)
         where = f"group {group} topic {topic} queue {queue_id} offset {offset}"
         if flight is None:
-            raise RequestError(ResponseCode.NO_MESSAGE, f"no message in flight for {where}: acked, expired and taken again, "
-                                                        "or never popped by this group")
-        mismatch = [name for name, ok in (
-            ("queueId", handle.queue_id == queue_id),
-            ("queueOffset", handle.queue_offset in (None, offset)),
-            ("retry", handle.retry == NORMAL_TOPIC),
-            ("brokerName", handle.broker_name in (self.broker.config.broker_name, None)),
-            ("popTime", handle.pop_time == flight.pop_time),
-            ("invisibleTime", handle.invisible_time == flight.invisible_ms),
-            ("ckQueueOffset", handle.ck_offset == flight.ck_offset),
-        ) if not ok]
+            raise RequestError(
+                ResponseCode.NO_MESSAGE,
+                f"no message in flight for {where}: acked, expired and taken again, or never popped by this group",
+            )
+        mismatch = [
+            name
+            for name, ok in (
+                ("queueId", handle.queue_id == queue_id),
+                ("queueOffset", handle.queue_offset in (None, offset)),
+                ("retry", handle.retry == NORMAL_TOPIC),
+                ("brokerName", handle.broker_name in (self.broker.config.broker_name, None)),
+                ("popTime", handle.pop_time == flight.pop_time),
+                ("invisibleTime", handle.invisible_time == flight.invisible_ms),
+                ("ckQueueOffset", handle.ck_offset == flight.ck_offset),
+            )
+            if not ok
+        ]
         if mismatch:
-            raise RequestError(ResponseCode.NO_MESSAGE, f"extraInfo does not match the delivery in flight for {where} "
-                                                        f"({', '.join(mismatch)}): a stale or forged handle")
+            raise RequestError(
+                ResponseCode.NO_MESSAGE,
+                f"extraInfo does not match the delivery in flight for {where} "
+                f"({', '.join(mismatch)}): a stale or forged handle",
+            )
         if flight.deadline <= self.broker.clock.now_ms():
-            raise RequestError(ResponseCode.NO_MESSAGE, f"the delivery of {where} popped at {flight.pop_time} expired at "
-                                                        f"{flight.deadline}; it is delivered again")
+            raise RequestError(
+                ResponseCode.NO_MESSAGE,
+                f"the delivery of {where} popped at {flight.pop_time} expired at "
+                f"{flight.deadline}; it is delivered again",
+            )
         return flight
 
     @journaled
@@ -261,8 +307,15 @@ class PopMessageProcessor(Processor):
         key, flight = self._in_flight(request, "change invisible time")
         pop_time, seq = self.service.change(key, flight, invisible)
         await self.service.durable(seq)
-        return request.response(ResponseCode.SUCCESS, None, {
-            "popTime": pop_time, "invisibleTime": invisible, "reviveQid": ORDER_REVIVE_QID if flight.order else NORMAL_REVIVE_QID})
+        return request.response(
+            ResponseCode.SUCCESS,
+            None,
+            {
+                "popTime": pop_time,
+                "invisibleTime": invisible,
+                "reviveQid": ORDER_REVIVE_QID if flight.order else NORMAL_REVIVE_QID,
+            },
+        )
 
     @journaled
     @guarded
@@ -270,8 +323,11 @@ class PopMessageProcessor(Processor):
         """BATCH_ACK_MESSAGE: every offset named is checked as an ACK_MESSAGE handle; the matching ones are
         acked, and the answer is 208 NO_MESSAGE naming the others when there are any."""
         if self.broker.store.broker_role == SLAVE:
-            raise RequestError(ResponseCode.NO_PERMISSION, f"batch ack is served by the master only: this broker "
-                                                           f"[{self.broker.config.broker_name}] is a slave (POP state is not replicated)")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION,
+                f"batch ack is served by the master only: this broker "
+                f"[{self.broker.config.broker_name}] is a slave (POP state is not replicated)",
+            )
         try:
             broker_name, acks = parse_batch_ack_body(json_compat.loads(request.body or b"null"))
         except (BatchAckError, ValueError, UnicodeDecodeError) as exc:
@@ -285,13 +341,23 @@ class PopMessageProcessor(Processor):
                 raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
             key = (group, topic, ack.queue_id)
             for offset in ack.offsets:
-                handle = ExtraInfo(ack.start_offset, ack.pop_time, ack.invisible_time, ack.revive_qid, ack.retry, broker_name,
-                                   ack.queue_id, offset)
+                handle = ExtraInfo(
+                    ack.start_offset,
+                    ack.pop_time,
+                    ack.invisible_time,
+                    ack.revive_qid,
+                    ack.retry,
+                    broker_name,
+                    ack.queue_id,
+                    offset,
+                )
                 try:
                     seq = max(seq, self.service.ack(key, self._verify(key, offset, handle)))
                 except RequestError as exc:
                     refused.append(exc.remark)
         await self.service.durable(seq)
         if refused:
-            return request.response(ResponseCode.NO_MESSAGE, f"{len(refused)} of the offsets were not acked; the first: {refused[0]}")
+            return request.response(
+                ResponseCode.NO_MESSAGE, f"{len(refused)} of the offsets were not acked; the first: {refused[0]}"
+            )
         return request.response(ResponseCode.SUCCESS)

@@ -20,12 +20,21 @@ counts them all). A group that never popped here answers no queues. Read on the 
 step, so the figures are of one instant (``now``, the broker's clock). A slave holds no POP state
 (it is not replicated) and answers no queues.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from brokers.engine.broker.processors.admin import _json_body
-from brokers.engine.broker.processors.base import Processor, RequestError, checked_group, checked_topic, guarded, optional_int, require_str
+from brokers.engine.broker.processors.base import (
+    Processor,
+    RequestError,
+    checked_group,
+    checked_topic,
+    guarded,
+    optional_int,
+    require_str,
+)
 from brokers.engine.common.message_id import create_offset_msg_id
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
@@ -39,8 +48,16 @@ DEFAULT_MAX_ENTRIES = 200  # a page's worth; the counts per queue are always who
 MAX_ENTRIES = 2_000  # bounds the answer (~200 KB of JSON) whatever the caller asks
 
 
-def pop_state_body(service: PopService, *, group: str, topic: str | None, max_entries: int, broker_name: str,
-                   store_host: str, now_ms: int) -> dict:
+def pop_state_body(
+    service: PopService,
+    *,
+    group: str,
+    topic: str | None,
+    max_entries: int,
+    broker_name: str,
+    store_host: str,
+    now_ms: int,
+) -> dict:
     """The answer's body (see the module docstring), read from ``service.state`` as it is now."""
     queues = []
     room = max_entries
@@ -54,10 +71,25 @@ def pop_state_body(service: PopService, *, group: str, topic: str | None, max_en
                 truncated = True
                 break
             f = qs.inflight[offset]
-            deliveries.append({"offset": f.offset, "popTime": f.pop_time, "invisibleUntil": f.deadline, "attempt": f.reconsume + 1,
-                               "msgId": create_offset_msg_id(store_host, f.phys_offset)})
+            deliveries.append(
+                {
+                    "offset": f.offset,
+                    "popTime": f.pop_time,
+                    "invisibleUntil": f.deadline,
+                    "attempt": f.reconsume + 1,
+                    "msgId": create_offset_msg_id(store_host, f.phys_offset),
+                }
+            )
             room -= 1
-        queues.append({"topic": key[1], "queueId": key[2], "cursor": qs.cursor, "inFlight": len(qs.inflight), "deliveries": deliveries})
+        queues.append(
+            {
+                "topic": key[1],
+                "queueId": key[2],
+                "cursor": qs.cursor,
+                "inFlight": len(qs.inflight),
+                "deliveries": deliveries,
+            }
+        )
     return {"group": group, "brokerName": broker_name, "now": now_ms, "truncated": truncated, "queues": queues}
 
 
@@ -79,6 +111,13 @@ class PopStateProcessor(Processor):
         if max_entries < 1:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"maxEntries must be at least 1, not {max_entries}")
         broker = self.broker
-        body = pop_state_body(self.service, group=group, topic=topic, max_entries=min(max_entries, MAX_ENTRIES),
-                              broker_name=broker.config.broker_name, store_host=broker.addr, now_ms=broker.clock.now_ms())
+        body = pop_state_body(
+            self.service,
+            group=group,
+            topic=topic,
+            max_entries=min(max_entries, MAX_ENTRIES),
+            broker_name=broker.config.broker_name,
+            store_host=broker.addr,
+            now_ms=broker.clock.now_ms(),
+        )
         return request.response(ResponseCode.SUCCESS, None, None, _json_body(body))

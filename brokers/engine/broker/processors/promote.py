@@ -12,6 +12,7 @@ change. A broker that is not a slave, or a name or id that is not this broker's,
 SYSTEM_ERROR saying so. RocketMQ 4.x has no such request (a slave becomes master only by a
 restart with a new role); an Apache broker answers it REQUEST_CODE_NOT_SUPPORTED.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -60,14 +61,21 @@ class PromoteSlaveProcessor(Processor):
         role = (request.ext("role") or "").strip().upper()
         cfg = self.broker.config
         if name != cfg.broker_name:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"this broker is {cfg.broker_name} id {cfg.broker_id}, not "
-                                                          f"{name}: send the promotion to a slave of {name}; nothing changed")
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR,
+                f"this broker is {cfg.broker_name} id {cfg.broker_id}, not "
+                f"{name}: send the promotion to a slave of {name}; nothing changed",
+            )
         if broker_id != cfg.broker_id:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"this broker is {name} id {cfg.broker_id}, not id {broker_id}; "
-                                                          "nothing changed")
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR,
+                f"this broker is {name} id {cfg.broker_id}, not id {broker_id}; nothing changed",
+            )
         if cfg.broker_role != SLAVE:
-            raise RequestError(ResponseCode.SYSTEM_ERROR, f"{name} id {broker_id} is not a slave (role {cfg.broker_role}); "
-                                                          "only a slave can be promoted")
+            raise RequestError(
+                ResponseCode.SYSTEM_ERROR,
+                f"{name} id {broker_id} is not a slave (role {cfg.broker_role}); only a slave can be promoted",
+            )
         if role and role not in MASTER_ROLES:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"role {role!r} is not SYNC_MASTER or ASYNC_MASTER")
         plan = self.promoter.promotion_plan(force=force, dry_run=dry_run, role=role)

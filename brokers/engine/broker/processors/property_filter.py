@@ -8,6 +8,7 @@ compiled once (``brokers/engine/filter/selector_cache.py``); one that does not c
 other than SQL92, answers ``23 SUBSCRIPTION_PARSE_FAILED`` naming the problem
 (``Invalid MessageSelector. unexpected 'b' at line 1, column 7 ...``). Nothing changes on a refusal.
 """
+
 from __future__ import annotations
 
 from brokers.engine.broker.processors.base import RequestError
@@ -32,8 +33,10 @@ def compiled_filter(expression_type: str, expression: str | None, *, enabled: bo
     """The compiled filter of a non-TAG expression; RequestError with RocketMQ's code when refused."""
     kind = expression_type.strip().upper()
     if not enabled:
-        raise RequestError(ResponseCode.SYSTEM_ERROR,
-                           f"The broker does not support consumer to filter message by {kind} (enablePropertyFilter is false)")
+        raise RequestError(
+            ResponseCode.SYSTEM_ERROR,
+            f"The broker does not support consumer to filter message by {kind} (enablePropertyFilter is false)",
+        )
     try:
         return compile_expression(kind, expression or "")
     except InvalidSelectorError as exc:

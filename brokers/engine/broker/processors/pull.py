@@ -19,6 +19,7 @@ Response header on 0/19/20/21: nextBeginOffset, minOffset, maxOffset, suggestWhi
     NO_MESSAGE_IN_QUEUE, NO_MATCHED_LOGIC_QUEUE -> 19 at offset 0 (long-poll eligible), else 21
     OFFSET_TOO_SMALL, OFFSET_OVERFLOW_BADLY -> 21
 """
+
 from __future__ import annotations
 
 import logging
@@ -71,17 +72,23 @@ class PullMessageProcessor(Processor):
         """Serve a pull from a client (long polling allowed)."""
         return await self._process(ctx, request, broker_allow_suspend=True)
 
-    async def execute_request_when_wakeup(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
+    async def execute_request_when_wakeup(
+        self, ctx: ChannelContext, request: RemotingCommand
+    ) -> RemotingCommand | None:
         """Re-run a parked pull; it answers now whatever the store has."""
         return await self._process(ctx, request, broker_allow_suspend=False)
 
-    async def _process(self, ctx: ChannelContext, request: RemotingCommand, *, broker_allow_suspend: bool) -> RemotingCommand | None:
+    async def _process(
+        self, ctx: ChannelContext, request: RemotingCommand, *, broker_allow_suspend: bool
+    ) -> RemotingCommand | None:
         try:
             return self._pull(ctx, request, broker_allow_suspend)
         except RequestError as exc:
             return request.response(exc.code, exc.remark)
 
-    def _pull(self, ctx: ChannelContext, request: RemotingCommand, broker_allow_suspend: bool) -> RemotingCommand | None:
+    def _pull(
+        self, ctx: ChannelContext, request: RemotingCommand, broker_allow_suspend: bool
+    ) -> RemotingCommand | None:
         broker = self.broker
         config = broker.config
         group = checked_group(require_str(request, "consumerGroup"))
@@ -98,10 +105,14 @@ class PullMessageProcessor(Processor):
         has_subscription = bool(sys_flag & FLAG_SUBSCRIPTION)
 
         if not is_readable(config.broker_permission):
-            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{config.broker_name}] pulling message is forbidden")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION, f"the broker[{config.broker_name}] pulling message is forbidden"
+            )
         group_cfg = broker.subscription_group_manager.find_subscription_group_config(group)
         if group_cfg is None:
-            raise RequestError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{group}] does not exist")
+            raise RequestError(
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{group}] does not exist"
+            )
         if not group_cfg.consume_enable:
             raise RequestError(ResponseCode.NO_PERMISSION, f"subscription group no permission, {group}")
         tc = broker.topic_config_manager.select_topic_config(topic)
@@ -121,37 +132,66 @@ class PullMessageProcessor(Processor):
 
         if has_subscription:
             try:
-                subscription = build_subscription_data(topic, request.ext("subscription"), request.ext("expressionType"), sub_version,
-                                                       config.subscription_limits)
+                subscription = build_subscription_data(
+                    topic,
+                    request.ext("subscription"),
+                    request.ext("expressionType"),
+                    sub_version,
+                    config.subscription_limits,
+                )
             except InvalidSubscriptionError as exc:
-                raise RequestError(ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"parse the consumer's subscription failed: {exc}") from None
+                raise RequestError(
+                    ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"parse the consumer's subscription failed: {exc}"
+                ) from None
         else:
             group_info = broker.client_manager.get_consumer_group_info(group)
             if group_info is None:
-                raise RequestError(ResponseCode.SUBSCRIPTION_NOT_EXIST, f"the consumer's group info not exist, group {group}")
+                raise RequestError(
+                    ResponseCode.SUBSCRIPTION_NOT_EXIST, f"the consumer's group info not exist, group {group}"
+                )
             if not group_cfg.consume_broadcast_enable and group_info.message_model == "BROADCASTING":
-                raise RequestError(ResponseCode.NO_PERMISSION, f"the consumer group[{group}] can not consume by broadcast way")
+                raise RequestError(
+                    ResponseCode.NO_PERMISSION, f"the consumer group[{group}] can not consume by broadcast way"
+                )
             subscription = group_info.subscription_table.get(topic)
             if subscription is None:
-                raise RequestError(ResponseCode.SUBSCRIPTION_NOT_EXIST, f"the consumer's subscription not exist, group {group} topic {topic}")
+                raise RequestError(
+                    ResponseCode.SUBSCRIPTION_NOT_EXIST,
+                    f"the consumer's subscription not exist, group {group} topic {topic}",
+                )
             if subscription.sub_version < sub_version:
-                raise RequestError(ResponseCode.SUBSCRIPTION_NOT_LATEST, f"the consumer's subscription not latest, group {group} topic {topic}")
+                raise RequestError(
+                    ResponseCode.SUBSCRIPTION_NOT_LATEST,
+                    f"the consumer's subscription not latest, group {group} topic {topic}",
+                )
         message_filter = pull_message_filter(subscription, enabled=config.enable_property_filter)  # None for TAG
         tag_codes = subscription.tag_codes()
 
-        result = broker.store.get_message(group, topic, queue_id, queue_offset, min(max_msg_nums, MAX_PULL_MSG_NUMS), tag_codes,
-                                          message_filter=message_filter)
+        result = broker.store.get_message(
+            group,
+            topic,
+            queue_id,
+            queue_offset,
+            min(max_msg_nums, MAX_PULL_MSG_NUMS),
+            tag_codes,
+            message_filter=message_filter,
+        )
         code = _STATUS_CODES.get(result.status)
         if result.status in (GetMessageStatus.NO_MESSAGE_IN_QUEUE, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE):
             code = ResponseCode.PULL_NOT_FOUND if queue_offset == 0 else ResponseCode.PULL_OFFSET_MOVED
         if code is None:
             code = ResponseCode.SYSTEM_ERROR
         suggest = suggest_which_broker_id(
-            slave_read_enable=config.slave_read_enable, suggest_pulling_from_slave=result.suggest_pulling_from_slave,
-            which_broker_when_consume_slowly=group_cfg.which_broker_when_consume_slowly, group_broker_id=group_cfg.broker_id)
+            slave_read_enable=config.slave_read_enable,
+            suggest_pulling_from_slave=result.suggest_pulling_from_slave,
+            which_broker_when_consume_slowly=group_cfg.which_broker_when_consume_slowly,
+            group_broker_id=group_cfg.broker_id,
+        )
         next_begin = result.next_begin_offset
         if broker.store.broker_role == SLAVE:
-            code, next_begin, suggest = slave_pull_answer(code, result.status, queue_offset, next_begin, suggest, group_cfg.broker_id)
+            code, next_begin, suggest = slave_pull_answer(
+                code, result.status, queue_offset, next_begin, suggest, group_cfg.broker_id
+            )
         ext = {
             "nextBeginOffset": next_begin,
             "minOffset": result.min_offset,
@@ -169,9 +209,15 @@ class PullMessageProcessor(Processor):
         if code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend and has_suspend:
             hold_ms = min(suspend_ms, config.max_suspend_ms) if config.long_polling_enable else config.short_polling_ms
             if hold_ms > 0:
-                probe = None if message_filter is None else _property_probe(broker.store, group, topic, queue_id, message_filter)
+                probe = (
+                    None
+                    if message_filter is None
+                    else _property_probe(broker.store, group, topic, queue_id, message_filter)
+                )
                 broker.pull_request_hold_service.suspend_pull_request(
-                    PullRequest(ctx, request, topic, queue_id, queue_offset, tag_codes, hold_ms / 1000.0, property_probe=probe)
+                    PullRequest(
+                        ctx, request, topic, queue_id, queue_offset, tag_codes, hold_ms / 1000.0, property_probe=probe
+                    )
                 )
                 return None
         if code != ResponseCode.SUCCESS:
@@ -179,17 +225,31 @@ class PullMessageProcessor(Processor):
         if code == ResponseCode.SYSTEM_ERROR:
             return request.response(code, f"store answered {result.status}", ext)
         if code == ResponseCode.PULL_OFFSET_MOVED and result.status is GetMessageStatus.OFFSET_TOO_SMALL:
-            broker.broker_stats.inc_offset_moved(group, topic, queue_id, next_begin - queue_offset)  # retention went past it
+            broker.broker_stats.inc_offset_moved(
+                group, topic, queue_id, next_begin - queue_offset
+            )  # retention went past it
         if code == ResponseCode.PULL_OFFSET_MOVED:
-            log.info("pull offset moved: group %s %s:%d offset %d -> %d (%s)", group, topic, queue_id, queue_offset, result.next_begin_offset, result.status.value)
+            log.info(
+                "pull offset moved: group %s %s:%d offset %d -> %d (%s)",
+                group,
+                topic,
+                queue_id,
+                queue_offset,
+                result.next_begin_offset,
+                result.status.value,
+            )
         return request.response(code, result.status.value, ext)
 
 
-def _property_probe(store: MessageStore, group: str, topic: str, queue_id: int, message_filter: MessageFilter) -> PropertyProbe:
+def _property_probe(
+    store: MessageStore, group: str, topic: str, queue_id: int, message_filter: MessageFilter
+) -> PropertyProbe:
     """For a parked SQL92 pull: does a message of the queue from this offset on pass the filter?
     One store read of one record (at most MAX_FILTER_UNITS units scanned), so a message that does
     not match leaves the pull parked instead of answering it with nothing."""
+
     def probe(from_offset: int) -> bool:
         result = store.get_message(group, topic, queue_id, from_offset, 1, None, message_filter=message_filter)
         return result.status is GetMessageStatus.FOUND
+
     return probe

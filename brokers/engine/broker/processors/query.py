@@ -7,9 +7,17 @@ hash hits, so the client re-checks keys. ``maxNum`` is capped at 64 (``maxMsgsNu
 records of 4 MiB). Response: records concatenated, with
 ``indexLastUpdateTimestamp``/``indexLastUpdatePhyoffset``, or 22 QUERY_NOT_FOUND.
 """
+
 from __future__ import annotations
 
-from brokers.engine.broker.processors.base import Processor, RequestError, checked_topic, guarded, require_int, require_str
+from brokers.engine.broker.processors.base import (
+    Processor,
+    RequestError,
+    checked_topic,
+    guarded,
+    require_int,
+    require_str,
+)
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
@@ -36,8 +44,9 @@ class QueryMessageProcessor(Processor):
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"maxNum {max_num} must be positive")
         if end < begin:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"endTimestamp {end} is before beginTimestamp {begin}")
-        records = self.broker.store.query_message(topic, key, min(max_num, MAX_MSGS_NUM_BATCH), begin, end,
-                                                  self.broker.config.max_query_message_bytes)
+        records = self.broker.store.query_message(
+            topic, key, min(max_num, MAX_MSGS_NUM_BATCH), begin, end, self.broker.config.max_query_message_bytes
+        )
         if not records:
             return request.response(ResponseCode.QUERY_NOT_FOUND, "can not find message, maybe time range not correct")
         last_ts, last_phy = self.broker.store.index_last_update()
@@ -51,4 +60,3 @@ class QueryMessageProcessor(Processor):
         if record is None:
             return request.response(ResponseCode.SYSTEM_ERROR, f"can not find message by the offset, {offset}")
         return request.response(ResponseCode.SUCCESS, None, None, record)
-

@@ -32,6 +32,7 @@ on the MessageBatch), which would otherwise override every message's id (RocketM
 appending batch properties for the same reason, apache/rocketmq#9416).
 Every response, errors included, carries ``MSG_REGION`` and ``TRACE_ON``.
 """
+
 from __future__ import annotations
 
 import logging
@@ -39,7 +40,12 @@ import random
 from dataclasses import dataclass
 
 from brokers.engine.broker.processors.base import Processor, RequestError, checked_topic
-from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, MAX_PROPERTIES_SIZE, RETRY_GROUP_TOPIC_PREFIX, RMQ_SYS_TRACE_TOPIC
+from brokers.engine.common.constants import (
+    DLQ_GROUP_TOPIC_PREFIX,
+    MAX_PROPERTIES_SIZE,
+    RETRY_GROUP_TOPIC_PREFIX,
+    RMQ_SYS_TRACE_TOPIC,
+)
 from brokers.engine.common.message import (
     PROPERTY_CLUSTER,
     PROPERTY_MSG_REGION,
@@ -116,8 +122,21 @@ class SendMessageRequestHeader:
         fields = request.ext_fields
         # V2 carries the short keys only (Java's broker reads nothing else from it); V1 the names.
         names = _V2_KEYS_IN_ORDER if "topic" not in fields and "b" in fields else _V1_NAMES_IN_ORDER
-        group, topic, default_topic, queue_nums, queue_id, sys_flag, born, flag, props, reconsume, unit_mode, batch, max_reconsume = map(
-            fields.get, names)
+        (
+            group,
+            topic,
+            default_topic,
+            queue_nums,
+            queue_id,
+            sys_flag,
+            born,
+            flag,
+            props,
+            reconsume,
+            unit_mode,
+            batch,
+            max_reconsume,
+        ) = map(fields.get, names)
         return cls(
             group or "",
             topic or "",
@@ -151,7 +170,9 @@ def _int_field(name: str, value: str | None, default: int | None) -> int | None:
     try:
         return int(value)
     except ValueError:
-        raise RequestError(ResponseCode.SYSTEM_ERROR, f"the custom field <{name}> is not an integer: {value!r}") from None
+        raise RequestError(
+            ResponseCode.SYSTEM_ERROR, f"the custom field <{name}> is not an integer: {value!r}"
+        ) from None
 
 
 def _bool_field(value: str | None) -> bool:
@@ -160,22 +181,44 @@ def _bool_field(value: str | None) -> bool:
 
 
 # SendMessageProcessor's remark, with its diskUtil() figures (CL/CQ/INDEX used ratios) filled in.
-SERVICE_NOT_AVAILABLE_REMARK = ("service not available now. It may be caused by one of the following reasons: the broker's disk "
-                                "is full [{disk_util}], messages are put to the slave, message store has been shut down, etc.")
+SERVICE_NOT_AVAILABLE_REMARK = (
+    "service not available now. It may be caused by one of the following reasons: the broker's disk "
+    "is full [{disk_util}], messages are put to the slave, message store has been shut down, etc."
+)
 # A commit log write or a SYNC_FLUSH fdatasync failed with an I/O error (not a full disk): the
 # message may be in the page cache but not on disk, and the store cannot vouch for it (after a
 # failed fdatasync it refuses writes until restarted; running_flags.py). RocketMQ answers a bare
 # "UNKNOWN_ERROR"; this says what the producer must assume.
-UNKNOWN_ERROR_REMARK = ("the disk failed to write or flush the message (I/O error), so the store cannot vouch for it: "
-                        "it may be lost, send it again once the broker's disk is checked.")
+UNKNOWN_ERROR_REMARK = (
+    "the disk failed to write or flush the message (I/O error), so the store cannot vouch for it: "
+    "it may be lost, send it again once the broker's disk is checked."
+)
 _PUT_STATUS_CODES = {
     PutMessageStatus.PUT_OK: (ResponseCode.SUCCESS, None),
-    PutMessageStatus.FLUSH_DISK_TIMEOUT: (ResponseCode.FLUSH_DISK_TIMEOUT, "stored, but the disk flush did not confirm in time"),
-    PutMessageStatus.FLUSH_SLAVE_TIMEOUT: (ResponseCode.FLUSH_SLAVE_TIMEOUT, "stored on the master, but no slave acknowledged it in time"),
-    PutMessageStatus.SLAVE_NOT_AVAILABLE: (ResponseCode.SLAVE_NOT_AVAILABLE, "stored on the master, but no slave is available to copy it"),
-    PutMessageStatus.CREATE_MAPED_FILE_FAILED: (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
-    PutMessageStatus.MESSAGE_ILLEGAL: (ResponseCode.MESSAGE_ILLEGAL, "the message is illegal, maybe msg body or properties length not matched"),
-    PutMessageStatus.PROPERTIES_SIZE_EXCEEDED: (ResponseCode.MESSAGE_ILLEGAL, "the message properties are longer than 32767 bytes"),
+    PutMessageStatus.FLUSH_DISK_TIMEOUT: (
+        ResponseCode.FLUSH_DISK_TIMEOUT,
+        "stored, but the disk flush did not confirm in time",
+    ),
+    PutMessageStatus.FLUSH_SLAVE_TIMEOUT: (
+        ResponseCode.FLUSH_SLAVE_TIMEOUT,
+        "stored on the master, but no slave acknowledged it in time",
+    ),
+    PutMessageStatus.SLAVE_NOT_AVAILABLE: (
+        ResponseCode.SLAVE_NOT_AVAILABLE,
+        "stored on the master, but no slave is available to copy it",
+    ),
+    PutMessageStatus.CREATE_MAPED_FILE_FAILED: (
+        ResponseCode.SYSTEM_ERROR,
+        "create mapped file failed, server is busy or broken.",
+    ),
+    PutMessageStatus.MESSAGE_ILLEGAL: (
+        ResponseCode.MESSAGE_ILLEGAL,
+        "the message is illegal, maybe msg body or properties length not matched",
+    ),
+    PutMessageStatus.PROPERTIES_SIZE_EXCEEDED: (
+        ResponseCode.MESSAGE_ILLEGAL,
+        "the message properties are longer than 32767 bytes",
+    ),
     PutMessageStatus.SERVICE_NOT_AVAILABLE: (ResponseCode.SERVICE_NOT_AVAILABLE, SERVICE_NOT_AVAILABLE_REMARK),
     PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, UNKNOWN_ERROR_REMARK),
 }
@@ -207,7 +250,9 @@ class SendMessageProcessor(Processor):
     def _check_topic_name(self, header: SendMessageRequestHeader) -> str:
         broker = self.broker
         if not is_writeable(broker.config.broker_permission):
-            raise RequestError(ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] sending message is forbidden")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] sending message is forbidden"
+            )
         topic = header.topic
         if topic in self._sendable_topics:
             return topic
@@ -235,17 +280,26 @@ class SendMessageProcessor(Processor):
                 default_topic = ""
             tc = tcm.build_auto_create_config(topic, default_topic, header.default_topic_queue_nums)
             if tc is not None:
-                create = lambda: tcm.create_topic_in_send_message_method(topic, default_topic, header.default_topic_queue_nums)  # noqa: E731
+                create = lambda: tcm.create_topic_in_send_message_method(
+                    topic, default_topic, header.default_topic_queue_nums
+                )  # noqa: E731
             elif topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
-                group = topic[len(RETRY_GROUP_TOPIC_PREFIX):]
+                group = topic[len(RETRY_GROUP_TOPIC_PREFIX) :]
                 group_cfg = broker.subscription_group_manager.find_subscription_group_config(group)
                 if group_cfg is None:
-                    raise RequestError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}")
+                    raise RequestError(
+                        ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}"
+                    )
                 tc = tcm.create_topic_in_send_message_back_method(topic, max(group_cfg.retry_queue_nums, 1), PERM_RW)
             else:
-                raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please! {TOPIC_NOT_EXIST_HINT}")
+                raise RequestError(
+                    ResponseCode.TOPIC_NOT_EXIST,
+                    f"topic[{topic}] not exist, apply first please! {TOPIC_NOT_EXIST_HINT}",
+                )
         if not is_writeable(tc.perm):
-            raise RequestError(ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden (perm {tc.perm})")
+            raise RequestError(
+                ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden (perm {tc.perm})"
+            )
         valid_ids = max(tc.write_queue_nums, tc.read_queue_nums)
         if header.queue_id >= valid_ids:
             raise RequestError(
@@ -267,16 +321,27 @@ class SendMessageProcessor(Processor):
     def _check_not_transaction(self, header: SendMessageRequestHeader, props: dict[str, str]) -> None:
         """Refuse a transaction message (see the module docstring, check 6)."""
         prepared = props.get(PROPERTY_TRANSACTION_PREPARED, "").lower() == "true"
-        if prepared and (header.reconsume_times or 0) > 0 and props.get(PROPERTY_DELAY_TIME_LEVEL, "0") not in ("", "0"):
+        if (
+            prepared
+            and (header.reconsume_times or 0) > 0
+            and props.get(PROPERTY_DELAY_TIME_LEVEL, "0") not in ("", "0")
+        ):
             prepared = False  # a retry of a consumed transaction message (clients before 4.6.1)
-        if prepared or (header.sys_flag & TRANSACTION_TYPE_MASK) in (TRANSACTION_PREPARED_TYPE, TRANSACTION_ROLLBACK_TYPE):
-            raise RequestError(ResponseCode.NO_PERMISSION,
-                               f"the broker[{self.broker.config.advertised_ip}] sending transaction message is forbidden")
+        if prepared or (header.sys_flag & TRANSACTION_TYPE_MASK) in (
+            TRANSACTION_PREPARED_TYPE,
+            TRANSACTION_ROLLBACK_TYPE,
+        ):
+            raise RequestError(
+                ResponseCode.NO_PERMISSION,
+                f"the broker[{self.broker.config.advertised_ip}] sending transaction message is forbidden",
+            )
 
     def _check_body_size(self, size: int) -> None:
         limit = self.broker.config.max_message_size
         if size > limit:
-            raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"the message body size {size} exceeds the maximum of {limit} bytes")
+            raise RequestError(
+                ResponseCode.MESSAGE_ILLEGAL, f"the message body size {size} exceeds the maximum of {limit} bytes"
+            )
 
     def _stored_properties(self, props: dict[str, str]) -> tuple[str, bool]:
         """Return (properties string to store, WAIT flag): WAIT dropped, CLUSTER, MSG_REGION and TRACE_ON added."""
@@ -288,17 +353,22 @@ class SendMessageProcessor(Processor):
         text = properties_to_string(props)
         size = len(text.encode("utf-8"))
         if size > MAX_PROPERTIES_SIZE:
-            raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"the message properties are {size} bytes, more than the maximum of {MAX_PROPERTIES_SIZE}")
+            raise RequestError(
+                ResponseCode.MESSAGE_ILLEGAL,
+                f"the message properties are {size} bytes, more than the maximum of {MAX_PROPERTIES_SIZE}",
+            )
         return text, wait
 
     # -- retry / DLQ --------------------------------------------------------------------------
 
-    def _handle_retry_and_dlq(self, request: RemotingCommand, header: SendMessageRequestHeader, tc: TopicConfig, props: dict[str, str]) -> tuple[TopicConfig, int | None]:
+    def _handle_retry_and_dlq(
+        self, request: RemotingCommand, header: SendMessageRequestHeader, tc: TopicConfig, props: dict[str, str]
+    ) -> tuple[TopicConfig, int | None]:
         """For a ``%RETRY%`` send: move it to the DLQ once retries are used up. Returns (topic, queue or None)."""
         topic = tc.topic_name
         if not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             return tc, None
-        group = topic[len(RETRY_GROUP_TOPIC_PREFIX):]
+        group = topic[len(RETRY_GROUP_TOPIC_PREFIX) :]
         group_cfg = self.broker.subscription_group_manager.find_subscription_group_config(group)
         if group_cfg is None:
             raise RequestError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}")
@@ -307,7 +377,9 @@ class SendMessageProcessor(Processor):
             max_times = header.max_reconsume_times
         reconsume = header.reconsume_times or 0
         if reconsume >= max_times:
-            dlq = self.broker.topic_config_manager.create_topic_in_send_message_back_method(DLQ_GROUP_TOPIC_PREFIX + group, 1, PERM_RW)
+            dlq = self.broker.topic_config_manager.create_topic_in_send_message_back_method(
+                DLQ_GROUP_TOPIC_PREFIX + group, 1, PERM_RW
+            )
             props.pop(PROPERTY_DELAY_TIME_LEVEL, None)
             log.info("message for %s reached %d reconsume times, moved to %s", topic, reconsume, dlq.topic_name)
             return dlq, 0
@@ -315,7 +387,9 @@ class SendMessageProcessor(Processor):
 
     # -- the send -----------------------------------------------------------------------------
 
-    async def _send(self, ctx: ChannelContext, request: RemotingCommand, header: SendMessageRequestHeader) -> RemotingCommand:
+    async def _send(
+        self, ctx: ChannelContext, request: RemotingCommand, header: SendMessageRequestHeader
+    ) -> RemotingCommand:
         topic = self._check_topic_name(header)
         if header.batch:
             return await self._send_batch(ctx, request, header, topic)
@@ -351,7 +425,9 @@ class SendMessageProcessor(Processor):
         result = await broker.store.put_message(msg)
         return self._put_response(request, result, queue_id)
 
-    async def _send_batch(self, ctx: ChannelContext, request: RemotingCommand, header: SendMessageRequestHeader, topic: str) -> RemotingCommand:
+    async def _send_batch(
+        self, ctx: ChannelContext, request: RemotingCommand, header: SendMessageRequestHeader, topic: str
+    ) -> RemotingCommand:
         broker = self.broker
         if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch cannot be sent to a retry topic")
@@ -367,12 +443,17 @@ class SendMessageProcessor(Processor):
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"the batch body is malformed: {exc}") from None
         for i, (_flag, body, props_text) in enumerate(entries):
             self._check_body_size(len(body))
-            if _DELAY_KEY in props_text and string_to_properties(props_text).get(PROPERTY_DELAY_TIME_LEVEL, "0") not in ("", "0"):
+            if _DELAY_KEY in props_text and string_to_properties(props_text).get(
+                PROPERTY_DELAY_TIME_LEVEL, "0"
+            ) not in ("", "0"):
                 raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "a batch message cannot carry a delay level")
             if len(props_text) * 4 + batch_props_size > MAX_PROPERTIES_SIZE:  # might not fit: count the UTF-8 bytes
                 size = len(props_text.encode("utf-8")) + batch_props_size
                 if size > MAX_PROPERTIES_SIZE:
-                    raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"message {i} of the batch has {size} bytes of properties, more than {MAX_PROPERTIES_SIZE}")
+                    raise RequestError(
+                        ResponseCode.MESSAGE_ILLEGAL,
+                        f"message {i} of the batch has {size} bytes of properties, more than {MAX_PROPERTIES_SIZE}",
+                    )
         if not entries:
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "the batch body holds no message")
         tc = self._get_or_create_topic(ctx, topic, header)
@@ -420,4 +501,6 @@ def _retry_counts_from_properties(header: SendMessageRequestHeader, props: dict[
         if header.max_reconsume_times is None and PROPERTY_MAX_RECONSUME_TIMES in props:
             header.max_reconsume_times = int(props[PROPERTY_MAX_RECONSUME_TIMES])
     except ValueError:
-        raise RequestError(ResponseCode.MESSAGE_ILLEGAL, "RECONSUME_TIME / MAX_RECONSUME_TIMES properties are not numbers") from None
+        raise RequestError(
+            ResponseCode.MESSAGE_ILLEGAL, "RECONSUME_TIME / MAX_RECONSUME_TIMES properties are not numbers"
+        ) from None

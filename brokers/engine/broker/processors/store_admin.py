@@ -14,6 +14,7 @@ Both answer SUCCESS with a null remark, as RocketMQ does, and a JSON body Java t
     {"deletedCommitLogFiles": 2, "deletedConsumeQueueFiles": 5, "deletedIndexFiles": 1,
      "commitLogMinOffsetBefore": 0, "commitLogMinOffsetAfter": 2147483648, "diskRatio": 0.41, "errors": []}
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -14,6 +14,7 @@ previews and what-ifs (:mod:`consumers.allocation`) build on the same objects::
 Each strategy returns what Apache RocketMQ's Java client returns for the same input, so a
 group mixing Java and Gantry clients never splits.
 """
+
 from __future__ import annotations
 
 from brokers.engine.client.allocation.averagely import AllocateMessageQueueAveragely

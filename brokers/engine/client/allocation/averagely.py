@@ -15,6 +15,7 @@ Worked example, 9 queues on 3 brokers, 4 clients (the seed articles' case)::
     cid2    2      2            2 * 2 + 1 = 5        b2 c0
     cid3    3      2            3 * 2 + 1 = 7        c1 c2
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -12,6 +12,7 @@ Worked example, 9 queues on 3 brokers, 4 clients::
 
     cid0  a0 b1 c2      cid1  a1 b2      cid2  a2 c0      cid3  b0 c1
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence

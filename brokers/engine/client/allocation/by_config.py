@@ -13,6 +13,7 @@ Worked example, 9 queues on 3 brokers, 4 clients, configured with ``[a0, b0]``::
 Java does not validate its inputs here: empty client ids or queue lists do not raise, and a
 configured queue need not exist in the topic. This module keeps those semantics.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -33,9 +34,7 @@ class AllocateMessageQueueByConfig:
         queues = tuple(message_queue_list)
         for mq in queues:
             if not isinstance(mq, MessageQueue):
-                raise StrategyParameterError(
-                    f"message_queue_list must hold MessageQueue values, got {mq!r}"
-                )
+                raise StrategyParameterError(f"message_queue_list must hold MessageQueue values, got {mq!r}")
         self.message_queue_list: tuple[MessageQueue, ...] = queues
 
     def allocate(

@@ -22,6 +22,7 @@ the name qualifies only when exactly two pieces remain (so ``"hz@a@"`` counts, `
 does not). RocketMQ 5's version runs the common argument check first (empty input raises);
 4.x's did not, and returned an empty list instead.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -53,9 +54,7 @@ class AllocateMessageQueueByMachineRoom:
 
     def __init__(self, consumeridcs: Iterable[str]) -> None:
         if isinstance(consumeridcs, str):
-            raise StrategyParameterError(
-                "consumeridcs must be a collection of room names, not a single string"
-            )
+            raise StrategyParameterError("consumeridcs must be a collection of room names, not a single string")
         self.consumeridcs: frozenset[str] = frozenset(consumeridcs)
 
     def _kept(self, mq_all: Sequence[MessageQueue]) -> list[MessageQueue]:
@@ -99,9 +98,7 @@ class AllocateMessageQueueByMachineRoom:
             return {}
         kept = self._kept(mq_all)
         first_index = {cid: i for i, cid in reversed(list(enumerate(cid_all)))}
-        return {
-            cid: self._share(kept, len(cid_all), first_index[cid]) for cid in unique_cids(cid_all)
-        }
+        return {cid: self._share(kept, len(cid_all), first_index[cid]) for cid in unique_cids(cid_all)}
 
     def __repr__(self) -> str:
         return f"AllocateMessageQueueByMachineRoom({sorted(self.consumeridcs)!r})"

@@ -29,6 +29,7 @@ Worked example, 9 queues ``T``/broker_a..c/0..2, clients ``cid0..cid3``, 10 virt
 Forty points for four clients still leave ``cid0`` idle: consistent hashing trades balance
 for stability (adding or removing a client moves only that client's queues).
 """
+
 from __future__ import annotations
 
 import hashlib

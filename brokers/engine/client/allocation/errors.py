@@ -4,6 +4,7 @@ RocketMQ's strategies throw ``IllegalArgumentException`` for bad input; here tha
 :class:`AllocationError`, a :class:`ValueError`, so callers that only know the standard
 library can still catch it.
 """
+
 from __future__ import annotations
 
 __all__ = ["AllocationError", "StrategyParameterError", "UnknownStrategyError"]

@@ -20,6 +20,7 @@ Worked example, inner AVG, 9 queues, 4 clients, rooms before the ``-``::
 The name is ``"MACHINE_ROOM_NEARBY-" + inner.name``. A resolver answer of ``None`` or ``""``
 raises :class:`AllocationError`, as Java's ``IllegalArgumentException`` does.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -56,9 +57,7 @@ class MachineRoomResolver(Protocol):
 class AllocateMachineRoomNearby:
     """Prefer same-room clients; share orphan rooms' queues with everyone."""
 
-    def __init__(
-        self, inner: AllocateMessageQueueStrategy, resolver: MachineRoomResolver
-    ) -> None:
+    def __init__(self, inner: AllocateMessageQueueStrategy, resolver: MachineRoomResolver) -> None:
         if inner is None:
             raise StrategyParameterError("allocateMessageQueueStrategy (inner) is required")
         if resolver is None:
@@ -93,9 +92,7 @@ class AllocateMachineRoomNearby:
         return mq_by_room, cid_by_room
 
     @staticmethod
-    def _orphan_rooms(
-        mq_by_room: dict[str, list[MessageQueue]], cid_by_room: dict[str, list[str]]
-    ) -> list[str]:
+    def _orphan_rooms(mq_by_room: dict[str, list[MessageQueue]], cid_by_room: dict[str, list[str]]) -> list[str]:
         # Java walks a TreeMap: room names in String.compareTo order.
         return sorted((r for r in mq_by_room if r not in cid_by_room), key=java_string_key)
 
@@ -115,15 +112,10 @@ class AllocateMachineRoomNearby:
         own_queues = mq_by_room.pop(current_room, None)
         if own_queues:
             result.extend(
-                self.inner.allocate(
-                    consumer_group, current_cid, own_queues, cid_by_room.get(current_room) or []
-                )
-                or []
+                self.inner.allocate(consumer_group, current_cid, own_queues, cid_by_room.get(current_room) or []) or []
             )
         for room in self._orphan_rooms(mq_by_room, cid_by_room):
-            result.extend(
-                self.inner.allocate(consumer_group, current_cid, mq_by_room[room], cid_all) or []
-            )
+            result.extend(self.inner.allocate(consumer_group, current_cid, mq_by_room[room], cid_all) or [])
         return result
 
     def allocate_group(

@@ -16,6 +16,7 @@ parameters and checks them (missing, unknown or invalid parameters raise
 
 Other code may add strategies with :func:`register_strategy`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -69,9 +70,7 @@ def _machine_room(*, consumeridcs: Any = _MISSING) -> AllocateMessageQueueStrate
     return AllocateMessageQueueByMachineRoom(consumeridcs)
 
 
-def _machine_room_nearby(
-    *, inner: Any = _MISSING, resolver: Any = _MISSING
-) -> AllocateMessageQueueStrategy:
+def _machine_room_nearby(*, inner: Any = _MISSING, resolver: Any = _MISSING) -> AllocateMessageQueueStrategy:
     if resolver is _MISSING or resolver is None:
         raise StrategyParameterError(
             "MACHINE_ROOM_NEARBY needs resolver (broker_deploy_in(mq) / consumer_deploy_in(cid))"

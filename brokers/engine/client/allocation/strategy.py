@@ -13,6 +13,7 @@ the pieces every strategy shares:
   :mod:`brokers.engine.common.rebalance_order`, shared with the engine's client);
 * :func:`allocate_all`, the whole group at once.
 """
+
 from __future__ import annotations
 
 import logging
@@ -152,10 +153,7 @@ def group_allocate(
     whole = getattr(strategy, "allocate_group", None)
     if whole is not None:
         return whole(consumer_group, mq_all, cid_all)
-    return {
-        cid: list(strategy.allocate(consumer_group, cid, mq_all, cid_all) or [])
-        for cid in unique_cids(cid_all)
-    }
+    return {cid: list(strategy.allocate(consumer_group, cid, mq_all, cid_all) or []) for cid in unique_cids(cid_all)}
 
 
 def allocate_all(

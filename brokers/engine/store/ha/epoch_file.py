@@ -22,6 +22,7 @@ the directory fsynced, so a crash leaves the old or the new history, never half 
 :func:`common_point` is the rule the returning broker follows: the offset up to which its log
 and the new master's are the same bytes (see the function).
 """
+
 from __future__ import annotations
 
 import os
@@ -58,7 +59,9 @@ def check_history(entries: tuple[EpochEntry, ...]) -> tuple[EpochEntry, ...]:
         if e.epoch < 0 or e.start_offset < 0:
             raise EpochFileError(f"negative epoch or offset in {e}")
         if prev is not None and (e.epoch <= prev.epoch or e.start_offset < prev.start_offset):
-            raise EpochFileError(f"epoch {e.epoch} at {e.start_offset} does not follow epoch {prev.epoch} at {prev.start_offset}")
+            raise EpochFileError(
+                f"epoch {e.epoch} at {e.start_offset} does not follow epoch {prev.epoch} at {prev.start_offset}"
+            )
         prev = e
     return entries
 

@@ -7,6 +7,7 @@ covers; a waiter not covered within the timeout gets False (FLUSH_SLAVE_TIMEOUT)
 on the broker's event loop (acks arrive on the HA connections served by that loop), so there is
 no lock; ``ack`` from another thread would be a bug.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -29,6 +29,7 @@ arrived meanwhile and starts a new session from its log's end, with whichever br
 by then (bytes a master sent before it died are not applied from a stale connection).
 With ``config.tls`` whose outgoing side is on, the connection to the master speaks TLS.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -62,13 +63,20 @@ History = tuple[EpochEntry, ...]
 
 
 class HAClient:
-    def __init__(self, *, commitlog: CommitLog, appender: ReplicaAppender, config: HAConfig, clock: Clock,
-                 master_address: Callable[[], str | None],
-                 wait_flushed: Callable[[int], Awaitable[bool]] | None = None,
-                 on_master: Callable[[str], None] | None = None,
-                 history: Callable[[], History] = lambda: (EpochEntry(0, 0),),
-                 adopt_history: Callable[[History], None] | None = None,
-                 truncate: Callable[[int, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        commitlog: CommitLog,
+        appender: ReplicaAppender,
+        config: HAConfig,
+        clock: Clock,
+        master_address: Callable[[], str | None],
+        wait_flushed: Callable[[int], Awaitable[bool]] | None = None,
+        on_master: Callable[[str], None] | None = None,
+        history: Callable[[], History] = lambda: (EpochEntry(0, 0),),
+        adopt_history: Callable[[History], None] | None = None,
+        truncate: Callable[[int, str], None] | None = None,
+    ) -> None:
         self._commitlog = commitlog
         self._history = history
         self._adopt_history = adopt_history
@@ -155,8 +163,12 @@ class HAClient:
                     last_logged = str(exc)
             except (ReplicaStreamError, hp.HAProtocolError) as exc:
                 self.state = "RECONNECTING"
-                log.warning("HA: dropping the stream from %s: %s; reconnecting from offset %d",
-                            addr, exc, self._commitlog.max_offset)
+                log.warning(
+                    "HA: dropping the stream from %s: %s; reconnecting from offset %d",
+                    addr,
+                    exc,
+                    self._commitlog.max_offset,
+                )
             except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError, ValueError) as exc:
                 self.state = "RECONNECTING"
                 text = f"{type(exc).__name__}: {exc}"
@@ -197,34 +209,47 @@ class HAClient:
         if welcome.version != hp.HA_VERSION:
             raise HARefusedError(f"{who} speaks HA version {welcome.version}, this slave {hp.HA_VERSION}")
         if welcome.status == hp.STATUS_STALE_EPOCH:
-            raise HARefusedError(f"STALE_EPOCH: {who} is at epoch {welcome.epoch}, below this slave's "
-                                 f"{mine[-1].epoch}: it is a stale master")
+            raise HARefusedError(
+                f"STALE_EPOCH: {who} is at epoch {welcome.epoch}, below this slave's "
+                f"{mine[-1].epoch}: it is a stale master"
+            )
         if welcome.status in (hp.STATUS_OK, hp.STATUS_OFFSET_AHEAD) and theirs:
             if welcome.epoch < mine[-1].epoch:
-                raise HARefusedError(f"STALE_EPOCH: {who} is at epoch {welcome.epoch}, below this slave's "
-                                     f"{mine[-1].epoch}; not replicating from a stale master")
+                raise HARefusedError(
+                    f"STALE_EPOCH: {who} is at epoch {welcome.epoch}, below this slave's "
+                    f"{mine[-1].epoch}; not replicating from a stale master"
+                )
             if theirs[-1].epoch != welcome.epoch:
                 raise hp.HAProtocolError(f"{who} says epoch {welcome.epoch} but its history ends at {theirs[-1]}")
             point = common_point(mine, cl.max_offset, theirs, welcome.max_offset)
             if point < cl.max_offset and welcome.epoch > mine[-1].epoch and self._truncate is not None:
-                self._truncate(point, f"the master {addr} ({broker_addr or '?'}) is at epoch {welcome.epoch}; "
-                                      f"this log and its agree up to offset {point}")
+                self._truncate(
+                    point,
+                    f"the master {addr} ({broker_addr or '?'}) is at epoch {welcome.epoch}; "
+                    f"this log and its agree up to offset {point}",
+                )
                 if cl.max_offset != point:
                     raise ReplicaStreamError(f"truncating to {point} left the log ending at {cl.max_offset}")
                 if self._adopt_history is not None:
                     self._adopt_history(tuple(e for e in mine if e.start_offset <= point) or mine[:1])
                 raise ReconnectNow()
             if point < cl.max_offset and welcome.status == hp.STATUS_OK:
-                raise HARefusedError(f"DIVERGED: this slave's log and that of {who} (both epoch {welcome.epoch} or "
-                                     f"this slave's higher) differ from offset {point}; not appending")
+                raise HARefusedError(
+                    f"DIVERGED: this slave's log and that of {who} (both epoch {welcome.epoch} or "
+                    f"this slave's higher) differ from offset {point}; not appending"
+                )
             if point >= cl.max_offset and welcome.status == hp.STATUS_OK and self._adopt_history is not None:
                 self._adopt_history(theirs)
         if welcome.status != hp.STATUS_OK:
-            raise HARefusedError(f"{welcome.status_name}: {who} answered with status {welcome.status} (its log ends "
-                                 f"at {welcome.max_offset}, this slave's at {cl.max_offset})")
+            raise HARefusedError(
+                f"{welcome.status_name}: {who} answered with status {welcome.status} (its log ends "
+                f"at {welcome.max_offset}, this slave's at {cl.max_offset})"
+            )
         if welcome.file_size != cl.file_size:
-            raise HARefusedError(f"the master's commit log segments are {welcome.file_size} bytes, this slave's "
-                                 f"{cl.file_size}: set the same commitlog_file_size on both")
+            raise HARefusedError(
+                f"the master's commit log segments are {welcome.file_size} bytes, this slave's "
+                f"{cl.file_size}: set the same commitlog_file_size on both"
+            )
         if welcome.start_offset != self._appender.expected_offset and cl.files:
             raise hp.HAProtocolError(f"the master starts at {welcome.start_offset}, this slave ends at {cl.max_offset}")
         self.master_epoch = welcome.epoch
@@ -237,8 +262,13 @@ class HAClient:
         self.master_max_offset = welcome.max_offset
         self.master_broker_addr = broker_addr
         self.reported_offset = cl.max_offset
-        log.info("HA: replicating from master %s (broker %s) from offset %d; master end %d",
-                 addr, broker_addr or "?", welcome.start_offset, welcome.max_offset)
+        log.info(
+            "HA: replicating from master %s (broker %s) from offset %d; master end %d",
+            addr,
+            broker_addr or "?",
+            welcome.start_offset,
+            welcome.max_offset,
+        )
         if broker_addr and self._on_master is not None:
             self._on_master(broker_addr)
 
@@ -270,7 +300,8 @@ class HAClient:
                 used = 0
                 while len(buf) - used >= head_size:
                     offset, size, master_max, master_ts, epoch, acked = hp.decode_frame_header(
-                        buf, MAX_TRANSFER_BATCH_SIZE, used)
+                        buf, MAX_TRANSFER_BATCH_SIZE, used
+                    )
                     if epoch != self.master_epoch:
                         raise hp.HAProtocolError(f"a frame of epoch {epoch} in a stream of epoch {self.master_epoch}")
                     if len(buf) - used - head_size < size:
@@ -283,7 +314,8 @@ class HAClient:
                     if not size:
                         if offset != appender.expected_offset:
                             raise ReplicaStreamError(
-                                f"heartbeat at offset {offset}, this slave expects {appender.expected_offset}")
+                                f"heartbeat at offset {offset}, this slave expects {appender.expected_offset}"
+                            )
                         continue
                     appender.write(offset, buf, body_at, used)  # copies what it keeps: buf is not
                 if buf is rest:

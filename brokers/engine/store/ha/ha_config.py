@@ -6,6 +6,7 @@ one send and one slave report (measured in docs/benchmarks.md, "Broker groups").
 (answer sends at once, replicate behind), ``SYNC_MASTER`` (answer a send once a slave has it:
 synchronous double write) or ``SLAVE`` (copy the master's commit log, refuse sends).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,8 +54,13 @@ class HAConfig:
             raise ValueError(f"ha_listen_port {self.listen_port} is outside 0..65535")
         if self.master_address:
             split_host_port(self.master_address, "ha_master_address")
-        for name in ("sync_timeout_ms", "heartbeat_interval_ms", "housekeeping_interval_ms",
-                     "connect_timeout_ms", "reconnect_interval_ms"):
+        for name in (
+            "sync_timeout_ms",
+            "heartbeat_interval_ms",
+            "housekeeping_interval_ms",
+            "connect_timeout_ms",
+            "reconnect_interval_ms",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
         if not 0 < self.transfer_batch_size <= MAX_TRANSFER_BATCH_SIZE:

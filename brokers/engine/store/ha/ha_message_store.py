@@ -23,6 +23,7 @@ It wraps the local :class:`DefaultMessageStore` and adds what the role asks:
 ``open()`` opens the local store (blocking, as before); ``start_ha()``/``stop_ha()`` run the HA
 parts on the broker's loop, between ``open()`` and ``close()``.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -63,7 +64,9 @@ def total_physical_memory() -> int:
         return 8 << 30
 
 
-def suggest_pulling_from_slave(max_phy_offset: int, last_pulled_phy_offset: int, memory: int, ratio_percent: int) -> bool:
+def suggest_pulling_from_slave(
+    max_phy_offset: int, last_pulled_phy_offset: int, memory: int, ratio_percent: int
+) -> bool:
     """RocketMQ's rule: more than ``ratio_percent`` % of ``memory`` still to read after the batch."""
     return max_phy_offset - last_pulled_phy_offset > memory * (ratio_percent / 100.0)
 
@@ -71,12 +74,18 @@ def suggest_pulling_from_slave(max_phy_offset: int, last_pulled_phy_offset: int,
 class HAMessageStore:
     """A broker group member's store (see the module docstring)."""
 
-    def __init__(self, config: StoreConfig, ha_config: HAConfig, clock: Clock = SYSTEM_CLOCK, *,
-                 file_io: FileIO = OS_FILE_IO,
-                 broker_addr: Callable[[], str] = lambda: "",
-                 master_address: Callable[[], str | None] = lambda: None,
-                 on_master: Callable[[str], None] | None = None,
-                 on_stale: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        config: StoreConfig,
+        ha_config: HAConfig,
+        clock: Clock = SYSTEM_CLOCK,
+        *,
+        file_io: FileIO = OS_FILE_IO,
+        broker_addr: Callable[[], str] = lambda: "",
+        master_address: Callable[[], str | None] = lambda: None,
+        on_master: Callable[[str], None] | None = None,
+        on_stale: Callable[[int], None] | None = None,
+    ) -> None:
         self.config = config
         self.epochs = EpochFile(config.store_dir, file_io)
         self._on_stale = on_stale
@@ -106,9 +115,15 @@ class HAMessageStore:
 
     async def start_ha(self) -> None:
         """Listen on the HA port; on a slave, start copying from the master."""
-        self.ha_service = HAService(commitlog=self.local.commitlog, config=self.ha_config, clock=self.clock,
-                                    role=lambda: self.broker_role, broker_addr=self._broker_addr,
-                                    history=self._history_pairs, on_stale=self._on_stale)
+        self.ha_service = HAService(
+            commitlog=self.local.commitlog,
+            config=self.ha_config,
+            clock=self.clock,
+            role=lambda: self.broker_role,
+            broker_addr=self._broker_addr,
+            history=self._history_pairs,
+            on_stale=self._on_stale,
+        )
         await self.ha_service.start()
         if self.broker_role == SLAVE:
             self._start_ha_client()
@@ -116,10 +131,17 @@ class HAMessageStore:
     def _start_ha_client(self) -> None:
         wait_flushed = self.local.flush_service.wait_flushed if self.config.sync_flush else None
         self.ha_client = HAClient(
-            commitlog=self.local.commitlog, appender=self.local.replica_appender(2 * self.config.max_message_size + (1 << 20)),
-            config=self.ha_config, clock=self.clock, master_address=self._master_address_now,
-            wait_flushed=wait_flushed, on_master=self._on_master,
-            history=lambda: self.epochs.entries, adopt_history=self.epochs.replace, truncate=self._truncate)
+            commitlog=self.local.commitlog,
+            appender=self.local.replica_appender(2 * self.config.max_message_size + (1 << 20)),
+            config=self.ha_config,
+            clock=self.clock,
+            master_address=self._master_address_now,
+            wait_flushed=wait_flushed,
+            on_master=self._on_master,
+            history=lambda: self.epochs.entries,
+            adopt_history=self.epochs.replace,
+            truncate=self._truncate,
+        )
         self.ha_client.start()
         log.info("slave store: replicating from %s", self._master_address_now() or "the master the name servers name")
 
@@ -194,8 +216,9 @@ class HAMessageStore:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE)
         return None
 
-    async def _finish_put(self, result: PutMessageResult, flush: asyncio.Future[bool] | None,
-                          wait: bool) -> PutMessageResult:
+    async def _finish_put(
+        self, result: PutMessageResult, flush: asyncio.Future[bool] | None, wait: bool
+    ) -> PutMessageResult:
         """Wait for what the put needs: the local group commit (SYNC_FLUSH, already started) and,
         on a SYNC_MASTER, a slave's ack of the record(s) (see the module docstring). Both waits
         run at once, as RocketMQ 4.9's ``thenCombine`` of the flush and replica futures; the
@@ -208,8 +231,9 @@ class HAMessageStore:
         if slave is None:
             return replace(result, status=PutMessageStatus.SLAVE_NOT_AVAILABLE)
         if not await slave:
-            log.warning("no slave acknowledged offset %d within %d ms: FLUSH_SLAVE_TIMEOUT",
-                        end, self.ha_config.sync_timeout_ms)
+            log.warning(
+                "no slave acknowledged offset %d within %d ms: FLUSH_SLAVE_TIMEOUT", end, self.ha_config.sync_timeout_ms
+            )
             return replace(result, status=PutMessageStatus.FLUSH_SLAVE_TIMEOUT)
         return result
 
@@ -234,16 +258,26 @@ class HAMessageStore:
 
     # --- gets -------------------------------------------------------------------------------
 
-    def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
-                    tag_codes: set[int] | None = None,
-                    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES, *,
-                    message_filter: MessageFilter | None = None) -> GetMessageResult:
-        result = self.local.get_message(group, topic, queue_id, offset, max_msg_nums, tag_codes, max_total_bytes,
-                                        message_filter=message_filter)
+    def get_message(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        max_msg_nums: int,
+        tag_codes: set[int] | None = None,
+        max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+        *,
+        message_filter: MessageFilter | None = None,
+    ) -> GetMessageResult:
+        result = self.local.get_message(
+            group, topic, queue_id, offset, max_msg_nums, tag_codes, max_total_bytes, message_filter=message_filter
+        )
         if result.records:
             (last,) = _I64.unpack_from(result.records[-1], _PHYSICAL_OFFSET_POS)
-            if suggest_pulling_from_slave(self.local.max_phy_offset, last, self._memory,
-                                          self.ha_config.access_message_in_memory_max_ratio):
+            if suggest_pulling_from_slave(
+                self.local.max_phy_offset, last, self._memory, self.ha_config.access_message_in_memory_max_ratio
+            ):
                 result = replace(result, suggest_pulling_from_slave=True)
         return result
 
@@ -265,8 +299,9 @@ class HAMessageStore:
     def look_message_by_offset(self, commit_log_offset: int) -> bytes | None:
         return self.local.look_message_by_offset(commit_log_offset)
 
-    def query_message(self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int,
-                      max_total_bytes: int | None = None) -> list[bytes]:
+    def query_message(
+        self, topic: str, key: str, max_num: int, begin_ts: int, end_ts: int, max_total_bytes: int | None = None
+    ) -> list[bytes]:
         return self.local.query_message(topic, key, max_num, begin_ts, end_ts, max_total_bytes)
 
     def index_last_update(self) -> tuple[int, int]:
@@ -332,4 +367,3 @@ class HAMessageStore:
         if name == "local":
             raise AttributeError(name)
         return getattr(self.local, name)
-

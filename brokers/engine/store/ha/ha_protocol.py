@@ -46,6 +46,7 @@ measure its own lag. A non-OK welcome is followed by the master closing the conn
 Version history: 1 (42-byte welcome without acked/role/history, 28-byte frame header without
 epoch/acked); 2 (this). A version-1 peer is answered BAD_VERSION.
 """
+
 from __future__ import annotations
 
 import struct
@@ -61,9 +62,14 @@ STATUS_BAD_VERSION = 2
 STATUS_OFFSET_AHEAD = 3  # the slave holds more than the master: a divergent log (promotion's job)
 STATUS_OFFSET_GONE = 4  # the slave's end is before the master's first retained segment
 STATUS_STALE_EPOCH = 5  # the slave has seen a higher epoch than this master's: the master is stale
-STATUS_NAMES = {STATUS_OK: "OK", STATUS_NOT_MASTER: "NOT_MASTER", STATUS_BAD_VERSION: "BAD_VERSION",
-                STATUS_OFFSET_AHEAD: "OFFSET_AHEAD", STATUS_OFFSET_GONE: "OFFSET_GONE",
-                STATUS_STALE_EPOCH: "STALE_EPOCH"}
+STATUS_NAMES = {
+    STATUS_OK: "OK",
+    STATUS_NOT_MASTER: "NOT_MASTER",
+    STATUS_BAD_VERSION: "BAD_VERSION",
+    STATUS_OFFSET_AHEAD: "OFFSET_AHEAD",
+    STATUS_OFFSET_GONE: "OFFSET_GONE",
+    STATUS_STALE_EPOCH: "STALE_EPOCH",
+}
 ROLE_CODES = {"ASYNC_MASTER": 0, "SYNC_MASTER": 1}
 ROLE_NAMES = {0: "ASYNC_MASTER", 1: "SYNC_MASTER"}
 
@@ -128,14 +134,37 @@ def decode_hello(data: bytes) -> Hello:
     return Hello(version, epoch, max_offset)
 
 
-def encode_welcome(status: int, *, max_offset: int = 0, start_offset: int = 0, file_size: int = 0,
-                   broker_addr: str = "", epoch: int = 0, acked: int = 0, role: str = "",
-                   history: tuple[tuple[int, int], ...] = ()) -> bytes:
+def encode_welcome(
+    status: int,
+    *,
+    max_offset: int = 0,
+    start_offset: int = 0,
+    file_size: int = 0,
+    broker_addr: str = "",
+    epoch: int = 0,
+    acked: int = 0,
+    role: str = "",
+    history: tuple[tuple[int, int], ...] = (),
+) -> bytes:
     addr = broker_addr.encode("utf-8")[:MAX_ADDR_LEN]
     history = tuple(history)[-MAX_EPOCHS:]
-    return (WELCOME.pack(HA_MAGIC, HA_VERSION, status, epoch, max_offset, start_offset, file_size, acked,
-                         ROLE_CODES.get(role, 2), len(addr), len(history))
-            + addr + b"".join(EPOCH_ENTRY.pack(e, s) for e, s in history))
+    return (
+        WELCOME.pack(
+            HA_MAGIC,
+            HA_VERSION,
+            status,
+            epoch,
+            max_offset,
+            start_offset,
+            file_size,
+            acked,
+            ROLE_CODES.get(role, 2),
+            len(addr),
+            len(history),
+        )
+        + addr
+        + b"".join(EPOCH_ENTRY.pack(e, s) for e, s in history)
+    )
 
 
 def decode_welcome_head(data: bytes) -> tuple[Welcome, int]:
@@ -144,11 +173,19 @@ def decode_welcome_head(data: bytes) -> tuple[Welcome, int]:
     magic, version, status, epoch, max_offset, start, file_size, acked, role, addr_len, n_epochs = WELCOME.unpack(data)
     if magic != HA_MAGIC:
         raise HAProtocolError(f"bad magic {magic!r} in the master's answer (not a Gantry HA port)")
-    if (addr_len > MAX_ADDR_LEN or n_epochs > MAX_EPOCHS or max_offset < 0 or start < 0 or file_size < 0
-            or epoch < 0 or acked < 0):
+    if (
+        addr_len > MAX_ADDR_LEN
+        or n_epochs > MAX_EPOCHS
+        or max_offset < 0
+        or start < 0
+        or file_size < 0
+        or epoch < 0
+        or acked < 0
+    ):
         raise HAProtocolError("impossible values in the master's answer")
-    return Welcome(version, status, epoch, max_offset, start, file_size, "", acked, ROLE_NAMES.get(role, ""),
-                   (), n_epochs), addr_len
+    return Welcome(
+        version, status, epoch, max_offset, start, file_size, "", acked, ROLE_NAMES.get(role, ""), (), n_epochs
+    ), addr_len
 
 
 def decode_history(data: bytes, n_epochs: int) -> tuple[tuple[int, int], ...]:
@@ -162,7 +199,9 @@ def decode_history(data: bytes, n_epochs: int) -> tuple[tuple[int, int], ...]:
     return out
 
 
-def encode_frame_header(offset: int, size: int, master_max: int, master_ts: int, epoch: int = 0, acked: int = 0) -> bytes:
+def encode_frame_header(
+    offset: int, size: int, master_max: int, master_ts: int, epoch: int = 0, acked: int = 0
+) -> bytes:
     return FRAME_HEADER.pack(offset, size, master_max, master_ts, epoch, acked)
 
 
@@ -171,8 +210,10 @@ def decode_frame_header(data: bytes | bytearray, max_body: int, at: int = 0) -> 
     HAProtocolError for impossible values."""
     offset, size, master_max, master_ts, epoch, acked = FRAME_HEADER.unpack_from(data, at)
     if offset < 0 or size < 0 or size > max_body or master_max < offset + size or epoch < 0 or acked < 0:
-        raise HAProtocolError(f"impossible frame header: offset {offset}, size {size}, master end {master_max}, "
-                              f"epoch {epoch}, acked {acked}")
+        raise HAProtocolError(
+            f"impossible frame header: offset {offset}, size {size}, master end {master_max}, "
+            f"epoch {epoch}, acked {acked}"
+        )
     return offset, size, master_max, master_ts, epoch, acked
 
 

@@ -20,6 +20,7 @@ with no cross-thread handoff (which costs more than the ack itself); sending is 
 of mapped pages plus a socket write, and under the GIL a thread would not run it in parallel
 anyway. With ``config.tls`` the HA port serves TLS per its mode, as the remoting ports do.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -59,10 +60,17 @@ class SlaveConnection:
 
 
 class HAService:
-    def __init__(self, *, commitlog: CommitLog, config: HAConfig, clock: Clock,
-                 role: Callable[[], str], broker_addr: Callable[[], str],
-                 history: Callable[[], tuple[tuple[int, int], ...]] = lambda: ((0, 0),),
-                 on_stale: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        commitlog: CommitLog,
+        config: HAConfig,
+        clock: Clock,
+        role: Callable[[], str],
+        broker_addr: Callable[[], str],
+        history: Callable[[], tuple[tuple[int, int], ...]] = lambda: ((0, 0),),
+        on_stale: Callable[[int], None] | None = None,
+    ) -> None:
         self._commitlog = commitlog
         self._history = history
         self._on_stale = on_stale
@@ -85,8 +93,9 @@ class HAService:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
-        self._server = await start_server(self._on_connect, self.config.listen_host, self.config.listen_port,
-                                          self.config.tls, name="HA")
+        self._server = await start_server(
+            self._on_connect, self.config.listen_host, self.config.listen_port, self.config.tls, name="HA"
+        )
         self.port = self._server.sockets[0].getsockname()[1]
         log.info("HA service listening on %s:%d (role %s)", self.config.listen_host, self.port, self._role())
 
@@ -151,8 +160,10 @@ class HAService:
             if data is None:
                 raise hp.HAProtocolError(f"commit log bytes at {nxt} are no longer readable")
             # one write (one send) per frame: joining header and body costs a copy, a second send a system call
-            writer.write(hp.encode_frame_header(nxt, size, end, cl.last_store_timestamp, conn.epoch,
-                                                self.group_transfer.acked) + data)
+            writer.write(
+                hp.encode_frame_header(nxt, size, end, cl.last_store_timestamp, conn.epoch, self.group_transfer.acked)
+                + data
+            )
             conn.next_transfer = nxt + size
             conn.last_sent = self._loop.time() if self._loop is not None else 0.0
             if transport.get_write_buffer_size():  # the socket is full: the sender drains it
@@ -161,7 +172,8 @@ class HAService:
     def is_slave_ok(self) -> bool:
         """A slave is connected and less than ``slave_fallbehind_max`` behind (RocketMQ's isSlaveOK)."""
         return bool(self.connections) and (
-            self._commitlog.max_offset - self.group_transfer.acked < self.config.slave_fallbehind_max)
+            self._commitlog.max_offset - self.group_transfer.acked < self.config.slave_fallbehind_max
+        )
 
     def wait_for_slave(self, offset: int) -> asyncio.Future[bool]:
         """True once a slave acknowledged ``offset``, False after ``sync_timeout_ms`` (see
@@ -214,10 +226,17 @@ class HAService:
 
     def _encode_welcome(self, status: int, start: int = 0) -> bytes:
         role = self._role()
-        return hp.encode_welcome(status, max_offset=self._commitlog.max_offset, start_offset=start,
-                                 file_size=self._commitlog.file_size, broker_addr=self._broker_addr(),
-                                 epoch=self.epoch, acked=self.group_transfer.acked,
-                                 role=role if role in MASTER_ROLES else "", history=self._history())
+        return hp.encode_welcome(
+            status,
+            max_offset=self._commitlog.max_offset,
+            start_offset=start,
+            file_size=self._commitlog.file_size,
+            broker_addr=self._broker_addr(),
+            epoch=self.epoch,
+            acked=self.group_transfer.acked,
+            role=role if role in MASTER_ROLES else "",
+            history=self._history(),
+        )
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peername = writer.get_extra_info("peername")
@@ -238,8 +257,12 @@ class HAService:
             if conn is None:
                 return
             self.connections.append(conn)
-            log.info("HA: slave %s connected; streaming from offset %d (master end %d)",
-                     peer, conn.start_offset, self._commitlog.max_offset)
+            log.info(
+                "HA: slave %s connected; streaming from offset %d (master end %d)",
+                peer,
+                conn.start_offset,
+                self._commitlog.max_offset,
+            )
             if self.on_slave_connected is not None:
                 self.on_slave_connected(peer)
             await self._run_connection(conn, reader, writer)
@@ -257,30 +280,44 @@ class HAService:
     async def _welcome(self, writer: asyncio.StreamWriter, peer: str, hello: hp.Hello) -> SlaveConnection | None:
         cl = self._commitlog
         if hello.version != hp.HA_VERSION:
-            await self._refuse(writer, peer, hp.STATUS_BAD_VERSION, f"HA version {hello.version}, this broker speaks {hp.HA_VERSION}")
+            await self._refuse(
+                writer, peer, hp.STATUS_BAD_VERSION, f"HA version {hello.version}, this broker speaks {hp.HA_VERSION}"
+            )
             return None
         role = self._role()
         if role not in MASTER_ROLES:
             await self._refuse(writer, peer, hp.STATUS_NOT_MASTER, f"this broker's role is {role}")
             return None
         if hello.epoch > self.epoch:
-            await self._refuse(writer, peer, hp.STATUS_STALE_EPOCH,
-                               f"the slave has seen epoch {hello.epoch}, this master is at epoch {self.epoch}: "
-                               "this broker may be a stale master")
+            await self._refuse(
+                writer,
+                peer,
+                hp.STATUS_STALE_EPOCH,
+                f"the slave has seen epoch {hello.epoch}, this master is at epoch {self.epoch}: "
+                "this broker may be a stale master",
+            )
             if self._on_stale is not None:
                 self._on_stale(hello.epoch)
             return None
         master_end = cl.max_offset
         if hello.max_offset > master_end:
-            await self._refuse(writer, peer, hp.STATUS_OFFSET_AHEAD,
-                               f"the slave holds {hello.max_offset} bytes, this master {master_end}")
+            await self._refuse(
+                writer,
+                peer,
+                hp.STATUS_OFFSET_AHEAD,
+                f"the slave holds {hello.max_offset} bytes, this master {master_end}",
+            )
             return None
         start = hello.max_offset
         if start == 0:
             start = cl.min_offset  # a new slave: from the first retained segment
         elif start < cl.min_offset:
-            await self._refuse(writer, peer, hp.STATUS_OFFSET_GONE,
-                               f"the slave ends at {start}, before this master's first segment {cl.min_offset}")
+            await self._refuse(
+                writer,
+                peer,
+                hp.STATUS_OFFSET_GONE,
+                f"the slave ends at {start}, before this master's first segment {cl.min_offset}",
+            )
             return None
         writer.write(self._encode_welcome(hp.STATUS_OK, start))
         await writer.drain()
@@ -289,10 +326,13 @@ class HAService:
             self.group_transfer.ack(hello.max_offset)
         return SlaveConnection(peer, start, hello.max_offset, start, now, now, asyncio.Event())
 
-    async def _run_connection(self, conn: SlaveConnection, reader: asyncio.StreamReader,
-                              writer: asyncio.StreamWriter) -> None:
-        tasks = [asyncio.get_running_loop().create_task(self._read_reports(conn, reader, writer.transport)),
-                 asyncio.get_running_loop().create_task(self._transfer(conn, writer))]
+    async def _run_connection(
+        self, conn: SlaveConnection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        tasks = [
+            asyncio.get_running_loop().create_task(self._read_reports(conn, reader, writer.transport)),
+            asyncio.get_running_loop().create_task(self._transfer(conn, writer)),
+        ]
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -302,8 +342,9 @@ class HAService:
         for task in done:
             task.result()  # re-raise what ended the connection
 
-    async def _read_reports(self, conn: SlaveConnection, reader: asyncio.StreamReader,
-                            transport: asyncio.BaseTransport) -> None:
+    async def _read_reports(
+        self, conn: SlaveConnection, reader: asyncio.StreamReader, transport: asyncio.BaseTransport
+    ) -> None:
         """Take every report the socket holds, check each in order, and ack the last one: one
         pass over the waiters per read, however many reports queued up meanwhile."""
         timeout = self.config.housekeeping_interval_ms / 1000.0
@@ -323,7 +364,8 @@ class HAService:
                     offset = hp.decode_report(buf[at : at + size])
                     if offset > conn.next_transfer or offset < conn.acked_offset:
                         raise hp.HAProtocolError(
-                            f"report of offset {offset}: sent up to {conn.next_transfer}, acknowledged {conn.acked_offset}")
+                            f"report of offset {offset}: sent up to {conn.next_transfer}, acknowledged {conn.acked_offset}"
+                        )
                     conn.acked_offset = offset
                 buf = buf[whole:]
                 if whole:
@@ -344,8 +386,16 @@ class HAService:
                 continue
             idle = loop.time() - conn.last_sent
             if idle >= heartbeat_s:
-                writer.write(hp.encode_frame_header(conn.next_transfer, 0, cl.max_offset, cl.last_store_timestamp,
-                                                    conn.epoch, self.group_transfer.acked))
+                writer.write(
+                    hp.encode_frame_header(
+                        conn.next_transfer,
+                        0,
+                        cl.max_offset,
+                        cl.last_store_timestamp,
+                        conn.epoch,
+                        self.group_transfer.acked,
+                    )
+                )
                 await writer.drain()
                 conn.last_sent = loop.time()
                 continue

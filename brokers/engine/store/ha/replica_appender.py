@@ -27,6 +27,7 @@ two steps readers see what was dispatched before (a consume queue never points p
 nothing half-built is served). :meth:`append` is both steps at once; :meth:`reset` dispatches
 what is left before it forgets the pending tail.
 """
+
 from __future__ import annotations
 
 import logging
@@ -64,8 +65,16 @@ def _store_timestamp(buf: bytes | bytearray, pos: int) -> int:
 class ReplicaAppender:
     """Appends and dispatches replicated bytes; one per slave store, used from one thread."""
 
-    def __init__(self, *, commitlog: CommitLog, dispatcher: CommitLogDispatcher, flags: RunningFlags,
-                 notify: Callable[[list[Arrival]], None], check_crc: bool, max_pending: int) -> None:
+    def __init__(
+        self,
+        *,
+        commitlog: CommitLog,
+        dispatcher: CommitLogDispatcher,
+        flags: RunningFlags,
+        notify: Callable[[list[Arrival]], None],
+        check_crc: bool,
+        max_pending: int,
+    ) -> None:
         self._commitlog = commitlog
         self._dispatcher = dispatcher
         self._flags = flags
@@ -117,8 +126,9 @@ class ReplicaAppender:
         cl = self._commitlog
         if stop is None:
             stop = len(data)
-        if offset != self.expected_offset and not (cl.max_offset == 0 and not cl.files and not self._pending
-                                                   and offset % cl.file_size == 0):
+        if offset != self.expected_offset and not (
+            cl.max_offset == 0 and not cl.files and not self._pending and offset % cl.file_size == 0
+        ):
             raise ReplicaStreamError(f"frame at offset {offset}, but this slave expects {self.expected_offset}")
         if not self._flags.replica_writeable:  # a full disk does not stop a slave (RocketMQ)
             raise ReplicaStreamError("the store is closed or unhealthy; not appending")
@@ -144,7 +154,9 @@ class ReplicaAppender:
             raise ReplicaStreamError(f"{len(pending)} bytes without a whole record: not a commit log stream")
         return cl.max_offset
 
-    def _whole_units(self, buf: bytes | bytearray, base: int, start: int, stop: int) -> tuple[int, list[tuple[int, int]]]:
+    def _whole_units(
+        self, buf: bytes | bytearray, base: int, start: int, stop: int
+    ) -> tuple[int, list[tuple[int, int]]]:
         """(bytes of whole units at the start of ``buf[start:stop]``, which begins at offset ``base``;
         (position, size) of each record among them, positions counted from ``start``)."""
         fs = self._commitlog.file_size
@@ -158,7 +170,9 @@ class ReplicaAppender:
             size, magic = _PREFIX.unpack_from(buf, i)
             if magic == BLANK_MAGIC_CODE:
                 if size != seg_end - phys:
-                    raise ReplicaStreamError(f"blank marker at {phys} claims {size} bytes, the segment has {seg_end - phys}")
+                    raise ReplicaStreamError(
+                        f"blank marker at {phys} claims {size} bytes, the segment has {seg_end - phys}"
+                    )
                 if stop - i < size:
                     break
             elif magic == MESSAGE_MAGIC_CODE:

@@ -9,6 +9,7 @@ The reader's pending read then ends (an empty read), and the reader raises its o
 N s" error after seeing :attr:`expired`. A peer is thus dropped between ``limit_s`` and
 ``limit_s`` plus a timer's lateness after its last bytes, as the per-read timeout did.
 """
+
 from __future__ import annotations
 
 import asyncio

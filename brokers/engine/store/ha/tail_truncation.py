@@ -9,6 +9,7 @@ stops claiming offsets past it (:meth:`IndexService.truncate`), and the queue of
 restart from the queues' new ends. Everything is then flushed, so a crash right after leaves
 the cut log on disk. :class:`TruncationReport` says exactly what went, for the broker's log.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,12 +29,16 @@ class TruncationReport:
 
     def __str__(self) -> str:
         touched = ", ".join(self.queues_touched) or "none"
-        return (f"commit log cut from offset {self.from_offset} to {self.to_offset} ({self.bytes_removed} bytes); "
-                f"{self.queue_units_removed} consume queue units removed (queues: {touched}); "
-                f"index entries past {self.to_offset} dropped")
+        return (
+            f"commit log cut from offset {self.from_offset} to {self.to_offset} ({self.bytes_removed} bytes); "
+            f"{self.queue_units_removed} consume queue units removed (queues: {touched}); "
+            f"index entries past {self.to_offset} dropped"
+        )
 
 
-def truncate_tail(commitlog: CommitLog, queues: ConsumeQueueTable, index: IndexService, offset: int) -> TruncationReport:
+def truncate_tail(
+    commitlog: CommitLog, queues: ConsumeQueueTable, index: IndexService, offset: int
+) -> TruncationReport:
     """Cut everything past ``offset`` (a record boundary at or below the log's end); the caller
     holds no lock and nothing else appends meanwhile (the broker is not a master, its HA
     client is between sessions)."""

@@ -1,5 +1,6 @@
 """An ACL-enabled embedded cluster (name server + broker-a on loopback, one plain_acl.yml) and a
 raw-socket caller: requests written as frames on a plain TCP socket, nothing of Gantry's clients."""
+
 from __future__ import annotations
 
 import hashlib
@@ -49,8 +50,9 @@ def write_acl(path: Path, text: str) -> Path:
 
 
 def start_acl_cluster(root: Path, acl_file: Path) -> EmbeddedCluster:
-    return EmbeddedCluster(root, broker_names=("broker-a",), namesrv_options={"acl_file": str(acl_file)},
-                           acl_file=str(acl_file)).start()
+    return EmbeddedCluster(
+        root, broker_names=("broker-a",), namesrv_options={"acl_file": str(acl_file)}, acl_file=str(acl_file)
+    ).start()
 
 
 def hook(account: tuple[str, str]) -> AclClientHook:

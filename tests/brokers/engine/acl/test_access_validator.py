@@ -1,4 +1,5 @@
 """AclValidator: signed, unsigned and tampered requests; PUB/SUB/DENY; admin; white addresses."""
+
 from __future__ import annotations
 
 import json
@@ -41,8 +42,13 @@ accounts:
     defaultTopicPerm: DENY
     topicPerms: [audit=PUB]
 """
-SECRETS = {"pub-only": "pub-secret", "sub-only": "sub-secret", "mixed-1": "mixed-secret",
-           "admin-all": "admin-secret", "admin-limited": "admin-secret"}
+SECRETS = {
+    "pub-only": "pub-secret",
+    "sub-only": "sub-secret",
+    "mixed-1": "mixed-secret",
+    "admin-all": "admin-secret",
+    "admin-limited": "admin-secret",
+}
 PEER = ("203.0.113.9", 50123)
 
 VALIDATOR = AclValidator(parse_plain_acl_text(ACL))
@@ -59,7 +65,9 @@ def _send(account: str, topic: str, body: bytes = b"payload") -> RemotingCommand
 
 
 def _pull(account: str, topic: str, group: str) -> RemotingCommand:
-    return _signed(account, C.PULL_MESSAGE, {"consumerGroup": group, "topic": topic, "queueId": "0", "queueOffset": "0"})
+    return _signed(
+        account, C.PULL_MESSAGE, {"consumerGroup": group, "topic": topic, "queueId": "0", "queueOffset": "0"}
+    )
 
 
 def _refusal(request: RemotingCommand, peer: object = PEER) -> str:
@@ -102,7 +110,8 @@ def test_a_stale_or_unknown_access_key_is_refused() -> None:
 
 def test_a_wrong_secret_is_refused() -> None:
     request = AclClientHook("pub-only", "not-the-secret").sign_request(
-        RemotingCommand.request(C.SEND_MESSAGE_V2, {"a": "p", "b": "orders"}, b"x"))
+        RemotingCommand.request(C.SEND_MESSAGE_V2, {"a": "p", "b": "orders"}, b"x")
+    )
     assert _refusal(request) == "signature mismatch for accessKey pub-only"
 
 
@@ -111,17 +120,28 @@ def test_sub_only_cannot_publish() -> None:
 
 
 def test_pub_only_cannot_subscribe() -> None:
-    assert _refusal(_pull("pub-only", "orders", "readers")) == "no permission to SUB on topic orders for accessKey pub-only"
+    assert (
+        _refusal(_pull("pub-only", "orders", "readers"))
+        == "no permission to SUB on topic orders for accessKey pub-only"
+    )
 
 
 def test_pub_only_cannot_join_a_group_even_on_a_subscribable_topic() -> None:
     heartbeat = {"clientID": "c", "consumerDataSet": [{"groupName": "readers", "subscriptionDataSet": []}]}
-    assert _refusal(_signed("pub-only", C.HEART_BEAT, {}, heartbeat)) == "no permission to SUB on group readers for accessKey pub-only"
+    assert (
+        _refusal(_signed("pub-only", C.HEART_BEAT, {}, heartbeat))
+        == "no permission to SUB on group readers for accessKey pub-only"
+    )
 
 
 def test_a_non_admin_cannot_create_topics() -> None:
-    request = _signed("mixed-1", C.UPDATE_AND_CREATE_TOPIC, {"topic": "new", "readQueueNums": "4", "writeQueueNums": "4", "perm": "6"})
-    assert _refusal(request) == "request code 17 (UPDATE_AND_CREATE_TOPIC) needs an admin account; accessKey mixed-1 is not admin"
+    request = _signed(
+        "mixed-1", C.UPDATE_AND_CREATE_TOPIC, {"topic": "new", "readQueueNums": "4", "writeQueueNums": "4", "perm": "6"}
+    )
+    assert (
+        _refusal(request)
+        == "request code 17 (UPDATE_AND_CREATE_TOPIC) needs an admin account; accessKey mixed-1 is not admin"
+    )
 
 
 @pytest.mark.parametrize("code", [C.INVOKE_BROKER_TO_RESET_OFFSET, C.GANTRY_PROMOTE_SLAVE, C.GET_BROKER_CONFIG, 4242])
@@ -132,15 +152,23 @@ def test_non_admins_are_refused_the_admin_codes(code: int) -> None:
 def test_entries_win_over_defaults() -> None:
     VALIDATOR.validate(_send("mixed-1", "orders"), PEER)  # entry PUB|SUB, default SUB
     assert _refusal(_send("mixed-1", "other")) == "no permission to PUB on topic other for accessKey mixed-1"
-    assert _refusal(_pull("mixed-1", "secret", "readers")) == "no permission to SUB on topic secret for accessKey mixed-1"
-    assert _refusal(_pull("mixed-1", "orders", "locked")) == "no permission to SUB on group locked for accessKey mixed-1"
-    assert _refusal(_pull("mixed-1", "orders", "writers")) == "no permission to SUB on group writers for accessKey mixed-1"
+    assert (
+        _refusal(_pull("mixed-1", "secret", "readers")) == "no permission to SUB on topic secret for accessKey mixed-1"
+    )
+    assert (
+        _refusal(_pull("mixed-1", "orders", "locked")) == "no permission to SUB on group locked for accessKey mixed-1"
+    )
+    assert (
+        _refusal(_pull("mixed-1", "orders", "writers")) == "no permission to SUB on group writers for accessKey mixed-1"
+    )
     VALIDATOR.validate(_pull("mixed-1", "orders", "readers"), PEER)
 
 
 def test_a_send_to_a_retry_topic_needs_sub_on_that_group() -> None:
     VALIDATOR.validate(_send("sub-only", "%RETRY%readers"), PEER)
-    assert _refusal(_send("pub-only", "%RETRY%readers")) == "no permission to SUB on group readers for accessKey pub-only"
+    assert (
+        _refusal(_send("pub-only", "%RETRY%readers")) == "no permission to SUB on group readers for accessKey pub-only"
+    )
 
 
 def test_trace_topic_needs_only_a_signature() -> None:
@@ -157,7 +185,9 @@ def test_an_admin_without_entries_passes_every_check() -> None:
 def test_an_admin_with_entries_is_checked_like_anyone_on_resources() -> None:
     VALIDATOR.validate(_signed("admin-limited", C.DELETE_TOPIC_IN_BROKER, {"topic": "x"}), PEER)
     VALIDATOR.validate(_send("admin-limited", "audit"), PEER)
-    assert _refusal(_send("admin-limited", "orders")) == "no permission to PUB on topic orders for accessKey admin-limited"
+    assert (
+        _refusal(_send("admin-limited", "orders")) == "no permission to PUB on topic orders for accessKey admin-limited"
+    )
 
 
 def test_signature_only_codes_pass_for_any_account() -> None:

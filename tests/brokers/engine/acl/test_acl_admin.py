@@ -5,6 +5,7 @@ plain_acl.yml. Changes go through the admin client's plans (brokers/engine/clien
 signed with the admin account; the effects are read from the file, from the listing and from
 requests signed with the changed accounts.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,7 +25,15 @@ from brokers.engine.client.admin_acl import (
 )
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
-from tests.brokers.engine.acl._acl_cluster import ADMIN, DEMO, RawConnection, acl_text, hook, start_acl_cluster, write_acl
+from tests.brokers.engine.acl._acl_cluster import (
+    ADMIN,
+    DEMO,
+    RawConnection,
+    acl_text,
+    hook,
+    start_acl_cluster,
+    write_acl,
+)
 from tests.brokers.engine.acl.test_acl_sweep import send_v2
 from tests.brokers.engine.client._cluster import EmbeddedCluster, wait_for_route
 
@@ -54,8 +63,16 @@ def test_create_writes_the_file_0600_reloads_at_once_and_lists_without_secrets(a
     new = ("new-producer", "new-secret-42")
     with RawConnection(broker) as conn:
         assert conn.call(hook(new).sign_request(send_v2(TOPIC, b"before"))).code == ResponseCode.NO_PERMISSION
-        change = AccessConfigChange(new[0], new[1], white_remote_address="", admin=False, default_topic_perm="DENY",
-                                    default_group_perm="SUB", topic_perms=f"{TOPIC}=PUB,Other=SUB", group_perms="g1=SUB")
+        change = AccessConfigChange(
+            new[0],
+            new[1],
+            white_remote_address="",
+            admin=False,
+            default_topic_perm="DENY",
+            default_group_perm="SUB",
+            topic_perms=f"{TOPIC}=PUB,Other=SUB",
+            group_perms="g1=SUB",
+        )
         run(acl_cluster, create_and_update_access_config(broker, change))
         sent = conn.call(hook(new).sign_request(send_v2(TOPIC, b"right away")))  # no wait: reloaded at once
         assert sent.code == ResponseCode.SUCCESS, sent.remark
@@ -77,7 +94,10 @@ def test_create_writes_the_file_0600_reloads_at_once_and_lists_without_secrets(a
 def test_update_keeps_the_secret_and_place_then_delete_removes_the_account(acl_cluster):
     broker = acl_cluster.broker_addr("broker-a")
     order = list(load_plain_acl_file(str(acl_cluster.acl_file)).accounts)
-    run(acl_cluster, create_and_update_access_config(broker, AccessConfigChange(DEMO[0], None, default_topic_perm="SUB")))
+    run(
+        acl_cluster,
+        create_and_update_access_config(broker, AccessConfigChange(DEMO[0], None, default_topic_perm="SUB")),
+    )
     config = load_plain_acl_file(str(acl_cluster.acl_file))
     assert list(config.accounts) == order
     assert config.account(DEMO[0]).secret_key == DEMO[1] and config.account(DEMO[0]).default_topic_perm.name == "SUB"
@@ -92,15 +112,18 @@ def test_update_keeps_the_secret_and_place_then_delete_removes_the_account(acl_c
     assert info.value.code == ResponseCode.DELETE_ACL_CONFIG_FAILED and "no account" in info.value.remark
 
 
-@pytest.mark.parametrize("change, code, field", [
-    (AccessConfigChange("bad-perm-user", "secret-123", topic_perms="t1=PUB,t2=PUBX"), 209, "topicPerms[1]"),
-    (AccessConfigChange("bad-perm-user", "secret-123", default_group_perm="READ"), 209, "defaultGroupPerm"),
-    (AccessConfigChange("short", "secret-123"), 209, "accessKey"),
-    (AccessConfigChange("short-secret", "123"), 209, "secretKey"),
-    (AccessConfigChange("no-secret-user"), 209, "secretKey"),
-    (AccessConfigChange("bad-address", "secret-123", white_remote_address="10.0.0.300"), 209, "whiteRemoteAddress"),
-    (AccessConfigChange(ADMIN[0], None, admin=False), 209, "no admin account"),
-])
+@pytest.mark.parametrize(
+    "change, code, field",
+    [
+        (AccessConfigChange("bad-perm-user", "secret-123", topic_perms="t1=PUB,t2=PUBX"), 209, "topicPerms[1]"),
+        (AccessConfigChange("bad-perm-user", "secret-123", default_group_perm="READ"), 209, "defaultGroupPerm"),
+        (AccessConfigChange("short", "secret-123"), 209, "accessKey"),
+        (AccessConfigChange("short-secret", "123"), 209, "secretKey"),
+        (AccessConfigChange("no-secret-user"), 209, "secretKey"),
+        (AccessConfigChange("bad-address", "secret-123", white_remote_address="10.0.0.300"), 209, "whiteRemoteAddress"),
+        (AccessConfigChange(ADMIN[0], None, admin=False), 209, "no admin account"),
+    ],
+)
 def test_a_bad_change_is_refused_naming_the_field_and_the_file_is_unchanged(acl_cluster, change, code, field):
     before = acl_cluster.acl_file.read_bytes()
     with pytest.raises(MQBrokerError) as info:
@@ -112,9 +135,13 @@ def test_a_bad_change_is_refused_naming_the_field_and_the_file_is_unchanged(acl_
 def test_non_admin_is_refused_and_the_last_admin_cannot_be_deleted(acl_cluster):
     broker = acl_cluster.broker_addr("broker-a")
     before = acl_cluster.acl_file.read_bytes()
-    for plan in (create_and_update_access_config(broker, AccessConfigChange("sneaky-user", "secret-123", admin=True)),
-                 delete_access_config(broker, ADMIN[0]), update_global_white_addrs_config(broker, "*"),
-                 get_acl_accounts(broker), get_broker_cluster_acl_info(broker)):
+    for plan in (
+        create_and_update_access_config(broker, AccessConfigChange("sneaky-user", "secret-123", admin=True)),
+        delete_access_config(broker, ADMIN[0]),
+        update_global_white_addrs_config(broker, "*"),
+        get_acl_accounts(broker),
+        get_broker_cluster_acl_info(broker),
+    ):
         with pytest.raises(MQBrokerError) as info:
             run(acl_cluster, plan, account=DEMO)
         assert info.value.code == ResponseCode.NO_PERMISSION
@@ -143,8 +170,11 @@ def test_a_broker_without_an_acl_file_refuses_the_acl_codes(tmp_path):
     try:
         broker = cluster.broker_addr("broker-a")
         with BlockingMQAdminClient(cluster.namesrv_addr) as admin:
-            for plan in (get_acl_accounts(broker), get_broker_cluster_acl_info(broker),
-                         create_and_update_access_config(broker, AccessConfigChange("someone-new", "secret-123"))):
+            for plan in (
+                get_acl_accounts(broker),
+                get_broker_cluster_acl_info(broker),
+                create_and_update_access_config(broker, AccessConfigChange("someone-new", "secret-123")),
+            ):
                 with pytest.raises(MQBrokerError) as info:
                     admin.driver.run(plan)
                 assert info.value.code == ResponseCode.NO_PERMISSION and "without an ACL file" in info.value.remark

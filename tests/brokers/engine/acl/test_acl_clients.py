@@ -1,4 +1,5 @@
 """Gantry's clients with access_key / secret_key against a real ACL-enabled cluster (loopback)."""
+
 from __future__ import annotations
 
 import threading
@@ -16,8 +17,12 @@ from tests.brokers.engine.acl._acl_cluster import ADMIN, DEMO, acl_text, start_a
 from tests.brokers.engine.client._cluster import wait_for_route
 from tests.fixtures.waiting import wait_until
 
-FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
-                    persist_consumer_offset_interval_s=0.5)
+FAST = ClientConfig(
+    rebalance_interval_s=0.5,
+    poll_name_server_interval_s=0.5,
+    heartbeat_broker_interval_s=1.0,
+    persist_consumer_offset_interval_s=0.5,
+)
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +39,6 @@ def make_topic(cluster, topic: str) -> None:
         wait_for_route(admin, topic, 1)
 
 
-
-
 def test_producer_and_push_consumer_with_keys_send_and_consume(acl_cluster):
     topic, group = "AclClientTopic", "AclClientGroup"
     make_topic(acl_cluster, topic)
@@ -47,12 +50,20 @@ def test_producer_and_push_consumer_with_keys_send_and_consume(acl_cluster):
             got.extend(m.body.decode() for m in msgs)
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    consumer = PushConsumer(group, acl_cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET",
-                            client_config=FAST, access_key=DEMO[0], secret_key=DEMO[1])
+    consumer = PushConsumer(
+        group,
+        acl_cluster.namesrv_addr,
+        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        client_config=FAST,
+        access_key=DEMO[0],
+        secret_key=DEMO[1],
+    )
     consumer.subscribe(topic, "*")
     consumer.register_listener(listener)
     consumer.start()
-    producer = Producer("AclClientProducer", acl_cluster.namesrv_addr, client_config=FAST, access_key=DEMO[0], secret_key=DEMO[1]).start()
+    producer = Producer(
+        "AclClientProducer", acl_cluster.namesrv_addr, client_config=FAST, access_key=DEMO[0], secret_key=DEMO[1]
+    ).start()
     try:
         sent = [f"m{i}" for i in range(20)]
         for body in sent:
@@ -66,7 +77,9 @@ def test_producer_and_push_consumer_with_keys_send_and_consume(acl_cluster):
 def test_simple_producer_and_pull_client_sign_and_unsigned_ones_are_refused(acl_cluster):
     topic = "AclSimpleTopic"
     make_topic(acl_cluster, topic)
-    with SimpleProducer(acl_cluster.namesrv_addr, "AclSimpleProducer", access_key=DEMO[0], secret_key=DEMO[1]) as producer:
+    with SimpleProducer(
+        acl_cluster.namesrv_addr, "AclSimpleProducer", access_key=DEMO[0], secret_key=DEMO[1]
+    ) as producer:
         result = producer.send(Message(topic, b"signed"))
     with PullClient(acl_cluster.namesrv_addr, "AclSimpleGroup", access_key=DEMO[0], secret_key=DEMO[1]) as puller:
         pulled = puller.pull(result.message_queue, result.queue_offset, 1)
@@ -92,10 +105,14 @@ def test_keys_come_in_pairs_and_one_instance_signs_with_one_account(acl_cluster)
         Producer("P", acl_cluster.namesrv_addr, access_key=DEMO[0])
     with pytest.raises(ValueError):
         BlockingMQAdminClient(acl_cluster.namesrv_addr, secret_key=DEMO[1])
-    first = Producer("P1", acl_cluster.namesrv_addr, instance_name="acl-shared", access_key=DEMO[0], secret_key=DEMO[1]).start()
+    first = Producer(
+        "P1", acl_cluster.namesrv_addr, instance_name="acl-shared", access_key=DEMO[0], secret_key=DEMO[1]
+    ).start()
     try:
         with pytest.raises(ValueError, match="other ACL credentials"):
-            Producer("P2", acl_cluster.namesrv_addr, instance_name="acl-shared", access_key=ADMIN[0], secret_key=ADMIN[1]).start()
+            Producer(
+                "P2", acl_cluster.namesrv_addr, instance_name="acl-shared", access_key=ADMIN[0], secret_key=ADMIN[1]
+            ).start()
     finally:
         first.shutdown()
 
@@ -107,21 +124,44 @@ def test_a_slave_registers_and_syncs_from_its_master_signing_with_the_files_admi
     from tests.brokers.engine.client._cluster import EmbeddedCluster
 
     acl_file = str(write_acl(tmp_path / "plain_acl.yml", acl_text()))
-    cluster = EmbeddedCluster(tmp_path / "stores", broker_names=("broker-a",), namesrv_options={"acl_file": acl_file},
-                              acl_file=acl_file, slave_synchronize_interval_s=0.2).start()
+    cluster = EmbeddedCluster(
+        tmp_path / "stores",
+        broker_names=("broker-a",),
+        namesrv_options={"acl_file": acl_file},
+        acl_file=acl_file,
+        slave_synchronize_interval_s=0.2,
+    ).start()
     slave = None
     try:
         make_topic(cluster, "AclSlaveTopic")
-        slave = BrokerController(BrokerConfig(
-            broker_name="broker-a", cluster_name=cluster.cluster, broker_id=1, broker_role="SLAVE", listen_port=0,
-            namesrv_addrs=(cluster.namesrv_addr,), acl_file=acl_file, slave_synchronize_interval_s=0.2,
-            store=StoreConfig(str(tmp_path / "slave"), commitlog_file_size=8 << 20, consume_queue_units_per_file=10_000,
-                              max_index_hash_slots=10_000, max_index_count=40_000)))
+        slave = BrokerController(
+            BrokerConfig(
+                broker_name="broker-a",
+                cluster_name=cluster.cluster,
+                broker_id=1,
+                broker_role="SLAVE",
+                listen_port=0,
+                namesrv_addrs=(cluster.namesrv_addr,),
+                acl_file=acl_file,
+                slave_synchronize_interval_s=0.2,
+                store=StoreConfig(
+                    str(tmp_path / "slave"),
+                    commitlog_file_size=8 << 20,
+                    consume_queue_units_per_file=10_000,
+                    max_index_hash_slots=10_000,
+                    max_index_count=40_000,
+                ),
+            )
+        )
         cluster.run(slave.start())
-        wait_until(lambda: "AclSlaveTopic" in slave.topic_config_manager.topic_config_table, what="the slave's topic sync (21)")
+        wait_until(
+            lambda: "AclSlaveTopic" in slave.topic_config_manager.topic_config_table, what="the slave's topic sync (21)"
+        )
         with BlockingMQAdminClient(cluster.namesrv_addr, access_key=ADMIN[0], secret_key=ADMIN[1]) as admin:
-            wait_until(lambda: 1 in admin.examine_broker_cluster_info().broker_datas["broker-a"].broker_addrs,
-                       what="the slave's registration (103)")
+            wait_until(
+                lambda: 1 in admin.examine_broker_cluster_info().broker_datas["broker-a"].broker_addrs,
+                what="the slave's registration (103)",
+            )
     finally:
         if slave is not None:
             cluster.run(slave.stop())

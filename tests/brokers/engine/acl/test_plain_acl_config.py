@@ -1,4 +1,5 @@
 """plain_acl.yml as a config: the sample file, and errors that name the field."""
+
 from __future__ import annotations
 
 import pathlib
@@ -65,7 +66,10 @@ def _account(**fields: str) -> str:
 @pytest.mark.parametrize(
     "text, message",
     [
-        (_account() + "  - accessKey: account1\n    secretKey: other123\n", "accounts[1].accessKey: 'account1' is already used"),
+        (
+            _account() + "  - accessKey: account1\n    secretKey: other123\n",
+            "accounts[1].accessKey: 'account1' is already used",
+        ),
         (_account(defaultTopicPerm="WRITE"), "accounts[0].defaultTopicPerm: unknown perm 'WRITE'"),
         (_account(topicPerms="[t1=PUB, t2=PUSH]"), "accounts[0].topicPerms[1]: unknown perm 'PUSH'"),
         (_account(groupPerms="[g1]"), "accounts[0].groupPerms[0]: expected 'name=PERM'"),
@@ -84,12 +88,24 @@ def _account(**fields: str) -> str:
         ("accounts:\n  - just-a-string\n", "accounts[0]: an account must be a mapping"),
         ("- a\n", "the file must be a mapping"),
         ("accounts:\n  - accessKey: *\n", "line 2: a * starts an alias"),
-        (_account(gantryRequireReplayProtection="sometimes"), "accounts[0].gantryRequireReplayProtection: must be true or false"),
+        (
+            _account(gantryRequireReplayProtection="sometimes"),
+            "accounts[0].gantryRequireReplayProtection: must be true or false",
+        ),
         ("gantryReplayProtection: true\n", "gantryReplayProtection: must be a mapping"),
         ("gantryReplayProtection:\n  windowSecond: 60\n", "gantryReplayProtection: unknown key 'windowSecond'"),
-        ("gantryReplayProtection:\n  windowSeconds: 0\n", "gantryReplayProtection.windowSeconds: must be a whole number from 1 to 3600"),
-        ("gantryReplayProtection:\n  windowSeconds: 1.5\n", "gantryReplayProtection.windowSeconds: must be a whole number"),
-        ("gantryReplayProtection:\n  nonceCacheMaxEntries: 10\n", "gantryReplayProtection.nonceCacheMaxEntries: must be a whole number from 1000"),
+        (
+            "gantryReplayProtection:\n  windowSeconds: 0\n",
+            "gantryReplayProtection.windowSeconds: must be a whole number from 1 to 3600",
+        ),
+        (
+            "gantryReplayProtection:\n  windowSeconds: 1.5\n",
+            "gantryReplayProtection.windowSeconds: must be a whole number",
+        ),
+        (
+            "gantryReplayProtection:\n  nonceCacheMaxEntries: 10\n",
+            "gantryReplayProtection.nonceCacheMaxEntries: must be a whole number from 1000",
+        ),
         ("gantryReplayProtection:\n  required: on\n", "gantryReplayProtection.required: must be true or false"),
     ],
 )
@@ -105,7 +121,8 @@ def test_gantry_replay_protection_keys_and_their_defaults() -> None:
     assert default.replay_protection == ReplayProtection(required=False, window_s=120, nonce_cache_max=100_000)
     assert not default.account("account1").require_replay_protection
     text = _account(gantryRequireReplayProtection="true") + (
-        "gantryReplayProtection:\n  required: true\n  windowSeconds: 30\n  nonceCacheMaxEntries: 5000\n")
+        "gantryReplayProtection:\n  required: true\n  windowSeconds: 30\n  nonceCacheMaxEntries: 5000\n"
+    )
     config = parse_plain_acl_text(text)
     assert config.account("account1").require_replay_protection
     assert config.replay_protection == ReplayProtection(required=True, window_s=30, nonce_cache_max=5000)

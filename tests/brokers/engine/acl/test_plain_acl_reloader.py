@@ -1,4 +1,5 @@
 """PlainAclReloader: re-reads the real file when it changes, at most once per interval of an injected clock."""
+
 from __future__ import annotations
 
 import os
@@ -129,12 +130,19 @@ def test_a_stable_file_is_only_statted(acl_file: pathlib.Path) -> None:
 
 
 def test_an_account_removed_from_the_file_is_refused_after_the_reload(acl_file: pathlib.Path) -> None:
-    _rewrite(acl_file, _acl("account1", "account2").replace("secretKey: secret-account1", "secretKey: secret-account1\n    admin: true"))
+    _rewrite(
+        acl_file,
+        _acl("account1", "account2").replace(
+            "secretKey: secret-account1", "secretKey: secret-account1\n    admin: true"
+        ),
+    )
     clock = ManualClock()
     reloader = PlainAclReloader(str(acl_file), clock=clock)
     validator = AclValidator(reloader)
     hook = AclClientHook("account1", "secret-account1")
-    validator.validate(hook.sign_request(RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, {"topic": "t"})), ("10.0.0.1", 1))
+    validator.validate(
+        hook.sign_request(RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, {"topic": "t"})), ("10.0.0.1", 1)
+    )
     _rewrite(acl_file, _acl("account2"))
     clock.advance(1.0)
     assert reloader.maybe_reload() is True
@@ -144,10 +152,14 @@ def test_an_account_removed_from_the_file_is_refused_after_the_reload(acl_file: 
 
 
 def _send(hook: AclClientHook, topic: str) -> RemotingCommand:
-    return hook.sign_request(RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, {"a": "producers", "b": topic}, b"body"))
+    return hook.sign_request(
+        RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, {"a": "producers", "b": topic}, b"body")
+    )
 
 
-def test_a_changed_perm_takes_effect_after_the_reload_though_the_last_answer_was_remembered(acl_file: pathlib.Path) -> None:
+def test_a_changed_perm_takes_effect_after_the_reload_though_the_last_answer_was_remembered(
+    acl_file: pathlib.Path,
+) -> None:
     _rewrite(acl_file, _acl("account1") + "    topicPerms:\n      - orders=PUB\n")
     clock = ManualClock()
     reloader = PlainAclReloader(str(acl_file), clock=clock)

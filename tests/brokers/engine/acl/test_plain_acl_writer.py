@@ -1,4 +1,5 @@
 """The ACL file writer and the admin edits, pure: what is written reads back as the same config."""
+
 from __future__ import annotations
 
 import os
@@ -16,10 +17,28 @@ from brokers.engine.acl.plain_acl_editor import (
     split_addresses,
     upsert_account,
 )
-from brokers.engine.acl.plain_acl_writer import AclDataVersion, read_data_version, render_plain_acl, write_plain_acl_file
+from brokers.engine.acl.plain_acl_writer import (
+    AclDataVersion,
+    read_data_version,
+    render_plain_acl,
+    write_plain_acl_file,
+)
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "docs" / "plain_acl.example.yml"
-ODD_SECRETS = ["12345678", 'has "quotes" and \\', "colon: hash # star *", "tab\tnewline\nend", "ünïcödé-secret", "- dash-secret", "'single' quote", "nel\x85ls\u2028ps\u2029c1\x9fend", "0777777", "2001-01-01", "1_000_000", "&anchor *alias !tag"]
+ODD_SECRETS = [
+    "12345678",
+    'has "quotes" and \\',
+    "colon: hash # star *",
+    "tab\tnewline\nend",
+    "ünïcödé-secret",
+    "- dash-secret",
+    "'single' quote",
+    "nel\x85ls\u2028ps\u2029c1\x9fend",
+    "0777777",
+    "2001-01-01",
+    "1_000_000",
+    "&anchor *alias !tag",
+]
 
 
 def test_the_example_file_round_trips_with_its_data_version():
@@ -32,8 +51,12 @@ def test_the_example_file_round_trips_with_its_data_version():
 @pytest.mark.parametrize("secret", ODD_SECRETS)
 def test_any_secret_and_pattern_reads_back_as_written(secret):
     config = parse_plain_acl_text("accounts:\n  - accessKey: admin-key\n    secretKey: admin-secret\n    admin: true\n")
-    changed, created = upsert_account(config, AccessConfigChange("odd-account", secret, white_remote_address="*",
-                                                                 topic_perms="a=PUB,b=SUB|PUB,", group_perms="g=DENY"))
+    changed, created = upsert_account(
+        config,
+        AccessConfigChange(
+            "odd-account", secret, white_remote_address="*", topic_perms="a=PUB,b=SUB|PUB,", group_perms="g=DENY"
+        ),
+    )
     assert created
     assert parse_plain_acl_text(render_plain_acl(changed)) == changed
     assert changed.account("odd-account").secret_key == secret
@@ -41,7 +64,9 @@ def test_any_secret_and_pattern_reads_back_as_written(secret):
 
 def test_edits_keep_fields_left_out_and_refuse_removing_the_last_admin():
     config = parse_plain_acl_text(EXAMPLE.read_text())
-    kept, created = upsert_account(config, AccessConfigChange("RocketMQ", None, topic_perms=None, default_topic_perm=""))
+    kept, created = upsert_account(
+        config, AccessConfigChange("RocketMQ", None, topic_perms=None, default_topic_perm="")
+    )
     assert not created and kept.account("RocketMQ").topic_perms == config.account("RocketMQ").topic_perms
     assert list(kept.accounts) == list(config.accounts)
     cleared, _ = upsert_account(config, AccessConfigChange("RocketMQ", None, topic_perms=""))
@@ -58,9 +83,11 @@ def test_edits_keep_fields_left_out_and_refuse_removing_the_last_admin():
 def test_gantry_replay_keys_are_written_when_set_kept_by_edits_and_left_out_otherwise():
     plain = parse_plain_acl_text(EXAMPLE.read_text())
     assert "gantry" not in render_plain_acl(plain)  # a file that does not use them stays Apache 5.x's shape
-    config = parse_plain_acl_text("accounts:\n  - accessKey: admin-key\n    secretKey: admin-secret\n    admin: true\n"
-                                  "    gantryRequireReplayProtection: true\n"
-                                  "gantryReplayProtection:\n  required: true\n  windowSeconds: 30\n")
+    config = parse_plain_acl_text(
+        "accounts:\n  - accessKey: admin-key\n    secretKey: admin-secret\n    admin: true\n"
+        "    gantryRequireReplayProtection: true\n"
+        "gantryReplayProtection:\n  required: true\n  windowSeconds: 30\n"
+    )
     assert parse_plain_acl_text(render_plain_acl(config)) == config
     edited, _ = upsert_account(config, AccessConfigChange("admin-key", None, admin=True, topic_perms="a=PUB"))
     edited, _ = upsert_account(edited, AccessConfigChange("other-key", "other-secret"))

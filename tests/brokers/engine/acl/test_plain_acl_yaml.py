@@ -1,4 +1,5 @@
 """plain_acl.yml read by PyYAML: every scalar a string, and the clear refusals (with the line) of what an ACL file must not hold."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,7 +22,10 @@ from brokers.engine.acl.plain_acl_yaml import MAX_ACL_FILE_BYTES, MAX_DEPTH, Acl
         ("a: [x, 'y z', \"w\"]\nb: []", {"a": ["x", "y z", "w"], "b": []}),
         ("a: 'it''s'\nb: \"q\\\"\\u00e9\\n\"", {"a": "it's", "b": 'q"é\n'}),
         ("a: x # comment\nb: 'v # not a comment' # comment", {"a": "x", "b": "v # not a comment"}),
-        ("a: 10.10.*.*\nb: 1050::5:600:300c:*\nc: 192.168.0.{1,2}", {"a": "10.10.*.*", "b": "1050::5:600:300c:*", "c": "192.168.0.{1,2}"}),
+        (
+            "a: 10.10.*.*\nb: 1050::5:600:300c:*\nc: 192.168.0.{1,2}",
+            {"a": "10.10.*.*", "b": "1050::5:600:300c:*", "c": "192.168.0.{1,2}"},
+        ),
         ("'quoted key': v", {"quoted key": "v"}),
         ("l:\n  - k: 1\n    m: 2\n  -\n    k: 3\n  - - n", {"l": [{"k": "1", "m": "2"}, {"k": "3"}, ["n"]]}),
         ("a:\n    b:\n        c: d\n    e: f", {"a": {"b": {"c": "d"}, "e": "f"}}),
@@ -40,8 +44,17 @@ def test_reads(text: str, expected: object) -> None:
 def test_yaml_1_1_types_stay_strings() -> None:
     """BaseLoader resolves nothing: the schema, not YAML 1.1, decides what yes, on, 0777 or 1e3 mean."""
     text = "a: yes\nb: on\nc: 0777\nd: 1e3\ne: 0x1F\nf: 2001-01-01\ng: .inf\nh: 1_000\ni: NO\n"
-    assert load_plain_acl_yaml(text) == {"a": "yes", "b": "on", "c": "0777", "d": "1e3", "e": "0x1F", "f": "2001-01-01",
-                                         "g": ".inf", "h": "1_000", "i": "NO"}
+    assert load_plain_acl_yaml(text) == {
+        "a": "yes",
+        "b": "on",
+        "c": "0777",
+        "d": "1e3",
+        "e": "0x1F",
+        "f": "2001-01-01",
+        "g": ".inf",
+        "h": "1_000",
+        "i": "NO",
+    }
     config = parse_plain_acl_text("accounts:\n  - accessKey: 0777777\n    secretKey: 12345678\n    admin: true\n")
     assert config.account("0777777").secret_key == "12345678"
     with pytest.raises(AclConfigError, match=r"accounts\[0\]\.admin: must be true or false, got 'yes'"):
@@ -65,7 +78,7 @@ def test_yaml_1_1_types_stay_strings() -> None:
         ("a: b: c", "line 1: mapping values are not allowed here"),
         ("a: 'open", "line 1: found unexpected end of stream (while scanning a quoted scalar)"),
         ("a: [x, y", "line 1: expected ',' or ']'"),
-        ("a: \"\\q\"", "line 1: found unknown escape character 'q'"),
+        ('a: "\\q"', "line 1: found unknown escape character 'q'"),
         ("a:\n    b: 1\n  c: 2", "line 3: expected <block end>"),
         ("a: 1\n  continued: x", "line 2: mapping values are not allowed here"),
         ("- a\nb: 1", "line 2: expected <block end>"),

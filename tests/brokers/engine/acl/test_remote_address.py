@@ -1,4 +1,5 @@
 """White-address patterns: RocketMQ's forms, IPv4 and IPv6, and the malformed ones refused."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,6 @@
 """ReplayCache and the validator's replay step, on an injected clock: the window, seen nonces, the pair
 rule, the accounts that require the fields, and a full cache whose floor keeps replays out."""
+
 from __future__ import annotations
 
 import pytest
@@ -33,14 +34,18 @@ def fields(timestamp_ms: int, n: int) -> dict[str, str]:
     return {GANTRY_TIMESTAMP: str(timestamp_ms), GANTRY_NONCE: f"{n:032x}"}
 
 
-def refusal(cache: ReplayCache, ext: dict[str, str], settings: ReplayProtection = SETTINGS, required: bool = False) -> str:
+def refusal(
+    cache: ReplayCache, ext: dict[str, str], settings: ReplayProtection = SETTINGS, required: bool = False
+) -> str:
     with pytest.raises(AclRefused) as caught:
         cache.check(ext, access_key="ak-1234", settings=settings, required=required)
     assert caught.value.code == ResponseCode.NO_PERMISSION
     return caught.value.remark
 
 
-def accept(cache: ReplayCache, ext: dict[str, str], settings: ReplayProtection = SETTINGS, required: bool = False) -> None:
+def accept(
+    cache: ReplayCache, ext: dict[str, str], settings: ReplayProtection = SETTINGS, required: bool = False
+) -> None:
     cache.check(ext, access_key="ak-1234", settings=settings, required=required)
 
 
@@ -84,15 +89,18 @@ def test_after_the_window_a_replay_is_refused_as_stale_and_its_nonce_is_forgotte
     assert len(cache) == 1 and cache.floor == signed
 
 
-@pytest.mark.parametrize("ext, message", [
-    ({GANTRY_TIMESTAMP: "1700000000000"}, "carries GantryTimestamp without GantryNonce"),
-    ({GANTRY_NONCE: "0" * 32}, "carries GantryNonce without GantryTimestamp"),
-    ({GANTRY_TIMESTAMP: "-1", GANTRY_NONCE: "0" * 32}, "GantryTimestamp must be milliseconds"),
-    ({GANTRY_TIMESTAMP: "1.7e12", GANTRY_NONCE: "0" * 32}, "GantryTimestamp must be milliseconds"),
-    ({GANTRY_TIMESTAMP: "1700000000000", GANTRY_NONCE: "0" * 31}, "GantryNonce must be 32 lowercase hex digits"),
-    ({GANTRY_TIMESTAMP: "1700000000000", GANTRY_NONCE: "A" * 32}, "GantryNonce must be 32 lowercase hex digits"),
-    ({GANTRY_TIMESTAMP: "1700000000000", GANTRY_NONCE: "0" * 64}, "GantryNonce must be 32 lowercase hex digits"),
-])
+@pytest.mark.parametrize(
+    "ext, message",
+    [
+        ({GANTRY_TIMESTAMP: "1700000000000"}, "carries GantryTimestamp without GantryNonce"),
+        ({GANTRY_NONCE: "0" * 32}, "carries GantryNonce without GantryTimestamp"),
+        ({GANTRY_TIMESTAMP: "-1", GANTRY_NONCE: "0" * 32}, "GantryTimestamp must be milliseconds"),
+        ({GANTRY_TIMESTAMP: "1.7e12", GANTRY_NONCE: "0" * 32}, "GantryTimestamp must be milliseconds"),
+        ({GANTRY_TIMESTAMP: "1700000000000", GANTRY_NONCE: "0" * 31}, "GantryNonce must be 32 lowercase hex digits"),
+        ({GANTRY_TIMESTAMP: "1700000000000", GANTRY_NONCE: "A" * 32}, "GantryNonce must be 32 lowercase hex digits"),
+        ({GANTRY_TIMESTAMP: "1700000000000", GANTRY_NONCE: "0" * 64}, "GantryNonce must be 32 lowercase hex digits"),
+    ],
+)
 def test_half_a_pair_or_a_malformed_field_is_refused(ext, message):
     assert message in refusal(ReplayCache(ManualClock()), ext)
 
@@ -145,8 +153,12 @@ def test_the_validator_checks_the_fields_after_the_signature_and_requires_them_p
     validator = AclValidator(parse_plain_acl_text(ACL), clock=clock)
     clock.advance(1)
 
-    def send(account: tuple[str, str], *, replay_protection: bool = True, signer_clock: ManualClock = clock) -> RemotingCommand:
-        request = RemotingCommand.request(C.SEND_MESSAGE_V2, {"a": "producers", "b": "orders", "c": "TBW102", "d": "4"}, b"x")
+    def send(
+        account: tuple[str, str], *, replay_protection: bool = True, signer_clock: ManualClock = clock
+    ) -> RemotingCommand:
+        request = RemotingCommand.request(
+            C.SEND_MESSAGE_V2, {"a": "producers", "b": "orders", "c": "TBW102", "d": "4"}, b"x"
+        )
         return AclClientHook(*account, replay_protection=replay_protection, clock=signer_clock).sign_request(request)
 
     def refused(request: RemotingCommand) -> str:
@@ -174,8 +186,13 @@ def test_a_file_may_require_replay_protection_of_every_account():
     validator = AclValidator(config, clock=clock)
     clock.advance(1)
     apache_style = AclClientHook("admin-key", "admin-secret", replay_protection=False).sign_request(
-        RemotingCommand.request(C.GET_BROKER_CLUSTER_INFO))
+        RemotingCommand.request(C.GET_BROKER_CLUSTER_INFO)
+    )
     with pytest.raises(AclRefused, match="accessKey admin-key requires replay protection"):
         validator.validate(apache_style, PEER)
-    validator.validate(AclClientHook("admin-key", "admin-secret", clock=clock).sign_request(
-        RemotingCommand.request(C.GET_BROKER_CLUSTER_INFO)), PEER)
+    validator.validate(
+        AclClientHook("admin-key", "admin-secret", clock=clock).sign_request(
+            RemotingCommand.request(C.GET_BROKER_CLUSTER_INFO)
+        ),
+        PEER,
+    )

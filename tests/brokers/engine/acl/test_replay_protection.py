@@ -3,6 +3,7 @@ refused the second time and changes nothing; stale and tampered requests are ref
 signatures (no timestamp, no nonce) still work unless the account requires replay protection; with
 replay protection required of every account, Gantry's brokers (registration, slave sync) and clients
 still work, since they all sign with the two fields."""
+
 from __future__ import annotations
 
 
@@ -68,18 +69,42 @@ class Recorder:
         return command
 
 
-
-
 def create_topic_request(topic: str) -> RemotingCommand:
-    return RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, {
-        "topic": topic, "defaultTopic": "TBW102", "readQueueNums": 2, "writeQueueNums": 2, "perm": 6,
-        "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": False})
+    return RemotingCommand.request(
+        RequestCode.UPDATE_AND_CREATE_TOPIC,
+        {
+            "topic": topic,
+            "defaultTopic": "TBW102",
+            "readQueueNums": 2,
+            "writeQueueNums": 2,
+            "perm": 6,
+            "topicFilterType": "SINGLE_TAG",
+            "topicSysFlag": 0,
+            "order": False,
+        },
+    )
 
 
 def send_request(topic: str, body: bytes) -> RemotingCommand:
-    return RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, {
-        "a": "ReplayProducer", "b": topic, "c": "TBW102", "d": 2, "e": 0, "f": 0, "g": SYSTEM_CLOCK.now_ms(), "h": 0,
-        "i": "", "j": 0, "k": False, "l": 16, "m": False}, body)
+    return RemotingCommand.request(
+        RequestCode.SEND_MESSAGE_V2,
+        {
+            "a": "ReplayProducer",
+            "b": topic,
+            "c": "TBW102",
+            "d": 2,
+            "e": 0,
+            "f": 0,
+            "g": SYSTEM_CLOCK.now_ms(),
+            "h": 0,
+            "i": "",
+            "j": 0,
+            "k": False,
+            "l": 16,
+            "m": False,
+        },
+        body,
+    )
 
 
 def call(cluster: EmbeddedCluster, request_or_frame: RemotingCommand | bytes) -> RemotingCommand:
@@ -138,13 +163,18 @@ def test_tampering_with_the_timestamp_or_stripping_the_fields_breaks_the_signatu
     tampered = [
         {**original.ext_fields, GANTRY_TIMESTAMP: str(signed_ms + 1)},  # a new timestamp on an old request
         {**original.ext_fields, GANTRY_NONCE: "0" * 32},  # a new nonce on an old request
-        {k: v for k, v in original.ext_fields.items() if k not in (GANTRY_TIMESTAMP, GANTRY_NONCE)},  # passed off as 4.x
+        {
+            k: v for k, v in original.ext_fields.items() if k not in (GANTRY_TIMESTAMP, GANTRY_NONCE)
+        },  # passed off as 4.x
         {k: v for k, v in original.ext_fields.items() if k != GANTRY_NONCE},
     ]
     for ext in tampered:
         request = RemotingCommand.request(original.code, ext, original.body)
         refused = call(replay_cluster, request)
-        assert (refused.code, refused.remark) == (ResponseCode.NO_PERMISSION, f"signature mismatch for accessKey {ADMIN[0]}")
+        assert (refused.code, refused.remark) == (
+            ResponseCode.NO_PERMISSION,
+            f"signature mismatch for accessKey {ADMIN[0]}",
+        )
     assert not topic_exists(admin, replay_cluster, topic)
     # a forgery never reaches the nonce cache: the genuine request still runs, once
     assert call(replay_cluster, original).code == ResponseCode.SUCCESS
@@ -154,7 +184,12 @@ def test_tampering_with_the_timestamp_or_stripping_the_fields_breaks_the_signatu
 
 def test_rocketmq_4x_signatures_still_work_unless_the_account_requires_replay_protection(replay_cluster, admin):
     topic = "ReplayApacheStyleTopic"
-    assert call(replay_cluster, AclClientHook(*ADMIN, replay_protection=False).sign_request(create_topic_request(topic))).code == ResponseCode.SUCCESS
+    assert (
+        call(
+            replay_cluster, AclClientHook(*ADMIN, replay_protection=False).sign_request(create_topic_request(topic))
+        ).code
+        == ResponseCode.SUCCESS
+    )
     wait_for_route(admin, topic, 1)
     apache_style = AclClientHook(*DEMO, replay_protection=False).sign_request(send_request(topic, b"4.x"))
     assert GANTRY_NONCE not in apache_style.ext_fields
@@ -168,7 +203,9 @@ def test_rocketmq_4x_signatures_still_work_unless_the_account_requires_replay_pr
     assert f"accessKey {STRICT[0]} requires replay protection" in refused.remark
     strict = AclClientHook(*STRICT).sign_request(send_request(topic, b"accepted"))
     assert call(replay_cluster, strict).code == ResponseCode.SUCCESS
-    with SimpleProducer(replay_cluster.namesrv_addr, "ReplayStrictProducer", access_key=STRICT[0], secret_key=STRICT[1]) as producer:
+    with SimpleProducer(
+        replay_cluster.namesrv_addr, "ReplayStrictProducer", access_key=STRICT[0], secret_key=STRICT[1]
+    ) as producer:
         producer.send(Message(topic, b"from Gantry's client"))
 
 
@@ -178,31 +215,59 @@ def test_with_replay_protection_required_of_everyone_gantrys_brokers_and_clients
     from brokers.engine.store.config import StoreConfig
 
     acl_file = str(write_acl(tmp_path / "plain_acl.yml", acl_text() + "gantryReplayProtection:\n  required: true\n"))
-    cluster = EmbeddedCluster(tmp_path / "stores", broker_names=("broker-a",), namesrv_options={"acl_file": acl_file},
-                              acl_file=acl_file, slave_synchronize_interval_s=0.2).start()
+    cluster = EmbeddedCluster(
+        tmp_path / "stores",
+        broker_names=("broker-a",),
+        namesrv_options={"acl_file": acl_file},
+        acl_file=acl_file,
+        slave_synchronize_interval_s=0.2,
+    ).start()
     slave = None
     try:
         topic = "ReplayRequiredTopic"
         with BlockingMQAdminClient(cluster.namesrv_addr, access_key=ADMIN[0], secret_key=ADMIN[1]) as admin:
             admin.create_or_update_topic(cluster.broker_addr("broker-a"), TopicConfig(topic, 2, 2))
             wait_for_route(admin, topic, 1)  # the master registered with the name server, signing with the fields
-            slave = BrokerController(BrokerConfig(
-                broker_name="broker-a", cluster_name=cluster.cluster, broker_id=1, broker_role="SLAVE", listen_port=0,
-                namesrv_addrs=(cluster.namesrv_addr,), acl_file=acl_file, slave_synchronize_interval_s=0.2,
-                store=StoreConfig(str(tmp_path / "slave"), commitlog_file_size=8 << 20, consume_queue_units_per_file=10_000,
-                                  max_index_hash_slots=10_000, max_index_count=40_000)))
+            slave = BrokerController(
+                BrokerConfig(
+                    broker_name="broker-a",
+                    cluster_name=cluster.cluster,
+                    broker_id=1,
+                    broker_role="SLAVE",
+                    listen_port=0,
+                    namesrv_addrs=(cluster.namesrv_addr,),
+                    acl_file=acl_file,
+                    slave_synchronize_interval_s=0.2,
+                    store=StoreConfig(
+                        str(tmp_path / "slave"),
+                        commitlog_file_size=8 << 20,
+                        consume_queue_units_per_file=10_000,
+                        max_index_hash_slots=10_000,
+                        max_index_count=40_000,
+                    ),
+                )
+            )
             cluster.run(slave.start())
             wait_until(lambda: topic in slave.topic_config_manager.topic_config_table, what="the slave's topic sync")
-            wait_until(lambda: 1 in admin.examine_broker_cluster_info().broker_datas["broker-a"].broker_addrs,
-                       what="the slave's registration")
-        with SimpleProducer(cluster.namesrv_addr, "ReplayRequiredProducer", access_key=DEMO[0], secret_key=DEMO[1]) as producer:
+            wait_until(
+                lambda: 1 in admin.examine_broker_cluster_info().broker_datas["broker-a"].broker_addrs,
+                what="the slave's registration",
+            )
+        with SimpleProducer(
+            cluster.namesrv_addr, "ReplayRequiredProducer", access_key=DEMO[0], secret_key=DEMO[1]
+        ) as producer:
             result = producer.send(Message(topic, b"signed with a timestamp and nonce"))
         with PullClient(cluster.namesrv_addr, "ReplayRequiredGroup", access_key=DEMO[0], secret_key=DEMO[1]) as puller:
-            assert [m.body for m in puller.pull(result.message_queue, result.queue_offset, 1).messages] == [b"signed with a timestamp and nonce"]
+            assert [m.body for m in puller.pull(result.message_queue, result.queue_offset, 1).messages] == [
+                b"signed with a timestamp and nonce"
+            ]
         apache_style = AclClientHook(*DEMO, replay_protection=False).sign_request(send_request(topic, b"4.x"))
         with RawConnection(cluster.broker_addr("broker-a")) as conn:
             refused = conn.call(apache_style)
-        assert refused.code == ResponseCode.NO_PERMISSION and f"accessKey {DEMO[0]} requires replay protection" in refused.remark
+        assert (
+            refused.code == ResponseCode.NO_PERMISSION
+            and f"accessKey {DEMO[0]} requires replay protection" in refused.remark
+        )
     finally:
         if slave is not None:
             cluster.run(slave.stop())

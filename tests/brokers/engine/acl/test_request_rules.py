@@ -1,4 +1,5 @@
 """The per-code table: every request code classified, and what each resource code needs."""
+
 from __future__ import annotations
 
 import json
@@ -29,14 +30,37 @@ def test_every_request_code_has_a_row(code: C) -> None:
 
 # The admin-only codes: RocketMQ's Permission.ADMIN_CODE and Gantry's stricter additions.
 ADMIN_CODES = [
-    C.UPDATE_AND_CREATE_TOPIC, C.UPDATE_BROKER_CONFIG, C.DELETE_TOPIC_IN_BROKER, C.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
-    C.DELETE_SUBSCRIPTIONGROUP, C.UPDATE_AND_CREATE_ACL_CONFIG, C.DELETE_ACL_CONFIG, C.GET_BROKER_CLUSTER_ACL_INFO,
-    C.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, 54, C.INVOKE_BROKER_TO_RESET_OFFSET, C.GANTRY_NOTIFY_CONSUMER_IDS_CHANGED,
-    C.GANTRY_PROMOTE_SLAVE, C.GANTRY_GET_MASTERLESS_OFFSETS, C.GET_BROKER_CONFIG, C.GET_BROKER_RUNTIME_INFO,
-    C.GET_ALL_CONSUMER_OFFSET, C.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, C.VIEW_MESSAGE_BY_ID, C.REGISTER_BROKER,
-    C.UNREGISTER_BROKER, C.WIPE_WRITE_PERM_OF_BROKER, C.DELETE_TOPIC_IN_NAMESRV, C.QUERY_DATA_VERSION, C.PUT_KV_CONFIG,
-    C.DELETE_KV_CONFIG, C.ADD_WRITE_PERM_OF_BROKER, C.CLONE_GROUP_OFFSET, C.GET_CONSUMER_RUNNING_INFO,
-    C.CONSUME_MESSAGE_DIRECTLY, C.GET_ALL_TOPIC_CONFIG,
+    C.UPDATE_AND_CREATE_TOPIC,
+    C.UPDATE_BROKER_CONFIG,
+    C.DELETE_TOPIC_IN_BROKER,
+    C.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
+    C.DELETE_SUBSCRIPTIONGROUP,
+    C.UPDATE_AND_CREATE_ACL_CONFIG,
+    C.DELETE_ACL_CONFIG,
+    C.GET_BROKER_CLUSTER_ACL_INFO,
+    C.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG,
+    54,
+    C.INVOKE_BROKER_TO_RESET_OFFSET,
+    C.GANTRY_NOTIFY_CONSUMER_IDS_CHANGED,
+    C.GANTRY_PROMOTE_SLAVE,
+    C.GANTRY_GET_MASTERLESS_OFFSETS,
+    C.GET_BROKER_CONFIG,
+    C.GET_BROKER_RUNTIME_INFO,
+    C.GET_ALL_CONSUMER_OFFSET,
+    C.GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
+    C.VIEW_MESSAGE_BY_ID,
+    C.REGISTER_BROKER,
+    C.UNREGISTER_BROKER,
+    C.WIPE_WRITE_PERM_OF_BROKER,
+    C.DELETE_TOPIC_IN_NAMESRV,
+    C.QUERY_DATA_VERSION,
+    C.PUT_KV_CONFIG,
+    C.DELETE_KV_CONFIG,
+    C.ADD_WRITE_PERM_OF_BROKER,
+    C.CLONE_GROUP_OFFSET,
+    C.GET_CONSUMER_RUNNING_INFO,
+    C.CONSUME_MESSAGE_DIRECTLY,
+    C.GET_ALL_TOPIC_CONFIG,
 ]
 
 
@@ -49,8 +73,13 @@ def test_admin_codes(code: int) -> None:
 def test_signature_only_codes_are_the_open_reads() -> None:
     signature_only = {code for code, rule in REQUEST_RULES.items() if rule.access is Access.SIGNATURE}
     assert signature_only == {
-        C.GET_ROUTEINFO_BY_TOPIC, C.GET_BROKER_CLUSTER_INFO, C.GET_KV_CONFIG, C.GET_KVLIST_BY_NAMESPACE,
-        C.GET_SYSTEM_TOPIC_LIST_FROM_NS, C.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, C.CHECK_CLIENT_CONFIG,
+        C.GET_ROUTEINFO_BY_TOPIC,
+        C.GET_BROKER_CLUSTER_INFO,
+        C.GET_KV_CONFIG,
+        C.GET_KVLIST_BY_NAMESPACE,
+        C.GET_SYSTEM_TOPIC_LIST_FROM_NS,
+        C.GET_SYSTEM_TOPIC_LIST_FROM_BROKER,
+        C.CHECK_CLIENT_CONFIG,
         C.GANTRY_GET_GRPC_ENDPOINT,  # where a broker's 5.x endpoint is: what every route tells every 5.x client
     }
 
@@ -68,7 +97,11 @@ HEARTBEAT = {
         {"groupName": "G2", "subscriptionDataSet": []},
     ],
 }
-LOCK = {"consumerGroup": "G1", "clientId": "c1", "mqSet": [{"topic": "T1", "brokerName": "b", "queueId": 0}, {"topic": "T2"}]}
+LOCK = {
+    "consumerGroup": "G1",
+    "clientId": "c1",
+    "mqSet": [{"topic": "T1", "brokerName": "b", "queueId": 0}, {"topic": "T2"}],
+}
 
 # One sample request per resource code and the (resource, perm) pairs it needs.
 SAMPLES = {
@@ -80,9 +113,16 @@ SAMPLES = {
     C.POP_MESSAGE: ({"consumerGroup": "G", "topic": "T"}, None, [("T", SUB), ("%RETRY%G", SUB)]),
     C.ACK_MESSAGE: ({"consumerGroup": "G", "topic": "T"}, None, [("T", SUB), ("%RETRY%G", SUB)]),
     C.CHANGE_MESSAGE_INVISIBLETIME: ({"consumerGroup": "G", "topic": "T"}, None, [("T", SUB), ("%RETRY%G", SUB)]),
-    C.BATCH_ACK_MESSAGE: ({}, {"acks": [{"c": "G", "t": "T", "so": 0, "q": 0, "pt": 1, "it": 1, "b": "AQ=="},
-                                        {"consumerGroup": "G2", "topic": "T2"}]},
-                          [("T", SUB), ("%RETRY%G", SUB), ("T2", SUB), ("%RETRY%G2", SUB)]),
+    C.BATCH_ACK_MESSAGE: (
+        {},
+        {
+            "acks": [
+                {"c": "G", "t": "T", "so": 0, "q": 0, "pt": 1, "it": 1, "b": "AQ=="},
+                {"consumerGroup": "G2", "topic": "T2"},
+            ]
+        },
+        [("T", SUB), ("%RETRY%G", SUB), ("T2", SUB), ("%RETRY%G2", SUB)],
+    ),
     C.QUERY_MESSAGE: ({"topic": "T", "key": "k"}, None, [("T", SUB)]),
     C.QUERY_CONSUMER_OFFSET: ({"consumerGroup": "G", "topic": "T"}, None, [("%RETRY%G", SUB), ("T", SUB)]),
     C.UPDATE_CONSUMER_OFFSET: ({"consumerGroup": "G", "topic": "T"}, None, [("%RETRY%G", SUB), ("T", SUB)]),
@@ -142,7 +182,12 @@ def test_send_topics(ext: dict[str, str], expected: list[tuple[str, Perm]]) -> N
         (C.LOCK_BATCH_MQ, {}, b"", "lock body is not JSON"),
         (C.HEART_BEAT, {}, [1, 2], "not a JSON object"),
         (C.HEART_BEAT, {}, {"consumerDataSet": 7}, "consumerDataSet in the body is not a list"),
-        (C.HEART_BEAT, {}, {"consumerDataSet": [{"groupName": "G", "subscriptionDataSet": "T"}]}, "subscriptionDataSet"),
+        (
+            C.HEART_BEAT,
+            {},
+            {"consumerDataSet": [{"groupName": "G", "subscriptionDataSet": "T"}]},
+            "subscriptionDataSet",
+        ),
         (C.HEART_BEAT, {}, b"[" * 100_000 + b"]" * 100_000, "heartbeat body is not JSON"),
         (C.LOCK_BATCH_MQ, {}, {"consumerGroup": "G", "mqSet": {"topic": "T"}}, "mqSet in the body is not a list"),
         (C.HEART_BEAT, {}, b" " * (4 * 1024 * 1024 + 1), "over the 4194304 bytes whose permissions are checked"),
@@ -161,4 +206,6 @@ def test_optional_fields_are_skipped_when_absent() -> None:
 
 
 def test_a_producer_only_heartbeat_needs_nothing() -> None:
-    assert required_resources(_request(C.HEART_BEAT, {}, {"clientID": "c", "producerDataSet": [{"groupName": "P"}]})) == []
+    assert (
+        required_resources(_request(C.HEART_BEAT, {}, {"clientID": "c", "producerDataSet": [{"groupName": "P"}]})) == []
+    )

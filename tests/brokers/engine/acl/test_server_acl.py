@@ -3,6 +3,7 @@
 The processes are real (``python -m brokers.engine``); a refused start listens on 0.0.0.0 port 0,
 so nothing is bound if the check comes first.
 """
+
 from __future__ import annotations
 
 import logging
@@ -65,7 +66,9 @@ def test_controllers_refuse_a_non_loopback_address_without_an_acl_before_binding
         NamesrvController(NamesrvConfig(host="0.0.0.0", port=0))
     store = tmp_path / "store"
     with pytest.raises(AclRequiredError):
-        BrokerController(BrokerConfig(broker_name="broker-x", listen_host="0.0.0.0", listen_port=0, store=StoreConfig(str(store))))
+        BrokerController(
+            BrokerConfig(broker_name="broker-x", listen_host="0.0.0.0", listen_port=0, store=StoreConfig(str(store)))
+        )
     assert not store.exists()
 
 
@@ -103,7 +106,9 @@ def test_broker_credential_fixed_keys_else_the_files_first_admin(tmp_path):
     signed = from_file.sign_request(RemotingCommand.request(RequestCode.REGISTER_BROKER, {}, b"x"))
     assert verify("rotated-admin-secret", signed.ext_fields, signed.body, signed.ext_fields[SIGNATURE])
 
-    no_admin = BrokerCredential(acl_source=AclGuard(parse_plain_acl_text(f"accounts:\n  - accessKey: {DEMO[0]}\n    secretKey: {DEMO[1]}\n")))
+    no_admin = BrokerCredential(
+        acl_source=AclGuard(parse_plain_acl_text(f"accounts:\n  - accessKey: {DEMO[0]}\n    secretKey: {DEMO[1]}\n"))
+    )
     assert no_admin.access_key is None
     assert ACCESS_KEY not in no_admin.sign_request(RemotingCommand.request(RequestCode.REGISTER_BROKER)).ext_fields
 
@@ -113,8 +118,14 @@ def test_broker_credential_fixed_keys_else_the_files_first_admin(tmp_path):
 
 def _run(args: list[str]) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
-    return subprocess.Popen([sys.executable, "-m", "brokers.engine", *args], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "brokers.engine", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _ready_then_stop(proc: subprocess.Popen, pattern: str) -> tuple[str, str]:
@@ -150,7 +161,10 @@ def test_a_non_loopback_listen_without_an_acl_file_refuses_to_start(command, tmp
     assert not store.exists()
 
 
-@pytest.mark.parametrize("command,pattern", [(["namesrv"], r"namesrv ready on"), (["broker", "--name", "broker-x"], r"broker broker-x ready at")])
+@pytest.mark.parametrize(
+    "command,pattern",
+    [(["namesrv"], r"namesrv ready on"), (["broker", "--name", "broker-x"], r"broker broker-x ready at")],
+)
 def test_no_acl_starts_on_a_non_loopback_address_with_a_warning(command, pattern, tmp_path):
     extra = ["--store-dir", str(tmp_path / "store")] if command[0] == "broker" else []
     _, err = _ready_then_stop(_run([*command, "--host", "0.0.0.0", "--port", "0", "--no-acl", *extra]), pattern)
@@ -159,5 +173,7 @@ def test_no_acl_starts_on_a_non_loopback_address_with_a_warning(command, pattern
 
 def test_acl_file_flag_turns_the_acl_on(tmp_path):
     acl_file = write_acl(tmp_path / "plain_acl.yml", acl_text())
-    _, err = _ready_then_stop(_run(["namesrv", "--host", "0.0.0.0", "--port", "0", "--acl-file", str(acl_file)]), r"namesrv ready on")
+    _, err = _ready_then_stop(
+        _run(["namesrv", "--host", "0.0.0.0", "--port", "0", "--acl-file", str(acl_file)]), r"namesrv ready on"
+    )
     assert "ACL on, 4 accounts" in err

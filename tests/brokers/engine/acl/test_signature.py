@@ -1,4 +1,5 @@
 """The request signature: RocketMQ's content rule, HmacSHA1 + Base64, constant-time verification."""
+
 from __future__ import annotations
 
 import base64
@@ -144,7 +145,9 @@ def test_hook_repr_hides_the_secret() -> None:
     assert "12345678" not in repr(AclClientHook("RocketMQ", "12345678"))
 
 
-@pytest.mark.parametrize("secret", ["1234567", "k" * 64, "k" * 65, "long-secret-" * 20, "sécret-ключ-秘密", "\U0001F511" * 17])
+@pytest.mark.parametrize(
+    "secret", ["1234567", "k" * 64, "k" * 65, "long-secret-" * 20, "sécret-ключ-秘密", "\U0001f511" * 17]
+)
 @pytest.mark.parametrize("body", [b"", b"x", bytes(range(256)) * 300])
 def test_the_precomputed_key_schedule_gives_hmac_sha1_for_every_key_length(secret: str, body: bytes) -> None:
     # keys longer than SHA-1's 64-byte block are hashed first (RFC 2104); the content is signed as one

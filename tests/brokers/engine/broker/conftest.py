@@ -1,5 +1,6 @@
 """A real name server and real brokers on ephemeral loopback ports, stores under tmp_path,
 and helpers that speak real frames to them through RemotingClient."""
+
 from __future__ import annotations
 
 import asyncio
@@ -24,7 +25,6 @@ from tests.fixtures.waiting import eventually
 
 def run(coro, timeout: float = 30.0):
     return asyncio.run(asyncio.wait_for(coro, timeout))
-
 
 
 @dataclass
@@ -59,8 +59,13 @@ class Cluster:
             broker_name=name,
             listen_port=0,
             namesrv_addrs=(self.namesrv_addr,),
-            store=StoreConfig(str(self.tmp_path / name), commitlog_file_size=1 << 20, consume_queue_units_per_file=1000,
-                              max_index_hash_slots=1000, max_index_count=4000),
+            store=StoreConfig(
+                str(self.tmp_path / name),
+                commitlog_file_size=1 << 20,
+                consume_queue_units_per_file=1000,
+                max_index_hash_slots=1000,
+                max_index_count=4000,
+            ),
         )
         settings.update(self.overrides)
         settings.update(extra)
@@ -101,8 +106,16 @@ class Cluster:
     def addr(self, name: str | None = None) -> str:
         return (self.brokers[name] if name else self.broker).addr
 
-    async def call(self, code: int, ext: dict | None = None, body: bytes = b"", *, broker: str | None = None,
-                   client: RemotingClient | None = None, timeout: float = 5.0) -> RemotingCommand:
+    async def call(
+        self,
+        code: int,
+        ext: dict | None = None,
+        body: bytes = b"",
+        *,
+        broker: str | None = None,
+        client: RemotingClient | None = None,
+        timeout: float = 5.0,
+    ) -> RemotingCommand:
         request = RemotingCommand.request(code, ext, body)
         return await (client or self.client).invoke(self.addr(broker), request, timeout)
 
@@ -116,8 +129,16 @@ class Cluster:
     # -- admin --------------------------------------------------------------------------------
 
     async def create_topic(self, topic: str, read: int = 4, write: int = 4, perm: int = 6, **kw) -> RemotingCommand:
-        ext = {"topic": topic, "defaultTopic": "TBW102", "readQueueNums": read, "writeQueueNums": write,
-               "perm": perm, "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": False}
+        ext = {
+            "topic": topic,
+            "defaultTopic": "TBW102",
+            "readQueueNums": read,
+            "writeQueueNums": write,
+            "perm": perm,
+            "topicFilterType": "SINGLE_TAG",
+            "topicSysFlag": 0,
+            "order": False,
+        }
         ext.update(kw)
         return await self.call(RequestCode.UPDATE_AND_CREATE_TOPIC, ext)
 
@@ -128,33 +149,87 @@ class Cluster:
 
     # -- produce / consume --------------------------------------------------------------------
 
-    async def send(self, topic: str, body: bytes = b"hello", *, tags: str | None = None, keys: str | None = None,
-                   props: dict | None = None, queue_id: int = 0, code: int = RequestCode.SEND_MESSAGE_V2,
-                   group: str = "pg", extra: dict | None = None, **kw) -> RemotingCommand:
+    async def send(
+        self,
+        topic: str,
+        body: bytes = b"hello",
+        *,
+        tags: str | None = None,
+        keys: str | None = None,
+        props: dict | None = None,
+        queue_id: int = 0,
+        code: int = RequestCode.SEND_MESSAGE_V2,
+        group: str = "pg",
+        extra: dict | None = None,
+        **kw,
+    ) -> RemotingCommand:
         properties = dict(props or {})
         if tags:
             properties["TAGS"] = tags
         if keys:
             properties["KEYS"] = keys
-        fields = {"producerGroup": group, "topic": topic, "defaultTopic": "TBW102", "defaultTopicQueueNums": 4,
-                  "queueId": queue_id, "sysFlag": 0, "bornTimestamp": 1700000000000, "flag": 0,
-                  "properties": properties_to_string(properties), "reconsumeTimes": 0, "unitMode": False}
+        fields = {
+            "producerGroup": group,
+            "topic": topic,
+            "defaultTopic": "TBW102",
+            "defaultTopicQueueNums": 4,
+            "queueId": queue_id,
+            "sysFlag": 0,
+            "bornTimestamp": 1700000000000,
+            "flag": 0,
+            "properties": properties_to_string(properties),
+            "reconsumeTimes": 0,
+            "unitMode": False,
+        }
         fields.update(extra or {})
         if code in (RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
-            v2 = {"producerGroup": "a", "topic": "b", "defaultTopic": "c", "defaultTopicQueueNums": "d", "queueId": "e",
-                  "sysFlag": "f", "bornTimestamp": "g", "flag": "h", "properties": "i", "reconsumeTimes": "j",
-                  "unitMode": "k", "maxReconsumeTimes": "l", "batch": "m"}
+            v2 = {
+                "producerGroup": "a",
+                "topic": "b",
+                "defaultTopic": "c",
+                "defaultTopicQueueNums": "d",
+                "queueId": "e",
+                "sysFlag": "f",
+                "bornTimestamp": "g",
+                "flag": "h",
+                "properties": "i",
+                "reconsumeTimes": "j",
+                "unitMode": "k",
+                "maxReconsumeTimes": "l",
+                "batch": "m",
+            }
             fields = {v2.get(k, k): v for k, v in fields.items()}
         return await self.call(code, fields, body, **kw)
 
-    async def pull(self, topic: str, queue_id: int = 0, offset: int = 0, *, group: str = "cg", sub: str | None = "*",
-                   max_nums: int = 32, sys_flag: int | None = None, suspend_ms: int = 0, commit_offset: int = 0,
-                   timeout: float = 5.0, client: RemotingClient | None = None, **extra) -> RemotingCommand:
+    async def pull(
+        self,
+        topic: str,
+        queue_id: int = 0,
+        offset: int = 0,
+        *,
+        group: str = "cg",
+        sub: str | None = "*",
+        max_nums: int = 32,
+        sys_flag: int | None = None,
+        suspend_ms: int = 0,
+        commit_offset: int = 0,
+        timeout: float = 5.0,
+        client: RemotingClient | None = None,
+        **extra,
+    ) -> RemotingCommand:
         if sys_flag is None:
             sys_flag = (0x4 if sub is not None else 0) | (0x2 if suspend_ms else 0)
-        ext = {"consumerGroup": group, "topic": topic, "queueId": queue_id, "queueOffset": offset,
-               "maxMsgNums": max_nums, "sysFlag": sys_flag, "commitOffset": commit_offset,
-               "suspendTimeoutMillis": suspend_ms, "subVersion": 0}
+        ext = {
+            "consumerGroup": group,
+            "topic": topic,
+            "queueId": queue_id,
+            "queueOffset": offset,
+            "maxMsgNums": max_nums,
+            "sysFlag": sys_flag,
+            "commitOffset": commit_offset,
+            "suspendTimeoutMillis": suspend_ms,
+            "subVersion": 0,
+        }
         if sub is not None:
             ext["subscription"] = sub
             ext["expressionType"] = "TAG"
@@ -171,16 +246,44 @@ class Cluster:
         assert response.code == 0, response
         return int(response.ext("offset"))
 
-    async def heartbeat(self, client: RemotingClient, client_id: str, group: str, topics: dict[str, str] | None = None,
-                        producer_groups=(), model: str = "CLUSTERING", broker: str | None = None) -> RemotingCommand:
-        subs = [{"topic": t, "subString": s, "tagsSet": [] if s == "*" else [x.strip() for x in s.split("||")],
-                 "codeSet": [], "subVersion": 1, "expressionType": "TAG", "classFilterMode": False}
-                for t, s in (topics or {}).items()]
-        body = {"clientID": client_id,
-                "consumerDataSet": [{"groupName": group, "consumeType": "CONSUME_PASSIVELY", "messageModel": model,
-                                     "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET", "subscriptionDataSet": subs,
-                                     "unitMode": False}] if group else [],
-                "producerDataSet": [{"groupName": g} for g in producer_groups]}
+    async def heartbeat(
+        self,
+        client: RemotingClient,
+        client_id: str,
+        group: str,
+        topics: dict[str, str] | None = None,
+        producer_groups=(),
+        model: str = "CLUSTERING",
+        broker: str | None = None,
+    ) -> RemotingCommand:
+        subs = [
+            {
+                "topic": t,
+                "subString": s,
+                "tagsSet": [] if s == "*" else [x.strip() for x in s.split("||")],
+                "codeSet": [],
+                "subVersion": 1,
+                "expressionType": "TAG",
+                "classFilterMode": False,
+            }
+            for t, s in (topics or {}).items()
+        ]
+        body = {
+            "clientID": client_id,
+            "consumerDataSet": [
+                {
+                    "groupName": group,
+                    "consumeType": "CONSUME_PASSIVELY",
+                    "messageModel": model,
+                    "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET",
+                    "subscriptionDataSet": subs,
+                    "unitMode": False,
+                }
+            ]
+            if group
+            else [],
+            "producerDataSet": [{"groupName": g} for g in producer_groups],
+        }
         return await self.call(RequestCode.HEART_BEAT, None, json.dumps(body).encode(), broker=broker, client=client)
 
 

@@ -1,4 +1,5 @@
 """Admin and query requests: QUERY_MESSAGE, VIEW_MESSAGE_BY_ID, stats, runtime info, groups."""
+
 from __future__ import annotations
 
 import asyncio
@@ -59,7 +60,10 @@ def test_topic_stats_and_consume_stats(engine_cluster):
             unknown = await c.call(RequestCode.GET_TOPIC_STATS_INFO, {"topic": "none"})
             assert unknown.code == ResponseCode.TOPIC_NOT_EXIST and "none" in unknown.remark
 
-            await c.call(RequestCode.UPDATE_CONSUMER_OFFSET, {"consumerGroup": "CG", "topic": "ST", "queueId": 0, "commitOffset": 2})
+            await c.call(
+                RequestCode.UPDATE_CONSUMER_OFFSET,
+                {"consumerGroup": "CG", "topic": "ST", "queueId": 0, "commitOffset": 2},
+            )
             stats = await c.call(RequestCode.GET_CONSUME_STATS, {"consumerGroup": "CG"})
             assert stats.code == 0
             body = json_compat.loads(stats.body)
@@ -89,9 +93,18 @@ def test_broker_runtime_info(engine_cluster):
             assert table["msgPutTotalTodayNow"] == "2"
             assert table["msgGetTotalTodayNow"] == "2"
             assert table["brokerVersion"] == "409" and table["brokerVersionDesc"] == "V4_9_8"
-            for key in ("putTps", "getTransferedTps", "commitLogDiskRatio", "bootTimestamp", "runtime",
-                        "msgPutTotalTodayMorning", "msgGetTotalYesterdayMorning", "commitLogMaxOffset",
-                        "earliestMessageTimeStamp", "pullThreadPoolQueueSize"):
+            for key in (
+                "putTps",
+                "getTransferedTps",
+                "commitLogDiskRatio",
+                "bootTimestamp",
+                "runtime",
+                "msgPutTotalTodayMorning",
+                "msgGetTotalYesterdayMorning",
+                "commitLogMaxOffset",
+                "earliestMessageTimeStamp",
+                "pullThreadPoolQueueSize",
+            ):
                 assert key in table, key
             assert len(table["putTps"].split()) == 3
             assert 0.0 <= float(table["commitLogDiskRatio"]) <= 1.0
@@ -104,23 +117,36 @@ def test_broker_runtime_info(engine_cluster):
 def test_subscription_groups(engine_cluster):
     async def scenario():
         async with engine_cluster() as c:
-            body = json.dumps({"groupName": "SG", "consumeEnable": False, "retryQueueNums": 2, "retryMaxTimes": 5}).encode()
+            body = json.dumps(
+                {"groupName": "SG", "consumeEnable": False, "retryQueueNums": 2, "retryMaxTimes": 5}
+            ).encode()
             assert (await c.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, None, body)).code == 0
             listing = json_compat.loads((await c.call(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)).body)
             sg = listing["subscriptionGroupTable"]["SG"]
-            assert sg["consumeEnable"] is False and sg["retryQueueNums"] == 2 and sg["notifyConsumerIdsChangedEnable"] is True
+            assert (
+                sg["consumeEnable"] is False
+                and sg["retryQueueNums"] == 2
+                and sg["notifyConsumerIdsChangedEnable"] is True
+            )
             await c.create_topic("SGT", read=1, write=1)
             refused = await c.pull("SGT", group="SG")
             assert refused.code == ResponseCode.NO_PERMISSION and "SG" in refused.remark
-            for bad, fragment in ((b"", "empty"), (b"{", "illegal"), (b'{"groupName":"a b"}', "illegal"),
-                                  (b'{"groupName":"ok","retryQueueNums":"many"}', "retryQueueNums"),
-                                  (b'{"groupName":"ok","retryQueueNums":-1}', "retryQueueNums")):
+            for bad, fragment in (
+                (b"", "empty"),
+                (b"{", "illegal"),
+                (b'{"groupName":"a b"}', "illegal"),
+                (b'{"groupName":"ok","retryQueueNums":"many"}', "retryQueueNums"),
+                (b'{"groupName":"ok","retryQueueNums":-1}', "retryQueueNums"),
+            ):
                 response = await c.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, None, bad)
                 assert response.code == ResponseCode.SYSTEM_ERROR and fragment in response.remark, (bad, response)
             assert "ok" not in c.broker.subscription_group_manager.subscription_group_table
             await c.restart_broker()
             assert c.broker.subscription_group_manager.subscription_group_table["SG"].retry_max_times == 5
-            await c.call(RequestCode.UPDATE_CONSUMER_OFFSET, {"consumerGroup": "SG", "topic": "SGT", "queueId": 0, "commitOffset": 1})
+            await c.call(
+                RequestCode.UPDATE_CONSUMER_OFFSET,
+                {"consumerGroup": "SG", "topic": "SGT", "queueId": 0, "commitOffset": 1},
+            )
             deleted = await c.call(RequestCode.DELETE_SUBSCRIPTIONGROUP, {"groupName": "SG", "removeOffset": True})
             assert deleted.code == 0
             assert "SG" not in c.broker.subscription_group_manager.subscription_group_table
@@ -137,7 +163,9 @@ def test_consumer_running_info_forwarded(engine_cluster):
             client = RemotingClient()
 
             async def answer(ctx, request):
-                return request.response(0, None, None, json.dumps({"properties": {"group": request.ext("consumerGroup")}}).encode())
+                return request.response(
+                    0, None, None, json.dumps({"properties": {"group": request.ext("consumerGroup")}}).encode()
+                )
 
             client.register_processor(RequestCode.GET_CONSUMER_RUNNING_INFO, answer)
             await c.heartbeat(client, "cid-1", "RG", {"T": "*"})
@@ -153,14 +181,20 @@ def test_consumer_running_info_forwarded(engine_cluster):
 
 def test_get_topic_config_answers_one_topics_config_or_topic_not_exist(engine_cluster):
     """GET_TOPIC_CONFIG (351), RocketMQ 5.x's mqadmin topicStatus and consumerProgress ask it of each broker first."""
+
     async def scenario():
         async with engine_cluster() as c:
             await c.create_topic("One", read=3, write=2, perm=4)
             answer = await c.call(RequestCode.GET_TOPIC_CONFIG, {"topic": "One", "lo": "true"})
             assert answer.code == ResponseCode.SUCCESS
             body = json.loads(answer.body)
-            assert (body["topicName"], body["readQueueNums"], body["writeQueueNums"], body["perm"], body["attributes"]) == (
-                "One", 3, 2, 4, {})
+            assert (
+                body["topicName"],
+                body["readQueueNums"],
+                body["writeQueueNums"],
+                body["perm"],
+                body["attributes"],
+            ) == ("One", 3, 2, 4, {})
             missing = await c.call(RequestCode.GET_TOPIC_CONFIG, {"topic": "Nope"})
             assert missing.code == ResponseCode.TOPIC_NOT_EXIST and "Nope" in missing.remark
 

@@ -5,6 +5,7 @@ synchronous double write (SLAVE_NOT_AVAILABLE, FLUSH_SLAVE_TIMEOUT), a slave's r
 config sync and its reads while the master is stopped, garbage on the HA port, a slave pointed
 at a non-master.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -25,11 +26,19 @@ SLAVE_KEY = "broker-a#1"
 
 
 def _store(c, name: str, **kw) -> StoreConfig:
-    return StoreConfig(str(c.tmp_path / name), commitlog_file_size=1 << 20, consume_queue_units_per_file=1000,
-                       max_index_hash_slots=1000, max_index_count=4000, **kw)
+    return StoreConfig(
+        str(c.tmp_path / name),
+        commitlog_file_size=1 << 20,
+        consume_queue_units_per_file=1000,
+        max_index_hash_slots=1000,
+        max_index_count=4000,
+        **kw,
+    )
 
 
-async def start_slave(c, key: str = SLAVE_KEY, store_name: str = "broker-a-slave", broker_id: int = 1, **extra) -> BrokerController:
+async def start_slave(
+    c, key: str = SLAVE_KEY, store_name: str = "broker-a-slave", broker_id: int = 1, **extra
+) -> BrokerController:
     extra.setdefault("store", _store(c, store_name))
     slave = BrokerController(c.broker_config("broker-a", broker_id=broker_id, broker_role="SLAVE", **extra))
     await slave.start()
@@ -51,9 +60,19 @@ async def wait_caught_up(c, key: str = SLAVE_KEY) -> None:
 
 
 async def pull_from(c, key: str, topic: str, queue_id: int = 0, offset: int = 0, **kw) -> RemotingCommand:
-    ext = {"consumerGroup": kw.pop("group", "cg"), "topic": topic, "queueId": queue_id, "queueOffset": offset,
-           "maxMsgNums": 64, "sysFlag": 0x4, "commitOffset": 0, "suspendTimeoutMillis": 0, "subVersion": 0,
-           "subscription": "*", "expressionType": "TAG"}
+    ext = {
+        "consumerGroup": kw.pop("group", "cg"),
+        "topic": topic,
+        "queueId": queue_id,
+        "queueOffset": offset,
+        "maxMsgNums": 64,
+        "sysFlag": 0x4,
+        "commitOffset": 0,
+        "suspendTimeoutMillis": 0,
+        "subVersion": 0,
+        "subscription": "*",
+        "expressionType": "TAG",
+    }
     ext.update(kw)
     return await c.call(RequestCode.PULL_MESSAGE, ext, broker=key)
 
@@ -79,8 +98,16 @@ def assert_same_logs(c, slave_store: str = "broker-a-slave") -> None:
 async def produce(c, topic: str, count: int, *, start: int = 0, queues: int = 2) -> list[RemotingCommand]:
     replies = []
     for i in range(start, start + count):
-        replies.append(await c.send(topic, f"m{i}".encode() * (1 + i % 7), tags=f"T{i % 3}", keys=f"k{i}",
-                                    queue_id=i % queues, broker="broker-a"))
+        replies.append(
+            await c.send(
+                topic,
+                f"m{i}".encode() * (1 + i % 7),
+                tags=f"T{i % 3}",
+                keys=f"k{i}",
+                queue_id=i % queues,
+                broker="broker-a",
+            )
+        )
     return replies
 
 
@@ -100,13 +127,15 @@ def test_sync_master_and_slave_hold_identical_logs_and_queues(engine_cluster):
             addrs = route["brokerDatas"][0]["brokerAddrs"]
             assert {int(k): v for k, v in addrs.items()} == {0: c.addr("broker-a"), 1: c.addr(SLAVE_KEY)}
             # the slave copied the topic from its master, then serves the same messages
-            await c.eventually(lambda: c.brokers[SLAVE_KEY].topic_config_manager.select_topic_config("T") is not None, timeout=10)
+            await c.eventually(
+                lambda: c.brokers[SLAVE_KEY].topic_config_manager.select_topic_config("T") is not None, timeout=10
+            )
             on_master = decode_records((await c.pull("T", 0, 0, max_nums=64)).body)
             on_slave = decode_records((await pull_from(c, SLAVE_KEY, "T")).body)
             assert [m.msg_id for m in on_slave] == [m.msg_id for m in on_master] and len(on_master) == 32
-            info = (await c.call(RequestCode.GET_BROKER_RUNTIME_INFO, broker=SLAVE_KEY))
+            info = await c.call(RequestCode.GET_BROKER_RUNTIME_INFO, broker=SLAVE_KEY)
             assert info.code == 0 and b"haReplicationLagBytes" in info.body and b"SLAVE" in info.body
-            master_info = (await c.call(RequestCode.GET_BROKER_RUNTIME_INFO))
+            master_info = await c.call(RequestCode.GET_BROKER_RUNTIME_INFO)
             assert b"haSlaveCount" in master_info.body and b"SYNC_MASTER" in master_info.body
             await stop_slave(c)
             c.brokers["broker-a"].store.flush()
@@ -132,11 +161,15 @@ def test_slave_catches_up_after_restart_and_serves_reads_with_master_stopped(eng
             assert [m.body for m in messages][:2] == [b"m1" * 2, b"m3" * 4] and len(messages) == 30
             max_offset = await c.call(RequestCode.GET_MAX_OFFSET, {"topic": "T", "queueId": 1}, broker=SLAVE_KEY)
             assert max_offset.code == 0 and max_offset.ext("offset") == "30"
-            commit = await c.call(RequestCode.UPDATE_CONSUMER_OFFSET,
-                                  {"consumerGroup": "cg", "topic": "T", "queueId": 1, "commitOffset": 12}, broker=SLAVE_KEY)
+            commit = await c.call(
+                RequestCode.UPDATE_CONSUMER_OFFSET,
+                {"consumerGroup": "cg", "topic": "T", "queueId": 1, "commitOffset": 12},
+                broker=SLAVE_KEY,
+            )
             assert commit.code == 0, commit
-            query = await c.call(RequestCode.QUERY_CONSUMER_OFFSET, {"consumerGroup": "cg", "topic": "T", "queueId": 1},
-                                 broker=SLAVE_KEY)
+            query = await c.call(
+                RequestCode.QUERY_CONSUMER_OFFSET, {"consumerGroup": "cg", "topic": "T", "queueId": 1}, broker=SLAVE_KEY
+            )
             assert query.code == 0 and query.ext("offset") == "12"
             # an offset past what the slave holds is not "moved": retry at the same offset
             ahead = await pull_from(c, SLAVE_KEY, "T", 1, 99)
@@ -161,7 +194,9 @@ def test_sync_master_without_slave_answers_slave_not_available_and_keeps_the_mes
 
 def test_stalled_slave_gives_flush_slave_timeout_and_the_message_stays_on_the_master(engine_cluster, tmp_path):
     async def scenario():
-        async with engine_cluster(broker_role="SYNC_MASTER", store=_store_cfg(tmp_path, sync_flush_timeout_ms=300)) as c:
+        async with engine_cluster(
+            broker_role="SYNC_MASTER", store=_store_cfg(tmp_path, sync_flush_timeout_ms=300)
+        ) as c:
             await c.create_topic("T", read=1, write=1)
             slave = await start_slave(c)
             await wait_connected(c)
@@ -179,8 +214,14 @@ def test_stalled_slave_gives_flush_slave_timeout_and_the_message_stays_on_the_ma
 
 
 def _store_cfg(tmp_path, **kw) -> StoreConfig:
-    return StoreConfig(str(tmp_path / "broker-a"), commitlog_file_size=1 << 20, consume_queue_units_per_file=1000,
-                       max_index_hash_slots=1000, max_index_count=4000, **kw)
+    return StoreConfig(
+        str(tmp_path / "broker-a"),
+        commitlog_file_size=1 << 20,
+        consume_queue_units_per_file=1000,
+        max_index_hash_slots=1000,
+        max_index_count=4000,
+        **kw,
+    )
 
 
 def test_slave_refuses_sends_and_config_writes(engine_cluster):
@@ -192,8 +233,11 @@ def test_slave_refuses_sends_and_config_writes(engine_cluster):
             before = slave.store.max_phy_offset
             refused = await c.send("T", b"x", broker=SLAVE_KEY)
             assert refused.code == ResponseCode.SERVICE_NOT_AVAILABLE and "slave" in refused.remark
-            topic = await c.call(RequestCode.UPDATE_AND_CREATE_TOPIC,
-                                 {"topic": "U", "readQueueNums": 1, "writeQueueNums": 1, "perm": 6}, broker=SLAVE_KEY)
+            topic = await c.call(
+                RequestCode.UPDATE_AND_CREATE_TOPIC,
+                {"topic": "U", "readQueueNums": 1, "writeQueueNums": 1, "perm": 6},
+                broker=SLAVE_KEY,
+            )
             assert topic.code == ResponseCode.SYSTEM_ERROR and "slave" in topic.remark
             assert slave.topic_config_manager.select_topic_config("U") is None
             assert slave.store.max_phy_offset == before
@@ -208,8 +252,11 @@ def test_garbage_on_the_ha_port_changes_nothing(engine_cluster):
             await c.send("T", b"one")
             master = c.brokers["broker-a"]
             before = master.store.max_phy_offset
-            for garbage in (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", hp.encode_hello(0)[:-8] + b"\xff" * 8,
-                            b"GTHA" + b"\x00\x01\x00\x07" + bytes(16)):
+            for garbage in (
+                b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+                hp.encode_hello(0)[:-8] + b"\xff" * 8,
+                b"GTHA" + b"\x00\x01\x00\x07" + bytes(16),
+            ):
                 reader, writer = await asyncio.open_connection("127.0.0.1", master.store.ha_port)
                 writer.write(garbage)
                 await writer.drain()
@@ -232,7 +279,9 @@ def test_garbage_on_the_ha_port_changes_nothing(engine_cluster):
 def test_slave_refuses_a_stream_of_garbage_from_a_fake_master(engine_cluster):
     async def fake_master(reader, writer):
         await reader.readexactly(hp.HELLO.size)
-        writer.write(hp.encode_welcome(hp.STATUS_OK, max_offset=4096, start_offset=0, file_size=1 << 20, broker_addr="x:1"))
+        writer.write(
+            hp.encode_welcome(hp.STATUS_OK, max_offset=4096, start_offset=0, file_size=1 << 20, broker_addr="x:1")
+        )
         body = b"\x00\x00\x01\x00" + b"\xde\xad\xbe\xef" * 63  # a size, then no record
         writer.write(hp.encode_frame_header(0, len(body), 4096, 0) + body)
         await writer.drain()
@@ -259,8 +308,13 @@ def test_a_slave_pointed_at_a_slave_is_refused(engine_cluster):
             await c.send("T", b"one")
             first = await start_slave(c)
             await wait_caught_up(c)
-            second = await start_slave(c, key="broker-a#2", store_name="broker-a-slave2", broker_id=2,
-                                       ha_master_address=f"127.0.0.1:{first.store.ha_port}")
+            second = await start_slave(
+                c,
+                key="broker-a#2",
+                store_name="broker-a-slave2",
+                broker_id=2,
+                ha_master_address=f"127.0.0.1:{first.store.ha_port}",
+            )
             await c.eventually(lambda: second.store.ha_client.state == "REFUSED")
             assert "NOT_MASTER" in second.store.ha_client.last_refusal
             assert second.store.max_phy_offset == 0

@@ -1,4 +1,5 @@
 """Heartbeats, consumer membership and its notifications, expiry, locks, sendback."""
+
 from __future__ import annotations
 
 import asyncio
@@ -57,7 +58,9 @@ def test_membership_and_notifications(engine_cluster):
             await c.eventually(lambda: a.notified("G") == 2 and b.notified("G") == 1)
 
             # b leaves politely: a is told.
-            response = await c.call(RequestCode.UNREGISTER_CLIENT, {"clientID": b.client_id, "consumerGroup": "G"}, client=b.client)
+            response = await c.call(
+                RequestCode.UNREGISTER_CLIENT, {"clientID": b.client_id, "consumerGroup": "G"}, client=b.client
+            )
             assert response.code == 0
             assert await consumer_ids(c, "G") == ["10.0.0.1@a"]
             await c.eventually(lambda: a.notified("G") == 3)
@@ -93,7 +96,9 @@ def test_producers_registry(engine_cluster):
             assert json.loads(response.body)["connectionSet"][0]["clientId"] == "10.0.0.9@p"
             missing = await c.call(RequestCode.GET_PRODUCER_CONNECTION_LIST, {"producerGroup": "nope"})
             assert missing.code == ResponseCode.SYSTEM_ERROR and "nope" in missing.remark
-            await c.call(RequestCode.UNREGISTER_CLIENT, {"clientID": p.client_id, "producerGroup": "PG"}, client=p.client)
+            await c.call(
+                RequestCode.UNREGISTER_CLIENT, {"clientID": p.client_id, "producerGroup": "PG"}, client=p.client
+            )
             assert not c.broker.client_manager.producer_connections("PG")
             await p.client.close()
 
@@ -103,8 +108,15 @@ def test_producers_registry(engine_cluster):
 def test_bad_heartbeats_refused(engine_cluster):
     async def scenario():
         async with engine_cluster() as c:
-            for body, fragment in ((b"", "empty"), (b"{not json", "not JSON"), (b'{"consumerDataSet":[]}', "clientID"),
-                                   (json.dumps({"clientID": "x", "consumerDataSet": [{"groupName": "bad group"}]}).encode(), "group name is illegal")):
+            for body, fragment in (
+                (b"", "empty"),
+                (b"{not json", "not JSON"),
+                (b'{"consumerDataSet":[]}', "clientID"),
+                (
+                    json.dumps({"clientID": "x", "consumerDataSet": [{"groupName": "bad group"}]}).encode(),
+                    "group name is illegal",
+                ),
+            ):
                 response = await c.call(RequestCode.HEART_BEAT, None, body)
                 assert response.code == ResponseCode.SYSTEM_ERROR and fragment in response.remark, (body, response)
             assert not c.broker.client_manager.consumer_table
@@ -160,7 +172,9 @@ def test_lock_and_unlock_batch(engine_cluster):
                 body = json.dumps({"consumerGroup": "OG", "clientId": client_id, "mqSet": queues}).encode()
                 response = await c.call(RequestCode.LOCK_BATCH_MQ, None, body)
                 assert response.code == 0, response
-                return sorted(MessageQueue.from_json(m).queue_id for m in json_compat.loads(response.body)["lockOKMQSet"])
+                return sorted(
+                    MessageQueue.from_json(m).queue_id for m in json_compat.loads(response.body)["lockOKMQSet"]
+                )
 
             assert await lock("c1", mqs[:2]) == [0, 1]
             assert await lock("c2", mqs) == [2]
@@ -182,8 +196,14 @@ def test_send_back_retry_with_delay_then_dlq(engine_cluster):
             await c.create_topic("W", read=1, write=1)
             await c.send("W", b"work", tags="job", keys="order-1")
             [msg] = await c.pull_messages("W")
-            ext = {"offset": msg.commit_log_offset, "group": "RG", "delayLevel": 1, "originMsgId": msg.msg_id,
-                   "originTopic": "W", "maxReconsumeTimes": 2}
+            ext = {
+                "offset": msg.commit_log_offset,
+                "group": "RG",
+                "delayLevel": 1,
+                "originMsgId": msg.msg_id,
+                "originTopic": "W",
+                "maxReconsumeTimes": 2,
+            }
             response = await c.call(RequestCode.CONSUMER_SEND_MSG_BACK, ext)
             assert response.code == 0, response
             assert await c.max_offset("%RETRY%RG") == 0  # parked in SCHEDULE_TOPIC_XXXX for level 1 (1 s)
@@ -196,7 +216,9 @@ def test_send_back_retry_with_delay_then_dlq(engine_cluster):
             assert "GANTRY_LAST_ERROR" not in retry.properties  # a RocketMQ client sends no lastError
 
             retry_back = dict(ext, offset=retry.commit_log_offset)
-            why = "ValueError: bad\x01row\x02" + "x" * 1000  # Gantry's consumer says why; separators must not break the properties
+            why = (
+                "ValueError: bad\x01row\x02" + "x" * 1000
+            )  # Gantry's consumer says why; separators must not break the properties
             second = await c.call(RequestCode.CONSUMER_SEND_MSG_BACK, dict(retry_back, delayLevel=-1, lastError=why))
             assert second.code == 0
             [dead] = await c.pull_messages("%DLQ%RG")
@@ -221,14 +243,19 @@ def test_reset_offset_pushed_to_members(engine_cluster):
             ext = {"topic": "RS", "group": "RSG", "timestamp": -1, "isForce": True}
             no_offset = await c.call(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, ext)
             assert no_offset.code == ResponseCode.SYSTEM_ERROR and "no committed offset" in no_offset.remark
-            await c.call(RequestCode.UPDATE_CONSUMER_OFFSET, {"consumerGroup": "RSG", "topic": "RS", "queueId": 0, "commitOffset": 1})
+            await c.call(
+                RequestCode.UPDATE_CONSUMER_OFFSET,
+                {"consumerGroup": "RSG", "topic": "RS", "queueId": 0, "commitOffset": 1},
+            )
             offline = await c.call(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, ext)
             assert offline.code == ResponseCode.CONSUMER_NOT_ONLINE
             await c.heartbeat(m.client, "r1", "RSG", {"RS": "*"})
             response = await c.call(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, ext)
             assert response.code == 0, response
             assert json_compat.loads(response.body)["offsetTable"] == {MessageQueue("RS", "broker-a", 0): 3}
-            push = await c.eventually(lambda: [r for r in m.received if r.code == RequestCode.RESET_CONSUMER_CLIENT_OFFSET])
+            push = await c.eventually(
+                lambda: [r for r in m.received if r.code == RequestCode.RESET_CONSUMER_CLIENT_OFFSET]
+            )
             assert push[0].ext("group") == "RSG" and push[0].is_oneway
             await m.client.close()
 

@@ -1,4 +1,5 @@
 """BrokerConfig, atomic config files, and the managers' files (Java-written ones included)."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,15 @@ from brokers.engine.store.config import StoreConfig
 
 
 def test_broker_config_from_dict(tmp_path):
-    cfg = BrokerConfig.from_dict({"broker_name": "broker-a", "store_dir": str(tmp_path), "flush_disk_type": "SYNC_FLUSH",
-                                  "namesrv_addr": "127.0.0.1:9876;10.0.0.1:9876", "listen_port": 10921})
+    cfg = BrokerConfig.from_dict(
+        {
+            "broker_name": "broker-a",
+            "store_dir": str(tmp_path),
+            "flush_disk_type": "SYNC_FLUSH",
+            "namesrv_addr": "127.0.0.1:9876;10.0.0.1:9876",
+            "listen_port": 10921,
+        }
+    )
     assert cfg.namesrv_addrs == ("127.0.0.1:9876", "10.0.0.1:9876")
     assert cfg.store.flush_disk_type == "SYNC_FLUSH" and cfg.store.store_dir == str(tmp_path)
     assert cfg.cluster_name == "DefaultCluster" and cfg.auto_create_topic_enable is False
@@ -51,7 +59,9 @@ def test_atomic_write_keeps_backup_and_leaves_no_temp(tmp_path):
 def test_reads_java_written_files(tmp_path):
     config = tmp_path / "config"
     config.mkdir()
-    (config / "consumerOffset.json").write_text('{\n\t"offsetTable":{\n\t\t"TopicTest@g1":{0:250,1:248,2:-1},\n\t\t"%RETRY%g1@g1":{0:0}\n\t}\n}')
+    (config / "consumerOffset.json").write_text(
+        '{\n\t"offsetTable":{\n\t\t"TopicTest@g1":{0:250,1:248,2:-1},\n\t\t"%RETRY%g1@g1":{0:0}\n\t}\n}'
+    )
     com = ConsumerOffsetManager(config)
     com.load()
     assert com.query_offset("g1", "TopicTest", 1) == 248
@@ -62,8 +72,17 @@ def test_reads_java_written_files(tmp_path):
     assert com.persist() is True
     assert "3:7" in (config / "consumerOffset.json").read_text()
 
-    (config / "subscriptionGroup.json").write_text(json.dumps({"dataVersion": {"counter": 3, "timestamp": 1}, "subscriptionGroupTable": {
-        "g1": {"groupName": "g1", "retryMaxTimes": 3, "consumeEnable": True}, "bad/name": {"groupName": "bad/name"}}}))
+    (config / "subscriptionGroup.json").write_text(
+        json.dumps(
+            {
+                "dataVersion": {"counter": 3, "timestamp": 1},
+                "subscriptionGroupTable": {
+                    "g1": {"groupName": "g1", "retryMaxTimes": 3, "consumeEnable": True},
+                    "bad/name": {"groupName": "bad/name"},
+                },
+            }
+        )
+    )
     sgm = SubscriptionGroupManager(config, ManualClock())
     sgm.load()
     assert sgm.subscription_group_table["g1"].retry_max_times == 3
@@ -74,12 +93,19 @@ def test_reads_java_written_files(tmp_path):
 def test_topic_manager_skips_bad_entries_and_drops_leftover_template(tmp_path):
     config = tmp_path / "config"
     config.mkdir()
-    (config / "topics.json").write_text(json.dumps({"dataVersion": {"counter": 5, "timestamp": 1}, "topicConfigTable": {
-        "TopicTest": {"topicName": "TopicTest", "readQueueNums": 4, "writeQueueNums": 4, "perm": 6},
-        "../evil": {"topicName": "../evil", "readQueueNums": 1, "writeQueueNums": 1, "perm": 6},
-        "BadPerm": {"topicName": "BadPerm", "perm": 9},
-        "TBW102": {"topicName": "TBW102", "readQueueNums": 8, "writeQueueNums": 8, "perm": 7},
-    }}))
+    (config / "topics.json").write_text(
+        json.dumps(
+            {
+                "dataVersion": {"counter": 5, "timestamp": 1},
+                "topicConfigTable": {
+                    "TopicTest": {"topicName": "TopicTest", "readQueueNums": 4, "writeQueueNums": 4, "perm": 6},
+                    "../evil": {"topicName": "../evil", "readQueueNums": 1, "writeQueueNums": 1, "perm": 6},
+                    "BadPerm": {"topicName": "BadPerm", "perm": 9},
+                    "TBW102": {"topicName": "TBW102", "readQueueNums": 8, "writeQueueNums": 8, "perm": 7},
+                },
+            }
+        )
+    )
     store = StoreConfig(str(tmp_path))
     tcm = TopicConfigManager(BrokerConfig(broker_name="b", store=store), config, ManualClock())
     tcm.load()
@@ -88,7 +114,9 @@ def test_topic_manager_skips_bad_entries_and_drops_leftover_template(tmp_path):
     assert tcm.select_topic_config("TBW102").perm == 6  # no INHERIT while auto-create is off
     assert tcm.data_version.counter == 6
     assert tcm.create_topic_in_send_message_method("New", "TBW102", 4) is None
-    on = TopicConfigManager(BrokerConfig(broker_name="b", store=store, auto_create_topic_enable=True), config, ManualClock())
+    on = TopicConfigManager(
+        BrokerConfig(broker_name="b", store=store, auto_create_topic_enable=True), config, ManualClock()
+    )
     on.load()
     assert on.select_topic_config("TBW102").perm == 7
     created = on.create_topic_in_send_message_method("New", "TBW102", 4)

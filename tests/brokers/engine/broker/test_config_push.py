@@ -1,5 +1,6 @@
 """A master's topic and group changes reach its slaves before the admin request answers (config_push.py),
 and a slave serves a topic whose config never arrived from the queues it holds (slave_synchronize.py)."""
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,18 @@ async def _subscribed(c) -> None:
 
 
 def _group_body(group: str, **settings) -> bytes:
-    return json.dumps({"groupName": group, "consumeEnable": True, "consumeBroadcastEnable": True,
-                       "retryQueueNums": 1, "retryMaxTimes": 16, "brokerId": 0, "whichBrokerWhenConsumeSlowly": 1,
-                       **settings}).encode()
+    return json.dumps(
+        {
+            "groupName": group,
+            "consumeEnable": True,
+            "consumeBroadcastEnable": True,
+            "retryQueueNums": 1,
+            "retryMaxTimes": 16,
+            "brokerId": 0,
+            "whichBrokerWhenConsumeSlowly": 1,
+            **settings,
+        }
+    ).encode()
 
 
 def test_topic_and_group_changes_are_on_the_slave_when_the_admin_call_answers(engine_cluster):
@@ -38,9 +48,13 @@ def test_topic_and_group_changes_are_on_the_slave_when_the_admin_call_answers(en
             on_slave = slave.topic_config_manager.select_topic_config("Pushed")  # no waiting: it is there already
             assert on_slave is not None and on_slave.read_queue_nums == 3
             assert slave.topic_config_manager.data_version == master.topic_config_manager.data_version
-            assert "Pushed" in json.loads(slave.topic_config_manager.path.read_text())["topicConfigTable"]  # on its disk
+            assert (
+                "Pushed" in json.loads(slave.topic_config_manager.path.read_text())["topicConfigTable"]
+            )  # on its disk
 
-            reply = await c.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=_group_body("pushed_group", retryMaxTimes=3))
+            reply = await c.call(
+                RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=_group_body("pushed_group", retryMaxTimes=3)
+            )
             assert reply.code == ResponseCode.SUCCESS, reply
             group = slave.subscription_group_manager.subscription_group_table.get("pushed_group")
             assert group is not None and group.retry_max_times == 3
@@ -53,7 +67,10 @@ def test_topic_and_group_changes_are_on_the_slave_when_the_admin_call_answers(en
             assert "Pushed" not in slave.store.queue_counts()  # its queues go too: nothing to derive it back from
             assert slave.subscription_group_manager.subscription_group_table.get("pushed_group") is not None
             reply = await c.call(RequestCode.DELETE_SUBSCRIPTIONGROUP, {"groupName": "pushed_group"})
-            assert reply.code == ResponseCode.SUCCESS and "pushed_group" not in slave.subscription_group_manager.subscription_group_table
+            assert (
+                reply.code == ResponseCode.SUCCESS
+                and "pushed_group" not in slave.subscription_group_manager.subscription_group_table
+            )
 
     run(scenario())
 
@@ -67,7 +84,9 @@ def test_a_subscribed_slave_that_does_not_confirm_is_named_in_the_answer(engine_
                 assert (await silent.invoke(c.addr("broker-a"), request)).code == ResponseCode.SUCCESS
                 reply = await c.create_topic("NotConfirmed")
                 assert reply.code == ResponseCode.SLAVE_NOT_AVAILABLE, reply
-                assert "topic NotConfirmed created on the master" in reply.remark and "slave 127.0.0.1:1" in reply.remark
+                assert (
+                    "topic NotConfirmed created on the master" in reply.remark and "slave 127.0.0.1:1" in reply.remark
+                )
                 assert c.brokers["broker-a"].topic_config_manager.select_topic_config("NotConfirmed") is not None
             finally:
                 await silent.close()
@@ -84,15 +103,24 @@ def test_a_slave_takes_pushes_only_from_its_master_and_a_slave_takes_no_subscrip
             slave = await start_slave(c)
             await wait_connected(c)
             await _subscribed(c)
-            body = push_body("topics", slave.topic_config_manager.data_version.copy(), DataVersion(1, 999),
-                             {"Forged": {"topicName": "Forged", "readQueueNums": 1, "writeQueueNums": 1, "perm": 6}}, [])
+            body = push_body(
+                "topics",
+                slave.topic_config_manager.data_version.copy(),
+                DataVersion(1, 999),
+                {"Forged": {"topicName": "Forged", "readQueueNums": 1, "writeQueueNums": 1, "perm": 6}},
+                [],
+            )
             stranger = RemotingClient(name="stranger")
             try:
                 # a server-to-client request sent to the slave's own port is no push: it is not served there
-                reply = await stranger.invoke(c.addr(SLAVE_KEY), RemotingCommand.request(RequestCode.GANTRY_PUSH_CONFIG, None, body))
+                reply = await stranger.invoke(
+                    c.addr(SLAVE_KEY), RemotingCommand.request(RequestCode.GANTRY_PUSH_CONFIG, None, body)
+                )
                 assert reply.code != ResponseCode.SUCCESS
-                reply = await stranger.invoke(c.addr(SLAVE_KEY), RemotingCommand.request(
-                    RequestCode.GANTRY_SUBSCRIBE_CONFIG, {"slaveAddr": "127.0.0.1:2"}))
+                reply = await stranger.invoke(
+                    c.addr(SLAVE_KEY),
+                    RemotingCommand.request(RequestCode.GANTRY_SUBSCRIBE_CONFIG, {"slaveAddr": "127.0.0.1:2"}),
+                )
                 assert reply.code == ResponseCode.SYSTEM_ERROR and "is a slave" in reply.remark
             finally:
                 await stranger.close()

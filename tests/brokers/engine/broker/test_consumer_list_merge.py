@@ -6,6 +6,7 @@ queue to two consumers (seen in the failover drill: the group's committed offset
 backwards and forwards while a consumer not yet back on the master and one that was both held it).
 Real in-process master and slave.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -35,7 +36,9 @@ def test_the_consumer_list_merges_the_master_and_its_slave(engine_cluster):
             try:
                 for broker in ("broker-a", SLAVE_KEY):
                     await _heartbeat(c, back, "10.0.0.1@back", broker)
-                await _heartbeat(c, not_back, "10.0.0.2@not-back-yet", SLAVE_KEY)  # the master has not heard from it (yet)
+                await _heartbeat(
+                    c, not_back, "10.0.0.2@not-back-yet", SLAVE_KEY
+                )  # the master has not heard from it (yet)
                 instance = LoopClientInstance(c.namesrv_addr, "merge-test")
                 await instance.start()
                 try:
@@ -54,6 +57,7 @@ def test_the_consumer_list_merges_the_master_and_its_slave(engine_cluster):
 
 def test_a_slave_that_never_answers_does_not_hold_up_the_master_s_list(engine_cluster):
     """A hung slave (accepts, never answers) is left out after a short wait, not the request timeout."""
+
     async def scenario():
         async with engine_cluster() as c:
             await c.create_topic("T", read=4, write=4)
@@ -66,8 +70,9 @@ def test_a_slave_that_never_answers_does_not_hold_up_the_master_s_list(engine_cl
                 route = await instance.update_topic_route("T")
                 hung = f"127.0.0.1:{silent.sockets[0].getsockname()[1]}"
                 [data] = route.broker_datas
-                instance.routes["T"] = dataclasses.replace(route, broker_datas=(
-                    BrokerData(data.cluster, data.broker_name, {**data.broker_addrs, 1: hung}),))
+                instance.routes["T"] = dataclasses.replace(
+                    route, broker_datas=(BrokerData(data.cluster, data.broker_name, {**data.broker_addrs, 1: hung}),)
+                )
                 assert await instance.find_consumer_id_list("T", "G") == ["10.0.0.1@a"]
             finally:
                 await instance.stop()

@@ -8,6 +8,7 @@ the full drill's 20; ``bench/failover_drill.py`` runs the full drill and reports
 5. The old master restarted on its store after a promotion answers no send SEND_OK, rejoins as a
    slave, and its log says what it truncated.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -23,6 +23,7 @@ the pass every 200 ms and checks that refusal (diskSpaceWarningLevelRatio, 0.90:
 
 Needs root to mount a tmpfs; skipped with the reason otherwise.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -64,8 +65,14 @@ def _start(args: list[str], pattern: str, lines: list[str]) -> subprocess.Popen:
     """Start ``python -m brokers.engine ARGS``; once a line matches ``pattern``, a thread keeps
     reading its output (stdout and stderr) into ``lines``, so the pipe never fills."""
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *args], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "brokers.engine", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     out = proc.stdout
     assert out is not None
     deadline = time.monotonic() + 20
@@ -108,9 +115,25 @@ class BrokerProcess:
     def __init__(self, namesrv: str, store: Path, *extra: str) -> None:
         (self.port,) = free_ports(1)
         self.addr = f"127.0.0.1:{self.port}"
-        self.args = ["broker", "--name", BROKER, "--port", str(self.port), "--namesrv", namesrv,
-                     "--store-dir", str(store), "--auto-create-topic", "--commitlog-file-size", str(SEGMENT),
-                     "--consume-queue-units-per-file", "1000", "--max-index-hash-slots", "64", *extra]
+        self.args = [
+            "broker",
+            "--name",
+            BROKER,
+            "--port",
+            str(self.port),
+            "--namesrv",
+            namesrv,
+            "--store-dir",
+            str(store),
+            "--auto-create-topic",
+            "--commitlog-file-size",
+            str(SEGMENT),
+            "--consume-queue-units-per-file",
+            "1000",
+            "--max-index-hash-slots",
+            "64",
+            *extra,
+        ]
         self.proc: subprocess.Popen | None = None
         self.lines: list[str] = []
 
@@ -235,8 +258,9 @@ CASES = {
 @pytest.mark.parametrize("kind", list(CASES))
 def test_a_disk_filled_from_outside_gives_an_error_answer_not_a_dead_broker(namesrv, volume, kind):
     index_count, _ = CASES[kind]
-    broker = BrokerProcess(namesrv, volume.path / "store", "--max-index-count", str(index_count),
-                           "--clean-resource-interval", "3600000")  # the ratio check runs at start only
+    broker = BrokerProcess(
+        namesrv, volume.path / "store", "--max-index-count", str(index_count), "--clean-resource-interval", "3600000"
+    )  # the ratio check runs at start only
     broker.start()
     try:
         asyncio.run(asyncio.wait_for(_fill_case(namesrv, broker, volume, kind), 50))
@@ -321,7 +345,9 @@ async def _stop_and_restart_on_the_full_disk(namesrv: str, broker: BrokerProcess
 
 
 def test_disk_above_the_warning_ratio_refuses_sends(namesrv, volume):
-    broker = BrokerProcess(namesrv, volume.path / "store", "--max-index-count", "1000", "--clean-resource-interval", "200")
+    broker = BrokerProcess(
+        namesrv, volume.path / "store", "--max-index-count", "1000", "--clean-resource-interval", "200"
+    )
     broker.start()
     try:
         asyncio.run(asyncio.wait_for(_ratio_case(namesrv, broker, volume), 50))

@@ -1,5 +1,6 @@
 """Every group at once: GET_BROKER_CONSUME_STATS (RocketMQ's brokerConsumeStats) and the Gantry
 extension GANTRY_GET_ALL_CONSUMER_CONNECTIONS, on a real broker over real frames."""
+
 from __future__ import annotations
 
 import asyncio
@@ -60,12 +61,18 @@ def test_broker_consume_stats_lists_every_group_with_its_topics(engine_cluster):
             assert ga_t1["consumeTps"] == 0.0
             q0 = ga_t1["offsetTable"][MessageQueue("T1", "broker-a", 0)]
             assert q0["brokerOffset"] == 3 and q0["consumerOffset"] == 2 and q0["lastTimestamp"] > 0
-            assert ga_t1["offsetTable"][MessageQueue("T1", "broker-a", 1)] == {"brokerOffset": 1, "consumerOffset": 0, "lastTimestamp": 0}
+            assert ga_t1["offsetTable"][MessageQueue("T1", "broker-a", 1)] == {
+                "brokerOffset": 1,
+                "consumerOffset": 0,
+                "lastTimestamp": 0,
+            }
             assert set(ga_t2["offsetTable"]) == {MessageQueue("T2", "broker-a", 0)}
             t2 = ga_t2["offsetTable"][MessageQueue("T2", "broker-a", 0)]
             assert t2["brokerOffset"] == 2 and t2["consumerOffset"] == 2 and t2["lastTimestamp"] > 0
             [gb_t1] = listed["GB"]
-            assert {mq.queue_id: (w["brokerOffset"], w["consumerOffset"]) for mq, w in gb_t1["offsetTable"].items()} == {0: (3, 3), 1: (1, 1)}
+            assert {
+                mq.queue_id: (w["brokerOffset"], w["consumerOffset"]) for mq, w in gb_t1["offsetTable"].items()
+            } == {0: (3, 3), 1: (1, 1)}
             assert body["totalDiff"] == (3 - 2) + (1 - 0) + (2 - 2)
 
             # the body is what the console's parser reads
@@ -92,7 +99,10 @@ def test_all_consumer_connections_extension(engine_cluster):
     async def scenario():
         async with engine_cluster() as c:
             empty = await c.call(RequestCode.GANTRY_GET_ALL_CONSUMER_CONNECTIONS)
-            assert empty.code == ResponseCode.SUCCESS and json_compat.loads(empty.body) == {"brokerAddr": c.broker.addr, "groups": []}
+            assert empty.code == ResponseCode.SUCCESS and json_compat.loads(empty.body) == {
+                "brokerAddr": c.broker.addr,
+                "groups": [],
+            }
             one, two, three = RemotingClient(), RemotingClient(), RemotingClient()
             await c.heartbeat(one, "cid-1", "RG", {"T": "*"})
             await c.heartbeat(two, "cid-2", "RG", {"T": "*"})
@@ -108,7 +118,9 @@ def test_all_consumer_connections_extension(engine_cluster):
             assert set(rg["connectionSet"][0]) == {"clientAddr", "clientId", "language", "version"}
             assert bg["subscriptionTable"]["T"]["subString"] == "a || b"
             # each group's entry is the GET_CONSUMER_CONNECTION_LIST body of that group, plus its name
-            single = json_compat.loads((await c.call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": "RG"})).body)
+            single = json_compat.loads(
+                (await c.call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": "RG"})).body
+            )
             assert {k: v for k, v in rg.items() if k != "group"} == single
             # the console reads it per group
             parsed = parse_connections_by_group(response.body)

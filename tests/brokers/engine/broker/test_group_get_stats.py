@@ -1,6 +1,7 @@
 """GroupGetStats: a group's consume TPS is what it pulled between the oldest and the newest of the
 minute's snapshots (one every 10 s), as RocketMQ's GROUP_GET_NUMS minute rate; between two
 snapshots every reader gets the same figure."""
+
 from __future__ import annotations
 
 from brokers.engine.broker.group_get_stats import GroupGetStats

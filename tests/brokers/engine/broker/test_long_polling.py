@@ -1,4 +1,5 @@
 """Long polling: a parked pull is answered by the next message, or by its hold timeout."""
+
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,5 @@
 """``python -m brokers.engine``: help, bad arguments, and a real broker process started and stopped."""
+
 from __future__ import annotations
 
 import asyncio
@@ -45,8 +46,14 @@ def test_usage_and_bad_arguments(capsys, tmp_path):
 
 def _start(args: list[str], pattern: str) -> tuple[subprocess.Popen, re.Match]:
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "brokers.engine", *args], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "brokers.engine", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
@@ -65,16 +72,33 @@ def test_broker_process_ready_serves_and_stops_cleanly(tmp_path):
     store = tmp_path / "store"
     broker = None
     try:
-        broker, m = _start(["broker", "--name", "broker-x", "--port", "0", "--namesrv", namesrv_addr,
-                            "--store-dir", str(store), "--flush", "sync", "--commitlog-file-size", "1048576"],
-                           r"ready at ([\d.]+:\d+)")
+        broker, m = _start(
+            [
+                "broker",
+                "--name",
+                "broker-x",
+                "--port",
+                "0",
+                "--namesrv",
+                namesrv_addr,
+                "--store-dir",
+                str(store),
+                "--flush",
+                "sync",
+                "--commitlog-file-size",
+                "1048576",
+            ],
+            r"ready at ([\d.]+:\d+)",
+        )
         broker_addr = m.group(1)
         assert (store / "abort").exists()
 
         async def talk():
             client = RemotingClient()
             try:
-                route = await client.invoke(namesrv_addr, RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "broker-x"}))
+                route = await client.invoke(
+                    namesrv_addr, RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "broker-x"})
+                )
                 assert route.code == 0 and broker_addr.encode() in route.body
                 info = await client.invoke(broker_addr, RemotingCommand.request(RequestCode.GET_BROKER_RUNTIME_INFO))
                 assert info.code == 0 and b"SYNC_FLUSH" in info.body
@@ -90,9 +114,25 @@ def test_broker_process_ready_serves_and_stops_cleanly(tmp_path):
         # A second broker refuses a store that is in use.
         other, _ = _start(["broker", "--name", "broker-y", "--port", "0", "--store-dir", str(store)], r"ready at")
         try:
-            code = subprocess.run([sys.executable, "-m", "brokers.engine", "broker", "--name", "broker-z", "--port", "0",
-                                   "--store-dir", str(store)], cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
-                                  capture_output=True, text=True, timeout=20)
+            code = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "brokers.engine",
+                    "broker",
+                    "--name",
+                    "broker-z",
+                    "--port",
+                    "0",
+                    "--store-dir",
+                    str(store),
+                ],
+                cwd=REPO,
+                env=dict(os.environ, PYTHONPATH=str(REPO)),
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
             assert code.returncode == 1 and "could not start" in code.stderr
         finally:
             other.send_signal(signal.SIGINT)

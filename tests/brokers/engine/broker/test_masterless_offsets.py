@@ -5,6 +5,7 @@ returning master asks for them (GANTRY_GET_MASTERLESS_OFFSETS) and keeps
 max(master, slave) per queue; the slave forgets an entry once the master has reached it, or
 the master reset it backwards. Real in-process master and slave, real files.
 """
+
 from __future__ import annotations
 
 from brokers.engine.broker.masterless_offsets import MasterlessOffsets, merge_masterless, parse_offset_table
@@ -44,14 +45,18 @@ def test_slave_records_while_a_slave_and_forgets_what_the_master_reached(tmp_pat
 
 
 async def _commit(c, broker: str, queue_id: int, offset: int) -> None:
-    reply = await c.call(RequestCode.UPDATE_CONSUMER_OFFSET,
-                         {"consumerGroup": GROUP, "topic": "T", "queueId": queue_id, "commitOffset": offset}, broker=broker)
+    reply = await c.call(
+        RequestCode.UPDATE_CONSUMER_OFFSET,
+        {"consumerGroup": GROUP, "topic": "T", "queueId": queue_id, "commitOffset": offset},
+        broker=broker,
+    )
     assert reply.code == 0, reply
 
 
 async def _query(c, broker: str, queue_id: int) -> int:
-    reply = await c.call(RequestCode.QUERY_CONSUMER_OFFSET, {"consumerGroup": GROUP, "topic": "T", "queueId": queue_id},
-                         broker=broker)
+    reply = await c.call(
+        RequestCode.QUERY_CONSUMER_OFFSET, {"consumerGroup": GROUP, "topic": "T", "queueId": queue_id}, broker=broker
+    )
     return int(reply.ext("offset")) if reply.code == 0 else -1
 
 
@@ -106,8 +111,12 @@ def test_a_slave_that_reconnects_hands_its_masterless_offsets_over_by_ha(engine_
             assert slave.consumer_offset_manager.masterless.table == {"T@cg": {1: 4}}
             caplog.set_level("INFO", logger="brokers.engine.broker")
             slave.store.ha_client.start()
-            await c.eventually(lambda: c.brokers["broker-a"].consumer_offset_manager.query_offset(GROUP, "T", 1) == 4, timeout=15)
-            assert any("slave" in r.getMessage() and "connected by HA" in r.getMessage() and "took 1" in r.getMessage()
-                       for r in caplog.records)
+            await c.eventually(
+                lambda: c.brokers["broker-a"].consumer_offset_manager.query_offset(GROUP, "T", 1) == 4, timeout=15
+            )
+            assert any(
+                "slave" in r.getMessage() and "connected by HA" in r.getMessage() and "took 1" in r.getMessage()
+                for r in caplog.records
+            )
 
     run(scenario(), timeout=60)

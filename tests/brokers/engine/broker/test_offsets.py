@@ -1,4 +1,5 @@
 """Consumer offsets and queue positions over real frames; persistence across restart."""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,7 +20,10 @@ def test_offsets_update_query_persist(engine_cluster):
             # No offset yet, queue starts at 0 and its first message is hot: 0/SUCCESS.
             fresh = await c.call(RequestCode.QUERY_CONSUMER_OFFSET, {"consumerGroup": "g", "topic": "O", "queueId": 0})
             assert fresh.code == ResponseCode.SUCCESS and fresh.ext("offset") == "0"
-            update = await c.call(RequestCode.UPDATE_CONSUMER_OFFSET, {"consumerGroup": "g", "topic": "O", "queueId": 0, "commitOffset": 2})
+            update = await c.call(
+                RequestCode.UPDATE_CONSUMER_OFFSET,
+                {"consumerGroup": "g", "topic": "O", "queueId": 0, "commitOffset": 2},
+            )
             assert update.code == 0
             got = await c.call(RequestCode.QUERY_CONSUMER_OFFSET, {"consumerGroup": "g", "topic": "O", "queueId": 0})
             assert got.ext("offset") == "2"
@@ -27,8 +31,14 @@ def test_offsets_update_query_persist(engine_cluster):
             await c.pull("O", 0, 2, group="g", sys_flag=0x1 | 0x4, commit_offset=3)
             assert c.broker.consumer_offset_manager.query_offset("g", "O", 0) == 3
             # Negative commits mean "no offset".
-            await c.call(RequestCode.UPDATE_CONSUMER_OFFSET, {"consumerGroup": "g", "topic": "O", "queueId": 1, "commitOffset": 5})
-            await c.call(RequestCode.UPDATE_CONSUMER_OFFSET, {"consumerGroup": "g", "topic": "O", "queueId": 1, "commitOffset": -1})
+            await c.call(
+                RequestCode.UPDATE_CONSUMER_OFFSET,
+                {"consumerGroup": "g", "topic": "O", "queueId": 1, "commitOffset": 5},
+            )
+            await c.call(
+                RequestCode.UPDATE_CONSUMER_OFFSET,
+                {"consumerGroup": "g", "topic": "O", "queueId": 1, "commitOffset": -1},
+            )
             assert c.broker.consumer_offset_manager.query_offset("g", "O", 1) == -1
 
             await c.restart_broker()

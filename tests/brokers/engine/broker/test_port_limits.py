@@ -1,6 +1,7 @@
 """Limits on the broker's port (docs/security.md): a real broker on loopback, attacked with raw sockets,
 while a producer on its own connection keeps sending. Behaviour is asserted (closed, refused,
 answered, still serving), never a duration."""
+
 from __future__ import annotations
 
 import asyncio
@@ -79,8 +80,18 @@ def test_a_new_connection_is_refused_only_when_every_connection_has_authenticate
             await c.create_topic("L", read=1, write=1)
             await _send_ok(c)  # the test's own client connection
             peers = [await asyncio.open_connection("127.0.0.1", c.broker.server.port) for _ in range(2)]
-            get = _frame(json.dumps({"code": RequestCode.GET_MAX_OFFSET, "opaque": 1, "flag": 0, "language": "JAVA",
-                                     "version": 0, "extFields": {"topic": "L", "queueId": "0"}}).encode())
+            get = _frame(
+                json.dumps(
+                    {
+                        "code": RequestCode.GET_MAX_OFFSET,
+                        "opaque": 1,
+                        "flag": 0,
+                        "language": "JAVA",
+                        "version": 0,
+                        "extFields": {"topic": "L", "queueId": "0"},
+                    }
+                ).encode()
+            )
             for reader, writer in peers:  # each authenticates with a request (no ACL: any decoded request)
                 writer.write(get)
                 await writer.drain()
@@ -101,8 +112,18 @@ def test_a_frame_trickling_in_is_closed_at_the_deadline(engine_cluster, caplog):
         async with engine_cluster(limits=ConnectionLimits(frame_receive_deadline_s=2.0)) as c:
             await c.create_topic("L", read=1, write=1)
             reader, writer = await asyncio.open_connection("127.0.0.1", c.broker.server.port)
-            frame = _frame(json.dumps({"code": RequestCode.GET_MAX_OFFSET, "opaque": 1, "flag": 0, "language": "JAVA",
-                                       "version": 0, "extFields": {"topic": "L", "queueId": "0"}}).encode())
+            frame = _frame(
+                json.dumps(
+                    {
+                        "code": RequestCode.GET_MAX_OFFSET,
+                        "opaque": 1,
+                        "flag": 0,
+                        "language": "JAVA",
+                        "version": 0,
+                        "extFields": {"topic": "L", "queueId": "0"},
+                    }
+                ).encode()
+            )
             sent = 0
             closed = False
             while sent < len(frame):  # one byte a second, as a slow-loris client would
@@ -143,10 +164,22 @@ def test_pipelined_reads_never_read_are_bounded_and_closed(engine_cluster, caplo
             body = os.urandom(2048)
             for _ in range(32):
                 assert (await c.send("L", body)).code == ResponseCode.SUCCESS
-            pull = RemotingCommand.request(RequestCode.PULL_MESSAGE, {
-                "consumerGroup": "cg", "topic": "L", "queueId": 0, "queueOffset": 0, "maxMsgNums": 32,
-                "sysFlag": 4, "commitOffset": 0, "suspendTimeoutMillis": 0, "subVersion": 0,
-                "subscription": "*", "expressionType": "TAG"}).encode()
+            pull = RemotingCommand.request(
+                RequestCode.PULL_MESSAGE,
+                {
+                    "consumerGroup": "cg",
+                    "topic": "L",
+                    "queueId": 0,
+                    "queueOffset": 0,
+                    "maxMsgNums": 32,
+                    "sysFlag": 4,
+                    "commitOffset": 0,
+                    "suspendTimeoutMillis": 0,
+                    "subVersion": 0,
+                    "subscription": "*",
+                    "expressionType": "TAG",
+                },
+            ).encode()
             # one 64 KiB answer each: 10k of them unread would be 650 MiB of queued responses
             reader, writer = await asyncio.open_connection("127.0.0.1", c.broker.server.port, limit=1 << 16)
             writer.transport.pause_reading()  # never read a byte of the answers
@@ -178,18 +211,28 @@ def test_deep_huge_and_overflowing_headers_get_an_error_and_no_traceback(engine_
                 return RemotingCommand.decode(await reader.readexactly(total))
 
             deep = b'{"code":30,"opaque":71,"flag":0,"extFields":{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
-            shallow_but_deep = b'{"code":30,"opaque":72,"flag":0,"extFields":{"a":' + b"[" * 30_000 + b"]" * 30_000 + b"}}"
+            shallow_but_deep = (
+                b'{"code":30,"opaque":72,"flag":0,"extFields":{"a":' + b"[" * 30_000 + b"]" * 30_000 + b"}}"
+            )
             deep_body = json.dumps({"code": RequestCode.HEART_BEAT, "opaque": 73, "flag": 0}).encode()
             overflow = b'{"code":30,"flag":0,"opaque":1e999}'
-            for header, body, opaque in ((deep, b"", 71), (shallow_but_deep, b"", 72),
-                                         (deep_body, b"[" * 100_000, 73), (overflow, b"", None)):
+            for header, body, opaque in (
+                (deep, b"", 71),
+                (shallow_but_deep, b"", 72),
+                (deep_body, b"[" * 100_000, 73),
+                (overflow, b"", None),
+            ):
                 writer.write(_frame(header, body))
                 response = await answer()
                 assert response.is_response and opaque in (None, response.opaque), response
                 assert response.code == ResponseCode.SYSTEM_ERROR, response
                 await _send_ok(c, 1)
             # the connection still serves a good request after the bad ones
-            writer.write(RemotingCommand(code=RequestCode.GET_MAX_OFFSET, opaque=74, ext_fields={"topic": "L", "queueId": "0"}).encode())
+            writer.write(
+                RemotingCommand(
+                    code=RequestCode.GET_MAX_OFFSET, opaque=74, ext_fields={"topic": "L", "queueId": "0"}
+                ).encode()
+            )
             good = await answer()
             assert good.opaque == 74 and good.code == ResponseCode.SUCCESS, good
             writer.close()
@@ -201,7 +244,9 @@ def test_deep_huge_and_overflowing_headers_get_an_error_and_no_traceback(engine_
 
 def test_a_pull_or_heartbeat_naming_too_many_tags_is_refused(engine_cluster):
     async def scenario():
-        async with engine_cluster(max_heartbeat_bytes=8 << 20) as c:  # the tag limits, not the body size, are under test
+        async with engine_cluster(
+            max_heartbeat_bytes=8 << 20
+        ) as c:  # the tag limits, not the body size, are under test
             await c.create_topic("L", read=1, write=1)
             many = " || ".join(f"t{i}" for i in range(5000))  # 34 KB: under the header cap
             response = await c.pull("L", sub=many)
@@ -223,14 +268,21 @@ def test_auto_created_groups_are_capped_per_heartbeat_and_in_total(engine_cluste
     async def scenario():
         async with engine_cluster(max_auto_create_groups_per_heartbeat=4, max_subscription_groups=12) as c:
             sgm = c.broker.subscription_group_manager
-            body = {"clientID": "cid", "producerDataSet": [],
-                    "consumerDataSet": [{"groupName": f"g{i}", "subscriptionDataSet": []} for i in range(5)]}
+            body = {
+                "clientID": "cid",
+                "producerDataSet": [],
+                "consumerDataSet": [{"groupName": f"g{i}", "subscriptionDataSet": []} for i in range(5)],
+            }
             refused = await c.call(RequestCode.HEART_BEAT, None, json.dumps(body).encode())
             assert refused.code == ResponseCode.SYSTEM_ERROR and "more than the limit of 4" in refused.remark
             assert not {f"g{i}" for i in range(5)} & sgm.subscription_group_table.keys()
             for start in range(0, 12, 4):
-                body["consumerDataSet"] = [{"groupName": f"g{i}", "subscriptionDataSet": []} for i in range(start, start + 4)]
-                assert (await c.call(RequestCode.HEART_BEAT, None, json.dumps(body).encode())).code == ResponseCode.SUCCESS
+                body["consumerDataSet"] = [
+                    {"groupName": f"g{i}", "subscriptionDataSet": []} for i in range(start, start + 4)
+                ]
+                assert (
+                    await c.call(RequestCode.HEART_BEAT, None, json.dumps(body).encode())
+                ).code == ResponseCode.SUCCESS
             assert len(sgm.subscription_group_table) == 12  # 7 built-in groups, then 5 auto-created
             await sgm.flusher.wait_idle()
             stored = json.loads((sgm.path).read_text())["subscriptionGroupTable"]
@@ -249,7 +301,10 @@ def test_transaction_sends_are_refused_not_stored(engine_cluster):
                 assert response.code == ResponseCode.NO_PERMISSION, response
                 assert response.remark == "the broker[127.0.0.1] sending transaction message is forbidden"
             response = await c.send("TX", b"half", props={"TRAN_MSG": "true"})
-            assert response.code == ResponseCode.NO_PERMISSION and "sending transaction message is forbidden" in response.remark
+            assert (
+                response.code == ResponseCode.NO_PERMISSION
+                and "sending transaction message is forbidden" in response.remark
+            )
             assert await c.max_offset("TX") == 0
             assert (await c.send("TX", b"plain")).code == ResponseCode.SUCCESS
             assert [m.body for m in await c.pull_messages("TX")] == [b"plain"]
@@ -269,8 +324,13 @@ def test_a_heartbeat_naming_too_many_groups_or_bytes_is_refused_by_name_and_regi
             answer = await beat(producers)
             assert answer.code == ResponseCode.SYSTEM_ERROR
             assert "101 producer groups, more than the limit of 100 (max_heartbeat_groups)" in answer.remark
-            subs = {"clientID": "flood", "consumerDataSet": [{"groupName": f"g{g}", "subscriptionDataSet": [
-                {"topic": "L", "subString": "*"} for _ in range(10)]} for g in range(6)]}
+            subs = {
+                "clientID": "flood",
+                "consumerDataSet": [
+                    {"groupName": f"g{g}", "subscriptionDataSet": [{"topic": "L", "subString": "*"} for _ in range(10)]}
+                    for g in range(6)
+                ],
+            }
             answer = await beat(subs)
             assert "60 subscriptions, more than the limit of 50 (max_heartbeat_subscriptions)" in answer.remark
             huge = {"clientID": "flood", "producerDataSet": [{"groupName": "p" * 200}] * 6000}  # ~1.3 MB
@@ -278,7 +338,9 @@ def test_a_heartbeat_naming_too_many_groups_or_bytes_is_refused_by_name_and_regi
             assert "exceeds the limit of 1048576 (max_heartbeat_bytes)" in answer.remark
             manager = c.broker.client_manager
             assert not manager.producer_connections("pg0") and manager.get_consumer_group_info("g0") is None
-            assert (await beat({"clientID": "ok", "producerDataSet": [{"groupName": f"pg{i}"} for i in range(100)]})).code == 0
+            assert (
+                await beat({"clientID": "ok", "producerDataSet": [{"groupName": f"pg{i}"} for i in range(100)]})
+            ).code == 0
             assert manager.producer_connections("pg99")  # at the limit: registered, in slices
 
     run(scenario())

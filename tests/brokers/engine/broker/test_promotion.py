@@ -3,6 +3,7 @@ GANTRY_PROMOTE_SLAVE (not a slave, wrong name or id, master alive, a dry run's p
 refusing a master of a lower epoch, a master refusing a hello of a higher epoch, and the whole
 change of master: a slave promoted online, the other slave re-pointed to it, and the old master
 restarted on its store: it takes no send, rejoins as a slave and cuts the tail nobody had."""
+
 from __future__ import annotations
 
 import asyncio
@@ -69,8 +70,17 @@ def test_promote_refusals_and_dry_run(engine_cluster):
 def test_epoch_refusals_on_the_ha_port(engine_cluster, tmp_path):
     async def fake_master(reader, writer):  # a "master" of epoch 1 for a slave at epoch 3
         await reader.readexactly(hp.HELLO.size)
-        writer.write(hp.encode_welcome(hp.STATUS_OK, max_offset=4096, file_size=1 << 20, broker_addr="x:1",
-                                       epoch=1, role="ASYNC_MASTER", history=((0, 0), (1, 0))))
+        writer.write(
+            hp.encode_welcome(
+                hp.STATUS_OK,
+                max_offset=4096,
+                file_size=1 << 20,
+                broker_addr="x:1",
+                epoch=1,
+                role="ASYNC_MASTER",
+                history=((0, 0), (1, 0)),
+            )
+        )
         writer.write(hp.encode_frame_header(0, 0, 4096, 0, 1, 0))
         await writer.drain()
         await asyncio.sleep(1)
@@ -84,7 +94,10 @@ def test_epoch_refusals_on_the_ha_port(engine_cluster, tmp_path):
             await c.create_topic("T", read=1, write=1)
             slave = await start_slave(c, store=_store(c, "stale-slave"), ha_master_address=f"127.0.0.1:{port}")
             await c.eventually(lambda: slave.store.ha_client.state == "REFUSED")
-            assert "STALE_EPOCH" in slave.store.ha_client.last_refusal and "epoch 1, below this slave's 3" in slave.store.ha_client.last_refusal
+            assert (
+                "STALE_EPOCH" in slave.store.ha_client.last_refusal
+                and "epoch 1, below this slave's 3" in slave.store.ha_client.last_refusal
+            )
             assert slave.store.max_phy_offset == 0 and slave.store.epoch == 3
             # a hello of a higher epoch to the real master: refused; the name server still says it
             # is the master (epoch 0 is the group's), so it keeps taking sends

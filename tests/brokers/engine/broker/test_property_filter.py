@@ -1,5 +1,6 @@
 """SQL92 subscriptions on a real broker: the pull filters by properties and TAGS, long polling waits
 for a match, CHECK_CLIENT_CONFIG answers as RocketMQ's broker, and enable_property_filter off refuses."""
+
 from __future__ import annotations
 
 import asyncio
@@ -36,9 +37,19 @@ async def sql_pull(c, topic: str, expression: str, offset: int = 0, **kw):
 
 
 async def check_client_config(c, expression: str, kind: str = "SQL92"):
-    body = {"clientId": "127.0.0.1@1", "group": "cg",
-            "subscriptionData": {"topic": "T", "subString": expression, "expressionType": kind, "tagsSet": [], "codeSet": [],
-                                 "subVersion": 1, "classFilterMode": False}}
+    body = {
+        "clientId": "127.0.0.1@1",
+        "group": "cg",
+        "subscriptionData": {
+            "topic": "T",
+            "subString": expression,
+            "expressionType": kind,
+            "tagsSet": [],
+            "codeSet": [],
+            "subVersion": 1,
+            "classFilterMode": False,
+        },
+    }
     return await c.call(RequestCode.CHECK_CLIENT_CONFIG, None, json.dumps(body).encode())
 
 
@@ -79,7 +90,11 @@ def test_large_records_are_filtered_by_their_properties_alone(engine_cluster):
                 body = bytes([65 + i]) * (20_000 if i % 2 else 100)
                 assert (await c.send("Big", body, props={"n": str(i)})).code == ResponseCode.SUCCESS
             response = await sql_pull(c, "Big", "n >= 3")
-            assert [(m.properties["n"], len(m.body)) for m in decode_records(response.body)] == [("3", 20_000), ("4", 100), ("5", 20_000)]
+            assert [(m.properties["n"], len(m.body)) for m in decode_records(response.body)] == [
+                ("3", 20_000),
+                ("4", 100),
+                ("5", 20_000),
+            ]
 
     run(scenario())
 
@@ -91,11 +106,29 @@ def test_a_heartbeat_registered_sql92_subscription_filters_pulls_without_one(eng
             await send_orders(c, "HB")
             client = RemotingClient()
             try:
-                sub = {"topic": "HB", "subString": "price > 60", "expressionType": "SQL92", "tagsSet": [], "codeSet": [],
-                       "subVersion": 1, "classFilterMode": False}
-                body = {"clientID": "127.0.0.1@hb", "producerDataSet": [], "consumerDataSet": [{
-                    "groupName": "sqlg", "consumeType": "CONSUME_PASSIVELY", "messageModel": "CLUSTERING",
-                    "consumeFromWhere": "CONSUME_FROM_FIRST_OFFSET", "unitMode": False, "subscriptionDataSet": [sub]}]}
+                sub = {
+                    "topic": "HB",
+                    "subString": "price > 60",
+                    "expressionType": "SQL92",
+                    "tagsSet": [],
+                    "codeSet": [],
+                    "subVersion": 1,
+                    "classFilterMode": False,
+                }
+                body = {
+                    "clientID": "127.0.0.1@hb",
+                    "producerDataSet": [],
+                    "consumerDataSet": [
+                        {
+                            "groupName": "sqlg",
+                            "consumeType": "CONSUME_PASSIVELY",
+                            "messageModel": "CLUSTERING",
+                            "consumeFromWhere": "CONSUME_FROM_FIRST_OFFSET",
+                            "unitMode": False,
+                            "subscriptionDataSet": [sub],
+                        }
+                    ],
+                }
                 assert (await c.call(RequestCode.HEART_BEAT, None, json.dumps(body).encode(), client=client)).code == 0
                 response = await c.pull("HB", sub=None, group="sqlg")
                 assert [m.body for m in decode_records(response.body)] == [b"dear-pen"]
@@ -127,10 +160,12 @@ def test_a_malformed_expression_fails_the_pull_naming_the_problem(engine_cluster
         async with engine_cluster(enable_property_filter=True) as c:
             await c.create_topic("Bad", read=1, write=1)
             await send_orders(c, "Bad")
-            for expression, fragment in (("price > 'ten'", "'ten' cannot be compared with >"),
-                                         ("price > 10 region = 'eu'", "unexpected 'region' at line 1, column 12"),
-                                         ("price IN (" + ", ".join(f"'{i}'" for i in range(520)) + ")", "the limit of 512 values"),
-                                         ("", "the selector is empty")):
+            for expression, fragment in (
+                ("price > 'ten'", "'ten' cannot be compared with >"),
+                ("price > 10 region = 'eu'", "unexpected 'region' at line 1, column 12"),
+                ("price IN (" + ", ".join(f"'{i}'" for i in range(520)) + ")", "the limit of 512 values"),
+                ("", "the selector is empty"),
+            ):
                 response = await sql_pull(c, "Bad", expression, commit_offset=3, sys_flag=0x5)
                 assert response.code == ResponseCode.SUBSCRIPTION_PARSE_FAILED, (expression, response)
                 assert fragment in response.remark, response.remark
@@ -196,5 +231,10 @@ def test_a_parked_sql92_pull_stays_parked_through_periodic_checks_that_find_no_m
 def test_the_setting_is_off_by_default_and_on_with_its_flag(tmp_path):
     base = ["--name", "broker-a", "--store-dir", str(tmp_path)]
     assert config_from_args(build_arg_parser().parse_args(base)).enable_property_filter is False
-    assert config_from_args(build_arg_parser().parse_args([*base, "--enable-property-filter"])).enable_property_filter is True
-    assert BrokerConfig.from_dict({"broker_name": "b", "store_dir": str(tmp_path), "enable_property_filter": True}).enable_property_filter
+    assert (
+        config_from_args(build_arg_parser().parse_args([*base, "--enable-property-filter"])).enable_property_filter
+        is True
+    )
+    assert BrokerConfig.from_dict(
+        {"broker_name": "b", "store_dir": str(tmp_path), "enable_property_filter": True}
+    ).enable_property_filter

@@ -1,4 +1,5 @@
 """Registration with every name server, each independently; unregistration at stop."""
+
 from __future__ import annotations
 
 import asyncio

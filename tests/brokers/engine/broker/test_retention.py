@@ -1,6 +1,7 @@
 """Retention through a real broker: requests 329 and 306, the disk-full refusal with RocketMQ's
 remark, a lagging consumer moved to the new min offset and counted in its group's stats, the
 runtime info and config keys, and the broker's retention flags."""
+
 from __future__ import annotations
 
 import asyncio
@@ -21,7 +22,9 @@ def pretend(ratio: float):
     return lambda path: DiskUsage(1000, used, 1000 - used)
 
 
-SMALL_STORE = dict(commitlog_file_size=64 << 10, consume_queue_units_per_file=50, max_index_hash_slots=1000, max_index_count=4000)
+SMALL_STORE = dict(
+    commitlog_file_size=64 << 10, consume_queue_units_per_file=50, max_index_hash_slots=1000, max_index_count=4000
+)
 
 
 def test_delete_expired_commitlog_moves_the_min_offset_and_a_lagging_pull_goes_on(engine_cluster, tmp_path):
@@ -49,12 +52,21 @@ def test_delete_expired_commitlog_moves_the_min_offset_and_a_lagging_pull_goes_o
             assert msgs[0].queue_offset == min_offset
 
             stats = json_compat.loads((await c.call(RequestCode.GANTRY_GET_QUEUE_STATS)).body)
-            assert {"group": "lagging", "topic": "R", "queueId": 0, "times": 1, "skippedMessages": min_offset - 10} in stats["offsetMoved"]
+            assert {
+                "group": "lagging",
+                "topic": "R",
+                "queueId": 0,
+                "times": 1,
+                "skippedMessages": min_offset - 10,
+            } in stats["offsetMoved"]
             assert {"topic": "R", "queueId": 0, "minOffset": min_offset}.items() <= next(
-                q for q in stats["queues"] if q["topic"] == "R").items()
+                q for q in stats["queues"] if q["topic"] == "R"
+            ).items()
 
             info = store.runtime_info()
-            assert info["cleanedFilesTotal"] == str(report["deletedCommitLogFiles"]) and info["lastCleanTimeStamp"] != "0"
+            assert (
+                info["cleanedFilesTotal"] == str(report["deletedCommitLogFiles"]) and info["lastCleanTimeStamp"] != "0"
+            )
             cq = await c.call(RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE)
             assert cq.code == ResponseCode.SUCCESS and "deletedConsumeQueueFiles" in json_compat.loads(cq.body)
 
@@ -71,9 +83,11 @@ def test_a_full_disk_refuses_sends_with_rocketmqs_remark_and_takes_them_again(en
             await asyncio.to_thread(retention.run_pass)
             refused = await c.send("D", b"refused")
             assert refused.code == ResponseCode.SERVICE_NOT_AVAILABLE
-            assert refused.remark == ("service not available now. It may be caused by one of the following reasons: the "
-                                      "broker's disk is full [CL:  0.95 CQ:  0.95 INDEX:  0.95], messages are put to the "
-                                      "slave, message store has been shut down, etc.")
+            assert refused.remark == (
+                "service not available now. It may be caused by one of the following reasons: the "
+                "broker's disk is full [CL:  0.95 CQ:  0.95 INDEX:  0.95], messages are put to the "
+                "slave, message store has been shut down, etc."
+            )
             runtime = await c.call(RequestCode.GET_BROKER_RUNTIME_INFO)
             table = json_compat.loads(runtime.body)["table"]
             assert table["diskFull"] == "true" and table["commitLogDiskRatio"] == "0.95"
@@ -93,24 +107,44 @@ def test_the_broker_config_lists_the_retention_settings_rocketmqs_way(engine_clu
         store = StoreConfig(str(tmp_path / "a"), delete_when="03;04", disk_max_used_space_ratio=0.7, **SMALL_STORE)
         async with engine_cluster(store=store) as c:
             props = c.broker.config_properties()
-            assert {k: props[k] for k in ("fileReservedTime", "deleteWhen", "diskMaxUsedSpaceRatio", "diskSpaceCleanForciblyRatio",
-                                          "diskSpaceWarningLevelRatio", "cleanResourceInterval", "deleteFileBatchMax")} == {
-                "fileReservedTime": "72", "deleteWhen": "03;04", "diskMaxUsedSpaceRatio": "70",
-                "diskSpaceCleanForciblyRatio": "85", "diskSpaceWarningLevelRatio": "90", "cleanResourceInterval": "10000",
-                "deleteFileBatchMax": "10"}
+            assert {
+                k: props[k]
+                for k in (
+                    "fileReservedTime",
+                    "deleteWhen",
+                    "diskMaxUsedSpaceRatio",
+                    "diskSpaceCleanForciblyRatio",
+                    "diskSpaceWarningLevelRatio",
+                    "cleanResourceInterval",
+                    "deleteFileBatchMax",
+                )
+            } == {
+                "fileReservedTime": "72",
+                "deleteWhen": "03;04",
+                "diskMaxUsedSpaceRatio": "70",
+                "diskSpaceCleanForciblyRatio": "85",
+                "diskSpaceWarningLevelRatio": "90",
+                "cleanResourceInterval": "10000",
+                "deleteFileBatchMax": "10",
+            }
 
     run(scenario())
 
 
 def test_bad_retention_flags_are_refused_at_start_naming_the_flag(tmp_path, capsys):
     base = ["--name", "broker-x", "--store-dir", str(tmp_path / "x")]
-    for flags, named in ((["--disk-max-used-space-ratio", "1.2"], "--disk-max-used-space-ratio: diskMaxUsedSpaceRatio"),
-                         (["--disk-space-clean-forcibly-ratio", "-0.1"], "--disk-space-clean-forcibly-ratio: diskSpaceCleanForciblyRatio"),
-                         (["--disk-space-warning-level-ratio", "90"], "--disk-space-warning-level-ratio: diskSpaceWarningLevelRatio"),
-                         (["--delete-when", "4am"], "--delete-when: deleteWhen"),
-                         (["--delete-when", "03;24"], "--delete-when: deleteWhen"),
-                         (["--file-reserved-time", "0"], "--file-reserved-time: fileReservedTime"),
-                         (["--delete-files-batch-max", "0"], "--delete-files-batch-max: deleteFileBatchMax")):
+    for flags, named in (
+        (["--disk-max-used-space-ratio", "1.2"], "--disk-max-used-space-ratio: diskMaxUsedSpaceRatio"),
+        (
+            ["--disk-space-clean-forcibly-ratio", "-0.1"],
+            "--disk-space-clean-forcibly-ratio: diskSpaceCleanForciblyRatio",
+        ),
+        (["--disk-space-warning-level-ratio", "90"], "--disk-space-warning-level-ratio: diskSpaceWarningLevelRatio"),
+        (["--delete-when", "4am"], "--delete-when: deleteWhen"),
+        (["--delete-when", "03;24"], "--delete-when: deleteWhen"),
+        (["--file-reserved-time", "0"], "--file-reserved-time: fileReservedTime"),
+        (["--delete-files-batch-max", "0"], "--delete-files-batch-max: deleteFileBatchMax"),
+    ):
         assert main(base + flags) == EXIT_USAGE
         assert named in capsys.readouterr().err
     assert not (tmp_path / "x").exists()  # refused before anything was created

@@ -1,4 +1,5 @@
 """Sending (V1, V2, batch) and pulling back over real frames; tag filtering; auto-create; bad sends."""
+
 from __future__ import annotations
 
 import asyncio
@@ -18,14 +19,23 @@ def test_send_v1_v2_batch_and_pull_back(engine_cluster):
     async def scenario():
         async with engine_cluster() as c:
             assert (await c.create_topic("T", read=2, write=2)).code == 0
-            v1 = await c.send("T", b"one", tags="TagA", keys="k1 k2", props={"color": "red", "WAIT": "true"}, code=RequestCode.SEND_MESSAGE)
+            v1 = await c.send(
+                "T",
+                b"one",
+                tags="TagA",
+                keys="k1 k2",
+                props={"color": "red", "WAIT": "true"},
+                code=RequestCode.SEND_MESSAGE,
+            )
             assert v1.code == ResponseCode.SUCCESS, v1
             assert v1.ext("queueId") == "0" and v1.ext("queueOffset") == "0"
             assert v1.ext("MSG_REGION") == "DefaultRegion" and v1.ext("TRACE_ON") == "true"
             assert len(v1.ext("msgId")) == 32
             v2 = await c.send("T", b"two", tags="TagB", keys="k3")
             assert v2.code == 0 and v2.ext("queueOffset") == "1"
-            batch_body = encode_batch_body([Message("T", b"b1", tags="TagA", keys="bk1"), Message("T", b"b2", tags="TagC")])
+            batch_body = encode_batch_body(
+                [Message("T", b"b1", tags="TagA", keys="bk1"), Message("T", b"b2", tags="TagC")]
+            )
             batch = await c.send("T", batch_body, code=RequestCode.SEND_BATCH_MESSAGE, extra={"m": True})
             assert batch.code == 0, batch
             assert batch.ext("queueOffset") == "2" and len(batch.ext("msgId").split(",")) == 2
@@ -44,7 +54,9 @@ def test_send_v1_v2_batch_and_pull_back(engine_cluster):
             assert msgs[2].keys == "bk1" and msgs[3].tags == "TagC"
             assert msgs[2].properties["CLUSTER"] == "DefaultCluster"
             # as RocketMQ 5's broker stamps them: a 5.x consumer's trace leaves out messages without a region
-            assert all((m.properties["MSG_REGION"], m.properties["TRACE_ON"]) == ("DefaultRegion", "true") for m in msgs)
+            assert all(
+                (m.properties["MSG_REGION"], m.properties["TRACE_ON"]) == ("DefaultRegion", "true") for m in msgs
+            )
 
             response = await c.pull("T", 0, 4)
             assert response.code == ResponseCode.PULL_NOT_FOUND
@@ -56,12 +68,18 @@ def test_send_v1_v2_batch_and_pull_back(engine_cluster):
 
 def test_a_batch_with_an_id_of_its_own_keeps_each_message_id(engine_cluster):
     """RocketMQ 5.x clients put a UNIQ_KEY on the batch as well as on each message: every message keeps its own."""
+
     async def scenario():
         async with engine_cluster() as c:
             await c.create_topic("U", read=1, write=1)
             inner = [Message("U", f"u{i}".encode(), properties={"UNIQ_KEY": f"INNER{i}"}) for i in range(3)]
-            batch = await c.send("U", encode_batch_body(inner), code=RequestCode.SEND_BATCH_MESSAGE,
-                                 props={"UNIQ_KEY": "THEBATCH", "WAIT": "true"}, extra={"m": True})
+            batch = await c.send(
+                "U",
+                encode_batch_body(inner),
+                code=RequestCode.SEND_BATCH_MESSAGE,
+                props={"UNIQ_KEY": "THEBATCH", "WAIT": "true"},
+                extra={"m": True},
+            )
             assert batch.code == 0, batch
             msgs = await c.pull_messages("U", 0, 0)
             assert [m.uniq_key for m in msgs] == ["INNER0", "INNER1", "INNER2"]
@@ -146,7 +164,12 @@ def test_send_bad_sizes_and_queues_store_nothing(engine_cluster):
             assert props.code == ResponseCode.MESSAGE_ILLEGAL and "properties" in props.remark
             queue = await c.send("S", b"x", queue_id=2)
             assert queue.code == ResponseCode.SYSTEM_ERROR and "queueId[2] is illegal" in queue.remark
-            batch = await c.send("S", encode_batch_body([Message("S", b"y" * 2000)]), code=RequestCode.SEND_BATCH_MESSAGE, extra={"m": True})
+            batch = await c.send(
+                "S",
+                encode_batch_body([Message("S", b"y" * 2000)]),
+                code=RequestCode.SEND_BATCH_MESSAGE,
+                extra={"m": True},
+            )
             assert batch.code == ResponseCode.MESSAGE_ILLEGAL
             garbage = await c.send("S", b"\x00\x00\x00\x05junk", code=RequestCode.SEND_BATCH_MESSAGE, extra={"m": True})
             assert garbage.code == ResponseCode.MESSAGE_ILLEGAL and "batch" in garbage.remark

@@ -1,6 +1,7 @@
 """Synchronous double write under SYNC_FLUSH on real in-process brokers: the master's group
 commit syncs a record while its send waits for the slave, and the answer still waits for both;
 a batch is answered once the slave holds all of it."""
+
 from __future__ import annotations
 
 import asyncio
@@ -15,9 +16,15 @@ from .test_broker_group import start_slave, wait_caught_up, wait_connected
 
 
 def _store(tmp_path, name: str) -> StoreConfig:
-    return StoreConfig(str(tmp_path / name), commitlog_file_size=1 << 20, consume_queue_units_per_file=1000,
-                       max_index_hash_slots=1000, max_index_count=4000, flush_disk_type=SYNC_FLUSH,
-                       sync_flush_timeout_ms=10_000)
+    return StoreConfig(
+        str(tmp_path / name),
+        commitlog_file_size=1 << 20,
+        consume_queue_units_per_file=1000,
+        max_index_hash_slots=1000,
+        max_index_count=4000,
+        flush_disk_type=SYNC_FLUSH,
+        sync_flush_timeout_ms=10_000,
+    )
 
 
 def test_sync_flush_master_flushes_while_it_waits_for_the_slave_and_answers_after_both(engine_cluster, tmp_path):
@@ -31,8 +38,12 @@ def test_sync_flush_master_flushes_while_it_waits_for_the_slave_and_answers_afte
             slave.store.ha_client.pause()
             pending = asyncio.ensure_future(c.send("T", b"waits for the slave"))
             # the record is on the master's disk while its send still waits for the slave
-            await c.eventually(lambda: master.max_phy_offset > master.ha_service.group_transfer.acked
-                               and master.commitlog.flushed_where == master.max_phy_offset)
+            await c.eventually(
+                lambda: (
+                    master.max_phy_offset > master.ha_service.group_transfer.acked
+                    and master.commitlog.flushed_where == master.max_phy_offset
+                )
+            )
             await asyncio.sleep(0.1)
             assert not pending.done()
             slave.store.ha_client.resume()
@@ -58,7 +69,9 @@ def test_a_batch_is_answered_once_the_slave_holds_all_of_it(engine_cluster):
                 assert slave.store.ha_client.reported_offset >= master.max_phy_offset
             await wait_caught_up(c)
             await c.eventually(lambda: slave.store.get_max_offset_in_queue("T", 0) == 120)
-            assert slave.store.get_message("g", "T", 0, 0, 200).records == master.get_message("g", "T", 0, 0, 200).records
+            assert (
+                slave.store.get_message("g", "T", 0, 0, 200).records == master.get_message("g", "T", 0, 0, 200).records
+            )
             found = slave.store.query_message("T", "k7", 10, 0, 1 << 62)
             assert len(found) == 3 and found == master.query_message("T", "k7", 10, 0, 1 << 62)
 

@@ -1,5 +1,6 @@
 """UPDATE_AND_CREATE_TOPIC's ``attributes`` header on a real broker: stored, persisted, answered by
 GET_TOPIC_CONFIG and GET_ALL_TOPIC_CONFIG, refused with a remark naming the attribute."""
+
 from __future__ import annotations
 
 import json
@@ -54,9 +55,13 @@ def test_bad_attributes_are_refused_naming_the_attribute_and_change_nothing(engi
     async def scenario():
         async with engine_cluster() as c:
             assert (await c.create_topic("orders", attributes="+message.type=DELAY")).code == ResponseCode.SUCCESS
-            for text, named in [("+message.type=SOMETIMES", "message.type"), ("+color=red", "color"),
-                                ("message.type=FIFO", "message.type"), ("+reserve.time=60", "reserve.time"),
-                                ("-cleanup.policy", "cleanup.policy")]:
+            for text, named in [
+                ("+message.type=SOMETIMES", "message.type"),
+                ("+color=red", "color"),
+                ("message.type=FIFO", "message.type"),
+                ("+reserve.time=60", "reserve.time"),
+                ("-cleanup.policy", "cleanup.policy"),
+            ]:
                 response = await c.create_topic("orders", read=2, write=2, attributes=text)
                 assert response.code == ResponseCode.SYSTEM_ERROR, (text, response)
                 assert named in response.remark, (text, response.remark)

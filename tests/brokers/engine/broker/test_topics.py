@@ -1,4 +1,5 @@
 """Topic administration over real frames: create/update/delete, persistence, registration, bad input."""
+
 from __future__ import annotations
 
 import asyncio
@@ -38,8 +39,14 @@ def test_create_update_delete_topic_persist_and_register(engine_cluster):
             route = await c.route("orders")  # registered before the reply
             assert route["queueDatas"][0]["writeQueueNums"] == 4
             assert (await c.topics())["orders"] == {
-                "order": False, "perm": 4, "readQueueNums": 4, "topicFilterType": "SINGLE_TAG",
-                "topicName": "orders", "topicSysFlag": 0, "writeQueueNums": 4, "attributes": {},
+                "order": False,
+                "perm": 4,
+                "readQueueNums": 4,
+                "topicFilterType": "SINGLE_TAG",
+                "topicName": "orders",
+                "topicSysFlag": 0,
+                "writeQueueNums": 4,
+                "attributes": {},
             }
             assert (await c.send("orders", b"x")).code == ResponseCode.NO_PERMISSION  # read-only
             assert (await c.create_topic("orders", read=8, write=6, perm=6)).code == 0
@@ -55,7 +62,10 @@ def test_create_update_delete_topic_persist_and_register(engine_cluster):
             assert (await c.send("orders", b"x", queue_id=1)).code == 0
             queue_dir = c.tmp_path / "broker-a" / "consumequeue" / "orders"
             assert queue_dir.exists()
-            await c.call(RequestCode.UPDATE_CONSUMER_OFFSET, {"consumerGroup": "g", "topic": "orders", "queueId": 1, "commitOffset": 1})
+            await c.call(
+                RequestCode.UPDATE_CONSUMER_OFFSET,
+                {"consumerGroup": "g", "topic": "orders", "queueId": 1, "commitOffset": 1},
+            )
             response = await c.call(RequestCode.DELETE_TOPIC_IN_BROKER, {"topic": "orders"})
             assert response.code == 0, response
             assert "orders" not in await c.topics()

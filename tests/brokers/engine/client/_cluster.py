@@ -1,5 +1,6 @@
 """An embedded cluster for client tests: a real name server and real brokers on ephemeral
 loopback ports, run by an event loop in a background thread, stores under a tmp directory."""
+
 from __future__ import annotations
 
 import asyncio
@@ -24,9 +25,17 @@ class EmbeddedCluster:
     """A name server and brokers in one background event loop; with ``namesrv_addrs``, only the brokers,
     registered with name servers that run elsewhere (Apache's, in tests/fixtures/apache_servers.py)."""
 
-    def __init__(self, root: Path, broker_names: tuple[str, ...] = ("broker-a", "broker-b"), cluster: str = CLUSTER, *,
-                 namesrv_options: dict[str, Any] | None = None, store_options: dict[str, Any] | None = None,
-                 namesrv_addrs: tuple[str, ...] = (), **broker_options: Any) -> None:
+    def __init__(
+        self,
+        root: Path,
+        broker_names: tuple[str, ...] = ("broker-a", "broker-b"),
+        cluster: str = CLUSTER,
+        *,
+        namesrv_options: dict[str, Any] | None = None,
+        store_options: dict[str, Any] | None = None,
+        namesrv_addrs: tuple[str, ...] = (),
+        **broker_options: Any,
+    ) -> None:
         self.root = root
         self.external_namesrv_addrs = namesrv_addrs  # brokers register there, and no name server of our own starts
         self.store_options = store_options or {}  # StoreConfig fields over the small test sizes below
@@ -62,17 +71,23 @@ class EmbeddedCluster:
             self.namesrv = NamesrvController(NamesrvConfig(port=0, **self.namesrv_options))
             await self.namesrv.start()
         for name in self.broker_names:
-            store = StoreConfig(**{
-                "store_dir": str(self.root / name),
-                "commitlog_file_size": 8 << 20,
-                "consume_queue_units_per_file": 10_000,
-                "max_index_hash_slots": 10_000,
-                "max_index_count": 40_000,
-                **self.store_options,
-            })
+            store = StoreConfig(
+                **{
+                    "store_dir": str(self.root / name),
+                    "commitlog_file_size": 8 << 20,
+                    "consume_queue_units_per_file": 10_000,
+                    "max_index_hash_slots": 10_000,
+                    "max_index_count": 40_000,
+                    **self.store_options,
+                }
+            )
             config = BrokerConfig(
-                broker_name=name, cluster_name=self.cluster, listen_port=0, namesrv_addrs=self.external_namesrv_addrs or (self.namesrv_addr,),
-                store=store, **self.broker_options
+                broker_name=name,
+                cluster_name=self.cluster,
+                listen_port=0,
+                namesrv_addrs=self.external_namesrv_addrs or (self.namesrv_addr,),
+                store=store,
+                **self.broker_options,
             )
             broker = BrokerController(config)
             await broker.start()

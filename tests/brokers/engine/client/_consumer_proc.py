@@ -5,6 +5,7 @@ listener acknowledged): ``{"ready": <client id>}`` once started, then per listen
 ``{"t": <time>, "msgs": [[broker, queue id, queue offset, body, reconsume times], ...]}``.
 SIGTERM shuts the consumer down cleanly and writes ``{"stopped": true}``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,17 +42,30 @@ def main() -> None:
     acknowledged = ConsumeOrderlyStatus.SUCCESS if args.orderly else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
     def listener(msgs: list[ReceivedMessage]) -> ConsumeConcurrentlyStatus | ConsumeOrderlyStatus:
-        line = {"t": time.time(), "msgs": [[m.broker_name, m.queue_id, m.queue_offset, m.body.decode(), m.reconsume_times] for m in msgs]}
+        line = {
+            "t": time.time(),
+            "msgs": [[m.broker_name, m.queue_id, m.queue_offset, m.body.decode(), m.reconsume_times] for m in msgs],
+        }
         with lock:
             out.write(json.dumps(line) + "\n")
             out.flush()
         return acknowledged
 
-    client_config = ClientConfig(rebalance_interval_s=args.interval, heartbeat_broker_interval_s=args.interval,
-                                 poll_name_server_interval_s=args.interval, persist_consumer_offset_interval_s=args.persist_interval)
-    consumer = PushConsumer(args.group, args.namesrv, consume_from_where="CONSUME_FROM_FIRST_OFFSET", instance_name=args.instance,
-                            orderly=args.orderly, client_config=client_config,
-                            config=ConsumerConfig(pull_suspend_ms=2000, lock_interval_s=args.interval, consume_thread_max=4))
+    client_config = ClientConfig(
+        rebalance_interval_s=args.interval,
+        heartbeat_broker_interval_s=args.interval,
+        poll_name_server_interval_s=args.interval,
+        persist_consumer_offset_interval_s=args.persist_interval,
+    )
+    consumer = PushConsumer(
+        args.group,
+        args.namesrv,
+        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        instance_name=args.instance,
+        orderly=args.orderly,
+        client_config=client_config,
+        config=ConsumerConfig(pull_suspend_ms=2000, lock_interval_s=args.interval, consume_thread_max=4),
+    )
     consumer.subscribe(args.topic)
     consumer.register_listener(listener)
     stop = threading.Event()

@@ -1,4 +1,5 @@
 """Fixtures of the client tests (the cluster, ``module_cluster``, is tests/fixtures/cluster.py)."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """MQAdminClient / BlockingMQAdminClient against a real name server and two real brokers."""
+
 from __future__ import annotations
 
 import time
@@ -37,7 +38,10 @@ def test_cluster_info_lists_both_brokers(module_cluster, module_admin):
         (CLUSTER, "broker-a", 0, module_cluster.broker_addr("broker-a")),
         (CLUSTER, "broker-b", 0, module_cluster.broker_addr("broker-b")),
     ]
-    assert info.master_addrs(CLUSTER) == [module_cluster.broker_addr("broker-a"), module_cluster.broker_addr("broker-b")]
+    assert info.master_addrs(CLUSTER) == [
+        module_cluster.broker_addr("broker-a"),
+        module_cluster.broker_addr("broker-b"),
+    ]
     assert module_admin.namesrv_addr_string == module_cluster.namesrv_addr
 
 
@@ -52,9 +56,12 @@ def test_create_topic_in_cluster_routes_it_to_every_master(module_cluster, modul
     assert sorted(addrs) == sorted(module_cluster.broker_addr(n) for n in ("broker-a", "broker-b"))
     route = wait_for_route(module_admin, topic_name, 2)
     assert [(q.broker_name, q.read_queue_nums, q.write_queue_nums, q.perm) for q in route.queue_datas] == [
-        ("broker-a", 3, 5, 6), ("broker-b", 3, 5, 6),
+        ("broker-a", 3, 5, 6),
+        ("broker-b", 3, 5, 6),
     ]
-    assert {b.broker_name: b.master_addr for b in route.broker_datas} == {n: module_cluster.broker_addr(n) for n in ("broker-a", "broker-b")}
+    assert {b.broker_name: b.master_addr for b in route.broker_datas} == {
+        n: module_cluster.broker_addr(n) for n in ("broker-a", "broker-b")
+    }
     assert len(route.publish_queues()) == 10 and len(route.subscribe_queues()) == 6
     assert topic_name in module_admin.get_all_topic_list()
     configs = module_admin.get_all_topic_config(module_cluster.broker_addr("broker-b"))
@@ -88,7 +95,9 @@ def test_topic_stats_after_sends(module_cluster, module_admin, topic_name):
     create_topic(module_admin, module_cluster, topic_name, queues=2)
     results = _send(module_cluster, topic_name, 8)
     stats = module_admin.examine_topic_stats(topic_name)
-    assert sorted(stats.offset_table) == [MessageQueue(topic_name, b, q) for b in ("broker-a", "broker-b") for q in range(2)]
+    assert sorted(stats.offset_table) == [
+        MessageQueue(topic_name, b, q) for b in ("broker-a", "broker-b") for q in range(2)
+    ]
     assert sum(o.max_offset for o in stats.offset_table.values()) == 8
     assert stats.total_messages == 8
     for r in results:
@@ -168,7 +177,9 @@ def test_query_by_key_and_view_by_id(module_cluster, module_admin, topic_name):
 
 def test_delete_topic_from_cluster(module_cluster, module_admin, topic_name):
     create_topic(module_admin, module_cluster, topic_name, queues=1)
-    assert sorted(module_admin.delete_topic(topic_name, cluster=CLUSTER)) == sorted(module_cluster.broker_addr(n) for n in ("broker-a", "broker-b"))
+    assert sorted(module_admin.delete_topic(topic_name, cluster=CLUSTER)) == sorted(
+        module_cluster.broker_addr(n) for n in ("broker-a", "broker-b")
+    )
     with pytest.raises(MQBrokerError) as err:
         module_admin.examine_topic_route_info(topic_name)
     assert err.value.code == ResponseCode.TOPIC_NOT_EXIST

@@ -1,6 +1,7 @@
 """The admin plan of GANTRY_PROMOTE_SLAVE (10004): its ext fields, the contract's JSON answer read into a
 PromotionResult, a refusal, and REQUEST_CODE_NOT_SUPPORTED turned into a clear error (no network: the
 plan is driven by hand with real RemotingCommand answers)."""
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,20 @@ from brokers.engine.remoting.command import RemotingCommand
 
 REQUEST = RemotingCommand.request(RequestCode.GANTRY_PROMOTE_SLAVE, {})  # what the answers below answer
 CONTRACT_PLAN = {  # the promotion contract's answer to a dry run, every field (docs/broker-group-promotion.md)
-    "brokerName": "broker-a", "brokerId": 1, "fromRole": "SLAVE", "toRole": "SYNC_MASTER", "dryRun": True, "promoted": False,
-    "epoch": 2, "newEpoch": 3, "maxPhyOffset": 5000, "knownMasterMaxOffset": 6234, "ackedOffset": 6234,
-    "missingAckedBytes": 1234, "missingBytes": 1234, "masterReachable": False,
+    "brokerName": "broker-a",
+    "brokerId": 1,
+    "fromRole": "SLAVE",
+    "toRole": "SYNC_MASTER",
+    "dryRun": True,
+    "promoted": False,
+    "epoch": 2,
+    "newEpoch": 3,
+    "maxPhyOffset": 5000,
+    "knownMasterMaxOffset": 6234,
+    "ackedOffset": 6234,
+    "missingAckedBytes": 1234,
+    "missingBytes": 1234,
+    "masterReachable": False,
     "wouldLose": "1,234 acknowledged bytes (commit-log offsets 5000..6234)",
     "refused": "promotion of broker-a id 1 refused: it lacks 1,234 acknowledged bytes; pass force to promote anyway",
 }
@@ -42,7 +54,12 @@ def drive(plan, command: RemotingCommand):
 
 def test_ext_fields_are_the_contracts_strings() -> None:
     assert promotion_ext("broker-a", 1, force=True, dry_run=True, role="ASYNC_MASTER") == {
-        "brokerName": "broker-a", "brokerId": "1", "force": "true", "dryRun": "true", "role": "ASYNC_MASTER"}
+        "brokerName": "broker-a",
+        "brokerId": "1",
+        "force": "true",
+        "dryRun": "true",
+        "role": "ASYNC_MASTER",
+    }
     assert "role" not in promotion_ext("broker-a", 2)
     with pytest.raises(ValueError, match="not a slave's"):
         promotion_ext("broker-a", 0)
@@ -52,12 +69,20 @@ def test_ext_fields_are_the_contracts_strings() -> None:
 
 def test_the_contracts_json_answer_is_read_whole() -> None:
     result = parse_promotion_result(json.dumps(CONTRACT_PLAN).encode())
-    assert (result.broker_name, result.broker_id, result.from_role, result.to_role) == ("broker-a", 1, "SLAVE", "SYNC_MASTER")
+    assert (result.broker_name, result.broker_id, result.from_role, result.to_role) == (
+        "broker-a",
+        1,
+        "SLAVE",
+        "SYNC_MASTER",
+    )
     assert result.dry_run and not result.promoted and (result.epoch, result.new_epoch) == (2, 3)
     assert (result.max_phy_offset, result.known_master_max_offset, result.acked_offset) == (5000, 6234, 6234)
     assert (result.missing_acked_bytes, result.missing_bytes, result.master_reachable) == (1234, 1234, False)
     assert result.refused.startswith("promotion of broker-a id 1 refused") and "5000..6234" in result.would_lose
-    assert result.to_json() == {**CONTRACT_PLAN, "registeredWith": []} and promotion_result_from_json(result.to_json()) == result
+    assert (
+        result.to_json() == {**CONTRACT_PLAN, "registeredWith": []}
+        and promotion_result_from_json(result.to_json()) == result
+    )
     sparse = parse_promotion_result(b'{"brokerName": "broker-a", "promoted": "true", "registeredWith": ["x"]}')
     assert sparse.promoted and sparse.epoch == 0 and sparse.refused == ""  # missing fields default
     assert sparse.registered_with == ("x",)

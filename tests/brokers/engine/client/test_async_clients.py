@@ -1,4 +1,5 @@
 """AsyncProducer and AsyncPushConsumer, awaited on the test's own loop, against real name servers and brokers."""
+
 from __future__ import annotations
 
 import asyncio
@@ -28,9 +29,12 @@ from tests.brokers.engine.client._cluster import EmbeddedCluster, create_topic
 from tests.fixtures import waiting
 
 eventually = partial(waiting.eventually, timeout=20.0)  # a client's rebalance and redelivery take a few rounds
-FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
-                    persist_consumer_offset_interval_s=0.5)
-
+FAST = ClientConfig(
+    rebalance_interval_s=0.5,
+    poll_name_server_interval_s=0.5,
+    heartbeat_broker_interval_s=1.0,
+    persist_consumer_offset_interval_s=0.5,
+)
 
 
 class Collector:
@@ -40,7 +44,9 @@ class Collector:
         self.msgs: list[ReceivedMessage] = []
         self.contexts: list[ConsumeConcurrentlyContext] = []
 
-    async def __call__(self, msgs: list[ReceivedMessage], context: ConsumeConcurrentlyContext) -> ConsumeConcurrentlyStatus:
+    async def __call__(
+        self, msgs: list[ReceivedMessage], context: ConsumeConcurrentlyContext
+    ) -> ConsumeConcurrentlyStatus:
         await asyncio.sleep(0)  # a real coroutine: other calls and the pulls run meanwhile
         self.msgs.extend(msgs)
         self.contexts.append(context)
@@ -68,11 +74,17 @@ def test_round_trip_on_the_callers_loop(module_cluster, module_admin, topic_name
             assert producer._instance is not None and producer._instance.loop is asyncio.get_running_loop()
             assert threading.active_count() == threads_before  # no client thread: sends are awaited here
             result = await producer.send(Message(topic_name, b"hello", tags="TagA", keys="k1", properties={"p": "v"}))
-            assert result.status is SendStatus.SEND_OK and len(result.msg_id) == 32 and result.message_queue.topic == topic_name
+            assert (
+                result.status is SendStatus.SEND_OK
+                and len(result.msg_id) == 32
+                and result.message_queue.topic == topic_name
+            )
             async with async_consumer(module_cluster, f"g_{topic_name}", topic_name, got) as consumer:
                 await eventually(lambda: got.bodies() == ["hello"], what="the message")
                 # the broker's GET_CONSUMER_RUNNING_INFO is answered from this loop (the admin blocks in a thread)
-                info = await asyncio.to_thread(module_admin.get_consumer_running_info, f"g_{topic_name}", consumer.client_id)
+                info = await asyncio.to_thread(
+                    module_admin.get_consumer_running_info, f"g_{topic_name}", consumer.client_id
+                )
                 assert info.properties["PROP_CONSUME_TYPE"] == "CONSUME_PASSIVELY"
                 assert {s.topic for s in info.subscriptions} == {topic_name, f"%RETRY%g_{topic_name}"}
         m = got.msgs[0]
@@ -98,8 +110,10 @@ def test_64_sends_in_flight_batches_and_ordered_sends(module_cluster, module_adm
             assert batch.status is SendStatus.SEND_OK and len(batch.msg_id.split(",")) == 8
 
             queues = await producer.fetch_publish_message_queues(topic_name)
-            ordered = [await producer.send(Message(topic_name, f"o{i}".encode()), select_message_queue_by_hash, "order-7")
-                       for i in range(5)]
+            ordered = [
+                await producer.send(Message(topic_name, f"o{i}".encode()), select_message_queue_by_hash, "order-7")
+                for i in range(5)
+            ]
             assert {r.message_queue for r in ordered} == {select_message_queue_by_hash(queues, ordered[0], "order-7")}
             assert [r.queue_offset for r in ordered] == sorted(r.queue_offset for r in ordered)
         with PullClient(module_cluster.namesrv_addr, "async_flight_check", heartbeat_interval_s=None) as puller:
@@ -136,7 +150,9 @@ def test_errors_not_started_other_loop_and_unknown_topic(module_cluster):
     asyncio.run(main())
     consumer = AsyncPushConsumer("async_err_group", module_cluster.namesrv_addr)
     with pytest.raises(TypeError):
-        consumer.register_listener(lambda msgs, context: ConsumeConcurrentlyStatus.CONSUME_SUCCESS)  # not a coroutine function
+        consumer.register_listener(
+            lambda msgs, context: ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+        )  # not a coroutine function
 
 
 def test_sends_retry_on_the_other_broker_when_one_stops(tmp_path):
@@ -147,8 +163,12 @@ def test_sends_retry_on_the_other_broker_when_one_stops(tmp_path):
 
         async def main() -> None:
             config = ProducerConfig(send_latency_fault_enable=True, send_timeout_s=2.0)
-            async with AsyncProducer("async_stop_producer", cluster.namesrv_addr, client_config=ClientConfig(poll_name_server_interval_s=60),
-                                     config=config) as producer:
+            async with AsyncProducer(
+                "async_stop_producer",
+                cluster.namesrv_addr,
+                client_config=ClientConfig(poll_name_server_interval_s=60),
+                config=config,
+            ) as producer:
                 before = await asyncio.gather(*(producer.send(Message("AsyncStopTopic", b"before")) for _ in range(8)))
                 assert {r.message_queue.broker_name for r in before} == {"broker-a", "broker-b"}
                 await asyncio.to_thread(cluster.run, cluster.brokers["broker-b"].stop())
@@ -168,8 +188,10 @@ def test_two_members_get_every_message_once_and_offsets_resume(module_cluster, m
 
     async def main() -> None:
         first, second = Collector(), Collector()
-        members = [async_consumer(module_cluster, group, topic_name, col, instance_name=f"member{i}")
-                   for i, col in enumerate((first, second))]
+        members = [
+            async_consumer(module_cluster, group, topic_name, col, instance_name=f"member{i}")
+            for i, col in enumerate((first, second))
+        ]
         async with AsyncProducer("async_group_producer", module_cluster.namesrv_addr, client_config=FAST) as producer:
             for m in members:
                 await m.start()
@@ -190,7 +212,9 @@ def test_two_members_get_every_message_once_and_offsets_resume(module_cluster, m
                 for mq in puller.fetch_subscribe_message_queues(topic_name):
                     assert puller.query_offset(mq) == puller.max_offset(mq)
             again = Collector()  # a restart resumes from the committed offsets: nothing twice
-            async with async_consumer(module_cluster, group, topic_name, again, config=ConsumerConfig(consume_message_batch_max_size=4)):
+            async with async_consumer(
+                module_cluster, group, topic_name, again, config=ConsumerConfig(consume_message_batch_max_size=4)
+            ):
                 await producer.send(Message(topic_name, b"after-restart"))
                 await eventually(lambda: "after-restart" in again.bodies(), what="the message sent after the restart")
                 await asyncio.sleep(0.3)

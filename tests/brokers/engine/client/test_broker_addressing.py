@@ -1,9 +1,14 @@
 """Which address of a broker group a client pulls from and commits offsets to (RocketMQ's
 findBrokerAddressInSubscribe / findBrokerAddressInAdmin), and addresses that just failed."""
+
 from __future__ import annotations
 
 from brokers.engine.client.admin_types import TopicRouteData
-from brokers.engine.client.broker_addressing import UnreachableAddrs, find_broker_address_in_admin, find_broker_address_in_subscribe
+from brokers.engine.client.broker_addressing import (
+    UnreachableAddrs,
+    find_broker_address_in_admin,
+    find_broker_address_in_subscribe,
+)
 from brokers.engine.common.route import BrokerData, QueueData
 
 GROUP = BrokerData("c", "broker-a", {0: "m:1", 1: "s:1", 2: "s:2"})
@@ -44,4 +49,7 @@ def test_producers_get_write_queues_only_of_broker_names_with_a_master():
     queues = (QueueData("broker-a", 2, 2, 6), QueueData("broker-b", 2, 2, 6))
     route = TopicRouteData("T", queues, (NO_MASTER, BrokerData("c", "broker-b", {0: "b:1"})))
     assert {mq.broker_name for mq in route.publish_queues()} == {"broker-b"}
-    assert {mq.broker_name for mq in route.subscribe_queues()} == {"broker-a", "broker-b"}  # still readable from the slave
+    assert {mq.broker_name for mq in route.subscribe_queues()} == {
+        "broker-a",
+        "broker-b",
+    }  # still readable from the slave

@@ -4,6 +4,7 @@ The consumers are real subprocesses (``_consumer_proc``) with 1 s rebalance/hear
 and offsets committed every 0.5 s; the brokers expire silent clients after 3 s. Ownership is
 read the way the console reads it: GET_CONSUMER_RUNNING_INFO through a broker.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,7 +35,9 @@ PERSIST_S = 0.5
 
 @pytest.fixture(scope="module")
 def fast_cluster(tmp_path_factory):
-    c = EmbeddedCluster(tmp_path_factory.mktemp("failover"), client_channel_expired_s=EXPIRY_S, scan_client_interval_s=0.5).start()
+    c = EmbeddedCluster(
+        tmp_path_factory.mktemp("failover"), client_channel_expired_s=EXPIRY_S, scan_client_interval_s=0.5
+    ).start()
     yield c
     c.stop()
 
@@ -50,11 +53,30 @@ class ConsumerProcess:
     def __init__(self, namesrv: str, topic: str, out: Path, instance: str, *extra: str) -> None:
         self.out = out
         self.log = out.with_suffix(".log")
-        argv = [sys.executable, "-m", "tests.brokers.engine.client._consumer_proc", "--namesrv", namesrv, "--group", GROUP,
-                "--topic", topic, "--out", str(out), "--instance", instance, "--interval", str(INTERVAL_S),
-                "--persist-interval", str(PERSIST_S), *extra]
+        argv = [
+            sys.executable,
+            "-m",
+            "tests.brokers.engine.client._consumer_proc",
+            "--namesrv",
+            namesrv,
+            "--group",
+            GROUP,
+            "--topic",
+            topic,
+            "--out",
+            str(out),
+            "--instance",
+            instance,
+            "--interval",
+            str(INTERVAL_S),
+            "--persist-interval",
+            str(PERSIST_S),
+            *extra,
+        ]
         with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+            self.proc = subprocess.Popen(
+                argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)}
+            )
         self.client_id: str | None = None
 
     def lines(self) -> list[dict]:
@@ -81,7 +103,9 @@ class ConsumerProcess:
         raise AssertionError("consumer not ready:\n" + self.log.read_text(errors="replace")[-3000:])
 
     def consumed(self) -> list[tuple[str, int, int, str, float]]:
-        return [(b, q, o, body, line["t"]) for line in self.lines() if "msgs" in line for b, q, o, body, _ in line["msgs"]]
+        return [
+            (b, q, o, body, line["t"]) for line in self.lines() if "msgs" in line for b, q, o, body, _ in line["msgs"]
+        ]
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -101,7 +125,9 @@ def owned(admin: BlockingMQAdminClient, client_id: str, topic: str) -> set[Messa
     return {mq for mq in info.mq_table if mq.topic == topic}
 
 
-def wait_for_partition(admin, ids: list[str], topic: str, queues: set[MessageQueue], timeout_s: float) -> dict[str, set[MessageQueue]]:
+def wait_for_partition(
+    admin, ids: list[str], topic: str, queues: set[MessageQueue], timeout_s: float
+) -> dict[str, set[MessageQueue]]:
     """Wait until the consumers ``ids`` hold every queue, each exactly once; return who holds what."""
     deadline = time.monotonic() + timeout_s
     last: dict[str, set[MessageQueue] | None] = {}
@@ -114,16 +140,18 @@ def wait_for_partition(admin, ids: list[str], topic: str, queues: set[MessageQue
     raise AssertionError(f"queues not partitioned among {ids} within {timeout_s}s: {last}")
 
 
-
-
 @pytest.mark.parametrize("sig", ["SIGKILL", "SIGSTOP"])
 def test_killed_consumer_queues_move_to_the_others_without_loss(fast_cluster, fast_admin, tmp_path, sig):
     """SIGKILL: the broker sees the connection close; SIGSTOP: a frozen process the broker expires after 3 s."""
     topic = f"Failover{sig}"
     create_topic(fast_admin, fast_cluster, topic, queues=4)
     queues = {MessageQueue(topic, b, q) for b in fast_cluster.broker_names for q in range(4)}
-    procs = [ConsumerProcess(fast_cluster.namesrv_addr, topic, tmp_path / f"c{i}.jsonl", f"failover{i}") for i in range(3)]
-    producer = Producer("failover_producer", fast_cluster.namesrv_addr, client_config=ClientConfig(poll_name_server_interval_s=1.0)).start()
+    procs = [
+        ConsumerProcess(fast_cluster.namesrv_addr, topic, tmp_path / f"c{i}.jsonl", f"failover{i}") for i in range(3)
+    ]
+    producer = Producer(
+        "failover_producer", fast_cluster.namesrv_addr, client_config=ClientConfig(poll_name_server_interval_s=1.0)
+    ).start()
     try:
         ids = [p.wait_ready() for p in procs]
         before = wait_for_partition(fast_admin, ids, topic, queues, timeout_s=20.0)
@@ -152,7 +180,9 @@ def test_killed_consumer_queues_move_to_the_others_without_loss(fast_cluster, fa
         victim.proc.send_signal(getattr(signal, sig))
         # the broker drops the victim at once (connection closed) or after EXPIRY_S (+ a 0.5 s scan);
         # the survivors then rebalance at once (NOTIFY_CONSUMER_IDS_CHANGED) or within INTERVAL_S
-        after = wait_for_partition(fast_admin, [p.client_id for p in survivors], topic, queues, timeout_s=EXPIRY_S + 0.5 + INTERVAL_S + 3.0)
+        after = wait_for_partition(
+            fast_admin, [p.client_id for p in survivors], topic, queues, timeout_s=EXPIRY_S + 0.5 + INTERVAL_S + 3.0
+        )
         takeover_s = time.time() - kill_time
         if sig == "SIGSTOP":
             victim.proc.send_signal(signal.SIGKILL)
@@ -177,9 +207,16 @@ def test_killed_consumer_queues_move_to_the_others_without_loss(fast_cluster, fa
     counts = Counter(m[3] for m in records)
     duplicates = {body: n - 1 for body, n in counts.items() if n > 1}
     victim_recent = sum(1 for m in victim.consumed() if m[4] >= kill_time - 4 * PERSIST_S)
-    moved = {q for cid, qs in before.items() for q in qs if not any(q in after[s.client_id] and cid == s.client_id for s in survivors)}
-    print(f"\nsent {len(sent)}, consumed {len(records)}, duplicates {sum(duplicates.values())}, victim consumed "
-          f"{len(victim.consumed())} ({victim_recent} in the last {4 * PERSIST_S}s), queues moved {len(moved)}, takeover {takeover_s:.2f}s")
+    moved = {
+        q
+        for cid, qs in before.items()
+        for q in qs
+        if not any(q in after[s.client_id] and cid == s.client_id for s in survivors)
+    }
+    print(
+        f"\nsent {len(sent)}, consumed {len(records)}, duplicates {sum(duplicates.values())}, victim consumed "
+        f"{len(victim.consumed())} ({victim_recent} in the last {4 * PERSIST_S}s), queues moved {len(moved)}, takeover {takeover_s:.2f}s"
+    )
     assert set(sent) <= set(counts)  # nothing lost
     # Duplicates come only from offsets not yet committed: what the victim consumed since its last
     # commits (offsets committed every 0.5 s; 2 s allowed) and what was cached on a queue that moved.

@@ -6,6 +6,7 @@ in the brokers' long polling when they are dropped. Once the group is stable, me
 every delivery must come from a queue its consumer holds at that moment (what ``assigned_queues()``
 says), each message exactly once. Repeated, as the leak it guards against showed in about half the runs.
 """
+
 from __future__ import annotations
 
 import threading
@@ -26,8 +27,6 @@ from tests.fixtures.waiting import wait_until
 
 MEMBERS = 3
 MESSAGES = 400
-
-
 
 
 class Recorder:
@@ -63,8 +62,9 @@ def _shared(consumers: list[PushConsumer], queues: set[MessageQueue], topic: str
     return sum(len(h) for h in held) == len(queues) and set().union(*held) == queues and all(held)
 
 
-def wait_stable(consumers: list[PushConsumer], queues: set[MessageQueue], topic: str, quiet_s: float = 2.0,
-                timeout_s: float = 30.0) -> list[set[MessageQueue]]:
+def wait_stable(
+    consumers: list[PushConsumer], queues: set[MessageQueue], topic: str, quiet_s: float = 2.0, timeout_s: float = 30.0
+) -> list[set[MessageQueue]]:
     """Wait until the members share ``queues`` and no member's holding (retry topic included) changed for ``quiet_s``."""
     deadline = time.monotonic() + timeout_s
     last: list[set[MessageQueue]] = []
@@ -102,8 +102,13 @@ def test_a_stable_group_delivers_only_from_the_queues_each_member_holds(module_c
                 producer.send(Message(topic_name, body.encode()))
         wait_until(lambda: len({b for r in recorders for b in r.bodies()}) >= MESSAGES, 30, "every message delivered")
         # stale pulls answer as soon as the messages land; give them, and their listener calls, time to show
-        wait_until(lambda: all(c.committed_offset(mq) >= 0 for c in consumers for mq in c.assigned_queues() if mq.topic == topic_name),
-                   10, "offsets of every held queue")
+        wait_until(
+            lambda: all(
+                c.committed_offset(mq) >= 0 for c in consumers for mq in c.assigned_queues() if mq.topic == topic_name
+            ),
+            10,
+            "offsets of every held queue",
+        )
         time.sleep(1.0)
         assert [c.assigned_queues() for c in consumers] == before, "the group rebalanced while messages were consumed"
     finally:

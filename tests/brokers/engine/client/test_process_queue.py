@@ -1,5 +1,6 @@
 """ProcessQueue and the consume services without servers: a dropped queue takes and hands over nothing,
 times come from the injected clock, and each listener answer means what RocketMQ says it means."""
+
 from __future__ import annotations
 
 import threading
@@ -18,7 +19,9 @@ MQ = MessageQueue("T", "broker-a", 0)
 
 
 def message(offset: int) -> MessageExt:
-    return MessageExt(topic="T", body=b"x" * 10, queue_id=0, queue_offset=offset, commit_log_offset=offset * 100, properties={})
+    return MessageExt(
+        topic="T", body=b"x" * 10, queue_id=0, queue_offset=offset, commit_log_offset=offset * 100, properties={}
+    )
 
 
 class _OffsetStore:
@@ -52,16 +55,30 @@ def test_the_process_queue_takes_its_times_from_the_clock() -> None:
     assert not pq.is_lock_expired(30.0)
 
 
-@pytest.mark.parametrize(("answer", "concurrently", "orderly"), [
-    (ConsumeConcurrentlyStatus.CONSUME_SUCCESS, ConsumeConcurrentlyStatus.CONSUME_SUCCESS, ConsumeOrderlyStatus.SUCCESS),
-    (ConsumeConcurrentlyStatus.RECONSUME_LATER, ConsumeConcurrentlyStatus.RECONSUME_LATER, ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT),
-    (ConsumeOrderlyStatus.SUCCESS, ConsumeConcurrentlyStatus.CONSUME_SUCCESS, ConsumeOrderlyStatus.SUCCESS),
-    (ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT, ConsumeConcurrentlyStatus.RECONSUME_LATER,
-     ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT),
-    ("CONSUME_SUCCESS", ConsumeConcurrentlyStatus.CONSUME_SUCCESS, ConsumeOrderlyStatus.SUCCESS),
-    (None, ConsumeConcurrentlyStatus.RECONSUME_LATER, ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT),
-    ("nonsense", ConsumeConcurrentlyStatus.RECONSUME_LATER, ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT),
-])
+@pytest.mark.parametrize(
+    ("answer", "concurrently", "orderly"),
+    [
+        (
+            ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
+            ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
+            ConsumeOrderlyStatus.SUCCESS,
+        ),
+        (
+            ConsumeConcurrentlyStatus.RECONSUME_LATER,
+            ConsumeConcurrentlyStatus.RECONSUME_LATER,
+            ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT,
+        ),
+        (ConsumeOrderlyStatus.SUCCESS, ConsumeConcurrentlyStatus.CONSUME_SUCCESS, ConsumeOrderlyStatus.SUCCESS),
+        (
+            ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT,
+            ConsumeConcurrentlyStatus.RECONSUME_LATER,
+            ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT,
+        ),
+        ("CONSUME_SUCCESS", ConsumeConcurrentlyStatus.CONSUME_SUCCESS, ConsumeOrderlyStatus.SUCCESS),
+        (None, ConsumeConcurrentlyStatus.RECONSUME_LATER, ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT),
+        ("nonsense", ConsumeConcurrentlyStatus.RECONSUME_LATER, ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT),
+    ],
+)
 def test_listener_answers(answer, concurrently, orderly) -> None:
     assert concurrently_answer(answer) is concurrently
     assert orderly_answer(answer) is orderly

@@ -1,4 +1,5 @@
 """Producer against a real name server and two brokers: send modes, ordering, retries, fault tolerance."""
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -42,7 +43,9 @@ def test_sync_send_returns_id_queue_and_offset(module_cluster, module_admin, pro
     create_topic(module_admin, module_cluster, topic_name, queues=2)
     results = [producer.send(Message(topic_name, f"m{i}".encode(), tags="T", keys="k")) for i in range(8)]
     assert all(r.status is SendStatus.SEND_OK for r in results)
-    assert {r.message_queue for r in results} == {MessageQueue(topic_name, b, q) for b in ("broker-a", "broker-b") for q in range(2)}
+    assert {r.message_queue for r in results} == {
+        MessageQueue(topic_name, b, q) for b in ("broker-a", "broker-b") for q in range(2)
+    }
     assert sorted(r.queue_offset for r in results) == [0, 0, 0, 0, 1, 1, 1, 1]
     stored = {m.uniq_key: (mq, m.queue_offset) for mq, m in _pull_all(module_cluster, topic_name)}
     assert stored == {r.msg_id: (r.message_queue, r.queue_offset) for r in results}
@@ -74,7 +77,11 @@ def test_async_oneway_and_batch_sends(module_cluster, module_admin, producer, to
             break
         time.sleep(0.05)
     assert bodies == sorted([f"a{i}" for i in range(10)] + [f"o{i}" for i in range(5)] + [f"b{i}" for i in range(4)])
-    offsets = sorted(m.queue_offset for mq, m in _pull_all(module_cluster, topic_name) if mq == batch.message_queue and m.body.startswith(b"b"))
+    offsets = sorted(
+        m.queue_offset
+        for mq, m in _pull_all(module_cluster, topic_name)
+        if mq == batch.message_queue and m.body.startswith(b"b")
+    )
     assert offsets == list(range(batch.queue_offset, batch.queue_offset + 4))  # one queue, consecutive
 
 
@@ -100,15 +107,27 @@ def test_sends_go_on_when_a_broker_stops(tmp_path):
 
         with BlockingMQAdminClient(cluster.namesrv_addr) as admin:
             create_topic(admin, cluster, "StopTopic", queues=2)
-        producers = [Producer(f"stop_producer_{fault}", cluster.namesrv_addr, client_config=ClientConfig(poll_name_server_interval_s=60),
-                              config=ProducerConfig(send_latency_fault_enable=fault, send_timeout_s=2.0)).start() for fault in (False, True)]
+        producers = [
+            Producer(
+                f"stop_producer_{fault}",
+                cluster.namesrv_addr,
+                client_config=ClientConfig(poll_name_server_interval_s=60),
+                config=ProducerConfig(send_latency_fault_enable=fault, send_timeout_s=2.0),
+            ).start()
+            for fault in (False, True)
+        ]
         try:
             for producer in producers:  # both brokers in use (and connected) before the stop
-                assert {producer.send(Message("StopTopic", b"before")).message_queue.broker_name for _ in range(4)} == {"broker-a", "broker-b"}
+                assert {producer.send(Message("StopTopic", b"before")).message_queue.broker_name for _ in range(4)} == {
+                    "broker-a",
+                    "broker-b",
+                }
             cluster.run(cluster.brokers["broker-b"].stop())
             for producer in producers:
                 results = [producer.send(Message("StopTopic", f"after{i}".encode())) for i in range(20)]
-                assert all(r.status is SendStatus.SEND_OK and r.message_queue.broker_name == "broker-a" for r in results)
+                assert all(
+                    r.status is SendStatus.SEND_OK and r.message_queue.broker_name == "broker-a" for r in results
+                )
             # with fault tolerance, broker-b failed once and is avoided for 30 s
             assert producers[0].fault_strategy.fault_tolerance.is_available("broker-b")
             assert not producers[1].fault_strategy.fault_tolerance.is_available("broker-b")
@@ -123,7 +142,16 @@ def test_latency_fault_tolerance_avoids_slow_brokers():
     clock = ManualClock()
     strategy = MQFaultStrategy(enabled=True, clock=clock)
     queues = [MessageQueue("T", b, q) for b in ("a", "b") for q in range(2)]
-    assert [compute_not_available_duration(ms) for ms in (10, 60, 100, 600, 2000, 3000, 5000, 15000)] == [0, 0, 0, 2000, 5000, 6000, 10000, 30000]
+    assert [compute_not_available_duration(ms) for ms in (10, 60, 100, 600, 2000, 3000, 5000, 15000)] == [
+        0,
+        0,
+        0,
+        2000,
+        5000,
+        6000,
+        10000,
+        30000,
+    ]
     strategy.update_fault_item("a", 700, isolation=False)  # avoided 2 s
     assert {strategy.select_one_message_queue(queues, None).broker_name for _ in range(10)} == {"b"}
     clock.advance(2.0)

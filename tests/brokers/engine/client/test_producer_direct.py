@@ -4,6 +4,7 @@ Each scenario runs with ``direct_send=True`` (the default) and ``direct_send=Fal
 instance's loop, as before), on real brokers over real sockets, and the two must give the same
 results and the same errors.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -29,14 +30,24 @@ def _producer(cluster, group: str, direct: bool, **config) -> Producer:
 
 def _shape(result) -> tuple:
     """What a SendResult says, minus what differs from send to send (ids, offsets)."""
-    return (result.status, result.message_queue.topic, bool(result.msg_id), bool(result.offset_msg_id), result.region_id)
+    return (
+        result.status,
+        result.message_queue.topic,
+        bool(result.msg_id),
+        bool(result.offset_msg_id),
+        result.region_id,
+    )
 
 
 def _error(call) -> tuple:
     try:
         call()
     except RemotingError as exc:
-        return type(exc), getattr(exc, "code", None), re.sub(r"producer: [0-9.:]+", "producer: <addr>", str(exc))  # our port differs
+        return (
+            type(exc),
+            getattr(exc, "code", None),
+            re.sub(r"producer: [0-9.:]+", "producer: <addr>", str(exc)),
+        )  # our port differs
     raise AssertionError("no error")
 
 
@@ -46,9 +57,13 @@ def test_results_and_stored_messages_are_those_of_the_loop_path(module_cluster, 
     producer = _producer(module_cluster, f"direct_same_{direct}", direct)
     try:
         big = bytes(range(256)) * 40  # 10 KiB: compressed on the wire, whole again when pulled
-        singles = [producer.send(Message(topic_name, f"s{i}".encode(), tags="T", keys=["k1", "k2"], properties={"p": "v"}))
-                   for i in range(8)]
-        own_id = producer.send(Message(topic_name, b"own", properties={PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: "MY-ID-1"}))
+        singles = [
+            producer.send(Message(topic_name, f"s{i}".encode(), tags="T", keys=["k1", "k2"], properties={"p": "v"}))
+            for i in range(8)
+        ]
+        own_id = producer.send(
+            Message(topic_name, b"own", properties={PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: "MY-ID-1"})
+        )
         compressed = producer.send(Message(topic_name, big))
         to_queue = producer.send(Message(topic_name, b"q"), mq=MessageQueue(topic_name, "broker-b", 1))
         batch = producer.send_batch([Message(topic_name, f"b{i}".encode(), tags="B") for i in range(5)])
@@ -66,28 +81,45 @@ def test_results_and_stored_messages_are_those_of_the_loop_path(module_cluster, 
         assert (mq, m.queue_offset) == (r.message_queue, r.queue_offset)
     assert stored[compressed.msg_id][1].body == big
     first = stored[singles[0].msg_id][1]
-    assert (first.body, first.properties["TAGS"], first.properties["KEYS"], first.properties["p"]) == (b"s0", "T", "k1 k2", "v")
+    assert (first.body, first.properties["TAGS"], first.properties["KEYS"], first.properties["p"]) == (
+        b"s0",
+        "T",
+        "k1 k2",
+        "v",
+    )
     offsets = sorted(stored[i][1].queue_offset for i in batch.msg_id.split(","))
     assert offsets == list(range(batch.queue_offset, batch.queue_offset + 5))  # one queue, consecutive
 
 
 def test_client_and_broker_errors_are_those_of_the_loop_path(module_cluster, module_admin, topic_name):
     create_topic(module_admin, module_cluster, topic_name, queues=2)
-    module_admin.create_or_update_topic_in_cluster(module_cluster.cluster, TopicConfig(topic_name + "_ro", 2, 2, perm=4))  # read only
+    module_admin.create_or_update_topic_in_cluster(
+        module_cluster.cluster, TopicConfig(topic_name + "_ro", 2, 2, perm=4)
+    )  # read only
     wait_for_route(module_admin, topic_name + "_ro", 2)
     errors = {}
     for direct in (True, False):
         producer = _producer(module_cluster, f"direct_errors_{direct}", direct, retry_times_when_send_failed=1)
         try:
             errors[direct] = [
-                _error(lambda: producer.send(Message("SCHEDULE_TOPIC_XXXX", b"x"))),  # a topic producers may not send to
+                _error(
+                    lambda: producer.send(Message("SCHEDULE_TOPIC_XXXX", b"x"))
+                ),  # a topic producers may not send to
                 _error(lambda: producer.send(Message(topic_name, b""))),  # empty body
                 _error(lambda: producer.send_batch([])),
                 _error(lambda: producer.send_batch([Message(topic_name, b"1"), Message(topic_name + "x", b"2")])),
-                _error(lambda: producer.send(Message(topic_name, b"x"), mq=MessageQueue(topic_name, "broker-c", 0))),  # no such broker
+                _error(
+                    lambda: producer.send(Message(topic_name, b"x"), mq=MessageQueue(topic_name, "broker-c", 0))
+                ),  # no such broker
                 _error(lambda: producer.send(Message(topic_name + "_ro", b"x"))),  # read only: no writable queue
-                _error(lambda: producer.send(Message(topic_name, b"x"), mq=MessageQueue(topic_name, "broker-a", 50))),  # the broker refuses
-                _error(lambda: producer.send_batch([Message(topic_name, b"x")], mq=MessageQueue(topic_name, "broker-b", 50))),
+                _error(
+                    lambda: producer.send(Message(topic_name, b"x"), mq=MessageQueue(topic_name, "broker-a", 50))
+                ),  # the broker refuses
+                _error(
+                    lambda: producer.send_batch(
+                        [Message(topic_name, b"x")], mq=MessageQueue(topic_name, "broker-b", 50)
+                    )
+                ),
             ]
         finally:
             producer.shutdown()
@@ -106,11 +138,20 @@ def test_a_stopped_broker_is_retried_on_the_other_one(tmp_path, direct):
     try:
         with BlockingMQAdminClient(cluster.namesrv_addr) as admin:
             create_topic(admin, cluster, "DirectStop", queues=2)
-        producer = Producer("direct_stop", cluster.namesrv_addr, client_config=ClientConfig(poll_name_server_interval_s=60),
-                            config=ProducerConfig(direct_send=direct, send_timeout_s=2.0)).start()
+        producer = Producer(
+            "direct_stop",
+            cluster.namesrv_addr,
+            client_config=ClientConfig(poll_name_server_interval_s=60),
+            config=ProducerConfig(direct_send=direct, send_timeout_s=2.0),
+        ).start()
         try:
-            assert {producer.send(Message("DirectStop", b"before")).message_queue.broker_name for _ in range(4)} == {"broker-a", "broker-b"}
-            batch_before = {producer.send_batch([Message("DirectStop", b"b")]).message_queue.broker_name for _ in range(4)}
+            assert {producer.send(Message("DirectStop", b"before")).message_queue.broker_name for _ in range(4)} == {
+                "broker-a",
+                "broker-b",
+            }
+            batch_before = {
+                producer.send_batch([Message("DirectStop", b"b")]).message_queue.broker_name for _ in range(4)
+            }
             assert batch_before == {"broker-a", "broker-b"}
             cluster.run(cluster.brokers["broker-a"].stop())  # its connections (pooled ones included) drop
             results = [producer.send(Message("DirectStop", f"after{i}".encode())) for i in range(10)]
@@ -177,14 +218,26 @@ def test_direct_sends_are_signed_and_refusals_match_the_loop_path(tmp_path):
             wait_for_route(admin, "DirectAcl", 1)
         refusals = {}
         for direct in (True, False):
-            with Producer(f"direct_acl_{direct}", cluster.namesrv_addr, config=ProducerConfig(direct_send=direct),
-                          access_key=DEMO[0], secret_key=DEMO[1]) as producer:
+            with Producer(
+                f"direct_acl_{direct}",
+                cluster.namesrv_addr,
+                config=ProducerConfig(direct_send=direct),
+                access_key=DEMO[0],
+                secret_key=DEMO[1],
+            ) as producer:
                 assert producer.send(Message("DirectAcl", b"signed")).status is SendStatus.SEND_OK
                 assert producer.send_batch([Message("DirectAcl", b"signed")] * 2).status is SendStatus.SEND_OK
-            with Producer(f"direct_acl_sub_{direct}", cluster.namesrv_addr, config=ProducerConfig(direct_send=direct),
-                          access_key=SUB_ONLY[0], secret_key=SUB_ONLY[1]) as producer:
-                refusals[direct] = [_error(lambda: producer.send(Message("DirectAcl", b"x"))),
-                                    _error(lambda: producer.send_batch([Message("DirectAcl", b"x")]))]
+            with Producer(
+                f"direct_acl_sub_{direct}",
+                cluster.namesrv_addr,
+                config=ProducerConfig(direct_send=direct),
+                access_key=SUB_ONLY[0],
+                secret_key=SUB_ONLY[1],
+            ) as producer:
+                refusals[direct] = [
+                    _error(lambda: producer.send(Message("DirectAcl", b"x"))),
+                    _error(lambda: producer.send_batch([Message("DirectAcl", b"x")])),
+                ]
         assert refusals[True] == refusals[False]
         assert [(kind, code) for kind, code, _ in refusals[True]] == [(MQBrokerError, ResponseCode.NO_PERMISSION)] * 2
     finally:
@@ -199,7 +252,9 @@ def test_direct_connections_speak_tls_and_fail_as_the_asyncio_client_does(tmp_pa
     from brokers.engine.remoting.tls import TlsConfig
     from tests.brokers.engine.client._cluster import EmbeddedCluster
 
-    server = TlsConfig(mode="enforcing", cert_file=tls_certs.server_cert, key_file=tls_certs.server_key, ca_file=tls_certs.ca)
+    server = TlsConfig(
+        mode="enforcing", cert_file=tls_certs.server_cert, key_file=tls_certs.server_key, ca_file=tls_certs.ca
+    )
     cluster = EmbeddedCluster(tmp_path, ("broker-a",), namesrv_options={"tls": server}, tls=server).start()
     try:
         addr = cluster.broker_addr("broker-a")

@@ -1,4 +1,5 @@
 """PushConsumer / PullConsumer in this process against a real name server and two brokers."""
+
 from __future__ import annotations
 
 import threading
@@ -24,10 +25,12 @@ from brokers.engine.client.simple import PullClient
 from tests.brokers.engine.client._cluster import create_topic
 from tests.fixtures.waiting import wait_until
 
-FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
-                    persist_consumer_offset_interval_s=0.5)
-
-
+FAST = ClientConfig(
+    rebalance_interval_s=0.5,
+    poll_name_server_interval_s=0.5,
+    heartbeat_broker_interval_s=1.0,
+    persist_consumer_offset_interval_s=0.5,
+)
 
 
 class Collector:
@@ -66,21 +69,30 @@ def test_clustering_consumes_each_message_once_and_commits_offsets(module_cluste
     got = Collector()
     c = consumer(module_cluster, group, topic_name, got)
     try:
-        assert {mq for mq in c.assigned_queues() if mq.topic == topic_name} == {MessageQueue(topic_name, b, q) for b in ("broker-a", "broker-b") for q in range(2)}
+        assert {mq for mq in c.assigned_queues() if mq.topic == topic_name} == {
+            MessageQueue(topic_name, b, q) for b in ("broker-a", "broker-b") for q in range(2)
+        }
         sent = [f"m{i}" for i in range(40)]
         for body in sent:
             producer.send(Message(topic_name, body.encode(), tags="TagA", keys=f"k-{body}", properties={"p": body}))
         wait_until(lambda: len(got.bodies()) >= 40, what="40 messages")
         assert sorted(got.bodies()) == sorted(sent)
         m = got.msgs[0]
-        assert m.topic == topic_name and m.tags == "TagA" and m.keys == f"k-{m.body.decode()}" and m.properties["p"] == m.body.decode()
+        assert (
+            m.topic == topic_name
+            and m.tags == "TagA"
+            and m.keys == f"k-{m.body.decode()}"
+            and m.properties["p"] == m.body.decode()
+        )
         assert len(m.msg_id) == 32 and m.message_queue.topic == topic_name and m.queue_offset >= 0
 
         info = module_admin.get_consumer_running_info(group, c.client_id)
         assert info.properties["allocateMessageQueueStrategy"] == "AVG"
         assert info.properties["PROP_CONSUME_TYPE"] == "CONSUME_PASSIVELY"
         assert {s.topic for s in info.subscriptions} == {topic_name, f"%RETRY%{group}"}
-        assert {mq for mq in info.mq_table if mq.topic == topic_name} == c.assigned_queues() - {mq for mq in c.assigned_queues() if mq.topic != topic_name}
+        assert {mq for mq in info.mq_table if mq.topic == topic_name} == c.assigned_queues() - {
+            mq for mq in c.assigned_queues() if mq.topic != topic_name
+        }
     finally:
         c.shutdown()
     # shutdown committed every offset and unregistered the client
@@ -100,13 +112,19 @@ def test_clustering_consumes_each_message_once_and_commits_offsets(module_cluste
         c2.shutdown()
 
 
-def test_broadcasting_delivers_every_message_to_every_consumer(module_cluster, module_admin, producer, topic_name, tmp_path):
+def test_broadcasting_delivers_every_message_to_every_consumer(
+    module_cluster, module_admin, producer, topic_name, tmp_path
+):
     create_topic(module_admin, module_cluster, topic_name, queues=2)
     group = f"b_{topic_name}"
     collectors = [Collector(), Collector()]
     config = ConsumerConfig(local_offset_store_dir=str(tmp_path))
-    consumers = [consumer(module_cluster, group, topic_name, col, message_model="BROADCASTING", instance_name=f"bc{i}", config=config)
-                 for i, col in enumerate(collectors)]
+    consumers = [
+        consumer(
+            module_cluster, group, topic_name, col, message_model="BROADCASTING", instance_name=f"bc{i}", config=config
+        )
+        for i, col in enumerate(collectors)
+    ]
     try:
         sent = [f"m{i}" for i in range(30)]
         for body in sent:
@@ -128,7 +146,9 @@ def test_broadcasting_delivers_every_message_to_every_consumer(module_cluster, m
 def test_tag_filtering(module_cluster, module_admin, producer, topic_name):
     create_topic(module_admin, module_cluster, topic_name, queues=2)
     got = Collector()
-    c = consumer(module_cluster, f"t_{topic_name}", topic_name, got, "TagA || TagC", config=ConsumerConfig(pull_suspend_ms=500))
+    c = consumer(
+        module_cluster, f"t_{topic_name}", topic_name, got, "TagA || TagC", config=ConsumerConfig(pull_suspend_ms=500)
+    )
     try:
         for i in range(30):
             producer.send(Message(topic_name, f"{'ABC'[i % 3]}{i}".encode(), tags=f"Tag{'ABC'[i % 3]}"))
@@ -137,7 +157,9 @@ def test_tag_filtering(module_cluster, module_admin, producer, topic_name):
             for mq in puller.fetch_subscribe_message_queues(topic_name):
                 maxima[mq] = puller.max_offset(mq)
         # done when the consumer's offsets passed every message, TagB ones included (filtered, not held)
-        wait_until(lambda: all(c.committed_offset(mq) == off for mq, off in maxima.items()), what="offsets at the queue ends")
+        wait_until(
+            lambda: all(c.committed_offset(mq) == off for mq, off in maxima.items()), what="offsets at the queue ends"
+        )
         assert sorted(got.bodies()) == sorted(f"{'ABC'[i % 3]}{i}" for i in range(30) if i % 3 != 1)
         assert {m.tags for m in got.msgs} == {"TagA", "TagC"}
     finally:
@@ -151,7 +173,11 @@ def test_reconsume_later_retries_then_dead_letters(module_cluster, module_admin,
     def status_of(m: ReceivedMessage) -> ConsumeConcurrentlyStatus:
         if m.body == b"boom":
             raise RuntimeError("listener failure counts as RECONSUME_LATER")
-        return ConsumeConcurrentlyStatus.RECONSUME_LATER if m.body == b"poison" else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+        return (
+            ConsumeConcurrentlyStatus.RECONSUME_LATER
+            if m.body == b"poison"
+            else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+        )
 
     got = Collector(status_of)
     config = ConsumerConfig(max_reconsume_times=2, delay_level_when_next_consume=1)  # level 1 = 1 s
@@ -159,7 +185,11 @@ def test_reconsume_later_retries_then_dead_letters(module_cluster, module_admin,
     try:
         for body in (b"ok", b"poison", b"boom"):
             producer.send(Message(topic_name, body, tags="T"))
-        wait_until(lambda: got.bodies().count("poison") >= 3 and got.bodies().count("boom") >= 3, timeout_s=30, what="3 deliveries each")
+        wait_until(
+            lambda: got.bodies().count("poison") >= 3 and got.bodies().count("boom") >= 3,
+            timeout_s=30,
+            what="3 deliveries each",
+        )
         poison = [m for m in got.msgs if m.body == b"poison"]
         assert [m.reconsume_times for m in poison] == [0, 1, 2]
         assert all(m.topic == topic_name for m in poison)  # the retry topic is hidden
@@ -201,27 +231,49 @@ def test_orderly_consumers_keep_per_key_order_across_a_rebalance(module_cluster,
                     events.append((name, key, int(seq)))
             time.sleep(0.002)  # slow enough that the second consumer joins mid-stream
             return ConsumeOrderlyStatus.SUCCESS
+
         return listener
 
     config = ConsumerConfig(lock_interval_s=0.5, suspend_current_queue_time_s=0.1)
     keys = [f"key{i}" for i in range(16)]
     per_key = 60
-    first = consumer(module_cluster, group, topic_name, listener_for("first"), orderly=True, instance_name=f"{group}-1", config=config)
+    first = consumer(
+        module_cluster,
+        group,
+        topic_name,
+        listener_for("first"),
+        orderly=True,
+        instance_name=f"{group}-1",
+        config=config,
+    )
     second = None
     try:
+
         def send_all() -> None:
             for seq in range(per_key):
                 for key in keys:
-                    producer.send(Message(topic_name, f"{key}:{seq}".encode(), keys=key), select_message_queue_by_hash, key)
+                    producer.send(
+                        Message(topic_name, f"{key}:{seq}".encode(), keys=key), select_message_queue_by_hash, key
+                    )
 
         sender = threading.Thread(target=send_all)
         sender.start()
         wait_until(lambda: len(events) >= 100, what="the first consumer to consume")
-        second = consumer(module_cluster, group, topic_name, listener_for("second"), orderly=True, instance_name=f"{group}-2", config=config)
+        second = consumer(
+            module_cluster,
+            group,
+            topic_name,
+            listener_for("second"),
+            orderly=True,
+            instance_name=f"{group}-2",
+            config=config,
+        )
         sender.join(60)
         # A queue whose unlock was lost in the handover is taken once its broker lock expires (60 s, RocketMQ's
         # lockMaxLiveTime): under load the last messages can wait that long; order is what this test is about.
-        wait_until(lambda: len({(k, s) for _, k, s in events}) >= len(keys) * per_key, timeout_s=90, what="every message")
+        wait_until(
+            lambda: len({(k, s) for _, k, s in events}) >= len(keys) * per_key, timeout_s=90, what="every message"
+        )
         wait_until(lambda: any(n == "second" for n, _, _ in events), what="the second consumer to take queues")
     finally:
         if second is not None:
@@ -258,7 +310,9 @@ def test_pull_consumer_assign_poll_commit(module_cluster, module_admin, producer
     s = PullConsumer(group + "_sub", module_cluster.namesrv_addr, consume_from_where="FIRST_OFFSET", client_config=FAST)
     s.subscribe(topic_name)
     with s.start():
-        assert {q for q in s.assignment()} == {MessageQueue(topic_name, b, q) for b in ("broker-a", "broker-b") for q in range(2)}
+        assert {q for q in s.assignment()} == {
+            MessageQueue(topic_name, b, q) for b in ("broker-a", "broker-b") for q in range(2)
+        }
         got = []
         deadline = time.monotonic() + 10
         while len(got) < 10 and time.monotonic() < deadline:
@@ -266,7 +320,9 @@ def test_pull_consumer_assign_poll_commit(module_cluster, module_admin, producer
         assert sorted(m.body for m in got) == sorted(f"m{i}".encode() for i in range(10))
 
 
-def test_an_unexpected_error_in_a_pull_does_not_stop_the_queue(module_cluster, module_admin, producer, topic_name, monkeypatch):
+def test_an_unexpected_error_in_a_pull_does_not_stop_the_queue(
+    module_cluster, module_admin, producer, topic_name, monkeypatch
+):
     """A pull that fails with something other than a remoting error (seen: uvloop's AttributeError on
     a connection the broker reset as it opened) is retried, as RocketMQ retries on any Throwable; it
     used to end the queue's pull loop for good and its messages were never delivered."""

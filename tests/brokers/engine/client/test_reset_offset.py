@@ -3,12 +3,20 @@
 The reset is started as the console starts it, with INVOKE_BROKER_TO_RESET_OFFSET (222) on every
 broker of the topic; each broker pushes the new offsets to every online member of the group.
 """
+
 from __future__ import annotations
 
 import threading
 import time
 
-from brokers.engine.client import ConsumeConcurrentlyStatus, Message, MessageQueue, Producer, PushConsumer, ReceivedMessage
+from brokers.engine.client import (
+    ConsumeConcurrentlyStatus,
+    Message,
+    MessageQueue,
+    Producer,
+    PushConsumer,
+    ReceivedMessage,
+)
 from brokers.engine.client.client_remoting_processor import ClientRemotingProcessor, parse_reset_offset_body
 from brokers.engine.client.simple import PullClient
 from brokers.engine.common import json_compat
@@ -46,7 +54,9 @@ class GatedCollector:
 def committed(cluster, group: str, topic: str) -> dict[MessageQueue, tuple[int, int]]:
     """(committed offset on the broker, max offset) of every queue of ``topic``."""
     with PullClient(cluster.namesrv_addr, group, heartbeat_interval_s=None) as puller:
-        return {mq: (puller.query_offset(mq), puller.max_offset(mq)) for mq in puller.fetch_subscribe_message_queues(topic)}
+        return {
+            mq: (puller.query_offset(mq), puller.max_offset(mq)) for mq in puller.fetch_subscribe_message_queues(topic)
+        }
 
 
 def invoke_reset(cluster, topic: str, group: str, timestamp_ms: int) -> dict[MessageQueue, int]:
@@ -55,7 +65,9 @@ def invoke_reset(cluster, topic: str, group: str, timestamp_ms: int) -> dict[Mes
     with BlockingRemotingClient() as client:
         for name in cluster.broker_names:
             ext = {"topic": topic, "group": group, "timestamp": timestamp_ms, "isForce": True}
-            reply = client.invoke(cluster.broker_addr(name), RemotingCommand.request(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, ext), 5.0)
+            reply = client.invoke(
+                cluster.broker_addr(name), RemotingCommand.request(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, ext), 5.0
+            )
             assert reply.code == ResponseCode.SUCCESS, reply.remark
             table.update(parse_reset_offset_body(reply.body))
     return table
@@ -66,7 +78,9 @@ def test_reset_offset_by_time_makes_the_push_consumer_consume_again(module_clust
     group = f"g_{topic_name}"
     before_first = int(time.time() * 1000) - 1000
     got = GatedCollector()
-    c = PushConsumer(group, module_cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_config=FAST)
+    c = PushConsumer(
+        group, module_cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_config=FAST
+    )
     c.subscribe(topic_name)
     c.register_listener(got)
     c.start()
@@ -77,7 +91,10 @@ def test_reset_offset_by_time_makes_the_push_consumer_consume_again(module_clust
                 producer.send(Message(topic_name, body.encode()))
         wait_until(lambda: len(got.snapshot()) >= N, what=f"{N} messages")
         assert sorted(got.snapshot()) == sorted(sent)
-        wait_until(lambda: all(o == m and m > 0 for o, m in committed(module_cluster, group, topic_name).values()), what="offsets committed")
+        wait_until(
+            lambda: all(o == m and m > 0 for o, m in committed(module_cluster, group, topic_name).values()),
+            what="offsets committed",
+        )
         queues = set(committed(module_cluster, group, topic_name))
         assert len(queues) == 4
 
@@ -88,7 +105,10 @@ def test_reset_offset_by_time_makes_the_push_consumer_consume_again(module_clust
         wait_until(lambda: len(got.snapshot()) >= N + 4, what="re-consumption after the reset")
         # the committed offsets went back, and the consumer's old (higher) offsets never come back:
         # several persist intervals (0.5 s) and piggybacked pulls later they are still the reset ones
-        wait_until(lambda: all(o == 0 for o, _ in committed(module_cluster, group, topic_name).values()), what="offsets reset on the brokers")
+        wait_until(
+            lambda: all(o == 0 for o, _ in committed(module_cluster, group, topic_name).values()),
+            what="offsets reset on the brokers",
+        )
         time.sleep(2.0)
         assert all(o == 0 for o, _ in committed(module_cluster, group, topic_name).values())
         assert all(c.committed_offset(mq) == 0 for mq in queues)
@@ -98,7 +118,10 @@ def test_reset_offset_by_time_makes_the_push_consumer_consume_again(module_clust
         wait_until(lambda: len(got.snapshot()) >= 2 * N, what=f"all {N} messages again")
         again = got.snapshot()[N:]
         assert sorted(again) == sorted(sent)
-        wait_until(lambda: all(o == m for o, m in committed(module_cluster, group, topic_name).values()), what="offsets committed again")
+        wait_until(
+            lambda: all(o == m for o, m in committed(module_cluster, group, topic_name).values()),
+            what="offsets committed again",
+        )
         assert all(c.committed_offset(mq) == m for mq, (_, m) in committed(module_cluster, group, topic_name).items())
         time.sleep(1.0)
         assert len(got.snapshot()) == 2 * N  # each message exactly once more
@@ -108,11 +131,15 @@ def test_reset_offset_by_time_makes_the_push_consumer_consume_again(module_clust
     assert all(o == m for o, m in committed(module_cluster, group, topic_name).values())
 
 
-def test_reset_request_is_answered_when_not_oneway_and_other_groups_are_untouched(module_cluster, module_admin, topic_name):
+def test_reset_request_is_answered_when_not_oneway_and_other_groups_are_untouched(
+    module_cluster, module_admin, topic_name
+):
     create_topic(module_admin, module_cluster, topic_name, queues=1)
     group = f"g_{topic_name}"
     got = GatedCollector()
-    c = PushConsumer(group, module_cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_config=FAST)
+    c = PushConsumer(
+        group, module_cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_config=FAST
+    )
     c.subscribe(topic_name)
     c.register_listener(got)
     c.start()
@@ -123,8 +150,11 @@ def test_reset_request_is_answered_when_not_oneway_and_other_groups_are_untouche
         processor = ClientRemotingProcessor(instance)  # what the instance answers the brokers with
         body = json_compat.dumps({"offsetTable": {mq: 0}}).encode()
         # a group this client does not run: nothing happens, the request is still answered
-        request = RemotingCommand.request(RequestCode.RESET_CONSUMER_CLIENT_OFFSET,
-                                          {"topic": topic_name, "group": "no_such_group", "timestamp": 0, "isForce": True}, body)
+        request = RemotingCommand.request(
+            RequestCode.RESET_CONSUMER_CLIENT_OFFSET,
+            {"topic": topic_name, "group": "no_such_group", "timestamp": 0, "isForce": True},
+            body,
+        )
         reply = instance.call(processor.reset_offset(_Ctx(), request))
         assert reply is not None and reply.code == ResponseCode.SUCCESS
         assert mq in c.assigned_queues()
@@ -132,8 +162,12 @@ def test_reset_request_is_answered_when_not_oneway_and_other_groups_are_untouche
         c_body = b'[{"brokerName":"b","queueId":3,"topic":"T","offset":9}]'
         assert parse_reset_offset_body(b'{"offsetTable":' + c_body + b"}") == {MessageQueue("T", "b", 3): 9}
         # oneway: no answer
-        oneway = RemotingCommand.request(RequestCode.RESET_CONSUMER_CLIENT_OFFSET,
-                                         {"topic": topic_name, "group": group, "timestamp": 0, "isForce": True}, body, oneway=True)
+        oneway = RemotingCommand.request(
+            RequestCode.RESET_CONSUMER_CLIENT_OFFSET,
+            {"topic": topic_name, "group": group, "timestamp": 0, "isForce": True},
+            body,
+            oneway=True,
+        )
         assert instance.call(processor.reset_offset(_Ctx(), oneway)) is None
         wait_until(lambda: mq in c.assigned_queues(), what="queue taken again after the reset")
     finally:

@@ -1,4 +1,5 @@
 """SimpleProducer / PullClient (blocking and async) against a real name server and two brokers."""
+
 from __future__ import annotations
 
 import asyncio
@@ -47,7 +48,10 @@ def _pull_all(puller: PullClient, topic: str, expression: str = "*") -> list:
         while True:
             result = puller.pull(mq, offset, 32, expression)
             out.extend(result.messages)
-            if result.status in (PullStatus.NO_NEW_MSG, PullStatus.OFFSET_ILLEGAL) or result.next_begin_offset == offset:
+            if (
+                result.status in (PullStatus.NO_NEW_MSG, PullStatus.OFFSET_ILLEGAL)
+                or result.next_begin_offset == offset
+            ):
                 break
             offset = result.next_begin_offset
     return out
@@ -55,7 +59,9 @@ def _pull_all(puller: PullClient, topic: str, expression: str = "*") -> list:
 
 def test_send_and_pull_keep_keys_tags_and_properties(module_cluster, module_admin, simple_producer, puller, topic_name):
     create_topic(module_admin, module_cluster, topic_name, queues=2)
-    msg = Message(topic_name, "héllo".encode(), tags="TagA", keys=["k1", "k2"], properties={"color": "blue", "n": "1"}, flag=7)
+    msg = Message(
+        topic_name, "héllo".encode(), tags="TagA", keys=["k1", "k2"], properties={"color": "blue", "n": "1"}, flag=7
+    )
     result = simple_producer.send(msg)
     assert result.status is SendStatus.SEND_OK
     assert re.fullmatch(r"[0-9A-F]{32}", result.msg_id) and re.fullmatch(r"[0-9A-F]{32}", result.offset_msg_id)
@@ -75,7 +81,9 @@ def test_send_and_pull_keep_keys_tags_and_properties(module_cluster, module_admi
 def test_round_robin_over_writable_queues(module_cluster, module_admin, simple_producer, topic_name):
     create_topic(module_admin, module_cluster, topic_name, queues=2)
     results = [simple_producer.send(Message(topic_name, b"x")) for _ in range(8)]
-    assert {r.message_queue for r in results} == {MessageQueue(topic_name, b, q) for b in ("broker-a", "broker-b") for q in range(2)}
+    assert {r.message_queue for r in results} == {
+        MessageQueue(topic_name, b, q) for b in ("broker-a", "broker-b") for q in range(2)
+    }
 
 
 def test_send_to_explicit_queue(module_cluster, module_admin, simple_producer, puller, topic_name):
@@ -97,7 +105,9 @@ def test_tag_filter_on_pull(module_cluster, module_admin, simple_producer, pulle
 
 def test_batch_send(module_cluster, module_admin, simple_producer, puller, topic_name):
     create_topic(module_admin, module_cluster, topic_name, queues=2)
-    msgs = [Message(topic_name, f"b{i}".encode(), tags="TagB", keys=f"key{i}", properties={"i": str(i)}) for i in range(5)]
+    msgs = [
+        Message(topic_name, f"b{i}".encode(), tags="TagB", keys=f"key{i}", properties={"i": str(i)}) for i in range(5)
+    ]
     result = simple_producer.send_batch(msgs)
     assert result.status is SendStatus.SEND_OK
     ids = result.msg_id.split(",")
@@ -146,7 +156,9 @@ def test_long_polling_pull_wakes_on_arrival(module_cluster, module_admin, simple
         pending = pool.submit(puller.pull, mq, 1, suspend_ms=60_000)
         timer.start()
         try:
-            result = pending.result(timeout=15)  # held for 60 s unless the arrival wakes it (latency: bench/latency_bench.py)
+            result = pending.result(
+                timeout=15
+            )  # held for 60 s unless the arrival wakes it (latency: bench/latency_bench.py)
         finally:
             timer.join()
     assert result.status is PullStatus.FOUND and [m.body for m in result.messages] == [b"second"]
@@ -185,7 +197,9 @@ def test_async_producer_pipelines_many_sends(module_cluster, module_admin, topic
     create_topic(module_admin, module_cluster, topic_name, queues=2)
 
     async def scenario():
-        async with AsyncSimpleProducer(module_cluster.namesrv_addr, "async_test_producer", heartbeat_interval_s=None) as p:
+        async with AsyncSimpleProducer(
+            module_cluster.namesrv_addr, "async_test_producer", heartbeat_interval_s=None
+        ) as p:
             results = await asyncio.gather(*(p.send(Message(topic_name, f"{i}".encode())) for i in range(300)))
         async with AsyncPullClient(module_cluster.namesrv_addr, "async_test_consumer", heartbeat_interval_s=None) as c:
             total = 0
@@ -220,6 +234,7 @@ def test_uniq_id_format_and_uniqueness():
 def test_uniq_id_fields_follow_the_clock_and_the_month():
     """Time field = ms since the local month began (re-based when the month turns, or the clock steps
     back past its start); counter field = one more per id, wrapping at 16 bits."""
+
     def month_start_ms(now_ms: int) -> int:
         now = datetime.datetime.fromtimestamp(now_ms / 1000).astimezone()
         return int(now.replace(day=1, hour=0, minute=0, second=0, microsecond=0).timestamp() * 1000)
@@ -242,4 +257,8 @@ def test_uniq_id_fields_follow_the_clock_and_the_month():
 def test_build_subscription():
     assert build_subscription("T", "*", 1).tags_set == ()
     sub = build_subscription("T", " TagA || TagB ||", 5)
-    assert sub.tags_set == ("TagA", "TagB") and sub.code_set == (tag_hash("TagA"), tag_hash("TagB")) and sub.sub_version == 5
+    assert (
+        sub.tags_set == ("TagA", "TagB")
+        and sub.code_set == (tag_hash("TagA"), tag_hash("TagB"))
+        and sub.sub_version == 5
+    )

@@ -6,6 +6,7 @@
 - permissive: a plain and a TLS producer both send to the same ports;
 - the flags of ``python -m brokers.engine broker`` build the broker's TlsConfig.
 """
+
 from __future__ import annotations
 
 import time
@@ -25,7 +26,9 @@ from tests.brokers.engine.client.test_push_consumer import FAST, Collector, wait
 
 
 def server_tls(certs, mode: str, client_auth: str = "none") -> TlsConfig:
-    return TlsConfig(mode=mode, cert_file=certs.server_cert, key_file=certs.server_key, ca_file=certs.ca, client_auth=client_auth)
+    return TlsConfig(
+        mode=mode, cert_file=certs.server_cert, key_file=certs.server_key, ca_file=certs.ca, client_auth=client_auth
+    )
 
 
 class TlsGroupCluster(EmbeddedCluster):
@@ -41,11 +44,28 @@ class TlsGroupCluster(EmbeddedCluster):
 
         self.namesrv = NamesrvController(NamesrvConfig(port=0, **self.namesrv_options))
         await self.namesrv.start()
-        for key, extra in (("broker-a", {"broker_role": "SYNC_MASTER"}), (self.SLAVE, {"broker_id": 1, "broker_role": "SLAVE"})):
-            store = StoreConfig(store_dir=str(self.root / key.replace("#", "-s")), commitlog_file_size=8 << 20,
-                                consume_queue_units_per_file=10_000, max_index_hash_slots=10_000, max_index_count=40_000)
-            broker = BrokerController(BrokerConfig(broker_name="broker-a", cluster_name=self.cluster, listen_port=0,
-                                                   namesrv_addrs=(self.namesrv_addr,), store=store, **extra, **self.broker_options))
+        for key, extra in (
+            ("broker-a", {"broker_role": "SYNC_MASTER"}),
+            (self.SLAVE, {"broker_id": 1, "broker_role": "SLAVE"}),
+        ):
+            store = StoreConfig(
+                store_dir=str(self.root / key.replace("#", "-s")),
+                commitlog_file_size=8 << 20,
+                consume_queue_units_per_file=10_000,
+                max_index_hash_slots=10_000,
+                max_index_count=40_000,
+            )
+            broker = BrokerController(
+                BrokerConfig(
+                    broker_name="broker-a",
+                    cluster_name=self.cluster,
+                    listen_port=0,
+                    namesrv_addrs=(self.namesrv_addr,),
+                    store=store,
+                    **extra,
+                    **self.broker_options,
+                )
+            )
             await broker.start()
             self.brokers[key] = broker
 
@@ -53,7 +73,9 @@ class TlsGroupCluster(EmbeddedCluster):
 @pytest.fixture(scope="module")
 def enforcing_cluster(tmp_path_factory, tls_certs):
     tls = server_tls(tls_certs, "enforcing", client_auth="optional")  # brokers show their certificate to each other
-    cluster = TlsGroupCluster(tmp_path_factory.mktemp("tls-enforcing"), ("broker-a",), namesrv_options={"tls": tls}, tls=tls).start()
+    cluster = TlsGroupCluster(
+        tmp_path_factory.mktemp("tls-enforcing"), ("broker-a",), namesrv_options={"tls": tls}, tls=tls
+    ).start()
     master = cluster.brokers["broker-a"]
     wait_until(lambda: master.store.ha_service.connections, timeout_s=20.0, what="the slave's TLS HA connection")
     yield cluster
@@ -68,8 +90,13 @@ def test_enforcing_cluster_serves_gantry_clients_over_tls(enforcing_cluster, tls
         assert {b.broker_name for b in route.broker_datas} == {"broker-a"}
         assert set(route.broker_datas[0].broker_addrs) == {0, 1}  # master and slave registered over TLS
         got = Collector()
-        consumer = PushConsumer(f"g_{topic_name}", cluster.namesrv_addr, client_config=FAST, tls=tls,
-                                consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+        consumer = PushConsumer(
+            f"g_{topic_name}",
+            cluster.namesrv_addr,
+            client_config=FAST,
+            tls=tls,
+            consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        )
         consumer.subscribe(topic_name)
         consumer.register_listener(got)
         consumer.start()
@@ -94,14 +121,18 @@ def test_enforcing_cluster_refuses_plain_clients(enforcing_cluster, tls_certs, t
     with BlockingMQAdminClient(cluster.namesrv_addr, timeout_s=3.0) as plain_admin:
         with pytest.raises(RemotingError):
             plain_admin.create_or_update_topic_in_cluster(cluster.cluster, TopicConfig(topic_name, 2, 2))
-    with BlockingMQAdminClient(cluster.namesrv_addr, timeout_s=5.0, tls=TlsConfig.client(ca_file=tls_certs.ca)) as admin:
+    with BlockingMQAdminClient(
+        cluster.namesrv_addr, timeout_s=5.0, tls=TlsConfig.client(ca_file=tls_certs.ca)
+    ) as admin:
         assert topic_name not in admin.get_all_topic_list()  # the plain request changed nothing
         route = create_topic(admin, cluster, topic_name, queues=1)
         broker_addr = route.broker_datas[0].broker_addrs[0]
     with SimpleProducer(cluster.namesrv_addr, heartbeat_interval_s=None, timeout_s=3.0) as plain:
         with pytest.raises(RemotingError):
             plain.send(Message(topic_name, b"plain"))
-    with BlockingMQAdminClient(cluster.namesrv_addr, timeout_s=3.0) as plain_admin:  # straight to the broker and the slave
+    with BlockingMQAdminClient(
+        cluster.namesrv_addr, timeout_s=3.0
+    ) as plain_admin:  # straight to the broker and the slave
         for addr in (broker_addr, cluster.broker_addr(TlsGroupCluster.SLAVE)):
             with pytest.raises(RemotingError):
                 plain_admin.get_broker_runtime_info(addr)
@@ -109,8 +140,9 @@ def test_enforcing_cluster_refuses_plain_clients(enforcing_cluster, tls_certs, t
 
 
 def test_a_client_trusting_another_ca_gets_a_clear_error(enforcing_cluster, tls_certs):
-    with BlockingMQAdminClient(enforcing_cluster.namesrv_addr, timeout_s=3.0,
-                               tls=TlsConfig.client(ca_file=tls_certs.other_ca)) as admin:
+    with BlockingMQAdminClient(
+        enforcing_cluster.namesrv_addr, timeout_s=3.0, tls=TlsConfig.client(ca_file=tls_certs.other_ca)
+    ) as admin:
         with pytest.raises(RemotingError, match="failed verification"):
             admin.get_all_topic_list()
 
@@ -121,8 +153,12 @@ def test_permissive_cluster_serves_plain_and_tls_producers(tmp_path, tls_certs, 
     try:
         with BlockingMQAdminClient(cluster.namesrv_addr, timeout_s=5.0) as plain_admin:
             create_topic(plain_admin, cluster, topic_name, queues=1)
-        with SimpleProducer(cluster.namesrv_addr, heartbeat_interval_s=None) as plain, \
-                SimpleProducer(cluster.namesrv_addr, heartbeat_interval_s=None, tls=TlsConfig.client(ca_file=tls_certs.ca)) as secure:
+        with (
+            SimpleProducer(cluster.namesrv_addr, heartbeat_interval_s=None) as plain,
+            SimpleProducer(
+                cluster.namesrv_addr, heartbeat_interval_s=None, tls=TlsConfig.client(ca_file=tls_certs.ca)
+            ) as secure,
+        ):
             assert plain.send(Message(topic_name, b"plain")).status == SendStatus.SEND_OK
             assert secure.send(Message(topic_name, b"tls")).status == SendStatus.SEND_OK
         broker = cluster.brokers["broker-a"]
@@ -135,10 +171,28 @@ def test_permissive_cluster_serves_plain_and_tls_producers(tmp_path, tls_certs, 
 
 
 def test_broker_flags_build_its_tls_config(tmp_path, tls_certs):
-    args = build_arg_parser().parse_args([
-        "--name", "broker-a", "--store-dir", str(tmp_path), "--tls-mode", "enforcing", "--tls-cert", tls_certs.server_cert,
-        "--tls-key", tls_certs.server_key, "--tls-ca", tls_certs.ca, "--tls-client-auth", "require"])
+    args = build_arg_parser().parse_args(
+        [
+            "--name",
+            "broker-a",
+            "--store-dir",
+            str(tmp_path),
+            "--tls-mode",
+            "enforcing",
+            "--tls-cert",
+            tls_certs.server_cert,
+            "--tls-key",
+            tls_certs.server_key,
+            "--tls-ca",
+            tls_certs.ca,
+            "--tls-client-auth",
+            "require",
+        ]
+    )
     config = config_from_args(args)
     assert config.tls.mode == "enforcing" and config.tls.client_auth == "require" and config.tls.outgoing
     assert config.ha_config().tls == config.tls  # the HA port and the slave's link follow the same settings
-    assert config_from_args(build_arg_parser().parse_args(["--name", "broker-a", "--store-dir", str(tmp_path)])).tls is None
+    assert (
+        config_from_args(build_arg_parser().parse_args(["--name", "broker-a", "--store-dir", str(tmp_path)])).tls
+        is None
+    )

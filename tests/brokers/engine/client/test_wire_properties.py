@@ -1,5 +1,6 @@
 """The properties string a producer puts on the wire: the direct path for messages without
 properties of their own gives exactly what the general path (the properties dict) gives."""
+
 from __future__ import annotations
 
 import pytest
@@ -43,7 +44,9 @@ def test_wire_properties_equal_the_dict_path(msg, wait) -> None:
 
 def test_each_message_gets_its_own_id_and_a_batch_lists_them_in_order() -> None:
     plans = ProducerPlans(("127.0.0.1:9876",), "g")
-    out = plans.prepare_batch([Message("T", b"a", tags="x"), Message("T", b"b"), Message("T", b"c", properties={"k": "v"})])
+    out = plans.prepare_batch(
+        [Message("T", b"a", tags="x"), Message("T", b"b"), Message("T", b"c", properties={"k": "v"})]
+    )
     ids = out.msg_id.split(",")
     assert len(set(ids)) == 3 and all(i.encode() in out.body for i in ids)
     single = plans.prepare(Message("T", b"d", keys="k"))

@@ -1,4 +1,5 @@
 """WorkerPool: the consume services' threads (one queue put per task, no Future)."""
+
 from __future__ import annotations
 
 import logging

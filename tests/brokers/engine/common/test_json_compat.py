@@ -1,4 +1,5 @@
 """The fastjson-dialect reader and writer, on bodies captured from Java RocketMQ."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """The commit log record layout, offset message ids, batch bodies and Java hashes."""
+
 from __future__ import annotations
 
 import struct
@@ -55,8 +56,14 @@ def test_offset_msg_id_ipv6_is_56_hex_characters():
 
 @pytest.mark.parametrize(
     "text, expected",
-    [("TagA", 2598919), ("TagB", 2598920), ("payment", -786681338), ("null", 3392903),
-     ("TopicTest#KEY1", -1656969516), ("", 0)],
+    [
+        ("TagA", 2598919),
+        ("TagB", 2598920),
+        ("payment", -786681338),
+        ("null", 3392903),
+        ("TopicTest#KEY1", -1656969516),
+        ("", 0),
+    ],
 )
 def test_java_string_hash_reference_examples(text, expected):
     assert java_string_hash(text) == expected
@@ -89,15 +96,35 @@ def test_host_encoding():
 
 def test_record_layout_matches_the_reference_offsets():
     record = encode_record(
-        topic="T1", queue_id=3, body=b"hello", properties={"TAGS": "TagA"}, flag=7, queue_offset=11,
-        physical_offset=4096, sys_flag=0, born_timestamp=1000, born_host="10.0.0.5:51000",
-        store_timestamp=2000, store_host="192.168.1.10:10911", reconsume_times=2,
-        prepared_transaction_offset=9)
+        topic="T1",
+        queue_id=3,
+        body=b"hello",
+        properties={"TAGS": "TagA"},
+        flag=7,
+        queue_offset=11,
+        physical_offset=4096,
+        sys_flag=0,
+        born_timestamp=1000,
+        born_host="10.0.0.5:51000",
+        store_timestamp=2000,
+        store_host="192.168.1.10:10911",
+        reconsume_times=2,
+        prepared_transaction_offset=9,
+    )
     props = b"TAGS\x01TagA"
     assert len(record) == 91 + 5 + 2 + len(props) == record_size(5, 2, len(props))
     size, magic, crc, qid, flag, qoff, phys, sysflag, born_ts = struct.unpack_from(">iIiiiqqiq", record)
     assert (size, magic, crc, qid, flag, qoff, phys, sysflag, born_ts) == (
-        len(record), MESSAGE_MAGIC_CODE, 907060870, 3, 7, 11, 4096, 0, 1000)
+        len(record),
+        MESSAGE_MAGIC_CODE,
+        907060870,
+        3,
+        7,
+        11,
+        4096,
+        0,
+        1000,
+    )
     assert record[48:56] == host_to_bytes("10.0.0.5:51000")
     assert struct.unpack_from(">q", record, 56)[0] == 2000
     assert record[64:72] == host_to_bytes("192.168.1.10:10911")
@@ -109,9 +136,19 @@ def test_record_layout_matches_the_reference_offsets():
 
 
 def test_decode_record_round_trip_sets_msg_id_and_store_size():
-    record = encode_record(topic="TopicTest", queue_id=1, body=b"\x00\x01body", properties={"KEYS": "k1 k2"},
-                           queue_offset=5, physical_offset=123456, born_timestamp=1, born_host="10.0.0.5:1",
-                           store_timestamp=2, store_host="192.168.1.10:10911", reconsume_times=3)
+    record = encode_record(
+        topic="TopicTest",
+        queue_id=1,
+        body=b"\x00\x01body",
+        properties={"KEYS": "k1 k2"},
+        queue_offset=5,
+        physical_offset=123456,
+        born_timestamp=1,
+        born_host="10.0.0.5:1",
+        store_timestamp=2,
+        store_host="192.168.1.10:10911",
+        reconsume_times=3,
+    )
     msg = decode_record(record)
     assert msg.topic == "TopicTest" and msg.body == b"\x00\x01body" and msg.queue_id == 1
     assert msg.queue_offset == 5 and msg.commit_log_offset == 123456
@@ -135,8 +172,9 @@ def test_ipv6_hosts_set_the_sysflag_bits_and_shift_fields():
 
 
 def test_decode_records_reads_a_pull_body():
-    records = [encode_record(topic="T", queue_id=0, body=b"m%d" % i, queue_offset=i, physical_offset=i * 100)
-               for i in range(5)]
+    records = [
+        encode_record(topic="T", queue_id=0, body=b"m%d" % i, queue_offset=i, physical_offset=i * 100) for i in range(5)
+    ]
     body = b"".join(records)
     assert [m.body for m in decode_records(body)] == [b"m%d" % i for i in range(5)]
     assert [size for _pos, size in iter_record_spans(body)] == [len(r) for r in records]
@@ -168,8 +206,10 @@ def test_encode_record_refuses_oversized_topic_and_properties():
 
 
 def test_batch_body_round_trip_and_layout():
-    messages = [Message("T", b"one", tags="TagA", keys=["k1", "k2"], properties={"UNIQ_KEY": "U1"}, flag=1),
-                Message("T", b"", properties={"a": "b"})]
+    messages = [
+        Message("T", b"one", tags="TagA", keys=["k1", "k2"], properties={"UNIQ_KEY": "U1"}, flag=1),
+        Message("T", b"", properties={"a": "b"}),
+    ]
     data = encode_batch_body(messages)
     size, magic, crc, flag, body_len = struct.unpack_from(">iiiii", data)
     assert (magic, crc, flag, body_len) == (0, 0, 1, 3) and data[20:23] == b"one"

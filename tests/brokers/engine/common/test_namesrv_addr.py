@@ -1,4 +1,5 @@
 """One rule for NAMESRV_ADDR, used by brokers and clients: ``;``-separated host:port entries."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """The one SubscriptionData: its JSON shape on the wire and FilterAPI's way of building it."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,8 +15,13 @@ from brokers.engine.common.subscription import (
 def test_the_json_shape_round_trips() -> None:
     sub = build_subscription_data("T", "TagB || TagA || TagB", sub_version=7)
     assert sub.to_json() == {
-        "classFilterMode": False, "codeSet": [tag_hash("TagB"), tag_hash("TagA")], "expressionType": "TAG",
-        "subString": "TagB || TagA || TagB", "subVersion": 7, "tagsSet": ["TagB", "TagA"], "topic": "T",
+        "classFilterMode": False,
+        "codeSet": [tag_hash("TagB"), tag_hash("TagA")],
+        "expressionType": "TAG",
+        "subString": "TagB || TagA || TagB",
+        "subVersion": 7,
+        "tagsSet": ["TagB", "TagA"],
+        "topic": "T",
     }
     assert SubscriptionData.from_json(sub.to_json()) == sub
 

@@ -1,4 +1,5 @@
 """RocketMQ 5's attribute modification rules (AttributeParser, AttributeUtil) and message types."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,12 +26,15 @@ def test_parse_and_format_round_trip():
     assert parse_attribute_modification(None) == {} == parse_attribute_modification("")
 
 
-@pytest.mark.parametrize("text, named", [
-    ("message.type=FIFO", "message.type"),  # a value without '+'
-    ("message.type", "message.type"),  # no value and no '-'
-    ("+message.type=", "message.type"),  # an empty value
-    ("+message.type=FIFO,+message.type=NORMAL", "message.type"),
-])
+@pytest.mark.parametrize(
+    "text, named",
+    [
+        ("message.type=FIFO", "message.type"),  # a value without '+'
+        ("message.type", "message.type"),  # no value and no '-'
+        ("+message.type=", "message.type"),  # an empty value
+        ("+message.type=FIFO,+message.type=NORMAL", "message.type"),
+    ],
+)
 def test_parse_refuses_naming_the_attribute(text, named):
     with pytest.raises(InvalidAttributeError, match=named.replace(".", r"\.")):
         parse_attribute_modification(text)
@@ -42,10 +46,17 @@ def alter(create, current, text):
 
 def test_create_takes_additions_of_every_known_attribute_but_reserve_time():
     assert alter(True, {}, "+message.type=FIFO,+queue.type=BatchCQ,+cleanup.policy=COMPACTION") == {
-        "message.type": "FIFO", "queue.type": "BatchCQ", "cleanup.policy": "COMPACTION"}
-    for text, named in [("-message.type", "message.type"), ("+color=red", "color"),
-                        ("+message.type=fifo", "message.type"), ("+queue.type=Other", "queue.type"),
-                        ("+reserve.time=10", "reserve.time")]:
+        "message.type": "FIFO",
+        "queue.type": "BatchCQ",
+        "cleanup.policy": "COMPACTION",
+    }
+    for text, named in [
+        ("-message.type", "message.type"),
+        ("+color=red", "color"),
+        ("+message.type=fifo", "message.type"),
+        ("+queue.type=Other", "queue.type"),
+        ("+reserve.time=10", "reserve.time"),
+    ]:
         with pytest.raises(InvalidAttributeError, match=named.replace(".", r"\.")):
             alter(True, {}, text)
 

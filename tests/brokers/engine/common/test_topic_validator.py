@@ -1,4 +1,5 @@
 """RocketMQ's name rule: 1 to 127 (topics) / 255 (groups) characters of %|a-zA-Z0-9_-, system topics apart."""
+
 from __future__ import annotations
 
 import pytest
@@ -38,9 +39,12 @@ def test_update_topic_answers_as_rocketmq(row: Row) -> None:
 def test_broker_and_cluster_names_follow_the_topic_rule_and_errors_name_them() -> None:
     """A broker registers its broker and cluster names as topics: the topic rule, the right word."""
     assert validate_broker_name("broker-a") == "broker-a" and validate_broker_name("a" * 127, "cluster") == "a" * 127
-    for name, kind, says in (("broker a", "broker", "the broker name contains a space at position 7"),
-                             ("a" * 128, "broker", "the broker name is 128 characters long, longer than 127"),
-                             ("", "cluster", "the cluster name is empty"), (None, "cluster", "the cluster name must be a string")):
+    for name, kind, says in (
+        ("broker a", "broker", "the broker name contains a space at position 7"),
+        ("a" * 128, "broker", "the broker name is 128 characters long, longer than 127"),
+        ("", "cluster", "the cluster name is empty"),
+        (None, "cluster", "the cluster name must be a string"),
+    ):
         with pytest.raises(InvalidNameError) as caught:
             validate_broker_name(name, kind)
         assert str(caught.value).startswith(says), caught.value
@@ -60,17 +64,20 @@ def test_illegal_topics_are_refused(name: object) -> None:
         validate_topic(name)
 
 
-@pytest.mark.parametrize(("name", "says", "code"), [
-    ("a b", "a space at position 2", "invalid"),
-    ("a..b", "'.' at position 2", "invalid"),
-    ("abc\n", "a newline at position 4", "invalid"),
-    ("a\x00", "a NUL character at position 2", "invalid"),
-    ("１", "U+FF11 FULLWIDTH DIGIT ONE", "invalid"),
-    ("", "empty", "blank"),
-    ("x" * 128, "128 characters long, longer than 127", "max_length"),
-    ("é" * 200, "U+00E9", "invalid"),  # characters first, as TopicValidator checks them
-    ("TBW102", "system topic", "reserved"),
-])
+@pytest.mark.parametrize(
+    ("name", "says", "code"),
+    [
+        ("a b", "a space at position 2", "invalid"),
+        ("a..b", "'.' at position 2", "invalid"),
+        ("abc\n", "a newline at position 4", "invalid"),
+        ("a\x00", "a NUL character at position 2", "invalid"),
+        ("１", "U+FF11 FULLWIDTH DIGIT ONE", "invalid"),
+        ("", "empty", "blank"),
+        ("x" * 128, "128 characters long, longer than 127", "max_length"),
+        ("é" * 200, "U+00E9", "invalid"),  # characters first, as TopicValidator checks them
+        ("TBW102", "system topic", "reserved"),
+    ],
+)
 def test_the_message_names_the_problem(name: str, says: str, code: str) -> None:
     with pytest.raises(InvalidNameError) as info:
         validate_new_topic(name)

@@ -1,4 +1,5 @@
 """RocketMQ 4.x trace data: the exact text of each record type, both ways, and input no client wrote."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,10 +17,33 @@ from brokers.engine.common.trace_data import (
 MSG_ID = "7F00000100002A9F0000000000000001"
 OFFSET_ID = "7F00000100002A9F00000000000004D2"
 # As RocketMQ 4.9's TraceDataEncoder writes them (a Java client's trace message body)
-JAVA_PUB = C.join(["Pub", "1700000000000", "DefaultRegion", "order-producer", "Orders", MSG_ID, "TagA", "order-1",
-                   "127.0.0.1:10911", "12", "3", "0", OFFSET_ID, "true"]) + F
-JAVA_SUB_BEFORE = C.join(["SubBefore", "1700000000100", "DefaultRegion", "order-consumer", "REQ1", MSG_ID, "0", "order-1"]) + F
-JAVA_SUB_AFTER = C.join(["SubAfter", "REQ1", MSG_ID, "7", "true", "order-1", "0", "1700000000107", "order-consumer"]) + F
+JAVA_PUB = (
+    C.join(
+        [
+            "Pub",
+            "1700000000000",
+            "DefaultRegion",
+            "order-producer",
+            "Orders",
+            MSG_ID,
+            "TagA",
+            "order-1",
+            "127.0.0.1:10911",
+            "12",
+            "3",
+            "0",
+            OFFSET_ID,
+            "true",
+        ]
+    )
+    + F
+)
+JAVA_SUB_BEFORE = (
+    C.join(["SubBefore", "1700000000100", "DefaultRegion", "order-consumer", "REQ1", MSG_ID, "0", "order-1"]) + F
+)
+JAVA_SUB_AFTER = (
+    C.join(["SubAfter", "REQ1", MSG_ID, "7", "true", "order-1", "0", "1700000000107", "order-consumer"]) + F
+)
 
 
 def test_java_records_decode_field_by_field() -> None:
@@ -27,12 +51,38 @@ def test_java_records_decode_field_by_field() -> None:
     assert result.skipped == 0
     pub, before, after = result.records
     assert (pub.trace_type, pub.timestamp_ms, pub.region_id, pub.group, pub.topic, pub.msg_id, pub.tags, pub.keys) == (
-        "Pub", 1700000000000, "DefaultRegion", "order-producer", "Orders", MSG_ID, "TagA", "order-1")
+        "Pub",
+        1700000000000,
+        "DefaultRegion",
+        "order-producer",
+        "Orders",
+        MSG_ID,
+        "TagA",
+        "order-1",
+    )
     assert (pub.store_host, pub.body_length, pub.cost_ms, pub.msg_type_name, pub.offset_msg_id, pub.success) == (
-        "127.0.0.1:10911", 12, 3, "Normal_Msg", OFFSET_ID, True)
-    assert (before.group, before.request_id, before.msg_id, before.retry_times, before.keys) == ("order-consumer", "REQ1", MSG_ID, 0, "order-1")
+        "127.0.0.1:10911",
+        12,
+        3,
+        "Normal_Msg",
+        OFFSET_ID,
+        True,
+    )
+    assert (before.group, before.request_id, before.msg_id, before.retry_times, before.keys) == (
+        "order-consumer",
+        "REQ1",
+        MSG_ID,
+        0,
+        "order-1",
+    )
     assert (after.request_id, after.cost_ms, after.success, after.context_name, after.timestamp_ms, after.group) == (
-        "REQ1", 7, True, "SUCCESS", 1700000000107, "order-consumer")
+        "REQ1",
+        7,
+        True,
+        "SUCCESS",
+        1700000000107,
+        "order-consumer",
+    )
 
 
 def test_encoding_gives_back_javas_text() -> None:
@@ -69,11 +119,22 @@ def test_splitters_inside_a_field_do_not_break_the_record() -> None:
     assert back.keys == "a b c" and back.retry_times == 2
 
 
-@pytest.mark.parametrize("body", [
-    "", "\x02\x02", "garbage", "Pub", "Pub\x01notanumber\x01r\x01g\x01t\x01id\x01\x01\x01h\x011\x011\x010\x02",
-    "SubBefore\x01" + "9" * 400 + "\x01r\x01g\x01req\x01id\x010\x01k\x02", "SubAfter\x01req\x01id\x02",
-    "Unknown\x01a\x01b\x02", b"\xff\xfe\x00Pub\x01\x02", "EndTransaction\x01x\x02", "SubAfter\x01r\x01i\x01NaN\x01true\x01k\x02",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "",
+        "\x02\x02",
+        "garbage",
+        "Pub",
+        "Pub\x01notanumber\x01r\x01g\x01t\x01id\x01\x01\x01h\x011\x011\x010\x02",
+        "SubBefore\x01" + "9" * 400 + "\x01r\x01g\x01req\x01id\x010\x01k\x02",
+        "SubAfter\x01req\x01id\x02",
+        "Unknown\x01a\x01b\x02",
+        b"\xff\xfe\x00Pub\x01\x02",
+        "EndTransaction\x01x\x02",
+        "SubAfter\x01r\x01i\x01NaN\x01true\x01k\x02",
+    ],
+)
 def test_malformed_input_is_skipped_never_raised(body) -> None:
     result = decode_trace_data(body)
     assert result.records == ()

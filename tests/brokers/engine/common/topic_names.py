@@ -13,6 +13,7 @@ A broker knows only its own name: RocketMQ's broker-a creates a topic named ``br
 the console refuses (it sees the whole cluster), so the table has no row for another broker's
 name; the front-door test sends raw requests to the first broker.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -86,7 +87,7 @@ def _rows() -> tuple[Row, ...]:
         ("zażółć", "Polish letters"),
         ("主题", "CJK"),
         ("Topic\u200b", "a zero-width space"),
-        ("emoji\U0001F600", "a character beyond U+FFFF"),
+        ("emoji\U0001f600", "a character beyond U+FFFF"),
         ("Ａ", "a full-width letter"),
         ("x" * 128, "128 characters, one over"),
         ("x" * 300, "far too long"),

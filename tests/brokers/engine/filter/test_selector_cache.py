@@ -1,4 +1,5 @@
 """One compile per distinct expression; refusals kept too; the cache stays within its bounds."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,7 @@
 """A broker's 5.x figures in its metrics (docs/metrics.md): ``gantry_grpc_clients`` by client type and
 ``gantry_pop_inflight`` per group and topic, with Apache's official Python client (SimpleConsumer) on the
 cluster's gRPC endpoints; the text format read back by prometheus-client's own parser."""
+
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -55,8 +56,11 @@ def test_grpc_clients_and_pop_inflight(module_cluster, module_admin) -> None:
         assert scrape(module_cluster)["gantry_pop_inflight"][inflight_key] == 0  # the series stays, at 0
     finally:
         clients.close()
-    wait_until(lambda: scrape(module_cluster)["gantry_grpc_clients"][(("client_type", "SIMPLE_CONSUMER"),)] == 0, 15,
-               "the consumer's session ended at its shutdown")
+    wait_until(
+        lambda: scrape(module_cluster)["gantry_grpc_clients"][(("client_type", "SIMPLE_CONSUMER"),)] == 0,
+        15,
+        "the consumer's session ended at its shutdown",
+    )
 
 
 def test_grpc_calls_by_method_and_status(module_cluster, module_admin) -> None:

@@ -3,6 +3,7 @@ refused at start naming the flag; with a token every request needs ``Authorizati
 
 In-process servers and real name server and broker processes, all on 127.0.0.1 with a token
 configured (the auth path is the same whatever the address)."""
+
 from __future__ import annotations
 
 import argparse
@@ -76,10 +77,21 @@ def guarded_port():
         server.close()
 
 
-@pytest.mark.parametrize("authorization", [
-    None, "", "Bearer", "Bearer ", f"Bearer {TOKEN}x", f"Bearer {TOKEN[:-1]}", "Bearer wrong-token-wrong-token",
-    f"Basic {TOKEN}", f"Token {TOKEN}", TOKEN,
-])
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        None,
+        "",
+        "Bearer",
+        "Bearer ",
+        f"Bearer {TOKEN}x",
+        f"Bearer {TOKEN[:-1]}",
+        "Bearer wrong-token-wrong-token",
+        f"Basic {TOKEN}",
+        f"Token {TOKEN}",
+        TOKEN,
+    ],
+)
 def test_a_request_without_the_token_is_answered_401_and_shown_nothing(guarded_port, authorization):
     status, headers, body = get(guarded_port, authorization)
     assert status == 401 and headers["WWW-Authenticate"].startswith("Bearer")
@@ -119,8 +131,9 @@ def test_a_host_beyond_loopback_without_a_token_is_refused_naming_the_flag(no_en
 
 
 def test_a_host_beyond_loopback_with_a_token_is_accepted(no_env_token, token_file, monkeypatch):
-    endpoint = metrics_endpoint_from_args(parse(["--metrics-port", "9100", "--metrics-host", "0.0.0.0",
-                                                 "--metrics-token-file", str(token_file)]))
+    endpoint = metrics_endpoint_from_args(
+        parse(["--metrics-port", "9100", "--metrics-host", "0.0.0.0", "--metrics-token-file", str(token_file)])
+    )
     assert (endpoint.host, endpoint.port, endpoint.token) == ("0.0.0.0", 9100, TOKEN)
     assert TOKEN not in repr(endpoint)
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
@@ -128,12 +141,15 @@ def test_a_host_beyond_loopback_with_a_token_is_accepted(no_env_token, token_fil
     assert metrics_endpoint_from_args(parse(["--metrics-port", "9100"])).token == TOKEN  # loopback takes it too
 
 
-@pytest.mark.parametrize("extra, flag", [
-    (["--metrics-token", "short"], "--metrics-token"),
-    (["--metrics-token", "has a space in it, sixteen+"], "--metrics-token"),
-    (["--metrics-token-file", "/nonexistent/metrics-token"], "--metrics-token-file /nonexistent/metrics-token"),
-    (["--metrics-token", TOKEN, "--metrics-token-file", "/nonexistent/metrics-token"], "--metrics-token-file"),
-])
+@pytest.mark.parametrize(
+    "extra, flag",
+    [
+        (["--metrics-token", "short"], "--metrics-token"),
+        (["--metrics-token", "has a space in it, sixteen+"], "--metrics-token"),
+        (["--metrics-token-file", "/nonexistent/metrics-token"], "--metrics-token-file /nonexistent/metrics-token"),
+        (["--metrics-token", TOKEN, "--metrics-token-file", "/nonexistent/metrics-token"], "--metrics-token-file"),
+    ],
+)
 def test_an_unusable_token_is_refused_naming_the_flag(no_env_token, extra, flag):
     with pytest.raises(MetricsConfigError, match=flag):
         metrics_endpoint_from_args(parse(["--metrics-port", "9100", *extra]))
@@ -149,14 +165,32 @@ def test_an_empty_token_file_is_refused(no_env_token, tmp_path):
 # -- real processes -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("argv", [
-    ["namesrv", "--port", "0"],
-    ["broker", "--name", "b", "--store-dir", "unused"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["namesrv", "--port", "0"],
+        ["broker", "--name", "b", "--store-dir", "unused"],
+    ],
+)
 def test_a_process_asked_for_metrics_on_every_interface_without_a_token_refuses_to_start(argv):
     env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}
-    done = subprocess.run([sys.executable, "-m", "brokers.engine", *argv, "--metrics-port", str(free_port()),
-                           "--metrics-host", "0.0.0.0"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "brokers.engine",
+            *argv,
+            "--metrics-port",
+            str(free_port()),
+            "--metrics-host",
+            "0.0.0.0",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2, done.stderr
     assert "--metrics-host 0.0.0.0 is not a loopback address" in done.stderr and "Traceback" not in done.stderr
 
@@ -168,8 +202,9 @@ def token_procs(tmp_path_factory):
     path.write_text(TOKEN + "\n")
     namesrv = NamesrvProc(root, "--metrics-port", str(free_port()), "--metrics-token-file", str(path))
     namesrv.start()
-    broker = BrokerProc(root, namesrv.addr, "broker-t", 0, "ASYNC_MASTER", "--metrics-port", str(free_port()),
-                        "--metrics-token", TOKEN)
+    broker = BrokerProc(
+        root, namesrv.addr, "broker-t", 0, "ASYNC_MASTER", "--metrics-port", str(free_port()), "--metrics-token", TOKEN
+    )
     try:
         broker.start()
         yield namesrv, broker

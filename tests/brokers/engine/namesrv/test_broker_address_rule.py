@@ -3,11 +3,17 @@
 Remote peers are documentation addresses (RFC 5737 / 3849), never held by this machine; the
 name-server tests over real sockets (test_hijack.py) cover loopback peers end to end.
 """
+
 from __future__ import annotations
 
 import pytest
 
-from brokers.engine.namesrv.broker_address_rule import BrokerAddressError, BrokerAddressRule, parse_host_alias, split_addr
+from brokers.engine.namesrv.broker_address_rule import (
+    BrokerAddressError,
+    BrokerAddressRule,
+    parse_host_alias,
+    split_addr,
+)
 
 
 def test_a_remote_peer_registers_its_own_host_only():

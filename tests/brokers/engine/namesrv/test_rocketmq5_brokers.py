@@ -1,6 +1,7 @@
 """What RocketMQ 5.x brokers send a name server beyond 4.x's REGISTER_BROKER: the compressed body under a header
 saying ``compressed=false``, REGISTER_TOPIC_IN_NAMESRV (217), GET_BROKER_MEMBER_GROUP (901) and BROKER_HEARTBEAT
 (904). The bodies are built the way 5.5.0's ``RegisterBrokerBody.encode`` / ``BrokerOuterAPI`` build them."""
+
 from __future__ import annotations
 
 import json
@@ -52,8 +53,9 @@ def test_a_5x_broker_registering_compressed_under_compressed_false_gets_its_rout
         async with Namesrv() as ns:
             request = register_request("broker-5", "127.0.0.1:10911", cluster="C5")
             request.body = rocketmq5_compressed_body(("T5", 4, 4, 6))
-            request.ext_fields.update({"compressed": "false", "bodyCrc32": str(body_crc32(request.body)),
-                                       "enableActingMaster": "false"})
+            request.ext_fields.update(
+                {"compressed": "false", "bodyCrc32": str(body_crc32(request.body)), "enableActingMaster": "false"}
+            )
             assert (await ns.client.invoke(ns.addr, request, 3.0)).code == ResponseCode.SUCCESS
             route = await ns.route("T5")
             assert route["queueDatas"][0]["brokerName"] == "broker-5" and route["queueDatas"][0]["writeQueueNums"] == 4
@@ -73,23 +75,31 @@ def test_register_topic_in_namesrv_adds_one_topic_of_a_registered_broker():
     async def scenario():
         async with Namesrv() as ns:
             assert (await ns.register("broker-5", "127.0.0.1:10911", TopicConfig("Old", 1, 1))).code == 0
-            answer = await ns.call(REGISTER_TOPIC_IN_NAMESRV, {"topic": "New"}, topic_route_body([queue_data(queues=2)]))
+            answer = await ns.call(
+                REGISTER_TOPIC_IN_NAMESRV, {"topic": "New"}, topic_route_body([queue_data(queues=2)])
+            )
             assert answer.code == ResponseCode.SUCCESS, answer.remark
             route = await ns.route("New")
-            assert [(q["brokerName"], q["readQueueNums"], q["writeQueueNums"]) for q in route["queueDatas"]] == [("broker-5", 2, 2)]
+            assert [(q["brokerName"], q["readQueueNums"], q["writeQueueNums"]) for q in route["queueDatas"]] == [
+                ("broker-5", 2, 2)
+            ]
             assert int_keys(route["brokerDatas"][0]["brokerAddrs"]) == {0: "127.0.0.1:10911"}
 
     run(scenario())
 
 
-@pytest.mark.parametrize("topic, entries, expected", [
-    ("Fresh", [queue_data(broker="nobody")], "broker nobody is not registered"),
-    ("Big", [queue_data(queues=10**6)], "readQueueNums 1000000 is not within 0..1024"),
-    ("a/b", [queue_data()], "the topic name contains '/'"),
-    ("P", [queue_data(perm=9)], "perm 9 is not within 0..7"),
-    ("Empty", [], "queueDatas must be an array of 1..64 objects"),
-    ("Half", [{"brokerName": "broker-5"}], "has no readQueueNums, writeQueueNums, perm"),
-], ids=["unknown-broker", "queues-1e6", "topic-a/b", "perm-9", "no-queue-data", "fields-missing"])
+@pytest.mark.parametrize(
+    "topic, entries, expected",
+    [
+        ("Fresh", [queue_data(broker="nobody")], "broker nobody is not registered"),
+        ("Big", [queue_data(queues=10**6)], "readQueueNums 1000000 is not within 0..1024"),
+        ("a/b", [queue_data()], "the topic name contains '/'"),
+        ("P", [queue_data(perm=9)], "perm 9 is not within 0..7"),
+        ("Empty", [], "queueDatas must be an array of 1..64 objects"),
+        ("Half", [{"brokerName": "broker-5"}], "has no readQueueNums, writeQueueNums, perm"),
+    ],
+    ids=["unknown-broker", "queues-1e6", "topic-a/b", "perm-9", "no-queue-data", "fields-missing"],
+)
 def test_register_topic_in_namesrv_refuses_what_a_registration_may_not_hold(topic, entries, expected):
     async def scenario():
         async with Namesrv() as ns:
@@ -103,12 +113,15 @@ def test_register_topic_in_namesrv_refuses_what_a_registration_may_not_hold(topi
 
 def test_register_topic_in_namesrv_from_another_remote_connection_is_refused():
     """A remote peer (not on the name server's machine) may not add routes to a broker it did not register."""
+
     async def scenario():
         async with Namesrv(loopback_route_writes=False) as ns:
             assert (await ns.register("broker-5", "127.0.0.1:10911")).code == 0
             other = RemotingClient()
             try:
-                answer = await ns.call(REGISTER_TOPIC_IN_NAMESRV, {"topic": "Hijack"}, topic_route_body([queue_data()]), client=other)
+                answer = await ns.call(
+                    REGISTER_TOPIC_IN_NAMESRV, {"topic": "Hijack"}, topic_route_body([queue_data()]), client=other
+                )
             finally:
                 await other.close()
             assert answer.code == ResponseCode.SYSTEM_ERROR and "registered over another connection" in answer.remark
@@ -126,7 +139,9 @@ def test_get_broker_member_group_lists_the_group_and_an_unknown_group_is_empty()
             group = json.loads(answer.body)["brokerMemberGroup"]
             assert int_keys(group["brokerAddrs"]) == {0: "127.0.0.1:10911", 1: "127.0.0.1:10921"}
             assert (group["brokerName"], group["cluster"]) == ("broker-5", "C5")
-            none = json.loads((await ns.call(GET_BROKER_MEMBER_GROUP, {"clusterName": "C5", "brokerName": "gone"})).body)
+            none = json.loads(
+                (await ns.call(GET_BROKER_MEMBER_GROUP, {"clusterName": "C5", "brokerName": "gone"})).body
+            )
             assert none["brokerMemberGroup"]["brokerAddrs"] == {}
 
     run(scenario())
@@ -146,7 +161,9 @@ def test_broker_heartbeat_keeps_a_registration_alive_and_the_5x_heartbeat_timeou
             assert ns.controller.route_info.scan_not_active_broker(ns.clock.monotonic()) == []
             assert await ns.route("Beat") is not None
             ns.clock.advance(30.0)
-            assert [gone.broker_addr for gone in ns.controller.route_info.scan_not_active_broker(ns.clock.monotonic())] == ["127.0.0.1:10911"]
+            assert [
+                gone.broker_addr for gone in ns.controller.route_info.scan_not_active_broker(ns.clock.monotonic())
+            ] == ["127.0.0.1:10911"]
 
     run(scenario())
 
@@ -157,8 +174,11 @@ def test_a_heartbeat_over_another_remote_connection_is_refused():
             assert (await ns.register("broker-5", "127.0.0.1:10911")).code == 0
             other = RemotingClient()
             try:
-                answer = await ns.call(BROKER_HEARTBEAT, {"clusterName": "DefaultCluster", "brokerAddr": "127.0.0.1:10911",
-                                                          "brokerName": "broker-5"}, client=other)
+                answer = await ns.call(
+                    BROKER_HEARTBEAT,
+                    {"clusterName": "DefaultCluster", "brokerAddr": "127.0.0.1:10911", "brokerName": "broker-5"},
+                    client=other,
+                )
             finally:
                 await other.close()
             assert answer.code == ResponseCode.SYSTEM_ERROR and "registered over another connection" in answer.remark

@@ -1,4 +1,5 @@
 """RouteInfoManager on its own: registration rules, removal, expiry, admin operations."""
+
 from __future__ import annotations
 
 from brokers.engine.common.perm import PERM_READ, PERM_RW
@@ -7,11 +8,33 @@ from brokers.engine.namesrv.route_info import RouteInfoManager
 
 
 def wrapper(*configs: TopicConfig, counter: int = 1) -> dict:
-    return {"dataVersion": {"counter": counter, "timestamp": 1700000000000}, "topicConfigTable": {c.topic_name: c.to_json() for c in configs}}
+    return {
+        "dataVersion": {"counter": counter, "timestamp": 1700000000000},
+        "topicConfigTable": {c.topic_name: c.to_json() for c in configs},
+    }
 
 
-def register(rim: RouteInfoManager, name: str, addr: str, *configs: TopicConfig, broker_id: int = 0, counter: int = 1, channel: object = None, now: float = 0.0, cluster: str = "DefaultCluster"):
-    return rim.register_broker(cluster, addr, name, broker_id, addr.replace(":109", ":119"), wrapper(*configs, counter=counter), channel or addr, now)
+def register(
+    rim: RouteInfoManager,
+    name: str,
+    addr: str,
+    *configs: TopicConfig,
+    broker_id: int = 0,
+    counter: int = 1,
+    channel: object = None,
+    now: float = 0.0,
+    cluster: str = "DefaultCluster",
+):
+    return rim.register_broker(
+        cluster,
+        addr,
+        name,
+        broker_id,
+        addr.replace(":109", ":119"),
+        wrapper(*configs, counter=counter),
+        channel or addr,
+        now,
+    )
 
 
 def test_master_registration_builds_the_route():
@@ -22,7 +45,14 @@ def test_master_registration_builds_the_route():
         "brokerDatas": [{"brokerAddrs": {0: "10.0.0.1:10911"}, "brokerName": "broker-a", "cluster": "DefaultCluster"}],
         "filterServerTable": {},
         "queueDatas": [
-            {"brokerName": "broker-a", "perm": 6, "readQueueNums": 4, "topicSynFlag": 0, "topicSysFlag": 0, "writeQueueNums": 4}
+            {
+                "brokerName": "broker-a",
+                "perm": 6,
+                "readQueueNums": 4,
+                "topicSynFlag": 0,
+                "topicSysFlag": 0,
+                "writeQueueNums": 4,
+            }
         ],
     }
     assert rim.pickup_topic_route_data("U")["queueDatas"][0]["writeQueueNums"] == 3
@@ -85,7 +115,10 @@ def test_scan_not_active_broker_expires_silent_brokers():
     assert [r.broker_addr for r in removed] == ["a:1"] and removed[0].channel_key == "a:1"
     assert [q["brokerName"] for q in rim.pickup_topic_route_data("T")["queueDatas"]] == ["broker-b"]
     assert [r.broker_addr for r in rim.scan_not_active_broker(221.0)] == ["b:1"]
-    assert rim.get_all_topic_list() == [] and rim.get_all_cluster_info() == {"brokerAddrTable": {}, "clusterAddrTable": {}}
+    assert rim.get_all_topic_list() == [] and rim.get_all_cluster_info() == {
+        "brokerAddrTable": {},
+        "clusterAddrTable": {},
+    }
 
 
 def test_channel_destroy_removes_the_brokers_of_that_connection():
@@ -114,7 +147,10 @@ def test_wipe_and_add_write_perm():
     register(rim, "broker-a", "a:1", TopicConfig("T", 4, 4), TopicConfig("U", 4, 4, perm=7))
     register(rim, "broker-b", "b:1", TopicConfig("T", 4, 4))
     assert rim.wipe_write_perm_of_broker("broker-a") == 2
-    assert {q["brokerName"]: q["perm"] for q in rim.pickup_topic_route_data("T")["queueDatas"]} == {"broker-a": 4, "broker-b": 6}
+    assert {q["brokerName"]: q["perm"] for q in rim.pickup_topic_route_data("T")["queueDatas"]} == {
+        "broker-a": 4,
+        "broker-b": 6,
+    }
     assert rim.pickup_topic_route_data("U")["queueDatas"][0]["perm"] == 5
     assert rim.add_write_perm_of_broker("broker-a") == 2
     assert rim.pickup_topic_route_data("U")["queueDatas"][0]["perm"] == PERM_RW

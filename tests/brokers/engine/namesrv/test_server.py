@@ -1,4 +1,5 @@
 """The name server over real TCP: REGISTER_BROKER frames in, routes out; expiry; bad requests."""
+
 from __future__ import annotations
 
 import asyncio
@@ -29,7 +30,16 @@ def run(coro, timeout: float = 20.0):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
-def register_request(name: str, addr: str, *topics: TopicConfig, cluster: str = "DefaultCluster", broker_id: int = 0, counter: int = 1, compressed: bool = False, crc: bool = True) -> RemotingCommand:
+def register_request(
+    name: str,
+    addr: str,
+    *topics: TopicConfig,
+    cluster: str = "DefaultCluster",
+    broker_id: int = 0,
+    counter: int = 1,
+    compressed: bool = False,
+    crc: bool = True,
+) -> RemotingCommand:
     body = encode_register_body(list(topics), {"counter": counter, "timestamp": 1700000000000}, compressed=compressed)
     ext = {
         "brokerName": name,
@@ -61,7 +71,9 @@ class Namesrv:
         await self.client.close()
         await self.controller.stop()
 
-    async def call(self, code: int, ext: dict | None = None, body: bytes = b"", client: RemotingClient | None = None) -> RemotingCommand:
+    async def call(
+        self, code: int, ext: dict | None = None, body: bytes = b"", client: RemotingClient | None = None
+    ) -> RemotingCommand:
         return await (client or self.client).invoke(self.addr, RemotingCommand.request(code, ext, body), 3.0)
 
     async def register(self, *args, client: RemotingClient | None = None, **kwargs) -> RemotingCommand:
@@ -75,11 +87,12 @@ class Namesrv:
         return json.loads(response.body)  # standard JSON: Python's own parser must read it
 
 
-
 def test_register_and_route_lookup_two_brokers():
     async def scenario():
         async with Namesrv() as ns:
-            reply = await ns.register("broker-a", "127.0.0.1:10911", TopicConfig("T", 4, 4), TopicConfig("TBW102", 8, 8, perm=7))
+            reply = await ns.register(
+                "broker-a", "127.0.0.1:10911", TopicConfig("T", 4, 4), TopicConfig("TBW102", 8, 8, perm=7)
+            )
             assert reply.code == 0 and reply.ext("masterAddr") is None
             await ns.register("broker-b", "127.0.0.1:10921", TopicConfig("T", 2, 2))
             route = await ns.route("T")
@@ -102,9 +115,13 @@ def test_register_and_route_lookup_two_brokers():
 
             topics = json.loads((await ns.call(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)).body)
             assert topics == {"topicList": ["T", "TBW102"]}
-            by_cluster = json.loads((await ns.call(RequestCode.GET_TOPICS_BY_CLUSTER, {"cluster": "DefaultCluster"})).body)
+            by_cluster = json.loads(
+                (await ns.call(RequestCode.GET_TOPICS_BY_CLUSTER, {"cluster": "DefaultCluster"})).body
+            )
             assert by_cluster == {"topicList": ["T", "TBW102"]}
-            assert json.loads((await ns.call(RequestCode.GET_TOPICS_BY_CLUSTER, {"cluster": "Other"})).body) == {"topicList": []}
+            assert json.loads((await ns.call(RequestCode.GET_TOPICS_BY_CLUSTER, {"cluster": "Other"})).body) == {
+                "topicList": []
+            }
 
     run(scenario())
 
@@ -140,7 +157,9 @@ def test_delete_topic_in_namesrv():
     async def scenario():
         async with Namesrv() as ns:
             await ns.register("broker-a", "127.0.0.1:10911", TopicConfig("T", 4, 4), cluster="C1")
-            await ns.register("broker-b", "127.0.0.1:10921", TopicConfig("T", 4, 4), TopicConfig("V", 1, 1), cluster="C2")
+            await ns.register(
+                "broker-b", "127.0.0.1:10921", TopicConfig("T", 4, 4), TopicConfig("V", 1, 1), cluster="C2"
+            )
             assert (await ns.call(RequestCode.DELETE_TOPIC_IN_NAMESRV, {"topic": "T", "clusterName": "C1"})).code == 0
             assert [q["brokerName"] for q in (await ns.route("T"))["queueDatas"]] == ["broker-b"]
             assert (await ns.call(RequestCode.DELETE_TOPIC_IN_NAMESRV, {"topic": "T"})).code == 0
@@ -158,7 +177,9 @@ def test_expiry_with_manual_clock_and_millisecond_scans():
                 await ns.register("broker-a", "127.0.0.1:10911", TopicConfig("T", 4, 4), client=broker_a)
                 await ns.register("broker-b", "127.0.0.1:10921", TopicConfig("T", 4, 4), client=broker_b)
                 clock.advance(100)
-                await ns.register("broker-b", "127.0.0.1:10921", TopicConfig("T", 4, 4), client=broker_b)  # b keeps beating
+                await ns.register(
+                    "broker-b", "127.0.0.1:10921", TopicConfig("T", 4, 4), client=broker_b
+                )  # b keeps beating
                 clock.advance(21)  # a is now 121 s silent, b 21 s
 
                 async def only_b():
@@ -171,7 +192,10 @@ def test_expiry_with_manual_clock_and_millisecond_scans():
                 assert broker_b.addresses == [ns.addr]
                 clock.advance(200)
                 assert await eventually(lambda: _none(ns.route("T")))
-                assert ns.controller.route_info.get_all_cluster_info() == {"brokerAddrTable": {}, "clusterAddrTable": {}}
+                assert ns.controller.route_info.get_all_cluster_info() == {
+                    "brokerAddrTable": {},
+                    "clusterAddrTable": {},
+                }
                 # Registering again (over a new connection) brings the route back.
                 await ns.register("broker-a", "127.0.0.1:10911", TopicConfig("T", 4, 4), client=broker_a)
                 assert [q["brokerName"] for q in (await ns.route("T"))["queueDatas"]] == ["broker-a"]
@@ -211,7 +235,12 @@ def test_unregister_broker():
     async def scenario():
         async with Namesrv() as ns:
             await ns.register("broker-a", "127.0.0.1:10911", TopicConfig("T", 4, 4))
-            ext = {"brokerName": "broker-a", "brokerAddr": "127.0.0.1:10911", "clusterName": "DefaultCluster", "brokerId": 0}
+            ext = {
+                "brokerName": "broker-a",
+                "brokerAddr": "127.0.0.1:10911",
+                "clusterName": "DefaultCluster",
+                "brokerId": 0,
+            }
             assert (await ns.call(RequestCode.UNREGISTER_BROKER, ext)).code == 0
             assert await ns.route("T") is None
 
@@ -256,7 +285,9 @@ def test_register_body_codec_round_trip():
         body = decode_register_body(encode_register_body(configs, version, ["fs:1"], compressed=compressed), compressed)
         assert body.topic_config_wrapper["dataVersion"] == version and body.filter_server_list == ["fs:1"]
         table = body.topic_config_wrapper["topicConfigTable"]
-        assert {t: (c["readQueueNums"], c["writeQueueNums"], c["perm"], c["topicFilterType"]) for t, c in table.items()} == {
+        assert {
+            t: (c["readQueueNums"], c["writeQueueNums"], c["perm"], c["topicFilterType"]) for t, c in table.items()
+        } == {
             "T": (3, 5, 7, "MULTI_TAG"),
             "%RETRY%g": (1, 1, 6, "SINGLE_TAG"),
         }
@@ -281,7 +312,9 @@ def test_bad_requests_are_answered():
             response = await ns.client.invoke(ns.addr, bad_id)
             assert response.code == ResponseCode.SYSTEM_ERROR and "brokerId" in response.remark
 
-            garbage = RemotingCommand.request(RequestCode.REGISTER_BROKER, dict(register_request("b", "h:1").ext_fields, bodyCrc32=0), b"{not json")
+            garbage = RemotingCommand.request(
+                RequestCode.REGISTER_BROKER, dict(register_request("b", "h:1").ext_fields, bodyCrc32=0), b"{not json"
+            )
             response = await ns.client.invoke(ns.addr, garbage)
             assert response.code == ResponseCode.SYSTEM_ERROR and "not JSON" in response.remark
 
@@ -306,13 +339,23 @@ def test_kv_config_and_query_data_version(tmp_path):
             assert json.loads(reply.body) == {"table": {"T": "broker-a:4"}}
             assert (await ns.route("T"))["orderTopicConf"] == "broker-a:4"
 
-            query_ext = {"brokerName": "broker-a", "brokerAddr": "127.0.0.1:10911", "clusterName": "DefaultCluster", "brokerId": 0}
+            query_ext = {
+                "brokerName": "broker-a",
+                "brokerAddr": "127.0.0.1:10911",
+                "clusterName": "DefaultCluster",
+                "brokerId": 0,
+            }
             same = await ns.call(RequestCode.QUERY_DATA_VERSION, query_ext, b'{"counter":1,"timestamp":1700000000000}')
-            assert same.ext("changed") == "false" and json.loads(same.body) == {"counter": 1, "timestamp": 1700000000000}
+            assert same.ext("changed") == "false" and json.loads(same.body) == {
+                "counter": 1,
+                "timestamp": 1700000000000,
+            }
             newer = await ns.call(RequestCode.QUERY_DATA_VERSION, query_ext, b'{"counter":2,"timestamp":1700000000000}')
             assert newer.ext("changed") == "true"
 
-            assert (await ns.call(RequestCode.DELETE_KV_CONFIG, {"namespace": "ORDER_TOPIC_CONFIG", "key": "T"})).code == 0
+            assert (
+                await ns.call(RequestCode.DELETE_KV_CONFIG, {"namespace": "ORDER_TOPIC_CONFIG", "key": "T"})
+            ).code == 0
             gone = await ns.call(RequestCode.GET_KV_CONFIG, {"namespace": "ORDER_TOPIC_CONFIG", "key": "T"})
             assert gone.code == ResponseCode.QUERY_NOT_FOUND
         assert json.loads(Path(path).read_text()) == {"configTable": {}}
@@ -344,7 +387,9 @@ def test_main_runs_until_sigterm():
         async def ping():
             client = RemotingClient()
             try:
-                return await client.invoke(f"127.0.0.1:{port}", RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO))
+                return await client.invoke(
+                    f"127.0.0.1:{port}", RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO)
+                )
             finally:
                 await client.close()
 
@@ -364,7 +409,15 @@ def test_main_reports_a_busy_port():
             env = dict(os.environ, PYTHONPATH=str(REPO))
             code = "import sys; from brokers.engine.namesrv.server import main; sys.exit(main(sys.argv[1:]))"
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-c", code, "--port", str(ns.controller.port), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env, cwd=str(REPO)
+                sys.executable,
+                "-c",
+                code,
+                "--port",
+                str(ns.controller.port),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                env=env,
+                cwd=str(REPO),
             )
             out, _ = await asyncio.wait_for(proc.communicate(), 15)
             assert proc.returncode == 1 and b"failed to start" in out

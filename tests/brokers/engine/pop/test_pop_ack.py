@@ -1,4 +1,5 @@
 """POP_MESSAGE / ACK_MESSAGE / CHANGE_MESSAGE_INVISIBLETIME against a real broker on loopback."""
+
 from __future__ import annotations
 
 import asyncio
@@ -63,6 +64,7 @@ def test_no_ack_redelivered_with_reconsume_one_and_offset_waits(pop_cluster):
             async def redelivered():
                 r = await pop(c, "PR", invisible_ms=1000)
                 return r if r.code == 0 else None
+
             response = await c.eventually(redelivered, timeout=10)
             again = handles(response, B)
             assert [(p.msg.queue_offset, p.msg.reconsume_times, p.msg.body) for p in again] == [(1, 1, b"m1")]
@@ -82,7 +84,9 @@ def test_change_invisible_time_renews_and_old_handle_stops(pop_cluster):
             (p,) = handles(await pop(c, "PC", invisible_ms=1000), B)
             response = await change(c, "PC", p, 60_000)
             assert response.code == 0, response
-            assert response.ext("invisibleTime") == "60000" and int(response.ext("popTime")) > int(p.handle.split()[1]) - 1
+            assert (
+                response.ext("invisibleTime") == "60000" and int(response.ext("popTime")) > int(p.handle.split()[1]) - 1
+            )
             await asyncio.sleep(1.2)  # the first invisible time has passed: not redelivered
             assert (await pop(c, "PC")).code == ResponseCode.PULL_NOT_FOUND
             old = await ack(c, "PC", p)
@@ -194,15 +198,26 @@ def test_batch_ack_acks_the_offsets_of_its_bitset(pop_cluster):
             await _send_n(c, "PBA", 4)
             response = await pop(c, "PBA")
             got = handles(response, B)
-            entry = {"c": "cg", "t": "PBA", "r": "0", "so": 0, "q": 0, "rq": 0, "pt": int(response.ext("popTime")),
-                     "it": int(response.ext("invisibleTime")), "b": base64.b64encode(bytes([0b1011])).decode()}
+            entry = {
+                "c": "cg",
+                "t": "PBA",
+                "r": "0",
+                "so": 0,
+                "q": 0,
+                "rq": 0,
+                "pt": int(response.ext("popTime")),
+                "it": int(response.ext("invisibleTime")),
+                "b": base64.b64encode(bytes([0b1011])).decode(),
+            }
             body = json_compat.dumps({"acks": [entry], "brokerName": B}).encode()
             assert (await c.call(RequestCode.BATCH_ACK_MESSAGE, None, body)).code == 0
             assert c.broker.consumer_offset_manager.query_offset("cg", "PBA", 0) == 2  # offsets 0, 1, 3 acked
             again = await c.call(RequestCode.BATCH_ACK_MESSAGE, None, body)
             assert again.code == ResponseCode.NO_MESSAGE and again.remark.startswith("3 of the offsets")
             assert (await ack(c, "PBA", got[2])).code == 0
-            bad = await c.call(RequestCode.BATCH_ACK_MESSAGE, None, json_compat.dumps({"acks": [{**entry, "b": "%%"}]}).encode())
+            bad = await c.call(
+                RequestCode.BATCH_ACK_MESSAGE, None, json_compat.dumps({"acks": [{**entry, "b": "%%"}]}).encode()
+            )
             assert bad.code == ResponseCode.MESSAGE_ILLEGAL and "bitSet" in bad.remark
 
     run(scenario())

@@ -4,6 +4,7 @@ delivered again (attempt 2), and under SYNC_FLUSH no acked one is.
 The broker runs as a real subprocess (``python -m brokers.engine broker``, no name server); the
 test speaks POP_MESSAGE / ACK_MESSAGE to it through RemotingClient.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -32,8 +33,20 @@ INVISIBLE_MS = 4_000  # room for 334 acks (each fsynced under SYNC_FLUSH) on a l
 
 class BrokerProcess:
     def __init__(self, store_dir: Path, port: int, flush: str) -> None:
-        self.argv = [sys.executable, "-m", "brokers.engine", "broker", "--name", BROKER, "--port", str(port),
-                     "--store-dir", str(store_dir), "--flush", flush]
+        self.argv = [
+            sys.executable,
+            "-m",
+            "brokers.engine",
+            "broker",
+            "--name",
+            BROKER,
+            "--port",
+            str(port),
+            "--store-dir",
+            str(store_dir),
+            "--flush",
+            flush,
+        ]
         self.addr = f"127.0.0.1:{port}"
         self.log = store_dir.parent / "broker.log"
         self.proc: subprocess.Popen | None = None
@@ -65,38 +78,90 @@ async def _call(client: RemotingClient, addr: str, code: int, ext: dict, body: b
 
 
 async def _pop(client: RemotingClient, addr: str) -> RemotingCommand:
-    return await _call(client, addr, RequestCode.POP_MESSAGE, {
-        "consumerGroup": "cg", "topic": TOPIC, "queueId": -1, "maxMsgNums": 32, "invisibleTime": INVISIBLE_MS, "pollTime": 0,
-        "bornTime": 0, "initMode": 0, "expType": "TAG", "exp": "*"})
+    return await _call(
+        client,
+        addr,
+        RequestCode.POP_MESSAGE,
+        {
+            "consumerGroup": "cg",
+            "topic": TOPIC,
+            "queueId": -1,
+            "maxMsgNums": 32,
+            "invisibleTime": INVISIBLE_MS,
+            "pollTime": 0,
+            "bornTime": 0,
+            "initMode": 0,
+            "expType": "TAG",
+            "exp": "*",
+        },
+    )
 
 
 def _decode(response: RemotingCommand) -> list[tuple[int, int, int, str]]:
     """(queue id, queue offset, reconsume times, handle) of each popped message."""
     starts = {int(q): int(s) for _, q, s in (one.split(" ") for one in response.ext("startOffsetInfo").split(";"))}
-    return [(m.queue_id, m.queue_offset, m.reconsume_times,
-             f"{starts[m.queue_id]} {response.ext('popTime')} {response.ext('invisibleTime')} 0 0 {BROKER} {m.queue_id} {m.queue_offset}")
-            for m in decode_records(response.body)]
+    return [
+        (
+            m.queue_id,
+            m.queue_offset,
+            m.reconsume_times,
+            f"{starts[m.queue_id]} {response.ext('popTime')} {response.ext('invisibleTime')} 0 0 {BROKER} {m.queue_id} {m.queue_offset}",
+        )
+        for m in decode_records(response.body)
+    ]
 
 
 async def _ack(client: RemotingClient, addr: str, queue_id: int, offset: int, handle: str) -> RemotingCommand:
-    return await _call(client, addr, RequestCode.ACK_MESSAGE, {"consumerGroup": "cg", "topic": TOPIC, "queueId": queue_id,
-                                                               "offset": offset, "extraInfo": handle})
+    return await _call(
+        client,
+        addr,
+        RequestCode.ACK_MESSAGE,
+        {"consumerGroup": "cg", "topic": TOPIC, "queueId": queue_id, "offset": offset, "extraInfo": handle},
+    )
 
 
 async def _before_kill(addr: str) -> tuple[set, set]:
     client = RemotingClient()
     try:
-        created = await _call(client, addr, RequestCode.UPDATE_AND_CREATE_TOPIC, {
-            "topic": TOPIC, "defaultTopic": "TBW102", "readQueueNums": QUEUES, "writeQueueNums": QUEUES, "perm": 6,
-            "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": False})
+        created = await _call(
+            client,
+            addr,
+            RequestCode.UPDATE_AND_CREATE_TOPIC,
+            {
+                "topic": TOPIC,
+                "defaultTopic": "TBW102",
+                "readQueueNums": QUEUES,
+                "writeQueueNums": QUEUES,
+                "perm": 6,
+                "topicFilterType": "SINGLE_TAG",
+                "topicSysFlag": 0,
+                "order": False,
+            },
+        )
         assert created.code == 0, created
 
         async def send(i: int) -> None:
-            response = await _call(client, addr, RequestCode.SEND_MESSAGE, {
-                "producerGroup": "pg", "topic": TOPIC, "defaultTopic": "TBW102", "defaultTopicQueueNums": QUEUES,
-                "queueId": i % QUEUES, "sysFlag": 0, "bornTimestamp": 0, "flag": 0, "properties": "", "reconsumeTimes": 0,
-                "unitMode": False}, f"m{i}".encode())
+            response = await _call(
+                client,
+                addr,
+                RequestCode.SEND_MESSAGE,
+                {
+                    "producerGroup": "pg",
+                    "topic": TOPIC,
+                    "defaultTopic": "TBW102",
+                    "defaultTopicQueueNums": QUEUES,
+                    "queueId": i % QUEUES,
+                    "sysFlag": 0,
+                    "bornTimestamp": 0,
+                    "flag": 0,
+                    "properties": "",
+                    "reconsumeTimes": 0,
+                    "unitMode": False,
+                },
+                f"m{i}".encode(),
+            )
             assert response.code == 0, response
+
         for start in range(0, MESSAGES, 100):
             await asyncio.gather(*(send(i) for i in range(start, start + 100)))
         popped: list[tuple[int, int, int, str]] = []
@@ -107,7 +172,9 @@ async def _before_kill(addr: str) -> tuple[set, set]:
         assert len({(q, o) for q, o, _, _ in popped}) == MESSAGES
         chosen = popped[::3]  # every third one acked, the kill right after the last answer
         for start in range(0, len(chosen), 50):
-            answers = await asyncio.gather(*(_ack(client, addr, q, o, handle) for q, o, _, handle in chosen[start:start + 50]))
+            answers = await asyncio.gather(
+                *(_ack(client, addr, q, o, handle) for q, o, _, handle in chosen[start : start + 50])
+            )
             assert [a.code for a in answers] == [0] * len(answers), [a.remark for a in answers if a.code]
         acked = {(q, o) for q, o, _, _ in chosen}
         return {(q, o) for q, o, _, _ in popped} - acked, acked

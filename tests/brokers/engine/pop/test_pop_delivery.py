@@ -1,4 +1,5 @@
 """POP's redelivery rules on a real broker: max attempts to the DLQ, orderly queues, a restart."""
+
 from __future__ import annotations
 
 import asyncio
@@ -22,6 +23,7 @@ async def _pop_until(c, topic: str, **kw):
     async def found():
         r = await pop(c, topic, **kw)
         return r if r.code == 0 else None
+
     return await c.eventually(found, timeout=10)
 
 
@@ -68,7 +70,9 @@ def test_order_holds_the_queue_until_acked_and_redelivers_in_order(pop_cluster):
             assert (await ack(c, "PO", again[0])).code == 0
             rest = handles(await pop(c, "PO", order=True), B)
             assert [p.msg.body for p in rest] == [b"o2", b"o3"]
-            groups = json.loads((await c.call(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)).body)["subscriptionGroupTable"]
+            groups = json.loads((await c.call(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)).body)[
+                "subscriptionGroupTable"
+            ]
             assert groups["cg"]["consumeMessageOrderly"] is True
 
     run(scenario())
@@ -121,9 +125,19 @@ def test_slave_refuses_pop(pop_cluster):
         async with pop_cluster() as c:
             await c.create_topic("PS", read=1, write=1)
             slave = await c.start_broker("broker-a-slave", broker_name="broker-a", broker_id=1, broker_role="SLAVE")
-            request_ext = {"consumerGroup": "cg", "topic": "PS", "queueId": 0, "maxMsgNums": 1, "invisibleTime": 60000,
-                           "pollTime": 0, "bornTime": 0, "initMode": 0}
-            response = await c.client.invoke(slave.addr, RemotingCommand.request(RequestCode.POP_MESSAGE, request_ext), 5)
+            request_ext = {
+                "consumerGroup": "cg",
+                "topic": "PS",
+                "queueId": 0,
+                "maxMsgNums": 1,
+                "invisibleTime": 60000,
+                "pollTime": 0,
+                "bornTime": 0,
+                "initMode": 0,
+            }
+            response = await c.client.invoke(
+                slave.addr, RemotingCommand.request(RequestCode.POP_MESSAGE, request_ext), 5
+            )
             assert response.code == ResponseCode.NO_PERMISSION and "slave" in response.remark
 
     run(scenario())
@@ -138,8 +152,10 @@ def test_an_operators_offset_reset_moves_the_pops(pop_cluster):
             first = handles(await pop(c, "PZ"), B)
             assert [p.msg.queue_offset for p in first] == [0, 1, 2, 3, 4]
             assert (await ack(c, "PZ", first[4])).code == 0
-            reset = await c.call(RequestCode.UPDATE_CONSUMER_OFFSET, {"consumerGroup": "cg", "topic": "PZ", "queueId": 0,
-                                                                      "commitOffset": 2})
+            reset = await c.call(
+                RequestCode.UPDATE_CONSUMER_OFFSET,
+                {"consumerGroup": "cg", "topic": "PZ", "queueId": 0, "commitOffset": 2},
+            )
             assert reset.code == 0
             again = handles(await pop(c, "PZ"), B)
             assert [(p.msg.queue_offset, p.msg.reconsume_times) for p in again] == [(2, 0), (3, 0), (4, 0)]

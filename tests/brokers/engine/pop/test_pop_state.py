@@ -1,6 +1,7 @@
 """GANTRY_GET_POP_STATE (10010) on a real broker: a group's cursors and deliveries in flight as POP,
 ACK and CHANGE leave them; bad headers refused naming the field; admin-only with the ACL on. And a
 POP group's consume TPS (GET_CONSUME_STATS consumeTps) moves as a pulling group's does."""
+
 from __future__ import annotations
 
 import asyncio
@@ -68,7 +69,11 @@ def test_pop_state_follows_pop_ack_change_and_redelivery(pop_cluster):
             handles(await pop(c, "PS", queue_id=1), B)
             handles(await pop(c, "PS2"), B)
             state = await _state(c)
-            assert [(q["topic"], q["queueId"], q["inFlight"]) for q in state["queues"]] == [("PS", 0, 2), ("PS", 1, 1), ("PS2", 0, 1)]
+            assert [(q["topic"], q["queueId"], q["inFlight"]) for q in state["queues"]] == [
+                ("PS", 0, 2),
+                ("PS", 1, 1),
+                ("PS2", 0, 1),
+            ]
             only = await _state(c, topic="PS2")
             assert [(q["topic"], q["cursor"]) for q in only["queues"]] == [("PS2", 1)]
             assert (await _state(c, topic="never-popped"))["queues"] == []
@@ -81,7 +86,11 @@ def test_pop_state_follows_pop_ack_change_and_redelivery(pop_cluster):
                 assert (await ack(c, "PS", q)).code == 0
             assert (await ack(c, "PS", popped[2])).code == 0
             [q0, *_] = (await _state(c))["queues"]
-            assert (q0["cursor"], q0["inFlight"], q0["deliveries"]) == (3, 0, [])  # done: the queue stays, with its cursor
+            assert (q0["cursor"], q0["inFlight"], q0["deliveries"]) == (
+                3,
+                0,
+                [],
+            )  # done: the queue stays, with its cursor
 
     run(scenario())
 
@@ -89,10 +98,13 @@ def test_pop_state_follows_pop_ack_change_and_redelivery(pop_cluster):
 def test_bad_headers_are_refused_naming_the_field(pop_cluster):
     async def scenario():
         async with pop_cluster() as c:
-            for ext, field in (({}, "consumerGroup"), ({"consumerGroup": "cg", "maxEntries": "0"}, "maxEntries"),
-                               ({"consumerGroup": "cg", "maxEntries": "many"}, "maxEntries"),
-                               ({"consumerGroup": "cg", "topic": "bad topic!"}, "topic"),
-                               ({"consumerGroup": "bad group!"}, "group")):
+            for ext, field in (
+                ({}, "consumerGroup"),
+                ({"consumerGroup": "cg", "maxEntries": "0"}, "maxEntries"),
+                ({"consumerGroup": "cg", "maxEntries": "many"}, "maxEntries"),
+                ({"consumerGroup": "cg", "topic": "bad topic!"}, "topic"),
+                ({"consumerGroup": "bad group!"}, "group"),
+            ):
                 response = await c.call(RequestCode.GANTRY_GET_POP_STATE, ext)
                 assert response.code == ResponseCode.SYSTEM_ERROR, (ext, response)
                 assert field in response.remark, (ext, response.remark)
@@ -140,7 +152,9 @@ def test_pops_count_in_the_groups_consume_tps(pop_cluster):
     async def scenario():
         async with pop_cluster() as c:
             await c.create_topic("PT", read=1, write=1)
-            c.broker.broker_stats.group_get.interval_s = 0.2  # snapshots every 0.2 s instead of 10 s: the test's minute is short
+            c.broker.broker_stats.group_get.interval_s = (
+                0.2  # snapshots every 0.2 s instead of 10 s: the test's minute is short
+            )
             for i in range(5):
                 assert (await c.send("PT", f"t{i}".encode())).code == 0
             popped = handles(await pop(c, "PT"), B)
@@ -172,7 +186,9 @@ def test_committed_is_the_lowest_offset_in_flight_through_acks_resets_and_replay
     assert qs.committed() == 0 and len(qs.offsets) <= 2 * len(qs.inflight) + 64 + 1
     state.apply({"op": "ack", **key, "o": 0, "pt": 1})
     assert qs.committed() == 300  # nothing in flight: the cursor
-    state.apply({"op": "pop", **key, "cur": 310, "pt": 2, "it": 1000, "ck": 300, "m": [[o, 0, o] for o in range(300, 310)]})
+    state.apply(
+        {"op": "pop", **key, "cur": 310, "pt": 2, "it": 1000, "ck": 300, "m": [[o, 0, o] for o in range(300, 310)]}
+    )
     state.apply({"op": "ack", **key, "o": 300, "pt": 2})
     assert qs.committed() == 301
     state.apply({"op": "reset", **key, "cur": 500})

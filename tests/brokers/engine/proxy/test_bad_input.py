@@ -2,6 +2,7 @@
 protobuf, an unknown topic, a receipt handle of another group or forged, a batch over the cap, a request
 larger than the port takes, a call without a client id, and streams left open without reading while
 another client works."""
+
 from __future__ import annotations
 
 import grpc
@@ -19,8 +20,9 @@ META = [("x-mq-client-id", "bad-input-client"), ("x-mq-language", "PYTHON"), ("x
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    made = EmbeddedCluster(tmp_path_factory.mktemp("grpc-bad-input"), broker_names=("broker-a",), grpc_port=0,
-                           max_message_size=64 * 1024)
+    made = EmbeddedCluster(
+        tmp_path_factory.mktemp("grpc-bad-input"), broker_names=("broker-a",), grpc_port=0, max_message_size=64 * 1024
+    )
     made.start()
     yield made
     made.stop()
@@ -59,9 +61,14 @@ def send(stub, topic: str, *bodies: bytes, meta=META, **system) -> spb.SendMessa
 
 
 def receive(stub, topic: str, group: str, batch: int = 16, invisible_s: int = 30) -> tuple[pb.Status, list[pb.Message]]:
-    request = spb.ReceiveMessageRequest(group=resource(group), message_queue=pb.MessageQueue(topic=resource(topic), id=-1),
-                                        filter_expression=pb.FilterExpression(type=pb.TAG, expression="*"), batch_size=batch,
-                                        invisible_duration=Duration(seconds=invisible_s), long_polling_timeout=Duration(seconds=1))
+    request = spb.ReceiveMessageRequest(
+        group=resource(group),
+        message_queue=pb.MessageQueue(topic=resource(topic), id=-1),
+        filter_expression=pb.FilterExpression(type=pb.TAG, expression="*"),
+        batch_size=batch,
+        invisible_duration=Duration(seconds=invisible_s),
+        long_polling_timeout=Duration(seconds=1),
+    )
     status, messages = None, []
     for frame in stub.ReceiveMessage(request, metadata=META, timeout=10):
         if frame.HasField("status"):
@@ -77,7 +84,9 @@ def total(admin, topic: str) -> int:
 
 def test_malformed_protobuf_is_refused_by_status(channel, stub, cluster, admin, topic_name):
     create_topic(admin, cluster, topic_name, queues=1)
-    raw = channel.unary_unary("/apache.rocketmq.v2.MessagingService/SendMessage", request_serializer=None, response_deserializer=None)
+    raw = channel.unary_unary(
+        "/apache.rocketmq.v2.MessagingService/SendMessage", request_serializer=None, response_deserializer=None
+    )
     with pytest.raises(grpc.RpcError) as refused:
         raw(b"\x0a\xff\xff\xff\xff\x0f\x00garbage", metadata=META, timeout=10)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -130,8 +139,11 @@ def test_receipt_handles_of_another_group_or_forged(stub, cluster, admin, topic_
 
     def ack(group: str, receipt: str) -> spb.AckMessageResponse:
         entry = spb.AckMessageEntry(message_id=mine.system_properties.message_id, receipt_handle=receipt)
-        return stub.AckMessage(spb.AckMessageRequest(group=resource(group), topic=resource(topic_name), entries=[entry]),
-                               metadata=META, timeout=10)
+        return stub.AckMessage(
+            spb.AckMessageRequest(group=resource(group), topic=resource(topic_name), entries=[entry]),
+            metadata=META,
+            timeout=10,
+        )
 
     other = ack("another_group", handle)
     assert other.status.code == pb.INVALID_RECEIPT_HANDLE
@@ -169,9 +181,13 @@ def test_streams_left_open_do_not_stop_others(cluster, admin, stub, topic_name):
         for i, ch in enumerate(idle):
             other = service_pb2_grpc.MessagingServiceStub(ch)
             telemetry = other.Telemetry(iter(()), metadata=[("x-mq-client-id", f"idle-{i}")], timeout=30)  # never read
-            request = spb.ReceiveMessageRequest(group=resource("idle_group"), message_queue=pb.MessageQueue(topic=resource(topic_name), id=-1),
-                                                batch_size=32, invisible_duration=Duration(seconds=30),
-                                                long_polling_timeout=Duration(seconds=20))
+            request = spb.ReceiveMessageRequest(
+                group=resource("idle_group"),
+                message_queue=pb.MessageQueue(topic=resource(topic_name), id=-1),
+                batch_size=32,
+                invisible_duration=Duration(seconds=30),
+                long_polling_timeout=Duration(seconds=20),
+            )
             calls += [telemetry, other.ReceiveMessage(request, metadata=[("x-mq-client-id", f"idle-{i}")], timeout=30)]
         assert send(stub, topic_name, b"through").status.code == pb.OK
         for call in calls:

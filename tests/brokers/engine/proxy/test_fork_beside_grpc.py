@@ -1,6 +1,7 @@
 """A process serving gRPC can still start subprocesses: with the endpoint busy, 40 children started with a
 preexec_fn (as pyspark starts Spark's JVM) all run. With gRPC's fork handlers on, one in ten died and the
 analytics tests beside a gRPC-serving cluster failed with JAVA_GATEWAY_EXITED."""
+
 from __future__ import annotations
 
 import subprocess
@@ -24,8 +25,11 @@ def test_children_start_while_the_endpoint_is_busy(tmp_path):
             def busy():
                 while not stop.is_set():
                     try:
-                        stub.QueryRoute(spb.QueryRouteRequest(topic=pb.Resource(name="no_such_topic")),
-                                        metadata=[("x-mq-client-id", "busy")], timeout=2)
+                        stub.QueryRoute(
+                            spb.QueryRouteRequest(topic=pb.Resource(name="no_such_topic")),
+                            metadata=[("x-mq-client-id", "busy")],
+                            timeout=2,
+                        )
                     except grpc.RpcError:
                         pass
 

@@ -6,6 +6,7 @@ as those clients do. It joins a consumer group (HEART_BEAT), answers NOTIFY_CONS
 rebalancing at once, takes its share of the topic's queues with RocketMQ's AVG allocation over the
 group's member list, and pulls them from the committed offset (or the first one).
 """
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,14 @@ class JsonOnlyConnection:
             opaque = self._opaque
         slot: list = [threading.Event(), None]
         self._waiting[opaque] = slot
-        header = {"code": code, "language": "GO", "version": 399, "opaque": opaque, "flag": 0,
-                  "extFields": {k: str(v) for k, v in ext.items()}}
+        header = {
+            "code": code,
+            "language": "GO",
+            "version": 399,
+            "opaque": opaque,
+            "flag": 0,
+            "extFields": {k: str(v) for k, v in ext.items()},
+        }
         self.sock.sendall(self._frame(header, body))
         if not slot[0].wait(timeout_s):
             raise TimeoutError(f"no answer to request {code}")
@@ -144,16 +151,39 @@ class JsonOnlyConsumer:
         return {b["brokerName"]: b["brokerAddrs"].get(0) or b["brokerAddrs"].get("0") for b in route["brokerDatas"]}
 
     def _heartbeat(self, brokers: dict[str, str]) -> None:
-        body = json.dumps({"clientID": self.client_id, "producerDataSet": [], "consumerDataSet": [{
-            "groupName": self.group, "consumeType": "CONSUME_PASSIVELY", "messageModel": "CLUSTERING",
-            "consumeFromWhere": "CONSUME_FROM_FIRST_OFFSET", "unitMode": False,
-            "subscriptionDataSet": [{"topic": self.topic, "subString": "*", "tagsSet": [], "codeSet": [],
-                                     "subVersion": 1, "expressionType": "TAG", "classFilterMode": False}]}]}).encode()
+        body = json.dumps(
+            {
+                "clientID": self.client_id,
+                "producerDataSet": [],
+                "consumerDataSet": [
+                    {
+                        "groupName": self.group,
+                        "consumeType": "CONSUME_PASSIVELY",
+                        "messageModel": "CLUSTERING",
+                        "consumeFromWhere": "CONSUME_FROM_FIRST_OFFSET",
+                        "unitMode": False,
+                        "subscriptionDataSet": [
+                            {
+                                "topic": self.topic,
+                                "subString": "*",
+                                "tagsSet": [],
+                                "codeSet": [],
+                                "subVersion": 1,
+                                "expressionType": "TAG",
+                                "classFilterMode": False,
+                            }
+                        ],
+                    }
+                ],
+            }
+        ).encode()
         for addr in brokers.values():
             self._conn(addr).call(RequestCode.HEART_BEAT, {}, body)
 
     def _rebalance(self, brokers: dict[str, str]) -> None:
-        header, body = self._conn(next(iter(brokers.values()))).call(RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": self.group})
+        header, body = self._conn(next(iter(brokers.values()))).call(
+            RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": self.group}
+        )
         cids = sorted(json.loads(body)["consumerIdList"]) if body else []
         if self.client_id not in cids:
             self.assigned = set()
@@ -162,23 +192,44 @@ class JsonOnlyConsumer:
         mod = n % count  # RocketMQ's AllocateMessageQueueAveragely
         size = (n // count + (1 if index < mod else 0)) if n > count else 1
         start = index * size if index < mod else index * size + mod
-        self.assigned = set(self._queues[start:start + min(size, n - start)]) if start < n else set()
+        self.assigned = set(self._queues[start : start + min(size, n - start)]) if start < n else set()
 
     def _pull(self, brokers: dict[str, str]) -> None:
         for broker, qid in sorted(self.assigned):
             conn = self._conn(brokers[broker])
             offset = self._offsets.get((broker, qid))
             if offset is None:
-                header, _ = conn.call(RequestCode.QUERY_CONSUMER_OFFSET, {"topic": self.topic, "consumerGroup": self.group, "queueId": qid})
-                offset = int(header.get("extFields", {}).get("offset", 0)) if header["code"] == ResponseCode.SUCCESS else 0
-            header, body = conn.call(RequestCode.PULL_MESSAGE, {
-                "consumerGroup": self.group, "topic": self.topic, "queueId": qid, "queueOffset": offset, "maxMsgNums": 32,
-                "sysFlag": 0, "commitOffset": 0, "suspendTimeoutMillis": 0, "subscription": "*", "subVersion": 0, "expressionType": "TAG"})
+                header, _ = conn.call(
+                    RequestCode.QUERY_CONSUMER_OFFSET,
+                    {"topic": self.topic, "consumerGroup": self.group, "queueId": qid},
+                )
+                offset = (
+                    int(header.get("extFields", {}).get("offset", 0)) if header["code"] == ResponseCode.SUCCESS else 0
+                )
+            header, body = conn.call(
+                RequestCode.PULL_MESSAGE,
+                {
+                    "consumerGroup": self.group,
+                    "topic": self.topic,
+                    "queueId": qid,
+                    "queueOffset": offset,
+                    "maxMsgNums": 32,
+                    "sysFlag": 0,
+                    "commitOffset": 0,
+                    "suspendTimeoutMillis": 0,
+                    "subscription": "*",
+                    "subVersion": 0,
+                    "expressionType": "TAG",
+                },
+            )
             if header["code"] == ResponseCode.SUCCESS:
                 self.received.extend(m.body for m in decode_records(body))
             offset = int(header.get("extFields", {}).get("nextBeginOffset", offset))
             self._offsets[(broker, qid)] = offset
-            conn.call(RequestCode.UPDATE_CONSUMER_OFFSET, {"topic": self.topic, "consumerGroup": self.group, "queueId": qid, "commitOffset": offset})
+            conn.call(
+                RequestCode.UPDATE_CONSUMER_OFFSET,
+                {"topic": self.topic, "consumerGroup": self.group, "queueId": qid, "commitOffset": offset},
+            )
 
     def _run(self) -> None:
         while not self._stop.is_set():

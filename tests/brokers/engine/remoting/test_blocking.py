@@ -1,4 +1,5 @@
 """BlockingRemotingClient: a server on its own loop thread, callers on plain threads."""
+
 from __future__ import annotations
 
 import asyncio

@@ -4,6 +4,7 @@ a deadline for their first request, and caps that evict them instead of locking 
 A real RemotingServer on loopback, raw sockets as the hostile peers, RemotingClient as the client
 that must keep working. Behaviour is asserted (closed, answered, within the budget), never a duration.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -59,8 +60,9 @@ def partial_frame(declared: int, sent: int) -> bytes:
 
 
 def echo_frame(opaque: int = 1) -> bytes:
-    header = json.dumps({"code": ECHO, "opaque": opaque, "flag": 0, "language": "JAVA", "version": 0,
-                         "extFields": {"AccessKey": "ak"}}).encode()
+    header = json.dumps(
+        {"code": ECHO, "opaque": opaque, "flag": 0, "language": "JAVA", "version": 0, "extFields": {"AccessKey": "ak"}}
+    ).encode()
     return struct.pack(">ii", 4 + len(header), len(header)) + header
 
 

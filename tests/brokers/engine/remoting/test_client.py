@@ -1,4 +1,5 @@
 """RemotingClient against real loopback servers: connections, errors, frame limits."""
+
 from __future__ import annotations
 
 import asyncio
@@ -107,13 +108,13 @@ def test_waiting_call_fails_when_the_peer_hangs_up():
     run(scenario())
 
 
-
 def test_a_peer_that_resets_every_connection_as_it_opens_gives_a_connect_error():
     """A broker starting or stopping may accept and reset at once: the call fails with a remoting
     error. (Once, under load, uvloop had already dropped such a connection's socket when the channel
     asked for its peer name and raised AttributeError, which ended a consumer's pull loop; that
     timing is not reproducible on demand, so this pins the outcome, and channel.py's
     ``_extra_info`` covers the race.)"""
+
     async def scenario():
         def reset(_reader, writer) -> None:
             sock = writer.get_extra_info("socket")

@@ -1,4 +1,5 @@
 """RemotingCommand encoding and decoding, checked against the reference frame bytes."""
+
 from __future__ import annotations
 
 import json
@@ -32,12 +33,21 @@ REF_BINARY_HEADER = bytes.fromhex(
 
 def route_request(serialize_type: int = SERIALIZE_JSON) -> RemotingCommand:
     return RemotingCommand(
-        code=RequestCode.GET_ROUTEINFO_BY_TOPIC, language="JAVA", opaque=7, ext_fields={"topic": "TopicTest"}, serialize_type=serialize_type
+        code=RequestCode.GET_ROUTEINFO_BY_TOPIC,
+        language="JAVA",
+        opaque=7,
+        ext_fields={"topic": "TopicTest"},
+        serialize_type=serialize_type,
     )
 
 
 def frame(header: bytes, body: bytes = b"", serialize_type: int = 0) -> bytes:
-    return (4 + len(header) + len(body)).to_bytes(4, "big") + ((serialize_type << 24) | len(header)).to_bytes(4, "big") + header + body
+    return (
+        (4 + len(header) + len(body)).to_bytes(4, "big")
+        + ((serialize_type << 24) | len(header)).to_bytes(4, "big")
+        + header
+        + body
+    )
 
 
 def test_json_frame_matches_reference_example():
@@ -73,7 +83,15 @@ def test_json_header_any_key_order_coerced_values_unknown_keys():
         {
             "version": 121,
             "opaque": 3,
-            "extFields": {"queueId": 0, "k": False, "sysFlag": 6, "subVersion": 1700000000000, "x": None, "t": "T", "f": 2.0},
+            "extFields": {
+                "queueId": 0,
+                "k": False,
+                "sysFlag": 6,
+                "subVersion": 1700000000000,
+                "x": None,
+                "t": "T",
+                "f": 2.0,
+            },
             "weird": [1, 2],
             "language": "JAVA",
             "code": 11,
@@ -82,7 +100,14 @@ def test_json_header_any_key_order_coerced_values_unknown_keys():
     ).encode()
     cmd = RemotingCommand.decode_frame(frame(header, b"body"))
     assert cmd.code == 11 and cmd.opaque == 3 and cmd.version == 121
-    assert cmd.ext_fields == {"queueId": "0", "k": "false", "sysFlag": "6", "subVersion": "1700000000000", "t": "T", "f": "2"}
+    assert cmd.ext_fields == {
+        "queueId": "0",
+        "k": "false",
+        "sysFlag": "6",
+        "subVersion": "1700000000000",
+        "t": "T",
+        "f": "2",
+    }
     assert cmd.body == b"body"
 
 
@@ -106,7 +131,13 @@ def test_response_keeps_opaque_and_serialize_type():
 @pytest.mark.parametrize("serialize_type", [SERIALIZE_JSON, SERIALIZE_ROCKETMQ])
 def test_round_trip(serialize_type):
     cmd = RemotingCommand(
-        code=310, opaque=123456, flag=FLAG_ONEWAY, remark="héllo", ext_fields={"a": "1", "b": "ü"}, body=b"\x00\x01payload", serialize_type=serialize_type
+        code=310,
+        opaque=123456,
+        flag=FLAG_ONEWAY,
+        remark="héllo",
+        ext_fields={"a": "1", "b": "ü"},
+        body=b"\x00\x01payload",
+        serialize_type=serialize_type,
     )
     back = RemotingCommand.decode_frame(cmd.encode())
     assert back == cmd
@@ -127,13 +158,22 @@ def test_a_command_the_binary_header_cannot_carry_goes_as_json_and_arrives_whole
     assert back.ext_fields == ext and back.code == code and back.serialize_type == SERIALIZE_JSON
     reply = RemotingCommand(code=310, opaque=9, serialize_type=SERIALIZE_ROCKETMQ).response(0, ext_fields={"x": ""})
     assert RemotingCommand.decode_frame(reply.encode()).ext_fields == {"x": ""}
-    assert RemotingCommand.decode_frame(RemotingCommand(code=code if code < 0x8000 else 1, ext_fields={"a": "1"},
-                                                       serialize_type=SERIALIZE_ROCKETMQ).encode()).serialize_type == SERIALIZE_ROCKETMQ
+    assert (
+        RemotingCommand.decode_frame(
+            RemotingCommand(
+                code=code if code < 0x8000 else 1, ext_fields={"a": "1"}, serialize_type=SERIALIZE_ROCKETMQ
+            ).encode()
+        ).serialize_type
+        == SERIALIZE_ROCKETMQ
+    )
 
 
 def test_requests_go_binary_on_the_compiled_path_json_on_the_pure_one_and_the_environment_chooses(monkeypatch):
     assert command.REQUEST_SERIALIZE_TYPE == (SERIALIZE_ROCKETMQ if speedups.active() else SERIALIZE_JSON)
-    assert RemotingCommand.request(RequestCode.SEND_MESSAGE, {"topic": "T"}).serialize_type == command.REQUEST_SERIALIZE_TYPE
+    assert (
+        RemotingCommand.request(RequestCode.SEND_MESSAGE, {"topic": "T"}).serialize_type
+        == command.REQUEST_SERIALIZE_TYPE
+    )
     monkeypatch.setenv("GANTRY_SERIALIZE_TYPE", "json")
     assert command.request_serialize_type() == SERIALIZE_JSON
     monkeypatch.setenv("GANTRY_SERIALIZE_TYPE", "ROCKETMQ")

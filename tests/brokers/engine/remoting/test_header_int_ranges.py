@@ -6,6 +6,7 @@ held to the same range on decode (a malformed header: SYSTEM_ERROR, the connecti
 on encode (RemotingProtocolError, as the binary encoder's). Runs on the compiled path and, under
 GANTRY_PURE_PYTHON=1, on the pure one.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -37,15 +38,18 @@ async def read_frame(reader: asyncio.StreamReader) -> RemotingCommand:
     return RemotingCommand.decode(await asyncio.wait_for(reader.readexactly(int.from_bytes(prefix, "big")), 5))
 
 
-@pytest.mark.parametrize(("fields", "named", "answered_to"), [
-    ({"opaque": 1 << 32}, "'opaque' is 4294967296", 0),
-    ({"opaque": 0x80000000}, "'opaque' is 2147483648", 0),
-    ({"opaque": -0x80000001}, "'opaque' is -2147483649", 0),
-    ({"opaque": "99999999999999999999"}, "'opaque' is 99999999999999999999", 0),
-    ({"opaque": 17, "code": 1 << 40}, "'code' is 1099511627776", 17),
-    ({"opaque": 18, "version": -(1 << 31) - 1}, "'version' is -2147483649", 18),
-    ({"opaque": 19, "flag": 1 << 31}, "'flag' is 2147483648", 19),
-])
+@pytest.mark.parametrize(
+    ("fields", "named", "answered_to"),
+    [
+        ({"opaque": 1 << 32}, "'opaque' is 4294967296", 0),
+        ({"opaque": 0x80000000}, "'opaque' is 2147483648", 0),
+        ({"opaque": -0x80000001}, "'opaque' is -2147483649", 0),
+        ({"opaque": "99999999999999999999"}, "'opaque' is 99999999999999999999", 0),
+        ({"opaque": 17, "code": 1 << 40}, "'code' is 1099511627776", 17),
+        ({"opaque": 18, "version": -(1 << 31) - 1}, "'version' is -2147483649", 18),
+        ({"opaque": 19, "flag": 1 << 31}, "'flag' is 2147483648", 19),
+    ],
+)
 def test_a_json_header_with_a_field_wider_than_a_java_int_is_answered_system_error(fields, named, answered_to):
     async def scenario():
         server = RemotingServer(name="ranges")

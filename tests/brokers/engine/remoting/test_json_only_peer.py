@@ -7,6 +7,7 @@ close the connection at the first notification, and the broker would drop it fro
 then held no queue and consumed nothing. ``make test`` runs this on the compiled codecs and again on
 the pure-Python path.
 """
+
 from __future__ import annotations
 
 import threading
@@ -26,7 +27,9 @@ def test_json_only_consumer_shares_a_group_with_gantry_consumers(module_cluster,
     create_topic(module_admin, module_cluster, topic, queues=4)  # 8 queues on two brokers
     every_queue = {(broker, qid) for broker in module_cluster.broker_names for qid in range(4)}
 
-    peer = JsonOnlyConsumer(module_cluster.namesrv_addr, group, topic, client_id=f"127.0.0.1@json-only-{uuid.uuid4().hex[:6]}").start()
+    peer = JsonOnlyConsumer(
+        module_cluster.namesrv_addr, group, topic, client_id=f"127.0.0.1@json-only-{uuid.uuid4().hex[:6]}"
+    ).start()
     lock = threading.Lock()
     gantry_bodies: list[bytes] = []
 
@@ -46,7 +49,9 @@ def test_json_only_consumer_shares_a_group_with_gantry_consumers(module_cluster,
             consumers.append(consumer)
 
         def owners_settled():
-            held = [{(mq.broker_name, mq.queue_id) for mq in c.assigned_queues() if mq.topic == topic} for c in consumers]
+            held = [
+                {(mq.broker_name, mq.queue_id) for mq in c.assigned_queues() if mq.topic == topic} for c in consumers
+            ]
             held.append(set(peer.assigned))
             return all(held) and sum(len(h) for h in held) == len(every_queue) and set().union(*held) == every_queue
 

@@ -1,4 +1,5 @@
 """RemotingServer over real TCP on loopback: dispatch, concurrency, bad input, server->client calls."""
+
 from __future__ import annotations
 
 import asyncio
@@ -28,7 +29,9 @@ def frame(header: bytes, body: bytes = b"", serialize_type: int = 0, total: int 
 
 
 def json_header(code: int, opaque: int, flag: int = 0, **ext) -> bytes:
-    return json.dumps({"code": code, "opaque": opaque, "flag": flag, "language": "JAVA", "version": 409, "extFields": ext}).encode()
+    return json.dumps(
+        {"code": code, "opaque": opaque, "flag": flag, "language": "JAVA", "version": 409, "extFields": ext}
+    ).encode()
 
 
 async def read_frame(reader: asyncio.StreamReader, timeout: float = 5.0) -> RemotingCommand:
@@ -44,6 +47,7 @@ async def close_writer(writer: asyncio.StreamWriter) -> None:
     except (ConnectionError, OSError):
         pass
 
+
 async def assert_still_serving(rec) -> None:
     """A fresh connection to the recorder's server still gets answers."""
     client = RemotingClient()
@@ -51,7 +55,6 @@ async def assert_still_serving(rec) -> None:
         assert (await client.invoke(rec.addr, RemotingCommand.request(ECHO))).code == 0
     finally:
         await client.close()
-
 
 
 class Recorder:
@@ -136,7 +139,9 @@ def test_slow_handler_does_not_block_the_connection():
         async with Recorder() as rec:
             client = RemotingClient()
             try:
-                slow = asyncio.ensure_future(client.invoke(rec.addr, RemotingCommand.request(SLOW, {"delay": 1.0}), 5.0))
+                slow = asyncio.ensure_future(
+                    client.invoke(rec.addr, RemotingCommand.request(SLOW, {"delay": 1.0}), 5.0)
+                )
                 await asyncio.sleep(0.05)
                 fast = await client.invoke(rec.addr, RemotingCommand.request(ECHO, {"v": 1}), 5.0)
                 assert fast.code == 0
@@ -280,7 +285,11 @@ def test_oversize_frame_at_the_default_16_mib_limit():
             writer.write(frame(json_header(ECHO, 6, v="next")))
             await writer.drain()
             error = await read_frame(reader, 20)
-            assert error.opaque == 5 and error.code == 1 and "16777217 bytes exceeds the 16777216-byte limit" in error.remark
+            assert (
+                error.opaque == 5
+                and error.code == 1
+                and "16777217 bytes exceeds the 16777216-byte limit" in error.remark
+            )
             assert (await read_frame(reader)).opaque == 6
             await close_writer(writer)
 
@@ -296,7 +305,11 @@ def test_malformed_json_header_answered_and_connection_keeps_serving():
             writer.write(frame(json_header(ECHO, 32, v="fine")))
             await writer.drain()
             first = await read_frame(reader)
-            assert first.opaque == 31 and first.code == ResponseCode.SYSTEM_ERROR and "malformed JSON header" in first.remark
+            assert (
+                first.opaque == 31
+                and first.code == ResponseCode.SYSTEM_ERROR
+                and "malformed JSON header" in first.remark
+            )
             second = await read_frame(reader)
             assert second.opaque == 0 and second.code == ResponseCode.SYSTEM_ERROR
             third = await read_frame(reader)
@@ -348,7 +361,14 @@ def test_binary_header_request_answered_in_binary():
     async def scenario():
         async with Recorder() as rec:
             reader, writer = await asyncio.open_connection("127.0.0.1", rec.server.port)
-            request = RemotingCommand(code=ECHO, language="JAVA", opaque=11, ext_fields={"v": "bin"}, body=b"b", serialize_type=SERIALIZE_ROCKETMQ)
+            request = RemotingCommand(
+                code=ECHO,
+                language="JAVA",
+                opaque=11,
+                ext_fields={"v": "bin"},
+                body=b"b",
+                serialize_type=SERIALIZE_ROCKETMQ,
+            )
             writer.write(request.encode())
             writer.write(RemotingCommand(code=999, opaque=12, serialize_type=SERIALIZE_ROCKETMQ).encode())
             await writer.drain()
@@ -383,11 +403,15 @@ def test_server_to_client_invoke_and_oneway_on_the_same_connection():
             try:
                 await client.invoke(rec.addr, RemotingCommand.request(ECHO))
                 ctx = rec.contexts[0]
-                response = await ctx.invoke(RemotingCommand.request(RequestCode.GET_CONSUMER_RUNNING_INFO, {"consumerGroup": "g"}), 3.0)
+                response = await ctx.invoke(
+                    RemotingCommand.request(RequestCode.GET_CONSUMER_RUNNING_INFO, {"consumerGroup": "g"}), 3.0
+                )
                 assert response.code == 0 and response.body == b'{"properties":{}}'
                 unknown = await ctx.invoke(RemotingCommand.request(RequestCode.CONSUME_MESSAGE_DIRECTLY), 3.0)
                 assert unknown.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
-                await ctx.invoke_oneway(RemotingCommand.request(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, {"consumerGroup": "g"}))
+                await ctx.invoke_oneway(
+                    RemotingCommand.request(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, {"consumerGroup": "g"})
+                )
                 for _ in range(100):
                     if notified:
                         break
@@ -452,6 +476,7 @@ def test_stop_closes_connections_and_fails_waiting_calls():
 def test_waiting_handler_runs_on_in_a_task_and_a_stop_cancels_it_at_its_await():
     """A handler is started at once; one that waits goes on in a task (counted in flight), and a
     stop's cancellation reaches it at its await, so its cleanup runs."""
+
     async def scenario():
         rec = Recorder()
         entered, cleaned_up = asyncio.Event(), asyncio.Event()
@@ -485,12 +510,15 @@ def test_waiting_handler_runs_on_in_a_task_and_a_stop_cancels_it_at_its_await():
     run(scenario())
 
 
-@pytest.mark.parametrize(("preferred", "forced", "peer_binary", "expected"), [
-    (SERIALIZE_ROCKETMQ, None, False, 0),                    # a peer that has only spoken JSON gets JSON
-    (SERIALIZE_ROCKETMQ, None, True, SERIALIZE_ROCKETMQ),    # one that sent the binary header gets it back
-    (SERIALIZE_ROCKETMQ, SERIALIZE_ROCKETMQ, False, SERIALIZE_ROCKETMQ),  # GANTRY_SERIALIZE_TYPE=ROCKETMQ forces it
-    (0, 0, True, 0),                                         # GANTRY_SERIALIZE_TYPE=JSON (or the pure path): JSON
-])
+@pytest.mark.parametrize(
+    ("preferred", "forced", "peer_binary", "expected"),
+    [
+        (SERIALIZE_ROCKETMQ, None, False, 0),  # a peer that has only spoken JSON gets JSON
+        (SERIALIZE_ROCKETMQ, None, True, SERIALIZE_ROCKETMQ),  # one that sent the binary header gets it back
+        (SERIALIZE_ROCKETMQ, SERIALIZE_ROCKETMQ, False, SERIALIZE_ROCKETMQ),  # GANTRY_SERIALIZE_TYPE=ROCKETMQ forces it
+        (0, 0, True, 0),  # GANTRY_SERIALIZE_TYPE=JSON (or the pure path): JSON
+    ],
+)
 def test_server_requests_use_json_until_the_peer_speaks_binary(monkeypatch, preferred, forced, peer_binary, expected):
     from brokers.engine.remoting import command
 
@@ -507,7 +535,9 @@ def test_server_requests_use_json_until_the_peer_speaks_binary(monkeypatch, pref
             assert answer.opaque == 1 and answer.serialize_type == first.serialize_type  # an answer mirrors its request
             ctx = rec.contexts[0]
             assert not ctx.dialed and ctx.request_serialize_type() == expected
-            await ctx.invoke_oneway(RemotingCommand.request(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, {"consumerGroup": "g"}))
+            await ctx.invoke_oneway(
+                RemotingCommand.request(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, {"consumerGroup": "g"})
+            )
             notify = await read_frame(reader)
             assert notify.code == RequestCode.NOTIFY_CONSUMER_IDS_CHANGED and notify.serialize_type == expected
             await close_writer(writer)

@@ -8,6 +8,7 @@
 - a client trusting another CA fails with an error naming the certificate check;
 - the flags and settings build the TlsConfig they say.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -114,7 +115,8 @@ def test_permissive_serves_tls_and_plain_on_one_port(tls_certs):
                 for i in range(3):
                     tls_reply, plain_reply = await asyncio.gather(
                         tls_client.invoke(srv.addr, RemotingCommand.request(ECHO, body=b"tls%d" % i)),
-                        plain_client.invoke(srv.addr, RemotingCommand.request(ECHO, body=b"plain%d" % i)))
+                        plain_client.invoke(srv.addr, RemotingCommand.request(ECHO, body=b"plain%d" % i)),
+                    )
                     assert (tls_reply.body, plain_reply.body) == (b"tls%d" % i, b"plain%d" % i)
                 assert len(srv.server.channels) == 2  # one connection each, reused
             finally:
@@ -162,7 +164,9 @@ def test_client_auth_require(tls_certs):
             with pytest.raises(RemotingConnectError):
                 await echo(srv.addr, TlsConfig.client(ca_file=tls_certs.ca))
             assert srv.served == 0
-            with_cert = TlsConfig.client(ca_file=tls_certs.ca, cert_file=tls_certs.client_cert, key_file=tls_certs.client_key)
+            with_cert = TlsConfig.client(
+                ca_file=tls_certs.ca, cert_file=tls_certs.client_cert, key_file=tls_certs.client_key
+            )
             assert await echo(srv.addr, with_cert) == b"hi"
 
     run(scenario())
@@ -175,7 +179,9 @@ def test_flags_and_settings():
     with pytest.raises(TlsConfigError, match="needs a certificate"):
         tls_config_from_args(parser.parse_args(["--tls-mode", "enforcing"]))
     with pytest.raises(TlsConfigError, match="does not exist"):
-        tls_config_from_args(parser.parse_args(["--tls-mode", "permissive", "--tls-cert", "/nope.pem", "--tls-key", "/nope.key"]))
+        tls_config_from_args(
+            parser.parse_args(["--tls-mode", "permissive", "--tls-cert", "/nope.pem", "--tls-key", "/nope.key"])
+        )
     assert tls_config_from_settings("0", "/ca.pem") is None
     assert tls_config_from_settings("", None) is None
 
@@ -184,7 +190,9 @@ def test_flags_build_the_config(tls_certs):
     parser = argparse.ArgumentParser()
     add_tls_arguments(parser)
     args = ["--tls-cert", tls_certs.server_cert, "--tls-key", tls_certs.server_key, "--tls-ca", tls_certs.ca]
-    enforcing = tls_config_from_args(parser.parse_args(["--tls-mode", "enforcing", *args, "--tls-client-auth", "optional"]))
+    enforcing = tls_config_from_args(
+        parser.parse_args(["--tls-mode", "enforcing", *args, "--tls-client-auth", "optional"])
+    )
     assert (enforcing.mode, enforcing.client_auth, enforcing.outgoing) == ("enforcing", "optional", True)
     permissive = tls_config_from_args(parser.parse_args(["--tls-mode", "permissive", *args]))
     assert (permissive.serves_plain, permissive.outgoing) == (True, False)  # RocketMQ: tls.enable follows enforcing

@@ -11,6 +11,7 @@ offset); ``putting`` counts the messages whose put has started, ``put`` those it
 
 :func:`check_state` opens the store on one crash state and checks what a consumer can see.
 """
+
 from __future__ import annotations
 
 import random
@@ -78,16 +79,24 @@ class Metadata:
 
     def view(self) -> dict[str, object]:
         """What a restarted broker would see of each file."""
-        return {"offsets": self.offsets.encode()["offsetTable"],
-                "topics": tuple(sorted(self.topics.topic_config_table)),
-                "groups": tuple(sorted(self.groups.subscription_group_table))}
+        return {
+            "offsets": self.offsets.encode()["offsetTable"],
+            "topics": tuple(sorted(self.topics.topic_config_table)),
+            "groups": tuple(sorted(self.groups.subscription_group_table)),
+        }
 
 
 def power_config(store_dir: str, mode: str) -> StoreConfig:
     return StoreConfig(
-        store_dir=store_dir, flush_disk_type=mode, commitlog_file_size=2048,
-        consume_queue_units_per_file=4, max_index_hash_slots=64, max_index_count=40,
-        flush_interval_commitlog_ms=NEVER, flush_interval_consume_queue_ms=NEVER)
+        store_dir=store_dir,
+        flush_disk_type=mode,
+        commitlog_file_size=2048,
+        consume_queue_units_per_file=4,
+        max_index_hash_slots=64,
+        max_index_count=40,
+        flush_interval_commitlog_ms=NEVER,
+        flush_interval_consume_queue_ms=NEVER,
+    )
 
 
 def _body(seq: int) -> bytes:
@@ -114,16 +123,30 @@ def run_workload(rec: RecordingFileIO, mode: str, *, steps: int = 48, seed: int 
         rec.mark("putting", len(sent) + n)
         uniqs = [f"U{s:05d}" for s in seqs]
         if n == 1:
-            result = store.put_message_sync(MessageExtBrokerInner(
-                topic=topic, queue_id=queue_id, body=_body(seqs[0]),
-                properties={"TAGS": TAGS, "KEYS": f"k{seqs[0]}", "UNIQ_KEY": uniqs[0]},
-                born_timestamp=clock.now_ms(), born_host="10.0.0.5:51000"))
+            result = store.put_message_sync(
+                MessageExtBrokerInner(
+                    topic=topic,
+                    queue_id=queue_id,
+                    body=_body(seqs[0]),
+                    properties={"TAGS": TAGS, "KEYS": f"k{seqs[0]}", "UNIQ_KEY": uniqs[0]},
+                    born_timestamp=clock.now_ms(),
+                    born_host="10.0.0.5:51000",
+                )
+            )
         else:
-            entries = [Message(topic, _body(s), tags=TAGS, keys=f"k{s}", properties={"UNIQ_KEY": u})
-                       for s, u in zip(seqs, uniqs)]
-            result = store.put_messages_sync(MessageExtBatch(
-                topic, queue_id, encode_batch_body(entries), born_timestamp=clock.now_ms(),
-                born_host="10.0.0.5:51000"))
+            entries = [
+                Message(topic, _body(s), tags=TAGS, keys=f"k{s}", properties={"UNIQ_KEY": u})
+                for s, u in zip(seqs, uniqs)
+            ]
+            result = store.put_messages_sync(
+                MessageExtBatch(
+                    topic,
+                    queue_id,
+                    encode_batch_body(entries),
+                    born_timestamp=clock.now_ms(),
+                    born_host="10.0.0.5:51000",
+                )
+            )
         assert result.ok, result
         phys = result.wrote_offset
         for i, (s, u) in enumerate(zip(seqs, uniqs)):
@@ -146,8 +169,9 @@ def run_workload(rec: RecordingFileIO, mode: str, *, steps: int = 48, seed: int 
     return Workload(mode, config, tuple(sent), by_queue, {k: tuple(v) for k, v in versions.items()})
 
 
-def _change_metadata(rec: RecordingFileIO, meta: Metadata, versions: dict[str, list[object]],
-                     step: int, last: Sent) -> None:
+def _change_metadata(
+    rec: RecordingFileIO, meta: Metadata, versions: dict[str, list[object]], step: int, last: Sent
+) -> None:
     """Commit a consumer offset, create a topic or a group (one file each, in turn)."""
     which = ("offsets", "topics", "groups")[(step // 4) % 3]
     rec.mark("meta-begin", {which: len(versions[which])})
@@ -173,10 +197,12 @@ def _check_metadata(state: CrashState, work: Workload, dest: str, fail) -> None:
     for name, versions in work.metadata.items():
         lo = done.get(name, 0)  # version 0 is what a broker sees with no file at all
         hi = max(begun.get(name, 0), lo)
-        allowed = versions[lo:hi + 1]
+        allowed = versions[lo : hi + 1]
         if seen[name] not in allowed:
-            raise fail(f"metadata {name}: a restart sees {seen[name]!r}, not one of the versions "
-                       f"{lo}..{hi} written around the cut")
+            raise fail(
+                f"metadata {name}: a restart sees {seen[name]!r}, not one of the versions "
+                f"{lo}..{hi} written around the cut"
+            )
 
 
 def _last(state: CrashState, label: str, default: int = 0) -> int:
@@ -192,7 +218,7 @@ def _data_past(state: CrashState, end: int, segment_size: int) -> bool:
         start = int(name[10:])
         if start + segment_size <= end:
             continue
-        if data[max(0, end - start):].strip(b"\0"):
+        if data[max(0, end - start) :].strip(b"\0"):
             return True
     return False
 
@@ -224,6 +250,7 @@ class Outcome:
 
 def check_state(state: CrashState, work: Workload, dest: str) -> Outcome:
     """Open the store on ``state`` (materialised at ``dest``), check it, return what was found."""
+
     def fail(what: str) -> StateCheckError:
         return StateCheckError(f"{work.mode}: {what}\n  state: {state.describe()}")
 
@@ -262,7 +289,12 @@ def check_state(state: CrashState, work: Workload, dest: str) -> Outcome:
                 record = store.look_message_by_offset(s.phys)
                 msg = decode_record(record) if record is not None else None
                 if msg is None or (msg.body, msg.queue_offset, msg.topic, msg.queue_id, msg.uniq_key) != (
-                        s.body, off, topic, queue_id, s.uniq):
+                    s.body,
+                    off,
+                    topic,
+                    queue_id,
+                    s.uniq,
+                ):
                     raise fail(f"{topic}-{queue_id} unit {off} points at {msg!r}, not message {s.seq}")
                 present.add(s.seq)
             bodies = _pull_all(store, topic, queue_id)
@@ -270,12 +302,16 @@ def check_state(state: CrashState, work: Workload, dest: str) -> Outcome:
                 raise fail(f"{topic}-{queue_id}: a pull returned {len(bodies)} bodies, not the first {hi} sent")
         count = len(present)
         if present != set(range(count)):
-            raise fail(f"present messages are not a prefix of the puts: missing "
-                       f"{sorted(set(range(max(present) + 1)) - present)[:5]}")
+            raise fail(
+                f"present messages are not a prefix of the puts: missing "
+                f"{sorted(set(range(max(present) + 1)) - present)[:5]}"
+            )
         if count < must:
             lost = work.sent[count]
-            raise fail(f"{must - count} message(s) the client counted on are gone, the first is "
-                       f"{lost.seq} ({lost.topic}-{lost.queue_id} at physical {lost.phys})")
+            raise fail(
+                f"{must - count} message(s) the client counted on are gone, the first is "
+                f"{lost.seq} ({lost.topic}-{lost.queue_id} at physical {lost.phys})"
+            )
         if count > issued:
             raise fail(f"{count} messages present but only {issued} were put")
         end = report.end_offset
@@ -287,7 +323,7 @@ def check_state(state: CrashState, work: Workload, dest: str) -> Outcome:
         if had_data_past and not (report.torn_tail and report.bytes_cleared > 0):
             raise fail(f"bytes past the recovered end {end} were cut but the report says {report}")
         misses = []
-        for s in [*work.sent[max(0, count - 3):count], *work.sent[count:count + 2]]:
+        for s in [*work.sent[max(0, count - 3) : count], *work.sent[count : count + 2]]:
             for key in (s.uniq, f"k{s.seq}"):
                 got = [decode_record(r).body for r in store.query_message(s.topic, key, 8, 0, FOREVER)]
                 if s.seq < count and not got:
@@ -296,8 +332,9 @@ def check_state(state: CrashState, work: Workload, dest: str) -> Outcome:
                     raise fail(f"key {key} of message {s.seq} finds {len(got)} record(s), not its own")
         topic, queue_id = QUEUES[state.crash_at % len(QUEUES)]
         hi = store.get_max_offset_in_queue(topic, queue_id)
-        after = store.put_message_sync(MessageExtBrokerInner(
-            topic=topic, queue_id=queue_id, body=b"after the crash", born_host="10.0.0.5:1"))
+        after = store.put_message_sync(
+            MessageExtBrokerInner(topic=topic, queue_id=queue_id, body=b"after the crash", born_host="10.0.0.5:1")
+        )
         if not after.ok or after.queue_offset != hi:
             raise fail(f"a put after recovery answered {after}, expected queue offset {hi}")
         _check_metadata(state, work, dest, fail)

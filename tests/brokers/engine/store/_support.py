@@ -1,4 +1,5 @@
 """Helpers shared by the store tests: small configs, messages, simulated crashes."""
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,16 @@ def make_config(path, **overrides) -> StoreConfig:
     return StoreConfig(store_dir=str(path), **{**SMALL, **overrides})
 
 
-def inner(topic: str = "TopicTest", queue_id: int = 0, body: bytes = b"hello", *, tags: str | None = None,
-          keys: str | None = None, uniq: str | None = None, **kw) -> MessageExtBrokerInner:
+def inner(
+    topic: str = "TopicTest",
+    queue_id: int = 0,
+    body: bytes = b"hello",
+    *,
+    tags: str | None = None,
+    keys: str | None = None,
+    uniq: str | None = None,
+    **kw,
+) -> MessageExtBrokerInner:
     props: dict[str, str] = dict(kw.pop("properties", {}))
     if tags:
         props["TAGS"] = tags
@@ -29,8 +38,15 @@ def inner(topic: str = "TopicTest", queue_id: int = 0, body: bytes = b"hello", *
         props["KEYS"] = keys
     if uniq:
         props["UNIQ_KEY"] = uniq
-    return MessageExtBrokerInner(topic=topic, queue_id=queue_id, body=body, properties=props,
-                                 born_timestamp=1_700_000_000_000, born_host="10.0.0.5:51000", **kw)
+    return MessageExtBrokerInner(
+        topic=topic,
+        queue_id=queue_id,
+        body=body,
+        properties=props,
+        born_timestamp=1_700_000_000_000,
+        born_host="10.0.0.5:51000",
+        **kw,
+    )
 
 
 def crash(store: DefaultMessageStore) -> None:

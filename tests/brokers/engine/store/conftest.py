@@ -1,4 +1,5 @@
 """Fixtures for the store tests: a manual clock and stores opened in tmp_path."""
+
 from __future__ import annotations
 
 from typing import Callable

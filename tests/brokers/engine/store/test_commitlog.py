@@ -1,4 +1,5 @@
 """Commit log segments: naming, roll-over with the blank marker, reads by physical offset."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Consume queue files: 20-byte units, file naming, store timestamps and search by time."""
+
 from __future__ import annotations
 
 import os

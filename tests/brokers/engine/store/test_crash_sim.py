@@ -1,5 +1,6 @@
 """The power-cut simulator itself (tests/fixtures/crash_sim.py): it must produce the states a cut
 can leave (and catch a writer that is not crash-safe), or the store's power-loss tests prove nothing."""
+
 from __future__ import annotations
 
 import os
@@ -23,7 +24,7 @@ def test_an_atomic_replace_leaves_the_old_or_the_new_content(crash_recorder, tmp
         marks = dict(state.marks)  # the last value of each label
         content = state.files.get("config/offsets.json")
         if "done" in marks:
-            allowed = versions[marks["done"]: marks.get("begin", -1) + 1]
+            allowed = versions[marks["done"] : marks.get("begin", -1) + 1]
             assert content in allowed, state.describe()
         else:
             assert content in (None, versions[0]), state.describe()

@@ -1,5 +1,6 @@
 """Fast restart: the checkpoint's offsets bound what recovery re-checks, the queue ends a clean
 shutdown recorded are taken, and whatever does not add up falls back to the full checks."""
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,10 @@ def config(tmp_path):
 
 
 def _fill(store, n, start=0, queue_id=0):
-    return [store.put_message_sync(inner(queue_id=queue_id, body=b"%06d" % i + bytes(BODY), keys=f"key-{i}"))
-            for i in range(start, start + n)]
+    return [
+        store.put_message_sync(inner(queue_id=queue_id, body=b"%06d" % i + bytes(BODY), keys=f"key-{i}"))
+        for i in range(start, start + n)
+    ]
 
 
 def _count():
@@ -66,8 +69,12 @@ def test_a_clean_reopen_checks_only_the_tail_and_takes_the_recorded_queue_ends(c
 def test_after_a_crash_only_what_the_checkpoint_does_not_vouch_for_is_checked(tmp_path, clock):
     # no background flush between the explicit one and the crash: the checkpoint must vouch for
     # exactly what store.flush() wrote (a periodic flush on a busy machine would vouch for more)
-    config = make_config(tmp_path / "store", commitlog_file_size=SEGMENT, flush_interval_commitlog_ms=3_600_000,
-                         flush_interval_consume_queue_ms=3_600_000)
+    config = make_config(
+        tmp_path / "store",
+        commitlog_file_size=SEGMENT,
+        flush_interval_commitlog_ms=3_600_000,
+        flush_interval_consume_queue_ms=3_600_000,
+    )
     n = _count()
     store = DefaultMessageStore(config, clock=clock)
     store.open()
@@ -78,8 +85,9 @@ def test_after_a_crash_only_what_the_checkpoint_does_not_vouch_for_is_checked(tm
     crash(store)
     units = config.consume_queue_units_per_file
     for offset in range(n, n + 4):  # those units never reached the queue file
-        qfile = os.path.join(config.consume_queue_dir, "TopicTest", "0",
-                             offset_to_file_name((offset - offset % units) * 20))
+        qfile = os.path.join(
+            config.consume_queue_dir, "TopicTest", "0", offset_to_file_name((offset - offset % units) * 20)
+        )
         with open(qfile, "r+b") as f:
             f.seek((offset % units) * 20)
             f.write(bytes(20))

@@ -6,6 +6,7 @@ the same offset; a reopen recovers everything acknowledged. EIO from fdatasync: 
 SYNC_FLUSH put fails, the flushed position stays, the store refuses writes until reopened
 (``storeWritable``), reads go on, and the reopen recovers to the last good flush.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -26,9 +27,9 @@ def _fill(store, n, **kw):
 
 @pytest.mark.parametrize("where", ["commitlog", "consumequeue", "index"])
 def test_enospc_answers_an_error_leaves_nothing_half_visible_and_the_next_put_takes_the_same_offset(
-        open_store, faulty_io, where):
-    store = open_store(file_io=faulty_io, commitlog_file_size=4096, consume_queue_units_per_file=16,
-                       max_index_count=8)
+    open_store, faulty_io, where
+):
+    store = open_store(file_io=faulty_io, commitlog_file_size=4096, consume_queue_units_per_file=16, max_index_count=8)
     acked = _fill(store, 5, uniq="K")
     end = store.max_phy_offset
     queue_end = store.get_max_offset_in_queue("TopicTest", 0)

@@ -1,5 +1,6 @@
 """The store's files are private to the broker's user whatever the umask: files 0600 and
 directories 0700 (commit log, consume queues, index, checkpoint, lock, abort, queue ends)."""
+
 from __future__ import annotations
 
 import os

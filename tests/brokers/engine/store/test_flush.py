@@ -1,4 +1,5 @@
 """Flushing: SYNC_FLUSH group commit shares fdatasync calls; ASYNC_FLUSH flushes in the background."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,8 +13,7 @@ from tests.brokers.engine.store._support import bodies, crash, inner
 
 
 def test_group_commit_shares_fdatasync_and_answers_after_the_flush(open_store):
-    store = open_store(flush_disk_type="SYNC_FLUSH", commitlog_file_size=1 << 20,
-                       flush_interval_commitlog_ms=10_000)
+    store = open_store(flush_disk_type="SYNC_FLUSH", commitlog_file_size=1 << 20, flush_interval_commitlog_ms=10_000)
     service = store.flush_service
     flushed_when_answered = []
 
@@ -37,8 +37,7 @@ def test_group_commit_shares_fdatasync_and_answers_after_the_flush(open_store):
 
 
 def test_sync_puts_from_threads_share_flushes(open_store):
-    store = open_store(flush_disk_type="SYNC_FLUSH", commitlog_file_size=1 << 20,
-                       flush_interval_commitlog_ms=10_000)
+    store = open_store(flush_disk_type="SYNC_FLUSH", commitlog_file_size=1 << 20, flush_interval_commitlog_ms=10_000)
     results = []
     barrier = threading.Barrier(8)
 
@@ -136,8 +135,12 @@ def test_after_a_crash_an_async_flush_store_reports_the_rechecked_range_until_it
 def test_a_failed_sync_of_the_recovered_range_opens_the_store_unwritable_and_readable(open_store, faulty_io):
     written = _crashed_with(open_store, 40, flush_disk_type="SYNC_FLUSH")
     faulty_io.fail("sync", errno.EIO, path="commitlog")
-    store = open_store(file_io=faulty_io, flush_disk_type="SYNC_FLUSH", commitlog_file_size=1 << 16,
-                       flush_interval_commitlog_ms=NEVER_MS)
+    store = open_store(
+        file_io=faulty_io,
+        flush_disk_type="SYNC_FLUSH",
+        commitlog_file_size=1 << 16,
+        flush_interval_commitlog_ms=NEVER_MS,
+    )
     info = store.runtime_info()
     assert info["storeWritable"].startswith("false: fdatasync of ") and info["remainHowManyDataToFlush"] != "0"
     assert store.put_message_sync(inner(body=b"refused")).status is PutMessageStatus.SERVICE_NOT_AVAILABLE

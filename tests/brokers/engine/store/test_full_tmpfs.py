@@ -7,6 +7,7 @@ again once the space is freed, and a reopen must recover everything acknowledged
 
 Needs root to mount a tmpfs; skipped with the reason otherwise.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,11 +26,14 @@ TMPFS_BYTES = 8 << 20
 def tmpfs(tmp_path):
     mount_point = tmp_path / "vol"
     mount_point.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={TMPFS_BYTES}", "tmpfs", str(mount_point)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={TMPFS_BYTES}", "tmpfs", str(mount_point)], capture_output=True, text=True
+    )
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip() or done.returncode}); the injected-fault "
-                    "tests in test_faults.py cover the same paths")
+        pytest.skip(
+            f"cannot mount a tmpfs here ({done.stderr.strip() or done.returncode}); the injected-fault "
+            "tests in test_faults.py cover the same paths"
+        )
     try:
         yield mount_point
     finally:
@@ -38,8 +42,13 @@ def tmpfs(tmp_path):
 
 @pytest.mark.parametrize("kind", ["commitlog", "consumequeue", "index", "checkpoint"])
 def test_a_disk_filled_from_outside_gives_an_error_answer_not_a_dead_store(tmpfs, kind):
-    config = make_config(tmpfs / "store", commitlog_file_size=256 << 10, consume_queue_units_per_file=1024,
-                         max_index_hash_slots=64, max_index_count=40)
+    config = make_config(
+        tmpfs / "store",
+        commitlog_file_size=256 << 10,
+        consume_queue_units_per_file=1024,
+        max_index_hash_slots=64,
+        max_index_count=40,
+    )
     store = DefaultMessageStore(config)
     store.open()
     acked: dict[int, list[bytes]] = {0: [], 1: []}

@@ -1,4 +1,5 @@
 """get_message: statuses and next_begin_offset as RocketMQ's getMessage, tag filtering, limits."""
+
 from __future__ import annotations
 
 import os
@@ -31,7 +32,11 @@ def test_status_codes_and_next_begin_offset(open_store):
     store = open_store()
     r = store.get_message("g", "Unknown", 0, 5, 32)
     assert (r.status, r.next_begin_offset, r.min_offset, r.max_offset) == (
-        GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, 0, 0, 0)
+        GetMessageStatus.NO_MATCHED_LOGIC_QUEUE,
+        0,
+        0,
+        0,
+    )
     store.consume_queue("Empty", 0)  # a queue that exists but holds nothing
     r = store.get_message("g", "Empty", 0, 3, 32)
     assert (r.status, r.next_begin_offset) == (GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0)
@@ -53,7 +58,11 @@ def test_offset_too_small_after_the_first_queue_file_is_gone(tmp_path, clock):
         assert store.get_min_offset_in_queue("TopicTest", 0) == 4
         r = store.get_message("g", "TopicTest", 0, 1, 32)
         assert (r.status, r.next_begin_offset, r.min_offset, r.max_offset) == (
-            GetMessageStatus.OFFSET_TOO_SMALL, 4, 4, 10)
+            GetMessageStatus.OFFSET_TOO_SMALL,
+            4,
+            4,
+            10,
+        )
         r = store.get_message("g", "TopicTest", 0, 4, 32)
         assert r.status is GetMessageStatus.FOUND and r.message_count == 4  # up to the file end
 

@@ -1,4 +1,5 @@
 """The key index: KEYS and UNIQ_KEY lookups, time ranges, file layout, roll-over."""
+
 from __future__ import annotations
 
 import os
@@ -28,7 +29,9 @@ def test_query_by_each_key_and_by_uniq_key(open_store):
     store.put_message_sync(inner(topic="Other", keys="order-1"))
     assert _keys(store.query_message("TopicTest", "order-1", 10, 0, FOREVER)) == ["order-1 customer-9"]
     assert _keys(store.query_message("TopicTest", "customer-9", 10, 0, FOREVER)) == [
-        "order-2 customer-9", "order-1 customer-9"]  # newest first
+        "order-2 customer-9",
+        "order-1 customer-9",
+    ]  # newest first
     assert _keys(store.query_message("TopicTest", "customer-9", 1, 0, FOREVER)) == ["order-2 customer-9"]
     assert _keys(store.query_message("TopicTest", "BBBB", 10, 0, FOREVER)) == ["order-2 customer-9"]
     assert _keys(store.query_message("Other", "order-1", 10, 0, FOREVER)) == ["order-1"]

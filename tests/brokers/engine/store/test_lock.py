@@ -1,4 +1,5 @@
 """The lock file keeps a second store (or process) off a directory; abort marks an unclean stop."""
+
 from __future__ import annotations
 
 import os
@@ -38,8 +39,13 @@ def test_another_process_holding_the_lock_is_detected(tmp_path, clock):
         print("open", flush=True)
         time.sleep(60)
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                            cwd=os.getcwd(), env={**os.environ, "PYTHONPATH": os.getcwd()})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=os.getcwd(),
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     try:
         assert proc.stdout.readline().strip() == "open"
         with pytest.raises(StoreLockedError, match="in use"):

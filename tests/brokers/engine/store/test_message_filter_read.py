@@ -1,5 +1,6 @@
 """get_message with a message_filter (the SQL92 hook): properties read from the commit log, whatever the
 record's size or host kind; refused records skipped and counted like tag mismatches."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -30,7 +31,9 @@ def test_the_filter_sees_each_records_properties_and_skips_the_refused(open_stor
     store = open_store(commitlog_file_size=1 << 20)
     for i in range(8):
         body = bytes([97 + i]) * (9000 if i % 3 == 0 else 10)  # large ones are read by their properties first
-        assert store.put_message_sync(inner(body=body, tags="even" if i % 2 == 0 else "odd", properties={"i": str(i)})).ok
+        assert store.put_message_sync(
+            inner(body=body, tags="even" if i % 2 == 0 else "odd", properties={"i": str(i)})
+        ).ok
     seen: list[dict[str, str]] = []
 
     def wanted(props: dict[str, str]) -> bool:
@@ -63,11 +66,17 @@ def test_ipv6_hosts_shift_the_properties_and_are_read_right(open_store):
     assert _bodies(r) == [b"v6"] and decode_records(r.records[0])[0].born_host.startswith("[")
 
 
-@pytest.mark.parametrize("sys_flag", [0, BORNHOST_V6_FLAG, STOREHOSTADDRESS_V6_FLAG, BORNHOST_V6_FLAG | STOREHOSTADDRESS_V6_FLAG])
+@pytest.mark.parametrize(
+    "sys_flag", [0, BORNHOST_V6_FLAG, STOREHOSTADDRESS_V6_FLAG, BORNHOST_V6_FLAG | STOREHOSTADDRESS_V6_FLAG]
+)
 def test_topic_position_and_tail_properties_of_a_record(sys_flag: int) -> None:
-    hosts = {"born_host": "[::1]:1" if sys_flag & BORNHOST_V6_FLAG else "10.0.0.1:1",
-             "store_host": "[::2]:2" if sys_flag & STOREHOSTADDRESS_V6_FLAG else "10.0.0.2:2"}
-    record = encode_record(topic="T", queue_id=0, body=b"body", properties={"a": "1", "TAGS": "t"}, sys_flag=sys_flag, **hosts)
+    hosts = {
+        "born_host": "[::1]:1" if sys_flag & BORNHOST_V6_FLAG else "10.0.0.1:1",
+        "store_host": "[::2]:2" if sys_flag & STOREHOSTADDRESS_V6_FLAG else "10.0.0.2:2",
+    }
+    record = encode_record(
+        topic="T", queue_id=0, body=b"body", properties={"a": "1", "TAGS": "t"}, sys_flag=sys_flag, **hosts
+    )
     at = topic_position(record[:RECORD_HEAD_MAX])
     assert record[at : at + 2] == b"\x01T"
     assert decode_tail_properties(record[at:]) == {"a": "1", "TAGS": "t"}
@@ -79,6 +88,6 @@ def test_a_broken_record_is_a_record_format_error() -> None:
     for broken_head in (record[:40], record[:86]):
         with pytest.raises(RecordFormatError):
             topic_position(broken_head)
-    for broken_tail in (b"", record[at : at + 2], record[at:-1], record[at:at + 4] + b"\xff\xfe"):
+    for broken_tail in (b"", record[at : at + 2], record[at:-1], record[at : at + 4] + b"\xff\xfe"):
         with pytest.raises(RecordFormatError):
             decode_tail_properties(broken_tail)

@@ -1,4 +1,5 @@
 """DefaultMessageStore puts: offsets, validation, batches, listeners, special records, admin calls."""
+
 from __future__ import annotations
 
 import asyncio
@@ -65,10 +66,13 @@ def test_put_after_close_is_service_not_available(open_store):
 def test_batch_gets_consecutive_offsets_and_batch_properties(open_store):
     store = open_store()
     store.put_message_sync(inner(body=b"before"))
-    entries = [Message("TopicTest", b"b%d" % i, tags="TagB", keys=f"key{i}",
-                       properties={"UNIQ_KEY": f"U{i}"}) for i in range(5)]
-    batch = MessageExtBatch("TopicTest", 0, encode_batch_body(entries), {"CLUSTER": "DefaultCluster"},
-                            born_host="10.0.0.5:1")
+    entries = [
+        Message("TopicTest", b"b%d" % i, tags="TagB", keys=f"key{i}", properties={"UNIQ_KEY": f"U{i}"})
+        for i in range(5)
+    ]
+    batch = MessageExtBatch(
+        "TopicTest", 0, encode_batch_body(entries), {"CLUSTER": "DefaultCluster"}, born_host="10.0.0.5:1"
+    )
     r = asyncio.run(store.put_messages(batch))
     assert r.ok and r.msg_num == 5 and r.queue_offset == 1
     ids = r.msg_id.split(",")
@@ -137,10 +141,25 @@ def test_runtime_info_values_are_strings(open_store):
     store = open_store()
     store.put_message_sync(inner(body=b"12345"))
     info = store.runtime_info()
-    for key in ("bootTimestamp", "runtime", "putTps", "getFoundTps", "getMissTps", "getTotalTps",
-                "getTransferedTps", "putMessageTimesTotal", "putMessageSizeTotal", "putMessageAverageSize",
-                "commitLogMaxOffset", "commitLogMinOffset", "commitLogDiskRatio", "consumeQueueDiskRatio",
-                "putMessageEntireTimeMax", "getMessageEntireTimeMax", "dispatchMaxBuffer"):
+    for key in (
+        "bootTimestamp",
+        "runtime",
+        "putTps",
+        "getFoundTps",
+        "getMissTps",
+        "getTotalTps",
+        "getTransferedTps",
+        "putMessageTimesTotal",
+        "putMessageSizeTotal",
+        "putMessageAverageSize",
+        "commitLogMaxOffset",
+        "commitLogMinOffset",
+        "commitLogDiskRatio",
+        "consumeQueueDiskRatio",
+        "putMessageEntireTimeMax",
+        "getMessageEntireTimeMax",
+        "dispatchMaxBuffer",
+    ):
         assert isinstance(info[key], str), key
     assert info["putMessageTimesTotal"] == "1"
     assert 0.0 <= float(info["commitLogDiskRatio"]) <= 1.0
@@ -150,9 +169,13 @@ def test_runtime_info_values_are_strings(open_store):
 def test_store_config_rejects_nonsense(tmp_path):
     from brokers.engine.store import StoreConfig
 
-    for bad in (dict(flush_disk_type="SOMETIMES"), dict(commitlog_file_size=10),
-                dict(store_host="broker-a:10911"), dict(max_index_count=1),
-                dict(consume_queue_units_per_file=0)):
+    for bad in (
+        dict(flush_disk_type="SOMETIMES"),
+        dict(commitlog_file_size=10),
+        dict(store_host="broker-a:10911"),
+        dict(max_index_count=1),
+        dict(consume_queue_units_per_file=0),
+    ):
         with pytest.raises(ValueError):
             StoreConfig(store_dir=str(tmp_path), **bad)
     assert StoreConfig(store_dir=str(tmp_path)).commitlog_file_size == 1 << 30
@@ -166,7 +189,9 @@ def test_a_queue_that_cannot_be_created_refuses_the_put_before_anything_is_writt
     with open(blocker, "wb"):
         pass
     end = store.max_phy_offset
-    assert store.put_message_sync(inner(topic="Blocked", body=b"lost")).status is PutMessageStatus.CREATE_MAPED_FILE_FAILED
+    assert (
+        store.put_message_sync(inner(topic="Blocked", body=b"lost")).status is PutMessageStatus.CREATE_MAPED_FILE_FAILED
+    )
     assert store.max_phy_offset == end
     assert store.runtime_info()["storeHealthy"] == "true"
     os.remove(blocker)

@@ -8,6 +8,7 @@ corrupt is visible (every consume queue unit points at the record it names, pull
 lookups return only whole messages that were sent, the survivors are a prefix of the puts) and
 recovery reports what it cut. The numbers are printed (``-s``).
 """
+
 from __future__ import annotations
 
 import logging
@@ -52,12 +53,14 @@ class Sweep:
     index_misses: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        return (f"power loss {self.mode}: {self.checked} crash states checked over {self.operations} recorded "
-                f"operations ({self.messages} messages, {self.segments} commit log segments, writes per file kind "
-                f"{dict(self.writes_by_kind)}); {self.torn_tails} torn tails cut ({self.bytes_cleared} bytes cleared), "
-                f"{self.units_rebuilt} consume queue units rebuilt or repaired, {self.lossy_states} states lost "
-                f"unacknowledged/unflushed messages (at most {self.max_lost}); {len(self.failures)} failures, "
-                f"{len(self.index_misses)} states with a key lookup missing a present message")
+        return (
+            f"power loss {self.mode}: {self.checked} crash states checked over {self.operations} recorded "
+            f"operations ({self.messages} messages, {self.segments} commit log segments, writes per file kind "
+            f"{dict(self.writes_by_kind)}); {self.torn_tails} torn tails cut ({self.bytes_cleared} bytes cleared), "
+            f"{self.units_rebuilt} consume queue units rebuilt or repaired, {self.lossy_states} states lost "
+            f"unacknowledged/unflushed messages (at most {self.max_lost}); {len(self.failures)} failures, "
+            f"{len(self.index_misses)} states with a key lookup missing a present message"
+        )
 
 
 def _writes_by_kind(rec) -> Counter:
@@ -121,6 +124,7 @@ def sweeps(tmp_path_factory):
             cache[mode] = _sweep(mode, str(tmp_path_factory.mktemp(f"live-{mode}")), scratch)
             print("\n" + cache[mode].summary())
         return cache[mode]
+
     yield get
     shutil.rmtree(scratch, ignore_errors=True)
 
@@ -133,15 +137,18 @@ def test_every_power_cut_state_recovers(mode, sweeps):
     assert sweep.segments >= 3, "the workload must roll commit log segments"
     assert sweep.checked >= 1000
     assert sweep.torn_tails and sweep.lossy_states, "the states must include torn and lost tails"
-    assert not sweep.failures, (f"{len(sweep.failures)} of {sweep.checked} crash states failed; the first ones:\n"
-                                + "\n".join(sweep.failures[:5]))
+    assert not sweep.failures, (
+        f"{len(sweep.failures)} of {sweep.checked} crash states failed; the first ones:\n"
+        + "\n".join(sweep.failures[:5])
+    )
 
 
 @pytest.mark.parametrize("mode", [SYNC_FLUSH, ASYNC_FLUSH])
 def test_no_power_cut_state_loses_an_index_entry(mode, sweeps):
     sweep = sweeps(mode)
-    assert not sweep.index_misses, (f"{len(sweep.index_misses)} of {sweep.checked} states; the first ones:\n"
-                                    + "\n".join(sweep.index_misses[:3]))
+    assert not sweep.index_misses, (
+        f"{len(sweep.index_misses)} of {sweep.checked} states; the first ones:\n" + "\n".join(sweep.index_misses[:3])
+    )
 
 
 def test_a_lost_end_of_segment_marker_is_a_torn_tail_not_corruption(tmp_path):
@@ -155,8 +162,11 @@ def test_a_lost_end_of_segment_marker_is_a_torn_tail_not_corruption(tmp_path):
     results = []
     while len(store.commitlog.files) < 2:
         clock.advance(0.01)
-        results.append(store.put_message_sync(MessageExtBrokerInner(
-            topic="TopicA", queue_id=0, body=b"x" * 100, born_host="10.0.0.5:1")))
+        results.append(
+            store.put_message_sync(
+                MessageExtBrokerInner(topic="TopicA", queue_id=0, body=b"x" * 100, born_host="10.0.0.5:1")
+            )
+        )
         if len(results) == 3:
             store.flush()  # the checkpoint vouches for the first three
     crash(store)
@@ -182,8 +192,11 @@ def test_a_lost_consume_queue_unit_before_later_ones_is_repaired(tmp_path):
     store.open()
     for i in range(6):  # units 0-3 in the first file (4 units a file), 4-5 in the second
         clock.advance(0.01)
-        store.put_message_sync(MessageExtBrokerInner(topic="TopicA", queue_id=0, body=b"m%d" % i,
-                                                     properties={"TAGS": "T"}, born_host="10.0.0.5:1"))
+        store.put_message_sync(
+            MessageExtBrokerInner(
+                topic="TopicA", queue_id=0, body=b"m%d" % i, properties={"TAGS": "T"}, born_host="10.0.0.5:1"
+            )
+        )
     crash(store)
     first = os.path.join(config.consume_queue_dir, "TopicA", "0", offset_to_file_name(0))
     with open(first, "r+b") as f:

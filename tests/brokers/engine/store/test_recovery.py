@@ -1,4 +1,5 @@
 """Recovery: clean restarts, torn tails after a crash, rebuilt queues and index, middle corruption."""
+
 from __future__ import annotations
 
 import os
@@ -21,9 +22,12 @@ FOREVER = 2**62
 
 
 def _write(store, n, queue_id=0):
-    return [store.put_message_sync(inner(queue_id=queue_id, body=b"body-%03d" % i, tags="TagA",
-                                         keys=f"key-{i}", uniq=f"UNIQ{i:04d}"))
-            for i in range(n)]
+    return [
+        store.put_message_sync(
+            inner(queue_id=queue_id, body=b"body-%03d" % i, tags="TagA", keys=f"key-{i}", uniq=f"UNIQ{i:04d}")
+        )
+        for i in range(n)
+    ]
 
 
 def _segment(config, offset):
@@ -49,10 +53,12 @@ def _zero_unit(config, queue_id, offset):
 
 def _state(store, queues=(0,)):
     """Everything a consumer can observe, to compare two opens."""
-    return (store.max_phy_offset,
-            {q: bodies(store, "TopicTest", q) for q in queues},
-            {q: store.get_max_offset_in_queue("TopicTest", q) for q in queues},
-            sorted(decode_record(r).body for r in store.query_message("TopicTest", "key-1", 10, 0, FOREVER)))
+    return (
+        store.max_phy_offset,
+        {q: bodies(store, "TopicTest", q) for q in queues},
+        {q: store.get_max_offset_in_queue("TopicTest", q) for q in queues},
+        sorted(decode_record(r).body for r in store.query_message("TopicTest", "key-1", 10, 0, FOREVER)),
+    )
 
 
 @pytest.fixture
@@ -75,8 +81,9 @@ def test_clean_restart_keeps_everything(config, clock):
         assert r.queue_offset == 40 and r.wrote_offset >= results[-1].wrote_offset + results[-1].wrote_bytes
 
 
-@pytest.mark.parametrize("damage", ["cut_file", "cut_record", "zero_tail", "zero_header", "random_tail",
-                                    "random_over_last"])
+@pytest.mark.parametrize(
+    "damage", ["cut_file", "cut_record", "zero_tail", "zero_header", "random_tail", "random_over_last"]
+)
 def test_torn_tail_is_truncated_and_everything_before_survives(config, clock, damage):
     store = DefaultMessageStore(config, clock=clock)
     store.open()
@@ -156,7 +163,8 @@ def test_a_lost_queue_directory_and_index_are_rebuilt(config, clock):
         assert report.consume_queue_units_rebuilt == 25 and report.messages_reindexed == 25
         assert bodies(store) == [b"body-%03d" % i for i in range(25)]
         assert [decode_record(r).body for r in store.query_message("TopicTest", "UNIQ0007", 5, 0, FOREVER)] == [
-            b"body-007"]
+            b"body-007"
+        ]
 
 
 def test_consume_queue_units_past_the_log_end_are_removed(config, clock):
@@ -210,8 +218,9 @@ def test_corruption_at_a_segment_end_with_valid_segments_after_is_middle_corrupt
     with DefaultMessageStore(config, clock=clock) as store:
         results = _write(store, 30)
     assert len(os.listdir(config.commitlog_dir)) == 3  # a clean open re-checks the last three
-    last_in_first = max((r for r in results if r.wrote_offset < config.commitlog_file_size),
-                        key=lambda r: r.wrote_offset)
+    last_in_first = max(
+        (r for r in results if r.wrote_offset < config.commitlog_file_size), key=lambda r: r.wrote_offset
+    )
     _patch(config, last_in_first.wrote_offset + 30, b"\xff" * 8)  # clean shutdown, then bit rot
     with pytest.raises(StoreCorruptionError) as err:
         DefaultMessageStore(config, clock=clock).open()
@@ -253,8 +262,9 @@ def test_a_killed_broker_process_recovers_every_acknowledged_message(config):
             print(i, flush=True)
             i += 1
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": os.getcwd()})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()}
+    )
     acked = -1
     try:
         for line in proc.stdout:

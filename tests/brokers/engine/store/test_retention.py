@@ -1,5 +1,6 @@
 """Retention (store/retention.py and its clean services) with small segments, a manual clock and a
 pretended disk: hours pass in milliseconds, any disk ratio is one lambda away."""
+
 from __future__ import annotations
 
 import math
@@ -44,8 +45,16 @@ def store_at(tmp_path):
             store.close()
 
 
-def fill(store: DefaultMessageStore, clock: ManualClock, count: int, *, every_s: float = 60, queue_id: int = 0,
-         body: bytes = b"x" * 200, key_prefix: str = "k") -> list[int]:
+def fill(
+    store: DefaultMessageStore,
+    clock: ManualClock,
+    count: int,
+    *,
+    every_s: float = 60,
+    queue_id: int = 0,
+    body: bytes = b"x" * 200,
+    key_prefix: str = "k",
+) -> list[int]:
     """Put ``count`` messages ``every_s`` apart; return their queue offsets."""
     offsets = []
     for i in range(count):
@@ -71,9 +80,14 @@ def next_local(clock: ManualClock, hour: int) -> None:
 # --- the settings ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, java", [("disk_max_used_space_ratio", "diskMaxUsedSpaceRatio"),
-                                        ("disk_space_clean_forcibly_ratio", "diskSpaceCleanForciblyRatio"),
-                                        ("disk_space_warning_level_ratio", "diskSpaceWarningLevelRatio")])
+@pytest.mark.parametrize(
+    "name, java",
+    [
+        ("disk_max_used_space_ratio", "diskMaxUsedSpaceRatio"),
+        ("disk_space_clean_forcibly_ratio", "diskSpaceCleanForciblyRatio"),
+        ("disk_space_warning_level_ratio", "diskSpaceWarningLevelRatio"),
+    ],
+)
 @pytest.mark.parametrize("value", [-0.01, 1.01, 75, math.nan, "0.5", True])
 def test_a_ratio_outside_0_to_1_is_refused_naming_the_setting(tmp_path, name, java, value):
     with pytest.raises(ValueError) as exc:
@@ -87,9 +101,16 @@ def test_a_malformed_delete_when_is_refused_naming_the_setting(tmp_path, text):
         StoreConfig(store_dir=str(tmp_path), delete_when=text)
 
 
-@pytest.mark.parametrize("name, value", [("file_reserved_time_hours", 0), ("file_reserved_time_hours", -1),
-                                         ("clean_resource_interval_ms", 0), ("delete_files_batch_max", 0),
-                                         ("delete_files_batch_max", 2.5)])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("file_reserved_time_hours", 0),
+        ("file_reserved_time_hours", -1),
+        ("clean_resource_interval_ms", 0),
+        ("delete_files_batch_max", 0),
+        ("delete_files_batch_max", 2.5),
+    ],
+)
 def test_other_retention_settings_are_checked(tmp_path, name, value):
     with pytest.raises(ValueError, match=rf"\({name}\)"):
         StoreConfig(store_dir=str(tmp_path), **{name: value})
@@ -97,11 +118,19 @@ def test_other_retention_settings_are_checked(tmp_path, name, value):
 
 def test_defaults_are_rocketmqs_and_delete_when_parses_like_is_it_time_to_do():
     cfg = StoreConfig(store_dir="/x")
-    assert (cfg.file_reserved_time_hours, cfg.delete_when, cfg.disk_max_used_space_ratio, cfg.disk_space_clean_forcibly_ratio,
-            cfg.disk_space_warning_level_ratio, cfg.clean_resource_interval_ms, cfg.delete_files_batch_max) == \
-        (72, "04", 0.75, 0.85, 0.90, 10_000, 10)
+    assert (
+        cfg.file_reserved_time_hours,
+        cfg.delete_when,
+        cfg.disk_max_used_space_ratio,
+        cfg.disk_space_clean_forcibly_ratio,
+        cfg.disk_space_warning_level_ratio,
+        cfg.clean_resource_interval_ms,
+        cfg.delete_files_batch_max,
+    ) == (72, "04", 0.75, 0.85, 0.90, 10_000, 10)
     assert parse_delete_when("04") == (4,) and parse_delete_when("3;04;23") == (3, 4, 23)
-    assert is_time_to_delete((3, 4), _local_ms(2024, 1, 2, 3, 59)) and not is_time_to_delete((3, 4), _local_ms(2024, 1, 2, 5, 0))
+    assert is_time_to_delete((3, 4), _local_ms(2024, 1, 2, 3, 59)) and not is_time_to_delete(
+        (3, 4), _local_ms(2024, 1, 2, 5, 0)
+    )
 
 
 def test_disk_figures_are_printed_rocketmqs_way():
@@ -218,8 +247,8 @@ def test_consume_queues_and_index_follow_and_the_min_offset_moves(store_at):
     report = store.retention.run_pass()
     assert report.logics.consume_queue_files > 0 and report.logics.index_files > 0
     cq_after, index_after = sorted(os.listdir(cq_dir)), sorted(os.listdir(store.config.index_dir))
-    assert cq_after == cq_before[len(cq_before) - len(cq_after):] and len(cq_after) < len(cq_before)
-    assert index_after == index_before[len(index_before) - len(index_after):] and len(index_after) < len(index_before)
+    assert cq_after == cq_before[len(cq_before) - len(cq_after) :] and len(cq_after) < len(cq_before)
+    assert index_after == index_before[len(index_before) - len(index_after) :] and len(index_after) < len(index_before)
     min_offset = store.get_min_offset_in_queue(TOPIC, 0)
     assert 0 < min_offset <= offsets[-1]
     # the min offset is the first unit whose record is still in the commit log
@@ -318,10 +347,31 @@ def test_a_store_opened_on_a_full_disk_refuses_sends_at_once(tmp_path):
 def test_the_runtime_info_carries_the_retention_settings_and_disk_figures(store_at):
     store, _ = store_at(delete_when="03;04", disk_space_warning_level_ratio=0.8, ratio=0.5)
     info = store.runtime_info()
-    assert {k: info[k] for k in ("fileReservedTime", "deleteWhen", "diskMaxUsedSpaceRatio", "diskSpaceCleanForciblyRatio",
-                                 "diskSpaceWarningLevelRatio", "diskFull", "lastCleanTimeStamp", "cleanedFilesTotal",
-                                 "diskTotalBytes", "diskUsedBytes", "commitLogDirCapacity")} == {
-        "fileReservedTime": "72", "deleteWhen": "03;04", "diskMaxUsedSpaceRatio": "0.75",
-        "diskSpaceCleanForciblyRatio": "0.85", "diskSpaceWarningLevelRatio": "0.8", "diskFull": "false",
-        "lastCleanTimeStamp": "0", "cleanedFilesTotal": "0", "diskTotalBytes": "1000", "diskUsedBytes": "500",
-        "commitLogDirCapacity": "Total : 1000 B, Free : 500 B."}
+    assert {
+        k: info[k]
+        for k in (
+            "fileReservedTime",
+            "deleteWhen",
+            "diskMaxUsedSpaceRatio",
+            "diskSpaceCleanForciblyRatio",
+            "diskSpaceWarningLevelRatio",
+            "diskFull",
+            "lastCleanTimeStamp",
+            "cleanedFilesTotal",
+            "diskTotalBytes",
+            "diskUsedBytes",
+            "commitLogDirCapacity",
+        )
+    } == {
+        "fileReservedTime": "72",
+        "deleteWhen": "03;04",
+        "diskMaxUsedSpaceRatio": "0.75",
+        "diskSpaceCleanForciblyRatio": "0.85",
+        "diskSpaceWarningLevelRatio": "0.8",
+        "diskFull": "false",
+        "lastCleanTimeStamp": "0",
+        "cleanedFilesTotal": "0",
+        "diskTotalBytes": "1000",
+        "diskUsedBytes": "500",
+        "commitLogDirCapacity": "Total : 1000 B, Free : 500 B.",
+    }

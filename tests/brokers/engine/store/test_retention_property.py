@@ -1,6 +1,7 @@
 """Property: whatever the workload, retention never deletes a message that is within
 ``fileReservedTime`` (below the forcible ratio), and a consumer at any offset reads on from
 where it was, or from the new min offset when what it had not read yet expired."""
+
 from __future__ import annotations
 
 import tempfile
@@ -32,7 +33,11 @@ def _check(store: DefaultMessageStore, clock: ManualClock, stored: dict[int, lis
             if stamp > now - reserved_ms:  # within retention: still there, at its offset
                 assert offset >= min_offset, (queue_id, offset, min_offset)
                 r = store.get_message("c", "T", queue_id, offset, 1)
-                assert r.status is GetMessageStatus.FOUND and r.next_begin_offset == offset + 1, (queue_id, offset, r.status)
+                assert r.status is GetMessageStatus.FOUND and r.next_begin_offset == offset + 1, (
+                    queue_id,
+                    offset,
+                    r.status,
+                )
         for committed in range(0, len(stamps) + 1, 3):  # consumers at any offset go on without an error
             r = store.get_message("c", "T", queue_id, committed, 4)
             if committed < min_offset:
@@ -44,13 +49,16 @@ def _check(store: DefaultMessageStore, clock: ManualClock, stored: dict[int, lis
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(workload=workloads, reserved_h=st.sampled_from([1, 6, 72]), hour=st.integers(0, 23),
-       batch=st.integers(1, 6))
+@given(workload=workloads, reserved_h=st.sampled_from([1, 6, 72]), hour=st.integers(0, 23), batch=st.integers(1, 6))
 def test_nothing_within_retention_is_deleted(workload, reserved_h, hour, batch):
     with tempfile.TemporaryDirectory() as root:
         clock = ManualClock(_local_ms(2024, 5, 6, 0))
-        store = DefaultMessageStore(make_config(root, file_reserved_time_hours=reserved_h, delete_when=f"{hour:02d}",
-                                                delete_files_batch_max=batch), clock=clock)
+        store = DefaultMessageStore(
+            make_config(
+                root, file_reserved_time_hours=reserved_h, delete_when=f"{hour:02d}", delete_files_batch_max=batch
+            ),
+            clock=clock,
+        )
         ratio = [0.10]
         store.retention.disk_usage = lambda path: DiskUsage(1000, int(ratio[0] * 1000), 1000 - int(ratio[0] * 1000))
         store.open()

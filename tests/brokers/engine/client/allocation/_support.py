@@ -1,4 +1,5 @@
 """Shared builders for the allocation tests (plain helpers, imported by the test modules)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,4 +1,5 @@
 """AVG: the seed articles' worked example, RocketMQ's unit test, and the edge cases."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """AVG_BY_CIRCLE: RocketMQ's unit test and the 9-queue example."""
+
 from __future__ import annotations
 
 from brokers.engine.client.allocation import AllocateMessageQueueAveragelyByCircle, allocate_all

@@ -1,4 +1,5 @@
 """CONFIG: a fixed list for everyone, no argument check (as in Java)."""
+
 from __future__ import annotations
 
 import pytest

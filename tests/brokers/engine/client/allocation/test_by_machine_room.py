@@ -1,4 +1,5 @@
 """MACHINE_ROOM: RocketMQ's unit test, the docstring example and Java's split rules."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,10 +17,7 @@ from tests.brokers.engine.client.allocation._support import per_cid, rocketmq_te
 
 def rocketmq_room_queues(size: int) -> list[MessageQueue]:
     """AllocateMessageQueueByMachineRoomTest's queues: first half room1@broker-a, rest room2@broker-b."""
-    return [
-        MessageQueue("topic", "room1@broker-a" if i < size // 2 else "room2@broker-b", i)
-        for i in range(size)
-    ]
+    return [MessageQueue("topic", "room1@broker-a" if i < size // 2 else "room2@broker-b", i) for i in range(size)]
 
 
 def test_rocketmq_unit_test() -> None:

@@ -10,6 +10,7 @@ ids). The raw hashes were checked independently with ``md5sum``:
 ``printf 'cid2-5' | md5sum`` starts ``36602120`` = 912269600. A wrong byte order, a signed
 first byte or another key text changes these numbers, so a hashing mistake fails here.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -99,12 +100,25 @@ def rocketmq_ch_cids(size: int) -> list[str]:
 
 
 JAVA_20_QUEUES_10_CIDS = {
-    "CID-0": [3, 5, 8, 18, 19], "CID-1": [], "CID-2": [4], "CID-3": [6, 7, 9], "CID-4": [],
-    "CID-5": [10, 11, 15, 17], "CID-6": [], "CID-7": [0, 2, 12], "CID-8": [1, 13, 14], "CID-9": [16],
+    "CID-0": [3, 5, 8, 18, 19],
+    "CID-1": [],
+    "CID-2": [4],
+    "CID-3": [6, 7, 9],
+    "CID-4": [],
+    "CID-5": [10, 11, 15, 17],
+    "CID-6": [],
+    "CID-7": [0, 2, 12],
+    "CID-8": [1, 13, 14],
+    "CID-9": [16],
 }
 JAVA_10_QUEUES_20_CIDS = {
     **{f"CID-{i}": [] for i in range(20)},
-    "CID-2": [4], "CID-3": [6, 7, 9], "CID-7": [0], "CID-10": [1], "CID-12": [2], "CID-15": [3, 5, 8],
+    "CID-2": [4],
+    "CID-3": [6, 7, 9],
+    "CID-7": [0],
+    "CID-10": [1],
+    "CID-12": [2],
+    "CID-15": [3, 5, 8],
 }
 
 

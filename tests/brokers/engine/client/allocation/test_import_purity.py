@@ -1,4 +1,5 @@
 """The strategies are pure: they import without Django and only the standard library and engine common."""
+
 from __future__ import annotations
 
 import ast
@@ -20,7 +21,11 @@ def test_imports_without_django_or_other_frameworks() -> None:
         "print(','.join(bad))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
     assert out.stdout.strip() == ""

@@ -1,4 +1,5 @@
 """MACHINE_ROOM_NEARBY: RocketMQ's AllocateMachineRoomNearByTest cases, ported, plus edges."""
+
 from __future__ import annotations
 
 import random
@@ -22,9 +23,7 @@ RESOLVER = DashResolver()
 
 def prepare_mq(broker_idc_size: int, queue_size: int) -> list[MessageQueue]:
     return [
-        MessageQueue(TOPIC, f"IDC{i}-brokerName", q)
-        for i in range(1, broker_idc_size + 1)
-        for q in range(queue_size)
+        MessageQueue(TOPIC, f"IDC{i}-brokerName", q) for i in range(1, broker_idc_size + 1) for q in range(queue_size)
     ]
 
 

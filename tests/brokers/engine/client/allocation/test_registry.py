@@ -1,4 +1,5 @@
 """The registry: RocketMQ names, parameter checks, third-party strategies."""
+
 from __future__ import annotations
 
 import pytest

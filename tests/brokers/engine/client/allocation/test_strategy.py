@@ -1,4 +1,5 @@
 """RocketMQ's ordering before a strategy runs, the argument check, and allocate_all's shape."""
+
 from __future__ import annotations
 
 import logging

@@ -6,6 +6,7 @@ inputs, determinism, and ``allocate_all`` equal to one ``allocate`` call per cli
 strategies are the ones the engine's consumers run: the suite also takes the strategy a
 ``PushConsumer`` and a ``PullConsumer`` given none hold (``AVG@...``).
 """
+
 from __future__ import annotations
 
 import copy
@@ -32,11 +33,10 @@ BUILDERS = {
     "AVG_BY_CIRCLE": lambda: get_strategy("AVG_BY_CIRCLE"),
     "CONFIG": lambda: get_strategy("CONFIG", message_queue_list=CONFIGURED),
     "MACHINE_ROOM": lambda: get_strategy("MACHINE_ROOM", consumeridcs={"hz", "gz"}),
-    "MACHINE_ROOM_NEARBY-AVG": lambda: get_strategy(
-        "MACHINE_ROOM_NEARBY", inner="AVG", resolver=DashResolver()
-    ),
+    "MACHINE_ROOM_NEARBY-AVG": lambda: get_strategy("MACHINE_ROOM_NEARBY", inner="AVG", resolver=DashResolver()),
     "MACHINE_ROOM_NEARBY-CONSISTENT_HASH": lambda: get_strategy(
-        "MACHINE_ROOM_NEARBY", inner=get_strategy("CONSISTENT_HASH", virtual_node_cnt=3),
+        "MACHINE_ROOM_NEARBY",
+        inner=get_strategy("CONSISTENT_HASH", virtual_node_cnt=3),
         resolver=DashResolver(),
     ),
     "CONSISTENT_HASH": lambda: get_strategy("CONSISTENT_HASH"),
@@ -74,9 +74,7 @@ cid_lists = st.lists(
     st.tuples(st.sampled_from(ROOMS), st.text("abc1@.", min_size=1, max_size=4)).map("-".join),
     max_size=9,
 )
-SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def outcome(fn):

@@ -1,6 +1,7 @@
 """The HA parts one at a time: framing, the wait list, the replica appender on real stores (a
 stream cut at every byte still gives a byte-identical log), suggestWhichBrokerId, the slave's
 offset rules, the consumer-offset merge, and the role/id settings."""
+
 from __future__ import annotations
 
 import asyncio
@@ -23,13 +24,26 @@ from brokers.engine.store.results import GetMessageStatus
 
 
 def _store(path, **kw) -> DefaultMessageStore:
-    return DefaultMessageStore(StoreConfig(str(path), commitlog_file_size=4096, consume_queue_units_per_file=100,
-                                           max_index_hash_slots=100, max_index_count=400, **kw))
+    return DefaultMessageStore(
+        StoreConfig(
+            str(path),
+            commitlog_file_size=4096,
+            consume_queue_units_per_file=100,
+            max_index_hash_slots=100,
+            max_index_count=400,
+            **kw,
+        )
+    )
 
 
 def _msg(i: int) -> MessageExtBrokerInner:
-    return MessageExtBrokerInner(topic="T", queue_id=i % 2, body=b"x" * (10 + 37 * (i % 9)),
-                                 properties={"TAGS": f"t{i % 3}", "KEYS": f"k{i}"}, born_host="127.0.0.1:1")
+    return MessageExtBrokerInner(
+        topic="T",
+        queue_id=i % 2,
+        body=b"x" * (10 + 37 * (i % 9)),
+        properties={"TAGS": f"t{i % 3}", "KEYS": f"k{i}"},
+        born_host="127.0.0.1:1",
+    )
 
 
 def test_framing_round_trips_and_rejects_garbage():
@@ -40,7 +54,7 @@ def test_framing_round_trips_and_rejects_garbage():
         hp.decode_hello(hp.encode_hello(1)[:8] + b"\xff" * 16)  # negative epoch and offset
     welcome = hp.encode_welcome(hp.STATUS_NOT_MASTER, max_offset=9, file_size=4096, broker_addr="h:1")
     head, n = hp.decode_welcome_head(welcome[: hp.WELCOME.size])
-    assert head.status_name == "NOT_MASTER" and welcome[hp.WELCOME.size:] == b"h:1" and n == 3
+    assert head.status_name == "NOT_MASTER" and welcome[hp.WELCOME.size :] == b"h:1" and n == 3
     assert hp.decode_frame_header(hp.encode_frame_header(8, 4, 12, 7, 3, 9), 32) == (8, 4, 12, 7, 3, 9)
     for bad in ((8, 40, 100, 0), (-1, 0, 0, 0), (8, 4, 10, 0)):  # past the limit, negative, past the master's end
         with pytest.raises(hp.HAProtocolError):

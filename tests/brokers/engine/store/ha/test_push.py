@@ -1,6 +1,7 @@
 """A master's puts reach its slave at once, not at the next heartbeat: an ASYNC_MASTER and a SLAVE
 as two real HAMessageStores on one loop, replicating over a real HA connection on loopback, with a
 heartbeat far longer than the test waits, so only the put's own push can deliver the bytes."""
+
 from __future__ import annotations
 
 import asyncio
@@ -17,8 +18,16 @@ WAIT_S = 10.0  # a generous bound for a push on a busy machine, still far below 
 
 
 def _store(path, ha: HAConfig) -> HAMessageStore:
-    return HAMessageStore(StoreConfig(str(path), commitlog_file_size=1 << 20, consume_queue_units_per_file=100,
-                                      max_index_hash_slots=100, max_index_count=400), ha)
+    return HAMessageStore(
+        StoreConfig(
+            str(path),
+            commitlog_file_size=1 << 20,
+            consume_queue_units_per_file=100,
+            max_index_hash_slots=100,
+            max_index_count=400,
+        ),
+        ha,
+    )
 
 
 async def _until(predicate, what: str) -> None:
@@ -33,8 +42,10 @@ def test_every_kind_of_put_is_pushed_to_the_slave_without_waiting_for_the_heartb
         master = _store(tmp_path / "m", HAConfig(ASYNC_MASTER, heartbeat_interval_ms=HEARTBEAT_MS))
         master.open()
         await master.start_ha()
-        slave = _store(tmp_path / "s", HAConfig(SLAVE, heartbeat_interval_ms=HEARTBEAT_MS,
-                                                master_address=f"127.0.0.1:{master.ha_port}"))
+        slave = _store(
+            tmp_path / "s",
+            HAConfig(SLAVE, heartbeat_interval_ms=HEARTBEAT_MS, master_address=f"127.0.0.1:{master.ha_port}"),
+        )
         slave.open()
         await slave.start_ha()
         try:
@@ -43,8 +54,9 @@ def test_every_kind_of_put_is_pushed_to_the_slave_without_waiting_for_the_heartb
             assert (await master.put_messages(batch)).ok
             await _until(lambda: slave.max_phy_offset == master.max_phy_offset, "the batch reaches the slave")
             # a record that no consume queue takes (a prepared transaction) still grew the log
-            prepared = MessageExtBrokerInner(topic="T", queue_id=0, body=b"half", born_host="127.0.0.1:1",
-                                             sys_flag=TRANSACTION_PREPARED_TYPE)
+            prepared = MessageExtBrokerInner(
+                topic="T", queue_id=0, body=b"half", born_host="127.0.0.1:1", sys_flag=TRANSACTION_PREPARED_TYPE
+            )
             assert master.put_message_sync(prepared).ok
             await _until(lambda: slave.max_phy_offset == master.max_phy_offset, "the prepared record reaches the slave")
             single = MessageExtBrokerInner(topic="T", queue_id=1, body=b"one", born_host="127.0.0.1:1")

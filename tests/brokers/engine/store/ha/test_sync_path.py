@@ -2,6 +2,7 @@
 dispatches (and serves only what it dispatched meanwhile), its batched dispatch builds the
 master's queues and index, garbage is still refused without the CRC check, and the master's sync
 waiters resolve lowest offset first, one pass per ack, their timers cancelled."""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,20 +20,35 @@ from brokers.engine.store.results import GetMessageStatus
 
 
 def _store(path) -> DefaultMessageStore:
-    return DefaultMessageStore(StoreConfig(str(path), commitlog_file_size=1 << 16, consume_queue_units_per_file=100,
-                                           max_index_hash_slots=100, max_index_count=400))
+    return DefaultMessageStore(
+        StoreConfig(
+            str(path),
+            commitlog_file_size=1 << 16,
+            consume_queue_units_per_file=100,
+            max_index_hash_slots=100,
+            max_index_count=400,
+        )
+    )
 
 
 def _fill(master: DefaultMessageStore) -> None:
     """Singles and batches over two queues (batches share one store time: one dispatch run each)."""
     for i in range(40):
         if i % 4:
-            assert master.put_message_sync(MessageExtBrokerInner(
-                topic="T", queue_id=i % 2, body=b"s%d" % i, properties={"TAGS": "a", "KEYS": f"k{i}"},
-                born_host="127.0.0.1:1")).ok
+            assert master.put_message_sync(
+                MessageExtBrokerInner(
+                    topic="T",
+                    queue_id=i % 2,
+                    body=b"s%d" % i,
+                    properties={"TAGS": "a", "KEYS": f"k{i}"},
+                    born_host="127.0.0.1:1",
+                )
+            ).ok
         else:
-            entries = [Message("T", b"b%d-%d" % (i, j), tags="b", keys=f"k{i}-{j}", properties={"UNIQ_KEY": f"U{i}-{j}"})
-                       for j in range(6)]
+            entries = [
+                Message("T", b"b%d-%d" % (i, j), tags="b", keys=f"k{i}-{j}", properties={"UNIQ_KEY": f"U{i}-{j}"})
+                for j in range(6)
+            ]
             assert master.put_messages_sync(MessageExtBatch("T", i % 2, encode_batch_body(entries))).ok
 
 
