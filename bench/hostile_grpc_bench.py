@@ -9,12 +9,18 @@ Patterns:
 - ``idle``: 2,000 TCP connections to the port that never speak HTTP/2 (reopened when closed);
 - ``oversize``: SendMessage requests of 20 MB (past the port's request cap) one after another on 4 channels;
 - ``clients``: a new client id on every call (sessions up to ``grpc_max_clients``, then refusals);
-- ``garbage``: malformed protobufs on every RPC, one after another on 4 channels.
+- ``garbage``: malformed protobufs on every RPC, one after another on 4 channels;
+- ``spin``: the control: the attacker burns one core and sends nothing (what a third busy process on the
+  2 cores alone does to the victim).
+
+``--attacker-nice 19`` runs the attacker at the lowest CPU priority, as if on another host: what remains is
+what the broker spends on the attack.
 
 Per row: the victim's p50 / p99 / max latency quiet and under attack, its failures (3 s deadline), the
 p99 ratio (goal <= 2), the broker's peak RSS, and the seconds a new client takes to connect and send.
 
-    .venv/bin/python bench/hostile_grpc_bench.py [--window 5] [--patterns streams,idle,oversize,clients,garbage]
+    .venv/bin/python bench/hostile_grpc_bench.py [--window 5] [--patterns streams,idle,oversize,clients,garbage,spin]
+        [--attacker-nice 0]
 """
 
 from __future__ import annotations
@@ -66,8 +72,13 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
-def attack(pattern: str, addr: str, stop) -> None:
+def attack(pattern: str, addr: str, stop, nice: int = 0) -> None:
+    os.nice(nice)
     host, port = addr.rsplit(":", 1)
+    if pattern == "spin":
+        while not stop.is_set():
+            pass
+        return
     if pattern == "idle":
         socks: list[socket.socket] = []
         while not stop.is_set():
@@ -142,13 +153,13 @@ def newcomer(addr: str) -> float:
     return time.perf_counter() - started
 
 
-def measure(pattern: str, addr: str, pid: int, window: float) -> str:
+def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0) -> str:
     with grpc.insecure_channel(addr) as channel:
         stub = service_pb2_grpc.MessagingServiceStub(channel)
         victim(stub, 1.0)  # warm
         quiet, quiet_failures = victim(stub, window)
         stop = multiprocessing.Event()
-        attacker = multiprocessing.Process(target=attack, args=(pattern, addr, stop), daemon=True)
+        attacker = multiprocessing.Process(target=attack, args=(pattern, addr, stop, nice), daemon=True)
         attacker.start()
         time.sleep(2.0)
         peak = [rss_mib(pid)]
@@ -178,9 +189,10 @@ def measure(pattern: str, addr: str, pid: int, window: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--window", type=float, default=5.0)
-    parser.add_argument("--patterns", default="streams,idle,oversize,clients,garbage")
+    parser.add_argument("--patterns", default="streams,idle,oversize,clients,garbage,spin")
+    parser.add_argument("--attacker-nice", type=int, default=0, help="the attacker's CPU priority (19: lowest)")
     args = parser.parse_args()
-    print(f"window {args.window} s; load {os.getloadavg()[0]:.2f}")
+    print(f"window {args.window} s; attacker nice {args.attacker_nice}; load {os.getloadavg()[0]:.2f}")
     print(
         "| pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | failures quiet / attacked | p99 ratio | peak RSS MiB | newcomer s |"
     )
@@ -191,7 +203,9 @@ def main() -> int:
             with BlockingMQAdminClient(f"127.0.0.1:{ns_port}") as admin:
                 admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig(TOPIC, 4, 4))
             for pattern in args.patterns.split(","):
-                print(measure(pattern, f"127.0.0.1:{grpc_port}", broker.pid, args.window), flush=True)
+                print(
+                    measure(pattern, f"127.0.0.1:{grpc_port}", broker.pid, args.window, args.attacker_nice), flush=True
+                )
         finally:
             for proc in (broker, namesrv):
                 proc.terminate()

@@ -10,14 +10,21 @@ seconds quiet, then as long again under attack. Patterns:
 - ``partial``: 200 connections each declare a 15 MiB frame, send 1 MiB of it and stall (a closed one
   is opened again at once);
 - ``idle``: 2,000 silent sockets from the victim's own address, 127.0.0.1 (closed ones reopened);
-- ``heartbeat``: HEART_BEATs naming 200,000 producer groups (5 MB), one after another (broker only).
+- ``heartbeat``: HEART_BEATs naming 200,000 producer groups (5 MB), one after another (broker only);
+- ``spin``: the control: the attacker burns one core and sends nothing. It measures what a third busy
+  process on the 2 cores alone does to the victim (the scheduler's share), which no server can remove.
+
+``--attacker-nice 19`` runs the attacker at the lowest CPU priority: as if it ran on another host, its
+own CPU no longer competes with the server and the victim, so what remains is what the server spends on
+the attack.
 
 Per row: the victim's p50 / p99 / max latency quiet and under attack, its timeouts (3 s, the clients'
 default), the ratio of the p99s (goal <= 2), the server's peak RSS (goal < budget + 100 MB), and the
 seconds a new client from 127.0.0.1 takes to connect and get its first answer during the attack
 (goal < 5).
 
-    .venv/bin/python bench/hostile_peers_bench.py [--window 5] [--budget-mib 256] [--patterns partial,idle,heartbeat]
+    .venv/bin/python bench/hostile_peers_bench.py [--window 5] [--budget-mib 256] [--patterns partial,idle,heartbeat,spin]
+        [--attacker-nice 0]
 """
 
 from __future__ import annotations
@@ -97,12 +104,16 @@ async def _repeat(port: int, frame: bytes, stop: float) -> None:
             await asyncio.sleep(0.05)
 
 
-def attacker(pattern: str, port: int, seconds: float) -> None:
-    """The attacking process: ``pattern`` against ``port`` for ``seconds``."""
+def attacker(pattern: str, port: int, seconds: float, nice: int = 0) -> None:
+    """The attacking process: ``pattern`` against ``port`` for ``seconds``, at CPU priority ``nice``."""
+    os.nice(nice)
 
     async def main() -> None:
         stop = time.monotonic() + seconds
-        if pattern == "partial":
+        if pattern == "spin":
+            while time.monotonic() < stop:
+                pass
+        elif pattern == "partial":
             payload = struct.pack(">ii", 15 * MIB, 64) + b"{" + b" " * 62 + b"}" + b"x" * MIB
             await asyncio.gather(*(_hold(port, payload, stop) for _ in range(200)))
         elif pattern == "idle":
@@ -199,9 +210,9 @@ def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))] * 1000 if values else float("nan")
 
 
-def measure(target: str, addr: str, port: int, pid: int, pattern: str, window: float) -> str:
+def measure(target: str, addr: str, port: int, pid: int, pattern: str, window: float, nice: int = 0) -> str:
     quiet, quiet_timeouts = asyncio.run(_victim(addr, target, window))
-    proc = multiprocessing.get_context("spawn").Process(target=attacker, args=(pattern, port, window + 2))
+    proc = multiprocessing.get_context("spawn").Process(target=attacker, args=(pattern, port, window + 2, nice))
     with RssWatch(pid) as rss:
         proc.start()
         time.sleep(1.0)  # let the attack build up
@@ -223,11 +234,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--window", type=float, default=5.0)
     parser.add_argument("--budget-mib", type=int, default=256)
-    parser.add_argument("--patterns", default="partial,idle,heartbeat")
+    parser.add_argument("--patterns", default="partial,idle,heartbeat,spin")
+    parser.add_argument("--attacker-nice", type=int, default=0, help="the attacker's CPU priority (19: lowest)")
     args = parser.parse_args()
     limits = ["--max-buffered-bytes", str(args.budget_mib * MIB), "--max-unauthenticated-bytes", str(64 * MIB)]
     print(
-        f"budget {args.budget_mib} MiB (unauthenticated 64 MiB); window {args.window} s; load {os.getloadavg()[0]:.2f}"
+        f"budget {args.budget_mib} MiB (unauthenticated 64 MiB); window {args.window} s; attacker nice {args.attacker_nice}; "
+        f"load {os.getloadavg()[0]:.2f}"
     )
     print(
         "| target | pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | timeouts | p99 ratio | peak RSS MiB | newcomer s |"
@@ -285,13 +298,29 @@ def main() -> int:
             asyncio.run(_create_topic(f"127.0.0.1:{broker_port}"))
             for pattern in args.patterns.split(","):
                 print(
-                    measure("broker", f"127.0.0.1:{broker_port}", broker_port, broker.pid, pattern, args.window),
+                    measure(
+                        "broker",
+                        f"127.0.0.1:{broker_port}",
+                        broker_port,
+                        broker.pid,
+                        pattern,
+                        args.window,
+                        args.attacker_nice,
+                    ),
                     flush=True,
                 )
             for pattern in args.patterns.split(","):
                 if pattern != "heartbeat":
                     print(
-                        measure("namesrv", f"127.0.0.1:{ns_port}", ns_port, namesrv.pid, pattern, args.window),
+                        measure(
+                            "namesrv",
+                            f"127.0.0.1:{ns_port}",
+                            ns_port,
+                            namesrv.pid,
+                            pattern,
+                            args.window,
+                            args.attacker_nice,
+                        ),
                         flush=True,
                     )
         finally:
