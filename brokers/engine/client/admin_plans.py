@@ -40,6 +40,7 @@ from brokers.engine.client.admin_types import (
     TopicRouteData,
     TopicStats,
 )
+from brokers.engine.client.admin_errors import GroupNotOnline
 from brokers.engine.client.errors import CLIENT_ERROR, MQBrokerError, MQClientError
 from brokers.engine.client.plan import Call, Fanout, Plan, Reply, check, first_error
 from brokers.engine.common import message_codec
@@ -215,7 +216,7 @@ class AdminPlans:
                 if brokers[a] and not (isinstance(r, Reply) and r.code == ResponseCode.CONSUMER_NOT_ONLINE)
             ]
             first_error(errors, RequestCode.GET_CONSUMER_CONNECTION_LIST)
-            raise MQBrokerError(
+            raise GroupNotOnline(
                 ResponseCode.CONSUMER_NOT_ONLINE,
                 f"the consumer group [{group}] not online",
                 request_code=RequestCode.GET_CONSUMER_CONNECTION_LIST,

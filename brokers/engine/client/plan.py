@@ -18,7 +18,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from brokers.engine.client.errors import MQBrokerError
+from brokers.engine.client.admin_errors import broker_error
 from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError
@@ -75,10 +75,11 @@ Plan = Generator["Call | Fanout", Any, T]
 
 
 def check(reply: Reply, *ok: int, request_code: int | None = None) -> Reply:
-    """Return ``reply`` if its code is SUCCESS (or one of ``ok``), else raise MQBrokerError."""
+    """Return ``reply`` if its code is SUCCESS (or one of ``ok``), else raise MQBrokerError: the typed
+    subclass of its code (:func:`~brokers.engine.client.admin_errors.broker_error`: TopicNotFound, ...)."""
     if reply.code == ResponseCode.SUCCESS or reply.code in ok:
         return reply
-    raise MQBrokerError(reply.code, reply.remark, request_code=request_code, addr=reply.addr)
+    raise broker_error(reply.code, reply.remark, request_code=request_code, addr=reply.addr)
 
 
 def first_error(replies: list[Reply | RemotingError], request_code: int, *ok: int) -> None:
