@@ -34,8 +34,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX
-from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.connections import consumer_connections
+from brokers.gateway.errors import RemotingError
 from brokers.gateway.overview import EXPIRED, LIVE, Alert, BrokerRow
 from brokers.gateway.stats import broker_stats
 from console import namesrv_scope

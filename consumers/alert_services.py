@@ -11,8 +11,8 @@ from django.core.validators import validate_email
 from django.utils import timezone
 
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group, validate_topic
-from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway import namesrv_sets
+from brokers.gateway.errors import RemotingError
 from console.actor import Actor
 from console.audit import audited
 from console.errors import InvalidInput, NotFound, ServiceError, Unavailable

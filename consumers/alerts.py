@@ -13,14 +13,14 @@ import dataclasses
 
 from django.core.cache import cache
 
-from brokers.engine.client.admin import ClusterInfo, MQBrokerError
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
-from brokers.engine.remoting.codes import ResponseCode
-from brokers.gateway.client import get_admin_client, run
 from brokers.gateway.cluster import readable_by_addr
-from brokers.gateway.connections import RUNNING_INFO_TIMEOUT_S, consumer_connections, running_infos_plan
+from brokers.gateway.connections import consumer_connections, running_infos
+from brokers.gateway.errors import TopicNotFound
 from brokers.gateway.groups import group_survey
 from brokers.gateway.overview import Alert
+from brokers.gateway.topic_routes import topic_route
+from brokers.gateway.types import ClusterInfo
 from consumers import live
 from consumers.selectors import STRATEGY_TTL_S, USER, group_kind, strategy_key
 from consumers.types import LiveCheck
@@ -49,17 +49,14 @@ def scan(info: ClusterInfo) -> list[LiveCheck]:
         if c.online and (c.message_model or "CLUSTERING") == "CLUSTERING"
     }
     targets = {(g, cid): addrs[0] for g, c in conns.items() for cid, addrs in c.broker_addrs.items() if addrs}
-    answers = run(running_infos_plan(targets, RUNNING_INFO_TIMEOUT_S)) if targets else {}
-    client = get_admin_client()
+    answers = running_infos(targets)
     checks, strategies = [], {}
     for group, c in sorted(conns.items()):
         infos = {cid: answers[(group, cid)] for (g, cid) in answers if g == group}
         for topic in sorted(t for t in c.subscription_table if not t.startswith(RETRY_GROUP_TOPIC_PREFIX)):
             try:
-                queues = tuple(client.examine_topic_route_info(topic).subscribe_queues())
-            except MQBrokerError as exc:
-                if exc.code != ResponseCode.TOPIC_NOT_EXIST:
-                    raise
+                queues = tuple(topic_route(topic).subscribe_queues())
+            except TopicNotFound:
                 continue  # subscribed to a topic that is gone: nothing to hold
             check = live.live_check(
                 group, topic, queues, tuple(live.member_report(cid, infos[cid], topic) for cid in sorted(infos))

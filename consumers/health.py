@@ -47,15 +47,15 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from brokers.engine.client.admin import ClusterInfo
-from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway import namesrv_sets
 from brokers.gateway.cluster import cluster_info, readable_by_addr
 from brokers.gateway.connections import consumer_connections
+from brokers.gateway.errors import RemotingError
 from brokers.gateway.groups import group_survey
 from brokers.gateway.overview import ERROR, LIVE, OK, UNKNOWN, WARNING, Alert, BrokerRow, HealthLine, broker_overview
 from brokers.gateway.replication import BrokerGroup
 from brokers.gateway.sightings import broker_sightings_record
+from brokers.gateway.types import ClusterInfo
 from console.errors import ServiceError
 from consumers import alert_rules, alerts
 from consumers.alert_defaults import alert_rules_ensure_defaults

@@ -163,3 +163,10 @@ def consumer_running_infos(
     """Each member's running info (client id -> a broker it is connected to), all at once."""
     answers = run(running_infos_plan({(group, cid): addr for cid, addr in targets.items()}, timeout_s))
     return {cid: answer for (_, cid), answer in answers.items()}
+
+
+def running_infos(
+    targets: dict[tuple[str, str], str], timeout_s: float = RUNNING_INFO_TIMEOUT_S
+) -> dict[tuple[str, str], ConsumerRunningInfo | RemotingError]:
+    """The running info of each (group, client id) through the broker address given, all at once."""
+    return run(running_infos_plan(targets, timeout_s)) if targets else {}
