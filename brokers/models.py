@@ -9,6 +9,8 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
+from console.leased_jobs import LeasedJob
+
 
 class BrokerSighting(models.Model):
     namesrv_set = models.CharField(
@@ -31,7 +33,7 @@ class BrokerSighting(models.Model):
         return f"{self.cluster}/{self.broker_name}/{self.broker_id} {self.addr}"
 
 
-class PromotionJob(models.Model):
+class PromotionJob(LeasedJob):
     """One promotion of a slave to its group's master (docs/promotion-jobs.md), run by a Celery task.
 
     States: ``queued`` (created, handed to Celery) -> ``running`` (a worker holds its lease) ->
@@ -42,7 +44,8 @@ class PromotionJob(models.Model):
     ``running`` are active: at most one active job per ``scope_key`` (``apply:<broker name>`` or
     ``dry:<broker name>``; the database refuses a second, so two requests racing get one job).
     ``before`` / ``after`` are the group as the console saw it (each member's role, epoch, HA link,
-    lag) before the request and once the job ended.
+    lag) before the request and once the job ended. The lease (take, heartbeat, sweep, finish,
+    fail) is :class:`console.leased_jobs.LeasedJob`'s.
     """
 
     QUEUED, RUNNING, PLANNED, PROMOTED, REFUSED, FAILED = (
@@ -55,6 +58,8 @@ class PromotionJob(models.Model):
     )
     STATUSES = (QUEUED, RUNNING, PLANNED, PROMOTED, REFUSED, FAILED)
     ACTIVE = (QUEUED, RUNNING)
+    LEASE_S = 15  # a running job's lease, renewed while it waits: a silent worker is lost after this
+    QUEUED_MAX_S = 600  # a job no worker took within this is failed (no worker running, or Redis lost the message)
 
     requested_by = models.CharField(max_length=150)
     source = models.CharField(max_length=16, default="console")  # console, api, system
@@ -68,19 +73,11 @@ class PromotionJob(models.Model):
     scope_key = models.CharField(max_length=300)  # "apply:broker-a", "dry:broker-a" (one active per set and key)
     status = models.CharField(max_length=16, choices=[(s, s) for s in STATUSES], default=QUEUED, db_index=True)
     reason = models.TextField(blank=True, default="")
-    progress = models.CharField(max_length=500, blank=True, default="")
-    task_id = models.CharField(max_length=64, blank=True, default="")
-    attempts = models.PositiveIntegerField(default=0)  # runs of its task (a retry or a redelivery adds one)
     plan = models.JSONField(
         default=dict, blank=True
     )  # the candidate's answer (docs/broker-group-promotion.md's contract)
     before = models.JSONField(default=dict, blank=True)  # the group before: {"members": [...], "epoch": ...}
     after = models.JSONField(default=dict, blank=True)  # the group when the job ended
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)  # a running job whose lease passed lost its worker
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -94,6 +91,18 @@ class PromotionJob(models.Model):
 
     def __str__(self) -> str:
         return f"promotion job {self.pk} {self.scope_key} id {self.broker_id} {self.status}"
+
+    def taken_fields(self) -> dict:
+        return {
+            "progress": f"asking {self.broker_name} id {self.broker_id} ({self.candidate_addr}) "
+            + ("what a promotion would do" if self.dry_run else "to promote itself")
+        }
+
+    def lost_advice(self) -> str:
+        return (
+            " (the worker was killed or lost its connection); "
+            f"the candidate may have promoted itself: look at {self.broker_name}'s page before trying again"
+        )
 
 
 class NamesrvSet(models.Model):

@@ -11,15 +11,18 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from console.leased_jobs import LeasedJob
 
-class RebalanceJob(models.Model):
+
+class RebalanceJob(LeasedJob):
     """One rebalance trigger: a group, the groups of a topic, or every online group.
 
     States: ``queued`` (created, handed to Celery) -> ``running`` (a worker holds its lease) ->
     ``planned`` (a dry run finished: the expected movement is recorded), ``converged``,
     ``not_converged`` (the timeout passed first) or ``failed`` (with the reason). ``queued`` and
     ``running`` are the active states: at most one active job per ``scope_key`` (the database
-    refuses a second, so two triggers racing for one group get one job).
+    refuses a second, so two triggers racing for one group get one job). The lease (take,
+    heartbeat, sweep, finish, fail) is :class:`console.leased_jobs.LeasedJob`'s.
     """
 
     QUEUED, RUNNING, PLANNED, CONVERGED, NOT_CONVERGED, FAILED = (
@@ -34,6 +37,8 @@ class RebalanceJob(models.Model):
     ACTIVE = (QUEUED, RUNNING)
     GROUP, TOPIC, ALL = "group", "topic", "all"
     SCOPES = (GROUP, TOPIC, ALL)
+    LEASE_S = 15  # a running job's lease, renewed every poll (< 3 s apart): a silent worker is lost after this
+    QUEUED_MAX_S = 600  # a job no worker took within this is failed (no worker running, or Redis lost the message)
 
     requested_by = models.CharField(max_length=150)
     source = models.CharField(max_length=16, default="console")  # console, api, system
@@ -46,15 +51,7 @@ class RebalanceJob(models.Model):
     dry_run = models.BooleanField(default=True)
     status = models.CharField(max_length=16, choices=[(s, s) for s in STATUSES], default=QUEUED, db_index=True)
     reason = models.TextField(blank=True, default="")
-    progress = models.CharField(max_length=500, blank=True, default="")
-    task_id = models.CharField(max_length=64, blank=True, default="")
     timeout_s = models.PositiveIntegerField(default=30)
-    attempts = models.PositiveIntegerField(default=0)  # runs of its task (a retry or a redelivery adds one)
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)  # a running job whose lease passed lost its worker
     groups_total = models.PositiveIntegerField(default=0)
     groups_converged = models.PositiveIntegerField(default=0)
     queues_moved = models.PositiveIntegerField(default=0)  # dry run: expected to move
@@ -75,6 +72,25 @@ class RebalanceJob(models.Model):
     @property
     def active(self) -> bool:
         return self.status in self.ACTIVE
+
+    def taken_fields(self) -> dict:
+        return {
+            "progress": "reading the group"
+            if self.attempts == 1
+            else f"delivered again (attempt {self.attempts}): taking over"
+        }
+
+    def lost_advice(self) -> str:
+        return (
+            " (the worker was killed or lost its connection); "
+            "the members may be in the middle of a rebalance: look at the group, then trigger again"
+        )
+
+    def on_failed(self, reason: str, now, **context) -> None:
+        """Fail the job's unfinished groups with it."""
+        RebalanceGroupResult.objects.filter(job_id=self.pk, status=RebalanceGroupResult.PENDING).update(
+            status=RebalanceGroupResult.FAILED, reason=reason[: self.REASON_MAX], finished_at=now
+        )
 
 
 class RebalanceGroupResult(models.Model):

@@ -12,7 +12,8 @@ down the submit fails within a second (HTTP 503) and the job is failed with that
 
 A running job holds a lease (``lease_until``) its worker renews; a job whose lease passed lost
 its worker: :func:`promotion_jobs_sweep` (every read of a job, every trigger for its group)
-fails it. Applies are audited twice: the request (``broker.promote``: the group before, the
+fails it. The lease is :class:`console.leased_jobs.LeasedJob`'s (``PromotionJob.LEASE_S``,
+``QUEUED_MAX_S``). Applies are audited twice: the request (``broker.promote``: the group before, the
 job) and the job's end (``broker.promote.finished``: the group before and after, the
 candidate's answer; failed with the reason when it did not promote).
 """
@@ -20,12 +21,11 @@ candidate's answer; failed with the reason when it did not promote).
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from celery import signature
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
-from django.utils import timezone
 
 from brokers.engine.client.admin_promotion import PROMOTION_ROLES
 from brokers.engine.common.topic_validator import InvalidNameError, validate_broker_name
@@ -40,8 +40,6 @@ from console.errors import Conflict, InvalidInput, NotFound, QueueUnavailable
 from console.queueing import submit
 from console.roles import Role
 
-LEASE_S = 15  # a running job's lease, renewed while it waits: a silent worker is lost after this
-QUEUED_MAX_S = 600  # a job no worker took within this is failed (no worker running, or Redis lost the message)
 PROMOTION_TASK = "brokers.tasks.promotion_job_task"  # the Celery task that runs a job (its registered name)
 
 
@@ -177,31 +175,12 @@ def _trigger(
 
 def promotion_job_fail(*, job_id: int, reason: str) -> bool:
     """Fail an active job with ``reason``; False when it had finished."""
-    done = PromotionJob.objects.filter(pk=job_id, status__in=PromotionJob.ACTIVE).update(
-        status=PromotionJob.FAILED, reason=reason[:4000], finished_at=timezone.now(), lease_until=None
-    )
-    return bool(done)
+    return PromotionJob.fail(job_id, reason)
 
 
 def promotion_jobs_sweep(*, jobs: QuerySet[PromotionJob] | None = None, now: datetime | None = None) -> int:
-    """Fail the active jobs of ``jobs`` (default: all) that lost their worker; how many were failed."""
-    now = now or timezone.now()
-    jobs = PromotionJob.objects.all() if jobs is None else jobs
-    failed = 0
-    for job in jobs.filter(status=PromotionJob.RUNNING, lease_until__lt=now):
-        seen = f" since {job.heartbeat_at:%Y-%m-%d %H:%M:%S} UTC" if job.heartbeat_at else ""
-        failed += promotion_job_fail(
-            job_id=job.pk,
-            reason=(
-                f"worker lost: no heartbeat{seen} (the worker was killed or lost its connection); "
-                f"the candidate may have promoted itself: look at {job.broker_name}'s page before trying again"
-            ),
-        )
-    for job in jobs.filter(status=PromotionJob.QUEUED, created_at__lt=now - timedelta(seconds=QUEUED_MAX_S)):
-        failed += promotion_job_fail(
-            job_id=job.pk, reason=f"no worker took the job within {QUEUED_MAX_S} s (is a Celery worker running?)"
-        )
-    return failed
+    """Fail the active jobs of ``jobs`` (default: all) that lost their worker (:meth:`LeasedJob.sweep`); how many."""
+    return len(PromotionJob.sweep(jobs=jobs, now=now))
 
 
 def job_or_404(job_id: int) -> PromotionJob:

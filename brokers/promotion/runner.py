@@ -1,7 +1,8 @@
 """Running a promotion job (the Celery task's body).
 
-1. Take the job: a finished job is left alone (a redelivered message does nothing); an active
-   one is marked running with a fresh lease, ``attempts`` + 1.
+1. Take the job (:meth:`console.leased_jobs.LeasedJob.take`, taking over a running one: the
+   task's retry or redelivery): a finished job is left alone (a redelivered message does nothing);
+   an active one is marked running with a fresh lease, ``attempts`` + 1.
 2. A redelivered apply first looks at the candidate: one that is no longer a slave promoted
    itself on the first delivery, and the job records that instead of asking again.
 3. Ask the candidate (GANTRY_PROMOTE_SLAVE, 10004) with ``dryRun`` as the job says; the answer's
@@ -19,10 +20,6 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import timedelta
-
-from django.db import transaction
-from django.utils import timezone
 
 from brokers.engine.client.admin_promotion import PromotionNotSupported
 from brokers.engine.client.errors import MQBrokerError
@@ -32,7 +29,6 @@ from brokers.gateway.cluster import cluster_info
 from brokers.gateway.overview import broker_group
 from brokers.gateway.promotion import slave_promote
 from brokers.models import PromotionJob
-from brokers.promotion.jobs import LEASE_S
 from brokers.promotion.snapshots import group_json, job_view
 from console.actor import Actor
 from console.audit import record_audit
@@ -46,31 +42,12 @@ POLL_INTERVAL_S = 0.5
 
 
 def _take(job_id: int) -> PromotionJob | None:
-    """Mark the job running (a redelivery takes it over); None when it finished already."""
-    now = timezone.now()
-    with transaction.atomic():
-        # the row lock serializes two deliveries of the task and a sweep failing the job (PostgreSQL;
-        # SQLite's IMMEDIATE transaction holds the database's write lock already)
-        job = PromotionJob.objects.select_for_update().filter(pk=job_id).first()
-        if job is None or job.status not in PromotionJob.ACTIVE:
-            return None
-        job.attempts += 1
-        job.status = PromotionJob.RUNNING
-        job.started_at = job.started_at or now
-        job.heartbeat_at = now
-        job.lease_until = now + timedelta(seconds=LEASE_S)
-        job.progress = f"asking {job.broker_name} id {job.broker_id} ({job.candidate_addr}) " + (
-            "what a promotion would do" if job.dry_run else "to promote itself"
-        )
-        job.save(update_fields=["attempts", "status", "started_at", "heartbeat_at", "lease_until", "progress"])
-    return job
+    """Mark the job running (a redelivery or a retry takes it over); None when it finished already."""
+    return PromotionJob.take(job_id, takeover=True)
 
 
 def _heartbeat(job: PromotionJob, progress: str) -> None:
-    now = timezone.now()
-    PromotionJob.objects.filter(pk=job.pk, status=PromotionJob.RUNNING).update(
-        heartbeat_at=now, lease_until=now + timedelta(seconds=LEASE_S), progress=progress[:500]
-    )
+    PromotionJob.heartbeat(job.pk, progress=progress)
 
 
 def _group_now(job: PromotionJob) -> dict:
@@ -83,8 +60,7 @@ def _group_now(job: PromotionJob) -> dict:
 def _finish(
     job: PromotionJob, status: str, reason: str = "", *, plan: dict | None = None, after: dict | None = None
 ) -> str:
-    now = timezone.now()
-    fields = {"status": status, "reason": reason[:4000], "finished_at": now, "heartbeat_at": now, "lease_until": None}
+    fields: dict = {"reason": reason[: PromotionJob.REASON_MAX]}
     if plan is not None:
         fields["plan"] = plan
     if after is not None:
@@ -94,7 +70,7 @@ def _finish(
         PromotionJob.PROMOTED: "promoted",
         PromotionJob.REFUSED: "refused by the candidate: nothing changed",
     }.get(status, status)
-    PromotionJob.objects.filter(pk=job.pk, status=PromotionJob.RUNNING).update(**fields)
+    PromotionJob.finish(job.pk, status, **fields)
     if not job.dry_run:
         job.refresh_from_db()
         view = job_view(job)

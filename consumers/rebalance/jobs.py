@@ -19,12 +19,11 @@ that finds its job finished does nothing.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from celery import signature
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
-from django.utils import timezone
 
 from brokers.gateway import namesrv_sets
 from brokers.gateway.cluster import masters_by_addr
@@ -36,15 +35,13 @@ from console.audit import audited
 from console.errors import Conflict, InvalidInput, NotFound, QueueUnavailable
 from console.queueing import submit
 from console.roles import Role
-from consumers.models import RebalanceGroupResult, RebalanceJob
+from consumers.models import RebalanceJob
 from consumers.rebalance import records
 from consumers.rebalance.types import Triggered
 from consumers.rules import checked_group, checked_topic
 
 DEFAULT_TIMEOUT_S = 30  # a group converges in about a second once notified; 30 s covers slow members and retries
 MAX_TIMEOUT_S = 300  # the rebalance task's hard limit (settings.GANTRY_TASK_TIME_LIMITS) caps it again
-LEASE_S = 15  # a running job's lease, renewed every poll (< 3 s apart): a silent worker is lost after this
-QUEUED_MAX_S = 600  # a job no worker took within this is failed (no worker running, or Redis lost the message)
 SCOPES = (RebalanceJob.GROUP, RebalanceJob.TOPIC, RebalanceJob.ALL)
 REBALANCE_TASK = "consumers.tasks.rebalance_job_task"  # the Celery task that runs a job (its registered name)
 
@@ -164,41 +161,17 @@ def _trigger(actor: Actor, scope: str, value: str, dry_run: bool, timeout_s: int
 
 def rebalance_job_fail(*, job_id: int, reason: str) -> bool:
     """Fail an active job (and its unfinished groups) with ``reason``; False when it had finished."""
-    now = timezone.now()
-    with transaction.atomic():
-        done = RebalanceJob.objects.filter(pk=job_id, status__in=RebalanceJob.ACTIVE).update(
-            status=RebalanceJob.FAILED, reason=reason[:4000], finished_at=now, lease_until=None
-        )
-        if done:
-            RebalanceGroupResult.objects.filter(job_id=job_id, status=RebalanceGroupResult.PENDING).update(
-                status=RebalanceGroupResult.FAILED, reason=reason[:4000], finished_at=now
-            )
-    return bool(done)
+    return RebalanceJob.fail(job_id, reason)
 
 
 def rebalance_jobs_sweep(*, jobs: QuerySet[RebalanceJob] | None = None, now: datetime | None = None) -> int:
     """Fail the active jobs of ``jobs`` (default: all) that lost their worker; how many were failed.
 
     Running with its lease passed: the worker died or was cut off (a redelivered task finds the
-    job finished and does nothing). Queued for longer than QUEUED_MAX_S: no worker took it.
+    job finished and does nothing). Queued for longer than ``RebalanceJob.QUEUED_MAX_S``: no
+    worker took it. One sweep for every leased job: :meth:`console.leased_jobs.LeasedJob.sweep`.
     """
-    now = now or timezone.now()
-    jobs = RebalanceJob.objects.all() if jobs is None else jobs
-    failed = 0
-    for job in jobs.filter(status=RebalanceJob.RUNNING, lease_until__lt=now):
-        seen = f" since {job.heartbeat_at:%Y-%m-%d %H:%M:%S} UTC" if job.heartbeat_at else ""
-        failed += rebalance_job_fail(
-            job_id=job.pk,
-            reason=(
-                f"worker lost: no heartbeat{seen} (the worker was killed or lost its connection); "
-                "the members may be in the middle of a rebalance: look at the group, then trigger again"
-            ),
-        )
-    for job in jobs.filter(status=RebalanceJob.QUEUED, created_at__lt=now - timedelta(seconds=QUEUED_MAX_S)):
-        failed += rebalance_job_fail(
-            job_id=job.pk, reason=f"no worker took the job within {QUEUED_MAX_S} s (is a Celery worker running?)"
-        )
-    return failed
+    return len(RebalanceJob.sweep(jobs=jobs, now=now))
 
 
 def job_or_404(job_id: int) -> RebalanceJob:

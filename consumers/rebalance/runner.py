@@ -1,7 +1,8 @@
 """Running a rebalance job (the Celery task's body): look, notify, poll until converged.
 
-1. Take the job: a finished job is left alone (a redelivered message does nothing); an active
-   one is marked running with a fresh lease, ``attempts`` + 1 (a redelivery takes it over).
+1. Take the job (:meth:`console.leased_jobs.LeasedJob.take`): a finished job is left alone (a
+   redelivered message does nothing); an active one is marked running with a fresh lease,
+   ``attempts`` + 1 (a redelivery or a retry of its task takes it over).
 2. The groups: the job's group; the online clustering user groups subscribing the topic; or
    every online clustering user group. One result row per group.
 3. Look at each group (:func:`convergence.observe`) and record every queue's holders before
@@ -24,10 +25,8 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
 
 import redis
-from django.db import transaction
 from django.utils import timezone
 
 from brokers.engine.remoting.codes import ResponseCode
@@ -39,7 +38,7 @@ from console.queueing import RedisLock
 from consumers.models import RebalanceGroupResult, RebalanceJob, RebalanceQueueChange
 from consumers.rebalance import convergence
 from consumers.rebalance.convergence import Holders, Observation
-from consumers.rebalance.jobs import LEASE_S, cluster_masters
+from consumers.rebalance.jobs import cluster_masters
 from consumers.selectors import USER, group_kind
 
 log = logging.getLogger(__name__)
@@ -88,31 +87,12 @@ def online_groups(masters: dict[str, str], topic: str | None = None) -> list[str
 
 
 def _take(job_id: int) -> RebalanceJob | None:
-    """Mark the job running (a redelivery takes it over); None when it finished already."""
-    now = timezone.now()
-    with transaction.atomic():
-        # the row lock serializes two deliveries of the task and a sweep failing the job (PostgreSQL;
-        # SQLite's IMMEDIATE transaction holds the database's write lock already)
-        job = RebalanceJob.objects.select_for_update().filter(pk=job_id).first()
-        if job is None or job.status not in RebalanceJob.ACTIVE:
-            return None
-        job.attempts += 1
-        job.status = RebalanceJob.RUNNING
-        job.started_at = job.started_at or now
-        job.heartbeat_at = now
-        job.lease_until = now + timedelta(seconds=LEASE_S)
-        job.progress = (
-            "reading the group" if job.attempts == 1 else f"delivered again (attempt {job.attempts}): taking over"
-        )
-        job.save(update_fields=["attempts", "status", "started_at", "heartbeat_at", "lease_until", "progress"])
-    return job
+    """Mark the job running (a redelivery or a retry takes it over); None when it finished already."""
+    return RebalanceJob.take(job_id, takeover=True)
 
 
 def _heartbeat(job: RebalanceJob, runs: list[GroupRun], progress: str) -> None:
-    now = timezone.now()
-    RebalanceJob.objects.filter(pk=job.pk, status=RebalanceJob.RUNNING).update(
-        heartbeat_at=now, lease_until=now + timedelta(seconds=LEASE_S), progress=progress[:500]
-    )
+    RebalanceJob.heartbeat(job.pk, progress=progress)
     for run in runs:
         if run.lock is not None and not run.done:
             try:
@@ -194,7 +174,7 @@ def _prepare(job: RebalanceJob, result: RebalanceGroupResult, masters: dict[str,
             reason = f"no running info from {', '.join(obs.not_answering)}: the movement is incomplete"
         _finish_group(run, RebalanceGroupResult.PLANNED, reason)
         return run
-    lock = RedisLock(LOCK_PREFIX + result.group, owner=f"rebalance-job-{job.pk}", ttl_s=LEASE_S)
+    lock = RedisLock(LOCK_PREFIX + result.group, owner=f"rebalance-job-{job.pk}", ttl_s=RebalanceJob.LEASE_S)
     if not lock.acquire():
         _finish_group(
             run, RebalanceGroupResult.SKIPPED, f"another job ({lock.holder()}) is rebalancing {result.group} now"
@@ -307,19 +287,16 @@ def _conclude(job: RebalanceJob, groups: list[str]) -> str:
             if job.scope == RebalanceJob.TOPIC
             else "no online clustering group"
         ]
-    now = timezone.now()
     moved = sum(r.queues_moved for r in results)
     summary = (
         f"{len(converged)}/{len(results)} group(s) converged, {moved} queue(s) moved"
         if not job.dry_run
         else f"{moved} queue(s) would move in {len(results)} group(s)"
     )
-    RebalanceJob.objects.filter(pk=job.pk, status=RebalanceJob.RUNNING).update(
-        status=status,
-        reason="; ".join(notes)[:4000],
-        finished_at=now,
-        heartbeat_at=now,
-        lease_until=None,
+    RebalanceJob.finish(
+        job.pk,
+        status,
+        reason="; ".join(notes)[: RebalanceJob.REASON_MAX],
         progress=summary,
         groups_total=len(results),
         groups_converged=len(converged),
