@@ -1,4 +1,4 @@
-"""``python -m brokers.engine namesrv|broker ...``: run a name server or a broker.
+"""``python -m brokers.engine namesrv|broker|member ...``: run a name server or a broker.
 
 Exit codes: 0 clean stop (or help), 1 could not start (also: the servers are not installed, as
 in the gantry-client wheel, which ships the clients only), 2 bad arguments.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-USAGE = """usage: python -m brokers.engine {namesrv,broker} [options]
+USAGE = """usage: python -m brokers.engine {namesrv,broker,member} [options]
 
 commands:
   namesrv   run a name server (route registry), e.g.
@@ -16,6 +16,9 @@ commands:
   broker    run a broker that registers with name servers, e.g.
               python -m brokers.engine broker --name broker-a --port 10911 \\
                   --namesrv 127.0.0.1:9876 --store-dir var/broker-a
+  member    run one member of a cluster spec (written by the cluster harness,
+            brokers/engine/cluster/processes.py), e.g.
+              python -m brokers.engine member var/logs/broker-a.launch.json
 
 Run "python -m brokers.engine <command> --help" for a command's options.
 """
@@ -27,6 +30,10 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE, end="")
         return 0 if args else 2
     command, rest = args[0], args[1:]
+    if command == "member":
+        from brokers.engine.cluster.member import main as run_member
+
+        return run_member(rest)
     if command in ("namesrv", "broker"):
         try:
             if command == "namesrv":

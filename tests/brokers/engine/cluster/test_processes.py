@@ -1,0 +1,52 @@
+"""The cluster harness's process mode: the same spec, each server a ``python -m brokers.engine member``
+child; a group with a slave replicates, a killed master recovers its store on the same port."""
+
+from __future__ import annotations
+
+import signal
+
+from brokers.engine.client import Message, Producer
+from brokers.engine.client.admin import BlockingMQAdminClient
+from brokers.engine.cluster import ClusterSpec, GroupSpec
+from brokers.engine.cluster.processes import ProcessCluster
+from brokers.engine.common.topic_config import TopicConfig
+from tests.fixtures.waiting import wait_until
+
+SMALL_STORE = {"commitlog_file_size": 1 << 20, "consume_queue_units_per_file": 1000}
+
+
+def _max_offsets(admin: BlockingMQAdminClient, addr: str) -> int:
+    return int(admin.get_broker_runtime_info(addr)["commitLogMaxOffset"])
+
+
+def test_a_process_group_replicates_and_a_killed_master_comes_back_with_its_store(tmp_path):
+    spec = ClusterSpec(
+        str(tmp_path),
+        groups=(GroupSpec("broker-a", slaves=1),),
+        store_overrides=SMALL_STORE,
+        broker_overrides={"grpc_port": 0},
+    )
+    with ProcessCluster(spec) as cluster:
+        assert cluster.grpc_addr("broker-a") is not None and cluster.grpc_addr("broker-a#1") is not None
+        with BlockingMQAdminClient(cluster.namesrv_addr, timeout_s=3.0) as admin:
+            admin.create_or_update_topic_in_cluster(spec.cluster_name, TopicConfig("ProcReplicated", 2, 2))
+            wait_until(
+                lambda: admin.examine_topic_route_info("ProcReplicated").queue_datas,
+                what="a route",
+                ignoring=(Exception,),
+            )
+            with Producer("proc_pg", cluster.namesrv_addr) as producer:
+                for i in range(10):
+                    producer.send(Message("ProcReplicated", f"m{i}".encode()))
+            master_addr = cluster.addr("broker-a")
+            written = _max_offsets(admin, master_addr)
+            assert written > 0
+            wait_until(lambda: _max_offsets(admin, cluster.addr("broker-a#1")) == written, what="the slave caught up")
+            assert cluster.kill_broker("broker-a") == -signal.SIGKILL
+            cluster.restart_broker("broker-a")
+            assert cluster.addr("broker-a") == master_addr
+            assert _max_offsets(admin, master_addr) == written
+            cluster.wait_slaves_connected()
+        assert (tmp_path / "logs" / "broker-a.2.log").exists()
+    assert [m.proc.returncode for m in cluster.brokers.values()] == [0, 0]
+    assert [m.proc.returncode for m in cluster.namesrvs] == [0]
