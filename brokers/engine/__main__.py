@@ -30,18 +30,18 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE, end="")
         return 0 if args else 2
     command, rest = args[0], args[1:]
-    if command == "member":
-        from brokers.engine.cluster.member import main as run_member
-
-        return run_member(rest)
-    if command in ("namesrv", "broker"):
+    if command in ("namesrv", "broker", "member"):
         try:
             if command == "namesrv":
                 from brokers.engine.namesrv.server import main as run
+            elif command == "member":
+                from brokers.engine.cluster.member import main as run
             else:
                 from brokers.engine.broker.startup import main as run
         except ModuleNotFoundError as exc:  # the gantry-client wheel ships the clients, not the servers
-            if not (exc.name or "").startswith(f"brokers.engine.{command}"):
+            if not (exc.name or "").startswith(
+                ("brokers.engine.namesrv", "brokers.engine.broker", "brokers.engine.cluster")
+            ):
                 raise
             print(
                 f"error: the {command} is not installed here (the gantry-client package holds the clients "
