@@ -9,7 +9,8 @@ transaction (analytics.runner), so readers see either the old rows or the new on
   level are NULL (``broker`` at topic level), as in the API's JSON.
 - :class:`BacklogTrend` and :class:`Ranking`: the latest trends and top lists, replaced whole
   by every successful run.
-- :class:`RefreshRun`: one refresh (nightly, console or API), with its progress and heartbeat.
+- :class:`RefreshRun`: one refresh (nightly, console or API), with its progress and heartbeat; its
+  lease (take, heartbeat, sweep, finish, fail) is :class:`console.leased_jobs.LeasedJob`'s.
 - :class:`DashboardState`: one row per name-server set: the last good run, its watermark, and
   since when the result is stale.
 
@@ -19,17 +20,31 @@ results, and every index leads with it, so one set's dashboard is still one inde
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from django.conf import settings
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
+from console.leased_jobs import LeasedJob
+
 DEFAULT_SET = "default"  # brokers.gateway.namesrv_scope.DEFAULT (the rows from before sets had dashboards)
+DEFAULT_LOST_AFTER_S = 120.0  # twelve missed beats (RUN_HEARTBEAT_S 10): the worker is gone, not slow
 
 
 def _set_field() -> models.CharField:
     return models.CharField(max_length=64, default=DEFAULT_SET)
 
 
-class RefreshRun(models.Model):
+class RefreshRun(LeasedJob):
+    """One refresh run (analytics.runs): ``queued`` -> ``running`` -> ``succeeded`` or ``failed``.
+
+    Its lease is :class:`console.leased_jobs.LeasedJob`'s, with the hooks of a run: the lease is
+    ``RUN_LOST_AFTER_S`` from the last beat, and a reader also counts a running run as lost once
+    its own ``RUN_LOST_AFTER_S`` passed since the last beat (the worker's setting may differ); a
+    failure writes ``error`` and marks the set's dashboards stale from the run's start.
+    """
+
     class Trigger(models.TextChoices):
         NIGHTLY = "nightly"
         MANUAL = "manual"
@@ -43,6 +58,8 @@ class RefreshRun(models.Model):
         FAILED = "failed"
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
+    REASON_FIELD = "error"
+    REASON_MAX = 2000
 
     namesrv_set = _set_field()
     trigger = models.CharField(max_length=16, choices=Trigger.choices)
@@ -52,9 +69,6 @@ class RefreshRun(models.Model):
     error = models.TextField(blank=True)
     task_id = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
     rows_read = models.BigIntegerField(null=True, blank=True)
     window_from = models.DateTimeField(null=True, blank=True)  # first window start this run replaced
     window_to = models.DateTimeField(null=True, blank=True)  # the run's "now": windows up to here
@@ -68,6 +82,42 @@ class RefreshRun(models.Model):
 
     def __str__(self) -> str:
         return f"refresh #{self.pk} {self.status}"
+
+    @classmethod
+    def lease_s(cls) -> float:
+        return float(settings.GANTRY_ANALYTICS.get("RUN_LOST_AFTER_S", DEFAULT_LOST_AFTER_S))
+
+    @classmethod
+    def patience_s(cls) -> float:
+        return cls.lease_s()
+
+    @classmethod
+    def queued_max_s(cls) -> float:
+        """A queued run no worker took within this long was lost with its message (Redis flushed, say)."""
+        return float(settings.GANTRY_TASK_TIME_LIMITS["dashboard_refresh"]) + cls.lease_s()
+
+    @classmethod
+    def never_taken_reason(cls) -> str:
+        return "never started: no worker took the task"
+
+    def taken_fields(self) -> dict:
+        return {"progress": "starting", "error": ""}
+
+    @classmethod
+    def lock_before(cls, pk: int) -> None:
+        # the set's state row first, then the run's: the order of analytics.runner.commit
+        DashboardState.load(
+            cls.objects.filter(pk=pk).values_list("namesrv_set", flat=True).first() or DEFAULT_SET, for_update=True
+        )
+
+    def on_failed(self, reason: str, now: datetime, *, stale: bool = True) -> None:
+        """Mark the dashboards stale from the run's start when it had started (and ``stale``), unless they were."""
+        if not stale or self.started_at is None:
+            return
+        state = DashboardState.load(self.namesrv_set, for_update=True)
+        if state.stale_since is None:
+            state.stale_since = self.started_at
+            state.save(update_fields=["stale_since"])
 
 
 class DashboardState(models.Model):

@@ -278,17 +278,19 @@ def commit(run_id: int, plan: RefreshPlan, results: Results, *, now: datetime | 
         state.data_until = results.data_until or state.data_until
         state.stale_since = None
         state.save()
-        run.status = RefreshRun.Status.SUCCEEDED
-        run.finished_at = now
-        run.heartbeat_at = now
-        run.rows_read = results.rows_read
-        run.window_from = min(plan.emit_from.values())
-        run.window_to = plan.as_of
-        run.progress = (
-            f"done: {len(results.throughput)} throughput and {len(results.backlog)} backlog points "
-            f"from {results.rows_read} samples"
+        RefreshRun.finish(
+            run_id,
+            RefreshRun.Status.SUCCEEDED,
+            now=now,
+            rows_read=results.rows_read,
+            window_from=min(plan.emit_from.values()),
+            window_to=plan.as_of,
+            progress=(
+                f"done: {len(results.throughput)} throughput and {len(results.backlog)} backlog points "
+                f"from {results.rows_read} samples"
+            ),
         )
-        run.save()
+        run.refresh_from_db()
     return run
 
 

@@ -8,7 +8,8 @@ While running, the worker writes ``heartbeat_at`` every ``RUN_HEARTBEAT_S`` (a t
 Spark stage does not stop it) and with every progress line. A ``running`` run whose heartbeat is
 older than ``RUN_LOST_AFTER_S`` lost its worker (killed, out of memory, host gone): readers
 show it as failed with "worker lost" at once (:func:`run_info`), and the next refresh request or
-run records that (:func:`runs_reap`). A run that fails or is lost after it started marks the
+run records that (:func:`runs_reap`). Taking, beating, sweeping and failing a run are the one
+lease of every leased job (:class:`console.leased_jobs.LeasedJob`, with ``RefreshRun``'s hooks). A run that fails or is lost after it started marks the
 dashboards stale from its start (``DashboardState.stale_since``) unless they already were; the
 next good run clears it.
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -31,8 +32,6 @@ log = logging.getLogger(__name__)
 
 Status = RefreshRun.Status
 DEFAULT_HEARTBEAT_S = 10.0  # a few beats fit in the lost-after period even on a busy database
-DEFAULT_LOST_AFTER_S = 120.0  # twelve missed beats: the worker is gone, not slow
-WORKER_LOST = "worker lost"
 
 
 @dataclass(frozen=True)
@@ -62,30 +61,21 @@ def heartbeat_s() -> float:
 
 
 def lost_after_s() -> float:
-    return float(settings.GANTRY_ANALYTICS.get("RUN_LOST_AFTER_S", DEFAULT_LOST_AFTER_S))
+    return RefreshRun.lease_s()
 
 
 def never_started_after_s() -> float:
     """A queued run no worker took within this long was lost with its message (Redis flushed, say)."""
-    return float(settings.GANTRY_TASK_TIME_LIMITS["dashboard_refresh"]) + lost_after_s()
+    return RefreshRun.queued_max_s()
 
 
 def _now(now: datetime | None) -> datetime:
     return now or dj_timezone.now()
 
 
-def _last_sign_of_life(run: RefreshRun) -> datetime:
-    return run.heartbeat_at or run.started_at or run.created_at
-
-
 def lost_reason(run: RefreshRun, *, now: datetime | None = None) -> str | None:
     """Why an active run counts as lost now, or None while it is alive (or finished)."""
-    now = _now(now)
-    if run.status == Status.RUNNING and _last_sign_of_life(run) < now - timedelta(seconds=lost_after_s()):
-        return f"{WORKER_LOST}: no heartbeat since {_last_sign_of_life(run).astimezone(timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
-    if run.status == Status.QUEUED and run.created_at < now - timedelta(seconds=never_started_after_s()):
-        return "never started: no worker took the task"
-    return None
+    return run.lost_reason(_now(now))
 
 
 def run_info(run: RefreshRun, *, now: datetime | None = None) -> RefreshRunInfo:
@@ -113,14 +103,7 @@ def run_info(run: RefreshRun, *, now: datetime | None = None) -> RefreshRunInfo:
 
 def runs_reap(*, now: datetime | None = None) -> list[int]:
     """Record lost runs as failed (stale from their start); the ids recorded."""
-    now = _now(now)
-    reaped = []
-    for run in RefreshRun.objects.filter(status__in=RefreshRun.ACTIVE):
-        reason = lost_reason(run, now=now)
-        if reason is not None and run_fail(run.pk, reason, now=now):
-            log.warning("refresh run %s: %s", run.pk, reason)
-            reaped.append(run.pk)
-    return reaped
+    return RefreshRun.sweep(now=_now(now))
 
 
 def run_open(
@@ -143,40 +126,16 @@ def run_open(
 def run_start(run_id: int, *, now: datetime | None = None) -> RefreshRun | None:
     """Mark the run running (a redelivered running run is taken over); None when it is finished
     or gone: a redelivered task of a finished run does nothing."""
-    now = _now(now)
-    with transaction.atomic():
-        run = RefreshRun.objects.select_for_update().filter(pk=run_id).first()
-        if run is None or run.status not in RefreshRun.ACTIVE:
-            return None
-        if run.status == Status.RUNNING:
-            log.warning("refresh run %s: taken over (its task was delivered again)", run_id)
-        run.status = Status.RUNNING
-        run.started_at = run.started_at or now
-        run.heartbeat_at = now
-        run.progress = "starting"
-        run.error = ""
-        run.save(update_fields=["status", "started_at", "heartbeat_at", "progress", "error"])
-        return run
+    run = RefreshRun.take(run_id, now=_now(now), takeover=True)
+    if run is not None and run.attempts > 1:
+        log.warning("refresh run %s: taken over (its task was delivered again, attempt %s)", run_id, run.attempts)
+    return run
 
 
 def run_fail(run_id: int, reason: str, *, now: datetime | None = None, stale: bool = True) -> bool:
     """Record an active run as failed; mark the dashboards stale from its start when it had
     started (and ``stale``). False when the run was no longer active."""
-    now = _now(now)
-    with transaction.atomic():
-        set_name = RefreshRun.objects.filter(pk=run_id).values_list("namesrv_set", flat=True).first() or DEFAULT_SET
-        state = DashboardState.load(set_name, for_update=True)
-        run = RefreshRun.objects.select_for_update().filter(pk=run_id).first()
-        if run is None or run.status not in RefreshRun.ACTIVE:
-            return False
-        run.status = Status.FAILED
-        run.error = reason[:2000]
-        run.finished_at = now
-        run.save(update_fields=["status", "error", "finished_at"])
-        if stale and run.started_at is not None and state.stale_since is None:
-            state.stale_since = run.started_at
-            state.save(update_fields=["stale_since"])
-    return True
+    return RefreshRun.fail(run_id, reason, now=_now(now), stale=stale)
 
 
 class Heartbeat:
@@ -204,10 +163,8 @@ class Heartbeat:
         if self._thread is not None:
             self._thread.join(30)
 
-    def _beat(self, **fields) -> int:
-        return RefreshRun.objects.filter(pk=self.run_id, status=Status.RUNNING).update(
-            heartbeat_at=dj_timezone.now(), **fields
-        )
+    def _beat(self, progress: str | None = None) -> bool:
+        return RefreshRun.heartbeat(self.run_id, progress=progress)
 
     def _run(self) -> None:
         try:
@@ -222,7 +179,7 @@ class Heartbeat:
 
     def progress(self, text: str) -> None:
         log.info("refresh run %s: %s", self.run_id, text)
-        self._beat(progress=text[:200])
+        self._beat(progress=text)
 
 
 LIVE_RUNS_KEPT = timedelta(hours=6)  # a live run a minute: the history keeps its last hours, the rest is noise
