@@ -11,10 +11,10 @@ as such and its queues count as unknown, not as unowned.
 
 from __future__ import annotations
 
-from brokers.engine.client.admin import ConsumerRunningInfo
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.connections import consumer_running_infos
+from brokers.gateway.errors import RemotingError
+from brokers.gateway.types import ConsumerRunningInfo
 from brokers.engine.client.allocation import AllocationError, get_strategy, strategy_names
 from consumers.allocation import ObservedMember, check_assignment
 from consumers.types import LiveCheck, MemberReport

@@ -23,21 +23,19 @@ from dataclasses import replace
 from django.core.cache import cache
 
 from brokers.engine.common.subscription_group_config import BUILTIN_GROUPS
-from brokers.engine.client.admin import ClusterInfo, ConsumerRunningInfo, MQBrokerError, TopicRouteData
-from brokers.engine.client.admin_group_bodies import backlog_since, consume_delay_s, merge_backlog_since
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.mq_version import version_desc
-from brokers.engine.remoting.codes import ResponseCode
 from brokers.gateway import namesrv_sets
-from brokers.gateway.client import get_admin_client
 from brokers.gateway.cluster import cluster_info, masters_by_addr, readable_by_addr
 from brokers.gateway.connections import GroupConnections, consumer_connections
-from brokers.gateway.groups import group_survey
+from brokers.gateway.errors import TopicNotFound
+from brokers.gateway.groups import backlog_since, consume_delay_s, consume_stats, group_survey, merge_backlog_since
 from brokers.gateway.queues import max_offsets, min_offsets, search_offsets
 from brokers.gateway import running_info
 from brokers.gateway.running_info import ClientRunningInfo
 from brokers.gateway.topic_routes import topic_route_data
+from brokers.gateway.types import ClusterInfo, ConsumerRunningInfo, TopicRouteData
 from console.errors import InvalidInput, NotFound
 from consumers import live, previews
 from consumers.reset_target import ResetTarget
@@ -234,11 +232,9 @@ def _connections(name: str, brokers: dict[str, str], info: ClusterInfo) -> Group
 
 def _stats(name: str, topic: str | None) -> GroupProgress:
     try:
-        stats = get_admin_client().examine_consume_stats(name, topic)
-    except MQBrokerError as exc:
-        if exc.code == ResponseCode.TOPIC_NOT_EXIST:
-            raise NotFound(f"topic {topic} does not exist") from None
-        raise
+        stats = consume_stats(name, topic)
+    except TopicNotFound:
+        raise NotFound(f"topic {topic} does not exist") from None
     queues = tuple(
         QueueProgress(mq.topic, mq.broker_name, mq.queue_id, w.broker_offset, w.consumer_offset, w.last_timestamp)
         for mq, w in stats.items()

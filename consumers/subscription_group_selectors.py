@@ -16,9 +16,9 @@ from dataclasses import dataclass, fields
 
 from django.utils.translation import gettext_noop
 
-from brokers.engine.client.admin_types import ClusterInfo
 from brokers.gateway.cluster import cluster_info
 from brokers.gateway.subscription_groups import SubscriptionGroupConfig, all_subscription_group_configs
+from brokers.gateway.types import ClusterInfo
 from console.errors import NotFound
 from consumers.rules import checked_group
 from consumers.selectors import group_kind

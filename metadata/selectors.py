@@ -22,12 +22,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from brokers.engine.client.admin import ClusterInfo
 from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.subscription_group_config import SubscriptionGroupConfig
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.common.topic_validator import broker_system_topics, is_system_topic
 from brokers.gateway.cluster import cluster_info
+from brokers.gateway.types import ClusterInfo
 from brokers.gateway.subscription_groups import all_subscription_group_configs
 from brokers.gateway.topics import all_topic_configs
 from console.errors import InvalidInput, Unavailable, one_target

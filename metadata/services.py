@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from brokers.engine.common.subscription_group_config import SubscriptionGroupConfig
-from brokers.gateway.client import get_admin_client
 from brokers.gateway.subscription_groups import subscription_group_write
+from brokers.gateway.topics import create_or_update_topic
 from console.actor import Actor
 from console.audit import audited
 from console.errors import Conflict
@@ -42,14 +42,13 @@ def metadata_import(*, actor: Actor, document: MetadataDocument, scope: Scope, p
             raise Conflict(
                 "the brokers' state or the document differs from the dry run it names; run the dry run again"
             )
-        client = get_admin_client()
         done: list[str] = []
         for o in plan.objects:
             for w in o.writes:
                 if isinstance(w.config, SubscriptionGroupConfig):
                     subscription_group_write(w.addr, w.config)
                 else:
-                    client.create_or_update_topic(w.addr, w.config)
+                    create_or_update_topic(w.addr, w.config)
                 done.append(f"{o.kind}:{o.name}@{w.broker}")
             note.after = {"written": list(done)}
         note.after = {

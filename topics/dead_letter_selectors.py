@@ -17,7 +17,6 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from brokers.engine.client.admin import MAX_TIMESTAMP
 from brokers.engine.client.simple import TOOLS_CONSUMER_GROUP
 from brokers.engine.common.message import (
     PROPERTY_LAST_ERROR,
@@ -27,7 +26,8 @@ from brokers.engine.common.message import (
 )
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group
-from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.errors import RemotingError
+from brokers.gateway.message_keys import MAX_TIMESTAMP
 from brokers.gateway.queues import max_offsets, min_offsets, pull_messages, search_offsets
 from console.errors import InvalidInput, NotFound
 from topics import selectors

@@ -17,8 +17,6 @@ audit entry of the batch) lists what became of each.
 
 from __future__ import annotations
 
-from brokers.engine.client.errors import MQBrokerError, MQClientError
-from brokers.engine.client.simple import SimpleProducer
 from brokers.engine.common.message import (
     PROPERTY_CONSUME_START_TIMESTAMP,
     PROPERTY_DELAY_TIME_LEVEL,
@@ -35,9 +33,9 @@ from brokers.engine.common.message import (
     Message,
     MessageExt,
 )
-from brokers.engine.remoting.errors import RemotingError
-from brokers.gateway.client import get_admin_client
 from brokers.gateway.cluster import broker_names_by_addr
+from brokers.gateway.console_producer import console_producer
+from brokers.gateway.errors import MQBrokerError, MQClientError, RemotingError
 from brokers.gateway.message_ids import MessageIdNotInCluster, resolve_offset_msg_id, view_message_in_cluster
 from console.actor import Actor
 from console.audit import audited
@@ -129,14 +127,7 @@ def dead_letter_resend(*, actor: Actor, group: str, msg_ids: object) -> DeadLett
         ids = _checked_ids(msg_ids)
         note.before = {"dlq_topic": dlq_topic(group), "msg_ids": ids}
         letters = _dead_letters(group, ids)
-        client = get_admin_client()
-        producer = SimpleProducer(
-            client.namesrv_addrs,
-            CONSOLE_PRODUCER_GROUP,
-            timeout_s=client.timeout_s,
-            remoting=client.driver.remoting,
-            heartbeat_interval_s=None,
-        )
+        producer = console_producer(CONSOLE_PRODUCER_GROUP)
         results = []
         try:
             for msg_id in ids:

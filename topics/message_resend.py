@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from brokers.engine.client.admin import MQBrokerError
-from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.direct_consume import message_consume_directly
+from brokers.gateway.errors import MQBrokerError, RemotingError
 from console.actor import Actor
 from console.audit import audited
 from console.errors import InvalidInput, Unavailable

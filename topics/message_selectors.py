@@ -19,16 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from brokers.engine.client.admin import MAX_TIMESTAMP, MQBrokerError, MQClientError, TopicRouteData
 from brokers.engine.client.simple import TOOLS_CONSUMER_GROUP
 from brokers.engine.common.message import MessageExt
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.remoting.codes import ResponseCode
-from brokers.engine.remoting.errors import RemotingError
-from brokers.gateway.client import get_admin_client
 from brokers.gateway.cluster import broker_names_by_addr
+from brokers.gateway.errors import BrokerSystemError, MQClientError, RemotingError
+from brokers.gateway.message_keys import MAX_TIMESTAMP, query_message_by_key
 from brokers.gateway.message_ids import MessageIdNotInCluster, resolve_offset_msg_id, view_message_in_cluster
 from brokers.gateway.queues import max_offsets, min_offsets, pull_messages, search_offsets
+from brokers.gateway.types import TopicRouteData
 from console.errors import InvalidInput, NotFound
 from topics import selectors
 from topics.types import BODY_SHOWN_BYTES, MessageList, MessageView
@@ -82,7 +81,7 @@ def message_query_by_key(
         raise InvalidInput("key", "the key is empty.")
     begin, end = _range(begin_ms, end_ms)
     selectors.topic_route_data(topic)  # NotFound for an unknown topic
-    found = get_admin_client().query_message_by_key(topic, key, MAX_KEY_RESULTS, begin, end)
+    found = query_message_by_key(topic, key, MAX_KEY_RESULTS, begin, end)
     names = _broker_names()
     views = newest_first(message_view(m, names) for m in found)
     return MessageList(topic, views, len(views), key=key, begin_ms=begin, end_ms=end if end != MAX_TIMESTAMP else 0)
@@ -106,9 +105,7 @@ def message_detail(*, msg_id: str, topic: str | None = None) -> MessageView:
     try:
         resolved = resolve_offset_msg_id(msg_id, names)
         msg = view_message_in_cluster(resolved)
-    except MQBrokerError as exc:
-        if exc.code != ResponseCode.SYSTEM_ERROR:
-            raise
+    except BrokerSystemError:
         if topic is None:
             raise MessageIdNotInCluster() from None
     except MessageIdNotInCluster:  # maybe a UNIQ_KEY after all
@@ -133,7 +130,7 @@ def message_detail(*, msg_id: str, topic: str | None = None) -> MessageView:
     else:
         return message_view(msg, names, resolved.broker_name)
     selectors.topic_route_data(topic)
-    found = get_admin_client().query_message_by_key(topic, msg_id, MAX_KEY_RESULTS, 0, MAX_TIMESTAMP, unique_key=True)
+    found = query_message_by_key(topic, msg_id, MAX_KEY_RESULTS, 0, MAX_TIMESTAMP, unique_key=True)
     if not found:
         raise NotFound(f"message {msg_id} not found in topic {topic}")
     return message_view(found[0], names)

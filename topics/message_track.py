@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from brokers.engine.client.admin import MQBrokerError
 from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
-from brokers.engine.remoting.errors import RemotingError
-from brokers.gateway.client import get_admin_client
 from brokers.gateway.connections import GroupConnections, consumer_connections
+from brokers.gateway.errors import MQBrokerError, RemotingError
+from brokers.gateway.groups import consume_stats
 from brokers.gateway.topics import topic_consumer_groups
 from topics import message_selectors, selectors
 from topics.types import MessageView
@@ -91,7 +90,7 @@ def _track(group: str, conns: GroupConnections | None, message: MessageView) -> 
     clients = tuple(c.client_id for c in conns.connections) if online else ()
     consume_type = conns.consume_type if online else None
     try:
-        stats = get_admin_client().examine_consume_stats(group, message.topic)
+        stats = consume_stats(group, message.topic)
     except (MQBrokerError, RemotingError) as exc:
         return GroupTrack(
             group, NOT_ONLINE if not online else UNKNOWN, None, None, clients, consume_type, f"no progress: {exc}"

@@ -14,21 +14,19 @@ from datetime import datetime
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
-from brokers.engine.client.admin import ClusterInfo, MQBrokerError, TopicRouteData
 from brokers.engine.client.simple import TOOLS_CONSUMER_GROUP
 from brokers.engine.common.constants import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.common.topic_message_type import topic_message_type
 from brokers.engine.common.topic_validator import broker_system_topics, is_system_topic
-from brokers.engine.remoting.codes import ResponseCode
-from brokers.engine.remoting.errors import RemotingError
-from brokers.gateway.client import get_admin_client
 from brokers.gateway.cluster import cluster_info, masters_by_addr
 from brokers.gateway.connections import consumer_connections
-from brokers.gateway.groups import group_survey
+from brokers.gateway.errors import MQBrokerError, RemotingError, TopicNotFound
+from brokers.gateway.groups import consume_stats, group_survey
 from brokers.gateway.queues import max_offsets, min_offsets, pull_messages
-from brokers.gateway.topics import all_topic_configs, topic_configs, topic_consumer_groups
+from brokers.gateway.topics import all_topic_configs, topic_configs, topic_consumer_groups, topic_stats
+from brokers.gateway.types import ClusterInfo, TopicRouteData
 from brokers.gateway import topic_routes
 from console.errors import InvalidInput, NotFound
 from console.advice import Advice
@@ -187,11 +185,9 @@ def topic_status(*, name: str) -> TopicStatus:
     """Min and max offset and last update time of every queue, on every broker of the route."""
     checked_name(name)
     try:
-        stats = get_admin_client().examine_topic_stats(name)
-    except MQBrokerError as exc:
-        if exc.code == ResponseCode.TOPIC_NOT_EXIST:
-            raise NotFound(f"topic {name} does not exist") from None
-        raise
+        stats = topic_stats(name)
+    except TopicNotFound:
+        raise NotFound(f"topic {name} does not exist") from None
     queues = tuple(
         QueueStatus(mq.broker_name, mq.queue_id, off.min_offset, off.max_offset, off.last_update_timestamp)
         for mq, off in stats.items()
@@ -219,7 +215,7 @@ def topic_consumers(*, name: str) -> TopicConsumers:
             )
             continue
         try:
-            stats = get_admin_client().examine_consume_stats(group, name)
+            stats = consume_stats(group, name)
         except (MQBrokerError, RemotingError) as exc:
             rows.append(TopicConsumerRow(group, members, None, None, f"no progress: {exc}"))
             continue

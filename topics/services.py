@@ -14,14 +14,18 @@ from dataclasses import dataclass, replace
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from brokers.engine.client.admin import ClusterInfo, TopicRouteData
-from brokers.engine.client.simple import SimpleProducer
 from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_attributes import MESSAGE_TYPE
 from brokers.engine.common.topic_config import TopicConfig
-from brokers.gateway.client import get_admin_client
-from brokers.gateway.topics import delete_topic_in_broker, delete_topic_in_namesrv
+from brokers.gateway.console_producer import console_producer
+from brokers.gateway.topics import (
+    create_or_update_topic,
+    delete_topic,
+    delete_topic_in_broker,
+    delete_topic_in_namesrv,
+)
+from brokers.gateway.types import ClusterInfo, TopicRouteData
 from console.actor import Actor
 from console.audit import audited
 from console.errors import Conflict, InvalidInput, NotFound, one_target
@@ -150,10 +154,9 @@ def _write(
 ) -> None:
     """UPDATE_AND_CREATE_TOPIC on each target (with the message type ``message_types`` names for its
     broker, if any); each answers once the name servers know."""
-    client = get_admin_client()
     for t in targets:
         attributes = _message_type_attribute((message_types or {}).get(t.broker_name))
-        client.create_or_update_topic(t.addr, t.config(name, sys_flag), attributes)
+        create_or_update_topic(t.addr, t.config(name, sys_flag), attributes)
 
 
 def topic_create(*, actor: Actor, spec: TopicSpec) -> TopicDetail:
@@ -257,7 +260,6 @@ def topic_delete(*, actor: Actor, name: str, cluster: str | None = None, broker:
         info = selectors.cluster_info()
         if current.type == SYSTEM or name in selectors.system_topic_names(info):
             raise InvalidInput("name", f"{name} is a system topic; it cannot be deleted.")
-        client = get_admin_client()
         if broker is not None:
             deletion = _delete_on_broker(name, broker, current, info)
         elif cluster is not None:
@@ -268,10 +270,10 @@ def topic_delete(*, actor: Actor, name: str, cluster: str | None = None, broker:
             names = tuple(b.broker_name for b in current.brokers if b.cluster == cluster)
             if not names:
                 raise InvalidInput("cluster", f"topic {name} is not on cluster {cluster}.")
-            client.delete_topic(name, cluster=cluster)
+            delete_topic(name, cluster=cluster)
             deletion = TopicDeletion(name, names, f"cluster:{cluster}")
         else:
-            client.delete_topic(name)
+            delete_topic(name)
             deletion = TopicDeletion(name, tuple(b.broker_name for b in current.brokers), "all")
             ShrinkProgress.objects.filter(topic=name).delete()  # a topic made again later starts afresh
         rest = [b for b in current.brokers if b.broker_name not in deletion.brokers]
@@ -313,14 +315,7 @@ def topic_send_test_message(
         if len(payload) > MAX_TEST_MESSAGE_BYTES:
             raise InvalidInput("body", f"a test message may have at most {MAX_TEST_MESSAGE_BYTES} bytes.")
         route = selectors.topic_route_data(name)
-        client = get_admin_client()
-        producer = SimpleProducer(
-            client.namesrv_addrs,
-            CONSOLE_PRODUCER_GROUP,
-            timeout_s=client.timeout_s,
-            remoting=client.driver.remoting,
-            heartbeat_interval_s=None,
-        )
+        producer = console_producer(CONSOLE_PRODUCER_GROUP)
         try:
             mq = None
             if broker is not None:

@@ -15,13 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from brokers.engine.client.admin import MAX_TIMESTAMP
 from brokers.engine.common.constants import RMQ_SYS_TRACE_TOPIC
 from brokers.engine.common.message_id import parse_offset_msg_id
 from brokers.engine.common.trace_data import TraceRecord, decode_trace_data
-from brokers.gateway.client import get_admin_client
 from brokers.gateway.cluster import broker_names_by_addr
-from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.errors import RemotingError
+from brokers.gateway.message_keys import MAX_TIMESTAMP, query_message_by_key
 from console.errors import InvalidInput, ServiceError
 from topics import message_selectors, selectors
 
@@ -144,11 +143,11 @@ def message_trace(*, msg_id: str, trace_topic: str = RMQ_SYS_TRACE_TOPIC) -> Mes
         selectors.topic_route_data(topic)  # NotFound for a trace topic the name servers do not route
     except InvalidInput as exc:
         raise InvalidInput("trace_topic", exc.fields.get("name", ["not a topic name."])[0]) from None
-    found = get_admin_client().query_message_by_key(topic, wanted, MAX_TRACE_MESSAGES, 0, MAX_TIMESTAMP)
+    found = query_message_by_key(topic, wanted, MAX_TRACE_MESSAGES, 0, MAX_TIMESTAMP)
     uniq_key = _uniq_key_of_offset_id(wanted) if not found else None
     if uniq_key:  # an offset message id: traces are keyed by the client-made id the message carries
         wanted = uniq_key
-        found = get_admin_client().query_message_by_key(topic, wanted, MAX_TRACE_MESSAGES, 0, MAX_TIMESTAMP)
+        found = query_message_by_key(topic, wanted, MAX_TRACE_MESSAGES, 0, MAX_TIMESTAMP)
     pubs: list[TraceEvent] = []
     subs: list[TraceEvent] = []
     others: list[TraceEvent] = []

@@ -12,18 +12,27 @@ from dataclasses import replace
 from brokers.engine.client.admin_group_bodies import (
     BrokerGroupSurvey,
     GroupConfig,
+    backlog_since,
+    consume_delay_s,
+    merge_backlog_since,
     parse_consume_stats_list,
     parse_consumer_offset_table,
     parse_subscription_group_table,
     parse_topic_max_offsets,
 )
+from brokers.engine.client.admin_types import ConsumeStats
 from brokers.engine.client.plan import Call, Fanout, Plan, Reply
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
-from brokers.gateway.client import reply_failure, run
+from brokers.gateway.client import get_admin_client, reply_failure, run
 
 __all__ = [
     "BrokerGroupSurvey",
+    "ConsumeStats",
     "GroupConfig",
+    "backlog_since",
+    "consume_delay_s",
+    "consume_stats",
+    "merge_backlog_since",
     "group_survey",
     "group_survey_plan",
     "group_lag",
@@ -153,3 +162,10 @@ def group_survey_plan(addrs: Iterable[str], lag: bool = True) -> Plan[dict[str, 
 
 def group_survey(addrs: Iterable[str], lag: bool = True) -> dict[str, BrokerGroupSurvey]:
     return run(group_survey_plan(addrs, lag))
+
+
+def consume_stats(group: str, topic: str | None = None) -> ConsumeStats:
+    """The group's broker offset, consumer offset and last timestamp per queue (of ``topic``, or every
+    topic it consumes) and its consume TPS (GET_CONSUME_STATS, as ``mqadmin consumerProgress``);
+    TopicNotFound when ``topic`` has no route."""
+    return get_admin_client().examine_consume_stats(group, topic)

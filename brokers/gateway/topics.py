@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from brokers.engine.client.admin_bodies import load_object, parse_group_list, parse_topic_config_table
+from brokers.engine.client.admin_types import TopicStats
 from brokers.engine.client.plan import Call, Fanout, Plan, Reply, check, first_error
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
@@ -80,3 +81,20 @@ def delete_topic_in_namesrv_plan(namesrv_addrs: Iterable[str], topic: str, clust
 def delete_topic_in_namesrv(topic: str, cluster: str | None = None) -> None:
     client = get_admin_client()
     client.driver.run(delete_topic_in_namesrv_plan(client.namesrv_addrs, topic, cluster))
+
+
+def topic_stats(name: str) -> TopicStats:
+    """Min and max offset and last update time of every queue of topic ``name`` on every broker of its
+    route (GET_TOPIC_STATS_INFO); TopicNotFound when the name servers have no route."""
+    return get_admin_client().examine_topic_stats(name)
+
+
+def create_or_update_topic(addr: str, config: TopicConfig, attributes: str | None = None) -> None:
+    """UPDATE_AND_CREATE_TOPIC on the broker at ``addr`` (``attributes``: RocketMQ 5's ``+k=v,-k`` text)."""
+    get_admin_client().create_or_update_topic(addr, config, attributes)
+
+
+def delete_topic(name: str, cluster: str | None = None) -> list[str]:
+    """Delete the topic on the masters of ``cluster`` (every broker of its route when None), then on every
+    name server; the broker addresses it was deleted on."""
+    return get_admin_client().delete_topic(name, cluster=cluster)

@@ -27,12 +27,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from brokers.engine.client.admin import MQBrokerError
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.remoting.codes import ResponseCode
-from brokers.gateway.client import get_admin_client
 from brokers.gateway.connections import consumer_connections, consumer_running_infos
+from brokers.gateway.errors import TopicNotFound
+from brokers.gateway.topic_routes import topic_route
 from consumers import live
 from consumers.types import LiveCheck
 
@@ -162,10 +161,8 @@ def subscribed_topics(subscription_table: Mapping[str, object]) -> tuple[str, ..
 
 def _topic_queues(topic: str) -> tuple[MessageQueue, ...] | None:
     try:
-        return tuple(get_admin_client().examine_topic_route_info(topic).subscribe_queues())
-    except MQBrokerError as exc:
-        if exc.code != ResponseCode.TOPIC_NOT_EXIST:
-            raise
+        return tuple(topic_route(topic).subscribe_queues())
+    except TopicNotFound:
         return None  # subscribed to a topic that is gone: nothing to hold
 
 
