@@ -10,6 +10,7 @@ from brokers.engine.remoting.errors import (
     RemotingSendRequestError,
     RemotingTimeoutError,
     RemotingTooLargeError,
+    RemotingBodyTooLargeError,
     ResponseError,
     expect_code,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "RemotingSendRequestError",
     "RemotingTimeoutError",
     "RemotingTooLargeError",
+    "RemotingBodyTooLargeError",
     "RequestCode",
     "ResponseCode",
     "ResponseError",

@@ -43,9 +43,10 @@ an opaque nobody waits for are dropped.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 from brokers.engine.common.constants import MAX_FRAME_SIZE
 from brokers.engine.remoting.codes import ResponseCode
@@ -63,6 +64,7 @@ from brokers.engine.remoting.command import (
 )
 from brokers.engine.remoting.eager_start import start_eagerly
 from brokers.engine.remoting.errors import (
+    RemotingBodyTooLargeError,
     RemotingConnectError,
     RemotingError,
     RemotingProtocolError,
@@ -70,6 +72,8 @@ from brokers.engine.remoting.errors import (
     RemotingTimeoutError,
 )
 from brokers.engine.remoting.frame_reader import FrameReader
+
+UNREAD_LINGER_S = 1.0  # how long a connection closed on an unread body waits for its peer to read the answer
 from brokers.engine.remoting.frame_writer import FrameWriter
 from brokers.engine.remoting.request_guard import RequestGuard
 from brokers.engine.remoting.limits import ConnectionLimits, header_refusal, limit_log
@@ -119,6 +123,7 @@ class ChannelContext:
         dialed: bool = False,
         budget: BufferBudget | None = None,
         on_established: Callable[[ChannelContext], None] | None = None,
+        body_limits: Mapping[int, tuple[int, str]] | None = None,
     ) -> None:
         self.id = next(_channel_ids)
         self.dialed = dialed  # True: this side opened the connection (a client's); False: a server accepted it
@@ -131,6 +136,7 @@ class ChannelContext:
         self.attributes: dict[str, object] = {}  # owner data (e.g. a client id); never read here
         self.closed = False
         self._writer = writer
+        self._reader = reader
         self.established = False  # a request of this peer passed the guard (server side; see the module docstring)
         self._budget = budget
         self._on_established = on_established
@@ -141,6 +147,7 @@ class ChannelContext:
             max_header_size=limits.max_header_size if limits else None,
             reserve=(lambda size: budget.reserve(self, size)) if budget is not None else None,
             release=(lambda: budget.release(self)) if budget is not None else None,
+            body_limits=body_limits,
         )
         self._frames = FrameWriter(writer, on_written=self._written, on_failed=self._write_failed)
         self._lookup = lookup
@@ -310,6 +317,8 @@ class ChannelContext:
                 data = await frames.read()
             except RemotingProtocolError as exc:  # answered; the connection serves on unless fatal
                 await self._answer_error(exc.opaque, exc.flag, str(exc), exc)
+                if isinstance(exc, RemotingBodyTooLargeError):
+                    await self._linger_unread()
                 if exc.fatal:
                     return
                 continue
@@ -349,6 +358,22 @@ class ChannelContext:
         )
         while len(self._tasks) >= limit and not self.closed:
             await asyncio.wait(set(self._tasks), return_when=asyncio.FIRST_COMPLETED)
+
+    async def _linger_unread(self) -> None:
+        """Before closing on a body left unread: send our FIN after the answer and give the peer up to
+        ``UNREAD_LINGER_S`` to read it and close. Closing at once, with the body unread in our receive
+        buffer, sends a reset that can destroy the answer in the peer's buffer before it is read."""
+        try:
+            if self._writer.can_write_eof():
+                self._writer.write_eof()
+        except (OSError, RuntimeError):
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._peer_closed(), UNREAD_LINGER_S)
+
+    async def _peer_closed(self) -> None:
+        while not (self._writer.transport.is_closing() or self._reader.at_eof()):
+            await asyncio.sleep(0.05)
 
     async def _answer_error(
         self, opaque: int | None, flag: int, remark: str, error: RemotingError | None = None

@@ -62,6 +62,26 @@ class RemotingTooLargeError(RemotingProtocolError):
         self.limit = limit
 
 
+class RemotingBodyTooLargeError(RemotingProtocolError):
+    """A request whose body is over its code's limit, refused from its header before the body is read.
+
+    Fatal: the unread body leaves the stream out of step, so the connection is answered and closed."""
+
+    def __init__(
+        self, code: int, size: int, limit: int, setting: str, *, opaque: int | None = None, flag: int = 0
+    ) -> None:
+        super().__init__(
+            f"request code {code}: body of {size} bytes exceeds the limit of {limit} ({setting}); "
+            "connection closed without reading it",
+            opaque=opaque,
+            flag=flag,
+            fatal=True,
+        )
+        self.code = code
+        self.size = size
+        self.limit = limit
+
+
 class RemotingCommandError(RemotingError, ValueError):
     """A request's custom header misses a required field or holds an unparsable value.
 

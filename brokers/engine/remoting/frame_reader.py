@@ -8,7 +8,12 @@ for a frame to be answered as an error:
 - a length over ``max_frame_size``: only the header is read, the body is skipped in chunks
   without being buffered, and RemotingTooLargeError (not fatal) carries the request's opaque;
   a header that does not fit the frame, or over ``max_header_size``, is fatal;
-- a first byte 0x16 (a TLS ClientHello; as a length it would be over 352 MiB): end of stream.
+- a first byte 0x16 (a TLS ClientHello; as a length it would be over 352 MiB): end of stream;
+- with ``body_limits`` (request code -> max body bytes and the setting's name, e.g. HEART_BEAT's
+  ``max_heartbeat_bytes``), a frame
+  large enough to break one of them has its header read and decoded first; if its code's limit is broken,
+  RemotingBodyTooLargeError (fatal: the body is not read, so the stream is out of step) carries the opaque
+  to answer before the connection closes. Smaller frames are read in one piece as before.
 
 With ``reserve``/``release`` (a server's :class:`~brokers.engine.remoting.budget.BufferBudget`), a
 frame's declared size is reserved before its bytes are read and released once they are; a
@@ -23,10 +28,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-from brokers.engine.remoting.command import HEADER_WORD, LENGTH_PREFIX, RemotingCommand, salvage_ids
-from brokers.engine.remoting.errors import RemotingProtocolError, RemotingTooLargeError
+from brokers.engine.remoting.command import FLAG_RESPONSE, HEADER_WORD, LENGTH_PREFIX, RemotingCommand, salvage_ids
+from brokers.engine.remoting.errors import RemotingBodyTooLargeError, RemotingProtocolError, RemotingTooLargeError
 
 __all__ = ["FrameReader"]
 
@@ -48,6 +53,7 @@ class FrameReader:
         name: object = "connection",
         reserve: Callable[[int], None] | None = None,
         release: Callable[[], None] | None = None,
+        body_limits: Mapping[int, tuple[int, str]] | None = None,
     ) -> None:
         self._reader = reader
         self._reserve = reserve
@@ -58,6 +64,11 @@ class FrameReader:
         self.frame_started_at: float | None = None
         self._loop = asyncio.get_running_loop()
         self._first = True
+        self._body_limits = body_limits or {}
+
+    def _body_threshold(self) -> int | None:
+        """The smallest body limit (frames at most this large are read without a look at their code)."""
+        return min(limit for limit, _ in self._body_limits.values()) if self._body_limits else None
 
     async def read(self) -> bytes | None:
         """The next frame (header word onwards), or None when the stream ended; see the module docstring."""
@@ -78,12 +89,14 @@ class FrameReader:
                 raise RemotingProtocolError(f"frame length {total} is shorter than the 4-byte header word", fatal=True)
             if total > self.max_frame_size:
                 await self._skip_oversize(total)
+            threshold = self._body_threshold()
+            check_code = threshold is not None and total > threshold
             if self._reserve is None:
-                data = await reader.readexactly(total)
+                data = await (self._read_checked(total) if check_code else reader.readexactly(total))
             else:
                 self._reserve(total)
                 try:
-                    data = await reader.readexactly(total)
+                    data = await (self._read_checked(total) if check_code else reader.readexactly(total))
                 finally:
                     self._release()  # type: ignore[misc]
         except asyncio.IncompleteReadError as exc:
@@ -91,6 +104,29 @@ class FrameReader:
             return None
         self.frame_started_at = None
         return data
+
+    async def _read_checked(self, total: int) -> bytes:
+        """A frame that may break its code's body limit: its header first, then (within the limit) its body."""
+        reader = self._reader
+        word_bytes = await reader.readexactly(4)
+        (word,) = HEADER_WORD.unpack(word_bytes)
+        header_length = word & 0xFFFFFF
+        if header_length > min(total - 4, self.max_header_size or self.max_frame_size):
+            raise RemotingProtocolError(
+                f"header length {header_length} does not fit a frame of {total} bytes", fatal=True
+            )
+        header = await reader.readexactly(header_length)
+        body_length = total - 4 - header_length
+        try:
+            head = RemotingCommand.decode_header((word >> 24) & 0xFF, header)
+        except RemotingProtocolError:
+            head = None  # read on: the channel answers the undecodable header as before
+        is_request = head is not None and not head.flag & FLAG_RESPONSE
+        limit = self._body_limits.get(head.code) if is_request else None
+        if head is not None and limit is not None and body_length > limit[0]:
+            self.frame_started_at = None
+            raise RemotingBodyTooLargeError(head.code, body_length, *limit, opaque=head.opaque, flag=head.flag)
+        return word_bytes + header + await reader.readexactly(body_length)
 
     async def _skip_oversize(self, total: int) -> None:
         """Read the header of a frame over the limit, skip its body, raise the error to answer."""

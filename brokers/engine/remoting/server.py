@@ -70,6 +70,7 @@ class RemotingServer:
         self._requested_port = port
         self._port: int | None = None
         self._processors: dict[int, Handler] = {}
+        self._body_limits: dict[int, tuple[int, str]] = {}  # code -> (max body bytes, its setting): before the body
         self._default: Handler | None = None
         self._close_listeners: list[CloseListener] = []
         self._channels: dict[int, ChannelContext] = {}
@@ -85,6 +86,12 @@ class RemotingServer:
 
     def register_processor(self, code: int, handler: Handler) -> None:
         self._processors[int(code)] = handler
+
+    def limit_body(self, code: int, max_bytes: int, setting: str) -> None:
+        """Refuse a request of ``code`` whose body is over ``max_bytes`` from its header alone: the connection
+        is answered and closed without the body being read (a peer sending megabytes it knows will be refused
+        costs the server one header, not the megabytes)."""
+        self._body_limits[int(code)] = (max_bytes, setting)
 
     def processor_for(self, code: int) -> Handler | None:
         """The handler registered for ``code`` (None: the default one answers it)."""
@@ -182,6 +189,7 @@ class RemotingServer:
             limits=self.limits,
             budget=self.budget,
             on_established=self._on_established,
+            body_limits=self._body_limits,
         )
         if self._server is None:  # stopping
             ctx.close()

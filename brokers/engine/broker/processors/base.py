@@ -14,6 +14,18 @@ from brokers.engine.remoting.errors import RemotingCommandError
 if TYPE_CHECKING:
     from brokers.engine.broker.broker_context import BrokerContext
 
+_Self = TypeVar("_Self")
+_Ctx = TypeVar("_Ctx")
+HandlerMethod = Callable[[_Self, _Ctx, RemotingCommand], Awaitable["RemotingCommand | None"]]
+
+
+class ProcessorRegistry(Protocol):
+    """Where a processor registers its handlers: the remoting server, or a test's stand-in."""
+
+    def register_processor(self, code: int, handler: Handler) -> None: ...
+
+    def limit_body(self, code: int, max_bytes: int, setting: str) -> None: ...
+
 
 class RequestError(Exception):
     """Answer the request with ``code`` and ``remark`` (raised inside handlers)."""

@@ -65,8 +65,9 @@ def _parse_json_body(request: RemotingCommand, what: str):
 
 
 class ClientManageProcessor(Processor):
-    def register(self, server) -> None:
+    def register(self, server: ProcessorRegistry) -> None:
         server.register_processor(RequestCode.HEART_BEAT, self.heart_beat)
+        server.limit_body(RequestCode.HEART_BEAT, self.broker.config.max_heartbeat_bytes, "max_heartbeat_bytes")
         server.register_processor(RequestCode.UNREGISTER_CLIENT, self.unregister_client)
         server.register_processor(RequestCode.GET_CONSUMER_LIST_BY_GROUP, self.get_consumer_list_by_group)
         server.register_processor(RequestCode.CHECK_CLIENT_CONFIG, self.check_client_config)

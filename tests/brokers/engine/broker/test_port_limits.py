@@ -333,14 +333,43 @@ def test_a_heartbeat_naming_too_many_groups_or_bytes_is_refused_by_name_and_regi
             }
             answer = await beat(subs)
             assert "60 subscriptions, more than the limit of 50 (max_heartbeat_subscriptions)" in answer.remark
-            huge = {"clientID": "flood", "producerDataSet": [{"groupName": "p" * 200}] * 6000}  # ~1.3 MB
-            answer = await beat(huge)
-            assert "exceeds the limit of 1048576 (max_heartbeat_bytes)" in answer.remark
             manager = c.broker.client_manager
             assert not manager.producer_connections("pg0") and manager.get_consumer_group_info("g0") is None
             assert (
                 await beat({"clientID": "ok", "producerDataSet": [{"groupName": f"pg{i}"} for i in range(100)]})
             ).code == 0
             assert manager.producer_connections("pg99")  # at the limit: registered, in slices
+            huge = {"clientID": "flood", "producerDataSet": [{"groupName": "p" * 200}] * 6000}  # ~1.3 MB
+            answer = await beat(huge)  # refused from its header; the connection is closed after the answer
+            assert "exceeds the limit of 1048576 (max_heartbeat_bytes)" in answer.remark
+            assert not manager.producer_connections("p" * 200)
 
     run(scenario())
+
+
+def test_a_heartbeat_declaring_a_body_over_its_limit_is_answered_from_its_header_and_closed(engine_cluster):
+    """The broker refuses an oversized HEART_BEAT before reading its body: the answer comes while the
+    declared 5 MB have not been sent (so a peer looping on such frames costs a header each, not 5 MB);
+    the connection is closed and a new one is served."""
+
+    async def scenario():
+        async with engine_cluster() as c:
+            await c.create_topic("L", read=1, write=1)
+            reader, writer = await asyncio.open_connection("127.0.0.1", c.broker.server.port)
+            header = json.dumps({"code": RequestCode.HEART_BEAT, "flag": 0, "opaque": 77, "language": "JAVA"}).encode()
+            declared = 5 * 1024 * 1024
+            writer.write(struct.pack(">ii", 4 + len(header) + declared, len(header)) + header + b"{")
+            await writer.drain()
+            (length,) = struct.unpack(">i", await asyncio.wait_for(reader.readexactly(4), 10))
+            answer = RemotingCommand.decode(await reader.readexactly(length))
+            assert answer.is_response and answer.opaque == 77 and answer.code == ResponseCode.SYSTEM_ERROR
+            assert f"body of {declared} bytes exceeds the limit of 1048576 (max_heartbeat_bytes)" in answer.remark
+            assert await _closed_by_peer(reader)
+            writer.close()
+            beat = await c.heartbeat(
+                c.client, "cid", "G", {"L": "*"}
+            )  # a heartbeat within the limit, another connection
+            assert beat.code == ResponseCode.SUCCESS, beat
+            await _send_ok(c)
+
+    run(scenario(), timeout=60)
