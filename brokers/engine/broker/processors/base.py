@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group, validate_new_topic, validate_topic
 from brokers.engine.remoting.codes import ResponseCode
+from brokers.engine.remoting.channel import Handler
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingCommandError
 
@@ -50,6 +51,12 @@ def require_int(request: RemotingCommand, name: str) -> int:
         raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
 
 
+@overload
+def optional_int(request: RemotingCommand, name: str) -> int | None: ...
+@overload
+def optional_int(request: RemotingCommand, name: str, default: int) -> int: ...
+@overload
+def optional_int(request: RemotingCommand, name: str, default: int | None) -> int | None: ...
 def optional_int(request: RemotingCommand, name: str, default: int | None = None) -> int | None:
     try:
         return request.get_int(name, default)
@@ -87,7 +94,9 @@ def checked_queue_id(queue_id: int) -> int:
     return queue_id
 
 
-def error_response(request: RemotingCommand, exc: RequestError, ext_fields: dict | None = None) -> RemotingCommand:
+def error_response(
+    request: RemotingCommand, exc: RequestError, ext_fields: dict[str, Any] | None = None
+) -> RemotingCommand:
     return request.response(exc.code, exc.remark, ext_fields)
 
 
@@ -102,17 +111,17 @@ class Processor:
         request: RemotingCommand,
         code: int = ResponseCode.SUCCESS,
         remark: str | None = None,
-        ext_fields: dict | None = None,
+        ext_fields: dict[str, Any] | None = None,
         body: bytes = b"",
     ) -> RemotingCommand:
         return request.response(code, remark, ext_fields, body)
 
 
-def guarded(handler):
+def guarded(handler: HandlerMethod[_Self, _Ctx]) -> HandlerMethod[_Self, _Ctx]:
     """Turn a RequestError raised by ``handler`` into its response (none for oneway requests)."""
 
     @functools.wraps(handler)
-    async def wrapper(self, ctx, request: RemotingCommand):
+    async def wrapper(self: _Self, ctx: _Ctx, request: RemotingCommand) -> RemotingCommand | None:
         try:
             return await handler(self, ctx, request)
         except RequestError as exc:

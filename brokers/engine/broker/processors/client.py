@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from typing import Any
 
 from brokers.engine.broker.client_manager import ClientChannelInfo
 from brokers.engine.broker.heartbeat import HeartbeatData, HeartbeatLimits, InvalidHeartbeatError, SubscriptionData
 from brokers.engine.broker.processors.base import (
     Processor,
+    ProcessorRegistry,
     RequestError,
     checked_group,
     guarded,
@@ -55,7 +57,7 @@ MAX_DELAY_LEVEL = 18
 REGISTER_SLICE = 64  # groups a heartbeat registers between two turns of the event loop
 
 
-def _parse_json_body(request: RemotingCommand, what: str):
+def _parse_json_body(request: RemotingCommand, what: str) -> Any:
     if not request.body:
         raise RequestError(ResponseCode.SYSTEM_ERROR, f"the {what} body is empty")
     try:
@@ -214,7 +216,7 @@ class ClientManageProcessor(Processor):
     # -- sendback -----------------------------------------------------------------------------
 
     @guarded
-    async def consumer_send_msg_back(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+    async def consumer_send_msg_back(self, ctx: ChannelContext | None, request: RemotingCommand) -> RemotingCommand:
         broker = self.broker
         offset = require_int(request, "offset")
         group = checked_group(require_str(request, "group"))
