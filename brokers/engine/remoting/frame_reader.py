@@ -10,10 +10,10 @@ for a frame to be answered as an error:
   a header that does not fit the frame, or over ``max_header_size``, is fatal;
 - a first byte 0x16 (a TLS ClientHello; as a length it would be over 352 MiB): end of stream;
 - with ``body_limits`` (request code -> max body bytes and the setting's name, e.g. HEART_BEAT's
-  ``max_heartbeat_bytes``), a frame
-  large enough to break one of them has its header read and decoded first; if its code's limit is broken,
-  RemotingBodyTooLargeError (fatal: the body is not read, so the stream is out of step) carries the opaque
-  to answer before the connection closes. Smaller frames are read in one piece as before.
+  ``max_heartbeat_bytes``), a frame large enough to break one of them has its header read and decoded
+  first; if its code's limit is broken, RemotingBodyTooLargeError (fatal: the body is not read, so the
+  stream is out of step) carries the opaque to answer before the connection closes. Smaller frames are
+  read in one piece as before.
 
 With ``reserve``/``release`` (a server's :class:`~brokers.engine.remoting.budget.BufferBudget`), a
 frame's declared size is reserved before its bytes are read and released once they are; a
