@@ -1,5 +1,6 @@
 """What the tests of Apache's name server and broker as peers share: Gantry's Python clients sending and
 consuming a batch of messages through a given name server, and reading Apache mqadmin's fastjson output."""
+
 from __future__ import annotations
 
 import itertools
@@ -22,8 +23,12 @@ from tests.brokers.engine._group_procs import wait_until
 __all__ = ["FAST", "consume_pulling", "consume_pushed", "mqadmin_json", "send_all", "unique", "wait_until"]
 
 # Clients that notice a new route or a rebalance within a second instead of 30 s.
-FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
-                    persist_consumer_offset_interval_s=0.5)
+FAST = ClientConfig(
+    rebalance_interval_s=0.5,
+    poll_name_server_interval_s=0.5,
+    heartbeat_broker_interval_s=1.0,
+    persist_consumer_offset_interval_s=0.5,
+)
 DELIVERY_TIMEOUT_S = 60.0  # generous: the Apache JVMs share 2 cores with the rest of the suite
 _counter = itertools.count()
 
@@ -45,6 +50,7 @@ def consume_pulling(namesrv_addr: str, topic: str, expect: int) -> list[Received
     consumer.subscribe(topic)
     got: list[ReceivedMessage] = []
     with consumer.start():
+
         def enough() -> bool:
             got.extend(consumer.poll(timeout_s=1.0))
             return len(got) >= expect
@@ -64,7 +70,9 @@ def consume_pushed(namesrv_addr: str, topic: str, expect: int) -> list[ReceivedM
             got.extend(msgs)
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    consumer = PushConsumer(unique("peer_push"), namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_config=FAST)
+    consumer = PushConsumer(
+        unique("peer_push"), namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", client_config=FAST
+    )
     consumer.subscribe(topic, "*")
     consumer.register_listener(listener)
     consumer.start()

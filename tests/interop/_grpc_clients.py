@@ -7,6 +7,7 @@ Maven module ``grpc5``, driven by interop/grpc-driver) against a Gantry broker w
 - :func:`create_fifo_topic`: a topic with RocketMQ 5's ``message.type=FIFO`` attribute.
 - :class:`GrpcClients`: producers, simple and push consumers in one driver JVM, shut down at the test's end.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,8 +20,18 @@ from tests.brokers.engine.client._cluster import EmbeddedCluster, create_topic, 
 from tests.fixtures.waiting import wait_until
 from tests.interop._java_clients import read_topic, unique
 
-__all__ = ["GRPC", "GrpcClients", "create_fifo_topic", "create_group", "create_topic", "endpoints", "read_topic",
-           "start_grpc_cluster", "unique", "wait_until"]
+__all__ = [
+    "GRPC",
+    "GrpcClients",
+    "create_fifo_topic",
+    "create_group",
+    "create_topic",
+    "endpoints",
+    "read_topic",
+    "start_grpc_cluster",
+    "unique",
+    "wait_until",
+]
 
 GRPC = "grpc5"  # the driver module: rocketmq-client-java (interop/pom.xml)
 BROKER = "broker-a"
@@ -82,7 +93,9 @@ class GrpcClients:
 
     def receive(self, consumer: str, max_messages: int = 16, invisible_ms: int = 30_000) -> list[dict[str, Any]]:
         """One ReceiveMessage of simple consumer ``consumer`` (a long poll of its awaitMs)."""
-        return self.driver.call("simple_receive", name=consumer, max=max_messages, invisibleMs=invisible_ms, timeout_s=60)
+        return self.driver.call(
+            "simple_receive", name=consumer, max=max_messages, invisibleMs=invisible_ms, timeout_s=60
+        )
 
     def receive_until(self, consumer: str, count: int, timeout_s: float = 30.0, **args: Any) -> list[dict[str, Any]]:
         """Receive (without acking) until ``count`` messages came in all; every message received, in order."""
@@ -99,13 +112,16 @@ class GrpcClients:
 
     def change_invisible(self, consumer: str, message: dict[str, Any], invisible_ms: int) -> str:
         """ChangeInvisibleDuration of a received message; the new receipt handle (``message`` is updated to it)."""
-        message["receiptHandle"] = self.driver.call("simple_change_invisible", name=consumer,
-                                                    receiptHandle=message["receiptHandle"], invisibleMs=invisible_ms)
+        message["receiptHandle"] = self.driver.call(
+            "simple_change_invisible", name=consumer, receiptHandle=message["receiptHandle"], invisibleMs=invisible_ms
+        )
         return message["receiptHandle"]
 
     def received(self, consumer: str, count: int = 0, timeout_s: float = 0.0) -> list[dict[str, Any]]:
         """Every delivery push consumer ``consumer`` got so far, after waiting (in the JVM) until it has ``count``."""
-        return self.driver.call("received", name=consumer, count=count, timeoutMs=int(timeout_s * 1000), timeout_s=timeout_s + 30)
+        return self.driver.call(
+            "received", name=consumer, count=count, timeoutMs=int(timeout_s * 1000), timeout_s=timeout_s + 30
+        )
 
     def shutdown(self, name: str) -> None:
         self.driver.call("shutdown", name=name, timeout_s=60)

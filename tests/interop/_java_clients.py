@@ -1,6 +1,7 @@
 """What the Java-client interop tests share: topics made with Gantry's admin client, message specs for the
 driver's ``send``, a reader of what a topic holds through Gantry's own PullClient, and client names unique
 to a test (a module's driver JVM outlives each test)."""
+
 from __future__ import annotations
 
 import itertools

@@ -25,6 +25,7 @@ something Apache's tool cannot read). A command that does not finish within the 
 failure, never a hang. A run whose JVM got no answer within the tool's own timeouts (a connect, send or
 call timeout, which a starved JVM on a loaded machine can hit) is run once more; twice is a failure.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -54,17 +55,25 @@ LOGBACK_TOOLS_XML = """<configuration>
 """
 # The same for the 5.x tool, which logs through RocketMQ's shaded logback (``rmq.logback.configurationFile``);
 # left alone it loads the broker jar's rmq.broker.logback.xml from the apache5 classpath and prints its status on stdout.
-RMQ_LOGBACK_XML = LOGBACK_TOOLS_XML.replace('class="ch.qos.logback.', 'class="org.apache.rocketmq.logging.ch.qos.logback.')
+RMQ_LOGBACK_XML = LOGBACK_TOOLS_XML.replace(
+    'class="ch.qos.logback.', 'class="org.apache.rocketmq.logging.ch.qos.logback.'
+)
 # The exception types of a refusal: the tool's wrapper and the client's two answers to a non-success code.
-REFUSAL_TYPES = frozenset({
-    "org.apache.rocketmq.tools.command.SubCommandException",
-    "org.apache.rocketmq.client.exception.MQClientException",
-    "org.apache.rocketmq.client.exception.MQBrokerException",
-})
+REFUSAL_TYPES = frozenset(
+    {
+        "org.apache.rocketmq.tools.command.SubCommandException",
+        "org.apache.rocketmq.client.exception.MQClientException",
+        "org.apache.rocketmq.client.exception.MQBrokerException",
+    }
+)
 # No answer within the tool's own timeouts (see MQAdminResult.transport_failure).
-TRANSPORT_FAILURES = frozenset(f"org.apache.rocketmq.remoting.exception.{name}" for name in (
-    "RemotingConnectException", "RemotingSendRequestException", "RemotingTimeoutException"))
-_EXCEPTION_LINE = re.compile(r"^(?:Caused by: )?((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error))(?::|$)", re.MULTILINE)
+TRANSPORT_FAILURES = frozenset(
+    f"org.apache.rocketmq.remoting.exception.{name}"
+    for name in ("RemotingConnectException", "RemotingSendRequestException", "RemotingTimeoutException")
+)
+_EXCEPTION_LINE = re.compile(
+    r"^(?:Caused by: )?((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error))(?::|$)", re.MULTILINE
+)
 _CODE_DESC = re.compile(r"CODE: (-?\d+)\s+DESC: (.*)")
 BODY_DIR = pathlib.Path("/tmp/rocketmq/msgbodys")  # where queryMsgById writes bodies (fixed in the tool)
 
@@ -147,15 +156,29 @@ class MQAdmin:
         home = str(self.home)
         try:
             done = subprocess.run(
-                ["java", *JVM_OPTIONS, f"-Drocketmq.home.dir={home}", f"-Duser.home={home}",
-                 f"-Drmq.logback.configurationFile={home}/conf/rmq_logback_tools.xml", "-cp", self.classpath,
-                 MQADMIN_CLASS, *argv],
-                capture_output=True, text=True, timeout=self.timeout_s, cwd=home,
+                [
+                    "java",
+                    *JVM_OPTIONS,
+                    f"-Drocketmq.home.dir={home}",
+                    f"-Duser.home={home}",
+                    f"-Drmq.logback.configurationFile={home}/conf/rmq_logback_tools.xml",
+                    "-cp",
+                    self.classpath,
+                    MQADMIN_CLASS,
+                    *argv,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=self.timeout_s,
+                cwd=home,
                 env={**os.environ, "ROCKETMQ_HOME": home},
             )
         except subprocess.TimeoutExpired as exc:
-            pytest.fail(f"mqadmin {' '.join(argv)} did not finish within {self.timeout_s} s\n"
-                        f"--- stdout\n{exc.stdout or ''}\n--- stderr\n{exc.stderr or ''}", pytrace=False)
+            pytest.fail(
+                f"mqadmin {' '.join(argv)} did not finish within {self.timeout_s} s\n"
+                f"--- stdout\n{exc.stdout or ''}\n--- stderr\n{exc.stderr or ''}",
+                pytrace=False,
+            )
         return MQAdminResult(argv, done.returncode, done.stdout, done.stderr)
 
     def run_all(self, *calls: tuple[str, ...]) -> list[MQAdminResult]:

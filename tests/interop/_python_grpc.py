@@ -5,6 +5,7 @@ each delivery.
 The client runs in the test's process on its own threads; ``receive`` long-polls for ``await_duration``
 seconds when nothing is there, so the simple consumers here wait 2 s.
 """
+
 from __future__ import annotations
 
 import threading
@@ -27,8 +28,15 @@ from tests.fixtures.waiting import wait_until
 AWAIT_S = 2
 
 
-def message(topic: str, body: str, *, tag: str | None = None, keys: list[str] | None = None, group: str | None = None,
-            properties: dict[str, str] | None = None) -> Message:
+def message(
+    topic: str,
+    body: str,
+    *,
+    tag: str | None = None,
+    keys: list[str] | None = None,
+    group: str | None = None,
+    properties: dict[str, str] | None = None,
+) -> Message:
     msg = Message()
     msg.topic = topic
     msg.body = body.encode()
@@ -79,12 +87,23 @@ class PythonClients:
         return self._start(Producer(self.config, topics, tls_enable=self.tls))
 
     def simple(self, group: str, topic: str, expression: str = "*") -> SimpleConsumer:
-        return self._start(SimpleConsumer(self.config, group, {topic: FilterExpression(expression)}, await_duration=AWAIT_S,
-                                          tls_enable=self.tls))
+        return self._start(
+            SimpleConsumer(
+                self.config, group, {topic: FilterExpression(expression)}, await_duration=AWAIT_S, tls_enable=self.tls
+            )
+        )
 
     def push(self, group: str, topic: str, listener: MessageListener, expression: str = "*") -> PushConsumer:
-        return self._start(PushConsumer(self.config, group, listener, {topic: FilterExpression(expression)},
-                                        consumption_thread_count=2, tls_enable=self.tls))
+        return self._start(
+            PushConsumer(
+                self.config,
+                group,
+                listener,
+                {topic: FilterExpression(expression)},
+                consumption_thread_count=2,
+                tls_enable=self.tls,
+            )
+        )
 
     def close(self) -> None:
         for client in reversed(self.started):

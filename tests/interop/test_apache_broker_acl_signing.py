@@ -2,6 +2,7 @@
 signed content holds two ext fields Apache does not know (``GantryTimestamp``, ``GantryNonce``): Apache signs over
 every ext field but ``Signature``, so it accepts them, and refuses the request when either is changed.
 Gantry's clients therefore sign with the two fields against any broker."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,13 @@ from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from tests.brokers.engine.acl._acl_cluster import RawConnection
-from tests.fixtures.apache_servers import BROKER_MAIN, ApacheServer, apache_broker_config, broker_port, start_apache_namesrv
+from tests.fixtures.apache_servers import (
+    BROKER_MAIN,
+    ApacheServer,
+    apache_broker_config,
+    broker_port,
+    start_apache_namesrv,
+)
 
 USER = ("gantry-user", "gantry-secret-1")
 
@@ -26,7 +33,11 @@ def apache_auth_broker(interop_classpaths, tmp_path_factory):
     root = tmp_path_factory.mktemp("apache-auth")
     namesrv = start_apache_namesrv(interop_classpaths["apache5"], root / "namesrv")
     config = apache_broker_config(
-        broker_name="apache-auth", cluster="ApacheAuth", namesrv_addr=namesrv.addr, port=broker_port(), store=root / "broker" / "store",
+        broker_name="apache-auth",
+        cluster="ApacheAuth",
+        namesrv_addr=namesrv.addr,
+        port=broker_port(),
+        store=root / "broker" / "store",
         authenticationEnabled="true",
         authenticationProvider="org.apache.rocketmq.auth.authentication.provider.DefaultAuthenticationProvider",
         authenticationMetadataProvider="org.apache.rocketmq.auth.authentication.provider.LocalAuthenticationMetadataProvider",
@@ -34,7 +45,9 @@ def apache_auth_broker(interop_classpaths, tmp_path_factory):
         initAuthenticationUser=json.dumps({"username": USER[0], "password": USER[1]}),
         innerClientAuthenticationCredentials=json.dumps({"accessKey": USER[0], "secretKey": USER[1]}),
     )
-    broker = ApacheServer("broker apache-auth", BROKER_MAIN, interop_classpaths["apache5"], root / "broker", "broker.conf", config)
+    broker = ApacheServer(
+        "broker apache-auth", BROKER_MAIN, interop_classpaths["apache5"], root / "broker", "broker.conf", config
+    )
 
     def answers() -> None:  # unsigned probes are refused now, so the probe signs (with Gantry's two fields)
         with BlockingMQAdminClient(namesrv.addr, timeout_s=3.0, access_key=USER[0], secret_key=USER[1]) as admin:
@@ -68,7 +81,13 @@ def test_apache_signs_over_gantrys_fields_so_changing_one_is_refused(apache_auth
     assert GANTRY_TIMESTAMP in signed.ext_fields and GANTRY_NONCE in signed.ext_fields
     with RawConnection(broker.addr) as conn:
         assert conn.call(signed).code == ResponseCode.SUCCESS
-        for field, value in ((GANTRY_TIMESTAMP, str(int(signed.ext_fields[GANTRY_TIMESTAMP]) + 1)), (GANTRY_NONCE, "0" * 32)):
+        for field, value in (
+            (GANTRY_TIMESTAMP, str(int(signed.ext_fields[GANTRY_TIMESTAMP]) + 1)),
+            (GANTRY_NONCE, "0" * 32),
+        ):
             tampered = RemotingCommand.request(signed.code, {**signed.ext_fields, field: value})
             answer = conn.call(tampered)
-            assert answer.code == ResponseCode.NO_PERMISSION and "signature" in answer.remark.lower(), (field, answer.remark)
+            assert answer.code == ResponseCode.NO_PERMISSION and "signature" in answer.remark.lower(), (
+                field,
+                answer.remark,
+            )

@@ -1,5 +1,6 @@
 """Apache RocketMQ 5.x's name server as a peer: a Gantry broker registers with it, Apache's mqadmin reads the
 Gantry broker from it, and Gantry's Python clients route through it to the Gantry broker."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,8 +18,12 @@ REGISTERED_TIMEOUT_S = 60.0
 @pytest.fixture(scope="module")
 def gantry_broker(apache_namesrv, tmp_path_factory):
     """Gantry's broker ``gantry-n`` (cluster GantryOnApache) registered with Apache's name server."""
-    cluster = EmbeddedCluster(tmp_path_factory.mktemp("gantry-on-apache"), broker_names=(BROKER,), cluster=CLUSTER,
-                              namesrv_addrs=(apache_namesrv.addr,)).start()
+    cluster = EmbeddedCluster(
+        tmp_path_factory.mktemp("gantry-on-apache"),
+        broker_names=(BROKER,),
+        cluster=CLUSTER,
+        namesrv_addrs=(apache_namesrv.addr,),
+    ).start()
     yield cluster
     cluster.stop()
 
@@ -36,7 +41,9 @@ def create_topic_on_gantry(admin, gantry_broker, topic: str, queues: int = 4):
     return wait_until(lambda: admin.examine_topic_route_info(topic), REGISTERED_TIMEOUT_S, f"a route of {topic}")
 
 
-def test_a_gantry_broker_is_in_the_apache_name_servers_cluster_list(gantry_broker, admin, apache_namesrv, apache_mqadmin):
+def test_a_gantry_broker_is_in_the_apache_name_servers_cluster_list(
+    gantry_broker, admin, apache_namesrv, apache_mqadmin
+):
     addr = gantry_broker.broker_addr(BROKER)
     info = wait_until(lambda: admin.examine_broker_cluster_info(), REGISTERED_TIMEOUT_S, "cluster info")
     assert info.clusters[CLUSTER] == (BROKER,)
@@ -47,23 +54,46 @@ def test_a_gantry_broker_is_in_the_apache_name_servers_cluster_list(gantry_broke
     assert row[:4] == [CLUSTER, BROKER, "0", addr], listed
 
 
-def test_a_topic_created_on_the_gantry_broker_routes_through_the_apache_name_server(gantry_broker, admin, apache_namesrv,
-                                                                                      apache_mqadmin):
+def test_a_topic_created_on_the_gantry_broker_routes_through_the_apache_name_server(
+    gantry_broker, admin, apache_namesrv, apache_mqadmin
+):
     topic = unique("OnApacheNs")
     route = create_topic_on_gantry(admin, gantry_broker, topic)
-    assert [(q.broker_name, q.read_queue_nums, q.write_queue_nums, q.perm) for q in route.queue_datas] == [(BROKER, 4, 4, 6)]
+    assert [(q.broker_name, q.read_queue_nums, q.write_queue_nums, q.perm) for q in route.queue_datas] == [
+        (BROKER, 4, 4, 6)
+    ]
 
     printed = mqadmin_json(apache_mqadmin("topicRoute", "-n", apache_namesrv.addr, "-t", topic))
-    assert printed["brokerDatas"] == [{"brokerAddrs": {0: gantry_broker.broker_addr(BROKER)}, "brokerName": BROKER,
-                                       "cluster": CLUSTER, "enableActingMaster": False}]
-    assert printed["queueDatas"] == [{"brokerName": BROKER, "perm": 6, "readQueueNums": 4, "topicSysFlag": 0, "writeQueueNums": 4}]
+    assert printed["brokerDatas"] == [
+        {
+            "brokerAddrs": {0: gantry_broker.broker_addr(BROKER)},
+            "brokerName": BROKER,
+            "cluster": CLUSTER,
+            "enableActingMaster": False,
+        }
+    ]
+    assert printed["queueDatas"] == [
+        {"brokerName": BROKER, "perm": 6, "readQueueNums": 4, "topicSysFlag": 0, "writeQueueNums": 4}
+    ]
 
 
-def test_a_topic_apache_mqadmin_creates_on_the_gantry_broker_routes_through_the_apache_name_server(gantry_broker, admin,
-                                                                                                   apache_namesrv, apache_mqadmin):
+def test_a_topic_apache_mqadmin_creates_on_the_gantry_broker_routes_through_the_apache_name_server(
+    gantry_broker, admin, apache_namesrv, apache_mqadmin
+):
     topic = unique("ByApacheTool")
-    out = apache_mqadmin("updateTopic", "-n", apache_namesrv.addr, "-b", gantry_broker.broker_addr(BROKER), "-t", topic,
-                         "-r", "2", "-w", "2")
+    out = apache_mqadmin(
+        "updateTopic",
+        "-n",
+        apache_namesrv.addr,
+        "-b",
+        gantry_broker.broker_addr(BROKER),
+        "-t",
+        topic,
+        "-r",
+        "2",
+        "-w",
+        "2",
+    )
     assert f"create topic to {gantry_broker.broker_addr(BROKER)} success" in out, out
     route = wait_until(lambda: admin.examine_topic_route_info(topic), REGISTERED_TIMEOUT_S, f"a route of {topic}")
     assert [(q.broker_name, q.read_queue_nums, q.write_queue_nums) for q in route.queue_datas] == [(BROKER, 2, 2)]
@@ -87,19 +117,28 @@ def test_gantry_clients_route_through_the_apache_name_server_to_the_gantry_broke
 
 def test_a_stopped_gantry_broker_leaves_the_apache_name_servers_cluster(apache_namesrv, admin, tmp_path):
     """Gantry's broker unregisters (UNREGISTER_BROKER) and closes its connection as it stops; Apache's name server drops it."""
-    leaving = EmbeddedCluster(tmp_path, broker_names=("gantry-leaving",), cluster=CLUSTER, namesrv_addrs=(apache_namesrv.addr,)).start()
+    leaving = EmbeddedCluster(
+        tmp_path, broker_names=("gantry-leaving",), cluster=CLUSTER, namesrv_addrs=(apache_namesrv.addr,)
+    ).start()
     try:
-        wait_until(lambda: "gantry-leaving" in admin.examine_broker_cluster_info().broker_datas, REGISTERED_TIMEOUT_S,
-                   "gantry-leaving registered")
+        wait_until(
+            lambda: "gantry-leaving" in admin.examine_broker_cluster_info().broker_datas,
+            REGISTERED_TIMEOUT_S,
+            "gantry-leaving registered",
+        )
     finally:
         leaving.stop()
-    wait_until(lambda: "gantry-leaving" not in admin.examine_broker_cluster_info().broker_datas, REGISTERED_TIMEOUT_S,
-               "gantry-leaving gone from the cluster info")
+    wait_until(
+        lambda: "gantry-leaving" not in admin.examine_broker_cluster_info().broker_datas,
+        REGISTERED_TIMEOUT_S,
+        "gantry-leaving gone from the cluster info",
+    )
 
 
 @pytest.mark.parametrize("client", ["client4", "client5"])
-def test_apaches_java_client_through_the_apache_name_server_to_the_gantry_broker(client, gantry_broker, admin, apache_namesrv,
-                                                                                java_driver):
+def test_apaches_java_client_through_the_apache_name_server_to_the_gantry_broker(
+    client, gantry_broker, admin, apache_namesrv, java_driver
+):
     topic = unique("JavaOnApacheNs")
     create_topic_on_gantry(admin, gantry_broker, topic, queues=2)
     driver = java_driver(client)

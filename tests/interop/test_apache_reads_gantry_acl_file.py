@@ -3,6 +3,7 @@ with ``migrateAuthFromV1Enabled`` it loads ``$ROCKETMQ_HOME/conf/plain_acl.yml``
 makes a user of each account, so a request signed with an account's secret is accepted and one signed with another
 secret refused. The secrets are the awkward ones (digits only, ``: ``, ``#``, ``*``, quotes, backslash, non-ASCII):
 the writer's double quoting must read back as the same string in both YAML readers."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,13 @@ from brokers.engine.acl.plain_acl_config import parse_plain_acl_text
 from brokers.engine.acl.plain_acl_writer import AclDataVersion, render_plain_acl
 from brokers.engine.client.admin import BlockingMQAdminClient, MQBrokerError
 from brokers.engine.remoting.codes import ResponseCode
-from tests.fixtures.apache_servers import BROKER_MAIN, ApacheServer, apache_broker_config, broker_port, start_apache_namesrv
+from tests.fixtures.apache_servers import (
+    BROKER_MAIN,
+    ApacheServer,
+    apache_broker_config,
+    broker_port,
+    start_apache_namesrv,
+)
 
 ADMIN = ("gantry-admin", "12345678")  # digits only: a YAML 1.1 int unless quoted
 ODD = ("odd-account", 'colon: hash # star * "q" \\ ünïcödé')
@@ -46,7 +53,10 @@ def apache_broker_with_gantry_acl_file(interop_classpaths, tmp_path_factory):
     (conf / "plain_acl.yml").write_text(text, encoding="utf-8")
     namesrv = start_apache_namesrv(interop_classpaths["apache5"], root / "namesrv")
     broker_config = apache_broker_config(
-        broker_name="apache-v1-acl", cluster="ApacheV1Acl", namesrv_addr=namesrv.addr, port=broker_port(),
+        broker_name="apache-v1-acl",
+        cluster="ApacheV1Acl",
+        namesrv_addr=namesrv.addr,
+        port=broker_port(),
         store=root / "broker" / "store",
         authenticationEnabled="true",
         authenticationProvider="org.apache.rocketmq.auth.authentication.provider.DefaultAuthenticationProvider",
@@ -56,8 +66,14 @@ def apache_broker_with_gantry_acl_file(interop_classpaths, tmp_path_factory):
         migrateAuthFromV1Enabled="true",
         innerClientAuthenticationCredentials=json.dumps({"accessKey": ADMIN[0], "secretKey": ADMIN[1]}),
     )
-    broker = ApacheServer("broker apache-v1-acl", BROKER_MAIN, interop_classpaths["apache5"], root / "broker", "broker.conf",
-                          broker_config)
+    broker = ApacheServer(
+        "broker apache-v1-acl",
+        BROKER_MAIN,
+        interop_classpaths["apache5"],
+        root / "broker",
+        "broker.conf",
+        broker_config,
+    )
 
     def answers() -> None:  # only a migrated account can sign a request Apache accepts
         with BlockingMQAdminClient(namesrv.addr, timeout_s=3.0, access_key=ADMIN[0], secret_key=ADMIN[1]) as admin:

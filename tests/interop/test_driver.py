@@ -1,4 +1,5 @@
 """The interop driver runs on each Apache client Maven resolved, and says which version it is."""
+
 from __future__ import annotations
 
 import pytest

@@ -2,6 +2,7 @@
 (``AclClientRPCHook(new SessionCredentials(ak, sk))``) against Gantry's ACL (``acl_session_cluster``, the
 accounts of tests/brokers/engine/acl/_acl_cluster.py): a signed producer and consumer work; a wrong
 secret and a missing permission are refused, and the Java exception names the refusal."""
+
 from __future__ import annotations
 
 import pytest
@@ -34,14 +35,18 @@ def test_a_signed_producer_and_push_consumer_send_and_consume(client, java, acl_
     create_topic(acl_admin, acl_session_cluster, topic_name, queues=2)
     consumer = java.push(client, unique("g_acl"), topic_name, **keys(DEMO))
     producer = java.producer(client, **keys(DEMO))
-    results = java.call("send", producer, mode="sync", messages=[message(topic_name, f"s{i}", tags="Acl") for i in range(6)])
+    results = java.call(
+        "send", producer, mode="sync", messages=[message(topic_name, f"s{i}", tags="Acl") for i in range(6)]
+    )
     assert [r["status"] for r in results] == ["SEND_OK"] * 6
     got = java.received(consumer, count=6, timeout_s=20)
     assert sorted(m["body"] for m in got) == [f"s{i}" for i in range(6)]
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_a_wrong_secret_is_refused_by_name(client, java, module_java_drivers, acl_session_cluster, acl_admin, topic_name):
+def test_a_wrong_secret_is_refused_by_name(
+    client, java, module_java_drivers, acl_session_cluster, acl_admin, topic_name
+):
     """Gantry's name servers check signatures too: the route query is refused (16, naming the access key) and
     Apache's client, which logs a failed route update and goes on, answers the send with "No route info"."""
     create_topic(acl_admin, acl_session_cluster, topic_name, queues=2)
@@ -50,8 +55,11 @@ def test_a_wrong_secret_is_refused_by_name(client, java, module_java_drivers, ac
         java.call("send", producer, mode="sync", messages=[message(topic_name, "forged")])
     assert refused.value.type.endswith("MQClientException") and "No route info of this topic" in refused.value.message
     client_log = module_java_drivers[client].client_log
-    wait_until(lambda: f"CODE: 16  DESC: signature mismatch for accessKey {DEMO[0]}" in client_log.read_text(errors="replace"),
-               10, "the client's log names the name server's refusal")
+    wait_until(
+        lambda: f"CODE: 16  DESC: signature mismatch for accessKey {DEMO[0]}" in client_log.read_text(errors="replace"),
+        10,
+        "the client's log names the name server's refusal",
+    )
 
 
 @pytest.mark.parametrize("client", CLIENTS)
@@ -61,4 +69,6 @@ def test_a_missing_permission_is_refused_by_name(client, java, acl_session_clust
     with pytest.raises(JavaDriverError) as refused:
         java.call("send", producer, mode="sync", messages=[message(topic_name, "not allowed")])
     assert "MQBrokerException" in refused.value.message or "MQBrokerException" in refused.value.type, refused.value
-    assert "CODE: 16 " in refused.value.message and "no permission" in refused.value.message.lower(), refused.value.message
+    assert "CODE: 16 " in refused.value.message and "no permission" in refused.value.message.lower(), (
+        refused.value.message
+    )

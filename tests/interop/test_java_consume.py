@@ -1,6 +1,7 @@
 """Apache's Java consumers (4.9.8 and 5.5.0), unmodified, reading from Gantry: DefaultMQPushConsumer in
 clustering and broadcasting mode with tag filters, and DefaultLitePullConsumer subscribing or assigning
 queues, polling and committing. Messages come from Gantry's own Producer."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,7 +29,9 @@ def all_queues(topic: str, queues: int) -> set[tuple[str, str, int]]:
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_push_clustering_shares_the_queues_and_consumes_each_message_once(client, java, module_cluster, module_admin, producer, topic_name):
+def test_push_clustering_shares_the_queues_and_consumes_each_message_once(
+    client, java, module_cluster, module_admin, producer, topic_name
+):
     create_topic(module_admin, module_cluster, topic_name, queues=2)
     group = unique("g_cluster")
     first, second = (java.push(client, group, topic_name) for _ in range(2))
@@ -55,16 +58,23 @@ def test_push_clustering_shares_the_queues_and_consumes_each_message_once(client
     java.shutdown(first)  # a consumer's shutdown persists its offsets on the brokers
     java.shutdown(second)
     with PullClient(module_cluster.namesrv_addr, group, heartbeat_interval_s=None) as puller:
-        assert all(puller.query_offset(mq) == puller.max_offset(mq) for mq in puller.fetch_subscribe_message_queues(topic_name))
+        assert all(
+            puller.query_offset(mq) == puller.max_offset(mq) for mq in puller.fetch_subscribe_message_queues(topic_name)
+        )
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_push_broadcasting_delivers_every_message_to_every_consumer(client, java, module_cluster, module_admin, producer, topic_name):
+def test_push_broadcasting_delivers_every_message_to_every_consumer(
+    client, java, module_cluster, module_admin, producer, topic_name
+):
     create_topic(module_admin, module_cluster, topic_name, queues=2)
     group = unique("g_broadcast")
     consumers = [java.push(client, group, topic_name, broadcasting=True) for _ in range(2)]
-    wait_until(lambda: all({q for q in java.queues(n) if q[0] == topic_name} == all_queues(topic_name, 2) for n in consumers),
-               20, "each broadcasting consumer holds every queue")
+    wait_until(
+        lambda: all({q for q in java.queues(n) if q[0] == topic_name} == all_queues(topic_name, 2) for n in consumers),
+        20,
+        "each broadcasting consumer holds every queue",
+    )
     sent = [f"b{i}" for i in range(10)]
     for body in sent:
         producer.send(Message(topic_name, body.encode()))
@@ -102,11 +112,15 @@ def test_lite_pull_subscribe_polls_and_commits(client, java, module_cluster, mod
     assert sum(q["committed"] for q in committed if q["topic"] == topic_name) == len(sent)
     java.shutdown(name)  # persists the committed offsets on the brokers
     with PullClient(module_cluster.namesrv_addr, group, heartbeat_interval_s=None) as puller:
-        assert sum(max(puller.query_offset(mq), 0) for mq in puller.fetch_subscribe_message_queues(topic_name)) == len(sent)
+        assert sum(max(puller.query_offset(mq), 0) for mq in puller.fetch_subscribe_message_queues(topic_name)) == len(
+            sent
+        )
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_lite_pull_assign_reads_every_queue_of_the_topic(client, java, module_cluster, module_admin, producer, topic_name):
+def test_lite_pull_assign_reads_every_queue_of_the_topic(
+    client, java, module_cluster, module_admin, producer, topic_name
+):
     create_topic(module_admin, module_cluster, topic_name, queues=2)
     sent = [f"a{i}" for i in range(8)]
     for body in sent:

@@ -2,6 +2,7 @@
 the three agree on the group's allocation (AVG over the same sorted client ids), so every queue has
 exactly one owner, and every message is consumed once. Gantry's admin client reads the group: its
 connections, and each Java client's own running info (GET_CONSUMER_RUNNING_INFO through the broker)."""
+
 from __future__ import annotations
 
 import threading
@@ -9,11 +10,17 @@ import threading
 from brokers.engine.client import ClientConfig, ConsumeConcurrentlyStatus, Message, MessageQueue, Producer, PushConsumer
 from tests.interop._java_clients import JavaClients, create_topic, unique, wait_until
 
-FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
-                    persist_consumer_offset_interval_s=0.5)
+FAST = ClientConfig(
+    rebalance_interval_s=0.5,
+    poll_name_server_interval_s=0.5,
+    heartbeat_broker_interval_s=1.0,
+    persist_consumer_offset_interval_s=0.5,
+)
 
 
-def test_java_4_java_5_and_python_consumers_share_one_group(module_java_drivers, module_cluster, module_admin, topic_name):
+def test_java_4_java_5_and_python_consumers_share_one_group(
+    module_java_drivers, module_cluster, module_admin, topic_name
+):
     create_topic(module_admin, module_cluster, topic_name, queues=4)  # 8 queues over broker-a and broker-b
     group = unique("g_mixed")
     every_queue = {MessageQueue(topic_name, b, q) for b in ("broker-a", "broker-b") for q in range(4)}
@@ -26,8 +33,13 @@ def test_java_4_java_5_and_python_consumers_share_one_group(module_java_drivers,
             python_got.extend(m.body.decode() for m in msgs)
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    python = PushConsumer(group, module_cluster.namesrv_addr, client_config=FAST, consume_from_where="CONSUME_FROM_FIRST_OFFSET",
-                          instance_name=unique("py"))
+    python = PushConsumer(
+        group,
+        module_cluster.namesrv_addr,
+        client_config=FAST,
+        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        instance_name=unique("py"),
+    )
     python.subscribe(topic_name, "*")
     python.register_listener(listener)
     try:
@@ -36,10 +48,17 @@ def test_java_4_java_5_and_python_consumers_share_one_group(module_java_drivers,
         java5 = java.push("client5", group, topic_name)
 
         def owners() -> dict[str, set[MessageQueue]] | None:
-            held = {name: {MessageQueue(t, b, q) for t, b, q in java.queues(name) if t == topic_name} for name in (java4, java5)}
+            held = {
+                name: {MessageQueue(t, b, q) for t, b, q in java.queues(name) if t == topic_name}
+                for name in (java4, java5)
+            }
             held["python"] = {mq for mq in python.assigned_queues() if mq.topic == topic_name}
             claimed = [mq for queues in held.values() for mq in queues]
-            return held if len(claimed) == len(set(claimed)) == 8 and set(claimed) == every_queue and all(held.values()) else None
+            return (
+                held
+                if len(claimed) == len(set(claimed)) == 8 and set(claimed) == every_queue and all(held.values())
+                else None
+            )
 
         held = wait_until(owners, 30, "the three consumers hold the 8 queues, each queue once")
         assert sorted(len(queues) for queues in held.values()) == [2, 3, 3]  # AVG: 8 queues over 3 clients

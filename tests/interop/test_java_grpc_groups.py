@@ -2,6 +2,7 @@
 mqadmin consumerConnection and the console read) lists each running 5.x client as a JAVA connection with
 its subscription, and drops it when the client shuts down (NotifyClientTermination); two push consumers
 of one group share its messages, each message consumed once."""
+
 from __future__ import annotations
 
 import collections
@@ -12,7 +13,13 @@ from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.client.errors import MQBrokerError
 from tests.fixtures.waiting import wait_until
 from tests.interop._grpc_clients import (
-    GRPC, GrpcClients, create_group, create_topic, endpoints, start_grpc_cluster, unique,
+    GRPC,
+    GrpcClients,
+    create_group,
+    create_topic,
+    endpoints,
+    start_grpc_cluster,
+    unique,
 )
 
 

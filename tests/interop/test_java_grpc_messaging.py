@@ -3,6 +3,7 @@
 messages, and its SimpleConsumer receives them with what was sent (tag, keys, properties, message group),
 in order for a FIFO group, one consumer at a time, redelivered when not acked (delivery attempt 2), never
 again once acked, and hidden for as long as ChangeInvisibleDuration says."""
+
 from __future__ import annotations
 
 import time
@@ -13,7 +14,15 @@ from brokers.engine.client.admin import BlockingMQAdminClient
 from tests.fixtures.interop import JavaDriverError
 from tests.fixtures.waiting import wait_until
 from tests.interop._grpc_clients import (
-    GRPC, GrpcClients, create_fifo_topic, create_group, create_topic, endpoints, read_topic, start_grpc_cluster, unique,
+    GRPC,
+    GrpcClients,
+    create_fifo_topic,
+    create_group,
+    create_topic,
+    endpoints,
+    read_topic,
+    start_grpc_cluster,
+    unique,
 )
 
 MIN_INVISIBLE_MS = 10_000  # the smallest invisible duration Apache's proxy takes in a ReceiveMessage
@@ -55,8 +64,16 @@ def test_normal_messages_arrive_with_their_tag_keys_and_properties(grpc, cluster
     everything = grpc.simple(group, topic_name)
     only_a = grpc.simple(tag_a, topic_name, filter="TagA || TagC")
     producer = grpc.producer(topic_name)
-    sent = [{"topic": topic_name, "body": f"n{i}", "tag": "TagA" if i % 2 == 0 else "TagB", "keys": [f"k{i}", "shared"],
-             "properties": {"color": "red", "index": str(i)}} for i in range(4)]
+    sent = [
+        {
+            "topic": topic_name,
+            "body": f"n{i}",
+            "tag": "TagA" if i % 2 == 0 else "TagB",
+            "keys": [f"k{i}", "shared"],
+            "properties": {"color": "red", "index": str(i)},
+        }
+        for i in range(4)
+    ]
     receipts = grpc.send(producer, *sent)
     ids = [r["messageId"] for r in receipts]
     assert len(set(ids)) == 4 and all(ids), receipts
@@ -88,8 +105,12 @@ def test_normal_messages_arrive_with_their_tag_keys_and_properties(grpc, cluster
 def test_fifo_messages_keep_their_group_and_queue(grpc, cluster, admin, topic_name):
     create_fifo_topic(admin, cluster, topic_name, queues=4)
     producer = grpc.producer(topic_name)
-    receipts = grpc.send(producer, *[{"topic": topic_name, "body": f"f{i}", "messageGroup": "order-7"} for i in range(5)])
-    assert len({(r["brokerName"], r["queueId"]) for r in receipts}) == 1, f"one message group, several queues: {receipts}"
+    receipts = grpc.send(
+        producer, *[{"topic": topic_name, "body": f"f{i}", "messageGroup": "order-7"} for i in range(5)]
+    )
+    assert len({(r["brokerName"], r["queueId"]) for r in receipts}) == 1, (
+        f"one message group, several queues: {receipts}"
+    )
     offsets = [r["offset"] for r in receipts]
     assert offsets == sorted(offsets)
     stored = [m for _mq, m in read_topic(cluster.namesrv_addr, topic_name, expect=5)]
@@ -102,8 +123,10 @@ def test_a_fifo_group_is_consumed_in_order_by_one_consumer_at_a_time(grpc, clust
     group = create_group(admin, cluster, unique("g_fifo"), consume_message_orderly=True)
     first, second = grpc.simple(group, topic_name), grpc.simple(group, topic_name)
     producer = grpc.producer(topic_name)
-    grpc.send(producer, *[{"topic": topic_name, "body": f"{g}-{i}", "messageGroup": g}
-                          for i in range(3) for g in ("alpha", "beta")])
+    grpc.send(
+        producer,
+        *[{"topic": topic_name, "body": f"{g}-{i}", "messageGroup": g} for i in range(3) for g in ("alpha", "beta")],
+    )
 
     held = grpc.receive_until(first, 1, invisible_ms=30_000)
     held_groups = {m["messageGroup"] for m in held}
@@ -161,7 +184,9 @@ def test_change_invisible_duration_brings_a_message_back_sooner(grpc, cluster, a
     grpc.ack(consumer, back)
 
 
-def test_change_invisible_duration_keeps_a_message_hidden_longer_and_its_new_handle_acks(grpc, cluster, admin, topic_name):
+def test_change_invisible_duration_keeps_a_message_hidden_longer_and_its_new_handle_acks(
+    grpc, cluster, admin, topic_name
+):
     create_topic(admin, cluster, topic_name, queues=1)
     group = create_group(admin, cluster, unique("g_longer"))
     consumer = grpc.simple(group, topic_name)
@@ -171,7 +196,9 @@ def test_change_invisible_duration_keeps_a_message_hidden_longer_and_its_new_han
 
     deadline = time.monotonic() + MIN_INVISIBLE_MS / 1000 + 4  # past the first invisible duration
     while time.monotonic() < deadline:
-        assert grpc.receive(consumer, invisible_ms=MIN_INVISIBLE_MS) == [], "came back after the first invisible duration"
+        assert grpc.receive(consumer, invisible_ms=MIN_INVISIBLE_MS) == [], (
+            "came back after the first invisible duration"
+        )
     grpc.ack(consumer, message)  # with the handle ChangeInvisibleDuration answered
 
 
@@ -179,9 +206,18 @@ def test_an_sql92_subscription_gets_only_the_matching_messages(grpc, cluster, ad
     create_topic(admin, cluster, topic_name, queues=2)
     group = create_group(admin, cluster, unique("g_sql"))
     consumer = grpc.simple(group, topic_name, sql="amount > 10 AND region = 'north'")
-    grpc.send(grpc.producer(topic_name), *[{"topic": topic_name, "body": f"q{amount}-{region}",
-                                            "properties": {"amount": str(amount), "region": region}}
-                                           for amount in (5, 20, 30) for region in ("north", "south")])
+    grpc.send(
+        grpc.producer(topic_name),
+        *[
+            {
+                "topic": topic_name,
+                "body": f"q{amount}-{region}",
+                "properties": {"amount": str(amount), "region": region},
+            }
+            for amount in (5, 20, 30)
+            for region in ("north", "south")
+        ],
+    )
     got = grpc.receive_until(consumer, 2)
     assert sorted(m["body"] for m in got) == ["q20-north", "q30-north"]
     for message in got:

@@ -5,6 +5,7 @@ of tests/brokers/engine/acl/_acl_cluster.py with the right secret sends and cons
 refused (the client's UnauthorizedException, response code 40100), and an account without PUB may not
 send. TLS: with the broker's TLS enforcing, a client with ``enableSsl(true)`` sends and consumes, and a
 plain-text client cannot start."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,7 +15,13 @@ from brokers.engine.remoting.tls import TlsConfig
 from tests.brokers.engine.acl._acl_cluster import ADMIN, DEMO, SUB_ONLY, acl_text, write_acl
 from tests.fixtures.interop import JavaDriverError
 from tests.interop._grpc_clients import (
-    GRPC, GrpcClients, create_group, create_topic, endpoints, start_grpc_cluster, unique,
+    GRPC,
+    GrpcClients,
+    create_group,
+    create_topic,
+    endpoints,
+    start_grpc_cluster,
+    unique,
 )
 
 
@@ -33,7 +40,9 @@ def acl_cluster(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def acl_admin(acl_cluster):
-    with BlockingMQAdminClient(acl_cluster.namesrv_addr, timeout_s=5.0, access_key=ADMIN[0], secret_key=ADMIN[1]) as admin:
+    with BlockingMQAdminClient(
+        acl_cluster.namesrv_addr, timeout_s=5.0, access_key=ADMIN[0], secret_key=ADMIN[1]
+    ) as admin:
         yield admin
 
 
@@ -46,7 +55,9 @@ def acl_grpc(module_java_drivers, acl_cluster):
 
 @pytest.fixture(scope="module")
 def tls_cluster(tmp_path_factory, tls_certs):
-    tls = TlsConfig(mode="enforcing", cert_file=tls_certs.server_cert, key_file=tls_certs.server_key, ca_file=tls_certs.ca)
+    tls = TlsConfig(
+        mode="enforcing", cert_file=tls_certs.server_cert, key_file=tls_certs.server_key, ca_file=tls_certs.ca
+    )
     cluster = start_grpc_cluster(tmp_path_factory.mktemp("grpc-tls-cluster"), tls=tls, namesrv_options={"tls": tls})
     yield cluster
     cluster.stop()
@@ -54,7 +65,9 @@ def tls_cluster(tmp_path_factory, tls_certs):
 
 @pytest.fixture(scope="module")
 def tls_admin(tls_cluster, tls_certs):
-    tls = TlsConfig(mode="enforcing", cert_file=tls_certs.client_cert, key_file=tls_certs.client_key, ca_file=tls_certs.ca)
+    tls = TlsConfig(
+        mode="enforcing", cert_file=tls_certs.client_cert, key_file=tls_certs.client_key, ca_file=tls_certs.ca
+    )
     with BlockingMQAdminClient(tls_cluster.namesrv_addr, timeout_s=5.0, tls=tls) as admin:
         yield admin
 

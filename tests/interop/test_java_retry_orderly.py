@@ -4,6 +4,7 @@ locks (LOCK_BATCH_MQ) and sees each key's messages in order.
 
 Retries wait the delay level the listener sets (``context.setDelayLevelWhenNextConsume(1)``: 1 s, as
 Gantry's own retry tests do); left at 0 the broker picks level 3 + reconsume times (10 s, then 30 s)."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,7 +22,9 @@ def java(module_java_drivers, module_cluster):
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_reconsume_later_retries_then_dead_letters_after_max_reconsume_times(client, java, module_cluster, module_admin, topic_name):
+def test_reconsume_later_retries_then_dead_letters_after_max_reconsume_times(
+    client, java, module_cluster, module_admin, topic_name
+):
     create_topic(module_admin, module_cluster, topic_name, queues=1)
     group = unique("g_retry")
     name = java.push(client, group, topic_name, maxReconsumeTimes=2, failBodies=["poison"], retryDelayLevel=1)
@@ -36,7 +39,9 @@ def test_reconsume_later_retries_then_dead_letters_after_max_reconsume_times(cli
     got = wait_until(three_poisons, 30, "the poison message delivered three times")
     poison = [m for m in got if m["body"] == "poison"]
     assert [m["reconsumeTimes"] for m in poison] == [0, 1, 2]  # the first delivery and maxReconsumeTimes retries
-    assert all(m["topic"] == topic_name and m["props"]["origin"] == "gantry" for m in poison)  # the retry topic is hidden
+    assert all(
+        m["topic"] == topic_name and m["props"]["origin"] == "gantry" for m in poison
+    )  # the retry topic is hidden
     assert poison[1]["props"]["RETRY_TOPIC"] == topic_name
     assert [m["body"] for m in got].count("ok") == 1
 
@@ -50,7 +55,9 @@ def test_reconsume_later_retries_then_dead_letters_after_max_reconsume_times(cli
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_orderly_consumer_locks_its_queues_and_sees_each_key_in_order(client, java, module_cluster, module_admin, topic_name):
+def test_orderly_consumer_locks_its_queues_and_sees_each_key_in_order(
+    client, java, module_cluster, module_admin, topic_name
+):
     create_topic(module_admin, module_cluster, topic_name, queues=2)
     group = unique("g_orderly")
     name = java.push(client, group, topic_name, orderly=True)

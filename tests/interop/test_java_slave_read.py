@@ -1,6 +1,7 @@
 """Apache's Java clients (4.9.8 and 5.5.0) and a Gantry broker group run as processes (a name server, a
 SYNC_MASTER and its slave): the Java producer's messages are read by a Java push consumer from the slave
 after the master is SIGKILLed."""
+
 from __future__ import annotations
 
 import asyncio
@@ -32,8 +33,11 @@ def test_a_java_consumer_drains_the_slave_after_the_master_is_killed(client, mod
     try:
         create_topic(master.addr, TOPIC, 2)
         wait_until(lambda: set(route(ns.addr)) == {0, 1}, 15, "the route lists the master and the slave")
-        wait_until(lambda: TOPIC.encode() in asyncio.run(call(slave.addr, RequestCode.GET_ALL_TOPIC_CONFIG)).body, 15,
-                   "the slave copied the topic")
+        wait_until(
+            lambda: TOPIC.encode() in asyncio.run(call(slave.addr, RequestCode.GET_ALL_TOPIC_CONFIG)).body,
+            15,
+            "the slave copied the topic",
+        )
         producer = java.producer(client)
         sent = [f"s{i}" for i in range(20)]
         results = java.call("send", producer, mode="sync", messages=[message(TOPIC, body, keys=body) for body in sent])
@@ -46,7 +50,9 @@ def test_a_java_consumer_drains_the_slave_after_the_master_is_killed(client, mod
         got = java.received(consumer, count=len(sent), timeout_s=30)
         assert sorted(m["body"] for m in got) == sorted(sent)
         assert all(m["keys"] == m["body"] for m in got)
-        assert {m["storeHost"].rsplit(":", 1)[-1] for m in got} == {str(master.port)}  # stored by the master, read from its copy
+        assert {m["storeHost"].rsplit(":", 1)[-1] for m in got} == {
+            str(master.port)
+        }  # stored by the master, read from its copy
     finally:
         java.close()
         for proc in (slave, master, ns):

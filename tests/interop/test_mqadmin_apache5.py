@@ -2,6 +2,7 @@
 as with the 4.9 tool; topicStatus (like consumerProgress) first asks each broker for the topic's config with
 RocketMQ 5's GET_TOPIC_CONFIG (351), which Gantry's brokers answer as Apache's do.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -36,18 +37,23 @@ def answers(mqadmin5, session_cluster, admin):  # noqa: F811
 
 def test_cluster_list_5x_names_each_broker(answers, session_cluster):
     rows = answers["clusterList"].rows()
-    assert [row[:4] for row in rows] == [[CLUSTER, name, "0", session_cluster.broker_addr(name)] for name in ("broker-a", "broker-b")]
+    assert [row[:4] for row in rows] == [
+        [CLUSTER, name, "0", session_cluster.broker_addr(name)] for name in ("broker-a", "broker-b")
+    ]
 
 
 def test_topic_route_5x_names_the_brokers_and_queues(answers):
     route = json_compat.loads(answers["topicRoute"].ok())
-    assert sorted((q["brokerName"], q["readQueueNums"], q["writeQueueNums"], q["perm"]) for q in route["queueDatas"]) == [
-        ("broker-a", 2, 2, 6), ("broker-b", 2, 2, 6)]
+    assert sorted(
+        (q["brokerName"], q["readQueueNums"], q["writeQueueNums"], q["perm"]) for q in route["queueDatas"]
+    ) == [("broker-a", 2, 2, 6), ("broker-b", 2, 2, 6)]
 
 
 def test_update_topic_5x_creates_it_with_the_queue_counts_and_perm(answers, session_cluster, admin):
     out = answers["updateTopic"].ok()
-    assert all(f"create topic to {session_cluster.broker_addr(name)} success." in out for name in ("broker-a", "broker-b"))
+    assert all(
+        f"create topic to {session_cluster.broker_addr(name)} success." in out for name in ("broker-a", "broker-b")
+    )
     for name in ("broker-a", "broker-b"):
         config = admin.get_all_topic_config(session_cluster.broker_addr(name))[CREATED]
         assert (config.read_queue_nums, config.write_queue_nums, config.perm) == (3, 5, 4), name
@@ -57,4 +63,5 @@ def test_update_topic_5x_creates_it_with_the_queue_counts_and_perm(answers, sess
 def test_topic_status_5x_shows_each_queues_offsets(answers, session_cluster):
     rows = [row for row in answers["topicStatus"].rows() if row[0].startswith("broker-")]  # then "Topic Put TPS: ..."
     assert sorted((row[0], int(row[1]), int(row[2]), int(row[3])) for row in rows) == [
-        (name, qid, 0, 0) for name in ("broker-a", "broker-b") for qid in range(2)]
+        (name, qid, 0, 0) for name in ("broker-a", "broker-b") for qid in range(2)
+    ]

@@ -4,6 +4,7 @@ on the session's two masters and on a broker group (broker-a SYNC_MASTER with it
 The read-only commands run once, side by side (one JVM each), in a module fixture; each test checks
 one command's answer against what Gantry's own admin client reads.
 """
+
 from __future__ import annotations
 
 import re
@@ -27,13 +28,30 @@ def reads(mqadmin, session_cluster, group_cluster):  # noqa: F811
         a, b = session_cluster.broker_addr("broker-a"), session_cluster.broker_addr("broker-b")
         s, g = session_cluster.namesrv_addr, group_cluster.namesrv_addr
         results = mqadmin.run_all(
-            (s, "clusterList"), (s, "brokerStatus", "-b", a), (s, "getBrokerConfig", "-b", b), (s, "topicList"),
-            (g, "clusterList"), (g, "brokerStatus", "-c", CLUSTER), (g, "brokerStatus", "-b", group_cluster.broker_addr(SLAVE)),
+            (s, "clusterList"),
+            (s, "brokerStatus", "-b", a),
+            (s, "getBrokerConfig", "-b", b),
+            (s, "topicList"),
+            (g, "clusterList"),
+            (g, "brokerStatus", "-c", CLUSTER),
+            (g, "brokerStatus", "-b", group_cluster.broker_addr(SLAVE)),
             (g, "getBrokerConfig", "-c", CLUSTER),
         )
-        facts = {"topic": topic, "topics": set(admin.get_all_topic_list()), "runtime_a": admin.get_broker_runtime_info(a)}
-    names = ("clusterList", "brokerStatus", "getBrokerConfig", "topicList",
-             "group clusterList", "group brokerStatus", "slave brokerStatus", "group getBrokerConfig")
+        facts = {
+            "topic": topic,
+            "topics": set(admin.get_all_topic_list()),
+            "runtime_a": admin.get_broker_runtime_info(a),
+        }
+    names = (
+        "clusterList",
+        "brokerStatus",
+        "getBrokerConfig",
+        "topicList",
+        "group clusterList",
+        "group brokerStatus",
+        "slave brokerStatus",
+        "group getBrokerConfig",
+    )
     return dict(zip(names, results)), facts
 
 
@@ -41,8 +59,9 @@ def test_cluster_list_names_each_broker_with_its_address_and_version(reads, sess
     results, facts = reads
     rows = results["clusterList"].rows()
     version = facts["runtime_a"]["brokerVersionDesc"]
-    assert [row[:5] for row in rows] == [[CLUSTER, name, "0", session_cluster.broker_addr(name), version]
-                                         for name in ("broker-a", "broker-b")]
+    assert [row[:5] for row in rows] == [
+        [CLUSTER, name, "0", session_cluster.broker_addr(name), version] for name in ("broker-a", "broker-b")
+    ]
     assert version.startswith("V4_9_")
 
 
@@ -72,8 +91,11 @@ def test_broker_status_of_a_broker_group_names_each_role_and_the_slave_its_maste
         match = re.match(r"^(\S+)\s+brokerRole\s+:\s+(\S+)$", line)
         if match:
             roles[match.group(1)] = match.group(2)
-    assert roles == {group_cluster.broker_addr("broker-a"): "SYNC_MASTER", group_cluster.broker_addr(SLAVE): "SLAVE",
-                     group_cluster.broker_addr("broker-b"): "ASYNC_MASTER"}
+    assert roles == {
+        group_cluster.broker_addr("broker-a"): "SYNC_MASTER",
+        group_cluster.broker_addr(SLAVE): "SLAVE",
+        group_cluster.broker_addr("broker-b"): "ASYNC_MASTER",
+    }
     slave = results["slave brokerStatus"].properties(":")
     assert slave["brokerRole"] == "SLAVE"
     assert slave["haMasterBrokerAddr"] == group_cluster.broker_addr("broker-a")
@@ -82,7 +104,11 @@ def test_broker_status_of_a_broker_group_names_each_role_and_the_slave_its_maste
 def test_get_broker_config_of_one_broker(reads, session_cluster):
     config = reads[0]["getBrokerConfig"].properties("=")
     assert (config["brokerName"], config["brokerClusterName"], config["brokerId"], config["brokerRole"]) == (
-        "broker-b", CLUSTER, "0", "ASYNC_MASTER")
+        "broker-b",
+        CLUSTER,
+        "0",
+        "ASYNC_MASTER",
+    )
     assert f"{config['brokerIP1']}:{config['listenPort']}" == session_cluster.broker_addr("broker-b")
     assert config["namesrvAddr"] == session_cluster.namesrv_addr
 
@@ -96,7 +122,10 @@ def test_get_broker_config_of_a_cluster_goes_to_each_master_and_its_slaves(reads
         configs[header] = {k.strip(): v.strip() for k, v in props.items()}
     master_a, slave, master_b = (group_cluster.broker_addr(k) for k in ("broker-a", SLAVE, "broker-b"))
     assert set(configs) == {f"Master: {master_a}", f"My Master: {master_a}=====Slave: {slave}", f"Master: {master_b}"}
-    facts = {header: (c["brokerName"], c["brokerId"], c["brokerRole"], f"{c['brokerIP1']}:{c['listenPort']}") for header, c in configs.items()}
+    facts = {
+        header: (c["brokerName"], c["brokerId"], c["brokerRole"], f"{c['brokerIP1']}:{c['listenPort']}")
+        for header, c in configs.items()
+    }
     assert facts == {
         f"Master: {master_a}": ("broker-a", "0", "SYNC_MASTER", master_a),
         f"My Master: {master_a}=====Slave: {slave}": ("broker-a", "1", "SLAVE", slave),

@@ -8,12 +8,12 @@ of message 2 lands exactly on offset 2); group ``ONLINE`` consumes them with a G
 stays up, group ``OFFLINE`` consumed them too and shut down. The commands that leave ``ONLINE`` as it
 is run side by side; its reset runs after them.
 """
+
 from __future__ import annotations
 
 import re
 import threading
 import time
-from collections.abc import Callable
 
 import pytest
 
@@ -34,9 +34,12 @@ TOPIC = "MqadminGroupsTopic"
 ONLINE, OFFLINE, SUB_GROUP = "mqadmin_online_group", "mqadmin_offline_group", "mqadmin_sub_group"
 COUNT = 6
 RESET_TO = 2  # the reset's timestamp is the store time of this message (its queue offset)
-FAST = ClientConfig(rebalance_interval_s=0.5, poll_name_server_interval_s=0.5, heartbeat_broker_interval_s=1.0,
-                    persist_consumer_offset_interval_s=0.5)
-
+FAST = ClientConfig(
+    rebalance_interval_s=0.5,
+    poll_name_server_interval_s=0.5,
+    heartbeat_broker_interval_s=1.0,
+    persist_consumer_offset_interval_s=0.5,
+)
 
 
 class Bodies:
@@ -91,8 +94,29 @@ def scene(mqadmin, module_cluster, module_admin):  # noqa: F811
         wait_until(lambda: committed(module_admin, ONLINE) == COUNT, what="the online group's offsets")
         n = module_cluster.namesrv_addr
         calls = {
-            "updateSubGroup": ("updateSubGroup", "-c", CLUSTER, "-g", SUB_GROUP, "-s", "false", "-m", "true", "-d", "false",
-                               "-q", "3", "-r", "7", "-i", "1", "-w", "1", "-a", "false"),
+            "updateSubGroup": (
+                "updateSubGroup",
+                "-c",
+                CLUSTER,
+                "-g",
+                SUB_GROUP,
+                "-s",
+                "false",
+                "-m",
+                "true",
+                "-d",
+                "false",
+                "-q",
+                "3",
+                "-r",
+                "7",
+                "-i",
+                "1",
+                "-w",
+                "1",
+                "-a",
+                "false",
+            ),
             "consumerProgress": ("consumerProgress", "-g", ONLINE),
             "consumerConnection": ("consumerConnection", "-g", ONLINE),
             "consumerConnection offline": ("consumerConnection", "-g", OFFLINE),
@@ -102,10 +126,13 @@ def scene(mqadmin, module_cluster, module_admin):  # noqa: F811
             "resetOffsetByTime offline": ("resetOffsetByTime", "-g", OFFLINE, "-t", TOPIC, "-s", str(reset_ts)),
         }
         results = dict(zip(calls, mqadmin.run_all(*((n, *call) for call in calls.values()))))
-        results["resetOffsetByTime online"] = mqadmin.run("resetOffsetByTime", "-g", ONLINE, "-t", TOPIC, "-s", str(reset_ts),
-                                                        namesrv=n, retry=False)  # twice would deliver 2..5 three times
-        wait_until(lambda: all(online_bodies.count(f"body-{i}") == 2 for i in range(RESET_TO, COUNT)),
-                   what="the online consumer to be given messages 2..5 again")
+        results["resetOffsetByTime online"] = mqadmin.run(
+            "resetOffsetByTime", "-g", ONLINE, "-t", TOPIC, "-s", str(reset_ts), namesrv=n, retry=False
+        )  # twice would deliver 2..5 three times
+        wait_until(
+            lambda: all(online_bodies.count(f"body-{i}") == 2 for i in range(RESET_TO, COUNT)),
+            what="the online consumer to be given messages 2..5 again",
+        )
         yield {"results": results, "sent": sent, "online": online, "online_bodies": online_bodies, "reset_ts": reset_ts}
     finally:
         online.shutdown()
@@ -116,9 +143,16 @@ def test_update_sub_group_creates_the_group_with_its_settings_on_every_master(sc
     for name in ("broker-a", "broker-b"):
         assert f"create subscription group to {module_cluster.broker_addr(name)} success." in out
         config = module_admin.driver.run(get_all_subscription_group_config(module_cluster.broker_addr(name)))[SUB_GROUP]
-        assert (config.consume_enable, config.consume_from_min_enable, config.consume_broadcast_enable, config.retry_queue_nums,
-                config.retry_max_times, config.broker_id, config.which_broker_when_consume_slowly,
-                config.notify_consumer_ids_changed_enable) == (False, True, False, 3, 7, 1, 1, False), name
+        assert (
+            config.consume_enable,
+            config.consume_from_min_enable,
+            config.consume_broadcast_enable,
+            config.retry_queue_nums,
+            config.retry_max_times,
+            config.broker_id,
+            config.which_broker_when_consume_slowly,
+            config.notify_consumer_ids_changed_enable,
+        ) == (False, True, False, 3, 7, 1, 1, False), name
 
 
 def test_consumer_progress_shows_the_groups_offsets(scene):
@@ -134,9 +168,13 @@ def test_consumer_connection_names_the_gantry_client_and_its_subscriptions(scene
     lines = out.splitlines()
     client_id, client_addr, language, version = lines[1].split()
     assert client_id == scene["online"].client_id and language == "PYTHON" and client_addr.startswith("127.0.0.1:")
-    subscription = lines[lines.index("Below is subscription:") + 2:]
+    subscription = lines[lines.index("Below is subscription:") + 2 :]
     assert {tuple(line.split()) for line in subscription[:2]} == {(TOPIC, "*"), (f"%RETRY%{ONLINE}", "*")}
-    for fact in ("ConsumeType: CONSUME_PASSIVELY", "MessageModel: CLUSTERING", "ConsumeFromWhere: CONSUME_FROM_FIRST_OFFSET"):
+    for fact in (
+        "ConsumeType: CONSUME_PASSIVELY",
+        "MessageModel: CLUSTERING",
+        "ConsumeFromWhere: CONSUME_FROM_FIRST_OFFSET",
+    ):
         assert fact in lines
 
 
@@ -155,8 +193,14 @@ def test_query_msg_by_id_shows_the_message_and_who_consumed_it(scene):
     result = scene["results"]["queryMsgById"]
     sent = scene["sent"][3]
     fields = dict(re.findall(r"^([A-Za-z ]+):\s+(.*)$", result.ok(), re.MULTILINE))
-    assert (fields["OffsetID"], fields["Topic"], fields["Tags"], fields["Keys"], fields["Queue ID"], fields["Queue Offset"]) == (
-        sent.offset_msg_id, TOPIC, "[TagM]", "[key-3]", "0", "3")
+    assert (
+        fields["OffsetID"],
+        fields["Topic"],
+        fields["Tags"],
+        fields["Keys"],
+        fields["Queue ID"],
+        fields["Queue Offset"],
+    ) == (sent.offset_msg_id, TOPIC, "[TagM]", "[key-3]", "0", "3")
     assert f"UNIQ_KEY={sent.msg_id}" in fields["Properties"]
     assert body_file(result) == b"body-3"
     tracks = set(re.findall(r"MessageTrack \[consumerGroup=(\S+), trackType=(\w+)", result.stdout))
@@ -171,14 +215,20 @@ def test_query_msg_by_key_finds_the_message(scene):
 def test_reset_offset_by_time_moves_an_offline_groups_offset(scene, module_admin):
     out = scene["results"]["resetOffsetByTime offline"].ok()
     rows = [line.split() for line in out.splitlines() if line.startswith("broker-a")]
-    assert rows == [["broker-a", "0", str(COUNT), str(COUNT), str(RESET_TO), str(RESET_TO)]]  # broker, consumer, by time, rollback
+    assert rows == [
+        ["broker-a", "0", str(COUNT), str(COUNT), str(RESET_TO), str(RESET_TO)]
+    ]  # broker, consumer, by time, rollback
     assert committed(module_admin, OFFLINE) == RESET_TO
 
 
 def test_reset_offset_by_time_moves_an_online_push_consumer(scene, module_admin):
     out = scene["results"]["resetOffsetByTime online"].ok()
     assert f"rollback consumer offset by specified group[{ONLINE}], topic[{TOPIC}], force[true]" in out
-    assert [line.split() for line in out.splitlines() if line.startswith("broker-a")] == [["broker-a", "0", str(RESET_TO)]]
+    assert [line.split() for line in out.splitlines() if line.startswith("broker-a")] == [
+        ["broker-a", "0", str(RESET_TO)]
+    ]
     bodies = scene["online_bodies"]
     assert [bodies.count(f"body-{i}") for i in range(COUNT)] == [1] * RESET_TO + [2] * (COUNT - RESET_TO)
-    wait_until(lambda: committed(module_admin, ONLINE) == COUNT, what="the online group's offsets after the second pass")
+    wait_until(
+        lambda: committed(module_admin, ONLINE) == COUNT, what="the online group's offsets after the second pass"
+    )

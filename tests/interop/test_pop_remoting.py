@@ -3,6 +3,7 @@
 makes in local mode for the gRPC ReceiveMessage, AckMessage and ChangeInvisibleDuration. The handles are
 those the client builds from the broker's answer (``processPopResponse``): acks with them succeed, an acked
 or renewed one answers NO_EXIST, and what was not acked comes again with reconsume times 1."""
+
 from __future__ import annotations
 
 import asyncio
@@ -27,9 +28,23 @@ def test_apache_remoting_client_pops_acks_and_renews(interop_classpaths, tmp_pat
             home = tmp_path / "home"
             home.mkdir()
             proc = await asyncio.create_subprocess_exec(
-                "java", *JVM_OPTIONS, f"-Duser.home={home}", "-cp", interop_classpaths["client5"], str(PROGRAM),
-                c.addr(), "broker-a", TOPIC, "pop-java", str(MESSAGES), str(INVISIBLE_MS),
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=home, env={**os.environ})
+                "java",
+                *JVM_OPTIONS,
+                f"-Duser.home={home}",
+                "-cp",
+                interop_classpaths["client5"],
+                str(PROGRAM),
+                c.addr(),
+                "broker-a",
+                TOPIC,
+                "pop-java",
+                str(MESSAGES),
+                str(INVISIBLE_MS),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=home,
+                env={**os.environ},
+            )
             out, err = await asyncio.wait_for(proc.communicate(), 120)
             assert proc.returncode == 0, f"--- stdout\n{out.decode()}\n--- stderr\n{err.decode()[-4000:]}"
             return out.decode()
@@ -41,7 +56,13 @@ def test_apache_remoting_client_pops_acks_and_renews(interop_classpaths, tmp_pat
     acks = [x for x in lines if x[0] == "ACK"]
     assert len(acks) == MESSAGES - 4 and all(x[3] == "OK" for x in acks)  # offsets 0 and 3 of each queue not acked
     steps = {x[0]: x[1] for x in lines if len(x) == 2}
-    assert steps == {"ACK_AGAIN": "NO_EXIST", "CHANGE": "OK", "ACK_REPOP": "OK", "ACK_CHANGED": "OK", "ACK_OLD": "NO_EXIST"}
+    assert steps == {
+        "ACK_AGAIN": "NO_EXIST",
+        "CHANGE": "OK",
+        "ACK_REPOP": "OK",
+        "ACK_CHANGED": "OK",
+        "ACK_OLD": "NO_EXIST",
+    }
     repop = sorted((int(q), int(o), int(r)) for kind, q, o, r in (x for x in lines if x[0] == "REPOP"))
     assert len(repop) == 3 and all(r == 1 for _, _, r in repop)  # the fourth was renewed for 60 s
     assert {(q, o) for q, o, _ in repop} < {(q, o) for q in range(2) for o in (0, 3)}

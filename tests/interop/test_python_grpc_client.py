@@ -2,6 +2,7 @@
 endpoint: normal and FIFO sends, SimpleConsumer (no ack -> attempt 2, ack -> never again, change
 invisible duration), PushConsumer (FAILURE -> the group's dead-letter topic after its max attempts), a
 FIFO group consumed in order, and what the messages carry (tag, keys, properties, message group)."""
+
 from __future__ import annotations
 
 import time
@@ -9,7 +10,14 @@ import time
 import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient, MQBrokerError
-from tests.interop._grpc_clients import create_fifo_topic, create_group, create_topic, read_topic, start_grpc_cluster, unique
+from tests.interop._grpc_clients import (
+    create_fifo_topic,
+    create_group,
+    create_topic,
+    read_topic,
+    start_grpc_cluster,
+    unique,
+)
 from tests.interop._python_grpc import PythonClients, Recorder, message, receive_until
 from tests.fixtures.waiting import wait_until
 
@@ -38,8 +46,10 @@ def test_send_then_simple_consumer_sees_every_field(grpc_cluster, admin, clients
     topic, group = unique("py_topic"), unique("py_group")
     create_topic(admin, grpc_cluster, topic)
     producer = clients.producer(topic)
-    receipts = [producer.send(message(topic, f"body-{i}", tag="TagA", keys=[f"key-{i}"], properties={"color": "red"}))
-                for i in range(4)]
+    receipts = [
+        producer.send(message(topic, f"body-{i}", tag="TagA", keys=[f"key-{i}"], properties={"color": "red"}))
+        for i in range(4)
+    ]
     assert all(r.message_id for r in receipts)
     stored = read_topic(grpc_cluster.namesrv_addr, topic, expect=4)  # Gantry's 4.x reader sees what 5.x sent
     assert sorted(m.body for _, m in stored) == [f"body-{i}".encode() for i in range(4)]
@@ -93,8 +103,12 @@ def test_push_consumer_failure_goes_to_the_dead_letter_topic(grpc_cluster, admin
     producer = clients.producer(topic)
     producer.send(message(topic, "poison"))
     producer.send(message(topic, "fine"))
-    wait_until(lambda: listener.bodies().count("poison") >= 2 and "fine" in listener.bodies(), 40, "two deliveries of poison")
-    wait_until(lambda: admin.examine_topic_route_info(f"%DLQ%{group}"), 30, "the dead-letter topic", ignoring=(MQBrokerError,))
+    wait_until(
+        lambda: listener.bodies().count("poison") >= 2 and "fine" in listener.bodies(), 40, "two deliveries of poison"
+    )
+    wait_until(
+        lambda: admin.examine_topic_route_info(f"%DLQ%{group}"), 30, "the dead-letter topic", ignoring=(MQBrokerError,)
+    )
     dead = read_topic(grpc_cluster.namesrv_addr, f"%DLQ%{group}", expect=1, timeout_s=30)
     assert [m.body for _, m in dead] == [b"poison"]
     attempts = sorted(a for body, a, _ in listener.deliveries if body == "poison")

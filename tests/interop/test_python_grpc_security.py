@@ -5,6 +5,7 @@ sends and consumes, a wrong secret is refused (UnauthorizedException, 40100) and
 account without PUB may not send (ForbiddenException, 40300). TLS: the endpoint speaks TLS with the
 broker's certificate; the client, trusting the test CA (gRPC's GRPC_DEFAULT_SSL_ROOTS_FILE_PATH, in a
 process of its own), sends and receives; a plain-text client gets no route."""
+
 from __future__ import annotations
 
 import os
@@ -32,7 +33,9 @@ def acl_cluster(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def acl_admin(acl_cluster):
-    with BlockingMQAdminClient(acl_cluster.namesrv_addr, timeout_s=5.0, access_key=ADMIN[0], secret_key=ADMIN[1]) as admin:
+    with BlockingMQAdminClient(
+        acl_cluster.namesrv_addr, timeout_s=5.0, access_key=ADMIN[0], secret_key=ADMIN[1]
+    ) as admin:
         yield admin
 
 
@@ -41,7 +44,9 @@ def signed(acl_cluster):
     made: list[PythonClients] = []
 
     def make(account: tuple[str, str]) -> PythonClients:
-        made.append(PythonClients(acl_cluster.brokers["broker-a"].grpc_addr, access_key=account[0], secret_key=account[1]))
+        made.append(
+            PythonClients(acl_cluster.brokers["broker-a"].grpc_addr, access_key=account[0], secret_key=account[1])
+        )
         return made[-1]
 
     yield make
@@ -108,16 +113,25 @@ _TLS_CLIENT = textwrap.dedent("""
 
 
 def test_tls_endpoint_with_a_trusting_client(tmp_path_factory, tls_certs):
-    tls = TlsConfig(mode="enforcing", cert_file=tls_certs.server_cert, key_file=tls_certs.server_key, ca_file=tls_certs.ca)
+    tls = TlsConfig(
+        mode="enforcing", cert_file=tls_certs.server_cert, key_file=tls_certs.server_key, ca_file=tls_certs.ca
+    )
     cluster = start_grpc_cluster(tmp_path_factory.mktemp("py-grpc-tls"), tls=tls, namesrv_options={"tls": tls})
     try:
-        client_tls = TlsConfig(mode="enforcing", cert_file=tls_certs.client_cert, key_file=tls_certs.client_key, ca_file=tls_certs.ca)
+        client_tls = TlsConfig(
+            mode="enforcing", cert_file=tls_certs.client_cert, key_file=tls_certs.client_key, ca_file=tls_certs.ca
+        )
         with BlockingMQAdminClient(cluster.namesrv_addr, timeout_s=5.0, tls=client_tls) as admin:
             topic = unique("py_tls")
             create_topic(admin, cluster, topic, queues=2)
         env = {**os.environ, "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH": tls_certs.ca}
-        run = subprocess.run([sys.executable, "-c", _TLS_CLIENT, cluster.brokers["broker-a"].grpc_addr, topic, unique("py_tls_group")],
-                             env=env, capture_output=True, text=True, timeout=120)
+        run = subprocess.run(
+            [sys.executable, "-c", _TLS_CLIENT, cluster.brokers["broker-a"].grpc_addr, topic, unique("py_tls_group")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert run.returncode == 0, run.stderr[-2000:]
         assert run.stdout.split() == ["received", "over-tls"]
         plain = PythonClients(cluster.brokers["broker-a"].grpc_addr)
@@ -141,14 +155,21 @@ def test_a_client_id_in_use_by_one_account_is_refused_to_another(acl_cluster, ac
     from rocketmq.v5.util.signature import Signature
 
     def signed(account, client_id):
-        config = type("C", (), {"credentials": type("K", (), {"ak": account[0], "sk": account[1]})(), "namespace": ""})()
-        return [(k, v) for k, v in Signature.metadata(config, client_id) if k != "x-mq-client-id"] + [("x-mq-client-id", client_id)]
+        config = type(
+            "C", (), {"credentials": type("K", (), {"ak": account[0], "sk": account[1]})(), "namespace": ""}
+        )()
+        return [(k, v) for k, v in Signature.metadata(config, client_id) if k != "x-mq-client-id"] + [
+            ("x-mq-client-id", client_id)
+        ]
 
     with grpc.insecure_channel(acl_cluster.brokers["broker-a"].grpc_addr) as channel:
         stub = service_pb2_grpc.MessagingServiceStub(channel)
         heartbeat = spb.HeartbeatRequest(group=pb.Resource(name="owned_group"), client_type=pb.SIMPLE_CONSUMER)
         assert stub.Heartbeat(heartbeat, metadata=signed(DEMO, "owned-client"), timeout=10).status.code == pb.OK
-        other = stub.NotifyClientTermination(spb.NotifyClientTerminationRequest(group=pb.Resource(name="owned_group")),
-                                             metadata=signed(SUB_ONLY, "owned-client"), timeout=10)
+        other = stub.NotifyClientTermination(
+            spb.NotifyClientTerminationRequest(group=pb.Resource(name="owned_group")),
+            metadata=signed(SUB_ONLY, "owned-client"),
+            timeout=10,
+        )
         assert other.status.code == pb.UNAUTHORIZED and "another account" in other.status.message
         assert stub.Heartbeat(heartbeat, metadata=signed(DEMO, "owned-client"), timeout=10).status.code == pb.OK
