@@ -11,6 +11,7 @@ import itertools
 import json
 import time
 import zlib
+from typing import Any
 
 from brokers.engine.proxy.stubs import definition_pb2 as pb
 from brokers.engine.proxy.stubs import service_pb2 as spb
@@ -156,7 +157,7 @@ async def query_assignment(endpoint, session: ClientCall, request) -> list[pb.As
 async def heartbeat(endpoint, session: ClientCall, request) -> None:
     settings = session.settings
     client_type = request.client_type or session.client_type
-    body: dict = {"clientID": session.client_id, "producerDataSet": [], "consumerDataSet": []}
+    body: dict[str, Any] = {"clientID": session.client_id, "producerDataSet": [], "consumerDataSet": []}
     if client_type == pb.PRODUCER:
         topics = [t.name for t in settings.publishing.topics] if settings is not None else []
         body["producerDataSet"] = [

@@ -52,7 +52,7 @@ class GrpcEndpoint:
         self.call_counts: Counter[tuple[str, str]] = Counter()  # (RPC, 5.x status) -> calls: gantry_grpc_calls_total
         self._server: grpc.aio.Server | None = None
         self._port = 0
-        self._timer: asyncio.Task | None = None
+        self._timer: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
