@@ -40,7 +40,7 @@ from brokers.engine.client.admin_types import (
     TopicRouteData,
     TopicStats,
 )
-from brokers.engine.client.admin_errors import GroupNotOnline
+from brokers.engine.client.admin_errors import BrokerSystemError, GroupNotOnline
 from brokers.engine.client.errors import CLIENT_ERROR, MQBrokerError, MQClientError
 from brokers.engine.client.plan import Call, Fanout, Plan, Reply, check, first_error
 from brokers.engine.common import message_codec
@@ -317,7 +317,7 @@ class AdminPlans:
         )
         records = inflate_bodies(message_codec.decode_records(reply.body))
         if not records:
-            raise MQBrokerError(ResponseCode.SYSTEM_ERROR, f"empty body for message {offset_msg_id}", addr=addr)
+            raise BrokerSystemError(ResponseCode.SYSTEM_ERROR, f"empty body for message {offset_msg_id}", addr=addr)
         return records[0]
 
     # writes

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from brokers.engine.client.admin_bodies import load_object
-from brokers.engine.client.errors import MQBrokerError
+from brokers.engine.client.admin_errors import broker_error
 from brokers.engine.client.plan import Call, Plan
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 
@@ -73,7 +73,7 @@ def parse_store_clean_result(addr: str, body: bytes) -> StoreCleanResult:
 def _clean(code: int, addr: str, timeout_s: float) -> Plan[StoreCleanResult]:
     reply = yield Call(code, {}, addr=addr, timeout_s=timeout_s)
     if reply.code != ResponseCode.SUCCESS:
-        raise MQBrokerError(reply.code, reply.remark, request_code=code, addr=reply.addr or addr)
+        raise broker_error(reply.code, reply.remark, request_code=code, addr=reply.addr or addr)
     return parse_store_clean_result(reply.addr or addr, reply.body)
 
 

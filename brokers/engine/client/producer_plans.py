@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from brokers.engine.client.driver import DEFAULT_TIMEOUT_S
+from brokers.engine.client.admin_errors import broker_error
 from brokers.engine.client.errors import CLIENT_ERROR, MQBrokerError, MQClientError
 from brokers.engine.client.identity import UniqIdGenerator
 from brokers.engine.client.plan import Call, Plan
@@ -294,7 +295,7 @@ class ProducerPlans(ClientPlans):
         if status is None:
             if code == ResponseCode.TOPIC_NOT_EXIST:
                 self._routes.pop(out.topic, None)
-            raise MQBrokerError(code, remark, request_code=out.code, addr=addr)
+            raise broker_error(code, remark, request_code=out.code, addr=addr)
         queue_id = int(ext.get("queueId", target.queue_id))
         queue = target if queue_id == target.queue_id else MessageQueue(out.topic, target.broker_name, queue_id)
         return SendResult(

@@ -24,7 +24,7 @@ from brokers.engine.client.driver import (
     async_operation,
     blocking_operation,
 )
-from brokers.engine.client.errors import MQBrokerError
+from brokers.engine.client.admin_errors import broker_error
 from brokers.engine.client.front_end import HEARTBEAT_INTERVAL_S, AsyncFrontEnd, BlockingFrontEnd
 from brokers.engine.client.plan import Call, Plan, check
 from brokers.engine.client.route_cache import ClientPlans
@@ -231,7 +231,7 @@ class PullPlans(ClientPlans):
         """The PullResult of a PULL_MESSAGE response (records decoded, tags re-filtered); MQBrokerError otherwise."""
         status = _PULL_STATUS.get(code)  # type: ignore[call-overload]
         if status is None:
-            raise MQBrokerError(code, remark, request_code=RequestCode.PULL_MESSAGE, addr=addr)
+            raise broker_error(code, remark, request_code=RequestCode.PULL_MESSAGE, addr=addr)
         next_begin = int(ext.get("nextBeginOffset", offset))
         min_offset = int(ext.get("minOffset", 0))
         max_offset = int(ext.get("maxOffset", 0))
