@@ -5,12 +5,15 @@
 - 400 ``invalid``: InvalidInput (names the field), InvalidNameError, InvalidTopicConfigError;
   400 ``rejected``: MQClientError with code -1 (a client-side refusal);
 - 403 ``permission_denied``: Forbidden;
-- 404 ``not_found``: NotFound; MQBrokerError TOPIC_NOT_EXIST, SUBSCRIPTION_GROUP_NOT_EXIST,
-  CONSUMER_NOT_ONLINE;
-- 409 ``conflict``: Conflict; MQBrokerError TOPIC_EXIST_ALREADY, NO_PERMISSION;
-- 503 ``unavailable``: Unavailable; MQBrokerError SYSTEM_BUSY, FLOW_CONTROL, SERVICE_NOT_AVAILABLE;
+- 404 ``not_found``: NotFound; the engine's NotFoundError (TopicNotFound, GroupNotFound and
+  GroupNotOnline: TOPIC_NOT_EXIST, SUBSCRIPTION_GROUP_NOT_EXIST, CONSUMER_NOT_ONLINE);
+- 409 ``conflict``: Conflict; TopicExists (TOPIC_EXIST_ALREADY), NoPermission (NO_PERMISSION);
+- 503 ``unavailable``: Unavailable; BrokerUnavailable (SYSTEM_BUSY, FLOW_CONTROL, SERVICE_NOT_AVAILABLE);
   503 ``namesrv_unreachable`` / ``broker_unreachable``: no answer (connect error or timeout);
 - 502 ``broker_error``: any other MQBrokerError or RemotingError.
+
+The engine's errors are the typed ones of :mod:`brokers.engine.client.admin_errors` (the apps catch the
+same classes through ``brokers.gateway.errors``); no response code is compared here.
 
 :func:`api_exception_handler` is DRF's EXCEPTION_HANDLER (the JSON body is
 ``{"status", "code", "detail", "fields"?}``, fields keyed by dotted path);
@@ -31,27 +34,31 @@ from rest_framework import exceptions as drf_exceptions
 from rest_framework import status as http
 from rest_framework.response import Response
 
-from brokers.engine.client.admin import parse_namesrv_addrs
-from brokers.engine.client.errors import CLIENT_ERROR, MQClientError
+from brokers.engine.client.admin_errors import (
+    CLIENT_ERROR,
+    BrokerUnavailable,
+    MQClientError,
+    NoPermission,
+    NotFoundError,
+    RemotingConnectError,
+    RemotingError,
+    RemotingTimeoutError,
+    TopicExists,
+)
+from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
 from brokers.engine.common.topic_config import InvalidTopicConfigError
 from brokers.engine.common.topic_validator import InvalidNameError
-from brokers.engine.remoting.codes import ResponseCode
-from brokers.engine.remoting.errors import RemotingConnectError, RemotingError, RemotingTimeoutError
 from console import namesrv_scope
 from console.errors import InvalidInput, ServiceError
 
 log = logging.getLogger(__name__)
 
-_BROKER_CODES = {
-    ResponseCode.TOPIC_NOT_EXIST: (http.HTTP_404_NOT_FOUND, "not_found"),
-    ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST: (http.HTTP_404_NOT_FOUND, "not_found"),
-    ResponseCode.CONSUMER_NOT_ONLINE: (http.HTTP_404_NOT_FOUND, "not_found"),
-    ResponseCode.TOPIC_EXIST_ALREADY: (http.HTTP_409_CONFLICT, "conflict"),
-    ResponseCode.NO_PERMISSION: (http.HTTP_409_CONFLICT, "conflict"),
-    ResponseCode.SYSTEM_BUSY: (http.HTTP_503_SERVICE_UNAVAILABLE, "unavailable"),
-    ResponseCode.FLOW_CONTROL: (http.HTTP_503_SERVICE_UNAVAILABLE, "unavailable"),
-    ResponseCode.SERVICE_NOT_AVAILABLE: (http.HTTP_503_SERVICE_UNAVAILABLE, "unavailable"),
-}
+_BROKER_ERRORS: tuple[tuple[type[MQClientError], int, str], ...] = (
+    (NotFoundError, http.HTTP_404_NOT_FOUND, "not_found"),
+    (TopicExists, http.HTTP_409_CONFLICT, "conflict"),
+    (NoPermission, http.HTTP_409_CONFLICT, "conflict"),
+    (BrokerUnavailable, http.HTTP_503_SERVICE_UNAVAILABLE, "unavailable"),
+)
 
 
 @dataclass(frozen=True)
@@ -95,7 +102,10 @@ def _engine_problem(exc: RemotingError) -> Problem:
     if isinstance(exc, MQClientError) and exc.code == CLIENT_ERROR:
         return Problem(400, "rejected", str(exc))
     if isinstance(exc, MQClientError):
-        status, code = _BROKER_CODES.get(exc.code, (http.HTTP_502_BAD_GATEWAY, "broker_error"))
+        status, code = next(
+            ((status, code) for cls, status, code in _BROKER_ERRORS if isinstance(exc, cls)),
+            (http.HTTP_502_BAD_GATEWAY, "broker_error"),
+        )
         return Problem(status, code, str(exc))
     return Problem(502, "broker_error", f"unexpected answer from the cluster: {exc}")
 

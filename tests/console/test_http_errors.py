@@ -1,9 +1,14 @@
-"""The one mapping of errors to HTTP (console.http_errors), used by the API and the pages."""
+"""The one mapping of errors to HTTP (console.http_errors), used by the API and the pages.
+
+A broker's refusal arrives as the engine's typed error (``broker_error``: what the admin client raises
+for a response code); a plain MQBrokerError of a code with no class of its own is a 502.
+"""
 
 from __future__ import annotations
 
 import pytest
 
+from brokers.engine.client.admin_errors import broker_error
 from brokers.engine.client.errors import CLIENT_ERROR, MQBrokerError, MQClientError
 from brokers.engine.common.topic_config import InvalidTopicConfigError
 from brokers.engine.common.topic_validator import InvalidNameError
@@ -22,11 +27,15 @@ from console.http_errors import flatten_errors, problem_for
         (MQClientError(CLIENT_ERROR, "cluster 'x' is not known"), 400, "rejected"),
         (Forbidden("no"), 403, "permission_denied"),
         (NotFound("gone"), 404, "not_found"),
-        (MQBrokerError(ResponseCode.TOPIC_NOT_EXIST, "no route"), 404, "not_found"),
-        (MQBrokerError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, "no group"), 404, "not_found"),
+        (broker_error(ResponseCode.TOPIC_NOT_EXIST, "no route"), 404, "not_found"),
+        (broker_error(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, "no group"), 404, "not_found"),
+        (broker_error(ResponseCode.CONSUMER_NOT_ONLINE, "not online"), 404, "not_found"),
         (Conflict("exists"), 409, "conflict"),
-        (MQBrokerError(ResponseCode.TOPIC_EXIST_ALREADY, "exists"), 409, "conflict"),
-        (MQBrokerError(ResponseCode.SYSTEM_BUSY, "busy"), 503, "unavailable"),
+        (broker_error(ResponseCode.TOPIC_EXIST_ALREADY, "exists"), 409, "conflict"),
+        (broker_error(ResponseCode.NO_PERMISSION, "forbidden"), 409, "conflict"),
+        (broker_error(ResponseCode.SYSTEM_BUSY, "busy"), 503, "unavailable"),
+        (broker_error(ResponseCode.FLOW_CONTROL, "flow control"), 503, "unavailable"),
+        (broker_error(ResponseCode.SERVICE_NOT_AVAILABLE, "not writable"), 503, "unavailable"),
         (Unavailable("down"), 503, "unavailable"),
         (
             RemotingConnectError("no name server answered (127.0.0.1:1: refused)", "127.0.0.1:1"),
@@ -35,7 +44,8 @@ from console.http_errors import flatten_errors, problem_for
         ),
         (RemotingConnectError("connect refused", "10.9.9.9:10911"), 503, "broker_unreachable"),
         (RemotingTimeoutError("timed out", "10.9.9.9:10911", 3.0), 503, "broker_unreachable"),
-        (MQBrokerError(ResponseCode.SYSTEM_ERROR, "disk full", addr="10.9.9.9:10911"), 502, "broker_error"),
+        (broker_error(ResponseCode.SYSTEM_ERROR, "disk full", addr="10.9.9.9:10911"), 502, "broker_error"),
+        (MQBrokerError(ResponseCode.QUERY_NOT_FOUND, "nothing"), 502, "broker_error"),
         (RemotingProtocolError("bad frame"), 502, "broker_error"),
     ],
 )
