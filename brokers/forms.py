@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from brokers.engine.client.admin_promotion import PROMOTION_ROLES
+from brokers.gateway.promotion import PROMOTION_ROLES
 
 MODES = (("1", _("dry run")), ("0", _("apply")))
 

@@ -41,7 +41,7 @@ SPECTACULAR_SETTINGS = {
     # two "role" fields: a user's role and the role a promoted slave takes (SYNC_MASTER / ASYNC_MASTER)
     "ENUM_NAME_OVERRIDES": {
         "RoleEnum": "console.roles.Role",
-        "MasterRoleEnum": "brokers.engine.client.admin_promotion.PROMOTION_ROLES",
+        "MasterRoleEnum": "brokers.gateway.promotion.PROMOTION_ROLES",
         "AclPermEnum": "brokers.acl.serializers.PERMS",
         "AlertKindEnum": "consumers.alert_models.KINDS",
         "GroupKindEnum": "consumers.types.GROUP_KINDS",

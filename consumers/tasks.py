@@ -12,7 +12,7 @@ from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from brokers.engine.remoting.errors import RemotingConnectError, RemotingTimeoutError
+from brokers.gateway.errors import RemotingConnectError, RemotingTimeoutError
 from console.audit import describe_failure
 from consumers import health
 from consumers.rebalance import jobs, runner

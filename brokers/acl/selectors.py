@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from brokers.engine.client.admin_acl import AclAccount, AclListing
-from brokers.engine.remoting.errors import RemotingError
-from brokers.gateway.acl import acl_brokers, acl_read
+from brokers.gateway.acl import AclAccount, AclListing, acl_brokers, acl_read
+from brokers.gateway.errors import RemotingError
 from console.errors import InvalidInput
 
 

@@ -24,11 +24,9 @@ from brokers.engine.acl.plain_acl_editor import (
     set_global_white_addresses,
     upsert_account,
 )
-from brokers.engine.client.admin_acl import AclAccount
-from brokers.engine.client.errors import MQBrokerError
-from brokers.engine.remoting.codes import ResponseCode
-from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway import acl as gateway
+from brokers.gateway.acl import AclAccount
+from brokers.gateway.errors import AclChangeRefused, MQBrokerError, RemotingError
 from console.actor import Actor
 from console.audit import audited
 from console.errors import InvalidInput, NotFound, ServiceError, Unavailable
@@ -46,11 +44,6 @@ FIELDS = {
     "groupPerms": "group_perms",
     "globalWhiteAddrs": "addresses",
     "globalWhiteRemoteAddresses": "addresses",
-}
-_REFUSED_CODES = {
-    ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED,
-    ResponseCode.DELETE_ACL_CONFIG_FAILED,
-    ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED,
 }
 PLACEHOLDER_SECRET = "x" * 16  # checks an update that keeps the secret; never sent
 
@@ -118,11 +111,7 @@ def _overview(cluster: str | None) -> AclOverview:
 
 def _gone(exc: RemotingError | None) -> bool:
     """A delete a broker refused because the account is not there: done (brokers sharing one file see it gone)."""
-    return (
-        isinstance(exc, MQBrokerError)
-        and exc.code == ResponseCode.DELETE_ACL_CONFIG_FAILED
-        and "accessKey: no account" in (exc.remark or "")
-    )
+    return isinstance(exc, AclChangeRefused) and "accessKey: no account" in (exc.remark or "")
 
 
 def _apply(results: dict[str, RemotingError | None], what: str, *, done=lambda exc: False) -> int:
@@ -134,7 +123,7 @@ def _apply(results: dict[str, RemotingError | None], what: str, *, done=lambda e
         return len(results)
     first = next(iter(failed.values()))
     if len(failed) == len(results):
-        if isinstance(first, MQBrokerError) and first.code in _REFUSED_CODES and first.remark:
+        if isinstance(first, AclChangeRefused) and first.remark:
             raise _invalid(first.remark)
         if isinstance(first, MQBrokerError):
             raise ServiceError(f"{what} refused: {first}")

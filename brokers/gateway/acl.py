@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from brokers.engine.client.admin_acl import (
     AccessConfigChange,
+    AclAccount,
     AclListing,
     create_and_update_access_config,
     delete_access_config,
@@ -24,6 +25,7 @@ from brokers.gateway.cluster import cluster_info
 
 __all__ = [
     "AccessConfigChange",
+    "AclAccount",
     "AclListing",
     "acl_account_delete",
     "acl_account_upsert",

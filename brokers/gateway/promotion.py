@@ -9,10 +9,22 @@ with the broker's remark (what would be lost).
 
 from __future__ import annotations
 
-from brokers.engine.client.admin_promotion import PromotionNotSupported, PromotionResult, promote_slave
+from brokers.engine.client.admin_promotion import (
+    PROMOTION_ROLES,
+    PromotionNotSupported,
+    PromotionResult,
+    promote_slave,
+    promotion_result_from_json,
+)
 from brokers.gateway.client import run
 
-__all__ = ["PromotionNotSupported", "PromotionResult", "slave_promote"]
+__all__ = [
+    "PROMOTION_ROLES",
+    "PromotionNotSupported",
+    "PromotionResult",
+    "promotion_result_from_json",
+    "slave_promote",
+]
 
 
 def slave_promote(

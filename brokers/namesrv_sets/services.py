@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from brokers.engine.common.namesrv_addr import InvalidNamesrvAddrError, parse_namesrv_addrs
-from brokers.gateway.client import forget_admin_client
+from brokers.gateway.client_lifecycle import forget_admin_client
 from brokers.gateway.namesrv_sets import DEFAULT, NAME_RE, default_target
 from brokers.models import BrokerSighting, NamesrvSet
 from console.actor import Actor

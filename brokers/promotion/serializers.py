@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from brokers.engine.client.admin_promotion import PROMOTION_ROLES
+from brokers.gateway.promotion import PROMOTION_ROLES
 from brokers.models import PromotionJob
 from console.query_filters import ChoiceFilterField, ChoiceSetField
 from console.rest import StrictBooleanField, StrictCharField, StrictInputSerializer, StrictIntegerField

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from brokers.engine.client.admin_promotion import promotion_result_from_json
 from brokers.gateway.overview import EXPIRED, BrokerRow
+from brokers.gateway.promotion import promotion_result_from_json
 from brokers.gateway.replication import BrokerGroup
 from brokers.models import PromotionJob
 from brokers.promotion.types import GroupState, MemberState, PromotionJobView

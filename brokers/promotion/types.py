@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from brokers.engine.client.admin_promotion import PromotionResult
+from brokers.gateway.promotion import PromotionResult
 from console.tracked_jobs import JobTiming
 
 
