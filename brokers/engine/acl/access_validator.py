@@ -22,7 +22,7 @@ unsigned request costs no body parsing.
 from __future__ import annotations
 
 from hmac import compare_digest
-from typing import Protocol
+from typing import Any, Protocol
 
 from brokers.engine.acl.acl_refused import AclRefused
 from brokers.engine.acl.permission import Perm, check_permission, describe_resource, is_group_resource, perm_name
@@ -71,13 +71,13 @@ class AclValidator:
         self._cached_for: PlainAclConfig | None = None
         self._peers: dict[object, tuple[str | None, bool]] = {}
         self._granted: dict[tuple[str, str, Perm], bool] = {}
-        self._decided: set[tuple[str | None, ...]] = set()
+        self._decided: set[tuple[str | int | None, ...]] = set()
 
     @property
     def config(self) -> PlainAclConfig:
         return self._source.config
 
-    def validate(self, request: RemotingCommand, remote_addr: str | tuple | None) -> None:
+    def validate(self, request: RemotingCommand, remote_addr: str | tuple[Any, ...] | None) -> None:
         """Return when ``request`` from ``remote_addr`` may run; raise AclRefused(remark) when not.
 
         ``remote_addr`` is the peer: asyncio's ``(host, port)``, ``host:port``, ``[v6]:port`` or a host.
@@ -163,7 +163,7 @@ class AclValidator:
             self._cached_for, self._peers, self._granted, self._decided = config, {}, {}, set()
         return config
 
-    def _peer(self, config: PlainAclConfig, remote_addr: str | tuple | None) -> tuple[str | None, bool]:
+    def _peer(self, config: PlainAclConfig, remote_addr: str | tuple[Any, ...] | None) -> tuple[str | None, bool]:
         """The peer's host and whether it is globally white, remembered for the next request."""
         host = split_host(remote_addr)
         peer = (host, config.is_globally_white(host))

@@ -109,7 +109,7 @@ def _loader_class() -> type[yaml.BaseLoader]:
             self.get_event()
             return document
 
-        def compose_node(self, parent: Node | None, index: Any) -> Node:
+        def compose_node(self, parent: Node | None, index: Any) -> Node | None:
             event = self.peek_event()
             if isinstance(event, yaml.AliasEvent):
                 raise _refused(
@@ -133,10 +133,11 @@ def _loader_class() -> type[yaml.BaseLoader]:
     return _AclLoader
 
 
-def _refused(mark: yaml.Mark, problem: str) -> yaml.MarkedYAMLError:
+def _refused(mark: object, problem: str) -> yaml.MarkedYAMLError:
+    """``mark``: an event's start mark, a pure-Python ``yaml.Mark`` (BaseLoader's parser makes no C marks)."""
     import yaml
 
-    return yaml.MarkedYAMLError(problem=problem, problem_mark=mark)
+    return yaml.MarkedYAMLError(problem=problem, problem_mark=mark if isinstance(mark, yaml.Mark) else None)
 
 
 def _value(node: Node) -> Any:

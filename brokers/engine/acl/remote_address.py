@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from typing import Any
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -93,7 +94,7 @@ def peer_address(host: str | None) -> IPAddress | None:
     return address
 
 
-def split_host(remote_addr: str | tuple | None) -> str | None:
+def split_host(remote_addr: str | tuple[Any, ...] | None) -> str | None:
     """The host of a peer address: ``(host, port, ...)`` from asyncio, ``host:port``, ``[v6]:port`` or a bare host."""
     if remote_addr is None:
         return None

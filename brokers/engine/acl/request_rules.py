@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from brokers.engine.acl.acl_refused import AclRefused
 from brokers.engine.acl.permission import Perm, group_resource
@@ -124,7 +124,7 @@ def _json_body(request: RemotingCommand, what: str) -> object:
         raise AclRefused(f"the {what} body is not JSON, so its permissions cannot be checked") from None
 
 
-def _items(value: object, what: str) -> list:
+def _items(value: object, what: str) -> list[Any]:
     """A JSON list from a body (absent: empty); anything else is refused."""
     if value is None:
         return []
@@ -178,7 +178,7 @@ def _lock_needs(request: RemotingCommand) -> list[ResourceNeed]:
     """SUB on the body's ``consumerGroup`` and on the topic of every queue in its ``mqSet``."""
     data = _json_body(request, "lock")
     group = data.get("consumerGroup") if isinstance(data, dict) else None
-    if not isinstance(group, str) or not group:
+    if not isinstance(data, dict) or not isinstance(group, str) or not group:
         raise AclRefused("the lock body names no consumerGroup, so its permissions cannot be checked")
     needs = [ResourceNeed(group_resource(group), Perm.SUB)]
     for queue in _items(data.get("mqSet"), "mqSet"):

@@ -29,7 +29,7 @@ from binascii import b2a_base64
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from operator import itemgetter
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 ACCESS_KEY = "AccessKey"
 SECRET_KEY = "SecretKey"
@@ -51,7 +51,7 @@ def _java_order(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
-def _signed_keys(ext_fields: Mapping[str, str]) -> list[str]:
+def _signed_keys(ext_fields: Mapping[str, object]) -> list[str]:
     """The signed keys in Java's order. Code point order is the same as UTF-16 order below U+10000, so
     plain ``sorted`` serves keys that are all ASCII (``isascii`` is O(1)): every key any client sends."""
     keys = sorted(ext_fields.keys() - _UNSIGNED_FIELDS)
@@ -94,6 +94,7 @@ def _signed_order(shape: tuple[str, ...]) -> _SignedOrder:
     getter are made once per key sequence and only the values are read per request.
     """
     keys = _signed_keys(dict.fromkeys(shape))
+    getter: Callable[[Mapping[str, str]], tuple[str, ...]]
     if not keys:
         getter = _no_values
     elif len(keys) == 1:
@@ -102,7 +103,7 @@ def _signed_order(shape: tuple[str, ...]) -> _SignedOrder:
         def getter(ext_fields: Mapping[str, str]) -> tuple[str, ...]:  # itemgetter of one key gives no tuple
             return (ext_fields[only],)
     else:
-        getter = itemgetter(*keys)  # a tuple of the values in one C call
+        getter = cast(Callable[[Mapping[str, str]], tuple[str, ...]], itemgetter(*keys))  # 2+ keys: a tuple, one C call
     order = _SignedOrder(keys, getter)
     if len(_signed_orders) >= _SIGNED_ORDER_LIMIT:
         _signed_orders.clear()

@@ -27,6 +27,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from brokers.engine.broker.heartbeat import SubscriptionData
 from brokers.engine.common.clock import Clock
@@ -49,7 +50,7 @@ class ClientChannelInfo:
     def client_addr(self) -> str:
         return self.ctx.remote_addr
 
-    def to_connection_json(self) -> dict:
+    def to_connection_json(self) -> dict[str, Any]:
         """RocketMQ's Connection body entry (§4.7)."""
         return {
             "clientAddr": self.client_addr,
@@ -135,7 +136,7 @@ class ClientManager:
         self.notify_enabled = notify_enabled
         self.producer_table: dict[str, dict[int, ClientChannelInfo]] = {}
         self.consumer_table: dict[str, ConsumerGroupInfo] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # -- producers ----------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ class ConfigFlusher:
         self.name = name
         self._lock = threading.Lock()  # one writer of the file at a time (thread or flush_now)
         self._timer: asyncio.TimerHandle | None = None
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._dirty = False
         self.writes = 0  # files written, for tests and stats
         self.write_failed = False  # the last write failed; retry() writes again

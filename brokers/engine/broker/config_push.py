@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from brokers.engine.broker.data_version import DataVersion
 from brokers.engine.common import json_compat
@@ -49,7 +49,7 @@ TOPICS, GROUPS = "topics", "groups"
 
 
 def push_body(
-    table: str, previous: DataVersion, current: DataVersion, update: dict[str, dict], delete: list[str]
+    table: str, previous: DataVersion, current: DataVersion, update: dict[str, dict[str, Any]], delete: list[str]
 ) -> bytes:
     """The GANTRY_PUSH_CONFIG body of one change."""
     return json_compat.dumps(
@@ -92,7 +92,7 @@ class ConfigPush:
         previous: DataVersion,
         current: DataVersion,
         *,
-        update: dict[str, dict] | None = None,
+        update: dict[str, dict[str, Any]] | None = None,
         delete: list[str] | None = None,
     ) -> None:
         """Send one change to every subscribed slave (in tasks; :meth:`settle` waits for them)."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from brokers.engine.broker.config_file import read_json, write_json_atomic
 from brokers.engine.store.file_io import OS_FILE_IO, FileIO
@@ -70,7 +71,7 @@ class ConsumerOffsetManager:
             if entry:
                 self.offset_table[key] = entry
 
-    def encode(self) -> dict:
+    def encode(self) -> dict[str, Any]:
         """The consumerOffset.json object (GET_ALL_CONSUMER_OFFSET body too)."""
         return {"offsetTable": {k: dict(v) for k, v in self.offset_table.items()}}
 

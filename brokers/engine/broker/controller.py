@@ -147,8 +147,8 @@ class BrokerController:
         self._started = False
         self._stopped = False
         self._register_lock: asyncio.Lock | None = None
-        self._timers: list[asyncio.Task] = []
-        self._background: set[asyncio.Task] = set()
+        self._timers: list[asyncio.Task[None]] = []
+        self._background: set[asyncio.Task[None]] = set()
 
     # -- addresses ----------------------------------------------------------------------------
 
@@ -344,7 +344,7 @@ class BrokerController:
         self.topic_config_manager.retry_persist()
         self.subscription_group_manager.flusher.retry()
 
-    def _every(self, interval_s: float, fn: Callable[[], object], name: str) -> asyncio.Task:
+    def _every(self, interval_s: float, fn: Callable[[], object], name: str) -> asyncio.Task[None]:
         async def loop() -> None:
             while True:
                 await asyncio.sleep(interval_s)

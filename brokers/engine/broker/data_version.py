@@ -7,6 +7,7 @@ topic configs (protocol reference §4.4), so every change must bump it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from brokers.engine.common.clock import Clock
 
@@ -21,7 +22,7 @@ class DataVersion:
         self.timestamp = clock.now_ms()
         self.counter += 1
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"counter": self.counter, "timestamp": self.timestamp}
 
     @classmethod

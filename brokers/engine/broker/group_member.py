@@ -64,7 +64,7 @@ class GroupMember:
         self.promotions = 0
         self.fenced_reason = ""
         self._change_lock = asyncio.Lock()
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         client.register_processor(RequestCode.GANTRY_PUSH_CONFIG, self._on_config_push)
 
     async def _on_config_push(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:

@@ -19,15 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from brokers.engine.common.subscription import (  # noqa: F401 (SUB_ALL, EXPRESSION_*, build_subscription_data re-exported)
-    EXPRESSION_SQL92,
-    EXPRESSION_TAG,
-    SUB_ALL,
-    NO_LIMITS,
-    InvalidSubscriptionError,
-    SubscriptionData,
-    SubscriptionLimits,
-    build_subscription_data,
+from brokers.engine.common.subscription import (  # SUB_ALL, EXPRESSION_*, build_subscription_data re-exported
+    EXPRESSION_SQL92 as EXPRESSION_SQL92,
+    EXPRESSION_TAG as EXPRESSION_TAG,
+    SUB_ALL as SUB_ALL,
+    NO_LIMITS as NO_LIMITS,
+    InvalidSubscriptionError as InvalidSubscriptionError,
+    SubscriptionData as SubscriptionData,
+    SubscriptionLimits as SubscriptionLimits,
+    build_subscription_data as build_subscription_data,
 )
 
 
@@ -46,7 +46,7 @@ class HeartbeatLimits:
 NO_HEARTBEAT_LIMITS = HeartbeatLimits(max_groups=1 << 62, max_subscriptions=1 << 62)
 
 
-def _check_counts(data: dict, limits: HeartbeatLimits) -> None:
+def _check_counts(data: dict[str, Any], limits: HeartbeatLimits) -> None:
     """InvalidHeartbeatError naming the limit when the body names more groups or subscriptions than allowed."""
     producers, consumers = data.get("producerDataSet") or [], data.get("consumerDataSet") or []
     for what, items in (("producer", producers), ("consumer", consumers)):

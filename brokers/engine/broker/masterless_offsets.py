@@ -27,7 +27,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from brokers.engine.broker.config import BrokerConfig
 from brokers.engine.broker.config_file import read_json, write_json_atomic
@@ -100,7 +100,7 @@ class MasterlessOffsets:
     def load(self) -> None:
         self.table = parse_offset_table(read_json(self.path))
 
-    def encode(self) -> dict:
+    def encode(self) -> dict[str, Any]:
         return {"offsetTable": {k: dict(v) for k, v in self.table.items()}}
 
     def persist(self, *, force: bool = False) -> bool:

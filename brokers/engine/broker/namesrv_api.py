@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.namesrv.register_body import body_crc32, encode_register_body
@@ -54,7 +55,7 @@ class BrokerOuterAPI:
         await self.client.close()
 
     async def register_broker_all(
-        self, identity: BrokerIdentity, topic_wrapper: dict, *, timeout_s: float = 6.0, oneway: bool = False
+        self, identity: BrokerIdentity, topic_wrapper: dict[str, Any], *, timeout_s: float = 6.0, oneway: bool = False
     ) -> list[RegisterResult]:
         """Register with every name server at once; one result per name server."""
         configs = [TopicConfig.from_json(v) for v in topic_wrapper["topicConfigTable"].values()]
@@ -73,7 +74,7 @@ class BrokerOuterAPI:
         return list(await asyncio.gather(*calls))
 
     async def _register_one(
-        self, addr: str, header: dict, body: bytes, timeout_s: float, oneway: bool
+        self, addr: str, header: dict[str, Any], body: bytes, timeout_s: float, oneway: bool
     ) -> RegisterResult:
         request = RemotingCommand.request(RequestCode.REGISTER_BROKER, header, body)
         try:

@@ -16,6 +16,7 @@ link is up). The refusal rules, each lifted by ``force``:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from brokers.engine.store.ha.ha_config import ASYNC_MASTER, SYNC_MASTER
 
@@ -39,7 +40,7 @@ class PromotionPlan:
     would_lose: str
     refused: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "brokerName": self.broker_name,
             "brokerId": self.broker_id,

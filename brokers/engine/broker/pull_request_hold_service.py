@@ -75,8 +75,8 @@ class PullRequestHoldService:
         self.check_interval_s = check_interval_s
         self._table: dict[tuple[str, int], list[PullRequest]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._checker: asyncio.Task | None = None
-        self._tasks: set[asyncio.Task] = set()
+        self._checker: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
         self._stopped = False
 
     # -- lifecycle ----------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from brokers.engine.broker.config_file import read_json, write_json_atomic
 from brokers.engine.store.file_io import OS_FILE_IO, FileIO
@@ -75,7 +76,7 @@ class ScheduleMessageService:
         self.poll_interval_s = poll_interval_s
         self.offset_table: dict[int, int] = {}
         self._dirty = False
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
 
     # -- persistence --------------------------------------------------------------------------
 
@@ -90,7 +91,7 @@ class ScheduleMessageService:
             except (TypeError, ValueError):
                 continue
 
-    def encode(self) -> dict:
+    def encode(self) -> dict[str, Any]:
         return {"offsetTable": dict(self.offset_table)}
 
     def persist(self, *, force: bool = False) -> None:

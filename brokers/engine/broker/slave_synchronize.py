@@ -24,7 +24,7 @@ queues (:meth:`SlaveSynchronize.derive_missing_topics`, logged), so its messages
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from brokers.engine.broker.config_push import GROUPS, TOPICS
 from brokers.engine.broker.data_version import DataVersion
@@ -84,7 +84,7 @@ class SlaveSynchronize:
         self._last_synced_offsets: dict[OffsetKey, int] = {}
         self.syncs = 0
 
-    async def _get(self, code: int) -> dict | None:
+    async def _get(self, code: int) -> dict[str, Any] | None:
         response = await self.client.invoke(self.master_addr, RemotingCommand.request(code), self.timeout_s)
         if response.code != ResponseCode.SUCCESS:
             log.warning(
@@ -230,11 +230,11 @@ class SlaveSynchronize:
 
     @staticmethod
     async def _apply_change(
-        table: dict,
+        table: dict[str, Any],
         version: DataVersion,
         previous: DataVersion,
         current: DataVersion,
-        update: dict[str, dict],
+        update: dict[str, dict[str, Any]],
         delete: list[str],
         decode,
         install,

@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import sys
+from typing import Any
 
 from brokers.engine import event_loop
 from brokers.engine.acl.plain_acl_config import AclConfigError
@@ -163,7 +164,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
     """Build a BrokerConfig from parsed flags; raises BrokerConfigError/ValueError on bad values."""
     if not 0 <= args.port <= 65535:
         raise BrokerConfigError(f"--port {args.port} is outside 0..65535")
-    store_kwargs: dict = {
+    store_kwargs: dict[str, Any] = {
         "store_dir": os.path.abspath(args.store_dir),
         "flush_disk_type": SYNC_FLUSH if args.flush == "sync" else ASYNC_FLUSH,
     }
@@ -182,7 +183,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
     except ValueError as exc:
         flag = flag_of_error(exc)
         raise BrokerConfigError(f"{flag}: {exc}" if flag else str(exc)) from None
-    extra: dict = {}
+    extra: dict[str, Any] = {}
     if args.grpc_port is not None:
         if not 0 <= args.grpc_port <= 65535:
             raise BrokerConfigError(f"--grpc-port {args.grpc_port} is outside 0..65535")

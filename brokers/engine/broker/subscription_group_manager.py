@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from brokers.engine.broker.config_file import read_json, write_json_atomic
 from brokers.engine.store.file_io import OS_FILE_IO, FileIO
@@ -34,7 +35,7 @@ log = logging.getLogger("brokers.engine.broker")
 
 SUBSCRIPTION_GROUP_FILE = "subscriptionGroup.json"
 # (version before, version after, configs written by name, names deleted): one change, for the slaves
-DeltaListener = Callable[[DataVersion, DataVersion, dict[str, dict], list[str]], None]
+DeltaListener = Callable[[DataVersion, DataVersion, dict[str, dict[str, Any]], list[str]], None]
 
 
 class SubscriptionGroupManager:
@@ -74,7 +75,9 @@ class SubscriptionGroupManager:
                 continue
             self.subscription_group_table[cfg.group_name] = cfg
 
-    def encode(self, table: dict[str, SubscriptionGroupConfig] | None = None, version: dict | None = None) -> dict:
+    def encode(
+        self, table: dict[str, SubscriptionGroupConfig] | None = None, version: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         table = self.subscription_group_table if table is None else table
         return {
             "dataVersion": version if version is not None else self.data_version.to_json(),

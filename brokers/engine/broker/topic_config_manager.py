@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from brokers.engine.broker.config import BrokerConfig
 from brokers.engine.broker.config_file import read_json, write_json_atomic
@@ -54,7 +55,7 @@ SCHEDULE_QUEUE_NUMS = 18  # one queue per delay level (messageDelayLevel has 18 
 
 ChangeListener = Callable[[TopicConfig | None], None]
 # (version before, version after, configs written by name, names deleted): one change, for the slaves
-DeltaListener = Callable[[DataVersion, DataVersion, dict[str, dict], list[str]], None]
+DeltaListener = Callable[[DataVersion, DataVersion, dict[str, dict[str, Any]], list[str]], None]
 
 
 class TopicConfigManager:
@@ -156,7 +157,7 @@ class TopicConfigManager:
     def is_system_topic(self, topic: str) -> bool:
         return is_system_topic(topic, self.broker_system_topics)
 
-    def build_serialize_wrapper(self) -> dict:
+    def build_serialize_wrapper(self) -> dict[str, Any]:
         """TopicConfigSerializeWrapper: topics.json content, GET_ALL_TOPIC_CONFIG and registration body."""
         return {
             "dataVersion": self.data_version.to_json(),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from brokers.engine.acl.plain_acl_editor import AccessConfigChange
 from brokers.engine.client.admin_bodies import load_object
@@ -69,7 +70,7 @@ class AclVersionInfo:
     cluster_name: str
     counter: int
     timestamp: int
-    all_acl_file_version: dict[str, dict]
+    all_acl_file_version: dict[str, dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)

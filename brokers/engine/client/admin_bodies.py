@@ -55,12 +55,12 @@ _COMPRESSION_TYPE_MASK = 0x700  # message sysFlag bits 8-10
 _COMPRESSION_ZLIB = 0x300
 
 
-def as_dict(value: Any) -> dict:
+def as_dict(value: Any) -> dict[str, Any]:
     """``value`` if it is a dict, else an empty one (a body field may be missing or null)."""
     return value if isinstance(value, dict) else {}
 
 
-def load_object(body: bytes) -> dict:
+def load_object(body: bytes) -> dict[str, Any]:
     """The JSON object of a body; empty for an empty body (or one that is not an object)."""
     if not body:
         return {}
@@ -84,7 +84,7 @@ def message_queue_from_key(key: Any) -> MessageQueue:
     raise MQClientError(CLIENT_ERROR, f"unexpected MessageQueue key in a response body: {key!r}")
 
 
-def parse_broker_data(data: dict) -> BrokerData:
+def parse_broker_data(data: dict[str, Any]) -> BrokerData:
     addrs = {int(k): str(v) for k, v in as_dict(data.get("brokerAddrs")).items()}
     return BrokerData(str(data.get("cluster", "")), str(data.get("brokerName", "")), addrs)
 
@@ -151,11 +151,11 @@ def parse_kv_table(body: bytes) -> dict[str, str]:
     return {str(k): str(v) for k, v in as_dict(load_object(body).get("table")).items()}
 
 
-def parse_subscription_table(obj: dict) -> dict[str, SubscriptionData]:
+def parse_subscription_table(obj: dict[str, Any]) -> dict[str, SubscriptionData]:
     return {str(t): SubscriptionData.from_json(as_dict(s)) for t, s in as_dict(obj).items()}
 
 
-def parse_connections(obj: dict) -> tuple[Connection, ...]:
+def parse_connections(obj: dict[str, Any]) -> tuple[Connection, ...]:
     conns = (
         Connection(
             str(c.get("clientId", "")),

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from brokers.engine.client.admin_bodies import as_dict, load_object, message_queue_from_key
 
@@ -109,7 +110,7 @@ def consume_delay_s(since: int | None, now_ms: int) -> float | None:
     return max(now_ms - since, 0) / 1000.0
 
 
-def _group_config(name: str, cfg: dict) -> GroupConfig:
+def _group_config(name: str, cfg: dict[str, Any]) -> GroupConfig:
     return GroupConfig(
         str(cfg.get("groupName") or name),
         str(cfg.get("consumeEnable", True)).lower() != "false",
@@ -173,7 +174,7 @@ def _string_key(match: re.Match) -> bytes:
     return b'"' + topic + b"\\u0000" + broker + b"\\u0000" + queue_id + b'":'
 
 
-def _load_consume_stats_list(body: bytes) -> dict:
+def _load_consume_stats_list(body: bytes) -> dict[str, Any]:
     try:
         return as_dict(json.loads(_INLINE_MQ_KEY.sub(_string_key, body)))
     except ValueError:
@@ -231,9 +232,9 @@ def parse_consume_stats_list(addr: str, body: bytes) -> BrokerGroupSurvey:
     )
 
 
-def parse_connections_by_group(body: bytes) -> dict[str, dict]:
+def parse_connections_by_group(body: bytes) -> dict[str, dict[str, Any]]:
     """Group -> its ConsumerConnection object, from a GANTRY_GET_ALL_CONSUMER_CONNECTIONS body."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for entry in load_object(body).get("groups") or ():
         entry = as_dict(entry)
         if entry.get("group"):

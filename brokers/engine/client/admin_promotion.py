@@ -22,6 +22,7 @@ does instead (restart the slave with brokerId 0 and a master role).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from brokers.engine.client.admin_bodies import load_object
 from brokers.engine.client.driver import AsyncDriver
@@ -93,7 +94,7 @@ class PromotionResult:
     refused: str  # empty unless the real run would be (or was) refused
     registered_with: tuple[str, ...] = ()  # name servers that confirmed the new master (a real run)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The contract's JSON keys (what the console stores and the API shows)."""
         return {
             "brokerName": self.broker_name,
@@ -132,7 +133,7 @@ def parse_promotion_result(body: bytes) -> PromotionResult:
     return promotion_result_from_json(load_object(body))
 
 
-def promotion_result_from_json(obj: dict) -> PromotionResult:
+def promotion_result_from_json(obj: dict[str, Any]) -> PromotionResult:
     """The contract's JSON object (as :meth:`PromotionResult.to_json` writes it) back into a result."""
     return PromotionResult(
         broker_name=str(obj.get("brokerName", "")),

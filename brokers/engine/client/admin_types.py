@@ -8,6 +8,7 @@ one. Parsing the bodies lives in :mod:`brokers.engine.client.admin_bodies`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from brokers.engine.common.constants import MASTER_ID
 from brokers.engine.common.message_queue import MessageQueue
@@ -123,7 +124,7 @@ class TopicRouteData:
                 out.extend(MessageQueue(self.topic, qd.broker_name, i) for i in range(qd.read_queue_nums))
         return sorted(out)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         out: dict[str, object] = {
             "brokerDatas": [b.to_json() for b in self.broker_datas],
             "filterServerTable": {k: list(v) for k, v in self.filter_server_table.items()},

@@ -90,8 +90,8 @@ class AsyncConsumeConcurrentlyService:
         self.clock = clock
         self.stats = ConsumeCounters()
         self._slots = asyncio.Semaphore(config.consume_thread_max)  # listener calls at once
-        self._tasks: set[asyncio.Task] = set()
-        self._later: set[asyncio.Task] = set()  # waiting to consume again: cancelled at once by stop()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._later: set[asyncio.Task[None]] = set()  # waiting to consume again: cancelled at once by stop()
         self._stopped = False
 
     def submit_consume_request(
@@ -101,7 +101,7 @@ class AsyncConsumeConcurrentlyService:
         for i in range(0, len(msgs), size):
             self._spawn(self._consume(msgs[i : i + size], pq, mq))
 
-    def _spawn(self, coro: Coroutine[Any, Any, None], tasks: set[asyncio.Task] | None = None) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, None], tasks: set[asyncio.Task[None]] | None = None) -> None:
         if self._stopped:
             coro.close()
             return

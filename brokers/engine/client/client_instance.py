@@ -118,7 +118,7 @@ class MQClientInstance:
         self._thread = (
             None if loop else threading.Thread(target=self._run_loop, name=f"mq-client-{client_id}", daemon=True)
         )
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Task[None]] = []
         self._wakeup: asyncio.Event | None = None
         self._route_wakeup: asyncio.Event | None = None
         self._members_lock = threading.Lock()

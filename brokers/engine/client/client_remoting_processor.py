@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 from brokers.engine.client.admin_bodies import inflate_bodies
 from brokers.engine.common import json_compat
@@ -39,7 +39,7 @@ class _RunningInfoSource(Protocol):
 
 
 class _DirectConsumer(Protocol):
-    async def consume_message_directly(self, msg: MessageExt, broker_name: str) -> dict: ...
+    async def consume_message_directly(self, msg: MessageExt, broker_name: str) -> dict[str, Any]: ...
 
 
 class ClientInstanceView(Protocol):

@@ -40,7 +40,7 @@ class AsyncFrontEnd(_FrontEnd):
 
     def _init_async(self, heartbeat_interval_s: float | None) -> None:
         self.heartbeat_interval_s = heartbeat_interval_s
-        self._heartbeat_task: asyncio.Task | None = None
+        self._heartbeat_task: asyncio.Task[None] | None = None
 
     def _start_heartbeats(self) -> None:
         if self._heartbeat_task is None and self.heartbeat_interval_s:

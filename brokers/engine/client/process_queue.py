@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import threading
+from typing import Any
 
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.message import MessageExt
@@ -159,7 +160,7 @@ class ProcessQueue:
     def is_lock_expired(self, lock_max_live_s: float) -> bool:
         return self.clock.monotonic() - self.last_lock_timestamp > lock_max_live_s
 
-    def info(self, commit_offset: int) -> dict:
+    def info(self, commit_offset: int) -> dict[str, Any]:
         """ProcessQueueInfo (§4.14) for GET_CONSUMER_RUNNING_INFO."""
         low, high = self.offset_range()
         return {

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
+from typing import Any
 
 from brokers.engine.client.admin_types import SubscriptionData
 from brokers.engine.client.allocation import AllocateMessageQueueStrategy
@@ -108,8 +109,8 @@ class PushConsumer(ConsumerBase):
         self.orderly = orderly
         self.listener: MessageListener | None = None
         self.consume_service: ConsumeMessageConcurrentlyService | ConsumeMessageOrderlyService | None = None
-        self._pull_tasks: dict[MessageQueue, asyncio.Task] = {}
-        self._lock_task: asyncio.Task | None = None
+        self._pull_tasks: dict[MessageQueue, asyncio.Task[None]] = {}
+        self._lock_task: asyncio.Task[None] | None = None
         self._paused = False  # suspend(): pull loops idle until resume()
 
     def register_listener(self, listener: MessageListener, *, orderly: bool | None = None) -> None:
@@ -189,7 +190,7 @@ class PushConsumer(ConsumerBase):
     def _consume_counters(self) -> ConsumeCounters | None:
         return self.consume_service.stats if self.consume_service is not None else None
 
-    async def consume_message_directly(self, msg: MessageExt, broker_name: str) -> dict:
+    async def consume_message_directly(self, msg: MessageExt, broker_name: str) -> dict[str, Any]:
         """CONSUME_MESSAGE_DIRECTLY (309): the listener's answer to ``msg``, run once in a worker thread (it may block)."""
         service = self.consume_service
         direct = getattr(service, "consume_message_directly", None)

@@ -64,7 +64,7 @@ class EngineCluster:
         except ClusterSpecError:
             return BrokerSpec(key=key, broker_name=key)
 
-    def broker_config(self, key: str, **extra: Any) -> BrokerConfig:
+    def broker_config(self, key: str, /, **extra: Any) -> BrokerConfig:
         """The config broker ``key`` starts from (``extra``: BrokerConfig fields over the spec's)."""
         return broker_config(self.spec, self.member(key), self.namesrv_addrs, **extra)
 
@@ -130,7 +130,7 @@ class EngineCluster:
 
     # -- one broker -------------------------------------------------------------------------------
 
-    async def start_broker(self, key: str, **extra: Any) -> BrokerController:
+    async def start_broker(self, key: str, /, **extra: Any) -> BrokerController:
         """Start broker ``key`` (of the spec, or an ad-hoc master of that name) with ``extra`` overrides."""
         if key in self.brokers:
             raise ClusterSpecError(f"broker {key!r} is already running")
@@ -150,7 +150,7 @@ class EngineCluster:
         await self._running(key)._shutdown(unregister=False)
         del self.brokers[key]
 
-    async def restart_broker(self, key: str, *, keep_port: bool = True, **extra: Any) -> BrokerController:
+    async def restart_broker(self, key: str, /, *, keep_port: bool = True, **extra: Any) -> BrokerController:
         """Stop broker ``key`` if it runs, then start it again on its store; ``keep_port`` reuses its last port."""
         if key in self.brokers:
             await self.stop_broker(key)
@@ -168,28 +168,28 @@ class ThreadedCluster:
     """An :class:`EngineCluster` in an event loop of its own thread, driven by blocking calls."""
 
     def __init__(self, spec: ClusterSpec) -> None:
-        self.cluster = EngineCluster(spec)
+        self.engine = EngineCluster(spec)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="engine-cluster", daemon=True)
 
     @property
     def spec(self) -> ClusterSpec:
-        return self.cluster.spec
+        return self.engine.spec
 
     @property
     def brokers(self) -> dict[str, BrokerController]:
-        return self.cluster.brokers
+        return self.engine.brokers
 
     @property
     def namesrvs(self) -> list[NamesrvController]:
-        return self.cluster.namesrvs
+        return self.engine.namesrvs
 
     @property
     def namesrv_addr(self) -> str:
-        return self.cluster.namesrv_addr
+        return self.engine.namesrv_addr
 
     def addr(self, key: str) -> str:
-        return self.cluster.addr(key)
+        return self.engine.addr(key)
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
         """Run ``coro`` in the cluster's loop and return its result."""
@@ -198,9 +198,9 @@ class ThreadedCluster:
     def start(self, *, wait_slaves: bool = False) -> ThreadedCluster:
         self._thread.start()
         try:
-            self.run(self.cluster.start())
+            self.run(self.engine.start())
             if wait_slaves:
-                self.run(self.cluster.wait_slaves_connected())
+                self.run(self.engine.wait_slaves_connected())
         except BaseException:
             self._close_loop()
             raise
@@ -208,7 +208,7 @@ class ThreadedCluster:
 
     def stop(self) -> None:
         try:
-            self.run(self.cluster.stop())
+            self.run(self.engine.stop())
         finally:
             self._close_loop()
 
@@ -218,10 +218,10 @@ class ThreadedCluster:
         self._loop.close()
 
     def stop_broker(self, key: str) -> None:
-        self.run(self.cluster.stop_broker(key))
+        self.run(self.engine.stop_broker(key))
 
     def kill_broker(self, key: str) -> None:
-        self.run(self.cluster.kill_broker(key))
+        self.run(self.engine.kill_broker(key))
 
-    def restart_broker(self, key: str, *, keep_port: bool = True, **extra: Any) -> BrokerController:
-        return self.run(self.cluster.restart_broker(key, keep_port=keep_port, **extra))
+    def restart_broker(self, key: str, /, *, keep_port: bool = True, **extra: Any) -> BrokerController:
+        return self.run(self.engine.restart_broker(key, keep_port=keep_port, **extra))

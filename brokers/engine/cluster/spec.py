@@ -237,7 +237,9 @@ def check_broker_overrides(where: str, overrides: Mapping[str, Any]) -> None:
         raise ClusterSpecError(f"{where}: {', '.join(fixed)} come from the spec's groups, not from overrides")
 
 
-def broker_config(spec: ClusterSpec, member: BrokerSpec, namesrv_addrs: tuple[str, ...], **extra: Any) -> BrokerConfig:
+def broker_config(
+    spec: ClusterSpec, member: BrokerSpec, namesrv_addrs: tuple[str, ...], /, **extra: Any
+) -> BrokerConfig:
     """The BrokerConfig of ``member``: the spec's layout, then the spec's, the member's and ``extra`` overrides.
 
     ``extra`` may also set ``broker_name``/``broker_id``/``namesrv_addrs`` (a test's ad-hoc broker).
@@ -257,9 +259,7 @@ def broker_config(spec: ClusterSpec, member: BrokerSpec, namesrv_addrs: tuple[st
     fields.update(extra)
     store = fields.pop("store", None)
     if not isinstance(store, StoreConfig):
-        store_fields: dict[str, Any] = {"store_dir": spec.store_dir(member)}
-        if fields["listen_port"]:
-            store_fields["store_host"] = f"{fields.get('broker_ip') or spec.host}:{fields['listen_port']}"
+        store_fields: dict[str, Any] = {"store_dir": spec.store_dir(member)}  # store_host: the controller's address
         store_fields.update(spec.store_overrides)
         store_fields.update(store or {})
         _check_fields(f"broker {member.key} store", store_fields, StoreConfig)

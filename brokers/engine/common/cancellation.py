@@ -15,7 +15,7 @@ from collections.abc import Iterable
 __all__ = ["cancel_and_wait"]
 
 
-async def cancel_and_wait(tasks: Iterable[asyncio.Task], recancel_s: float = 1.0) -> None:
+async def cancel_and_wait(tasks: Iterable[asyncio.Task[None]], recancel_s: float = 1.0) -> None:
     """Cancel ``tasks`` and return once every one has ended; their exceptions are retrieved (not raised)."""
     tasks = list(tasks)
     pending = {task for task in tasks if not task.done()}

@@ -31,7 +31,8 @@ def java_hash_extend(h: int, text: str) -> int:
         units = memoryview(text.encode(_UTF16_NATIVE)).cast("H")
     n = len(units)
     if n <= _POW_TABLE:
-        return (h * _POW[n] + sum(map(mul, units, _COEFFS[n]))) & 0xFFFFFFFF
+        hashed: int = (h * _POW[n] + sum(map(mul, units, _COEFFS[n]))) & 0xFFFFFFFF
+        return hashed
     for start in range(0, n, _POW_TABLE):
         chunk = units[start : start + _POW_TABLE]
         k = len(chunk)

@@ -24,7 +24,7 @@ import math
 import operator
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from brokers.engine.common.message_queue import MessageQueue
 
@@ -37,6 +37,10 @@ _END = "\x00"  # what peek() returns past the end; matches no branch of the gram
 # Nesting the fallback parser accepts: RocketMQ's bodies nest about 6 deep; each level costs two
 # Python frames, so 200 stays far from the interpreter's recursion limit (1000).
 MAX_DEPTH = 200
+
+
+# json's string scanner (C when available; typeshed does not declare it): (value, end) of the literal at pos
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
 class JsonCompatError(ValueError):
@@ -70,7 +74,7 @@ class _Parser:
         self.pos = 0
         self.depth = 0
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
         raise JsonCompatError(f"{message} at position {self.pos}")
 
     def skip_ws(self) -> None:
@@ -109,10 +113,10 @@ class _Parser:
         if self.depth > MAX_DEPTH:
             self.fail(f"JSON nested deeper than {MAX_DEPTH}")
 
-    def obj(self) -> dict:
+    def obj(self) -> dict[str, Any]:
         self.expect("{")
         self.nest()
-        out: dict = {}
+        out: dict[str, Any] = {}
         if self.peek() == "}":
             self.pos += 1
             self.depth -= 1
@@ -138,10 +142,10 @@ class _Parser:
                 self.pos -= 1
                 self.fail("expected ',' or '}'")
 
-    def array(self) -> list:
+    def array(self) -> list[Any]:
         self.expect("[")
         self.nest()
-        out: list = []
+        out: list[Any] = []
         if self.peek() == "]":
             self.pos += 1
             self.depth -= 1
@@ -161,7 +165,7 @@ class _Parser:
         quote = self.text[self.pos]
         if quote == '"':
             try:
-                value, self.pos = json.decoder.scanstring(self.text, self.pos + 1)
+                value, self.pos = _scanstring(self.text, self.pos + 1)
             except ValueError as exc:
                 self.fail(f"bad string ({exc})")
             return value
@@ -177,7 +181,8 @@ class _Parser:
         if end >= len(self.text):
             self.fail("unterminated string")
         self.pos = end + 1
-        return json.loads('"' + "".join(chunks) + '"')
+        text: str = json.loads('"' + "".join(chunks) + '"')
+        return text
 
     def number(self) -> int | float:
         match = _NUMBER_RE.match(self.text, self.pos)
@@ -197,7 +202,7 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def _object_key(data: dict) -> Any:
+def _object_key(data: dict[str, Any]) -> Any:
     if set(data) == _MQ_FIELDS:
         try:
             return MessageQueue.from_json(data)
@@ -232,7 +237,7 @@ def to_plain(value: Any, default: Callable[[Any], Any] | None = None) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
-def _sort_key(key: Any) -> tuple:
+def _sort_key(key: Any) -> tuple[Any, ...]:
     if isinstance(key, bool):
         return (1, int(key), "")
     if isinstance(key, (int, float)):
@@ -257,7 +262,8 @@ def dumps(
     return "".join(out)
 
 
-_encode_str = json.encoder.c_encode_basestring or json.encoder.py_encode_basestring  # json.dumps(s, ensure_ascii=False)
+# json's own C helpers (typeshed does not declare them); json.dumps(s, ensure_ascii=False) for one string
+_encode_str: Callable[[str], str] = json.encoder.c_encode_basestring or json.encoder.py_encode_basestring  # type: ignore[attr-defined]
 _int_text = int.__repr__  # what json.dumps writes for ints (IntEnum members included)
 _first = operator.itemgetter(0)
 _NATURAL_ORDER_KEYS = frozenset({str, int, MessageQueue})  # their own order is _sort_key's among keys of one type

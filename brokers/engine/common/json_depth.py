@@ -14,6 +14,7 @@ decoding:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 __all__ = ["json_depth_exceeds"]
 
@@ -34,6 +35,7 @@ def json_depth_exceeds(text: bytes | bytearray | str, max_depth: int) -> bool:
     >>> json_depth_exceeds('{"s":"[[[[[["}', 1)
     False
     """
+    tokens: Iterator[re.Match[str]] | Iterator[re.Match[bytes]]
     if isinstance(text, str):
         if text.count("{") + text.count("[") <= max_depth:
             return False

@@ -449,7 +449,7 @@ def decode_record(buf: bytes | bytearray | memoryview, pos: int = 0) -> MessageE
     )
 
 
-def _decode_copy(buf: bytearray | memoryview, pos: int) -> MessageExt:
+def _decode_copy(buf: bytes | bytearray | memoryview, pos: int) -> MessageExt:
     """Decode a record of a buffer that is not ``bytes`` (a segment's mmap, a bytearray)."""
     if pos + END_FILE_MIN_BLANK_LENGTH > len(buf):
         raise RecordFormatError(f"truncated record header at position {pos}")
@@ -505,6 +505,7 @@ def topic_position(head: bytes | memoryview) -> int:
     at = 84 + (12 if sys_flag & BORNHOST_V6_FLAG else 0) + (12 if sys_flag & STOREHOSTADDRESS_V6_FLAG else 0)
     if at + 4 > len(head):
         raise RecordFormatError(f"a record head of {len(head)} bytes ends before BODY's length")
+    body_len: int
     (body_len,) = _I32.unpack_from(head, at)
     if body_len < 0:
         raise RecordFormatError(f"a record with a body of {body_len} bytes")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -21,10 +22,10 @@ class MessageQueue:
         # RocketMQ's MessageQueue.toString(); CONSISTENT_HASH hashes exactly this text.
         return f"MessageQueue [topic={self.topic}, brokerName={self.broker_name}, queueId={self.queue_id}]"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """Return the fastjson property form used in bodies (lock bodies, stats tables)."""
         return {"brokerName": self.broker_name, "queueId": self.queue_id, "topic": self.topic}
 
     @classmethod
-    def from_json(cls, data: dict) -> MessageQueue:
+    def from_json(cls, data: dict[str, Any]) -> MessageQueue:
         return cls(str(data["topic"]), str(data["brokerName"]), int(data["queueId"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from brokers.engine.common.constants import MASTER_ID
 
@@ -29,7 +30,7 @@ class BrokerData:
             return self.master_addr
         return self.broker_addrs[min(self.broker_addrs)] if self.broker_addrs else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The fastjson form: broker ids as number keys (``json_compat`` writes them bare), sorted."""
         return {
             "brokerAddrs": dict(sorted(self.broker_addrs.items())),
@@ -48,7 +49,7 @@ class QueueData:
     perm: int
     topic_sys_flag: int = 0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         # topicSynFlag is the pre-4.9.0 spelling; older Java clients read only that one.
         return {
             "brokerName": self.broker_name,
@@ -60,7 +61,7 @@ class QueueData:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> QueueData:
+    def from_json(cls, data: dict[str, Any]) -> QueueData:
         return cls(
             broker_name=str(data.get("brokerName", "")),
             read_queue_nums=int(data.get("readQueueNums", 0)),

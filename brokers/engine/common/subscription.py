@@ -104,7 +104,7 @@ class SubscriptionData:
             return None
         return set(self.code_set)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "classFilterMode": self.class_filter_mode,
             "codeSet": list(self.code_set),

@@ -68,7 +68,7 @@ class SubscriptionGroupConfig:
             raise InvalidSubscriptionGroupError("brokerId and whichBrokerWhenConsumeSlowly must not be negative")
         return self
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {json_name: getattr(self, attr) for attr, json_name in self._JSON_NAMES.items()}
 
     @classmethod

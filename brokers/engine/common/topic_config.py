@@ -9,6 +9,7 @@ them (UPDATE_AND_CREATE_TOPIC), not here: a file or a peer's body is read as it 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from brokers.engine.common.perm import PERM_MAX, PERM_MIN, PERM_RW, is_valid_perm
 from brokers.engine.common.queue_nums import MAX_QUEUE_NUMS, MIN_QUEUE_NUMS, is_valid_queue_nums
@@ -45,10 +46,10 @@ class TopicConfig:
             )
         return self
 
-    def with_changes(self, **changes: object) -> TopicConfig:
+    def with_changes(self, **changes: Any) -> TopicConfig:
         return replace(self, **changes)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The fastjson property form (topics.json entries, GET_ALL_TOPIC_CONFIG, registration)."""
         return {
             "order": self.order,
@@ -62,7 +63,7 @@ class TopicConfig:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> TopicConfig:
+    def from_json(cls, data: dict[str, Any]) -> TopicConfig:
         return cls(
             topic_name=str(data["topicName"]),
             read_queue_nums=int(data.get("readQueueNums", 16)),

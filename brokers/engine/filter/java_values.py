@@ -152,4 +152,4 @@ def java_compare(left: object, right: object) -> int:
             return -1
     if type(left) is float or type(right) is float:
         return double_compare(float(left), float(right))  # type: ignore[arg-type]
-    return (left > right) - (left < right)  # type: ignore[operator]
+    return int((left > right) - (left < right))  # type: ignore[operator]  # same kind by now: int, JavaLong or str

@@ -132,7 +132,7 @@ def render(node: Node) -> str:
     if isinstance(node, Constant):
         value = node.value
         if value is None or type(value) is bool:
-            return {None: "NULL", True: "TRUE", False: "FALSE"}[value]  # type: ignore[index]
+            return {None: "NULL", True: "TRUE", False: "FALSE"}[value]
         if isinstance(value, str):
             return "'" + value.replace("'", "''") + "'"
         return repr(float(value)) if isinstance(value, float) else str(int(value))  # type: ignore[call-overload]

@@ -45,6 +45,8 @@ Limits (Gantry's; RocketMQ has none), each refusal naming its limit:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from brokers.engine.filter.errors import EvaluationError, InvalidSelectorError, SelectorLimitError, where
 from brokers.engine.filter.java_values import java_compare
 from brokers.engine.filter.sql92_ast import (
@@ -153,7 +155,7 @@ class _Parser:
     def and_(self) -> Node:
         return self.logic("AND", self.equality)
 
-    def logic(self, op: str, operand) -> Node:
+    def logic(self, op: str, operand: Callable[[], Node]) -> Node:
         start = self.peek()
         node = operand()
         if not self.keyword(op):

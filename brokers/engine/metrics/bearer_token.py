@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Callable, Iterable
+from typing import Any
 
 __all__ = ["MIN_TOKEN_LENGTH", "TOKEN_ENV", "MetricsTokenError", "bearer_guard", "check_token", "read_token_file"]
 
@@ -27,7 +28,7 @@ TOKEN_ENV = "GANTRY_METRICS_TOKEN"
 MIN_TOKEN_LENGTH = 16
 MAX_TOKEN_FILE_BYTES = 4096  # a token file is one line; anything bigger is the wrong file
 
-WsgiApp = Callable[[dict, Callable], Iterable[bytes]]
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 _UNAUTHORIZED = b"401 Unauthorized: send Authorization: Bearer <the metrics token>\n"
 
@@ -68,7 +69,7 @@ def bearer_guard(app: WsgiApp, token: str) -> WsgiApp:
     """``app`` behind ``Authorization: Bearer <token>``: anything else is answered 401, ``app`` untouched."""
     expected = hashlib.sha256(token.encode("ascii")).digest()
 
-    def guarded(environ: dict, start_response: Callable) -> Iterable[bytes]:
+    def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         scheme, _, credentials = environ.get("HTTP_AUTHORIZATION", "").strip().partition(" ")
         # WSGI hands header values over as latin-1 text: encoding back gives the bytes as sent.
         sent = hashlib.sha256(credentials.strip().encode("latin-1", "replace")).digest()

@@ -28,6 +28,7 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
@@ -38,6 +39,9 @@ from brokers.engine.metrics.gantry_families import histogram, remoting_families
 from brokers.engine.metrics.grpc_pop_families import FiveSnapshot, five_families, five_snapshot
 from brokers.engine.metrics.loop_snapshot import on_loop
 from brokers.engine.remoting.request_stats import RequestStatsSnapshot, request_stats
+
+if TYPE_CHECKING:
+    from brokers.engine.broker.controller import BrokerController
 
 MESSAGE_MODEL_ORDINAL = {
     "BROADCASTING": "0",
@@ -125,7 +129,7 @@ def _number(text: str | None) -> float | None:
 class BrokerCollector:
     """A prometheus-client collector reading ``controller`` (a started BrokerController) on ``loop``."""
 
-    def __init__(self, controller, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, controller: BrokerController, loop: asyncio.AbstractEventLoop) -> None:
         self.controller = controller
         self.loop = loop
         self._previous: BrokerSnapshot | None = None  # for the producer rates

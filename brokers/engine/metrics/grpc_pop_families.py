@@ -17,8 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+if TYPE_CHECKING:
+    from brokers.engine.broker.controller import BrokerController
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +32,7 @@ class FiveSnapshot:
     calls: dict[tuple[str, str], int] | None = None  # (RPC, 5.x status) -> calls; None: the endpoint is off
 
 
-def five_snapshot(controller) -> FiveSnapshot:
+def five_snapshot(controller: BrokerController) -> FiveSnapshot:
     """The figures, read from ``controller`` (a started BrokerController) on its event loop."""
     clients: dict[str, int] | None = None
     calls: dict[tuple[str, str], int] | None = None

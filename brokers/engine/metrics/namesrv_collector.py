@@ -7,12 +7,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from brokers.engine.metrics.gantry_families import remoting_families
 from brokers.engine.metrics.loop_snapshot import on_loop
+from brokers.engine.namesrv.route_info import RouteInfoManager
 from brokers.engine.remoting.request_stats import RequestStatsSnapshot, request_stats
+from brokers.engine.remoting.server import RemotingServer
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,8 +26,15 @@ class NamesrvSnapshot:
     open_connections: int
 
 
+class Namesrv(Protocol):
+    """What the collector reads of a started NamesrvController (namesrv/server.py, which imports this module)."""
+
+    route_info: RouteInfoManager
+    server: RemotingServer
+
+
 class NamesrvCollector:
-    def __init__(self, controller, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, controller: Namesrv, loop: asyncio.AbstractEventLoop) -> None:
         self.controller = controller
         self.loop = loop
 

@@ -29,6 +29,7 @@ import json
 import struct
 import zlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from brokers.engine.common import json_compat
 from brokers.engine.common.topic_config import TopicConfig
@@ -47,7 +48,7 @@ class RegisterBodyError(ValueError):
 class RegisterBrokerBody:
     """The decoded body: the TopicConfigSerializeWrapper JSON form and the filter servers."""
 
-    topic_config_wrapper: dict = field(
+    topic_config_wrapper: dict[str, Any] = field(
         default_factory=lambda: {"dataVersion": {"counter": 0, "timestamp": 0}, "topicConfigTable": {}}
     )
     filter_server_list: list[str] = field(default_factory=list)
@@ -117,7 +118,7 @@ def _decode_compressed(body: bytes) -> RegisterBrokerBody:
     pos += 4
     if not 0 <= count <= MAX_TOPICS_PER_REGISTRATION:
         raise RegisterBodyError(f"the registration lists {count} topics, not within 0..{MAX_TOPICS_PER_REGISTRATION}")
-    table: dict[str, dict] = {}
+    table: dict[str, dict[str, Any]] = {}
     for _ in range(count):
         parts = chunk().decode("utf-8").split(" ")
         if len(parts) < 5:
@@ -133,7 +134,7 @@ def _decode_compressed(body: bytes) -> RegisterBrokerBody:
 
 def encode_register_body(
     topic_configs: list[TopicConfig] | dict[str, TopicConfig],
-    data_version: dict,
+    data_version: dict[str, Any],
     filter_server_list: list[str] | None = None,
     *,
     compressed: bool = False,

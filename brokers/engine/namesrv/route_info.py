@@ -37,6 +37,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from brokers.engine.common.constants import MASTER_ID
 from brokers.engine.common.perm import PERM_READ, PERM_WRITE
@@ -50,7 +51,7 @@ BROKER_CHANNEL_EXPIRED_S = 120.0  # RocketMQ BROKER_CHANNEL_EXPIRED_TIME: 4 miss
 @dataclass(slots=True)
 class BrokerLiveInfo:
     last_update_monotonic: float
-    data_version: dict | None
+    data_version: dict[str, Any] | None
     channel_key: Hashable | None
     ha_server_addr: str = ""
     remote_addr: str = ""  # the peer address of the connection the registration came over
@@ -97,7 +98,7 @@ class RouteInfoManager:
         broker_name: str,
         broker_id: int,
         ha_server_addr: str,
-        topic_config_wrapper: dict | None,
+        topic_config_wrapper: dict[str, Any] | None,
         channel_key: Hashable | None,
         now: float,
         filter_server_list: list[str] | None = None,
@@ -194,11 +195,11 @@ class RouteInfoManager:
                 names = [name for name in names if name in in_cluster]
             return names
 
-    def _topic_config_changed(self, broker_addr: str, data_version: dict | None) -> bool:
+    def _topic_config_changed(self, broker_addr: str, data_version: dict[str, Any] | None) -> bool:
         prev = self.broker_live_table.get(broker_addr)
         return prev is None or prev.data_version != data_version
 
-    def is_broker_topic_config_changed(self, broker_addr: str, data_version: dict | None) -> bool:
+    def is_broker_topic_config_changed(self, broker_addr: str, data_version: dict[str, Any] | None) -> bool:
         """QUERY_DATA_VERSION: does ``data_version`` differ from the one last registered?"""
         with self._lock:
             return self._topic_config_changed(broker_addr, data_version)
@@ -212,7 +213,7 @@ class RouteInfoManager:
             live.last_update_monotonic = now
             return True
 
-    def query_broker_data_version(self, broker_addr: str) -> dict | None:
+    def query_broker_data_version(self, broker_addr: str) -> dict[str, Any] | None:
         with self._lock:
             live = self.broker_live_table.get(broker_addr)
             return live.data_version if live else None
@@ -346,7 +347,7 @@ class RouteInfoManager:
 
     # -- reads ---------------------------------------------------------------------------------
 
-    def pickup_topic_route_data(self, topic: str) -> dict | None:
+    def pickup_topic_route_data(self, topic: str) -> dict[str, Any] | None:
         """Return the TopicRouteData JSON form (brokerAddrs keyed by int), or None when unknown.
 
         A route exists when the topic has queue data and at least one of its broker names has
@@ -374,7 +375,7 @@ class RouteInfoManager:
                 "queueDatas": [queue_datas[name].to_json() for name in sorted(queue_datas)],
             }
 
-    def get_all_cluster_info(self) -> dict:
+    def get_all_cluster_info(self) -> dict[str, Any]:
         """Return the ClusterInfo JSON form: brokerAddrTable and clusterAddrTable."""
         with self._lock:
             return {

@@ -105,7 +105,7 @@ class NamesrvController:
         )
         self.processor.register(self.server)
         self.server.add_close_listener(self._on_channel_closed)
-        self._scan_task: asyncio.Task | None = None
+        self._scan_task: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:

@@ -67,8 +67,8 @@ class RemotingClient:
         self._close_listeners: list[CloseListener] = []
         self._channels: dict[str, ChannelContext] = {}
         self._connecting: dict[str, asyncio.Future[ChannelContext]] = {}
-        self._tasks: set[asyncio.Task] = set()
-        self._watchdog: asyncio.Task | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._watchdog: asyncio.Task[None] | None = None
         self._closed = False
 
     def register_processor(self, code: int, handler: Handler) -> None:

@@ -20,22 +20,24 @@ from __future__ import annotations
 import itertools
 import os
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import overload
 
 from brokers.engine import speedups
 from brokers.engine.common.constants import LANGUAGE, MAX_FRAME_SIZE, MQ_VERSION
 from brokers.engine.remoting.errors import RemotingCommandError, RemotingProtocolError, RemotingTooLargeError
-from brokers.engine.remoting.header_codec import (  # noqa: F401 (re-exported)
-    LANGUAGE_CODES,
-    SERIALIZE_JSON,
-    SERIALIZE_ROCKETMQ,
-    coerce_ext_fields,
-    decode_binary_header,
-    decode_json_header,
-    encode_binary_header,
-    encode_frame,
-    encode_json_header,
-    salvage_ids,
+from brokers.engine.remoting.header_codec import (  # re-exported
+    LANGUAGE_CODES as LANGUAGE_CODES,
+    SERIALIZE_JSON as SERIALIZE_JSON,
+    SERIALIZE_ROCKETMQ as SERIALIZE_ROCKETMQ,
+    coerce_ext_fields as coerce_ext_fields,
+    decode_binary_header as decode_binary_header,
+    decode_json_header as decode_json_header,
+    encode_binary_header as encode_binary_header,
+    encode_frame as encode_frame,
+    encode_json_header as encode_json_header,
+    salvage_ids as salvage_ids,
 )
 
 FLAG_RESPONSE = 0x1  # bit 0: the command is a response
@@ -105,7 +107,7 @@ class RemotingCommand:
 
     @classmethod
     def request(
-        cls, code: int, ext_fields: dict[str, object] | None = None, body: bytes = b"", *, oneway: bool = False
+        cls, code: int, ext_fields: Mapping[str, object] | None = None, body: bytes = b"", *, oneway: bool = False
     ) -> RemotingCommand:
         """Build a request with a fresh opaque; ext field values are stringified like Java's."""
         ext = coerce_ext_fields(ext_fields)
@@ -117,7 +119,7 @@ class RemotingCommand:
         return cmd
 
     def response(
-        self, code: int, remark: str | None = None, ext_fields: dict[str, object] | None = None, body: bytes = b""
+        self, code: int, remark: str | None = None, ext_fields: Mapping[str, object] | None = None, body: bytes = b""
     ) -> RemotingCommand:
         """Build the response to this request: same opaque and serialize type, RESPONSE flag set."""
         return RemotingCommand(
@@ -150,6 +152,12 @@ class RemotingCommand:
 
     # -- custom header access -----------------------------------------------------------------
 
+    @overload
+    def ext(self, name: str) -> str | None: ...
+    @overload
+    def ext(self, name: str, default: str) -> str: ...
+    @overload
+    def ext(self, name: str, default: str | None) -> str | None: ...
     def ext(self, name: str, default: str | None = None) -> str | None:
         return self.ext_fields.get(name, default)
 
@@ -163,6 +171,12 @@ class RemotingCommand:
     def require_int(self, name: str) -> int:
         return self._parse_int(name, self.require_str(name))
 
+    @overload
+    def get_int(self, name: str) -> int | None: ...
+    @overload
+    def get_int(self, name: str, default: int) -> int: ...
+    @overload
+    def get_int(self, name: str, default: int | None) -> int | None: ...
     def get_int(self, name: str, default: int | None = None) -> int | None:
         value = self.ext_fields.get(name)
         return default if value is None or value == "" else self._parse_int(name, value)

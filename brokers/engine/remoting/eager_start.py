@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import types
 from collections.abc import Coroutine, Generator
+from typing import Any
 
 __all__ = ["start_eagerly"]
 
 
-def start_eagerly(loop: asyncio.AbstractEventLoop, coro: Coroutine) -> asyncio.Task | None:
+def start_eagerly(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[None] | None:
     """Run ``coro`` up to its first wait: None when it finished, else the task that goes on with it.
 
     An exception the coroutine raises before its first wait propagates to the caller.
@@ -30,7 +31,7 @@ def start_eagerly(loop: asyncio.AbstractEventLoop, coro: Coroutine) -> asyncio.T
 
 
 @types.coroutine
-def _resume(coro: Coroutine, waiting_on: object) -> Generator:
+def _resume(coro: Coroutine[Any, Any, Any], waiting_on: object) -> Generator[Any, Any, Any]:
     """Go on with a coroutine already started by hand, inside the task that runs this.
 
     The task waits on what the coroutine first waited on (``waiting_on``); then the coroutine

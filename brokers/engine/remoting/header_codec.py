@@ -24,6 +24,8 @@ from __future__ import annotations
 import json
 import re
 import struct
+from collections.abc import Mapping
+from typing import Any, TypeGuard
 
 from brokers.engine import speedups
 from brokers.engine.remoting.errors import RemotingProtocolError
@@ -152,7 +154,7 @@ def decode_json_header(header: bytes) -> HeaderFields:
     )
 
 
-def _int_field(header: dict, name: str, default: int | None) -> int:
+def _int_field(header: dict[str, Any], name: str, default: int | None) -> int:
     value = header.get(name, default)
     if type(value) is not int:
         if value is None:
@@ -275,7 +277,7 @@ def _salvaged_int(match: re.Match[bytes] | None) -> int | None:
     return value if JAVA_INT_MIN <= value <= JAVA_INT_MAX else None
 
 
-def coerce_ext_fields(ext: dict[str, object] | None) -> dict[str, str]:
+def coerce_ext_fields(ext: Mapping[str, object] | None) -> dict[str, str]:
     """Return ext fields as a str -> str map: ints as decimals, bools as true/false, nulls dropped.
 
     Always a new dict; one whose keys and values are all strings already is copied as it is.
@@ -295,7 +297,7 @@ def coerce_ext_fields(ext: dict[str, object] | None) -> dict[str, str]:
 _STR_ONLY = frozenset({str})
 
 
-def _all_strings(ext: dict) -> bool:
+def _all_strings(ext: Mapping[str, object]) -> TypeGuard[Mapping[str, str]]:
     """Whether every key and value is exactly a str (checked in C, no Python loop)."""
     return _STR_ONLY.issuperset(map(type, ext.values())) and _STR_ONLY.issuperset(map(type, ext))
 

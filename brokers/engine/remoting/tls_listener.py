@@ -96,8 +96,8 @@ class TlsListener:
         self._context = tls.server_context()
         self._refusals = RateLimitedLog(log)
         self._sock: socket.socket | None = None
-        self._accepting: asyncio.Task | None = None
-        self._pending: set[asyncio.Task] = set()
+        self._accepting: asyncio.Task[None] | None = None
+        self._pending: set[asyncio.Task[None]] = set()
 
     @property
     def sockets(self) -> list[socket.socket]:

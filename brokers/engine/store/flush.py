@@ -26,17 +26,17 @@ import concurrent.futures
 import logging
 import threading
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from brokers.engine.common.latency_histogram import LatencyHistogram
 from brokers.engine.store.commitlog import CommitLog
 
 log = logging.getLogger(__name__)
 
-AnyFuture = asyncio.Future | concurrent.futures.Future
+AnyFuture = asyncio.Future[Any] | concurrent.futures.Future
 
 
-def _resolve(items: list[tuple[asyncio.Future, bool]]) -> None:
+def _resolve(items: list[tuple[asyncio.Future[Any], bool]]) -> None:
     for fut, ok in items:
         if not fut.done():
             fut.set_result(ok)
@@ -54,7 +54,7 @@ class FlushCommitLogService:
         self._on_flushed = on_flushed
         self._cond = threading.Condition()
         self._requests: list[tuple[int, AnyFuture, asyncio.AbstractEventLoop | None]] = []
-        self._loop_requests: dict[asyncio.AbstractEventLoop, list[tuple[int, asyncio.Future]]] = {}
+        self._loop_requests: dict[asyncio.AbstractEventLoop, list[tuple[int, asyncio.Future[Any]]]] = {}
         self._stopping = False
         self._thread = threading.Thread(
             target=self._run, name="GroupCommitService" if sync else "FlushRealTimeService", daemon=True
@@ -93,7 +93,7 @@ class FlushCommitLogService:
         # Shutting down: the thread may be gone, so flush on the caller's thread.
         self._complete([(next_offset, future, loop)], self._flush())
 
-    def commit_on_loop(self, next_offset: int, future: asyncio.Future) -> None:
+    def commit_on_loop(self, next_offset: int, future: asyncio.Future[Any]) -> None:
         """Complete ``future`` with True once the log is on disk up to ``next_offset`` (False when
         the disk failed), syncing on the future's own event loop at the start of its next turn;
         the requests of one turn share the sync."""
@@ -151,9 +151,9 @@ class FlushCommitLogService:
                 self._on_flushed()
         return self.commitlog.flushed_where
 
-    def _complete(self, requests: list, flushed: int) -> None:
+    def _complete(self, requests: list[Any], flushed: int) -> None:
         self.requests_completed += len(requests)  # before waking anyone who might read it
-        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future, bool]]] = {}
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool]]] = {}
         for next_offset, fut, loop in requests:
             ok = flushed >= next_offset
             if loop is None:

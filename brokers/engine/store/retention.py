@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 from brokers.engine.common.clock import Clock
 from brokers.engine.store.clean_commitlog_service import CleanCommitLogService, CommitLogCleanResult
@@ -50,7 +51,7 @@ class CleanReport:
     unmapped: int = 0
     errors: tuple[str, ...] = field(default=())
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         cl = self.commitlog
         return {
             "deletedCommitLogFiles": len(cl.deleted) if cl else 0,

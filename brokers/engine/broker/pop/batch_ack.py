@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass
+from typing import Any
 
 MAX_BATCH_ACK_OFFSETS = 1024  # offsets one body may ack: a client acks at most a few pops' worth at once
 
@@ -50,7 +51,7 @@ _FIELDS = {
 }
 
 
-def _field(entry: dict, short: str):
+def _field(entry: dict[str, Any], short: str) -> Any:
     value = entry.get(short)
     return entry.get(_FIELDS[short]) if value is None else value
 

@@ -27,6 +27,7 @@ import logging
 import os
 import zlib
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger("brokers.engine.broker.pop")
 
@@ -34,14 +35,14 @@ JOURNAL_FILE = "journal"
 CRC_HEX = 8
 
 
-def encode_line(record: dict) -> bytes:
+def encode_line(record: dict[str, Any]) -> bytes:
     text = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     return b"%08x " % (zlib.crc32(text) & 0xFFFFFFFF) + text + b"\n"
 
 
-def decode_lines(data: bytes) -> tuple[list[dict], int]:
+def decode_lines(data: bytes) -> tuple[list[dict[str, Any]], int]:
     """The whole records at the start of ``data`` and the byte length they take."""
-    records: list[dict] = []
+    records: list[dict[str, Any]] = []
     pos = 0
     while pos < len(data):
         end = data.find(b"\n", pos)
@@ -73,10 +74,10 @@ class PopJournal:
         self.size = 0
         self._written = 0  # records handed to the OS
         self._synced = 0  # records covered by an fsync
-        self._sync_task: asyncio.Future | None = None
+        self._sync_task: asyncio.Future[Any] | None = None
         self.compactions = 0
 
-    def open(self) -> list[dict]:
+    def open(self) -> list[dict[str, Any]]:
         """Replay the journal (truncating a torn tail) and open it for appending."""
         self.directory.mkdir(parents=True, exist_ok=True)
         data = self.path.read_bytes() if self.path.exists() else b""
@@ -94,7 +95,7 @@ class PopJournal:
         self.size = good
         return records
 
-    def append(self, records: list[dict]) -> int:
+    def append(self, records: list[dict[str, Any]]) -> int:
         """Write ``records``; returns the sequence number :meth:`durable` waits for."""
         if self._fd is None:
             raise OSError("the pop journal is closed")
@@ -139,7 +140,7 @@ class PopJournal:
             os.fsync(self._fd)
             self._synced = target
 
-    def compact(self, snapshot: list[dict]) -> None:
+    def compact(self, snapshot: list[dict[str, Any]]) -> None:
         """Replace the journal by ``snapshot`` (the records that rebuild the state)."""
         tmp = self.directory / (JOURNAL_FILE + ".tmp")
         data = b"".join(encode_line(r) for r in snapshot)

@@ -22,11 +22,11 @@ from __future__ import annotations
 import asyncio
 import heapq
 import logging
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from brokers.engine.broker.processors.offset import first_message_cold
 from brokers.engine.broker.pop.journal import PopJournal
@@ -85,8 +85,8 @@ class PopService:
         self._waiters: dict[str, dict[str, list[asyncio.Event]]] = {}  # topic -> group -> parked pops, oldest first
         self._rotation: dict[tuple[str, str], int] = {}
         self._dlq_busy: set[tuple[QueueKey, int]] = set()
-        self._tasks: set[asyncio.Task] = set()
-        self._timer: asyncio.Task | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._timer: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._last_flush = 0.0
         self._compacted_size = 0
@@ -156,7 +156,7 @@ class PopService:
                     events.remove(event)
                 except ValueError:
                     pass
-                if not events:
+                if not events and groups is not None:  # groups is set whenever events is
                     del groups[group]
                     if not groups:
                         del self._waiters[topic]
@@ -184,7 +184,7 @@ class PopService:
         """Take up to ``max_nums`` deliveries (no await: one consistent step on the event loop)."""
         now = self.broker.clock.now_ms()
         out = PopOutcome(pop_time=now)
-        records: list[dict] = []
+        records: list[dict[str, Any]] = []
         queue_ids = query.queue_ids
         if len(queue_ids) > 1:
             turn = self._rotation.get((query.group, query.topic), 0)
@@ -202,7 +202,7 @@ class PopService:
             out.seq = self._journal(records)
         return out
 
-    def _pop_queue(self, query: PopQuery, qid: int, now: int, out: PopOutcome, records: list[dict]) -> None:
+    def _pop_queue(self, query: PopQuery, qid: int, now: int, out: PopOutcome, records: list[dict[str, Any]]) -> None:
         key = (query.group, query.topic, qid)
         qs = self._queue_state(key, query.init_mode, records)
         max_reconsume = self.max_reconsume(query.group)
@@ -294,7 +294,7 @@ class PopService:
         expired.sort(key=lambda f: f.offset)
         return expired
 
-    def _queue_state(self, key: QueueKey, init_mode: int, records: list[dict]) -> QueueState:
+    def _queue_state(self, key: QueueKey, init_mode: int, records: list[dict[str, Any]]) -> QueueState:
         qs = self.state.get(key)
         if qs is not None:
             group, topic, qid = key
@@ -329,7 +329,7 @@ class PopService:
         qs = self.state.get(key)
         return 0 if qs is None else qs.cursor
 
-    def _read_one(self, key: QueueKey, offset: int, records: list[dict]) -> bytes | None:
+    def _read_one(self, key: QueueKey, offset: int, records: list[dict[str, Any]]) -> bytes | None:
         """The record at ``offset``; None (and a ``drop`` record when retention removed it) otherwise."""
         group, topic, qid = key
         result = self.broker.store.get_message(group, topic, qid, offset, 1, None)
@@ -350,7 +350,7 @@ class PopService:
 
     def ack(self, key: QueueKey, flight: InFlight) -> int:
         group, topic, qid = key
-        records: list[dict] = []
+        records: list[dict[str, Any]] = []
         self._apply({"op": "ack", "g": group, "t": topic, "q": qid, "o": flight.offset, "pt": flight.pop_time}, records)
         if flight.order:
             self._wake(topic)  # the queue may deliver again
@@ -362,7 +362,7 @@ class PopService:
         now = self.broker.clock.now_ms()
         if now <= flight.pop_time:
             now = flight.pop_time + 1  # the old handle must differ from the new one
-        records: list[dict] = []
+        records: list[dict[str, Any]] = []
         self._apply(
             {
                 "op": "chg",
@@ -390,13 +390,13 @@ class PopService:
 
     # -- records ------------------------------------------------------------------------------
 
-    def _apply(self, record: dict, records: list[dict]) -> QueueState:
+    def _apply(self, record: dict[str, Any], records: list[dict[str, Any]]) -> QueueState:
         qs = self.state.apply(record)
         records.append(record)
         self._commit((record["g"], record["t"], int(record["q"])), qs)
         return qs
 
-    def _journal(self, records: list[dict]) -> int:
+    def _journal(self, records: list[dict[str, Any]]) -> int:
         if self.journal is None:
             raise OSError("the pop service is not started")
         return self.journal.append(records)
@@ -464,7 +464,7 @@ class PopService:
             if current is not flight or current.pop_time != flight.pop_time:
                 return  # acked or changed while the DLQ write ran (the copy in the DLQ stays)
             if response is not None and response.code == ResponseCode.SUCCESS:
-                records: list[dict] = []
+                records: list[dict[str, Any]] = []
                 self._apply(
                     {"op": "dlq", "g": group, "t": topic, "q": qid, "o": flight.offset, "pt": flight.pop_time}, records
                 )
@@ -494,7 +494,7 @@ class PopService:
         finally:
             self._dlq_busy.discard(marker)
 
-    def _spawn(self, coro) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

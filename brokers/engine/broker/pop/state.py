@@ -25,6 +25,7 @@ same live and on replay, so a replayed journal rebuilds the state exactly:
 from __future__ import annotations
 
 import heapq
+from typing import Any
 
 from dataclasses import dataclass, field
 
@@ -84,7 +85,7 @@ class PopState:
         qs = self.queues.get(key)
         return None if qs is None else qs.inflight.get(offset)
 
-    def apply(self, rec: dict) -> QueueState:
+    def apply(self, rec: dict[str, Any]) -> QueueState:
         """Apply one journal record; returns the queue's state after it."""
         key = (rec["g"], rec["t"], int(rec["q"]))
         op = rec["op"]
@@ -121,9 +122,9 @@ class PopState:
             raise ValueError(f"unknown pop journal record {op!r}")
         return qs
 
-    def snapshot(self) -> list[dict]:
+    def snapshot(self) -> list[dict[str, Any]]:
         """Records that rebuild the current state from nothing (the compacted journal)."""
-        out: list[dict] = []
+        out: list[dict[str, Any]] = []
         for (group, topic, qid), qs in self.queues.items():
             out.append({"op": "cur", "g": group, "t": topic, "q": qid, "cur": qs.cursor})
             for f in qs.inflight.values():

@@ -44,6 +44,8 @@ import asyncio
 import json
 import logging
 import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from brokers.engine.acl.acl_guard import AclGuard
 from brokers.engine.acl.plain_acl_config import AclConfigError, PlainAclConfig, parse_plain_acl_text
@@ -63,10 +65,13 @@ from brokers.engine.acl.plain_acl_writer import (
     write_plain_acl_file,
 )
 from brokers.engine.acl.permission import perm_name
-from brokers.engine.broker.processors.base import Processor, RequestError, guarded
+from brokers.engine.broker.processors.base import Processor, ProcessorRegistry, RequestError, guarded
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+
+if TYPE_CHECKING:
+    from brokers.engine.broker.broker_context import BrokerContext
 
 log = logging.getLogger("brokers.engine.acl")
 
@@ -74,12 +79,12 @@ NO_ACL_REMARK = "this broker runs without an ACL file (--acl-file): there is no 
 
 
 class AclAdminProcessor(Processor):
-    def __init__(self, broker, guard: AclGuard | None) -> None:
+    def __init__(self, broker: BrokerContext, guard: AclGuard | None) -> None:
         super().__init__(broker)
         self.reloader: PlainAclReloader | None = None if guard is None else guard.reloader
         self._lock = asyncio.Lock()  # one change at a time: each reads the file the previous one wrote
 
-    def register(self, server) -> None:
+    def register(self, server: ProcessorRegistry) -> None:
         server.register_processor(RequestCode.UPDATE_AND_CREATE_ACL_CONFIG, self.update_and_create_access_config)
         server.register_processor(RequestCode.DELETE_ACL_CONFIG, self.delete_access_config)
         server.register_processor(RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, self.update_global_white_addrs_config)
@@ -93,7 +98,9 @@ class AclAdminProcessor(Processor):
 
     # -- changes -------------------------------------------------------------------------------
 
-    async def _change(self, request: RemotingCommand, failed_code: int, what: str, apply) -> RemotingCommand:
+    async def _change(
+        self, request: RemotingCommand, failed_code: int, what: str, apply: Callable[[PlainAclConfig], PlainAclConfig]
+    ) -> RemotingCommand:
         """Read the file, ``apply(config)`` -> new config, write it with the next version, reload."""
         reloader = self._reloader()
         async with self._lock:
@@ -198,7 +205,7 @@ class AclAdminProcessor(Processor):
         )
 
 
-def accounts_without_secrets(config: PlainAclConfig) -> dict:
+def accounts_without_secrets(config: PlainAclConfig) -> dict[str, Any]:
     """The config as JSON with every secret left out (``globalWhiteRemoteAddresses`` and ``accounts``)."""
     accounts = []
     for account in config.accounts.values():

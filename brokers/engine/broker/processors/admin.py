@@ -14,10 +14,14 @@ slaves that did not confirm (``config_push.py``). Bodies keyed by MessageQueue u
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
+from typing import Any
 
 from brokers.engine.broker.broker_context import BrokerContext
+from brokers.engine.broker.client_manager import ClientChannelInfo, ConsumerGroupInfo
 from brokers.engine.broker.processors.base import (
     Processor,
+    ProcessorRegistry,
     RequestError,
     checked_group,
     checked_new_topic,
@@ -57,8 +61,8 @@ def _json_body(value: object) -> bytes:
 
 
 def consume_stats_tables(
-    broker: BrokerContext, group: str, topics, *, write_queues: bool = False, order_only: bool = False
-) -> list[tuple[str, dict[MessageQueue, dict]]]:
+    broker: BrokerContext, group: str, topics: Iterable[str], *, write_queues: bool = False, order_only: bool = False
+) -> list[tuple[str, dict[MessageQueue, dict[str, Any]]]]:
     """Per topic of ``topics``, the group's OffsetWrapper of each queue (brokerOffset,
     consumerOffset, lastTimestamp), as RocketMQ's ConsumeStats offsetTable holds them.
 
@@ -68,14 +72,14 @@ def consume_stats_tables(
     """
     group_info = broker.client_manager.get_consumer_group_info(group)
     broker_name = broker.config.broker_name
-    out: list[tuple[str, dict[MessageQueue, dict]]] = []
+    out: list[tuple[str, dict[MessageQueue, dict[str, Any]]]] = []
     for topic in topics:
         tc = broker.topic_config_manager.select_topic_config(topic)
         if tc is None or (order_only and not tc.order):
             continue
         if group_info is not None and group_info.subscription_table and topic not in group_info.subscription_table:
             continue  # the group is online and no longer subscribes the topic
-        table: dict[MessageQueue, dict] = {}
+        table: dict[MessageQueue, dict[str, Any]] = {}
         for queue_id in range(tc.write_queue_nums if write_queues else tc.read_queue_nums):
             broker_offset = max(broker.store.get_max_offset_in_queue(topic, queue_id), 0)
             consumer_offset = max(broker.consumer_offset_manager.query_offset(group, topic, queue_id), 0)
@@ -91,12 +95,12 @@ def consume_stats_tables(
     return out
 
 
-def consume_stats_json(table: dict[MessageQueue, dict], consume_tps: float = 0.0) -> dict:
+def consume_stats_json(table: dict[MessageQueue, dict[str, Any]], consume_tps: float = 0.0) -> dict[str, Any]:
     """RocketMQ's ConsumeStats: the offset table keyed by MessageQueue (inline keys when written)."""
     return {"consumeTps": consume_tps, "offsetTable": table}
 
 
-def consumer_connection_json(info) -> dict:
+def consumer_connection_json(info: ConsumerGroupInfo) -> dict[str, Any]:
     """RocketMQ's ConsumerConnection body of an online group (GET_CONSUMER_CONNECTION_LIST)."""
     return {
         "connectionSet": [c.to_connection_json() for c in info.all_channels()],
@@ -108,7 +112,7 @@ def consumer_connection_json(info) -> dict:
 
 
 class AdminBrokerProcessor(Processor):
-    def register(self, server) -> None:
+    def register(self, server: ProcessorRegistry) -> None:
         handlers = {
             RequestCode.UPDATE_AND_CREATE_TOPIC: self.update_and_create_topic,
             RequestCode.DELETE_TOPIC_IN_BROKER: self.delete_topic,
@@ -223,7 +227,7 @@ class AdminBrokerProcessor(Processor):
         if tc is None:
             return request.response(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist")
         store, broker_name = self.broker.store, self.broker.config.broker_name
-        table: dict[MessageQueue, dict] = {}
+        table: dict[MessageQueue, dict[str, Any]] = {}
         for queue_id in range(tc.write_queue_nums):
             min_offset = max(store.get_min_offset_in_queue(topic, queue_id), 0)
             max_offset = max(store.get_max_offset_in_queue(topic, queue_id), 0)
@@ -249,7 +253,7 @@ class AdminBrokerProcessor(Processor):
             topics = [topic]
         else:
             topics = sorted(broker.consumer_offset_manager.which_topic_by_consumer(group))
-        table: dict[MessageQueue, dict] = {}
+        table: dict[MessageQueue, dict[str, Any]] = {}
         tps = 0.0
         for topic, topic_table in consume_stats_tables(broker, group, topics):
             table.update(topic_table)
@@ -435,7 +439,7 @@ class AdminBrokerProcessor(Processor):
 
     # -- forwarded to a client ----------------------------------------------------------------
 
-    def _client(self, group: str, client_id: str):
+    def _client(self, group: str, client_id: str) -> ClientChannelInfo:
         info = self.broker.client_manager.get_consumer_group_info(group)
         member = info.find_channel(client_id) if info else None
         if member is None:
@@ -447,7 +451,9 @@ class AdminBrokerProcessor(Processor):
             )
         return member
 
-    async def _forward(self, request: RemotingCommand, member, forward: RemotingCommand) -> RemotingCommand:
+    async def _forward(
+        self, request: RemotingCommand, member: ClientChannelInfo, forward: RemotingCommand
+    ) -> RemotingCommand:
         try:
             answer = await member.ctx.invoke(forward, self.broker.config.client_forward_timeout_s)
         except RemotingTimeoutError as exc:
@@ -464,8 +470,9 @@ class AdminBrokerProcessor(Processor):
         client_id = require_str(request, "clientId")
         member = self._client(group, client_id)
         ext = {"consumerGroup": group, "clientId": client_id}
-        if request.ext("jstackEnable") is not None:
-            ext["jstackEnable"] = request.ext("jstackEnable")
+        jstack_enable = request.ext("jstackEnable")
+        if jstack_enable is not None:
+            ext["jstackEnable"] = jstack_enable
         return await self._forward(request, member, RemotingCommand.request(RequestCode.GET_CONSUMER_RUNNING_INFO, ext))
 
     @guarded

@@ -10,20 +10,22 @@ bodies are built by the same code as GET_CONSUME_STATS and GET_CONSUMER_CONNECTI
 
 from __future__ import annotations
 
+from typing import Any
+
 from brokers.engine.broker.processors.admin import (
     _json_body,
     consume_stats_json,
     consume_stats_tables,
     consumer_connection_json,
 )
-from brokers.engine.broker.processors.base import Processor, guarded
+from brokers.engine.broker.processors.base import Processor, ProcessorRegistry, guarded
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 
 
 class GroupBatchProcessor(Processor):
-    def register(self, server) -> None:
+    def register(self, server: ProcessorRegistry) -> None:
         server.register_processor(RequestCode.GET_BROKER_CONSUME_STATS, self.get_broker_consume_stats)
         server.register_processor(RequestCode.GANTRY_GET_ALL_CONSUMER_CONNECTIONS, self.get_all_consumer_connections)
 
@@ -40,7 +42,7 @@ class GroupBatchProcessor(Processor):
         broker = self.broker
         is_order = request.get_bool("isOrder")
         topics_by_group = broker.consumer_offset_manager.topics_by_group()  # whichTopicByConsumer, one pass
-        stats_list: list[dict] = []
+        stats_list: list[dict[str, Any]] = []
         total_diff = 0
         for group in sorted(broker.subscription_group_manager.subscription_group_table):
             per_topic = []

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from brokers.engine.broker.consumer_offset_manager import ConsumerOffsetManager
 from brokers.engine.broker.processors.admin import _json_body
-from brokers.engine.broker.processors.base import Processor, checked_group, guarded, require_str
+from brokers.engine.broker.processors.base import Processor, ProcessorRegistry, checked_group, guarded, require_str
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
@@ -42,7 +42,7 @@ from brokers.engine.store.ha.ha_config import SLAVE
 
 
 class GantryExtensionProcessor(Processor):
-    def register(self, server) -> None:
+    def register(self, server: ProcessorRegistry) -> None:
         server.register_processor(RequestCode.GANTRY_GET_QUEUE_STATS, self.get_queue_stats)
         server.register_processor(RequestCode.GANTRY_NOTIFY_CONSUMER_IDS_CHANGED, self.notify_consumer_ids_changed)
         server.register_processor(RequestCode.GANTRY_GET_MASTERLESS_OFFSETS, self.get_masterless_offsets)
@@ -84,11 +84,11 @@ class GantryExtensionProcessor(Processor):
         for key, table in sorted(broker.consumer_offset_manager.offset_table.items()):
             topic, group = ConsumerOffsetManager.split_key(key)
             for queue_id, offset in sorted(table.items()):
-                max_offset = max_offsets.get((topic, queue_id))
-                if max_offset is None:  # offsets of a deleted topic: nothing to measure them against
+                queue_max = max_offsets.get((topic, queue_id))
+                if queue_max is None:  # offsets of a deleted topic: nothing to measure them against
                     continue
                 offsets.append(
-                    {"group": group, "topic": topic, "queueId": queue_id, "offset": offset, "maxOffset": max_offset}
+                    {"group": group, "topic": topic, "queueId": queue_id, "offset": offset, "maxOffset": queue_max}
                 )
         moved = [
             {"group": g, "topic": t, "queueId": q, "times": m.times, "skippedMessages": m.skipped}

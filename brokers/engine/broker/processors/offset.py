@@ -16,6 +16,7 @@ import os
 
 from brokers.engine.broker.processors.base import (
     Processor,
+    ProcessorRegistry,
     RequestError,
     checked_group,
     checked_topic,
@@ -26,6 +27,7 @@ from brokers.engine.broker.processors.base import (
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.store.message_store import MessageStore
 
 ACCESS_MESSAGE_IN_MEMORY_MAX_RATIO = 0.40  # RocketMQ accessMessageInMemoryMaxRatio (40 %)
 _PHYSICAL_OFFSET_AT = 28  # PHYSICALOFFSET field of a record
@@ -39,7 +41,7 @@ def _physical_memory() -> int:
 
 
 class ConsumerOffsetProcessor(Processor):
-    def register(self, server) -> None:
+    def register(self, server: ProcessorRegistry) -> None:
         server.register_processor(RequestCode.QUERY_CONSUMER_OFFSET, self.query_consumer_offset)
         server.register_processor(RequestCode.UPDATE_CONSUMER_OFFSET, self.update_consumer_offset)
         server.register_processor(RequestCode.GET_MAX_OFFSET, self.get_max_offset)
@@ -108,7 +110,7 @@ class ConsumerOffsetProcessor(Processor):
         return request.response(ResponseCode.SUCCESS, None, {"offset": offset})
 
 
-def first_message_cold(store, topic: str, queue_id: int) -> bool:
+def first_message_cold(store: MessageStore, topic: str, queue_id: int) -> bool:
     """True when the queue's message 0 lies further behind the commit log end than RAM * 40 %
     (a new group then starts at the queue's end; while it is hot, at 0: RocketMQ's rule for
     QUERY_CONSUMER_OFFSET and for a group's first POP of a queue)."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from brokers.engine.broker.pop.batch_ack import BatchAckError, parse_batch_ack_body
 from brokers.engine.broker.pop.extra_info import (
@@ -45,10 +45,12 @@ from brokers.engine.broker.pop.extra_info import (
     parse_extra_info,
     start_offset_info,
 )
-from brokers.engine.broker.pop.service import PopQuery, PopService
+from brokers.engine.broker.pop.service import PopOutcome, PopQuery, PopService
 from brokers.engine.broker.pop.state import InFlight
 from brokers.engine.broker.processors.base import (
+    HandlerMethod,
     Processor,
+    ProcessorRegistry,
     RequestError,
     checked_group,
     checked_topic,
@@ -77,12 +79,16 @@ POLLING_TIMEOUT = 210
 MAX_POP_MSG_NUMS = 32  # RocketMQ's PopMessageProcessor refuses more
 
 
-def journaled(handler):
+_Self = TypeVar("_Self")
+_Ctx = TypeVar("_Ctx")
+
+
+def journaled(handler: HandlerMethod[_Self, _Ctx]) -> HandlerMethod[_Self, _Ctx]:
     """Answer SYSTEM_ERROR naming the journal when it cannot be written (a full disk): the change holds in
     memory (a pop's messages come again after their invisible time, an ack's message after a restart)."""
 
     @functools.wraps(handler)
-    async def wrapper(self, ctx, request: RemotingCommand):
+    async def wrapper(self: _Self, ctx: _Ctx, request: RemotingCommand) -> RemotingCommand | None:
         try:
             return await handler(self, ctx, request)
         except OSError as exc:
@@ -97,7 +103,7 @@ class PopMessageProcessor(Processor):
         super().__init__(broker)
         self.service = service
 
-    def register(self, server) -> None:
+    def register(self, server: ProcessorRegistry) -> None:
         server.register_processor(RequestCode.POP_MESSAGE, self.pop_message)
         server.register_processor(RequestCode.ACK_MESSAGE, self.ack_message)
         server.register_processor(RequestCode.CHANGE_MESSAGE_INVISIBLETIME, self.change_invisible_time)
@@ -147,7 +153,7 @@ class PopMessageProcessor(Processor):
 
     @journaled
     @guarded
-    async def pop_message(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+    async def pop_message(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
         broker, config = self.broker, self.broker.config
         group, topic, queue_id = self._check_common(request, "pop")
         max_nums = require_int(request, "maxMsgNums")
@@ -172,6 +178,8 @@ class PopMessageProcessor(Processor):
         except InvalidSubscriptionError as exc:
             raise RequestError(ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"parse the pop's exp failed: {exc}") from None
         tc = broker.topic_config_manager.select_topic_config(topic)
+        if tc is None:  # checked by _check_common; named again for the type checker
+            raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
         queue_ids = tuple(range(tc.read_queue_nums)) if queue_id < 0 else (queue_id,)
         order = (request.ext("order") or "").lower() == "true"
         query = PopQuery(
@@ -222,7 +230,7 @@ class PopMessageProcessor(Processor):
         return await self._found(request, query, outcome)
 
     @staticmethod
-    def _header(outcome, order: bool) -> dict:
+    def _header(outcome: PopOutcome, order: bool) -> dict[str, Any]:
         return {
             "popTime": outcome.pop_time,
             "invisibleTime": 0,
@@ -230,7 +238,7 @@ class PopMessageProcessor(Processor):
             "restNum": outcome.rest,
         }
 
-    async def _found(self, request: RemotingCommand, query: PopQuery, outcome) -> RemotingCommand:
+    async def _found(self, request: RemotingCommand, query: PopQuery, outcome: PopOutcome) -> RemotingCommand:
         await self.service.durable(outcome.seq)
         ext = self._header(outcome, query.order)
         ext["invisibleTime"] = query.invisible_ms

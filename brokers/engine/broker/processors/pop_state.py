@@ -23,11 +23,12 @@ step, so the figures are of one instant (``now``, the broker's clock). A slave h
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from brokers.engine.broker.processors.admin import _json_body
 from brokers.engine.broker.processors.base import (
     Processor,
+    ProcessorRegistry,
     RequestError,
     checked_group,
     checked_topic,
@@ -57,7 +58,7 @@ def pop_state_body(
     broker_name: str,
     store_host: str,
     now_ms: int,
-) -> dict:
+) -> dict[str, Any]:
     """The answer's body (see the module docstring), read from ``service.state`` as it is now."""
     queues = []
     room = max_entries
@@ -98,7 +99,7 @@ class PopStateProcessor(Processor):
         super().__init__(broker)
         self.service = service
 
-    def register(self, server) -> None:
+    def register(self, server: ProcessorRegistry) -> None:
         server.register_processor(RequestCode.GANTRY_GET_POP_STATE, self.get_pop_state)
 
     @guarded

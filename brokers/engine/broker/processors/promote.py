@@ -18,15 +18,25 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from brokers.engine.broker.namesrv_api import RegisterResult
-from brokers.engine.broker.processors.base import Processor, RequestError, guarded, require_int, require_str
+from brokers.engine.broker.processors.base import (
+    Processor,
+    ProcessorRegistry,
+    RequestError,
+    guarded,
+    require_int,
+    require_str,
+)
 from brokers.engine.broker.promotion_plan import PromotionPlan
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.store.ha.ha_config import MASTER_ROLES, SLAVE
+
+if TYPE_CHECKING:
+    from brokers.engine.broker.broker_context import BrokerContext
 
 log = logging.getLogger("brokers.engine.broker")
 
@@ -39,18 +49,18 @@ class Promoter(Protocol):
     async def promote(self, plan: PromotionPlan, *, force: bool = False) -> list[RegisterResult]: ...
 
 
-def _body(plan: PromotionPlan, **extra) -> bytes:
+def _body(plan: PromotionPlan, **extra: object) -> bytes:
     data = plan.to_json()
     data.update(extra)
     return json.dumps(data, separators=(",", ":")).encode("utf-8")
 
 
 class PromoteSlaveProcessor(Processor):
-    def __init__(self, broker, promoter: Promoter) -> None:
+    def __init__(self, broker: BrokerContext, promoter: Promoter) -> None:
         super().__init__(broker)
         self.promoter = promoter
 
-    def register(self, server) -> None:
+    def register(self, server: ProcessorRegistry) -> None:
         server.register_processor(RequestCode.GANTRY_PROMOTE_SLAVE, self.promote_slave)
 
     @guarded

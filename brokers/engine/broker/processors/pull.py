@@ -27,6 +27,7 @@ import logging
 from brokers.engine.broker.heartbeat import InvalidSubscriptionError, build_subscription_data
 from brokers.engine.broker.processors.base import (
     Processor,
+    ProcessorRegistry,
     RequestError,
     checked_group,
     checked_topic,
@@ -64,7 +65,7 @@ _STATUS_CODES = {
 
 
 class PullMessageProcessor(Processor):
-    def register(self, server) -> None:
+    def register(self, server: ProcessorRegistry) -> None:
         server.register_processor(RequestCode.PULL_MESSAGE, self.process)
         server.register_processor(RequestCode.LITE_PULL_MESSAGE, self.process)
 
@@ -153,12 +154,13 @@ class PullMessageProcessor(Processor):
                 raise RequestError(
                     ResponseCode.NO_PERMISSION, f"the consumer group[{group}] can not consume by broadcast way"
                 )
-            subscription = group_info.subscription_table.get(topic)
-            if subscription is None:
+            online = group_info.subscription_table.get(topic)
+            if online is None:
                 raise RequestError(
                     ResponseCode.SUBSCRIPTION_NOT_EXIST,
                     f"the consumer's subscription not exist, group {group} topic {topic}",
                 )
+            subscription = online
             if subscription.sub_version < sub_version:
                 raise RequestError(
                     ResponseCode.SUBSCRIPTION_NOT_LATEST,
@@ -176,7 +178,7 @@ class PullMessageProcessor(Processor):
             tag_codes,
             message_filter=message_filter,
         )
-        code = _STATUS_CODES.get(result.status)
+        code: int | None = _STATUS_CODES.get(result.status)
         if result.status in (GetMessageStatus.NO_MESSAGE_IN_QUEUE, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE):
             code = ResponseCode.PULL_NOT_FOUND if queue_offset == 0 else ResponseCode.PULL_OFFSET_MOVED
         if code is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from brokers.engine.broker.processors.base import (
     Processor,
+    ProcessorRegistry,
     RequestError,
     checked_topic,
     guarded,
@@ -27,7 +28,7 @@ DEFAULT_QUERY_MAX_NUM = 32  # RocketMQ defaultQueryMaxNum, used for unique-key q
 
 
 class QueryMessageProcessor(Processor):
-    def register(self, server) -> None:
+    def register(self, server: ProcessorRegistry) -> None:
         server.register_processor(RequestCode.QUERY_MESSAGE, self.query_message)
         server.register_processor(RequestCode.VIEW_MESSAGE_BY_ID, self.view_message_by_id)
 

@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import logging
 import random
+from typing import TYPE_CHECKING, overload
 from dataclasses import dataclass
 
-from brokers.engine.broker.processors.base import Processor, RequestError, checked_topic
+from brokers.engine.broker.processors.base import Processor, ProcessorRegistry, RequestError, checked_topic
 from brokers.engine.common.constants import (
     DLQ_GROUP_TOPIC_PREFIX,
     MAX_PROPERTIES_SIZE,
@@ -74,6 +75,9 @@ from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
 from brokers.engine.store.results import PutMessageResult, PutMessageStatus
+
+if TYPE_CHECKING:
+    from brokers.engine.broker.broker_context import BrokerContext
 
 log = logging.getLogger("brokers.engine.broker")
 
@@ -163,6 +167,10 @@ _V1_NAMES_IN_ORDER = tuple(V2_KEYS[short] for short in _V2_KEYS_IN_ORDER)
 _SENDABLE_TOPICS_MAX = 10_000
 
 
+@overload
+def _int_field(name: str, value: str | None, default: int) -> int: ...
+@overload
+def _int_field(name: str, value: str | None, default: None) -> int | None: ...
 def _int_field(name: str, value: str | None, default: int | None) -> int | None:
     """An optional integer header field ("" counts as absent); SYSTEM_ERROR naming it when malformed."""
     if value is None or value == "":
@@ -225,11 +233,11 @@ _PUT_STATUS_CODES = {
 
 
 class SendMessageProcessor(Processor):
-    def register(self, server) -> None:
+    def register(self, server: ProcessorRegistry) -> None:
         for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
             server.register_processor(code, self.process)
 
-    def __init__(self, broker) -> None:
+    def __init__(self, broker: BrokerContext) -> None:
         super().__init__(broker)
         self._sendable_topics: set[str] = set()
 
@@ -476,7 +484,7 @@ class SendMessageProcessor(Processor):
 
     def _put_response(self, request: RemotingCommand, result: PutMessageResult, queue_id: int) -> RemotingCommand:
         code, remark = _PUT_STATUS_CODES.get(result.status) or (ResponseCode.SYSTEM_ERROR, str(result.status))
-        if result.status is PutMessageStatus.SERVICE_NOT_AVAILABLE:
+        if result.status is PutMessageStatus.SERVICE_NOT_AVAILABLE and remark is not None:  # a template
             remark = remark.format(disk_util=self.broker.store.retention.disk_util())
         ext = self._response_ext()
         if result.stored:  # OK, or stored with a flush/slave status: the client gets the ids (RocketMQ's sendOK)

@@ -21,7 +21,7 @@ import asyncio
 import logging
 
 from brokers.engine.broker.processors.admin import _json_body
-from brokers.engine.broker.processors.base import Processor, guarded
+from brokers.engine.broker.processors.base import Processor, ProcessorRegistry, guarded
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
@@ -30,7 +30,7 @@ log = logging.getLogger("brokers.engine.broker")
 
 
 class StoreAdminProcessor(Processor):
-    def register(self, server) -> None:
+    def register(self, server: ProcessorRegistry) -> None:
         server.register_processor(RequestCode.DELETE_EXPIRED_COMMITLOG, self.delete_expired_commit_log)
         server.register_processor(RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, self.clean_expired_consume_queue)
 

@@ -90,7 +90,7 @@ class HAClient:
         self._master_address = master_address
         self._wait_flushed = wait_flushed
         self._on_master = on_master
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._running = asyncio.Event()
         self._running.set()
         self.state = "CONNECTING"

@@ -83,7 +83,7 @@ class HAService:
         self._server: asyncio.base_events.Server | TlsListener | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         self.port = 0
         self.refused = 0  # connections closed for garbage or refused with a status
         self.on_slave_connected: Callable[[str], None] | None = None  # the broker's hook (masterless offsets)
