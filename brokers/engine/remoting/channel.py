@@ -78,7 +78,7 @@ from brokers.engine.remoting.frame_writer import FrameWriter
 from brokers.engine.remoting.request_guard import RequestGuard
 from brokers.engine.remoting.limits import ConnectionLimits, header_refusal, limit_log
 from brokers.engine.remoting.request_stats import ACL_REFUSAL, request_stats
-from brokers.engine.remoting.watchdog import idle_watchdog  # noqa: F401 (re-exported)
+from brokers.engine.remoting.watchdog import idle_watchdog as idle_watchdog  # re-exported
 
 log = logging.getLogger("brokers.engine.remoting")
 
@@ -154,7 +154,7 @@ class ChannelContext:
         self._guard = guard
         self._on_closed = on_closed
         self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         self._loop = asyncio.get_running_loop()
         self.last_activity = self.opened_at = self._loop.time()
         self._done = asyncio.Event()

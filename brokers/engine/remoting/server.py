@@ -79,8 +79,8 @@ class RemotingServer:
         ] = {}  # remote IP -> not yet authenticated, oldest first
         self.budget = BufferBudget(limits, name)
         self._server: asyncio.base_events.Server | TlsListener | None = None
-        self._background: set[asyncio.Task] = set()
-        self._watchdog: asyncio.Task | None = None
+        self._background: set[asyncio.Task[None]] = set()
+        self._watchdog: asyncio.Task[None] | None = None
 
     # -- configuration -------------------------------------------------------------------------
 
