@@ -118,7 +118,8 @@ class Processor:
 
 
 def guarded(handler: HandlerMethod[_Self, _Ctx]) -> HandlerMethod[_Self, _Ctx]:
-    """Turn a RequestError raised by ``handler`` into its response (none for oneway requests)."""
+    """Turn a RequestError raised by ``handler`` into its response (none for oneway requests), and a
+    RemotingCommandError (a request header's ``decode`` naming a missing or bad field) into SYSTEM_ERROR."""
 
     @functools.wraps(handler)
     async def wrapper(self: _Self, ctx: _Ctx, request: RemotingCommand) -> RemotingCommand | None:
@@ -126,5 +127,7 @@ def guarded(handler: HandlerMethod[_Self, _Ctx]) -> HandlerMethod[_Self, _Ctx]:
             return await handler(self, ctx, request)
         except RequestError as exc:
             return None if request.is_oneway else request.response(exc.code, exc.remark)
+        except RemotingCommandError as exc:
+            return None if request.is_oneway else request.response(ResponseCode.SYSTEM_ERROR, str(exc))
 
     return wrapper

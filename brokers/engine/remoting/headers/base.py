@@ -1,0 +1,152 @@
+"""RequestHeader: a request's custom header (RocketMQ's ``CommandCustomHeader``) as a frozen dataclass.
+
+A subclass declares one field per ``extFields`` entry. The wire name is the camelCase of the
+Python name (``queue_id`` → ``queueId``, ``is_force`` → ``isForce``) unless the field's metadata
+says otherwise (``field(default=None, metadata=wire("bname"))``). The annotation gives the type
+and the requiredness:
+
+===================  ================================  ========================================
+annotation           missing or empty on the wire      decoded from
+===================  ================================  ========================================
+``str`` (no default)  refused: ``the custom field <x> is missing``  the text as sent
+``int`` (no default)  refused, as above                 a decimal (Java int/long), else refused:
+                                                        ``the custom field <x> is not an integer: '..'``
+``T = value``        the default                       as above; ``bool``: Java's
+``T | None = None``  None                              ``Boolean.parseBoolean`` ("true", any case)
+===================  ================================  ========================================
+
+An empty value counts as missing, as the ROCKETMQ binary header has it (length 0 reads as null).
+``encode()`` writes every field that is not None: ints in decimal, booleans as ``true``/``false``
+(what Java's ``String.valueOf`` writes), and a field with older names (``wire("cleanOffset",
+"removeOffset")``) under each of them; ``decode()`` reads the first name present. Unknown
+``extFields`` are ignored both ways, as Java's ``decodeCommandCustomHeader`` does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from collections.abc import Mapping
+from typing import Any, ClassVar, Self, get_args, get_origin, get_type_hints
+
+from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.errors import RemotingCommandError
+
+__all__ = ["HeaderField", "RequestHeader", "header_fields", "wire"]
+
+_WIRE = "rocketmq.wire"
+_ALSO = "rocketmq.wire_also"
+_SCALARS: tuple[type, ...] = (str, int, bool)
+
+
+def wire(name: str, *also: str) -> dict[str, object]:
+    """Field metadata: the wire name ``name`` (when not the camelCase of the Python name) and the
+    older names ``also`` the field is read from when ``name`` is absent and written under as well."""
+    return {_WIRE: name, _ALSO: also}
+
+
+def camel_case(name: str) -> str:
+    """``queue_id`` → ``queueId``: the Java field name of a snake_case attribute."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HeaderField:
+    """One declared field: attribute, wire names (first is the one RocketMQ uses), scalar type, requiredness."""
+
+    attr: str
+    names: tuple[str, ...]
+    kind: type
+    required: bool
+
+    @property
+    def name(self) -> str:
+        return self.names[0]
+
+    def parse(self, raw: str) -> object:
+        if self.kind is str:
+            return raw
+        if self.kind is bool:
+            return raw.strip().lower() == "true"
+        try:
+            return int(raw.strip())
+        except ValueError:
+            raise RemotingCommandError(
+                f"the custom field <{self.name}> is not an integer: {raw!r}", self.name
+            ) from None
+
+    @staticmethod
+    def format(value: object) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+
+
+_FIELDS: dict[type, tuple[HeaderField, ...]] = {}  # per class, filled on first use (a race only repeats the work)
+
+
+def header_fields(cls: type[RequestHeader]) -> tuple[HeaderField, ...]:
+    """The declared fields of a header class, in declaration order (checked once per class)."""
+    known = _FIELDS.get(cls)
+    if known is None:
+        known = _FIELDS[cls] = _declared_fields(cls)
+    return known
+
+
+def _declared_fields(cls: type[RequestHeader]) -> tuple[HeaderField, ...]:
+    hints = get_type_hints(cls)
+    out: list[HeaderField] = []
+    for f in dataclasses.fields(cls):
+        hint = hints[f.name]
+        optional = False
+        if get_origin(hint) is types.UnionType:
+            args = [a for a in get_args(hint) if a is not type(None)]
+            optional = len(args) < len(get_args(hint))
+            hint = args[0] if len(args) == 1 else None
+        if hint not in _SCALARS:
+            raise TypeError(f"{cls.__name__}.{f.name}: a header field is str, int or bool, optionally | None")
+        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        if optional and not has_default:
+            raise TypeError(f"{cls.__name__}.{f.name}: an optional header field needs a default")
+        name = f.metadata.get(_WIRE) or camel_case(f.name)
+        also = tuple(f.metadata.get(_ALSO, ()))
+        out.append(HeaderField(f.name, (name, *also), hint, required=not has_default))
+    return tuple(out)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RequestHeader:
+    """Base of every request header: subclasses are ``@dataclass(frozen=True, slots=True, kw_only=True)``.
+
+    ``CODES`` names the request codes that carry the header (documentation and tests: the codes
+    list of :mod:`brokers.engine.remoting.headers` is checked against it).
+    """
+
+    CODES: ClassVar[tuple[int, ...]] = ()
+
+    def encode(self) -> dict[str, str]:
+        """The ``extFields`` of this header: every field that is not None, as Java writes it."""
+        ext: dict[str, str] = {}
+        for f in header_fields(type(self)):
+            value = getattr(self, f.attr)
+            if value is not None:
+                text = HeaderField.format(value)
+                for name in f.names:
+                    ext[name] = text
+        return ext
+
+    @classmethod
+    def decode(cls, request: RemotingCommand | Mapping[str, str]) -> Self:
+        """Read the header from a request (or its ``extFields``); RemotingCommandError names the
+        first field that is required and missing, or not a number where one is declared."""
+        ext = request.ext_fields if isinstance(request, RemotingCommand) else request
+        values: dict[str, Any] = {}
+        for f in header_fields(cls):
+            raw = next((v for v in (ext.get(n) for n in f.names) if v), None)
+            if raw is None:
+                if f.required:
+                    raise RemotingCommandError(f"the custom field <{f.name}> is missing", f.name)
+                continue
+            values[f.attr] = f.parse(raw)
+        return cls(**values)
