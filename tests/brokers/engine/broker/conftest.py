@@ -12,15 +12,24 @@ import pytest
 
 from brokers.engine.broker.config import BrokerConfig
 from brokers.engine.broker.controller import BrokerController
+from brokers.engine.cluster import ClusterSpec, EngineCluster, GroupSpec
 from brokers.engine.common import json_compat
 from brokers.engine.common.message import properties_to_string
 from brokers.engine.common.message_codec import decode_records
-from brokers.engine.namesrv.server import NamesrvConfig, NamesrvController
+from brokers.engine.namesrv.server import NamesrvController
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
-from brokers.engine.store.config import StoreConfig
 from tests.fixtures.waiting import eventually
+
+
+# Small stores: a test writes kilobytes (1 MiB commit log segments, 1,000-unit queue files).
+SMALL_STORE = {
+    "commitlog_file_size": 1 << 20,
+    "consume_queue_units_per_file": 1000,
+    "max_index_hash_slots": 1000,
+    "max_index_count": 4000,
+}
 
 
 def run(coro, timeout: float = 30.0):
@@ -42,7 +51,8 @@ class Notifications:
 
 
 class Cluster:
-    """One name server plus brokers; ``call`` sends a request to a broker and returns the reply."""
+    """One name server plus brokers (the engine's cluster harness, in-process); ``call`` sends a request
+    to a broker and returns the reply."""
 
     eventually = staticmethod(eventually)
 
@@ -50,54 +60,44 @@ class Cluster:
         self.tmp_path = tmp_path
         self.broker_names = tuple(broker_names)
         self.overrides = overrides
-        self.namesrv = NamesrvController(NamesrvConfig(port=0))
-        self.brokers: dict[str, BrokerController] = {}
+        self.harness = EngineCluster(
+            ClusterSpec(
+                str(tmp_path),
+                groups=tuple(GroupSpec(name) for name in self.broker_names),
+                broker_overrides=overrides,
+                store_overrides=SMALL_STORE,
+            )
+        )
+        self.brokers: dict[str, BrokerController] = self.harness.brokers
         self.client = RemotingClient()
 
     def broker_config(self, name: str, **extra) -> BrokerConfig:
-        settings = dict(
-            broker_name=name,
-            listen_port=0,
-            namesrv_addrs=(self.namesrv_addr,),
-            store=StoreConfig(
-                str(self.tmp_path / name),
-                commitlog_file_size=1 << 20,
-                consume_queue_units_per_file=1000,
-                max_index_hash_slots=1000,
-                max_index_count=4000,
-            ),
-        )
-        settings.update(self.overrides)
-        settings.update(extra)
-        return BrokerConfig(**settings)
+        return self.harness.broker_config(name, **extra)
+
+    @property
+    def namesrv(self) -> NamesrvController:
+        return self.harness.namesrvs[0]
 
     @property
     def namesrv_addr(self) -> str:
-        return f"127.0.0.1:{self.namesrv.port}"
+        return self.harness.namesrv_addr
 
     async def __aenter__(self) -> Cluster:
-        await self.namesrv.start()
-        for name in self.broker_names:
-            await self.start_broker(name)
+        await self.harness.start()
         return self
 
     async def start_broker(self, name: str, **extra) -> BrokerController:
-        controller = BrokerController(self.broker_config(name, **extra))
-        await controller.start()
-        self.brokers[name] = controller
-        return controller
+        return await self.harness.start_broker(name, **extra)
 
     async def restart_broker(self, name: str = "broker-a", **extra) -> BrokerController:
-        await self.brokers[name].stop()
+        await self.harness.stop_broker(name)
         await self.client.close()
         self.client = RemotingClient()
-        return await self.start_broker(name, **extra)
+        return await self.harness.start_broker(name, **extra)
 
     async def __aexit__(self, *exc) -> None:
         await self.client.close()
-        for controller in self.brokers.values():
-            await controller.stop()
-        await self.namesrv.stop()
+        await self.harness.stop()
 
     @property
     def broker(self) -> BrokerController:

@@ -1,29 +1,36 @@
 """An embedded cluster for client tests: a real name server and real brokers on ephemeral
-loopback ports, run by an event loop in a background thread, stores under a tmp directory."""
+loopback ports, run by an event loop in a background thread, stores under a tmp directory
+(the engine's cluster harness, brokers/engine/cluster, in its threaded mode)."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from brokers.engine.broker.config import BrokerConfig
-from brokers.engine.broker.controller import BrokerController
 from brokers.engine.client.admin import BlockingMQAdminClient, MQBrokerError, TopicRouteData
+from brokers.engine.cluster import ClusterSpec, GroupSpec, ThreadedCluster
 from brokers.engine.common.topic_config import TopicConfig
-from brokers.engine.namesrv.server import NamesrvConfig, NamesrvController
-from brokers.engine.store.config import StoreConfig
+from brokers.engine.namesrv.server import NamesrvController
 
 T = TypeVar("T")
 CLUSTER = "GantryTestCluster"
+# Small stores: a test writes kilobytes, and a 1 GiB commit log segment per broker fills a tmpfs.
+TEST_STORE = {
+    "commitlog_file_size": 8 << 20,
+    "consume_queue_units_per_file": 10_000,
+    "max_index_hash_slots": 10_000,
+    "max_index_count": 40_000,
+}
 
 
-class EmbeddedCluster:
+class EmbeddedCluster(ThreadedCluster):
     """A name server and brokers in one background event loop; with ``namesrv_addrs``, only the brokers,
-    registered with name servers that run elsewhere (Apache's, in tests/fixtures/apache_servers.py)."""
+    registered with name servers that run elsewhere (Apache's, in tests/fixtures/apache_servers.py).
+    ``slaves`` gives a broker group slaves (``{"broker-a": 1}``: ``broker-a#1``, SYNC_MASTER master)."""
 
     def __init__(
         self,
@@ -34,78 +41,39 @@ class EmbeddedCluster:
         namesrv_options: dict[str, Any] | None = None,
         store_options: dict[str, Any] | None = None,
         namesrv_addrs: tuple[str, ...] = (),
+        slaves: Mapping[str, int] | None = None,
         **broker_options: Any,
     ) -> None:
         self.root = root
         self.external_namesrv_addrs = namesrv_addrs  # brokers register there, and no name server of our own starts
-        self.store_options = store_options or {}  # StoreConfig fields over the small test sizes below
+        self.store_options = store_options or {}  # StoreConfig fields over the small test sizes
         self.broker_options = broker_options
         self.namesrv_options = namesrv_options or {}  # e.g. acl_file
         self.broker_names = broker_names
         self.cluster = cluster
-        self.namesrv: NamesrvController | None = None
-        self.brokers: dict[str, BrokerController] = {}
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="embedded-cluster", daemon=True)
+        super().__init__(
+            ClusterSpec(
+                str(root),
+                groups=tuple(GroupSpec(name, slaves=(slaves or {}).get(name, 0)) for name in broker_names),
+                cluster_name=cluster,
+                namesrvs=0 if namesrv_addrs else 1,
+                namesrv_addrs=namesrv_addrs,
+                broker_overrides=broker_options,
+                store_overrides={**TEST_STORE, **self.store_options},
+                namesrv_overrides=self.namesrv_options,
+            )
+        )
 
     @property
-    def namesrv_addr(self) -> str:
-        if self.external_namesrv_addrs:
-            return ";".join(self.external_namesrv_addrs)
-        assert self.namesrv is not None
-        return f"127.0.0.1:{self.namesrv.port}"
+    def namesrv(self) -> NamesrvController | None:
+        return self.namesrvs[0] if self.namesrvs else None
 
     def broker_addr(self, name: str) -> str:
         return self.brokers[name].addr
 
-    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
-
-    def start(self) -> EmbeddedCluster:
-        self._thread.start()
-        self.run(self._start())
+    def start(self, *, wait_slaves: bool = False) -> EmbeddedCluster:
+        super().start(wait_slaves=wait_slaves)
         return self
-
-    async def _start(self) -> None:
-        if not self.external_namesrv_addrs:
-            self.namesrv = NamesrvController(NamesrvConfig(port=0, **self.namesrv_options))
-            await self.namesrv.start()
-        for name in self.broker_names:
-            store = StoreConfig(
-                **{
-                    "store_dir": str(self.root / name),
-                    "commitlog_file_size": 8 << 20,
-                    "consume_queue_units_per_file": 10_000,
-                    "max_index_hash_slots": 10_000,
-                    "max_index_count": 40_000,
-                    **self.store_options,
-                }
-            )
-            config = BrokerConfig(
-                broker_name=name,
-                cluster_name=self.cluster,
-                listen_port=0,
-                namesrv_addrs=self.external_namesrv_addrs or (self.namesrv_addr,),
-                store=store,
-                **self.broker_options,
-            )
-            broker = BrokerController(config)
-            await broker.start()
-            self.brokers[name] = broker
-
-    def stop(self) -> None:
-        try:
-            self.run(self._stop())
-        finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(10)
-            self._loop.close()
-
-    async def _stop(self) -> None:
-        for broker in reversed(list(self.brokers.values())):
-            await broker.stop()
-        if self.namesrv is not None:
-            await self.namesrv.stop()
 
 
 def run_async(coro: Coroutine[Any, Any, T], timeout: float = 60.0) -> T:

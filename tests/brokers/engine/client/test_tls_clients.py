@@ -36,38 +36,8 @@ class TlsGroupCluster(EmbeddedCluster):
 
     SLAVE = "broker-a#1"
 
-    async def _start(self) -> None:
-        from brokers.engine.broker.config import BrokerConfig
-        from brokers.engine.broker.controller import BrokerController
-        from brokers.engine.namesrv.server import NamesrvConfig, NamesrvController
-        from brokers.engine.store.config import StoreConfig
-
-        self.namesrv = NamesrvController(NamesrvConfig(port=0, **self.namesrv_options))
-        await self.namesrv.start()
-        for key, extra in (
-            ("broker-a", {"broker_role": "SYNC_MASTER"}),
-            (self.SLAVE, {"broker_id": 1, "broker_role": "SLAVE"}),
-        ):
-            store = StoreConfig(
-                store_dir=str(self.root / key.replace("#", "-s")),
-                commitlog_file_size=8 << 20,
-                consume_queue_units_per_file=10_000,
-                max_index_hash_slots=10_000,
-                max_index_count=40_000,
-            )
-            broker = BrokerController(
-                BrokerConfig(
-                    broker_name="broker-a",
-                    cluster_name=self.cluster,
-                    listen_port=0,
-                    namesrv_addrs=(self.namesrv_addr,),
-                    store=store,
-                    **extra,
-                    **self.broker_options,
-                )
-            )
-            await broker.start()
-            self.brokers[key] = broker
+    def __init__(self, root, broker_names=("broker-a",), **options) -> None:
+        super().__init__(root, broker_names, slaves={"broker-a": 1}, **options)
 
 
 @pytest.fixture(scope="module")
