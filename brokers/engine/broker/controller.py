@@ -137,9 +137,9 @@ class BrokerController:
         self.group_member = GroupMember(self, self.outer_api.client)
         self.grpc_endpoint = None  # the 5.x clients' port (brokers/engine/proxy), started when grpc_port is set
         if config.grpc_port is not None:
-            from brokers.engine.proxy.endpoint import GrpcEndpoint  # grpc and the 5.x stubs load only when used
+            from brokers.engine.proxy.endpoint import broker_endpoint  # grpc and the 5.x stubs load only when used
 
-            self.grpc_endpoint = GrpcEndpoint(self)
+            self.grpc_endpoint = broker_endpoint(self)
         self._store: MessageStore | None = None
         self.server: RemotingServer | None = None
         self.last_register_results: list[RegisterResult] = []

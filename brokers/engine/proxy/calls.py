@@ -19,9 +19,8 @@ from brokers.engine.proxy.stubs import service_pb2 as spb
 from brokers.engine.broker.processors.pop import POLLING_FULL, POLLING_TIMEOUT
 from brokers.engine.broker.pop.extra_info import ExtraInfo, ExtraInfoError, parse_extra_info
 from brokers.engine.client.admin_bodies import parse_topic_route
-from brokers.engine.common.constants import MAX_RECONSUME_TIMES
 from brokers.engine.common.message import PROPERTY_PRODUCER_GROUP
-from brokers.engine.common.message_codec import RecordFormatError, decode_record, decode_records
+from brokers.engine.common.message_codec import RecordFormatError, decode_records
 from brokers.engine.common.topic_message_type import (
     DELAY,
     TRANSACTION,
@@ -33,6 +32,7 @@ from brokers.engine.common.topic_message_type import (
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group, validate_topic
 from brokers.engine.proxy import routes
 from brokers.engine.proxy.auth import authorize
+from brokers.engine.proxy.backend import NotServed
 from brokers.engine.proxy.convert import (
     PROPERTY_POP_CK,
     ProxyError,
@@ -43,6 +43,7 @@ from brokers.engine.proxy.convert import (
 from brokers.engine.proxy.sessions import ClientCall, parse_version
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.errors import RemotingError, RemotingTimeoutError
 
 CALL_TIMEOUT_S = 5.0
 MAX_SEND_BATCH = 1024  # messages in one SendMessage
@@ -72,21 +73,28 @@ def _fail(response: RemotingCommand, default: int = pb.INTERNAL_SERVER_ERROR) ->
 
 
 async def dispatch(
-    endpoint, session: ClientCall, request: RemotingCommand, timeout_s: float = CALL_TIMEOUT_S
+    endpoint,
+    session: ClientCall,
+    request: RemotingCommand,
+    timeout_s: float = CALL_TIMEOUT_S,
+    broker_name: str | None = None,
 ) -> RemotingCommand:
-    """Run ``request`` as the caller: its ACL check, then the broker's processor for the code."""
+    """Run ``request`` as the caller: its ACL check, then the backend runs it (on broker ``broker_name``
+    in cluster mode; a broker's own endpoint runs everything on its broker)."""
     remark = authorize(endpoint.guard, session.caller, request)
     if remark is not None:
         raise ProxyError(pb.FORBIDDEN, remark)
     request.language = session.caller.language
     request.version = parse_version(session.caller.version)
-    handler = endpoint.broker.server.processor_for(request.code)
-    if handler is None:
+    try:
+        return await endpoint.backend.invoke(session, request, broker_name, timeout_s)
+    except NotServed as exc:
+        raise ProxyError(pb.NOT_IMPLEMENTED, str(exc)) from None
+    except RemotingError as exc:
         raise ProxyError(
-            pb.NOT_IMPLEMENTED,
-            f"broker {endpoint.broker.config.broker_name} does not serve request code {request.code}",
-        )
-    return await session.channel.call(handler, request, timeout_s)
+            pb.PROXY_TIMEOUT if isinstance(exc, RemotingTimeoutError) else pb.INTERNAL_SERVER_ERROR,
+            f"broker {broker_name or ''} did not answer: {exc}",
+        ) from None
 
 
 def _topic(resource: pb.Resource) -> str:
@@ -103,14 +111,6 @@ def _group(resource: pb.Resource) -> str:
         raise ProxyError(pb.ILLEGAL_CONSUMER_GROUP, f"consumer group name is illegal: {exc}") from None
 
 
-def group_policy(endpoint, group: str) -> tuple[bool, int]:
-    """(fifo, max delivery attempts) of a group, from its subscription group config."""
-    cfg = endpoint.broker.subscription_group_manager.find_subscription_group_config(group) if group else None
-    if cfg is None:
-        return False, MAX_RECONSUME_TIMES + 1
-    return bool(getattr(cfg, "consume_message_orderly", False)), cfg.retry_max_times + 1
-
-
 # -- routes ----------------------------------------------------------------------------------------
 
 
@@ -120,7 +120,7 @@ async def _route(endpoint, session: ClientCall, topic: str):
     if remark is not None:
         raise ProxyError(pb.FORBIDDEN, remark)
     try:
-        reply = await endpoint.namesrv_call(request)
+        reply = await endpoint.backend.namesrv_call(request)
     except Exception as exc:
         raise ProxyError(pb.INTERNAL_SERVER_ERROR, f"no name server answered: {exc}") from None
     if reply.code == ResponseCode.TOPIC_NOT_EXIST:
@@ -132,14 +132,14 @@ async def _route(endpoint, session: ClientCall, topic: str):
     for bd in route.broker_datas:
         addr = bd.broker_addrs.get(routes.MASTER_ID)
         if addr is not None:
-            grpc_addrs[bd.broker_name] = await endpoint.grpc_addr_of(addr)
+            grpc_addrs[bd.broker_name] = await endpoint.backend.grpc_addr_of(bd.broker_name, addr)
     return route, grpc_addrs
 
 
 async def query_route(endpoint, session: ClientCall, request) -> list[pb.MessageQueue]:
     topic = _topic(request.topic)
     route, grpc_addrs = await _route(endpoint, session, topic)
-    tc = endpoint.broker.topic_config_manager.select_topic_config(topic)
+    tc = await endpoint.backend.topic_config(session, topic)
     accept = accepted_message_types(topic_message_type(tc) if tc is not None else "NORMAL")
     return routes.message_queues(route, request.topic, grpc_addrs, accept)
 
@@ -147,7 +147,7 @@ async def query_route(endpoint, session: ClientCall, request) -> list[pb.Message
 async def query_assignment(endpoint, session: ClientCall, request) -> list[pb.Assignment]:
     topic, group = _topic(request.topic), _group(request.group)
     route, grpc_addrs = await _route(endpoint, session, topic)
-    fifo, _ = group_policy(endpoint, group)
+    fifo, _ = await endpoint.backend.group_policy(session, group)
     return routes.assignments(route, request.topic, grpc_addrs, fifo)
 
 
@@ -190,18 +190,37 @@ async def heartbeat(endpoint, session: ClientCall, request) -> None:
         session.groups.add(group)
     else:
         raise ProxyError(pb.UNRECOGNIZED_CLIENT_TYPE, f"client type {client_type} cannot heartbeat")
-    reply = await dispatch(
-        endpoint, session, RemotingCommand.request(RequestCode.HEART_BEAT, None, json.dumps(body).encode())
-    )
-    if reply.code != ResponseCode.SUCCESS:
-        raise _fail(reply, pb.BAD_REQUEST)
+    encoded = json.dumps(body).encode()
+    for reply in await _to_each(
+        endpoint, session, lambda: RemotingCommand.request(RequestCode.HEART_BEAT, None, encoded)
+    ):
+        if reply.code != ResponseCode.SUCCESS:
+            raise _fail(reply, pb.BAD_REQUEST)
+
+
+async def _to_each(endpoint, session: ClientCall, make) -> list[RemotingCommand]:
+    """A request made by ``make()`` sent to each broker the client's heartbeats go to (one in local mode,
+    every master in cluster mode); the answers of those that answered. A broker that is down is
+    skipped as a 4.x client's heartbeat skips it; none answering is an error."""
+    targets = await endpoint.backend.heartbeat_targets(session)
+    replies, failures = [], []
+    for target in targets:
+        try:
+            replies.append(await dispatch(endpoint, session, make(), broker_name=target))
+        except ProxyError as exc:
+            if exc.code == pb.FORBIDDEN:
+                raise
+            failures.append(exc)
+    if failures and not replies:
+        raise failures[0]
+    return replies
 
 
 async def unregister(endpoint, session: ClientCall, request) -> None:
     fields = {"clientID": session.client_id}
     if request.HasField("group") and request.group.name:
         fields["consumerGroup"] = _group(request.group)
-    await dispatch(endpoint, session, RemotingCommand.request(RequestCode.UNREGISTER_CLIENT, fields))
+    await _to_each(endpoint, session, lambda: RemotingCommand.request(RequestCode.UNREGISTER_CLIENT, fields))
 
 
 # -- send ------------------------------------------------------------------------------------------
@@ -213,16 +232,17 @@ async def send(endpoint, session: ClientCall, request) -> list[spb.SendResultEnt
         raise ProxyError(pb.BAD_REQUEST, "the request has no message")
     if len(messages) > MAX_SEND_BATCH:
         raise ProxyError(pb.PAYLOAD_TOO_LARGE, f"{len(messages)} messages in one request, max is {MAX_SEND_BATCH}")
-    broker = endpoint.broker
+    backend = endpoint.backend
     topic = _topic(messages[0].topic)
+    max_size = backend.max_message_size
+    tc = await backend.topic_config(session, topic)
     prepared = []
     for msg in messages:  # all checked before any is stored: a bad one changes nothing
         if msg.topic.name != topic:
             raise ProxyError(pb.MESSAGE_CORRUPTED, "the messages of one request name different topics")
-        if len(msg.body) > broker.config.max_message_size:
+        if len(msg.body) > max_size:
             raise ProxyError(
-                pb.MESSAGE_BODY_TOO_LARGE,
-                f"message body of {len(msg.body)} bytes exceeds the max {broker.config.max_message_size}",
+                pb.MESSAGE_BODY_TOO_LARGE, f"message body of {len(msg.body)} bytes exceeds the max {max_size}"
             )
         if not msg.body:
             raise ProxyError(pb.MESSAGE_BODY_EMPTY, "message body is empty")
@@ -230,18 +250,21 @@ async def send(endpoint, session: ClientCall, request) -> list[spb.SendResultEnt
         kind = message_type_of(props)
         if kind in (DELAY, TRANSACTION):
             raise ProxyError(pb.UNSUPPORTED, f"{kind} messages are not served by this endpoint yet")
-        tc = broker.topic_config_manager.select_topic_config(topic)
         if tc is not None:
             conflict = message_type_conflict(topic_message_type(tc), kind)
             if conflict:
                 raise ProxyError(pb.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, conflict)
         props[PROPERTY_PRODUCER_GROUP] = topic
-        prepared.append((msg, props, sys_flag, tc))
+        prepared.append((msg, props, sys_flag))
+    queues = await backend.send_queues(session, topic, tc)
+    if not queues:
+        raise ProxyError(pb.TOPIC_NOT_FOUND, f"topic {topic} has no writable queue")
     entries = []
-    for msg, props, sys_flag, tc in prepared:
-        queues = max(tc.write_queue_nums if tc is not None else 1, 1)
+    for msg, props, sys_flag in prepared:
         group = msg.system_properties.message_group
-        queue_id = zlib.crc32(group.encode()) % queues if group else next(_round_robin) % queues
+        broker_name, queue_id = queues[
+            zlib.crc32(group.encode()) % len(queues) if group else next(_round_robin) % len(queues)
+        ]
         fields = {
             "producerGroup": topic,
             "topic": topic,
@@ -256,9 +279,16 @@ async def send(endpoint, session: ClientCall, request) -> list[spb.SendResultEnt
             "unitMode": "false",
             "batch": "false",
         }
-        reply = await dispatch(
-            endpoint, session, RemotingCommand.request(RequestCode.SEND_MESSAGE, fields, bytes(msg.body))
-        )
+        try:
+            reply = await dispatch(
+                endpoint,
+                session,
+                RemotingCommand.request(RequestCode.SEND_MESSAGE, fields, bytes(msg.body)),
+                broker_name=broker_name,
+            )
+        except ProxyError as exc:
+            entries.append(spb.SendResultEntry(status=pb.Status(code=exc.code, message=exc.message)))
+            continue
         if reply.code == ResponseCode.SUCCESS:
             entries.append(
                 spb.SendResultEntry(
@@ -296,7 +326,7 @@ async def receive(endpoint, session: ClientCall, request, time_remaining: float 
     if remaining_ms < 500:
         raise ProxyError(pb.ILLEGAL_POLLING_TIME, "the deadline leaves no time to poll, check the client's timeout")
     expression = request.filter_expression
-    fifo, _ = group_policy(endpoint, group)
+    fifo, _ = await endpoint.backend.group_policy(session, group)
     queue_id = request.message_queue.id if fifo and request.message_queue.id >= 0 else -1
     fields = {
         "consumerGroup": group,
@@ -313,8 +343,9 @@ async def receive(endpoint, session: ClientCall, request, time_remaining: float 
     }
     if request.HasField("attempt_id"):
         fields["attemptId"] = request.attempt_id[:64]
+    name = endpoint.backend.served_broker(request.message_queue.broker.name)
     reply = await dispatch(
-        endpoint, session, RemotingCommand.request(RequestCode.POP_MESSAGE, fields), poll / 1000 + 3.0
+        endpoint, session, RemotingCommand.request(RequestCode.POP_MESSAGE, fields), poll / 1000 + 3.0, name
     )
     if reply.code in (ResponseCode.PULL_NOT_FOUND, ResponseCode.NO_MESSAGE, POLLING_TIMEOUT):
         return []
@@ -329,7 +360,6 @@ async def receive(endpoint, session: ClientCall, request, time_remaining: float 
     except RecordFormatError as exc:
         raise ProxyError(pb.INTERNAL_SERVER_ERROR, f"the broker's POP answer does not decode: {exc}") from None
     out = []
-    name = endpoint.broker.config.broker_name
     pop_time, invisible_time = (
         int(reply.ext("popTime", "0") or 0),
         int(reply.ext("invisibleTime", str(invisible)) or invisible),
@@ -364,12 +394,9 @@ def _handle(endpoint, text: str) -> ExtraInfo:
         raise ProxyError(pb.INVALID_RECEIPT_HANDLE, f"receipt handle is malformed: {exc}") from None
     if info.queue_offset is None:
         raise ProxyError(pb.INVALID_RECEIPT_HANDLE, "receipt handle has no message offset")
-    name = endpoint.broker.config.broker_name
-    if info.broker_name != name:
-        raise ProxyError(
-            pb.INVALID_RECEIPT_HANDLE,
-            f"receipt handle belongs to broker {info.broker_name[:64]}, this endpoint serves {name}",
-        )
+    refusal = endpoint.backend.handle_refusal(info.broker_name)
+    if refusal is not None:
+        raise ProxyError(pb.INVALID_RECEIPT_HANDLE, refusal)
     return info
 
 
@@ -382,7 +409,9 @@ async def _ack_one(endpoint, session: ClientCall, group: str, topic: str, text: 
         "extraInfo": text,
         "offset": info.queue_offset,
     }
-    reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.ACK_MESSAGE, fields))
+    reply = await dispatch(
+        endpoint, session, RemotingCommand.request(RequestCode.ACK_MESSAGE, fields), broker_name=info.broker_name
+    )
     if reply.code != ResponseCode.SUCCESS:
         raise ProxyError(
             pb.INVALID_RECEIPT_HANDLE if reply.code != ResponseCode.NO_PERMISSION else pb.FORBIDDEN,
@@ -426,7 +455,12 @@ async def change_invisible(endpoint, session: ClientCall, request) -> str:
         "offset": info.queue_offset,
         "invisibleTime": invisible,
     }
-    reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.CHANGE_MESSAGE_INVISIBLETIME, fields))
+    reply = await dispatch(
+        endpoint,
+        session,
+        RemotingCommand.request(RequestCode.CHANGE_MESSAGE_INVISIBLETIME, fields),
+        broker_name=info.broker_name,
+    )
     if reply.code != ResponseCode.SUCCESS:
         raise ProxyError(
             pb.INVALID_RECEIPT_HANDLE if reply.code != ResponseCode.NO_PERMISSION else pb.FORBIDDEN,
@@ -447,21 +481,25 @@ async def change_invisible(endpoint, session: ClientCall, request) -> str:
 async def forward_to_dlq(endpoint, session: ClientCall, request) -> None:
     group, topic = _group(request.group), _topic(request.topic)
     info = _handle(endpoint, request.receipt_handle)
-    result = endpoint.broker.store.get_message(group, topic, info.queue_id, info.queue_offset, 1)
-    if not result.records:
+    commit_log_offset = await endpoint.backend.commit_log_offset(session, group, topic, info)
+    if commit_log_offset is None:
         raise ProxyError(
             pb.MESSAGE_NOT_FOUND, f"no message at offset {info.queue_offset} of queue {info.queue_id} of {topic}"
         )
-    stored = decode_record(result.records[0])
     fields = {
-        "offset": stored.commit_log_offset,
+        "offset": commit_log_offset,
         "group": group,
         "delayLevel": -1,
         "originMsgId": request.message_id[:128],
         "originTopic": topic,
         "maxReconsumeTimes": max(request.max_delivery_attempts - 1, 0),
     }
-    reply = await dispatch(endpoint, session, RemotingCommand.request(RequestCode.CONSUMER_SEND_MSG_BACK, fields))
+    reply = await dispatch(
+        endpoint,
+        session,
+        RemotingCommand.request(RequestCode.CONSUMER_SEND_MSG_BACK, fields),
+        broker_name=info.broker_name,
+    )
     if reply.code != ResponseCode.SUCCESS:
         raise _fail(reply)
     await _ack_one(endpoint, session, group, topic, request.receipt_handle)

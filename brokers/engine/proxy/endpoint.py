@@ -1,6 +1,7 @@
-"""GrpcEndpoint: the 5.x clients' port of one broker (``--grpc-port``), a grpc.aio server on the
-broker's event loop serving :class:`~.service.MessagingService` with RocketMQ 5's
-``apache.rocketmq.v2`` definitions (the generated stubs Apache's official Python client ships).
+"""GrpcEndpoint: the 5.x clients' port, a grpc.aio server serving :class:`~.service.MessagingService`
+with RocketMQ 5's ``apache.rocketmq.v2`` definitions (the generated stubs Apache's official Python
+client ships), in front of a :mod:`~.backend`: one broker's (``--grpc-port``, on the broker's event loop,
+:func:`broker_endpoint`) or a whole cluster's (``python -m brokers.engine proxy``, ``standalone.py``).
 
 Bounds: ``grpc_max_concurrent_rpcs`` calls at once on the port (grpc answers RESOURCE_EXHAUSTED
 past it), ``grpc_max_clients`` client ids (:mod:`.sessions`), a request message of at most
@@ -11,7 +12,8 @@ client's deadline. Keepalive pings from clients are accepted every 10 s at most.
 
 TLS: the endpoint speaks TLS with the broker's certificate whenever the remoting port offers TLS
 (permissive or enforcing: a gRPC port cannot serve both on one port, so it does TLS only); a
-client certificate is asked for as ``client_auth`` says. The ACL is the broker's.
+client certificate is asked for as ``client_auth`` says. The ACL is the broker's (local mode) or the
+proxy's ACL file, the brokers checking each forwarded request again (cluster mode).
 """
 
 from __future__ import annotations
@@ -19,36 +21,49 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 
 from brokers.engine.common.cancellation import cancel_and_wait
+from brokers.engine.proxy.backend import Backend, LocalBackend
 from brokers.engine.proxy.handlers import generic_handler
-from brokers.engine.proxy.routes import EndpointCache, split_addr
 from brokers.engine.proxy.service import MessagingService
 from brokers.engine.proxy.sessions import Sessions
-from brokers.engine.remoting.codes import RequestCode, ResponseCode
-from brokers.engine.remoting.command import RemotingCommand
 
 log = logging.getLogger("brokers.engine.proxy")
 
 SESSION_SCAN_S = 10.0
-ASK_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointSettings:
+    """Where the endpoint listens and its bounds (a broker's grpc_* settings, or the proxy's flags)."""
+
+    listen_host: str
+    port: int  # 0: any free port
+    advertised_ip: str
+    max_message_size: int
+    max_clients: int
+    max_concurrent_rpcs: int
+    session_expire_s: float
+    tls: Any = None  # a TlsConfig; TLS is served when tls.serves_tls
 
 
 class GrpcEndpoint:
-    def __init__(self, broker) -> None:
-        self.broker = broker  # the BrokerController (its server, store, managers, ACL guard)
-        self.guard = broker.acl_guard
-        cfg = broker.config
+    def __init__(self, backend: Backend, settings: EndpointSettings) -> None:
+        self.backend = backend
+        self.settings = settings
+        self.guard = backend.guard
         self.sessions = Sessions(
-            broker.clock,
-            max_clients=cfg.grpc_max_clients,
-            expire_s=cfg.client_channel_expired_s,
-            on_close=broker.client_manager.do_channel_close_event,
+            backend.clock,
+            max_clients=settings.max_clients,
+            expire_s=settings.session_expire_s,
+            on_close=backend.channel_closed,
+            new_channel=backend.new_channel,
         )
-        self.endpoints = EndpointCache()
         self.call_counts: Counter[tuple[str, str]] = Counter()  # (RPC, 5.x status) -> calls: gantry_grpc_calls_total
         self._server: grpc.aio.Server | None = None
         self._port = 0
@@ -60,13 +75,13 @@ class GrpcEndpoint:
 
     @property
     def addr(self) -> str:
-        return f"{self.broker.config.advertised_ip}:{self._port}"
+        return f"{self.settings.advertised_ip}:{self._port}"
 
     async def start(self) -> None:
-        cfg = self.broker.config
+        cfg = self.settings
         max_request = cfg.max_message_size * 2 + (1 << 20)
         server = grpc.aio.server(
-            maximum_concurrent_rpcs=cfg.grpc_max_concurrent_rpcs,
+            maximum_concurrent_rpcs=cfg.max_concurrent_rpcs,
             options=[
                 ("grpc.max_receive_message_length", max_request),
                 ("grpc.max_send_message_length", -1),
@@ -76,9 +91,7 @@ class GrpcEndpoint:
             ],
         )
         server.add_generic_rpc_handlers((generic_handler(MessagingService(self), self.call_counts),))
-        bind = (
-            f"[{cfg.listen_host}]:{cfg.grpc_port}" if ":" in cfg.listen_host else f"{cfg.listen_host}:{cfg.grpc_port}"
-        )
+        bind = f"[{cfg.listen_host}]:{cfg.port}" if ":" in cfg.listen_host else f"{cfg.listen_host}:{cfg.port}"
         tls = cfg.tls
         if tls is not None and tls.serves_tls:
             self._port = server.add_secure_port(bind, _credentials(tls))
@@ -88,11 +101,11 @@ class GrpcEndpoint:
             raise OSError(f"the gRPC endpoint could not listen on {bind}")
         await server.start()
         self._server = server
-        self.broker.server.register_processor(RequestCode.GANTRY_GET_GRPC_ENDPOINT, self._answer_endpoint)
+        self.backend.started(self.addr)
         self._timer = asyncio.get_running_loop().create_task(self._expire_sessions(), name="grpc sessions")
         log.info(
-            "broker %s: 5.x gRPC endpoint at %s%s",
-            cfg.broker_name,
+            "%s: 5.x gRPC endpoint at %s%s",
+            self.backend.name,
             self.addr,
             " (TLS)" if tls is not None and tls.serves_tls else "",
         )
@@ -114,40 +127,21 @@ class GrpcEndpoint:
             except Exception:
                 log.exception("expiring gRPC sessions failed")
 
-    # -- the broker's side ------------------------------------------------------------------------
 
-    async def _answer_endpoint(self, ctx, request: RemotingCommand) -> RemotingCommand:
-        return request.response(ResponseCode.SUCCESS, None, {"grpcAddr": self.addr})
-
-    async def namesrv_call(self, request: RemotingCommand) -> RemotingCommand:
-        """Ask the name servers in turn (the broker's own client, signed as the broker)."""
-        last: Exception | None = None
-        for addr in self.broker.config.namesrv_addrs:
-            try:
-                return await self.broker.outer_api.client.invoke(addr, request, 3.0)
-            except Exception as exc:  # the next name server
-                last = exc
-        raise last or OSError("no name server is configured")
-
-    async def grpc_addr_of(self, broker_addr: str) -> str:
-        """A broker's gRPC address: this one's, a cached answer, the broker's own answer, or the convention."""
-        if broker_addr == self.broker.addr:
-            return self.addr
-        known = self.endpoints.get(broker_addr)
-        if known is not None:
-            return known
-        host, _ = split_addr(broker_addr)
-        found = f"{host}:{self._port}"
-        try:
-            reply = await self.broker.outer_api.client.invoke(
-                broker_addr, RemotingCommand.request(RequestCode.GANTRY_GET_GRPC_ENDPOINT), ASK_TIMEOUT_S
-            )
-            if reply.code == ResponseCode.SUCCESS and reply.ext("grpcAddr"):
-                found = reply.ext("grpcAddr")
-        except Exception as exc:
-            log.info("broker %s did not say its gRPC endpoint (%s); assuming %s", broker_addr, exc, found)
-        self.endpoints.put(broker_addr, found)
-        return found
+def broker_endpoint(broker: Any) -> GrpcEndpoint:
+    """The endpoint of a broker started with ``grpc_port`` (local mode)."""
+    cfg = broker.config
+    settings = EndpointSettings(
+        listen_host=cfg.listen_host,
+        port=cfg.grpc_port,
+        advertised_ip=cfg.advertised_ip,
+        max_message_size=cfg.max_message_size,
+        max_clients=cfg.grpc_max_clients,
+        max_concurrent_rpcs=cfg.grpc_max_concurrent_rpcs,
+        session_expire_s=cfg.client_channel_expired_s,
+        tls=cfg.tls,
+    )
+    return GrpcEndpoint(LocalBackend(broker), settings)
 
 
 def _credentials(tls) -> grpc.ServerCredentials:

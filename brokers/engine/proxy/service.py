@@ -1,9 +1,10 @@
-"""MessagingService (``apache.rocketmq.v2``) for the 5.x clients, served in the broker's process.
+"""MessagingService (``apache.rocketmq.v2``) for the 5.x clients, in a broker's process or a proxy's.
 
 Each call is checked (:mod:`.auth`), then turned into the 4.x remoting request RocketMQ 5's proxy
 would send (SEND_MESSAGE, HEART_BEAT, POP_MESSAGE, ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME,
-CONSUMER_SEND_MSG_BACK, UNREGISTER_CLIENT) and run by the broker's own processor for that code on
-the client's :class:`~.local_channel.LocalChannel`: the same validation, limits, ACL rules and
+CONSUMER_SEND_MSG_BACK, UNREGISTER_CLIENT) and run by the endpoint's backend: the broker's own
+processor for that code on the client's :class:`~.local_channel.LocalChannel`, or the broker's over
+the client's own remoting connection (:mod:`.backend`): the same validation, limits, ACL rules and
 store path as a 4.x client gets. Answers carry a 5.x status; nothing raises out of a handler but
 gRPC's own argument errors (a malformed protobuf never reaches it: grpc answers INTERNAL).
 
@@ -50,7 +51,7 @@ def _overall(entries) -> pb.Status:
 
 class MessagingService(service_pb2_grpc.MessagingServiceServicer):
     def __init__(self, endpoint) -> None:
-        self.endpoint = endpoint  # endpoint.GrpcEndpoint: the broker, sessions, the ACL guard
+        self.endpoint = endpoint  # endpoint.GrpcEndpoint: its backend, sessions, the ACL guard
 
     # -- who is calling --------------------------------------------------------------------------
 
@@ -65,10 +66,9 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
             if required:
                 raise ProxyError(pb.CLIENT_ID_REQUIRED, "the call has no x-mq-client-id metadata")
             return None
-        if not self.endpoint.broker.ready:
+        if not self.endpoint.backend.ready:
             raise ProxyError(
-                pb.INTERNAL_SERVER_ERROR,
-                f"broker {self.endpoint.broker.config.broker_name} is not ready yet, try again shortly",
+                pb.INTERNAL_SERVER_ERROR, f"{self.endpoint.backend.name} is not ready yet, try again shortly"
             )
         owner = caller.account.access_key if caller.account is not None else None
         known = self.endpoint.sessions.get(caller.client_id)
@@ -208,8 +208,8 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
         fifo, max_attempts = False, 17
         if settings.HasField("subscription"):
             group = settings.subscription.group.name
-            fifo, max_attempts = calls.group_policy(self.endpoint, group)
+            fifo, max_attempts = await self.endpoint.backend.group_policy(None, group)
         session.settings = merged_settings(
-            settings, max_body_size=self.endpoint.broker.config.max_message_size, fifo=fifo, max_attempts=max_attempts
+            settings, max_body_size=self.endpoint.backend.max_message_size, fifo=fifo, max_attempts=max_attempts
         )
         return session.settings

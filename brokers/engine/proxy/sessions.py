@@ -1,5 +1,6 @@
 """The 5.x clients the endpoint serves: one :class:`Session` per client id, with the settings the
-client sent on its Telemetry stream and the :class:`LocalChannel` its requests run on.
+client sent on its Telemetry stream and the channel its requests run on (a :class:`LocalChannel` in a
+broker, a :class:`~.remote_channel.RemoteChannel` in the cluster-mode proxy: the backend makes it).
 
 A session starts with the first call that names a client id and ends when the client says
 NotifyClientTermination, or when it has not called for ``expire_s`` (its heartbeats come every
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -46,7 +48,7 @@ class TooManyClients(Exception):
 @dataclass(slots=True)
 class Session:
     client_id: str
-    channel: LocalChannel
+    channel: Any  # a LocalChannel (local mode) or a RemoteChannel (cluster mode): backend.SessionChannel
     language: str
     version: str
     last_seen: float
@@ -77,9 +79,16 @@ class ClientCall:
 
 class Sessions:
     def __init__(
-        self, clock: Clock, *, max_clients: int, expire_s: float, on_close: Callable[[LocalChannel], None]
+        self,
+        clock: Clock,
+        *,
+        max_clients: int,
+        expire_s: float,
+        on_close: Callable[[Any], None],
+        new_channel: Callable[[str, str, str], Any] = LocalChannel,
     ) -> None:
         self.clock = clock
+        self.new_channel = new_channel  # (client id, remote address, local address) -> the session's channel
         self.max_clients = max_clients
         self.expire_s = expire_s
         self.on_close = on_close
@@ -106,7 +115,7 @@ class Sessions:
         if session is None:
             if len(self._table) >= self.max_clients:
                 raise TooManyClients(f"the gRPC endpoint serves {self.max_clients} clients already (grpc_max_clients)")
-            session = Session(client_id, LocalChannel(client_id, remote_addr, local_addr), language, version, now)
+            session = Session(client_id, self.new_channel(client_id, remote_addr, local_addr), language, version, now)
             session.channel.responder = lambda request, s=session: running_info(s, request)
             session.settings = settings
             session.owner = owner
