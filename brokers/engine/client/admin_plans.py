@@ -52,6 +52,19 @@ from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.common.topic_validator import validate_group, validate_topic
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.headers.groups import (
+    GetConsumerConnectionListRequestHeader,
+    GetConsumerRunningInfoRequestHeader,
+    GetConsumeStatsRequestHeader,
+)
+from brokers.engine.remoting.headers.messages import QueryMessageRequestHeader, ViewMessageRequestHeader
+from brokers.engine.remoting.headers.topics import (
+    CreateTopicRequestHeader,
+    DeleteTopicFromNamesrvRequestHeader,
+    DeleteTopicRequestHeader,
+    GetRouteInfoRequestHeader,
+    GetTopicStatsInfoRequestHeader,
+)
 
 __all__ = ["MAX_TIMESTAMP", "ORDER_TOPIC_CONFIG", "AdminPlans"]
 
@@ -94,7 +107,7 @@ class AdminPlans:
         """Return the topic's route; MQBrokerError TOPIC_NOT_EXIST when the name server has none."""
         validate_topic(topic)
         reply = check(
-            (yield Call(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})),
+            (yield Call(RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader(topic=topic).encode())),
             request_code=RequestCode.GET_ROUTEINFO_BY_TOPIC,
         )
         return parse_topic_route(topic, reply.body)
@@ -154,8 +167,9 @@ class AdminPlans:
     def examine_topic_stats(self, topic: str) -> Plan[TopicStats]:
         """Return min/max offset and last update time of every queue of the topic on every broker of its route."""
         route = yield from self.examine_topic_route_info(topic)
+        ext = GetTopicStatsInfoRequestHeader(topic=topic).encode()
         calls = tuple(
-            Call(RequestCode.GET_TOPIC_STATS_INFO, {"topic": topic}, addr=a)
+            Call(RequestCode.GET_TOPIC_STATS_INFO, ext, addr=a)
             for a in (b.select_broker_addr() for b in route.broker_datas)
             if a
         )
@@ -174,9 +188,7 @@ class AdminPlans:
         """Return the group's broker offset, consumer offset and last timestamp per queue, and its TPS."""
         validate_group(group)
         addrs = yield from self._group_broker_addrs(group, topic)
-        ext: dict[str, object] = {"consumerGroup": group}
-        if topic is not None:
-            ext["topic"] = topic
+        ext = GetConsumeStatsRequestHeader(consumer_group=group, topic=topic).encode()
         replies = yield Fanout(tuple(Call(RequestCode.GET_CONSUME_STATS, ext, addr=a) for a in addrs))
         table: dict[MessageQueue, OffsetWrapper] = {}
         tps = 0.0
@@ -205,9 +217,8 @@ class AdminPlans:
         validate_group(group)
         brokers = yield from self._group_brokers(group)
         addrs = list(brokers)
-        replies = yield Fanout(
-            tuple(Call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": group}, addr=a) for a in addrs)
-        )
+        ext = GetConsumerConnectionListRequestHeader(consumer_group=group).encode()
+        replies = yield Fanout(tuple(Call(RequestCode.GET_CONSUMER_CONNECTION_LIST, ext, addr=a) for a in addrs))
         answered = [r for r in replies if isinstance(r, Reply) and r.code == ResponseCode.SUCCESS]
         if not answered:  # a slave that does not answer does not make an offline group an error
             errors = [
@@ -262,11 +273,12 @@ class AdminPlans:
         validate_group(group)
         addrs = yield from self._group_broker_addrs(group)
         last: RemotingError | None = None
+        ext = GetConsumerRunningInfoRequestHeader(consumer_group=group, client_id=client_id, jstack_enable=jstack)
         for addr in addrs:
             try:
                 reply = yield Call(
                     RequestCode.GET_CONSUMER_RUNNING_INFO,
-                    {"consumerGroup": group, "clientId": client_id, "jstackEnable": jstack},
+                    ext.encode(),
                     addr=addr,
                     timeout_s=12.0,  # the broker waits up to 10 s for the client
                 )
@@ -289,14 +301,14 @@ class AdminPlans:
     ) -> Plan[list[MessageExt]]:
         """Return the messages of ``topic`` whose KEYS (or UNIQ_KEY) hold ``key``, from every broker of its route."""
         route = yield from self.examine_topic_route_info(topic)
-        ext = {
-            "topic": topic,
-            "key": key,
-            "maxNum": max_num,
-            "beginTimestamp": begin_ts,
-            "endTimestamp": end_ts,
-            "_UNIQUE_KEY_QUERY": unique_key,
-        }
+        ext = QueryMessageRequestHeader(
+            topic=topic,
+            key=key,
+            max_num=max_num,
+            begin_timestamp=begin_ts,
+            end_timestamp=end_ts,
+            unique_key_query=unique_key,
+        ).encode()
         addrs = [a for a in (b.select_broker_addr() for b in route.broker_datas) if a]
         replies = yield Fanout(tuple(Call(RequestCode.QUERY_MESSAGE, ext, addr=a) for a in addrs))
         first_error(replies, RequestCode.QUERY_MESSAGE, ResponseCode.QUERY_NOT_FOUND)
@@ -312,7 +324,7 @@ class AdminPlans:
         """Return the message of an offset message id, asking the store host encoded in the id."""
         addr, offset = decode_offset_msg_id(offset_msg_id)
         reply = check(
-            (yield Call(RequestCode.VIEW_MESSAGE_BY_ID, {"offset": offset}, addr=addr)),
+            (yield Call(RequestCode.VIEW_MESSAGE_BY_ID, ViewMessageRequestHeader(offset=offset).encode(), addr=addr)),
             request_code=RequestCode.VIEW_MESSAGE_BY_ID,
         )
         records = inflate_bodies(message_codec.decode_records(reply.body))
@@ -332,21 +344,21 @@ class AdminPlans:
         """
         validate_topic(config.topic_name)
         config.validate()
-        ext = {
-            "topic": config.topic_name,
-            "defaultTopic": AUTO_CREATE_TOPIC_KEY_TOPIC,
-            "readQueueNums": config.read_queue_nums,
-            "writeQueueNums": config.write_queue_nums,
-            "perm": config.perm,
-            "topicFilterType": config.topic_filter_type,
-            "topicSysFlag": config.topic_sys_flag,
-            "order": config.order,
-        }
         if attributes is not None:
             parse_attribute_modification(attributes)  # InvalidAttributeError before anything is sent
-            ext["attributes"] = attributes
+        header = CreateTopicRequestHeader(
+            topic=config.topic_name,
+            default_topic=AUTO_CREATE_TOPIC_KEY_TOPIC,
+            read_queue_nums=config.read_queue_nums,
+            write_queue_nums=config.write_queue_nums,
+            perm=config.perm,
+            topic_filter_type=config.topic_filter_type,
+            topic_sys_flag=config.topic_sys_flag,
+            order=config.order,
+            attributes=attributes,
+        )
         check(
-            (yield Call(RequestCode.UPDATE_AND_CREATE_TOPIC, ext, addr=broker_addr)),
+            (yield Call(RequestCode.UPDATE_AND_CREATE_TOPIC, header.encode(), addr=broker_addr)),
             request_code=RequestCode.UPDATE_AND_CREATE_TOPIC,
         )
 
@@ -407,11 +419,10 @@ class AdminPlans:
         else:
             route = yield from self._route_or_none(topic)
             addrs = [a for a in (b.master_addr for b in route.broker_datas) if a] if route else []
-        replies = yield Fanout(tuple(Call(RequestCode.DELETE_TOPIC_IN_BROKER, {"topic": topic}, addr=a) for a in addrs))
+        ext = DeleteTopicRequestHeader(topic=topic).encode()
+        replies = yield Fanout(tuple(Call(RequestCode.DELETE_TOPIC_IN_BROKER, ext, addr=a) for a in addrs))
         first_error(replies, RequestCode.DELETE_TOPIC_IN_BROKER)
-        ext: dict[str, object] = {"topic": topic}
-        if cluster is not None:
-            ext["clusterName"] = cluster
+        ext = DeleteTopicFromNamesrvRequestHeader(topic=topic, cluster_name=cluster).encode()
         replies = yield Fanout(
             tuple(Call(RequestCode.DELETE_TOPIC_IN_NAMESRV, ext, addr=a) for a in self.namesrv_addrs)
         )

@@ -8,8 +8,8 @@ dashboard use:
   ``retryMaxTimes``, ...);
 - UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200): body one config as JSON; the broker replaces the
   whole entry (a field left out takes its default);
-- DELETE_SUBSCRIPTIONGROUP (207): ext ``groupName`` and ``removeOffset`` ("true" drops the
-  group's committed offsets on that broker too).
+- DELETE_SUBSCRIPTIONGROUP (207): ext ``groupName`` and ``cleanOffset`` (RocketMQ 4.x:
+  ``removeOffset``; both are sent; "true" drops the group's committed offsets on that broker too).
 
 Each is sent to a master's address; the caller picks the brokers (one, or every master of a
 cluster). The config is checked (:meth:`SubscriptionGroupConfig.validate`) before anything leaves.
@@ -23,6 +23,7 @@ from brokers.engine.client.plan import Call, Plan, check
 from brokers.engine.common import json_compat
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group
 from brokers.engine.remoting.codes import RequestCode
+from brokers.engine.remoting.headers.groups import DeleteSubscriptionGroupRequestHeader
 
 __all__ = [
     "SubscriptionGroupConfig",
@@ -68,7 +69,7 @@ def update_subscription_group(addr: str, config: SubscriptionGroupConfig) -> Pla
 def delete_subscription_group(addr: str, group: str, remove_offset: bool = False) -> Plan[None]:
     """Delete the group's config on the broker at ``addr`` (and its committed offsets there with ``remove_offset``)."""
     validate_group(group)
-    ext = {"groupName": group, "removeOffset": "true" if remove_offset else "false"}
+    ext = DeleteSubscriptionGroupRequestHeader(group_name=group, clean_offset=remove_offset).encode()
     check(
         (yield Call(RequestCode.DELETE_SUBSCRIPTIONGROUP, ext, addr=addr)),
         request_code=RequestCode.DELETE_SUBSCRIPTIONGROUP,

@@ -14,7 +14,7 @@ one plan serves the asyncio and the blocking client alike. For example::
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -33,7 +33,7 @@ class Call:
     """One request of a plan; ``addr=None`` means "the name servers, in turn"."""
 
     code: int
-    ext_fields: dict[str, object] | None = None
+    ext_fields: Mapping[str, object] | None = None
     body: bytes = b""
     addr: str | None = None
     timeout_s: float | None = None

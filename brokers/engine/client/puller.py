@@ -25,7 +25,7 @@ from brokers.engine.client.driver import (
     blocking_operation,
 )
 from brokers.engine.client.admin_errors import broker_error
-from brokers.engine.client.front_end import HEARTBEAT_INTERVAL_S, AsyncFrontEnd, BlockingFrontEnd
+from brokers.engine.client.front_end import HEARTBEAT_INTERVAL_S, AsyncFrontEnd, BlockingFrontEnd, _FrontEnd
 from brokers.engine.client.plan import Call, Plan, check
 from brokers.engine.client.route_cache import ClientPlans
 from brokers.engine.common import json_compat, message_codec
@@ -41,6 +41,16 @@ from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.headers.offsets import (
+    GetEarliestMsgStoretimeRequestHeader,
+    GetMaxOffsetRequestHeader,
+    GetMinOffsetRequestHeader,
+    QueryConsumerOffsetRequestHeader,
+    QueueFields,
+    QueueRequestHeader,
+    SearchOffsetRequestHeader,
+    UpdateConsumerOffsetRequestHeader,
+)
 from brokers.engine.remoting.tls import TlsConfig
 
 __all__ = [
@@ -63,6 +73,10 @@ TOOLS_CONSUMER_GROUP = "TOOLS_CONSUMER"  # the group RocketMQ's tools pull with;
 PULL_SYS_FLAG_COMMIT_OFFSET = 0x1
 PULL_SYS_FLAG_SUSPEND = 0x2
 PULL_SYS_FLAG_SUBSCRIPTION = 0x4
+
+
+def _queue_fields(mq: MessageQueue) -> QueueFields:
+    return {"topic": mq.topic, "queue_id": mq.queue_id, "broker_name": mq.broker_name}
 
 
 class PullStatus(str, Enum):
@@ -251,10 +265,10 @@ class PullPlans(ClientPlans):
             self._pull_from_which_node[mq] = suggest
         return PullResult(status, next_begin, min_offset, max_offset, tuple(messages), suggest)
 
-    def _queue_call(self, code: int, mq: MessageQueue, **extra: object) -> Plan[Any]:
+    def _queue_call(self, code: int, mq: MessageQueue, header: QueueRequestHeader) -> Plan[Any]:
         """One request about ``mq`` to the master of its broker name, else a slave (findBrokerAddressInAdmin);
         when that address fails, once more to the group's next reachable address, if there is one."""
-        ext: dict[str, object] = {"topic": mq.topic, "queueId": mq.queue_id, "bname": mq.broker_name, **extra}
+        ext = header.encode()
         _, addr = yield from self.admin_addr(mq.topic, mq.broker_name)
         try:
             return (yield Call(code, ext, addr=addr))
@@ -267,33 +281,49 @@ class PullPlans(ClientPlans):
 
     def query_offset(self, mq: MessageQueue, group: str | None = None) -> Plan[int]:
         """The group's committed offset of ``mq``; -1 when the broker has none (QUERY_NOT_FOUND)."""
-        reply = yield from self._queue_call(RequestCode.QUERY_CONSUMER_OFFSET, mq, consumerGroup=group or self.group)
+        header = QueryConsumerOffsetRequestHeader(**_queue_fields(mq), consumer_group=group or self.group)
+        reply = yield from self._queue_call(RequestCode.QUERY_CONSUMER_OFFSET, mq, header)
         if reply.code == ResponseCode.QUERY_NOT_FOUND:
             return -1
         return int(check(reply, request_code=RequestCode.QUERY_CONSUMER_OFFSET).ext.get("offset", -1))
 
     def update_offset(self, mq: MessageQueue, offset: int, group: str | None = None) -> Plan[None]:
         """Commit the group's offset of ``mq`` on its broker (waiting for the answer)."""
-        reply = yield from self._queue_call(
-            RequestCode.UPDATE_CONSUMER_OFFSET, mq, consumerGroup=group or self.group, commitOffset=offset
+        header = UpdateConsumerOffsetRequestHeader(
+            topic=mq.topic,
+            queue_id=mq.queue_id,
+            broker_name=mq.broker_name,
+            consumer_group=group or self.group,
+            commit_offset=offset,
         )
+        reply = yield from self._queue_call(RequestCode.UPDATE_CONSUMER_OFFSET, mq, header)
         check(reply, request_code=RequestCode.UPDATE_CONSUMER_OFFSET)
 
     def max_offset(self, mq: MessageQueue) -> Plan[int]:
-        reply = yield from self._queue_call(RequestCode.GET_MAX_OFFSET, mq)
+        reply = yield from self._queue_call(
+            RequestCode.GET_MAX_OFFSET,
+            mq,
+            GetMaxOffsetRequestHeader(**_queue_fields(mq)),
+        )
         return int(check(reply, request_code=RequestCode.GET_MAX_OFFSET).ext.get("offset", 0))
 
     def min_offset(self, mq: MessageQueue) -> Plan[int]:
-        reply = yield from self._queue_call(RequestCode.GET_MIN_OFFSET, mq)
+        reply = yield from self._queue_call(
+            RequestCode.GET_MIN_OFFSET,
+            mq,
+            GetMinOffsetRequestHeader(**_queue_fields(mq)),
+        )
         return int(check(reply, request_code=RequestCode.GET_MIN_OFFSET).ext.get("offset", 0))
 
     def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> Plan[int]:
         """The offset of the message stored at (or nearest to) ``timestamp_ms``."""
-        reply = yield from self._queue_call(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, mq, timestamp=timestamp_ms)
+        header = SearchOffsetRequestHeader(**_queue_fields(mq), timestamp=timestamp_ms)
+        reply = yield from self._queue_call(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, mq, header)
         return int(check(reply, request_code=RequestCode.SEARCH_OFFSET_BY_TIMESTAMP).ext.get("offset", 0))
 
     def earliest_msg_store_time(self, mq: MessageQueue) -> Plan[int]:
-        reply = yield from self._queue_call(RequestCode.GET_EARLIEST_MSG_STORETIME, mq)
+        header = GetEarliestMsgStoretimeRequestHeader(**_queue_fields(mq))
+        reply = yield from self._queue_call(RequestCode.GET_EARLIEST_MSG_STORETIME, mq, header)
         return int(check(reply, request_code=RequestCode.GET_EARLIEST_MSG_STORETIME).ext.get("timestamp", -1))
 
     def running_info_body(self) -> bytes:
@@ -340,7 +370,7 @@ async def _ignore(ctx: ChannelContext, request: RemotingCommand) -> None:
     return None  # NOTIFY_CONSUMER_IDS_CHANGED: a pull client does no rebalancing
 
 
-class _PullFrontEnd:
+class _PullFrontEnd(_FrontEnd):
     """What both pull clients add to their front end: PullPlans, and answers to broker requests."""
 
     plans: PullPlans

@@ -36,18 +36,21 @@ from __future__ import annotations
 import asyncio
 
 import json
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from brokers.engine.common import json_compat
 from brokers.engine.common.clock import Clock
 from brokers.engine.namesrv.broker_address_rule import BrokerAddressRule
 from brokers.engine.namesrv.kv_config import ORDER_TOPIC_CONFIG, KvConfigManager
-from brokers.engine.namesrv.register_body import RegisterBodyError, body_crc32, decode_register_body
+from brokers.engine.namesrv.register_body import RegisterBodyError, RegisterBrokerBody, body_crc32, decode_register_body
 from brokers.engine.namesrv.register_body_rules import check_registration, check_topic_registration
 from brokers.engine.namesrv.route_info import RouteInfoManager
 from brokers.engine.namesrv.route_write_rule import RouteWriteRule
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.topics import DeleteTopicFromNamesrvRequestHeader, GetRouteInfoRequestHeader
 from brokers.engine.remoting.server import RemotingServer
 
 
@@ -217,7 +220,7 @@ class NamesrvProcessor:
     # -- routes --------------------------------------------------------------------------------
 
     async def get_route_info_by_topic(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        topic = request.require_str("topic")
+        topic = GetRouteInfoRequestHeader.decode(request).topic
         route = self.route_info.pickup_topic_route_data(topic)
         if route is None:
             return request.response(
@@ -242,7 +245,8 @@ class NamesrvProcessor:
         return request.response(ResponseCode.SUCCESS, body=_json_body({"topicList": topics}))
 
     async def delete_topic_in_namesrv(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        topic, cluster_name = request.require_str("topic"), request.ext("clusterName")
+        header = DeleteTopicFromNamesrvRequestHeader.decode(request)
+        topic, cluster_name = header.topic, header.cluster_name
         refused = self.write_rule.broker_names_refusal(
             request.code, self.route_info.broker_names_of_topic(topic, cluster_name), ctx
         )
@@ -309,12 +313,16 @@ class NamesrvProcessor:
 # other client of the name server; the route tables hold their own lock, so readers see it whole.
 LARGE_REGISTRATION_BYTES = 256 * 1024
 
+_T = TypeVar("_T")
 
-async def _run(in_thread: bool, fn, *args):
+
+async def _run(in_thread: bool, fn: Callable[..., _T], *args: Any) -> _T:
     return await asyncio.to_thread(fn, *args) if in_thread else fn(*args)
 
 
-def _decoded_and_checked(request: RemotingCommand, broker_name: str, cluster_name: str, broker_addr: str):
+def _decoded_and_checked(
+    request: RemotingCommand, broker_name: str, cluster_name: str, broker_addr: str
+) -> RegisterBrokerBody:
     body = decode_register_body(request.body, request.get_bool("compressed"))
     check_registration(broker_name, cluster_name, broker_addr, body)
     return body

@@ -27,8 +27,6 @@ from brokers.engine.broker.processors.base import (
     checked_new_topic,
     checked_topic,
     guarded,
-    optional_int,
-    require_int,
     require_str,
 )
 from brokers.engine.common.subscription_group_config import InvalidSubscriptionGroupError, SubscriptionGroupConfig
@@ -50,6 +48,18 @@ from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError, RemotingTimeoutError
+from brokers.engine.remoting.headers.groups import (
+    DeleteSubscriptionGroupRequestHeader,
+    GetConsumerConnectionListRequestHeader,
+    GetConsumerRunningInfoRequestHeader,
+    GetConsumeStatsRequestHeader,
+)
+from brokers.engine.remoting.headers.offsets import ResetOffsetRequestHeader
+from brokers.engine.remoting.headers.topics import (
+    CreateTopicRequestHeader,
+    DeleteTopicRequestHeader,
+    GetTopicStatsInfoRequestHeader,
+)
 
 log = logging.getLogger("brokers.engine.broker")
 
@@ -140,15 +150,15 @@ class AdminBrokerProcessor(Processor):
 
     # -- topics -------------------------------------------------------------------------------
 
-    def _user_topic(self, request: RemotingCommand) -> str:
-        return checked_new_topic(require_str(request, "topic"), self.broker.topic_config_manager.broker_system_topics)
+    def _user_topic(self, topic: str) -> str:
+        return checked_new_topic(topic, self.broker.topic_config_manager.broker_system_topics)
 
     @guarded
     async def update_and_create_topic(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        topic = self._user_topic(request)
-        read = require_int(request, "readQueueNums")
-        write = require_int(request, "writeQueueNums")
-        perm = require_int(request, "perm")
+        header = CreateTopicRequestHeader.decode(request)
+        topic = self._user_topic(header.topic)
+        read, write, perm = header.read_queue_nums, header.write_queue_nums, header.perm
+        filter_type, sys_flag = header.topic_filter_type, header.topic_sys_flag
         for name, value in (("readQueueNums", read), ("writeQueueNums", write)):
             if not is_valid_queue_nums(value):
                 raise RequestError(
@@ -159,11 +169,9 @@ class AdminBrokerProcessor(Processor):
             raise RequestError(
                 ResponseCode.SYSTEM_ERROR, f"perm {perm} is out of range, it must be within {PERM_MIN}..{PERM_MAX}"
             )
-        filter_type = request.ext("topicFilterType") or "SINGLE_TAG"
-        sys_flag = optional_int(request, "topicSysFlag", 0) or 0
         tcm = self.broker.topic_config_manager
         old = tcm.select_topic_config(topic)
-        attributes = self._altered_attributes(request, old)
+        attributes = self._altered_attributes(header.attributes, old)
         try:
             tc = TopicConfig(
                 topic, read, write, perm, filter_type, sys_flag, old.order if old else False, attributes
@@ -177,11 +185,11 @@ class AdminBrokerProcessor(Processor):
             request, f"topic {topic} {'updated' if old else 'created'}", pushes
         )
 
-    def _altered_attributes(self, request: RemotingCommand, old: TopicConfig | None) -> dict[str, str]:
+    def _altered_attributes(self, text: str | None, old: TopicConfig | None) -> dict[str, str]:
         """The topic's attributes after the request's ``attributes`` modification (topic_attributes.py);
         MIXED only with ``enable_mixed_message_type`` (INVALID_PARAMETER, as RocketMQ answers)."""
         try:
-            modification = parse_attribute_modification(request.ext("attributes"))
+            modification = parse_attribute_modification(text)
             if modification.get("+" + MESSAGE_TYPE) == MIXED and not self.broker.config.enable_mixed_message_type:
                 raise RequestError(
                     ResponseCode.INVALID_PARAMETER,
@@ -195,7 +203,7 @@ class AdminBrokerProcessor(Processor):
 
     @guarded
     async def delete_topic(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        topic = self._user_topic(request)
+        topic = self._user_topic(DeleteTopicRequestHeader.decode(request).topic)
         broker = self.broker
         broker.topic_config_manager.delete_topic_config(topic)
         pushes = broker.config_push.take_started()
@@ -222,7 +230,7 @@ class AdminBrokerProcessor(Processor):
 
     @guarded
     async def get_topic_stats_info(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        topic = checked_topic(require_str(request, "topic"))
+        topic = checked_topic(GetTopicStatsInfoRequestHeader.decode(request).topic)
         tc = self.broker.topic_config_manager.select_topic_config(topic)
         if tc is None:
             return request.response(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist")
@@ -244,10 +252,10 @@ class AdminBrokerProcessor(Processor):
     @guarded
     async def get_consume_stats(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         broker = self.broker
-        group = checked_group(require_str(request, "consumerGroup"))
-        topic_arg = request.ext("topic")
-        if topic_arg:
-            topic = checked_topic(topic_arg)
+        header = GetConsumeStatsRequestHeader.decode(request)
+        group = checked_group(header.consumer_group)
+        if header.topic is not None:
+            topic = checked_topic(header.topic)
             if broker.topic_config_manager.select_topic_config(topic) is None:
                 return request.response(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist")
             topics = [topic]
@@ -262,7 +270,7 @@ class AdminBrokerProcessor(Processor):
 
     @guarded
     async def get_consumer_connection_list(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        group = require_str(request, "consumerGroup")
+        group = GetConsumerConnectionListRequestHeader.decode(request).consumer_group
         info = self.broker.client_manager.get_consumer_group_info(group)
         if info is None or not info.channel_info_table:
             return request.response(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{group}] not online")
@@ -329,11 +337,9 @@ class AdminBrokerProcessor(Processor):
         queue's min..max offset), else by the timestamp.
         """
         broker = self.broker
-        topic = checked_topic(require_str(request, "topic"))
-        group = checked_group(require_str(request, "group"))
-        timestamp = require_int(request, "timestamp")
-        is_force = request.get_bool("isForce")
-        one_queue, offset = request.get_int("queueId", -1), request.get_int("offset", None)
+        header = ResetOffsetRequestHeader.decode(request)
+        topic, group = checked_topic(header.topic), checked_group(header.group)
+        timestamp, is_force, one_queue, offset = header.timestamp, header.is_force, header.queue_id, header.offset
         tc = broker.topic_config_manager.select_topic_config(topic)
         if tc is None:
             return request.response(ResponseCode.SYSTEM_ERROR, f"[reset-offset] topic not exist: {topic}")
@@ -378,12 +384,12 @@ class AdminBrokerProcessor(Processor):
         if info is None or not info.channel_info_table:
             return request.response(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{group}] not online")
         body = _json_body({"offsetTable": table})
-        header = {"topic": topic, "group": group, "timestamp": timestamp, "isForce": is_force}
+        push_ext = {"topic": topic, "group": group, "timestamp": timestamp, "isForce": is_force}
         for member in info.all_channels():
             push_body = body
             if member.language == "CPP":
                 push_body = _json_body({"offsetTable": [dict(mq.to_json(), offset=o) for mq, o in table.items()]})
-            push = RemotingCommand.request(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, header, push_body, oneway=True)
+            push = RemotingCommand.request(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, push_ext, push_body, oneway=True)
             try:
                 await member.ctx.invoke_oneway(push)
             except RemotingError as exc:
@@ -416,10 +422,11 @@ class AdminBrokerProcessor(Processor):
 
     @guarded
     async def delete_subscription_group(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        group = checked_group(require_str(request, "groupName"))
+        header = DeleteSubscriptionGroupRequestHeader.decode(request)
+        group = checked_group(header.group_name)
         self.broker.subscription_group_manager.delete_subscription_group_config(group)
         pushes = self.broker.config_push.take_started()
-        if request.get_bool("removeOffset"):
+        if header.clean_offset:
             self.broker.consumer_offset_manager.remove_group(group)
         return await self.broker.config_push.settled_response(request, f"subscription group {group} deleted", pushes)
 
@@ -466,14 +473,10 @@ class AdminBrokerProcessor(Processor):
 
     @guarded
     async def get_consumer_running_info(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        group = require_str(request, "consumerGroup")
-        client_id = require_str(request, "clientId")
-        member = self._client(group, client_id)
-        ext = {"consumerGroup": group, "clientId": client_id}
-        jstack_enable = request.ext("jstackEnable")
-        if jstack_enable is not None:
-            ext["jstackEnable"] = jstack_enable
-        return await self._forward(request, member, RemotingCommand.request(RequestCode.GET_CONSUMER_RUNNING_INFO, ext))
+        header = GetConsumerRunningInfoRequestHeader.decode(request)
+        member = self._client(header.consumer_group, header.client_id)
+        forward = RemotingCommand.request(RequestCode.GET_CONSUMER_RUNNING_INFO, header.encode())
+        return await self._forward(request, member, forward)
 
     @guarded
     async def consume_message_directly(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:

@@ -21,12 +21,19 @@ from brokers.engine.broker.processors.base import (
     checked_group,
     checked_topic,
     guarded,
-    require_int,
-    require_str,
 )
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.offsets import (
+    GetEarliestMsgStoretimeRequestHeader,
+    GetMaxOffsetRequestHeader,
+    GetMinOffsetRequestHeader,
+    QueryConsumerOffsetRequestHeader,
+    QueueRequestHeader,
+    SearchOffsetRequestHeader,
+    UpdateConsumerOffsetRequestHeader,
+)
 from brokers.engine.store.message_store import MessageStore
 
 ACCESS_MESSAGE_IN_MEMORY_MAX_RATIO = 0.40  # RocketMQ accessMessageInMemoryMaxRatio (40 %)
@@ -49,17 +56,17 @@ class ConsumerOffsetProcessor(Processor):
         server.register_processor(RequestCode.GET_EARLIEST_MSG_STORETIME, self.get_earliest_msg_storetime)
         server.register_processor(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, self.search_offset_by_timestamp)
 
-    def _queue(self, request: RemotingCommand) -> tuple[str, int]:
-        topic = checked_topic(require_str(request, "topic"))
-        queue_id = require_int(request, "queueId")
+    def _queue(self, header: QueueRequestHeader) -> tuple[str, int]:
+        topic, queue_id = checked_topic(header.topic), header.queue_id
         if queue_id < 0:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"queueId {queue_id} is negative")
         return topic, queue_id
 
     @guarded
     async def query_consumer_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        group = checked_group(require_str(request, "consumerGroup"))
-        topic, queue_id = self._queue(request)
+        header = QueryConsumerOffsetRequestHeader.decode(request)
+        group = checked_group(header.consumer_group)
+        topic, queue_id = self._queue(header)
         offset = self.broker.consumer_offset_manager.query_offset(group, topic, queue_id)
         if offset >= 0:
             return request.response(ResponseCode.SUCCESS, None, {"offset": offset})
@@ -76,37 +83,37 @@ class ConsumerOffsetProcessor(Processor):
 
     @guarded
     async def update_consumer_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
-        group = checked_group(require_str(request, "consumerGroup"))
-        topic, queue_id = self._queue(request)
-        commit_offset = require_int(request, "commitOffset")
-        self.broker.consumer_offset_manager.commit_offset(ctx.remote_addr, group, topic, queue_id, commit_offset)
+        header = UpdateConsumerOffsetRequestHeader.decode(request)
+        group = checked_group(header.consumer_group)
+        topic, queue_id = self._queue(header)
+        self.broker.consumer_offset_manager.commit_offset(ctx.remote_addr, group, topic, queue_id, header.commit_offset)
         return None if request.is_oneway else request.response(ResponseCode.SUCCESS)
 
     @guarded
     async def get_max_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        topic, queue_id = self._queue(request)
+        topic, queue_id = self._queue(GetMaxOffsetRequestHeader.decode(request))
         return request.response(
             ResponseCode.SUCCESS, None, {"offset": self.broker.store.get_max_offset_in_queue(topic, queue_id)}
         )
 
     @guarded
     async def get_min_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        topic, queue_id = self._queue(request)
+        topic, queue_id = self._queue(GetMinOffsetRequestHeader.decode(request))
         return request.response(
             ResponseCode.SUCCESS, None, {"offset": self.broker.store.get_min_offset_in_queue(topic, queue_id)}
         )
 
     @guarded
     async def get_earliest_msg_storetime(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        topic, queue_id = self._queue(request)
+        topic, queue_id = self._queue(GetEarliestMsgStoretimeRequestHeader.decode(request))
         timestamp = self.broker.store.get_earliest_message_time(topic, queue_id)
         return request.response(ResponseCode.SUCCESS, None, {"timestamp": timestamp})
 
     @guarded
     async def search_offset_by_timestamp(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        topic, queue_id = self._queue(request)
-        timestamp = require_int(request, "timestamp")
-        offset = self.broker.store.get_offset_in_queue_by_time(topic, queue_id, timestamp)
+        header = SearchOffsetRequestHeader.decode(request)
+        topic, queue_id = self._queue(header)
+        offset = self.broker.store.get_offset_in_queue_by_time(topic, queue_id, header.timestamp)
         return request.response(ResponseCode.SUCCESS, None, {"offset": offset})
 
 

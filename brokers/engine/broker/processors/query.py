@@ -16,12 +16,11 @@ from brokers.engine.broker.processors.base import (
     RequestError,
     checked_topic,
     guarded,
-    require_int,
-    require_str,
 )
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.messages import QueryMessageRequestHeader, ViewMessageRequestHeader
 
 MAX_MSGS_NUM_BATCH = 64  # RocketMQ maxMsgsNumBatch
 DEFAULT_QUERY_MAX_NUM = 32  # RocketMQ defaultQueryMaxNum, used for unique-key queries
@@ -34,12 +33,10 @@ class QueryMessageProcessor(Processor):
 
     @guarded
     async def query_message(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        topic = checked_topic(require_str(request, "topic"))
-        key = require_str(request, "key")
-        max_num = require_int(request, "maxNum")
-        begin = require_int(request, "beginTimestamp")
-        end = require_int(request, "endTimestamp")
-        if request.get_bool("_UNIQUE_KEY_QUERY"):
+        header = QueryMessageRequestHeader.decode(request)
+        topic, key = checked_topic(header.topic), header.key
+        max_num, begin, end = header.max_num, header.begin_timestamp, header.end_timestamp
+        if header.unique_key_query:
             max_num = DEFAULT_QUERY_MAX_NUM
         if max_num <= 0:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"maxNum {max_num} must be positive")
@@ -56,7 +53,7 @@ class QueryMessageProcessor(Processor):
 
     @guarded
     async def view_message_by_id(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        offset = require_int(request, "offset")
+        offset = ViewMessageRequestHeader.decode(request).offset
         record = self.broker.store.look_message_by_offset(offset) if offset >= 0 else None
         if record is None:
             return request.response(ResponseCode.SYSTEM_ERROR, f"can not find message by the offset, {offset}")

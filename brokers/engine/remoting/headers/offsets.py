@@ -7,7 +7,7 @@ which a 5.x proxy routes by; a broker ignores it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.headers.base import RequestHeader, wire
@@ -17,11 +17,20 @@ __all__ = [
     "GetMaxOffsetRequestHeader",
     "GetMinOffsetRequestHeader",
     "QueryConsumerOffsetRequestHeader",
+    "QueueFields",
     "QueueRequestHeader",
     "ResetOffsetRequestHeader",
     "SearchOffsetRequestHeader",
     "UpdateConsumerOffsetRequestHeader",
 ]
+
+
+class QueueFields(TypedDict):
+    """The keyword arguments of :class:`QueueRequestHeader`'s fields, for ``Header(**fields, ...)``."""
+
+    topic: str
+    queue_id: int
+    broker_name: str | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
