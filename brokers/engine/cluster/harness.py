@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -26,6 +26,7 @@ from brokers.engine.cluster.spec import BrokerSpec, ClusterSpec, ClusterSpecErro
 from brokers.engine.namesrv.server import NamesrvController
 
 T = TypeVar("T")
+StopErrorHandler = Callable[[str, BaseException], None]
 SLAVE_CONNECT_TIMEOUT_S = 20.0  # a slave connects within a registration round trip; generous for a loaded CI
 
 
@@ -84,12 +85,29 @@ class EngineCluster:
             raise
         return self
 
-    async def stop(self) -> None:
-        """Stop every broker (newest first: slaves before their master), then the name servers."""
+    async def stop(self, *, timeout_s: float | None = None, on_error: StopErrorHandler | None = None) -> None:
+        """Stop every broker (newest first: slaves before their master), then the name servers.
+
+        A server that fails to stop (or takes over ``timeout_s``) does not keep the others running:
+        ``on_error(what, exc)`` hears of it, or without a handler the first such error is raised at the end.
+        """
+        errors: list[BaseException] = []
+
+        async def stop_one(what: str, stop: Coroutine[Any, Any, None]) -> None:
+            try:
+                await asyncio.wait_for(stop, timeout_s)
+            except Exception as exc:
+                if on_error is None:
+                    errors.append(exc)
+                else:
+                    on_error(what, exc)
+
         for key in reversed(list(self.brokers)):
-            await self.brokers.pop(key).stop()
+            await stop_one(f"broker {key}", self.brokers.pop(key).stop())
         while self.namesrvs:
-            await self.namesrvs.pop().stop()
+            await stop_one("name server", self.namesrvs.pop().stop())
+        if errors:
+            raise errors[0]
 
     async def __aenter__(self) -> EngineCluster:
         return await self.start()

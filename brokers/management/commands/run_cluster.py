@@ -7,11 +7,13 @@ one without ASYNC_MASTER; ``--role NAME=ASYNC_MASTER|SYNC_MASTER`` says otherwis
 listens on its port + 1 for replication (RocketMQ's haListenPort default), so ports must leave that
 free. Slaves learn their master's HA address from the name server, as RocketMQ's do.
 
-All servers run in one asyncio loop in this process; each master keeps its store under
+The flags become a spec of the engine's cluster harness (``brokers/engine/cluster``), which assembles
+and stops the servers. All run in one asyncio loop in this process; each master keeps its store under
 ``<store-dir>/<broker-name>``, a slave under ``<store-dir>/<broker-name>-s<id>``, the name server its
 KV config under ``<store-dir>/namesrv``. A line containing ``ready`` (with every address) is printed
 once every server listens, every broker (slaves too) is registered and every slave is connected to its master. SIGINT or SIGTERM stops the
-slaves, then the masters (flush, abort file removed), then the name server, and the command exits 0.
+groups in reverse order, each group's slaves before its master (flush, abort file removed), then the
+name server, and the command exits 0.
 
 ``--acl-file PATH`` (RocketMQ's plain_acl.yml) turns the ACL on in every server: each checks every
 request and re-reads the file when it changes, and the brokers sign their registrations with the
@@ -43,15 +45,15 @@ from brokers.engine import event_loop
 from brokers.engine.acl.broker_credential import first_admin_account
 from brokers.engine.acl.plain_acl_config import AclConfigError, load_plain_acl_file
 from brokers.engine.acl.server_acl import is_loopback_host
-from brokers.engine.broker.config import BrokerConfig, BrokerConfigError
+from brokers.engine.broker.config import BrokerConfigError
 from brokers.engine.broker.controller import BrokerController
 from brokers.engine.client.admin import MQAdminClient
+from brokers.engine.cluster import ClusterSpec, EngineCluster, GroupSpec, broker_config
 from brokers.engine.common.constants import DEFAULT_CLUSTER, DEFAULT_NAMESRV_PORT
 from brokers.engine.common.topic_validator import InvalidNameError, validate_broker_name
-from brokers.engine.namesrv.server import NamesrvConfig, NamesrvController
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.tls import TlsConfigError, add_tls_arguments, tls_config_from_args
-from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
+from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH
 from brokers.engine.store.errors import StoreError
 from console.file_modes import use_private_umask
 
@@ -146,6 +148,45 @@ def parse_broker_specs(
                 )
             used[port] = what
     return specs
+
+
+def cluster_spec(
+    specs: list[BrokerSpec],
+    *,
+    store_root: str,
+    host: str,
+    namesrv_port: int,
+    cluster: str,
+    flush_type: str,
+    shared: dict[str, object],
+    enable_property_filter: bool,
+    grpc_ports: dict[str, int],
+) -> ClusterSpec:
+    """The engine's cluster spec of the parsed flags: one group per ``--broker``, its ``--slave``s in id
+    order; ``shared`` settings (ACL, TLS) for every server, the gRPC ports for the masters."""
+    groups = []
+    for master in (s for s in specs if s.broker_id == 0):
+        slaves = sorted((s for s in specs if s.name == master.name and s.broker_id), key=lambda s: s.broker_id)
+        groups.append(
+            GroupSpec(
+                master.name,
+                slaves=len(slaves),
+                role=master.role,
+                ports=(master.port, *(s.port for s in slaves)),
+                member_overrides={0: {"grpc_port": grpc_ports[master.key]}} if master.key in grpc_ports else {},
+            )
+        )
+    return ClusterSpec(
+        store_root,
+        groups=tuple(groups),
+        cluster_name=cluster,
+        host=host,
+        namesrv_ports=(namesrv_port,),
+        keep_kv_config=True,  # <store-dir>/namesrv/kvConfig.json
+        broker_overrides={**shared, "enable_property_filter": enable_property_filter},
+        store_overrides={"flush_disk_type": flush_type},
+        namesrv_overrides=shared,
+    )
 
 
 def _describe(controller: BrokerController) -> str:
@@ -279,42 +320,28 @@ class Command(BaseCommand):
             os.makedirs(store_root, exist_ok=True)
         except OSError as exc:
             raise CommandError(f"--store-dir {store_root}: {exc}") from None
-        namesrv_config = NamesrvConfig(
-            host=host,
-            port=namesrv_port,
-            kv_config_path=os.path.join(store_root, "namesrv", "kvConfig.json"),
-            acl_file=acl_file,
-            acl_disabled=no_acl,
-            tls=self._tls,
-        )
-        namesrv_addr = f"{host}:{namesrv_port}"
         try:
-            broker_configs = [
-                BrokerConfig(
-                    broker_name=spec.name,
-                    broker_id=spec.broker_id,
-                    broker_role=spec.role,
-                    cluster_name=cluster,
-                    listen_host=host,
-                    listen_port=spec.port,
-                    namesrv_addrs=(namesrv_addr,),
-                    store=StoreConfig(
-                        store_dir=os.path.join(store_root, spec.store_name),
-                        flush_disk_type=flush_type,
-                        store_host=f"{host}:{spec.port}",
-                    ),
-                    acl_file=acl_file,
-                    acl_disabled=no_acl,
-                    tls=self._tls,
-                    enable_property_filter=enable_property_filter,
-                    grpc_port=grpc_ports.get(spec.key),
-                )
-                for spec in specs
-            ]
+            spec = cluster_spec(
+                specs,
+                store_root=store_root,
+                host=host,
+                namesrv_port=namesrv_port,
+                cluster=cluster,
+                flush_type=flush_type,
+                shared={
+                    "acl_file": acl_file,
+                    "acl_disabled": no_acl,
+                    "tls": self._tls,
+                },
+                enable_property_filter=enable_property_filter,
+                grpc_ports=grpc_ports,
+            )
+            for member in spec.members():  # every config checked before anything listens
+                broker_config(spec, member, (f"{host}:{namesrv_port}",))
             event_loop.kind()
         except (BrokerConfigError, ValueError, ImportError) as exc:
             raise CommandError(str(exc)) from None
-        event_loop.run(self._serve(namesrv_config, broker_configs))
+        event_loop.run(self._serve(spec))
 
     @staticmethod
     def _grpc_ports(first: int | None, specs) -> dict[str, int]:
@@ -346,34 +373,32 @@ class Command(BaseCommand):
             raise CommandError(f"--acl-file {acl_file}: no account has admin: true, so the brokers cannot register")
         return {"access_key": admin.access_key, "secret_key": admin.secret_key}
 
-    async def _serve(self, namesrv_config: NamesrvConfig, broker_configs: list[BrokerConfig]) -> None:
+    async def _serve(self, spec: ClusterSpec) -> None:
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        namesrv: NamesrvController | None = None
-        brokers: list[BrokerController] = []
+        harness = EngineCluster(spec)
         try:
             try:
-                namesrv = NamesrvController(namesrv_config)
-                await namesrv.start()
-                for config in broker_configs:
-                    controller = BrokerController(config)
-                    await controller.start()
-                    brokers.append(controller)
+                await harness.start()
             except (OSError, RuntimeError, ValueError, StoreError) as exc:
                 raise CommandError(f"the cluster failed to start: {exc}") from None
-            namesrv_addr = f"{namesrv_config.host}:{namesrv.port}"
-            await self._wait_registered(namesrv_addr, [(c.broker_name, c.broker_id) for c in broker_configs], stop)
+            members = [(c.config.broker_name, c.config.broker_id) for c in harness.brokers.values()]
+            await self._wait_registered(harness.namesrv_addr, members, stop)
             if not stop.is_set():
-                parts = [f"namesrv {namesrv_addr}"] + [_describe(c) for c in brokers]
+                parts = [f"namesrv {harness.namesrv_addr}"] + [_describe(c) for c in harness.brokers.values()]
                 self.stdout.write("cluster ready: " + "; ".join(parts))
                 self.stdout.flush()
                 await stop.wait()
             self.stdout.write("stopping the cluster")
             self.stdout.flush()
         finally:
-            await self._stop_all(brokers, namesrv)  # a second signal meanwhile is ignored
+            # a second signal meanwhile is ignored; a server that does not stop is reported, the others still stop
+            await harness.stop(
+                timeout_s=STOP_TIMEOUT_S,
+                on_error=lambda what, exc: self.stderr.write(f"{what} did not stop cleanly: {exc!r}"),
+            )
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
         self.stdout.write("cluster stopped")
@@ -408,16 +433,3 @@ class Command(BaseCommand):
             if int(runtime.get("haSlaveCount") or 0) < wanted:
                 return False
         return True
-
-    async def _stop_all(self, brokers: list[BrokerController], namesrv: NamesrvController | None) -> None:
-        for controller in reversed(brokers):
-            try:
-                await asyncio.wait_for(controller.stop(), STOP_TIMEOUT_S)
-            except Exception as exc:  # keep stopping the others; report
-                self.stderr.write(f"broker {controller.config.broker_name} did not stop cleanly: {exc!r}")
-        if namesrv is None:
-            return
-        try:
-            await asyncio.wait_for(namesrv.stop(), STOP_TIMEOUT_S)
-        except Exception as exc:
-            self.stderr.write(f"name server did not stop cleanly: {exc!r}")
