@@ -27,10 +27,10 @@ from celery import signature
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
-from brokers.engine.client.admin_promotion import PROMOTION_ROLES
 from brokers.engine.common.topic_validator import InvalidNameError, validate_broker_name
 from brokers.gateway import namesrv_sets
 from brokers.gateway.overview import LIVE, BrokerRow, broker_group
+from brokers.gateway.promotion import PROMOTION_ROLES
 from brokers.models import PromotionJob
 from brokers.promotion.snapshots import group_json, job_view
 from brokers.promotion.types import Triggered

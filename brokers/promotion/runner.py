@@ -21,13 +21,10 @@ from __future__ import annotations
 import logging
 import time
 
-from brokers.engine.client.admin_promotion import PromotionNotSupported
-from brokers.engine.client.errors import MQBrokerError
-from brokers.engine.remoting.codes import ResponseCode
-from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.cluster import cluster_info
+from brokers.gateway.errors import MQBrokerError, RemotingError
 from brokers.gateway.overview import broker_group
-from brokers.gateway.promotion import slave_promote
+from brokers.gateway.promotion import PromotionNotSupported, PromotionRefused, slave_promote
 from brokers.models import PromotionJob
 from brokers.promotion.snapshots import group_json, job_view
 from console.actor import Actor
@@ -137,9 +134,11 @@ def promotion_job_run(*, job_id: int, budget_s: float) -> str:
         )
     except PromotionNotSupported as exc:
         return _finish(job, PromotionJob.FAILED, str(exc), after=None if job.dry_run else _group_now(job))
-    except MQBrokerError as exc:
-        if not job.dry_run and exc.code == ResponseCode.SYSTEM_ERROR:
+    except PromotionRefused as exc:
+        if not job.dry_run:
             return _finish(job, PromotionJob.REFUSED, (exc.remark or str(exc)).strip(), after=_group_now(job))
+        return _finish(job, PromotionJob.FAILED, str(exc), after=None)
+    except MQBrokerError as exc:
         return _finish(job, PromotionJob.FAILED, str(exc), after=None if job.dry_run else _group_now(job))
     plan = result.to_json()
     if job.dry_run:

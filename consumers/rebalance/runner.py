@@ -29,9 +29,8 @@ from dataclasses import dataclass, field
 import redis
 from django.utils import timezone
 
-from brokers.engine.remoting.codes import ResponseCode
-from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.connections import consumer_connections
+from brokers.gateway.errors import RemotingError, RequestNotSupported
 from brokers.gateway.groups import group_survey
 from brokers.gateway.rebalance import notify_consumer_ids_changed
 from console.queueing import RedisLock
@@ -189,10 +188,9 @@ def _notify(run: GroupRun, obs: Observation, masters: dict[str, str]) -> None:
     notified, errors = {}, []
     for addr, answer in sorted(answers.items()):
         if isinstance(answer, RemotingError):
-            code = getattr(answer, "code", None)
             errors.append(
                 NOT_SUPPORTED_REASON.format(addr=addr)
-                if code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+                if isinstance(answer, RequestNotSupported)
                 else f"broker {addr}: {answer}"
             )
             notified[addr] = {"error": str(answer)}
