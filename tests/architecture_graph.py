@@ -29,6 +29,14 @@ PURE = {
 SHARED_OF_APPS = ("brokers.gateway", "brokers.engine", "consumers.allocation", "analytics.jobs")
 # Modules no other app may import, whatever the rule above says (front doors and commands).
 PRIVATE_SUFFIXES = (".views", ".forms", ".api", ".urls")
+# The wire and the raw admin client: only the gateway (the facade), the engine's own tools (mqadmin,
+# management commands) and the engine itself import them; everyone else calls brokers.gateway functions,
+# catches brokers.gateway.errors and names brokers.gateway.types.
+WIRE = ("brokers.engine.remoting", "brokers.gateway.client")  # these packages or modules
+RAW_ADMIN = "brokers.engine.client.admin"  # admin.py and every admin_*.py beside it
+WIRE_SPEAKERS = ("brokers.engine", "brokers.gateway", "brokers.mqadmin", "brokers.management")
+# The kernel maps errors to HTTP and imports no app, so it reads the typed errors from the engine itself.
+KERNEL_ERRORS = ("console", "brokers.engine.client.admin_errors")
 
 
 @dataclass(frozen=True)
@@ -131,6 +139,15 @@ def _app_of(name: str) -> str:
     return name.split(".")[0]
 
 
+def _speaks_wire(src: str, dst: str) -> bool:
+    """``src`` imports the wire (codes, remoting) or a raw admin client module without being allowed to."""
+    if any(_within(src, p) for p in WIRE_SPEAKERS):
+        return False
+    if _app_of(src) == KERNEL_ERRORS[0] and dst == KERNEL_ERRORS[1]:
+        return False
+    return any(_within(dst, w) for w in WIRE) or dst == RAW_ADMIN or dst.startswith(RAW_ADMIN + "_")
+
+
 def rule_violations(edges: list[Edge]) -> list[str]:
     """Each arrow against the rules, as 'a -> b (line n): why'."""
     found: list[str] = []
@@ -141,6 +158,12 @@ def rule_violations(edges: list[Edge]) -> list[str]:
             continue
         seen.add((src, dst))
         where = f"{src} -> {dst} (line {edge.line})"
+        if _speaks_wire(src, dst):
+            found.append(
+                f"{where}: only the gateway speaks the wire or holds the raw admin client; "
+                "call brokers.gateway functions, catch brokers.gateway.errors, name brokers.gateway.types"
+            )
+            continue
         pure = max((p for p in PURE if _within(src, p)), key=len, default=None)
         if pure is not None:
             if dst.split(".")[0] in FRAMEWORKS:

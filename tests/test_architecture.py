@@ -111,6 +111,39 @@ def test_the_graph_checks_see_a_cycle_and_a_wrong_way_arrow() -> None:
     assert len(rule_violations(wrong)) == 4
 
 
+def test_the_graph_checks_see_an_app_speaking_the_wire() -> None:
+    """Only the gateway, the engine's tools and the engine import the wire or the raw admin client: made-up
+    arrows from apps are reported, the gateway's and mqadmin's and the kernel's typed errors are not."""
+    wrong = [
+        Edge("topics.selectors", "brokers.engine.remoting.codes", 1, True),
+        Edge("consumers.alerts", "brokers.gateway.client", 2, False),
+        Edge("metadata.selectors", "brokers.engine.client.admin", 3, True),
+        Edge("brokers.acl.services", "brokers.engine.client.admin_acl", 4, True),
+        Edge("console.http_errors", "brokers.engine.remoting.errors", 5, True),
+        Edge("topics.services", "brokers.engine.client.admin_errors", 6, True),
+    ]
+    found = rule_violations(wrong)
+    assert [line.split(":")[0] for line in found] == [
+        "topics.selectors -> brokers.engine.remoting.codes (line 1)",
+        "consumers.alerts -> brokers.gateway.client (line 2)",
+        "metadata.selectors -> brokers.engine.client.admin (line 3)",
+        "brokers.acl.services -> brokers.engine.client.admin_acl (line 4)",
+        "console.http_errors -> brokers.engine.remoting.errors (line 5)",
+        "topics.services -> brokers.engine.client.admin_errors (line 6)",
+    ]
+    assert all("only the gateway speaks the wire" in line for line in found)
+    allowed = [
+        Edge("brokers.gateway.topics", "brokers.engine.remoting.codes", 1, True),
+        Edge("brokers.gateway.errors", "brokers.engine.client.admin_errors", 2, True),
+        Edge("brokers.mqadmin.subcommands", "brokers.engine.remoting.codes", 3, True),
+        Edge("brokers.management.commands.mqadmin", "brokers.gateway.client", 4, True),
+        Edge("console.http_errors", "brokers.engine.client.admin_errors", 5, True),
+        Edge("topics.selectors", "brokers.gateway.errors", 6, True),
+        Edge("brokers.namesrv_sets.services", "brokers.gateway.client_lifecycle", 7, True),
+    ]
+    assert rule_violations(allowed) == []
+
+
 def test_module_size_is_a_review_question_not_a_placement_rule() -> None:
     """Over 400 lines: a warning in the test report (does the module hold two concepts?); over 600: a failure.
     The cap never decides where code goes: a file is placed by its meaning."""
