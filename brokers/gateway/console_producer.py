@@ -6,7 +6,7 @@ TLS), sends no heartbeats (it lives for one request), and is closed by its calle
 
 from __future__ import annotations
 
-from brokers.engine.client.simple import SimpleProducer
+from brokers.engine.client.simple_producer import SimpleProducer
 from brokers.gateway.client import get_admin_client
 
 __all__ = ["SimpleProducer", "console_producer"]
