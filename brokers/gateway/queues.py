@@ -8,7 +8,7 @@ sends one Fanout, whatever the number of queues, on the shared admin client's dr
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from brokers.engine.client.admin_bodies import inflate_bodies, parse_offset_table
 from brokers.engine.client.plan import Call, Fanout, Plan, Reply, first_error
@@ -17,29 +17,40 @@ from brokers.engine.common.message import MessageExt
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.headers.offsets import (
+    GetMaxOffsetRequestHeader,
+    GetMinOffsetRequestHeader,
+    QueryConsumerOffsetRequestHeader,
+    QueueFields,
+    QueueRequestHeader,
+    ResetOffsetRequestHeader,
+    SearchOffsetRequestHeader,
+    UpdateConsumerOffsetRequestHeader,
+    queue_fields,
+)
 from brokers.gateway.client import reply_failure, run
 
 
 # -- offsets --------------------------------------------------------------------------------------
 
 
+QueueHeader = Callable[[QueueFields], QueueRequestHeader]  # the header of one queue's request
+
+
 def _queue_fanout(
-    code: int, queues: dict[MessageQueue, str], extra: dict[str, object]
+    code: int, queues: dict[MessageQueue, str], header: QueueHeader
 ) -> Plan[dict[MessageQueue, Reply | RemotingError]]:
     mqs = sorted(queues)
-    calls = tuple(
-        Call(code, {"topic": mq.topic, "queueId": mq.queue_id, "bname": mq.broker_name, **extra}, addr=queues[mq])
-        for mq in mqs
-    )
+    calls = tuple(Call(code, header(queue_fields(mq)).encode(), addr=queues[mq]) for mq in mqs)
     replies = (yield Fanout(calls)) if calls else []
     return dict(zip(mqs, replies))
 
 
 def _queue_values(
-    code: int, queues: dict[MessageQueue, str], extra: dict[str, object], field: str
+    code: int, queues: dict[MessageQueue, str], header: QueueHeader, field: str
 ) -> dict[MessageQueue, int]:
     out = {}
-    for mq, reply in run(_queue_fanout(code, queues, extra)).items():
+    for mq, reply in run(_queue_fanout(code, queues, header)).items():
         error = reply_failure(reply, code)
         if error is not None:
             raise error
@@ -49,21 +60,30 @@ def _queue_values(
 
 def search_offsets(queues: dict[MessageQueue, str], timestamp_ms: int) -> dict[MessageQueue, int]:
     """The offset of the message stored at (or nearest to) ``timestamp_ms`` in each queue (queue -> broker address)."""
-    return _queue_values(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, queues, {"timestamp": timestamp_ms}, "offset")
+    return _queue_values(
+        RequestCode.SEARCH_OFFSET_BY_TIMESTAMP,
+        queues,
+        lambda q: SearchOffsetRequestHeader(**q, timestamp=timestamp_ms),
+        "offset",
+    )
 
 
 def max_offsets(queues: dict[MessageQueue, str]) -> dict[MessageQueue, int]:
-    return _queue_values(RequestCode.GET_MAX_OFFSET, queues, {}, "offset")
+    return _queue_values(RequestCode.GET_MAX_OFFSET, queues, lambda q: GetMaxOffsetRequestHeader(**q), "offset")
 
 
 def min_offsets(queues: dict[MessageQueue, str]) -> dict[MessageQueue, int]:
-    return _queue_values(RequestCode.GET_MIN_OFFSET, queues, {}, "offset")
+    return _queue_values(RequestCode.GET_MIN_OFFSET, queues, lambda q: GetMinOffsetRequestHeader(**q), "offset")
 
 
 def committed_offsets(group: str, queues: dict[MessageQueue, str]) -> dict[MessageQueue, int]:
     """The group's committed offset of each queue; -1 where it has none (QUERY_NOT_FOUND)."""
     out = {}
-    for mq, reply in run(_queue_fanout(RequestCode.QUERY_CONSUMER_OFFSET, queues, {"consumerGroup": group})).items():
+
+    def header(q: QueueFields) -> QueueRequestHeader:
+        return QueryConsumerOffsetRequestHeader(**q, consumer_group=group)
+
+    for mq, reply in run(_queue_fanout(RequestCode.QUERY_CONSUMER_OFFSET, queues, header)).items():
         if isinstance(reply, Reply) and reply.code == ResponseCode.QUERY_NOT_FOUND:
             out[mq] = -1
             continue
@@ -82,13 +102,9 @@ def update_consumer_offsets(group: str, offsets: dict[MessageQueue, int], queues
         calls = tuple(
             Call(
                 RequestCode.UPDATE_CONSUMER_OFFSET,
-                {
-                    "consumerGroup": group,
-                    "topic": mq.topic,
-                    "queueId": mq.queue_id,
-                    "commitOffset": offsets[mq],
-                    "bname": mq.broker_name,
-                },
+                UpdateConsumerOffsetRequestHeader(
+                    **queue_fields(mq), consumer_group=group, commit_offset=offsets[mq]
+                ).encode(),
                 addr=queues[mq],
             )
             for mq in mqs
@@ -112,9 +128,10 @@ def invoke_broker_to_reset_offset(
     returns the offsets."""
 
     def plan() -> Plan[list[Reply | RemotingError]]:
-        ext = {"topic": topic, "group": group, "timestamp": timestamp_ms, "isForce": force}
-        if one_queue is not None:
-            ext.update(queueId=one_queue[0], offset=one_queue[1])
+        queue_id, offset = one_queue if one_queue is not None else (-1, None)
+        ext = ResetOffsetRequestHeader(
+            topic=topic, group=group, timestamp=timestamp_ms, is_force=force, queue_id=queue_id, offset=offset
+        ).encode()
         return (
             yield Fanout(
                 tuple(Call(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, ext, addr=a) for a in dict.fromkeys(addrs))

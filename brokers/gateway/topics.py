@@ -15,6 +15,7 @@ from brokers.engine.client.plan import Call, Fanout, Plan, Reply, check, first_e
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.headers.topics import DeleteTopicFromNamesrvRequestHeader, DeleteTopicRequestHeader
 from brokers.gateway.client import fanout_to_brokers, get_admin_client, reply_failure, run
 
 
@@ -61,7 +62,7 @@ def delete_topic_in_broker(addr: str, topic: str) -> None:
 
     def plan() -> Plan[None]:
         check(
-            (yield Call(RequestCode.DELETE_TOPIC_IN_BROKER, {"topic": topic}, addr=addr)),
+            (yield Call(RequestCode.DELETE_TOPIC_IN_BROKER, DeleteTopicRequestHeader(topic=topic).encode(), addr=addr)),
             request_code=RequestCode.DELETE_TOPIC_IN_BROKER,
         )
 
@@ -70,9 +71,7 @@ def delete_topic_in_broker(addr: str, topic: str) -> None:
 
 def delete_topic_in_namesrv_plan(namesrv_addrs: Iterable[str], topic: str, cluster: str | None = None) -> Plan[None]:
     """Drop the topic's route on every name server (only that cluster's brokers' queues when named)."""
-    ext: dict[str, object] = {"topic": topic}
-    if cluster is not None:
-        ext["clusterName"] = cluster
+    ext = DeleteTopicFromNamesrvRequestHeader(topic=topic, cluster_name=cluster).encode()
     replies = yield Fanout(tuple(Call(RequestCode.DELETE_TOPIC_IN_NAMESRV, ext, addr=a) for a in namesrv_addrs))
     if not any(isinstance(r, Reply) and r.code == ResponseCode.SUCCESS for r in replies):
         first_error(replies, RequestCode.DELETE_TOPIC_IN_NAMESRV)

@@ -46,10 +46,10 @@ from brokers.engine.remoting.headers.offsets import (
     GetMaxOffsetRequestHeader,
     GetMinOffsetRequestHeader,
     QueryConsumerOffsetRequestHeader,
-    QueueFields,
     QueueRequestHeader,
     SearchOffsetRequestHeader,
     UpdateConsumerOffsetRequestHeader,
+    queue_fields,
 )
 from brokers.engine.remoting.tls import TlsConfig
 
@@ -73,10 +73,6 @@ TOOLS_CONSUMER_GROUP = "TOOLS_CONSUMER"  # the group RocketMQ's tools pull with;
 PULL_SYS_FLAG_COMMIT_OFFSET = 0x1
 PULL_SYS_FLAG_SUSPEND = 0x2
 PULL_SYS_FLAG_SUBSCRIPTION = 0x4
-
-
-def _queue_fields(mq: MessageQueue) -> QueueFields:
-    return {"topic": mq.topic, "queue_id": mq.queue_id, "broker_name": mq.broker_name}
 
 
 class PullStatus(str, Enum):
@@ -281,7 +277,7 @@ class PullPlans(ClientPlans):
 
     def query_offset(self, mq: MessageQueue, group: str | None = None) -> Plan[int]:
         """The group's committed offset of ``mq``; -1 when the broker has none (QUERY_NOT_FOUND)."""
-        header = QueryConsumerOffsetRequestHeader(**_queue_fields(mq), consumer_group=group or self.group)
+        header = QueryConsumerOffsetRequestHeader(**queue_fields(mq), consumer_group=group or self.group)
         reply = yield from self._queue_call(RequestCode.QUERY_CONSUMER_OFFSET, mq, header)
         if reply.code == ResponseCode.QUERY_NOT_FOUND:
             return -1
@@ -303,7 +299,7 @@ class PullPlans(ClientPlans):
         reply = yield from self._queue_call(
             RequestCode.GET_MAX_OFFSET,
             mq,
-            GetMaxOffsetRequestHeader(**_queue_fields(mq)),
+            GetMaxOffsetRequestHeader(**queue_fields(mq)),
         )
         return int(check(reply, request_code=RequestCode.GET_MAX_OFFSET).ext.get("offset", 0))
 
@@ -311,18 +307,18 @@ class PullPlans(ClientPlans):
         reply = yield from self._queue_call(
             RequestCode.GET_MIN_OFFSET,
             mq,
-            GetMinOffsetRequestHeader(**_queue_fields(mq)),
+            GetMinOffsetRequestHeader(**queue_fields(mq)),
         )
         return int(check(reply, request_code=RequestCode.GET_MIN_OFFSET).ext.get("offset", 0))
 
     def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> Plan[int]:
         """The offset of the message stored at (or nearest to) ``timestamp_ms``."""
-        header = SearchOffsetRequestHeader(**_queue_fields(mq), timestamp=timestamp_ms)
+        header = SearchOffsetRequestHeader(**queue_fields(mq), timestamp=timestamp_ms)
         reply = yield from self._queue_call(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, mq, header)
         return int(check(reply, request_code=RequestCode.SEARCH_OFFSET_BY_TIMESTAMP).ext.get("offset", 0))
 
     def earliest_msg_store_time(self, mq: MessageQueue) -> Plan[int]:
-        header = GetEarliestMsgStoretimeRequestHeader(**_queue_fields(mq))
+        header = GetEarliestMsgStoretimeRequestHeader(**queue_fields(mq))
         reply = yield from self._queue_call(RequestCode.GET_EARLIEST_MSG_STORETIME, mq, header)
         return int(check(reply, request_code=RequestCode.GET_EARLIEST_MSG_STORETIME).ext.get("timestamp", -1))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, TypedDict
 
+from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.headers.base import RequestHeader, wire
 
@@ -22,6 +23,7 @@ __all__ = [
     "ResetOffsetRequestHeader",
     "SearchOffsetRequestHeader",
     "UpdateConsumerOffsetRequestHeader",
+    "queue_fields",
 ]
 
 
@@ -31,6 +33,11 @@ class QueueFields(TypedDict):
     topic: str
     queue_id: int
     broker_name: str | None
+
+
+def queue_fields(mq: MessageQueue) -> QueueFields:
+    """The queue fields of ``mq``: ``GetMaxOffsetRequestHeader(**queue_fields(mq))``."""
+    return {"topic": mq.topic, "queue_id": mq.queue_id, "broker_name": mq.broker_name}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
