@@ -38,6 +38,7 @@ class EngineCluster:
         self.namesrvs: list[NamesrvController] = []
         self.brokers: dict[str, BrokerController] = {}  # key -> the running broker, in start order
         self._ports: dict[str, int] = {}  # key -> the port it last listened on (a restart may reuse it)
+        self._ha_ports: dict[str, int] = {}  # key -> its last HA port, likewise
 
     # -- addresses --------------------------------------------------------------------------------
 
@@ -156,6 +157,7 @@ class EngineCluster:
         await controller.start()
         self.brokers[key] = controller
         self._ports[key] = controller.port
+        self._ha_ports[key] = int(controller.identity.ha_server_addr.rpartition(":")[2] or 0)
         return controller
 
     async def stop_broker(self, key: str) -> None:
@@ -169,11 +171,13 @@ class EngineCluster:
         del self.brokers[key]
 
     async def restart_broker(self, key: str, /, *, keep_port: bool = True, **extra: Any) -> BrokerController:
-        """Stop broker ``key`` if it runs, then start it again on its store; ``keep_port`` reuses its last port."""
+        """Stop broker ``key`` if it runs, then start it again on its store; ``keep_port`` reuses its last ports."""
         if key in self.brokers:
             await self.stop_broker(key)
         if keep_port and key in self._ports and "listen_port" not in extra:
             extra["listen_port"] = self._ports[key]
+            if self._ha_ports.get(key) and "ha_listen_port" not in extra:
+                extra["ha_listen_port"] = self._ha_ports[key]
         return await self.start_broker(key, **extra)
 
     def _running(self, key: str) -> BrokerController:

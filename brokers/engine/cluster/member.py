@@ -2,8 +2,9 @@
 
 The launch file (written by ``ProcessCluster``) holds the spec (``ClusterSpec.to_json``'s object)
 and which member to run: ``{"spec": {...}, "namesrv": 0}`` for name server 0, or ``{"spec": {...},
-"broker": "broker-a#1", "namesrv_addrs": [...]}`` for a broker, with optional ``"port"`` (a
-restart on the port it had) and ``"overrides"`` (BrokerConfig fields). The config comes from the
+"broker": "broker-a#1", "namesrv_addrs": [...]}`` for a broker, with optional ``"member"`` (a
+broker the spec does not name, as ``BrokerSpec`` fields), ``"port"`` (a restart on the port it had)
+and ``"overrides"`` (BrokerConfig fields). The config comes from the
 spec exactly as in-process (``spec.py``); the server runs and prints its ready line as
 ``python -m brokers.engine namesrv|broker`` do, and stops on SIGINT/SIGTERM.
 
@@ -18,7 +19,7 @@ import sys
 from typing import Any
 
 from brokers.engine import event_loop
-from brokers.engine.cluster.spec import ClusterSpec, broker_config, namesrv_config
+from brokers.engine.cluster.spec import BrokerSpec, ClusterSpec, broker_config, namesrv_config
 
 USAGE = "usage: python -m brokers.engine member LAUNCH.json [--log-level LEVEL]"
 
@@ -65,7 +66,8 @@ def main(argv: list[str]) -> int:
         extra = dict(launch.get("overrides") or {})
         if port is not None:
             extra["listen_port"] = port
-        member = spec.member(str(launch["broker"]))
+        given = launch.get("member")
+        member = BrokerSpec(**given) if given else spec.member(str(launch["broker"]))
         config = broker_config(spec, member, tuple(launch.get("namesrv_addrs") or ()), **extra)
     except (KeyError, TypeError, ValueError) as exc:
         print(f"error: launch file {args[0]}: {exc}", file=sys.stderr)

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from brokers.engine.cluster.spec import ClusterSpec, ClusterSpecError
+from brokers.engine.cluster.spec import BrokerSpec, ClusterSpec, ClusterSpecError, check_broker_overrides
 
 ROOT = Path(__file__).resolve().parents[3]  # the checkout holding the ``brokers`` package
 READY_TIMEOUT_S = 60.0
@@ -86,7 +86,8 @@ class ProcessCluster:
         self.ready_timeout_s = ready_timeout_s
         self.admin_options = dict(admin_options or {})
         self.namesrvs: list[Member] = []
-        self.brokers: dict[str, Member] = {}  # key -> its member, running or stopped, in start order
+        self.brokers: dict[str, Member] = {}  # key -> its process, running or stopped, in start order
+        self.members: dict[str, BrokerSpec] = {}  # key -> what it runs (the spec's, or an ad-hoc broker)
         self._starts: dict[str, int] = {}
 
     # -- addresses --------------------------------------------------------------------------------
@@ -141,45 +142,65 @@ class ProcessCluster:
         """Return once each running master reports as many HA slaves (haSlaveCount) as it has running slaves."""
         from brokers.engine.client.admin import BlockingMQAdminClient
 
-        wanted: dict[str, int] = {}
-        for key, member in self.brokers.items():
-            name, _, broker_id = key.partition("#")
-            if broker_id and member.proc.poll() is None:
-                wanted[name] = wanted.get(name, 0) + 1
-        wanted = {n: c for n, c in wanted.items() if n in self.brokers and self.brokers[n].proc.poll() is None}
+        running = [(self.members[k], m) for k, m in self.brokers.items() if m.proc.poll() is None]
+        masters = {spec.broker_name: m.addr for spec, m in running if not spec.is_slave}
+        wanted: dict[str, int] = {}  # a master's address -> its running slaves
+        for spec, _ in running:
+            if spec.is_slave and spec.broker_name in masters:
+                wanted[masters[spec.broker_name]] = wanted.get(masters[spec.broker_name], 0) + 1
         if not wanted:
             return
         deadline = time.monotonic() + timeout_s
         with BlockingMQAdminClient(self.namesrv_addr or "127.0.0.1:1", timeout_s=2.0, **self.admin_options) as admin:
             while True:
                 missing = []
-                for name, count in wanted.items():
+                for addr, count in wanted.items():
                     try:
-                        info = admin.get_broker_runtime_info(self.brokers[name].addr)
+                        info = admin.get_broker_runtime_info(addr)
                     except Exception:  # noqa: BLE001 (not answering yet counts as not connected)
                         info = {}
                     if int(info.get("haSlaveCount") or 0) < count:
-                        missing.append(name)
+                        missing.append(addr)
                 if not missing:
                     return
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"slaves of {', '.join(missing)} did not connect within {timeout_s}s")
+                    raise TimeoutError(
+                        f"slaves of the masters at {', '.join(missing)} did not connect within {timeout_s}s"
+                    )
                 time.sleep(0.1)
 
     # -- one broker -------------------------------------------------------------------------------
 
-    def start_broker(self, key: str, *, port: int | None = None, **overrides: Any) -> Member:
-        """Start broker ``key`` of the spec (on ``port`` when given) and wait until it is ready."""
-        self.spec.member(key)  # ClusterSpecError for a key the spec does not name
+    def start_broker(
+        self,
+        key: str,
+        *,
+        member: BrokerSpec | None = None,
+        port: int | None = None,
+        ha_port: int | None = None,
+        **overrides: Any,
+    ) -> Member:
+        """Start broker ``key`` and wait until it is ready: the spec's, or ``member`` (a broker the spec does
+        not name: a drill's next generation, say), on ``port``/``ha_port`` when given, with ``overrides``."""
+        member = member or self.spec.member(key)
         if key in self.brokers and self.brokers[key].proc.poll() is None:
             raise ClusterSpecError(f"broker {key!r} is already running")
-        launch: dict[str, Any] = {"broker": key, "namesrv_addrs": list(self.namesrv_addrs), "overrides": overrides}
+        check_broker_overrides(f"broker {key}", {k: v for k, v in overrides.items() if k != "namesrv_addrs"})
+        if ha_port is not None:
+            overrides["ha_listen_port"] = ha_port
+        launch: dict[str, Any] = {
+            "broker": key,
+            "member": asdict(member),
+            "namesrv_addrs": list(self.namesrv_addrs),
+            "overrides": overrides,
+        }
         if port is not None:
             launch["port"] = port
-        member = self._launch(key, launch)
+        self.members[key] = member
+        started = self._launch(key, launch)
         self.brokers.pop(key, None)
-        self.brokers[key] = member
-        return member
+        self.brokers[key] = started
+        return started
 
     def stop_broker(self, key: str) -> int:
         """Stop broker ``key`` cleanly (SIGTERM); return its exit code."""
@@ -189,13 +210,22 @@ class ProcessCluster:
         """Kill broker ``key`` (SIGKILL: a crash); return its exit code."""
         return _end(self.brokers[key].proc, signal.SIGKILL)
 
+    def signal_broker(self, key: str, sig: signal.Signals) -> None:
+        """Send ``sig`` to broker ``key`` if it runs (SIGSTOP stalls it, SIGCONT resumes it)."""
+        if self.brokers[key].proc.poll() is None:
+            self.brokers[key].proc.send_signal(sig)
+
     def restart_broker(self, key: str, *, keep_port: bool = True, **overrides: Any) -> Member:
-        """Stop broker ``key`` if it runs, then start it on its store (on its last port with ``keep_port``)."""
-        old = self.brokers.get(key)
-        if old is not None and old.proc.poll() is None:
+        """Stop broker ``key`` if it runs, then start it on its store (on its last ports with ``keep_port``)."""
+        old = self.brokers[key]
+        if old.proc.poll() is None:
             self.stop_broker(key)
-        port = old.port if keep_port and old is not None and old.addr else None
-        return self.start_broker(key, port=port, **overrides)
+        ports: dict[str, int] = {}
+        if keep_port and old.addr:
+            ports["port"] = old.port
+            if old.ha_addr and "ha_listen_port" not in overrides:
+                ports["ha_port"] = int(old.ha_addr.rpartition(":")[2])
+        return self.start_broker(key, member=self.members.get(key), **ports, **overrides)
 
     # -- launching --------------------------------------------------------------------------------
 
@@ -216,15 +246,15 @@ class ProcessCluster:
             )
         member = Member(key, log, proc)
         try:
-            self._wait_ready(member, grpc="namesrv" not in what and self._serves_grpc(key))
+            self._wait_ready(member, grpc="namesrv" not in what and self._serves_grpc(key, what["overrides"]))
         except BaseException:
             _end(proc, signal.SIGKILL)
             raise
         return member
 
-    def _serves_grpc(self, key: str) -> bool:
-        member = self.spec.member(key)
-        return {**self.spec.broker_overrides, **member.overrides}.get("grpc_port") is not None
+    def _serves_grpc(self, key: str, overrides: dict[str, Any]) -> bool:
+        member = self.members[key]
+        return {**self.spec.broker_overrides, **member.overrides, **overrides}.get("grpc_port") is not None
 
     def _wait_ready(self, member: Member, *, grpc: bool) -> None:
         deadline = time.monotonic() + self.ready_timeout_s

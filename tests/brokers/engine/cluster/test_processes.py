@@ -7,7 +7,7 @@ import signal
 
 from brokers.engine.client import Message, Producer
 from brokers.engine.client.admin import BlockingMQAdminClient
-from brokers.engine.cluster import ClusterSpec, GroupSpec
+from brokers.engine.cluster import BrokerSpec, ClusterSpec, GroupSpec
 from brokers.engine.cluster.processes import ProcessCluster
 from brokers.engine.common.topic_config import TopicConfig
 from tests.fixtures.waiting import wait_until
@@ -50,3 +50,23 @@ def test_a_process_group_replicates_and_a_killed_master_comes_back_with_its_stor
         assert (tmp_path / "logs" / "broker-a.2.log").exists()
     assert [m.proc.returncode for m in cluster.brokers.values()] == [0, 0]
     assert [m.proc.returncode for m in cluster.namesrvs] == [0]
+
+
+def test_a_broker_the_spec_does_not_name_runs_as_a_process_and_stalls_on_sigstop(tmp_path):
+    spec = ClusterSpec(str(tmp_path), groups=(), store_overrides=SMALL_STORE)
+    with ProcessCluster(spec) as cluster:
+        member = BrokerSpec(key="gen-0", broker_name="drill-a", role="SYNC_MASTER")
+        started = cluster.start_broker("gen-0", member=member, register_interval_s=5.0)
+        with BlockingMQAdminClient(cluster.namesrv_addr, timeout_s=3.0) as admin:
+            info = admin.get_broker_runtime_info(started.addr)
+            assert info["brokerRole"] == "SYNC_MASTER"
+            assert (tmp_path / "gen-0" / "commitlog").is_dir()
+            ha_addr = started.ha_addr
+            again = cluster.restart_broker("gen-0")
+            assert (again.addr, again.ha_addr) == (started.addr, ha_addr)
+            cluster.signal_broker("gen-0", signal.SIGSTOP)
+            try:
+                assert again.proc.poll() is None
+            finally:
+                cluster.signal_broker("gen-0", signal.SIGCONT)
+            assert admin.get_broker_runtime_info(again.addr)["brokerRole"] == "SYNC_MASTER"
