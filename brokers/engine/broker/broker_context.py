@@ -24,12 +24,14 @@ from brokers.engine.broker.schedule_message_service import ScheduleMessageServic
 from brokers.engine.broker.subscription_group_manager import SubscriptionGroupManager
 from brokers.engine.broker.topic_config_manager import TopicConfigManager
 from brokers.engine.common.clock import Clock
+from brokers.engine.store.file_io import FileIO
 from brokers.engine.store.message_store import MessageStore
 
 
 class BrokerContext(Protocol):
     config: BrokerConfig
     clock: Clock
+    file_io: FileIO
     topic_config_manager: TopicConfigManager
     consumer_offset_manager: ConsumerOffsetManager
     subscription_group_manager: SubscriptionGroupManager

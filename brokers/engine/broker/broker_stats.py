@@ -114,7 +114,8 @@ class BrokerStats:
         elapsed = now - oldest.at
         if elapsed <= 0:
             return 0.0
-        return (latest - getattr(oldest, attr)) / elapsed
+        rate: float = (latest - getattr(oldest, attr)) / elapsed
+        return rate
 
     def _tps(self, attr: str) -> str:
         return " ".join(f"{self._rate(attr, w):.2f}" for w in _WINDOWS_S)

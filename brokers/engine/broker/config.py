@@ -33,7 +33,8 @@ def _guess_local_ip() -> str:
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.connect(("10.255.255.255", 1))  # no packet is sent; this only selects a route
-            return s.getsockname()[0]
+            addr: str = s.getsockname()[0]
+            return addr
     except OSError:
         return "127.0.0.1"
 

@@ -28,8 +28,9 @@ import dataclasses
 import inspect
 import logging
 import shutil
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 from brokers.engine.acl.broker_credential import BrokerCredential
 from brokers.engine.acl.server_acl import server_acl_guard
@@ -388,7 +389,7 @@ class BrokerController:
                 take_masterless_offsets(self, self.outer_api.client, f"slave {peer} connected by HA")
             )
 
-    def _spawn(self, coro: Awaitable) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)

@@ -26,8 +26,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
 
+from brokers.engine.broker.config import BrokerConfig
 from brokers.engine.broker.namesrv_api import RegisterResult
 from brokers.engine.broker.promotion_plan import PromotionPlan, plan_promotion
 from brokers.engine.broker.slave_synchronize import SlaveSynchronize
@@ -78,7 +80,7 @@ class GroupMember:
         return await sync.apply_push(ctx, request)
 
     @property
-    def config(self):
+    def config(self) -> BrokerConfig:
         return self.broker.config
 
     @property
@@ -158,7 +160,7 @@ class GroupMember:
         if self.store is not None:
             await self.store.stop_ha()
 
-    def _spawn(self, coro) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

@@ -55,8 +55,11 @@ class OffsetTableOwner(Protocol):
 class MasterBroker(Protocol):
     """What the master side uses of its broker (the controller; kept narrow: no import cycle)."""
 
-    config: BrokerConfig
-    consumer_offset_manager: OffsetTableOwner
+    @property
+    def config(self) -> BrokerConfig: ...
+
+    @property
+    def consumer_offset_manager(self) -> OffsetTableOwner: ...
 
     @property
     def store(self) -> object: ...

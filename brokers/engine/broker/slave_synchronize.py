@@ -24,6 +24,7 @@ queues (:meth:`SlaveSynchronize.derive_missing_topics`, logged), so its messages
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from brokers.engine.broker.config_push import GROUPS, TOPICS
@@ -236,9 +237,9 @@ class SlaveSynchronize:
         current: DataVersion,
         update: dict[str, dict[str, Any]],
         delete: list[str],
-        decode,
-        install,
-        copy_whole,
+        decode: Callable[[dict[str, Any]], Any],
+        install: Callable[[dict[str, Any], DataVersion], object],
+        copy_whole: Callable[[], Awaitable[object]],
     ) -> None:
         """One pushed change: applied when this slave's table is at ``previous``, nothing when it is at
         ``current`` already, else the whole table copied from the master."""

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from brokers.engine.remoting.channel import ChannelContext
+from brokers.engine.remoting.channel import ChannelContext, Handler
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.store.ha.ha_config import SLAVE
@@ -67,7 +67,7 @@ class SlaveWriteGuard:
             for code in codes:
                 server.register_processor(code, self._guarded(server.processor_for(code), code_to_answer, remark))
 
-    def _guarded(self, handler, answer_code: int, remark: str):
+    def _guarded(self, handler: Handler | None, answer_code: int, remark: str) -> Handler:
         async def guard(ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
             if answer_code == ResponseCode.SERVICE_NOT_AVAILABLE and handler is not None:
                 why = self.master_refusal()

@@ -13,7 +13,7 @@ import logging
 import os
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from brokers.engine import event_loop
 from brokers.engine.acl.plain_acl_config import AclConfigError
@@ -33,6 +33,9 @@ from brokers.engine.metrics.metrics_endpoint import (
 from brokers.engine.remoting.tls import add_tls_arguments, tls_config_from_args
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH, StoreConfig
 from brokers.engine.remoting.limits import add_limit_arguments, limits_from_args
+
+if TYPE_CHECKING:
+    from brokers.engine.metrics.metrics_endpoint import MetricsServer
 
 EXIT_OK = 0
 EXIT_START_FAILED = 1
@@ -263,7 +266,7 @@ async def serve(config: BrokerConfig, *, ready_line: bool = True, metrics: Metri
     return EXIT_OK
 
 
-def _start_metrics(controller: BrokerController, endpoint: MetricsEndpoint):
+def _start_metrics(controller: BrokerController, endpoint: MetricsEndpoint) -> MetricsServer:
     """The broker's ``/metrics`` on its own thread (``brokers/engine/metrics/``); MetricsConfigError if it cannot listen."""
     from brokers.engine.metrics.broker_collector import BrokerCollector
     from brokers.engine.metrics.metrics_endpoint import MetricsServer

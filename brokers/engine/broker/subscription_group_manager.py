@@ -84,7 +84,7 @@ class SubscriptionGroupManager:
             "subscriptionGroupTable": {g: c.to_json() for g, c in sorted(table.items())},
         }
 
-    def _snapshot(self):
+    def _snapshot(self) -> Callable[[], None]:
         """Copy the table on the loop (its values are frozen); encode and write it in the flusher's thread."""
         table, version = dict(self.subscription_group_table), self.data_version.to_json()
         return lambda: write_json_atomic(self.path, self.encode(table, version), io=self.file_io)

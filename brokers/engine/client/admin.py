@@ -131,6 +131,8 @@ class MQAdminClient(_AdminBase):
     Use it from tasks of one event loop; close it with ``await admin.close()``.
     """
 
+    driver: AsyncDriver
+
     def __init__(
         self,
         namesrv_addrs: str | Iterable[str],
@@ -179,6 +181,8 @@ class MQAdminClient(_AdminBase):
 
 class BlockingMQAdminClient(_AdminBase):
     """Thread-safe blocking admin client for Django and Celery; same operations as MQAdminClient."""
+
+    driver: BlockingDriver
 
     def __init__(
         self,

@@ -94,7 +94,8 @@ def _strs(value: object) -> tuple[str, ...]:
 
 def parse_acl_accounts(body: bytes) -> AclListing:
     obj = load_object(body)
-    version = obj.get("dataVersion") if isinstance(obj.get("dataVersion"), dict) else {}
+    data_version = obj.get("dataVersion")
+    version = data_version if isinstance(data_version, dict) else {}
     accounts = tuple(
         AclAccount(
             access_key=str(a.get("accessKey", "")),

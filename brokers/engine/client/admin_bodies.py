@@ -95,7 +95,7 @@ def parse_cluster_info(body: bytes) -> ClusterInfo:
     clusters = {
         str(c): tuple(sorted(str(n) for n in names or ())) for c, names in as_dict(obj.get("clusterAddrTable")).items()
     }
-    brokers = []
+    brokers: list[BrokerInfo] = []
     for name, data in datas.items():
         cluster = data.cluster or next((c for c, names in clusters.items() if name in names), "")
         brokers.extend(BrokerInfo(cluster, name, bid, addr) for bid, addr in data.broker_addrs.items())

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,18 +82,18 @@ class BrokerGroupSurvey:
     backlog_since: dict[str, int] = field(default_factory=dict)
 
 
-def backlog_since(queues) -> int | None:
+def backlog_since(queues: Iterable[tuple[int, int, int]]) -> int | None:
     """The earliest ``lastTimestamp`` (ms) over the queues with a backlog, of (brokerOffset, consumerOffset,
     lastTimestamp) triples: None when no queue is behind, 0 when those behind have consumed nothing yet
     (the time is unknown)."""
-    since = None
+    since: int | None = None
     for broker_offset, consumer_offset, last in queues:
         if broker_offset > consumer_offset:
             since = last if since is None or since <= 0 else (since if last <= 0 else min(since, last))
     return since
 
 
-def merge_backlog_since(values) -> int | None:
+def merge_backlog_since(values: Iterable[int | None]) -> int | None:
     """One group's backlog_since over several brokers (each value as :func:`backlog_since` gives it)."""
     known = [v for v in values if v is not None]
     if not known:
@@ -168,8 +169,11 @@ def parse_topic_max_offsets(body: bytes) -> dict[int, int]:
 _INLINE_MQ_KEY = re.compile(rb'\{"brokerName":"([^"\\]*)","queueId":(\d+),"topic":"([^"\\]*)"\}:')
 
 
-def _string_key(match: re.Match) -> bytes:
+def _string_key(match: re.Match[bytes]) -> bytes:
     # a callable, not a template: Python 3.11 expands a template in Python for every match
+    topic: bytes
+    broker: bytes
+    queue_id: bytes
     topic, broker, queue_id = match.group(3, 1, 2)
     return b'"' + topic + b"\\u0000" + broker + b"\\u0000" + queue_id + b'":'
 

@@ -119,7 +119,8 @@ class PromotionResult:
 
 def _int(value: object, default: int = 0) -> int:
     try:
-        return int(value)  # type: ignore[call-overload]
+        number: int = int(value)  # type: ignore[call-overload]  # whatever the JSON held; refusals caught below
+        return number
     except (TypeError, ValueError):
         return default
 

@@ -110,7 +110,7 @@ class TopicRouteData:
 
     def publish_queues(self) -> list[MessageQueue]:
         """Writable queues on brokers with a master, sorted (RocketMQ's topicRouteData2TopicPublishInfo)."""
-        out = []
+        out: list[MessageQueue] = []
         for qd in sorted(self.queue_datas, key=lambda q: q.broker_name):
             if qd.perm & PERM_WRITE and self.master_addr(qd.broker_name):
                 out.extend(MessageQueue(self.topic, qd.broker_name, i) for i in range(qd.write_queue_nums))
@@ -118,7 +118,7 @@ class TopicRouteData:
 
     def subscribe_queues(self) -> list[MessageQueue]:
         """Readable queues, sorted (RocketMQ's topicRouteData2TopicSubscribeInfo)."""
-        out = []
+        out: list[MessageQueue] = []
         for qd in self.queue_datas:
             if qd.perm & PERM_READ:
                 out.extend(MessageQueue(self.topic, qd.broker_name, i) for i in range(qd.read_queue_nums))

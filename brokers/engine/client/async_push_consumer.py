@@ -61,10 +61,11 @@ class _LoopPushConsumer(PushConsumer):
     def _build_fetching(self, instance: MQClientInstance) -> None:
         assert self._plans is not None and self.offset_store is not None and self.async_listener is not None
         sender = MessageBackSender(instance, self._plans, self.group, self.config.max_reconsume_times)
-        self.consume_service = AsyncConsumeConcurrentlyService(  # type: ignore[assignment]
+        service = AsyncConsumeConcurrentlyService(
             self.group, self.async_listener, self.config, self.offset_store, sender, self.clustering, clock=self.clock
         )
-        self.consume_service.tracer = self.tracer
+        service.tracer = self.tracer
+        self.consume_service = service  # type: ignore[assignment]
         if self.tracer is not None:
             self.tracer.start()
 

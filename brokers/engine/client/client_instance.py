@@ -118,7 +118,7 @@ class MQClientInstance:
         self._thread = (
             None if loop else threading.Thread(target=self._run_loop, name=f"mq-client-{client_id}", daemon=True)
         )
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks: list[asyncio.Task[Any]] = []
         self._wakeup: asyncio.Event | None = None
         self._route_wakeup: asyncio.Event | None = None
         self._members_lock = threading.Lock()
@@ -132,8 +132,14 @@ class MQClientInstance:
         asyncio.set_event_loop(self.loop)
         self.loop.run_forever()
 
+    def _own_thread(self) -> threading.Thread:
+        """The loop's thread (an instance given a loop has none and overrides what uses it)."""
+        if self._thread is None:
+            raise RuntimeError(f"client instance {self.client_id} runs on its caller's loop, not a thread")
+        return self._thread
+
     def _start(self) -> None:
-        self._thread.start()
+        self._own_thread().start()
         self.call(self._start_timers())
 
     async def _start_timers(self) -> None:
@@ -200,8 +206,9 @@ class MQClientInstance:
         except Exception as exc:  # the loop stops anyway
             log.warning("client %s did not stop cleanly: %s", self.client_id, exc)
         self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10.0)
-        if not self._thread.is_alive():
+        thread = self._own_thread()
+        thread.join(10.0)
+        if not thread.is_alive():
             self.loop.close()
 
     async def _stop_all(self) -> None:

@@ -88,6 +88,7 @@ class ConsumeCounters:
 
 class _ServiceBase:
     tracer: TraceDispatcher | None = None  # message trace: SubBefore/SubAfter records (trace_hooks.py)
+    orderly: bool  # set by each service class
 
     def __init__(
         self,

@@ -98,11 +98,12 @@ class _DriverBase(Generic[R]):
     def _routed(self, call: Call) -> Plan[Reply]:
         """Send ``call`` as is when it has an address, else to each name server in turn until one answers."""
         if call.addr is not None:
-            return (yield call)
+            answer: Reply = yield call
+            return answer
         errors: list[tuple[str, Exception]] = []
         for addr in self._namesrv_order():
             try:
-                reply = yield replace(call, addr=addr)
+                reply: Reply = yield replace(call, addr=addr)
             except RemotingError as exc:
                 errors.append((addr, exc))
                 continue
@@ -112,7 +113,7 @@ class _DriverBase(Generic[R]):
         raise RemotingConnectError(f"no name server answered ({detail})", ";".join(a for a, _ in errors))
 
     @staticmethod
-    def _step(plan: Plan, value: Any, error: BaseException | None) -> Call | Fanout:
+    def _step(plan: Plan[Any], value: Any, error: BaseException | None) -> Call | Fanout:
         return plan.throw(error) if error is not None else plan.send(value)
 
 
@@ -149,7 +150,8 @@ class AsyncDriver(_DriverBase[RemotingClient]):
             try:
                 step = self._step(plan, value, error)
             except StopIteration as stop:
-                return stop.value
+                result: T = stop.value
+                return result
             value, error = None, None
             try:
                 value = await execute(step)
@@ -208,7 +210,8 @@ class BlockingDriver(_DriverBase[BlockingRemotingClient]):
             try:
                 step = self._step(plan, value, error)
             except StopIteration as stop:
-                return stop.value
+                result: T = stop.value
+                return result
             value, error = None, None
             try:
                 value = execute(step)

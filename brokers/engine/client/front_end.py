@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from typing import Self
 
 from brokers.engine.client.admin_types import TopicRouteData
 from brokers.engine.client.driver import AsyncDriver, BlockingDriver
@@ -69,7 +70,7 @@ class AsyncFrontEnd(_FrontEnd):
             self._heartbeat_task = None
         await self.driver.close()
 
-    async def __aenter__(self):
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -119,7 +120,7 @@ class BlockingFrontEnd(_FrontEnd):
             self._heartbeat_thread = None
         self.driver.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -30,7 +30,8 @@ def local_ip() -> str:
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.connect(("10.255.255.255", 1))  # no packet is sent; picks the outgoing interface
-            return s.getsockname()[0]
+            addr: str = s.getsockname()[0]
+            return addr
     except OSError:
         return "127.0.0.1"
 

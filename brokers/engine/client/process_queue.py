@@ -124,7 +124,7 @@ class ProcessQueue:
         """Move up to ``batch_size`` lowest messages to the consuming map; none left clears ``consuming``."""
         with self._lock:
             self.last_consume_timestamp = self.clock.now_ms()
-            taken = []
+            taken: list[MessageExt] = []
             while self._offsets and len(taken) < batch_size:
                 offset = self._offsets.pop(0)
                 m = self._msgs.pop(offset)

@@ -282,8 +282,9 @@ class Producer:
         instance = self._running()
         direct = self._direct
         if direct is None or instance.in_loop_thread:
-            return instance.call(self._send(list(msgs), None, None, mq))
-        result = self._send_direct(instance, direct, list(msgs), None, None, mq)
+            result = instance.call(self._send(list(msgs), None, None, mq))
+        else:
+            result = self._send_direct(instance, direct, list(msgs), None, None, mq)
         assert result is not None
         return result
 
@@ -470,7 +471,8 @@ class Producer:
             try:
                 step = plan.throw(error) if error is not None else plan.send(value)
             except StopIteration as stop:
-                return stop.value
+                result: SendResult = stop.value
+                return result
             value, error = None, None
             try:
                 if isinstance(step, Call) and step.code in _DIRECT_CODES and step.addr is not None and not step.oneway:

@@ -72,6 +72,8 @@ class AsyncSimpleProducer(AsyncFrontEnd):
     retry needs a route lookup, it runs the send plan.
     """
 
+    plans: ProducerPlans
+
     def __init__(
         self,
         namesrv_addrs: str | Iterable[str],
@@ -153,6 +155,8 @@ class AsyncSimpleProducer(AsyncFrontEnd):
 
 class SimpleProducer(BlockingFrontEnd):
     """Blocking, thread-safe producer (same behaviour as AsyncSimpleProducer)."""
+
+    plans: ProducerPlans
 
     def __init__(
         self,

@@ -26,6 +26,8 @@ The body's size is bounded by the frame limit already (and a compressed body by
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from brokers.engine.common import json_compat
 from brokers.engine.common.perm import PERM_MAX, PERM_MIN, is_valid_perm
 from brokers.engine.common.queue_nums import MAX_QUEUE_NUMS, MIN_QUEUE_NUMS, is_valid_queue_nums
@@ -154,5 +156,5 @@ def _check_topic_config(key: object, config: object, own_topics: set[str]) -> No
         raise RegisterBodyError(f"topic {name}: order is not a boolean")
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)

@@ -35,7 +35,7 @@ from other threads too.
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -335,7 +335,7 @@ class RouteInfoManager:
         """Set the broker's queues to READ|WRITE in every topic; return the topics touched."""
         return self._operate_write_perm(broker_name, lambda perm: PERM_READ | PERM_WRITE)
 
-    def _operate_write_perm(self, broker_name: str, change) -> int:
+    def _operate_write_perm(self, broker_name: str, change: Callable[[int], int]) -> int:
         with self._lock:
             count = 0
             for queue_datas in self.topic_queue_table.values():

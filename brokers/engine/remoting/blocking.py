@@ -94,7 +94,8 @@ class BlockingRemotingClient:
         if loop is None or self._pid != os.getpid():
             return
         try:
-            asyncio.run_coroutine_threadsafe(client.close(), loop).result(timeout=5.0)
+            if client is not None:  # set with the loop
+                asyncio.run_coroutine_threadsafe(client.close(), loop).result(timeout=5.0)
         except Exception:
             pass
         loop.call_soon_threadsafe(loop.stop)

@@ -47,6 +47,7 @@ import contextlib
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from brokers.engine.common.constants import MAX_FRAME_SIZE
 from brokers.engine.remoting.codes import ResponseCode
@@ -197,9 +198,8 @@ class ChannelContext:
             self._frames.write(data)
             self._check_queued(len(data))
             if self._frames.congested:
-                await asyncio.wait(
-                    {future, loop.create_task(self._drain_quietly())}, return_when=asyncio.FIRST_COMPLETED
-                )
+                waits: set[asyncio.Future[Any]] = {future, loop.create_task(self._drain_quietly())}
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             return await future
         finally:
             timer.cancel()

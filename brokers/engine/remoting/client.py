@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
+from typing import Any
 
 from brokers.engine.common.constants import MAX_FRAME_SIZE
 from brokers.engine.remoting.channel import ChannelContext, Handler, idle_watchdog
@@ -175,7 +177,7 @@ class RemotingClient:
         if self._close_listeners:
             self._spawn(notify_close_listeners(list(self._close_listeners), ctx))
 
-    def _spawn(self, coro) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

@@ -8,6 +8,8 @@ exception; the transport never raises it by itself.
 
 from __future__ import annotations
 
+from typing import Protocol, TypeVar
+
 
 class RemotingError(Exception):
     """Base of every remoting failure."""
@@ -118,7 +120,19 @@ class ResponseError(RemotingError):
         return f"{text}: {self.remark}" if self.remark else text
 
 
-def expect_code(response, *codes: int, addr: str | None = None, request_code: int | None = None):
+class _Response(Protocol):
+    """A RemotingCommand as expect_code reads it (command.py imports this module, so not the class itself)."""
+
+    @property
+    def code(self) -> int: ...
+    @property
+    def remark(self) -> str | None: ...
+
+
+_R = TypeVar("_R", bound=_Response)
+
+
+def expect_code(response: _R, *codes: int, addr: str | None = None, request_code: int | None = None) -> _R:
     """Return ``response`` if its code is one of ``codes`` (default: SUCCESS), else raise ResponseError."""
     accepted = codes or (0,)
     if response.code in accepted:

@@ -122,7 +122,7 @@ class FrameReader:
         except RemotingProtocolError:
             head = None  # read on: the channel answers the undecodable header as before
         is_request = head is not None and not head.flag & FLAG_RESPONSE
-        limit = self._body_limits.get(head.code) if is_request else None
+        limit = self._body_limits.get(head.code) if head is not None and is_request else None
         if head is not None and limit is not None and body_length > limit[0]:
             self.frame_started_at = None
             raise RemotingBodyTooLargeError(head.code, body_length, *limit, opaque=head.opaque, flag=head.flag)
@@ -143,6 +143,8 @@ class FrameReader:
         while remaining:
             remaining -= len(await reader.readexactly(min(_DISCARD_CHUNK, remaining)))
         self.frame_started_at = None
+        opaque: int | None
+        code: int | None
         try:
             head = RemotingCommand.decode_header((word >> 24) & 0xFF, header)
             opaque, flag, code = head.opaque, head.flag, head.code

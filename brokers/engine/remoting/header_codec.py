@@ -25,7 +25,7 @@ import json
 import re
 import struct
 from collections.abc import Mapping
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, overload
 
 from brokers.engine import speedups
 from brokers.engine.remoting.errors import RemotingProtocolError
@@ -297,7 +297,11 @@ def coerce_ext_fields(ext: Mapping[str, object] | None) -> dict[str, str]:
 _STR_ONLY = frozenset({str})
 
 
-def _all_strings(ext: Mapping[str, object]) -> TypeGuard[Mapping[str, str]]:
+@overload
+def _all_strings(ext: dict[str, object]) -> TypeGuard[dict[str, str]]: ...
+@overload
+def _all_strings(ext: Mapping[str, object]) -> TypeGuard[Mapping[str, str]]: ...
+def _all_strings(ext: Mapping[str, object]) -> bool:
     """Whether every key and value is exactly a str (checked in C, no Python loop)."""
     return _STR_ONLY.issuperset(map(type, ext.values())) and _STR_ONLY.issuperset(map(type, ext))
 

@@ -213,11 +213,18 @@ def tls_config_from_args(args: argparse.Namespace) -> TlsConfig | None:
     outgoing = {"auto": None, "on": True, "off": False}[getattr(args, "tls_outgoing", "auto")]
     if args.tls_mode == DISABLED and not outgoing:
         return None
-    absolute = {
-        name: os.path.abspath(value) if value else None
-        for name, value in (("cert_file", args.tls_cert), ("key_file", args.tls_key), ("ca_file", args.tls_ca))
-    }
-    return TlsConfig(mode=args.tls_mode, client_auth=args.tls_client_auth, client_enable=outgoing, **absolute).check()
+
+    def absolute(value: str | None) -> str | None:
+        return os.path.abspath(value) if value else None
+
+    return TlsConfig(
+        mode=args.tls_mode,
+        cert_file=absolute(args.tls_cert),
+        key_file=absolute(args.tls_key),
+        ca_file=absolute(args.tls_ca),
+        client_auth=args.tls_client_auth,
+        client_enable=outgoing,
+    ).check()
 
 
 def tls_config_from_settings(

@@ -208,8 +208,13 @@ class TlsListener:
     async def _peek(self, conn: socket.socket) -> bytes:
         """The first byte the peer sent, left unread in the socket (b"" when it closed)."""
         loop = asyncio.get_running_loop()
-        readable = loop.create_future()
-        loop.add_reader(conn.fileno(), lambda: readable.done() or readable.set_result(None))
+        readable: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            if not readable.done():
+                readable.set_result(None)
+
+        loop.add_reader(conn.fileno(), wake)
         try:
             await asyncio.wait_for(readable, self.tls.handshake_timeout_s)
         finally:

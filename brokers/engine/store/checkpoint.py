@@ -52,6 +52,9 @@ class StoreCheckpoint:
         except BaseException:
             self._handle.close()
             raise
+        self.physic_msg_timestamp: int
+        self.logics_msg_timestamp: int
+        self.index_msg_timestamp: int
         self.physic_msg_timestamp, self.logics_msg_timestamp, self.index_msg_timestamp = (
             _LAYOUT.unpack_from(data) if len(data) >= _LAYOUT.size else (0, 0, 0)
         )

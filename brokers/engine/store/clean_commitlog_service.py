@@ -172,7 +172,7 @@ class CleanCommitLogService:
     def delete_expired_files(self, expired_ms: int, clean_at_once: bool) -> list[str]:
         """Delete up to ``deleteFileBatchMax`` of the oldest segments last written ``expired_ms``
         ago or more (any age with ``clean_at_once``); never the newest; return their paths."""
-        cl, deleted = self._commitlog, []
+        cl, deleted = self._commitlog, list[str]()
         now = self._clock.now_ms()
         while len(deleted) < self._config.delete_files_batch_max:
             files = cl.files

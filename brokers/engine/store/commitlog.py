@@ -314,7 +314,8 @@ class CommitLog:
         at = _BORN_HOST_POS + (20 if sys_flag & BORNHOST_V6_FLAG else 8)
         if at + 8 > len(head):
             return -1
-        return _I64.unpack_from(head, at)[0]
+        born: int = _I64.unpack_from(head, at)[0]
+        return born
 
     # --- flushing -------------------------------------------------------------------------
 

@@ -133,7 +133,8 @@ class ConsumeQueue:
     def _unit_size(self, mf: MappedFile, idx: int) -> int:
         # pread, not the map: the probe may land in a hole, and on tmpfs reading a hole through a
         # shared map takes a page (a SIGBUS when the volume is full).
-        return struct.unpack(">i", mf.handle.pread(4, idx * CQ_STORE_UNIT_SIZE + 8))[0]
+        size: int = struct.unpack(">i", mf.handle.pread(4, idx * CQ_STORE_UNIT_SIZE + 8))[0]
+        return size
 
     def _first_unwritten(self, mf: MappedFile) -> int:
         """Binary search for the first unit with size 0, assuming units are written in order."""

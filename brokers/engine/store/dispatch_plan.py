@@ -39,7 +39,11 @@ from brokers.engine.store.record_check import parse_for_dispatch
 __all__ = ["plan_dispatch", "record_keys"]
 
 Unit = tuple[int, int, int]
-Batch = tuple[str, int, int, int, "list[Unit] | None", "list[tuple[int, int]] | tuple[int, int, list[int] | None]"]
+# (topic, queueId, first queue offset, store timestamp, units, index items): a run of consecutive units
+# with the (hash, phys) index items of their keys, or a record without a unit (None) with (phys, size, hashes).
+UnitsBatch = tuple[str, int, int, int, list[Unit], list[tuple[int, int]]]
+KeysOnly = tuple[str, int, int, int, None, tuple[int, int, "list[int] | None"]]
+Batch = UnitsBatch | KeysOnly
 Arrival = tuple[str, int, int, int]
 
 

@@ -33,7 +33,7 @@ from brokers.engine.store.commitlog import CommitLog
 
 log = logging.getLogger(__name__)
 
-AnyFuture = asyncio.Future[Any] | concurrent.futures.Future
+AnyFuture = asyncio.Future[Any] | concurrent.futures.Future[Any]
 
 
 def _resolve(items: list[tuple[asyncio.Future[Any], bool]]) -> None:

@@ -100,6 +100,11 @@ class IndexFile:
         self.mapped = MappedFile(path, 0, size, create=create, io=io)
         self._items_at = INDEX_HEADER_SIZE + slots * HASH_SLOT_SIZE
         self.index_count = 0
+        self.begin_timestamp: int
+        self.end_timestamp: int
+        self.begin_phy_offset: int
+        self.end_phy_offset: int
+        self.hash_slot_count: int
         if create:
             try:  # the header and every slot (written at random places) get blocks before any access:
                 self.ensure_items(1)  # on tmpfs even reading a hole through a map takes a page
@@ -264,6 +269,7 @@ class IndexFile:
         by item back; a link that does not fit, only torn bytes make one, means a scan)."""
         mm = self.mapped.mm
         while _INVALID_INDEX < item < self.max_count:
+            prev: int
             h, _phy, _diff, prev = _ITEM.unpack_from(mm, self._items_at + item * INDEX_ITEM_SIZE)
             if h % self.slots != slot or prev >= item:
                 break

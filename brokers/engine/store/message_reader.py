@@ -108,10 +108,11 @@ def _filtered_out(
     """Whether ``message_filter`` refuses the record of ``size`` bytes at ``phys``: its properties are
     taken from ``record`` when it was read whole, else from its head and tail. A record whose
     properties do not decode is refused; one that cannot be read is not (the caller's read says so)."""
+    tail: bytes | None
     try:
         if record is not None:
             at = topic_position(record)
-            tail: bytes | None = record[at:]
+            tail = record[at:]
         else:
             head = commitlog.read(phys, min(size, RECORD_HEAD_MAX))
             if head is None:

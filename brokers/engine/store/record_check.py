@@ -10,6 +10,7 @@ adding up to TOTALSIZE, a non-empty topic, and the body CRC when asked.
 from __future__ import annotations
 
 import logging
+import mmap
 import struct
 import zlib
 from typing import Iterator
@@ -28,6 +29,8 @@ log = logging.getLogger(__name__)
 
 VALID, BLANK, EMPTY, INVALID = range(4)
 
+Segment = bytes | bytearray | mmap.mmap  # a segment's bytes: its map, or a chunk read or received
+
 _PREFIX = struct.Struct(">iI")
 _HEAD = struct.Struct(">iIiiiqqiq")  # TOTALSIZE .. BORNTIMESTAMP
 assert _HEAD.size == 48
@@ -38,7 +41,7 @@ _I16 = struct.Struct(">h")
 _I64 = struct.Struct(">q")
 
 
-def check_record(mm, pos: int, file_from: int, file_size: int, check_crc: bool) -> tuple[int, int, str]:
+def check_record(mm: Segment, pos: int, file_from: int, file_size: int, check_crc: bool) -> tuple[int, int, str]:
     """Classify the bytes at ``pos`` of a segment: (VALID|BLANK|EMPTY|INVALID, size, reason)."""
     if pos == file_size:  # a record filled the segment exactly: nothing to skip
         return BLANK, 0, ""
@@ -96,7 +99,7 @@ def check_record(mm, pos: int, file_from: int, file_size: int, check_crc: bool) 
     return VALID, size, ""
 
 
-def iter_records(commitlog: CommitLog, start: int, end: int) -> Iterator[tuple[object, int, int, int]]:
+def iter_records(commitlog: CommitLog, start: int, end: int) -> Iterator[tuple[Segment, int, int, int]]:
     """Yield (map, position, size, physical offset) for the records in [start, end), which a
     scan has already checked."""
     offset = start
@@ -116,7 +119,7 @@ def iter_records(commitlog: CommitLog, start: int, end: int) -> Iterator[tuple[o
         offset += size
 
 
-def parse_for_dispatch(mm, pos: int) -> tuple[str, int, int, int, int, str]:
+def parse_for_dispatch(mm: Segment, pos: int) -> tuple[str, int, int, int, int, str]:
     """Return (topic, queue id, queue offset, sys flag, store timestamp, properties string)."""
     _size, _magic, _crc, queue_id, _flag, queue_offset, _phys, sys_flag, _born = _HEAD.unpack_from(mm, pos)
     at = pos + 48 + (20 if sys_flag & BORNHOST_V6_FLAG else 8)

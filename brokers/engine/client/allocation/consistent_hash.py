@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.client.allocation.errors import StrategyParameterError
@@ -53,7 +54,7 @@ HashFunction = Callable[[str], int]
 DEFAULT_VIRTUAL_NODE_CNT = 10
 
 
-def md5_hash(key: str, _md5=hashlib.md5) -> int:
+def md5_hash(key: str, _md5: Callable[[bytes], Any] = hashlib.md5) -> int:
     """Return RocketMQ's default ring hash: the first 4 MD5 bytes as an unsigned big-endian int.
 
     The first 8 hex digits of the digest are those 4 bytes, most significant first, which is
@@ -67,7 +68,9 @@ def md5_hash(key: str, _md5=hashlib.md5) -> int:
     return int(_md5(data).hexdigest()[:8], 16)
 
 
-def md5_hashes(keys: Iterable[str], _md5=hashlib.md5, _from_bytes=int.from_bytes) -> list[int]:
+def md5_hashes(
+    keys: Iterable[str], _md5: Callable[[bytes], Any] = hashlib.md5, _from_bytes: Callable[..., int] = int.from_bytes
+) -> list[int]:
     """Return :func:`md5_hash` of each key, in one tight loop (whole-group rings hash 10,000s).
 
     The first four digest bytes read big-endian are the same unsigned int the hex digits give.

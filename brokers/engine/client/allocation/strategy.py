@@ -152,7 +152,8 @@ def group_allocate(
     """
     whole = getattr(strategy, "allocate_group", None)
     if whole is not None:
-        return whole(consumer_group, mq_all, cid_all)
+        assignment: Assignment = whole(consumer_group, mq_all, cid_all)
+        return assignment
     return {cid: list(strategy.allocate(consumer_group, cid, mq_all, cid_all) or []) for cid in unique_cids(cid_all)}
 
 

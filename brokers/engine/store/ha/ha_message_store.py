@@ -32,7 +32,7 @@ import os
 import struct
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.store.commitlog import CommitLog
@@ -46,6 +46,7 @@ from brokers.engine.store.ha.ha_service import HAService
 from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
 from brokers.engine.store.message_store import DEFAULT_MAX_TOTAL_BYTES, ArrivalListener, MessageFilter
 from brokers.engine.store.results import GetMessageResult, PutMessageResult, PutMessageStatus
+from brokers.engine.store.recovery import RecoveryReport
 from brokers.engine.store.retention import StoreRetention
 from brokers.engine.store.ha.tail_truncation import TruncationReport
 
@@ -350,7 +351,7 @@ class HAMessageStore:
         return self.local.healthy_error
 
     @property
-    def recovery_report(self):
+    def recovery_report(self) -> RecoveryReport | None:
         return self.local.recovery_report
 
     @property
@@ -361,7 +362,7 @@ class HAMessageStore:
     def retention(self) -> StoreRetention:
         return self.local.retention
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         # Anything else the local store offers (stats, flush_service, consume_queue, ...), so
         # tools written against DefaultMessageStore keep working through the broker's store.
         if name == "local":

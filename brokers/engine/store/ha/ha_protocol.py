@@ -222,6 +222,7 @@ def encode_report(max_offset: int) -> bytes:
 
 
 def decode_report(data: bytes) -> int:
+    offset: int
     (offset,) = REPORT.unpack(data)
     if offset < 0:
         raise HAProtocolError(f"negative offset {offset} in a slave's report")

@@ -343,7 +343,7 @@ class HAService:
             task.result()  # re-raise what ended the connection
 
     async def _read_reports(
-        self, conn: SlaveConnection, reader: asyncio.StreamReader, transport: asyncio.BaseTransport
+        self, conn: SlaveConnection, reader: asyncio.StreamReader, transport: asyncio.WriteTransport
     ) -> None:
         """Take every report the socket holds, check each in order, and ack the last one: one
         pass over the waiters per read, however many reports queued up meanwhile."""

@@ -59,7 +59,8 @@ class ReplicaStreamError(Exception):
 
 def _store_timestamp(buf: bytes | bytearray, pos: int) -> int:
     (sys_flag,) = _I32.unpack_from(buf, pos + _SYSFLAG_POS)
-    return _I64.unpack_from(buf, pos + _BORN_HOST_POS + (20 if sys_flag & _BORNHOST_V6_FLAG else 8))[0]
+    store_ts: int = _I64.unpack_from(buf, pos + _BORN_HOST_POS + (20 if sys_flag & _BORNHOST_V6_FLAG else 8))[0]
+    return store_ts
 
 
 class ReplicaAppender:
@@ -227,15 +228,19 @@ class ReplicaAppender:
         with self._commitlog.lock:
             for chunk, base, records in written:
                 batches, chunk_arrivals = plan_dispatch(chunk, base, records)
-                for topic, queue_id, first_offset, store_ts, units, items in batches:
-                    try:
-                        if units is not None:
+                for batch in batches:
+                    if batch[4] is not None:
+                        topic, queue_id, first_offset, store_ts, units, items = batch
+                        try:
                             dispatcher.dispatch_batch(topic, queue_id, first_offset, units, items, store_ts)
-                        else:
-                            phys, size, hashes = items
+                        except Exception as exc:
+                            self._fail(units[0][0], exc)
+                    else:
+                        topic, queue_id, first_offset, store_ts, _, (phys, size, hashes) = batch
+                        try:
                             dispatcher.dispatch(topic, queue_id, first_offset, phys, size, None, hashes, store_ts)
-                    except Exception as exc:
-                        self._fail(units[0][0] if units else items[0], exc)
+                        except Exception as exc:
+                            self._fail(phys, exc)
                 arrivals += chunk_arrivals
         if arrivals:
             self._notify(arrivals)

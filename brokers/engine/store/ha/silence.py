@@ -18,7 +18,7 @@ import asyncio
 class SilenceWatch:
     """Abort ``transport`` once nothing was heard on it for ``limit_s``; use as a context manager."""
 
-    def __init__(self, transport: asyncio.BaseTransport, limit_s: float) -> None:
+    def __init__(self, transport: asyncio.WriteTransport, limit_s: float) -> None:
         self._transport = transport
         self._limit = limit_s
         self._loop = asyncio.get_running_loop()
