@@ -164,12 +164,11 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=4)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        namesrv, broker, ns_port, broker_port, grpc_port = start_grpc_broker(Path(tmp), ROOT)
-        try:
-            namesrv_addr = f"127.0.0.1:{ns_port}"
+        with start_grpc_broker(Path(tmp)) as cluster:
+            namesrv_addr, broker_addr = cluster.namesrv_addr, cluster.addr("broker-a")
             with BlockingMQAdminClient(namesrv_addr) as admin:
                 for topic in ("BenchRemoting", "BenchGrpc"):
-                    admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig(topic, 4, 4))
+                    admin.create_or_update_topic(broker_addr, TopicConfig(topic, 4, 4))
                 deadline = time.monotonic() + 30
                 while time.monotonic() < deadline:
                     try:
@@ -178,12 +177,9 @@ def main() -> int:
                         break
                     except Exception:  # noqa: BLE001 - not registered yet
                         time.sleep(0.2)
-            remote = remoting_path(namesrv_addr, "BenchRemoting", args, broker.pid)
-            grpc = grpc_path(f"127.0.0.1:{grpc_port}", "BenchGrpc", args, broker.pid)
-        finally:
-            for proc in (broker, namesrv):
-                proc.terminate()
-                proc.wait(10)
+            pid = cluster.pid("broker-a")
+            remote = remoting_path(namesrv_addr, "BenchRemoting", args, pid)
+            grpc = grpc_path(str(cluster.grpc_addr("broker-a")), "BenchGrpc", args, pid)
     print(f"{args.messages} messages of {args.size} B, {args.threads} sending threads; load {os.getloadavg()[0]:.2f}")
     print("| path | produce msgs/s | broker CPU µs/msg | consume msgs/s | broker CPU µs/msg |")
     print("| --- | --- | --- | --- | --- |")

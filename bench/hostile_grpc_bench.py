@@ -198,18 +198,20 @@ def main() -> int:
     )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as tmp:
-        namesrv, broker, ns_port, broker_port, grpc_port = start_grpc_broker(Path(tmp), ROOT)
-        try:
-            with BlockingMQAdminClient(f"127.0.0.1:{ns_port}") as admin:
-                admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig(TOPIC, 4, 4))
+        with start_grpc_broker(Path(tmp)) as cluster:
+            with BlockingMQAdminClient(cluster.namesrv_addr) as admin:
+                admin.create_or_update_topic(cluster.addr("broker-a"), TopicConfig(TOPIC, 4, 4))
             for pattern in args.patterns.split(","):
                 print(
-                    measure(pattern, f"127.0.0.1:{grpc_port}", broker.pid, args.window, args.attacker_nice), flush=True
+                    measure(
+                        pattern,
+                        str(cluster.grpc_addr("broker-a")),
+                        cluster.pid("broker-a"),
+                        args.window,
+                        args.attacker_nice,
+                    ),
+                    flush=True,
                 )
-        finally:
-            for proc in (broker, namesrv):
-                proc.terminate()
-                proc.wait(10)
     return 0
 
 

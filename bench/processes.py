@@ -9,7 +9,6 @@ default action, dying at once, left them running: ``pkill -f broker_bench`` orph
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import socket
@@ -20,6 +19,23 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from brokers.engine.cluster import ClusterSpec  # noqa: E402
+from brokers.engine.cluster.processes import ProcessCluster  # noqa: E402
+
+__all__ = [
+    "ClusterSpec",
+    "ProcessCluster",
+    "free_port",
+    "start_grpc_broker",
+    "start_on_fresh_ports",
+    "stop_all",
+    "wait_ready",
+]
 
 T = TypeVar("T")
 STARTS = 3  # attempts, each on fresh ports: a port can be taken between free_port() and the child's bind
@@ -89,45 +105,7 @@ def stop_all(procs: list[subprocess.Popen]) -> None:
     procs.clear()
 
 
-def start_grpc_broker(tmp: Path, root: Path) -> tuple[subprocess.Popen, subprocess.Popen, int, int, int]:
-    """A name server and one broker with its 5.x gRPC endpoint, subprocesses logging under ``tmp``, both ready:
-    (name server, broker, name server port, broker port, gRPC port). The caller terminates them."""
-    ns_port, broker_port, grpc_port = free_port(), free_port(), free_port()
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    ns_log, broker_log = tmp / "namesrv.log", tmp / "broker.log"
-    with open(ns_log, "w") as out:
-        namesrv = subprocess.Popen(
-            [sys.executable, "-m", "brokers.engine", "namesrv", "--port", str(ns_port), "--log-level", "ERROR"],
-            cwd=root,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    with open(broker_log, "w") as out:
-        broker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "brokers.engine",
-                "broker",
-                "--name",
-                "broker-a",
-                "--store-dir",
-                str(tmp / "b"),
-                "--port",
-                str(broker_port),
-                "--namesrv",
-                f"127.0.0.1:{ns_port}",
-                "--grpc-port",
-                str(grpc_port),
-                "--log-level",
-                "ERROR",
-            ],
-            cwd=root,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    wait_ready(namesrv, ns_log, 30)
-    wait_ready(broker, broker_log, 30)
-    return namesrv, broker, ns_port, broker_port, grpc_port
+def start_grpc_broker(tmp: Path) -> ProcessCluster:
+    """A name server and one broker (broker-a) with its 5.x gRPC endpoint on an ephemeral port, processes
+    of the engine's cluster harness logging under ``tmp/logs``, both ready. The caller stops it (``with``)."""
+    return ProcessCluster(ClusterSpec(str(tmp), broker_overrides={"grpc_port": 0}), log_level="ERROR").start()

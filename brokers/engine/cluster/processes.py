@@ -131,7 +131,8 @@ class ProcessCluster:
             _end(member.proc, signal.SIGTERM)
 
     def __enter__(self) -> ProcessCluster:
-        return self.start()
+        """Start the cluster, unless ``start()`` already did (``with ProcessCluster(spec).start() as c``)."""
+        return self if self.namesrvs or self.brokers else self.start()
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
