@@ -8,7 +8,8 @@ this process (already running, as a producer waiting for the broker would be). F
    (the broker is stopped) and appends batches of ~1 KB messages with a UNIQ_KEY (so the index
    fills as with real producers) over ``--topics`` x ``--queues`` consume queues, then closes it
    cleanly;
-2. **clean stop**: the broker is started on it and the clock runs from ``Popen`` until a fresh
+2. **clean stop**: the broker is started on it (the engine's cluster harness, a ProcessCluster) and
+   the clock runs from just before its ``Popen`` until a fresh
    producer (route lookup on the name server included) gets a send acknowledged;
 3. **SIGKILL**: the running broker takes a burst of sends, is killed with SIGKILL right after
    the last acknowledgement, and is timed again the same way.
@@ -26,8 +27,6 @@ import asyncio
 import os
 import platform
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +36,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from processes import free_port, wait_ready  # noqa: E402
+from processes import ClusterSpec, ProcessCluster  # noqa: E402
+
+from brokers.engine.cluster import GroupSpec  # noqa: E402
 
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
 from brokers.engine.client.simple import AsyncSimpleProducer  # noqa: E402
@@ -53,68 +54,19 @@ BATCH = 64
 GIB = 1 << 30
 
 
-class Cluster:
-    """A name server for the whole run and one broker process, started and stopped at will."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.store_dir = tmp / "store"
-        self.ns_port, self.broker_port, self.ha_port = free_port(), free_port(), free_port()
-        self.namesrv = f"127.0.0.1:{self.ns_port}"
-        self.ns_proc = self._spawn("namesrv", ["namesrv", "--port", str(self.ns_port)])
-        wait_ready(self.ns_proc, tmp / "namesrv.log", 30.0)
-        self.broker: subprocess.Popen | None = None
-        self.starts = 0
-
-    def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen:
-        with open(self.tmp / f"{name}.log", "ab") as out:
-            return subprocess.Popen(
-                [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
-            )
-
-    def start_broker(self) -> float:
-        """Start the broker; return the perf_counter time just before Popen."""
-        self.starts += 1
-        argv = [
-            "broker",
-            "--name",
-            "restart-broker",
-            "--port",
-            str(self.broker_port),
-            "--ha-port",
-            str(self.ha_port),
-            "--namesrv",
-            self.namesrv,
-            "--store-dir",
-            str(self.store_dir),
-            "--log-level",
-            "INFO",
-        ]
-        t0 = time.perf_counter()
-        self.broker = self._spawn(f"broker-{self.starts}", argv)
-        return t0
-
-    def wait_broker_ready(self) -> None:
-        assert self.broker is not None
-        wait_ready(self.broker, self.tmp / f"broker-{self.starts}.log", 120.0)
-
-    def stop_broker(self, sig: int = signal.SIGTERM) -> None:
-        if self.broker is None:
-            return
-        self.broker.send_signal(sig)
-        self.broker.wait(120)
-        self.broker = None
-
-    def close(self) -> None:
-        self.stop_broker()
-        self.ns_proc.terminate()
-        self.ns_proc.wait(30)
+BROKER = "restart-broker"
 
 
-def create_topics(cluster: Cluster, topics: int, queues: int) -> None:
-    admin = BlockingMQAdminClient(cluster.namesrv, timeout_s=10.0)
+def new_cluster(tmp: Path) -> ProcessCluster:
+    """A name server for the whole run and one broker (its store under ``tmp``), started and stopped at will;
+    the broker keeps its ports across restarts (the harness's ``restart_broker``)."""
+    return ProcessCluster(ClusterSpec(str(tmp), groups=(GroupSpec(BROKER),)), log_level="INFO", ready_timeout_s=300.0)
+
+
+def create_topics(cluster: ProcessCluster, topics: int, queues: int) -> None:
+    admin = BlockingMQAdminClient(cluster.namesrv_addr, timeout_s=10.0)
     try:
-        addr = f"127.0.0.1:{cluster.broker_port}"
+        addr = cluster.addr(BROKER)
         for i in range(topics):
             admin.create_or_update_topic(addr, TopicConfig(f"{TOPIC_PREFIX}{i}", queues, queues))
     finally:
@@ -184,27 +136,33 @@ async def burst(namesrv: str, n: int) -> None:
         await asyncio.gather(*(one() for _ in range(n)))
 
 
-def recovery_line(cluster: Cluster) -> str:
-    log = (cluster.tmp / f"broker-{cluster.starts}.log").read_text(errors="replace")
+def recovery_line(cluster: ProcessCluster) -> str:
+    log = cluster.brokers[BROKER].log.read_text(errors="replace")
     for line in log.splitlines():
         if "store recovery" in line:
             return line.split("store recovery: ", 1)[-1]
     return ""
 
 
-def measure(cluster: Cluster, size: int, burst_n: int) -> list[tuple[str, float, str]]:
+async def restart_until_first_ack(cluster: ProcessCluster) -> float:
+    """Seconds from just before the broker's start (its ``Popen``) until a fresh producer's first acknowledged
+    send; the producer tries while the broker starts, as a waiting producer would."""
+    t0 = time.perf_counter()
+    started = asyncio.create_task(asyncio.to_thread(cluster.restart_broker, BROKER))
+    t = await first_ack(cluster.namesrv_addr, t0)
+    await started
+    return t
+
+
+def measure(cluster: ProcessCluster, size: int, burst_n: int) -> list[tuple[str, float, str]]:
     rows = []
-    t0 = cluster.start_broker()
-    t = asyncio.run(first_ack(cluster.namesrv, t0))
-    cluster.wait_broker_ready()
+    t = asyncio.run(restart_until_first_ack(cluster))
     rows.append(("clean stop", t, recovery_line(cluster)))
-    asyncio.run(burst(cluster.namesrv, burst_n))
-    cluster.stop_broker(signal.SIGKILL)
-    t0 = cluster.start_broker()
-    t = asyncio.run(first_ack(cluster.namesrv, t0))
-    cluster.wait_broker_ready()
+    asyncio.run(burst(cluster.namesrv_addr, burst_n))
+    cluster.kill_broker(BROKER)
+    t = asyncio.run(restart_until_first_ack(cluster))
     rows.append(("SIGKILL", t, recovery_line(cluster)))
-    cluster.stop_broker()
+    cluster.stop_broker(BROKER)
     return rows
 
 
@@ -219,21 +177,21 @@ def main() -> int:
     args = ap.parse_args()
     sizes = [float(s) for s in args.sizes_gib.split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="bench-restart-", dir=args.dir))
-    cluster = Cluster(tmp)
+    cluster = new_cluster(tmp)
     results = []
     try:
-        cluster.start_broker()
-        cluster.wait_broker_ready()
+        cluster.start()
         create_topics(cluster, args.topics, args.queues)
-        cluster.stop_broker()
+        cluster.stop_broker(BROKER)
+        store_dir = Path(cluster.spec.store_dir(cluster.spec.member(BROKER)))
         for gib in sizes:
-            added, secs = fill(cluster.store_dir, int(gib * GIB), args.topics, args.queues)
+            added, secs = fill(store_dir, int(gib * GIB), args.topics, args.queues)
             print(f"# filled to {gib:g} GiB: {added} messages in {secs:.1f} s", file=sys.stderr, flush=True)
             for case, t, report in measure(cluster, int(gib * GIB), args.burst):
                 print(f"# {gib:g} GiB {case}: {t:.2f} s  ({report})", file=sys.stderr, flush=True)
                 results.append((gib, case, t))
     finally:
-        cluster.close()
+        cluster.stop()
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
     print(
