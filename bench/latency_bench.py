@@ -23,7 +23,6 @@ import os
 import platform
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -33,19 +32,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from processes import free_port, wait_ready  # noqa: E402
+from processes import ClusterSpec, ProcessCluster, free_port  # noqa: E402
 
-from brokers.engine.broker.config import BrokerConfig  # noqa: E402
-from brokers.engine.broker.controller import BrokerController  # noqa: E402
+from brokers.engine.cluster import EngineCluster, GroupSpec  # noqa: E402
 from brokers.engine.common.message import properties_to_string  # noqa: E402
-from brokers.engine.namesrv.server import NamesrvConfig, NamesrvController  # noqa: E402
 from brokers.engine.remoting.blocking import BlockingRemotingClient  # noqa: E402
 from brokers.engine.remoting.client import RemotingClient  # noqa: E402
 from brokers.engine.remoting.codes import RequestCode, ResponseCode  # noqa: E402
 from brokers.engine.remoting.command import RemotingCommand  # noqa: E402
 from brokers.engine.remoting.errors import RemotingTimeoutError  # noqa: E402
 from brokers.engine.remoting.server import RemotingServer  # noqa: E402
-from brokers.engine.store.config import StoreConfig  # noqa: E402
 
 ECHO, SLOW = 3001, 3002
 ROWS: list[tuple[str, str, list[float]]] = []
@@ -134,18 +130,15 @@ async def _remoting(runs: int) -> None:
 
 
 async def _long_polling(tmp: Path, runs: int) -> None:
-    namesrv = NamesrvController(NamesrvConfig(port=0))
-    await namesrv.start()
-    broker = BrokerController(
-        BrokerConfig(
-            broker_name="broker-a",
-            listen_port=0,
-            namesrv_addrs=(f"127.0.0.1:{namesrv.port}",),
-            max_suspend_ms=800,
-            store=StoreConfig(str(tmp / "store"), commitlog_file_size=1 << 20),
+    cluster = await EngineCluster(
+        ClusterSpec(
+            str(tmp),
+            groups=(GroupSpec("broker-a"),),
+            broker_overrides={"max_suspend_ms": 800},
+            store_overrides={"commitlog_file_size": 1 << 20},
         )
-    )
-    await broker.start()
+    ).start()
+    broker = cluster.brokers["broker-a"]
     client = RemotingClient()
 
     def call(code: int, ext: dict, body: bytes = b"", timeout: float = 70.0):
@@ -227,8 +220,7 @@ async def _long_polling(tmp: Path, runs: int) -> None:
         )
     finally:
         await client.close()
-        await broker.stop()
-        await namesrv.stop()
+        await cluster.stop()
 
 
 # -- name server expiry -----------------------------------------------------------------------------
@@ -238,33 +230,16 @@ def _namesrv_expiry(tmp: Path, runs: int) -> None:
     from brokers.engine.client.admin import BlockingMQAdminClient, MQBrokerError
     from brokers.engine.common.topic_config import TopicConfig
 
-    def spawn(argv: list[str], log: Path) -> subprocess.Popen:
-        with open(log, "ab") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
-            )
-        wait_ready(proc, log)
-        return proc
-
-    ns_port, broker_port = free_port(), free_port()
-    namesrv = spawn(["namesrv", "--port", str(ns_port), "--scan-interval", "0.1", "--expire", "1.5"], tmp / "ns.log")
-    broker = spawn(
-        [
-            "broker",
-            "--name",
-            "broker-x",
-            "--port",
-            str(broker_port),
-            "--namesrv",
-            f"127.0.0.1:{ns_port}",
-            "--store-dir",
-            str(tmp / "expiry-store"),
-            "--register-interval",
-            "0.3",
-        ],
-        tmp / "broker.log",
-    )
-    admin = BlockingMQAdminClient(f"127.0.0.1:{ns_port}", timeout_s=2.0)
+    cluster = ProcessCluster(
+        ClusterSpec(
+            str(tmp / "expiry"),
+            groups=(GroupSpec("broker-x"),),
+            broker_overrides={"register_interval_s": 0.3},
+            namesrv_overrides={"scan_not_active_broker_interval_s": 0.1, "broker_channel_expired_s": 1.5},
+        ),
+        log_level="INFO",
+    ).start()
+    admin = BlockingMQAdminClient(cluster.namesrv_addr, timeout_s=2.0)
 
     def routed() -> bool:
         try:
@@ -281,54 +256,27 @@ def _namesrv_expiry(tmp: Path, runs: int) -> None:
         return time.perf_counter() - started
 
     try:
-        admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig("ExpiryTopic", 2, 2))
+        admin.create_or_update_topic(cluster.addr("broker-x"), TopicConfig("ExpiryTopic", 2, 2))
         gone: list[float] = []
         for _ in range(runs):
             until(routed)
             time.sleep(0.5)  # a few registrations in
-            broker.send_signal(signal.SIGSTOP)
+            cluster.signal_broker("broker-x", signal.SIGSTOP)
             gone.append(until(lambda: not routed()))
-            broker.send_signal(signal.SIGCONT)
+            cluster.signal_broker("broker-x", signal.SIGCONT)
         row("broker frozen (registering every 0.3 s, expiry 1.5 s): route gone after", "1.2-1.6 s", gone)
     finally:
         admin.close()
-        broker.send_signal(signal.SIGCONT)
-        for proc in (broker, namesrv):
-            proc.terminate()
-            proc.wait(30)
+        cluster.signal_broker("broker-x", signal.SIGCONT)
+        cluster.stop()
 
 
 # -- console ----------------------------------------------------------------------------------------
 
 
 def _console(tmp: Path, runs: int) -> None:
-    ns_port, broker_port = free_port(), free_port()
-    procs = []
-    for argv, log in (
-        (["namesrv", "--port", str(ns_port)], tmp / "c-ns.log"),
-        (
-            [
-                "broker",
-                "--name",
-                "broker-a",
-                "--port",
-                str(broker_port),
-                "--namesrv",
-                f"127.0.0.1:{ns_port}",
-                "--store-dir",
-                str(tmp / "c-store"),
-            ],
-            tmp / "c-broker.log",
-        ),
-    ):
-        with open(log, "wb") as out:
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
-                )
-            )
-        wait_ready(procs[-1], log)
-    namesrv = f"127.0.0.1:{ns_port}"
+    cluster = ProcessCluster(ClusterSpec(str(tmp / "console-cluster"), groups=(GroupSpec("broker-a"),))).start()
+    namesrv = cluster.namesrv_addr
     os.environ.update(
         {
             "DJANGO_SETTINGS_MODULE": "console.settings",
@@ -374,7 +322,7 @@ def _console(tmp: Path, runs: int) -> None:
     )
 
     with BlockingMQAdminClient(namesrv) as admin:
-        admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig("BenchFailFast", 4, 4))
+        admin.create_or_update_topic(cluster.addr("broker-a"), TopicConfig("BenchFailFast", 4, 4))
         while not admin.examine_topic_route_info("BenchFailFast").queue_datas:
             time.sleep(0.1)
     member = PullClient(namesrv, "G_bench", instance_name="m1", heartbeat_interval_s=None)
@@ -415,9 +363,7 @@ def _console(tmp: Path, runs: int) -> None:
         )
     finally:
         member.close()
-        for proc in reversed(procs):
-            proc.terminate()
-            proc.wait(30)
+        cluster.stop()
 
 
 def main() -> None:
