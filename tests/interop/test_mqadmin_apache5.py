@@ -1,6 +1,7 @@
 """Apache's mqadmin 5.x (the ``apache5`` classpath) against Gantry: clusterList, topicRoute and updateTopic work
 as with the 4.9 tool; topicStatus (like consumerProgress) first asks each broker for the topic's config with
-RocketMQ 5's GET_TOPIC_CONFIG (351), which Gantry's brokers answer as Apache's do.
+RocketMQ 5's GET_TOPIC_CONFIG (351), which Gantry's brokers answer as Apache's do. ``deleteSubGroup -r true``
+sends RocketMQ 5's ``cleanOffset`` (4.x's tool: ``removeOffset``), and the group's offsets go too.
 """
 
 from __future__ import annotations
@@ -9,11 +10,16 @@ import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.common import json_compat
+from brokers.engine.remoting.blocking import BlockingRemotingClient
+from brokers.engine.remoting.codes import RequestCode
+from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.offsets import UpdateConsumerOffsetRequestHeader
 from tests.brokers.engine.client._cluster import CLUSTER, create_topic, wait_for_route
 from tests.interop._mqadmin import mqadmin5  # noqa: F401 (fixture)
 
 READ = "Mqadmin5Read"
 CREATED = "Mqadmin5Created"
+DELETED_GROUP = "Mqadmin5DeletedGroup"
 
 
 @pytest.fixture(scope="module")
@@ -25,12 +31,28 @@ def admin(session_cluster):
 @pytest.fixture(scope="module")
 def answers(mqadmin5, session_cluster, admin):  # noqa: F811
     create_topic(admin, session_cluster, READ, queues=2)
+    commit = UpdateConsumerOffsetRequestHeader(topic=READ, queue_id=0, consumer_group=DELETED_GROUP, commit_offset=0)
+    with BlockingRemotingClient() as remoting:
+        reply = remoting.invoke(
+            session_cluster.broker_addr("broker-a"),
+            RemotingCommand.request(RequestCode.UPDATE_CONSUMER_OFFSET, commit.encode()),
+        )
+        assert reply.code == 0, reply
     n = session_cluster.namesrv_addr
     calls = {
         "clusterList": ("clusterList",),
         "topicRoute": ("topicRoute", "-t", READ),
         "topicStatus": ("topicStatus", "-t", READ),
         "updateTopic": ("updateTopic", "-c", CLUSTER, "-t", CREATED, "-r", "3", "-w", "5", "-p", "4"),
+        "deleteSubGroup": (
+            "deleteSubGroup",
+            "-b",
+            session_cluster.broker_addr("broker-a"),
+            "-g",
+            DELETED_GROUP,
+            "-r",
+            "true",
+        ),
     }
     return dict(zip(calls, mqadmin5.run_all(*((n, *call) for call in calls.values()))))
 
@@ -65,3 +87,9 @@ def test_topic_status_5x_shows_each_queues_offsets(answers, session_cluster):
     assert sorted((row[0], int(row[1]), int(row[2]), int(row[3])) for row in rows) == [
         (name, qid, 0, 0) for name in ("broker-a", "broker-b") for qid in range(2)
     ]
+
+
+def test_delete_sub_group_5x_with_remove_offset_drops_the_groups_offsets(answers, session_cluster):
+    assert f"delete subscription group [{DELETED_GROUP}] from broker" in answers["deleteSubGroup"].ok()
+    offsets = session_cluster.brokers["broker-a"].consumer_offset_manager
+    assert offsets.query_offset(DELETED_GROUP, READ, 0) == -1

@@ -151,6 +151,20 @@ def test_subscription_groups(engine_cluster):
             assert deleted.code == 0
             assert "SG" not in c.broker.subscription_group_manager.subscription_group_table
             assert c.broker.consumer_offset_manager.query_offset("SG", "SGT", 0) == -1
+            # RocketMQ 5's mqadmin names the flag cleanOffset (4.x: removeOffset); without it offsets stay.
+            for group, ext, kept in (("SG5", {"cleanOffset": "true"}, -1), ("SGK", {}, 1)):
+                await c.call(
+                    RequestCode.UPDATE_CONSUMER_OFFSET,
+                    {"consumerGroup": group, "topic": "SGT", "queueId": 0, "commitOffset": 1},
+                )
+                deleted = await c.call(RequestCode.DELETE_SUBSCRIPTIONGROUP, {"groupName": group, **ext})
+                assert deleted.code == 0, deleted
+                assert c.broker.consumer_offset_manager.query_offset(group, "SGT", 0) == kept, group
+            missing = await c.call(RequestCode.DELETE_SUBSCRIPTIONGROUP, {"cleanOffset": "true"})
+            assert (missing.code, missing.remark) == (
+                ResponseCode.SYSTEM_ERROR,
+                "the custom field <groupName> is missing",
+            )
 
     run(scenario())
 
@@ -197,5 +211,24 @@ def test_get_topic_config_answers_one_topics_config_or_topic_not_exist(engine_cl
             ) == ("One", 3, 2, 4, {})
             missing = await c.call(RequestCode.GET_TOPIC_CONFIG, {"topic": "Nope"})
             assert missing.code == ResponseCode.TOPIC_NOT_EXIST and "Nope" in missing.remark
+
+    run(scenario())
+
+
+def test_get_subscription_group_config_answers_one_groups_config_or_group_not_exist(engine_cluster):
+    """GET_SUBSCRIPTIONGROUP_CONFIG (352, RocketMQ 5.x): the cluster-mode proxy reads a group's fifo and retries."""
+
+    async def scenario():
+        async with engine_cluster() as c:
+            body = json.dumps({"groupName": "FG", "consumeMessageOrderly": True, "retryMaxTimes": 3}).encode()
+            assert (await c.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, None, body)).code == 0
+            answer = await c.call(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, {"group": "FG"})
+            assert answer.code == ResponseCode.SUCCESS
+            config = json.loads(answer.body)
+            assert (config["groupName"], config["consumeMessageOrderly"], config["retryMaxTimes"]) == ("FG", True, 3)
+            missing = await c.call(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, {"group": "Nope"})
+            assert missing.code == ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST
+            bad = await c.call(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, {})
+            assert bad.code == ResponseCode.SYSTEM_ERROR and "group" in bad.remark
 
     run(scenario())
