@@ -28,7 +28,6 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +41,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from baselines import batches_in_flight  # noqa: E402
 from bench_common import cpu_seconds, loadavg, own_cpu  # noqa: E402
-from processes import free_port, start_on_fresh_ports, stop_all, wait_ready  # noqa: E402
+from processes import ClusterSpec, ProcessCluster  # noqa: E402
+
+from brokers.engine.cluster import GroupSpec  # noqa: E402
+from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH  # noqa: E402
 
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
 from brokers.engine.client.simple import AsyncSimpleProducer  # noqa: E402
@@ -55,104 +57,31 @@ QUEUES = 4
 
 @contextmanager
 def group(role: str, slave: bool, flush: str = "async"):
-    """Name server + master (+ slave); yields (namesrv, master addr, admin client, [master pid, slave pid])."""
+    """Name server + master (+ slave), a ProcessCluster of the engine's harness; yields (namesrv, master addr,
+    admin client, [master pid, slave pid]) once the topic is routable and, with a slave, the slave is connected."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-ha-"))
-    procs: list[subprocess.Popen] = []
-    admin = None
+    spec = ClusterSpec(
+        str(tmp),
+        groups=(GroupSpec("bench-a", slaves=int(slave), role=role),),
+        store_overrides={"flush_disk_type": SYNC_FLUSH if flush == "sync" else ASYNC_FLUSH},
+    )
     try:
-        namesrv, master, admin = start_on_fresh_ports(
-            lambda attempt: _start(tmp / f"try{attempt}", procs, role, slave, flush), lambda: stop_all(procs), "group"
-        )
-        yield namesrv, master, admin, [proc.pid for proc in procs[1:]]
+        with ProcessCluster(spec) as cluster, BlockingMQAdminClient(cluster.namesrv_addr, timeout_s=5.0) as admin:
+            master = cluster.addr("bench-a")
+            admin.create_or_update_topic(master, TopicConfig(TOPIC, QUEUES, QUEUES))
+            deadline = time.monotonic() + 15
+            while True:
+                try:
+                    if admin.examine_topic_route_info(TOPIC).queue_datas:
+                        break
+                except Exception:  # noqa: BLE001 (not routed yet)
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{TOPIC} not routed within 15 s")
+                time.sleep(0.05)
+            yield cluster.namesrv_addr, master, admin, [m.pid for m in cluster.brokers.values()]
     finally:
-        if admin is not None:
-            admin.close()
-        stop_all(procs)
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _start(tmp: Path, procs: list[subprocess.Popen], role: str, slave: bool, flush: str):
-    """Start the group's processes into ``procs``; (namesrv, master addr, admin client) once the
-    topic is routable and, with a slave, the slave is connected."""
-    tmp.mkdir(parents=True)
-    ns_port, master_port, slave_port = free_port(), free_port(), free_port()
-    master_ha, slave_ha = free_port(), free_port()
-    namesrv = f"127.0.0.1:{ns_port}"
-    common = ["--namesrv", namesrv, "--flush", flush, "--log-level", "WARNING"]
-    members = [
-        ("namesrv", ["namesrv", "--port", str(ns_port)]),
-        (
-            "master",
-            [
-                "broker",
-                "--name",
-                "bench-a",
-                "--port",
-                str(master_port),
-                "--ha-port",
-                str(master_ha),
-                "--store-dir",
-                str(tmp / "master"),
-                "--broker-id",
-                "0",
-                "--role",
-                role,
-                *common,
-            ],
-        ),
-    ]
-    if slave:
-        members.append(
-            (
-                "slave",
-                [
-                    "broker",
-                    "--name",
-                    "bench-a",
-                    "--port",
-                    str(slave_port),
-                    "--ha-port",
-                    str(slave_ha),
-                    "--store-dir",
-                    str(tmp / "slave"),
-                    "--broker-id",
-                    "1",
-                    "--role",
-                    "SLAVE",
-                    "--master-ha-addr",
-                    f"127.0.0.1:{master_ha}",
-                    *common,
-                ],
-            )
-        )
-    for name, argv in members:
-        log = tmp / f"{name}.log"
-        with open(log, "wb") as out:
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
-                )
-            )
-        wait_ready(procs[-1], log, 30.0)
-    master = f"127.0.0.1:{master_port}"
-    admin = BlockingMQAdminClient(namesrv, timeout_s=5.0)
-    try:
-        admin.create_or_update_topic(master, TopicConfig(TOPIC, QUEUES, QUEUES))
-        deadline = time.monotonic() + 15
-        while True:  # the route is there and, with a slave, the slave is connected
-            info = admin.get_broker_runtime_info(master)
-            try:
-                routed = bool(admin.examine_topic_route_info(TOPIC).queue_datas)
-            except Exception:
-                routed = False
-            if routed and (not slave or info.get("haSlaveCount") == "1"):
-                return namesrv, master, admin
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"group not ready: {info.get('haConnectionState')}")
-            time.sleep(0.05)
-    except BaseException:
-        admin.close()
-        raise
 
 
 async def produce(namesrv: str, n: int, body: bytes, batch: int, inflight: int) -> tuple[float, Counter]:
