@@ -20,7 +20,6 @@ import asyncio
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from processes import free_port, wait_ready  # noqa: E402
+from processes import ClusterSpec, ProcessCluster  # noqa: E402
+
+from brokers.engine.cluster import GroupSpec  # noqa: E402
 
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
 from brokers.engine.client.simple import AsyncSimpleProducer  # noqa: E402
@@ -43,49 +44,18 @@ BATCH = 32
 INFLIGHT = 8
 
 
-class Member:
-    def __init__(self, tmp: Path, name: str, argv: list[str]) -> None:
-        self.tmp, self.name, self.argv = tmp, name, argv
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> float:
-        log = self.tmp / f"{self.name}.log"
-        with open(log, "ab") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "brokers.engine", *self.argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
-            )
-        started = time.monotonic()
-        wait_ready(self.proc, log, 60.0)
-        return started
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(60)
+NAME = "catchup-a"
+SLAVE, FRESH = f"{NAME}#1", f"{NAME}#2"
 
 
-def broker(tmp: Path, namesrv: str, name: str, broker_id: int, role: str) -> tuple[Member, str]:
-    port, ha_port = free_port(), free_port()
-    argv = [
-        "broker",
-        "--name",
-        "catchup-a",
-        "--port",
-        str(port),
-        "--ha-port",
-        str(ha_port),
-        "--namesrv",
-        namesrv,
-        "--store-dir",
-        str(tmp / name),
-        "--broker-id",
-        str(broker_id),
-        "--role",
-        role,
-        "--log-level",
-        "WARNING",
-    ]
-    return Member(tmp, name, argv), f"127.0.0.1:{port}"
+def start_broker(cluster: ProcessCluster, key: str) -> float:
+    """Start broker ``key`` of the spec (a restart if it ran); the monotonic time just before its process started."""
+    started = time.monotonic()
+    if key in cluster.brokers:
+        cluster.restart_broker(key)
+    else:
+        cluster.start_broker(key)
+    return started
 
 
 async def produce(namesrv: str, count: int, size: int) -> None:
@@ -129,33 +99,27 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=1024, help="message body bytes")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-ha-catchup-", dir="/tmp"))
-    members: list[Member] = []
+    spec = ClusterSpec(str(tmp), groups=(GroupSpec(NAME, slaves=2, role="ASYNC_MASTER"),))
+    cluster = ProcessCluster(spec)
     try:
-        ns_port = free_port()
-        namesrv = f"127.0.0.1:{ns_port}"
-        ns = Member(tmp, "namesrv", ["namesrv", "--port", str(ns_port)])
-        members.append(ns)
-        ns.start()
-        master, master_addr = broker(tmp, namesrv, "master", 0, "ASYNC_MASTER")
-        members.append(master)
-        master.start()
+        cluster.start(brokers=(NAME,))
+        namesrv, master_addr = cluster.namesrv_addr, cluster.addr(NAME)
         admin = BlockingMQAdminClient(namesrv, timeout_s=10.0)
         admin.create_or_update_topic(master_addr, TopicConfig(TOPIC, QUEUES, QUEUES))
         while not admin.examine_topic_route_info(TOPIC).queue_datas:
             time.sleep(0.05)
-        slave, slave_addr = broker(tmp, namesrv, "slave1", 1, "SLAVE")
-        members.append(slave)
-        slave.start()
+        start_broker(cluster, SLAVE)
+        slave_addr = cluster.addr(SLAVE)
         asyncio.run(produce(namesrv, 1000, args.size))
         wait_caught_up(admin, master_addr, slave_addr, time.monotonic())
 
         slave_end = max_phy(admin, slave_addr)
-        slave.stop()
+        cluster.stop_broker(SLAVE)
         t = time.monotonic()
         asyncio.run(produce(namesrv, args.down_messages, args.size))
         produce_down_s = time.monotonic() - t
         down_bytes = max_phy(admin, master_addr) - slave_end
-        restarted = slave.start()
+        restarted = start_broker(cluster, SLAVE)
         down_s = wait_caught_up(admin, master_addr, slave_addr, restarted)
 
         target = int(args.gib * (1 << 30))
@@ -165,9 +129,8 @@ def main() -> int:
             asyncio.run(produce(namesrv, max(BATCH, min(50_000, remaining // (args.size + 200) + BATCH)), args.size))
         fill_s = time.monotonic() - t
         log_bytes = max_phy(admin, master_addr)
-        fresh, fresh_addr = broker(tmp, namesrv, "slave2", 2, "SLAVE")
-        members.append(fresh)
-        started = fresh.start()
+        started = start_broker(cluster, FRESH)
+        fresh_addr = cluster.addr(FRESH)
         fresh_s = wait_caught_up(admin, master_addr, fresh_addr, started)
         admin.close()
         print(
@@ -186,8 +149,7 @@ def main() -> int:
         )
         print("(seconds from the slave process's start, store recovery and registration included)")
     finally:
-        for member in reversed(members):
-            member.stop()
+        cluster.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

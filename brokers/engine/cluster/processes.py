@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
@@ -111,13 +111,15 @@ class ProcessCluster:
 
     # -- the whole cluster ------------------------------------------------------------------------
 
-    def start(self, *, wait_slaves: bool = True) -> ProcessCluster:
-        """Start the name servers, then every broker, each once ready; on a failure stop them all and raise."""
+    def start(self, *, wait_slaves: bool = True, brokers: Collection[str] | None = None) -> ProcessCluster:
+        """Start the name servers, then every broker (or those of ``brokers``: the others wait for
+        ``start_broker``), each once ready; on a failure stop them all and raise."""
         try:
             for index in range(self.spec.namesrvs):
                 self.namesrvs.append(self._launch(f"namesrv-{index}", {"namesrv": index}))
             for member in self.spec.members():
-                self.start_broker(member.key)
+                if brokers is None or member.key in brokers:
+                    self.start_broker(member.key)
             if wait_slaves:
                 self.wait_slaves_connected()
         except BaseException:
