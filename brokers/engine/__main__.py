@@ -1,4 +1,4 @@
-"""``python -m brokers.engine namesrv|broker|member ...``: run a name server or a broker.
+"""``python -m brokers.engine namesrv|broker|proxy|member ...``: run a name server, a broker or a proxy.
 
 Exit codes: 0 clean stop (or help), 1 could not start (also: the servers are not installed, as
 in the gantry-client wheel, which ships the clients only), 2 bad arguments.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-USAGE = """usage: python -m brokers.engine {namesrv,broker,member} [options]
+USAGE = """usage: python -m brokers.engine {namesrv,broker,proxy,member} [options]
 
 commands:
   namesrv   run a name server (route registry), e.g.
@@ -16,6 +16,8 @@ commands:
   broker    run a broker that registers with name servers, e.g.
               python -m brokers.engine broker --name broker-a --port 10911 \\
                   --namesrv 127.0.0.1:9876 --store-dir var/broker-a
+  proxy     run the 5.x clients' gRPC endpoint in front of a whole cluster, e.g.
+              python -m brokers.engine proxy --namesrv 127.0.0.1:9876 --grpc-port 8081
   member    run one member of a cluster spec (written by the cluster harness,
             brokers/engine/cluster/processes.py), e.g.
               python -m brokers.engine member var/logs/broker-a.launch.json
@@ -30,17 +32,19 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE, end="")
         return 0 if args else 2
     command, rest = args[0], args[1:]
-    if command in ("namesrv", "broker", "member"):
+    if command in ("namesrv", "broker", "proxy", "member"):
         try:
             if command == "namesrv":
                 from brokers.engine.namesrv.server import main as run
+            elif command == "proxy":
+                from brokers.engine.proxy.standalone import main as run
             elif command == "member":
                 from brokers.engine.cluster.member import main as run
             else:
                 from brokers.engine.broker.startup import main as run
         except ModuleNotFoundError as exc:  # the gantry-client wheel ships the clients, not the servers
             if not (exc.name or "").startswith(
-                ("brokers.engine.namesrv", "brokers.engine.broker", "brokers.engine.cluster")
+                ("brokers.engine.namesrv", "brokers.engine.broker", "brokers.engine.cluster", "brokers.engine.proxy")
             ):
                 raise
             print(

@@ -234,6 +234,7 @@ _RULES: dict[int, RequestRule] = {
     C.GET_ALL_TOPIC_CONFIG: _admin("every topic's config (slave sync signs as admin)"),
     C.GET_TOPIC_CONFIG_LIST: _admin("every topic's config"),
     C.GET_TOPIC_CONFIG: _resources("one topic's config (RocketMQ 5.x): SUB on the topic", _topic("topic")),
+    C.GET_SUBSCRIPTIONGROUP_CONFIG: _resources("one group's config (RocketMQ 5.x): SUB on the group", _group("group")),
     C.GET_TOPIC_NAME_LIST: _admin("every topic name on the broker"),
     C.UPDATE_BROKER_CONFIG: _admin("changes the broker's config"),
     C.GET_BROKER_CONFIG: _admin("the broker's config"),

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hmac
 from binascii import Error as HexError
 from binascii import unhexlify
+from collections.abc import Iterable
 from dataclasses import dataclass
 from hashlib import sha1
 
@@ -48,7 +49,7 @@ class Caller:
     checked: bool = False  # True: the ACL is on and requests must pass check_access (account set)
 
 
-def metadata_dict(metadata) -> dict[str, str]:
+def metadata_dict(metadata: Iterable[tuple[str, str | bytes]] | None) -> dict[str, str]:
     """gRPC invocation metadata as a dict of lower-case keys (the last value wins)."""
     out: dict[str, str] = {}
     for key, value in metadata or ():

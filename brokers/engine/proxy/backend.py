@@ -141,7 +141,8 @@ class LocalBackend:
         last: Exception | None = None
         for addr in self.broker.config.namesrv_addrs:
             try:
-                return await self.broker.outer_api.client.invoke(addr, request, 3.0)
+                reply: RemotingCommand = await self.broker.outer_api.client.invoke(addr, request, 3.0)
+                return reply
             except Exception as exc:  # the next name server
                 last = exc
         raise last or OSError("no name server is configured")

@@ -11,7 +11,8 @@ import itertools
 import json
 import time
 import zlib
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from brokers.engine.proxy.stubs import definition_pb2 as pb
 from brokers.engine.proxy.stubs import service_pb2 as spb
@@ -32,7 +33,7 @@ from brokers.engine.common.topic_message_type import (
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group, validate_topic
 from brokers.engine.proxy import routes
 from brokers.engine.proxy.auth import authorize
-from brokers.engine.proxy.backend import NotServed
+from brokers.engine.proxy.backend import Backend, NotServed
 from brokers.engine.proxy.convert import (
     PROPERTY_POP_CK,
     ProxyError,
@@ -40,10 +41,28 @@ from brokers.engine.proxy.convert import (
     send_properties,
     to_grpc_message,
 )
-from brokers.engine.proxy.sessions import ClientCall, parse_version
+from brokers.engine.proxy.sessions import ClientCall, Sessions, parse_version
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError, RemotingTimeoutError
+
+if TYPE_CHECKING:
+    from brokers.engine.acl.acl_guard import AclGuard
+    from brokers.engine.client.admin_types import TopicRouteData
+
+Message = Any  # a generated protobuf message (no types here: pyproject.toml [tool.mypy])
+
+
+class Endpoint(Protocol):
+    """What the calls use of a GrpcEndpoint (endpoint.py imports this module through service.py)."""
+
+    @property
+    def backend(self) -> Backend: ...
+    @property
+    def guard(self) -> AclGuard | None: ...
+    @property
+    def sessions(self) -> Sessions: ...
+
 
 CALL_TIMEOUT_S = 5.0
 MAX_SEND_BATCH = 1024  # messages in one SendMessage
@@ -54,7 +73,7 @@ MAX_INVISIBLE_MS = 12 * 3600 * 1000  # RocketMQ's maxInvisibleTimeMills
 MIN_POLL_MS, MAX_POLL_MS = 0, 20_000
 _round_robin = itertools.count()
 
-_SEND_CODES = {
+_SEND_CODES: dict[int, int] = {
     ResponseCode.TOPIC_NOT_EXIST: pb.TOPIC_NOT_FOUND,
     ResponseCode.NO_PERMISSION: pb.FORBIDDEN,
     ResponseCode.MESSAGE_ILLEGAL: pb.BAD_REQUEST,
@@ -73,7 +92,7 @@ def _fail(response: RemotingCommand, default: int = pb.INTERNAL_SERVER_ERROR) ->
 
 
 async def dispatch(
-    endpoint,
+    endpoint: Endpoint,
     session: ClientCall,
     request: RemotingCommand,
     timeout_s: float = CALL_TIMEOUT_S,
@@ -114,7 +133,7 @@ def _group(resource: pb.Resource) -> str:
 # -- routes ----------------------------------------------------------------------------------------
 
 
-async def _route(endpoint, session: ClientCall, topic: str):
+async def _route(endpoint: Endpoint, session: ClientCall, topic: str) -> tuple[TopicRouteData, dict[str, str]]:
     request = RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
     remark = authorize(endpoint.guard, session.caller, request)
     if remark is not None:
@@ -128,7 +147,7 @@ async def _route(endpoint, session: ClientCall, topic: str):
     if reply.code != ResponseCode.SUCCESS:
         raise _fail(reply)
     route = parse_topic_route(topic, reply.body)
-    grpc_addrs = {}
+    grpc_addrs: dict[str, str] = {}
     for bd in route.broker_datas:
         addr = bd.broker_addrs.get(routes.MASTER_ID)
         if addr is not None:
@@ -136,7 +155,7 @@ async def _route(endpoint, session: ClientCall, topic: str):
     return route, grpc_addrs
 
 
-async def query_route(endpoint, session: ClientCall, request) -> list[pb.MessageQueue]:
+async def query_route(endpoint: Endpoint, session: ClientCall, request: Message) -> list[pb.MessageQueue]:
     topic = _topic(request.topic)
     route, grpc_addrs = await _route(endpoint, session, topic)
     tc = await endpoint.backend.topic_config(session, topic)
@@ -144,7 +163,7 @@ async def query_route(endpoint, session: ClientCall, request) -> list[pb.Message
     return routes.message_queues(route, request.topic, grpc_addrs, accept)
 
 
-async def query_assignment(endpoint, session: ClientCall, request) -> list[pb.Assignment]:
+async def query_assignment(endpoint: Endpoint, session: ClientCall, request: Message) -> list[pb.Assignment]:
     topic, group = _topic(request.topic), _group(request.group)
     route, grpc_addrs = await _route(endpoint, session, topic)
     fifo, _ = await endpoint.backend.group_policy(session, group)
@@ -154,7 +173,7 @@ async def query_assignment(endpoint, session: ClientCall, request) -> list[pb.As
 # -- clients ---------------------------------------------------------------------------------------
 
 
-async def heartbeat(endpoint, session: ClientCall, request) -> None:
+async def heartbeat(endpoint: Endpoint, session: ClientCall, request: Message) -> None:
     settings = session.settings
     client_type = request.client_type or session.client_type
     body: dict[str, Any] = {"clientID": session.client_id, "producerDataSet": [], "consumerDataSet": []}
@@ -198,7 +217,9 @@ async def heartbeat(endpoint, session: ClientCall, request) -> None:
             raise _fail(reply, pb.BAD_REQUEST)
 
 
-async def _to_each(endpoint, session: ClientCall, make) -> list[RemotingCommand]:
+async def _to_each(
+    endpoint: Endpoint, session: ClientCall, make: Callable[[], RemotingCommand]
+) -> list[RemotingCommand]:
     """A request made by ``make()`` sent to each broker the client's heartbeats go to (one in local mode,
     every master in cluster mode); the answers of those that answered. A broker that is down is
     skipped as a 4.x client's heartbeat skips it; none answering is an error."""
@@ -216,7 +237,7 @@ async def _to_each(endpoint, session: ClientCall, make) -> list[RemotingCommand]
     return replies
 
 
-async def unregister(endpoint, session: ClientCall, request) -> None:
+async def unregister(endpoint: Endpoint, session: ClientCall, request: Message) -> None:
     fields = {"clientID": session.client_id}
     if request.HasField("group") and request.group.name:
         fields["consumerGroup"] = _group(request.group)
@@ -226,7 +247,7 @@ async def unregister(endpoint, session: ClientCall, request) -> None:
 # -- send ------------------------------------------------------------------------------------------
 
 
-async def send(endpoint, session: ClientCall, request) -> list[spb.SendResultEntry]:
+async def send(endpoint: Endpoint, session: ClientCall, request: Message) -> list[spb.SendResultEntry]:
     messages = request.messages
     if not messages:
         raise ProxyError(pb.BAD_REQUEST, "the request has no message")
@@ -306,7 +327,9 @@ async def send(endpoint, session: ClientCall, request) -> list[spb.SendResultEnt
 # -- consume ---------------------------------------------------------------------------------------
 
 
-async def receive(endpoint, session: ClientCall, request, time_remaining: float | None) -> list[pb.Message]:
+async def receive(
+    endpoint: Endpoint, session: ClientCall, request: Message, time_remaining: float | None
+) -> list[pb.Message]:
     group, topic = _group(request.group), _topic(request.message_queue.topic)
     batch = request.batch_size
     if not 0 < batch <= MAX_RECEIVE_BATCH:
@@ -387,7 +410,7 @@ def _start_offsets(text: str) -> dict[int, int]:
     return out
 
 
-def _handle(endpoint, text: str) -> ExtraInfo:
+def _handle(endpoint: Endpoint, text: str) -> ExtraInfo:
     try:
         info = parse_extra_info(text)
     except ExtraInfoError as exc:
@@ -400,7 +423,7 @@ def _handle(endpoint, text: str) -> ExtraInfo:
     return info
 
 
-async def _ack_one(endpoint, session: ClientCall, group: str, topic: str, text: str) -> None:
+async def _ack_one(endpoint: Endpoint, session: ClientCall, group: str, topic: str, text: str) -> None:
     info = _handle(endpoint, text)
     fields = {
         "consumerGroup": group,
@@ -419,7 +442,7 @@ async def _ack_one(endpoint, session: ClientCall, group: str, topic: str, text: 
         )
 
 
-async def ack(endpoint, session: ClientCall, request) -> list[spb.AckMessageResultEntry]:
+async def ack(endpoint: Endpoint, session: ClientCall, request: Message) -> list[spb.AckMessageResultEntry]:
     group, topic = _group(request.group), _topic(request.topic)
     if not request.entries:
         raise ProxyError(pb.BAD_REQUEST, "the request has no entry")
@@ -438,7 +461,7 @@ async def ack(endpoint, session: ClientCall, request) -> list[spb.AckMessageResu
     return out
 
 
-async def change_invisible(endpoint, session: ClientCall, request) -> str:
+async def change_invisible(endpoint: Endpoint, session: ClientCall, request: Message) -> str:
     group, topic = _group(request.group), _topic(request.topic)
     info = _handle(endpoint, request.receipt_handle)
     invisible = request.invisible_duration.ToMilliseconds()
@@ -466,6 +489,7 @@ async def change_invisible(endpoint, session: ClientCall, request) -> str:
             pb.INVALID_RECEIPT_HANDLE if reply.code != ResponseCode.NO_PERMISSION else pb.FORBIDDEN,
             reply.remark or "the receipt handle is expired or unknown",
         )
+    assert info.queue_offset is not None  # _handle refuses a handle without one
     return ExtraInfo(
         info.queue_offset,
         int(reply.ext("popTime", "0") or 0),
@@ -478,7 +502,7 @@ async def change_invisible(endpoint, session: ClientCall, request) -> str:
     ).text()
 
 
-async def forward_to_dlq(endpoint, session: ClientCall, request) -> None:
+async def forward_to_dlq(endpoint: Endpoint, session: ClientCall, request: Message) -> None:
     group, topic = _group(request.group), _topic(request.topic)
     info = _handle(endpoint, request.receipt_handle)
     commit_log_offset = await endpoint.backend.commit_log_offset(session, group, topic, info)

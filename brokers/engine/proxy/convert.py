@@ -105,7 +105,8 @@ class ProxyError(Exception):
 
 
 def type_code(name: str) -> int:
-    return _TYPE_CODES.get(name, pb.MESSAGE_TYPE_UNSPECIFIED)
+    code: int = _TYPE_CODES.get(name, pb.MESSAGE_TYPE_UNSPECIFIED)
+    return code
 
 
 def type_name(code: int) -> str:

@@ -32,6 +32,7 @@ from brokers.engine.proxy.backend import Backend, LocalBackend
 from brokers.engine.proxy.handlers import generic_handler
 from brokers.engine.proxy.service import MessagingService
 from brokers.engine.proxy.sessions import Sessions
+from brokers.engine.remoting.tls import TlsConfig, TlsConfigError
 
 log = logging.getLogger("brokers.engine.proxy")
 
@@ -144,7 +145,9 @@ def broker_endpoint(broker: Any) -> GrpcEndpoint:
     return GrpcEndpoint(LocalBackend(broker), settings)
 
 
-def _credentials(tls) -> grpc.ServerCredentials:
+def _credentials(tls: TlsConfig) -> grpc.ServerCredentials:
+    if tls.key_file is None or tls.cert_file is None:  # TlsConfig.check refuses serving TLS without them
+        raise TlsConfigError(f"tls mode {tls.mode} needs a certificate and key (--tls-cert, --tls-key)")
     key, cert = Path(tls.key_file).read_bytes(), Path(tls.cert_file).read_bytes()
     roots = Path(tls.ca_file).read_bytes() if tls.ca_file else None
     require = tls.client_auth == "require"

@@ -14,14 +14,22 @@ Differences from the generated ``add_MessagingServiceServicer_to_server``:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any, Literal, overload
 
 import grpc
 from google.protobuf.message import DecodeError
 
 from brokers.engine.proxy.stubs import definition_pb2 as pb
 from brokers.engine.proxy.stubs import service_pb2 as spb
+
+# grpc and the generated protobuf modules carry no types here (pyproject.toml [tool.mypy]): their values are Any.
+Message = Any  # a generated protobuf message
+Context = Any  # grpc.aio.ServicerContext
+Counts = Counter[tuple[str, str]]  # (method, 5.x status) -> calls
+UnaryMethod = Callable[[Any, Context], Awaitable[Message]]
+StreamMethod = Callable[[Any, Context], AsyncIterator[Message]]
 
 SERVICE = "apache.rocketmq.v2.MessagingService"
 SERVED = (
@@ -49,8 +57,8 @@ class Malformed:
         return f"the request is not a valid {self.type_name} protobuf: {self.error[:200]}"
 
 
-def _parser(cls):
-    def parse(data: bytes):
+def _parser(cls: Any) -> Callable[[bytes], Message | Malformed]:
+    def parse(data: bytes) -> Message | Malformed:
         try:
             return cls.FromString(data)
         except DecodeError as exc:
@@ -59,16 +67,16 @@ def _parser(cls):
     return parse
 
 
-def _status_name(message) -> str | None:
+def _status_name(message: Message) -> str | None:
     if message.HasField("status") if "status" in message.DESCRIPTOR.fields_by_name else False:
-        return (
-            pb.Code.Name(message.status.code) if message.status.code in pb.Code.values() else str(message.status.code)
-        )
+        code = message.status.code
+        name: str = pb.Code.Name(code) if code in pb.Code.values() else str(code)
+        return name
     return None
 
 
-def _unary(name: str, method, counts: Counter):
-    async def handle(request, context):
+def _unary(name: str, method: UnaryMethod, counts: Counts) -> UnaryMethod:
+    async def handle(request: Message | Malformed, context: Context) -> Message:
         if isinstance(request, Malformed):
             counts[(name, "INVALID_ARGUMENT")] += 1
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
@@ -79,8 +87,8 @@ def _unary(name: str, method, counts: Counter):
     return handle
 
 
-def _unary_stream(name: str, method, counts: Counter):
-    async def handle(request, context) -> AsyncIterator:
+def _unary_stream(name: str, method: StreamMethod, counts: Counts) -> StreamMethod:
+    async def handle(request: Message | Malformed, context: Context) -> AsyncIterator[Message]:
         if isinstance(request, Malformed):
             counts[(name, "INVALID_ARGUMENT")] += 1
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
@@ -96,9 +104,9 @@ def _unary_stream(name: str, method, counts: Counter):
     return handle
 
 
-def _stream_stream(name: str, method, counts: Counter):
-    async def handle(request_iterator, context) -> AsyncIterator:
-        async def checked():
+def _stream_stream(name: str, method: StreamMethod, counts: Counts) -> StreamMethod:
+    async def handle(request_iterator: AsyncIterator[Message | Malformed], context: Context) -> AsyncIterator[Message]:
+        async def checked() -> AsyncIterator[Message]:
             async for request in request_iterator:
                 if isinstance(request, Malformed):
                     counts[(name, "INVALID_ARGUMENT")] += 1
@@ -114,25 +122,29 @@ def _stream_stream(name: str, method, counts: Counter):
     return handle
 
 
-def _not_served(name: str, response_cls, streaming: bool):
+@overload
+def _not_served(name: str, response_cls: Any, streaming: Literal[True]) -> StreamMethod: ...
+@overload
+def _not_served(name: str, response_cls: Any, streaming: Literal[False]) -> UnaryMethod: ...
+def _not_served(name: str, response_cls: Any, streaming: bool) -> UnaryMethod | StreamMethod:
     status = pb.Status(code=pb.NOT_IMPLEMENTED, message=f"{name} is not served by Gantry's 5.x endpoint")
     if streaming:
 
-        async def stream(request, context):
+        async def stream(request: Message, context: Context) -> AsyncIterator[Message]:
             yield response_cls(status=status)
 
         return stream
 
-    async def unary(request, context):
+    async def unary(request: Message, context: Context) -> Message:
         return response_cls(status=status)
 
     return unary
 
 
-def generic_handler(servicer, counts: Counter | None = None) -> grpc.GenericRpcHandler:
+def generic_handler(servicer: object, counts: Counts | None = None) -> grpc.GenericRpcHandler:
     """Every MessagingService method: the servicer's for SERVED ones, a NOT_IMPLEMENTED answer for the rest."""
     counts = Counter() if counts is None else counts
-    handlers = {}
+    handlers: dict[str, Any] = {}
     for method in spb.DESCRIPTOR.services_by_name["MessagingService"].methods:
         request_cls = getattr(spb, method.input_type.name)
         response_cls = getattr(spb, method.output_type.name)

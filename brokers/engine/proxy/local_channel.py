@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from brokers.engine.remoting import channel as _channel
 from brokers.engine.remoting.codes import ResponseCode
@@ -55,7 +57,12 @@ class LocalChannel:
                 future.set_result(RemotingCommand(code=ResponseCode.SYSTEM_ERROR, remark="the gRPC client went away"))
         self._waiting.clear()
 
-    async def call(self, handler, request: RemotingCommand, timeout_s: float) -> RemotingCommand:
+    async def call(
+        self,
+        handler: Callable[[Any, RemotingCommand], Awaitable[RemotingCommand | None]],  # given this channel
+        request: RemotingCommand,
+        timeout_s: float,
+    ) -> RemotingCommand:
         """Run ``handler`` on ``request`` as if it came on this connection; wait for a parked answer."""
         future: asyncio.Future[RemotingCommand] = asyncio.get_running_loop().create_future()
         self._waiting[request.opaque] = future

@@ -38,12 +38,12 @@ def endpoints_of(addr: str) -> pb.Endpoints:
 def _permission(perm: int) -> int:
     readable, writable = bool(perm & PERM_READ), bool(perm & PERM_WRITE)
     if readable and writable:
-        return pb.READ_WRITE
+        return int(pb.READ_WRITE)
     if readable:
-        return pb.READ
+        return int(pb.READ)
     if writable:
-        return pb.WRITE
-    return pb.NONE
+        return int(pb.WRITE)
+    return int(pb.NONE)
 
 
 class EndpointCache:
@@ -76,6 +76,7 @@ def message_queues(
             continue
         broker = pb.Broker(name=qd.broker_name, id=MASTER_ID, endpoints=endpoints_of(addr))
         readable, writable = bool(qd.perm & PERM_READ), bool(qd.perm & PERM_WRITE)
+        counts: tuple[tuple[int, int], ...]  # (5.x permission, queues)
         if readable and writable:
             rw = min(qd.read_queue_nums, qd.write_queue_nums)
             counts = ((pb.READ, qd.read_queue_nums - rw), (pb.WRITE, qd.write_queue_nums - rw), (pb.READ_WRITE, rw))

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Literal, overload
 
-import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 from brokers.engine.proxy.stubs import definition_pb2 as pb
 from brokers.engine.proxy.stubs import service_pb2 as spb
@@ -30,7 +30,9 @@ from brokers.engine.proxy.stubs import service_pb2_grpc
 
 from brokers.engine.proxy import calls
 from brokers.engine.proxy.auth import Unauthenticated, identify, metadata_dict
+from brokers.engine.proxy.calls import Endpoint
 from brokers.engine.proxy.convert import ProxyError
+from brokers.engine.proxy.handlers import Context, Message
 from brokers.engine.proxy.sessions import ClientCall, Session, TooManyClients, merged_settings
 
 log = logging.getLogger("brokers.engine.proxy")
@@ -40,7 +42,7 @@ def _status(code: int = pb.OK, message: str = "OK") -> pb.Status:
     return pb.Status(code=code, message=message)
 
 
-def _overall(entries) -> pb.Status:
+def _overall(entries: list[Message]) -> pb.Status:
     """A batch's status: its entries' one code (with the first entry's message), else MULTIPLE_RESULTS."""
     codes = {e.status.code for e in entries}
     if len(codes) == 1:
@@ -49,13 +51,17 @@ def _overall(entries) -> pb.Status:
     return _status(pb.MULTIPLE_RESULTS, "MULTIPLE_RESULTS")
 
 
-class MessagingService(service_pb2_grpc.MessagingServiceServicer):
-    def __init__(self, endpoint) -> None:
+class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: ignore[misc]  # generated, untyped base
+    def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint  # endpoint.GrpcEndpoint: its backend, sessions, the ACL guard
 
     # -- who is calling --------------------------------------------------------------------------
 
-    def _session(self, context: grpc.aio.ServicerContext, *, required: bool = True) -> ClientCall | None:
+    @overload
+    def _session(self, context: Context) -> ClientCall: ...
+    @overload
+    def _session(self, context: Context, *, required: Literal[False]) -> ClientCall | None: ...
+    def _session(self, context: Context, *, required: bool = True) -> ClientCall | None:
         """The caller's session, or a status raised as ProxyError."""
         md = metadata_dict(context.invocation_metadata())
         try:
@@ -86,7 +92,9 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
 
     # -- unary calls -----------------------------------------------------------------------------
 
-    async def _unary(self, context, response_type, work):
+    async def _unary(
+        self, context: Context, response_type: Any, work: Callable[[ClientCall], Awaitable[Message]]
+    ) -> Message:
         try:
             session = self._session(context)
             return await work(session)
@@ -96,15 +104,15 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
             log.exception("gRPC %s failed", response_type.__name__)
             return response_type(status=_status(pb.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}"))
 
-    async def QueryRoute(self, request, context):
-        async def work(session):
+    async def QueryRoute(self, request: Message, context: Context) -> Message:
+        async def work(session: ClientCall) -> Message:
             queues = await calls.query_route(self.endpoint, session, request)
             return spb.QueryRouteResponse(status=_status(), message_queues=queues)
 
         return await self._unary(context, spb.QueryRouteResponse, work)
 
-    async def QueryAssignment(self, request, context):
-        async def work(session):
+    async def QueryAssignment(self, request: Message, context: Context) -> Message:
+        async def work(session: ClientCall) -> Message:
             found = await calls.query_assignment(self.endpoint, session, request)
             if not found:
                 return spb.QueryAssignmentResponse(status=_status(pb.FORBIDDEN, "no readable queue"))
@@ -112,51 +120,51 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
 
         return await self._unary(context, spb.QueryAssignmentResponse, work)
 
-    async def Heartbeat(self, request, context):
-        async def work(session):
+    async def Heartbeat(self, request: Message, context: Context) -> Message:
+        async def work(session: ClientCall) -> Message:
             await calls.heartbeat(self.endpoint, session, request)
             return spb.HeartbeatResponse(status=_status())
 
         return await self._unary(context, spb.HeartbeatResponse, work)
 
-    async def SendMessage(self, request, context):
-        async def work(session):
+    async def SendMessage(self, request: Message, context: Context) -> Message:
+        async def work(session: ClientCall) -> Message:
             entries = await calls.send(self.endpoint, session, request)
             return spb.SendMessageResponse(status=_overall(entries), entries=entries)
 
         return await self._unary(context, spb.SendMessageResponse, work)
 
-    async def AckMessage(self, request, context):
-        async def work(session):
+    async def AckMessage(self, request: Message, context: Context) -> Message:
+        async def work(session: ClientCall) -> Message:
             entries = await calls.ack(self.endpoint, session, request)
             return spb.AckMessageResponse(status=_overall(entries), entries=entries)
 
         return await self._unary(context, spb.AckMessageResponse, work)
 
-    async def ChangeInvisibleDuration(self, request, context):
-        async def work(session):
+    async def ChangeInvisibleDuration(self, request: Message, context: Context) -> Message:
+        async def work(session: ClientCall) -> Message:
             handle = await calls.change_invisible(self.endpoint, session, request)
             return spb.ChangeInvisibleDurationResponse(status=_status(), receipt_handle=handle)
 
         return await self._unary(context, spb.ChangeInvisibleDurationResponse, work)
 
-    async def ForwardMessageToDeadLetterQueue(self, request, context):
-        async def work(session):
+    async def ForwardMessageToDeadLetterQueue(self, request: Message, context: Context) -> Message:
+        async def work(session: ClientCall) -> Message:
             await calls.forward_to_dlq(self.endpoint, session, request)
             return spb.ForwardMessageToDeadLetterQueueResponse(status=_status())
 
         return await self._unary(context, spb.ForwardMessageToDeadLetterQueueResponse, work)
 
-    async def EndTransaction(self, request, context):
-        async def work(session):
+    async def EndTransaction(self, request: Message, context: Context) -> Message:
+        async def work(session: ClientCall) -> Message:
             return spb.EndTransactionResponse(
                 status=_status(pb.NOT_IMPLEMENTED, "transactional messages are not served by this endpoint yet")
             )
 
         return await self._unary(context, spb.EndTransactionResponse, work)
 
-    async def NotifyClientTermination(self, request, context):
-        async def work(session):
+    async def NotifyClientTermination(self, request: Message, context: Context) -> Message:
+        async def work(session: ClientCall) -> Message:
             await calls.unregister(self.endpoint, session, request)
             self.endpoint.sessions.end(session.client_id, "NotifyClientTermination")
             return spb.NotifyClientTerminationResponse(status=_status())
@@ -165,7 +173,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
 
     # -- streams ---------------------------------------------------------------------------------
 
-    async def ReceiveMessage(self, request, context) -> AsyncIterator[spb.ReceiveMessageResponse]:
+    async def ReceiveMessage(self, request: Message, context: Context) -> AsyncIterator[spb.ReceiveMessageResponse]:
         try:
             session = self._session(context)
             messages = await calls.receive(self.endpoint, session, request, context.time_remaining())
@@ -186,7 +194,9 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
         now.GetCurrentTime()
         yield spb.ReceiveMessageResponse(delivery_timestamp=now)
 
-    async def Telemetry(self, request_iterator, context) -> AsyncIterator[spb.TelemetryCommand]:
+    async def Telemetry(
+        self, request_iterator: AsyncIterator[Message], context: Context
+    ) -> AsyncIterator[spb.TelemetryCommand]:
         try:
             session = self._session(context)
         except ProxyError as exc:

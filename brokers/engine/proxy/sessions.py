@@ -28,6 +28,7 @@ from google.protobuf.duration_pb2 import Duration
 from brokers.engine.proxy.stubs import definition_pb2 as pb
 
 from brokers.engine.common.clock import Clock
+from brokers.engine.proxy.auth import Caller
 from brokers.engine.proxy.local_channel import LocalChannel
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
@@ -59,7 +60,8 @@ class Session:
 
     @property
     def client_type(self) -> int:
-        return self.settings.client_type if self.settings is not None else pb.CLIENT_TYPE_UNSPECIFIED
+        client_type: int = self.settings.client_type if self.settings is not None else pb.CLIENT_TYPE_UNSPECIFIED
+        return client_type
 
 
 class ClientCall:
@@ -69,11 +71,11 @@ class ClientCall:
 
     __slots__ = ("session", "caller")
 
-    def __init__(self, session: Session, caller) -> None:
+    def __init__(self, session: Session, caller: Caller) -> None:
         self.session = session
         self.caller = caller
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.session, name)
 
 

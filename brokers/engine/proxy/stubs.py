@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import types
+from typing import Any
 
 
 def _register_bare_package() -> None:
@@ -28,15 +29,17 @@ def _register_bare_package() -> None:
     package.__spec__ = spec
     package.__package__ = "rocketmq"
 
-    def __getattr__(name: str):  # the client's own __init__, the first time anything else is asked for
+    origin = spec.origin  # the package's __init__.py (a package found with search locations has one)
+
+    def __getattr__(name: str) -> Any:  # the client's own __init__, the first time anything else is asked for
         if name.startswith("__"):
             raise AttributeError(name)
         del package.__getattr__
-        with open(spec.origin, encoding="utf-8") as source:
-            exec(compile(source.read(), spec.origin, "exec"), package.__dict__)  # noqa: S102 (the installed package's own code)
+        with open(str(origin), encoding="utf-8") as source:
+            exec(compile(source.read(), str(origin), "exec"), package.__dict__)  # noqa: S102 (the installed package's own code)
         return getattr(package, name)
 
-    package.__getattr__ = __getattr__
+    package.__getattr__ = __getattr__  # type: ignore[method-assign]  # a module's own __getattr__ (PEP 562)
     sys.modules["rocketmq"] = package
 
 

@@ -94,6 +94,7 @@ class RequestCode(IntEnum):
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
     GET_TOPIC_CONFIG = 351  # RocketMQ 5.x: one topic's config (mqadmin 5.x's topicStatus, consumerProgress)
+    GET_SUBSCRIPTIONGROUP_CONFIG = 352  # RocketMQ 5.x: one group's config (the cluster-mode proxy reads it)
     LITE_PULL_MESSAGE = 361  # RocketMQ 5.x: DefaultLitePullConsumer's pull, served as PULL_MESSAGE
     POP_MESSAGE = 200_050  # RocketMQ 5.x: message-level consumption (broker/processors/pop.py)
     ACK_MESSAGE = 200_051

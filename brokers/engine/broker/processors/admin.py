@@ -128,6 +128,7 @@ class AdminBrokerProcessor(Processor):
             RequestCode.DELETE_TOPIC_IN_BROKER: self.delete_topic,
             RequestCode.GET_ALL_TOPIC_CONFIG: self.get_all_topic_config,
             RequestCode.GET_TOPIC_CONFIG: self.get_topic_config,
+            RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG: self.get_subscription_group,
             RequestCode.GET_TOPIC_STATS_INFO: self.get_topic_stats_info,
             RequestCode.GET_CONSUME_STATS: self.get_consume_stats,
             RequestCode.GET_CONSUMER_CONNECTION_LIST: self.get_consumer_connection_list,
@@ -403,6 +404,17 @@ class AdminBrokerProcessor(Processor):
         return request.response(
             ResponseCode.SUCCESS, None, None, _json_body(self.broker.subscription_group_manager.encode())
         )
+
+    @guarded
+    async def get_subscription_group(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
+        """GET_SUBSCRIPTIONGROUP_CONFIG (352, RocketMQ 5.x): one group's config; SUBSCRIPTION_GROUP_NOT_EXIST
+        when this broker does not have it (the cluster-mode proxy reads fifo and retries from it). A read:
+        unlike a heartbeat or a pull, it never auto-creates the group."""
+        group = checked_group(require_str(request, "group"))
+        cfg = self.broker.subscription_group_manager.subscription_group_table.get(group)
+        if cfg is None:
+            return request.response(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, "No group in this broker")
+        return request.response(ResponseCode.SUCCESS, None, None, _json_body(cfg.to_json()))
 
     @guarded
     async def update_and_create_subscription_group(

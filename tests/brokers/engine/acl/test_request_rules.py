@@ -138,6 +138,7 @@ SAMPLES = {
     C.UNLOCK_BATCH_MQ: ({}, LOCK, [("%RETRY%G1", SUB), ("T1", SUB), ("T2", SUB)]),
     C.GET_TOPIC_STATS_INFO: ({"topic": "T"}, None, [("T", SUB)]),
     C.GET_TOPIC_CONFIG: ({"topic": "T"}, None, [("T", SUB)]),
+    C.GET_SUBSCRIPTIONGROUP_CONFIG: ({"group": "G"}, None, [("%RETRY%G", SUB)]),
     C.GET_CONSUMER_CONNECTION_LIST: ({"consumerGroup": "G"}, None, [("%RETRY%G", SUB)]),
     C.GET_CONSUME_STATS: ({"consumerGroup": "G", "topic": "T"}, None, [("%RETRY%G", SUB), ("T", SUB)]),
     C.QUERY_CONSUME_TIME_SPAN: ({"topic": "T", "group": "G"}, None, [("T", SUB), ("%RETRY%G", SUB)]),

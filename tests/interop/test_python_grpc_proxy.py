@@ -1,0 +1,127 @@
+"""Apache's official 5.x Python client (rocketmq-python-client from PyPI, unmodified) through the cluster-mode
+proxy, ``python -m brokers.engine proxy``: one address in front of two brokers that have no gRPC port of
+their own. Sends spread over both brokers; a SimpleConsumer gets every message from both, with
+redelivery (attempt 2) and acks; a PushConsumer's FAILURE reaches the group's dead-letter topic; each 5.x
+client shows to the brokers as a connection of its own (a member of its group while it heartbeats)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from brokers.engine.client.admin import BlockingMQAdminClient, MQBrokerError
+from tests.brokers.engine.client._cluster import EmbeddedCluster
+from tests.fixtures.waiting import wait_until
+from tests.interop._grpc_clients import create_group, create_topic, read_topic, unique
+from tests.interop._python_grpc import PythonClients, Recorder, message, receive_until
+
+ROOT = Path(__file__).resolve().parents[2]
+READY = re.compile(r"proxy 5\.x gRPC endpoint at (\S+)")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    made = EmbeddedCluster(tmp_path_factory.mktemp("proxy-cluster"), broker_names=("broker-a", "broker-b")).start()
+    yield made
+    made.stop()
+
+
+@pytest.fixture(scope="module")
+def proxy(cluster):
+    """The proxy process; its gRPC address."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "brokers.engine", "proxy", "--namesrv", cluster.namesrv_addr, "--grpc-port", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    try:
+        addr = None
+        for line in proc.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            found = READY.search(line)
+            if found:
+                addr = found.group(1)
+                break
+        assert addr, "".join(lines)
+        yield addr
+    finally:
+        proc.terminate()
+        proc.wait(15)
+
+
+@pytest.fixture(scope="module")
+def admin(cluster):
+    with BlockingMQAdminClient(cluster.namesrv_addr) as client:
+        yield client
+
+
+@pytest.fixture
+def clients(proxy):
+    made = PythonClients(proxy)
+    yield made
+    made.close()
+
+
+def test_sends_spread_over_both_brokers_and_a_simple_consumer_gets_them_all(cluster, admin, clients):
+    topic, group = unique("px_topic"), unique("px_group")
+    create_topic(admin, cluster, topic)
+    producer = clients.producer(topic)
+    receipts = [producer.send(message(topic, f"m-{i}")) for i in range(20)]
+    assert all(r.message_id for r in receipts)
+    stored = read_topic(cluster.namesrv_addr, topic, expect=20)  # Gantry's 4.x reader: both brokers
+    assert sorted(m.body for _, m in stored) == sorted(f"m-{i}".encode() for i in range(20))
+    assert {mq.broker_name for mq, _ in stored} == {"broker-a", "broker-b"}
+
+    consumer = clients.simple(group, topic)
+    got = receive_until(consumer, 20)
+    assert sorted(m.body.decode() for m in got) == sorted(f"m-{i}" for i in range(20))
+    for m in got:
+        consumer.ack(m)
+    assert consumer.receive(16, 30) == []
+
+
+def test_no_ack_comes_again_with_attempt_2_through_the_proxy(cluster, admin, clients):
+    topic, group = unique("px_topic"), unique("px_group")
+    create_topic(admin, cluster, topic)
+    producer = clients.producer(topic)
+    for body in ("keep-1", "keep-2", "acked-1", "acked-2"):
+        producer.send(message(topic, body))
+    consumer = clients.simple(group, topic)
+    first = receive_until(consumer, 4, invisible_s=2)
+    for m in first:
+        if m.body.startswith(b"acked"):
+            consumer.ack(m)
+    again = receive_until(consumer, 2, timeout_s=20, invisible_s=30)
+    assert sorted((m.body, m.delivery_attempt) for m in again) == [(b"keep-1", 2), (b"keep-2", 2)]
+    for m in again:
+        consumer.ack(m)
+    assert consumer.receive(16, 30) == []
+
+
+def test_push_failure_reaches_the_dead_letter_topic_and_members_show_as_connections(cluster, admin, clients):
+    topic, group = unique("px_topic"), unique("px_group")
+    create_topic(admin, cluster, topic)
+    create_group(admin, cluster, group, retry_max_times=1)  # two deliveries, then %DLQ%<group>
+    listener = Recorder(fail={"poison"})
+    clients.push(group, topic, listener)
+    producer = clients.producer(topic)
+    producer.send(message(topic, "poison"))
+    producer.send(message(topic, "fine"))
+    wait_until(
+        lambda: listener.bodies().count("poison") >= 2 and "fine" in listener.bodies(), 40, "two deliveries of poison"
+    )
+    wait_until(
+        lambda: admin.examine_topic_route_info(f"%DLQ%{group}"), 30, "the dead-letter topic", ignoring=(MQBrokerError,)
+    )
+    dead = read_topic(cluster.namesrv_addr, f"%DLQ%{group}", expect=1)
+    assert [m.body for _, m in dead] == [b"poison"]
+    connections = admin.examine_consumer_connection_info(group)  # the brokers see the 5.x client itself
+    assert len(connections.connections) == 1
+    assert connections.connections[0].language == "PYTHON"
