@@ -48,7 +48,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_common import loadavg  # noqa: E402
-from processes import free_port, wait_ready as wait_server_ready  # noqa: E402
+from processes import ClusterSpec, ProcessCluster  # noqa: E402
+
+from brokers.engine.cluster import GroupSpec  # noqa: E402
 from brokers.engine.client import ClientConfig, ConsumeConcurrentlyStatus, Message, Producer, PushConsumer  # noqa: E402
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
 from brokers.engine.common.gc_freeze import freeze_startup_heap  # noqa: E402
@@ -64,60 +66,20 @@ FREEZE_ENV = "GANTRY_BENCH_FREEZE_APP_HEAP"
 
 @contextmanager
 def cluster():
+    """A name server and the BROKERS (async flush) as a ProcessCluster, TOPIC on each; yields (namesrv, tmp)."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-client-"))
-    ns_port = free_port()
-    namesrv = f"127.0.0.1:{ns_port}"
-    procs = []
+    spec = ClusterSpec(str(tmp), groups=tuple(GroupSpec(name) for name in BROKERS))
     try:
-        specs = [("namesrv", ["namesrv", "--port", str(ns_port)])]
-        for name in BROKERS:
-            specs.append(
-                (
-                    name,
-                    [
-                        "broker",
-                        "--name",
-                        name,
-                        "--port",
-                        str(free_port()),
-                        "--namesrv",
-                        namesrv,
-                        "--store-dir",
-                        str(tmp / name),
-                        "--flush",
-                        "async",
-                        "--log-level",
-                        "WARNING",
-                    ],
-                )
-            )
-        for name, argv in specs:
-            log = tmp / f"{name}.log"
-            with open(log, "wb") as out:
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
-                )
-            procs.append(proc)
-            wait_server_ready(proc, log, 30.0)
-        with BlockingMQAdminClient(namesrv, timeout_s=5.0) as admin:
+        with ProcessCluster(spec) as servers, BlockingMQAdminClient(servers.namesrv_addr, timeout_s=5.0) as admin:
+            for name in BROKERS:
+                admin.create_or_update_topic(servers.addr(name), TopicConfig(TOPIC, QUEUES, QUEUES))
             deadline = time.monotonic() + 60  # a loaded machine registers slowly
-            while True:
-                info = admin.examine_broker_cluster_info()
-                addrs = info.master_addrs()
-                if len(addrs) == len(BROKERS):
-                    break
-                if time.monotonic() > deadline:
-                    raise RuntimeError("brokers did not register")
-                time.sleep(0.1)
-            for addr in addrs:
-                admin.create_or_update_topic(addr, TopicConfig(TOPIC, QUEUES, QUEUES))
             while len(admin.examine_topic_route_info(TOPIC).queue_datas) < len(BROKERS):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{TOPIC} not routed to every broker")
                 time.sleep(0.05)
-        yield namesrv, tmp
+            yield servers.namesrv_addr, tmp
     finally:
-        for proc in reversed(procs):
-            proc.terminate()
-            proc.wait(30)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
