@@ -23,7 +23,6 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from processes import free_port, wait_ready  # noqa: E402
+from processes import ClusterSpec, ProcessCluster  # noqa: E402
+
+from brokers.engine.cluster import GroupSpec  # noqa: E402
 
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
 from brokers.engine.client.simple import AsyncSimpleProducer  # noqa: E402
@@ -59,59 +60,27 @@ accounts:
 
 @contextmanager
 def cluster(acl: bool):
-    """A name server and a broker; yields (namesrv address, producer keys or None, the broker's pid)."""
+    """A name server and a broker (a ProcessCluster, the ACL file on both when ``acl``); yields (namesrv address, producer keys or None, the broker's pid)."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-acl-"))
-    acl_args: list[str] = []
     if acl:
         (tmp / "plain_acl.yml").write_text(ACL_TEXT)
         os.chmod(tmp / "plain_acl.yml", 0o600)
-        acl_args = ["--acl-file", str(tmp / "plain_acl.yml")]
-    ns_port, broker_port, ha_port = free_port(), free_port(), free_port()
-    procs = []
+    acl_file = {"acl_file": str(tmp / "plain_acl.yml")} if acl else {}
+    spec = ClusterSpec(
+        str(tmp), groups=(GroupSpec("bench-broker"),), broker_overrides=acl_file, namesrv_overrides=acl_file
+    )
+    keys = dict(zip(("access_key", "secret_key"), ADMIN)) if acl else {}
     try:
-        for name, argv in (
-            ("namesrv", ["namesrv", "--port", str(ns_port), *acl_args]),
-            (
-                "broker",
-                [
-                    "broker",
-                    "--name",
-                    "bench-broker",
-                    "--port",
-                    str(broker_port),
-                    "--namesrv",
-                    f"127.0.0.1:{ns_port}",
-                    "--ha-port",
-                    str(ha_port),
-                    "--store-dir",
-                    str(tmp / "store"),
-                    "--log-level",
-                    "WARNING",
-                    *acl_args,
-                ],
-            ),
-        ):
-            log = tmp / f"{name}.log"
-            with open(log, "wb") as out:
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
-                )
-            procs.append(proc)
-            wait_ready(proc, log, 30.0)
-        namesrv = f"127.0.0.1:{ns_port}"
-        keys = dict(zip(("access_key", "secret_key"), ADMIN)) if acl else {}
-        with BlockingMQAdminClient(namesrv, timeout_s=5.0, **keys) as admin:
-            admin.create_or_update_topic(f"127.0.0.1:{broker_port}", TopicConfig(TOPIC, QUEUES, QUEUES))
-            deadline = time.monotonic() + 10
-            while not _routed(admin):
-                if time.monotonic() > deadline:
-                    raise RuntimeError("topic not routed")
-                time.sleep(0.05)
-        yield namesrv, (PRODUCER if acl else None), procs[-1].pid
+        with ProcessCluster(spec, admin_options=keys) as servers:
+            with BlockingMQAdminClient(servers.namesrv_addr, timeout_s=5.0, **keys) as admin:
+                admin.create_or_update_topic(servers.addr("bench-broker"), TopicConfig(TOPIC, QUEUES, QUEUES))
+                deadline = time.monotonic() + 10
+                while not _routed(admin):
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("topic not routed")
+                    time.sleep(0.05)
+            yield servers.namesrv_addr, (PRODUCER if acl else None), servers.pid("bench-broker")
     finally:
-        for proc in reversed(procs):
-            proc.terminate()
-            proc.wait(30)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
