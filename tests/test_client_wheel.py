@@ -34,6 +34,7 @@ SHIPPED_PACKAGES = {  # what brokers.engine.client imports (its allocation strat
     "brokers/engine/client/allocation",
     "brokers/engine/common",
     "brokers/engine/remoting",
+    "brokers/engine/remoting/headers",
 }
 FRAMEWORKS = ("django", "rest_framework", "celery", "redis", "pyspark")
 
