@@ -31,7 +31,6 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +41,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from processes import free_port, wait_ready  # noqa: E402
+from processes import ClusterSpec, ProcessCluster  # noqa: E402
+
+from brokers.engine.cluster import GroupSpec  # noqa: E402
 
 from brokers.engine.common.gc_freeze import freeze_startup_heap  # noqa: E402
 
@@ -99,49 +100,16 @@ def _write_topics(store_dir: Path, topics: int) -> None:
 
 @contextmanager
 def cluster(tmp: Path, topics: int, groups: int = 0, consumed_topics: int = 100) -> Iterator[str]:
-    ns_port = free_port()
-    namesrv = f"127.0.0.1:{ns_port}"
-    procs = []
-    try:
-        argvs = [("namesrv", ["namesrv", "--port", str(ns_port)])]
-        for name in BROKERS:
-            store = tmp / "store" / name
-            _write_topics(store, topics)
-            if groups:
-                _write_groups(store, groups, consumed_topics)
-            argvs.append(
-                (
-                    name,
-                    [
-                        "broker",
-                        "--name",
-                        name,
-                        "--port",
-                        str(free_port()),
-                        "--namesrv",
-                        namesrv,
-                        "--store-dir",
-                        str(store),
-                        "--cluster",
-                        CLUSTER,
-                        "--log-level",
-                        "WARNING",
-                    ],
-                )
-            )
-        for name, argv in argvs:
-            log = tmp / f"{name}.log"
-            with open(log, "wb") as out:
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "brokers.engine", *argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
-                )
-            procs.append(proc)
-            wait_ready(proc, log)
-        yield namesrv
-    finally:
-        for proc in reversed(procs):
-            proc.terminate()
-            proc.wait(30)
+    """A name server and the BROKERS (a ProcessCluster), their stores seeded with ``topics`` topics (and
+    ``groups`` groups) before they start; yields the name server address."""
+    spec = ClusterSpec(str(tmp / "store"), groups=tuple(GroupSpec(name) for name in BROKERS), cluster_name=CLUSTER)
+    for member in spec.members():
+        store = Path(spec.store_dir(member))
+        _write_topics(store, topics)
+        if groups:
+            _write_groups(store, groups, consumed_topics)
+    with ProcessCluster(spec, log_dir=tmp) as servers:
+        yield servers.namesrv_addr
 
 
 def _setup_django(tmp: Path, namesrv: str) -> None:
