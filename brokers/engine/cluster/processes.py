@@ -56,8 +56,8 @@ class Member:
 class ProcessCluster:
     """A spec's servers as child processes: ``with ProcessCluster(spec) as c: ...``.
 
-    ``launcher`` is the command before ``brokers.engine member ...`` (default ``python -m``; a
-    profiler's wrapper module, say); ``env`` adds variables to the children's environment;
+    ``launcher`` is the command before ``brokers.engine member ...`` (default ``python -m``);
+    ``launchers`` replaces it for some members by key (a profiler's wrapper around one broker, say); ``env`` adds variables to the children's environment;
     ``log_level`` is the children's. ``admin_options`` (``access_key``, ``secret_key``, ``tls``)
     sign the admin requests that check slaves are connected when the spec turns the ACL or TLS on.
     """
@@ -68,6 +68,7 @@ class ProcessCluster:
         *,
         log_dir: Path | None = None,
         launcher: Sequence[str] = (sys.executable, "-m"),
+        launchers: Mapping[str, Sequence[str]] | None = None,
         env: Mapping[str, str] | None = None,
         log_level: str = "WARNING",
         ready_timeout_s: float = READY_TIMEOUT_S,
@@ -77,6 +78,7 @@ class ProcessCluster:
         self.spec = spec
         self.log_dir = log_dir or Path(spec.root) / "logs"
         self.launcher = tuple(launcher)
+        self.launchers = {key: tuple(command) for key, command in (launchers or {}).items()}
         self.env = {
             **os.environ,
             **(env or {}),
@@ -241,7 +243,14 @@ class ProcessCluster:
         log = self.log_dir / (f"{stem}.log" if self._starts[key] == 1 else f"{stem}.{self._starts[key]}.log")
         with open(log, "wb") as out:
             proc = subprocess.Popen(
-                [*self.launcher, "brokers.engine", "member", str(launch_file), "--log-level", self.log_level],
+                [
+                    *self.launchers.get(key, self.launcher),
+                    "brokers.engine",
+                    "member",
+                    str(launch_file),
+                    "--log-level",
+                    self.log_level,
+                ],
                 cwd=ROOT,
                 env=self.env,
                 stdout=out,
