@@ -21,10 +21,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import struct
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from processes import free_port, wait_ready  # noqa: E402
+from processes import ClusterSpec, ProcessCluster  # noqa: E402
+
+from brokers.engine.cluster import GroupSpec  # noqa: E402
 
 from brokers.engine.common.message import properties_to_string  # noqa: E402
 from brokers.engine.remoting.client import RemotingClient  # noqa: E402
@@ -209,36 +209,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--window", type=float, default=1.0, help="seconds of sends measured after each attack")
     args = parser.parse_args()
-    port = free_port()
     with tempfile.TemporaryDirectory() as store:
-        log = Path(store) / "broker.log"
-        with open(log, "w") as out:
-            proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "brokers.engine",
-                    "broker",
-                    "--name",
-                    "broker-a",
-                    "--store-dir",
-                    str(Path(store) / "b"),
-                    "--port",
-                    str(port),
-                    "--log-level",
-                    "ERROR",
-                ],
-                cwd=ROOT,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONPATH": str(ROOT)},
-            )
-        try:
-            wait_ready(proc, log, 30)
-            asyncio.run(run(port, args.window))
-        finally:
-            proc.terminate()
-            proc.wait(10)
+        # one broker and no name server: the sends go to the broker's port directly
+        spec = ClusterSpec(store, groups=(GroupSpec("broker-a"),), namesrvs=0)
+        with ProcessCluster(spec, log_level="ERROR") as cluster:
+            asyncio.run(run(cluster.brokers["broker-a"].port, args.window))
     return 0
 
 
