@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from brokers.engine.acl.client_hook import AclClientHook
 from brokers.engine.broker.pop.extra_info import ExtraInfo
@@ -51,20 +52,23 @@ MAX_CACHED = 10_000  # entries per cache; past it the cache starts over
 PULL_FLAG_SUBSCRIPTION = 0x4  # RocketMQ's PullSysFlag: the request carries its subscription
 
 
-class _Ttl:
+_V = TypeVar("_V")
+
+
+class _Ttl(Generic[_V]):
     """key -> value for ``ttl_s`` seconds (a bounded dict: cleared when it reaches MAX_CACHED)."""
 
     def __init__(self, ttl_s: float) -> None:
         self.ttl_s = ttl_s
-        self._entries: dict[str, tuple[float, Any]] = {}
+        self._entries: dict[str, tuple[float, _V]] = {}
 
-    def get(self, key: str) -> tuple[bool, Any]:
+    def get(self, key: str) -> tuple[bool, _V | None]:
         entry = self._entries.get(key)
         if entry is None or entry[0] < time.monotonic():
             return False, None
         return True, entry[1]
 
-    def put(self, key: str, value: Any) -> None:
+    def put(self, key: str, value: _V) -> None:
         if len(self._entries) >= MAX_CACHED:
             self._entries.clear()
         self._entries[key] = (time.monotonic() + self.ttl_s, value)
@@ -75,7 +79,7 @@ class ClusterBackend:
 
     def __init__(
         self,
-        namesrv_addrs: list[str],
+        namesrv_addrs: Sequence[str],
         *,
         guard: AclGuard | None = None,
         metadata_account: tuple[str, str] | None = None,
@@ -96,9 +100,9 @@ class ClusterBackend:
         self.endpoint_addr = ""
         self._masters: dict[str, str] = {}
         self._masters_until = 0.0
-        self._topics = _Ttl(CONFIG_TTL_S)
-        self._groups = _Ttl(CONFIG_TTL_S)
-        self._routes = _Ttl(CONFIG_TTL_S)
+        self._topics: _Ttl[TopicConfig | None] = _Ttl(CONFIG_TTL_S)
+        self._groups: _Ttl[tuple[bool, int]] = _Ttl(CONFIG_TTL_S)  # (orderly, max delivery attempts)
+        self._routes: _Ttl[TopicRouteData | None] = _Ttl(CONFIG_TTL_S)
         self._ready = False
 
     # -- the backend protocol ------------------------------------------------------------------------
@@ -156,7 +160,7 @@ class ClusterBackend:
     async def topic_config(self, call: ClientCall | None, topic: str) -> TopicConfig | None:
         found, tc = self._topics.get(topic)
         if found:
-            return tc  # type: ignore[no-any-return]
+            return tc
         tc = None
         route = await self._route(topic)
         masters = [bd.broker_addrs.get(0) for bd in route.broker_datas] if route is not None else []
@@ -182,9 +186,9 @@ class ClusterBackend:
         default = (False, MAX_RECONSUME_TIMES + 1)
         if not group:
             return default
-        found, policy = self._groups.get(group)
-        if found:
-            return policy  # type: ignore[no-any-return]
+        found, cached = self._groups.get(group)
+        if found and cached is not None:
+            return cached
         policy = default
         masters = await self._all_masters()
         for addr in masters.values():
@@ -263,7 +267,7 @@ class ClusterBackend:
     async def _route(self, topic: str) -> TopicRouteData | None:
         found, route = self._routes.get(topic)
         if found:
-            return route  # type: ignore[no-any-return]
+            return route
         route = None
         try:
             reply = await self.namesrv_call(

@@ -23,13 +23,14 @@ import logging
 import signal
 import sys
 
+from brokers.engine.acl.acl_guard import AclGuard
 from brokers.engine import event_loop
 from brokers.engine.acl.plain_acl_config import AclConfigError
 from brokers.engine.acl.server_acl import add_acl_arguments, server_acl_guard
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
 from brokers.engine.proxy.cluster_backend import ClusterBackend
 from brokers.engine.proxy.endpoint import EndpointSettings, GrpcEndpoint
-from brokers.engine.remoting.tls import TlsConfigError, add_tls_arguments, tls_config_from_args
+from brokers.engine.remoting.tls import TlsConfig, TlsConfigError, add_tls_arguments, tls_config_from_args
 
 EXIT_START_FAILED = 1
 EXIT_BAD_ARGUMENTS = 2
@@ -60,7 +61,7 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def _metadata_account(guard, wanted: str | None) -> tuple[str, str] | None:
+def _metadata_account(guard: AclGuard | None, wanted: str | None) -> tuple[str, str] | None:
     if guard is None:
         return None
     accounts = guard.config.accounts
@@ -75,7 +76,7 @@ def _metadata_account(guard, wanted: str | None) -> tuple[str, str] | None:
     return admin.access_key, admin.secret_key
 
 
-async def serve(args: argparse.Namespace, tls) -> int:
+async def serve(args: argparse.Namespace, tls: TlsConfig | None) -> int:
     guard = server_acl_guard(host=args.host, acl_file=args.acl_file, no_acl=args.no_acl, name="proxy")
     backend = ClusterBackend(
         parse_namesrv_addrs(args.namesrv),

@@ -40,7 +40,7 @@ class ExtraInfo:
     invisible_time: int
     revive_qid: int
     retry: str
-    broker_name: str | None  # None: a BATCH_ACK_MESSAGE body that names no broker
+    broker_name: str
     queue_id: int
     queue_offset: int | None  # None in the 7-field form
 

@@ -280,7 +280,7 @@ class PopMessageProcessor(Processor):
                 ("queueId", handle.queue_id == queue_id),
                 ("queueOffset", handle.queue_offset in (None, offset)),
                 ("retry", handle.retry == NORMAL_TOPIC),
-                ("brokerName", handle.broker_name in (self.broker.config.broker_name, None)),
+                ("brokerName", handle.broker_name == self.broker.config.broker_name),
                 ("popTime", handle.pop_time == flight.pop_time),
                 ("invisibleTime", handle.invisible_time == flight.invisible_ms),
                 ("ckQueueOffset", handle.ck_offset == flight.ck_offset),
@@ -337,11 +337,12 @@ class PopMessageProcessor(Processor):
                 f"[{self.broker.config.broker_name}] is a slave (POP state is not replicated)",
             )
         try:
-            broker_name, acks = parse_batch_ack_body(json_compat.loads(request.body or b"null"))
+            named, acks = parse_batch_ack_body(json_compat.loads(request.body or b"null"))
         except (BatchAckError, ValueError, UnicodeDecodeError) as exc:
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"the batch ack body is malformed: {exc}") from None
         refused: list[str] = []
         seq = 0
+        broker_name = self.broker.config.broker_name if named is None else named  # a body naming none: this one
         for ack in acks:
             group, topic = checked_group(ack.group), checked_topic(ack.topic)
             tc = self.broker.topic_config_manager.select_topic_config(topic)
