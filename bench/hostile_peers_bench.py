@@ -35,7 +35,6 @@ import json
 import multiprocessing
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 import threading
@@ -45,7 +44,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from processes import free_port, wait_ready  # noqa: E402
+from processes import ClusterSpec, ProcessCluster  # noqa: E402
+
+from brokers.engine.cluster import GroupSpec  # noqa: E402
 
 from brokers.engine.common.message import properties_to_string  # noqa: E402
 from brokers.engine.remoting.client import RemotingClient  # noqa: E402
@@ -237,7 +238,7 @@ def main() -> int:
     parser.add_argument("--patterns", default="partial,idle,heartbeat,spin")
     parser.add_argument("--attacker-nice", type=int, default=0, help="the attacker's CPU priority (19: lowest)")
     args = parser.parse_args()
-    limits = ["--max-buffered-bytes", str(args.budget_mib * MIB), "--max-unauthenticated-bytes", str(64 * MIB)]
+    limits = {"max_buffered_bytes": args.budget_mib * MIB, "max_unauthenticated_bytes": 64 * MIB}
     print(
         f"budget {args.budget_mib} MiB (unauthenticated 64 MiB); window {args.window} s; attacker nice {args.attacker_nice}; "
         f"load {os.getloadavg()[0]:.2f}"
@@ -247,62 +248,23 @@ def main() -> int:
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as tmp:
-        ns_port, broker_port = free_port(), free_port()
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        ns_log, broker_log = Path(tmp) / "namesrv.log", Path(tmp) / "broker.log"
-        with open(ns_log, "w") as out:
-            namesrv = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "brokers.engine",
-                    "namesrv",
-                    "--port",
-                    str(ns_port),
-                    "--log-level",
-                    "ERROR",
-                    *limits,
-                ],
-                cwd=ROOT,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env=env,
-            )
-        with open(broker_log, "w") as out:
-            broker = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "brokers.engine",
-                    "broker",
-                    "--name",
-                    "broker-a",
-                    "--store-dir",
-                    str(Path(tmp) / "b"),
-                    "--port",
-                    str(broker_port),
-                    "--namesrv",
-                    f"127.0.0.1:{ns_port}",
-                    "--log-level",
-                    "ERROR",
-                    *limits,
-                ],
-                cwd=ROOT,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env=env,
-            )
-        try:
-            wait_ready(namesrv, ns_log, 30)
-            wait_ready(broker, broker_log, 30)
-            asyncio.run(_create_topic(f"127.0.0.1:{broker_port}"))
+        spec = ClusterSpec(
+            tmp,
+            groups=(GroupSpec("broker-a"),),
+            broker_overrides={"limits": limits},
+            namesrv_overrides={"limits": limits},
+        )
+        with ProcessCluster(spec, log_level="ERROR") as cluster:
+            broker_addr, broker_port = cluster.addr("broker-a"), cluster.brokers["broker-a"].port
+            ns_addr, ns_port = cluster.namesrv_addr, cluster.namesrvs[0].port
+            asyncio.run(_create_topic(broker_addr))
             for pattern in args.patterns.split(","):
                 print(
                     measure(
                         "broker",
-                        f"127.0.0.1:{broker_port}",
+                        broker_addr,
                         broker_port,
-                        broker.pid,
+                        cluster.pid("broker-a"),
                         pattern,
                         args.window,
                         args.attacker_nice,
@@ -314,19 +276,15 @@ def main() -> int:
                     print(
                         measure(
                             "namesrv",
-                            f"127.0.0.1:{ns_port}",
+                            ns_addr,
                             ns_port,
-                            namesrv.pid,
+                            cluster.namesrvs[0].pid,
                             pattern,
                             args.window,
                             args.attacker_nice,
                         ),
                         flush=True,
                     )
-        finally:
-            for proc in (broker, namesrv):
-                proc.terminate()
-                proc.wait(10)
     return 0
 
 
