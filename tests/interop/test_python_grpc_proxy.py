@@ -2,7 +2,9 @@
 proxy, ``python -m brokers.engine proxy``: one address in front of two brokers that have no gRPC port of
 their own. Sends spread over both brokers; a SimpleConsumer gets every message from both, with
 redelivery (attempt 2) and acks; a PushConsumer's FAILURE reaches the group's dead-letter topic; each 5.x
-client shows to the brokers as a connection of its own (a member of its group while it heartbeats)."""
+client shows to the brokers as a connection of its own (a member of its group while it heartbeats). With
+the ACL on (the brokers' plain_acl.yml given to the proxy too): a signed account sends and consumes, a
+wrong secret is refused, an account without PUB may not send."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient, MQBrokerError
+from tests.brokers.engine.acl._acl_cluster import ADMIN, DEMO, SUB_ONLY, acl_text, write_acl
 from tests.brokers.engine.client._cluster import EmbeddedCluster
 from tests.fixtures.waiting import wait_until
 from tests.interop._grpc_clients import create_group, create_topic, read_topic, unique
@@ -30,30 +33,31 @@ def cluster(tmp_path_factory):
     made.stop()
 
 
-@pytest.fixture(scope="module")
-def proxy(cluster):
-    """The proxy process; its gRPC address."""
+def start_proxy(namesrv_addr: str, *options: str):
+    """The proxy process (``python -m brokers.engine proxy``) and its gRPC address, once it says it is ready."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "brokers.engine", "proxy", "--namesrv", cluster.namesrv_addr, "--grpc-port", "0"],
+        [sys.executable, "-m", "brokers.engine", "proxy", "--namesrv", namesrv_addr, "--grpc-port", "0", *options],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
     lines: list[str] = []
-    try:
-        addr = None
-        for line in proc.stdout:  # type: ignore[union-attr]
-            lines.append(line)
-            found = READY.search(line)
-            if found:
-                addr = found.group(1)
-                break
-        assert addr, "".join(lines)
-        yield addr
-    finally:
-        proc.terminate()
-        proc.wait(15)
+    for line in proc.stdout:  # type: ignore[union-attr]
+        lines.append(line)
+        found = READY.search(line)
+        if found:
+            return proc, found.group(1)
+    proc.wait(15)
+    raise AssertionError("the proxy did not start:\n" + "".join(lines))
+
+
+@pytest.fixture(scope="module")
+def proxy(cluster):
+    proc, addr = start_proxy(cluster.namesrv_addr)
+    yield addr
+    proc.terminate()
+    proc.wait(15)
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +129,52 @@ def test_push_failure_reaches_the_dead_letter_topic_and_members_show_as_connecti
     connections = admin.examine_consumer_connection_info(group)  # the brokers see the 5.x client itself
     assert len(connections.connections) == 1
     assert connections.connections[0].language == "PYTHON"
+
+
+@pytest.fixture(scope="module")
+def acl_proxy(tmp_path_factory):
+    """A two-broker cluster with the ACL on, and a proxy given the same ACL file: (cluster, admin, address)."""
+    root = tmp_path_factory.mktemp("proxy-acl")
+    acl_file = str(write_acl(root / "plain_acl.yml", acl_text()))
+    made = EmbeddedCluster(
+        root / "stores",
+        broker_names=("broker-a", "broker-b"),
+        namesrv_options={"acl_file": acl_file},
+        acl_file=acl_file,
+    ).start()
+    proc, addr = start_proxy(made.namesrv_addr, "--acl-file", acl_file)
+    try:
+        with BlockingMQAdminClient(
+            made.namesrv_addr, timeout_s=5.0, access_key=ADMIN[0], secret_key=ADMIN[1]
+        ) as acl_admin:
+            yield made, acl_admin, addr
+    finally:
+        proc.terminate()
+        proc.wait(15)
+        made.stop()
+
+
+def test_with_the_acl_signed_calls_pass_a_wrong_secret_and_a_missing_pub_do_not(acl_proxy):
+    made, acl_admin, addr = acl_proxy
+    topic, group = unique("px_acl"), unique("px_acl_group")
+    create_topic(acl_admin, made, topic)
+    signed = PythonClients(addr, access_key=DEMO[0], secret_key=DEMO[1])
+    forged = PythonClients(addr, access_key=DEMO[0], secret_key="not-the-secret")
+    sub_only = PythonClients(addr, access_key=SUB_ONLY[0], secret_key=SUB_ONLY[1])
+    try:
+        producer = signed.producer(topic)
+        for i in range(4):
+            producer.send(message(topic, f"signed-{i}"))
+        consumer = signed.simple(group, topic)
+        got = receive_until(consumer, 4)
+        assert sorted(m.body for m in got) == [f"signed-{i}".encode() for i in range(4)]
+        for m in got:
+            consumer.ack(m)
+        with pytest.raises(Exception, match="40100|signature mismatch|failed to fetch topic"):
+            forged.producer(topic).send(message(topic, "forged"))
+        with pytest.raises(Exception, match="40300|no permission to PUB"):
+            sub_only.producer(topic).send(message(topic, "not allowed"))
+        assert acl_admin.examine_topic_stats(topic).total_messages == 4  # the refused ones stored nothing
+    finally:
+        for clients in (signed, forged, sub_only):
+            clients.close()
