@@ -17,6 +17,7 @@ from brokers.engine.common.message import MessageExt
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.headers.consume import PullMessageRequestHeader
 from brokers.engine.remoting.headers.offsets import (
     GetMaxOffsetRequestHeader,
     GetMinOffsetRequestHeader,
@@ -164,20 +165,18 @@ def pull_messages(reads: dict[MessageQueue, tuple[str, int, int]], group: str) -
             calls.append(
                 Call(
                     RequestCode.PULL_MESSAGE,
-                    {
-                        "consumerGroup": group,
-                        "topic": mq.topic,
-                        "queueId": mq.queue_id,
-                        "queueOffset": offset,
-                        "maxMsgNums": min(count, PULL_BATCH),
-                        "sysFlag": PULL_SYS_FLAG_SUBSCRIPTION,
-                        "commitOffset": 0,
-                        "suspendTimeoutMillis": 0,
-                        "subscription": "*",
-                        "subVersion": 0,
-                        "expressionType": "TAG",
-                        "bname": mq.broker_name,
-                    },
+                    PullMessageRequestHeader(
+                        **queue_fields(mq),
+                        consumer_group=group,
+                        queue_offset=offset,
+                        max_msg_nums=min(count, PULL_BATCH),
+                        sys_flag=PULL_SYS_FLAG_SUBSCRIPTION,
+                        commit_offset=0,
+                        suspend_timeout_millis=0,
+                        subscription="*",
+                        sub_version=0,
+                        expression_type="TAG",
+                    ).encode(),
                     addr=addr,
                 )
             )

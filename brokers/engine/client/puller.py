@@ -41,6 +41,7 @@ from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.headers.consume import PullMessageRequestHeader
 from brokers.engine.remoting.headers.offsets import (
     GetEarliestMsgStoretimeRequestHeader,
     GetMaxOffsetRequestHeader,
@@ -208,20 +209,18 @@ class PullPlans(ClientPlans):
             sys_flag |= PULL_SYS_FLAG_SUSPEND
         if commit_offset is not None:
             sys_flag |= PULL_SYS_FLAG_COMMIT_OFFSET
-        ext = {  # strings already, as the wire carries them
-            "consumerGroup": self.group,
-            "topic": mq.topic,
-            "queueId": str(mq.queue_id),
-            "queueOffset": str(offset),
-            "maxMsgNums": str(max_nums),
-            "sysFlag": str(sys_flag),
-            "commitOffset": str(commit_offset if commit_offset is not None else 0),
-            "suspendTimeoutMillis": str(max(0, suspend_ms)),
-            "subscription": sub.sub_string,
-            "subVersion": str(sub.sub_version),
-            "expressionType": sub.expression_type,
-            "bname": mq.broker_name,
-        }
+        ext = PullMessageRequestHeader(
+            **queue_fields(mq),
+            consumer_group=self.group,
+            queue_offset=offset,
+            max_msg_nums=max_nums,
+            sys_flag=sys_flag,
+            commit_offset=commit_offset if commit_offset is not None else 0,
+            suspend_timeout_millis=max(0, suspend_ms),
+            subscription=sub.sub_string,
+            sub_version=sub.sub_version,
+            expression_type=sub.expression_type,
+        ).encode()
         wait = self.timeout_s + (
             suspend_ms / 1000 if suspend_ms > 0 else 0
         )  # a parked pull answers by its suspend time

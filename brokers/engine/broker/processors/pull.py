@@ -31,9 +31,6 @@ from brokers.engine.broker.processors.base import (
     RequestError,
     checked_group,
     checked_topic,
-    optional_int,
-    require_int,
-    require_str,
 )
 from brokers.engine.broker.processors.property_filter import pull_message_filter
 from brokers.engine.broker.pull_request_hold_service import PropertyProbe, PullRequest
@@ -42,6 +39,8 @@ from brokers.engine.common.perm import is_readable
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.errors import RemotingCommandError
+from brokers.engine.remoting.headers.consume import PullMessageRequestHeader
 from brokers.engine.store.ha.ha_config import SLAVE
 from brokers.engine.store.message_store import MessageFilter, MessageStore
 from brokers.engine.store.results import GetMessageStatus
@@ -86,21 +85,19 @@ class PullMessageProcessor(Processor):
             return self._pull(ctx, request, broker_allow_suspend)
         except RequestError as exc:
             return request.response(exc.code, exc.remark)
+        except RemotingCommandError as exc:  # the header's decode: a missing or bad field, named
+            return request.response(ResponseCode.SYSTEM_ERROR, str(exc))
 
     def _pull(
         self, ctx: ChannelContext, request: RemotingCommand, broker_allow_suspend: bool
     ) -> RemotingCommand | None:
         broker = self.broker
         config = broker.config
-        group = checked_group(require_str(request, "consumerGroup"))
-        topic = checked_topic(require_str(request, "topic"))
-        queue_id = require_int(request, "queueId")
-        queue_offset = require_int(request, "queueOffset")
-        max_msg_nums = require_int(request, "maxMsgNums")
-        sys_flag = optional_int(request, "sysFlag", 0) or 0
-        commit_offset = optional_int(request, "commitOffset", -1)
-        suspend_ms = optional_int(request, "suspendTimeoutMillis", 0) or 0
-        sub_version = optional_int(request, "subVersion", 0) or 0
+        header = PullMessageRequestHeader.decode(request)
+        group, topic = checked_group(header.consumer_group), checked_topic(header.topic)
+        queue_id, queue_offset, max_msg_nums = header.queue_id, header.queue_offset, header.max_msg_nums
+        sys_flag, commit_offset = header.sys_flag, header.commit_offset
+        suspend_ms, sub_version = header.suspend_timeout_millis, header.sub_version
         has_suspend = bool(sys_flag & FLAG_SUSPEND)
         has_commit = bool(sys_flag & FLAG_COMMIT_OFFSET)
         has_subscription = bool(sys_flag & FLAG_SUBSCRIPTION)
@@ -135,8 +132,8 @@ class PullMessageProcessor(Processor):
             try:
                 subscription = build_subscription_data(
                     topic,
-                    request.ext("subscription"),
-                    request.ext("expressionType"),
+                    header.subscription,
+                    header.expression_type,
                     sub_version,
                     config.subscription_limits,
                 )
@@ -200,7 +197,7 @@ class PullMessageProcessor(Processor):
             "maxOffset": result.max_offset,
             "suggestWhichBrokerId": suggest,
         }
-        if has_commit and commit_offset is not None and commit_offset >= 0 and broker_allow_suspend:
+        if has_commit and commit_offset >= 0 and broker_allow_suspend:
             broker.consumer_offset_manager.commit_offset(ctx.remote_addr, group, topic, queue_id, commit_offset)
 
         if code == ResponseCode.SUCCESS:

@@ -238,3 +238,21 @@ def test_retry_topic_send_moves_to_dlq_after_max(engine_cluster):
             assert [m.body for m in records] == [b"again"]
 
     run(scenario())
+
+
+def test_a_pull_missing_or_garbling_a_header_field_is_refused_by_name(engine_cluster):
+    async def scenario():
+        async with engine_cluster() as c:
+            await c.create_topic("PH", read=1, write=1)
+            await c.send("PH", b"x", queue_id=0)
+            ext = {"consumerGroup": "g", "topic": "PH", "queueId": "0", "queueOffset": "0", "maxMsgNums": "1"}
+            ok = await c.call(RequestCode.PULL_MESSAGE, {**ext, "sysFlag": "4", "subscription": "*"})
+            assert ok.code == ResponseCode.SUCCESS, ok
+            for ext_fields, remark in (
+                ({k: v for k, v in ext.items() if k != "queueOffset"}, "the custom field <queueOffset> is missing"),
+                ({**ext, "maxMsgNums": "lots"}, "the custom field <maxMsgNums> is not an integer: 'lots'"),
+            ):
+                refused = await c.call(RequestCode.PULL_MESSAGE, ext_fields)
+                assert (refused.code, refused.remark) == (ResponseCode.SYSTEM_ERROR, remark)
+
+    run(scenario())

@@ -13,12 +13,17 @@ from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.command import SERIALIZE_JSON, SERIALIZE_ROCKETMQ, RemotingCommand
 from brokers.engine.remoting.errors import RemotingCommandError
 from brokers.engine.remoting.headers import RequestHeader, header_fields, wire
-from brokers.engine.remoting.headers import groups, messages, offsets, topics
+from brokers.engine.remoting.headers import consume, groups, messages, offsets, topics
 from brokers.engine.remoting.headers.groups import DeleteSubscriptionGroupRequestHeader
 from brokers.engine.remoting.headers.messages import QueryMessageRequestHeader
 from brokers.engine.remoting.headers.offsets import ResetOffsetRequestHeader, UpdateConsumerOffsetRequestHeader
 
-HEADER_CLASSES = [getattr(m, n) for m in (topics, groups, offsets, messages) for n in m.__all__]
+HEADER_CLASSES = [
+    c
+    for m in (topics, groups, offsets, messages, consume)
+    for c in (getattr(m, n) for n in m.__all__)
+    if isinstance(c, type) and issubclass(c, RequestHeader)
+]
 
 
 def _sample(cls: type[RequestHeader]) -> RequestHeader:
