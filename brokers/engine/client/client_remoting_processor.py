@@ -28,6 +28,8 @@ from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.errors import RemotingCommandError
+from brokers.engine.remoting.headers.groups import GetConsumerRunningInfoRequestHeader
 
 __all__ = ["ClientInstanceView", "ClientRemotingProcessor", "parse_reset_offset_body"]
 
@@ -80,7 +82,10 @@ class ClientRemotingProcessor:
         return None
 
     async def get_consumer_running_info(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        group = request.ext_fields.get("consumerGroup", "")
+        try:
+            group = GetConsumerRunningInfoRequestHeader.decode(request).consumer_group
+        except RemotingCommandError as exc:
+            return request.response(ResponseCode.SYSTEM_ERROR, str(exc))
         consumer = self.instance.consumers.get(group)
         if consumer is None:
             return request.response(
