@@ -23,7 +23,9 @@ from rocketmq import (
     SimpleConsumer,
 )
 
+from brokers.engine.client.admin import MQBrokerError
 from tests.fixtures.waiting import wait_until
+from tests.interop._grpc_clients import create_group, read_topic
 
 AWAIT_S = 2
 
@@ -123,3 +125,25 @@ def receive_until(consumer: SimpleConsumer, count: int, timeout_s: float = 30.0,
         return got if len(got) >= count else None
 
     return wait_until(enough, timeout_s, f"{count} messages")
+
+
+def poison_goes_to_the_dead_letter_topic(admin, cluster, clients: PythonClients, topic: str, group: str) -> Recorder:
+    """A push consumer of ``group`` (retryMaxTimes 1) fails "poison" and takes "fine": after two deliveries,
+    "poison" is the only message of %DLQ%<group> and "fine" came once. The listener, for more checks."""
+    create_group(admin, cluster, group, retry_max_times=1)  # two deliveries, then %DLQ%<group>
+    listener = Recorder(fail={"poison"})
+    clients.push(group, topic, listener)
+    producer = clients.producer(topic)
+    producer.send(message(topic, "poison"))
+    producer.send(message(topic, "fine"))
+    wait_until(
+        lambda: listener.bodies().count("poison") >= 2 and "fine" in listener.bodies(), 40, "two deliveries of poison"
+    )
+    wait_until(
+        lambda: admin.examine_topic_route_info(f"%DLQ%{group}"), 30, "the dead-letter topic", ignoring=(MQBrokerError,)
+    )
+    dead = read_topic(cluster.namesrv_addr, f"%DLQ%{group}", expect=1, timeout_s=30)
+    assert [m.body for _, m in dead] == [b"poison"]
+    assert sorted(a for body, a, _ in listener.deliveries if body == "poison") == [1, 2]
+    assert listener.bodies().count("fine") == 1
+    return listener

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from brokers.engine.client.admin import BlockingMQAdminClient, MQBrokerError
+from brokers.engine.client.admin import BlockingMQAdminClient
 from tests.interop._grpc_clients import (
     create_fifo_topic,
     create_group,
@@ -18,7 +18,13 @@ from tests.interop._grpc_clients import (
     start_grpc_cluster,
     unique,
 )
-from tests.interop._python_grpc import PythonClients, Recorder, message, receive_until
+from tests.interop._python_grpc import (
+    PythonClients,
+    Recorder,
+    message,
+    poison_goes_to_the_dead_letter_topic,
+    receive_until,
+)
 from tests.fixtures.waiting import wait_until
 
 
@@ -97,23 +103,7 @@ def test_change_invisible_duration_keeps_it_away_then_brings_it_back(grpc_cluste
 def test_push_consumer_failure_goes_to_the_dead_letter_topic(grpc_cluster, admin, clients):
     topic, group = unique("py_topic"), unique("py_group")
     create_topic(admin, grpc_cluster, topic)
-    create_group(admin, grpc_cluster, group, retry_max_times=1)  # two deliveries, then %DLQ%<group>
-    listener = Recorder(fail={"poison"})
-    clients.push(group, topic, listener)
-    producer = clients.producer(topic)
-    producer.send(message(topic, "poison"))
-    producer.send(message(topic, "fine"))
-    wait_until(
-        lambda: listener.bodies().count("poison") >= 2 and "fine" in listener.bodies(), 40, "two deliveries of poison"
-    )
-    wait_until(
-        lambda: admin.examine_topic_route_info(f"%DLQ%{group}"), 30, "the dead-letter topic", ignoring=(MQBrokerError,)
-    )
-    dead = read_topic(grpc_cluster.namesrv_addr, f"%DLQ%{group}", expect=1, timeout_s=30)
-    assert [m.body for _, m in dead] == [b"poison"]
-    attempts = sorted(a for body, a, _ in listener.deliveries if body == "poison")
-    assert attempts == [1, 2]
-    assert listener.bodies().count("fine") == 1
+    poison_goes_to_the_dead_letter_topic(admin, grpc_cluster, clients, topic, group)
 
 
 def test_fifo_group_is_consumed_in_order(grpc_cluster, admin, clients):

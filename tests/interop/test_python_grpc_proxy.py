@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from brokers.engine.client.admin import BlockingMQAdminClient, MQBrokerError
+from brokers.engine.client.admin import BlockingMQAdminClient
 from tests.brokers.engine.acl._acl_cluster import ADMIN, DEMO, SUB_ONLY, acl_text, write_acl
 from tests.brokers.engine.client._cluster import EmbeddedCluster
-from tests.fixtures.waiting import wait_until
-from tests.interop._grpc_clients import create_group, create_topic, read_topic, unique
-from tests.interop._python_grpc import PythonClients, Recorder, message, receive_until
+from tests.interop._grpc_clients import create_topic, read_topic, unique
+from tests.interop._python_grpc import PythonClients, message, poison_goes_to_the_dead_letter_topic, receive_until
 
 ROOT = Path(__file__).resolve().parents[2]
 READY = re.compile(r"proxy 5\.x gRPC endpoint at (\S+)")
@@ -112,20 +111,7 @@ def test_no_ack_comes_again_with_attempt_2_through_the_proxy(cluster, admin, cli
 def test_push_failure_reaches_the_dead_letter_topic_and_members_show_as_connections(cluster, admin, clients):
     topic, group = unique("px_topic"), unique("px_group")
     create_topic(admin, cluster, topic)
-    create_group(admin, cluster, group, retry_max_times=1)  # two deliveries, then %DLQ%<group>
-    listener = Recorder(fail={"poison"})
-    clients.push(group, topic, listener)
-    producer = clients.producer(topic)
-    producer.send(message(topic, "poison"))
-    producer.send(message(topic, "fine"))
-    wait_until(
-        lambda: listener.bodies().count("poison") >= 2 and "fine" in listener.bodies(), 40, "two deliveries of poison"
-    )
-    wait_until(
-        lambda: admin.examine_topic_route_info(f"%DLQ%{group}"), 30, "the dead-letter topic", ignoring=(MQBrokerError,)
-    )
-    dead = read_topic(cluster.namesrv_addr, f"%DLQ%{group}", expect=1)
-    assert [m.body for _, m in dead] == [b"poison"]
+    poison_goes_to_the_dead_letter_topic(admin, cluster, clients, topic, group)
     connections = admin.examine_consumer_connection_info(group)  # the brokers see the 5.x client itself
     assert len(connections.connections) == 1
     assert connections.connections[0].language == "PYTHON"
