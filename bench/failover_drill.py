@@ -1,7 +1,7 @@
 """Broker-group failover drills with real processes: promotion of a slave when its master is lost.
 
-Name server, master and slaves are subprocesses (``python -m brokers.engine namesrv|broker``)
-on loopback ports with real store directories; this process runs 4 producers and the operator.
+Name server, master and slaves are processes of the engine's cluster harness (a ProcessCluster,
+each broker generation started by the drill) on loopback ports with real store directories; this process runs 4 producers and the operator.
 
 * ``failover`` (drills 1 and 2): a group (SYNC_MASTER or ASYNC_MASTER) + one slave under 4
   producers; each cycle SIGKILLs the master **and deletes its store directory**, promotes the
@@ -27,7 +27,6 @@ import itertools
 import json
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,7 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from processes import free_port, wait_ready  # noqa: E402
+from processes import ClusterSpec, ProcessCluster  # noqa: E402
+
+from brokers.engine.cluster import BrokerSpec  # noqa: E402
+from brokers.engine.store.config import ASYNC_FLUSH  # noqa: E402
 
 from brokers.engine.client.admin_promotion import PromotionRefusedError, promote_slave_async  # noqa: E402
 from brokers.engine.common.message import properties_to_string  # noqa: E402
@@ -55,38 +57,11 @@ PRODUCERS = 4
 NOT_STORED_OK = (ResponseCode.SLAVE_NOT_AVAILABLE, ResponseCode.FLUSH_SLAVE_TIMEOUT, ResponseCode.FLUSH_DISK_TIMEOUT)
 
 
-class Proc:
-    """One server subprocess, its output in a log file."""
-
-    def __init__(self, name: str, argv: list[str], log: Path) -> None:
-        self.name, self.argv, self.log = name, argv, log
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> Proc:
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "brokers.engine", *self.argv], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
-            )
-        wait_ready(self.proc, self.log, 60.0)
-        return self
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
-
-    def signal(self, sig: int) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-
-    def text(self) -> str:
-        return self.log.read_text(errors="replace") if self.log.exists() else ""
-
-
 @dataclass
 class Broker:
-    proc: Proc
+    """One broker process of the drill's ProcessCluster: its key there, ports and store."""
+
+    key: str
     port: int
     ha_port: int
     store: Path
@@ -132,7 +107,13 @@ class Drill:
         self.tmp, self.role, self.log = tmp, role, log
         self.client = RemotingClient(name="drill")
         self.namesrv = ""
-        self.procs: list[Proc] = []
+        spec = ClusterSpec(
+            str(tmp),
+            groups=(),  # the drill starts each broker itself: its generations change roles
+            store_overrides={"flush_disk_type": ASYNC_FLUSH, "commitlog_file_size": 4 << 20},
+            broker_overrides={"register_interval_s": 5.0},
+        )
+        self.cluster = ProcessCluster(spec, log_dir=tmp)
         self.master: Broker | None = None
         self.slave: Broker | None = None
         self.generation = itertools.count()
@@ -142,11 +123,8 @@ class Drill:
     # --- processes ---------------------------------------------------------------------------
 
     async def start_namesrv(self) -> None:
-        port = free_port()
-        proc = Proc("namesrv", ["namesrv", "--port", str(port), "--log-level", "WARNING"], self.tmp / "namesrv.log")
-        await asyncio.to_thread(proc.start)
-        self.procs.append(proc)
-        self.namesrv = f"127.0.0.1:{port}"
+        await asyncio.to_thread(self.cluster.start)
+        self.namesrv = self.cluster.namesrv_addr
 
     async def start_broker(
         self,
@@ -157,38 +135,21 @@ class Drill:
         port: int | None = None,
         ha_port: int | None = None,
     ) -> Broker:
-        n = next(self.generation)
-        port, ha_port = port or free_port(), ha_port or free_port()
-        store = store or self.tmp / f"store-{n}"
-        argv = [
-            "broker",
-            "--name",
-            NAME,
-            "--port",
-            str(port),
-            "--ha-port",
-            str(ha_port),
-            "--store-dir",
-            str(store),
-            "--namesrv",
-            self.namesrv,
-            "--broker-id",
-            str(broker_id),
-            "--role",
-            role,
-            "--flush",
-            "async",
-            "--commitlog-file-size",
-            str(4 << 20),
-            "--register-interval",
-            "5",
-        ]
-        if master_ha:
-            argv += ["--master-ha-addr", master_ha]
-        proc = Proc(f"broker-{n}", argv, self.tmp / f"broker-{n}.log")
-        await asyncio.to_thread(proc.start)
-        self.procs.append(proc)
-        return Broker(proc, port, ha_port, store)
+        """The drill's next broker generation (``broker-<n>``, a store of its own unless ``store``)."""
+        key = f"broker-{next(self.generation)}"
+        member = BrokerSpec(key=key, broker_name=NAME, broker_id=broker_id, role=role)
+        overrides: dict = {"ha_master_address": master_ha} if master_ha else {}
+        if store is not None:
+            overrides["store"] = {"store_dir": str(store)}
+        started = await asyncio.to_thread(
+            self.cluster.start_broker, key, member=member, port=port, ha_port=ha_port, **overrides
+        )
+        store_dir = store or Path(self.cluster.spec.store_dir(member))
+        return Broker(key, started.port, int(started.ha_addr.rpartition(":")[2]), store_dir)
+
+    def text(self, broker: Broker) -> str:
+        log = self.cluster.brokers[broker.key].log
+        return log.read_text(errors="replace") if log.exists() else ""
 
     async def call(self, addr: str, code: int, ext: dict | None = None, body: bytes = b"", timeout: float = 5.0):
         return await self.client.invoke(addr, RemotingCommand.request(code, ext, body), timeout)
@@ -216,7 +177,7 @@ class Drill:
             if TOPIC.encode() in topics.body and info.get("haConnectionState") == "CONNECTED":
                 return
             await asyncio.sleep(0.1)
-        raise AssertionError(f"slave {slave.addr} not ready:\n{slave.proc.text()[-3000:]}")
+        raise AssertionError(f"slave {slave.addr} not ready:\n{self.text(slave)[-3000:]}")
 
     async def runtime_info(self, addr: str) -> dict:
         response = await self.call(addr, RequestCode.GET_BROKER_RUNTIME_INFO)
@@ -314,7 +275,7 @@ class Drill:
             result.max_lag_bytes = max(result.max_lag_bytes, max(s[1] for s in recent))
             result.max_lag_ms = max(result.max_lag_ms, max(s[2] for s in recent))
         kill_at = time.monotonic()
-        old.proc.kill()
+        await asyncio.to_thread(self.cluster.kill_broker, old.key)
         if delete_store:
             shutil.rmtree(old.store)
         await self.promote(slave, result)
@@ -400,13 +361,15 @@ class Drill:
         ids = itertools.count(1_000_000)
         for _ in range(50):
             assert (await self.client.invoke(self.master.addr, self.send_request(next(ids)), 5.0)).code in (0, 11, 12)
-        self.slave.proc.signal(signal.SIGSTOP)  # the slave stalls: the next sends are the old master's alone
+        self.cluster.signal_broker(
+            self.slave.key, signal.SIGSTOP
+        )  # the slave stalls: the next sends are the old master's alone
         tail = [(await self.client.invoke(self.master.addr, self.send_request(next(ids)), 5.0)).code for _ in range(20)]
         old, slave = self.master, self.slave
-        old.proc.kill()
+        await asyncio.to_thread(self.cluster.kill_broker, old.key)
         # SIGKILL reaches a stopped process: it dies without reading the tail the master already
         # wrote into its socket (a SIGCONT first would let it append some or all of it, a race).
-        slave.proc.kill()
+        await asyncio.to_thread(self.cluster.kill_broker, slave.key)
         self.slave = await self.start_broker(
             1, "SLAVE", f"127.0.0.1:{old.ha_port}", store=slave.store, port=slave.port, ha_port=slave.ha_port
         )
@@ -414,10 +377,8 @@ class Drill:
         self.master = self.slave
         for _ in range(30):
             assert (await self.client.invoke(self.master.addr, self.send_request(next(ids)), 5.0)).code in (0, 11)
-        proc = Proc("old-master", old.proc.argv, self.tmp / "old-master.log")
-        self.procs.append(proc)
         accepted, answers = 0, Counter()
-        await asyncio.to_thread(proc.start)
+        await asyncio.to_thread(self.cluster.restart_broker, old.key)  # its store, ports and role again
         for _ in range(100):  # hammer it right after its start: not one SEND_OK
             try:
                 code = (await self.client.invoke(old.addr, self.send_request(next(ids)), 2.0)).code
@@ -426,11 +387,11 @@ class Drill:
             answers[str(code)] += 1
             accepted += code == ResponseCode.SUCCESS
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and "TRUNCATED" not in proc.text():
+        while time.monotonic() < deadline and "TRUNCATED" not in self.text(old):
             await asyncio.sleep(0.1)
         info = await self.runtime_info(old.addr)
         lines = [
-            line for line in proc.text().splitlines() if any(w in line for w in ("FENCED", "rejoins", "TRUNCATED"))
+            line for line in self.text(old).splitlines() if any(w in line for w in ("FENCED", "rejoins", "TRUNCATED"))
         ]
         return {
             "accepted": accepted,
@@ -443,9 +404,10 @@ class Drill:
 
     async def close(self) -> None:
         await self.client.close()
-        for proc in self.procs:
-            proc.signal(signal.SIGCONT)
-            proc.kill()
+        for key in list(self.cluster.brokers):
+            self.cluster.signal_broker(key, signal.SIGCONT)
+            self.cluster.kill_broker(key)
+        self.cluster.stop()
 
 
 async def failover(tmp: Path, role: str, cycles: int, cycle_s: float, log=print) -> DrillResult:

@@ -39,6 +39,7 @@ class EngineCluster:
         self.brokers: dict[str, BrokerController] = {}  # key -> the running broker, in start order
         self._ports: dict[str, int] = {}  # key -> the port it last listened on (a restart may reuse it)
         self._ha_ports: dict[str, int] = {}  # key -> its last HA port, likewise
+        self._extra: dict[str, dict[str, Any]] = {}  # key -> the overrides of its last start
 
     # -- addresses --------------------------------------------------------------------------------
 
@@ -156,6 +157,7 @@ class EngineCluster:
         controller = BrokerController(self.broker_config(key, **extra))
         await controller.start()
         self.brokers[key] = controller
+        self._extra[key] = dict(extra)
         self._ports[key] = controller.port
         self._ha_ports[key] = int(controller.identity.ha_server_addr.rpartition(":")[2] or 0)
         return controller
@@ -171,9 +173,12 @@ class EngineCluster:
         del self.brokers[key]
 
     async def restart_broker(self, key: str, /, *, keep_port: bool = True, **extra: Any) -> BrokerController:
-        """Stop broker ``key`` if it runs, then start it again on its store; ``keep_port`` reuses its last ports."""
+        """Stop broker ``key`` if it runs, then start it again on its store with the overrides of its last start
+        updated with ``extra``; ``keep_port`` reuses its last ports."""
         if key in self.brokers:
             await self.stop_broker(key)
+        last = {k: v for k, v in self._extra.get(key, {}).items() if k not in ("listen_port", "ha_listen_port")}
+        extra = {**last, **extra}
         if keep_port and key in self._ports and "listen_port" not in extra:
             extra["listen_port"] = self._ports[key]
             if self._ha_ports.get(key) and "ha_listen_port" not in extra:

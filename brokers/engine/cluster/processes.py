@@ -90,6 +90,7 @@ class ProcessCluster:
         self.namesrvs: list[Member] = []
         self.brokers: dict[str, Member] = {}  # key -> its process, running or stopped, in start order
         self.members: dict[str, BrokerSpec] = {}  # key -> what it runs (the spec's, or an ad-hoc broker)
+        self._overrides: dict[str, dict[str, Any]] = {}  # key -> the overrides of its last start
         self._starts: dict[str, int] = {}
 
     # -- addresses --------------------------------------------------------------------------------
@@ -202,6 +203,7 @@ class ProcessCluster:
         if port is not None:
             launch["port"] = port
         self.members[key] = member
+        self._overrides[key] = dict(overrides)
         started = self._launch(key, launch)
         self.brokers.pop(key, None)
         self.brokers[key] = started
@@ -221,7 +223,8 @@ class ProcessCluster:
             self.brokers[key].proc.send_signal(sig)
 
     def restart_broker(self, key: str, *, keep_port: bool = True, **overrides: Any) -> Member:
-        """Stop broker ``key`` if it runs, then start it on its store (on its last ports with ``keep_port``)."""
+        """Stop broker ``key`` if it runs, then start it again as last time (its member, its overrides updated
+        with ``overrides``) on its store, and on its last ports with ``keep_port``."""
         old = self.brokers[key]
         if old.proc.poll() is None:
             self.stop_broker(key)
@@ -230,7 +233,8 @@ class ProcessCluster:
             ports["port"] = old.port
             if old.ha_addr and "ha_listen_port" not in overrides:
                 ports["ha_port"] = int(old.ha_addr.rpartition(":")[2])
-        return self.start_broker(key, member=self.members.get(key), **ports, **overrides)
+        again = {k: v for k, v in self._overrides.get(key, {}).items() if k != "ha_listen_port"}
+        return self.start_broker(key, member=self.members.get(key), **ports, **{**again, **overrides})
 
     # -- launching --------------------------------------------------------------------------------
 
