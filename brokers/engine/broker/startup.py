@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ from brokers.engine.broker.retention_arguments import add_retention_arguments, f
 from brokers.engine.common.constants import DEFAULT_BROKER_PORT, DEFAULT_CLUSTER
 from brokers.engine.common.gc_freeze import freeze_startup_heap
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
+from brokers.engine.common.stop_signals import stop_on_signals
 from brokers.engine.metrics.metrics_endpoint import (
     MetricsConfigError,
     MetricsEndpoint,
@@ -239,12 +239,7 @@ async def serve(config: BrokerConfig, *, ready_line: bool = True, metrics: Metri
         print(f"error: broker {config.broker_name} could not start: {exc}", file=sys.stderr, flush=True)
         return EXIT_START_FAILED
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, stop.set)
-        except (NotImplementedError, RuntimeError):
-            pass
+    stop_on_signals(stop)
     registered = [r.namesrv_addr for r in controller.last_register_results if r.ok]
     freeze_startup_heap()  # full collections then skip start-up's objects (gc_freeze.py)
     if ready_line:

@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import sys
 from dataclasses import dataclass
 
@@ -29,6 +28,7 @@ from brokers.engine.acl.server_acl import add_acl_arguments, server_acl_guard
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import DEFAULT_NAMESRV_PORT, MAX_FRAME_SIZE
 from brokers.engine.common.gc_freeze import freeze_startup_heap
+from brokers.engine.common.stop_signals import stop_on_signals
 from brokers.engine.metrics.metrics_endpoint import (
     MetricsConfigError,
     MetricsEndpoint,
@@ -202,13 +202,7 @@ async def serve(
     """Run a name server (and its ``/metrics`` when ``metrics`` is given) until ``stop`` is set or SIGINT/SIGTERM arrives."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
-    installed = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, stop.set)
-            installed.append(sig)
-        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread / platform
-            pass
+    installed = stop_on_signals(stop)
     controller = NamesrvController(config)
     await controller.start()
     metrics_server = None

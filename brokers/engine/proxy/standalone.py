@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import signal
 import sys
 
 from brokers.engine.acl.acl_guard import AclGuard
@@ -28,6 +27,7 @@ from brokers.engine import event_loop
 from brokers.engine.acl.plain_acl_config import AclConfigError
 from brokers.engine.acl.server_acl import add_acl_arguments, server_acl_guard
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
+from brokers.engine.common.stop_signals import stop_on_signals
 from brokers.engine.proxy.cluster_backend import ClusterBackend
 from brokers.engine.proxy.endpoint import EndpointSettings, GrpcEndpoint
 from brokers.engine.remoting.tls import TlsConfig, TlsConfigError, add_tls_arguments, tls_config_from_args
@@ -104,12 +104,7 @@ async def serve(args: argparse.Namespace, tls: TlsConfig | None) -> int:
         return EXIT_START_FAILED
     await endpoint.start()
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, stop.set)
-        except (NotImplementedError, RuntimeError):
-            pass
+    stop_on_signals(stop)
     print(f"proxy 5.x gRPC endpoint at {endpoint.addr} (name servers {args.namesrv})", flush=True)
     try:
         await stop.wait()
