@@ -10,15 +10,11 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from brokers.engine.broker.config import BrokerConfig
-from brokers.engine.broker.controller import BrokerController
 from brokers.engine.client import Producer
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.client.pull_consumer import PullConsumer
 from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
-from brokers.engine.namesrv.server import NamesrvConfig, NamesrvController
-from brokers.engine.store.config import StoreConfig
 from brokers.engine.store.disk_usage import DiskUsage
 from tests.brokers.engine.client._cluster import CLUSTER, EmbeddedCluster, create_topic
 
@@ -26,28 +22,16 @@ from tests.brokers.engine.client._cluster import CLUSTER, EmbeddedCluster, creat
 class SmallSegmentCluster(EmbeddedCluster):
     """broker-a and broker-b with 64 KiB commit log segments (retention has something to delete)."""
 
-    async def _start(self) -> None:
-        self.namesrv = NamesrvController(NamesrvConfig(port=0))
-        await self.namesrv.start()
-        for name in self.broker_names:
-            store = StoreConfig(
-                store_dir=str(self.root / name),
-                commitlog_file_size=64 << 10,
-                consume_queue_units_per_file=50,
-                max_index_hash_slots=1000,
-                max_index_count=4000,
-            )
-            broker = BrokerController(
-                BrokerConfig(
-                    broker_name=name,
-                    cluster_name=self.cluster,
-                    listen_port=0,
-                    namesrv_addrs=(self.namesrv_addr,),
-                    store=store,
-                )
-            )
-            await broker.start()
-            self.brokers[name] = broker
+    def __init__(self, root) -> None:
+        super().__init__(
+            root,
+            store_options={
+                "commitlog_file_size": 64 << 10,
+                "consume_queue_units_per_file": 50,
+                "max_index_hash_slots": 1000,
+                "max_index_count": 4000,
+            },
+        )
 
 
 @pytest.fixture(scope="module")
