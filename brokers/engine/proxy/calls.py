@@ -45,6 +45,11 @@ from brokers.engine.proxy.sessions import ClientCall, Sessions, parse_version
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError, RemotingTimeoutError
+from brokers.engine.remoting.headers.consume import (
+    AckMessageRequestHeader,
+    ChangeInvisibleTimeRequestHeader,
+    PopMessageRequestHeader,
+)
 
 if TYPE_CHECKING:
     from brokers.engine.acl.acl_guard import AclGuard
@@ -351,21 +356,20 @@ async def receive(
     expression = request.filter_expression
     fifo, _ = await endpoint.backend.group_policy(session, group)
     queue_id = request.message_queue.id if fifo and request.message_queue.id >= 0 else -1
-    fields = {
-        "consumerGroup": group,
-        "topic": topic,
-        "queueId": queue_id,
-        "maxMsgNums": batch,
-        "invisibleTime": invisible,
-        "pollTime": poll,
-        "bornTime": int(time.time() * 1000),
-        "initMode": 1,
-        "expType": "SQL92" if expression.type == pb.SQL else "TAG",
-        "exp": expression.expression or "*",
-        "order": "true" if fifo else "false",
-    }
-    if request.HasField("attempt_id"):
-        fields["attemptId"] = request.attempt_id[:64]
+    fields = PopMessageRequestHeader(
+        consumer_group=group,
+        topic=topic,
+        queue_id=queue_id,
+        max_msg_nums=batch,
+        invisible_time=invisible,
+        poll_time=poll,
+        born_time=int(time.time() * 1000),
+        init_mode=1,
+        exp_type="SQL92" if expression.type == pb.SQL else "TAG",
+        exp=expression.expression or "*",
+        order=fifo,
+        attempt_id=request.attempt_id[:64] if request.HasField("attempt_id") else None,
+    ).encode()
     name = endpoint.backend.served_broker(request.message_queue.broker.name)
     reply = await dispatch(
         endpoint, session, RemotingCommand.request(RequestCode.POP_MESSAGE, fields), poll / 1000 + 3.0, name
@@ -425,13 +429,10 @@ def _handle(endpoint: Endpoint, text: str) -> ExtraInfo:
 
 async def _ack_one(endpoint: Endpoint, session: ClientCall, group: str, topic: str, text: str) -> None:
     info = _handle(endpoint, text)
-    fields = {
-        "consumerGroup": group,
-        "topic": topic,
-        "queueId": info.queue_id,
-        "extraInfo": text,
-        "offset": info.queue_offset,
-    }
+    assert info.queue_offset is not None  # _handle refuses a handle without one
+    fields = AckMessageRequestHeader(
+        consumer_group=group, topic=topic, queue_id=info.queue_id, extra_info=text, offset=info.queue_offset
+    ).encode()
     reply = await dispatch(
         endpoint, session, RemotingCommand.request(RequestCode.ACK_MESSAGE, fields), broker_name=info.broker_name
     )
@@ -470,14 +471,15 @@ async def change_invisible(endpoint: Endpoint, session: ClientCall, request: Mes
             pb.ILLEGAL_INVISIBLE_TIME,
             f"invisible_duration must be within {MIN_INVISIBLE_MS} ms..12 h, got {invisible} ms",
         )
-    fields = {
-        "consumerGroup": group,
-        "topic": topic,
-        "queueId": info.queue_id,
-        "extraInfo": request.receipt_handle,
-        "offset": info.queue_offset,
-        "invisibleTime": invisible,
-    }
+    assert info.queue_offset is not None  # _handle refuses a handle without one
+    fields = ChangeInvisibleTimeRequestHeader(
+        consumer_group=group,
+        topic=topic,
+        queue_id=info.queue_id,
+        extra_info=request.receipt_handle,
+        offset=info.queue_offset,
+        invisible_time=invisible,
+    ).encode()
     reply = await dispatch(
         endpoint,
         session,

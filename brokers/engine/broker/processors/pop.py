@@ -55,9 +55,6 @@ from brokers.engine.broker.processors.base import (
     checked_group,
     checked_topic,
     guarded,
-    optional_int,
-    require_int,
-    require_str,
 )
 from brokers.engine.broker.processors.property_filter import pull_message_filter
 from brokers.engine.common import json_compat
@@ -66,6 +63,11 @@ from brokers.engine.common.subscription import InvalidSubscriptionError, build_s
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.consume import (
+    AckMessageRequestHeader,
+    ChangeInvisibleTimeRequestHeader,
+    PopMessageRequestHeader,
+)
 from brokers.engine.store.ha.ha_config import SLAVE
 
 if TYPE_CHECKING:
@@ -111,7 +113,7 @@ class PopMessageProcessor(Processor):
 
     # -- checks -------------------------------------------------------------------------------
 
-    def _check_common(self, request: RemotingCommand, what: str) -> tuple[str, str, int]:
+    def _check_common(self, group: str, topic: str, queue_id: int, what: str) -> tuple[str, str, int]:
         broker = self.broker
         if broker.store.broker_role == SLAVE:
             raise RequestError(
@@ -119,9 +121,7 @@ class PopMessageProcessor(Processor):
                 f"{what} is served by the master only: this broker "
                 f"[{broker.config.broker_name}] is a slave (POP state is not replicated)",
             )
-        group = checked_group(require_str(request, "consumerGroup"))
-        topic = checked_topic(require_str(request, "topic"))
-        queue_id = require_int(request, "queueId")
+        group, topic = checked_group(group), checked_topic(topic)
         if not is_readable(broker.config.broker_permission):
             raise RequestError(
                 ResponseCode.NO_PERMISSION, f"the broker[{broker.config.broker_name}] {what} is forbidden"
@@ -138,9 +138,8 @@ class PopMessageProcessor(Processor):
             )
         return group, topic, queue_id
 
-    def _check_invisible(self, request: RemotingCommand) -> int:
+    def _check_invisible(self, invisible: int) -> int:
         config = self.broker.config
-        invisible = require_int(request, "invisibleTime")
         if not config.pop_min_invisible_ms <= invisible <= config.pop_max_invisible_ms:
             raise RequestError(
                 ResponseCode.SYSTEM_ERROR,
@@ -155,15 +154,16 @@ class PopMessageProcessor(Processor):
     @guarded
     async def pop_message(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
         broker, config = self.broker, self.broker.config
-        group, topic, queue_id = self._check_common(request, "pop")
-        max_nums = require_int(request, "maxMsgNums")
+        header = PopMessageRequestHeader.decode(request)
+        group, topic, queue_id = self._check_common(header.consumer_group, header.topic, header.queue_id, "pop")
+        max_nums = header.max_msg_nums
         if not 1 <= max_nums <= MAX_POP_MSG_NUMS:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"maxMsgNums {max_nums} is outside 1..{MAX_POP_MSG_NUMS}")
-        invisible = self._check_invisible(request)
-        poll_ms = optional_int(request, "pollTime", 0) or 0
+        invisible = self._check_invisible(header.invisible_time)
+        poll_ms = header.poll_time
         if poll_ms < 0:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"pollTime {poll_ms} is negative")
-        init_mode = optional_int(request, "initMode", 0) or 0
+        init_mode = header.init_mode
         group_cfg = broker.subscription_group_manager.find_subscription_group_config(group)
         if group_cfg is None:
             raise RequestError(
@@ -173,7 +173,7 @@ class PopMessageProcessor(Processor):
             raise RequestError(ResponseCode.NO_PERMISSION, f"subscription group no permission, {group}")
         try:
             subscription = build_subscription_data(
-                topic, request.ext("exp") or "*", request.ext("expType") or "TAG", 0, config.subscription_limits
+                topic, header.exp or "*", header.exp_type or "TAG", 0, config.subscription_limits
             )
         except InvalidSubscriptionError as exc:
             raise RequestError(ResponseCode.SUBSCRIPTION_PARSE_FAILED, f"parse the pop's exp failed: {exc}") from None
@@ -181,7 +181,7 @@ class PopMessageProcessor(Processor):
         if tc is None:  # checked by _check_common; named again for the type checker
             raise RequestError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
         queue_ids = tuple(range(tc.read_queue_nums)) if queue_id < 0 else (queue_id,)
-        order = (request.ext("order") or "").lower() == "true"
+        order = header.order
         query = PopQuery(
             group,
             topic,
@@ -254,11 +254,11 @@ class PopMessageProcessor(Processor):
 
     # -- ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME --------------------------------------------
 
-    def _in_flight(self, request: RemotingCommand, what: str) -> tuple[tuple[str, str, int], InFlight]:
-        group, topic, queue_id = self._check_common(request, what)
-        offset = require_int(request, "offset")
+    def _in_flight(self, header: AckMessageRequestHeader, what: str) -> tuple[tuple[str, str, int], InFlight]:
+        group, topic, queue_id = self._check_common(header.consumer_group, header.topic, header.queue_id, what)
+        offset = header.offset
         try:
-            handle = parse_extra_info(require_str(request, "extraInfo"))
+            handle = parse_extra_info(header.extra_info)
         except ExtraInfoError as exc:
             raise RequestError(ResponseCode.MESSAGE_ILLEGAL, f"extraInfo is malformed: {exc}") from None
         key = (group, topic, queue_id)
@@ -304,15 +304,16 @@ class PopMessageProcessor(Processor):
     @journaled
     @guarded
     async def ack_message(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        key, flight = self._in_flight(request, "ack")
+        key, flight = self._in_flight(AckMessageRequestHeader.decode(request), "ack")
         await self.service.durable(self.service.ack(key, flight))
         return request.response(ResponseCode.SUCCESS)
 
     @journaled
     @guarded
     async def change_invisible_time(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        invisible = self._check_invisible(request)
-        key, flight = self._in_flight(request, "change invisible time")
+        header = ChangeInvisibleTimeRequestHeader.decode(request)
+        invisible = self._check_invisible(header.invisible_time)
+        key, flight = self._in_flight(header, "change invisible time")
         pop_time, seq = self.service.change(key, flight, invisible)
         await self.service.durable(seq)
         return request.response(

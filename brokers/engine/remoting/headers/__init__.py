@@ -22,12 +22,12 @@ Converted (client and server both use the class):
   (29), GET_MAX_OFFSET (30), GET_MIN_OFFSET (31), GET_EARLIEST_MSG_STORETIME (32),
   INVOKE_BROKER_TO_RESET_OFFSET (222);
 - messages: QUERY_MESSAGE (12), VIEW_MESSAGE_BY_ID (33);
-- consume: PULL_MESSAGE (11), LITE_PULL_MESSAGE (361).
+- consume: PULL_MESSAGE (11), LITE_PULL_MESSAGE (361), POP_MESSAGE (200050), ACK_MESSAGE (200051),
+  CHANGE_MESSAGE_INVISIBLETIME (200053).
 
 Not yet converted (still string-keyed dicts and ``require_str``/``optional_int``): the rest of the
 data path, SEND_MESSAGE (10) / SEND_MESSAGE_V2 (310, single-letter names) / SEND_BATCH_MESSAGE
-(320), POP_MESSAGE (200050), ACK_MESSAGE (200051), CHANGE_MESSAGE_INVISIBLETIME (200053);
-HEART_BEAT (34) has a body, not a header. Also the name
+(320), BATCH_ACK_MESSAGE (200151, a body); HEART_BEAT (34) has a body, not a header. Also the name
 server's registration and KV codes, the ACL, store and Gantry-specific admin codes, and the
 broker-to-client pushes (NOTIFY_CONSUMER_IDS_CHANGED, RESET_CONSUMER_CLIENT_OFFSET,
 CONSUME_MESSAGE_DIRECTLY).

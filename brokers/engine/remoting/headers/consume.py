@@ -1,4 +1,5 @@
-"""Consumption headers: PULL_MESSAGE (and RocketMQ 5's LITE_PULL_MESSAGE, the same header)."""
+"""Consumption headers: PULL_MESSAGE (and RocketMQ 5's LITE_PULL_MESSAGE, the same header), and
+RocketMQ 5's message-level consumption: POP_MESSAGE, ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ from typing import ClassVar
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.headers.offsets import QueueRequestHeader
 
-__all__ = ["PullMessageRequestHeader"]
+__all__ = [
+    "AckMessageRequestHeader",
+    "ChangeInvisibleTimeRequestHeader",
+    "PopMessageRequestHeader",
+    "PullMessageRequestHeader",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,3 +39,46 @@ class PullMessageRequestHeader(QueueRequestHeader):
     subscription: str | None = None
     sub_version: int = 0
     expression_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PopMessageRequestHeader(QueueRequestHeader):
+    """POP_MESSAGE (200050): up to ``max_msg_nums`` messages of the queue (``queue_id`` -1: any
+    queue of the topic), invisible to the group for ``invisible_time`` ms; park up to
+    ``poll_time`` ms when there is none. ``exp``/``exp_type`` filter (TAG or SQL92), ``order``
+    pops FIFO. RocketMQ marks pollTime, bornTime and initMode ``@CFNotNull``; Gantry's broker
+    takes a missing pollTime and initMode as 0 and does not use bornTime."""
+
+    CODES: ClassVar[tuple[int, ...]] = (RequestCode.POP_MESSAGE,)
+
+    consumer_group: str
+    max_msg_nums: int
+    invisible_time: int
+    poll_time: int = 0
+    born_time: int | None = None
+    init_mode: int = 0
+    exp_type: str | None = None
+    exp: str | None = None
+    order: bool = False
+    attempt_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AckMessageRequestHeader(QueueRequestHeader):
+    """ACK_MESSAGE (200051): the message at ``offset``, delivered with the handle ``extra_info``, is consumed."""
+
+    CODES: ClassVar[tuple[int, ...]] = (RequestCode.ACK_MESSAGE,)
+
+    consumer_group: str
+    extra_info: str
+    offset: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChangeInvisibleTimeRequestHeader(AckMessageRequestHeader):
+    """CHANGE_MESSAGE_INVISIBLETIME (200053): the delivery ``extra_info`` names comes back after
+    ``invisible_time`` ms from now instead."""
+
+    CODES: ClassVar[tuple[int, ...]] = (RequestCode.CHANGE_MESSAGE_INVISIBLETIME,)
+
+    invisible_time: int
