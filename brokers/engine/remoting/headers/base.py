@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import types
 from collections.abc import Mapping
-from typing import Any, ClassVar, Self, get_args, get_origin, get_type_hints
+from typing import ClassVar, Self, get_args, get_origin, get_type_hints
 
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingCommandError
@@ -53,34 +53,18 @@ def camel_case(name: str) -> str:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class HeaderField:
-    """One declared field: attribute, wire names (first is the one RocketMQ uses), scalar type, requiredness."""
+    """One declared field: attribute, wire names (first is the one RocketMQ uses), scalar type,
+    requiredness, and the value a missing optional field takes."""
 
     attr: str
     names: tuple[str, ...]
     kind: type
     required: bool
+    default: object = None
 
     @property
     def name(self) -> str:
         return self.names[0]
-
-    def parse(self, raw: str) -> object:
-        if self.kind is str:
-            return raw
-        if self.kind is bool:
-            return raw.strip().lower() == "true"
-        try:
-            return int(raw.strip())
-        except ValueError:
-            raise RemotingCommandError(
-                f"the custom field <{self.name}> is not an integer: {raw!r}", self.name
-            ) from None
-
-    @staticmethod
-    def format(value: object) -> str:
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        return str(value)
 
 
 _FIELDS: dict[type, tuple[HeaderField, ...]] = {}  # per class, filled on first use (a race only repeats the work)
@@ -106,13 +90,33 @@ def _declared_fields(cls: type[RequestHeader]) -> tuple[HeaderField, ...]:
             hint = args[0] if len(args) == 1 else None
         if hint not in _SCALARS:
             raise TypeError(f"{cls.__name__}.{f.name}: a header field is str, int or bool, optionally | None")
-        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        if f.default_factory is not dataclasses.MISSING:
+            raise TypeError(f"{cls.__name__}.{f.name}: a header field's default is a plain value")
+        has_default = f.default is not dataclasses.MISSING
         if optional and not has_default:
             raise TypeError(f"{cls.__name__}.{f.name}: an optional header field needs a default")
         name = f.metadata.get(_WIRE) or camel_case(f.name)
         also = tuple(f.metadata.get(_ALSO, ()))
-        out.append(HeaderField(f.name, (name, *also), hint, required=not has_default))
+        default = f.default if has_default else None
+        out.append(HeaderField(f.name, (name, *also), hint, not has_default, default))
     return tuple(out)
+
+
+# The decode/encode loops run per request on the data path (PULL_MESSAGE, POP_MESSAGE): they walk
+# plain tuples, set the frozen instance's slots directly (as the dataclass __init__ does) and
+# parse inline, which keeps a 12-field header at a few microseconds.
+_Plan = tuple[tuple[str, str, tuple[str, ...], type, bool, object], ...]
+_PLANS: dict[type, _Plan] = {}
+_set = object.__setattr__
+
+
+def _plan(cls: type[RequestHeader]) -> _Plan:
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = _PLANS[cls] = tuple(
+            (f.attr, f.name, f.names[1:], f.kind, f.required, f.default) for f in header_fields(cls)
+        )
+    return plan
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,25 +132,38 @@ class RequestHeader:
     def encode(self) -> dict[str, str]:
         """The ``extFields`` of this header: every field that is not None, as Java writes it."""
         ext: dict[str, str] = {}
-        for f in header_fields(type(self)):
-            value = getattr(self, f.attr)
-            if value is not None:
-                text = HeaderField.format(value)
-                for name in f.names:
-                    ext[name] = text
+        for attr, name, also, kind, _required, _default in _plan(type(self)):
+            value = getattr(self, attr)
+            if value is None:
+                continue
+            text = value if kind is str else ("true" if value else "false") if kind is bool else str(value)
+            ext[name] = text
+            for other in also:
+                ext[other] = text
         return ext
 
     @classmethod
     def decode(cls, request: RemotingCommand | Mapping[str, str]) -> Self:
         """Read the header from a request (or its ``extFields``); RemotingCommandError names the
         first field that is required and missing, or not a number where one is declared."""
-        ext = request.ext_fields if isinstance(request, RemotingCommand) else request
-        values: dict[str, Any] = {}
-        for f in header_fields(cls):
-            raw = next((v for v in (ext.get(n) for n in f.names) if v), None)
-            if raw is None:
-                if f.required:
-                    raise RemotingCommandError(f"the custom field <{f.name}> is missing", f.name)
-                continue
-            values[f.attr] = f.parse(raw)
-        return cls(**values)
+        get = (request.ext_fields if isinstance(request, RemotingCommand) else request).get
+        header = object.__new__(cls)
+        for attr, name, also, kind, required, default in _plan(cls):
+            raw = get(name)
+            if not raw and also:
+                raw = next((v for v in map(get, also) if v), None)
+            if not raw:
+                if required:
+                    raise RemotingCommandError(f"the custom field <{name}> is missing", name)
+                value = default
+            elif kind is str:
+                value = raw
+            elif kind is int:
+                try:
+                    value = int(raw)
+                except ValueError:
+                    raise RemotingCommandError(f"the custom field <{name}> is not an integer: {raw!r}", name) from None
+            else:
+                value = raw.strip().lower() == "true"
+            _set(header, attr, value)
+        return header
