@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -21,19 +22,19 @@ class MetricFigures:
 @dataclass(frozen=True)
 class SeriesRow:
     label: str
-    key: Mapping[str, object]
+    key: Mapping[str, Any]
     last_t: str | None
     figures: Mapping[str, MetricFigures]
 
 
-def _figures(points: Sequence[Mapping[str, object]], metric: str) -> MetricFigures:
+def _figures(points: Sequence[Mapping[str, Any]], metric: str) -> MetricFigures:
     values = [float(p[metric]) for p in points if p.get(metric) is not None]
     if not values:
         return MetricFigures(None, None, None)
     return MetricFigures(latest=values[-1], mean=sum(values) / len(values), peak=max(values))
 
 
-def series_rows(series: Iterable[Mapping[str, object]], *, metrics: Sequence[str]) -> list[SeriesRow]:
+def series_rows(series: Iterable[Mapping[str, Any]], *, metrics: Sequence[str]) -> list[SeriesRow]:
     """One row per series, ordered by group, topic, broker, queue id; points taken in time order.
 
     >>> rows = series_rows([{"key": {"queue_id": 0}, "label": "q0",

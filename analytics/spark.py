@@ -63,15 +63,16 @@ def spark_session() -> SparkSession:
     from pyspark.sql import SparkSession
 
     with _lock:
-        alive = _session is not None and _pid == os.getpid() and _session.sparkContext._jsc is not None
-        if not alive:
+        session = _session
+        alive = session is not None and _pid == os.getpid() and session.sparkContext._jsc is not None
+        if session is None or not alive:
             builder = SparkSession.builder
             for key, value in spark_conf().items():
                 builder = builder.config(key, value)
-            _session = builder.getOrCreate()
-            _session.sparkContext.setLogLevel("WARN")
-            _pid = os.getpid()
-        return _session
+            session = builder.getOrCreate()
+            session.sparkContext.setLogLevel("WARN")
+            _session, _pid = session, os.getpid()
+        return session
 
 
 def spark_stop() -> None:

@@ -48,7 +48,7 @@ class NamesrvSetMiddleware:
         else:
             chosen = session.get(namesrv_sets.SESSION_KEY) if session is not None else None
             target = namesrv_sets.lookup(chosen) if chosen else None
-            if chosen and target is None:
+            if chosen and target is None and session is not None:  # chosen came from the session
                 session.pop(namesrv_sets.SESSION_KEY, None)  # removed since: back to default
         request.namesrv_set = target.name if target is not None else namesrv_sets.DEFAULT
         with namesrv_sets.scope(None if target is None or target.is_default else target):

@@ -77,19 +77,20 @@ class AuthTokenView(APIView):
         data = parse_input(TokenRequestInput, request.data)
         # authenticate(): django-axes refuses while a lock is in force and counts failures (console.lockout)
         user = authenticate(request._request, username=data["username"], password=data["password"])
-        if user is not None and role_of(user) is None:  # a password that is right for an account with no role
+        role = role_of(user) if user is not None else None
+        if user is not None and role is None:  # a password that is right for an account with no role
             user_login_failed.send(
                 sender=__name__, credentials={"username": data["username"]}, request=request._request
             )
             user = None
-        if user is None:
+        if user is None or role is None:  # role is None only when user is
             lock = lockout.lock_after_failed_login(request._request, data["username"])
             if lock is not None:
                 raise TokenLoginLocked(lock)
             raise AuthenticationFailed("username or password is wrong")
         # a token login is a login: axes clears the failures, the audit log records it (console.login_audit)
         user_logged_in.send(sender=user.__class__, request=request._request, user=user)
-        actor = Actor(username=user.get_username(), role=role_of(user), source="api", ip=client_ip(request))
+        actor = Actor(username=user.get_username(), role=role, source="api", ip=client_ip(request))
         created = services.api_token_create(actor=actor, username=user.get_username(), name=data.get("name", ""))
         return Response(_created_token(created), status=http_status.HTTP_201_CREATED)
 

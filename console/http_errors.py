@@ -166,6 +166,7 @@ def _drf_problem(exc: drf_exceptions.APIException) -> Problem:
 
 def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     """DRF's EXCEPTION_HANDLER: every known error as a JSON problem; unknown ones stay 500."""
+    problem: Problem | None
     if isinstance(exc, Http404):
         problem = Problem(404, "not_found", str(exc) or "not found")
     elif isinstance(exc, PermissionDenied):

@@ -9,6 +9,7 @@ is limited before this (settings.MAX_BODY_BYTES, 413, console.middleware.BodySiz
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from rest_framework.exceptions import ParseError
@@ -22,6 +23,7 @@ def json_depth(value: Any) -> int:
     deepest, todo = 0, [(value, 1)]
     while todo:
         item, depth = todo.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, list):

@@ -41,10 +41,8 @@ def _process_name() -> str:
 class _Stamped(logging.Formatter):
     """ISO 8601 times in UTC with milliseconds, the same in both layouts."""
 
-    converter = time.gmtime
-
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802 (logging's name)
-        return time.strftime("%Y-%m-%dT%H:%M:%S", self.converter(record.created)) + f".{int(record.msecs):03d}+0000"
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}+0000"
 
     def _fill(self, record: logging.LogRecord) -> None:
         if not hasattr(record, "request_id"):
@@ -71,8 +69,8 @@ class JsonFormatter(_Stamped):
             "level": record.levelname,
             "logger": record.name,
             "process": record.process,
-            "process_name": record.process_name,
-            "request_id": record.request_id,
+            "process_name": getattr(record, "process_name"),  # set by _fill
+            "request_id": getattr(record, "request_id"),
             "message": record.getMessage(),
         }
         if record.exc_info:

@@ -9,6 +9,7 @@ the kernel imports no app).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.http import HttpRequest
 from django.urls import reverse
@@ -98,7 +99,8 @@ def menu(request: HttpRequest) -> dict:
         return {}
     match = getattr(request, "resolver_match", None)
     current = section_of(match.namespace, match.url_name) if match else ""
-    bar, more = [], {}
+    bar: list[Any] = []
+    more: dict[str, Any] = {}
     for entry in ENTRIES:
         if entry.admin_only and not role.allows(Role.ADMIN):
             continue

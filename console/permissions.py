@@ -40,8 +40,8 @@ class RolePermission(BasePermission):
         else:
             needed = required_role(
                 request.method,
-                read=getattr(view, "read_role", Role.VIEWER),
-                write=getattr(view, "write_role", Role.OPERATOR),
+                read=getattr(view, "read_role", None) or Role.VIEWER,
+                write=getattr(view, "write_role", None) or Role.OPERATOR,
             )
         if not role.allows(needed):
             self.message = f"this needs the {Role(needed).value} role; you are a {role.value}"

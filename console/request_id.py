@@ -36,7 +36,7 @@ def current_request_id() -> str | None:
 
 
 def well_formed(value: str | None) -> bool:
-    return bool(value) and WELL_FORMED.fullmatch(value) is not None
+    return value is not None and bool(value) and WELL_FORMED.fullmatch(value) is not None
 
 
 def new_request_id() -> str:

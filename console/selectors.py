@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, time
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
@@ -25,7 +25,7 @@ R = TypeVar("R")
 class RecordSequence(Sequence, Generic[R]):
     """A queryset seen as a sequence of dataclasses, converted a slice at a time."""
 
-    def __init__(self, queryset: QuerySet, convert: Callable[[object], R]) -> None:
+    def __init__(self, queryset: QuerySet, convert: Callable[[Any], R]) -> None:
         self.queryset = queryset
         self.convert = convert
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
@@ -299,7 +300,7 @@ EMAIL_TIMEOUT = 10  # seconds: the health scan waits no longer for the mail serv
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "gantry@localhost")  # the sender of alert e-mail
 
 # Analytics: the metrics lake and the dashboards (docs/analytics.md).
-GANTRY_ANALYTICS = {
+GANTRY_ANALYTICS: dict[str, Any] = {
     "LAKE_DIR": os.environ.get(
         "GANTRY_LAKE_DIR", str(VAR_DIR / "lake")
     ),  # the metrics lake; with several hosts a path all of them mount

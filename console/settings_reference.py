@@ -21,6 +21,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
+from typing import TypeGuard
 
 HEADER = """# Settings reference
 
@@ -125,10 +126,11 @@ class _Finder:
                     and parent.values[0] is node
                 ):
                     default = self._segment(parent.values[1])  # os.environ.get("X") or fallback
-                return _Read(node.args[0].value, default, node.lineno)
+                return _Read(str(node.args[0].value), default, node.lineno)
             if name == "dj_database_url.config":
                 keywords = {k.arg: k.value for k in node.keywords}
-                env = keywords["env"].value if _is_str(keywords.get("env")) else "DATABASE_URL"
+                env_node = keywords.get("env")
+                env = str(env_node.value) if _is_str(env_node) else "DATABASE_URL"
                 return _Read(env, self._segment(keywords.get("default")), node.lineno)
         if (
             isinstance(node, ast.Subscript)
@@ -136,7 +138,7 @@ class _Finder:
             and _is_str(node.slice)
             and isinstance(node.ctx, ast.Load)
         ):
-            return _Read(node.slice.value, None, node.lineno)
+            return _Read(str(node.slice.value), None, node.lineno)
         return None
 
     def _comment_above(self, line: int, *, within: range | None = None) -> str:
@@ -204,7 +206,7 @@ class _Finder:
         for key, item in zip(value.keys, value.values):
             if not _is_str(key):
                 continue
-            path = f'{prefix}["{key.value}"]'
+            path = f'{prefix}["{str(key.value)}"]'
             if isinstance(item, ast.Dict):
                 self._dict(item, path, parents, self._comment_above(key.lineno, within=span) or outer)
                 continue
@@ -251,7 +253,7 @@ def _dotted(node: ast.AST) -> str:
     return ""
 
 
-def _is_str(node: ast.AST | None) -> bool:
+def _is_str(node: ast.AST | None) -> TypeGuard[ast.Constant]:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 

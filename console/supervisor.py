@@ -24,6 +24,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 # A line worth a person's attention while everything runs: a log record at WARNING or above, a
 # traceback, or an error a tool printed.
@@ -67,7 +68,7 @@ class Supervisor:
         self._stopping = threading.Event()
         self._sel = selectors.DefaultSelector()
         self._buffers: dict[int, bytes] = {}
-        self._logs: dict[str, object] = {}
+        self._logs: dict[str, IO[str]] = {}
         self._tails: dict[str, collections.deque[str]] = {}
 
     def _echo(self, name: str, line: str) -> None:
@@ -102,6 +103,7 @@ class Supervisor:
             env=env,
             start_new_session=True,  # Ctrl-C reaches only us; we stop children in order
         )
+        assert proc.stdout is not None  # stdout=PIPE
         os.set_blocking(proc.stdout.fileno(), False)
         self._sel.register(proc.stdout, selectors.EVENT_READ, (spec, proc))
         self.children.append((spec, proc))
@@ -111,7 +113,7 @@ class Supervisor:
         lines = []
         for key, _ in self._sel.select(timeout):
             spec, proc = key.data
-            fd = key.fileobj.fileno()
+            fd = key.fd
             try:
                 chunk = os.read(fd, 65536)
             except BlockingIOError:

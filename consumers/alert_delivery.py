@@ -20,6 +20,7 @@ import json
 import socket
 import ssl
 import time
+from typing import Any
 from dataclasses import asdict, dataclass
 from urllib.parse import urlsplit
 
@@ -78,7 +79,7 @@ def _checked_address(host: str, port: int) -> str:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
         raise ValueError(f"the host {host} does not resolve ({exc})") from None
-    addrs = [info[4][0] for info in infos]
+    addrs = [str(info[4][0]) for info in infos]  # IPv4 and IPv6 give the host as a str
     if not _allow_private():
         for addr in addrs:
             ip = ipaddress.ip_address(addr.split("%")[0])
@@ -116,13 +117,14 @@ def webhook_url_check(url: str, *, field: str = "webhook_url") -> str:
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
     """HTTPS to a checked address, the certificate checked against the URL's host name."""
 
-    def __init__(self, host: str, addr: str, **kwargs) -> None:
-        super().__init__(host, **kwargs)
+    def __init__(self, host: str, addr: str, *, context: ssl.SSLContext, **kwargs: Any) -> None:
+        super().__init__(host, context=context, **kwargs)
         self._addr = addr
+        self._ssl_context = context
 
     def connect(self) -> None:
         sock = socket.create_connection((self._addr, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        self.sock = self._ssl_context.wrap_socket(sock, server_hostname=self.host)
 
 
 def _post_once(url: str, body: bytes) -> str:
@@ -130,15 +132,16 @@ def _post_once(url: str, body: bytes) -> str:
     parts = urlsplit(url)
     https = parts.scheme == "https"
     port = parts.port or (443 if https else 80)
-    addr = _checked_address(parts.hostname or "", port)
+    hostname = parts.hostname or ""
+    addr = _checked_address(hostname, port)
     if https:
         conn: http.client.HTTPConnection = _PinnedHTTPSConnection(
-            parts.hostname, addr, port=port, timeout=TIMEOUT_S, context=ssl.create_default_context()
+            hostname, addr, port=port, timeout=TIMEOUT_S, context=ssl.create_default_context()
         )
     else:
         conn = http.client.HTTPConnection(addr, port, timeout=TIMEOUT_S)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    host = parts.hostname + (f":{parts.port}" if parts.port else "")
+    host = hostname + (f":{parts.port}" if parts.port else "")
     try:
         conn.request(
             "POST",

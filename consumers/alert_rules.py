@@ -128,8 +128,9 @@ def lag_growth(
     window = [h for _, h in history[older[-1] :]] + [backlog]
     out = {}
     for group, lag in backlog.items():
-        values = [h.get(group) for h in window]
-        if any(v is None for v in values):
+        found = [h.get(group) for h in window]
+        values = [v for v in found if v is not None]
+        if len(values) < len(found):  # the group was missing from a scan
             continue
         if all(b >= a for a, b in zip(values, values[1:])):
             out[group] = (values[0], lag)
@@ -205,13 +206,14 @@ def read(rule: AlertRule, facts: ScanFacts, extra: _Extra, now: datetime) -> Rea
         return Reading(False, 0, f"{who}: lag not growing over the last {rule.for_minutes} min")
     if rule.kind == NO_CONSUMER_ONLINE:
         if not t:  # every user group with a backlog above the threshold
-            if facts.backlog is None or facts.online is None:
+            backlog, online_counts = facts.backlog, facts.online
+            if backlog is None or online_counts is None:
                 return None
             offline = sorted(
-                (g for g, lag in facts.backlog.items() if lag > n and facts.online.get(g) == 0),
-                key=lambda g: (-facts.backlog[g], g),
+                (g for g, lag in backlog.items() if lag > n and online_counts.get(g) == 0),
+                key=lambda g: (-backlog[g], g),
             )  # the largest backlogs named first
-            shown = ", ".join(f"{g} (backlog {facts.backlog[g]:,})" for g in offline[:SHOWN_GROUPS])
+            shown = ", ".join(f"{g} (backlog {backlog[g]:,})" for g in offline[:SHOWN_GROUPS])
             more = f" and {len(offline) - SHOWN_GROUPS} more" if len(offline) > SHOWN_GROUPS else ""
             return Reading(
                 bool(offline),
@@ -252,14 +254,14 @@ def read(rule: AlertRule, facts: ScanFacts, extra: _Extra, now: datetime) -> Rea
             + f" (alert above {n:,.0f})",
         )
     if rule.kind == TOPIC_NO_CONSUMER_ONLINE:
-        online = None if extra.topic_online is None else extra.topic_online.get(t)
-        if online is None:
+        members = None if extra.topic_online is None else extra.topic_online.get(t)
+        if members is None:
             return None
         return Reading(
-            not online,
-            len(online),
+            not members,
+            len(members),
             f"topic {t}: "
-            + (f"consumed online by {', '.join(online)}" if online else "no consumer online subscribes to it"),
+            + (f"consumed online by {', '.join(members)}" if members else "no consumer online subscribes to it"),
         )
     if rule.kind == DLQ_GROWING:
         if extra.dlq is None:
@@ -280,11 +282,13 @@ def read(rule: AlertRule, facts: ScanFacts, extra: _Extra, now: datetime) -> Rea
         if facts.brokers is None:
             return None
         gone = [b for b in _brokers(rule, facts) if b.status == EXPIRED]
-        names = ", ".join(f"{b.broker_name} ({b.addr})" for b in gone)
+        gone_names = ", ".join(f"{b.broker_name} ({b.addr})" for b in gone)
         return Reading(
             bool(gone),
             len(gone),
-            f"broker(s) gone from the name server: {names}" if gone else f"broker {t or 'every broker'}: registered",
+            f"broker(s) gone from the name server: {gone_names}"
+            if gone
+            else f"broker {t or 'every broker'}: registered",
         )
     if rule.kind == DISK_ABOVE:
         if facts.brokers is None:

@@ -38,11 +38,11 @@ def _names(queues) -> str:
 def scan(info: ClusterInfo) -> list[LiveCheck]:
     """The live check of every topic of every online clustering user group."""
     brokers = readable_by_addr(info)  # a slave for a broker whose master is down
-    groups = set()
+    seen: set[str] = set()
     for survey in group_survey(brokers, lag=False).values():
-        groups.update(survey.configs)
-        groups.update(g for _, g in survey.offsets)
-    groups = sorted(g for g in groups if group_kind(g) == USER)
+        seen.update(survey.configs)
+        seen.update(g for _, g in survey.offsets)
+    groups = sorted(g for g in seen if group_kind(g) == USER)
     conns = {
         g: c
         for g, c in consumer_connections(groups, brokers, info=info).items()

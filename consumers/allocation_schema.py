@@ -4,6 +4,8 @@ checks in :mod:`consumers.rules` that enforce it: parse_queues, parse_cids, pars
 
 from __future__ import annotations
 
+from typing import Any
+
 from console.schema_examples import TOPIC_NAME_PATTERN
 from consumers import rules
 
@@ -50,7 +52,7 @@ def params_schema(name: str) -> dict:
 
 def strategy_branch(name: str) -> dict:
     """One strategy of a preview with the parameters it takes (``params`` required when it needs some)."""
-    branch = {"properties": {"strategy": {"enum": [name]}, "params": params_schema(name)}}
+    branch: dict[str, Any] = {"properties": {"strategy": {"enum": [name]}, "params": params_schema(name)}}
     if name in REQUIRED_PARAMS:
         branch["required"] = ["params"]
     return branch

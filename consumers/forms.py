@@ -6,6 +6,8 @@ can share); every field is optional and defaults to a small hypothetical group.
 
 from __future__ import annotations
 
+from typing import Any
+
 from datetime import datetime, timezone
 
 from django import forms
@@ -230,8 +232,8 @@ class AllocationForm(forms.Form):
             rooms = rules.split_words(self.value("consumeridcs") or "")
             return {"consumeridcs": rooms} if rooms else {}
         if strategy == "MACHINE_ROOM_NEARBY":
-            rooms = rules.parse_rooms(self.value("rooms") or "", "rooms")
-            return {"inner": self.value("inner"), "broker_rooms": rooms, "consumer_rooms": rooms}
+            room_map = rules.parse_rooms(self.value("rooms") or "", "rooms")
+            return {"inner": self.value("inner"), "broker_rooms": room_map, "consumer_rooms": room_map}
         return {}
 
     def _scenario(self) -> Scenario | None:
@@ -372,7 +374,7 @@ class RebalanceFilterForm(FilterForm):
         return self._clean_time("until")
 
     def filters_from(self, d: dict) -> JobFilter:
-        when = {
+        when: dict[str, Any] = {
             k: datetime.fromtimestamp(d[k] / 1000, tz=timezone.utc) if d.get(k) is not None else None
             for k in ("since", "until")
         }

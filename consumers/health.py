@@ -126,8 +126,9 @@ def rising_backlogs(
     window = history[-(scans + 1) :]
     out = []
     for group in sorted(window[-1]):
-        values = [h.get(group) for h in window]
-        if any(v is None for v in values):
+        found = [h.get(group) for h in window]
+        values = [v for v in found if v is not None]
+        if len(values) < len(found):  # the group was missing from a scan
             continue
         if all(b > a for a, b in zip(values, values[1:])) and values[-1] - values[0] >= rise_min:
             out.append(

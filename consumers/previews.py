@@ -114,7 +114,8 @@ def preview(spec: AllocationInput) -> PreviewResult:
     _check_rooms(spec, spec.strategy, spec.params, "params")
     group = spec.group or ""
     try:
-        if spec.scenario is None:
+        scenario = spec.scenario
+        if scenario is None:
             result = preview_allocation(queues=spec.queues, cids=spec.cids, strategy=strategy, consumer_group=group)
             diff = movement_diff(spec.current, result.assignment) if spec.current is not None else None
             return PreviewResult(result.strategy_name, result, None, diff)
@@ -125,7 +126,7 @@ def preview(spec: AllocationInput) -> PreviewResult:
                     layout=spec.queues,
                     cids=spec.cids,
                     strategy=strategy,
-                    scenario=spec.scenario,
+                    scenario=scenario,
                     current=spec.current,
                     consumer_group=group,
                 ),

@@ -58,6 +58,12 @@ class ResetTarget:
     def time(self) -> datetime | None:
         return None if self.timestamp_ms is None else datetime.fromtimestamp(self.timestamp_ms / 1000, tz=timezone.utc)
 
+    def one_queue(self) -> tuple[str, int, int]:
+        """(broker, queue id, offset) of a reset to an offset, which names all three; ValueError for another."""
+        if self.broker_name is None or self.queue_id is None or self.offset is None:
+            raise ValueError(f"a reset to {self.to} names no broker, queue and offset")
+        return self.broker_name, self.queue_id, self.offset
+
     def label(self) -> str:
         """``2024-05-01 12:00:00 UTC``, ``now (…)``, ``the earliest offset``, ``offset 5 of broker-a queue 3``."""
         if self.to == "offset":

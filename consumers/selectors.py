@@ -411,26 +411,25 @@ def _one_queue(
     topic: str, queues: dict[MessageQueue, str], target: ResetTarget
 ) -> tuple[dict[MessageQueue, str], dict[MessageQueue, int]]:
     """The one queue of a reset to an offset, checked against the route and the queue's offsets."""
+    broker_name, queue_id, offset = target.one_queue()
     brokers = sorted({mq.broker_name for mq in queues})
-    if target.broker_name not in brokers:
+    if broker_name not in brokers:
         raise InvalidInput(
-            "broker", f"{topic} has no write queue on broker {target.broker_name!r}; its brokers: {', '.join(brokers)}."
+            "broker", f"{topic} has no write queue on broker {broker_name!r}; its brokers: {', '.join(brokers)}."
         )
-    mq = MessageQueue(topic, target.broker_name, target.queue_id)
+    mq = MessageQueue(topic, broker_name, queue_id)
     if mq not in queues:
-        count = sum(1 for q in queues if q.broker_name == target.broker_name)
-        raise InvalidInput(
-            "queue_id", f"{target.broker_name} has queues 0-{count - 1} of {topic}, not {target.queue_id}."
-        )
+        count = sum(1 for q in queues if q.broker_name == broker_name)
+        raise InvalidInput("queue_id", f"{broker_name} has queues 0-{count - 1} of {topic}, not {queue_id}.")
     one = {mq: queues[mq]}
     low, high = min_offsets(one)[mq], max_offsets(one)[mq]
-    if not low <= target.offset <= high:
+    if not low <= offset <= high:
         raise InvalidInput(
             "offset",
-            f"{target.broker_name} queue {target.queue_id} of {topic} holds offsets {low} to {high} "
-            f"(the max offset is the next message's); {target.offset} is outside.",
+            f"{broker_name} queue {queue_id} of {topic} holds offsets {low} to {high} "
+            f"(the max offset is the next message's); {offset} is outside.",
         )
-    return one, {mq: target.offset}
+    return one, {mq: offset}
 
 
 def reset_queues(plan: OffsetResetPlan) -> tuple[dict[MessageQueue, str], list[str]]:

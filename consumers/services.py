@@ -47,7 +47,7 @@ def group_reset_offset(*, actor: Actor, group: str, topic: str, target: ResetTar
         targets = {by_key[(q.broker_name, q.queue_id)]: q.after for q in plan.queues}
         if plan.mode == ONLINE and target.to == "offset":  # that queue's broker pushes it to the members
             pushed = invoke_broker_to_reset_offset(
-                addrs, topic, group, LATEST_TIMESTAMP, force=True, one_queue=(target.queue_id, target.offset)
+                addrs, topic, group, LATEST_TIMESTAMP, force=True, one_queue=target.one_queue()[1:]
             )
             targets.update({mq: off for mq, off in pushed.items() if mq in targets})
         elif plan.mode == ONLINE:

@@ -8,6 +8,8 @@ the ``_partial.html`` template.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import replace
 
 from django.contrib import messages
@@ -75,7 +77,7 @@ def group_detail(request: HttpRequest, name: str) -> HttpResponse:
 def client_running_info(request: HttpRequest, name: str, client_id: str) -> HttpResponse:
     """One member's running info: the page, or (htmx) the fragment the group page opens under the member.
     A client that is gone or cannot answer is a sentence on the page (the API answers 404/503), not an error page."""
-    context = {"name": name, "client_id": client_id}
+    context: dict[str, Any] = {"name": name, "client_id": client_id}
     try:
         context["info"] = selectors.client_running_info(name=name, client_id=client_id)
     except ServiceError as exc:  # NotFound (not an online member), Unavailable (too old, no answer): the reason

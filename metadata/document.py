@@ -232,8 +232,8 @@ def parse_document(data: Any, broker_topics: Iterable[str] = ()) -> MetadataDocu
         elif _name(errors, GROUPS, name, validate_group):
             if is_system_group(name):
                 skipped.append(Skipped("group", name, "a system group: the brokers make their own"))
-            elif (config := _group(errors, name, entry)) is not None:
-                groups.append(config)
+            elif (group_config := _group(errors, name, entry)) is not None:
+                groups.append(group_config)
     export_time = data.get("exportTime")
     if export_time is not None and (isinstance(export_time, bool) or not isinstance(export_time, int)):
         errors.add("exportTime", f"must be milliseconds since the epoch, got {export_time!r}.")

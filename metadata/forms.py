@@ -5,6 +5,8 @@ A scope is one choice value: ``cluster:<name>``, ``broker:<name>`` or empty (eve
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from django import forms
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
@@ -21,10 +23,19 @@ def scope_choices(clusters: tuple[str, ...], brokers: tuple[str, ...], every: bo
     )
 
 
-def scope_kwargs(value: str) -> dict[str, str]:
+class ScopeKwargs(TypedDict, total=False):
+    cluster: str
+    broker: str
+
+
+def scope_kwargs(value: str) -> ScopeKwargs:
     """``cluster:x`` -> {"cluster": "x"}; ``broker:y`` -> {"broker": "y"}; empty -> {}."""
     kind, _, name = value.partition(":")
-    return {kind: name} if kind in ("cluster", "broker") and name else {}
+    if kind == "cluster" and name:
+        return {"cluster": name}
+    if kind == "broker" and name:
+        return {"broker": name}
+    return {}
 
 
 class _Scoped(forms.Form):

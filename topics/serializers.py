@@ -15,6 +15,8 @@ existing one keeps its type.
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -49,7 +51,7 @@ _COUNT_RANGE = {"minimum": MIN_QUEUE_NUMS, "maximum": MAX_QUEUE_NUMS}  # validat
 
 
 class QueueCountsInput(StrictInputSerializer):
-    schema_rules = {
+    schema_rules: dict[str, Any] = {
         "properties": {
             "read_queue_nums": _COUNT_RANGE,
             "write_queue_nums": _COUNT_RANGE,
@@ -85,7 +87,7 @@ class TopicWriteInput(QueueCountsInput):
     )
 
     require_target = True  # cluster or brokers must be given
-    schema_rules = {
+    schema_rules: dict[str, Any] = {
         "oneOf": [{"required": ["cluster"]}, {"required": ["brokers"]}],
         "properties": {
             **QueueCountsInput.schema_rules["properties"],
@@ -159,7 +161,7 @@ class TopicPatchInput(TopicReplaceInput):
 
     require_target = False
     fill_defaults = False
-    schema_rules = {
+    schema_rules: dict[str, Any] = {
         "not": {"required": ["cluster", "brokers"]},
         "anyOf": [
             {"required": [f]}
@@ -319,7 +321,7 @@ class SentMessageOutput(serializers.Serializer):
 
 
 class ShrinkInput(StrictInputSerializer):
-    schema_rules = {"properties": {"target_queue_nums": _COUNT_RANGE}}
+    schema_rules: dict[str, Any] = {"properties": {"target_queue_nums": _COUNT_RANGE}}
 
     target_queue_nums = StrictIntegerField(
         validators=[validate_queue_nums], help_text="queues per broker after the shrink"

@@ -118,15 +118,18 @@ def _resolve(spec: TopicSpec, info: ClusterInfo, current: dict[str, BrokerQueues
                 data.cluster,
                 data.master_addr,
                 _pick(
-                    queues.read_queue_nums, spec.queues.read_queue_nums, cur and cur.read_queue_nums, DEFAULT_QUEUE_NUMS
+                    queues.read_queue_nums,
+                    spec.queues.read_queue_nums,
+                    cur.read_queue_nums if cur is not None else None,
+                    DEFAULT_QUEUE_NUMS,
                 ),
                 _pick(
                     queues.write_queue_nums,
                     spec.queues.write_queue_nums,
-                    cur and cur.write_queue_nums,
+                    cur.write_queue_nums if cur is not None else None,
                     DEFAULT_QUEUE_NUMS,
                 ),
-                _pick(queues.perm, spec.queues.perm, cur and cur.perm, DEFAULT_PERM),
+                _pick(queues.perm, spec.queues.perm, cur.perm if cur is not None else None, DEFAULT_PERM),
             )
         )
     if not targets:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from typing import Any
 
 from django import template
 from django.utils.html import format_html
@@ -37,7 +38,7 @@ def as_datetime(value: object) -> datetime | None:
 
 
 @register.filter
-def rate(value: object) -> str:
+def rate(value: Any) -> str:
     """A messages-per-second figure: whole numbers from 100, one decimal from 1 (``12.5``, ``50``), else 2 digits."""
     if value is None:
         return "—"
@@ -56,7 +57,7 @@ def _trim_zero(text: str) -> str:
 
 
 @register.filter
-def bytes_rate(value: object) -> str:
+def bytes_rate(value: Any) -> str:
     """Bytes per second in powers of 1024: ``10.0 KiB/s``."""
     if value is None:
         return "—"
@@ -69,7 +70,7 @@ def bytes_rate(value: object) -> str:
 
 
 @register.filter
-def duration(seconds: object) -> str:
+def duration(seconds: Any) -> str:
     """A duration for people: ``45 s``, ``12 min 5 s``, ``3 h 20 min``, ``2 d 4 h``; None is ``—``."""
     if seconds is None:
         return "—"
@@ -87,7 +88,7 @@ def duration(seconds: object) -> str:
 
 
 @register.filter
-def slope(value: object) -> str:
+def slope(value: Any) -> str:
     """A backlog slope in messages per second, signed: ``+12.5/s``, ``-0.3/s``."""
     if value is None:
         return "—"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from brokers.engine.acl.plain_acl_config import SECRET_KEY_MIN_LENGTH
@@ -15,7 +17,7 @@ _RESOURCE_PERM = "^[A-Za-z0-9_%|-]{1,127}=(" + "|".join(p.replace("|", "\\|") fo
 
 
 class AccountInputSerializer(StrictInputSerializer):
-    schema_rules = {
+    schema_rules: dict[str, Any] = {
         "required": ["access_key", "secret_key"],
         "properties": {  # what the ACL core checks (upsert_account)
             "access_key": {"pattern": _KEY},
@@ -49,7 +51,7 @@ class AccountInputSerializer(StrictInputSerializer):
 
 
 class AccountUpdateSerializer(AccountInputSerializer):
-    schema_rules = {
+    schema_rules: dict[str, Any] = {
         "properties": {
             **AccountInputSerializer.schema_rules["properties"],
             "secret_key": {"pattern": f"^({_KEY[1:-1]})?$"},
@@ -59,7 +61,9 @@ class AccountUpdateSerializer(AccountInputSerializer):
 
 
 class GlobalWhiteInputSerializer(StrictInputSerializer):
-    schema_rules = {"properties": {"addresses": {"items": {"type": "string", "pattern": f"^{_ADDRESS}$"}}}}
+    schema_rules: dict[str, Any] = {
+        "properties": {"addresses": {"items": {"type": "string", "pattern": f"^{_ADDRESS}$"}}}
+    }
 
     addresses = serializers.ListField(child=StrictCharField(max_length=255), max_length=1000, allow_empty=True)
 

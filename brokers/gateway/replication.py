@@ -80,13 +80,18 @@ def ha_state(runtime: Mapping[str, str], broker_id: int) -> HAState:
 
 
 class GroupRow(Protocol):
-    """What grouping needs of a broker row (the overview's BrokerRow)."""
+    """What grouping needs of a broker row (the overview's BrokerRow, frozen: read-only here too)."""
 
-    cluster: str
-    broker_name: str
-    broker_id: int
-    addr: str
-    ha: HAState | None
+    @property
+    def cluster(self) -> str: ...
+    @property
+    def broker_name(self) -> str: ...
+    @property
+    def broker_id(self) -> int: ...
+    @property
+    def addr(self) -> str: ...
+    @property
+    def ha(self) -> HAState | None: ...
 
 
 R = TypeVar("R", bound=GroupRow)

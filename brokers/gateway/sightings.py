@@ -22,12 +22,16 @@ __all__ = ["SeenBroker", "broker_sightings_record"]
 
 
 class SeenBroker(Protocol):
-    """A broker that answered: where it is and who it says it is (an overview row, say)."""
+    """A broker that answered: where it is and who it says it is (an overview row, say; read-only)."""
 
-    addr: str
-    cluster: str
-    broker_name: str
-    broker_id: int
+    @property
+    def addr(self) -> str: ...
+    @property
+    def cluster(self) -> str: ...
+    @property
+    def broker_name(self) -> str: ...
+    @property
+    def broker_id(self) -> int: ...
 
 
 def broker_sightings_record(*, brokers: Iterable[SeenBroker], now: datetime | None = None) -> int:

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cached_property
+from typing import TypedDict
 
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.client.simple import PullClient, SimpleProducer
 from brokers.engine.remoting.tls import TlsConfig
+
+
+class Keys(TypedDict):
+    """The ACL account every client of the command signs with (None: unsigned)."""
+
+    access_key: str | None
+    secret_key: str | None
 
 
 class Context:
@@ -24,7 +32,7 @@ class Context:
         tls: TlsConfig | None = None,
     ) -> None:
         self.namesrv_addr = namesrv_addr
-        self.keys = {
+        self.keys: Keys = {
             "access_key": access_key or None,
             "secret_key": secret_key or None,
         }  # the ACL account every client signs with

@@ -9,6 +9,7 @@ from __future__ import annotations
 import abc
 import argparse
 import time
+from typing import Protocol
 
 from django.core.management.base import CommandError
 
@@ -50,6 +51,17 @@ class Subcommand(abc.ABC):
     @abc.abstractmethod
     def run(self, ctx: Context, opts: dict) -> None:
         """Run with the parsed options; raise CommandError to exit non-zero with a message."""
+
+
+class Runnable(Protocol):
+    """What the command uses of a subcommand: a Subcommand here, or one of another module's (duck-typed)."""
+
+    name: str
+    help: str
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, ctx: Context, opts: dict) -> None: ...
 
 
 class ClusterList(Subcommand):
@@ -467,7 +479,7 @@ class ConsumeMessage(Subcommand):
         return printed
 
 
-SUBCOMMANDS: dict[str, Subcommand] = {
+SUBCOMMANDS: dict[str, Runnable] = {
     cmd.name: cmd
     for cmd in (
         ClusterList(),

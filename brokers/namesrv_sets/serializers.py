@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from brokers.namesrv_sets.services import MAX_POSITION
@@ -15,7 +17,7 @@ _ADDRS = (
 
 
 class NamesrvSetUpdateSerializer(StrictInputSerializer):
-    schema_rules = {"properties": {"namesrv_addr": {"pattern": _ADDRS}}}
+    schema_rules: dict[str, Any] = {"properties": {"namesrv_addr": {"pattern": _ADDRS}}}
 
     namesrv_addr = StrictCharField(
         max_length=1000, help_text="host:port;host:port, as NAMESRV_ADDR (400 naming the field)"
@@ -48,7 +50,7 @@ class NamesrvSetUpdateSerializer(StrictInputSerializer):
 
 
 class NamesrvSetInputSerializer(NamesrvSetUpdateSerializer):
-    schema_rules = {
+    schema_rules: dict[str, Any] = {
         "required": ["name", "namesrv_addr"],
         "properties": {"name": {"pattern": _NAME, "not": {"enum": ["default"]}}, "namesrv_addr": {"pattern": _ADDRS}},
     }

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import template
 from django.utils.translation import pgettext
 
@@ -19,7 +21,7 @@ def _units() -> tuple[tuple[int, str], ...]:
 
 
 @register.filter
-def duration(value: object) -> str:
+def duration(value: Any) -> str:
     """None or a non-number reads "—"."""
     try:
         seconds = float(value)

@@ -119,7 +119,7 @@ def check_assignment(
         assignment={cid: by_cid[cid].queues for cid in sorted_cids},
     )
 
-    strategy_ref = _reference([m.strategy_name for m in member_list], strategy and strategy.name)
+    strategy_ref = _reference([m.strategy_name for m in member_list], strategy.name if strategy is not None else None)
     subscription_ref = _reference([m.subscription for m in member_list], None)
     strategy_outliers = tuple(c for c in sorted_cids if by_cid[c].strategy_name != strategy_ref)
     subscription_outliers = tuple(c for c in sorted_cids if by_cid[c].subscription != subscription_ref)

@@ -26,12 +26,12 @@ SECRET_BYTES = 24  # 192 bits, written as 48 hex digits (no character the YAML r
 
 @dataclass(frozen=True, slots=True)
 class AclAccounts:
-    """Where the file is, and the admin and demo credentials found in it (None when absent)."""
+    """Where the file is, and the admin and demo credentials found in it (the demo's None when absent)."""
 
     path: str
     created: bool
-    admin_access_key: str | None
-    admin_secret_key: str | None = field(repr=False)
+    admin_access_key: str
+    admin_secret_key: str = field(repr=False)
     demo_access_key: str | None
     demo_secret_key: str | None = field(repr=False)
 
@@ -83,7 +83,7 @@ def ensure_plain_acl_file(path: str) -> AclAccounts:
     demo = config.account(DEMO_ACCESS_KEY)
     if admin is None:
         raise AclConfigError(f"{path}: no account has admin: true, so the console and the brokers cannot sign")
-    return AclAccounts(path, created, *_keys(admin), *_keys(demo))
+    return AclAccounts(path, created, admin.access_key, admin.secret_key, *_keys(demo))
 
 
 def _keys(account: PlainAccessAccount | None) -> tuple[str | None, str | None]:

@@ -8,6 +8,8 @@ error shape (a remark on the wire, a 400 naming the field, an argparse error).
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 PERM_PRIORITY = 0x8
 PERM_READ = 0x4
 PERM_WRITE = 0x2
@@ -20,7 +22,7 @@ PERM_MIN = 0
 PERM_MAX = PERM_PRIORITY - 1  # 7
 
 
-def is_valid_perm(value: object) -> bool:
+def is_valid_perm(value: object) -> TypeGuard[int]:
     """Return whether ``value`` is a perm RocketMQ accepts: an integer from 0 to 7 (``PermName.isValid``).
 
     A ``bool`` is no perm (JSON's ``true`` is not 1 here), nor is a string of digits: parse first.

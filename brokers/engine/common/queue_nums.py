@@ -18,6 +18,8 @@ subscription group's ``retryQueueNums`` are other facts with their own rules.
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from brokers.engine.common.constants import MAX_QUEUE_NUMS
 
 __all__ = ["MAX_QUEUE_NUMS", "MIN_QUEUE_NUMS", "is_valid_queue_nums"]
@@ -25,7 +27,7 @@ __all__ = ["MAX_QUEUE_NUMS", "MIN_QUEUE_NUMS", "is_valid_queue_nums"]
 MIN_QUEUE_NUMS = 0  # RocketMQ stores and serves 0 (see above)
 
 
-def is_valid_queue_nums(value: object) -> bool:
+def is_valid_queue_nums(value: object) -> TypeGuard[int]:
     """Return whether ``value`` is a read or write queue count a topic may have: an integer 0..1024.
 
     A ``bool`` is no count (JSON's ``true`` is not 1 here), nor is a string of digits: parse first.

@@ -21,6 +21,7 @@ import signal
 import threading
 import time
 from collections import Counter
+from typing import TypedDict
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -29,6 +30,7 @@ from brokers.engine.client import ConsumeConcurrentlyStatus, Message, Producer, 
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.tls import TlsConfig
 from brokers.gateway.client import mq_tls
 from brokers.engine.client.allocation import get_strategy
 
@@ -52,7 +54,13 @@ def _ack(msgs) -> ConsumeConcurrentlyStatus:
     return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
 
-def _demo_keys() -> dict[str, object]:
+class DemoKeys(TypedDict):
+    access_key: str | None
+    secret_key: str | None
+    tls: TlsConfig | None
+
+
+def _demo_keys() -> DemoKeys:
     """The ACL account of the workload: MQ DEMO_ACCESS_KEY / DEMO_SECRET_KEY, else the console's (both may be
     empty); and the console's TLS settings (MQ TLS_*)."""
     mq = settings.MQ
