@@ -124,7 +124,7 @@ class EngineCluster:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while True:
-            missing = self._masters_missing_slaves()
+            missing = self.masters_missing_slaves()
             if not missing:
                 return
             if loop.time() > deadline:
@@ -133,7 +133,8 @@ class EngineCluster:
                 )
             await asyncio.sleep(0.05)
 
-    def _masters_missing_slaves(self) -> list[str]:
+    def masters_missing_slaves(self) -> list[str]:
+        """Names of the running masters with fewer HA connections than they have running slaves."""
         wanted: dict[str, int] = {}
         for controller in self.brokers.values():
             if controller.config.broker_id:

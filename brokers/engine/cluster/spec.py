@@ -11,8 +11,9 @@ a slave's in ``<root>/<broker-name>-s<id>``, the first name server's KV config (
 ``<broker-name>#<id>`` for a slave. Port 0 is an ephemeral port (HA and gRPC too).
 
 A spec is plain data: JSON round-trips it (:meth:`ClusterSpec.to_json`), so a subprocess runs the
-same spec. Overrides may hold nested dicts for ``store``, ``tls`` and ``limits``; in-process callers
-may also hand the frozen objects themselves (``store=StoreConfig(...)``), which do not go to JSON.
+same spec. Overrides may give ``store``, ``tls`` and ``limits`` as dicts of their fields or as the
+frozen configs themselves (``store=StoreConfig(...)``), which go to JSON as such dicts; a value JSON
+cannot hold (a path object, a clock) is fine in-process and refused for a subprocess.
 """
 
 from __future__ import annotations

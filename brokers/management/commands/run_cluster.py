@@ -384,8 +384,7 @@ class Command(BaseCommand):
                 await harness.start()
             except (OSError, RuntimeError, ValueError, StoreError) as exc:
                 raise CommandError(f"the cluster failed to start: {exc}") from None
-            members = [(c.config.broker_name, c.config.broker_id) for c in harness.brokers.values()]
-            await self._wait_registered(harness.namesrv_addr, members, stop)
+            await self._wait_registered(harness, stop)
             if not stop.is_set():
                 parts = [f"namesrv {harness.namesrv_addr}"] + [_describe(c) for c in harness.brokers.values()]
                 self.stdout.write("cluster ready: " + "; ".join(parts))
@@ -404,16 +403,19 @@ class Command(BaseCommand):
         self.stdout.write("cluster stopped")
         self.stdout.flush()
 
-    async def _wait_registered(self, namesrv_addr: str, members: list[tuple[str, int]], stop: asyncio.Event) -> None:
-        """Wait until the name server lists every broker under its id (they register while starting)."""
+    async def _wait_registered(self, harness: EngineCluster, stop: asyncio.Event) -> None:
+        """Wait until the name server lists every broker under its id (they register while starting) and every
+        slave is connected to its master (so a SYNC_MASTER's first sends are not SLAVE_NOT_AVAILABLE)."""
+        members = [(c.config.broker_name, c.config.broker_id) for c in harness.brokers.values()]
         deadline = asyncio.get_running_loop().time() + REGISTER_WAIT_S
-        async with MQAdminClient(namesrv_addr, timeout_s=2.0, tls=self._tls, **self._signer_keys) as admin:
+        async with MQAdminClient(harness.namesrv_addr, timeout_s=2.0, tls=self._tls, **self._signer_keys) as admin:
             while not stop.is_set():
                 try:
                     info = await admin.examine_broker_cluster_info()
-                    if all(
-                        bid in getattr(info.broker_datas.get(name), "broker_addrs", {}) for name, bid in members
-                    ) and await self._slaves_connected(admin, info, members):
+                    if (
+                        all(bid in getattr(info.broker_datas.get(name), "broker_addrs", {}) for name, bid in members)
+                        and not harness.masters_missing_slaves()
+                    ):
                         return
                 except RemotingError:
                     pass
@@ -423,13 +425,3 @@ class Command(BaseCommand):
                     )
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(stop.wait(), 0.1)
-
-    @staticmethod
-    async def _slaves_connected(admin: MQAdminClient, info, members: list[tuple[str, int]]) -> bool:
-        """Every master with slaves has them connected (so a SYNC_MASTER's first sends are not SLAVE_NOT_AVAILABLE)."""
-        for name in {n for n, bid in members if bid}:
-            wanted = sum(1 for n, bid in members if n == name and bid)
-            runtime = await admin.get_broker_runtime_info(info.broker_datas[name].broker_addrs[0])
-            if int(runtime.get("haSlaveCount") or 0) < wanted:
-                return False
-        return True

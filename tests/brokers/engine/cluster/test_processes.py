@@ -3,7 +3,12 @@ child; a group with a slave replicates, a killed master recovers its store on th
 
 from __future__ import annotations
 
+import json
 import signal
+import subprocess
+import sys
+
+import pytest
 
 from brokers.engine.client import Message, Producer
 from brokers.engine.client.admin import BlockingMQAdminClient
@@ -70,3 +75,25 @@ def test_a_broker_the_spec_does_not_name_runs_as_a_process_and_stalls_on_sigstop
             finally:
                 cluster.signal_broker("gen-0", signal.SIGCONT)
             assert admin.get_broker_runtime_info(again.addr)["brokerRole"] == "SYNC_MASTER"
+
+
+def test_a_spec_a_child_cannot_read_is_refused_before_anything_starts(tmp_path):
+    from brokers.engine.cluster import ClusterSpecError
+
+    spec = ClusterSpec(str(tmp_path / "root"), broker_overrides={"acl_file": tmp_path / "plain_acl.yml"})  # a Path
+    with pytest.raises(ClusterSpecError, match="JSON"):
+        ProcessCluster(spec)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_launch_file_exits_2_naming_it(tmp_path):
+    launch = tmp_path / "nothing.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "brokers.engine", "member", str(launch)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2 and str(launch) in proc.stderr
+    launch.write_text(json.dumps({"spec": {"root": str(tmp_path), "no_such_field": 1}, "namesrv": 0}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "brokers.engine", "member", str(launch)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2 and "no_such_field" in proc.stderr
