@@ -54,6 +54,7 @@ from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_validator import validate_topic
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.headers.produce import SendMessageRequestHeaderV2
 
 __all__ = [
     "COMPRESS_LEVEL",
@@ -86,7 +87,6 @@ _RETRY_ON = frozenset(
 )
 
 
-_DEFAULT_TOPIC_QUEUE_NUMS_TEXT = str(DEFAULT_TOPIC_QUEUE_NUMS)
 _WAIT_ONLY = properties_to_string({PROPERTY_WAIT_STORE_MSG_OK: "true"})  # a batch request's own properties
 _WAIT_ITEM = PROPERTY_SEPARATOR + _WAIT_ONLY
 _UNIQ_ITEM = PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX + NAME_VALUE_SEPARATOR
@@ -270,22 +270,21 @@ class ProducerPlans(ClientPlans):
         return 1 if mq is not None else 1 + max(0, self.retry_times)
 
     def send_ext(self, out: Outgoing, target: MessageQueue) -> dict[str, str]:
-        """The SEND_MESSAGE_V2 header (one-letter keys), values already strings as the wire carries them."""
-        return {
-            "a": self.group,
-            "b": out.topic,
-            "c": AUTO_CREATE_TOPIC_KEY_TOPIC,
-            "d": _DEFAULT_TOPIC_QUEUE_NUMS_TEXT,
-            "e": str(target.queue_id),
-            "f": str(out.sys_flag),
-            "g": str(self.clock.now_ms()),
-            "h": str(out.flag),
-            "i": out.properties,
-            "j": "0",
-            "k": "false",
-            "m": "true" if out.batch else "false",
-            "n": target.broker_name,
-        }
+        """The SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE header (one-letter keys)."""
+        return SendMessageRequestHeaderV2(
+            producer_group=self.group,
+            topic=out.topic,
+            default_topic=AUTO_CREATE_TOPIC_KEY_TOPIC,
+            default_topic_queue_nums=DEFAULT_TOPIC_QUEUE_NUMS,
+            queue_id=target.queue_id,
+            sys_flag=out.sys_flag,
+            born_timestamp=self.clock.now_ms(),
+            flag=out.flag,
+            properties=out.properties,
+            reconsume_times=0,
+            batch=out.batch,
+            broker_name=target.broker_name,
+        ).encode()
 
     def send_result(
         self, out: Outgoing, target: MessageQueue, addr: str, code: int, remark: str | None, ext: dict[str, str]

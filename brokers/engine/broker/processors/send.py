@@ -35,10 +35,10 @@ Every response, errors included, carries ``MSG_REGION`` and ``TRACE_ON``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
-from typing import TYPE_CHECKING, overload
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from brokers.engine.broker.processors.base import Processor, ProcessorRegistry, RequestError, checked_topic
 from brokers.engine.common.constants import (
@@ -73,6 +73,8 @@ from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.errors import RemotingCommandError
+from brokers.engine.remoting.headers.produce import SendMessageRequestHeader, SendMessageRequestHeaderV2
 from brokers.engine.store.message_inner import MessageExtBatch, MessageExtBrokerInner
 from brokers.engine.store.results import PutMessageResult, PutMessageStatus
 
@@ -85,107 +87,20 @@ log = logging.getLogger("brokers.engine.broker")
 VERSION_HONOUR_MAX_RECONSUME = 121
 TOPIC_NOT_EXIST_HINT = "See http://rocketmq.apache.org/docs/faq/ for further details."
 
-# V2 short keys -> V1 field names (SendMessageRequestHeaderV2).
-V2_KEYS = {
-    "a": "producerGroup",
-    "b": "topic",
-    "c": "defaultTopic",
-    "d": "defaultTopicQueueNums",
-    "e": "queueId",
-    "f": "sysFlag",
-    "g": "bornTimestamp",
-    "h": "flag",
-    "i": "properties",
-    "j": "reconsumeTimes",
-    "k": "unitMode",
-    "l": "maxReconsumeTimes",
-    "m": "batch",
-    "n": "bname",
-}
 
-
-@dataclass(slots=True)
-class SendMessageRequestHeader:
-    producer_group: str
-    topic: str
-    default_topic: str
-    default_topic_queue_nums: int
-    queue_id: int
-    sys_flag: int
-    born_timestamp: int
-    flag: int
-    properties: str
-    reconsume_times: int | None
-    unit_mode: bool
-    batch: bool
-    max_reconsume_times: int | None
-
-    @classmethod
-    def parse(cls, request: RemotingCommand) -> SendMessageRequestHeader:
-        """Read the V1 header or the V2 one (short keys, what codes 310/320 normally carry)."""
-        fields = request.ext_fields
-        # V2 carries the short keys only (Java's broker reads nothing else from it); V1 the names.
-        names = _V2_KEYS_IN_ORDER if "topic" not in fields and "b" in fields else _V1_NAMES_IN_ORDER
-        (
-            group,
-            topic,
-            default_topic,
-            queue_nums,
-            queue_id,
-            sys_flag,
-            born,
-            flag,
-            props,
-            reconsume,
-            unit_mode,
-            batch,
-            max_reconsume,
-        ) = map(fields.get, names)
-        return cls(
-            group or "",
-            topic or "",
-            default_topic or "",
-            _int_field("defaultTopicQueueNums", queue_nums, 4),
-            _int_field("queueId", queue_id, -1),
-            _int_field("sysFlag", sys_flag, 0),
-            _int_field("bornTimestamp", born, 0),
-            _int_field("flag", flag, 0),
-            props or "",
-            _int_field("reconsumeTimes", reconsume, None),
-            _bool_field(unit_mode),
-            _bool_field(batch),
-            _int_field("maxReconsumeTimes", max_reconsume, None),
-        )
+def _send_header(request: RemotingCommand) -> SendMessageRequestHeader:
+    """Read the V1 header or the V2 one (short keys, what codes 310/320 normally carry); a V2
+    header carries the short keys only (Java's broker reads nothing else from it)."""
+    fields = request.ext_fields
+    if "topic" not in fields and "b" in fields:
+        return SendMessageRequestHeaderV2.decode(request)
+    return SendMessageRequestHeader.decode(request)
 
 
 _DELAY_KEY = PROPERTY_DELAY_TIME_LEVEL + "\x01"  # in a properties string that may carry a delay level
 
-# Header keys in SendMessageRequestHeader's field order: V2's short ones, V1's names.
-_V2_KEYS_IN_ORDER = tuple("abcdefghijkml")
-_V1_NAMES_IN_ORDER = tuple(V2_KEYS[short] for short in _V2_KEYS_IN_ORDER)
 # Topics that passed the name and system-topic checks of a send (bounded: names come from clients).
 _SENDABLE_TOPICS_MAX = 10_000
-
-
-@overload
-def _int_field(name: str, value: str | None, default: int) -> int: ...
-@overload
-def _int_field(name: str, value: str | None, default: None) -> int | None: ...
-def _int_field(name: str, value: str | None, default: int | None) -> int | None:
-    """An optional integer header field ("" counts as absent); SYSTEM_ERROR naming it when malformed."""
-    if value is None or value == "":
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise RequestError(
-            ResponseCode.SYSTEM_ERROR, f"the custom field <{name}> is not an integer: {value!r}"
-        ) from None
-
-
-def _bool_field(value: str | None) -> bool:
-    """Java's Boolean.parseBoolean: case-insensitive "true", anything else (or absent) false."""
-    return value is not None and value.strip().lower() == "true"
 
 
 # SendMessageProcessor's remark, with its diskUtil() figures (CL/CQ/INDEX used ratios) filled in.
@@ -247,11 +162,14 @@ class SendMessageProcessor(Processor):
 
     async def process(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
         try:
-            header = SendMessageRequestHeader.parse(request)
+            header = _send_header(request)
             return await self._send(ctx, request, header)
         except RequestError as exc:
             log.info("send from %s refused: %s (code %s)", ctx.remote_addr, exc.remark, exc.code)
             return request.response(exc.code, exc.remark, self._response_ext())
+        except RemotingCommandError as exc:  # the header's decode: a field that is not a number, named
+            log.info("send from %s refused: %s", ctx.remote_addr, exc)
+            return request.response(ResponseCode.SYSTEM_ERROR, str(exc), self._response_ext())
 
     # -- checks -------------------------------------------------------------------------------
 
@@ -405,7 +323,7 @@ class SendMessageProcessor(Processor):
         self._check_body_size(len(request.body))
         props = string_to_properties(header.properties)
         self._check_not_transaction(header, props)
-        _retry_counts_from_properties(header, props)
+        header = _retry_counts_from_properties(header, props)
         props_text, wait = self._stored_properties(props)  # size check before any change
         tc = self._get_or_create_topic(ctx, topic, header)
         tc, forced_queue = self._handle_retry_and_dlq(request, header, tc, props)
@@ -498,16 +416,18 @@ class SendMessageProcessor(Processor):
         return request.response(code, remark, ext)
 
 
-def _retry_counts_from_properties(header: SendMessageRequestHeader, props: dict[str, str]) -> None:
-    """Take RECONSUME_TIME / MAX_RECONSUME_TIMES properties when the header lacks the counts.
+def _retry_counts_from_properties(header: SendMessageRequestHeader, props: dict[str, str]) -> SendMessageRequestHeader:
+    """The header with RECONSUME_TIME / MAX_RECONSUME_TIMES properties taken where it lacks the counts.
 
     Java producers move them into header fields ``j``/``l``; some clients only set the properties.
     """
     try:
-        if header.reconsume_times is None:
-            header.reconsume_times = int(props.get(PROPERTY_RECONSUME_TIME, "0"))
-        if header.max_reconsume_times is None and PROPERTY_MAX_RECONSUME_TIMES in props:
-            header.max_reconsume_times = int(props[PROPERTY_MAX_RECONSUME_TIMES])
+        reconsume, max_reconsume = header.reconsume_times, header.max_reconsume_times
+        if reconsume is None:
+            reconsume = int(props.get(PROPERTY_RECONSUME_TIME, "0"))
+        if max_reconsume is None and PROPERTY_MAX_RECONSUME_TIMES in props:
+            max_reconsume = int(props[PROPERTY_MAX_RECONSUME_TIMES])
+        return dataclasses.replace(header, reconsume_times=reconsume, max_reconsume_times=max_reconsume)
     except ValueError:
         raise RequestError(
             ResponseCode.MESSAGE_ILLEGAL, "RECONSUME_TIME / MAX_RECONSUME_TIMES properties are not numbers"

@@ -9,7 +9,8 @@ a RemotingCommandError naming the field (answered SYSTEM_ERROR with that remark)
 clients and mqadmin send the same names, so they are read the same way. How to add one:
 docs/protocol.md, "Request headers".
 
-Modules by noun: :mod:`.topics`, :mod:`.groups`, :mod:`.offsets`, :mod:`.messages`, :mod:`.consume`.
+Modules by noun: :mod:`.topics`, :mod:`.groups`, :mod:`.offsets`, :mod:`.messages`, :mod:`.consume`,
+:mod:`.produce`.
 
 Converted (client and server both use the class):
 
@@ -23,12 +24,12 @@ Converted (client and server both use the class):
   INVOKE_BROKER_TO_RESET_OFFSET (222);
 - messages: QUERY_MESSAGE (12), VIEW_MESSAGE_BY_ID (33);
 - consume: PULL_MESSAGE (11), LITE_PULL_MESSAGE (361), POP_MESSAGE (200050), ACK_MESSAGE (200051),
-  CHANGE_MESSAGE_INVISIBLETIME (200053).
+  CHANGE_MESSAGE_INVISIBLETIME (200053);
+- produce: SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320), one-letter keys.
 
-Not yet converted (still string-keyed dicts and ``require_str``/``optional_int``): the rest of the
-data path, SEND_MESSAGE (10) / SEND_MESSAGE_V2 (310, single-letter names) / SEND_BATCH_MESSAGE
-(320), BATCH_ACK_MESSAGE (200151, a body); HEART_BEAT (34) has a body, not a header. Also the name
-server's registration and KV codes, the ACL, store and Gantry-specific admin codes, and the
+Not yet converted (still string-keyed dicts and ``require_str``/``optional_int``): BATCH_ACK_MESSAGE
+(200151) and HEART_BEAT (34) carry bodies, not headers; CONSUMER_SEND_MSG_BACK (36); the name
+server's registration and KV codes; the ACL, store and Gantry-specific admin codes; and the
 broker-to-client pushes (NOTIFY_CONSUMER_IDS_CHANGED, RESET_CONSUMER_CLIENT_OFFSET,
 CONSUME_MESSAGE_DIRECTLY).
 """

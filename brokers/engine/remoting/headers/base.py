@@ -36,13 +36,15 @@ __all__ = ["HeaderField", "RequestHeader", "header_fields", "wire"]
 
 _WIRE = "rocketmq.wire"
 _ALSO = "rocketmq.wire_also"
+_LABEL = "rocketmq.label"
 _SCALARS: tuple[type, ...] = (str, int, bool)
 
 
-def wire(name: str, *also: str) -> dict[str, object]:
-    """Field metadata: the wire name ``name`` (when not the camelCase of the Python name) and the
-    older names ``also`` the field is read from when ``name`` is absent and written under as well."""
-    return {_WIRE: name, _ALSO: also}
+def wire(name: str, *also: str, label: str | None = None) -> dict[str, object]:
+    """Field metadata: the wire name ``name`` (when not the camelCase of the Python name), the
+    older names ``also`` the field is read from when ``name`` is absent and written under as well,
+    and the ``label`` a refusal names it by (default ``name``; SEND_MESSAGE_V2's ``e`` is queueId)."""
+    return {_WIRE: name, _ALSO: also, _LABEL: label or name}
 
 
 def camel_case(name: str) -> str:
@@ -61,6 +63,7 @@ class HeaderField:
     kind: type
     required: bool
     default: object = None
+    label: str = ""
 
     @property
     def name(self) -> str:
@@ -98,14 +101,15 @@ def _declared_fields(cls: type[RequestHeader]) -> tuple[HeaderField, ...]:
         name = f.metadata.get(_WIRE) or camel_case(f.name)
         also = tuple(f.metadata.get(_ALSO, ()))
         default = f.default if has_default else None
-        out.append(HeaderField(f.name, (name, *also), hint, not has_default, default))
+        label = f.metadata.get(_LABEL) or name
+        out.append(HeaderField(f.name, (name, *also), hint, not has_default, default, label))
     return tuple(out)
 
 
 # The decode/encode loops run per request on the data path (PULL_MESSAGE, POP_MESSAGE): they walk
 # plain tuples, set the frozen instance's slots directly (as the dataclass __init__ does) and
 # parse inline, which keeps a 12-field header at a few microseconds.
-_Plan = tuple[tuple[str, str, tuple[str, ...], type, bool, object], ...]
+_Plan = tuple[tuple[str, str, tuple[str, ...], type, bool, object, str], ...]
 _PLANS: dict[type, _Plan] = {}
 _set = object.__setattr__
 
@@ -114,7 +118,7 @@ def _plan(cls: type[RequestHeader]) -> _Plan:
     plan = _PLANS.get(cls)
     if plan is None:
         plan = _PLANS[cls] = tuple(
-            (f.attr, f.name, f.names[1:], f.kind, f.required, f.default) for f in header_fields(cls)
+            (f.attr, f.name, f.names[1:], f.kind, f.required, f.default, f.label) for f in header_fields(cls)
         )
     return plan
 
@@ -132,7 +136,7 @@ class RequestHeader:
     def encode(self) -> dict[str, str]:
         """The ``extFields`` of this header: every field that is not None, as Java writes it."""
         ext: dict[str, str] = {}
-        for attr, name, also, kind, _required, _default in _plan(type(self)):
+        for attr, name, also, kind, _required, _default, _label in _plan(type(self)):
             value = getattr(self, attr)
             if value is None:
                 continue
@@ -148,13 +152,13 @@ class RequestHeader:
         first field that is required and missing, or not a number where one is declared."""
         get = (request.ext_fields if isinstance(request, RemotingCommand) else request).get
         header = object.__new__(cls)
-        for attr, name, also, kind, required, default in _plan(cls):
+        for attr, name, also, kind, required, default, label in _plan(cls):
             raw = get(name)
             if not raw and also:
                 raw = next((v for v in map(get, also) if v), None)
             if not raw:
                 if required:
-                    raise RemotingCommandError(f"the custom field <{name}> is missing", name)
+                    raise RemotingCommandError(f"the custom field <{label}> is missing", label)
                 value = default
             elif kind is str:
                 value = raw
@@ -162,7 +166,9 @@ class RequestHeader:
                 try:
                     value = int(raw)
                 except ValueError:
-                    raise RemotingCommandError(f"the custom field <{name}> is not an integer: {raw!r}", name) from None
+                    raise RemotingCommandError(
+                        f"the custom field <{label}> is not an integer: {raw!r}", label
+                    ) from None
             else:
                 value = raw.strip().lower() == "true"
             _set(header, attr, value)

@@ -13,14 +13,14 @@ from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.command import SERIALIZE_JSON, SERIALIZE_ROCKETMQ, RemotingCommand
 from brokers.engine.remoting.errors import RemotingCommandError
 from brokers.engine.remoting.headers import RequestHeader, header_fields, wire
-from brokers.engine.remoting.headers import consume, groups, messages, offsets, topics
+from brokers.engine.remoting.headers import consume, groups, messages, offsets, produce, topics
 from brokers.engine.remoting.headers.groups import DeleteSubscriptionGroupRequestHeader
 from brokers.engine.remoting.headers.messages import QueryMessageRequestHeader
 from brokers.engine.remoting.headers.offsets import ResetOffsetRequestHeader, UpdateConsumerOffsetRequestHeader
 
 HEADER_CLASSES = [
     c
-    for m in (topics, groups, offsets, messages, consume)
+    for m in (topics, groups, offsets, messages, consume, produce)
     for c in (getattr(m, n) for n in m.__all__)
     if isinstance(c, type) and issubclass(c, RequestHeader)
 ]
@@ -136,6 +136,15 @@ def test_a_field_of_another_type_is_refused_at_first_use() -> None:
 def test_the_docstring_lists_exactly_the_declared_codes() -> None:
     doc = headers.__doc__ or ""
     converted = doc.split("Converted")[1].split("Not yet converted")[0]
-    listed = {RequestCode[name] for name in re.findall(r"\b([A-Z][A-Z_]+[A-Z])\b", converted)}
+    listed = {RequestCode[name] for name in re.findall(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])\b", converted)}
     declared = {code for cls in HEADER_CLASSES for code in cls.CODES}
     assert declared == listed - {RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP}
+
+
+def test_send_v2_uses_one_letter_keys_and_names_a_bad_field_as_v1_does() -> None:
+    header = produce.SendMessageRequestHeaderV2(topic="T", queue_id=3, batch=True, broker_name="b")
+    ext = header.encode()
+    assert (ext["b"], ext["e"], ext["m"], ext["n"]) == ("T", "3", "true", "b") and "topic" not in ext
+    assert isinstance(produce.SendMessageRequestHeaderV2.decode(ext), produce.SendMessageRequestHeader)
+    with pytest.raises(RemotingCommandError, match=r"^the custom field <queueId> is not an integer: 'zero'$"):
+        produce.SendMessageRequestHeaderV2.decode({**ext, "e": "zero"})
