@@ -1,6 +1,8 @@
-"""Process helpers shared by the benchmarks: free loopback ports and waiting for a server's
-"ready" line in its log file (a log file, not a pipe: a pipe nobody reads fills up and stalls
-the server).
+"""Process helpers shared by the benchmarks. Name servers and brokers are the engine's cluster
+harness's (``ProcessCluster``, re-exported here with ``ClusterSpec``; ``start_grpc_broker`` is the
+gRPC benches' one-broker cluster). ``free_port`` and ``wait_ready`` (a server's "ready" line in its
+log file: a log file, not a pipe, as a pipe nobody reads fills up and stalls the server) serve the
+other servers the benches run (bench/minimal_broker.py).
 
 Importing this module makes SIGTERM end a benchmark the way Ctrl-C does: SystemExit runs the
 ``with`` blocks and ``finally`` clauses that stop its name servers, brokers and redis-servers (the
@@ -16,9 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -32,13 +32,8 @@ __all__ = [
     "ProcessCluster",
     "free_port",
     "start_grpc_broker",
-    "start_on_fresh_ports",
-    "stop_all",
     "wait_ready",
 ]
-
-T = TypeVar("T")
-STARTS = 3  # attempts, each on fresh ports: a port can be taken between free_port() and the child's bind
 
 
 def _exit_on_sigterm(signum: int, _frame) -> None:
@@ -74,35 +69,6 @@ def wait_ready(proc: subprocess.Popen, log: Path, timeout_s: float = 60.0) -> No
             return
         time.sleep(0.05)
     raise RuntimeError(f"not ready in {timeout_s}s:\n{log.read_text()[-2000:]}")
-
-
-def start_on_fresh_ports(start: Callable[[int], T], stop: Callable[[], None], what: str) -> T:
-    """Return ``start(attempt)``, trying up to STARTS times; ``stop()`` after each failure (a lost
-    port race: free_port() handed out a port something else bound before the child did). The last
-    failure raises."""
-    for attempt in range(1, STARTS + 1):
-        try:
-            return start(attempt)
-        except Exception as exc:  # noqa: BLE001 (the last attempt raises)
-            stop()
-            if attempt == STARTS:
-                raise
-            print(
-                f"{what} start {attempt} of {STARTS} failed ({str(exc).strip().splitlines()[-1][:200]}); "
-                "again on fresh ports",
-                file=sys.stderr,
-                flush=True,
-            )
-    raise AssertionError("unreachable")
-
-
-def stop_all(procs: list[subprocess.Popen]) -> None:
-    """Terminate ``procs`` (newest first), wait for each and forget them."""
-    for proc in reversed(procs):
-        if proc.poll() is None:
-            proc.terminate()
-        proc.wait(60)
-    procs.clear()
 
 
 def start_grpc_broker(tmp: Path) -> ProcessCluster:
