@@ -291,9 +291,12 @@ class ProcessCluster:
 
 
 def _end(proc: subprocess.Popen[bytes], sig: signal.Signals) -> int:
-    """Send ``sig`` unless the process has ended; wait for it (SIGKILL after STOP_TIMEOUT_S)."""
+    """Send ``sig`` unless the process has ended (then SIGCONT: a SIGSTOPped process handles a SIGTERM only
+    once it runs again); wait for it (SIGKILL after STOP_TIMEOUT_S)."""
     if proc.poll() is None:
         proc.send_signal(sig)
+        if sig != signal.SIGKILL:
+            proc.send_signal(signal.SIGCONT)
         try:
             proc.wait(STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:

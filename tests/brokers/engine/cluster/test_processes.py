@@ -97,3 +97,11 @@ def test_a_bad_launch_file_exits_2_naming_it(tmp_path):
         [sys.executable, "-m", "brokers.engine", "member", str(launch)], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 2 and "no_such_field" in proc.stderr
+
+
+def test_a_stalled_broker_still_stops_cleanly(tmp_path):
+    spec = ClusterSpec(str(tmp_path), store_overrides=SMALL_STORE)
+    with ProcessCluster(spec) as cluster:
+        cluster.signal_broker("broker-a", signal.SIGSTOP)
+        assert cluster.stop_broker("broker-a") == 0
+        assert not (tmp_path / "broker-a" / "abort").exists()
