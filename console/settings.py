@@ -29,9 +29,8 @@ from console.log_format import logging_config
 from console.redis_server import private_redis_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(
-    os.environ.get("GANTRY_VAR_DIR", BASE_DIR / "var")
-)  # what the processes of this host write: database, stores, lake, logs, keys
+# what the processes of this host write: database, stores, lake, logs, keys
+VAR_DIR = Path(os.environ.get("GANTRY_VAR_DIR", BASE_DIR / "var"))
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -59,9 +58,8 @@ def _secret_key() -> str:
 
 SECRET_KEY = _secret_key()
 DEBUG = _env_bool("DEBUG", False)  # Django's debug pages; never in production
-ALLOWED_HOSTS = [
-    h for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h
-]  # comma-separated names the console answers to
+# comma-separated names the console answers to
+ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -120,10 +118,11 @@ TEMPLATES = [
                 "console.menu.menu",  # the role; the header's menu and its current entry
                 "brokers.context_processors.namesrv_switcher",  # the header's cluster switcher
             ],
+            # {% translate %}; {{ t|local_time }}
             "builtins": [
                 "django.templatetags.i18n",
                 "console.templatetags.local_time",
-            ],  # {% translate %}; {{ t|local_time }}
+            ],
         },
     },
 ]
@@ -176,12 +175,10 @@ STORAGES = {
 # Django side builds the engine's frozen config objects from this.
 MQ = {
     "NAMESRV_ADDR": os.environ.get("NAMESRV_ADDR", "127.0.0.1:9876"),
-    "STORE_DIR": os.environ.get(
-        "GANTRY_STORE_DIR", str(VAR_DIR / "store")
-    ),  # run_cluster's store root: a directory per broker
-    "FLUSH_DISK_TYPE": os.environ.get(
-        "GANTRY_FLUSH", "ASYNC_FLUSH"
-    ),  # run_cluster's flushDiskType without --flush: ASYNC_FLUSH or SYNC_FLUSH
+    # run_cluster's store root: a directory per broker
+    "STORE_DIR": os.environ.get("GANTRY_STORE_DIR", str(VAR_DIR / "store")),
+    # run_cluster's flushDiskType without --flush: ASYNC_FLUSH or SYNC_FLUSH
+    "FLUSH_DISK_TYPE": os.environ.get("GANTRY_FLUSH", "ASYNC_FLUSH"),
     # Admin calls from web requests must answer fast; a dead name server should not hang a page.
     "ADMIN_TIMEOUT_S": float(os.environ.get("GANTRY_ADMIN_TIMEOUT_S", "3")),
     # The ACL account the console, Celery and mqadmin sign every request with (RocketMQ's
@@ -223,9 +220,8 @@ CACHES = {
 PRIVATE_REDIS = not os.environ.get("REDIS_URL")
 PRIVATE_REDIS_PORT = int(os.environ.get("GANTRY_REDIS_PORT", "6479"))  # off 6379 so a system redis is left alone
 REDIS_URL = os.environ.get("REDIS_URL") or private_redis_url(VAR_DIR, PRIVATE_REDIS_PORT)
-SPARK_MASTER = os.environ.get(
-    "SPARK_MASTER", "local[*]"
-)  # where dashboard refreshes run: local[*] or spark://HOST:7077 (docs/analytics.md)
+# where dashboard refreshes run: local[*] or spark://HOST:7077 (docs/analytics.md)
+SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
 
 # -- Celery (console/celery.py reads every CELERY_* name) ------------------------------------------
 # A message a worker took but did not acknowledge (acks_late) goes back to the queue after the
@@ -288,9 +284,8 @@ GANTRY_HA_LAG_ALERT_S = float(os.environ.get("GANTRY_HA_LAG_ALERT_S", "10"))  # 
 # Alert rules (consumers/alert_rules.py, docs/alerts.md): webhooks to loopback, private or link-local
 # addresses are refused (server-side request forgery) unless this is on (a chat server inside the network).
 GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = _env_bool("GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE", False)
-GANTRY_ALERT_REPEAT_MINUTES = int(
-    os.environ.get("GANTRY_ALERT_REPEAT_MINUTES", "60")
-)  # reminder of an unacknowledged firing alert; 0 = never
+# reminder of an unacknowledged firing alert; 0 = never
+GANTRY_ALERT_REPEAT_MINUTES = int(os.environ.get("GANTRY_ALERT_REPEAT_MINUTES", "60"))
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")  # the SMTP server alert e-mail goes through
 EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))  # its port
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")  # its login (empty: none)
@@ -301,15 +296,12 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "gantry@localhost")  #
 
 # Analytics: the metrics lake and the dashboards (docs/analytics.md).
 GANTRY_ANALYTICS: dict[str, Any] = {
-    "LAKE_DIR": os.environ.get(
-        "GANTRY_LAKE_DIR", str(VAR_DIR / "lake")
-    ),  # the metrics lake; with several hosts a path all of them mount
-    "SAMPLE_INTERVAL_S": float(
-        os.environ.get("GANTRY_SAMPLE_INTERVAL_S", "10")
-    ),  # seconds between metrics samples (beat)
-    "LIVE_REFRESH_S": float(
-        os.environ.get("GANTRY_LIVE_REFRESH_S", "60")
-    ),  # beat's incremental dashboard refresh; 0: nightly only
+    # the metrics lake; with several hosts a path all of them mount
+    "LAKE_DIR": os.environ.get("GANTRY_LAKE_DIR", str(VAR_DIR / "lake")),
+    # seconds between metrics samples (beat)
+    "SAMPLE_INTERVAL_S": float(os.environ.get("GANTRY_SAMPLE_INTERVAL_S", "10")),
+    # beat's incremental dashboard refresh; 0: nightly only
+    "LIVE_REFRESH_S": float(os.environ.get("GANTRY_LIVE_REFRESH_S", "60")),
 }
 
 from celery.schedules import crontab  # noqa: E402  (settings stay one flat module)
@@ -348,11 +340,12 @@ if GANTRY_ANALYTICS["LIVE_REFRESH_S"] > 0:
 
 # One line layout for every process, Celery's too (console.log_format, console.celery), with the request id
 GANTRY_LOG_FORMAT = os.environ.get("GANTRY_LOG_FORMAT", "text")  # text, or json: JSON lines for a log shipper
+# its start-up banner on every manage.py command
 LOGGING = logging_config(
     fmt=GANTRY_LOG_FORMAT,
     level=os.environ.get("LOG_LEVEL", "INFO"),  # LOG_LEVEL: DEBUG, INFO, WARNING or ERROR
     extra_loggers={"axes.apps": {"level": "WARNING"}},
-)  # its start-up banner on every manage.py command
+)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # Request bodies larger than this are refused with 413 before anything reads them: API inputs
@@ -366,9 +359,8 @@ GANTRY_ALERT_SOURCES: list[str] = [
     "consumers.health.health_scan_alerts",  # the last health scan's group alerts (unowned/shared queues, rising backlog); live check without beat
     "consumers.health.firing_rule_alerts",  # alert rules firing now (the default rules: a group without consumers, say)
 ]
-GANTRY_HEALTH_SOURCES: list[str] = [
-    "consumers.health.group_health"
-]  # the overview's health lines of other apps: (ClusterInfo) -> [HealthLine]
+# the overview's health lines of other apps: (ClusterInfo) -> [HealthLine]
+GANTRY_HEALTH_SOURCES: list[str] = ["consumers.health.group_health"]
 
 # API tokens expire this many days after they are created (the tokens page and the API show when).
 GANTRY_TOKEN_TTL_DAYS = int(os.environ.get("GANTRY_TOKEN_TTL_DAYS", "90"))
