@@ -60,6 +60,10 @@ class EngineCluster:
     def grpc_addr(self, key: str) -> str | None:
         return self.brokers[key].grpc_addr
 
+    def ha_addr(self, key: str) -> str:
+        """Broker ``key``'s HA address (a master's replication port; slaves connect to it)."""
+        return self.brokers[key].identity.ha_server_addr
+
     def member(self, key: str) -> BrokerSpec:
         """The spec's broker ``key``; a key the spec does not name is an ad-hoc master of that name."""
         try:
@@ -160,7 +164,7 @@ class EngineCluster:
         self.brokers[key] = controller
         self._extra[key] = dict(extra)
         self._ports[key] = controller.port
-        self._ha_ports[key] = int(controller.identity.ha_server_addr.rpartition(":")[2] or 0)
+        self._ha_ports[key] = int(self.ha_addr(key).rpartition(":")[2] or 0)
         return controller
 
     async def stop_broker(self, key: str) -> None:
@@ -218,6 +222,12 @@ class ThreadedCluster:
 
     def addr(self, key: str) -> str:
         return self.engine.addr(key)
+
+    def grpc_addr(self, key: str) -> str | None:
+        return self.engine.grpc_addr(key)
+
+    def ha_addr(self, key: str) -> str:
+        return self.engine.ha_addr(key)
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
         """Run ``coro`` in the cluster's loop and return its result."""

@@ -109,6 +109,9 @@ class ProcessCluster:
     def grpc_addr(self, key: str) -> str | None:
         return self.brokers[key].grpc_addr
 
+    def ha_addr(self, key: str) -> str:
+        return self.brokers[key].ha_addr
+
     def pid(self, key: str) -> int:
         return self.brokers[key].pid
 

@@ -50,6 +50,7 @@ def test_a_group_with_a_slave_replicates_its_master(tmp_path):
         )
         assert cluster.brokers["broker-b"].config.broker_role == "ASYNC_MASTER"
         assert slave.config.store.store_dir == str(tmp_path / "broker-a-s1")
+        assert cluster.ha_addr("broker-a") == master.identity.ha_server_addr != cluster.addr("broker-a")
         _send(cluster, "HarnessReplicated", 20, brokers=2)
         assert master.store.max_phy_offset > 0
         wait_until(lambda: slave.store.max_phy_offset == master.store.max_phy_offset, what="the slave caught up")
