@@ -15,9 +15,9 @@ from console.rest import ApiRouter
 APP_API_URLS = [
     "brokers.urls",
     "topics.urls",
-    "topics.message_urls",
+    "topics.messages.urls",
     "consumers.urls",
-    "topics.dead_letter_urls",
+    "topics.dead_letters.urls",
     "analytics.api_urls",
     "metadata.urls",
 ]

@@ -24,10 +24,10 @@ urlpatterns = [
     path("tokens/", views.tokens, name="tokens"),
     path("tokens/<int:token_id>/revoke", views.token_revoke, name="token-revoke"),
     path("topics/", include("topics.urls")),
-    path("messages/", include("topics.message_urls")),
+    path("messages/", include("topics.messages.urls")),
     path("dashboards/", include("analytics.urls")),
     path("", include("consumers.urls")),
-    path("", include("topics.dead_letter_urls")),  # /groups/<name>/dlq/
+    path("", include("topics.dead_letters.urls")),  # /groups/<name>/dlq/
     path("", include("metadata.urls")),  # /metadata/
     path("api/v1/", include("console.api_urls")),
 ]

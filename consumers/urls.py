@@ -4,10 +4,11 @@ and API routes (api_urlpatterns, included under /api/v1/ by console.api_urls).""
 from django.urls import path
 
 from console.rest import ApiRouter
-from consumers import alert_views, subscription_group_views, views
+from consumers import alert_views, views
+from consumers.subscription_groups import views as subscription_group_views
 from consumers.alert_api import AlertEventViewSet, AlertRuleViewSet
 from consumers.api import AllocationViewSet, GroupViewSet, RebalanceJobViewSet
-from consumers.subscription_group_api import SubscriptionGroupViewSet
+from consumers.subscription_groups.api import SubscriptionGroupViewSet
 
 app_name = "consumers"
 

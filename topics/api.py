@@ -20,7 +20,7 @@ from console.rest import order_by, paginated_response, parse_input, query_dict, 
 from console.schema import ordering_parameter
 from console.serializers import AdviceListOutput
 from topics import selectors, services
-from topics.message_selectors import message_tail
+from topics.messages.selectors import message_tail
 from topics.serializers import (
     MessageSummaryOutput,
     SentMessageOutput,

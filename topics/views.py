@@ -22,7 +22,7 @@ from console.permissions import console_page
 from console.roles import Role
 from topics import selectors, services
 from topics.advisor import topic_advice
-from topics.message_selectors import message_tail
+from topics.messages.selectors import message_tail
 from topics.forms import ShrinkForm, TestMessageForm, TopicDeleteForm, TopicFilterForm, TopicForm
 from topics.unreachable import UnconfirmedUnreachable
 

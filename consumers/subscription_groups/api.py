@@ -17,9 +17,9 @@ from rest_framework.response import Response
 
 from console.actor import actor_from_request
 from console.rest import paginated_response, parse_input, query_dict, validated
-from consumers import subscription_group_selectors as selectors
-from consumers import subscription_group_services as services
-from consumers.subscription_group_serializers import (
+from consumers.subscription_groups import selectors
+from consumers.subscription_groups import services
+from consumers.subscription_groups.serializers import (
     SubscriptionGroupCreateInput,
     SubscriptionGroupDeleteQuery,
     SubscriptionGroupDeletionOutput,

@@ -2,7 +2,7 @@
 
 Where to write is one choice: every master of a cluster, one broker, or (edit, delete) every
 broker that holds the group. The settings' help and ranges come from
-:mod:`consumers.subscription_group_selectors`; the services check them again.
+:mod:`consumers.subscription_groups.selectors`; the services check them again.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from consumers.subscription_group_selectors import BOOL_SETTINGS, DEFAULTS, RANGES, SETTINGS, SubscriptionGroup
-from consumers.subscription_group_services import SubscriptionGroupSpec
+from consumers.subscription_groups.selectors import BOOL_SETTINGS, DEFAULTS, RANGES, SETTINGS, SubscriptionGroup
+from consumers.subscription_groups.services import SubscriptionGroupSpec
 
 EVERYWHERE = "all"
 

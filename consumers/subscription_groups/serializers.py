@@ -1,6 +1,6 @@
 """The shapes of /api/v1/subscription-groups: inputs (create, PUT, PATCH, delete, list filters) and outputs.
 
-The settings' names, help and ranges are :data:`consumers.subscription_group_selectors.SETTINGS` and
+The settings' names, help and ranges are :data:`consumers.subscription_groups.selectors.SETTINGS` and
 ``RANGES``; the services check them again (a form or the API, the same refusal).
 """
 
@@ -17,8 +17,8 @@ from console.rest import (
     StrictIntegerField,
 )
 from console.schema_examples import GROUP_NAME_PATTERN
-from consumers.subscription_group_selectors import BOOL_SETTINGS, RANGES, SETTINGS
-from consumers.subscription_group_services import SubscriptionGroupSpec
+from consumers.subscription_groups.selectors import BOOL_SETTINGS, RANGES, SETTINGS
+from consumers.subscription_groups.services import SubscriptionGroupSpec
 from consumers.types import GROUP_KINDS
 
 

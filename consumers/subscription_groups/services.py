@@ -26,7 +26,7 @@ from console.audit import audited
 from console.errors import Conflict, InvalidInput, NotFound, one_target
 from console.roles import Role
 from consumers.rules import checked_group
-from consumers.subscription_group_selectors import (
+from consumers.subscription_groups.selectors import (
     BOOL_SETTINGS,
     DEFAULTS,
     RANGES,

@@ -16,10 +16,10 @@ from console.actor import actor_from_request
 from console.errors import ServiceError, show_on_form
 from console.permissions import console_page
 from console.roles import Role
-from consumers import subscription_group_selectors as selectors
-from consumers import subscription_group_services as services
+from consumers.subscription_groups import selectors
+from consumers.subscription_groups import services
 from consumers.forms import GroupFilterForm
-from consumers.subscription_group_forms import SubscriptionGroupDeleteForm, SubscriptionGroupForm
+from consumers.subscription_groups.forms import SubscriptionGroupDeleteForm, SubscriptionGroupForm
 
 
 def _choices() -> dict:

@@ -170,7 +170,7 @@ def _existing_things(auth: dict, cluster) -> dict:
     def throwaway_subscription_group() -> str:
         from console.actor import Actor
         from console.roles import Role
-        from consumers.subscription_group_services import SubscriptionGroupSpec, subscription_group_create
+        from consumers.subscription_groups.services import SubscriptionGroupSpec, subscription_group_create
 
         name = f"FuzzThrowawayGroup{next(counter)}"  # through the service, as throwaway_account
         subscription_group_create(

@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 def test_browse_select_and_resend_dead_letters(
     page, live_server, make_user, session_cluster, mq_settings, console_admin, screenshot
 ) -> None:
-    from topics.dead_letter_selectors import dead_letter_page
+    from topics.dead_letters.selectors import dead_letter_page
 
     mq_settings(session_cluster.namesrv_addr)
     topic, group = f"E2eDlq_{uuid.uuid4().hex[:6]}", f"E2eDlqGroup_{uuid.uuid4().hex[:6]}"

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def dead(console_cluster, topic, group):
     """Three dead letters of ``group`` (one with a binary body), listed by the API once all are in the DLQ."""
-    from topics.dead_letter_selectors import dead_letter_page
+    from topics.dead_letters.selectors import dead_letter_page
 
     sent = make_dead_letters(
         console_cluster,
@@ -156,7 +156,7 @@ def test_pages_list_resend_and_refuse(viewer_client, as_role, dead, group, topic
     assert page.count('name="msg_ids"') == 3
     refused = operator.post(f"/groups/{group}/dlq/resend", {})
     assert refused.status_code == 400 and 'data-field="msg_ids"' in refused.content.decode()
-    from topics.dead_letter_selectors import dead_letter_page
+    from topics.dead_letters.selectors import dead_letter_page
 
     ids = [d.msg_id for d in dead_letter_page(group=group).letters[:2]]
     done = operator.post(f"/groups/{group}/dlq/resend", {"msg_ids": ids}).content.decode()

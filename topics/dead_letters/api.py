@@ -1,7 +1,7 @@
 """/api/v1/groups/{name}/dlq: a consumer group's dead letters (``%DLQ%<name>``).
 
 GET dlq?page=&page_size= (viewer; newest first, nothing consumed), POST dlq/resend {msg_ids: [...]}
-(operator; copies to ``%RETRY%<name>``, audited, see topics.dead_letter_services), GET
+(operator; copies to ``%RETRY%<name>``, audited, see topics.dead_letters.services), GET
 dlq/export?begin=&end=&limit= (viewer; application/x-ndjson, streamed, at most 10,000 lines).
 """
 
@@ -20,15 +20,15 @@ from rest_framework.response import Response
 
 from console.actor import actor_from_request
 from console.rest import parse_input, query_dict
-from topics.dead_letter_selectors import DeadLetterExport, dead_letter_export, dead_letter_page
-from topics.dead_letter_serializers import (
+from topics.dead_letters.selectors import DeadLetterExport, dead_letter_export, dead_letter_page
+from topics.dead_letters.serializers import (
     DeadLetterExportQuery,
     DeadLetterPageOutput,
     DeadLetterQuery,
     DeadLetterResendInput,
     DeadLetterResendOutput,
 )
-from topics.dead_letter_services import dead_letter_resend
+from topics.dead_letters.services import dead_letter_resend
 
 NDJSON = "application/x-ndjson"
 NAME = OpenApiParameter("name", str, OpenApiParameter.PATH, description="consumer group name")

@@ -7,7 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from console.errors import InvalidInput
 from console.times import parse_time_ms
-from topics.dead_letter_types import MAX_EXPORT
+from topics.dead_letters.types import MAX_EXPORT
 
 
 class DeadLetterPageForm(forms.Form):

@@ -1,6 +1,6 @@
 """Reads of a consumer group's dead letters (``%DLQ%<group>``): a page, newest first, and an export.
 
-Both read as the message search does (topics.message_selectors: PULL_MESSAGE as RocketMQ's tools,
+Both read as the message search does (topics.messages.selectors: PULL_MESSAGE as RocketMQ's tools,
 group TOOLS_CONSUMER, no offset committed): nothing is consumed. A group with no DLQ topic yet has
 no dead letters: an empty page, an empty export, not an error.
 
@@ -31,8 +31,8 @@ from brokers.gateway.message_keys import MAX_TIMESTAMP
 from brokers.gateway.queues import max_offsets, min_offsets, pull_messages, search_offsets
 from console.errors import InvalidInput, NotFound
 from topics import selectors
-from topics.dead_letter_types import MAX_EXPORT, DeadLetter, DeadLetterPage, dlq_topic
-from topics.message_selectors import DEFAULT_PAGE_SIZE, message_query_by_time, topic_queues
+from topics.dead_letters.types import MAX_EXPORT, DeadLetter, DeadLetterPage, dlq_topic
+from topics.messages.selectors import DEFAULT_PAGE_SIZE, message_query_by_time, topic_queues
 
 
 def checked_group(name: str) -> str:

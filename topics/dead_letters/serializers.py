@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from console.rest import StrictCharField, StrictInputSerializer
-from topics.dead_letter_types import MAX_EXPORT, MAX_RESEND, NO_REASON_STORED
+from topics.dead_letters.types import MAX_EXPORT, MAX_RESEND, NO_REASON_STORED
 from topics.serializers import MessageSummaryOutput, MessageTimeField
 
 

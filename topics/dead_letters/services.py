@@ -42,8 +42,8 @@ from console.audit import audited
 from console.errors import InvalidInput
 from console.roles import Role
 from topics import selectors
-from topics.dead_letter_selectors import checked_group
-from topics.dead_letter_types import (
+from topics.dead_letters.selectors import checked_group
+from topics.dead_letters.types import (
     MAX_RESEND,
     PROPERTY_DLQ_RESENT_FROM,
     DeadLetterResend,

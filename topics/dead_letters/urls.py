@@ -4,8 +4,8 @@ API routes (api_urlpatterns, included under /api/v1/ by console.api_urls: /api/v
 from django.urls import path
 
 from console.rest import ApiRouter
-from topics import dead_letter_views as views
-from topics.dead_letter_api import DeadLetterViewSet
+from topics.dead_letters import views
+from topics.dead_letters.api import DeadLetterViewSet
 
 app_name = "dlq"
 

@@ -11,12 +11,12 @@ from django.utils.translation import gettext
 from console.actor import actor_from_request
 from console.errors import InvalidInput, ServiceError
 from console.permissions import console_page
-from topics.dead_letter_api import export_response
-from topics.dead_letter_forms import DeadLetterExportForm, DeadLetterPageForm
-from topics.dead_letter_selectors import dead_letter_export, dead_letter_page
-from topics.dead_letter_services import dead_letter_resend
-from topics.dead_letter_types import MAX_EXPORT, MAX_RESEND, NO_REASON_STORED
-from topics.message_selectors import DEFAULT_PAGE_SIZE
+from topics.dead_letters.api import export_response
+from topics.dead_letters.forms import DeadLetterExportForm, DeadLetterPageForm
+from topics.dead_letters.selectors import dead_letter_export, dead_letter_page
+from topics.dead_letters.services import dead_letter_resend
+from topics.dead_letters.types import MAX_EXPORT, MAX_RESEND, NO_REASON_STORED
+from topics.messages.selectors import DEFAULT_PAGE_SIZE
 
 
 def _page(

@@ -3,9 +3,9 @@
 GET messages?topic=&key=[&begin=&end=] (by key) or ?topic=&begin=&end=&page=&page_size= (by
 time); both newest first. GET messages/{msg_id}[?topic=] (an offset message id, or a client-made
 id, UNIQ_KEY, with its topic). GET messages/{msg_id}/trace[?trace_topic=] (the message's trace:
-topics.trace_selectors; {msg_id} may be a key too). Viewers may: nothing is consumed.
+topics.traces.selectors; {msg_id} may be a key too). Viewers may: nothing is consumed.
 GET messages/{msg_id}/track[?topic=]: each group of the topic and its consume state for the message
-(topics.message_track). POST messages/{msg_id}/resend {group, client_id[, topic]} [operator, audited]: the
+(topics.messages.track). POST messages/{msg_id}/resend {group, client_id[, topic]} [operator, audited]: the
 client consumes the message once (CONSUME_MESSAGE_DIRECTLY); the answer is its result.
 """
 
@@ -20,13 +20,13 @@ from rest_framework.utils.urls import replace_query_param
 
 from console.actor import actor_from_request
 from console.rest import parse_input, query_dict
-from topics import message_selectors
-from topics.message_resend import message_resend
-from topics.message_track import message_track
-from topics.message_track_serializers import MessageResendInput, MessageResendOutput, MessageTrackOutput
+from topics.messages import selectors as message_selectors
+from topics.messages.resend import message_resend
+from topics.messages.track import message_track
+from topics.messages.track_serializers import MessageResendInput, MessageResendOutput, MessageTrackOutput
 from topics.serializers import MessageIdQuery, MessageOutput, MessageQuery, MessageSummaryOutput
-from topics.trace_selectors import message_trace
-from topics.trace_serializers import MessageTraceOutput, TraceQuery
+from topics.traces.selectors import message_trace
+from topics.traces.serializers import MessageTraceOutput, TraceQuery
 from topics.types import MessageList
 
 MSG_ID = OpenApiParameter(

@@ -16,7 +16,7 @@ from console.actor import Actor
 from console.audit import audited
 from console.errors import InvalidInput, Unavailable
 from console.roles import Role
-from topics.message_track import message_track
+from topics.messages.track import message_track
 
 __all__ = ["ResendResult", "message_resend"]
 

@@ -26,7 +26,8 @@ from brokers.gateway.connections import GroupConnections, consumer_connections
 from brokers.gateway.errors import MQBrokerError, RemotingError
 from brokers.gateway.groups import consume_stats
 from brokers.gateway.topics import topic_consumer_groups
-from topics import message_selectors, selectors
+from topics import selectors
+from topics.messages import selectors as message_selectors
 from topics.types import MessageView
 
 __all__ = [
@@ -118,7 +119,7 @@ def _track(group: str, conns: GroupConnections | None, message: MessageView) -> 
 
 
 def message_track(*, msg_id: str, topic: str | None = None) -> MessageTrack:
-    """The message (as :func:`topics.message_selectors.message_detail` finds it) and each group's state for it."""
+    """The message (as :func:`topics.messages.selectors.message_detail` finds it) and each group's state for it."""
     message = message_selectors.message_detail(msg_id=msg_id, topic=topic)
     route = selectors.topic_route_data(message.topic)
     addrs = [a for a in (b.select_broker_addr() for b in route.broker_datas) if a]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from console.rest import StrictCharField, StrictInputSerializer
-from topics.message_track import CONSUMED, CONSUMED_BUT_FILTERED, IN_FLIGHT, NOT_CONSUME_YET, NOT_ONLINE, PULL, UNKNOWN
+from topics.messages.track import CONSUMED, CONSUMED_BUT_FILTERED, IN_FLIGHT, NOT_CONSUME_YET, NOT_ONLINE, PULL, UNKNOWN
 
 STATES = (CONSUMED, CONSUMED_BUT_FILTERED, NOT_CONSUME_YET, NOT_ONLINE, PULL, IN_FLIGHT, UNKNOWN)
 

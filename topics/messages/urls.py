@@ -4,8 +4,9 @@
 from django.urls import path
 
 from console.rest import ApiRouter
-from topics import message_views, trace_views
-from topics.message_api import MessageViewSet
+from topics.messages import views as message_views
+from topics.traces import views as trace_views
+from topics.messages.api import MessageViewSet
 
 app_name = "messages"
 

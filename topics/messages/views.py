@@ -14,11 +14,11 @@ from console.actor import actor_from_request
 from console.errors import InvalidInput, NotFound, ServiceError, show_on_form
 from console.permissions import console_page
 from console.roles import Role
-from topics import message_selectors
+from topics.messages import selectors as message_selectors
 from topics.forms import MessageQueryForm
-from topics.message_resend import message_resend as resend_service
-from topics.message_track import message_track
-from topics.message_track_forms import MessageResendForm
+from topics.messages.resend import message_resend as resend_service
+from topics.messages.track import message_track
+from topics.messages.track_forms import MessageResendForm
 
 
 @console_page()

@@ -22,7 +22,8 @@ from brokers.gateway.cluster import broker_names_by_addr
 from brokers.gateway.errors import RemotingError
 from brokers.gateway.message_keys import MAX_TIMESTAMP, query_message_by_key
 from console.errors import InvalidInput, ServiceError
-from topics import message_selectors, selectors
+from topics import selectors
+from topics.messages import selectors as message_selectors
 
 MAX_TRACE_MESSAGES = 64  # trace messages read per broker (QUERY_MESSAGE's cap)
 MAX_ID_CHARS = 128

@@ -1,6 +1,6 @@
 """The message trace page: search by message id or key, show the message's path from the trace topic.
 
-GET /messages/trace/?msg_id=&trace_topic= parses the form, calls topics.trace_selectors.message_trace,
+GET /messages/trace/?msg_id=&trace_topic= parses the form, calls topics.traces.selectors.message_trace,
 renders; a refused field shows under it (400), an unknown trace topic is a message on the page (404).
 """
 
@@ -11,8 +11,8 @@ from django.shortcuts import render
 
 from console.errors import InvalidInput, NotFound, show_on_form
 from console.permissions import console_page
-from topics.trace_forms import TraceQueryForm
-from topics.trace_selectors import message_trace
+from topics.traces.forms import TraceQueryForm
+from topics.traces.selectors import message_trace
 
 
 @console_page()
