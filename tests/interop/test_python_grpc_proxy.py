@@ -8,21 +8,15 @@ wrong secret is refused, an account without PUB may not send."""
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient
 from tests.brokers.engine.acl._acl_cluster import ADMIN, DEMO, SUB_ONLY, acl_text, write_acl
 from tests.brokers.engine.client._cluster import EmbeddedCluster
+from tests.brokers.engine.proxy._process import start_proxy, stop_proxy
 from tests.interop._grpc_clients import create_topic, read_topic, unique
 from tests.interop._python_grpc import PythonClients, message, poison_goes_to_the_dead_letter_topic, receive_until
-
-ROOT = Path(__file__).resolve().parents[2]
-READY = re.compile(r"proxy 5\.x gRPC endpoint at (\S+)")
 
 
 @pytest.fixture(scope="module")
@@ -32,31 +26,11 @@ def cluster(tmp_path_factory):
     made.stop()
 
 
-def start_proxy(namesrv_addr: str, *options: str):
-    """The proxy process (``python -m brokers.engine proxy``) and its gRPC address, once it says it is ready."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "brokers.engine", "proxy", "--namesrv", namesrv_addr, "--grpc-port", "0", *options],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: list[str] = []
-    for line in proc.stdout:  # type: ignore[union-attr]
-        lines.append(line)
-        found = READY.search(line)
-        if found:
-            return proc, found.group(1)
-    proc.wait(15)
-    raise AssertionError("the proxy did not start:\n" + "".join(lines))
-
-
 @pytest.fixture(scope="module")
 def proxy(cluster):
     proc, addr = start_proxy(cluster.namesrv_addr)
     yield addr
-    proc.terminate()
-    proc.wait(15)
+    stop_proxy(proc)
 
 
 @pytest.fixture(scope="module")
@@ -135,8 +109,7 @@ def acl_proxy(tmp_path_factory):
         ) as acl_admin:
             yield made, acl_admin, addr
     finally:
-        proc.terminate()
-        proc.wait(15)
+        stop_proxy(proc)
         made.stop()
 
 

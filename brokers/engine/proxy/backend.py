@@ -83,7 +83,7 @@ class Backend(Protocol):
 
     def handle_refusal(self, broker_name: str) -> str | None: ...
 
-    def served_broker(self, requested: str) -> str: ...
+    async def served_broker(self, requested: str, topic: str) -> str: ...
 
     async def send_queues(
         self, call: ClientCall, topic: str, tc: TopicConfig | None
@@ -190,7 +190,7 @@ class LocalBackend:
             return f"receipt handle belongs to broker {broker_name[:64]}, this endpoint serves {own}"
         return None
 
-    def served_broker(self, requested: str) -> str:
+    async def served_broker(self, requested: str, topic: str) -> str:
         """The broker a receive runs on: this one, whatever queue the client names."""
         return str(self.broker.config.broker_name)
 

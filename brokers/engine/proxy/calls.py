@@ -370,7 +370,10 @@ async def receive(
         order=fifo,
         attempt_id=request.attempt_id[:64] if request.HasField("attempt_id") else None,
     ).encode()
-    name = endpoint.backend.served_broker(request.message_queue.broker.name)
+    try:
+        name = await endpoint.backend.served_broker(request.message_queue.broker.name, topic)
+    except NotServed as exc:
+        raise ProxyError(pb.TOPIC_NOT_FOUND, str(exc)) from None
     reply = await dispatch(
         endpoint, session, RemotingCommand.request(RequestCode.POP_MESSAGE, fields), poll / 1000 + 3.0, name
     )

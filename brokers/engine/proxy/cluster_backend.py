@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import time
@@ -30,7 +31,7 @@ from brokers.engine.client.admin_types import TopicRouteData
 from brokers.engine.common.clock import SYSTEM_CLOCK, Clock
 from brokers.engine.common.constants import MAX_RECONSUME_TIMES
 from brokers.engine.common.message_codec import RecordFormatError, decode_records
-from brokers.engine.common.perm import is_writeable
+from brokers.engine.common.perm import is_readable, is_writeable
 from brokers.engine.common.topic_config import InvalidTopicConfigError, TopicConfig
 from brokers.engine.proxy.backend import NotServed, SessionChannel
 from brokers.engine.proxy.remote_channel import RemoteChannel
@@ -104,6 +105,7 @@ class ClusterBackend:
         self._groups: _Ttl[tuple[bool, int]] = _Ttl(CONFIG_TTL_S)  # (orderly, max delivery attempts)
         self._routes: _Ttl[TopicRouteData | None] = _Ttl(CONFIG_TTL_S)
         self._ready = False
+        self._turns = itertools.count()  # round robin over brokers for receives that name none
 
     # -- the backend protocol ------------------------------------------------------------------------
 
@@ -219,8 +221,20 @@ class ClusterBackend:
             return f"receipt handle names broker {broker_name[:64]}, which the proxy does not know"
         return None
 
-    def served_broker(self, requested: str) -> str:
-        return requested
+    async def served_broker(self, requested: str, topic: str) -> str:
+        """The broker the client's queue names; for a receive that names none (RocketMQ's proxy allows it),
+        the brokers with readable queues of the topic in turn."""
+        if requested:
+            return requested
+        route = await self._route(topic)
+        readable = sorted(
+            qd.broker_name
+            for qd in (route.queue_datas if route is not None else ())
+            if is_readable(qd.perm) and qd.read_queue_nums > 0 and qd.broker_name in self._masters
+        )
+        if not readable:
+            raise NotServed(f"topic {topic} has no readable queue on a known broker")
+        return readable[next(self._turns) % len(readable)]
 
     async def send_queues(self, call: ClientCall, topic: str, tc: TopicConfig | None) -> list[tuple[str | None, int]]:
         """Every writable queue of the topic's route, broker by broker (sorted by name)."""

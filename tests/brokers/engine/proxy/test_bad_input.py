@@ -1,7 +1,8 @@
 """Bad input on the 5.x gRPC port gets a status naming what is wrong and changes nothing: a malformed
 protobuf, an unknown topic, a receipt handle of another group or forged, a batch over the cap, a request
 larger than the port takes, a call without a client id, and streams left open without reading while
-another client works."""
+another client works. Each test runs against a broker's own endpoint and through the cluster-mode proxy
+(``python -m brokers.engine proxy``) in front of the same cluster."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from brokers.engine.proxy.stubs import definition_pb2 as pb
 from brokers.engine.proxy.stubs import service_pb2 as spb
 from brokers.engine.proxy.stubs import service_pb2_grpc
 from tests.brokers.engine.client._cluster import EmbeddedCluster, create_topic
+from tests.brokers.engine.proxy._process import start_proxy, stop_proxy
 
 META = [("x-mq-client-id", "bad-input-client"), ("x-mq-language", "PYTHON"), ("x-mq-client-version", "5.1.2")]
 
@@ -34,9 +36,20 @@ def admin(cluster):
         yield client
 
 
+@pytest.fixture(scope="module", params=["broker", "proxy"])
+def endpoint_addr(request, cluster):
+    """The gRPC address under test: broker-a's own endpoint, or a proxy's in front of the cluster."""
+    if request.param == "broker":
+        yield cluster.brokers["broker-a"].grpc_addr
+        return
+    proc, addr = start_proxy(cluster.namesrv_addr, "--max-message-size", str(64 * 1024))
+    yield addr
+    stop_proxy(proc)
+
+
 @pytest.fixture(scope="module")
-def channel(cluster):
-    with grpc.insecure_channel(cluster.brokers["broker-a"].grpc_addr) as made:
+def channel(endpoint_addr):
+    with grpc.insecure_channel(endpoint_addr) as made:
         yield made
 
 
@@ -173,9 +186,9 @@ def test_bad_receive_arguments(stub, cluster, admin, topic_name):
     assert status.code == pb.ILLEGAL_CONSUMER_GROUP
 
 
-def test_streams_left_open_do_not_stop_others(cluster, admin, stub, topic_name):
+def test_streams_left_open_do_not_stop_others(cluster, admin, stub, topic_name, endpoint_addr):
     create_topic(admin, cluster, topic_name, queues=1)
-    idle = [grpc.insecure_channel(cluster.brokers["broker-a"].grpc_addr) for _ in range(20)]
+    idle = [grpc.insecure_channel(endpoint_addr) for _ in range(20)]
     try:
         calls = []
         for i, ch in enumerate(idle):
@@ -197,10 +210,13 @@ def test_streams_left_open_do_not_stop_others(cluster, admin, stub, topic_name):
             ch.close()
 
 
-def test_a_client_whose_channel_the_broker_expired_is_served_again(cluster, stub):
+def test_a_client_whose_channel_the_broker_expired_is_served_again(cluster, stub, endpoint_addr):
     """The broker's client scan closes a silent client's channel; the client's next call starts it over
-    (a new channel the broker's groups see), keeping the settings it sent."""
+    (a new channel the broker's groups see), keeping the settings it sent. (Through the proxy a client's
+    connections are remoting connections: the broker closing one is a reconnect, as for a 4.x client.)"""
     endpoint = cluster.brokers["broker-a"].grpc_endpoint
+    if endpoint_addr != endpoint.addr:
+        pytest.skip("a broker's own endpoint: its LocalChannels")
     heartbeat = spb.HeartbeatRequest(group=resource("expiry_group"), client_type=pb.SIMPLE_CONSUMER)
     meta = [("x-mq-client-id", "expiring-client")]
     assert stub.Heartbeat(heartbeat, metadata=meta, timeout=10).status.code == pb.OK
