@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from brokers.engine.remoting.codes import RequestCode
-from brokers.gateway.client import fanout_to_brokers, reply_failure, run
+from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.client import answered, fanout_to_brokers, run
 
 __all__ = ["BrokerConfig", "MemberConfig", "broker_configs", "group_configs", "parse_properties"]
 
@@ -40,11 +42,11 @@ def broker_configs(addrs: Iterable[str]) -> dict[str, BrokerConfig]:
     """GET_BROKER_CONFIG on each address at once: address -> its configuration (or the error)."""
     out = {}
     for addr, reply in run(fanout_to_brokers(RequestCode.GET_BROKER_CONFIG, addrs)).items():
-        error = reply_failure(reply, RequestCode.GET_BROKER_CONFIG)
-        if error is not None:
-            out[addr] = BrokerConfig(addr, error=str(error))
+        answer = answered(reply, RequestCode.GET_BROKER_CONFIG)
+        if isinstance(answer, RemotingError):
+            out[addr] = BrokerConfig(addr, error=str(answer))
         else:
-            out[addr] = BrokerConfig(addr, parse_properties((reply.body or b"").decode("utf-8", "replace")))
+            out[addr] = BrokerConfig(addr, parse_properties((answer.body or b"").decode("utf-8", "replace")))
     return out
 
 
@@ -58,7 +60,16 @@ class MemberConfig:
     error: str = ""
 
 
-def group_configs(members: Iterable[object]) -> tuple[MemberConfig, ...]:
+class MemberRow(Protocol):
+    """A group member's row as group_configs reads it (``status`` too, when the row has one)."""
+
+    @property
+    def broker_id(self) -> int: ...
+    @property
+    def addr(self) -> str: ...
+
+
+def group_configs(members: Iterable[MemberRow]) -> tuple[MemberConfig, ...]:
     """The configuration of each member (rows with ``broker_id``, ``addr`` and ``status``) that is
     live; a member that is not is listed with why it was not asked."""
     members = tuple(members)

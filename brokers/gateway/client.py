@@ -111,6 +111,12 @@ def reply_failure(reply: Reply | RemotingError, request_code: int) -> RemotingEr
     return None
 
 
+def answered(reply: Reply | RemotingError, request_code: int) -> Reply | RemotingError:
+    """``reply`` when it succeeded, else its error (:func:`reply_failure`): one value a type check narrows."""
+    error = reply_failure(reply, request_code)
+    return reply if error is None else error
+
+
 def fanout_to_brokers(
     code: int, addrs: Iterable[str], ext: dict[str, object] | None = None
 ) -> Plan[dict[str, Reply | RemotingError]]:

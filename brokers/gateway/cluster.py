@@ -17,7 +17,7 @@ from brokers.engine.client.admin import BrokerData, ClusterInfo, parse_cluster_i
 from brokers.engine.client.plan import Call, Fanout, Plan
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.errors import RemotingConnectError, RemotingError
-from brokers.gateway.client import fanout_to_brokers, get_admin_client, reply_failure, run
+from brokers.gateway.client import answered, fanout_to_brokers, get_admin_client, reply_failure, run
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,6 @@ def runtime_infos(addrs: Iterable[str]) -> dict[str, dict[str, str] | RemotingEr
     """Every broker's runtime figures (GET_BROKER_RUNTIME_INFO), all at once."""
     out: dict[str, dict[str, str] | RemotingError] = {}
     for addr, reply in run(fanout_to_brokers(RequestCode.GET_BROKER_RUNTIME_INFO, addrs)).items():
-        error = reply_failure(reply, RequestCode.GET_BROKER_RUNTIME_INFO)
-        out[addr] = error if error is not None else parse_kv_table(reply.body)
+        answer = answered(reply, RequestCode.GET_BROKER_RUNTIME_INFO)
+        out[addr] = answer if isinstance(answer, RemotingError) else parse_kv_table(answer.body)
     return out

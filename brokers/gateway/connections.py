@@ -23,7 +23,7 @@ from brokers.engine.client.admin_group_bodies import parse_connections_by_group
 from brokers.engine.client.plan import Call, Fanout, Plan, Reply
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
-from brokers.gateway.client import reply_failure, run
+from brokers.gateway.client import answered, reply_failure, run
 from brokers.gateway.cluster import slave_addrs
 
 
@@ -152,8 +152,8 @@ def running_infos_plan(
     replies = (yield Fanout(calls)) if calls else []
     out: dict[tuple[str, str], ConsumerRunningInfo | RemotingError] = {}
     for key, reply in zip(keys, replies):
-        error = reply_failure(reply, RequestCode.GET_CONSUMER_RUNNING_INFO)
-        out[key] = error if error is not None else parse_consumer_running_info(reply.body)
+        answer = answered(reply, RequestCode.GET_CONSUMER_RUNNING_INFO)
+        out[key] = answer if isinstance(answer, RemotingError) else parse_consumer_running_info(answer.body)
     return out
 
 

@@ -23,7 +23,8 @@ from brokers.engine.client.admin_group_bodies import (
 from brokers.engine.client.admin_types import ConsumeStats
 from brokers.engine.client.plan import Call, Fanout, Plan, Reply
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
-from brokers.gateway.client import get_admin_client, reply_failure, run
+from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.client import answered, get_admin_client, reply_failure, run
 
 __all__ = [
     "BrokerGroupSurvey",
@@ -68,7 +69,7 @@ def group_lag(topic_lag: dict[tuple[str, str], int]) -> dict[str, int]:
 
 
 def _bulk_tables_plan(
-    addrs: tuple[str, ...], groups_replies: dict[str, object] | None = None
+    addrs: tuple[str, ...], groups_replies: dict[str, Reply | RemotingError] | None = None
 ) -> Plan[dict[str, BrokerGroupSurvey]]:
     """GET_ALL_SUBSCRIPTIONGROUP_CONFIG and GET_ALL_CONSUMER_OFFSET of each broker, all at once
     (the former only where ``groups_replies`` holds no answer of it yet)."""
@@ -80,12 +81,13 @@ def _bulk_tables_plan(
     for addr in addrs:
         groups_reply = have[addr] if addr in have else next(replies)
         offsets_reply = next(replies)
-        error = reply_failure(groups_reply, codes[0]) or reply_failure(offsets_reply, codes[1])
-        if error is not None:
+        groups_answer, offsets_answer = answered(groups_reply, codes[0]), answered(offsets_reply, codes[1])
+        if isinstance(groups_answer, RemotingError) or isinstance(offsets_answer, RemotingError):
+            error = groups_answer if isinstance(groups_answer, RemotingError) else offsets_answer
             out[addr] = BrokerGroupSurvey(addr, {}, {}, {}, {}, error=str(error))
             continue
-        configs = parse_subscription_group_table(groups_reply.body)
-        out[addr] = BrokerGroupSurvey(addr, configs, parse_consumer_offset_table(offsets_reply.body), {}, {})
+        configs = parse_subscription_group_table(groups_answer.body)
+        out[addr] = BrokerGroupSurvey(addr, configs, parse_consumer_offset_table(offsets_answer.body), {}, {})
     return out
 
 
@@ -102,7 +104,7 @@ def group_survey_plan(addrs: Iterable[str], lag: bool = True) -> Plan[dict[str, 
     addrs = tuple(dict.fromkeys(addrs))
     out: dict[str, BrokerGroupSurvey] = {}
     rest = addrs
-    groups_replies: dict[str, object] = {}
+    groups_replies: dict[str, Reply | RemotingError] = {}
     if lag and addrs:
         codes = (RequestCode.GET_BROKER_CONSUME_STATS, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
         replies = yield Fanout(

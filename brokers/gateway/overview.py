@@ -151,8 +151,8 @@ def _replication_line(groups: tuple[BrokerGroup[BrokerRow], ...]) -> HealthLine:
         for m in slaves
         if m not in connected
     )
-    lag_bytes = max((m.ha.lag_bytes or 0 for m in connected), default=0)
-    lag_s = max((m.ha.lag_s or 0.0 for m in connected), default=0.0)
+    lag_bytes = max((m.ha.lag_bytes or 0 for m in connected if m.ha is not None), default=0)
+    lag_s = max((m.ha.lag_s or 0.0 for m in connected if m.ha is not None), default=0.0)
     summary = _("%(connected)d of %(total)d slaves connected; largest lag %(bytes)s, %(seconds).1f s") % {
         "connected": len(connected),
         "total": len(slaves),
@@ -163,10 +163,10 @@ def _replication_line(groups: tuple[BrokerGroup[BrokerRow], ...]) -> HealthLine:
 
 
 def _disk_line(brokers: tuple[BrokerRow, ...]) -> HealthLine:
-    live = [b for b in brokers if b.status == LIVE and b.disk is not None]
-    problems = [(b, b.disk.problem()) for b in live if b.disk.problem() is not None]
+    live = [(b, b.disk) for b in brokers if b.status == LIVE and b.disk is not None]
+    problems = [(b, p) for b, disk in live if (p := disk.problem()) is not None]
     details = tuple(f"{b.broker_name} id {b.broker_id} ({b.addr}): {p[1]}" for b, p in problems)
-    top = max((b.disk.ratio for b in live if b.disk.ratio is not None), default=None)
+    top = max((disk.ratio for _, disk in live if disk.ratio is not None), default=None)
     if not problems:
         summary = _("every disk below its warning ratio") + (
             _(" (fullest %(ratio).0f %%)") % {"ratio": top * 100} if top is not None else ""
@@ -221,7 +221,7 @@ def _topic_counts(addrs: list[str]) -> dict[str, tuple[int, int]]:
                 fresh[addr] = (len(table), sum(tc.read_queue_nums for tc in table.values()))
         cache.set_many({keys[a]: list(v) for a, v in fresh.items()}, TOPIC_COUNT_TTL_S)
         out.update(fresh)
-    return out  # type: ignore[return-value]
+    return out
 
 
 def _registered_rows(info: ClusterInfo) -> list[BrokerRow]:
@@ -297,9 +297,13 @@ def broker_store_alerts(row: BrokerRow) -> list[Alert]:
     """A live broker's store alerts: unhealthy, not writable (sends refused), disk full or filling up."""
     where = f"{row.cluster}/{row.broker_name} ({row.addr})"
     alerts = []
-    not_writable = row.disk.not_writable_text if row.disk else ""
+    disk = row.disk
+    not_writable = disk.not_writable_text if disk else ""
     same_reason = (
-        bool(not_writable) and bool(row.disk.not_writable_reason) and row.disk.not_writable_reason in row.error
+        disk is not None
+        and bool(not_writable)
+        and bool(disk.not_writable_reason)
+        and disk.not_writable_reason in row.error
     )
     if row.error and not same_reason:  # storeHealthy false (said once when storeWritable gives the same reason)
         alerts.append(Alert("error", "store_unhealthy", row.addr, f"broker {where} store: {row.error}"))

@@ -17,7 +17,8 @@ from datetime import datetime, timezone
 from brokers.engine.client.admin_bodies import load_object
 from brokers.engine.client.plan import Reply
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
-from brokers.gateway.client import fanout_to_brokers, reply_failure, run
+from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.client import answered, fanout_to_brokers, run
 
 CODE = RequestCode.GANTRY_GET_POP_STATE
 
@@ -112,12 +113,12 @@ def group_pop_state(
     for addr, reply in run(fanout_to_brokers(CODE, masters, ext)).items():
         if isinstance(reply, Reply) and reply.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED:
             continue  # not a Gantry broker: no POP state to read
-        error = reply_failure(reply, CODE)
-        if error is not None:
-            errors.append(f"{masters[addr]} ({addr}): {error}")
+        answer = answered(reply, CODE)
+        if isinstance(answer, RemotingError):
+            errors.append(f"{masters[addr]} ({addr}): {answer}")
             continue
         try:
-            found, cut = parse_pop_state(load_object(reply.body), masters[addr])
+            found, cut = parse_pop_state(load_object(answer.body), masters[addr])
         except (KeyError, TypeError, ValueError) as exc:
             errors.append(f"{masters[addr]} ({addr}): unreadable POP state: {exc}")
             continue

@@ -12,7 +12,8 @@ from datetime import datetime, timezone
 
 from brokers.engine.client.admin_bodies import load_object
 from brokers.engine.remoting.codes import RequestCode
-from brokers.gateway.client import fanout_to_brokers, reply_failure, run
+from brokers.engine.remoting.errors import RemotingError
+from brokers.gateway.client import answered, fanout_to_brokers, run
 from brokers.engine.common.mq_version import version_desc
 from brokers.gateway.cluster import cluster_info, masters_by_addr
 
@@ -60,11 +61,11 @@ def producer_groups(addrs: Iterable[str]) -> ProducerGroups:
     seen_on: dict[tuple[str, str], list[str]] = {}
     errors = []
     for addr, reply in run(fanout_to_brokers(RequestCode.GET_ALL_PRODUCER_INFO, addrs)).items():
-        error = reply_failure(reply, RequestCode.GET_ALL_PRODUCER_INFO)
-        if error is not None:
-            errors.append(f"broker {addr} did not answer: {error}")
+        answer = answered(reply, RequestCode.GET_ALL_PRODUCER_INFO)
+        if isinstance(answer, RemotingError):
+            errors.append(f"broker {addr} did not answer: {answer}")
             continue
-        data = load_object(reply.body).get("data") or {}
+        data = load_object(answer.body).get("data") or {}
         for group, clients in data.items() if isinstance(data, dict) else ():
             for c in clients if isinstance(clients, list) else ():
                 if not isinstance(c, dict) or not c.get("clientId"):

@@ -29,7 +29,7 @@ from brokers.engine.remoting.headers.offsets import (
     UpdateConsumerOffsetRequestHeader,
     queue_fields,
 )
-from brokers.gateway.client import reply_failure, run
+from brokers.gateway.client import answered, run
 
 
 # -- offsets --------------------------------------------------------------------------------------
@@ -52,10 +52,10 @@ def _queue_values(
 ) -> dict[MessageQueue, int]:
     out = {}
     for mq, reply in run(_queue_fanout(code, queues, header)).items():
-        error = reply_failure(reply, code)
-        if error is not None:
-            raise error
-        out[mq] = int(reply.ext.get(field, 0) or 0)
+        answer = answered(reply, code)
+        if isinstance(answer, RemotingError):
+            raise answer
+        out[mq] = int(answer.ext.get(field, 0) or 0)
     return out
 
 
@@ -88,10 +88,10 @@ def committed_offsets(group: str, queues: dict[MessageQueue, str]) -> dict[Messa
         if isinstance(reply, Reply) and reply.code == ResponseCode.QUERY_NOT_FOUND:
             out[mq] = -1
             continue
-        error = reply_failure(reply, RequestCode.QUERY_CONSUMER_OFFSET)
-        if error is not None:
-            raise error
-        out[mq] = int(reply.ext.get("offset", -1))
+        answer = answered(reply, RequestCode.QUERY_CONSUMER_OFFSET)
+        if isinstance(answer, RemotingError):
+            raise answer
+        out[mq] = int(answer.ext.get("offset", -1))
     return out
 
 
@@ -143,7 +143,8 @@ def invoke_broker_to_reset_offset(
     first_error(replies, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET)
     out: dict[MessageQueue, int] = {}
     for reply in replies:
-        out.update(parse_offset_table(reply.body))
+        if isinstance(reply, Reply):  # first_error raised for any other
+            out.update(parse_offset_table(reply.body))
     return out
 
 
@@ -191,8 +192,8 @@ def pull_messages(reads: dict[MessageQueue, tuple[str, int, int]], group: str) -
         ):
             out[mq] = []
             continue
-        error = reply_failure(reply, RequestCode.PULL_MESSAGE)
-        if error is not None:
-            raise error
-        out[mq] = inflate_bodies(message_codec.decode_records(reply.body)) if reply.body else []
+        answer = answered(reply, RequestCode.PULL_MESSAGE)
+        if isinstance(answer, RemotingError):
+            raise answer
+        out[mq] = inflate_bodies(message_codec.decode_records(answer.body)) if answer.body else []
     return out

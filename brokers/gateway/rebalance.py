@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from brokers.engine.client.admin_bodies import parse_notified_client_ids
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.errors import RemotingError
-from brokers.gateway.client import fanout_to_brokers, reply_failure, run
+from brokers.gateway.client import answered, fanout_to_brokers, run
 
 
 def notify_consumer_ids_changed(group: str, addrs: Iterable[str]) -> dict[str, tuple[str, ...] | RemotingError]:
@@ -20,6 +20,6 @@ def notify_consumer_ids_changed(group: str, addrs: Iterable[str]) -> dict[str, t
     out: dict[str, tuple[str, ...] | RemotingError] = {}
     code = RequestCode.GANTRY_NOTIFY_CONSUMER_IDS_CHANGED
     for addr, reply in run(fanout_to_brokers(code, addrs, {"consumerGroup": group})).items():
-        error = reply_failure(reply, code)
-        out[addr] = error if error is not None else parse_notified_client_ids(reply.body)
+        answer = answered(reply, code)
+        out[addr] = answer if isinstance(answer, RemotingError) else parse_notified_client_ids(answer.body)
     return out

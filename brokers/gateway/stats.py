@@ -11,7 +11,7 @@ from __future__ import annotations
 from brokers.engine.client.admin_queue_stats import BrokerQueueStats, GroupOffset, QueueStat, parse_queue_stats
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.errors import RemotingError
-from brokers.gateway.client import fanout_to_brokers, reply_failure, run
+from brokers.gateway.client import answered, fanout_to_brokers, run
 from brokers.gateway.cluster import masters
 
 __all__ = ["BrokerQueueStats", "GroupOffset", "QueueStat", "broker_stats"]
@@ -24,6 +24,8 @@ def broker_stats(brokers: dict[str, str] | None = None) -> dict[str, BrokerQueue
     by_addr = {addr: name for name, addr in brokers.items()}
     out: dict[str, BrokerQueueStats | RemotingError] = {}
     for addr, reply in run(fanout_to_brokers(RequestCode.GANTRY_GET_QUEUE_STATS, by_addr)).items():
-        error = reply_failure(reply, RequestCode.GANTRY_GET_QUEUE_STATS)
-        out[by_addr[addr]] = error if error is not None else parse_queue_stats(by_addr[addr], addr, reply.body)
+        answer = answered(reply, RequestCode.GANTRY_GET_QUEUE_STATS)
+        out[by_addr[addr]] = (
+            answer if isinstance(answer, RemotingError) else parse_queue_stats(by_addr[addr], addr, answer.body)
+        )
     return out

@@ -16,7 +16,7 @@ from brokers.engine.client.admin_subscription_groups import (
 )
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.errors import RemotingError
-from brokers.gateway.client import fanout_to_brokers, reply_failure, run
+from brokers.gateway.client import answered, fanout_to_brokers, run
 
 __all__ = [
     "SubscriptionGroupConfig",
@@ -32,8 +32,8 @@ def all_subscription_group_configs(
     """Each broker's subscription group table (GET_ALL_SUBSCRIPTIONGROUP_CONFIG), one request per broker, all at once."""
     out: dict[str, dict[str, SubscriptionGroupConfig] | RemotingError] = {}
     for addr, reply in run(fanout_to_brokers(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, addrs)).items():
-        error = reply_failure(reply, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
-        out[addr] = error if error is not None else parse_subscription_group_configs(reply.body)
+        answer = answered(reply, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        out[addr] = answer if isinstance(answer, RemotingError) else parse_subscription_group_configs(answer.body)
     return out
 
 

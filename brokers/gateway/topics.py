@@ -16,15 +16,15 @@ from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.headers.topics import DeleteTopicFromNamesrvRequestHeader, DeleteTopicRequestHeader
-from brokers.gateway.client import fanout_to_brokers, get_admin_client, reply_failure, run
+from brokers.gateway.client import answered, fanout_to_brokers, get_admin_client, run
 
 
 def all_topic_configs(addrs: Iterable[str]) -> dict[str, dict[str, TopicConfig] | RemotingError]:
     """Every broker's topic table (GET_ALL_TOPIC_CONFIG), one request per broker, all at once."""
     out: dict[str, dict[str, TopicConfig] | RemotingError] = {}
     for addr, reply in run(fanout_to_brokers(RequestCode.GET_ALL_TOPIC_CONFIG, addrs)).items():
-        error = reply_failure(reply, RequestCode.GET_ALL_TOPIC_CONFIG)
-        out[addr] = error if error is not None else parse_topic_config_table(reply.body)
+        answer = answered(reply, RequestCode.GET_ALL_TOPIC_CONFIG)
+        out[addr] = answer if isinstance(answer, RemotingError) else parse_topic_config_table(answer.body)
     return out
 
 
@@ -36,8 +36,8 @@ def topic_configs(topic: str, addrs: Iterable[str]) -> dict[str, TopicConfig | R
     """
     out: dict[str, TopicConfig | RemotingError] = {}
     for addr, reply in run(fanout_to_brokers(RequestCode.GET_TOPIC_CONFIG, addrs, {"topic": topic})).items():
-        error = reply_failure(reply, RequestCode.GET_TOPIC_CONFIG)
-        out[addr] = error if error is not None else TopicConfig.from_json(load_object(reply.body))
+        answer = answered(reply, RequestCode.GET_TOPIC_CONFIG)
+        out[addr] = answer if isinstance(answer, RemotingError) else TopicConfig.from_json(load_object(answer.body))
     return out
 
 
@@ -49,11 +49,11 @@ def topic_consumer_groups(topic: str, addrs: Iterable[str]) -> tuple[list[str], 
     groups: set[str] = set()
     errors: list[str] = []
     for addr, reply in run(fanout_to_brokers(RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, addrs, {"topic": topic})).items():
-        error = reply_failure(reply, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO)
-        if error is not None:
-            errors.append(f"{addr}: {error}")
+        answer = answered(reply, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO)
+        if isinstance(answer, RemotingError):
+            errors.append(f"{addr}: {answer}")
             continue
-        groups.update(parse_group_list(reply.body))
+        groups.update(parse_group_list(answer.body))
     return sorted(groups), errors
 
 

@@ -103,7 +103,13 @@ __all__ = [
     "TopicOffset",
     "TopicRouteData",
     "TopicStats",
+    "decode_offset_msg_id",
+    "parse_cluster_info",
+    "parse_connections",
+    "parse_consumer_running_info",
+    "parse_kv_table",
     "parse_namesrv_addrs",
+    "parse_subscription_table",
 ]
 
 
