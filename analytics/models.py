@@ -21,6 +21,7 @@ results, and every index leads with it, so one set's dashboard is still one inde
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
@@ -110,7 +111,7 @@ class RefreshRun(LeasedJob):
             cls.objects.filter(pk=pk).values_list("namesrv_set", flat=True).first() or DEFAULT_SET, for_update=True
         )
 
-    def on_failed(self, reason: str, now: datetime, *, stale: bool = True) -> None:
+    def on_failed(self, reason: str, now: datetime, *, stale: bool = True, **context: Any) -> None:
         """Mark the dashboards stale from the run's start when it had started (and ``stale``), unless they were."""
         if not stale or self.started_at is None:
             return

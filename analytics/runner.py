@@ -334,7 +334,7 @@ def dashboard_refresh(
     with Heartbeat(run_id) as beat:
         try:
             beat.progress("starting Spark")
-            if own_session:
+            if spark is None:  # own_session
                 from analytics.spark import spark_session
 
                 spark = spark_session()

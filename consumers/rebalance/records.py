@@ -39,7 +39,7 @@ def group_view(row: RebalanceGroupResult, changes: bool = True) -> GroupResult:
 
 def job_view(row: RebalanceJob, groups: bool = False) -> Job:
     """The job; with ``groups``, its per-group results and every queue's before/expected/after."""
-    results = ()
+    results: tuple[GroupResult, ...] = ()
     if groups:
         results = tuple(group_view(r) for r in row.group_results.prefetch_related("changes").all())
     return Job(

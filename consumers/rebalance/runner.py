@@ -185,7 +185,8 @@ def _prepare(job: RebalanceJob, result: RebalanceGroupResult, masters: dict[str,
 
 def _notify(run: GroupRun, obs: Observation, masters: dict[str, str]) -> None:
     answers = notify_consumer_ids_changed(run.result.group, obs.broker_addrs or tuple(masters))
-    notified, errors = {}, []
+    notified: dict[str, dict[str, str] | list[str]] = {}
+    errors: list[str] = []
     for addr, answer in sorted(answers.items()):
         if isinstance(answer, RemotingError):
             errors.append(
