@@ -12,6 +12,8 @@ The settings, their console names and the ranges the console accepts are :data:`
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, fields
 
 from django.utils.translation import gettext_noop
@@ -63,7 +65,7 @@ RANGES: dict[str, tuple[int, int]] = {  # what the console accepts; the broker's
 DEFAULTS = SubscriptionGroupConfig("x")  # RocketMQ's defaults, for a setting left out of a create or replace
 
 
-def settings_of(config: SubscriptionGroupConfig) -> dict[str, bool | int]:
+def settings_of(config: SubscriptionGroupConfig) -> dict[str, Any]:
     """The console's settings of one broker's config (console names)."""
     return {name: getattr(config, name) for name in SETTINGS}
 
@@ -88,7 +90,7 @@ class BrokerSubscriptionGroup:
     def of(cls, broker_name: str, cluster: str, addr: str, config: SubscriptionGroupConfig) -> BrokerSubscriptionGroup:
         return cls(broker_name, cluster, addr, **settings_of(config))
 
-    def settings(self) -> dict[str, bool | int]:
+    def settings(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in SETTINGS}
 
     def config(self, group: str) -> SubscriptionGroupConfig:

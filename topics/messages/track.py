@@ -87,9 +87,10 @@ def _filtered(conns: GroupConnections, message: MessageView) -> bool:
 
 
 def _track(group: str, conns: GroupConnections | None, message: MessageView) -> GroupTrack:
-    online = conns is not None and conns.online
-    clients = tuple(c.client_id for c in conns.connections) if online else ()
-    consume_type = conns.consume_type if online else None
+    live = conns if conns is not None and conns.online else None
+    online = live is not None
+    clients = tuple(c.client_id for c in live.connections) if live is not None else ()
+    consume_type = live.consume_type if live is not None else None
     try:
         stats = consume_stats(group, message.topic)
     except (MQBrokerError, RemotingError) as exc:
@@ -110,7 +111,7 @@ def _track(group: str, conns: GroupConnections | None, message: MessageView) -> 
     elif consume_type != CONSUME_PASSIVELY:
         state = PULL
     elif consumed:
-        state = CONSUMED_BUT_FILTERED if _filtered(conns, message) else CONSUMED
+        state = CONSUMED_BUT_FILTERED if live is not None and _filtered(live, message) else CONSUMED
     elif in_flight(group, message):
         state = IN_FLIGHT
     else:
