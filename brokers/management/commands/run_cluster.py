@@ -55,6 +55,7 @@ from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.tls import TlsConfigError, add_tls_arguments, tls_config_from_args
 from brokers.engine.store.config import ASYNC_FLUSH, SYNC_FLUSH
 from brokers.engine.store.errors import StoreError
+from brokers.mqadmin.context import Keys
 from console.file_modes import use_private_umask
 
 DEFAULT_BROKERS = ("broker-a:10911", "broker-b:10921")  # DESIGN.md's embedded layout
@@ -321,7 +322,7 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"--store-dir {store_root}: {exc}") from None
         try:
-            spec = cluster_spec(
+            layout = cluster_spec(
                 specs,
                 store_root=store_root,
                 host=host,
@@ -336,12 +337,12 @@ class Command(BaseCommand):
                 enable_property_filter=enable_property_filter,
                 grpc_ports=grpc_ports,
             )
-            for member in spec.members():  # every config checked before anything listens
-                broker_config(spec, member, (f"{host}:{namesrv_port}",))
+            for member in layout.members():  # every config checked before anything listens
+                broker_config(layout, member, (f"{host}:{namesrv_port}",))
             event_loop.kind()
         except (BrokerConfigError, ValueError, ImportError) as exc:
             raise CommandError(str(exc)) from None
-        event_loop.run(self._serve(spec))
+        event_loop.run(self._serve(layout))
 
     @staticmethod
     def _grpc_ports(first: int | None, specs) -> dict[str, int]:
@@ -354,7 +355,7 @@ class Command(BaseCommand):
         return {spec.key: first + i for i, spec in enumerate(masters)}
 
     @staticmethod
-    def _check_acl(host: str, acl_file: str | None, no_acl: bool) -> dict[str, str | None]:
+    def _check_acl(host: str, acl_file: str | None, no_acl: bool) -> Keys:
         """Fail before anything listens on a bad ACL choice; the keys the ready check signs with."""
         if acl_file and no_acl:
             raise CommandError("give either --acl-file or --no-acl, not both")
