@@ -9,12 +9,16 @@ wrong secret is refused, an account without PUB may not send."""
 from __future__ import annotations
 
 
+import urllib.request
+
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from brokers.engine.client.admin import BlockingMQAdminClient
 from tests.brokers.engine.acl._acl_cluster import ADMIN, DEMO, SUB_ONLY, acl_text, write_acl
 from tests.brokers.engine.client._cluster import EmbeddedCluster
 from tests.brokers.engine.proxy._process import start_proxy, stop_proxy
+from tests.fixtures.ports import free_port
 from tests.interop._grpc_clients import create_topic, read_topic, unique
 from tests.interop._python_grpc import PythonClients, message, poison_goes_to_the_dead_letter_topic, receive_until
 
@@ -27,10 +31,28 @@ def cluster(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def proxy(cluster):
-    proc, addr = start_proxy(cluster.namesrv_addr)
-    yield addr
+def proxy_process(cluster):
+    """The proxy (with its /metrics on): (its gRPC address, its metrics port)."""
+    metrics_port = free_port()
+    proc, addr = start_proxy(cluster.namesrv_addr, "--metrics-port", str(metrics_port))
+    yield addr, metrics_port
     stop_proxy(proc)
+
+
+@pytest.fixture(scope="module")
+def proxy(proxy_process):
+    return proxy_process[0]
+
+
+def scrape(metrics_port: int) -> dict[str, dict[tuple, float]]:
+    """The proxy's /metrics as Prometheus reads it: name -> {labels: value}."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    out: dict[str, dict[tuple, float]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +68,7 @@ def clients(proxy):
     made.close()
 
 
-def test_sends_spread_over_both_brokers_and_a_simple_consumer_gets_them_all(cluster, admin, clients):
+def test_sends_spread_over_both_brokers_and_a_simple_consumer_gets_them_all(cluster, admin, clients, proxy_process):
     topic, group = unique("px_topic"), unique("px_group")
     create_topic(admin, cluster, topic)
     producer = clients.producer(topic)
@@ -62,6 +84,16 @@ def test_sends_spread_over_both_brokers_and_a_simple_consumer_gets_them_all(clus
     for m in got:
         consumer.ack(m)
     assert consumer.receive(16, 30) == []
+    figures = scrape(proxy_process[1])  # the proxy's own metrics see its clients and their calls
+    proxy_labels = {"broker": "proxy", "cluster": ""}
+
+    def figure(name: str, **labels: str) -> float:
+        return figures[name][tuple(sorted({**proxy_labels, **labels}.items()))]
+
+    assert figure("gantry_grpc_clients", client_type="PRODUCER") >= 1
+    assert figure("gantry_grpc_clients", client_type="SIMPLE_CONSUMER") >= 1
+    assert figure("gantry_grpc_calls_total", method="SendMessage", code="OK") >= 20
+    assert figure("gantry_grpc_calls_total", method="AckMessage", code="OK") >= 20
 
 
 def test_no_ack_comes_again_with_attempt_2_through_the_proxy(cluster, admin, clients):

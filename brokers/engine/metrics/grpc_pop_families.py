@@ -15,14 +15,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from brokers.engine.metrics.loop_snapshot import on_loop
+
 if TYPE_CHECKING:
     from brokers.engine.broker.controller import BrokerController
+    from brokers.engine.proxy.endpoint import GrpcEndpoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,23 +36,28 @@ class FiveSnapshot:
     calls: dict[tuple[str, str], int] | None = None  # (RPC, 5.x status) -> calls; None: the endpoint is off
 
 
+def endpoint_figures(endpoint: GrpcEndpoint) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    """A gRPC endpoint's clients by type and calls by (RPC, status), read on its event loop: a broker's
+    endpoint or the cluster-mode proxy's."""
+    from brokers.engine.proxy.stubs import definition_pb2 as pb  # loaded already: the endpoint runs
+
+    clients = {name: 0 for name in pb.ClientType.keys()}
+    for session in endpoint.sessions.all():
+        name = (
+            pb.ClientType.Name(session.client_type)
+            if session.client_type in pb.ClientType.values()
+            else str(session.client_type)
+        )
+        clients[name] = clients.get(name, 0) + 1
+    return clients, dict(endpoint.call_counts)
+
+
 def five_snapshot(controller: BrokerController) -> FiveSnapshot:
     """The figures, read from ``controller`` (a started BrokerController) on its event loop."""
     clients: dict[str, int] | None = None
     calls: dict[tuple[str, str], int] | None = None
-    endpoint = controller.grpc_endpoint
-    if endpoint is not None:
-        from brokers.engine.proxy.stubs import definition_pb2 as pb  # loaded already: the endpoint runs
-
-        clients = {name: 0 for name in pb.ClientType.keys()}
-        for session in endpoint.sessions.all():
-            name = (
-                pb.ClientType.Name(session.client_type)
-                if session.client_type in pb.ClientType.values()
-                else str(session.client_type)
-            )
-            clients[name] = clients.get(name, 0) + 1
-        calls = dict(endpoint.call_counts)
+    if controller.grpc_endpoint is not None:
+        clients, calls = endpoint_figures(controller.grpc_endpoint)
     inflight: dict[tuple[str, str], int] = {}
     for (group, topic, _queue_id), qs in controller.pop_service.state.queues.items():
         inflight[(group, topic)] = inflight.get((group, topic), 0) + len(qs.inflight)
@@ -82,3 +91,18 @@ def five_families(cluster: str, broker: str, snap: FiveSnapshot) -> Iterator[Met
     for (group, topic), n in sorted(snap.inflight.items()):
         inflight.add_metric([cluster, broker, group, topic], n)
     yield inflight
+
+
+class ProxyCollector:
+    """The cluster-mode proxy's ``/metrics``: ``gantry_grpc_clients`` and ``gantry_grpc_calls_total``, labelled
+    cluster "" and broker "proxy" (its POP state is the brokers': no ``gantry_pop_inflight`` here)."""
+
+    def __init__(self, endpoint: GrpcEndpoint, loop: asyncio.AbstractEventLoop) -> None:
+        self.endpoint = endpoint
+        self.loop = loop
+
+    def collect(self) -> Iterator[Metric]:
+        clients, calls = on_loop(self.loop, lambda: endpoint_figures(self.endpoint))
+        for family in five_families("", "proxy", FiveSnapshot(clients, {}, calls)):
+            if family.name != "gantry_pop_inflight":
+                yield family

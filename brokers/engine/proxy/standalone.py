@@ -28,6 +28,12 @@ from brokers.engine.acl.plain_acl_config import AclConfigError
 from brokers.engine.acl.server_acl import add_acl_arguments, server_acl_guard
 from brokers.engine.common.namesrv_addr import parse_namesrv_addrs
 from brokers.engine.common.stop_signals import stop_on_signals
+from brokers.engine.metrics.metrics_endpoint import (
+    MetricsConfigError,
+    MetricsEndpoint,
+    add_metrics_arguments,
+    metrics_endpoint_from_args,
+)
 from brokers.engine.proxy.cluster_backend import ClusterBackend
 from brokers.engine.proxy.endpoint import EndpointSettings, GrpcEndpoint
 from brokers.engine.remoting.tls import TlsConfig, TlsConfigError, add_tls_arguments, tls_config_from_args
@@ -51,6 +57,7 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     )
     add_acl_arguments(parser)
     add_tls_arguments(parser)
+    add_metrics_arguments(parser)
     parser.add_argument("--log-level", default="INFO")
     args = parser.parse_args(argv)
     for name in ("grpc_max_clients", "grpc_max_concurrent_rpcs", "max_message_size"):
@@ -76,7 +83,7 @@ def _metadata_account(guard: AclGuard | None, wanted: str | None) -> tuple[str, 
     return admin.access_key, admin.secret_key
 
 
-async def serve(args: argparse.Namespace, tls: TlsConfig | None) -> int:
+async def serve(args: argparse.Namespace, tls: TlsConfig | None, metrics: MetricsEndpoint | None = None) -> int:
     guard = server_acl_guard(host=args.host, acl_file=args.acl_file, no_acl=args.no_acl, name="proxy")
     backend = ClusterBackend(
         parse_namesrv_addrs(args.namesrv),
@@ -103,12 +110,22 @@ async def serve(args: argparse.Namespace, tls: TlsConfig | None) -> int:
         await backend.stop()
         return EXIT_START_FAILED
     await endpoint.start()
+    metrics_server = None
+    if metrics is not None:
+        from brokers.engine.metrics.grpc_pop_families import ProxyCollector
+        from brokers.engine.metrics.metrics_endpoint import MetricsServer
+
+        metrics_server = MetricsServer(metrics, ProxyCollector(endpoint, asyncio.get_running_loop()))
     stop = asyncio.Event()
     stop_on_signals(stop)
     print(f"proxy 5.x gRPC endpoint at {endpoint.addr} (name servers {args.namesrv})", flush=True)
+    if metrics is not None:
+        print(f"proxy metrics at {metrics.url}", flush=True)
     try:
         await stop.wait()
     finally:
+        if metrics_server is not None:
+            metrics_server.close()
         await endpoint.stop()
         await backend.stop()
     print("proxy stopped", flush=True)
@@ -120,12 +137,13 @@ def main(argv: list[str]) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         tls = tls_config_from_args(args)
-    except (TlsConfigError, ValueError) as exc:
+        metrics = metrics_endpoint_from_args(args)
+    except (TlsConfigError, MetricsConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return EXIT_BAD_ARGUMENTS
     try:
-        return event_loop.run(serve(args, tls))
-    except AclConfigError as exc:
+        return event_loop.run(serve(args, tls, metrics))
+    except (AclConfigError, MetricsConfigError) as exc:
         print(f"proxy refuses to start on {args.host}:{args.grpc_port}: {exc}", file=sys.stderr, flush=True)
         return EXIT_START_FAILED
     except OSError as exc:
