@@ -216,7 +216,7 @@ def test_a_client_whose_channel_the_broker_expired_is_served_again(cluster, stub
     connections are remoting connections: the broker closing one is a reconnect, as for a 4.x client.)"""
     endpoint = cluster.brokers["broker-a"].grpc_endpoint
     if endpoint_addr != endpoint.addr:
-        pytest.skip("a broker's own endpoint: its LocalChannels")
+        pytest.skip("the proxy: a broker expires its remoting connections as a 4.x client's (no LocalChannel)")
     heartbeat = spb.HeartbeatRequest(group=resource("expiry_group"), client_type=pb.SIMPLE_CONSUMER)
     meta = [("x-mq-client-id", "expiring-client")]
     assert stub.Heartbeat(heartbeat, metadata=meta, timeout=10).status.code == pb.OK
