@@ -65,7 +65,7 @@ class _LoopPushConsumer(PushConsumer):
             self.group, self.async_listener, self.config, self.offset_store, sender, self.clustering, clock=self.clock
         )
         service.tracer = self.tracer
-        self.consume_service = service  # type: ignore[assignment]
+        self.consume_service = service  # type: ignore[assignment]  # the asyncio twin of the concurrent service, same calls
         if self.tracer is not None:
             self.tracer.start()
 
