@@ -43,7 +43,7 @@ SPECTACULAR_SETTINGS = {
         "RoleEnum": "console.roles.Role",
         "MasterRoleEnum": "brokers.gateway.promotion.PROMOTION_ROLES",
         "AclPermEnum": "brokers.acl.serializers.PERMS",
-        "AlertKindEnum": "consumers.alert_models.KINDS",
+        "AlertKindEnum": "health.models.KINDS",
         "GroupKindEnum": "consumers.types.GROUP_KINDS",
         "TopicMessageTypeEnum": "topics.rules.MESSAGE_TYPES",
     },

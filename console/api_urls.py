@@ -17,6 +17,7 @@ APP_API_URLS = [
     "topics.urls",
     "topics.messages.urls",
     "consumers.urls",
+    "health.urls",
     "topics.dead_letters.urls",
     "analytics.api_urls",
     "metadata.urls",

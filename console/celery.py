@@ -20,7 +20,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
 app = Celery("gantry")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["console", "consumers", "analytics", "brokers", "topics"])
+app.autodiscover_tasks(["console", "consumers", "health", "analytics", "brokers", "topics"])
 
 
 @signals.setup_logging.connect

@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "brokers",
     "topics",
     "consumers",
+    "health",  # the health scan and alert rules (cluster-wide)
     "analytics",
     "metadata",  # exportMetadata JSON: export, dry-run and apply an import
 ]
@@ -264,7 +265,7 @@ GANTRY_TASK_TIME_LIMITS = {
     "promotion": min(120, CELERY_VISIBILITY_TIMEOUT_S - 10),  # promote a slave: the call (30 s) and the route's change
 }
 
-# The health scan (consumers/health.py): a group's backlog is "rising" when it grew at each of the
+# The health scan (health/scan.py): a group's backlog is "rising" when it grew at each of the
 # last BACKLOG_SCANS scans by BACKLOG_RISE_MIN messages in all; alerts older than FRESH_SCANS scan
 # periods are not shown (the overview then runs the live check itself).
 GANTRY_HEALTH = {
@@ -273,7 +274,7 @@ GANTRY_HEALTH = {
     "FRESH_SCANS": int(os.environ.get("GANTRY_HEALTH_FRESH_SCANS", "3")),
 }
 
-# Broker groups (consumers/health.py): the health scan raises "slave_lagging" when a slave is behind its
+# Broker groups (health/scan.py): the health scan raises "slave_lagging" when a slave is behind its
 # master by more than either figure. 64 MiB is a quarter of haSlaveFallbehindMax (256 MiB, past which a
 # SYNC_MASTER stops counting the slave and answers SLAVE_NOT_AVAILABLE): the operator hears first. 10 s:
 # steady replication on a LAN stays far below a second, and with ASYNC_MASTER the lag is the window of
@@ -281,7 +282,7 @@ GANTRY_HEALTH = {
 GANTRY_HA_LAG_ALERT_BYTES = int(os.environ.get("GANTRY_HA_LAG_ALERT_BYTES", str(64 << 20)))
 GANTRY_HA_LAG_ALERT_S = float(os.environ.get("GANTRY_HA_LAG_ALERT_S", "10"))  # the same alert by seconds behind
 
-# Alert rules (consumers/alert_rules.py, docs/alerts.md): webhooks to loopback, private or link-local
+# Alert rules (health/rules.py, docs/alerts.md): webhooks to loopback, private or link-local
 # addresses are refused (server-side request forgery) unless this is on (a chat server inside the network).
 GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE = _env_bool("GANTRY_ALERT_WEBHOOK_ALLOW_PRIVATE", False)
 # reminder of an unacknowledged firing alert; 0 = never
@@ -356,11 +357,18 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 # Overview alerts beyond the brokers' own: dotted paths of callables (cluster_info) -> [Alert]
 # (brokers.gateway.overview.Alert). Consumer-group alerts plug in here.
 GANTRY_ALERT_SOURCES: list[str] = [
-    "consumers.health.health_scan_alerts",  # the last health scan's group alerts (unowned/shared queues, rising backlog); live check without beat
-    "consumers.health.firing_rule_alerts",  # alert rules firing now (the default rules: a group without consumers, say)
+    "health.scan.health_scan_alerts",  # the last health scan's group alerts (unowned/shared queues, rising backlog); live check without beat
+    "health.scan.firing_rule_alerts",  # alert rules firing now (the default rules: a group without consumers, say)
 ]
 # the overview's health lines of other apps: (ClusterInfo) -> [HealthLine]
-GANTRY_HEALTH_SOURCES: list[str] = ["consumers.health.group_health"]
+GANTRY_HEALTH_SOURCES: list[str] = ["health.scan.group_health"]
+# The health scan's parts that belong to the consumers app (health/scan.py calls them each scan):
+# alerts of groups whose queues nobody or two members hold, (cluster_info) -> [Alert]
+GANTRY_HEALTH_SCAN_ALERTS: list[str] = ["consumers.alerts.unowned_queue_alerts"]
+# rebalance jobs that lost their worker, failed: (namesrv_set) -> how many
+GANTRY_HEALTH_SCAN_SWEEPS: list[str] = ["consumers.rebalance.jobs.rebalance_jobs_sweep_set"]
+# whether a consumer group exists (an alert rule's target is checked): (name=) -> bool
+GANTRY_GROUP_KNOWN = "consumers.selectors.group_known"
 
 # API tokens expire this many days after they are created (the tokens page and the API show when).
 GANTRY_TOKEN_TTL_DAYS = int(os.environ.get("GANTRY_TOKEN_TTL_DAYS", "90"))

@@ -27,6 +27,7 @@ urlpatterns = [
     path("messages/", include("topics.messages.urls")),
     path("dashboards/", include("analytics.urls")),
     path("", include("consumers.urls")),
+    path("", include("health.urls")),  # /alerts/
     path("", include("topics.dead_letters.urls")),  # /groups/<name>/dlq/
     path("", include("metadata.urls")),  # /metadata/
     path("api/v1/", include("console.api_urls")),

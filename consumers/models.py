@@ -149,31 +149,3 @@ class RebalanceQueueChange(models.Model):
 
     class Meta:
         ordering = ["topic", "broker_name", "queue_id"]
-
-
-class HealthScan(models.Model):
-    """One run of the periodic health scan: the alerts it raised and each group's backlog.
-
-    The overview reads the alerts of the newest fresh scan (no scanning per page load); "backlog
-    rising" compares ``backlog`` over the last scans. Old rows are pruned by the scan itself.
-    """
-
-    namesrv_set = models.CharField(
-        max_length=64, default="default", db_index=True
-    )  # the tier scanned (one scan per set)
-    started_at = models.DateTimeField(default=timezone.now, db_index=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    ok = models.BooleanField(default=True)
-    error = models.TextField(blank=True, default="")
-    alerts = models.JSONField(default=list)  # [{"level", "kind", "target", "message"}]
-    backlog = models.JSONField(default=dict)  # group -> total lag (messages) at this scan
-    offline = models.JSONField(
-        default=dict
-    )  # group -> lag, for groups with a backlog and no consumer online at this scan
-    jobs_failed = models.PositiveIntegerField(default=0)  # rebalance jobs found without a worker and failed
-
-    class Meta:
-        ordering = ["-started_at", "-id"]
-
-
-from consumers.alert_models import AlertEvent, AlertRule  # noqa: E402,F401  (registered with this app)

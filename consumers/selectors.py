@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from django.core.cache import cache
 
-from brokers.engine.common.subscription_group_config import BUILTIN_GROUPS
+from brokers.engine.common.subscription_group_config import is_system_group
 from brokers.engine.common.constants import RETRY_GROUP_TOPIC_PREFIX
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.mq_version import version_desc
@@ -70,7 +70,7 @@ STRATEGY_TTL_S = 600
 
 
 def group_kind(name: str) -> str:
-    return SYSTEM if name in BUILTIN_GROUPS or name.startswith("CID_RMQ_SYS_") else USER
+    return SYSTEM if is_system_group(name) else USER
 
 
 def _masters() -> tuple[ClusterInfo, dict[str, str]]:

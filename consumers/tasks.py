@@ -1,4 +1,4 @@
-"""Consumer-group background work: rebalance jobs and the periodic health scan.
+"""Consumer-group background work: rebalance jobs (the periodic health scan is health/tasks.py).
 
 Tasks are thin: JSON arguments (a job id), one service call. Their hard time limits come from
 ``settings.GANTRY_TASK_TIME_LIMITS`` (below Redis's visibility timeout, so a message is only
@@ -14,7 +14,6 @@ from django.conf import settings
 
 from brokers.gateway.errors import RemotingConnectError, RemotingTimeoutError
 from console.audit import describe_failure
-from consumers import health
 from consumers.rebalance import jobs, runner
 
 # Connection errors worth another try (a name server or broker restarting, Redis failing over).
@@ -29,7 +28,6 @@ def _limits(kind: str) -> tuple[int, int]:
 
 
 REBALANCE_LIMIT_S, REBALANCE_SOFT_LIMIT_S = _limits("rebalance")
-SHORT_LIMIT_S, SHORT_SOFT_LIMIT_S = _limits("short")
 
 
 class RebalanceTask(Task):
@@ -63,14 +61,3 @@ def rebalance_job_task(self, job_id: int) -> str:
             job_id=job_id, reason=f"the task's time limit ({REBALANCE_SOFT_LIMIT_S} s) passed before the job ended"
         )
         return "failed"
-
-
-@shared_task(
-    name="consumers.tasks.health_scan_task",
-    acks_late=True,
-    time_limit=SHORT_LIMIT_S,
-    soft_time_limit=SHORT_SOFT_LIMIT_S,
-)
-def health_scan_task() -> dict:
-    """The periodic health scan (CELERY_BEAT_SCHEDULE "health-scan"): one scan per name-server set, alerts for the overview."""
-    return {"scans": health.health_scan_all()}

@@ -4,9 +4,8 @@ and API routes (api_urlpatterns, included under /api/v1/ by console.api_urls).""
 from django.urls import path
 
 from console.rest import ApiRouter
-from consumers import alert_views, views
+from consumers import views
 from consumers.subscription_groups import views as subscription_group_views
-from consumers.alert_api import AlertEventViewSet, AlertRuleViewSet
 from consumers.api import AllocationViewSet, GroupViewSet, RebalanceJobViewSet
 from consumers.subscription_groups.api import SubscriptionGroupViewSet
 
@@ -37,9 +36,6 @@ urlpatterns = [
         subscription_group_views.subscription_group_delete,
         name="subscription-group-delete",
     ),
-    path("alerts/", alert_views.alert_rules_page, name="alert-rules"),
-    path("alerts/rules/<int:pk>/", alert_views.alert_rule_page, name="alert-rule"),
-    path("alerts/events/", alert_views.alert_events_page, name="alert-events"),
 ]
 
 router = ApiRouter()
@@ -47,6 +43,4 @@ router.register("groups", GroupViewSet, basename="group")
 router.register("allocation", AllocationViewSet, basename="allocation")
 router.register("rebalance-jobs", RebalanceJobViewSet, basename="rebalance-job")
 router.register("subscription-groups", SubscriptionGroupViewSet, basename="subscription-group")
-router.register("alert-rules", AlertRuleViewSet, basename="alert-rule")
-router.register("alert-events", AlertEventViewSet, basename="alert-event")
 api_urlpatterns = router.urls

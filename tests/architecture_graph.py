@@ -14,8 +14,8 @@ import pathlib
 from dataclasses import dataclass
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PACKAGES = ("brokers", "topics", "consumers", "analytics", "metadata", "console")
-APPS = ("brokers", "topics", "consumers", "analytics", "metadata")
+PACKAGES = ("brokers", "topics", "consumers", "health", "analytics", "metadata", "console")
+APPS = ("brokers", "topics", "consumers", "health", "analytics", "metadata")
 FRAMEWORKS = ("django", "rest_framework", "celery", "redis", "django_htmx", "drf_spectacular", "kombu")
 # Pure cores and what each may import from the project (besides itself and the standard library).
 # The longest matching package decides (the strategies are a stricter core inside the engine).

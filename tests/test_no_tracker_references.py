@@ -24,6 +24,7 @@ EXCLUDED_SUFFIXES = (".po", ".mo")
 SCOPE = [
     "brokers",
     "consumers",
+    "health",
     "topics",
     "analytics",
     "metadata",

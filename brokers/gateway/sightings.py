@@ -3,7 +3,7 @@
 The name server forgets a broker that stops heartbeating, and its protocol does not expose
 heartbeat times; :class:`brokers.models.BrokerSighting` rows remember each broker the console
 saw answering, each under the name-server set (tier) it answered in. The periodic health scan
-(``consumers.health``, every 30 s, one scan per set) records them from its reading of the overview; the overview and the API only read them, so a page load writes nothing
+(``health.scan``, every 30 s, one scan per set) records them from its reading of the overview; the overview and the API only read them, so a page load writes nothing
 and a broker that vanishes while nobody has the console open still shows as expired.
 """
 

@@ -164,6 +164,11 @@ def rebalance_job_fail(*, job_id: int, reason: str) -> bool:
     return RebalanceJob.fail(job_id, reason)
 
 
+def rebalance_jobs_sweep_set(namesrv_set: str) -> int:
+    """The health scan's sweep (``settings.GANTRY_HEALTH_SCAN_SWEEPS``): the set's jobs that lost their worker, failed."""
+    return rebalance_jobs_sweep(jobs=RebalanceJob.objects.filter(namesrv_set=namesrv_set))
+
+
 def rebalance_jobs_sweep(*, jobs: QuerySet[RebalanceJob] | None = None, now: datetime | None = None) -> int:
     """Fail the active jobs of ``jobs`` (default: all) that lost their worker; how many were failed.
 

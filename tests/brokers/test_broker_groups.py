@@ -21,8 +21,8 @@ from brokers.gateway.connections import consumer_connections
 from brokers.gateway.subscription_groups import subscription_group_write
 from brokers.gateway.overview import LIVE, BrokerRow
 from brokers.gateway.replication import HAState, group_members, ha_state
-from consumers.health import SLAVE_DISCONNECTED, SLAVE_LAGGING, ha_alerts, health_scan
-from consumers.models import HealthScan
+from health.scan import SLAVE_DISCONNECTED, SLAVE_LAGGING, ha_alerts, health_scan
+from health.models import HealthScan
 from tests.fixtures.cluster import GroupCluster
 
 pytestmark = pytest.mark.django_db

@@ -106,7 +106,7 @@ def test_a_broker_seen_before_and_gone_now_is_expired(viewer, admin_client, cons
 
 
 def test_live_brokers_are_remembered_by_the_health_scan_not_by_a_read(viewer, console_cluster) -> None:
-    from consumers.health import health_scan
+    from health.scan import health_scan
 
     assert all(b["last_seen"] is not None for b in viewer.get("/api/v1/brokers").json()["results"])  # answering now
     assert not BrokerSighting.objects.exists()  # a read writes nothing

@@ -210,7 +210,7 @@ def _existing_things(auth: dict, cluster) -> dict:
         scope_key="dry:broker-a",
         status=PromotionJob.PLANNED,
     )
-    from consumers.alert_models import AlertEvent, AlertRule
+    from health.models import AlertEvent, AlertRule
 
     def alert_rule() -> AlertRule:
         return AlertRule.objects.create(name="fuzz", kind="lag_above", target=EXAMPLE_GROUP, emails=["ops@example.com"])

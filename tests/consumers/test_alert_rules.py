@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from brokers.models import BrokerSighting
 from console.models import AuditEntry
-from consumers.alert_models import AlertEvent, AlertRule
-from consumers.alert_rules import Reading, evaluate_rule
-from consumers.tasks import health_scan_task
+from health.models import AlertEvent, AlertRule
+from health.rules import Reading, evaluate_rule
+from health.tasks import health_scan_task
 from tests.consumers._groups import consume, send
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]

@@ -1,5 +1,5 @@
 """A group's consumer stops while the group has a backlog: with no rule written by anyone, the default rules
-(consumers.alert_defaults) put it on the overview within two minutes. The health scan runs on an injected
+(health.defaults) put it on the overview within two minutes. The health scan runs on an injected
 clock (``health_scan(now=...)``), 30 s apart as beat runs it, instead of waiting for real minutes."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from consumers.alert_models import AlertRule
-from consumers.health import health_scan
+from health.models import AlertRule
+from health.scan import health_scan
 from tests.consumers._groups import send
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]

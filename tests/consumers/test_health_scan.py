@@ -13,9 +13,10 @@ from django.utils import timezone
 from brokers.engine.client import plan
 from brokers.engine.remoting.codes import RequestCode
 from brokers.models import BrokerSighting
-from consumers.health import health_scan
-from consumers.models import HealthScan, RebalanceJob
-from consumers.tasks import health_scan_task
+from health.scan import health_scan
+from consumers.models import RebalanceJob
+from health.models import HealthScan
+from health.tasks import health_scan_task
 from tests.consumers._groups import consume, send
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
@@ -109,6 +110,7 @@ def test_a_name_server_down_is_a_failed_scan_not_an_exception(mq_settings, unuse
 @pytest.mark.slow
 def test_the_beat_entry_runs_in_a_worker(celery_worker, console_cluster) -> None:
     assert settings.CELERY_BEAT_SCHEDULE["health-scan"]["task"] == health_scan_task.name
+    assert health_scan_task.name == "consumers.tasks.health_scan_task"  # the name it had before moving to health/
     celery_worker()
     [summary] = health_scan_task.delay().get(timeout=60)["scans"]
     assert (

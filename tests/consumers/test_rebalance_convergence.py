@@ -5,7 +5,7 @@ from __future__ import annotations
 from brokers.engine.common.message_queue import MessageQueue
 from consumers import live
 from brokers.engine.client.allocation import allocate_all, get_strategy
-from consumers.health import rising_backlogs
+from health.scan import rising_backlogs
 from consumers.rebalance.convergence import Observation, assess, moved, owners_text
 from consumers.types import MemberReport
 

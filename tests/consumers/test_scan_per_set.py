@@ -14,10 +14,11 @@ from brokers.engine.common.subscription_group_config import SubscriptionGroupCon
 from brokers.engine.client.simple import PullClient
 from brokers.gateway import namesrv_sets
 from brokers.models import BrokerSighting, NamesrvSet, PromotionJob
-from consumers import health
-from consumers.alert_models import AlertRule
-from consumers.models import HealthScan, RebalanceJob
-from consumers.tasks import health_scan_task
+from health import scan as health
+from health.models import AlertRule
+from consumers.models import RebalanceJob
+from health.models import HealthScan
+from health.tasks import health_scan_task
 from tests.brokers.engine.client._cluster import create_topic
 from tests.consumers._groups import send
 

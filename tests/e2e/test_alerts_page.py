@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from consumers.health import health_scan
+from health.scan import health_scan
 from tests.consumers._groups import send
 from tests.e2e.conftest import log_in
 from tests.fixtures.console import PASSWORD

@@ -169,7 +169,7 @@ def console_with_data(console_group_cluster, make_user, live_server):
     from console.actor import Actor
     from console.roles import Role
     from console.services import api_token_create
-    from consumers.alert_models import AlertEvent, AlertRule
+    from health.models import AlertEvent, AlertRule
     from consumers.models import RebalanceGroupResult, RebalanceJob, RebalanceQueueChange
     from consumers.rebalance.jobs import scope_key
     from tests.analytics._dashboard_data import seed_dashboards

@@ -14,7 +14,7 @@ from typing import Any
 from brokers.engine.common.constants import MAX_RECONSUME_TIMES
 from brokers.engine.common.topic_validator import validate_group
 
-__all__ = ["BUILTIN_GROUPS", "InvalidSubscriptionGroupError", "SubscriptionGroupConfig"]
+__all__ = ["BUILTIN_GROUPS", "InvalidSubscriptionGroupError", "SubscriptionGroupConfig", "is_system_group"]
 
 # RocketMQ's SubscriptionGroupManager pre-creates these for its tools (§6.7).
 BUILTIN_GROUPS = (
@@ -26,6 +26,12 @@ BUILTIN_GROUPS = (
     "CID_ONSAPI_PERMISSION",
     "CID_ONSAPI_OWNER",
 )
+SYSTEM_GROUP_PREFIX = "CID_RMQ_SYS_"  # RocketMQ's MixAll.CID_RMQ_SYS_PREFIX (isSysConsumerGroup)
+
+
+def is_system_group(name: str) -> bool:
+    """A group of RocketMQ's own (its tools' pre-created groups, ``CID_RMQ_SYS_*``), not an application's."""
+    return name in BUILTIN_GROUPS or name.startswith(SYSTEM_GROUP_PREFIX)
 
 
 class InvalidSubscriptionGroupError(ValueError):

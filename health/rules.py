@@ -9,9 +9,9 @@ master). A reading that could not be made leaves the rule as it was. ``lag_growi
 lag with the earlier scans' (the scan hands them over), ``slave_disconnected`` reads the scan's
 replication alerts; with an empty target ``lag_growing`` and ``no_consumer_online`` watch every user
 group (the latter those with a backlog above the threshold), as the default rules do
-(consumers.alert_defaults).
+(health.defaults).
 
-State per rule (consumers.alert_models.AlertRule): the condition holds since ``pending_since``; once it
+State per rule (health.models.AlertRule): the condition holds since ``pending_since``; once it
 held ``for_minutes`` the rule fires (one ``firing`` event, notified); when it stops holding the rule
 resolves (one ``resolved`` event, notified). A silenced rule still records its events but sends
 nothing. While a rule fires, a reminder goes out every ``GANTRY_ALERT_REPEAT_MINUTES`` (default 60,
@@ -40,8 +40,8 @@ from brokers.gateway.overview import EXPIRED, LIVE, Alert, BrokerRow
 from brokers.gateway.stats import broker_stats
 from console import namesrv_scope
 from console.errors import ServiceError
-from consumers.alert_delivery import Notice, deliver
-from consumers.alert_models import (
+from health.delivery import Notice, deliver
+from health.models import (
     BROKER_EXPIRED,
     DISK_ABOVE,
     DLQ_GROWING,

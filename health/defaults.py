@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 
 from brokers.gateway.store_disk import FALLBACK_WARN_RATIO
-from consumers.alert_models import DISK_ABOVE, LAG_GROWING, NO_CONSUMER_ONLINE, SLAVE_DISCONNECTED, AlertRule
+from health.models import DISK_ABOVE, LAG_GROWING, NO_CONSUMER_ONLINE, SLAVE_DISCONNECTED, AlertRule
 
 
 @dataclass(frozen=True)

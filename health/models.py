@@ -1,7 +1,11 @@
-"""Alert rules and their history: what an operator asked to be told about, and what was sent.
+"""Alert rules and their history, and the health scan's record: what an operator asked to be told about,
+what was sent, and what each scan found (:class:`HealthScan`).
+
+The tables keep the names they had in the consumers app (``db_table``): moving the models here changed
+the migration state only (``health/migrations/0001_initial.py``, ``consumers/migrations/0006_...``).
 
 A rule watches one condition of one group, topic or broker (``kind``, ``target``, ``threshold``),
-evaluated by every health scan (consumers.alert_rules); the evaluation state lives on the rule
+evaluated by every health scan (health.rules); the evaluation state lives on the rule
 (``pending_since``: the condition holds since then; ``firing``) so "for T minutes" survives between
 scans and a restart. Each change of state writes an :class:`AlertEvent` with the delivery results.
 """
@@ -62,11 +66,12 @@ class AlertRule(models.Model):
     last_message = models.TextField(
         blank=True, default=""
     )  # what the last evaluation read (the overview shows it while firing)
-    # a default rule's key (consumers.alert_defaults): created once per cluster, edited, silenced or disabled, never deleted
+    # a default rule's key (health.defaults): created once per cluster, edited, silenced or disabled, never deleted
     builtin = models.CharField(max_length=40, blank=True, default="")
 
     class Meta:
         ordering = ["name"]
+        db_table = "consumers_alertrule"  # created by the consumers app: the move changed no table
         constraints = [
             models.UniqueConstraint(
                 fields=["namesrv_set", "builtin"],
@@ -100,3 +105,30 @@ class AlertEvent(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        db_table = "consumers_alertevent"
+
+
+class HealthScan(models.Model):
+    """One run of the periodic health scan: the alerts it raised and each group's backlog.
+
+    The overview reads the alerts of the newest fresh scan (no scanning per page load); "backlog
+    rising" compares ``backlog`` over the last scans. Old rows are pruned by the scan itself.
+    """
+
+    namesrv_set = models.CharField(
+        max_length=64, default="default", db_index=True
+    )  # the tier scanned (one scan per set)
+    started_at = models.DateTimeField(default=timezone.now, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    ok = models.BooleanField(default=True)
+    error = models.TextField(blank=True, default="")
+    alerts = models.JSONField(default=list)  # [{"level", "kind", "target", "message"}]
+    backlog = models.JSONField(default=dict)  # group -> total lag (messages) at this scan
+    offline = models.JSONField(
+        default=dict
+    )  # group -> lag, for groups with a backlog and no consumer online at this scan
+    jobs_failed = models.PositiveIntegerField(default=0)  # rebalance jobs found without a worker and failed
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        db_table = "consumers_healthscan"  # created by the consumers app: the move changed no table

@@ -1,4 +1,4 @@
-"""Shapes of /api/v1/alert-rules and /api/v1/alert-events (consumers.alert_api)."""
+"""Shapes of /api/v1/alert-rules and /api/v1/alert-events (health.api)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from rest_framework import serializers
 
 from console.rest import StrictBooleanField, StrictCharField, StrictInputSerializer, StrictIntegerField
 from console.schema_examples import EXAMPLE_GROUP, GROUP_NAME_PATTERN
-from consumers.alert_models import DISK_ABOVE, FIRING, KINDS, RESOLVED
-from consumers.alert_services import EVERY_GROUP_KINDS, MAX_EMAILS, MAX_FOR_MINUTES, MAX_SILENCE_MINUTES, MAX_THRESHOLD
+from health.models import DISK_ABOVE, FIRING, KINDS, RESOLVED
+from health.services import EVERY_GROUP_KINDS, MAX_EMAILS, MAX_FOR_MINUTES, MAX_SILENCE_MINUTES, MAX_THRESHOLD
 
 WEBHOOK_PATTERN = r"^(https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[!-~]*)?)?$"
 

@@ -7,8 +7,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
+from django.conf import settings
 from django.core.validators import validate_email
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group, validate_topic
 from brokers.gateway import namesrv_sets
@@ -17,9 +19,8 @@ from console.actor import Actor
 from console.audit import audited
 from console.errors import InvalidInput, NotFound, ServiceError, Unavailable
 from console.roles import Role
-from consumers import selectors
-from consumers.alert_delivery import webhook_url_check
-from consumers.alert_models import (
+from health.delivery import webhook_url_check
+from health.models import (
     BROKER_EXPIRED,
     DISK_ABOVE,
     DLQ_GROWING,
@@ -40,7 +41,7 @@ EVERY_GROUP_KINDS = (LAG_GROWING, NO_CONSUMER_ONLINE)  # an empty target watches
 TOPIC_KINDS = (TOPIC_LAG_ABOVE, TOPIC_NO_CONSUMER_ONLINE)
 BROKER_KINDS = (BROKER_EXPIRED, SLAVE_DISCONNECTED, DISK_ABOVE)
 MAX_FOR_MINUTES = 10080  # a week
-MAX_GROWING_MINUTES = 60  # lag_growing's window: the health scans kept cover an hour (consumers.health.HISTORY_MINUTES)
+MAX_GROWING_MINUTES = 60  # lag_growing's window: the health scans kept cover an hour (health.scan.HISTORY_MINUTES)
 MAX_SILENCE_MINUTES = 43200  # thirty days
 MAX_EMAILS = 20
 MAX_THRESHOLD = 1e12
@@ -179,7 +180,7 @@ def rule_target_check(data: RuleInput) -> None:
     target = namesrv_sets.lookup(data.namesrv_set or namesrv_sets.current_name())
     try:
         with namesrv_sets.scope(target):
-            known = selectors.group_known(name=data.target)
+            known = import_string(settings.GANTRY_GROUP_KNOWN)(name=data.target)
     except (RemotingError, ServiceError) as exc:
         raise Unavailable(
             f"target: could not check that consumer group {data.target} exists in cluster {data.namesrv_set}: "

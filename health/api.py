@@ -12,9 +12,9 @@ from rest_framework.response import Response
 from console.actor import actor_from_request
 from console.errors import InvalidInput
 from console.rest import paginated_response, parse_input, query_dict
-from consumers import alert_services
-from consumers.alert_models import AlertRule
-from consumers.alert_serializers import (
+from health import services as alert_services
+from health.models import AlertRule
+from health.serializers import (
     AlertEventOutput,
     AlertEventQuery,
     AlertRuleInput,

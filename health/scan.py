@@ -2,10 +2,11 @@
 
 One scan:
 
-1. fails rebalance jobs whose worker is gone (expired lease) or that no worker took;
+1. fails rebalance jobs whose worker is gone (expired lease) or that no worker took
+   (``settings.GANTRY_HEALTH_SCAN_SWEEPS``: :func:`consumers.rebalance.jobs.rebalance_jobs_sweep_set`);
 2. groups with queues held by nobody or by two members: the live check of every online
-   clustering group (:func:`consumers.alerts.unowned_queue_alerts`, whose cache the overview's
-   fallback shares: a page load never repeats a scan);
+   clustering group (``settings.GANTRY_HEALTH_SCAN_ALERTS``: :func:`consumers.alerts.unowned_queue_alerts`,
+   whose cache the overview's fallback shares: a page load never repeats a scan);
 3. brokers: the overview's own reading (:func:`brokers.gateway.overview.broker_overview`, which only
    reads); the scan records the brokers that answered
    (:func:`brokers.gateway.sightings.broker_sightings_record`), so a broker that vanishes while
@@ -19,8 +20,8 @@ One scan:
    least BACKLOG_RISE_MIN messages in all raises "group_backlog_rising";
 6. which groups with a backlog have no consumer online (one batched connections read), kept per scan
    for the overview's health summary;
-7. the operators' alert rules (consumers.alert_rules) are evaluated over what the scan read, after the
-   set's default rules are made sure of (consumers.alert_defaults).
+7. the operators' alert rules (health.rules) are evaluated over what the scan read, after the
+   set's default rules are made sure of (health.defaults).
 
 Beat runs :func:`health_scan_all`: one scan per configured name-server set (``default`` first), each
 inside that set's scope (docs/clusters.md), so its reads go to that tier and its rows (the scan, the
@@ -45,8 +46,10 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 
+from brokers.engine.common.subscription_group_config import is_system_group
 from brokers.gateway import namesrv_sets
 from brokers.gateway.cluster import cluster_info, readable_by_addr
 from brokers.gateway.connections import consumer_connections
@@ -57,12 +60,9 @@ from brokers.gateway.replication import BrokerGroup
 from brokers.gateway.sightings import broker_sightings_record
 from brokers.gateway.types import ClusterInfo
 from console.errors import ServiceError
-from consumers import alert_rules, alerts
-from consumers.alert_defaults import alert_rules_ensure_defaults
-from consumers.alert_models import AlertRule
-from consumers.models import HealthScan, RebalanceJob
-from consumers.rebalance.jobs import rebalance_jobs_sweep
-from consumers.selectors import USER, group_kind
+from health import rules as alert_rules
+from health.defaults import alert_rules_ensure_defaults
+from health.models import AlertRule, HealthScan
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +86,16 @@ def _config(name: str) -> int:
     return int(getattr(settings, "GANTRY_HEALTH", {}).get(name, DEFAULTS[name]))
 
 
+def _hooks(setting: str) -> list:
+    """The callables a setting names by dotted path: the other apps' parts of the scan."""
+    return [import_string(path) for path in getattr(settings, setting, ())]
+
+
+def _group_alerts(info: ClusterInfo) -> list[Alert]:
+    """The consumer-group alerts of ``settings.GANTRY_HEALTH_SCAN_ALERTS`` (queues held by nobody or by two members)."""
+    return [alert for source in _hooks("GANTRY_HEALTH_SCAN_ALERTS") for alert in source(info)]
+
+
 def _period_s() -> float:
     entry = getattr(settings, "CELERY_BEAT_SCHEDULE", {}).get("health-scan", {})
     schedule = entry.get("schedule", 30.0)
@@ -102,10 +112,10 @@ def group_backlogs(info: ClusterInfo) -> tuple[dict[str, int], dict[str, dict[st
         if survey.error:
             continue
         for group, lag in survey.lag.items():
-            if group_kind(group) == USER:
+            if not is_system_group(group):
                 totals[group] = totals.get(group, 0) + max(int(lag), 0)
         for (topic, group), lag in survey.topic_lag.items():
-            if group_kind(group) == USER:
+            if not is_system_group(group):
                 per_group = topics.setdefault(topic, {})
                 per_group[group] = per_group.get(group, 0) + max(int(lag), 0)
     return totals, topics
@@ -215,7 +225,7 @@ def health_scan(*, now: datetime | None = None) -> dict:
     now = now or timezone.now()
     tier = namesrv_sets.current_name()
     scan = HealthScan.objects.create(namesrv_set=tier, started_at=now)
-    failed_jobs = rebalance_jobs_sweep(jobs=RebalanceJob.objects.filter(namesrv_set=tier))
+    failed_jobs = sum(sweep(tier) for sweep in _hooks("GANTRY_HEALTH_SCAN_SWEEPS"))
     found: list[Alert] = []
     backlog: dict[str, int] = {}
     offline: dict[str, int] = {}
@@ -223,7 +233,7 @@ def health_scan(*, now: datetime | None = None) -> dict:
     facts = alert_rules.ScanFacts()
     try:
         info = cluster_info()
-        found.extend(alerts.unowned_queue_alerts(info))
+        found.extend(_group_alerts(info))
         overview = broker_overview()
         found.extend(a for a in overview.alerts if a.kind in BROKER_KINDS)
         replication = ha_alerts(overview.groups)
@@ -301,7 +311,7 @@ def health_scan_alerts(info: ClusterInfo) -> list[Alert]:
     """The overview's consumer-group alerts: the newest fresh scan's, else the live check (cached)."""
     scan = latest_scan()
     if scan is None:
-        return alerts.unowned_queue_alerts(info)
+        return _group_alerts(info)
     return [Alert(**a) for a in scan.alerts if a.get("kind") not in BROKER_KINDS]
 
 

@@ -8,8 +8,8 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from brokers.gateway import namesrv_sets
-from consumers.alert_models import KINDS, AlertRule
-from consumers.alert_services import DEFAULT_FOR_MINUTES, DEFAULT_THRESHOLDS, MAX_FOR_MINUTES, RuleInput
+from health.models import KINDS, AlertRule
+from health.services import DEFAULT_FOR_MINUTES, DEFAULT_THRESHOLDS, MAX_FOR_MINUTES, RuleInput
 
 KIND_LABELS = {
     "lag_above": _("Lag above N messages"),
