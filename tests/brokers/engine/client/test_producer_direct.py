@@ -13,7 +13,8 @@ import re
 import pytest
 
 from brokers.engine.client import ClientConfig, Message, MessageQueue, Producer, ProducerConfig, SendStatus
-from brokers.engine.client.errors import MQBrokerError, MQClientError
+from brokers.engine.client.errors import MQClientError
+from brokers.engine.client.admin_errors import BrokerSystemError, NoPermission
 from brokers.engine.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.codes import ResponseCode
@@ -126,7 +127,7 @@ def test_client_and_broker_errors_are_those_of_the_loop_path(module_cluster, mod
     assert errors[True] == errors[False]
     kinds = [(kind, code) for kind, code, _ in errors[True]]
     assert kinds[:6] == [(MQClientError, kinds[0][1])] * 6
-    assert kinds[6:] == [(MQBrokerError, ResponseCode.SYSTEM_ERROR)] * 2
+    assert kinds[6:] == [(BrokerSystemError, ResponseCode.SYSTEM_ERROR)] * 2  # the typed MQBrokerError of the code
 
 
 @PATHS
@@ -239,7 +240,7 @@ def test_direct_sends_are_signed_and_refusals_match_the_loop_path(tmp_path):
                     _error(lambda: producer.send_batch([Message("DirectAcl", b"x")])),
                 ]
         assert refusals[True] == refusals[False]
-        assert [(kind, code) for kind, code, _ in refusals[True]] == [(MQBrokerError, ResponseCode.NO_PERMISSION)] * 2
+        assert [(kind, code) for kind, code, _ in refusals[True]] == [(NoPermission, ResponseCode.NO_PERMISSION)] * 2
     finally:
         cluster.stop()
 
