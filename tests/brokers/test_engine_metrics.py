@@ -30,12 +30,10 @@ TOPIC, GROUP = "MetricsLagTopic", "MetricsLagGroup"
 def procs(tmp_path_factory):
     root = tmp_path_factory.mktemp("metrics-procs")
     ns_metrics_port = free_port()
-    namesrv = NamesrvProc(root, "--metrics-port", str(ns_metrics_port))
-    namesrv.metrics_port = ns_metrics_port
+    namesrv = NamesrvProc(root, metrics={"port": ns_metrics_port})
     namesrv.start()
     metrics_port = free_port()
-    broker = BrokerProc(root, namesrv.addr, "broker-m", 0, "ASYNC_MASTER", "--metrics-port", str(metrics_port))
-    broker.metrics_port = metrics_port
+    broker = BrokerProc(root, namesrv.addr, "broker-m", 0, "ASYNC_MASTER", metrics={"port": metrics_port})
     try:
         broker.start()
         yield namesrv, broker

@@ -3,6 +3,8 @@ consuming a batch of messages through a given name server, and reading Apache mq
 
 from __future__ import annotations
 
+from functools import partial
+
 import itertools
 import threading
 import uuid
@@ -18,7 +20,9 @@ from brokers.engine.client import (
 )
 from brokers.engine.client.send_result import SendResult
 from brokers.engine.common import json_compat
-from tests.brokers.engine._group_procs import wait_until
+from tests.fixtures import waiting
+
+wait_until = partial(waiting.wait_until, every_s=0.1, ignoring=(Exception,))  # a server starting or gone: not yet
 
 __all__ = ["FAST", "consume_pulling", "consume_pushed", "mqadmin_json", "send_all", "unique", "wait_until"]
 

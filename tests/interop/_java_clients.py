@@ -4,13 +4,17 @@ to a test (a module's driver JVM outlives each test)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import itertools
 import uuid
 from typing import Any
 
 from brokers.engine.client.simple import PullClient
-from tests.brokers.engine._group_procs import wait_until
+from tests.fixtures import waiting
 from tests.brokers.engine.client._cluster import create_topic
+
+wait_until = partial(waiting.wait_until, every_s=0.1, ignoring=(Exception,))  # a server starting or gone: not yet
 
 __all__ = ["CLIENTS", "JavaClients", "create_topic", "message", "read_topic", "unique", "wait_until"]
 

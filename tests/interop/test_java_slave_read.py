@@ -27,8 +27,8 @@ def route(namesrv: str) -> dict[int, str]:
 @pytest.mark.parametrize("client", CLIENTS)
 def test_a_java_consumer_drains_the_slave_after_the_master_is_killed(client, module_java_drivers, tmp_path):
     ns = NamesrvProc(tmp_path).start()
-    master = BrokerProc(tmp_path, ns.addr, "broker-a", 0, "SYNC_MASTER", "--slave-sync-interval", "1").start()
-    slave = BrokerProc(tmp_path, ns.addr, "broker-a", 1, "SLAVE", "--slave-sync-interval", "1").start()
+    master = BrokerProc(tmp_path, ns.addr, "broker-a", 0, "SYNC_MASTER", slave_synchronize_interval_s=1.0).start()
+    slave = BrokerProc(tmp_path, ns.addr, "broker-a", 1, "SLAVE", slave_synchronize_interval_s=1.0).start()
     java = JavaClients(module_java_drivers, ns.addr)
     try:
         create_topic(master.addr, TOPIC, 2)

@@ -5,7 +5,8 @@ and which member to run: ``{"spec": {...}, "namesrv": 0}`` for name server 0, or
 "broker": "broker-a#1", "namesrv_addrs": [...]}`` for a broker, with optional ``"member"`` (a
 broker the spec does not name, as ``BrokerSpec`` fields), ``"port"`` (a restart on the port it had)
 and ``"overrides"`` (BrokerConfig fields). The config comes from the
-spec exactly as in-process (``spec.py``); the server runs and prints its ready line as
+spec exactly as in-process (``spec.py``); the spec's ``event_loop`` chooses the loop and its
+``metrics`` entry for the member turns its ``/metrics`` on, as the ``--metrics-*`` flags do; the server runs and prints its ready line as
 ``python -m brokers.engine namesrv|broker`` do, and stops on SIGINT/SIGTERM.
 
 Exit codes: 0 clean stop, 1 could not start, 2 a bad launch file.
@@ -13,13 +14,16 @@ Exit codes: 0 clean stop, 1 could not start, 2 a bad launch file.
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
+import os
 import sys
 from typing import Any
 
 from brokers.engine import event_loop
 from brokers.engine.cluster.spec import BrokerSpec, ClusterSpec, broker_config, namesrv_config
+from brokers.engine.metrics.metrics_endpoint import DEFAULT_METRICS_HOST, MetricsEndpoint, metrics_endpoint_from_args
 
 USAGE = "usage: python -m brokers.engine member LAUNCH.json [--log-level LEVEL]"
 
@@ -39,7 +43,11 @@ def main(argv: list[str]) -> int:
             launch: dict[str, Any] = json.load(f)
         spec = ClusterSpec.from_json(json.dumps(launch["spec"]))
         port = launch.get("port")
+        if spec.event_loop:
+            os.environ[event_loop.ENV] = spec.event_loop
         event_loop.kind()
+        key = f"namesrv-{int(launch['namesrv'])}" if "namesrv" in launch else str(launch["broker"])
+        metrics = metrics_endpoint(spec, key)
     except (OSError, KeyError, TypeError, ValueError, ImportError) as exc:
         print(f"error: launch file {args[0]}: {exc}", file=sys.stderr)
         return 2
@@ -53,8 +61,8 @@ def main(argv: list[str]) -> int:
             print(f"error: launch file {args[0]}: {exc}", file=sys.stderr)
             return 2
         try:
-            event_loop.run(serve_namesrv(ns_config))
-        except OSError as exc:
+            event_loop.run(serve_namesrv(ns_config, metrics=metrics))
+        except (OSError, ValueError) as exc:  # ValueError: MetricsConfigError, the metrics port not bound
             print(f"namesrv failed to start on {ns_config.host}:{ns_config.port}: {exc}", file=sys.stderr, flush=True)
             return 1
         except KeyboardInterrupt:
@@ -73,6 +81,22 @@ def main(argv: list[str]) -> int:
         print(f"error: launch file {args[0]}: {exc}", file=sys.stderr)
         return 2
     try:
-        return event_loop.run(serve_broker(config))
+        return event_loop.run(serve_broker(config, metrics=metrics))
     except KeyboardInterrupt:
         return 0
+
+
+def metrics_endpoint(spec: ClusterSpec, key: str) -> MetricsEndpoint | None:
+    """Member ``key``'s ``/metrics`` endpoint from the spec (None: off), checked as the ``--metrics-*`` flags are
+    (MetricsConfigError, a ValueError, naming the flag)."""
+    settings = spec.metrics.get(key)
+    if settings is None:
+        return None
+    return metrics_endpoint_from_args(
+        argparse.Namespace(
+            metrics_port=settings["port"],
+            metrics_host=settings.get("host") or DEFAULT_METRICS_HOST,
+            metrics_token_file=settings.get("token_file"),
+            metrics_token=settings.get("token"),
+        )
+    )

@@ -14,6 +14,11 @@ A spec is plain data: JSON round-trips it (:meth:`ClusterSpec.to_json`), so a su
 same spec. Overrides may give ``store``, ``tls`` and ``limits`` as dicts of their fields or as the
 frozen configs themselves (``store=StoreConfig(...)``), which go to JSON as such dicts; a value JSON
 cannot hold (a path object, a clock) is fine in-process and refused for a subprocess.
+
+Two settings apply to the subprocesses only (``member.py``): ``metrics``, a member's ``/metrics``
+endpoint by key (``namesrv-<i>`` or a broker's key: ``{"port": 9100, "host": "127.0.0.1",
+"token_file": PATH, "token": TOKEN}``, as the ``--metrics-*`` flags), and ``event_loop`` (``uvloop``
+or ``asyncio``; empty: ``GANTRY_EVENT_LOOP`` of the environment, as ``event_loop.py`` says).
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ SLAVE_ROLE = "SLAVE"
 _STRUCTURAL = ("broker_name", "broker_id", "namesrv_addrs")
 # Nested frozen configs an override may give as a dict of their fields.
 _NESTED: dict[str, type[Any]] = {"tls": TlsConfig, "limits": ConnectionLimits}
+# A member's /metrics endpoint: the --metrics-* flags' names, the values' types.
+METRICS_FIELDS: dict[str, type[Any]] = {"port": int, "host": str, "token_file": str, "token": str}
+EVENT_LOOPS = ("", "uvloop", "asyncio")
 
 
 class ClusterSpecError(ValueError):
@@ -160,6 +168,8 @@ class ClusterSpec:
     broker_overrides: Mapping[str, Any] = field(default_factory=dict)
     store_overrides: Mapping[str, Any] = field(default_factory=dict)
     namesrv_overrides: Mapping[str, Any] = field(default_factory=dict)
+    metrics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    event_loop: str = ""
 
     def __post_init__(self) -> None:
         if not self.root:
@@ -186,6 +196,11 @@ class ClusterSpec:
             check_broker_overrides(where, values)
         _check_fields("store_overrides", self.store_overrides, StoreConfig)
         _check_fields("namesrv_overrides", self.namesrv_overrides, NamesrvConfig)
+        if self.event_loop not in EVENT_LOOPS:
+            raise ClusterSpecError(f"event_loop must be 'uvloop', 'asyncio' or empty, got {self.event_loop!r}")
+        keys = {f"namesrv-{i}" for i in range(self.namesrvs)} | {m.key for m in self.members()}
+        for key, settings in self.metrics.items():
+            _check_metrics(key, settings, keys)
 
     def members(self) -> list[BrokerSpec]:
         """Every broker: each group's master, then its slaves, group by group."""
@@ -228,6 +243,26 @@ class ClusterSpec:
             data[name] = tuple(data.get(name, ()))
         _check_fields("cluster spec", data, cls)
         return cls(**data, groups=groups)
+
+
+def _check_metrics(key: str, settings: Mapping[str, Any], keys: set[str]) -> None:
+    where = f"metrics[{key!r}]"
+    if key not in keys:
+        raise ClusterSpecError(f"{where}: no member {key!r} in the spec (members: {', '.join(sorted(keys))})")
+    if not isinstance(settings, Mapping):
+        raise ClusterSpecError(f"{where}: a mapping of {', '.join(METRICS_FIELDS)}")
+    unknown = sorted(set(settings) - set(METRICS_FIELDS))
+    if unknown:
+        raise ClusterSpecError(f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(METRICS_FIELDS)})")
+    if "port" not in settings:
+        raise ClusterSpecError(f"{where}.port: required")
+    for name, value in settings.items():
+        wanted = METRICS_FIELDS[name]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, wanted)):
+            raise ClusterSpecError(f"{where}.{name}: expected {wanted.__name__}, got {value!r}")
+    port = settings["port"]
+    if not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ClusterSpecError(f"{where}.port: {port!r} is outside 1..65535")
 
 
 def check_broker_overrides(where: str, overrides: Mapping[str, Any]) -> None:

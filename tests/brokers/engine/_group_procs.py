@@ -1,104 +1,59 @@
-"""A broker group as real processes: ``python -m brokers.engine namesrv|broker ...`` subprocesses on
-free loopback ports, their output in log files, started, SIGKILLed, SIGSTOPped and restarted by the
-drills (tests/brokers/engine/test_group_drills.py) and bench/ha_catchup_bench.py."""
+"""A broker group as real processes, one server at a time, on the cluster harness's process mode
+(``brokers/engine/cluster/processes.py``): each :class:`NamesrvProc`/:class:`BrokerProc` is a
+one-member :class:`ProcessCluster`, started, SIGKILLed, SIGSTOPped and restarted by the drills
+(tests/brokers/engine/test_group_drills.py and others). A restart keeps the member's ports (its
+address is the broker's identity in the drills) and its store."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import subprocess
-import sys
-import time
-from functools import partial
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from brokers.engine.cluster.processes import ROOT, ProcessCluster
+from brokers.engine.cluster.spec import ClusterSpec, GroupSpec
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
-from tests.fixtures import waiting
-from tests.fixtures.ports import free_port
 
-ROOT = Path(__file__).resolve().parents[3]
+__all__ = ["ROOT", "BrokerProc", "NamesrvProc", "call", "create_topic", "runtime_info"]
 
 
-class Proc:
-    """One engine process; ``start`` waits for its ready line (``ready_word``) in its log.
+class _Proc:
+    """One server of its own ProcessCluster; ``start`` waits for its ready line, a second start restarts it."""
 
-    A first start that loses its port to another process (the ports were free when picked; tests
-    run in parallel) picks fresh ports and tries again; a restart keeps its ports (its address is
-    the broker's identity in the drills)."""
+    key: str
 
-    ready_word = b" ready at "  # the broker's line; a bare "ready" matches "address already in use"
-    port_conflict = b"address already in use"
-    start_attempts = 3
-
-    def __init__(self, argv: list[str], log: Path) -> None:
-        self.argv = argv
-        self.log = log
-        self.proc: subprocess.Popen | None = None
+    def __init__(self, cluster: ProcessCluster) -> None:
+        self.cluster = cluster
         self.started = False
 
-    def start(self, timeout_s: float = 30.0) -> Proc:
-        for attempt in range(1, self.start_attempts + 1):
-            output = self._start_once(timeout_s)
-            if output is None:
-                self.started = True
-                return self
-            if self.started or self.port_conflict not in output or attempt == self.start_attempts:
-                break
-            self.pick_ports()
-        raise AssertionError(f"{self.argv[:3]} did not become ready:\n" + self.log.read_text(errors="replace")[-4000:])
+    @property
+    def _member(self) -> Any:
+        raise NotImplementedError
 
-    def _start_once(self, timeout_s: float) -> bytes | None:
-        """Start the process; None once its ready line is logged, else what it logged (it is killed)."""
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        offset = self.log.stat().st_size if self.log.exists() else 0
-        with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "brokers.engine", *self.argv],
-                cwd=ROOT,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONPATH": str(ROOT)},
-            )
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            exited = self.proc.poll() is not None
-            with open(self.log, "rb") as fh:
-                fh.seek(offset)
-                output = fh.read()
-            if self.ready_word in output:
-                return None
-            if exited:
-                break
-            time.sleep(0.02)
-        self.kill()
-        return output
+    @property
+    def proc(self) -> Any:
+        member = self._member
+        return None if member is None else member.proc
 
-    def pick_ports(self) -> None:
-        """Choose fresh ports (subclasses that own ports)."""
+    @property
+    def log(self) -> Path:
+        return self._member.log
 
     @property
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def kill(self) -> None:
-        if self.alive:
-            self.proc.send_signal(signal.SIGCONT)
-            self.proc.send_signal(signal.SIGKILL)
-        if self.proc is not None:
-            self.proc.wait(10)
+    @property
+    def addr(self) -> str:
+        return self._member.addr
 
-    def stop(self) -> None:
-        """SIGTERM: a clean stop (configs written, store flushed)."""
-        if self.alive:
-            self.proc.send_signal(signal.SIGCONT)
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.kill()
+    @property
+    def port(self) -> int:
+        return self._member.port
 
     def pause(self) -> None:
         self.proc.send_signal(signal.SIGSTOP)
@@ -107,27 +62,48 @@ class Proc:
         self.proc.send_signal(signal.SIGCONT)
 
     def log_text(self) -> str:
-        return self.log.read_text(errors="replace") if self.log.exists() else ""
+        member = self._member
+        return member.log.read_text(errors="replace") if member is not None and member.log.exists() else ""
 
 
-class NamesrvProc(Proc):
-    ready_word = b"name server listening on"
+class NamesrvProc(_Proc):
+    """A name server; ``metrics`` its ``/metrics`` settings (``port``, ``token_file``, ...), ``event_loop`` its loop."""
 
-    def __init__(self, root: Path, *extra: str) -> None:
-        self._extra = extra
-        super().__init__([], root / "namesrv.log")
-        self.pick_ports()
-
-    def pick_ports(self) -> None:
-        self.port = free_port()
-        self.argv = ["namesrv", "--port", str(self.port), *self._extra]
+    def __init__(self, root: Path, *, metrics: Mapping[str, Any] | None = None, event_loop: str = "") -> None:
+        spec = ClusterSpec(
+            root=str(root),
+            groups=(),
+            metrics={"namesrv-0": dict(metrics)} if metrics else {},
+            event_loop=event_loop,
+        )
+        super().__init__(ProcessCluster(spec, log_dir=Path(root) / "logs" / "namesrv", log_level="INFO"))
+        self.metrics_port: int | None = metrics["port"] if metrics else None
 
     @property
-    def addr(self) -> str:
-        return f"127.0.0.1:{self.port}"
+    def _member(self) -> Any:
+        return self.cluster.namesrvs[0] if self.cluster.namesrvs else None
+
+    def start(self) -> NamesrvProc:
+        if self.started:
+            raise AssertionError("a name server of the drills starts once")
+        self.cluster.start()
+        self.started = True
+        return self
+
+    def kill(self) -> None:
+        if self._member is not None:
+            _signal_end(self._member.proc, signal.SIGKILL)
+
+    def stop(self) -> None:
+        """SIGTERM: a clean stop."""
+        self.cluster.stop()
 
 
-class BrokerProc(Proc):
+class BrokerProc(_Proc):
+    """Broker ``broker_id`` of group ``name`` (``role`` for a master), registering with ``namesrv``, its store in
+    ``store_dir`` (default ``<root>/<name>-<id>``); ``overrides`` are BrokerConfig fields (``store`` a dict of
+    StoreConfig fields), ``metrics`` its ``/metrics`` settings. It registers every 2 s."""
+
     def __init__(
         self,
         root: Path,
@@ -135,42 +111,60 @@ class BrokerProc(Proc):
         name: str = "broker-a",
         broker_id: int = 0,
         role: str = "ASYNC_MASTER",
-        *extra: str,
+        *,
         store_dir: Path | None = None,
+        metrics: Mapping[str, Any] | None = None,
+        **overrides: Any,
     ) -> None:
-        self.store_dir = store_dir or root / f"{name}-{broker_id}"
+        self.store_dir = store_dir or Path(root) / f"{name}-{broker_id}"
         self.broker_id = broker_id
-        self._args = (namesrv, name, broker_id, role, extra)
-        super().__init__([], root / f"{name}-{broker_id}.log")
-        self.pick_ports()
-
-    def pick_ports(self) -> None:
-        namesrv, name, broker_id, role, extra = self._args
-        self.port, self.ha_port = free_port(), free_port()
-        self.argv = [
-            "broker",
-            "--name",
-            name,
-            "--port",
-            str(self.port),
-            "--ha-port",
-            str(self.ha_port),
-            "--namesrv",
-            namesrv,
-            "--store-dir",
-            str(self.store_dir),
-            "--broker-id",
-            str(broker_id),
-            "--role",
-            role,
-            "--register-interval",
-            "2",
-            *extra,
-        ]
+        group = GroupSpec(name, slaves=broker_id, role=None if broker_id else role)
+        self.key = group.members()[broker_id].key
+        spec = ClusterSpec(
+            root=str(root),
+            groups=(group,),
+            namesrvs=0,
+            namesrv_addrs=tuple(namesrv.split(";")),
+            broker_overrides={"register_interval_s": 2.0},
+            metrics={self.key: dict(metrics)} if metrics else {},
+        )
+        store = {"store_dir": str(self.store_dir), **overrides.pop("store", {})}
+        self._overrides = {**overrides, "store": store}
+        self.metrics_port: int | None = metrics["port"] if metrics else None
+        super().__init__(ProcessCluster(spec, log_dir=Path(root) / "logs" / f"{name}-{broker_id}", log_level="INFO"))
 
     @property
-    def addr(self) -> str:
-        return f"127.0.0.1:{self.port}"
+    def _member(self) -> Any:
+        return self.cluster.brokers.get(self.key)
+
+    @property
+    def ha_port(self) -> int:
+        return int(self._member.ha_addr.rpartition(":")[2])
+
+    def start(self) -> BrokerProc:
+        """Start the broker, or restart it on its ports and store."""
+        if self.started:
+            self.cluster.restart_broker(self.key)
+        else:
+            self.cluster.start_broker(self.key, **self._overrides)
+            self.started = True
+        return self
+
+    def kill(self) -> None:
+        if self._member is not None:
+            self.cluster.kill_broker(self.key)
+
+    def stop(self) -> None:
+        """SIGTERM: a clean stop (configs written, store flushed)."""
+        if self._member is not None:
+            self.cluster.stop_broker(self.key)
+
+
+def _signal_end(proc: Any, sig: signal.Signals) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGCONT)
+        proc.send_signal(sig)
+    proc.wait(10)
 
 
 async def call(
@@ -205,7 +199,3 @@ def create_topic(addr: str, topic: str, queues: int) -> None:
     }
     reply = asyncio.run(call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, ext))
     assert reply.code == ResponseCode.SUCCESS, reply
-
-
-# The drills poll servers that may be starting or gone: an exception is "not yet".
-wait_until = partial(waiting.wait_until, every_s=0.1, ignoring=(Exception,))

@@ -13,13 +13,18 @@ slave has the topic either because the master pushed it before answering the cre
 
 from __future__ import annotations
 
+from functools import partial
+
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from brokers.engine.client import ClientConfig, Message, Producer, PullConsumer, SendStatus
-from tests.brokers.engine._group_procs import BrokerProc, NamesrvProc, create_topic, runtime_info, wait_until
+from tests.brokers.engine._group_procs import BrokerProc, NamesrvProc, create_topic, runtime_info
+from tests.fixtures import waiting
+
+wait_until = partial(waiting.wait_until, every_s=0.1, ignoring=(Exception,))  # a server starting or gone: not yet
 
 QUEUES = 4
 
@@ -41,9 +46,9 @@ def run_cycle(
 ) -> CycleResult:
     """One cycle on ``namesrv`` (stores under ``root``); the broker group is named after the cycle."""
     name = f"drill-{cycle}"
-    extra = ("--commitlog-file-size", str(4 << 20))
-    master = BrokerProc(root, namesrv.addr, name, 0, "SYNC_MASTER", *extra).start()
-    slave = BrokerProc(root, namesrv.addr, name, 1, "SLAVE", *extra).start()
+    store = {"commitlog_file_size": 4 << 20}
+    master = BrokerProc(root, namesrv.addr, name, 0, "SYNC_MASTER", store=store).start()
+    slave = BrokerProc(root, namesrv.addr, name, 1, "SLAVE", store=store).start()
     producer = consumer = None
     topic = f"MetadataDrill{cycle}"
     try:

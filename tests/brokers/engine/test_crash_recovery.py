@@ -195,10 +195,7 @@ def test_a_sigkilled_sync_flush_broker_restarts_with_nothing_left_to_flush(tmp_p
         "flush-broker",
         0,
         "ASYNC_MASTER",
-        "--flush",
-        "sync",
-        "--commitlog-file-size",
-        str(256 * 1024),
+        store={"flush_disk_type": "SYNC_FLUSH", "commitlog_file_size": 256 * 1024},
     )
     admin = BlockingMQAdminClient(namesrv.addr, timeout_s=5.0)
     try:

@@ -77,7 +77,7 @@ def test_an_unknown_loop_is_refused_before_anything_listens(tmp_path):
 @pytest.mark.parametrize("wanted", ["", "asyncio"])
 def test_a_name_server_says_which_loop_it_runs(tmp_path, monkeypatch, wanted):
     monkeypatch.setenv(event_loop.ENV, wanted)
-    ns = NamesrvProc(tmp_path).start()
+    ns = NamesrvProc(tmp_path, event_loop=wanted).start()
     try:
         deadline = time.monotonic() + 10
         while "event loop:" not in ns.log_text() and time.monotonic() < deadline:

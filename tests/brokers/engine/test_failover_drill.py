@@ -16,6 +16,8 @@ consumers and the producer are Gantry's clients in this process. Checked:
 
 from __future__ import annotations
 
+from functools import partial
+
 import asyncio
 import threading
 import time
@@ -33,7 +35,10 @@ from brokers.engine.client import (
 from brokers.engine.client import Producer
 from brokers.engine.common import json_compat
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
-from tests.brokers.engine._group_procs import BrokerProc, NamesrvProc, call, create_topic, wait_until
+from tests.brokers.engine._group_procs import BrokerProc, NamesrvProc, call, create_topic
+from tests.fixtures import waiting
+
+wait_until = partial(waiting.wait_until, every_s=0.1, ignoring=(Exception,))  # a server starting or gone: not yet
 
 TOPIC = "FailoverDrill"
 GROUP = "failover_drill"
@@ -97,8 +102,8 @@ class Sampler(threading.Thread):
 @pytest.mark.slow
 def test_consumers_read_from_the_slave_while_the_master_is_killed_and_lose_nothing(tmp_path):
     ns = NamesrvProc(tmp_path).start()
-    master = BrokerProc(tmp_path, ns.addr, "broker-a", 0, "SYNC_MASTER", "--slave-sync-interval", "1").start()
-    slave = BrokerProc(tmp_path, ns.addr, "broker-a", 1, "SLAVE", "--slave-sync-interval", "1").start()
+    master = BrokerProc(tmp_path, ns.addr, "broker-a", 0, "SYNC_MASTER", slave_synchronize_interval_s=1.0).start()
+    slave = BrokerProc(tmp_path, ns.addr, "broker-a", 1, "SLAVE", slave_synchronize_interval_s=1.0).start()
     cc = ClientConfig(persist_consumer_offset_interval_s=1.0)
     config = ConsumerConfig(
         pull_threshold_for_queue=THRESHOLD, pull_batch_size=8, consume_thread_min=2, consume_thread_max=2

@@ -10,12 +10,17 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from brokers.engine.client import ClientConfig, Message, Producer, SendStatus
 from brokers.engine.client.simple import PullClient, PullStatus
 from brokers.engine.common.message_queue import MessageQueue
-from tests.brokers.engine._group_procs import BrokerProc, NamesrvProc, create_topic, runtime_info, wait_until
+from tests.brokers.engine._group_procs import BrokerProc, NamesrvProc, create_topic, runtime_info
+from tests.fixtures import waiting
+
+wait_until = partial(waiting.wait_until, every_s=0.1, ignoring=(Exception,))  # a server starting or gone: not yet
 
 TOPIC = "GroupDrill"
 QUEUES = 4
@@ -37,8 +42,10 @@ def _send(producer: Producer, start: int, count: int, size: int = 512) -> list:
 @pytest.mark.slow
 def test_a_stopped_slave_and_a_fresh_slave_catch_up(tmp_path):
     ns = NamesrvProc(tmp_path).start()
-    master = BrokerProc(tmp_path, ns.addr, "broker-a", 0, "ASYNC_MASTER", "--commitlog-file-size", str(4 << 20)).start()
-    slave = BrokerProc(tmp_path, ns.addr, "broker-a", 1, "SLAVE", "--commitlog-file-size", str(4 << 20)).start()
+    master = BrokerProc(
+        tmp_path, ns.addr, "broker-a", 0, "ASYNC_MASTER", store={"commitlog_file_size": 4 << 20}
+    ).start()
+    slave = BrokerProc(tmp_path, ns.addr, "broker-a", 1, "SLAVE", store={"commitlog_file_size": 4 << 20}).start()
     producer = None
     fresh = None
     try:
@@ -52,7 +59,7 @@ def test_a_stopped_slave_and_a_fresh_slave_catch_up(tmp_path):
         assert {r.status for r in results} == {SendStatus.SEND_OK}  # ASYNC_MASTER: no wait for a slave
         slave.start()
         wait_until(lambda: _caught_up(master, slave), 30, f"the restarted slave catches up {sent_while_down} messages")
-        fresh = BrokerProc(tmp_path, ns.addr, "broker-a", 2, "SLAVE", "--commitlog-file-size", str(4 << 20)).start()
+        fresh = BrokerProc(tmp_path, ns.addr, "broker-a", 2, "SLAVE", store={"commitlog_file_size": 4 << 20}).start()
         wait_until(lambda: _caught_up(master, fresh), 30, "a fresh slave catches up from nothing")
         slave_info, master_info = runtime_info(fresh.addr), runtime_info(master.addr)
         assert slave_info["brokerRole"] == "SLAVE" and master_info["haSlaveCount"] == "2"
@@ -72,7 +79,7 @@ def test_a_stopped_slave_and_a_fresh_slave_catch_up(tmp_path):
 @pytest.mark.slow
 def test_sync_master_answers_slave_not_available_and_flush_slave_timeout_and_keeps_every_message(tmp_path):
     ns = NamesrvProc(tmp_path).start()
-    master = BrokerProc(tmp_path, ns.addr, "broker-a", 0, "SYNC_MASTER", "--sync-flush-timeout-ms", "300").start()
+    master = BrokerProc(tmp_path, ns.addr, "broker-a", 0, "SYNC_MASTER", store={"sync_flush_timeout_ms": 300}).start()
     slave = BrokerProc(tmp_path, ns.addr, "broker-a", 1, "SLAVE").start()
     producer = None
     try:

@@ -105,3 +105,56 @@ def test_a_stalled_broker_still_stops_cleanly(tmp_path):
         cluster.signal_broker("broker-a", signal.SIGSTOP)
         assert cluster.stop_broker("broker-a") == 0
         assert not (tmp_path / "broker-a" / "abort").exists()
+
+
+@pytest.mark.parametrize(
+    "fields, named",
+    [
+        ({"metrics": {"broker-b": {"port": 9100}}}, "metrics['broker-b']: no member"),
+        ({"metrics": {"namesrv-1": {"port": 9100}}}, "metrics['namesrv-1']: no member"),
+        ({"metrics": {"broker-a": {"port": 0}}}, "metrics['broker-a'].port: 0 is outside 1..65535"),
+        ({"metrics": {"broker-a": {"port": "9100"}}}, "metrics['broker-a'].port: expected int"),
+        ({"metrics": {"broker-a": {}}}, "metrics['broker-a'].port: required"),
+        ({"metrics": {"broker-a": {"port": 9100, "tokn": "x"}}}, "metrics['broker-a']: unknown field(s) tokn"),
+        ({"event_loop": "tokio"}, "event_loop must be 'uvloop', 'asyncio' or empty"),
+    ],
+)
+def test_bad_metrics_or_event_loop_settings_are_refused_naming_the_field(tmp_path, fields, named):
+    from brokers.engine.cluster import ClusterSpecError
+
+    with pytest.raises(ClusterSpecError) as refused:
+        ClusterSpec(str(tmp_path / "root"), **fields)
+    assert named in str(refused.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_members_serve_metrics_with_their_token_and_run_the_loop_the_spec_names(tmp_path):
+    import urllib.error
+    import urllib.request
+
+    from tests.fixtures.ports import free_port
+
+    token = "a-metrics-token-of-the-spec-0123456789"
+    (tmp_path / "token").write_text(token + "\n")
+    ns_port, broker_port = free_port(), free_port()
+    metrics = {"namesrv-0": {"port": ns_port, "token_file": str(tmp_path / "token")}, "broker-a": {"port": broker_port}}
+    spec = ClusterSpec(str(tmp_path), store_overrides=SMALL_STORE, metrics=metrics, event_loop="asyncio")
+    with ProcessCluster(spec, log_level="INFO") as cluster:
+        with urllib.request.urlopen(f"http://127.0.0.1:{broker_port}/metrics", timeout=10) as resp:
+            assert b"rocketmq_broker_tps" in resp.read()
+        with pytest.raises(urllib.error.HTTPError) as unauthorized:
+            urllib.request.urlopen(f"http://127.0.0.1:{ns_port}/metrics", timeout=10)
+        assert unauthorized.value.code == 401
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{ns_port}/metrics", headers={"Authorization": f"Bearer {token}"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as resp:
+            assert b"gantry_namesrv_live_brokers" in resp.read()
+        assert "event loop: asyncio)" in cluster.namesrvs[0].log.read_text()
+        assert "event loop: asyncio)" in cluster.brokers["broker-a"].log.read_text()
+
+
+def test_a_bad_metrics_token_file_stops_the_member_naming_the_flag(tmp_path):
+    spec = ClusterSpec(str(tmp_path), groups=(), metrics={"namesrv-0": {"port": 9, "token_file": str(tmp_path / "no")}})
+    with pytest.raises(RuntimeError, match="--metrics-token-file"):
+        ProcessCluster(spec).start()

@@ -200,10 +200,10 @@ def token_procs(tmp_path_factory):
     root = tmp_path_factory.mktemp("metrics-token-procs")
     path = root / "metrics-token"
     path.write_text(TOKEN + "\n")
-    namesrv = NamesrvProc(root, "--metrics-port", str(free_port()), "--metrics-token-file", str(path))
+    namesrv = NamesrvProc(root, metrics={"port": free_port(), "token_file": str(path)})
     namesrv.start()
     broker = BrokerProc(
-        root, namesrv.addr, "broker-t", 0, "ASYNC_MASTER", "--metrics-port", str(free_port()), "--metrics-token", TOKEN
+        root, namesrv.addr, "broker-t", 0, "ASYNC_MASTER", metrics={"port": free_port(), "token": TOKEN}
     )
     try:
         broker.start()
@@ -213,13 +213,9 @@ def token_procs(tmp_path_factory):
         namesrv.stop()
 
 
-def _metrics_port(proc) -> int:
-    return int(proc.argv[proc.argv.index("--metrics-port") + 1])
-
-
 @pytest.mark.parametrize("which, family", [(0, "gantry_namesrv_live_brokers"), (1, "rocketmq_broker_tps")])
 def test_name_server_and_broker_serve_metrics_only_with_the_token(token_procs, which, family):
-    port = _metrics_port(token_procs[which])
+    port = token_procs[which].metrics_port
     assert get(port)[0] == 401
     assert get(port, "Bearer not-the-metrics-token")[0] == 401
     status, _headers, body = get(port, f"Bearer {TOKEN}")
