@@ -1,7 +1,7 @@
 """SIGKILL a SYNC_FLUSH broker during writes, 20 times: acknowledged messages survive; after a
 kill the restarted broker has nothing left to flush.
 
-The broker runs as a real subprocess (``python -m brokers.engine broker``) with small commitlog
+The broker runs as a real subprocess (the cluster harness's ``ProcessCluster``) with small commitlog
 segments so writes cross segment boundaries. Each round: restart, send from many concurrent
 senders, SIGKILL mid-stream, restart, and check that
 
@@ -15,13 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
-import signal
-import subprocess
-import sys
-import time
 import zlib
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
@@ -30,62 +25,15 @@ from brokers.engine.client.simple import AsyncPullClient, AsyncSimpleProducer, P
 from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_config import TopicConfig
+from brokers.engine.cluster import ClusterSpec, GroupSpec
+from brokers.engine.cluster.processes import ProcessCluster
 from tests.brokers.engine._group_procs import BrokerProc, NamesrvProc
-from tests.brokers.engine.client._cluster import EmbeddedCluster, wait_for_route
-from tests.fixtures.ports import free_ports
+from tests.brokers.engine.client._cluster import wait_for_route
 
 ROUNDS = 20
 TOPIC = "CrashTopic"
 QUEUES = 4
 BROKER = "crash-broker"
-ROOT = Path(__file__).resolve().parents[3]
-
-
-class BrokerProcess:
-    def __init__(self, store_dir: Path, namesrv: str, port: int) -> None:
-        self.argv = [
-            sys.executable,
-            "-m",
-            "brokers.engine",
-            "broker",
-            "--name",
-            BROKER,
-            "--port",
-            str(port),
-            "--namesrv",
-            namesrv,
-            "--store-dir",
-            str(store_dir),
-            "--flush",
-            "sync",
-            "--commitlog-file-size",
-            str(64 * 1024),
-        ]
-        self.port = port
-        self.proc: subprocess.Popen | None = None
-        self.log = store_dir.parent / "broker.log"
-
-    def start(self, timeout_s: float = 30.0) -> None:
-        """Start the broker, its output going to a log file (a pipe nobody reads would fill up)."""
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        offset = self.log.stat().st_size if self.log.exists() else 0
-        with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(self.argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            with open(self.log, "rb") as fh:
-                fh.seek(offset)
-                if re.search(rb"\bready\b", fh.read()):  # not "address already in use"
-                    return
-            time.sleep(0.02)
-        self.kill()
-        raise AssertionError("broker did not become ready:\n" + self.log.read_text(errors="replace")[-4000:])
-
-    def kill(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-        if self.proc:
-            self.proc.wait(10)
 
 
 def _body(round_no: int, n: int) -> bytes:
@@ -93,7 +41,9 @@ def _body(round_no: int, n: int) -> bytes:
     return f"r{round_no}-n{n}|".encode() + rng.randbytes(rng.randint(50, 3000))
 
 
-async def _write_until_killed(namesrv: str, broker: BrokerProcess, round_no: int, acked: dict, attempted: set) -> None:
+async def _write_until_killed(
+    namesrv: str, kill: Callable[[], object], round_no: int, acked: dict, attempted: set
+) -> None:
     """16 senders write until the broker is SIGKILLed at a random moment."""
     counter = iter(range(10**9))
     killed, first_ack = asyncio.Event(), asyncio.Event()
@@ -117,7 +67,7 @@ async def _write_until_killed(namesrv: str, broker: BrokerProcess, round_no: int
             # acknowledgement (a loaded machine may take longer than the delay to get there).
             await asyncio.wait_for(first_ack.wait(), 30)
             await asyncio.sleep(random.uniform(0.15, 0.6))
-            broker.kill()
+            kill()
             killed.set()
 
         await asyncio.gather(killer(), *(sender() for _ in range(16)))
@@ -142,15 +92,16 @@ async def _read_all(namesrv: str) -> dict[int, list[tuple[int, bytes, int]]]:
 
 @pytest.mark.slow
 def test_sigkill_during_sync_flush_writes_loses_no_acknowledged_message(tmp_path) -> None:
-    cluster = EmbeddedCluster(tmp_path / "ns", broker_names=()).start()
-    try:
+    spec = ClusterSpec(
+        str(tmp_path),
+        groups=(GroupSpec(BROKER),),
+        store_overrides={"flush_disk_type": "SYNC_FLUSH", "commitlog_file_size": 64 * 1024},
+    )
+    with ProcessCluster(spec) as cluster:
         namesrv = cluster.namesrv_addr
-        broker = BrokerProcess(tmp_path / "store", namesrv, free_ports(1)[0])
-        broker.start()
         admin = BlockingMQAdminClient(namesrv, timeout_s=5.0)
         try:
-            addr = admin.examine_broker_cluster_info().brokers[0].addr
-            admin.create_or_update_topic(addr, TopicConfig(TOPIC, QUEUES, QUEUES))
+            admin.create_or_update_topic(cluster.addr(BROKER), TopicConfig(TOPIC, QUEUES, QUEUES))
             wait_for_route(admin, TOPIC, 1)
         finally:
             admin.close()
@@ -159,10 +110,10 @@ def test_sigkill_during_sync_flush_writes_loses_no_acknowledged_message(tmp_path
         attempted: set[bytes] = set()
         for round_no in range(ROUNDS):
             before = len(acked)
-            asyncio.run(_write_until_killed(namesrv, broker, round_no, acked, attempted))
+            asyncio.run(_write_until_killed(namesrv, lambda: cluster.kill_broker(BROKER), round_no, acked, attempted))
             assert len(acked) > before, f"round {round_no}: no send was acknowledged before the kill"
 
-            broker.start()
+            cluster.restart_broker(BROKER)
             state = asyncio.run(_read_all(namesrv))
             for q, rows in state.items():
                 assert [off for off, _, _ in rows] == list(range(len(rows))), f"queue {q} offsets not dense"
@@ -173,16 +124,13 @@ def test_sigkill_during_sync_flush_writes_loses_no_acknowledged_message(tmp_path
             missing = [k for k, body in acked.items() if served.get(k) != body]
             assert missing == [], f"round {round_no}: acknowledged messages lost or changed: {missing[:5]}"
 
-            broker.kill()
-            broker.start()
+            cluster.kill_broker(BROKER)
+            cluster.restart_broker(BROKER)
             assert asyncio.run(_read_all(namesrv)) == state, f"round {round_no}: second restart differs"
-        broker.kill()
-        broker.start()
-        broker.proc.send_signal(signal.SIGTERM)
-        assert broker.proc.wait(30) == 0
-        assert not (tmp_path / "store" / "abort").exists(), "a clean stop leaves no abort file"
-    finally:
-        cluster.stop()
+        cluster.kill_broker(BROKER)
+        cluster.restart_broker(BROKER)
+        assert cluster.stop_broker(BROKER) == 0
+        assert not (tmp_path / BROKER / "abort").exists(), "a clean stop leaves no abort file"
 
 
 def test_a_sigkilled_sync_flush_broker_restarts_with_nothing_left_to_flush(tmp_path) -> None:

@@ -1,76 +1,29 @@
 """SIGKILL a broker holding 1,000 popped messages: after the restart every one not acked is
 delivered again (attempt 2), and under SYNC_FLUSH no acked one is.
 
-The broker runs as a real subprocess (``python -m brokers.engine broker``, no name server); the
+The broker runs as a real subprocess (the cluster harness's ``ProcessCluster``, no name server); the
 test speaks POP_MESSAGE / ACK_MESSAGE to it through RemotingClient.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
-import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from brokers.engine.cluster import ClusterSpec, GroupSpec
+from brokers.engine.cluster.processes import ProcessCluster
 from brokers.engine.common.message_codec import decode_records
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
-from tests.fixtures.ports import free_ports
 
-ROOT = Path(__file__).resolve().parents[4]
 BROKER = "pop-crash"
 TOPIC = "PopCrash"
 QUEUES = 4
 MESSAGES = 1_000
 INVISIBLE_MS = 4_000  # room for 334 acks (each fsynced under SYNC_FLUSH) on a loaded machine before the first expires
-
-
-class BrokerProcess:
-    def __init__(self, store_dir: Path, port: int, flush: str) -> None:
-        self.argv = [
-            sys.executable,
-            "-m",
-            "brokers.engine",
-            "broker",
-            "--name",
-            BROKER,
-            "--port",
-            str(port),
-            "--store-dir",
-            str(store_dir),
-            "--flush",
-            flush,
-        ]
-        self.addr = f"127.0.0.1:{port}"
-        self.log = store_dir.parent / "broker.log"
-        self.proc: subprocess.Popen | None = None
-
-    def start(self, timeout_s: float = 30.0) -> None:
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        offset = self.log.stat().st_size if self.log.exists() else 0
-        with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(self.argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            with open(self.log, "rb") as fh:
-                fh.seek(offset)
-                if re.search(rb"\bready\b", fh.read()):
-                    return
-            time.sleep(0.02)
-        self.kill()
-        raise AssertionError("broker did not become ready:\n" + self.log.read_text(errors="replace")[-4000:])
-
-    def kill(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-        if self.proc:
-            self.proc.wait(10)
 
 
 async def _call(client: RemotingClient, addr: str, code: int, ext: dict, body: bytes = b"") -> RemotingCommand:
@@ -202,16 +155,18 @@ async def _after_restart(addr: str, expected: int) -> list[tuple[int, int, int, 
 
 @pytest.mark.parametrize("flush", ["sync", "async"])
 def test_sigkill_keeps_popped_messages_and_acks(tmp_path, flush):
-    (port,) = free_ports(1)
-    broker = BrokerProcess(tmp_path / "store", port, flush)
-    broker.start()
-    try:
-        not_acked, acked = asyncio.run(_before_kill(broker.addr))
-        broker.kill()
-        broker.start()
-        again = asyncio.run(_after_restart(broker.addr, len(not_acked)))
-    finally:
-        broker.kill()
+    spec = ClusterSpec(
+        str(tmp_path),
+        groups=(GroupSpec(BROKER),),
+        namesrvs=0,
+        store_overrides={"flush_disk_type": "SYNC_FLUSH" if flush == "sync" else "ASYNC_FLUSH"},
+    )
+    with ProcessCluster(spec) as cluster:
+        not_acked, acked = asyncio.run(_before_kill(cluster.addr(BROKER)))
+        cluster.kill_broker(BROKER)
+        cluster.restart_broker(BROKER)
+        again = asyncio.run(_after_restart(cluster.addr(BROKER), len(not_acked)))
+        cluster.kill_broker(BROKER)
     delivered = {(q, o) for q, o, _, _ in again}
     assert not_acked <= delivered, f"{len(not_acked - delivered)} popped, not acked messages were not delivered again"
     assert all(reconsume == 1 for _, _, reconsume, _ in again)
