@@ -118,9 +118,6 @@ def test_keys_come_in_pairs_and_one_instance_signs_with_one_account(acl_cluster)
 
 
 def test_a_slave_registers_and_syncs_from_its_master_signing_with_the_files_admin(tmp_path):
-    from brokers.engine.broker.config import BrokerConfig
-    from brokers.engine.broker.controller import BrokerController
-    from brokers.engine.store.config import StoreConfig
     from tests.brokers.engine.client._cluster import EmbeddedCluster
 
     acl_file = str(write_acl(tmp_path / "plain_acl.yml", acl_text()))
@@ -131,29 +128,11 @@ def test_a_slave_registers_and_syncs_from_its_master_signing_with_the_files_admi
         acl_file=acl_file,
         slave_synchronize_interval_s=0.2,
     ).start()
-    slave = None
     try:
         make_topic(cluster, "AclSlaveTopic")
-        slave = BrokerController(
-            BrokerConfig(
-                broker_name="broker-a",
-                cluster_name=cluster.cluster,
-                broker_id=1,
-                broker_role="SLAVE",
-                listen_port=0,
-                namesrv_addrs=(cluster.namesrv_addr,),
-                acl_file=acl_file,
-                slave_synchronize_interval_s=0.2,
-                store=StoreConfig(
-                    str(tmp_path / "slave"),
-                    commitlog_file_size=8 << 20,
-                    consume_queue_units_per_file=10_000,
-                    max_index_hash_slots=10_000,
-                    max_index_count=40_000,
-                ),
-            )
+        slave = cluster.run(  # the group's slave, started once the master has its topic
+            cluster.engine.start_broker("broker-a#1", broker_name="broker-a", broker_id=1, broker_role="SLAVE")
         )
-        cluster.run(slave.start())
         wait_until(
             lambda: "AclSlaveTopic" in slave.topic_config_manager.topic_config_table, what="the slave's topic sync (21)"
         )
@@ -163,6 +142,4 @@ def test_a_slave_registers_and_syncs_from_its_master_signing_with_the_files_admi
                 what="the slave's registration (103)",
             )
     finally:
-        if slave is not None:
-            cluster.run(slave.stop())
         cluster.stop()

@@ -210,9 +210,6 @@ def test_rocketmq_4x_signatures_still_work_unless_the_account_requires_replay_pr
 
 
 def test_with_replay_protection_required_of_everyone_gantrys_brokers_and_clients_work(tmp_path):
-    from brokers.engine.broker.config import BrokerConfig
-    from brokers.engine.broker.controller import BrokerController
-    from brokers.engine.store.config import StoreConfig
 
     acl_file = str(write_acl(tmp_path / "plain_acl.yml", acl_text() + "gantryReplayProtection:\n  required: true\n"))
     cluster = EmbeddedCluster(
@@ -222,32 +219,14 @@ def test_with_replay_protection_required_of_everyone_gantrys_brokers_and_clients
         acl_file=acl_file,
         slave_synchronize_interval_s=0.2,
     ).start()
-    slave = None
     try:
         topic = "ReplayRequiredTopic"
         with BlockingMQAdminClient(cluster.namesrv_addr, access_key=ADMIN[0], secret_key=ADMIN[1]) as admin:
             admin.create_or_update_topic(cluster.broker_addr("broker-a"), TopicConfig(topic, 2, 2))
             wait_for_route(admin, topic, 1)  # the master registered with the name server, signing with the fields
-            slave = BrokerController(
-                BrokerConfig(
-                    broker_name="broker-a",
-                    cluster_name=cluster.cluster,
-                    broker_id=1,
-                    broker_role="SLAVE",
-                    listen_port=0,
-                    namesrv_addrs=(cluster.namesrv_addr,),
-                    acl_file=acl_file,
-                    slave_synchronize_interval_s=0.2,
-                    store=StoreConfig(
-                        str(tmp_path / "slave"),
-                        commitlog_file_size=8 << 20,
-                        consume_queue_units_per_file=10_000,
-                        max_index_hash_slots=10_000,
-                        max_index_count=40_000,
-                    ),
-                )
+            slave = cluster.run(  # the group's slave, started once the master has registered
+                cluster.engine.start_broker("broker-a#1", broker_name="broker-a", broker_id=1, broker_role="SLAVE")
             )
-            cluster.run(slave.start())
             wait_until(lambda: topic in slave.topic_config_manager.topic_config_table, what="the slave's topic sync")
             wait_until(
                 lambda: 1 in admin.examine_broker_cluster_info().broker_datas["broker-a"].broker_addrs,
@@ -269,6 +248,4 @@ def test_with_replay_protection_required_of_everyone_gantrys_brokers_and_clients
             and f"accessKey {DEMO[0]} requires replay protection" in refused.remark
         )
     finally:
-        if slave is not None:
-            cluster.run(slave.stop())
         cluster.stop()
