@@ -40,10 +40,7 @@ async def start_slave(
     c, key: str = SLAVE_KEY, store_name: str = "broker-a-slave", broker_id: int = 1, **extra
 ) -> BrokerController:
     extra.setdefault("store", _store(c, store_name))
-    slave = BrokerController(c.broker_config("broker-a", broker_id=broker_id, broker_role="SLAVE", **extra))
-    await slave.start()
-    c.brokers[key] = slave
-    return slave
+    return await c.start_broker(key, broker_name="broker-a", broker_id=broker_id, broker_role="SLAVE", **extra)
 
 
 async def stop_slave(c, key: str = SLAVE_KEY) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from brokers.engine.namesrv.server import NamesrvConfig, NamesrvController
+from brokers.engine.cluster import ClusterSpec, EngineCluster
 
 
 def run(coro, timeout: float = 30.0):
@@ -18,15 +18,15 @@ def _dead_addr() -> str:
         return f"127.0.0.1:{s.getsockname()[1]}"
 
 
-def test_registers_with_every_name_server_even_if_one_is_down(engine_cluster):
+def test_registers_with_every_name_server_even_if_one_is_down(engine_cluster, tmp_path):
     async def scenario():
-        second = NamesrvController(NamesrvConfig(port=0))
-        await second.start()
+        elsewhere = await EngineCluster(ClusterSpec(str(tmp_path / "elsewhere"), groups=())).start()
+        second = elsewhere.namesrvs[0]
         dead = _dead_addr()
         try:
             c = engine_cluster(broker_names=())
             async with c:
-                addrs = (c.namesrv_addr, dead, f"127.0.0.1:{second.port}")
+                addrs = (c.namesrv_addr, dead, elsewhere.namesrv_addr)
                 broker = await c.start_broker("broker-a", namesrv_addrs=addrs)
                 results = {r.namesrv_addr: r.ok for r in broker.last_register_results}
                 assert results == {addrs[0]: True, dead: False, addrs[2]: True}
@@ -37,6 +37,6 @@ def test_registers_with_every_name_server_even_if_one_is_down(engine_cluster):
                 for ns in (c.namesrv, second):  # UNREGISTER_BROKER at stop
                     assert "broker-a" not in ns.route_info.broker_addr_table
         finally:
-            await second.stop()
+            await elsewhere.stop()
 
     run(scenario())
