@@ -1,6 +1,6 @@
 """A broker process whose disk is filled from outside: an error answer, never a dead broker.
 
-A real ``python -m brokers.engine broker`` (and name server) keeps its store on a small real tmpfs.
+A real broker process (and name server; the cluster harness's ProcessCluster) keeps its store on a small real tmpfs.
 A filler file written with plain writes until ENOSPC fills the volume at the moment one kind of
 store file needs new blocks: a commit log segment roll, the first consume queue file of a queue
 (and of a topic auto-created on the full disk, whose topics.json cannot be written either), an
@@ -15,7 +15,7 @@ Then, through the Python client:
 * once the filler is removed, sends succeed again;
 * a clean stop and a SIGKILL, each followed by a restart, keep every acknowledged message.
 
-The broker's clean pass runs once at start only here (``--clean-resource-interval`` of an hour),
+The broker's clean pass runs once at start only here (``clean_resource_interval_ms`` of an hour),
 so it is the store's ENOSPC path that answers; with RocketMQ's 10 s the ratio refusal below
 would answer too once a pass ran. :func:`test_disk_above_the_warning_ratio_refuses_sends` runs
 the pass every 200 ms and checks that refusal (diskSpaceWarningLevelRatio, 0.90: SERVICE_NOT_AVAILABLE
@@ -28,11 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
-import signal
-import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 
@@ -42,14 +37,14 @@ from brokers.engine.client.admin import MQAdminClient
 from brokers.engine.client.errors import MQBrokerError
 from brokers.engine.client.puller import AsyncPullClient, PullStatus
 from brokers.engine.client.simple_producer import AsyncSimpleProducer
+from brokers.engine.cluster import ClusterSpec, GroupSpec
+from brokers.engine.cluster.processes import ProcessCluster
 from brokers.engine.common.message import Message
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.codes import ResponseCode
 from tests.fixtures.disk_volume import SmallVolume, fill_disk
-from tests.fixtures.ports import free_ports
 
-REPO = Path(__file__).resolve().parents[4]
 VOLUME_BYTES = 8 << 20
 BROKER = "broker-full"
 TOPIC = "FillTopic"
@@ -61,41 +56,10 @@ DISK_FULL = "the broker's disk is full [CL: "
 Acked = dict[tuple[str, int], list[bytes]]  # (topic, queue id) -> bodies acknowledged, in order
 
 
-def _start(args: list[str], pattern: str, lines: list[str]) -> subprocess.Popen:
-    """Start ``python -m brokers.engine ARGS``; once a line matches ``pattern``, a thread keeps
-    reading its output (stdout and stderr) into ``lines``, so the pipe never fills."""
-    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "brokers.engine", *args],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    out = proc.stdout
-    assert out is not None
-    deadline = time.monotonic() + 20
-    first = len(lines)
-    while time.monotonic() < deadline:
-        line = out.readline()
-        if not line:
-            break
-        lines.append(line)
-        if re.search(pattern, line):
-            threading.Thread(target=lambda: lines.extend(out), daemon=True).start()
-            return proc
-    proc.kill()
-    raise AssertionError(f"no ready line from {args}: {''.join(lines[first:])}{out.read()}")
-
-
 @pytest.fixture(scope="module")
-def namesrv():
-    (port,) = free_ports(1)
-    proc = _start(["namesrv", "--port", str(port)], r"ready on", [])
-    yield f"127.0.0.1:{port}"
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(10)
+def namesrv(tmp_path_factory):
+    with ProcessCluster(ClusterSpec(str(tmp_path_factory.mktemp("full-disk-namesrv")), groups=())) as cluster:
+        yield cluster.namesrv_addr
 
 
 @pytest.fixture
@@ -109,61 +73,60 @@ def volume(tmp_path):
 
 
 class BrokerProcess:
-    """One broker process on a fixed port, restartable on the same store; ``log`` is the output
-    of every run."""
+    """One broker process (a ProcessCluster member) on a fixed port, restartable on the same store;
+    ``log`` is the output of every run (kept off the volume: a full disk must not stop the log)."""
 
-    def __init__(self, namesrv: str, store: Path, *extra: str) -> None:
-        (self.port,) = free_ports(1)
-        self.addr = f"127.0.0.1:{self.port}"
-        self.args = [
-            "broker",
-            "--name",
-            BROKER,
-            "--port",
-            str(self.port),
-            "--namesrv",
-            namesrv,
-            "--store-dir",
-            str(store),
-            "--auto-create-topic",
-            "--commitlog-file-size",
-            str(SEGMENT),
-            "--consume-queue-units-per-file",
-            "1000",
-            "--max-index-hash-slots",
-            "64",
-            *extra,
-        ]
-        self.proc: subprocess.Popen | None = None
-        self.lines: list[str] = []
+    def __init__(self, namesrv: str, store: Path, logs: Path, **store_fields: int) -> None:
+        spec = ClusterSpec(
+            str(store.parent),
+            groups=(GroupSpec(BROKER),),
+            namesrvs=0,
+            namesrv_addrs=(namesrv,),
+            broker_overrides={"auto_create_topic_enable": True},
+            store_overrides={
+                "store_dir": str(store),
+                "commitlog_file_size": SEGMENT,
+                "consume_queue_units_per_file": 1000,
+                "max_index_hash_slots": 64,
+                **store_fields,
+            },
+        )
+        self.cluster = ProcessCluster(spec, log_dir=logs, log_level="INFO")
+        self.started = False
+
+    @property
+    def addr(self) -> str:
+        return self.cluster.addr(BROKER)
 
     @property
     def log(self) -> str:
-        return "".join(self.lines)
+        runs = sorted(self.cluster.log_dir.glob(f"{BROKER}*.log"), key=lambda p: p.stat().st_mtime_ns)
+        return "".join(p.read_text(errors="replace") for p in runs)
 
     def logged(self, text: str, timeout: float = 5.0) -> bool:
-        """Whether the output holds ``text`` (a thread reads it: waits up to ``timeout`` seconds)."""
+        """Whether the output holds ``text`` (waits up to ``timeout`` seconds)."""
         deadline = time.monotonic() + timeout
         while text not in self.log and time.monotonic() < deadline:
             time.sleep(0.02)
         return text in self.log
 
     def start(self) -> None:
-        self.proc = _start(self.args, r"ready at", self.lines)
+        """Start the broker, or start it again on its store and port."""
+        if self.started:
+            self.cluster.restart_broker(BROKER)
+        else:
+            self.cluster.start_broker(BROKER)
+            self.started = True
 
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        return BROKER in self.cluster.brokers and self.cluster.brokers[BROKER].proc.poll() is None
 
     def stop(self) -> None:
         """SIGTERM: the broker must stop cleanly (exit code 0)."""
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGTERM)
-        assert self.proc.wait(20) == 0, self.log
+        assert self.cluster.stop_broker(BROKER) == 0, self.log
 
     def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.kill()
-        self.proc.wait(10)
+        self.cluster.kill_broker(BROKER)
 
 
 class Client:
@@ -256,10 +219,14 @@ CASES = {
 
 
 @pytest.mark.parametrize("kind", list(CASES))
-def test_a_disk_filled_from_outside_gives_an_error_answer_not_a_dead_broker(namesrv, volume, kind):
+def test_a_disk_filled_from_outside_gives_an_error_answer_not_a_dead_broker(namesrv, volume, kind, tmp_path):
     index_count, _ = CASES[kind]
     broker = BrokerProcess(
-        namesrv, volume.path / "store", "--max-index-count", str(index_count), "--clean-resource-interval", "3600000"
+        namesrv,
+        volume.path / "store",
+        tmp_path / "logs",
+        max_index_count=index_count,
+        clean_resource_interval_ms=3600000,
     )  # the ratio check runs at start only
     broker.start()
     try:
@@ -344,9 +311,9 @@ async def _stop_and_restart_on_the_full_disk(namesrv: str, broker: BrokerProcess
         assert (await client.admin.get_broker_runtime_info(broker.addr))["diskFull"] == "true"
 
 
-def test_disk_above_the_warning_ratio_refuses_sends(namesrv, volume):
+def test_disk_above_the_warning_ratio_refuses_sends(namesrv, volume, tmp_path):
     broker = BrokerProcess(
-        namesrv, volume.path / "store", "--max-index-count", "1000", "--clean-resource-interval", "200"
+        namesrv, volume.path / "store", tmp_path / "logs", max_index_count=1000, clean_resource_interval_ms=200
     )
     broker.start()
     try:
