@@ -11,6 +11,7 @@ import uuid
 from typing import Any
 
 from brokers.engine.client.simple import PullClient
+from brokers.engine.client.admin_errors import TopicNotFound
 from tests.fixtures import waiting
 from tests.brokers.engine.client._cluster import create_topic
 
@@ -34,11 +35,15 @@ def message(topic: str, body: str, **fields: Any) -> dict[str, Any]:
 
 def read_topic(namesrv_addr: str, topic: str, *, expect: int, timeout_s: float = 15.0, group: str = "interop_reader"):
     """Every message ``topic`` holds, read from offset 0 of each queue with Gantry's PullClient, once there are
-    at least ``expect``; a list of MessageExt (``broker_name`` attribute added) in queue order."""
+    at least ``expect``; a list of MessageExt (``broker_name`` attribute added) in queue order. A topic that has
+    no route yet (a dead-letter topic its broker is creating) is waited for within ``timeout_s`` too."""
     with PullClient(namesrv_addr, group, heartbeat_interval_s=None) as puller:
-        queues = puller.fetch_subscribe_message_queues(topic)
 
         def everything():
+            try:
+                queues = puller.fetch_subscribe_message_queues(topic)
+            except TopicNotFound:
+                return None
             found = []
             for mq in sorted(queues, key=lambda q: (q.broker_name, q.queue_id)):
                 offset = 0
