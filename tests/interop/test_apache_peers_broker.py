@@ -27,7 +27,11 @@ def admin(peers):
 
 
 def test_the_apache_broker_is_in_the_gantry_name_servers_cluster_info(peers, admin, apache_mqadmin):
-    info = wait_until(lambda: admin.examine_broker_cluster_info(), ROUTE_TIMEOUT_S, "cluster info")
+    def both():  # the Apache broker registers once its JVM is up: seconds on a loaded machine
+        info = admin.examine_broker_cluster_info()
+        return info if len(info.clusters.get(peers.cluster, ())) == 2 else None
+
+    info = wait_until(both, ROUTE_TIMEOUT_S, "both brokers in the cluster info")
     assert info.clusters[peers.cluster] == ("apache-a", "gantry-a")
     assert info.broker_datas["apache-a"].broker_addrs == {0: peers.apache_broker_addr}
     assert info.broker_datas["apache-a"].cluster == peers.cluster
