@@ -28,6 +28,9 @@ pytest_plugins = [
 ]
 
 
+LONGEST_BROWSER_FILES = ("tests/e2e/test_every_page_renders.py",)  # ~3 min on 2 cores (docs/benchmarks.md)
+
+
 def pytest_collection_modifyitems(config, items):
     """Run browser tests last: Playwright's sync API holds an event loop on the main thread while
     a browser is open, and tests that call asyncio.run() cannot share the thread with it.
@@ -48,4 +51,10 @@ def pytest_collection_modifyitems(config, items):
             f"{', '.join(mixed)}: a test file is either all browser tests (marked e2e) "
             "or none; move the browser tests to tests/e2e/"
         )
-    items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
+    # among the browser tests, the longest file first: handed out last, its 3 minutes were the run's tail
+    items.sort(
+        key=lambda item: (
+            (is_e2e := item.get_closest_marker("e2e") is not None),
+            is_e2e and item.nodeid.split("::", 1)[0] not in LONGEST_BROWSER_FILES,
+        )
+    )
