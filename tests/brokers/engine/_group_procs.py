@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from brokers.engine.remoting.command import RemotingCommand
 __all__ = ["ROOT", "BrokerProc", "NamesrvProc", "call", "create_topic", "runtime_info"]
 
 
-class _Proc:
+class _Proc(ABC):
     """One server of its own ProcessCluster; ``start`` waits for its ready line, a second start restarts it."""
 
     key: str
@@ -31,8 +32,9 @@ class _Proc:
         self.started = False
 
     @property
+    @abstractmethod
     def _member(self) -> Any:
-        raise NotImplementedError
+        """The harness's member this stands for (None before the first start)."""
 
     @property
     def proc(self) -> Any:
