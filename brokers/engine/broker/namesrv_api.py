@@ -20,6 +20,12 @@ from brokers.engine.namesrv.register_body import body_crc32, encode_register_bod
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.errors import RemotingCommandError
+from brokers.engine.remoting.headers.namesrv import (
+    RegisterBrokerRequestHeader,
+    RegisterBrokerResponseHeader,
+    UnRegisterBrokerRequestHeader,
+)
 
 log = logging.getLogger("brokers.engine.broker")
 
@@ -60,21 +66,21 @@ class BrokerOuterAPI:
         """Register with every name server at once; one result per name server."""
         configs = [TopicConfig.from_json(v) for v in topic_wrapper["topicConfigTable"].values()]
         body = encode_register_body(configs, topic_wrapper["dataVersion"], [])
-        header = {
-            "brokerName": identity.broker_name,
-            "brokerAddr": identity.broker_addr,
-            "clusterName": identity.cluster_name,
-            "haServerAddr": identity.ha_server_addr,
-            "brokerId": identity.broker_id,
-            "gantryEpoch": identity.epoch,
-            "compressed": False,
-            "bodyCrc32": body_crc32(body),
-        }
+        header = RegisterBrokerRequestHeader(
+            broker_name=identity.broker_name,
+            broker_addr=identity.broker_addr,
+            cluster_name=identity.cluster_name,
+            ha_server_addr=identity.ha_server_addr,
+            broker_id=identity.broker_id,
+            gantry_epoch=identity.epoch,
+            compressed=False,
+            body_crc32=body_crc32(body),
+        ).encode()
         calls = [self._register_one(addr, header, body, timeout_s, oneway) for addr in self.namesrv_addrs]
         return list(await asyncio.gather(*calls))
 
     async def _register_one(
-        self, addr: str, header: dict[str, Any], body: bytes, timeout_s: float, oneway: bool
+        self, addr: str, header: dict[str, str], body: bytes, timeout_s: float, oneway: bool
     ) -> RegisterResult:
         request = RemotingCommand.request(RequestCode.REGISTER_BROKER, header, body)
         try:
@@ -85,13 +91,9 @@ class BrokerOuterAPI:
         except Exception as exc:
             log.warning("register broker to name server %s failed: %s", addr, exc)
             return RegisterResult(addr, False, str(exc) or type(exc).__name__)
-        try:
-            epoch = response.get_int("gantryEpoch", 0) or 0
-            slave_id = response.get_int("gantrySlaveId", 0) or 0
-        except Exception:
-            epoch, slave_id = 0, 0
-        master = response.ext("masterAddr") or ""
-        ha_addr = response.ext("haServerAddr") or ""
+        answer = _register_answer(response)
+        epoch, slave_id = answer.gantry_epoch, answer.gantry_slave_id or 0
+        master, ha_addr = answer.master_addr or "", answer.ha_server_addr or ""
         if response.code != ResponseCode.SUCCESS:
             log.warning("name server %s refused registration: code %s %s", addr, response.code, response.remark)
             return RegisterResult(
@@ -108,12 +110,12 @@ class BrokerOuterAPI:
         return RegisterResult(addr, True, master, master, ha_addr, epoch)
 
     async def unregister_broker_all(self, identity: BrokerIdentity, *, timeout_s: float = 3.0) -> list[RegisterResult]:
-        header = {
-            "brokerName": identity.broker_name,
-            "brokerAddr": identity.broker_addr,
-            "clusterName": identity.cluster_name,
-            "brokerId": identity.broker_id,
-        }
+        header = UnRegisterBrokerRequestHeader(
+            broker_name=identity.broker_name,
+            broker_addr=identity.broker_addr,
+            cluster_name=identity.cluster_name,
+            broker_id=identity.broker_id,
+        ).encode()
 
         async def one(addr: str) -> RegisterResult:
             try:
@@ -127,3 +129,13 @@ class BrokerOuterAPI:
             return RegisterResult(addr, ok, "" if ok else f"code {response.code}: {response.remark or ''}")
 
         return list(await asyncio.gather(*(one(a) for a in self.namesrv_addrs)))
+
+
+def _register_answer(response: RemotingCommand) -> RegisterBrokerResponseHeader:
+    """The registration answer's header; a Gantry field that is not a number (a foreign name server's)
+    reads as absent, and the addresses are still taken."""
+    try:
+        return RegisterBrokerResponseHeader.decode(response)
+    except RemotingCommandError:
+        ext = {k: v for k, v in response.ext_fields.items() if not k.startswith("gantry")}
+        return RegisterBrokerResponseHeader.decode(ext)

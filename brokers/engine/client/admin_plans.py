@@ -58,6 +58,16 @@ from brokers.engine.remoting.headers.groups import (
     GetConsumeStatsRequestHeader,
 )
 from brokers.engine.remoting.headers.messages import QueryMessageRequestHeader, ViewMessageRequestHeader
+from brokers.engine.remoting.headers.namesrv import (
+    AddWritePermOfBrokerRequestHeader,
+    AddWritePermOfBrokerResponseHeader,
+    GetKVConfigRequestHeader,
+    GetKVConfigResponseHeader,
+    GetTopicsByClusterRequestHeader,
+    PutKVConfigRequestHeader,
+    WipeWritePermOfBrokerRequestHeader,
+    WipeWritePermOfBrokerResponseHeader,
+)
 from brokers.engine.remoting.headers.topics import (
     CreateTopicRequestHeader,
     DeleteTopicFromNamesrvRequestHeader,
@@ -98,7 +108,7 @@ class AdminPlans:
     def get_topics_by_cluster(self, cluster: str) -> Plan[list[str]]:
         """Return the topics with queues on any broker of ``cluster``, sorted."""
         reply = check(
-            (yield Call(RequestCode.GET_TOPICS_BY_CLUSTER, {"cluster": cluster})),
+            (yield Call(RequestCode.GET_TOPICS_BY_CLUSTER, GetTopicsByClusterRequestHeader(cluster=cluster).encode())),
             request_code=RequestCode.GET_TOPICS_BY_CLUSTER,
         )
         return parse_topic_list(reply.body)
@@ -386,20 +396,16 @@ class AdminPlans:
 
     def put_kv_config(self, namespace: str, key: str, value: str) -> Plan[None]:
         """Store a KV config entry on every name server."""
-        replies = yield Fanout(
-            tuple(
-                Call(RequestCode.PUT_KV_CONFIG, {"namespace": namespace, "key": key, "value": value}, addr=a)
-                for a in self.namesrv_addrs
-            )
-        )
+        ext = PutKVConfigRequestHeader(namespace=namespace, key=key, value=value).encode()
+        replies = yield Fanout(tuple(Call(RequestCode.PUT_KV_CONFIG, ext, addr=a) for a in self.namesrv_addrs))
         first_error(replies, RequestCode.PUT_KV_CONFIG)
 
     def get_kv_config(self, namespace: str, key: str) -> Plan[str | None]:
         """Return a name server KV config value, None when absent."""
-        reply = yield Call(RequestCode.GET_KV_CONFIG, {"namespace": namespace, "key": key})
+        reply = yield Call(RequestCode.GET_KV_CONFIG, GetKVConfigRequestHeader(namespace=namespace, key=key).encode())
         if reply.code == ResponseCode.QUERY_NOT_FOUND:
             return None
-        return check(reply, request_code=RequestCode.GET_KV_CONFIG).ext.get("value")
+        return GetKVConfigResponseHeader.decode(check(reply, request_code=RequestCode.GET_KV_CONFIG).ext).value
 
     def delete_topic(
         self, topic: str, cluster: str | None = None, broker_addrs: str | Iterable[str] | None = None
@@ -432,16 +438,18 @@ class AdminPlans:
 
     def wipe_write_perm_of_broker(self, namesrv_addr: str, broker_name: str) -> Plan[int]:
         """Clear the WRITE bit of the broker's queue data on one name server; return the topics touched."""
+        ext = WipeWritePermOfBrokerRequestHeader(broker_name=broker_name).encode()
         reply = check(
-            (yield Call(RequestCode.WIPE_WRITE_PERM_OF_BROKER, {"brokerName": broker_name}, addr=namesrv_addr)),
+            (yield Call(RequestCode.WIPE_WRITE_PERM_OF_BROKER, ext, addr=namesrv_addr)),
             request_code=RequestCode.WIPE_WRITE_PERM_OF_BROKER,
         )
-        return int(reply.ext.get("wipeTopicCount", 0) or 0)
+        return WipeWritePermOfBrokerResponseHeader.decode(reply.ext).wipe_topic_count
 
     def add_write_perm_of_broker(self, namesrv_addr: str, broker_name: str) -> Plan[int]:
         """Give the broker's queue data READ|WRITE on one name server; return the topics touched."""
+        ext = AddWritePermOfBrokerRequestHeader(broker_name=broker_name).encode()
         reply = check(
-            (yield Call(RequestCode.ADD_WRITE_PERM_OF_BROKER, {"brokerName": broker_name}, addr=namesrv_addr)),
+            (yield Call(RequestCode.ADD_WRITE_PERM_OF_BROKER, ext, addr=namesrv_addr)),
             request_code=RequestCode.ADD_WRITE_PERM_OF_BROKER,
         )
-        return int(reply.ext.get("addTopicCount", 0) or 0)
+        return AddWritePermOfBrokerResponseHeader.decode(reply.ext).add_topic_count

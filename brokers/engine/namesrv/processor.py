@@ -50,6 +50,26 @@ from brokers.engine.namesrv.route_write_rule import RouteWriteRule
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.namesrv import (
+    AddWritePermOfBrokerRequestHeader,
+    AddWritePermOfBrokerResponseHeader,
+    BrokerHeartbeatRequestHeader,
+    DeleteKVConfigRequestHeader,
+    GetBrokerMemberGroupRequestHeader,
+    GetKVConfigRequestHeader,
+    GetKVConfigResponseHeader,
+    GetKVListByNamespaceRequestHeader,
+    GetTopicsByClusterRequestHeader,
+    PutKVConfigRequestHeader,
+    QueryDataVersionRequestHeader,
+    QueryDataVersionResponseHeader,
+    RegisterBrokerRequestHeader,
+    RegisterBrokerResponseHeader,
+    RegisterTopicRequestHeader,
+    UnRegisterBrokerRequestHeader,
+    WipeWritePermOfBrokerRequestHeader,
+    WipeWritePermOfBrokerResponseHeader,
+)
 from brokers.engine.remoting.headers.topics import DeleteTopicFromNamesrvRequestHeader, GetRouteInfoRequestHeader
 from brokers.engine.remoting.server import RemotingServer
 
@@ -107,22 +127,20 @@ class NamesrvProcessor:
     # -- brokers -------------------------------------------------------------------------------
 
     async def register_broker(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        broker_name = request.require_str("brokerName")
-        broker_addr = request.require_str("brokerAddr")
-        cluster_name = request.require_str("clusterName")
-        ha_server_addr = request.ext("haServerAddr") or ""
-        broker_id = request.require_int("brokerId")
-        epoch = request.get_int("gantryEpoch", 0) or 0  # Gantry's group epoch; RocketMQ 4.x brokers send none
+        header = RegisterBrokerRequestHeader.decode(request)
+        broker_name, broker_addr, cluster_name = header.broker_name, header.broker_addr, header.cluster_name
+        broker_id = header.broker_id
+        epoch = header.gantry_epoch  # Gantry's group epoch; RocketMQ 4.x brokers send none (0)
         if epoch < 0:
             return request.response(ResponseCode.SYSTEM_ERROR, f"gantryEpoch {epoch} is negative")
         if not 0 <= broker_id <= MAX_BROKER_ID:
             return request.response(ResponseCode.SYSTEM_ERROR, f"brokerId {broker_id} is not within 0..{MAX_BROKER_ID}")
-        crc = request.get_int("bodyCrc32", 0)
+        crc = header.body_crc32
         if crc and body_crc32(request.body) != crc:
             return request.response(ResponseCode.SYSTEM_ERROR, "crc32 not match")
         large = len(request.body) > LARGE_REGISTRATION_BYTES  # decoded, checked and applied off the event loop
         try:
-            body = await _run(large, _decoded_and_checked, request, broker_name, cluster_name, broker_addr)
+            body = await _run(large, _decoded_and_checked, request, header)
         except RegisterBodyError as exc:
             return request.response(ResponseCode.SYSTEM_ERROR, f"registration of {broker_name[:127]!r} refused: {exc}")
         refused = self.address_rule.refusal(broker_addr, ctx.remote_addr)
@@ -135,7 +153,7 @@ class NamesrvProcessor:
             broker_addr,
             broker_name,
             broker_id,
-            ha_server_addr,
+            header.ha_server_addr,
             body.topic_config_wrapper,
             ctx.id,
             self.clock.monotonic(),
@@ -143,14 +161,15 @@ class NamesrvProcessor:
             ctx.remote_addr,
             epoch,
         )
-        ext = {
-            "haServerAddr": result.ha_server_addr or None,
-            "masterAddr": result.master_addr or None,
-            "gantryEpoch": result.epoch,
-        }
+        answer = RegisterBrokerResponseHeader(
+            ha_server_addr=result.ha_server_addr or None,
+            master_addr=result.master_addr or None,
+            gantry_epoch=result.epoch,
+            # with a stale master's refusal: where to rejoin (a hijack refusal names none)
+            gantry_slave_id=(result.next_slave_id or None) if result.refused else None,
+        )
+        ext = answer.encode()
         if result.refused:
-            if result.next_slave_id:  # a stale master: where to rejoin (a hijack refusal names none)
-                ext["gantrySlaveId"] = result.next_slave_id
             return request.response(ResponseCode.SYSTEM_ERROR, result.refused, ext_fields=ext)
         order_conf = self.kv_config.get_kv_list_by_namespace(ORDER_TOPIC_CONFIG)
         return request.response(
@@ -158,16 +177,15 @@ class NamesrvProcessor:
         )
 
     async def unregister_broker(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        cluster_name, broker_addr = request.require_str("clusterName"), request.require_str("brokerAddr")
-        broker_name, broker_id = request.require_str("brokerName"), request.require_int("brokerId")
-        refused = self.write_rule.broker_addr_refusal(request.code, broker_addr, ctx)
+        header = UnRegisterBrokerRequestHeader.decode(request)
+        refused = self.write_rule.broker_addr_refusal(request.code, header.broker_addr, ctx)
         if refused:
             return request.response(ResponseCode.SYSTEM_ERROR, refused)
-        self.route_info.unregister_broker(cluster_name, broker_addr, broker_name, broker_id)
+        self.route_info.unregister_broker(header.cluster_name, header.broker_addr, header.broker_name, header.broker_id)
         return request.response(ResponseCode.SUCCESS)
 
     async def query_data_version(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        broker_addr = request.require_str("brokerAddr")
+        broker_addr = QueryDataVersionRequestHeader.decode(request).broker_addr
         refused = self.write_rule.broker_addr_refusal(request.code, broker_addr, ctx)
         if refused:
             return request.response(ResponseCode.SYSTEM_ERROR, refused)
@@ -180,10 +198,12 @@ class NamesrvProcessor:
             self.route_info.update_broker_info_update_timestamp(broker_addr, self.clock.monotonic())
         held = self.route_info.query_broker_data_version(broker_addr)
         body = json.dumps(held, separators=(",", ":"), sort_keys=True).encode("utf-8") if held is not None else b""
-        return request.response(ResponseCode.SUCCESS, ext_fields={"changed": changed}, body=body)
+        return request.response(
+            ResponseCode.SUCCESS, ext_fields=QueryDataVersionResponseHeader(changed=changed).encode(), body=body
+        )
 
     async def broker_heartbeat(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        broker_addr = request.require_str("brokerAddr")
+        broker_addr = BrokerHeartbeatRequestHeader.decode(request).broker_addr
         refused = self.write_rule.broker_addr_refusal(request.code, broker_addr, ctx)
         if refused:
             return request.response(ResponseCode.SYSTEM_ERROR, refused)
@@ -191,7 +211,8 @@ class NamesrvProcessor:
         return request.response(ResponseCode.SUCCESS)
 
     async def get_broker_member_group(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        cluster_name, broker_name = request.require_str("clusterName"), request.require_str("brokerName")
+        header = GetBrokerMemberGroupRequestHeader.decode(request)
+        cluster_name, broker_name = header.cluster_name, header.broker_name
         broker_data = self.route_info.get_all_cluster_info()["brokerAddrTable"].get(broker_name)
         group = {
             "brokerAddrs": broker_data["brokerAddrs"] if broker_data else {},
@@ -201,7 +222,7 @@ class NamesrvProcessor:
         return request.response(ResponseCode.SUCCESS, body=_json_body({"brokerMemberGroup": group}))
 
     async def register_topic_in_namesrv(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        topic = request.require_str("topic")
+        topic = RegisterTopicRequestHeader.decode(request).topic
         try:
             queue_datas = check_topic_registration(topic, request.body)
         except RegisterBodyError as exc:
@@ -241,7 +262,7 @@ class NamesrvProcessor:
         )
 
     async def get_topics_by_cluster(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        topics = self.route_info.get_topics_by_cluster(request.require_str("cluster"))
+        topics = self.route_info.get_topics_by_cluster(GetTopicsByClusterRequestHeader.decode(request).cluster)
         return request.response(ResponseCode.SUCCESS, body=_json_body({"topicList": topics}))
 
     async def delete_topic_in_namesrv(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
@@ -256,52 +277,51 @@ class NamesrvProcessor:
         return request.response(ResponseCode.SUCCESS)
 
     async def wipe_write_perm_of_broker(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        broker_name = request.require_str("brokerName")
+        broker_name = WipeWritePermOfBrokerRequestHeader.decode(request).broker_name
         refused = self.write_rule.broker_names_refusal(request.code, [broker_name], ctx)
         if refused:
             return request.response(ResponseCode.SYSTEM_ERROR, refused)
         count = self.route_info.wipe_write_perm_of_broker(broker_name)
-        return request.response(ResponseCode.SUCCESS, ext_fields={"wipeTopicCount": count})
+        answer = WipeWritePermOfBrokerResponseHeader(wipe_topic_count=count)
+        return request.response(ResponseCode.SUCCESS, ext_fields=answer.encode())
 
     async def add_write_perm_of_broker(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        broker_name = request.require_str("brokerName")
+        broker_name = AddWritePermOfBrokerRequestHeader.decode(request).broker_name
         refused = self.write_rule.broker_names_refusal(request.code, [broker_name], ctx)
         if refused:
             return request.response(ResponseCode.SYSTEM_ERROR, refused)
         count = self.route_info.add_write_perm_of_broker(broker_name)
-        return request.response(ResponseCode.SUCCESS, ext_fields={"addTopicCount": count})
+        answer = AddWritePermOfBrokerResponseHeader(add_topic_count=count)
+        return request.response(ResponseCode.SUCCESS, ext_fields=answer.encode())
 
     # -- KV config -----------------------------------------------------------------------------
 
     async def put_kv_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        namespace, key, value = (
-            request.require_str("namespace"),
-            request.require_str("key"),
-            request.require_str("value"),
-        )
+        header = PutKVConfigRequestHeader.decode(request)
         refused = self.write_rule.operator_refusal(request.code, ctx)
         if refused:
             return request.response(ResponseCode.SYSTEM_ERROR, refused)
-        self.kv_config.put_kv_config(namespace, key, value)
+        self.kv_config.put_kv_config(header.namespace, header.key, header.value)
         return request.response(ResponseCode.SUCCESS)
 
     async def get_kv_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        namespace, key = request.require_str("namespace"), request.require_str("key")
+        header = GetKVConfigRequestHeader.decode(request)
+        namespace, key = header.namespace, header.key
         value = self.kv_config.get_kv_config(namespace, key)
         if value is None:
             return request.response(ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {namespace} Key: {key}")
-        return request.response(ResponseCode.SUCCESS, ext_fields={"value": value})
+        return request.response(ResponseCode.SUCCESS, ext_fields=GetKVConfigResponseHeader(value=value).encode())
 
     async def delete_kv_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        namespace, key = request.require_str("namespace"), request.require_str("key")
+        header = DeleteKVConfigRequestHeader.decode(request)
         refused = self.write_rule.operator_refusal(request.code, ctx)
         if refused:
             return request.response(ResponseCode.SYSTEM_ERROR, refused)
-        self.kv_config.delete_kv_config(namespace, key)
+        self.kv_config.delete_kv_config(header.namespace, header.key)
         return request.response(ResponseCode.SUCCESS)
 
     async def get_kv_list_by_namespace(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        namespace = request.require_str("namespace")
+        namespace = GetKVListByNamespaceRequestHeader.decode(request).namespace
         table = self.kv_config.get_kv_list_by_namespace(namespace)
         if not table:
             return request.response(ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {namespace}")
@@ -320,9 +340,7 @@ async def _run(in_thread: bool, fn: Callable[..., _T], *args: Any) -> _T:
     return await asyncio.to_thread(fn, *args) if in_thread else fn(*args)
 
 
-def _decoded_and_checked(
-    request: RemotingCommand, broker_name: str, cluster_name: str, broker_addr: str
-) -> RegisterBrokerBody:
-    body = decode_register_body(request.body, request.get_bool("compressed"))
-    check_registration(broker_name, cluster_name, broker_addr, body)
+def _decoded_and_checked(request: RemotingCommand, header: RegisterBrokerRequestHeader) -> RegisterBrokerBody:
+    body = decode_register_body(request.body, header.compressed)
+    check_registration(header.broker_name, header.cluster_name, header.broker_addr, body)
     return body
