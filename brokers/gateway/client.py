@@ -10,7 +10,7 @@ plans are written with.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
 from django.conf import settings
@@ -118,7 +118,7 @@ def answered(reply: Reply | RemotingError, request_code: int) -> Reply | Remotin
 
 
 def fanout_to_brokers(
-    code: int, addrs: Iterable[str], ext: dict[str, object] | None = None
+    code: int, addrs: Iterable[str], ext: Mapping[str, object] | None = None
 ) -> Plan[dict[str, Reply | RemotingError]]:
     """One request ``code`` to each broker address at once (duplicates sent once): address -> answer."""
     addrs = tuple(dict.fromkeys(addrs))

@@ -18,6 +18,7 @@ from brokers.engine.client.admin_bodies import load_object
 from brokers.engine.client.plan import Reply
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.headers.replication import GetPopStateRequestHeader
 from brokers.gateway.client import answered, fanout_to_brokers, run
 
 CODE = RequestCode.GANTRY_GET_POP_STATE
@@ -102,11 +103,7 @@ def group_pop_state(
     group: str, masters: Mapping[str, str], *, topic: str | None = None, max_entries: int | None = None
 ) -> GroupPopState:
     """The group's POP state on each master (``masters``: address -> broker name), asked all at once."""
-    ext: dict[str, object] = {"consumerGroup": group}
-    if topic:
-        ext["topic"] = topic
-    if max_entries is not None:
-        ext["maxEntries"] = max_entries
+    ext = GetPopStateRequestHeader(consumer_group=group, topic=topic or None, max_entries=max_entries).encode()
     queues: list[PopQueue] = []
     errors: list[str] = []
     truncated = False

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from brokers.engine.client.admin_bodies import parse_notified_client_ids
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.headers.replication import GantryNotifyConsumerIdsChangedRequestHeader
 from brokers.gateway.client import answered, fanout_to_brokers, run
 
 
@@ -19,7 +20,8 @@ def notify_consumer_ids_changed(group: str, addrs: Iterable[str]) -> dict[str, t
     """Broker address -> the client ids it notified, or its error; all brokers at once."""
     out: dict[str, tuple[str, ...] | RemotingError] = {}
     code = RequestCode.GANTRY_NOTIFY_CONSUMER_IDS_CHANGED
-    for addr, reply in run(fanout_to_brokers(code, addrs, {"consumerGroup": group})).items():
+    ext = GantryNotifyConsumerIdsChangedRequestHeader(consumer_group=group).encode()
+    for addr, reply in run(fanout_to_brokers(code, addrs, ext)).items():
         answer = answered(reply, code)
         out[addr] = answer if isinstance(answer, RemotingError) else parse_notified_client_ids(answer.body)
     return out

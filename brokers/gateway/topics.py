@@ -15,6 +15,7 @@ from brokers.engine.client.plan import Call, Fanout, Plan, Reply, check, first_e
 from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.headers.brokers import GetTopicConfigRequestHeader, QueryTopicConsumeByWhoRequestHeader
 from brokers.engine.remoting.headers.topics import DeleteTopicFromNamesrvRequestHeader, DeleteTopicRequestHeader
 from brokers.gateway.client import answered, fanout_to_brokers, get_admin_client, run
 
@@ -35,7 +36,8 @@ def topic_configs(topic: str, addrs: Iterable[str]) -> dict[str, TopicConfig | R
     does not answer (an Apache 4.x broker answers REQUEST_CODE_NOT_SUPPORTED).
     """
     out: dict[str, TopicConfig | RemotingError] = {}
-    for addr, reply in run(fanout_to_brokers(RequestCode.GET_TOPIC_CONFIG, addrs, {"topic": topic})).items():
+    ext = GetTopicConfigRequestHeader(topic=topic).encode()
+    for addr, reply in run(fanout_to_brokers(RequestCode.GET_TOPIC_CONFIG, addrs, ext)).items():
         answer = answered(reply, RequestCode.GET_TOPIC_CONFIG)
         out[addr] = answer if isinstance(answer, RemotingError) else TopicConfig.from_json(load_object(answer.body))
     return out
@@ -48,7 +50,8 @@ def topic_consumer_groups(topic: str, addrs: Iterable[str]) -> tuple[list[str], 
     """
     groups: set[str] = set()
     errors: list[str] = []
-    for addr, reply in run(fanout_to_brokers(RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, addrs, {"topic": topic})).items():
+    ext = QueryTopicConsumeByWhoRequestHeader(topic=topic).encode()
+    for addr, reply in run(fanout_to_brokers(RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, addrs, ext)).items():
         answer = answered(reply, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO)
         if isinstance(answer, RemotingError):
             errors.append(f"{addr}: {answer}")

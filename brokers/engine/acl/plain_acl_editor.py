@@ -45,6 +45,7 @@ from brokers.engine.acl.plain_acl_config import (
 )
 from brokers.engine.acl.plain_acl_writer import account_perm_entries
 from brokers.engine.acl.permission import perm_name
+from brokers.engine.remoting.headers.acl import CreateAccessConfigRequestHeader
 
 
 class AclEditError(ValueError):
@@ -65,33 +66,31 @@ class AccessConfigChange:
     group_perms: str | None = None
 
     @classmethod
-    def from_ext_fields(cls, ext: dict[str, str]) -> AccessConfigChange:
-        """Read the request's ext fields (RocketMQ's names); ``admin`` is "true" or anything else (false)."""
+    def from_header(cls, header: CreateAccessConfigRequestHeader) -> AccessConfigChange:
+        """The change a request's header asks for (the key without surrounding blanks)."""
         return cls(
-            access_key=(ext.get("accessKey") or "").strip(),
-            secret_key=ext.get("secretKey"),
-            white_remote_address=ext.get("whiteRemoteAddress"),
-            admin=(ext.get("admin") or "").strip().lower() == "true",
-            default_topic_perm=ext.get("defaultTopicPerm"),
-            default_group_perm=ext.get("defaultGroupPerm"),
-            topic_perms=ext.get("topicPerms"),
-            group_perms=ext.get("groupPerms"),
+            access_key=header.access_key.strip(),
+            secret_key=header.secret_key,
+            white_remote_address=header.white_remote_address,
+            admin=header.admin,
+            default_topic_perm=header.default_topic_perm,
+            default_group_perm=header.default_group_perm,
+            topic_perms=header.topic_perms,
+            group_perms=header.group_perms,
         )
 
-    def to_ext_fields(self) -> dict[str, str]:
+    def to_header(self) -> CreateAccessConfigRequestHeader:
         """The header a client sends (fields left out stay out, as Java leaves null fields out)."""
-        ext = {"accessKey": self.access_key, "admin": "true" if self.admin else "false"}
-        for name, value in (
-            ("secretKey", self.secret_key),
-            ("whiteRemoteAddress", self.white_remote_address),
-            ("defaultTopicPerm", self.default_topic_perm),
-            ("defaultGroupPerm", self.default_group_perm),
-            ("topicPerms", self.topic_perms),
-            ("groupPerms", self.group_perms),
-        ):
-            if value is not None:
-                ext[name] = value
-        return ext
+        return CreateAccessConfigRequestHeader(
+            access_key=self.access_key,
+            secret_key=self.secret_key,
+            white_remote_address=self.white_remote_address,
+            admin=self.admin,
+            default_topic_perm=self.default_topic_perm,
+            default_group_perm=self.default_group_perm,
+            topic_perms=self.topic_perms,
+            group_perms=self.group_perms,
+        )
 
 
 def split_perm_list(text: str | None) -> list[str] | None:

@@ -34,6 +34,7 @@ from brokers.engine.common.clock import Clock
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.pushes import NotifyConsumerIdsChangedRequestHeader
 
 log = logging.getLogger("brokers.engine.broker")
 
@@ -304,9 +305,8 @@ class ClientManager:
 
     @staticmethod
     async def _send_notify(group: str, info: ClientChannelInfo) -> None:
-        request = RemotingCommand.request(
-            RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, {"consumerGroup": group}, oneway=True
-        )
+        header = NotifyConsumerIdsChangedRequestHeader(consumer_group=group)
+        request = RemotingCommand.request(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, header.encode(), oneway=True)
         try:
             await info.ctx.invoke_oneway(request)
         except Exception as exc:  # a dead connection is cleaned up by its close event

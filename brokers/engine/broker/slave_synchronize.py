@@ -37,6 +37,7 @@ from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.replication import SubscribeConfigRequestHeader
 
 if TYPE_CHECKING:
     from brokers.engine.broker.broker_context import BrokerContext
@@ -102,7 +103,8 @@ class SlaveSynchronize:
     async def subscribe(self) -> None:
         """Ask the master to push its topic and group changes on this connection (an Apache master
         answers REQUEST_CODE_NOT_SUPPORTED: the periodic copies are then all there is)."""
-        request = RemotingCommand.request(RequestCode.GANTRY_SUBSCRIBE_CONFIG, {"slaveAddr": self.broker.addr})
+        header = SubscribeConfigRequestHeader(slave_addr=self.broker.addr)
+        request = RemotingCommand.request(RequestCode.GANTRY_SUBSCRIBE_CONFIG, header.encode())
         response = await self.client.invoke(self.master_addr, request, self.timeout_s)
         if response.code != ResponseCode.SUCCESS:
             log.debug(

@@ -22,6 +22,10 @@ from brokers.engine.client.admin_bodies import load_object
 from brokers.engine.client.errors import MQBrokerError
 from brokers.engine.client.plan import Call, Plan, check
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.headers.acl import (
+    DeleteAccessConfigRequestHeader,
+    UpdateGlobalWhiteAddrsConfigRequestHeader,
+)
 
 __all__ = [
     "AccessConfigChange",
@@ -125,13 +129,14 @@ def parse_acl_accounts(body: bytes) -> AclListing:
 def create_and_update_access_config(addr: str, change: AccessConfigChange) -> Plan[None]:
     """UPDATE_AND_CREATE_ACL_CONFIG (50) to the broker at ``addr``."""
     code = RequestCode.UPDATE_AND_CREATE_ACL_CONFIG
-    check((yield Call(code, change.to_ext_fields(), addr=addr)), request_code=code)
+    check((yield Call(code, change.to_header().encode(), addr=addr)), request_code=code)
 
 
 def delete_access_config(addr: str, access_key: str) -> Plan[None]:
     """DELETE_ACL_CONFIG (51) to the broker at ``addr``."""
     code = RequestCode.DELETE_ACL_CONFIG
-    check((yield Call(code, {"accessKey": access_key}, addr=addr)), request_code=code)
+    ext = DeleteAccessConfigRequestHeader(access_key=access_key).encode()
+    check((yield Call(code, ext, addr=addr)), request_code=code)
 
 
 def update_global_white_addrs_config(
@@ -139,9 +144,9 @@ def update_global_white_addrs_config(
 ) -> Plan[None]:
     """UPDATE_GLOBAL_WHITE_ADDRS_CONFIG (53): ``global_white_addrs`` comma-separated ("" clears them)."""
     code = RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG
-    ext = {"globalWhiteAddrs": global_white_addrs}
-    if acl_file_full_path:
-        ext["aclFileFullPath"] = acl_file_full_path
+    ext = UpdateGlobalWhiteAddrsConfigRequestHeader(
+        global_white_addrs=global_white_addrs, acl_file_full_path=acl_file_full_path or None
+    ).encode()
     check((yield Call(code, ext, addr=addr)), request_code=code)
 
 

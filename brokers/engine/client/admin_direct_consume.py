@@ -23,6 +23,7 @@ from brokers.engine.client.admin_bodies import load_object
 from brokers.engine.client.plan import Call, Plan, check
 from brokers.engine.common.topic_validator import validate_group
 from brokers.engine.remoting.codes import RequestCode
+from brokers.engine.remoting.headers.pushes import ConsumeMessageDirectlyResultRequestHeader
 
 __all__ = [
     "CONSUME_RESULTS",
@@ -64,11 +65,9 @@ def consume_message_directly(
 ) -> Plan[ConsumeMessageDirectlyResult]:
     """Ask the broker at ``addr`` (which stores ``msg_id``) to have ``client_id`` of ``group`` consume it."""
     validate_group(group)
-    ext = {"consumerGroup": group, "clientId": client_id, "msgId": msg_id}
-    if topic:
-        ext["topic"] = topic
-    if broker_name:
-        ext["brokerName"] = broker_name
+    ext = ConsumeMessageDirectlyResultRequestHeader(
+        consumer_group=group, client_id=client_id, msg_id=msg_id, topic=topic or None, broker_name=broker_name or None
+    ).encode()
     reply = yield Call(RequestCode.CONSUME_MESSAGE_DIRECTLY, ext, addr=addr, timeout_s=TIMEOUT_S)
     check(reply, request_code=RequestCode.CONSUME_MESSAGE_DIRECTLY)
     return parse_consume_message_directly_result(reply.body)

@@ -52,6 +52,7 @@ from brokers.engine.common.topic_config import TopicConfig
 from brokers.engine.common.topic_validator import validate_group, validate_topic
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.headers.brokers import GetProducerConnectionListRequestHeader
 from brokers.engine.remoting.headers.groups import (
     GetConsumerConnectionListRequestHeader,
     GetConsumerRunningInfoRequestHeader,
@@ -266,9 +267,8 @@ class AdminPlans:
         validate_group(group)
         route = yield from self.examine_topic_route_info(topic)
         addrs = [a for a in (b.select_broker_addr() for b in route.broker_datas) if a]
-        replies = yield Fanout(
-            tuple(Call(RequestCode.GET_PRODUCER_CONNECTION_LIST, {"producerGroup": group}, addr=a) for a in addrs)
-        )
+        ext = GetProducerConnectionListRequestHeader(producer_group=group).encode()
+        replies = yield Fanout(tuple(Call(RequestCode.GET_PRODUCER_CONNECTION_LIST, ext, addr=a) for a in addrs))
         answered = [r for r in replies if isinstance(r, Reply) and r.code == ResponseCode.SUCCESS]
         if not answered:
             first_error(replies, RequestCode.GET_PRODUCER_CONNECTION_LIST)

@@ -30,6 +30,7 @@ from brokers.engine.client.errors import MQBrokerError
 from brokers.engine.client.plan import Call, Plan
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
+from brokers.engine.remoting.headers.replication import PromoteSlaveRequestHeader
 
 __all__ = [
     "PROMOTION_ROLES",
@@ -165,17 +166,12 @@ def promotion_ext(
     """The request's ext fields; ValueError for a role a master cannot have or a broker id that is not a slave's."""
     if broker_id < 1:
         raise ValueError(f"broker id {broker_id} is not a slave's (a slave has id >= 1)")
-    ext: dict[str, object] = {
-        "brokerName": broker_name,
-        "brokerId": str(broker_id),
-        "force": "true" if force else "false",
-        "dryRun": "true" if dry_run else "false",
-    }
-    if role:
-        if role not in PROMOTION_ROLES:
-            raise ValueError(f"role must be one of {', '.join(PROMOTION_ROLES)}, got {role!r}")
-        ext["role"] = role
-    return ext
+    if role and role not in PROMOTION_ROLES:
+        raise ValueError(f"role must be one of {', '.join(PROMOTION_ROLES)}, got {role!r}")
+    header = PromoteSlaveRequestHeader(
+        broker_name=broker_name, broker_id=broker_id, force=force, dry_run=dry_run, role=role or None
+    )
+    return dict(header.encode())
 
 
 def promote_slave(

@@ -44,6 +44,7 @@ from brokers.engine.common.constants import MASTER_ID
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.headers.brokers import GetConsumerListByGroupRequestHeader, UnregisterClientRequestHeader
 from brokers.engine.remoting.request_guard import RequestSigner
 from brokers.engine.remoting.tls import TlsConfig
 
@@ -348,11 +349,9 @@ class MQClientInstance:
 
     async def unregister_client(self, producer_group: str | None = None, consumer_group: str | None = None) -> None:
         """UNREGISTER_CLIENT on every broker of the used topics (a clean shutdown)."""
-        ext: dict[str, object] = {"clientID": self.client_id}
-        if producer_group:
-            ext["producerGroup"] = producer_group
-        if consumer_group:
-            ext["consumerGroup"] = consumer_group
+        ext = UnregisterClientRequestHeader(
+            client_id=self.client_id, producer_group=producer_group or None, consumer_group=consumer_group or None
+        ).encode()
         calls = [
             self.driver.invoke(Call(RequestCode.UNREGISTER_CLIENT, ext, addr=a)) for a in self.broker_addrs(slaves=True)
         ]
@@ -428,7 +427,12 @@ class MQClientInstance:
     async def _consumer_ids(self, addr: str, group: str, timeout_s: float | None) -> list[str] | None:
         try:
             reply = await self.driver.invoke(
-                Call(RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": group}, addr=addr, timeout_s=timeout_s)
+                Call(
+                    RequestCode.GET_CONSUMER_LIST_BY_GROUP,
+                    GetConsumerListByGroupRequestHeader(consumer_group=group).encode(),
+                    addr=addr,
+                    timeout_s=timeout_s,
+                )
             )
         except RemotingError as exc:
             log.debug("consumer list of %s from %s failed: %s", group, addr, exc)

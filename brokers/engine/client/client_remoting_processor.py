@@ -30,6 +30,11 @@ from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingCommandError
 from brokers.engine.remoting.headers.groups import GetConsumerRunningInfoRequestHeader
+from brokers.engine.remoting.headers.pushes import (
+    ConsumeMessageDirectlyResultRequestHeader,
+    NotifyConsumerIdsChangedRequestHeader,
+    ResetConsumerClientOffsetRequestHeader,
+)
 
 __all__ = ["ClientInstanceView", "ClientRemotingProcessor", "parse_reset_offset_body"]
 
@@ -72,11 +77,18 @@ class ClientRemotingProcessor:
         remoting.register_processor(RequestCode.CONSUME_MESSAGE_DIRECTLY, self.consume_message_directly)
 
     async def notify_consumer_ids_changed(self, ctx: ChannelContext, request: RemotingCommand) -> None:
+        try:
+            group = NotifyConsumerIdsChangedRequestHeader.decode(request).consumer_group
+        except RemotingCommandError as exc:
+            log.warning(
+                "client %s: NOTIFY_CONSUMER_IDS_CHANGED from %s ignored: %s",
+                self.instance.client_id,
+                ctx.remote_addr,
+                exc,
+            )
+            return None
         log.info(
-            "client %s: consumer ids of group %s changed (from %s)",
-            self.instance.client_id,
-            request.ext_fields.get("consumerGroup"),
-            ctx.remote_addr,
+            "client %s: consumer ids of group %s changed (from %s)", self.instance.client_id, group, ctx.remote_addr
         )
         self.instance.rebalance_immediately()
         return None
@@ -95,7 +107,11 @@ class ClientRemotingProcessor:
 
     async def consume_message_directly(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         """CONSUME_MESSAGE_DIRECTLY (309): ClientRemotingProcessor.consumeMessageDirectly of RocketMQ."""
-        group = str(request.ext_fields.get("consumerGroup") or "")
+        try:
+            header = ConsumeMessageDirectlyResultRequestHeader.decode(request)
+        except RemotingCommandError as exc:
+            return request.response(ResponseCode.SYSTEM_ERROR, str(exc))
+        group = header.consumer_group
         consumer: _DirectConsumer | None = self.instance.consumers.get(group)  # type: ignore[assignment]
         direct = getattr(consumer, "consume_message_directly", None)
         if consumer is None or direct is None:
@@ -106,11 +122,11 @@ class ClientRemotingProcessor:
             msg = inflate_bodies([decode_record(bytes(request.body or b""))])[0]
         except RecordFormatError as exc:
             return request.response(ResponseCode.SYSTEM_ERROR, f"unreadable message: {exc}")
-        broker_name = str(request.ext_fields.get("brokerName") or "")
+        broker_name = header.broker_name or ""
         log.info(
             "client %s: consume message %s of group %s directly (from %s)",
             self.instance.client_id,
-            request.ext_fields.get("msgId"),
+            header.msg_id,
             group,
             ctx.remote_addr,
         )
@@ -123,14 +139,18 @@ class ClientRemotingProcessor:
     async def reset_offset(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
         """RESET_CONSUMER_CLIENT_OFFSET (220): ClientRemotingProcessor.resetOffset of RocketMQ 4.x."""
         client_id = self.instance.client_id
-        topic = str(request.ext_fields.get("topic") or "")
-        group = str(request.ext_fields.get("group") or "")
+        try:
+            header = ResetConsumerClientOffsetRequestHeader.decode(request)
+        except RemotingCommandError as exc:
+            log.warning("client %s: reset-offset from %s refused: %s", client_id, ctx.remote_addr, exc)
+            return None if request.is_oneway else request.response(ResponseCode.SYSTEM_ERROR, str(exc))
+        topic, group = header.topic, header.group
         log.info(
             "client %s: reset offsets of group %s, topic %s to timestamp %s (from %s)",
             client_id,
             group,
             topic,
-            request.ext_fields.get("timestamp"),
+            header.timestamp,
             ctx.remote_addr,
         )
         try:
@@ -138,7 +158,7 @@ class ClientRemotingProcessor:
         except (ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
             log.warning("client %s: unreadable reset-offset body from %s: %s", client_id, ctx.remote_addr, exc)
             offset_table = None
-        if offset_table is not None and topic and group:
+        if offset_table is not None:
             await self.instance.reset_offset(topic, group, offset_table)
         return None if request.is_oneway else request.response(ResponseCode.SUCCESS)
 

@@ -40,8 +40,9 @@ from brokers.engine.remoting.channel import ChannelContext, Handler
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
-from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.errors import RemotingCommandError, RemotingError
 from brokers.engine.remoting.headers.consume import PullMessageRequestHeader
+from brokers.engine.remoting.headers.groups import GetConsumerRunningInfoRequestHeader
 from brokers.engine.remoting.headers.offsets import (
     GetEarliestMsgStoretimeRequestHeader,
     GetMaxOffsetRequestHeader,
@@ -351,7 +352,10 @@ def _running_info_handler(plans: PullPlans) -> Handler:
     """Answer GET_CONSUMER_RUNNING_INFO for the client's own group with :meth:`PullPlans.running_info_body`."""
 
     async def handle(ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        group = request.ext_fields.get("consumerGroup")
+        try:
+            group = GetConsumerRunningInfoRequestHeader.decode(request).consumer_group
+        except RemotingCommandError as exc:
+            return request.response(ResponseCode.SYSTEM_ERROR, str(exc))
         if group != plans.group:
             return request.response(
                 ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer"

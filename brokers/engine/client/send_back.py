@@ -33,6 +33,7 @@ from brokers.engine.common.message import (
 from brokers.engine.common.message_queue import MessageQueue
 from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.headers.consume import ConsumerSendMsgBackRequestHeader
 
 __all__ = ["MessageBackSender"]
 
@@ -54,18 +55,16 @@ class MessageBackSender:
     async def send_back(self, msg: MessageExt, mq: MessageQueue, delay_level: int) -> bool:
         """Return True when the broker took the message back (through sendback or the fallback send)."""
         driver = self.instance.driver
-        ext: dict[str, object] = {
-            "offset": msg.commit_log_offset,
-            "group": self.group,
-            "delayLevel": delay_level,
-            "originMsgId": msg.uniq_key or msg.msg_id,
-            "originTopic": original_topic(msg, self.group),
-            "unitMode": "false",
-            "maxReconsumeTimes": self.max_reconsume_times,
-            "bname": mq.broker_name,
-        }
-        if msg.properties.get(PROPERTY_LAST_ERROR):  # a Gantry field: RocketMQ's brokers ignore it
-            ext["lastError"] = msg.properties[PROPERTY_LAST_ERROR]
+        ext = ConsumerSendMsgBackRequestHeader(
+            offset=msg.commit_log_offset,
+            group=self.group,
+            delay_level=delay_level,
+            origin_msg_id=msg.uniq_key or msg.msg_id,
+            origin_topic=original_topic(msg, self.group),
+            max_reconsume_times=self.max_reconsume_times,
+            broker_name=mq.broker_name,
+            last_error=msg.properties.get(PROPERTY_LAST_ERROR) or None,  # a Gantry field: RocketMQ's brokers ignore it
+        ).encode()
         try:
             addr = await driver.run(self.plans.broker_addr(mq.topic, mq.broker_name))
             check(

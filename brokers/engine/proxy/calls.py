@@ -45,9 +45,11 @@ from brokers.engine.proxy.sessions import ClientCall, Sessions, parse_version
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError, RemotingTimeoutError
+from brokers.engine.remoting.headers.brokers import UnregisterClientRequestHeader
 from brokers.engine.remoting.headers.consume import (
     AckMessageRequestHeader,
     ChangeInvisibleTimeRequestHeader,
+    ConsumerSendMsgBackRequestHeader,
     PopMessageRequestHeader,
 )
 
@@ -243,9 +245,8 @@ async def _to_each(
 
 
 async def unregister(endpoint: Endpoint, session: ClientCall, request: Message) -> None:
-    fields = {"clientID": session.client_id}
-    if request.HasField("group") and request.group.name:
-        fields["consumerGroup"] = _group(request.group)
+    group = _group(request.group) if request.HasField("group") and request.group.name else None
+    fields = UnregisterClientRequestHeader(client_id=session.client_id, consumer_group=group).encode()
     await _to_each(endpoint, session, lambda: RemotingCommand.request(RequestCode.UNREGISTER_CLIENT, fields))
 
 
@@ -515,18 +516,18 @@ async def forward_to_dlq(endpoint: Endpoint, session: ClientCall, request: Messa
         raise ProxyError(
             pb.MESSAGE_NOT_FOUND, f"no message at offset {info.queue_offset} of queue {info.queue_id} of {topic}"
         )
-    fields = {
-        "offset": commit_log_offset,
-        "group": group,
-        "delayLevel": -1,
-        "originMsgId": request.message_id[:128],
-        "originTopic": topic,
-        "maxReconsumeTimes": max(request.max_delivery_attempts - 1, 0),
-    }
+    header = ConsumerSendMsgBackRequestHeader(
+        offset=commit_log_offset,
+        group=group,
+        delay_level=-1,
+        origin_msg_id=request.message_id[:128],
+        origin_topic=topic,
+        max_reconsume_times=max(request.max_delivery_attempts - 1, 0),
+    )
     reply = await dispatch(
         endpoint,
         session,
-        RemotingCommand.request(RequestCode.CONSUMER_SEND_MSG_BACK, fields),
+        RemotingCommand.request(RequestCode.CONSUMER_SEND_MSG_BACK, header.encode()),
         broker_name=info.broker_name,
     )
     if reply.code != ResponseCode.SUCCESS:

@@ -38,6 +38,7 @@ from brokers.engine.proxy.remote_channel import RemoteChannel
 from brokers.engine.remoting.client import RemotingClient
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.brokers import GetSubscriptionGroupConfigRequestHeader, GetTopicConfigRequestHeader
 from brokers.engine.remoting.tls import TlsConfig
 
 if TYPE_CHECKING:
@@ -169,7 +170,11 @@ class ClusterBackend:
         for addr in filter(None, masters):
             try:
                 reply = await self.client.invoke(
-                    addr, RemotingCommand.request(RequestCode.GET_TOPIC_CONFIG, {"topic": topic}), LOOKUP_TIMEOUT_S
+                    addr,
+                    RemotingCommand.request(
+                        RequestCode.GET_TOPIC_CONFIG, GetTopicConfigRequestHeader(topic=topic).encode()
+                    ),
+                    LOOKUP_TIMEOUT_S,
                 )
             except Exception as exc:
                 log.info("proxy: topic %s's config not read from %s: %s", topic, addr, exc)
@@ -197,7 +202,10 @@ class ClusterBackend:
             try:
                 reply = await self.client.invoke(
                     addr,
-                    RemotingCommand.request(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, {"group": group}),
+                    RemotingCommand.request(
+                        RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG,
+                        GetSubscriptionGroupConfigRequestHeader(group=group).encode(),
+                    ),
                     LOOKUP_TIMEOUT_S,
                 )
             except Exception as exc:

@@ -36,6 +36,7 @@ from brokers.engine.broker.processors.client import ClientManageProcessor
 from brokers.engine.common.constants import MAX_RECONSUME_TIMES
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.consume import ConsumerSendMsgBackRequestHeader
 from brokers.engine.store.message_store import MessageFilter
 from brokers.engine.store.results import GetMessageStatus
 
@@ -455,10 +456,10 @@ class PopService:
         self._dlq_busy.add(marker)
         group, topic, qid = key
         try:
-            request = RemotingCommand.request(
-                RequestCode.CONSUMER_SEND_MSG_BACK,
-                {"offset": flight.phys_offset, "group": group, "delayLevel": -1, "originTopic": topic},
+            header = ConsumerSendMsgBackRequestHeader(
+                offset=flight.phys_offset, group=group, delay_level=-1, origin_topic=topic
             )
+            request = RemotingCommand.request(RequestCode.CONSUMER_SEND_MSG_BACK, header.encode())
             response = await self._send_back.consumer_send_msg_back(None, request)
             current = self.state.find(key, flight.offset)
             if current is not flight or current.pop_time != flight.pop_time:

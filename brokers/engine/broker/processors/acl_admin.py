@@ -18,6 +18,9 @@ with a remark naming the field and writes nothing:
   ``aclFileFullPath`` (RocketMQ's; Gantry has one file: absent, empty or that file's path);
   refused: UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED (211).
 
+The headers are :mod:`brokers.engine.remoting.headers.acl`'s; a request without ``accessKey`` (or
+``globalWhiteAddrs``; an empty one clears the list) is refused SYSTEM_ERROR naming the field.
+
 Reads:
 
 - GET_BROKER_CLUSTER_ACL_INFO (52), no header; the answer's ext fields as RocketMQ 4.9's
@@ -69,6 +72,11 @@ from brokers.engine.broker.processors.base import Processor, ProcessorRegistry, 
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.acl import (
+    CreateAccessConfigRequestHeader,
+    DeleteAccessConfigRequestHeader,
+    UpdateGlobalWhiteAddrsConfigRequestHeader,
+)
 
 if TYPE_CHECKING:
     from brokers.engine.broker.broker_context import BrokerContext
@@ -128,7 +136,7 @@ class AclAdminProcessor(Processor):
 
     @guarded
     async def update_and_create_access_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        change = AccessConfigChange.from_ext_fields(request.ext_fields)
+        change = AccessConfigChange.from_header(CreateAccessConfigRequestHeader.decode(request))
         return await self._change(
             request,
             ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED,
@@ -138,7 +146,7 @@ class AclAdminProcessor(Processor):
 
     @guarded
     async def delete_access_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        access_key = request.ext_fields.get("accessKey") or ""
+        access_key = DeleteAccessConfigRequestHeader.decode(request).access_key
         return await self._change(
             request,
             ResponseCode.DELETE_ACL_CONFIG_FAILED,
@@ -150,10 +158,8 @@ class AclAdminProcessor(Processor):
     async def update_global_white_addrs_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         reloader = self._reloader()
         failed = ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED
-        addrs = request.ext_fields.get("globalWhiteAddrs")
-        if addrs is None:
-            raise RequestError(failed, "globalWhiteAddrs: missing (an empty value clears the list); nothing changed")
-        path = (request.ext_fields.get("aclFileFullPath") or "").strip()
+        header = UpdateGlobalWhiteAddrsConfigRequestHeader.decode(request)
+        addrs, path = header.global_white_addrs, (header.acl_file_full_path or "").strip()
         if path and os.path.realpath(path) != os.path.realpath(reloader.path):
             raise RequestError(
                 failed, f"aclFileFullPath: this broker's ACL file is {reloader.path}, not {path}; nothing changed"

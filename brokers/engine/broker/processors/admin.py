@@ -27,7 +27,6 @@ from brokers.engine.broker.processors.base import (
     checked_new_topic,
     checked_topic,
     guarded,
-    require_str,
 )
 from brokers.engine.common.subscription_group_config import InvalidSubscriptionGroupError, SubscriptionGroupConfig
 from brokers.engine.common import json_compat
@@ -48,6 +47,12 @@ from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingError, RemotingTimeoutError
+from brokers.engine.remoting.headers.brokers import (
+    GetProducerConnectionListRequestHeader,
+    GetSubscriptionGroupConfigRequestHeader,
+    GetTopicConfigRequestHeader,
+    QueryTopicConsumeByWhoRequestHeader,
+)
 from brokers.engine.remoting.headers.groups import (
     DeleteSubscriptionGroupRequestHeader,
     GetConsumerConnectionListRequestHeader,
@@ -55,6 +60,10 @@ from brokers.engine.remoting.headers.groups import (
     GetConsumeStatsRequestHeader,
 )
 from brokers.engine.remoting.headers.offsets import ResetOffsetRequestHeader
+from brokers.engine.remoting.headers.pushes import (
+    ConsumeMessageDirectlyResultRequestHeader,
+    ResetConsumerClientOffsetRequestHeader,
+)
 from brokers.engine.remoting.headers.topics import (
     CreateTopicRequestHeader,
     DeleteTopicRequestHeader,
@@ -223,7 +232,7 @@ class AdminBrokerProcessor(Processor):
     async def get_topic_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
         """GET_TOPIC_CONFIG (351, RocketMQ 5.x): the topic's config as TopicConfigAndQueueMapping (no
         static-topic mapping: Gantry has none); TOPIC_NOT_EXIST when this broker does not have it."""
-        topic = checked_topic(require_str(request, "topic"))
+        topic = checked_topic(GetTopicConfigRequestHeader.decode(request).topic)
         tc = self.broker.topic_config_manager.select_topic_config(topic)
         if tc is None:
             return request.response(ResponseCode.TOPIC_NOT_EXIST, f"No topic in this broker. topic: {topic}")
@@ -279,7 +288,7 @@ class AdminBrokerProcessor(Processor):
 
     @guarded
     async def get_producer_connection_list(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        group = require_str(request, "producerGroup")
+        group = GetProducerConnectionListRequestHeader.decode(request).producer_group
         connections = self.broker.client_manager.producer_connections(group)
         if not connections:
             return request.response(ResponseCode.SYSTEM_ERROR, f"the producer group[{group}] not exist")
@@ -312,7 +321,7 @@ class AdminBrokerProcessor(Processor):
 
     @guarded
     async def query_topic_consume_by_who(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        topic = checked_topic(require_str(request, "topic"))
+        topic = checked_topic(QueryTopicConsumeByWhoRequestHeader.decode(request).topic)
         groups = self.broker.client_manager.query_topic_consume_by_who(topic)
         groups |= self.broker.consumer_offset_manager.which_group_by_topic(topic)
         return request.response(ResponseCode.SUCCESS, None, None, _json_body({"groupList": sorted(groups)}))
@@ -385,7 +394,9 @@ class AdminBrokerProcessor(Processor):
         if info is None or not info.channel_info_table:
             return request.response(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{group}] not online")
         body = _json_body({"offsetTable": table})
-        push_ext = {"topic": topic, "group": group, "timestamp": timestamp, "isForce": is_force}
+        push_ext = ResetConsumerClientOffsetRequestHeader(
+            topic=topic, group=group, timestamp=timestamp, is_force=is_force
+        ).encode()
         for member in info.all_channels():
             push_body = body
             if member.language == "CPP":
@@ -410,7 +421,7 @@ class AdminBrokerProcessor(Processor):
         """GET_SUBSCRIPTIONGROUP_CONFIG (352, RocketMQ 5.x): one group's config; SUBSCRIPTION_GROUP_NOT_EXIST
         when this broker does not have it (the cluster-mode proxy reads fifo and retries from it). A read:
         unlike a heartbeat or a pull, it never auto-creates the group."""
-        group = checked_group(require_str(request, "group"))
+        group = checked_group(GetSubscriptionGroupConfigRequestHeader.decode(request).group)
         cfg = self.broker.subscription_group_manager.subscription_group_table.get(group)
         if cfg is None:
             return request.response(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, "No group in this broker")
@@ -492,9 +503,8 @@ class AdminBrokerProcessor(Processor):
 
     @guarded
     async def consume_message_directly(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        group = require_str(request, "consumerGroup")
-        client_id = require_str(request, "clientId")
-        msg_id = require_str(request, "msgId")
+        header = ConsumeMessageDirectlyResultRequestHeader.decode(request)
+        group, client_id, msg_id = header.consumer_group, header.client_id, header.msg_id
         try:
             _, offset = parse_offset_msg_id(msg_id)
         except ValueError as exc:
@@ -505,12 +515,9 @@ class AdminBrokerProcessor(Processor):
         if record is None:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"can not find message by the offset, {offset}")
         member = self._client(group, client_id)
-        ext = {
-            "consumerGroup": group,
-            "clientId": client_id,
-            "msgId": msg_id,
-            "brokerName": self.broker.config.broker_name,
-        }
+        ext = ConsumeMessageDirectlyResultRequestHeader(
+            consumer_group=group, client_id=client_id, msg_id=msg_id, broker_name=self.broker.config.broker_name
+        ).encode()
         return await self._forward(
             request, member, RemotingCommand.request(RequestCode.CONSUME_MESSAGE_DIRECTLY, ext, record)
         )

@@ -23,9 +23,6 @@ from brokers.engine.broker.processors.base import (
     RequestError,
     checked_group,
     guarded,
-    optional_int,
-    require_int,
-    require_str,
 )
 from brokers.engine.broker.processors.property_filter import compiled_filter, is_tag_type
 from brokers.engine.broker.processors.send import VERSION_HONOUR_MAX_RECONSUME
@@ -47,6 +44,8 @@ from brokers.engine.common.topic_validator import InvalidNameError, validate_top
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.brokers import GetConsumerListByGroupRequestHeader, UnregisterClientRequestHeader
+from brokers.engine.remoting.headers.consume import ConsumerSendMsgBackRequestHeader
 from brokers.engine.remoting.limits import limit_log
 from brokers.engine.store.message_inner import MessageExtBrokerInner
 
@@ -172,12 +171,11 @@ class ClientManageProcessor(Processor):
 
     @guarded
     async def unregister_client(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand | None:
-        client_id = require_str(request, "clientID")
+        header = UnregisterClientRequestHeader.decode(request)
+        client_id, producer_group, consumer_group = header.client_id, header.producer_group, header.consumer_group
         broker = self.broker
-        producer_group = request.ext("producerGroup")
         if producer_group:
             broker.client_manager.unregister_producer(producer_group, ctx, client_id)
-        consumer_group = request.ext("consumerGroup")
         if consumer_group:
             group_cfg = broker.subscription_group_manager.subscription_group_table.get(consumer_group)
             notify = broker.config.notify_consumer_ids_changed_enable and (
@@ -188,7 +186,7 @@ class ClientManageProcessor(Processor):
 
     @guarded
     async def get_consumer_list_by_group(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        group = require_str(request, "consumerGroup")
+        group = GetConsumerListByGroupRequestHeader.decode(request).consumer_group
         info = self.broker.client_manager.get_consumer_group_info(group)
         ids = info.all_client_ids() if info else []
         if not ids:
@@ -218,11 +216,9 @@ class ClientManageProcessor(Processor):
     @guarded
     async def consumer_send_msg_back(self, ctx: ChannelContext | None, request: RemotingCommand) -> RemotingCommand:
         broker = self.broker
-        offset = require_int(request, "offset")
-        group = checked_group(require_str(request, "group"))
-        delay_level = require_int(request, "delayLevel")
-        origin_msg_id = request.ext("originMsgId")
-        max_reconsume_header = optional_int(request, "maxReconsumeTimes")
+        header = ConsumerSendMsgBackRequestHeader.decode(request)
+        offset, group, delay_level = header.offset, checked_group(header.group), header.delay_level
+        origin_msg_id, max_reconsume_header = header.origin_msg_id, header.max_reconsume_times
         group_cfg = broker.subscription_group_manager.find_subscription_group_config(group)
         if group_cfg is None:
             raise RequestError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}")
@@ -268,9 +264,7 @@ class ClientManageProcessor(Processor):
             level = delay_level if delay_level > 0 else 3 + msg.reconsume_times
             props[PROPERTY_DELAY_TIME_LEVEL] = str(min(level, MAX_DELAY_LEVEL))
         props[PROPERTY_ORIGIN_MESSAGE_ID] = props.get(PROPERTY_ORIGIN_MESSAGE_ID) or origin_msg_id or msg.msg_id
-        last_error = last_error_text(
-            request.ext("lastError") or ""
-        )  # Gantry's consumers say why (a field RocketMQ's lack)
+        last_error = last_error_text(header.last_error or "")  # Gantry's consumers say why (a field RocketMQ's lack)
         if last_error:
             props[PROPERTY_LAST_ERROR] = last_error
         text = properties_to_string(props)

@@ -34,10 +34,14 @@ from __future__ import annotations
 
 from brokers.engine.broker.consumer_offset_manager import ConsumerOffsetManager
 from brokers.engine.broker.processors.admin import _json_body
-from brokers.engine.broker.processors.base import Processor, ProcessorRegistry, checked_group, guarded, require_str
+from brokers.engine.broker.processors.base import Processor, ProcessorRegistry, checked_group, guarded
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.replication import (
+    GantryNotifyConsumerIdsChangedRequestHeader,
+    SubscribeConfigRequestHeader,
+)
 from brokers.engine.store.ha.ha_config import SLAVE
 
 
@@ -50,7 +54,7 @@ class GantryExtensionProcessor(Processor):
 
     @guarded
     async def subscribe_config(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        slave_addr = require_str(request, "slaveAddr")
+        slave_addr = SubscribeConfigRequestHeader.decode(request).slave_addr
         if self.broker.config.broker_role == SLAVE:
             return request.response(
                 ResponseCode.SYSTEM_ERROR,
@@ -106,7 +110,7 @@ class GantryExtensionProcessor(Processor):
 
     @guarded
     async def notify_consumer_ids_changed(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        group = checked_group(require_str(request, "consumerGroup"))
+        group = checked_group(GantryNotifyConsumerIdsChangedRequestHeader.decode(request).consumer_group)
         notified = self.broker.client_manager.notify_group_now(group)
         body = {"consumerGroup": group, "notified": notified}
         return request.response(ResponseCode.SUCCESS, None, None, _json_body(body))

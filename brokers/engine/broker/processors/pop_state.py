@@ -33,13 +33,12 @@ from brokers.engine.broker.processors.base import (
     checked_group,
     checked_topic,
     guarded,
-    optional_int,
-    require_str,
 )
 from brokers.engine.common.message_id import create_offset_msg_id
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.replication import GetPopStateRequestHeader
 
 if TYPE_CHECKING:
     from brokers.engine.broker.broker_context import BrokerContext
@@ -104,11 +103,11 @@ class PopStateProcessor(Processor):
 
     @guarded
     async def get_pop_state(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        group = checked_group(require_str(request, "consumerGroup"))
-        topic = request.ext_fields.get("topic") or None
+        header = GetPopStateRequestHeader.decode(request)
+        group, topic = checked_group(header.consumer_group), header.topic
         if topic is not None:
             checked_topic(topic)
-        max_entries = optional_int(request, "maxEntries", DEFAULT_MAX_ENTRIES)
+        max_entries = DEFAULT_MAX_ENTRIES if header.max_entries is None else header.max_entries
         if max_entries < 1:
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"maxEntries must be at least 1, not {max_entries}")
         broker = self.broker

@@ -2,7 +2,7 @@
 
 The contract (fields, body, refusals) is docs/broker-group-promotion.md, "The promotion contract".
 
-Request ext fields: ``brokerName`` and ``brokerId`` (must be this broker's, so a promotion sent
+Request header (:class:`~brokers.engine.remoting.headers.replication.PromoteSlaveRequestHeader`): ``brokerName`` and ``brokerId`` (must be this broker's, so a promotion sent
 to the wrong address changes nothing), ``force`` and ``dryRun`` ("true"/"false", default
 false), ``role`` (optional: SYNC_MASTER | ASYNC_MASTER; default the role the master had, else
 ASYNC_MASTER). The answer's body is the :class:`PromotionPlan` JSON (``promotion_plan.py``):
@@ -26,13 +26,12 @@ from brokers.engine.broker.processors.base import (
     ProcessorRegistry,
     RequestError,
     guarded,
-    require_int,
-    require_str,
 )
 from brokers.engine.broker.promotion_plan import PromotionPlan
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.replication import PromoteSlaveRequestHeader
 from brokers.engine.store.ha.ha_config import MASTER_ROLES, SLAVE
 
 if TYPE_CHECKING:
@@ -65,10 +64,9 @@ class PromoteSlaveProcessor(Processor):
 
     @guarded
     async def promote_slave(self, ctx: ChannelContext, request: RemotingCommand) -> RemotingCommand:
-        name = require_str(request, "brokerName")
-        broker_id = require_int(request, "brokerId")
-        force, dry_run = request.get_bool("force"), request.get_bool("dryRun")
-        role = (request.ext("role") or "").strip().upper()
+        header = PromoteSlaveRequestHeader.decode(request)
+        name, broker_id, force, dry_run = header.broker_name, header.broker_id, header.force, header.dry_run
+        role = (header.role or "").strip().upper()
         cfg = self.broker.config
         if name != cfg.broker_name:
             raise RequestError(

@@ -15,7 +15,9 @@ annotation           missing or empty on the wire      decoded from
 ``T | None = None``  None                              ``Boolean.parseBoolean`` ("true", any case)
 ===================  ================================  ========================================
 
-An empty value counts as missing, as the ROCKETMQ binary header has it (length 0 reads as null).
+An empty value counts as missing, as the ROCKETMQ binary header has it (length 0 reads as null),
+except in a ``str`` field declared with :func:`empty_is_a_value` (a JSON header carries it, and the
+ACL's ``topicPerms=""`` clears a list that an absent ``topicPerms`` keeps).
 ``encode()`` writes every field that is not None: ints in decimal, booleans as ``true``/``false``
 (what Java's ``String.valueOf`` writes), and a field with older names (``wire("cleanOffset",
 "removeOffset")``) under each of them; ``decode()`` reads the first name present. Unknown
@@ -32,11 +34,12 @@ from typing import ClassVar, Self, get_args, get_origin, get_type_hints
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.errors import RemotingCommandError
 
-__all__ = ["HeaderField", "RequestHeader", "header_fields", "wire"]
+__all__ = ["HeaderField", "RequestHeader", "empty_is_a_value", "header_fields", "wire"]
 
 _WIRE = "rocketmq.wire"
 _ALSO = "rocketmq.wire_also"
 _LABEL = "rocketmq.label"
+_KEEP_EMPTY = "rocketmq.keep_empty"
 _SCALARS: tuple[type, ...] = (str, int, bool)
 
 
@@ -45,6 +48,12 @@ def wire(name: str, *also: str, label: str | None = None) -> dict[str, object]:
     older names ``also`` the field is read from when ``name`` is absent and written under as well,
     and the ``label`` a refusal names it by (default ``name``; SEND_MESSAGE_V2's ``e`` is queueId)."""
     return {_WIRE: name, _ALSO: also, _LABEL: label or name}
+
+
+def empty_is_a_value(*names: str) -> dict[str, object]:
+    """Field metadata of a ``str`` field whose empty value is a value, not a missing field: decoded
+    as ``""`` (a required one is refused only when absent). ``names``, when given, as :func:`wire`'s."""
+    return {**(wire(*names) if names else {}), _KEEP_EMPTY: True}
 
 
 def camel_case(name: str) -> str:
@@ -64,6 +73,7 @@ class HeaderField:
     required: bool
     default: object = None
     label: str = ""
+    keeps_empty: bool = False
 
     @property
     def name(self) -> str:
@@ -102,14 +112,17 @@ def _declared_fields(cls: type[RequestHeader]) -> tuple[HeaderField, ...]:
         also = tuple(f.metadata.get(_ALSO, ()))
         default = f.default if has_default else None
         label = f.metadata.get(_LABEL) or name
-        out.append(HeaderField(f.name, (name, *also), hint, not has_default, default, label))
+        keeps_empty = bool(f.metadata.get(_KEEP_EMPTY))
+        if keeps_empty and hint is not str:
+            raise TypeError(f"{cls.__name__}.{f.name}: only a str field keeps an empty value")
+        out.append(HeaderField(f.name, (name, *also), hint, not has_default, default, label, keeps_empty))
     return tuple(out)
 
 
 # The decode/encode loops run per request on the data path (PULL_MESSAGE, POP_MESSAGE): they walk
 # plain tuples, set the frozen instance's slots directly (as the dataclass __init__ does) and
 # parse inline, which keeps a 12-field header at a few microseconds.
-_Plan = tuple[tuple[str, str, tuple[str, ...], type, bool, object, str], ...]
+_Plan = tuple[tuple[str, str, tuple[str, ...], type, bool, object, str, bool], ...]
 _PLANS: dict[type, _Plan] = {}
 _set = object.__setattr__
 
@@ -118,7 +131,8 @@ def _plan(cls: type[RequestHeader]) -> _Plan:
     plan = _PLANS.get(cls)
     if plan is None:
         plan = _PLANS[cls] = tuple(
-            (f.attr, f.name, f.names[1:], f.kind, f.required, f.default, f.label) for f in header_fields(cls)
+            (f.attr, f.name, f.names[1:], f.kind, f.required, f.default, f.label, f.keeps_empty)
+            for f in header_fields(cls)
         )
     return plan
 
@@ -136,7 +150,7 @@ class RequestHeader:
     def encode(self) -> dict[str, str]:
         """The ``extFields`` of this header: every field that is not None, as Java writes it."""
         ext: dict[str, str] = {}
-        for attr, name, also, kind, _required, _default, _label in _plan(type(self)):
+        for attr, name, also, kind, _required, _default, _label, _keeps_empty in _plan(type(self)):
             value = getattr(self, attr)
             if value is None:
                 continue
@@ -152,14 +166,18 @@ class RequestHeader:
         first field that is required and missing, or not a number where one is declared."""
         get = (request.ext_fields if isinstance(request, RemotingCommand) else request).get
         header = object.__new__(cls)
-        for attr, name, also, kind, required, default, label in _plan(cls):
+        value: object
+        for attr, name, also, kind, required, default, label, keeps_empty in _plan(cls):
             raw = get(name)
             if not raw and also:
-                raw = next((v for v in map(get, also) if v), None)
+                raw = next((v for v in map(get, also) if v), raw)
             if not raw:
-                if required:
+                if keeps_empty and raw is not None:
+                    value = raw
+                elif required:
                     raise RemotingCommandError(f"the custom field <{label}> is missing", label)
-                value = default
+                else:
+                    value = default
             elif kind is str:
                 value = raw
             elif kind is int:

@@ -1,17 +1,20 @@
-"""Consumption headers: PULL_MESSAGE (and RocketMQ 5's LITE_PULL_MESSAGE, the same header), and
-RocketMQ 5's message-level consumption: POP_MESSAGE, ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME."""
+"""Consumption headers: PULL_MESSAGE (and RocketMQ 5's LITE_PULL_MESSAGE, the same header),
+CONSUMER_SEND_MSG_BACK, and RocketMQ 5's message-level consumption: POP_MESSAGE, ACK_MESSAGE,
+CHANGE_MESSAGE_INVISIBLETIME."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from brokers.engine.remoting.codes import RequestCode
+from brokers.engine.remoting.headers.base import RequestHeader, wire
 from brokers.engine.remoting.headers.offsets import QueueRequestHeader
 
 __all__ = [
     "AckMessageRequestHeader",
     "ChangeInvisibleTimeRequestHeader",
+    "ConsumerSendMsgBackRequestHeader",
     "PopMessageRequestHeader",
     "PullMessageRequestHeader",
 ]
@@ -82,3 +85,26 @@ class ChangeInvisibleTimeRequestHeader(AckMessageRequestHeader):
     CODES: ClassVar[tuple[int, ...]] = (RequestCode.CHANGE_MESSAGE_INVISIBLETIME,)
 
     invisible_time: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerSendMsgBackRequestHeader(RequestHeader):
+    """CONSUMER_SEND_MSG_BACK (36): the message stored at commit-log ``offset`` goes back to the
+    group's retry topic with ``delay_level`` (0: 3 + its reconsume times; negative: straight to the
+    DLQ), or to the DLQ once it was reconsumed ``max_reconsume_times`` (None: the group's setting).
+
+    ``bname`` is RocketMQ 5's broker name (``RpcRequestHeader``), which a proxy routes by;
+    ``lastError`` is Gantry's (why the listener failed, kept on the retry), which Apache's broker ignores.
+    """
+
+    CODES: ClassVar[tuple[int, ...]] = (RequestCode.CONSUMER_SEND_MSG_BACK,)
+
+    offset: int
+    group: str
+    delay_level: int
+    origin_msg_id: str | None = None
+    origin_topic: str | None = None
+    unit_mode: bool = False
+    max_reconsume_times: int | None = None
+    broker_name: str | None = field(default=None, metadata=wire("bname"))
+    last_error: str | None = None
