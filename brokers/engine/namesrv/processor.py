@@ -27,8 +27,11 @@ brokers they touch. Route reads are unchanged.
 
 Route and cluster bodies are written as standard JSON (quoted broker-id keys, sorted, non-ASCII
 escaped) whatever the client's version: Java clients read it through fastjson, eval-style
-JavaScript clients through JSON2, and strict JSON parsers (Go, Python) need it.  A missing required header field
-raises RemotingCommandError, which the server answers SYSTEM_ERROR with a remark naming it.
+JavaScript clients through JSON2, and strict JSON parsers (Go, Python) need it.
+
+Each code's header, and each answer's custom header, is a typed class of
+:mod:`brokers.engine.remoting.headers.namesrv`; a missing required header field raises
+RemotingCommandError, which the server answers SYSTEM_ERROR with a remark naming it.
 """
 
 from __future__ import annotations
