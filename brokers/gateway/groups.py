@@ -24,6 +24,7 @@ from brokers.engine.client.admin_types import ConsumeStats
 from brokers.engine.client.plan import Call, Fanout, Plan, Reply
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
+from brokers.engine.remoting.headers.brokers import GetConsumeStatsInBrokerRequestHeader
 from brokers.gateway.client import answered, get_admin_client, reply_failure, run
 
 __all__ = [
@@ -107,8 +108,9 @@ def group_survey_plan(addrs: Iterable[str], lag: bool = True) -> Plan[dict[str, 
     groups_replies: dict[str, Reply | RemotingError] = {}
     if lag and addrs:
         codes = (RequestCode.GET_BROKER_CONSUME_STATS, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        stats = GetConsumeStatsInBrokerRequestHeader(is_order=False).encode()
         replies = yield Fanout(
-            tuple(Call(code, {"isOrder": False} if code == codes[0] else None, addr=a) for a in addrs for code in codes)
+            tuple(Call(code, stats if code == codes[0] else None, addr=a) for a in addrs for code in codes)
         )
         rest = ()
         for i, addr in enumerate(addrs):

@@ -22,6 +22,7 @@ from brokers.engine.broker.processors.base import Processor, ProcessorRegistry, 
 from brokers.engine.remoting.channel import ChannelContext
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
+from brokers.engine.remoting.headers.brokers import GetConsumeStatsInBrokerRequestHeader
 
 
 class GroupBatchProcessor(Processor):
@@ -40,7 +41,7 @@ class GroupBatchProcessor(Processor):
         ``timeoutMillis`` is the caller's wait and means nothing here.
         """
         broker = self.broker
-        is_order = request.get_bool("isOrder")
+        is_order = GetConsumeStatsInBrokerRequestHeader.decode(request).is_order
         topics_by_group = broker.consumer_offset_manager.topics_by_group()  # whichTopicByConsumer, one pass
         stats_list: list[dict[str, Any]] = []
         total_diff = 0

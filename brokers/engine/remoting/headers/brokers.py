@@ -1,5 +1,5 @@
 """Broker headers: a broker's clients (unregistering, a group's members, a producer group's
-connections) and its single-config reads (a topic's, a group's, who consumes a topic).
+connections, every group's consume stats) and its single-config reads (a topic's, a group's, who consumes a topic).
 
 GET_BROKER_RUNTIME_INFO, GET_BROKER_CONFIG, GET_ALL_TOPIC_CONFIG and the other whole-table reads
 carry no header.
@@ -14,6 +14,7 @@ from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.headers.base import RequestHeader, wire
 
 __all__ = [
+    "GetConsumeStatsInBrokerRequestHeader",
     "GetConsumerListByGroupRequestHeader",
     "GetProducerConnectionListRequestHeader",
     "GetSubscriptionGroupConfigRequestHeader",
@@ -50,6 +51,17 @@ class GetProducerConnectionListRequestHeader(RequestHeader):
     CODES: ClassVar[tuple[int, ...]] = (RequestCode.GET_PRODUCER_CONNECTION_LIST,)
 
     producer_group: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GetConsumeStatsInBrokerRequestHeader(RequestHeader):
+    """GET_BROKER_CONSUME_STATS (317, RocketMQ's ``GetConsumeStatsInBrokerHeader``): every group's
+    consume stats, of ordered topics only with ``is_order``. RocketMQ marks isOrder ``@CFNotNull``;
+    Gantry's broker has always taken a missing one as false, and still does."""
+
+    CODES: ClassVar[tuple[int, ...]] = (RequestCode.GET_BROKER_CONSUME_STATS,)
+
+    is_order: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
