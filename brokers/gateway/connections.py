@@ -25,6 +25,7 @@ from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
 from brokers.gateway.client import answered, reply_failure, run
 from brokers.gateway.cluster import slave_addrs
+from brokers.engine.remoting.headers.groups import GetConsumerConnectionListRequestHeader
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,14 @@ def consumer_connections_plan(groups: Iterable[str], addrs: Iterable[str]) -> Pl
     replies = (
         (
             yield Fanout(
-                tuple(Call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": g}, addr=a) for g, a in pairs)
+                tuple(
+                    Call(
+                        RequestCode.GET_CONSUMER_CONNECTION_LIST,
+                        GetConsumerConnectionListRequestHeader(consumer_group=g).encode(),
+                        addr=a,
+                    )
+                    for g, a in pairs
+                )
             )
         )
         if pairs

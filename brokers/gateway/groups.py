@@ -26,6 +26,7 @@ from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.errors import RemotingError
 from brokers.engine.remoting.headers.brokers import GetConsumeStatsInBrokerRequestHeader
 from brokers.gateway.client import answered, get_admin_client, reply_failure, run
+from brokers.engine.remoting.headers.topics import GetTopicStatsInfoRequestHeader
 
 __all__ = [
     "BrokerGroupSurvey",
@@ -142,7 +143,10 @@ def group_survey_plan(addrs: Iterable[str], lag: bool = True) -> Plan[dict[str, 
     max_offsets: dict[str, dict[str, dict[int, int]]] = {}
     if fallback:
         stats_replies = yield Fanout(
-            tuple(Call(RequestCode.GET_TOPIC_STATS_INFO, {"topic": t}, addr=a) for a, t in fallback)
+            tuple(
+                Call(RequestCode.GET_TOPIC_STATS_INFO, GetTopicStatsInfoRequestHeader(topic=t).encode(), addr=a)
+                for a, t in fallback
+            )
         )
         for (addr, topic), reply in zip(fallback, stats_replies):
             if (

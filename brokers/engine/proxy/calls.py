@@ -52,6 +52,7 @@ from brokers.engine.remoting.headers.consume import (
     ConsumerSendMsgBackRequestHeader,
     PopMessageRequestHeader,
 )
+from brokers.engine.remoting.headers.topics import GetRouteInfoRequestHeader
 
 if TYPE_CHECKING:
     from brokers.engine.acl.acl_guard import AclGuard
@@ -141,7 +142,9 @@ def _group(resource: pb.Resource) -> str:
 
 
 async def _route(endpoint: Endpoint, session: ClientCall, topic: str) -> tuple[TopicRouteData, dict[str, str]]:
-    request = RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
+    request = RemotingCommand.request(
+        RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader(topic=topic).encode()
+    )
     remark = authorize(endpoint.guard, session.caller, request)
     if remark is not None:
         raise ProxyError(pb.FORBIDDEN, remark)

@@ -40,6 +40,7 @@ from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.headers.brokers import GetSubscriptionGroupConfigRequestHeader, GetTopicConfigRequestHeader
 from brokers.engine.remoting.tls import TlsConfig
+from brokers.engine.remoting.headers.topics import GetRouteInfoRequestHeader
 
 if TYPE_CHECKING:
     from brokers.engine.acl.acl_guard import AclGuard
@@ -293,7 +294,9 @@ class ClusterBackend:
         route = None
         try:
             reply = await self.namesrv_call(
-                RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
+                RemotingCommand.request(
+                    RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader(topic=topic).encode()
+                )
             )
             if reply.code == ResponseCode.SUCCESS:
                 route = parse_topic_route(topic, reply.body)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from brokers.engine.common.topic_validator import InvalidNameError, validate_group, validate_new_topic, validate_topic
 from brokers.engine.remoting.codes import ResponseCode
@@ -35,33 +35,6 @@ class RequestError(Exception):
         super().__init__(remark)
         self.code = int(code)
         self.remark = remark
-
-
-def require_str(request: RemotingCommand, name: str) -> str:
-    try:
-        return request.require_str(name)
-    except RemotingCommandError as exc:
-        raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
-
-
-def require_int(request: RemotingCommand, name: str) -> int:
-    try:
-        return request.require_int(name)
-    except RemotingCommandError as exc:
-        raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
-
-
-@overload
-def optional_int(request: RemotingCommand, name: str) -> int | None: ...
-@overload
-def optional_int(request: RemotingCommand, name: str, default: int) -> int: ...
-@overload
-def optional_int(request: RemotingCommand, name: str, default: int | None) -> int | None: ...
-def optional_int(request: RemotingCommand, name: str, default: int | None = None) -> int | None:
-    try:
-        return request.get_int(name, default)
-    except RemotingCommandError as exc:
-        raise RequestError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
 
 
 def checked_topic(topic: str, code: int = ResponseCode.SYSTEM_ERROR) -> str:

@@ -3,6 +3,8 @@ types, and the refusals that name the field."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from dataclasses import dataclass, field
 
@@ -13,14 +15,19 @@ from brokers.engine.remoting.codes import RequestCode
 from brokers.engine.remoting.command import SERIALIZE_JSON, SERIALIZE_ROCKETMQ, RemotingCommand
 from brokers.engine.remoting.errors import RemotingCommandError
 from brokers.engine.remoting.headers import RequestHeader, header_fields, wire
-from brokers.engine.remoting.headers import consume, groups, messages, offsets, produce, topics
+from brokers.engine.remoting.headers import consume, groups, messages, offsets, produce, topics  # noqa: F401
 from brokers.engine.remoting.headers.groups import DeleteSubscriptionGroupRequestHeader
 from brokers.engine.remoting.headers.messages import QueryMessageRequestHeader
 from brokers.engine.remoting.headers.offsets import ResetOffsetRequestHeader, UpdateConsumerOffsetRequestHeader
 
+HEADER_MODULES = [  # every module of the package: a new one is checked without being named here
+    importlib.import_module(f"{headers.__name__}.{info.name}")
+    for info in pkgutil.iter_modules(headers.__path__)
+    if info.name != "base"
+]
 HEADER_CLASSES = [
     c
-    for m in (topics, groups, offsets, messages, consume, produce)
+    for m in HEADER_MODULES
     for c in (getattr(m, n) for n in m.__all__)
     if isinstance(c, type) and issubclass(c, RequestHeader)
 ]
