@@ -5,19 +5,28 @@ releases it once the frame is read, so what peers can make a server buffer is wh
 and the budget bounds it:
 
 - ``max_unauthenticated_bytes`` for connections that have not authenticated (sent a request
-  their port's guard let through; with no guard, any decoded request): a reservation past it
-  closes the unauthenticated connections holding the most first;
-- ``max_buffered_bytes`` for all connections: past it, unauthenticated holders go first, then
-  authenticated ones, largest first. Responses queued for peers that do not read count here too:
-  the watchdog calls :meth:`BufferBudget.check_queued` every period.
+  their port's guard let through; with no guard, any decoded request);
+- ``max_buffered_bytes`` for all connections. Responses queued for peers that do not read count
+  here too: the watchdog calls :meth:`BufferBudget.check_queued` every period.
 
-When the reserving connection itself holds the most, it is the one closed (its read loop gets a
-fatal :class:`~brokers.engine.remoting.errors.RemotingProtocolError`). Every close is logged by the
-rate-limited :data:`~brokers.engine.remoting.limits.limit_log` as limit ``buffer-budget``.
+When a frame does not fit, the connection holding the most is closed to make room if it holds
+more than the new frame needs (those not authenticated go first, and an authenticated connection's
+frame always displaces theirs); otherwise the new frame *waits* for room, its bytes left unread in
+the kernel, until a holder finishes or closes (first come, first served among the frames that fit)
+or the connection's own deadline (first request, frame receive) closes it. A frame larger than its
+whole budget can never fit: its connection is closed at once (a fatal
+:class:`~brokers.engine.remoting.errors.RemotingProtocolError`).
+
+Waiting rather than closing is what keeps a flood cheap: peers that stall large frames by the
+hundred are not read, closed and reconnected in a loop; they sit unread until their deadline, while
+a client with a small frame displaces them at once. Every close is logged by the rate-limited
+:data:`~brokers.engine.remoting.limits.limit_log` as limit ``buffer-budget``, every wait as
+``buffer-budget-wait``.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -41,79 +50,144 @@ class Holder(Protocol):
 
 
 class BufferBudget:
-    """Reservations of one server's connections against its two limits."""
+    """Reservations of one server's connections against its two limits, and the frames waiting for room."""
 
     def __init__(self, limits: ConnectionLimits, name: str = "remoting") -> None:
         self.max_total = limits.max_buffered_bytes
         self.max_unauthenticated = limits.max_unauthenticated_bytes
         self.name = name
         self._held: dict[Holder, int] = {}
+        self._waiting: dict[Holder, tuple[int, asyncio.Future[None]]] = {}  # in arrival order
         self.total = 0  # bytes reserved by every connection
         self.unauthenticated = 0  # the part of it reserved by connections that have not authenticated
         self.closed_for_budget = 0
+        self.waited = 0  # frames that had to wait for room
 
     def held(self, ctx: Holder) -> int:
         return self._held.get(ctx, 0)
 
-    def reserve(self, ctx: Holder, size: int) -> None:
-        """Reserve ``size`` bytes for ``ctx``'s next frame, closing the largest holders when it does not
-        fit; RemotingProtocolError (fatal) when ``ctx`` is the one to go."""
-        while True:
-            unauth_over = not ctx.established and self.unauthenticated + size > self.max_unauthenticated
-            total_over = self.total + size > self.max_total
-            if not unauth_over and not total_over:
-                break
-            tier = [c for c in self._held if not c.established]
-            if not ctx.established:
-                tier.append(ctx)
-            if not tier and not unauth_over:
-                tier = [c for c in self._held if c.established] + ([ctx] if ctx.established else [])
-            victim = max(tier, key=lambda c: self._held.get(c, 0) + (size if c is ctx else 0))
-            which = "unauthenticated" if unauth_over else "all"
-            limit = self.max_unauthenticated if unauth_over else self.max_total
+    @property
+    def waiting(self) -> int:
+        """Frames waiting for room now."""
+        return len(self._waiting)
+
+    def _fits(self, ctx: Holder, size: int) -> bool:
+        if self.total + size > self.max_total:
+            return False
+        return ctx.established or self.unauthenticated + size <= self.max_unauthenticated
+
+    def reserve(self, ctx: Holder, size: int) -> asyncio.Future[None] | None:
+        """Reserve ``size`` bytes for ``ctx``'s next frame: None when reserved, or a future to await
+        that is done once they are (closing larger holders first when that makes room; see the module
+        docstring). RemotingProtocolError (fatal) when the frame can never fit; the future fails the
+        same way if ``ctx`` closes while it waits."""
+        cap = self.max_total if ctx.established else min(self.max_total, self.max_unauthenticated)
+        if size > cap:
+            which = "receive" if ctx.established else "unauthenticated receive"
             self.closed_for_budget += 1
-            if victim is ctx:
-                limit_log.refused(
-                    "buffer-budget",
-                    ctx.remote_addr,
-                    "%s: a %d-byte frame does not fit the %s budget (%d of %d bytes held); connection closed",
-                    ctx,
-                    size,
-                    which,
-                    self.unauthenticated if unauth_over else self.total,
-                    limit,
-                )
-                raise RemotingProtocolError(
-                    f"the server's {which} receive budget of {limit} bytes is spent", fatal=True
-                )
+            limit_log.refused(
+                "buffer-budget",
+                ctx.remote_addr,
+                "%s: a %d-byte frame is larger than the whole %s budget (%d bytes); connection closed",
+                ctx,
+                size,
+                which,
+                cap,
+            )
+            raise RemotingProtocolError(f"a {size}-byte frame is larger than the server's {which} budget", fatal=True)
+        while not self._fits(ctx, size):
+            victim = self._victim(ctx, size)
+            if victim is None:
+                return self._wait(ctx, size)
+            self.closed_for_budget += 1
             limit_log.refused(
                 "buffer-budget",
                 victim.remote_addr,
-                "%s: holds %d bytes, the most, when the %s budget (%d bytes) is spent; connection closed",
+                "%s: holds %d bytes, the most, when a %d-byte frame of %s needs room; connection closed",
                 victim,
                 self._held.get(victim, 0),
-                which,
-                limit,
+                size,
+                ctx,
             )
-            self.release(victim)
+            self._drop(victim)
             victim.abort()
+        self._take(ctx, size)
+        self._grant()  # what the closes freed beyond this frame's need
+        return None
+
+    def _victim(self, ctx: Holder, size: int) -> Holder | None:
+        """The holder to close for ``ctx``'s frame, or None: the frame waits."""
+        unauth_over = not ctx.established and self.unauthenticated + size > self.max_unauthenticated
+        tier = [c for c in self._held if not c.established and c is not ctx]
+        if not tier and not unauth_over and ctx.established:
+            tier = [c for c in self._held if c is not ctx]
+        if not tier:
+            return None
+        victim = max(tier, key=lambda c: self._held[c])
+        if self._held[victim] > size or (ctx.established and not victim.established):
+            return victim
+        return None
+
+    def _wait(self, ctx: Holder, size: int) -> asyncio.Future[None]:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting[ctx] = (size, future)
+        self.waited += 1
+        limit_log.refused(
+            "buffer-budget-wait",
+            ctx.remote_addr,
+            "%s: a %d-byte frame waits for room (%d of %d bytes held, %d of %d unauthenticated); not read until then",
+            ctx,
+            size,
+            self.total,
+            self.max_total,
+            self.unauthenticated,
+            self.max_unauthenticated,
+        )
+        return future
+
+    def _take(self, ctx: Holder, size: int) -> None:
         self._held[ctx] = self._held.get(ctx, 0) + size
         self.total += size
         if not ctx.established:
             self.unauthenticated += size
 
-    def release(self, ctx: Holder) -> None:
-        """Give back what ``ctx`` reserved (its frame is read, or it closed)."""
+    def _drop(self, ctx: Holder) -> None:
         size = self._held.pop(ctx, 0)
         if size:
             self.total -= size
             if not ctx.established:
                 self.unauthenticated -= size
 
+    def _grant(self) -> None:
+        """Reserve for the waiting frames that fit now, in arrival order (a larger one does not hold up
+        a smaller one that fits)."""
+        if not self._waiting:
+            return
+        for ctx, (size, future) in list(self._waiting.items()):
+            if future.done() or ctx.closed:
+                del self._waiting[ctx]
+            elif self._fits(ctx, size):
+                del self._waiting[ctx]
+                self._take(ctx, size)
+                future.set_result(None)
+
+    def release(self, ctx: Holder) -> None:
+        """Give back what ``ctx`` reserved (its frame is read, or it closed) and stop its wait if any."""
+        self._drop(ctx)
+        self.forget(ctx)
+        self._grant()
+
+    def forget(self, ctx: Holder) -> None:
+        """``ctx`` closed: a frame of it still waiting fails (fatal RemotingProtocolError)."""
+        waiting = self._waiting.pop(ctx, None)
+        if waiting is not None and not waiting[1].done():
+            waiting[1].set_exception(RemotingProtocolError("the connection closed while its frame waited", fatal=True))
+
     def authenticated(self, ctx: Holder) -> None:
         """``ctx`` has just authenticated: what it holds leaves the unauthenticated part (call before
         setting ``ctx.established``)."""
         self.unauthenticated -= self._held.get(ctx, 0)
+        self._grant()
 
     def check_queued(self, channels: Iterable[Holder]) -> None:
         """Close the connections with the most unread responses (unauthenticated first) while reserved

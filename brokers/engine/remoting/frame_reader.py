@@ -17,7 +17,8 @@ for a frame to be answered as an error:
 
 With ``reserve``/``release`` (a server's :class:`~brokers.engine.remoting.budget.BufferBudget`), a
 frame's declared size is reserved before its bytes are read and released once they are; a
-reservation refused (fatal RemotingProtocolError) ends the connection.
+reservation may make the frame wait for room (``reserve`` returns an awaitable: nothing more is read
+until it is done), and one refused (fatal RemotingProtocolError) ends the connection.
 
 ``frame_started_at`` is the loop time of a frame's first byte while the frame is being read
 (None between frames), so a watchdog can close a connection whose frame trickles in; the time
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from brokers.engine.remoting.command import FLAG_RESPONSE, HEADER_WORD, LENGTH_PREFIX, RemotingCommand, salvage_ids
 from brokers.engine.remoting.errors import RemotingBodyTooLargeError, RemotingProtocolError, RemotingTooLargeError
@@ -51,7 +52,7 @@ class FrameReader:
         max_frame_size: int,
         max_header_size: int | None = None,
         name: object = "connection",
-        reserve: Callable[[int], None] | None = None,
+        reserve: Callable[[int], Awaitable[None] | None] | None = None,
         release: Callable[[], None] | None = None,
         body_limits: Mapping[int, tuple[int, str]] | None = None,
     ) -> None:
@@ -65,6 +66,11 @@ class FrameReader:
         self._loop = asyncio.get_running_loop()
         self._first = True
         self._body_limits = body_limits or {}
+
+    def detach(self) -> None:
+        """Drop the callbacks and the owner's name (the connection ended): no reference back to the owner."""
+        self._reserve = self._release = None
+        self.name = repr(self.name)
 
     def _body_threshold(self) -> int | None:
         """The smallest body limit (frames at most this large are read without a look at their code)."""
@@ -94,8 +100,10 @@ class FrameReader:
             if self._reserve is None:
                 data = await (self._read_checked(total) if check_code else reader.readexactly(total))
             else:
-                self._reserve(total)
+                waiting = self._reserve(total)
                 try:
+                    if waiting is not None:  # no room yet: the frame's bytes stay unread until there is
+                        await waiting
                     data = await (self._read_checked(total) if check_code else reader.readexactly(total))
                 finally:
                     self._release()  # type: ignore[misc]

@@ -98,3 +98,11 @@ class FrameWriter:
         """Write what is queued; later frames are dropped (the owner closes the transport)."""
         self.flush()
         self._closed = True
+
+    def detach(self) -> None:
+        """Drop the owner's callbacks (the connection ended): no reference back to the owner."""
+        self._on_written = self._on_failed = _ignore
+
+
+def _ignore(*_: object) -> None:
+    pass

@@ -25,6 +25,7 @@ are held to the port's :class:`~brokers.engine.remoting.budget.BufferBudget`.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 
 from brokers.engine import event_loop, speedups
@@ -43,6 +44,9 @@ log = logging.getLogger("brokers.engine.remoting")
 
 IDLE_CLOSE_S = 120.0  # RocketMQ serverChannelMaxIdleTimeSeconds
 SHUTDOWN_GRACE_S = 1.0  # how long stop() lets running handlers finish before cancelling them
+# At a connection cap, how many of the oldest unauthenticated connections (and addresses) are looked at
+# for an idle one to close: a bounded cost per new connection whatever the number held.
+_EVICTION_SCAN = 64
 
 
 class RemotingServer:
@@ -228,12 +232,27 @@ class RemotingServer:
         return True
 
     def _oldest_unauthenticated(self, host: str | None) -> ChannelContext | None:
-        """The oldest connection not yet authenticated (of ``host``, or of any address), idle ones first."""
-        pools = [self._unauthenticated.get(host, {})] if host is not None else list(self._unauthenticated.values())
-        candidates = [ctx for pool in pools for ctx in pool.values() if not ctx.closed]
-        if not candidates:
-            return None
-        return min(candidates, key=lambda c: (c.frame_started_at is not None, c.opened_at))
+        """The oldest connection not yet authenticated (of ``host``, or of any address), idle ones first.
+
+        The pools keep connections in the order they opened, so this looks at the oldest few only
+        (``_EVICTION_SCAN``): the first idle one among them, else the oldest. A flood of new sockets
+        costs the server O(1) per connection here, not a pass over every connection it holds."""
+        if host is not None:
+            pools = [self._unauthenticated.get(host, {})]
+        else:
+            pools = list(itertools.islice(self._unauthenticated.values(), _EVICTION_SCAN))
+        oldest: ChannelContext | None = None
+        for pool in pools:
+            for seen, ctx in enumerate(pool.values()):
+                if ctx.closed:
+                    continue
+                if ctx.frame_started_at is None:
+                    return ctx
+                if oldest is None or ctx.opened_at < oldest.opened_at:
+                    oldest = ctx
+                if seen >= _EVICTION_SCAN:
+                    break
+        return oldest
 
     def _evict(self, victim: ChannelContext, limit: str, why: str) -> None:
         limit_log.refused(

@@ -16,6 +16,7 @@ from brokers.engine.remoting.codes import ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
 from brokers.engine.remoting.limits import ConnectionLimits
 from brokers.engine.remoting.server import RemotingServer
+from tests.fixtures.waiting import eventually
 
 ECHO = 1001
 MIB = 1 << 20
@@ -68,7 +69,7 @@ def echo_frame(opaque: int = 1) -> bytes:
 
 def test_stalled_partial_frames_stay_within_the_unauthenticated_budget_and_clients_keep_working():
     async def scenario():
-        server = await serve(max_unauthenticated_bytes=4 * MIB, max_buffered_bytes=64 * MIB)
+        server = await serve(max_unauthenticated_bytes=4 * MIB, max_buffered_bytes=64 * MIB, first_frame_deadline_s=3.0)
         client = RemotingClient()
         try:
             assert (await client.invoke(server.address, RemotingCommand.request(ECHO))).code == 0
@@ -78,15 +79,50 @@ def test_stalled_partial_frames_stay_within_the_unauthenticated_budget_and_clien
                 writer.write(partial_frame(MIB, 100 * 1024))
                 await writer.drain()
                 attackers.append((reader, writer))
-            closed = await asyncio.gather(*(closed_by_peer(r, 2.0) for r, _ in attackers))
-            assert sum(closed) >= 6, closed  # at most 4 x 1 MiB fit the 4 MiB budget
+            await eventually(lambda: server.budget.waiting == 6)  # 4 x 1 MiB fit the 4 MiB budget; 6 wait unread
             assert server.budget.unauthenticated <= 4 * MIB
+            assert not any(await asyncio.gather(*(closed_by_peer(r, 0.2) for r, _ in attackers)))
+            newcomer = RemotingClient()  # a small first request displaces a stalled holder at once
+            try:
+                assert (await newcomer.invoke(server.address, RemotingCommand.request(ECHO), 3)).code == 0
+            finally:
+                await newcomer.close()
             big = await client.invoke(server.address, RemotingCommand.request(ECHO, body=b"y" * (2 * MIB)), 10)
             assert big.code == 0 and len(big.body) == 2 * MIB  # an authenticated client is not held to it
+            closed = await asyncio.gather(*(closed_by_peer(r, 5.0) for r, _ in attackers))
+            assert all(closed), closed  # holders and waiters alike, at the first-request deadline
+            assert server.budget.waiting == 0 and server.budget.unauthenticated == 0
             for _, w in attackers:
                 w.close()
         finally:
             await client.close()
+            await server.stop()
+
+    run(scenario())
+
+
+def test_a_frame_that_waits_for_room_is_read_once_a_holder_finishes():
+    async def scenario():
+        server = await serve(max_unauthenticated_bytes=2 * MIB, max_buffered_bytes=64 * MIB)
+        try:
+            holder_r, holder_w = await asyncio.open_connection("127.0.0.1", server.port)
+            holder_w.write(partial_frame(MIB, 64 * 1024))  # half the unauthenticated budget, stalled
+            await holder_w.drain()
+            await eventually(lambda: server.budget.unauthenticated == MIB)
+            waiter = RemotingClient()
+            call = asyncio.ensure_future(
+                waiter.invoke(server.address, RemotingCommand.request(ECHO, body=b"w" * (3 * MIB // 2)), 10)
+            )
+            await eventually(lambda: server.budget.waiting == 1)  # the holder holds less than it needs: not closed
+            assert not call.done() and not await closed_by_peer(holder_r, 0.2)
+            holder_w.write(b"x" * (MIB - 4 - 64 * 1024))  # the holder's frame completes: its room is freed
+            await holder_w.drain()
+            reply = await call
+            assert reply.code == 0 and reply.body == b"w" * (3 * MIB // 2)
+            assert server.budget.waiting == 0
+            await waiter.close()
+            holder_w.close()
+        finally:
             await server.stop()
 
     run(scenario())
