@@ -6,7 +6,8 @@ response, or None to answer later with ``ctx.write_response`` (long polling) or 
 (oneway requests never get a reply).  A handler exception is answered SYSTEM_ERROR with the
 exception text as remark; a code without a handler (and no default handler) is answered
 REQUEST_CODE_NOT_SUPPORTED.  Connections idle (no read, no write) for ``idle_close_s`` are closed;
-close listeners fire whenever a connection closes, for whatever reason. An optional
+close listeners fire whenever a connection closes, for whatever reason, once a request of it got
+through (one that never did ran no handler, so it left nothing to clean up). An optional
 :class:`~brokers.engine.remoting.request_guard.RequestGuard` (the ACL) sees every request before
 its handler: a refused request is answered NO_PERMISSION and runs nothing. With a
 :class:`~brokers.engine.remoting.tls.TlsConfig` the port serves TLS per its mode (``tls_listener.py``).
@@ -279,7 +280,7 @@ class RemotingServer:
     def _on_channel_closed(self, ctx: ChannelContext) -> None:
         self._forget(ctx)
         log.debug("%s: connection closed", ctx)
-        if self._close_listeners:
+        if self._close_listeners and ctx.established:  # one that never got a request through left no state
             task = asyncio.get_running_loop().create_task(notify_close_listeners(list(self._close_listeners), ctx))
             self._background.add(task)
             task.add_done_callback(self._background.discard)

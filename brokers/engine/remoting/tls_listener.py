@@ -36,6 +36,10 @@ from brokers.engine.remoting.tls import TlsConfig
 __all__ = ["MAX_PENDING", "TlsListener", "start_server"]
 
 log = logging.getLogger("brokers.engine.remoting.tls")
+# Connections the kernel holds for a port before they are accepted (capped by net.core.somaxconn). A
+# flood of connects fills a short queue, and a newcomer's connect dropped there is retried only after
+# a second (TCP's first SYN retransmission); 1024 keeps room for it behind a burst of thousands.
+LISTEN_BACKLOG = 1024
 
 ConnectedCallback = Callable[[asyncio.StreamReader, asyncio.StreamWriter], "Awaitable[None] | None"]
 
@@ -71,7 +75,7 @@ async def start_server(
 ) -> asyncio.Server | TlsListener:
     """Listen on ``host:port``; plain ``asyncio.start_server`` unless ``tls`` serves TLS."""
     if tls is None or not tls.serves_tls:
-        return await asyncio.start_server(callback, host, port)
+        return await asyncio.start_server(callback, host, port, backlog=LISTEN_BACKLOG)
     listener = TlsListener(callback, tls, name=name)
     await listener.start(host, port)
     return listener
@@ -111,7 +115,7 @@ class TlsListener:
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind(address)
-            sock.listen(128)
+            sock.listen(LISTEN_BACKLOG)
             sock.setblocking(False)
         except OSError:
             sock.close()
