@@ -67,10 +67,17 @@ def _parser(cls: Any) -> Callable[[bytes], Message | Malformed]:
     return parse
 
 
+_CODE_NAMES: dict[int, str] = {}  # status code -> its name: protobuf's Code.values() builds a list per call
+
+
 def _status_name(message: Message) -> str | None:
     if message.HasField("status") if "status" in message.DESCRIPTOR.fields_by_name else False:
-        code = message.status.code
-        name: str = pb.Code.Name(code) if code in pb.Code.values() else str(code)
+        code: int = message.status.code
+        name = _CODE_NAMES.get(code)
+        if name is None:
+            if not _CODE_NAMES:
+                _CODE_NAMES.update((number, label) for label, number in pb.Code.items())
+            name = _CODE_NAMES.get(code) or str(code)
         return name
     return None
 
