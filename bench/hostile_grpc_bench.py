@@ -5,7 +5,10 @@ A name server and a broker with ``--grpc-port`` are subprocesses. The victim (th
 channel) sends one SendMessage after another for ``--window`` seconds quiet, then as long under attack.
 Patterns:
 
-- ``streams``: 2,000 ReceiveMessage long polls (20 s) open at once over 100 channels, reopened as they end;
+- ``streams``: 2,000 ReceiveMessage long polls (20 s) open at once over 100 channels on a topic of their own,
+  reopened as they end (what holding and reopening thousands of polls costs);
+- ``consume``: the same 2,000 polls on the victim's topic: each message the victim sends is also delivered to
+  one of them, which then polls again (a consumer group's normal cost, with the attacker as the consumer);
 - ``idle``: 2,000 TCP connections to the port that never speak HTTP/2 (reopened when closed);
 - ``oversize``: SendMessage requests of 20 MB (past the port's request cap) one after another on 4 channels;
 - ``clients``: a new client id on every call (sessions up to ``grpc_max_clients``, then refusals);
@@ -19,7 +22,7 @@ what the broker spends on the attack.
 Per row: the victim's p50 / p99 / max latency quiet and under attack, its failures (3 s deadline), the
 p99 ratio (goal <= 2), the broker's peak RSS, and the seconds a new client takes to connect and send.
 
-    .venv/bin/python bench/hostile_grpc_bench.py [--window 5] [--patterns streams,idle,oversize,clients,garbage,spin]
+    .venv/bin/python bench/hostile_grpc_bench.py [--window 5] [--patterns streams,consume,idle,oversize,clients,garbage,spin]
         [--attacker-nice 0]
 """
 
@@ -51,6 +54,7 @@ from brokers.engine.proxy.stubs import service_pb2 as spb  # noqa: E402
 from brokers.engine.proxy.stubs import service_pb2_grpc  # noqa: E402
 
 TOPIC = "HostileGrpc"
+POLL_TOPIC = "HostileGrpcPolls"  # the streams pattern polls a topic nobody sends to
 
 
 def meta(client_id: str) -> list[tuple[str, str]]:
@@ -90,14 +94,15 @@ def attack(pattern: str, addr: str, stop, nice: int = 0) -> None:
                     break
             time.sleep(0.2)
         return
-    channels = [grpc.insecure_channel(addr) for _ in range(100 if pattern == "streams" else 4)]
+    polls = pattern in ("streams", "consume")
+    channels = [grpc.insecure_channel(addr) for _ in range(100 if polls else 4)]
     stubs = [service_pb2_grpc.MessagingServiceStub(c) for c in channels]
 
     def loop(i: int) -> None:
         stub, channel = stubs[i % len(stubs)], channels[i % len(channels)]
         poll = spb.ReceiveMessageRequest(
             group=pb.Resource(name="hostile_group"),
-            message_queue=pb.MessageQueue(topic=pb.Resource(name=TOPIC), id=-1),
+            message_queue=pb.MessageQueue(topic=pb.Resource(name=TOPIC if pattern == "consume" else POLL_TOPIC), id=-1),
             batch_size=32,
             invisible_duration=Duration(seconds=30),
             long_polling_timeout=Duration(seconds=20),
@@ -106,7 +111,7 @@ def attack(pattern: str, addr: str, stop, nice: int = 0) -> None:
         raw = channel.unary_unary("/apache.rocketmq.v2.MessagingService/SendMessage") if pattern == "garbage" else None
         while not stop.is_set():
             try:
-                if pattern == "streams":
+                if polls:
                     for _ in stub.ReceiveMessage(poll, metadata=meta(f"hostile-{i}"), timeout=25):
                         pass
                 elif pattern == "oversize":
@@ -118,9 +123,7 @@ def attack(pattern: str, addr: str, stop, nice: int = 0) -> None:
             except grpc.RpcError:
                 pass
 
-    workers = [
-        threading.Thread(target=loop, args=(i,), daemon=True) for i in range(2000 if pattern == "streams" else 4)
-    ]
+    workers = [threading.Thread(target=loop, args=(i,), daemon=True) for i in range(2000 if polls else 4)]
     for w in workers:
         w.start()
     stop.wait()
@@ -189,7 +192,7 @@ def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0) -> 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--window", type=float, default=5.0)
-    parser.add_argument("--patterns", default="streams,idle,oversize,clients,garbage,spin")
+    parser.add_argument("--patterns", default="streams,consume,idle,oversize,clients,garbage,spin")
     parser.add_argument("--attacker-nice", type=int, default=0, help="the attacker's CPU priority (19: lowest)")
     args = parser.parse_args()
     print(f"window {args.window} s; attacker nice {args.attacker_nice}; load {os.getloadavg()[0]:.2f}")
@@ -201,6 +204,7 @@ def main() -> int:
         with start_grpc_broker(Path(tmp)) as cluster:
             with BlockingMQAdminClient(cluster.namesrv_addr) as admin:
                 admin.create_or_update_topic(cluster.addr("broker-a"), TopicConfig(TOPIC, 4, 4))
+                admin.create_or_update_topic(cluster.addr("broker-a"), TopicConfig(POLL_TOPIC, 4, 4))
             for pattern in args.patterns.split(","):
                 print(
                     measure(
