@@ -207,12 +207,15 @@ class PopService:
         key = (query.group, query.topic, qid)
         qs = self._queue_state(key, query.init_mode, records)
         max_reconsume = self.max_reconsume(query.group)
-        expired = self._expired(qs, now)
-        if query.order and len(expired) < len(qs.inflight):
-            return  # an orderly queue with a delivery still invisible gives nothing
+        room = query.max_nums - len(out.records)
+        if query.order:
+            expired = self._all_expired(qs, now)
+            if len(expired) < len(qs.inflight):
+                return  # an orderly queue with a delivery still invisible gives nothing
+        else:
+            expired = qs.due(now, room, lambda f: f.reconsume < max_reconsume)
         taken: list[list[int]] = []
         bodies: list[bytes] = []
-        room = query.max_nums - len(out.records)
         for f in expired:
             if len(taken) >= room:
                 break
@@ -286,12 +289,10 @@ class PopService:
             out.starts[qid] = ck
 
     @staticmethod
-    def _expired(qs: QueueState, now: int) -> list[InFlight]:
-        """The queue's deliveries whose invisible time has passed, by offset (no scan before ``qs.earliest``)."""
-        if not qs.inflight or now < qs.earliest:
-            return []
+    def _all_expired(qs: QueueState, now: int) -> list[InFlight]:
+        """An orderly queue's expired deliveries by offset (it holds one batch at most: nothing more is
+        delivered while one is in flight)."""
         expired = [f for f in qs.inflight.values() if f.deadline <= now]
-        qs.earliest = min(f.deadline for f in qs.inflight.values())  # <= now while one expired is left: scanned again
         expired.sort(key=lambda f: f.offset)
         return expired
 

@@ -118,3 +118,37 @@ def test_reconsume_times_rewritten_whatever_the_hosts(born, store, flag):
     assert record_offsets(record) == (7, 99)
     (msg,) = decode_records(with_reconsume_times(record, 4))
     assert (msg.reconsume_times, msg.body, msg.queue_offset, msg.born_host, msg.store_host) == (4, b"x", 7, born, store)
+
+
+def test_expired_deliveries_are_found_without_a_pass_over_every_one_in_flight():
+    from brokers.engine.broker.pop.state import PopState
+
+    state = PopState()
+    key = {"g": "G", "t": "T", "q": 0}
+    # 10,000 deliveries taken at t=0 for 30 s, then two more at t=5 s for 1 s
+    state.apply(
+        {"op": "pop", **key, "cur": 10_000, "pt": 0, "it": 30_000, "ck": 0, "m": [[o, 0, o] for o in range(10_000)]}
+    )
+    qs = state.apply(
+        {
+            "op": "pop",
+            **key,
+            "cur": 10_002,
+            "pt": 5_000,
+            "it": 1_000,
+            "ck": 10_000,
+            "m": [[10_000, 0, 1], [10_001, 3, 2]],
+        }
+    )
+    everyone = lambda f: True  # noqa: E731
+    assert qs.due(5_999, 32, everyone) == []
+    assert [f.offset for f in qs.due(6_000, 32, everyone)] == [10_000, 10_001]
+    # what the caller does not take stays due; a delivery the caller refuses is returned but not counted
+    few_retries = lambda f: f.reconsume < 3  # noqa: E731
+    assert [f.offset for f in qs.due(6_000, 1, few_retries)] == [10_000]
+    state.apply({"op": "ack", **key, "o": 10_000, "pt": 5_000})
+    state.apply({"op": "chg", **key, "o": 10_001, "pt": 5_000, "npt": 6_000, "it": 60_000})
+    assert qs.due(6_000, 32, everyone) == []  # acked, and made invisible again
+    # at 30 s, the first batch: the earliest deadline first, a batch by offset, at most the limit
+    assert [f.offset for f in qs.due(30_000, 32, everyone)] == list(range(32))
+    assert len(qs.deadlines) <= 2 * len(qs.inflight) + 64 + 3
