@@ -51,9 +51,34 @@ def _overall(entries: list[Message]) -> pb.Status:
     return _status(pb.MULTIPLE_RESULTS, "MULTIPLE_RESULTS")
 
 
+# Receives whose set-up (a pop of every queue before the poll parks) runs at once; the others wait their
+# turn without working. 2,000 long polls opened together otherwise queued ~2 s of set-up on the event
+# loop, and a send arriving behind them waited for all of it (3 s, past its client's deadline).
+RECEIVE_SETUP_SLOTS = 16
+# How long a receive holds its slot at most: a set-up takes about a millisecond, so one still running
+# after this has parked (long polling) and needs no slot while it waits.
+RECEIVE_SETUP_S = 0.05
+
+
 class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: ignore[misc]  # generated, untyped base
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint  # endpoint.GrpcEndpoint: its backend, sessions, the ACL guard
+        self._receive_slots = asyncio.Semaphore(RECEIVE_SETUP_SLOTS)
+
+    async def _admitted(self, receive: Awaitable[list[pb.Message]]) -> list[pb.Message]:
+        """Run ``receive`` once a set-up slot is free, holding the slot until it returns or parks."""
+        async with self._receive_slots:
+            task = asyncio.ensure_future(receive)
+            try:
+                await asyncio.wait((task,), timeout=RECEIVE_SETUP_S)
+            except asyncio.CancelledError:
+                task.cancel()
+                raise
+        try:
+            return await task
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
 
     # -- who is calling --------------------------------------------------------------------------
 
@@ -176,7 +201,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: igno
     async def ReceiveMessage(self, request: Message, context: Context) -> AsyncIterator[spb.ReceiveMessageResponse]:
         try:
             session = self._session(context)
-            messages = await calls.receive(self.endpoint, session, request, context.time_remaining())
+            messages = await self._admitted(calls.receive(self.endpoint, session, request, context.time_remaining()))
             if messages:
                 yield spb.ReceiveMessageResponse(status=_status())
                 for message in messages:
