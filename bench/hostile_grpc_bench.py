@@ -23,7 +23,7 @@ Per row: the victim's p50 / p99 / max latency quiet and under attack, its failur
 p99 ratio (goal <= 2), the broker's peak RSS, and the seconds a new client takes to connect and send.
 
     .venv/bin/python bench/hostile_grpc_bench.py [--window 5] [--patterns streams,consume,idle,oversize,clients,garbage,spin]
-        [--attacker-nice 0]
+        [--attacker-nice 0] [--rounds 1]
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from processes import start_grpc_broker  # noqa: E402
+from processes import settle, start_grpc_broker  # noqa: E402
 
 import grpc  # noqa: E402
 from google.protobuf.duration_pb2 import Duration  # noqa: E402
@@ -156,32 +156,47 @@ def newcomer(addr: str) -> float:
     return time.perf_counter() - started
 
 
-def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0) -> str:
+def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0, rounds: int = 1) -> str:
+    """``rounds`` of a quiet window then an attacked one; the percentiles are over every round's samples."""
+    quiet: list[float] = []
+    attacked: list[float] = []
+    quiet_failures = failures = 0
+    new = 0.0
+    peak = [rss_mib(pid)]
     with grpc.insecure_channel(addr) as channel:
         stub = service_pb2_grpc.MessagingServiceStub(channel)
         victim(stub, 1.0)  # warm
-        quiet, quiet_failures = victim(stub, window)
-        stop = multiprocessing.Event()
-        attacker = multiprocessing.Process(target=attack, args=(pattern, addr, stop, nice), daemon=True)
-        attacker.start()
-        time.sleep(2.0)
-        peak = [rss_mib(pid)]
-        sampling = threading.Event()
+        for _ in range(rounds):
+            samples, missed = victim(stub, window)
+            quiet += samples
+            quiet_failures += missed
+            stop = multiprocessing.Event()
+            attacker = multiprocessing.Process(target=attack, args=(pattern, addr, stop, nice), daemon=True)
+            attacker.start()
+            time.sleep(2.0)
+            sampling = threading.Event()
 
-        def sample():
-            while not sampling.is_set():
-                peak.append(rss_mib(pid))
-                time.sleep(0.2)
+            def sample():
+                while not sampling.is_set():
+                    peak.append(rss_mib(pid))
+                    time.sleep(0.2)
 
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        attacked, failures = victim(stub, window)
-        new = newcomer(addr)
-        stop.set()
-        sampling.set()
-        attacker.join(30)
-        if attacker.is_alive():
-            attacker.kill()
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            samples, missed = victim(stub, window)
+            attacked += samples
+            failures += missed
+            new = max(new, newcomer(addr))
+            stop.set()
+            sampling.set()
+            attacker.join(30)
+            if attacker.is_alive():
+                attacker.kill()
+            settle(
+                pid
+            )  # the attacker's sockets and calls end with it: the next quiet window starts once the server is idle again
+    quiet.sort()
+    attacked.sort()
     return (
         f"| {pattern} | {pct(quiet, 0.5):.1f} / {pct(quiet, 0.99):.1f} / {quiet[-1] * 1000:.0f} | {pct(attacked, 0.5):.1f} / "
         f"{pct(attacked, 0.99):.1f} / {attacked[-1] * 1000:.0f} | {quiet_failures} / {failures} | "
@@ -194,6 +209,7 @@ def main() -> int:
     parser.add_argument("--window", type=float, default=5.0)
     parser.add_argument("--patterns", default="streams,consume,idle,oversize,clients,garbage,spin")
     parser.add_argument("--attacker-nice", type=int, default=0, help="the attacker's CPU priority (19: lowest)")
+    parser.add_argument("--rounds", type=int, default=1, help="quiet and attacked windows, alternating, per row")
     args = parser.parse_args()
     print(f"window {args.window} s; attacker nice {args.attacker_nice}; load {os.getloadavg()[0]:.2f}")
     print(
@@ -213,6 +229,7 @@ def main() -> int:
                         cluster.pid("broker-a"),
                         args.window,
                         args.attacker_nice,
+                        args.rounds,
                     ),
                     flush=True,
                 )

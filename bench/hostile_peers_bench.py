@@ -47,7 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from processes import ClusterSpec, ProcessCluster  # noqa: E402
+from processes import ClusterSpec, ProcessCluster, settle  # noqa: E402
 
 from brokers.engine.cluster import GroupSpec  # noqa: E402
 
@@ -240,7 +240,9 @@ def measure(
             timeouts += missed
             newcomer_s = max(newcomer_s, took)
             proc.join(30)
-            time.sleep(2.0)  # the attacker's sockets closed with it: the next quiet window starts after their cleanup
+            settle(
+                pid
+            )  # the attacker's sockets and calls end with it: the next quiet window starts once the server is idle again
     ratio = _pct(loud, 0.99) / _pct(quiet, 0.99)
     return (
         f"| {target} | {pattern} | {_pct(quiet, 0.5):.2f} / {_pct(quiet, 0.99):.2f} / {_pct(quiet, 1):.1f} | "

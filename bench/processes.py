@@ -11,6 +11,7 @@ default action, dying at once, left them running: ``pkill -f broker_bench`` orph
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import socket
@@ -28,6 +29,7 @@ from brokers.engine.cluster import ClusterSpec  # noqa: E402
 from brokers.engine.cluster.processes import ProcessCluster  # noqa: E402
 
 __all__ = [
+    "settle",
     "ClusterSpec",
     "ProcessCluster",
     "free_port",
@@ -75,3 +77,21 @@ def start_grpc_broker(tmp: Path) -> ProcessCluster:
     """A name server and one broker (broker-a) with its 5.x gRPC endpoint on an ephemeral port, processes
     of the engine's cluster harness logging under ``tmp/logs``, both ready. The caller stops it (``with``)."""
     return ProcessCluster(ClusterSpec(str(tmp), broker_overrides={"grpc_port": 0}), log_level="ERROR").start()
+
+
+def settle(pid: int, busy_share: float = 0.1, window_s: float = 0.5, timeout_s: float = 30.0) -> float:
+    """Wait until process ``pid`` uses under ``busy_share`` of a core over ``window_s`` (it has finished
+    cleaning up after an attack, say) or ``timeout_s`` passed; the seconds waited."""
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def cpu() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+    started = time.monotonic()
+    while time.monotonic() - started < timeout_s:
+        before = cpu()
+        time.sleep(window_s)
+        if cpu() - before < busy_share * window_s:
+            break
+    return time.monotonic() - started
