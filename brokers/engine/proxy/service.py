@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal, overload
 
@@ -216,7 +217,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: igno
             log.exception("gRPC ReceiveMessage failed")
             yield spb.ReceiveMessageResponse(status=_status(pb.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}"))
         now = Timestamp()
-        now.GetCurrentTime()
+        now.FromNanoseconds(time.time_ns())  # GetCurrentTime() goes through a datetime: several times slower
         yield spb.ReceiveMessageResponse(delivery_timestamp=now)
 
     async def Telemetry(
