@@ -16,7 +16,7 @@ word a refusal alike.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from django import forms
@@ -133,6 +133,6 @@ class FilterForm(forms.Form):
         data = self.cleaned_data if self.is_bound else {name: field.initial for name, field in self.fields.items()}
         return self.filters_from({k: v for k, v in data.items() if v not in (None, "")})
 
-    def filters_from(self, data: dict[str, Any]) -> Any:
-        """The selector's arguments from the given (valid, non-empty) values."""
-        raise NotImplementedError
+    # The selector's arguments from the given (valid, non-empty) values: defined by each page's form
+    # (a Django form's metaclass does not mix with abc's).
+    filters_from: Callable[[dict[str, Any]], Any]

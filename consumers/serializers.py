@@ -15,6 +15,8 @@ Shapes scripts rely on::
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -226,8 +228,9 @@ class AllocationInputBase(StrictInputSerializer):
             attrs["scenario"] = Scenario(**attrs["scenario"])
         return attrs
 
-    def check_strategy(self, attrs: dict) -> None:
-        raise NotImplementedError
+    # Each input's own check of its strategy part (raises InvalidInput); declared here, defined by every
+    # subclass (a DRF serializer's metaclass does not mix with abc's).
+    check_strategy: Callable[[dict], None]
 
 
 class AllocationPreviewInput(AllocationInputBase):

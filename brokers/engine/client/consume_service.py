@@ -22,6 +22,7 @@ rebalance (waiting for that lock) persists them before it unlocks the queue for 
 
 from __future__ import annotations
 
+import abc
 import logging
 import threading
 from collections.abc import Callable, Coroutine
@@ -86,7 +87,7 @@ class ConsumeCounters:
             self.consume_time_ms += elapsed_ms
 
 
-class _ServiceBase:
+class _ServiceBase(abc.ABC):
     tracer: TraceDispatcher | None = None  # message trace: SubBefore/SubAfter records (trace_hooks.py)
     orderly: bool  # set by each service class
 
@@ -138,8 +139,9 @@ class _ServiceBase:
         )
         return ok
 
+    @abc.abstractmethod
     def _acknowledged(self, answer: object) -> bool:
-        raise NotImplementedError
+        """Whether the listener's ``answer`` acknowledges the batch (each service's own result type)."""
 
     def consume_message_directly(self, msg: MessageExt, broker_name: str) -> dict[str, Any]:
         """CONSUME_MESSAGE_DIRECTLY: run the listener on ``msg`` once, outside the queue's flow (no offset moves,

@@ -19,6 +19,7 @@ What a subclass adds is how it fetches: it is the RebalanceHost (``on_queue_adde
 
 from __future__ import annotations
 
+import abc
 import logging
 from typing import Any, TypeVar
 
@@ -66,7 +67,7 @@ def normalize_consume_from_where(value: str) -> str:
     return text
 
 
-class ConsumerBase:
+class ConsumerBase(abc.ABC):
     """A consumer of one group, without its way of fetching; see the module docstring."""
 
     consume_type = ""  # CONSUME_PASSIVELY (push) or CONSUME_ACTIVELY (pull), as heartbeats carry it
@@ -284,11 +285,13 @@ class ConsumerBase:
 
     # -- RebalanceHost (the subclass's) -------------------------------------------------------
 
+    @abc.abstractmethod
     def on_queue_added(self, mq: MessageQueue, pq: ProcessQueue, next_offset: int) -> None:
-        raise NotImplementedError
+        """A queue was allocated to this consumer; it starts at ``next_offset``."""
 
+    @abc.abstractmethod
     async def remove_unnecessary_message_queue(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
-        raise NotImplementedError
+        """A queue is no longer this consumer's: let it go; False keeps it (its lock could not be released)."""
 
     # -- ClientMember / ConsumerMember --------------------------------------------------------
 
