@@ -58,6 +58,10 @@ class BufferBudget:
         self.name = name
         self._held: dict[Holder, int] = {}
         self._waiting: dict[Holder, tuple[int, asyncio.Future[None]]] = {}  # in arrival order
+        # The smallest waiting frame, and whether any waiting connection has authenticated: every frame's
+        # release asks whether a waiter could fit, and this answers it without a pass over the waiters.
+        self._smallest_waiting = 0
+        self._established_waiting = False
         self.total = 0  # bytes reserved by every connection
         self.unauthenticated = 0  # the part of it reserved by connections that have not authenticated
         self.closed_for_budget = 0
@@ -95,6 +99,7 @@ class BufferBudget:
                 cap,
             )
             raise RemotingProtocolError(f"a {size}-byte frame is larger than the server's {which} budget", fatal=True)
+        closed = False
         while not self._fits(ctx, size):
             victim = self._victim(ctx, size)
             if victim is None:
@@ -111,8 +116,10 @@ class BufferBudget:
             )
             self._drop(victim)
             victim.abort()
+            closed = True
         self._take(ctx, size)
-        self._grant()  # what the closes freed beyond this frame's need
+        if closed:
+            self._grant()  # what the closes freed beyond this frame's need
         return None
 
     def _victim(self, ctx: Holder, size: int) -> Holder | None:
@@ -131,6 +138,7 @@ class BufferBudget:
     def _wait(self, ctx: Holder, size: int) -> asyncio.Future[None]:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting[ctx] = (size, future)
+        self._waiters_changed()
         self.waited += 1
         limit_log.refused(
             "buffer-budget-wait",
@@ -161,7 +169,9 @@ class BufferBudget:
     def _grant(self) -> None:
         """Reserve for the waiting frames that fit now, in arrival order (a larger one does not hold up
         a smaller one that fits)."""
-        if not self._waiting:
+        if not self._waiting or self.max_total - self.total < self._smallest_waiting:
+            return
+        if not self._established_waiting and self.max_unauthenticated - self.unauthenticated < self._smallest_waiting:
             return
         for ctx, (size, future) in list(self._waiting.items()):
             if future.done() or ctx.closed:
@@ -170,6 +180,11 @@ class BufferBudget:
                 del self._waiting[ctx]
                 self._take(ctx, size)
                 future.set_result(None)
+        self._waiters_changed()
+
+    def _waiters_changed(self) -> None:
+        self._smallest_waiting = min((size for size, _ in self._waiting.values()), default=0)
+        self._established_waiting = any(c.established for c in self._waiting)
 
     def release(self, ctx: Holder) -> None:
         """Give back what ``ctx`` reserved (its frame is read, or it closed) and stop its wait if any."""
@@ -180,7 +195,10 @@ class BufferBudget:
     def forget(self, ctx: Holder) -> None:
         """``ctx`` closed: a frame of it still waiting fails (fatal RemotingProtocolError)."""
         waiting = self._waiting.pop(ctx, None)
-        if waiting is not None and not waiting[1].done():
+        if waiting is None:
+            return
+        self._waiters_changed()
+        if not waiting[1].done():
             waiting[1].set_exception(RemotingProtocolError("the connection closed while its frame waited", fatal=True))
 
     def authenticated(self, ctx: Holder) -> None:
