@@ -11,8 +11,11 @@ calls):
 - remoting: Gantry's own client: ``Producer.send``; then a ``PullClient`` pulling 32 at a time and
   committing the offset once per pull.
 
-Per row: messages/s, the broker's CPU (``/proc/<pid>/stat`` user + system) per message, and the gRPC /
-remoting ratio of the throughput (goal >= 0.5).
+Per row: messages/s, the broker's CPU (``/proc/<pid>/stat`` user + system) and the client's (this
+process, ``getrusage``) per message, and the gRPC / remoting ratios (throughput goal >= 0.5). The two
+processes share the machine's cores, so their CPU per message together bounds the throughput: on 2 cores,
+no more than 2 / (broker + client) messages per second, and no more than 1 / client while the client is
+held to one core by its interpreter lock.
 
     .venv/bin/python bench/grpc_bench.py [--messages 4000] [--size 256] [--threads 4]
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import tempfile
 import threading
@@ -69,14 +73,27 @@ def in_threads(threads: int, total: int, work) -> float:
     return time.perf_counter() - started
 
 
-def measured(pid: int, messages: int, run) -> tuple[float, float]:
-    """(messages/s, broker CPU µs per message) of ``run()``."""
-    before = cpu_s(pid)
+def own_cpu_s() -> float:
+    """This process's CPU seconds (user + system, every thread): the client's."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measured(pid: int, messages: int, run) -> tuple[float, float, float]:
+    """(messages/s, broker CPU µs per message, client CPU µs per message) of ``run()``."""
+    before, own_before = cpu_s(pid), own_cpu_s()
     seconds = run()
-    return messages / seconds, (cpu_s(pid) - before) / messages * 1e6
+    return (
+        messages / seconds,
+        (cpu_s(pid) - before) / messages * 1e6,
+        (own_cpu_s() - own_before) / messages * 1e6,
+    )
 
 
-def remoting_path(namesrv: str, topic: str, args, pid: int) -> tuple[tuple[float, float], tuple[float, float]]:
+Measured = tuple[float, float, float]
+
+
+def remoting_path(namesrv: str, topic: str, args, pid: int) -> tuple[Measured, Measured]:
     body = b"r" * args.size
     producer = Producer("bench_remoting_producer", namesrv)
     producer.start()
@@ -108,7 +125,7 @@ def remoting_path(namesrv: str, topic: str, args, pid: int) -> tuple[tuple[float
     return produce, measured(pid, args.messages, consume)
 
 
-def grpc_path(endpoint: str, topic: str, args, pid: int) -> tuple[tuple[float, float], tuple[float, float]]:
+def grpc_path(endpoint: str, topic: str, args, pid: int) -> tuple[Measured, Measured]:
     from rocketmq import ClientConfiguration, Credentials, FilterExpression
     from rocketmq import Message as Message5
     from rocketmq import Producer as Producer5
@@ -181,14 +198,17 @@ def main() -> int:
             remote = remoting_path(namesrv_addr, "BenchRemoting", args, pid)
             grpc = grpc_path(str(cluster.grpc_addr("broker-a")), "BenchGrpc", args, pid)
     print(f"{args.messages} messages of {args.size} B, {args.threads} sending threads; load {os.getloadavg()[0]:.2f}")
-    print("| path | produce msgs/s | broker CPU µs/msg | consume msgs/s | broker CPU µs/msg |")
-    print("| --- | --- | --- | --- | --- |")
-    for name, ((p_rate, p_cpu), (c_rate, c_cpu)) in (
+    print(
+        "| path | produce msgs/s | broker CPU µs/msg | client CPU µs/msg "
+        "| consume msgs/s | broker CPU µs/msg | client CPU µs/msg |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name, (produced, consumed) in (
         ("remoting (Gantry's client)", remote),
         ("gRPC (Apache's Python client)", grpc),
     ):
-        print(f"| {name} | {p_rate:,.0f} | {p_cpu:,.0f} | {c_rate:,.0f} | {c_cpu:,.0f} |")
-    ratios = [ratio(grpc[i][j], remote[i][j]) for i in (0, 1) for j in (0, 1)]
+        print(f"| {name} | " + " | ".join(f"{value:,.0f}" for value in (*produced, *consumed)) + " |")
+    ratios = [ratio(grpc[i][j], remote[i][j]) for i in (0, 1) for j in (0, 1, 2)]
     print("| gRPC / remoting | " + " | ".join(ratios) + " |")
     return 0
 

@@ -170,8 +170,9 @@ def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0, rou
             samples, missed = victim(stub, window)
             quiet += samples
             quiet_failures += missed
-            stop = multiprocessing.Event()
-            attacker = multiprocessing.Process(target=attack, args=(pattern, addr, stop, nice), daemon=True)
+            spawn = multiprocessing.get_context("spawn")  # a fresh interpreter: no copy of this process's grpc state
+            stop = spawn.Event()
+            attacker = spawn.Process(target=attack, args=(pattern, addr, stop, nice), daemon=True)
             attacker.start()
             time.sleep(2.0)
             sampling = threading.Event()

@@ -52,30 +52,62 @@ def _overall(entries: list[Message]) -> pb.Status:
     return _status(pb.MULTIPLE_RESULTS, "MULTIPLE_RESULTS")
 
 
-# Receives whose set-up (a pop of every queue before the poll parks) runs at once; the others wait their
-# turn without working. 2,000 long polls opened together otherwise queued ~2 s of set-up on the event
-# loop, and a send arriving behind them waited for all of it (3 s, past its client's deadline).
-RECEIVE_SETUP_SLOTS = 16
-# How long a receive holds its slot at most: a set-up takes about a millisecond, so one still running
-# after this has parked (long polling) and needs no slot while it waits.
+# Receives that work at once: a set-up (a pop of every queue before the poll parks) and the delivery of
+# what it found (a frame per message on the stream) each hold one of these slots; the others wait their
+# turn without working. Every call in progress takes one step per turn of the event loop, and grpc takes
+# in one new call per turn: with 2,000 long polls opened together, or a consumer's polls each streaming
+# 32 messages, the turns grew long and every other client's call waited in grpc's queue for seconds.
+RECEIVE_SLOTS = 4
+# How long a receive holds its slot for its set-up at most: a set-up takes about a millisecond, so one
+# still running after this has parked (long polling) and needs no slot while it waits.
 RECEIVE_SETUP_S = 0.05
+# How long a delivery holds its slot at most: a client that does not read its stream (grpc's flow
+# control then holds the writes) keeps only its own call waiting, not the slot.
+RECEIVE_DELIVERY_S = 0.25
+
+
+class _Slot:
+    """One of the receive slots, taken by :meth:`take` and given back by :meth:`give_back`, or by
+    itself ``hold_s`` after it was taken, whichever comes first."""
+
+    __slots__ = ("_slots", "_timer")
+
+    def __init__(self, slots: asyncio.Semaphore) -> None:
+        self._slots = slots
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._timer is not None
+
+    async def take(self, hold_s: float) -> None:
+        """Take a slot (waiting for one) unless this holds one already; either way hold it ``hold_s`` from now."""
+        if self._timer is None:
+            await self._slots.acquire()
+        else:
+            self._timer.cancel()
+        self._timer = asyncio.get_running_loop().call_later(hold_s, self.give_back)
+
+    def give_back(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+            self._slots.release()
 
 
 class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: ignore[misc]  # generated, untyped base
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint  # endpoint.GrpcEndpoint: its backend, sessions, the ACL guard
-        self._receive_slots = asyncio.Semaphore(RECEIVE_SETUP_SLOTS)
+        self._receive_slots = asyncio.Semaphore(RECEIVE_SLOTS)
 
-    async def _admitted(self, receive: Awaitable[list[pb.Message]]) -> list[pb.Message]:
-        """Run ``receive`` once a set-up slot is free, holding the slot until it returns or parks."""
-        async with self._receive_slots:
-            task = asyncio.ensure_future(receive)
-            try:
-                await asyncio.wait((task,), timeout=RECEIVE_SETUP_S)
-            except asyncio.CancelledError:
-                task.cancel()
-                raise
+    async def _received(self, receive: Callable[[], Awaitable[list[pb.Message]]], slot: _Slot) -> list[pb.Message]:
+        """Run ``receive()`` holding ``slot`` until it returns or parks (RECEIVE_SETUP_S)."""
+        await slot.take(RECEIVE_SETUP_S)
+        task = asyncio.ensure_future(receive())
         try:
+            await asyncio.wait((task,), timeout=RECEIVE_SETUP_S)
+            if not task.done():
+                slot.give_back()  # parked: it waits for a message without working
             return await task
         except asyncio.CancelledError:
             task.cancel()
@@ -200,10 +232,14 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: igno
     # -- streams ---------------------------------------------------------------------------------
 
     async def ReceiveMessage(self, request: Message, context: Context) -> AsyncIterator[spb.ReceiveMessageResponse]:
+        slot = _Slot(self._receive_slots)
         try:
             session = self._session(context)
-            messages = await self._admitted(calls.receive(self.endpoint, session, request, context.time_remaining()))
+            messages = await self._received(
+                lambda: calls.receive(self.endpoint, session, request, context.time_remaining()), slot
+            )
             if messages:
+                await slot.take(RECEIVE_DELIVERY_S)  # held already unless the receive parked or overran
                 yield spb.ReceiveMessageResponse(status=_status())
                 for message in messages:
                     yield spb.ReceiveMessageResponse(message=message)
@@ -216,6 +252,8 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: igno
         except Exception as exc:
             log.exception("gRPC ReceiveMessage failed")
             yield spb.ReceiveMessageResponse(status=_status(pb.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}"))
+        finally:
+            slot.give_back()
         now = Timestamp()
         now.FromNanoseconds(time.time_ns())  # GetCurrentTime() goes through a datetime: several times slower
         yield spb.ReceiveMessageResponse(delivery_timestamp=now)

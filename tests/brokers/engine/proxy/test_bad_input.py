@@ -6,6 +6,8 @@ another client works. Each test runs against a broker's own endpoint and through
 
 from __future__ import annotations
 
+import time
+
 import grpc
 import pytest
 from google.protobuf.duration_pb2 import Duration
@@ -207,6 +209,41 @@ def test_streams_left_open_do_not_stop_others(cluster, admin, stub, topic_name, 
             call.cancel()
     finally:
         for ch in idle:
+            ch.close()
+
+
+def test_deliveries_nobody_reads_do_not_hold_the_receive_slots(cluster, admin, stub, topic_name, endpoint_addr):
+    """More receives than the endpoint's receive slots, each given messages of 60 KB (a pop answers a few
+    hundred KB) that its client never reads (grpc's flow control holds the writes past 64 KB): another
+    consumer still gets its messages at once."""
+    from brokers.engine.proxy.service import RECEIVE_SLOTS
+
+    create_topic(admin, cluster, topic_name, queues=1)
+    for _ in range(4):
+        assert send(stub, topic_name, *[b"s" * (60 * 1024)] * 8).status.code == pb.OK
+    no_growth = [("grpc.http2.bdp_probe", 0)]  # the windows stay at 64 KB
+    stalled = [grpc.insecure_channel(endpoint_addr, options=no_growth) for _ in range(RECEIVE_SLOTS + 2)]
+    try:
+        calls = []
+        for i, ch in enumerate(stalled):
+            request = spb.ReceiveMessageRequest(
+                group=resource(f"stalled_group_{i}"),  # a group each: every one of them is given all 32
+                message_queue=pb.MessageQueue(topic=resource(topic_name), id=-1),
+                batch_size=32,
+                invisible_duration=Duration(seconds=60),
+                long_polling_timeout=Duration(seconds=1),
+            )
+            meta = [("x-mq-client-id", f"stalled-{i}")]
+            calls.append(service_pb2_grpc.MessagingServiceStub(ch).ReceiveMessage(request, metadata=meta, timeout=60))
+        time.sleep(1.0)  # their pops have run and their writes wait for the clients to read
+        started = time.monotonic()
+        status, messages = receive(stub, topic_name, "live_group", batch=32)
+        assert status.code == pb.OK and messages
+        assert time.monotonic() - started < 5.0  # the stalled calls' deadline is 60 s
+        for call in calls:
+            call.cancel()
+    finally:
+        for ch in stalled:
             ch.close()
 
 
