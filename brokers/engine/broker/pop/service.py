@@ -83,7 +83,9 @@ class PopService:
         self.state = PopState()
         self.journal: PopJournal | None = None
         self._heap: list[tuple[int, str, str, int, int, int]] = []  # deadline, group, topic, queue id, offset, popTime
-        self._waiters: dict[str, dict[str, list[asyncio.Event]]] = {}  # topic -> group -> parked pops, oldest first
+        # topic -> group -> the events of its parked pops not woken yet, oldest first (a dict: O(1) to take the
+        # oldest and to remove any; a list made every wake scan the woken ones still waiting to run)
+        self._waiters: dict[str, dict[str, dict[asyncio.Event, None]]] = {}
         self._rotation: dict[tuple[str, str], int] = {}
         self._dlq_busy: set[tuple[QueueKey, int]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -146,17 +148,15 @@ class PopService:
         event = asyncio.Event()
         if self.stopped:
             event.set()  # nothing parks once the broker stops
-        self._waiters.setdefault(topic, {}).setdefault(group, []).append(event)
+        else:
+            self._waiters.setdefault(topic, {}).setdefault(group, {})[event] = None
         try:
             yield event
         finally:
             groups = self._waiters.get(topic)
             events = groups.get(group) if groups is not None else None
             if events is not None:
-                try:
-                    events.remove(event)
-                except ValueError:
-                    pass
+                events.pop(event, None)
                 if not events and groups is not None:  # groups is set whenever events is
                     del groups[group]
                     if not groups:
@@ -502,9 +502,9 @@ class PopService:
         task.add_done_callback(self._tasks.discard)
 
 
-def _wake_one(events: list[asyncio.Event]) -> None:
-    """Set the oldest parked pop's event that is not set yet."""
-    for event in events:
-        if not event.is_set():
-            event.set()
-            return
+def _wake_one(events: dict[asyncio.Event, None]) -> None:
+    """Set the oldest parked pop's event (and forget it: a woken pop is no longer parked)."""
+    if events:
+        event = next(iter(events))
+        del events[event]
+        event.set()
