@@ -57,7 +57,7 @@ def _overall(entries: list[Message]) -> pb.Status:
 # turn without working. Every call in progress takes one step per turn of the event loop, and grpc takes
 # in one new call per turn: with 2,000 long polls opened together, or a consumer's polls each streaming
 # 32 messages, the turns grew long and every other client's call waited in grpc's queue for seconds.
-RECEIVE_SLOTS = 4
+RECEIVE_SLOTS = 2
 # How long a receive holds its slot for its set-up at most: a set-up takes about a millisecond, so one
 # still running after this has parked (long polling) and needs no slot while it waits.
 RECEIVE_SETUP_S = 0.05
