@@ -29,12 +29,14 @@ from brokers.engine.proxy.stubs import definition_pb2 as pb
 from brokers.engine.proxy.stubs import service_pb2 as spb
 from brokers.engine.proxy.stubs import service_pb2_grpc
 
+from brokers.engine.acl.remote_address import split_host
 from brokers.engine.proxy import calls
 from brokers.engine.proxy.auth import Unauthenticated, identify, metadata_dict
 from brokers.engine.proxy.calls import Endpoint
 from brokers.engine.proxy.convert import ProxyError
 from brokers.engine.proxy.handlers import Context, Message
 from brokers.engine.proxy.sessions import ClientCall, Session, TooManyClients, merged_settings
+from brokers.engine.proxy.slots import FairSlots, Slot
 
 log = logging.getLogger("brokers.engine.proxy")
 
@@ -52,11 +54,12 @@ def _overall(entries: list[Message]) -> pb.Status:
     return _status(pb.MULTIPLE_RESULTS, "MULTIPLE_RESULTS")
 
 
-# Receives that work at once: a set-up (a pop of every queue before the poll parks) and the delivery of
-# what it found (a frame per message on the stream) each hold one of these slots; the others wait their
-# turn without working. Every call in progress takes one step per turn of the event loop, and grpc takes
-# in one new call per turn: with 2,000 long polls opened together, or a consumer's polls each streaming
-# 32 messages, the turns grew long and every other client's call waited in grpc's queue for seconds.
+# Receives that work at once (:mod:`.slots`): a set-up (a pop of every queue before the poll parks) and the
+# delivery of what it found (a frame per message on the stream) each hold one of these slots; the others
+# wait their turn, by peer, without working. Every call in progress takes one step per turn of the event
+# loop, and grpc takes in one new call per turn: with 2,000 long polls opened together, or a consumer's
+# polls each streaming 32 messages, the turns grew long and every other client's call waited in grpc's
+# queue for seconds.
 RECEIVE_SLOTS = 2
 # How long a receive holds its slot for its set-up at most: a set-up takes about a millisecond, so one
 # still running after this has parked (long polling) and needs no slot while it waits.
@@ -66,41 +69,12 @@ RECEIVE_SETUP_S = 0.05
 RECEIVE_DELIVERY_S = 0.25
 
 
-class _Slot:
-    """One of the receive slots, taken by :meth:`take` and given back by :meth:`give_back`, or by
-    itself ``hold_s`` after it was taken, whichever comes first."""
-
-    __slots__ = ("_slots", "_timer")
-
-    def __init__(self, slots: asyncio.Semaphore) -> None:
-        self._slots = slots
-        self._timer: asyncio.TimerHandle | None = None
-
-    @property
-    def held(self) -> bool:
-        return self._timer is not None
-
-    async def take(self, hold_s: float) -> None:
-        """Take a slot (waiting for one) unless this holds one already; either way hold it ``hold_s`` from now."""
-        if self._timer is None:
-            await self._slots.acquire()
-        else:
-            self._timer.cancel()
-        self._timer = asyncio.get_running_loop().call_later(hold_s, self.give_back)
-
-    def give_back(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-            self._slots.release()
-
-
 class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: ignore[misc]  # generated, untyped base
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint  # endpoint.GrpcEndpoint: its backend, sessions, the ACL guard
-        self._receive_slots = asyncio.Semaphore(RECEIVE_SLOTS)
+        self._receive_slots = FairSlots(RECEIVE_SLOTS)
 
-    async def _received(self, receive: Callable[[], Awaitable[list[pb.Message]]], slot: _Slot) -> list[pb.Message]:
+    async def _received(self, receive: Callable[[], Awaitable[list[pb.Message]]], slot: Slot) -> list[pb.Message]:
         """Run ``receive()`` holding ``slot`` until it returns or parks (RECEIVE_SETUP_S)."""
         await slot.take(RECEIVE_SETUP_S)
         task = asyncio.ensure_future(receive())
@@ -232,9 +206,10 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: igno
     # -- streams ---------------------------------------------------------------------------------
 
     async def ReceiveMessage(self, request: Message, context: Context) -> AsyncIterator[spb.ReceiveMessageResponse]:
-        slot = _Slot(self._receive_slots)
+        slot = None
         try:
             session = self._session(context)
+            slot = Slot(self._receive_slots, split_host(session.caller.remote_addr) or session.caller.remote_addr)
             messages = await self._received(
                 lambda: calls.receive(self.endpoint, session, request, context.time_remaining()), slot
             )
@@ -253,7 +228,8 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: igno
             log.exception("gRPC ReceiveMessage failed")
             yield spb.ReceiveMessageResponse(status=_status(pb.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}"))
         finally:
-            slot.give_back()
+            if slot is not None:
+                slot.give_back()
         now = Timestamp()
         now.FromNanoseconds(time.time_ns())  # GetCurrentTime() goes through a datetime: several times slower
         yield spb.ReceiveMessageResponse(delivery_timestamp=now)
