@@ -6,9 +6,9 @@ client ships), in front of a :mod:`~.backend`: one broker's (``--grpc-port``, on
 Bounds: ``grpc_max_concurrent_rpcs`` calls at once on the port (grpc answers RESOURCE_EXHAUSTED
 past it), ``grpc_max_clients`` client ids (:mod:`.sessions`), a request message of at most
 maxMessageSize x 2 + 1 MiB (a SendMessage carries the bodies; grpc refuses a larger one unread),
-at most 1,024 messages or ack entries per call, receive batches of 32, long polls of 20 s; a
-receive stream the client stops reading only holds its own call (grpc's flow control) until the
-client's deadline. Keepalive pings from clients are accepted every 10 s at most.
+at most 1,024 messages or ack entries per call, receive batches of 32, long polls of 20 s, 2 receives
+popping or streaming at once, granted by remote host in turn (:mod:`.slots`); a receive stream the
+client stops reading only holds its own call (grpc's flow control) until the client's deadline. Keepalive pings from clients are accepted every 10 s at most.
 
 TLS: the endpoint speaks TLS with the broker's certificate whenever the remoting port offers TLS
 (permissive or enforcing: a gRPC port cannot serve both on one port, so it does TLS only); a
