@@ -12,7 +12,7 @@ calls):
   committing the offset once per pull.
 
 Per row: messages/s, the broker's CPU (``/proc/<pid>/stat`` user + system) and the client's (this
-process, ``getrusage``) per message, and the gRPC / remoting ratios (throughput goal >= 0.5). The two
+process, ``os.times``) per message, and the gRPC / remoting ratios (throughput goal >= 0.5). The two
 processes share the machine's cores, so their CPU per message together bounds the throughput: on 2 cores,
 no more than 2 / (broker + client) messages per second, and no more than 1 / client while the client is
 held to one core by its interpreter lock.
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import tempfile
 import threading
@@ -35,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+from bench_common import cpu_seconds, own_cpu  # noqa: E402
 from processes import start_grpc_broker  # noqa: E402
 
 from brokers.engine.client.admin import BlockingMQAdminClient  # noqa: E402
@@ -42,13 +42,6 @@ from brokers.engine.client.producer import Producer  # noqa: E402
 from brokers.engine.client.simple import PullClient  # noqa: E402
 from brokers.engine.common.message import Message  # noqa: E402
 from brokers.engine.common.topic_config import TopicConfig  # noqa: E402
-
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def in_threads(threads: int, total: int, work) -> float:
@@ -73,20 +66,14 @@ def in_threads(threads: int, total: int, work) -> float:
     return time.perf_counter() - started
 
 
-def own_cpu_s() -> float:
-    """This process's CPU seconds (user + system, every thread): the client's."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def measured(pid: int, messages: int, run) -> tuple[float, float, float]:
     """(messages/s, broker CPU µs per message, client CPU µs per message) of ``run()``."""
-    before, own_before = cpu_s(pid), own_cpu_s()
+    before, own_before = cpu_seconds(pid), own_cpu()
     seconds = run()
     return (
         messages / seconds,
-        (cpu_s(pid) - before) / messages * 1e6,
-        (own_cpu_s() - own_before) / messages * 1e6,
+        (cpu_seconds(pid) - before) / messages * 1e6,
+        (own_cpu() - own_before) / messages * 1e6,
     )
 
 

@@ -193,9 +193,8 @@ def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0, rou
             attacker.join(30)
             if attacker.is_alive():
                 attacker.kill()
-            settle(
-                pid
-            )  # the attacker's sockets and calls end with it: the next quiet window starts once the server is idle again
+            # the attacker's sockets and calls end with it: the next quiet window starts once the server is idle again
+            settle(pid)
     quiet.sort()
     attacked.sort()
     return (

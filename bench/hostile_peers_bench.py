@@ -240,9 +240,8 @@ def measure(
             timeouts += missed
             newcomer_s = max(newcomer_s, took)
             proc.join(30)
-            settle(
-                pid
-            )  # the attacker's sockets and calls end with it: the next quiet window starts once the server is idle again
+            # the attacker's sockets and calls end with it: the next quiet window starts once the server is idle again
+            settle(pid)
     ratio = _pct(loud, 0.99) / _pct(quiet, 0.99)
     return (
         f"| {target} | {pattern} | {_pct(quiet, 0.5):.2f} / {_pct(quiet, 0.99):.2f} / {_pct(quiet, 1):.1f} | "

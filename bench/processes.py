@@ -11,7 +11,6 @@ default action, dying at once, left them running: ``pkill -f broker_bench`` orph
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import socket
@@ -27,6 +26,7 @@ if str(ROOT) not in sys.path:
 
 from brokers.engine.cluster import ClusterSpec  # noqa: E402
 from brokers.engine.cluster.processes import ProcessCluster  # noqa: E402
+from bench_common import cpu_seconds  # noqa: E402
 
 __all__ = [
     "settle",
@@ -82,16 +82,10 @@ def start_grpc_broker(tmp: Path) -> ProcessCluster:
 def settle(pid: int, busy_share: float = 0.1, window_s: float = 0.5, timeout_s: float = 30.0) -> float:
     """Wait until process ``pid`` uses under ``busy_share`` of a core over ``window_s`` (it has finished
     cleaning up after an attack, say) or ``timeout_s`` passed; the seconds waited."""
-    ticks = os.sysconf("SC_CLK_TCK")
-
-    def cpu() -> float:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / ticks
-
     started = time.monotonic()
     while time.monotonic() - started < timeout_s:
-        before = cpu()
+        before = cpu_seconds(pid)
         time.sleep(window_s)
-        if cpu() - before < busy_share * window_s:
+        if cpu_seconds(pid) - before < busy_share * window_s:
             break
     return time.monotonic() - started

@@ -39,13 +39,19 @@ def test_a_peer_with_one_waiter_is_served_after_one_of_a_busy_peers_not_after_al
     run(scenario())
 
 
+async def _held_with_two_waiting() -> tuple[FairSlots, asyncio.Task, asyncio.Task]:
+    """One slot, held by peer a; peers b and c wait for it, b first."""
+    slots = FairSlots(1)
+    await slots.acquire("a")
+    first = asyncio.create_task(slots.acquire("b"))
+    second = asyncio.create_task(slots.acquire("c"))
+    await asyncio.sleep(0)
+    return slots, first, second
+
+
 def test_a_cancelled_waiter_takes_no_slot():
     async def scenario():
-        slots = FairSlots(1)
-        await slots.acquire("a")
-        gone = asyncio.create_task(slots.acquire("b"))
-        kept = asyncio.create_task(slots.acquire("c"))
-        await asyncio.sleep(0)
+        slots, gone, kept = await _held_with_two_waiting()
         gone.cancel()
         await asyncio.sleep(0)
         assert slots.waiting == 1
@@ -60,11 +66,7 @@ def test_a_cancelled_waiter_takes_no_slot():
 
 def test_a_waiter_cancelled_as_it_is_granted_passes_the_slot_on():
     async def scenario():
-        slots = FairSlots(1)
-        await slots.acquire("a")
-        first = asyncio.create_task(slots.acquire("b"))
-        second = asyncio.create_task(slots.acquire("c"))
-        await asyncio.sleep(0)
+        slots, first, second = await _held_with_two_waiting()
         slots.release()  # granted to b ...
         first.cancel()  # ... which is cancelled before it runs
         with pytest.raises(asyncio.CancelledError):
