@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from playwright.sync_api import expect
 
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.client.simple import PullClient
@@ -56,8 +57,8 @@ def test_live_group_grid_then_add_a_client_and_see_the_diff(
     page.wait_for_function("() => document.querySelectorAll('[data-testid=groups] tbody tr').length === 1")
     assert page.locator(f"tr[data-group='{group}'] td").nth(1).inner_text() == "3"  # members online
     screenshot("groups")
-    page.click(f"text={group}")
-    assert page.locator("[data-testid=members] tbody tr").count() == 3
+    page.click(f"text={group}")  # a navigation: expect waits for the group page's rows
+    expect(page.locator("[data-testid=members] tbody tr")).to_have_count(3)
     screenshot("group")
     page.click("[data-testid=allocation-link]")
     page.wait_for_function("() => document.querySelectorAll('[data-testid=alloc-grid] tbody tr').length === 3")

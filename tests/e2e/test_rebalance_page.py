@@ -4,6 +4,7 @@ tells the members, and the job card follows the job by itself until it converged
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.fixtures.console import PASSWORD
 from tests.consumers._rebalance import avg, balanced_group, held, moved_between, push_consumer, wait_until
@@ -39,8 +40,8 @@ def test_dry_run_then_apply_then_converged(
         assert page.locator("[data-testid=job-moved]").inner_text() == f"{expected} queues"
         assert held(members, topic) == avg(queues, cids)
         screenshot("converged")
-        page.click("[data-testid=rebalance-history-link]")
-        assert page.locator("[data-testid=group-moves] tbody tr").count() == expected
+        page.click("[data-testid=rebalance-history-link]")  # a navigation: expect waits for the new page's rows
+        expect(page.locator("[data-testid=group-moves] tbody tr")).to_have_count(expected)
     finally:
         for m in members:
             m.shutdown()
