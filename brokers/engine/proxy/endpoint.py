@@ -5,7 +5,9 @@ client ships), in front of a :mod:`~.backend`: one broker's (``--grpc-port``, on
 
 Bounds: ``grpc_max_concurrent_rpcs`` calls at once on the port (grpc answers RESOURCE_EXHAUSTED
 past it), ``grpc_max_clients`` client ids (:mod:`.sessions`), a request message of at most
-maxMessageSize x 2 + 1 MiB (a SendMessage carries the bodies; grpc refuses a larger one unread),
+maxMessageSize x 2 + 1 MiB (a SendMessage carries the bodies; grpc refuses a larger one after taking
+at most one flow-control window of it: a fixed ``STREAM_WINDOW`` of 1 MiB per call, as grpc-java's
+servers have, not a window grown by bandwidth probes),
 at most 1,024 messages or ack entries per call, receive batches of 32, long polls of 20 s, 2 receives
 popping or streaming at once, granted by remote host in turn (:mod:`.slots`); a receive stream the
 client stops reading only holds its own call (grpc's flow control) until the client's deadline. Keepalive pings from clients are accepted every 10 s at most.
@@ -37,6 +39,9 @@ from brokers.engine.remoting.tls import TlsConfig, TlsConfigError
 log = logging.getLogger("brokers.engine.proxy")
 
 SESSION_SCAN_S = 10.0
+# Each call's HTTP/2 receive window, fixed (no BDP probing): what an oversized request costs the port
+# before grpc refuses it. With probing, grpc let a 20 MB request send 4 MiB on loopback before refusing it.
+STREAM_WINDOW = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +91,8 @@ class GrpcEndpoint:
             options=[
                 ("grpc.max_receive_message_length", max_request),
                 ("grpc.max_send_message_length", -1),
+                ("grpc.http2.bdp_probe", 0),
+                ("grpc.http2.lookahead_bytes", STREAM_WINDOW),
                 ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
                 ("grpc.keepalive_permit_without_calls", 1),
                 ("grpc.so_reuseport", 0),

@@ -13,10 +13,12 @@ import pytest
 from google.protobuf.duration_pb2 import Duration
 
 from brokers.engine.client.admin import BlockingMQAdminClient
+from brokers.engine.proxy.endpoint import STREAM_WINDOW
 from brokers.engine.proxy.stubs import definition_pb2 as pb
 from brokers.engine.proxy.stubs import service_pb2 as spb
 from brokers.engine.proxy.stubs import service_pb2_grpc
 from tests.brokers.engine.client._cluster import EmbeddedCluster, create_topic
+from tests.brokers.engine.proxy._h2 import oversized_request
 from tests.brokers.engine.proxy._process import start_proxy, stop_proxy
 
 META = [("x-mq-client-id", "bad-input-client"), ("x-mq-language", "PYTHON"), ("x-mq-client-version", "5.1.2")]
@@ -143,6 +145,17 @@ def test_batches_over_the_cap_and_requests_over_the_port_size(stub, cluster, adm
         send(stub, topic_name, *[b"y" * 60_000] * 20)  # 1.2 MB: more than the port takes (2 x maxMessageSize + 1 MiB)
     assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert total(admin, topic_name) == 0
+
+
+def test_an_oversized_request_is_refused_within_one_window(stub, cluster, admin, topic_name, endpoint_addr):
+    """A request announcing 20 MB, sent as fast as the port's windows allow: the port refuses it after
+    taking at most its fixed window (not a window grown by bandwidth probes), and serves others after."""
+    create_topic(admin, cluster, topic_name, queues=1)
+    for _ in range(3):
+        outcome = oversized_request(endpoint_addr, "/apache.rocketmq.v2.MessagingService/SendMessage", 20 << 20)
+        assert outcome.answer in ("trailers", "rst") and outcome.sent <= STREAM_WINDOW, outcome
+    assert send(stub, topic_name, b"after").status.code == pb.OK
+    assert total(admin, topic_name) == 1
 
 
 def test_receipt_handles_of_another_group_or_forged(stub, cluster, admin, topic_name):
