@@ -10,6 +10,8 @@ seconds quiet, then as long again under attack. Patterns:
 - ``partial``: 200 connections each declare a 15 MiB frame, send 1 MiB of it and stall (a closed one
   is opened again at once);
 - ``idle``: 2,000 silent sockets from the victim's own address, 127.0.0.1 (closed ones reopened);
+- ``byte``: the same 2,000 sockets, each sending one byte of a frame first, so the kernel hands them
+  to the server at once (``--defer-accept`` holds only silent ones);
 - ``heartbeat``: HEART_BEATs naming 200,000 producer groups (5 MB), one after another (broker only);
 - ``spin``: the control: the attacker burns one core and sends nothing. It measures what a third busy
   process on the 2 cores alone does to the victim (the scheduler's share), which no server can remove.
@@ -23,7 +25,7 @@ default), the ratio of the p99s (goal <= 2), the server's peak RSS (goal < budge
 seconds a new client from 127.0.0.1 takes to connect and get its first answer during the attack
 (goal < 5).
 
-    .venv/bin/python bench/hostile_peers_bench.py [--window 5] [--budget-mib 256] [--patterns partial,idle,heartbeat,spin]
+    .venv/bin/python bench/hostile_peers_bench.py [--window 5] [--budget-mib 256] [--patterns partial,idle,byte,heartbeat,spin]
         [--attacker-nice 0] [--rounds 1]
 
 ``--rounds N`` alternates N quiet and N attacked windows per row and takes the percentiles over all of
@@ -120,8 +122,9 @@ def attacker(pattern: str, port: int, seconds: float, nice: int = 0) -> None:
         elif pattern == "partial":
             payload = struct.pack(">ii", 15 * MIB, 64) + b"{" + b" " * 62 + b"}" + b"x" * MIB
             await asyncio.gather(*(_hold(port, payload, stop) for _ in range(200)))
-        elif pattern == "idle":
-            await asyncio.gather(*(_hold(port, b"", stop) for _ in range(2000)))
+        elif pattern in ("idle", "byte"):
+            first = b"" if pattern == "idle" else b"\x00"
+            await asyncio.gather(*(_hold(port, first, stop) for _ in range(2000)))
         elif pattern == "heartbeat":
             await _repeat(port, _huge_heartbeat(), stop)
 
@@ -254,7 +257,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--window", type=float, default=5.0)
     parser.add_argument("--budget-mib", type=int, default=256)
-    parser.add_argument("--patterns", default="partial,idle,heartbeat,spin")
+    parser.add_argument("--patterns", default="partial,idle,byte,heartbeat,spin")
     parser.add_argument("--attacker-nice", type=int, default=0, help="the attacker's CPU priority (19: lowest)")
     parser.add_argument("--rounds", type=int, default=1, help="quiet and attacked windows, alternating, per row")
     args = parser.parse_args()

@@ -8,6 +8,9 @@ server hold is bounded (docs/security.md, "Connections and memory"):
   first; only when every connection has authenticated is the new one refused. The per-address cap
   counts only connections that have not authenticated, so many sockets from one address (a NAT, a
   proxy, an attacker) never lock out the clients behind it;
+- a connection that has sent nothing is not handed to the server at all for ``defer_accept_s``
+  (the kernel's ``TCP_DEFER_ACCEPT``: RocketMQ's clients speak first), so silent sockets cost no
+  accept, no connection objects and no close while they stay silent (``tls_listener.defer_accept``);
 - a new connection must complete a request its port lets through within ``first_frame_deadline_s``;
 - the bytes of frames being received, across all connections, stay within ``max_buffered_bytes``,
   and those of connections that have not authenticated within ``max_unauthenticated_bytes``
@@ -99,6 +102,10 @@ class ConnectionLimits:
     # A client sends its first request right after it connects (RocketMQ's clients connect on
     # their first call); 10 s is ample on a slow link and frees a silent socket soon.
     first_frame_deadline_s: float = 10.0
+    # A socket that has sent nothing stays in the kernel this long (TCP_DEFER_ACCEPT, rounded up to
+    # SYN-ACK retransmissions: 10 s is about 15 s) before the server accepts it; a client's first
+    # bytes hand it over at once. 0 turns it off (a socket is accepted as soon as it connects).
+    defer_accept_s: float = 10.0
 
     def __post_init__(self) -> None:
         for name in (
@@ -116,6 +123,8 @@ class ConnectionLimits:
         for name in ("frame_receive_deadline_s", "first_frame_deadline_s"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive")
+        if self.defer_accept_s < 0:
+            raise ValueError("defer_accept_s must be 0 (off) or more")
 
 
 DEFAULT_LIMITS = ConnectionLimits()

@@ -37,7 +37,7 @@ from brokers.engine.remoting.close_listeners import CloseListener, notify_close_
 from brokers.engine.remoting.request_guard import RequestGuard
 from brokers.engine.remoting.limits import DEFAULT_LIMITS, ConnectionLimits, limit_log
 from brokers.engine.remoting.tls import TlsConfig
-from brokers.engine.remoting.tls_listener import TlsListener, start_server
+from brokers.engine.remoting.tls_listener import TlsListener, defer_accept, start_server
 
 __all__ = ["ChannelContext", "CloseListener", "Handler", "RemotingServer"]
 
@@ -120,6 +120,8 @@ class RemotingServer:
             raise RuntimeError(f"{self.name} server already started")
         self._server = await start_server(self._on_connect, self.host, self._requested_port, self.tls, name=self.name)
         self._port = self._server.sockets[0].getsockname()[1]
+        for sock in self._server.sockets:
+            defer_accept(sock, self.limits.defer_accept_s, name=self.name)
         self._watchdog = asyncio.get_running_loop().create_task(
             idle_watchdog(
                 lambda: list(self._channels.values()),

@@ -26,20 +26,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import socket
 import ssl
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from brokers.engine.remoting.tls import TlsConfig
 
-__all__ = ["MAX_PENDING", "TlsListener", "start_server"]
+__all__ = ["MAX_PENDING", "TlsListener", "defer_accept", "start_server"]
 
 log = logging.getLogger("brokers.engine.remoting.tls")
 # Connections the kernel holds for a port before they are accepted (capped by net.core.somaxconn). A
 # flood of connects fills a short queue, and a newcomer's connect dropped there is retried only after
 # a second (TCP's first SYN retransmission); 1024 keeps room for it behind a burst of thousands.
 LISTEN_BACKLOG = 1024
+
+SYNCOOKIES = "/proc/sys/net/ipv4/tcp_syncookies"
 
 ConnectedCallback = Callable[[asyncio.StreamReader, asyncio.StreamWriter], "Awaitable[None] | None"]
 
@@ -79,6 +83,35 @@ async def start_server(
     listener = TlsListener(callback, tls, name=name)
     await listener.start(host, port)
     return listener
+
+
+def defer_accept(sock: socket.socket | Any, seconds: float, *, name: str = "remoting") -> bool:
+    """Have the kernel hold each new connection on ``sock`` until its first bytes arrive, or for about
+    ``seconds`` (``TCP_DEFER_ACCEPT``), for a port whose clients speak first; True when it is set.
+
+    Not set where SYN cookies are off: the connections held count against the listener's SYN
+    queue, and with it full and no cookies, the kernel would drop every newcomer's connect. With
+    cookies (Linux's default), a newcomer past a full queue is answered with one and accepted."""
+    if seconds <= 0 or not hasattr(socket, "TCP_DEFER_ACCEPT"):
+        return False
+    try:
+        with open(SYNCOOKIES) as f:
+            cookies = f.read().strip()
+    except OSError:
+        cookies = "?"
+    if cookies == "0":
+        log.warning(
+            "%s: net.ipv4.tcp_syncookies is 0, so silent connections are accepted at once (no TCP_DEFER_ACCEPT): "
+            "they would fill the SYN queue and shut out newcomers",
+            name,
+        )
+        return False
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT, max(1, math.ceil(seconds)))
+    except OSError as e:
+        log.warning("%s: TCP_DEFER_ACCEPT not set (%s); silent connections are accepted at once", name, e)
+        return False
+    return True
 
 
 def _peer(sock: socket.socket) -> str:

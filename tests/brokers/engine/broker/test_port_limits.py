@@ -51,8 +51,11 @@ def _frame(header: bytes, body: bytes = b"") -> bytes:
 
 
 def test_at_the_cap_the_oldest_unauthenticated_connections_make_room_and_fds_stay_bounded(engine_cluster):
+    # defer_accept_s=0: silent sockets reach the broker at once (as they do past the kernel's deferral)
     async def scenario():
-        async with engine_cluster(limits=ConnectionLimits(max_connections=20, max_connections_per_address=20)) as c:
+        async with engine_cluster(
+            limits=ConnectionLimits(max_connections=20, max_connections_per_address=20, defer_accept_s=0)
+        ) as c:
             await c.create_topic("L", read=1, write=1)
             await _send_ok(c)  # the producer's connection: 1 of 20, authenticated by its requests
             baseline = _fd_count()
@@ -76,7 +79,7 @@ def test_at_the_cap_the_oldest_unauthenticated_connections_make_room_and_fds_sta
 
 def test_a_new_connection_is_refused_only_when_every_connection_has_authenticated(engine_cluster):
     async def scenario():
-        async with engine_cluster(limits=ConnectionLimits(max_connections=3)) as c:
+        async with engine_cluster(limits=ConnectionLimits(max_connections=3, defer_accept_s=0)) as c:
             await c.create_topic("L", read=1, write=1)
             await _send_ok(c)  # the test's own client connection
             peers = [await asyncio.open_connection("127.0.0.1", c.broker.server.port) for _ in range(2)]
@@ -188,12 +191,16 @@ def test_pipelined_reads_never_read_are_bounded_and_closed(engine_cluster, caplo
                 f.write("5")  # reset VmHWM, the peak RSS, to now
             for _ in range(10_000):
                 writer.write(pull)
-            await c.eventually(lambda: len(c.broker.server.channels) == 1, timeout=60)  # the reader was closed
+
+            def closed() -> bool:  # the reader was closed for its queued answers
+                return any("queued-bytes" in r.getMessage() for r in caplog.records)
+
+            await c.eventually(closed, timeout=60)
+            await c.eventually(lambda: len(c.broker.server.channels) == 1)
             growth_mib = (_status_kib("VmHWM") - rss_before) / 1024
             assert growth_mib < 64, f"peak RSS grew {growth_mib:.0f} MiB"
             writer.transport.abort()
             await _send_ok(c)
-        assert any("queued-bytes" in r.getMessage() for r in caplog.records)
 
     run(scenario(), timeout=120)
 

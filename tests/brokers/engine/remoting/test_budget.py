@@ -137,6 +137,7 @@ def test_a_frame_past_the_whole_budget_closes_the_largest_unauthenticated_holder
             reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
             writer.write(partial_frame(5 * MIB, 64 * 1024))  # reserves 5 of the 6 MiB
             await writer.drain()
+            await eventually(lambda: server.budget.unauthenticated == 5 * MIB)
             big = await client.invoke(server.address, RemotingCommand.request(ECHO, body=b"z" * (3 * MIB)), 10)
             assert big.code == 0  # it needed 3 MiB: the unauthenticated holder of 5 was closed for it
             assert await closed_by_peer(reader, 2.0)
@@ -151,7 +152,7 @@ def test_a_frame_past_the_whole_budget_closes_the_largest_unauthenticated_holder
 
 def test_a_connection_that_never_authenticates_is_closed_at_the_first_frame_deadline():
     async def scenario():
-        server = await serve(first_frame_deadline_s=0.5, guard=RefuseUnsigned())
+        server = await serve(first_frame_deadline_s=0.5, guard=RefuseUnsigned(), defer_accept_s=0)
         try:
             silent_r, silent_w = await asyncio.open_connection("127.0.0.1", server.port)
             refused_r, refused_w = await asyncio.open_connection("127.0.0.1", server.port)
@@ -171,8 +172,9 @@ def test_a_connection_that_never_authenticates_is_closed_at_the_first_frame_dead
 
 
 def test_the_per_address_cap_counts_only_unauthenticated_connections_and_never_locks_out_a_new_client():
+    # defer_accept_s=0: silent sockets reach the server at once (as they do past the kernel's deferral)
     async def scenario():
-        server = await serve(max_connections_per_address=5)
+        server = await serve(max_connections_per_address=5, defer_accept_s=0)
         clients = [RemotingClient() for _ in range(5)]
         try:
             for client in clients:  # five authenticated clients from 127.0.0.1
@@ -192,6 +194,33 @@ def test_the_per_address_cap_counts_only_unauthenticated_connections_and_never_l
         finally:
             for client in clients:
                 await client.close()
+            await server.stop()
+
+    run(scenario())
+
+
+def test_silent_sockets_stay_in_the_kernel_until_they_speak():
+    """With TCP_DEFER_ACCEPT (the default), a socket that has sent nothing is not the server's to
+    accept, count or evict; it is handed over, and answered, as soon as it speaks."""
+
+    async def scenario():
+        server = await serve(max_connections_per_address=5)
+        try:
+            silent = [await asyncio.open_connection("127.0.0.1", server.port) for _ in range(20)]
+            newcomer = RemotingClient()
+            assert (await newcomer.invoke(server.address, RemotingCommand.request(ECHO))).code == 0
+            await asyncio.sleep(0.3)
+            assert len(server.channels) == 1 and server.unauthenticated_count == 0  # the newcomer alone
+            assert not any(await asyncio.gather(*(closed_by_peer(r, 0.5) for r, _ in silent)))  # none evicted
+            reader, writer = silent[0]
+            writer.write(echo_frame(opaque=9))
+            (size,) = struct.unpack(">i", await asyncio.wait_for(reader.readexactly(4), 5))
+            answer = RemotingCommand.decode(await reader.readexactly(size))
+            assert answer.opaque == 9 and answer.code == 0 and len(server.channels) == 2
+            await newcomer.close()
+            for _, w in silent:
+                w.close()
+        finally:
             await server.stop()
 
     run(scenario())
