@@ -20,7 +20,8 @@ Patterns:
 what the broker spends on the attack.
 
 Per row: the victim's p50 / p99 / max latency quiet and under attack, its failures (3 s deadline), the
-p99 ratio (goal <= 2), the broker's peak RSS, and the seconds a new client takes to connect and send.
+p99 ratio (goal <= 2), the broker's CPU (its share of a core in the quiet and in the attacked windows:
+what the attack costs the broker itself), the broker's peak RSS, and the seconds a new client takes to connect and send.
 
     .venv/bin/python bench/hostile_grpc_bench.py [--window 5] [--patterns streams,consume,idle,oversize,clients,garbage,spin]
         [--attacker-nice 0] [--rounds 1]
@@ -42,6 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+from bench_common import cpu_seconds  # noqa: E402
 from processes import settle, start_grpc_broker  # noqa: E402
 
 import grpc  # noqa: E402
@@ -163,11 +165,21 @@ def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0, rou
     quiet_failures = failures = 0
     new = 0.0
     peak = [rss_mib(pid)]
+    cpu = {"quiet": 0.0, "attacked": 0.0}  # the broker's CPU seconds, and the seconds they were counted over
+    spent = {"quiet": 0.0, "attacked": 0.0}
+
+    def counted(side: str, stub) -> tuple[list[float], int]:
+        began, cpu_began = time.monotonic(), cpu_seconds(pid)
+        result = victim(stub, window)
+        cpu[side] += cpu_seconds(pid) - cpu_began
+        spent[side] += time.monotonic() - began
+        return result
+
     with grpc.insecure_channel(addr) as channel:
         stub = service_pb2_grpc.MessagingServiceStub(channel)
         victim(stub, 1.0)  # warm
         for _ in range(rounds):
-            samples, missed = victim(stub, window)
+            samples, missed = counted("quiet", stub)
             quiet += samples
             quiet_failures += missed
             spawn = multiprocessing.get_context("spawn")  # a fresh interpreter: no copy of this process's grpc state
@@ -184,7 +196,7 @@ def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0, rou
 
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
-            samples, missed = victim(stub, window)
+            samples, missed = counted("attacked", stub)
             attacked += samples
             failures += missed
             new = max(new, newcomer(addr))
@@ -200,7 +212,8 @@ def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0, rou
     return (
         f"| {pattern} | {pct(quiet, 0.5):.1f} / {pct(quiet, 0.99):.1f} / {quiet[-1] * 1000:.0f} | {pct(attacked, 0.5):.1f} / "
         f"{pct(attacked, 0.99):.1f} / {attacked[-1] * 1000:.0f} | {quiet_failures} / {failures} | "
-        f"{pct(attacked, 0.99) / pct(quiet, 0.99):.1f} | {max(peak):.0f} | {new:.2f} |"
+        f"{pct(attacked, 0.99) / pct(quiet, 0.99):.1f} | {cpu['quiet'] / spent['quiet']:.2f} / "
+        f"{cpu['attacked'] / spent['attacked']:.2f} | {max(peak):.0f} | {new:.2f} |"
     )
 
 
@@ -213,9 +226,10 @@ def main() -> int:
     args = parser.parse_args()
     print(f"window {args.window} s; attacker nice {args.attacker_nice}; load {os.getloadavg()[0]:.2f}")
     print(
-        "| pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | failures quiet / attacked | p99 ratio | peak RSS MiB | newcomer s |"
+        "| pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | failures quiet / attacked | p99 ratio "
+        "| broker CPU quiet / attacked | peak RSS MiB | newcomer s |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as tmp:
         with start_grpc_broker(Path(tmp)) as cluster:
             with BlockingMQAdminClient(cluster.namesrv_addr) as admin:

@@ -1,7 +1,9 @@
 """What hostile peers cost everyone else: a normal client's latency, the server's memory, a newcomer's
 first request, while an attacker (another process) sends one hostile pattern in a loop.
 
-A name server and a broker are subprocesses with a receive budget (``--max-buffered-bytes``, default
+The ACL is on (``--no-acl`` turns it off, and skips ``replay``): the victim and the newcomer sign
+as a producer account, each request with a new nonce; the attacker has no credentials, only what it
+captured. A name server and a broker are subprocesses with a receive budget (``--max-buffered-bytes``, default
 here 256 MiB; ``--max-unauthenticated-bytes`` 64 MiB). For each target (the broker, then the name
 server) and each pattern, the victim (this process, its own connection) sends one request after
 another (SEND_MESSAGE_V2 to the broker, GET_ROUTEINFO_BY_TOPIC to the name server) for ``--window``
@@ -13,6 +15,9 @@ seconds quiet, then as long again under attack. Patterns:
 - ``byte``: the same 2,000 sockets, each sending one byte of a frame first, so the kernel hands them
   to the server at once (``--defer-accept`` holds only silent ones);
 - ``heartbeat``: HEART_BEATs naming 200,000 producer groups (5 MB), one after another (broker only);
+- ``replay``: a captured admin-signed request (UPDATE_AND_CREATE_TOPIC to the broker, PUT_KV_CONFIG
+  to the name server) sent again and again, as fast as the answers come, on 4 connections. Gantry's
+  signers add a timestamp and a nonce, so every copy is refused as a replay;
 - ``spin``: the control: the attacker burns one core and sends nothing. It measures what a third busy
   process on the 2 cores alone does to the victim (the scheduler's share), which no server can remove.
 
@@ -21,12 +26,13 @@ own CPU no longer competes with the server and the victim, so what remains is wh
 the attack.
 
 Per row: the victim's p50 / p99 / max latency quiet and under attack, its timeouts (3 s, the clients'
-default), the ratio of the p99s (goal <= 2), the server's peak RSS (goal < budget + 100 MB), and the
+default), the ratio of the p99s (goal <= 2), the server's CPU (its share of a core in the quiet and in
+the attacked windows: what the attack costs the server itself), the server's peak RSS (goal < budget + 100 MB), and the
 seconds a new client from 127.0.0.1 takes to connect and get its first answer during the attack
 (goal < 5).
 
-    .venv/bin/python bench/hostile_peers_bench.py [--window 5] [--budget-mib 256] [--patterns partial,idle,byte,heartbeat,spin]
-        [--attacker-nice 0] [--rounds 1]
+    .venv/bin/python bench/hostile_peers_bench.py [--window 5] [--budget-mib 256] [--patterns partial,idle,byte,heartbeat,replay,spin]
+        [--attacker-nice 0] [--rounds 1] [--no-acl]
 
 ``--rounds N`` alternates N quiet and N attacked windows per row and takes the percentiles over all of
 them: on a shared 2-core machine one quiet window's p99 moves 0.7-3 ms from run to run by itself.
@@ -44,13 +50,16 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+from bench_common import cpu_seconds  # noqa: E402
 from processes import ClusterSpec, ProcessCluster, settle  # noqa: E402
 
+from brokers.engine.acl.client_hook import AclClientHook  # noqa: E402
 from brokers.engine.cluster import GroupSpec  # noqa: E402
 
 from brokers.engine.common.message import properties_to_string  # noqa: E402
@@ -61,6 +70,18 @@ from brokers.engine.remoting.errors import RemotingError  # noqa: E402
 
 MIB = 1 << 20
 TIMEOUT_S = 3.0
+ADMIN = AclClientHook("hostile-admin", "hostile-admin-secret-0123456789")
+PRODUCER = AclClientHook("hostile-producer", "hostile-producer-secret-0123456789")
+ACL_TEXT = f"""\
+accounts:
+  - accessKey: {ADMIN.access_key}
+    secretKey: {ADMIN.secret_key}
+    admin: true
+  - accessKey: {PRODUCER.access_key}
+    secretKey: {PRODUCER.secret_key}
+    defaultTopicPerm: PUB|SUB
+    defaultGroupPerm: SUB
+"""
 
 
 def _frame(header: bytes, body: bytes = b"") -> bytes:
@@ -110,8 +131,9 @@ async def _repeat(port: int, frame: bytes, stop: float) -> None:
             await asyncio.sleep(0.05)
 
 
-def attacker(pattern: str, port: int, seconds: float, nice: int = 0) -> None:
-    """The attacking process: ``pattern`` against ``port`` for ``seconds``, at CPU priority ``nice``."""
+def attacker(pattern: str, port: int, seconds: float, nice: int = 0, captured: bytes = b"") -> None:
+    """The attacking process: ``pattern`` against ``port`` for ``seconds``, at CPU priority ``nice``
+    (``captured``: the signed frame the replay pattern sends again)."""
     os.nice(nice)
 
     async def main() -> None:
@@ -127,6 +149,8 @@ def attacker(pattern: str, port: int, seconds: float, nice: int = 0) -> None:
             await asyncio.gather(*(_hold(port, first, stop) for _ in range(2000)))
         elif pattern == "heartbeat":
             await _repeat(port, _huge_heartbeat(), stop)
+        elif pattern == "replay":
+            await asyncio.gather(*(_repeat(port, captured, stop) for _ in range(4)))
 
     asyncio.run(main())
 
@@ -179,8 +203,8 @@ def _request(target: str) -> RemotingCommand:
     return RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "Hostile"})
 
 
-async def _victim(addr: str, target: str, seconds: float) -> tuple[list[float], int]:
-    client = RemotingClient(name="victim")
+async def _victim(addr: str, target: str, seconds: float, signer: AclClientHook | None) -> tuple[list[float], int]:
+    client = RemotingClient(name="victim", signer=signer)
     latencies, timeouts = [], 0
     stop = time.monotonic() + seconds
     try:
@@ -196,12 +220,12 @@ async def _victim(addr: str, target: str, seconds: float) -> tuple[list[float], 
     return latencies, timeouts
 
 
-async def _newcomer(addr: str, target: str, delay_s: float) -> float:
+async def _newcomer(addr: str, target: str, delay_s: float, signer: AclClientHook | None) -> float:
     await asyncio.sleep(delay_s)
     started = time.perf_counter()
     deadline = started + 30
     while time.perf_counter() < deadline:
-        client = RemotingClient(name="newcomer")
+        client = RemotingClient(name="newcomer", signer=signer)
         try:
             await client.invoke(addr, _request(target), TIMEOUT_S)
             return time.perf_counter() - started
@@ -217,39 +241,65 @@ def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))] * 1000 if values else float("nan")
 
 
-def measure(
-    target: str, addr: str, port: int, pid: int, pattern: str, window: float, nice: int = 0, rounds: int = 1
-) -> str:
+@dataclass(frozen=True)
+class Target:
+    """A server under attack: ``name`` ("broker" or "namesrv"), where it listens, its process, and the
+    admin-signed frame a replay sends (captured from its operator: signed with a timestamp and a nonce)."""
+
+    name: str
+    addr: str
+    port: int
+    pid: int
+    captured: bytes
+
+
+def measure(target: Target, pattern: str, window: float, nice: int, rounds: int, signer: AclClientHook | None) -> str:
     """``rounds`` of a quiet window then an attacked one; the percentiles are over every round's samples
-    (alternating spreads the machine's own noise over both sides)."""
+    (alternating spreads the machine's own noise over both sides), the server's CPU over each side's windows."""
     quiet: list[float] = []
     loud: list[float] = []
     timeouts = 0
     newcomer_s = 0.0
-    with RssWatch(pid) as rss:
+    cpu = {"quiet": 0.0, "attacked": 0.0}  # the server's CPU seconds, and the seconds they were counted over
+    spent = {"quiet": 0.0, "attacked": 0.0}
+    name, addr = target.name, target.addr
+
+    def counted(side: str, run):
+        began, cpu_began = time.monotonic(), cpu_seconds(target.pid)
+        result = asyncio.run(run())
+        cpu[side] += cpu_seconds(target.pid) - cpu_began
+        spent[side] += time.monotonic() - began
+        return result
+
+    with RssWatch(target.pid) as rss:
         for _ in range(rounds):
-            samples, missed = asyncio.run(_victim(addr, target, window))
+            samples, missed = counted("quiet", lambda: _victim(addr, name, window, signer))
             quiet += samples
             timeouts += missed
-            proc = multiprocessing.get_context("spawn").Process(target=attacker, args=(pattern, port, window + 2, nice))
+            proc = multiprocessing.get_context("spawn").Process(
+                target=attacker, args=(pattern, target.port, window + 2, nice, target.captured)
+            )
             proc.start()
             time.sleep(1.0)  # let the attack build up
 
             async def under_attack():
-                return await asyncio.gather(_victim(addr, target, window), _newcomer(addr, target, window / 2))
+                return await asyncio.gather(
+                    _victim(addr, name, window, signer), _newcomer(addr, name, window / 2, signer)
+                )
 
-            (samples, missed), took = asyncio.run(under_attack())
+            (samples, missed), took = counted("attacked", under_attack)
             loud += samples
             timeouts += missed
             newcomer_s = max(newcomer_s, took)
             proc.join(30)
             # the attacker's sockets and calls end with it: the next quiet window starts once the server is idle again
-            settle(pid)
+            settle(target.pid)
     ratio = _pct(loud, 0.99) / _pct(quiet, 0.99)
     return (
-        f"| {target} | {pattern} | {_pct(quiet, 0.5):.2f} / {_pct(quiet, 0.99):.2f} / {_pct(quiet, 1):.1f} | "
-        f"{_pct(loud, 0.5):.2f} / {_pct(loud, 0.99):.2f} / {_pct(loud, 1):.1f} | {timeouts} | "
-        f"{ratio:.2f} | {rss.peak:.0f} | {newcomer_s:.2f} |"
+        f"| {name} | {pattern} | {_pct(quiet, 0.5):.2f} / {_pct(quiet, 0.99):.2f} / {_pct(quiet, 1):.1f} | "
+        f"{_pct(loud, 0.5):.2f} / {_pct(loud, 0.99):.2f} / {_pct(loud, 1):.1f} | {timeouts} | {ratio:.2f} | "
+        f"{cpu['quiet'] / spent['quiet']:.2f} / {cpu['attacked'] / spent['attacked']:.2f} | "
+        f"{rss.peak:.0f} | {newcomer_s:.2f} |"
     )
 
 
@@ -257,82 +307,113 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--window", type=float, default=5.0)
     parser.add_argument("--budget-mib", type=int, default=256)
-    parser.add_argument("--patterns", default="partial,idle,byte,heartbeat,spin")
+    parser.add_argument("--patterns", default="partial,idle,byte,heartbeat,replay,spin")
     parser.add_argument("--attacker-nice", type=int, default=0, help="the attacker's CPU priority (19: lowest)")
     parser.add_argument("--rounds", type=int, default=1, help="quiet and attacked windows, alternating, per row")
+    parser.add_argument("--no-acl", action="store_true", help="run the servers without the ACL (and skip replay)")
     args = parser.parse_args()
     limits = {"max_buffered_bytes": args.budget_mib * MIB, "max_unauthenticated_bytes": 64 * MIB}
+    patterns = [p for p in args.patterns.split(",") if not (args.no_acl and p == "replay")]
     print(
-        f"budget {args.budget_mib} MiB (unauthenticated 64 MiB); window {args.window} s; attacker nice {args.attacker_nice}; "
-        f"load {os.getloadavg()[0]:.2f}"
+        f"budget {args.budget_mib} MiB (unauthenticated 64 MiB); window {args.window} s; "
+        f"attacker nice {args.attacker_nice}; ACL {'off' if args.no_acl else 'on'}; load {os.getloadavg()[0]:.2f}"
     )
     print(
-        "| target | pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | timeouts | p99 ratio | peak RSS MiB | newcomer s |"
+        "| target | pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | timeouts | p99 ratio "
+        "| server CPU quiet / attacked | peak RSS MiB | newcomer s |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    admin = None if args.no_acl else ADMIN
+    signer = None if args.no_acl else PRODUCER
     with tempfile.TemporaryDirectory() as tmp:
+        acl: dict[str, str] = {}
+        if admin is not None:
+            acl_file = Path(tmp) / "plain_acl.yml"
+            acl_file.write_text(ACL_TEXT)
+            acl_file.chmod(0o600)
+            acl = {"acl_file": str(acl_file)}
         spec = ClusterSpec(
             tmp,
             groups=(GroupSpec("broker-a"),),
-            broker_overrides={"limits": limits},
-            namesrv_overrides={"limits": limits},
+            broker_overrides={"limits": limits, **acl},
+            namesrv_overrides={"limits": limits, **acl},
         )
-        with ProcessCluster(spec, log_level="ERROR") as cluster:
-            broker_addr, broker_port = cluster.addr("broker-a"), cluster.brokers["broker-a"].port
-            ns_addr, ns_port = cluster.namesrv_addr, cluster.namesrvs[0].port
-            asyncio.run(_create_topic(broker_addr))
-            for pattern in args.patterns.split(","):
-                print(
-                    measure(
-                        "broker",
-                        broker_addr,
-                        broker_port,
-                        cluster.pid("broker-a"),
-                        pattern,
-                        args.window,
-                        args.attacker_nice,
-                        args.rounds,
-                    ),
-                    flush=True,
-                )
-            for pattern in args.patterns.split(","):
-                if pattern != "heartbeat":
-                    print(
-                        measure(
-                            "namesrv",
-                            ns_addr,
-                            ns_port,
-                            cluster.namesrvs[0].pid,
-                            pattern,
-                            args.window,
-                            args.attacker_nice,
-                            args.rounds,
-                        ),
-                        flush=True,
-                    )
+        keys = {"access_key": admin.access_key, "secret_key": admin.secret_key} if admin is not None else {}
+        with ProcessCluster(spec, log_level="ERROR", admin_options=keys) as cluster:
+            asyncio.run(_admin_call(cluster.addr("broker-a"), _create_topic(), admin))
+            kv = RemotingCommand.request(RequestCode.PUT_KV_CONFIG, {"namespace": "hostile", "key": "k", "value": "v"})
+            targets = (
+                Target(
+                    "broker",
+                    cluster.addr("broker-a"),
+                    cluster.brokers["broker-a"].port,
+                    cluster.pid("broker-a"),
+                    _captured(_create_topic(), admin),
+                ),
+                Target(
+                    "namesrv",
+                    cluster.namesrv_addr,
+                    cluster.namesrvs[0].port,
+                    cluster.namesrvs[0].pid,
+                    _captured(kv, admin),
+                ),
+            )
+            if admin is not None and "replay" in patterns:
+                for target in targets:  # the operator's own request goes through; a copy of it is a replay
+                    first, again = asyncio.run(_send_twice(target.addr, target.captured))
+                    if first.code != 0 or again.code == 0 or "replay" not in (again.remark or ""):
+                        raise RuntimeError(f"{target.name}: captured request {first}, its copy {again}")
+            for target in targets:
+                for pattern in patterns:
+                    if target.name == "broker" or pattern != "heartbeat":
+                        print(
+                            measure(target, pattern, args.window, args.attacker_nice, args.rounds, signer), flush=True
+                        )
     return 0
 
 
-async def _create_topic(addr: str) -> None:
-    client = RemotingClient()
+def _captured(request: RemotingCommand, admin: AclClientHook | None) -> bytes:
+    """``request`` as the wire carried it when the admin sent it: signed once (a timestamp and a nonce)."""
+    return (admin.sign_request(request) if admin is not None else request).encode()
+
+
+def _create_topic() -> RemotingCommand:
+    return RemotingCommand.request(
+        RequestCode.UPDATE_AND_CREATE_TOPIC,
+        {
+            "topic": "Hostile",
+            "defaultTopic": "TBW102",
+            "readQueueNums": 4,
+            "writeQueueNums": 4,
+            "perm": 6,
+            "topicFilterType": "SINGLE_TAG",
+            "topicSysFlag": 0,
+            "order": False,
+        },
+    )
+
+
+async def _send_twice(addr: str, frame: bytes) -> tuple[RemotingCommand, RemotingCommand]:
+    """Send the encoded request ``frame`` twice on one connection; the two answers."""
+    host, port = addr.rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    answers = []
     try:
-        await client.invoke(
-            addr,
-            RemotingCommand.request(
-                RequestCode.UPDATE_AND_CREATE_TOPIC,
-                {
-                    "topic": "Hostile",
-                    "defaultTopic": "TBW102",
-                    "readQueueNums": 4,
-                    "writeQueueNums": 4,
-                    "perm": 6,
-                    "topicFilterType": "SINGLE_TAG",
-                    "topicSysFlag": 0,
-                    "order": False,
-                },
-            ),
-            10.0,
-        )
+        for _ in range(2):
+            writer.write(frame)
+            (total,) = struct.unpack(">i", await reader.readexactly(4))
+            answers.append(RemotingCommand.decode(await reader.readexactly(total)))
+    finally:
+        writer.close()
+    return answers[0], answers[1]
+
+
+async def _admin_call(addr: str, request: RemotingCommand, admin: AclClientHook | None) -> None:
+    client = RemotingClient(signer=admin)
+    try:
+        reply = await client.invoke(addr, request, 10.0)
+        if reply.code != 0:
+            raise RuntimeError(f"request {request.code} at {addr}: {reply.code} {reply.remark}")
     finally:
         await client.close()
 

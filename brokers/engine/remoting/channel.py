@@ -47,7 +47,7 @@ import contextlib
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from brokers.engine.common.constants import MAX_FRAME_SIZE
 from brokers.engine.remoting.codes import ResponseCode
@@ -267,6 +267,11 @@ class ChannelContext:
         if not self.closed:
             self._writer.transport.abort()
         self.close()
+
+    def stop_reading(self) -> None:
+        """Read nothing more from the peer: its bytes stay in the kernel's buffers, then its sends wait."""
+        if not self.closed:
+            cast(asyncio.Transport, self._writer.transport).pause_reading()
 
     async def wait_closed(self) -> None:
         await self._done.wait()

@@ -15,10 +15,15 @@ its handler: a refused request is answered NO_PERMISSION and runs nothing. With 
 Every connection is held to the server's :class:`~brokers.engine.remoting.limits.ConnectionLimits`
 (defaults when none are given). At the total cap, or at the per-address cap (which counts only
 connections that have not authenticated), a new connection makes room: the oldest connection that
-has not authenticated (of that address, for the per-address cap) is closed, idle ones before ones
+has not authenticated (of that address, for the per-address cap) makes way, idle ones before ones
 in the middle of a frame; only when every connection has authenticated is the new one aborted, as
 it is accepted, before anything is read from it (with TLS: once its handshake is done; connections
-still in their handshake are capped by the TLS listener). A connection that has not authenticated
+still in their handshake are capped by the TLS listener). At the total cap the one making way is
+closed. At the per-address cap it is *set aside* instead when it holds no bytes of the budget: not
+read any more, not counted against its address, closed at its first-request deadline (or first at
+the total cap). A peer that reopens every socket the server closes, at once, would otherwise make
+the server accept and close sockets as fast as it can open them; this way its sockets stay open,
+unread, until the deadline, and it gets about one new connection per socket and deadline. A connection that has not authenticated
 within ``first_frame_deadline_s`` is closed by the watchdog, and the bytes of frames being received
 are held to the port's :class:`~brokers.engine.remoting.budget.BufferBudget`.
 """
@@ -82,6 +87,7 @@ class RemotingServer:
         self._unauthenticated: dict[
             str, dict[int, ChannelContext]
         ] = {}  # remote IP -> not yet authenticated, oldest first
+        self._set_aside: dict[int, ChannelContext] = {}  # made way at an address's cap, unread, oldest first
         self.budget = BufferBudget(limits, name)
         self._server: asyncio.base_events.Server | TlsListener | None = None
         self._background: set[asyncio.Task[None]] = set()
@@ -215,7 +221,7 @@ class RemotingServer:
         make room at a cap; False (it is refused) only when every connection has authenticated."""
         limits = self.limits
         if len(self._channels) >= limits.max_connections:
-            victim = self._oldest_unauthenticated(None)
+            victim = next(iter(self._set_aside.values()), None) or self._oldest_unauthenticated(None)
             if victim is None:
                 limit_log.refused(
                     "connections",
@@ -231,7 +237,11 @@ class RemotingServer:
         if mine is not None and len(mine) >= limits.max_connections_per_address:
             victim = self._oldest_unauthenticated(host)
             if victim is not None:
-                self._evict(victim, "connections-per-address", f"{len(mine)} unauthenticated connections from {host}")
+                why = f"{len(mine)} unauthenticated connections from {host}"
+                if self.budget.held(victim) or victim.queued_bytes:
+                    self._evict(victim, "connections-per-address", why)
+                else:
+                    self._put_aside(victim, why)
         return True
 
     def _oldest_unauthenticated(self, host: str | None) -> ChannelContext | None:
@@ -269,7 +279,24 @@ class RemotingServer:
         self._forget(victim)
         victim.abort()
 
+    def _put_aside(self, victim: ChannelContext, why: str) -> None:
+        limit_log.refused(
+            "connections-per-address",
+            victim.remote_addr,
+            "%s: %s; the oldest unauthenticated one, %s, set aside unread until its first-request deadline",
+            self.name,
+            why,
+            victim,
+        )
+        self._leave_pool(victim)  # out of its address's count
+        victim.stop_reading()
+        self._set_aside[victim.id] = victim
+
     def _on_established(self, ctx: ChannelContext) -> None:
+        self._leave_pool(ctx)
+        self._set_aside.pop(ctx.id, None)
+
+    def _leave_pool(self, ctx: ChannelContext) -> None:
         pool = self._unauthenticated.get(_host(ctx.remote_addr))
         if pool is not None and pool.pop(ctx.id, None) is not None and not pool:
             del self._unauthenticated[_host(ctx.remote_addr)]

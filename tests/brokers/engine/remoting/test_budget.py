@@ -171,10 +171,20 @@ def test_a_connection_that_never_authenticates_is_closed_at_the_first_frame_dead
     run(scenario())
 
 
+async def answered(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, opaque: int, within_s: float) -> bool:
+    """Send an echo request on a raw connection; whether its answer came within ``within_s``."""
+    writer.write(echo_frame(opaque=opaque))
+    try:
+        (size,) = struct.unpack(">i", await asyncio.wait_for(reader.readexactly(4), within_s))
+    except TimeoutError:
+        return False
+    return RemotingCommand.decode(await reader.readexactly(size)).opaque == opaque
+
+
 def test_the_per_address_cap_counts_only_unauthenticated_connections_and_never_locks_out_a_new_client():
     # defer_accept_s=0: silent sockets reach the server at once (as they do past the kernel's deferral)
     async def scenario():
-        server = await serve(max_connections_per_address=5, defer_accept_s=0)
+        server = await serve(max_connections_per_address=5, defer_accept_s=0, first_frame_deadline_s=3.0)
         clients = [RemotingClient() for _ in range(5)]
         try:
             for client in clients:  # five authenticated clients from 127.0.0.1
@@ -184,16 +194,51 @@ def test_the_per_address_cap_counts_only_unauthenticated_connections_and_never_l
             newcomer = RemotingClient()
             assert (await newcomer.invoke(server.address, RemotingCommand.request(ECHO))).code == 0
             await newcomer.close()
-            closed = await asyncio.gather(*(closed_by_peer(r, 1.0) for r, _ in idle))
-            assert closed[:15] == [True] * 15 and not any(closed[-4:]), closed  # the oldest made room
+            assert server.unauthenticated_count <= 5
+            # the oldest made room: set aside, open but unread, until their first-request deadline
+            assert not await answered(*idle[0], opaque=1, within_s=0.5)
+            assert await answered(*idle[-1], opaque=2, within_s=5.0)  # one of the newest, still read
             for client in clients:  # none of the authenticated ones counted or was closed
                 assert (await client.invoke(server.address, RemotingCommand.request(ECHO))).code == 0
-            assert server.unauthenticated_count <= 5
+            assert all(await asyncio.gather(*(closed_by_peer(r, 6.0) for r, _ in idle[:15])))  # at the deadline
+            assert not await closed_by_peer(idle[-1][0], 0.5)  # its request authenticated it
             for _, w in idle:
                 w.close()
         finally:
             for client in clients:
                 await client.close()
+            await server.stop()
+
+    run(scenario())
+
+
+def test_a_flood_past_the_cap_gets_no_loop_of_accept_and_close():
+    """A peer that reopens every socket the server closes: at its address's cap the oldest are set aside
+    unread, not closed, so the peer gets about one new connection per socket and first-request deadline."""
+
+    async def scenario():
+        server = await serve(max_connections_per_address=10, defer_accept_s=0, first_frame_deadline_s=2.0)
+        opened = 0
+
+        async def hold(stop: float) -> None:
+            nonlocal opened
+            while asyncio.get_running_loop().time() < stop:
+                reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+                opened += 1
+                writer.write(b"\x00")  # one byte of a frame: past any deferral
+                await closed_by_peer(reader, stop - asyncio.get_running_loop().time())
+                writer.close()
+
+        try:
+            stop = asyncio.get_running_loop().time() + 3.0
+            await asyncio.gather(*(hold(stop) for _ in range(40)))
+            # 40 sockets for 3 s against a 2 s deadline: each closed at most once by the deadline, so
+            # about 80 connects; closing the oldest at the cap instead let them reconnect thousands of times
+            assert opened <= 40 * 3, opened
+            client = RemotingClient()
+            assert (await client.invoke(server.address, RemotingCommand.request(ECHO))).code == 0
+            await client.close()
+        finally:
             await server.stop()
 
     run(scenario())
