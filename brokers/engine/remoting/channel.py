@@ -20,7 +20,12 @@ Bad input is answered, never stored or dispatched:
 - end of stream in the middle of a frame: the connection just closes.
 
 A server's :class:`~brokers.engine.remoting.request_guard.RequestGuard` sees each request first;
-a refused one is answered NO_PERMISSION with the guard's remark and nothing else runs.
+a refused one is answered NO_PERMISSION with the guard's remark and nothing else runs. On a
+connection not yet established, each refusal also holds the reading of its next request back, 10 ms
+after the first and twice as long after each one more, up to 1 s (``REFUSED_HOLD_*``): a peer sending
+requests it may not make (unsigned, badly signed, or replayed) again and again gets a handful answered,
+then one a second, instead of as many as the server can answer. A connection that has authenticated
+is never held (a client refused one topic among many keeps its pace).
 A server's connection is *established* once a request of its passed the guard (with no guard: once
 it sent a decoded request); until then it counts against its server's unauthenticated caps and
 budget (``budget.py``, ``server.py``). A server's connections also enforce its :class:`~brokers.engine.remoting.limits.ConnectionLimits`
@@ -75,6 +80,8 @@ from brokers.engine.remoting.errors import (
 from brokers.engine.remoting.frame_reader import FrameReader
 
 UNREAD_LINGER_S = 1.0  # how long a connection closed on an unread body waits for its peer to read the answer
+REFUSED_HOLD_FIRST_S = 0.01  # before reading the next request after a first refusal (not established)
+REFUSED_HOLD_MAX_S = 1.0  # the hold doubles with each further refusal, up to this
 from brokers.engine.remoting.frame_writer import FrameWriter
 from brokers.engine.remoting.request_guard import RequestGuard
 from brokers.engine.remoting.limits import ConnectionLimits, header_refusal, limit_log
@@ -139,6 +146,8 @@ class ChannelContext:
         self._writer = writer
         self._reader = reader
         self.established = False  # a request of this peer passed the guard (server side; see the module docstring)
+        self._refused_hold_s = 0.0  # the next hold after a refusal before establishing (0: none yet)
+        self._read_after = 0.0  # loop time before which the next request is not read
         self._budget = budget
         self._on_established = on_established
         self._frames_in = FrameReader(
@@ -325,6 +334,10 @@ class ChannelContext:
         frames = self._frames_in
         limits = self.limits
         while not self.closed:
+            held = self._read_after - self._loop.time()
+            if held > 0:
+                await asyncio.sleep(held)
+                continue
             try:
                 data = await frames.read()
             except RemotingProtocolError as exc:  # answered; the connection serves on unless fatal
@@ -435,6 +448,9 @@ class ChannelContext:
             remark = self._guard.refusal(request, self.remote_addr)
             if remark is not None:
                 request_stats.refused(ACL_REFUSAL)
+                if not self.established:
+                    self._refused_hold_s = min(REFUSED_HOLD_MAX_S, self._refused_hold_s * 2 or REFUSED_HOLD_FIRST_S)
+                    self._read_after = self._loop.time() + self._refused_hold_s
                 if not request.is_oneway:
                     await self.write_response(request.response(ResponseCode.NO_PERMISSION, remark))
                 return

@@ -269,3 +269,48 @@ def test_silent_sockets_stay_in_the_kernel_until_they_speak():
             await server.stop()
 
     run(scenario())
+
+
+def unsigned_frame(opaque: int) -> bytes:
+    header = json.dumps({"code": ECHO, "opaque": opaque, "flag": 0, "language": "JAVA", "version": 0}).encode()
+    return struct.pack(">ii", 4 + len(header), len(header)) + header
+
+
+async def answers_within(reader: asyncio.StreamReader, seconds: float) -> list[RemotingCommand]:
+    got: list[RemotingCommand] = []
+    stop = asyncio.get_running_loop().time() + seconds
+    try:
+        while (left := stop - asyncio.get_running_loop().time()) > 0:
+            (size,) = struct.unpack(">i", await asyncio.wait_for(reader.readexactly(4), left))
+            got.append(RemotingCommand.decode(await reader.readexactly(size)))
+    except TimeoutError:
+        pass
+    return got
+
+
+def test_refused_requests_of_a_connection_not_authenticated_are_read_ever_more_slowly():
+    """A peer repeating requests the guard refuses (unsigned here; a replay is refused the same way) gets a
+    few answered, then one per second at most; a signed client, and a connection that authenticated
+    before one of its requests was refused, are answered at their own pace."""
+
+    async def scenario():
+        server = await serve(guard=RefuseUnsigned())
+        try:
+            refused_r, refused_w = await asyncio.open_connection("127.0.0.1", server.port)
+            refused_w.write(b"".join(unsigned_frame(i) for i in range(50)))
+            signed_r, signed_w = await asyncio.open_connection("127.0.0.1", server.port)
+            signed_w.write(b"".join(echo_frame(opaque=i) for i in range(50)))
+            signed = await answers_within(signed_r, 2.0)
+            assert [a.code for a in signed] == [0] * 50  # the signed peer's 50, all answered
+            signed_w.write(b"".join(unsigned_frame(100 + i) for i in range(20)))  # refused, but established
+            assert len(await answers_within(signed_r, 1.0)) == 20
+            refused = await answers_within(refused_r, 0.5)  # 3.5 s after its 50 were sent
+            assert all(a.code == ResponseCode.NO_PERMISSION for a in refused)
+            # held 10, 20, 40 ... 640 ms after each refusal, then 1 s: 10 answers in 3.5 s (50 unheld)
+            assert 6 <= len(refused) <= 12, len(refused)
+            for w in (refused_w, signed_w):
+                w.close()
+        finally:
+            await server.stop()
+
+    run(scenario())
