@@ -23,9 +23,11 @@ closed. At the per-address cap it is *set aside* instead when it holds no bytes 
 read any more, not counted against its address, closed at its first-request deadline (or first at
 the total cap). A peer that reopens every socket the server closes, at once, would otherwise make
 the server accept and close sockets as fast as it can open them; this way its sockets stay open,
-unread, until the deadline, and it gets about one new connection per socket and deadline. A connection that has not authenticated
-within ``first_frame_deadline_s`` is closed by the watchdog, and the bytes of frames being received
-are held to the port's :class:`~brokers.engine.remoting.budget.BufferBudget`.
+unread, until the deadline, and it gets about one new connection per socket and deadline. A
+connection that has not authenticated within ``first_frame_deadline_s`` is closed by the watchdog,
+and the bytes of frames being received are held to the port's
+:class:`~brokers.engine.remoting.budget.BufferBudget`. A port whose clients speak first has the
+kernel hold silent connections back (``TCP_DEFER_ACCEPT``, ``tls_listener.defer_accept``).
 """
 
 from __future__ import annotations
