@@ -13,6 +13,8 @@ import os
 import platform
 import statistics
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -32,6 +34,28 @@ def cpu_seconds(pid: int) -> float:
     """utime + stime of a process (every thread), from /proc/<pid>/stat."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+class CpuShare:
+    """Process ``pid``'s CPU as its share of a core, over the windows counted under each label
+    (a benchmark's quiet and attacked windows, say): ``with share.counting("quiet"): ...``."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._cpu: dict[str, float] = {}
+        self._wall: dict[str, float] = {}
+
+    @contextmanager
+    def counting(self, label: str) -> Iterator[None]:
+        began, cpu_began = time.monotonic(), cpu_seconds(self.pid)
+        try:
+            yield
+        finally:
+            self._cpu[label] = self._cpu.get(label, 0.0) + cpu_seconds(self.pid) - cpu_began
+            self._wall[label] = self._wall.get(label, 0.0) + time.monotonic() - began
+
+    def share(self, label: str) -> float:
+        return self._cpu.get(label, 0.0) / self._wall[label] if self._wall.get(label) else float("nan")
 
 
 def own_cpu() -> float:

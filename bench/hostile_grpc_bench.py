@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_common import cpu_seconds  # noqa: E402
+from bench_common import CpuShare  # noqa: E402
 from processes import settle, start_grpc_broker  # noqa: E402
 
 import grpc  # noqa: E402
@@ -165,15 +165,11 @@ def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0, rou
     quiet_failures = failures = 0
     new = 0.0
     peak = [rss_mib(pid)]
-    cpu = {"quiet": 0.0, "attacked": 0.0}  # the broker's CPU seconds, and the seconds they were counted over
-    spent = {"quiet": 0.0, "attacked": 0.0}
+    cpu = CpuShare(pid)
 
     def counted(side: str, stub) -> tuple[list[float], int]:
-        began, cpu_began = time.monotonic(), cpu_seconds(pid)
-        result = victim(stub, window)
-        cpu[side] += cpu_seconds(pid) - cpu_began
-        spent[side] += time.monotonic() - began
-        return result
+        with cpu.counting(side):
+            return victim(stub, window)
 
     with grpc.insecure_channel(addr) as channel:
         stub = service_pb2_grpc.MessagingServiceStub(channel)
@@ -212,8 +208,8 @@ def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0, rou
     return (
         f"| {pattern} | {pct(quiet, 0.5):.1f} / {pct(quiet, 0.99):.1f} / {quiet[-1] * 1000:.0f} | {pct(attacked, 0.5):.1f} / "
         f"{pct(attacked, 0.99):.1f} / {attacked[-1] * 1000:.0f} | {quiet_failures} / {failures} | "
-        f"{pct(attacked, 0.99) / pct(quiet, 0.99):.1f} | {cpu['quiet'] / spent['quiet']:.2f} / "
-        f"{cpu['attacked'] / spent['attacked']:.2f} | {max(peak):.0f} | {new:.2f} |"
+        f"{pct(attacked, 0.99) / pct(quiet, 0.99):.1f} | {cpu.share('quiet'):.2f} / "
+        f"{cpu.share('attacked'):.2f} | {max(peak):.0f} | {new:.2f} |"
     )
 
 

@@ -56,7 +56,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_common import cpu_seconds  # noqa: E402
+from bench_common import CpuShare  # noqa: E402
 from processes import ClusterSpec, ProcessCluster, settle  # noqa: E402
 
 from brokers.engine.acl.client_hook import AclClientHook  # noqa: E402
@@ -260,16 +260,12 @@ def measure(target: Target, pattern: str, window: float, nice: int, rounds: int,
     loud: list[float] = []
     timeouts = 0
     newcomer_s = 0.0
-    cpu = {"quiet": 0.0, "attacked": 0.0}  # the server's CPU seconds, and the seconds they were counted over
-    spent = {"quiet": 0.0, "attacked": 0.0}
+    cpu = CpuShare(target.pid)
     name, addr = target.name, target.addr
 
     def counted(side: str, run):
-        began, cpu_began = time.monotonic(), cpu_seconds(target.pid)
-        result = asyncio.run(run())
-        cpu[side] += cpu_seconds(target.pid) - cpu_began
-        spent[side] += time.monotonic() - began
-        return result
+        with cpu.counting(side):
+            return asyncio.run(run())
 
     with RssWatch(target.pid) as rss:
         for _ in range(rounds):
@@ -298,7 +294,7 @@ def measure(target: Target, pattern: str, window: float, nice: int, rounds: int,
     return (
         f"| {name} | {pattern} | {_pct(quiet, 0.5):.2f} / {_pct(quiet, 0.99):.2f} / {_pct(quiet, 1):.1f} | "
         f"{_pct(loud, 0.5):.2f} / {_pct(loud, 0.99):.2f} / {_pct(loud, 1):.1f} | {timeouts} | {ratio:.2f} | "
-        f"{cpu['quiet'] / spent['quiet']:.2f} / {cpu['attacked'] / spent['attacked']:.2f} | "
+        f"{cpu.share('quiet'):.2f} / {cpu.share('attacked'):.2f} | "
         f"{rss.peak:.0f} | {newcomer_s:.2f} |"
     )
 

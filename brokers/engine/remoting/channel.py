@@ -78,10 +78,6 @@ from brokers.engine.remoting.errors import (
     RemotingTimeoutError,
 )
 from brokers.engine.remoting.frame_reader import FrameReader
-
-UNREAD_LINGER_S = 1.0  # how long a connection closed on an unread body waits for its peer to read the answer
-REFUSED_HOLD_FIRST_S = 0.01  # before reading the next request after a first refusal (not established)
-REFUSED_HOLD_MAX_S = 1.0  # the hold doubles with each further refusal, up to this
 from brokers.engine.remoting.frame_writer import FrameWriter
 from brokers.engine.remoting.request_guard import RequestGuard
 from brokers.engine.remoting.limits import ConnectionLimits, header_refusal, limit_log
@@ -89,6 +85,10 @@ from brokers.engine.remoting.request_stats import ACL_REFUSAL, request_stats
 from brokers.engine.remoting.watchdog import idle_watchdog as idle_watchdog  # re-exported
 
 log = logging.getLogger("brokers.engine.remoting")
+
+UNREAD_LINGER_S = 1.0  # how long a connection closed on an unread body waits for its peer to read the answer
+REFUSED_HOLD_FIRST_S = 0.01  # before reading the next request after a first refusal (not established)
+REFUSED_HOLD_MAX_S = 1.0  # the hold doubles with each further refusal, up to this
 
 Handler = Callable[["ChannelContext", RemotingCommand], Awaitable["RemotingCommand | None"]]
 
