@@ -9,22 +9,30 @@ Patterns:
   reopened as they end (what holding and reopening thousands of polls costs);
 - ``consume``: the same 2,000 polls on the victim's topic: each message the victim sends is also delivered to
   one of them, which then polls again (a consumer group's normal cost, with the attacker as the consumer);
+- ``consumer``: the control for ``consume``: one poll at a time on the victim's topic (one well-behaved
+  consumer: what consuming the victim's messages costs whoever does it);
+- ``stalled``: 200 connections, each with a SendMessage announcing 4 MiB that stalls after 3 MiB (reopened
+  when the port answers it): the port reads few requests at once (proxy/intake.py), the rest hold their window;
 - ``idle``: 2,000 TCP connections to the port that never speak HTTP/2 (reopened when closed);
 - ``oversize``: SendMessage requests of 20 MB (past the port's request cap) one after another on 4 channels;
 - ``clients``: a new client id on every call (sessions up to ``grpc_max_clients``, then refusals);
+- ``sends``: the control for ``clients``: the same sends on 4 channels under one client id (a producer's
+  normal load: 4 calls at a time against the victim's one);
 - ``garbage``: malformed protobufs on every RPC, one after another on 4 channels;
 - ``spin``: the control: the attacker burns one core and sends nothing (what a third busy process on the
   2 cores alone does to the victim).
 
-``--attacker-nice 19`` runs the attacker at the lowest CPU priority, as if on another host: what remains is
-what the broker spends on the attack.
+``--attacker-nice 19`` runs the attacker at the lowest CPU priority; ``--pin`` puts it alone on the second core
+and the broker and the victim together on the first, closer to an attacker on another host: the spin control
+then costs the victim nothing, and what remains is what the broker spends on the attack, taken from the
+victim's own core.
 
 Per row: the victim's p50 / p99 / max latency quiet and under attack, its failures (3 s deadline), the
 p99 ratio (goal <= 2), the broker's CPU (its share of a core in the quiet and in the attacked windows:
 what the attack costs the broker itself), the broker's peak RSS, and the seconds a new client takes to connect and send.
 
-    .venv/bin/python bench/hostile_grpc_bench.py [--window 5] [--patterns streams,consume,idle,oversize,clients,garbage,spin]
-        [--attacker-nice 0] [--rounds 1]
+    .venv/bin/python bench/hostile_grpc_bench.py [--window 5] [--patterns PATTERNS] [--attacker-nice 0] [--pin]
+        [--rounds 1]
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from bench_common import CpuShare  # noqa: E402
+from tests.brokers.engine.proxy._h2 import Request  # noqa: E402
 from processes import settle, start_grpc_broker  # noqa: E402
 
 import grpc  # noqa: E402
@@ -57,6 +66,8 @@ from brokers.engine.proxy.stubs import service_pb2_grpc  # noqa: E402
 
 TOPIC = "HostileGrpc"
 POLL_TOPIC = "HostileGrpcPolls"  # the streams pattern polls a topic nobody sends to
+PATTERNS = "streams,consume,consumer,idle,stalled,oversize,clients,sends,garbage,spin"
+ATTACKER_CPU, SERVED_CPU = 1, 0  # --pin
 
 
 def meta(client_id: str) -> list[tuple[str, str]]:
@@ -78,9 +89,27 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
-def attack(pattern: str, addr: str, stop, nice: int = 0) -> None:
+def stall(addr: str, stop) -> None:
+    """200 requests stalled halfway, each on its own connection, each reopened once the port answers it."""
+    path = "/apache.rocketmq.v2.MessagingService/SendMessage"
+    opened = [Request(addr, path, 4 << 20, send=3 << 20, metadata=meta(f"stall-{i}")) for i in range(200)]
+    while not stop.is_set():
+        for i, request in enumerate(opened):
+            if request.pump(0.001) is not None:
+                request.close()
+                opened[i] = Request(addr, path, 4 << 20, send=3 << 20, metadata=meta(f"stall-{i}"))
+    for request in opened:
+        request.close()
+
+
+def attack(pattern: str, addr: str, stop, nice: int = 0, pin: bool = False) -> None:
     os.nice(nice)
+    if pin:
+        os.sched_setaffinity(0, {ATTACKER_CPU})
     host, port = addr.rsplit(":", 1)
+    if pattern == "stalled":
+        stall(addr, stop)
+        return
     if pattern == "spin":
         while not stop.is_set():
             pass
@@ -96,7 +125,7 @@ def attack(pattern: str, addr: str, stop, nice: int = 0) -> None:
                     break
             time.sleep(0.2)
         return
-    polls = pattern in ("streams", "consume")
+    polls = pattern in ("streams", "consume", "consumer")
     channels = [grpc.insecure_channel(addr) for _ in range(100 if polls else 4)]
     stubs = [service_pb2_grpc.MessagingServiceStub(c) for c in channels]
 
@@ -104,7 +133,7 @@ def attack(pattern: str, addr: str, stop, nice: int = 0) -> None:
         stub, channel = stubs[i % len(stubs)], channels[i % len(channels)]
         poll = spb.ReceiveMessageRequest(
             group=pb.Resource(name="hostile_group"),
-            message_queue=pb.MessageQueue(topic=pb.Resource(name=TOPIC if pattern == "consume" else POLL_TOPIC), id=-1),
+            message_queue=pb.MessageQueue(topic=pb.Resource(name=POLL_TOPIC if pattern == "streams" else TOPIC), id=-1),
             batch_size=32,
             invisible_duration=Duration(seconds=30),
             long_polling_timeout=Duration(seconds=20),
@@ -118,14 +147,16 @@ def attack(pattern: str, addr: str, stop, nice: int = 0) -> None:
                         pass
                 elif pattern == "oversize":
                     stub.SendMessage(big, metadata=meta("hostile-big"), timeout=10)
-                elif pattern == "clients":
-                    stub.SendMessage(send_request(b"c"), metadata=meta(uuid.uuid4().hex), timeout=10)
+                elif pattern in ("clients", "sends"):
+                    client_id = uuid.uuid4().hex if pattern == "clients" else "hostile-sends"
+                    stub.SendMessage(send_request(b"c"), metadata=meta(client_id), timeout=10)
                 elif pattern == "garbage":
                     raw(b"\x0a\xff\xff\xff\xff\x0f\x00garbage", metadata=meta("hostile-garbage"), timeout=10)
             except grpc.RpcError:
                 pass
 
-    workers = [threading.Thread(target=loop, args=(i,), daemon=True) for i in range(2000 if polls else 4)]
+    count = 1 if pattern == "consumer" else 2000 if polls else 4
+    workers = [threading.Thread(target=loop, args=(i,), daemon=True) for i in range(count)]
     for w in workers:
         w.start()
     stop.wait()
@@ -158,7 +189,7 @@ def newcomer(addr: str) -> float:
     return time.perf_counter() - started
 
 
-def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0, rounds: int = 1) -> str:
+def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0, rounds: int = 1, pin: bool = False) -> str:
     """``rounds`` of a quiet window then an attacked one; the percentiles are over every round's samples."""
     quiet: list[float] = []
     attacked: list[float] = []
@@ -180,7 +211,7 @@ def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0, rou
             quiet_failures += missed
             spawn = multiprocessing.get_context("spawn")  # a fresh interpreter: no copy of this process's grpc state
             stop = spawn.Event()
-            attacker = spawn.Process(target=attack, args=(pattern, addr, stop, nice), daemon=True)
+            attacker = spawn.Process(target=attack, args=(pattern, addr, stop, nice, pin), daemon=True)
             attacker.start()
             time.sleep(2.0)
             sampling = threading.Event()
@@ -216,11 +247,16 @@ def measure(pattern: str, addr: str, pid: int, window: float, nice: int = 0, rou
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--window", type=float, default=5.0)
-    parser.add_argument("--patterns", default="streams,consume,idle,oversize,clients,garbage,spin")
+    parser.add_argument("--patterns", default=PATTERNS)
     parser.add_argument("--attacker-nice", type=int, default=0, help="the attacker's CPU priority (19: lowest)")
     parser.add_argument("--rounds", type=int, default=1, help="quiet and attacked windows, alternating, per row")
+    parser.add_argument("--pin", action="store_true", help="the attacker alone on one core, the rest on the other")
     args = parser.parse_args()
-    print(f"window {args.window} s; attacker nice {args.attacker_nice}; load {os.getloadavg()[0]:.2f}")
+    if args.pin:
+        os.sched_setaffinity(0, {SERVED_CPU})  # the victim; the broker's processes inherit it
+    print(
+        f"window {args.window} s; attacker nice {args.attacker_nice}; pinned {args.pin}; load {os.getloadavg()[0]:.2f}"
+    )
     print(
         "| pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | failures quiet / attacked | p99 ratio "
         "| broker CPU quiet / attacked | peak RSS MiB | newcomer s |"
@@ -240,6 +276,7 @@ def main() -> int:
                         args.window,
                         args.attacker_nice,
                         args.rounds,
+                        args.pin,
                     ),
                     flush=True,
                 )

@@ -17,7 +17,11 @@ import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.remoting.tls import TlsConfig
+from brokers.engine.proxy.endpoint import STREAM_WINDOW
+from brokers.engine.proxy.stubs import definition_pb2 as pb
+from brokers.engine.proxy.stubs import service_pb2 as spb
 from tests.brokers.engine.acl._acl_cluster import ADMIN, DEMO, SUB_ONLY, acl_text, write_acl
+from tests.brokers.engine.proxy._h2 import Request
 from tests.interop._grpc_clients import create_topic, start_grpc_cluster, unique
 from tests.interop._python_grpc import PythonClients, message, receive_until
 
@@ -173,3 +177,21 @@ def test_a_client_id_in_use_by_one_account_is_refused_to_another(acl_cluster, ac
         )
         assert other.status.code == pb.UNAUTHORIZED and "another account" in other.status.message
         assert stub.Heartbeat(heartbeat, metadata=signed(DEMO, "owned-client"), timeout=10).status.code == pb.OK
+
+
+def test_an_unsigned_request_is_refused_before_its_message_is_read(acl_cluster):
+    """A call the ACL refuses is answered from its metadata: the port takes no more of its request than
+    the call's window, however large a message its prefix announces."""
+    request = Request(
+        acl_cluster.brokers["broker-a"].grpc_addr,
+        "/apache.rocketmq.v2.MessagingService/SendMessage",
+        1_000_000,
+        metadata=(("x-mq-client-id", "unsigned-big"), ("x-mq-language", "PYTHON"), ("x-mq-client-version", "5.1.2")),
+    )
+    try:
+        assert request.pump(5.0) == "trailers", request.outcome()
+    finally:
+        request.close()
+    assert request.sent <= STREAM_WINDOW
+    answer = spb.SendMessageResponse.FromString(request.response[5:])
+    assert answer.status.code == pb.UNAUTHORIZED, answer

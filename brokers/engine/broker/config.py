@@ -146,6 +146,8 @@ class BrokerConfig:
     grpc_port: int | None = None
     grpc_max_clients: int = 10_000  # 5.x client ids served at once; a newcomer past it is refused
     grpc_max_concurrent_rpcs: int = 4_096  # calls in progress on the port (long polls included)
+    # bytes of request messages read at once (proxy/intake.py): this / the request cap = read slots
+    grpc_request_budget: int = 128 << 20
 
     def __post_init__(self) -> None:
         for kind, name in (("broker", self.broker_name), ("cluster", self.cluster_name)):

@@ -6,8 +6,9 @@ client ships), in front of a :mod:`~.backend`: one broker's (``--grpc-port``, on
 Bounds: ``grpc_max_concurrent_rpcs`` calls at once on the port (grpc answers RESOURCE_EXHAUSTED
 past it), ``grpc_max_clients`` client ids (:mod:`.sessions`), a request message of at most
 maxMessageSize x 2 + 1 MiB (a SendMessage carries the bodies; grpc refuses a larger one after taking
-at most one flow-control window of it: a fixed ``STREAM_WINDOW`` of 1 MiB per call, as grpc-java's
-servers have, not a window grown by bandwidth probes),
+at most one flow-control window of it: a fixed ``STREAM_WINDOW`` of 64 KiB per call, not a window grown
+by bandwidth probes), request messages read a few at a time within ``grpc_request_budget`` bytes and
+10 s each (:mod:`.intake`; a call holds only its window until its handler reads it),
 at most 1,024 messages or ack entries per call, receive batches of 32, long polls of 20 s, 2 receives
 popping or streaming at once, granted by remote host in turn (:mod:`.slots`); a receive stream the
 client stops reading only holds its own call (grpc's flow control) until the client's deadline. Keepalive pings from clients are accepted every 10 s at most.
@@ -32,6 +33,7 @@ import grpc
 from brokers.engine.common.cancellation import cancel_and_wait
 from brokers.engine.proxy.backend import Backend, LocalBackend
 from brokers.engine.proxy.handlers import generic_handler
+from brokers.engine.proxy.intake import RequestIntake
 from brokers.engine.proxy.service import MessagingService
 from brokers.engine.proxy.sessions import Sessions
 from brokers.engine.remoting.tls import TlsConfig, TlsConfigError
@@ -39,9 +41,11 @@ from brokers.engine.remoting.tls import TlsConfig, TlsConfigError
 log = logging.getLogger("brokers.engine.proxy")
 
 SESSION_SCAN_S = 10.0
-# Each call's HTTP/2 receive window, fixed (no BDP probing): what an oversized request costs the port
-# before grpc refuses it. With probing, grpc let a 20 MB request send 4 MiB on loopback before refusing it.
-STREAM_WINDOW = 1 << 20
+# Each call's HTTP/2 receive window, fixed (no BDP probing): what a call can make the port hold before its
+# handler asks for its request (intake.py), and what an oversized request costs the port before grpc refuses
+# it. With probing, grpc let a 20 MB request send 4 MiB on loopback before refusing it. HTTP/2's default
+# size: a request within it is in when its handler runs; grpc opens a larger one's window once it is asked for.
+STREAM_WINDOW = 64 << 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +60,12 @@ class EndpointSettings:
     max_concurrent_rpcs: int
     session_expire_s: float
     tls: Any = None  # a TlsConfig; TLS is served when tls.serves_tls
+    request_budget: int = 128 << 20  # bytes of request messages read at once (intake.py)
+
+    @property
+    def max_request(self) -> int:
+        """The largest request message: a SendMessage carries the bodies (2 x maxMessageSize + 1 MiB)."""
+        return self.max_message_size * 2 + (1 << 20)
 
 
 class GrpcEndpoint:
@@ -70,6 +80,7 @@ class GrpcEndpoint:
             on_close=backend.channel_closed,
             new_channel=backend.new_channel,
         )
+        self.intake = RequestIntake.for_budget(settings.request_budget, settings.max_request)
         self.call_counts: Counter[tuple[str, str]] = Counter()  # (RPC, 5.x status) -> calls: gantry_grpc_calls_total
         self._server: grpc.aio.Server | None = None
         self._port = 0
@@ -85,11 +96,10 @@ class GrpcEndpoint:
 
     async def start(self) -> None:
         cfg = self.settings
-        max_request = cfg.max_message_size * 2 + (1 << 20)
         server = grpc.aio.server(
             maximum_concurrent_rpcs=cfg.max_concurrent_rpcs,
             options=[
-                ("grpc.max_receive_message_length", max_request),
+                ("grpc.max_receive_message_length", cfg.max_request),
                 ("grpc.max_send_message_length", -1),
                 ("grpc.http2.bdp_probe", 0),
                 ("grpc.http2.lookahead_bytes", STREAM_WINDOW),
@@ -98,7 +108,7 @@ class GrpcEndpoint:
                 ("grpc.so_reuseport", 0),
             ],
         )
-        server.add_generic_rpc_handlers((generic_handler(MessagingService(self), self.call_counts),))
+        server.add_generic_rpc_handlers((generic_handler(MessagingService(self, self.intake), self.call_counts),))
         bind = f"[{cfg.listen_host}]:{cfg.port}" if ":" in cfg.listen_host else f"{cfg.listen_host}:{cfg.port}"
         tls = cfg.tls
         if tls is not None and tls.serves_tls:
@@ -148,6 +158,7 @@ def broker_endpoint(broker: Any) -> GrpcEndpoint:
         max_concurrent_rpcs=cfg.grpc_max_concurrent_rpcs,
         session_expire_s=cfg.client_channel_expired_s,
         tls=cfg.tls,
+        request_budget=cfg.grpc_request_budget,
     )
     return GrpcEndpoint(LocalBackend(broker), settings)
 

@@ -8,7 +8,12 @@ Differences from the generated ``add_MessagingServiceServicer_to_server``:
 - an RPC the endpoint does not serve answers its response with the 5.x status NOT_IMPLEMENTED and
   its name, instead of grpc's bare UNIMPLEMENTED;
 - every call is counted by method and the 5.x status it answered (``counts``: ``gantry_grpc_calls_total``;
-  a stream by its first status frame, a malformed request as INVALID_ARGUMENT).
+  a stream by its first status frame, a malformed request as INVALID_ARGUMENT);
+- a call's request message is read by the handler itself, not by grpc before it: the servicer's
+  ``admission`` says first whether the caller is an established client (or refuses an unsigned call
+  under the ACL, its request unread), then the servicer's ``intake`` (:mod:`.intake`) reads it holding
+  a read slot. grpc therefore serves every method with a request stream; the wire is the same, and
+  Apache's clients call them as the unary methods they are.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from typing import Any, Literal, overload
 import grpc
 from google.protobuf.message import DecodeError
 
+from brokers.engine.proxy.convert import ProxyError
+from brokers.engine.proxy.intake import ReadRefused, RequestIntake
 from brokers.engine.proxy.stubs import definition_pb2 as pb
 from brokers.engine.proxy.stubs import service_pb2 as spb
 
@@ -30,6 +37,7 @@ Context = Any  # grpc.aio.ServicerContext
 Counts = Counter[tuple[str, str]]  # (method, 5.x status) -> calls
 UnaryMethod = Callable[[Any, Context], Awaitable[Message]]
 StreamMethod = Callable[[Any, Context], AsyncIterator[Message]]
+Admission = Callable[[Context], bool]  # True: an established client's call; raises ProxyError to refuse it unread
 
 SERVICE = "apache.rocketmq.v2.MessagingService"
 SERVED = (
@@ -82,29 +90,63 @@ def _status_name(message: Message) -> str | None:
     return None
 
 
-def _unary(name: str, method: UnaryMethod, counts: Counts) -> UnaryMethod:
-    async def handle(request: Message | Malformed, context: Context) -> Message:
+@dataclass(frozen=True, slots=True)
+class _Reader:
+    """How the handlers of one servicer read a call's request."""
+
+    admission: Admission
+    intake: RequestIntake
+    counts: Counts
+
+    async def request(self, name: str, context: Context) -> Message:
+        """The call's request, read through the intake; ProxyError if the call is refused unread. A call whose
+        request does not arrive, or does not parse, is aborted."""
+        established = self.admission(context)
+        try:
+            request = await self.intake.read(context, established)
+        except ReadRefused as exc:
+            self.counts[(name, "RESOURCE_EXHAUSTED")] += 1
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        if request is grpc.aio.EOF:
+            self.counts[(name, "INVALID_ARGUMENT")] += 1
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call ended without a request message")
         if isinstance(request, Malformed):
-            counts[(name, "INVALID_ARGUMENT")] += 1
+            self.counts[(name, "INVALID_ARGUMENT")] += 1
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
+        return request
+
+    def refused(self, name: str, response_cls: Any, exc: ProxyError) -> Message:
+        response = response_cls(status=pb.Status(code=exc.code, message=exc.message))
+        self.counts[(name, _status_name(response) or "OK")] += 1
+        return response
+
+
+def _unary(name: str, method: UnaryMethod, reader: _Reader, response_cls: Any) -> UnaryMethod:
+    async def handle(requests: AsyncIterator[Any], context: Context) -> Message:
+        try:
+            request = await reader.request(name, context)
+        except ProxyError as exc:
+            return reader.refused(name, response_cls, exc)
         response = await method(request, context)
-        counts[(name, _status_name(response) or "OK")] += 1
+        reader.counts[(name, _status_name(response) or "OK")] += 1
         return response
 
     return handle
 
 
-def _unary_stream(name: str, method: StreamMethod, counts: Counts) -> StreamMethod:
-    async def handle(request: Message | Malformed, context: Context) -> AsyncIterator[Message]:
-        if isinstance(request, Malformed):
-            counts[(name, "INVALID_ARGUMENT")] += 1
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
+def _unary_stream(name: str, method: StreamMethod, reader: _Reader, response_cls: Any) -> StreamMethod:
+    async def handle(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Message]:
+        try:
+            request = await reader.request(name, context)
+        except ProxyError as exc:
+            yield reader.refused(name, response_cls, exc)
+            return
         counted = False
         async for item in method(request, context):
             if not counted:
                 status = _status_name(item)
                 if status is not None:
-                    counts[(name, status)] += 1
+                    reader.counts[(name, status)] += 1
                     counted = True
             yield item
 
@@ -148,9 +190,11 @@ def _not_served(name: str, response_cls: Any, streaming: bool) -> UnaryMethod | 
     return unary
 
 
-def generic_handler(servicer: object, counts: Counts | None = None) -> grpc.GenericRpcHandler:
-    """Every MessagingService method: the servicer's for SERVED ones, a NOT_IMPLEMENTED answer for the rest."""
+def generic_handler(servicer: Any, counts: Counts | None = None) -> grpc.GenericRpcHandler:
+    """Every MessagingService method: the servicer's for SERVED ones, a NOT_IMPLEMENTED answer for the rest.
+    The servicer has ``admission`` and ``intake`` (the module docstring)."""
     counts = Counter() if counts is None else counts
+    reader = _Reader(servicer.admission, servicer.intake, counts)
     handlers: dict[str, Any] = {}
     for method in spb.DESCRIPTOR.services_by_name["MessagingService"].methods:
         request_cls = getattr(spb, method.input_type.name)
@@ -164,10 +208,12 @@ def generic_handler(servicer: object, counts: Counts | None = None) -> grpc.Gene
             )
         elif method.server_streaming:
             impl = getattr(servicer, method.name) if served else _not_served(method.name, response_cls, True)
-            handlers[method.name] = grpc.unary_stream_rpc_method_handler(
-                _unary_stream(method.name, impl, counts), **kwargs
+            handlers[method.name] = grpc.stream_stream_rpc_method_handler(
+                _unary_stream(method.name, impl, reader, response_cls), **kwargs
             )
         else:
             impl = getattr(servicer, method.name) if served else _not_served(method.name, response_cls, False)
-            handlers[method.name] = grpc.unary_unary_rpc_method_handler(_unary(method.name, impl, counts), **kwargs)
+            handlers[method.name] = grpc.stream_unary_rpc_method_handler(
+                _unary(method.name, impl, reader, response_cls), **kwargs
+            )
     return grpc.method_handlers_generic_handler(SERVICE, handlers)

@@ -6,7 +6,7 @@ CONSUMER_SEND_MSG_BACK, UNREGISTER_CLIENT) and run by the endpoint's backend: th
 processor for that code on the client's :class:`~.local_channel.LocalChannel`, or the broker's over
 the client's own remoting connection (:mod:`.backend`): the same validation, limits, ACL rules and
 store path as a 4.x client gets. Answers carry a 5.x status; nothing raises out of a handler but
-gRPC's own argument errors (a malformed protobuf never reaches it: grpc answers INTERNAL).
+gRPC's own argument errors (a malformed protobuf never reaches it: handlers.py answers INVALID_ARGUMENT).
 
 Served: QueryRoute, Heartbeat, Telemetry (settings), SendMessage, QueryAssignment, ReceiveMessage
 (long polling; status frame, messages, delivery-timestamp frame), AckMessage,
@@ -31,14 +31,20 @@ from brokers.engine.proxy.stubs import service_pb2_grpc
 
 from brokers.engine.acl.remote_address import split_host
 from brokers.engine.proxy import calls
-from brokers.engine.proxy.auth import Unauthenticated, identify, metadata_dict
+from brokers.engine.proxy.auth import Caller, Unauthenticated, identify, metadata_dict
 from brokers.engine.proxy.calls import Endpoint
 from brokers.engine.proxy.convert import ProxyError
 from brokers.engine.proxy.handlers import Context, Message
+from brokers.engine.proxy.intake import RequestIntake
 from brokers.engine.proxy.sessions import ClientCall, Session, TooManyClients, merged_settings
 from brokers.engine.proxy.slots import FairSlots, Slot
 
 log = logging.getLogger("brokers.engine.proxy")
+
+
+def _owner(caller: Caller) -> str | None:
+    """The account a call signed as (a session's owner): None if unsigned (ACL off, white address)."""
+    return caller.account.access_key if caller.account is not None else None
 
 
 def _status(code: int = pb.OK, message: str = "OK") -> pb.Status:
@@ -70,8 +76,9 @@ RECEIVE_DELIVERY_S = 0.25
 
 
 class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: ignore[misc]  # generated, untyped base
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: Endpoint, intake: RequestIntake) -> None:
         self.endpoint = endpoint  # endpoint.GrpcEndpoint: its backend, sessions, the ACL guard
+        self.intake = intake  # how the handlers read requests (handlers.py)
         self._receive_slots = FairSlots(RECEIVE_SLOTS)
 
     async def _received(self, receive: Callable[[], Awaitable[list[pb.Message]]], slot: Slot) -> list[pb.Message]:
@@ -95,11 +102,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: igno
     def _session(self, context: Context, *, required: Literal[False]) -> ClientCall | None: ...
     def _session(self, context: Context, *, required: bool = True) -> ClientCall | None:
         """The caller's session, or a status raised as ProxyError."""
-        md = metadata_dict(context.invocation_metadata())
-        try:
-            caller = identify(md, context.peer(), self.endpoint.guard)
-        except Unauthenticated as exc:
-            raise ProxyError(pb.UNAUTHORIZED, str(exc)) from None
+        caller = self._caller(context)
         if not caller.client_id:
             if required:
                 raise ProxyError(pb.CLIENT_ID_REQUIRED, "the call has no x-mq-client-id metadata")
@@ -108,7 +111,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: igno
             raise ProxyError(
                 pb.INTERNAL_SERVER_ERROR, f"{self.endpoint.backend.name} is not ready yet, try again shortly"
             )
-        owner = caller.account.access_key if caller.account is not None else None
+        owner = _owner(caller)
         known = self.endpoint.sessions.get(caller.client_id)
         if known is not None and known.owner != owner:  # a client id is its first signer's: no one else ends or uses it
             raise ProxyError(pb.UNAUTHORIZED, f"client id {caller.client_id[:64]} is in use by another account")
@@ -121,6 +124,19 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: igno
         if known is None:
             session.owner = owner
         return ClientCall(session, caller)
+
+    def _caller(self, context: Context) -> Caller:
+        try:
+            return identify(metadata_dict(context.invocation_metadata()), context.peer(), self.endpoint.guard)
+        except Unauthenticated as exc:
+            raise ProxyError(pb.UNAUTHORIZED, str(exc)) from None
+
+    def admission(self, context: Context) -> bool:
+        """Before a call's request is read (handlers.py): whether it comes from an established client, a
+        client id with a session signed for by this call's account; ProxyError for a call the ACL refuses."""
+        caller = self._caller(context)
+        session = self.endpoint.sessions.get(caller.client_id) if caller.client_id else None
+        return session is not None and session.owner == _owner(caller)
 
     # -- unary calls -----------------------------------------------------------------------------
 

@@ -51,6 +51,12 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--max-message-size", type=int, default=4 * 1024 * 1024, help="bytes of one message body")
     parser.add_argument("--grpc-max-clients", type=int, default=10_000, help="5.x client ids served at once")
     parser.add_argument("--grpc-max-concurrent-rpcs", type=int, default=4_096, help="calls in progress at once")
+    parser.add_argument(
+        "--grpc-request-budget",
+        type=int,
+        default=128 << 20,
+        help="bytes of request messages read at once (divided by the request cap: the read slots)",
+    )
     parser.add_argument("--client-expire", type=float, default=120.0, help="seconds a silent client is kept")
     parser.add_argument(
         "--metadata-access-key", default=None, help="the account the proxy's own lookups are signed as (ACL on)"
@@ -60,7 +66,7 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     add_metrics_arguments(parser)
     parser.add_argument("--log-level", default="INFO")
     args = parser.parse_args(argv)
-    for name in ("grpc_max_clients", "grpc_max_concurrent_rpcs", "max_message_size"):
+    for name in ("grpc_max_clients", "grpc_max_concurrent_rpcs", "grpc_request_budget", "max_message_size"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if not 0 <= args.grpc_port <= 65535:
@@ -101,6 +107,7 @@ async def serve(args: argparse.Namespace, tls: TlsConfig | None, metrics: Metric
         max_concurrent_rpcs=args.grpc_max_concurrent_rpcs,
         session_expire_s=args.client_expire,
         tls=tls,
+        request_budget=args.grpc_request_budget,
     )
     endpoint = GrpcEndpoint(backend, settings)
     try:

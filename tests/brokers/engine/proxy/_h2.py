@@ -1,6 +1,7 @@
 """A bare HTTP/2 client for the 5.x port's flow-control tests: it sends one gRPC request whose
-length prefix announces ``announced`` bytes, as fast as the server's windows let it, and counts what
-the server took before it answered. Only what those tests need: no HPACK table, no Huffman coding."""
+length prefix announces ``announced`` bytes, as fast as the server's windows let it (all of them, or
+part: a request that stalls halfway), and counts what the server took before it answered. Only what
+those tests need: no HPACK table, no Huffman coding."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ FRAME = 16384  # the default SETTINGS_MAX_FRAME_SIZE
 class Outcome:
     sent: int  # request bytes (DATA payload) the server's windows let through
     answer: str  # "rst" (RST_STREAM), "trailers" (a response ending the stream), "goaway" or "stalled"
+    trailers: bytes = b""  # the ending HEADERS block (literal fields: grpc-status, grpc-message readable)
+    response: bytes = b""  # the response's DATA: gRPC's 5-byte prefix, then the message
 
 
 def _frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
@@ -48,63 +51,104 @@ def _read_frame(sock: socket.socket, buf: bytearray) -> tuple[int, int, int, byt
     return kind, flags, stream, payload
 
 
-def oversized_request(addr: str, path: str, announced: int, *, metadata=(), give_up_s: float = 10.0) -> Outcome:
-    host, port = addr.rsplit(":", 1)
-    sock = socket.create_connection((host, int(port)), timeout=5)
-    sock.setblocking(False)
-    buf = bytearray()
-    headers = b"".join(
-        _literal(k, v)
-        for k, v in (
-            (":method", "POST"),
-            (":scheme", "http"),
-            (":path", path),
-            (":authority", addr),
-            ("content-type", "application/grpc"),
-            ("te", "trailers"),
-            *metadata,
+class Request:
+    """One gRPC request on a connection of its own: a length prefix announcing ``announced`` bytes, then
+    as many as the server's windows let through, up to ``send`` bytes of the message (all of it by default;
+    fewer: a request that stalls halfway). :meth:`pump` runs it for a while; the socket stays open until
+    :meth:`close`."""
+
+    def __init__(self, addr: str, path: str, announced: int, *, send: int | None = None, metadata=()) -> None:
+        host, port = addr.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=5)
+        self.sock.setblocking(False)
+        self.buf = bytearray()
+        self.announced = announced
+        self.limit = announced + 5 if send is None else min(send, announced) + 5
+        self.sent = 0
+        self.answer: str | None = None
+        self.trailers = b""
+        self.response = b""
+        self.conn_window = self.stream_window = 65535
+        headers = b"".join(
+            _literal(k, v)
+            for k, v in (
+                (":method", "POST"),
+                (":scheme", "http"),
+                (":path", path),
+                (":authority", addr),
+                ("content-type", "application/grpc"),
+                ("te", "trailers"),
+                *metadata,
+            )
         )
-    )
-    sock.sendall(PREFACE + _frame(SETTINGS, 0, 0) + _frame(HEADERS, END_HEADERS, 1, headers))
-    conn_window, stream_window, sent = 65535, 65535, 0
-    body = struct.pack(">BI", 0, announced)  # the gRPC prefix: not compressed, the message's length
-    pending = body + bytes(FRAME - len(body))
-    deadline = time.monotonic() + give_up_s
-    try:
-        while time.monotonic() < deadline:
-            while (frame := _read_frame(sock, buf)) is not None:
-                kind, flags, stream, payload = frame
-                if kind == SETTINGS and not flags & ACK:
-                    for i in range(0, len(payload), 6):
-                        key, value = struct.unpack(">HI", payload[i : i + 6])
-                        if key == INITIAL_WINDOW_SIZE:
-                            stream_window += value - 65535
-                    sock.sendall(_frame(SETTINGS, ACK, 0))
-                elif kind == PING and not flags & ACK:
-                    sock.sendall(_frame(PING, ACK, 0, payload))
-                elif kind == WINDOW_UPDATE:
-                    grant = struct.unpack(">I", payload)[0] & 0x7FFFFFFF
-                    if stream == 0:
-                        conn_window += grant
-                    elif stream == 1:
-                        stream_window += grant
-                elif kind == RST_STREAM and stream == 1:
-                    return Outcome(sent, "rst")
-                elif kind == HEADERS and stream == 1 and flags & END_STREAM:
-                    return Outcome(sent, "trailers")
-                elif kind == GOAWAY:
-                    return Outcome(sent, "goaway")
-            room = min(conn_window, stream_window, FRAME, announced + 5 - sent)
-            if room <= 0:
+        self.sock.sendall(PREFACE + _frame(SETTINGS, 0, 0) + _frame(HEADERS, END_HEADERS, 1, headers))
+
+    def _read(self) -> None:
+        while self.answer is None and (frame := _read_frame(self.sock, self.buf)) is not None:
+            kind, flags, stream, payload = frame
+            if kind == SETTINGS and not flags & ACK:
+                for i in range(0, len(payload), 6):
+                    key, value = struct.unpack(">HI", payload[i : i + 6])
+                    if key == INITIAL_WINDOW_SIZE:
+                        self.stream_window += value - 65535
+                self.sock.sendall(_frame(SETTINGS, ACK, 0))
+            elif kind == PING and not flags & ACK:
+                self.sock.sendall(_frame(PING, ACK, 0, payload))
+            elif kind == WINDOW_UPDATE:
+                grant = struct.unpack(">I", payload)[0] & 0x7FFFFFFF
+                if stream == 0:
+                    self.conn_window += grant
+                elif stream == 1:
+                    self.stream_window += grant
+            elif kind == DATA and stream == 1:
+                self.response += payload
+            elif kind == RST_STREAM and stream == 1:
+                self.answer = "rst"
+            elif kind == HEADERS and stream == 1 and flags & END_STREAM:
+                self.answer, self.trailers = "trailers", payload
+            elif kind == GOAWAY:
+                self.answer = "goaway"
+
+    def pump(self, seconds: float) -> str | None:
+        """Send what the windows allow and read the server's frames for ``seconds`` or until it answers;
+        the answer, or None if the request is still open."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and self.answer is None:
+            self._read()
+            room = min(self.conn_window, self.stream_window, FRAME, self.limit - self.sent)
+            if self.answer is not None or room <= 0:
                 time.sleep(0.005)
                 continue
-            chunk = pending[:room] if sent == 0 else bytes(room)
+            chunk = bytes(room)
+            if self.sent == 0:
+                chunk = struct.pack(">BI", 0, self.announced) + chunk[5:]  # not compressed, the message's length
             try:
-                sock.send(_frame(DATA, 0, 1, chunk))
+                written = self.sock.send(_frame(DATA, 0, 1, chunk))
             except BlockingIOError:
                 time.sleep(0.005)
                 continue
-            sent, conn_window, stream_window = sent + room, conn_window - room, stream_window - room
-        return Outcome(sent, "stalled")
+            if written != 9 + room:  # the rest of a cut frame goes whole, or the connection breaks
+                self.sock.setblocking(True)
+                self.sock.sendall(_frame(DATA, 0, 1, chunk)[written:])
+                self.sock.setblocking(False)
+            self.sent, self.conn_window, self.stream_window = (
+                self.sent + room,
+                self.conn_window - room,
+                self.stream_window - room,
+            )
+        return self.answer
+
+    def outcome(self) -> Outcome:
+        return Outcome(self.sent, self.answer or "stalled", self.trailers, self.response)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def oversized_request(addr: str, path: str, announced: int, *, metadata=(), give_up_s: float = 10.0) -> Outcome:
+    request = Request(addr, path, announced, metadata=metadata)
+    try:
+        request.pump(give_up_s)
+        return request.outcome()
     finally:
-        sock.close()
+        request.close()
