@@ -13,7 +13,9 @@ Differences from the generated ``add_MessagingServiceServicer_to_server``:
   ``admission`` says first whether the caller is an established client (or refuses an unsigned call
   under the ACL, its request unread), then the servicer's ``intake`` (:mod:`.intake`) reads it holding
   a read slot. grpc therefore serves every method with a request stream; the wire is the same, and
-  Apache's clients call them as the unary methods they are.
+  Apache's clients call them as the unary methods they are;
+- a refused call of a client not established (unsigned, malformed) is answered after its connection's
+  refusal hold (:class:`~.intake.RefusalHold`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from brokers.engine.proxy.convert import ProxyError
-from brokers.engine.proxy.intake import ReadRefused, RequestIntake
+from brokers.engine.proxy.intake import ReadRefused, RefusalHold, RequestIntake
 from brokers.engine.proxy.stubs import definition_pb2 as pb
 from brokers.engine.proxy.stubs import service_pb2 as spb
 
@@ -97,14 +99,20 @@ class _Reader:
     admission: Admission
     intake: RequestIntake
     counts: Counts
+    hold: RefusalHold
 
     async def request(self, name: str, context: Context) -> Message:
-        """The call's request, read through the intake; ProxyError if the call is refused unread. A call whose
-        request does not arrive, or does not parse, is aborted."""
-        established = self.admission(context)
+        """The call's request, read through the intake; ProxyError if the call is refused unread (after the
+        connection's refusal hold). A call whose request does not arrive, or does not parse, is aborted (one
+        that does not parse after the hold, unless an established client's)."""
+        try:
+            established = self.admission(context)
+        except ProxyError:
+            await self.hold.wait(context.peer())
+            raise
         try:
             request = await self.intake.read(context, established)
-        except ReadRefused as exc:
+        except ReadRefused as exc:  # ended at once: grpc frees what the call held
             self.counts[(name, "RESOURCE_EXHAUSTED")] += 1
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         if request is grpc.aio.EOF:
@@ -112,6 +120,8 @@ class _Reader:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call ended without a request message")
         if isinstance(request, Malformed):
             self.counts[(name, "INVALID_ARGUMENT")] += 1
+            if not established:
+                await self.hold.wait(context.peer())
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
         return request
 
@@ -194,7 +204,7 @@ def generic_handler(servicer: Any, counts: Counts | None = None) -> grpc.Generic
     """Every MessagingService method: the servicer's for SERVED ones, a NOT_IMPLEMENTED answer for the rest.
     The servicer has ``admission`` and ``intake`` (the module docstring)."""
     counts = Counter() if counts is None else counts
-    reader = _Reader(servicer.admission, servicer.intake, counts)
+    reader = _Reader(servicer.admission, servicer.intake, counts, RefusalHold())
     handlers: dict[str, Any] = {}
     for method in spb.DESCRIPTOR.services_by_name["MessagingService"].methods:
         request_cls = getattr(spb, method.input_type.name)

@@ -20,6 +20,11 @@ request, already within its window when the handler runs, is read at once; what 
 requests can displace is a large request still arriving, which its client sends again. The call whose
 read ended unfinished is answered RESOURCE_EXHAUSTED, and grpc frees what it held.
 
+A call that is not an established client's and is refused (unsigned or badly signed under the ACL, a
+malformed request) is answered after a hold (:class:`RefusalHold`) that grows with each refusal on the
+same connection, as the remoting ports hold a connection's reading: a peer looping on requests it may not
+make gets a handful answered, then one a second per connection, instead of as many as the port can answer.
+
 Pure asyncio; the grpc context is only awaited (``context.read()``).
 """
 
@@ -29,7 +34,9 @@ import asyncio
 from collections import OrderedDict
 from typing import Any
 
-__all__ = ["ReadRefused", "RequestIntake"]
+from brokers.engine.remoting.channel import REFUSED_HOLD_FIRST_S, REFUSED_HOLD_MAX_S
+
+__all__ = ["ReadRefused", "RefusalHold", "RequestIntake"]
 
 READ_TIMEOUT_S = 10.0
 
@@ -101,3 +108,33 @@ class RequestIntake:
             pool.leave(displaced)
             if not read.done():
                 read.cancel()
+
+
+class RefusalHold:
+    """How long to hold a refused call's answer, per connection (grpc's ``context.peer()``): nothing for its
+    first refusal, then ``REFUSED_HOLD_FIRST_S`` doubling to ``REFUSED_HOLD_MAX_S`` (the remoting ports'
+    schedule). A connection with no refusal for ``forget_s`` starts over; ``max_peers`` connections are
+    remembered, the least recently refused forgotten first."""
+
+    def __init__(self, *, forget_s: float = 10.0, max_peers: int = 4096) -> None:
+        self.forget_s = forget_s
+        self.max_peers = max_peers
+        self._peers: OrderedDict[str, tuple[float, float]] = OrderedDict()  # peer -> (hold, last refusal)
+        self.held = 0  # refusals answered after a hold
+
+    def next(self, peer: str, now: float) -> float:
+        """The hold for a refusal on ``peer`` now (and the next one's grows)."""
+        hold, last = self._peers.pop(peer, (0.0, now))
+        if now - last > self.forget_s:
+            hold = 0.0
+        self._peers[peer] = (min(REFUSED_HOLD_MAX_S, hold * 2 or REFUSED_HOLD_FIRST_S), now)
+        while len(self._peers) > self.max_peers:
+            self._peers.popitem(last=False)
+        if hold:
+            self.held += 1
+        return hold
+
+    async def wait(self, peer: str) -> None:
+        hold = self.next(peer, asyncio.get_running_loop().time())
+        if hold:
+            await asyncio.sleep(hold)

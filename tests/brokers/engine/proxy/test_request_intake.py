@@ -1,7 +1,8 @@
 """The 5.x port reads request messages through its intake: a request stalled halfway holds a read slot
 only until a newer call of its pool needs one, and the rest of the stalled calls hold no more than
-their HTTP/2 window. The first tests drive RequestIntake with a stand-in for grpc's context (only
-``read()``); the last a broker's endpoint with a bare HTTP/2 client."""
+their HTTP/2 window; refused calls of a connection are answered ever later. The first tests drive
+RequestIntake with a stand-in for grpc's context (only ``read()``) and RefusalHold with a clock of
+their own; the last a broker's endpoint, with a bare HTTP/2 client and with grpc's."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from brokers.engine.client.admin import BlockingMQAdminClient
 from brokers.engine.proxy.endpoint import STREAM_WINDOW
-from brokers.engine.proxy.intake import ReadRefused, RequestIntake
+from brokers.engine.proxy.intake import ReadRefused, RefusalHold, RequestIntake
 from brokers.engine.proxy.stubs import definition_pb2 as pb
 from brokers.engine.proxy.stubs import service_pb2 as spb
 from brokers.engine.proxy.stubs import service_pb2_grpc
@@ -78,6 +79,16 @@ def test_a_read_that_does_not_arrive_in_time_ends_and_frees_its_slot():
     asyncio.run(scenario())
 
 
+def test_refusals_of_a_connection_are_held_ever_longer_then_forgotten():
+    hold = RefusalHold(forget_s=10.0, max_peers=2)
+    holds = [hold.next("ipv4:10.0.0.1:5000", now=float(i)) for i in range(10)]
+    assert holds == [0.0, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.0, 1.0]
+    assert hold.next("ipv4:10.0.0.1:5001", now=10.0) == 0.0  # another connection: its own schedule
+    assert hold.next("ipv4:10.0.0.1:5000", now=30.0) == 0.0  # 20 s without a refusal: starts over
+    hold.next("ipv4:10.0.0.1:5002", now=31.0)  # a third connection: the least recently refused is forgotten
+    assert hold.next("ipv4:10.0.0.1:5001", now=32.0) == 0.0
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     made = EmbeddedCluster(
@@ -134,3 +145,23 @@ def test_requests_stalled_halfway_hold_one_newcomer_slot_and_established_clients
         finally:
             for request in stalled:
                 request.close()
+
+
+def test_a_connection_looping_on_malformed_requests_gets_a_handful_answered_and_others_are_served(cluster):
+    addr = cluster.brokers["broker-a"].grpc_addr
+    with BlockingMQAdminClient(cluster.namesrv_addr) as admin:
+        create_topic(admin, cluster, "HoldTopic", queues=1)
+    with grpc.insecure_channel(addr) as bad, grpc.insecure_channel(addr) as good:
+        garbage = bad.unary_unary(SEND)
+        stub = service_pb2_grpc.MessagingServiceStub(good)
+        answered, started = 0, time.monotonic()
+        while time.monotonic() - started < 2.0:
+            with pytest.raises(grpc.RpcError) as refused:
+                garbage(b"\x0a\xff\xff\xff\xff\x0f\x00garbage", metadata=meta("garbage-loop"), timeout=5)
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            answered += 1
+            if answered == 8:  # held by now: another connection's call is served at once
+                served = time.monotonic()
+                assert send(stub, "HoldTopic", "hold-client").status.code == pb.OK
+                assert time.monotonic() - served < 0.5
+        assert 8 <= answered <= 12  # no hold: thousands
