@@ -36,6 +36,15 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
+# A hostile bench's --pin: the attacker alone on one core, the server and the victim together on the other.
+ATTACKER_CPU, SERVED_CPU = 1, 0
+
+
+def pin_to(cpu: int) -> None:
+    """Run this process, and the processes it starts from now on, on core ``cpu`` only."""
+    os.sched_setaffinity(0, {cpu})
+
+
 class CpuShare:
     """Process ``pid``'s CPU as its share of a core, over the windows counted under each label
     (a benchmark's quiet and attacked windows, say): ``with share.counting("quiet"): ...``."""

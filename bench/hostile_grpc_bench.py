@@ -51,7 +51,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_common import CpuShare  # noqa: E402
+from bench_common import ATTACKER_CPU, SERVED_CPU, CpuShare, pin_to  # noqa: E402
 from tests.brokers.engine.proxy._h2 import Request  # noqa: E402
 from processes import settle, start_grpc_broker  # noqa: E402
 
@@ -67,7 +67,6 @@ from brokers.engine.proxy.stubs import service_pb2_grpc  # noqa: E402
 TOPIC = "HostileGrpc"
 POLL_TOPIC = "HostileGrpcPolls"  # the streams pattern polls a topic nobody sends to
 PATTERNS = "streams,consume,consumer,idle,stalled,oversize,clients,sends,garbage,spin"
-ATTACKER_CPU, SERVED_CPU = 1, 0  # --pin
 
 
 def meta(client_id: str) -> list[tuple[str, str]]:
@@ -105,7 +104,7 @@ def stall(addr: str, stop) -> None:
 def attack(pattern: str, addr: str, stop, nice: int = 0, pin: bool = False) -> None:
     os.nice(nice)
     if pin:
-        os.sched_setaffinity(0, {ATTACKER_CPU})
+        pin_to(ATTACKER_CPU)
     host, port = addr.rsplit(":", 1)
     if pattern == "stalled":
         stall(addr, stop)
@@ -253,7 +252,7 @@ def main() -> int:
     parser.add_argument("--pin", action="store_true", help="the attacker alone on one core, the rest on the other")
     args = parser.parse_args()
     if args.pin:
-        os.sched_setaffinity(0, {SERVED_CPU})  # the victim; the broker's processes inherit it
+        pin_to(SERVED_CPU)  # the victim; the broker's processes inherit it
     print(
         f"window {args.window} s; attacker nice {args.attacker_nice}; pinned {args.pin}; load {os.getloadavg()[0]:.2f}"
     )

@@ -23,7 +23,9 @@ seconds quiet, then as long again under attack. Patterns:
 
 ``--attacker-nice 19`` runs the attacker at the lowest CPU priority: as if it ran on another host, its
 own CPU no longer competes with the server and the victim, so what remains is what the server spends on
-the attack.
+the attack. ``--pin`` goes further: the attacker alone on the second core, the servers and the victim
+together on the first (the spin control then costs the victim nothing; what the server spends on the
+attack comes out of the victim's core).
 
 Per row: the victim's p50 / p99 / max latency quiet and under attack, its timeouts (3 s, the clients'
 default), the ratio of the p99s (goal <= 2), the server's CPU (its share of a core in the quiet and in
@@ -32,7 +34,7 @@ seconds a new client from 127.0.0.1 takes to connect and get its first answer du
 (goal < 5).
 
     .venv/bin/python bench/hostile_peers_bench.py [--window 5] [--budget-mib 256] [--patterns partial,idle,byte,heartbeat,replay,spin]
-        [--attacker-nice 0] [--rounds 1] [--no-acl]
+        [--attacker-nice 0] [--pin] [--rounds 1] [--no-acl]
 
 ``--rounds N`` alternates N quiet and N attacked windows per row and takes the percentiles over all of
 them: on a shared 2-core machine one quiet window's p99 moves 0.7-3 ms from run to run by itself.
@@ -56,7 +58,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_common import CpuShare  # noqa: E402
+from bench_common import ATTACKER_CPU, SERVED_CPU, CpuShare, pin_to  # noqa: E402
 from processes import ClusterSpec, ProcessCluster, settle  # noqa: E402
 
 from brokers.engine.acl.client_hook import AclClientHook  # noqa: E402
@@ -131,10 +133,12 @@ async def _repeat(port: int, frame: bytes, stop: float) -> None:
             await asyncio.sleep(0.05)
 
 
-def attacker(pattern: str, port: int, seconds: float, nice: int = 0, captured: bytes = b"") -> None:
+def attacker(pattern: str, port: int, seconds: float, nice: int = 0, captured: bytes = b"", pin: bool = False) -> None:
     """The attacking process: ``pattern`` against ``port`` for ``seconds``, at CPU priority ``nice``
-    (``captured``: the signed frame the replay pattern sends again)."""
+    (``captured``: the signed frame the replay pattern sends again), alone on its core with ``pin``."""
     os.nice(nice)
+    if pin:
+        pin_to(ATTACKER_CPU)
 
     async def main() -> None:
         stop = time.monotonic() + seconds
@@ -253,7 +257,9 @@ class Target:
     captured: bytes
 
 
-def measure(target: Target, pattern: str, window: float, nice: int, rounds: int, signer: AclClientHook | None) -> str:
+def measure(
+    target: Target, pattern: str, window: float, nice: int, rounds: int, signer: AclClientHook | None, pin: bool
+) -> str:
     """``rounds`` of a quiet window then an attacked one; the percentiles are over every round's samples
     (alternating spreads the machine's own noise over both sides), the server's CPU over each side's windows."""
     quiet: list[float] = []
@@ -273,7 +279,7 @@ def measure(target: Target, pattern: str, window: float, nice: int, rounds: int,
             quiet += samples
             timeouts += missed
             proc = multiprocessing.get_context("spawn").Process(
-                target=attacker, args=(pattern, target.port, window + 2, nice, target.captured)
+                target=attacker, args=(pattern, target.port, window + 2, nice, target.captured, pin)
             )
             proc.start()
             time.sleep(1.0)  # let the attack build up
@@ -307,12 +313,16 @@ def main() -> int:
     parser.add_argument("--attacker-nice", type=int, default=0, help="the attacker's CPU priority (19: lowest)")
     parser.add_argument("--rounds", type=int, default=1, help="quiet and attacked windows, alternating, per row")
     parser.add_argument("--no-acl", action="store_true", help="run the servers without the ACL (and skip replay)")
+    parser.add_argument("--pin", action="store_true", help="the attacker alone on one core, the rest on the other")
     args = parser.parse_args()
+    if args.pin:
+        pin_to(SERVED_CPU)  # the victim; the servers' processes inherit it
     limits = {"max_buffered_bytes": args.budget_mib * MIB, "max_unauthenticated_bytes": 64 * MIB}
     patterns = [p for p in args.patterns.split(",") if not (args.no_acl and p == "replay")]
     print(
         f"budget {args.budget_mib} MiB (unauthenticated 64 MiB); window {args.window} s; "
-        f"attacker nice {args.attacker_nice}; ACL {'off' if args.no_acl else 'on'}; load {os.getloadavg()[0]:.2f}"
+        f"attacker nice {args.attacker_nice}; pinned {args.pin}; ACL {'off' if args.no_acl else 'on'}; "
+        f"load {os.getloadavg()[0]:.2f}"
     )
     print(
         "| target | pattern | quiet p50 / p99 / max ms | attacked p50 / p99 / max ms | timeouts | p99 ratio "
@@ -363,7 +373,8 @@ def main() -> int:
                 for pattern in patterns:
                     if target.name == "broker" or pattern != "heartbeat":
                         print(
-                            measure(target, pattern, args.window, args.attacker_nice, args.rounds, signer), flush=True
+                            measure(target, pattern, args.window, args.attacker_nice, args.rounds, signer, args.pin),
+                            flush=True,
                         )
     return 0
 

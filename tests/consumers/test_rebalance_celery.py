@@ -100,7 +100,6 @@ def test_redis_stopped_gives_a_clear_failure_and_no_stuck_job(
 def test_two_triggers_at_once_make_one_job(
     celery_worker, api_client_as, operator, group_of_three, console_cluster, topic, group
 ) -> None:
-    celery_worker()
     members, queues = group_of_three
     members.append(push_consumer(console_cluster, group, topic, "c4"))
     wait_until(lambda: held(members, topic)[members[3].client_id], what="the fourth member")
@@ -126,6 +125,9 @@ def test_two_triggers_at_once_make_one_job(
         t.join(30)
     assert sorted(a.status_code for a in answers) == [200, 202]
     assert len({a.json()["id"] for a in answers}) == 1
+    # the worker starts once both have answered: with it running, a fast job could have converged between
+    # the two triggers, and the second would rightly have made a job of its own
+    celery_worker()
     job = finished(operator, answers[0].json()["id"])
     assert job["status"] == "converged"
     assert RebalanceJob.objects.filter(scope_value=group, dry_run=False).count() == 1

@@ -46,6 +46,9 @@ SESSION_SCAN_S = 10.0
 # it. With probing, grpc let a 20 MB request send 4 MiB on loopback before refusing it. HTTP/2's default
 # size: a request within it is in when its handler runs; grpc opens a larger one's window once it is asked for.
 STREAM_WINDOW = 64 << 10
+# How long a connection may take to send HTTP/2's preface (and finish TLS): grpc's default is 120 s; a
+# silent socket now ends as the remoting ports' unauthenticated ones do.
+HANDSHAKE_TIMEOUT_MS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +108,7 @@ class GrpcEndpoint:
                 ("grpc.http2.lookahead_bytes", STREAM_WINDOW),
                 ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
                 ("grpc.keepalive_permit_without_calls", 1),
+                ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_MS),
                 ("grpc.so_reuseport", 0),
             ],
         )

@@ -7,6 +7,7 @@ their own; the last a broker's endpoint, with a bare HTTP/2 client and with grpc
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 
 import grpc
@@ -165,3 +166,18 @@ def test_a_connection_looping_on_malformed_requests_gets_a_handful_answered_and_
                 assert send(stub, "HoldTopic", "hold-client").status.code == pb.OK
                 assert time.monotonic() - served < 0.5
         assert 8 <= answered <= 12  # no hold: thousands
+
+
+def test_silent_sockets_from_one_address_do_not_keep_a_newcomer_from_it_out(cluster):
+    host, port = cluster.brokers["broker-a"].grpc_addr.rsplit(":", 1)
+    silent = [socket.create_connection((host, int(port)), timeout=5) for _ in range(500)]
+    try:
+        with BlockingMQAdminClient(cluster.namesrv_addr) as admin:
+            create_topic(admin, cluster, "SilentTopic", queues=1)
+        started = time.monotonic()
+        with grpc.insecure_channel(cluster.brokers["broker-a"].grpc_addr) as channel:
+            assert send(service_pb2_grpc.MessagingServiceStub(channel), "SilentTopic", "newcomer").status.code == pb.OK
+        assert time.monotonic() - started < 5.0
+    finally:
+        for sock in silent:
+            sock.close()
