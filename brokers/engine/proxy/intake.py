@@ -34,7 +34,7 @@ import asyncio
 from collections import OrderedDict
 from typing import Any
 
-from brokers.engine.remoting.channel import REFUSED_HOLD_FIRST_S, REFUSED_HOLD_MAX_S
+from brokers.engine.remoting.channel import next_refusal_hold
 
 __all__ = ["ReadRefused", "RefusalHold", "RequestIntake"]
 
@@ -112,8 +112,7 @@ class RequestIntake:
 
 class RefusalHold:
     """How long to hold a refused call's answer, per connection (grpc's ``context.peer()``): nothing for its
-    first refusal, then ``REFUSED_HOLD_FIRST_S`` doubling to ``REFUSED_HOLD_MAX_S`` (the remoting ports'
-    schedule). A connection with no refusal for ``forget_s`` starts over; ``max_peers`` connections are
+    first refusal, then the remoting ports' schedule (``next_refusal_hold``: 10 ms doubling to 1 s). A connection with no refusal for ``forget_s`` starts over; ``max_peers`` connections are
     remembered, the least recently refused forgotten first."""
 
     def __init__(self, *, forget_s: float = 10.0, max_peers: int = 4096) -> None:
@@ -127,7 +126,7 @@ class RefusalHold:
         hold, last = self._peers.pop(peer, (0.0, now))
         if now - last > self.forget_s:
             hold = 0.0
-        self._peers[peer] = (min(REFUSED_HOLD_MAX_S, hold * 2 or REFUSED_HOLD_FIRST_S), now)
+        self._peers[peer] = (next_refusal_hold(hold), now)
         while len(self._peers) > self.max_peers:
             self._peers.popitem(last=False)
         if hold:

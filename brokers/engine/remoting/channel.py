@@ -90,6 +90,13 @@ UNREAD_LINGER_S = 1.0  # how long a connection closed on an unread body waits fo
 REFUSED_HOLD_FIRST_S = 0.01  # before reading the next request after a first refusal (not established)
 REFUSED_HOLD_MAX_S = 1.0  # the hold doubles with each further refusal, up to this
 
+
+def next_refusal_hold(hold: float) -> float:
+    """The hold after one more refusal, given the one before (0: none yet): REFUSED_HOLD_FIRST_S, doubling
+    up to REFUSED_HOLD_MAX_S (the gRPC endpoint's RefusalHold keeps the same schedule)."""
+    return min(REFUSED_HOLD_MAX_S, hold * 2 or REFUSED_HOLD_FIRST_S)
+
+
 Handler = Callable[["ChannelContext", RemotingCommand], Awaitable["RemotingCommand | None"]]
 
 _channel_ids = itertools.count(1)
@@ -449,7 +456,7 @@ class ChannelContext:
             if remark is not None:
                 request_stats.refused(ACL_REFUSAL)
                 if not self.established:
-                    self._refused_hold_s = min(REFUSED_HOLD_MAX_S, self._refused_hold_s * 2 or REFUSED_HOLD_FIRST_S)
+                    self._refused_hold_s = next_refusal_hold(self._refused_hold_s)
                     self._read_after = self._loop.time() + self._refused_hold_s
                 if not request.is_oneway:
                     await self.write_response(request.response(ResponseCode.NO_PERMISSION, remark))

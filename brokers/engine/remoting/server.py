@@ -203,7 +203,7 @@ class RemotingServer:
             guard=self.guard,
             limits=self.limits,
             budget=self.budget,
-            on_established=self._on_established,
+            on_established=self._leave_unauthenticated,
             body_limits=self._body_limits,
         )
         if self._server is None:  # stopping
@@ -294,7 +294,8 @@ class RemotingServer:
         victim.stop_reading()
         self._set_aside[victim.id] = victim
 
-    def _on_established(self, ctx: ChannelContext) -> None:
+    def _leave_unauthenticated(self, ctx: ChannelContext) -> None:
+        """Out of its address's pool and of the set-aside connections (established, or closed)."""
         self._leave_pool(ctx)
         self._set_aside.pop(ctx.id, None)
 
@@ -305,7 +306,7 @@ class RemotingServer:
 
     def _forget(self, ctx: ChannelContext) -> bool:
         """Stop counting ``ctx``; False when it was not counted (any more)."""
-        self._on_established(ctx)
+        self._leave_unauthenticated(ctx)
         return self._channels.pop(ctx.id, None) is not None
 
     def _on_channel_closed(self, ctx: ChannelContext) -> None:
