@@ -13,6 +13,8 @@ Patterns:
   consumer: what consuming the victim's messages costs whoever does it);
 - ``stalled``: 200 connections, each with a SendMessage announcing 4 MiB that stalls after 3 MiB (reopened
   when the port answers it): the port reads few requests at once (proxy/intake.py), the rest hold their window;
+- ``telemetry``: the same with 200 Telemetry streams, half of them sending their settings (answered) before the
+  stalled message: a stream is read as it opens and when its client's settings are due, not in between;
 - ``idle``: 2,000 TCP connections to the port that never speak HTTP/2 (reopened when closed);
 - ``oversize``: SendMessage requests of 20 MB (past the port's request cap) one after another on 4 channels;
 - ``clients``: a new client id on every call (sessions up to ``grpc_max_clients``, then refusals);
@@ -66,7 +68,7 @@ from brokers.engine.proxy.stubs import service_pb2_grpc  # noqa: E402
 
 TOPIC = "HostileGrpc"
 POLL_TOPIC = "HostileGrpcPolls"  # the streams pattern polls a topic nobody sends to
-PATTERNS = "streams,consume,consumer,idle,stalled,oversize,clients,sends,garbage,spin"
+PATTERNS = "streams,consume,consumer,idle,stalled,telemetry,oversize,clients,sends,garbage,spin"
 
 
 def meta(client_id: str) -> list[tuple[str, str]]:
@@ -88,15 +90,28 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
-def stall(addr: str, stop) -> None:
-    """200 requests stalled halfway, each on its own connection, each reopened once the port answers it."""
-    path = "/apache.rocketmq.v2.MessagingService/SendMessage"
-    opened = [Request(addr, path, 4 << 20, send=3 << 20, metadata=meta(f"stall-{i}")) for i in range(200)]
+def settings_command() -> bytes:
+    command = spb.TelemetryCommand()
+    command.settings.client_type = pb.PRODUCER
+    command.settings.publishing.topics.add(name=TOPIC)
+    return command.SerializeToString()
+
+
+def stall(addr: str, stop, telemetry: bool = False) -> None:
+    """200 requests stalled halfway, each on its own connection, each reopened once the port answers it.
+    ``telemetry``: Telemetry streams, half of them sending their settings first, then stalling the next message."""
+    path = "/apache.rocketmq.v2.MessagingService/" + ("Telemetry" if telemetry else "SendMessage")
+    lead = settings_command() if telemetry else None
+
+    def opening(i: int) -> Request:
+        return Request(addr, path, 4 << 20, send=3 << 20, metadata=meta(f"stall-{i}"), lead=lead if i % 2 else None)
+
+    opened = [opening(i) for i in range(200)]
     while not stop.is_set():
         for i, request in enumerate(opened):
             if request.pump(0.001) is not None:
                 request.close()
-                opened[i] = Request(addr, path, 4 << 20, send=3 << 20, metadata=meta(f"stall-{i}"))
+                opened[i] = opening(i)
     for request in opened:
         request.close()
 
@@ -106,8 +121,8 @@ def attack(pattern: str, addr: str, stop, nice: int = 0, pin: bool = False) -> N
     if pin:
         pin_to(ATTACKER_CPU)
     host, port = addr.rsplit(":", 1)
-    if pattern == "stalled":
-        stall(addr, stop)
+    if pattern in ("stalled", "telemetry"):
+        stall(addr, stop, telemetry=pattern == "telemetry")
         return
     if pattern == "spin":
         while not stop.is_set():

@@ -13,13 +13,15 @@ Differences from the generated ``add_MessagingServiceServicer_to_server``:
   ``admission`` says first whether the caller is an established client (or refuses an unsigned call
   under the ACL, its request unread), then the servicer's ``intake`` (:mod:`.intake`) reads it holding
   a read slot. grpc therefore serves every method with a request stream; the wire is the same, and
-  Apache's clients call them as the unary methods they are;
+  Apache's clients call them as the unary methods they are. A Telemetry stream's messages are read
+  through the intake too, one at a time and not between the client's settings (:mod:`.intake`);
 - a refused call of a client not established (unsigned, malformed) is answered after its connection's
   refusal hold (:class:`~.intake.RefusalHold`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -163,16 +165,28 @@ def _unary_stream(name: str, method: StreamMethod, reader: _Reader, response_cls
     return handle
 
 
-def _stream_stream(name: str, method: StreamMethod, counts: Counts) -> StreamMethod:
+def _stream_stream(name: str, method: StreamMethod, reader: _Reader) -> StreamMethod:
+    counts, intake = reader.counts, reader.intake
+
     async def handle(request_iterator: AsyncIterator[Message | Malformed], context: Context) -> AsyncIterator[Message]:
-        async def checked() -> AsyncIterator[Message]:
-            async for request in request_iterator:
+        async def requests() -> AsyncIterator[Message]:
+            first = True
+            while True:
+                try:
+                    request = await intake.read_stream(context, first)
+                except ReadRefused as exc:  # ended at once: grpc frees what the stream held
+                    counts[(name, "RESOURCE_EXHAUSTED")] += 1
+                    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+                if request is grpc.aio.EOF:
+                    return
                 if isinstance(request, Malformed):
                     counts[(name, "INVALID_ARGUMENT")] += 1
                     await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
                 yield request
+                first = False
+                await asyncio.sleep(intake.next_stream_read_s)  # unread meanwhile: the stream holds its window
 
-        async for item in method(checked(), context):
+        async for item in method(requests(), context):
             status = _status_name(item)
             if status is not None:
                 counts[(name, status)] += 1
@@ -214,7 +228,7 @@ def generic_handler(servicer: Any, counts: Counts | None = None) -> grpc.Generic
         if method.client_streaming and method.server_streaming:
             impl = getattr(servicer, method.name) if served else _not_served(method.name, response_cls, True)
             handlers[method.name] = grpc.stream_stream_rpc_method_handler(
-                _stream_stream(method.name, impl, counts), **kwargs
+                _stream_stream(method.name, impl, reader), **kwargs
             )
         elif method.server_streaming:
             impl = getattr(servicer, method.name) if served else _not_served(method.name, response_cls, True)

@@ -8,17 +8,37 @@ announces 4 MiB requests and stalls halfway would make the port hold megabytes p
 connections took a broker from 55 to 872 MB.
 
 So a call's request is asked for only with a read slot, and the slots are few: the budget
-(``grpc_request_budget``) divided by the request cap. They come in two pools: calls of *established*
-clients (a client id with a session, signed as that session's owner when the ACL is on) and calls of
+(``grpc_request_budget``) divided by the request cap. They come in three pools: calls of *established*
+clients (a client id with a session, signed as that session's owner when the ACL is on), calls of
 *newcomers* (everything else: a new client's first calls, calls with no client id), a quarter of the
-slots. Unsigned calls under the ACL are refused before their request is read at all (the handlers).
+slots, and the messages of request *streams* (Telemetry), another quarter. Unsigned calls under the ACL
+are refused before their request is read at all (the handlers).
 
-A read ends when its message is in, when ``read_timeout_s`` passes, or when a newer call of the same
-pool takes its slot: a full pool gives the slot of its oldest read to the newcomer at once, so a
+A call's read ends when its message is in, when ``read_timeout_s`` passes, or when a newer call of the
+same pool takes its slot: a full pool gives the slot of its oldest read to the newcomer at once, so a
 stalled read lasts only until the next call needs a slot and never makes anyone wait. A small
 request, already within its window when the handler runs, is read at once; what a flood of stalled
 requests can displace is a large request still arriving, which its client sends again. The call whose
 read ended unfinished is answered RESOURCE_EXHAUSTED, and grpc frees what it held.
+
+A Telemetry stream is read the same way, message by message, but a stream waits for its messages:
+after the first (the client's settings, sent as the stream opens) the next comes when the client sends
+its settings again, every 5 minutes with Apache's clients. A read that waits for it would let grpc take
+in a whole announced message at any moment, and grpc cannot take a read back, so a stream is not read
+between its messages. Its next read is asked for ``period_s - lead_s`` after its last message, holding
+a permit of the streams' pool: the client's next settings are then in the stream's window already, or
+due within ``lead_s``. A later read waits for a permit, in turn. A read holds its permit until its
+message is in, or ``period_s + grace_s`` (the client sent nothing: the stream ends). Between reads a
+stream holds at most its window; the few that read hold a message each.
+
+A stream's first read cannot wait its turn: Java's client gives up starting if its settings are not
+answered within seconds. It takes a free permit, else the permit of the newest read (a first read's
+before a later read's) once that has waited ``silent_s`` for its message: that stream ends, and its
+client opens another. Clients send their settings as they open a stream, so a read that has waited a
+second is a stream that is silent: Apache's Python client opens one silent when it rebuilds a broken
+stream, and sends its settings at its next 5-minute tick. The newest gives way, so the older ones keep
+their permits until their tick, and a pool full of rebuilt streams empties a few per 5 minutes instead
+of churning.
 
 A call that is not an established client's and is refused (unsigned or badly signed under the ACL, a
 malformed request) is answered after a hold (:class:`RefusalHold`) that grows with each refusal on the
@@ -31,7 +51,7 @@ Pure asyncio; the grpc context is only awaited (``context.read()``).
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from typing import Any
 
 from brokers.engine.remoting.channel import next_refusal_hold
@@ -39,6 +59,10 @@ from brokers.engine.remoting.channel import next_refusal_hold
 __all__ = ["ReadRefused", "RefusalHold", "RequestIntake"]
 
 READ_TIMEOUT_S = 10.0
+SETTINGS_PERIOD_S = 300.0  # Apache's 5.x clients (Java, Python) send their settings again every 5 minutes
+STREAM_READ_LEAD_S = 5.0  # a stream's next read is asked for this long before its client's settings are due
+STREAM_READ_GRACE_S = 30.0  # and ends the stream if nothing came this long after they were due
+STREAM_SILENT_S = 1.0  # a stream read waiting this long for its message may give its permit to a new stream
 
 
 class ReadRefused(Exception):
@@ -46,68 +70,162 @@ class ReadRefused(Exception):
 
 
 class _Pool:
+    """Read slots: a read holds one, found by its future, resolved if the slot is taken from it."""
+
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self._readers: OrderedDict[asyncio.Future[None], None] = OrderedDict()  # oldest first
+        # read -> (when it took its slot, whether a stream's first), oldest first
+        self._readers: OrderedDict[asyncio.Future[None], tuple[float, bool]] = OrderedDict()
+        self._waiting: deque[asyncio.Future[asyncio.Future[None]]] = deque()  # reads in turn for a slot
 
     def __len__(self) -> int:
         return len(self._readers)
 
-    def enter(self) -> asyncio.Future[None]:
-        """A slot for a new read, the oldest read's if the pool is full (its future is resolved)."""
-        if len(self._readers) >= self.capacity:
-            oldest, _ = self._readers.popitem(last=False)
-            if not oldest.done():
-                oldest.set_result(None)
-        displaced: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._readers[displaced] = None
+    @property
+    def waiting(self) -> int:
+        return sum(1 for turn in self._waiting if not turn.done())
+
+    def _add(self, first: bool = False) -> asyncio.Future[None]:
+        loop = asyncio.get_running_loop()
+        displaced: asyncio.Future[None] = loop.create_future()
+        self._readers[displaced] = (loop.time(), first)
         return displaced
 
+    def _take(self, displaced: asyncio.Future[None]) -> None:
+        del self._readers[displaced]
+        if not displaced.done():
+            displaced.set_result(None)
+
+    def enter(self) -> asyncio.Future[None]:
+        """A slot for a new read at once, the oldest read's if the pool is full (its future is resolved)."""
+        if len(self._readers) >= self.capacity:
+            self._take(next(iter(self._readers)))
+        return self._add()
+
+    async def enter_first(self, silent_s: float) -> asyncio.Future[None]:
+        """A slot for a stream's first read: a free one, else the slot of the newest read (a stream's first
+        read before a later one's) once it has waited ``silent_s`` for its message."""
+        loop = asyncio.get_running_loop()
+        while len(self._readers) >= self.capacity:
+            first, since, newest = max((first, since, read) for read, (since, first) in self._readers.items())
+            wait = since + silent_s - loop.time()
+            if wait <= 0:
+                self._take(newest)
+                break
+            await asyncio.sleep(wait)
+        return self._add(first=True)
+
+    async def wait_turn(self) -> asyncio.Future[None]:
+        """A slot once one is free and the reads in turn before this one have theirs."""
+        if len(self._readers) < self.capacity and not self._waiting:
+            return self._add()
+        turn: asyncio.Future[asyncio.Future[None]] = asyncio.get_running_loop().create_future()
+        self._waiting.append(turn)
+        try:
+            return await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():  # handed a slot as it was cancelled: pass it on
+                self.leave(turn.result())
+            raise
+
     def leave(self, displaced: asyncio.Future[None]) -> None:
-        self._readers.pop(displaced, None)
+        if displaced in self._readers:  # it still held its slot (not taken by a newer read): the next in turn has it
+            del self._readers[displaced]
+            while self._waiting and len(self._readers) < self.capacity:
+                turn = self._waiting.popleft()
+                if not turn.done():
+                    turn.set_result(self._add())
+
+    async def read(self, context: Any, displaced: asyncio.Future[None], timeout_s: float) -> Any:
+        """The message ``context.read()`` gives while holding the slot ``displaced``; ``_Ended`` if the
+        slot is taken or ``timeout_s`` passes first."""
+        read = asyncio.ensure_future(context.read())
+        try:
+            done, _ = await asyncio.wait((read, displaced), timeout=timeout_s, return_when="FIRST_COMPLETED")
+            if read in done:
+                return read.result()
+            raise _Ended(displaced in done)
+        finally:
+            self.leave(displaced)
+            if not read.done():
+                read.cancel()
+
+
+class _Ended(Exception):
+    def __init__(self, displaced: bool) -> None:
+        self.displaced = displaced
 
 
 class RequestIntake:
-    def __init__(self, *, slots: int, read_timeout_s: float = READ_TIMEOUT_S) -> None:
-        if slots < 2:
-            raise ValueError(f"the request intake needs at least 2 read slots, got {slots}")
-        newcomers = max(1, slots // 4)
+    def __init__(
+        self,
+        *,
+        slots: int,
+        read_timeout_s: float = READ_TIMEOUT_S,
+        period_s: float = SETTINGS_PERIOD_S,
+        lead_s: float = STREAM_READ_LEAD_S,
+        grace_s: float = STREAM_READ_GRACE_S,
+        silent_s: float = STREAM_SILENT_S,
+    ) -> None:
+        if slots < 3:
+            raise ValueError(f"the request intake needs at least 3 read slots, got {slots}")
+        quarter = max(1, slots // 4)
         self.read_timeout_s = read_timeout_s
-        self._pools = {True: _Pool(slots - newcomers), False: _Pool(newcomers)}
-        self.displaced = 0  # reads ended by a newer call: gantry_grpc_request_reads_ended_total
+        self.period_s, self.lead_s, self.grace_s, self.silent_s = period_s, lead_s, grace_s, silent_s
+        self._pools = {True: _Pool(slots - 2 * quarter), False: _Pool(quarter)}
+        self._streams = _Pool(quarter)
+        self.displaced = 0  # reads ended by a newer call or stream
         self.timed_out = 0
 
     @classmethod
     def for_budget(cls, budget: int, max_request: int) -> RequestIntake:
-        """As many slots as requests of ``max_request`` bytes fit in ``budget`` (2 at least)."""
-        return cls(slots=max(2, budget // max_request))
+        """As many slots as requests of ``max_request`` bytes fit in ``budget`` (3 at least)."""
+        return cls(slots=max(3, budget // max_request))
 
     @property
-    def capacity(self) -> tuple[int, int]:
-        """(established, newcomer) slots."""
-        return self._pools[True].capacity, self._pools[False].capacity
+    def capacity(self) -> tuple[int, int, int]:
+        """(established, newcomer, stream) slots."""
+        return self._pools[True].capacity, self._pools[False].capacity, self._streams.capacity
 
     def reading(self, established: bool) -> int:
         return len(self._pools[established])
 
+    @property
+    def streams_reading(self) -> tuple[int, int]:
+        """(stream reads holding a permit, stream reads waiting for one)."""
+        return len(self._streams), self._streams.waiting
+
+    @property
+    def next_stream_read_s(self) -> float:
+        """How long after a stream's message its next is read."""
+        return max(0.0, self.period_s - self.lead_s)
+
     async def read(self, context: Any, established: bool) -> Any:
         """The call's request message (or grpc's EOF), read holding a slot of the caller's pool."""
         pool = self._pools[established]
-        displaced = pool.enter()
-        read = asyncio.ensure_future(context.read())
         try:
-            done, _ = await asyncio.wait((read, displaced), timeout=self.read_timeout_s, return_when="FIRST_COMPLETED")
-            if read in done:
-                return read.result()
-            if displaced in done:
+            return await pool.read(context, pool.enter(), self.read_timeout_s)
+        except _Ended as ended:
+            if ended.displaced:
                 self.displaced += 1
-                raise ReadRefused("the request was still arriving when a newer call needed its read slot")
+                raise ReadRefused("the request was still arriving when a newer call needed its read slot") from None
             self.timed_out += 1
-            raise ReadRefused(f"the request did not arrive within {self.read_timeout_s:.0f} s")
-        finally:
-            pool.leave(displaced)
-            if not read.done():
-                read.cancel()
+            raise ReadRefused(f"the request did not arrive within {self.read_timeout_s:.0f} s") from None
+
+    async def read_stream(self, context: Any, first: bool) -> Any:
+        """A request stream's next message (or grpc's EOF), read holding a permit of the streams' pool: a
+        first message takes one at once, a later one waits its turn (the module docstring)."""
+        timeout_s = self.period_s + self.grace_s
+        pool = self._streams
+        displaced = await (pool.enter_first(self.silent_s) if first else pool.wait_turn())
+        try:
+            return await self._streams.read(context, displaced, timeout_s)
+        except _Ended as ended:
+            if ended.displaced:
+                self.displaced += 1
+                raise ReadRefused("a newer stream took the read permit this stream held for its message") from None
+            self.timed_out += 1
+            raise ReadRefused(f"no message on the stream within {timeout_s:.0f} s") from None
 
 
 class RefusalHold:

@@ -258,7 +258,24 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: igno
         except ProxyError as exc:
             yield spb.TelemetryCommand(status=_status(exc.code, exc.message))
             return
-        async for command in request_iterator:
+        ended = session.session.until_ended()
+        requests = aiter(request_iterator)
+        while True:
+            # the client's next message, or the end of its session: Java's client says NotifyClientTermination
+            # and waits for its stream to end, which the endpoint, not reading between settings, learns so
+            following = asyncio.ensure_future(anext(requests))
+            try:
+                await asyncio.wait((following, ended), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiting = not following.done()
+                if waiting:  # the session ended, or the call did: stop reading
+                    following.cancel()
+            if waiting:
+                return
+            try:
+                command = following.result()
+            except StopAsyncIteration:
+                return
             if command.HasField("settings"):
                 try:
                     answered = await self._settings(session.session, command.settings)

@@ -18,6 +18,7 @@ and always a ``metric`` entry (off): the Python client 5.1.2 fails reading setti
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
@@ -57,6 +58,12 @@ class Session:
     groups: set[str] = field(default_factory=set)  # consumer groups it heartbeated for
     producer_topics: set[str] = field(default_factory=set)
     owner: str | None = None  # the access key of its first signed call; None: unsigned (ACL off, white address)
+    ended: asyncio.Future[None] | None = None  # resolved when it ends: its Telemetry streams end with it
+
+    def until_ended(self) -> asyncio.Future[None]:
+        if self.ended is None:
+            self.ended = asyncio.get_running_loop().create_future()
+        return self.ended
 
     @property
     def client_type(self) -> int:
@@ -130,6 +137,8 @@ class Sessions:
         session = self._table.pop(client_id, None)
         if session is not None:
             log.info("5.x client %s ended: %s", client_id, why)
+            if session.ended is not None and not session.ended.done():
+                session.ended.set_result(None)
             session.channel.close()
             self.on_close(session.channel)
 

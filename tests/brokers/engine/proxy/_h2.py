@@ -19,7 +19,7 @@ FRAME = 16384  # the default SETTINGS_MAX_FRAME_SIZE
 
 @dataclass
 class Outcome:
-    sent: int  # request bytes (DATA payload) the server's windows let through
+    sent: int  # request bytes (DATA payload) the server's windows let through, the lead message's too
     answer: str  # "rst" (RST_STREAM), "trailers" (a response ending the stream), "goaway" or "stalled"
     trailers: bytes = b""  # the ending HEADERS block (literal fields: grpc-status, grpc-message readable)
     response: bytes = b""  # the response's DATA: gRPC's 5-byte prefix, then the message
@@ -57,13 +57,20 @@ class Request:
     fewer: a request that stalls halfway). :meth:`pump` runs it for a while; the socket stays open until
     :meth:`close`."""
 
-    def __init__(self, addr: str, path: str, announced: int, *, send: int | None = None, metadata=()) -> None:
+    def __init__(
+        self, addr: str, path: str, announced: int, *, send: int | None = None, metadata=(), lead: bytes | None = None
+    ) -> None:
         host, port = addr.rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)), timeout=5)
         self.sock.setblocking(False)
         self.buf = bytearray()
         self.announced = announced
-        self.limit = announced + 5 if send is None else min(send, announced) + 5
+        # ``lead``: a whole message sent first (on a request stream), then the announced one
+        self.opening = (b"" if lead is None else struct.pack(">BI", 0, len(lead)) + lead) + struct.pack(
+            ">BI", 0, announced
+        )
+        self.lead = len(self.opening) - 5
+        self.limit = len(self.opening) + (announced if send is None else min(send, announced))
         self.sent = 0
         self.answer: str | None = None
         self.trailers = b""
@@ -120,8 +127,9 @@ class Request:
                 time.sleep(0.005)
                 continue
             chunk = bytes(room)
-            if self.sent == 0:
-                chunk = struct.pack(">BI", 0, self.announced) + chunk[5:]  # not compressed, the message's length
+            if self.sent < len(self.opening):  # prefixes not compressed, the messages' lengths
+                head = self.opening[self.sent : self.sent + room]
+                chunk = head + chunk[len(head) :]
             try:
                 written = self.sock.send(_frame(DATA, 0, 1, chunk))
             except BlockingIOError:

@@ -7,6 +7,7 @@ their own; the last a broker's endpoint, with a bare HTTP/2 client and with grpc
 from __future__ import annotations
 
 import asyncio
+import queue
 import socket
 import time
 
@@ -40,16 +41,16 @@ class Arriving:
         self.message.set_result(data)
 
 
-def test_the_budget_makes_the_slots_a_quarter_for_newcomers():
-    assert RequestIntake.for_budget(128 << 20, 9 << 20).capacity == (11, 3)
-    assert RequestIntake.for_budget(1, 9 << 20).capacity == (1, 1)
-    with pytest.raises(ValueError, match="at least 2"):
-        RequestIntake(slots=1)
+def test_the_budget_makes_the_slots_a_quarter_for_newcomers_and_a_quarter_for_streams():
+    assert RequestIntake.for_budget(128 << 20, 9 << 20).capacity == (8, 3, 3)
+    assert RequestIntake.for_budget(1, 9 << 20).capacity == (1, 1, 1)
+    with pytest.raises(ValueError, match="at least 3"):
+        RequestIntake(slots=2)
 
 
 def test_a_full_pool_gives_its_oldest_read_slot_to_the_newest_call_and_leaves_the_other_pool_alone():
     async def scenario() -> None:
-        intake = RequestIntake(slots=4)  # 3 for established clients, 1 for newcomers
+        intake = RequestIntake(slots=5)  # 3 for established clients, 1 for newcomers, 1 for streams
         stalled = asyncio.ensure_future(intake.read(Arriving(), established=False))
         established = [Arriving() for _ in range(3)]
         reads = [asyncio.ensure_future(intake.read(call, established=True)) for call in established]
@@ -72,10 +73,78 @@ def test_a_full_pool_gives_its_oldest_read_slot_to_the_newest_call_and_leaves_th
 
 def test_a_read_that_does_not_arrive_in_time_ends_and_frees_its_slot():
     async def scenario() -> None:
-        intake = RequestIntake(slots=2, read_timeout_s=0.05)
+        intake = RequestIntake(slots=3, read_timeout_s=0.05)
         with pytest.raises(ReadRefused, match="did not arrive within"):
             await intake.read(Arriving(), established=True)
         assert intake.timed_out == 1 and intake.reading(True) == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_first_stream_read_takes_the_permit_of_the_newest_silent_read_and_a_later_one_waits_its_turn():
+    async def scenario() -> None:
+        intake = RequestIntake(slots=8, silent_s=0.05)  # 2 permits for streams
+        first = [Arriving() for _ in range(2)]
+        reads = [asyncio.ensure_future(intake.read_stream(first[0], first=True))]
+        await asyncio.sleep(0.02)
+        reads.append(asyncio.ensure_future(intake.read_stream(first[1], first=True)))
+        later = Arriving()
+        waiting = asyncio.ensure_future(intake.read_stream(later, first=False))
+        await asyncio.sleep(0)
+        assert intake.streams_reading == (2, 1)
+        later.arrive(b"already in its window")  # not read: it has no permit yet
+        newest = Arriving()
+        newest_read = asyncio.ensure_future(intake.read_stream(newest, first=True))
+        await asyncio.sleep(0.04)  # read 0 silent by now, read 1 not yet
+        assert not any(r.done() for r in (*reads, waiting, newest_read))
+        with pytest.raises(ReadRefused, match="newer stream took the read permit"):
+            await reads[1]  # silent too now: the newest read gives its permit to the new stream
+        assert intake.displaced == 1 and not reads[0].done() and not waiting.done()
+        first[0].arrive(b"settings at its tick")
+        assert await reads[0] == b"settings at its tick"
+        assert await waiting == b"already in its window"  # the permit read 0 gave back, in turn
+        newest.arrive(b"new settings")
+        assert await newest_read == b"new settings"
+        assert intake.streams_reading == (0, 0) and (intake.reading(True), intake.reading(False)) == (0, 0)
+
+    asyncio.run(scenario())
+
+
+def test_a_first_stream_read_takes_a_silent_first_reads_permit_before_a_later_reads():
+    async def scenario() -> None:
+        intake = RequestIntake(slots=8, silent_s=0.02)  # 2 permits for streams
+        silent_first = asyncio.ensure_future(intake.read_stream(Arriving(), first=True))
+        await asyncio.sleep(0.01)
+        waiting_later = asyncio.ensure_future(intake.read_stream(Arriving(), first=False))  # newer, and silent too
+        await asyncio.sleep(0.05)
+        arriving = Arriving()
+        arriving.arrive(b"settings")
+        assert await intake.read_stream(arriving, first=True) == b"settings"
+        with pytest.raises(ReadRefused):
+            await silent_first
+        assert not waiting_later.done()
+        waiting_later.cancel()
+        await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+
+
+def test_a_stream_read_ends_when_nothing_comes_a_period_and_a_grace_after_and_a_cancelled_turn_is_passed_on():
+    async def scenario() -> None:
+        intake = RequestIntake(slots=4, period_s=0.05, lead_s=0.01, grace_s=0.05)  # 1 permit for streams
+        assert intake.next_stream_read_s == pytest.approx(0.04)
+        silent = asyncio.ensure_future(intake.read_stream(Arriving(), first=True))
+        gone = asyncio.ensure_future(intake.read_stream(Arriving(), first=False))
+        behind = Arriving()
+        queued = asyncio.ensure_future(intake.read_stream(behind, first=False))
+        await asyncio.sleep(0)
+        gone.cancel()  # its stream ended while it waited
+        with pytest.raises(ReadRefused, match="no message on the stream within 0 s"):
+            await silent
+        assert intake.timed_out == 1
+        behind.arrive(b"next")
+        assert await queued == b"next"
+        assert intake.streams_reading == (0, 0)
 
     asyncio.run(scenario())
 
@@ -97,7 +166,7 @@ def cluster(tmp_path_factory):
         broker_names=("broker-a",),
         grpc_port=0,
         max_message_size=MAX_MESSAGE,
-        grpc_request_budget=4 * MAX_REQUEST,  # 3 read slots for established clients, 1 for newcomers
+        grpc_request_budget=5 * MAX_REQUEST,  # 3 read slots for established clients, 1 for newcomers, 1 for streams
     )
     made.start()
     yield made
@@ -181,3 +250,86 @@ def test_silent_sockets_from_one_address_do_not_keep_a_newcomer_from_it_out(clus
     finally:
         for sock in silent:
             sock.close()
+
+
+TELEMETRY = "/apache.rocketmq.v2.MessagingService/Telemetry"
+
+
+def settings(*topics: str) -> spb.TelemetryCommand:
+    command = spb.TelemetryCommand()
+    command.settings.client_type = pb.PRODUCER
+    for topic in topics:
+        command.settings.publishing.topics.add(name=topic)
+    return command
+
+
+def test_telemetry_streams_are_not_read_between_settings_so_a_stalled_message_holds_only_its_window(cluster):
+    """Each stream sends its settings (answered), then announces 1 MB and stalls after 600 kB: had the port
+    kept a read waiting on every stream, as grpc's stream handlers do, each would hold its 600 kB."""
+    addr = cluster.brokers["broker-a"].grpc_addr
+    with BlockingMQAdminClient(cluster.namesrv_addr) as admin:
+        create_topic(admin, cluster, "TelemetryTopic", queues=1)
+    lead = settings("TelemetryTopic").SerializeToString()
+    streams: list[Request] = []
+    try:
+        for i in range(20):
+            streams.append(Request(addr, TELEMETRY, 1_000_000, send=600_000, metadata=meta(f"tm-{i}"), lead=lead))
+            streams[-1].pump(0.2)
+        for stream in streams:
+            stream.pump(0.01)
+            assert stream.answer is None, stream.outcome()  # open: the client's next settings are read in time
+            answered = spb.TelemetryCommand.FromString(stream.response[5:])
+            assert answered.status.code == pb.OK and answered.settings.publishing.max_body_size == MAX_MESSAGE
+            # one window, and the credit grpc gave back for the settings it read
+            assert stream.sent - stream.lead <= STREAM_WINDOW + stream.lead, (stream.sent, stream.lead)
+        with grpc.insecure_channel(addr) as channel:
+            assert send(service_pb2_grpc.MessagingServiceStub(channel), "TelemetryTopic", "tm-0").status.code == pb.OK
+    finally:
+        for stream in streams:
+            stream.close()
+
+
+def test_a_telemetry_streams_next_settings_are_read_a_period_after_its_last(cluster):
+    """Apache's clients send their settings again every 5 minutes; the endpoint reads a stream's next
+    message that long after its last (here, the endpoint's period shortened to 1 s)."""
+    intake = cluster.brokers["broker-a"].grpc_endpoint.intake
+    saved = intake.period_s, intake.lead_s
+    intake.period_s, intake.lead_s = 1.0, 0.25
+    outgoing: queue.Queue[spb.TelemetryCommand | None] = queue.Queue()
+    try:
+        with grpc.insecure_channel(cluster.brokers["broker-a"].grpc_addr) as channel:
+            stub = service_pb2_grpc.MessagingServiceStub(channel)
+            answers = stub.Telemetry(iter(outgoing.get, None), metadata=meta("tm-resend"), timeout=30)
+            outgoing.put(settings("FirstTopic"))
+            first = next(answers)
+            answered_first = time.monotonic()
+            outgoing.put(settings("FirstTopic", "SecondTopic"))  # in the stream's window at once
+            second = next(answers)
+            waited = time.monotonic() - answered_first
+            outgoing.put(None)
+            assert [t.name for t in first.settings.publishing.topics] == ["FirstTopic"]
+            assert [t.name for t in second.settings.publishing.topics] == ["FirstTopic", "SecondTopic"]
+            assert 0.6 <= waited < 5.0, waited
+            session = cluster.brokers["broker-a"].grpc_endpoint.sessions.get("tm-resend")
+            assert [t.name for t in session.settings.publishing.topics] == ["FirstTopic", "SecondTopic"]
+    finally:
+        intake.period_s, intake.lead_s = saved
+
+
+def test_a_telemetry_stream_ends_when_its_client_says_it_terminates(cluster):
+    """Java's client says NotifyClientTermination, closes its half of the stream and waits for the
+    endpoint to end it: the endpoint, not reading between settings, ends it with the session."""
+    outgoing: queue.Queue[spb.TelemetryCommand | None] = queue.Queue()
+    with grpc.insecure_channel(cluster.brokers["broker-a"].grpc_addr) as channel:
+        stub = service_pb2_grpc.MessagingServiceStub(channel)
+        answers = stub.Telemetry(iter(outgoing.get, None), metadata=meta("tm-leaving"), timeout=30)
+        outgoing.put(settings("LeavingTopic"))
+        assert next(answers).status.code == pb.OK
+        started = time.monotonic()
+        assert (
+            stub.NotifyClientTermination(spb.NotifyClientTerminationRequest(), metadata=meta("tm-leaving")).status.code
+            == pb.OK
+        )
+        assert list(answers) == [] and answers.code() == grpc.StatusCode.OK
+        assert time.monotonic() - started < 2.0
+        outgoing.put(None)
