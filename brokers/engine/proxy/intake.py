@@ -31,14 +31,16 @@ due within ``lead_s``. A later read waits for a permit, in turn. A read holds it
 message is in, or ``period_s + grace_s`` (the client sent nothing: the stream ends). Between reads a
 stream holds at most its window; the few that read hold a message each.
 
-A stream's first read cannot wait its turn: Java's client gives up starting if its settings are not
-answered within seconds. It takes a free permit, else the permit of the newest read (a first read's
-before a later read's) once that has waited ``silent_s`` for its message: that stream ends, and its
-client opens another. Clients send their settings as they open a stream, so a read that has waited a
-second is a stream that is silent: Apache's Python client opens one silent when it rebuilds a broken
-stream, and sends its settings at its next 5-minute tick. The newest gives way, so the older ones keep
-their permits until their tick, and a pool full of rebuilt streams empties a few per 5 minutes instead
-of churning.
+A stream's first read cannot wait long: Java's client gives up starting if its settings are not
+answered within seconds. It takes a free permit, or the first one given back (ahead of later reads in
+turn), or the permit of the newest stream's first read once that has waited ``silent_s`` for its
+message, whichever comes first; that stream ends, and its client opens another. Clients send their
+settings as they open a stream, so a first read that has waited a second is a stream that is silent:
+Apache's Python client opens one silent when it rebuilds a broken stream, and sends its settings at its
+next 5-minute tick. The newest gives way, so the older ones keep their permits until their tick, and a
+pool full of rebuilt streams empties a few per 5 minutes instead of churning. When the permits are all
+held by later reads, a first read takes the newest one's only once it is overdue (``2 x lead_s``: the
+client's settings were due by then), so new streams do not end established ones that are being read.
 
 A call that is not an established client's and is refused (unsigned or badly signed under the ACL, a
 malformed request) is answered after a hold (:class:`RefusalHold`) that grows with each refusal on the
@@ -76,14 +78,15 @@ class _Pool:
         self.capacity = capacity
         # read -> (when it took its slot, whether a stream's first), oldest first
         self._readers: OrderedDict[asyncio.Future[None], tuple[float, bool]] = OrderedDict()
-        self._waiting: deque[asyncio.Future[asyncio.Future[None]]] = deque()  # reads in turn for a slot
+        # reads in turn for a slot: streams' first reads ahead of later ones
+        self._waiting: dict[bool, deque[asyncio.Future[asyncio.Future[None]]]] = {True: deque(), False: deque()}
 
     def __len__(self) -> int:
         return len(self._readers)
 
     @property
     def waiting(self) -> int:
-        return sum(1 for turn in self._waiting if not turn.done())
+        return sum(1 for turns in self._waiting.values() for turn in turns if not turn.done())
 
     def _add(self, first: bool = False) -> asyncio.Future[None]:
         loop = asyncio.get_running_loop()
@@ -102,39 +105,58 @@ class _Pool:
             self._take(next(iter(self._readers)))
         return self._add()
 
-    async def enter_first(self, silent_s: float) -> asyncio.Future[None]:
-        """A slot for a stream's first read: a free one, else the slot of the newest read (a stream's first
-        read before a later one's) once it has waited ``silent_s`` for its message."""
+    async def enter_first(self, silent_s: float, overdue_s: float) -> asyncio.Future[None]:
+        """A slot for a stream's first read: a free one, or the first given back, or the slot of the newest
+        stream's first read once it has waited ``silent_s`` for its message (with none, of the newest later
+        read once it has waited ``overdue_s``), whichever comes first."""
         loop = asyncio.get_running_loop()
         while len(self._readers) >= self.capacity:
-            first, since, newest = max((first, since, read) for read, (since, first) in self._readers.items())
-            wait = since + silent_s - loop.time()
+            firsts = [(since, read) for read, (since, first) in self._readers.items() if first]
+            since, newest = max(firsts or [(since, read) for read, (since, _) in self._readers.items()], key=_since)
+            wait = since + (silent_s if firsts else overdue_s) - loop.time()
             if wait <= 0:
                 self._take(newest)
                 break
-            await asyncio.sleep(wait)
+            turn = await self._turn(True, wait)
+            if turn is not None:
+                return turn
         return self._add(first=True)
 
     async def wait_turn(self) -> asyncio.Future[None]:
         """A slot once one is free and the reads in turn before this one have theirs."""
-        if len(self._readers) < self.capacity and not self._waiting:
+        if len(self._readers) < self.capacity and not any(self._waiting.values()):
             return self._add()
+        turn = await self._turn(False, None)
+        assert turn is not None
+        return turn
+
+    async def _turn(self, first: bool, timeout_s: float | None) -> asyncio.Future[None] | None:
+        """The slot handed to this read in turn (None: ``timeout_s`` passed first)."""
+        turns = self._waiting[first]
         turn: asyncio.Future[asyncio.Future[None]] = asyncio.get_running_loop().create_future()
-        self._waiting.append(turn)
+        turns.append(turn)
         try:
-            return await turn
-        except asyncio.CancelledError:
-            if turn.done() and not turn.cancelled():  # handed a slot as it was cancelled: pass it on
+            await asyncio.wait((turn,), timeout=timeout_s)
+        except asyncio.CancelledError:  # the stream ended
+            if turn.done():  # handed a slot as it was cancelled: pass it on
                 self.leave(turn.result())
+            else:
+                turns.remove(turn)
             raise
+        if not turn.done():
+            turns.remove(turn)
+            return None
+        return turn.result()
 
     def leave(self, displaced: asyncio.Future[None]) -> None:
         if displaced in self._readers:  # it still held its slot (not taken by a newer read): the next in turn has it
             del self._readers[displaced]
-            while self._waiting and len(self._readers) < self.capacity:
-                turn = self._waiting.popleft()
-                if not turn.done():
-                    turn.set_result(self._add())
+            for first in (True, False):
+                turns = self._waiting[first]
+                while turns and len(self._readers) < self.capacity:
+                    turn = turns.popleft()
+                    if not turn.done():
+                        turn.set_result(self._add(first))
 
     async def read(self, context: Any, displaced: asyncio.Future[None], timeout_s: float) -> Any:
         """The message ``context.read()`` gives while holding the slot ``displaced``; ``_Ended`` if the
@@ -149,6 +171,10 @@ class _Pool:
             self.leave(displaced)
             if not read.done():
                 read.cancel()
+
+
+def _since(holder: tuple[float, asyncio.Future[None]]) -> float:
+    return holder[0]
 
 
 class _Ended(Exception):
@@ -203,29 +229,40 @@ class RequestIntake:
     async def read(self, context: Any, established: bool) -> Any:
         """The call's request message (or grpc's EOF), read holding a slot of the caller's pool."""
         pool = self._pools[established]
-        try:
-            return await pool.read(context, pool.enter(), self.read_timeout_s)
-        except _Ended as ended:
-            if ended.displaced:
-                self.displaced += 1
-                raise ReadRefused("the request was still arriving when a newer call needed its read slot") from None
-            self.timed_out += 1
-            raise ReadRefused(f"the request did not arrive within {self.read_timeout_s:.0f} s") from None
+        return await self._read(
+            pool,
+            context,
+            pool.enter(),
+            self.read_timeout_s,
+            "the request was still arriving when a newer call needed its read slot",
+            f"the request did not arrive within {self.read_timeout_s:.0f} s",
+        )
 
     async def read_stream(self, context: Any, first: bool) -> Any:
         """A request stream's next message (or grpc's EOF), read holding a permit of the streams' pool: a
-        first message takes one at once, a later one waits its turn (the module docstring)."""
-        timeout_s = self.period_s + self.grace_s
-        pool = self._streams
-        displaced = await (pool.enter_first(self.silent_s) if first else pool.wait_turn())
+        first message gets one within ``silent_s`` or so, a later one waits its turn (the module docstring)."""
+        pool, timeout_s = self._streams, self.period_s + self.grace_s
+        displaced = await (pool.enter_first(self.silent_s, 2 * self.lead_s) if first else pool.wait_turn())
+        return await self._read(
+            pool,
+            context,
+            displaced,
+            timeout_s,
+            "a newer stream took the read permit this stream held for its message",
+            f"no message on the stream within {timeout_s:.0f} s",
+        )
+
+    async def _read(
+        self, pool: _Pool, context: Any, displaced: asyncio.Future[None], timeout_s: float, taken: str, late: str
+    ) -> Any:
         try:
-            return await self._streams.read(context, displaced, timeout_s)
+            return await pool.read(context, displaced, timeout_s)
         except _Ended as ended:
             if ended.displaced:
                 self.displaced += 1
-                raise ReadRefused("a newer stream took the read permit this stream held for its message") from None
+                raise ReadRefused(taken) from None
             self.timed_out += 1
-            raise ReadRefused(f"no message on the stream within {timeout_s:.0f} s") from None
+            raise ReadRefused(late) from None
 
 
 class RefusalHold:

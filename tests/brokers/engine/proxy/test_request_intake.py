@@ -129,6 +129,37 @@ def test_a_first_stream_read_takes_a_silent_first_reads_permit_before_a_later_re
     asyncio.run(scenario())
 
 
+def test_a_first_stream_read_waits_for_a_permit_given_back_and_ends_a_later_read_only_once_it_is_overdue():
+    async def scenario() -> None:
+        intake = RequestIntake(slots=8, lead_s=0.05)  # 2 permits; a later read is overdue after 2 x 0.05 s
+        a, b = Arriving(), Arriving()
+        later = [asyncio.ensure_future(intake.read_stream(call, first=False)) for call in (a, b)]
+        in_turn = Arriving()
+        queued = asyncio.ensure_future(intake.read_stream(in_turn, first=False))
+        arriving = Arriving()
+        arriving.arrive(b"settings")
+        first_read = asyncio.ensure_future(intake.read_stream(arriving, first=True))
+        await asyncio.sleep(0.02)
+        assert not first_read.done() and intake.streams_reading == (2, 2)  # neither later read is overdue
+        a.arrive(b"a's next settings")
+        assert await later[0] == b"a's next settings"
+        assert await first_read == b"settings"  # the permit given back, ahead of the later read in turn
+        await asyncio.sleep(0)
+        assert intake.streams_reading == (2, 0)  # b's read and the one that was in turn
+        second = Arriving()
+        second.arrive(b"more settings")
+        started = asyncio.get_running_loop().time()
+        assert await intake.read_stream(second, first=True) == b"more settings"
+        assert asyncio.get_running_loop().time() - started >= 0.05  # it waited for the newest later read to be overdue
+        with pytest.raises(ReadRefused, match="newer stream took the read permit"):
+            await queued
+        assert not later[1].done()
+        later[1].cancel()
+        await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+
+
 def test_a_stream_read_ends_when_nothing_comes_a_period_and_a_grace_after_and_a_cancelled_turn_is_passed_on():
     async def scenario() -> None:
         intake = RequestIntake(slots=4, period_s=0.05, lead_s=0.01, grace_s=0.05)  # 1 permit for streams
