@@ -36,7 +36,7 @@ from brokers.engine.proxy.calls import Endpoint
 from brokers.engine.proxy.convert import ProxyError
 from brokers.engine.proxy.handlers import Context, Message
 from brokers.engine.proxy.intake import RequestIntake
-from brokers.engine.proxy.sessions import ClientCall, Session, TooManyClients, merged_settings
+from brokers.engine.proxy.sessions import ClientCall, Session, TooManyClients, check_settings_size, merged_settings
 from brokers.engine.proxy.slots import FairSlots, Slot
 
 log = logging.getLogger("brokers.engine.proxy")
@@ -288,6 +288,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: igno
     async def _settings(self, session: Session, settings: pb.Settings) -> pb.Settings:
         if settings.client_type == pb.CLIENT_TYPE_UNSPECIFIED:
             raise ProxyError(pb.UNRECOGNIZED_CLIENT_TYPE, "the settings name no client type")
+        check_settings_size(settings)
         fifo, max_attempts = False, 17
         if settings.HasField("subscription"):
             group = settings.subscription.group.name

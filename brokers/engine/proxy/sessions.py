@@ -14,6 +14,9 @@ maxMessageSize, with message types validated; for a consumer the receive batch s
 long-polling timeout (20 s), ``fifo`` from the group's consumeMessageOrderly and max attempts =
 the group's retryMaxTimes + 1 with RocketMQ's default backoff (1 s, 5 s, 10 s, 30 s, then minutes);
 and always a ``metric`` entry (off): the Python client 5.1.2 fails reading settings without it.
+Settings naming more than ``MAX_SETTINGS_ENTRIES`` subscriptions or publishing topics, or larger than
+``MAX_SETTINGS_BYTES``, are refused (:func:`check_settings_size`): the session keeps them, and its
+heartbeats carry them to the brokers every 10 s.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from brokers.engine.proxy.stubs import definition_pb2 as pb
 
 from brokers.engine.common.clock import Clock
 from brokers.engine.proxy.auth import Caller
+from brokers.engine.proxy.convert import ProxyError
 from brokers.engine.proxy.local_channel import LocalChannel
 from brokers.engine.remoting.codes import RequestCode, ResponseCode
 from brokers.engine.remoting.command import RemotingCommand
@@ -40,6 +44,8 @@ RECEIVE_BATCH_SIZE = 32
 LONG_POLLING_TIMEOUT_MS = 20_000
 PRODUCER_MAX_ATTEMPTS = 3
 # RocketMQ's default group retry policy (CUSTOMIZED): the delay levels from 1 s on.
+MAX_SETTINGS_ENTRIES = 1_000  # subscriptions, and publishing topics, in a client's settings
+MAX_SETTINGS_BYTES = 256 * 1024  # a client's settings, as the session keeps them
 CONSUMER_BACKOFF_S = (1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200)
 
 
@@ -153,6 +159,21 @@ class Sessions:
     def close_all(self) -> None:
         for client_id in list(self._table):
             self.end(client_id, "endpoint stopped")
+
+
+def check_settings_size(settings: pb.Settings) -> None:
+    """ProxyError naming the limit when a client's settings are larger than a session keeps: its heartbeats
+    carry them to every broker (subscriptions and publishing topics) every 10 s."""
+    entries = (
+        ("subscriptions", len(settings.subscription.subscriptions)),
+        ("publishing topics", len(settings.publishing.topics)),
+    )
+    for what, count in entries:
+        if count > MAX_SETTINGS_ENTRIES:
+            raise ProxyError(pb.BAD_REQUEST, f"the settings name {count} {what}, max is {MAX_SETTINGS_ENTRIES}")
+    size = settings.ByteSize()
+    if size > MAX_SETTINGS_BYTES:
+        raise ProxyError(pb.PAYLOAD_TOO_LARGE, f"the settings take {size} bytes, max is {MAX_SETTINGS_BYTES}")
 
 
 def _duration(ms: int) -> Duration:

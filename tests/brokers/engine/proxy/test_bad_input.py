@@ -281,3 +281,40 @@ def test_a_client_whose_channel_the_broker_expired_is_served_again(cluster, stub
 
 async def _close(channel) -> None:
     channel.close()
+
+
+def test_settings_naming_too_much_are_refused_and_the_last_good_ones_kept(stub, cluster, endpoint_addr):
+    """A client's settings go out with each of its heartbeats: the endpoint refuses settings naming more
+    than 1,000 subscriptions or publishing topics, or larger than 256 KiB, and keeps what it had."""
+
+    def command(topics: int, expression: str = "*") -> spb.TelemetryCommand:
+        out = spb.TelemetryCommand()
+        out.settings.client_type = pb.PUSH_CONSUMER
+        out.settings.subscription.group.name = "settings_group"
+        for i in range(topics):
+            entry = out.settings.subscription.subscriptions.add()
+            entry.topic.name = f"T{i}"
+            entry.expression.type = pb.TAG
+            entry.expression.expression = expression
+        return out
+
+    def answer(sent: spb.TelemetryCommand) -> spb.TelemetryCommand:  # each the first message of a stream, read at once
+        stream = stub.Telemetry(iter([sent]), metadata=meta, timeout=10)
+        try:
+            return next(stream)
+        finally:
+            stream.cancel()
+
+    meta = [("x-mq-client-id", "settings-client"), ("x-mq-language", "PYTHON"), ("x-mq-client-version", "5.1.2")]
+    assert answer(command(2)).status.code == pb.OK
+    too_many = answer(command(1_001))
+    assert too_many.status.code == pb.BAD_REQUEST and not too_many.HasField("settings")
+    assert too_many.status.message == "the settings name 1001 subscriptions, max is 1000"
+    too_large = answer(command(100, "TagA || " * 400))
+    assert too_large.status.code == pb.PAYLOAD_TOO_LARGE
+    assert too_large.status.message.startswith("the settings take ") and "max is 262144" in too_large.status.message
+    endpoint = cluster.brokers["broker-a"].grpc_endpoint
+    if endpoint_addr == endpoint.addr:  # the proxy keeps its sessions in its own process
+        kept = endpoint.sessions.get("settings-client").settings
+        assert [e.topic.name for e in kept.subscription.subscriptions] == ["T0", "T1"]
+    assert answer(command(1_000)).status.code == pb.OK  # at the limit
