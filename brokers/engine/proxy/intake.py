@@ -29,7 +29,8 @@ between its messages. Its next read is asked for ``period_s - lead_s`` after its
 a permit of the streams' pool: the client's next settings are then in the stream's window already, or
 due within ``lead_s``. A later read waits for a permit, in turn. A read holds its permit until its
 message is in, or ``period_s + grace_s`` (the client sent nothing: the stream ends). Between reads a
-stream holds at most its window; the few that read hold a message each.
+stream holds at most its window (two, when its next message came on its settings' heels: grpc opens the
+window further as it reads the settings); the few that read hold a message each.
 
 A stream's first read cannot wait long: Java's client gives up starting if its settings are not
 answered within seconds. It takes a free permit, or the first one given back (ahead of later reads in
