@@ -16,10 +16,16 @@ Patterns:
 - ``telemetry``: the same with 200 Telemetry streams, half of them sending their settings (answered) before the
   stalled message: a stream is read as it opens and when its client's settings are due, not in between;
 - ``idle``: 2,000 TCP connections to the port that never speak HTTP/2 (reopened when closed);
+- ``settings``: the huge heartbeat in 5.x form: on 4 channels, settings naming 200,000 topics (5 MB), then a
+  heartbeat, again and again under 4 client ids (the endpoint refuses settings past 1,000 entries or 64 KiB);
+- ``settings-max``: the same with the largest settings the endpoint takes (1,000 subscriptions of 36
+  characters each, near 64 KiB), which each heartbeat then carries to the broker: a load pattern, like ``sends``;
 - ``oversize``: SendMessage requests of 20 MB (past the port's request cap) one after another on 4 channels;
 - ``clients``: a new client id on every call (sessions up to ``grpc_max_clients``, then refusals);
 - ``sends``: the control for ``clients``: the same sends on 4 channels under one client id (a producer's
   normal load: 4 calls at a time against the victim's one);
+- ``replay``: one captured SendMessage (its message id too) sent again as soon as it is answered, on one
+  channel: a replay loop (the 5.x signature has no freshness to refuse it by, docs/security.md);
 - ``garbage``: malformed protobufs on every RPC, one after another on 4 channels;
 - ``spin``: the control: the attacker burns one core and sends nothing (what a third busy process on the
   2 cores alone does to the victim).
@@ -68,7 +74,9 @@ from brokers.engine.proxy.stubs import service_pb2_grpc  # noqa: E402
 
 TOPIC = "HostileGrpc"
 POLL_TOPIC = "HostileGrpcPolls"  # the streams pattern polls a topic nobody sends to
-PATTERNS = "streams,consume,consumer,idle,stalled,telemetry,oversize,clients,sends,garbage,spin"
+PATTERNS = (
+    "streams,consume,consumer,idle,stalled,telemetry,settings,settings-max,oversize,clients,sends,replay,garbage,spin"
+)
 
 
 def meta(client_id: str) -> list[tuple[str, str]]:
@@ -95,6 +103,29 @@ def settings_command() -> bytes:
     command.settings.client_type = pb.PRODUCER
     command.settings.publishing.topics.add(name=TOPIC)
     return command.SerializeToString()
+
+
+def huge_settings() -> spb.TelemetryCommand:
+    """A producer's settings naming 200,000 topics (5 MB), the heartbeat of the remoting bench in 5.x form."""
+    command = spb.TelemetryCommand()
+    command.settings.client_type = pb.PRODUCER
+    for i in range(200_000):
+        command.settings.publishing.topics.add(name=f"HostileTopic{i:08d}")
+    return command
+
+
+def largest_settings() -> spb.TelemetryCommand:
+    """A push consumer's settings with as many subscriptions as the endpoint takes (1,000), each a 36-character
+    expression, under its 64 KiB: what each of the client's heartbeats then carries to the broker."""
+    command = spb.TelemetryCommand()
+    command.settings.client_type = pb.PUSH_CONSUMER
+    command.settings.subscription.group.name = "hostile_group"
+    for i in range(1_000):
+        entry = command.settings.subscription.subscriptions.add()
+        entry.topic.name = f"HostileTopic{i}"
+        entry.expression.type = pb.TAG
+        entry.expression.expression = "||".join(f"Tag{j}" for j in range(10))[:36]
+    return command
 
 
 def stall(addr: str, stop, telemetry: bool = False) -> None:
@@ -153,6 +184,9 @@ def attack(pattern: str, addr: str, stop, nice: int = 0, pin: bool = False) -> N
             long_polling_timeout=Duration(seconds=20),
         )
         big = send_request(b"x" * (20 << 20)) if pattern == "oversize" else None
+        captured = send_request(b"replayed")  # the same call, message id and all, again and again
+        huge = largest_settings() if pattern == "settings-max" else huge_settings() if pattern == "settings" else None
+        beat = spb.HeartbeatRequest(group=pb.Resource(name="hostile_group"), client_type=pb.PUSH_CONSUMER)
         raw = channel.unary_unary("/apache.rocketmq.v2.MessagingService/SendMessage") if pattern == "garbage" else None
         while not stop.is_set():
             try:
@@ -164,12 +198,19 @@ def attack(pattern: str, addr: str, stop, nice: int = 0, pin: bool = False) -> N
                 elif pattern in ("clients", "sends"):
                     client_id = uuid.uuid4().hex if pattern == "clients" else "hostile-sends"
                     stub.SendMessage(send_request(b"c"), metadata=meta(client_id), timeout=10)
+                elif pattern == "replay":
+                    stub.SendMessage(captured, metadata=meta("hostile-replay"), timeout=10)
+                elif pattern in ("settings", "settings-max"):
+                    stream = stub.Telemetry(iter([huge]), metadata=meta(f"hostile-settings-{i}"), timeout=10)
+                    next(stream)
+                    stream.cancel()
+                    stub.Heartbeat(beat, metadata=meta(f"hostile-settings-{i}"), timeout=10)
                 elif pattern == "garbage":
                     raw(b"\x0a\xff\xff\xff\xff\x0f\x00garbage", metadata=meta("hostile-garbage"), timeout=10)
             except grpc.RpcError:
                 pass
 
-    count = 1 if pattern == "consumer" else 2000 if polls else 4
+    count = 1 if pattern in ("consumer", "replay") else 2000 if polls else 4
     workers = [threading.Thread(target=loop, args=(i,), daemon=True) for i in range(count)]
     for w in workers:
         w.start()

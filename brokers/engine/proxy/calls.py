@@ -74,6 +74,7 @@ class Endpoint(Protocol):
 
 CALL_TIMEOUT_S = 5.0
 MAX_SEND_BATCH = 1024  # messages in one SendMessage
+HEARTBEAT_MIN_INTERVAL_S = 1.0  # Apache's 5.x clients heartbeat every 10 s
 MAX_ACK_ENTRIES = 1024  # entries in one AckMessage
 MAX_RECEIVE_BATCH = 32  # PopMessageProcessor's cap
 MIN_INVISIBLE_MS = 1_000
@@ -184,6 +185,24 @@ async def query_assignment(endpoint: Endpoint, session: ClientCall, request: Mes
 
 
 async def heartbeat(endpoint: Endpoint, session: ClientCall, request: Message) -> None:
+    """Register the client in its groups on the brokers its heartbeats go to. A heartbeat saying what the
+    client's last one said within ``HEARTBEAT_MIN_INTERVAL_S`` is answered without going to them: a client
+    looping on heartbeats (each carries its settings' subscriptions) costs the brokers one a second."""
+    settings = session.settings
+    said = (request.client_type, request.group.name, settings)
+    now = time.monotonic()
+    last = session.session.last_heartbeat
+    if last is not None and now - last[0] < HEARTBEAT_MIN_INTERVAL_S and _same(last[1], said):
+        return
+    await _heartbeat(endpoint, session, request)
+    session.session.last_heartbeat = (now, said)
+
+
+def _same(a: tuple[int, str, Any], b: tuple[int, str, Any]) -> bool:
+    return a[0] == b[0] and a[1] == b[1] and a[2] is b[2]  # the same settings object: none read since
+
+
+async def _heartbeat(endpoint: Endpoint, session: ClientCall, request: Message) -> None:
     settings = session.settings
     client_type = request.client_type or session.client_type
     body: dict[str, Any] = {"clientID": session.client_id, "producerDataSet": [], "consumerDataSet": []}

@@ -293,7 +293,9 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):  # type: igno
         if settings.HasField("subscription"):
             group = settings.subscription.group.name
             fifo, max_attempts = await self.endpoint.backend.group_policy(None, group)
-        session.settings = merged_settings(
+        merged = merged_settings(
             settings, max_body_size=self.endpoint.backend.max_message_size, fifo=fifo, max_attempts=max_attempts
         )
+        if merged != session.settings:  # the same settings again keep their object: heartbeats see no change
+            session.settings = merged
         return session.settings

@@ -45,7 +45,7 @@ LONG_POLLING_TIMEOUT_MS = 20_000
 PRODUCER_MAX_ATTEMPTS = 3
 # RocketMQ's default group retry policy (CUSTOMIZED): the delay levels from 1 s on.
 MAX_SETTINGS_ENTRIES = 1_000  # subscriptions, and publishing topics, in a client's settings
-MAX_SETTINGS_BYTES = 256 * 1024  # a client's settings, as the session keeps them
+MAX_SETTINGS_BYTES = 64 * 1024  # a client's settings, as the session keeps them
 CONSUMER_BACKOFF_S = (1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200)
 
 
@@ -65,6 +65,7 @@ class Session:
     producer_topics: set[str] = field(default_factory=set)
     owner: str | None = None  # the access key of its first signed call; None: unsigned (ACL off, white address)
     ended: asyncio.Future[None] | None = None  # resolved when it ends: its Telemetry streams end with it
+    last_heartbeat: tuple[float, Any] | None = None  # (monotonic time, what it said) of its last heartbeat sent on
 
     def until_ended(self) -> asyncio.Future[None]:
         if self.ended is None:

@@ -54,6 +54,7 @@ log = logging.getLogger("brokers.engine.broker")
 
 MAX_DELAY_LEVEL = 18
 REGISTER_SLICE = 64  # groups a heartbeat registers between two turns of the event loop
+HEARTBEAT_INLINE_BYTES = 16 * 1024  # a heartbeat body past this is read on a worker thread
 
 
 def _parse_json_body(request: RemotingCommand, what: str) -> Any:
@@ -94,13 +95,19 @@ class ClientManageProcessor(Processor):
                 f"the heartbeat body of {len(request.body)} bytes exceeds the limit "
                 f"of {config.max_heartbeat_bytes} (max_heartbeat_bytes)",
             )
-        try:
-            data = HeartbeatData.from_json(
+
+        def read() -> HeartbeatData:
+            return HeartbeatData.from_json(
                 _parse_json_body(request, "heartbeat"),
                 config.subscription_limits,
                 config.max_heartbeat_tags,
                 HeartbeatLimits(config.max_heartbeat_groups, config.max_heartbeat_subscriptions),
             )
+
+        try:
+            # a large heartbeat is read on a worker thread: the event loop takes the GIL back every few
+            # milliseconds instead of waiting out the whole parse (10 ms per 1,000 subscriptions)
+            data = await asyncio.to_thread(read) if len(request.body) > HEARTBEAT_INLINE_BYTES else read()
         except InvalidHeartbeatError as exc:
             limit_log.refused("heartbeat", ctx.remote_addr, "heartbeat refused: %s", exc)
             raise RequestError(ResponseCode.SYSTEM_ERROR, f"the heartbeat body is malformed: {exc}") from None

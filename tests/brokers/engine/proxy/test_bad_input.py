@@ -285,7 +285,7 @@ async def _close(channel) -> None:
 
 def test_settings_naming_too_much_are_refused_and_the_last_good_ones_kept(stub, cluster, endpoint_addr):
     """A client's settings go out with each of its heartbeats: the endpoint refuses settings naming more
-    than 1,000 subscriptions or publishing topics, or larger than 256 KiB, and keeps what it had."""
+    than 1,000 subscriptions or publishing topics, or larger than 64 KiB, and keeps what it had."""
 
     def command(topics: int, expression: str = "*") -> spb.TelemetryCommand:
         out = spb.TelemetryCommand()
@@ -310,11 +310,71 @@ def test_settings_naming_too_much_are_refused_and_the_last_good_ones_kept(stub, 
     too_many = answer(command(1_001))
     assert too_many.status.code == pb.BAD_REQUEST and not too_many.HasField("settings")
     assert too_many.status.message == "the settings name 1001 subscriptions, max is 1000"
-    too_large = answer(command(100, "TagA || " * 400))
+    too_large = answer(command(25, "TagA || " * 400))
     assert too_large.status.code == pb.PAYLOAD_TOO_LARGE
-    assert too_large.status.message.startswith("the settings take ") and "max is 262144" in too_large.status.message
+    assert too_large.status.message.startswith("the settings take ") and "max is 65536" in too_large.status.message
     endpoint = cluster.brokers["broker-a"].grpc_endpoint
     if endpoint_addr == endpoint.addr:  # the proxy keeps its sessions in its own process
         kept = endpoint.sessions.get("settings-client").settings
         assert [e.topic.name for e in kept.subscription.subscriptions] == ["T0", "T1"]
     assert answer(command(1_000)).status.code == pb.OK  # at the limit
+
+
+def test_a_request_larger_than_its_method_takes_is_refused_unparsed(stub):
+    """Parsing holds the endpoint's event loop (5 MB of settings naming 200,000 topics: 11 ms), so a
+    request past what its method needs is refused by its length: settings past 128 KiB, a route query
+    past 256 KiB. SendMessage takes up to the port's cap (the bodies)."""
+    huge = spb.TelemetryCommand()
+    huge.settings.client_type = pb.PRODUCER
+    for i in range(40_000):
+        huge.settings.publishing.topics.add(name=f"HugeTopic{i:08d}")
+    meta = [("x-mq-client-id", "huge-settings-client")]
+    with pytest.raises(grpc.RpcError) as refused:
+        next(stub.Telemetry(iter([huge]), metadata=meta, timeout=10))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.details().startswith(
+        "the apache.rocketmq.v2.TelemetryCommand request takes 840010 bytes, more than the 131072 it may"
+    )
+    route = spb.QueryRouteRequest(topic=pb.Resource(name="x" * 300_000))
+    with pytest.raises(grpc.RpcError) as refused:
+        stub.QueryRoute(route, metadata=meta, timeout=10)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "more than the 262144 it may" in refused.value.details()
+
+
+def test_a_heartbeat_repeating_the_last_within_a_second_stays_at_the_endpoint(stub, cluster, endpoint_addr):
+    """Each heartbeat carries the client's subscriptions to the brokers: one saying what the client's last
+    said within a second is answered without going to them; new settings go at once."""
+    endpoint = cluster.brokers["broker-a"].grpc_endpoint
+    if endpoint_addr != endpoint.addr:
+        pytest.skip("the proxy's sessions are in its own process; the rule is the same code")
+    meta = [("x-mq-client-id", "looping-heartbeats")]
+
+    def subscribe(topic: str) -> None:
+        command = spb.TelemetryCommand()
+        command.settings.client_type = pb.PUSH_CONSUMER
+        command.settings.subscription.group.name = "looping_group"
+        command.settings.subscription.subscriptions.add(
+            topic=resource(topic), expression=pb.FilterExpression(type=pb.TAG, expression="*")
+        )
+        stream = stub.Telemetry(iter([command]), metadata=meta, timeout=10)
+        assert next(stream).status.code == pb.OK
+        stream.cancel()
+
+    def beat() -> None:
+        request = spb.HeartbeatRequest(group=resource("looping_group"), client_type=pb.PUSH_CONSUMER)
+        assert stub.Heartbeat(request, metadata=meta, timeout=10).status.code == pb.OK
+
+    members = cluster.brokers["broker-a"].client_manager
+    subscribe("LoopTopicA")
+    beat()
+    first = members.find_subscription_data("looping_group", "LoopTopicA").sub_version
+    time.sleep(0.01)
+    beat()
+    assert members.find_subscription_data("looping_group", "LoopTopicA").sub_version == first  # not sent on
+    subscribe("LoopTopicB")
+    beat()
+    assert members.find_subscription_data("looping_group", "LoopTopicB") is not None  # new settings: sent at once
+    time.sleep(1.0)
+    beat()
+    assert members.find_subscription_data("looping_group", "LoopTopicB").sub_version > first
