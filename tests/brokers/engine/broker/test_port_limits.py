@@ -271,6 +271,26 @@ def test_a_pull_or_heartbeat_naming_too_many_tags_is_refused(engine_cluster):
     run(scenario(), timeout=60)
 
 
+def test_a_large_heartbeat_read_off_the_event_loop_registers_all_it_names(engine_cluster):
+    """A heartbeat body past 16 KiB is read on a worker thread (HEARTBEAT_INLINE_BYTES): what it names is
+    registered all the same, and one past its limits is refused by name."""
+
+    async def scenario():
+        async with engine_cluster(max_heartbeat_bytes=8 << 20) as c:  # the count limit, not the body size
+            topics = [f"Big{i}" for i in range(600)]
+            for topic in topics:
+                await c.create_topic(topic, read=1, write=1)
+            beat = await c.heartbeat(c.client, "cid", "BigGroup", {t: "a || b || c" for t in topics})
+            assert beat.code == ResponseCode.SUCCESS
+            table = c.broker.client_manager.get_consumer_group_info("BigGroup").subscription_table
+            assert set(table) == set(topics) and set(table["Big599"].tags_set) == {"a", "b", "c"}
+            many = {f"Big{i % 600}x{i}": "*" for i in range(10_001)}
+            refused = await c.heartbeat(c.client, "cid", "BigGroup", many)
+            assert refused.code == ResponseCode.SYSTEM_ERROR and "(max_heartbeat_subscriptions)" in refused.remark
+
+    run(scenario(), timeout=120)
+
+
 def test_auto_created_groups_are_capped_per_heartbeat_and_in_total(engine_cluster):
     async def scenario():
         async with engine_cluster(max_auto_create_groups_per_heartbeat=4, max_subscription_groups=12) as c:
