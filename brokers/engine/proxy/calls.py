@@ -190,7 +190,7 @@ async def heartbeat(endpoint: Endpoint, session: ClientCall, request: Message) -
     looping on heartbeats (each carries its settings' subscriptions) costs the brokers one a second."""
     settings = session.settings
     said = (request.client_type, request.group.name, settings)
-    now = time.monotonic()
+    now = endpoint.backend.clock.monotonic()
     last = session.session.last_heartbeat
     if last is not None and now - last[0] < HEARTBEAT_MIN_INTERVAL_S and _same(last[1], said):
         return
