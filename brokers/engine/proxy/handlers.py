@@ -17,8 +17,10 @@ Differences from the generated ``add_MessagingServiceServicer_to_server``:
   a read slot. grpc therefore serves every method with a request stream; the wire is the same, and
   Apache's clients call them as the unary methods they are. A Telemetry stream's messages are read
   through the intake too, one at a time and not between the client's settings (:mod:`.intake`);
-- a refused call of a client not established (unsigned, malformed) is answered after its connection's
-  refusal hold (:class:`~.intake.RefusalHold`).
+- a refused call of a client not established (unsigned, malformed), and any call whose request is
+  larger than its method takes or (on a Telemetry stream) malformed, is answered after its connection's
+  refusal hold (:class:`~.intake.RefusalHold`): a loop on such requests gets a handful answered, then one
+  a second per connection.
 """
 
 from __future__ import annotations
@@ -140,7 +142,7 @@ class _Reader:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call ended without a request message")
         if isinstance(request, Malformed):
             self.counts[(name, "INVALID_ARGUMENT")] += 1
-            if not established:
+            if request.oversized or not established:  # no client of Apache's sends either
                 await self.hold.wait(context.peer())
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
         return request
@@ -199,6 +201,7 @@ def _stream_stream(name: str, method: StreamMethod, reader: _Reader) -> StreamMe
                     return
                 if isinstance(request, Malformed):
                     counts[(name, "INVALID_ARGUMENT")] += 1
+                    await reader.hold.wait(context.peer())
                     await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.text)
                 yield request
                 first = False

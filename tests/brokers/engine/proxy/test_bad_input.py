@@ -378,3 +378,22 @@ def test_a_heartbeat_repeating_the_last_within_a_second_stays_at_the_endpoint(st
     time.sleep(1.0)
     beat()
     assert members.find_subscription_data("looping_group", "LoopTopicB").sub_version > first
+
+
+def test_a_connection_looping_on_oversized_requests_gets_a_handful_answered(endpoint_addr):
+    """Even a client with a session: a request past what its method takes is answered after its
+    connection's refusal hold, so a loop of them gets a handful answered, then one a second."""
+    meta = [("x-mq-client-id", "oversized-loop")]
+    route = spb.QueryRouteRequest(topic=pb.Resource(name="x" * 300_000))
+    with grpc.insecure_channel(endpoint_addr) as channel:
+        own = service_pb2_grpc.MessagingServiceStub(channel)
+        assert (
+            own.Heartbeat(spb.HeartbeatRequest(client_type=pb.PRODUCER), metadata=meta, timeout=10).status.code == pb.OK
+        )
+        answered, started = 0, time.monotonic()
+        while time.monotonic() - started < 1.5:
+            with pytest.raises(grpc.RpcError) as refused:
+                own.QueryRoute(route, metadata=meta, timeout=10)
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            answered += 1
+        assert 6 <= answered <= 11  # no hold: hundreds
