@@ -13,7 +13,8 @@ What the tool needs from its surroundings:
   ``$ROCKETMQ_HOME/conf/logback_tools.xml`` before anything else and, when the file is missing, prints
   a JoranException and runs no command at all. We write our own small config there (warnings to stderr);
   ``conf/tools.yml`` (ACL keys) is left out, so no RPC hook signs the requests.
-- ``user.home`` points into the same directory: the client's own log goes to ``~/logs/rocketmqlogs``.
+- ``user.home`` points into the same directory: the client's own log goes to ``~/logs/rocketmqlogs``
+  (made before any JVM runs: two side by side raced to make it).
 - ``queryMsgById`` writes each message body it shows to ``/tmp/rocketmq/msgbodys/<msgId>`` (a path
   fixed in the tool) and prints that path; :func:`body_file` reads it back.
 
@@ -138,6 +139,9 @@ class MQAdmin:
         self.home = home
         self.timeout_s = timeout_s
         (home / "conf").mkdir(parents=True, exist_ok=True)
+        # made here, not by two JVMs side by side: the 4.9 client's logger opened its file while another JVM's
+        # mkdirs of the same directory was half done, and printed a FileNotFoundException (a flake on CI)
+        (home / "logs" / "rocketmqlogs").mkdir(parents=True, exist_ok=True)
         (home / "conf" / "logback_tools.xml").write_text(LOGBACK_TOOLS_XML)
         (home / "conf" / "rmq_logback_tools.xml").write_text(RMQ_LOGBACK_XML)
 
