@@ -87,7 +87,7 @@ class _Pool:
 
     @property
     def waiting(self) -> int:
-        return sum(1 for turns in self._waiting.values() for turn in turns if not turn.done())
+        return sum(map(len, self._waiting.values()))  # a turn leaves its queue when handed, timed out or cancelled
 
     def _add(self, first: bool = False) -> asyncio.Future[None]:
         loop = asyncio.get_running_loop()
